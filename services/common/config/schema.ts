@@ -1,0 +1,130 @@
+import { z } from 'zod';
+import { duration } from './duration.js';
+
+/**
+ * The agent configuration: seed 000's "Full Configuration Schema" with its defaults, plus
+ * the fields this project adds (each marked). Unknown keys are errors, so a typo never
+ * silently falls back to a default.
+ */
+
+const name = z.string().trim().min(1, 'a non-empty name');
+
+export const mcpServerSchema = z
+  .strictObject({
+    name,
+    /** Streamable HTTP endpoint, e.g. http://localhost:8090/mcp. */
+    url: z.url().optional(),
+    /** stdio transport: the program to start. */
+    command: z.string().min(1).optional(),
+    args: z.array(z.string()).default([]),
+    /** Added: extra environment for a stdio server. */
+    env: z.record(z.string(), z.string()).default({}),
+    /** Added: per-call deadline (DESIGN rule 7). */
+    timeout: duration.default(30_000),
+  })
+  .refine((server) => Boolean(server.url) !== Boolean(server.command), {
+    message: 'exactly one of "url" (Streamable HTTP) or "command" (stdio)',
+  });
+
+export const a2aAgentSchema = z.strictObject({
+  name,
+  url: z.url(),
+  description: z.string().default(''),
+  destructiveHint: z.boolean().default(false),
+  /** Added: per-call deadline (DESIGN rule 7). */
+  timeout: duration.default(60_000),
+});
+
+export const NODE_TYPES = ['llm', 'sequential', 'parallel', 'loop', 'a2a'] as const;
+
+/** One node of the agent tree (seed 000, "Node Configuration Reference"). */
+export interface AgentNodeInput {
+  name: string;
+  type: (typeof NODE_TYPES)[number];
+  agents?: AgentNodeInput[];
+  model?: string;
+  prompt?: string;
+  output_key?: string;
+  can_exit_loop?: boolean;
+  max_iterations?: number;
+  url?: string;
+  description?: string;
+  destructiveHint?: boolean;
+  a2a?: z.input<typeof a2aAgentSchema>[];
+}
+
+export const agentNodeSchema: z.ZodType<AgentNodeInput> = z.lazy(() =>
+  z.strictObject({
+    name,
+    type: z.enum(NODE_TYPES),
+    agents: z.array(agentNodeSchema).optional(),
+    model: z.string().min(1).optional(),
+    prompt: z.string().optional(),
+    output_key: z.string().min(1).optional(),
+    can_exit_loop: z.boolean().optional(),
+    max_iterations: z.number().int().positive().optional(),
+    url: z.url().optional(),
+    description: z.string().optional(),
+    destructiveHint: z.boolean().optional(),
+    a2a: z.array(a2aAgentSchema).optional(),
+  }),
+);
+
+const address = z.string().regex(/^[^\s:]+:\d{1,5}$/, 'an address "host:port"');
+
+export const configSchema = z
+  .strictObject({
+    name: z.string().default('agent'),
+    description: z.string().default(''),
+    prompt: z.string().default('You are a helpful assistant. Use the tools you have when they help answer the user.'),
+    host: z.string().min(1).default('0.0.0.0'),
+    port: z.number().int().min(0).max(65535).default(8080),
+    data_dir: z.string().min(1).default('./data'),
+    llm: z
+      .strictObject({
+        model: z.string().min(1).default('gemini-2.5-flash'),
+        /** Added: deadline of one model call. */
+        timeout: duration.default(60_000),
+      })
+      .prefault({}),
+    /** Added: limits of one turn. */
+    chat: z
+      .strictObject({
+        max_llm_iterations: z.number().int().positive().default(10),
+        /** Deadline of one whole turn (every model and tool call in it). */
+        turn_timeout: duration.default(300_000),
+      })
+      .prefault({}),
+    mcp_servers: z.array(mcpServerSchema).default([]),
+    a2a: z.array(a2aAgentSchema).default([]),
+    agent: agentNodeSchema.optional(),
+    /**
+     * Added: where each service listens and is reached when services run apart
+     * (`asg serve <service>`). `asg up` ignores it and uses free loopback ports.
+     */
+    services: z
+      .strictObject({
+        conversation_store: address.default('127.0.0.1:7101'),
+        llm_gateway: address.default('127.0.0.1:7102'),
+        tool_broker: address.default('127.0.0.1:7103'),
+        orchestrator: address.default('127.0.0.1:7104'),
+      })
+      .prefault({}),
+  })
+  .superRefine((config, ctx) => {
+    const seen = new Set<string>();
+    config.mcp_servers.forEach((server, index) => {
+      if (seen.has(server.name)) ctx.addIssue({ code: 'custom', path: ['mcp_servers', index, 'name'], message: `a unique server name ("${server.name}" is used twice)` });
+      seen.add(server.name);
+    });
+    const agents = new Set<string>();
+    config.a2a.forEach((agent, index) => {
+      if (agents.has(agent.name)) ctx.addIssue({ code: 'custom', path: ['a2a', index, 'name'], message: `a unique agent name ("${agent.name}" is used twice)` });
+      agents.add(agent.name);
+    });
+  });
+
+export type AgentConfig = z.output<typeof configSchema>;
+export type McpServerConfig = z.output<typeof mcpServerSchema>;
+export type A2aAgentConfig = z.output<typeof a2aAgentSchema>;
+export type ServiceName = keyof AgentConfig['services'];

@@ -1,0 +1,40 @@
+import { status as GrpcStatus } from '@grpc/grpc-js';
+
+/**
+ * A failure with the gRPC status it should travel with. Services throw these; the server
+ * wrapper sends code and message, and clients rethrow them as `RpcError` with the same code.
+ */
+export class ServiceError extends Error {
+  constructor(
+    readonly code: GrpcStatus,
+    message: string,
+  ) {
+    super(message);
+    this.name = 'ServiceError';
+  }
+}
+
+export const notFound = (message: string) => new ServiceError(GrpcStatus.NOT_FOUND, message);
+export const invalidArgument = (message: string) => new ServiceError(GrpcStatus.INVALID_ARGUMENT, message);
+export const failedPrecondition = (message: string) => new ServiceError(GrpcStatus.FAILED_PRECONDITION, message);
+export const unavailable = (message: string) => new ServiceError(GrpcStatus.UNAVAILABLE, message);
+export const deadlineExceeded = (message: string) => new ServiceError(GrpcStatus.DEADLINE_EXCEEDED, message);
+export const internal = (message: string) => new ServiceError(GrpcStatus.INTERNAL, message);
+
+/** An error received from another service: its gRPC code and its message, nothing else. */
+export class RpcError extends Error {
+  constructor(
+    readonly code: GrpcStatus,
+    message: string,
+    readonly method: string,
+  ) {
+    super(message);
+    this.name = 'RpcError';
+  }
+}
+
+export function isCode(error: unknown, code: GrpcStatus): boolean {
+  return (error instanceof RpcError || error instanceof ServiceError) && error.code === code;
+}
+
+export { GrpcStatus };

@@ -1,0 +1,32 @@
+/**
+ * Keeps API keys and bearer tokens out of logs, responses, stored data and error text
+ * (DESIGN rule 5). Every string that leaves a service through one of those paths goes
+ * through `redactSecrets`.
+ */
+const knownSecrets = new Set<string>();
+const SECRET_ENV = /(_API_KEY|_TOKEN|_SECRET|_PASSWORD)$/;
+const BEARER = /\b(Bearer)\s+[A-Za-z0-9._~+/=-]+/gi;
+// Shapes of common provider keys, caught even when they were never registered.
+const KEY_SHAPES = [/\bsk-[A-Za-z0-9_-]{16,}/g, /\bAIza[0-9A-Za-z_-]{20,}/g];
+
+/** Registers a value that must never be shown; values shorter than 6 characters are ignored. */
+export function registerSecret(value: string | undefined): void {
+  if (value && value.length >= 6) knownSecrets.add(value);
+}
+
+/** Registers every environment variable that looks like a credential. */
+export function registerEnvironmentSecrets(env: NodeJS.ProcessEnv = process.env): void {
+  for (const [name, value] of Object.entries(env)) {
+    if (SECRET_ENV.test(name)) registerSecret(value);
+  }
+}
+
+export function redactSecrets(text: string): string {
+  let out = text;
+  for (const secret of knownSecrets) {
+    if (out.includes(secret)) out = out.split(secret).join('[redacted]');
+  }
+  out = out.replace(BEARER, '$1 [redacted]');
+  for (const shape of KEY_SHAPES) out = out.replace(shape, '[redacted]');
+  return out;
+}

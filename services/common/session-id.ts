@@ -1,0 +1,18 @@
+import { randomBytes } from 'node:crypto';
+
+const SESSION_ID = /^[0-9a-f]{8}$/;
+
+/** A new session id: 4 random bytes as 8 lowercase hex characters (DESIGN rule 6). */
+export function newSessionId(): string {
+  return randomBytes(4).toString('hex');
+}
+
+/**
+ * Accepts a caller's session id when it has the right shape (case is normalised); anything
+ * else is refused so that arbitrary header text never reaches logs or storage.
+ */
+export function parseSessionId(value: string | undefined | null): string | undefined {
+  if (!value) return undefined;
+  const candidate = value.trim().toLowerCase();
+  return SESSION_ID.test(candidate) ? candidate : undefined;
+}

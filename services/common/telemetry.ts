@@ -1,0 +1,94 @@
+import { context, propagation, trace, SpanKind, SpanStatusCode, type Context, type Span, type Tracer } from '@opentelemetry/api';
+import { AsyncLocalStorageContextManager } from '@opentelemetry/context-async-hooks';
+import { W3CTraceContextPropagator } from '@opentelemetry/core';
+import { OTLPTraceExporter } from '@opentelemetry/exporter-trace-otlp-http';
+import { resourceFromAttributes } from '@opentelemetry/resources';
+import { BasicTracerProvider, BatchSpanProcessor, type SpanProcessor } from '@opentelemetry/sdk-trace-base';
+
+/**
+ * Tracing without auto-instrumentation: every hop (HTTP in the gateway, each gRPC client
+ * and server call, outbound HTTP to providers and MCP servers) opens its own span and the
+ * W3C `traceparent` travels explicitly in gRPC metadata and HTTP headers. Explicit
+ * propagation works the same in one process or many, with or without ESM loader hooks.
+ * Spans are exported over OTLP/HTTP only when OTEL_EXPORTER_OTLP_ENDPOINT is set.
+ */
+export const SESSION_ATTRIBUTE = 'asg.session_id';
+export const SERVICE_ATTRIBUTE = 'asg.service';
+
+let provider: BasicTracerProvider | undefined;
+
+export function initTelemetry(processName: string, extraProcessors: SpanProcessor[] = []): void {
+  if (provider) return;
+  const spanProcessors: SpanProcessor[] = [...extraProcessors];
+  if (process.env.OTEL_EXPORTER_OTLP_ENDPOINT || process.env.OTEL_EXPORTER_OTLP_TRACES_ENDPOINT) {
+    spanProcessors.push(new BatchSpanProcessor(new OTLPTraceExporter()));
+  }
+  provider = new BasicTracerProvider({
+    resource: resourceFromAttributes({ 'service.name': process.env.OTEL_SERVICE_NAME ?? processName }),
+    spanProcessors,
+  });
+  trace.setGlobalTracerProvider(provider);
+  context.setGlobalContextManager(new AsyncLocalStorageContextManager().enable());
+  propagation.setGlobalPropagator(new W3CTraceContextPropagator());
+}
+
+export async function shutdownTelemetry(): Promise<void> {
+  await provider?.shutdown().catch(() => undefined);
+}
+
+export function tracer(service: string): Tracer {
+  return trace.getTracer(`asg.${service}`);
+}
+
+/** Reads a W3C trace context from any carrier of header-like pairs. */
+export function extractTraceContext(get: (key: string) => string | undefined): Context {
+  return propagation.extract(context.active(), {}, {
+    keys: () => ['traceparent', 'tracestate'],
+    get: (_carrier, key) => get(key),
+  });
+}
+
+/** Writes the active trace context (traceparent, tracestate) through `set`. */
+export function injectTraceContext(set: (key: string, value: string) => void): void {
+  propagation.inject(context.active(), {}, { set: (_carrier, key, value) => set(key, value) });
+}
+
+/** Runs `fn` inside a new active span, recording errors and ending the span. */
+export async function withSpan<T>(
+  service: string,
+  name: string,
+  kind: SpanKind,
+  attributes: Record<string, string | number | boolean>,
+  fn: (span: Span) => Promise<T>,
+  parent: Context = context.active(),
+): Promise<T> {
+  const span = tracer(service).startSpan(name, { kind, attributes: { [SERVICE_ATTRIBUTE]: service, ...attributes } }, parent);
+  return context.with(trace.setSpan(parent, span), async () => {
+    try {
+      return await fn(span);
+    } catch (error) {
+      span.setStatus({ code: SpanStatusCode.ERROR, message: error instanceof Error ? error.message : String(error) });
+      throw error;
+    } finally {
+      span.end();
+    }
+  });
+}
+
+/** A fetch that opens a CLIENT span and sends `traceparent` with the request. */
+export function tracedFetch(service: string, inner: typeof fetch = fetch): typeof fetch {
+  return (async (input: Parameters<typeof fetch>[0], init?: Parameters<typeof fetch>[1]) => {
+    const url = typeof input === 'string' ? input : input instanceof URL ? input.href : input.url;
+    const method = init?.method ?? (typeof input === 'object' && 'method' in input ? input.method : 'GET');
+    const { origin, pathname } = new URL(url);
+    return withSpan(service, `HTTP ${method}`, SpanKind.CLIENT, { 'http.request.method': method, 'url.full': origin + pathname }, async (span) => {
+      const headers = new Headers(init?.headers ?? (typeof input === 'object' && 'headers' in input ? input.headers : undefined));
+      injectTraceContext((key, value) => headers.set(key, value));
+      const response = await inner(input, { ...init, headers });
+      span.setAttribute('http.response.status_code', response.status);
+      return response;
+    });
+  }) as typeof fetch;
+}
+
+export { SpanKind };

@@ -1,0 +1,14 @@
+import { defineConfig } from 'vitest/config';
+
+export default defineConfig({
+  test: {
+    include: ['services/**/*.test.ts', 'gateway/**/*.test.ts', 'cli/**/*.test.ts', 'test/**/*.test.ts'],
+    exclude: ['node_modules/**', 'dist/**', 'gen/**'],
+    testTimeout: 60_000,
+    hookTimeout: 120_000,
+    pool: 'forks',
+    // The end-to-end suites start whole meshes; two at a time fit two cores.
+    maxWorkers: 2,
+    fileParallelism: true,
+  },
+});
