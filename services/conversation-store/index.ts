@@ -1,0 +1,38 @@
+import { resolve } from 'node:path';
+import { ConversationStoreServiceService } from '../../gen/ts/asg/store/v1/store.js';
+import { implement, listen, Server, shutdown } from '../common/grpc/server.js';
+import type { RunningService, ServiceOptions } from '../common/service.js';
+import { conversationStoreHandlers } from './server.js';
+import { DATABASE_FILE, openSqliteStorage } from './sqlite/driver.js';
+
+export type { ApprovalClaim, ConversationPage, ConversationStorage, InterruptionMark } from './storage.js';
+
+const SERVICE = 'conversation-store';
+// The same ceiling the shared client uses: a long conversation read whole exceeds gRPC's 4 MiB default.
+const MAX_MESSAGE_BYTES = 64 * 1024 * 1024;
+
+/** The store on `options.listen`, keeping its data in `<data_dir>/conversations.db`. */
+export async function startConversationStore(options: ServiceOptions): Promise<RunningService> {
+  const dataDir = resolve(options.config.data_dir);
+  const storage = openSqliteStorage({ dataDir });
+  const server = new Server({ 'grpc.max_receive_message_length': MAX_MESSAGE_BYTES, 'grpc.max_send_message_length': MAX_MESSAGE_BYTES });
+  server.addService(ConversationStoreServiceService, implement(ConversationStoreServiceService, SERVICE, conversationStoreHandlers(storage), options.log));
+  let port: number;
+  try {
+    port = await listen(server, options.listen);
+  } catch (error) {
+    server.forceShutdown();
+    await storage.close();
+    throw error;
+  }
+  const address = `${options.listen.slice(0, options.listen.lastIndexOf(':'))}:${port}`;
+  options.log.info('conversation store listening', { address, database: resolve(dataDir, DATABASE_FILE) });
+  let stopped: Promise<void> | undefined;
+  return {
+    name: SERVICE,
+    address,
+    port,
+    // Calls in flight finish before the database closes under them.
+    stop: () => (stopped ??= shutdown(server).then(() => storage.close())),
+  };
+}

@@ -1,0 +1,128 @@
+import {
+  ApprovalStatus,
+  ConversationStatus,
+  MessageRole,
+  type PipelineState,
+  type ToolCall,
+} from '../../gen/ts/asg/store/v1/store.js';
+
+/**
+ * How the store writes its data down, whatever the database: statuses and roles as the
+ * lowercase names the REST API also uses (readable in the database, independent of proto
+ * numbering), JSON columns in the snake_case shapes of DESIGN §4, and timestamps as ISO
+ * strings with millisecond precision, which sort as text in time order.
+ */
+
+export type ConversationStatusName = 'active' | 'waiting_approval' | 'completed';
+export type MessageRoleName = 'system' | 'user' | 'assistant' | 'tool';
+export type ApprovalStatusName = 'pending' | 'approved' | 'rejected' | 'executing' | 'done' | 'failed' | 'interrupted';
+
+function nameTable<E extends number, N extends string>(pairs: ReadonlyArray<readonly [E, N]>, kind: string) {
+  const byValue = new Map<E, N>(pairs);
+  const byName = new Map<string, E>(pairs.map(([value, name]) => [name, value]));
+  return {
+    name(value: E): N {
+      const name = byValue.get(value);
+      if (name === undefined) throw new Error(`${kind} ${value} has no stored name`);
+      return name;
+    },
+    value(name: string): E {
+      const value = byName.get(name);
+      if (value === undefined) throw new Error(`stored ${kind} "${name}" is not one this build knows`);
+      return value;
+    },
+  };
+}
+
+export const conversationStatus = nameTable<ConversationStatus, ConversationStatusName>(
+  [
+    [ConversationStatus.CONVERSATION_STATUS_ACTIVE, 'active'],
+    [ConversationStatus.CONVERSATION_STATUS_WAITING_APPROVAL, 'waiting_approval'],
+    [ConversationStatus.CONVERSATION_STATUS_COMPLETED, 'completed'],
+  ],
+  'conversation status',
+);
+
+export const messageRole = nameTable<MessageRole, MessageRoleName>(
+  [
+    [MessageRole.MESSAGE_ROLE_SYSTEM, 'system'],
+    [MessageRole.MESSAGE_ROLE_USER, 'user'],
+    [MessageRole.MESSAGE_ROLE_ASSISTANT, 'assistant'],
+    [MessageRole.MESSAGE_ROLE_TOOL, 'tool'],
+  ],
+  'message role',
+);
+
+export const approvalStatus = nameTable<ApprovalStatus, ApprovalStatusName>(
+  [
+    [ApprovalStatus.APPROVAL_STATUS_PENDING, 'pending'],
+    [ApprovalStatus.APPROVAL_STATUS_APPROVED, 'approved'],
+    [ApprovalStatus.APPROVAL_STATUS_REJECTED, 'rejected'],
+    [ApprovalStatus.APPROVAL_STATUS_EXECUTING, 'executing'],
+    [ApprovalStatus.APPROVAL_STATUS_DONE, 'done'],
+    [ApprovalStatus.APPROVAL_STATUS_FAILED, 'failed'],
+    [ApprovalStatus.APPROVAL_STATUS_INTERRUPTED, 'interrupted'],
+  ],
+  'approval status',
+);
+
+export interface StoredToolCall {
+  id: string;
+  name: string;
+  arguments?: Record<string, unknown>;
+  result?: string;
+  is_error?: boolean;
+}
+
+export function storedToolCall(call: ToolCall): StoredToolCall {
+  return {
+    id: call.id,
+    name: call.name,
+    ...(call.arguments !== undefined && { arguments: call.arguments }),
+    ...(call.result !== undefined && { result: call.result }),
+    ...(call.isError !== undefined && { is_error: call.isError }),
+  };
+}
+
+export function toolCallFromStored(stored: StoredToolCall): ToolCall {
+  return { id: stored.id, name: stored.name, arguments: stored.arguments, result: stored.result, isError: stored.is_error };
+}
+
+export interface StoredPipelineState {
+  paused_node_path: number[];
+  paused_node_output_key: string;
+  session_state: Record<string, string>;
+  user_message: string;
+}
+
+export function storedPipelineState(state: PipelineState): StoredPipelineState {
+  return {
+    paused_node_path: state.pausedNodePath,
+    paused_node_output_key: state.pausedNodeOutputKey,
+    session_state: state.sessionState,
+    user_message: state.userMessage,
+  };
+}
+
+export function pipelineStateFromStored(stored: StoredPipelineState): PipelineState {
+  return {
+    pausedNodePath: stored.paused_node_path,
+    pausedNodeOutputKey: stored.paused_node_output_key,
+    sessionState: stored.session_state,
+    userMessage: stored.user_message,
+  };
+}
+
+export function isoTimestamp(epochMs: number): string {
+  return new Date(epochMs).toISOString();
+}
+
+/**
+ * The timestamp for a change made at `nowMs` to something last stamped `previous`: never
+ * equal to or before it, so that updated_at changes on every change and creation order is
+ * total even when the clock stands still (same millisecond) or steps back.
+ */
+export function timestampAfter(previous: string | undefined, nowMs: number): string {
+  if (previous === undefined) return isoTimestamp(nowMs);
+  return isoTimestamp(Math.max(nowMs, Date.parse(previous) + 1));
+}

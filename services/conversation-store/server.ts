@@ -1,0 +1,122 @@
+import { z } from 'zod';
+import { ConversationStatus, ConversationStoreServiceService, MessageRole } from '../../gen/ts/asg/store/v1/store.js';
+import { invalidArgument } from '../common/grpc/errors.js';
+import type { UnaryHandlers } from '../common/grpc/server.js';
+import { MAX_PAGE_SIZE, type ConversationStorage } from './storage.js';
+
+/**
+ * The gRPC edge: each request is checked against the rules store.proto states for its
+ * fields, then handed to the storage driver as it is. Rules that need stored data (unknown
+ * ids, malformed UUIDs, the approval lifecycle) are the driver's.
+ */
+
+const required = (what: string) => z.string().refine((value) => value.trim() !== '', `required (${what})`);
+const conversationId = required('a conversation id');
+const approvalUuid = required('an approval uuid');
+const struct = z.record(z.string(), z.unknown());
+
+const ROLE = 'one of system, user, assistant, tool';
+const role = z.enum(MessageRole, { error: ROLE }).refine((value) => value !== MessageRole.MESSAGE_ROLE_UNSPECIFIED, ROLE);
+
+const toolCall = z.object({
+  id: z.string(),
+  name: required('the tool name'),
+  arguments: struct.optional(),
+  result: z.string().optional(),
+  isError: z.boolean().optional(),
+});
+
+const newMessage = z.object({ role, content: z.string(), toolCall: toolCall.optional() });
+const messages = z.array(newMessage);
+
+const pipelineState = z.object({
+  pausedNodePath: z.array(z.number().int().min(0, 'node indexes are 0 or more')),
+  pausedNodeOutputKey: z.string(),
+  sessionState: z.record(z.string(), z.string()),
+  userMessage: z.string(),
+});
+
+const schemas = {
+  createConversation: z.object({
+    sessionId: z.string().regex(/^[0-9a-f]{8}$/, '8 lowercase hex characters (DESIGN rule 6)'),
+    systemPrompt: z.string(),
+  }),
+  getConversation: z.object({ id: conversationId, includeMessages: z.boolean() }),
+  listConversations: z.object({
+    pageSize: z.number().int().min(0, `from 1 to ${MAX_PAGE_SIZE}, or 0 for the default`).max(MAX_PAGE_SIZE, `at most ${MAX_PAGE_SIZE}`),
+    pageToken: z.string(),
+    includeMessages: z.boolean(),
+  }),
+  appendMessages: z
+    .object({
+      conversationId,
+      messages,
+      status: z
+        .enum(ConversationStatus, { error: 'one of unspecified (keep), active, completed' })
+        .refine((value) => value !== ConversationStatus.CONVERSATION_STATUS_WAITING_APPROVAL, 'not waiting_approval: CreateApproval sets it'),
+      pipelineState: pipelineState.optional(),
+      clearPipelineState: z.boolean(),
+    })
+    .refine((request) => !(request.clearPipelineState && request.pipelineState), {
+      message: 'either a new pipeline_state or clear_pipeline_state, not both',
+      path: ['clearPipelineState'],
+    }),
+  createApproval: z.object({
+    conversationId,
+    toolCallId: z.string(),
+    toolName: required('the tool to approve'),
+    toolArgs: struct.optional(),
+    description: z.string(),
+    remoteTaskId: z.string().optional(),
+    remoteAgentName: z.string().optional(),
+    messages,
+    pipelineState: pipelineState.optional(),
+  }),
+  getApproval: z.object({ uuid: approvalUuid }),
+  claimApproval: z.object({ uuid: approvalUuid, approved: z.boolean(), messages, clearPipelineState: z.boolean() }),
+  startApprovalExecution: z.object({ uuid: approvalUuid }),
+  finishApprovalExecution: z.object({ uuid: approvalUuid, success: z.boolean(), messages }),
+  listUnfinishedApprovals: z.object({ conversationId }),
+  markApprovalInterrupted: z.object({
+    uuid: approvalUuid,
+    minAgeMs: z.number().int().min(0, 'milliseconds, 0 or more'),
+    messages,
+  }),
+} satisfies Record<keyof typeof ConversationStoreServiceService, z.ZodType>;
+
+/** camelCase path of the decoded message → the proto field names callers know. */
+function fieldPath(path: PropertyKey[]): string {
+  return path
+    .map((part) => (typeof part === 'number' ? `[${part}]` : `.${String(part).replace(/[A-Z]/g, (letter) => `_${letter.toLowerCase()}`)}`))
+    .join('')
+    .replace(/^\./, '');
+}
+
+/** The request itself when it satisfies its schema; INVALID_ARGUMENT naming every bad field. */
+function validated<T>(method: keyof typeof schemas, request: T): T {
+  const result = schemas[method].safeParse(request);
+  if (result.success) return request;
+  const problems = result.error.issues.map((issue) => `${fieldPath(issue.path) || '(request)'}: ${issue.message}`);
+  const rpc = method.charAt(0).toUpperCase() + method.slice(1);
+  throw invalidArgument(`invalid ${rpc} request: ${problems.join('; ')}`);
+}
+
+export function conversationStoreHandlers(storage: ConversationStorage): UnaryHandlers<typeof ConversationStoreServiceService> {
+  return {
+    createConversation: async (request) => ({ conversation: await storage.createConversation(validated('createConversation', request)) }),
+    getConversation: async (request) => ({ conversation: await storage.getConversation(validated('getConversation', request)) }),
+    listConversations: async (request) => storage.listConversations(validated('listConversations', request)),
+    appendMessages: async (request) => ({ messages: await storage.appendMessages(validated('appendMessages', request)) }),
+    createApproval: async (request) => ({ approval: await storage.createApproval(validated('createApproval', request)) }),
+    getApproval: async (request) => ({ approval: await storage.getApproval(validated('getApproval', request).uuid) }),
+    claimApproval: async (request) => storage.claimApproval(validated('claimApproval', request)),
+    startApprovalExecution: async (request) => ({
+      approval: await storage.startApprovalExecution(validated('startApprovalExecution', request).uuid),
+    }),
+    finishApprovalExecution: async (request) => ({ approval: await storage.finishApprovalExecution(validated('finishApprovalExecution', request)) }),
+    listUnfinishedApprovals: async (request) => ({
+      approvals: await storage.listUnfinishedApprovals(validated('listUnfinishedApprovals', request).conversationId),
+    }),
+    markApprovalInterrupted: async (request) => storage.markApprovalInterrupted(validated('markApprovalInterrupted', request)),
+  };
+}

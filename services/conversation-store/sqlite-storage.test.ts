@@ -1,0 +1,593 @@
+import { createHash } from 'node:crypto';
+import { mkdtempSync, rmSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import Database from 'better-sqlite3';
+import { afterEach, beforeEach, describe, expect, it, vi } from 'vitest';
+import {
+  ApprovalStatus,
+  ConversationStatus,
+  MessageRole,
+  type AppendMessagesRequest,
+  type CreateApprovalRequest,
+  type NewMessage,
+  type PipelineState,
+} from '../../gen/ts/asg/store/v1/store.js';
+import { GrpcStatus } from '../common/grpc/errors.js';
+import { DATABASE_FILE, openSqliteStorage, type SqliteConversationStorage } from './sqlite/driver.js';
+import { SCHEMA_VERSION } from './sqlite/schema.js';
+import { SQL } from './sqlite/statements.js';
+
+const SESSION = 'a1b2c3d4';
+const UNKNOWN_UUID = '00000000-0000-4000-8000-000000000000';
+
+let dir: string;
+let clock: number;
+let storage: SqliteConversationStorage;
+
+/** A clock the tests move by hand, so ages and orderings never depend on real time. */
+const open = () => openSqliteStorage({ dataDir: dir, now: () => clock });
+
+beforeEach(() => {
+  dir = mkdtempSync(join(tmpdir(), 'asg-store-'));
+  clock = Date.parse('2025-01-01T00:00:00.000Z');
+  storage = open();
+});
+
+afterEach(async () => {
+  await storage.close();
+  rmSync(dir, { recursive: true, force: true });
+});
+
+const user = (content: string): NewMessage => ({ role: MessageRole.MESSAGE_ROLE_USER, content });
+const assistant = (content: string): NewMessage => ({ role: MessageRole.MESSAGE_ROLE_ASSISTANT, content });
+
+function append(conversationId: string, messages: NewMessage[], change: Partial<AppendMessagesRequest> = {}) {
+  return storage.appendMessages({
+    conversationId,
+    messages,
+    status: ConversationStatus.CONVERSATION_STATUS_UNSPECIFIED,
+    clearPipelineState: false,
+    ...change,
+  });
+}
+
+function approvalRequest(conversationId: string, change: Partial<CreateApprovalRequest> = {}): CreateApprovalRequest {
+  return {
+    conversationId,
+    toolCallId: 'call-1',
+    toolName: 'delete_file',
+    toolArgs: { path: '/tmp/x', options: { force: true, depth: 2 } },
+    description: 'Delete /tmp/x',
+    messages: [],
+    ...change,
+  };
+}
+
+const claim = (uuid: string, approved: boolean, messages: NewMessage[] = [], clearPipelineState = false) =>
+  storage.claimApproval({ uuid, approved, messages, clearPipelineState });
+
+async function newConversation(systemPrompt = '') {
+  return storage.createConversation({ sessionId: SESSION, systemPrompt });
+}
+
+async function approvedApproval() {
+  const conversation = await newConversation();
+  const approval = await storage.createApproval(approvalRequest(conversation.id));
+  await claim(approval.uuid, true);
+  return { conversation, approval };
+}
+
+const pipeline: PipelineState = { pausedNodePath: [1, 0], pausedNodeOutputKey: 'draft', sessionState: { topic: 'tides' }, userMessage: 'go on' };
+
+describe('conversations', () => {
+  it('creates an active conversation whose first message is the system prompt', async () => {
+    const created = await newConversation('You are careful.');
+    expect(created.id).toMatch(/^[0-9a-f-]{36}$/);
+    expect(created.sessionId).toBe(SESSION);
+    expect(created.status).toBe(ConversationStatus.CONVERSATION_STATUS_ACTIVE);
+    expect(created.messageCount).toBe(1);
+    expect(created.messages).toMatchObject([{ seq: 1, role: MessageRole.MESSAGE_ROLE_SYSTEM, content: 'You are careful.' }]);
+    expect(created.createdAt?.toISOString()).toBe('2025-01-01T00:00:00.000Z');
+
+    const read = await storage.getConversation({ id: created.id, includeMessages: true });
+    expect(read).toEqual(created);
+  });
+
+  it('creates a conversation without messages when the system prompt is empty', async () => {
+    const created = await newConversation();
+    expect(created.messages).toEqual([]);
+    expect(created.messageCount).toBe(0);
+  });
+
+  it('reads only the row when messages are not asked for, but always counts them', async () => {
+    const created = await newConversation('system');
+    await append(created.id, [user('hi'), assistant('hello')]);
+    const read = await storage.getConversation({ id: created.id, includeMessages: false });
+    expect(read.messages).toEqual([]);
+    expect(read.messageCount).toBe(3);
+  });
+
+  it('answers NOT_FOUND for unknown and malformed ids, never a database error', async () => {
+    for (const id of [UNKNOWN_UUID, 'not-a-uuid', "x' OR 1=1 --"]) {
+      await expect(storage.getConversation({ id, includeMessages: true })).rejects.toMatchObject({
+        code: GrpcStatus.NOT_FOUND,
+        message: `conversation ${id} not found`,
+      });
+    }
+  });
+});
+
+describe('appending messages', () => {
+  it('numbers messages 1, 2, 3… in request order across calls', async () => {
+    const { id } = await newConversation('system');
+    const first = await append(id, [user('one'), assistant('two')]);
+    const second = await append(id, [user('three')]);
+    expect(first.map((message) => message.seq)).toEqual([2, 3]);
+    expect(second.map((message) => message.seq)).toEqual([4]);
+
+    const read = await storage.getConversation({ id, includeMessages: true });
+    expect(read.messages.map((message) => [message.seq, message.content])).toEqual([
+      [1, 'system'],
+      [2, 'one'],
+      [3, 'two'],
+      [4, 'three'],
+    ]);
+    expect(new Set(read.messages.map((message) => message.id)).size).toBe(4);
+    expect(read.messageCount).toBe(4);
+  });
+
+  it('stores tool calls with their arguments and results', async () => {
+    const { id } = await newConversation();
+    const call = { id: 'call-7', name: 'list_files', arguments: { dir: '/srv', filters: { hidden: false }, limit: 3 } };
+    await append(id, [
+      { role: MessageRole.MESSAGE_ROLE_ASSISTANT, content: '', toolCall: call },
+      { role: MessageRole.MESSAGE_ROLE_TOOL, content: 'a, b', toolCall: { ...call, result: 'a, b', isError: false } },
+    ]);
+    const [asked, answered] = (await storage.getConversation({ id, includeMessages: true })).messages;
+    expect(asked?.toolCall).toEqual({ ...call, result: undefined, isError: undefined });
+    expect(answered?.toolCall).toEqual({ ...call, result: 'a, b', isError: false });
+    expect(answered?.role).toBe(MessageRole.MESSAGE_ROLE_TOOL);
+  });
+
+  it('changes status and pipeline state in the same call, and unspecified keeps the status', async () => {
+    const { id, updatedAt } = await newConversation();
+    await append(id, [assistant('done')], { status: ConversationStatus.CONVERSATION_STATUS_COMPLETED, pipelineState: pipeline });
+    let read = await storage.getConversation({ id, includeMessages: false });
+    expect(read.status).toBe(ConversationStatus.CONVERSATION_STATUS_COMPLETED);
+    expect(read.pipelineState).toEqual(pipeline);
+    expect(read.updatedAt!.getTime()).toBeGreaterThan(updatedAt!.getTime());
+
+    await append(id, [user('again')]);
+    read = await storage.getConversation({ id, includeMessages: false });
+    expect(read.status).toBe(ConversationStatus.CONVERSATION_STATUS_COMPLETED);
+    expect(read.pipelineState).toEqual(pipeline);
+
+    await append(id, [], { clearPipelineState: true, status: ConversationStatus.CONVERSATION_STATUS_ACTIVE });
+    read = await storage.getConversation({ id, includeMessages: false });
+    expect(read.pipelineState).toBeUndefined();
+    expect(read.status).toBe(ConversationStatus.CONVERSATION_STATUS_ACTIVE);
+  });
+
+  it('moves updated_at forward on every change even when the clock stands still', async () => {
+    const { id, createdAt } = await newConversation();
+    const stamps: number[] = [];
+    for (const text of ['a', 'b', 'c']) {
+      await append(id, [user(text)]);
+      stamps.push((await storage.getConversation({ id, includeMessages: false })).updatedAt!.getTime());
+    }
+    expect(stamps).toEqual([1, 2, 3].map((step) => createdAt!.getTime() + step));
+  });
+
+  it('answers NOT_FOUND for an unknown conversation and stores nothing', async () => {
+    await expect(append(UNKNOWN_UUID, [user('lost')])).rejects.toMatchObject({ code: GrpcStatus.NOT_FOUND });
+    const db = new Database(join(dir, DATABASE_FILE), { readonly: true });
+    expect(db.prepare('SELECT COUNT(*) AS n FROM messages').get()).toEqual({ n: 0 });
+    db.close();
+  });
+
+  it('refuses to change the status of a waiting conversation outside the approval calls', async () => {
+    const { id } = await newConversation();
+    const approval = await storage.createApproval(approvalRequest(id));
+    await expect(append(id, [user('x')], { status: ConversationStatus.CONVERSATION_STATUS_COMPLETED })).rejects.toMatchObject({
+      code: GrpcStatus.FAILED_PRECONDITION,
+      message: expect.stringContaining(approval.uuid),
+    });
+    // Appending without a status change is allowed while waiting.
+    await expect(append(id, [user('still there?')])).resolves.toHaveLength(1);
+    await expect(append(id, [], { status: ConversationStatus.CONVERSATION_STATUS_WAITING_APPROVAL })).resolves.toEqual([]);
+    const other = await newConversation();
+    await expect(append(other.id, [], { status: ConversationStatus.CONVERSATION_STATUS_WAITING_APPROVAL })).rejects.toMatchObject({
+      code: GrpcStatus.INVALID_ARGUMENT,
+    });
+  });
+
+  it('appends at message 10 and at message 10,000 with the same prepared statements', async () => {
+    const { id } = await newConversation();
+    for (let index = 1; index <= 9; index++) await append(id, [user(`m${index}`)]);
+
+    const prepare = vi.spyOn(Database.prototype, 'prepare');
+    try {
+      expect((await append(id, [user('m10')]))[0]?.seq).toBe(10);
+      const bulk = Array.from({ length: 9_989 }, (_, index) => user(`m${index + 11}`));
+      const stored = await append(id, bulk);
+      expect(stored.at(-1)?.seq).toBe(9_999);
+      expect((await append(id, [user('m10000')]))[0]?.seq).toBe(10_000);
+      expect((await append(id, [user('m10001')]))[0]?.seq).toBe(10_001);
+      expect(prepare).not.toHaveBeenCalled();
+    } finally {
+      prepare.mockRestore();
+    }
+
+    const read = await storage.getConversation({ id, includeMessages: true });
+    expect(read.messageCount).toBe(10_001);
+    expect(read.messages).toHaveLength(10_001);
+    expect(read.messages.every((message, index) => message.seq === index + 1 && message.content === `m${index + 1}`)).toBe(true);
+  });
+
+  it('has no statement that scans a whole table', () => {
+    const db = new Database(join(dir, DATABASE_FILE), { readonly: true });
+    try {
+      for (const [name, sql] of Object.entries(SQL)) {
+        const parameters = (sql.match(/\?/g) ?? []).map(() => '[]');
+        const named = Object.fromEntries([...sql.matchAll(/@(\w+)/g)].map((match) => [match[1], '']));
+        const statement = db.prepare(`EXPLAIN QUERY PLAN ${sql.replace(/RETURNING \*/, '')}`);
+        const plan = (Object.keys(named).length > 0 ? statement.all(named) : statement.all(...parameters)) as { detail: string }[];
+        const details = plan.map((step) => step.detail);
+        // Ordered reads may walk an index (stopping at LIMIT); a bare SCAN reads every row.
+        const fullScans = details.filter((detail) => /^SCAN (conversations|messages|approvals)\b(?! USING)/.test(detail));
+        expect(fullScans, `${name}: ${details.join(' | ')}`).toEqual([]);
+      }
+    } finally {
+      db.close();
+    }
+  });
+});
+
+describe('listing', () => {
+  it('pages newest first with an opaque token and no overlap', async () => {
+    const created: string[] = [];
+    for (let index = 0; index < 7; index++) created.push((await newConversation(`prompt ${index}`)).id);
+    const newestFirst = [...created].reverse();
+
+    const seen: string[] = [];
+    let pageToken = '';
+    const sizes: number[] = [];
+    do {
+      const page = await storage.listConversations({ pageSize: 3, pageToken, includeMessages: false });
+      sizes.push(page.conversations.length);
+      seen.push(...page.conversations.map((conversation) => conversation.id));
+      expect(page.conversations.every((conversation) => conversation.messages.length === 0 && conversation.messageCount === 1)).toBe(true);
+      pageToken = page.nextPageToken;
+    } while (pageToken !== '');
+    expect(sizes).toEqual([3, 3, 1]);
+    expect(seen).toEqual(newestFirst);
+  });
+
+  it('uses 50 as the page size when 0 is asked for', async () => {
+    for (let index = 0; index < 51; index++) await newConversation();
+    const first = await storage.listConversations({ pageSize: 0, pageToken: '', includeMessages: false });
+    expect(first.conversations).toHaveLength(50);
+    expect(first.nextPageToken).not.toBe('');
+    const last = await storage.listConversations({ pageSize: 0, pageToken: first.nextPageToken, includeMessages: false });
+    expect(last.conversations).toHaveLength(1);
+    expect(last.nextPageToken).toBe('');
+  });
+
+  it("loads each conversation's own messages when asked", async () => {
+    const a = await newConversation('A');
+    const b = await newConversation('B');
+    await append(a.id, [user('a1'), user('a2')]);
+    await append(b.id, [user('b1')]);
+    const page = await storage.listConversations({ pageSize: 10, pageToken: '', includeMessages: true });
+    const contents = Object.fromEntries(page.conversations.map((conversation) => [conversation.id, conversation.messages.map((message) => message.content)]));
+    expect(contents).toEqual({ [a.id]: ['A', 'a1', 'a2'], [b.id]: ['B', 'b1'] });
+  });
+
+  it('counts conversations by status as they change, and shows pending approvals', async () => {
+    const [active, waiting, completed, resumed] = [await newConversation(), await newConversation(), await newConversation(), await newConversation()];
+    await append(completed!.id, [], { status: ConversationStatus.CONVERSATION_STATUS_COMPLETED });
+    const approval = await storage.createApproval(approvalRequest(waiting!.id));
+    const other = await storage.createApproval(approvalRequest(resumed!.id));
+    await claim(other.uuid, false);
+
+    const page = await storage.listConversations({ pageSize: 10, pageToken: '', includeMessages: false });
+    expect(page.summary).toEqual({ total: 4, active: 2, waitingApproval: 1, completed: 1 });
+    const byId = new Map(page.conversations.map((conversation) => [conversation.id, conversation]));
+    expect(byId.get(waiting!.id)?.pendingApproval?.uuid).toBe(approval.uuid);
+    expect(byId.get(active!.id)?.pendingApproval).toBeUndefined();
+    expect(byId.get(resumed!.id)?.pendingApproval).toBeUndefined();
+
+    await append(active!.id, [], { status: ConversationStatus.CONVERSATION_STATUS_COMPLETED });
+    const after = await storage.listConversations({ pageSize: 1, pageToken: '', includeMessages: false });
+    expect(after.summary).toEqual({ total: 4, active: 1, waitingApproval: 1, completed: 2 });
+  });
+
+  it('refuses a page token it did not issue', async () => {
+    for (const pageToken of ['garbage', Buffer.from('["yesterday","x"]').toString('base64url')]) {
+      await expect(storage.listConversations({ pageSize: 5, pageToken, includeMessages: false })).rejects.toMatchObject({
+        code: GrpcStatus.INVALID_ARGUMENT,
+      });
+    }
+  });
+});
+
+describe('creating approvals', () => {
+  it('appends the messages, stores the call with its hash and makes the conversation wait, at once', async () => {
+    const { id } = await newConversation('system');
+    clock += 1_000;
+    const approval = await storage.createApproval(
+      approvalRequest(id, {
+        messages: [user('delete it'), { role: MessageRole.MESSAGE_ROLE_ASSISTANT, content: '', toolCall: { id: 'call-1', name: 'delete_file', arguments: { path: '/tmp/x' } } }],
+        pipelineState: pipeline,
+        remoteAgentName: 'ops',
+        remoteTaskId: 'task-9',
+      }),
+    );
+    expect(approval).toMatchObject({
+      conversationId: id,
+      toolCallId: 'call-1',
+      toolName: 'delete_file',
+      toolArgs: { path: '/tmp/x', options: { force: true, depth: 2 } },
+      description: 'Delete /tmp/x',
+      status: ApprovalStatus.APPROVAL_STATUS_PENDING,
+      remoteAgentName: 'ops',
+      remoteTaskId: 'task-9',
+      decidedAt: undefined,
+    });
+    // Canonical JSON: keys sorted at every depth, whatever order they were given in.
+    const canonical = '{"tool_args":{"options":{"depth":2,"force":true},"path":"/tmp/x"},"tool_name":"delete_file"}';
+    expect(approval.argsHash).toBe(createHash('sha256').update(canonical).digest('hex'));
+
+    const read = await storage.getConversation({ id, includeMessages: true });
+    expect(read.status).toBe(ConversationStatus.CONVERSATION_STATUS_WAITING_APPROVAL);
+    expect(read.pendingApproval).toEqual(approval);
+    expect(read.pipelineState).toEqual(pipeline);
+    expect(read.messages.map((message) => message.seq)).toEqual([1, 2, 3]);
+    expect(read.updatedAt).toEqual(approval.createdAt);
+    expect(await storage.getApproval(approval.uuid)).toEqual(approval);
+  });
+
+  it('hashes equal arguments equally whatever their key order', async () => {
+    const a = await storage.createApproval(approvalRequest((await newConversation()).id, { toolArgs: { b: [1, { y: 2, x: 1 }], a: 'z' } }));
+    const b = await storage.createApproval(approvalRequest((await newConversation()).id, { toolArgs: { a: 'z', b: [1, { x: 1, y: 2 }] } }));
+    const c = await storage.createApproval(approvalRequest((await newConversation()).id, { toolArgs: { a: 'z', b: [{ x: 1, y: 2 }, 1] } }));
+    expect(a.argsHash).toBe(b.argsHash);
+    expect(c.argsHash).not.toBe(a.argsHash);
+  });
+
+  it('refuses a second approval while one is pending, without storing its messages', async () => {
+    const { id } = await newConversation();
+    const first = await storage.createApproval(approvalRequest(id));
+    await expect(storage.createApproval(approvalRequest(id, { messages: [user('again')] }))).rejects.toMatchObject({
+      code: GrpcStatus.FAILED_PRECONDITION,
+      message: `conversation ${id} already waits for approval ${first.uuid}`,
+    });
+    const read = await storage.getConversation({ id, includeMessages: true });
+    expect(read.messageCount).toBe(0);
+    expect(read.pendingApproval?.uuid).toBe(first.uuid);
+  });
+
+  it('answers NOT_FOUND for an unknown conversation', async () => {
+    await expect(storage.createApproval(approvalRequest(UNKNOWN_UUID))).rejects.toMatchObject({ code: GrpcStatus.NOT_FOUND });
+    await expect(storage.createApproval(approvalRequest('nope'))).rejects.toMatchObject({ code: GrpcStatus.NOT_FOUND });
+  });
+});
+
+describe('claiming approvals', () => {
+  it('approves once: the conversation resumes, messages are appended and pipeline state cleared', async () => {
+    const { id } = await newConversation();
+    const approval = await storage.createApproval(approvalRequest(id, { pipelineState: pipeline }));
+    clock += 5_000;
+    const won = await claim(approval.uuid, true, [assistant('approved, running')], true);
+    expect(won.claimed).toBe(true);
+    expect(won.approval.status).toBe(ApprovalStatus.APPROVAL_STATUS_APPROVED);
+    expect(won.approval.decidedAt?.getTime()).toBe(clock);
+
+    const read = await storage.getConversation({ id, includeMessages: true });
+    expect(read.status).toBe(ConversationStatus.CONVERSATION_STATUS_ACTIVE);
+    expect(read.pendingApproval).toBeUndefined();
+    expect(read.pipelineState).toBeUndefined();
+    expect(read.messages.map((message) => message.content)).toEqual(['approved, running']);
+
+    clock += 5_000;
+    const late = await claim(approval.uuid, false, [assistant('must not appear')], true);
+    expect(late.claimed).toBe(false);
+    expect(late.approval.status).toBe(ApprovalStatus.APPROVAL_STATUS_APPROVED);
+    expect(late.approval.decidedAt).toEqual(won.approval.decidedAt);
+    expect((await storage.getConversation({ id, includeMessages: false })).messageCount).toBe(1);
+
+    // A new approval may be created once the first is decided.
+    await expect(storage.createApproval(approvalRequest(id))).resolves.toMatchObject({ status: ApprovalStatus.APPROVAL_STATUS_PENDING });
+  });
+
+  it('keeps the pipeline state unless asked to clear it', async () => {
+    const { id } = await newConversation();
+    const approval = await storage.createApproval(approvalRequest(id, { pipelineState: pipeline }));
+    await claim(approval.uuid, false, [], false);
+    const read = await storage.getConversation({ id, includeMessages: false });
+    expect(read.pipelineState).toEqual(pipeline);
+    expect(read.status).toBe(ConversationStatus.CONVERSATION_STATUS_ACTIVE);
+  });
+
+  it('answers NOT_FOUND for unknown and malformed uuids', async () => {
+    for (const uuid of [UNKNOWN_UUID, 'garbage']) {
+      await expect(claim(uuid, true)).rejects.toMatchObject({ code: GrpcStatus.NOT_FOUND, message: `approval ${uuid} not found` });
+      await expect(storage.getApproval(uuid)).rejects.toMatchObject({ code: GrpcStatus.NOT_FOUND });
+    }
+  });
+});
+
+describe('executing approved calls', () => {
+  it('goes approved → executing → done, appending the result with the outcome', async () => {
+    const { conversation, approval } = await approvedApproval();
+    const executing = await storage.startApprovalExecution(approval.uuid);
+    expect(executing.status).toBe(ApprovalStatus.APPROVAL_STATUS_EXECUTING);
+
+    await expect(storage.startApprovalExecution(approval.uuid)).rejects.toMatchObject({
+      code: GrpcStatus.FAILED_PRECONDITION,
+      message: expect.stringContaining('is executing'),
+    });
+
+    const done = await storage.finishApprovalExecution({ uuid: approval.uuid, success: true, messages: [{ role: MessageRole.MESSAGE_ROLE_TOOL, content: 'deleted' }] });
+    expect(done.status).toBe(ApprovalStatus.APPROVAL_STATUS_DONE);
+    const read = await storage.getConversation({ id: conversation.id, includeMessages: true });
+    expect(read.messages.map((message) => message.content)).toEqual(['deleted']);
+
+    await expect(storage.finishApprovalExecution({ uuid: approval.uuid, success: false, messages: [user('twice')] })).rejects.toMatchObject({
+      code: GrpcStatus.FAILED_PRECONDITION,
+      message: expect.stringContaining('is done'),
+    });
+    expect((await storage.getConversation({ id: conversation.id, includeMessages: false })).messageCount).toBe(1);
+  });
+
+  it('records a failed outcome as failed', async () => {
+    const { approval } = await approvedApproval();
+    await storage.startApprovalExecution(approval.uuid);
+    const failed = await storage.finishApprovalExecution({ uuid: approval.uuid, success: false, messages: [] });
+    expect(failed.status).toBe(ApprovalStatus.APPROVAL_STATUS_FAILED);
+  });
+
+  it('refuses to start a pending or rejected approval, and to finish one that is not executing', async () => {
+    const pending = await storage.createApproval(approvalRequest((await newConversation()).id));
+    await expect(storage.startApprovalExecution(pending.uuid)).rejects.toMatchObject({
+      code: GrpcStatus.FAILED_PRECONDITION,
+      message: expect.stringContaining('is pending'),
+    });
+    await expect(storage.finishApprovalExecution({ uuid: pending.uuid, success: true, messages: [] })).rejects.toMatchObject({
+      code: GrpcStatus.FAILED_PRECONDITION,
+    });
+
+    const rejected = await storage.createApproval(approvalRequest((await newConversation()).id));
+    await claim(rejected.uuid, false);
+    await expect(storage.startApprovalExecution(rejected.uuid)).rejects.toMatchObject({
+      code: GrpcStatus.FAILED_PRECONDITION,
+      message: expect.stringContaining('is rejected'),
+    });
+
+    const { approval: approved } = await approvedApproval();
+    await expect(storage.finishApprovalExecution({ uuid: approved.uuid, success: true, messages: [] })).rejects.toMatchObject({
+      code: GrpcStatus.FAILED_PRECONDITION,
+      message: expect.stringContaining('is approved'),
+    });
+    expect((await storage.getApproval(approved.uuid)).status).toBe(ApprovalStatus.APPROVAL_STATUS_APPROVED);
+  });
+
+  it('answers NOT_FOUND for unknown approvals', async () => {
+    await expect(storage.startApprovalExecution(UNKNOWN_UUID)).rejects.toMatchObject({ code: GrpcStatus.NOT_FOUND });
+    await expect(storage.finishApprovalExecution({ uuid: 'bad', success: true, messages: [] })).rejects.toMatchObject({ code: GrpcStatus.NOT_FOUND });
+    await expect(storage.markApprovalInterrupted({ uuid: UNKNOWN_UUID, minAgeMs: 0, messages: [] })).rejects.toMatchObject({
+      code: GrpcStatus.NOT_FOUND,
+    });
+  });
+});
+
+describe('unfinished approvals', () => {
+  it('lists the approved and executing approvals of one conversation only', async () => {
+    const { id } = await newConversation();
+    const approved = await storage.createApproval(approvalRequest(id, { toolCallId: 'a' }));
+    await claim(approved.uuid, true);
+    const executing = await storage.createApproval(approvalRequest(id, { toolCallId: 'b' }));
+    await claim(executing.uuid, true);
+    await storage.startApprovalExecution(executing.uuid);
+    const done = await storage.createApproval(approvalRequest(id, { toolCallId: 'c' }));
+    await claim(done.uuid, true);
+    await storage.startApprovalExecution(done.uuid);
+    await storage.finishApprovalExecution({ uuid: done.uuid, success: true, messages: [] });
+    const rejected = await storage.createApproval(approvalRequest(id, { toolCallId: 'd' }));
+    await claim(rejected.uuid, false);
+    await storage.createApproval(approvalRequest(id, { toolCallId: 'e' }));
+    await approvedApproval();
+
+    const unfinished = await storage.listUnfinishedApprovals(id);
+    expect(unfinished.map((approval) => [approval.toolCallId, approval.status])).toEqual([
+      ['a', ApprovalStatus.APPROVAL_STATUS_APPROVED],
+      ['b', ApprovalStatus.APPROVAL_STATUS_EXECUTING],
+    ]);
+    await expect(storage.listUnfinishedApprovals(UNKNOWN_UUID)).rejects.toMatchObject({ code: GrpcStatus.NOT_FOUND });
+  });
+
+  it('marks an unfinished approval interrupted only once it is old enough', async () => {
+    const { conversation, approval } = await approvedApproval();
+    await storage.startApprovalExecution(approval.uuid);
+    const note = [{ role: MessageRole.MESSAGE_ROLE_TOOL, content: 'interrupted, not run again' }];
+
+    clock += 59_999;
+    const early = await storage.markApprovalInterrupted({ uuid: approval.uuid, minAgeMs: 60_000, messages: note });
+    expect(early.marked).toBe(false);
+    expect(early.approval.status).toBe(ApprovalStatus.APPROVAL_STATUS_EXECUTING);
+    expect((await storage.getConversation({ id: conversation.id, includeMessages: false })).messageCount).toBe(0);
+
+    clock += 1;
+    const marked = await storage.markApprovalInterrupted({ uuid: approval.uuid, minAgeMs: 60_000, messages: note });
+    expect(marked.marked).toBe(true);
+    expect(marked.approval.status).toBe(ApprovalStatus.APPROVAL_STATUS_INTERRUPTED);
+    const read = await storage.getConversation({ id: conversation.id, includeMessages: true });
+    expect(read.messages.map((message) => message.content)).toEqual(['interrupted, not run again']);
+    expect(await storage.listUnfinishedApprovals(conversation.id)).toEqual([]);
+
+    const again = await storage.markApprovalInterrupted({ uuid: approval.uuid, minAgeMs: 0, messages: note });
+    expect(again.marked).toBe(false);
+    expect((await storage.getConversation({ id: conversation.id, includeMessages: false })).messageCount).toBe(1);
+    await expect(storage.startApprovalExecution(approval.uuid)).rejects.toMatchObject({ code: GrpcStatus.FAILED_PRECONDITION });
+  });
+
+  it('never marks a pending or finished approval', async () => {
+    const pending = await storage.createApproval(approvalRequest((await newConversation()).id));
+    const { approval: finished } = await approvedApproval();
+    await storage.startApprovalExecution(finished.uuid);
+    await storage.finishApprovalExecution({ uuid: finished.uuid, success: true, messages: [] });
+    clock += 3_600_000;
+    for (const uuid of [pending.uuid, finished.uuid]) {
+      const result = await storage.markApprovalInterrupted({ uuid, minAgeMs: 0, messages: [] });
+      expect(result.marked).toBe(false);
+    }
+    expect((await storage.getApproval(pending.uuid)).status).toBe(ApprovalStatus.APPROVAL_STATUS_PENDING);
+    expect((await storage.getApproval(finished.uuid)).status).toBe(ApprovalStatus.APPROVAL_STATUS_DONE);
+  });
+});
+
+describe('the database file', () => {
+  it('keeps everything across a close and reopen', async () => {
+    const { id } = await newConversation('system');
+    await append(id, [user('hello')]);
+    const approval = await storage.createApproval(approvalRequest(id, { pipelineState: pipeline }));
+    const completed = await newConversation();
+    await append(completed.id, [], { status: ConversationStatus.CONVERSATION_STATUS_COMPLETED });
+    const before = await storage.getConversation({ id, includeMessages: true });
+    await storage.close();
+
+    storage = open();
+    expect(await storage.getConversation({ id, includeMessages: true })).toEqual(before);
+    const page = await storage.listConversations({ pageSize: 10, pageToken: '', includeMessages: false });
+    expect(page.summary).toEqual({ total: 2, active: 0, waitingApproval: 1, completed: 1 });
+    expect((await claim(approval.uuid, true)).claimed).toBe(true);
+    expect((await append(id, [user('after restart')]))[0]?.seq).toBe(3);
+    // A conversation created after the restart still sorts first.
+    const newest = await newConversation();
+    expect((await storage.listConversations({ pageSize: 1, pageToken: '', includeMessages: false })).conversations[0]?.id).toBe(newest.id);
+  });
+
+  it('is in WAL mode with the current schema version', () => {
+    const db = new Database(join(dir, DATABASE_FILE), { readonly: true });
+    try {
+      expect(db.pragma('journal_mode', { simple: true })).toBe('wal');
+      expect(db.prepare('SELECT version FROM schema_version').all()).toEqual([{ version: SCHEMA_VERSION }]);
+    } finally {
+      db.close();
+    }
+  });
+
+  it('refuses a database written by a newer schema', async () => {
+    await storage.close();
+    const db = new Database(join(dir, DATABASE_FILE));
+    db.prepare('UPDATE schema_version SET version = ?').run(SCHEMA_VERSION + 1);
+    db.close();
+    expect(() => open()).toThrow(/newer than this build knows/);
+    // Reopening with a good version again works (afterEach closes it).
+    const fix = new Database(join(dir, DATABASE_FILE));
+    fix.prepare('UPDATE schema_version SET version = ?').run(SCHEMA_VERSION);
+    fix.close();
+    storage = open();
+  });
+});

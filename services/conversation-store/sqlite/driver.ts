@@ -1,0 +1,357 @@
+import { randomUUID } from 'node:crypto';
+import { mkdirSync } from 'node:fs';
+import { join } from 'node:path';
+import Database from 'better-sqlite3';
+import {
+  ConversationStatus,
+  MessageRole,
+  type AppendMessagesRequest,
+  type ClaimApprovalRequest,
+  type Conversation,
+  type ConversationSummary,
+  type CreateApprovalRequest,
+  type CreateConversationRequest,
+  type FinishApprovalExecutionRequest,
+  type GetConversationRequest,
+  type ListConversationsRequest,
+  type MarkApprovalInterruptedRequest,
+  type Message,
+  type NewMessage,
+  type PendingApproval,
+  type PipelineState,
+} from '../../../gen/ts/asg/store/v1/store.js';
+import { failedPrecondition, invalidArgument, notFound } from '../../common/grpc/errors.js';
+import { callHash } from '../../common/call-hash.js';
+import { storedId } from '../ids.js';
+import { decodePageToken, encodePageToken } from '../page-token.js';
+import {
+  conversationStatus,
+  isoTimestamp,
+  messageRole,
+  storedPipelineState,
+  storedToolCall,
+  timestampAfter,
+  type ApprovalStatusName,
+  type ConversationStatusName,
+} from '../records.js';
+import { DEFAULT_PAGE_SIZE, MAX_PAGE_SIZE, type ApprovalClaim, type ConversationPage, type ConversationStorage, type InterruptionMark } from '../storage.js';
+import { approvalFromRow, conversationFromRow, messageFromRow, type ApprovalRow, type ConversationRow, type MessageRow } from './rows.js';
+import { configureConnection, migrate } from './schema.js';
+import { prepareStatements, type ConversationState, type Statements } from './statements.js';
+
+export const DATABASE_FILE = 'conversations.db';
+
+export interface SqliteStorageOptions {
+  /** The folder of `conversations.db`; created when missing. */
+  dataDir: string;
+  /** Epoch milliseconds; replaced in tests to age approvals without waiting. */
+  now?: () => number;
+}
+
+/** What one transaction changes on a conversation row; absent fields stay as they are. */
+interface ConversationChange {
+  messages?: NewMessage[];
+  status?: ConversationStatusName;
+  pendingApprovalUuid?: string | null;
+  /** Stored JSON, or null to clear it. */
+  pipelineState?: string | null;
+}
+
+/** The stored JSON of a new pipeline state; undefined (keep the current one) when none is given. */
+function pipelineStateJson(state: PipelineState | undefined): string | undefined {
+  return state === undefined ? undefined : JSON.stringify(storedPipelineState(state));
+}
+
+/** Opens (creating and migrating when needed) `<dataDir>/conversations.db`. */
+export function openSqliteStorage(options: SqliteStorageOptions): SqliteConversationStorage {
+  mkdirSync(options.dataDir, { recursive: true });
+  const file = join(options.dataDir, DATABASE_FILE);
+  const db = new Database(file);
+  try {
+    configureConnection(db);
+    migrate(db, file);
+    return new SqliteConversationStorage(db, options.now ?? Date.now);
+  } catch (error) {
+    db.close();
+    throw error;
+  }
+}
+
+/**
+ * The embedded driver. better-sqlite3 is synchronous, so each method runs its whole
+ * transaction without yielding to other requests of this process; the SQL itself (the
+ * conditional updates, BEGIN IMMEDIATE) is what keeps it correct when another process
+ * shares the file.
+ */
+export class SqliteConversationStorage implements ConversationStorage {
+  private readonly sql: Statements;
+  private readonly transaction: Database.Transaction<(body: () => unknown) => unknown>;
+
+  constructor(
+    private readonly db: Database.Database,
+    private readonly now: () => number,
+  ) {
+    this.sql = prepareStatements(db);
+    // One transaction function for every body, created once: better-sqlite3 runs the body
+    // between BEGIN and COMMIT (ROLLBACK when it throws) with statements it prepared once.
+    this.transaction = db.transaction((body: () => unknown) => body());
+  }
+
+  async createConversation(request: CreateConversationRequest): Promise<Conversation> {
+    return this.write(() => {
+      const createdAt = timestampAfter(this.sql.newestCreatedAt.get()?.created_at, this.now());
+      const id = randomUUID();
+      this.sql.insertConversation.run({ id, session_id: request.sessionId, created_at: createdAt });
+      const messages = request.systemPrompt === '' ? [] : [{ role: MessageRole.MESSAGE_ROLE_SYSTEM, content: request.systemPrompt }];
+      // The conversation row and its first message share one timestamp: it is one change.
+      this.applyChange(this.requireConversation(id), { messages }, createdAt);
+      return this.readConversation(this.requireConversation(id), true);
+    });
+  }
+
+  async getConversation(request: GetConversationRequest): Promise<Conversation> {
+    return this.read(() => this.readConversation(this.requireConversation(request.id), request.includeMessages));
+  }
+
+  async listConversations(request: ListConversationsRequest): Promise<ConversationPage> {
+    const limit = Math.min(request.pageSize || DEFAULT_PAGE_SIZE, MAX_PAGE_SIZE);
+    const cursor = request.pageToken === '' ? undefined : decodePageToken(request.pageToken);
+    return this.read(() => {
+      // One row more than asked tells whether another page follows.
+      const rows = cursor
+        ? this.sql.pageAfter.all({ created_at: cursor.createdAt, id: cursor.id, limit: limit + 1 })
+        : this.sql.firstPage.all(limit + 1);
+      const page = rows.slice(0, limit);
+      const messages = request.includeMessages ? this.messagesOf(page) : new Map<string, Message[]>();
+      const pending = this.pendingApprovalsOf(page);
+      const last = page.at(-1);
+      return {
+        conversations: page.map((row) => conversationFromRow(row, messages.get(row.id) ?? [], pending.get(row.id))),
+        nextPageToken: rows.length > limit && last ? encodePageToken({ createdAt: last.created_at, id: last.id }) : '',
+        summary: this.summary(),
+      };
+    });
+  }
+
+  async appendMessages(request: AppendMessagesRequest): Promise<Message[]> {
+    return this.write(() => {
+      const conversation = this.requireConversation(request.conversationId);
+      const status =
+        request.status === ConversationStatus.CONVERSATION_STATUS_UNSPECIFIED ? conversation.status : conversationStatus.name(request.status);
+      if (status !== conversation.status) {
+        if (conversation.status === 'waiting_approval') {
+          throw failedPrecondition(
+            `conversation ${conversation.id} waits for approval ${conversation.pending_approval_uuid}; resolve it with ClaimApproval before changing the status`,
+          );
+        }
+        if (status === 'waiting_approval') throw invalidArgument('status waiting_approval is set by CreateApproval, not AppendMessages');
+      }
+      return this.applyChange(conversation, {
+        messages: request.messages,
+        status,
+        pipelineState: request.clearPipelineState ? null : pipelineStateJson(request.pipelineState),
+      });
+    });
+  }
+
+  async createApproval(request: CreateApprovalRequest): Promise<PendingApproval> {
+    return this.write(() => {
+      const conversation = this.requireConversation(request.conversationId);
+      if (conversation.status === 'waiting_approval') {
+        throw failedPrecondition(`conversation ${conversation.id} already waits for approval ${conversation.pending_approval_uuid}`);
+      }
+      const at = timestampAfter(conversation.updated_at, this.now());
+      const uuid = randomUUID();
+      const toolArgs = request.toolArgs ?? {};
+      this.sql.insertApproval.run({
+        uuid,
+        conversation_id: conversation.id,
+        tool_call_id: request.toolCallId,
+        tool_name: request.toolName,
+        tool_args: JSON.stringify(toolArgs),
+        args_hash: callHash(request.toolName, toolArgs),
+        description: request.description,
+        remote_task_id: request.remoteTaskId ?? null,
+        remote_agent_name: request.remoteAgentName ?? null,
+        created_at: at,
+      });
+      this.applyChange(
+        conversation,
+        {
+          messages: request.messages,
+          status: 'waiting_approval',
+          pendingApprovalUuid: uuid,
+          pipelineState: pipelineStateJson(request.pipelineState),
+        },
+        at,
+      );
+      return approvalFromRow(this.requireApproval(uuid));
+    });
+  }
+
+  async getApproval(uuid: string): Promise<PendingApproval> {
+    return this.read(() => approvalFromRow(this.requireApproval(uuid)));
+  }
+
+  async claimApproval(request: ClaimApprovalRequest): Promise<ApprovalClaim> {
+    return this.write(() => {
+      const uuid = storedId(request.uuid);
+      const claimed =
+        uuid === undefined ? undefined : this.sql.claimApproval.get({ uuid, status: request.approved ? 'approved' : 'rejected', now: isoTimestamp(this.now()) });
+      if (!claimed) return { claimed: false, approval: approvalFromRow(this.requireApproval(request.uuid)) };
+      this.applyChange(this.requireConversation(claimed.conversation_id), {
+        messages: request.messages,
+        status: 'active',
+        pendingApprovalUuid: null,
+        pipelineState: request.clearPipelineState ? null : undefined,
+      });
+      return { claimed: true, approval: approvalFromRow(claimed) };
+    });
+  }
+
+  async startApprovalExecution(uuid: string): Promise<PendingApproval> {
+    return this.write(() => approvalFromRow(this.moveApproval(uuid, 'approved', 'executing', 'only an approved call can start executing')));
+  }
+
+  async finishApprovalExecution(request: FinishApprovalExecutionRequest): Promise<PendingApproval> {
+    return this.write(() => {
+      const finished = this.moveApproval(request.uuid, 'executing', request.success ? 'done' : 'failed', 'only an executing call can finish');
+      this.applyChange(this.requireConversation(finished.conversation_id), { messages: request.messages });
+      return approvalFromRow(finished);
+    });
+  }
+
+  async listUnfinishedApprovals(conversationId: string): Promise<PendingApproval[]> {
+    return this.read(() => this.sql.selectUnfinishedApprovals.all(this.requireConversation(conversationId).id).map(approvalFromRow));
+  }
+
+  async markApprovalInterrupted(request: MarkApprovalInterruptedRequest): Promise<InterruptionMark> {
+    return this.write(() => {
+      const uuid = storedId(request.uuid);
+      const now = this.now();
+      const interrupted =
+        uuid === undefined
+          ? undefined
+          : this.sql.interruptApproval.get({ uuid, now: isoTimestamp(now), unchanged_since: isoTimestamp(now - request.minAgeMs) });
+      if (!interrupted) return { marked: false, approval: approvalFromRow(this.requireApproval(request.uuid)) };
+      this.applyChange(this.requireConversation(interrupted.conversation_id), { messages: request.messages });
+      return { marked: true, approval: approvalFromRow(interrupted) };
+    });
+  }
+
+  async close(): Promise<void> {
+    if (this.db.open) this.db.close();
+  }
+
+  /**
+   * BEGIN IMMEDIATE takes the write lock before the body reads anything, so a read-then-write
+   * (message_count, status) cannot be overtaken by another process writing the same file.
+   */
+  private write<R>(body: () => R): R {
+    return this.transaction.immediate(body) as R;
+  }
+
+  /** Every statement of the body sees the same snapshot. */
+  private read<R>(body: () => R): R {
+    return this.transaction.deferred(body) as R;
+  }
+
+  private requireConversation(id: string): ConversationRow {
+    const stored = storedId(id);
+    const row = stored === undefined ? undefined : this.sql.selectConversation.get(stored);
+    if (!row) throw notFound(`conversation ${id} not found`);
+    return row;
+  }
+
+  private requireApproval(uuid: string): ApprovalRow {
+    const stored = storedId(uuid);
+    const row = stored === undefined ? undefined : this.sql.selectApproval.get(stored);
+    if (!row) throw notFound(`approval ${uuid} not found`);
+    return row;
+  }
+
+  /** A conditional status move; FAILED_PRECONDITION naming the status found otherwise. */
+  private moveApproval(uuid: string, from: ApprovalStatusName, to: ApprovalStatusName, rule: string): ApprovalRow {
+    const stored = storedId(uuid);
+    const moved = stored === undefined ? undefined : this.sql.moveApproval.get({ uuid: stored, from, to, now: isoTimestamp(this.now()) });
+    if (moved) return moved;
+    const current = this.requireApproval(uuid);
+    throw failedPrecondition(`approval ${current.uuid} is ${current.status}: ${rule}`);
+  }
+
+  /**
+   * Appends messages at seq = message_count + 1… (never a MAX() over the messages) and writes
+   * the conversation's new state with them. `at` is the change's timestamp, shared by the
+   * messages and updated_at; it is always later than the previous updated_at.
+   */
+  private applyChange(conversation: ConversationRow, change: ConversationChange, at = timestampAfter(conversation.updated_at, this.now())): Message[] {
+    const next: ConversationState = {
+      id: conversation.id,
+      status: change.status ?? conversation.status,
+      pending_approval_uuid: change.pendingApprovalUuid !== undefined ? change.pendingApprovalUuid : conversation.pending_approval_uuid,
+      pipeline_state: change.pipelineState !== undefined ? change.pipelineState : conversation.pipeline_state,
+      message_count: conversation.message_count,
+      updated_at: at,
+    };
+    const appended = (change.messages ?? []).map((message): MessageRow => {
+      next.message_count += 1;
+      const row: MessageRow = {
+        conversation_id: conversation.id,
+        seq: next.message_count,
+        id: randomUUID(),
+        role: messageRole.name(message.role),
+        content: message.content,
+        tool_call: message.toolCall ? JSON.stringify(storedToolCall(message.toolCall)) : null,
+        created_at: at,
+      };
+      this.sql.insertMessage.run(row);
+      return row;
+    });
+    const unchanged =
+      appended.length === 0 &&
+      next.status === conversation.status &&
+      next.pending_approval_uuid === conversation.pending_approval_uuid &&
+      next.pipeline_state === conversation.pipeline_state;
+    if (!unchanged) this.sql.updateConversation.run(next);
+    return appended.map(messageFromRow);
+  }
+
+  /** Full conversation with its pending approval (read only while it waits). */
+  private readConversation(row: ConversationRow, includeMessages: boolean): Conversation {
+    const messages = includeMessages ? this.sql.selectMessages.all(row.id).map(messageFromRow) : [];
+    const pending = row.status === 'waiting_approval' && row.pending_approval_uuid ? this.sql.selectApproval.get(row.pending_approval_uuid) : undefined;
+    return conversationFromRow(row, messages, pending);
+  }
+
+  /** Messages of a page's conversations, by conversation id, in one query. */
+  private messagesOf(page: ConversationRow[]): Map<string, Message[]> {
+    const byConversation = new Map<string, Message[]>();
+    if (page.length === 0) return byConversation;
+    for (const row of this.sql.selectMessagesOfConversations.all(JSON.stringify(page.map((conversation) => conversation.id)))) {
+      const list = byConversation.get(row.conversation_id) ?? [];
+      list.push(messageFromRow(row));
+      byConversation.set(row.conversation_id, list);
+    }
+    return byConversation;
+  }
+
+  /** Pending approvals of a page's waiting conversations, by conversation id, in one query. */
+  private pendingApprovalsOf(page: ConversationRow[]): Map<string, ApprovalRow> {
+    const uuids = page.flatMap((row) => (row.status === 'waiting_approval' && row.pending_approval_uuid ? [row.pending_approval_uuid] : []));
+    const byConversation = new Map<string, ApprovalRow>();
+    if (uuids.length === 0) return byConversation;
+    for (const approval of this.sql.selectApprovals.all(JSON.stringify(uuids))) byConversation.set(approval.conversation_id, approval);
+    return byConversation;
+  }
+
+  private summary(): ConversationSummary {
+    const counts: Record<ConversationStatusName, number> = { active: 0, waiting_approval: 0, completed: 0 };
+    for (const row of this.sql.selectCounts.all()) counts[row.status] = row.count;
+    return {
+      total: counts.active + counts.waiting_approval + counts.completed,
+      active: counts.active,
+      waitingApproval: counts.waiting_approval,
+      completed: counts.completed,
+    };
+  }
+}

@@ -1,0 +1,94 @@
+import type { Conversation, Message, PendingApproval } from '../../../gen/ts/asg/store/v1/store.js';
+import {
+  approvalStatus,
+  conversationStatus,
+  messageRole,
+  pipelineStateFromStored,
+  toolCallFromStored,
+  type ApprovalStatusName,
+  type ConversationStatusName,
+  type MessageRoleName,
+} from '../records.js';
+
+/** Rows exactly as SQLite returns them; JSON columns are still text here. */
+
+export interface ConversationRow {
+  id: string;
+  session_id: string;
+  status: ConversationStatusName;
+  pending_approval_uuid: string | null;
+  pipeline_state: string | null;
+  message_count: number;
+  created_at: string;
+  updated_at: string;
+}
+
+export interface MessageRow {
+  conversation_id: string;
+  seq: number;
+  id: string;
+  role: MessageRoleName;
+  content: string;
+  tool_call: string | null;
+  created_at: string;
+}
+
+export interface ApprovalRow {
+  uuid: string;
+  conversation_id: string;
+  tool_call_id: string;
+  tool_name: string;
+  tool_args: string;
+  args_hash: string;
+  description: string;
+  remote_task_id: string | null;
+  remote_agent_name: string | null;
+  status: ApprovalStatusName;
+  created_at: string;
+  decided_at: string | null;
+  updated_at: string;
+}
+
+export function messageFromRow(row: MessageRow): Message {
+  return {
+    id: row.id,
+    role: messageRole.value(row.role),
+    content: row.content,
+    toolCall: row.tool_call === null ? undefined : toolCallFromStored(JSON.parse(row.tool_call)),
+    createdAt: new Date(row.created_at),
+    seq: row.seq,
+  };
+}
+
+export function approvalFromRow(row: ApprovalRow): PendingApproval {
+  return {
+    uuid: row.uuid,
+    conversationId: row.conversation_id,
+    toolName: row.tool_name,
+    toolArgs: JSON.parse(row.tool_args) as Record<string, unknown>,
+    description: row.description,
+    remoteTaskId: row.remote_task_id ?? undefined,
+    remoteAgentName: row.remote_agent_name ?? undefined,
+    createdAt: new Date(row.created_at),
+    status: approvalStatus.value(row.status),
+    argsHash: row.args_hash,
+    toolCallId: row.tool_call_id,
+    decidedAt: row.decided_at === null ? undefined : new Date(row.decided_at),
+    updatedAt: new Date(row.updated_at),
+  };
+}
+
+/** `pending` is the row of `pending_approval_uuid`, read only while the conversation waits. */
+export function conversationFromRow(row: ConversationRow, messages: Message[], pending: ApprovalRow | undefined): Conversation {
+  return {
+    id: row.id,
+    sessionId: row.session_id,
+    status: conversationStatus.value(row.status),
+    messages,
+    pendingApproval: pending === undefined ? undefined : approvalFromRow(pending),
+    pipelineState: row.pipeline_state === null ? undefined : pipelineStateFromStored(JSON.parse(row.pipeline_state)),
+    createdAt: new Date(row.created_at),
+    updatedAt: new Date(row.updated_at),
+    messageCount: row.message_count,
+  };
+}

@@ -1,0 +1,105 @@
+import type { Database } from 'better-sqlite3';
+
+/**
+ * The schema, one migration per version. A released migration is never edited: a change
+ * is a new entry at the end, applied at open to databases that are behind.
+ */
+const MIGRATIONS: readonly string[] = [
+  `
+  CREATE TABLE conversations (
+    id                    TEXT PRIMARY KEY,
+    session_id            TEXT NOT NULL,
+    status                TEXT NOT NULL CHECK (status IN ('active', 'waiting_approval', 'completed')),
+    pending_approval_uuid TEXT,
+    pipeline_state        TEXT,
+    message_count         INTEGER NOT NULL DEFAULT 0,
+    created_at            TEXT NOT NULL,
+    updated_at            TEXT NOT NULL
+  );
+  CREATE INDEX conversations_newest_first ON conversations (created_at DESC, id DESC);
+
+  -- Appended only: a message is never updated or deleted on its own.
+  CREATE TABLE messages (
+    conversation_id TEXT NOT NULL REFERENCES conversations (id) ON DELETE CASCADE,
+    seq             INTEGER NOT NULL,
+    id              TEXT NOT NULL,
+    role            TEXT NOT NULL CHECK (role IN ('system', 'user', 'assistant', 'tool')),
+    content         TEXT NOT NULL,
+    tool_call       TEXT,
+    created_at      TEXT NOT NULL,
+    PRIMARY KEY (conversation_id, seq)
+  );
+
+  CREATE TABLE approvals (
+    uuid              TEXT PRIMARY KEY,
+    conversation_id   TEXT NOT NULL REFERENCES conversations (id) ON DELETE CASCADE,
+    tool_call_id      TEXT NOT NULL,
+    tool_name         TEXT NOT NULL,
+    tool_args         TEXT NOT NULL,
+    args_hash         TEXT NOT NULL,
+    description       TEXT NOT NULL,
+    remote_task_id    TEXT,
+    remote_agent_name TEXT,
+    status            TEXT NOT NULL
+      CHECK (status IN ('pending', 'approved', 'rejected', 'executing', 'done', 'failed', 'interrupted')),
+    created_at        TEXT NOT NULL,
+    decided_at        TEXT,
+    updated_at        TEXT NOT NULL
+  );
+  CREATE INDEX approvals_by_conversation_status ON approvals (conversation_id, status);
+
+  -- The summary of ListConversations reads these three rows instead of counting
+  -- conversations (DESIGN rule 2); the triggers keep them exact in every transaction.
+  CREATE TABLE conversation_counts (
+    status TEXT PRIMARY KEY,
+    count  INTEGER NOT NULL
+  );
+  INSERT INTO conversation_counts (status, count) VALUES ('active', 0), ('waiting_approval', 0), ('completed', 0);
+
+  CREATE TRIGGER conversations_count_insert AFTER INSERT ON conversations
+  BEGIN
+    UPDATE conversation_counts SET count = count + 1 WHERE status = NEW.status;
+  END;
+  CREATE TRIGGER conversations_count_status AFTER UPDATE OF status ON conversations
+  WHEN OLD.status IS NOT NEW.status
+  BEGIN
+    UPDATE conversation_counts SET count = count - 1 WHERE status = OLD.status;
+    UPDATE conversation_counts SET count = count + 1 WHERE status = NEW.status;
+  END;
+  CREATE TRIGGER conversations_count_delete AFTER DELETE ON conversations
+  BEGIN
+    UPDATE conversation_counts SET count = count - 1 WHERE status = OLD.status;
+  END;
+  `,
+];
+
+export const SCHEMA_VERSION = MIGRATIONS.length;
+
+/**
+ * Connection settings: WAL lets readers go on while one writer commits; NORMAL sync is
+ * durable across process crashes in WAL mode (only an OS crash may lose the last commits);
+ * the busy timeout makes a second process wait for the write lock instead of failing.
+ */
+export function configureConnection(db: Database): void {
+  db.pragma('journal_mode = WAL');
+  db.pragma('synchronous = NORMAL');
+  db.pragma('busy_timeout = 5000');
+  db.pragma('foreign_keys = ON');
+}
+
+/** Brings the schema to SCHEMA_VERSION; refuses a database written by a newer build. */
+export function migrate(db: Database, file: string): void {
+  db.exec('CREATE TABLE IF NOT EXISTS schema_version (version INTEGER NOT NULL)');
+  const upgrade = db.transaction(() => {
+    const row = db.prepare('SELECT version FROM schema_version').get() as { version: number } | undefined;
+    const current = row?.version ?? 0;
+    if (current > SCHEMA_VERSION) {
+      throw new Error(`${file} has schema version ${current}, newer than this build knows (${SCHEMA_VERSION}); run a newer build`);
+    }
+    for (const migration of MIGRATIONS.slice(current)) db.exec(migration);
+    if (row === undefined) db.prepare('INSERT INTO schema_version (version) VALUES (?)').run(SCHEMA_VERSION);
+    else db.prepare('UPDATE schema_version SET version = ?').run(SCHEMA_VERSION);
+  });
+  // IMMEDIATE: two processes opening a new file at once must not both migrate it.
+  upgrade.immediate();
+}

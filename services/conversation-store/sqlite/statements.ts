@@ -1,0 +1,113 @@
+import type { Database, Statement } from 'better-sqlite3';
+import type { ApprovalStatusName, ConversationStatusName } from '../records.js';
+import type { ApprovalRow, ConversationRow, MessageRow } from './rows.js';
+
+/**
+ * Every statement the driver runs, as text. Each is prepared once at open and reused, so
+ * a request costs no SQL compilation; the test suite checks that none of them scans a
+ * whole table (DESIGN rule 2).
+ */
+export const SQL = {
+  insertConversation: `
+    INSERT INTO conversations (id, session_id, status, pending_approval_uuid, pipeline_state, message_count, created_at, updated_at)
+    VALUES (@id, @session_id, 'active', NULL, NULL, 0, @created_at, @created_at)`,
+  // Read to keep creation times strictly increasing; an index seek, not a scan.
+  newestCreatedAt: `SELECT created_at FROM conversations ORDER BY created_at DESC, id DESC LIMIT 1`,
+  selectConversation: `SELECT * FROM conversations WHERE id = ?`,
+  // The whole mutable state at once: the driver decides it from the row it read in the
+  // same transaction, so one statement serves every kind of change.
+  updateConversation: `
+    UPDATE conversations
+    SET status = @status, pending_approval_uuid = @pending_approval_uuid, pipeline_state = @pipeline_state,
+        message_count = @message_count, updated_at = @updated_at
+    WHERE id = @id`,
+  firstPage: `SELECT * FROM conversations ORDER BY created_at DESC, id DESC LIMIT ?`,
+  pageAfter: `
+    SELECT * FROM conversations
+    WHERE (created_at, id) < (@created_at, @id)
+    ORDER BY created_at DESC, id DESC LIMIT @limit`,
+  selectCounts: `SELECT status, count FROM conversation_counts`,
+
+  insertMessage: `
+    INSERT INTO messages (conversation_id, seq, id, role, content, tool_call, created_at)
+    VALUES (@conversation_id, @seq, @id, @role, @content, @tool_call, @created_at)`,
+  selectMessages: `SELECT * FROM messages WHERE conversation_id = ? ORDER BY seq`,
+  // One query for a whole page; the ids travel as one JSON array so the text never varies.
+  selectMessagesOfConversations: `
+    SELECT * FROM messages
+    WHERE conversation_id IN (SELECT value FROM json_each(?))
+    ORDER BY conversation_id, seq`,
+
+  insertApproval: `
+    INSERT INTO approvals (uuid, conversation_id, tool_call_id, tool_name, tool_args, args_hash, description,
+                           remote_task_id, remote_agent_name, status, created_at, decided_at, updated_at)
+    VALUES (@uuid, @conversation_id, @tool_call_id, @tool_name, @tool_args, @args_hash, @description,
+            @remote_task_id, @remote_agent_name, 'pending', @created_at, NULL, @created_at)`,
+  selectApproval: `SELECT * FROM approvals WHERE uuid = ?`,
+  selectApprovals: `SELECT * FROM approvals WHERE uuid IN (SELECT value FROM json_each(?))`,
+  // The exactly-once claim (DESIGN rule 3): only the update that still sees 'pending' wins.
+  claimApproval: `
+    UPDATE approvals SET status = @status, decided_at = @now, updated_at = @now
+    WHERE uuid = @uuid AND status = 'pending'
+    RETURNING *`,
+  moveApproval: `
+    UPDATE approvals SET status = @to, updated_at = @now
+    WHERE uuid = @uuid AND status = @from
+    RETURNING *`,
+  interruptApproval: `
+    UPDATE approvals SET status = 'interrupted', updated_at = @now
+    WHERE uuid = @uuid AND status IN ('approved', 'executing') AND updated_at <= @unchanged_since
+    RETURNING *`,
+  selectUnfinishedApprovals: `
+    SELECT * FROM approvals
+    WHERE conversation_id = ? AND status IN ('approved', 'executing')
+    ORDER BY created_at, uuid`,
+} as const;
+
+export interface ConversationState {
+  id: string;
+  status: ConversationStatusName;
+  pending_approval_uuid: string | null;
+  pipeline_state: string | null;
+  message_count: number;
+  updated_at: string;
+}
+
+export interface NewApprovalRow {
+  uuid: string;
+  conversation_id: string;
+  tool_call_id: string;
+  tool_name: string;
+  tool_args: string;
+  args_hash: string;
+  description: string;
+  remote_task_id: string | null;
+  remote_agent_name: string | null;
+  created_at: string;
+}
+
+export interface Statements {
+  insertConversation: Statement<[{ id: string; session_id: string; created_at: string }]>;
+  newestCreatedAt: Statement<[], { created_at: string }>;
+  selectConversation: Statement<[string], ConversationRow>;
+  updateConversation: Statement<[ConversationState]>;
+  firstPage: Statement<[number], ConversationRow>;
+  pageAfter: Statement<[{ created_at: string; id: string; limit: number }], ConversationRow>;
+  selectCounts: Statement<[], { status: ConversationStatusName; count: number }>;
+  insertMessage: Statement<[MessageRow]>;
+  selectMessages: Statement<[string], MessageRow>;
+  selectMessagesOfConversations: Statement<[string], MessageRow>;
+  insertApproval: Statement<[NewApprovalRow]>;
+  selectApproval: Statement<[string], ApprovalRow>;
+  selectApprovals: Statement<[string], ApprovalRow>;
+  claimApproval: Statement<[{ uuid: string; status: ApprovalStatusName; now: string }], ApprovalRow>;
+  moveApproval: Statement<[{ uuid: string; from: ApprovalStatusName; to: ApprovalStatusName; now: string }], ApprovalRow>;
+  interruptApproval: Statement<[{ uuid: string; now: string; unchanged_since: string }], ApprovalRow>;
+  selectUnfinishedApprovals: Statement<[string], ApprovalRow>;
+}
+
+export function prepareStatements(db: Database): Statements {
+  const prepared: Record<string, Statement> = {};
+  for (const [name, sql] of Object.entries(SQL)) prepared[name] = db.prepare(sql);
+  return prepared as unknown as Statements;
+}

@@ -1,0 +1,93 @@
+import type {
+  AppendMessagesRequest,
+  ClaimApprovalRequest,
+  Conversation,
+  ConversationSummary,
+  CreateApprovalRequest,
+  CreateConversationRequest,
+  FinishApprovalExecutionRequest,
+  GetConversationRequest,
+  ListConversationsRequest,
+  MarkApprovalInterruptedRequest,
+  Message,
+  PendingApproval,
+} from '../../gen/ts/asg/store/v1/store.js';
+
+/** A page size of 0 asks for this many conversations (store.proto, ListConversationsRequest). */
+export const DEFAULT_PAGE_SIZE = 50;
+export const MAX_PAGE_SIZE = 500;
+
+export interface ConversationPage {
+  /** Newest first (created_at, then id, descending). */
+  conversations: Conversation[];
+  /** Empty on the last page. */
+  nextPageToken: string;
+  summary: ConversationSummary;
+}
+
+export interface ApprovalClaim {
+  /** True only for the one request that moved the approval out of pending. */
+  claimed: boolean;
+  /** After a lost claim: the approval as the winner left it (its decision). */
+  approval: PendingApproval;
+}
+
+export interface InterruptionMark {
+  marked: boolean;
+  approval: PendingApproval;
+}
+
+/**
+ * Everything the conversation store keeps, behind one interface so that the embedded SQLite
+ * driver and a PostgreSQL driver are interchangeable. Requests arrive validated (shape,
+ * ranges, non-empty ids); a driver still owns every rule that needs the stored data, and
+ * reports it with the ServiceErrors of `services/common/grpc/errors.ts`:
+ *
+ * - unknown ids — including ids that are not UUIDs at all — are NOT_FOUND, never a
+ *   database error;
+ * - each method is one transaction: messages are appended together with the status,
+ *   pending approval and pipeline state change they belong to, or not at all;
+ * - appending costs the same at any conversation length (seq = message_count + 1), and no
+ *   method reads every conversation (DESIGN rule 2);
+ * - an approval leaves `pending` exactly once, by a conditional update (DESIGN rule 3).
+ */
+export interface ConversationStorage {
+  /** A new active conversation; a non-empty system prompt becomes message seq 1. */
+  createConversation(request: CreateConversationRequest): Promise<Conversation>;
+
+  /** NOT_FOUND when unknown. `pendingApproval` is filled while the conversation waits. */
+  getConversation(request: GetConversationRequest): Promise<Conversation>;
+
+  /** INVALID_ARGUMENT for a page token this store did not issue. */
+  listConversations(request: ListConversationsRequest): Promise<ConversationPage>;
+
+  /**
+   * Appends in request order and returns the stored messages. `status` may be UNSPECIFIED
+   * (keep), ACTIVE or COMPLETED: a conversation starts waiting only through
+   * `createApproval` and stops only through `claimApproval`, so FAILED_PRECONDITION when a
+   * waiting conversation would change status here.
+   */
+  appendMessages(request: AppendMessagesRequest): Promise<Message[]>;
+
+  /** FAILED_PRECONDITION when the conversation already waits for another approval. */
+  createApproval(request: CreateApprovalRequest): Promise<PendingApproval>;
+
+  getApproval(uuid: string): Promise<PendingApproval>;
+
+  /** pending → approved | rejected; a lost or late claim is `claimed: false`, not an error. */
+  claimApproval(request: ClaimApprovalRequest): Promise<ApprovalClaim>;
+
+  /** approved → executing, recorded before the call runs; FAILED_PRECONDITION otherwise. */
+  startApprovalExecution(uuid: string): Promise<PendingApproval>;
+
+  /** executing → done | failed with the result messages; FAILED_PRECONDITION otherwise. */
+  finishApprovalExecution(request: FinishApprovalExecutionRequest): Promise<PendingApproval>;
+
+  /** The conversation's approvals that are approved or executing, oldest first. */
+  listUnfinishedApprovals(conversationId: string): Promise<PendingApproval[]>;
+
+  /** approved | executing → interrupted, once unchanged for `minAgeMs`; else `marked: false`. */
+  markApprovalInterrupted(request: MarkApprovalInterruptedRequest): Promise<InterruptionMark>;
+
+  close(): Promise<void>;
+}
