@@ -1,0 +1,68 @@
+import { generateText, stepCountIs } from 'ai';
+import type { GenerateRequest, GenerateResponse } from '../../gen/ts/asg/llm/v1/llm.js';
+import { deadlineExceeded } from '../common/grpc/errors.js';
+import type { Logger } from '../common/log.js';
+import type { ModelClients } from './clients.js';
+import { toModelPrompt } from './prompt.js';
+import { timedOut, toServiceError } from './provider-errors.js';
+import { toGenerateResponse } from './reply.js';
+import { routeModel } from './routing.js';
+
+export interface GenerateDependencies {
+  models: ModelClients;
+  /** `llm.timeout`: the longest one model call may take. */
+  timeoutMs: number;
+  log: Logger;
+}
+
+/** How long this call may take: `llm.timeout`, shortened by the caller's deadline if that comes first. */
+export function callBudgetMs(timeoutMs: number, deadline: number | undefined, now: number): number {
+  return deadline === undefined ? timeoutMs : Math.min(timeoutMs, deadline - now);
+}
+
+/**
+ * One model call. `generateText` rather than the model's `doGenerate`, because it already
+ * turns our messages and JSON-schema tools into each provider's prompt and maps errors to
+ * typed SDK errors; with tools that have no `execute` and a single step it stops at the
+ * model's first answer. It does not get in the way of tool calls it cannot use: a call to an
+ * unknown tool or with unparsable arguments stays in `content` as a `tool-call` part marked
+ * `invalid` (plus a `tool-error` part), and reply.ts returns it like any other call.
+ */
+export function createGenerate({ models, timeoutMs, log }: GenerateDependencies) {
+  return async function generate(request: GenerateRequest, deadline: number | undefined): Promise<GenerateResponse> {
+    const route = routeModel(request.model);
+    const model = models.get(route);
+    const prompt = toModelPrompt(request);
+    const budgetMs = callBudgetMs(timeoutMs, deadline, Date.now());
+    if (budgetMs <= 0) throw deadlineExceeded(`the caller's deadline had passed before model ${route.model} was called`);
+    const signal = AbortSignal.timeout(budgetMs);
+    const started = performance.now();
+    try {
+      const result = await generateText({
+        model,
+        ...prompt,
+        // No retries in the SDK: a retry policy with backoff belongs to this service, and a
+        // hidden retry would spend the caller's deadline without telling it.
+        maxRetries: 0,
+        // One answer, never a second request: without `execute` nothing runs, but invalid
+        // calls get SDK-made error results that would otherwise invite another step.
+        stopWhen: stepCountIs(1),
+        abortSignal: signal,
+      });
+      for (const warning of result.warnings ?? []) log.debug('provider warning', { model: route.model, warning: JSON.stringify(warning) });
+      const response = toGenerateResponse(result);
+      log.debug('model answered', {
+        model: route.model,
+        provider: route.provider,
+        ms: Math.round(performance.now() - started),
+        finish: response.finishReason,
+        tool_calls: response.toolCalls.length,
+      });
+      return response;
+    } catch (error) {
+      const failure = signal.aborted ? timedOut(route, budgetMs) : toServiceError(error, route);
+      log.warn('model call failed', { model: route.model, provider: route.provider, ms: Math.round(performance.now() - started), error: failure.message });
+      throw failure;
+    }
+  };
+}

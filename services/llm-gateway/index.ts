@@ -1,0 +1,39 @@
+import { LlmGatewayServiceService } from '../../gen/ts/asg/llm/v1/llm.js';
+import { implement, listen, Server, shutdown } from '../common/grpc/server.js';
+import { registerSecret } from '../common/secrets.js';
+import type { RunningService, ServiceOptions } from '../common/service.js';
+import { tracedFetch } from '../common/telemetry.js';
+import { ModelClients } from './clients.js';
+import { readProviderEnvironment } from './environment.js';
+import { createGenerate } from './generate.js';
+import { configuredModels, startupWarnings } from './startup-checks.js';
+
+const SERVICE = 'llm-gateway';
+
+export interface LlmGatewayOptions extends ServiceOptions {
+  /** Where provider keys and base URLs are read, once, at start; `process.env` by default. */
+  env?: NodeJS.ProcessEnv;
+}
+
+/**
+ * llm-gateway: one Generate call for any configured model (DESIGN §2). Holds no state but
+ * its cached provider clients; API keys never leave it.
+ */
+export async function startLlmGateway(options: LlmGatewayOptions): Promise<RunningService> {
+  const { config, log } = options;
+  const environment = readProviderEnvironment(options.env ?? process.env);
+  // The process entry registers process.env; keys handed in through `env` must be redacted too.
+  for (const settings of environment.values()) registerSecret(settings.apiKey);
+  for (const warning of startupWarnings(configuredModels(config), environment)) log.warn(warning);
+  // The SDK would print its warnings with console.warn, outside our log format; generate.ts
+  // logs them from each result instead.
+  globalThis.AI_SDK_LOG_WARNINGS ??= false;
+
+  const generate = createGenerate({ models: new ModelClients(environment, tracedFetch(SERVICE)), timeoutMs: config.llm.timeout, log });
+  const server = new Server();
+  server.addService(LlmGatewayServiceService, implement(LlmGatewayServiceService, SERVICE, { generate: (request, ctx) => generate(request, ctx.request.deadline) }, log));
+  const port = await listen(server, options.listen);
+  const address = `${options.listen.slice(0, options.listen.lastIndexOf(':'))}:${port}`;
+  log.info('listening', { address });
+  return { name: SERVICE, address, port, stop: () => shutdown(server) };
+}

@@ -1,0 +1,225 @@
+import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest';
+import { resourceAgentScript, startScriptedModel, type ModelRequest, type ScriptedModelServer } from './scripted-model.js';
+
+let model: ScriptedModelServer;
+
+beforeAll(async () => {
+  model = await startScriptedModel();
+});
+
+afterAll(async () => {
+  await model.close();
+});
+
+afterEach(() => {
+  model.requests.length = 0;
+  model.setScript(resourceAgentScript);
+});
+
+// `any`: the assertions below read the vendors' JSON shapes field by field.
+async function post(url: string, headers: Record<string, string>, body: unknown): Promise<{ status: number; json: any }> {
+  const response = await fetch(url, { method: 'POST', headers: { 'content-type': 'application/json', ...headers }, body: typeof body === 'string' ? body : JSON.stringify(body) });
+  return { status: response.status, json: await response.json() };
+}
+
+const geminiTools = [{ functionDeclarations: [{ name: 'resources_list', parameters: { type: 'object' } }, { name: 'resources_add', parameters: { type: 'object' } }] }];
+const openaiTools = [
+  { type: 'function', function: { name: 'resources_list', parameters: { type: 'object', properties: {} } } },
+  { type: 'function', function: { name: 'resources_add', parameters: { type: 'object', properties: {} } } },
+];
+
+const gemini = (body: unknown, headers: Record<string, string> = { 'x-goog-api-key': 'test-key' }, modelName = 'gemini-2.5-flash') =>
+  post(`${model.geminiBaseUrl}/models/${modelName}:generateContent`, headers, body);
+const openai = (body: unknown, headers: Record<string, string> = { authorization: 'Bearer test-key' }) => post(`${model.openaiBaseUrl}/chat/completions`, headers, body);
+
+describe('startScriptedModel', () => {
+  it('listens on loopback only', () => {
+    expect(new URL(model.geminiBaseUrl).hostname).toBe('127.0.0.1');
+    expect(model.geminiBaseUrl).toMatch(/^http:\/\/127\.0\.0\.1:\d+\/v1beta$/);
+    expect(model.openaiBaseUrl).toMatch(/^http:\/\/127\.0\.0\.1:\d+\/v1$/);
+  });
+});
+
+describe('Gemini generateContent', () => {
+  it('answers text as candidates[].content.parts[] with STOP and usageMetadata', async () => {
+    model.setScript(() => ({ text: 'Hello.' }));
+    const { status, json } = await gemini({ systemInstruction: { parts: [{ text: 'Be brief.' }] }, contents: [{ role: 'user', parts: [{ text: 'hi' }] }] });
+    expect(status).toBe(200);
+    expect(json.candidates).toEqual([{ content: { parts: [{ text: 'Hello.' }], role: 'model' }, finishReason: 'STOP', index: 0 }]);
+    expect(json.usageMetadata.promptTokenCount).toBeGreaterThan(0);
+    expect(json.usageMetadata.totalTokenCount).toBe(json.usageMetadata.promptTokenCount + json.usageMetadata.candidatesTokenCount);
+  });
+
+  it('records what the model was asked', async () => {
+    await gemini({ systemInstruction: { parts: [{ text: 'Be brief.' }] }, contents: [{ role: 'user', parts: [{ text: 'list them' }] }], tools: geminiTools }, { 'x-goog-api-key': 'k-1' }, 'gemini-2.5-pro');
+    expect(model.requests).toHaveLength(1);
+    const seen: ModelRequest = model.requests[0]!;
+    expect(seen).toMatchObject({
+      provider: 'gemini',
+      path: '/v1beta/models/gemini-2.5-pro:generateContent',
+      model: 'gemini-2.5-pro',
+      system: 'Be brief.',
+      lastUserText: 'list them',
+      toolResults: [],
+      tools: ['resources_list', 'resources_add'],
+    });
+    expect(seen.headers['x-goog-api-key']).toBe('k-1');
+  });
+
+  it('answers tool calls as functionCall parts, still with finishReason STOP', async () => {
+    const { json } = await gemini({ contents: [{ role: 'user', parts: [{ text: 'create a server my-test with value 42' }] }], tools: geminiTools });
+    expect(json.candidates[0].finishReason).toBe('STOP');
+    expect(json.candidates[0].content.parts).toEqual([{ functionCall: { name: 'resources_add', args: { name: 'my-test', value: 42 } } }]);
+  });
+
+  it('reads functionResponse parts of the last turn as tool results', async () => {
+    const { json } = await gemini({
+      contents: [
+        { role: 'user', parts: [{ text: 'list' }] },
+        { role: 'model', parts: [{ functionCall: { name: 'resources_list', args: {} } }] },
+        { role: 'user', parts: [{ functionResponse: { name: 'resources_list', response: { name: 'resources_list', content: '[a, b]' } } }] },
+      ],
+      tools: geminiTools,
+    });
+    expect(model.requests[0]?.toolResults).toEqual([{ name: 'resources_list', output: '[a, b]' }]);
+    expect(model.requests[0]?.lastUserText).toBe('list');
+    expect(json.candidates[0].content.parts).toEqual([{ text: 'Done. resources_list: [a, b]' }]);
+  });
+
+  it('refuses a call without x-goog-api-key as Gemini does', async () => {
+    const { status, json } = await gemini({ contents: [] }, {});
+    expect(status).toBe(403);
+    expect(json.error).toMatchObject({ code: 403, status: 'PERMISSION_DENIED' });
+  });
+});
+
+describe('OpenAI chat completions', () => {
+  it('answers text in choices[].message with finish_reason stop and usage', async () => {
+    model.setScript(() => ({ text: 'Hello.' }));
+    const { status, json } = await openai({ model: 'gpt-4o', messages: [{ role: 'user', content: 'hi' }] });
+    expect(status).toBe(200);
+    expect(json).toMatchObject({ object: 'chat.completion', model: 'gpt-4o', choices: [{ index: 0, message: { role: 'assistant', content: 'Hello.' }, finish_reason: 'stop' }] });
+    expect(json.usage.total_tokens).toBe(json.usage.prompt_tokens + json.usage.completion_tokens);
+  });
+
+  it('answers tool calls with arguments as a JSON string and finish_reason tool_calls', async () => {
+    const { json } = await openai({ model: 'gpt-4o', messages: [{ role: 'system', content: 'sys' }, { role: 'user', content: [{ type: 'text', text: 'add resource test-2 value 20' }] }], tools: openaiTools });
+    const choice = json.choices[0];
+    expect(choice.finish_reason).toBe('tool_calls');
+    expect(choice.message.content).toBeNull();
+    expect(choice.message.tool_calls).toEqual([{ id: expect.stringMatching(/^call_/), type: 'function', function: { name: 'resources_add', arguments: '{"name":"test-2","value":20}' } }]);
+    expect(model.requests[0]).toMatchObject({ provider: 'openai', path: '/v1/chat/completions', model: 'gpt-4o', system: 'sys', lastUserText: 'add resource test-2 value 20' });
+  });
+
+  it('sends scripted string arguments unchanged, even when they are not JSON', async () => {
+    model.setScript(() => ({ toolCalls: [{ name: 'resources_add', args: '{"name": ' }] }));
+    const { json } = await openai({ model: 'gpt-4o', messages: [{ role: 'user', content: 'x' }] });
+    expect(json.choices[0].message.tool_calls[0].function.arguments).toBe('{"name": ');
+  });
+
+  it('names trailing role:"tool" messages after the calls they answer', async () => {
+    await openai({
+      model: 'gpt-4o',
+      messages: [
+        { role: 'user', content: 'remove test-2' },
+        { role: 'assistant', content: null, tool_calls: [{ id: 'call_9', type: 'function', function: { name: 'resources_remove', arguments: '{}' } }] },
+        { role: 'tool', tool_call_id: 'call_9', content: 'removed 1' },
+      ],
+    });
+    expect(model.requests[0]?.toolResults).toEqual([{ name: 'resources_remove', output: 'removed 1' }]);
+  });
+
+  it('refuses a call without a Bearer key as OpenAI does', async () => {
+    const { status, json } = await openai({ model: 'gpt-4o', messages: [] }, {});
+    expect(status).toBe(401);
+    expect(json.error).toMatchObject({ type: 'invalid_request_error' });
+  });
+});
+
+describe('scripted failures', () => {
+  it('sends HTTP errors in the vendor error shape, or the given body', async () => {
+    model.setScript(() => ({ httpStatus: 429 }));
+    const geminiError = await gemini({ contents: [] });
+    expect(geminiError).toEqual({ status: 429, json: { error: { code: 429, message: expect.any(String), status: 'RESOURCE_EXHAUSTED' } } });
+    const openaiError = await openai({ model: 'gpt-4o', messages: [] });
+    expect(openaiError.status).toBe(429);
+    expect(openaiError.json.error).toMatchObject({ code: 'rate_limit_exceeded' });
+
+    model.setScript(() => ({ httpStatus: 500, body: { custom: true } }));
+    expect(await openai({ model: 'gpt-4o', messages: [] })).toEqual({ status: 500, json: { custom: true } });
+  });
+
+  it('waits delayMs before an HTTP answer', async () => {
+    model.setScript(() => ({ httpStatus: 503, delayMs: 200 }));
+    const started = Date.now();
+    const { status } = await gemini({ contents: [] });
+    expect(status).toBe(503);
+    expect(Date.now() - started).toBeGreaterThanOrEqual(190);
+  });
+
+  it('answers a script that throws with a 500 naming the failure', async () => {
+    model.setScript(() => {
+      throw new Error('script bug');
+    });
+    const { status, json } = await openai({ model: 'gpt-4o', messages: [] });
+    expect(status).toBe(500);
+    expect(json.error.message).toBe('scripted model failed: script bug');
+  });
+
+  it('answers 404 off the vendor paths and 400 for a body that is not JSON', async () => {
+    expect((await post(`${model.openaiBaseUrl}/responses`, {}, {})).status).toBe(404);
+    expect((await gemini('{not json')).status).toBe(400);
+    expect(model.requests).toHaveLength(0);
+  });
+
+  it('never answers a hanging request, and close() does not wait for it', async () => {
+    const server = await startScriptedModel(() => ({ hang: true }));
+    const abandoned = fetch(`${server.openaiBaseUrl}/chat/completions`, { method: 'POST', headers: { authorization: 'Bearer k' }, body: '{}' }).then(
+      () => 'answered',
+      () => 'cut off',
+    );
+    const early = await Promise.race([abandoned, new Promise((resolve) => setTimeout(() => resolve('still waiting'), 300))]);
+    expect(early).toBe('still waiting');
+    const started = Date.now();
+    await server.close();
+    expect(Date.now() - started).toBeLessThan(1000);
+    expect(await abandoned).toBe('cut off');
+  });
+});
+
+describe('resourceAgentScript', () => {
+  const ask = (lastUserText: string, tools = ['resources_list', 'resources_add', 'resources_remove']) =>
+    resourceAgentScript({ provider: 'openai', path: '/v1/chat/completions', model: 'm', system: '', lastUserText, toolResults: [], tools, headers: {}, body: {} });
+
+  it.each([
+    ['List all resources', { toolCalls: [{ name: 'resources_list', args: {} }] }],
+    ['show me what you have', { toolCalls: [{ name: 'resources_list', args: {} }] }],
+    ['create a server my-test with value 42', { toolCalls: [{ name: 'resources_add', args: { name: 'my-test', value: 42 } }] }],
+    ['add resource test-2 value 20', { toolCalls: [{ name: 'resources_add', args: { name: 'test-2', value: 20 } }] }],
+    ['Make a resource list-2 with value 7', { toolCalls: [{ name: 'resources_add', args: { name: 'list-2', value: 7 } }] }],
+    ['remove my-test', { toolCalls: [{ name: 'resources_remove', args: { pattern: '^my-test$' } }] }],
+    ['Delete resource test-2', { toolCalls: [{ name: 'resources_remove', args: { pattern: '^test-2$' } }] }],
+    ['what is the weather?', { text: 'I can list, add and remove resources.' }],
+  ])('answers %j', async (text, expected) => {
+    expect(await ask(text)).toEqual(expected);
+  });
+
+  it('says so when the tool it needs is not offered', async () => {
+    expect(await ask('remove my-test', ['resources_list'])).toEqual({ text: 'I would use the resources_remove tool, but it is not available to me.' });
+  });
+
+  it('reports tool results back with their outputs', async () => {
+    const reply = await resourceAgentScript({
+      provider: 'gemini',
+      path: '',
+      model: 'm',
+      system: '',
+      lastUserText: 'add x value 1',
+      toolResults: [{ name: 'resources_add', output: 'Added resource x (value 1)' }],
+      tools: [],
+      headers: {},
+      body: {},
+    });
+    expect(reply).toEqual({ text: 'Done. resources_add: Added resource x (value 1)' });
+  });
+});

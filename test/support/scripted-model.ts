@@ -1,0 +1,137 @@
+/**
+ * Scripted LLMs over real HTTP, in each vendor's exact wire format, so that tests of the
+ * whole system run the real provider clients against a model whose answers they choose.
+ * Gemini at `{geminiBaseUrl}/models/{model}:generateContent`, OpenAI Chat Completions at
+ * `{openaiBaseUrl}/chat/completions`; bound to 127.0.0.1 only.
+ */
+import { createServer, type IncomingMessage, type ServerResponse } from 'node:http';
+import type { AddressInfo } from 'node:net';
+import { geminiWire } from './scripted-model/gemini.js';
+import { openaiWire } from './scripted-model/openai.js';
+import { resourceAgentScript } from './scripted-model/resource-agent.js';
+import type { ModelRequest, ModelScript, ScriptedReply, VendorWire, WireResponse } from './scripted-model/types.js';
+
+export type { ModelRequest, ModelScript, ScriptedReply } from './scripted-model/types.js';
+export { resourceAgentScript } from './scripted-model/resource-agent.js';
+
+export interface ScriptedModelServer {
+  /** e.g. http://127.0.0.1:PORT/v1beta, for GEMINI_BASE_URL. */
+  geminiBaseUrl: string;
+  /** e.g. http://127.0.0.1:PORT/v1, for OPENAI_BASE_URL. */
+  openaiBaseUrl: string;
+  /** Every model request received, in order (also those refused for missing credentials). */
+  requests: ModelRequest[];
+  setScript(script: ModelScript): void;
+  /** Stops the server, cutting hanging and delayed answers short. */
+  close(): Promise<void>;
+}
+
+const VENDORS: readonly VendorWire[] = [geminiWire, openaiWire];
+
+function headersOf(req: IncomingMessage): Record<string, string> {
+  const headers: Record<string, string> = {};
+  for (const [name, value] of Object.entries(req.headers)) {
+    if (value !== undefined) headers[name.toLowerCase()] = Array.isArray(value) ? value.join(', ') : value;
+  }
+  return headers;
+}
+
+async function readBody(req: IncomingMessage): Promise<string> {
+  const chunks: Buffer[] = [];
+  for await (const chunk of req) chunks.push(chunk as Buffer);
+  return Buffer.concat(chunks).toString('utf8');
+}
+
+function send(res: ServerResponse, answer: WireResponse): void {
+  if (res.destroyed || res.headersSent) return;
+  const text = typeof answer.body === 'string' ? answer.body : JSON.stringify(answer.body ?? {});
+  res.writeHead(answer.status, { 'content-type': 'application/json; charset=UTF-8', 'content-length': Buffer.byteLength(text) });
+  res.end(text);
+}
+
+export async function startScriptedModel(script: ModelScript = resourceAgentScript): Promise<ScriptedModelServer> {
+  let current = script;
+  let closing = false;
+  const requests: ModelRequest[] = [];
+  const timers = new Set<NodeJS.Timeout>();
+
+  const later = (ms: number): Promise<void> =>
+    new Promise((resolve) => {
+      const timer = setTimeout(() => {
+        timers.delete(timer);
+        resolve();
+      }, ms);
+      timers.add(timer);
+    });
+
+  /** Turns a scripted reply into the vendor's HTTP answer; undefined means never answer. */
+  const answerFor = async (wire: VendorWire, reply: ScriptedReply, request: ModelRequest): Promise<WireResponse | undefined> => {
+    if ('hang' in reply) return undefined;
+    if ('httpStatus' in reply) {
+      if (reply.delayMs) await later(reply.delayMs);
+      return reply.body === undefined ? wire.renderError(reply.httpStatus) : { status: reply.httpStatus, body: reply.body };
+    }
+    return wire.renderReply(reply, request);
+  };
+
+  const handle = async (req: IncomingMessage, res: ServerResponse): Promise<void> => {
+    const path = new URL(req.url ?? '/', 'http://127.0.0.1').pathname;
+    const match = req.method === 'POST' ? VENDORS.map((wire) => ({ wire, route: wire.matchPath(path) })).find((entry) => entry.route) : undefined;
+    if (!match?.route) {
+      send(res, { status: 404, body: { error: { code: 404, message: `no scripted model at ${req.method} ${path}`, status: 'NOT_FOUND' } } });
+      return;
+    }
+    const { wire, route } = match;
+    const text = await readBody(req);
+    let body: unknown;
+    try {
+      body = JSON.parse(text);
+    } catch {
+      send(res, wire.renderError(400, 'The request body is not valid JSON.'));
+      return;
+    }
+    const headers = headersOf(req);
+    const request: ModelRequest = { ...wire.parseRequest(body, route.model), path, headers, body };
+    requests.push(request);
+    const refusal = wire.checkAuth(headers);
+    if (refusal) {
+      send(res, refusal);
+      return;
+    }
+    let answer: WireResponse | undefined;
+    try {
+      answer = await answerFor(wire, await current(request), request);
+    } catch (error) {
+      answer = wire.renderError(500, `scripted model failed: ${error instanceof Error ? error.message : String(error)}`);
+    }
+    if (answer && !closing) send(res, answer);
+  };
+
+  const server = createServer((req, res) => {
+    handle(req, res).catch((error: unknown) => send(res, { status: 500, body: { error: { message: String(error) } } }));
+  });
+  await new Promise<void>((resolve, reject) => {
+    server.once('error', reject);
+    server.listen(0, '127.0.0.1', () => resolve());
+  });
+  const { port } = server.address() as AddressInfo;
+  const origin = `http://127.0.0.1:${port}`;
+
+  return {
+    geminiBaseUrl: `${origin}/v1beta`,
+    openaiBaseUrl: `${origin}/v1`,
+    requests,
+    setScript(next) {
+      current = next;
+    },
+    async close() {
+      closing = true;
+      for (const timer of timers) clearTimeout(timer);
+      timers.clear();
+      const closed = new Promise<void>((resolve) => server.close(() => resolve()));
+      // Hanging answers keep their connections open; close() would wait for them forever.
+      server.closeAllConnections();
+      await closed;
+    },
+  };
+}
