@@ -1,0 +1,127 @@
+import type { Tool as McpTool } from '@modelcontextprotocol/client';
+import type { McpServerConfig } from '../common/config/schema.js';
+import { deadlineExceeded, notFound } from '../common/grpc/errors.js';
+import type { Logger } from '../common/log.js';
+import { McpConnection, STARTUP_RETRY, type ConnectRetry } from './mcp-connection.js';
+import { isDestructive } from './policy.js';
+import { toolOutcome, type ToolOutcome } from './tool-result.js';
+
+/** A tool as the broker offers it: the server's definition plus where it lives and its policy. */
+export interface BrokerTool {
+  name: string;
+  description: string;
+  inputSchema: Record<string, unknown>;
+  /** Needs a human approval before it runs (DESIGN rule 9). */
+  destructive: boolean;
+  server: string;
+  /** The server's own annotations, as advertised (undefined when absent). */
+  readOnlyHint?: boolean;
+  destructiveHint?: boolean;
+}
+
+export interface ToolCallResult extends ToolOutcome {
+  server: string;
+}
+
+export interface CallerContext {
+  /** The caller's `Authorization` value, forwarded to HTTP servers for this call only. */
+  authorization?: string;
+  /** Epoch milliseconds by which the caller needs the answer. */
+  deadline?: number;
+}
+
+function brokerTool(tool: McpTool, server: string): BrokerTool {
+  return {
+    name: tool.name,
+    description: tool.description ?? '',
+    inputSchema: tool.inputSchema as Record<string, unknown>,
+    destructive: isDestructive(tool.annotations),
+    server,
+    readOnlyHint: tool.annotations?.readOnlyHint,
+    destructiveHint: tool.annotations?.destructiveHint,
+  };
+}
+
+/** The first tool name two connections both offer, if any. */
+function findDuplicate(connections: readonly McpConnection[]): { tool: string; first: string; second: string } | undefined {
+  const owners = new Map<string, string>();
+  for (const connection of connections) {
+    for (const tool of connection.tools) {
+      const owner = owners.get(tool.name);
+      if (owner !== undefined) return { tool: tool.name, first: owner, second: connection.name };
+      owners.set(tool.name, connection.name);
+    }
+  }
+  return undefined;
+}
+
+/**
+ * Seed 000's CompositeClient: every configured server's tools in one name space and each call
+ * routed to the server that offers the tool. Names must be unique across servers at startup;
+ * a server restarted later that comes back with a name another server owns keeps only its own
+ * unique tools (the routing table never changes owner under a running agent).
+ */
+export class ToolComposite {
+  private routes = new Map<string, McpConnection>();
+
+  private constructor(
+    private readonly connections: readonly McpConnection[],
+    private readonly log: Logger,
+  ) {
+    for (const connection of connections) connection.onToolsListed = () => this.reroute();
+    this.reroute();
+  }
+
+  /** Connects to every server (in parallel, each with its retries); any failure stops them all. */
+  static async start(servers: readonly McpServerConfig[], log: Logger, retry: ConnectRetry = STARTUP_RETRY): Promise<ToolComposite> {
+    const connections = servers.map((server) => new McpConnection(server, log.child({ mcp_server: server.name })));
+    const outcomes = await Promise.allSettled(connections.map((connection) => connection.start(retry)));
+    const failures = outcomes.flatMap((outcome) => (outcome.status === 'rejected' ? [outcome.reason instanceof Error ? outcome.reason.message : String(outcome.reason)] : []));
+    const duplicate = failures.length === 0 ? findDuplicate(connections) : undefined;
+    if (failures.length > 0 || duplicate) {
+      await Promise.all(connections.map((connection) => connection.close()));
+      if (duplicate) {
+        throw new Error(`tool ${JSON.stringify(duplicate.tool)} is offered by both MCP server ${JSON.stringify(duplicate.first)} and MCP server ${JSON.stringify(duplicate.second)}; tool names must be unique across mcp_servers`);
+      }
+      throw new Error(failures.join('; '));
+    }
+    return new ToolComposite(connections, log);
+  }
+
+  /** Every routable tool, in config order: served from the listing cache, no network. */
+  listTools(): BrokerTool[] {
+    return this.connections.flatMap((connection) =>
+      connection.tools.filter((tool) => this.routes.get(tool.name) === connection).map((tool) => brokerTool(tool, connection.name)),
+    );
+  }
+
+  async callTool(name: string, args: Record<string, unknown> | undefined, caller: CallerContext = {}): Promise<ToolCallResult> {
+    const connection = this.routes.get(name);
+    if (!connection) throw notFound(`unknown tool ${name}`);
+    // DESIGN rule 7: the server's own timeout, cut short by the caller's deadline.
+    const timeoutMs = Math.min(connection.config.timeout, caller.deadline !== undefined ? caller.deadline - Date.now() : Infinity);
+    if (timeoutMs <= 0) throw deadlineExceeded(`tool ${name} on server ${connection.name} was not called: the request's deadline had already passed`);
+    const result = await connection.callTool(name, args, { timeoutMs, authorization: caller.authorization });
+    return { ...toolOutcome(result), server: connection.name };
+  }
+
+  async close(): Promise<void> {
+    await Promise.all(this.connections.map((connection) => connection.close()));
+  }
+
+  /** Rebuilds the routing table after a listing: a name stays with its owner while the owner still offers it. */
+  private reroute(): void {
+    const routes = new Map<string, McpConnection>();
+    for (const [name, owner] of this.routes) {
+      if (owner.tools.some((tool) => tool.name === name)) routes.set(name, owner);
+    }
+    for (const connection of this.connections) {
+      for (const tool of connection.tools) {
+        const owner = routes.get(tool.name);
+        if (owner === undefined) routes.set(tool.name, connection);
+        else if (owner !== connection) this.log.warn('tool name offered by two MCP servers; the first keeps it', { tool: tool.name, kept: owner.name, ignored: connection.name });
+      }
+    }
+    this.routes = routes;
+  }
+}

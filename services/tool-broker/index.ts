@@ -1,0 +1,36 @@
+import { ToolBrokerServiceService } from '../../gen/ts/asg/tools/v1/tools.js';
+import { implement, listen, Server, shutdown } from '../common/grpc/server.js';
+import type { RunningService, ServiceOptions } from '../common/service.js';
+import { ToolComposite } from './composite.js';
+import { toolBrokerHandlers } from './server.js';
+
+/**
+ * tool-broker: connects to every MCP server of `config.mcp_servers` (startup fails when one
+ * cannot be reached or two offer the same tool name), then serves ToolBrokerService.
+ */
+export async function startToolBroker(options: ServiceOptions): Promise<RunningService> {
+  const { config, log } = options;
+  const composite = await ToolComposite.start(config.mcp_servers, log);
+  const server = new Server();
+  server.addService(ToolBrokerServiceService, implement(ToolBrokerServiceService, 'tool-broker', toolBrokerHandlers(composite), log));
+  let port: number;
+  try {
+    port = await listen(server, options.listen);
+  } catch (error) {
+    await composite.close();
+    throw error;
+  }
+  const host = options.listen.slice(0, options.listen.lastIndexOf(':'));
+  log.info('tool-broker listening', { address: `${host}:${port}`, tools: composite.listTools().length });
+  let stopping: Promise<void> | undefined;
+  return {
+    name: 'tool-broker',
+    address: `${host}:${port}`,
+    port,
+    stop: () =>
+      (stopping ??= (async () => {
+        await shutdown(server);
+        await composite.close();
+      })()),
+  };
+}

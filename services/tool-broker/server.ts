@@ -1,0 +1,30 @@
+import type { CallToolResponse, ListToolsResponse, Tool } from '../../gen/ts/asg/tools/v1/tools.js';
+import { ToolBrokerServiceService } from '../../gen/ts/asg/tools/v1/tools.js';
+import { invalidArgument } from '../common/grpc/errors.js';
+import type { UnaryHandlers } from '../common/grpc/server.js';
+import type { BrokerTool, ToolComposite } from './composite.js';
+
+/** The gRPC face of the composite: decode, call, encode; every decision lives in composite.ts. */
+
+function toProtoTool(tool: BrokerTool): Tool {
+  return {
+    name: tool.name,
+    description: tool.description,
+    inputSchema: tool.inputSchema,
+    destructive: tool.destructive,
+    server: tool.server,
+    readOnlyHint: tool.readOnlyHint,
+    destructiveHint: tool.destructiveHint,
+  };
+}
+
+export function toolBrokerHandlers(composite: ToolComposite): UnaryHandlers<typeof ToolBrokerServiceService> {
+  return {
+    listTools: async (): Promise<ListToolsResponse> => ({ tools: composite.listTools().map(toProtoTool) }),
+    callTool: async (request, { request: caller }): Promise<CallToolResponse> => {
+      if (!request.name) throw invalidArgument('CallTool needs the name of a tool');
+      const result = await composite.callTool(request.name, request.arguments ?? {}, { authorization: caller.authorization, deadline: caller.deadline });
+      return { text: result.text, isError: result.isError, structuredContent: result.structuredContent, server: result.server };
+    },
+  };
+}
