@@ -1,0 +1,111 @@
+import {
+  ConversationStatus,
+  type Conversation,
+  type ConversationSummary,
+  type PendingApproval,
+} from '../../gen/ts/asg/store/v1/store.js';
+import type { TurnResult } from '../../gen/ts/asg/orchestrator/v1/orchestrator.js';
+import type { Tool } from '../../gen/ts/asg/tools/v1/tools.js';
+import { internal } from '../../services/common/grpc/errors.js';
+import type { Backends } from '../backends.js';
+import { decisionOfStatus, type Decision } from './decision.js';
+
+/**
+ * The agent as every face of the gateway (REST, A2A, tRPC, MCP) sees it: the few things a
+ * caller can do, over the orchestrator and the store. Adapters validate and translate;
+ * this layer knows no transport. Results are the proto types; each adapter maps them to
+ * its own wire shapes. gRPC failures propagate as `RpcError` with their status code.
+ */
+export interface Agent {
+  createConversation(message?: string): Promise<{ conversation: Conversation; result?: TurnResult }>;
+  getConversation(id: string): Promise<Conversation>;
+  listConversations(page: PageRequest): Promise<ConversationPage>;
+  sendMessage(conversationId: string, message: string): Promise<Turn>;
+  resolveApproval(uuid: string, decision: Decision): Promise<ApprovalOutcome>;
+  listTools(): Promise<Tool[]>;
+}
+
+export interface Turn {
+  conversation: Conversation;
+  result: TurnResult;
+}
+
+export interface PageRequest {
+  limit: number;
+  /** Opaque, from the previous page's `nextCursor`. */
+  cursor?: string;
+}
+
+export interface ConversationPage {
+  conversations: Conversation[];
+  summary: ConversationSummary | undefined;
+  /** Absent on the last page. */
+  nextCursor?: string;
+}
+
+/** Either this request made the decision, or an earlier one had (and nothing was executed). */
+export type ApprovalOutcome =
+  | ({ decided: true } & Turn)
+  | { decided: false; approval: PendingApproval; decision: Decision; decidedAt: Date | undefined };
+
+function present<T>(value: T | undefined, what: string): T {
+  if (value === undefined) throw internal(`${what} was missing from the answer`);
+  return value;
+}
+
+/**
+ * A turn result for responses where the orchestrator sent none (e.g. a rejection that ran
+ * nothing): what the conversation itself says about waiting.
+ */
+export function resultFromConversation(conversation: Conversation): TurnResult {
+  const waiting = conversation.status === ConversationStatus.CONVERSATION_STATUS_WAITING_APPROVAL;
+  return { response: '', waitingApproval: waiting, approval: waiting ? conversation.pendingApproval : undefined };
+}
+
+export function createAgent(backends: Pick<Backends, 'orchestrator' | 'store'>): Agent {
+  const { orchestrator, store } = backends;
+  return {
+    async createConversation(message) {
+      const answer = await orchestrator.createConversation({ message });
+      return { conversation: present(answer.conversation, 'the created conversation'), result: answer.result };
+    },
+
+    async getConversation(id) {
+      const answer = await store.getConversation({ id, includeMessages: true });
+      return present(answer.conversation, `conversation ${id}`);
+    },
+
+    async listConversations({ limit, cursor }) {
+      // Messages are included because C carries them; the page size bounds the cost.
+      const answer = await store.listConversations({ pageSize: limit, pageToken: cursor ?? '', includeMessages: true });
+      return {
+        conversations: answer.conversations,
+        summary: answer.summary,
+        ...(answer.nextPageToken && { nextCursor: answer.nextPageToken }),
+      };
+    },
+
+    async sendMessage(conversationId, message) {
+      const answer = await orchestrator.sendMessage({ conversationId, message });
+      const conversation = present(answer.conversation, `conversation ${conversationId}`);
+      return { conversation, result: answer.result ?? resultFromConversation(conversation) };
+    },
+
+    async resolveApproval(uuid, decision) {
+      const answer = await orchestrator.resolveApproval({ uuid, approved: decision === 'approved' });
+      const approval = present(answer.approval, `approval ${uuid}`);
+      if (!answer.decided) {
+        const earlier = decisionOfStatus(approval.status);
+        // decided=false promises an earlier decision; a pending approval here is a bug upstream.
+        if (!earlier) throw internal(`the orchestrator declined to decide approval ${uuid}, yet it is still pending`);
+        return { decided: false, approval, decision: earlier, decidedAt: approval.decidedAt ?? approval.updatedAt };
+      }
+      const conversation = present(answer.conversation, `the conversation of approval ${uuid}`);
+      return { decided: true, conversation, result: answer.result ?? resultFromConversation(conversation) };
+    },
+
+    async listTools() {
+      return (await orchestrator.listTools({})).tools;
+    },
+  };
+}

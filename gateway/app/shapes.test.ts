@@ -1,0 +1,181 @@
+import { describe, expect, it } from 'vitest';
+import { ApprovalStatus, ConversationStatus, MessageRole, type Conversation, type PendingApproval } from '../../gen/ts/asg/store/v1/store.js';
+import { conversationJson, conversationSummaryJson, messageJson, pendingApprovalJson, toolJson, turnResultJson } from './shapes.js';
+
+const created = new Date('2025-01-15T10:02:03.000Z');
+const updated = new Date('2025-01-15T10:05:00.000Z');
+
+const approval: PendingApproval = {
+  uuid: 'b2e4d8f1-7a36-4c95-8e10-5d9f3a6c2e47',
+  conversationId: '6f1c9a52-3d47-4b8e-9a21-0c5e7d4f8b13',
+  toolName: 'delete_resource',
+  toolArgs: { id: 'res-42', force: true },
+  description: 'delete_resource({"id":"res-42"})',
+  createdAt: created,
+  status: ApprovalStatus.APPROVAL_STATUS_PENDING,
+  argsHash: 'abc123',
+  toolCallId: 'call-1',
+  updatedAt: updated,
+};
+
+const conversation: Conversation = {
+  id: '6f1c9a52-3d47-4b8e-9a21-0c5e7d4f8b13',
+  sessionId: '4be2a91c',
+  status: ConversationStatus.CONVERSATION_STATUS_WAITING_APPROVAL,
+  messages: [
+    { id: 'm1', role: MessageRole.MESSAGE_ROLE_USER, content: 'delete res-42', createdAt: created, seq: 1 },
+    {
+      id: 'm2',
+      role: MessageRole.MESSAGE_ROLE_ASSISTANT,
+      content: '',
+      toolCall: { id: 'call-1', name: 'delete_resource', arguments: { id: 'res-42' } },
+      createdAt: created,
+      seq: 2,
+    },
+  ],
+  pendingApproval: approval,
+  pipelineState: { pausedNodePath: [1, 0], pausedNodeOutputKey: 'plan', sessionState: { plan: 'delete' }, userMessage: 'delete res-42' },
+  createdAt: created,
+  updatedAt: updated,
+  messageCount: 2,
+};
+
+describe('conversationJson (C)', () => {
+  it('maps every field to the snake_case shape with enum names and ISO times', () => {
+    expect(conversationJson(conversation)).toEqual({
+      id: '6f1c9a52-3d47-4b8e-9a21-0c5e7d4f8b13',
+      session_id: '4be2a91c',
+      status: 'waiting_approval',
+      messages: [
+        { id: 'm1', role: 'user', content: 'delete res-42', created_at: '2025-01-15T10:02:03.000Z' },
+        { id: 'm2', role: 'assistant', content: '', tool_call: { name: 'delete_resource', arguments: { id: 'res-42' } }, created_at: '2025-01-15T10:02:03.000Z' },
+      ],
+      pending_approval: {
+        uuid: 'b2e4d8f1-7a36-4c95-8e10-5d9f3a6c2e47',
+        conversation_id: '6f1c9a52-3d47-4b8e-9a21-0c5e7d4f8b13',
+        tool_name: 'delete_resource',
+        tool_args: { id: 'res-42', force: true },
+        description: 'delete_resource({"id":"res-42"})',
+        created_at: '2025-01-15T10:02:03.000Z',
+      },
+      pipeline_state: { paused_node_path: [1, 0], paused_node_output_key: 'plan', session_state: { plan: 'delete' }, user_message: 'delete res-42' },
+      created_at: '2025-01-15T10:02:03.000Z',
+      updated_at: '2025-01-15T10:05:00.000Z',
+    });
+  });
+
+  it('keeps the key order of DESIGN §4', () => {
+    expect(Object.keys(conversationJson(conversation))).toEqual([
+      'id',
+      'session_id',
+      'status',
+      'messages',
+      'pending_approval',
+      'pipeline_state',
+      'created_at',
+      'updated_at',
+    ]);
+  });
+
+  it('leaves out absent optional fields instead of writing null', () => {
+    const json = conversationJson({ ...conversation, status: ConversationStatus.CONVERSATION_STATUS_ACTIVE, pendingApproval: undefined, pipelineState: undefined });
+    expect(json.status).toBe('active');
+    expect(json).not.toHaveProperty('pending_approval');
+    expect(json).not.toHaveProperty('pipeline_state');
+    expect(JSON.stringify(json)).not.toContain('null');
+  });
+
+  it('never shows internal fields (message seq and count, approval status and hash, tool-call ids)', () => {
+    const text = JSON.stringify(conversationJson(conversation));
+    for (const internal of ['seq', 'message_count', 'messageCount', 'args_hash', 'abc123', 'call-1', 'tool_call_id', '"status":"pending"']) {
+      expect(text).not.toContain(internal);
+    }
+  });
+
+  it('names every conversation status', () => {
+    const status = (value: ConversationStatus) => conversationJson({ ...conversation, status: value }).status;
+    expect(status(ConversationStatus.CONVERSATION_STATUS_ACTIVE)).toBe('active');
+    expect(status(ConversationStatus.CONVERSATION_STATUS_WAITING_APPROVAL)).toBe('waiting_approval');
+    expect(status(ConversationStatus.CONVERSATION_STATUS_COMPLETED)).toBe('completed');
+  });
+});
+
+describe('messageJson (M)', () => {
+  it('names every role', () => {
+    const role = (value: MessageRole) => messageJson({ id: 'm', role: value, content: '', createdAt: created, seq: 1 }).role;
+    expect(role(MessageRole.MESSAGE_ROLE_SYSTEM)).toBe('system');
+    expect(role(MessageRole.MESSAGE_ROLE_USER)).toBe('user');
+    expect(role(MessageRole.MESSAGE_ROLE_ASSISTANT)).toBe('assistant');
+    expect(role(MessageRole.MESSAGE_ROLE_TOOL)).toBe('tool');
+  });
+
+  it('carries a tool result and is_error, including an empty result and is_error false', () => {
+    const json = messageJson({
+      id: 'm3',
+      role: MessageRole.MESSAGE_ROLE_TOOL,
+      content: '',
+      toolCall: { id: 'call-1', name: 'list', arguments: undefined, result: '', isError: false },
+      createdAt: created,
+      seq: 3,
+    });
+    expect(json.tool_call).toEqual({ name: 'list', arguments: {}, result: '', is_error: false });
+    expect(Object.keys(json)).toEqual(['id', 'role', 'content', 'tool_call', 'created_at']);
+  });
+});
+
+describe('pendingApprovalJson (P)', () => {
+  it('has exactly the keys of P, with the proxy fields only when set', () => {
+    expect(Object.keys(pendingApprovalJson(approval))).toEqual(['uuid', 'conversation_id', 'tool_name', 'tool_args', 'description', 'created_at']);
+    const proxied = pendingApprovalJson({ ...approval, remoteTaskId: 'task-7', remoteAgentName: 'summarizer' });
+    expect(Object.keys(proxied)).toEqual([
+      'uuid',
+      'conversation_id',
+      'tool_name',
+      'tool_args',
+      'description',
+      'remote_task_id',
+      'remote_agent_name',
+      'created_at',
+    ]);
+    expect(proxied.remote_task_id).toBe('task-7');
+    expect(proxied.remote_agent_name).toBe('summarizer');
+  });
+
+  it('treats empty proxy fields as absent and missing arguments as {}', () => {
+    const json = pendingApprovalJson({ ...approval, remoteTaskId: '', remoteAgentName: '', toolArgs: undefined });
+    expect(json).not.toHaveProperty('remote_task_id');
+    expect(json).not.toHaveProperty('remote_agent_name');
+    expect(json.tool_args).toEqual({});
+  });
+});
+
+describe('turnResultJson (R)', () => {
+  it('includes the approval only when there is one', () => {
+    expect(turnResultJson({ response: 'done', waitingApproval: false })).toEqual({ response: 'done', waiting_approval: false });
+    expect(turnResultJson({ response: 'needs approval', waitingApproval: true, approval })).toEqual({
+      response: 'needs approval',
+      waiting_approval: true,
+      approval: pendingApprovalJson(approval),
+    });
+  });
+});
+
+describe('conversationSummaryJson', () => {
+  it('maps the counts and reads a missing summary as zeros', () => {
+    expect(conversationSummaryJson({ total: 5, active: 2, waitingApproval: 1, completed: 2 })).toEqual({ total: 5, active: 2, waiting_approval: 1, completed: 2 });
+    expect(conversationSummaryJson(undefined)).toEqual({ total: 0, active: 0, waiting_approval: 0, completed: 0 });
+  });
+});
+
+describe('toolJson', () => {
+  it('uses the seed tool keys and the effective destructive flag, not the raw annotation', () => {
+    const schema = { type: 'object', properties: { id: { type: 'string' } } };
+    expect(
+      toolJson({ name: 'delete_resource', description: 'Deletes', inputSchema: schema, destructive: true, server: 'resources', destructiveHint: false }),
+    ).toEqual({ name: 'delete_resource', description: 'Deletes', inputSchema: schema, destructiveHint: true, server: 'resources' });
+  });
+
+  it('gives a tool without a schema an empty object schema', () => {
+    expect(toolJson({ name: 'ping', description: '', inputSchema: undefined, destructive: false, server: 's' }).inputSchema).toEqual({ type: 'object', properties: {} });
+  });
+});

@@ -1,0 +1,213 @@
+import {
+  ConversationStatus,
+  MessageRole,
+  type Conversation,
+  type ConversationSummary,
+  type Message,
+  type PendingApproval,
+  type PipelineState,
+  type ToolCall,
+} from '../../gen/ts/asg/store/v1/store.js';
+import type { TurnResult } from '../../gen/ts/asg/orchestrator/v1/orchestrator.js';
+import type { Tool } from '../../gen/ts/asg/tools/v1/tools.js';
+
+/**
+ * The public JSON shapes of DESIGN §4 (C, M, P, S, R and the tool listing), mapped from the
+ * proto types. Tests written outside the project read these field by field, so the names
+ * are snake_case exactly as the seed's API has them, optional fields are left out rather
+ * than set to null, and internal fields (tool-call ids, hashes, approval status, message
+ * seq) never appear.
+ */
+
+export type ConversationStatusName = 'active' | 'waiting_approval' | 'completed';
+export type MessageRoleName = 'system' | 'user' | 'assistant' | 'tool';
+
+export interface ToolCallJson {
+  name: string;
+  arguments: Record<string, unknown>;
+  result?: string;
+  is_error?: boolean;
+}
+
+/** M */
+export interface MessageJson {
+  id: string;
+  role: MessageRoleName;
+  content: string;
+  tool_call?: ToolCallJson;
+  created_at: string;
+}
+
+/** P */
+export interface PendingApprovalJson {
+  uuid: string;
+  conversation_id: string;
+  tool_name: string;
+  tool_args: Record<string, unknown>;
+  description: string;
+  remote_task_id?: string;
+  remote_agent_name?: string;
+  created_at: string;
+}
+
+/** S */
+export interface PipelineStateJson {
+  paused_node_path: number[];
+  paused_node_output_key: string;
+  session_state: Record<string, string>;
+  user_message: string;
+}
+
+/** C */
+export interface ConversationJson {
+  id: string;
+  session_id: string;
+  status: ConversationStatusName;
+  messages: MessageJson[];
+  pending_approval?: PendingApprovalJson;
+  pipeline_state?: PipelineStateJson;
+  created_at: string;
+  updated_at: string;
+}
+
+/** R */
+export interface TurnResultJson {
+  response: string;
+  waiting_approval: boolean;
+  approval?: PendingApprovalJson;
+}
+
+export interface ConversationSummaryJson {
+  total: number;
+  active: number;
+  waiting_approval: number;
+  completed: number;
+}
+
+/** One entry of `GET /tools`; these keys are camelCase in the seed's API, unlike the rest. */
+export interface ToolJson {
+  name: string;
+  description: string;
+  inputSchema: Record<string, unknown>;
+  destructiveHint: boolean;
+  server: string;
+}
+
+// The store always sets timestamps; an empty string keeps the field's type a string if a
+// broken record ever lacks one, instead of failing the whole response.
+function isoTime(date: Date | undefined): string {
+  return date ? date.toISOString() : '';
+}
+
+export function conversationStatusName(status: ConversationStatus): ConversationStatusName {
+  switch (status) {
+    case ConversationStatus.CONVERSATION_STATUS_WAITING_APPROVAL:
+      return 'waiting_approval';
+    case ConversationStatus.CONVERSATION_STATUS_COMPLETED:
+      return 'completed';
+    default:
+      // ACTIVE, and UNSPECIFIED which the store never writes: a conversation that is
+      // neither waiting nor completed accepts messages, which is what "active" means.
+      return 'active';
+  }
+}
+
+export function messageRoleName(role: MessageRole): MessageRoleName {
+  switch (role) {
+    case MessageRole.MESSAGE_ROLE_SYSTEM:
+      return 'system';
+    case MessageRole.MESSAGE_ROLE_USER:
+      return 'user';
+    case MessageRole.MESSAGE_ROLE_TOOL:
+      return 'tool';
+    default:
+      // ASSISTANT, and UNSPECIFIED which the store never writes.
+      return 'assistant';
+  }
+}
+
+export function toolCallJson(call: ToolCall): ToolCallJson {
+  // The provider's tool-call id only pairs calls with results inside the model history.
+  return {
+    name: call.name,
+    arguments: call.arguments ?? {},
+    ...(call.result !== undefined && { result: call.result }),
+    ...(call.isError !== undefined && { is_error: call.isError }),
+  };
+}
+
+// Objects are built in DESIGN §4's key order, so responses read the way the docs show them.
+export function messageJson(message: Message): MessageJson {
+  return {
+    id: message.id,
+    role: messageRoleName(message.role),
+    content: message.content,
+    ...(message.toolCall && { tool_call: toolCallJson(message.toolCall) }),
+    created_at: isoTime(message.createdAt),
+  };
+}
+
+export function pendingApprovalJson(approval: PendingApproval): PendingApprovalJson {
+  return {
+    uuid: approval.uuid,
+    conversation_id: approval.conversationId,
+    tool_name: approval.toolName,
+    tool_args: approval.toolArgs ?? {},
+    description: approval.description,
+    // Only proxy approvals (a sub-agent's own approval) have these; empty means none.
+    ...(approval.remoteTaskId && { remote_task_id: approval.remoteTaskId }),
+    ...(approval.remoteAgentName && { remote_agent_name: approval.remoteAgentName }),
+    created_at: isoTime(approval.createdAt),
+  };
+}
+
+export function pipelineStateJson(state: PipelineState): PipelineStateJson {
+  return {
+    paused_node_path: [...state.pausedNodePath],
+    paused_node_output_key: state.pausedNodeOutputKey,
+    session_state: { ...state.sessionState },
+    user_message: state.userMessage,
+  };
+}
+
+export function conversationJson(conversation: Conversation): ConversationJson {
+  return {
+    id: conversation.id,
+    session_id: conversation.sessionId,
+    status: conversationStatusName(conversation.status),
+    messages: conversation.messages.map(messageJson),
+    ...(conversation.pendingApproval && { pending_approval: pendingApprovalJson(conversation.pendingApproval) }),
+    ...(conversation.pipelineState && { pipeline_state: pipelineStateJson(conversation.pipelineState) }),
+    created_at: isoTime(conversation.createdAt),
+    updated_at: isoTime(conversation.updatedAt),
+  };
+}
+
+export function turnResultJson(result: TurnResult): TurnResultJson {
+  return {
+    response: result.response,
+    waiting_approval: result.waitingApproval,
+    ...(result.approval && { approval: pendingApprovalJson(result.approval) }),
+  };
+}
+
+export function conversationSummaryJson(summary: ConversationSummary | undefined): ConversationSummaryJson {
+  return {
+    total: summary?.total ?? 0,
+    active: summary?.active ?? 0,
+    waiting_approval: summary?.waitingApproval ?? 0,
+    completed: summary?.completed ?? 0,
+  };
+}
+
+export function toolJson(tool: Tool): ToolJson {
+  return {
+    name: tool.name,
+    description: tool.description,
+    // MCP requires an object schema; a tool that advertised none takes no arguments.
+    inputSchema: tool.inputSchema ?? { type: 'object', properties: {} },
+    // The effective policy (annotations and config overrides), not the raw annotation.
+    destructiveHint: tool.destructive,
+    server: tool.server,
+  };
+}

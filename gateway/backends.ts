@@ -1,0 +1,42 @@
+import { createPromiseClient, type PromiseClient } from '../services/common/grpc/client.js';
+import type { AgentConfig } from '../services/common/config/schema.js';
+import { OrchestratorServiceService } from '../gen/ts/asg/orchestrator/v1/orchestrator.js';
+import { ConversationStoreServiceService } from '../gen/ts/asg/store/v1/store.js';
+
+/** Reads from the store are single queries; ten seconds means the store is in trouble. */
+export const STORE_DEADLINE_MS = 10_000;
+/** Listing tools asks every MCP server; allow as long as one MCP call may take by default. */
+export const TOOL_LISTING_DEADLINE_MS = 30_000;
+
+export type OrchestratorClient = PromiseClient<typeof OrchestratorServiceService>;
+export type ConversationStoreClient = PromiseClient<typeof ConversationStoreServiceService>;
+
+/** The two services the gateway calls, with their deadlines (DESIGN rule 7). */
+export interface Backends {
+  orchestrator: OrchestratorClient;
+  store: ConversationStoreClient;
+  close(): void;
+}
+
+export interface BackendAddresses {
+  orchestrator: string;
+  conversationStore: string;
+}
+
+export function connectBackends(peers: BackendAddresses, config: AgentConfig): Backends {
+  // A turn runs the model and tools until it answers or stops for approval: it gets the
+  // configured turn deadline. The clients connect lazily, so a peer that is not up yet only
+  // fails the requests that need it.
+  const orchestrator = createPromiseClient(OrchestratorServiceService, peers.orchestrator, 'gateway', config.chat.turn_timeout, {
+    listTools: TOOL_LISTING_DEADLINE_MS,
+  });
+  const store = createPromiseClient(ConversationStoreServiceService, peers.conversationStore, 'gateway', STORE_DEADLINE_MS);
+  return {
+    orchestrator,
+    store,
+    close() {
+      orchestrator.close();
+      store.close();
+    },
+  };
+}

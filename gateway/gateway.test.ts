@@ -1,0 +1,282 @@
+import net from 'node:net';
+import { afterAll, afterEach, beforeAll, describe, expect, it, vi } from 'vitest';
+import { configSchema, type AgentConfig } from '../services/common/config/schema.js';
+import { createLogger, type Logger } from '../services/common/log.js';
+import { reachableUrl, startGateway } from './index.js';
+
+/**
+ * The real gateway on 127.0.0.1:0. Nothing here needs a working backend: the routes are
+ * checked up to the point where they would call one, and outages are real ones — a port
+ * nobody listens on (503) and a socket that accepts and never answers (504).
+ */
+
+// For the suites that do not read the log.
+const quiet: Logger = { debug() {}, info() {}, warn() {}, error() {}, child: () => quiet };
+
+type Gateway = Awaited<ReturnType<typeof startGateway>>;
+
+const CONVERSATION_ID = '6f1c9a52-3d47-4b8e-9a21-0c5e7d4f8b13';
+const APPROVAL_UUID = 'b2e4d8f1-7a36-4c95-8e10-5d9f3a6c2e47';
+
+function testConfig(overrides: Record<string, unknown> = {}): AgentConfig {
+  return configSchema.parse({ host: '127.0.0.1', port: 0, ...overrides });
+}
+
+/** A loopback port that was free a moment ago and has nobody listening on it. */
+async function closedPort(): Promise<number> {
+  const server = net.createServer();
+  await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
+  const { port } = server.address() as net.AddressInfo;
+  await new Promise<void>((resolve) => server.close(() => resolve()));
+  return port;
+}
+
+/** A TCP server that accepts connections and never says a word: a hung backend. */
+async function silentServer(): Promise<{ address: string; close(): Promise<void> }> {
+  const sockets = new Set<net.Socket>();
+  const server = net.createServer((socket) => {
+    sockets.add(socket);
+    socket.on('error', () => undefined);
+  });
+  await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
+  const { port } = server.address() as net.AddressInfo;
+  return {
+    address: `127.0.0.1:${port}`,
+    close: () =>
+      new Promise<void>((resolve) => {
+        for (const socket of sockets) socket.destroy();
+        server.close(() => resolve());
+      }),
+  };
+}
+
+/** Everything the gateway's logger writes while `fn` runs. */
+function captureStdout(): { lines: () => string[]; restore: () => void } {
+  const written: string[] = [];
+  const spy = vi.spyOn(process.stdout, 'write').mockImplementation((chunk: string | Uint8Array) => {
+    written.push(typeof chunk === 'string' ? chunk : Buffer.from(chunk).toString('utf8'));
+    return true;
+  });
+  return { lines: () => written.join('').split('\n').filter(Boolean), restore: () => spy.mockRestore() };
+}
+
+async function call(gateway: Gateway, method: string, path: string, init: { body?: string; headers?: Record<string, string> } = {}) {
+  const response = await fetch(gateway.url + path, { method, body: init.body, headers: { 'content-type': 'application/json', ...init.headers } });
+  const text = await response.text();
+  let json: Record<string, unknown> | undefined;
+  try {
+    json = JSON.parse(text) as Record<string, unknown>;
+  } catch {
+    json = undefined;
+  }
+  return { status: response.status, headers: response.headers, text, json };
+}
+
+describe('gateway with its backends down', () => {
+  let gateway: Gateway;
+  let stdout: ReturnType<typeof captureStdout>;
+
+  beforeAll(async () => {
+    stdout = captureStdout();
+    const port = await closedPort();
+    gateway = await startGateway({
+      config: testConfig(),
+      log: createLogger('gateway'),
+      peers: { orchestrator: `127.0.0.1:${port}`, conversationStore: `127.0.0.1:${port}` },
+    });
+  });
+
+  afterAll(async () => {
+    await gateway?.stop();
+    stdout.restore();
+  });
+
+  it('reports where it listens, as the CLI expects', () => {
+    expect(gateway.url).toMatch(/^http:\/\/127\.0\.0\.1:\d+$/);
+    expect(gateway.port).toBeGreaterThan(0);
+    expect(gateway.address).toBe(`127.0.0.1:${gateway.port}`);
+    expect(stdout.lines().some((line) => line.includes('msg="gateway listening"') && line.includes(`url=${gateway.url}`))).toBe(true);
+  });
+
+  it('GET /health answers {"status":"ok"} without any backend', async () => {
+    const res = await call(gateway, 'GET', '/health');
+    expect(res.status).toBe(200);
+    expect(res.json).toEqual({ status: 'ok' });
+    expect(res.headers.get('x-powered-by')).toBeNull();
+  });
+
+  it('GET /docs serves the HTML reference', async () => {
+    const res = await call(gateway, 'GET', '/docs');
+    expect(res.status).toBe(200);
+    expect(res.headers.get('content-type')).toMatch(/^text\/html/);
+    expect(res.text).toContain('POST /approvals/:uuid');
+  });
+
+  it('answers unknown routes and methods with 404 JSON', async () => {
+    for (const [method, path] of [
+      ['GET', '/nowhere?x=1'],
+      ['DELETE', '/conversations'],
+      ['GET', '/conversations/x/y/z'],
+    ] as const) {
+      const res = await call(gateway, method, path);
+      expect(res.status).toBe(404);
+      expect(res.json?.error).toBe(`no route for ${method} ${path.split('?')[0]}; the API reference is at GET /docs`);
+    }
+  });
+
+  it('answers malformed JSON with 400', async () => {
+    for (const path of ['/conversations', `/conversations/${CONVERSATION_ID}/messages`, `/approvals/${APPROVAL_UUID}`]) {
+      const res = await call(gateway, 'POST', path, { body: '{"message": "unterminated' });
+      expect(res.status).toBe(400);
+      expect(res.json?.error).toMatch(/^malformed JSON body: /);
+    }
+  });
+
+  it('answers a body over 1 MB with 413', async () => {
+    const res = await call(gateway, 'POST', '/conversations', { body: JSON.stringify({ message: 'x'.repeat(1024 * 1024 + 1) }) });
+    expect(res.status).toBe(413);
+    expect(res.json).toEqual({ error: 'the request body is larger than the limit of 1 MB' });
+  });
+
+  it('refuses an empty or missing message with 400 before calling anything', async () => {
+    const path = `/conversations/${CONVERSATION_ID}/messages`;
+    const empty = await call(gateway, 'POST', path, { body: '{"message": "   "}' });
+    expect(empty.status).toBe(400);
+    expect(empty.json).toEqual({ error: '"message" must not be empty; expected {"message": "<non-empty text>"}' });
+    const missing = await call(gateway, 'POST', path, { body: '' });
+    expect(missing.status).toBe(400);
+    expect(missing.json?.error).toMatch(/^"message" is required/);
+    const notAnObject = await call(gateway, 'POST', path, { body: '"hello"' });
+    expect(notAnObject.status).toBe(400);
+    expect(notAnObject.json?.error).toBe('the body must be a JSON object; expected {"message": "<non-empty text>"}');
+    const created = await call(gateway, 'POST', '/conversations', { body: '{"message": ""}' });
+    expect(created.status).toBe(400);
+    expect(created.json?.error).toBe('"message" must not be empty; expected no body, {} or {"message": "<non-empty text>"}');
+  });
+
+  it('refuses an approval body that says neither yes nor no with 400', async () => {
+    for (const body of ['{}', '{"answer": "maybe"}', '{"approved": "sure"}', '[]']) {
+      const res = await call(gateway, 'POST', `/approvals/${APPROVAL_UUID}`, { body });
+      expect(res.status).toBe(400);
+      expect(res.json).toEqual({ error: 'expected {"approved": true|false}, {"action": "approve"|"reject"} or {"answer": "yes"|"no"}' });
+    }
+  });
+
+  it('refuses a bad page size with 400', async () => {
+    for (const query of ['limit=0', 'limit=501', 'limit=ten', 'limit=5&limit=6']) {
+      const res = await call(gateway, 'GET', `/conversations?${query}`);
+      expect(res.status).toBe(400);
+      expect(res.json?.error).toMatch(/"limit" must be .*an integer from 1 to 500/);
+    }
+  });
+
+  it('answers 503 naming the call that could not be made, for every backend route', async () => {
+    const cases: [string, string, string | undefined, string][] = [
+      ['POST', '/conversations', '{"message": "hello"}', 'service unavailable: CreateConversation on the orchestrator failed: '],
+      ['POST', '/conversations', undefined, 'service unavailable: CreateConversation on the orchestrator failed: '],
+      ['GET', '/conversations', undefined, 'service unavailable: ListConversations on the conversation store failed: '],
+      ['GET', `/conversations/${CONVERSATION_ID}`, undefined, 'service unavailable: GetConversation on the conversation store failed: '],
+      ['POST', `/conversations/${CONVERSATION_ID}/messages`, '{"message": "hi"}', 'service unavailable: SendMessage on the orchestrator failed: '],
+      ['POST', `/approvals/${APPROVAL_UUID}`, '{"approved": true}', 'service unavailable: ResolveApproval on the orchestrator failed: '],
+      ['GET', '/tools', undefined, 'service unavailable: ListTools on the orchestrator failed: '],
+    ];
+    for (const [method, path, body, expected] of cases) {
+      const res = await call(gateway, method, path, { body });
+      expect(res.status, `${method} ${path}`).toBe(503);
+      expect(String(res.json?.error)).toContain(expected);
+      expect(res.text).not.toMatch(/\n\s+at /);
+    }
+    expect((await call(gateway, 'GET', '/health')).status).toBe(200);
+  });
+
+  it('keeps a well-formed caller session id (lowercased) and echoes it', async () => {
+    const res = await call(gateway, 'GET', `/conversations/${CONVERSATION_ID}`, { headers: { 'X-Session-ID': 'ABCDEF12' } });
+    expect(res.headers.get('x-session-id')).toBe('abcdef12');
+  });
+
+  it('makes a new session id for a new conversation when the caller sent none or a malformed one', async () => {
+    const first = await call(gateway, 'POST', '/conversations', { headers: { 'X-Session-ID': 'not-hex!' } });
+    const second = await call(gateway, 'POST', '/conversations');
+    const ids = [first.headers.get('x-session-id'), second.headers.get('x-session-id')];
+    for (const id of ids) expect(id).toMatch(/^[0-9a-f]{8}$/);
+    expect(ids[0]).not.toBe(ids[1]);
+  });
+
+  it('leaves the session id to the conversation for requests about one', async () => {
+    const res = await call(gateway, 'GET', `/conversations/${CONVERSATION_ID}`);
+    expect(res.status).toBe(503);
+    expect(res.headers.get('x-session-id')).toBeNull();
+  });
+
+  it('logs one request line with method, path without query, status, duration and sid — and no headers', async () => {
+    const authorization = 'Basic dXNlcjpodW50ZXIy';
+    const res = await call(gateway, 'GET', '/conversations?limit=0&token=private', { headers: { 'X-Session-ID': '0badc0de', authorization } });
+    expect(res.status).toBe(400);
+    expect(JSON.stringify([...res.headers])).not.toContain('dXNlcjpodW50ZXIy');
+    await vi.waitFor(() => expect(stdout.lines().some((line) => line.includes('sid=0badc0de'))).toBe(true));
+    const line = stdout.lines().find((entry) => entry.includes('sid=0badc0de'))!;
+    expect(line).toMatch(/ level=info svc=gateway msg=request method=GET path=\/conversations status=400 ms=\d+ sid=0badc0de$/);
+    expect(stdout.lines().join('\n')).not.toContain('dXNlcjpodW50ZXIy');
+    expect(stdout.lines().join('\n')).not.toContain('private');
+  });
+});
+
+describe('gateway with a backend that never answers', () => {
+  let gateway: Gateway;
+  let hung: Awaited<ReturnType<typeof silentServer>>;
+
+  beforeAll(async () => {
+    hung = await silentServer();
+    gateway = await startGateway({
+      config: testConfig({ chat: { turn_timeout: '400ms' } }),
+      log: quiet,
+      peers: { orchestrator: hung.address, conversationStore: hung.address },
+    });
+  });
+
+  afterAll(async () => {
+    await gateway?.stop();
+    await hung?.close();
+  });
+
+  it('answers 504 once the turn deadline has passed, and stays up', async () => {
+    const started = Date.now();
+    const res = await call(gateway, 'POST', `/conversations/${CONVERSATION_ID}/messages`, { body: '{"message": "hi"}' });
+    expect(res.status).toBe(504);
+    expect(String(res.json?.error)).toMatch(/^deadline exceeded: SendMessage on the orchestrator did not finish in time: /);
+    expect(Date.now() - started).toBeLessThan(5_000);
+    expect((await call(gateway, 'GET', '/health')).status).toBe(200);
+  });
+});
+
+describe('gateway lifecycle', () => {
+  const running: Gateway[] = [];
+  afterEach(async () => {
+    await Promise.all(running.splice(0).map((gateway) => gateway.stop()));
+  });
+
+  it('stop() closes the port and idle keep-alive connections, and may be called twice', async () => {
+    const gateway = await startGateway({ config: testConfig(), log: quiet, peers: { orchestrator: '127.0.0.1:1', conversationStore: '127.0.0.1:1' } });
+    expect((await call(gateway, 'GET', '/health')).status).toBe(200);
+    await gateway.stop();
+    await gateway.stop();
+    await expect(fetch(`${gateway.url}/health`)).rejects.toThrow();
+  });
+
+  it('refuses to start on a port that is taken, saying which', async () => {
+    const first = await startGateway({ config: testConfig(), log: quiet, peers: { orchestrator: '127.0.0.1:1', conversationStore: '127.0.0.1:1' } });
+    running.push(first);
+    await expect(
+      startGateway({ config: testConfig({ port: first.port }), log: quiet, peers: { orchestrator: '127.0.0.1:1', conversationStore: '127.0.0.1:1' } }),
+    ).rejects.toThrow(`gateway cannot listen on 127.0.0.1:${first.port}: listen EADDRINUSE`);
+  });
+});
+
+describe('reachableUrl', () => {
+  it('shows the wildcard addresses as loopback and brackets IPv6', () => {
+    expect(reachableUrl('0.0.0.0', 8080)).toBe('http://127.0.0.1:8080');
+    expect(reachableUrl('::', 8080)).toBe('http://[::1]:8080');
+    expect(reachableUrl('::1', 8080)).toBe('http://[::1]:8080');
+    expect(reachableUrl('localhost', 3000)).toBe('http://localhost:3000');
+  });
+});

@@ -1,0 +1,69 @@
+import { createServer } from 'node:http';
+import type { AddressInfo } from 'node:net';
+import type { AgentConfig } from '../services/common/config/schema.js';
+import type { Logger } from '../services/common/log.js';
+import type { RunningService } from '../services/common/service.js';
+import { createAgent } from './app/agent.js';
+import { connectBackends, type BackendAddresses } from './backends.js';
+import { createHttpApp } from './http/app.js';
+import { restRouter } from './rest/router.js';
+
+export interface GatewayOptions {
+  config: AgentConfig;
+  log: Logger;
+  /** gRPC addresses ("host:port") of the services the gateway calls. */
+  peers: BackendAddresses;
+}
+
+/** How a browser or curl on this machine reaches a listening address. */
+export function reachableUrl(host: string, port: number): string {
+  if (host === '0.0.0.0' || host === '') return `http://127.0.0.1:${port}`;
+  if (host === '::') return `http://[::1]:${port}`;
+  return host.includes(':') ? `http://[${host}]:${port}` : `http://${host}:${port}`;
+}
+
+/**
+ * Starts the stateless HTTP gateway (REST today) on `config.host`:`config.port`; port 0
+ * takes a free port. `stop()` closes the server, its open connections and the gRPC clients.
+ */
+export async function startGateway(options: GatewayOptions): Promise<RunningService & { url: string }> {
+  const { config, log } = options;
+  const backends = connectBackends(options.peers, config);
+  const agent = createAgent(backends);
+  const app = createHttpApp([restRouter(agent, log)], log);
+  const server = createServer(app);
+
+  try {
+    await new Promise<void>((resolve, reject) => {
+      server.once('error', reject);
+      server.listen({ host: config.host, port: config.port }, () => {
+        server.off('error', reject);
+        resolve();
+      });
+    });
+  } catch (error) {
+    backends.close();
+    const reason = error instanceof Error ? error.message : String(error);
+    throw new Error(`gateway cannot listen on ${config.host}:${config.port}: ${reason}`);
+  }
+
+  const { port } = server.address() as AddressInfo;
+  const url = reachableUrl(config.host, port);
+  log.info('gateway listening', { url });
+
+  let stopping: Promise<void> | undefined;
+  return {
+    name: 'gateway',
+    address: `${config.host}:${port}`,
+    port,
+    url,
+    stop() {
+      stopping ??= new Promise<void>((resolve) => {
+        server.close(() => resolve());
+        // Keep-alive and in-flight connections would hold close() open indefinitely.
+        server.closeAllConnections();
+      }).finally(() => backends.close());
+      return stopping;
+    },
+  };
+}

@@ -1,0 +1,33 @@
+import { describe, expect, it } from 'vitest';
+import type { Agent } from '../app/agent.js';
+import { apiReferencePage } from './api-reference.js';
+import { restEndpoints } from './router.js';
+
+// The endpoints are only listed, never called: no agent behind them is needed.
+const unusedAgent = {} as Agent;
+
+describe('apiReferencePage', () => {
+  const page = apiReferencePage();
+
+  it('documents every mounted REST route with a curl example', () => {
+    for (const endpoint of restEndpoints(unusedAgent)) {
+      expect(page).toContain(`<code>${endpoint.method.toUpperCase()} ${endpoint.path}</code>`);
+    }
+    expect(page.match(/<pre class="curl">curl /g)?.length).toBe(restEndpoints(unusedAgent).length);
+  });
+
+  it('explains the session id and Authorization forwarding rules', () => {
+    expect(page).toContain('X-Session-ID');
+    expect(page).toMatch(/Authorization<\/code> header is forwarded/);
+    expect(page).toContain('never logged');
+  });
+
+  it('shows the 409 body of an approval decided earlier', () => {
+    expect(page).toContain('was already approved at 2025-01-15T10:02:40.000Z');
+  });
+
+  it('needs no external assets', () => {
+    expect(page).not.toMatch(/<(script|link|img)[^>]+(src|href)=/i);
+    expect(page).not.toMatch(/https?:\/\/(?!localhost:8080)/);
+  });
+});

@@ -1,0 +1,354 @@
+import { ApprovalStatus, ConversationStatus, MessageRole, type Conversation, type PendingApproval } from '../../gen/ts/asg/store/v1/store.js';
+import { approvalReply, conversationListReply, conversationReply, toolListReply } from './replies.js';
+import { APPROVAL_BODY_EXPECTED, DEFAULT_PAGE_SIZE, MAX_PAGE_SIZE } from './requests.js';
+
+/**
+ * `GET /docs`: the REST API reference as one self-contained HTML page (inline CSS and
+ * script, no external assets), with a "try it" form per route. The response examples are
+ * produced by the same mapping code as real responses, so they cannot drift from them.
+ */
+
+interface RouteDoc {
+  method: 'GET' | 'POST';
+  path: string;
+  /** The path used by the example and prefilled in the "try it" form. */
+  examplePath: string;
+  purpose: string;
+  request?: string;
+  requestExample?: unknown;
+  responseStatus: number;
+  responseExample: unknown;
+  statuses: [number, string][];
+}
+
+const CONVERSATION_ID = '6f1c9a52-3d47-4b8e-9a21-0c5e7d4f8b13';
+const APPROVAL_UUID = 'b2e4d8f1-7a36-4c95-8e10-5d9f3a6c2e47';
+const SESSION_ID = '4be2a91c';
+const at = (seconds: number) => new Date(Date.UTC(2025, 0, 15, 10, 2, seconds));
+
+const exampleApproval: PendingApproval = {
+  uuid: APPROVAL_UUID,
+  conversationId: CONVERSATION_ID,
+  toolName: 'delete_resource',
+  toolArgs: { id: 'res-42' },
+  description: 'delete_resource({"id":"res-42"})',
+  createdAt: at(3),
+  status: ApprovalStatus.APPROVAL_STATUS_PENDING,
+  argsHash: '',
+  toolCallId: '',
+  updatedAt: at(3),
+};
+
+const waitingConversation: Conversation = {
+  id: CONVERSATION_ID,
+  sessionId: SESSION_ID,
+  status: ConversationStatus.CONVERSATION_STATUS_WAITING_APPROVAL,
+  messages: [
+    { id: 'm1', role: MessageRole.MESSAGE_ROLE_SYSTEM, content: 'You manage resources.', createdAt: at(0), seq: 1 },
+    { id: 'm2', role: MessageRole.MESSAGE_ROLE_USER, content: 'Delete resource res-42', createdAt: at(1), seq: 2 },
+    {
+      id: 'm3',
+      role: MessageRole.MESSAGE_ROLE_ASSISTANT,
+      content: '',
+      toolCall: { id: 'call-1', name: 'delete_resource', arguments: { id: 'res-42' } },
+      createdAt: at(3),
+      seq: 3,
+    },
+  ],
+  pendingApproval: exampleApproval,
+  createdAt: at(0),
+  updatedAt: at(3),
+  messageCount: 3,
+};
+
+const completedConversation: Conversation = {
+  ...waitingConversation,
+  status: ConversationStatus.CONVERSATION_STATUS_ACTIVE,
+  pendingApproval: undefined,
+  messages: [
+    ...waitingConversation.messages,
+    {
+      id: 'm4',
+      role: MessageRole.MESSAGE_ROLE_TOOL,
+      content: 'Resource res-42 deleted',
+      toolCall: { id: 'call-1', name: 'delete_resource', arguments: { id: 'res-42' }, result: 'Resource res-42 deleted', isError: false },
+      createdAt: at(40),
+      seq: 4,
+    },
+    { id: 'm5', role: MessageRole.MESSAGE_ROLE_ASSISTANT, content: 'Resource res-42 has been deleted.', createdAt: at(41), seq: 5 },
+  ],
+  updatedAt: at(41),
+  messageCount: 5,
+};
+
+const waitingResult = { response: 'The action delete_resource needs your approval.', waitingApproval: true, approval: exampleApproval };
+
+const routes: RouteDoc[] = [
+  {
+    method: 'GET',
+    path: '/health',
+    examplePath: '/health',
+    purpose: 'Liveness of the gateway process. It calls no other service.',
+    responseStatus: 200,
+    responseExample: { status: 'ok' },
+    statuses: [[200, 'the gateway is up']],
+  },
+  {
+    method: 'GET',
+    path: '/tools',
+    examplePath: '/tools',
+    purpose:
+      'The tools the agent offers its model: every MCP server\'s tools and every A2A sub-agent as a tool named a2a_<name> with one string parameter "message". destructiveHint is the effective policy: true means a call stops for a human approval.',
+    responseStatus: 200,
+    responseExample: toolListReply([
+      {
+        name: 'delete_resource',
+        description: 'Deletes a resource by id',
+        inputSchema: { type: 'object', properties: { id: { type: 'string' } }, required: ['id'] },
+        destructive: true,
+        server: 'resources',
+      },
+    ]),
+    statuses: [
+      [200, 'the tool list'],
+      [503, 'the orchestrator or an MCP server is unreachable'],
+      [504, 'listing took longer than its deadline'],
+    ],
+  },
+  {
+    method: 'POST',
+    path: '/conversations',
+    examplePath: '/conversations',
+    purpose:
+      'Creates a conversation. With a message, the agent runs a turn at once: the reply has "result", which may be an approval request instead of an answer.',
+    request: 'optional: no body, {} or {"message": "<non-empty text>"}',
+    requestExample: { message: 'Delete resource res-42' },
+    responseStatus: 201,
+    responseExample: conversationReply(waitingConversation, waitingResult),
+    statuses: [
+      [201, 'created; "result" is present when a message was given'],
+      [400, 'malformed JSON or an empty / non-string "message"'],
+      [413, 'body larger than 1 MB'],
+      [503, 'a backend service is unreachable'],
+      [504, 'the turn took longer than chat.turn_timeout'],
+    ],
+  },
+  {
+    method: 'GET',
+    path: '/conversations',
+    examplePath: `/conversations?limit=${DEFAULT_PAGE_SIZE}`,
+    purpose: `Conversations, newest first, one page at a time, with counts by status over all of them. Query: limit (1..${MAX_PAGE_SIZE}, default ${DEFAULT_PAGE_SIZE}) and cursor. "next_cursor" is present when there is a next page: pass it back as ?cursor= to read it.`,
+    responseStatus: 200,
+    responseExample: conversationListReply({
+      conversations: [completedConversation],
+      summary: { total: 120, active: 97, waitingApproval: 3, completed: 20 },
+      nextCursor: 'eyJiZWZvcmUiOiIyMDI1LTAxLTE1In0',
+    }),
+    statuses: [
+      [200, 'one page'],
+      [400, 'limit is not an integer from 1 to 500, or the cursor is not one this API gave out'],
+      [503, 'the conversation store is unreachable'],
+    ],
+  },
+  {
+    method: 'GET',
+    path: '/conversations/:id',
+    examplePath: `/conversations/${CONVERSATION_ID}`,
+    purpose: 'One conversation with all its messages, its pending approval and its pipeline state.',
+    responseStatus: 200,
+    responseExample: conversationReply(waitingConversation),
+    statuses: [
+      [200, 'the conversation'],
+      [404, 'no conversation has this id'],
+      [503, 'the conversation store is unreachable'],
+    ],
+  },
+  {
+    method: 'POST',
+    path: '/conversations/:id/messages',
+    examplePath: `/conversations/${CONVERSATION_ID}/messages`,
+    purpose:
+      'Sends a user message and runs a turn. While the conversation waits for an approval the message is not processed: result.waiting_approval is true and result.approval is the pending approval.',
+    request: '{"message": "<non-empty text>"}',
+    requestExample: { message: 'list resources' },
+    responseStatus: 200,
+    responseExample: conversationReply(waitingConversation, waitingResult),
+    statuses: [
+      [200, 'the turn ran (or the conversation still waits for an approval)'],
+      [400, 'malformed JSON, or a missing or empty "message"'],
+      [404, 'no conversation has this id'],
+      [413, 'body larger than 1 MB'],
+      [503, 'a backend service is unreachable'],
+      [504, 'the turn took longer than chat.turn_timeout'],
+    ],
+  },
+  {
+    method: 'POST',
+    path: '/approvals/:uuid',
+    examplePath: `/approvals/${APPROVAL_UUID}`,
+    purpose:
+      'Approves or rejects a pending destructive call. Approving runs the stored call exactly as it was proposed and the agent goes on; rejecting cancels it. Each approval is decided once: a second decision, concurrent or later, executes nothing and gets 409 with the first decision.',
+    request:
+      '{"approved": true|false}, {"action": "approve"|"reject"} or {"answer": "<word>"} where yes, y, true, approve, approved, ok, confirm approve and no, n, false, reject, rejected, deny, cancel reject (any case)',
+    requestExample: { approved: true },
+    responseStatus: 200,
+    responseExample: conversationReply(completedConversation, { response: 'Resource res-42 has been deleted.', waitingApproval: false }),
+    statuses: [
+      [200, 'decided; the reply has the turn that followed'],
+      [400, `a body that says neither yes nor no: ${APPROVAL_BODY_EXPECTED}`],
+      [404, 'no approval has this uuid'],
+      [409, 'already decided; the body names the first decision (example below)'],
+      [503, 'a backend service is unreachable'],
+      [504, 'the resumed turn took longer than chat.turn_timeout'],
+    ],
+  },
+  {
+    method: 'GET',
+    path: '/docs',
+    examplePath: '/docs',
+    purpose: 'This page.',
+    responseStatus: 200,
+    responseExample: '<!doctype html>…',
+    statuses: [[200, 'HTML']],
+  },
+];
+
+const conflictExample = approvalReply(APPROVAL_UUID, {
+  decided: false,
+  approval: { ...exampleApproval, status: ApprovalStatus.APPROVAL_STATUS_DONE, decidedAt: at(40) },
+  decision: 'approved',
+  decidedAt: at(40),
+}).body;
+
+function escapeHtml(text: string): string {
+  return text.replace(/&/g, '&amp;').replace(/</g, '&lt;').replace(/>/g, '&gt;').replace(/"/g, '&quot;');
+}
+
+function json(value: unknown): string {
+  return escapeHtml(typeof value === 'string' ? value : JSON.stringify(value, null, 2));
+}
+
+const EXAMPLE_ORIGIN = 'http://localhost:8080';
+
+function curlExample(route: RouteDoc): string {
+  const parts = [`curl -s`];
+  if (route.method === 'POST') parts.push('-X POST', `-H 'Content-Type: application/json'`);
+  if (route.requestExample !== undefined) parts.push(`-d '${JSON.stringify(route.requestExample)}'`);
+  parts.push(`'${EXAMPLE_ORIGIN}${route.examplePath}'`);
+  return escapeHtml(parts.join(' '));
+}
+
+function routeSection(route: RouteDoc, index: number): string {
+  const statuses = route.statuses.map(([status, meaning]) => `<tr><td><code>${status}</code></td><td>${escapeHtml(meaning)}</td></tr>`).join('');
+  const body = route.requestExample === undefined ? '' : `<textarea class="body" rows="3">${json(route.requestExample)}</textarea>`;
+  return `
+<section id="route-${index}">
+  <h2><span class="method ${route.method.toLowerCase()}">${route.method}</span> <code>${escapeHtml(route.path)}</code></h2>
+  <p>${escapeHtml(route.purpose)}</p>
+  <h3>Request body</h3>
+  <p>${escapeHtml(route.request ?? 'none')}</p>
+  <h3>Response <code>${route.responseStatus}</code></h3>
+  <pre>${json(route.responseExample)}</pre>
+  ${route.path === '/approvals/:uuid' ? `<h3>Response <code>409</code></h3><pre>${json(conflictExample)}</pre>` : ''}
+  <h3>Status codes</h3>
+  <table>${statuses}</table>
+  <h3>curl</h3>
+  <pre class="curl">${curlExample(route)}</pre>
+  <details class="try" data-method="${route.method}">
+    <summary>Try it</summary>
+    <input class="path" value="${escapeHtml(route.examplePath)}" aria-label="path">
+    ${body}
+    <button type="button">Send</button>
+    <pre class="out"></pre>
+  </details>
+</section>`;
+}
+
+const STYLE = `
+body{font:15px/1.5 system-ui,sans-serif;max-width:60rem;margin:2rem auto;padding:0 1rem;color:#1d2433}
+code,pre,textarea,input{font-family:ui-monospace,monospace;font-size:13px}
+pre{background:#f4f5f8;padding:.75rem;overflow:auto;border-radius:4px}
+section{border-top:1px solid #dde;margin-top:2rem}
+h3{font-size:14px;margin:1rem 0 .25rem}
+table{border-collapse:collapse}td{border:1px solid #dde;padding:.25rem .5rem;vertical-align:top}
+.method{display:inline-block;padding:0 .5rem;border-radius:4px;color:#fff;font-size:14px}
+.get{background:#2f7d4f}.post{background:#2f5d9d}
+.try input,.try textarea{width:100%;box-sizing:border-box;margin:.25rem 0}
+#settings input{width:20rem}`;
+
+// Runs in the reader's browser: examples name this gateway's origin, and "try it" sends
+// the request with the session id and Authorization typed into the settings.
+const SCRIPT = `
+for (const pre of document.querySelectorAll('pre.curl')) pre.textContent = pre.textContent.replace(${JSON.stringify(EXAMPLE_ORIGIN)}, location.origin);
+for (const form of document.querySelectorAll('details.try')) {
+  form.querySelector('button').addEventListener('click', async () => {
+    const out = form.querySelector('.out');
+    const headers = { 'Content-Type': 'application/json' };
+    const sid = document.getElementById('sid').value.trim();
+    const auth = document.getElementById('auth').value.trim();
+    if (sid) headers['X-Session-ID'] = sid;
+    if (auth) headers['Authorization'] = auth;
+    const body = form.querySelector('.body');
+    out.textContent = '…';
+    try {
+      const res = await fetch(form.querySelector('.path').value, { method: form.dataset.method, headers, body: body ? body.value : undefined });
+      const text = await res.text();
+      let shown = text;
+      try { shown = JSON.stringify(JSON.parse(text), null, 2); } catch {}
+      out.textContent = res.status + ' ' + res.statusText + '\\nX-Session-ID: ' + (res.headers.get('X-Session-ID') || '') + '\\n\\n' + shown;
+    } catch (error) {
+      out.textContent = String(error);
+    }
+  });
+}`;
+
+export function apiReferencePage(): string {
+  const toc = routes.map((route, index) => `<li><a href="#route-${index}"><code>${route.method} ${escapeHtml(route.path)}</code></a></li>`).join('');
+  return `<!doctype html>
+<html lang="en">
+<head>
+<meta charset="utf-8">
+<meta name="viewport" content="width=device-width, initial-scale=1">
+<title>Agent Stop and Go — REST API</title>
+<style>${STYLE}</style>
+</head>
+<body>
+<h1>Agent Stop and Go — REST API</h1>
+<p>An LLM agent that calls tools and stops before destructive ones until a human approves.
+All bodies are JSON (at most 1 MB) with snake_case fields. Errors are <code>{"error": "…"}</code> with the status codes listed per route;
+a path that is not listed here gets 404.</p>
+<ul>${toc}</ul>
+
+<h2>Conventions</h2>
+<h3>Session id</h3>
+<p>Every conversation has a session id of 8 lowercase hex characters; it appears in every log line about the conversation and in traces.
+Send <code>X-Session-ID: 4be2a91c</code> to choose it (any case; anything that is not 8 hex characters is ignored).
+Without it, <code>POST /conversations</code> makes a new one, and requests about an existing conversation use the one stored with it.
+Every response that knows the effective id returns it in the <code>X-Session-ID</code> header.</p>
+<h3>Authorization</h3>
+<p>An <code>Authorization</code> header is forwarded as is to the services behind the gateway, and from there as a bearer token to
+MCP servers, so tools act with the caller's identity. It is never logged, stored or echoed.</p>
+<h3>Deadlines</h3>
+<p>A turn (creating a conversation with a message, sending a message, deciding an approval) may take up to the configured
+<code>chat.turn_timeout</code>; reads of the store up to 10 s. A deadline that passes gives 504; a service that cannot be reached gives 503.</p>
+<h3>Shapes</h3>
+<pre>C = {"id", "session_id", "status": "active"|"waiting_approval"|"completed", "messages": [M...],
+     "pending_approval"?: P, "pipeline_state"?: S, "created_at", "updated_at"}
+M = {"id", "role": "system"|"user"|"assistant"|"tool", "content",
+     "tool_call"?: {"name", "arguments", "result"?, "is_error"?}, "created_at"}
+P = {"uuid", "conversation_id", "tool_name", "tool_args", "description",
+     "remote_task_id"?, "remote_agent_name"?, "created_at"}
+S = {"paused_node_path": [int...], "paused_node_output_key", "session_state": {}, "user_message"}
+R = {"response": string, "waiting_approval": bool, "approval"?: P}</pre>
+<p>Fields marked ? are left out when they have no value. Times are ISO 8601 in UTC.
+<code>remote_task_id</code> and <code>remote_agent_name</code> are set when the approval was requested by an A2A sub-agent.</p>
+
+<h2>Settings for "try it"</h2>
+<p id="settings"><label>X-Session-ID <input id="sid" placeholder="optional, 8 hex characters"></label><br>
+<label>Authorization <input id="auth" placeholder="optional, e.g. Bearer …"></label></p>
+${routes.map(routeSection).join('\n')}
+<script>${SCRIPT}</script>
+</body>
+</html>
+`;
+}

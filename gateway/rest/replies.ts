@@ -1,0 +1,76 @@
+import type { Conversation } from '../../gen/ts/asg/store/v1/store.js';
+import type { TurnResult } from '../../gen/ts/asg/orchestrator/v1/orchestrator.js';
+import type { Tool } from '../../gen/ts/asg/tools/v1/tools.js';
+import type { ApprovalOutcome, ConversationPage } from '../app/agent.js';
+import type { Decision } from '../app/decision.js';
+import {
+  conversationJson,
+  conversationSummaryJson,
+  pendingApprovalJson,
+  toolJson,
+  turnResultJson,
+  type ConversationJson,
+  type ConversationSummaryJson,
+  type PendingApprovalJson,
+  type ToolJson,
+  type TurnResultJson,
+} from '../app/shapes.js';
+
+/** The REST response bodies of DESIGN §4, built from the application layer's results. */
+
+export interface ConversationReply {
+  conversation: ConversationJson;
+  result?: TurnResultJson;
+}
+
+export interface ConversationListReply {
+  conversations: ConversationJson[];
+  summary: ConversationSummaryJson;
+  /** Added to the seed's shape: present when there is a next page; pass it back as `?cursor=`. */
+  next_cursor?: string;
+}
+
+export interface ApprovalConflictReply {
+  error: string;
+  decision: Decision;
+  approval: PendingApprovalJson;
+}
+
+export interface RestReply<B> {
+  status: number;
+  body: B;
+  /** The conversation's session id, when the request did not bring one (DESIGN rule 6). */
+  sessionId?: string;
+}
+
+export function conversationReply(conversation: Conversation, result?: TurnResult): ConversationReply {
+  return { conversation: conversationJson(conversation), ...(result && { result: turnResultJson(result) }) };
+}
+
+export function conversationListReply(page: ConversationPage): ConversationListReply {
+  return {
+    conversations: page.conversations.map(conversationJson),
+    summary: conversationSummaryJson(page.summary),
+    ...(page.nextCursor && { next_cursor: page.nextCursor }),
+  };
+}
+
+export function toolListReply(tools: Tool[]): { tools: ToolJson[] } {
+  return { tools: tools.map(toolJson) };
+}
+
+/** 200 with the turn that followed the decision, or 409 naming the earlier decision (DESIGN rule 3). */
+export function approvalReply(uuid: string, outcome: ApprovalOutcome): RestReply<ConversationReply | ApprovalConflictReply> {
+  if (outcome.decided) {
+    return { status: 200, body: conversationReply(outcome.conversation, outcome.result), sessionId: outcome.conversation.sessionId };
+  }
+  const when = outcome.decidedAt ? ` at ${outcome.decidedAt.toISOString()}` : '';
+  return {
+    status: 409,
+    body: {
+      error: `approval ${uuid} was already ${outcome.decision}${when}`,
+      decision: outcome.decision,
+      approval: pendingApprovalJson(outcome.approval),
+    },
+  };
+}

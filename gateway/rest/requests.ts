@@ -1,0 +1,98 @@
+import { z } from 'zod';
+import { invalidArgument } from '../../services/common/grpc/errors.js';
+import { decisionFromWord, type Decision } from '../app/decision.js';
+import type { PageRequest } from '../app/agent.js';
+
+/**
+ * What the REST routes accept, checked at the edge (DESIGN rule 8). Each parser returns
+ * the value the application layer needs or throws INVALID_ARGUMENT (→ 400) with a message
+ * that says what was expected.
+ */
+
+export const MAX_PAGE_SIZE = 500;
+export const DEFAULT_PAGE_SIZE = 50;
+
+export const APPROVAL_BODY_EXPECTED = 'expected {"approved": true|false}, {"action": "approve"|"reject"} or {"answer": "yes"|"no"}';
+const MESSAGE_EXPECTED = 'expected {"message": "<non-empty text>"}';
+
+function firstIssue(error: z.ZodError): string {
+  return error.issues[0]?.message ?? 'invalid input';
+}
+
+const messageText = z
+  .string({ error: (issue) => (issue.input === undefined ? '"message" is required' : '"message" must be a string') })
+  .refine((text) => text.trim().length > 0, '"message" must not be empty');
+
+const jsonObject = { error: 'the body must be a JSON object' };
+
+const newMessageBody = z.object({ message: messageText }, jsonObject);
+
+// null is read as "no message": clients that serialise an unset field as null mean none.
+const newConversationBody = z.object({ message: messageText.nullish() }, jsonObject);
+
+/** `POST /conversations/:id/messages`: a non-empty message is required. */
+export function parseNewMessage(body: unknown): string {
+  const parsed = newMessageBody.safeParse(body ?? {});
+  if (!parsed.success) throw invalidArgument(`${firstIssue(parsed.error)}; ${MESSAGE_EXPECTED}`);
+  return parsed.data.message;
+}
+
+/** `POST /conversations`: no body, `{}`, or a non-empty message to start with. */
+export function parseNewConversation(body: unknown): string | undefined {
+  const parsed = newConversationBody.safeParse(body ?? {});
+  if (!parsed.success) throw invalidArgument(`${firstIssue(parsed.error)}; expected no body, {} or {"message": "<non-empty text>"}`);
+  return parsed.data.message ?? undefined;
+}
+
+const pageSize = z
+  .string({ error: `"limit" must be given once, as an integer from 1 to ${MAX_PAGE_SIZE}` })
+  .regex(/^\d+$/, `"limit" must be an integer from 1 to ${MAX_PAGE_SIZE}`)
+  .transform(Number)
+  .refine((size) => size >= 1 && size <= MAX_PAGE_SIZE, `"limit" must be an integer from 1 to ${MAX_PAGE_SIZE}`);
+
+const listQuery = z.object({
+  limit: pageSize.optional(),
+  cursor: z
+    .string({ error: '"cursor" must be given once, as the next_cursor of the previous page' })
+    .min(1, '"cursor" must not be empty; omit it for the first page')
+    .optional(),
+});
+
+/** `GET /conversations?limit=&cursor=`; other query parameters are ignored. */
+export function parsePageRequest(query: unknown): PageRequest {
+  const parsed = listQuery.safeParse(query ?? {});
+  if (!parsed.success) throw invalidArgument(firstIssue(parsed.error));
+  const { limit = DEFAULT_PAGE_SIZE, cursor } = parsed.data;
+  return cursor === undefined ? { limit } : { limit, cursor };
+}
+
+function decisionFromAction(action: unknown): Decision | undefined {
+  if (typeof action !== 'string') return undefined;
+  const normalised = action.trim().toLowerCase();
+  return normalised === 'approve' ? 'approved' : normalised === 'reject' ? 'rejected' : undefined;
+}
+
+function decisionFromAnswer(answer: unknown): Decision | undefined {
+  if (typeof answer === 'boolean') return answer ? 'approved' : 'rejected';
+  return typeof answer === 'string' ? decisionFromWord(answer) : undefined;
+}
+
+/**
+ * `POST /approvals/:uuid`: the seed's `{"approved": bool}`, or `{"action": …}`, or a free
+ * `{"answer": …}` in the A2A vocabulary. Every form the body uses must say the same thing;
+ * a body that says neither yes nor no (or both) decides nothing.
+ */
+export function parseApprovalDecision(body: unknown): Decision {
+  if (typeof body !== 'object' || body === null || Array.isArray(body)) throw invalidArgument(APPROVAL_BODY_EXPECTED);
+  const fields = body as Record<string, unknown>;
+  const said: (Decision | undefined)[] = [];
+  if ('approved' in fields) said.push(typeof fields.approved === 'boolean' ? (fields.approved ? 'approved' : 'rejected') : undefined);
+  if ('action' in fields) said.push(decisionFromAction(fields.action));
+  if ('answer' in fields) said.push(decisionFromAnswer(fields.answer));
+  const [first] = said;
+  if (first === undefined || said.some((decision) => decision !== first)) {
+    const conflicting = said.includes('approved') && said.includes('rejected');
+    throw invalidArgument(conflicting ? `the body both approves and rejects; ${APPROVAL_BODY_EXPECTED}` : APPROVAL_BODY_EXPECTED);
+  }
+  return first;
+}

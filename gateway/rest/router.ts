@@ -1,0 +1,88 @@
+import express, { type Router } from 'express';
+import type { Logger } from '../../services/common/log.js';
+import type { Agent } from '../app/agent.js';
+import { apiReferencePage } from './api-reference.js';
+import { mountEndpoint, restErrorHandler, type Endpoint } from './endpoint.js';
+import { approvalReply, conversationListReply, conversationReply, toolListReply } from './replies.js';
+import { parseApprovalDecision, parseNewConversation, parseNewMessage, parsePageRequest } from './requests.js';
+
+/** The seed's REST API (DESIGN §4 "REST"), as thin handlers over the application layer. */
+export function restEndpoints(agent: Agent): Endpoint[] {
+  // Rendered once: the page is static for the life of the process.
+  const docs = apiReferencePage();
+  return [
+    {
+      method: 'get',
+      path: '/health',
+      session: 'none',
+      handle: async () => ({ status: 200, body: { status: 'ok' } }),
+    },
+    {
+      method: 'get',
+      path: '/docs',
+      session: 'none',
+      handle: async () => ({ status: 200, html: docs }),
+    },
+    {
+      method: 'get',
+      path: '/tools',
+      session: 'new',
+      handle: async () => ({ status: 200, body: toolListReply(await agent.listTools()) }),
+    },
+    {
+      method: 'post',
+      path: '/conversations',
+      session: 'new',
+      jsonBody: true,
+      handle: async (req) => {
+        const message = parseNewConversation(req.body);
+        const { conversation, result } = await agent.createConversation(message);
+        return { status: 201, body: conversationReply(conversation, result) };
+      },
+    },
+    {
+      method: 'get',
+      path: '/conversations',
+      session: 'new',
+      handle: async (req) => ({ status: 200, body: conversationListReply(await agent.listConversations(parsePageRequest(req.query))) }),
+    },
+    {
+      method: 'get',
+      path: '/conversations/:id',
+      session: 'conversation',
+      handle: async (req) => {
+        const conversation = await agent.getConversation(String(req.params.id));
+        return { status: 200, body: conversationReply(conversation), sessionId: conversation.sessionId };
+      },
+    },
+    {
+      method: 'post',
+      path: '/conversations/:id/messages',
+      session: 'conversation',
+      jsonBody: true,
+      handle: async (req) => {
+        const message = parseNewMessage(req.body);
+        const { conversation, result } = await agent.sendMessage(String(req.params.id), message);
+        return { status: 200, body: conversationReply(conversation, result), sessionId: conversation.sessionId };
+      },
+    },
+    {
+      method: 'post',
+      path: '/approvals/:uuid',
+      session: 'conversation',
+      jsonBody: true,
+      handle: async (req) => {
+        const uuid = String(req.params.uuid);
+        const decision = parseApprovalDecision(req.body);
+        return approvalReply(uuid, await agent.resolveApproval(uuid, decision));
+      },
+    },
+  ];
+}
+
+export function restRouter(agent: Agent, log: Logger): Router {
+  const router = express.Router();
+  for (const endpoint of restEndpoints(agent)) mountEndpoint(router, endpoint, log);
+  router.use(restErrorHandler(log));
+  return router;
+}
