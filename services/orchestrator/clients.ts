@@ -1,0 +1,36 @@
+import { LlmGatewayServiceService } from '../../gen/ts/asg/llm/v1/llm.js';
+import { ConversationStoreServiceService } from '../../gen/ts/asg/store/v1/store.js';
+import { ToolBrokerServiceService } from '../../gen/ts/asg/tools/v1/tools.js';
+import type { AgentConfig } from '../common/config/schema.js';
+import { createPromiseClient, type PromiseClient } from '../common/grpc/client.js';
+import type { Peers } from '../common/service.js';
+
+/** The services a turn talks to, as typed promise clients with deadlines. */
+export interface OrchestratorClients {
+  store: PromiseClient<typeof ConversationStoreServiceService>;
+  llm: PromiseClient<typeof LlmGatewayServiceService>;
+  tools: PromiseClient<typeof ToolBrokerServiceService>;
+  close(): void;
+}
+
+const STORE_TIMEOUT_MS = 10_000;
+// Headroom over the downstream deadline so that the downstream service reports the
+// timeout itself, with its clearer message.
+const HEADROOM_MS = 5_000;
+
+export function createClients(config: AgentConfig, peers: Pick<Peers, 'conversationStore' | 'llmGateway' | 'toolBroker'>): OrchestratorClients {
+  const slowestTool = Math.max(30_000, ...config.mcp_servers.map((server) => server.timeout));
+  const store = createPromiseClient(ConversationStoreServiceService, peers.conversationStore, 'orchestrator', STORE_TIMEOUT_MS);
+  const llm = createPromiseClient(LlmGatewayServiceService, peers.llmGateway, 'orchestrator', config.llm.timeout + HEADROOM_MS);
+  const tools = createPromiseClient(ToolBrokerServiceService, peers.toolBroker, 'orchestrator', slowestTool + HEADROOM_MS);
+  return {
+    store,
+    llm,
+    tools,
+    close: () => {
+      store.close();
+      llm.close();
+      tools.close();
+    },
+  };
+}

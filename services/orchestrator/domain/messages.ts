@@ -1,0 +1,33 @@
+import type { ToolCallPart } from '../../../gen/ts/asg/llm/v1/llm.js';
+import { MessageRole, type NewMessage, type PendingApproval } from '../../../gen/ts/asg/store/v1/store.js';
+
+/** Builders for the messages a turn appends; one place decides how a step is recorded. */
+
+export const CANCELLED_BY_USER = 'Operation cancelled by user.';
+
+export const userMessage = (text: string): NewMessage => ({ role: MessageRole.MESSAGE_ROLE_USER, content: text });
+
+export const assistantText = (text: string): NewMessage => ({ role: MessageRole.MESSAGE_ROLE_ASSISTANT, content: text });
+
+export const assistantCall = (call: Pick<ToolCallPart, 'id' | 'name'>, args: Record<string, unknown>): NewMessage => ({
+  role: MessageRole.MESSAGE_ROLE_ASSISTANT,
+  content: `Calling ${call.name} with ${JSON.stringify(args)}`,
+  toolCall: { id: call.id, name: call.name, arguments: args },
+});
+
+export const toolResult = (call: Pick<ToolCallPart, 'id' | 'name'>, args: Record<string, unknown>, result: string, isError: boolean): NewMessage => ({
+  role: MessageRole.MESSAGE_ROLE_TOOL,
+  content: result,
+  toolCall: { id: call.id, name: call.name, arguments: args, result, isError },
+});
+
+/** The tool call an approval gates, in the shape the message builders take. */
+export const gatedCall = (approval: PendingApproval) => ({ id: approval.toolCallId, name: approval.toolName });
+
+export function approvalRequiredText(approval: PendingApproval): string {
+  return `Approval required (id: ${approval.uuid}): ${approval.description}`;
+}
+
+export function stillWaitingText(approval: PendingApproval): string {
+  return `This conversation is waiting for approval ${approval.uuid} (${approval.description}); the message was not processed. Approve or reject it first with POST /approvals/${approval.uuid}.`;
+}

@@ -1,0 +1,48 @@
+import type { ToolCallPart } from '../../../gen/ts/asg/llm/v1/llm.js';
+import type { Tool } from '../../../gen/ts/asg/tools/v1/tools.js';
+import { checkArguments, parseArguments } from './arguments.js';
+
+/**
+ * What to do with each tool call of one model step. Pure: the model's calls and the tool
+ * catalogue in, decisions out.
+ *  - `reject`: the call is malformed (unknown tool, bad JSON, schema mismatch); nothing runs,
+ *    the reason goes back to the model as the call's error result.
+ *  - `run`: a safe call, executed at once.
+ *  - `gate`: a destructive call; the first one of the step stops the turn for approval.
+ *  - `defer`: a further destructive call of the same step; only one approval waits at a
+ *    time, so it is answered with an error that asks the model to request it again later.
+ */
+export type PlannedCall =
+  | { kind: 'reject'; call: ToolCallPart; args: Record<string, unknown>; reason: string }
+  | { kind: 'run'; call: ToolCallPart; args: Record<string, unknown>; tool: Tool }
+  | { kind: 'gate'; call: ToolCallPart; args: Record<string, unknown>; tool: Tool }
+  | { kind: 'defer'; call: ToolCallPart; args: Record<string, unknown>; tool: Tool };
+
+export function planToolCalls(calls: readonly ToolCallPart[], tools: ReadonlyMap<string, Tool>): PlannedCall[] {
+  let gated = false;
+  return calls.map((call): PlannedCall => {
+    const tool = tools.get(call.name);
+    const parsed = parseArguments(call.argumentsJson);
+    const args = parsed.ok ? parsed.value : {};
+    if (!tool) {
+      const known = [...tools.keys()].sort().join(', ') || 'none';
+      return { kind: 'reject', call, args, reason: `unknown tool "${call.name}" (available tools: ${known}); nothing was executed` };
+    }
+    if (!parsed.ok) return { kind: 'reject', call, args, reason: `invalid call to ${call.name}: ${parsed.error}; nothing was executed` };
+    const problem = checkArguments(tool.inputSchema, args);
+    if (problem) return { kind: 'reject', call, args, reason: `invalid arguments for ${call.name}: ${problem}; nothing was executed` };
+    if (!tool.destructive) return { kind: 'run', call, args, tool };
+    if (gated) return { kind: 'defer', call, args, tool };
+    gated = true;
+    return { kind: 'gate', call, args, tool };
+  });
+}
+
+/** Human-readable description of a gated call, shown with the approval. */
+export function describeCall(toolName: string, server: string, args: Record<string, unknown>): string {
+  const where = server ? ` on ${server}` : '';
+  return `${toolName}${where} with arguments ${JSON.stringify(args)}`;
+}
+
+export const DEFERRED_REASON = (name: string) =>
+  `${name} was not executed: it needs approval and another call of the same step is already waiting for one. Request it again once that approval is resolved.`;

@@ -1,0 +1,26 @@
+import { Server } from '@grpc/grpc-js';
+import { OrchestratorServiceService } from '../../gen/ts/asg/orchestrator/v1/orchestrator.js';
+import { listen, shutdown } from '../common/grpc/server.js';
+import type { Peers, RunningService, ServiceOptions } from '../common/service.js';
+import { createClients } from './clients.js';
+import { orchestratorImplementation } from './server.js';
+import { TurnRunner } from './turns.js';
+
+/** Starts the orchestrator: stateless, so any number of replicas can serve any conversation. */
+export async function startOrchestrator(options: ServiceOptions & { peers: Pick<Peers, 'conversationStore' | 'llmGateway' | 'toolBroker'> }): Promise<RunningService> {
+  const clients = createClients(options.config, options.peers);
+  const turns = new TurnRunner(options.config, clients, options.log);
+  const server = new Server();
+  server.addService(OrchestratorServiceService, orchestratorImplementation(turns, options.log));
+  const port = await listen(server, options.listen);
+  const host = options.listen.slice(0, options.listen.lastIndexOf(':'));
+  return {
+    name: 'orchestrator',
+    address: `${host}:${port}`,
+    port,
+    stop: async () => {
+      await shutdown(server);
+      clients.close();
+    },
+  };
+}

@@ -1,0 +1,37 @@
+import { z } from 'zod';
+import { OrchestratorServiceService } from '../../gen/ts/asg/orchestrator/v1/orchestrator.js';
+import { notFound, invalidArgument } from '../common/grpc/errors.js';
+import { implement, type UnaryHandlers } from '../common/grpc/server.js';
+import type { Logger } from '../common/log.js';
+import type { TurnRunner } from './turns.js';
+
+const uuid = z.uuid();
+const message = z.string().max(1_000_000, 'message longer than 1,000,000 characters');
+
+function parseId(kind: 'conversation' | 'approval', value: string): string {
+  // A malformed id cannot name anything that exists: not found, like any unknown id.
+  if (!uuid.safeParse(value).success) throw notFound(`${kind} ${JSON.stringify(value.slice(0, 64))} not found`);
+  return value;
+}
+
+function parseMessage(value: string): string {
+  const parsed = message.safeParse(value);
+  if (!parsed.success) throw invalidArgument(parsed.error.issues[0]?.message ?? 'invalid message');
+  if (value.trim() === '') throw invalidArgument('message must be a non-empty string');
+  return value;
+}
+
+/** gRPC edge of the orchestrator: validate, delegate to the turn runner, return. */
+export function orchestratorHandlers(turns: TurnRunner): UnaryHandlers<typeof OrchestratorServiceService> {
+  return {
+    createConversation: async (request) =>
+      turns.createConversation(request.message === undefined ? undefined : parseMessage(request.message)),
+    sendMessage: async (request) => turns.sendMessage(parseId('conversation', request.conversationId), parseMessage(request.message)),
+    resolveApproval: async (request) => turns.resolveApproval(parseId('approval', request.uuid), request.approved),
+    listTools: async () => ({ tools: await turns.listTools() }),
+  };
+}
+
+export function orchestratorImplementation(turns: TurnRunner, log: Logger) {
+  return implement(OrchestratorServiceService, 'orchestrator', orchestratorHandlers(turns), log);
+}
