@@ -1,0 +1,120 @@
+import { parseArgs } from 'node:util';
+import { ConfigError, loadConfig } from '../services/common/config/load.js';
+import type { AgentConfig, ServiceName } from '../services/common/config/schema.js';
+import { createLogger } from '../services/common/log.js';
+import { registerEnvironmentSecrets } from '../services/common/secrets.js';
+import type { RunningService } from '../services/common/service.js';
+import { initTelemetry, shutdownTelemetry } from '../services/common/telemetry.js';
+import { runMcpResourcesStdio, startMcpResourcesHttp } from '../services/mcp-resources/index.js';
+import { startMesh } from './mesh.js';
+import { startOneService, SERVICE_NAMES } from './serve.js';
+
+const USAGE = `Usage: asg <command> [options]
+
+Commands:
+  up [--config FILE]                      every service in one process (what \`npm start\` runs)
+  serve <service> [--config FILE]         one service alone: ${SERVICE_NAMES.join(', ')}
+  mcp-resources [--db FILE] [--http PORT] [--host HOST]
+                                          the built-in resources MCP server (stdio, or Streamable HTTP at /mcp)
+  config check FILE                       validate an agent configuration file
+
+Options:
+  --config FILE   agent configuration (default: config/agent.yaml)
+`;
+
+const log = createLogger('asg');
+
+function fail(message: string, code = 1): never {
+  process.stderr.write(`${message}\n`);
+  process.exit(code);
+}
+
+function readConfig(file: string): AgentConfig {
+  try {
+    return loadConfig(file);
+  } catch (error) {
+    if (error instanceof ConfigError) fail(error.message, 2);
+    throw error;
+  }
+}
+
+/** Stops cleanly on SIGTERM/SIGINT; a second signal exits at once. */
+function stopOnSignal(stop: () => Promise<void>): void {
+  let stopping = false;
+  const handler = (signal: NodeJS.Signals) => {
+    if (stopping) process.exit(130);
+    stopping = true;
+    log.info('stopping', { signal });
+    void stop()
+      .then(shutdownTelemetry)
+      .then(() => process.exit(0), () => process.exit(1));
+  };
+  process.on('SIGTERM', handler);
+  process.on('SIGINT', handler);
+}
+
+async function up(configFile: string): Promise<void> {
+  const config = readConfig(configFile);
+  initTelemetry('agent-stop-and-go');
+  const mesh = await startMesh(config, (service) => createLogger(service));
+  log.info('agent up', { config: configFile, url: mesh.url, services: mesh.services.map((s) => `${s.name}@${s.address}`).join(',') });
+  stopOnSignal(mesh.stop);
+}
+
+async function serve(service: string | undefined, configFile: string): Promise<void> {
+  if (!service || !(SERVICE_NAMES as readonly string[]).includes(service)) fail(`serve needs one of: ${SERVICE_NAMES.join(', ')}\n\n${USAGE}`, 2);
+  const config = readConfig(configFile);
+  initTelemetry(`asg-${service}`);
+  const running: RunningService = await startOneService(service as ServiceName | 'gateway', config);
+  log.info('service up', { service: running.name, address: running.address });
+  stopOnSignal(running.stop);
+}
+
+async function mcpResources(args: string[]): Promise<void> {
+  const { values } = parseArgs({ args, options: { db: { type: 'string', default: './resources.db' }, http: { type: 'string' }, host: { type: 'string', default: '127.0.0.1' } } });
+  if (values.http === undefined) return runMcpResourcesStdio(values.db);
+  const port = Number(values.http);
+  if (!Number.isInteger(port) || port < 0 || port > 65535) fail(`--http needs a port number, got ${JSON.stringify(values.http)}`, 2);
+  const server = await startMcpResourcesHttp({ dbPath: values.db, host: values.host, port });
+  process.stderr.write(`mcp-resources listening url=${server.url}\n`);
+  stopOnSignal(server.close);
+}
+
+function configCheck(file: string | undefined): void {
+  if (!file) fail(`config check needs a FILE\n\n${USAGE}`, 2);
+  const config = readConfig(file);
+  process.stdout.write(`${file}: valid (model ${config.llm.model}, ${config.mcp_servers.length} MCP server(s), ${config.a2a.length} A2A agent(s), ${config.agent ? 'agent tree' : 'simple mode'})\n`);
+}
+
+async function main(argv: string[]): Promise<void> {
+  registerEnvironmentSecrets();
+  const [command, ...rest] = argv;
+  if (command === 'mcp-resources') return mcpResources(rest);
+  const { values, positionals } = parseArgs({ args: rest, allowPositionals: true, options: { config: { type: 'string', default: 'config/agent.yaml' }, help: { type: 'boolean', short: 'h' } } });
+  if (values.help) {
+    process.stdout.write(USAGE);
+    return;
+  }
+  switch (command) {
+    case 'up':
+      return up(values.config);
+    case 'serve':
+      return serve(positionals[0], values.config);
+    case 'config':
+      if (positionals[0] !== 'check') fail(`unknown config subcommand ${JSON.stringify(positionals[0] ?? '')}\n\n${USAGE}`, 2);
+      return configCheck(positionals[1]);
+    case undefined:
+    case 'help':
+    case '--help':
+    case '-h':
+      process.stdout.write(USAGE);
+      return;
+    default:
+      fail(`unknown command ${JSON.stringify(command)}\n\n${USAGE}`, 2);
+  }
+}
+
+main(process.argv.slice(2)).catch((error: unknown) => {
+  log.error('failed to start', { error: error instanceof Error ? error.message : String(error) });
+  process.exit(1);
+});

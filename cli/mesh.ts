@@ -1,0 +1,53 @@
+import { mkdirSync } from 'node:fs';
+import type { AgentConfig } from '../services/common/config/schema.js';
+import type { Logger } from '../services/common/log.js';
+import type { RunningService } from '../services/common/service.js';
+import { startConversationStore } from '../services/conversation-store/index.js';
+import { startLlmGateway } from '../services/llm-gateway/index.js';
+import { startOrchestrator } from '../services/orchestrator/index.js';
+import { startToolBroker } from '../services/tool-broker/index.js';
+import { startGateway } from '../gateway/index.js';
+
+const LOOPBACK_ANY_PORT = '127.0.0.1:0';
+
+export interface Mesh {
+  url: string;
+  services: RunningService[];
+  stop(): Promise<void>;
+}
+
+/**
+ * Every service in this process, each on its own loopback port, talking gRPC exactly as
+ * they do when deployed apart. Started in dependency order and stopped in reverse; a
+ * failure part-way stops what already started.
+ */
+export async function startMesh(config: AgentConfig, log: (service: string) => Logger): Promise<Mesh> {
+  mkdirSync(config.data_dir, { recursive: true });
+  const started: RunningService[] = [];
+  const stopAll = async () => {
+    for (const service of [...started].reverse()) {
+      await service.stop().catch((error: unknown) => log('asg').error('stop failed', { service: service.name, error: String(error) }));
+    }
+  };
+  try {
+    const store = await startConversationStore({ config, listen: LOOPBACK_ANY_PORT, log: log('conversation-store') });
+    started.push(store);
+    const llm = await startLlmGateway({ config, listen: LOOPBACK_ANY_PORT, log: log('llm-gateway') });
+    started.push(llm);
+    const tools = await startToolBroker({ config, listen: LOOPBACK_ANY_PORT, log: log('tool-broker') });
+    started.push(tools);
+    const orchestrator = await startOrchestrator({
+      config,
+      listen: LOOPBACK_ANY_PORT,
+      log: log('orchestrator'),
+      peers: { conversationStore: store.address, llmGateway: llm.address, toolBroker: tools.address },
+    });
+    started.push(orchestrator);
+    const gateway = await startGateway({ config, log: log('gateway'), peers: { orchestrator: orchestrator.address, conversationStore: store.address } });
+    started.push(gateway);
+    return { url: gateway.url, services: started, stop: stopAll };
+  } catch (error) {
+    await stopAll();
+    throw error;
+  }
+}

@@ -1,0 +1,58 @@
+import type { AgentConfig, ServiceName } from '../services/common/config/schema.js';
+import { createLogger } from '../services/common/log.js';
+import type { Peers, RunningService } from '../services/common/service.js';
+import { startConversationStore } from '../services/conversation-store/index.js';
+import { startLlmGateway } from '../services/llm-gateway/index.js';
+import { startOrchestrator } from '../services/orchestrator/index.js';
+import { startToolBroker } from '../services/tool-broker/index.js';
+import { startGateway } from '../gateway/index.js';
+
+export const SERVICE_NAMES = ['gateway', 'orchestrator', 'conversation-store', 'llm-gateway', 'tool-broker'] as const;
+
+const ENV_ADDRESS: Record<ServiceName, string> = {
+  conversation_store: 'ASG_CONVERSATION_STORE_ADDR',
+  llm_gateway: 'ASG_LLM_GATEWAY_ADDR',
+  tool_broker: 'ASG_TOOL_BROKER_ADDR',
+  orchestrator: 'ASG_ORCHESTRATOR_ADDR',
+};
+
+/** Where a service is reached: its environment variable, else `services.<name>` in the config. */
+function addressOf(config: AgentConfig, service: ServiceName): string {
+  return process.env[ENV_ADDRESS[service]] || config.services[service];
+}
+
+/** A served service listens on all interfaces (it runs in its own container) on its configured port. */
+function listenAddress(config: AgentConfig, service: ServiceName): string {
+  if (process.env.ASG_LISTEN) return process.env.ASG_LISTEN;
+  const address = addressOf(config, service);
+  return `0.0.0.0:${address.slice(address.lastIndexOf(':') + 1)}`;
+}
+
+function peers(config: AgentConfig): Peers {
+  return {
+    conversationStore: addressOf(config, 'conversation_store'),
+    llmGateway: addressOf(config, 'llm_gateway'),
+    toolBroker: addressOf(config, 'tool_broker'),
+    orchestrator: addressOf(config, 'orchestrator'),
+  };
+}
+
+/** Starts one service alone (`asg serve <service>`), for one container per service. */
+export async function startOneService(service: ServiceName | 'gateway' | (typeof SERVICE_NAMES)[number], config: AgentConfig): Promise<RunningService> {
+  const log = createLogger(service);
+  switch (service) {
+    case 'gateway':
+      return startGateway({ config, log, peers: peers(config) });
+    case 'orchestrator':
+      return startOrchestrator({ config, log, listen: listenAddress(config, 'orchestrator'), peers: peers(config) });
+    case 'conversation-store':
+    case 'conversation_store':
+      return startConversationStore({ config, log, listen: listenAddress(config, 'conversation_store') });
+    case 'llm-gateway':
+    case 'llm_gateway':
+      return startLlmGateway({ config, log, listen: listenAddress(config, 'llm_gateway') });
+    case 'tool-broker':
+    case 'tool_broker':
+      return startToolBroker({ config, log, listen: listenAddress(config, 'tool_broker') });
+  }
+}

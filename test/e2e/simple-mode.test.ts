@@ -1,0 +1,234 @@
+/**
+ * Simple mode end to end (issue 2): the real mesh (`bin/asg up`), the real mcp-resources
+ * server over stdio, and a scripted model speaking Gemini's wire format over HTTP.
+ * Scenarios TS-001..TS-004, TS-006..TS-008 and FR-004 of seed 003.
+ */
+import { join } from 'node:path';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { startAgent, type AgentProcess } from '../support/agent-process.js';
+import { get, post } from '../support/http.js';
+import { resourceNames } from '../support/resources-db.js';
+import { resourceAgentScript, startScriptedModel, type ScriptedModelServer } from '../support/scripted-model.js';
+
+let model: ScriptedModelServer;
+let agent: AgentProcess;
+let db: string;
+
+beforeAll(async () => {
+  model = await startScriptedModel(resourceAgentScript);
+  agent = await startAgent({ geminiBaseUrl: model.geminiBaseUrl });
+  db = join(agent.dir, 'resources.db');
+});
+
+afterAll(async () => {
+  await agent?.stop();
+  await model?.close();
+});
+
+async function createConversation(message?: string) {
+  const response = await post(`${agent.url}/conversations`, message === undefined ? undefined : { message });
+  expect(response.status).toBe(201);
+  return response.body;
+}
+
+async function send(id: string, message: string) {
+  const response = await post(`${agent.url}/conversations/${id}/messages`, { message });
+  expect(response.status).toBe(200);
+  return response.body;
+}
+
+async function decide(uuid: string, body: unknown) {
+  return post(`${agent.url}/approvals/${uuid}`, body);
+}
+
+describe('TS-001 startup (FR-001, FR-009, FR-010)', () => {
+  it('answers /health', async () => {
+    const response = await get(`${agent.url}/health`);
+    expect(response.status).toBe(200);
+    expect(response.body).toEqual({ status: 'ok' });
+  });
+
+  it('lists the MCP tools with their destructiveHint and server', async () => {
+    const response = await get(`${agent.url}/tools`);
+    expect(response.status).toBe(200);
+    const byName = Object.fromEntries(response.body.tools.map((tool: any) => [tool.name, tool]));
+    expect(Object.keys(byName).sort()).toEqual(['resources_add', 'resources_list', 'resources_remove']);
+    expect(byName.resources_add).toMatchObject({ destructiveHint: true, server: 'resources' });
+    expect(byName.resources_remove).toMatchObject({ destructiveHint: true, server: 'resources' });
+    expect(byName.resources_list).toMatchObject({ destructiveHint: false, server: 'resources' });
+    expect(byName.resources_add.inputSchema).toMatchObject({ type: 'object', required: expect.arrayContaining(['name', 'value']) });
+    expect(typeof byName.resources_add.description).toBe('string');
+  });
+});
+
+describe('TS-002 create conversation (FR-003)', () => {
+  it('creates an empty conversation with the system prompt', async () => {
+    const body = await createConversation();
+    expect(body.result).toBeUndefined();
+    const c = body.conversation;
+    expect(c.id).toMatch(/^[0-9a-f-]{36}$/);
+    expect(c.session_id).toMatch(/^[0-9a-f]{8}$/);
+    expect(c.status).toBe('active');
+    expect(c.messages).toHaveLength(1);
+    expect(c.messages[0]).toMatchObject({ role: 'system', content: 'You manage resources.' });
+    expect(Date.parse(c.created_at)).not.toBeNaN();
+    expect(Date.parse(c.updated_at)).not.toBeNaN();
+  });
+
+  it('processes an initial message at once', async () => {
+    const body = await createConversation('list resources');
+    expect(body.result.waiting_approval).toBe(false);
+    const roles = body.conversation.messages.map((m: any) => m.role);
+    expect(roles).toEqual(['system', 'user', 'assistant', 'tool', 'assistant']);
+    const tool = body.conversation.messages[3];
+    expect(tool.tool_call).toMatchObject({ name: 'resources_list', is_error: false });
+  });
+});
+
+describe('TS-003 non-destructive tool (FR-004, FR-007, FR-012)', () => {
+  it('runs resources_list at once and records call and result', async () => {
+    const { conversation } = await createConversation();
+    const body = await send(conversation.id, 'list all resources');
+    expect(body.result.waiting_approval).toBe(false);
+    expect(body.result.approval).toBeUndefined();
+    expect(body.result.response).toContain('resources_list');
+    expect(body.conversation.status).toBe('active');
+    const call = body.conversation.messages.find((m: any) => m.role === 'assistant' && m.tool_call);
+    expect(call.tool_call).toMatchObject({ name: 'resources_list', arguments: {} });
+    const result = body.conversation.messages.find((m: any) => m.role === 'tool');
+    expect(result.tool_call.result).toBeTypeOf('string');
+    // The history the model saw on its second call contained the tool result.
+    expect(model.requests.some((r) => r.toolResults.some((t) => t.name === 'resources_list'))).toBe(true);
+  });
+
+  it('lets the model call tools several times in one turn', async () => {
+    const seen = new Map<string, number>();
+    model.setScript((request) => {
+      if (request.lastUserText !== 'count twice') return resourceAgentScript(request);
+      const calls = (seen.get('n') ?? 0) + 1;
+      seen.set('n', calls);
+      return calls <= 2 ? { toolCalls: [{ name: 'resources_list', args: {} }] } : { text: `listed ${calls - 1} times` };
+    });
+    try {
+      const { conversation } = await createConversation();
+      const body = await send(conversation.id, 'count twice');
+      expect(body.result.response).toBe('listed 2 times');
+      expect(body.conversation.messages.filter((m: any) => m.role === 'tool')).toHaveLength(2);
+    } finally {
+      model.setScript(resourceAgentScript);
+    }
+  });
+
+  it('stops a turn after chat.max_llm_iterations model calls', async () => {
+    model.setScript((request) => (request.lastUserText === 'loop forever' ? { toolCalls: [{ name: 'resources_list', args: {} }] } : resourceAgentScript(request)));
+    try {
+      const before = model.requests.length;
+      const { conversation } = await createConversation();
+      const body = await send(conversation.id, 'loop forever');
+      expect(model.requests.length - before).toBe(10);
+      expect(body.result.response).toContain('max_llm_iterations');
+      expect(body.conversation.status).toBe('active');
+    } finally {
+      model.setScript(resourceAgentScript);
+    }
+  });
+});
+
+describe('TS-004 destructive tool with approval (FR-004, FR-011)', () => {
+  it('stops before resources_add and goes on after approval', async () => {
+    const { conversation } = await createConversation();
+    const stop = await send(conversation.id, 'create a server my-test with value 42');
+    expect(stop.result.waiting_approval).toBe(true);
+    const approval = stop.result.approval;
+    expect(approval.uuid).toMatch(/^[0-9a-f-]{36}$/);
+    expect(approval).toMatchObject({ conversation_id: conversation.id, tool_name: 'resources_add', tool_args: { name: 'my-test', value: 42 } });
+    expect(approval.description).toContain('resources_add');
+    expect(stop.result.response).toContain(approval.uuid);
+    expect(stop.conversation.status).toBe('waiting_approval');
+    expect(stop.conversation.pending_approval.uuid).toBe(approval.uuid);
+    expect(resourceNames(db)).not.toContain('my-test');
+
+    const fetched = await get(`${agent.url}/conversations/${conversation.id}`);
+    expect(fetched.body.conversation.status).toBe('waiting_approval');
+    expect(fetched.body.conversation.pending_approval).toMatchObject({ uuid: approval.uuid, tool_name: 'resources_add' });
+
+    const go = await decide(approval.uuid, { answer: 'yes' });
+    expect(go.status).toBe(200);
+    expect(go.body.result.waiting_approval).toBe(false);
+    expect(go.body.result.response).toContain('my-test');
+    expect(go.body.conversation.status).toBe('active');
+    expect(go.body.conversation.pending_approval).toBeUndefined();
+    expect(resourceNames(db).filter((name) => name === 'my-test')).toHaveLength(1);
+    const toolMessage = go.body.conversation.messages.find((m: any) => m.role === 'tool' && m.tool_call.name === 'resources_add');
+    expect(toolMessage.tool_call).toMatchObject({ arguments: { name: 'my-test', value: 42 }, is_error: false });
+  });
+});
+
+describe('TS-006 natural language variations (FR-007)', () => {
+  const cases: [string, string][] = [
+    ['list', 'resources_list'],
+    ['show me all resources', 'resources_list'],
+    ['create a server test-1 with value 10', 'resources_add'],
+    ['add resource test-2 value 20', 'resources_add'],
+    ['remove test-1', 'resources_remove'],
+    ['delete resource test-2', 'resources_remove'],
+  ];
+  it.each(cases)('"%s" calls %s', async (message, tool) => {
+    const { conversation } = await createConversation();
+    const body = await send(conversation.id, message);
+    const call = body.conversation.messages.find((m: any) => m.role === 'assistant' && m.tool_call);
+    expect(call.tool_call.name).toBe(tool);
+    if (tool === 'resources_add') expect(body.result.approval.tool_args).toEqual(message.includes('test-1') ? { name: 'test-1', value: 10 } : { name: 'test-2', value: 20 });
+    if (tool !== 'resources_list') {
+      expect(body.result.waiting_approval).toBe(true);
+      expect((await decide(body.result.approval.uuid, { approved: false })).status).toBe(200);
+    }
+  });
+});
+
+describe('TS-007 approval rejection (FR-011)', () => {
+  it('cancels the call and leaves the conversation active', async () => {
+    const { conversation } = await createConversation();
+    const stop = await send(conversation.id, 'add resource rejected-one with value 7');
+    const reject = await decide(stop.result.approval.uuid, { answer: 'no' });
+    expect(reject.status).toBe(200);
+    expect(reject.body.result).toMatchObject({ response: 'Operation cancelled by user.', waiting_approval: false });
+    expect(reject.body.conversation.status).toBe('active');
+    expect(resourceNames(db)).not.toContain('rejected-one');
+    const result = reject.body.conversation.messages.at(-1);
+    expect(result).toMatchObject({ role: 'tool', content: 'Operation cancelled by user.', tool_call: { name: 'resources_add', is_error: true } });
+    // The conversation goes on normally afterwards.
+    const next = await send(conversation.id, 'list resources');
+    expect(next.result.waiting_approval).toBe(false);
+  });
+});
+
+describe('TS-008 approval formats (FR-011)', () => {
+  it.each([
+    ['approved', { approved: true }],
+    ['action', { action: 'approve' }],
+    ['answer', { answer: 'yes' }],
+  ])('approves with the %s format', async (label, body) => {
+    const name = `format-${label}`;
+    const { conversation } = await createConversation();
+    const stop = await send(conversation.id, `add resource ${name} with value 1`);
+    const go = await decide(stop.result.approval.uuid, body);
+    expect(go.status).toBe(200);
+    expect(go.body.conversation.status).toBe('active');
+    expect(resourceNames(db)).toContain(name);
+  });
+});
+
+describe('FR-004 a message to a waiting conversation', () => {
+  it('is not processed and returns the pending approval', async () => {
+    const { conversation } = await createConversation();
+    const stop = await send(conversation.id, 'add resource waiting-one with value 3');
+    const requestsBefore = model.requests.length;
+    const again = await post(`${agent.url}/conversations/${conversation.id}/messages`, { message: 'list resources' });
+    expect(again.status).toBe(200);
+    expect(again.body.result.waiting_approval).toBe(true);
+    expect(again.body.result.approval.uuid).toBe(stop.result.approval.uuid);
+    expect(again.body.conversation.messages).toHaveLength(stop.conversation.messages.length);
+    expect(model.requests.length).toBe(requestsBefore);
+  });
+});
