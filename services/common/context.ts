@@ -1,4 +1,5 @@
-import { AsyncLocalStorage } from 'node:async_hooks';
+import { context, createContextKey } from '@opentelemetry/api';
+import { AsyncLocalStorageContextManager } from '@opentelemetry/context-async-hooks';
 
 /** What every hop of one request carries along (gRPC metadata on the wire). */
 export interface RequestContext {
@@ -10,18 +11,23 @@ export interface RequestContext {
   deadline?: number;
 }
 
-const storage = new AsyncLocalStorage<RequestContext>();
+const REQUEST_CONTEXT = createContextKey('asg.request-context');
+
+// The request context rides in the OpenTelemetry context, so one AsyncLocalStorage carries
+// both it and the active span: every promise created pays for one propagation, not two.
+// Registering the manager here makes the context work whether or not tracing was set up;
+// initTelemetry's own registration then finds this one in place.
+context.setGlobalContextManager(new AsyncLocalStorageContextManager().enable());
 
 export function runWithContext<T>(ctx: RequestContext, fn: () => T): T {
-  return storage.run(ctx, fn);
+  return context.with(context.active().setValue(REQUEST_CONTEXT, ctx), fn);
 }
 
 export function currentContext(): RequestContext | undefined {
-  return storage.getStore();
+  return context.active().getValue(REQUEST_CONTEXT) as RequestContext | undefined;
 }
 
 /** Runs `fn` with the current context changed by `patch` (e.g. once the session id is known). */
 export function withContextPatch<T>(patch: Partial<RequestContext>, fn: () => T): T {
-  const current = storage.getStore() ?? { sessionId: '' };
-  return storage.run({ ...current, ...patch }, fn);
+  return runWithContext({ ...(currentContext() ?? { sessionId: '' }), ...patch }, fn);
 }

@@ -18,6 +18,10 @@ function configuredLevel(): number {
 
 let threshold = configuredLevel();
 
+export function isLogLevelEnabled(level: LogLevel): boolean {
+  return LEVELS[level] >= threshold;
+}
+
 /** Re-reads ASG_LOG_LEVEL (for tests that change it at run time). */
 export function refreshLogLevel(): void {
   threshold = configuredLevel();

@@ -1,5 +1,5 @@
+import './context.js';
 import { context, propagation, trace, SpanKind, SpanStatusCode, type Context, type Span, type Tracer } from '@opentelemetry/api';
-import { AsyncLocalStorageContextManager } from '@opentelemetry/context-async-hooks';
 import { W3CTraceContextPropagator } from '@opentelemetry/core';
 import { OTLPTraceExporter } from '@opentelemetry/exporter-trace-otlp-http';
 import { resourceFromAttributes } from '@opentelemetry/resources';
@@ -19,17 +19,19 @@ let provider: BasicTracerProvider | undefined;
 
 export function initTelemetry(processName: string, extraProcessors: SpanProcessor[] = []): void {
   if (provider) return;
+  propagation.setGlobalPropagator(new W3CTraceContextPropagator());
   const spanProcessors: SpanProcessor[] = [...extraProcessors];
   if (process.env.OTEL_EXPORTER_OTLP_ENDPOINT || process.env.OTEL_EXPORTER_OTLP_TRACES_ENDPOINT) {
     spanProcessors.push(new BatchSpanProcessor(new OTLPTraceExporter()));
   }
+  // With nowhere to send spans, none are recorded: the API's non-recording spans still
+  // carry a caller's traceparent through every hop, at a fraction of the cost.
+  if (spanProcessors.length === 0) return;
   provider = new BasicTracerProvider({
     resource: resourceFromAttributes({ 'service.name': process.env.OTEL_SERVICE_NAME ?? processName }),
     spanProcessors,
   });
   trace.setGlobalTracerProvider(provider);
-  context.setGlobalContextManager(new AsyncLocalStorageContextManager().enable());
-  propagation.setGlobalPropagator(new W3CTraceContextPropagator());
 }
 
 export async function shutdownTelemetry(): Promise<void> {

@@ -5,6 +5,7 @@ import { createPromiseClient, type PromiseClient } from '../common/grpc/client.j
 import { GrpcStatus, RpcError } from '../common/grpc/errors.js';
 import type { Logger, LogFields } from '../common/log.js';
 import type { RunningService } from '../common/service.js';
+import { context, trace } from '@opentelemetry/api';
 import { initTelemetry } from '../common/telemetry.js';
 import { resourceAgentScript, startScriptedModel, type ScriptedModelServer } from '../../test/support/scripted-model.js';
 import { startLlmGateway } from './index.js';
@@ -149,11 +150,13 @@ describe('Gemini (the default provider)', () => {
     expect(reply.text).toBe('Done. resources_add: added x');
   });
 
-  it('sends the trace context with the provider call', async () => {
+  it("continues the caller's trace in the provider call, even when no spans are exported", async () => {
     initTelemetry('llm-gateway-test');
     const { client } = await startGateway();
-    await client.generate(request('gemini-2.5-flash', [user('hello')]));
-    expect(model.requests[0]?.headers.traceparent).toMatch(/^00-[0-9a-f]{32}-[0-9a-f]{16}-0[01]$/);
+    const traceId = '4bf92f3577b34da6a3ce929d0e0e4736';
+    const caller = trace.setSpanContext(context.active(), { traceId, spanId: '00f067aa0ba902b7', traceFlags: 1, isRemote: true });
+    await context.with(caller, () => client.generate(request('gemini-2.5-flash', [user('hello')])));
+    expect(model.requests[0]?.headers.traceparent).toMatch(new RegExp(`^00-${traceId}-[0-9a-f]{16}-01$`));
   });
 
   it('routes a model name without a known prefix to Gemini, unchanged', async () => {

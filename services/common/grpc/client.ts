@@ -52,6 +52,10 @@ export function createPromiseClient<S extends Record<string, unknown>>(
   const client = new Client(address, credentials.createInsecure(), {
     'grpc.max_receive_message_length': 64 * 1024 * 1024,
     'grpc.max_send_message_length': 64 * 1024 * 1024,
+    // Deliberately no transparent retries: a call is made once (a tool call must never run
+    // twice), and skipping the retry buffering and channelz bookkeeping saves time on every call.
+    'grpc.enable_retries': 0,
+    'grpc.enable_channelz': 0,
   });
   const result: Record<string, unknown> = { close: () => client.close() };
   for (const [name, raw] of Object.entries(definition)) {

@@ -9,7 +9,7 @@ import {
   type UntypedServiceImplementation,
 } from '@grpc/grpc-js';
 import { runWithContext, type RequestContext } from '../context.js';
-import type { Logger } from '../log.js';
+import { isLogLevelEnabled, type Logger } from '../log.js';
 import { redactSecrets } from '../secrets.js';
 import { parseSessionId } from '../session-id.js';
 import { extractTraceContext, SESSION_ATTRIBUTE, SpanKind, withSpan } from '../telemetry.js';
@@ -69,24 +69,26 @@ export function implement<S extends Record<string, unknown>>(
   log: Logger,
 ): UntypedServiceImplementation {
   const implementation: UntypedServiceImplementation = {};
+  const debug = isLogLevelEnabled('debug');
   for (const [name, raw] of Object.entries(definition)) {
     const method = raw as UnaryMethodDefinition<unknown, unknown>;
     const handler = (handlers as Record<string, (request: unknown, ctx: HandlerContext) => Promise<unknown>>)[name];
     if (!handler) throw new Error(`${service}: no handler for ${method.path}`);
     implementation[name] = (call: ServerUnaryCall<unknown, unknown>, callback: sendUnaryData<unknown>) => {
       const request = requestContextFrom(call);
-      const parent = extractTraceContext((key) => first(call.metadata, key));
       const started = performance.now();
       void runWithContext(request, () =>
+        // The caller's trace context is read on top of the request context, so the span's
+        // context carries both.
         withSpan(service, method.path.slice(1), SpanKind.SERVER, { 'rpc.system': 'grpc', [SESSION_ATTRIBUTE]: request.sessionId }, () =>
-          handler(call.request, { request, metadata: call.metadata }), parent)
+          handler(call.request, { request, metadata: call.metadata }), extractTraceContext((key) => first(call.metadata, key)))
           .then((response) => {
-            log.debug('rpc', { method: method.path, code: 'OK', ms: (performance.now() - started).toFixed(2) });
+            if (debug) log.debug('rpc', { method: method.path, code: 'OK', ms: (performance.now() - started).toFixed(2) });
             callback(null, response);
           })
           .catch((error: unknown) => {
             const { code, details } = toGrpcError(error, log, method.path);
-            log.debug('rpc', { method: method.path, code: GrpcStatus[code], ms: (performance.now() - started).toFixed(2) });
+            if (debug) log.debug('rpc', { method: method.path, code: GrpcStatus[code], ms: (performance.now() - started).toFixed(2) });
             callback({ code, details });
           }),
       );
