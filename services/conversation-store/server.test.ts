@@ -104,6 +104,7 @@ describe('conversation store over gRPC', () => {
         conversationId: id,
         messages: [{ role: MessageRole.MESSAGE_ROLE_UNSPECIFIED, content: 'who am I?' }],
         status: ConversationStatus.CONVERSATION_STATUS_UNSPECIFIED,
+        returnConversation: false,
         clearPipelineState: false,
       }),
     ).rejects.toMatchObject({ code: GrpcStatus.INVALID_ARGUMENT, message: expect.stringContaining('messages[0].role') });
@@ -132,8 +133,15 @@ describe('conversation store over gRPC', () => {
     expect(waiting?.status).toBe(ConversationStatus.CONVERSATION_STATUS_WAITING_APPROVAL);
     expect(waiting?.pendingApproval?.toolArgs).toEqual({ table: 'users' });
 
+    const fetched = await store.getApproval({ uuid: approval.uuid });
+    expect(fetched.sessionId).toMatch(/^[0-9a-f]{8}$/);
+    expect(fetched.approval?.uuid).toBe(approval.uuid);
+
     const claim = await store.claimApproval({ uuid: approval.uuid, approved: true, messages: [], clearPipelineState: false });
     expect(claim.claimed).toBe(true);
+    // The changed conversation comes back with the claim: no second read needed.
+    expect(claim.conversation?.status).toBe(ConversationStatus.CONVERSATION_STATUS_ACTIVE);
+    expect(claim.conversation?.pendingApproval).toBeUndefined();
     await store.startApprovalExecution({ uuid: approval.uuid });
     expect((await store.listUnfinishedApprovals({ conversationId: id })).approvals.map((item) => item.uuid)).toEqual([approval.uuid]);
     await expect(store.startApprovalExecution({ uuid: approval.uuid })).rejects.toMatchObject({ code: GrpcStatus.FAILED_PRECONDITION });
@@ -144,6 +152,7 @@ describe('conversation store over gRPC', () => {
     });
     expect(done?.status).toBe(ApprovalStatus.APPROVAL_STATUS_DONE);
     const { conversation: after } = await store.getConversation({ id, includeMessages: true });
+    expect(after).toEqual((await store.appendMessages({ conversationId: id, messages: [], status: 0, clearPipelineState: false, returnConversation: true })).conversation);
     expect(after?.status).toBe(ConversationStatus.CONVERSATION_STATUS_ACTIVE);
     expect(after?.messages.at(-1)?.toolCall?.result).toBe('dropped');
     expect(after?.messageCount).toBe(3);

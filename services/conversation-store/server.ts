@@ -47,6 +47,7 @@ const schemas = {
     pageToken: z.string(),
     includeMessages: z.boolean(),
   }),
+  startTurn: z.object({ conversationId, message: newMessage }),
   appendMessages: z
     .object({
       conversationId,
@@ -56,6 +57,7 @@ const schemas = {
         .refine((value) => value !== ConversationStatus.CONVERSATION_STATUS_WAITING_APPROVAL, 'not waiting_approval: CreateApproval sets it'),
       pipelineState: pipelineState.optional(),
       clearPipelineState: z.boolean(),
+      returnConversation: z.boolean(),
     })
     .refine((request) => !(request.clearPipelineState && request.pipelineState), {
       message: 'either a new pipeline_state or clear_pipeline_state, not both',
@@ -102,18 +104,37 @@ function validated<T>(method: keyof typeof schemas, request: T): T {
 }
 
 export function conversationStoreHandlers(storage: ConversationStorage): UnaryHandlers<typeof ConversationStoreServiceService> {
+  // Read right after a change so the caller needs no second round trip for it.
+  const conversationOf = (id: string) => storage.getConversation({ id, includeMessages: true });
   return {
     createConversation: async (request) => ({ conversation: await storage.createConversation(validated('createConversation', request)) }),
     getConversation: async (request) => ({ conversation: await storage.getConversation(validated('getConversation', request)) }),
     listConversations: async (request) => storage.listConversations(validated('listConversations', request)),
-    appendMessages: async (request) => ({ messages: await storage.appendMessages(validated('appendMessages', request)) }),
-    createApproval: async (request) => ({ approval: await storage.createApproval(validated('createApproval', request)) }),
-    getApproval: async (request) => ({ approval: await storage.getApproval(validated('getApproval', request).uuid) }),
-    claimApproval: async (request) => storage.claimApproval(validated('claimApproval', request)),
+    startTurn: async (request) => storage.startTurn(validated('startTurn', request)),
+    appendMessages: async (request) => {
+      const messages = await storage.appendMessages(validated('appendMessages', request));
+      return { messages, conversation: request.returnConversation ? await conversationOf(request.conversationId) : undefined };
+    },
+    createApproval: async (request) => {
+      const approval = await storage.createApproval(validated('createApproval', request));
+      return { approval, conversation: await conversationOf(approval.conversationId) };
+    },
+    getApproval: async (request) => {
+      const approval = await storage.getApproval(validated('getApproval', request).uuid);
+      const { sessionId } = await storage.getConversation({ id: approval.conversationId, includeMessages: false });
+      return { approval, sessionId };
+    },
+    claimApproval: async (request) => {
+      const claim = await storage.claimApproval(validated('claimApproval', request));
+      return { ...claim, conversation: await conversationOf(claim.approval.conversationId) };
+    },
     startApprovalExecution: async (request) => ({
       approval: await storage.startApprovalExecution(validated('startApprovalExecution', request).uuid),
     }),
-    finishApprovalExecution: async (request) => ({ approval: await storage.finishApprovalExecution(validated('finishApprovalExecution', request)) }),
+    finishApprovalExecution: async (request) => {
+      const approval = await storage.finishApprovalExecution(validated('finishApprovalExecution', request));
+      return { approval, conversation: await conversationOf(approval.conversationId) };
+    },
     listUnfinishedApprovals: async (request) => ({
       approvals: await storage.listUnfinishedApprovals(validated('listUnfinishedApprovals', request).conversationId),
     }),

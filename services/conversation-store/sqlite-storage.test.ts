@@ -48,6 +48,7 @@ function append(conversationId: string, messages: NewMessage[], change: Partial<
     messages,
     status: ConversationStatus.CONVERSATION_STATUS_UNSPECIFIED,
     clearPipelineState: false,
+    returnConversation: false,
     ...change,
   });
 }
@@ -241,6 +242,45 @@ describe('appending messages', () => {
     } finally {
       db.close();
     }
+  });
+});
+
+describe('starting a turn', () => {
+  it('appends the user message and returns the whole conversation', async () => {
+    const created = await newConversation('system');
+    const start = await storage.startTurn({ conversationId: created.id, message: user('list things') });
+    expect(start.started).toBe(true);
+    expect(start.unfinishedApprovals).toEqual([]);
+    expect(start.conversation.messages.map((m) => [m.seq, m.content])).toEqual([
+      [1, 'system'],
+      [2, 'list things'],
+    ]);
+    expect(start.conversation.messageCount).toBe(2);
+  });
+
+  it('appends nothing while the conversation waits for an approval', async () => {
+    const created = await newConversation('system');
+    const approval = await storage.createApproval(approvalRequest(created.id));
+    const start = await storage.startTurn({ conversationId: created.id, message: user('are you there?') });
+    expect(start.started).toBe(false);
+    expect(start.conversation.status).toBe(ConversationStatus.CONVERSATION_STATUS_WAITING_APPROVAL);
+    expect(start.conversation.pendingApproval?.uuid).toBe(approval.uuid);
+    expect(start.conversation.messageCount).toBe(1);
+  });
+
+  it('appends nothing while an approved call has no recorded outcome, and names it', async () => {
+    const { conversation, approval } = await approvedApproval();
+    await storage.startApprovalExecution(approval.uuid);
+    const start = await storage.startTurn({ conversationId: conversation.id, message: user('next') });
+    expect(start.started).toBe(false);
+    expect(start.unfinishedApprovals.map((a) => [a.uuid, a.status])).toEqual([[approval.uuid, ApprovalStatus.APPROVAL_STATUS_EXECUTING]]);
+    expect(start.conversation.messageCount).toBe(0);
+    await storage.finishApprovalExecution({ uuid: approval.uuid, success: true, messages: [] });
+    expect((await storage.startTurn({ conversationId: conversation.id, message: user('next') })).started).toBe(true);
+  });
+
+  it('is NOT_FOUND for an unknown conversation', async () => {
+    await expect(storage.startTurn({ conversationId: UNKNOWN_UUID, message: user('x') })).rejects.toMatchObject({ code: GrpcStatus.NOT_FOUND });
   });
 });
 

@@ -11,6 +11,7 @@ import type {
   MarkApprovalInterruptedRequest,
   Message,
   PendingApproval,
+  StartTurnRequest,
 } from '../../gen/ts/asg/store/v1/store.js';
 
 /** A page size of 0 asks for this many conversations (store.proto, ListConversationsRequest). */
@@ -30,6 +31,12 @@ export interface ApprovalClaim {
   claimed: boolean;
   /** After a lost claim: the approval as the winner left it (its decision). */
   approval: PendingApproval;
+}
+
+export interface TurnStart {
+  started: boolean;
+  conversation: Conversation;
+  unfinishedApprovals: PendingApproval[];
 }
 
 export interface InterruptionMark {
@@ -67,6 +74,8 @@ export interface ConversationStorage {
    * `createApproval` and stops only through `claimApproval`, so FAILED_PRECONDITION when a
    * waiting conversation would change status here.
    */
+  /** The user's message appended unless the conversation waits or has unfinished approved calls; one transaction. */
+  startTurn(request: StartTurnRequest): Promise<TurnStart>;
   appendMessages(request: AppendMessagesRequest): Promise<Message[]>;
 
   /** FAILED_PRECONDITION when the conversation already waits for another approval. */

@@ -10,23 +10,32 @@ import type { Logger } from '../common/log.js';
 import { redactSecrets } from '../common/secrets.js';
 import { newSessionId } from '../common/session-id.js';
 import type { OrchestratorClients } from './clients.js';
-import { systemPromptOf, toModelHistory, unansweredCallIds, type HistoryEntry } from './domain/history.js';
+import { systemPromptOf, toModelHistory, type HistoryEntry } from './domain/history.js';
 import { approvalRequiredText, assistantCall, assistantText, CANCELLED_BY_USER, gatedCall, stillWaitingText, toolResult, userMessage } from './domain/messages.js';
 import { DEFERRED_REASON, describeCall, planToolCalls } from './domain/plan.js';
+import { ToolCatalogue } from './tool-catalogue.js';
 
 interface ToolOutcome {
   text: string;
   isError: boolean;
 }
 
+/** How a run of model steps ended, with the conversation as stored at that point. */
+interface StepsOutcome {
+  result: TurnResult;
+  conversation: Conversation;
+}
+
 /**
  * Runs turns in simple mode: the model/tool loop, the approval gate (stop) and the
  * continuation after a decision (go). Holds no state between calls: everything it knows
- * about a conversation it reads from the store at the start of each call.
+ * about a conversation it reads from the store, and every store call that changes a
+ * conversation hands the changed conversation back, so a turn pays no extra reads.
  */
 export class TurnRunner {
   /** An approved call that has not finished after this long was cut off by a crash. */
   private readonly interruptedAfterMs: number;
+  private readonly catalogue: ToolCatalogue;
 
   constructor(
     private readonly config: AgentConfig,
@@ -34,6 +43,7 @@ export class TurnRunner {
     private readonly log: Logger,
   ) {
     this.interruptedAfterMs = Math.max(30_000, ...config.mcp_servers.map((server) => server.timeout)) + 10_000;
+    this.catalogue = new ToolCatalogue(clients);
   }
 
   async createConversation(message: string | undefined): Promise<{ conversation: Conversation; result?: TurnResult }> {
@@ -44,69 +54,67 @@ export class TurnRunner {
       if (!conversation) throw internal('the store returned no conversation');
       this.log.info('conversation created', { conversation: conversation.id });
       if (message === undefined) return { conversation };
-      await this.clients.store.appendMessages(appendRequest(conversation.id, [userMessage(message)]));
-      const result = await this.runSteps(conversation.id, [...conversation.messages, userMessage(message)]);
-      return { conversation: await this.fetch(conversation.id), result };
+      const { result, conversation: after } = await this.startTurn(conversation.id, message);
+      return { conversation: after, result };
     });
   }
 
   async sendMessage(conversationId: string, message: string): Promise<SendMessageResponse> {
-    if (message.trim() === '') throw invalidArgument('message must be a non-empty string');
-    let conversation = await this.fetch(conversationId);
-    return withContextPatch({ sessionId: currentContext()?.sessionId || conversation.sessionId }, async () => {
-      if (conversation.status === ConversationStatus.CONVERSATION_STATUS_WAITING_APPROVAL && conversation.pendingApproval) {
-        const approval = conversation.pendingApproval;
-        return { conversation, result: { response: stillWaitingText(approval), waitingApproval: true, approval } };
-      }
-      if (await this.settleInterruptedCalls(conversation)) conversation = await this.fetch(conversationId);
-      await this.clients.store.appendMessages(appendRequest(conversationId, [userMessage(message)]));
-      const result = await this.runSteps(conversationId, [...conversation.messages, userMessage(message)]);
-      return { conversation: await this.fetch(conversationId), result };
-    });
+    return this.startTurn(conversationId, message);
   }
 
   async resolveApproval(uuid: string, approved: boolean): Promise<ResolveApprovalResponse> {
-    const { approval } = await this.clients.store.getApproval({ uuid });
+    const { approval, sessionId } = await this.clients.store.getApproval({ uuid });
     if (!approval) throw internal('the store returned no approval');
-    const head = await this.fetch(approval.conversationId, false);
-    return withContextPatch({ sessionId: currentContext()?.sessionId || head.sessionId }, async () => {
-      const call = gatedCall(approval);
+    return withContextPatch({ sessionId: currentContext()?.sessionId || sessionId }, async () => {
       const args = approval.toolArgs ?? {};
       const claim = await this.clients.store.claimApproval({
         uuid,
         approved,
         // A rejection is recorded as the call's result in the claim's own transaction.
-        messages: approved ? [] : [toolResult(call, args, CANCELLED_BY_USER, true)],
+        messages: approved ? [] : [toolResult(gatedCall(approval), args, CANCELLED_BY_USER, true)],
         clearPipelineState: !approved,
       });
       const decided = claim.approval ?? approval;
+      const conversation = required(claim.conversation);
       if (!claim.claimed) {
         this.log.info('approval already decided', { approval: uuid, status: ApprovalStatus[decided.status] });
-        return { decided: false, approval: decided, conversation: await this.fetch(approval.conversationId) };
+        return { decided: false, approval: decided, conversation };
       }
       this.log.info(approved ? 'approval approved' : 'approval rejected', { approval: uuid, tool: approval.toolName });
-      if (!approved) {
-        return {
-          decided: true,
-          approval: decided,
-          conversation: await this.fetch(approval.conversationId),
-          result: { response: CANCELLED_BY_USER, waitingApproval: false },
-        };
-      }
+      if (!approved) return { decided: true, approval: decided, conversation, result: { response: CANCELLED_BY_USER, waitingApproval: false } };
       const finished = await this.executeApproved(approval);
-      const conversation = await this.fetch(approval.conversationId);
-      const result = await this.runSteps(conversation.id, conversation.messages);
-      return { decided: true, approval: finished, conversation: await this.fetch(conversation.id), result };
+      const outcome = await this.runSteps(required(finished.conversation));
+      return { decided: true, approval: finished.approval ?? approval, conversation: outcome.conversation, result: outcome.result };
     });
   }
 
   async listTools(): Promise<Tool[]> {
-    return (await this.clients.tools.listTools({})).tools;
+    return this.catalogue.list();
+  }
+
+  /** Appends the user's message (unless the conversation waits) and runs the loop. */
+  private async startTurn(conversationId: string, message: string): Promise<{ conversation: Conversation; result: TurnResult }> {
+    if (message.trim() === '') throw invalidArgument('message must be a non-empty string');
+    let start = await this.clients.store.startTurn({ conversationId, message: userMessage(message) });
+    return withContextPatch({ sessionId: currentContext()?.sessionId || required(start.conversation).sessionId }, async () => {
+      const waiting = required(start.conversation);
+      if (!start.started && waiting.status === ConversationStatus.CONVERSATION_STATUS_WAITING_APPROVAL && waiting.pendingApproval) {
+        const approval = waiting.pendingApproval;
+        return { conversation: waiting, result: { response: stillWaitingText(approval), waitingApproval: true, approval } };
+      }
+      if (!start.started) {
+        await this.settleInterruptedCalls(start.unfinishedApprovals);
+        start = await this.clients.store.startTurn({ conversationId, message: userMessage(message) });
+        if (!start.started) throw failedPrecondition(`conversation ${conversationId} changed while its interrupted calls were recorded; send the message again`);
+      }
+      const outcome = await this.runSteps(required(start.conversation));
+      return { conversation: outcome.conversation, result: outcome.result };
+    });
   }
 
   /** Runs the stored call of a won approval, at most once: executing is recorded first. */
-  private async executeApproved(approval: PendingApproval): Promise<PendingApproval> {
-    const call = gatedCall(approval);
+  private async executeApproved(approval: PendingApproval) {
     const args = approval.toolArgs ?? {};
     await this.clients.store.startApprovalExecution({ uuid: approval.uuid });
     let outcome: ToolOutcome;
@@ -114,30 +122,32 @@ export class TurnRunner {
       outcome = { text: `${approval.toolName} was not executed: the stored call no longer matches the one that was approved.`, isError: true };
       this.log.error('approved call does not match its hash', { approval: approval.uuid });
     } else {
-      outcome = await this.callTool(approval.toolName, args);
+      outcome = await this.callTool(approval.toolName, args, approval.uuid);
     }
-    const { approval: finished } = await this.clients.store.finishApprovalExecution({
+    return this.clients.store.finishApprovalExecution({
       uuid: approval.uuid,
       success: !outcome.isError,
-      messages: [toolResult(call, args, outcome.text, outcome.isError)],
+      messages: [toolResult(gatedCall(approval), args, outcome.text, outcome.isError)],
     });
-    return finished ?? approval;
   }
 
   /**
-   * The model/tool loop from the given history until the model answers with text, a
+   * The model/tool loop from the stored conversation until the model answers with text, a
    * destructive call stops the turn, or the step budget runs out.
    */
-  private async runSteps(conversationId: string, stored: readonly HistoryEntry[]): Promise<TurnResult> {
-    const history: HistoryEntry[] = [...stored];
+  private async runSteps(conversation: Conversation): Promise<StepsOutcome> {
+    const conversationId = conversation.id;
+    const history: HistoryEntry[] = [...conversation.messages];
     const systemPrompt = systemPromptOf(history, this.config.prompt);
     let catalogue: Map<string, Tool>;
     try {
-      catalogue = new Map((await this.listTools()).map((tool) => [tool.name, tool]));
+      catalogue = await this.catalogue.current();
     } catch (error) {
-      return this.finishWithText(conversationId, `The tools are unavailable right now: ${errorText(error)}`);
+      return this.finishWithText(conversationId, [], `The tools are unavailable right now: ${errorText(error)}`);
     }
     const toolDefinitions: ToolDefinition[] = [...catalogue.values()].map((tool) => ({ name: tool.name, description: tool.description, inputSchema: tool.inputSchema }));
+    // Messages of finished steps not stored yet: they go with the write that ends the turn.
+    let unsaved: NewMessage[] = [];
 
     for (let step = 0; step < this.config.chat.max_llm_iterations; step++) {
       let reply;
@@ -145,9 +155,9 @@ export class TurnRunner {
         reply = await this.clients.llm.generate({ model: this.config.llm.model, systemPrompt, messages: toModelHistory(history), tools: toolDefinitions });
       } catch (error) {
         this.log.warn('model call failed', { conversation: conversationId, error: errorText(error) });
-        return this.finishWithText(conversationId, `The model could not answer: ${errorText(error)}`);
+        return this.finishWithText(conversationId, unsaved, `The model could not answer: ${errorText(error)}`);
       }
-      if (reply.toolCalls.length === 0) return this.finishWithText(conversationId, reply.text || '(the model returned an empty answer)');
+      if (reply.toolCalls.length === 0) return this.finishWithText(conversationId, unsaved, reply.text || '(the model returned an empty answer)');
 
       const plan = planToolCalls(reply.toolCalls, catalogue);
       const recorded: NewMessage[] = [];
@@ -164,36 +174,39 @@ export class TurnRunner {
 
       const gate = plan.find((planned) => planned.kind === 'gate');
       if (gate && gate.kind === 'gate') {
-        const { approval } = await this.clients.store.createApproval({
+        const { approval, conversation: waiting } = await this.clients.store.createApproval({
           conversationId,
           toolCallId: gate.call.id,
           toolName: gate.call.name,
           toolArgs: gate.args,
           description: describeCall(gate.call.name, gate.tool.server, gate.args),
-          messages: recorded,
+          messages: [...unsaved, ...recorded],
         });
         if (!approval) throw internal('the store returned no approval');
         this.log.info('approval requested', { conversation: conversationId, approval: approval.uuid, tool: approval.toolName });
-        return { response: approvalRequiredText(approval), waitingApproval: true, approval };
+        return { result: { response: approvalRequiredText(approval), waitingApproval: true, approval }, conversation: required(waiting) };
       }
-      await this.clients.store.appendMessages(appendRequest(conversationId, recorded));
+      // A step that ran only safe calls is written with whatever ends the turn, in one
+      // transaction: it changed nothing that a crash could leave unrecorded.
+      unsaved = [...unsaved, ...recorded];
       history.push(...recorded);
     }
     return this.finishWithText(
       conversationId,
+      unsaved,
       `Stopped after ${this.config.chat.max_llm_iterations} model calls in one turn (chat.max_llm_iterations) without a final answer.`,
     );
   }
 
-  private async finishWithText(conversationId: string, text: string): Promise<TurnResult> {
+  private async finishWithText(conversationId: string, unsaved: NewMessage[], text: string): Promise<StepsOutcome> {
     const response = redactSecrets(text);
-    await this.clients.store.appendMessages(appendRequest(conversationId, [assistantText(response)]));
-    return { response, waitingApproval: false };
+    const { conversation } = await this.clients.store.appendMessages(appendRequest(conversationId, [...unsaved, assistantText(response)]));
+    return { result: { response, waitingApproval: false }, conversation: required(conversation) };
   }
 
-  private async callTool(name: string, args: Record<string, unknown>): Promise<ToolOutcome> {
+  private async callTool(name: string, args: Record<string, unknown>, approvalUuid = ''): Promise<ToolOutcome> {
     try {
-      const result = await this.clients.tools.callTool({ name, arguments: args });
+      const result = await this.clients.tools.callTool({ name, arguments: args, approvalUuid });
       return { text: result.text, isError: result.isError };
     } catch (error) {
       this.log.warn('tool call failed', { tool: name, error: errorText(error) });
@@ -202,17 +215,12 @@ export class TurnRunner {
   }
 
   /**
-   * An approved call whose result never arrived was cut off by a crash. It is recorded as
-   * interrupted (never re-run, DESIGN rule 3) so the history is whole again. Returns true
-   * when something was recorded.
+   * Approved calls whose outcome was never recorded were cut off by a crash. Each is
+   * recorded as interrupted (never re-run, DESIGN rule 3) so the history is whole again. A
+   * call that is younger than its deadline may still be running elsewhere: the turn waits.
    */
-  private async settleInterruptedCalls(conversation: Conversation): Promise<boolean> {
-    const open = new Set(unansweredCallIds(conversation.messages));
-    if (open.size === 0) return false;
-    const { approvals } = await this.clients.store.listUnfinishedApprovals({ conversationId: conversation.id });
-    let recorded = false;
+  private async settleInterruptedCalls(approvals: readonly PendingApproval[]): Promise<void> {
     for (const approval of approvals) {
-      if (!open.has(approval.toolCallId)) continue;
       const text = `${approval.toolName} was approved but the service stopped before its result was recorded; it was not run again. Check its effect before retrying.`;
       const { marked } = await this.clients.store.markApprovalInterrupted({
         uuid: approval.uuid,
@@ -221,24 +229,20 @@ export class TurnRunner {
       });
       if (!marked) throw failedPrecondition(`the approved call ${approval.toolName} (approval ${approval.uuid}) is still running; send the message again when it has finished`);
       this.log.warn('approved call marked interrupted', { approval: approval.uuid, tool: approval.toolName });
-      recorded = true;
     }
-    return recorded;
-  }
-
-  private async fetch(id: string, includeMessages = true): Promise<Conversation> {
-    const { conversation } = await this.clients.store.getConversation({ id, includeMessages });
-    if (!conversation) throw internal('the store returned no conversation');
-    return conversation;
   }
 }
 
+function required(conversation: Conversation | undefined): Conversation {
+  if (!conversation) throw internal('the store returned no conversation');
+  return conversation;
+}
+
 function appendRequest(conversationId: string, messages: NewMessage[]) {
-  return { conversationId, messages, status: ConversationStatus.CONVERSATION_STATUS_UNSPECIFIED, clearPipelineState: false };
+  return { conversationId, messages, status: ConversationStatus.CONVERSATION_STATUS_UNSPECIFIED, clearPipelineState: false, returnConversation: true };
 }
 
 function errorText(error: unknown): string {
   const message = error instanceof RpcError || error instanceof Error ? error.message : String(error);
   return redactSecrets(message);
 }
-

@@ -1,6 +1,6 @@
 import type { Tool as McpTool } from '@modelcontextprotocol/client';
 import type { McpServerConfig } from '../common/config/schema.js';
-import { deadlineExceeded, notFound } from '../common/grpc/errors.js';
+import { deadlineExceeded, failedPrecondition, notFound } from '../common/grpc/errors.js';
 import type { Logger } from '../common/log.js';
 import { McpConnection, STARTUP_RETRY, type ConnectRetry } from './mcp-connection.js';
 import { isDestructive } from './policy.js';
@@ -28,6 +28,8 @@ export interface CallerContext {
   authorization?: string;
   /** Epoch milliseconds by which the caller needs the answer. */
   deadline?: number;
+  /** The approval that allows a destructive call. */
+  approvalUuid?: string;
 }
 
 function brokerTool(tool: McpTool, server: string): BrokerTool {
@@ -98,6 +100,12 @@ export class ToolComposite {
   async callTool(name: string, args: Record<string, unknown> | undefined, caller: CallerContext = {}): Promise<ToolCallResult> {
     const connection = this.routes.get(name);
     if (!connection) throw notFound(`unknown tool ${name}`);
+    // The orchestrator gates destructive calls; refusing one that comes without an approval
+    // here keeps the rule even if a caller skipped the gate or had a stale tool list.
+    const tool = connection.tools.find((candidate) => candidate.name === name);
+    if (tool && isDestructive(tool.annotations) && !caller.approvalUuid) {
+      throw failedPrecondition(`tool ${name} on server ${connection.name} is destructive and was called without an approval; nothing was executed`);
+    }
     // DESIGN rule 7: the server's own timeout, cut short by the caller's deadline.
     const timeoutMs = Math.min(connection.config.timeout, caller.deadline !== undefined ? caller.deadline - Date.now() : Infinity);
     if (timeoutMs <= 0) throw deadlineExceeded(`tool ${name} on server ${connection.name} was not called: the request's deadline had already passed`);

@@ -23,7 +23,11 @@ export function toolBrokerHandlers(composite: ToolComposite): UnaryHandlers<type
     listTools: async (): Promise<ListToolsResponse> => ({ tools: composite.listTools().map(toProtoTool) }),
     callTool: async (request, { request: caller }): Promise<CallToolResponse> => {
       if (!request.name) throw invalidArgument('CallTool needs the name of a tool');
-      const result = await composite.callTool(request.name, request.arguments ?? {}, { authorization: caller.authorization, deadline: caller.deadline });
+      const result = await composite.callTool(request.name, request.arguments ?? {}, {
+        authorization: caller.authorization,
+        deadline: caller.deadline,
+        approvalUuid: request.approvalUuid || undefined,
+      });
       return { text: result.text, isError: result.isError, structuredContent: result.structuredContent, server: result.server };
     },
   };

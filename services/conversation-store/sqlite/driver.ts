@@ -19,6 +19,7 @@ import {
   type NewMessage,
   type PendingApproval,
   type PipelineState,
+  type StartTurnRequest,
 } from '../../../gen/ts/asg/store/v1/store.js';
 import { failedPrecondition, invalidArgument, notFound } from '../../common/grpc/errors.js';
 import { callHash } from '../../common/call-hash.js';
@@ -34,7 +35,7 @@ import {
   type ApprovalStatusName,
   type ConversationStatusName,
 } from '../records.js';
-import { DEFAULT_PAGE_SIZE, MAX_PAGE_SIZE, type ApprovalClaim, type ConversationPage, type ConversationStorage, type InterruptionMark } from '../storage.js';
+import { DEFAULT_PAGE_SIZE, MAX_PAGE_SIZE, type ApprovalClaim, type ConversationPage, type ConversationStorage, type InterruptionMark, type TurnStart } from '../storage.js';
 import { approvalFromRow, conversationFromRow, messageFromRow, type ApprovalRow, type ConversationRow, type MessageRow } from './rows.js';
 import { configureConnection, migrate } from './schema.js';
 import { prepareStatements, type ConversationState, type Statements } from './statements.js';
@@ -130,6 +131,19 @@ export class SqliteConversationStorage implements ConversationStorage {
         nextPageToken: rows.length > limit && last ? encodePageToken({ createdAt: last.created_at, id: last.id }) : '',
         summary: this.summary(),
       };
+    });
+  }
+
+  async startTurn(request: StartTurnRequest): Promise<TurnStart> {
+    return this.write(() => {
+      let conversation = this.requireConversation(request.conversationId);
+      const unfinishedApprovals = this.sql.selectUnfinishedApprovals.all(conversation.id).map(approvalFromRow);
+      const started = conversation.status !== 'waiting_approval' && unfinishedApprovals.length === 0;
+      if (started) {
+        this.applyChange(conversation, { messages: [request.message!] });
+        conversation = this.requireConversation(conversation.id);
+      }
+      return { started, conversation: this.readConversation(conversation, true), unfinishedApprovals };
     });
   }
 

@@ -1,0 +1,27 @@
+import type { Tool } from '../../gen/ts/asg/tools/v1/tools.js';
+import type { OrchestratorClients } from './clients.js';
+
+/**
+ * The tool list, fetched from the broker and kept for a short while so a turn does not pay
+ * a round trip for it at every step. Staleness is harmless for safety: the broker itself
+ * refuses a destructive call that comes without an approval.
+ */
+export class ToolCatalogue {
+  private cached: { tools: Map<string, Tool>; fetchedAt: number } | undefined;
+
+  constructor(
+    private readonly clients: Pick<OrchestratorClients, 'tools'>,
+    private readonly maxAgeMs = 2000,
+  ) {}
+
+  async current(): Promise<Map<string, Tool>> {
+    if (this.cached && Date.now() - this.cached.fetchedAt < this.maxAgeMs) return this.cached.tools;
+    const { tools } = await this.clients.tools.listTools({});
+    this.cached = { tools: new Map(tools.map((tool) => [tool.name, tool])), fetchedAt: Date.now() };
+    return this.cached.tools;
+  }
+
+  async list(): Promise<Tool[]> {
+    return [...(await this.current()).values()];
+  }
+}
