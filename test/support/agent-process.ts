@@ -24,6 +24,8 @@ export interface AgentOptions {
   dir?: string;
   /** Start through `npm start -- --config FILE` instead of `bin/asg up`. */
   viaNpmStart?: boolean;
+  /** Extra Node flags for the agent process (e.g. --cpu-prof for profiling). */
+  nodeArgs?: string[];
 }
 
 export interface AgentProcess {
@@ -95,7 +97,7 @@ export async function startAgent(options: AgentOptions): Promise<AgentProcess> {
   }
   const [command, args] = options.viaNpmStart
     ? ['npm', ['start', '--silent', '--', '--config', configFile]]
-    : [process.execPath, [ASG, 'up', '--config', configFile]];
+    : [process.execPath, [...(options.nodeArgs ?? []), ASG, 'up', '--config', configFile]];
   // Its own process group, so that stopping npm also stops the node process under it.
   const child = spawn(command, args, { cwd: REPO_ROOT, env, stdio: ['ignore', 'pipe', 'pipe'], detached: true });
   let text = '';

@@ -11,6 +11,8 @@ export interface ReceivedSpan {
   scope: string;
   serviceName: string;
   attributes: Record<string, unknown>;
+  /** Duration in milliseconds. */
+  durationMs: number;
 }
 
 export interface OtlpReceiver {
@@ -53,6 +55,7 @@ export async function startOtlpReceiver(): Promise<OtlpReceiver> {
                 scope: scopeSpans.scope?.name ?? '',
                 serviceName,
                 attributes: Object.fromEntries((span.attributes ?? []).map((a: any) => [a.key, plain(a.value)])),
+                durationMs: Number(BigInt(span.endTimeUnixNano ?? 0) - BigInt(span.startTimeUnixNano ?? 0)) / 1e6,
               });
             }
           }

@@ -1,0 +1,185 @@
+/**
+ * `npm run bench`: latency of the real mesh (`bin/asg up` as a separate process, driven
+ * over HTTP with keep-alive) with a scripted model that answers instantly, and the cost of
+ * appending a message to a short and to a very long conversation. Prints a table and
+ * writes bench-results/bench-<timestamp>.json. Bounded: fixed iteration counts, and every
+ * server it starts is stopped at the end.
+ */
+import { mkdirSync, writeFileSync } from 'node:fs';
+import { join } from 'node:path';
+import { ConversationStoreServiceService, MessageRole, ConversationStatus } from '../../gen/ts/asg/store/v1/store.js';
+import { parseConfig } from '../../services/common/config/load.js';
+import { createPromiseClient } from '../../services/common/grpc/client.js';
+import { createLogger } from '../../services/common/log.js';
+import { startConversationStore } from '../../services/conversation-store/index.js';
+import { REPO_ROOT, startAgent, tempDir } from '../support/agent-process.js';
+import { get, post } from '../support/http.js';
+import { startOtlpReceiver } from '../support/otlp-receiver.js';
+import { resourceAgentScript, startScriptedModel } from '../support/scripted-model.js';
+import { summarize, timed, type Summary } from './stats.js';
+
+const GET_SAMPLES = 2000;
+const TURN_SAMPLES = 200;
+const APPEND_SAMPLES = 1000;
+
+async function buildConversationOf50(url: string): Promise<string> {
+  const created = await post(`${url}/conversations`, {});
+  const id = created.body.conversation.id as string;
+  // 1 system + 3 (user, call, cancelled result) + 11 × 4 (user, call, result, answer) + 2 (user, answer) = 50
+  const stop = await post(`${url}/conversations/${id}/messages`, { message: 'add resource bench-seed with value 1' });
+  await post(`${url}/approvals/${stop.body.result.approval.uuid}`, { approved: false });
+  for (let i = 0; i < 11; i++) await post(`${url}/conversations/${id}/messages`, { message: 'list resources' });
+  const last = await post(`${url}/conversations/${id}/messages`, { message: 'hello' });
+  const count = last.body.conversation.messages.length;
+  if (count !== 50) throw new Error(`expected a conversation of 50 messages, built ${count}`);
+  return id;
+}
+
+async function meshBenchmarks(): Promise<Record<string, Summary>> {
+  const model = await startScriptedModel(resourceAgentScript);
+  // Default log level (info): one request line per HTTP request, as in production.
+  const agent = await startAgent({ geminiBaseUrl: model.geminiBaseUrl });
+  try {
+    const id = await buildConversationOf50(agent.url);
+    for (let i = 0; i < 200; i++) await get(`${agent.url}/conversations/${id}`); // warm-up
+    const getSamples: number[] = [];
+    for (let i = 0; i < GET_SAMPLES; i++) getSamples.push(await timed(() => get(`${agent.url}/conversations/${id}`)));
+
+    let turnConversation = '';
+    const readTurns: number[] = [];
+    for (let i = 0; i < TURN_SAMPLES + 20; i++) {
+      // A fresh conversation every 10 turns keeps the history (and so the model request) small and bounded.
+      if (i % 10 === 0) turnConversation = (await post(`${agent.url}/conversations`, {})).body.conversation.id;
+      const ms = await timed(() => post(`${agent.url}/conversations/${turnConversation}/messages`, { message: 'list resources' }));
+      if (i >= 20) readTurns.push(ms);
+    }
+
+    const stopAndGo: number[] = [];
+    for (let i = 0; i < TURN_SAMPLES + 20; i++) {
+      const conversation = (await post(`${agent.url}/conversations`, {})).body.conversation.id;
+      let uuid = '';
+      const stopMs = await timed(async () => {
+        uuid = (await post(`${agent.url}/conversations/${conversation}/messages`, { message: `add resource bench-${i} with value ${i}` })).body.result.approval.uuid;
+      });
+      const goMs = await timed(() => post(`${agent.url}/approvals/${uuid}`, { approved: true }));
+      if (i >= 20) stopAndGo.push(stopMs + goMs);
+    }
+    return {
+      'GET /conversations/:id (50 messages)': summarize(getSamples),
+      'read turn (list: 2 model calls, 1 tool call)': summarize(readTurns),
+      'stop → approve → go (2 requests, 2 model calls, 1 tool call)': summarize(stopAndGo),
+    };
+  } finally {
+    await agent.stop();
+    await model.close();
+  }
+}
+
+async function appendBenchmarks(): Promise<{ short: Summary; long: Summary; ratio: number }> {
+  const dir = tempDir('asg-bench-');
+  const config = parseConfig({ data_dir: join(dir, 'data') }, 'bench');
+  const store = await startConversationStore({ config, listen: '127.0.0.1:0', log: createLogger('conversation-store') });
+  const client = createPromiseClient(ConversationStoreServiceService, store.address, 'bench', 10_000);
+  const append = (conversationId: string, content: string) =>
+    client.appendMessages({ conversationId, messages: [{ role: MessageRole.MESSAGE_ROLE_USER, content }], status: ConversationStatus.CONVERSATION_STATUS_UNSPECIFIED, clearPipelineState: false, returnConversation: false });
+  try {
+    const short = (await client.createConversation({ sessionId: 'be0c0000', systemPrompt: 'bench' })).conversation!.id;
+    const long = (await client.createConversation({ sessionId: 'be0c0000', systemPrompt: 'bench' })).conversation!.id;
+    for (let i = 0; i < 9; i++) await append(short, `filler ${i}`);
+    for (let i = 0; i < 9999; i += 100) {
+      await client.appendMessages({
+        conversationId: long,
+        messages: Array.from({ length: Math.min(100, 9999 - i) }, (_, k) => ({ role: MessageRole.MESSAGE_ROLE_USER, content: `filler ${i + k}` })),
+        status: ConversationStatus.CONVERSATION_STATUS_UNSPECIFIED,
+        clearPipelineState: false,
+        returnConversation: false,
+      });
+    }
+    // Alternate the two so that both see the same machine conditions. The short one is
+    // reset to length 10 with a new conversation every 50 appends.
+    const shortSamples: number[] = [];
+    const longSamples: number[] = [];
+    let shortId = short;
+    for (let i = 0; i < APPEND_SAMPLES; i++) {
+      if (i % 50 === 0 && i > 0) {
+        shortId = (await client.createConversation({ sessionId: 'be0c0000', systemPrompt: 'bench' })).conversation!.id;
+        for (let k = 0; k < 9; k++) await append(shortId, `filler ${k}`);
+      }
+      shortSamples.push(await timed(() => append(shortId, `message ${i}`)));
+      longSamples.push(await timed(() => append(long, `message ${i}`)));
+    }
+    const shortSummary = summarize(shortSamples);
+    const longSummary = summarize(longSamples);
+    return { short: shortSummary, long: longSummary, ratio: Math.round((longSummary.p50 / shortSummary.p50) * 100) / 100 };
+  } finally {
+    client.close();
+    await store.stop();
+  }
+}
+
+/**
+ * Where a read turn's time goes: the same turns with spans exported to a local OTLP
+ * receiver, reported as the median duration of each hop. Tracing adds its own cost, so
+ * these medians explain the untraced latencies above rather than add up to them exactly.
+ */
+async function hopBreakdown(): Promise<[string, Summary][]> {
+  const model = await startScriptedModel(resourceAgentScript);
+  const receiver = await startOtlpReceiver();
+  const agent = await startAgent({
+    geminiBaseUrl: model.geminiBaseUrl,
+    env: { OTEL_EXPORTER_OTLP_ENDPOINT: receiver.endpoint, OTEL_BSP_SCHEDULE_DELAY: '1000', OTEL_BSP_MAX_QUEUE_SIZE: '100000', OTEL_BSP_MAX_EXPORT_BATCH_SIZE: '5000' },
+  });
+  try {
+    let conversation = '';
+    for (let i = 0; i < 100; i++) {
+      if (i % 10 === 0) conversation = (await post(`${agent.url}/conversations`, {})).body.conversation.id;
+      await post(`${agent.url}/conversations/${conversation}/messages`, { message: 'list resources' });
+    }
+  } finally {
+    await agent.stop();
+    await model.close();
+    await receiver.close();
+  }
+  const kinds: Record<number, string> = { 2: 'server', 3: 'client' };
+  const byHop = new Map<string, number[]>();
+  for (const span of receiver.spans) {
+    if (span.name.endsWith('CreateConversation') || span.name === 'POST /conversations') continue;
+    const key = `${span.attributes['asg.service']} ${kinds[span.kind] ?? span.kind}: ${span.name}`;
+    byHop.set(key, [...(byHop.get(key) ?? []), span.durationMs]);
+  }
+  return [...byHop].filter(([, samples]) => samples.length >= 50).sort(([a], [b]) => a.localeCompare(b)).map(([key, samples]) => [key, summarize(samples)]);
+}
+
+function printTable(rows: [string, Summary][]): void {
+  const header = ['benchmark', 'n', 'p50 ms', 'p90 ms', 'p99 ms', 'mean ms'];
+  const lines = rows.map(([name, s]) => [name, String(s.n), s.p50.toFixed(2), s.p90.toFixed(2), s.p99.toFixed(2), s.mean.toFixed(2)]);
+  const widths = header.map((h, i) => Math.max(h.length, ...lines.map((l) => l[i]!.length)));
+  const format = (cells: string[]) => cells.map((c, i) => (i === 0 ? c.padEnd(widths[i]!) : c.padStart(widths[i]!))).join('  ');
+  console.log(format(header));
+  console.log(widths.map((w) => '-'.repeat(w)).join('  '));
+  for (const line of lines) console.log(format(line));
+}
+
+async function main(): Promise<void> {
+  const mesh = await meshBenchmarks();
+  const append = await appendBenchmarks();
+  const rows: [string, Summary][] = [...Object.entries(mesh), ['append message at length 10 (gRPC)', append.short], ['append message at length 10,000 (gRPC)', append.long]];
+  printTable(rows);
+  console.log(`\nappend cost ratio (p50 at 10,000 / p50 at 10): ${append.ratio}`);
+  const hops = await hopBreakdown();
+  console.log('\nread turn, traced (median per hop, ms):');
+  printTable(hops);
+  const outDir = join(REPO_ROOT, 'bench-results');
+  mkdirSync(outDir, { recursive: true });
+  const file = join(outDir, `bench-${new Date().toISOString().replace(/[:.]/g, '-')}.json`);
+  writeFileSync(file, JSON.stringify({ date: new Date().toISOString(), node: process.version, results: Object.fromEntries(rows), append_ratio: append.ratio, read_turn_hops: Object.fromEntries(hops) }, null, 2));
+  console.log(`written: ${file}`);
+}
+
+main().then(
+  () => process.exit(0),
+  (error: unknown) => {
+    console.error(error);
+    process.exit(1);
+  },
+);
