@@ -4,11 +4,11 @@
  * under data_dir.
  */
 import { existsSync } from 'node:fs';
-import { createServer } from 'node:net';
 import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { startAgent, tempDir } from '../support/agent-process.js';
 import { get, post } from '../support/http.js';
+import { freePort } from '../support/ports.js';
 import { resourceNames } from '../support/resources-db.js';
 import { resourceAgentScript, startScriptedModel, type ScriptedModelServer } from '../support/scripted-model.js';
 
@@ -21,17 +21,6 @@ beforeAll(async () => {
 afterAll(async () => {
   await model?.close();
 });
-
-async function freePort(): Promise<number> {
-  return new Promise((resolve, reject) => {
-    const server = createServer();
-    server.once('error', reject);
-    server.listen(0, '127.0.0.1', () => {
-      const address = server.address();
-      server.close(() => resolve(typeof address === 'object' && address ? address.port : 0));
-    });
-  });
-}
 
 describe('TS-005 approval survives a restart', () => {
   it('executes the stored call with its original arguments after the mesh restarts', async () => {

@@ -1,4 +1,4 @@
-import { spawn, type ChildProcess } from 'node:child_process';
+import { spawn } from 'node:child_process';
 import { mkdirSync, mkdtempSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { dirname, join, resolve } from 'node:path';
@@ -28,16 +28,11 @@ export interface AgentOptions {
   nodeArgs?: string[];
 }
 
-export interface AgentProcess {
+export interface AgentProcess extends AsgProcess {
   url: string;
   dir: string;
   dataDir: string;
   configFile: string;
-  /** Everything the process wrote to stdout and stderr so far. */
-  output(): string;
-  /** Waits (up to 5 s) until a line of the output satisfies `predicate`: log lines are written after responses. */
-  waitForLine(predicate: (line: string) => boolean): Promise<string>;
-  stop(): Promise<number | null>;
 }
 
 export function tempDir(prefix = 'asg-test-'): string {
@@ -62,43 +57,16 @@ export function defaultConfig(dir: string): Record<string, unknown> {
   };
 }
 
-function waitForUrl(child: ChildProcess, output: () => string, timeoutMs: number): Promise<string> {
-  return new Promise((resolvePromise, reject) => {
-    const timer = setTimeout(() => done(new Error(`agent did not start within ${timeoutMs} ms:\n${output()}`)), timeoutMs);
-    const check = () => {
-      const match = /msg="agent up".* url=(http:\/\/\S+)/.exec(output());
-      if (match) done(undefined, match[1]);
-    };
-    const onExit = (code: number | null) => done(new Error(`agent exited with code ${code} before it was up:\n${output()}`));
-    const done = (error?: Error, url?: string) => {
-      clearTimeout(timer);
-      child.stdout?.off('data', check);
-      child.off('exit', onExit);
-      if (error) reject(error);
-      else resolvePromise(url!);
-    };
-    child.stdout?.on('data', check);
-    child.on('exit', onExit);
-    check();
-  });
+/** A bin/asg (or npm) process of a test, its output captured, stopped with its process group. */
+export interface AsgProcess {
+  output(): string;
+  /** Waits (up to `timeoutMs`) until a line of the output satisfies `predicate`: log lines are written after responses. */
+  waitForLine(predicate: (line: string) => boolean, timeoutMs?: number): Promise<string>;
+  stop(): Promise<number | null>;
 }
 
-/** Starts the whole mesh as a real process, the way `npm start` does, and waits until it serves. */
-export async function startAgent(options: AgentOptions): Promise<AgentProcess> {
-  const dir = options.dir ?? tempDir();
-  const configFile = join(dir, 'agent.yaml');
-  const config = { ...defaultConfig(dir), ...options.config };
-  mkdirSync(dir, { recursive: true });
-  writeFileSync(configFile, stringify(config));
-  const env: NodeJS.ProcessEnv = { ...process.env, GEMINI_BASE_URL: options.geminiBaseUrl, GEMINI_API_KEY: TEST_GEMINI_KEY, ASG_LOG_LEVEL: 'info' };
-  for (const [key, value] of Object.entries(options.env ?? {})) {
-    if (value === null) delete env[key];
-    else env[key] = value;
-  }
-  const [command, args] = options.viaNpmStart
-    ? ['npm', ['start', '--silent', '--', '--config', configFile]]
-    : [process.execPath, [...(options.nodeArgs ?? []), ASG, 'up', '--config', configFile]];
-  // Its own process group, so that stopping npm also stops the node process under it.
+/** Starts a process in its own process group, so that stopping npm also stops the node process under it. */
+export function spawnProcess(command: string, args: string[], env: NodeJS.ProcessEnv): AsgProcess {
   const child = spawn(command, args, { cwd: REPO_ROOT, env, stdio: ['ignore', 'pipe', 'pipe'], detached: true });
   let text = '';
   child.stdout.setEncoding('utf8').on('data', (chunk: string) => (text += chunk));
@@ -122,20 +90,47 @@ export async function startAgent(options: AgentOptions): Promise<AgentProcess> {
     clearTimeout(timer);
     return code;
   };
+  const waitForLine = async (predicate: (line: string) => boolean, timeoutMs = 5000): Promise<string> => {
+    const deadline = Date.now() + timeoutMs;
+    for (;;) {
+      const line = text.split('\n').find(predicate);
+      if (line !== undefined) return line;
+      if (child.exitCode !== null || child.signalCode !== null) throw new Error(`process exited (${child.exitCode ?? child.signalCode}) before the expected output:\n${text.slice(-4000)}`);
+      if (Date.now() > deadline) throw new Error(`no matching output line within ${timeoutMs} ms:\n${text.slice(-4000)}`);
+      await new Promise((resolveWait) => setTimeout(resolveWait, 20));
+    }
+  };
+  return { output: () => text, waitForLine, stop };
+}
+
+/** The environment of a test process: the caller's, with the scripted provider and overrides (`null` removes). */
+export function testEnvironment(geminiBaseUrl: string, overrides: Record<string, string | null> = {}): NodeJS.ProcessEnv {
+  const env: NodeJS.ProcessEnv = { ...process.env, GEMINI_BASE_URL: geminiBaseUrl, GEMINI_API_KEY: TEST_GEMINI_KEY, ASG_LOG_LEVEL: 'info' };
+  for (const [key, value] of Object.entries(overrides)) {
+    if (value === null) delete env[key];
+    else env[key] = value;
+  }
+  return env;
+}
+
+/** Starts the whole mesh as a real process, the way `npm start` does, and waits until it serves. */
+export async function startAgent(options: AgentOptions): Promise<AgentProcess> {
+  const dir = options.dir ?? tempDir();
+  const configFile = join(dir, 'agent.yaml');
+  const config = { ...defaultConfig(dir), ...options.config };
+  mkdirSync(dir, { recursive: true });
+  writeFileSync(configFile, stringify(config));
+  const env = testEnvironment(options.geminiBaseUrl, options.env);
+  const [command, args] = options.viaNpmStart
+    ? ['npm', ['start', '--silent', '--', '--config', configFile]]
+    : [process.execPath, [...(options.nodeArgs ?? []), ASG, 'up', '--config', configFile]];
+  const agent = spawnProcess(command, args, env);
   try {
-    const url = await waitForUrl(child, () => text, 60_000);
-    const waitForLine = async (predicate: (line: string) => boolean): Promise<string> => {
-      const deadline = Date.now() + 5000;
-      for (;;) {
-        const line = text.split('\n').find(predicate);
-        if (line !== undefined) return line;
-        if (Date.now() > deadline) throw new Error(`no matching output line within 5 s:\n${text.slice(-4000)}`);
-        await new Promise((resolveWait) => setTimeout(resolveWait, 20));
-      }
-    };
-    return { url, dir, dataDir: config.data_dir as string, configFile, output: () => text, waitForLine, stop };
+    const line = await agent.waitForLine((candidate) => candidate.includes('msg="agent up"'), 60_000);
+    const url = /url=(http:\/\/\S+)/.exec(line)![1]!;
+    return { ...agent, url, dir, dataDir: config.data_dir as string, configFile };
   } catch (error) {
-    await stop();
+    await agent.stop();
     throw error;
   }
 }

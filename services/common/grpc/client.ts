@@ -1,4 +1,4 @@
-import { credentials, Client, Metadata, status as GrpcStatus, type CallOptions, type ServiceError as GrpcServiceError } from '@grpc/grpc-js';
+import { connectivityState, credentials, Client, Metadata, status as GrpcStatus, type CallOptions, type ServiceError as GrpcServiceError } from '@grpc/grpc-js';
 import { currentContext } from '../context.js';
 import { injectTraceContext, SESSION_ATTRIBUTE, SpanKind, withSpan } from '../telemetry.js';
 import { RpcError } from './errors.js';
@@ -38,6 +38,34 @@ export function effectiveDeadline(timeoutMs: number): Date {
   return new Date(inherited !== undefined ? Math.min(own, inherited) : own);
 }
 
+/** How long a call waits for a peer that answered before and is reconnecting (a restart). */
+const RECONNECT_WAIT_MS = 2000;
+
+/**
+ * Whether to wait for the connection before a call. A peer that has answered before and is
+ * not connected now is most likely restarting (a rolling update, a crashed pod coming back):
+ * the call waits for it briefly instead of failing at once. A peer never reached fails fast.
+ * Only the connection is awaited — a call is never sent twice.
+ */
+class PeerReadiness {
+  private everReached = false;
+
+  constructor(private readonly client: Client) {}
+
+  reached(): void {
+    this.everReached = true;
+  }
+
+  async settle(deadline: Date): Promise<void> {
+    if (!this.everReached) return;
+    const channel = this.client.getChannel();
+    if (channel.getConnectivityState(true) === connectivityState.READY) return;
+    const until = new Date(Math.min(deadline.getTime(), Date.now() + RECONNECT_WAIT_MS));
+    // A peer still down after the wait: the call itself then fails with UNAVAILABLE.
+    await new Promise<void>((resolve) => this.client.waitForReady(until, () => resolve()));
+  }
+}
+
 /**
  * A promise-returning client for a generated service definition. Every call gets a
  * deadline, the request's metadata and a CLIENT span named after the method path.
@@ -56,16 +84,22 @@ export function createPromiseClient<S extends Record<string, unknown>>(
     // twice), and skipping the retry buffering and channelz bookkeeping saves time on every call.
     'grpc.enable_retries': 0,
     'grpc.enable_channelz': 0,
+    // A restarted peer is found again within a second, not after grpc-js's default backoff of up to 2 minutes.
+    'grpc.initial_reconnect_backoff_ms': 200,
+    'grpc.max_reconnect_backoff_ms': 1000,
   });
+  const peer = new PeerReadiness(client);
   const result: Record<string, unknown> = { close: () => client.close() };
   for (const [name, raw] of Object.entries(definition)) {
     const method = raw as UnaryMethodDefinition<unknown, unknown>;
     if (method.requestStream || method.responseStream) continue;
     const timeout = perMethodTimeoutMs[name as keyof S] ?? defaultTimeoutMs;
     result[name] = (request: unknown, opts: CallOpts = {}) =>
-      withSpan(caller, method.path.slice(1), SpanKind.CLIENT, { 'rpc.system': 'grpc', [SESSION_ATTRIBUTE]: currentContext()?.sessionId ?? '' }, () =>
-        new Promise((resolve, reject) => {
-          const options: CallOptions = { deadline: effectiveDeadline(opts.timeoutMs ?? timeout) };
+      withSpan(caller, method.path.slice(1), SpanKind.CLIENT, { 'rpc.system': 'grpc', [SESSION_ATTRIBUTE]: currentContext()?.sessionId ?? '' }, async () => {
+        const deadline = effectiveDeadline(opts.timeoutMs ?? timeout);
+        await peer.settle(deadline);
+        return new Promise((resolve, reject) => {
+          const options: CallOptions = { deadline };
           client.makeUnaryRequest(
             method.path,
             method.requestSerialize,
@@ -75,11 +109,14 @@ export function createPromiseClient<S extends Record<string, unknown>>(
             options,
             (error: GrpcServiceError | null, response?: unknown) => {
               if (error) reject(new RpcError(error.code ?? GrpcStatus.UNKNOWN, error.details || error.message, method.path));
-              else resolve(response);
+              else {
+                peer.reached();
+                resolve(response);
+              }
             },
           );
-        }),
-      );
+        });
+      });
   }
   return result as PromiseClient<S>;
 }

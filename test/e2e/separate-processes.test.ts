@@ -1,0 +1,78 @@
+/**
+ * One process or many (DESIGN §2) and "only the store holds state" (DESIGN rule 1): the
+ * five services started apart with `asg serve`, wired by addresses from the config and the
+ * environment; the orchestrator is killed between stop and go and a fresh one goes on.
+ */
+import { writeFileSync } from 'node:fs';
+import { join } from 'node:path';
+import { stringify } from 'yaml';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { ASG, defaultConfig, spawnProcess, tempDir, testEnvironment, type AsgProcess } from '../support/agent-process.js';
+import { get, post } from '../support/http.js';
+import { freePort } from '../support/ports.js';
+import { resourceNames } from '../support/resources-db.js';
+import { resourceAgentScript, startScriptedModel, type ScriptedModelServer } from '../support/scripted-model.js';
+
+let model: ScriptedModelServer;
+const running = new Map<string, AsgProcess>();
+let dir: string;
+let configFile: string;
+let ports: Record<'conversation_store' | 'llm_gateway' | 'tool_broker' | 'orchestrator', number>;
+let url: string;
+
+async function serve(service: string, listen?: number): Promise<AsgProcess> {
+  const env = testEnvironment(model.geminiBaseUrl, listen === undefined ? {} : { ASG_LISTEN: `127.0.0.1:${listen}` });
+  const process_ = spawnProcess(process.execPath, [ASG, 'serve', service, '--config', configFile], env);
+  running.set(service, process_);
+  await process_.waitForLine((line) => line.includes('msg="service up"'), 30_000);
+  return process_;
+}
+
+beforeAll(async () => {
+  model = await startScriptedModel(resourceAgentScript);
+  dir = tempDir();
+  ports = { conversation_store: await freePort(), llm_gateway: await freePort(), tool_broker: await freePort(), orchestrator: await freePort() };
+  const gatewayPort = await freePort();
+  configFile = join(dir, 'agent.yaml');
+  const services = Object.fromEntries(Object.entries(ports).map(([name, port]) => [name, `127.0.0.1:${port}`]));
+  writeFileSync(configFile, stringify({ ...defaultConfig(dir), port: gatewayPort, services }));
+  // Dependencies first, as an orchestrator would start them; each binds loopback only.
+  await serve('conversation-store', ports.conversation_store);
+  await serve('llm-gateway', ports.llm_gateway);
+  await serve('tool-broker', ports.tool_broker);
+  await serve('orchestrator', ports.orchestrator);
+  await serve('gateway');
+  url = `http://127.0.0.1:${gatewayPort}`;
+});
+
+afterAll(async () => {
+  for (const service of [...running.values()].reverse()) await service.stop();
+  await model?.close();
+});
+
+describe('services in separate processes', () => {
+  it('answer through gRPC between processes', async () => {
+    expect((await get(`${url}/health`)).body).toEqual({ status: 'ok' });
+    const tools = await get(`${url}/tools`);
+    expect(tools.body.tools.map((tool: any) => tool.name).sort()).toEqual(['resources_add', 'resources_list', 'resources_remove']);
+    const listed = await post(`${url}/conversations`, { message: 'list resources' });
+    expect(listed.status).toBe(201);
+    expect(listed.body.result.waiting_approval).toBe(false);
+  });
+
+  it('go on after the orchestrator that stopped the turn is gone (DESIGN rule 1)', async () => {
+    const stop = await post(`${url}/conversations`, { message: 'add resource apart-1 with value 8' });
+    expect(stop.body.result.waiting_approval).toBe(true);
+
+    expect(await running.get('orchestrator')!.stop()).toBe(0);
+    const down = await post(`${url}/approvals/${stop.body.result.approval.uuid}`, { approved: true });
+    expect(down.status).toBe(503);
+    expect(resourceNames(join(dir, 'resources.db'))).not.toContain('apart-1');
+
+    await serve('orchestrator', ports.orchestrator);
+    const go = await post(`${url}/approvals/${stop.body.result.approval.uuid}`, { approved: true });
+    expect(go.status).toBe(200);
+    expect(go.body.conversation.status).toBe('active');
+    expect(resourceNames(join(dir, 'resources.db'))).toEqual(['apart-1']);
+  });
+});
