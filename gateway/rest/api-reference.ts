@@ -31,7 +31,7 @@ const exampleApproval: PendingApproval = {
   conversationId: CONVERSATION_ID,
   toolName: 'delete_resource',
   toolArgs: { id: 'res-42' },
-  description: 'delete_resource({"id":"res-42"})',
+  description: 'delete_resource on resources with arguments {"id":"res-42"}',
   createdAt: at(3),
   status: ApprovalStatus.APPROVAL_STATUS_PENDING,
   argsHash: '',
