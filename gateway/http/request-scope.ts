@@ -3,7 +3,7 @@ import type { NextFunction, Request, RequestHandler, Response } from 'express';
 import { runWithContext, type RequestContext } from '../../services/common/context.js';
 import type { Logger } from '../../services/common/log.js';
 import { newSessionId, parseSessionId } from '../../services/common/session-id.js';
-import { extractTraceContext, SESSION_ATTRIBUTE, SpanKind, withSpan } from '../../services/common/telemetry.js';
+import { entryTraceContext, SESSION_ATTRIBUTE, SpanKind, withSpan } from '../../services/common/telemetry.js';
 
 /**
  * What the gateway knows about one HTTP request while serving it, shared by every
@@ -63,7 +63,7 @@ export function requestScopeMiddleware(log: Logger): RequestHandler {
     const scope = requestScope(res);
     adoptSessionId(res, parseSessionId(req.get(SESSION_HEADER)) ?? '');
     const context: RequestContext = { sessionId: scope.sessionId, authorization: req.get('authorization') || undefined };
-    const parent = extractTraceContext((key) => req.get(key));
+    const parent = entryTraceContext((key) => req.get(key));
 
     void withSpan(
       'gateway',

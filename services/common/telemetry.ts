@@ -1,5 +1,6 @@
 import './context.js';
-import { context, propagation, trace, SpanKind, SpanStatusCode, type Context, type Span, type Tracer } from '@opentelemetry/api';
+import { randomBytes } from 'node:crypto';
+import { context, isSpanContextValid, propagation, trace, SpanKind, SpanStatusCode, TraceFlags, type Context, type Span, type Tracer } from '@opentelemetry/api';
 import { W3CTraceContextPropagator } from '@opentelemetry/core';
 import { OTLPTraceExporter } from '@opentelemetry/exporter-trace-otlp-http';
 import { resourceFromAttributes } from '@opentelemetry/resources';
@@ -47,6 +48,24 @@ export function extractTraceContext(get: (key: string) => string | undefined): C
   return propagation.extract(context.active(), {}, {
     keys: () => ['traceparent', 'tracestate'],
     get: (_carrier, key) => get(key),
+  });
+}
+
+/**
+ * The trace context of a request arriving from outside: the caller's `traceparent`, or —
+ * when the caller sent none and no spans are recorded — a new trace id, so that every hop
+ * still carries one `traceparent` (not sampled) to the services and servers it calls.
+ * When spans are recorded, the first span starts the new trace itself.
+ */
+export function entryTraceContext(get: (key: string) => string | undefined): Context {
+  const extracted = extractTraceContext(get);
+  const caller = trace.getSpanContext(extracted);
+  if (provider || (caller && isSpanContextValid(caller))) return extracted;
+  return trace.setSpanContext(extracted, {
+    traceId: randomBytes(16).toString('hex'),
+    spanId: randomBytes(8).toString('hex'),
+    traceFlags: TraceFlags.NONE,
+    isRemote: true,
   });
 }
 

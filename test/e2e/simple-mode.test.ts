@@ -232,3 +232,39 @@ describe('FR-004 a message to a waiting conversation', () => {
     expect(model.requests.length).toBe(requestsBefore);
   });
 });
+
+describe('FR-005 list conversations', () => {
+  it('pages newest first with a status summary that counts every conversation', async () => {
+    const waiting = await createConversation('add resource listed-one with value 2');
+    const active = await createConversation();
+    const first = await get(`${agent.url}/conversations?limit=1`);
+    expect(first.status).toBe(200);
+    expect(first.body.conversations.map((c: any) => c.id)).toEqual([active.conversation.id]);
+    expect(first.body.next_cursor).toEqual(expect.any(String));
+    const second = await get(`${agent.url}/conversations?limit=1&cursor=${encodeURIComponent(first.body.next_cursor)}`);
+    expect(second.body.conversations.map((c: any) => c.id)).toEqual([waiting.conversation.id]);
+    expect(second.body.conversations[0].pending_approval.uuid).toBe(waiting.result.approval.uuid);
+    const { summary } = first.body;
+    expect(summary.total).toBe(summary.active + summary.waiting_approval + summary.completed);
+    expect(summary.waiting_approval).toBeGreaterThanOrEqual(1);
+    const all = await get(`${agent.url}/conversations?limit=500`);
+    expect(all.body.conversations).toHaveLength(summary.total);
+    expect(all.body.conversations.filter((c: any) => c.status === 'waiting_approval')).toHaveLength(summary.waiting_approval);
+  });
+});
+
+describe('trace context without an OTLP exporter', () => {
+  it("gives every request a trace id that reaches the provider, and continues a caller's", async () => {
+    const { conversation } = await createConversation();
+    await send(conversation.id, 'list resources');
+    const made = model.requests.at(-1)!.headers.traceparent;
+    expect(made).toMatch(/^00-[0-9a-f]{32}-[0-9a-f]{16}-00$/);
+    await send(conversation.id, 'list resources');
+    expect(model.requests.at(-1)!.headers.traceparent!.slice(3, 35)).not.toBe(made!.slice(3, 35));
+
+    const traceId = 'a3ce929d0e0e47364bf92f3577b34da6';
+    const response = await post(`${agent.url}/conversations/${conversation.id}/messages`, { message: 'list resources' }, { traceparent: `00-${traceId}-00f067aa0ba902b7-01` });
+    expect(response.status).toBe(200);
+    expect(model.requests.at(-1)!.headers.traceparent).toMatch(new RegExp(`^00-${traceId}-[0-9a-f]{16}-01$`));
+  });
+});

@@ -12,7 +12,7 @@ import { runWithContext, type RequestContext } from '../context.js';
 import { isLogLevelEnabled, type Logger } from '../log.js';
 import { redactSecrets } from '../secrets.js';
 import { parseSessionId } from '../session-id.js';
-import { extractTraceContext, SESSION_ATTRIBUTE, SpanKind, withSpan } from '../telemetry.js';
+import { entryTraceContext, SESSION_ATTRIBUTE, SpanKind, withSpan } from '../telemetry.js';
 import { RpcError, ServiceError } from './errors.js';
 
 interface UnaryMethodDefinition<Req, Res> {
@@ -81,7 +81,7 @@ export function implement<S extends Record<string, unknown>>(
         // The caller's trace context is read on top of the request context, so the span's
         // context carries both.
         withSpan(service, method.path.slice(1), SpanKind.SERVER, { 'rpc.system': 'grpc', [SESSION_ATTRIBUTE]: request.sessionId }, () =>
-          handler(call.request, { request, metadata: call.metadata }), extractTraceContext((key) => first(call.metadata, key)))
+          handler(call.request, { request, metadata: call.metadata }), entryTraceContext((key) => first(call.metadata, key)))
           .then((response) => {
             if (debug) log.debug('rpc', { method: method.path, code: 'OK', ms: (performance.now() - started).toFixed(2) });
             callback(null, response);

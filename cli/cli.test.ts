@@ -1,0 +1,50 @@
+/** The `asg` command line: config checks, usage, and a clear refusal of bad configuration. */
+import { spawnSync } from 'node:child_process';
+import { writeFileSync } from 'node:fs';
+import { join } from 'node:path';
+import { describe, expect, it } from 'vitest';
+import { ASG, REPO_ROOT, tempDir } from '../test/support/agent-process.js';
+
+function asg(...args: string[]) {
+  const result = spawnSync(process.execPath, [ASG, ...args], { cwd: REPO_ROOT, encoding: 'utf8', timeout: 30_000 });
+  return { code: result.status, out: result.stdout + result.stderr };
+}
+
+describe('asg config check', () => {
+  it('accepts the example agent of config/agent.yaml', () => {
+    const { code, out } = asg('config', 'check', 'config/agent.yaml');
+    expect(code).toBe(0);
+    expect(out).toContain('config/agent.yaml: valid (model gemini-2.5-flash, 1 MCP server(s)');
+  });
+
+  it('names the file, the field and what was expected', () => {
+    const file = join(tempDir(), 'bad.yaml');
+    writeFileSync(file, 'port: eighty\nllm:\n  modle: x\nmcp_servers:\n  - name: a\n');
+    const { code, out } = asg('config', 'check', file);
+    expect(code).toBe(2);
+    expect(out).toContain(`${file}: port: expected number, got string`);
+    expect(out).toContain(`${file}: llm: unknown field "modle"`);
+    expect(out).toContain(`${file}: mcp_servers[0]: expected exactly one of "url" (Streamable HTTP) or "command" (stdio)`);
+  });
+
+  it('refuses to start with a bad configuration, and a missing file is named', () => {
+    const file = join(tempDir(), 'dup.yaml');
+    writeFileSync(file, 'mcp_servers:\n  - {name: a, url: "http://127.0.0.1:1/mcp"}\n  - {name: a, url: "http://127.0.0.1:2/mcp"}\n');
+    const up = asg('up', '--config', file);
+    expect(up.code).toBe(2);
+    expect(up.out).toContain(`${file}: mcp_servers[1].name: expected a unique server name ("a" is used twice)`);
+    const missing = asg('up', '--config', '/nonexistent/agent.yaml');
+    expect(missing.code).toBe(2);
+    expect(missing.out).toContain('/nonexistent/agent.yaml: cannot read the configuration file (ENOENT)');
+  });
+});
+
+describe('asg usage', () => {
+  it('lists the commands and refuses unknown ones', () => {
+    expect(asg('--help').out).toContain('serve <service>');
+    const unknown = asg('launch');
+    expect(unknown.code).toBe(2);
+    expect(unknown.out).toContain('unknown command "launch"');
+    expect(asg('serve', 'nothing').code).toBe(2);
+  });
+});
