@@ -72,6 +72,7 @@ export interface StoredToolCall {
   arguments?: Record<string, unknown>;
   result?: string;
   is_error?: boolean;
+  provider_metadata_json?: string;
 }
 
 export function storedToolCall(call: ToolCall): StoredToolCall {
@@ -81,11 +82,19 @@ export function storedToolCall(call: ToolCall): StoredToolCall {
     ...(call.arguments !== undefined && { arguments: call.arguments }),
     ...(call.result !== undefined && { result: call.result }),
     ...(call.isError !== undefined && { is_error: call.isError }),
+    ...(call.providerMetadataJson !== undefined && { provider_metadata_json: call.providerMetadataJson }),
   };
 }
 
 export function toolCallFromStored(stored: StoredToolCall): ToolCall {
-  return { id: stored.id, name: stored.name, arguments: stored.arguments, result: stored.result, isError: stored.is_error };
+  return {
+    id: stored.id,
+    name: stored.name,
+    arguments: stored.arguments,
+    result: stored.result,
+    isError: stored.is_error,
+    providerMetadataJson: stored.provider_metadata_json,
+  };
 }
 
 export interface StoredPipelineState {

@@ -120,6 +120,14 @@ describe('conversations', () => {
 });
 
 describe('appending messages', () => {
+  it("keeps a tool call's opaque provider state", async () => {
+    const created = await newConversation();
+    const toolCall = { id: 'c1', name: 'resources_list', arguments: {}, providerMetadataJson: '{"google":{"thoughtSignature":"abc"}}' };
+    await append(created.id, [{ role: MessageRole.MESSAGE_ROLE_ASSISTANT, content: 'calling', toolCall }]);
+    const read = await storage.getConversation({ id: created.id, includeMessages: true });
+    expect(read.messages[0]!.toolCall).toEqual({ ...toolCall, result: undefined, isError: undefined });
+  });
+
   it('numbers messages 1, 2, 3… in request order across calls', async () => {
     const { id } = await newConversation('system');
     const first = await append(id, [user('one'), assistant('two')]);

@@ -85,6 +85,19 @@ export const configSchema = z
         model: z.string().min(1).default('gemini-2.5-flash'),
         /** Added: deadline of one model call. */
         timeout: duration.default(60_000),
+        /** Sent only when set (seed 002). */
+        temperature: z.number().min(0).max(2).optional(),
+        /** Sent only when set (seed 002); Anthropic, which requires it, gets 4096 otherwise. */
+        max_tokens: z.number().int().positive().optional(),
+        /** Retries of a model call on 429, 5xx and network errors (seed 002's defaults). */
+        retry: z
+          .strictObject({
+            max_retries: z.number().int().min(0).max(10).default(3),
+            initial_backoff: duration.default(1_000),
+            multiplier: z.number().min(1).max(10).default(2),
+            max_backoff: duration.default(30_000),
+          })
+          .prefault({}),
       })
       .prefault({}),
     /** Added: limits of one turn. */

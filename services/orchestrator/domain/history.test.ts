@@ -65,3 +65,12 @@ describe('systemPromptOf and unansweredCallIds', () => {
     expect(unansweredCallIds([assistantCall(call('a'), {}), assistantCall(call('b'), {}), toolResult(call('a'), {}, 'ok', false)])).toEqual(['b']);
   });
 });
+
+describe('provider state of a call', () => {
+  it('travels from the model reply through the stored message back into the history', () => {
+    const signed = assistantCall({ id: 'a', name: 'resources_list', providerMetadataJson: '{"google":{"thoughtSignature":"sig-1"}}' }, {});
+    expect(signed.toolCall?.providerMetadataJson).toBe('{"google":{"thoughtSignature":"sig-1"}}');
+    const history = toModelHistory([userMessage('go'), signed, toolResult(call('a'), {}, 'ok', false)]);
+    expect(history[1]!.toolCalls[0]!.providerMetadataJson).toBe('{"google":{"thoughtSignature":"sig-1"}}');
+  });
+});

@@ -9,10 +9,11 @@ export const userMessage = (text: string): NewMessage => ({ role: MessageRole.ME
 
 export const assistantText = (text: string): NewMessage => ({ role: MessageRole.MESSAGE_ROLE_ASSISTANT, content: text });
 
-export const assistantCall = (call: Pick<ToolCallPart, 'id' | 'name'>, args: Record<string, unknown>): NewMessage => ({
+export const assistantCall = (call: Pick<ToolCallPart, 'id' | 'name' | 'providerMetadataJson'>, args: Record<string, unknown>): NewMessage => ({
   role: MessageRole.MESSAGE_ROLE_ASSISTANT,
   content: `Calling ${call.name} with ${JSON.stringify(args)}`,
-  toolCall: { id: call.id, name: call.name, arguments: args },
+  // The provider's state of the call is kept so the model gets it back with the history.
+  toolCall: { id: call.id, name: call.name, arguments: args, providerMetadataJson: call.providerMetadataJson },
 });
 
 export const toolResult = (call: Pick<ToolCallPart, 'id' | 'name'>, args: Record<string, unknown>, result: string, isError: boolean): NewMessage => ({
