@@ -73,18 +73,8 @@ export interface ConversationState {
   updated_at: string;
 }
 
-export interface NewApprovalRow {
-  uuid: string;
-  conversation_id: string;
-  tool_call_id: string;
-  tool_name: string;
-  tool_args: string;
-  args_hash: string;
-  description: string;
-  remote_task_id: string | null;
-  remote_agent_name: string | null;
-  created_at: string;
-}
+/** An approval as inserted: the store sets status, decided_at and updated_at itself. */
+export type NewApprovalRow = Omit<ApprovalRow, 'status' | 'decided_at' | 'updated_at'>;
 
 export interface Statements {
   insertConversation: Statement<[{ id: string; session_id: string; created_at: string }]>;
