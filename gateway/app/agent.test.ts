@@ -10,6 +10,7 @@ const base: Conversation = {
   createdAt: new Date(0),
   updatedAt: new Date(0),
   messageCount: 0,
+  usage: { inputTokens: 0, outputTokens: 0 },
 };
 
 describe('resultFromConversation', () => {

@@ -38,6 +38,7 @@ const conversation: Conversation = {
   createdAt: created,
   updatedAt: updated,
   messageCount: 2,
+  usage: { inputTokens: 0, outputTokens: 0 },
 };
 
 describe('conversationJson (C)', () => {
@@ -59,9 +60,21 @@ describe('conversationJson (C)', () => {
         created_at: '2025-01-15T10:02:03.000Z',
       },
       pipeline_state: { paused_node_path: [1, 0], paused_node_output_key: 'plan', session_state: { plan: 'delete' }, user_message: 'delete res-42' },
+      usage: { input_tokens: 0, output_tokens: 0 },
       created_at: '2025-01-15T10:02:03.000Z',
       updated_at: '2025-01-15T10:05:00.000Z',
     });
+  });
+
+  it('shows the tokens of a model step on its message and their sum on the conversation', () => {
+    const json = conversationJson({
+      ...conversation,
+      messages: [{ ...conversation.messages[0]!, usage: { inputTokens: 12, outputTokens: 3 } }],
+      usage: { inputTokens: 40, outputTokens: 9 },
+    });
+    expect(json.messages[0]!.usage).toEqual({ input_tokens: 12, output_tokens: 3 });
+    expect(json.usage).toEqual({ input_tokens: 40, output_tokens: 9 });
+    expect(conversationJson(conversation).messages.every((message) => !('usage' in message))).toBe(true);
   });
 
   it('keeps the key order of DESIGN §4', () => {
@@ -72,6 +85,7 @@ describe('conversationJson (C)', () => {
       'messages',
       'pending_approval',
       'pipeline_state',
+      'usage',
       'created_at',
       'updated_at',
     ]);

@@ -6,6 +6,7 @@ import {
   type Message,
   type PendingApproval,
   type PipelineState,
+  type TokenUsage,
   type ToolCall,
 } from '../../gen/ts/asg/store/v1/store.js';
 import type { TurnResult } from '../../gen/ts/asg/orchestrator/v1/orchestrator.js';
@@ -29,12 +30,19 @@ export interface ToolCallJson {
   is_error?: boolean;
 }
 
-/** M */
+/** Token counts of model calls (issue 3: per model step and summed per conversation). */
+export interface UsageJson {
+  input_tokens: number;
+  output_tokens: number;
+}
+
+/** M, plus `usage` on the first message of each model step. */
 export interface MessageJson {
   id: string;
   role: MessageRoleName;
   content: string;
   tool_call?: ToolCallJson;
+  usage?: UsageJson;
   created_at: string;
 }
 
@@ -58,7 +66,7 @@ export interface PipelineStateJson {
   user_message: string;
 }
 
-/** C */
+/** C, plus `usage`: the tokens of every model call of the conversation. */
 export interface ConversationJson {
   id: string;
   session_id: string;
@@ -66,6 +74,7 @@ export interface ConversationJson {
   messages: MessageJson[];
   pending_approval?: PendingApprovalJson;
   pipeline_state?: PipelineStateJson;
+  usage: UsageJson;
   created_at: string;
   updated_at: string;
 }
@@ -136,6 +145,10 @@ export function toolCallJson(call: ToolCall): ToolCallJson {
   };
 }
 
+export function usageJson(usage: TokenUsage | undefined): UsageJson {
+  return { input_tokens: usage?.inputTokens ?? 0, output_tokens: usage?.outputTokens ?? 0 };
+}
+
 // Objects are built in DESIGN §4's key order, so responses read the way the docs show them.
 export function messageJson(message: Message): MessageJson {
   return {
@@ -143,6 +156,7 @@ export function messageJson(message: Message): MessageJson {
     role: messageRoleName(message.role),
     content: message.content,
     ...(message.toolCall && { tool_call: toolCallJson(message.toolCall) }),
+    ...(message.usage && { usage: usageJson(message.usage) }),
     created_at: isoTime(message.createdAt),
   };
 }
@@ -178,6 +192,7 @@ export function conversationJson(conversation: Conversation): ConversationJson {
     messages: conversation.messages.map(messageJson),
     ...(conversation.pendingApproval && { pending_approval: pendingApprovalJson(conversation.pendingApproval) }),
     ...(conversation.pipelineState && { pipeline_state: pipelineStateJson(conversation.pipelineState) }),
+    usage: usageJson(conversation.usage),
     created_at: isoTime(conversation.createdAt),
     updated_at: isoTime(conversation.updatedAt),
   };

@@ -59,6 +59,7 @@ const waitingConversation: Conversation = {
   createdAt: at(0),
   updatedAt: at(3),
   messageCount: 3,
+  usage: { inputTokens: 0, outputTokens: 0 },
 };
 
 const completedConversation: Conversation = {
@@ -79,6 +80,7 @@ const completedConversation: Conversation = {
   ],
   updatedAt: at(41),
   messageCount: 5,
+  usage: { inputTokens: 0, outputTokens: 0 },
 };
 
 const waitingResult = { response: 'The action delete_resource needs your approval.', waitingApproval: true, approval: exampleApproval };

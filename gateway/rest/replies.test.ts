@@ -24,6 +24,7 @@ const conversation: Conversation = {
   createdAt: new Date('2025-01-15T10:02:00.000Z'),
   updatedAt: new Date('2025-01-15T10:02:11.000Z'),
   messageCount: 0,
+  usage: { inputTokens: 0, outputTokens: 0 },
 };
 
 describe('approvalReply', () => {

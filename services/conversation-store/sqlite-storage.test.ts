@@ -639,3 +639,32 @@ describe('the database file', () => {
     storage = open();
   });
 });
+
+describe('token usage', () => {
+  it('keeps each message its usage and the conversation a running sum', async () => {
+    const created = await newConversation('system');
+    expect(created.usage).toEqual({ inputTokens: 0, outputTokens: 0 });
+    await append(created.id, [{ ...assistant('step one'), usage: { inputTokens: 100, outputTokens: 7 } }, user('plain')]);
+    await append(created.id, [{ ...assistant('step two'), usage: { inputTokens: 120, outputTokens: 9 } }]);
+    const read = await storage.getConversation({ id: created.id, includeMessages: true });
+    expect(read.usage).toEqual({ inputTokens: 220, outputTokens: 16 });
+    expect(read.messages.map((m) => m.usage)).toEqual([undefined, { inputTokens: 100, outputTokens: 7 }, undefined, { inputTokens: 120, outputTokens: 9 }]);
+    // The sum is kept, not recomputed: a conversation read without its messages has it too.
+    expect((await storage.getConversation({ id: created.id, includeMessages: false })).usage).toEqual({ inputTokens: 220, outputTokens: 16 });
+  });
+
+  it('migrates a version-1 database, keeping its rows', async () => {
+    const created = await newConversation('old');
+    await storage.close();
+    const db = new Database(join(dir, DATABASE_FILE));
+    // Back to schema 1: the shape of a database written before usage existed.
+    db.exec('ALTER TABLE messages DROP COLUMN input_tokens; ALTER TABLE messages DROP COLUMN output_tokens;');
+    db.exec('ALTER TABLE conversations DROP COLUMN input_tokens; ALTER TABLE conversations DROP COLUMN output_tokens;');
+    db.prepare('UPDATE schema_version SET version = 1').run();
+    db.close();
+    storage = open();
+    const read = await storage.getConversation({ id: created.id, includeMessages: true });
+    expect(read.messages.map((m) => m.content)).toEqual(['old']);
+    expect(read.usage).toEqual({ inputTokens: 0, outputTokens: 0 });
+  });
+});

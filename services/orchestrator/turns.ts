@@ -1,6 +1,6 @@
 import type { ToolDefinition } from '../../gen/ts/asg/llm/v1/llm.js';
 import type { ResolveApprovalResponse, SendMessageResponse, TurnResult } from '../../gen/ts/asg/orchestrator/v1/orchestrator.js';
-import { ApprovalStatus, ConversationStatus, type Conversation, type NewMessage, type PendingApproval } from '../../gen/ts/asg/store/v1/store.js';
+import { ApprovalStatus, ConversationStatus, type Conversation, type NewMessage, type PendingApproval, type TokenUsage } from '../../gen/ts/asg/store/v1/store.js';
 import type { Tool } from '../../gen/ts/asg/tools/v1/tools.js';
 import { callHash } from '../common/call-hash.js';
 import type { AgentConfig } from '../common/config/schema.js';
@@ -157,12 +157,15 @@ export class TurnRunner {
         this.log.warn('model call failed', { conversation: conversationId, error: errorText(error) });
         return this.finishWithText(conversationId, unsaved, `The model could not answer: ${errorText(error)}`);
       }
-      if (reply.toolCalls.length === 0) return this.finishWithText(conversationId, unsaved, reply.text || '(the model returned an empty answer)');
+      const usage = reply.usage && { inputTokens: reply.usage.inputTokens, outputTokens: reply.usage.outputTokens };
+      if (reply.toolCalls.length === 0) return this.finishWithText(conversationId, unsaved, reply.text || '(the model returned an empty answer)', usage);
 
       const plan = planToolCalls(reply.toolCalls, catalogue);
       const recorded: NewMessage[] = [];
       if (reply.text) recorded.push(assistantText(reply.text));
       for (const planned of plan) recorded.push(assistantCall(planned.call, planned.args));
+      // The step's tokens go on its first message, so the conversation's sum counts each call once.
+      recorded[0] = { ...recorded[0]!, usage };
       for (const planned of plan) {
         if (planned.kind === 'reject') recorded.push(toolResult(planned.call, planned.args, planned.reason, true));
         else if (planned.kind === 'defer') recorded.push(toolResult(planned.call, planned.args, DEFERRED_REASON(planned.call.name), true));
@@ -198,9 +201,9 @@ export class TurnRunner {
     );
   }
 
-  private async finishWithText(conversationId: string, unsaved: NewMessage[], text: string): Promise<StepsOutcome> {
+  private async finishWithText(conversationId: string, unsaved: NewMessage[], text: string, usage?: TokenUsage): Promise<StepsOutcome> {
     const response = redactSecrets(text);
-    const { conversation } = await this.clients.store.appendMessages(appendRequest(conversationId, [...unsaved, assistantText(response)]));
+    const { conversation } = await this.clients.store.appendMessages(appendRequest(conversationId, [...unsaved, { ...assistantText(response), usage }]));
     return { result: { response, waitingApproval: false }, conversation: required(conversation) };
   }
 

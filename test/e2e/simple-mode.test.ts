@@ -268,3 +268,19 @@ describe('trace context without an OTLP exporter', () => {
     expect(model.requests.at(-1)!.headers.traceparent).toMatch(new RegExp(`^00-${traceId}-[0-9a-f]{16}-01$`));
   });
 });
+
+describe('token usage (issue 3, item 8)', () => {
+  it('is stored on the first message of each model step and summed on the conversation', async () => {
+    const { conversation } = await createConversation();
+    const before = model.requests.length;
+    const body = await send(conversation.id, 'list resources');
+    const steps = body.conversation.messages.filter((m: any) => m.usage);
+    expect(steps).toHaveLength(model.requests.length - before);
+    expect(steps.map((m: any) => m.role)).toEqual(['assistant', 'assistant']);
+    const sum = (key: 'input_tokens' | 'output_tokens') => steps.reduce((total: number, m: any) => total + m.usage[key], 0);
+    expect(sum('input_tokens')).toBeGreaterThan(0);
+    expect(body.conversation.usage).toEqual({ input_tokens: sum('input_tokens'), output_tokens: sum('output_tokens') });
+    const fetched = await get(`${agent.url}/conversations/${conversation.id}`);
+    expect(fetched.body.conversation.usage).toEqual(body.conversation.usage);
+  });
+});

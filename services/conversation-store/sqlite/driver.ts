@@ -306,9 +306,14 @@ export class SqliteConversationStorage implements ConversationStorage {
       pipeline_state: change.pipelineState !== undefined ? change.pipelineState : conversation.pipeline_state,
       message_count: conversation.message_count,
       updated_at: at,
+      input_tokens: conversation.input_tokens,
+      output_tokens: conversation.output_tokens,
     };
     const appended = (change.messages ?? []).map((message): MessageRow => {
       next.message_count += 1;
+      // The conversation's usage is a running sum, kept in the same transaction: reading it never sums messages.
+      next.input_tokens += message.usage?.inputTokens ?? 0;
+      next.output_tokens += message.usage?.outputTokens ?? 0;
       const row: MessageRow = {
         conversation_id: conversation.id,
         seq: next.message_count,
@@ -317,6 +322,8 @@ export class SqliteConversationStorage implements ConversationStorage {
         content: message.content,
         tool_call: message.toolCall ? JSON.stringify(storedToolCall(message.toolCall)) : null,
         created_at: at,
+        input_tokens: message.usage ? message.usage.inputTokens : null,
+        output_tokens: message.usage ? message.usage.outputTokens : null,
       };
       this.sql.insertMessage.run(row);
       return row;

@@ -21,6 +21,8 @@ export interface ConversationRow {
   message_count: number;
   created_at: string;
   updated_at: string;
+  input_tokens: number;
+  output_tokens: number;
 }
 
 export interface MessageRow {
@@ -31,6 +33,8 @@ export interface MessageRow {
   content: string;
   tool_call: string | null;
   created_at: string;
+  input_tokens: number | null;
+  output_tokens: number | null;
 }
 
 export interface ApprovalRow {
@@ -57,6 +61,7 @@ export function messageFromRow(row: MessageRow): Message {
     toolCall: row.tool_call === null ? undefined : toolCallFromStored(JSON.parse(row.tool_call)),
     createdAt: new Date(row.created_at),
     seq: row.seq,
+    usage: row.input_tokens === null ? undefined : { inputTokens: row.input_tokens, outputTokens: row.output_tokens ?? 0 },
   };
 }
 
@@ -90,5 +95,6 @@ export function conversationFromRow(row: ConversationRow, messages: Message[], p
     createdAt: new Date(row.created_at),
     updatedAt: new Date(row.updated_at),
     messageCount: row.message_count,
+    usage: { inputTokens: row.input_tokens, outputTokens: row.output_tokens },
   };
 }

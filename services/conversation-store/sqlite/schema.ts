@@ -71,6 +71,13 @@ const MIGRATIONS: readonly string[] = [
     UPDATE conversation_counts SET count = count - 1 WHERE status = OLD.status;
   END;
   `,
+  // 2: token usage per model step (on its first message) and its running sum per conversation.
+  `
+  ALTER TABLE messages ADD COLUMN input_tokens INTEGER;
+  ALTER TABLE messages ADD COLUMN output_tokens INTEGER;
+  ALTER TABLE conversations ADD COLUMN input_tokens INTEGER NOT NULL DEFAULT 0;
+  ALTER TABLE conversations ADD COLUMN output_tokens INTEGER NOT NULL DEFAULT 0;
+  `,
 ];
 
 export const SCHEMA_VERSION = MIGRATIONS.length;

@@ -19,7 +19,8 @@ export const SQL = {
   updateConversation: `
     UPDATE conversations
     SET status = @status, pending_approval_uuid = @pending_approval_uuid, pipeline_state = @pipeline_state,
-        message_count = @message_count, updated_at = @updated_at
+        message_count = @message_count, updated_at = @updated_at,
+        input_tokens = @input_tokens, output_tokens = @output_tokens
     WHERE id = @id`,
   firstPage: `SELECT * FROM conversations ORDER BY created_at DESC, id DESC LIMIT ?`,
   pageAfter: `
@@ -29,8 +30,8 @@ export const SQL = {
   selectCounts: `SELECT status, count FROM conversation_counts`,
 
   insertMessage: `
-    INSERT INTO messages (conversation_id, seq, id, role, content, tool_call, created_at)
-    VALUES (@conversation_id, @seq, @id, @role, @content, @tool_call, @created_at)`,
+    INSERT INTO messages (conversation_id, seq, id, role, content, tool_call, created_at, input_tokens, output_tokens)
+    VALUES (@conversation_id, @seq, @id, @role, @content, @tool_call, @created_at, @input_tokens, @output_tokens)`,
   selectMessages: `SELECT * FROM messages WHERE conversation_id = ? ORDER BY seq`,
   // One query for a whole page; the ids travel as one JSON array so the text never varies.
   selectMessagesOfConversations: `
@@ -71,6 +72,8 @@ export interface ConversationState {
   pipeline_state: string | null;
   message_count: number;
   updated_at: string;
+  input_tokens: number;
+  output_tokens: number;
 }
 
 /** An approval as inserted: the store sets status, decided_at and updated_at itself. */
