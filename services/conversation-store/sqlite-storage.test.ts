@@ -640,6 +640,17 @@ describe('the database file', () => {
   });
 });
 
+describe('compaction records', () => {
+  it('keeps the compaction of the message that announces it', async () => {
+    const created = await newConversation('system');
+    const compaction = { strategy: 'partial-summary', fromSeq: 2, toSeq: 9, summary: 'They listed things.', tokensBefore: 900, tokensAfter: 300 };
+    await append(created.id, [{ role: MessageRole.MESSAGE_ROLE_SYSTEM, content: 'History compacted', compaction }]);
+    const read = await storage.getConversation({ id: created.id, includeMessages: true });
+    expect(read.messages[1]!.compaction).toEqual(compaction);
+    expect(read.messages[0]!.compaction).toBeUndefined();
+  });
+});
+
 describe('token usage', () => {
   it('keeps each message its usage and the conversation a running sum', async () => {
     const created = await newConversation('system');
@@ -658,7 +669,7 @@ describe('token usage', () => {
     await storage.close();
     const db = new Database(join(dir, DATABASE_FILE));
     // Back to schema 1: the shape of a database written before usage existed.
-    db.exec('ALTER TABLE messages DROP COLUMN input_tokens; ALTER TABLE messages DROP COLUMN output_tokens;');
+    db.exec('ALTER TABLE messages DROP COLUMN input_tokens; ALTER TABLE messages DROP COLUMN output_tokens; ALTER TABLE messages DROP COLUMN compaction;');
     db.exec('ALTER TABLE conversations DROP COLUMN input_tokens; ALTER TABLE conversations DROP COLUMN output_tokens;');
     db.prepare('UPDATE schema_version SET version = 1').run();
     db.close();

@@ -1,6 +1,16 @@
-import type { ToolDefinition } from '../../gen/ts/asg/llm/v1/llm.js';
+import { ChatRole, type ToolDefinition } from '../../gen/ts/asg/llm/v1/llm.js';
 import type { ResolveApprovalResponse, SendMessageResponse, TurnResult } from '../../gen/ts/asg/orchestrator/v1/orchestrator.js';
-import { ApprovalStatus, ConversationStatus, type Conversation, type NewMessage, type PendingApproval, type TokenUsage } from '../../gen/ts/asg/store/v1/store.js';
+import {
+  ApprovalStatus,
+  ConversationStatus,
+  MessageRole,
+  type Compaction,
+  type Conversation,
+  type Message,
+  type NewMessage,
+  type PendingApproval,
+  type TokenUsage,
+} from '../../gen/ts/asg/store/v1/store.js';
 import type { Tool } from '../../gen/ts/asg/tools/v1/tools.js';
 import { callHash } from '../common/call-hash.js';
 import type { AgentConfig } from '../common/config/schema.js';
@@ -10,10 +20,16 @@ import type { Logger } from '../common/log.js';
 import { redactSecrets } from '../common/secrets.js';
 import { newSessionId } from '../common/session-id.js';
 import type { OrchestratorClients } from './clients.js';
+import { compactionNotice, planCompaction, SUMMARY_INSTRUCTIONS, transcriptOf, visibleHistory, withSummary } from './domain/compaction.js';
+import { contextWindowOf } from './domain/context-window.js';
 import { systemPromptOf, toModelHistory, type HistoryEntry } from './domain/history.js';
 import { approvalRequiredText, assistantCall, assistantText, CANCELLED_BY_USER, gatedCall, stillWaitingText, toolResult, userMessage } from './domain/messages.js';
 import { DEFERRED_REASON, describeCall, planToolCalls } from './domain/plan.js';
+import { tokenCounterFor, toolDefinitionTokens } from './domain/tokens.js';
 import { ToolCatalogue } from './tool-catalogue.js';
+
+/** Room kept for the model's answer when the budget is the context window. */
+const ANSWER_RESERVE_TOKENS = 4096;
 
 interface ToolOutcome {
   text: string;
@@ -137,8 +153,6 @@ export class TurnRunner {
    */
   private async runSteps(conversation: Conversation): Promise<StepsOutcome> {
     const conversationId = conversation.id;
-    const history: HistoryEntry[] = [...conversation.messages];
-    const systemPrompt = systemPromptOf(history, this.config.prompt);
     let catalogue: Map<string, Tool>;
     try {
       catalogue = await this.catalogue.current();
@@ -146,6 +160,9 @@ export class TurnRunner {
       return this.finishWithText(conversationId, [], `The tools are unavailable right now: ${errorText(error)}`);
     }
     const toolDefinitions: ToolDefinition[] = [...catalogue.values()].map((tool) => ({ name: tool.name, description: tool.description, inputSchema: tool.inputSchema }));
+    const fitted = await this.fitToBudget(conversation, toolDefinitions);
+    const history: HistoryEntry[] = fitted.history;
+    const systemPrompt = fitted.systemPrompt;
     // Messages of finished steps not stored yet: they go with the write that ends the turn.
     let unsaved: NewMessage[] = [];
 
@@ -199,6 +216,53 @@ export class TurnRunner {
       unsaved,
       `Stopped after ${this.config.chat.max_llm_iterations} model calls in one turn (chat.max_llm_iterations) without a final answer.`,
     );
+  }
+
+  /**
+   * The history and system prompt the model gets, compacted first when they outgrow the
+   * token budget (`chat.max_tokens`, or the model's context window less room for the answer).
+   * A compaction is recorded in the conversation before the model sees its effect.
+   */
+  private async fitToBudget(conversation: Conversation, tools: ToolDefinition[]): Promise<{ history: HistoryEntry[]; systemPrompt: string }> {
+    const model = this.config.llm.model;
+    const basePrompt = systemPromptOf(conversation.messages, this.config.prompt);
+    const count = tokenCounterFor(model);
+    const window = this.config.chat.max_tokens || contextWindowOf(model);
+    const budget = window - Math.min(ANSWER_RESERVE_TOKENS, Math.floor(window / 4));
+    const { messages: visible, latest } = visibleHistory(conversation.messages);
+    const plan = planCompaction({
+      messages: conversation.messages,
+      strategy: this.config.chat.compaction_strategy,
+      budget,
+      fixedTokens: count(withSummary(basePrompt, latest?.summary)) + toolDefinitionTokens(tools, count),
+      count,
+    });
+    if (!plan) return { history: visible, systemPrompt: withSummary(basePrompt, latest?.summary) };
+
+    let summary: string | undefined;
+    let usage: TokenUsage | undefined;
+    if (plan.strategy === 'partial-summary') {
+      try {
+        const reply = await this.clients.llm.generate({
+          model,
+          systemPrompt: SUMMARY_INSTRUCTIONS,
+          messages: [{ role: ChatRole.CHAT_ROLE_USER, text: transcriptOf(plan.newlyHidden, latest?.summary), toolCalls: [], toolResults: [] }],
+          tools: [],
+        });
+        summary = reply.text.trim() || undefined;
+        usage = reply.usage && { inputTokens: reply.usage.inputTokens, outputTokens: reply.usage.outputTokens };
+      } catch (error) {
+        this.log.warn('summary for compaction failed; compacting without one', { conversation: conversation.id, error: errorText(error) });
+      }
+    }
+    // Without a new summary, the earlier one still covers what it covered.
+    const keptSummary = summary ?? (plan.strategy === 'partial-summary' ? latest?.summary || undefined : undefined);
+    const compaction: Compaction = { strategy: plan.strategy, fromSeq: plan.fromSeq, toSeq: plan.toSeq, summary: keptSummary ?? '', tokensBefore: plan.tokensBefore, tokensAfter: plan.tokensAfter };
+    const notice: NewMessage = { role: MessageRole.MESSAGE_ROLE_SYSTEM, content: compactionNotice(plan, budget, summary), compaction, usage };
+    await this.clients.store.appendMessages({ ...appendRequest(conversation.id, [notice]), returnConversation: false });
+    this.log.info('history compacted', { conversation: conversation.id, strategy: plan.strategy, from: plan.fromSeq, to: plan.toSeq, before: plan.tokensBefore, after: plan.tokensAfter });
+    const marker: Message = { ...notice, id: '', seq: conversation.messageCount + 1, createdAt: undefined };
+    return { history: visibleHistory([...conversation.messages, marker]).messages, systemPrompt: withSummary(basePrompt, keptSummary) };
   }
 
   private async finishWithText(conversationId: string, unsaved: NewMessage[], text: string, usage?: TokenUsage): Promise<StepsOutcome> {

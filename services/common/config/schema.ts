@@ -104,6 +104,10 @@ export const configSchema = z
     chat: z
       .strictObject({
         max_llm_iterations: z.number().int().positive().default(10),
+        /** Token budget of the prompt (seed 002); 0 = the model's context window from the built-in table. */
+        max_tokens: z.number().int().min(0).default(0),
+        /** What to do when the history outgrows the budget (seed 002). */
+        compaction_strategy: z.enum(['delete-old', 'delete-middle', 'partial-summary', 'none']).default('delete-old'),
         /** Deadline of one whole turn (every model and tool call in it). */
         turn_timeout: duration.default(300_000),
       })

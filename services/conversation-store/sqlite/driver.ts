@@ -324,6 +324,7 @@ export class SqliteConversationStorage implements ConversationStorage {
         created_at: at,
         input_tokens: message.usage ? message.usage.inputTokens : null,
         output_tokens: message.usage ? message.usage.outputTokens : null,
+        compaction: message.compaction ? JSON.stringify(message.compaction) : null,
       };
       this.sql.insertMessage.run(row);
       return row;

@@ -1,4 +1,4 @@
-import type { Conversation, Message, PendingApproval } from '../../../gen/ts/asg/store/v1/store.js';
+import type { Compaction, Conversation, Message, PendingApproval } from '../../../gen/ts/asg/store/v1/store.js';
 import {
   approvalStatus,
   conversationStatus,
@@ -35,6 +35,7 @@ export interface MessageRow {
   created_at: string;
   input_tokens: number | null;
   output_tokens: number | null;
+  compaction: string | null;
 }
 
 export interface ApprovalRow {
@@ -62,6 +63,7 @@ export function messageFromRow(row: MessageRow): Message {
     createdAt: new Date(row.created_at),
     seq: row.seq,
     usage: row.input_tokens === null ? undefined : { inputTokens: row.input_tokens, outputTokens: row.output_tokens ?? 0 },
+    compaction: row.compaction === null ? undefined : (JSON.parse(row.compaction) as Compaction),
   };
 }
 

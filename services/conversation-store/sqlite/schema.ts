@@ -71,8 +71,10 @@ const MIGRATIONS: readonly string[] = [
     UPDATE conversation_counts SET count = count - 1 WHERE status = OLD.status;
   END;
   `,
-  // 2: token usage per model step (on its first message) and its running sum per conversation.
+  // 2: token usage per model step (on its first message) and its running sum per conversation;
+  // the record of a history compaction (JSON) on the message that announces it.
   `
+  ALTER TABLE messages ADD COLUMN compaction TEXT;
   ALTER TABLE messages ADD COLUMN input_tokens INTEGER;
   ALTER TABLE messages ADD COLUMN output_tokens INTEGER;
   ALTER TABLE conversations ADD COLUMN input_tokens INTEGER NOT NULL DEFAULT 0;
