@@ -1,7 +1,10 @@
+import { createAnthropic } from '@ai-sdk/anthropic';
 import { createGoogleGenerativeAI } from '@ai-sdk/google';
+import { createMistral } from '@ai-sdk/mistral';
 import { createOpenAI } from '@ai-sdk/openai';
+import { createOpenAICompatible } from '@ai-sdk/openai-compatible';
 import type { LanguageModel } from 'ai';
-import { failedPrecondition, invalidArgument } from '../common/grpc/errors.js';
+import { failedPrecondition } from '../common/grpc/errors.js';
 import type { ProviderEnvironment, ProviderSettings } from './environment.js';
 import type { ModelRoute, ProviderName } from './routing.js';
 
@@ -9,21 +12,32 @@ import type { ModelRoute, ProviderName } from './routing.js';
 export type ModelClient = Exclude<LanguageModel, string>;
 
 interface ClientSettings extends ProviderSettings {
-  apiKey: string;
   fetch: typeof fetch;
 }
 
 type ProviderFactory = (settings: ClientSettings) => (modelId: string) => ModelClient;
 
+/** Seed 000: OpenRouter gets these on every call, to attribute the traffic to the project. */
+export const OPENROUTER_HEADERS: Readonly<Record<string, string>> = {
+  'HTTP-Referer': 'https://github.com/agentic-platform',
+  'X-Title': 'Agent Stop and Go',
+};
+
 /**
- * The providers this build includes. The key and base URL are always passed explicitly:
- * left unset, the SDKs would fall back to their own variables (GOOGLE_GENERATIVE_AI_API_KEY,
- * OPENAI_BASE_URL) behind our back.
+ * One factory per provider. The key and base URL are always passed explicitly: left unset,
+ * the SDKs would fall back to their own variables (GOOGLE_GENERATIVE_AI_API_KEY,
+ * ANTHROPIC_BASE_URL, …) behind our back. ModelClients never calls a keyed factory without
+ * its key.
  */
-const FACTORIES: Partial<Record<ProviderName, ProviderFactory>> = {
+const FACTORIES: Record<ProviderName, ProviderFactory> = {
   gemini: ({ apiKey, baseUrl, fetch }) => {
     const google = createGoogleGenerativeAI({ apiKey, baseURL: baseUrl, fetch });
     return (modelId) => google(modelId);
+  },
+  // The SDK sends `x-api-key` and its own `anthropic-version`.
+  anthropic: ({ apiKey, baseUrl, fetch }) => {
+    const anthropic = createAnthropic({ apiKey, baseURL: baseUrl, fetch });
+    return (modelId) => anthropic.messages(modelId);
   },
   // Chat Completions, not the Responses API that `openai(id)` would call: the endpoint
   // every OpenAI-compatible server (and DESIGN §4) speaks.
@@ -31,11 +45,20 @@ const FACTORIES: Partial<Record<ProviderName, ProviderFactory>> = {
     const openai = createOpenAI({ apiKey, baseURL: baseUrl, fetch });
     return (modelId) => openai.chat(modelId);
   },
+  mistral: ({ apiKey, baseUrl, fetch }) => {
+    const mistral = createMistral({ apiKey, baseURL: baseUrl, fetch });
+    return (modelId) => mistral.chat(modelId);
+  },
+  // No apiKey, so no Authorization header: Ollama's OpenAI-compatible /v1 takes none.
+  ollama: ({ baseUrl, fetch }) => {
+    const ollama = createOpenAICompatible({ name: 'ollama', baseURL: baseUrl, fetch });
+    return (modelId) => ollama.chatModel(modelId);
+  },
+  openrouter: ({ apiKey, baseUrl, fetch }) => {
+    const openrouter = createOpenAICompatible({ name: 'openrouter', baseURL: baseUrl, apiKey, headers: { ...OPENROUTER_HEADERS }, fetch });
+    return (modelId) => openrouter.chatModel(modelId);
+  },
 };
-
-export function isProviderIncluded(provider: ProviderName): boolean {
-  return FACTORIES[provider] !== undefined;
-}
 
 /** Model clients, created on first use and kept per configured model name. */
 export class ModelClients {
@@ -47,10 +70,7 @@ export class ModelClients {
     private readonly fetchImpl: typeof fetch,
   ) {}
 
-  /**
-   * The client for a routed model. Throws INVALID_ARGUMENT when this build has no client for
-   * the provider and FAILED_PRECONDITION when its key is not set; neither sends anything.
-   */
+  /** The client for a routed model. Throws FAILED_PRECONDITION when its key is not set, having sent nothing. */
   get(route: ModelRoute): ModelClient {
     const cached = this.models.get(route.model);
     if (cached) return cached;
@@ -62,12 +82,10 @@ export class ModelClients {
   private provider(route: ModelRoute): (modelId: string) => ModelClient {
     const existing = this.providers.get(route.provider);
     if (existing) return existing;
-    const factory = FACTORIES[route.provider];
-    if (!factory) throw invalidArgument(`model ${route.model} needs the ${route.provider} provider, which this build does not include`);
     const settings = this.environment.get(route.provider);
     if (!settings) throw new Error(`no settings were read for provider ${route.provider}`);
-    if (!settings.apiKey) throw failedPrecondition(`${route.keyEnv} is not set: cannot call model ${route.model}`);
-    const provider = factory({ ...settings, apiKey: settings.apiKey, fetch: this.fetchImpl });
+    if (route.keyEnv && !settings.apiKey) throw failedPrecondition(`${route.keyEnv} is not set: cannot call model ${route.model}`);
+    const provider = FACTORIES[route.provider]({ ...settings, fetch: this.fetchImpl });
     this.providers.set(route.provider, provider);
     return provider;
   }

@@ -1,17 +1,24 @@
 import { generateText, stepCountIs } from 'ai';
 import type { GenerateRequest, GenerateResponse } from '../../gen/ts/asg/llm/v1/llm.js';
+import type { AgentConfig } from '../common/config/schema.js';
 import { deadlineExceeded } from '../common/grpc/errors.js';
 import type { Logger } from '../common/log.js';
+import { callSettingsFor } from './call-settings.js';
 import type { ModelClients } from './clients.js';
 import { toModelPrompt } from './prompt.js';
-import { timedOut, toServiceError } from './provider-errors.js';
+import { afterAttempts, attemptFailureOf, statusOf, timedOut, toServiceError } from './provider-errors.js';
 import { toGenerateResponse } from './reply.js';
+import { AttemptsFailed, withRetries, type RetryClock, type RetryPolicy } from './retry.js';
 import { routeModel } from './routing.js';
 
 export interface GenerateDependencies {
   models: ModelClients;
-  /** `llm.timeout`: the longest one model call may take. */
+  /** `llm.timeout`: the longest one model call may take, retries and their waits included. */
   timeoutMs: number;
+  /** `llm.temperature` and `llm.max_tokens`. */
+  sampling: Pick<AgentConfig['llm'], 'temperature' | 'max_tokens'>;
+  retry: RetryPolicy;
+  clock: RetryClock;
   log: Logger;
 }
 
@@ -21,47 +28,78 @@ export function callBudgetMs(timeoutMs: number, deadline: number | undefined, no
 }
 
 /**
- * One model call. `generateText` rather than the model's `doGenerate`, because it already
- * turns our messages and JSON-schema tools into each provider's prompt and maps errors to
- * typed SDK errors; with tools that have no `execute` and a single step it stops at the
- * model's first answer. It does not get in the way of tool calls it cannot use: a call to an
- * unknown tool or with unparsable arguments stays in `content` as a `tool-call` part marked
+ * One model call, retried by retry.ts. `generateText` rather than the model's `doGenerate`,
+ * because it already turns our messages and JSON-schema tools into each provider's prompt and
+ * maps errors to typed SDK errors; with tools that have no `execute` and a single step it stops
+ * at the model's first answer. It does not get in the way of tool calls it cannot use: a call to
+ * an unknown tool or with unparsable arguments stays in `content` as a `tool-call` part marked
  * `invalid` (plus a `tool-error` part), and reply.ts returns it like any other call.
  */
-export function createGenerate({ models, timeoutMs, log }: GenerateDependencies) {
+export function createGenerate({ models, timeoutMs, sampling, retry, clock, log }: GenerateDependencies) {
   return async function generate(request: GenerateRequest, deadline: number | undefined): Promise<GenerateResponse> {
     const route = routeModel(request.model);
     const model = models.get(route);
     const prompt = toModelPrompt(request);
-    const budgetMs = callBudgetMs(timeoutMs, deadline, Date.now());
+    const settings = callSettingsFor(route.provider, sampling);
+    const budgetMs = callBudgetMs(timeoutMs, deadline, clock.now());
     if (budgetMs <= 0) throw deadlineExceeded(`the caller's deadline had passed before model ${route.model} was called`);
+    // One signal for every attempt and every wait: retries share the call's deadline.
     const signal = AbortSignal.timeout(budgetMs);
     const started = performance.now();
+    let attempts = 0;
     try {
-      const result = await generateText({
-        model,
-        ...prompt,
-        // No retries in the SDK: a retry policy with backoff belongs to this service, and a
-        // hidden retry would spend the caller's deadline without telling it.
-        maxRetries: 0,
-        // One answer, never a second request: without `execute` nothing runs, but invalid
-        // calls get SDK-made error results that would otherwise invite another step.
-        stopWhen: stepCountIs(1),
-        abortSignal: signal,
-      });
+      const result = await withRetries(
+        () => {
+          attempts += 1;
+          return generateText({
+            model,
+            ...prompt,
+            ...settings,
+            // No retries in the SDK: retry.ts owns the policy, and a hidden retry would spend
+            // the caller's deadline without telling it.
+            maxRetries: 0,
+            // One answer, never a second request: without `execute` nothing runs, but invalid
+            // calls get SDK-made error results that would otherwise invite another step.
+            stopWhen: stepCountIs(1),
+            abortSignal: signal,
+          });
+        },
+        {
+          policy: retry,
+          deadline: clock.now() + budgetMs,
+          clock,
+          signal,
+          // A call cut off by our own deadline is over, whatever its error looks like.
+          classify: (error) => (signal.aborted ? { transient: false } : attemptFailureOf(error, clock.now())),
+          onRetry: ({ attempt, error, delayMs }) =>
+            log.warn('model call failed, retrying', {
+              model: route.model,
+              provider: route.provider,
+              attempt,
+              status: statusOf(error),
+              retry_in_ms: delayMs,
+              error: toServiceError(error, route).message,
+            }),
+        },
+      );
       for (const warning of result.warnings ?? []) log.debug('provider warning', { model: route.model, warning: JSON.stringify(warning) });
       const response = toGenerateResponse(result);
       log.debug('model answered', {
         model: route.model,
         provider: route.provider,
         ms: Math.round(performance.now() - started),
+        attempts,
         finish: response.finishReason,
         tool_calls: response.toolCalls.length,
       });
       return response;
     } catch (error) {
-      const failure = signal.aborted ? timedOut(route, budgetMs) : toServiceError(error, route);
-      log.warn('model call failed', { model: route.model, provider: route.provider, ms: Math.round(performance.now() - started), error: failure.message });
+      const failure = signal.aborted
+        ? afterAttempts(timedOut(route, budgetMs), attempts)
+        : error instanceof AttemptsFailed
+          ? afterAttempts(toServiceError(error.lastError, route), error.attempts, error.decision.reason === 'deadline' ? error.decision.delayMs : undefined)
+          : toServiceError(error, route);
+      log.warn('model call failed', { model: route.model, provider: route.provider, ms: Math.round(performance.now() - started), attempts, error: failure.message });
       throw failure;
     }
   };

@@ -1,4 +1,5 @@
 import { LlmGatewayServiceService } from '../../gen/ts/asg/llm/v1/llm.js';
+import { ConfigError } from '../common/config/load.js';
 import { implement, listen, Server, shutdown } from '../common/grpc/server.js';
 import { registerSecret } from '../common/secrets.js';
 import type { RunningService, ServiceOptions } from '../common/service.js';
@@ -6,30 +7,44 @@ import { tracedFetch } from '../common/telemetry.js';
 import { ModelClients } from './clients.js';
 import { readProviderEnvironment } from './environment.js';
 import { createGenerate } from './generate.js';
-import { configuredModels, startupWarnings } from './startup-checks.js';
+import { retryPolicyFrom, systemClock, type RetryClock } from './retry.js';
+import { configuredModels, routingErrors, startupWarnings } from './startup-checks.js';
 
 const SERVICE = 'llm-gateway';
 
 export interface LlmGatewayOptions extends ServiceOptions {
   /** Where provider keys and base URLs are read, once, at start; `process.env` by default. */
   env?: NodeJS.ProcessEnv;
+  /** The clock and sleep of the retry backoff; the system's by default. */
+  retryClock?: RetryClock;
 }
 
 /**
  * llm-gateway: one Generate call for any configured model (DESIGN §2). Holds no state but
- * its cached provider clients; API keys never leave it.
+ * its cached provider clients; API keys never leave it. A configured model that routes
+ * nowhere stops the start with a ConfigError naming it and where it is configured.
  */
 export async function startLlmGateway(options: LlmGatewayOptions): Promise<RunningService> {
   const { config, log } = options;
+  const models = configuredModels(config);
+  const errors = routingErrors(models);
+  if (errors.length > 0) throw new ConfigError(`invalid configuration: ${errors.join('; ')}`);
   const environment = readProviderEnvironment(options.env ?? process.env);
   // The process entry registers process.env; keys handed in through `env` must be redacted too.
   for (const settings of environment.values()) registerSecret(settings.apiKey);
-  for (const warning of startupWarnings(configuredModels(config), environment)) log.warn(warning);
+  for (const warning of startupWarnings(models, environment)) log.warn(warning);
   // The SDK would print its warnings with console.warn, outside our log format; generate.ts
   // logs them from each result instead.
   globalThis.AI_SDK_LOG_WARNINGS ??= false;
 
-  const generate = createGenerate({ models: new ModelClients(environment, tracedFetch(SERVICE)), timeoutMs: config.llm.timeout, log });
+  const generate = createGenerate({
+    models: new ModelClients(environment, tracedFetch(SERVICE)),
+    timeoutMs: config.llm.timeout,
+    sampling: config.llm,
+    retry: retryPolicyFrom(config.llm.retry),
+    clock: options.retryClock ?? systemClock,
+    log,
+  });
   const server = new Server();
   server.addService(LlmGatewayServiceService, implement(LlmGatewayServiceService, SERVICE, { generate: (request, ctx) => generate(request, ctx.request.deadline) }, log));
   const port = await listen(server, options.listen);

@@ -1,5 +1,10 @@
+/**
+ * The llm-gateway as a service: start-up checks, keys, failures, retries and deadlines, over
+ * real gRPC and real HTTP to the scripted model. What each provider sends is in providers.test.ts.
+ */
 import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest';
-import { ChatRole, LlmGatewayServiceService, type ChatMessage, type GenerateRequest, type ToolDefinition } from '../../gen/ts/asg/llm/v1/llm.js';
+import { ChatRole, LlmGatewayServiceService, type ChatMessage, type GenerateRequest } from '../../gen/ts/asg/llm/v1/llm.js';
+import { ConfigError } from '../common/config/load.js';
 import { configSchema } from '../common/config/schema.js';
 import { createPromiseClient, type PromiseClient } from '../common/grpc/client.js';
 import { GrpcStatus, RpcError } from '../common/grpc/errors.js';
@@ -7,17 +12,33 @@ import type { Logger, LogFields } from '../common/log.js';
 import type { RunningService } from '../common/service.js';
 import { context, trace } from '@opentelemetry/api';
 import { initTelemetry } from '../common/telemetry.js';
-import { resourceAgentScript, startScriptedModel, type ScriptedModelServer } from '../../test/support/scripted-model.js';
+import { resourceAgentScript, startScriptedModel, type ScriptedModelServer, type ScriptedReply } from '../../test/support/scripted-model.js';
 import { startLlmGateway } from './index.js';
+import type { RetryClock } from './retry.js';
 
-// Recognisable fake keys: neither may ever appear in an error message or a log line.
-const GEMINI_KEY = 'gemini-fake-key-DO-NOT-LEAK-4711';
-const OPENAI_KEY = 'openai-fake-key-DO-NOT-LEAK-0815';
+// Recognisable fake keys: none may ever appear in an error message or a log line.
+const KEYS = {
+  GEMINI_API_KEY: 'gemini-fake-key-DO-NOT-LEAK-4711',
+  ANTHROPIC_API_KEY: 'anthropic-fake-key-DO-NOT-LEAK-4712',
+  OPENAI_API_KEY: 'openai-fake-key-DO-NOT-LEAK-0815',
+  MISTRAL_API_KEY: 'mistral-fake-key-DO-NOT-LEAK-4714',
+  OPENROUTER_API_KEY: 'openrouter-fake-key-DO-NOT-LEAK-4715',
+};
+
+/** One model of each keyed provider, with its key. */
+const KEYED_MODELS = [
+  ['gemini-2.5-flash', KEYS.GEMINI_API_KEY],
+  ['claude-sonnet-4-5', KEYS.ANTHROPIC_API_KEY],
+  ['openai-gpt-4o', KEYS.OPENAI_API_KEY],
+  ['mistral:mistral-large-latest', KEYS.MISTRAL_API_KEY],
+  ['openrouter-anthropic/claude-3-opus', KEYS.OPENROUTER_API_KEY],
+] as const;
 
 interface CapturedLog extends Logger {
   lines: { level: string; msg: string; fields: LogFields }[];
 }
 
+/** Captures log lines unredacted, so that a key our own code put there would show. */
 function captureLog(): CapturedLog {
   const lines: CapturedLog['lines'] = [];
   const at = (level: string) => (msg: string, fields: LogFields = {}) => void lines.push({ level, msg, fields });
@@ -25,30 +46,32 @@ function captureLog(): CapturedLog {
   return log;
 }
 
-const RESOURCE_TOOLS: ToolDefinition[] = [
-  { name: 'resources_list', description: 'List resources', inputSchema: { type: 'object', properties: {} } },
-  {
-    name: 'resources_add',
-    description: 'Add a resource',
-    inputSchema: { type: 'object', properties: { name: { type: 'string' }, value: { type: 'number' } }, required: ['name', 'value'] },
-  },
-];
+/** A sleep that returns at once and remembers what it was asked for; the clock is the real one. */
+function recordingClock(now: () => number = () => Date.now()): RetryClock & { waits: number[] } {
+  const waits: number[] = [];
+  return {
+    waits,
+    now,
+    sleep: async (ms) => {
+      waits.push(ms);
+    },
+  };
+}
 
 const user = (text: string): ChatMessage => ({ role: ChatRole.CHAT_ROLE_USER, text, toolCalls: [], toolResults: [] });
 
-function request(model: string, messages: ChatMessage[], tools: ToolDefinition[] = RESOURCE_TOOLS): GenerateRequest {
-  return { model, systemPrompt: 'You manage resources.', messages, tools };
+function request(model: string, messages: ChatMessage[] = [user('hello')]): GenerateRequest {
+  return { model, systemPrompt: 'You manage resources.', messages, tools: [] };
 }
 
-/** The conversation after the model asked for resources_add and the tool answered. */
-const afterToolCall: ChatMessage[] = [
-  user('create a server x with value 1'),
-  { role: ChatRole.CHAT_ROLE_ASSISTANT, text: '', toolCalls: [{ id: 'call_1', name: 'resources_add', argumentsJson: '{"name":"x","value":1}' }], toolResults: [] },
-  { role: ChatRole.CHAT_ROLE_TOOL, text: '', toolCalls: [], toolResults: [{ id: 'call_1', name: 'resources_add', output: 'added x', isError: false }] },
-];
+/** A script that answers with `replies` in turn, then with text. */
+function inTurn(...replies: ScriptedReply[]): () => ScriptedReply {
+  let next = 0;
+  return () => replies[next++] ?? { text: 'finally' };
+}
 
 let model: ScriptedModelServer;
-let running: { service: RunningService; client: PromiseClient<typeof LlmGatewayServiceService>; log: CapturedLog }[] = [];
+let running: { service: RunningService; client: PromiseClient<typeof LlmGatewayServiceService> }[] = [];
 
 beforeAll(async () => {
   model = await startScriptedModel();
@@ -68,12 +91,20 @@ afterEach(async () => {
   model.setScript(resourceAgentScript);
 });
 
-async function startGateway(options: { env?: NodeJS.ProcessEnv; config?: Record<string, unknown> } = {}) {
+interface GatewayOptions {
+  env?: NodeJS.ProcessEnv;
+  config?: Record<string, unknown>;
+  retryClock?: RetryClock;
+}
+
+/** A gateway with every key and base URL set; unless `config` says otherwise, retries wait 1 ms. */
+async function startGateway(options: GatewayOptions = {}) {
   const log = captureLog();
-  const env = options.env ?? { GEMINI_API_KEY: GEMINI_KEY, OPENAI_API_KEY: OPENAI_KEY, GEMINI_BASE_URL: model.geminiBaseUrl, OPENAI_BASE_URL: model.openaiBaseUrl };
-  const service = await startLlmGateway({ config: configSchema.parse(options.config ?? {}), listen: '127.0.0.1:0', log, env });
+  const env = options.env ?? { ...KEYS, ...model.baseUrlEnv };
+  const config = configSchema.parse(options.config ?? { llm: { retry: { initial_backoff: '1ms' } } });
+  const service = await startLlmGateway({ config, listen: '127.0.0.1:0', log, env, ...(options.retryClock ? { retryClock: options.retryClock } : {}) });
   const client = createPromiseClient(LlmGatewayServiceService, service.address, 'test', 5000);
-  running.push({ service, client, log });
+  running.push({ service, client });
   return { client, log };
 }
 
@@ -86,176 +117,24 @@ async function rpcError(promise: Promise<unknown>): Promise<RpcError> {
   return error;
 }
 
-describe('Gemini (the default provider)', () => {
-  it('calls {base}/models/{model}:generateContent with the key header, system prompt and tool schemas', async () => {
-    const { client } = await startGateway();
-    await client.generate(request('gemini-2.5-flash', [user('hello')]));
-
-    expect(model.requests).toHaveLength(1);
-    const sent = model.requests[0]!;
-    expect(sent.path).toBe('/v1beta/models/gemini-2.5-flash:generateContent');
-    expect(sent.headers['x-goog-api-key']).toBe(GEMINI_KEY);
-    expect(sent.headers.authorization).toBeUndefined();
-    expect(sent.system).toBe('You manage resources.');
-    expect(sent.lastUserText).toBe('hello');
-    expect(sent.body).toMatchObject({
-      tools: [
-        {
-          functionDeclarations: [
-            { name: 'resources_list', description: 'List resources' },
-            { name: 'resources_add', description: 'Add a resource', parameters: { type: 'object', properties: { name: { type: 'string' }, value: { type: 'number' } }, required: ['name', 'value'] } },
-          ],
-        },
-      ],
-    });
-    // Sampling settings are the provider's defaults (seed 000): nothing is sent.
-    const generationConfig = (sent.body as { generationConfig?: Record<string, unknown> }).generationConfig ?? {};
-    expect(generationConfig.temperature).toBeUndefined();
-    expect(generationConfig.maxOutputTokens).toBeUndefined();
+describe('start-up', () => {
+  it.each([
+    [{ llm: { model: 'azure:gpt-4o' } }, 'invalid configuration: llm.model: model "azure:gpt-4o" names an unknown provider "azure"'],
+    [
+      { agent: { name: 'root', type: 'sequential', agents: [{ name: 'ok', type: 'llm', model: 'claude-sonnet-4-5' }, { name: 'analyzer', type: 'llm', model: 'openai-' }] } },
+      'invalid configuration: agent.agents[1].model (node "analyzer"): model "openai-" names no model after the "openai-" prefix',
+    ],
+  ])('refuses to start when a configured model routes nowhere (%j)', async (config, message) => {
+    const log = captureLog();
+    const starting = startLlmGateway({ config: configSchema.parse(config), listen: '127.0.0.1:0', log, env: { ...KEYS } });
+    await expect(starting).rejects.toBeInstanceOf(ConfigError);
+    await expect(starting).rejects.toThrow(message);
+    expect(log.lines.filter((line) => line.msg === 'listening')).toEqual([]);
   });
 
-  it('returns a text reply with finish reason and usage', async () => {
-    model.setScript(() => ({ text: 'Hello there.' }));
-    const { client } = await startGateway();
-    const reply = await client.generate(request('gemini-2.5-flash', [user('hello')]));
-    expect(reply.text).toBe('Hello there.');
-    expect(reply.toolCalls).toEqual([]);
-    expect(reply.finishReason).toBe('stop');
-    expect(reply.usage?.inputTokens).toBeGreaterThan(0);
-    expect(reply.usage?.outputTokens).toBeGreaterThan(0);
-  });
-
-  it('returns function calls as tool calls with an id, although Gemini says STOP', async () => {
-    const { client } = await startGateway();
-    const reply = await client.generate(request('gemini-2.5-flash', [user('create a server my-test with value 42')]));
-    expect(reply.toolCalls).toHaveLength(1);
-    expect(reply.toolCalls[0]).toMatchObject({ name: 'resources_add' });
-    expect(JSON.parse(reply.toolCalls[0]!.argumentsJson)).toEqual({ name: 'my-test', value: 42 });
-    expect(reply.toolCalls[0]!.id).not.toBe('');
-    expect(reply.finishReason).toBe('tool-calls');
-  });
-
-  it('sends the tool-result turn as a functionResponse after the functionCall', async () => {
-    const { client } = await startGateway();
-    const reply = await client.generate(request('gemini-2.5-flash', afterToolCall));
-    const sent = model.requests[0]!;
-    expect(sent.toolResults).toEqual([{ name: 'resources_add', output: 'added x' }]);
-    expect(sent.body).toMatchObject({
-      contents: [
-        { role: 'user', parts: [{ text: 'create a server x with value 1' }] },
-        { role: 'model', parts: [{ functionCall: { name: 'resources_add', args: { name: 'x', value: 1 } } }] },
-        { role: 'user', parts: [{ functionResponse: { name: 'resources_add' } }] },
-      ],
-    });
-    expect(reply.text).toBe('Done. resources_add: added x');
-  });
-
-  it("continues the caller's trace in the provider call, even when no spans are exported", async () => {
-    initTelemetry('llm-gateway-test');
-    const { client } = await startGateway();
-    const traceId = '4bf92f3577b34da6a3ce929d0e0e4736';
-    const caller = trace.setSpanContext(context.active(), { traceId, spanId: '00f067aa0ba902b7', traceFlags: 1, isRemote: true });
-    await context.with(caller, () => client.generate(request('gemini-2.5-flash', [user('hello')])));
-    expect(model.requests[0]?.headers.traceparent).toMatch(new RegExp(`^00-${traceId}-[0-9a-f]{16}-01$`));
-  });
-
-  it('routes a model name without a known prefix to Gemini, unchanged', async () => {
-    const { client } = await startGateway();
-    await client.generate(request('gpt-4o', [user('hello')]));
-    expect(model.requests[0]?.path).toBe('/v1beta/models/gpt-4o:generateContent');
-  });
-
-  it('returns a call to a tool that was not offered, instead of failing', async () => {
-    model.setScript(() => ({ toolCalls: [{ name: 'format_disk', args: { drive: 'c' } }] }));
-    const { client } = await startGateway();
-    const reply = await client.generate(request('gemini-2.5-flash', [user('wipe it')]));
-    expect(reply.toolCalls).toHaveLength(1);
-    expect(reply.toolCalls[0]).toMatchObject({ name: 'format_disk' });
-    expect(JSON.parse(reply.toolCalls[0]!.argumentsJson)).toEqual({ drive: 'c' });
-  });
-});
-
-describe('OpenAI (openai-*)', () => {
-  it('calls {base}/chat/completions with a Bearer key and the model name without its prefix', async () => {
-    const { client } = await startGateway();
-    await client.generate(request('openai-gpt-4o', [user('hello')]));
-
-    expect(model.requests).toHaveLength(1);
-    const sent = model.requests[0]!;
-    expect(sent.path).toBe('/v1/chat/completions');
-    expect(sent.headers.authorization).toBe(`Bearer ${OPENAI_KEY}`);
-    expect(sent.model).toBe('gpt-4o');
-    expect(sent.system).toBe('You manage resources.');
-    const body = sent.body as Record<string, unknown>;
-    expect(body).toMatchObject({
-      model: 'gpt-4o',
-      tools: [
-        { type: 'function', function: { name: 'resources_list', description: 'List resources' } },
-        { type: 'function', function: { name: 'resources_add', parameters: RESOURCE_TOOLS[1]!.inputSchema } },
-      ],
-    });
-    expect(body.temperature).toBeUndefined();
-    expect(body.max_tokens).toBeUndefined();
-    expect(body.stream).not.toBe(true);
-  });
-
-  it('sends the assistant tool call and one role:"tool" message per call id', async () => {
-    const { client } = await startGateway();
-    const reply = await client.generate(request('openai-gpt-4o', afterToolCall));
-    const sent = model.requests[0]!;
-    expect(sent.toolResults).toEqual([{ name: 'resources_add', output: 'added x' }]);
-    expect(sent.body).toMatchObject({
-      messages: [
-        { role: 'system', content: 'You manage resources.' },
-        { role: 'user', content: 'create a server x with value 1' },
-        { role: 'assistant', tool_calls: [{ id: 'call_1', type: 'function', function: { name: 'resources_add', arguments: '{"name":"x","value":1}' } }] },
-        { role: 'tool', tool_call_id: 'call_1', content: 'added x' },
-      ],
-    });
-    expect(reply.text).toBe('Done. resources_add: added x');
-  });
-
-  it('returns tool calls with the provider id and the arguments string', async () => {
-    const { client } = await startGateway();
-    const reply = await client.generate(request('openai-gpt-4o', [user('add resource test-2 value 20')]));
-    expect(reply.toolCalls).toHaveLength(1);
-    expect(reply.toolCalls[0]!.id).toMatch(/^call_/);
-    expect(reply.toolCalls[0]!.name).toBe('resources_add');
-    expect(JSON.parse(reply.toolCalls[0]!.argumentsJson)).toEqual({ name: 'test-2', value: 20 });
-    expect(reply.finishReason).toBe('tool-calls');
-  });
-
-  it('returns arguments that are not valid JSON exactly as the model produced them', async () => {
-    const broken = '{"name": "x", "value": ';
-    model.setScript(() => ({ toolCalls: [{ name: 'resources_add', args: broken }] }));
-    const { client } = await startGateway();
-    const reply = await client.generate(request('openai-gpt-4o', [user('add x')]));
-    expect(reply.toolCalls).toEqual([expect.objectContaining({ name: 'resources_add', argumentsJson: broken })]);
-    expect(model.requests).toHaveLength(1);
-  });
-
-  it('returns unknown tools and broken arguments side by side with valid calls', async () => {
-    model.setScript(() => ({
-      toolCalls: [
-        { name: 'resources_list', args: {} },
-        { name: 'format_disk', args: 'not json' },
-      ],
-    }));
-    const { client } = await startGateway();
-    const reply = await client.generate(request('openai-gpt-4o', [user('go')]));
-    expect(reply.toolCalls.map((call) => [call.name, call.argumentsJson])).toEqual([
-      ['resources_list', '{}'],
-      ['format_disk', 'not json'],
-    ]);
-    // The SDK answered the invalid call with an error result itself; that must not cost a second request.
-    expect(model.requests).toHaveLength(1);
-  });
-});
-
-describe('keys', () => {
-  it('warns once per missing key at start, naming every configured model it breaks', async () => {
+  it('warns once per missing key, naming every configured model it breaks, and asks none for Ollama', async () => {
     const { log } = await startGateway({
-      env: { OPENAI_API_KEY: OPENAI_KEY, GEMINI_BASE_URL: model.geminiBaseUrl, OPENAI_BASE_URL: model.openaiBaseUrl },
+      env: { OPENAI_API_KEY: KEYS.OPENAI_API_KEY, ...model.baseUrlEnv },
       config: {
         llm: { model: 'gemini-2.5-flash' },
         agent: {
@@ -265,6 +144,10 @@ describe('keys', () => {
             { name: 'a', type: 'llm', model: 'gemini-2.5-pro' },
             { name: 'b', type: 'llm', model: 'openai-gpt-4o' },
             { name: 'c', type: 'llm', model: 'claude-sonnet-4-5' },
+            { name: 'd', type: 'llm', model: 'anthropic:claude-opus-4-1' },
+            { name: 'e', type: 'llm', model: 'ollama-llama3' },
+            { name: 'f', type: 'llm', model: 'mistral-mistral-small-latest' },
+            { name: 'g', type: 'llm', model: 'openrouter:openai/gpt-4o' },
           ],
         },
       },
@@ -272,106 +155,174 @@ describe('keys', () => {
     const warnings = log.lines.filter((line) => line.level === 'warn').map((line) => line.msg);
     expect(warnings).toEqual([
       'GEMINI_API_KEY is not set; models gemini-2.5-flash, gemini-2.5-pro will fail',
-      'this build does not include the anthropic provider; models claude-sonnet-4-5 will fail',
+      'ANTHROPIC_API_KEY is not set; models claude-sonnet-4-5, anthropic:claude-opus-4-1 will fail',
+      'MISTRAL_API_KEY is not set; models mistral-mistral-small-latest will fail',
+      'OPENROUTER_API_KEY is not set; models openrouter:openai/gpt-4o will fail',
     ]);
   });
+});
 
-  it('answers FAILED_PRECONDITION for a model whose key is missing, without sending anything', async () => {
-    const { client } = await startGateway({ env: { GEMINI_BASE_URL: model.geminiBaseUrl } });
-    const error = await rpcError(client.generate(request('gemini-2.5-flash', [user('hello')])));
+describe('keys', () => {
+  it.each([
+    ['gemini-2.5-flash', 'GEMINI_API_KEY'],
+    ['claude-sonnet-4-5', 'ANTHROPIC_API_KEY'],
+    ['openai-gpt-4o', 'OPENAI_API_KEY'],
+    ['mistral-mistral-large-latest', 'MISTRAL_API_KEY'],
+    ['openrouter-anthropic/claude-3-opus', 'OPENROUTER_API_KEY'],
+  ])('answers FAILED_PRECONDITION for %s without %s, sending nothing', async (modelName, keyEnv) => {
+    const { client } = await startGateway({ env: { ...model.baseUrlEnv } });
+    const error = await rpcError(client.generate(request(modelName)));
     expect(error.code).toBe(GrpcStatus.FAILED_PRECONDITION);
-    expect(error.message).toBe('GEMINI_API_KEY is not set: cannot call model gemini-2.5-flash');
+    expect(error.message).toBe(`${keyEnv} is not set: cannot call model ${modelName}`);
     expect(model.requests).toHaveLength(0);
   });
 
-  it('answers INVALID_ARGUMENT for a provider this build does not include', async () => {
-    const { client } = await startGateway();
-    const error = await rpcError(client.generate(request('claude-sonnet-4-5', [user('hello')])));
-    expect(error.code).toBe(GrpcStatus.INVALID_ARGUMENT);
-    expect(error.message).toBe('model claude-sonnet-4-5 needs the anthropic provider, which this build does not include');
-    expect(model.requests).toHaveLength(0);
+  it('calls Ollama with no key set at all', async () => {
+    const { client } = await startGateway({ env: { ...model.baseUrlEnv } });
+    const reply = await client.generate(request('ollama-llama3'));
+    expect(reply.text).toBe('I can list, add and remove resources.');
   });
 
   it('never puts a key in an error message or a log line, even when the provider echoes it', async () => {
     const { client, log } = await startGateway();
     const echoes = [400, 401, 403, 404, 429, 500, 503];
-    for (const [modelName, key] of [
-      ['gemini-2.5-flash', GEMINI_KEY],
-      ['openai-gpt-4o', OPENAI_KEY],
-    ] as const) {
+    for (const [modelName, key] of KEYED_MODELS) {
       for (const status of echoes) {
-        model.setScript(() => ({ httpStatus: status, body: { error: { code: status, message: `API key ${key} is not valid`, status: 'X' } } }));
-        const error = await rpcError(client.generate(request(modelName, [user('hello')])));
+        model.setScript(() => ({ httpStatus: status, message: `API key ${key} is not valid` }));
+        const error = await rpcError(client.generate(request(modelName)));
         expect(error.message).toContain(`HTTP ${status}`);
+        // The provider's words reached the message, with the key cut out.
+        expect(error.message).toContain('API key [redacted] is not valid');
         expect(error.message).not.toContain(key);
       }
     }
-    expect(log.lines.filter((line) => line.level === 'warn')).toHaveLength(2 * echoes.length);
-    expect(JSON.stringify(log.lines)).not.toContain(GEMINI_KEY);
-    expect(JSON.stringify(log.lines)).not.toContain(OPENAI_KEY);
+    // Retried statuses (429, 500, 503) log each retry too.
+    expect(log.lines.filter((line) => line.msg === 'model call failed, retrying').length).toBe(KEYED_MODELS.length * 3 * 3);
+    const logged = JSON.stringify(log.lines);
+    for (const key of Object.values(KEYS)) expect(logged).not.toContain(key);
   });
 });
 
-describe('provider failures', () => {
-  it.each([
-    [400, 'INVALID_ARGUMENT'],
-    [401, 'INVALID_ARGUMENT'],
-    [403, 'INVALID_ARGUMENT'],
-    [404, 'INVALID_ARGUMENT'],
-    [429, 'UNAVAILABLE'],
-    [500, 'UNAVAILABLE'],
-    [503, 'UNAVAILABLE'],
-  ] as const)('maps HTTP %i to %s, naming model, provider and status, without retrying', async (status, code) => {
-    model.setScript(() => ({ httpStatus: status }));
-    const { client } = await startGateway();
-    for (const name of ['gemini-2.5-flash', 'openai-gpt-4o']) {
-      const error = await rpcError(client.generate(request(name, [user('hello')])));
-      expect(GrpcStatus[error.code]).toBe(code);
-      expect(error.message).toContain(`model ${name}`);
-      expect(error.message).toContain(name.startsWith('openai-') ? 'openai' : 'gemini');
-      expect(error.message).toContain(`HTTP ${status}`);
-    }
-    expect(model.requests).toHaveLength(2);
+describe('retries', () => {
+  it('succeeds after two 429s, in three requests, having waited 1 s and then 2 s', async () => {
+    model.setScript(inTurn({ httpStatus: 429 }, { httpStatus: 429 }));
+    const retryClock = recordingClock();
+    const { client, log } = await startGateway({ config: {}, retryClock });
+    const reply = await client.generate(request('claude-sonnet-4-5'));
+    expect(reply.text).toBe('finally');
+    expect(model.requests).toHaveLength(3);
+    expect(retryClock.waits).toEqual([1_000, 2_000]);
+    expect(log.lines.filter((line) => line.msg === 'model call failed, retrying').map((line) => [line.level, line.fields.attempt, line.fields.status, line.fields.retry_in_ms])).toEqual([
+      ['warn', 1, 429, 1_000],
+      ['warn', 2, 429, 2_000],
+    ]);
   });
 
-  it('says the provider rejected the API key on 401', async () => {
-    model.setScript(() => ({ httpStatus: 401 }));
-    const { client } = await startGateway();
-    const error = await rpcError(client.generate(request('openai-gpt-4o', [user('hello')])));
-    expect(error.message).toMatch(/^the provider openai rejected the API key for model openai-gpt-4o \(HTTP 401\); check OPENAI_API_KEY/);
+  it('waits what Retry-After asks, in seconds or as an HTTP date, but no longer than max_backoff', async () => {
+    const now = Date.now();
+    const date = new Date(now + 7_000).toUTCString();
+    model.setScript(
+      inTurn({ httpStatus: 429, headers: { 'retry-after': '3' } }, { httpStatus: 503, headers: { 'retry-after': date } }, { httpStatus: 429, headers: { 'retry-after': '120' } }),
+    );
+    // A clock that stands still, so that the HTTP date gives an exact wait.
+    const retryClock = recordingClock(() => now);
+    const { client } = await startGateway({ config: {}, retryClock });
+    // A caller deadline beyond llm.timeout (60 s), so that 30 s still fits.
+    await client.generate(request('openai-gpt-4o'), { timeoutMs: 120_000 });
+    expect(model.requests).toHaveLength(4);
+    expect(retryClock.waits).toEqual([3_000, Date.parse(date) - now, 30_000]);
   });
 
-  it('answers INTERNAL for a reply that is not the provider format', async () => {
+  it('retries a 500 max_retries times, then answers UNAVAILABLE with the attempt count', async () => {
+    model.setScript(() => ({ httpStatus: 500 }));
+    const retryClock = recordingClock();
+    const { client } = await startGateway({ config: { llm: { retry: { max_retries: 2, initial_backoff: '10ms', multiplier: 3 } } }, retryClock });
+    const error = await rpcError(client.generate(request('gemini-2.5-flash')));
+    expect(error.code).toBe(GrpcStatus.UNAVAILABLE);
+    expect(error.message).toMatch(/^the provider gemini failed to answer for model gemini-2\.5-flash \(HTTP 500\): .* \(after 3 attempts\)$/);
+    expect(model.requests).toHaveLength(3);
+    expect(retryClock.waits).toEqual([10, 30]);
+  });
+
+  it('makes one request for a 400, and waits for nothing', async () => {
+    model.setScript(() => ({ httpStatus: 400 }));
+    const retryClock = recordingClock();
+    const { client } = await startGateway({ config: {}, retryClock });
+    const error = await rpcError(client.generate(request('mistral-mistral-large-latest')));
+    expect(error.code).toBe(GrpcStatus.INVALID_ARGUMENT);
+    expect(error.message).not.toContain('attempts');
+    expect(model.requests).toHaveLength(1);
+    expect(retryClock.waits).toEqual([]);
+  });
+
+  it('does not retry a reply it could not read', async () => {
     model.setScript(() => ({ httpStatus: 200, body: 'this is not JSON' }));
     const { client } = await startGateway();
-    const error = await rpcError(client.generate(request('gemini-2.5-flash', [user('hello')])));
+    const error = await rpcError(client.generate(request('gemini-2.5-flash')));
     expect(error.code).toBe(GrpcStatus.INTERNAL);
     expect(error.message).toContain('model gemini-2.5-flash');
     expect(error.message).toContain('HTTP 200');
+    expect(model.requests).toHaveLength(1);
   });
 
-  it('answers UNAVAILABLE when the provider cannot be reached', async () => {
+  it('makes no retry whose wait would pass llm.timeout, and says so', async () => {
+    model.setScript(() => ({ httpStatus: 429, headers: { 'retry-after': '5' } }));
+    const retryClock = recordingClock();
+    const { client } = await startGateway({ config: { llm: { timeout: '2s' } }, retryClock });
+    const error = await rpcError(client.generate(request('openrouter-anthropic/claude-3-opus')));
+    expect(error.code).toBe(GrpcStatus.UNAVAILABLE);
+    expect(error.message).toMatch(/\(HTTP 429\).* \(after 1 attempt; a retry in 5s would pass the call's deadline\)$/);
+    expect(model.requests).toHaveLength(1);
+    expect(retryClock.waits).toEqual([]);
+  });
+
+  it("stops retrying at the caller's deadline when it comes before llm.timeout", async () => {
+    model.setScript(() => ({ httpStatus: 503 }));
+    const retryClock = recordingClock();
+    const { client } = await startGateway({ config: { llm: { timeout: '60s' } }, retryClock });
+    // Backoff 1 s, 2 s, 4 s: only the first wait fits in the caller's 1.8 s.
+    const error = await rpcError(client.generate(request('ollama-llama3'), { timeoutMs: 1_800 }));
+    expect(error.code).toBe(GrpcStatus.UNAVAILABLE);
+    expect(error.message).toMatch(/\(after 2 attempts; a retry in 2s would pass the call's deadline\)$/);
+    expect(model.requests).toHaveLength(2);
+    expect(retryClock.waits).toEqual([1_000]);
+  });
+
+  it('retries a provider it cannot reach, then answers UNAVAILABLE', async () => {
     // Port 1 on loopback: nothing listens there, so the connection is refused at once.
-    const { client } = await startGateway({ env: { GEMINI_API_KEY: GEMINI_KEY, GEMINI_BASE_URL: 'http://127.0.0.1:1/v1beta' } });
-    const error = await rpcError(client.generate(request('gemini-2.5-flash', [user('hello')])));
+    const { client, log } = await startGateway({ env: { GEMINI_API_KEY: KEYS.GEMINI_API_KEY, GEMINI_BASE_URL: 'http://127.0.0.1:1/v1beta' } });
+    const error = await rpcError(client.generate(request('gemini-2.5-flash')));
     expect(error.code).toBe(GrpcStatus.UNAVAILABLE);
     expect(error.message).toContain('could not reach the provider gemini for model gemini-2.5-flash at http://127.0.0.1:1');
+    expect(error.message).toMatch(/\(after 4 attempts\)$/);
+    expect(log.lines.filter((line) => line.msg === 'model call failed, retrying').map((line) => line.fields.status)).toEqual(['none', 'none', 'none']);
   });
+});
 
+describe('deadlines', () => {
   it('answers DEADLINE_EXCEEDED when the model does not answer within llm.timeout', async () => {
     model.setScript(() => ({ hang: true }));
     const { client } = await startGateway({ config: { llm: { timeout: '300ms' } } });
     const started = Date.now();
-    const error = await rpcError(client.generate(request('gemini-2.5-flash', [user('hello')])));
+    const error = await rpcError(client.generate(request('gemini-2.5-flash')));
     expect(error.code).toBe(GrpcStatus.DEADLINE_EXCEEDED);
     expect(error.message).toBe('model gemini-2.5-flash did not answer within 300ms');
     expect(Date.now() - started).toBeLessThan(3000);
   });
 
+  it('counts the time spent on earlier attempts against llm.timeout', async () => {
+    model.setScript(inTurn({ httpStatus: 503 }, { hang: true }));
+    const { client } = await startGateway({ config: { llm: { timeout: '400ms', retry: { initial_backoff: '1ms' } } } });
+    const error = await rpcError(client.generate(request('claude-sonnet-4-5')));
+    expect(error.code).toBe(GrpcStatus.DEADLINE_EXCEEDED);
+    expect(error.message).toBe('model claude-sonnet-4-5 did not answer within 400ms (after 2 attempts)');
+    expect(model.requests).toHaveLength(2);
+  });
+
   it('gives up at the caller deadline when it comes before llm.timeout', async () => {
     model.setScript(() => ({ hang: true }));
     const { client, log } = await startGateway({ config: { llm: { timeout: '60s' } } });
-    const error = await rpcError(client.generate(request('openai-gpt-4o', [user('hello')]), { timeoutMs: 400 }));
+    const error = await rpcError(client.generate(request('openai-gpt-4o'), { timeoutMs: 400 }));
     expect(error.code).toBe(GrpcStatus.DEADLINE_EXCEEDED);
     // The gateway's own abort shows in its log, well before the 60 s llm.timeout.
     await expect.poll(() => log.lines.find((line) => line.msg === 'model call failed')?.fields.error, { timeout: 3000 }).toMatch(/^model openai-gpt-4o did not answer within \d+ms$/);
@@ -388,10 +339,26 @@ describe('requests that cannot be sent', () => {
     expect(model.requests).toHaveLength(0);
   });
 
-  it('rejects an empty model name', async () => {
+  it.each([
+    ['', 'no model named'],
+    ['azure:gpt-4o', 'names an unknown provider "azure"'],
+    ['ollama-', 'names no model after the "ollama-" prefix'],
+  ])('rejects the model name %j, sending nothing', async (name, message) => {
     const { client } = await startGateway();
-    const error = await rpcError(client.generate(request('', [user('hello')])));
+    const error = await rpcError(client.generate(request(name)));
     expect(error.code).toBe(GrpcStatus.INVALID_ARGUMENT);
+    expect(error.message).toContain(message);
     expect(model.requests).toHaveLength(0);
+  });
+});
+
+describe('tracing', () => {
+  it("continues the caller's trace in the provider call, even when no spans are exported", async () => {
+    initTelemetry('llm-gateway-test');
+    const { client } = await startGateway();
+    const traceId = '4bf92f3577b34da6a3ce929d0e0e4736';
+    const caller = trace.setSpanContext(context.active(), { traceId, spanId: '00f067aa0ba902b7', traceFlags: 1, isRemote: true });
+    await context.with(caller, () => client.generate(request('gemini-2.5-flash')));
+    expect(model.requests[0]?.headers.traceparent).toMatch(new RegExp(`^00-${traceId}-[0-9a-f]{16}-01$`));
   });
 });

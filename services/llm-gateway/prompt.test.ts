@@ -4,7 +4,7 @@ import { GrpcStatus, ServiceError } from '../common/grpc/errors.js';
 import { toModelPrompt } from './prompt.js';
 
 const user = (text: string): ChatMessage => ({ role: ChatRole.CHAT_ROLE_USER, text, toolCalls: [], toolResults: [] });
-const assistantCalls = (...calls: { id: string; name: string; argumentsJson?: string }[]): ChatMessage => ({
+const assistantCalls = (...calls: { id: string; name: string; argumentsJson?: string; providerMetadataJson?: string }[]): ChatMessage => ({
   role: ChatRole.CHAT_ROLE_ASSISTANT,
   text: '',
   toolCalls: calls.map((call) => ({ argumentsJson: '{}', ...call })),
@@ -43,6 +43,24 @@ describe('toModelPrompt', () => {
   it('sends arguments that are not a JSON object back as {}', () => {
     const prompt = toModelPrompt(request([user('go'), assistantCalls({ id: 'a', name: 'one', argumentsJson: '{"x":' }, { id: 'b', name: 'two', argumentsJson: '[1]' }), results({ id: 'a', name: 'one' }, { id: 'b', name: 'two' })]));
     expect(prompt.messages[1]).toMatchObject({ content: [{ input: {} }, { input: {} }] });
+  });
+
+  it("hands a call's provider metadata back as its provider options, and adds none where there was none", () => {
+    const signed = '{"google":{"thoughtSignature":"CiQB0e2Kb7+/sig=="}}';
+    const prompt = toModelPrompt(request([user('go'), assistantCalls({ id: 'a', name: 'one', providerMetadataJson: signed }, { id: 'b', name: 'two' }), results({ id: 'a', name: 'one' }, { id: 'b', name: 'two' })]));
+    expect(prompt.messages[1]).toEqual({
+      role: 'assistant',
+      content: [
+        { type: 'tool-call', toolCallId: 'a', toolName: 'one', input: {}, providerOptions: { google: { thoughtSignature: 'CiQB0e2Kb7+/sig==' } } },
+        { type: 'tool-call', toolCallId: 'b', toolName: 'two', input: {} },
+      ],
+    });
+  });
+
+  it.each(['not json', '"a string"', '{"google":"sig"}', '[{"google":{}}]'])('rejects provider metadata %j that no reply could have given', (providerMetadataJson) => {
+    const error = rejection([user('go'), assistantCalls({ id: 'a', name: 'one', providerMetadataJson }), results({ id: 'a', name: 'one' })]);
+    expect(error.code).toBe(GrpcStatus.INVALID_ARGUMENT);
+    expect(error.message).toContain('message 1: tool call one (id "a"): provider_metadata_json must be a JSON object of per-provider objects');
   });
 
   it('leaves out an empty system prompt and an empty tool list', () => {

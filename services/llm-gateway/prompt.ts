@@ -2,6 +2,8 @@ import { jsonSchema, tool, type JSONSchema7, type ModelMessage, type ToolCallPar
 import { ChatRole, type ChatMessage, type GenerateRequest, type ToolDefinition } from '../../gen/ts/asg/llm/v1/llm.js';
 import { invalidArgument } from '../common/grpc/errors.js';
 
+type ProviderOptions = NonNullable<SdkToolCallPart['providerOptions']>;
+
 /** A Generate request in the AI SDK's terms. */
 export interface ModelPrompt {
   system?: string;
@@ -40,7 +42,7 @@ export function toModelPrompt(request: GenerateRequest): ModelPrompt {
         break;
       case ChatRole.CHAT_ROLE_ASSISTANT: {
         requireAnswered(index);
-        const calls = message.toolCalls.map((call, position) => toolCallOf(call.id || `call-${index}-${position}`, call.name, call.argumentsJson));
+        const calls = message.toolCalls.map((call, position) => toolCallOf(call.id || `call-${index}-${position}`, call, index));
         openCalls = calls.map((call) => ({ id: call.toolCallId, name: call.toolName, message: index }));
         messages.push({ role: 'assistant', content: [...(message.text ? [{ type: 'text' as const, text: message.text }] : []), ...calls] });
         break;
@@ -72,8 +74,32 @@ function claimCall(openCalls: OpenCall[], result: ChatMessage['toolResults'][num
   return call;
 }
 
-function toolCallOf(id: string, name: string, argumentsJson: string): SdkToolCallPart {
-  return { type: 'tool-call', toolCallId: id, toolName: name, input: argumentsObject(argumentsJson) };
+function toolCallOf(id: string, call: ChatMessage['toolCalls'][number], index: number): SdkToolCallPart {
+  const providerOptions = providerOptionsOf(call.providerMetadataJson, `message ${index}: tool call ${call.name} (id "${id}")`);
+  return { type: 'tool-call', toolCallId: id, toolName: call.name, input: argumentsObject(call.argumentsJson), ...(providerOptions ? { providerOptions } : {}) };
+}
+
+/**
+ * The provider state a reply carried with this call (reply.ts), handed back as the part's
+ * provider options: the SDK then sends it as the vendor expects, e.g. Gemini's
+ * `thoughtSignature` beside its `functionCall`, which Gemini requires unchanged.
+ */
+function providerOptionsOf(json: string | undefined, where: string): ProviderOptions | undefined {
+  if (json === undefined || json.trim() === '') return undefined;
+  let parsed: unknown;
+  try {
+    parsed = JSON.parse(json);
+  } catch {
+    parsed = undefined;
+  }
+  if (!isObject(parsed) || !Object.values(parsed).every(isObject)) {
+    throw invalidArgument(`${where}: provider_metadata_json must be a JSON object of per-provider objects, as a reply gave it (e.g. {"google":{"thoughtSignature":"…"}})`);
+  }
+  return parsed as ProviderOptions;
+}
+
+function isObject(value: unknown): value is Record<string, unknown> {
+  return typeof value === 'object' && value !== null && !Array.isArray(value);
 }
 
 /**

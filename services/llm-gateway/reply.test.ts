@@ -14,6 +14,18 @@ describe('toGenerateResponse', () => {
     expect(result.toolCalls).toEqual([{ id: 'a', name: 'resources_add', argumentsJson: '{"name":"x","value":1}' }]);
   });
 
+  it("keeps a call's provider metadata whole, as JSON, and adds none where there was none", () => {
+    const result = toGenerateResponse(
+      reply([
+        { type: 'tool-call', toolCallId: 'a', toolName: 'one', input: {}, providerMetadata: { google: { thoughtSignature: 'CiQB0e2Kb7+/sig==' } } },
+        { type: 'tool-call', toolCallId: 'b', toolName: 'two', input: {}, providerMetadata: {} },
+        { type: 'tool-call', toolCallId: 'c', toolName: 'three', input: {} },
+      ]),
+    );
+    expect(result.toolCalls[0]).toEqual({ id: 'a', name: 'one', argumentsJson: '{}', providerMetadataJson: '{"google":{"thoughtSignature":"CiQB0e2Kb7+/sig=="}}' });
+    expect(result.toolCalls.slice(1).map((call) => Object.hasOwn(call, 'providerMetadataJson'))).toEqual([false, false]);
+  });
+
   it('keeps the raw text of arguments that did not parse (InvalidToolInputError)', () => {
     const error = new InvalidToolInputError({ toolName: 'resources_add', toolInput: '{"name": "x",', cause: new Error('bad json') });
     const result = toGenerateResponse(

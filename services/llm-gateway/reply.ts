@@ -22,7 +22,8 @@ export function toGenerateResponse(reply: ModelReply): GenerateResponse {
   for (const part of reply.content) {
     if (part.type === 'tool-call') {
       if (part.providerExecuted) continue;
-      toolCalls.push({ id: part.toolCallId, name: part.toolName, argumentsJson: argumentsJsonOf(part) });
+      const providerMetadataJson = providerMetadataJsonOf(part);
+      toolCalls.push({ id: part.toolCallId, name: part.toolName, argumentsJson: argumentsJsonOf(part), ...(providerMetadataJson ? { providerMetadataJson } : {}) });
       seen.add(part.toolCallId);
     } else if (part.type === 'tool-error' && !part.providerExecuted && !seen.has(part.toolCallId)) {
       // A tool error without its call: not produced by ai@6.0 for client tools, but the call
@@ -50,6 +51,15 @@ function argumentsJsonOf(part: ToolCallContent): string {
   if (!(part.dynamic && part.invalid)) return JSON.stringify(part.input ?? {});
   if (InvalidToolInputError.isInstance(part.error)) return part.error.toolInput;
   return invalidArgumentsJson(part.input);
+}
+
+/**
+ * The provider state of a call (e.g. `{"google":{"thoughtSignature":"…"}}`), kept opaque and
+ * whole: prompt.ts hands it back with the call in later requests, where Gemini requires it.
+ */
+function providerMetadataJsonOf(part: ToolCallContent): string | undefined {
+  const metadata = part.providerMetadata;
+  return metadata && Object.keys(metadata).length > 0 ? JSON.stringify(metadata) : undefined;
 }
 
 function invalidArgumentsJson(input: unknown): string {

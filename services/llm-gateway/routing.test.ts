@@ -2,6 +2,16 @@ import { describe, expect, it } from 'vitest';
 import { GrpcStatus, ServiceError } from '../common/grpc/errors.js';
 import { PROVIDER_ROUTES, routeModel } from './routing.js';
 
+function rejection(model: string): ServiceError {
+  try {
+    routeModel(model);
+  } catch (error) {
+    if (error instanceof ServiceError) return error;
+    throw error;
+  }
+  throw new Error(`expected ${JSON.stringify(model)} to route nowhere`);
+}
+
 describe('routeModel', () => {
   it.each([
     ['gemini-2.5-flash', 'gemini', 'gemini-2.5-flash', 'GEMINI_API_KEY'],
@@ -10,28 +20,50 @@ describe('routeModel', () => {
     ['claude-sonnet-4-5-20250929', 'anthropic', 'claude-sonnet-4-5-20250929', 'ANTHROPIC_API_KEY'],
     ['openai-gpt-4o', 'openai', 'gpt-4o', 'OPENAI_API_KEY'],
     ['openai-gpt-4o-mini', 'openai', 'gpt-4o-mini', 'OPENAI_API_KEY'],
+    // DESIGN §4: the prefix with its hyphen is stripped, so Mistral's own "mistral-…" names
+    // need the prefix twice, or the provider:model form below.
     ['mistral-large-latest', 'mistral', 'large-latest', 'MISTRAL_API_KEY'],
+    ['mistral-mistral-large-latest', 'mistral', 'mistral-large-latest', 'MISTRAL_API_KEY'],
     ['ollama-llama3', 'ollama', 'llama3', undefined],
+    ['ollama-llama3:8b', 'ollama', 'llama3:8b', undefined],
     ['openrouter-anthropic/claude-3-opus', 'openrouter', 'anthropic/claude-3-opus', 'OPENROUTER_API_KEY'],
-  ])('routes %s to %s as %s', (model, provider, modelId, keyEnv) => {
+  ])('routes the prefixed name %s to %s as %s', (model, provider, modelId, keyEnv) => {
     const route = routeModel(model);
     expect(route).toMatchObject({ model, provider, modelId });
     expect(route.keyEnv).toBe(keyEnv);
   });
 
-  it('keeps the configured name for messages', () => {
-    expect(routeModel('  openai-gpt-4o ').model).toBe('openai-gpt-4o');
+  it.each([
+    ['anthropic:claude-sonnet-4-5', 'anthropic', 'claude-sonnet-4-5'],
+    ['google:gemini-2.5-flash', 'gemini', 'gemini-2.5-flash'],
+    ['gemini:gemini-2.5-pro', 'gemini', 'gemini-2.5-pro'],
+    ['openai:gpt-4o', 'openai', 'gpt-4o'],
+    ['mistral:mistral-large-latest', 'mistral', 'mistral-large-latest'],
+    ['ollama:llama3', 'ollama', 'llama3'],
+    ['ollama:llama3:8b', 'ollama', 'llama3:8b'],
+    ['openrouter:anthropic/claude-3-opus', 'openrouter', 'anthropic/claude-3-opus'],
+  ])('routes %s to %s, sending %s whole', (model, provider, modelId) => {
+    expect(routeModel(model)).toMatchObject({ model, provider, modelId });
   });
 
-  it.each(['', '   ', 'openai-', 'ollama-', 'claude-'])('rejects %j as routing nowhere', (model) => {
-    let thrown: unknown;
-    try {
-      routeModel(model);
-    } catch (error) {
-      thrown = error;
-    }
-    expect(thrown).toBeInstanceOf(ServiceError);
-    expect((thrown as ServiceError).code).toBe(GrpcStatus.INVALID_ARGUMENT);
+  it('keeps the configured name for messages', () => {
+    expect(routeModel('  openai-gpt-4o ').model).toBe('openai-gpt-4o');
+    expect(routeModel('openai:gpt-4o').model).toBe('openai:gpt-4o');
+  });
+
+  it.each([
+    ['', 'no model named'],
+    ['   ', 'no model named'],
+    ['openai-', 'model "openai-" names no model after the "openai-" prefix (expected "openai-<model id>")'],
+    ['ollama-', 'names no model after the "ollama-" prefix'],
+    ['claude-', 'names no model after the "claude-" prefix'],
+    ['openai:', 'model "openai:" names no model after "openai:" (expected "openai:<model id>")'],
+    ['azure:gpt-4o', 'model "azure:gpt-4o" names an unknown provider "azure" (expected one of anthropic, gemini, google, mistral, ollama, openai, openrouter before the colon)'],
+    ['gemini-2.5-flash:latest', 'names an unknown provider "gemini-2.5-flash"'],
+  ])('rejects %j as routing nowhere', (model, message) => {
+    const error = rejection(model);
+    expect(error.code).toBe(GrpcStatus.INVALID_ARGUMENT);
+    expect(error.message).toContain(message);
   });
 
   it('moves every provider by the base URL variables of DESIGN §4', () => {

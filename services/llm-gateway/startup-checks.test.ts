@@ -3,10 +3,12 @@ import { configSchema } from '../common/config/schema.js';
 import { readProviderEnvironment } from './environment.js';
 import { callBudgetMs } from './generate.js';
 import { formatDuration } from './provider-errors.js';
-import { configuredModels, startupWarnings } from './startup-checks.js';
+import { configuredModels, routingErrors, startupWarnings } from './startup-checks.js';
+
+const at = (...models: string[]) => models.map((model, index) => ({ model, where: `place ${index}` }));
 
 describe('configuredModels', () => {
-  it('lists llm.model and every model of the agent tree once', () => {
+  it('lists llm.model and every model of the agent tree, with the path that names it', () => {
     const config = configSchema.parse({
       llm: { model: 'gemini-2.5-flash' },
       agent: {
@@ -19,22 +21,48 @@ describe('configuredModels', () => {
         ],
       },
     });
-    expect(configuredModels(config)).toEqual(['gemini-2.5-flash', 'openai-gpt-4o', 'ollama-llama3']);
+    expect(configuredModels(config)).toEqual([
+      { model: 'gemini-2.5-flash', where: 'llm.model' },
+      { model: 'openai-gpt-4o', where: 'agent.agents[0].model (node "a")' },
+      { model: 'ollama-llama3', where: 'agent.agents[1].agents[0].model (node "b")' },
+      { model: 'gemini-2.5-flash', where: 'agent.agents[1].agents[1].model (node "c")' },
+    ]);
+  });
+});
+
+describe('routingErrors', () => {
+  it('names each model that routes nowhere and where it is configured', () => {
+    expect(
+      routingErrors([
+        { model: 'gemini-2.5-flash', where: 'llm.model' },
+        { model: 'azure:gpt-4o', where: 'agent.agents[0].model (node "a")' },
+        { model: 'openai-', where: 'agent.agents[1].model (node "b")' },
+      ]),
+    ).toEqual([
+      'agent.agents[0].model (node "a"): model "azure:gpt-4o" names an unknown provider "azure" (expected one of anthropic, gemini, google, mistral, ollama, openai, openrouter before the colon)',
+      'agent.agents[1].model (node "b"): model "openai-" names no model after the "openai-" prefix (expected "openai-<model id>")',
+    ]);
+  });
+
+  it('accepts every prefix and every provider: form', () => {
+    expect(routingErrors(at('gemini-2.5-flash', 'claude-sonnet-4-5', 'openai-gpt-4o', 'mistral-large-latest', 'ollama-llama3', 'openrouter-x/y', 'anthropic:claude-3', 'google:gemini-2.5-pro'))).toEqual([]);
   });
 });
 
 describe('startupWarnings', () => {
-  it('says nothing when every key is set', () => {
+  it('says nothing when every key is set, and asks no key for Ollama', () => {
     const environment = readProviderEnvironment({ GEMINI_API_KEY: 'k1-123456', OPENAI_API_KEY: 'k2-123456' });
-    expect(startupWarnings(['gemini-2.5-flash', 'openai-gpt-4o'], environment)).toEqual([]);
+    expect(startupWarnings(at('gemini-2.5-flash', 'openai-gpt-4o', 'ollama-llama3'), environment)).toEqual([]);
   });
 
-  it('treats a blank key as missing and names unroutable models', () => {
+  it('warns once per missing key (a blank key is missing), naming each model once', () => {
     const environment = readProviderEnvironment({ GEMINI_API_KEY: '  ' });
-    expect(startupWarnings(['gemini-2.5-flash', 'openai-gpt-4o', 'openai-'], environment)).toEqual([
-      'GEMINI_API_KEY is not set; models gemini-2.5-flash will fail',
+    expect(startupWarnings(at('gemini-2.5-flash', 'openai-gpt-4o', 'google:gemini-2.5-pro', 'gemini-2.5-flash', 'claude-sonnet-4-5', 'mistral:mistral-small-latest', 'openrouter-x/y'), environment)).toEqual([
+      'GEMINI_API_KEY is not set; models gemini-2.5-flash, google:gemini-2.5-pro will fail',
       'OPENAI_API_KEY is not set; models openai-gpt-4o will fail',
-      'model "openai-" names no model after the "openai-" prefix (expected "openai-<model id>")',
+      'ANTHROPIC_API_KEY is not set; models claude-sonnet-4-5 will fail',
+      'MISTRAL_API_KEY is not set; models mistral:mistral-small-latest will fail',
+      'OPENROUTER_API_KEY is not set; models openrouter-x/y will fail',
     ]);
   });
 });

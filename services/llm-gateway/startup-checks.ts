@@ -1,45 +1,54 @@
 import type { AgentConfig, AgentNodeInput } from '../common/config/schema.js';
-import { isProviderIncluded } from './clients.js';
 import type { ProviderEnvironment } from './environment.js';
 import { routeModel, type ModelRoute } from './routing.js';
 
-/** Every model the config names: `llm.model` and each `model:` of the agent tree, once each. */
-export function configuredModels(config: Pick<AgentConfig, 'llm' | 'agent'>): string[] {
-  const models = new Set<string>([config.llm.model]);
-  const visit = (node: AgentNodeInput): void => {
-    if (node.model) models.add(node.model);
-    node.agents?.forEach(visit);
+/** A model the config names, and where: "llm.model" or the path of a node's `model`. */
+export interface ConfiguredModel {
+  model: string;
+  where: string;
+}
+
+/** Every place the config names a model: `llm.model` and each `model:` of the agent tree. */
+export function configuredModels(config: Pick<AgentConfig, 'llm' | 'agent'>): ConfiguredModel[] {
+  const models: ConfiguredModel[] = [{ model: config.llm.model, where: 'llm.model' }];
+  const visit = (node: AgentNodeInput, path: string): void => {
+    if (node.model) models.push({ model: node.model, where: `${path}.model (node "${node.name}")` });
+    node.agents?.forEach((child, index) => visit(child, `${path}.agents[${index}]`));
   };
-  if (config.agent) visit(config.agent);
-  return [...models];
+  if (config.agent) visit(config.agent, 'agent');
+  return models;
 }
 
 /**
- * What will fail when the configured models are called, one line per cause (a missing key,
- * a provider this build lacks, a name that routes nowhere). A missing key is not fatal at
- * start (seed 000: "lazy validation"); the warning says up front which models it breaks.
+ * One line per configured model that routes nowhere (an unknown `provider:`, a bare prefix),
+ * naming where the config says it. Such a config can never work, so it stops the start.
  */
-export function startupWarnings(models: readonly string[], environment: ProviderEnvironment): string[] {
-  const missingKey = new Map<string, string[]>();
-  const missingProvider = new Map<string, string[]>();
-  const unroutable: string[] = [];
-  const add = (groups: Map<string, string[]>, key: string, model: string): void => {
-    groups.set(key, [...(groups.get(key) ?? []), model]);
-  };
-  for (const model of models) {
+export function routingErrors(models: readonly ConfiguredModel[]): string[] {
+  const errors: string[] = [];
+  for (const { model, where } of models) {
+    try {
+      routeModel(model);
+    } catch (error) {
+      errors.push(`${where}: ${error instanceof Error ? error.message : String(error)}`);
+    }
+  }
+  return errors;
+}
+
+/**
+ * One line per missing key, naming the models it breaks. Not fatal (seed 000: "lazy
+ * validation"): the models fail on use, and the warning says so up front.
+ */
+export function startupWarnings(models: readonly ConfiguredModel[], environment: ProviderEnvironment): string[] {
+  const missingKey = new Map<string, Set<string>>();
+  for (const { model } of models) {
     let route: ModelRoute;
     try {
       route = routeModel(model);
-    } catch (error) {
-      unroutable.push(error instanceof Error ? error.message : String(error));
+    } catch {
       continue;
     }
-    if (!isProviderIncluded(route.provider)) add(missingProvider, route.provider, model);
-    else if (route.keyEnv && !environment.get(route.provider)?.apiKey) add(missingKey, route.keyEnv, model);
+    if (route.keyEnv && !environment.get(route.provider)?.apiKey) missingKey.set(route.keyEnv, (missingKey.get(route.keyEnv) ?? new Set()).add(route.model));
   }
-  return [
-    ...[...missingKey].map(([keyEnv, names]) => `${keyEnv} is not set; models ${names.join(', ')} will fail`),
-    ...[...missingProvider].map(([provider, names]) => `this build does not include the ${provider} provider; models ${names.join(', ')} will fail`),
-    ...unroutable,
-  ];
+  return [...missingKey].map(([keyEnv, names]) => `${keyEnv} is not set; models ${[...names].join(', ')} will fail`);
 }

@@ -127,7 +127,7 @@ describe('model mistakes are reported in the conversation and nothing runs', () 
     model.setScript((r) => (r.toolResults.length ? { text: 'ok' } : { toolCalls: [{ name: 'resources_add', args: '{"name": "half' }] }));
     const openai = await startAgent({
       geminiBaseUrl: model.geminiBaseUrl,
-      config: { llm: { model: 'openai-gpt-4o-mini' } },
+      config: { llm: { model: 'openai-gpt-4o-mini', retry: { initial_backoff: '10ms' } } },
       env: { OPENAI_BASE_URL: model.openaiBaseUrl, OPENAI_API_KEY: 'test-openai-key-0a1b2c3d4e5f' },
     });
     try {

@@ -52,7 +52,8 @@ export function defaultConfig(dir: string): Record<string, unknown> {
     host: '127.0.0.1',
     port: 0,
     data_dir: join(dir, 'data'),
-    llm: { model: 'gemini-2.5-flash' },
+    // Real backoff (1 s, 2 s, 4 s) would only slow the suites that script provider errors.
+    llm: { model: 'gemini-2.5-flash', retry: { initial_backoff: '10ms', max_backoff: '50ms' } },
     mcp_servers: [resourcesServer(join(dir, 'resources.db'))],
   };
 }

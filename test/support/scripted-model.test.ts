@@ -31,12 +31,34 @@ const openaiTools = [
 const gemini = (body: unknown, headers: Record<string, string> = { 'x-goog-api-key': 'test-key' }, modelName = 'gemini-2.5-flash') =>
   post(`${model.geminiBaseUrl}/models/${modelName}:generateContent`, headers, body);
 const openai = (body: unknown, headers: Record<string, string> = { authorization: 'Bearer test-key' }) => post(`${model.openaiBaseUrl}/chat/completions`, headers, body);
+const anthropic = (body: unknown, headers: Record<string, string> = { 'x-api-key': 'test-key', 'anthropic-version': '2023-06-01' }) => post(`${model.anthropicBaseUrl}/messages`, headers, body);
+const mistral = (body: unknown, headers: Record<string, string> = { authorization: 'Bearer test-key' }) => post(`${model.mistralBaseUrl}/chat/completions`, headers, body);
+const ollama = (body: unknown, headers: Record<string, string> = {}) => post(`${model.ollamaBaseUrl}/chat/completions`, headers, body);
+const openrouter = (body: unknown, headers: Record<string, string> = { authorization: 'Bearer test-key' }) => post(`${model.openrouterBaseUrl}/chat/completions`, headers, body);
 
 describe('startScriptedModel', () => {
   it('listens on loopback only', () => {
     expect(new URL(model.geminiBaseUrl).hostname).toBe('127.0.0.1');
     expect(model.geminiBaseUrl).toMatch(/^http:\/\/127\.0\.0\.1:\d+\/v1beta$/);
     expect(model.openaiBaseUrl).toMatch(/^http:\/\/127\.0\.0\.1:\d+\/v1$/);
+  });
+
+  it('gives every vendor its own base URL, also under its environment variable', () => {
+    const origin = new URL(model.geminiBaseUrl).origin;
+    expect(model.baseUrlEnv).toEqual({
+      GEMINI_BASE_URL: `${origin}/v1beta`,
+      ANTHROPIC_BASE_URL: `${origin}/anthropic/v1`,
+      OPENAI_BASE_URL: `${origin}/v1`,
+      MISTRAL_BASE_URL: `${origin}/mistral/v1`,
+      OLLAMA_BASE_URL: `${origin}/ollama/v1`,
+      OPENROUTER_BASE_URL: `${origin}/openrouter/api/v1`,
+    });
+    expect([model.anthropicBaseUrl, model.mistralBaseUrl, model.ollamaBaseUrl, model.openrouterBaseUrl]).toEqual([
+      model.baseUrlEnv.ANTHROPIC_BASE_URL,
+      model.baseUrlEnv.MISTRAL_BASE_URL,
+      model.baseUrlEnv.OLLAMA_BASE_URL,
+      model.baseUrlEnv.OPENROUTER_BASE_URL,
+    ]);
   });
 });
 
@@ -84,6 +106,17 @@ describe('Gemini generateContent', () => {
     expect(model.requests[0]?.toolResults).toEqual([{ name: 'resources_list', output: '[a, b]' }]);
     expect(model.requests[0]?.lastUserText).toBe('list');
     expect(json.candidates[0].content.parts).toEqual([{ text: 'Done. resources_list: [a, b]' }]);
+  });
+
+  it('sends a scripted thoughtSignature beside its functionCall only', async () => {
+    model.setScript(() => ({
+      toolCalls: [
+        { name: 'resources_add', args: { name: 'x', value: 1 }, thoughtSignature: 'sig-1' },
+        { name: 'resources_list', args: {} },
+      ],
+    }));
+    const { json } = await gemini({ contents: [{ role: 'user', parts: [{ text: 'go' }] }] });
+    expect(json.candidates[0].content.parts).toEqual([{ functionCall: { name: 'resources_add', args: { name: 'x', value: 1 } }, thoughtSignature: 'sig-1' }, { functionCall: { name: 'resources_list', args: {} } }]);
   });
 
   it('refuses a call without x-goog-api-key as Gemini does', async () => {
@@ -136,6 +169,91 @@ describe('OpenAI chat completions', () => {
   });
 });
 
+describe('Anthropic messages', () => {
+  const messages = [{ role: 'user', content: [{ type: 'text', text: 'add resource test-2 value 20' }] }];
+
+  it('answers text blocks with stop_reason end_turn and usage', async () => {
+    model.setScript(() => ({ text: 'Hello.' }));
+    const { status, json } = await anthropic({ model: 'claude-sonnet-4-5', max_tokens: 4096, messages });
+    expect(status).toBe(200);
+    expect(json).toMatchObject({ type: 'message', role: 'assistant', model: 'claude-sonnet-4-5', content: [{ type: 'text', text: 'Hello.' }], stop_reason: 'end_turn', stop_sequence: null });
+    expect(json.id).toMatch(/^msg_/);
+    expect(json.usage.input_tokens).toBeGreaterThan(0);
+    expect(json.usage.output_tokens).toBeGreaterThan(0);
+  });
+
+  it('answers tool calls as tool_use blocks with an object input and stop_reason tool_use', async () => {
+    const { json } = await anthropic({ model: 'claude-sonnet-4-5', max_tokens: 100, system: [{ type: 'text', text: 'sys' }], messages, tools: [{ name: 'resources_add', input_schema: { type: 'object' } }] });
+    expect(json.stop_reason).toBe('tool_use');
+    expect(json.content).toEqual([{ type: 'tool_use', id: expect.stringMatching(/^toolu_/), name: 'resources_add', input: { name: 'test-2', value: 20 } }]);
+    expect(model.requests[0]).toMatchObject({ provider: 'anthropic', path: '/anthropic/v1/messages', model: 'claude-sonnet-4-5', system: 'sys', lastUserText: 'add resource test-2 value 20', tools: ['resources_add'] });
+  });
+
+  it('reads tool_result blocks of the last user message, named after the tool_use blocks they answer', async () => {
+    await anthropic({
+      model: 'claude-sonnet-4-5',
+      max_tokens: 100,
+      system: 'sys',
+      messages: [
+        { role: 'user', content: 'remove test-2' },
+        { role: 'assistant', content: [{ type: 'tool_use', id: 'toolu_9', name: 'resources_remove', input: {} }] },
+        { role: 'user', content: [{ type: 'tool_result', tool_use_id: 'toolu_9', content: [{ type: 'text', text: 'removed 1' }] }] },
+      ],
+    });
+    expect(model.requests[0]).toMatchObject({ system: 'sys', lastUserText: 'remove test-2', toolResults: [{ name: 'resources_remove', output: 'removed 1' }] });
+  });
+
+  it.each([
+    ['no x-api-key', { 'anthropic-version': '2023-06-01' }, { model: 'c', max_tokens: 1, messages }, 401, 'authentication_error', 'x-api-key header is required'],
+    ['no anthropic-version', { 'x-api-key': 'k' }, { model: 'c', max_tokens: 1, messages }, 400, 'invalid_request_error', 'anthropic-version: header is required'],
+    ['no max_tokens', undefined, { model: 'c', messages }, 400, 'invalid_request_error', 'max_tokens: Field required'],
+  ])('refuses a request with %s as Anthropic does', async (_case, headers, body, status, type, message) => {
+    expect(await anthropic(body, headers)).toEqual({ status, json: { type: 'error', error: { type, message } } });
+  });
+});
+
+describe('OpenAI-compatible vendors', () => {
+  const body = { model: 'm', messages: [{ role: 'user', content: 'add resource test-2 value 20' }], tools: openaiTools };
+
+  it('Mistral: nine-character ids, "" beside tool calls, Bearer required', async () => {
+    const { json } = await mistral(body);
+    expect(json.choices[0]).toMatchObject({ finish_reason: 'tool_calls', message: { role: 'assistant', content: '' } });
+    expect(json.choices[0].message.tool_calls[0].id).toMatch(/^[A-Za-z0-9]{9}$/);
+    expect(model.requests[0]).toMatchObject({ provider: 'mistral', path: '/mistral/v1/chat/completions' });
+    expect((await mistral(body, {})).status).toBe(401);
+  });
+
+  it('Mistral: refuses a history whose tool-call ids are not nine letters and digits', async () => {
+    const history = {
+      model: 'm',
+      messages: [
+        { role: 'user', content: 'x' },
+        { role: 'assistant', content: '', tool_calls: [{ id: 'call_abc', type: 'function', function: { name: 'resources_list', arguments: '{}' } }] },
+        { role: 'tool', tool_call_id: 'call_abc', content: 'ok' },
+      ],
+    };
+    const { status, json } = await mistral(history);
+    expect(status).toBe(400);
+    expect(json).toEqual({ object: 'error', message: 'Tool call id was call_abc but must be a-z, A-Z, 0-9, with a length of 9.', type: 'invalid_function_call', param: null, code: '3280' });
+  });
+
+  it('Ollama: answers without any credentials', async () => {
+    const { status, json } = await ollama(body);
+    expect(status).toBe(200);
+    expect(json).toMatchObject({ object: 'chat.completion', system_fingerprint: 'fp_ollama', choices: [{ finish_reason: 'tool_calls' }] });
+    expect(json.choices[0].message.tool_calls[0].id).toMatch(/^call_[a-z0-9]{8}$/);
+    expect(model.requests[0]).toMatchObject({ provider: 'ollama', path: '/ollama/v1/chat/completions', headers: expect.not.objectContaining({ authorization: expect.anything() }) });
+  });
+
+  it('OpenRouter: gen- ids with the upstream provider, Bearer required, errors with a numeric code', async () => {
+    model.setScript(() => ({ text: 'Hello.' }));
+    const { json } = await openrouter(body);
+    expect(json).toMatchObject({ provider: 'Anthropic', choices: [{ message: { content: 'Hello.' }, finish_reason: 'stop' }] });
+    expect(json.id).toMatch(/^gen-/);
+    expect(await openrouter(body, {})).toEqual({ status: 401, json: { error: { message: 'No auth credentials found', code: 401 } } });
+  });
+});
+
 describe('scripted failures', () => {
   it('sends HTTP errors in the vendor error shape, or the given body', async () => {
     model.setScript(() => ({ httpStatus: 429 }));
@@ -147,6 +265,19 @@ describe('scripted failures', () => {
 
     model.setScript(() => ({ httpStatus: 500, body: { custom: true } }));
     expect(await openai({ model: 'gpt-4o', messages: [] })).toEqual({ status: 500, json: { custom: true } });
+  });
+
+  it('sends the given message in the vendor error shape, and the given headers', async () => {
+    model.setScript(() => ({ httpStatus: 429, message: 'slow down', headers: { 'retry-after': '7' } }));
+    const response = await fetch(`${model.anthropicBaseUrl}/messages`, {
+      method: 'POST',
+      headers: { 'x-api-key': 'k', 'anthropic-version': '2023-06-01' },
+      body: JSON.stringify({ model: 'c', max_tokens: 1, messages: [] }),
+    });
+    expect(response.status).toBe(429);
+    expect(response.headers.get('retry-after')).toBe('7');
+    expect(await response.json()).toEqual({ type: 'error', error: { type: 'rate_limit_error', message: 'slow down' } });
+    expect((await mistral({ model: 'm', messages: [] })).json).toEqual({ object: 'error', message: 'slow down', type: 'rate_limited', param: null, code: null });
   });
 
   it('waits delayMs before an HTTP answer', async () => {

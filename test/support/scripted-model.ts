@@ -1,13 +1,19 @@
 /**
  * Scripted LLMs over real HTTP, in each vendor's exact wire format, so that tests of the
  * whole system run the real provider clients against a model whose answers they choose.
- * Gemini at `{geminiBaseUrl}/models/{model}:generateContent`, OpenAI Chat Completions at
- * `{openaiBaseUrl}/chat/completions`; bound to 127.0.0.1 only.
+ * Gemini at `{geminiBaseUrl}/models/{model}:generateContent`, Anthropic at
+ * `{anthropicBaseUrl}/messages`, and OpenAI, Mistral, OpenRouter and Ollama at
+ * `{…BaseUrl}/chat/completions`, each vendor under its own path so that a call sent to the
+ * wrong base URL is refused; bound to 127.0.0.1 only.
  */
 import { createServer, type IncomingMessage, type ServerResponse } from 'node:http';
 import type { AddressInfo } from 'node:net';
+import { anthropicWire } from './scripted-model/anthropic.js';
 import { geminiWire } from './scripted-model/gemini.js';
+import { mistralWire } from './scripted-model/mistral.js';
+import { ollamaWire } from './scripted-model/ollama.js';
 import { openaiWire } from './scripted-model/openai.js';
+import { openrouterWire } from './scripted-model/openrouter.js';
 import { resourceAgentScript } from './scripted-model/resource-agent.js';
 import type { ModelRequest, ModelScript, ScriptedReply, VendorWire, WireResponse } from './scripted-model/types.js';
 
@@ -19,14 +25,24 @@ export interface ScriptedModelServer {
   geminiBaseUrl: string;
   /** e.g. http://127.0.0.1:PORT/v1, for OPENAI_BASE_URL. */
   openaiBaseUrl: string;
-  /** Every model request received, in order (also those refused for missing credentials). */
+  /** e.g. http://127.0.0.1:PORT/anthropic/v1, for ANTHROPIC_BASE_URL. */
+  anthropicBaseUrl: string;
+  /** e.g. http://127.0.0.1:PORT/mistral/v1, for MISTRAL_BASE_URL. */
+  mistralBaseUrl: string;
+  /** e.g. http://127.0.0.1:PORT/ollama/v1, for OLLAMA_BASE_URL. */
+  ollamaBaseUrl: string;
+  /** e.g. http://127.0.0.1:PORT/openrouter/api/v1, for OPENROUTER_BASE_URL. */
+  openrouterBaseUrl: string;
+  /** Every base URL above under its environment variable, to spread into a process environment. */
+  baseUrlEnv: Record<'GEMINI_BASE_URL' | 'ANTHROPIC_BASE_URL' | 'OPENAI_BASE_URL' | 'MISTRAL_BASE_URL' | 'OLLAMA_BASE_URL' | 'OPENROUTER_BASE_URL', string>;
+  /** Every model request received, in order (also those refused for missing credentials or a missing required field). */
   requests: ModelRequest[];
   setScript(script: ModelScript): void;
   /** Stops the server, cutting hanging and delayed answers short. */
   close(): Promise<void>;
 }
 
-const VENDORS: readonly VendorWire[] = [geminiWire, openaiWire];
+const VENDORS: readonly VendorWire[] = [geminiWire, anthropicWire, openaiWire, mistralWire, ollamaWire, openrouterWire];
 
 function headersOf(req: IncomingMessage): Record<string, string> {
   const headers: Record<string, string> = {};
@@ -45,7 +61,7 @@ async function readBody(req: IncomingMessage): Promise<string> {
 function send(res: ServerResponse, answer: WireResponse): void {
   if (res.destroyed || res.headersSent) return;
   const text = typeof answer.body === 'string' ? answer.body : JSON.stringify(answer.body ?? {});
-  res.writeHead(answer.status, { 'content-type': 'application/json; charset=UTF-8', 'content-length': Buffer.byteLength(text) });
+  res.writeHead(answer.status, { ...answer.headers, 'content-type': 'application/json; charset=UTF-8', 'content-length': Buffer.byteLength(text) });
   res.end(text);
 }
 
@@ -69,7 +85,8 @@ export async function startScriptedModel(script: ModelScript = resourceAgentScri
     if ('hang' in reply) return undefined;
     if ('httpStatus' in reply) {
       if (reply.delayMs) await later(reply.delayMs);
-      return reply.body === undefined ? wire.renderError(reply.httpStatus) : { status: reply.httpStatus, body: reply.body };
+      const answer = reply.body === undefined ? wire.renderError(reply.httpStatus, reply.message) : { status: reply.httpStatus, body: reply.body };
+      return reply.headers ? { ...answer, headers: reply.headers } : answer;
     }
     return wire.renderReply(reply, request);
   };
@@ -93,7 +110,7 @@ export async function startScriptedModel(script: ModelScript = resourceAgentScri
     const headers = headersOf(req);
     const request: ModelRequest = { ...wire.parseRequest(body, route.model), path, headers, body };
     requests.push(request);
-    const refusal = wire.checkAuth(headers);
+    const refusal = wire.checkAuth(headers) ?? wire.checkBody?.(body);
     if (refusal) {
       send(res, refusal);
       return;
@@ -117,9 +134,23 @@ export async function startScriptedModel(script: ModelScript = resourceAgentScri
   const { port } = server.address() as AddressInfo;
   const origin = `http://127.0.0.1:${port}`;
 
+  const baseUrlEnv = {
+    GEMINI_BASE_URL: `${origin}/v1beta`,
+    ANTHROPIC_BASE_URL: `${origin}/anthropic/v1`,
+    OPENAI_BASE_URL: `${origin}/v1`,
+    MISTRAL_BASE_URL: `${origin}/mistral/v1`,
+    OLLAMA_BASE_URL: `${origin}/ollama/v1`,
+    OPENROUTER_BASE_URL: `${origin}/openrouter/api/v1`,
+  };
+
   return {
-    geminiBaseUrl: `${origin}/v1beta`,
-    openaiBaseUrl: `${origin}/v1`,
+    geminiBaseUrl: baseUrlEnv.GEMINI_BASE_URL,
+    openaiBaseUrl: baseUrlEnv.OPENAI_BASE_URL,
+    anthropicBaseUrl: baseUrlEnv.ANTHROPIC_BASE_URL,
+    mistralBaseUrl: baseUrlEnv.MISTRAL_BASE_URL,
+    ollamaBaseUrl: baseUrlEnv.OLLAMA_BASE_URL,
+    openrouterBaseUrl: baseUrlEnv.OPENROUTER_BASE_URL,
+    baseUrlEnv,
     requests,
     setScript(next) {
       current = next;

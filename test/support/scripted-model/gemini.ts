@@ -4,8 +4,9 @@ import type { ModelRequest, ParsedRequest, ScriptedToolCall, VendorWire, WireRes
 
 /**
  * The Gemini API's `models/{model}:generateContent`, as generativelanguage.googleapis.com
- * speaks it: key in `x-goog-api-key`, `contents[].parts[]` with `text`, `functionCall`,
- * `functionResponse`, and `finishReason: "STOP"` even when the model calls a function.
+ * speaks it: key in `x-goog-api-key`, `contents[].parts[]` with `text`, `functionCall` (with
+ * its `thoughtSignature` beside it when the model thought), `functionResponse`, and
+ * `finishReason: "STOP"` even when the model calls a function.
  */
 const PATH = /^\/v1beta\/models\/([^/:]+):generateContent$/;
 
@@ -99,7 +100,9 @@ export const geminiWire: VendorWire = {
   renderReply(reply, request: ModelRequest): WireResponse {
     const parts: Record<string, unknown>[] = [];
     if (reply.text) parts.push({ text: reply.text });
-    for (const call of reply.toolCalls ?? []) parts.push({ functionCall: { name: call.name, args: argsOf(call.args) } });
+    for (const call of reply.toolCalls ?? []) {
+      parts.push({ functionCall: { name: call.name, args: argsOf(call.args) }, ...(call.thoughtSignature ? { thoughtSignature: call.thoughtSignature } : {}) });
+    }
     const promptTokens = estimateTokens(JSON.stringify(request.body));
     const outputTokens = estimateTokens(JSON.stringify(parts));
     return {
