@@ -1,5 +1,7 @@
 import { ToolBrokerServiceService } from '../../gen/ts/asg/tools/v1/tools.js';
 import { implement, listen, Server, shutdown } from '../common/grpc/server.js';
+import { rateRules } from '../common/config/schema.js';
+import { RateLimiter } from '../common/rate-limit.js';
 import type { RunningService, ServiceOptions } from '../common/service.js';
 import { ToolComposite } from './composite.js';
 import { toolBrokerHandlers } from './server.js';
@@ -12,7 +14,8 @@ export async function startToolBroker(options: ServiceOptions): Promise<RunningS
   const { config, log } = options;
   const composite = await ToolComposite.start(config.mcp_servers, log);
   const server = new Server();
-  server.addService(ToolBrokerServiceService, implement(ToolBrokerServiceService, 'tool-broker', toolBrokerHandlers(composite), log));
+  const limiter = new RateLimiter(rateRules(config.rate_limits.tools), config.rate_limits.max_wait, 'tool');
+  server.addService(ToolBrokerServiceService, implement(ToolBrokerServiceService, 'tool-broker', toolBrokerHandlers(composite, limiter), log));
   let port: number;
   try {
     port = await listen(server, options.listen);

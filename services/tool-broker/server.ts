@@ -2,6 +2,7 @@ import type { CallToolResponse, ListToolsResponse, Tool } from '../../gen/ts/asg
 import { ToolBrokerServiceService } from '../../gen/ts/asg/tools/v1/tools.js';
 import { invalidArgument } from '../common/grpc/errors.js';
 import type { UnaryHandlers } from '../common/grpc/server.js';
+import type { RateLimiter } from '../common/rate-limit.js';
 import type { BrokerTool, ToolComposite } from './composite.js';
 
 /** The gRPC face of the composite: decode, call, encode; every decision lives in composite.ts. */
@@ -18,11 +19,13 @@ function toProtoTool(tool: BrokerTool): Tool {
   };
 }
 
-export function toolBrokerHandlers(composite: ToolComposite): UnaryHandlers<typeof ToolBrokerServiceService> {
+export function toolBrokerHandlers(composite: ToolComposite, limiter?: RateLimiter): UnaryHandlers<typeof ToolBrokerServiceService> {
   return {
     listTools: async (): Promise<ListToolsResponse> => ({ tools: composite.listTools().map(toProtoTool) }),
     callTool: async (request, { request: caller }): Promise<CallToolResponse> => {
       if (!request.name) throw invalidArgument('CallTool needs the name of a tool');
+      // rate_limits.tools: a call over the limit waits for a slot or fails RESOURCE_EXHAUSTED, before anything runs.
+      await limiter?.acquire(request.name, caller.deadline);
       const result = await composite.callTool(request.name, request.arguments ?? {}, {
         authorization: caller.authorization,
         deadline: caller.deadline,

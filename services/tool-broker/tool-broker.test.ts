@@ -17,6 +17,7 @@ import type { RunningService } from '../common/service.js';
 import { serveMcpHttp, startMcpResourcesHttp, type McpHttpEndpoint } from '../mcp-resources/index.js';
 import { ToolComposite } from './composite.js';
 import { startToolBroker } from './index.js';
+import { resourceNames } from '../../test/support/resources-db.js';
 
 /** Any non-empty approval id lets a destructive call through the broker's own check. */
 const APPROVED = 'approval-under-test';
@@ -64,9 +65,9 @@ interface Broker {
   log: string[];
 }
 
-async function startBroker(servers: ServerEntry[]): Promise<Broker> {
+async function startBroker(servers: ServerEntry[], extra: Record<string, unknown> = {}): Promise<Broker> {
   const log = recordingLogger();
-  const service = await startToolBroker({ config: configSchema.parse({ mcp_servers: servers }), listen: '127.0.0.1:0', log });
+  const service = await startToolBroker({ config: configSchema.parse({ mcp_servers: servers, ...extra }), listen: '127.0.0.1:0', log });
   cleanups.push(() => service.stop());
   const client = createPromiseClient(ToolBrokerServiceService, service.address, 'test', 5000);
   cleanups.push(() => client.close());
@@ -191,6 +192,17 @@ describe('tool-broker over stdio and Streamable HTTP', () => {
     });
     const listed = await client.callTool({ name: 'resources_list', arguments: {}, approvalUuid: '' });
     expect(listed.structuredContent).toEqual({ resources: [], count: 0 });
+  });
+
+  it('applies rate_limits.tools: over the limit with no time to wait, RESOURCE_EXHAUSTED and nothing runs', async () => {
+    const db = dbPath();
+    const { client } = await startBroker([stdioResources('resources', db)], { rate_limits: { max_wait: '10ms', tools: { 'resources_*': { calls: 2, window: '1m' } } } });
+    await client.callTool({ name: 'resources_add', arguments: { name: 'one', value: 1 }, approvalUuid: APPROVED });
+    await client.callTool({ name: 'resources_list', arguments: {}, approvalUuid: '' });
+    const refused = await failure(client.callTool({ name: 'resources_add', arguments: { name: 'three', value: 3 }, approvalUuid: APPROVED }));
+    expect(refused.code).toBe(GrpcStatus.RESOURCE_EXHAUSTED);
+    expect(refused.message).toContain('rule "resources_*": 2 calls per 1m');
+    expect(resourceNames(db)).toEqual(['one']);
   });
 
   it('returns tool errors as results and unknown tools as NOT_FOUND', async () => {

@@ -70,6 +70,11 @@ export const agentNodeSchema: z.ZodType<AgentNodeInput> = z.lazy(() =>
   }),
 );
 
+const rateRuleSchema = z.strictObject({
+  calls: z.number().int().positive(),
+  window: duration,
+});
+
 const address = z.string().regex(/^[^\s:]+:\d{1,5}$/, 'an address "host:port"');
 
 export const configSchema = z
@@ -112,6 +117,15 @@ export const configSchema = z
         turn_timeout: duration.default(300_000),
       })
       .prefault({}),
+    /** Added (seed 004): calls per window for models and tools, by name pattern with * and ? wildcards. */
+    rate_limits: z
+      .strictObject({
+        /** How long a call over the limit may wait for a slot before it fails. */
+        max_wait: duration.default(10_000),
+        models: z.record(z.string().min(1), rateRuleSchema).default({}),
+        tools: z.record(z.string().min(1), rateRuleSchema).default({}),
+      })
+      .prefault({}),
     mcp_servers: z.array(mcpServerSchema).default([]),
     a2a: z.array(a2aAgentSchema).default([]),
     agent: agentNodeSchema.optional(),
@@ -145,3 +159,8 @@ export type AgentConfig = z.output<typeof configSchema>;
 export type McpServerConfig = z.output<typeof mcpServerSchema>;
 export type A2aAgentConfig = z.output<typeof a2aAgentSchema>;
 export type ServiceName = keyof AgentConfig['services'];
+
+/** The rules of one `rate_limits` section, in config order (the first matching rule applies). */
+export function rateRules(section: Record<string, { calls: number; window: number }>) {
+  return Object.entries(section).map(([pattern, rule]) => ({ pattern, calls: rule.calls, windowMs: rule.window }));
+}
