@@ -16,6 +16,13 @@ import { REPO_ROOT, startAgent, tempDir } from '../support/agent-process.js';
 import { get, post } from '../support/http.js';
 import { startOtlpReceiver } from '../support/otlp-receiver.js';
 import { resourceAgentScript, startScriptedModel } from '../support/scripted-model.js';
+import { createGoogleGenerativeAI } from '@ai-sdk/google';
+import { generateText, jsonSchema, stepCountIs, tool } from 'ai';
+import { ChatRole, LlmGatewayServiceService } from '../../gen/ts/asg/llm/v1/llm.js';
+import { startLlmGateway } from '../../services/llm-gateway/index.js';
+import { planCompaction } from '../../services/orchestrator/domain/compaction.js';
+import { assistantCall, assistantText, toolResult, userMessage } from '../../services/orchestrator/domain/messages.js';
+import { estimateTokens } from '../../services/orchestrator/domain/tokens.js';
 import { summarize, timed, type Summary } from './stats.js';
 
 const GET_SAMPLES = 2000;
@@ -118,6 +125,77 @@ async function appendBenchmarks(): Promise<{ short: Summary; long: Summary; rati
 }
 
 /**
+ * The llm-gateway's own cost: the same Gemini request made directly with the AI SDK and
+ * through Generate over gRPC, both against the scripted model in this process.
+ */
+async function llmGatewayOverhead(): Promise<[string, Summary][]> {
+  const model = await startScriptedModel(resourceAgentScript);
+  const dir = tempDir('asg-bench-');
+  const config = parseConfig({ data_dir: join(dir, 'data') }, 'bench');
+  const env = { ...process.env, GEMINI_BASE_URL: model.geminiBaseUrl, GEMINI_API_KEY: 'bench-key-0123456789' };
+  const gateway = await startLlmGateway({ config, listen: '127.0.0.1:0', log: createLogger('llm-gateway'), env });
+  const client = createPromiseClient(LlmGatewayServiceService, gateway.address, 'bench', 10_000);
+  const schema = { type: 'object', properties: { pattern: { type: 'string' } } };
+  const direct = createGoogleGenerativeAI({ apiKey: 'bench-key-0123456789', baseURL: model.geminiBaseUrl })('gemini-2.5-flash');
+  try {
+    const viaSdk = () =>
+      generateText({
+        model: direct,
+        system: 'You manage resources.',
+        messages: [{ role: 'user', content: 'list resources' }],
+        tools: { resources_list: tool({ description: 'List resources', inputSchema: jsonSchema(schema) }) },
+        maxRetries: 0,
+        stopWhen: stepCountIs(1),
+      });
+    const viaGateway = () =>
+      client.generate({
+        model: 'gemini-2.5-flash',
+        systemPrompt: 'You manage resources.',
+        messages: [{ role: ChatRole.CHAT_ROLE_USER, text: 'list resources', toolCalls: [], toolResults: [] }],
+        tools: [{ name: 'resources_list', description: 'List resources', inputSchema: schema }],
+      });
+    for (let i = 0; i < 100; i++) {
+      await viaSdk();
+      await viaGateway();
+    }
+    const sdk: number[] = [];
+    const grpc: number[] = [];
+    for (let i = 0; i < 1000; i++) {
+      sdk.push(await timed(viaSdk));
+      grpc.push(await timed(viaGateway));
+    }
+    return [
+      ['model call, AI SDK directly', summarize(sdk)],
+      ['model call through llm-gateway (gRPC)', summarize(grpc)],
+    ];
+  } finally {
+    client.close();
+    await gateway.stop();
+    await model.close();
+  }
+}
+
+/** planCompaction over a 10,000-message conversation (2,500 turns), the pure part of a compaction. */
+function compactionTime(): [string, Summary] {
+  const messages = [{ role: MessageRole.MESSAGE_ROLE_SYSTEM, content: 'You manage resources.' }, ...Array.from({ length: 2500 }, (_, i) => {
+    const call = { id: `call-${i}`, name: 'resources_list' };
+    return [userMessage(`question ${i}`), assistantCall(call, {}), toolResult(call, {}, `{"resources":[],"count":${i}}`, false), assistantText(`answer ${i}`)];
+  }).flat()].slice(0, 10_000).map((message, index) => ({ ...message, id: `m${index}`, seq: index + 1, createdAt: undefined }));
+  const samples: number[] = [];
+  for (let i = 0; i < 30; i++) {
+    samples.push(
+      (() => {
+        const started = performance.now();
+        const plan = planCompaction({ messages, strategy: 'delete-old', budget: 20_000, fixedTokens: 500, count: estimateTokens });
+        if (!plan) throw new Error('expected a compaction');
+        return performance.now() - started;
+      })(),
+    );
+  }
+  return ['compaction plan, 10,000 messages (delete-old)', summarize(samples)];
+}
+
+/**
  * Where a read turn's time goes: the same turns with spans exported to a local OTLP
  * receiver, reported as the median duration of each hop. Tracing adds its own cost, so
  * these medians explain the untraced latencies above rather than add up to them exactly.
@@ -166,13 +244,19 @@ async function main(): Promise<void> {
   const rows: [string, Summary][] = [...Object.entries(mesh), ['append message at length 10 (gRPC)', append.short], ['append message at length 10,000 (gRPC)', append.long]];
   printTable(rows);
   console.log(`\nappend cost ratio (p50 at 10,000 / p50 at 10): ${append.ratio}`);
+  const llm = await llmGatewayOverhead();
+  const compaction = compactionTime();
+  console.log('\nllm-gateway and compaction:');
+  printTable([...llm, compaction]);
+  const overhead = Math.round((llm[1]![1].p50 - llm[0]![1].p50) * 1000) / 1000;
+  console.log(`\nllm-gateway overhead per call (p50 through gRPC − p50 direct): ${overhead} ms`);
   const hops = await hopBreakdown();
   console.log('\nread turn, traced (median per hop, ms):');
   printTable(hops);
   const outDir = join(REPO_ROOT, 'bench-results');
   mkdirSync(outDir, { recursive: true });
   const file = join(outDir, `bench-${new Date().toISOString().replace(/[:.]/g, '-')}.json`);
-  writeFileSync(file, JSON.stringify({ date: new Date().toISOString(), node: process.version, results: Object.fromEntries(rows), append_ratio: append.ratio, read_turn_hops: Object.fromEntries(hops) }, null, 2));
+  writeFileSync(file, JSON.stringify({ date: new Date().toISOString(), node: process.version, results: Object.fromEntries(rows), append_ratio: append.ratio, read_turn_hops: Object.fromEntries(hops), llm_gateway: Object.fromEntries(llm), llm_gateway_overhead_ms: overhead, compaction: compaction[1] }, null, 2));
   console.log(`written: ${file}`);
 }
 
