@@ -50,12 +50,14 @@ const FACTORIES: Record<ProviderName, ProviderFactory> = {
     return (modelId) => mistral.chat(modelId);
   },
   // No apiKey, so no Authorization header: Ollama's OpenAI-compatible /v1 takes none.
+  // `includeUsage` asks for token counts at the end of a stream (`stream_options`), which
+  // OpenAI-compatible servers send only when asked; it changes nothing for Generate.
   ollama: ({ baseUrl, fetch }) => {
-    const ollama = createOpenAICompatible({ name: 'ollama', baseURL: baseUrl, fetch });
+    const ollama = createOpenAICompatible({ name: 'ollama', baseURL: baseUrl, includeUsage: true, fetch });
     return (modelId) => ollama.chatModel(modelId);
   },
   openrouter: ({ apiKey, baseUrl, fetch }) => {
-    const openrouter = createOpenAICompatible({ name: 'openrouter', baseURL: baseUrl, apiKey, headers: { ...OPENROUTER_HEADERS }, fetch });
+    const openrouter = createOpenAICompatible({ name: 'openrouter', baseURL: baseUrl, apiKey, headers: { ...OPENROUTER_HEADERS }, includeUsage: true, fetch });
     return (modelId) => openrouter.chatModel(modelId);
   },
 };

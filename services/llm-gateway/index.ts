@@ -6,7 +6,8 @@ import type { RunningService, ServiceOptions } from '../common/service.js';
 import { tracedFetch } from '../common/telemetry.js';
 import { ModelClients } from './clients.js';
 import { readProviderEnvironment } from './environment.js';
-import { createGenerate } from './generate.js';
+import { createGenerate, type GenerateDependencies } from './generate.js';
+import { createGenerateStream } from './generate-stream.js';
 import { retryPolicyFrom, systemClock, type RetryClock } from './retry.js';
 import { configuredModels, routingErrors, startupWarnings } from './startup-checks.js';
 
@@ -37,16 +38,29 @@ export async function startLlmGateway(options: LlmGatewayOptions): Promise<Runni
   // logs them from each result instead.
   globalThis.AI_SDK_LOG_WARNINGS ??= false;
 
-  const generate = createGenerate({
+  const dependencies: GenerateDependencies = {
     models: new ModelClients(environment, tracedFetch(SERVICE)),
     timeoutMs: config.llm.timeout,
     sampling: config.llm,
     retry: retryPolicyFrom(config.llm.retry),
     clock: options.retryClock ?? systemClock,
     log,
-  });
+  };
+  const generate = createGenerate(dependencies);
+  const generateStream = createGenerateStream(dependencies);
   const server = new Server();
-  server.addService(LlmGatewayServiceService, implement(LlmGatewayServiceService, SERVICE, { generate: (request, ctx) => generate(request, ctx.request.deadline) }, log));
+  server.addService(
+    LlmGatewayServiceService,
+    implement(
+      LlmGatewayServiceService,
+      SERVICE,
+      {
+        generate: (request, ctx) => generate(request, ctx.request.deadline),
+        generateStream: (request, ctx) => generateStream(request, ctx.request.deadline, ctx.signal),
+      },
+      log,
+    ),
+  );
   const port = await listen(server, options.listen);
   const address = `${options.listen.slice(0, options.listen.lastIndexOf(':'))}:${port}`;
   log.info('listening', { address });

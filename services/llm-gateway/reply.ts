@@ -22,13 +22,12 @@ export function toGenerateResponse(reply: ModelReply): GenerateResponse {
   for (const part of reply.content) {
     if (part.type === 'tool-call') {
       if (part.providerExecuted) continue;
-      const providerMetadataJson = providerMetadataJsonOf(part);
-      toolCalls.push({ id: part.toolCallId, name: part.toolName, argumentsJson: argumentsJsonOf(part), ...(providerMetadataJson ? { providerMetadataJson } : {}) });
+      toolCalls.push(toolCallPartOf(part));
       seen.add(part.toolCallId);
     } else if (part.type === 'tool-error' && !part.providerExecuted && !seen.has(part.toolCallId)) {
       // A tool error without its call: not produced by ai@6.0 for client tools, but the call
       // would otherwise be lost without a trace.
-      toolCalls.push({ id: part.toolCallId, name: part.toolName, argumentsJson: invalidArgumentsJson(part.input) });
+      toolCalls.push(toolCallPartOfError(part));
       seen.add(part.toolCallId);
     }
   }
@@ -40,7 +39,19 @@ export function toGenerateResponse(reply: ModelReply): GenerateResponse {
   };
 }
 
-type ToolCallContent = Extract<ContentPart<ToolSet>, { type: 'tool-call' }>;
+export type ToolCallContent = Extract<ContentPart<ToolSet>, { type: 'tool-call' }>;
+export type ToolErrorContent = Extract<ContentPart<ToolSet>, { type: 'tool-error' }>;
+
+/** A call the model made, valid or not, as the proto carries it (also for each call of a stream). */
+export function toolCallPartOf(part: ToolCallContent): ToolCallPart {
+  const providerMetadataJson = providerMetadataJsonOf(part);
+  return { id: part.toolCallId, name: part.toolName, argumentsJson: argumentsJsonOf(part), ...(providerMetadataJson ? { providerMetadataJson } : {}) };
+}
+
+/** The call behind a tool error that came without its call. */
+export function toolCallPartOfError(part: ToolErrorContent): ToolCallPart {
+  return { id: part.toolCallId, name: part.toolName, argumentsJson: invalidArgumentsJson(part.input) };
+}
 
 /**
  * The arguments as the model produced them. For a valid call `input` is the parsed JSON,
@@ -71,6 +82,6 @@ function invalidArgumentsJson(input: unknown): string {
  * Gemini reports STOP even when it answered with function calls; the call list, not the
  * provider's word, says whether the model wants tools run.
  */
-function normaliseFinishReason(reason: FinishReason, hasToolCalls: boolean): string {
+export function normaliseFinishReason(reason: FinishReason, hasToolCalls: boolean): string {
   return hasToolCalls && reason === 'stop' ? 'tool-calls' : reason;
 }

@@ -318,6 +318,135 @@ describe('scripted failures', () => {
   });
 });
 
+/** A streamed answer: its content type, and each event as its name (when it has one) and parsed data. */
+async function postStream(url: string, headers: Record<string, string>, body: unknown): Promise<{ status: number; contentType: string | null; events: { event?: string; data: any }[] }> {
+  const response = await fetch(url, { method: 'POST', headers: { 'content-type': 'application/json', ...headers }, body: JSON.stringify(body) });
+  const text = await response.text();
+  const events = text
+    .split('\n\n')
+    .filter((block) => block.trim() !== '')
+    .map((block) => {
+      const event = /^event: (.*)$/m.exec(block)?.[1];
+      const data = /^data: (.*)$/m.exec(block)![1]!;
+      return { ...(event ? { event } : {}), data: data === '[DONE]' ? data : JSON.parse(data) };
+    });
+  return { status: response.status, contentType: response.headers.get('content-type'), events };
+}
+
+const STREAM_TEXT = 'Streams arrive word by word.';
+const STREAM_CALLS = { text: 'Adding.', toolCalls: [{ name: 'resources_add', args: { name: 'a', value: 1 } }, { name: 'resources_list', args: {} }] };
+
+describe('streamed answers', () => {
+  it('Gemini: streamGenerateContent?alt=sse sends one response per piece, the last with STOP and usage', async () => {
+    model.setScript(() => ({ text: STREAM_TEXT }));
+    const { status, contentType, events } = await postStream(`${model.geminiBaseUrl}/models/gemini-2.5-flash:streamGenerateContent?alt=sse`, { 'x-goog-api-key': 'k' }, { contents: [{ role: 'user', parts: [{ text: 'hi' }] }] });
+    expect(status).toBe(200);
+    expect(contentType).toBe('text/event-stream');
+    const texts = events.map(({ data }) => data.candidates[0].content.parts[0].text);
+    expect(texts.slice(0, -1)).toEqual(['Streams ', 'arrive ', 'word ', 'by ', 'word.']);
+    expect(events.slice(0, -1).every(({ data }) => data.candidates[0].finishReason === undefined && data.usageMetadata === undefined)).toBe(true);
+    expect(events.at(-1)!.data).toMatchObject({ candidates: [{ finishReason: 'STOP' }], usageMetadata: { promptTokenCount: expect.any(Number) } });
+    expect(model.requests[0]).toMatchObject({ path: '/v1beta/models/gemini-2.5-flash:streamGenerateContent', query: '?alt=sse', stream: true, model: 'gemini-2.5-flash', streamEnd: 'complete' });
+  });
+
+  it('Gemini: streams function calls whole, and has no stream without alt=sse', async () => {
+    model.setScript(() => STREAM_CALLS);
+    const { events } = await postStream(`${model.geminiBaseUrl}/models/g:streamGenerateContent?alt=sse`, { 'x-goog-api-key': 'k' }, { contents: [] });
+    expect(events.map(({ data }) => data.candidates[0].content.parts).find((parts) => parts[0].functionCall)).toEqual([
+      { functionCall: { name: 'resources_add', args: { name: 'a', value: 1 } } },
+      { functionCall: { name: 'resources_list', args: {} } },
+    ]);
+    expect((await post(`${model.geminiBaseUrl}/models/g:streamGenerateContent`, { 'x-goog-api-key': 'k' }, { contents: [] })).status).toBe(404);
+  });
+
+  it('Anthropic: "stream": true gets named events, text_delta and input_json_delta fragments, then message_delta and message_stop', async () => {
+    model.setScript(() => STREAM_CALLS);
+    const { events } = await postStream(`${model.anthropicBaseUrl}/messages`, { 'x-api-key': 'k', 'anthropic-version': '2023-06-01' }, { model: 'claude-sonnet-4-5', max_tokens: 10, stream: true, messages: [] });
+    expect(events.every(({ event, data }) => event === data.type)).toBe(true);
+    expect(events.map(({ event }) => event)).toEqual([
+      'message_start', 'ping',
+      'content_block_start', 'content_block_delta', 'content_block_stop',
+      'content_block_start', 'content_block_delta', 'content_block_delta', 'content_block_stop',
+      'content_block_start', 'content_block_delta', 'content_block_delta', 'content_block_stop',
+      'message_delta', 'message_stop',
+    ]);
+    const blockOne = events.filter(({ data }) => data.index === 1);
+    expect(blockOne[0]!.data.content_block).toMatchObject({ type: 'tool_use', id: expect.stringMatching(/^toolu_/), name: 'resources_add', input: {} });
+    expect(blockOne.filter(({ event }) => event === 'content_block_delta').map(({ data }) => data.delta.partial_json).join('')).toBe('{"name":"a","value":1}');
+    expect(events.at(-2)!.data).toMatchObject({ delta: { stop_reason: 'tool_use' }, usage: { output_tokens: expect.any(Number) } });
+    expect(model.requests[0]).toMatchObject({ stream: true, query: '' });
+  });
+
+  it('OpenAI: chat.completion.chunk deltas, arguments in fragments, usage only when asked, then [DONE]', async () => {
+    model.setScript(() => STREAM_CALLS);
+    const url = `${model.openaiBaseUrl}/chat/completions`;
+    const asked = await postStream(url, { authorization: 'Bearer k' }, { model: 'gpt-4o', stream: true, stream_options: { include_usage: true }, messages: [] });
+    const chunks = asked.events.slice(0, -1).map(({ data }) => data);
+    expect(chunks.every((chunk) => chunk.object === 'chat.completion.chunk')).toBe(true);
+    expect(chunks.map((chunk) => chunk.choices[0]?.delta.content ?? '').join('')).toBe('Adding.');
+    const first = chunks.map((chunk) => chunk.choices[0]?.delta.tool_calls?.[0]).filter((delta) => delta?.index === 0);
+    expect(first[0]).toMatchObject({ id: expect.stringMatching(/^call_/), function: { name: 'resources_add', arguments: '' } });
+    expect(first.map((delta) => delta.function.arguments).join('')).toBe('{"name":"a","value":1}');
+    expect(first.length).toBeGreaterThan(2);
+    expect(chunks.at(-2)!.choices[0].finish_reason).toBe('tool_calls');
+    expect(chunks.at(-1)).toMatchObject({ choices: [], usage: { prompt_tokens: expect.any(Number) } });
+    expect(asked.events.at(-1)!.data).toBe('[DONE]');
+
+    const unasked = await postStream(url, { authorization: 'Bearer k' }, { model: 'gpt-4o', stream: true, messages: [] });
+    expect(unasked.events.some(({ data }) => data.usage)).toBe(false);
+  });
+
+  it('Mistral: whole tool calls, and usage on the chunk with the finish reason', async () => {
+    model.setScript(() => STREAM_CALLS);
+    const { events } = await postStream(`${model.mistralBaseUrl}/chat/completions`, { authorization: 'Bearer k' }, { model: 'm', stream: true, messages: [] });
+    const calls = events.flatMap(({ data }) => data.choices?.[0]?.delta.tool_calls ?? []);
+    expect(calls.map((call: any) => [call.function.name, call.function.arguments])).toEqual([
+      ['resources_add', '{"name":"a","value":1}'],
+      ['resources_list', '{}'],
+    ]);
+    expect(calls.every((call: any) => /^[A-Za-z0-9]{9}$/.test(call.id))).toBe(true);
+    expect(events.at(-2)!.data).toMatchObject({ choices: [{ finish_reason: 'tool_calls' }], usage: { total_tokens: expect.any(Number) } });
+  });
+
+  it('answers a request that does not stream as before, and records that it did not', async () => {
+    await openai({ model: 'gpt-4o', messages: [] });
+    expect(model.requests[0]).toMatchObject({ stream: false, query: '' });
+    expect(model.requests[0]?.streamEnd).toBeUndefined();
+  });
+
+  it('breaks a stream off with the vendor error event instead of its end', async () => {
+    model.setScript(() => ({ text: 'Partial.', stream: { breakOff: { errorEvent: 'Overloaded' } } }));
+    const anthropicStream = await postStream(`${model.anthropicBaseUrl}/messages`, { 'x-api-key': 'k', 'anthropic-version': '2023-06-01' }, { model: 'c', max_tokens: 1, stream: true, messages: [] });
+    expect(anthropicStream.events.at(-1)).toEqual({ event: 'error', data: { type: 'error', error: { type: 'api_error', message: 'Overloaded' } } });
+    expect(anthropicStream.events.some(({ event }) => event === 'message_stop')).toBe(false);
+    const openaiStream = await postStream(`${model.openaiBaseUrl}/chat/completions`, { authorization: 'Bearer k' }, { model: 'gpt-4o', stream: true, messages: [] });
+    expect(openaiStream.events.at(-1)!.data).toEqual({ error: { message: 'Overloaded', type: 'server_error', param: null, code: null } });
+    const geminiStream = await postStream(`${model.geminiBaseUrl}/models/g:streamGenerateContent?alt=sse`, { 'x-goog-api-key': 'k' }, { contents: [] });
+    expect(geminiStream.events.at(-1)!.data).toEqual({ error: { code: 503, message: 'Overloaded', status: 'UNAVAILABLE' } });
+  });
+
+  it('drops the connection after the content when told to', async () => {
+    model.setScript(() => ({ text: 'Partial.', stream: { breakOff: 'drop' } }));
+    const response = await fetch(`${model.openaiBaseUrl}/chat/completions`, { method: 'POST', headers: { authorization: 'Bearer k' }, body: JSON.stringify({ model: 'gpt-4o', stream: true, messages: [] }) });
+    expect(response.status).toBe(200);
+    await expect(response.text()).rejects.toThrow('terminated');
+    expect(model.requests[0]?.streamEnd).toBe('dropped');
+  });
+
+  it('paces the events by delayMs, and notes a client that closes the stream before its end', async () => {
+    model.setScript(() => ({ text: 'one two three four five six', stream: { delayMs: 100 } }));
+    const aborter = new AbortController();
+    const started = Date.now();
+    const response = await fetch(`${model.openaiBaseUrl}/chat/completions`, { method: 'POST', headers: { authorization: 'Bearer k' }, body: JSON.stringify({ model: 'gpt-4o', stream: true, messages: [] }), signal: aborter.signal });
+    const reader = response.body!.getReader();
+    let received = '';
+    while (!received.includes('"two ')) received += new TextDecoder().decode((await reader.read()).value);
+    expect(Date.now() - started).toBeGreaterThanOrEqual(190);
+    aborter.abort();
+    await expect.poll(() => model.requests[0]?.streamEnd, { timeout: 2000 }).toBe('client-closed');
+  });
+});
+
 describe('resourceAgentScript', () => {
   const ask = (lastUserText: string, tools = ['resources_list', 'resources_add', 'resources_remove']) =>
     resourceAgentScript({ provider: 'openai', path: '/v1/chat/completions', model: 'm', system: '', lastUserText, toolResults: [], tools, headers: {}, body: {} });

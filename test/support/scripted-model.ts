@@ -4,7 +4,10 @@
  * Gemini at `{geminiBaseUrl}/models/{model}:generateContent`, Anthropic at
  * `{anthropicBaseUrl}/messages`, and OpenAI, Mistral, OpenRouter and Ollama at
  * `{…BaseUrl}/chat/completions`, each vendor under its own path so that a call sent to the
- * wrong base URL is refused; bound to 127.0.0.1 only.
+ * wrong base URL is refused; bound to 127.0.0.1 only. A request that asks for a stream
+ * (Gemini's `:streamGenerateContent?alt=sse`, `"stream": true` for the others) gets the same
+ * answer as server-sent events in the vendor's streaming format, paced and broken off as the
+ * reply's `stream` says.
  */
 import { createServer, type IncomingMessage, type ServerResponse } from 'node:http';
 import type { AddressInfo } from 'node:net';
@@ -15,9 +18,10 @@ import { ollamaWire } from './scripted-model/ollama.js';
 import { openaiWire } from './scripted-model/openai.js';
 import { openrouterWire } from './scripted-model/openrouter.js';
 import { resourceAgentScript } from './scripted-model/resource-agent.js';
-import type { ModelRequest, ModelScript, ScriptedReply, VendorWire, WireResponse } from './scripted-model/types.js';
+import { asObject } from './scripted-model/json.js';
+import type { ModelRequest, ModelScript, ScriptedReply, StreamScript, VendorWire, WireResponse, WireStream } from './scripted-model/types.js';
 
-export type { ModelRequest, ModelScript, ScriptedReply } from './scripted-model/types.js';
+export type { ModelRequest, ModelScript, ScriptedReply, StreamScript } from './scripted-model/types.js';
 export { resourceAgentScript } from './scripted-model/resource-agent.js';
 
 export interface ScriptedModelServer {
@@ -80,20 +84,56 @@ export async function startScriptedModel(script: ModelScript = resourceAgentScri
       timers.add(timer);
     });
 
-  /** Turns a scripted reply into the vendor's HTTP answer; undefined means never answer. */
-  const answerFor = async (wire: VendorWire, reply: ScriptedReply, request: ModelRequest): Promise<WireResponse | undefined> => {
+  /**
+   * Turns a scripted reply into the vendor's HTTP answer: a whole response, a stream, or
+   * undefined for never answering. Errors are whole responses also when a stream was asked
+   * for: vendors refuse before they start streaming.
+   */
+  const answerFor = async (wire: VendorWire, reply: ScriptedReply, request: ModelRequest): Promise<WireResponse | { stream: WireStream; script: StreamScript } | undefined> => {
     if ('hang' in reply) return undefined;
     if ('httpStatus' in reply) {
       if (reply.delayMs) await later(reply.delayMs);
       const answer = reply.body === undefined ? wire.renderError(reply.httpStatus, reply.message) : { status: reply.httpStatus, body: reply.body };
       return reply.headers ? { ...answer, headers: reply.headers } : answer;
     }
+    if (request.stream) return { stream: wire.renderStream(reply, request), script: reply.stream ?? {} };
     return wire.renderReply(reply, request);
   };
 
+  /** Sends the events one by one, noting in `request.streamEnd` how the stream ended. */
+  const sendStream = async (res: ServerResponse, wire: VendorWire, stream: WireStream, script: StreamScript, request: ModelRequest): Promise<void> => {
+    const { breakOff, delayMs } = script;
+    const events = breakOff === undefined ? [...stream.content, ...stream.end] : breakOff === 'drop' ? stream.content : [...stream.content, wire.renderStreamError(breakOff.errorEvent)];
+    let sent = 0;
+    res.on('close', () => {
+      if (sent < events.length && !closing) request.streamEnd = 'client-closed';
+    });
+    res.writeHead(200, { 'content-type': 'text/event-stream', 'cache-control': 'no-cache' });
+    for (const event of events) {
+      if (sent > 0 && delayMs) await later(delayMs);
+      if (res.destroyed || closing) return;
+      res.write(event);
+      sent += 1;
+    }
+    if (breakOff === 'drop') {
+      // Paced like an event, so that the client has read what came before the drop.
+      if (delayMs) await later(delayMs);
+      if (res.destroyed || closing) return;
+      request.streamEnd = 'dropped';
+      // The events written so far go out, then the connection closes without the end of the
+      // chunked body: the client sees the answer cut off mid-way.
+      res.socket?.destroySoon();
+      return;
+    }
+    request.streamEnd = 'complete';
+    res.end();
+  };
+
   const handle = async (req: IncomingMessage, res: ServerResponse): Promise<void> => {
-    const path = new URL(req.url ?? '/', 'http://127.0.0.1').pathname;
-    const match = req.method === 'POST' ? VENDORS.map((wire) => ({ wire, route: wire.matchPath(path) })).find((entry) => entry.route) : undefined;
+    const url = new URL(req.url ?? '/', 'http://127.0.0.1');
+    const path = url.pathname;
+    const query = url.search;
+    const match = req.method === 'POST' ? VENDORS.map((wire) => ({ wire, route: wire.matchPath(path, query) })).find((entry) => entry.route) : undefined;
     if (!match?.route) {
       send(res, { status: 404, body: { error: { code: 404, message: `no scripted model at ${req.method} ${path}`, status: 'NOT_FOUND' } } });
       return;
@@ -108,20 +148,23 @@ export async function startScriptedModel(script: ModelScript = resourceAgentScri
       return;
     }
     const headers = headersOf(req);
-    const request: ModelRequest = { ...wire.parseRequest(body, route.model), path, headers, body };
+    const stream = route.stream ?? asObject(body).stream === true;
+    const request: ModelRequest = { ...wire.parseRequest(body, route.model), path, query, stream, headers, body };
     requests.push(request);
     const refusal = wire.checkAuth(headers) ?? wire.checkBody?.(body);
     if (refusal) {
       send(res, refusal);
       return;
     }
-    let answer: WireResponse | undefined;
+    let answer: Awaited<ReturnType<typeof answerFor>>;
     try {
       answer = await answerFor(wire, await current(request), request);
     } catch (error) {
       answer = wire.renderError(500, `scripted model failed: ${error instanceof Error ? error.message : String(error)}`);
     }
-    if (answer && !closing) send(res, answer);
+    if (!answer || closing) return;
+    if ('stream' in answer) await sendStream(res, wire, answer.stream, answer.script, request);
+    else send(res, answer);
   };
 
   const server = createServer((req, res) => {

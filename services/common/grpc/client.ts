@@ -1,6 +1,7 @@
 import { connectivityState, credentials, Client, Metadata, status as GrpcStatus, type CallOptions, type ServiceError as GrpcServiceError } from '@grpc/grpc-js';
+import { context, SpanStatusCode, trace, type Context } from '@opentelemetry/api';
 import { currentContext } from '../context.js';
-import { injectTraceContext, SESSION_ATTRIBUTE, SpanKind, withSpan } from '../telemetry.js';
+import { injectTraceContext, SERVICE_ATTRIBUTE, SESSION_ATTRIBUTE, SpanKind, tracer, withSpan } from '../telemetry.js';
 import { RpcError } from './errors.js';
 
 /** The shape ts-proto generates for each method of a `…Service` definition. */
@@ -12,13 +13,30 @@ interface UnaryMethodDefinition<Req, Res> {
   responseDeserialize: (value: Buffer) => Res;
 }
 
+/** The shape ts-proto generates for a method with `returns (stream …)`. */
+interface ServerStreamingMethodDefinition<Req, Res> {
+  path: string;
+  requestStream: false;
+  responseStream: true;
+  requestSerialize: (value: Req) => Buffer;
+  responseDeserialize: (value: Buffer) => Res;
+}
+
 export interface CallOpts {
-  /** Milliseconds from now; capped by the deadline of the request being served. */
+  /** Milliseconds from now; capped by the deadline of the request being served. For a stream, the time until its last message. */
   timeoutMs?: number;
 }
 
+/**
+ * Unary methods return a promise; server-streaming methods return the messages as an async
+ * iterable, read with `for await`. Leaving that loop early cancels the call.
+ */
 export type PromiseClient<S> = {
-  [K in keyof S]: S[K] extends UnaryMethodDefinition<infer Req, infer Res> ? (request: Req, opts?: CallOpts) => Promise<Res> : never;
+  [K in keyof S]: S[K] extends UnaryMethodDefinition<infer Req, infer Res>
+    ? (request: Req, opts?: CallOpts) => Promise<Res>
+    : S[K] extends ServerStreamingMethodDefinition<infer Req, infer Res>
+      ? (request: Req, opts?: CallOpts) => AsyncIterable<Res>
+      : never;
 } & { close(): void };
 
 /** Metadata every hop carries: x-session-id, authorization (when present), traceparent. */
@@ -69,6 +87,8 @@ class PeerReadiness {
 /**
  * A promise-returning client for a generated service definition. Every call gets a
  * deadline, the request's metadata and a CLIENT span named after the method path.
+ * Server-streaming methods are offered as async iterables (see `serverStreamCall`);
+ * methods that stream their requests are left out.
  */
 export function createPromiseClient<S extends Record<string, unknown>>(
   definition: S,
@@ -91,9 +111,13 @@ export function createPromiseClient<S extends Record<string, unknown>>(
   const peer = new PeerReadiness(client);
   const result: Record<string, unknown> = { close: () => client.close() };
   for (const [name, raw] of Object.entries(definition)) {
-    const method = raw as UnaryMethodDefinition<unknown, unknown>;
-    if (method.requestStream || method.responseStream) continue;
+    const method = raw as UnaryMethodDefinition<unknown, unknown> | ServerStreamingMethodDefinition<unknown, unknown>;
+    if ((method as { requestStream: boolean }).requestStream) continue;
     const timeout = perMethodTimeoutMs[name as keyof S] ?? defaultTimeoutMs;
+    if (method.responseStream) {
+      result[name] = serverStreamCall(client, peer, method, caller, timeout);
+      continue;
+    }
     result[name] = (request: unknown, opts: CallOpts = {}) =>
       withSpan(caller, method.path.slice(1), SpanKind.CLIENT, { 'rpc.system': 'grpc', [SESSION_ATTRIBUTE]: currentContext()?.sessionId ?? '' }, async () => {
         const deadline = effectiveDeadline(opts.timeoutMs ?? timeout);
@@ -119,4 +143,67 @@ export function createPromiseClient<S extends Record<string, unknown>>(
       });
   }
   return result as PromiseClient<S>;
+}
+
+/**
+ * A server-streaming method as an async iterable. The metadata, deadline and parent span are
+ * those where the method was called; the call itself starts at the first read. Its CLIENT
+ * span stays open until the stream ends, fails or is left. Leaving the `for await` loop early
+ * cancels the call, which the server sees as a cancellation (its handler's signal aborts).
+ */
+function serverStreamCall(client: Client, peer: PeerReadiness, method: ServerStreamingMethodDefinition<unknown, unknown>, caller: string, timeoutMs: number) {
+  return (request: unknown, opts: CallOpts = {}): AsyncIterable<unknown> => {
+    const callerContext = context.active();
+    return { [Symbol.asyncIterator]: () => receive(client, peer, method, request, caller, opts.timeoutMs ?? timeoutMs, callerContext) };
+  };
+}
+
+async function* receive(
+  client: Client,
+  peer: PeerReadiness,
+  method: ServerStreamingMethodDefinition<unknown, unknown>,
+  request: unknown,
+  caller: string,
+  timeoutMs: number,
+  callerContext: Context,
+): AsyncGenerator<unknown> {
+  const span = tracer(caller).startSpan(
+    method.path.slice(1),
+    { kind: SpanKind.CLIENT, attributes: { [SERVICE_ATTRIBUTE]: caller, 'rpc.system': 'grpc', [SESSION_ATTRIBUTE]: context.with(callerContext, () => currentContext()?.sessionId ?? '') } },
+    callerContext,
+  );
+  const { metadata, deadline } = context.with(trace.setSpan(callerContext, span), () => ({ metadata: outgoingMetadata(), deadline: effectiveDeadline(timeoutMs) }));
+  let ended = false;
+  try {
+    await peer.settle(deadline);
+    const call = client.makeServerStreamRequest(method.path, method.requestSerialize, method.responseDeserialize, request, metadata, { deadline });
+    // grpc-js ends the stream and then emits a failed status as 'error', also the CANCELLED
+    // that our own cancel() causes after the loop was left and nobody reads any more. The
+    // loop below still receives every failure; this listener keeps the late ones from being
+    // thrown as unhandled 'error' events.
+    call.on('error', () => undefined);
+    try {
+      for await (const message of call) {
+        peer.reached();
+        yield message;
+      }
+      ended = true;
+    } finally {
+      if (!ended) call.cancel();
+    }
+  } catch (error) {
+    const failure = toRpcError(error, method.path);
+    span.setStatus({ code: SpanStatusCode.ERROR, message: failure instanceof Error ? failure.message : String(failure) });
+    throw failure;
+  } finally {
+    span.end();
+  }
+}
+
+/** A failed status as the RpcError unary calls throw; anything else (not from grpc-js) as it is. */
+function toRpcError(error: unknown, path: string): unknown {
+  if (error instanceof RpcError) return error;
+  const status = error as Partial<GrpcServiceError>;
+  if (typeof status.code !== 'number') return error;
+  return new RpcError(status.code, status.details || status.message || GrpcStatus[status.code] || 'unknown error', path);
 }

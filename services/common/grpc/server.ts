@@ -1,3 +1,4 @@
+import { once } from 'node:events';
 import {
   Server,
   ServerCredentials,
@@ -5,6 +6,7 @@ import {
   type Metadata,
   type sendUnaryData,
   type ServerUnaryCall,
+  type ServerWritableStream,
   type ServiceDefinition,
   type UntypedServiceImplementation,
 } from '@grpc/grpc-js';
@@ -23,22 +25,56 @@ interface UnaryMethodDefinition<Req, Res> {
   responseSerialize: (value: Res) => Buffer;
 }
 
+/** The shape ts-proto generates for a method with `returns (stream …)`. */
+interface ServerStreamingMethodDefinition<Req, Res> {
+  path: string;
+  requestStream: false;
+  responseStream: true;
+  requestDeserialize: (value: Buffer) => Req;
+  responseSerialize: (value: Res) => Buffer;
+}
+
 /** What a handler sees besides its request. */
 export interface HandlerContext {
   request: RequestContext;
   metadata: Metadata;
 }
 
+/**
+ * What a streaming handler sees besides its request. `signal` aborts when the client cancels
+ * the call or its deadline passes: the handler must then stop its own work (pass the signal
+ * to what it awaits), because nothing it yields afterwards reaches anyone.
+ */
+export interface StreamHandlerContext extends HandlerContext {
+  signal: AbortSignal;
+}
+
+/** A server-streaming method: every value the generator yields is one message to the client. */
+export type ServerStreamHandler<Req, Res> = (request: Req, ctx: StreamHandlerContext) => AsyncIterable<Res>;
+
 export type UnaryHandlers<S> = {
   [K in keyof S]: S[K] extends UnaryMethodDefinition<infer Req, infer Res> ? (request: Req, ctx: HandlerContext) => Promise<Res> : never;
 };
+
+/** The handlers of a service that may mix unary and server-streaming methods. */
+export type ServiceHandlers<S> = {
+  [K in keyof S]: S[K] extends UnaryMethodDefinition<infer Req, infer Res>
+    ? (request: Req, ctx: HandlerContext) => Promise<Res>
+    : S[K] extends ServerStreamingMethodDefinition<infer Req, infer Res>
+      ? ServerStreamHandler<Req, Res>
+      : never;
+};
+
+type AnyUnaryHandler = (request: unknown, ctx: HandlerContext) => Promise<unknown>;
+type AnyStreamHandler = ServerStreamHandler<unknown, unknown>;
 
 function first(metadata: Metadata, key: string): string | undefined {
   const value = metadata.get(key)[0];
   return typeof value === 'string' ? value : value?.toString('utf8');
 }
 
-export function requestContextFrom(call: ServerUnaryCall<unknown, unknown>): RequestContext {
+/** Read from any server call: unary calls and server streams carry the same metadata and deadline. */
+export function requestContextFrom(call: Pick<ServerUnaryCall<unknown, unknown>, 'metadata' | 'getDeadline'>): RequestContext {
   const deadline = call.getDeadline();
   const deadlineMs = deadline instanceof Date ? deadline.getTime() : Number.isFinite(deadline) ? Number(deadline) : undefined;
   return {
@@ -61,40 +97,107 @@ function toGrpcError(error: unknown, log: Logger, path: string): { code: GrpcSta
  * Turns typed async handlers into a grpc-js implementation: each call runs inside its
  * request context (session id, authorization, deadline from metadata) and a SERVER span
  * whose parent is the caller's `traceparent`; thrown errors become gRPC statuses.
+ * Server-streaming methods (`responseStream: true`) take async generators; see
+ * `serverStreamCall`. Methods that stream their requests are refused at start.
  */
 export function implement<S extends Record<string, unknown>>(
   definition: S,
   service: string,
-  handlers: UnaryHandlers<S>,
+  handlers: ServiceHandlers<S>,
   log: Logger,
 ): UntypedServiceImplementation {
   const implementation: UntypedServiceImplementation = {};
   const debug = isLogLevelEnabled('debug');
   for (const [name, raw] of Object.entries(definition)) {
-    const method = raw as UnaryMethodDefinition<unknown, unknown>;
-    const handler = (handlers as Record<string, (request: unknown, ctx: HandlerContext) => Promise<unknown>>)[name];
+    const method = raw as UnaryMethodDefinition<unknown, unknown> | ServerStreamingMethodDefinition<unknown, unknown>;
+    const handler = (handlers as Record<string, AnyUnaryHandler | AnyStreamHandler>)[name];
     if (!handler) throw new Error(`${service}: no handler for ${method.path}`);
-    implementation[name] = (call: ServerUnaryCall<unknown, unknown>, callback: sendUnaryData<unknown>) => {
-      const request = requestContextFrom(call);
-      const started = performance.now();
-      void runWithContext(request, () =>
-        // The caller's trace context is read on top of the request context, so the span's
-        // context carries both.
-        withSpan(service, method.path.slice(1), SpanKind.SERVER, { 'rpc.system': 'grpc', [SESSION_ATTRIBUTE]: request.sessionId }, () =>
-          handler(call.request, { request, metadata: call.metadata }), entryTraceContext((key) => first(call.metadata, key)))
-          .then((response) => {
-            if (debug) log.debug('rpc', { method: method.path, code: 'OK', ms: (performance.now() - started).toFixed(2) });
-            callback(null, response);
-          })
-          .catch((error: unknown) => {
-            const { code, details } = toGrpcError(error, log, method.path);
-            if (debug) log.debug('rpc', { method: method.path, code: GrpcStatus[code], ms: (performance.now() - started).toFixed(2) });
-            callback({ code, details });
-          }),
-      );
-    };
+    if ((method as { requestStream: boolean }).requestStream) {
+      throw new Error(`${service}: ${method.path} streams its requests; only unary and server-streaming methods are supported`);
+    }
+    implementation[name] = method.responseStream
+      ? serverStreamCall(service, method.path, handler as AnyStreamHandler, log, debug)
+      : unaryCall(service, method.path, handler as AnyUnaryHandler, log, debug);
   }
   return implementation;
+}
+
+function unaryCall(service: string, path: string, handler: AnyUnaryHandler, log: Logger, debug: boolean) {
+  return (call: ServerUnaryCall<unknown, unknown>, callback: sendUnaryData<unknown>) => {
+    const request = requestContextFrom(call);
+    const started = performance.now();
+    void runWithContext(request, () =>
+      // The caller's trace context is read on top of the request context, so the span's
+      // context carries both.
+      withSpan(service, path.slice(1), SpanKind.SERVER, { 'rpc.system': 'grpc', [SESSION_ATTRIBUTE]: request.sessionId }, () =>
+        handler(call.request, { request, metadata: call.metadata }), entryTraceContext((key) => first(call.metadata, key)))
+        .then((response) => {
+          if (debug) log.debug('rpc', { method: path, code: 'OK', ms: (performance.now() - started).toFixed(2) });
+          callback(null, response);
+        })
+        .catch((error: unknown) => {
+          const { code, details } = toGrpcError(error, log, path);
+          if (debug) log.debug('rpc', { method: path, code: GrpcStatus[code], ms: (performance.now() - started).toFixed(2) });
+          callback({ code, details });
+        }),
+    );
+  };
+}
+
+/**
+ * A server-streaming call: the same request context, SERVER span (open until the stream ends)
+ * and error mapping as a unary call. Each yielded value is written as one message, waiting
+ * when the client reads slower than the handler yields. A handler error after some messages
+ * ends the stream with that error's status. When the client cancels or the deadline passes
+ * (grpc-js reports both as 'cancelled'), the handler's signal aborts and no status is sent:
+ * the call is already over.
+ */
+function serverStreamCall(service: string, path: string, handler: AnyStreamHandler, log: Logger, debug: boolean) {
+  return (call: ServerWritableStream<unknown, unknown>) => {
+    const request = requestContextFrom(call);
+    const started = performance.now();
+    const cancellation = new AbortController();
+    call.once('cancelled', () => {
+      const deadlinePassed = request.deadline !== undefined && Date.now() >= request.deadline;
+      cancellation.abort(new Error(deadlinePassed ? `the deadline of ${path} passed` : `the client cancelled ${path}`));
+    });
+    const logEnd = (code: string) => {
+      if (debug) log.debug('rpc', { method: path, code, ms: (performance.now() - started).toFixed(2) });
+    };
+    void runWithContext(request, () =>
+      withSpan(service, path.slice(1), SpanKind.SERVER, { 'rpc.system': 'grpc', [SESSION_ATTRIBUTE]: request.sessionId }, () =>
+        writeAll(call, handler(call.request, { request, metadata: call.metadata, signal: cancellation.signal }), cancellation.signal), entryTraceContext((key) => first(call.metadata, key)))
+        .then(() => {
+          if (call.cancelled) return logEnd('CANCELLED');
+          logEnd('OK');
+          call.end();
+        })
+        .catch((error: unknown) => {
+          if (call.cancelled) return logEnd('CANCELLED');
+          const { code, details } = toGrpcError(error, log, path);
+          logEnd(GrpcStatus[code]);
+          // grpc-js's server stream turns an 'error' event into the call's final status.
+          call.emit('error', { code, details });
+        }),
+    );
+  };
+}
+
+async function writeAll(call: ServerWritableStream<unknown, unknown>, messages: AsyncIterable<unknown>, cancelled: AbortSignal): Promise<void> {
+  // Leaving the loop early (cancelled) calls the generator's return(), which runs its finally blocks.
+  for await (const message of messages) {
+    if (cancelled.aborted) return;
+    if (!call.write(message)) await drained(call, cancelled);
+  }
+}
+
+/** Until the client has read enough for the next write, or the call is cancelled. */
+async function drained(call: ServerWritableStream<unknown, unknown>, cancelled: AbortSignal): Promise<void> {
+  try {
+    await once(call, 'drain', { signal: cancelled });
+  } catch {
+    // Cancelled: writeAll stops at its next message.
+  }
 }
 
 /** Binds a server on `address` ("127.0.0.1:0" picks a free port) and returns the bound port. */

@@ -1,12 +1,19 @@
 import { randomBytes } from 'node:crypto';
 import { asArray, asObject, asString, estimateTokens, type JsonObject } from './json.js';
-import type { ModelRequest, ParsedRequest, ScriptedToolCall, VendorWire, WireResponse } from './types.js';
+import { jsonFragments, sseEvent, textPieces } from './sse.js';
+import type { ModelRequest, ParsedRequest, ScriptedToolCall, VendorWire, WireResponse, WireStream } from './types.js';
 
 /**
  * Anthropic's Messages API (`POST /v1/messages`, served here under /anthropic/v1): key in
  * `x-api-key`, an `anthropic-version` header and `max_tokens` both required, `content` blocks
  * `text` and `tool_use {id, name, input}`, tool results back in a user message as
  * `tool_result` blocks, `stop_reason` and `usage {input_tokens, output_tokens}`.
+ *
+ * Streamed when the body says `"stream": true`: named events `message_start` (input tokens),
+ * per block `content_block_start`, `content_block_delta` (`text_delta`, or `input_json_delta`
+ * fragments of a tool's input) and `content_block_stop`, then `message_delta` (stop reason,
+ * output tokens) and `message_stop`; a `ping` after the start, and `event: error` for a
+ * failure after the stream began.
  */
 const PATH = '/anthropic/v1/messages';
 
@@ -60,6 +67,19 @@ function inputOf(args: ScriptedToolCall['args']): unknown {
   }
 }
 
+const messageId = (): string => `msg_${randomBytes(18).toString('base64url')}`;
+
+function contentBlocks(reply: { text?: string; toolCalls?: ScriptedToolCall[] }): JsonObject[] {
+  const content: JsonObject[] = [];
+  if (reply.text) content.push({ type: 'text', text: reply.text });
+  for (const call of reply.toolCalls ?? []) content.push({ type: 'tool_use', id: `toolu_${randomBytes(18).toString('base64url')}`, name: call.name, input: inputOf(call.args) });
+  return content;
+}
+
+function stopReasonOf(reply: { toolCalls?: ScriptedToolCall[] }): string {
+  return (reply.toolCalls ?? []).length > 0 ? 'tool_use' : 'end_turn';
+}
+
 export const anthropicWire: VendorWire = {
   provider: 'anthropic',
 
@@ -95,24 +115,52 @@ export const anthropicWire: VendorWire = {
   },
 
   renderReply(reply, request: ModelRequest): WireResponse {
-    const content: JsonObject[] = [];
-    if (reply.text) content.push({ type: 'text', text: reply.text });
-    for (const call of reply.toolCalls ?? []) content.push({ type: 'tool_use', id: `toolu_${randomBytes(18).toString('base64url')}`, name: call.name, input: inputOf(call.args) });
-    const inputTokens = estimateTokens(JSON.stringify(request.body));
-    const outputTokens = estimateTokens(JSON.stringify(content));
+    const content = contentBlocks(reply);
     return {
       status: 200,
       body: {
-        id: `msg_${randomBytes(18).toString('base64url')}`,
+        id: messageId(),
         type: 'message',
         role: 'assistant',
         model: request.model,
         content,
-        stop_reason: (reply.toolCalls ?? []).length > 0 ? 'tool_use' : 'end_turn',
+        stop_reason: stopReasonOf(reply),
         stop_sequence: null,
-        usage: { input_tokens: inputTokens, output_tokens: outputTokens },
+        usage: { input_tokens: estimateTokens(JSON.stringify(request.body)), output_tokens: estimateTokens(JSON.stringify(content)) },
       },
     };
+  },
+
+  renderStream(reply, request: ModelRequest): WireStream {
+    const blocks = contentBlocks(reply);
+    const inputTokens = estimateTokens(JSON.stringify(request.body));
+    const content = [
+      sseEvent(
+        {
+          type: 'message_start',
+          message: { id: messageId(), type: 'message', role: 'assistant', model: request.model, content: [], stop_reason: null, stop_sequence: null, usage: { input_tokens: inputTokens, output_tokens: 1 } },
+        },
+        'message_start',
+      ),
+      sseEvent({ type: 'ping' }, 'ping'),
+    ];
+    blocks.forEach((block, index) => {
+      const isText = block.type === 'text';
+      const start = isText ? { type: 'text', text: '' } : { ...block, input: {} };
+      const deltas = isText ? textPieces(asString(block.text)).map((text) => ({ type: 'text_delta', text })) : jsonFragments(JSON.stringify(block.input)).map((partial_json) => ({ type: 'input_json_delta', partial_json }));
+      content.push(sseEvent({ type: 'content_block_start', index, content_block: start }, 'content_block_start'));
+      for (const delta of deltas) content.push(sseEvent({ type: 'content_block_delta', index, delta }, 'content_block_delta'));
+      content.push(sseEvent({ type: 'content_block_stop', index }, 'content_block_stop'));
+    });
+    const end = [
+      sseEvent({ type: 'message_delta', delta: { stop_reason: stopReasonOf(reply), stop_sequence: null }, usage: { output_tokens: estimateTokens(JSON.stringify(blocks)) } }, 'message_delta'),
+      sseEvent({ type: 'message_stop' }, 'message_stop'),
+    ];
+    return { content, end };
+  },
+
+  renderStreamError(message) {
+    return sseEvent({ type: 'error', error: { type: 'api_error', message } }, 'error');
   },
 
   renderError(status, message) {

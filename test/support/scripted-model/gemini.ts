@@ -1,14 +1,20 @@
 import { randomBytes } from 'node:crypto';
 import { asArray, asObject, asString, estimateTokens } from './json.js';
-import type { ModelRequest, ParsedRequest, ScriptedToolCall, VendorWire, WireResponse } from './types.js';
+import { sseEvent, textPieces } from './sse.js';
+import type { ModelRequest, ParsedRequest, ScriptedToolCall, VendorWire, WireResponse, WireStream } from './types.js';
 
 /**
  * The Gemini API's `models/{model}:generateContent`, as generativelanguage.googleapis.com
  * speaks it: key in `x-goog-api-key`, `contents[].parts[]` with `text`, `functionCall` (with
  * its `thoughtSignature` beside it when the model thought), `functionResponse`, and
  * `finishReason: "STOP"` even when the model calls a function.
+ *
+ * Streamed at `models/{model}:streamGenerateContent?alt=sse`: every event is a whole
+ * GenerateContentResponse holding the next piece of text; function calls come whole; the
+ * last event has the finish reason and usage; no end marker. Without `alt=sse` Gemini streams
+ * one JSON array instead, which is not emulated (404).
  */
-const PATH = /^\/v1beta\/models\/([^/:]+):generateContent$/;
+const PATH = /^\/v1beta\/models\/([^/:]+):(generateContent|streamGenerateContent)$/;
 
 const STATUS_NAMES: Record<number, string> = {
   400: 'INVALID_ARGUMENT',
@@ -55,12 +61,25 @@ function argsOf(args: ScriptedToolCall['args']): unknown {
   }
 }
 
+function functionCallParts(calls: ScriptedToolCall[] | undefined): Record<string, unknown>[] {
+  return (calls ?? []).map((call) => ({ functionCall: { name: call.name, args: argsOf(call.args) }, ...(call.thoughtSignature ? { thoughtSignature: call.thoughtSignature } : {}) }));
+}
+
+function usageOf(request: ModelRequest, parts: Record<string, unknown>[]): Record<string, number> {
+  const promptTokens = estimateTokens(JSON.stringify(request.body));
+  const outputTokens = estimateTokens(JSON.stringify(parts));
+  return { promptTokenCount: promptTokens, candidatesTokenCount: outputTokens, totalTokenCount: promptTokens + outputTokens };
+}
+
 export const geminiWire: VendorWire = {
   provider: 'gemini',
 
-  matchPath(path) {
+  matchPath(path, query) {
     const match = PATH.exec(path);
-    return match ? { model: decodeURIComponent(match[1]!) } : undefined;
+    if (!match) return undefined;
+    const stream = match[2] === 'streamGenerateContent';
+    if (stream && new URLSearchParams(query).get('alt') !== 'sse') return undefined;
+    return { model: decodeURIComponent(match[1]!), stream };
   },
 
   checkAuth(headers) {
@@ -100,20 +119,37 @@ export const geminiWire: VendorWire = {
   renderReply(reply, request: ModelRequest): WireResponse {
     const parts: Record<string, unknown>[] = [];
     if (reply.text) parts.push({ text: reply.text });
-    for (const call of reply.toolCalls ?? []) {
-      parts.push({ functionCall: { name: call.name, args: argsOf(call.args) }, ...(call.thoughtSignature ? { thoughtSignature: call.thoughtSignature } : {}) });
-    }
-    const promptTokens = estimateTokens(JSON.stringify(request.body));
-    const outputTokens = estimateTokens(JSON.stringify(parts));
+    parts.push(...functionCallParts(reply.toolCalls));
     return {
       status: 200,
       body: {
         candidates: [{ content: { parts, role: 'model' }, finishReason: 'STOP', index: 0 }],
-        usageMetadata: { promptTokenCount: promptTokens, candidatesTokenCount: outputTokens, totalTokenCount: promptTokens + outputTokens },
+        usageMetadata: usageOf(request, parts),
         modelVersion: request.model,
         responseId: randomBytes(12).toString('base64url'),
       },
     };
+  },
+
+  renderStream(reply, request: ModelRequest): WireStream {
+    const responseId = randomBytes(12).toString('base64url');
+    // Only the last chunk has a finish reason, and the usage of the whole answer.
+    const chunk = (parts: Record<string, unknown>[], finalUsage?: Record<string, number>) =>
+      sseEvent({
+        candidates: [{ content: { parts, role: 'model' }, index: 0, ...(finalUsage ? { finishReason: 'STOP' } : {}) }],
+        ...(finalUsage ? { usageMetadata: finalUsage } : {}),
+        modelVersion: request.model,
+        responseId,
+      });
+    const calls = functionCallParts(reply.toolCalls);
+    const content = textPieces(reply.text ?? '').map((piece) => chunk([{ text: piece }]));
+    if (calls.length > 0) content.push(chunk(calls));
+    const all = [...(reply.text ? [{ text: reply.text }] : []), ...calls];
+    return { content, end: [chunk([{ text: '' }], usageOf(request, all))] };
+  },
+
+  renderStreamError(message) {
+    return sseEvent({ error: { code: 503, message, status: 'UNAVAILABLE' } });
   },
 
   renderError(status, message) {

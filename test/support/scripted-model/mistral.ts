@@ -48,6 +48,9 @@ export const mistralWire = chatCompletionsWire({
   completionId: () => randomBytes(16).toString('hex'),
   contentWithoutText: '',
 
+  streamUsage: 'finish-chunk',
+  streamsArgumentFragments: false,
+
   renderError(status, message) {
     const known = ERROR_TYPES[status] ?? { type: status >= 500 ? 'internal_server_error' : 'invalid_request_error', message: `HTTP ${status}` };
     return { status, body: { object: 'error', message: message ?? known.message, type: known.type, param: null, code: null } };

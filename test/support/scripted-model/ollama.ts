@@ -16,6 +16,9 @@ export const ollamaWire = chatCompletionsWire({
   contentWithoutText: '',
   extraFields: { completion: { system_fingerprint: 'fp_ollama' } },
 
+  streamUsage: 'own-chunk-when-asked',
+  streamsArgumentFragments: false,
+
   renderError(status, message) {
     const text = message ?? (status === 404 ? 'model not found, try pulling it first' : `HTTP ${status}`);
     return { status, body: { error: { message: text, type: 'api_error', param: null, code: null } } };

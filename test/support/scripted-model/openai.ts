@@ -36,6 +36,9 @@ export const openaiWire = chatCompletionsWire({
   contentWithoutText: null,
   extraFields: { completion: { system_fingerprint: null }, choice: { logprobs: null }, message: { refusal: null, annotations: [] } },
 
+  streamUsage: 'own-chunk-when-asked',
+  streamsArgumentFragments: true,
+
   renderError(status, message) {
     const known = ERROR_TYPES[status] ?? { type: status >= 500 ? 'server_error' : 'invalid_request_error', code: null, message: `HTTP ${status}` };
     return { status, body: { error: { message: message ?? known.message, type: known.type, param: null, code: known.code } } };

@@ -33,6 +33,9 @@ export const openrouterWire = chatCompletionsWire({
   contentWithoutText: '',
   extraFields: { completion: { provider: 'Anthropic' }, choice: { logprobs: null } },
 
+  streamUsage: 'own-chunk',
+  streamsArgumentFragments: true,
+
   renderError(status, message) {
     return { status, body: { error: { message: message ?? MESSAGES[status] ?? `HTTP ${status}`, code: status } } };
   },
