@@ -21,6 +21,8 @@ beforeAll(async () => {
     dir,
     config: {
       mcp_servers: [resourcesServer(db), { name: 'fragile', command: process.execPath, args: [join(REPO_ROOT, 'test/fixtures/fragile-mcp-server.mjs')], timeout: '2s' }],
+      // A short model deadline so that the hanging-provider case ends quickly.
+      llm: { model: 'gemini-2.5-flash', timeout: '2s', retry: { initial_backoff: '10ms', max_backoff: '50ms' } },
     },
   });
 });
@@ -201,6 +203,37 @@ describe('failures outside the mesh', () => {
     const next = await post(`${agent.url}/conversations/${id!}/messages`, { message: 'list resources' });
     expect(next.status).toBe(200);
     expect(next.body.result.response).toContain('resources_list');
+  });
+});
+
+describe('provider failures (issue 3, bad input)', () => {
+  it('a provider that hangs: the call times out, the conversation says so and stays usable', async () => {
+    model.setScript(() => ({ hang: true }));
+    let id: string;
+    try {
+      const created = await post(`${agent.url}/conversations`, { message: 'list resources' });
+      expect(created.status).toBe(201);
+      id = created.body.conversation.id;
+      expect(created.body.result.response).toMatch(/model gemini-2\.5-flash did not answer within 2s/);
+      expect(created.body.conversation.status).toBe('active');
+    } finally {
+      model.setScript(resourceAgentScript);
+    }
+    const next = await post(`${agent.url}/conversations/${id!}/messages`, { message: 'list resources' });
+    expect(next.body.result.response).toContain('resources_list');
+  });
+
+  it('a malformed provider reply: a clear error in the conversation', async () => {
+    model.setScript(() => ({ httpStatus: 200, body: '{"candidates": [ this is not json' }));
+    try {
+      const created = await post(`${agent.url}/conversations`, { message: 'list resources' });
+      expect(created.status).toBe(201);
+      expect(created.body.result.response).toMatch(/model could not answer/i);
+      expect(created.body.result.response).toMatch(/gemini/i);
+      expect(created.body.conversation.status).toBe('active');
+    } finally {
+      model.setScript(resourceAgentScript);
+    }
   });
 });
 
