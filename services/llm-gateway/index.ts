@@ -1,5 +1,7 @@
 import { LlmGatewayServiceService } from '../../gen/ts/asg/llm/v1/llm.js';
 import { ConfigError } from '../common/config/load.js';
+import { rateRules } from '../common/config/schema.js';
+import { RateLimiter } from '../common/rate-limit.js';
 import { implement, listen, Server, shutdown } from '../common/grpc/server.js';
 import { registerSecret } from '../common/secrets.js';
 import type { RunningService, ServiceOptions } from '../common/service.js';
@@ -48,6 +50,9 @@ export async function startLlmGateway(options: LlmGatewayOptions): Promise<Runni
   };
   const generate = createGenerate(dependencies);
   const generateStream = createGenerateStream(dependencies);
+  // rate_limits.models, by the model name as configured: over the limit a call waits for a
+  // slot (bounded by rate_limits.max_wait and its deadline) or fails RESOURCE_EXHAUSTED.
+  const limiter = new RateLimiter(rateRules(config.rate_limits.models), config.rate_limits.max_wait, 'model');
   const server = new Server();
   server.addService(
     LlmGatewayServiceService,
@@ -55,8 +60,14 @@ export async function startLlmGateway(options: LlmGatewayOptions): Promise<Runni
       LlmGatewayServiceService,
       SERVICE,
       {
-        generate: (request, ctx) => generate(request, ctx.request.deadline),
-        generateStream: (request, ctx) => generateStream(request, ctx.request.deadline, ctx.signal),
+        generate: async (request, ctx) => {
+          await limiter.acquire(request.model, ctx.request.deadline);
+          return generate(request, ctx.request.deadline);
+        },
+        generateStream: async function* (request, ctx) {
+          await limiter.acquire(request.model, ctx.request.deadline);
+          yield* generateStream(request, ctx.request.deadline, ctx.signal);
+        },
       },
       log,
     ),

@@ -299,6 +299,22 @@ describe('retries', () => {
   });
 });
 
+describe('rate limits (rate_limits.models)', () => {
+  it('lets the budget through, then refuses beyond max_wait with RESOURCE_EXHAUSTED and sends nothing', async () => {
+    const { client } = await startGateway({ config: { rate_limits: { max_wait: '10ms', models: { 'gemini-*': { calls: 2, window: '1m' } } } } });
+    await client.generate(request('gemini-2.5-flash'));
+    await client.generate(request('gemini-2.5-pro'));
+    const sent = model.requests.length;
+    const refused = await rpcError(client.generate(request('gemini-2.5-flash')));
+    expect(refused.code).toBe(GrpcStatus.RESOURCE_EXHAUSTED);
+    expect(refused.message).toContain('rate limit for model gemini-2.5-flash (rule "gemini-*": 2 calls per 1m) reached');
+    expect(model.requests.length).toBe(sent);
+    // Another model, under no rule, is not held back.
+    await client.generate(request('openai-gpt-4o'));
+    expect(model.requests.length).toBe(sent + 1);
+  });
+});
+
 describe('deadlines', () => {
   it('answers DEADLINE_EXCEEDED when the model does not answer within llm.timeout', async () => {
     model.setScript(() => ({ hang: true }));
