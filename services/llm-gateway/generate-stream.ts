@@ -1,13 +1,11 @@
 import { stepCountIs, streamText } from 'ai';
 import type { GenerateStreamRequest, GenerateStreamResponse } from '../../gen/ts/asg/llm/v1/llm.js';
 import { deadlineExceeded, type ServiceError } from '../common/grpc/errors.js';
-import { callSettingsFor } from './call-settings.js';
-import { callBudgetMs, type GenerateDependencies } from './generate.js';
+import { prepareCall, type GenerateDependencies } from './generate.js';
 import { ModelStream } from './model-stream.js';
-import { toModelPrompt } from './prompt.js';
 import { afterAttempts, formatDuration, statusOf, timedOut } from './provider-errors.js';
 import { AttemptsFailed, withRetries } from './retry.js';
-import { routeModel, type ModelRoute } from './routing.js';
+import type { ModelRoute } from './routing.js';
 import { afterEventsSent, reportedError, streamAttemptFailureOf, streamFailureOf } from './stream-failures.js';
 
 /** A stream that has produced its first event: the only point up to which it may be retried. */
@@ -29,14 +27,10 @@ interface OpenedStream {
  * start. `cancelled` is the gRPC call's signal: when the client goes away, the provider
  * request is aborted with it.
  */
-export function createGenerateStream({ models, timeoutMs, sampling, retry, clock, log }: GenerateDependencies) {
+export function createGenerateStream(dependencies: GenerateDependencies) {
+  const { retry, clock, log } = dependencies;
   return async function* generateStream(request: GenerateStreamRequest, deadline: number | undefined, cancelled: AbortSignal): AsyncGenerator<GenerateStreamResponse> {
-    const route = routeModel(request.model);
-    const model = models.get(route);
-    const prompt = toModelPrompt(request);
-    const settings = callSettingsFor(route.provider, sampling);
-    const budgetMs = callBudgetMs(timeoutMs, deadline, clock.now());
-    if (budgetMs <= 0) throw deadlineExceeded(`the caller's deadline had passed before model ${route.model} was called`);
+    const { route, model, prompt, settings, budgetMs } = prepareCall(request, deadline, dependencies);
     const timeout = AbortSignal.timeout(budgetMs);
     // Aborted on the way out, whatever the way: a consumer that stops reading must not leave
     // the provider request running.

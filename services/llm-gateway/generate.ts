@@ -28,6 +28,25 @@ export function callBudgetMs(timeoutMs: number, deadline: number | undefined, no
 }
 
 /**
+ * What Generate and GenerateStream decide before calling the provider: the route and client
+ * (INVALID_ARGUMENT / FAILED_PRECONDITION without any request), the prompt, the request
+ * parameters and the time left — DEADLINE_EXCEEDED when none is.
+ */
+export function prepareCall(
+  request: GenerateRequest,
+  deadline: number | undefined,
+  { models, timeoutMs, sampling, clock }: Pick<GenerateDependencies, 'models' | 'timeoutMs' | 'sampling' | 'clock'>,
+) {
+  const route = routeModel(request.model);
+  const model = models.get(route);
+  const prompt = toModelPrompt(request);
+  const settings = callSettingsFor(route.provider, sampling);
+  const budgetMs = callBudgetMs(timeoutMs, deadline, clock.now());
+  if (budgetMs <= 0) throw deadlineExceeded(`the caller's deadline had passed before model ${route.model} was called`);
+  return { route, model, prompt, settings, budgetMs };
+}
+
+/**
  * One model call, retried by retry.ts. `generateText` rather than the model's `doGenerate`,
  * because it already turns our messages and JSON-schema tools into each provider's prompt and
  * maps errors to typed SDK errors; with tools that have no `execute` and a single step it stops
@@ -35,14 +54,10 @@ export function callBudgetMs(timeoutMs: number, deadline: number | undefined, no
  * an unknown tool or with unparsable arguments stays in `content` as a `tool-call` part marked
  * `invalid` (plus a `tool-error` part), and reply.ts returns it like any other call.
  */
-export function createGenerate({ models, timeoutMs, sampling, retry, clock, log }: GenerateDependencies) {
+export function createGenerate(dependencies: GenerateDependencies) {
+  const { retry, clock, log } = dependencies;
   return async function generate(request: GenerateRequest, deadline: number | undefined): Promise<GenerateResponse> {
-    const route = routeModel(request.model);
-    const model = models.get(route);
-    const prompt = toModelPrompt(request);
-    const settings = callSettingsFor(route.provider, sampling);
-    const budgetMs = callBudgetMs(timeoutMs, deadline, clock.now());
-    if (budgetMs <= 0) throw deadlineExceeded(`the caller's deadline had passed before model ${route.model} was called`);
+    const { route, model, prompt, settings, budgetMs } = prepareCall(request, deadline, dependencies);
     // One signal for every attempt and every wait: retries share the call's deadline.
     const signal = AbortSignal.timeout(budgetMs);
     const started = performance.now();
