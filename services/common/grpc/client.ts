@@ -3,24 +3,7 @@ import { context, SpanStatusCode, trace, type Context } from '@opentelemetry/api
 import { currentContext } from '../context.js';
 import { injectTraceContext, SERVICE_ATTRIBUTE, SESSION_ATTRIBUTE, SpanKind, tracer, withSpan } from '../telemetry.js';
 import { RpcError } from './errors.js';
-
-/** The shape ts-proto generates for each method of a `…Service` definition. */
-interface UnaryMethodDefinition<Req, Res> {
-  path: string;
-  requestStream: false;
-  responseStream: false;
-  requestSerialize: (value: Req) => Buffer;
-  responseDeserialize: (value: Buffer) => Res;
-}
-
-/** The shape ts-proto generates for a method with `returns (stream …)`. */
-interface ServerStreamingMethodDefinition<Req, Res> {
-  path: string;
-  requestStream: false;
-  responseStream: true;
-  requestSerialize: (value: Req) => Buffer;
-  responseDeserialize: (value: Buffer) => Res;
-}
+import type { ServerStreamingMethodDefinition, UnaryMethodDefinition } from './method-definition.js';
 
 export interface CallOpts {
   /** Milliseconds from now; capped by the deadline of the request being served. For a stream, the time until its last message. */

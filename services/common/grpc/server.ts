@@ -16,23 +16,7 @@ import { redactSecrets } from '../secrets.js';
 import { parseSessionId } from '../session-id.js';
 import { entryTraceContext, SESSION_ATTRIBUTE, SpanKind, withSpan } from '../telemetry.js';
 import { RpcError, ServiceError } from './errors.js';
-
-interface UnaryMethodDefinition<Req, Res> {
-  path: string;
-  requestStream: false;
-  responseStream: false;
-  requestDeserialize: (value: Buffer) => Req;
-  responseSerialize: (value: Res) => Buffer;
-}
-
-/** The shape ts-proto generates for a method with `returns (stream …)`. */
-interface ServerStreamingMethodDefinition<Req, Res> {
-  path: string;
-  requestStream: false;
-  responseStream: true;
-  requestDeserialize: (value: Buffer) => Req;
-  responseSerialize: (value: Res) => Buffer;
-}
+import type { ServerStreamingMethodDefinition, UnaryMethodDefinition } from './method-definition.js';
 
 /** What a handler sees besides its request. */
 export interface HandlerContext {
