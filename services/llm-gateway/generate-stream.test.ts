@@ -3,49 +3,15 @@
  * streaming endpoint, how it passes the events on, and how it fails, retries, times out and
  * stops when its client goes away. The scripted model streams each vendor's wire format.
  */
-import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest';
-import { ChatRole, LlmGatewayServiceService, type ChatMessage, type GenerateStreamRequest, type GenerateStreamResponse, type ToolDefinition } from '../../gen/ts/asg/llm/v1/llm.js';
-import { configSchema } from '../common/config/schema.js';
-import { createPromiseClient, type PromiseClient } from '../common/grpc/client.js';
+import { describe, expect, it } from 'vitest';
+import type { GenerateStreamRequest, GenerateStreamResponse } from '../../gen/ts/asg/llm/v1/llm.js';
 import { GrpcStatus, RpcError } from '../common/grpc/errors.js';
-import type { Logger, LogFields } from '../common/log.js';
-import type { RunningService } from '../common/service.js';
-import { resourceAgentScript, startScriptedModel, type ScriptedModelServer, type ScriptedReply } from '../../test/support/scripted-model.js';
-import { startLlmGateway } from './index.js';
-import type { RetryClock } from './retry.js';
-import type { ProviderName } from './routing.js';
+import type { ScriptedModelServer } from '../../test/support/scripted-model.js';
+import { generateRequest, inTurnThen, KEYS, MODELS_AND_KEY_VARIABLES, pathOf, recordingClock, useLlmGateway, user, type ProviderContract, type WireBody as Body } from '../../test/support/llm-gateway-harness.js';
 
-const KEYS = {
-  GEMINI_API_KEY: 'gemini-fake-key-DO-NOT-LEAK-5711',
-  ANTHROPIC_API_KEY: 'anthropic-fake-key-DO-NOT-LEAK-5712',
-  OPENAI_API_KEY: 'openai-fake-key-DO-NOT-LEAK-5713',
-  MISTRAL_API_KEY: 'mistral-fake-key-DO-NOT-LEAK-5714',
-  OPENROUTER_API_KEY: 'openrouter-fake-key-DO-NOT-LEAK-5715',
-};
+const request = (name: string, text = 'hello'): GenerateStreamRequest => generateRequest(name, [user(text)]);
 
-const RESOURCE_TOOLS: ToolDefinition[] = [
-  { name: 'resources_list', description: 'List resources', inputSchema: { type: 'object', properties: {} } },
-  {
-    name: 'resources_add',
-    description: 'Add a resource',
-    inputSchema: { type: 'object', properties: { name: { type: 'string' }, value: { type: 'number' } }, required: ['name', 'value'] },
-  },
-];
-
-const user = (text: string): ChatMessage => ({ role: ChatRole.CHAT_ROLE_USER, text, toolCalls: [], toolResults: [] });
-
-function request(model: string, text = 'hello'): GenerateStreamRequest {
-  return { model, systemPrompt: 'You manage resources.', messages: [user(text)], tools: RESOURCE_TOOLS };
-}
-
-// `any`: the contracts read each vendor's JSON body field by field.
-type Body = any;
-
-interface StreamContract {
-  provider: ProviderName;
-  model: string;
-  /** The model name the vendor must receive. */
-  sentModel: string;
+interface StreamContract extends ProviderContract {
   /** Path and query of the streaming endpoint. */
   target: (server: ScriptedModelServer) => string;
   /** How the body asks for a stream (Gemini asks by its path instead). */
@@ -53,7 +19,6 @@ interface StreamContract {
   credentials: (headers: Record<string, string>) => void;
 }
 
-const pathOf = (base: string, suffix: string): string => `${new URL(base).pathname}${suffix}`;
 const bearer = (key: string) => (headers: Record<string, string>) => expect(headers.authorization).toBe(`Bearer ${key}`);
 const streamFlag = (body: Body) => expect(body.stream).toBe(true);
 /** OpenAI-compatible servers send usage at the end of a stream only when asked. */
@@ -110,72 +75,9 @@ const CONTRACTS: StreamContract[] = [
   },
 ];
 
-interface CapturedLog extends Logger {
-  lines: { level: string; msg: string; fields: LogFields }[];
-}
+const inTurn = inTurnThen({ text: 'finally here' });
 
-function captureLog(): CapturedLog {
-  const lines: CapturedLog['lines'] = [];
-  const at = (level: string) => (msg: string, fields: LogFields = {}) => void lines.push({ level, msg, fields });
-  const log: CapturedLog = { lines, debug: at('debug'), info: at('info'), warn: at('warn'), error: at('error'), child: () => log };
-  return log;
-}
-
-/** A sleep that returns at once and remembers what it was asked for. */
-function recordingClock(): RetryClock & { waits: number[] } {
-  const waits: number[] = [];
-  return {
-    waits,
-    now: () => Date.now(),
-    sleep: async (ms) => {
-      waits.push(ms);
-    },
-  };
-}
-
-/** A script that answers with `replies` in turn, then with text. */
-function inTurn(...replies: ScriptedReply[]): () => ScriptedReply {
-  let next = 0;
-  return () => replies[next++] ?? { text: 'finally here' };
-}
-
-let model: ScriptedModelServer;
-let running: { service: RunningService; client: PromiseClient<typeof LlmGatewayServiceService> }[] = [];
-
-beforeAll(async () => {
-  model = await startScriptedModel();
-});
-
-afterAll(async () => {
-  await model.close();
-});
-
-afterEach(async () => {
-  for (const { client, service } of running) {
-    client.close();
-    await service.stop();
-  }
-  running = [];
-  model.requests.length = 0;
-  model.setScript(resourceAgentScript);
-});
-
-interface GatewayOptions {
-  env?: NodeJS.ProcessEnv;
-  llm?: Record<string, unknown>;
-  retryClock?: RetryClock;
-}
-
-/** A gateway with every key and base URL set; unless `llm` says otherwise, retries wait 1 ms. */
-async function startGateway(options: GatewayOptions = {}) {
-  const log = captureLog();
-  const config = configSchema.parse({ llm: { retry: { initial_backoff: '1ms' }, ...options.llm } });
-  const env = options.env ?? { ...KEYS, ...model.baseUrlEnv };
-  const service = await startLlmGateway({ config, listen: '127.0.0.1:0', log, env, ...(options.retryClock ? { retryClock: options.retryClock } : {}) });
-  const client = createPromiseClient(LlmGatewayServiceService, service.address, 'test', 5000);
-  running.push({ service, client });
-  return { client, log };
-}
+const { model, start: startGateway } = useLlmGateway();
 
 /** Every event until the stream ends, and the error it ended with, if any. */
 async function drain(events: AsyncIterable<GenerateStreamResponse>): Promise<{ events: GenerateStreamResponse[]; error?: RpcError }> {
@@ -198,10 +100,10 @@ describe.each(CONTRACTS)('$provider ($model)', (contract) => {
   it('calls the vendor streaming endpoint with its credentials and the model name', async () => {
     const { client } = await startGateway();
     await drain(client.generateStream(request(contract.model)));
-    expect(model.requests).toHaveLength(1);
-    const sent = model.requests[0]!;
+    expect(model().requests).toHaveLength(1);
+    const sent = model().requests[0]!;
     expect(sent.provider).toBe(contract.provider);
-    expect(`${sent.path}${sent.query}`).toBe(contract.target(model));
+    expect(`${sent.path}${sent.query}`).toBe(contract.target(model()));
     expect(sent.stream).toBe(true);
     contract.asksForStream(sent.body);
     contract.credentials(sent.headers);
@@ -211,7 +113,7 @@ describe.each(CONTRACTS)('$provider ($model)', (contract) => {
   });
 
   it('passes text on as several deltas in order, then one finish event with reason and usage', async () => {
-    model.setScript(() => ({ text: SENTENCE }));
+    model().setScript(() => ({ text: SENTENCE }));
     const { client } = await startGateway();
     const { events, error } = await drain(client.generateStream(request(contract.model)));
     expect(error).toBeUndefined();
@@ -224,11 +126,11 @@ describe.each(CONTRACTS)('$provider ($model)', (contract) => {
     expect(finish.finishReason).toBe('stop');
     expect(finish.usage?.inputTokens).toBeGreaterThan(0);
     expect(finish.usage?.outputTokens).toBeGreaterThan(0);
-    expect(model.requests[0]?.streamEnd).toBe('complete');
+    expect(model().requests[0]?.streamEnd).toBe('complete');
   });
 
   it('passes several tool calls of one reply on as complete calls with their arguments', async () => {
-    model.setScript(() => ({
+    model().setScript(() => ({
       text: 'Adding both.',
       toolCalls: [
         { name: 'resources_add', args: { name: 'a', value: 1 } },
@@ -259,7 +161,7 @@ describe.each(CONTRACTS)('$provider ($model)', (contract) => {
 describe('provider specifics', () => {
   it("carries Gemini's thoughtSignature with the call it came with", async () => {
     const signature = 'CiQB0e2Kb3dRh7s+/Pq1Z9kGv0m2nT6Ew1vQ8oXhY4cR5aJ7bLs=';
-    model.setScript(() => ({ toolCalls: [{ name: 'resources_add', args: { name: 'x', value: 1 }, thoughtSignature: signature }, { name: 'resources_list', args: {} }] }));
+    model().setScript(() => ({ toolCalls: [{ name: 'resources_add', args: { name: 'x', value: 1 }, thoughtSignature: signature }, { name: 'resources_list', args: {} }] }));
     const { client } = await startGateway();
     const calls = toolCalls((await drain(client.generateStream(request('gemini-2.5-flash')))).events);
     expect(calls[0]!.providerMetadataJson).toBe(JSON.stringify({ google: { thoughtSignature: signature } }));
@@ -268,39 +170,33 @@ describe('provider specifics', () => {
 
   it('passes on a call with arguments that are not JSON exactly as the model produced them', async () => {
     const broken = '{"name": "x", "value": ';
-    model.setScript(() => ({ toolCalls: [{ name: 'resources_add', args: broken }] }));
+    model().setScript(() => ({ toolCalls: [{ name: 'resources_add', args: broken }] }));
     const { client } = await startGateway();
     const { events, error } = await drain(client.generateStream(request('openai-gpt-4o')));
     expect(error).toBeUndefined();
     expect(toolCalls(events)).toEqual([expect.objectContaining({ name: 'resources_add', argumentsJson: broken })]);
-    expect(model.requests).toHaveLength(1);
+    expect(model().requests).toHaveLength(1);
   });
 });
 
 describe('failures before the first event', () => {
-  it.each([
-    ['gemini-2.5-flash', 'GEMINI_API_KEY'],
-    ['claude-sonnet-4-5', 'ANTHROPIC_API_KEY'],
-    ['openai-gpt-4o', 'OPENAI_API_KEY'],
-    ['mistral-mistral-large-latest', 'MISTRAL_API_KEY'],
-    ['openrouter-anthropic/claude-3-opus', 'OPENROUTER_API_KEY'],
-  ])('answers FAILED_PRECONDITION for %s without %s, sending nothing', async (modelName, keyEnv) => {
-    const { client } = await startGateway({ env: { ...model.baseUrlEnv } });
+  it.each(MODELS_AND_KEY_VARIABLES)('answers FAILED_PRECONDITION for %s without %s, sending nothing', async (modelName, keyEnv) => {
+    const { client } = await startGateway({ env: { ...model().baseUrlEnv } });
     const { events, error } = await drain(client.generateStream(request(modelName)));
     expect(events).toEqual([]);
     expect(error?.code).toBe(GrpcStatus.FAILED_PRECONDITION);
     expect(error?.message).toBe(`${keyEnv} is not set: cannot call model ${modelName}`);
-    expect(model.requests).toHaveLength(0);
+    expect(model().requests).toHaveLength(0);
   });
 
   it('retries two 429s and then streams the answer, having waited 1 s and 2 s', async () => {
-    model.setScript(inTurn({ httpStatus: 429 }, { httpStatus: 429 }));
+    model().setScript(inTurn({ httpStatus: 429 }, { httpStatus: 429 }));
     const retryClock = recordingClock();
     const { client, log } = await startGateway({ llm: { retry: {} }, retryClock });
     const { events, error } = await drain(client.generateStream(request('claude-sonnet-4-5')));
     expect(error).toBeUndefined();
     expect(textDeltas(events).join('')).toBe('finally here');
-    expect(model.requests).toHaveLength(3);
+    expect(model().requests).toHaveLength(3);
     expect(retryClock.waits).toEqual([1_000, 2_000]);
     expect(log.lines.filter((line) => line.msg === 'model call failed, retrying').map((line) => [line.fields.attempt, line.fields.status])).toEqual([
       [1, 429],
@@ -309,35 +205,35 @@ describe('failures before the first event', () => {
   });
 
   it("retries Anthropic's error event when it comes before any text", async () => {
-    model.setScript(inTurn({ text: '', stream: { breakOff: { errorEvent: 'Overloaded' } } }));
+    model().setScript(inTurn({ text: '', stream: { breakOff: { errorEvent: 'Overloaded' } } }));
     const { client } = await startGateway();
     const { events, error } = await drain(client.generateStream(request('claude-sonnet-4-5')));
     expect(error).toBeUndefined();
     expect(textDeltas(events).join('')).toBe('finally here');
-    expect(model.requests).toHaveLength(2);
+    expect(model().requests).toHaveLength(2);
   });
 
   it('answers UNAVAILABLE with the attempt count once the retries are spent', async () => {
-    model.setScript(() => ({ httpStatus: 503 }));
+    model().setScript(() => ({ httpStatus: 503 }));
     const { client } = await startGateway({ llm: { retry: { max_retries: 2, initial_backoff: '1ms' } } });
     const { events, error } = await drain(client.generateStream(request('gemini-2.5-flash')));
     expect(events).toEqual([]);
     expect(error?.code).toBe(GrpcStatus.UNAVAILABLE);
     expect(error?.message).toMatch(/^the provider gemini failed to answer for model gemini-2\.5-flash \(HTTP 503\): .* \(after 3 attempts\)$/);
-    expect(model.requests).toHaveLength(3);
+    expect(model().requests).toHaveLength(3);
   });
 
   it('answers INVALID_ARGUMENT for a 400 after one request, with the provider words and no key', async () => {
-    model.setScript(() => ({ httpStatus: 400, message: `tools[0].name: bad name for key ${KEYS.OPENAI_API_KEY}` }));
+    model().setScript(() => ({ httpStatus: 400, message: `tools[0].name: bad name for key ${KEYS.OPENAI_API_KEY}` }));
     const { client } = await startGateway();
     const { error } = await drain(client.generateStream(request('openai-gpt-4o')));
     expect(error?.code).toBe(GrpcStatus.INVALID_ARGUMENT);
     expect(error?.message).toBe('the provider openai refused the request for model openai-gpt-4o (HTTP 400): tools[0].name: bad name for key [redacted]');
-    expect(model.requests).toHaveLength(1);
+    expect(model().requests).toHaveLength(1);
   });
 
   it('answers DEADLINE_EXCEEDED when the model does not answer within llm.timeout', async () => {
-    model.setScript(() => ({ hang: true }));
+    model().setScript(() => ({ hang: true }));
     const { client } = await startGateway({ llm: { timeout: '300ms' } });
     const started = Date.now();
     const { error } = await drain(client.generateStream(request('gemini-2.5-flash')));
@@ -353,7 +249,7 @@ describe('failures after the first event', () => {
     ['openai-gpt-4o', /^the provider openai reported an error in the stream of model openai-gpt-4o: Overloaded just now \(server_error\)/],
     ['gemini-2.5-flash', /^the provider gemini failed to answer for model gemini-2\.5-flash \(HTTP 503\): Overloaded just now/],
   ])('ends the stream of %s with UNAVAILABLE at the vendor error event, without a retry', async (modelName, message) => {
-    model.setScript(() => ({ text: 'Partial answer so far', stream: { breakOff: { errorEvent: 'Overloaded just now' } } }));
+    model().setScript(() => ({ text: 'Partial answer so far', stream: { breakOff: { errorEvent: 'Overloaded just now' } } }));
     const { client } = await startGateway();
     const { events, error } = await drain(client.generateStream(request(modelName)));
     expect(textDeltas(events).join('')).toBe('Partial answer so far');
@@ -361,24 +257,24 @@ describe('failures after the first event', () => {
     expect(error?.code).toBe(GrpcStatus.UNAVAILABLE);
     expect(error?.message).toMatch(message);
     expect(error?.message).toMatch(/\(after \d+ events of the answer had been sent; a stream that has begun is not retried\)$/);
-    expect(model.requests).toHaveLength(1);
+    expect(model().requests).toHaveLength(1);
   });
 
   it('ends the stream with UNAVAILABLE when the connection drops mid-answer', async () => {
     // Paced, as a real stream is: the SDK drops what it has not handed on when its input fails.
-    model.setScript(() => ({ text: 'Partial answer so far', stream: { breakOff: 'drop', delayMs: 20 } }));
+    model().setScript(() => ({ text: 'Partial answer so far', stream: { breakOff: 'drop', delayMs: 20 } }));
     const { client } = await startGateway();
     const { events, error } = await drain(client.generateStream(request('mistral-mistral-large-latest')));
     expect(textDeltas(events).join('')).toBe('Partial answer so far');
     expect(error?.code).toBe(GrpcStatus.UNAVAILABLE);
     expect(error?.message).toMatch(/^the connection to the provider mistral broke off while model mistral-mistral-large-latest was answering: /);
-    expect(model.requests).toHaveLength(1);
-    expect(model.requests[0]?.streamEnd).toBe('dropped');
+    expect(model().requests).toHaveLength(1);
+    expect(model().requests[0]?.streamEnd).toBe('dropped');
   });
 
   it('ends a stream that outlasts llm.timeout with DEADLINE_EXCEEDED, keeping what was sent', async () => {
     // A word every 150 ms: the first comes well within the 700 ms, the last (after 1.6 s) well after.
-    model.setScript(() => ({ text: 'slow words that take their time and more time than they have', stream: { delayMs: 150 } }));
+    model().setScript(() => ({ text: 'slow words that take their time and more time than they have', stream: { delayMs: 150 } }));
     const { client } = await startGateway({ llm: { timeout: '700ms' } });
     const started = Date.now();
     const { events, error } = await drain(client.generateStream(request('ollama-llama3')));
@@ -393,7 +289,7 @@ describe('failures after the first event', () => {
 describe('a client that goes away', () => {
   it('aborts the provider request when the client leaves the loop early', async () => {
     const words = Array.from({ length: 40 }, (_, index) => `word${index}`).join(' ');
-    model.setScript(() => ({ text: words, stream: { delayMs: 50 } }));
+    model().setScript(() => ({ text: words, stream: { delayMs: 50 } }));
     const { client, log } = await startGateway();
     const received: string[] = [];
     for await (const event of client.generateStream(request('claude-sonnet-4-5'))) {
@@ -402,8 +298,8 @@ describe('a client that goes away', () => {
     }
     expect(received).toEqual(['word0 ', 'word1 ']);
     // The scripted server sees its connection closed long before its 40 words (2 s) were sent.
-    await expect.poll(() => model.requests[0]?.streamEnd, { timeout: 1_500 }).toBe('client-closed');
+    await expect.poll(() => model().requests[0]?.streamEnd, { timeout: 1_500 }).toBe('client-closed');
     expect(log.lines.some((line) => line.msg === 'model stream cancelled by the caller')).toBe(true);
-    expect(model.requests).toHaveLength(1);
+    expect(model().requests).toHaveLength(1);
   });
 });

@@ -2,28 +2,15 @@
  * The llm-gateway as a service: start-up checks, keys, failures, retries and deadlines, over
  * real gRPC and real HTTP to the scripted model. What each provider sends is in providers.test.ts.
  */
-import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest';
-import { ChatRole, LlmGatewayServiceService, type ChatMessage, type GenerateRequest } from '../../gen/ts/asg/llm/v1/llm.js';
+import { describe, expect, it } from 'vitest';
+import { ChatRole, type ChatMessage, type GenerateRequest } from '../../gen/ts/asg/llm/v1/llm.js';
 import { ConfigError } from '../common/config/load.js';
 import { configSchema } from '../common/config/schema.js';
-import { createPromiseClient, type PromiseClient } from '../common/grpc/client.js';
-import { GrpcStatus, RpcError } from '../common/grpc/errors.js';
-import type { Logger, LogFields } from '../common/log.js';
-import type { RunningService } from '../common/service.js';
+import { GrpcStatus } from '../common/grpc/errors.js';
 import { context, trace } from '@opentelemetry/api';
 import { initTelemetry } from '../common/telemetry.js';
-import { resourceAgentScript, startScriptedModel, type ScriptedModelServer, type ScriptedReply } from '../../test/support/scripted-model.js';
+import { captureLog, generateRequest, inTurnThen, KEYS, MODELS_AND_KEY_VARIABLES, recordingClock, rpcError, useLlmGateway, user } from '../../test/support/llm-gateway-harness.js';
 import { startLlmGateway } from './index.js';
-import type { RetryClock } from './retry.js';
-
-// Recognisable fake keys: none may ever appear in an error message or a log line.
-const KEYS = {
-  GEMINI_API_KEY: 'gemini-fake-key-DO-NOT-LEAK-4711',
-  ANTHROPIC_API_KEY: 'anthropic-fake-key-DO-NOT-LEAK-4712',
-  OPENAI_API_KEY: 'openai-fake-key-DO-NOT-LEAK-0815',
-  MISTRAL_API_KEY: 'mistral-fake-key-DO-NOT-LEAK-4714',
-  OPENROUTER_API_KEY: 'openrouter-fake-key-DO-NOT-LEAK-4715',
-};
 
 /** One model of each keyed provider, with its key. */
 const KEYED_MODELS = [
@@ -34,88 +21,12 @@ const KEYED_MODELS = [
   ['openrouter-anthropic/claude-3-opus', KEYS.OPENROUTER_API_KEY],
 ] as const;
 
-interface CapturedLog extends Logger {
-  lines: { level: string; msg: string; fields: LogFields }[];
-}
+/** Requests here offer no tools. */
+const request = (name: string, messages?: ChatMessage[]): GenerateRequest => generateRequest(name, messages, []);
 
-/** Captures log lines unredacted, so that a key our own code put there would show. */
-function captureLog(): CapturedLog {
-  const lines: CapturedLog['lines'] = [];
-  const at = (level: string) => (msg: string, fields: LogFields = {}) => void lines.push({ level, msg, fields });
-  const log: CapturedLog = { lines, debug: at('debug'), info: at('info'), warn: at('warn'), error: at('error'), child: () => log };
-  return log;
-}
+const inTurn = inTurnThen({ text: 'finally' });
 
-/** A sleep that returns at once and remembers what it was asked for; the clock is the real one. */
-function recordingClock(now: () => number = () => Date.now()): RetryClock & { waits: number[] } {
-  const waits: number[] = [];
-  return {
-    waits,
-    now,
-    sleep: async (ms) => {
-      waits.push(ms);
-    },
-  };
-}
-
-const user = (text: string): ChatMessage => ({ role: ChatRole.CHAT_ROLE_USER, text, toolCalls: [], toolResults: [] });
-
-function request(model: string, messages: ChatMessage[] = [user('hello')]): GenerateRequest {
-  return { model, systemPrompt: 'You manage resources.', messages, tools: [] };
-}
-
-/** A script that answers with `replies` in turn, then with text. */
-function inTurn(...replies: ScriptedReply[]): () => ScriptedReply {
-  let next = 0;
-  return () => replies[next++] ?? { text: 'finally' };
-}
-
-let model: ScriptedModelServer;
-let running: { service: RunningService; client: PromiseClient<typeof LlmGatewayServiceService> }[] = [];
-
-beforeAll(async () => {
-  model = await startScriptedModel();
-});
-
-afterAll(async () => {
-  await model.close();
-});
-
-afterEach(async () => {
-  for (const { client, service } of running) {
-    client.close();
-    await service.stop();
-  }
-  running = [];
-  model.requests.length = 0;
-  model.setScript(resourceAgentScript);
-});
-
-interface GatewayOptions {
-  env?: NodeJS.ProcessEnv;
-  config?: Record<string, unknown>;
-  retryClock?: RetryClock;
-}
-
-/** A gateway with every key and base URL set; unless `config` says otherwise, retries wait 1 ms. */
-async function startGateway(options: GatewayOptions = {}) {
-  const log = captureLog();
-  const env = options.env ?? { ...KEYS, ...model.baseUrlEnv };
-  const config = configSchema.parse(options.config ?? { llm: { retry: { initial_backoff: '1ms' } } });
-  const service = await startLlmGateway({ config, listen: '127.0.0.1:0', log, env, ...(options.retryClock ? { retryClock: options.retryClock } : {}) });
-  const client = createPromiseClient(LlmGatewayServiceService, service.address, 'test', 5000);
-  running.push({ service, client });
-  return { client, log };
-}
-
-async function rpcError(promise: Promise<unknown>): Promise<RpcError> {
-  const error = await promise.then(
-    () => undefined,
-    (failure: unknown) => failure,
-  );
-  if (!(error instanceof RpcError)) throw new Error(`expected an RpcError, got ${String(error)}`);
-  return error;
-}
+const { model, start: startGateway } = useLlmGateway();
 
 describe('start-up', () => {
   it.each([
@@ -134,7 +45,7 @@ describe('start-up', () => {
 
   it('warns once per missing key, naming every configured model it breaks, and asks none for Ollama', async () => {
     const { log } = await startGateway({
-      env: { OPENAI_API_KEY: KEYS.OPENAI_API_KEY, ...model.baseUrlEnv },
+      env: { OPENAI_API_KEY: KEYS.OPENAI_API_KEY, ...model().baseUrlEnv },
       config: {
         llm: { model: 'gemini-2.5-flash' },
         agent: {
@@ -163,22 +74,16 @@ describe('start-up', () => {
 });
 
 describe('keys', () => {
-  it.each([
-    ['gemini-2.5-flash', 'GEMINI_API_KEY'],
-    ['claude-sonnet-4-5', 'ANTHROPIC_API_KEY'],
-    ['openai-gpt-4o', 'OPENAI_API_KEY'],
-    ['mistral-mistral-large-latest', 'MISTRAL_API_KEY'],
-    ['openrouter-anthropic/claude-3-opus', 'OPENROUTER_API_KEY'],
-  ])('answers FAILED_PRECONDITION for %s without %s, sending nothing', async (modelName, keyEnv) => {
-    const { client } = await startGateway({ env: { ...model.baseUrlEnv } });
+  it.each(MODELS_AND_KEY_VARIABLES)('answers FAILED_PRECONDITION for %s without %s, sending nothing', async (modelName, keyEnv) => {
+    const { client } = await startGateway({ env: { ...model().baseUrlEnv } });
     const error = await rpcError(client.generate(request(modelName)));
     expect(error.code).toBe(GrpcStatus.FAILED_PRECONDITION);
     expect(error.message).toBe(`${keyEnv} is not set: cannot call model ${modelName}`);
-    expect(model.requests).toHaveLength(0);
+    expect(model().requests).toHaveLength(0);
   });
 
   it('calls Ollama with no key set at all', async () => {
-    const { client } = await startGateway({ env: { ...model.baseUrlEnv } });
+    const { client } = await startGateway({ env: { ...model().baseUrlEnv } });
     const reply = await client.generate(request('ollama-llama3'));
     expect(reply.text).toBe('I can list, add and remove resources.');
   });
@@ -188,7 +93,7 @@ describe('keys', () => {
     const echoes = [400, 401, 403, 404, 429, 500, 503];
     for (const [modelName, key] of KEYED_MODELS) {
       for (const status of echoes) {
-        model.setScript(() => ({ httpStatus: status, message: `API key ${key} is not valid` }));
+        model().setScript(() => ({ httpStatus: status, message: `API key ${key} is not valid` }));
         const error = await rpcError(client.generate(request(modelName)));
         expect(error.message).toContain(`HTTP ${status}`);
         // The provider's words reached the message, with the key cut out.
@@ -205,12 +110,12 @@ describe('keys', () => {
 
 describe('retries', () => {
   it('succeeds after two 429s, in three requests, having waited 1 s and then 2 s', async () => {
-    model.setScript(inTurn({ httpStatus: 429 }, { httpStatus: 429 }));
+    model().setScript(inTurn({ httpStatus: 429 }, { httpStatus: 429 }));
     const retryClock = recordingClock();
     const { client, log } = await startGateway({ config: {}, retryClock });
     const reply = await client.generate(request('claude-sonnet-4-5'));
     expect(reply.text).toBe('finally');
-    expect(model.requests).toHaveLength(3);
+    expect(model().requests).toHaveLength(3);
     expect(retryClock.waits).toEqual([1_000, 2_000]);
     expect(log.lines.filter((line) => line.msg === 'model call failed, retrying').map((line) => [line.level, line.fields.attempt, line.fields.status, line.fields.retry_in_ms])).toEqual([
       ['warn', 1, 429, 1_000],
@@ -221,7 +126,7 @@ describe('retries', () => {
   it('waits what Retry-After asks, in seconds or as an HTTP date, but no longer than max_backoff', async () => {
     const now = Date.now();
     const date = new Date(now + 7_000).toUTCString();
-    model.setScript(
+    model().setScript(
       inTurn({ httpStatus: 429, headers: { 'retry-after': '3' } }, { httpStatus: 503, headers: { 'retry-after': date } }, { httpStatus: 429, headers: { 'retry-after': '120' } }),
     );
     // A clock that stands still, so that the HTTP date gives an exact wait.
@@ -229,62 +134,62 @@ describe('retries', () => {
     const { client } = await startGateway({ config: {}, retryClock });
     // A caller deadline beyond llm.timeout (60 s), so that 30 s still fits.
     await client.generate(request('openai-gpt-4o'), { timeoutMs: 120_000 });
-    expect(model.requests).toHaveLength(4);
+    expect(model().requests).toHaveLength(4);
     expect(retryClock.waits).toEqual([3_000, Date.parse(date) - now, 30_000]);
   });
 
   it('retries a 500 max_retries times, then answers UNAVAILABLE with the attempt count', async () => {
-    model.setScript(() => ({ httpStatus: 500 }));
+    model().setScript(() => ({ httpStatus: 500 }));
     const retryClock = recordingClock();
     const { client } = await startGateway({ config: { llm: { retry: { max_retries: 2, initial_backoff: '10ms', multiplier: 3 } } }, retryClock });
     const error = await rpcError(client.generate(request('gemini-2.5-flash')));
     expect(error.code).toBe(GrpcStatus.UNAVAILABLE);
     expect(error.message).toMatch(/^the provider gemini failed to answer for model gemini-2\.5-flash \(HTTP 500\): .* \(after 3 attempts\)$/);
-    expect(model.requests).toHaveLength(3);
+    expect(model().requests).toHaveLength(3);
     expect(retryClock.waits).toEqual([10, 30]);
   });
 
   it('makes one request for a 400, and waits for nothing', async () => {
-    model.setScript(() => ({ httpStatus: 400 }));
+    model().setScript(() => ({ httpStatus: 400 }));
     const retryClock = recordingClock();
     const { client } = await startGateway({ config: {}, retryClock });
     const error = await rpcError(client.generate(request('mistral-mistral-large-latest')));
     expect(error.code).toBe(GrpcStatus.INVALID_ARGUMENT);
     expect(error.message).not.toContain('attempts');
-    expect(model.requests).toHaveLength(1);
+    expect(model().requests).toHaveLength(1);
     expect(retryClock.waits).toEqual([]);
   });
 
   it('does not retry a reply it could not read', async () => {
-    model.setScript(() => ({ httpStatus: 200, body: 'this is not JSON' }));
+    model().setScript(() => ({ httpStatus: 200, body: 'this is not JSON' }));
     const { client } = await startGateway();
     const error = await rpcError(client.generate(request('gemini-2.5-flash')));
     expect(error.code).toBe(GrpcStatus.INTERNAL);
     expect(error.message).toContain('model gemini-2.5-flash');
     expect(error.message).toContain('HTTP 200');
-    expect(model.requests).toHaveLength(1);
+    expect(model().requests).toHaveLength(1);
   });
 
   it('makes no retry whose wait would pass llm.timeout, and says so', async () => {
-    model.setScript(() => ({ httpStatus: 429, headers: { 'retry-after': '5' } }));
+    model().setScript(() => ({ httpStatus: 429, headers: { 'retry-after': '5' } }));
     const retryClock = recordingClock();
     const { client } = await startGateway({ config: { llm: { timeout: '2s' } }, retryClock });
     const error = await rpcError(client.generate(request('openrouter-anthropic/claude-3-opus')));
     expect(error.code).toBe(GrpcStatus.UNAVAILABLE);
     expect(error.message).toMatch(/\(HTTP 429\).* \(after 1 attempt; a retry in 5s would pass the call's deadline\)$/);
-    expect(model.requests).toHaveLength(1);
+    expect(model().requests).toHaveLength(1);
     expect(retryClock.waits).toEqual([]);
   });
 
   it("stops retrying at the caller's deadline when it comes before llm.timeout", async () => {
-    model.setScript(() => ({ httpStatus: 503 }));
+    model().setScript(() => ({ httpStatus: 503 }));
     const retryClock = recordingClock();
     const { client } = await startGateway({ config: { llm: { timeout: '60s' } }, retryClock });
     // Backoff 1 s, 2 s, 4 s: only the first wait fits in the caller's 1.8 s.
     const error = await rpcError(client.generate(request('ollama-llama3'), { timeoutMs: 1_800 }));
     expect(error.code).toBe(GrpcStatus.UNAVAILABLE);
     expect(error.message).toMatch(/\(after 2 attempts; a retry in 2s would pass the call's deadline\)$/);
-    expect(model.requests).toHaveLength(2);
+    expect(model().requests).toHaveLength(2);
     expect(retryClock.waits).toEqual([1_000]);
   });
 
@@ -304,20 +209,20 @@ describe('rate limits (rate_limits.models)', () => {
     const { client } = await startGateway({ config: { rate_limits: { max_wait: '10ms', models: { 'gemini-*': { calls: 2, window: '1m' } } } } });
     await client.generate(request('gemini-2.5-flash'));
     await client.generate(request('gemini-2.5-pro'));
-    const sent = model.requests.length;
+    const sent = model().requests.length;
     const refused = await rpcError(client.generate(request('gemini-2.5-flash')));
     expect(refused.code).toBe(GrpcStatus.RESOURCE_EXHAUSTED);
     expect(refused.message).toContain('rate limit for model gemini-2.5-flash (rule "gemini-*": 2 calls per 1m) reached');
-    expect(model.requests.length).toBe(sent);
+    expect(model().requests.length).toBe(sent);
     // Another model, under no rule, is not held back.
     await client.generate(request('openai-gpt-4o'));
-    expect(model.requests.length).toBe(sent + 1);
+    expect(model().requests.length).toBe(sent + 1);
   });
 });
 
 describe('deadlines', () => {
   it('answers DEADLINE_EXCEEDED when the model does not answer within llm.timeout', async () => {
-    model.setScript(() => ({ hang: true }));
+    model().setScript(() => ({ hang: true }));
     const { client } = await startGateway({ config: { llm: { timeout: '300ms' } } });
     const started = Date.now();
     const error = await rpcError(client.generate(request('gemini-2.5-flash')));
@@ -327,16 +232,16 @@ describe('deadlines', () => {
   });
 
   it('counts the time spent on earlier attempts against llm.timeout', async () => {
-    model.setScript(inTurn({ httpStatus: 503 }, { hang: true }));
+    model().setScript(inTurn({ httpStatus: 503 }, { hang: true }));
     const { client } = await startGateway({ config: { llm: { timeout: '400ms', retry: { initial_backoff: '1ms' } } } });
     const error = await rpcError(client.generate(request('claude-sonnet-4-5')));
     expect(error.code).toBe(GrpcStatus.DEADLINE_EXCEEDED);
     expect(error.message).toBe('model claude-sonnet-4-5 did not answer within 400ms (after 2 attempts)');
-    expect(model.requests).toHaveLength(2);
+    expect(model().requests).toHaveLength(2);
   });
 
   it('gives up at the caller deadline when it comes before llm.timeout', async () => {
-    model.setScript(() => ({ hang: true }));
+    model().setScript(() => ({ hang: true }));
     const { client, log } = await startGateway({ config: { llm: { timeout: '60s' } } });
     const error = await rpcError(client.generate(request('openai-gpt-4o'), { timeoutMs: 400 }));
     expect(error.code).toBe(GrpcStatus.DEADLINE_EXCEEDED);
@@ -352,7 +257,7 @@ describe('requests that cannot be sent', () => {
     const error = await rpcError(client.generate(request('gemini-2.5-flash', [user('hello'), orphan])));
     expect(error.code).toBe(GrpcStatus.INVALID_ARGUMENT);
     expect(error.message).toContain('message 1: tool result for resources_add (id "nope") answers no tool call');
-    expect(model.requests).toHaveLength(0);
+    expect(model().requests).toHaveLength(0);
   });
 
   it.each([
@@ -364,7 +269,7 @@ describe('requests that cannot be sent', () => {
     const error = await rpcError(client.generate(request(name)));
     expect(error.code).toBe(GrpcStatus.INVALID_ARGUMENT);
     expect(error.message).toContain(message);
-    expect(model.requests).toHaveLength(0);
+    expect(model().requests).toHaveLength(0);
   });
 });
 
@@ -375,6 +280,6 @@ describe('tracing', () => {
     const traceId = '4bf92f3577b34da6a3ce929d0e0e4736';
     const caller = trace.setSpanContext(context.active(), { traceId, spanId: '00f067aa0ba902b7', traceFlags: 1, isRemote: true });
     await context.with(caller, () => client.generate(request('gemini-2.5-flash')));
-    expect(model.requests[0]?.headers.traceparent).toMatch(new RegExp(`^00-${traceId}-[0-9a-f]{16}-01$`));
+    expect(model().requests[0]?.headers.traceparent).toMatch(new RegExp(`^00-${traceId}-[0-9a-f]{16}-01$`));
   });
 });

@@ -3,39 +3,14 @@
  * HTTP to a local emulation of each vendor's wire format, and how it reads the answers, all
  * through real gRPC calls to startLlmGateway.
  */
-import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest';
-import { ChatRole, LlmGatewayServiceService, type ChatMessage, type GenerateRequest, type ToolDefinition } from '../../gen/ts/asg/llm/v1/llm.js';
-import { configSchema } from '../common/config/schema.js';
-import { createPromiseClient, type PromiseClient } from '../common/grpc/client.js';
-import { GrpcStatus, RpcError } from '../common/grpc/errors.js';
-import type { Logger } from '../common/log.js';
-import type { RunningService } from '../common/service.js';
-import { resourceAgentScript, startScriptedModel, type ScriptedModelServer } from '../../test/support/scripted-model.js';
-import { startLlmGateway } from './index.js';
-import type { ProviderName } from './routing.js';
+import { describe, expect, it } from 'vitest';
+import { ChatRole, type ChatMessage, type GenerateRequest } from '../../gen/ts/asg/llm/v1/llm.js';
+import { GrpcStatus } from '../common/grpc/errors.js';
+import { resourceAgentScript, type ScriptedModelServer } from '../../test/support/scripted-model.js';
+import { generateRequest, KEYS, pathOf, RESOURCE_TOOLS, rpcError, useLlmGateway, user, type ProviderContract, type WireBody as Body } from '../../test/support/llm-gateway-harness.js';
 
-const KEYS = {
-  GEMINI_API_KEY: 'gemini-fake-key-4711',
-  ANTHROPIC_API_KEY: 'anthropic-fake-key-4712',
-  OPENAI_API_KEY: 'openai-fake-key-4713',
-  MISTRAL_API_KEY: 'mistral-fake-key-4714',
-  OPENROUTER_API_KEY: 'openrouter-fake-key-4715',
-};
-
-const RESOURCE_TOOLS: ToolDefinition[] = [
-  { name: 'resources_list', description: 'List resources', inputSchema: { type: 'object', properties: {} } },
-  {
-    name: 'resources_add',
-    description: 'Add a resource',
-    inputSchema: { type: 'object', properties: { name: { type: 'string' }, value: { type: 'number' } }, required: ['name', 'value'] },
-  },
-];
-
-const user = (text: string): ChatMessage => ({ role: ChatRole.CHAT_ROLE_USER, text, toolCalls: [], toolResults: [] });
-
-function request(model: string, messages: ChatMessage[], tools: ToolDefinition[] = RESOURCE_TOOLS): GenerateRequest {
-  return { model, systemPrompt: 'You manage resources.', messages, tools };
-}
+/** Here every request names its messages; each offers RESOURCE_TOOLS. */
+const request = (name: string, messages: ChatMessage[]): GenerateRequest => generateRequest(name, messages);
 
 // Ids every vendor takes back: Mistral refuses any but nine letters and digits.
 const FIRST_CALL = 'callXq7K1';
@@ -64,15 +39,7 @@ const afterTwoCalls: ChatMessage[] = [
   },
 ];
 
-// `any`: the contracts read each vendor's JSON body field by field.
-type Body = any;
-
-interface VendorContract {
-  provider: ProviderName;
-  /** The model as configured. */
-  model: string;
-  /** The model name the vendor must receive. */
-  sentModel: string;
+interface VendorContract extends ProviderContract {
   path: (server: ScriptedModelServer) => string;
   /** Asserts the credential headers: the right one, and no other. */
   credentials(headers: Record<string, string>): void;
@@ -83,8 +50,6 @@ interface VendorContract {
   /** What the body of `afterTwoCalls` must contain, in the vendor's shape. */
   toolResultTurn: Body;
 }
-
-const pathOf = (base: string, suffix: string): string => `${new URL(base).pathname}${suffix}`;
 
 const openaiTools = (body: Body) => body.tools.map((entry: Body) => ({ name: entry.function.name, description: entry.function.description, schema: entry.function.parameters }));
 const openaiSampling = (body: Body) => ({ temperature: body.temperature, maxTokens: body.max_tokens });
@@ -234,55 +199,22 @@ const CONTRACTS: VendorContract[] = [
   },
 ];
 
-const silentLog: Logger = { debug() {}, info() {}, warn() {}, error() {}, child: () => silentLog };
+const gateway = useLlmGateway();
+const { model } = gateway;
 
-let model: ScriptedModelServer;
-let running: { service: RunningService; client: PromiseClient<typeof LlmGatewayServiceService> }[] = [];
-
-beforeAll(async () => {
-  model = await startScriptedModel();
-});
-
-afterAll(async () => {
-  await model.close();
-});
-
-afterEach(async () => {
-  for (const { client, service } of running) {
-    client.close();
-    await service.stop();
-  }
-  running = [];
-  model.requests.length = 0;
-  model.setScript(resourceAgentScript);
-});
-
-/** A gateway with every key and every base URL pointed at the scripted model; retries wait 1 ms. */
+/** A client of a gateway with every key and every base URL pointed at the scripted model; unless `llm` says otherwise, retries wait 1 ms. */
 async function startGateway(llm: Record<string, unknown> = {}) {
-  const config = configSchema.parse({ llm: { retry: { initial_backoff: '1ms' }, ...llm } });
-  const service = await startLlmGateway({ config, listen: '127.0.0.1:0', log: silentLog, env: { ...KEYS, ...model.baseUrlEnv } });
-  const client = createPromiseClient(LlmGatewayServiceService, service.address, 'test', 5000);
-  running.push({ service, client });
-  return client;
-}
-
-async function rpcError(promise: Promise<unknown>): Promise<RpcError> {
-  const error = await promise.then(
-    () => undefined,
-    (failure: unknown) => failure,
-  );
-  if (!(error instanceof RpcError)) throw new Error(`expected an RpcError, got ${String(error)}`);
-  return error;
+  return (await gateway.start({ llm })).client;
 }
 
 describe.each(CONTRACTS)('$provider ($model)', (contract) => {
   it('sends the exact path, credentials and model name, with the system prompt and the user text', async () => {
     const client = await startGateway();
     await client.generate(request(contract.model, [user('hello')]));
-    expect(model.requests).toHaveLength(1);
-    const sent = model.requests[0]!;
+    expect(model().requests).toHaveLength(1);
+    const sent = model().requests[0]!;
     expect(sent.provider).toBe(contract.provider);
-    expect(sent.path).toBe(contract.path(model));
+    expect(sent.path).toBe(contract.path(model()));
     contract.credentials(sent.headers);
     expect(sent.model).toBe(contract.sentModel);
     expect(sent.system).toBe('You manage resources.');
@@ -292,13 +224,13 @@ describe.each(CONTRACTS)('$provider ($model)', (contract) => {
   it('declares every tool with its description and JSON schema', async () => {
     const client = await startGateway();
     await client.generate(request(contract.model, [user('hello')]));
-    expect(contract.declaredTools(model.requests[0]!.body)).toEqual(RESOURCE_TOOLS.map((tool) => ({ name: tool.name, description: tool.description, schema: tool.inputSchema })));
+    expect(contract.declaredTools(model().requests[0]!.body)).toEqual(RESOURCE_TOOLS.map((tool) => ({ name: tool.name, description: tool.description, schema: tool.inputSchema })));
   });
 
   it('sends two tool calls and their results, one an error, in the vendor shape', async () => {
     const client = await startGateway();
     const reply = await client.generate(request(contract.model, afterTwoCalls));
-    const sent = model.requests[0]!;
+    const sent = model().requests[0]!;
     expect(sent.body).toMatchObject(contract.toolResultTurn);
     expect(sent.toolResults).toEqual([
       { name: 'resources_add', output: 'added x' },
@@ -308,7 +240,7 @@ describe.each(CONTRACTS)('$provider ($model)', (contract) => {
   });
 
   it('reads a text reply with its finish reason and usage', async () => {
-    model.setScript(() => ({ text: 'Hello there.' }));
+    model().setScript(() => ({ text: 'Hello there.' }));
     const client = await startGateway();
     const reply = await client.generate(request(contract.model, [user('hello')]));
     expect(reply.text).toBe('Hello there.');
@@ -319,7 +251,7 @@ describe.each(CONTRACTS)('$provider ($model)', (contract) => {
   });
 
   it('reads several tool calls of one reply, each with its own id, beside text', async () => {
-    model.setScript(() => ({
+    model().setScript(() => ({
       text: 'Adding both.',
       toolCalls: [
         { name: 'resources_add', args: { name: 'a', value: 1 } },
@@ -344,42 +276,42 @@ describe.each(CONTRACTS)('$provider ($model)', (contract) => {
   it(`sends no temperature and ${contract.provider === 'anthropic' ? 'max_tokens 4096' : 'no token limit'} unless configured`, async () => {
     const client = await startGateway();
     await client.generate(request(contract.model, [user('hello')]));
-    expect(contract.sampling(model.requests[0]!.body)).toEqual({ temperature: undefined, maxTokens: contract.provider === 'anthropic' ? 4096 : undefined });
+    expect(contract.sampling(model().requests[0]!.body)).toEqual({ temperature: undefined, maxTokens: contract.provider === 'anthropic' ? 4096 : undefined });
   });
 
   it('sends llm.temperature and llm.max_tokens when configured', async () => {
     const client = await startGateway({ temperature: 0.2, max_tokens: 256 });
     await client.generate(request(contract.model, [user('hello')]));
-    expect(contract.sampling(model.requests[0]!.body)).toEqual({ temperature: 0.2, maxTokens: 256 });
+    expect(contract.sampling(model().requests[0]!.body)).toEqual({ temperature: 0.2, maxTokens: 256 });
   });
 
   it('answers INVALID_ARGUMENT for a 400, at once', async () => {
-    model.setScript(() => ({ httpStatus: 400, message: 'tools[0].name: bad name' }));
+    model().setScript(() => ({ httpStatus: 400, message: 'tools[0].name: bad name' }));
     const client = await startGateway();
     const error = await rpcError(client.generate(request(contract.model, [user('hello')])));
     expect(error.code).toBe(GrpcStatus.INVALID_ARGUMENT);
     expect(error.message).toBe(`the provider ${contract.provider} refused the request for model ${contract.model} (HTTP 400): tools[0].name: bad name`);
-    expect(model.requests).toHaveLength(1);
+    expect(model().requests).toHaveLength(1);
   });
 
   it(contract.provider === 'ollama' ? 'answers INVALID_ARGUMENT for a 401, though Ollama takes no key' : 'answers INVALID_ARGUMENT for a 401, naming the key variable', async () => {
-    model.setScript(() => ({ httpStatus: 401 }));
+    model().setScript(() => ({ httpStatus: 401 }));
     const client = await startGateway();
     const error = await rpcError(client.generate(request(contract.model, [user('hello')])));
     expect(error.code).toBe(GrpcStatus.INVALID_ARGUMENT);
     const keyEnv = `${contract.provider.toUpperCase()}_API_KEY`;
     if (contract.provider === 'ollama') expect(error.message).toMatch(/^the provider ollama refused the request for model ollama-llama3 \(HTTP 401\)/);
     else expect(error.message).toMatch(new RegExp(`^the provider ${contract.provider} rejected the API key for model ${contract.model.replace(/[/.]/g, '\\$&')} \\(HTTP 401\\); check ${keyEnv}`));
-    expect(model.requests).toHaveLength(1);
+    expect(model().requests).toHaveLength(1);
   });
 
   it('answers UNAVAILABLE for a 5xx once the retries are spent', async () => {
-    model.setScript(() => ({ httpStatus: 503 }));
+    model().setScript(() => ({ httpStatus: 503 }));
     const client = await startGateway({ retry: { max_retries: 2, initial_backoff: '1ms' } });
     const error = await rpcError(client.generate(request(contract.model, [user('hello')])));
     expect(error.code).toBe(GrpcStatus.UNAVAILABLE);
     expect(error.message).toMatch(new RegExp(`^the provider ${contract.provider} failed to answer for model .+ \\(HTTP 503\\).* \\(after 3 attempts\\)$`));
-    expect(model.requests).toHaveLength(3);
+    expect(model().requests).toHaveLength(3);
   });
 });
 
@@ -395,20 +327,20 @@ describe('provider:model names', () => {
   ])('sends %s to %s as %s', async (name, provider, sentModel) => {
     const client = await startGateway();
     await client.generate(request(name, [user('hello')]));
-    expect(model.requests.map((sent) => [sent.provider, sent.model])).toEqual([[provider, sentModel]]);
+    expect(model().requests.map((sent) => [sent.provider, sent.model])).toEqual([[provider, sentModel]]);
   });
 
   it('sends a name without a prefix to Gemini, unchanged', async () => {
     const client = await startGateway();
     await client.generate(request('gpt-4o', [user('hello')]));
-    expect(model.requests[0]?.path).toBe('/v1beta/models/gpt-4o:generateContent');
+    expect(model().requests[0]?.path).toBe('/v1beta/models/gpt-4o:generateContent');
   });
 });
 
 describe('Gemini specifics', () => {
   it('hands thoughtSignature back unchanged with the call it came with, and adds none to the others', async () => {
     const signature = 'CiQB0e2Kb3dRh7s+/Pq1Z9kGv0m2nT6Ew1vQ8oXhY4cR5aJ7bLs=';
-    model.setScript(() => ({
+    model().setScript(() => ({
       toolCalls: [
         { name: 'resources_add', args: { name: 'x', value: 1 }, thoughtSignature: signature },
         { name: 'resources_list', args: {} },
@@ -420,7 +352,7 @@ describe('Gemini specifics', () => {
     expect(first.toolCalls[1]!.providerMetadataJson).toBeUndefined();
 
     // The orchestrator stores the calls as they came and sends them back with their results.
-    model.setScript(resourceAgentScript);
+    model().setScript(resourceAgentScript);
     await client.generate(
       request('gemini-2.5-flash', [
         user('add x, then list'),
@@ -433,7 +365,7 @@ describe('Gemini specifics', () => {
         },
       ]),
     );
-    const modelTurn = (model.requests[1]!.body as Body).contents[1];
+    const modelTurn = (model().requests[1]!.body as Body).contents[1];
     expect(modelTurn.role).toBe('model');
     expect(modelTurn.parts[0].functionCall.name).toBe('resources_add');
     expect(modelTurn.parts[0].thoughtSignature).toBe(signature);
@@ -452,7 +384,7 @@ describe('Gemini specifics', () => {
   });
 
   it('returns a call to a tool that was not offered, instead of failing', async () => {
-    model.setScript(() => ({ toolCalls: [{ name: 'format_disk', args: { drive: 'c' } }] }));
+    model().setScript(() => ({ toolCalls: [{ name: 'format_disk', args: { drive: 'c' } }] }));
     const client = await startGateway();
     const reply = await client.generate(request('gemini-2.5-flash', [user('wipe it')]));
     expect(reply.toolCalls).toHaveLength(1);
@@ -465,20 +397,20 @@ describe('OpenAI specifics', () => {
   it('sends a non-streaming request', async () => {
     const client = await startGateway();
     await client.generate(request('openai-gpt-4o', [user('hello')]));
-    expect((model.requests[0]!.body as Body).stream).not.toBe(true);
+    expect((model().requests[0]!.body as Body).stream).not.toBe(true);
   });
 
   it('returns arguments that are not valid JSON exactly as the model produced them', async () => {
     const broken = '{"name": "x", "value": ';
-    model.setScript(() => ({ toolCalls: [{ name: 'resources_add', args: broken }] }));
+    model().setScript(() => ({ toolCalls: [{ name: 'resources_add', args: broken }] }));
     const client = await startGateway();
     const reply = await client.generate(request('openai-gpt-4o', [user('add x')]));
     expect(reply.toolCalls).toEqual([expect.objectContaining({ name: 'resources_add', argumentsJson: broken })]);
-    expect(model.requests).toHaveLength(1);
+    expect(model().requests).toHaveLength(1);
   });
 
   it('returns unknown tools and broken arguments side by side with valid calls', async () => {
-    model.setScript(() => ({
+    model().setScript(() => ({
       toolCalls: [
         { name: 'resources_list', args: {} },
         { name: 'format_disk', args: 'not json' },
@@ -491,7 +423,7 @@ describe('OpenAI specifics', () => {
       ['format_disk', 'not json'],
     ]);
     // The SDK answered the invalid call with an error result itself; that must not cost a second request.
-    expect(model.requests).toHaveLength(1);
+    expect(model().requests).toHaveLength(1);
   });
 });
 
