@@ -13,7 +13,7 @@ import { createPromiseClient } from '../../services/common/grpc/client.js';
 import { createLogger } from '../../services/common/log.js';
 import { startConversationStore } from '../../services/conversation-store/index.js';
 import { REPO_ROOT, startAgent, tempDir } from '../support/agent-process.js';
-import { get, post } from '../support/http.js';
+import { post } from '../support/http.js';
 import { startOtlpReceiver } from '../support/otlp-receiver.js';
 import { resourceAgentScript, startScriptedModel } from '../support/scripted-model.js';
 import { createGoogleGenerativeAI } from '@ai-sdk/google';
@@ -23,6 +23,7 @@ import { startLlmGateway } from '../../services/llm-gateway/index.js';
 import { planCompaction } from '../../services/orchestrator/domain/compaction.js';
 import { assistantCall, assistantText, toolResult, userMessage } from '../../services/orchestrator/domain/messages.js';
 import { estimateTokens } from '../../services/orchestrator/domain/tokens.js';
+import { leanGet } from './http-client.js';
 import { summarize, timed, type Summary } from './stats.js';
 
 const GET_SAMPLES = 2000;
@@ -48,9 +49,13 @@ async function meshBenchmarks(): Promise<Record<string, Summary>> {
   const agent = await startAgent({ geminiBaseUrl: model.geminiBaseUrl });
   try {
     const id = await buildConversationOf50(agent.url);
-    for (let i = 0; i < 200; i++) await get(`${agent.url}/conversations/${id}`); // warm-up
+    const fetchOne = async () => {
+      const response = await leanGet(`${agent.url}/conversations/${id}`);
+      if (response.status !== 200) throw new Error(`GET answered ${response.status}`);
+    };
+    for (let i = 0; i < 200; i++) await fetchOne(); // warm-up
     const getSamples: number[] = [];
-    for (let i = 0; i < GET_SAMPLES; i++) getSamples.push(await timed(() => get(`${agent.url}/conversations/${id}`)));
+    for (let i = 0; i < GET_SAMPLES; i++) getSamples.push(await timed(fetchOne));
 
     let turnConversation = '';
     const readTurns: number[] = [];
