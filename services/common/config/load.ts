@@ -32,7 +32,12 @@ function describeIssue(issue: z.core.$ZodIssue): string {
 export function parseConfig(raw: unknown, file: string): AgentConfig {
   const result = configSchema.safeParse(raw ?? {}, { reportInput: true });
   if (result.success) return result.data;
-  const lines = result.error.issues.map((issue) => `${file}: ${describePath(issue.path)}: ${describeIssue(issue)}`);
+  const lines = result.error.issues.map((issue) => {
+    // Agent-tree problems name the node beside its path and say the whole rule themselves.
+    const node = issue.code === 'custom' ? (issue.params?.node as string | undefined) : undefined;
+    if (node !== undefined) return `${file}: ${describePath(issue.path)} (node "${node}"): ${issue.message}`;
+    return `${file}: ${describePath(issue.path)}: ${describeIssue(issue)}`;
+  });
   throw new ConfigError(`invalid configuration\n${lines.join('\n')}`);
 }
 

@@ -1,5 +1,6 @@
 import { z } from 'zod';
 import { duration } from './duration.js';
+import { treeProblems } from './tree.js';
 
 /**
  * The agent configuration: seed 000's "Full Configuration Schema" with its defaults, plus
@@ -153,6 +154,12 @@ export const configSchema = z
       if (agents.has(agent.name)) ctx.addIssue({ code: 'custom', path: ['a2a', index, 'name'], message: `a unique agent name ("${agent.name}" is used twice)` });
       agents.add(agent.name);
     });
+    if (config.agent) {
+      for (const problem of treeProblems(config.agent)) {
+        // `node` makes the loader write the node's name beside its path.
+        ctx.addIssue({ code: 'custom', path: problem.path, message: problem.message, params: { node: problem.node } });
+      }
+    }
   });
 
 export type AgentConfig = z.output<typeof configSchema>;
