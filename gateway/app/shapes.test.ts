@@ -34,7 +34,7 @@ const conversation: Conversation = {
     },
   ],
   pendingApproval: approval,
-  pipelineState: { pausedNodePath: [1, 0], pausedNodeOutputKey: 'plan', sessionState: { plan: 'delete' }, userMessage: 'delete res-42' },
+  pipelineState: { pausedNodePath: [1, 0], pausedNodeOutputKey: 'plan', sessionState: { plan: 'delete' }, userMessage: 'delete res-42', treeFingerprint: 'f00d' },
   createdAt: created,
   updatedAt: updated,
   messageCount: 2,

@@ -36,13 +36,14 @@ export interface UsageJson {
   output_tokens: number;
 }
 
-/** M, plus `usage` on the first message of each model step. */
+/** M, plus `usage` on the first message of each model step and `node` (orchestrated mode: the agent-tree node that produced it). */
 export interface MessageJson {
   id: string;
   role: MessageRoleName;
   content: string;
   tool_call?: ToolCallJson;
   usage?: UsageJson;
+  node?: string;
   created_at: string;
 }
 
@@ -157,6 +158,7 @@ export function messageJson(message: Message): MessageJson {
     content: message.content,
     ...(message.toolCall && { tool_call: toolCallJson(message.toolCall) }),
     ...(message.usage && { usage: usageJson(message.usage) }),
+    ...(message.node && { node: message.node }),
     created_at: isoTime(message.createdAt),
   };
 }

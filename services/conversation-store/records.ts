@@ -102,6 +102,8 @@ export interface StoredPipelineState {
   paused_node_output_key: string;
   session_state: Record<string, string>;
   user_message: string;
+  /** Absent in states stored before fingerprints existed. */
+  tree_fingerprint?: string;
 }
 
 export function storedPipelineState(state: PipelineState): StoredPipelineState {
@@ -110,6 +112,7 @@ export function storedPipelineState(state: PipelineState): StoredPipelineState {
     paused_node_output_key: state.pausedNodeOutputKey,
     session_state: state.sessionState,
     user_message: state.userMessage,
+    tree_fingerprint: state.treeFingerprint,
   };
 }
 
@@ -119,6 +122,7 @@ export function pipelineStateFromStored(stored: StoredPipelineState): PipelineSt
     pausedNodeOutputKey: stored.paused_node_output_key,
     sessionState: stored.session_state,
     userMessage: stored.user_message,
+    treeFingerprint: stored.tree_fingerprint ?? '',
   };
 }
 

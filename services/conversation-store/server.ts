@@ -26,7 +26,7 @@ const toolCall = z.object({
   isError: z.boolean().optional(),
 });
 
-const newMessage = z.object({ role, content: z.string(), toolCall: toolCall.optional() });
+const newMessage = z.object({ role, content: z.string(), toolCall: toolCall.optional(), node: z.string().min(1, 'a node name, or absent').optional() });
 const messages = z.array(newMessage);
 
 const pipelineState = z.object({
@@ -34,6 +34,7 @@ const pipelineState = z.object({
   pausedNodeOutputKey: z.string(),
   sessionState: z.record(z.string(), z.string()),
   userMessage: z.string(),
+  treeFingerprint: z.string(),
 });
 
 const schemas = {

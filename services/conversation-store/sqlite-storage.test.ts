@@ -79,7 +79,7 @@ async function approvedApproval() {
   return { conversation, approval };
 }
 
-const pipeline: PipelineState = { pausedNodePath: [1, 0], pausedNodeOutputKey: 'draft', sessionState: { topic: 'tides' }, userMessage: 'go on' };
+const pipeline: PipelineState = { pausedNodePath: [1, 0], pausedNodeOutputKey: 'draft', sessionState: { topic: 'tides' }, userMessage: 'go on', treeFingerprint: 'f00d' };
 
 describe('conversations', () => {
   it('creates an active conversation whose first message is the system prompt', async () => {
@@ -670,6 +670,7 @@ describe('token usage', () => {
     const db = new Database(join(dir, DATABASE_FILE));
     // Back to schema 1: the shape of a database written before usage existed.
     db.exec('ALTER TABLE messages DROP COLUMN input_tokens; ALTER TABLE messages DROP COLUMN output_tokens; ALTER TABLE messages DROP COLUMN compaction;');
+    db.exec('ALTER TABLE messages DROP COLUMN node;');
     db.exec('ALTER TABLE conversations DROP COLUMN input_tokens; ALTER TABLE conversations DROP COLUMN output_tokens;');
     db.prepare('UPDATE schema_version SET version = 1').run();
     db.close();
@@ -677,5 +678,30 @@ describe('token usage', () => {
     const read = await storage.getConversation({ id: created.id, includeMessages: true });
     expect(read.messages.map((m) => m.content)).toEqual(['old']);
     expect(read.usage).toEqual({ inputTokens: 0, outputTokens: 0 });
+  });
+});
+
+describe('node names (orchestrated mode)', () => {
+  it('keeps the node that produced a message, and none on the others', async () => {
+    const created = await newConversation('system');
+    await append(created.id, [{ ...assistant('analysis'), node: 'analyzer' }, assistant('plain')]);
+    const read = await storage.getConversation({ id: created.id, includeMessages: true });
+    expect(read.messages.map((m) => m.node)).toEqual([undefined, 'analyzer', undefined]);
+  });
+
+  it('migrates a version-2 database: old messages have no node', async () => {
+    const created = await newConversation('old');
+    await storage.close();
+    const db = new Database(join(dir, DATABASE_FILE));
+    db.exec('ALTER TABLE messages DROP COLUMN node;');
+    db.prepare('UPDATE schema_version SET version = 2').run();
+    db.close();
+    storage = open();
+    await append(created.id, [{ ...assistant('new'), node: 'executor' }]);
+    const read = await storage.getConversation({ id: created.id, includeMessages: true });
+    expect(read.messages.map((m) => [m.content, m.node])).toEqual([
+      ['old', undefined],
+      ['new', 'executor'],
+    ]);
   });
 });

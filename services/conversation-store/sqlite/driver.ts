@@ -325,6 +325,7 @@ export class SqliteConversationStorage implements ConversationStorage {
         input_tokens: message.usage ? message.usage.inputTokens : null,
         output_tokens: message.usage ? message.usage.outputTokens : null,
         compaction: message.compaction ? JSON.stringify(message.compaction) : null,
+        node: message.node ?? null,
       };
       this.sql.insertMessage.run(row);
       return row;

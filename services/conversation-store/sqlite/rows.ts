@@ -36,6 +36,7 @@ export interface MessageRow {
   input_tokens: number | null;
   output_tokens: number | null;
   compaction: string | null;
+  node: string | null;
 }
 
 export interface ApprovalRow {
@@ -64,6 +65,7 @@ export function messageFromRow(row: MessageRow): Message {
     seq: row.seq,
     usage: row.input_tokens === null ? undefined : { inputTokens: row.input_tokens, outputTokens: row.output_tokens ?? 0 },
     compaction: row.compaction === null ? undefined : (JSON.parse(row.compaction) as Compaction),
+    node: row.node ?? undefined,
   };
 }
 

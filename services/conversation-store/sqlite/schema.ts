@@ -80,6 +80,10 @@ const MIGRATIONS: readonly string[] = [
   ALTER TABLE conversations ADD COLUMN input_tokens INTEGER NOT NULL DEFAULT 0;
   ALTER TABLE conversations ADD COLUMN output_tokens INTEGER NOT NULL DEFAULT 0;
   `,
+  // 3: the agent-tree node that produced a message (orchestrated mode).
+  `
+  ALTER TABLE messages ADD COLUMN node TEXT;
+  `,
 ];
 
 export const SCHEMA_VERSION = MIGRATIONS.length;

@@ -30,8 +30,8 @@ export const SQL = {
   selectCounts: `SELECT status, count FROM conversation_counts`,
 
   insertMessage: `
-    INSERT INTO messages (conversation_id, seq, id, role, content, tool_call, created_at, input_tokens, output_tokens, compaction)
-    VALUES (@conversation_id, @seq, @id, @role, @content, @tool_call, @created_at, @input_tokens, @output_tokens, @compaction)`,
+    INSERT INTO messages (conversation_id, seq, id, role, content, tool_call, created_at, input_tokens, output_tokens, compaction, node)
+    VALUES (@conversation_id, @seq, @id, @role, @content, @tool_call, @created_at, @input_tokens, @output_tokens, @compaction, @node)`,
   selectMessages: `SELECT * FROM messages WHERE conversation_id = ? ORDER BY seq`,
   // One query for a whole page; the ids travel as one JSON array so the text never varies.
   selectMessagesOfConversations: `
