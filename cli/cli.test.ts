@@ -17,6 +17,12 @@ describe('asg config check', () => {
     expect(out).toContain('config/agent.yaml: valid (model gemini-2.5-flash, 1 MCP server(s)');
   });
 
+  it('accepts the orchestrated example of config/sequential.yaml', () => {
+    const { code, out } = asg('config', 'check', 'config/sequential.yaml');
+    expect(code).toBe(0);
+    expect(out).toContain('config/sequential.yaml: valid (model gemini-2.5-flash, 1 MCP server(s), 0 A2A agent(s), agent tree)');
+  });
+
   it('names the file, the field and what was expected', () => {
     const file = join(tempDir(), 'bad.yaml');
     writeFileSync(file, 'port: eighty\nllm:\n  modle: x\nmcp_servers:\n  - name: a\n');

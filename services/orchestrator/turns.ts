@@ -9,49 +9,47 @@ import {
   type Message,
   type NewMessage,
   type PendingApproval,
+  type PipelineState,
   type TokenUsage,
 } from '../../gen/ts/asg/store/v1/store.js';
 import type { Tool } from '../../gen/ts/asg/tools/v1/tools.js';
 import { callHash } from '../common/call-hash.js';
 import type { AgentConfig } from '../common/config/schema.js';
 import { currentContext, withContextPatch } from '../common/context.js';
-import { failedPrecondition, internal, invalidArgument, RpcError } from '../common/grpc/errors.js';
+import { failedPrecondition, internal, invalidArgument } from '../common/grpc/errors.js';
 import type { Logger } from '../common/log.js';
 import { redactSecrets } from '../common/secrets.js';
 import { newSessionId } from '../common/session-id.js';
 import type { OrchestratorClients } from './clients.js';
 import { compactionNotice, planCompaction, SUMMARY_INSTRUCTIONS, transcriptOf, visibleHistory, withSummary } from './domain/compaction.js';
 import { contextWindowOf } from './domain/context-window.js';
-import { systemPromptOf, toModelHistory, type HistoryEntry } from './domain/history.js';
-import { approvalRequiredText, assistantCall, assistantText, CANCELLED_BY_USER, gatedCall, stillWaitingText, toolResult, userMessage } from './domain/messages.js';
-import { DEFERRED_REASON, describeCall, planToolCalls } from './domain/plan.js';
+import { systemPromptOf, type HistoryEntry } from './domain/history.js';
+import { approvalRequiredText, assistantText, CANCELLED_BY_USER, gatedCall, stillWaitingText, toolResult, userMessage } from './domain/messages.js';
+import { describeCall } from './domain/plan.js';
 import { tokenCounterFor, toolDefinitionTokens } from './domain/tokens.js';
+import { PipelineRunner, type StepsOutcome } from './pipeline.js';
 import { ToolCatalogue } from './tool-catalogue.js';
+import { errorText, ToolLoop, toolDefinitionsOf, type GatedCall, type ToolOutcome } from './tool-loop.js';
 
 /** Room kept for the model's answer when the budget is the context window. */
 const ANSWER_RESERVE_TOKENS = 4096;
 
-interface ToolOutcome {
-  text: string;
-  isError: boolean;
-}
-
-/** How a run of model steps ended, with the conversation as stored at that point. */
-interface StepsOutcome {
-  result: TurnResult;
-  conversation: Conversation;
-}
-
 /**
- * Runs turns in simple mode: the model/tool loop, the approval gate (stop) and the
- * continuation after a decision (go). Holds no state between calls: everything it knows
- * about a conversation it reads from the store, and every store call that changes a
- * conversation hands the changed conversation back, so a turn pays no extra reads.
+ * Runs turns: the model/tool loop of simple mode or the agent tree (pipeline.ts), the
+ * approval gate (stop) and the continuation after a decision (go). Holds no state between
+ * calls: everything it knows about a conversation it reads from the store, and every store
+ * call that changes a conversation hands the changed conversation back, so a turn pays no
+ * extra reads.
  */
 export class TurnRunner {
   /** An approved call that has not finished after this long was cut off by a crash. */
   private readonly interruptedAfterMs: number;
   private readonly catalogue: ToolCatalogue;
+  private readonly loop: ToolLoop;
+  /** Simple mode's prompt and model: the top-level ones, or a lone llm node's own (seed 000). */
+  private readonly simple: { prompt: string; model: string };
+  /** Orchestrated mode: present when `agent` is a tree (anything but a lone llm node). */
+  private readonly pipeline: PipelineRunner | undefined;
 
   constructor(
     private readonly config: AgentConfig,
@@ -60,13 +58,22 @@ export class TurnRunner {
   ) {
     this.interruptedAfterMs = Math.max(30_000, ...config.mcp_servers.map((server) => server.timeout)) + 10_000;
     this.catalogue = new ToolCatalogue(clients);
+    this.loop = new ToolLoop(config, clients, log);
+    const agent = config.agent;
+    const lone = agent?.type === 'llm' ? agent : undefined;
+    this.simple = { prompt: lone?.prompt ?? config.prompt, model: lone?.model ?? config.llm.model };
+    this.pipeline =
+      agent && !lone
+        ? new PipelineRunner(agent, config, clients, this.loop, this.catalogue, (id, gate, messages, state) => this.stopForApproval(id, gate, messages, state), log)
+        : undefined;
   }
 
   async createConversation(message: string | undefined): Promise<{ conversation: Conversation; result?: TurnResult }> {
     if (message !== undefined && message.trim() === '') throw invalidArgument('message must be a non-empty string');
     const sessionId = currentContext()?.sessionId || newSessionId();
     return withContextPatch({ sessionId }, async () => {
-      const { conversation } = await this.clients.store.createConversation({ sessionId, systemPrompt: this.config.prompt });
+      // Seed 000: the top-level prompt is simple mode's; each node of a tree has its own.
+      const { conversation } = await this.clients.store.createConversation({ sessionId, systemPrompt: this.pipeline ? '' : this.simple.prompt });
       if (!conversation) throw internal('the store returned no conversation');
       this.log.info('conversation created', { conversation: conversation.id });
       if (message === undefined) return { conversation };
@@ -84,11 +91,22 @@ export class TurnRunner {
     if (!approval) throw internal('the store returned no approval');
     return withContextPatch({ sessionId: currentContext()?.sessionId || sessionId }, async () => {
       const args = approval.toolArgs ?? {};
+      // A paused pipeline resumes only where the configured tree still leads to the paused
+      // node; that is checked before the claim, so a refusal leaves the approval pending.
+      const { conversation: paused } = await this.clients.store.getConversation({ id: approval.conversationId, includeMessages: false });
+      const pipelineState = paused?.pipelineState;
+      let node: string | undefined;
+      if (pipelineState && approval.status === ApprovalStatus.APPROVAL_STATUS_PENDING) {
+        if (approved) node = this.pipelineFor(uuid).pausedNode(pipelineState, uuid).name;
+        else node = this.pipeline?.nodeNameAt(pipelineState);
+      }
+      const cancelled: NewMessage = { ...toolResult(gatedCall(approval), args, CANCELLED_BY_USER, true), ...(node && { node }) };
       const claim = await this.clients.store.claimApproval({
         uuid,
         approved,
-        // A rejection is recorded as the call's result in the claim's own transaction.
-        messages: approved ? [] : [toolResult(gatedCall(approval), args, CANCELLED_BY_USER, true)],
+        // A rejection is recorded as the call's result in the claim's own transaction; it
+        // cancels the pipeline too.
+        messages: approved ? [] : [cancelled],
         clearPipelineState: !approved,
       });
       const decided = claim.approval ?? approval;
@@ -99,14 +117,24 @@ export class TurnRunner {
       }
       this.log.info(approved ? 'approval approved' : 'approval rejected', { approval: uuid, tool: approval.toolName });
       if (!approved) return { decided: true, approval: decided, conversation, result: { response: CANCELLED_BY_USER, waitingApproval: false } };
-      const finished = await this.executeApproved(approval);
-      const outcome = await this.runSteps(required(finished.conversation));
+      const finished = await this.executeApproved(approval, node);
+      const outcome = pipelineState
+        ? await this.pipelineFor(uuid).resume(required(finished.conversation), pipelineState, uuid)
+        : await this.runSteps(required(finished.conversation));
       return { decided: true, approval: finished.approval ?? approval, conversation: outcome.conversation, result: outcome.result };
     });
   }
 
   async listTools(): Promise<Tool[]> {
     return this.catalogue.list();
+  }
+
+  /** The pipeline runner, or FAILED_PRECONDITION when the configuration has no tree any more. */
+  private pipelineFor(uuid: string): PipelineRunner {
+    if (this.pipeline) return this.pipeline;
+    throw failedPrecondition(
+      `approval ${uuid} cannot resume its pipeline: the configuration has no agent tree any more. Nothing was run; restore the configuration, or reject the approval to cancel the pipeline.`,
+    );
   }
 
   /** Appends the user's message (unless the conversation waits) and runs the loop. */
@@ -124,13 +152,13 @@ export class TurnRunner {
         start = await this.clients.store.startTurn({ conversationId, message: userMessage(message) });
         if (!start.started) throw failedPrecondition(`conversation ${conversationId} changed while its interrupted calls were recorded; send the message again`);
       }
-      const outcome = await this.runSteps(required(start.conversation));
+      const outcome = this.pipeline ? await this.pipeline.run(required(start.conversation), message) : await this.runSteps(required(start.conversation));
       return { conversation: outcome.conversation, result: outcome.result };
     });
   }
 
   /** Runs the stored call of a won approval, at most once: executing is recorded first. */
-  private async executeApproved(approval: PendingApproval) {
+  private async executeApproved(approval: PendingApproval, node: string | undefined) {
     const args = approval.toolArgs ?? {};
     await this.clients.store.startApprovalExecution({ uuid: approval.uuid });
     let outcome: ToolOutcome;
@@ -138,12 +166,12 @@ export class TurnRunner {
       outcome = { text: `${approval.toolName} was not executed: the stored call no longer matches the one that was approved.`, isError: true };
       this.log.error('approved call does not match its hash', { approval: approval.uuid });
     } else {
-      outcome = await this.callTool(approval.toolName, args, approval.uuid);
+      outcome = await this.loop.callTool(approval.toolName, args, approval.uuid);
     }
     return this.clients.store.finishApprovalExecution({
       uuid: approval.uuid,
       success: !outcome.isError,
-      messages: [toolResult(gatedCall(approval), args, outcome.text, outcome.isError)],
+      messages: [{ ...toolResult(gatedCall(approval), args, outcome.text, outcome.isError), ...(node && { node }) }],
     });
   }
 
@@ -157,65 +185,40 @@ export class TurnRunner {
     try {
       catalogue = await this.catalogue.current();
     } catch (error) {
-      return this.finishWithText(conversationId, [], `The tools are unavailable right now: ${errorText(error)}`);
+      return this.finish(conversationId, [assistantText(`The tools are unavailable right now: ${errorText(error)}`)]);
     }
-    const toolDefinitions: ToolDefinition[] = [...catalogue.values()].map((tool) => ({ name: tool.name, description: tool.description, inputSchema: tool.inputSchema }));
-    const fitted = await this.fitToBudget(conversation, toolDefinitions);
-    const history: HistoryEntry[] = fitted.history;
-    const systemPrompt = fitted.systemPrompt;
-    // Messages of finished steps not stored yet: they go with the write that ends the turn.
-    let unsaved: NewMessage[] = [];
-
-    for (let step = 0; step < this.config.chat.max_llm_iterations; step++) {
-      let reply;
-      try {
-        reply = await this.clients.llm.generate({ model: this.config.llm.model, systemPrompt, messages: toModelHistory(history), tools: toolDefinitions });
-      } catch (error) {
-        this.log.warn('model call failed', { conversation: conversationId, error: errorText(error) });
-        return this.finishWithText(conversationId, unsaved, `The model could not answer: ${errorText(error)}`);
-      }
-      const usage = reply.usage && { inputTokens: reply.usage.inputTokens, outputTokens: reply.usage.outputTokens };
-      if (reply.toolCalls.length === 0) return this.finishWithText(conversationId, unsaved, reply.text || '(the model returned an empty answer)', usage);
-
-      const plan = planToolCalls(reply.toolCalls, catalogue);
-      const recorded: NewMessage[] = [];
-      if (reply.text) recorded.push(assistantText(reply.text));
-      for (const planned of plan) recorded.push(assistantCall(planned.call, planned.args));
-      // The step's tokens go on its first message, so the conversation's sum counts each call once.
-      recorded[0] = { ...recorded[0]!, usage };
-      for (const planned of plan) {
-        if (planned.kind === 'reject') recorded.push(toolResult(planned.call, planned.args, planned.reason, true));
-        else if (planned.kind === 'defer') recorded.push(toolResult(planned.call, planned.args, DEFERRED_REASON(planned.call.name), true));
-        else if (planned.kind === 'run') {
-          const outcome = await this.callTool(planned.call.name, planned.args);
-          recorded.push(toolResult(planned.call, planned.args, outcome.text, outcome.isError));
-        }
-      }
-
-      const gate = plan.find((planned) => planned.kind === 'gate');
-      if (gate && gate.kind === 'gate') {
-        const { approval, conversation: waiting } = await this.clients.store.createApproval({
-          conversationId,
-          toolCallId: gate.call.id,
-          toolName: gate.call.name,
-          toolArgs: gate.args,
-          description: describeCall(gate.call.name, gate.tool.server, gate.args),
-          messages: [...unsaved, ...recorded],
-        });
-        if (!approval) throw internal('the store returned no approval');
-        this.log.info('approval requested', { conversation: conversationId, approval: approval.uuid, tool: approval.toolName });
-        return { result: { response: approvalRequiredText(approval), waitingApproval: true, approval }, conversation: required(waiting) };
-      }
-      // A step that ran only safe calls is written with whatever ends the turn, in one
-      // transaction: it changed nothing that a crash could leave unrecorded.
-      unsaved = [...unsaved, ...recorded];
-      history.push(...recorded);
-    }
-    return this.finishWithText(
+    const fitted = await this.fitToBudget(conversation, toolDefinitionsOf(catalogue));
+    const outcome = await this.loop.run({
       conversationId,
-      unsaved,
-      `Stopped after ${this.config.chat.max_llm_iterations} model calls in one turn (chat.max_llm_iterations) without a final answer.`,
-    );
+      model: this.simple.model,
+      systemPrompt: fitted.systemPrompt,
+      history: fitted.history,
+      catalogue,
+      gateDestructive: true,
+      canExitLoop: false,
+    });
+    if (outcome.kind === 'gate') return this.stopForApproval(conversationId, outcome.gate, outcome.messages);
+    return this.finish(conversationId, outcome.messages, outcome.text);
+  }
+
+  /**
+   * Stops a turn before a destructive call: one CreateApproval transaction writes the steps
+   * so far, the approval (stored arguments and their hash) and, in orchestrated mode, where
+   * the pipeline stopped.
+   */
+  async stopForApproval(conversationId: string, gate: GatedCall, messages: NewMessage[], pipelineState?: PipelineState): Promise<StepsOutcome> {
+    const { approval, conversation: waiting } = await this.clients.store.createApproval({
+      conversationId,
+      toolCallId: gate.call.id,
+      toolName: gate.call.name,
+      toolArgs: gate.args,
+      description: describeCall(gate.call.name, gate.tool.server, gate.args),
+      messages,
+      pipelineState,
+    });
+    if (!approval) throw internal('the store returned no approval');
+    this.log.info('approval requested', { conversation: conversationId, approval: approval.uuid, tool: approval.toolName });
+    return { result: { response: approvalRequiredText(approval), waitingApproval: true, approval }, conversation: required(waiting) };
   }
 
   /**
@@ -224,8 +227,8 @@ export class TurnRunner {
    * A compaction is recorded in the conversation before the model sees its effect.
    */
   private async fitToBudget(conversation: Conversation, tools: ToolDefinition[]): Promise<{ history: HistoryEntry[]; systemPrompt: string }> {
-    const model = this.config.llm.model;
-    const basePrompt = systemPromptOf(conversation.messages, this.config.prompt);
+    const model = this.simple.model;
+    const basePrompt = systemPromptOf(conversation.messages, this.simple.prompt);
     const count = tokenCounterFor(model);
     const window = this.config.chat.max_tokens || contextWindowOf(model);
     const budget = window - Math.min(ANSWER_RESERVE_TOKENS, Math.floor(window / 4));
@@ -265,20 +268,10 @@ export class TurnRunner {
     return { history: visibleHistory([...conversation.messages, marker]).messages, systemPrompt: withSummary(basePrompt, keptSummary) };
   }
 
-  private async finishWithText(conversationId: string, unsaved: NewMessage[], text: string, usage?: TokenUsage): Promise<StepsOutcome> {
-    const response = redactSecrets(text);
-    const { conversation } = await this.clients.store.appendMessages(appendRequest(conversationId, [...unsaved, { ...assistantText(response), usage }]));
-    return { result: { response, waitingApproval: false }, conversation: required(conversation) };
-  }
-
-  private async callTool(name: string, args: Record<string, unknown>, approvalUuid = ''): Promise<ToolOutcome> {
-    try {
-      const result = await this.clients.tools.callTool({ name, arguments: args, approvalUuid });
-      return { text: result.text, isError: result.isError };
-    } catch (error) {
-      this.log.warn('tool call failed', { tool: name, error: errorText(error) });
-      return { text: `${name} failed: ${errorText(error)}`, isError: true };
-    }
+  /** Ends a turn: its messages (the last one says `response`) written in one transaction. */
+  private async finish(conversationId: string, messages: NewMessage[], response = messages.at(-1)?.content ?? ''): Promise<StepsOutcome> {
+    const { conversation } = await this.clients.store.appendMessages(appendRequest(conversationId, messages));
+    return { result: { response: redactSecrets(response), waitingApproval: false }, conversation: required(conversation) };
   }
 
   /**
@@ -309,7 +302,4 @@ function appendRequest(conversationId: string, messages: NewMessage[]) {
   return { conversationId, messages, status: ConversationStatus.CONVERSATION_STATUS_UNSPECIFIED, clearPipelineState: false, returnConversation: true };
 }
 
-function errorText(error: unknown): string {
-  const message = error instanceof RpcError || error instanceof Error ? error.message : String(error);
-  return redactSecrets(message);
-}
+

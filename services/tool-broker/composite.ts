@@ -30,6 +30,8 @@ export interface CallerContext {
   deadline?: number;
   /** The approval that allows a destructive call. */
   approvalUuid?: string;
+  /** Why the caller's policy runs a destructive call without an approval (CallToolRequest.unapproved_reason). */
+  unapprovedReason?: string;
 }
 
 function brokerTool(tool: McpTool, server: string): BrokerTool {
@@ -103,7 +105,7 @@ export class ToolComposite {
     // The orchestrator gates destructive calls; refusing one that comes without an approval
     // here keeps the rule even if a caller skipped the gate or had a stale tool list.
     const tool = connection.tools.find((candidate) => candidate.name === name);
-    if (tool && isDestructive(tool.annotations) && !caller.approvalUuid) {
+    if (tool && isDestructive(tool.annotations) && !caller.approvalUuid && !caller.unapprovedReason) {
       throw failedPrecondition(`tool ${name} on server ${connection.name} is destructive and was called without an approval; nothing was executed`);
     }
     // DESIGN rule 7: the server's own timeout, cut short by the caller's deadline.

@@ -30,6 +30,7 @@ export function toolBrokerHandlers(composite: ToolComposite, limiter?: RateLimit
         authorization: caller.authorization,
         deadline: caller.deadline,
         approvalUuid: request.approvalUuid || undefined,
+        unapprovedReason: request.unapprovedReason || undefined,
       });
       return { text: result.text, isError: result.isError, structuredContent: result.structuredContent, server: result.server };
     },

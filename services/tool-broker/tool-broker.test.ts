@@ -169,37 +169,40 @@ describe('tool-broker over stdio and Streamable HTTP', () => {
     const server = kind === 'stdio' ? stdioResources('resources', dbPath()) : { name: 'resources', url: (await httpResources()).url };
     const { client } = await startBroker([server]);
 
-    const added = await client.callTool({ name: 'resources_add', arguments: { name: 'server-1', value: 42 }, approvalUuid: APPROVED });
+    const added = await client.callTool({ name: 'resources_add', arguments: { name: 'server-1', value: 42 }, approvalUuid: APPROVED, unapprovedReason: '' });
     expect(added).toMatchObject({ isError: false, server: 'resources' });
     expect(added.structuredContent).toMatchObject({ name: 'server-1', value: 42 });
     expect(JSON.parse(added.text)).toEqual(added.structuredContent);
     const id = added.structuredContent!.id as string;
 
-    const listed = await client.callTool({ name: 'resources_list', arguments: { pattern: '^server-' }, approvalUuid: APPROVED });
+    const listed = await client.callTool({ name: 'resources_list', arguments: { pattern: '^server-' }, approvalUuid: APPROVED, unapprovedReason: '' });
     expect(listed.structuredContent).toMatchObject({ count: 1, resources: [{ id, name: 'server-1', value: 42 }] });
 
-    const removed = await client.callTool({ name: 'resources_remove', arguments: { id }, approvalUuid: APPROVED });
+    const removed = await client.callTool({ name: 'resources_remove', arguments: { id }, approvalUuid: APPROVED, unapprovedReason: '' });
     expect(removed.structuredContent).toEqual({ removed: 1, ids: [id] });
-    expect((await client.callTool({ name: 'resources_list', arguments: {}, approvalUuid: APPROVED })).structuredContent).toEqual({ resources: [], count: 0 });
+    expect((await client.callTool({ name: 'resources_list', arguments: {}, approvalUuid: APPROVED, unapprovedReason: '' })).structuredContent).toEqual({ resources: [], count: 0 });
   });
 
   it('refuses a destructive call that comes without an approval, and runs safe ones without', async () => {
     const db = dbPath();
     const { client } = await startBroker([stdioResources('resources', db)]);
-    expect(await failure(client.callTool({ name: 'resources_add', arguments: { name: 'sneaky', value: 1 }, approvalUuid: '' }))).toEqual({
+    expect(await failure(client.callTool({ name: 'resources_add', arguments: { name: 'sneaky', value: 1 }, approvalUuid: '', unapprovedReason: '' }))).toEqual({
       code: GrpcStatus.FAILED_PRECONDITION,
       message: 'tool resources_add on server resources is destructive and was called without an approval; nothing was executed',
     });
-    const listed = await client.callTool({ name: 'resources_list', arguments: {}, approvalUuid: '' });
+    const listed = await client.callTool({ name: 'resources_list', arguments: {}, approvalUuid: '', unapprovedReason: '' });
+    // The agent tree's policy inside parallel and loop nodes: an explicit reason instead of an approval.
+    const exempt = await client.callTool({ name: 'resources_add', arguments: { name: 'in-a-loop', value: 1 }, approvalUuid: '', unapprovedReason: 'loop node "checker"' });
+    expect(exempt.isError).toBe(false);
     expect(listed.structuredContent).toEqual({ resources: [], count: 0 });
   });
 
   it('applies rate_limits.tools: over the limit with no time to wait, RESOURCE_EXHAUSTED and nothing runs', async () => {
     const db = dbPath();
     const { client } = await startBroker([stdioResources('resources', db)], { rate_limits: { max_wait: '10ms', tools: { 'resources_*': { calls: 2, window: '1m' } } } });
-    await client.callTool({ name: 'resources_add', arguments: { name: 'one', value: 1 }, approvalUuid: APPROVED });
-    await client.callTool({ name: 'resources_list', arguments: {}, approvalUuid: '' });
-    const refused = await failure(client.callTool({ name: 'resources_add', arguments: { name: 'three', value: 3 }, approvalUuid: APPROVED }));
+    await client.callTool({ name: 'resources_add', arguments: { name: 'one', value: 1 }, approvalUuid: APPROVED, unapprovedReason: '' });
+    await client.callTool({ name: 'resources_list', arguments: {}, approvalUuid: '', unapprovedReason: '' });
+    const refused = await failure(client.callTool({ name: 'resources_add', arguments: { name: 'three', value: 3 }, approvalUuid: APPROVED, unapprovedReason: '' }));
     expect(refused.code).toBe(GrpcStatus.RESOURCE_EXHAUSTED);
     expect(refused.message).toContain('rule "resources_*": 2 calls per 1m');
     expect(resourceNames(db)).toEqual(['one']);
@@ -208,25 +211,25 @@ describe('tool-broker over stdio and Streamable HTTP', () => {
   it('returns tool errors as results and unknown tools as NOT_FOUND', async () => {
     const { client } = await startBroker([{ name: 'resources', url: (await httpResources()).url }]);
 
-    const neither = await client.callTool({ name: 'resources_remove', arguments: {}, approvalUuid: APPROVED });
+    const neither = await client.callTool({ name: 'resources_remove', arguments: {}, approvalUuid: APPROVED, unapprovedReason: '' });
     expect(neither).toMatchObject({ isError: true, server: 'resources' });
     expect(neither.text).toMatch(/needs "id" or "pattern"/);
     expect(neither.structuredContent).toBeUndefined();
 
-    const badRegex = await client.callTool({ name: 'resources_list', arguments: { pattern: '[' }, approvalUuid: APPROVED });
+    const badRegex = await client.callTool({ name: 'resources_list', arguments: { pattern: '[' }, approvalUuid: APPROVED, unapprovedReason: '' });
     expect(badRegex.isError).toBe(true);
     expect(badRegex.text).toMatch(/invalid regular expression/);
 
-    const badValue = await client.callTool({ name: 'resources_add', arguments: { name: 'x', value: 1.5 }, approvalUuid: APPROVED });
+    const badValue = await client.callTool({ name: 'resources_add', arguments: { name: 'x', value: 1.5 }, approvalUuid: APPROVED, unapprovedReason: '' });
     expect(badValue.isError).toBe(true);
 
-    expect(await failure(client.callTool({ name: 'nope', arguments: {}, approvalUuid: APPROVED }))).toEqual({ code: GrpcStatus.NOT_FOUND, message: 'unknown tool nope' });
+    expect(await failure(client.callTool({ name: 'nope', arguments: {}, approvalUuid: APPROVED, unapprovedReason: '' }))).toEqual({ code: GrpcStatus.NOT_FOUND, message: 'unknown tool nope' });
   });
 
   it('summarises non-text content', async () => {
     const fixture = await fixtureServer();
     const { client } = await startBroker([{ name: 'fixture', url: fixture.url }]);
-    expect(await client.callTool({ name: 'picture', arguments: {}, approvalUuid: APPROVED })).toMatchObject({ text: 'a red dot\n[image image/png]', isError: false });
+    expect(await client.callTool({ name: 'picture', arguments: {}, approvalUuid: APPROVED, unapprovedReason: '' })).toMatchObject({ text: 'a red dot\n[image image/png]', isError: false });
   });
 });
 
@@ -294,9 +297,9 @@ describe('tool-broker bearer forwarding', () => {
   it('turns an HTTP 401 for the caller\'s token into a tool error and keeps the connection', async () => {
     const gate = await tokenGate((await httpResources()).url, 'Bearer refused-token');
     const { client } = await startBroker([{ name: 'gated', url: gate }]);
-    const refused = await runWithContext({ sessionId: 'abcd1234', authorization: 'Bearer refused-token' }, () => client.callTool({ name: 'resources_list', arguments: {}, approvalUuid: APPROVED }));
+    const refused = await runWithContext({ sessionId: 'abcd1234', authorization: 'Bearer refused-token' }, () => client.callTool({ name: 'resources_list', arguments: {}, approvalUuid: APPROVED, unapprovedReason: '' }));
     expect(refused).toMatchObject({ isError: true, server: 'gated', text: 'MCP server gated refused the call of resources_list: HTTP 401' });
-    const allowed = await runWithContext({ sessionId: 'abcd1234', authorization: 'Bearer good-token' }, () => client.callTool({ name: 'resources_list', arguments: {}, approvalUuid: APPROVED }));
+    const allowed = await runWithContext({ sessionId: 'abcd1234', authorization: 'Bearer good-token' }, () => client.callTool({ name: 'resources_list', arguments: {}, approvalUuid: APPROVED, unapprovedReason: '' }));
     expect(allowed).toMatchObject({ isError: false, structuredContent: { count: 0 } });
   });
 
@@ -308,7 +311,7 @@ describe('tool-broker bearer forwarding', () => {
     expect(setupRequests).toBeGreaterThan(0);
 
     const callAs = (authorization: string | undefined, text: string) =>
-      runWithContext({ sessionId: 'abcd1234', authorization }, () => client.callTool({ name: 'echo', arguments: { text }, approvalUuid: APPROVED }));
+      runWithContext({ sessionId: 'abcd1234', authorization }, () => client.callTool({ name: 'echo', arguments: { text }, approvalUuid: APPROVED, unapprovedReason: '' }));
     const results = await Promise.all([callAs('Bearer t1-secret-one', 'one'), callAs('Bearer t2-secret-two', 'two'), callAs(undefined, 'three')]);
     expect(results.map((result) => result.text)).toEqual(['one', 'two', 'three']);
     // The calls were in the server at the same time, so a shared header would have mixed them up.
@@ -328,7 +331,7 @@ describe('tool-broker bearer forwarding', () => {
     cleanups.push(() => composite.close());
     // Started synchronously one after the other: a token kept anywhere but in each call's own async context would leak into the other.
     const texts = ['a', 'b', 'c', 'd'];
-    await Promise.all(texts.map((text) => composite.callTool('echo', { text }, { authorization: `Bearer token-${text}`, approvalUuid: APPROVED })));
+    await Promise.all(texts.map((text) => composite.callTool('echo', { text }, { authorization: `Bearer token-${text}`, approvalUuid: APPROVED, unapprovedReason: '' })));
     expect(Object.fromEntries(fixture.calls.map((call) => [call.text, call.authorization]))).toEqual(Object.fromEntries(texts.map((text) => [text, `Bearer token-${text}`])));
   });
 
@@ -336,7 +339,7 @@ describe('tool-broker bearer forwarding', () => {
     const fixture = await fixtureServer();
     const { client, log } = await startBroker([{ name: 'fixture', url: fixture.url }]);
     await fixture.close();
-    const { code, message } = await failure(runWithContext({ sessionId: 'abcd1234', authorization: 'Bearer t3-secret-three' }, () => client.callTool({ name: 'echo', arguments: { text: 'x' }, approvalUuid: APPROVED })));
+    const { code, message } = await failure(runWithContext({ sessionId: 'abcd1234', authorization: 'Bearer t3-secret-three' }, () => client.callTool({ name: 'echo', arguments: { text: 'x' }, approvalUuid: APPROVED, unapprovedReason: '' })));
     expect(code).toBe(GrpcStatus.UNAVAILABLE);
     expect(message).toMatch(/^MCP server fixture is not running: /);
     expect(message + log.join('\n')).not.toContain('t3-secret-three');
@@ -347,13 +350,13 @@ describe('tool-broker when servers fail', () => {
   it('restarts a stdio server that died between calls', async () => {
     const db = dbPath();
     const { client, log } = await startBroker([stdioResources('local', db)]);
-    await client.callTool({ name: 'resources_add', arguments: { name: 'kept', value: 1 }, approvalUuid: APPROVED });
+    await client.callTool({ name: 'resources_add', arguments: { name: 'kept', value: 1 }, approvalUuid: APPROVED, unapprovedReason: '' });
     const [first] = childProcesses(db);
     expect(first).toBeDefined();
     process.kill(first!, 'SIGKILL');
     await expect.poll(() => log.some((line) => line.includes('MCP server connection closed'))).toBe(true);
 
-    const listed = await client.callTool({ name: 'resources_list', arguments: {}, approvalUuid: APPROVED });
+    const listed = await client.callTool({ name: 'resources_list', arguments: {}, approvalUuid: APPROVED, unapprovedReason: '' });
     expect(listed.structuredContent).toMatchObject({ count: 1, resources: [{ name: 'kept' }] });
     const restarted = childProcesses(db);
     expect(restarted).toHaveLength(1);
@@ -367,15 +370,15 @@ describe('tool-broker when servers fail', () => {
     const [pid] = childProcesses(db);
     // Frozen, the server cannot answer: the call is surely in flight when the process dies.
     process.kill(pid!, 'SIGSTOP');
-    const inFlight = failure(client.callTool({ name: 'resources_list', arguments: {}, approvalUuid: APPROVED }));
+    const inFlight = failure(client.callTool({ name: 'resources_list', arguments: {}, approvalUuid: APPROVED, unapprovedReason: '' }));
     await new Promise((resolve) => setTimeout(resolve, 200));
     const killedAt = Date.now();
     process.kill(pid!, 'SIGKILL');
     expect(await inFlight).toEqual({ code: GrpcStatus.UNAVAILABLE, message: 'MCP server local is not running: its process exited' });
     expect(Date.now() - killedAt).toBeLessThan(5000); // the call's deadline is 30 s
 
-    expect((await client.callTool({ name: 'echo', arguments: { text: 'still here' }, approvalUuid: APPROVED })).text).toBe('still here');
-    expect((await client.callTool({ name: 'resources_list', arguments: {}, approvalUuid: APPROVED })).structuredContent).toEqual({ resources: [], count: 0 });
+    expect((await client.callTool({ name: 'echo', arguments: { text: 'still here' }, approvalUuid: APPROVED, unapprovedReason: '' })).text).toBe('still here');
+    expect((await client.callTool({ name: 'resources_list', arguments: {}, approvalUuid: APPROVED, unapprovedReason: '' })).structuredContent).toEqual({ resources: [], count: 0 });
     expect(childProcesses(db)).toHaveLength(1);
   });
 
@@ -388,10 +391,10 @@ describe('tool-broker when servers fail', () => {
     for (const pid of childProcesses(db)) process.kill(pid, 'SIGKILL');
     await expect.poll(() => log.some((line) => line.includes('MCP server connection closed'))).toBe(true);
 
-    const { code, message } = await failure(client.callTool({ name: 'resources_list', arguments: {}, approvalUuid: APPROVED }));
+    const { code, message } = await failure(client.callTool({ name: 'resources_list', arguments: {}, approvalUuid: APPROVED, unapprovedReason: '' }));
     expect(code).toBe(GrpcStatus.UNAVAILABLE);
     expect(message).toMatch(/^MCP server local is not running: restart failed: /);
-    expect((await client.callTool({ name: 'echo', arguments: { text: 'fine' }, approvalUuid: APPROVED })).text).toBe('fine');
+    expect((await client.callTool({ name: 'echo', arguments: { text: 'fine' }, approvalUuid: APPROVED, unapprovedReason: '' })).text).toBe('fine');
     // Its tools stay listed: the next call tries the restart again.
     expect((await client.listTools({})).tools.filter((tool) => tool.server === 'local')).toHaveLength(3);
   });
@@ -400,28 +403,28 @@ describe('tool-broker when servers fail', () => {
     const db = dbPath();
     const http = await httpResources(db);
     const { client } = await startBroker([{ name: 'remote', url: http.url }]);
-    await client.callTool({ name: 'resources_add', arguments: { name: 'survivor', value: 1 }, approvalUuid: APPROVED });
+    await client.callTool({ name: 'resources_add', arguments: { name: 'survivor', value: 1 }, approvalUuid: APPROVED, unapprovedReason: '' });
     await http.close();
 
-    const down = await failure(client.callTool({ name: 'resources_list', arguments: {}, approvalUuid: APPROVED }));
+    const down = await failure(client.callTool({ name: 'resources_list', arguments: {}, approvalUuid: APPROVED, unapprovedReason: '' }));
     expect(down.code).toBe(GrpcStatus.UNAVAILABLE);
     expect(down.message).toMatch(/^MCP server remote is not running: .*ECONNREFUSED/);
 
     await httpResources(db, http.port);
-    expect((await client.callTool({ name: 'resources_list', arguments: {}, approvalUuid: APPROVED })).structuredContent).toMatchObject({ count: 1, resources: [{ name: 'survivor' }] });
+    expect((await client.callTool({ name: 'resources_list', arguments: {}, approvalUuid: APPROVED, unapprovedReason: '' })).structuredContent).toMatchObject({ count: 1, resources: [{ name: 'survivor' }] });
   });
 
   it('gives DEADLINE_EXCEEDED when a server does not answer within its timeout', async () => {
     const fixture = await fixtureServer();
     const { client } = await startBroker([{ name: 'slow', url: fixture.url, timeout: '500ms' }]);
     const started = Date.now();
-    expect(await failure(client.callTool({ name: 'wait', arguments: { ms: 10_000 }, approvalUuid: APPROVED }))).toEqual({
+    expect(await failure(client.callTool({ name: 'wait', arguments: { ms: 10_000 }, approvalUuid: APPROVED, unapprovedReason: '' }))).toEqual({
       code: GrpcStatus.DEADLINE_EXCEEDED,
       message: 'tool wait on server slow did not answer within 500ms',
     });
     expect(Date.now() - started).toBeLessThan(3000);
     // A slow answer is not a dead server: the next call goes through.
-    expect((await client.callTool({ name: 'wait', arguments: { ms: 10 }, approvalUuid: APPROVED })).text).toBe('waited');
+    expect((await client.callTool({ name: 'wait', arguments: { ms: 10 }, approvalUuid: APPROVED, unapprovedReason: '' })).text).toBe('waited');
   });
 
   it('cuts a call short at the caller\'s deadline when it comes before the server timeout', async () => {

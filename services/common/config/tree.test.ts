@@ -40,6 +40,11 @@ describe('parseConfig with a bad tree', () => {
     expect(() => parseConfig(raw, 'agent.yaml')).toThrow('agent.yaml: agent.agents[1].agents[0] (node "executor"): "agents" is a field of sequential, parallel and loop nodes, not of an llm node');
   });
 
+  it('names the path of a node of unknown type', () => {
+    const raw = { agent: { name: 'pipeline', type: 'sequential', agents: [{ name: 'odd', type: 'fork' }] } };
+    expect(() => parseConfig(raw, 'agent.yaml')).toThrow('agent.yaml: agent.agents[0].type: expected one of "llm", "sequential", "parallel", "loop", "a2a"');
+  });
+
   it('leaves simple mode alone when there is no tree', () => {
     expect(parseConfig({}, 'agent.yaml').agent).toBeUndefined();
   });

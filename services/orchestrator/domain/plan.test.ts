@@ -18,6 +18,20 @@ describe('planToolCalls', () => {
     expect(plan[1]!.args).toEqual({ name: 'a', value: 1 });
   });
 
+  it('runs destructive calls unapproved where they do not gate (parallel and loop nodes)', () => {
+    const plan = planToolCalls([call('resources_add', { name: 'a', value: 1 }), call('resources_remove', { id: 'x' })], tools, { gateDestructive: false });
+    expect(plan.map((p) => [p.kind, p.kind === 'run' && p.unapproved])).toEqual([
+      ['run', true],
+      ['run', true],
+    ]);
+    expect(planToolCalls([call('resources_list', {})], tools, { gateDestructive: false })[0]).not.toHaveProperty('unapproved');
+  });
+
+  it('answers exit_loop itself only when the node may exit its loop', () => {
+    expect(planToolCalls([call('exit_loop', {})], tools, { gateDestructive: false, exitTool: 'exit_loop' })[0]!.kind).toBe('exit');
+    expect(planToolCalls([call('exit_loop', {})], tools, { gateDestructive: false })[0]!.kind).toBe('reject');
+  });
+
   it('rejects unknown tools, naming the available ones', () => {
     const [planned] = planToolCalls([call('drop_everything', {})], tools);
     expect(planned!.kind).toBe('reject');

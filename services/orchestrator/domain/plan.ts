@@ -11,19 +11,32 @@ import { checkArguments, parseArguments } from './arguments.js';
  *  - `gate`: a destructive call; the first one of the step stops the turn for approval.
  *  - `defer`: a further destructive call of the same step; only one approval waits at a
  *    time, so it is answered with an error that asks the model to request it again later.
+ *  - `exit`: the `exit_loop` tool of an llm node with `can_exit_loop`; the orchestrator
+ *    answers it and the node ends after this step.
+ * Where destructive calls do not gate (inside parallel and loop nodes), they are `run` with
+ * `unapproved` set, so that they are logged and marked in the conversation.
  */
 export type PlannedCall =
   | { kind: 'reject'; call: ToolCallPart; args: Record<string, unknown>; reason: string }
-  | { kind: 'run'; call: ToolCallPart; args: Record<string, unknown>; tool: Tool }
+  | { kind: 'run'; call: ToolCallPart; args: Record<string, unknown>; tool: Tool; unapproved?: boolean }
+  | { kind: 'exit'; call: ToolCallPart; args: Record<string, unknown> }
   | { kind: 'gate'; call: ToolCallPart; args: Record<string, unknown>; tool: Tool }
   | { kind: 'defer'; call: ToolCallPart; args: Record<string, unknown>; tool: Tool };
 
-export function planToolCalls(calls: readonly ToolCallPart[], tools: ReadonlyMap<string, Tool>): PlannedCall[] {
+export interface PlanOptions {
+  /** False inside parallel and loop nodes: destructive calls run without approval. */
+  gateDestructive: boolean;
+  /** The name of the exit tool when the node may end its loop. */
+  exitTool?: string;
+}
+
+export function planToolCalls(calls: readonly ToolCallPart[], tools: ReadonlyMap<string, Tool>, options: PlanOptions = { gateDestructive: true }): PlannedCall[] {
   let gated = false;
   return calls.map((call): PlannedCall => {
     const tool = tools.get(call.name);
     const parsed = parseArguments(call.argumentsJson);
     const args = parsed.ok ? parsed.value : {};
+    if (options.exitTool !== undefined && call.name === options.exitTool) return { kind: 'exit', call, args };
     if (!tool) {
       const known = [...tools.keys()].sort().join(', ') || 'none';
       return { kind: 'reject', call, args, reason: `unknown tool "${call.name}" (available tools: ${known}); nothing was executed` };
@@ -32,6 +45,7 @@ export function planToolCalls(calls: readonly ToolCallPart[], tools: ReadonlyMap
     const problem = checkArguments(tool.inputSchema, args);
     if (problem) return { kind: 'reject', call, args, reason: `invalid arguments for ${call.name}: ${problem}; nothing was executed` };
     if (!tool.destructive) return { kind: 'run', call, args, tool };
+    if (!options.gateDestructive) return { kind: 'run', call, args, tool, unapproved: true };
     if (gated) return { kind: 'defer', call, args, tool };
     gated = true;
     return { kind: 'gate', call, args, tool };

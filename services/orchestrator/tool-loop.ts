@@ -1,0 +1,143 @@
+import type { ToolDefinition } from '../../gen/ts/asg/llm/v1/llm.js';
+import type { NewMessage, TokenUsage } from '../../gen/ts/asg/store/v1/store.js';
+import type { Tool } from '../../gen/ts/asg/tools/v1/tools.js';
+import type { AgentConfig } from '../common/config/schema.js';
+import { RpcError } from '../common/grpc/errors.js';
+import type { Logger } from '../common/log.js';
+import { redactSecrets } from '../common/secrets.js';
+import type { OrchestratorClients } from './clients.js';
+import { toModelHistory, type HistoryEntry } from './domain/history.js';
+import { assistantCall, assistantText, toolResult } from './domain/messages.js';
+import { DEFERRED_REASON, planToolCalls, type PlannedCall } from './domain/plan.js';
+import { EXIT_LOOP_TOOL } from './domain/tree.js';
+
+export interface ToolOutcome {
+  text: string;
+  isError: boolean;
+}
+
+/** One model/tool loop: simple mode runs it with the conversation's prompt and model, an llm node with its own. */
+export interface ToolLoopSpec {
+  conversationId: string;
+  model: string;
+  systemPrompt: string;
+  /** What the model sees before this loop's own steps. Steps are appended to it as they run. */
+  history: HistoryEntry[];
+  catalogue: ReadonlyMap<string, Tool>;
+  /** False inside parallel and loop nodes: destructive calls run without approval. */
+  gateDestructive: boolean;
+  /** Offers the `exit_loop` tool; calling it ends the loop after that step. */
+  canExitLoop: boolean;
+  /** The agent-tree node the messages are tagged with (orchestrated mode). */
+  node?: string;
+}
+
+export type GatedCall = Extract<PlannedCall, { kind: 'gate' }>;
+
+/**
+ * How a loop ended. Nothing is stored yet: `messages` are the loop's steps (and for an
+ * answer its final text message), tagged with the node; the caller writes them together
+ * with whatever the ending changes (DESIGN rule 2: one change, one transaction).
+ */
+export type ToolLoopOutcome =
+  | { kind: 'answer'; text: string; messages: NewMessage[]; exitLoop: boolean }
+  | { kind: 'gate'; gate: GatedCall; messages: NewMessage[] };
+
+const EXIT_LOOP_DEFINITION: ToolDefinition = {
+  name: EXIT_LOOP_TOOL,
+  description: 'Ends the loop this step runs in. Call it when the goal of the loop is reached.',
+  inputSchema: { type: 'object', properties: {} },
+};
+
+const UNAPPROVED_REASON = (node: string | undefined) => `approvals: auto inside a parallel or loop node (node "${node ?? '?'}")`;
+
+export const EXIT_LOOP_RESULT = 'The loop ends after this step.';
+
+export function toolDefinitionsOf(catalogue: ReadonlyMap<string, Tool>): ToolDefinition[] {
+  return [...catalogue.values()].map((tool) => ({ name: tool.name, description: tool.description, inputSchema: tool.inputSchema }));
+}
+
+/**
+ * The model/tool loop, up to `chat.max_llm_iterations` model calls: each step's calls are
+ * planned (domain/plan.ts), safe ones run, the first destructive one ends the loop with a
+ * gate unless destructive calls run unapproved here, and a text answer ends it.
+ */
+export class ToolLoop {
+  constructor(
+    private readonly config: AgentConfig,
+    private readonly clients: OrchestratorClients,
+    private readonly log: Logger,
+  ) {}
+
+  async run(spec: ToolLoopSpec): Promise<ToolLoopOutcome> {
+    const tag = (message: NewMessage): NewMessage => (spec.node === undefined ? message : { ...message, node: spec.node });
+    const tools = toolDefinitionsOf(spec.catalogue);
+    if (spec.canExitLoop) tools.push(EXIT_LOOP_DEFINITION);
+    const history = spec.history;
+    const steps: NewMessage[] = [];
+    const answer = (text: string, usage?: TokenUsage, exitLoop = false): ToolLoopOutcome => {
+      const response = redactSecrets(text);
+      return { kind: 'answer', text: response, messages: [...steps, tag({ ...assistantText(response), usage })], exitLoop };
+    };
+
+    for (let step = 0; step < this.config.chat.max_llm_iterations; step++) {
+      let reply;
+      try {
+        reply = await this.clients.llm.generate({ model: spec.model, systemPrompt: spec.systemPrompt, messages: toModelHistory(history), tools });
+      } catch (error) {
+        this.log.warn('model call failed', { conversation: spec.conversationId, node: spec.node, error: errorText(error) });
+        return answer(`The model could not answer: ${errorText(error)}`);
+      }
+      const usage = reply.usage && { inputTokens: reply.usage.inputTokens, outputTokens: reply.usage.outputTokens };
+      if (reply.toolCalls.length === 0) return answer(reply.text || '(the model returned an empty answer)', usage);
+
+      const plan = planToolCalls(reply.toolCalls, spec.catalogue, { gateDestructive: spec.gateDestructive, exitTool: spec.canExitLoop ? EXIT_LOOP_TOOL : undefined });
+      const recorded: NewMessage[] = [];
+      if (reply.text) recorded.push(assistantText(reply.text));
+      for (const planned of plan) {
+        const call = assistantCall(planned.call, planned.args);
+        // Marked on the call (not its result, which the model reads): it ran without a human's approval.
+        recorded.push(planned.kind === 'run' && planned.unapproved ? { ...call, content: `${call.content} (destructive; ran without approval inside a parallel or loop node)` } : call);
+      }
+      // The step's tokens go on its first message, so the conversation's sum counts each call once.
+      recorded[0] = { ...recorded[0]!, usage };
+      let exitLoop = false;
+      for (const planned of plan) {
+        if (planned.kind === 'reject') recorded.push(toolResult(planned.call, planned.args, planned.reason, true));
+        else if (planned.kind === 'defer') recorded.push(toolResult(planned.call, planned.args, DEFERRED_REASON(planned.call.name), true));
+        else if (planned.kind === 'exit') {
+          exitLoop = true;
+          recorded.push(toolResult(planned.call, planned.args, EXIT_LOOP_RESULT, false));
+        } else if (planned.kind === 'run') {
+          if (planned.unapproved) this.log.warn('destructive call ran without approval', { conversation: spec.conversationId, node: spec.node, tool: planned.call.name });
+          const outcome = await this.callTool(planned.call.name, planned.args, '', planned.unapproved ? UNAPPROVED_REASON(spec.node) : '');
+          recorded.push(toolResult(planned.call, planned.args, outcome.text, outcome.isError));
+        }
+      }
+      const gate = plan.find((planned): planned is GatedCall => planned.kind === 'gate');
+      if (gate) return { kind: 'gate', gate, messages: [...steps, ...recorded.map(tag)] };
+      steps.push(...recorded.map(tag));
+      history.push(...recorded);
+      if (exitLoop) {
+        // The step's text, if any, is already recorded; the node's output is that text.
+        return { kind: 'answer', text: redactSecrets(reply.text), messages: steps, exitLoop: true };
+      }
+    }
+    return answer(`Stopped after ${this.config.chat.max_llm_iterations} model calls in one turn (chat.max_llm_iterations) without a final answer.`);
+  }
+
+  async callTool(name: string, args: Record<string, unknown>, approvalUuid = '', unapprovedReason = ''): Promise<ToolOutcome> {
+    try {
+      const result = await this.clients.tools.callTool({ name, arguments: args, approvalUuid, unapprovedReason });
+      return { text: result.text, isError: result.isError };
+    } catch (error) {
+      this.log.warn('tool call failed', { tool: name, error: errorText(error) });
+      return { text: `${name} failed: ${errorText(error)}`, isError: true };
+    }
+  }
+}
+
+export function errorText(error: unknown): string {
+  const message = error instanceof RpcError || error instanceof Error ? error.message : String(error);
+  return redactSecrets(message);
+}
