@@ -151,6 +151,7 @@ export class PipelineRunner {
       gateDestructive: gates,
       canExitLoop: node.can_exit_loop ?? false,
       node: node.name,
+      persist: (messages) => this.append(ctx.conversationId, messages),
     });
     if (outcome.kind === 'gate') {
       const pipelineState: PipelineState = {

@@ -30,6 +30,12 @@ export interface ToolLoopSpec {
   canExitLoop: boolean;
   /** The agent-tree node the messages are tagged with (orchestrated mode). */
   node?: string;
+  /**
+   * Writes steps at once. Called after a step that ran a destructive call without approval:
+   * unlike a safe step, its effect must not be lost from the conversation if the process
+   * dies before the loop ends. Those messages are then not in the outcome again.
+   */
+  persist?: (messages: NewMessage[]) => Promise<void>;
 }
 
 export type GatedCall = Extract<PlannedCall, { kind: 'gate' }>;
@@ -118,6 +124,9 @@ export class ToolLoop {
       if (gate) return { kind: 'gate', gate, messages: [...steps, ...recorded.map(tag)] };
       steps.push(...recorded.map(tag));
       history.push(...recorded);
+      if (spec.persist && plan.some((planned) => planned.kind === 'run' && planned.unapproved)) {
+        await spec.persist(steps.splice(0));
+      }
       if (exitLoop) {
         // The step's text, if any, is already recorded; the node's output is that text.
         return { kind: 'answer', text: redactSecrets(reply.text), messages: steps, exitLoop: true };

@@ -7,7 +7,7 @@
 import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { startAgent, type AgentProcess } from '../support/agent-process.js';
-import { post } from '../support/http.js';
+import { get, post } from '../support/http.js';
 import { resourceNames } from '../support/resources-db.js';
 import { resourceAgentScript, startScriptedModel, type ModelRequest, type ModelScript, type ScriptedModelServer } from '../support/scripted-model.js';
 
@@ -130,8 +130,16 @@ describe('TS-018 / TS-025 loop with exit condition', () => {
 
   it('adds a resource per iteration without approval and exits via exit_loop', async () => {
     const before = model.requests.length;
-    current = (request) => {
-      if (request.toolResults.length > 0) return { text: `added (${request.toolResults[0]!.name})` };
+    // Asked for the answer after an add, the model first looks whether the add is already in
+    // the conversation: a step that ran a destructive call unapproved is written at once.
+    const storedBeforeNodeEnded: boolean[] = [];
+    current = async (request) => {
+      if (request.toolResults.length > 0) {
+        const newest = (await get(`${agent.url}/conversations`)).body.conversations[0];
+        const added = JSON.parse(request.toolResults[0]!.output).name;
+        storedBeforeNodeEnded.push(newest.messages.some((m: any) => m.role === 'tool' && m.tool_call?.arguments?.name === added));
+        return { text: `added (${request.toolResults[0]!.name})` };
+      }
       const count = resourceNames(db).length;
       if (count >= 2) return { text: 'Enough resources.', toolCalls: [{ name: 'exit_loop', args: {} }] };
       return { toolCalls: [{ name: 'resources_add', args: { name: `loop-${count + 1}`, value: count } }] };
@@ -142,6 +150,7 @@ describe('TS-018 / TS-025 loop with exit condition', () => {
       expect(conversation.status).toBe('active');
       expect(resourceNames(db)).toEqual(['loop-1', 'loop-2']);
       expect(result.response).toBe('Enough resources.');
+      expect(storedBeforeNodeEnded).toEqual([true, true]);
       const requests = model.requests.slice(before);
       // Three iterations: two adds (two model calls each), then the exit; never past max_iterations.
       expect(requests.filter((r) => r.toolResults.length === 0)).toHaveLength(3);

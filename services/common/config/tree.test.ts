@@ -11,6 +11,13 @@ describe('treeProblems', () => {
     expect(treeProblems(llm('solo', { model: 'gemini-2.5-pro' }))).toEqual([]);
   });
 
+  it('wants a loop above a node that can exit one', () => {
+    expect(treeProblems({ name: 'p', type: 'sequential', agents: [llm('a', { can_exit_loop: true })] })).toEqual([
+      { path: ['agent', 'agents', 0], node: 'a', message: '"can_exit_loop" needs a loop node above this node' },
+    ]);
+    expect(treeProblems({ name: 'l', type: 'loop', agents: [{ name: 's', type: 'sequential', agents: [llm('a', { can_exit_loop: true })] }] })).toEqual([]);
+  });
+
   it('names the path and node of each problem', () => {
     const problems = treeProblems({
       name: 'root',

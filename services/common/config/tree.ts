@@ -35,7 +35,7 @@ export function treeProblems(root: AgentNodeInput, rootPath: (string | number)[]
   const problems: TreeProblem[] = [];
   const firstPathOf = new Map<string, string>();
 
-  const visit = (node: AgentNodeInput, path: (string | number)[]): void => {
+  const visit = (node: AgentNodeInput, path: (string | number)[], inLoop: boolean): void => {
     const problem = (message: string) => problems.push({ path, node: node.name, message });
     const earlier = firstPathOf.get(node.name);
     if (earlier !== undefined) problem(`node names must be unique in the tree; "${node.name}" is also the name of ${earlier}`);
@@ -51,11 +51,13 @@ export function treeProblems(root: AgentNodeInput, rootPath: (string | number)[]
       problem(`${withArticle(node.type)} node needs at least one child under "agents"`);
     }
     if (node.type === 'a2a' && node.url === undefined) problem('an a2a node needs a "url"');
+    // exit_loop ends the nearest loop above; without one it would cut the pipeline short.
+    if (node.can_exit_loop && !inLoop) problem('"can_exit_loop" needs a loop node above this node');
     // Children of a node that may not have them are not walked: the node is already wrong.
-    if (isContainer) node.agents?.forEach((child, index) => visit(child, [...path, 'agents', index]));
+    if (isContainer) node.agents?.forEach((child, index) => visit(child, [...path, 'agents', index], inLoop || node.type === 'loop'));
   };
 
-  visit(root, rootPath);
+  visit(root, rootPath, false);
   return problems;
 }
 
