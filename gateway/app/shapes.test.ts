@@ -77,6 +77,14 @@ describe('conversationJson (C)', () => {
     expect(conversationJson(conversation).messages.every((message) => !('usage' in message))).toBe(true);
   });
 
+  it('names the agent-tree node on the messages that have one, and shows no tree fingerprint', () => {
+    const json = conversationJson({ ...conversation, messages: [{ ...conversation.messages[0]!, node: 'executor' }, conversation.messages[1]!] });
+    expect(json.messages[0]!.node).toBe('executor');
+    expect(json.messages[1]).not.toHaveProperty('node');
+    expect(Object.keys(json.messages[0]!)).toEqual(['id', 'role', 'content', 'node', 'created_at']);
+    expect(JSON.stringify(json)).not.toContain('f00d');
+  });
+
   it('keeps the key order of DESIGN §4', () => {
     expect(Object.keys(conversationJson(conversation))).toEqual([
       'id',

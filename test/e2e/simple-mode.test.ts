@@ -97,6 +97,8 @@ describe('TS-003 non-destructive tool (FR-004, FR-007, FR-012)', () => {
     expect(call.tool_call).toMatchObject({ name: 'resources_list', arguments: {} });
     const result = body.conversation.messages.find((m: any) => m.role === 'tool');
     expect(result.tool_call.result).toBeTypeOf('string');
+    // TS-015: without an agent tree nothing is tagged with a node.
+    expect(body.conversation.messages.some((m: any) => 'node' in m)).toBe(false);
     // The history the model saw on its second call contained the tool result.
     expect(model.requests.some((r) => r.toolResults.some((t) => t.name === 'resources_list'))).toBe(true);
   });
