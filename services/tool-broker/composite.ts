@@ -108,6 +108,10 @@ export class ToolComposite {
     if (tool && isDestructive(tool.annotations) && !caller.approvalUuid && !caller.unapprovedReason) {
       throw failedPrecondition(`tool ${name} on server ${connection.name} is destructive and was called without an approval; nothing was executed`);
     }
+    if (tool && isDestructive(tool.annotations) && !caller.approvalUuid) {
+      // An audit line for every destructive call the caller's policy runs without a human.
+      this.log.warn('destructive call without approval', { tool: name, server: connection.name, reason: caller.unapprovedReason });
+    }
     // DESIGN rule 7: the server's own timeout, cut short by the caller's deadline.
     const timeoutMs = Math.min(connection.config.timeout, caller.deadline !== undefined ? caller.deadline - Date.now() : Infinity);
     if (timeoutMs <= 0) throw deadlineExceeded(`tool ${name} on server ${connection.name} was not called: the request's deadline had already passed`);
