@@ -41,7 +41,8 @@ export function prepareCall(
   const model = models.get(route);
   const prompt = toModelPrompt(request);
   const settings = callSettingsFor(route.provider, sampling);
-  const budgetMs = callBudgetMs(timeoutMs, deadline, clock.now());
+  // A node's own timeout replaces llm.timeout for this call; the caller's deadline still caps it.
+  const budgetMs = callBudgetMs(request.timeoutMs || timeoutMs, deadline, clock.now());
   if (budgetMs <= 0) throw deadlineExceeded(`the caller's deadline had passed before model ${route.model} was called`);
   return { route, model, prompt, settings, budgetMs };
 }

@@ -16,7 +16,7 @@ export interface OrchestratorClients {
 const STORE_TIMEOUT_MS = 10_000;
 // Headroom over the downstream deadline so that the downstream service reports the
 // timeout itself, with its clearer message.
-const HEADROOM_MS = 5_000;
+export const HEADROOM_MS = 5_000;
 
 export function createClients(config: AgentConfig, peers: Pick<Peers, 'conversationStore' | 'llmGateway' | 'toolBroker'>): OrchestratorClients {
   const slowestTool = Math.max(30_000, ...config.mcp_servers.map((server) => server.timeout));

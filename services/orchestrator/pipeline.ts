@@ -144,6 +144,7 @@ export class PipelineRunner {
     const outcome = await this.loop.run({
       conversationId: ctx.conversationId,
       model: node.model ?? this.config.llm.model,
+      timeoutMs: node.timeout,
       systemPrompt,
       // Each node sees the run's user message and its own steps, not other nodes' calls.
       history: [{ role: MessageRole.MESSAGE_ROLE_USER, content: ctx.userMessage }, ...earlierSteps],

@@ -5,7 +5,7 @@ import type { AgentConfig } from '../common/config/schema.js';
 import { RpcError } from '../common/grpc/errors.js';
 import type { Logger } from '../common/log.js';
 import { redactSecrets } from '../common/secrets.js';
-import type { OrchestratorClients } from './clients.js';
+import { HEADROOM_MS, type OrchestratorClients } from './clients.js';
 import { toModelHistory, type HistoryEntry } from './domain/history.js';
 import { assistantCall, assistantText, toolResult } from './domain/messages.js';
 import { DEFERRED_REASON, planToolCalls, type PlannedCall } from './domain/plan.js';
@@ -20,6 +20,8 @@ export interface ToolOutcome {
 export interface ToolLoopSpec {
   conversationId: string;
   model: string;
+  /** This loop's model-call deadline in ms (an llm node's `timeout`); llm.timeout when absent. */
+  timeoutMs?: number;
   systemPrompt: string;
   /** What the model sees before this loop's own steps. Steps are appended to it as they run. */
   history: HistoryEntry[];
@@ -89,7 +91,11 @@ export class ToolLoop {
     for (let step = 0; step < this.config.chat.max_llm_iterations; step++) {
       let reply;
       try {
-        reply = await this.clients.llm.generate({ model: spec.model, systemPrompt: spec.systemPrompt, messages: toModelHistory(history), tools });
+        reply = await this.clients.llm.generate(
+          { model: spec.model, systemPrompt: spec.systemPrompt, messages: toModelHistory(history), tools, timeoutMs: spec.timeoutMs },
+          // The gRPC deadline leaves the llm-gateway room to report its own timeout first.
+          spec.timeoutMs === undefined ? {} : { timeoutMs: spec.timeoutMs + HEADROOM_MS },
+        );
       } catch (error) {
         this.log.warn('model call failed', { conversation: spec.conversationId, node: spec.node, error: errorText(error) });
         return answer(`The model could not answer: ${errorText(error)}`);

@@ -21,6 +21,8 @@ function pipelineScript(request: ModelRequest) {
   switch (nodeOf(request)) {
     case 'analyzer':
       return { text: `ANALYSIS(${request.lastUserText})` };
+    case 'sleeper':
+      return { hang: true as const };
     case 'reporter':
     case 'finisher':
       return { text: `${nodeOf(request)} saw: ${request.system}` };
@@ -239,5 +241,27 @@ describe('config errors with node paths', () => {
     const run = spawnSync(process.execPath, [ASG, 'config', 'check', file], { cwd: REPO_ROOT, encoding: 'utf8', timeout: 30_000 });
     expect(run.status).toBe(2);
     expect(run.stdout + run.stderr).toContain(`${file}: agent.agents[1].agents[0] (node "executor"): "agents" is a field of sequential, parallel and loop nodes, not of an llm node`);
+  });
+});
+
+describe('per-node timeout (issue 3: llm.timeout also settable per node)', () => {
+  it("ends a node's model call at the node's own timeout, well before llm.timeout, and the pipeline goes on", async () => {
+    const tree = {
+      name: 'napping',
+      type: 'sequential',
+      agents: [
+        { name: 'sleeper', type: 'llm', timeout: '500ms', output_key: 'nap', prompt: 'You are the sleeper.' },
+        { name: 'reporter', type: 'llm', prompt: 'You are the reporter. Report on: {nap}' },
+      ],
+    };
+    const agent = await startAgent({ geminiBaseUrl: model.geminiBaseUrl, config: { agent: tree } });
+    try {
+      const { conversation, result } = await converse(agent, 'take a nap');
+      const sleeper = byNode(conversation.messages, 'sleeper');
+      expect(sleeper.at(-1).content).toMatch(/model gemini-2\.5-flash did not answer within 500ms/);
+      expect(result.response).toMatch(/^reporter saw: You are the reporter\. Report on: The model could not answer: /);
+    } finally {
+      await agent.stop();
+    }
   });
 });

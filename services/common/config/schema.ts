@@ -44,6 +44,8 @@ export interface AgentNodeInput {
   type: (typeof NODE_TYPES)[number];
   agents?: AgentNodeInput[];
   model?: string;
+  /** llm nodes: this node's model-call deadline in ms (a duration in YAML); default llm.timeout. */
+  timeout?: number;
   prompt?: string;
   output_key?: string;
   can_exit_loop?: boolean;
@@ -54,12 +56,14 @@ export interface AgentNodeInput {
   a2a?: z.input<typeof a2aAgentSchema>[];
 }
 
-export const agentNodeSchema: z.ZodType<AgentNodeInput> = z.lazy(() =>
+// Output type AgentNodeInput (durations already in ms); the YAML input may spell them as strings.
+export const agentNodeSchema: z.ZodType<AgentNodeInput, unknown> = z.lazy(() =>
   z.strictObject({
     name,
     type: z.enum(NODE_TYPES),
     agents: z.array(agentNodeSchema).optional(),
     model: z.string().min(1).optional(),
+    timeout: duration.optional(),
     prompt: z.string().optional(),
     output_key: z.string().min(1).optional(),
     can_exit_loop: z.boolean().optional(),

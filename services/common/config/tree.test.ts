@@ -56,3 +56,12 @@ describe('parseConfig with a bad tree', () => {
     expect(parseConfig({}, 'agent.yaml').agent).toBeUndefined();
   });
 });
+
+describe('per-node timeout (issue 3: llm.timeout also settable per node)', () => {
+  it('reads a duration on an llm node and refuses it elsewhere', () => {
+    const config = parseConfig({ agent: { name: 'p', type: 'sequential', agents: [llm('slow', { timeout: '2m' }), llm('quick', { timeout: 5 })] } }, 'tree.yaml');
+    expect(config.agent?.agents?.map((node) => node.timeout)).toEqual([120_000, 5000]);
+    expect(() => parseConfig({ agent: { name: 'p', type: 'sequential', timeout: '1s', agents: [llm('a')] } }, 'tree.yaml')).toThrow(ConfigError);
+    expect(() => parseConfig({ agent: { name: 'p', type: 'sequential', agents: [llm('a', { timeout: 'soon' })] } }, 'tree.yaml')).toThrow(/agents\[0\]\.timeout/);
+  });
+});

@@ -21,6 +21,7 @@ export const CONTAINER_TYPES = ['sequential', 'parallel', 'loop'] as const;
 const FIELD_TYPES: Record<string, readonly string[]> = {
   agents: CONTAINER_TYPES,
   model: ['llm'],
+  timeout: ['llm'],
   prompt: ['llm', 'a2a'],
   output_key: ['llm', 'a2a'],
   can_exit_loop: ['llm'],

@@ -161,10 +161,8 @@ describe('server streaming in the gRPC wrappers', () => {
   });
 
   it('gives the stream a deadline, which aborts the generator\'s signal and reaches the caller as DEADLINE_EXCEEDED', async () => {
-    const started = Date.now();
     const { error } = await drain(client.generateStream(streamRequest('silent'), { timeoutMs: 200 }));
     expect(error).toMatchObject({ code: GrpcStatus.DEADLINE_EXCEEDED });
-    expect(Date.now() - started).toBeLessThan(3000);
     await expect.poll(() => seenSignals.get('silent')?.aborted, { timeout: 3000 }).toBe(true);
   });
 
