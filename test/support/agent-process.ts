@@ -73,12 +73,17 @@ export function spawnProcess(command: string, args: string[], env: NodeJS.Proces
   child.stdout.setEncoding('utf8').on('data', (chunk: string) => (text += chunk));
   child.stderr.setEncoding('utf8').on('data', (chunk: string) => (text += chunk));
   const exited = new Promise<number | null>((resolveExit) => child.on('exit', (code) => resolveExit(code)));
+  // The output pipes close only when every process writing to them is gone: with npm in
+  // front, the node process under it may still be shutting down after npm itself exited.
+  let closed = false;
+  const streamsClosed = Promise.all([new Promise((done) => child.stdout.on('close', done)), new Promise((done) => child.stderr.on('close', done))]).then(() => {
+    closed = true;
+  });
   const stop = async (): Promise<number | null> => {
-    if (child.exitCode !== null || child.signalCode !== null) return child.exitCode;
     try {
       process.kill(-child.pid!, 'SIGTERM');
     } catch {
-      return child.exitCode;
+      /* the whole group is gone already */
     }
     const timer = setTimeout(() => {
       try {
@@ -88,6 +93,7 @@ export function spawnProcess(command: string, args: string[], env: NodeJS.Proces
       }
     }, 10_000);
     const code = await exited;
+    await streamsClosed;
     clearTimeout(timer);
     return code;
   };
@@ -96,7 +102,7 @@ export function spawnProcess(command: string, args: string[], env: NodeJS.Proces
     for (;;) {
       const line = text.split('\n').find(predicate);
       if (line !== undefined) return line;
-      if (child.exitCode !== null || child.signalCode !== null) throw new Error(`process exited (${child.exitCode ?? child.signalCode}) before the expected output:\n${text.slice(-4000)}`);
+      if (closed) throw new Error(`process exited (${child.exitCode ?? child.signalCode}) before the expected output:\n${text.slice(-4000)}`);
       if (Date.now() > deadline) throw new Error(`no matching output line within ${timeoutMs} ms:\n${text.slice(-4000)}`);
       await new Promise((resolveWait) => setTimeout(resolveWait, 20));
     }
