@@ -9,6 +9,7 @@ import { HEADROOM_MS, type OrchestratorClients } from './clients.js';
 import { toModelHistory, type HistoryEntry } from './domain/history.js';
 import { assistantCall, assistantText, toolResult } from './domain/messages.js';
 import { DEFERRED_REASON, planToolCalls, type PlannedCall } from './domain/plan.js';
+import { modelErrorCategory } from './domain/error-category.js';
 import { EXIT_LOOP_TOOL } from './domain/tree.js';
 
 export interface ToolOutcome {
@@ -98,7 +99,8 @@ export class ToolLoop {
         );
       } catch (error) {
         this.log.warn('model call failed', { conversation: spec.conversationId, node: spec.node, error: errorText(error) });
-        return answer(`The model could not answer: ${errorText(error)}`);
+        const category = modelErrorCategory(error instanceof RpcError ? error.code : undefined);
+        return answer(`The model could not answer (${category} error): ${errorText(error)}`);
       }
       const usage = reply.usage && { inputTokens: reply.usage.inputTokens, outputTokens: reply.usage.outputTokens };
       if (reply.toolCalls.length === 0) return answer(reply.text || '(the model returned an empty answer)', usage);

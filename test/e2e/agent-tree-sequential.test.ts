@@ -259,7 +259,7 @@ describe('per-node timeout (issue 3: llm.timeout also settable per node)', () =>
       const { conversation, result } = await converse(agent, 'take a nap');
       const sleeper = byNode(conversation.messages, 'sleeper');
       expect(sleeper.at(-1).content).toMatch(/model gemini-2\.5-flash did not answer within 500ms/);
-      expect(result.response).toMatch(/^reporter saw: You are the reporter\. Report on: The model could not answer: /);
+      expect(result.response).toMatch(/^reporter saw: You are the reporter\. Report on: The model could not answer \(transient error\): /);
     } finally {
       await agent.stop();
     }

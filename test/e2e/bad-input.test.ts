@@ -194,7 +194,7 @@ describe('failures outside the mesh', () => {
       const created = await post(`${agent.url}/conversations`, { message: 'list resources' });
       expect(created.status).toBe(201);
       id = created.body.conversation.id;
-      expect(created.body.result.response).toMatch(/model could not answer/i);
+      expect(created.body.result.response).toMatch(/^The model could not answer \(transient error\): /);
       expect(JSON.stringify(created.body)).not.toContain(TEST_GEMINI_KEY);
       expect(created.body.conversation.status).toBe('active');
     } finally {
@@ -228,7 +228,7 @@ describe('provider failures (issue 3, bad input)', () => {
     try {
       const created = await post(`${agent.url}/conversations`, { message: 'list resources' });
       expect(created.status).toBe(201);
-      expect(created.body.result.response).toMatch(/model could not answer/i);
+      expect(created.body.result.response).toMatch(/^The model could not answer \(internal error\): /);
       expect(created.body.result.response).toMatch(/gemini/i);
       expect(created.body.conversation.status).toBe('active');
     } finally {
@@ -245,7 +245,7 @@ describe('a missing API key', () => {
       const before = model.requests.length;
       const created = await post(`${keyless.url}/conversations`, { message: 'list resources' });
       expect(created.status).toBe(201);
-      expect(created.body.result.response).toMatch(/GEMINI_API_KEY is not set/);
+      expect(created.body.result.response).toMatch(/^The model could not answer \(provider error\): GEMINI_API_KEY is not set/);
       expect(model.requests.length).toBe(before);
     } finally {
       await keyless.stop();
