@@ -130,6 +130,42 @@ async function appendBenchmarks(): Promise<{ short: Summary; long: Summary; rati
 }
 
 /**
+ * Orchestration overhead (issue 4): turns of a 10-node sequential pipeline and of a
+ * 10-branch parallel node whose llm nodes answer text at once, next to a simple-mode text
+ * turn. Per node = (pipeline turn − simple turn) / 10.
+ */
+async function orchestrationOverhead(): Promise<[string, Summary][]> {
+  const model = await startScriptedModel(resourceAgentScript);
+  const nodes = Array.from({ length: 10 }, (_, i) => ({ name: `step-${i}`, type: 'llm', output_key: `out${i}`, prompt: `You are step ${i}.` }));
+  const trees = {
+    simple: undefined,
+    sequential: { name: 'pipeline', type: 'sequential', agents: nodes },
+    parallel: { name: 'fan-out', type: 'parallel', agents: nodes },
+  };
+  const results: [string, Summary][] = [];
+  try {
+    for (const [label, tree] of Object.entries(trees)) {
+      const agent = await startAgent({ geminiBaseUrl: model.geminiBaseUrl, ...(tree ? { config: { agent: tree } } : {}) });
+      try {
+        const samples: number[] = [];
+        let conversation = '';
+        for (let i = 0; i < 120; i++) {
+          if (i % 10 === 0) conversation = (await post(`${agent.url}/conversations`, {})).body.conversation.id;
+          const ms = await timed(() => post(`${agent.url}/conversations/${conversation}/messages`, { message: 'hello' }));
+          if (i >= 20) samples.push(ms);
+        }
+        results.push([label === 'simple' ? 'text turn, simple mode (1 model call)' : `text turn, 10-node ${label} (10 model calls)`, summarize(samples)]);
+      } finally {
+        await agent.stop();
+      }
+    }
+  } finally {
+    await model.close();
+  }
+  return results;
+}
+
+/**
  * The llm-gateway's own cost: the same Gemini request made directly with the AI SDK and
  * through Generate over gRPC, both against the scripted model in this process.
  */
@@ -255,13 +291,19 @@ async function main(): Promise<void> {
   printTable([...llm, compaction]);
   const overhead = Math.round((llm[1]![1].p50 - llm[0]![1].p50) * 1000) / 1000;
   console.log(`\nllm-gateway overhead per call (p50 through gRPC − p50 direct): ${overhead} ms`);
+  const orchestration = await orchestrationOverhead();
+  console.log('\norchestration:');
+  printTable(orchestration);
+  const simpleTurn = orchestration[0]![1].p50;
+  const perNode = Object.fromEntries(orchestration.slice(1).map(([name, summary]) => [name, Math.round(((summary.p50 - simpleTurn) / 10) * 1000) / 1000]));
+  for (const [name, ms] of Object.entries(perNode)) console.log(`per node, ${name}: ${ms} ms over a simple turn, per node`);
   const hops = await hopBreakdown();
   console.log('\nread turn, traced (median per hop, ms):');
   printTable(hops);
   const outDir = join(REPO_ROOT, 'bench-results');
   mkdirSync(outDir, { recursive: true });
   const file = join(outDir, `bench-${new Date().toISOString().replace(/[:.]/g, '-')}.json`);
-  writeFileSync(file, JSON.stringify({ date: new Date().toISOString(), node: process.version, results: Object.fromEntries(rows), append_ratio: append.ratio, read_turn_hops: Object.fromEntries(hops), llm_gateway: Object.fromEntries(llm), llm_gateway_overhead_ms: overhead, compaction: compaction[1] }, null, 2));
+  writeFileSync(file, JSON.stringify({ date: new Date().toISOString(), node: process.version, results: Object.fromEntries(rows), append_ratio: append.ratio, read_turn_hops: Object.fromEntries(hops), llm_gateway: Object.fromEntries(llm), llm_gateway_overhead_ms: overhead, compaction: compaction[1], orchestration: Object.fromEntries(orchestration), orchestration_per_node_ms: perNode }, null, 2));
   console.log(`written: ${file}`);
 }
 
