@@ -1,7 +1,7 @@
 import { stepCountIs, streamText } from 'ai';
 import type { GenerateStreamRequest, GenerateStreamResponse } from '../../gen/ts/asg/llm/v1/llm.js';
 import { deadlineExceeded, type ServiceError } from '../common/grpc/errors.js';
-import { prepareCall, type GenerateDependencies } from './generate.js';
+import { modelRetryRun, prepareCall, type GenerateDependencies } from './generate.js';
 import { ModelStream } from './model-stream.js';
 import { afterAttempts, formatDuration, statusOf, timedOut } from './provider-errors.js';
 import { AttemptsFailed, withRetries } from './retry.js';
@@ -28,7 +28,7 @@ interface OpenedStream {
  * request is aborted with it.
  */
 export function createGenerateStream(dependencies: GenerateDependencies) {
-  const { retry, clock, log } = dependencies;
+  const { log } = dependencies;
   return async function* generateStream(request: GenerateStreamRequest, deadline: number | undefined, cancelled: AbortSignal): AsyncGenerator<GenerateStreamResponse> {
     const { route, model, prompt, settings, budgetMs } = prepareCall(request, deadline, dependencies);
     const timeout = AbortSignal.timeout(budgetMs);
@@ -64,23 +64,14 @@ export function createGenerateStream(dependencies: GenerateDependencies) {
     };
 
     try {
-      const opened = await withRetries(open, {
-        policy: retry,
-        deadline: clock.now() + budgetMs,
-        clock,
-        signal,
-        classify: (error) => (signal.aborted ? { transient: false } : streamAttemptFailureOf(error, clock.now())),
-        onRetry: ({ attempt, error, delayMs }) =>
-          log.warn('model call failed, retrying', {
-            model: route.model,
-            provider: route.provider,
-            stream: true,
-            attempt,
-            status: statusOf(reportedError(error)),
-            retry_in_ms: delayMs,
-            error: streamFailureOf(error, route).message,
-          }),
-      });
+      const opened = await withRetries(
+        open,
+        modelRetryRun(dependencies, { route, budgetMs, signal, stream: true }, {
+          classify: streamAttemptFailureOf,
+          status: (error) => statusOf(reportedError(error)),
+          describe: (error) => streamFailureOf(error, route).message,
+        }),
+      );
       let event: GenerateStreamResponse | undefined = opened.first;
       for (; event; event = await opened.rest.next()) {
         events += 1;

@@ -8,8 +8,8 @@ import type { ModelClients } from './clients.js';
 import { toModelPrompt } from './prompt.js';
 import { afterAttempts, attemptFailureOf, statusOf, timedOut, toServiceError } from './provider-errors.js';
 import { toGenerateResponse } from './reply.js';
-import { AttemptsFailed, withRetries, type RetryClock, type RetryPolicy } from './retry.js';
-import { routeModel } from './routing.js';
+import { AttemptsFailed, withRetries, type AttemptFailure, type RetryClock, type RetryPolicy, type RetryRun } from './retry.js';
+import { routeModel, type ModelRoute } from './routing.js';
 
 export interface GenerateDependencies {
   models: ModelClients;
@@ -47,6 +47,42 @@ export function prepareCall(
   return { route, model, prompt, settings, budgetMs };
 }
 
+/** How the failures of one kind of model call (one answer, or a stream) are read. */
+export interface FailureReading {
+  classify(error: unknown, now: number): AttemptFailure;
+  status(error: unknown): number | 'none';
+  describe(error: unknown): string;
+}
+
+/**
+ * The retry run of one model call, shared by Generate and GenerateStream: every attempt and
+ * wait within the call's budget and signal, a warn line per retry (never a key: `describe`
+ * gives the redacted service error), and a call cut off by our own deadline never retried.
+ */
+export function modelRetryRun(
+  { retry, clock, log }: Pick<GenerateDependencies, 'retry' | 'clock' | 'log'>,
+  call: { route: ModelRoute; budgetMs: number; signal: AbortSignal; stream?: boolean },
+  failures: FailureReading,
+): RetryRun {
+  return {
+    policy: retry,
+    deadline: clock.now() + call.budgetMs,
+    clock,
+    signal: call.signal,
+    classify: (error) => (call.signal.aborted ? { transient: false } : failures.classify(error, clock.now())),
+    onRetry: ({ attempt, error, delayMs }) =>
+      log.warn('model call failed, retrying', {
+        model: call.route.model,
+        provider: call.route.provider,
+        ...(call.stream && { stream: true }),
+        attempt,
+        status: failures.status(error),
+        retry_in_ms: delayMs,
+        error: failures.describe(error),
+      }),
+  };
+}
+
 /**
  * One model call, retried by retry.ts. `generateText` rather than the model's `doGenerate`,
  * because it already turns our messages and JSON-schema tools into each provider's prompt and
@@ -56,7 +92,7 @@ export function prepareCall(
  * `invalid` (plus a `tool-error` part), and reply.ts returns it like any other call.
  */
 export function createGenerate(dependencies: GenerateDependencies) {
-  const { retry, clock, log } = dependencies;
+  const { clock, log } = dependencies;
   return async function generate(request: GenerateRequest, deadline: number | undefined): Promise<GenerateResponse> {
     const { route, model, prompt, settings, budgetMs } = prepareCall(request, deadline, dependencies);
     // One signal for every attempt and every wait: retries share the call's deadline.
@@ -80,23 +116,11 @@ export function createGenerate(dependencies: GenerateDependencies) {
             abortSignal: signal,
           });
         },
-        {
-          policy: retry,
-          deadline: clock.now() + budgetMs,
-          clock,
-          signal,
-          // A call cut off by our own deadline is over, whatever its error looks like.
-          classify: (error) => (signal.aborted ? { transient: false } : attemptFailureOf(error, clock.now())),
-          onRetry: ({ attempt, error, delayMs }) =>
-            log.warn('model call failed, retrying', {
-              model: route.model,
-              provider: route.provider,
-              attempt,
-              status: statusOf(error),
-              retry_in_ms: delayMs,
-              error: toServiceError(error, route).message,
-            }),
-        },
+        modelRetryRun(dependencies, { route, budgetMs, signal }, {
+          classify: attemptFailureOf,
+          status: statusOf,
+          describe: (error) => toServiceError(error, route).message,
+        }),
       );
       for (const warning of result.warnings ?? []) log.debug('provider warning', { model: route.model, warning: JSON.stringify(warning) });
       const response = toGenerateResponse(result);
