@@ -135,6 +135,7 @@ describe('conversation store over gRPC', () => {
 
     const fetched = await store.getApproval({ uuid: approval.uuid });
     expect(fetched.sessionId).toMatch(/^[0-9a-f]{8}$/);
+    expect(fetched.pipelineState).toBeUndefined();
     expect(fetched.approval?.uuid).toBe(approval.uuid);
 
     const claim = await store.claimApproval({ uuid: approval.uuid, approved: true, messages: [], clearPipelineState: false });

@@ -122,8 +122,8 @@ export function conversationStoreHandlers(storage: ConversationStorage): UnaryHa
     },
     getApproval: async (request) => {
       const approval = await storage.getApproval(validated('getApproval', request).uuid);
-      const { sessionId } = await storage.getConversation({ id: approval.conversationId, includeMessages: false });
-      return { approval, sessionId };
+      const { sessionId, pipelineState } = await storage.getConversation({ id: approval.conversationId, includeMessages: false });
+      return { approval, sessionId, pipelineState };
     },
     claimApproval: async (request) => {
       const claim = await storage.claimApproval(validated('claimApproval', request));

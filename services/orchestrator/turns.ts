@@ -87,14 +87,12 @@ export class TurnRunner {
   }
 
   async resolveApproval(uuid: string, approved: boolean): Promise<ResolveApprovalResponse> {
-    const { approval, sessionId } = await this.clients.store.getApproval({ uuid });
+    const { approval, sessionId, pipelineState } = await this.clients.store.getApproval({ uuid });
     if (!approval) throw internal('the store returned no approval');
     return withContextPatch({ sessionId: currentContext()?.sessionId || sessionId }, async () => {
       const args = approval.toolArgs ?? {};
       // A paused pipeline resumes only where the configured tree still leads to the paused
       // node; that is checked before the claim, so a refusal leaves the approval pending.
-      const { conversation: paused } = await this.clients.store.getConversation({ id: approval.conversationId, includeMessages: false });
-      const pipelineState = paused?.pipelineState;
       let node: string | undefined;
       if (pipelineState && approval.status === ApprovalStatus.APPROVAL_STATUS_PENDING) {
         if (approved) node = this.pipelineFor(uuid).pausedNode(pipelineState, uuid).name;
