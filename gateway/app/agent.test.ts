@@ -11,6 +11,8 @@ const base: Conversation = {
   updatedAt: new Date(0),
   messageCount: 0,
   usage: { inputTokens: 0, outputTokens: 0 },
+  pendingApprovals: [],
+  pipelineRevision: 0,
 };
 
 describe('resultFromConversation', () => {
@@ -31,7 +33,7 @@ describe('resultFromConversation', () => {
       toolCallId: '',
       updatedAt: new Date(0),
     };
-    const waiting = { ...base, status: ConversationStatus.CONVERSATION_STATUS_WAITING_APPROVAL, pendingApproval };
+    const waiting = { ...base, status: ConversationStatus.CONVERSATION_STATUS_WAITING_APPROVAL, pendingApproval, pendingApprovals: [pendingApproval] };
     expect(resultFromConversation(waiting)).toEqual({ response: '', waitingApproval: true, approval: pendingApproval });
   });
 });

@@ -1,5 +1,5 @@
 import { describe, expect, it } from 'vitest';
-import { ApprovalStatus, ConversationStatus, MessageRole, type Conversation, type PendingApproval } from '../../gen/ts/asg/store/v1/store.js';
+import { ApprovalStatus, ConversationStatus, MessageRole, type Conversation, type PendingApproval, type PipelineState } from '../../gen/ts/asg/store/v1/store.js';
 import { conversationJson, conversationSummaryJson, messageJson, pendingApprovalJson, toolJson, turnResultJson } from './shapes.js';
 
 const created = new Date('2025-01-15T10:02:03.000Z');
@@ -34,7 +34,19 @@ const conversation: Conversation = {
     },
   ],
   pendingApproval: approval,
-  pipelineState: { pausedNodePath: [1, 0], pausedNodeOutputKey: 'plan', sessionState: { plan: 'delete' }, userMessage: 'delete res-42', treeFingerprint: 'f00d' },
+  pendingApprovals: [approval],
+  pipelineState: {
+    pausedNodePath: [1, 0],
+    pausedNodeOutputKey: 'plan',
+    sessionState: { plan: 'delete' },
+    userMessage: 'delete res-42',
+    treeFingerprint: 'f00d',
+    pauses: [],
+    branchOutputs: {},
+    revision: 3,
+    runId: 'run-7f3a',
+  },
+  pipelineRevision: 3,
   createdAt: created,
   updatedAt: updated,
   messageCount: 2,
@@ -59,7 +71,15 @@ describe('conversationJson (C)', () => {
         description: 'delete_resource({"id":"res-42"})',
         created_at: '2025-01-15T10:02:03.000Z',
       },
-      pipeline_state: { paused_node_path: [1, 0], paused_node_output_key: 'plan', session_state: { plan: 'delete' }, user_message: 'delete res-42' },
+      pending_approvals: [pendingApprovalJson(approval)],
+      pipeline_state: {
+        paused_node_path: [1, 0],
+        paused_node_output_key: 'plan',
+        session_state: { plan: 'delete' },
+        user_message: 'delete res-42',
+        pauses: [],
+        branch_outputs: {},
+      },
       usage: { input_tokens: 0, output_tokens: 0 },
       created_at: '2025-01-15T10:02:03.000Z',
       updated_at: '2025-01-15T10:05:00.000Z',
@@ -92,6 +112,7 @@ describe('conversationJson (C)', () => {
       'status',
       'messages',
       'pending_approval',
+      'pending_approvals',
       'pipeline_state',
       'usage',
       'created_at',
@@ -100,9 +121,16 @@ describe('conversationJson (C)', () => {
   });
 
   it('leaves out absent optional fields instead of writing null', () => {
-    const json = conversationJson({ ...conversation, status: ConversationStatus.CONVERSATION_STATUS_ACTIVE, pendingApproval: undefined, pipelineState: undefined });
+    const json = conversationJson({
+      ...conversation,
+      status: ConversationStatus.CONVERSATION_STATUS_ACTIVE,
+      pendingApproval: undefined,
+      pendingApprovals: [],
+      pipelineState: undefined,
+    });
     expect(json.status).toBe('active');
     expect(json).not.toHaveProperty('pending_approval');
+    expect(json).not.toHaveProperty('pending_approvals');
     expect(json).not.toHaveProperty('pipeline_state');
     expect(JSON.stringify(json)).not.toContain('null');
   });
@@ -119,6 +147,48 @@ describe('conversationJson (C)', () => {
     expect(status(ConversationStatus.CONVERSATION_STATUS_ACTIVE)).toBe('active');
     expect(status(ConversationStatus.CONVERSATION_STATUS_WAITING_APPROVAL)).toBe('waiting_approval');
     expect(status(ConversationStatus.CONVERSATION_STATUS_COMPLETED)).toBe('completed');
+  });
+});
+
+describe('a pipeline waiting at several nodes (issue 4 item 6)', () => {
+  const second: PendingApproval = { ...approval, uuid: 'c3f5e9a2-8b47-4da6-9f21-6e0a4b7d3f58', toolName: 'drop_table', createdAt: updated };
+  const state: PipelineState = {
+    ...conversation.pipelineState!,
+    pauses: [
+      { approvalUuid: approval.uuid, nodePath: [1, 0], outputKey: 'plan', treeFingerprint: 'f00d', loopIterations: {}, nodeMessages: 2 },
+      { approvalUuid: second.uuid, nodePath: [1, 2, 0], outputKey: 'cleanup', treeFingerprint: 'beef', loopIterations: { '1.2': 3 }, nodeMessages: 4 },
+    ],
+    branchOutputs: { '1.1': { output: 'report written', exitLoop: true } },
+    revision: 7,
+  };
+  const json = conversationJson({ ...conversation, pendingApprovals: [approval, second], pipelineState: state, pipelineRevision: 7 });
+
+  it('lists every pending approval, oldest first, the first being pending_approval', () => {
+    expect(json.pending_approvals).toEqual([pendingApprovalJson(approval), pendingApprovalJson(second)]);
+    expect(json.pending_approval).toEqual(json.pending_approvals![0]);
+  });
+
+  it('shows each pause with its loop iterations, and each finished branch by its path', () => {
+    expect(json.pipeline_state!.pauses).toEqual([
+      { approval_uuid: approval.uuid, paused_node_path: [1, 0], paused_node_output_key: 'plan', loop_iterations: {} },
+      { approval_uuid: second.uuid, paused_node_path: [1, 2, 0], paused_node_output_key: 'cleanup', loop_iterations: { '1.2': 3 } },
+    ]);
+    expect(json.pipeline_state!.branch_outputs).toEqual({ '1.1': 'report written' });
+    expect(Object.keys(json.pipeline_state!)).toEqual([
+      'paused_node_path',
+      'paused_node_output_key',
+      'session_state',
+      'user_message',
+      'pauses',
+      'branch_outputs',
+    ]);
+  });
+
+  it("never shows the orchestrator's resume bookkeeping (fingerprints, revision, node_messages, exit_loop, run id)", () => {
+    const text = JSON.stringify(json);
+    for (const internal of ['f00d', 'beef', 'fingerprint', 'revision', 'node_messages', 'nodeMessages', 'exit_loop', 'exitLoop', 'run-7f3a', 'run_id']) {
+      expect(text).not.toContain(internal);
+    }
   });
 });
 

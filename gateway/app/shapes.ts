@@ -5,6 +5,7 @@ import {
   type ConversationSummary,
   type Message,
   type PendingApproval,
+  type PipelinePause,
   type PipelineState,
   type TokenUsage,
   type ToolCall,
@@ -59,21 +60,41 @@ export interface PendingApprovalJson {
   created_at: string;
 }
 
-/** S */
+/** One node an agent-tree pipeline waits at, for one approval (issue 4 item 6). */
+export interface PipelinePauseJson {
+  approval_uuid: string;
+  paused_node_path: number[];
+  paused_node_output_key: string;
+  /** The iteration (1-based) of each loop node above the paused node, by the loop's path ("0.1"). */
+  loop_iterations: Record<string, number>;
+}
+
+/**
+ * S, plus `pauses` (every node the pipeline waits at, in the order they paused) and
+ * `branch_outputs` (outputs of finished branches of a parallel node whose siblings wait,
+ * by the branch's path).
+ */
 export interface PipelineStateJson {
   paused_node_path: number[];
   paused_node_output_key: string;
   session_state: Record<string, string>;
   user_message: string;
+  pauses: PipelinePauseJson[];
+  branch_outputs: Record<string, string>;
 }
 
-/** C, plus `usage`: the tokens of every model call of the conversation. */
+/**
+ * C, plus `usage`: the tokens of every model call of the conversation, and
+ * `pending_approvals`: every pending approval while it waits, oldest first (the first is
+ * `pending_approval`; more than one only when an agent tree waits at several nodes).
+ */
 export interface ConversationJson {
   id: string;
   session_id: string;
   status: ConversationStatusName;
   messages: MessageJson[];
   pending_approval?: PendingApprovalJson;
+  pending_approvals?: PendingApprovalJson[];
   pipeline_state?: PipelineStateJson;
   usage: UsageJson;
   created_at: string;
@@ -177,12 +198,26 @@ export function pendingApprovalJson(approval: PendingApproval): PendingApprovalJ
   };
 }
 
+// The tree fingerprint, the state's revision and a pause's node_messages are the
+// orchestrator's bookkeeping for resuming, not part of the public shape.
+export function pipelinePauseJson(pause: PipelinePause): PipelinePauseJson {
+  return {
+    approval_uuid: pause.approvalUuid,
+    paused_node_path: [...pause.nodePath],
+    paused_node_output_key: pause.outputKey,
+    loop_iterations: { ...pause.loopIterations },
+  };
+}
+
 export function pipelineStateJson(state: PipelineState): PipelineStateJson {
   return {
     paused_node_path: [...state.pausedNodePath],
     paused_node_output_key: state.pausedNodeOutputKey,
     session_state: { ...state.sessionState },
     user_message: state.userMessage,
+    pauses: state.pauses.map(pipelinePauseJson),
+    // exit_loop only steers the join of the parallel node; the output is what the branch said.
+    branch_outputs: Object.fromEntries(Object.entries(state.branchOutputs).map(([path, branch]) => [path, branch.output])),
   };
 }
 
@@ -193,6 +228,7 @@ export function conversationJson(conversation: Conversation): ConversationJson {
     status: conversationStatusName(conversation.status),
     messages: conversation.messages.map(messageJson),
     ...(conversation.pendingApproval && { pending_approval: pendingApprovalJson(conversation.pendingApproval) }),
+    ...(conversation.pendingApprovals.length > 0 && { pending_approvals: conversation.pendingApprovals.map(pendingApprovalJson) }),
     ...(conversation.pipelineState && { pipeline_state: pipelineStateJson(conversation.pipelineState) }),
     usage: usageJson(conversation.usage),
     created_at: isoTime(conversation.createdAt),

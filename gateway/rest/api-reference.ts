@@ -56,6 +56,8 @@ const waitingConversation: Conversation = {
     },
   ],
   pendingApproval: exampleApproval,
+  pendingApprovals: [exampleApproval],
+  pipelineRevision: 0,
   createdAt: at(0),
   updatedAt: at(3),
   messageCount: 3,
@@ -66,6 +68,7 @@ const completedConversation: Conversation = {
   ...waitingConversation,
   status: ConversationStatus.CONVERSATION_STATUS_ACTIVE,
   pendingApproval: undefined,
+  pendingApprovals: [],
   messages: [
     ...waitingConversation.messages,
     {
@@ -335,15 +338,22 @@ MCP servers, so tools act with the caller's identity. It is never logged, stored
 <code>chat.turn_timeout</code>; reads of the store up to 10 s. A deadline that passes gives 504; a service that cannot be reached gives 503.</p>
 <h3>Shapes</h3>
 <pre>C = {"id", "session_id", "status": "active"|"waiting_approval"|"completed", "messages": [M...],
-     "pending_approval"?: P, "pipeline_state"?: S, "created_at", "updated_at"}
+     "pending_approval"?: P, "pending_approvals"?: [P...], "pipeline_state"?: S, "created_at", "updated_at"}
 M = {"id", "role": "system"|"user"|"assistant"|"tool", "content",
      "tool_call"?: {"name", "arguments", "result"?, "is_error"?}, "created_at"}
 P = {"uuid", "conversation_id", "tool_name", "tool_args", "description",
      "remote_task_id"?, "remote_agent_name"?, "created_at"}
-S = {"paused_node_path": [int...], "paused_node_output_key", "session_state": {}, "user_message"}
+S = {"paused_node_path": [int...], "paused_node_output_key", "session_state": {}, "user_message",
+     "pauses": [{"approval_uuid", "paused_node_path": [int...], "paused_node_output_key", "loop_iterations": {}}...],
+     "branch_outputs": {}}
 R = {"response": string, "waiting_approval": bool, "approval"?: P}</pre>
 <p>Fields marked ? are left out when they have no value. Times are ISO 8601 in UTC.
-<code>remote_task_id</code> and <code>remote_agent_name</code> are set when the approval was requested by an A2A sub-agent.</p>
+<code>remote_task_id</code> and <code>remote_agent_name</code> are set when the approval was requested by an A2A sub-agent.
+<code>pending_approvals</code> lists every pending approval while the conversation waits, oldest first; <code>pending_approval</code> is the first.
+There is more than one only when an agent tree waits at several nodes at once (branches of a parallel node).
+In S, <code>pauses</code> names each node the pipeline waits at, one per pending approval, in the order they paused, with the iteration
+(from 1) of each loop above it by the loop's path (<code>"0.1"</code>); <code>branch_outputs</code> holds, by branch path, the outputs of
+branches of a parallel node that finished while a sibling waits.</p>
 
 <h2>Settings for "try it"</h2>
 <p id="settings"><label>X-Session-ID <input id="sid" placeholder="optional, 8 hex characters"></label><br>

@@ -23,6 +23,7 @@ export function httpStatusForGrpc(code: GrpcStatus): number {
     case GrpcStatus.INVALID_ARGUMENT:
       return 400;
     case GrpcStatus.FAILED_PRECONDITION:
+    case GrpcStatus.ABORTED:
       return 409;
     case GrpcStatus.DEADLINE_EXCEEDED:
       return 504;
@@ -58,6 +59,7 @@ function rpcErrorMessage(error: RpcError): string {
     case GrpcStatus.NOT_FOUND:
     case GrpcStatus.INVALID_ARGUMENT:
     case GrpcStatus.FAILED_PRECONDITION:
+    case GrpcStatus.ABORTED:
       return error.message;
     case GrpcStatus.UNAVAILABLE:
       return `service unavailable: ${call} on ${service} failed: ${detail}`;

@@ -25,6 +25,8 @@ const conversation: Conversation = {
   updatedAt: new Date('2025-01-15T10:02:11.000Z'),
   messageCount: 0,
   usage: { inputTokens: 0, outputTokens: 0 },
+  pendingApprovals: [],
+  pipelineRevision: 0,
 };
 
 describe('approvalReply', () => {

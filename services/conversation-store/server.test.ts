@@ -8,7 +8,10 @@ import {
   ConversationStoreServiceService,
   MessageRole,
   type Conversation,
+  type NewApproval,
   type PendingApproval,
+  type PipelineState,
+  type UpdatePipelineRequest,
 } from '../../gen/ts/asg/store/v1/store.js';
 import { createPromiseClient, type PromiseClient } from '../common/grpc/client.js';
 import { GrpcStatus } from '../common/grpc/errors.js';
@@ -105,7 +108,6 @@ describe('conversation store over gRPC', () => {
         messages: [{ role: MessageRole.MESSAGE_ROLE_UNSPECIFIED, content: 'who am I?' }],
         status: ConversationStatus.CONVERSATION_STATUS_UNSPECIFIED,
         returnConversation: false,
-        clearPipelineState: false,
       }),
     ).rejects.toMatchObject({ code: GrpcStatus.INVALID_ARGUMENT, message: expect.stringContaining('messages[0].role') });
     await expect(store.markApprovalInterrupted({ uuid: 'x', minAgeMs: -1, messages: [] })).rejects.toMatchObject({
@@ -138,7 +140,7 @@ describe('conversation store over gRPC', () => {
     expect(fetched.pipelineState).toBeUndefined();
     expect(fetched.approval?.uuid).toBe(approval.uuid);
 
-    const claim = await store.claimApproval({ uuid: approval.uuid, approved: true, messages: [], clearPipelineState: false });
+    const claim = await store.claimApproval({ uuid: approval.uuid, approved: true, messages: [], clearPipelineState: false, alsoReject: [] });
     expect(claim.claimed).toBe(true);
     // The changed conversation comes back with the claim: no second read needed.
     expect(claim.conversation?.status).toBe(ConversationStatus.CONVERSATION_STATUS_ACTIVE);
@@ -153,7 +155,7 @@ describe('conversation store over gRPC', () => {
     });
     expect(done?.status).toBe(ApprovalStatus.APPROVAL_STATUS_DONE);
     const { conversation: after } = await store.getConversation({ id, includeMessages: true });
-    expect(after).toEqual((await store.appendMessages({ conversationId: id, messages: [], status: 0, clearPipelineState: false, returnConversation: true })).conversation);
+    expect(after).toEqual((await store.appendMessages({ conversationId: id, messages: [], status: 0, returnConversation: true })).conversation);
     expect(after?.status).toBe(ConversationStatus.CONVERSATION_STATUS_ACTIVE);
     expect(after?.messages.at(-1)?.toolCall?.result).toBe('dropped');
     expect(after?.messageCount).toBe(3);
@@ -169,6 +171,7 @@ describe('conversation store over gRPC', () => {
           approved: index % 2 === 0,
           messages: [{ role: MessageRole.MESSAGE_ROLE_USER, content: `decision ${index}` }],
           clearPipelineState: false,
+          alsoReject: [],
         }),
       ),
     );
@@ -189,7 +192,7 @@ describe('conversation store over gRPC', () => {
   it('marks an unfinished approval interrupted only after min_age_ms', async () => {
     const { id } = await conversation();
     const approval = await pendingApproval(id);
-    await store.claimApproval({ uuid: approval.uuid, approved: true, messages: [], clearPipelineState: false });
+    await store.claimApproval({ uuid: approval.uuid, approved: true, messages: [], clearPipelineState: false, alsoReject: [] });
     await store.startApprovalExecution({ uuid: approval.uuid });
     const note = [{ role: MessageRole.MESSAGE_ROLE_TOOL, content: 'interrupted' }];
 
@@ -213,8 +216,131 @@ describe('conversation store over gRPC', () => {
     const { conversation: read } = await store.getConversation({ id, includeMessages: true });
     expect(read?.pendingApproval?.uuid).toBe(approval.uuid);
     expect(read?.messageCount).toBe(2);
-    const claim = await store.claimApproval({ uuid: approval.uuid, approved: false, messages: [], clearPipelineState: true });
+    const claim = await store.claimApproval({ uuid: approval.uuid, approved: false, messages: [], clearPipelineState: true, alsoReject: [] });
     expect(claim.claimed).toBe(true);
     expect(claim.approval?.status).toBe(ApprovalStatus.APPROVAL_STATUS_REJECTED);
+  });
+});
+
+describe('UpdatePipeline over gRPC (issue 4 item 6)', () => {
+  const A = '0e1d2c3b-4a59-4687-8796-a5b4c3d2e1f0';
+  const B = '9f8e7d6c-5b4a-4938-8271-605f4e3d2c1b';
+  const approvalFor = (uuid: string, toolCallId: string): NewApproval => ({
+    uuid,
+    toolCallId,
+    toolName: 'drop_table',
+    toolArgs: { table: toolCallId },
+    description: `Drop ${toolCallId}`,
+  });
+  // Every field the wire has to carry: repeated pauses, the maps, the optional node_messages.
+  const state: PipelineState = {
+    pausedNodePath: [0, 1, 0],
+    pausedNodeOutputKey: 'users',
+    sessionState: { plan: 'drop both' },
+    userMessage: 'clean up',
+    treeFingerprint: 'aa',
+    pauses: [
+      { approvalUuid: A, nodePath: [0, 1, 0], outputKey: 'users', treeFingerprint: 'aa', loopIterations: { '0': 3 }, nodeMessages: 2 },
+      { approvalUuid: B, nodePath: [0, 1, 1], outputKey: 'orders', treeFingerprint: 'bb', loopIterations: { '0': 3 } },
+    ],
+    branchOutputs: { '0.1.2': { output: 'archived', exitLoop: true } },
+    revision: 0,
+    runId: 'run-1',
+  };
+  const updateRequest = (conversationId: string, change: Partial<UpdatePipelineRequest> = {}): UpdatePipelineRequest => ({
+    conversationId,
+    messages: [],
+    approvals: [],
+    expectedRevision: 0,
+    returnConversation: false,
+    ...change,
+  });
+
+  it('creates both approvals and the state, returns the waiting conversation, and GetApproval carries the state', async () => {
+    const { id } = await conversation();
+    const reply = await store.updatePipeline(
+      updateRequest(id, {
+        messages: [{ role: MessageRole.MESSAGE_ROLE_ASSISTANT, content: 'two branches ask', node: 'cleaner' }],
+        approvals: [approvalFor(A, 'users'), approvalFor(B, 'orders')],
+        pipelineState: state,
+        returnConversation: true,
+      }),
+    );
+    expect(reply.revision).toBe(1);
+    expect(reply.conversation?.status).toBe(ConversationStatus.CONVERSATION_STATUS_WAITING_APPROVAL);
+    expect(reply.conversation?.pendingApprovals.map((approval) => [approval.uuid, approval.toolArgs])).toEqual([
+      [A, { table: 'users' }],
+      [B, { table: 'orders' }],
+    ]);
+    expect(reply.conversation?.pendingApproval?.uuid).toBe(A);
+    expect(reply.conversation?.pipelineRevision).toBe(1);
+    expect(reply.conversation?.pipelineState).toEqual({ ...state, revision: 1 });
+    expect(reply.conversation?.messages.at(-1)).toMatchObject({ content: 'two branches ask', node: 'cleaner' });
+
+    const fetched = await store.getApproval({ uuid: B });
+    expect(fetched.pipelineState).toEqual({ ...state, revision: 1 });
+    // Without return_conversation only the revision comes back.
+    expect((await store.updatePipeline(updateRequest(id, { expectedRevision: 1, pipelineState: state }))).conversation).toBeUndefined();
+  });
+
+  it('lets exactly one of 10 concurrent writes from the same revision win; the others are ABORTED', async () => {
+    const { id } = await conversation();
+    const writes = await Promise.allSettled(
+      Array.from({ length: 10 }, (_, index) =>
+        store.updatePipeline(
+          updateRequest(id, {
+            messages: [{ role: MessageRole.MESSAGE_ROLE_ASSISTANT, content: `branch ${index}` }],
+            pipelineState: { ...state, pauses: [], sessionState: { winner: `${index}` } },
+          }),
+        ),
+      ),
+    );
+    const won = writes.filter((write) => write.status === 'fulfilled');
+    expect(won).toHaveLength(1);
+    expect(won[0]!.value.revision).toBe(1);
+    for (const lost of writes.filter((write) => write.status === 'rejected')) {
+      expect(lost.reason).toMatchObject({ code: GrpcStatus.ABORTED, message: expect.stringContaining('revision 1, not 0') });
+    }
+    // Only the winner's messages and state were stored.
+    const { conversation: after } = await store.getConversation({ id, includeMessages: true });
+    const winner = after!.pipelineState!.sessionState['winner'];
+    expect(after?.messages.filter((message) => message.content.startsWith('branch ')).map((message) => message.content)).toEqual([`branch ${winner}`]);
+    expect(after?.pipelineRevision).toBe(1);
+  });
+
+  it('answers INVALID_ARGUMENT for a missing or upper-case approval uuid, two pauses for one approval, a negative revision and also_reject on an approval', async () => {
+    const { id } = await conversation();
+    const refused: [Partial<UpdatePipelineRequest>, string][] = [
+      [{ approvals: [approvalFor('', 'users')] }, 'approvals[0].uuid: a UUID in lower case'],
+      [{ approvals: [approvalFor('0F1E2D3C-4B5A-4968-8776-A5B4C3D2E1F0', 'users')] }, 'approvals[0].uuid: a UUID in lower case'],
+      [{ pipelineState: { ...state, pauses: [state.pauses[0]!, state.pauses[0]!] } }, 'pipeline_state.pauses: one pause per approval'],
+      [{ expectedRevision: -1 }, 'expected_revision: a revision, 0 or more'],
+    ];
+    for (const [change, message] of refused) {
+      await expect(store.updatePipeline(updateRequest(id, change))).rejects.toMatchObject({ code: GrpcStatus.INVALID_ARGUMENT, message: expect.stringContaining(message) });
+    }
+    expect((await store.getConversation({ id, includeMessages: false })).conversation?.pipelineRevision).toBe(0);
+    const uuid = '0f1e2d3c-4b5a-4968-8776-a5b4c3d2e1f0';
+    await expect(
+      store.claimApproval({ uuid, approved: true, messages: [], clearPipelineState: false, alsoReject: [{ uuid, messages: [] }] }),
+    ).rejects.toMatchObject({ code: GrpcStatus.INVALID_ARGUMENT, message: expect.stringContaining('also_reject: only a rejection rejects other approvals with it') });
+  });
+
+  it('rejects the other pending approval with a winning rejection (also_reject) and returns the active conversation', async () => {
+    const { id } = await conversation();
+    await store.updatePipeline(updateRequest(id, { approvals: [approvalFor(A, 'users'), approvalFor(B, 'orders')], pipelineState: state }));
+    const claim = await store.claimApproval({
+      uuid: A,
+      approved: false,
+      messages: [{ role: MessageRole.MESSAGE_ROLE_TOOL, content: 'users: rejected' }],
+      clearPipelineState: true,
+      alsoReject: [{ uuid: B, messages: [{ role: MessageRole.MESSAGE_ROLE_TOOL, content: 'orders: rejected with users' }] }],
+    });
+    expect(claim.claimed).toBe(true);
+    expect(claim.conversation?.status).toBe(ConversationStatus.CONVERSATION_STATUS_ACTIVE);
+    expect(claim.conversation?.pendingApprovals).toEqual([]);
+    expect(claim.conversation?.pipelineState).toBeUndefined();
+    expect(claim.conversation?.messages.slice(-2).map((message) => message.content)).toEqual(['users: rejected', 'orders: rejected with users']);
+    expect((await store.getApproval({ uuid: B })).approval?.status).toBe(ApprovalStatus.APPROVAL_STATUS_REJECTED);
   });
 });

@@ -13,6 +13,9 @@ import { MAX_PAGE_SIZE, type ConversationStorage } from './storage.js';
 const required = (what: string) => z.string().refine((value) => value.trim() !== '', `required (${what})`);
 const conversationId = required('a conversation id');
 const approvalUuid = required('an approval uuid');
+// Approvals the orchestrator names itself are written as the store keeps them, so that the
+// pipeline state that refers to them matches them character for character.
+const newApprovalUuid = z.string().regex(/^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$/, 'a UUID in lower case');
 const struct = z.record(z.string(), z.unknown());
 
 const ROLE = 'one of system, user, assistant, tool';
@@ -29,12 +32,38 @@ const toolCall = z.object({
 const newMessage = z.object({ role, content: z.string(), toolCall: toolCall.optional(), node: z.string().min(1, 'a node name, or absent').optional() });
 const messages = z.array(newMessage);
 
-const pipelineState = z.object({
-  pausedNodePath: z.array(z.number().int().min(0, 'node indexes are 0 or more')),
-  pausedNodeOutputKey: z.string(),
-  sessionState: z.record(z.string(), z.string()),
-  userMessage: z.string(),
+const nodePath = z.array(z.number().int().min(0, 'node indexes are 0 or more'));
+const pipelinePause = z.object({
+  approvalUuid: newApprovalUuid,
+  nodePath,
+  outputKey: z.string(),
   treeFingerprint: z.string(),
+  loopIterations: z.record(z.string(), z.number().int().min(1, 'iterations count from 1')),
+  nodeMessages: z.number().int().min(0).optional(),
+});
+const pipelineState = z
+  .object({
+    pausedNodePath: nodePath,
+    pausedNodeOutputKey: z.string(),
+    sessionState: z.record(z.string(), z.string()),
+    userMessage: z.string(),
+    treeFingerprint: z.string(),
+    pauses: z.array(pipelinePause),
+    branchOutputs: z.record(z.string(), z.object({ output: z.string(), exitLoop: z.boolean() })),
+    runId: z.string(),
+  })
+  .refine((state) => new Set(state.pauses.map((pause) => pause.approvalUuid)).size === state.pauses.length, {
+    message: 'one pause per approval',
+    path: ['pauses'],
+  });
+const newApproval = z.object({
+  uuid: newApprovalUuid,
+  toolCallId: z.string(),
+  toolName: required('the tool to approve'),
+  toolArgs: struct.optional(),
+  description: z.string(),
+  remoteTaskId: z.string().optional(),
+  remoteAgentName: z.string().optional(),
 });
 
 const schemas = {
@@ -49,21 +78,14 @@ const schemas = {
     includeMessages: z.boolean(),
   }),
   startTurn: z.object({ conversationId, message: newMessage }),
-  appendMessages: z
-    .object({
-      conversationId,
-      messages,
-      status: z
-        .enum(ConversationStatus, { error: 'one of unspecified (keep), active, completed' })
-        .refine((value) => value !== ConversationStatus.CONVERSATION_STATUS_WAITING_APPROVAL, 'not waiting_approval: CreateApproval sets it'),
-      pipelineState: pipelineState.optional(),
-      clearPipelineState: z.boolean(),
-      returnConversation: z.boolean(),
-    })
-    .refine((request) => !(request.clearPipelineState && request.pipelineState), {
-      message: 'either a new pipeline_state or clear_pipeline_state, not both',
-      path: ['clearPipelineState'],
-    }),
+  appendMessages: z.object({
+    conversationId,
+    messages,
+    status: z
+      .enum(ConversationStatus, { error: 'one of unspecified (keep), active, completed' })
+      .refine((value) => value !== ConversationStatus.CONVERSATION_STATUS_WAITING_APPROVAL, 'not waiting_approval: CreateApproval sets it'),
+    returnConversation: z.boolean(),
+  }),
   createApproval: z.object({
     conversationId,
     toolCallId: z.string(),
@@ -73,10 +95,20 @@ const schemas = {
     remoteTaskId: z.string().optional(),
     remoteAgentName: z.string().optional(),
     messages,
-    pipelineState: pipelineState.optional(),
   }),
   getApproval: z.object({ uuid: approvalUuid }),
-  claimApproval: z.object({ uuid: approvalUuid, approved: z.boolean(), messages, clearPipelineState: z.boolean() }),
+  claimApproval: z
+    .object({
+      uuid: approvalUuid,
+      approved: z.boolean(),
+      messages,
+      clearPipelineState: z.boolean(),
+      alsoReject: z.array(z.object({ uuid: approvalUuid, messages })),
+    })
+    .refine((request) => !request.approved || request.alsoReject.length === 0, {
+      message: 'only a rejection rejects other approvals with it',
+      path: ['alsoReject'],
+    }),
   startApprovalExecution: z.object({ uuid: approvalUuid }),
   finishApprovalExecution: z.object({ uuid: approvalUuid, success: z.boolean(), messages }),
   listUnfinishedApprovals: z.object({ conversationId }),
@@ -84,6 +116,14 @@ const schemas = {
     uuid: approvalUuid,
     minAgeMs: z.number().int().min(0, 'milliseconds, 0 or more'),
     messages,
+  }),
+  updatePipeline: z.object({
+    conversationId,
+    messages,
+    approvals: z.array(newApproval),
+    pipelineState: pipelineState.optional(),
+    expectedRevision: z.number().int().min(0, 'a revision, 0 or more'),
+    returnConversation: z.boolean(),
   }),
 } satisfies Record<keyof typeof ConversationStoreServiceService, z.ZodType>;
 
@@ -140,5 +180,9 @@ export function conversationStoreHandlers(storage: ConversationStorage): UnaryHa
       approvals: await storage.listUnfinishedApprovals(validated('listUnfinishedApprovals', request).conversationId),
     }),
     markApprovalInterrupted: async (request) => storage.markApprovalInterrupted(validated('markApprovalInterrupted', request)),
+    updatePipeline: async (request) => {
+      const revision = await storage.updatePipeline(validated('updatePipeline', request));
+      return { revision, conversation: request.returnConversation ? await conversationOf(request.conversationId) : undefined };
+    },
   };
 }

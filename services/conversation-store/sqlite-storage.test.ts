@@ -1,4 +1,4 @@
-import { createHash } from 'node:crypto';
+import { createHash, randomUUID } from 'node:crypto';
 import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
@@ -9,9 +9,12 @@ import {
   ConversationStatus,
   MessageRole,
   type AppendMessagesRequest,
+  type ApprovalRejection,
   type CreateApprovalRequest,
+  type NewApproval,
   type NewMessage,
   type PipelineState,
+  type UpdatePipelineRequest,
 } from '../../gen/ts/asg/store/v1/store.js';
 import { GrpcStatus } from '../common/grpc/errors.js';
 import { DATABASE_FILE, openSqliteStorage, type SqliteConversationStorage } from './sqlite/driver.js';
@@ -47,7 +50,6 @@ function append(conversationId: string, messages: NewMessage[], change: Partial<
     conversationId,
     messages,
     status: ConversationStatus.CONVERSATION_STATUS_UNSPECIFIED,
-    clearPipelineState: false,
     returnConversation: false,
     ...change,
   });
@@ -65,8 +67,22 @@ function approvalRequest(conversationId: string, change: Partial<CreateApprovalR
   };
 }
 
-const claim = (uuid: string, approved: boolean, messages: NewMessage[] = [], clearPipelineState = false) =>
-  storage.claimApproval({ uuid, approved, messages, clearPipelineState });
+const claim = (uuid: string, approved: boolean, messages: NewMessage[] = [], clearPipelineState = false, alsoReject: ApprovalRejection[] = []) =>
+  storage.claimApproval({ uuid, approved, messages, clearPipelineState, alsoReject });
+
+/** An approval for UpdatePipeline: the orchestrator picks its uuid. */
+const newApproval = (uuid: string, toolCallId = 'call-1'): NewApproval => ({
+  uuid,
+  toolCallId,
+  toolName: 'delete_file',
+  toolArgs: { path: `/tmp/${toolCallId}` },
+  description: `Delete /tmp/${toolCallId}`,
+});
+
+/** UpdatePipeline with nothing but the revision; without `pipelineState` it clears the state. */
+function update(conversationId: string, expectedRevision: number, change: Partial<UpdatePipelineRequest> = {}) {
+  return storage.updatePipeline({ conversationId, messages: [], approvals: [], expectedRevision, returnConversation: false, ...change });
+}
 
 async function newConversation(systemPrompt = '') {
   return storage.createConversation({ sessionId: SESSION, systemPrompt });
@@ -79,7 +95,37 @@ async function approvedApproval() {
   return { conversation, approval };
 }
 
-const pipeline: PipelineState = { pausedNodePath: [1, 0], pausedNodeOutputKey: 'draft', sessionState: { topic: 'tides' }, userMessage: 'go on', treeFingerprint: 'f00d' };
+/**
+ * A pipeline state waiting at one branch of a parallel node per approval: the tree is a
+ * sequential root whose child 1 is a loop (in its 2nd iteration) around a parallel node.
+ * Its revision is the store's to set; `atRevision` is the state as read back.
+ */
+function pausedAt(...uuids: string[]): PipelineState {
+  return {
+    pausedNodePath: [1, 0, 0],
+    pausedNodeOutputKey: 'draft0',
+    sessionState: { topic: 'tides' },
+    userMessage: 'go on',
+    treeFingerprint: 'f00d',
+    pauses: uuids.map((approvalUuid, branch) => ({
+      approvalUuid,
+      nodePath: [1, 0, branch],
+      outputKey: `draft${branch}`,
+      treeFingerprint: `f00d${branch}`,
+      loopIterations: { '1': 2 },
+      nodeMessages: 2,
+    })),
+    branchOutputs: { '1.0.9': { output: 'checked', exitLoop: false } },
+    revision: 0,
+    runId: 'run-1',
+  };
+}
+const atRevision = (state: PipelineState, revision: number): PipelineState => ({ ...state, revision });
+
+// Not in uuid order, so that a list read back in this order is in insertion order.
+const A = 'eeeeeeee-0000-4000-8000-00000000000a';
+const B = 'aaaaaaaa-0000-4000-8000-00000000000b';
+const C = 'cccccccc-0000-4000-8000-00000000000c';
 
 describe('conversations', () => {
   it('creates an active conversation whose first message is the system prompt', async () => {
@@ -159,23 +205,21 @@ describe('appending messages', () => {
     expect(answered?.role).toBe(MessageRole.MESSAGE_ROLE_TOOL);
   });
 
-  it('changes status and pipeline state in the same call, and unspecified keeps the status', async () => {
+  it('changes the status in the same call, unspecified keeps it, and the pipeline state is left alone', async () => {
     const { id, updatedAt } = await newConversation();
-    await append(id, [assistant('done')], { status: ConversationStatus.CONVERSATION_STATUS_COMPLETED, pipelineState: pipeline });
+    await update(id, 0, { pipelineState: pausedAt() });
+    await append(id, [assistant('done')], { status: ConversationStatus.CONVERSATION_STATUS_COMPLETED });
     let read = await storage.getConversation({ id, includeMessages: false });
     expect(read.status).toBe(ConversationStatus.CONVERSATION_STATUS_COMPLETED);
-    expect(read.pipelineState).toEqual(pipeline);
     expect(read.updatedAt!.getTime()).toBeGreaterThan(updatedAt!.getTime());
 
     await append(id, [user('again')]);
+    await append(id, [], { status: ConversationStatus.CONVERSATION_STATUS_ACTIVE });
     read = await storage.getConversation({ id, includeMessages: false });
-    expect(read.status).toBe(ConversationStatus.CONVERSATION_STATUS_COMPLETED);
-    expect(read.pipelineState).toEqual(pipeline);
-
-    await append(id, [], { clearPipelineState: true, status: ConversationStatus.CONVERSATION_STATUS_ACTIVE });
-    read = await storage.getConversation({ id, includeMessages: false });
-    expect(read.pipelineState).toBeUndefined();
     expect(read.status).toBe(ConversationStatus.CONVERSATION_STATUS_ACTIVE);
+    // Only UpdatePipeline (and a new turn) changes the state: appends keep it and its revision.
+    expect(read.pipelineState).toEqual(atRevision(pausedAt(), 1));
+    expect(read.pipelineRevision).toBe(1);
   });
 
   it('moves updated_at forward on every change even when the clock stands still', async () => {
@@ -367,7 +411,6 @@ describe('creating approvals', () => {
     const approval = await storage.createApproval(
       approvalRequest(id, {
         messages: [user('delete it'), { role: MessageRole.MESSAGE_ROLE_ASSISTANT, content: '', toolCall: { id: 'call-1', name: 'delete_file', arguments: { path: '/tmp/x' } } }],
-        pipelineState: pipeline,
         remoteAgentName: 'ops',
         remoteTaskId: 'task-9',
       }),
@@ -390,7 +433,7 @@ describe('creating approvals', () => {
     const read = await storage.getConversation({ id, includeMessages: true });
     expect(read.status).toBe(ConversationStatus.CONVERSATION_STATUS_WAITING_APPROVAL);
     expect(read.pendingApproval).toEqual(approval);
-    expect(read.pipelineState).toEqual(pipeline);
+    expect(read.pendingApprovals).toEqual([approval]);
     expect(read.messages.map((message) => message.seq)).toEqual([1, 2, 3]);
     expect(read.updatedAt).toEqual(approval.createdAt);
     expect(await storage.getApproval(approval.uuid)).toEqual(approval);
@@ -425,7 +468,8 @@ describe('creating approvals', () => {
 describe('claiming approvals', () => {
   it('approves once: the conversation resumes, messages are appended and pipeline state cleared', async () => {
     const { id } = await newConversation();
-    const approval = await storage.createApproval(approvalRequest(id, { pipelineState: pipeline }));
+    await update(id, 0, { approvals: [newApproval(A)], pipelineState: pausedAt(A) });
+    const approval = await storage.getApproval(A);
     clock += 5_000;
     const won = await claim(approval.uuid, true, [assistant('approved, running')], true);
     expect(won.claimed).toBe(true);
@@ -436,6 +480,8 @@ describe('claiming approvals', () => {
     expect(read.status).toBe(ConversationStatus.CONVERSATION_STATUS_ACTIVE);
     expect(read.pendingApproval).toBeUndefined();
     expect(read.pipelineState).toBeUndefined();
+    // Clearing is a change of the state too: a run that read revision 1 can no longer write.
+    expect(read.pipelineRevision).toBe(2);
     expect(read.messages.map((message) => message.content)).toEqual(['approved, running']);
 
     clock += 5_000;
@@ -449,12 +495,13 @@ describe('claiming approvals', () => {
     await expect(storage.createApproval(approvalRequest(id))).resolves.toMatchObject({ status: ApprovalStatus.APPROVAL_STATUS_PENDING });
   });
 
-  it('keeps the pipeline state unless asked to clear it', async () => {
+  it('keeps the pipeline state and its revision unless asked to clear it', async () => {
     const { id } = await newConversation();
-    const approval = await storage.createApproval(approvalRequest(id, { pipelineState: pipeline }));
-    await claim(approval.uuid, false, [], false);
+    await update(id, 0, { approvals: [newApproval(A)], pipelineState: pausedAt(A) });
+    await claim(A, false, [], false);
     const read = await storage.getConversation({ id, includeMessages: false });
-    expect(read.pipelineState).toEqual(pipeline);
+    expect(read.pipelineState).toEqual(atRevision(pausedAt(A), 1));
+    expect(read.pipelineRevision).toBe(1);
     expect(read.status).toBe(ConversationStatus.CONVERSATION_STATUS_ACTIVE);
   });
 
@@ -599,7 +646,7 @@ describe('the database file', () => {
   it('keeps everything across a close and reopen', async () => {
     const { id } = await newConversation('system');
     await append(id, [user('hello')]);
-    const approval = await storage.createApproval(approvalRequest(id, { pipelineState: pipeline }));
+    await update(id, 0, { approvals: [newApproval(A)], pipelineState: pausedAt(A) });
     const completed = await newConversation();
     await append(completed.id, [], { status: ConversationStatus.CONVERSATION_STATUS_COMPLETED });
     const before = await storage.getConversation({ id, includeMessages: true });
@@ -609,7 +656,7 @@ describe('the database file', () => {
     expect(await storage.getConversation({ id, includeMessages: true })).toEqual(before);
     const page = await storage.listConversations({ pageSize: 10, pageToken: '', includeMessages: false });
     expect(page.summary).toEqual({ total: 2, active: 0, waitingApproval: 1, completed: 1 });
-    expect((await claim(approval.uuid, true)).claimed).toBe(true);
+    expect((await claim(A, true)).claimed).toBe(true);
     expect((await append(id, [user('after restart')]))[0]?.seq).toBe(3);
     // A conversation created after the restart still sorts first.
     const newest = await newConversation();
@@ -670,6 +717,7 @@ describe('token usage', () => {
     const db = new Database(join(dir, DATABASE_FILE));
     // Back to schema 1: the shape of a database written before usage existed.
     db.exec('ALTER TABLE messages DROP COLUMN input_tokens; ALTER TABLE messages DROP COLUMN output_tokens; ALTER TABLE messages DROP COLUMN compaction;');
+    db.exec('ALTER TABLE conversations DROP COLUMN pipeline_revision;');
     db.exec('ALTER TABLE messages DROP COLUMN node;');
     db.exec('ALTER TABLE conversations DROP COLUMN input_tokens; ALTER TABLE conversations DROP COLUMN output_tokens;');
     db.prepare('UPDATE schema_version SET version = 1').run();
@@ -693,6 +741,7 @@ describe('node names (orchestrated mode)', () => {
     const created = await newConversation('old');
     await storage.close();
     const db = new Database(join(dir, DATABASE_FILE));
+    db.exec('ALTER TABLE conversations DROP COLUMN pipeline_revision;');
     db.exec('ALTER TABLE messages DROP COLUMN node;');
     db.prepare('UPDATE schema_version SET version = 2').run();
     db.close();
@@ -703,5 +752,252 @@ describe('node names (orchestrated mode)', () => {
       ['old', undefined],
       ['new', 'executor'],
     ]);
+  });
+});
+
+describe('pipelines waiting at several approvals (issue 4 item 6)', () => {
+  const tool = (content: string): NewMessage => ({ role: MessageRole.MESSAGE_ROLE_TOOL, content });
+  const read = (id: string) => storage.getConversation({ id, includeMessages: true });
+  const statusOf = async (uuid: string) => (await storage.getApproval(uuid)).status;
+
+  /** The raw column, which error messages name: it must follow the oldest pending approval. */
+  function pendingApprovalColumn(id: string): string | null {
+    const db = new Database(join(dir, DATABASE_FILE), { readonly: true });
+    try {
+      return (db.prepare('SELECT pending_approval_uuid FROM conversations WHERE id = ?').get(id) as { pending_approval_uuid: string | null }).pending_approval_uuid;
+    } finally {
+      db.close();
+    }
+  }
+
+  it('creates two approvals, their messages and the state in one transaction; the conversation waits for both, oldest first', async () => {
+    const { id } = await newConversation('system');
+    clock += 1_000;
+    const revision = await update(id, 0, {
+      messages: [assistant('branch 0 asks'), assistant('branch 1 asks')],
+      approvals: [newApproval(A, 'call-a'), newApproval(B, 'call-b')],
+      pipelineState: pausedAt(A, B),
+    });
+    expect(revision).toBe(1);
+
+    const conversation = await read(id);
+    expect(conversation.status).toBe(ConversationStatus.CONVERSATION_STATUS_WAITING_APPROVAL);
+    expect(conversation.pendingApprovals.map((approval) => [approval.uuid, approval.toolCallId, approval.status])).toEqual([
+      [A, 'call-a', ApprovalStatus.APPROVAL_STATUS_PENDING],
+      [B, 'call-b', ApprovalStatus.APPROVAL_STATUS_PENDING],
+    ]);
+    expect(conversation.pendingApproval).toEqual(conversation.pendingApprovals[0]);
+    expect(conversation.pendingApprovals[1]).toEqual(await storage.getApproval(B));
+    expect(conversation.pipelineState).toEqual(atRevision(pausedAt(A, B), 1));
+    expect(conversation.pipelineRevision).toBe(1);
+    expect(pendingApprovalColumn(id)).toBe(A);
+    // One change: the new messages, both approvals and the conversation share one timestamp.
+    const stamps = [conversation.updatedAt, ...conversation.messages.slice(1).map((m) => m.createdAt), ...conversation.pendingApprovals.map((a) => a.createdAt)];
+    expect(new Set(stamps.map((stamp) => stamp!.getTime()))).toEqual(new Set([clock]));
+    expect(conversation.messages.map((message) => [message.seq, message.content])).toEqual([
+      [1, 'system'],
+      [2, 'branch 0 asks'],
+      [3, 'branch 1 asks'],
+    ]);
+  });
+
+  it('stays waiting while another approval is pending, and becomes active with the last claim', async () => {
+    const { id } = await newConversation();
+    await update(id, 0, { approvals: [newApproval(A, 'call-a'), newApproval(B, 'call-b')], pipelineState: pausedAt(A, B) });
+
+    expect((await claim(A, true, [assistant('A approved')])).claimed).toBe(true);
+    let conversation = await read(id);
+    expect(conversation.status).toBe(ConversationStatus.CONVERSATION_STATUS_WAITING_APPROVAL);
+    expect(conversation.pendingApproval?.uuid).toBe(B);
+    expect(conversation.pendingApprovals.map((approval) => approval.uuid)).toEqual([B]);
+    expect(pendingApprovalColumn(id)).toBe(B);
+    // A claim without clear_pipeline_state leaves the state and its revision to the run.
+    expect(conversation.pipelineRevision).toBe(1);
+    // No new turn while a branch still waits.
+    expect((await storage.startTurn({ conversationId: id, message: user('hello?') })).started).toBe(false);
+
+    expect((await claim(B, false, [tool('B rejected')])).claimed).toBe(true);
+    conversation = await read(id);
+    expect(conversation.status).toBe(ConversationStatus.CONVERSATION_STATUS_ACTIVE);
+    expect(conversation.pendingApproval).toBeUndefined();
+    expect(conversation.pendingApprovals).toEqual([]);
+    expect(pendingApprovalColumn(id)).toBeNull();
+    expect(conversation.messages.map((message) => message.content)).toEqual(['A approved', 'B rejected']);
+  });
+
+  it('refuses a write computed from another revision with ABORTED, writing nothing', async () => {
+    const { id } = await newConversation('system');
+    await update(id, 0, { pipelineState: pausedAt() });
+    const before = await read(id);
+
+    for (const stale of [0, 2]) {
+      await expect(
+        update(id, stale, { messages: [assistant('lost')], approvals: [newApproval(A)], pipelineState: pausedAt(A) }),
+      ).rejects.toMatchObject({ code: GrpcStatus.ABORTED, message: expect.stringContaining(`revision 1, not ${stale}`) });
+    }
+    expect(await read(id)).toEqual(before);
+    await expect(storage.getApproval(A)).rejects.toMatchObject({ code: GrpcStatus.NOT_FOUND });
+  });
+
+  it('raises the revision by one per write, reports it on the conversation and the state, and clears an absent state', async () => {
+    const created = await newConversation();
+    expect(created.pipelineRevision).toBe(0);
+    expect(created.pipelineState).toBeUndefined();
+
+    for (const revision of [1, 2, 3]) {
+      // The revision a caller sends in the state is not taken: the store sets it.
+      const state = { ...pausedAt(), sessionState: { step: `${revision}` }, revision: 99 };
+      expect(await update(created.id, revision - 1, { pipelineState: state })).toBe(revision);
+      const conversation = await read(created.id);
+      expect(conversation.pipelineRevision).toBe(revision);
+      expect(conversation.pipelineState).toEqual({ ...state, revision });
+    }
+
+    // Clearing is a change like any other: the revision goes on instead of back to 0, so a
+    // run that read the cleared state's revision cannot write over a later one.
+    expect(await update(created.id, 3)).toBe(4);
+    const cleared = await read(created.id);
+    expect(cleared.pipelineState).toBeUndefined();
+    expect(cleared.pipelineRevision).toBe(4);
+    expect(cleared.status).toBe(ConversationStatus.CONVERSATION_STATUS_ACTIVE);
+  });
+
+  it('rejects the other pending approvals with a winning rejection, in its transaction, skipping one already decided', async () => {
+    const { id } = await newConversation();
+    await update(id, 0, { approvals: [newApproval(A, 'call-a'), newApproval(B, 'call-b'), newApproval(C, 'call-c')], pipelineState: pausedAt(A, B, C) });
+    await claim(C, true);
+    clock += 5_000;
+
+    const won = await claim(A, false, [tool('A rejected')], true, [
+      { uuid: B, messages: [tool('B rejected with A')] },
+      { uuid: C, messages: [tool('must not appear: C was approved before')] },
+    ]);
+    expect(won.claimed).toBe(true);
+    const rejectedB = await storage.getApproval(B);
+    expect(rejectedB.status).toBe(ApprovalStatus.APPROVAL_STATUS_REJECTED);
+    expect(rejectedB.decidedAt).toEqual(won.approval.decidedAt);
+    expect(await statusOf(C)).toBe(ApprovalStatus.APPROVAL_STATUS_APPROVED);
+
+    const conversation = await read(id);
+    expect(conversation.status).toBe(ConversationStatus.CONVERSATION_STATUS_ACTIVE);
+    expect(conversation.pendingApprovals).toEqual([]);
+    expect(conversation.pipelineState).toBeUndefined();
+    expect(conversation.messages.map((message) => message.content)).toEqual(['A rejected', 'B rejected with A']);
+  });
+
+  it("refuses to reject another conversation's approval with INVALID_ARGUMENT, undoing the whole claim", async () => {
+    const { id } = await newConversation();
+    const other = await newConversation();
+    await update(id, 0, { approvals: [newApproval(A, 'call-a'), newApproval(B, 'call-b')], pipelineState: pausedAt(A, B) });
+    await update(other.id, 0, { approvals: [newApproval(C)], pipelineState: pausedAt(C) });
+    const before = await read(id);
+
+    // B comes first, so its rejection has run when C is refused: the rollback must undo it.
+    await expect(
+      claim(A, false, [tool('A rejected')], true, [
+        { uuid: B, messages: [tool('B rejected')] },
+        { uuid: C, messages: [tool('C rejected')] },
+      ]),
+    ).rejects.toMatchObject({ code: GrpcStatus.INVALID_ARGUMENT, message: expect.stringContaining(C) });
+
+    expect(await read(id)).toEqual(before);
+    expect([await statusOf(A), await statusOf(B), await statusOf(C)]).toEqual([
+      ApprovalStatus.APPROVAL_STATUS_PENDING,
+      ApprovalStatus.APPROVAL_STATUS_PENDING,
+      ApprovalStatus.APPROVAL_STATUS_PENDING,
+    ]);
+    expect((await read(other.id)).messageCount).toBe(0);
+  });
+
+  it('clears a state left behind when a turn starts, raising the revision', async () => {
+    const { id } = await newConversation();
+    await update(id, 0, { approvals: [newApproval(A)], pipelineState: pausedAt(A) });
+    // Rejected without clearing: the run that should have cleared the state stopped first.
+    await claim(A, false, [tool('A rejected')]);
+
+    const start = await storage.startTurn({ conversationId: id, message: user('something new') });
+    expect(start.started).toBe(true);
+    expect(start.conversation.pipelineState).toBeUndefined();
+    expect(start.conversation.pipelineRevision).toBe(2);
+
+    // With no state to clear, a turn is no change of it.
+    expect((await storage.startTurn({ conversationId: id, message: user('and more') })).conversation.pipelineRevision).toBe(2);
+  });
+
+  it('refuses a malformed or already used approval uuid with INVALID_ARGUMENT, writing nothing', async () => {
+    const { id } = await newConversation();
+    const other = await newConversation();
+    const attempts: [string, NewApproval[]][] = [
+      ['not a UUID', [newApproval('not-a-uuid')]],
+      ['already exists', [newApproval(A, 'call-a'), newApproval(A, 'call-b')]],
+    ];
+    for (const [problem, approvals] of attempts) {
+      await expect(update(id, 0, { messages: [assistant('asks')], approvals, pipelineState: pausedAt(A) })).rejects.toMatchObject({
+        code: GrpcStatus.INVALID_ARGUMENT,
+        message: expect.stringContaining(problem),
+      });
+    }
+    const untouched = await read(id);
+    expect([untouched.messageCount, untouched.pipelineRevision, untouched.status]).toEqual([0, 0, ConversationStatus.CONVERSATION_STATUS_ACTIVE]);
+    await expect(storage.getApproval(A)).rejects.toMatchObject({ code: GrpcStatus.NOT_FOUND });
+
+    // A uuid some approval already has, even in another conversation, is never reused.
+    await update(id, 0, { approvals: [newApproval(A)], pipelineState: pausedAt(A) });
+    await expect(update(other.id, 0, { approvals: [newApproval(A)], pipelineState: pausedAt(A) })).rejects.toMatchObject({
+      code: GrpcStatus.INVALID_ARGUMENT,
+      message: expect.stringContaining('already exists'),
+    });
+    expect((await storage.getApproval(A)).conversationId).toBe(id);
+    expect((await read(other.id)).pipelineRevision).toBe(0);
+  });
+
+  it('lists and gets the pending approvals of several conversations, each its own, oldest first', async () => {
+    const two = await newConversation();
+    const one = await newConversation();
+    const none = await newConversation();
+    await update(two.id, 0, { approvals: [newApproval(A, 'call-a'), newApproval(B, 'call-b')], pipelineState: pausedAt(A, B) });
+    clock += 1_000;
+    // A later step of the same run pauses once more: it comes after the two.
+    await update(two.id, 1, { approvals: [newApproval(C, 'call-c')], pipelineState: pausedAt(A, B, C) });
+    const simple = await storage.createApproval(approvalRequest(one.id));
+
+    const page = await storage.listConversations({ pageSize: 10, pageToken: '', includeMessages: false });
+    const pending = Object.fromEntries(page.conversations.map((c) => [c.id, c.pendingApprovals.map((approval) => approval.uuid)]));
+    expect(pending).toEqual({ [two.id]: [A, B, C], [one.id]: [simple.uuid], [none.id]: [] });
+    expect(page.conversations.map((c) => c.pendingApproval?.uuid)).toEqual([undefined, simple.uuid, A]);
+    expect(page.summary).toMatchObject({ waitingApproval: 2, active: 1 });
+
+    const got = await storage.getConversation({ id: two.id, includeMessages: false });
+    expect(got.pendingApprovals).toEqual(page.conversations.find((c) => c.id === two.id)!.pendingApprovals);
+    expect(got.pipelineRevision).toBe(2);
+  });
+
+  it('migrates a version-3 database: a stored state without pauses reads as revision 0 and can be written', async () => {
+    const { id } = await newConversation('old');
+    await storage.close();
+    const db = new Database(join(dir, DATABASE_FILE));
+    db.exec('ALTER TABLE conversations DROP COLUMN pipeline_revision;');
+    // What a version-3 store wrote: one pause, no pauses, branch outputs or run id.
+    const legacy = { paused_node_path: [1, 0], paused_node_output_key: 'draft', session_state: { topic: 'tides' }, user_message: 'go on', tree_fingerprint: 'f00d' };
+    db.prepare('UPDATE conversations SET pipeline_state = ? WHERE id = ?').run(JSON.stringify(legacy), id);
+    db.prepare('UPDATE schema_version SET version = 3').run();
+    db.close();
+
+    storage = open();
+    const migrated = await read(id);
+    expect(migrated.pipelineRevision).toBe(0);
+    expect(migrated.pipelineState).toEqual({
+      pausedNodePath: [1, 0],
+      pausedNodeOutputKey: 'draft',
+      sessionState: { topic: 'tides' },
+      userMessage: 'go on',
+      treeFingerprint: 'f00d',
+      pauses: [],
+      branchOutputs: {},
+      revision: 0,
+      runId: '',
+    });
+    expect(migrated.messages.map((message) => message.content)).toEqual(['old']);
+    expect(await update(id, 0, { pipelineState: pausedAt() })).toBe(1);
   });
 });

@@ -12,6 +12,7 @@ import type {
   Message,
   PendingApproval,
   StartTurnRequest,
+  UpdatePipelineRequest,
 } from '../../gen/ts/asg/store/v1/store.js';
 
 /** A page size of 0 asks for this many conversations (store.proto, ListConversationsRequest). */
@@ -78,7 +79,7 @@ export interface ConversationStorage {
   startTurn(request: StartTurnRequest): Promise<TurnStart>;
   appendMessages(request: AppendMessagesRequest): Promise<Message[]>;
 
-  /** FAILED_PRECONDITION when the conversation already waits for another approval. */
+  /** FAILED_PRECONDITION when the conversation already waits for another approval (simple mode). */
   createApproval(request: CreateApprovalRequest): Promise<PendingApproval>;
 
   getApproval(uuid: string): Promise<PendingApproval>;
@@ -97,6 +98,13 @@ export interface ConversationStorage {
 
   /** approved | executing → interrupted, once unchanged for `minAgeMs`; else `marked: false`. */
   markApprovalInterrupted(request: MarkApprovalInterruptedRequest): Promise<InterruptionMark>;
+
+  /**
+   * Messages, new pending approvals and the pipeline state (absent: cleared) in one
+   * transaction, when the stored revision is `expectedRevision`; ABORTED otherwise. Returns
+   * the new revision. The conversation waits exactly while an approval of it is pending.
+   */
+  updatePipeline(request: UpdatePipelineRequest): Promise<number>;
 
   close(): Promise<void>;
 }

@@ -1,13 +1,24 @@
+import { randomUUID } from 'node:crypto';
 import type { TurnResult } from '../../gen/ts/asg/orchestrator/v1/orchestrator.js';
-import { ConversationStatus, MessageRole, type Conversation, type NewMessage, type PipelineState } from '../../gen/ts/asg/store/v1/store.js';
+import {
+  ConversationStatus,
+  MessageRole,
+  type Conversation,
+  type NewApproval,
+  type NewMessage,
+  type PipelinePause,
+  type PipelineState,
+} from '../../gen/ts/asg/store/v1/store.js';
 import type { Tool } from '../../gen/ts/asg/tools/v1/tools.js';
 import type { AgentConfig } from '../common/config/schema.js';
 import { describeNodePath } from '../common/config/tree.js';
-import { failedPrecondition, internal } from '../common/grpc/errors.js';
+import { failedPrecondition, GrpcStatus, internal, isCode } from '../common/grpc/errors.js';
 import type { Logger } from '../common/log.js';
 import type { OrchestratorClients } from './clients.js';
 import type { HistoryEntry } from './domain/history.js';
-import { assistantText } from './domain/messages.js';
+import { approvalRequiredText, assistantText, stillWaitingText } from './domain/messages.js';
+import { describeCall } from './domain/plan.js';
+import { isBelow, noChanges, pathKey, pausesOf, takeBranchOutputs, waitsBelow, withChanges, type PipelineChanges } from './domain/pipeline-state.js';
 import {
   childGates,
   DEFAULT_MAX_ITERATIONS,
@@ -19,7 +30,7 @@ import {
   type AgentNode,
 } from './domain/tree.js';
 import type { ToolCatalogue } from './tool-catalogue.js';
-import { errorText, type GatedCall, type ToolLoop } from './tool-loop.js';
+import { errorText, type ToolLoop } from './tool-loop.js';
 
 /** How a run ended, with the conversation as stored at that point. */
 export interface StepsOutcome {
@@ -27,12 +38,13 @@ export interface StepsOutcome {
   conversation: Conversation;
 }
 
-/** Stops the turn for approval (TurnRunner.stopForApproval): one CreateApproval transaction. */
-export type StopForApproval = (conversationId: string, gate: GatedCall, messages: NewMessage[], pipelineState: PipelineState) => Promise<StepsOutcome>;
+/** A write of the pipeline state lost the race this many times in a row: give up (ABORTED). */
+const MAX_WRITE_ATTEMPTS = 8;
 
-/** What one run of the tree knows; nothing of it outlives the request except what a pause stores. */
+/** What one run of the tree knows; nothing of it outlives the request except what it writes. */
 interface RunContext {
   conversationId: string;
+  runId: string;
   userMessage: string;
   /**
    * Session state: output_key values. Node runs are async functions on one event loop, so
@@ -41,18 +53,41 @@ interface RunContext {
   state: Map<string, string>;
   catalogue: ReadonlyMap<string, Tool>;
   /** Set while a resumed run has not yet reached the paused node. */
-  resume?: { path: number[]; history: HistoryEntry[] };
+  resume?: { path: number[]; history: HistoryEntry[]; loopIterations: Record<string, number> };
+  /** The pipeline state as last read or written (none for a fresh run before its first write). */
+  stored: PipelineState | undefined;
+  /** The revision the next write expects the store to be at. */
+  revision: number;
+  /** What this run changed since `stored`. */
+  changes: PipelineChanges;
+  /** Approvals this run pauses for, with the steps that led to each; written with the pause. */
+  gates: { approval: NewApproval; messages: NewMessage[] }[];
 }
 
-type NodeOutcome = { kind: 'done'; output: string; exitLoop: boolean } | { kind: 'paused'; outcome: StepsOutcome };
+type NodeOutcome =
+  | { kind: 'done'; output: string; exitLoop: boolean }
+  /** The node waits for approvals (in RunContext.changes and .gates, not yet written). */
+  | { kind: 'paused' }
+  /** This run finished its branch and stored it; other branches still wait, so it stops here. */
+  | { kind: 'waiting'; outcome: StepsOutcome };
+
+/** The stored state now belongs to another run, or none: this run is over. */
+class RunSuperseded extends Error {}
 
 /**
  * Orchestrated mode: walks the agent tree for one user message. llm nodes run the tool loop
- * of simple mode with their own prompt and model; sequential nodes run children in order
- * and are the only place a destructive call stops the pipeline (the seed's default);
+ * of simple mode with their own prompt and model; sequential nodes run children in order;
  * parallel nodes run children concurrently; loop nodes repeat until `exit_loop` or
- * `max_iterations`. A pause stores the path to the paused node, the session state and a
- * fingerprint of the nodes on that path; a resume fast-forwards along the path.
+ * `max_iterations`. A destructive call stops for approval where its nearest parallel or
+ * loop ancestor has `approvals: required`, or where there is none (the seed's rule).
+ *
+ * A pause stores one record per waiting node: its path, the loop iterations above it and a
+ * fingerprint of the nodes on the path; finished sibling branches keep their outputs in the
+ * state. Each approval resumes its own node: the run fast-forwards along the path, finishes
+ * that branch and, when no sibling branch waits any more, goes on with the rest of the tree.
+ * Resumes of sibling branches may run at once; each write of the state names the revision it
+ * was computed from, and a write that lost the race is redone on the newer state, so exactly
+ * one of them goes past the parallel node.
  */
 export class PipelineRunner {
   constructor(
@@ -61,59 +96,94 @@ export class PipelineRunner {
     private readonly clients: OrchestratorClients,
     private readonly loop: ToolLoop,
     private readonly catalogue: ToolCatalogue,
-    private readonly stop: StopForApproval,
     private readonly log: Logger,
   ) {}
 
   /** A fresh run of the tree for the message that StartTurn just appended. */
   async run(conversation: Conversation, userMessage: string): Promise<StepsOutcome> {
-    return this.walk(conversation.id, { userMessage, state: new Map() });
+    return this.walk({
+      conversationId: conversation.id,
+      runId: randomUUID(),
+      userMessage,
+      state: new Map(),
+      stored: undefined,
+      revision: conversation.pipelineRevision,
+      changes: noChanges(),
+    });
   }
 
   /**
-   * The node a stored pipeline state pauses at, when the configured tree still leads to the
+   * The pause of `approvalUuid` and its node, when the configured tree still leads to the
    * same node; FAILED_PRECONDITION otherwise, before anything is claimed or run.
    */
-  pausedNode(state: PipelineState, approvalUuid: string): AgentNode {
-    const where = describeNodePath(['agent', ...state.pausedNodePath.flatMap((index) => ['agents', index])]);
-    const node = nodeAt(this.root, state.pausedNodePath);
-    if (!node || state.treeFingerprint === '' || treeFingerprint(this.root, state.pausedNodePath) !== state.treeFingerprint) {
+  pausedNode(state: PipelineState, approvalUuid: string): { pause: PipelinePause; node: AgentNode } {
+    const pause = pausesOf(state, approvalUuid).find((candidate) => candidate.approvalUuid === approvalUuid);
+    if (!pause) throw failedPrecondition(`approval ${approvalUuid} is not one its conversation's pipeline waits for`);
+    const where = describeNodePath(['agent', ...pause.nodePath.flatMap((index) => ['agents', index])]);
+    const node = nodeAt(this.root, pause.nodePath);
+    if (!node || pause.treeFingerprint === '' || treeFingerprint(this.root, pause.nodePath) !== pause.treeFingerprint) {
       throw failedPrecondition(
         `approval ${approvalUuid} cannot resume its pipeline: the agent tree changed since it paused at ${where}, so that path no longer leads to the same node. Nothing was run; restore the configuration, or reject the approval to cancel the pipeline.`,
       );
     }
-    return node;
+    return { pause, node };
   }
 
-  /** The name of the paused node, when the path still leads to one (for tagging messages). */
-  nodeNameAt(state: PipelineState): string | undefined {
-    return nodeAt(this.root, state.pausedNodePath)?.name;
+  /** The names of the nodes each pause waits at, by approval, where the path still leads to one (for tagging messages). */
+  nodeNames(state: PipelineState, pendingUuid: string): Map<string, string> {
+    const names = new Map<string, string>();
+    for (const pause of pausesOf(state, pendingUuid)) {
+      const name = nodeAt(this.root, pause.nodePath)?.name;
+      if (name !== undefined) names.set(pause.approvalUuid, name);
+    }
+    return names;
   }
 
-  /** Goes on after an approved call ran: the paused llm node's loop, then the rest of the tree. */
+  /** Goes on after an approved call ran: the paused llm node's loop, then its branch, then (when nothing else waits) the rest of the tree. */
   async resume(conversation: Conversation, state: PipelineState, approvalUuid: string): Promise<StepsOutcome> {
-    const node = this.pausedNode(state, approvalUuid);
-    // The node's own steps of this run: after the run's user message, tagged with its name
-    // (names are unique in the tree, and a node that gates runs once per run).
-    const lastUser = conversation.messages.findLastIndex((message) => message.role === MessageRole.MESSAGE_ROLE_USER);
-    const history = conversation.messages.slice(lastUser + 1).filter((message) => message.node === node.name);
-    return this.walk(conversation.id, {
+    const { pause, node } = this.pausedNode(state, approvalUuid);
+    const history = nodeStepsOf(conversation, node.name, pause.nodeMessages);
+    return this.walk({
+      conversationId: conversation.id,
+      runId: state.runId,
       userMessage: state.userMessage,
       state: new Map(Object.entries(state.sessionState)),
-      resume: { path: [...state.pausedNodePath], history },
+      resume: { path: [...pause.nodePath], history, loopIterations: pause.loopIterations },
+      stored: { ...state, pauses: pausesOf(state, approvalUuid) },
+      revision: state.revision,
+      changes: { ...noChanges(), resumed: approvalUuid },
     });
   }
 
-  private async walk(conversationId: string, run: Pick<RunContext, 'userMessage' | 'state' | 'resume'>): Promise<StepsOutcome> {
+  private async walk(run: Omit<RunContext, 'catalogue' | 'gates'>): Promise<StepsOutcome> {
     let catalogue: ReadonlyMap<string, Tool>;
     try {
       catalogue = await this.catalogue.current();
     } catch (error) {
-      return this.finish(conversationId, `The tools are unavailable right now: ${errorText(error)}`, [assistantText(`The tools are unavailable right now: ${errorText(error)}`)]);
+      const text = `The tools are unavailable right now: ${errorText(error)}`;
+      return this.superseding(run.conversationId, () => this.finish({ ...run, catalogue: new Map(), gates: [] }, text, [assistantText(text)]));
     }
-    const outcome = await this.runNode({ conversationId, catalogue, ...run }, this.root, [], true);
-    if (outcome.kind === 'paused') return outcome.outcome;
-    return this.finish(conversationId, outcome.output, []);
+    const ctx: RunContext = { ...run, catalogue, gates: [] };
+    return this.superseding(ctx.conversationId, async () => {
+      const outcome = await this.runNode(ctx, this.root, [], true);
+      if (outcome.kind === 'waiting') return outcome.outcome;
+      if (outcome.kind === 'paused') return this.pause(ctx);
+      return this.finish(ctx, outcome.output, []);
+    });
+  }
+
+  /** Runs `body`; when the run turns out to be superseded, says so with the conversation as it is. */
+  private async superseding(conversationId: string, body: () => Promise<StepsOutcome>): Promise<StepsOutcome> {
+    try {
+      return await body();
+    } catch (error) {
+      if (!(error instanceof RunSuperseded)) throw error;
+      this.log.warn('pipeline run superseded', { conversation: conversationId, reason: error.message });
+      const { conversation } = await this.clients.store.getConversation({ id: conversationId, includeMessages: true });
+      const response = `This run of the pipeline stopped: ${error.message}. What it did so far is recorded in the conversation.`;
+      const waiting = conversation?.pendingApproval;
+      return { result: { response, waitingApproval: waiting !== undefined, approval: waiting }, conversation: required(conversation) };
+    }
   }
 
   private async runNode(ctx: RunContext, node: AgentNode, path: number[], gates: boolean): Promise<NodeOutcome> {
@@ -123,9 +193,9 @@ export class PipelineRunner {
       case 'sequential':
         return this.runSequential(ctx, node, path, gates);
       case 'parallel':
-        return this.runParallel(ctx, node, path);
+        return this.runParallel(ctx, node, path, gates);
       case 'loop':
-        return this.runLoop(ctx, node, path);
+        return this.runLoop(ctx, node, path, gates);
       case 'a2a': {
         const text = `The a2a node "${node.name}" was skipped: a2a nodes are not supported yet.`;
         this.log.warn('a2a node skipped', { conversation: ctx.conversationId, node: node.name });
@@ -155,18 +225,29 @@ export class PipelineRunner {
       persist: (messages) => this.append(ctx.conversationId, messages),
     });
     if (outcome.kind === 'gate') {
-      const pipelineState: PipelineState = {
-        pausedNodePath: path,
-        pausedNodeOutputKey: node.output_key ?? '',
-        sessionState: Object.fromEntries(ctx.state),
-        userMessage: ctx.userMessage,
+      const { gate } = outcome;
+      const uuid = randomUUID();
+      ctx.changes.pauses.push({
+        approvalUuid: uuid,
+        nodePath: path,
+        outputKey: node.output_key ?? '',
         treeFingerprint: treeFingerprint(this.root, path) ?? '',
-      };
-      this.log.info('pipeline paused', { conversation: ctx.conversationId, node: node.name, path: path.join('.') });
-      return { kind: 'paused', outcome: await this.stop(ctx.conversationId, outcome.gate, outcome.messages, pipelineState) };
+        loopIterations: {},
+        // The node's steps in this run of it: what its loop resumes with after the approved call's result.
+        nodeMessages: earlierSteps.length + outcome.messages.length,
+      });
+      ctx.gates.push({
+        approval: { uuid, toolCallId: gate.call.id, toolName: gate.call.name, toolArgs: gate.args, description: describeCall(gate.call.name, gate.tool.server, gate.args) },
+        messages: outcome.messages,
+      });
+      this.log.info('pipeline paused', { conversation: ctx.conversationId, node: node.name, path: pathKey(path), approval: uuid });
+      return { kind: 'paused' };
     }
     await this.append(ctx.conversationId, outcome.messages);
-    if (node.output_key) ctx.state.set(node.output_key, outcome.text);
+    if (node.output_key) {
+      ctx.state.set(node.output_key, outcome.text);
+      ctx.changes.session[node.output_key] = outcome.text;
+    }
     return { kind: 'done', output: outcome.text, exitLoop: outcome.exitLoop };
   }
 
@@ -175,7 +256,7 @@ export class PipelineRunner {
     let output = '';
     for (let index = resumeIndex(ctx.resume?.path, path) ?? 0; index < children.length; index++) {
       const outcome = await this.runNode(ctx, children[index]!, [...path, index], childGates(gates, node));
-      if (outcome.kind === 'paused') return outcome;
+      if (outcome.kind !== 'done') return outcome;
       output = outcome.output;
       // exit_loop ends the nearest enclosing loop, so the rest of this sequence is skipped too.
       if (outcome.exitLoop) return outcome;
@@ -183,33 +264,149 @@ export class PipelineRunner {
     return { kind: 'done', output, exitLoop: false };
   }
 
-  private async runParallel(ctx: RunContext, node: AgentNode, path: number[]): Promise<NodeOutcome> {
+  private async runParallel(ctx: RunContext, node: AgentNode, path: number[], gates: boolean): Promise<NodeOutcome> {
     const children = node.agents ?? [];
-    const outcomes = await Promise.all(children.map((child, index) => this.runNode(ctx, child, [...path, index], false)));
-    const outputs = outcomes.map((outcome) => (outcome.kind === 'done' ? outcome.output : ''));
-    return { kind: 'done', output: joinOutputs(outputs), exitLoop: outcomes.some((outcome) => outcome.kind === 'done' && outcome.exitLoop) };
+    const branchGates = childGates(gates, node);
+    const resumed = resumeIndex(ctx.resume?.path, path);
+    if (resumed !== undefined) {
+      // Only the branch of the resumed pause runs; the others finished or wait for their own approvals.
+      const outcome = await this.runNode(ctx, children[resumed]!, [...path, resumed], branchGates);
+      if (outcome.kind !== 'done') return outcome;
+      ctx.changes.outputs[pathKey([...path, resumed])] = { output: outcome.output, exitLoop: outcome.exitLoop };
+      const settled = await this.settleBranch(ctx, path, children.length);
+      if (settled.kind === 'waiting') return settled;
+      return joined(settled.outputs);
+    }
+    const outcomes = await Promise.all(children.map((child, index) => this.runNode(ctx, child, [...path, index], branchGates)));
+    if (outcomes.some((outcome) => outcome.kind === 'paused')) {
+      // The finished branches keep their outputs until the waiting ones are approved.
+      outcomes.forEach((outcome, index) => {
+        if (outcome.kind === 'done') ctx.changes.outputs[pathKey([...path, index])] = { output: outcome.output, exitLoop: outcome.exitLoop };
+      });
+      return { kind: 'paused' };
+    }
+    return joined(outcomes.map((outcome) => (outcome.kind === 'done' ? outcome : { output: '', exitLoop: false })));
   }
 
-  private async runLoop(ctx: RunContext, node: AgentNode, path: number[]): Promise<NodeOutcome> {
+  private async runLoop(ctx: RunContext, node: AgentNode, path: number[], gates: boolean): Promise<NodeOutcome> {
     const children = node.agents ?? [];
     const maxIterations = node.max_iterations ?? DEFAULT_MAX_ITERATIONS;
+    const key = pathKey(path);
+    const resumedChild = resumeIndex(ctx.resume?.path, path);
+    // A resumed loop goes on in the iteration it paused in, at the child on the way to the pause.
+    let iteration = resumedChild === undefined ? 0 : (ctx.resume!.loopIterations[key] ?? 1) - 1;
+    let firstChild = resumedChild ?? 0;
     let output = '';
-    let iteration = 0;
     let exited = false;
     while (!exited && iteration < maxIterations) {
       iteration += 1;
-      for (let index = 0; index < children.length; index++) {
-        const outcome = await this.runNode(ctx, children[index]!, [...path, index], false);
-        if (outcome.kind === 'paused') return outcome;
+      for (let index = firstChild; index < children.length; index++) {
+        const outcome = await this.runNode(ctx, children[index]!, [...path, index], childGates(gates, node));
+        if (outcome.kind === 'waiting') return outcome;
+        if (outcome.kind === 'paused') {
+          for (const pause of ctx.changes.pauses) if (isBelow(pause.nodePath, path)) pause.loopIterations[key] = iteration;
+          return outcome;
+        }
         output = outcome.output || output;
         if (outcome.exitLoop) {
           exited = true;
           break;
         }
       }
+      firstChild = 0;
     }
     this.log.info('loop finished', { conversation: ctx.conversationId, node: node.name, iterations: iteration, exited });
     return { kind: 'done', output, exitLoop: false };
+  }
+
+  /**
+   * After a resumed branch of the parallel node at `path` finished: stores its output and,
+   * when no sibling branch waits any more, takes all outputs out for the join. The decision
+   * is made on the latest stored state and written with it, so of two branches finishing at
+   * once exactly one sees the other's output and goes on.
+   */
+  private async settleBranch(ctx: RunContext, path: number[], children: number): Promise<{ kind: 'joined'; outputs: { output: string; exitLoop: boolean }[] } | Extract<NodeOutcome, { kind: 'waiting' }>> {
+    return this.writeState(ctx, async (next) => {
+      if (waitsBelow(next, path)) {
+        const conversation = await this.store(ctx, { state: next, returnConversation: true });
+        this.log.info('branch finished; other branches still wait', { conversation: ctx.conversationId, node: pathKey(path) });
+        const waiting = required(conversation).pendingApproval;
+        const response = waiting ? stillWaitingText(waiting) : 'The pipeline waits for other approvals.';
+        return { kind: 'waiting', outcome: { result: { response, waitingApproval: waiting !== undefined, approval: waiting }, conversation: required(conversation) } };
+      }
+      const taken = takeBranchOutputs(next, path, children);
+      await this.store(ctx, { state: taken.state, returnConversation: false });
+      return { kind: 'joined', outputs: taken.outputs };
+    });
+  }
+
+  /** Pauses the run: its gated steps, one approval per waiting node and the state, in one transaction. */
+  private async pause(ctx: RunContext): Promise<StepsOutcome> {
+    const gates = ctx.gates;
+    return this.writeState(ctx, async (next) => {
+      const conversation = required(
+        await this.store(ctx, {
+          state: next,
+          messages: gates.flatMap((gate) => gate.messages),
+          approvals: gates.map((gate) => gate.approval),
+          returnConversation: true,
+        }),
+      );
+      ctx.gates = [];
+      const created = gates.map((gate) => conversation.pendingApprovals.find((approval) => approval.uuid === gate.approval.uuid)).filter((approval) => approval !== undefined);
+      for (const approval of created) this.log.info('approval requested', { conversation: ctx.conversationId, approval: approval.uuid, tool: approval.toolName });
+      const response = created.map(approvalRequiredText).join('\n');
+      return { result: { response, waitingApproval: true, approval: created[0] ?? conversation.pendingApproval }, conversation };
+    });
+  }
+
+  /** Ends the run: its last messages and the cleared pipeline state in one transaction. */
+  private async finish(ctx: RunContext, response: string, messages: NewMessage[]): Promise<StepsOutcome> {
+    return this.writeState(ctx, async () => {
+      const conversation = await this.store(ctx, { state: undefined, messages, returnConversation: true });
+      return { result: { response, waitingApproval: false }, conversation: required(conversation) };
+    });
+  }
+
+  /**
+   * Computes the state to write from the latest stored one and this run's changes, and
+   * lets `write` store it; when another run wrote first, reads the state again and redoes
+   * the decision. A state that is gone or belongs to another run ends this one.
+   */
+  private async writeState<T>(ctx: RunContext, write: (next: PipelineState) => Promise<T>): Promise<T> {
+    for (let attempt = 1; ; attempt++) {
+      try {
+        return await write(withChanges(ctx.stored, ctx.changes, ctx));
+      } catch (error) {
+        if (!isCode(error, GrpcStatus.ABORTED) || attempt >= MAX_WRITE_ATTEMPTS) throw error;
+        const { conversation } = await this.clients.store.getConversation({ id: ctx.conversationId, includeMessages: false });
+        const latest = required(conversation).pipelineState;
+        if (!latest || latest.runId !== ctx.runId) {
+          throw new RunSuperseded(latest ? 'a newer message started another run' : 'the pipeline was cancelled or finished while this branch ran');
+        }
+        ctx.stored = latest;
+        ctx.revision = latest.revision;
+      }
+    }
+  }
+
+  /** One UpdatePipeline at the run's expected revision; afterwards the written state is the run's base. */
+  private async store(
+    ctx: RunContext,
+    write: { state: PipelineState | undefined; messages?: NewMessage[]; approvals?: NewApproval[]; returnConversation: boolean },
+  ): Promise<Conversation | undefined> {
+    const { revision, conversation } = await this.clients.store.updatePipeline({
+      conversationId: ctx.conversationId,
+      messages: write.messages ?? [],
+      approvals: write.approvals ?? [],
+      pipelineState: write.state,
+      expectedRevision: ctx.revision,
+      returnConversation: write.returnConversation,
+    });
+    ctx.stored = write.state && { ...write.state, revision };
+    ctx.revision = revision;
+    ctx.changes = noChanges();
+    return conversation;
   }
 
   private async append(conversationId: string, messages: NewMessage[]): Promise<void> {
@@ -218,25 +415,35 @@ export class PipelineRunner {
       conversationId,
       messages,
       status: ConversationStatus.CONVERSATION_STATUS_UNSPECIFIED,
-      clearPipelineState: false,
       returnConversation: false,
     });
   }
+}
 
-  /** Ends the run: its last messages and the cleared pipeline state in one transaction. */
-  private async finish(conversationId: string, response: string, messages: NewMessage[]): Promise<StepsOutcome> {
-    const { conversation } = await this.clients.store.appendMessages({
-      conversationId,
-      messages,
-      status: ConversationStatus.CONVERSATION_STATUS_UNSPECIFIED,
-      clearPipelineState: true,
-      returnConversation: true,
-    });
-    if (!conversation) throw internal('the store returned no conversation');
-    return { result: { response, waitingApproval: false }, conversation };
+/** A parallel node's outcome from its branches' outputs, in declaration order. */
+function joined(outputs: readonly { output: string; exitLoop: boolean }[]): NodeOutcome {
+  return { kind: 'done', output: joinOutputs(outputs.map((branch) => branch.output)), exitLoop: outputs.some((branch) => branch.exitLoop) };
+}
+
+/**
+ * The paused node's steps in the run of it that paused, and the approved call's result:
+ * its latest `nodeMessages + 1` messages. States stored before the count existed: its
+ * messages since the run's user message (a node that gates ran once per run then).
+ */
+function nodeStepsOf(conversation: Conversation, node: string, nodeMessages: number | undefined): HistoryEntry[] {
+  if (nodeMessages === undefined) {
+    const lastUser = conversation.messages.findLastIndex((message) => message.role === MessageRole.MESSAGE_ROLE_USER);
+    return conversation.messages.slice(lastUser + 1).filter((message) => message.node === node);
   }
+  const own = conversation.messages.filter((message) => message.node === node);
+  return own.slice(Math.max(0, own.length - nodeMessages - 1));
 }
 
 function samePath(a: readonly number[], b: readonly number[]): boolean {
   return a.length === b.length && a.every((index, position) => index === b[position]);
+}
+
+function required(conversation: Conversation | undefined): Conversation {
+  if (!conversation) throw internal('the store returned no conversation');
+  return conversation;
 }

@@ -9,7 +9,7 @@ import {
   type Message,
   type NewMessage,
   type PendingApproval,
-  type PipelineState,
+  type ApprovalRejection,
   type TokenUsage,
 } from '../../gen/ts/asg/store/v1/store.js';
 import type { Tool } from '../../gen/ts/asg/tools/v1/tools.js';
@@ -64,7 +64,7 @@ export class TurnRunner {
     this.simple = { prompt: lone?.prompt ?? config.prompt, model: lone?.model ?? config.llm.model };
     this.pipeline =
       agent && !lone
-        ? new PipelineRunner(agent, config, clients, this.loop, this.catalogue, (id, gate, messages, state) => this.stopForApproval(id, gate, messages, state), log)
+        ? new PipelineRunner(agent, config, clients, this.loop, this.catalogue, log)
         : undefined;
   }
 
@@ -94,18 +94,20 @@ export class TurnRunner {
       // A paused pipeline resumes only where the configured tree still leads to the paused
       // node; that is checked before the claim, so a refusal leaves the approval pending.
       let node: string | undefined;
-      if (pipelineState && approval.status === ApprovalStatus.APPROVAL_STATUS_PENDING) {
-        if (approved) node = this.pipelineFor(uuid).pausedNode(pipelineState, uuid).name;
-        else node = this.pipeline?.nodeNameAt(pipelineState);
-      }
+      const pending = approval.status === ApprovalStatus.APPROVAL_STATUS_PENDING;
+      if (pipelineState && pending && approved) node = this.pipelineFor(uuid).pausedNode(pipelineState, uuid).node.name;
+      const nodeNames = pipelineState && pending && !approved ? (this.pipeline?.nodeNames(pipelineState, uuid) ?? new Map<string, string>()) : undefined;
+      if (nodeNames) node = nodeNames.get(uuid);
       const cancelled: NewMessage = { ...toolResult(gatedCall(approval), args, CANCELLED_BY_USER, true), ...(node && { node }) };
       const claim = await this.clients.store.claimApproval({
         uuid,
         approved,
         // A rejection is recorded as the call's result in the claim's own transaction; it
-        // cancels the pipeline too.
+        // cancels the pipeline too, and with it the pipeline's other waiting calls.
         messages: approved ? [] : [cancelled],
         clearPipelineState: !approved,
+        // Also when the configuration has no tree any more: no waiting call may be orphaned.
+        alsoReject: nodeNames && pipelineState!.pauses.length > 1 ? await this.cancelledWith(approval, nodeNames) : [],
       });
       const decided = claim.approval ?? approval;
       const conversation = required(claim.conversation);
@@ -121,6 +123,21 @@ export class TurnRunner {
         : await this.runSteps(required(finished.conversation));
       return { decided: true, approval: finished.approval ?? approval, conversation: outcome.conversation, result: outcome.result };
     });
+  }
+
+  /**
+   * The other waiting calls of a pipeline that a rejection cancels, each recorded with a
+   * result that names the rejection (they never ran, and now never will).
+   */
+  private async cancelledWith(rejected: PendingApproval, nodeNames: ReadonlyMap<string, string>): Promise<ApprovalRejection[]> {
+    const { conversation } = await this.clients.store.getConversation({ id: rejected.conversationId, includeMessages: false });
+    return required(conversation)
+      .pendingApprovals.filter((other) => other.uuid !== rejected.uuid)
+      .map((other) => {
+        const node = nodeNames.get(other.uuid);
+        const text = `Cancelled: the pipeline was cancelled when approval ${rejected.uuid} (${rejected.toolName}) was rejected; ${other.toolName} was not run.`;
+        return { uuid: other.uuid, messages: [{ ...toolResult(gatedCall(other), other.toolArgs ?? {}, text, true), ...(node && { node }) }] };
+      });
   }
 
   async listTools(): Promise<Tool[]> {
@@ -200,11 +217,10 @@ export class TurnRunner {
   }
 
   /**
-   * Stops a turn before a destructive call: one CreateApproval transaction writes the steps
-   * so far, the approval (stored arguments and their hash) and, in orchestrated mode, where
-   * the pipeline stopped.
+   * Stops a turn of simple mode before a destructive call: one CreateApproval transaction
+   * writes the steps so far and the approval (stored arguments and their hash).
    */
-  async stopForApproval(conversationId: string, gate: GatedCall, messages: NewMessage[], pipelineState?: PipelineState): Promise<StepsOutcome> {
+  async stopForApproval(conversationId: string, gate: GatedCall, messages: NewMessage[]): Promise<StepsOutcome> {
     const { approval, conversation: waiting } = await this.clients.store.createApproval({
       conversationId,
       toolCallId: gate.call.id,
@@ -212,7 +228,6 @@ export class TurnRunner {
       toolArgs: gate.args,
       description: describeCall(gate.call.name, gate.tool.server, gate.args),
       messages,
-      pipelineState,
     });
     if (!approval) throw internal('the store returned no approval');
     this.log.info('approval requested', { conversation: conversationId, approval: approval.uuid, tool: approval.toolName });

@@ -93,7 +93,7 @@ async function appendBenchmarks(): Promise<{ short: Summary; long: Summary; rati
   const store = await startConversationStore({ config, listen: '127.0.0.1:0', log: createLogger('conversation-store') });
   const client = createPromiseClient(ConversationStoreServiceService, store.address, 'bench', 10_000);
   const append = (conversationId: string, content: string) =>
-    client.appendMessages({ conversationId, messages: [{ role: MessageRole.MESSAGE_ROLE_USER, content }], status: ConversationStatus.CONVERSATION_STATUS_UNSPECIFIED, clearPipelineState: false, returnConversation: false });
+    client.appendMessages({ conversationId, messages: [{ role: MessageRole.MESSAGE_ROLE_USER, content }], status: ConversationStatus.CONVERSATION_STATUS_UNSPECIFIED, returnConversation: false });
   try {
     const short = (await client.createConversation({ sessionId: 'be0c0000', systemPrompt: 'bench' })).conversation!.id;
     const long = (await client.createConversation({ sessionId: 'be0c0000', systemPrompt: 'bench' })).conversation!.id;
@@ -103,7 +103,6 @@ async function appendBenchmarks(): Promise<{ short: Summary; long: Summary; rati
         conversationId: long,
         messages: Array.from({ length: Math.min(100, 9999 - i) }, (_, k) => ({ role: MessageRole.MESSAGE_ROLE_USER, content: `filler ${i + k}` })),
         status: ConversationStatus.CONVERSATION_STATUS_UNSPECIFIED,
-        clearPipelineState: false,
         returnConversation: false,
       });
     }

@@ -125,6 +125,8 @@ describe('TS-019 / TS-023 pause and resume in a sequential pipeline', () => {
       paused_node_output_key: 'result',
       session_state: { analysis: 'ANALYSIS(add resource seq-test with value 42)' },
       user_message: 'add resource seq-test with value 42',
+      pauses: [{ approval_uuid: stop.result.approval.uuid, paused_node_path: [1], paused_node_output_key: 'result', loop_iterations: {} }],
+      branch_outputs: {},
     });
     expect(byNode(stop.conversation.messages, 'reporter')).toEqual([]);
     expect(resourceNames(db)).not.toContain('seq-test');

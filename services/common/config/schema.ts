@@ -37,6 +37,7 @@ export const a2aAgentSchema = z.strictObject({
 });
 
 export const NODE_TYPES = ['llm', 'sequential', 'parallel', 'loop', 'a2a'] as const;
+export const APPROVAL_MODES = ['auto', 'required'] as const;
 
 /** One node of the agent tree (seed 000, "Node Configuration Reference"). */
 export interface AgentNodeInput {
@@ -50,6 +51,11 @@ export interface AgentNodeInput {
   output_key?: string;
   can_exit_loop?: boolean;
   max_iterations?: number;
+  /**
+   * parallel and loop nodes: `auto` (seed 000, the default) lets destructive calls below run
+   * without approval, logged and marked; `required` keeps the approval gate for them.
+   */
+  approvals?: (typeof APPROVAL_MODES)[number];
   url?: string;
   description?: string;
   destructiveHint?: boolean;
@@ -68,6 +74,7 @@ export const agentNodeSchema: z.ZodType<AgentNodeInput, unknown> = z.lazy(() =>
     output_key: z.string().min(1).optional(),
     can_exit_loop: z.boolean().optional(),
     max_iterations: z.number().int().positive().optional(),
+    approvals: z.enum(APPROVAL_MODES).optional(),
     url: z.url().optional(),
     description: z.string().optional(),
     destructiveHint: z.boolean().optional(),

@@ -11,6 +11,16 @@ describe('treeProblems', () => {
     expect(treeProblems(llm('solo', { model: 'gemini-2.5-pro' }))).toEqual([]);
   });
 
+  it('takes approvals: auto | required on parallel and loop nodes only (issue 4 item 6)', () => {
+    expect(treeProblems({ name: 'p', type: 'parallel', approvals: 'required', agents: [llm('a')] })).toEqual([]);
+    expect(treeProblems({ name: 'l', type: 'loop', approvals: 'auto', agents: [llm('a')] })).toEqual([]);
+    expect(treeProblems({ name: 's', type: 'sequential', approvals: 'required', agents: [llm('a')] })).toEqual([
+      { path: ['agent'], node: 's', message: '"approvals" is a field of parallel and loop nodes, not of a sequential node' },
+    ]);
+    const raw = { agent: { name: 'p', type: 'parallel', approvals: 'sometimes', agents: [llm('a')] } };
+    expect(() => parseConfig(raw, 'agent.yaml')).toThrow('agent.yaml: agent.approvals: expected one of "auto", "required"');
+  });
+
   it('wants a loop above a node that can exit one', () => {
     expect(treeProblems({ name: 'p', type: 'sequential', agents: [llm('a', { can_exit_loop: true })] })).toEqual([
       { path: ['agent', 'agents', 0], node: 'a', message: '"can_exit_loop" needs a loop node above this node' },

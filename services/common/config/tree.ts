@@ -26,6 +26,7 @@ const FIELD_TYPES: Record<string, readonly string[]> = {
   output_key: ['llm', 'a2a'],
   can_exit_loop: ['llm'],
   max_iterations: ['loop'],
+  approvals: ['parallel', 'loop'],
   url: ['a2a'],
   description: ['a2a'],
   destructiveHint: ['a2a'],

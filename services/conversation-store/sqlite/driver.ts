@@ -20,8 +20,9 @@ import {
   type PendingApproval,
   type PipelineState,
   type StartTurnRequest,
+  type UpdatePipelineRequest,
 } from '../../../gen/ts/asg/store/v1/store.js';
-import { failedPrecondition, invalidArgument, notFound } from '../../common/grpc/errors.js';
+import { aborted, failedPrecondition, invalidArgument, notFound } from '../../common/grpc/errors.js';
 import { callHash } from '../../common/call-hash.js';
 import { storedId } from '../ids.js';
 import { decodePageToken, encodePageToken } from '../page-token.js';
@@ -54,8 +55,14 @@ interface ConversationChange {
   messages?: NewMessage[];
   status?: ConversationStatusName;
   pendingApprovalUuid?: string | null;
-  /** Stored JSON, or null to clear it. */
+  /** Stored JSON, or null to clear it; either raises the pipeline revision. */
   pipelineState?: string | null;
+}
+
+/** The waiting state that follows from a conversation's pending approvals, oldest first. */
+function waitingState(current: ConversationStatusName, pending: readonly ApprovalRow[]): Pick<ConversationChange, 'status' | 'pendingApprovalUuid'> {
+  if (pending.length > 0) return { status: 'waiting_approval', pendingApprovalUuid: pending[0]!.uuid };
+  return { status: current === 'waiting_approval' ? 'active' : current, pendingApprovalUuid: null };
 }
 
 /** The stored JSON of a new pipeline state; undefined (keep the current one) when none is given. */
@@ -127,7 +134,7 @@ export class SqliteConversationStorage implements ConversationStorage {
       const pending = this.pendingApprovalsOf(page);
       const last = page.at(-1);
       return {
-        conversations: page.map((row) => conversationFromRow(row, messages.get(row.id) ?? [], pending.get(row.id))),
+        conversations: page.map((row) => conversationFromRow(row, messages.get(row.id) ?? [], pending.get(row.id) ?? [])),
         nextPageToken: rows.length > limit && last ? encodePageToken({ createdAt: last.created_at, id: last.id }) : '',
         summary: this.summary(),
       };
@@ -140,7 +147,9 @@ export class SqliteConversationStorage implements ConversationStorage {
       const unfinishedApprovals = this.sql.selectUnfinishedApprovals.all(conversation.id).map(approvalFromRow);
       const started = conversation.status !== 'waiting_approval' && unfinishedApprovals.length === 0;
       if (started) {
-        this.applyChange(conversation, { messages: [request.message!] });
+        // A new turn is a new run: a pipeline state that a run left behind (a crash cut it
+        // off after its approvals were resolved) must not steer this one.
+        this.applyChange(conversation, { messages: [request.message!], pipelineState: conversation.pipeline_state === null ? undefined : null });
         conversation = this.requireConversation(conversation.id);
       }
       return { started, conversation: this.readConversation(conversation, true), unfinishedApprovals };
@@ -160,11 +169,7 @@ export class SqliteConversationStorage implements ConversationStorage {
         }
         if (status === 'waiting_approval') throw invalidArgument('status waiting_approval is set by CreateApproval, not AppendMessages');
       }
-      return this.applyChange(conversation, {
-        messages: request.messages,
-        status,
-        pipelineState: request.clearPipelineState ? null : pipelineStateJson(request.pipelineState),
-      });
+      return this.applyChange(conversation, { messages: request.messages, status });
     });
   }
 
@@ -176,29 +181,8 @@ export class SqliteConversationStorage implements ConversationStorage {
       }
       const at = timestampAfter(conversation.updated_at, this.now());
       const uuid = randomUUID();
-      const toolArgs = request.toolArgs ?? {};
-      this.sql.insertApproval.run({
-        uuid,
-        conversation_id: conversation.id,
-        tool_call_id: request.toolCallId,
-        tool_name: request.toolName,
-        tool_args: JSON.stringify(toolArgs),
-        args_hash: callHash(request.toolName, toolArgs),
-        description: request.description,
-        remote_task_id: request.remoteTaskId ?? null,
-        remote_agent_name: request.remoteAgentName ?? null,
-        created_at: at,
-      });
-      this.applyChange(
-        conversation,
-        {
-          messages: request.messages,
-          status: 'waiting_approval',
-          pendingApprovalUuid: uuid,
-          pipelineState: pipelineStateJson(request.pipelineState),
-        },
-        at,
-      );
+      this.insertApproval(conversation.id, { ...request, uuid }, at);
+      this.applyChange(conversation, { messages: request.messages, status: 'waiting_approval', pendingApprovalUuid: uuid }, at);
       return approvalFromRow(this.requireApproval(uuid));
     });
   }
@@ -213,10 +197,18 @@ export class SqliteConversationStorage implements ConversationStorage {
       const claimed =
         uuid === undefined ? undefined : this.sql.claimApproval.get({ uuid, status: request.approved ? 'approved' : 'rejected', now: isoTimestamp(this.now()) });
       if (!claimed) return { claimed: false, approval: approvalFromRow(this.requireApproval(request.uuid)) };
-      this.applyChange(this.requireConversation(claimed.conversation_id), {
-        messages: request.messages,
-        status: 'active',
-        pendingApprovalUuid: null,
+      const messages = [...request.messages];
+      for (const other of request.approved ? [] : request.alsoReject) {
+        const row = this.requireApproval(other.uuid);
+        if (row.conversation_id !== claimed.conversation_id) {
+          throw invalidArgument(`also_reject: approval ${row.uuid} belongs to another conversation than approval ${claimed.uuid}`);
+        }
+        if (this.sql.claimApproval.get({ uuid: row.uuid, status: 'rejected', now: isoTimestamp(this.now()) })) messages.push(...other.messages);
+      }
+      const conversation = this.requireConversation(claimed.conversation_id);
+      this.applyChange(conversation, {
+        messages,
+        ...waitingState(conversation.status, this.sql.selectPendingApprovals.all(conversation.id)),
         pipelineState: request.clearPipelineState ? null : undefined,
       });
       return { claimed: true, approval: approvalFromRow(claimed) };
@@ -253,6 +245,34 @@ export class SqliteConversationStorage implements ConversationStorage {
     });
   }
 
+  async updatePipeline(request: UpdatePipelineRequest): Promise<number> {
+    return this.write(() => {
+      const conversation = this.requireConversation(request.conversationId);
+      if (conversation.pipeline_revision !== request.expectedRevision) {
+        throw aborted(
+          `the pipeline state of conversation ${conversation.id} is at revision ${conversation.pipeline_revision}, not ${request.expectedRevision}: another run changed it; read it again and redo the change`,
+        );
+      }
+      const at = timestampAfter(conversation.updated_at, this.now());
+      for (const approval of request.approvals) {
+        const uuid = storedId(approval.uuid);
+        if (uuid === undefined) throw invalidArgument(`approvals: ${JSON.stringify(approval.uuid)} is not a UUID`);
+        if (this.sql.selectApproval.get(uuid)) throw invalidArgument(`approvals: approval ${uuid} already exists`);
+        this.insertApproval(conversation.id, { ...approval, uuid }, at);
+      }
+      this.applyChange(
+        conversation,
+        {
+          messages: request.messages,
+          ...waitingState(conversation.status, this.sql.selectPendingApprovals.all(conversation.id)),
+          pipelineState: request.pipelineState === undefined ? null : pipelineStateJson(request.pipelineState)!,
+        },
+        at,
+      );
+      return conversation.pipeline_revision + 1;
+    });
+  }
+
   async close(): Promise<void> {
     if (this.db.open) this.db.close();
   }
@@ -284,6 +304,26 @@ export class SqliteConversationStorage implements ConversationStorage {
     return row;
   }
 
+  private insertApproval(
+    conversationId: string,
+    approval: Pick<CreateApprovalRequest, 'toolCallId' | 'toolName' | 'toolArgs' | 'description' | 'remoteTaskId' | 'remoteAgentName'> & { uuid: string },
+    at: string,
+  ): void {
+    const toolArgs = approval.toolArgs ?? {};
+    this.sql.insertApproval.run({
+      uuid: approval.uuid,
+      conversation_id: conversationId,
+      tool_call_id: approval.toolCallId,
+      tool_name: approval.toolName,
+      tool_args: JSON.stringify(toolArgs),
+      args_hash: callHash(approval.toolName, toolArgs),
+      description: approval.description,
+      remote_task_id: approval.remoteTaskId ?? null,
+      remote_agent_name: approval.remoteAgentName ?? null,
+      created_at: at,
+    });
+  }
+
   /** A conditional status move; FAILED_PRECONDITION naming the status found otherwise. */
   private moveApproval(uuid: string, from: ApprovalStatusName, to: ApprovalStatusName, rule: string): ApprovalRow {
     const stored = storedId(uuid);
@@ -304,6 +344,7 @@ export class SqliteConversationStorage implements ConversationStorage {
       status: change.status ?? conversation.status,
       pending_approval_uuid: change.pendingApprovalUuid !== undefined ? change.pendingApprovalUuid : conversation.pending_approval_uuid,
       pipeline_state: change.pipelineState !== undefined ? change.pipelineState : conversation.pipeline_state,
+      pipeline_revision: conversation.pipeline_revision + (change.pipelineState !== undefined ? 1 : 0),
       message_count: conversation.message_count,
       updated_at: at,
       input_tokens: conversation.input_tokens,
@@ -334,15 +375,15 @@ export class SqliteConversationStorage implements ConversationStorage {
       appended.length === 0 &&
       next.status === conversation.status &&
       next.pending_approval_uuid === conversation.pending_approval_uuid &&
-      next.pipeline_state === conversation.pipeline_state;
+      next.pipeline_revision === conversation.pipeline_revision;
     if (!unchanged) this.sql.updateConversation.run(next);
     return appended.map(messageFromRow);
   }
 
-  /** Full conversation with its pending approval (read only while it waits). */
+  /** Full conversation with its pending approvals (read only while it waits). */
   private readConversation(row: ConversationRow, includeMessages: boolean): Conversation {
     const messages = includeMessages ? this.sql.selectMessages.all(row.id).map(messageFromRow) : [];
-    const pending = row.status === 'waiting_approval' && row.pending_approval_uuid ? this.sql.selectApproval.get(row.pending_approval_uuid) : undefined;
+    const pending = row.status === 'waiting_approval' ? this.sql.selectPendingApprovals.all(row.id) : [];
     return conversationFromRow(row, messages, pending);
   }
 
@@ -358,12 +399,14 @@ export class SqliteConversationStorage implements ConversationStorage {
     return byConversation;
   }
 
-  /** Pending approvals of a page's waiting conversations, by conversation id, in one query. */
-  private pendingApprovalsOf(page: ConversationRow[]): Map<string, ApprovalRow> {
-    const uuids = page.flatMap((row) => (row.status === 'waiting_approval' && row.pending_approval_uuid ? [row.pending_approval_uuid] : []));
-    const byConversation = new Map<string, ApprovalRow>();
-    if (uuids.length === 0) return byConversation;
-    for (const approval of this.sql.selectApprovals.all(JSON.stringify(uuids))) byConversation.set(approval.conversation_id, approval);
+  /** Pending approvals of a page's waiting conversations, by conversation id, oldest first, in one query. */
+  private pendingApprovalsOf(page: ConversationRow[]): Map<string, ApprovalRow[]> {
+    const waiting = page.flatMap((row) => (row.status === 'waiting_approval' ? [row.id] : []));
+    const byConversation = new Map<string, ApprovalRow[]>();
+    if (waiting.length === 0) return byConversation;
+    for (const approval of this.sql.selectPendingApprovalsOfConversations.all(JSON.stringify(waiting))) {
+      byConversation.set(approval.conversation_id, [...(byConversation.get(approval.conversation_id) ?? []), approval]);
+    }
     return byConversation;
   }
 

@@ -23,6 +23,7 @@ export interface ConversationRow {
   updated_at: string;
   input_tokens: number;
   output_tokens: number;
+  pipeline_revision: number;
 }
 
 export interface MessageRow {
@@ -87,15 +88,18 @@ export function approvalFromRow(row: ApprovalRow): PendingApproval {
   };
 }
 
-/** `pending` is the row of `pending_approval_uuid`, read only while the conversation waits. */
-export function conversationFromRow(row: ConversationRow, messages: Message[], pending: ApprovalRow | undefined): Conversation {
+/** `pending`: the conversation's pending approvals, oldest first, read only while it waits. */
+export function conversationFromRow(row: ConversationRow, messages: Message[], pending: readonly ApprovalRow[]): Conversation {
+  const pendingApprovals = pending.map(approvalFromRow);
   return {
     id: row.id,
     sessionId: row.session_id,
     status: conversationStatus.value(row.status),
     messages,
-    pendingApproval: pending === undefined ? undefined : approvalFromRow(pending),
-    pipelineState: row.pipeline_state === null ? undefined : pipelineStateFromStored(JSON.parse(row.pipeline_state)),
+    pendingApproval: pendingApprovals[0],
+    pendingApprovals,
+    pipelineRevision: row.pipeline_revision,
+    pipelineState: row.pipeline_state === null ? undefined : pipelineStateFromStored(JSON.parse(row.pipeline_state), row.pipeline_revision),
     createdAt: new Date(row.created_at),
     updatedAt: new Date(row.updated_at),
     messageCount: row.message_count,

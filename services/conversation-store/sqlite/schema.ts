@@ -84,6 +84,12 @@ const MIGRATIONS: readonly string[] = [
   `
   ALTER TABLE messages ADD COLUMN node TEXT;
   `,
+  // 4: the pipeline state's revision, raised by every change of it and never reset, so a
+  // write computed from an older state is refused (several branches resume at once); a
+  // conversation may wait for several approvals: pending_approval_uuid is the oldest.
+  `
+  ALTER TABLE conversations ADD COLUMN pipeline_revision INTEGER NOT NULL DEFAULT 0;
+  `,
 ];
 
 export const SCHEMA_VERSION = MIGRATIONS.length;

@@ -20,7 +20,7 @@ export const SQL = {
     UPDATE conversations
     SET status = @status, pending_approval_uuid = @pending_approval_uuid, pipeline_state = @pipeline_state,
         message_count = @message_count, updated_at = @updated_at,
-        input_tokens = @input_tokens, output_tokens = @output_tokens
+        input_tokens = @input_tokens, output_tokens = @output_tokens, pipeline_revision = @pipeline_revision
     WHERE id = @id`,
   firstPage: `SELECT * FROM conversations ORDER BY created_at DESC, id DESC LIMIT ?`,
   pageAfter: `
@@ -45,7 +45,17 @@ export const SQL = {
     VALUES (@uuid, @conversation_id, @tool_call_id, @tool_name, @tool_args, @args_hash, @description,
             @remote_task_id, @remote_agent_name, 'pending', @created_at, NULL, @created_at)`,
   selectApproval: `SELECT * FROM approvals WHERE uuid = ?`,
-  selectApprovals: `SELECT * FROM approvals WHERE uuid IN (SELECT value FROM json_each(?))`,
+  // A conversation's pending approvals, oldest first (rowid: approvals created in one
+  // transaction share created_at and keep their insertion order).
+  selectPendingApprovals: `
+    SELECT * FROM approvals
+    WHERE conversation_id = ? AND status = 'pending'
+    ORDER BY created_at, rowid`,
+  // The same for a whole page of conversations, in one query.
+  selectPendingApprovalsOfConversations: `
+    SELECT * FROM approvals
+    WHERE conversation_id IN (SELECT value FROM json_each(?)) AND status = 'pending'
+    ORDER BY conversation_id, created_at, rowid`,
   // The exactly-once claim (DESIGN rule 3): only the update that still sees 'pending' wins.
   claimApproval: `
     UPDATE approvals SET status = @status, decided_at = @now, updated_at = @now
@@ -74,6 +84,7 @@ export interface ConversationState {
   updated_at: string;
   input_tokens: number;
   output_tokens: number;
+  pipeline_revision: number;
 }
 
 /** An approval as inserted: the store sets status, decided_at and updated_at itself. */
@@ -92,7 +103,8 @@ export interface Statements {
   selectMessagesOfConversations: Statement<[string], MessageRow>;
   insertApproval: Statement<[NewApprovalRow]>;
   selectApproval: Statement<[string], ApprovalRow>;
-  selectApprovals: Statement<[string], ApprovalRow>;
+  selectPendingApprovals: Statement<[string], ApprovalRow>;
+  selectPendingApprovalsOfConversations: Statement<[string], ApprovalRow>;
   claimApproval: Statement<[{ uuid: string; status: ApprovalStatusName; now: string }], ApprovalRow>;
   moveApproval: Statement<[{ uuid: string; from: ApprovalStatusName; to: ApprovalStatusName; now: string }], ApprovalRow>;
   interruptApproval: Statement<[{ uuid: string; now: string; unchanged_since: string }], ApprovalRow>;

@@ -85,6 +85,12 @@ describe('walker decisions', () => {
     expect(childGates(false, tree)).toBe(false);
   });
 
+  it('keeps the gate below parallel and loop nodes with approvals: required, the nearest deciding (issue 4 item 6)', () => {
+    expect(childGates(true, { name: 'p', type: 'parallel', approvals: 'required', agents: [] })).toBe(true);
+    expect(childGates(false, { name: 'l', type: 'loop', approvals: 'required', agents: [] })).toBe(true);
+    expect(childGates(true, { name: 'p', type: 'parallel', approvals: 'auto', agents: [] })).toBe(false);
+  });
+
   it('joins parallel outputs in declaration order, skipping empty ones', () => {
     expect(joinOutputs(['first', '', 'third'])).toBe('first\n\nthird');
   });

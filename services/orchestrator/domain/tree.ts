@@ -84,12 +84,14 @@ export function resumeIndex(resumePath: readonly number[] | undefined, path: rea
 }
 
 /**
- * Seed behaviour: destructive calls stop for approval only when no parallel or loop node is
- * above; inside them they run at once (logged and marked). A node gates when its parent
- * gates and the parent is not a parallel or loop node.
+ * Whether destructive calls below `parent` stop for approval. Seed behaviour: only where no
+ * parallel or loop node is above; inside them they run at once (logged and marked). A
+ * parallel or loop node with `approvals: required` keeps the gate for its subtree; the
+ * nearest such node decides, so an `auto` node inside a `required` one turns it off again.
  */
 export function childGates(parentGates: boolean, parent: AgentNode): boolean {
-  return parentGates && parent.type !== 'parallel' && parent.type !== 'loop';
+  if (parent.type === 'parallel' || parent.type === 'loop') return parent.approvals === 'required';
+  return parentGates;
 }
 
 /** A parallel node's output: its children's outputs in declaration order. */
