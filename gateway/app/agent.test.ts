@@ -32,6 +32,7 @@ describe('resultFromConversation', () => {
       argsHash: '',
       toolCallId: '',
       updatedAt: new Date(0),
+      agentChain: [],
     };
     const waiting = { ...base, status: ConversationStatus.CONVERSATION_STATUS_WAITING_APPROVAL, pendingApproval, pendingApprovals: [pendingApproval] };
     expect(resultFromConversation(waiting)).toEqual({ response: '', waitingApproval: true, approval: pendingApproval });

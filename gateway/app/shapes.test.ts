@@ -16,6 +16,7 @@ const approval: PendingApproval = {
   argsHash: 'abc123',
   toolCallId: 'call-1',
   updatedAt: updated,
+  agentChain: [],
 };
 
 const conversation: Conversation = {
@@ -218,7 +219,7 @@ describe('messageJson (M)', () => {
 describe('pendingApprovalJson (P)', () => {
   it('has exactly the keys of P, with the proxy fields only when set', () => {
     expect(Object.keys(pendingApprovalJson(approval))).toEqual(['uuid', 'conversation_id', 'tool_name', 'tool_args', 'description', 'created_at']);
-    const proxied = pendingApprovalJson({ ...approval, remoteTaskId: 'task-7', remoteAgentName: 'summarizer' });
+    const proxied = pendingApprovalJson({ ...approval, remoteTaskId: 'task-7', remoteAgentName: 'summarizer', agentChain: ['summarizer', 'db-agent'] });
     expect(Object.keys(proxied)).toEqual([
       'uuid',
       'conversation_id',
@@ -227,17 +228,28 @@ describe('pendingApprovalJson (P)', () => {
       'description',
       'remote_task_id',
       'remote_agent_name',
+      'agent_chain',
       'created_at',
     ]);
     expect(proxied.remote_task_id).toBe('task-7');
     expect(proxied.remote_agent_name).toBe('summarizer');
+    expect(proxied.agent_chain).toEqual(['summarizer', 'db-agent']);
   });
 
-  it('treats empty proxy fields as absent and missing arguments as {}', () => {
-    const json = pendingApprovalJson({ ...approval, remoteTaskId: '', remoteAgentName: '', toolArgs: undefined });
+  it('treats empty proxy fields (an empty agent chain too) as absent and missing arguments as {}', () => {
+    const json = pendingApprovalJson({ ...approval, remoteTaskId: '', remoteAgentName: '', toolArgs: undefined, agentChain: [] });
     expect(json).not.toHaveProperty('remote_task_id');
     expect(json).not.toHaveProperty('remote_agent_name');
+    expect(json).not.toHaveProperty('agent_chain');
     expect(json.tool_args).toEqual({});
+  });
+});
+
+describe('the A2A origin of a conversation', () => {
+  it('is never shown over REST', () => {
+    const json = conversationJson({ ...conversation, a2aOrigin: { dialect: 'v0.3', contextId: 'ctx-7f3a' } });
+    expect(json).toEqual(conversationJson(conversation));
+    expect(JSON.stringify(json)).not.toContain('ctx-7f3a');
   });
 });
 

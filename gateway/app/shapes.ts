@@ -57,6 +57,8 @@ export interface PendingApprovalJson {
   description: string;
   remote_task_id?: string;
   remote_agent_name?: string;
+  /** For proxy approvals: the agents the call came through, nearest first (left out when empty). */
+  agent_chain?: string[];
   created_at: string;
 }
 
@@ -194,6 +196,8 @@ export function pendingApprovalJson(approval: PendingApproval): PendingApprovalJ
     // Only proxy approvals (a sub-agent's own approval) have these; empty means none.
     ...(approval.remoteTaskId && { remote_task_id: approval.remoteTaskId }),
     ...(approval.remoteAgentName && { remote_agent_name: approval.remoteAgentName }),
+    // Built in process (not decoded), an approval may lack the repeated field altogether.
+    ...(approval.agentChain?.length && { agent_chain: [...approval.agentChain] }),
     created_at: isoTime(approval.createdAt),
   };
 }

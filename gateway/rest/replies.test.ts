@@ -14,6 +14,7 @@ const approval: PendingApproval = {
   toolCallId: 't',
   decidedAt: new Date('2025-01-15T10:02:11.000Z'),
   updatedAt: new Date('2025-01-15T10:02:11.000Z'),
+  agentChain: [],
 };
 
 const conversation: Conversation = {

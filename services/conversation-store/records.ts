@@ -66,6 +66,20 @@ export const approvalStatus = nameTable<ApprovalStatus, ApprovalStatusName>(
   'approval status',
 );
 
+/** The dialects a conversation created over A2A is answered in (store.proto, A2aOrigin.dialect). */
+export const A2A_DIALECTS = ['seed', 'v0.3', 'v1.0'] as const;
+export type A2aDialectName = (typeof A2A_DIALECTS)[number];
+
+/** An approval's agent chain as stored: a JSON array of agent names, nearest first; none is NULL. */
+export function storedAgentChain(chain: readonly string[] | undefined): string | null {
+  return chain === undefined || chain.length === 0 ? null : JSON.stringify(chain);
+}
+
+/** NULL (approvals stored before chains existed, or with none) reads as no agents. */
+export function agentChainFromStored(stored: string | null): string[] {
+  return stored === null ? [] : (JSON.parse(stored) as string[]);
+}
+
 export interface StoredToolCall {
   id: string;
   name: string;

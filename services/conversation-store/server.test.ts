@@ -65,6 +65,7 @@ async function pendingApproval(conversationId: string): Promise<PendingApproval>
     toolName: 'drop_table',
     toolArgs: { table: 'users' },
     description: 'Drop the users table',
+    agentChain: [],
     messages: [{ role: MessageRole.MESSAGE_ROLE_ASSISTANT, content: '', toolCall: { id: 'call-1', name: 'drop_table', arguments: { table: 'users' } } }],
   });
   return approval!;
@@ -222,6 +223,88 @@ describe('conversation store over gRPC', () => {
   });
 });
 
+describe('A2A origins and agent chains over gRPC', () => {
+  const origin = { dialect: 'v1.0', contextId: 'ctx-42' };
+  const chain = ['summarizer', 'db-agent'];
+
+  it('carries the A2A origin through create, get and list', async () => {
+    const { conversation: created } = await store.createConversation({ sessionId: '0badcafe', systemPrompt: '', a2aOrigin: origin });
+    const plain = await conversation();
+    expect(created?.a2aOrigin).toEqual(origin);
+    expect((await store.getConversation({ id: created!.id, includeMessages: false })).conversation?.a2aOrigin).toEqual(origin);
+    const page = await store.listConversations({ pageSize: 0, pageToken: '', includeMessages: false });
+    expect(page.conversations.map((item) => [item.id, item.a2aOrigin])).toEqual([
+      [plain.id, undefined],
+      [created!.id, origin],
+    ]);
+  });
+
+  it('carries the agent chain of CreateApproval and UpdatePipeline approvals through get, claim and the pending approvals', async () => {
+    const { id } = await conversation();
+    const { approval, conversation: waiting } = await store.createApproval({
+      conversationId: id,
+      toolCallId: 'call-1',
+      toolName: 'drop_table',
+      toolArgs: { table: 'users' },
+      description: 'Drop the users table',
+      remoteAgentName: 'summarizer',
+      remoteTaskId: 'task-1',
+      agentChain: chain,
+      messages: [],
+    });
+    expect(approval?.agentChain).toEqual(chain);
+    expect(waiting?.pendingApproval?.agentChain).toEqual(chain);
+    expect((await store.getApproval({ uuid: approval!.uuid })).approval?.agentChain).toEqual(chain);
+    const page = await store.listConversations({ pageSize: 0, pageToken: '', includeMessages: false });
+    expect(page.conversations[0]?.pendingApprovals.map((item) => item.agentChain)).toEqual([chain]);
+    const claim = await store.claimApproval({ uuid: approval!.uuid, approved: false, messages: [], clearPipelineState: false, alsoReject: [] });
+    expect(claim.approval?.agentChain).toEqual(chain);
+
+    const other = await conversation();
+    const uuid = '1a2b3c4d-5e6f-4a7b-8c9d-0e1f2a3b4c5d';
+    const reply = await store.updatePipeline({
+      conversationId: other.id,
+      messages: [],
+      approvals: [{ uuid, toolCallId: 'call-2', toolName: 'drop_table', toolArgs: {}, description: 'Drop', agentChain: chain }],
+      expectedRevision: 0,
+      returnConversation: true,
+    });
+    expect(reply.conversation?.pendingApprovals.map((item) => item.agentChain)).toEqual([chain]);
+    expect((await store.getApproval({ uuid })).approval?.agentChain).toEqual(chain);
+  });
+
+  it('answers INVALID_ARGUMENT for an unknown dialect, an empty or too long context id and a bad agent chain', async () => {
+    const refusedOrigins: [{ dialect: string; contextId: string }, string][] = [
+      [{ dialect: 'v2.0', contextId: 'ctx' }, 'a2a_origin.dialect: one of seed, v0.3, v1.0'],
+      [{ dialect: 'seed', contextId: '' }, 'a2a_origin.context_id: a context id, not empty'],
+      [{ dialect: 'seed', contextId: 'x'.repeat(257) }, 'a2a_origin.context_id: at most 256 characters'],
+    ];
+    for (const [a2aOrigin, message] of refusedOrigins) {
+      await expect(store.createConversation({ sessionId: '0badcafe', systemPrompt: '', a2aOrigin })).rejects.toMatchObject({
+        code: GrpcStatus.INVALID_ARGUMENT,
+        message: expect.stringContaining(message),
+      });
+    }
+    const longest = await store.createConversation({ sessionId: '0badcafe', systemPrompt: '', a2aOrigin: { dialect: 'seed', contextId: 'x'.repeat(256) } });
+    expect(longest.conversation?.a2aOrigin?.contextId).toHaveLength(256);
+
+    const { id } = await conversation();
+    const refusedChains: [string[], string][] = [
+      [['summarizer', ''], 'agent_chain[1]: an agent name, not empty'],
+      [Array.from({ length: 21 }, (_, index) => `agent-${index}`), 'agent_chain: at most 20 agents'],
+    ];
+    for (const [agentChain, message] of refusedChains) {
+      const request = { conversationId: id, toolCallId: 'call-1', toolName: 'drop_table', toolArgs: {}, description: 'Drop', agentChain, messages: [] };
+      await expect(store.createApproval(request)).rejects.toMatchObject({ code: GrpcStatus.INVALID_ARGUMENT, message: expect.stringContaining(message) });
+      const approvals = [{ uuid: '1a2b3c4d-5e6f-4a7b-8c9d-0e1f2a3b4c5d', toolCallId: 'call-1', toolName: 'drop_table', toolArgs: {}, description: 'Drop', agentChain }];
+      await expect(
+        store.updatePipeline({ conversationId: id, messages: [], approvals, expectedRevision: 0, returnConversation: false }),
+      ).rejects.toMatchObject({ code: GrpcStatus.INVALID_ARGUMENT, message: expect.stringContaining(`approvals[0].${message}`) });
+    }
+    expect((await store.getConversation({ id, includeMessages: false })).conversation?.status).toBe(ConversationStatus.CONVERSATION_STATUS_ACTIVE);
+  });
+});
+
 describe('UpdatePipeline over gRPC (issue 4 item 6)', () => {
   const A = '0e1d2c3b-4a59-4687-8796-a5b4c3d2e1f0';
   const B = '9f8e7d6c-5b4a-4938-8271-605f4e3d2c1b';
@@ -231,6 +314,7 @@ describe('UpdatePipeline over gRPC (issue 4 item 6)', () => {
     toolName: 'drop_table',
     toolArgs: { table: toolCallId },
     description: `Drop ${toolCallId}`,
+    agentChain: [],
   });
   // Every field the wire has to carry: repeated pauses, the maps, the optional node_messages.
   const state: PipelineState = {

@@ -2,6 +2,7 @@ import { z } from 'zod';
 import { ConversationStatus, ConversationStoreServiceService, MessageRole } from '../../gen/ts/asg/store/v1/store.js';
 import { invalidArgument } from '../common/grpc/errors.js';
 import type { UnaryHandlers } from '../common/grpc/server.js';
+import { A2A_DIALECTS } from './records.js';
 import { MAX_PAGE_SIZE, type ConversationStorage } from './storage.js';
 
 /**
@@ -56,6 +57,16 @@ const pipelineState = z
     message: 'one pause per approval',
     path: ['pauses'],
   });
+// The agents a proxy approval is held by, nearest first (store.proto, agent_chain).
+const MAX_AGENT_CHAIN = 20;
+const agentChain = z.array(z.string().min(1, 'an agent name, not empty')).max(MAX_AGENT_CHAIN, `at most ${MAX_AGENT_CHAIN} agents`);
+
+const MAX_CONTEXT_ID = 256;
+const a2aOrigin = z.object({
+  dialect: z.enum(A2A_DIALECTS, { error: `one of ${A2A_DIALECTS.join(', ')}` }),
+  contextId: z.string().min(1, 'a context id, not empty').max(MAX_CONTEXT_ID, `at most ${MAX_CONTEXT_ID} characters`),
+});
+
 const newApproval = z.object({
   uuid: newApprovalUuid,
   toolCallId: z.string(),
@@ -64,12 +75,14 @@ const newApproval = z.object({
   description: z.string(),
   remoteTaskId: z.string().optional(),
   remoteAgentName: z.string().optional(),
+  agentChain,
 });
 
 const schemas = {
   createConversation: z.object({
     sessionId: z.string().regex(/^[0-9a-f]{8}$/, '8 lowercase hex characters (DESIGN rule 6)'),
     systemPrompt: z.string(),
+    a2aOrigin: a2aOrigin.optional(),
   }),
   getConversation: z.object({ id: conversationId, includeMessages: z.boolean() }),
   listConversations: z.object({
@@ -94,6 +107,7 @@ const schemas = {
     description: z.string(),
     remoteTaskId: z.string().optional(),
     remoteAgentName: z.string().optional(),
+    agentChain,
     messages,
   }),
   getApproval: z.object({ uuid: approvalUuid }),

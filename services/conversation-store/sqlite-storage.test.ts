@@ -22,6 +22,9 @@ import { SCHEMA_VERSION } from './sqlite/schema.js';
 import { SQL } from './sqlite/statements.js';
 
 const SESSION = 'a1b2c3d4';
+/** Back to schema 4: what migration 5 added (A2A origins, agent chains). */
+const DROP_SCHEMA_5 =
+  'ALTER TABLE conversations DROP COLUMN a2a_dialect; ALTER TABLE conversations DROP COLUMN a2a_context_id; ALTER TABLE approvals DROP COLUMN agent_chain;';
 const UNKNOWN_UUID = '00000000-0000-4000-8000-000000000000';
 
 let dir: string;
@@ -63,6 +66,7 @@ function approvalRequest(conversationId: string, change: Partial<CreateApprovalR
     toolArgs: { path: '/tmp/x', options: { force: true, depth: 2 } },
     description: 'Delete /tmp/x',
     messages: [],
+    agentChain: [],
     ...change,
   };
 }
@@ -77,6 +81,7 @@ const newApproval = (uuid: string, toolCallId = 'call-1'): NewApproval => ({
   toolName: 'delete_file',
   toolArgs: { path: `/tmp/${toolCallId}` },
   description: `Delete /tmp/${toolCallId}`,
+  agentChain: [],
 });
 
 /** UpdatePipeline with nothing but the revision; without `pipelineState` it clears the state. */
@@ -716,6 +721,7 @@ describe('token usage', () => {
     await storage.close();
     const db = new Database(join(dir, DATABASE_FILE));
     // Back to schema 1: the shape of a database written before usage existed.
+    db.exec(DROP_SCHEMA_5);
     db.exec('ALTER TABLE messages DROP COLUMN input_tokens; ALTER TABLE messages DROP COLUMN output_tokens; ALTER TABLE messages DROP COLUMN compaction;');
     db.exec('ALTER TABLE conversations DROP COLUMN pipeline_revision;');
     db.exec('ALTER TABLE messages DROP COLUMN node;');
@@ -741,6 +747,7 @@ describe('node names (orchestrated mode)', () => {
     const created = await newConversation('old');
     await storage.close();
     const db = new Database(join(dir, DATABASE_FILE));
+    db.exec(DROP_SCHEMA_5);
     db.exec('ALTER TABLE conversations DROP COLUMN pipeline_revision;');
     db.exec('ALTER TABLE messages DROP COLUMN node;');
     db.prepare('UPDATE schema_version SET version = 2').run();
@@ -976,6 +983,7 @@ describe('pipelines waiting at several approvals (issue 4 item 6)', () => {
     const { id } = await newConversation('old');
     await storage.close();
     const db = new Database(join(dir, DATABASE_FILE));
+    db.exec(DROP_SCHEMA_5);
     db.exec('ALTER TABLE conversations DROP COLUMN pipeline_revision;');
     // What a version-3 store wrote: one pause, no pauses, branch outputs or run id.
     const legacy = { paused_node_path: [1, 0], paused_node_output_key: 'draft', session_state: { topic: 'tides' }, user_message: 'go on', tree_fingerprint: 'f00d' };
@@ -999,5 +1007,88 @@ describe('pipelines waiting at several approvals (issue 4 item 6)', () => {
     });
     expect(migrated.messages.map((message) => message.content)).toEqual(['old']);
     expect(await update(id, 0, { pipelineState: pausedAt() })).toBe(1);
+  });
+});
+
+describe('A2A origins and agent chains', () => {
+  const origin = { dialect: 'v0.3', contextId: 'ctx-7f3a' };
+  const chain = ['summarizer', 'db-agent', 'db-admin'];
+
+  it('keeps the A2A origin of a conversation created over A2A, and none on the others', async () => {
+    const created = await storage.createConversation({ sessionId: SESSION, systemPrompt: 'system', a2aOrigin: origin });
+    const plain = await newConversation();
+    expect(created.a2aOrigin).toEqual(origin);
+    expect(plain.a2aOrigin).toBeUndefined();
+
+    expect((await storage.getConversation({ id: created.id, includeMessages: false })).a2aOrigin).toEqual(origin);
+    expect((await storage.getConversation({ id: plain.id, includeMessages: true })).a2aOrigin).toBeUndefined();
+    const page = await storage.listConversations({ pageSize: 10, pageToken: '', includeMessages: false });
+    expect(page.conversations.map((c) => [c.id, c.a2aOrigin])).toEqual([
+      [plain.id, undefined],
+      [created.id, origin],
+    ]);
+    // Later changes leave it as it is.
+    await append(created.id, [user('hello')], { status: ConversationStatus.CONVERSATION_STATUS_COMPLETED });
+    expect((await storage.getConversation({ id: created.id, includeMessages: false })).a2aOrigin).toEqual(origin);
+  });
+
+  it("keeps a proxy approval's agent chain in order through get, claim and the conversation's pending approvals", async () => {
+    const { id } = await newConversation();
+    const created = await storage.createApproval(approvalRequest(id, { remoteAgentName: 'summarizer', remoteTaskId: 'task-1', agentChain: chain }));
+    expect(created.agentChain).toEqual(chain);
+    expect((await storage.getApproval(created.uuid)).agentChain).toEqual(chain);
+    expect((await storage.getConversation({ id, includeMessages: false })).pendingApprovals.map((a) => a.agentChain)).toEqual([chain]);
+    const page = await storage.listConversations({ pageSize: 10, pageToken: '', includeMessages: false });
+    expect(page.conversations[0]!.pendingApproval?.agentChain).toEqual(chain);
+
+    const won = await claim(created.uuid, true);
+    expect(won.approval.agentChain).toEqual(chain);
+    const lost = await claim(created.uuid, false);
+    expect(lost).toMatchObject({ claimed: false, approval: { agentChain: chain } });
+    expect((await storage.startApprovalExecution(created.uuid)).agentChain).toEqual(chain);
+    expect((await storage.listUnfinishedApprovals(id)).map((a) => a.agentChain)).toEqual([chain]);
+  });
+
+  it('keeps the agent chains of approvals created by UpdatePipeline, each its own; none reads as []', async () => {
+    const { id } = await newConversation();
+    await update(id, 0, { approvals: [{ ...newApproval(A, 'call-a'), agentChain: chain }, newApproval(B, 'call-b')], pipelineState: pausedAt(A, B) });
+    expect((await storage.getConversation({ id, includeMessages: false })).pendingApprovals.map((a) => [a.uuid, a.agentChain])).toEqual([
+      [A, chain],
+      [B, []],
+    ]);
+    expect((await storage.getApproval(B)).agentChain).toEqual([]);
+    // An empty chain is stored as NULL, not as "[]".
+    const db = new Database(join(dir, DATABASE_FILE), { readonly: true });
+    try {
+      expect(db.prepare('SELECT uuid, agent_chain FROM approvals ORDER BY rowid').all()).toEqual([
+        { uuid: A, agent_chain: JSON.stringify(chain) },
+        { uuid: B, agent_chain: null },
+      ]);
+    } finally {
+      db.close();
+    }
+  });
+
+  it('migrates a version-4 database: old conversations have no A2A origin, old approvals no agents', async () => {
+    const { id } = await newConversation('old');
+    const old = await storage.createApproval(approvalRequest(id));
+    await storage.close();
+    const db = new Database(join(dir, DATABASE_FILE));
+    db.exec(DROP_SCHEMA_5);
+    db.prepare('UPDATE schema_version SET version = 4').run();
+    db.close();
+
+    storage = open();
+    const migrated = await storage.getConversation({ id, includeMessages: true });
+    expect(migrated.a2aOrigin).toBeUndefined();
+    expect(migrated.messages.map((message) => message.content)).toEqual(['old']);
+    expect(migrated.pendingApprovals.map((approval) => [approval.uuid, approval.agentChain])).toEqual([[old.uuid, []]]);
+    expect(await storage.getApproval(old.uuid)).toEqual({ ...old, agentChain: [] });
+
+    // The new columns are written from now on.
+    const created = await storage.createConversation({ sessionId: SESSION, systemPrompt: '', a2aOrigin: origin });
+    expect((await storage.getConversation({ id: created.id, includeMessages: false })).a2aOrigin).toEqual(origin);
+    const proxied = await storage.createApproval(approvalRequest(created.id, { agentChain: chain }));
+    expect((await storage.getApproval(proxied.uuid)).agentChain).toEqual(chain);
   });
 });

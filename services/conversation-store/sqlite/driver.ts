@@ -30,6 +30,7 @@ import {
   conversationStatus,
   isoTimestamp,
   messageRole,
+  storedAgentChain,
   storedPipelineState,
   storedToolCall,
   timestampAfter,
@@ -109,7 +110,13 @@ export class SqliteConversationStorage implements ConversationStorage {
     return this.write(() => {
       const createdAt = timestampAfter(this.sql.newestCreatedAt.get()?.created_at, this.now());
       const id = randomUUID();
-      this.sql.insertConversation.run({ id, session_id: request.sessionId, created_at: createdAt });
+      this.sql.insertConversation.run({
+        id,
+        session_id: request.sessionId,
+        created_at: createdAt,
+        a2a_dialect: request.a2aOrigin?.dialect ?? null,
+        a2a_context_id: request.a2aOrigin?.contextId ?? null,
+      });
       const messages = request.systemPrompt === '' ? [] : [{ role: MessageRole.MESSAGE_ROLE_SYSTEM, content: request.systemPrompt }];
       // The conversation row and its first message share one timestamp: it is one change.
       this.applyChange(this.requireConversation(id), { messages }, createdAt);
@@ -306,7 +313,9 @@ export class SqliteConversationStorage implements ConversationStorage {
 
   private insertApproval(
     conversationId: string,
-    approval: Pick<CreateApprovalRequest, 'toolCallId' | 'toolName' | 'toolArgs' | 'description' | 'remoteTaskId' | 'remoteAgentName'> & { uuid: string },
+    approval: Pick<CreateApprovalRequest, 'toolCallId' | 'toolName' | 'toolArgs' | 'description' | 'remoteTaskId' | 'remoteAgentName' | 'agentChain'> & {
+      uuid: string;
+    },
     at: string,
   ): void {
     const toolArgs = approval.toolArgs ?? {};
@@ -321,6 +330,7 @@ export class SqliteConversationStorage implements ConversationStorage {
       remote_task_id: approval.remoteTaskId ?? null,
       remote_agent_name: approval.remoteAgentName ?? null,
       created_at: at,
+      agent_chain: storedAgentChain(approval.agentChain),
     });
   }
 

@@ -1,5 +1,6 @@
 import type { Compaction, Conversation, Message, PendingApproval } from '../../../gen/ts/asg/store/v1/store.js';
 import {
+  agentChainFromStored,
   approvalStatus,
   conversationStatus,
   messageRole,
@@ -24,6 +25,9 @@ export interface ConversationRow {
   input_tokens: number;
   output_tokens: number;
   pipeline_revision: number;
+  /** Both set for a conversation created over A2A, both NULL otherwise. */
+  a2a_dialect: string | null;
+  a2a_context_id: string | null;
 }
 
 export interface MessageRow {
@@ -54,6 +58,8 @@ export interface ApprovalRow {
   created_at: string;
   decided_at: string | null;
   updated_at: string;
+  /** JSON array of agent names, nearest first; NULL when there are none. */
+  agent_chain: string | null;
 }
 
 export function messageFromRow(row: MessageRow): Message {
@@ -85,6 +91,7 @@ export function approvalFromRow(row: ApprovalRow): PendingApproval {
     toolCallId: row.tool_call_id,
     decidedAt: row.decided_at === null ? undefined : new Date(row.decided_at),
     updatedAt: new Date(row.updated_at),
+    agentChain: agentChainFromStored(row.agent_chain),
   };
 }
 
@@ -104,5 +111,6 @@ export function conversationFromRow(row: ConversationRow, messages: Message[], p
     updatedAt: new Date(row.updated_at),
     messageCount: row.message_count,
     usage: { inputTokens: row.input_tokens, outputTokens: row.output_tokens },
+    a2aOrigin: row.a2a_dialect === null ? undefined : { dialect: row.a2a_dialect, contextId: row.a2a_context_id ?? '' },
   };
 }

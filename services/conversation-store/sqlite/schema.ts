@@ -90,6 +90,13 @@ const MIGRATIONS: readonly string[] = [
   `
   ALTER TABLE conversations ADD COLUMN pipeline_revision INTEGER NOT NULL DEFAULT 0;
   `,
+  // 5: how a conversation created over A2A is answered (both set or both NULL), and the
+  // agents a proxy approval is held by, nearest first (a JSON array; NULL reads as none).
+  `
+  ALTER TABLE conversations ADD COLUMN a2a_dialect TEXT;
+  ALTER TABLE conversations ADD COLUMN a2a_context_id TEXT;
+  ALTER TABLE approvals ADD COLUMN agent_chain TEXT;
+  `,
 ];
 
 export const SCHEMA_VERSION = MIGRATIONS.length;

@@ -9,8 +9,9 @@ import type { ApprovalRow, ConversationRow, MessageRow } from './rows.js';
  */
 export const SQL = {
   insertConversation: `
-    INSERT INTO conversations (id, session_id, status, pending_approval_uuid, pipeline_state, message_count, created_at, updated_at)
-    VALUES (@id, @session_id, 'active', NULL, NULL, 0, @created_at, @created_at)`,
+    INSERT INTO conversations (id, session_id, status, pending_approval_uuid, pipeline_state, message_count, created_at, updated_at,
+                               a2a_dialect, a2a_context_id)
+    VALUES (@id, @session_id, 'active', NULL, NULL, 0, @created_at, @created_at, @a2a_dialect, @a2a_context_id)`,
   // Read to keep creation times strictly increasing; an index seek, not a scan.
   newestCreatedAt: `SELECT created_at FROM conversations ORDER BY created_at DESC, id DESC LIMIT 1`,
   selectConversation: `SELECT * FROM conversations WHERE id = ?`,
@@ -41,9 +42,9 @@ export const SQL = {
 
   insertApproval: `
     INSERT INTO approvals (uuid, conversation_id, tool_call_id, tool_name, tool_args, args_hash, description,
-                           remote_task_id, remote_agent_name, status, created_at, decided_at, updated_at)
+                           remote_task_id, remote_agent_name, status, created_at, decided_at, updated_at, agent_chain)
     VALUES (@uuid, @conversation_id, @tool_call_id, @tool_name, @tool_args, @args_hash, @description,
-            @remote_task_id, @remote_agent_name, 'pending', @created_at, NULL, @created_at)`,
+            @remote_task_id, @remote_agent_name, 'pending', @created_at, NULL, @created_at, @agent_chain)`,
   selectApproval: `SELECT * FROM approvals WHERE uuid = ?`,
   // A conversation's pending approvals, oldest first (rowid: approvals created in one
   // transaction share created_at and keep their insertion order).
@@ -87,11 +88,14 @@ export interface ConversationState {
   pipeline_revision: number;
 }
 
+/** A conversation as inserted: the rest of its row starts at its defaults. */
+export type NewConversationRow = Pick<ConversationRow, 'id' | 'session_id' | 'created_at' | 'a2a_dialect' | 'a2a_context_id'>;
+
 /** An approval as inserted: the store sets status, decided_at and updated_at itself. */
 export type NewApprovalRow = Omit<ApprovalRow, 'status' | 'decided_at' | 'updated_at'>;
 
 export interface Statements {
-  insertConversation: Statement<[{ id: string; session_id: string; created_at: string }]>;
+  insertConversation: Statement<[NewConversationRow]>;
   newestCreatedAt: Statement<[], { created_at: string }>;
   selectConversation: Statement<[string], ConversationRow>;
   updateConversation: Statement<[ConversationState]>;
