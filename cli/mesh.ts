@@ -6,6 +6,7 @@ import { startConversationStore } from '../services/conversation-store/index.js'
 import { startLlmGateway } from '../services/llm-gateway/index.js';
 import { startOrchestrator } from '../services/orchestrator/index.js';
 import { startToolBroker } from '../services/tool-broker/index.js';
+import { startA2aBridge } from '../services/a2a-bridge/index.js';
 import { startGateway } from '../gateway/index.js';
 
 const LOOPBACK_ANY_PORT = '127.0.0.1:0';
@@ -36,11 +37,13 @@ export async function startMesh(config: AgentConfig, log: (service: string) => L
     started.push(llm);
     const tools = await startToolBroker({ config, listen: LOOPBACK_ANY_PORT, log: log('tool-broker') });
     started.push(tools);
+    const a2a = await startA2aBridge({ config, listen: LOOPBACK_ANY_PORT, log: log('a2a-bridge') });
+    started.push(a2a);
     const orchestrator = await startOrchestrator({
       config,
       listen: LOOPBACK_ANY_PORT,
       log: log('orchestrator'),
-      peers: { conversationStore: store.address, llmGateway: llm.address, toolBroker: tools.address },
+      peers: { conversationStore: store.address, llmGateway: llm.address, toolBroker: tools.address, a2aBridge: a2a.address },
     });
     started.push(orchestrator);
     const gateway = await startGateway({ config, log: log('gateway'), peers: { orchestrator: orchestrator.address, conversationStore: store.address } });

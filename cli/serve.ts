@@ -5,15 +5,17 @@ import { startConversationStore } from '../services/conversation-store/index.js'
 import { startLlmGateway } from '../services/llm-gateway/index.js';
 import { startOrchestrator } from '../services/orchestrator/index.js';
 import { startToolBroker } from '../services/tool-broker/index.js';
+import { startA2aBridge } from '../services/a2a-bridge/index.js';
 import { startGateway } from '../gateway/index.js';
 
-export const SERVICE_NAMES = ['gateway', 'orchestrator', 'conversation-store', 'llm-gateway', 'tool-broker'] as const;
+export const SERVICE_NAMES = ['gateway', 'orchestrator', 'conversation-store', 'llm-gateway', 'tool-broker', 'a2a-bridge'] as const;
 
 const ENV_ADDRESS: Record<ServiceName, string> = {
   conversation_store: 'ASG_CONVERSATION_STORE_ADDR',
   llm_gateway: 'ASG_LLM_GATEWAY_ADDR',
   tool_broker: 'ASG_TOOL_BROKER_ADDR',
   orchestrator: 'ASG_ORCHESTRATOR_ADDR',
+  a2a_bridge: 'ASG_A2A_BRIDGE_ADDR',
 };
 
 /** Where a service is reached: its environment variable, else `services.<name>` in the config. */
@@ -34,6 +36,7 @@ function peers(config: AgentConfig): Peers {
     llmGateway: addressOf(config, 'llm_gateway'),
     toolBroker: addressOf(config, 'tool_broker'),
     orchestrator: addressOf(config, 'orchestrator'),
+    a2aBridge: addressOf(config, 'a2a_bridge'),
   };
 }
 
@@ -54,5 +57,8 @@ export async function startOneService(service: ServiceName | 'gateway' | (typeof
     case 'tool-broker':
     case 'tool_broker':
       return startToolBroker({ config, log, listen: listenAddress(config, 'tool_broker') });
+    case 'a2a-bridge':
+    case 'a2a_bridge':
+      return startA2aBridge({ config, log, listen: listenAddress(config, 'a2a_bridge') });
   }
 }

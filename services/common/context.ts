@@ -9,6 +9,21 @@ export interface RequestContext {
   authorization?: string;
   /** Epoch milliseconds by which the request must be answered; outgoing calls inherit it. */
   deadline?: number;
+  /**
+   * A2A hops that led to this request (the caller's `X-A2A-Hops`; 0 or absent at a first
+   * agent). The a2a-bridge sends one more and refuses past `a2a_max_depth`, so agents that
+   * call each other in a cycle stop.
+   */
+  a2aHops?: number;
+}
+
+/** The HTTP header and gRPC metadata key that carry RequestContext.a2aHops. */
+export const A2A_HOPS_HEADER = 'X-A2A-Hops';
+
+/** A hop count from a header or metadata value; undefined unless a small non-negative integer. */
+export function parseA2aHops(value: string | undefined): number | undefined {
+  if (value === undefined || !/^\d{1,3}$/.test(value.trim())) return undefined;
+  return Number(value.trim());
 }
 
 const REQUEST_CONTEXT = createContextKey('asg.request-context');

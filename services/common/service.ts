@@ -24,4 +24,5 @@ export interface Peers {
   llmGateway: string;
   toolBroker: string;
   orchestrator: string;
+  a2aBridge: string;
 }

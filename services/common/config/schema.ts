@@ -140,6 +140,8 @@ export const configSchema = z
       .prefault({}),
     mcp_servers: z.array(mcpServerSchema).default([]),
     a2a: z.array(a2aAgentSchema).default([]),
+    /** Added: the most A2A hops a chain of agents may take (a call past it fails: the loop guard). */
+    a2a_max_depth: z.number().int().min(1).max(50).default(5),
     agent: agentNodeSchema.optional(),
     /**
      * Added: where each service listens and is reached when services run apart
@@ -151,6 +153,7 @@ export const configSchema = z
         llm_gateway: address.default('127.0.0.1:7102'),
         tool_broker: address.default('127.0.0.1:7103'),
         orchestrator: address.default('127.0.0.1:7104'),
+        a2a_bridge: address.default('127.0.0.1:7105'),
       })
       .prefault({}),
   })

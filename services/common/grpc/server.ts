@@ -10,7 +10,7 @@ import {
   type ServiceDefinition,
   type UntypedServiceImplementation,
 } from '@grpc/grpc-js';
-import { runWithContext, type RequestContext } from '../context.js';
+import { parseA2aHops, runWithContext, type RequestContext } from '../context.js';
 import { isLogLevelEnabled, type Logger } from '../log.js';
 import { redactSecrets } from '../secrets.js';
 import { parseSessionId } from '../session-id.js';
@@ -65,6 +65,7 @@ export function requestContextFrom(call: Pick<ServerUnaryCall<unknown, unknown>,
     sessionId: parseSessionId(first(call.metadata, 'x-session-id')) ?? '',
     authorization: first(call.metadata, 'authorization'),
     deadline: deadlineMs,
+    a2aHops: parseA2aHops(first(call.metadata, 'x-a2a-hops')),
   };
 }
 

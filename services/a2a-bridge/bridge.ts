@@ -1,0 +1,99 @@
+import { Dialect, type DescribeAgentResponse, type RemoteTask } from '../../gen/ts/asg/a2a/v1/a2a.js';
+import type { RequestContext } from '../common/context.js';
+import { failedPrecondition, GrpcStatus, invalidArgument, notFound, ServiceError } from '../common/grpc/errors.js';
+import type { Logger } from '../common/log.js';
+import { speakerFor, type DialectSpeaker, type OutgoingMessage } from './dialects/index.js';
+import { postJsonRpc, type JsonRpcRequest } from './http.js';
+import { displayUrl, openOutboundCall, type OutboundCall, type PeerRef } from './outbound.js';
+import { isDialectMismatch, PeerDirectory, type PeerProfile } from './probe.js';
+import { toRemoteTask, UnreadableAnswer, type TaskView } from './remote-task.js';
+
+/** A2A's "task not found" (v0.3 and v1.0 alike; the seed's servers use it too). */
+const TASK_NOT_FOUND = -32001;
+
+/**
+ * The bridge's three operations, transport-free: open the call (hop guard, headers,
+ * deadline), find the peer's dialect, ask in it, read the answer into a RemoteTask, and turn
+ * every way that can fail into the status the contract names.
+ */
+export class A2aBridge {
+  constructor(
+    private readonly maxDepth: number,
+    private readonly log: Logger,
+    private readonly directory = new PeerDirectory(log),
+  ) {}
+
+  async describeAgent(peer: PeerRef, caller: RequestContext | undefined): Promise<DescribeAgentResponse> {
+    return this.logged(peer, 'DescribeAgent', async () => {
+      const call = openOutboundCall(peer, caller, this.maxDepth);
+      const profile = await this.directory.resolve(call);
+      return {
+        name: profile.card?.name || peer.name,
+        description: profile.card?.description ?? '',
+        dialect: profile.dialect,
+        endpointUrl: profile.endpoint,
+        skills: profile.card?.skills ?? [],
+      };
+    });
+  }
+
+  async sendMessage(peer: PeerRef, message: OutgoingMessage, caller: RequestContext | undefined): Promise<RemoteTask> {
+    return this.logged(peer, 'SendMessage', async () => {
+      const call = openOutboundCall(peer, caller, this.maxDepth);
+      const profile = await this.directory.resolve(call);
+      const speaker = speakerFor(profile.dialect);
+      const task = await this.ask(call, profile, speaker, speaker.sendMessage(message), (result) => speaker.readSendResult(result));
+      this.log.info('a2a message sent', { peer: peer.name, dialect: Dialect[profile.dialect], task: task.id, state: task.state, continued: message.taskId !== undefined, hops: call.hops });
+      return task;
+    });
+  }
+
+  async getTask(peer: PeerRef, taskId: string, caller: RequestContext | undefined): Promise<RemoteTask> {
+    return this.logged(peer, 'GetTask', async () => {
+      const call = openOutboundCall(peer, caller, this.maxDepth);
+      const profile = await this.directory.resolve(call);
+      const speaker = speakerFor(profile.dialect);
+      return this.ask(call, profile, speaker, speaker.getTask(taskId), (result) => speaker.readTask(result));
+    });
+  }
+
+  private async ask(call: OutboundCall, profile: PeerProfile, speaker: DialectSpeaker, request: JsonRpcRequest, read: (result: unknown) => TaskView): Promise<RemoteTask> {
+    const where = `${call.peer.name} at ${displayUrl(call.peer.url)}`;
+    const outcome = await postJsonRpc(call, profile.endpoint, request, speaker.headers);
+    if (outcome.kind === 'result') {
+      try {
+        return toRemoteTask(read(outcome.result), profile.dialect);
+      } catch (error) {
+        if (!(error instanceof UnreadableAnswer)) throw error;
+        throw failedPrecondition(call.scrub(`sub-agent ${where} answered ${request.method} with something ${speaker.label} does not allow: ${error.message}`));
+      }
+    }
+    if (isDialectMismatch(outcome)) {
+      // The peer was redeployed with another version, or its card promised too much: ask again next time.
+      this.directory.forget(call.peer.url);
+      throw failedPrecondition(call.scrub(`sub-agent ${where} does not understand ${request.method} in ${speaker.label} any more (${outcome.kind === 'error' ? `JSON-RPC ${outcome.code} ${outcome.message}` : ''}); its card is read again on the next call`));
+    }
+    if (outcome.kind === 'error') {
+      if (outcome.code === TASK_NOT_FOUND) throw notFound(call.scrub(`sub-agent ${where} has no such task: ${outcome.message || 'task not found'}`));
+      throw invalidArgument(call.scrub(`sub-agent ${where} refused ${request.method}: ${outcome.message || 'no message'} (JSON-RPC ${outcome.code})`));
+    }
+    if (outcome.status === 401) throw new ServiceError(GrpcStatus.UNAUTHENTICATED, `sub-agent ${where} wants credentials the caller did not give (HTTP 401)`);
+    if (outcome.status === 403) throw new ServiceError(GrpcStatus.PERMISSION_DENIED, `sub-agent ${where} refused the caller's credentials (HTTP 403)`);
+    if (outcome.status === 404 || outcome.status === 405) {
+      this.directory.forget(call.peer.url);
+      throw failedPrecondition(`sub-agent ${where} has no A2A endpoint at ${displayUrl(profile.endpoint)} (${outcome.detail})`);
+    }
+    throw invalidArgument(call.scrub(`sub-agent ${where} refused ${request.method}: ${outcome.detail}`));
+  }
+
+  /** One warning line per failed call, with the code it fails with; the message is already free of the caller's token. */
+  private async logged<T>(peer: PeerRef, method: string, run: () => Promise<T>): Promise<T> {
+    try {
+      return await run();
+    } catch (error) {
+      const code = error instanceof ServiceError ? GrpcStatus[error.code] : 'INTERNAL';
+      this.log.warn('a2a call failed', { peer: peer.name, method, code, error: error instanceof Error ? error.message : String(error) });
+      throw error;
+    }
+  }
+}
