@@ -3,6 +3,8 @@ import type { AddressInfo } from 'node:net';
 import type { AgentConfig } from '../services/common/config/schema.js';
 import type { Logger } from '../services/common/log.js';
 import type { RunningService } from '../services/common/service.js';
+import { taskBackend } from './a2a/backend.js';
+import { a2aRouter } from './a2a/router.js';
 import { createAgent } from './app/agent.js';
 import { connectBackends, type BackendAddresses } from './backends.js';
 import { createHttpApp } from './http/app.js';
@@ -23,14 +25,15 @@ export function reachableUrl(host: string, port: number): string {
 }
 
 /**
- * Starts the stateless HTTP gateway (REST today) on `config.host`:`config.port`; port 0
+ * Starts the stateless HTTP gateway (REST and A2A) on `config.host`:`config.port`; port 0
  * takes a free port. `stop()` closes the server, its open connections and the gRPC clients.
  */
 export async function startGateway(options: GatewayOptions): Promise<RunningService & { url: string }> {
   const { config, log } = options;
   const backends = connectBackends(options.peers, config);
   const agent = createAgent(backends);
-  const app = createHttpApp([restRouter(agent, log)], log);
+  const a2a = a2aRouter({ backend: taskBackend(agent, backends.orchestrator), identity: { name: config.name, description: config.description }, log });
+  const app = createHttpApp([restRouter(agent, log), a2a], log);
   const server = createServer(app);
 
   try {

@@ -1,6 +1,6 @@
 import { SpanStatusCode } from '@opentelemetry/api';
 import type { NextFunction, Request, RequestHandler, Response } from 'express';
-import { runWithContext, type RequestContext } from '../../services/common/context.js';
+import { A2A_HOPS_HEADER, parseA2aHops, runWithContext, type RequestContext } from '../../services/common/context.js';
 import type { Logger } from '../../services/common/log.js';
 import { newSessionId, parseSessionId } from '../../services/common/session-id.js';
 import { entryTraceContext, SESSION_ATTRIBUTE, SpanKind, withSpan } from '../../services/common/telemetry.js';
@@ -62,7 +62,11 @@ export function requestScopeMiddleware(log: Logger): RequestHandler {
     const path = req.path;
     const scope = requestScope(res);
     adoptSessionId(res, parseSessionId(req.get(SESSION_HEADER)) ?? '');
-    const context: RequestContext = { sessionId: scope.sessionId, authorization: req.get('authorization') || undefined };
+    const context: RequestContext = {
+      sessionId: scope.sessionId,
+      authorization: req.get('authorization') || undefined,
+      a2aHops: parseA2aHops(req.get(A2A_HOPS_HEADER)),
+    };
     const parent = entryTraceContext((key) => req.get(key));
 
     void withSpan(

@@ -37,6 +37,7 @@ const exampleApproval: PendingApproval = {
   argsHash: '',
   toolCallId: '',
   updatedAt: at(3),
+  agentChain: [],
 };
 
 const waitingConversation: Conversation = {
@@ -333,6 +334,14 @@ Every response that knows the effective id returns it in the <code>X-Session-ID<
 <h3>Authorization</h3>
 <p>An <code>Authorization</code> header is forwarded as is to the services behind the gateway, and from there as a bearer token to
 MCP servers, so tools act with the caller's identity. It is never logged, stored or echoed.</p>
+<h3>A2A</h3>
+<p>The agent is also an A2A server: its card at <code>GET /.well-known/agent-card.json</code> (and <code>/.well-known/agent.json</code>),
+JSON-RPC 2.0 at <code>POST /a2a</code> in the seed's dialect (<code>message/send</code>, <code>tasks/get</code>, parts <code>{"type":"text"}</code>),
+A2A v0.3 (<code>message/send</code>, <code>message/stream</code>, <code>tasks/get</code>, <code>tasks/cancel</code>) and A2A v1.0
+(<code>SendMessage</code>, <code>SendStreamingMessage</code>, <code>GetTask</code>, <code>CancelTask</code> with <code>A2A-Version: 1.0</code>).
+Task id = conversation id; a waiting conversation is <code>input-required</code> with <code>Approval required (id: &lt;uuid&gt;): &lt;description&gt;</code>
+and, in v0.3/v1.0, a data part <code>{"approval": {...}}</code>; a <code>message/send</code> with <code>taskId</code> and yes/no (or a data part
+<code>{"approved": bool}</code>) decides it. Errors: -32601 unknown method, -32602 bad params, -32001 unknown task.</p>
 <h3>Deadlines</h3>
 <p>A turn (creating a conversation with a message, sending a message, deciding an approval) may take up to the configured
 <code>chat.turn_timeout</code>; reads of the store up to 10 s. A deadline that passes gives 504; a service that cannot be reached gives 503.</p>
@@ -342,13 +351,13 @@ MCP servers, so tools act with the caller's identity. It is never logged, stored
 M = {"id", "role": "system"|"user"|"assistant"|"tool", "content",
      "tool_call"?: {"name", "arguments", "result"?, "is_error"?}, "created_at"}
 P = {"uuid", "conversation_id", "tool_name", "tool_args", "description",
-     "remote_task_id"?, "remote_agent_name"?, "created_at"}
+     "remote_task_id"?, "remote_agent_name"?, "agent_chain"?, "created_at"}
 S = {"paused_node_path": [int...], "paused_node_output_key", "session_state": {}, "user_message",
      "pauses": [{"approval_uuid", "paused_node_path": [int...], "paused_node_output_key", "loop_iterations": {}}...],
      "branch_outputs": {}}
 R = {"response": string, "waiting_approval": bool, "approval"?: P}</pre>
 <p>Fields marked ? are left out when they have no value. Times are ISO 8601 in UTC.
-<code>remote_task_id</code> and <code>remote_agent_name</code> are set when the approval was requested by an A2A sub-agent.
+<code>remote_task_id</code>, <code>remote_agent_name</code> and <code>agent_chain</code> (the agents the call is held by, nearest first) are set when the approval was requested by an A2A sub-agent (a proxy approval: deciding it here sends the decision down the chain).
 <code>pending_approvals</code> lists every pending approval while the conversation waits, oldest first; <code>pending_approval</code> is the first.
 There is more than one only when an agent tree waits at several nodes at once (branches of a parallel node).
 In S, <code>pauses</code> names each node the pipeline waits at, one per pending approval, in the order they paused, with the iteration

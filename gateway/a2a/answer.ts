@@ -1,0 +1,51 @@
+import type { Conversation, PendingApproval } from '../../gen/ts/asg/store/v1/store.js';
+import { decisionFromWord, type Decision } from '../app/decision.js';
+import { invalidParams } from './jsonrpc.js';
+import type { InboundMessage } from './params.js';
+import { isWaiting, pendingApprovals } from './task.js';
+
+/**
+ * What a message sent to a waiting task means (DESIGN §4): a data part `{"approved": bool}`
+ * decides (with `"approval_uuid"` it picks one of several pending approvals), else the
+ * text, when it is one of the approval words; anything else is no answer at all. Pure.
+ */
+export type ApprovalAnswer = { kind: 'decision'; uuid: string; decision: Decision } | { kind: 'unclear'; text: string };
+
+function decisionOf(value: unknown): Decision | undefined {
+  if (typeof value === 'boolean') return value ? 'approved' : 'rejected';
+  return typeof value === 'string' ? decisionFromWord(value) : undefined;
+}
+
+/** `pending` is the task's pending approvals, oldest first, at least one. */
+export function interpretAnswer(pending: readonly PendingApproval[], message: InboundMessage): ApprovalAnswer {
+  const first = pending[0];
+  if (!first) return { kind: 'unclear', text: message.text };
+  for (const data of message.data) {
+    const decision = decisionOf(data.approved);
+    if (!decision) continue;
+    const chosen = data.approval_uuid;
+    if (chosen === undefined) return { kind: 'decision', uuid: first.uuid, decision };
+    if (typeof chosen !== 'string' || !pending.some((approval) => approval.uuid === chosen)) {
+      const known = pending.map((approval) => approval.uuid).join(', ');
+      throw invalidParams(`approval_uuid ${JSON.stringify(chosen)} is not an approval this task waits for; it waits for ${known}`);
+    }
+    return { kind: 'decision', uuid: chosen, decision };
+  }
+  const decision = decisionFromWord(message.text);
+  return decision ? { kind: 'decision', uuid: first.uuid, decision } : { kind: 'unclear', text: message.text };
+}
+
+/** What a message to an existing task asks for: decide an approval, nothing (no answer), or a new turn. */
+export type Continuation = ApprovalAnswer | { kind: 'message'; text: string };
+
+/**
+ * A waiting task takes the message as an answer to its approval; any other task takes it as
+ * the next message of the conversation, which then needs some text.
+ */
+export function planContinuation(conversation: Conversation, message: InboundMessage): Continuation {
+  if (isWaiting(conversation)) return interpretAnswer(pendingApprovals(conversation), message);
+  if (message.text.trim() === '') {
+    throw invalidParams(`message.parts: task ${conversation.id} is not waiting for an approval, so the message needs a text part with some text`);
+  }
+  return { kind: 'message', text: message.text };
+}

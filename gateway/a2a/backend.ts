@@ -1,0 +1,34 @@
+import type { A2aOrigin, Conversation } from '../../gen/ts/asg/store/v1/store.js';
+import type { Tool } from '../../gen/ts/asg/tools/v1/tools.js';
+import type { TurnResult } from '../../gen/ts/asg/orchestrator/v1/orchestrator.js';
+import { internal } from '../../services/common/grpc/errors.js';
+import type { Agent, ApprovalOutcome, Turn } from '../app/agent.js';
+import type { OrchestratorClient } from '../backends.js';
+import type { Decision } from '../app/decision.js';
+
+/**
+ * What the A2A server needs of the rest of the mesh: the application layer's operations,
+ * and a conversation created with its A2A origin (the dialect and context id its task is
+ * answered with), which only this face needs.
+ */
+export interface TaskBackend {
+  createConversation(message: string | undefined, origin: A2aOrigin): Promise<{ conversation: Conversation; result?: TurnResult }>;
+  getConversation(id: string): Promise<Conversation>;
+  sendMessage(conversationId: string, message: string): Promise<Turn>;
+  resolveApproval(uuid: string, decision: Decision): Promise<ApprovalOutcome>;
+  listTools(): Promise<Tool[]>;
+}
+
+export function taskBackend(agent: Agent, orchestrator: Pick<OrchestratorClient, 'createConversation'>): TaskBackend {
+  return {
+    async createConversation(message, origin) {
+      const answer = await orchestrator.createConversation({ message, a2aOrigin: origin });
+      if (!answer.conversation) throw internal('the created conversation was missing from the answer');
+      return { conversation: answer.conversation, result: answer.result };
+    },
+    getConversation: (id) => agent.getConversation(id),
+    sendMessage: (conversationId, message) => agent.sendMessage(conversationId, message),
+    resolveApproval: (uuid, decision) => agent.resolveApproval(uuid, decision),
+    listTools: () => agent.listTools(),
+  };
+}

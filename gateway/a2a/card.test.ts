@@ -1,0 +1,51 @@
+import { AgentCard } from '@a2a-js/sdk';
+import { isLegacyAgentCard, parseLegacyAgentCard } from '@a2a-js/sdk/compat/v0_3/client';
+import { describe, expect, it } from 'vitest';
+import type { Tool } from '../../gen/ts/asg/tools/v1/tools.js';
+import { agentCard, endpointUrl } from './card.js';
+import { agentVersion } from './version.js';
+
+const tools: Tool[] = [
+  { name: 'resources_list', description: 'Lists resources', inputSchema: undefined, destructive: false, server: 'resources' },
+  { name: 'a2a_summarizer', description: 'Summarizes texts', inputSchema: undefined, destructive: false, server: 'a2a' },
+];
+const url = 'http://127.0.0.1:8080/a2a';
+const card = agentCard({ name: 'agent', description: 'An agent', version: '1.2.3', endpointUrl: url, tools });
+
+describe('agentCard', () => {
+  it('makes a skill of each tool and A2A agent', () => {
+    expect(card.skills).toEqual([
+      { id: 'resources_list', name: 'resources_list', description: 'Lists resources', tags: [] },
+      { id: 'a2a_summarizer', name: 'a2a_summarizer', description: 'Summarizes texts', tags: [] },
+    ]);
+  });
+
+  it('is read as a v1.0 card by the SDK: JSON-RPC 1.0 at the endpoint', () => {
+    expect(isLegacyAgentCard(card)).toBe(false);
+    const parsed = AgentCard.fromJSON(card);
+    expect(parsed.supportedInterfaces).toEqual([{ url, protocolBinding: 'JSONRPC', tenant: '', protocolVersion: '1.0' }]);
+    expect(parsed.capabilities).toMatchObject({ streaming: true, pushNotifications: false });
+    expect(parsed.skills.map((skill) => skill.id)).toEqual(['resources_list', 'a2a_summarizer']);
+  });
+
+  it('is read as a v0.3 card by the SDK v0.3 reader: JSON-RPC 0.3 at the same endpoint', () => {
+    const parsed = parseLegacyAgentCard(card);
+    expect(parsed.supportedInterfaces).toEqual([{ url, protocolBinding: 'JSONRPC', tenant: '', protocolVersion: '0.3.0' }]);
+    expect(parsed.defaultInputModes).toEqual(['text/plain', 'application/json']);
+    expect(parsed.version).toBe('1.2.3');
+  });
+});
+
+describe('endpointUrl', () => {
+  it('joins the protocol, the Host header and /a2a', () => {
+    expect(endpointUrl('https', 'agents.example.com')).toBe('https://agents.example.com/a2a');
+    expect(endpointUrl('http', '[::1]:8080')).toBe('http://[::1]:8080/a2a');
+  });
+});
+
+describe('agentVersion', () => {
+  it('is the version in package.json', async () => {
+    const pkg = (await import('../../package.json', { with: { type: 'json' } })).default as { version: string };
+    expect(agentVersion()).toBe(pkg.version);
+  });
+});

@@ -1,0 +1,73 @@
+import type { Tool } from '../../gen/ts/asg/tools/v1/tools.js';
+
+/**
+ * The agent card (`/.well-known/agent-card.json` and `/.well-known/agent.json`): one JSON
+ * that both card generations read. A v1.0 reader takes `supportedInterfaces`; a v0.3 reader
+ * takes `url`, `preferredTransport` and `protocolVersion` — @a2a-js/sdk calls such a card
+ * with both a v0.3 card with `supportedInterfaces` embedded (toCompatAgentCard's
+ * `embedV1Interfaces`), and its v1.0 client prefers the interfaces as soon as there are any.
+ * Pure.
+ */
+
+export const A2A_PATH = '/a2a';
+export const CARD_PATHS = ['/.well-known/agent-card.json', '/.well-known/agent.json'] as const;
+
+export interface AgentSkillJson {
+  id: string;
+  name: string;
+  description: string;
+  /** Required by v0.3 readers (the SDK's parseLegacyAgentCard refuses a skill without it). */
+  tags: string[];
+}
+
+export interface AgentCardJson {
+  name: string;
+  description: string;
+  version: string;
+  /** v0.3: where JSON-RPC requests go. */
+  url: string;
+  protocolVersion: '0.3.0';
+  preferredTransport: 'JSONRPC';
+  /** v1.0: every endpoint with its binding and protocol version. */
+  supportedInterfaces: { url: string; protocolBinding: 'JSONRPC'; protocolVersion: '1.0' }[];
+  capabilities: { streaming: boolean; pushNotifications: boolean };
+  defaultInputModes: string[];
+  defaultOutputModes: string[];
+  skills: AgentSkillJson[];
+}
+
+export interface CardFacts {
+  name: string;
+  description: string;
+  version: string;
+  /** The absolute URL of the JSON-RPC endpoint, as the caller reaches it. */
+  endpointUrl: string;
+  /** What the agent offers its model: MCP tools and `a2a_<name>` sub-agents. */
+  tools: readonly Tool[];
+}
+
+const MODES = ['text/plain', 'application/json'];
+
+export function agentCard(facts: CardFacts): AgentCardJson {
+  return {
+    name: facts.name,
+    description: facts.description,
+    version: facts.version,
+    url: facts.endpointUrl,
+    protocolVersion: '0.3.0',
+    preferredTransport: 'JSONRPC',
+    supportedInterfaces: [{ url: facts.endpointUrl, protocolBinding: 'JSONRPC', protocolVersion: '1.0' }],
+    capabilities: { streaming: true, pushNotifications: false },
+    defaultInputModes: [...MODES],
+    defaultOutputModes: [...MODES],
+    skills: facts.tools.map((tool) => ({ id: tool.name, name: tool.name, description: tool.description, tags: [] })),
+  };
+}
+
+/**
+ * The endpoint's absolute URL from what the caller used to reach this request: its protocol
+ * and its Host header (an IPv6 host keeps its brackets).
+ */
+export function endpointUrl(protocol: string, host: string): string {
+  return `${protocol}://${host}${A2A_PATH}`;
+}

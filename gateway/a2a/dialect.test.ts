@@ -1,0 +1,87 @@
+import { describe, expect, it } from 'vitest';
+import { headerVersion, isPushNotificationMethod, legacyTaskDialect, methodInfo, originDialect, partsDialect, requestDialect } from './dialect.js';
+
+const info = (method: string) => methodInfo(method)!;
+
+describe('methodInfo', () => {
+  it('knows the slash-named and the v1.0 methods, and nothing inherited', () => {
+    expect(methodInfo('message/send')).toEqual({ operation: 'send', family: 'legacy' });
+    expect(methodInfo('message/stream')).toEqual({ operation: 'stream', family: 'legacy' });
+    expect(methodInfo('tasks/cancel')).toEqual({ operation: 'cancel', family: 'legacy' });
+    expect(methodInfo('SendStreamingMessage')).toEqual({ operation: 'stream', family: 'v1.0' });
+    expect(methodInfo('GetTask')).toEqual({ operation: 'get', family: 'v1.0' });
+    expect(methodInfo('toString')).toBeUndefined();
+    expect(methodInfo('tasks/resubscribe')).toBeUndefined();
+  });
+
+  it('tells push notification methods of both versions apart', () => {
+    expect(isPushNotificationMethod('tasks/pushNotificationConfig/get')).toBe(true);
+    expect(isPushNotificationMethod('ListTaskPushNotificationConfigs')).toBe(true);
+    expect(isPushNotificationMethod('GetTask')).toBe(false);
+  });
+});
+
+describe('headerVersion', () => {
+  it.each([
+    [undefined, undefined],
+    ['', undefined],
+    ['1.0', 'v1.0'],
+    [' 1 ', 'v1.0'],
+    ['0.3', 'v0.3'],
+    ['0.3.0', 'v0.3'],
+    ['0.2.5', 'v0.3'],
+    ['2.0', 'unsupported'],
+    ['1.1', 'unsupported'],
+    ['latest', 'unsupported'],
+  ])('%j → %j', (value, expected) => {
+    expect(headerVersion(value)).toBe(expected);
+  });
+});
+
+describe('partsDialect', () => {
+  it('reads kind as v0.3 and type as the seed', () => {
+    expect(partsDialect({ message: { parts: [{ kind: 'text', text: 'a' }] } })).toBe('v0.3');
+    expect(partsDialect({ message: { parts: [{ type: 'text', text: 'a' }] } })).toBe('seed');
+    expect(partsDialect({ message: { kind: 'message', parts: [] } })).toBe('v0.3');
+    expect(partsDialect({ message: { parts: [{ text: 'a' }] } })).toBeUndefined();
+    expect(partsDialect('nonsense')).toBeUndefined();
+  });
+});
+
+describe('requestDialect', () => {
+  it('lets the method name decide for v1.0, whatever the parts', () => {
+    expect(requestDialect(info('SendMessage'), undefined, { message: { parts: [{ kind: 'text' }] } })).toBe('v1.0');
+    expect(requestDialect(info('GetTask'), 'v0.3', {})).toBe('v1.0');
+  });
+
+  it('reads message/send by its parts, then by the header, else as the seed', () => {
+    expect(requestDialect(info('message/send'), undefined, { message: { parts: [{ kind: 'text' }] } })).toBe('v0.3');
+    expect(requestDialect(info('message/send'), 'v0.3', { message: { parts: [{ type: 'text' }] } })).toBe('seed');
+    expect(requestDialect(info('message/send'), 'v0.3', { message: { parts: [] } })).toBe('v0.3');
+    expect(requestDialect(info('message/send'), undefined, {})).toBe('seed');
+  });
+
+  it('streams only in v0.3 among the slash-named methods', () => {
+    expect(requestDialect(info('message/stream'), undefined, { message: { parts: [{ type: 'text' }] } })).toBe('v0.3');
+  });
+
+  it('leaves a headerless tasks/get to its task', () => {
+    expect(requestDialect(info('tasks/get'), undefined, { id: 'x' })).toBeUndefined();
+    expect(requestDialect(info('tasks/get'), 'v1.0', { id: 'x' })).toBeUndefined();
+    expect(requestDialect(info('tasks/cancel'), 'v0.3', { id: 'x' })).toBe('v0.3');
+  });
+});
+
+describe('origin dialects', () => {
+  it('reads a conversation made over REST, or with an unknown origin, as the seed', () => {
+    expect(originDialect(undefined)).toBe('seed');
+    expect(originDialect({ dialect: 'v0.9', contextId: 'c' })).toBe('seed');
+    expect(originDialect({ dialect: 'v1.0', contextId: 'c' })).toBe('v1.0');
+  });
+
+  it('answers slash-named task methods in the task dialect, v1.0 tasks as v0.3', () => {
+    expect(legacyTaskDialect('seed')).toBe('seed');
+    expect(legacyTaskDialect('v0.3')).toBe('v0.3');
+    expect(legacyTaskDialect('v1.0')).toBe('v0.3');
+  });
+});

@@ -1,0 +1,108 @@
+import type { A2aOrigin } from '../../gen/ts/asg/store/v1/store.js';
+
+/**
+ * The three ways callers speak A2A to this agent (DESIGN §4 "A2A server"), and how a request
+ * shows which one it speaks: its method name, its `A2A-Version` header and its parts
+ * (`{"type": "text"}` in the seed's dialect, `{"kind": "text"}` in v0.3). Pure functions.
+ */
+
+/** The seed's early dialect, A2A v0.3 and A2A v1.0; stored as a conversation's `a2a_origin.dialect`. */
+export type Dialect = 'seed' | 'v0.3' | 'v1.0';
+
+export const DIALECTS: readonly Dialect[] = ['seed', 'v0.3', 'v1.0'];
+
+/** What a method does, whatever the dialect. */
+export type Operation = 'send' | 'stream' | 'get' | 'cancel';
+
+/**
+ * `legacy`: the slash-named methods the seed's dialect and v0.3 share (`message/send`);
+ * `v1.0`: the PascalCase methods of A2A v1.0 (`SendMessage`).
+ */
+export type MethodFamily = 'legacy' | 'v1.0';
+
+export interface MethodInfo {
+  operation: Operation;
+  family: MethodFamily;
+}
+
+const METHODS: ReadonlyMap<string, MethodInfo> = new Map([
+  ['message/send', { operation: 'send', family: 'legacy' }],
+  ['message/stream', { operation: 'stream', family: 'legacy' }],
+  ['tasks/get', { operation: 'get', family: 'legacy' }],
+  ['tasks/cancel', { operation: 'cancel', family: 'legacy' }],
+  ['SendMessage', { operation: 'send', family: 'v1.0' }],
+  ['SendStreamingMessage', { operation: 'stream', family: 'v1.0' }],
+  ['GetTask', { operation: 'get', family: 'v1.0' }],
+  ['CancelTask', { operation: 'cancel', family: 'v1.0' }],
+]);
+
+/** The methods this server answers, for error messages. */
+export const METHOD_NAMES: readonly string[] = [...METHODS.keys()];
+
+export function methodInfo(method: string): MethodInfo | undefined {
+  return METHODS.get(method);
+}
+
+/** Push-notification configuration methods of v0.3 (`tasks/pushNotificationConfig/set`) and v1.0 (`CreateTaskPushNotificationConfig`). */
+export function isPushNotificationMethod(method: string): boolean {
+  return method.startsWith('tasks/pushNotificationConfig/') || /^(Create|Get|List|Delete)TaskPushNotificationConfigs?$/.test(method);
+}
+
+/** What an `A2A-Version` header says: absent, one of ours, or a version this agent does not speak. */
+export type HeaderVersion = 'v0.3' | 'v1.0' | 'unsupported' | undefined;
+
+export function headerVersion(value: string | undefined): HeaderVersion {
+  const text = value?.trim();
+  if (!text) return undefined;
+  const match = /^(\d+)(?:\.(\d+))?(?:\.\d+)?$/.exec(text);
+  if (!match) return 'unsupported';
+  const major = Number(match[1]);
+  const minor = Number(match[2] ?? 0);
+  if (major === 1 && minor === 0) return 'v1.0';
+  // Clients before 0.3 spoke the same slash-named methods; they are answered as v0.3.
+  if (major === 0) return 'v0.3';
+  return 'unsupported';
+}
+
+function isObject(value: unknown): value is Record<string, unknown> {
+  return typeof value === 'object' && value !== null && !Array.isArray(value);
+}
+
+/** The dialect a message's parts are written in: `kind` → v0.3, `type` → seed; undefined when they do not say. */
+export function partsDialect(params: unknown): 'seed' | 'v0.3' | undefined {
+  if (!isObject(params) || !isObject(params.message)) return undefined;
+  const parts = Array.isArray(params.message.parts) ? params.message.parts : [];
+  if (parts.some((part) => isObject(part) && typeof part.kind === 'string')) return 'v0.3';
+  if (parts.some((part) => isObject(part) && typeof part.type === 'string')) return 'seed';
+  // v0.3 messages carry kind "message"; the seed's never did.
+  if (params.message.kind === 'message') return 'v0.3';
+  return undefined;
+}
+
+/**
+ * The dialect a request shows, or undefined when it shows none: a `tasks/get` or
+ * `tasks/cancel` without an `A2A-Version` header carries no parts, so it is answered in the
+ * dialect its task was created in (see `legacyTaskDialect`).
+ */
+export function requestDialect(method: MethodInfo, header: HeaderVersion, params: unknown): Dialect | undefined {
+  if (method.family === 'v1.0') return 'v1.0';
+  // The seed's dialect had no streaming.
+  if (method.operation === 'stream') return 'v0.3';
+  if (method.operation === 'send') return partsDialect(params) ?? (header === 'v0.3' ? 'v0.3' : 'seed');
+  return header === 'v0.3' ? 'v0.3' : undefined;
+}
+
+/** The dialect a conversation's task was created in; a conversation created over REST (no origin) is the seed's. */
+export function originDialect(origin: A2aOrigin | undefined): Dialect {
+  const stored = origin?.dialect;
+  return DIALECTS.find((dialect) => dialect === stored) ?? 'seed';
+}
+
+/**
+ * The dialect a slash-named `tasks/get` / `tasks/cancel` that showed none is answered in:
+ * the task's own. A task created over v1.0 is answered as v0.3 there — a v1.0 answer would be
+ * unreadable to any client that speaks the slash-named methods, and v0.3 is the same data model.
+ */
+export function legacyTaskDialect(origin: Dialect): Dialect {
+  return origin === 'v1.0' ? 'v0.3' : origin;
+}

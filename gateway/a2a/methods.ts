@@ -1,0 +1,102 @@
+import {
+  headerVersion,
+  isPushNotificationMethod,
+  legacyTaskDialect,
+  METHOD_NAMES,
+  methodInfo,
+  requestDialect,
+  type Dialect,
+} from './dialect.js';
+import { failure, JsonRpcCode, JsonRpcError, success, toJsonRpcError, type JsonRpcFailure, type JsonRpcId, type JsonRpcRequest, type JsonRpcSuccess } from './jsonrpc.js';
+import { parseSendParams, parseTaskQuery } from './params.js';
+import type { TaskEvent } from './task.js';
+import type { TaskAnswer, TaskService } from './tasks.js';
+import { WIRES } from './wire/index.js';
+
+/**
+ * One JSON-RPC request in, one answer out: the method decides the operation, the request's
+ * dialect (or, for a get or cancel that shows none, its task's) decides how params are read
+ * and how the task is written. Knows nothing of HTTP.
+ */
+
+export type RpcReply =
+  | {
+      kind: 'json';
+      body: JsonRpcSuccess | JsonRpcFailure;
+      /** The request's effective session id, once known. */
+      sessionId?: string;
+      /** Set for failures nobody anticipated: worth an error line in the log. */
+      unexpected?: string;
+    }
+  | {
+      kind: 'stream';
+      sessionId: string;
+      /** JSON-RPC answers, one per server-sent event, all with the request's id. */
+      events: AsyncGenerator<JsonRpcSuccess>;
+    };
+
+export interface RpcInput {
+  request: JsonRpcRequest;
+  /** The request's `A2A-Version` header. */
+  versionHeader: string | undefined;
+}
+
+function unknownMethod(method: string): JsonRpcError {
+  if (isPushNotificationMethod(method)) {
+    return new JsonRpcError(
+      JsonRpcCode.PUSH_NOTIFICATION_NOT_SUPPORTED,
+      `push notifications are not supported (${method}): the agent card says pushNotifications: false; use message/stream or SendStreamingMessage, or poll the task`,
+    );
+  }
+  return new JsonRpcError(JsonRpcCode.METHOD_NOT_FOUND, `method not found: ${method}; this agent answers ${METHOD_NAMES.join(', ')}`);
+}
+
+function json(id: JsonRpcId, dialect: Dialect, answer: TaskAnswer, write: 'task' | 'sendResult'): RpcReply {
+  return { kind: 'json', body: success(id, WIRES[dialect][write](answer.task)), sessionId: answer.sessionId };
+}
+
+async function* envelopes(id: JsonRpcId, dialect: Dialect, events: AsyncGenerator<TaskEvent>): AsyncGenerator<JsonRpcSuccess> {
+  const write = WIRES[dialect].event;
+  if (!write) throw new JsonRpcError(JsonRpcCode.INTERNAL_ERROR, `the ${dialect} dialect has no streaming`);
+  for await (const event of events) yield success(id, write(event));
+}
+
+async function dispatch(input: RpcInput, tasks: TaskService): Promise<RpcReply> {
+  const { request, versionHeader } = input;
+  const method = methodInfo(request.method);
+  if (!method) throw unknownMethod(request.method);
+  const header = headerVersion(versionHeader);
+  if (header === 'unsupported') {
+    throw new JsonRpcError(JsonRpcCode.VERSION_NOT_SUPPORTED, `A2A-Version ${JSON.stringify(versionHeader)} is not supported; this agent speaks A2A 1.0 and 0.3`);
+  }
+  const shown = requestDialect(method, header, request.params);
+  switch (method.operation) {
+    case 'send': {
+      const dialect = shown ?? 'seed';
+      return json(request.id, dialect, await tasks.send(parseSendParams(dialect, request.params), dialect), 'sendResult');
+    }
+    case 'stream': {
+      const dialect = shown ?? 'v0.3';
+      const stream = await tasks.openStream(parseSendParams(dialect, request.params), dialect);
+      return { kind: 'stream', sessionId: stream.sessionId, events: envelopes(request.id, dialect, stream.events) };
+    }
+    case 'get': {
+      const answer = await tasks.get(parseTaskQuery(request.params));
+      return json(request.id, shown ?? legacyTaskDialect(answer.origin), answer, 'task');
+    }
+    case 'cancel': {
+      const answer = await tasks.cancel(parseTaskQuery(request.params));
+      return json(request.id, shown ?? legacyTaskDialect(answer.origin), answer, 'task');
+    }
+  }
+}
+
+/** Answers one request; failures become JSON-RPC errors (HTTP stays 200). */
+export async function answerRpc(input: RpcInput, tasks: TaskService): Promise<RpcReply> {
+  try {
+    return await dispatch(input, tasks);
+  } catch (error) {
+    const mapped = toJsonRpcError(error);
+    return { kind: 'json', body: failure(input.request.id, mapped.error), ...(mapped.unexpected && { unexpected: mapped.error.message }) };
+  }
+}

@@ -1,0 +1,111 @@
+import express, { type NextFunction, type Request, type Response, type Router } from 'express';
+import { withContextPatch } from '../../services/common/context.js';
+import type { Logger } from '../../services/common/log.js';
+import { newSessionId } from '../../services/common/session-id.js';
+import { adoptSessionId, requestScope } from '../http/request-scope.js';
+import { BODY_LIMIT_BYTES, errorReply } from '../rest/errors.js';
+import type { TaskBackend } from './backend.js';
+import { A2A_PATH, agentCard, CARD_PATHS, endpointUrl } from './card.js';
+import { failure, JsonRpcCode, JsonRpcError, parseEnvelope, toJsonRpcError } from './jsonrpc.js';
+import { answerRpc } from './methods.js';
+import { openSse } from './sse.js';
+import { TaskService } from './tasks.js';
+import { agentVersion } from './version.js';
+
+/**
+ * The A2A server's HTTP face (DESIGN §4 "A2A server"): the agent card at both well-known
+ * paths, and `POST /a2a` for JSON-RPC 2.0 — JSON answers, or server-sent events for the
+ * streaming methods. JSON-RPC errors are answered with HTTP 200, as the binding wants.
+ *
+ * The SDK's own server (DefaultRequestHandler + jsonRpcHandler) is not used: it keeps tasks
+ * in its TaskStore and runs an AgentExecutor per request, while here a task is a stored
+ * conversation that any replica continues, and it cannot speak the seed's dialect nor answer
+ * a `tasks/get` in the dialect its task was created in. Its types and ProtoJSON codecs
+ * write the v1.0 answers (wire/v1_0.ts).
+ */
+
+export interface A2aRouterOptions {
+  backend: TaskBackend;
+  /** The card's name and description (the config's). */
+  identity: { name: string; description: string };
+  log: Logger;
+  /** The card's version; the project's package.json version by default. */
+  version?: string;
+}
+
+const A2A_VERSION_HEADER = 'A2A-Version';
+
+// Any declared content type is read: JSON-RPC clients label their bodies in many ways, and
+// the body is parsed here so that malformed JSON is answered with -32700, not an HTTP 400.
+const rawBody = express.text({ type: () => true, limit: BODY_LIMIT_BYTES });
+
+function markRoute(route: string) {
+  return (_req: Request, res: Response, next: NextFunction) => {
+    requestScope(res).route = route;
+    next();
+  };
+}
+
+export function a2aRouter(options: A2aRouterOptions): Router {
+  const { backend, identity, log } = options;
+  const version = options.version ?? agentVersion();
+  const tasks = new TaskService(backend);
+  const router = express.Router();
+
+  const serveCard = async (req: Request, res: Response) => {
+    const scope = requestScope(res);
+    // Listing the skills reaches every MCP server: work of its own, with a session id of its own.
+    if (!scope.sessionId) adoptSessionId(res, newSessionId());
+    try {
+      const tools = await withContextPatch({ sessionId: scope.sessionId }, () => backend.listTools());
+      const host = req.get('host') ?? `${req.socket.localAddress}:${req.socket.localPort}`;
+      res.json(agentCard({ ...identity, version, endpointUrl: endpointUrl(req.protocol, host), tools }));
+    } catch (error) {
+      const reply = errorReply(error);
+      if (reply.unexpected) log.error('agent card failed', { error: reply.body.error });
+      res.status(reply.status).json(reply.body);
+    }
+  };
+  for (const path of CARD_PATHS) router.get(path, markRoute(path), serveCard);
+
+  const serveRpc = async (req: Request, res: Response) => {
+    const scope = requestScope(res);
+    const envelope = parseEnvelope(typeof req.body === 'string' ? req.body : undefined);
+    if (!envelope.ok) {
+      res.json(failure(envelope.id, envelope.error));
+      return;
+    }
+    const { request } = envelope;
+    const reply = await answerRpc({ request, versionHeader: req.get(A2A_VERSION_HEADER) }, tasks);
+    if (reply.sessionId && !scope.sessionId) adoptSessionId(res, reply.sessionId);
+    if (reply.kind === 'json') {
+      if (reply.unexpected) log.error('a2a request failed', { method: request.method, error: reply.unexpected });
+      res.json(reply.body);
+      return;
+    }
+    const sse = openSse(res);
+    try {
+      // Read to the end even when the caller went away: the turn runs on and is stored,
+      // and the task can be fetched later.
+      for await (const event of reply.events) sse.send(event);
+    } catch (error) {
+      const mapped = toJsonRpcError(error);
+      if (mapped.unexpected) log.error('a2a stream failed', { method: request.method, error: mapped.error.message });
+      sse.send(failure(request.id, mapped.error));
+    } finally {
+      sse.end();
+    }
+  };
+
+  // Failures before the handler ran (a body over the limit, an unsupported charset).
+  const bodyError = (error: unknown, _req: Request, res: Response, next: NextFunction) => {
+    if (res.headersSent) return next(error);
+    const reply = errorReply(error);
+    if (reply.unexpected) log.error('a2a request failed', { error: reply.body.error });
+    const code = reply.unexpected ? JsonRpcCode.INTERNAL_ERROR : JsonRpcCode.INVALID_REQUEST;
+    res.json(failure(null, new JsonRpcError(code, reply.unexpected ? reply.body.error : `invalid request: ${reply.body.error}`)));
+  };
+
+  router.post(A2A_PATH, markRoute(A2A_PATH), rawBody, serveRpc, bodyError);
+  return router;
+}
