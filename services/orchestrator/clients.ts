@@ -1,3 +1,4 @@
+import { A2ABridgeServiceService } from '../../gen/ts/asg/a2a/v1/a2a.js';
 import { LlmGatewayServiceService } from '../../gen/ts/asg/llm/v1/llm.js';
 import { ConversationStoreServiceService } from '../../gen/ts/asg/store/v1/store.js';
 import { ToolBrokerServiceService } from '../../gen/ts/asg/tools/v1/tools.js';
@@ -10,6 +11,7 @@ export interface OrchestratorClients {
   store: PromiseClient<typeof ConversationStoreServiceService>;
   llm: PromiseClient<typeof LlmGatewayServiceService>;
   tools: PromiseClient<typeof ToolBrokerServiceService>;
+  a2a: PromiseClient<typeof A2ABridgeServiceService>;
   close(): void;
 }
 
@@ -18,19 +20,33 @@ const STORE_TIMEOUT_MS = 10_000;
 // timeout itself, with its clearer message.
 export const HEADROOM_MS = 5_000;
 
-export function createClients(config: AgentConfig, peers: Pick<Peers, 'conversationStore' | 'llmGateway' | 'toolBroker'>): OrchestratorClients {
+/** The slowest configured A2A peer (top-level agents, llm nodes' agents, a2a nodes), at least the seed's 60 s. */
+function slowestPeer(config: AgentConfig): number {
+  const timeouts = config.a2a.map((agent) => agent.timeout);
+  const visit = (node: NonNullable<AgentConfig['agent']>): void => {
+    for (const agent of node.a2a ?? []) timeouts.push(Number(agent.timeout ?? 60_000));
+    node.agents?.forEach(visit);
+  };
+  if (config.agent) visit(config.agent);
+  return Math.max(60_000, ...timeouts);
+}
+
+export function createClients(config: AgentConfig, peers: Pick<Peers, 'conversationStore' | 'llmGateway' | 'toolBroker' | 'a2aBridge'>): OrchestratorClients {
   const slowestTool = Math.max(30_000, ...config.mcp_servers.map((server) => server.timeout));
   const store = createPromiseClient(ConversationStoreServiceService, peers.conversationStore, 'orchestrator', STORE_TIMEOUT_MS);
   const llm = createPromiseClient(LlmGatewayServiceService, peers.llmGateway, 'orchestrator', config.llm.timeout + HEADROOM_MS);
   const tools = createPromiseClient(ToolBrokerServiceService, peers.toolBroker, 'orchestrator', slowestTool + HEADROOM_MS);
+  const a2a = createPromiseClient(A2ABridgeServiceService, peers.a2aBridge, 'orchestrator', slowestPeer(config) + HEADROOM_MS);
   return {
     store,
     llm,
     tools,
+    a2a,
     close: () => {
       store.close();
       llm.close();
       tools.close();
+      a2a.close();
     },
   };
 }

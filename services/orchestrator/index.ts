@@ -7,7 +7,7 @@ import { orchestratorImplementation } from './server.js';
 import { TurnRunner } from './turns.js';
 
 /** Starts the orchestrator: stateless, so any number of replicas can serve any conversation. */
-export async function startOrchestrator(options: ServiceOptions & { peers: Pick<Peers, 'conversationStore' | 'llmGateway' | 'toolBroker'> }): Promise<RunningService> {
+export async function startOrchestrator(options: ServiceOptions & { peers: Pick<Peers, 'conversationStore' | 'llmGateway' | 'toolBroker' | 'a2aBridge'> }): Promise<RunningService> {
   const clients = createClients(options.config, options.peers);
   const turns = new TurnRunner(options.config, clients, options.log);
   const server = new Server();

@@ -16,8 +16,8 @@ import { failedPrecondition, GrpcStatus, internal, isCode } from '../common/grpc
 import type { Logger } from '../common/log.js';
 import type { OrchestratorClients } from './clients.js';
 import type { HistoryEntry } from './domain/history.js';
-import { approvalRequiredText, assistantText, stillWaitingText } from './domain/messages.js';
-import { describeCall } from './domain/plan.js';
+import { approvalRequiredText, assistantCall, assistantText, stillWaitingText, toolResult } from './domain/messages.js';
+import { a2aTool, a2aToolsOf } from './domain/a2a-tools.js';
 import { isBelow, noChanges, pathKey, pausesOf, takeBranchOutputs, waitsBelow, withChanges, type PipelineChanges } from './domain/pipeline-state.js';
 import {
   childGates,
@@ -29,8 +29,8 @@ import {
   treeFingerprint,
   type AgentNode,
 } from './domain/tree.js';
-import type { ToolCatalogue } from './tool-catalogue.js';
-import { errorText, type ToolLoop } from './tool-loop.js';
+import { catalogueWith, type ToolCatalogue } from './tool-catalogue.js';
+import { approvalOf, errorText, type GatedCall, type ToolLoop } from './tool-loop.js';
 
 /** How a run ended, with the conversation as stored at that point. */
 export interface StepsOutcome {
@@ -155,6 +155,27 @@ export class PipelineRunner {
     });
   }
 
+  /**
+   * The approved call of `approvalUuid` did not finish: the peer that holds it asks for
+   * another approval. The pause stays where it is, waiting for a new (proxy) approval.
+   */
+  async repause(conversation: Conversation, state: PipelineState, approvalUuid: string, gate: GatedCall): Promise<StepsOutcome> {
+    const { pause } = this.pausedNode(state, approvalUuid);
+    const uuid = randomUUID();
+    const ctx: RunContext = {
+      conversationId: conversation.id,
+      runId: state.runId,
+      userMessage: state.userMessage,
+      state: new Map(Object.entries(state.sessionState)),
+      catalogue: new Map(),
+      stored: { ...state, pauses: pausesOf(state, approvalUuid) },
+      revision: state.revision,
+      changes: { ...noChanges(), resumed: approvalUuid, pauses: [{ ...pause, approvalUuid: uuid }] },
+      gates: [{ approval: approvalOf(gate, uuid), messages: [] }],
+    };
+    return this.superseding(conversation.id, () => this.pause(ctx));
+  }
+
   private async walk(run: Omit<RunContext, 'catalogue' | 'gates'>): Promise<StepsOutcome> {
     let catalogue: ReadonlyMap<string, Tool>;
     try {
@@ -196,13 +217,60 @@ export class PipelineRunner {
         return this.runParallel(ctx, node, path, gates);
       case 'loop':
         return this.runLoop(ctx, node, path, gates);
-      case 'a2a': {
-        const text = `The a2a node "${node.name}" was skipped: a2a nodes are not supported yet.`;
-        this.log.warn('a2a node skipped', { conversation: ctx.conversationId, node: node.name });
-        await this.append(ctx.conversationId, [{ ...assistantText(text), node: node.name }]);
-        return { kind: 'done', output: text, exitLoop: false };
-      }
+      case 'a2a':
+        return this.runA2a(ctx, node, path, gates);
     }
+  }
+
+  /**
+   * An a2a node delegates its resolved prompt to its peer; the peer's answer is its output.
+   * With `destructiveHint` the delegation itself waits for an approval where the node gates;
+   * a peer that asks for its own approval makes the node wait for it (a proxy approval)
+   * everywhere, since nobody here may approve on the human's behalf.
+   */
+  private async runA2a(ctx: RunContext, node: AgentNode, path: number[], gates: boolean): Promise<NodeOutcome> {
+    const done = (output: string): NodeOutcome => {
+      if (node.output_key) {
+        ctx.state.set(node.output_key, output);
+        ctx.changes.session[node.output_key] = output;
+      }
+      return { kind: 'done', output, exitLoop: false };
+    };
+    if (ctx.resume !== undefined && samePath(ctx.resume.path, path)) {
+      // The approved delegation ran before the resume; its result is the node's last message.
+      const result = ctx.resume.history.at(-1);
+      ctx.resume = undefined;
+      return done(result?.content ?? '');
+    }
+    const { text: message, unknown } = resolvePlaceholders(node.prompt ?? '{user_message}', ctx.state, ctx.userMessage);
+    if (unknown.length > 0) this.log.warn('placeholders without a value left as written', { conversation: ctx.conversationId, node: node.name, placeholders: unknown.join(',') });
+    const tool = a2aTool({ name: node.name, description: node.description ?? '', destructiveHint: node.destructiveHint ?? false });
+    const call = { id: `a2a-${randomUUID()}`, name: tool.name, argumentsJson: JSON.stringify({ message }) };
+    const args = { message };
+    const callMessage: NewMessage = { ...assistantCall(call, args), node: node.name };
+    if (tool.destructive && gates) return this.gateNode(ctx, node, path, { kind: 'gate', call, args, tool }, [callMessage]);
+    if (tool.destructive) this.log.warn('destructive call ran without approval', { conversation: ctx.conversationId, node: node.name, tool: tool.name });
+    const outcome = await this.loop.callTool(tool.name, args);
+    if (outcome.remote) return this.gateNode(ctx, node, path, { kind: 'gate', call, args, tool, proxy: outcome.remote }, [callMessage]);
+    await this.append(ctx.conversationId, [callMessage, { ...toolResult(call, args, outcome.text, outcome.isError), node: node.name }]);
+    return done(outcome.text);
+  }
+
+  /** Records a pause at `node` for `gate`, with the node's steps of this run that led to it. */
+  private gateNode(ctx: RunContext, node: AgentNode, path: number[], gate: GatedCall, messages: NewMessage[], earlierSteps = 0): NodeOutcome {
+    const uuid = randomUUID();
+    ctx.changes.pauses.push({
+      approvalUuid: uuid,
+      nodePath: path,
+      outputKey: node.output_key ?? '',
+      treeFingerprint: treeFingerprint(this.root, path) ?? '',
+      loopIterations: {},
+      // The node's steps in this run of it: what it resumes with after the approved call's result.
+      nodeMessages: earlierSteps + messages.length,
+    });
+    ctx.gates.push({ approval: approvalOf(gate, uuid), messages });
+    this.log.info('pipeline paused', { conversation: ctx.conversationId, node: node.name, path: pathKey(path), approval: uuid });
+    return { kind: 'paused' };
   }
 
   private async runLlm(ctx: RunContext, node: AgentNode, path: number[], gates: boolean): Promise<NodeOutcome> {
@@ -218,31 +286,13 @@ export class PipelineRunner {
       systemPrompt,
       // Each node sees the run's user message and its own steps, not other nodes' calls.
       history: [{ role: MessageRole.MESSAGE_ROLE_USER, content: ctx.userMessage }, ...earlierSteps],
-      catalogue: ctx.catalogue,
+      catalogue: catalogueWith(ctx.catalogue, a2aToolsOf(node.a2a)),
       gateDestructive: gates,
       canExitLoop: node.can_exit_loop ?? false,
       node: node.name,
       persist: (messages) => this.append(ctx.conversationId, messages),
     });
-    if (outcome.kind === 'gate') {
-      const { gate } = outcome;
-      const uuid = randomUUID();
-      ctx.changes.pauses.push({
-        approvalUuid: uuid,
-        nodePath: path,
-        outputKey: node.output_key ?? '',
-        treeFingerprint: treeFingerprint(this.root, path) ?? '',
-        loopIterations: {},
-        // The node's steps in this run of it: what its loop resumes with after the approved call's result.
-        nodeMessages: earlierSteps.length + outcome.messages.length,
-      });
-      ctx.gates.push({
-        approval: { uuid, toolCallId: gate.call.id, toolName: gate.call.name, toolArgs: gate.args, description: describeCall(gate.call.name, gate.tool.server, gate.args) },
-        messages: outcome.messages,
-      });
-      this.log.info('pipeline paused', { conversation: ctx.conversationId, node: node.name, path: pathKey(path), approval: uuid });
-      return { kind: 'paused' };
-    }
+    if (outcome.kind === 'gate') return this.gateNode(ctx, node, path, outcome.gate, outcome.messages, earlierSteps.length);
     await this.append(ctx.conversationId, outcome.messages);
     if (node.output_key) {
       ctx.state.set(node.output_key, outcome.text);

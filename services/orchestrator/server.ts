@@ -1,5 +1,6 @@
 import { z } from 'zod';
 import { OrchestratorServiceService } from '../../gen/ts/asg/orchestrator/v1/orchestrator.js';
+import type { A2aOrigin } from '../../gen/ts/asg/store/v1/store.js';
 import { notFound, invalidArgument } from '../common/grpc/errors.js';
 import { implement, type UnaryHandlers } from '../common/grpc/server.js';
 import type { Logger } from '../common/log.js';
@@ -14,6 +15,18 @@ function parseId(kind: 'conversation' | 'approval', value: string): string {
   return value;
 }
 
+const a2aOrigin = z.object({
+  dialect: z.enum(['seed', 'v0.3', 'v1.0'], { error: 'one of seed, v0.3, v1.0' }),
+  contextId: z.string().min(1, 'a context id').max(256, 'at most 256 characters'),
+});
+
+function parseA2aOrigin(value: A2aOrigin | undefined): A2aOrigin | undefined {
+  if (value === undefined) return undefined;
+  const parsed = a2aOrigin.safeParse(value);
+  if (!parsed.success) throw invalidArgument(`a2a_origin: ${parsed.error.issues.map((issue) => `${issue.path.join('.')}: ${issue.message}`).join('; ')}`);
+  return value;
+}
+
 function parseMessage(value: string): string {
   const parsed = message.safeParse(value);
   if (!parsed.success) throw invalidArgument(parsed.error.issues[0]?.message ?? 'invalid message');
@@ -25,7 +38,7 @@ function parseMessage(value: string): string {
 export function orchestratorHandlers(turns: TurnRunner): UnaryHandlers<typeof OrchestratorServiceService> {
   return {
     createConversation: async (request) =>
-      turns.createConversation(request.message === undefined ? undefined : parseMessage(request.message)),
+      turns.createConversation(request.message === undefined ? undefined : parseMessage(request.message), parseA2aOrigin(request.a2aOrigin)),
     sendMessage: async (request) => turns.sendMessage(parseId('conversation', request.conversationId), parseMessage(request.message)),
     resolveApproval: async (request) => turns.resolveApproval(parseId('approval', request.uuid), request.approved),
     listTools: async () => ({ tools: await turns.listTools() }),

@@ -25,3 +25,11 @@ export class ToolCatalogue {
     return [...(await this.current()).values()];
   }
 }
+
+/** A catalogue with more tools (a node's or simple mode's A2A agents); the base when there are none. */
+export function catalogueWith(base: ReadonlyMap<string, Tool>, extra: readonly Tool[]): ReadonlyMap<string, Tool> {
+  if (extra.length === 0) return base;
+  const merged = new Map(base);
+  for (const tool of extra) merged.set(tool.name, tool);
+  return merged;
+}

@@ -1,5 +1,6 @@
+import { TaskState, type RemoteApproval } from '../../gen/ts/asg/a2a/v1/a2a.js';
 import type { ToolDefinition } from '../../gen/ts/asg/llm/v1/llm.js';
-import type { NewMessage, TokenUsage } from '../../gen/ts/asg/store/v1/store.js';
+import type { NewApproval, NewMessage, TokenUsage } from '../../gen/ts/asg/store/v1/store.js';
 import type { Tool } from '../../gen/ts/asg/tools/v1/tools.js';
 import type { AgentConfig } from '../common/config/schema.js';
 import { RpcError } from '../common/grpc/errors.js';
@@ -8,13 +9,26 @@ import { redactSecrets } from '../common/secrets.js';
 import { HEADROOM_MS, type OrchestratorClients } from './clients.js';
 import { toModelHistory, type HistoryEntry } from './domain/history.js';
 import { assistantCall, assistantText, toolResult } from './domain/messages.js';
-import { DEFERRED_REASON, planToolCalls, type PlannedCall } from './domain/plan.js';
+import { DEFERRED_REASON, describeCall, planToolCalls, type PlannedCall } from './domain/plan.js';
+import { proxyDescription, remoteOutcome, type A2aPeer } from './domain/a2a-tools.js';
 import { modelErrorCategory } from './domain/error-category.js';
 import { EXIT_LOOP_TOOL } from './domain/tree.js';
 
 export interface ToolOutcome {
   text: string;
   isError: boolean;
+  /** An A2A peer answered input-required: the call waits for the peer's approval (a proxy approval here). */
+  remote?: RemoteWait;
+}
+
+/** A delegation that waits at the peer for an approval. */
+export interface RemoteWait {
+  /** The peer's name as configured. */
+  agent: string;
+  taskId: string;
+  approval: RemoteApproval | undefined;
+  /** The peer's status text ("Approval required (id: …): …"). */
+  text: string;
 }
 
 /** One model/tool loop: simple mode runs it with the conversation's prompt and model, an llm node with its own. */
@@ -41,7 +55,22 @@ export interface ToolLoopSpec {
   persist?: (messages: NewMessage[]) => Promise<void>;
 }
 
-export type GatedCall = Extract<PlannedCall, { kind: 'gate' }>;
+/** A call that stops for approval: a destructive one, or a delegation the peer holds for its own approval (`proxy`). */
+export type GatedCall = Extract<PlannedCall, { kind: 'gate' }> & { proxy?: RemoteWait };
+
+/** The approval to store for a gated call: its stored arguments, and for a proxy where the call waits. */
+export function approvalOf(gate: GatedCall, uuid: string): NewApproval {
+  const base = { uuid, toolCallId: gate.call.id, toolName: gate.call.name, toolArgs: gate.args };
+  if (!gate.proxy) return { ...base, description: describeCall(gate.call.name, gate.tool.server, gate.args), agentChain: [] };
+  const remote = gate.proxy;
+  return {
+    ...base,
+    description: proxyDescription(remote.agent, remote.approval?.description || remote.text),
+    remoteTaskId: remote.taskId,
+    remoteAgentName: remote.agent,
+    agentChain: [remote.agent, ...(remote.approval?.chain ?? [])],
+  };
+}
 
 /**
  * How a loop ended. Nothing is stored yet: `messages` are the loop's steps (and for an
@@ -76,6 +105,8 @@ export class ToolLoop {
     private readonly config: AgentConfig,
     private readonly clients: OrchestratorClients,
     private readonly log: Logger,
+    /** A2A peers by tool name (domain/a2a-tools.ts a2aPeers). */
+    private readonly peers: ReadonlyMap<string, A2aPeer> = new Map(),
   ) {}
 
   async run(spec: ToolLoopSpec): Promise<ToolLoopOutcome> {
@@ -116,6 +147,8 @@ export class ToolLoop {
       // The step's tokens go on its first message, so the conversation's sum counts each call once.
       recorded[0] = { ...recorded[0]!, usage };
       let exitLoop = false;
+      // A delegation that the peer holds for its own approval stops the step like a gate.
+      let waiting: GatedCall | undefined;
       for (const planned of plan) {
         if (planned.kind === 'reject') recorded.push(toolResult(planned.call, planned.args, planned.reason, true));
         else if (planned.kind === 'defer') recorded.push(toolResult(planned.call, planned.args, DEFERRED_REASON(planned.call.name), true));
@@ -125,10 +158,15 @@ export class ToolLoop {
         } else if (planned.kind === 'run') {
           if (planned.unapproved) this.log.warn('destructive call ran without approval', { conversation: spec.conversationId, node: spec.node, tool: planned.call.name });
           const outcome = await this.callTool(planned.call.name, planned.args, '', planned.unapproved ? UNAPPROVED_REASON(spec.node) : '');
-          recorded.push(toolResult(planned.call, planned.args, outcome.text, outcome.isError));
+          if (outcome.remote && !waiting) waiting = { kind: 'gate', call: planned.call, args: planned.args, tool: planned.tool, proxy: outcome.remote };
+          else if (outcome.remote) recorded.push(toolResult(planned.call, planned.args, DEFERRED_REASON(planned.call.name), true));
+          else recorded.push(toolResult(planned.call, planned.args, outcome.text, outcome.isError));
         }
       }
-      const gate = plan.find((planned): planned is GatedCall => planned.kind === 'gate');
+      const planned = plan.find((call): call is GatedCall => call.kind === 'gate');
+      // One approval per step: with a proxy waiting, a destructive call of the same step is deferred.
+      if (waiting && planned) recorded.push(toolResult(planned.call, planned.args, DEFERRED_REASON(planned.call.name), true));
+      const gate = waiting ?? planned;
       if (gate) return { kind: 'gate', gate, messages: [...steps, ...recorded.map(tag)] };
       steps.push(...recorded.map(tag));
       history.push(...recorded);
@@ -144,11 +182,39 @@ export class ToolLoop {
   }
 
   async callTool(name: string, args: Record<string, unknown>, approvalUuid = '', unapprovedReason = ''): Promise<ToolOutcome> {
+    const peer = this.peers.get(name);
+    if (peer) return this.delegate(name, peer, { text: typeof args.message === 'string' ? args.message : JSON.stringify(args) });
     try {
       const result = await this.clients.tools.callTool({ name, arguments: args, approvalUuid, unapprovedReason });
       return { text: result.text, isError: result.isError };
     } catch (error) {
       this.log.warn('tool call failed', { tool: name, error: errorText(error) });
+      return { text: `${name} failed: ${errorText(error)}`, isError: true };
+    }
+  }
+
+  /**
+   * Answers a peer that waits for an approval (a proxy approval was decided here): the
+   * decision goes to the peer's task as a continuation, and the peer's answer comes back.
+   */
+  async continueRemote(toolName: string, taskId: string, approved: boolean): Promise<ToolOutcome> {
+    const peer = this.peers.get(toolName);
+    if (!peer) return { text: `${toolName} is no longer configured, so the decision could not be sent to it; nothing was run here.`, isError: true };
+    return this.delegate(toolName, peer, { text: approved ? 'approved' : 'rejected', taskId, approved });
+  }
+
+  /** One message to an A2A peer through the a2a-bridge; its answer as a tool outcome. */
+  private async delegate(name: string, remote: A2aPeer, message: { text: string; taskId?: string; approved?: boolean }): Promise<ToolOutcome> {
+    try {
+      const { task } = await this.clients.a2a.sendMessage({ peer: remote.peer, text: message.text, taskId: message.taskId, approved: message.approved });
+      if (!task) return { text: `${name} failed: the a2a-bridge returned no task`, isError: true };
+      if (task.state === TaskState.TASK_STATE_INPUT_REQUIRED) {
+        this.log.info('sub-agent waits for approval', { agent: remote.peer.name, task: task.id });
+        return { text: task.text, isError: false, remote: { agent: remote.peer.name, taskId: task.id, approval: task.approval, text: task.text } };
+      }
+      return remoteOutcome(remote.peer.name, task);
+    } catch (error) {
+      this.log.warn('a2a call failed', { agent: remote.peer.name, error: errorText(error) });
       return { text: `${name} failed: ${errorText(error)}`, isError: true };
     }
   }

@@ -10,6 +10,7 @@ import {
   type NewMessage,
   type PendingApproval,
   type ApprovalRejection,
+  type A2aOrigin,
   type TokenUsage,
 } from '../../gen/ts/asg/store/v1/store.js';
 import type { Tool } from '../../gen/ts/asg/tools/v1/tools.js';
@@ -25,11 +26,11 @@ import { compactionNotice, planCompaction, SUMMARY_INSTRUCTIONS, transcriptOf, v
 import { contextWindowOf } from './domain/context-window.js';
 import { systemPromptOf, type HistoryEntry } from './domain/history.js';
 import { approvalRequiredText, assistantText, CANCELLED_BY_USER, gatedCall, stillWaitingText, toolResult, userMessage } from './domain/messages.js';
-import { describeCall } from './domain/plan.js';
 import { tokenCounterFor, toolDefinitionTokens } from './domain/tokens.js';
 import { PipelineRunner, type StepsOutcome } from './pipeline.js';
-import { ToolCatalogue } from './tool-catalogue.js';
-import { errorText, ToolLoop, toolDefinitionsOf, type GatedCall, type ToolOutcome } from './tool-loop.js';
+import { catalogueWith, ToolCatalogue } from './tool-catalogue.js';
+import { approvalOf, errorText, ToolLoop, toolDefinitionsOf, type GatedCall, type ToolOutcome } from './tool-loop.js';
+import { A2A_SERVER, a2aPeers, a2aToolsOf } from './domain/a2a-tools.js';
 
 /** Room kept for the model's answer when the budget is the context window. */
 const ANSWER_RESERVE_TOKENS = 4096;
@@ -48,6 +49,10 @@ export class TurnRunner {
   private readonly loop: ToolLoop;
   /** Simple mode's prompt and model: the top-level ones, or a lone llm node's own (seed 000). */
   private readonly simple: { prompt: string; model: string };
+  /** Simple mode's A2A agents as tools (the top-level `a2a`, and a lone llm node's own). */
+  private readonly simpleA2aTools: Tool[];
+  /** Every A2A tool of the configuration, for ListTools. */
+  private readonly allA2aTools: Tool[];
   /** Orchestrated mode: present when `agent` is a tree (anything but a lone llm node). */
   private readonly pipeline: PipelineRunner | undefined;
 
@@ -58,22 +63,30 @@ export class TurnRunner {
   ) {
     this.interruptedAfterMs = Math.max(30_000, ...config.mcp_servers.map((server) => server.timeout)) + 10_000;
     this.catalogue = new ToolCatalogue(clients);
-    this.loop = new ToolLoop(config, clients, log);
+    this.loop = new ToolLoop(config, clients, log, a2aPeers(config));
     const agent = config.agent;
     const lone = agent?.type === 'llm' ? agent : undefined;
     this.simple = { prompt: lone?.prompt ?? config.prompt, model: lone?.model ?? config.llm.model };
+    this.simpleA2aTools = a2aToolsOf([...config.a2a, ...(lone?.a2a ?? [])]);
+    const nodeTools: Tool[] = [];
+    const visit = (node: NonNullable<AgentConfig['agent']>): void => {
+      nodeTools.push(...a2aToolsOf(node.a2a));
+      node.agents?.forEach(visit);
+    };
+    if (agent) visit(agent);
+    this.allA2aTools = [...new Map([...this.simpleA2aTools, ...nodeTools].map((tool) => [tool.name, tool])).values()];
     this.pipeline =
       agent && !lone
         ? new PipelineRunner(agent, config, clients, this.loop, this.catalogue, log)
         : undefined;
   }
 
-  async createConversation(message: string | undefined): Promise<{ conversation: Conversation; result?: TurnResult }> {
+  async createConversation(message: string | undefined, a2aOrigin?: A2aOrigin): Promise<{ conversation: Conversation; result?: TurnResult }> {
     if (message !== undefined && message.trim() === '') throw invalidArgument('message must be a non-empty string');
     const sessionId = currentContext()?.sessionId || newSessionId();
     return withContextPatch({ sessionId }, async () => {
       // Seed 000: the top-level prompt is simple mode's; each node of a tree has its own.
-      const { conversation } = await this.clients.store.createConversation({ sessionId, systemPrompt: this.pipeline ? '' : this.simple.prompt });
+      const { conversation } = await this.clients.store.createConversation({ sessionId, systemPrompt: this.pipeline ? '' : this.simple.prompt, a2aOrigin });
       if (!conversation) throw internal('the store returned no conversation');
       this.log.info('conversation created', { conversation: conversation.id });
       if (message === undefined) return { conversation };
@@ -99,6 +112,8 @@ export class TurnRunner {
       const nodeNames = pipelineState && pending && !approved ? (this.pipeline?.nodeNames(pipelineState, uuid) ?? new Map<string, string>()) : undefined;
       if (nodeNames) node = nodeNames.get(uuid);
       const cancelled: NewMessage = { ...toolResult(gatedCall(approval), args, CANCELLED_BY_USER, true), ...(node && { node }) };
+      // Also when the configuration has no tree any more: no waiting call may be orphaned.
+      const others = nodeNames && pipelineState!.pauses.length > 1 ? await this.otherPending(approval) : [];
       const claim = await this.clients.store.claimApproval({
         uuid,
         approved,
@@ -106,8 +121,7 @@ export class TurnRunner {
         // cancels the pipeline too, and with it the pipeline's other waiting calls.
         messages: approved ? [] : [cancelled],
         clearPipelineState: !approved,
-        // Also when the configuration has no tree any more: no waiting call may be orphaned.
-        alsoReject: nodeNames && pipelineState!.pauses.length > 1 ? await this.cancelledWith(approval, nodeNames) : [],
+        alsoReject: others.map((other) => this.cancelledWith(approval, other, nodeNames?.get(other.uuid))),
       });
       const decided = claim.approval ?? approval;
       const conversation = required(claim.conversation);
@@ -116,32 +130,49 @@ export class TurnRunner {
         return { decided: false, approval: decided, conversation };
       }
       this.log.info(approved ? 'approval approved' : 'approval rejected', { approval: uuid, tool: approval.toolName });
-      if (!approved) return { decided: true, approval: decided, conversation, result: { response: CANCELLED_BY_USER, waitingApproval: false } };
-      const finished = await this.executeApproved(approval, node);
-      const outcome = pipelineState
-        ? await this.pipelineFor(uuid).resume(required(finished.conversation), pipelineState, uuid)
-        : await this.runSteps(required(finished.conversation));
+      if (!approved) {
+        // A rejection reaches the agent that holds the call: each proxied one is answered "rejected".
+        for (const rejected of [approval, ...others]) await this.forwardRejection(rejected);
+        return { decided: true, approval: decided, conversation, result: { response: CANCELLED_BY_USER, waitingApproval: false } };
+      }
+      const { finished, remote } = await this.executeApproved(approval, node);
+      let outcome: StepsOutcome;
+      if (remote) {
+        // The peer asks for another approval before it finishes: the same call waits again.
+        const gate: GatedCall = { kind: 'gate', call: { ...gatedCall(approval), argumentsJson: JSON.stringify(args) }, args, tool: proxiedTool(approval.toolName), proxy: remote };
+        outcome = pipelineState
+          ? await this.pipelineFor(uuid).repause(required(finished.conversation), pipelineState, uuid, gate)
+          : await this.stopForApproval(approval.conversationId, gate, []);
+      } else {
+        outcome = pipelineState
+          ? await this.pipelineFor(uuid).resume(required(finished.conversation), pipelineState, uuid)
+          : await this.runSteps(required(finished.conversation));
+      }
       return { decided: true, approval: finished.approval ?? approval, conversation: outcome.conversation, result: outcome.result };
     });
   }
 
-  /**
-   * The other waiting calls of a pipeline that a rejection cancels, each recorded with a
-   * result that names the rejection (they never ran, and now never will).
-   */
-  private async cancelledWith(rejected: PendingApproval, nodeNames: ReadonlyMap<string, string>): Promise<ApprovalRejection[]> {
+  /** The other waiting calls of the approval's conversation (a rejection cancels them with the pipeline). */
+  private async otherPending(rejected: PendingApproval): Promise<PendingApproval[]> {
     const { conversation } = await this.clients.store.getConversation({ id: rejected.conversationId, includeMessages: false });
-    return required(conversation)
-      .pendingApprovals.filter((other) => other.uuid !== rejected.uuid)
-      .map((other) => {
-        const node = nodeNames.get(other.uuid);
-        const text = `Cancelled: the pipeline was cancelled when approval ${rejected.uuid} (${rejected.toolName}) was rejected; ${other.toolName} was not run.`;
-        return { uuid: other.uuid, messages: [{ ...toolResult(gatedCall(other), other.toolArgs ?? {}, text, true), ...(node && { node }) }] };
-      });
+    return required(conversation).pendingApprovals.filter((other) => other.uuid !== rejected.uuid);
+  }
+
+  /** A waiting call cancelled with a rejected one, recorded with a result that names the rejection. */
+  private cancelledWith(rejected: PendingApproval, other: PendingApproval, node: string | undefined): ApprovalRejection {
+    const text = `Cancelled: the pipeline was cancelled when approval ${rejected.uuid} (${rejected.toolName}) was rejected; ${other.toolName} was not run.`;
+    return { uuid: other.uuid, messages: [{ ...toolResult(gatedCall(other), other.toolArgs ?? {}, text, true), ...(node && { node }) }] };
+  }
+
+  /** Tells the peer that holds a proxied call that it was rejected here; a failure to do so is logged, not fatal. */
+  private async forwardRejection(approval: PendingApproval): Promise<void> {
+    if (!approval.remoteTaskId) return;
+    const outcome = await this.loop.continueRemote(approval.toolName, approval.remoteTaskId, false);
+    if (outcome.isError && !outcome.remote) this.log.warn('rejection not confirmed by the sub-agent', { approval: approval.uuid, agent: approval.remoteAgentName, answer: outcome.text });
   }
 
   async listTools(): Promise<Tool[]> {
-    return this.catalogue.list();
+    return [...catalogueWith(await this.catalogue.current(), this.allA2aTools).values()];
   }
 
   /** The pipeline runner, or FAILED_PRECONDITION when the configuration has no tree any more. */
@@ -172,7 +203,12 @@ export class TurnRunner {
     });
   }
 
-  /** Runs the stored call of a won approval, at most once: executing is recorded first. */
+  /**
+   * Runs the stored call of a won approval, at most once: executing is recorded first. A
+   * proxy approval's "call" is the answer to the peer that holds the call. When the peer
+   * (or a delegation approved here) then waits for another approval, no result is recorded
+   * yet: the call waits again (`remote`).
+   */
   private async executeApproved(approval: PendingApproval, node: string | undefined) {
     const args = approval.toolArgs ?? {};
     await this.clients.store.startApprovalExecution({ uuid: approval.uuid });
@@ -180,14 +216,17 @@ export class TurnRunner {
     if (callHash(approval.toolName, args) !== approval.argsHash) {
       outcome = { text: `${approval.toolName} was not executed: the stored call no longer matches the one that was approved.`, isError: true };
       this.log.error('approved call does not match its hash', { approval: approval.uuid });
+    } else if (approval.remoteTaskId) {
+      outcome = await this.loop.continueRemote(approval.toolName, approval.remoteTaskId, true);
     } else {
       outcome = await this.loop.callTool(approval.toolName, args, approval.uuid);
     }
-    return this.clients.store.finishApprovalExecution({
+    const finished = await this.clients.store.finishApprovalExecution({
       uuid: approval.uuid,
       success: !outcome.isError,
-      messages: [{ ...toolResult(gatedCall(approval), args, outcome.text, outcome.isError), ...(node && { node }) }],
+      messages: outcome.remote ? [] : [{ ...toolResult(gatedCall(approval), args, outcome.text, outcome.isError), ...(node && { node }) }],
     });
+    return { finished, remote: outcome.remote };
   }
 
   /**
@@ -196,9 +235,9 @@ export class TurnRunner {
    */
   private async runSteps(conversation: Conversation): Promise<StepsOutcome> {
     const conversationId = conversation.id;
-    let catalogue: Map<string, Tool>;
+    let catalogue: ReadonlyMap<string, Tool>;
     try {
-      catalogue = await this.catalogue.current();
+      catalogue = catalogueWith(await this.catalogue.current(), this.simpleA2aTools);
     } catch (error) {
       return this.finish(conversationId, [assistantText(`The tools are unavailable right now: ${errorText(error)}`)]);
     }
@@ -221,14 +260,8 @@ export class TurnRunner {
    * writes the steps so far and the approval (stored arguments and their hash).
    */
   async stopForApproval(conversationId: string, gate: GatedCall, messages: NewMessage[]): Promise<StepsOutcome> {
-    const { approval, conversation: waiting } = await this.clients.store.createApproval({
-      conversationId,
-      toolCallId: gate.call.id,
-      toolName: gate.call.name,
-      toolArgs: gate.args,
-      description: describeCall(gate.call.name, gate.tool.server, gate.args),
-      messages,
-    });
+    const { uuid: _chosenByStore, ...fields } = approvalOf(gate, '');
+    const { approval, conversation: waiting } = await this.clients.store.createApproval({ conversationId, ...fields, messages });
     if (!approval) throw internal('the store returned no approval');
     this.log.info('approval requested', { conversation: conversationId, approval: approval.uuid, tool: approval.toolName });
     return { result: { response: approvalRequiredText(approval), waitingApproval: true, approval }, conversation: required(waiting) };
@@ -304,6 +337,11 @@ export class TurnRunner {
       this.log.warn('approved call marked interrupted', { approval: approval.uuid, tool: approval.toolName });
     }
   }
+}
+
+/** The catalogue entry an approval's tool stands for when only its name is known (a proxied delegation). */
+function proxiedTool(name: string): Tool {
+  return { name, description: '', inputSchema: {}, destructive: true, server: A2A_SERVER };
 }
 
 function required(conversation: Conversation | undefined): Conversation {
