@@ -165,6 +165,43 @@ async function orchestrationOverhead(): Promise<[string, Summary][]> {
 }
 
 /**
+ * The added latency of one A2A hop (issue 5): a turn on agent A whose model delegates to
+ * agent B (a2a_agent-b, B answering with one instant model call) against the same turn on A
+ * with an MCP read instead of the delegation. Both agents are whole meshes in their own
+ * processes; B's own text turn is measured for reference.
+ */
+async function a2aHop(): Promise<[string, Summary][]> {
+  const model = await startScriptedModel((request) => {
+    if (/You are agent-b\./.test(request.system)) return { text: 'hi from b' };
+    if (request.toolResults.length > 0) return { text: 'ok' };
+    if (request.lastUserText === 'delegate') return { toolCalls: [{ name: 'a2a_agent-b', args: { message: 'hello' } }] };
+    return { toolCalls: [{ name: 'resources_list', args: {} }] };
+  });
+  const b = await startAgent({ geminiBaseUrl: model.geminiBaseUrl, config: { name: 'agent-b', prompt: 'You are agent-b.' } });
+  const a = await startAgent({ geminiBaseUrl: model.geminiBaseUrl, config: { name: 'agent-a', prompt: 'You are agent-a.', a2a: [{ name: 'agent-b', url: `${b.url}/a2a` }] } });
+  const turns = async (url: string, message: string): Promise<Summary> => {
+    const samples: number[] = [];
+    let conversation = '';
+    for (let i = 0; i < 120; i++) {
+      if (i % 10 === 0) conversation = (await post(`${url}/conversations`, {})).body.conversation.id;
+      const ms = await timed(() => post(`${url}/conversations/${conversation}/messages`, { message }));
+      if (i >= 20) samples.push(ms);
+    }
+    return summarize(samples);
+  };
+  try {
+    return [
+      ['A: turn delegating to B over A2A (2 model calls + 1 hop)', await turns(a.url, 'delegate')],
+      ['A: the same turn with an MCP read instead (2 model calls + 1 MCP call)', await turns(a.url, 'list')],
+      ['B: its own text turn (1 model call)', await turns(b.url, 'hello')],
+    ];
+  } finally {
+    await Promise.all([a.stop(), b.stop()]);
+    await model.close();
+  }
+}
+
+/**
  * The llm-gateway's own cost: the same Gemini request made directly with the AI SDK and
  * through Generate over gRPC, both against the scripted model in this process.
  */
@@ -296,13 +333,18 @@ async function main(): Promise<void> {
   const simpleTurn = orchestration[0]![1].p50;
   const perNode = Object.fromEntries(orchestration.slice(1).map(([name, summary]) => [name, Math.round(((summary.p50 - simpleTurn) / 10) * 1000) / 1000]));
   for (const [name, ms] of Object.entries(perNode)) console.log(`per node, ${name}: ${ms} ms over a simple turn, per node`);
+  const a2a = await a2aHop();
+  console.log('\nA2A:');
+  printTable(a2a);
+  const a2aHopMs = Math.round((a2a[0]![1].p50 - a2a[1]![1].p50) * 1000) / 1000;
+  console.log(`added latency of one A2A hop (p50 delegating − p50 with an MCP read): ${a2aHopMs} ms`);
   const hops = await hopBreakdown();
   console.log('\nread turn, traced (median per hop, ms):');
   printTable(hops);
   const outDir = join(REPO_ROOT, 'bench-results');
   mkdirSync(outDir, { recursive: true });
   const file = join(outDir, `bench-${new Date().toISOString().replace(/[:.]/g, '-')}.json`);
-  writeFileSync(file, JSON.stringify({ date: new Date().toISOString(), node: process.version, results: Object.fromEntries(rows), append_ratio: append.ratio, read_turn_hops: Object.fromEntries(hops), llm_gateway: Object.fromEntries(llm), llm_gateway_overhead_ms: overhead, compaction: compaction[1], orchestration: Object.fromEntries(orchestration), orchestration_per_node_ms: perNode }, null, 2));
+  writeFileSync(file, JSON.stringify({ date: new Date().toISOString(), node: process.version, results: Object.fromEntries(rows), append_ratio: append.ratio, read_turn_hops: Object.fromEntries(hops), llm_gateway: Object.fromEntries(llm), llm_gateway_overhead_ms: overhead, compaction: compaction[1], orchestration: Object.fromEntries(orchestration), orchestration_per_node_ms: perNode, a2a: Object.fromEntries(a2a), a2a_hop_ms: a2aHopMs }, null, 2));
   console.log(`written: ${file}`);
 }
 

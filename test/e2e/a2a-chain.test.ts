@@ -268,6 +268,32 @@ describe('a2a nodes in a pipeline (TS-026, TS-027, TS-028)', () => {
     expect((await conversationsOf(b))[0].status).toBe('active');
   });
 
+  it('a peer\'s approval holds in an llm node\'s own a2a tool, even inside a parallel node with approvals: auto', async () => {
+    const tree = {
+      name: 'fan',
+      type: 'parallel',
+      agents: [
+        { name: 'delegating', type: 'llm', prompt: 'You are agent-a. Use agent-b.', a2a: [{ name: 'agent-b', url: `${b.url}/a2a` }] },
+        { name: 'analyzer', type: 'llm', prompt: 'You are the analyzer.' },
+      ],
+    };
+    const fan = await startAgent({ geminiBaseUrl: model.geminiBaseUrl, config: { agent: tree } });
+    try {
+      const stop = await converse(fan, 'add resource node-proxy with value 3');
+      expect(stop.result.waiting_approval).toBe(true);
+      expect(stop.result.approval).toMatchObject({ tool_name: 'a2a_agent-b', remote_agent_name: 'agent-b', agent_chain: ['agent-b'] });
+      expect(stop.conversation.pipeline_state.pauses[0].paused_node_path).toEqual([0]);
+      expect(stop.conversation.pipeline_state.branch_outputs).toEqual({ '1': 'ANALYZED' });
+      expect(resourceNames(bDb)).not.toContain('node-proxy');
+      const go = await post(`${fan.url}/approvals/${stop.result.approval.uuid}`, { approved: true });
+      expect(go.status).toBe(200);
+      expect(go.body.result.response).toMatch(/^agent-a reports: Done\. resources_add[\s\S]*\n\nANALYZED$/);
+      expect(resourceNames(bDb)).toContain('node-proxy');
+    } finally {
+      await fan.stop();
+    }
+  });
+
   it('TS-028: the pipeline answers over A2A (seed dialect) with a completed task and an artifact', async () => {
     const response = await post(`${a.url}/a2a`, {
       jsonrpc: '2.0',
