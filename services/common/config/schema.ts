@@ -10,6 +10,8 @@ import { treeProblems } from './tree.js';
 
 const name = z.string().trim().min(1, 'a non-empty name');
 
+export const APPROVAL_RULES = ['always', 'never', 'auto'] as const;
+
 export const mcpServerSchema = z
   .strictObject({
     name,
@@ -22,6 +24,18 @@ export const mcpServerSchema = z
     env: z.record(z.string(), z.string()).default({}),
     /** Added: per-call deadline (DESIGN rule 7). */
     timeout: duration.default(30_000),
+    /**
+     * Added (issue 6): whether the server's readOnlyHint/destructiveHint annotations decide
+     * approvals (DESIGN rule 9). false: every tool of the server needs an approval unless an
+     * `approval` rule says otherwise — for servers that might lie about their tools.
+     */
+    trust_annotations: z.boolean().default(true),
+    /**
+     * Added (issue 6, seed 004 style): per tool-name pattern (`*`, `?` wildcards; the first
+     * matching pattern applies, in config order), `always` (every call needs an approval),
+     * `never` (no call does) or `auto` (the annotations decide, as trust_annotations allows).
+     */
+    approval: z.record(z.string().min(1), z.enum(APPROVAL_RULES)).default({}),
   })
   .refine((server) => Boolean(server.url) !== Boolean(server.command), {
     message: 'exactly one of "url" (Streamable HTTP) or "command" (stdio)',
@@ -139,6 +153,23 @@ export const configSchema = z
       })
       .prefault({}),
     mcp_servers: z.array(mcpServerSchema).default([]),
+    /**
+     * Added (issue 6, seed 002): the agent served as an MCP server at /mcp (Streamable HTTP)
+     * with one tool that runs a turn.
+     */
+    serve_mcp: z
+      .strictObject({
+        enabled: z.boolean().default(true),
+        tool: z
+          .strictObject({
+            name: z.string().regex(/^[A-Za-z0-9_.-]{1,64}$/, 'a tool name: letters, digits, "_", "-", "." (at most 64)').default('ask'),
+            description: z.string().default('Ask the agent. It may use its tools, and stops for a human approval before any destructive call.'),
+            argument_name: z.string().regex(/^[A-Za-z_][A-Za-z0-9_]{0,63}$/, 'an argument name: a letter or "_", then letters, digits or "_"').default('message'),
+            argument_description: z.string().default('What to ask the agent, in plain language.'),
+          })
+          .prefault({}),
+      })
+      .prefault({}),
     a2a: z.array(a2aAgentSchema).default([]),
     /** Added: the most A2A hops a chain of agents may take (a call past it fails: the loop guard). */
     a2a_max_depth: z.number().int().min(1).max(50).default(5),
