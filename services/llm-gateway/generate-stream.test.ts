@@ -232,6 +232,19 @@ describe('failures before the first event', () => {
     expect(model().requests).toHaveLength(1);
   });
 
+  it('answers INTERNAL, as Generate does, for a 200 whose body is not an event stream, after one request', async () => {
+    for (const name of ['gemini-2.5-flash', 'openai-gpt-4o']) {
+      model().setScript(() => ({ httpStatus: 200, body: '{"candidates": [ this is not json' }));
+      const { client } = await startGateway();
+      const before = model().requests.length;
+      const { events, error } = await drain(client.generateStream(request(name)));
+      expect(events).toEqual([]);
+      expect(error?.code).toBe(GrpcStatus.INTERNAL);
+      expect(error?.message).toMatch(/^the provider (gemini|openai) sent a reply for model .* that could not be understood: the response held no stream events/);
+      expect(model().requests.length - before).toBe(1);
+    }
+  });
+
   it('answers DEADLINE_EXCEEDED when the model does not answer within llm.timeout', async () => {
     model().setScript(() => ({ hang: true }));
     const { client } = await startGateway({ llm: { timeout: '300ms' } });

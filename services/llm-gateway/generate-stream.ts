@@ -52,6 +52,8 @@ export function createGenerateStream(dependencies: GenerateDependencies) {
           maxRetries: 0,
           stopWhen: stepCountIs(1),
           abortSignal: signal,
+          // ModelStream tells a body without any event from an empty answer by these.
+          includeRawChunks: true,
           // Failures arrive as parts of the stream and are read there; the SDK's default
           // handler would print them with console.error.
           onError: () => undefined,

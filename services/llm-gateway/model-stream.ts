@@ -1,4 +1,4 @@
-import type { TextStreamPart, ToolSet } from 'ai';
+import { NoContentGeneratedError, type TextStreamPart, type ToolSet } from 'ai';
 import type { GenerateStreamResponse } from '../../gen/ts/asg/llm/v1/llm.js';
 import { normaliseFinishReason, toolCallPartOf, toolCallPartOfError } from './reply.js';
 
@@ -29,10 +29,16 @@ export class ModelStreamFailed extends Error {
  * event. Everything else (step and block boundaries, reasoning, argument fragments) is not
  * part of the reply and is skipped. Tool calls are mapped exactly as Generate maps them
  * (reply.ts), so both methods give the same calls for the same answer.
+ *
+ * The parts must include the provider's raw chunks (`includeRawChunks`): a 200 whose body
+ * holds no event at all (a JSON document, an HTML page) ends in the SDK with an empty
+ * `finish`, which would read as an empty answer; with no raw chunk before the finish it is
+ * a reply that could not be understood, as Generate reports it (INTERNAL).
  */
 export class ModelStream {
   private readonly sentCalls = new Set<string>();
   private readonly parts: AsyncIterator<TextStreamPart<ToolSet>>;
+  private rawChunks = 0;
 
   constructor(parts: AsyncIterable<TextStreamPart<ToolSet>>) {
     this.parts = parts[Symbol.asyncIterator]();
@@ -71,7 +77,13 @@ export class ModelStream {
         if (part.providerExecuted || this.sentCalls.has(part.toolCallId)) return undefined;
         this.sentCalls.add(part.toolCallId);
         return { toolCall: toolCallPartOfError(part) };
+      case 'raw':
+        this.rawChunks += 1;
+        return undefined;
       case 'finish':
+        if (this.rawChunks === 0) {
+          throw new ModelStreamFailed(new NoContentGeneratedError({ message: 'the response held no stream events (it is not a server-sent event stream)' }));
+        }
         return {
           finish: {
             finishReason: normaliseFinishReason(part.finishReason, this.sentCalls.size > 0),
