@@ -2,26 +2,35 @@ import { resolve } from 'node:path';
 import { ConversationStoreServiceService } from '../../gen/ts/asg/store/v1/store.js';
 import { implement, listen, Server, shutdown } from '../common/grpc/server.js';
 import type { RunningService, ServiceOptions } from '../common/service.js';
+import { EventFeed, type EventFeedOptions } from './event-feed.js';
 import { conversationStoreHandlers } from './server.js';
 import { DATABASE_FILE, openSqliteStorage } from './sqlite/driver.js';
 
 export type { ApprovalClaim, ConversationPage, ConversationStorage, InterruptionMark } from './storage.js';
+export type { EventFeedOptions } from './event-feed.js';
 
 const SERVICE = 'conversation-store';
 // The same ceiling the shared client uses: a long conversation read whole exceeds gRPC's 4 MiB default.
 const MAX_MESSAGE_BYTES = 64 * 1024 * 1024;
 
 /** The store on `options.listen`, keeping its data in `<data_dir>/conversations.db`. */
-export async function startConversationStore(options: ServiceOptions): Promise<RunningService> {
+export interface ConversationStoreOptions extends ServiceOptions {
+  /** The watchers' limits (event-feed.ts); the defaults otherwise. */
+  events?: EventFeedOptions;
+}
+
+export async function startConversationStore(options: ConversationStoreOptions): Promise<RunningService> {
   const dataDir = resolve(options.config.data_dir);
   const storage = openSqliteStorage({ dataDir });
+  const feed = new EventFeed(storage, options.events);
   const server = new Server({ 'grpc.max_receive_message_length': MAX_MESSAGE_BYTES, 'grpc.max_send_message_length': MAX_MESSAGE_BYTES });
-  server.addService(ConversationStoreServiceService, implement(ConversationStoreServiceService, SERVICE, conversationStoreHandlers(storage), options.log));
+  server.addService(ConversationStoreServiceService, implement(ConversationStoreServiceService, SERVICE, conversationStoreHandlers(storage, feed), options.log));
   let port: number;
   try {
     port = await listen(server, options.listen);
   } catch (error) {
     server.forceShutdown();
+    feed.close();
     await storage.close();
     throw error;
   }
@@ -32,7 +41,13 @@ export async function startConversationStore(options: ServiceOptions): Promise<R
     name: SERVICE,
     address,
     port,
-    // Calls in flight finish before the database closes under them.
-    stop: () => (stopped ??= shutdown(server).then(() => storage.close())),
+    // Watches never end on their own: they are ended first (UNAVAILABLE, with the after_id to
+    // watch again with), so that the calls in flight can finish before the database closes.
+    stop: () =>
+      (stopped ??= (async () => {
+        feed.close();
+        await shutdown(server);
+        await storage.close();
+      })()),
   };
 }

@@ -8,9 +8,11 @@ import {
   ConversationStoreServiceService,
   MessageRole,
   type Conversation,
+  type ConversationEvent,
   type NewApproval,
   type PendingApproval,
   type PipelineState,
+  type PublishEventRequest,
   type UpdatePipelineRequest,
 } from '../../gen/ts/asg/store/v1/store.js';
 import { createPromiseClient, type PromiseClient } from '../common/grpc/client.js';
@@ -426,5 +428,138 @@ describe('UpdatePipeline over gRPC (issue 4 item 6)', () => {
     expect(claim.conversation?.pipelineState).toBeUndefined();
     expect(claim.conversation?.messages.slice(-2).map((message) => message.content)).toEqual(['users: rejected', 'orders: rejected with users']);
     expect((await store.getApproval({ uuid: B })).approval?.status).toBe(ApprovalStatus.APPROVAL_STATUS_REJECTED);
+  });
+});
+
+describe('WatchEvents and PublishEvent over gRPC', () => {
+  const describeEvent = (event: ConversationEvent | undefined) =>
+    event?.messageAdded ? `message_added ${event.messageAdded.content}` : event?.textDelta ? `text_delta ${event.textDelta.text}` : JSON.stringify(event);
+  const watch = (conversationId: string, afterId: number) => store.watchEvents({ conversationId, afterId })[Symbol.asyncIterator]();
+  const appendText = (conversationId: string, content: string) =>
+    store.appendMessages({
+      conversationId,
+      messages: [{ role: MessageRole.MESSAGE_ROLE_USER, content }],
+      status: ConversationStatus.CONVERSATION_STATUS_UNSPECIFIED,
+      returnConversation: false,
+    });
+
+  it('replays the stored events after an id, then streams committed and published ones, until the client leaves', async () => {
+    // A new database: the conversation's events are 1 (status active) and 2 (its system prompt).
+    const { id } = await conversation('be brief');
+    const events = watch(id, 1);
+    const replayed = (await events.next()).value?.event;
+    expect([replayed?.id, describeEvent(replayed)]).toEqual([2, 'message_added be brief']);
+
+    await appendText(id, 'hello');
+    const committed = (await events.next()).value?.event;
+    expect([committed?.id, describeEvent(committed)]).toEqual([3, 'message_added hello']);
+
+    // Published events go to the conversation's watchers (the id as any case names it), with id 0 and a time.
+    await store.publishEvent({ event: { id: 99, conversationId: id.toUpperCase(), at: undefined, textDelta: { text: 'Hel', node: 'writer' } } });
+    const published = (await events.next()).value?.event;
+    expect(published).toMatchObject({ id: 0, conversationId: id, textDelta: { text: 'Hel', node: 'writer' } });
+    expect(published?.at).toBeInstanceOf(Date);
+    await events.return?.();
+  });
+
+  it('watches every conversation with an empty id', async () => {
+    const first = await conversation('');
+    const events = watch('', 1);
+    const second = await conversation('second');
+    await appendText(first.id, 'to the first');
+    const seen = [];
+    for (let index = 0; index < 3; index++) seen.push((await events.next()).value?.event);
+    expect(seen.map((event) => [event?.conversationId, event?.messageAdded?.content ?? ConversationStatus[event?.statusChanged ?? 0]])).toEqual([
+      [second.id, 'CONVERSATION_STATUS_ACTIVE'],
+      [second.id, 'second'],
+      [first.id, 'to the first'],
+    ]);
+    await events.return?.();
+  });
+
+  it('refuses a bad watch or publish with INVALID_ARGUMENT, and an unknown conversation with NOT_FOUND', async () => {
+    const { id } = await conversation();
+    await expect(watch('00000000-0000-4000-8000-000000000000', 0).next()).rejects.toMatchObject({ code: GrpcStatus.NOT_FOUND });
+    await expect(watch(id, -1).next()).rejects.toMatchObject({ code: GrpcStatus.INVALID_ARGUMENT, message: expect.stringContaining('after_id') });
+    const refused: [PublishEventRequest, string][] = [
+      [{ event: undefined }, 'event: an event'],
+      [{ event: { id: 0, conversationId: id, at: undefined, messageAdded: { id: 'm', role: 2, content: 'forged', seq: 9, createdAt: undefined } } }, 'stored kinds are written by the store itself'],
+      [{ event: { id: 0, conversationId: id, at: undefined, textDelta: { text: 'a' }, toolCallStarted: { id: 'c', name: 't', arguments: {} } } }, 'exactly one of'],
+      [{ event: { id: 0, conversationId: id, at: undefined } }, 'exactly one of'],
+      [{ event: { id: 0, conversationId: id, at: undefined, textDelta: { text: '' } } }, 'event.text_delta.text: the text, not empty'],
+      [{ event: { id: 0, conversationId: '', at: undefined, textDelta: { text: 'a' } } }, 'event.conversation_id: required'],
+    ];
+    for (const [request, message] of refused) {
+      await expect(store.publishEvent(request)).rejects.toMatchObject({ code: GrpcStatus.INVALID_ARGUMENT, message: expect.stringContaining(message) });
+    }
+    await expect(store.publishEvent({ event: { id: 0, conversationId: 'not-a-uuid', at: undefined, textDelta: { text: 'a' } } })).rejects.toMatchObject({
+      code: GrpcStatus.NOT_FOUND,
+    });
+  });
+
+  it('ends its watchers with UNAVAILABLE when it stops, without waiting for them', async () => {
+    const { id } = await conversation();
+    const events = watch(id, 0);
+    const next = events.next();
+    await appendText(id, 'seen');
+    expect(describeEvent((await next).value?.event)).toBe('message_added seen');
+    const pending = events.next();
+    // It fails while the store stops, before the assertion below looks at it.
+    pending.catch(() => undefined);
+    // A stop that waited for its watchers would never return: this watcher never ends by itself.
+    await service.stop();
+    await expect(pending).rejects.toMatchObject({ code: GrpcStatus.UNAVAILABLE, message: expect.stringContaining('watch again with after_id 3') });
+  });
+
+  it('ends a watcher that stops reading with RESOURCE_EXHAUSTED once it falls too far behind, naming the id to watch again with', async () => {
+    // A second store with a small backlog; the transport buffers some events too before the
+    // store's own backlog fills, so the watcher falls behind by many large messages.
+    const small = await startConversationStore({
+      config: configSchema.parse({ data_dir: join(root, 'small') }),
+      listen: '127.0.0.1:0',
+      log: createLogger('conversation-store-test'),
+      events: { maxBacklog: 5 },
+    });
+    const client = createPromiseClient(ConversationStoreServiceService, small.address, 'test', 30_000);
+    try {
+      const { conversation: created } = await client.createConversation({ sessionId: '0badcafe', systemPrompt: '' });
+      const id = created!.id;
+      const events = client.watchEvents({ conversationId: id, afterId: 0 })[Symbol.asyncIterator]();
+      const first = events.next();
+      const big = 'x'.repeat(32 * 1024);
+      const append = (content: string) =>
+        client.appendMessages({ conversationId: id, messages: [{ role: MessageRole.MESSAGE_ROLE_USER, content }], status: ConversationStatus.CONVERSATION_STATUS_UNSPECIFIED, returnConversation: false });
+      await append('first');
+      expect(describeEvent((await first).value?.event)).toBe('message_added first');
+      // The watcher reads nothing while 200 events of 32 KiB commit.
+      for (let index = 0; index < 200; index++) await append(`${index} ${big}`);
+      const received: ConversationEvent[] = [];
+      const failure = await (async () => {
+        try {
+          for (;;) {
+            const { value, done } = await events.next();
+            if (done) return undefined;
+            received.push(value.event!);
+          }
+        } catch (error) {
+          return error;
+        }
+      })();
+      expect(failure).toMatchObject({ code: GrpcStatus.RESOURCE_EXHAUSTED, message: expect.stringContaining('more than 5 events behind') });
+      // Everything the transport held came first; the id to watch again with is the last of them.
+      expect(received.length).toBeGreaterThan(0);
+      expect(received.length).toBeLessThan(200);
+      const lastId = received.at(-1)!.id;
+      expect((failure as Error).message).toContain(`after_id ${lastId}`);
+      // Watching again from there misses nothing.
+      const again = client.watchEvents({ conversationId: id, afterId: lastId })[Symbol.asyncIterator]();
+      const rest: string[] = [];
+      while (rest.length < 200 - received.length) rest.push((await again.next()).value!.event!.messageAdded!.content.split(' ')[0]!);
+      expect([...received.map((event) => event.messageAdded!.content.split(' ')[0]), ...rest]).toEqual(Array.from({ length: 200 }, (_, index) => String(index)));
+      await again.return?.();
+    } finally {
+      client.close();
+      await small.stop();
+    }
   });
 });

@@ -1,7 +1,9 @@
 import { z } from 'zod';
 import { ConversationStatus, ConversationStoreServiceService, MessageRole } from '../../gen/ts/asg/store/v1/store.js';
-import { invalidArgument } from '../common/grpc/errors.js';
-import type { UnaryHandlers } from '../common/grpc/server.js';
+import { invalidArgument, notFound } from '../common/grpc/errors.js';
+import type { ServiceHandlers } from '../common/grpc/server.js';
+import type { EventFeed } from './event-feed.js';
+import { storedId } from './ids.js';
 import { A2A_DIALECTS } from './records.js';
 import { MAX_PAGE_SIZE, type ConversationStorage } from './storage.js';
 
@@ -78,6 +80,26 @@ const newApproval = z.object({
   agentChain,
 });
 
+// PublishEvent carries live-only events; the stored kinds are the store's own to write, in the
+// transaction of their change (store.proto, ConversationEvent).
+const LIVE_KINDS = ['toolCallStarted', 'toolCallFinished', 'textDelta'] as const;
+const STORED_KINDS = ['messageAdded', 'approvalRequested', 'approvalResolved', 'statusChanged'] as const;
+const ONE_LIVE_KIND = 'exactly one of tool_call_started, tool_call_finished, text_delta (stored kinds are written by the store itself)';
+const liveEvent = z
+  .object(
+    {
+      conversationId,
+      toolCallStarted: toolCall.optional(),
+      toolCallFinished: toolCall.optional(),
+      textDelta: z.object({ text: z.string().min(1, 'the text, not empty'), node: z.string().min(1, 'a node name, or absent').optional() }).optional(),
+    },
+    { error: 'an event' },
+  )
+  .refine((event) => {
+    const record = event as Record<string, unknown>;
+    return LIVE_KINDS.filter((kind) => record[kind] !== undefined).length === 1 && STORED_KINDS.every((kind) => record[kind] === undefined);
+  }, ONE_LIVE_KIND);
+
 const schemas = {
   createConversation: z.object({
     sessionId: z.string().regex(/^[0-9a-f]{8}$/, '8 lowercase hex characters (DESIGN rule 6)'),
@@ -139,6 +161,12 @@ const schemas = {
     expectedRevision: z.number().int().min(0, 'a revision, 0 or more'),
     returnConversation: z.boolean(),
   }),
+  watchEvents: z.object({
+    // Empty: every conversation.
+    conversationId: z.string(),
+    afterId: z.number().int().min(0, 'an event id, or 0 for live events only'),
+  }),
+  publishEvent: z.object({ event: liveEvent }),
 } satisfies Record<keyof typeof ConversationStoreServiceService, z.ZodType>;
 
 /** camelCase path of the decoded message → the proto field names callers know. */
@@ -158,7 +186,7 @@ function validated<T>(method: keyof typeof schemas, request: T): T {
   throw invalidArgument(`invalid ${rpc} request: ${problems.join('; ')}`);
 }
 
-export function conversationStoreHandlers(storage: ConversationStorage): UnaryHandlers<typeof ConversationStoreServiceService> {
+export function conversationStoreHandlers(storage: ConversationStorage, feed: EventFeed): ServiceHandlers<typeof ConversationStoreServiceService> {
   // Read right after a change so the caller needs no second round trip for it.
   const conversationOf = (id: string) => storage.getConversation({ id, includeMessages: true });
   return {
@@ -197,6 +225,22 @@ export function conversationStoreHandlers(storage: ConversationStorage): UnaryHa
     updatePipeline: async (request) => {
       const revision = await storage.updatePipeline(validated('updatePipeline', request));
       return { revision, conversation: request.returnConversation ? await conversationOf(request.conversationId) : undefined };
+    },
+    watchEvents: async function* (request, ctx) {
+      const { afterId } = validated('watchEvents', request);
+      // NOT_FOUND for an unknown conversation; its stored id is the key its events carry.
+      const conversationId =
+        request.conversationId === '' ? '' : (await storage.getConversation({ id: request.conversationId, includeMessages: false })).id;
+      for await (const event of feed.watch({ conversationId, afterId }, ctx.signal)) yield { event };
+    },
+    publishEvent: async (request) => {
+      const event = validated('publishEvent', request).event!;
+      // Not checked against the stored conversations: a live event costs no database read.
+      // A malformed id names no conversation, as everywhere in the store.
+      const id = storedId(event.conversationId);
+      if (id === undefined) throw notFound(`conversation ${event.conversationId} not found`);
+      feed.publish({ ...event, conversationId: id, at: event.at ?? new Date() });
+      return {};
     },
   };
 }

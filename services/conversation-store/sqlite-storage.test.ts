@@ -25,6 +25,8 @@ const SESSION = 'a1b2c3d4';
 /** Back to schema 4: what migration 5 added (A2A origins, agent chains). */
 const DROP_SCHEMA_5 =
   'ALTER TABLE conversations DROP COLUMN a2a_dialect; ALTER TABLE conversations DROP COLUMN a2a_context_id; ALTER TABLE approvals DROP COLUMN agent_chain;';
+/** Back to schema 5: what migration 6 added (the event log). */
+const DROP_SCHEMA_6 = 'DROP TABLE events;';
 const UNKNOWN_UUID = '00000000-0000-4000-8000-000000000000';
 
 let dir: string;
@@ -293,7 +295,7 @@ describe('appending messages', () => {
         const plan = (Object.keys(named).length > 0 ? statement.all(named) : statement.all(...parameters)) as { detail: string }[];
         const details = plan.map((step) => step.detail);
         // Ordered reads may walk an index (stopping at LIMIT); a bare SCAN reads every row.
-        const fullScans = details.filter((detail) => /^SCAN (conversations|messages|approvals)\b(?! USING)/.test(detail));
+        const fullScans = details.filter((detail) => /^SCAN (conversations|messages|approvals|events)\b(?! USING)/.test(detail));
         expect(fullScans, `${name}: ${details.join(' | ')}`).toEqual([]);
       }
     } finally {
@@ -721,6 +723,7 @@ describe('token usage', () => {
     await storage.close();
     const db = new Database(join(dir, DATABASE_FILE));
     // Back to schema 1: the shape of a database written before usage existed.
+    db.exec(DROP_SCHEMA_6);
     db.exec(DROP_SCHEMA_5);
     db.exec('ALTER TABLE messages DROP COLUMN input_tokens; ALTER TABLE messages DROP COLUMN output_tokens; ALTER TABLE messages DROP COLUMN compaction;');
     db.exec('ALTER TABLE conversations DROP COLUMN pipeline_revision;');
@@ -747,6 +750,7 @@ describe('node names (orchestrated mode)', () => {
     const created = await newConversation('old');
     await storage.close();
     const db = new Database(join(dir, DATABASE_FILE));
+    db.exec(DROP_SCHEMA_6);
     db.exec(DROP_SCHEMA_5);
     db.exec('ALTER TABLE conversations DROP COLUMN pipeline_revision;');
     db.exec('ALTER TABLE messages DROP COLUMN node;');
@@ -983,6 +987,7 @@ describe('pipelines waiting at several approvals (issue 4 item 6)', () => {
     const { id } = await newConversation('old');
     await storage.close();
     const db = new Database(join(dir, DATABASE_FILE));
+    db.exec(DROP_SCHEMA_6);
     db.exec(DROP_SCHEMA_5);
     db.exec('ALTER TABLE conversations DROP COLUMN pipeline_revision;');
     // What a version-3 store wrote: one pause, no pauses, branch outputs or run id.
@@ -1074,6 +1079,7 @@ describe('A2A origins and agent chains', () => {
     const old = await storage.createApproval(approvalRequest(id));
     await storage.close();
     const db = new Database(join(dir, DATABASE_FILE));
+    db.exec(DROP_SCHEMA_6);
     db.exec(DROP_SCHEMA_5);
     db.prepare('UPDATE schema_version SET version = 4').run();
     db.close();

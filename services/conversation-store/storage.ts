@@ -2,6 +2,7 @@ import type {
   AppendMessagesRequest,
   ClaimApprovalRequest,
   Conversation,
+  ConversationEvent,
   ConversationSummary,
   CreateApprovalRequest,
   CreateConversationRequest,
@@ -45,6 +46,16 @@ export interface InterruptionMark {
   approval: PendingApproval;
 }
 
+/** Which stored events to read: after `afterId`, of one conversation or (absent) of all, at most `limit`. */
+export interface EventRange {
+  conversationId?: string;
+  afterId: number;
+  limit: number;
+}
+
+/** Called with the stored events of one change, in id order, once the change has committed. */
+export type CommittedEventsListener = (events: readonly ConversationEvent[]) => void;
+
 /**
  * Everything the conversation store keeps, behind one interface so that the embedded SQLite
  * driver and a PostgreSQL driver are interchangeable. Requests arrive validated (shape,
@@ -57,7 +68,10 @@ export interface InterruptionMark {
  *   pending approval and pipeline state change they belong to, or not at all;
  * - appending costs the same at any conversation length (seq = message_count + 1), and no
  *   method reads every conversation (DESIGN rule 2);
- * - an approval leaves `pending` exactly once, by a conditional update (DESIGN rule 3).
+ * - an approval leaves `pending` exactly once, by a conditional update (DESIGN rule 3);
+ * - every change writes the events that describe it (store.proto, ConversationEvent: a
+ *   message added, an approval requested or resolved, a status changed) in its own
+ *   transaction, and hands them to the `onEventsCommitted` listeners after the commit.
  */
 export interface ConversationStorage {
   /** A new active conversation; a non-empty system prompt becomes message seq 1. */
@@ -105,6 +119,20 @@ export interface ConversationStorage {
    * the new revision. The conversation waits exactly while an approval of it is pending.
    */
   updatePipeline(request: UpdatePipelineRequest): Promise<number>;
+
+  /** Stored events in `range`, oldest first; none for a conversation that does not exist. */
+  readEvents(range: EventRange): Promise<ConversationEvent[]>;
+
+  /** The id of the newest stored event, 0 when there is none: where a watch of live events begins. */
+  latestEventId(): Promise<number>;
+
+  /**
+   * Calls `listener` with the events of every change this storage object commits, right after
+   * the commit and before the method that made the change returns; returns the function that
+   * unsubscribes it. A listener must not throw or block: it runs on the writer's path.
+   * Changes written by another process sharing the database are not reported.
+   */
+  onEventsCommitted(listener: CommittedEventsListener): () => void;
 
   close(): Promise<void>;
 }

@@ -8,6 +8,7 @@ import {
   type AppendMessagesRequest,
   type ClaimApprovalRequest,
   type Conversation,
+  type ConversationEvent,
   type ConversationSummary,
   type CreateApprovalRequest,
   type CreateConversationRequest,
@@ -22,7 +23,7 @@ import {
   type StartTurnRequest,
   type UpdatePipelineRequest,
 } from '../../../gen/ts/asg/store/v1/store.js';
-import { aborted, failedPrecondition, invalidArgument, notFound } from '../../common/grpc/errors.js';
+import { aborted, failedPrecondition, internal, invalidArgument, notFound } from '../../common/grpc/errors.js';
 import { callHash } from '../../common/call-hash.js';
 import { storedId } from '../ids.js';
 import { decodePageToken, encodePageToken } from '../page-token.js';
@@ -37,8 +38,28 @@ import {
   type ApprovalStatusName,
   type ConversationStatusName,
 } from '../records.js';
-import { DEFAULT_PAGE_SIZE, MAX_PAGE_SIZE, type ApprovalClaim, type ConversationPage, type ConversationStorage, type InterruptionMark, type TurnStart } from '../storage.js';
-import { approvalFromRow, conversationFromRow, messageFromRow, type ApprovalRow, type ConversationRow, type MessageRow } from './rows.js';
+import {
+  DEFAULT_PAGE_SIZE,
+  MAX_PAGE_SIZE,
+  type ApprovalClaim,
+  type CommittedEventsListener,
+  type ConversationPage,
+  type ConversationStorage,
+  type EventRange,
+  type InterruptionMark,
+  type TurnStart,
+} from '../storage.js';
+import {
+  approvalFromRow,
+  conversationFromRow,
+  eventFromRow,
+  eventPayload,
+  messageFromRow,
+  type ApprovalRow,
+  type ConversationRow,
+  type EventChange,
+  type MessageRow,
+} from './rows.js';
 import { configureConnection, migrate } from './schema.js';
 import { prepareStatements, type ConversationState, type Statements } from './statements.js';
 
@@ -58,6 +79,10 @@ interface ConversationChange {
   pendingApprovalUuid?: string | null;
   /** Stored JSON, or null to clear it; either raises the pipeline revision. */
   pipelineState?: string | null;
+  /** Approvals this change moved out of pending (claimed already), for their events. */
+  resolved?: ApprovalRow[];
+  /** Approvals this change created (inserted already), for their events. */
+  requested?: ApprovalRow[];
 }
 
 /** The waiting state that follows from a conversation's pending approvals, oldest first. */
@@ -91,10 +116,22 @@ export function openSqliteStorage(options: SqliteStorageOptions): SqliteConversa
  * transaction without yielding to other requests of this process; the SQL itself (the
  * conditional updates, BEGIN IMMEDIATE) is what keeps it correct when another process
  * shares the file.
+ *
+ * Events: each write transaction inserts the events of its change into `events` and, after
+ * COMMIT, hands them to the `onEventsCommitted` listeners, synchronously. That in-process
+ * notification is the live feed of WatchEvents: the store runs as one process on SQLite, so
+ * every commit passes through here. (A second process writing the same file would commit
+ * events that this one's watchers only see by reconnecting; the PostgreSQL driver will
+ * need LISTEN/NOTIFY for its live feed.) Since a commit and its notification happen in one
+ * synchronous stretch, no read of this process can see a change whose listeners have not
+ * been called yet.
  */
 export class SqliteConversationStorage implements ConversationStorage {
   private readonly sql: Statements;
   private readonly transaction: Database.Transaction<(body: () => unknown) => unknown>;
+  private readonly listeners = new Set<CommittedEventsListener>();
+  /** The events of the write transaction in progress; undefined outside one. */
+  private transactionEvents: ConversationEvent[] | undefined;
 
   constructor(
     private readonly db: Database.Database,
@@ -118,6 +155,9 @@ export class SqliteConversationStorage implements ConversationStorage {
         a2a_context_id: request.a2aOrigin?.contextId ?? null,
       });
       const messages = request.systemPrompt === '' ? [] : [{ role: MessageRole.MESSAGE_ROLE_SYSTEM, content: request.systemPrompt }];
+      // A new conversation's status goes from none to active: the event that makes it known
+      // to watchers of every conversation, also when it has no first message.
+      this.recordEvent(id, createdAt, { kind: 'status_changed', status: 'active' });
       // The conversation row and its first message share one timestamp: it is one change.
       this.applyChange(this.requireConversation(id), { messages }, createdAt);
       return this.readConversation(this.requireConversation(id), true);
@@ -188,8 +228,8 @@ export class SqliteConversationStorage implements ConversationStorage {
       }
       const at = timestampAfter(conversation.updated_at, this.now());
       const uuid = randomUUID();
-      this.insertApproval(conversation.id, { ...request, uuid }, at);
-      this.applyChange(conversation, { messages: request.messages, status: 'waiting_approval', pendingApprovalUuid: uuid }, at);
+      const requested = this.insertApproval(conversation.id, { ...request, uuid }, at);
+      this.applyChange(conversation, { messages: request.messages, status: 'waiting_approval', pendingApprovalUuid: uuid, requested: [requested] }, at);
       return approvalFromRow(this.requireApproval(uuid));
     });
   }
@@ -205,18 +245,24 @@ export class SqliteConversationStorage implements ConversationStorage {
         uuid === undefined ? undefined : this.sql.claimApproval.get({ uuid, status: request.approved ? 'approved' : 'rejected', now: isoTimestamp(this.now()) });
       if (!claimed) return { claimed: false, approval: approvalFromRow(this.requireApproval(request.uuid)) };
       const messages = [...request.messages];
+      const resolved = [claimed];
       for (const other of request.approved ? [] : request.alsoReject) {
         const row = this.requireApproval(other.uuid);
         if (row.conversation_id !== claimed.conversation_id) {
           throw invalidArgument(`also_reject: approval ${row.uuid} belongs to another conversation than approval ${claimed.uuid}`);
         }
-        if (this.sql.claimApproval.get({ uuid: row.uuid, status: 'rejected', now: isoTimestamp(this.now()) })) messages.push(...other.messages);
+        const rejected = this.sql.claimApproval.get({ uuid: row.uuid, status: 'rejected', now: isoTimestamp(this.now()) });
+        if (rejected) {
+          resolved.push(rejected);
+          messages.push(...other.messages);
+        }
       }
       const conversation = this.requireConversation(claimed.conversation_id);
       this.applyChange(conversation, {
         messages,
         ...waitingState(conversation.status, this.sql.selectPendingApprovals.all(conversation.id)),
         pipelineState: request.clearPipelineState ? null : undefined,
+        resolved,
       });
       return { claimed: true, approval: approvalFromRow(claimed) };
     });
@@ -261,23 +307,44 @@ export class SqliteConversationStorage implements ConversationStorage {
         );
       }
       const at = timestampAfter(conversation.updated_at, this.now());
-      for (const approval of request.approvals) {
+      const requested = request.approvals.map((approval) => {
         const uuid = storedId(approval.uuid);
         if (uuid === undefined) throw invalidArgument(`approvals: ${JSON.stringify(approval.uuid)} is not a UUID`);
         if (this.sql.selectApproval.get(uuid)) throw invalidArgument(`approvals: approval ${uuid} already exists`);
-        this.insertApproval(conversation.id, { ...approval, uuid }, at);
-      }
+        return this.insertApproval(conversation.id, { ...approval, uuid }, at);
+      });
       this.applyChange(
         conversation,
         {
           messages: request.messages,
           ...waitingState(conversation.status, this.sql.selectPendingApprovals.all(conversation.id)),
           pipelineState: request.pipelineState === undefined ? null : pipelineStateJson(request.pipelineState)!,
+          requested,
         },
         at,
       );
       return conversation.pipeline_revision + 1;
     });
+  }
+
+  async readEvents(range: EventRange): Promise<ConversationEvent[]> {
+    return this.read(() => {
+      if (range.conversationId === undefined) return this.sql.selectEventsAfter.all({ after_id: range.afterId, limit: range.limit }).map(eventFromRow);
+      const conversationId = storedId(range.conversationId);
+      if (conversationId === undefined) return [];
+      return this.sql.selectConversationEventsAfter.all({ conversation_id: conversationId, after_id: range.afterId, limit: range.limit }).map(eventFromRow);
+    });
+  }
+
+  async latestEventId(): Promise<number> {
+    return this.read(() => this.sql.latestEventId.get()?.id ?? 0);
+  }
+
+  onEventsCommitted(listener: CommittedEventsListener): () => void {
+    // Wrapped, so that one listener subscribed twice is two subscriptions.
+    const subscription: CommittedEventsListener = (events) => listener(events);
+    this.listeners.add(subscription);
+    return () => this.listeners.delete(subscription);
   }
 
   async close(): Promise<void> {
@@ -287,9 +354,39 @@ export class SqliteConversationStorage implements ConversationStorage {
   /**
    * BEGIN IMMEDIATE takes the write lock before the body reads anything, so a read-then-write
    * (message_count, status) cannot be overtaken by another process writing the same file.
+   * The events the body recorded go to the listeners once COMMIT has succeeded; a rolled
+   * back body's events are dropped with it.
    */
   private write<R>(body: () => R): R {
-    return this.transaction.immediate(body) as R;
+    const events: ConversationEvent[] = [];
+    this.transactionEvents = events;
+    let result: R;
+    try {
+      result = this.transaction.immediate(body) as R;
+    } finally {
+      this.transactionEvents = undefined;
+    }
+    if (events.length > 0) this.notify(events);
+    return result;
+  }
+
+  /** The change is committed whatever a listener does: a failing listener is its own problem, never the writer's. */
+  private notify(events: readonly ConversationEvent[]): void {
+    for (const listener of this.listeners) {
+      try {
+        listener(events);
+      } catch {
+        // Listeners are in-process fan-outs that do not throw; nothing useful to do here.
+      }
+    }
+  }
+
+  /** Writes one event of the change in progress, in its transaction. */
+  private recordEvent(conversationId: string, at: string, change: EventChange): void {
+    if (!this.transactionEvents) throw internal(`a ${change.kind} event of conversation ${conversationId} was recorded outside a write transaction`);
+    const row = { conversation_id: conversationId, kind: change.kind, payload: eventPayload(change), created_at: at };
+    const { lastInsertRowid } = this.sql.insertEvent.run(row);
+    this.transactionEvents.push(eventFromRow({ ...row, id: Number(lastInsertRowid) }));
   }
 
   /** Every statement of the body sees the same snapshot. */
@@ -317,9 +414,9 @@ export class SqliteConversationStorage implements ConversationStorage {
       uuid: string;
     },
     at: string,
-  ): void {
+  ): ApprovalRow {
     const toolArgs = approval.toolArgs ?? {};
-    this.sql.insertApproval.run({
+    const row = {
       uuid: approval.uuid,
       conversation_id: conversationId,
       tool_call_id: approval.toolCallId,
@@ -331,7 +428,10 @@ export class SqliteConversationStorage implements ConversationStorage {
       remote_agent_name: approval.remoteAgentName ?? null,
       created_at: at,
       agent_chain: storedAgentChain(approval.agentChain),
-    });
+    };
+    this.sql.insertApproval.run(row);
+    // As the INSERT leaves it (insertApproval in statements.ts).
+    return { ...row, status: 'pending', decided_at: null, updated_at: at };
   }
 
   /** A conditional status move; FAILED_PRECONDITION naming the status found otherwise. */
@@ -346,7 +446,10 @@ export class SqliteConversationStorage implements ConversationStorage {
   /**
    * Appends messages at seq = message_count + 1… (never a MAX() over the messages) and writes
    * the conversation's new state with them. `at` is the change's timestamp, shared by the
-   * messages and updated_at; it is always later than the previous updated_at.
+   * messages, updated_at and the change's events; it is always later than the previous
+   * updated_at. The events are written in the order a reader expects them: approvals
+   * resolved (the decision), messages added (e.g. its result), approvals requested (after
+   * the call they gate), and the status the conversation ends in.
    */
   private applyChange(conversation: ConversationRow, change: ConversationChange, at = timestampAfter(conversation.updated_at, this.now())): Message[] {
     const next: ConversationState = {
@@ -360,6 +463,7 @@ export class SqliteConversationStorage implements ConversationStorage {
       input_tokens: conversation.input_tokens,
       output_tokens: conversation.output_tokens,
     };
+    for (const approval of change.resolved ?? []) this.recordEvent(conversation.id, at, { kind: 'approval_resolved', approval });
     const appended = (change.messages ?? []).map((message): MessageRow => {
       next.message_count += 1;
       // The conversation's usage is a running sum, kept in the same transaction: reading it never sums messages.
@@ -379,8 +483,11 @@ export class SqliteConversationStorage implements ConversationStorage {
         node: message.node ?? null,
       };
       this.sql.insertMessage.run(row);
+      this.recordEvent(conversation.id, at, { kind: 'message_added', message: row });
       return row;
     });
+    for (const approval of change.requested ?? []) this.recordEvent(conversation.id, at, { kind: 'approval_requested', approval });
+    if (next.status !== conversation.status) this.recordEvent(conversation.id, at, { kind: 'status_changed', status: next.status });
     const unchanged =
       appended.length === 0 &&
       next.status === conversation.status &&

@@ -1,4 +1,4 @@
-import type { Compaction, Conversation, Message, PendingApproval } from '../../../gen/ts/asg/store/v1/store.js';
+import type { Compaction, Conversation, ConversationEvent, Message, PendingApproval } from '../../../gen/ts/asg/store/v1/store.js';
 import {
   agentChainFromStored,
   approvalStatus,
@@ -113,4 +113,77 @@ export function conversationFromRow(row: ConversationRow, messages: Message[], p
     usage: { inputTokens: row.input_tokens, outputTokens: row.output_tokens },
     a2aOrigin: row.a2a_dialect === null ? undefined : { dialect: row.a2a_dialect, contextId: row.a2a_context_id ?? '' },
   };
+}
+
+/** The kinds of stored events (store.proto, ConversationEvent); live-only kinds are never stored. */
+export type StoredEventKind = 'message_added' | 'approval_requested' | 'approval_resolved' | 'status_changed';
+
+export interface EventRow {
+  /** Strictly increasing over all conversations (AUTOINCREMENT: never reused). */
+  id: number;
+  conversation_id: string;
+  kind: StoredEventKind;
+  /** JSON: see `eventPayload`. */
+  payload: string;
+  created_at: string;
+}
+
+/** What a stored event says, as the driver hands it over inside the change's transaction. */
+export type EventChange =
+  | { kind: 'message_added'; message: MessageRow }
+  | { kind: 'approval_requested' | 'approval_resolved'; approval: ApprovalRow }
+  | { kind: 'status_changed'; status: ConversationStatusName };
+
+// Columns that hold JSON text in their own table; in a payload they are nested as JSON values.
+const MESSAGE_JSON_COLUMNS = ['tool_call', 'compaction'] as const;
+const APPROVAL_JSON_COLUMNS = ['tool_args', 'agent_chain'] as const;
+
+/** A row as a payload: without the event's own conversation id, its JSON columns nested. */
+function payloadOfRow(row: object, jsonColumns: readonly string[]): string {
+  const { conversation_id: _conversationId, ...fields } = row as Record<string, unknown>;
+  for (const column of jsonColumns) {
+    if (typeof fields[column] === 'string') fields[column] = JSON.parse(fields[column] as string);
+  }
+  return JSON.stringify(fields);
+}
+
+function rowOfPayload<Row>(payload: string, conversationId: string, jsonColumns: readonly string[]): Row {
+  const fields = JSON.parse(payload) as Record<string, unknown>;
+  for (const column of jsonColumns) {
+    if (fields[column] !== null && fields[column] !== undefined) fields[column] = JSON.stringify(fields[column]);
+  }
+  return { ...fields, conversation_id: conversationId } as Row;
+}
+
+/**
+ * The stored payload of an event: a snapshot of what it is about at the time of the change
+ * (the message row, the approval row as it was then, the new status), so that a replay shows
+ * the approval as it was requested even after it was decided.
+ */
+export function eventPayload(change: EventChange): string {
+  switch (change.kind) {
+    case 'message_added':
+      return payloadOfRow(change.message, MESSAGE_JSON_COLUMNS);
+    case 'approval_requested':
+    case 'approval_resolved':
+      return payloadOfRow(change.approval, APPROVAL_JSON_COLUMNS);
+    case 'status_changed':
+      return JSON.stringify({ status: change.status });
+  }
+}
+
+export function eventFromRow(row: EventRow): ConversationEvent {
+  const event: ConversationEvent = { id: row.id, conversationId: row.conversation_id, at: new Date(row.created_at) };
+  switch (row.kind) {
+    case 'message_added':
+      return { ...event, messageAdded: messageFromRow(rowOfPayload<MessageRow>(row.payload, row.conversation_id, MESSAGE_JSON_COLUMNS)) };
+    case 'approval_requested':
+      return { ...event, approvalRequested: approvalFromRow(rowOfPayload<ApprovalRow>(row.payload, row.conversation_id, APPROVAL_JSON_COLUMNS)) };
+    case 'approval_resolved':
+      return { ...event, approvalResolved: approvalFromRow(rowOfPayload<ApprovalRow>(row.payload, row.conversation_id, APPROVAL_JSON_COLUMNS)) };
+    case 'status_changed':
+      return { ...event, statusChanged: conversationStatus.value((JSON.parse(row.payload) as { status: string }).status) };
+    default:
+      throw new Error(`stored event kind "${String(row.kind)}" is not one this build knows`);
+  }
 }

@@ -97,6 +97,19 @@ const MIGRATIONS: readonly string[] = [
   ALTER TABLE conversations ADD COLUMN a2a_context_id TEXT;
   ALTER TABLE approvals ADD COLUMN agent_chain TEXT;
   `,
+  // 6: the event log (WatchEvents). One row per stored event, written in the transaction of
+  // the change it describes; the id orders events over all conversations, and the index
+  // serves a catch-up of one conversation without reading the others' events.
+  `
+  CREATE TABLE events (
+    id              INTEGER PRIMARY KEY AUTOINCREMENT,
+    conversation_id TEXT NOT NULL,
+    kind            TEXT NOT NULL,
+    payload         TEXT NOT NULL,
+    created_at      TEXT NOT NULL
+  );
+  CREATE INDEX events_by_conversation ON events (conversation_id, id);
+  `,
 ];
 
 export const SCHEMA_VERSION = MIGRATIONS.length;

@@ -1,6 +1,6 @@
 import type { Database, Statement } from 'better-sqlite3';
 import type { ApprovalStatusName, ConversationStatusName } from '../records.js';
-import type { ApprovalRow, ConversationRow, MessageRow } from './rows.js';
+import type { ApprovalRow, ConversationRow, EventRow, MessageRow } from './rows.js';
 
 /**
  * Every statement the driver runs, as text. Each is prepared once at open and reused, so
@@ -74,6 +74,19 @@ export const SQL = {
     SELECT * FROM approvals
     WHERE conversation_id = ? AND status IN ('approved', 'executing')
     ORDER BY created_at, uuid`,
+
+  insertEvent: `
+    INSERT INTO events (conversation_id, kind, payload, created_at)
+    VALUES (@conversation_id, @kind, @payload, @created_at)`,
+  // Catch-up reads, a page at a time: a rowid range over every conversation, or the
+  // (conversation_id, id) index for one.
+  selectEventsAfter: `SELECT * FROM events WHERE id > @after_id ORDER BY id LIMIT @limit`,
+  selectConversationEventsAfter: `
+    SELECT * FROM events
+    WHERE conversation_id = @conversation_id AND id > @after_id
+    ORDER BY id LIMIT @limit`,
+  // max() of the rowid is one seek to the last row of the table.
+  latestEventId: `SELECT max(id) AS id FROM events`,
 } as const;
 
 export interface ConversationState {
@@ -113,6 +126,10 @@ export interface Statements {
   moveApproval: Statement<[{ uuid: string; from: ApprovalStatusName; to: ApprovalStatusName; now: string }], ApprovalRow>;
   interruptApproval: Statement<[{ uuid: string; now: string; unchanged_since: string }], ApprovalRow>;
   selectUnfinishedApprovals: Statement<[string], ApprovalRow>;
+  insertEvent: Statement<[Omit<EventRow, 'id'>]>;
+  selectEventsAfter: Statement<[{ after_id: number; limit: number }], EventRow>;
+  selectConversationEventsAfter: Statement<[{ conversation_id: string; after_id: number; limit: number }], EventRow>;
+  latestEventId: Statement<[], { id: number | null }>;
 }
 
 export function prepareStatements(db: Database): Statements {

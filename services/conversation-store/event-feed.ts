@@ -1,0 +1,217 @@
+import type { ConversationEvent } from '../../gen/ts/asg/store/v1/store.js';
+import { GrpcStatus, ServiceError } from '../common/grpc/errors.js';
+import type { ConversationStorage } from './storage.js';
+
+/** The watch key of a watcher of every conversation (WatchEventsRequest.conversation_id empty). */
+const EVERY_CONVERSATION = '';
+
+export interface EventFeedOptions {
+  /** Events a watcher may fall behind by before it is ended with RESOURCE_EXHAUSTED. */
+  maxBacklog?: number;
+  /** Stored events read per catch-up query. */
+  catchUpPageSize?: number;
+}
+
+export const DEFAULT_MAX_BACKLOG = 1000;
+export const DEFAULT_CATCH_UP_PAGE_SIZE = 500;
+
+export interface WatchRequest {
+  /** Empty: every conversation. */
+  conversationId: string;
+  /** Replay stored events after this id first; 0: live events only. */
+  afterId: number;
+}
+
+/** Why a watcher was ended by the feed rather than by its own caller. */
+type Ending = 'fell-behind' | 'closing';
+
+/**
+ * One watcher's events not yet handed to it, bounded: when the backlog reaches the limit the
+ * watcher is ended, its queue dropped, and it reconnects with the last id it got.
+ */
+class Watcher {
+  private queue: ConversationEvent[] = [];
+  private wake: (() => void) | undefined;
+  ending: Ending | undefined;
+
+  constructor(
+    readonly key: string,
+    private readonly maxBacklog: number,
+  ) {}
+
+  /** False when this event put the watcher over its backlog: it is ended and must be dropped. */
+  push(event: ConversationEvent): boolean {
+    if (this.ending) return false;
+    if (this.queue.length >= this.maxBacklog) {
+      this.end('fell-behind');
+      return false;
+    }
+    this.queue.push(event);
+    this.notify();
+    return true;
+  }
+
+  end(ending: Ending): void {
+    this.ending ??= ending;
+    this.queue = [];
+    this.notify();
+  }
+
+  /** Stored events up to `id` are replayed by the catch-up: they need no room in the backlog. */
+  discardStoredUpTo(id: number): void {
+    this.queue = this.queue.filter((event) => event.id === 0 || event.id > id);
+  }
+
+  /** The next event; undefined when the watch is over (cancelled, or ended: see `ending`). */
+  async next(signal: AbortSignal): Promise<ConversationEvent | undefined> {
+    while (this.queue.length === 0 && !this.ending && !signal.aborted) {
+      await new Promise<void>((resolve) => {
+        const wake = () => {
+          signal.removeEventListener('abort', wake);
+          this.wake = undefined;
+          resolve();
+        };
+        this.wake = wake;
+        signal.addEventListener('abort', wake, { once: true });
+      });
+    }
+    if (this.ending || signal.aborted) return undefined;
+    return this.queue.shift();
+  }
+
+  private notify(): void {
+    this.wake?.();
+  }
+}
+
+/**
+ * The live side of WatchEvents and PublishEvent. Stored events come from the storage's
+ * commit notifications (`onEventsCommitted`), live-only ones from PublishEvent; both go to
+ * the current watchers of their conversation and to those of every conversation. Nothing
+ * here is stored: a watcher that reconnects gets the stored events again from the database
+ * (its catch-up), and live-only events only while it is connected.
+ */
+export class EventFeed {
+  private readonly watchers = new Map<string, Set<Watcher>>();
+  private readonly maxBacklog: number;
+  private readonly catchUpPageSize: number;
+  private readonly unsubscribe: () => void;
+  private closed = false;
+
+  constructor(
+    private readonly storage: ConversationStorage,
+    options: EventFeedOptions = {},
+  ) {
+    this.maxBacklog = options.maxBacklog ?? DEFAULT_MAX_BACKLOG;
+    this.catchUpPageSize = options.catchUpPageSize ?? DEFAULT_CATCH_UP_PAGE_SIZE;
+    this.unsubscribe = storage.onEventsCommitted((events) => {
+      for (const event of events) this.deliver(event);
+    });
+  }
+
+  /** Watchers now subscribed (of one conversation or of all). */
+  get watcherCount(): number {
+    let count = 0;
+    for (const set of this.watchers.values()) count += set.size;
+    return count;
+  }
+
+  /** PublishEvent: hands a live-only event to the current watchers; its id is always 0. */
+  publish(event: ConversationEvent): void {
+    this.deliver({ ...event, id: 0 });
+  }
+
+  /**
+   * WatchEvents: the stored events after `afterId` (catch-up), then every event as it comes,
+   * until `signal` aborts. The watcher subscribes before it reads the catch-up, so an event
+   * committed meanwhile is both queued and possibly read: queued stored events at or below
+   * the last replayed id are dropped — no gap, no duplicate. Ends with RESOURCE_EXHAUSTED
+   * when the watcher falls `maxBacklog` events behind, and with UNAVAILABLE when the store
+   * stops; both say which after_id to reconnect with.
+   */
+  async *watch(request: WatchRequest, signal: AbortSignal): AsyncGenerator<ConversationEvent> {
+    if (this.closed) throw stopping(request.afterId);
+    const watcher = new Watcher(request.conversationId, this.maxBacklog);
+    this.subscribe(watcher);
+    try {
+      const conversationId = request.conversationId === EVERY_CONVERSATION ? undefined : request.conversationId;
+      // Everything after the newest stored event is queued from here on: the subscription and
+      // this read happen in one synchronous stretch, before any other request of this process
+      // can commit.
+      const newest = await this.storage.latestEventId();
+      // The last stored event this watcher has had, or that it starts after: what it reconnects
+      // with. A live-only watch starts after the newest event; so does one whose after_id is
+      // past it (an id from another database), rather than skipping events until it is reached.
+      let lastId = request.afterId > 0 ? Math.min(request.afterId, newest) : newest;
+      if (lastId < newest) {
+        for (;;) {
+          const page = await this.storage.readEvents({ conversationId, afterId: lastId, limit: this.catchUpPageSize });
+          for (const event of page) {
+            if (signal.aborted) return;
+            if (watcher.ending) throw endingError(watcher.ending, lastId, this.maxBacklog);
+            yield event;
+            lastId = event.id;
+          }
+          watcher.discardStoredUpTo(lastId);
+          if (page.length < this.catchUpPageSize) break;
+        }
+      }
+      for (;;) {
+        const event = await watcher.next(signal);
+        if (signal.aborted) return;
+        if (watcher.ending) throw endingError(watcher.ending, lastId, this.maxBacklog);
+        if (!event) return;
+        // Already replayed by the catch-up.
+        if (event.id !== 0 && event.id <= lastId) continue;
+        yield event;
+        if (event.id !== 0) lastId = event.id;
+      }
+    } finally {
+      this.unsubscribeWatcher(watcher);
+    }
+  }
+
+  /** Ends every watcher (UNAVAILABLE: reconnect) and refuses new ones; the store is stopping. */
+  close(): void {
+    this.closed = true;
+    this.unsubscribe();
+    for (const set of this.watchers.values()) for (const watcher of set) watcher.end('closing');
+    this.watchers.clear();
+  }
+
+  private deliver(event: ConversationEvent): void {
+    const keys = event.conversationId === EVERY_CONVERSATION ? [EVERY_CONVERSATION] : [event.conversationId, EVERY_CONVERSATION];
+    for (const key of keys) {
+      const set = this.watchers.get(key);
+      if (!set) continue;
+      for (const watcher of set) {
+        // A watcher that fell behind is dropped at once: its backlog is freed now, not when its client reads again.
+        if (!watcher.push(event)) this.unsubscribeWatcher(watcher);
+      }
+    }
+  }
+
+  private subscribe(watcher: Watcher): void {
+    const set = this.watchers.get(watcher.key) ?? new Set<Watcher>();
+    set.add(watcher);
+    this.watchers.set(watcher.key, set);
+  }
+
+  private unsubscribeWatcher(watcher: Watcher): void {
+    const set = this.watchers.get(watcher.key);
+    if (!set?.delete(watcher)) return;
+    if (set.size === 0) this.watchers.delete(watcher.key);
+  }
+}
+
+function stopping(afterId: number): ServiceError {
+  return new ServiceError(GrpcStatus.UNAVAILABLE, `the conversation store is stopping; watch again with after_id ${afterId} once it is back`);
+}
+
+function endingError(ending: Ending, lastId: number, maxBacklog: number): ServiceError {
+  if (ending === 'closing') return stopping(lastId);
+  return new ServiceError(
+    GrpcStatus.RESOURCE_EXHAUSTED,
+    `this watcher fell more than ${maxBacklog} events behind and was ended; watch again with after_id ${lastId} (the last stored event it got) to catch up from the stored events`,
+  );
+}
