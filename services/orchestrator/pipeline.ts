@@ -250,7 +250,7 @@ export class PipelineRunner {
     const callMessage: NewMessage = { ...assistantCall(call, args), node: node.name };
     if (tool.destructive && gates) return this.gateNode(ctx, node, path, { kind: 'gate', call, args, tool }, [callMessage]);
     if (tool.destructive) this.log.warn('destructive call ran without approval', { conversation: ctx.conversationId, node: node.name, tool: tool.name });
-    const outcome = await this.loop.callTool(tool.name, args);
+    const outcome = await this.loop.withCallEvents(ctx.conversationId, call, args, () => this.loop.callTool(tool.name, args));
     if (outcome.remote) return this.gateNode(ctx, node, path, { kind: 'gate', call, args, tool, proxy: outcome.remote }, [callMessage]);
     await this.append(ctx.conversationId, [callMessage, { ...toolResult(call, args, outcome.text, outcome.isError), node: node.name }]);
     return done(outcome.text);

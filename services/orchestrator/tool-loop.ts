@@ -1,9 +1,10 @@
 import { TaskState, type RemoteApproval } from '../../gen/ts/asg/a2a/v1/a2a.js';
-import type { ToolDefinition } from '../../gen/ts/asg/llm/v1/llm.js';
-import type { NewApproval, NewMessage, TokenUsage } from '../../gen/ts/asg/store/v1/store.js';
+import { LlmGatewayServiceService, type GenerateRequest, type GenerateResponse, type ToolCallPart, type ToolDefinition } from '../../gen/ts/asg/llm/v1/llm.js';
+import type { NewApproval, NewMessage, TokenUsage, ToolCall } from '../../gen/ts/asg/store/v1/store.js';
 import type { Tool } from '../../gen/ts/asg/tools/v1/tools.js';
 import type { AgentConfig } from '../common/config/schema.js';
-import { RpcError } from '../common/grpc/errors.js';
+import type { CallOpts } from '../common/grpc/client.js';
+import { GrpcStatus, RpcError } from '../common/grpc/errors.js';
 import type { Logger } from '../common/log.js';
 import { redactSecrets } from '../common/secrets.js';
 import { HEADROOM_MS, type OrchestratorClients } from './clients.js';
@@ -12,7 +13,9 @@ import { assistantCall, assistantText, toolResult } from './domain/messages.js';
 import { DEFERRED_REASON, describeCall, planToolCalls, type PlannedCall } from './domain/plan.js';
 import { proxyDescription, remoteOutcome, type A2aPeer } from './domain/a2a-tools.js';
 import { modelErrorCategory } from './domain/error-category.js';
+import { StreamedReply, StreamedTextRedactor } from './domain/streamed-reply.js';
 import { EXIT_LOOP_TOOL } from './domain/tree.js';
+import { LiveEvents } from './live-events.js';
 
 export interface ToolOutcome {
   text: string;
@@ -98,16 +101,22 @@ export function toolDefinitionsOf(catalogue: ReadonlyMap<string, Tool>): ToolDef
 /**
  * The model/tool loop, up to `chat.max_llm_iterations` model calls: each step's calls are
  * planned (domain/plan.ts), safe ones run, the first destructive one ends the loop with a
- * gate unless destructive calls run unapproved here, and a text answer ends it.
+ * gate unless destructive calls run unapproved here, and a text answer ends it. The model's
+ * answer streams (GenerateStream): watchers of the conversation see its text as it comes and
+ * each tool call as it starts and finishes (live events, live-events.ts).
  */
 export class ToolLoop {
+  private readonly events: LiveEvents;
+
   constructor(
     private readonly config: AgentConfig,
     private readonly clients: OrchestratorClients,
     private readonly log: Logger,
     /** A2A peers by tool name (domain/a2a-tools.ts a2aPeers). */
     private readonly peers: ReadonlyMap<string, A2aPeer> = new Map(),
-  ) {}
+  ) {
+    this.events = new LiveEvents(clients.store, log);
+  }
 
   async run(spec: ToolLoopSpec): Promise<ToolLoopOutcome> {
     const tag = (message: NewMessage): NewMessage => (spec.node === undefined ? message : { ...message, node: spec.node });
@@ -123,7 +132,8 @@ export class ToolLoop {
     for (let step = 0; step < this.config.chat.max_llm_iterations; step++) {
       let reply;
       try {
-        reply = await this.clients.llm.generate(
+        reply = await this.generate(
+          spec,
           { model: spec.model, systemPrompt: spec.systemPrompt, messages: toModelHistory(history), tools, timeoutMs: spec.timeoutMs },
           // The gRPC deadline leaves the llm-gateway room to report its own timeout first.
           spec.timeoutMs === undefined ? {} : { timeoutMs: spec.timeoutMs + HEADROOM_MS },
@@ -157,7 +167,8 @@ export class ToolLoop {
           recorded.push(toolResult(planned.call, planned.args, EXIT_LOOP_RESULT, false));
         } else if (planned.kind === 'run') {
           if (planned.unapproved) this.log.warn('destructive call ran without approval', { conversation: spec.conversationId, node: spec.node, tool: planned.call.name });
-          const outcome = await this.callTool(planned.call.name, planned.args, '', planned.unapproved ? UNAPPROVED_REASON(spec.node) : '');
+          const unapprovedReason = planned.unapproved ? UNAPPROVED_REASON(spec.node) : '';
+          const outcome = await this.withCallEvents(spec.conversationId, planned.call, planned.args, () => this.callTool(planned.call.name, planned.args, '', unapprovedReason));
           if (outcome.remote && !waiting) waiting = { kind: 'gate', call: planned.call, args: planned.args, tool: planned.tool, proxy: outcome.remote };
           else if (outcome.remote) recorded.push(toolResult(planned.call, planned.args, DEFERRED_REASON(planned.call.name), true));
           else recorded.push(toolResult(planned.call, planned.args, outcome.text, outcome.isError));
@@ -179,6 +190,38 @@ export class ToolLoop {
       }
     }
     return answer(`Stopped after ${this.config.chat.max_llm_iterations} model calls in one turn (chat.max_llm_iterations) without a final answer.`);
+  }
+
+  /**
+   * One model call, streamed: each text delta is published (redacted, a word at a time) as it
+   * arrives, and the events are put together into the reply Generate would give. Errors are
+   * Generate's: the llm-gateway retries a stream until its first event and reports every
+   * failure with the same codes, so the caller reads them as before. A stream that ends
+   * without its finish event was cut off: INTERNAL.
+   */
+  private async generate(spec: ToolLoopSpec, request: GenerateRequest, opts: CallOpts): Promise<GenerateResponse> {
+    const reply = new StreamedReply();
+    const shown = new StreamedTextRedactor();
+    for await (const event of this.clients.llm.generateStream(request, opts)) {
+      const delta = reply.add(event);
+      if (delta !== undefined) this.events.textDelta(spec.conversationId, shown.push(delta), spec.node);
+    }
+    const whole = reply.reply();
+    if (!whole) throw new RpcError(GrpcStatus.INTERNAL, `the answer of model ${request.model} ended without its finish event`, LlmGatewayServiceService.generateStream.path);
+    this.events.textDelta(spec.conversationId, shown.end(), spec.node);
+    return whole;
+  }
+
+  /**
+   * Runs a tool call with its live events: tool_call_started before it, tool_call_finished
+   * with its outcome after it. `run` reports failures in its outcome; it does not throw.
+   */
+  async withCallEvents(conversationId: string, call: Pick<ToolCallPart, 'id' | 'name'>, args: Record<string, unknown>, run: () => Promise<ToolOutcome>): Promise<ToolOutcome> {
+    const started: ToolCall = { id: call.id, name: call.name, arguments: args };
+    this.events.toolCallStarted(conversationId, started);
+    const outcome = await run();
+    this.events.toolCallFinished(conversationId, { ...started, result: outcome.text, isError: outcome.isError });
+    return outcome;
   }
 
   async callTool(name: string, args: Record<string, unknown>, approvalUuid = '', unapprovedReason = ''): Promise<ToolOutcome> {

@@ -216,10 +216,11 @@ export class TurnRunner {
     if (callHash(approval.toolName, args) !== approval.argsHash) {
       outcome = { text: `${approval.toolName} was not executed: the stored call no longer matches the one that was approved.`, isError: true };
       this.log.error('approved call does not match its hash', { approval: approval.uuid });
-    } else if (approval.remoteTaskId) {
-      outcome = await this.loop.continueRemote(approval.toolName, approval.remoteTaskId, true);
     } else {
-      outcome = await this.loop.callTool(approval.toolName, args, approval.uuid);
+      const remoteTaskId = approval.remoteTaskId;
+      outcome = await this.loop.withCallEvents(approval.conversationId, gatedCall(approval), args, () =>
+        remoteTaskId ? this.loop.continueRemote(approval.toolName, remoteTaskId, true) : this.loop.callTool(approval.toolName, args, approval.uuid),
+      );
     }
     const finished = await this.clients.store.finishApprovalExecution({
       uuid: approval.uuid,
