@@ -1,9 +1,9 @@
 import type { Tool as McpTool } from '@modelcontextprotocol/client';
 import type { McpServerConfig } from '../common/config/schema.js';
-import { deadlineExceeded, failedPrecondition, notFound } from '../common/grpc/errors.js';
+import { deadlineExceeded, failedPrecondition, invalidArgument, notFound } from '../common/grpc/errors.js';
 import type { Logger } from '../common/log.js';
+import { schemaProblems } from './json-schema.js';
 import { McpConnection, STARTUP_RETRY, type ConnectRetry } from './mcp-connection.js';
-import { isDestructive } from './policy.js';
 import { toolOutcome, type ToolOutcome } from './tool-result.js';
 
 /** A tool as the broker offers it: the server's definition plus where it lives and its policy. */
@@ -11,7 +11,7 @@ export interface BrokerTool {
   name: string;
   description: string;
   inputSchema: Record<string, unknown>;
-  /** Needs a human approval before it runs (DESIGN rule 9). */
+  /** Needs a human approval before it runs: the effective policy (DESIGN rule 9 and the server's config). */
   destructive: boolean;
   server: string;
   /** The server's own annotations, as advertised (undefined when absent). */
@@ -34,13 +34,13 @@ export interface CallerContext {
   unapprovedReason?: string;
 }
 
-function brokerTool(tool: McpTool, server: string): BrokerTool {
+function brokerTool(tool: McpTool, connection: McpConnection): BrokerTool {
   return {
     name: tool.name,
     description: tool.description ?? '',
     inputSchema: tool.inputSchema as Record<string, unknown>,
-    destructive: isDestructive(tool.annotations),
-    server,
+    destructive: connection.policy(tool.name, tool.annotations).destructive,
+    server: connection.name,
     readOnlyHint: tool.annotations?.readOnlyHint,
     destructiveHint: tool.annotations?.destructiveHint,
   };
@@ -72,7 +72,13 @@ export class ToolComposite {
     private readonly connections: readonly McpConnection[],
     private readonly log: Logger,
   ) {
-    for (const connection of connections) connection.onToolsListed = () => this.reroute();
+    for (const connection of connections) {
+      connection.onToolsListed = () => {
+        this.reroute();
+        this.logOverrides(connection);
+      };
+      this.logOverrides(connection);
+    }
     this.reroute();
   }
 
@@ -95,20 +101,29 @@ export class ToolComposite {
   /** Every routable tool, in config order: served from the listing cache, no network. */
   listTools(): BrokerTool[] {
     return this.connections.flatMap((connection) =>
-      connection.tools.filter((tool) => this.routes.get(tool.name) === connection).map((tool) => brokerTool(tool, connection.name)),
+      connection.tools.filter((tool) => this.routes.get(tool.name) === connection).map((tool) => brokerTool(tool, connection)),
     );
   }
 
+  /**
+   * Runs one call on the server that offers the tool. Refused before anything is sent:
+   * an unknown tool (NOT_FOUND), arguments that do not fit the tool's inputSchema
+   * (INVALID_ARGUMENT), a destructive tool without an approval or a reason (FAILED_PRECONDITION),
+   * a deadline already past (DEADLINE_EXCEEDED).
+   */
   async callTool(name: string, args: Record<string, unknown> | undefined, caller: CallerContext = {}): Promise<ToolCallResult> {
     const connection = this.routes.get(name);
     if (!connection) throw notFound(`unknown tool ${name}`);
+    const tool = connection.tools.find((candidate) => candidate.name === name);
+    const problem = schemaProblems(tool?.inputSchema as Record<string, unknown> | undefined, args ?? {}, 'arguments');
+    if (problem) throw invalidArgument(`the arguments of tool ${name} on server ${connection.name} do not match its inputSchema: ${problem}; nothing was executed`);
     // The orchestrator gates destructive calls; refusing one that comes without an approval
     // here keeps the rule even if a caller skipped the gate or had a stale tool list.
-    const tool = connection.tools.find((candidate) => candidate.name === name);
-    if (tool && isDestructive(tool.annotations) && !caller.approvalUuid && !caller.unapprovedReason) {
+    const destructive = tool ? connection.policy(name, tool.annotations).destructive : true;
+    if (destructive && !caller.approvalUuid && !caller.unapprovedReason) {
       throw failedPrecondition(`tool ${name} on server ${connection.name} is destructive and was called without an approval; nothing was executed`);
     }
-    if (tool && isDestructive(tool.annotations) && !caller.approvalUuid) {
+    if (destructive && !caller.approvalUuid) {
       // An audit line for every destructive call the caller's policy runs without a human.
       this.log.warn('destructive call without approval', { tool: name, server: connection.name, reason: caller.unapprovedReason });
     }
@@ -121,6 +136,18 @@ export class ToolComposite {
 
   async close(): Promise<void> {
     await Promise.all(this.connections.map((connection) => connection.close()));
+  }
+
+  /** Says which tools the config holds to its own policy rather than their annotations: what an operator wants to see. One line per listing. */
+  private logOverrides(connection: McpConnection): void {
+    const approval: string[] = [];
+    const noApproval: string[] = [];
+    for (const tool of connection.tools) {
+      const decision = connection.policy(tool.name, tool.annotations);
+      if (decision.source !== 'annotations') (decision.destructive ? approval : noApproval).push(tool.name);
+    }
+    if (approval.length === 0 && noApproval.length === 0) return;
+    this.log.info('approval policy set by config', { server: connection.name, needs_approval: approval.join(',') || undefined, no_approval: noApproval.join(',') || undefined });
   }
 
   /** Rebuilds the routing table after a listing: a name stays with its owner while the owner still offers it. */

@@ -18,6 +18,9 @@ import { deadlineExceeded, unavailable } from '../common/grpc/errors.js';
 import type { Logger } from '../common/log.js';
 import { tracedFetch } from '../common/telemetry.js';
 import { authorizingFetch, withCallAuthorization } from './call-authorization.js';
+import { schemaProblems } from './json-schema.js';
+import { toolPolicy, type ToolPolicy } from './policy.js';
+import { invalidResultReason } from './tool-result.js';
 
 /** Seed 000: "with retry: up to 20 attempts, 500ms delay". */
 export interface ConnectRetry {
@@ -27,6 +30,9 @@ export interface ConnectRetry {
 export const STARTUP_RETRY: ConnectRetry = { attempts: 20, delayMs: 500 };
 
 const CLIENT_INFO = { name: 'asg-tool-broker', version: '0.1.0' };
+
+/** list_changed notifications often come in bursts (a server registering several tools): one listing per burst. */
+const LIST_CHANGED_DEBOUNCE_MS = 100;
 
 export interface CallOptions {
   /** The whole budget of the call, restart included. */
@@ -53,14 +59,31 @@ function httpStatus(error: unknown): number | undefined {
 }
 
 /**
- * How a tools/call failed: it ran out of time; the server answered with a JSON-RPC error
- * (`rejected`); the HTTP server is up but turned this request away, e.g. 401 for the caller's
- * token (`refused`; 404 is not one: it is how a server says a session is gone); or the
- * connection itself broke and must be reopened (`broken`).
+ * A 2025-era HTTP session the server no longer knows (it restarted, or expired the session):
+ * the spec says 404; some servers (server-everything) answer 400 "No valid session ID".
+ * Either way the request was turned away before it reached a tool, so it is safe to send it
+ * again on a new session.
  */
-function classifyFailure(error: unknown): 'timeout' | 'rejected' | 'refused' | 'broken' {
+function isLostSession(error: unknown, hadSession: boolean): boolean {
+  const status = httpStatus(error);
+  if (!hadSession || status === undefined) return false;
+  return status === 404 || (status === 400 && /session/i.test(error instanceof Error ? error.message : ''));
+}
+
+type Failure = 'timeout' | 'invalid' | 'rejected' | 'refused' | 'lost-session' | 'broken';
+
+/**
+ * How a tools/call failed: it ran out of time; the server answered with something that is
+ * not a valid result (`invalid`: it may have run; the connection is fine); the server answered
+ * with a JSON-RPC error (`rejected`); the HTTP session is gone (`lost-session`: nothing ran);
+ * the HTTP server is up but turned this request away, e.g. 401 for the caller's token
+ * (`refused`); or the connection itself broke and must be reopened (`broken`).
+ */
+function classifyFailure(error: unknown, hadSession: boolean): Failure {
   if (error instanceof SdkError && error.code === SdkErrorCode.RequestTimeout) return 'timeout';
+  if (error instanceof SdkError && error.code === SdkErrorCode.InvalidResult) return 'invalid';
   if (error instanceof ProtocolError) return 'rejected';
+  if (isLostSession(error, hadSession)) return 'lost-session';
   const status = httpStatus(error);
   if (status !== undefined && status >= 400 && status < 500 && status !== 404) return 'refused';
   return 'broken';
@@ -81,16 +104,26 @@ function endpointOf(config: McpServerConfig): string {
 /**
  * One configured MCP server: its client, the tools it offered when last listed, and its health.
  * A connection that broke (a stdio process that died, an HTTP server that stopped answering) is
- * reopened by the next call that needs it, and its tools are listed again.
+ * reopened by the next call that needs it, and its tools are listed again. The listing is a
+ * cache: refreshed when the server says `notifications/tools/list_changed` (2025 era: an
+ * unsolicited notification; 2026-07-28: the SDK's `subscriptions/listen` stream) and on every
+ * reconnect.
  */
 export class McpConnection {
   readonly name: string;
+  /** The approval policy of this server's tools (annotations and config). */
+  readonly policy: ToolPolicy;
   private client: Client | undefined;
   private reopening: Promise<Client> | undefined;
   private listed: McpTool[] = [];
   private closed = false;
+  /** The 2026-07-28 client whose `subscriptions/listen` stream is open or opening. */
+  private watching: Client | undefined;
+  /** The client whose subscription ended or failed: its next one starts with a fresh listing. */
+  private missedChanges: Client | undefined;
+  private relistTimer: NodeJS.Timeout | undefined;
 
-  /** Told when a (re)connect listed the server's tools. */
+  /** Told whenever the cached listing changed: a (re)connect, or the server's list_changed. */
   onToolsListed?: (connection: McpConnection) => void;
 
   constructor(
@@ -98,6 +131,7 @@ export class McpConnection {
     private readonly log: Logger,
   ) {
     this.name = config.name;
+    this.policy = toolPolicy(config);
   }
 
   /** The tools of the last listing; kept while the server is down so ListTools still answers. */
@@ -120,6 +154,7 @@ export class McpConnection {
           break;
         }
         this.client = client;
+        this.watchToolList(client);
         return;
       } catch (error) {
         lastError = error;
@@ -134,26 +169,53 @@ export class McpConnection {
   /**
    * Calls a tool within `timeoutMs`, reopening a broken connection first. Fails with
    * UNAVAILABLE when the server is down and DEADLINE_EXCEEDED when it does not answer in time;
-   * an error the server answers with (JSON-RPC) comes back as a tool error for the model to read.
+   * an error the server answers with (JSON-RPC), an answer that is not a valid result and a
+   * structured result that does not fit the tool's `outputSchema` come back as tool errors for
+   * the model to read. A call is sent once: only a request the server provably turned away
+   * unread (a lost HTTP session) is sent again, on a new session.
    */
   async callTool(tool: string, args: Record<string, unknown> | undefined, options: CallOptions): Promise<CallToolResult> {
     const started = Date.now();
-    const client = await this.liveClient(tool, options.timeoutMs);
-    const remaining = options.timeoutMs - (Date.now() - started);
-    if (remaining <= 0) throw this.timedOut(tool, options.timeoutMs);
-    try {
-      return await withCallAuthorization(options.authorization, () => client.callTool({ name: tool, arguments: args }, { timeout: remaining }));
-    } catch (error) {
-      switch (classifyFailure(error)) {
-        case 'timeout':
-          throw this.timedOut(tool, options.timeoutMs);
-        case 'rejected':
-          return toolError(`MCP server ${this.name} rejected the call of ${tool}: ${describe(error)}`);
-        case 'refused':
-          return toolError(`MCP server ${this.name} refused the call of ${tool}: HTTP ${httpStatus(error)}`);
-        case 'broken':
-          this.discard(client);
-          throw this.notRunning(error);
+    const remaining = () => options.timeoutMs - (Date.now() - started);
+    let client = await this.liveClient(tool, options.timeoutMs);
+    this.watchToolList(client);
+    for (let attempt = 1; ; attempt++) {
+      const budget = remaining();
+      if (budget <= 0) throw this.timedOut(tool, options.timeoutMs);
+      const definition = this.listed.find((candidate) => candidate.name === tool);
+      const hadSession = Boolean(client.transport?.sessionId);
+      try {
+        const result = await withCallAuthorization(options.authorization, () =>
+          client.callTool(
+            { name: tool, arguments: args },
+            // The listed definition without its outputSchema turns the SDK's own output check off:
+            // the SDK throws the same ProtocolError for "your result is wrong" (after the tool ran)
+            // as for a server's JSON-RPC error, and the two need different words (see checkOutput).
+            { timeout: budget, ...(definition && { toolDefinition: { ...definition, outputSchema: undefined } }) },
+          ),
+        );
+        return this.checkOutput(tool, definition, result);
+      } catch (error) {
+        switch (classifyFailure(error, hadSession)) {
+          case 'timeout':
+            throw this.timedOut(tool, options.timeoutMs);
+          case 'invalid':
+            this.log.warn('MCP server answered a call with an invalid result', { tool, error: describe(error) });
+            return toolError(`MCP server ${this.name} answered the call of ${tool} with a result that is not valid MCP (${invalidResultReason(describe(error))}); the call may have run and is not retried`);
+          case 'rejected':
+            return toolError(`MCP server ${this.name} rejected the call of ${tool}: ${describe(error)}`);
+          case 'refused':
+            return toolError(`MCP server ${this.name} refused the call of ${tool}: HTTP ${httpStatus(error)}`);
+          case 'lost-session':
+            this.discard(client);
+            if (attempt > 1) throw this.notRunning(error);
+            this.log.info('MCP session lost (the server restarted or expired it); reconnecting and sending the call again', { tool, status: httpStatus(error) });
+            client = await this.liveClient(tool, Math.max(1, remaining()));
+            continue;
+          case 'broken':
+            this.discard(client);
+            throw this.notRunning(error);
+        }
       }
     }
   }
@@ -161,10 +223,25 @@ export class McpConnection {
   /** Closes the client; for stdio this ends the child process. */
   async close(): Promise<void> {
     this.closed = true;
+    clearTimeout(this.relistTimer);
     const client = this.client;
     this.client = undefined;
     await client?.close().catch(() => undefined);
     await this.reopening?.then((reopened) => reopened.close()).catch(() => undefined);
+  }
+
+  /**
+   * MCP spec: a tool with an `outputSchema` must return `structuredContent` that fits it.
+   * The tool ran, so nothing is retried; the model reads why its result was set aside.
+   */
+  private checkOutput(tool: string, definition: McpTool | undefined, result: CallToolResult): CallToolResult {
+    const schema = definition?.outputSchema as Record<string, unknown> | undefined;
+    if (!schema || result.isError) return result;
+    const problem =
+      result.structuredContent === undefined ? 'it returned no structuredContent although the tool declares an outputSchema' : schemaProblems(schema, result.structuredContent, 'structuredContent');
+    if (!problem) return result;
+    this.log.warn('MCP tool result does not match its outputSchema', { tool, problem });
+    return toolError(`MCP server ${this.name} answered the call of ${tool} with a result that does not match the tool's outputSchema (${problem}); the call ran and is not retried`);
   }
 
   private async liveClient(tool: string, timeoutMs: number): Promise<Client> {
@@ -190,6 +267,7 @@ export class McpConnection {
   private async open(timeoutMs: number): Promise<Client> {
     const client = new Client(CLIENT_INFO, { versionNegotiation: { mode: 'auto' } });
     let closedEarly = false;
+    let strayMessages = 0;
     client.onclose = () => {
       closedEarly = true;
       if (this.client === client) {
@@ -197,7 +275,17 @@ export class McpConnection {
         this.client = undefined;
       }
     };
-    client.onerror = (error) => this.log.debug('MCP transport error', { error: describe(error) });
+    client.onerror = (error) => {
+      // A line on stdout that is JSON but not JSON-RPC (lines that are not JSON at all the SDK
+      // skips silently): the server is noisy, not broken. Said once per connection.
+      if (error.name === 'ZodError' && strayMessages++ === 0) {
+        this.log.warn('MCP server wrote a message that is not JSON-RPC; ignoring it (and any more)', { endpoint: endpointOf(this.config) });
+        return;
+      }
+      this.log.debug('MCP transport error', { error: describe(error) });
+    };
+    // Registered before connect: a 2025-era server may say it at any moment after the handshake.
+    client.setNotificationHandler('notifications/tools/list_changed', () => this.toolsChanged(client));
     try {
       await client.connect(this.transport(), { timeout: timeoutMs });
       const { tools } = await client.listTools(undefined, { timeout: timeoutMs });
@@ -214,6 +302,69 @@ export class McpConnection {
       await client.close().catch(() => undefined);
       throw error;
     }
+  }
+
+  /**
+   * 2026-07-28 servers send list_changed only on a `subscriptions/listen` stream the client
+   * opens. Opened in the background (connect does not wait for its acknowledgement: a server
+   * slow to acknowledge must not hold calls up), and opened again by the next call after it
+   * ended, with a fresh listing in case a change was missed meanwhile. 2025-era servers send
+   * the notification unsolicited: nothing to open.
+   */
+  private watchToolList(client: Client): void {
+    if (this.watching === client || this.closed) return;
+    if (client.getProtocolEra() !== 'modern' || !client.getServerCapabilities()?.tools?.listChanged) return;
+    this.watching = client;
+    const ended = () => {
+      if (this.watching !== client) return;
+      this.watching = undefined;
+      this.missedChanges = client;
+    };
+    client
+      .listen({ toolsListChanged: true }, { timeout: this.config.timeout })
+      .then((subscription) => {
+        this.log.debug('MCP tools/list_changed subscription open');
+        if (this.missedChanges === client) {
+          this.missedChanges = undefined;
+          this.toolsChanged(client);
+        }
+        void subscription.closed.then((how) => {
+          if (how === 'local' || this.watching !== client) return;
+          this.log.info('MCP server ended the tools/list_changed subscription; the next call opens it again', { how });
+          ended();
+        });
+      })
+      .catch((error: unknown) => {
+        this.log.debug('MCP tools/list_changed subscription failed; the next call tries again', { error: describe(error) });
+        ended();
+      });
+  }
+
+  /** The server said its tools changed: list them again, once per burst of notifications. */
+  private toolsChanged(client: Client): void {
+    clearTimeout(this.relistTimer);
+    this.relistTimer = setTimeout(() => void this.relist(client), LIST_CHANGED_DEBOUNCE_MS);
+    this.relistTimer.unref();
+  }
+
+  private async relist(client: Client): Promise<void> {
+    let tools: McpTool[];
+    try {
+      ({ tools } = await client.listTools(undefined, { cacheMode: 'refresh', timeout: this.config.timeout }));
+    } catch (error) {
+      if (this.client === client) this.log.warn('MCP server said its tools changed, but listing them failed; the last listing stays', { error: describe(error) });
+      return;
+    }
+    if (this.client !== client || this.closed) return;
+    const before = new Set(this.listed.map((tool) => tool.name));
+    const after = new Set(tools.map((tool) => tool.name));
+    this.listed = tools;
+    this.log.info('MCP server tools changed', {
+      tools: tools.length,
+      added: [...after].filter((name) => !before.has(name)).join(',') || undefined,
+      removed: [...before].filter((name) => !after.has(name)).join(',') || undefined,
+    });
+    this.onToolsListed?.(this);
   }
 
   private transport(): Transport {
@@ -249,6 +400,11 @@ export class McpConnection {
     // Up but failing (a 5xx, a lost session) is not the same news as gone.
     if (status !== undefined) return unavailable(`MCP server ${this.name} is not available: ${prefix}it answered HTTP ${status}`);
     const closed = error instanceof SdkError && error.code === SdkErrorCode.ConnectionClosed;
+    if (closed && !prefix) {
+      // The connection broke under a call in flight: it may or may not have run, and it is not sent again.
+      const what = this.transportKind === 'stdio' ? 'its process exited during the call' : 'the connection closed during the call';
+      return unavailable(`MCP server ${this.name} is not running: ${what} (the call may have run and is not retried); the next call restarts the server`);
+    }
     const reason = closed ? (this.transportKind === 'stdio' ? 'its process exited' : 'the connection closed') : describe(error);
     return unavailable(`MCP server ${this.name} is not running: ${prefix}${reason}`);
   }

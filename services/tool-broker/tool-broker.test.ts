@@ -220,8 +220,11 @@ describe('tool-broker over stdio and Streamable HTTP', () => {
     expect(badRegex.isError).toBe(true);
     expect(badRegex.text).toMatch(/invalid regular expression/);
 
-    const badValue = await client.callTool({ name: 'resources_add', arguments: { name: 'x', value: 1.5 }, approvalUuid: APPROVED, unapprovedReason: '' });
-    expect(badValue.isError).toBe(true);
+    // Arguments that do not fit the tool's inputSchema never reach the server.
+    expect(await failure(client.callTool({ name: 'resources_add', arguments: { name: 'x', value: 1.5 }, approvalUuid: APPROVED, unapprovedReason: '' }))).toEqual({
+      code: GrpcStatus.INVALID_ARGUMENT,
+      message: 'the arguments of tool resources_add on server resources do not match its inputSchema: arguments/value must be integer; nothing was executed',
+    });
 
     expect(await failure(client.callTool({ name: 'nope', arguments: {}, approvalUuid: APPROVED, unapprovedReason: '' }))).toEqual({ code: GrpcStatus.NOT_FOUND, message: 'unknown tool nope' });
   });
@@ -371,7 +374,10 @@ describe('tool-broker when servers fail', () => {
     const inFlight = failure(client.callTool({ name: 'resources_list', arguments: {}, approvalUuid: APPROVED, unapprovedReason: '' }));
     await new Promise((resolve) => setTimeout(resolve, 200));
     process.kill(pid!, 'SIGKILL');
-    expect(await inFlight).toEqual({ code: GrpcStatus.UNAVAILABLE, message: 'MCP server local is not running: its process exited' });
+    expect(await inFlight).toEqual({
+      code: GrpcStatus.UNAVAILABLE,
+      message: 'MCP server local is not running: its process exited during the call (the call may have run and is not retried); the next call restarts the server',
+    });
 
     expect((await client.callTool({ name: 'echo', arguments: { text: 'still here' }, approvalUuid: APPROVED, unapprovedReason: '' })).text).toBe('still here');
     expect((await client.callTool({ name: 'resources_list', arguments: {}, approvalUuid: APPROVED, unapprovedReason: '' })).structuredContent).toEqual({ resources: [], count: 0 });

@@ -1,5 +1,5 @@
 import { describe, expect, it } from 'vitest';
-import { structuredObject, toolOutcome } from './tool-result.js';
+import { invalidResultReason, structuredObject, toolOutcome } from './tool-result.js';
 
 describe('toolOutcome', () => {
   it('joins text parts with newlines and summarises the rest', () => {
@@ -25,6 +25,14 @@ describe('toolOutcome', () => {
     expect(toolOutcome({ content: [{ type: 'text', text: 'no' }], isError: true })).toEqual({ text: 'no', isError: true, structuredContent: undefined });
     expect(toolOutcome({ content: [], structuredContent: { n: 1 } }).structuredContent).toEqual({ n: 1 });
   });
+
+  it('puts the structured content into the text when the content has no text, so the model sees it', () => {
+    expect(toolOutcome({ content: [], structuredContent: { n: 1 } })).toEqual({ text: '{"n":1}', isError: false, structuredContent: { n: 1 } });
+    expect(toolOutcome({ content: [{ type: 'text', text: '  ' }], structuredContent: [1, 2] })).toEqual({ text: '[1,2]', isError: false, structuredContent: { result: [1, 2] } });
+    // Text there already: left as the server wrote it.
+    expect(toolOutcome({ content: [{ type: 'text', text: 'one note' }], structuredContent: { n: 1 } }).text).toBe('one note');
+    expect(toolOutcome({ content: [] }).text).toBe('');
+  });
 });
 
 describe('structuredObject', () => {
@@ -35,5 +43,35 @@ describe('structuredObject', () => {
     expect(structuredObject('x')).toEqual({ result: 'x' });
     expect(structuredObject(null)).toBeUndefined();
     expect(structuredObject(undefined)).toBeUndefined();
+  });
+});
+
+describe('invalidResultReason', () => {
+  it('turns the SDK\'s schema issues into short path: message lines', () => {
+    const message = `Invalid result for tools/call: ${JSON.stringify([{ expected: 'array', code: 'invalid_type', path: ['content'], message: 'Invalid input: expected array, received string' }], null, 2)}`;
+    expect(invalidResultReason(message)).toBe('content: Invalid input: expected array, received string');
+  });
+
+  it('picks the closest branch of a union (a text block without its text)', () => {
+    const issues = [
+      {
+        code: 'invalid_union',
+        path: ['content', 0],
+        message: 'Invalid input',
+        errors: [
+          [{ code: 'invalid_type', path: ['text'], message: 'Invalid input: expected string, received undefined' }],
+          [
+            { code: 'invalid_value', path: ['type'], message: 'Invalid input: expected "image"' },
+            { code: 'invalid_type', path: ['data'], message: 'Invalid input: expected string, received undefined' },
+          ],
+        ],
+      },
+    ];
+    expect(invalidResultReason(`Invalid result for tools/call: ${JSON.stringify(issues)}`)).toBe('content.0.text: Invalid input: expected string, received undefined');
+  });
+
+  it('keeps any other message, shortened', () => {
+    expect(invalidResultReason('Invalid result for tools/call: not an object')).toBe('not an object');
+    expect(invalidResultReason(`Invalid result for tools/call: ${'x'.repeat(400)}`)).toHaveLength(301);
   });
 });

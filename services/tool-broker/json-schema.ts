@@ -1,0 +1,47 @@
+import AjvModule, { type ValidateFunction } from 'ajv';
+import Ajv2020Module from 'ajv/dist/2020.js';
+
+/**
+ * JSON Schema checks of what crosses the broker: a call's arguments against the tool's
+ * `inputSchema` (before anything runs) and its structured result against `outputSchema`.
+ * The orchestrator checks arguments too (services/orchestrator/domain/arguments.ts, the same
+ * ajv settings); the broker checks again because it is the last stop before the server and
+ * not every caller is the orchestrator.
+ */
+
+// ajv ships CommonJS; under NodeNext its classes are the `default` of the module namespace.
+const options = { allErrors: true, strict: false, validateFormats: false };
+const draft07 = new AjvModule.default(options);
+// MCP tool schemas default to JSON Schema 2020-12 (the dialect zod and the SDKs emit).
+const draft2020 = new Ajv2020Module.default(options);
+
+const validators = new Map<string, ValidateFunction | null>();
+const MAX_CACHED_VALIDATORS = 1000;
+
+function validatorFor(schema: Record<string, unknown>): ValidateFunction | undefined {
+  const key = JSON.stringify(schema);
+  const cached = validators.get(key);
+  if (cached !== undefined) return cached ?? undefined;
+  let validate: ValidateFunction | null;
+  try {
+    const dialect = typeof schema.$schema === 'string' ? schema.$schema : '';
+    validate = (/draft-0[467]/.test(dialect) ? draft07 : draft2020).compile(schema);
+  } catch {
+    // A schema ajv cannot compile: the server itself remains the judge.
+    validate = null;
+  }
+  if (validators.size >= MAX_CACHED_VALIDATORS) validators.clear();
+  validators.set(key, validate);
+  return validate ?? undefined;
+}
+
+/**
+ * What is wrong with `value` under `schema`, readable ("arguments must have required property
+ * 'text'"), or undefined when it fits, or when there is no schema or one that cannot compile.
+ */
+export function schemaProblems(schema: Record<string, unknown> | undefined, value: unknown, dataVar: string): string | undefined {
+  if (!schema || typeof schema !== 'object') return undefined;
+  const validate = validatorFor(schema);
+  if (!validate || validate(value)) return undefined;
+  return draft2020.errorsText(validate.errors, { dataVar, separator: '; ' });
+}
