@@ -1,0 +1,169 @@
+import { readFileSync, realpathSync, statSync } from 'node:fs';
+import { resolve, sep } from 'node:path';
+import { parse, YAMLParseError } from 'yaml';
+import { z } from 'zod';
+
+/**
+ * The YAML configuration of mcp-filesystem (seed 000, "Built-in MCP Server: mcp-filesystem"):
+ *
+ * ```yaml
+ * host: 127.0.0.1
+ * port: 8091
+ * max_full_read_size: 1048576
+ * roots:
+ *   - { name: workspace, path: ./data/workspace, allowed_tools: ["*"] }
+ *   - { name: readonly, path: ./data/docs, allowed_tools: [read_file, list_folder, stat_file, grep, glob] }
+ * ```
+ */
+
+/** The tools that act inside one root and so appear in `allowed_tools`; `list_roots` is always allowed. */
+export const ROOT_TOOLS = [
+  'list_folder',
+  'read_file',
+  'write_file',
+  'remove_file',
+  'patch_file',
+  'create_folder',
+  'remove_folder',
+  'stat_file',
+  'hash_file',
+  'permissions_file',
+  'copy',
+  'move',
+  'grep',
+  'glob',
+] as const;
+export type RootToolName = (typeof ROOT_TOOLS)[number];
+
+/** What a root allows when its entry names no `allowed_tools`: looking, never touching. */
+export const READ_ONLY_TOOLS: readonly RootToolName[] = ['list_folder', 'read_file', 'stat_file', 'hash_file', 'permissions_file', 'grep', 'glob'];
+
+export const DEFAULT_HOST = '127.0.0.1';
+export const DEFAULT_PORT = 8091;
+export const DEFAULT_MAX_FULL_READ_SIZE = 1_048_576;
+
+const rootSchema = z.strictObject({
+  name: z.string().regex(/^[A-Za-z0-9][A-Za-z0-9_.-]{0,63}$/, 'a name of up to 64 letters, digits, "_", "." or "-"'),
+  path: z.string().min(1, 'a folder path'),
+  allowed_tools: z.array(z.enum([...ROOT_TOOLS, '*'])).default([...READ_ONLY_TOOLS]),
+});
+
+const configSchema = z
+  .strictObject({
+    host: z.string().min(1).default(DEFAULT_HOST),
+    port: z.number().int().min(0).max(65535).default(DEFAULT_PORT),
+    max_full_read_size: z.number().int().positive().default(DEFAULT_MAX_FULL_READ_SIZE),
+    roots: z.array(rootSchema).min(1, 'at least one root'),
+  })
+  .superRefine((config, ctx) => {
+    const seen = new Set<string>();
+    config.roots.forEach((root, index) => {
+      if (seen.has(root.name)) ctx.addIssue({ code: 'custom', path: ['roots', index, 'name'], message: `expected a unique root name ("${root.name}" is used twice)` });
+      seen.add(root.name);
+    });
+  });
+
+export type FilesystemConfigFile = z.output<typeof configSchema>;
+
+/** A root as the sandbox uses it: its real absolute path (symlinks resolved) and the tools it allows. */
+export interface RootConfig {
+  name: string;
+  /** `realpath` of the configured folder; every path the tools touch lies at or below it. */
+  real: string;
+  allowed: ReadonlySet<RootToolName>;
+}
+
+export interface FilesystemConfig {
+  host: string;
+  port: number;
+  max_full_read_size: number;
+  roots: RootConfig[];
+}
+
+export class FilesystemConfigError extends Error {
+  constructor(message: string) {
+    super(message);
+    this.name = 'FilesystemConfigError';
+  }
+}
+
+function describePath(path: PropertyKey[]): string {
+  if (path.length === 0) return '(top level)';
+  return path.map((part, index) => (typeof part === 'number' ? `[${part}]` : `${index === 0 ? '' : '.'}${String(part)}`)).join('');
+}
+
+function describeIssue(issue: z.core.$ZodIssue): string {
+  switch (issue.code) {
+    case 'unrecognized_keys':
+      return `unknown field${issue.keys.length > 1 ? 's' : ''} ${issue.keys.map((key) => `"${key}"`).join(', ')}`;
+    case 'invalid_type':
+      return `expected ${issue.expected}${issue.input === undefined ? ' (required)' : `, got ${Array.isArray(issue.input) ? 'array' : issue.input === null ? 'null' : typeof issue.input}`}`;
+    case 'invalid_value':
+      return `expected one of ${issue.values.map((value) => JSON.stringify(value)).join(', ')}`;
+    default:
+      // Zod's own messages ("Too small: …", "Invalid …") read well as they are; the schema's own say what was expected.
+      return /^(Too|Invalid|expected)/.test(issue.message) ? issue.message : `expected ${issue.message}`;
+  }
+}
+
+/**
+ * Checks the parsed YAML and turns each root's folder into its real path. Every problem is one
+ * line `file: field: what was expected`, all of them at once.
+ */
+export function parseFilesystemConfig(raw: unknown, file: string, cwd = process.cwd()): FilesystemConfig {
+  const result = configSchema.safeParse(raw ?? {}, { reportInput: true });
+  if (!result.success) {
+    const lines = result.error.issues.map((issue) => `${file}: ${describePath(issue.path)}: ${describeIssue(issue)}`);
+    throw new FilesystemConfigError(`invalid mcp-filesystem configuration\n${lines.join('\n')}`);
+  }
+  const problems: string[] = [];
+  const roots: RootConfig[] = [];
+  result.data.roots.forEach((root, index) => {
+    const field = `${file}: roots[${index}].path`;
+    let real: string;
+    try {
+      // Relative to the working directory, like every path of the agent's own configuration.
+      real = realpathSync(resolve(cwd, root.path));
+    } catch (error) {
+      const code = (error as NodeJS.ErrnoException).code;
+      problems.push(code === 'ENOENT' ? `${field}: "${root.path}" does not exist (create the folder first)` : `${field}: "${root.path}" cannot be resolved (${code ?? 'error'})`);
+      return;
+    }
+    if (!statSync(real).isDirectory()) {
+      problems.push(`${field}: "${root.path}" is not a folder`);
+      return;
+    }
+    const allowed = new Set<RootToolName>(root.allowed_tools.includes('*') ? ROOT_TOOLS : (root.allowed_tools as RootToolName[]));
+    roots.push({ name: root.name, real, allowed });
+  });
+  // A root inside another would let the outer root's tools reach past the inner root's allowlist.
+  for (const inner of roots) {
+    for (const outer of roots) {
+      if (inner === outer) continue;
+      const nested = inner.real === outer.real || inner.real.startsWith(outer.real.endsWith(sep) ? outer.real : outer.real + sep);
+      if (nested) {
+        const index = result.data.roots.findIndex((root) => root.name === inner.name);
+        problems.push(`${file}: roots[${index}].path: root "${inner.name}" lies inside root "${outer.name}"; roots may not overlap`);
+      }
+    }
+  }
+  if (problems.length > 0) throw new FilesystemConfigError(`invalid mcp-filesystem configuration\n${[...new Set(problems)].join('\n')}`);
+  return { host: result.data.host, port: result.data.port, max_full_read_size: result.data.max_full_read_size, roots };
+}
+
+export function loadFilesystemConfig(file: string, cwd = process.cwd()): FilesystemConfig {
+  let text: string;
+  try {
+    text = readFileSync(file, 'utf8');
+  } catch (error) {
+    throw new FilesystemConfigError(`${file}: cannot read the configuration file (${(error as NodeJS.ErrnoException).code ?? String(error)})`);
+  }
+  let raw: unknown;
+  try {
+    raw = parse(text);
+  } catch (error) {
+    const where = error instanceof YAMLParseError && error.linePos ? ` at line ${error.linePos[0].line}` : '';
+    throw new FilesystemConfigError(`${file}: not valid YAML${where}: ${(error as Error).message.split('\n')[0]}`);
+  }
+  return parseFilesystemConfig(raw, file, cwd);
+}

@@ -1,0 +1,7 @@
+/** mcp-filesystem: the sandboxed filesystem MCP server of seed 000, over stdio or Streamable HTTP. */
+export { FilesystemConfigError, loadFilesystemConfig, parseFilesystemConfig, ROOT_TOOLS, type FilesystemConfig, type RootToolName } from './config.js';
+export { MCP_PATH, startFilesystemHttp, type FilesystemHttpServer } from './http.js';
+export { Sandbox } from './sandbox.js';
+export { createFilesystemServer, SERVER_INFO } from './server.js';
+export { runFilesystemStdio } from './stdio.js';
+export { callTool, FILESYSTEM_TOOLS, toolNamed } from './tools/index.js';
