@@ -1,0 +1,119 @@
+import express, { type NextFunction, type Request, type Response, type Router } from 'express';
+import {
+  createMcpHandler,
+  hostHeaderValidationResponse,
+  isLegacyRequest,
+  legacyStatelessFallback,
+  localhostAllowedHostnames,
+  localhostAllowedOrigins,
+  originValidationResponse,
+} from '@modelcontextprotocol/server';
+import type { AgentConfig } from '../../services/common/config/schema.js';
+import type { Logger } from '../../services/common/log.js';
+import { agentVersion } from '../a2a/version.js';
+import { adoptSessionId, requestScope } from '../http/request-scope.js';
+import { BODY_LIMIT_BYTES } from '../rest/errors.js';
+import { runInExchange, type McpExchange } from './exchange.js';
+import { jsonRpcErrorResponse, sendWebResponse, toWebRequest } from './http-bridge.js';
+import { createAgentMcpServer, type AgentMcpServerOptions } from './server.js';
+import { LegacySessions } from './sessions.js';
+import type { TurnAgent } from './turns.js';
+
+/**
+ * The MCP face of the gateway (issue 6 item 4, seed 002): the agent served as an MCP server at
+ * `/mcp` over Streamable HTTP, speaking both protocol generations the SDK serves —
+ * 2026-07-28 statelessly (each request stands alone; any replica answers), and the 2025
+ * revisions with sessions (see sessions.ts for why). With `serve_mcp.enabled: false` nothing
+ * is mounted and `/mcp` is the gateway's ordinary 404.
+ */
+
+export const MCP_PATH = '/mcp';
+
+export interface McpRouterOptions {
+  agent: TurnAgent;
+  config: Pick<AgentConfig, 'name' | 'description' | 'host' | 'serve_mcp' | 'chat'>;
+  log: Logger;
+  /** The server's version; the project's package.json version by default. */
+  version?: string;
+  /** 2025-era session bounds; defaults suit one gateway replica. */
+  sessions?: { maxSessions?: number; idleMs?: number };
+}
+
+const LOOPBACK_HOSTS = new Set(['127.0.0.1', 'localhost', '::1']);
+
+const DEFAULT_MAX_SESSIONS = 1000;
+const MIN_SESSION_IDLE_MS = 30 * 60_000;
+
+export function mcpRouter(options: McpRouterOptions): Router {
+  const { config, log } = options;
+  const router = express.Router();
+  if (!config.serve_mcp.enabled) return router;
+
+  const serverOptions: AgentMcpServerOptions = {
+    agent: options.agent,
+    identity: { name: config.name, description: config.description, version: options.version ?? agentVersion() },
+    tool: config.serve_mcp.tool,
+    turnTimeoutMs: config.chat.turn_timeout,
+    log,
+  };
+  // Built once now, so that a tool configuration the server cannot serve fails at startup.
+  createAgentMcpServer(serverOptions, 'modern');
+
+  // The SDK reports requests it refused (a client's mistake, answered with a JSON-RPC error).
+  const onerror = (error: Error) => log.info('mcp request refused', { error: error.message });
+  const modern = createMcpHandler(() => createAgentMcpServer(serverOptions, 'modern'), { legacy: 'reject', onerror, maxRequestBodySize: BODY_LIMIT_BYTES });
+  const sessions = new LegacySessions(
+    () => createAgentMcpServer(serverOptions, 'legacy'),
+    legacyStatelessFallback(() => createAgentMcpServer(serverOptions, 'legacy'), onerror, { maxRequestBodySize: BODY_LIMIT_BYTES }),
+    {
+      maxSessions: options.sessions?.maxSessions ?? DEFAULT_MAX_SESSIONS,
+      // Longer than any one call may take, so that a session is never closed under a call.
+      idleMs: options.sessions?.idleMs ?? Math.max(MIN_SESSION_IDLE_MS, 2 * config.chat.turn_timeout),
+      maxRequestBodySize: BODY_LIMIT_BYTES,
+    },
+    log,
+  );
+  // On a loopback address a browser page must not reach the agent through DNS rebinding.
+  const guardLocalhost = LOOPBACK_HOSTS.has(config.host);
+
+  const route = async (request: globalThis.Request): Promise<globalThis.Response> => {
+    const refused = guardLocalhost ? (hostHeaderValidationResponse(request, localhostAllowedHostnames()) ?? originValidationResponse(request, localhostAllowedOrigins())) : undefined;
+    if (refused) return refused;
+    // The SDK's own classification: a request with the 2026-07-28 envelope is modern, anything else 2025-era.
+    if (await isLegacyRequest(request, undefined, { maxRequestBodySize: BODY_LIMIT_BYTES })) return sessions.handle(request);
+    return modern.fetch(request);
+  };
+
+  const serve = async (req: Request, res: Response, next: NextFunction) => {
+    const scope = requestScope(res);
+    scope.route = MCP_PATH;
+    const gone = new AbortController();
+    res.once('close', () => {
+      if (!res.writableFinished) gone.abort();
+    });
+    const exchange: McpExchange = {
+      // The caller's X-Session-ID stands; without one, the conversation's, learnt by the tool call.
+      adoptSessionId(sessionId) {
+        if (!scope.sessionId) adoptSessionId(res, sessionId);
+      },
+    };
+    let response: globalThis.Response;
+    try {
+      response = await runInExchange(exchange, () => route(toWebRequest(req, gone.signal)));
+    } catch (error) {
+      // The caller went away: nobody to answer.
+      if (gone.signal.aborted) return;
+      const message = error instanceof Error ? error.message : String(error);
+      log.error('mcp request failed', { error: message });
+      response = jsonRpcErrorResponse(500, -32603, `internal error: ${message}`);
+    }
+    try {
+      await sendWebResponse(response, res);
+    } catch (error) {
+      next(error);
+    }
+  };
+
+  router.all(MCP_PATH, serve);
+  return router;
+}
