@@ -2,7 +2,7 @@ import { defineConfig } from 'vitest/config';
 
 export default defineConfig({
   test: {
-    include: ['services/**/*.test.ts', 'gateway/**/*.test.ts', 'cli/**/*.test.ts', 'deploy/**/*.test.ts', 'test/**/*.test.ts'],
+    include: ['services/**/*.test.ts', 'gateway/**/*.test.ts', 'cli/**/*.test.ts', 'deploy/**/*.test.ts', 'test/**/*.test.ts', 'web/src/**/*.test.ts'],
     exclude: ['node_modules/**', 'dist/**', 'gen/**'],
     testTimeout: 60_000,
     hookTimeout: 120_000,

@@ -5,9 +5,11 @@ import { createLogger } from '../services/common/log.js';
 import { registerEnvironmentSecrets } from '../services/common/secrets.js';
 import type { RunningService } from '../services/common/service.js';
 import { initTelemetry, shutdownTelemetry } from '../services/common/telemetry.js';
+import { FilesystemConfigError, loadFilesystemConfig, runFilesystemStdio, startFilesystemHttp, type FilesystemConfig } from '../services/mcp-filesystem/index.js';
 import { runMcpResourcesStdio, startMcpResourcesHttp } from '../services/mcp-resources/index.js';
 import { startMesh } from './mesh.js';
 import { startOneService, SERVICE_NAMES } from './serve.js';
+import { startWeb, WEB_USAGE } from './web.js';
 
 const USAGE = `Usage: asg <command> [options]
 
@@ -16,7 +18,11 @@ Commands:
   serve <service> [--config FILE]         one service alone: ${SERVICE_NAMES.join(', ')}
   mcp-resources [--db FILE] [--http PORT] [--host HOST]
                                           the built-in resources MCP server (stdio, or Streamable HTTP at /mcp)
+  mcp-filesystem --config FILE [--port N] [--stdio]
+                                          the built-in sandboxed filesystem MCP server (Streamable HTTP at /mcp
+                                          on the config's host and port, or stdio)
   config check FILE                       validate an agent configuration file
+${WEB_USAGE}
 
 Options:
   --config FILE   agent configuration (default: config/agent.yaml)
@@ -80,6 +86,36 @@ async function mcpResources(args: string[]): Promise<void> {
   stopOnSignal(server.close);
 }
 
+async function web(args: string[]): Promise<void> {
+  try {
+    stopOnSignal((await startWeb(args, createLogger('web'))).stop);
+  } catch (error) {
+    if (error instanceof ConfigError) fail(error.message, 2);
+    throw error;
+  }
+}
+
+async function mcpFilesystem(args: string[]): Promise<void> {
+  const { values } = parseArgs({ args, options: { config: { type: 'string' }, port: { type: 'string' }, stdio: { type: 'boolean', default: false } } });
+  if (!values.config) fail(`mcp-filesystem needs --config FILE\n\n${USAGE}`, 2);
+  let port: number | undefined;
+  if (values.port !== undefined) {
+    port = Number(values.port);
+    if (!/^\d+$/.test(values.port) || port > 65535) fail(`--port needs a port number (0-65535), got ${JSON.stringify(values.port)}`, 2);
+  }
+  let config: FilesystemConfig;
+  try {
+    config = loadFilesystemConfig(values.config);
+  } catch (error) {
+    if (error instanceof FilesystemConfigError) fail(error.message, 2);
+    throw error;
+  }
+  if (values.stdio) return runFilesystemStdio(config);
+  const server = await startFilesystemHttp(config, { port });
+  process.stderr.write(`mcp-filesystem listening url=${server.url} roots=${config.roots.map((root) => root.name).join(',')}\n`);
+  stopOnSignal(server.close);
+}
+
 function configCheck(file: string | undefined): void {
   if (!file) fail(`config check needs a FILE\n\n${USAGE}`, 2);
   const config = readConfig(file);
@@ -90,6 +126,8 @@ async function main(argv: string[]): Promise<void> {
   registerEnvironmentSecrets();
   const [command, ...rest] = argv;
   if (command === 'mcp-resources') return mcpResources(rest);
+  if (command === 'mcp-filesystem') return mcpFilesystem(rest);
+  if (command === 'web') return web(rest);
   const { values, positionals } = parseArgs({ args: rest, allowPositionals: true, options: { config: { type: 'string', default: 'config/agent.yaml' }, help: { type: 'boolean', short: 'h' } } });
   if (values.help) {
     process.stdout.write(USAGE);

@@ -8,7 +8,12 @@ import { a2aRouter } from './a2a/router.js';
 import { createAgent } from './app/agent.js';
 import { connectBackends, type BackendAddresses } from './backends.js';
 import { createHttpApp } from './http/app.js';
+import { mcpRouter } from './mcp/router.js';
 import { restRouter } from './rest/router.js';
+import { createEventFeed } from './app/event-feed.js';
+import { eventStreamRouter } from './rest/event-stream.js';
+import { trpcRouter } from './trpc/middleware.js';
+import { findWebDist, webAppRouter } from './web/static-app.js';
 
 export interface GatewayOptions {
   config: AgentConfig;
@@ -25,7 +30,7 @@ export function reachableUrl(host: string, port: number): string {
 }
 
 /**
- * Starts the stateless HTTP gateway (REST and A2A) on `config.host`:`config.port`; port 0
+ * Starts the stateless HTTP gateway (REST, A2A and MCP) on `config.host`:`config.port`; port 0
  * takes a free port. `stop()` closes the server, its open connections and the gRPC clients.
  */
 export async function startGateway(options: GatewayOptions): Promise<RunningService & { url: string }> {
@@ -33,7 +38,14 @@ export async function startGateway(options: GatewayOptions): Promise<RunningServ
   const backends = connectBackends(options.peers, config);
   const agent = createAgent(backends);
   const a2a = a2aRouter({ backend: taskBackend(agent, backends.orchestrator), identity: { name: config.name, description: config.description }, log });
-  const app = createHttpApp([restRouter(agent, log), a2a], log);
+  const mcp = mcpRouter({ agent, config, log });
+  const feed = createEventFeed(backends.store);
+  const events = eventStreamRouter({ feed, getConversation: (id) => agent.getConversation(id) }, log);
+  const trpc = trpcRouter({ agent, feed }, log);
+  // The web chat at `/`, when it was built (npm run build); the API works without it.
+  const webDist = findWebDist();
+  const web = webDist ? [webAppRouter(webDist)] : [];
+  const app = createHttpApp([restRouter(agent, log), events, trpc, a2a, mcp, ...web], log);
   const server = createServer(app);
 
   try {

@@ -1,0 +1,109 @@
+import { describe, expect, it } from 'vitest';
+import { ConversationStatus, type ConversationEvent, type ListConversationsRequest, type ListConversationsResponse, type WatchEventsRequest } from '../../gen/ts/asg/store/v1/store.js';
+import { GrpcStatus, RpcError } from '../../services/common/grpc/errors.js';
+import { approvalRecord, conversationRecord } from '../../test/support/store-records.js';
+import { createEventFeed, WATCH_STREAM_MS } from './event-feed.js';
+
+const WATCH = '/asg.store.v1.ConversationStoreService/WatchEvents';
+const event = (id: number): ConversationEvent => ({ id, conversationId: 'c1', at: new Date(), statusChanged: ConversationStatus.CONVERSATION_STATUS_ACTIVE });
+
+async function collect<T>(iterable: AsyncIterable<T>, count: number): Promise<T[]> {
+  const seen: T[] = [];
+  for await (const value of iterable) {
+    seen.push(value);
+    if (seen.length === count) break;
+  }
+  return seen;
+}
+
+const unusedList = async (): Promise<ListConversationsResponse> => {
+  throw new Error('not called');
+};
+
+describe('EventFeed.watch', () => {
+  it('asks for one conversation or all, after the given id, with a long stream deadline', async () => {
+    const calls: [WatchEventsRequest, number | undefined][] = [];
+    const feed = createEventFeed({
+      watchEvents: (request, opts) => {
+        calls.push([request, opts?.timeoutMs]);
+        return (async function* () {
+          yield { event: event(request.afterId + 1) };
+        })();
+      },
+      listConversations: unusedList,
+    });
+    expect((await collect(feed.watch({ conversationId: 'c1', afterId: 4 }), 1)).map((e) => e.id)).toEqual([5]);
+    await collect(feed.watch({ afterId: 0 }), 1);
+    expect(calls).toEqual([
+      [{ conversationId: 'c1', afterId: 4 }, WATCH_STREAM_MS],
+      [{ conversationId: '', afterId: 0 }, WATCH_STREAM_MS],
+    ]);
+  });
+
+  it('renews a stream whose deadline passed after the last stored event, skipping live ones', async () => {
+    const requests: number[] = [];
+    const feed = createEventFeed({
+      watchEvents: (request) => {
+        requests.push(request.afterId);
+        return (async function* () {
+          if (requests.length === 1) {
+            yield { event: event(3) };
+            yield { event: { ...event(0), statusChanged: undefined, textDelta: { text: 'hi' } } };
+            throw new RpcError(GrpcStatus.DEADLINE_EXCEEDED, 'Deadline exceeded', WATCH);
+          }
+          yield { event: event(4) };
+        })();
+      },
+      listConversations: unusedList,
+    });
+    expect((await collect(feed.watch({ afterId: 1 }), 3)).map((e) => e.id)).toEqual([3, 0, 4]);
+    expect(requests).toEqual([1, 3]);
+  });
+
+  it('fails with UNAVAILABLE when the store ends the stream, and passes other failures on', async () => {
+    const ended = createEventFeed({ watchEvents: () => (async function* () {})(), listConversations: unusedList });
+    await expect(collect(ended.watch({ afterId: 0 }), 1)).rejects.toMatchObject({ code: GrpcStatus.UNAVAILABLE });
+    const broken = createEventFeed({
+      watchEvents: () =>
+        (async function* () {
+          throw new RpcError(GrpcStatus.UNIMPLEMENTED, 'unknown method', WATCH);
+        })(),
+      listConversations: unusedList,
+    });
+    await expect(collect(broken.watch({ afterId: 0 }), 1)).rejects.toMatchObject({ code: GrpcStatus.UNIMPLEMENTED });
+  });
+});
+
+describe('EventFeed.pendingApprovals', () => {
+  it('collects the approvals of waiting conversations and stops once it has seen them all', async () => {
+    const pages: Record<string, ListConversationsResponse> = {
+      '': {
+        conversations: [
+          conversationRecord({ id: 'c3' }),
+          conversationRecord({ id: 'c2', status: ConversationStatus.CONVERSATION_STATUS_WAITING_APPROVAL, pendingApprovals: [approvalRecord({ uuid: 'u2a' }), approvalRecord({ uuid: 'u2b' })] }),
+        ],
+        nextPageToken: 'p2',
+        summary: { total: 40, active: 38, waitingApproval: 2, completed: 0 },
+      },
+      p2: {
+        conversations: [conversationRecord({ id: 'c1', status: ConversationStatus.CONVERSATION_STATUS_WAITING_APPROVAL, pendingApproval: approvalRecord({ uuid: 'u1' }) })],
+        nextPageToken: 'p3',
+        summary: { total: 40, active: 38, waitingApproval: 2, completed: 0 },
+      },
+    };
+    const asked: ListConversationsRequest[] = [];
+    const feed = createEventFeed({
+      watchEvents: () => (async function* () {})(),
+      listConversations: async (request) => {
+        asked.push(request);
+        return pages[request.pageToken]!;
+      },
+    });
+    expect((await feed.pendingApprovals()).map((approval) => approval.uuid)).toEqual(['u2a', 'u2b', 'u1']);
+    // Page p3 was never read: both waiting conversations had been seen.
+    expect(asked.map((request) => [request.pageToken, request.includeMessages])).toEqual([
+      ['', false],
+      ['p2', false],
+    ]);
+  });
+});

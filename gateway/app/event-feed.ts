@@ -1,0 +1,82 @@
+import { ConversationStatus, type ConversationEvent, type PendingApproval } from '../../gen/ts/asg/store/v1/store.js';
+import { GrpcStatus, isCode, unavailable } from '../../services/common/grpc/errors.js';
+import type { ConversationStoreClient } from '../backends.js';
+
+/**
+ * The store's event stream (WatchEvents) as the gateway's faces use it. A watch is one
+ * long-lived gRPC stream; every gRPC call here has a deadline (DESIGN rule 7), so a watch
+ * that outlives its stream's deadline opens the next stream after the last stored event it
+ * passed on: the caller sees one unbroken sequence.
+ */
+
+/** The deadline of one WatchEvents stream; a watch renews it transparently. */
+export const WATCH_STREAM_MS = 60 * 60_000;
+
+/** ListConversations' largest page: the fewest round trips when looking for waiting conversations. */
+const PENDING_SCAN_PAGE_SIZE = 500;
+
+export interface WatchRequest {
+  /** Empty or absent: every conversation. */
+  conversationId?: string;
+  /** Replays the stored events with a greater id first; 0 replays none (live events only). */
+  afterId: number;
+}
+
+export interface EventFeed {
+  /**
+   * Stored events after `afterId`, then live ones as they happen, until the loop is left.
+   * Fails with UNAVAILABLE when the store ends the stream (a restart): clients reconnect
+   * with the last id they saw.
+   */
+  watch(request: WatchRequest): AsyncIterable<ConversationEvent>;
+  /** Every approval that is pending now, oldest conversation last. */
+  pendingApprovals(): Promise<PendingApproval[]>;
+}
+
+export function createEventFeed(store: Pick<ConversationStoreClient, 'watchEvents' | 'listConversations'>): EventFeed {
+  return {
+    watch: ({ conversationId = '', afterId }) => ({
+      async *[Symbol.asyncIterator]() {
+        let resumeAfter = afterId;
+        for (;;) {
+          try {
+            for await (const { event } of store.watchEvents({ conversationId, afterId: resumeAfter }, { timeoutMs: WATCH_STREAM_MS })) {
+              if (!event) continue;
+              if (event.id > 0) resumeAfter = event.id;
+              yield event;
+            }
+          } catch (error) {
+            // The stream's own deadline, not a failure. Renewing after the last stored event
+            // loses nothing; a watch that has seen none yet (afterId 0) may miss what happens
+            // in the moment between the two streams, once an hour at most.
+            if (isCode(error, GrpcStatus.DEADLINE_EXCEEDED)) continue;
+            throw error;
+          }
+          throw unavailable('the conversation store ended the event stream; reconnect with the last event id');
+        }
+      },
+    }),
+
+    async pendingApprovals() {
+      // The store has no index-backed "every pending approval" query yet, so this reads the
+      // conversation list (without messages), newest first, and stops as soon as it has seen
+      // as many waiting conversations as the store's own counts say there are. A store RPC
+      // over the approvals' status index would make this one query.
+      const approvals: PendingApproval[] = [];
+      let waitingSeen = 0;
+      let pageToken = '';
+      for (;;) {
+        const page = await store.listConversations({ pageSize: PENDING_SCAN_PAGE_SIZE, pageToken, includeMessages: false });
+        for (const conversation of page.conversations) {
+          if (conversation.status !== ConversationStatus.CONVERSATION_STATUS_WAITING_APPROVAL) continue;
+          waitingSeen += 1;
+          const pending = conversation.pendingApprovals.length > 0 ? conversation.pendingApprovals : conversation.pendingApproval ? [conversation.pendingApproval] : [];
+          approvals.push(...pending);
+        }
+        const waitingTotal = page.summary?.waitingApproval ?? Infinity;
+        if (!page.nextPageToken || waitingSeen >= waitingTotal) return approvals;
+        pageToken = page.nextPageToken;
+      }
+    },
+  };
+}

@@ -1,0 +1,240 @@
+import { createServer, type Server } from 'node:http';
+import type { AddressInfo, Socket } from 'node:net';
+import { TRPCClientError } from '@trpc/client';
+import { afterAll, afterEach, beforeAll, describe, expect, it, vi } from 'vitest';
+import { ApprovalStatus, ConversationStatus, MessageRole } from '../../gen/ts/asg/store/v1/store.js';
+import { currentContext } from '../../services/common/context.js';
+import { GrpcStatus, RpcError } from '../../services/common/grpc/errors.js';
+import type { Logger } from '../../services/common/log.js';
+import { FakeEventFeed } from '../../test/support/fake-event-feed.js';
+import { approvalRecord, conversationRecord, messageRecord } from '../../test/support/store-records.js';
+import { record, trpcClient, type TestTrpcClient } from '../../test/support/trpc-client.js';
+import type { Agent } from '../app/agent.js';
+import type { ConversationUpdate } from '../app/conversation-updates.js';
+import type { PendingApprovalUpdate } from '../app/pending-approval-updates.js';
+import { createHttpApp } from '../http/app.js';
+import { conversationListReply, conversationReply, toolListReply } from '../rest/replies.js';
+import { trpcRouter } from './middleware.js';
+
+/**
+ * The tRPC router over real HTTP and SSE, in process, with an agent and an event feed of
+ * its own: the shapes are REST's, failures get REST's codes, and subscriptions resume after
+ * a dropped connection from the last stored event.
+ */
+
+const quiet: Logger = { debug() {}, info() {}, warn() {}, error() {}, child: () => quiet };
+const ORCHESTRATOR = '/asg.orchestrator.v1.OrchestratorService/SendMessage';
+
+const waiting = conversationRecord({
+  id: 'c1',
+  status: ConversationStatus.CONVERSATION_STATUS_WAITING_APPROVAL,
+  messages: [messageRecord({ content: 'add resource web-1 with value 5' })],
+  pendingApproval: approvalRecord(),
+  pendingApprovals: [approvalRecord()],
+});
+
+/** Session ids the agent's calls ran with, by call. */
+const sessions: Record<string, string> = {};
+
+const agent: Agent = {
+  async createConversation(message) {
+    sessions.create = currentContext()?.sessionId ?? '';
+    return { conversation: waiting, ...(message && { result: { response: 'Approval required', waitingApproval: true, approval: approvalRecord() } }) };
+  },
+  async getConversation(id) {
+    sessions.get = currentContext()?.sessionId ?? '';
+    if (id !== 'c1') throw new RpcError(GrpcStatus.NOT_FOUND, `conversation ${id} not found`, '/asg.store.v1.ConversationStoreService/GetConversation');
+    return waiting;
+  },
+  async listConversations(page) {
+    return { conversations: [waiting], summary: { total: 1, active: 0, waitingApproval: 1, completed: 0 }, ...(page.cursor === undefined && { nextCursor: 'next' }) };
+  },
+  async sendMessage(conversationId, message) {
+    if (message === 'outage') throw new RpcError(GrpcStatus.UNAVAILABLE, 'No connection established. Last error: connect ECONNREFUSED 127.0.0.1:7104.', ORCHESTRATOR);
+    return { conversation: { ...waiting, id: conversationId }, result: { response: 'ok', waitingApproval: false } };
+  },
+  async resolveApproval(uuid, decision) {
+    if (uuid === 'decided') {
+      const approval = approvalRecord({ uuid, status: ApprovalStatus.APPROVAL_STATUS_DONE });
+      return { decided: false, approval, decision: 'approved', decidedAt: new Date('2025-01-15T10:02:40.000Z') };
+    }
+    const conversation = conversationRecord({ id: 'c1', messages: [messageRecord({ role: MessageRole.MESSAGE_ROLE_TOOL, content: decision })] });
+    return { decided: true, conversation, result: { response: decision, waitingApproval: false } };
+  },
+  async listTools() {
+    return [{ name: 'resources_add', description: 'Adds', inputSchema: { type: 'object' }, destructive: true, server: 'resources' }];
+  },
+};
+
+let feed: FakeEventFeed;
+let server: Server;
+let url: string;
+const sockets = new Set<Socket>();
+let client: TestTrpcClient;
+
+beforeAll(async () => {
+  feed = new FakeEventFeed();
+  server = createServer(createHttpApp([trpcRouter({ agent, feed }, quiet)], quiet));
+  server.on('connection', (socket) => {
+    sockets.add(socket);
+    socket.on('close', () => sockets.delete(socket));
+  });
+  await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
+  url = `http://127.0.0.1:${(server.address() as AddressInfo).port}`;
+  client = trpcClient(url);
+});
+
+afterAll(async () => {
+  server.closeAllConnections();
+  await new Promise((resolve) => server.close(resolve));
+});
+
+/** Cuts every open connection, as a proxy restart or a network change does. */
+function dropConnections(): void {
+  for (const socket of sockets) socket.destroy();
+}
+
+async function trpcError(promise: Promise<unknown>): Promise<TRPCClientError<any>> {
+  const error = await promise.then(
+    () => undefined,
+    (failure: unknown) => failure,
+  );
+  expect(error).toBeInstanceOf(TRPCClientError);
+  return error as TRPCClientError<any>;
+}
+
+describe('queries and mutations', () => {
+  it('answer with the REST shapes, built by the same functions', async () => {
+    expect(await client.conversations.get.query({ id: 'c1' })).toEqual(conversationReply(waiting));
+    expect(await client.conversations.list.query({ limit: 10 })).toEqual(conversationListReply(await agent.listConversations({ limit: 10 })));
+    expect(await client.conversations.create.mutate({ message: 'add resource web-1 with value 5' })).toEqual(
+      conversationReply(waiting, { response: 'Approval required', waitingApproval: true, approval: approvalRecord() }),
+    );
+    expect(await client.conversations.create.mutate({})).toEqual(conversationReply(waiting));
+    expect(await client.conversations.send.mutate({ conversationId: 'c1', message: 'hi' })).toMatchObject({ result: { response: 'ok', waiting_approval: false } });
+    expect(await client.approvals.resolve.mutate({ uuid: 'u1', approved: false })).toMatchObject({ result: { response: 'rejected' } });
+    expect(await client.tools.list.query()).toEqual(toolListReply(await agent.listTools()));
+  });
+
+  it('refuse bad input with BAD_REQUEST and a message naming the field', async () => {
+    const empty = await trpcError(client.conversations.send.mutate({ conversationId: 'c1', message: '   ' }));
+    expect(empty.data?.code).toBe('BAD_REQUEST');
+    expect(empty.message).toBe('message: must not be empty');
+    const tooMany = await trpcError(client.conversations.list.query({ limit: 501 }));
+    expect(tooMany.data?.httpStatus).toBe(400);
+    expect(tooMany.message).toMatch(/^limit: /);
+  });
+
+  it('map backend failures to REST’s codes and messages, without stack traces', async () => {
+    const missing = await trpcError(client.conversations.get.query({ id: 'nope' }));
+    expect(missing.data).toMatchObject({ code: 'NOT_FOUND', httpStatus: 404 });
+    expect(missing.message).toBe('conversation nope not found');
+    const outage = await trpcError(client.conversations.send.mutate({ conversationId: 'c1', message: 'outage' }));
+    expect(outage.data).toMatchObject({ code: 'SERVICE_UNAVAILABLE', httpStatus: 503 });
+    expect(outage.message).toBe('service unavailable: SendMessage on the orchestrator failed: No connection established. Last error: connect ECONNREFUSED 127.0.0.1:7104.');
+    expect(JSON.stringify(outage.data)).not.toContain('stack');
+  });
+
+  it('answer a decision made earlier with CONFLICT and REST’s 409 body in data.conflict', async () => {
+    const conflict = await trpcError(client.approvals.resolve.mutate({ uuid: 'decided', approved: true }));
+    expect(conflict.data).toMatchObject({ code: 'CONFLICT', httpStatus: 409, conflict: { decision: 'approved', approval: { uuid: 'decided', tool_name: 'resources_add' } } });
+    expect(conflict.message).toBe('approval decided was already approved at 2025-01-15T10:02:40.000Z');
+  });
+
+  it('make a session id for new work and leave calls about a conversation to its stored one', async () => {
+    await client.conversations.create.mutate({});
+    expect(sessions.create).toMatch(/^[0-9a-f]{8}$/);
+    await client.conversations.get.query({ id: 'c1' });
+    expect(sessions.get).toBe('');
+    await trpcClient(url, { 'X-Session-ID': 'C0FFEE42' }).conversations.create.mutate({});
+    expect(sessions.create).toBe('c0ffee42');
+  });
+});
+
+describe('subscriptions', () => {
+  afterEach(() => {
+    feed.pending = [];
+  });
+
+  const added = (content: string) => ({ conversationId: 'c1', messageAdded: messageRecord({ id: `m-${content}`, content }) });
+  const contentOf = (update: ConversationUpdate) => (update.kind === 'message_added' ? update.message.content : update.kind);
+
+  it('conversation.events: a snapshot, stored events tracked by id, live events untracked', async () => {
+    const watch = record<ConversationUpdate>((callbacks) => client.conversation.events.subscribe({ conversationId: 'c1' }, callbacks));
+    await vi.waitFor(() => expect(watch.items).toHaveLength(1));
+    expect(watch.items[0]).toEqual({ data: { kind: 'snapshot', conversation: conversationReply(waiting).conversation } });
+    const stored = feed.store(added('first'));
+    feed.publish({ conversationId: 'c1', textDelta: { text: 'Do' } });
+    feed.store({ conversationId: 'other', messageAdded: messageRecord() });
+    await vi.waitFor(() => expect(watch.items).toHaveLength(3));
+    const open = feed.openWatches;
+    watch.stop();
+    // The server lets go of the store's stream when the client leaves (at its next event).
+    await vi.waitFor(() => {
+      feed.publish({ conversationId: 'c1', textDelta: { text: '.' } });
+      expect(feed.openWatches).toBe(open - 1);
+    });
+    expect(watch.items[1]).toEqual({ id: String(stored.id), data: expect.objectContaining({ id: stored.id, kind: 'message_added', conversation_id: 'c1' }) });
+    expect(watch.items[2]).toEqual({ data: expect.objectContaining({ id: 0, kind: 'text_delta', text: 'Do' }) });
+  });
+
+  it('conversation.events: an unknown conversation ends the subscription with NOT_FOUND', async () => {
+    const watch = record<ConversationUpdate>((callbacks) => client.conversation.events.subscribe({ conversationId: 'nope' }, callbacks));
+    await vi.waitFor(() => expect(watch.errors).toHaveLength(1));
+    expect(watch.errors[0]!.data?.code).toBe('NOT_FOUND');
+    expect(watch.errors[0]!.message).toBe('conversation nope not found');
+  });
+
+  it('conversation.events: after a dropped connection, resumes after the last stored event and gets exactly what it missed, in order', async () => {
+    const watch = record<ConversationUpdate>((callbacks) => client.conversation.events.subscribe({ conversationId: 'c1' }, callbacks));
+    await vi.waitFor(() => expect(watch.items).toHaveLength(1));
+    const before = feed.store(added('before'));
+    feed.publish({ conversationId: 'c1', textDelta: { text: 'live, sent before the drop' } });
+    await vi.waitFor(() => expect(watch.items).toHaveLength(3));
+    const watchesBefore = feed.watchRequests.length;
+
+    dropConnections();
+    // Stored while nobody was connected: the store keeps them. A live event now reaches no one.
+    feed.store(added('missed-1'));
+    feed.publish({ conversationId: 'c1', textDelta: { text: 'live, lost with the connection' } });
+    feed.store(added('missed-2'));
+    await vi.waitFor(() => expect(watch.items.length).toBeGreaterThanOrEqual(5), { timeout: 10_000 });
+    feed.store(added('after'));
+    await vi.waitFor(() => expect(watch.items).toHaveLength(6));
+    watch.stop();
+
+    // The link reconnected naming the last stored event it had, not the live one after it.
+    expect(feed.watchRequests.slice(watchesBefore)).toEqual([{ conversationId: 'c1', afterId: before.id }]);
+    expect(watch.items.map((item) => contentOf(item.data))).toEqual(['snapshot', 'before', 'text_delta', 'missed-1', 'missed-2', 'after']);
+    // No second snapshot, nothing twice; every stored event kept its id.
+    expect(watch.items.filter((item) => item.id !== undefined).map((item) => Number(item.id))).toEqual(feed.stored.filter((event) => event.conversationId === 'c1' && event.id >= before.id).map((event) => event.id));
+  }, 20_000);
+
+  it('approvals.pending: the pending ones, then requests and resolutions of any conversation, and nothing else', async () => {
+    feed.pending = [approvalRecord({ uuid: 'u-old', conversationId: 'c0' })];
+    const watch = record<PendingApprovalUpdate>((callbacks) => client.approvals.pending.subscribe(undefined, callbacks));
+    await vi.waitFor(() => expect(watch.items).toHaveLength(1));
+    expect(watch.items[0]!.data).toMatchObject({ kind: 'snapshot', approvals: [{ uuid: 'u-old', conversation_id: 'c0' }] });
+    feed.store({ conversationId: 'c2', messageAdded: messageRecord() });
+    const requested = feed.store({ conversationId: 'c2', approvalRequested: approvalRecord({ uuid: 'u-new', conversationId: 'c2' }) });
+    feed.store({ conversationId: 'c0', approvalResolved: approvalRecord({ uuid: 'u-old', conversationId: 'c0', status: ApprovalStatus.APPROVAL_STATUS_REJECTED }) });
+    await vi.waitFor(() => expect(watch.items).toHaveLength(3));
+    watch.stop();
+    expect(watch.items[1]).toEqual({ id: String(requested.id), data: expect.objectContaining({ kind: 'approval_requested', approval: expect.objectContaining({ uuid: 'u-new' }) }) });
+    expect(watch.items[2]!.data).toMatchObject({ kind: 'approval_resolved', decision: 'rejected', approval: { uuid: 'u-old' } });
+  });
+
+  it('approvals.pending: resumes after a drop with the approval events it missed, without a new snapshot', async () => {
+    const watch = record<PendingApprovalUpdate>((callbacks) => client.approvals.pending.subscribe(undefined, callbacks));
+    await vi.waitFor(() => expect(watch.items).toHaveLength(1));
+    const first = feed.store({ conversationId: 'c5', approvalRequested: approvalRecord({ uuid: 'u5', conversationId: 'c5' }) });
+    await vi.waitFor(() => expect(watch.items).toHaveLength(2));
+    const watchesBefore = feed.watchRequests.length;
+    dropConnections();
+    feed.store({ conversationId: 'c5', approvalResolved: approvalRecord({ uuid: 'u5', conversationId: 'c5', status: ApprovalStatus.APPROVAL_STATUS_APPROVED }) });
+    await vi.waitFor(() => expect(watch.items).toHaveLength(3), { timeout: 10_000 });
+    watch.stop();
+    expect(feed.watchRequests.slice(watchesBefore)).toEqual([{ afterId: first.id }]);
+    expect(watch.items.map((item) => item.data.kind)).toEqual(['snapshot', 'approval_requested', 'approval_resolved']);
+  }, 20_000);
+});

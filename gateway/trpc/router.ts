@@ -1,0 +1,92 @@
+import { tracked } from '@trpc/server';
+import type { Agent } from '../app/agent.js';
+import { watchConversation, type ConversationUpdate } from '../app/conversation-updates.js';
+import type { EventFeed } from '../app/event-feed.js';
+import { isResumable } from '../app/events.js';
+import { watchPendingApprovals, type PendingApprovalUpdate } from '../app/pending-approval-updates.js';
+import { approvalReply, conversationListReply, conversationReply, toolListReply, type ApprovalConflictReply, type ConversationReply } from '../rest/replies.js';
+import { ApprovalConflict, trpcErrorOf } from './errors.js';
+import { conversationProcedure, newWorkProcedure, router, subscriptionProcedure } from './init.js';
+import { conversationEventsInput, conversationInput, newConversationInput, pageInput, pendingApprovalsInput, resolveInput, sendInput } from './inputs.js';
+
+/**
+ * The tRPC face of the gateway: REST's operations with REST's JSON shapes (they are built by
+ * the same functions), and the live event streams as subscriptions over SSE.
+ *
+ * Resuming: stored events are sent with `tracked(id, event)`, so the SSE link reconnects
+ * with the last stored id and the store replays everything after it. Live-only events
+ * (`text_delta`, `tool_call_*`, store id 0) and snapshots are sent untracked: tRPC then
+ * blanks the SSE id for that message and restores the last tracked one right after it, so
+ * a reconnect still names the last stored event. A live event has nothing to resume from —
+ * the store never replays it, and its text arrives again, whole, as `message_added`.
+ */
+export interface AppRouterDependencies {
+  agent: Agent;
+  feed: EventFeed;
+}
+
+/** Maps the failures of a stream that had begun to tRPC errors (a TRPCError passes unchanged). */
+async function* withTrpcErrors<T>(updates: AsyncGenerator<T, void>): AsyncGenerator<T, void> {
+  try {
+    yield* updates;
+  } catch (error) {
+    throw trpcErrorOf(error);
+  }
+}
+
+function trackStored<T extends ConversationUpdate | PendingApprovalUpdate>(update: T) {
+  return update.kind !== 'snapshot' && isResumable(update) ? tracked(String(update.id), update) : update;
+}
+
+export function createAppRouter({ agent, feed }: AppRouterDependencies) {
+  return router({
+    conversations: router({
+      create: newWorkProcedure.input(newConversationInput).mutation(async ({ input }): Promise<ConversationReply> => {
+        const { conversation, result } = await agent.createConversation(input?.message);
+        return conversationReply(conversation, result);
+      }),
+      list: newWorkProcedure.input(pageInput).query(async ({ input }) => conversationListReply(await agent.listConversations(input))),
+      get: conversationProcedure.input(conversationInput).query(async ({ input }) => conversationReply(await agent.getConversation(input.id))),
+      send: conversationProcedure.input(sendInput).mutation(async ({ input }): Promise<ConversationReply> => {
+        const { conversation, result } = await agent.sendMessage(input.conversationId, input.message);
+        return conversationReply(conversation, result);
+      }),
+    }),
+
+    approvals: router({
+      /** 409 (CONFLICT) for an approval decided earlier; its `data.conflict` has REST's decision and approval. */
+      resolve: conversationProcedure.input(resolveInput).mutation(async ({ input }): Promise<ConversationReply> => {
+        const reply = approvalReply(input.uuid, await agent.resolveApproval(input.uuid, input.approved ? 'approved' : 'rejected'));
+        if (reply.status === 409) throw new ApprovalConflict(reply.body as ApprovalConflictReply);
+        return reply.body as ConversationReply;
+      }),
+      pending: subscriptionProcedure.input(pendingApprovalsInput).subscription(async function* ({ input, signal }) {
+        let updates: AsyncGenerator<PendingApprovalUpdate, void>;
+        try {
+          updates = await watchPendingApprovals(feed, { afterId: input?.lastEventId ?? 0, signal });
+        } catch (error) {
+          throw trpcErrorOf(error);
+        }
+        for await (const update of withTrpcErrors(updates)) yield trackStored(update);
+      }),
+    }),
+
+    conversation: router({
+      events: subscriptionProcedure.input(conversationEventsInput).subscription(async function* ({ input, signal }) {
+        let updates: AsyncGenerator<ConversationUpdate, void>;
+        try {
+          ({ updates } = await watchConversation({ feed, getConversation: (id) => agent.getConversation(id) }, { conversationId: input.conversationId, afterId: input.lastEventId, signal }));
+        } catch (error) {
+          throw trpcErrorOf(error);
+        }
+        for await (const update of withTrpcErrors(updates)) yield trackStored(update);
+      }),
+    }),
+
+    tools: router({
+      list: newWorkProcedure.query(async () => toolListReply(await agent.listTools())),
+    }),
+  });
+}
+
+export type AppRouter = ReturnType<typeof createAppRouter>;

@@ -1,0 +1,51 @@
+import { readFileSync } from 'node:fs';
+import { parse } from 'yaml';
+import { z } from 'zod';
+import { ConfigError } from '../../services/common/config/load.js';
+
+/**
+ * `config/web.yaml` of `asg web` (seed 000 "Web Chat Frontend", FR-027): where the chat is
+ * served and which agent it talks to.
+ */
+export const webConfigSchema = z
+  .object({
+    host: z.string().min(1).default('0.0.0.0'),
+    port: z.number().int().min(0).max(65535).default(3000),
+    /** The agent's base URL (its REST API, tRPC router and events). */
+    agent_url: z
+      .url({ protocol: /^https?$/, error: 'expected an http:// or https:// URL' })
+      .default('http://localhost:8080')
+      .transform((url) => url.replace(/\/+$/, '')),
+  })
+  .strict();
+
+export type WebConfig = z.infer<typeof webConfigSchema>;
+
+function describeIssue(issue: z.core.$ZodIssue): string {
+  const path = issue.path.length > 0 ? issue.path.map(String).join('.') : '(top level)';
+  if (issue.code === 'unrecognized_keys') return `${path}: unknown field${issue.keys.length > 1 ? 's' : ''} ${issue.keys.map((key) => `"${key}"`).join(', ')} (expected host, port, agent_url)`;
+  return `${path}: ${issue.message}`;
+}
+
+/** Validates parsed YAML; every problem is reported as `file: path: what was expected`. */
+export function parseWebConfig(raw: unknown, file: string): WebConfig {
+  const result = webConfigSchema.safeParse(raw ?? {});
+  if (result.success) return result.data;
+  throw new ConfigError(`invalid web configuration\n${result.error.issues.map((issue) => `${file}: ${describeIssue(issue)}`).join('\n')}`);
+}
+
+export function loadWebConfig(file: string): WebConfig {
+  let text: string;
+  try {
+    text = readFileSync(file, 'utf8');
+  } catch (error) {
+    throw new ConfigError(`${file}: cannot read the web configuration file (${(error as NodeJS.ErrnoException).code ?? String(error)})`);
+  }
+  let raw: unknown;
+  try {
+    raw = parse(text);
+  } catch (error) {
+    throw new ConfigError(`${file}: not valid YAML: ${(error as Error).message.split('\n')[0]}`);
+  }
+  return parseWebConfig(raw, file);
+}

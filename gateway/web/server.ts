@@ -1,0 +1,50 @@
+import { createServer } from 'node:http';
+import type { AddressInfo } from 'node:net';
+import express, { type NextFunction, type Request, type Response } from 'express';
+import type { Logger } from '../../services/common/log.js';
+import { requestScopeMiddleware } from '../http/request-scope.js';
+import { reachableUrl } from '../index.js';
+import { agentProxy } from './agent-proxy.js';
+import type { WebConfig } from './config.js';
+import { seedRoutes } from './seed-routes.js';
+import { webAppRouter } from './static-app.js';
+
+export interface WebServer {
+  url: string;
+  stop(): Promise<void>;
+}
+
+/**
+ * `asg web`: the chat on its own port in front of an agent (seed 000's `cmd/web`). The
+ * built app at `/`, the seed's `/api/*` routes, and everything else — `/trpc` above all —
+ * passed on to `agent_url`, so the same app works here and on the agent's own port.
+ */
+export async function startWebServer(options: { config: WebConfig; dist: string; log: Logger }): Promise<WebServer> {
+  const { config, dist, log } = options;
+  const app = express();
+  app.disable('x-powered-by');
+  app.use(requestScopeMiddleware(log));
+  app.use(webAppRouter(dist));
+  app.use(seedRoutes(config.agent_url));
+  app.use(agentProxy(config.agent_url));
+  app.use((error: unknown, _req: Request, res: Response, next: NextFunction) => {
+    log.error('unhandled request error', { error: error instanceof Error ? error.message : String(error) });
+    if (res.headersSent) return next(error);
+    res.status(500).json({ error: 'internal error' });
+  });
+  const server = createServer(app);
+  await new Promise<void>((resolve, reject) => {
+    server.once('error', (error) => reject(new Error(`web server cannot listen on ${config.host}:${config.port}: ${error.message}`)));
+    server.listen({ host: config.host, port: config.port }, resolve);
+  });
+  const url = reachableUrl(config.host, (server.address() as AddressInfo).port);
+  return {
+    url,
+    stop: () =>
+      new Promise<void>((resolve) => {
+        server.close(() => resolve());
+        // Open event streams would hold close() open indefinitely.
+        server.closeAllConnections();
+      }),
+  };
+}

@@ -1,0 +1,67 @@
+/** One server-sent event as a client sees it (HTML's event stream interpretation, without retry). */
+export interface SseEvent {
+  /** The `id:` of this message, when it had one. */
+  id?: string;
+  event: string;
+  data: string;
+}
+
+/** Splits a complete event-stream text into events; comments and blank-data messages are dropped. */
+export function parseSse(text: string): SseEvent[] {
+  const events: SseEvent[] = [];
+  for (const block of text.split(/\r?\n\r?\n/)) {
+    let id: string | undefined;
+    let event = 'message';
+    const data: string[] = [];
+    for (const line of block.split(/\r?\n/)) {
+      if (line === '' || line.startsWith(':')) continue;
+      const colon = line.indexOf(':');
+      const field = colon < 0 ? line : line.slice(0, colon);
+      const value = colon < 0 ? '' : line.slice(colon + 1).replace(/^ /, '');
+      if (field === 'id') id = value;
+      else if (field === 'event') event = value;
+      else if (field === 'data') data.push(value);
+    }
+    if (data.length > 0) events.push({ ...(id !== undefined && { id }), event, data: data.join('\n') });
+  }
+  return events;
+}
+
+export interface SseSession {
+  status: number;
+  headers: Headers;
+  /** Every complete event so far. */
+  events: SseEvent[];
+  /** The body text when the answer was not an event stream (an error). */
+  text?: string;
+  close(): void;
+}
+
+/** Opens an event stream and keeps reading it in the background until `close()`. */
+export async function openSse(url: string, headers: Record<string, string> = {}): Promise<SseSession> {
+  const abort = new AbortController();
+  const response = await fetch(url, { headers: { accept: 'text/event-stream', ...headers }, signal: abort.signal });
+  const session: SseSession = { status: response.status, headers: response.headers, events: [], close: () => abort.abort() };
+  if (!response.headers.get('content-type')?.startsWith('text/event-stream')) {
+    session.text = await response.text();
+    return session;
+  }
+  const reader = response.body!.pipeThrough(new TextDecoderStream()).getReader();
+  let buffer = '';
+  void (async () => {
+    try {
+      for (;;) {
+        const { value, done } = await reader.read();
+        if (done) return;
+        buffer += value;
+        const end = buffer.lastIndexOf('\n\n');
+        if (end < 0) continue;
+        session.events.push(...parseSse(buffer.slice(0, end)));
+        buffer = buffer.slice(end + 2);
+      }
+    } catch {
+      /* closed */
+    }
+  })();
+  return session;
+}

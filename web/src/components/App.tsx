@@ -1,0 +1,124 @@
+import { useCallback, useEffect, useRef, useState } from 'react';
+import type { ConversationJson } from '../api-types.js';
+import { useConversation } from '../hooks/use-conversation.js';
+import { useConversations } from '../hooks/use-conversations.js';
+import { usePendingApprovals } from '../hooks/use-pending-approvals.js';
+import { useRoute } from '../hooks/use-route.js';
+import { api, errorText } from '../trpc.js';
+import { ChatView, NewChatView } from './ChatView.js';
+import { ConversationList } from './ConversationList.js';
+import { PendingPanel } from './PendingPanel.js';
+
+/** On a phone one panel shows at a time; wider screens show all three side by side. */
+type PhoneView = 'list' | 'chat' | 'pending';
+
+export function App() {
+  const { conversationId, open } = useRoute();
+  const { conversations, error: listError, refresh } = useConversations();
+  const { chat, loadError, live, replace } = useConversation(conversationId);
+  const { pending, error: pendingError } = usePendingApprovals();
+  const [sending, setSending] = useState<{ conversationId?: string; text: string }>();
+  const [sendError, setSendError] = useState<string>();
+  const [view, setView] = useState<PhoneView>('chat');
+  const openId = useRef(conversationId);
+  openId.current = conversationId;
+
+  // The list shows statuses: read it again when something it shows has changed.
+  const status = chat.conversation?.status;
+  useEffect(() => {
+    void refresh();
+  }, [pending, status, refresh]);
+
+  const openConversation = useCallback(
+    (id?: string) => {
+      setSendError(undefined);
+      open(id);
+      setView('chat');
+    },
+    [open],
+  );
+
+  const decided = useCallback(
+    (conversation: ConversationJson) => {
+      if (conversation.id === openId.current) replace(conversation);
+      void refresh();
+    },
+    [replace, refresh],
+  );
+
+  const send = async (text: string) => {
+    setSendError(undefined);
+    let id = conversationId;
+    setSending({ conversationId: id, text });
+    try {
+      if (!id) {
+        // Created first and opened, so that the chat watches it while the first turn runs.
+        id = (await api.conversations.create.mutate({})).conversation.id;
+        setSending({ conversationId: id, text });
+        open(id);
+      }
+      const reply = await api.conversations.send.mutate({ conversationId: id, message: text });
+      if (reply.conversation.id === openId.current) replace(reply.conversation);
+    } catch (error) {
+      setSendError(errorText(error));
+    } finally {
+      setSending(undefined);
+      void refresh();
+    }
+  };
+
+  const pendingCount = pending.size;
+  return (
+    <div className="app" data-view={view}>
+      <header className="topbar">
+        <h1>
+          <Logo /> <span className="title">Agent Stop and Go</span>
+        </h1>
+        <nav className="phone-tabs" aria-label="Views">
+          <button type="button" className={view === 'list' ? 'active' : ''} onClick={() => setView('list')}>
+            Chats
+          </button>
+          <button type="button" className={view === 'chat' ? 'active' : ''} onClick={() => setView('chat')}>
+            Chat
+          </button>
+          <button type="button" className={view === 'pending' ? 'active' : ''} onClick={() => setView('pending')}>
+            Pending{pendingCount > 0 && <span className="count">{pendingCount}</span>}
+          </button>
+        </nav>
+      </header>
+      <aside className="sidebar">
+        <ConversationList conversations={conversations} selectedId={conversationId} error={listError} onOpen={openConversation} onNew={() => openConversation(undefined)} />
+      </aside>
+      <main className="chat">
+        {conversationId ? (
+          <ChatView
+            chat={chat}
+            loadError={loadError}
+            live={live}
+            sending={sending?.conversationId === conversationId ? sending.text : undefined}
+            sendError={sendError}
+            onSend={(text) => void send(text)}
+            onDismissSendError={() => setSendError(undefined)}
+            onDecided={decided}
+          />
+        ) : (
+          <NewChatView sending={sending?.text} sendError={sendError} onSend={(text) => void send(text)} onDismissSendError={() => setSendError(undefined)} />
+        )}
+      </main>
+      <aside className="pending">
+        <PendingPanel pending={pending} error={pendingError} onOpen={openConversation} onDecided={decided} />
+      </aside>
+    </div>
+  );
+}
+
+/** Stop (two bars) and go (a triangle): drawn, so it needs no font. */
+function Logo() {
+  return (
+    <svg className="logo" viewBox="0 0 24 24" width="18" height="18" aria-hidden>
+      <rect x="2" y="5" width="3.5" height="14" rx="1" />
+      <rect x="7.5" y="5" width="3.5" height="14" rx="1" />
+      <path d="M14 5.5v13a.8.8 0 0 0 1.2.7l7.4-6.5a.9.9 0 0 0 0-1.4l-7.4-6.5a.8.8 0 0 0-1.2.7z" />
+    </svg>
+  );
+}

@@ -1,0 +1,58 @@
+import type { MessageJson } from '../api-types.js';
+import { Collapsible, prettyJson } from './Collapsible.js';
+
+function NodeName({ node }: { node?: string }) {
+  return node ? <span className="node-name" title="agent-tree node">{node}</span> : null;
+}
+
+/** One stored message: user and assistant text, a tool call with its arguments, a tool's result. */
+export function MessageItem({ message }: { message: MessageJson }) {
+  const call = message.tool_call;
+  if (message.role === 'system') {
+    return (
+      <div className="message message-system" data-testid="message" data-role="system">
+        <Collapsible summary="system" text={message.content} />
+      </div>
+    );
+  }
+  if (message.role === 'tool' && call) {
+    const failed = call.is_error === true;
+    return (
+      <div className={`message message-tool ${failed ? 'failed' : ''}`} data-testid="message" data-role="tool">
+        <div className="tool-head">
+          <span className="tool-icon" aria-hidden>
+            {failed ? '⚠' : '✓'}
+          </span>
+          <span>
+            <code>{call.name}</code> {failed ? 'failed' : 'returned'}
+          </span>
+          <NodeName node={message.node} />
+        </div>
+        <Collapsible summary="output" text={call.result ?? message.content} className="tool-output" />
+      </div>
+    );
+  }
+  if (message.role === 'assistant' && call) {
+    return (
+      <div className="message message-call" data-testid="message" data-role="tool-call">
+        <div className="tool-head">
+          <span className="tool-icon" aria-hidden>
+            ⚙
+          </span>
+          <span>
+            calls <code>{call.name}</code>
+          </span>
+          <NodeName node={message.node} />
+        </div>
+        {message.content && <p className="call-note">{message.content}</p>}
+        <Collapsible summary="arguments" text={prettyJson(call.arguments)} className="tool-arguments" />
+      </div>
+    );
+  }
+  return (
+    <div className={`message message-${message.role}`} data-testid="message" data-role={message.role}>
+      <NodeName node={message.node} />
+      <div className="bubble">{message.content}</div>
+    </div>
+  );
+}

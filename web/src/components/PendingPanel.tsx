@@ -1,0 +1,28 @@
+import type { ConversationJson } from '../api-types.js';
+import { pendingList, type PendingSet } from '../state/pending-approvals.js';
+import { ApprovalCard } from './ApprovalCard.js';
+import { ErrorNote } from './ErrorNote.js';
+
+/** Every approval waiting anywhere, live: they appear when requested and go when decided, by anyone. */
+export function PendingPanel({ pending, error, onOpen, onDecided }: { pending: PendingSet; error?: string; onOpen(conversationId: string): void; onDecided(conversation: ConversationJson): void }) {
+  const approvals = pendingList(pending);
+  return (
+    <section className="pending-panel" data-testid="pending-panel" aria-label="Pending approvals">
+      <div className="panel-head">
+        <h2>
+          Pending approvals <span className="count">{approvals.length}</span>
+        </h2>
+      </div>
+      <ErrorNote text={error} />
+      {approvals.length === 0 && <p className="placeholder">Nothing waits for a decision.</p>}
+      {approvals.map((approval) => (
+        <div key={approval.uuid} className="pending-item" data-testid="pending-approval" data-uuid={approval.uuid}>
+          <ApprovalCard approval={approval} onDecided={onDecided} compact />
+          <button type="button" className="link-button" onClick={() => onOpen(approval.conversation_id)}>
+            Open conversation {approval.conversation_id.slice(0, 8)}
+          </button>
+        </div>
+      ))}
+    </section>
+  );
+}
