@@ -1,7 +1,7 @@
 import { describe, expect, it } from 'vitest';
-import { ConversationStatus, type ConversationEvent, type ListConversationsRequest, type ListConversationsResponse, type WatchEventsRequest } from '../../gen/ts/asg/store/v1/store.js';
+import { ConversationStatus, type ConversationEvent, type ListPendingApprovalsRequest, type ListPendingApprovalsResponse, type WatchEventsRequest } from '../../gen/ts/asg/store/v1/store.js';
 import { GrpcStatus, RpcError } from '../../services/common/grpc/errors.js';
-import { approvalRecord, conversationRecord } from '../../test/support/store-records.js';
+import { approvalRecord } from '../../test/support/store-records.js';
 import { createEventFeed, WATCH_STREAM_MS } from './event-feed.js';
 
 const WATCH = '/asg.store.v1.ConversationStoreService/WatchEvents';
@@ -16,7 +16,7 @@ async function collect<T>(iterable: AsyncIterable<T>, count: number): Promise<T[
   return seen;
 }
 
-const unusedList = async (): Promise<ListConversationsResponse> => {
+const unusedList = async (): Promise<ListPendingApprovalsResponse> => {
   throw new Error('not called');
 };
 
@@ -30,7 +30,7 @@ describe('EventFeed.watch', () => {
           yield { event: event(request.afterId + 1) };
         })();
       },
-      listConversations: unusedList,
+      listPendingApprovals: unusedList,
     });
     expect((await collect(feed.watch({ conversationId: 'c1', afterId: 4 }), 1)).map((e) => e.id)).toEqual([5]);
     await collect(feed.watch({ afterId: 0 }), 1);
@@ -54,56 +54,41 @@ describe('EventFeed.watch', () => {
           yield { event: event(4) };
         })();
       },
-      listConversations: unusedList,
+      listPendingApprovals: unusedList,
     });
     expect((await collect(feed.watch({ afterId: 1 }), 3)).map((e) => e.id)).toEqual([3, 0, 4]);
     expect(requests).toEqual([1, 3]);
   });
 
   it('fails with UNAVAILABLE when the store ends the stream, and passes other failures on', async () => {
-    const ended = createEventFeed({ watchEvents: () => (async function* () {})(), listConversations: unusedList });
+    const ended = createEventFeed({ watchEvents: () => (async function* () {})(), listPendingApprovals: unusedList });
     await expect(collect(ended.watch({ afterId: 0 }), 1)).rejects.toMatchObject({ code: GrpcStatus.UNAVAILABLE });
     const broken = createEventFeed({
       watchEvents: () =>
         (async function* () {
           throw new RpcError(GrpcStatus.UNIMPLEMENTED, 'unknown method', WATCH);
         })(),
-      listConversations: unusedList,
+      listPendingApprovals: unusedList,
     });
     await expect(collect(broken.watch({ afterId: 0 }), 1)).rejects.toMatchObject({ code: GrpcStatus.UNIMPLEMENTED });
   });
 });
 
 describe('EventFeed.pendingApprovals', () => {
-  it('collects the approvals of waiting conversations and stops once it has seen them all', async () => {
-    const pages: Record<string, ListConversationsResponse> = {
-      '': {
-        conversations: [
-          conversationRecord({ id: 'c3' }),
-          conversationRecord({ id: 'c2', status: ConversationStatus.CONVERSATION_STATUS_WAITING_APPROVAL, pendingApprovals: [approvalRecord({ uuid: 'u2a' }), approvalRecord({ uuid: 'u2b' })] }),
-        ],
-        nextPageToken: 'p2',
-        summary: { total: 40, active: 38, waitingApproval: 2, completed: 0 },
-      },
-      p2: {
-        conversations: [conversationRecord({ id: 'c1', status: ConversationStatus.CONVERSATION_STATUS_WAITING_APPROVAL, pendingApproval: approvalRecord({ uuid: 'u1' }) })],
-        nextPageToken: 'p3',
-        summary: { total: 40, active: 38, waitingApproval: 2, completed: 0 },
-      },
+  it('reads every page of the store\'s pending approvals, oldest first', async () => {
+    const pages: Record<string, ListPendingApprovalsResponse> = {
+      '': { approvals: [approvalRecord({ uuid: 'u1' }), approvalRecord({ uuid: 'u2' })], nextPageToken: 'p2' },
+      p2: { approvals: [approvalRecord({ uuid: 'u3' })], nextPageToken: '' },
     };
-    const asked: ListConversationsRequest[] = [];
+    const asked: ListPendingApprovalsRequest[] = [];
     const feed = createEventFeed({
       watchEvents: () => (async function* () {})(),
-      listConversations: async (request) => {
+      listPendingApprovals: async (request) => {
         asked.push(request);
         return pages[request.pageToken]!;
       },
     });
-    expect((await feed.pendingApprovals()).map((approval) => approval.uuid)).toEqual(['u2a', 'u2b', 'u1']);
-    // Page p3 was never read: both waiting conversations had been seen.
-    expect(asked.map((request) => [request.pageToken, request.includeMessages])).toEqual([
-      ['', false],
-      ['p2', false],
-    ]);
+    expect((await feed.pendingApprovals()).map((approval) => approval.uuid)).toEqual(['u1', 'u2', 'u3']);
+    expect(asked.map((request) => request.pageToken)).toEqual(['', 'p2']);
   });
 });

@@ -1,4 +1,4 @@
-import { ConversationStatus, type ConversationEvent, type PendingApproval } from '../../gen/ts/asg/store/v1/store.js';
+import type { ConversationEvent, PendingApproval } from '../../gen/ts/asg/store/v1/store.js';
 import { GrpcStatus, isCode, unavailable } from '../../services/common/grpc/errors.js';
 import type { ConversationStoreClient } from '../backends.js';
 
@@ -13,7 +13,7 @@ import type { ConversationStoreClient } from '../backends.js';
 export const WATCH_STREAM_MS = 60 * 60_000;
 
 /** ListConversations' largest page: the fewest round trips when looking for waiting conversations. */
-const PENDING_SCAN_PAGE_SIZE = 500;
+const PENDING_PAGE_SIZE = 500;
 
 export interface WatchRequest {
   /** Empty or absent: every conversation. */
@@ -33,7 +33,7 @@ export interface EventFeed {
   pendingApprovals(): Promise<PendingApproval[]>;
 }
 
-export function createEventFeed(store: Pick<ConversationStoreClient, 'watchEvents' | 'listConversations'>): EventFeed {
+export function createEventFeed(store: Pick<ConversationStoreClient, 'watchEvents' | 'listPendingApprovals'>): EventFeed {
   return {
     watch: ({ conversationId = '', afterId }) => ({
       async *[Symbol.asyncIterator]() {
@@ -58,25 +58,16 @@ export function createEventFeed(store: Pick<ConversationStoreClient, 'watchEvent
     }),
 
     async pendingApprovals() {
-      // The store has no index-backed "every pending approval" query yet, so this reads the
-      // conversation list (without messages), newest first, and stops as soon as it has seen
-      // as many waiting conversations as the store's own counts say there are. A store RPC
-      // over the approvals' status index would make this one query.
+      // Read through the store's index of pending approvals, a page at a time: what waits
+      // for a human is few, whatever the number of conversations.
       const approvals: PendingApproval[] = [];
-      let waitingSeen = 0;
       let pageToken = '';
-      for (;;) {
-        const page = await store.listConversations({ pageSize: PENDING_SCAN_PAGE_SIZE, pageToken, includeMessages: false });
-        for (const conversation of page.conversations) {
-          if (conversation.status !== ConversationStatus.CONVERSATION_STATUS_WAITING_APPROVAL) continue;
-          waitingSeen += 1;
-          const pending = conversation.pendingApprovals.length > 0 ? conversation.pendingApprovals : conversation.pendingApproval ? [conversation.pendingApproval] : [];
-          approvals.push(...pending);
-        }
-        const waitingTotal = page.summary?.waitingApproval ?? Infinity;
-        if (!page.nextPageToken || waitingSeen >= waitingTotal) return approvals;
+      do {
+        const page = await store.listPendingApprovals({ pageSize: PENDING_PAGE_SIZE, pageToken });
+        approvals.push(...page.approvals);
         pageToken = page.nextPageToken;
-      }
+      } while (pageToken !== '');
+      return approvals;
     },
   };
 }

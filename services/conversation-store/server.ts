@@ -148,6 +148,10 @@ const schemas = {
   startApprovalExecution: z.object({ uuid: approvalUuid }),
   finishApprovalExecution: z.object({ uuid: approvalUuid, success: z.boolean(), messages }),
   listUnfinishedApprovals: z.object({ conversationId }),
+  listPendingApprovals: z.object({
+    pageSize: z.number().int().min(0, `from 1 to ${MAX_PAGE_SIZE}, or 0 for the default`).max(MAX_PAGE_SIZE, `at most ${MAX_PAGE_SIZE}`),
+    pageToken: z.string(),
+  }),
   markApprovalInterrupted: z.object({
     uuid: approvalUuid,
     minAgeMs: z.number().int().min(0, 'milliseconds, 0 or more'),
@@ -218,6 +222,7 @@ export function conversationStoreHandlers(storage: ConversationStorage, feed: Ev
       const approval = await storage.finishApprovalExecution(validated('finishApprovalExecution', request));
       return { approval, conversation: await conversationOf(approval.conversationId) };
     },
+    listPendingApprovals: async (request) => storage.listPendingApprovals(validated('listPendingApprovals', request)),
     listUnfinishedApprovals: async (request) => ({
       approvals: await storage.listUnfinishedApprovals(validated('listUnfinishedApprovals', request).conversationId),
     }),

@@ -26,7 +26,9 @@ const SESSION = 'a1b2c3d4';
 const DROP_SCHEMA_5 =
   'ALTER TABLE conversations DROP COLUMN a2a_dialect; ALTER TABLE conversations DROP COLUMN a2a_context_id; ALTER TABLE approvals DROP COLUMN agent_chain;';
 /** Back to schema 5: what migration 6 added (the event log). */
-const DROP_SCHEMA_6 = 'DROP TABLE events;';
+/** Back to schema 6: what migration 7 added (the index of pending approvals); dropped first. */
+const DROP_SCHEMA_7 = 'DROP INDEX approvals_pending;';
+const DROP_SCHEMA_6 = `${DROP_SCHEMA_7} DROP TABLE events;`;
 const UNKNOWN_UUID = '00000000-0000-4000-8000-000000000000';
 
 let dir: string;
@@ -1096,5 +1098,37 @@ describe('A2A origins and agent chains', () => {
     expect((await storage.getConversation({ id: created.id, includeMessages: false })).a2aOrigin).toEqual(origin);
     const proxied = await storage.createApproval(approvalRequest(created.id, { agentChain: chain }));
     expect((await storage.getApproval(proxied.uuid)).agentChain).toEqual(chain);
+  });
+});
+
+describe('ListPendingApprovals (issue 7: the pending panel)', () => {
+  it('pages every pending approval of every conversation, oldest first, and nothing decided', async () => {
+    const uuids: string[] = [];
+    for (let i = 0; i < 5; i++) {
+      const conversation = await newConversation();
+      clock += 1000;
+      uuids.push((await storage.createApproval(approvalRequest(conversation.id, { toolCallId: `call-${i}` }))).uuid);
+    }
+    await claim(uuids[1]!, true);
+    const first = await storage.listPendingApprovals({ pageSize: 2, pageToken: '' });
+    expect(first.approvals.map((approval) => approval.uuid)).toEqual([uuids[0], uuids[2]]);
+    const second = await storage.listPendingApprovals({ pageSize: 2, pageToken: first.nextPageToken });
+    expect(second.approvals.map((approval) => approval.uuid)).toEqual([uuids[3], uuids[4]]);
+    expect(second.nextPageToken).toBe('');
+    expect((await storage.listPendingApprovals({ pageSize: 0, pageToken: '' })).approvals).toHaveLength(4);
+  });
+
+  it('refuses a page token it did not issue', async () => {
+    await expect(storage.listPendingApprovals({ pageSize: 10, pageToken: 'not-a-token' })).rejects.toMatchObject({ code: GrpcStatus.INVALID_ARGUMENT });
+  });
+
+  it('adds its index to a schema 6 database', async () => {
+    await storage.close();
+    const db = new Database(join(dir, DATABASE_FILE));
+    db.exec(DROP_SCHEMA_7);
+    db.prepare('UPDATE schema_version SET version = 6').run();
+    db.close();
+    storage = open();
+    expect((await storage.listPendingApprovals({ pageSize: 10, pageToken: '' })).approvals).toEqual([]);
   });
 });

@@ -14,6 +14,7 @@ import type {
   PendingApproval,
   StartTurnRequest,
   UpdatePipelineRequest,
+  ListPendingApprovalsRequest,
 } from '../../gen/ts/asg/store/v1/store.js';
 
 /** A page size of 0 asks for this many conversations (store.proto, ListConversationsRequest). */
@@ -106,6 +107,9 @@ export interface ConversationStorage {
 
   /** executing → done | failed with the result messages; FAILED_PRECONDITION otherwise. */
   finishApprovalExecution(request: FinishApprovalExecutionRequest): Promise<PendingApproval>;
+
+  /** Every pending approval, oldest first (created_at, uuid), a page at a time; INVALID_ARGUMENT for a foreign token. */
+  listPendingApprovals(request: ListPendingApprovalsRequest): Promise<{ approvals: PendingApproval[]; nextPageToken: string }>;
 
   /** The conversation's approvals that are approved or executing, oldest first. */
   listUnfinishedApprovals(conversationId: string): Promise<PendingApproval[]>;

@@ -15,6 +15,7 @@ import {
   type FinishApprovalExecutionRequest,
   type GetConversationRequest,
   type ListConversationsRequest,
+  type ListPendingApprovalsRequest,
   type MarkApprovalInterruptedRequest,
   type Message,
   type NewMessage,
@@ -277,6 +278,23 @@ export class SqliteConversationStorage implements ConversationStorage {
       const finished = this.moveApproval(request.uuid, 'executing', request.success ? 'done' : 'failed', 'only an executing call can finish');
       this.applyChange(this.requireConversation(finished.conversation_id), { messages: request.messages });
       return approvalFromRow(finished);
+    });
+  }
+
+  async listPendingApprovals(request: ListPendingApprovalsRequest): Promise<{ approvals: PendingApproval[]; nextPageToken: string }> {
+    const limit = Math.min(request.pageSize || DEFAULT_PAGE_SIZE, MAX_PAGE_SIZE);
+    const cursor = request.pageToken === '' ? undefined : decodePageToken(request.pageToken);
+    return this.read(() => {
+      // One row more than asked tells whether another page follows.
+      const rows = cursor
+        ? this.sql.pendingApprovalsPageAfter.all({ created_at: cursor.createdAt, uuid: cursor.id, limit: limit + 1 })
+        : this.sql.pendingApprovalsFirstPage.all(limit + 1);
+      const page = rows.slice(0, limit);
+      const last = page.at(-1);
+      return {
+        approvals: page.map(approvalFromRow),
+        nextPageToken: rows.length > limit && last ? encodePageToken({ createdAt: last.created_at, id: last.uuid }) : '',
+      };
     });
   }
 

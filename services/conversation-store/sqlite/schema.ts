@@ -110,6 +110,11 @@ const MIGRATIONS: readonly string[] = [
   );
   CREATE INDEX events_by_conversation ON events (conversation_id, id);
   `,
+  // 7: every pending approval of every conversation, oldest first, without scanning the
+  // approvals that were decided long ago (ListPendingApprovals; the web chat's pending panel).
+  `
+  CREATE INDEX approvals_pending ON approvals (created_at, uuid) WHERE status = 'pending';
+  `,
 ];
 
 export const SCHEMA_VERSION = MIGRATIONS.length;

@@ -70,6 +70,14 @@ export const SQL = {
     UPDATE approvals SET status = 'interrupted', updated_at = @now
     WHERE uuid = @uuid AND status IN ('approved', 'executing') AND updated_at <= @unchanged_since
     RETURNING *`,
+  // Keyset pages over the partial index of pending approvals (schema 7), oldest first.
+  pendingApprovalsFirstPage: `
+    SELECT * FROM approvals WHERE status = 'pending'
+    ORDER BY created_at, uuid LIMIT ?`,
+  pendingApprovalsPageAfter: `
+    SELECT * FROM approvals
+    WHERE status = 'pending' AND (created_at, uuid) > (@created_at, @uuid)
+    ORDER BY created_at, uuid LIMIT @limit`,
   selectUnfinishedApprovals: `
     SELECT * FROM approvals
     WHERE conversation_id = ? AND status IN ('approved', 'executing')
@@ -126,6 +134,8 @@ export interface Statements {
   moveApproval: Statement<[{ uuid: string; from: ApprovalStatusName; to: ApprovalStatusName; now: string }], ApprovalRow>;
   interruptApproval: Statement<[{ uuid: string; now: string; unchanged_since: string }], ApprovalRow>;
   selectUnfinishedApprovals: Statement<[string], ApprovalRow>;
+  pendingApprovalsFirstPage: Statement<[number], ApprovalRow>;
+  pendingApprovalsPageAfter: Statement<[{ created_at: string; uuid: string; limit: number }], ApprovalRow>;
   insertEvent: Statement<[Omit<EventRow, 'id'>]>;
   selectEventsAfter: Statement<[{ after_id: number; limit: number }], EventRow>;
   selectConversationEventsAfter: Statement<[{ conversation_id: string; after_id: number; limit: number }], EventRow>;
