@@ -12,7 +12,7 @@ const base: Conversation = {
   messageCount: 0,
   usage: { inputTokens: 0, outputTokens: 0 },
   pendingApprovals: [],
-  pipelineRevision: 0,
+  pipelineRevision: 0, watched: false,
 };
 
 describe('resultFromConversation', () => {

@@ -47,7 +47,7 @@ const conversation: Conversation = {
     revision: 3,
     runId: 'run-7f3a',
   },
-  pipelineRevision: 3,
+  pipelineRevision: 3, watched: false,
   createdAt: created,
   updatedAt: updated,
   messageCount: 2,
@@ -162,7 +162,7 @@ describe('a pipeline waiting at several nodes (issue 4 item 6)', () => {
     branchOutputs: { '1.1': { output: 'report written', exitLoop: true } },
     revision: 7,
   };
-  const json = conversationJson({ ...conversation, pendingApprovals: [approval, second], pipelineState: state, pipelineRevision: 7 });
+  const json = conversationJson({ ...conversation, pendingApprovals: [approval, second], pipelineState: state, pipelineRevision: 7 , watched: false});
 
   it('lists every pending approval, oldest first, the first being pending_approval', () => {
     expect(json.pending_approvals).toEqual([pendingApprovalJson(approval), pendingApprovalJson(second)]);

@@ -106,7 +106,7 @@ class FakeMesh implements TurnAgent {
       messageCount: 0,
       usage: undefined,
       pendingApprovals: [],
-      pipelineRevision: 0,
+      pipelineRevision: 0, watched: false,
     };
     this.conversations.set(conversation.id, conversation);
     const result = message === undefined ? undefined : this.turn(conversation, message);

@@ -58,7 +58,7 @@ const waitingConversation: Conversation = {
   ],
   pendingApproval: exampleApproval,
   pendingApprovals: [exampleApproval],
-  pipelineRevision: 0,
+  pipelineRevision: 0, watched: false,
   createdAt: at(0),
   updatedAt: at(3),
   messageCount: 3,

@@ -27,7 +27,7 @@ const conversation: Conversation = {
   messageCount: 0,
   usage: { inputTokens: 0, outputTokens: 0 },
   pendingApprovals: [],
-  pipelineRevision: 0,
+  pipelineRevision: 0, watched: false,
 };
 
 describe('approvalReply', () => {

@@ -116,6 +116,11 @@ export class EventFeed {
     return count;
   }
 
+  /** Whether a watcher of this conversation, or of every conversation, is subscribed now. */
+  isWatched(conversationId: string): boolean {
+    return (this.watchers.get(conversationId)?.size ?? 0) > 0 || (this.watchers.get(EVERY_CONVERSATION)?.size ?? 0) > 0;
+  }
+
   /** PublishEvent: hands a live-only event to the current watchers; its id is always 0. */
   publish(event: ConversationEvent): void {
     this.deliver({ ...event, id: 0 });

@@ -462,6 +462,24 @@ describe('WatchEvents and PublishEvent over gRPC', () => {
     await events.return?.();
   });
 
+  it('marks a conversation watched while someone watches it or every conversation, and only then', async () => {
+    const { id } = await conversation('');
+    const read = async () => (await store.getConversation({ id, includeMessages: false })).conversation?.watched;
+    expect(await read()).toBe(false);
+    const mine = watch(id, 1);
+    await appendText(id, 'seen');
+    await mine.next();
+    expect(await read()).toBe(true);
+    expect((await store.startTurn({ conversationId: id, message: { role: MessageRole.MESSAGE_ROLE_USER, content: 'hi' } })).conversation?.watched).toBe(true);
+    await mine.return?.();
+    await expect.poll(read).toBe(false);
+    const every = watch('', 1);
+    await appendText(id, 'again');
+    await every.next();
+    expect(await read()).toBe(true);
+    await every.return?.();
+  });
+
   it('watches every conversation with an empty id', async () => {
     const first = await conversation('');
     const events = watch('', 1);

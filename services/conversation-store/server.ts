@@ -1,5 +1,5 @@
 import { z } from 'zod';
-import { ConversationStatus, ConversationStoreServiceService, MessageRole } from '../../gen/ts/asg/store/v1/store.js';
+import { ConversationStatus, ConversationStoreServiceService, MessageRole, type Conversation } from '../../gen/ts/asg/store/v1/store.js';
 import { invalidArgument, notFound } from '../common/grpc/errors.js';
 import type { ServiceHandlers } from '../common/grpc/server.js';
 import type { EventFeed } from './event-feed.js';
@@ -191,13 +191,18 @@ function validated<T>(method: keyof typeof schemas, request: T): T {
 }
 
 export function conversationStoreHandlers(storage: ConversationStorage, feed: EventFeed): ServiceHandlers<typeof ConversationStoreServiceService> {
+  // Whether anyone watches it now is the feed's to say, not the driver's.
+  const watched = (conversation: Conversation): Conversation => ({ ...conversation, watched: feed.isWatched(conversation.id) });
   // Read right after a change so the caller needs no second round trip for it.
-  const conversationOf = (id: string) => storage.getConversation({ id, includeMessages: true });
+  const conversationOf = async (id: string) => watched(await storage.getConversation({ id, includeMessages: true }));
   return {
-    createConversation: async (request) => ({ conversation: await storage.createConversation(validated('createConversation', request)) }),
-    getConversation: async (request) => ({ conversation: await storage.getConversation(validated('getConversation', request)) }),
+    createConversation: async (request) => ({ conversation: watched(await storage.createConversation(validated('createConversation', request))) }),
+    getConversation: async (request) => ({ conversation: watched(await storage.getConversation(validated('getConversation', request))) }),
     listConversations: async (request) => storage.listConversations(validated('listConversations', request)),
-    startTurn: async (request) => storage.startTurn(validated('startTurn', request)),
+    startTurn: async (request) => {
+      const start = await storage.startTurn(validated('startTurn', request));
+      return { ...start, conversation: watched(start.conversation) };
+    },
     appendMessages: async (request) => {
       const messages = await storage.appendMessages(validated('appendMessages', request));
       return { messages, conversation: request.returnConversation ? await conversationOf(request.conversationId) : undefined };

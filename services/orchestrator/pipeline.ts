@@ -44,6 +44,8 @@ const MAX_WRITE_ATTEMPTS = 8;
 /** What one run of the tree knows; nothing of it outlives the request except what it writes. */
 interface RunContext {
   conversationId: string;
+  /** Someone watches the conversation's events (Conversation.watched): model text and tool calls go out live. */
+  live: boolean;
   runId: string;
   userMessage: string;
   /**
@@ -103,6 +105,7 @@ export class PipelineRunner {
   async run(conversation: Conversation, userMessage: string): Promise<StepsOutcome> {
     return this.walk({
       conversationId: conversation.id,
+      live: conversation.watched,
       runId: randomUUID(),
       userMessage,
       state: new Map(),
@@ -145,6 +148,7 @@ export class PipelineRunner {
     const history = nodeStepsOf(conversation, node.name, pause.nodeMessages);
     return this.walk({
       conversationId: conversation.id,
+      live: conversation.watched,
       runId: state.runId,
       userMessage: state.userMessage,
       state: new Map(Object.entries(state.sessionState)),
@@ -164,6 +168,7 @@ export class PipelineRunner {
     const uuid = randomUUID();
     const ctx: RunContext = {
       conversationId: conversation.id,
+      live: conversation.watched,
       runId: state.runId,
       userMessage: state.userMessage,
       state: new Map(Object.entries(state.sessionState)),
@@ -250,7 +255,7 @@ export class PipelineRunner {
     const callMessage: NewMessage = { ...assistantCall(call, args), node: node.name };
     if (tool.destructive && gates) return this.gateNode(ctx, node, path, { kind: 'gate', call, args, tool }, [callMessage]);
     if (tool.destructive) this.log.warn('destructive call ran without approval', { conversation: ctx.conversationId, node: node.name, tool: tool.name });
-    const outcome = await this.loop.withCallEvents(ctx.conversationId, call, args, () => this.loop.callTool(tool.name, args));
+    const outcome = await this.loop.withCallEvents(ctx.conversationId, call, args, () => this.loop.callTool(tool.name, args), ctx.live);
     if (outcome.remote) return this.gateNode(ctx, node, path, { kind: 'gate', call, args, tool, proxy: outcome.remote }, [callMessage]);
     await this.append(ctx.conversationId, [callMessage, { ...toolResult(call, args, outcome.text, outcome.isError), node: node.name }]);
     return done(outcome.text);
@@ -289,6 +294,7 @@ export class PipelineRunner {
       catalogue: catalogueWith(ctx.catalogue, a2aToolsOf(node.a2a)),
       gateDestructive: gates,
       canExitLoop: node.can_exit_loop ?? false,
+      live: ctx.live,
       node: node.name,
       persist: (messages) => this.append(ctx.conversationId, messages),
     });

@@ -4,7 +4,7 @@
  * what is published and what the loop makes of the stream can be checked exactly.
  */
 import { describe, expect, it } from 'vitest';
-import type { GenerateRequest, GenerateStreamResponse } from '../../gen/ts/asg/llm/v1/llm.js';
+import type { GenerateRequest, GenerateResponse, GenerateStreamResponse } from '../../gen/ts/asg/llm/v1/llm.js';
 import { MessageRole, type ConversationEvent, type PublishEventRequest } from '../../gen/ts/asg/store/v1/store.js';
 import type { Tool } from '../../gen/ts/asg/tools/v1/tools.js';
 import { configSchema } from '../common/config/schema.js';
@@ -23,14 +23,20 @@ const listTool: Tool = { name: 'resources_list', description: 'Lists resources',
 type Script = (request: GenerateRequest, opts: CallOpts | undefined) => AsyncIterable<GenerateStreamResponse>;
 
 /** A fake mesh: the model answers each call with the next script; the store records what is published. */
-function fakeClients(scripts: Script[], publishEvent: (request: PublishEventRequest, opts?: CallOpts) => Promise<object> = async () => ({})) {
+function fakeClients(
+  scripts: Script[],
+  publishEvent: (request: PublishEventRequest, opts?: CallOpts) => Promise<object> = async () => ({}),
+  unary: GenerateResponse[] = [],
+) {
   const published: { event: ConversationEvent; opts?: CallOpts }[] = [];
   const calls: { request: GenerateRequest; opts?: CallOpts }[] = [];
   const toolCalls: string[] = [];
   const clients = {
     llm: {
-      generate: () => {
-        throw new Error('the tool loop streams its model calls');
+      generate: async () => {
+        const reply = unary.shift();
+        if (!reply) throw new Error('the tool loop streams its model calls while someone watches');
+        return reply;
       },
       generateStream: (request: GenerateRequest, opts?: CallOpts) => {
         calls.push({ request, opts });
@@ -73,6 +79,7 @@ function spec(change: Partial<ToolLoopSpec> = {}): ToolLoopSpec {
     catalogue: new Map([[listTool.name, listTool]]),
     gateDestructive: true,
     canExitLoop: false,
+    live: true,
     ...change,
   };
 }
@@ -85,6 +92,17 @@ function describeEvent(event: ConversationEvent): string {
 }
 
 const log = createLogger('tool-loop-test');
+
+describe('a turn nobody watches', () => {
+  it('calls the model once with the unary Generate and publishes nothing live', async () => {
+    const reply: GenerateResponse = { text: 'Nobody is watching.', toolCalls: [], finishReason: 'stop', usage: { inputTokens: 3, outputTokens: 4 } } as GenerateResponse;
+    const { clients, published, calls } = fakeClients([], async () => ({}), [reply]);
+    const outcome = await new ToolLoop(config, clients, log).run(spec({ live: false }));
+    expect(outcome).toMatchObject({ kind: 'answer', text: 'Nobody is watching.' });
+    expect(calls).toEqual([]);
+    expect(published).toEqual([]);
+  });
+});
 
 describe('the streamed model call', () => {
   it('publishes the text as it streams, a word at a time and redacted, and answers with the whole text and usage', async () => {

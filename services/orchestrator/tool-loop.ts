@@ -48,6 +48,12 @@ export interface ToolLoopSpec {
   gateDestructive: boolean;
   /** Offers the `exit_loop` tool; calling it ends the loop after that step. */
   canExitLoop: boolean;
+  /**
+   * Someone watches the conversation's events (Conversation.watched): the model call is
+   * streamed and its text published as it comes, and tool calls in flight are published.
+   * Without a watcher the unary Generate serves, and nothing live is published.
+   */
+  live: boolean;
   /** The agent-tree node the messages are tagged with (orchestrated mode). */
   node?: string;
   /**
@@ -168,7 +174,7 @@ export class ToolLoop {
         } else if (planned.kind === 'run') {
           if (planned.unapproved) this.log.warn('destructive call ran without approval', { conversation: spec.conversationId, node: spec.node, tool: planned.call.name });
           const unapprovedReason = planned.unapproved ? UNAPPROVED_REASON(spec.node) : '';
-          const outcome = await this.withCallEvents(spec.conversationId, planned.call, planned.args, () => this.callTool(planned.call.name, planned.args, '', unapprovedReason));
+          const outcome = await this.withCallEvents(spec.conversationId, planned.call, planned.args, () => this.callTool(planned.call.name, planned.args, '', unapprovedReason), spec.live);
           if (outcome.remote && !waiting) waiting = { kind: 'gate', call: planned.call, args: planned.args, tool: planned.tool, proxy: outcome.remote };
           else if (outcome.remote) recorded.push(toolResult(planned.call, planned.args, DEFERRED_REASON(planned.call.name), true));
           else recorded.push(toolResult(planned.call, planned.args, outcome.text, outcome.isError));
@@ -200,6 +206,7 @@ export class ToolLoop {
    * without its finish event was cut off: INTERNAL.
    */
   private async generate(spec: ToolLoopSpec, request: GenerateRequest, opts: CallOpts): Promise<GenerateResponse> {
+    if (!spec.live) return this.clients.llm.generate(request, opts);
     const reply = new StreamedReply();
     const shown = new StreamedTextRedactor();
     for await (const event of this.clients.llm.generateStream(request, opts)) {
@@ -216,7 +223,8 @@ export class ToolLoop {
    * Runs a tool call with its live events: tool_call_started before it, tool_call_finished
    * with its outcome after it. `run` reports failures in its outcome; it does not throw.
    */
-  async withCallEvents(conversationId: string, call: Pick<ToolCallPart, 'id' | 'name'>, args: Record<string, unknown>, run: () => Promise<ToolOutcome>): Promise<ToolOutcome> {
+  async withCallEvents(conversationId: string, call: Pick<ToolCallPart, 'id' | 'name'>, args: Record<string, unknown>, run: () => Promise<ToolOutcome>, live = true): Promise<ToolOutcome> {
+    if (!live) return run();
     const started: ToolCall = { id: call.id, name: call.name, arguments: args };
     this.events.toolCallStarted(conversationId, started);
     const outcome = await run();

@@ -251,6 +251,7 @@ export class TurnRunner {
       catalogue,
       gateDestructive: true,
       canExitLoop: false,
+      live: conversation.watched,
     });
     if (outcome.kind === 'gate') return this.stopForApproval(conversationId, outcome.gate, outcome.messages);
     return this.finish(conversationId, outcome.messages, outcome.text);

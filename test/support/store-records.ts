@@ -33,6 +33,7 @@ export function conversationRecord(overrides: Partial<Conversation> = {}): Conve
     messages: [],
     pendingApprovals: [],
     pipelineRevision: 0,
+    watched: false,
     createdAt: AT,
     updatedAt: AT,
     messageCount: 0,

@@ -105,7 +105,7 @@ export function conversationFromRow(row: ConversationRow, messages: Message[], p
     messages,
     pendingApproval: pendingApprovals[0],
     pendingApprovals,
-    pipelineRevision: row.pipeline_revision,
+    pipelineRevision: row.pipeline_revision, watched: false,
     pipelineState: row.pipeline_state === null ? undefined : pipelineStateFromStored(JSON.parse(row.pipeline_state), row.pipeline_revision),
     createdAt: new Date(row.created_at),
     updatedAt: new Date(row.updated_at),
