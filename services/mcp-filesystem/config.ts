@@ -2,6 +2,7 @@ import { readFileSync, realpathSync, statSync } from 'node:fs';
 import { resolve, sep } from 'node:path';
 import { parse, YAMLParseError } from 'yaml';
 import { z } from 'zod';
+import { describeConfigIssue as describeIssue, describeConfigPath as describePath } from '../common/config/issues.js';
 
 /**
  * The YAML configuration of mcp-filesystem (seed 000, "Built-in MCP Server: mcp-filesystem"):
@@ -84,25 +85,6 @@ export class FilesystemConfigError extends Error {
   constructor(message: string) {
     super(message);
     this.name = 'FilesystemConfigError';
-  }
-}
-
-function describePath(path: PropertyKey[]): string {
-  if (path.length === 0) return '(top level)';
-  return path.map((part, index) => (typeof part === 'number' ? `[${part}]` : `${index === 0 ? '' : '.'}${String(part)}`)).join('');
-}
-
-function describeIssue(issue: z.core.$ZodIssue): string {
-  switch (issue.code) {
-    case 'unrecognized_keys':
-      return `unknown field${issue.keys.length > 1 ? 's' : ''} ${issue.keys.map((key) => `"${key}"`).join(', ')}`;
-    case 'invalid_type':
-      return `expected ${issue.expected}${issue.input === undefined ? ' (required)' : `, got ${Array.isArray(issue.input) ? 'array' : issue.input === null ? 'null' : typeof issue.input}`}`;
-    case 'invalid_value':
-      return `expected one of ${issue.values.map((value) => JSON.stringify(value)).join(', ')}`;
-    default:
-      // Zod's own messages ("Too small: …", "Invalid …") read well as they are; the schema's own say what was expected.
-      return /^(Too|Invalid|expected)/.test(issue.message) ? issue.message : `expected ${issue.message}`;
   }
 }
 

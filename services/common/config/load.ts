@@ -1,30 +1,12 @@
 import { readFileSync } from 'node:fs';
 import { parse, YAMLParseError } from 'yaml';
-import type { z } from 'zod';
+import { describeConfigIssue as describeIssue, describeConfigPath as describePath } from './issues.js';
 import { configSchema, type AgentConfig } from './schema.js';
 
 export class ConfigError extends Error {
   constructor(message: string) {
     super(message);
     this.name = 'ConfigError';
-  }
-}
-
-function describePath(path: PropertyKey[]): string {
-  if (path.length === 0) return '(top level)';
-  return path.map((part, index) => (typeof part === 'number' ? `[${part}]` : `${index === 0 ? '' : '.'}${String(part)}`)).join('');
-}
-
-function describeIssue(issue: z.core.$ZodIssue): string {
-  switch (issue.code) {
-    case 'unrecognized_keys':
-      return `unknown field${issue.keys.length > 1 ? 's' : ''} ${issue.keys.map((key) => `"${key}"`).join(', ')}`;
-    case 'invalid_type':
-      return `expected ${issue.expected}${issue.input === undefined ? ' (required)' : `, got ${Array.isArray(issue.input) ? 'array' : issue.input === null ? 'null' : typeof issue.input}`}`;
-    case 'invalid_value':
-      return `expected one of ${issue.values.map((value) => JSON.stringify(value)).join(', ')}`;
-    default:
-      return issue.message.startsWith('Invalid') || issue.message.startsWith('Too') ? issue.message : `expected ${issue.message}`;
   }
 }
 
