@@ -1,6 +1,7 @@
 import { setTimeout as wait } from 'node:timers/promises';
 import { status as GrpcStatus } from '@grpc/grpc-js';
 import { ServiceError } from './grpc/errors.js';
+import { wildcardPattern } from './wildcard.js';
 
 /**
  * Calls-per-window limits (seed 004's rate_limits) for model and tool calls. Each rule has a
@@ -22,11 +23,6 @@ export interface RateClock {
 }
 
 const systemClock: RateClock = { now: () => Date.now(), sleep: (ms) => wait(ms).then(() => undefined) };
-
-function globToRegExp(pattern: string): RegExp {
-  const escaped = pattern.replace(/[.+^${}()|[\]\\]/g, '\\$&').replace(/\*/g, '.*').replace(/\?/g, '.');
-  return new RegExp(`^${escaped}$`);
-}
 
 function formatWindow(ms: number): string {
   return ms % 60_000 === 0 ? `${ms / 60_000}m` : ms % 1000 === 0 ? `${ms / 1000}s` : `${ms}ms`;
@@ -60,7 +56,7 @@ export class RateLimiter {
     private readonly kind: string,
     private readonly clock: RateClock = systemClock,
   ) {
-    this.buckets = rules.map((rule) => ({ match: globToRegExp(rule.pattern), bucket: new Bucket(rule) }));
+    this.buckets = rules.map((rule) => ({ match: wildcardPattern(rule.pattern), bucket: new Bucket(rule) }));
   }
 
   /** Waits for a slot for a call of `name`; RESOURCE_EXHAUSTED when none comes in time. */

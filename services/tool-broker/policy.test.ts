@@ -1,6 +1,7 @@
 import { describe, expect, it } from 'vitest';
 import { configSchema } from '../common/config/schema.js';
-import { isDestructive, toolPolicy, wildcardPattern } from './policy.js';
+import { wildcardPattern } from '../common/wildcard.js';
+import { isDestructive, toolPolicy } from './policy.js';
 
 describe('isDestructive (DESIGN rule 9)', () => {
   it.each([

@@ -1,3 +1,5 @@
+import { wildcardPattern } from '../common/wildcard.js';
+
 /**
  * Which tool calls stop for a human (DESIGN rule 9): the annotations a server advertises,
  * unless its config says otherwise. Pure: names, hints and config in, a decision out.
@@ -38,11 +40,6 @@ export interface PolicyDecision {
   source: string;
 }
 
-/** `*` is any run of characters, `?` exactly one; everything else is literal; the whole name must match. */
-export function wildcardPattern(pattern: string): RegExp {
-  const escaped = pattern.replace(/[.+^${}()|[\]\\]/g, '\\$&').replace(/\*/g, '.*').replace(/\?/g, '.');
-  return new RegExp(`^${escaped}$`, 's');
-}
 
 /** Decides tool by tool for one server. Patterns are compiled once. */
 export type ToolPolicy = (toolName: string, hints: DestructiveHints | undefined) => PolicyDecision;
