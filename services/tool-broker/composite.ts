@@ -2,7 +2,7 @@ import type { Tool as McpTool } from '@modelcontextprotocol/client';
 import type { McpServerConfig } from '../common/config/schema.js';
 import { deadlineExceeded, failedPrecondition, invalidArgument, notFound } from '../common/grpc/errors.js';
 import type { Logger } from '../common/log.js';
-import { schemaProblems } from './json-schema.js';
+import { schemaProblems } from '../common/json-schema.js';
 import { McpConnection, STARTUP_RETRY, type ConnectRetry } from './mcp-connection.js';
 import { toolOutcome, type ToolOutcome } from './tool-result.js';
 

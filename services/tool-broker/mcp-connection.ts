@@ -18,7 +18,7 @@ import { deadlineExceeded, unavailable } from '../common/grpc/errors.js';
 import type { Logger } from '../common/log.js';
 import { tracedFetch } from '../common/telemetry.js';
 import { authorizingFetch, withCallAuthorization } from './call-authorization.js';
-import { schemaProblems } from './json-schema.js';
+import { schemaProblems } from '../common/json-schema.js';
 import { toolPolicy, type ToolPolicy } from './policy.js';
 import { invalidResultReason } from './tool-result.js';
 

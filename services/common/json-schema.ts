@@ -2,11 +2,9 @@ import AjvModule, { type ValidateFunction } from 'ajv';
 import Ajv2020Module from 'ajv/dist/2020.js';
 
 /**
- * JSON Schema checks of what crosses the broker: a call's arguments against the tool's
- * `inputSchema` (before anything runs) and its structured result against `outputSchema`.
- * The orchestrator checks arguments too (services/orchestrator/domain/arguments.ts, the same
- * ajv settings); the broker checks again because it is the last stop before the server and
- * not every caller is the orchestrator.
+ * JSON Schema checks of tool calls: arguments against a tool's `inputSchema` (the orchestrator
+ * before it runs a model's call, the broker again as the last stop before the server, since
+ * not every caller is the orchestrator) and structured results against `outputSchema`.
  */
 
 // ajv ships CommonJS; under NodeNext its classes are the `default` of the module namespace.
