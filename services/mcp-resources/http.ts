@@ -1,6 +1,5 @@
-import { createServer, type IncomingMessage, type ServerResponse } from 'node:http';
+import { createServer } from 'node:http';
 import type { AddressInfo } from 'node:net';
-import { Readable } from 'node:stream';
 import {
   createMcpHandler,
   hostHeaderValidationResponse,
@@ -10,6 +9,7 @@ import {
   type McpHttpHandler,
   type McpServerFactory,
 } from '@modelcontextprotocol/server';
+import { toWebRequest, writeWebResponse } from '../common/web-http.js';
 import { logToStderr } from './log.js';
 import { ResourceStore } from './store.js';
 import { createResourcesServer } from './tools.js';
@@ -17,36 +17,6 @@ import { createResourcesServer } from './tools.js';
 export const MCP_PATH = '/mcp';
 
 const LOOPBACK_HOSTS = new Set(['127.0.0.1', 'localhost', '::1']);
-
-/** Node's request as a web-standard `Request`; the body streams through unread. */
-function toWebRequest(req: IncomingMessage, origin: string, signal: AbortSignal): Request {
-  const headers = new Headers();
-  for (const [name, value] of Object.entries(req.headers)) {
-    if (value === undefined) continue;
-    for (const item of Array.isArray(value) ? value : [value]) headers.append(name, item);
-  }
-  const hasBody = req.method !== 'GET' && req.method !== 'HEAD';
-  return new Request(new URL(req.url ?? '/', origin), {
-    method: req.method,
-    headers,
-    signal,
-    ...(hasBody ? { body: Readable.toWeb(req) as ReadableStream<Uint8Array>, duplex: 'half' } : {}),
-  } as RequestInit);
-}
-
-/** Writes a web `Response` to Node's response, streaming SSE bodies frame by frame. */
-async function writeWebResponse(response: Response, res: ServerResponse): Promise<void> {
-  res.statusCode = response.status;
-  response.headers.forEach((value, name) => res.setHeader(name, value));
-  res.flushHeaders();
-  if (response.body) {
-    for await (const chunk of response.body) {
-      if (res.destroyed) break;
-      res.write(chunk);
-    }
-  }
-  res.end();
-}
 
 /** A listening Streamable HTTP MCP endpoint. */
 export interface McpHttpEndpoint {
@@ -81,7 +51,7 @@ export async function serveMcpHttp(factory: McpServerFactory, opts: { host?: str
         return;
       }
       // The bound address, not the Host header, is the URL base: a hostile Host must reach the guard below, not break URL parsing.
-      const request = toWebRequest(req, origin, aborter.signal);
+      const request = toWebRequest(req, new URL(req.url ?? '/', origin), aborter.signal);
       const rejected = guardLocalhost
         ? (hostHeaderValidationResponse(request, localhostAllowedHostnames()) ?? originValidationResponse(request, localhostAllowedOrigins()))
         : undefined;
