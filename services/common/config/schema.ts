@@ -111,6 +111,30 @@ export const configSchema = z
     host: z.string().min(1).default('0.0.0.0'),
     port: z.number().int().min(0).max(65535).default(8080),
     data_dir: z.string().min(1).default('./data'),
+    /**
+     * Added (issue 12): what the HTTP server answers for, guarding a local API against the
+     * browser (DNS rebinding, cross-site requests).
+     */
+    server: z
+      .strictObject({
+        /**
+         * Host header values (a name, optionally with ":port"; `*.example.com` matches any
+         * subdomain) the gateway answers for. Empty: the loopback names when bound to loopback,
+         * any host when bound to another address; the host of `public_url` is always allowed.
+         */
+        allowed_hosts: z.array(z.string().trim().min(1)).default([]),
+        /** The URL the service is reached at from outside (e.g. behind a proxy); its host and origin are the server's own. */
+        public_url: z.url().optional(),
+        cors: z
+          .strictObject({
+            /** Origins (scheme://host[:port], or `*`) besides the server's own that browsers may call from; CORS headers go only to these. */
+            allowed_origins: z.array(z.string().trim().min(1)).default([]),
+          })
+          .prefault({}),
+      })
+      .prefault({}),
+    /** Added (issue 12): on SIGTERM/SIGINT, how long in-flight requests may take to finish before the process stops anyway. */
+    shutdown_grace: duration.default(10_000),
     llm: z
       .strictObject({
         model: z.string().min(1).default('gemini-2.5-flash'),
