@@ -118,3 +118,56 @@ describe.each([
     }
   }, 120_000);
 });
+
+describe('deeply nested and oversized JSON bodies on every face (issue 12)', () => {
+  let model: ScriptedModelServer;
+  let agent: AgentProcess;
+
+  beforeAll(async () => {
+    model = await startScriptedModel(echoLength);
+    agent = await startAgent({ geminiBaseUrl: model.geminiBaseUrl });
+  }, 90_000);
+
+  afterAll(async () => {
+    await agent?.stop();
+    await model?.close();
+  });
+
+  const LEVELS = 100_000;
+  const deepArray = '['.repeat(LEVELS) + ']'.repeat(LEVELS);
+  const deepObject = '{"a":'.repeat(LEVELS) + '1' + '}'.repeat(LEVELS);
+
+  it('answers 100,000 levels of nesting and bodies over 1 MiB with a 4xx or a JSON-RPC error, never a 5xx', async () => {
+    const created = await post(`${agent.url}/conversations`, {});
+    const id = created.body.conversation.id;
+    const over = (text: string) => JSON.stringify({ message: 'a'.repeat(1024 * 1024), text });
+    const rpc = (method: string, params: string) => `{"jsonrpc":"2.0","id":1,"method":"${method}","params":${params}}`;
+    const cases: [string, string, string, Record<string, string>?][] = [
+      ['REST', '/conversations', deepArray],
+      ['REST', '/conversations', deepObject],
+      ['REST', `/conversations/${id}/messages`, `{"message":${deepArray}}`],
+      ['REST', `/conversations/${id}/messages`, over('x')],
+      ['REST', '/approvals/8c1f3c1e-1111-4222-8333-444455556666', `{"approved":${deepObject}}`],
+      ['A2A', '/a2a', deepArray],
+      ['A2A', '/a2a', rpc('message/send', `{"message":{"role":"user","parts":[{"type":"text","text":${deepArray}}]}}`)],
+      ['A2A', '/a2a', over('x')],
+      ['tRPC', '/trpc/conversations.send', `{"conversationId":"${id}","message":${deepObject}}`],
+      ['tRPC', '/trpc/conversations.create', deepArray],
+      ['tRPC', '/trpc/conversations.create', over('x')],
+      ['MCP', '/mcp', rpc('tools/call', `{"name":"x","arguments":{"a":${deepArray}}}`), { accept: 'application/json, text/event-stream', 'mcp-protocol-version': '2025-06-18' }],
+      ['MCP', '/mcp', deepObject, { accept: 'application/json, text/event-stream' }],
+      ['MCP', '/mcp', over('x'), { accept: 'application/json, text/event-stream' }],
+    ];
+    const answers: string[] = [];
+    for (const [face, path, body, headers] of cases) {
+      const response = await fetch(`${agent.url}${path}`, { method: 'POST', headers: { 'content-type': 'application/json', ...headers }, body, signal: AbortSignal.timeout(30_000) });
+      const text = await response.text();
+      answers.push(`${face} ${path} (${body.length} bytes): ${response.status} ${text.slice(0, 120)}`);
+    }
+    expect(answers.filter((answer) => / 5\d\d /.test(answer))).toEqual([]);
+    // Over the limit is 413 on REST and tRPC; the JSON-RPC faces say it in their error.
+    expect(answers.filter((answer) => answer.includes(`${1024 * 1024}`) || answer.includes('larger than the limit'))).not.toHaveLength(0);
+    expect((await get(`${agent.url}/health`)).status).toBe(200);
+    expect(agent.output()).not.toMatch(/level=error/);
+  }, 120_000);
+});
