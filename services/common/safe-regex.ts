@@ -41,7 +41,13 @@ interface WasmHandle {
 
 // A pattern that was never disposed is still freed once it is garbage, so a forgotten dispose
 // costs memory for a while instead of exhausting the heap for good.
-const backstop = new FinalizationRegistry<WasmHandle>((handle) => handle.delete());
+const backstop = new FinalizationRegistry<WasmHandle>((handle) => {
+  try {
+    handle.delete();
+  } catch {
+    // A throw here would be an uncaught exception: losing one free is the lesser harm.
+  }
+});
 
 /** Lookaround and backreferences, the JavaScript features RE2 leaves out by design (escapes and classes skipped). */
 function unsupportedFeature(pattern: string): string | undefined {
@@ -94,7 +100,7 @@ export function compileSafeRegex(pattern: string, options: SafeRegexOptions = {}
         return regex.test(subject);
       } catch (error) {
         // The fixed heap ran out (emscripten aborts the call; the next calls work again).
-        if (error instanceof WebAssembly.RuntimeError) throw new PatternError(`the ${what} ${shown} needs more memory than the regular expression engine has; use a simpler one`);
+        if (error instanceof Error && error.name === 'RuntimeError') throw new PatternError(`the ${what} ${shown} needs more memory than the regular expression engine has; use a simpler one`);
         throw error;
       }
     },
