@@ -2,6 +2,7 @@ import { constants, type Stats } from 'node:fs';
 import { lstat, open, readdir } from 'node:fs/promises';
 import { join } from 'node:path';
 import { createInterface } from 'node:readline';
+import { compileSafeRegex, PatternError, type SafeRegex } from '../common/safe-regex.js';
 import { ToolError } from './errors.js';
 import { entryType, isBinaryFile, type EntryType } from './files.js';
 
@@ -11,7 +12,10 @@ import { entryType, isBinaryFile, type EntryType } from './files.js';
  * leave the folder it starts in.
  */
 
-/** Longest regex or glob accepted; long patterns are where catastrophic backtracking hides. */
+/**
+ * Longest regex or glob accepted. Matching runs on RE2 (linear in the text, issue 12); the cap
+ * keeps compiling cheap.
+ */
 export const MAX_PATTERN_LENGTH = 1000;
 /** A search stops (and says so) after visiting this many entries… */
 export const MAX_ENTRIES_VISITED = 200_000;
@@ -23,9 +27,10 @@ export const MAX_LINE_CHARS = 1000;
 /**
  * A glob as a regular expression over `/`-separated relative paths: `*` and `?` stay within one
  * name, `**` spans folders (`**\/` also matches no folder at all), `[abc]`/`[!abc]` are classes,
- * `{a,b}` alternatives. `*` matches names starting with a dot too.
+ * `{a,b}` alternatives. `*` matches names starting with a dot too. The expression runs on RE2:
+ * `*a*a*a…b` is polynomial of high degree for a backtracking engine, linear here.
  */
-export function globToRegExp(glob: string): RegExp {
+export function globToRegExp(glob: string): SafeRegex {
   let source = '';
   let braceDepth = 0;
   for (let i = 0; i < glob.length; i += 1) {
@@ -70,9 +75,9 @@ export function globToRegExp(glob: string): RegExp {
   }
   if (braceDepth > 0) throw new ToolError(`invalid glob ${JSON.stringify(glob)}: a "{" is not closed`);
   try {
-    return new RegExp(`^${source}$`);
-  } catch {
-    throw new ToolError(`invalid glob ${JSON.stringify(glob)}`);
+    return compileSafeRegex(`^${source}$`, { what: 'glob', shown: glob });
+  } catch (error) {
+    throw new ToolError(error instanceof PatternError ? error.message : `invalid glob ${JSON.stringify(glob)}`);
   }
 }
 
@@ -80,20 +85,39 @@ export function globToRegExp(glob: string): RegExp {
  * A matcher for paths relative to the search folder. A glob without `/` matches an entry's name at
  * any depth (`*.go` finds every Go file, like .gitignore); a glob with `/` matches the whole relative path.
  */
-export function compileGlob(glob: string): (relPath: string) => boolean {
+export interface PathMatcher {
+  matches(relPath: string): boolean;
+  /** Frees the compiled expression (RE2's heap is not garbage-collected; see common/safe-regex). */
+  dispose(): void;
+}
+
+export function compileGlob(glob: string): PathMatcher {
   if (glob.length > MAX_PATTERN_LENGTH) throw new ToolError(`glob is ${glob.length} characters long; at most ${MAX_PATTERN_LENGTH} are allowed`);
   const cleaned = glob.replace(/^\.\//, '').replace(/^\/+/, '');
   const regex = globToRegExp(cleaned);
-  if (!cleaned.includes('/')) return (relPath) => regex.test(relPath.slice(relPath.lastIndexOf('/') + 1));
-  return (relPath) => regex.test(relPath);
+  const dispose = () => regex.dispose();
+  if (!cleaned.includes('/')) return { matches: (relPath) => matchOrToolError(regex, relPath.slice(relPath.lastIndexOf('/') + 1)), dispose };
+  return { matches: (relPath) => matchOrToolError(regex, relPath), dispose };
 }
 
-export function compileRegex(pattern: string, flags: string, what: 'pattern' | 'regex'): RegExp {
+/** A user's regular expression in RE2 syntax; lookaround and backreferences are refused by name. */
+export function compileRegex(pattern: string, options: { ignoreCase?: boolean }, what: 'pattern' | 'regex'): SafeRegex {
   if (pattern.length > MAX_PATTERN_LENGTH) throw new ToolError(`${what} is ${pattern.length} characters long; at most ${MAX_PATTERN_LENGTH} are allowed`);
   try {
-    return new RegExp(pattern, flags);
+    return compileSafeRegex(pattern, { ignoreCase: options.ignoreCase, what });
   } catch (error) {
-    throw new ToolError(`invalid ${what} ${JSON.stringify(pattern)}: ${(error as Error).message.replace(/^Invalid regular expression: /, '')}`);
+    if (error instanceof PatternError) throw new ToolError(error.message);
+    throw error;
+  }
+}
+
+/** `regex.test`, with the engine's refusal (out of memory) as the tool's error. */
+export function matchOrToolError(regex: SafeRegex, text: string): boolean {
+  try {
+    return regex.test(text);
+  } catch (error) {
+    if (error instanceof PatternError) throw new ToolError(error.message);
+    throw error;
   }
 }
 
@@ -191,7 +215,7 @@ export interface GrepMatch {
 }
 
 export interface GrepOptions {
-  regex: RegExp;
+  regex: SafeRegex;
   /** Which files to search, by their path relative to the search folder. */
   include?: (relPath: string) => boolean;
   contextLines: number;
@@ -224,13 +248,14 @@ async function grepFile(abs: string, rel: string, options: GrepOptions, matches:
   try {
     for await (const line of lines) {
       lineNumber += 1;
-      if (lineNumber % 1000 === 0 && Date.now() > deadline) {
+      // Every line: one long line costs as much as many short ones.
+      if (Date.now() > deadline) {
         state.stoppedBy = 'time';
         break;
       }
       for (const match of waitingForContext) match.context_after.push(cut(line));
       while (waitingForContext.length > 0 && waitingForContext[0]!.context_after.length >= options.contextLines) waitingForContext.shift();
-      if (options.regex.test(line)) {
+      if (matchOrToolError(options.regex, line)) {
         // Already holding maxResults: this one only proves the results are truncated.
         if (matches.length >= options.maxResults) {
           more = false;
@@ -269,7 +294,8 @@ export async function grepSearch(base: string, baseIsFile: boolean, options: Gre
       }
       filesSearched += 1;
       return await grepFile(abs, rel, options, matches, deadline, state);
-    } catch {
+    } catch (error) {
+      if (error instanceof ToolError) throw error; // the pattern's fault, not the file's
       return true; // unreadable (permissions, vanished): skipped like grep -s
     }
   };

@@ -438,6 +438,15 @@ describe('grep', () => {
     expect(await err('grep', { root: 'workspace', pattern: '[invalid' })).toMatch(/invalid pattern "\[invalid"/);
     expect(await err('grep', { root: 'restricted', pattern: 'x' })).toMatch(/grep is not allowed in root "restricted"/);
   });
+  it('runs catastrophic patterns in linear time and names unsupported syntax (issue 12)', async () => {
+    writeFileSync(ws('long.txt'), `short\n${'a'.repeat(50_000)}b\n${'a'.repeat(10)}\n`);
+    // (a+)+$ backtracks 2^50000 ways on the long line in a JavaScript engine; RE2 does one pass.
+    const found = await ok('grep', { root: 'workspace', pattern: '^(a+)+$', path: 'long.txt' });
+    expect(found.matches.map((m: any) => m.line_number)).toEqual([3]);
+    expect(await err('grep', { root: 'workspace', pattern: '(a)\\1' })).toMatch(/backreferences .*not supported.*RE2 syntax/);
+    expect(await err('grep', { root: 'workspace', pattern: 'a(?<=a)' })).toMatch(/lookbehind .*not supported/);
+    expect(await err('glob', { root: 'workspace', regex: '(?=x)' })).toMatch(/invalid regex "\(\?=x\)": lookahead/);
+  });
 });
 
 describe('glob', () => {

@@ -137,6 +137,22 @@ describe.each([
     // Still serving after all of that.
     expect(json(await call(client, 'resources_list', {})).count).toBe(0);
   });
+
+  it('runs patterns in linear time (RE2) and names what RE2 does not support (issue 12)', async () => {
+    const client = await open();
+    const long = json(await call(client, 'resources_add', { name: `${'a'.repeat(50_000)}b`, value: 1 }));
+    json(await call(client, 'resources_add', { name: 'aaa', value: 2 }));
+    // Exponential for a backtracking engine on the long name; RE2 answers in one pass.
+    expect(json(await call(client, 'resources_list', { pattern: '^(a+)+$' })).count).toBe(1);
+    expect(json(await call(client, 'resources_remove', { pattern: '(a+)+b$' }))).toEqual({ removed: 1, ids: [long.id] });
+
+    for (const [pattern, named] of [['(a)\\1', /backreferences .*not supported/], ['a(?=b)', /lookahead .*not supported/], ['(?<!x)a', /lookbehind .*not supported/]] as const) {
+      const refused = await call(client, 'resources_list', { pattern });
+      expect(refused.isError).toBe(true);
+      expect(text(refused)).toMatch(named);
+      expect(text(refused)).toMatch(/RE2 syntax/);
+    }
+  });
 });
 
 describe('mcp-resources storage', () => {

@@ -1,5 +1,6 @@
 import { randomBytes } from 'node:crypto';
 import Database from 'better-sqlite3';
+import type { SafeRegex } from '../common/safe-regex.js';
 
 /** One row of the `resources` table, as the tools return it (snake_case like every wire shape). */
 export interface Resource {
@@ -26,7 +27,7 @@ export function newResourceId(now = Date.now()): string {
 
 /**
  * The SQLite table behind mcp-resources. Filtering by regex happens here in JavaScript:
- * SQLite has no REGEXP function of its own, and the patterns are JavaScript regexes.
+ * SQLite has no REGEXP function of its own, and the patterns are RE2 regexes (linear-time, issue 12).
  */
 export class ResourceStore {
   private readonly db: Database.Database;
@@ -53,7 +54,7 @@ export class ResourceStore {
   }
 
   /** Every resource, oldest first, or only those whose name `pattern` matches. */
-  list(pattern?: RegExp): Resource[] {
+  list(pattern?: SafeRegex): Resource[] {
     const all = this.db.prepare('SELECT id, name, value, created_at, updated_at FROM resources ORDER BY id').all() as Resource[];
     return pattern ? all.filter((resource) => pattern.test(resource.name)) : all;
   }
@@ -67,7 +68,7 @@ export class ResourceStore {
    * only the resource with that id and only when its name matches (the narrower reading of a
    * destructive request). Select and delete run in one transaction.
    */
-  remove(filter: { id?: string; pattern?: RegExp }): Removal {
+  remove(filter: { id?: string; pattern?: SafeRegex }): Removal {
     return this.db.transaction((): Removal => {
       const candidates = filter.id !== undefined ? [this.get(filter.id)].filter((r): r is Resource => r !== undefined) : this.list();
       const { pattern } = filter;

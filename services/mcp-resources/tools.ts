@@ -1,5 +1,6 @@
 import { McpServer, type CallToolResult } from '@modelcontextprotocol/server';
 import { z } from 'zod';
+import { compileSafeRegex, PatternError, type SafeRegex } from '../common/safe-regex.js';
 import type { ResourceStore } from './store.js';
 
 /**
@@ -10,8 +11,10 @@ import type { ResourceStore } from './store.js';
 
 export const SERVER_INFO = { name: 'mcp-resources', version: '0.1.0' };
 
-// Long patterns are where catastrophic backtracking hides; names are short, patterns can be too.
+// Matching is linear in RE2 whatever the pattern (issue 12); the length cap keeps compiling cheap.
 const MAX_PATTERN_LENGTH = 500;
+
+const PATTERN_DESCRIPTION = 'Regular expression (RE2 syntax: JavaScript-like, without lookaround or backreferences) matched against resource names';
 
 function success(payload: Record<string, unknown>): CallToolResult {
   return { content: [{ type: 'text', text: JSON.stringify(payload) }], structuredContent: payload };
@@ -22,16 +25,19 @@ function failure(message: string): CallToolResult {
 }
 
 /** Runs `use` with `pattern` compiled (or with none), or answers why the pattern is unusable. */
-function withPattern(pattern: string | undefined, use: (regex: RegExp | undefined) => CallToolResult): CallToolResult {
+function withPattern(pattern: string | undefined, use: (regex: SafeRegex | undefined) => CallToolResult): CallToolResult {
   if (pattern === undefined) return use(undefined);
   if (pattern.length > MAX_PATTERN_LENGTH) return failure(`pattern is ${pattern.length} characters long; at most ${MAX_PATTERN_LENGTH} are allowed`);
-  let regex: RegExp;
+  let regex: SafeRegex | undefined;
   try {
-    regex = new RegExp(pattern);
+    regex = compileSafeRegex(pattern, { what: 'regular expression' });
+    return use(regex);
   } catch (error) {
-    return failure(`invalid regular expression ${JSON.stringify(pattern)}: ${error instanceof Error ? error.message : String(error)}`);
+    if (error instanceof PatternError) return failure(error.message);
+    throw error;
+  } finally {
+    regex?.dispose();
   }
-  return use(regex);
 }
 
 /** A fresh MCP server over `store`: the HTTP face builds one per request, stdio one per connection. */
@@ -59,7 +65,7 @@ export function createResourcesServer(store: ResourceStore): McpServer {
         'At least one of id and pattern is required; with both, only the resource with that id is removed, and only if its name matches.',
       inputSchema: z.object({
         id: z.string().min(1).optional().describe('Id of the resource to remove'),
-        pattern: z.string().optional().describe('Regular expression (JavaScript syntax) matched against resource names'),
+        pattern: z.string().optional().describe(PATTERN_DESCRIPTION),
       }),
       annotations: { title: 'Remove resources', readOnlyHint: false, destructiveHint: true, idempotentHint: false, openWorldHint: false },
     },
@@ -80,7 +86,7 @@ export function createResourcesServer(store: ResourceStore): McpServer {
     {
       description: 'List resources, oldest first, optionally only those whose name matches a regular expression.',
       inputSchema: z.object({
-        pattern: z.string().optional().describe('Regular expression (JavaScript syntax) matched against resource names'),
+        pattern: z.string().optional().describe(PATTERN_DESCRIPTION),
       }),
       annotations: { title: 'List resources', readOnlyHint: true, destructiveHint: false, idempotentHint: true, openWorldHint: false },
     },

@@ -49,3 +49,22 @@ describe('StreamedReply', () => {
     });
   });
 });
+
+describe('StreamedTextRedactor in linear time (issue 12)', () => {
+  it('holds a long word streamed in many small deltas without scanning it again per delta', () => {
+    const redactor = new StreamedTextRedactor();
+    const shown: string[] = [];
+    // 200,000 deltas of 5 characters: a scan of the held text per delta would be 10^11 steps.
+    for (let i = 0; i < 200_000; i += 1) shown.push(redactor.push('aaaaa'));
+    expect(shown.every((text) => text === '')).toBe(true);
+    expect(redactor.push(' tail')).toHaveLength(1_000_001);
+    expect(redactor.end()).toBe('tail');
+  });
+
+  it('still holds "Bearer " back when its token comes in many deltas', () => {
+    const deltas = ['see Bearer ', ...Array.from({ length: 1000 }, () => 'tok'), ' ok'];
+    const shown = shownWhileStreaming(deltas);
+    expect(shown.join('')).toBe(redactSecrets(deltas.join('')));
+    expect(shown.join('')).not.toContain('toktok');
+  });
+});

@@ -32,6 +32,8 @@ export class StreamedReply {
 
 // A Bearer token is one word after another: the cut must not fall between the two.
 const TRAILING_BEARER = /\bBearer\s+$/i;
+/** How far back from a cut "Bearer " is looked for; more whitespace than this between it and its token is not held. */
+const BEARER_LOOKBACK_CHARS = 64;
 
 /**
  * Redacts model text that is shown while it streams, as the stored answer is redacted (DESIGN
@@ -40,16 +42,35 @@ const TRAILING_BEARER = /\bBearer\s+$/i;
  * ends), and a trailing "Bearer " waits for its token. What is released, joined, is the
  * redacted answer. A known secret that itself contains whitespace is redacted in the stored
  * answer but may show in parts here.
+ *
+ * A delta costs time in its own length plus what it releases (issue 12), so a long answer
+ * without spaces, streamed in many small deltas, stays linear.
  */
 export class StreamedTextRedactor {
   private pending = '';
+  /** Index just after the last whitespace character of `pending`; 0 when it has none. */
+  private lastWhitespaceEnd = 0;
 
   /** Takes a delta; returns the redacted text that can be shown now ('' when none can yet). */
   push(delta: string): string {
+    const offset = this.pending.length;
     this.pending += delta;
-    let cut = lastWhitespaceEnd(this.pending);
-    const bearer = TRAILING_BEARER.exec(this.pending.slice(0, cut));
-    if (bearer) cut = bearer.index;
+    // Only the delta is scanned: reading the held text again (even one character of it) would
+    // flatten it each time, which is what made a long word in many deltas quadratic.
+    let found = -1;
+    for (let index = delta.length - 1; index >= 0; index--) {
+      if (isWhitespace(delta.charCodeAt(index))) {
+        found = index;
+        break;
+      }
+    }
+    // No new whitespace: nothing more can be released than the last delta released.
+    if (found < 0) return '';
+    this.lastWhitespaceEnd = offset + found + 1;
+    let cut = this.lastWhitespaceEnd;
+    const from = Math.max(0, cut - BEARER_LOOKBACK_CHARS);
+    const bearer = TRAILING_BEARER.exec(this.pending.slice(from, cut));
+    if (bearer) cut = from + bearer.index;
     return this.release(cut);
   }
 
@@ -62,14 +83,12 @@ export class StreamedTextRedactor {
     if (cut <= 0) return '';
     const shown = redactSecrets(this.pending.slice(0, cut));
     this.pending = this.pending.slice(cut);
+    this.lastWhitespaceEnd = Math.max(0, this.lastWhitespaceEnd - cut);
     return shown;
   }
 }
 
-/** The index just after the last whitespace character of `text`; 0 when it has none. */
-function lastWhitespaceEnd(text: string): number {
-  for (let index = text.length - 1; index >= 0; index--) {
-    if (/\s/.test(text[index]!)) return index + 1;
-  }
-  return 0;
+/** What `\s` matches in a regular expression, for one UTF-16 code unit. */
+function isWhitespace(code: number): boolean {
+  return /\s/.test(String.fromCharCode(code));
 }

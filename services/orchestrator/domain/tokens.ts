@@ -1,8 +1,69 @@
-import { countTokens as o200k } from 'gpt-tokenizer/encoding/o200k_base';
-import { countTokens as cl100k } from 'gpt-tokenizer/encoding/cl100k_base';
+import { countTokens as o200kCount } from 'gpt-tokenizer/encoding/o200k_base';
+import { countTokens as cl100kCount } from 'gpt-tokenizer/encoding/cl100k_base';
 import type { ChatMessage, ToolDefinition } from '../../../gen/ts/asg/llm/v1/llm.js';
 
 export type TokenCounter = (text: string) => number;
+
+/**
+ * Counting runs on the event loop, so its cost must be linear and bounded whatever the text
+ * (issue 12). The BPE merge of gpt-tokenizer is quadratic in the length of one pre-token: a
+ * message of one character repeated a million times would stall the service for minutes. So the
+ * encoder never sees more than MAX_PIECE_CHARS at once, and past EXACT_COUNT_CHARS a text is
+ * counted exactly over its start and estimated for the rest.
+ */
+
+/** Longest piece of text handed to the BPE encoder at once. */
+export const MAX_PIECE_CHARS = 256;
+/** Texts longer than this are counted exactly over their first EXACT_COUNT_CHARS characters only. */
+export const EXACT_COUNT_CHARS = 64 * 1024;
+
+/**
+ * Pieces of `text` of at most `max` characters, cut before a space that starts a word where the
+ * piece has one: OpenAI's encodings attach a word's leading space to the word, so such a cut is a
+ * pre-token boundary and the pieces' counts add up to the text's. A run without spaces is cut
+ * at the limit (never inside a surrogate pair), which can add a token at the cut.
+ */
+export function* piecesOf(text: string, max = MAX_PIECE_CHARS): Generator<string> {
+  let start = 0;
+  while (text.length - start > max) {
+    let cut = start + max;
+    while (cut > start + 1 && !(text[cut] === ' ' && text[cut + 1] !== undefined && !/\s/.test(text[cut + 1]!))) cut -= 1;
+    if (cut === start + 1) {
+      cut = start + max;
+      if (isHighSurrogate(text.charCodeAt(cut - 1))) cut -= 1;
+    }
+    yield text.slice(start, cut);
+    start = cut;
+  }
+  if (start < text.length) yield text.slice(start);
+}
+
+const isHighSurrogate = (code: number) => code >= 0xd800 && code <= 0xdbff;
+
+/**
+ * `encode` applied piece by piece: exact (within a token per cut in long runs without spaces)
+ * up to EXACT_COUNT_CHARS; past it, the first EXACT_COUNT_CHARS are counted and the rest is
+ * estimated at their density, never below one token per 4 characters — an estimate that errs
+ * high, so that compaction starts early rather than late.
+ */
+export function countInPieces(text: string, encode: TokenCounter): number {
+  if (text.length <= MAX_PIECE_CHARS) return encode(text);
+  let tokens = 0;
+  let counted = 0;
+  for (const piece of piecesOf(text)) {
+    tokens += encode(piece);
+    counted += piece.length;
+    if (counted >= EXACT_COUNT_CHARS) break;
+  }
+  if (counted === text.length) return tokens;
+  return tokens + Math.ceil((text.length - counted) * Math.max(tokens / counted, 1 / 4));
+}
+
+// Text such as "<|endoftext|>" in a message is text to count, not a special token (by default
+// gpt-tokenizer throws on it).
+const AS_PLAIN_TEXT = { disallowedSpecial: new Set<string>() };
+const o200k: TokenCounter = (text) => countInPieces(text, (piece) => o200kCount(piece, AS_PLAIN_TEXT));
+const cl100k: TokenCounter = (text) => countInPieces(text, (piece) => cl100kCount(piece, AS_PLAIN_TEXT));
 
 /** Roles, separators and call framing each message costs in every provider's format. */
 export const MESSAGE_OVERHEAD_TOKENS = 4;

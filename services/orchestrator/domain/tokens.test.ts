@@ -1,0 +1,92 @@
+import { countTokens as exactO200k } from 'gpt-tokenizer/encoding/o200k_base';
+import { countTokens as exactCl100k } from 'gpt-tokenizer/encoding/cl100k_base';
+import { describe, expect, it } from 'vitest';
+import { countInPieces, EXACT_COUNT_CHARS, MAX_PIECE_CHARS, piecesOf, tokenCounterFor } from './tokens.js';
+
+const PROSE = [
+  'The quick brown fox jumps over the lazy dog, then asks for approval before deleting /tmp/report.txt.',
+  '  Indented line with   several   spaces,\ttabs\tand a trailing newline.\n\n',
+  'Numbers: 1234567 3.14159 2026-11-25T18:00:00Z; emails: someone@example.com; URL https://example.com/a/b?c=d&e=f.',
+  'Grüße aus Köln — naïve café, 東京は晴れです。Привет, мир! 🚀🎉 emoji too.',
+  'function add(a: number, b: number): number {\n  return a + b; // sum\n}\n',
+  '{"name":"resources_add","arguments":{"name":"alpha","value":42},"nested":[1,2,3,{"deep":true}]}',
+].join(' ');
+
+function spyEncoder(): { encode: (piece: string) => number; calls: number; longest: number; chars: number } {
+  const spy = {
+    calls: 0,
+    longest: 0,
+    chars: 0,
+    encode: (piece: string) => {
+      spy.calls += 1;
+      spy.longest = Math.max(spy.longest, piece.length);
+      spy.chars += piece.length;
+      return exactO200k(piece);
+    },
+  };
+  return spy;
+}
+
+describe('token counting in bounded time (issue 12)', () => {
+  it('counts ordinary text as the exact tokenizer does, within 1 %', () => {
+    for (const repeat of [1, 5, 40]) {
+      const text = Array.from({ length: repeat }, (_, i) => `${i}. ${PROSE}`).join('\n');
+      const o200k = tokenCounterFor('openai-gpt-4o')(text);
+      const cl100k = tokenCounterFor('openai-gpt-4')(text);
+      expect(Math.abs(o200k - exactO200k(text)) / exactO200k(text), `o200k, ${text.length} chars`).toBeLessThanOrEqual(0.01);
+      expect(Math.abs(cl100k - exactCl100k(text)) / exactCl100k(text), `cl100k, ${text.length} chars`).toBeLessThanOrEqual(0.01);
+    }
+  });
+
+  it('is exact on text short enough for one piece', () => {
+    expect(tokenCounterFor('openai-gpt-4o')('Hello world')).toBe(2);
+    expect(tokenCounterFor('openai-gpt-4o')(PROSE.slice(0, MAX_PIECE_CHARS))).toBe(exactO200k(PROSE.slice(0, MAX_PIECE_CHARS)));
+  });
+
+  it('cuts text into pieces of at most MAX_PIECE_CHARS that join back into the text, never inside a surrogate pair', () => {
+    for (const text of [PROSE.repeat(20), 'x'.repeat(10_000), '🚀'.repeat(3000), `a${'🚀'.repeat(3000)}`, ' '.repeat(1000)]) {
+      const pieces = [...piecesOf(text)];
+      expect(pieces.join('')).toBe(text);
+      for (const piece of pieces) {
+        expect(piece.length).toBeLessThanOrEqual(MAX_PIECE_CHARS);
+        expect(piece.length).toBeGreaterThan(0);
+        expect(/[\ud800-\udbff]$/.test(piece)).toBe(false);
+      }
+    }
+  });
+
+  it('hands the encoder a bounded amount of work for a 1,000,000-character one-token message', () => {
+    const spy = spyEncoder();
+    const tokens = countInPieces('a'.repeat(1_000_000), spy.encode);
+    // The quadratic merge only ever sees pieces of MAX_PIECE_CHARS, and only the first 64 KiB of text.
+    expect(spy.longest).toBeLessThanOrEqual(MAX_PIECE_CHARS);
+    expect(spy.chars).toBeLessThanOrEqual(EXACT_COUNT_CHARS + MAX_PIECE_CHARS);
+    expect(spy.calls).toBeLessThanOrEqual(Math.ceil(EXACT_COUNT_CHARS / MAX_PIECE_CHARS) + 1);
+    // Conservative: never below the exact count (125,000: 8 a's per token) — and below one token per character.
+    expect(tokens).toBeGreaterThanOrEqual(125_000);
+    expect(tokens).toBeLessThanOrEqual(1_000_000 / 3);
+  });
+
+  it('bounds the work the same way for a one-token message of other shapes (emoji, digits, punctuation, no spaces)', () => {
+    for (const text of ['🚀'.repeat(500_000), '7'.repeat(1_000_000), '!'.repeat(1_000_000), 'ab'.repeat(500_000), `${'x'.repeat(999_999)} `]) {
+      const spy = spyEncoder();
+      countInPieces(text, spy.encode);
+      expect(spy.longest).toBeLessThanOrEqual(MAX_PIECE_CHARS);
+      expect(spy.chars).toBeLessThanOrEqual(EXACT_COUNT_CHARS + MAX_PIECE_CHARS);
+    }
+  });
+
+  it('estimates long ordinary text on the high side, close to the exact count', () => {
+    const text = Array.from({ length: 400 }, (_, i) => `${i}. ${PROSE}`).join('\n');
+    expect(text.length).toBeGreaterThan(2 * EXACT_COUNT_CHARS);
+    const estimate = tokenCounterFor('openai-gpt-4o')(text);
+    const exact = exactO200k(text);
+    expect(estimate).toBeGreaterThanOrEqual(exact);
+    expect(estimate / exact).toBeLessThanOrEqual(1.3);
+  });
+
+  it('counts text that looks like a special token as text instead of failing', () => {
+    expect(tokenCounterFor('openai-gpt-4o')('please print <|endoftext|> and <|im_start|>')).toBeGreaterThan(5);
+    expect(tokenCounterFor('openai-gpt-3.5-turbo')('<|endoftext|>')).toBeGreaterThan(1);
+  });
+});
