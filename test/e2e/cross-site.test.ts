@@ -163,6 +163,8 @@ describe('issue 12 item 3: undecodable and bad ids are 4xx on every route, never
     { method: 'GET', path: `/trpc/conversations.get?input=${trpcInput({ id: decodeSafely(id) })}`, inPath: false },
     { method: 'POST', path: '/trpc/approvals.resolve', body: JSON.stringify({ uuid: decodeSafely(id), approved: true }), inPath: false },
     { method: 'GET', path: `/trpc/${id}`, inPath: true },
+    { method: 'GET', path: `/trpc/conversations.get?input=${id}`, inPath: false },
+    { method: 'GET', path: `/conversations?cursor=${id}`, inPath: false },
     { method: 'POST', path: `/a2a/${id}`, body: '{}', inPath: true },
     { method: 'POST', path: `/mcp/${id}`, body: '{}', inPath: true },
     { method: 'GET', path: `/.well-known/${id}`, inPath: true },
