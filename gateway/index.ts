@@ -45,7 +45,7 @@ export async function startGateway(options: GatewayOptions): Promise<RunningServ
   // The web chat at `/`, when it was built (npm run build); the API works without it.
   const webDist = findWebDist();
   const web = webDist ? [webAppRouter(webDist)] : [];
-  const app = createHttpApp([restRouter(agent, log), events, trpc, a2a, mcp, ...web], log);
+  const app = createHttpApp([restRouter(agent, log), events, trpc, a2a, mcp, ...web], log, { host: config.host, server: config.server });
   const server = createServer(app);
 
   try {

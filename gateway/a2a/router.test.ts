@@ -181,7 +181,9 @@ let baseUrl: string;
 
 beforeAll(async () => {
   mesh = new FakeMesh();
-  const app = createHttpApp([a2aRouter({ backend: mesh, identity: { name: 'test-agent', description: 'An agent under test' }, log: quiet, version: '9.8.7' })], quiet);
+  // The card test below calls with Host agents.example.com, a name the server must be told it answers for (issue 12).
+  const site = { host: '127.0.0.1', server: { allowed_hosts: ['agents.example.com'], cors: { allowed_origins: [] } } };
+  const app = createHttpApp([a2aRouter({ backend: mesh, identity: { name: 'test-agent', description: 'An agent under test' }, log: quiet, version: '9.8.7' })], quiet, site);
   server = createServer(app);
   await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
   baseUrl = `http://127.0.0.1:${(server.address() as AddressInfo).port}`;

@@ -35,9 +35,9 @@ export interface A2aRouterOptions {
 
 const A2A_VERSION_HEADER = 'A2A-Version';
 
-// Any declared content type is read: JSON-RPC clients label their bodies in many ways, and
-// the body is parsed here so that malformed JSON is answered with -32700, not an HTTP 400.
-const rawBody = express.text({ type: () => true, limit: BODY_LIMIT_BYTES });
+// JSON-labelled bodies only (the cross-site guard refuses others with 415, issue 12), read as
+// text and parsed here so that malformed JSON is answered with -32700, not an HTTP 400.
+const rawBody = express.text({ type: ['application/json', 'application/*+json'], limit: BODY_LIMIT_BYTES });
 
 function markRoute(route: string) {
   return (_req: Request, res: Response, next: NextFunction) => {

@@ -1,25 +1,60 @@
 import express, { type Express, type NextFunction, type Request, type Response, type Router } from 'express';
-import type { Logger } from '../../services/common/log.js';
+import { capText, type Logger } from '../../services/common/log.js';
 import { redactSecrets } from '../../services/common/secrets.js';
+import { errorReply } from '../rest/errors.js';
+import { crossSiteGuard, LOOPBACK_SETTINGS, type CrossSiteSettings } from './cross-site.js';
 import { requestScopeMiddleware } from './request-scope.js';
 
 /**
+ * Refuses a path that is not valid percent-encoding (RFC 3986 §2.1: "%zz", a cut UTF-8
+ * sequence) with 400 before any face sees it: routers decode their parameters and would
+ * otherwise each fail in their own way (issue 12 item 3: it was a 500 on the events route).
+ */
+export function undecodablePathGuard() {
+  return (req: Request, res: Response, next: NextFunction) => {
+    try {
+      decodeURIComponent(req.path);
+    } catch {
+      res.status(400).json({ error: 'the request path is not valid percent-encoding (a "%" must be followed by two hex digits of UTF-8)' });
+      return;
+    }
+    next();
+  };
+}
+
+/**
+ * The last error handler of a server: failures no adapter answered, in the `{"error"}` shape.
+ * A client's mistake that reached here (a body parser's refusal, an undecodable parameter) keeps
+ * its 4xx and is not logged as an error — its text is the caller's; anything else is a 500 with
+ * a generic answer, logged (capped, like every log value).
+ */
+export function finalErrorHandler(log: Logger) {
+  return (error: unknown, _req: Request, res: Response, next: NextFunction) => {
+    const reply = errorReply(error);
+    if (reply.unexpected) log.error('unhandled request error', { error: error instanceof Error ? error.message : String(error) });
+    if (res.headersSent) return next(error);
+    if (reply.unexpected) res.status(500).json({ error: 'internal error' });
+    else res.status(reply.status).json(reply.body);
+  };
+}
+
+/**
  * The HTTP application all faces share: request scope (context, span, request log) first,
+ * then the cross-site guard (Host, Origin, Content-Type; see cross-site.ts) and the path check,
  * then each adapter's router, then JSON answers for unknown paths and for any error no
  * adapter handled — Express's own fallback would print a stack trace as HTML.
+ * Without `site` the guard takes a loopback listener with nothing configured.
  */
-export function createHttpApp(adapters: Router[], log: Logger): Express {
+export function createHttpApp(adapters: Router[], log: Logger, site: CrossSiteSettings = LOOPBACK_SETTINGS): Express {
   const app = express();
   app.disable('x-powered-by');
   app.use(requestScopeMiddleware(log));
+  app.use(crossSiteGuard(site, log));
+  app.use(undecodablePathGuard());
   for (const adapter of adapters) app.use(adapter);
   app.use((req: Request, res: Response) => {
-    res.status(404).json({ error: redactSecrets(`no route for ${req.method} ${req.path}; the API reference is at GET /docs`) });
+    res.status(404).json({ error: redactSecrets(`no route for ${req.method} ${capText(req.path, 200)}; the API reference is at GET /docs`) });
   });
-  app.use((error: unknown, _req: Request, res: Response, next: NextFunction) => {
-    log.error('unhandled request error', { error: error instanceof Error ? error.message : String(error) });
-    if (res.headersSent) return next(error);
-    res.status(500).json({ error: 'internal error' });
-  });
+  app.use(finalErrorHandler(log));
   return app;
 }

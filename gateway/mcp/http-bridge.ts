@@ -6,8 +6,8 @@ import { toWebRequest as nodeToWebRequest, writeWebResponse } from '../../servic
 
 /** The express request as a web Request; the body streams through unread, aborted with `signal`. */
 export function toWebRequest(req: ExpressRequest, signal: AbortSignal): Request {
-  // The URL's origin is never used for routing or checks (the Host header is what the
-  // loopback guard reads); a fixed one keeps a hostile Host header from breaking parsing.
+  // The URL's origin is never used for routing or checks (the cross-site guard reads the Host
+  // header before this); a fixed one keeps a hostile Host header from breaking parsing.
   return nodeToWebRequest(req, new URL(req.originalUrl, 'http://gateway.invalid'), signal);
 }
 

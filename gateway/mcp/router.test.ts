@@ -11,6 +11,7 @@ import { GrpcStatus, RpcError } from '../../services/common/grpc/errors.js';
 import type { Logger } from '../../services/common/log.js';
 import type { ApprovalOutcome, Turn } from '../app/agent.js';
 import type { Decision } from '../app/decision.js';
+import { rawRequest } from '../../test/support/raw-http.js';
 import { createHttpApp } from '../http/app.js';
 import { mcpRouter } from './router.js';
 import type { TurnAgent } from './turns.js';
@@ -457,9 +458,13 @@ describe('issue 6 item 4 / seed 002: the MCP face over plain HTTP', () => {
     await expect(refused).rejects.toThrow(/Invalid or expired requestState/);
   });
 
-  it('refuses a Host that is not loopback on a loopback listener (DNS rebinding)', async () => {
+  it('refuses a foreign Origin (403) and, on a loopback listener, a foreign Host (421: DNS rebinding) — the gateway-wide guard, issue 12', async () => {
     const response = await fetch(`${gateway.url}/mcp`, { method: 'POST', headers: { 'content-type': 'application/json', origin: 'http://evil.example' }, body: JSON.stringify(initialize) });
     expect(response.status).toBe(403);
+    const rebound = await rawRequest(`${gateway.url}/mcp`, { method: 'POST', headers: { host: 'evil.example', 'content-type': 'application/json', accept: 'application/json, text/event-stream' }, body: JSON.stringify(initialize) });
+    expect(rebound.status).toBe(421);
+    const plain = await fetch(`${gateway.url}/mcp`, { method: 'POST', headers: { 'content-type': 'text/plain', accept: 'application/json, text/event-stream' }, body: JSON.stringify(initialize) });
+    expect(plain.status).toBe(415);
   });
 });
 

@@ -1,13 +1,5 @@
 import express, { type NextFunction, type Request, type Response, type Router } from 'express';
-import {
-  createMcpHandler,
-  hostHeaderValidationResponse,
-  isLegacyRequest,
-  legacyStatelessFallback,
-  localhostAllowedHostnames,
-  localhostAllowedOrigins,
-  originValidationResponse,
-} from '@modelcontextprotocol/server';
+import { createMcpHandler, isLegacyRequest, legacyStatelessFallback } from '@modelcontextprotocol/server';
 import type { AgentConfig } from '../../services/common/config/schema.js';
 import type { Logger } from '../../services/common/log.js';
 import { agentVersion } from '../a2a/version.js';
@@ -24,22 +16,21 @@ import type { TurnAgent } from './turns.js';
  * `/mcp` over Streamable HTTP, speaking both protocol generations the SDK serves —
  * 2026-07-28 statelessly (each request stands alone; any replica answers), and the 2025
  * revisions with sessions (see sessions.ts for why). With `serve_mcp.enabled: false` nothing
- * is mounted and `/mcp` is the gateway's ordinary 404.
+ * is mounted and `/mcp` is the gateway's ordinary 404. Host and Origin are checked for every
+ * face alike in front of this router (gateway/http/cross-site.ts, issue 12), not here.
  */
 
 export const MCP_PATH = '/mcp';
 
 export interface McpRouterOptions {
   agent: TurnAgent;
-  config: Pick<AgentConfig, 'name' | 'description' | 'host' | 'serve_mcp' | 'chat'>;
+  config: Pick<AgentConfig, 'name' | 'description' | 'serve_mcp' | 'chat'>;
   log: Logger;
   /** The server's version; the project's package.json version by default. */
   version?: string;
   /** 2025-era session bounds; defaults suit one gateway replica. */
   sessions?: { maxSessions?: number; idleMs?: number };
 }
-
-const LOOPBACK_HOSTS = new Set(['127.0.0.1', 'localhost', '::1']);
 
 const DEFAULT_MAX_SESSIONS = 1000;
 const MIN_SESSION_IDLE_MS = 30 * 60_000;
@@ -73,12 +64,7 @@ export function mcpRouter(options: McpRouterOptions): Router {
     },
     log,
   );
-  // On a loopback address a browser page must not reach the agent through DNS rebinding.
-  const guardLocalhost = LOOPBACK_HOSTS.has(config.host);
-
   const route = async (request: globalThis.Request): Promise<globalThis.Response> => {
-    const refused = guardLocalhost ? (hostHeaderValidationResponse(request, localhostAllowedHostnames()) ?? originValidationResponse(request, localhostAllowedOrigins())) : undefined;
-    if (refused) return refused;
     // The SDK's own classification: a request with the 2026-07-28 envelope is modern, anything else 2025-era.
     if (await isLegacyRequest(request, undefined, { maxRequestBodySize: BODY_LIMIT_BYTES })) return sessions.handle(request);
     return modern.fetch(request);

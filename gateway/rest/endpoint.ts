@@ -28,11 +28,13 @@ export interface Endpoint {
 
 export type EndpointReply = RestReply<unknown> | { status: number; html: string };
 
-// Any declared content type is read as JSON: `curl -d` sends form encoding by default and
-// the API takes nothing but JSON, so a mislabelled body still gets a useful answer. Not
-// strict: a body that is valid JSON but not an object ("hi", 42) reaches the route's own
-// validation, which says what was expected instead of calling it malformed.
-const jsonBody = express.json({ limit: BODY_LIMIT_BYTES, type: () => true, strict: false });
+// JSON only (issue 12): a body labelled text/plain or as a form is what a web page can send
+// cross-site without a preflight; the cross-site guard answers those with 415 before this
+// runs, and the parser agrees. Not strict: a body that is valid JSON but not an object
+// ("hi", 42) reaches the route's own validation, which says what was expected instead of
+// calling it malformed.
+export const JSON_BODY_TYPES = ['application/json', 'application/*+json'];
+const jsonBody = express.json({ limit: BODY_LIMIT_BYTES, type: JSON_BODY_TYPES, strict: false });
 
 function sendErrorReply(res: Response, error: unknown, log: Logger): void {
   const reply = errorReply(error);

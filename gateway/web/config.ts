@@ -2,6 +2,7 @@ import { readFileSync } from 'node:fs';
 import { parse } from 'yaml';
 import { z } from 'zod';
 import { ConfigError } from '../../services/common/config/load.js';
+import { configSchema } from '../../services/common/config/schema.js';
 
 /**
  * `config/web.yaml` of `asg web` (seed 000 "Web Chat Frontend", FR-027): where the chat is
@@ -16,6 +17,11 @@ export const webConfigSchema = z
       .url({ protocol: /^https?$/, error: 'expected an http:// or https:// URL' })
       .default('http://localhost:8080')
       .transform((url) => url.replace(/\/+$/, '')),
+    /**
+     * What the chat's own port answers for (issue 12), as in the agent's config:
+     * `allowed_hosts`, `public_url`, `cors.allowed_origins`. The same cross-site guard runs here.
+     */
+    server: configSchema.shape.server,
   })
   .strict();
 
@@ -23,7 +29,7 @@ export type WebConfig = z.infer<typeof webConfigSchema>;
 
 function describeIssue(issue: z.core.$ZodIssue): string {
   const path = issue.path.length > 0 ? issue.path.map(String).join('.') : '(top level)';
-  if (issue.code === 'unrecognized_keys') return `${path}: unknown field${issue.keys.length > 1 ? 's' : ''} ${issue.keys.map((key) => `"${key}"`).join(', ')} (expected host, port, agent_url)`;
+  if (issue.code === 'unrecognized_keys') return `${path}: unknown field${issue.keys.length > 1 ? 's' : ''} ${issue.keys.map((key) => `"${key}"`).join(', ')} (expected host, port, agent_url, server)`;
   return `${path}: ${issue.message}`;
 }
 

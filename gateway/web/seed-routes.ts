@@ -1,5 +1,6 @@
 import express, { type NextFunction, type Request, type Response, type Router } from 'express';
 import { z } from 'zod';
+import { JSON_BODY_TYPES } from '../rest/endpoint.js';
 import { BODY_LIMIT_BYTES } from '../rest/errors.js';
 
 /**
@@ -58,7 +59,8 @@ const FORWARDED_HEADERS = ['x-session-id', 'authorization'];
 
 export function seedRoutes(agentUrl: string): Router {
   const router = express.Router();
-  const jsonBody = express.json({ limit: BODY_LIMIT_BYTES, type: () => true, strict: false });
+  // JSON only, as the agent's REST API (issue 12); the cross-site guard has refused other types.
+  const jsonBody = express.json({ limit: BODY_LIMIT_BYTES, type: JSON_BODY_TYPES, strict: false });
 
   const forward = (toCall: (req: Request) => AgentCall) => async (req: Request, res: Response) => {
     let call: AgentCall;

@@ -1,7 +1,9 @@
 import { createServer } from 'node:http';
 import type { AddressInfo } from 'node:net';
-import express, { type NextFunction, type Request, type Response } from 'express';
+import express from 'express';
 import type { Logger } from '../../services/common/log.js';
+import { finalErrorHandler, undecodablePathGuard } from '../http/app.js';
+import { crossSiteGuard } from '../http/cross-site.js';
 import { requestScopeMiddleware } from '../http/request-scope.js';
 import { reachableUrl } from '../index.js';
 import { agentProxy } from './agent-proxy.js';
@@ -18,20 +20,20 @@ export interface WebServer {
  * `asg web`: the chat on its own port in front of an agent (seed 000's `cmd/web`). The
  * built app at `/`, the seed's `/api/*` routes, and everything else — `/trpc` above all —
  * passed on to `agent_url`, so the same app works here and on the agent's own port.
+ * Its own requests pass the same cross-site guard as the agent's (issue 12), with this
+ * server's `host` and `server` settings; what it passes on goes as a server-side client's.
  */
 export async function startWebServer(options: { config: WebConfig; dist: string; log: Logger }): Promise<WebServer> {
   const { config, dist, log } = options;
   const app = express();
   app.disable('x-powered-by');
   app.use(requestScopeMiddleware(log));
+  app.use(crossSiteGuard({ host: config.host, server: config.server }, log));
+  app.use(undecodablePathGuard());
   app.use(webAppRouter(dist));
   app.use(seedRoutes(config.agent_url));
   app.use(agentProxy(config.agent_url));
-  app.use((error: unknown, _req: Request, res: Response, next: NextFunction) => {
-    log.error('unhandled request error', { error: error instanceof Error ? error.message : String(error) });
-    if (res.headersSent) return next(error);
-    res.status(500).json({ error: 'internal error' });
-  });
+  app.use(finalErrorHandler(log));
   const server = createServer(app);
   await new Promise<void>((resolve, reject) => {
     server.once('error', (error) => reject(new Error(`web server cannot listen on ${config.host}:${config.port}: ${error.message}`)));

@@ -1,16 +1,16 @@
 import { describe, expect, it } from 'vitest';
-import { endToEndHeaders } from './agent-proxy.js';
+import { agentRequestHeaders, endToEndHeaders } from './agent-proxy.js';
 import { parseWebConfig } from './config.js';
 import { approveCall, conversationCall, SeedRequestError, sendCall } from './seed-routes.js';
 
 describe('parseWebConfig', () => {
   it('fills the seed’s defaults and trims a trailing slash off agent_url', () => {
-    expect(parseWebConfig({}, 'web.yaml')).toEqual({ host: '0.0.0.0', port: 3000, agent_url: 'http://localhost:8080' });
+    expect(parseWebConfig({}, 'web.yaml')).toEqual({ host: '0.0.0.0', port: 3000, agent_url: 'http://localhost:8080', server: { allowed_hosts: [], cors: { allowed_origins: [] } } });
     expect(parseWebConfig({ host: '127.0.0.1', port: 0, agent_url: 'http://agent:8080/' }, 'web.yaml').agent_url).toBe('http://agent:8080');
   });
 
   it('names the file, the field and what was expected', () => {
-    expect(() => parseWebConfig({ port: 'x', agent: 'y' }, 'config/web.yaml')).toThrow(/config\/web\.yaml: port: .*\n.*config\/web\.yaml: \(top level\): unknown field "agent" \(expected host, port, agent_url\)/s);
+    expect(() => parseWebConfig({ port: 'x', agent: 'y' }, 'config/web.yaml')).toThrow(/config\/web\.yaml: port: .*\n.*config\/web\.yaml: \(top level\): unknown field "agent" \(expected host, port, agent_url, server\)/s);
     expect(() => parseWebConfig({ agent_url: 'ftp://agent' }, 'w.yaml')).toThrow('w.yaml: agent_url: expected an http:// or https:// URL');
   });
 });
@@ -37,5 +37,14 @@ describe('the seed’s /api routes', () => {
 describe('endToEndHeaders', () => {
   it('drops the headers that describe one connection', () => {
     expect(endToEndHeaders({ host: 'web:3000', connection: 'keep-alive', 'transfer-encoding': 'chunked', 'last-event-id': '7', authorization: 'Bearer t' })).toEqual({ 'last-event-id': '7', authorization: 'Bearer t' });
+  });
+});
+
+describe('agentRequestHeaders (issue 12)', () => {
+  it('sends the agent what a server-side client would: no browser Origin or Referer', () => {
+    expect(agentRequestHeaders({ host: 'web:3000', origin: 'http://web:3000', referer: 'http://web:3000/', 'content-type': 'application/json', 'x-session-id': 'abcd1234' })).toEqual({
+      'content-type': 'application/json',
+      'x-session-id': 'abcd1234',
+    });
   });
 });

@@ -4,7 +4,8 @@ import { redactSecrets } from './secrets.js';
 /**
  * Plain-text logfmt lines, one per event: `ts=… level=info svc=gateway msg="…" k=v sid=…`.
  * The session id of the current request is added automatically (DESIGN rule 6) and every
- * line is passed through secret redaction (DESIGN rule 5).
+ * line is passed through secret redaction (DESIGN rule 5). Every value (and the message) is
+ * capped at LOG_VALUE_LIMIT characters, so no request can write an unbounded line (issue 12).
  */
 export type LogLevel = 'debug' | 'info' | 'warn' | 'error';
 export type LogFields = Record<string, string | number | boolean | undefined | null>;
@@ -27,8 +28,22 @@ export function refreshLogLevel(): void {
   threshold = configuredLevel();
 }
 
+/** The longest a field value or message may be in a log line (issue 12: user text is capped). */
+export const LOG_VALUE_LIMIT = 500;
+
+/** `text` cut to `limit` characters, saying how many were left out: "abc…(+1200 chars)". */
+export function capText(text: string, limit: number = LOG_VALUE_LIMIT): string {
+  if (text.length <= limit) return text;
+  // Not in the middle of a surrogate pair: the line stays valid UTF-8.
+  let end = limit;
+  const code = text.charCodeAt(end - 1);
+  if (code >= 0xd800 && code <= 0xdbff) end -= 1;
+  return `${text.slice(0, end)}…(+${text.length - end} chars)`;
+}
+
 function formatValue(value: string | number | boolean): string {
-  const text = String(value);
+  // Redacted before capping, so that a cut never leaves a secret's head unrecognised.
+  const text = capText(redactSecrets(String(value)));
   return /^[A-Za-z0-9._:/@+\-[\]]+$/.test(text) ? text : JSON.stringify(text);
 }
 

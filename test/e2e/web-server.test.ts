@@ -11,6 +11,7 @@ import { stringify } from 'yaml';
 import type { ConversationUpdate } from '../../gateway/app/conversation-updates.js';
 import { ASG, spawnProcess, startAgent, tempDir, testEnvironment, type AgentProcess, type AsgProcess } from '../support/agent-process.js';
 import { get, post } from '../support/http.js';
+import { rawRequest } from '../support/raw-http.js';
 import { resourceNames } from '../support/resources-db.js';
 import { resourceAgentScript, startScriptedModel, type ScriptedModelServer } from '../support/scripted-model.js';
 import { record, trpcClient } from '../support/trpc-client.js';
@@ -96,6 +97,26 @@ describe('asg web', () => {
       events.stop();
     }
     expect((await client.tools.list.query()).tools.map((tool) => tool.name)).toContain('resources_add');
+  });
+
+  it('issue 12: guards its own port like the agent, and passes its pages’ requests on as a server-side client', async () => {
+    // A page of the chat itself: its Origin is the web server's, not the agent's; the agent must still take the call.
+    const own = { origin: webUrl };
+    const sent = await post(`${webUrl}/api/send`, { message: 'add resource web-origin with value 1' }, own);
+    expect(sent.status).toBe(201);
+    const created = await post(`${webUrl}/trpc/conversations.create`, {}, own);
+    expect(created.status).toBe(200);
+    const approved = await post(`${webUrl}/trpc/approvals.resolve`, { uuid: sent.body.result.approval.uuid, approved: true }, own);
+    expect(approved.status).toBe(200);
+    expect(resourceNames(join(agent.dir, 'resources.db'))).toContain('web-origin');
+
+    const foreign = await post(`${webUrl}/trpc/conversations.create`, {}, { origin: 'https://evil.example' });
+    expect(foreign.status).toBe(403);
+    const plain = await fetch(`${webUrl}/api/send`, { method: 'POST', headers: { 'content-type': 'text/plain' }, body: '{"message":"hi"}' });
+    expect(plain.status).toBe(415);
+    const rebound = await rawRequest(webUrl, { path: '/api/conversation/x', headers: { host: 'evil.example' } });
+    expect(rebound.status).toBe(421);
+    expect((await rawRequest(webUrl, { path: '/api/conversation/%zz' })).status).toBe(400);
   });
 
   it('refuses a bad configuration with the file, the field and what was expected', () => {
