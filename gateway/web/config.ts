@@ -10,7 +10,7 @@ import { configSchema } from '../../services/common/config/schema.js';
  */
 export const webConfigSchema = z
   .object({
-    host: z.string().min(1).default('0.0.0.0'),
+    host: z.string().min(1).default('127.0.0.1'),
     port: z.number().int().min(0).max(65535).default(3000),
     /** The agent's base URL (its REST API, tRPC router and events). */
     agent_url: z

@@ -5,7 +5,7 @@ import { approveCall, conversationCall, SeedRequestError, sendCall } from './see
 
 describe('parseWebConfig', () => {
   it('fills the seed’s defaults and trims a trailing slash off agent_url', () => {
-    expect(parseWebConfig({}, 'web.yaml')).toEqual({ host: '0.0.0.0', port: 3000, agent_url: 'http://localhost:8080', server: { allowed_hosts: [], cors: { allowed_origins: [] } } });
+    expect(parseWebConfig({}, 'web.yaml')).toEqual({ host: '127.0.0.1', port: 3000, agent_url: 'http://localhost:8080', server: { allowed_hosts: [], cors: { allowed_origins: [] } } });
     expect(parseWebConfig({ host: '127.0.0.1', port: 0, agent_url: 'http://agent:8080/' }, 'web.yaml').agent_url).toBe('http://agent:8080');
   });
 

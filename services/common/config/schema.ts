@@ -108,7 +108,7 @@ export const configSchema = z
     name: z.string().default('agent'),
     description: z.string().default(''),
     prompt: z.string().default('You are a helpful assistant. Use the tools you have when they help answer the user.'),
-    host: z.string().min(1).default('0.0.0.0'),
+    host: z.string().min(1).default('127.0.0.1'),
     port: z.number().int().min(0).max(65535).default(8080),
     data_dir: z.string().min(1).default('./data'),
     /**
