@@ -18,7 +18,12 @@ import { decisionOfStatus, type Decision } from './decision.js';
  */
 export interface Agent {
   createConversation(message?: string): Promise<{ conversation: Conversation; result?: TurnResult }>;
-  getConversation(id: string): Promise<Conversation>;
+  /**
+   * One conversation with one page of its history (`hasMoreBefore`/`hasMoreAfter` say whether
+   * it is all of it); by default the newest DEFAULT_HISTORY_LIMIT messages, which is the whole
+   * history of all but very long conversations.
+   */
+  getConversation(id: string, page?: HistoryPage): Promise<Conversation>;
   listConversations(page: PageRequest): Promise<ConversationPage>;
   sendMessage(conversationId: string, message: string): Promise<Turn>;
   resolveApproval(uuid: string, decision: Decision): Promise<ApprovalOutcome>;
@@ -35,6 +40,20 @@ export interface PageRequest {
   /** Opaque, from the previous page's `nextCursor`. */
   cursor?: string;
 }
+
+/**
+ * Which messages of a conversation to read: at most `limit` (and at most the store's
+ * MAX_PAGE_CONTENT_CHARS of text), the newest, or those right before or after a message id
+ * (exclusive). One cursor at most.
+ */
+export interface HistoryPage {
+  limit: number;
+  before?: string;
+  after?: string;
+}
+
+/** A history of up to this many messages is read whole by default (the store's largest page). */
+export const DEFAULT_HISTORY_LIMIT = 1000;
 
 export interface ConversationPage {
   conversations: Conversation[];
@@ -70,14 +89,20 @@ export function createAgent(backends: Pick<Backends, 'orchestrator' | 'store'>):
       return { conversation: present(answer.conversation, 'the created conversation'), result: answer.result };
     },
 
-    async getConversation(id) {
-      const answer = await store.getConversation({ id, includeMessages: true });
+    async getConversation(id, page = { limit: DEFAULT_HISTORY_LIMIT }) {
+      const answer = await store.getConversation({
+        id,
+        includeMessages: true,
+        messageLimit: page.limit,
+        ...(page.before !== undefined && { beforeMessageId: page.before }),
+        ...(page.after !== undefined && { afterMessageId: page.after }),
+      });
       return present(answer.conversation, `conversation ${id}`);
     },
 
     async listConversations({ limit, cursor }) {
-      // Messages are included because C carries them; the page size bounds the cost.
-      const answer = await store.listConversations({ pageSize: limit, pageToken: cursor ?? '', includeMessages: true });
+      // Summaries: the store reads no message for a list (issue 12).
+      const answer = await store.listConversations({ pageSize: limit, pageToken: cursor ?? '' });
       return {
         conversations: answer.conversations,
         summary: answer.summary,

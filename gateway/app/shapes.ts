@@ -103,6 +103,25 @@ export interface ConversationJson {
   updated_at: string;
 }
 
+/**
+ * One item of `GET /conversations` (DESIGN §4, "Lists are summaries"): C without `messages`,
+ * with `title` (the first words of the first user message; "" before there is one),
+ * `message_count`, and `pending_approvals` as a count (C's list of them stays on C).
+ */
+export interface ConversationListItemJson {
+  id: string;
+  session_id: string;
+  status: ConversationStatusName;
+  title: string;
+  message_count: number;
+  pending_approvals: number;
+  pending_approval?: PendingApprovalJson;
+  pipeline_state?: PipelineStateJson;
+  usage: UsageJson;
+  created_at: string;
+  updated_at: string;
+}
+
 /** R */
 export interface TurnResultJson {
   response: string;
@@ -233,6 +252,22 @@ export function conversationJson(conversation: Conversation): ConversationJson {
     messages: conversation.messages.map(messageJson),
     ...(conversation.pendingApproval && { pending_approval: pendingApprovalJson(conversation.pendingApproval) }),
     ...(conversation.pendingApprovals.length > 0 && { pending_approvals: conversation.pendingApprovals.map(pendingApprovalJson) }),
+    ...(conversation.pipelineState && { pipeline_state: pipelineStateJson(conversation.pipelineState) }),
+    usage: usageJson(conversation.usage),
+    created_at: isoTime(conversation.createdAt),
+    updated_at: isoTime(conversation.updatedAt),
+  };
+}
+
+export function conversationListItemJson(conversation: Conversation): ConversationListItemJson {
+  return {
+    id: conversation.id,
+    session_id: conversation.sessionId,
+    status: conversationStatusName(conversation.status),
+    title: conversation.title ?? '',
+    message_count: conversation.messageCount,
+    pending_approvals: conversation.pendingApprovals.length,
+    ...(conversation.pendingApproval && { pending_approval: pendingApprovalJson(conversation.pendingApproval) }),
     ...(conversation.pipelineState && { pipeline_state: pipelineStateJson(conversation.pipelineState) }),
     usage: usageJson(conversation.usage),
     created_at: isoTime(conversation.createdAt),

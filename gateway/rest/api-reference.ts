@@ -1,5 +1,6 @@
 import { ApprovalStatus, ConversationStatus, MessageRole, type Conversation, type PendingApproval } from '../../gen/ts/asg/store/v1/store.js';
-import { approvalReply, conversationListReply, conversationReply, toolListReply } from './replies.js';
+import { DEFAULT_HISTORY_LIMIT } from '../app/agent.js';
+import { approvalReply, conversationListReply, conversationPageReply, conversationReply, toolListReply } from './replies.js';
 import { APPROVAL_BODY_EXPECTED, DEFAULT_PAGE_SIZE, MAX_PAGE_SIZE } from './requests.js';
 
 /**
@@ -143,10 +144,10 @@ const routes: RouteDoc[] = [
     method: 'GET',
     path: '/conversations',
     examplePath: `/conversations?limit=${DEFAULT_PAGE_SIZE}`,
-    purpose: `Conversations, newest first, one page at a time, with counts by status over all of them. Query: limit (1..${MAX_PAGE_SIZE}, default ${DEFAULT_PAGE_SIZE}) and cursor. "next_cursor" is present when there is a next page: pass it back as ?cursor= to read it.`,
+    purpose: `Conversations, newest first, one page at a time, with counts by status over all of them. Each item is a summary: the conversation without its messages, with "title" (the first words of the first user message), "message_count" and "pending_approvals" (a count). Query: limit (1..${MAX_PAGE_SIZE}, default ${DEFAULT_PAGE_SIZE}) and cursor. "next_cursor" is present when there is a next page: pass it back as ?cursor= to read it.`,
     responseStatus: 200,
     responseExample: conversationListReply({
-      conversations: [completedConversation],
+      conversations: [{ ...completedConversation, messages: [], messageCount: 5, title: 'Delete resource res-42' }],
       summary: { total: 120, active: 97, waitingApproval: 3, completed: 20 },
       nextCursor: 'eyJiZWZvcmUiOiIyMDI1LTAxLTE1In0',
     }),
@@ -160,11 +161,12 @@ const routes: RouteDoc[] = [
     method: 'GET',
     path: '/conversations/:id',
     examplePath: `/conversations/${CONVERSATION_ID}`,
-    purpose: 'One conversation with all its messages, its pending approval and its pipeline state.',
+    purpose: `One conversation with its messages (oldest first), its pending approval and its pipeline state. A history of up to ${DEFAULT_HISTORY_LIMIT} messages (and 8,000,000 characters) comes whole; a longer one comes as its newest page with "has_more_before": true. Query: limit (1..${DEFAULT_HISTORY_LIMIT}, default ${DEFAULT_HISTORY_LIMIT}) messages, and before or after (a message id, exclusive): ?before=<id of the first message shown> reads the page before it.`,
     responseStatus: 200,
-    responseExample: conversationReply(waitingConversation),
+    responseExample: conversationPageReply(waitingConversation),
     statuses: [
-      [200, 'the conversation'],
+      [200, 'the conversation, with one page of its messages'],
+      [400, 'limit is not an integer from 1 to 1000, before and after are both given, or before / after is not a message of this conversation'],
       [404, 'no conversation has this id'],
       [503, 'the conversation store is unreachable'],
     ],

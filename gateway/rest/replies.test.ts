@@ -1,6 +1,7 @@
 import { describe, expect, it } from 'vitest';
 import { ApprovalStatus, ConversationStatus, type Conversation, type PendingApproval } from '../../gen/ts/asg/store/v1/store.js';
 import { approvalReply, conversationListReply, conversationReply } from './replies.js';
+import { conversationListItemJson } from '../app/shapes.js';
 
 const approval: PendingApproval = {
   uuid: 'b2e4d8f1-7a36-4c95-8e10-5d9f3a6c2e47',
@@ -72,7 +73,7 @@ describe('conversationListReply', () => {
   it('adds next_cursor only when there is a next page', () => {
     const summary = { total: 1, active: 1, waitingApproval: 0, completed: 0 };
     const last = conversationListReply({ conversations: [conversation], summary });
-    expect(last).toEqual({ conversations: [conversationReply(conversation).conversation], summary: { total: 1, active: 1, waiting_approval: 0, completed: 0 } });
+    expect(last).toEqual({ conversations: [conversationListItemJson(conversation)], summary: { total: 1, active: 1, waiting_approval: 0, completed: 0 } });
     expect(conversationListReply({ conversations: [conversation], summary, nextCursor: 'p2' }).next_cursor).toBe('p2');
   });
 });

@@ -5,11 +5,13 @@ import type { ApprovalOutcome, ConversationPage } from '../app/agent.js';
 import type { Decision } from '../app/decision.js';
 import {
   conversationJson,
+  conversationListItemJson,
   conversationSummaryJson,
   pendingApprovalJson,
   toolJson,
   turnResultJson,
   type ConversationJson,
+  type ConversationListItemJson,
   type ConversationSummaryJson,
   type PendingApprovalJson,
   type ToolJson,
@@ -23,8 +25,19 @@ export interface ConversationReply {
   result?: TurnResultJson;
 }
 
+/**
+ * `GET /conversations/:id`: C with one page of its messages, oldest first. The whole history
+ * unless it is longer than the page (README "## API"): `has_more_before` says older messages
+ * exist (read them with `?before=<id of the first message>`), `has_more_after` newer ones.
+ */
+export interface ConversationPageReply extends ConversationReply {
+  has_more_before: boolean;
+  has_more_after: boolean;
+}
+
 export interface ConversationListReply {
-  conversations: ConversationJson[];
+  /** Summaries (issue 12): no messages. */
+  conversations: ConversationListItemJson[];
   summary: ConversationSummaryJson;
   /** Added to the seed's shape: present when there is a next page; pass it back as `?cursor=`. */
   next_cursor?: string;
@@ -47,9 +60,13 @@ export function conversationReply(conversation: Conversation, result?: TurnResul
   return { conversation: conversationJson(conversation), ...(result && { result: turnResultJson(result) }) };
 }
 
+export function conversationPageReply(conversation: Conversation): ConversationPageReply {
+  return { conversation: conversationJson(conversation), has_more_before: conversation.hasMoreBefore ?? false, has_more_after: conversation.hasMoreAfter ?? false };
+}
+
 export function conversationListReply(page: ConversationPage): ConversationListReply {
   return {
-    conversations: page.conversations.map(conversationJson),
+    conversations: page.conversations.map(conversationListItemJson),
     summary: conversationSummaryJson(page.summary),
     ...(page.nextCursor && { next_cursor: page.nextCursor }),
   };

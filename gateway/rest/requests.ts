@@ -1,7 +1,7 @@
 import { z } from 'zod';
 import { invalidArgument } from '../../services/common/grpc/errors.js';
 import { decisionFromWord, type Decision } from '../app/decision.js';
-import type { PageRequest } from '../app/agent.js';
+import { DEFAULT_HISTORY_LIMIT, type HistoryPage, type PageRequest } from '../app/agent.js';
 
 /**
  * What the REST routes accept, checked at the edge (DESIGN rule 8). Each parser returns
@@ -64,6 +64,33 @@ export function parsePageRequest(query: unknown): PageRequest {
   if (!parsed.success) throw invalidArgument(firstIssue(parsed.error));
   const { limit = DEFAULT_PAGE_SIZE, cursor } = parsed.data;
   return cursor === undefined ? { limit } : { limit, cursor };
+}
+
+const historyLimit = z
+  .string({ error: `"limit" must be given once, as an integer from 1 to ${DEFAULT_HISTORY_LIMIT}` })
+  .regex(/^\d+$/, `"limit" must be an integer from 1 to ${DEFAULT_HISTORY_LIMIT}`)
+  .transform(Number)
+  .refine((size) => size >= 1 && size <= DEFAULT_HISTORY_LIMIT, `"limit" must be an integer from 1 to ${DEFAULT_HISTORY_LIMIT}`);
+
+const messageCursor = (name: 'before' | 'after') =>
+  z
+    .string({ error: `"${name}" must be given once, as the id of a message of this conversation` })
+    .regex(/^[0-9a-fA-F-]{36}$/, `"${name}" must be the id of a message of this conversation`);
+
+const historyQuery = z
+  .object({ limit: historyLimit.optional(), before: messageCursor('before').optional(), after: messageCursor('after').optional() })
+  .refine((query) => query.before === undefined || query.after === undefined, '"before" and "after" cannot be used together; page one way at a time');
+
+/**
+ * `GET /conversations/:id?limit=&before=&after=`: at most `limit` messages (default and most
+ * DEFAULT_HISTORY_LIMIT), the newest or those before / after a message id; other query
+ * parameters are ignored.
+ */
+export function parseHistoryPage(query: unknown): HistoryPage {
+  const parsed = historyQuery.safeParse(query ?? {});
+  if (!parsed.success) throw invalidArgument(firstIssue(parsed.error));
+  const { limit = DEFAULT_HISTORY_LIMIT, before, after } = parsed.data;
+  return { limit, ...(before !== undefined && { before }), ...(after !== undefined && { after }) };
 }
 
 function decisionFromAction(action: unknown): Decision | undefined {

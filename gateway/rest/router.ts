@@ -3,8 +3,8 @@ import type { Logger } from '../../services/common/log.js';
 import type { Agent } from '../app/agent.js';
 import { apiReferencePage } from './api-reference.js';
 import { mountEndpoint, restErrorHandler, type Endpoint } from './endpoint.js';
-import { approvalReply, conversationListReply, conversationReply, toolListReply } from './replies.js';
-import { parseApprovalDecision, parseNewConversation, parseNewMessage, parsePageRequest } from './requests.js';
+import { approvalReply, conversationListReply, conversationPageReply, conversationReply, toolListReply } from './replies.js';
+import { parseApprovalDecision, parseHistoryPage, parseNewConversation, parseNewMessage, parsePageRequest } from './requests.js';
 
 /** The seed's REST API (DESIGN §4 "REST"), as thin handlers over the application layer. */
 export function restEndpoints(agent: Agent): Endpoint[] {
@@ -51,8 +51,9 @@ export function restEndpoints(agent: Agent): Endpoint[] {
       path: '/conversations/:id',
       session: 'conversation',
       handle: async (req) => {
-        const conversation = await agent.getConversation(String(req.params.id));
-        return { status: 200, body: conversationReply(conversation), sessionId: conversation.sessionId };
+        const page = parseHistoryPage(req.query);
+        const conversation = await agent.getConversation(String(req.params.id), page);
+        return { status: 200, body: conversationPageReply(conversation), sessionId: conversation.sessionId };
       },
     },
     {

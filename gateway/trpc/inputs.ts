@@ -1,9 +1,10 @@
 import { z } from 'zod';
+import { DEFAULT_HISTORY_LIMIT } from '../app/agent.js';
 import { DEFAULT_PAGE_SIZE, MAX_PAGE_SIZE } from '../rest/requests.js';
 
 /**
  * What the tRPC procedures accept (DESIGN rule 8), with REST's rules: a message is non-empty
- * text, a page is 1 to 500 conversations, ids are non-empty. The SSE link adds
+ * text, a page is 1 to 500 conversations or 1 to 1000 messages, ids are non-empty. The SSE link adds
  * `lastEventId` to a subscription's input when it reconnects (tRPC `tracked()`).
  */
 
@@ -26,7 +27,15 @@ export const pageInput = z
   })
   .default({ limit: DEFAULT_PAGE_SIZE });
 
-export const conversationInput = z.object({ id });
+/** A conversation with one page of its history, as REST's `GET /conversations/:id?limit=&before=&after=`. */
+export const conversationInput = z
+  .object({
+    id,
+    limit: z.number().int().min(1).max(DEFAULT_HISTORY_LIMIT).optional(),
+    before: id.optional(),
+    after: id.optional(),
+  })
+  .refine((input) => input.before === undefined || input.after === undefined, 'before and after cannot be used together');
 
 export const sendInput = z.object({ conversationId: id, message });
 

@@ -13,7 +13,7 @@ import type { Agent } from '../app/agent.js';
 import type { ConversationUpdate } from '../app/conversation-updates.js';
 import type { PendingApprovalUpdate } from '../app/pending-approval-updates.js';
 import { createHttpApp } from '../http/app.js';
-import { conversationListReply, conversationReply, toolListReply } from '../rest/replies.js';
+import { conversationListReply, conversationPageReply, conversationReply, toolListReply } from '../rest/replies.js';
 import { trpcRouter } from './middleware.js';
 
 /**
@@ -31,7 +31,12 @@ const waiting = conversationRecord({
   messages: [messageRecord({ content: 'add resource web-1 with value 5' })],
   pendingApproval: approvalRecord(),
   pendingApprovals: [approvalRecord()],
+  messageCount: 1,
+  title: 'add resource web-1',
 });
+
+/** The history pages getConversation was asked for, in order. */
+const pagesAsked: unknown[] = [];
 
 /** Session ids the agent's calls ran with, by call. */
 const sessions: Record<string, string> = {};
@@ -41,8 +46,9 @@ const agent: Agent = {
     sessions.create = currentContext()?.sessionId ?? '';
     return { conversation: waiting, ...(message && { result: { response: 'Approval required', waitingApproval: true, approval: approvalRecord() } }) };
   },
-  async getConversation(id) {
+  async getConversation(id, page) {
     sessions.get = currentContext()?.sessionId ?? '';
+    pagesAsked.push(page);
     if (id !== 'c1') throw new RpcError(GrpcStatus.NOT_FOUND, `conversation ${id} not found`, '/asg.store.v1.ConversationStoreService/GetConversation');
     return waiting;
   },
@@ -105,8 +111,14 @@ async function trpcError(promise: Promise<unknown>): Promise<TRPCClientError<any
 
 describe('queries and mutations', () => {
   it('answer with the REST shapes, built by the same functions', async () => {
-    expect(await client.conversations.get.query({ id: 'c1' })).toEqual(conversationReply(waiting));
-    expect(await client.conversations.list.query({ limit: 10 })).toEqual(conversationListReply(await agent.listConversations({ limit: 10 })));
+    expect(await client.conversations.get.query({ id: 'c1' })).toEqual(conversationPageReply(waiting));
+    expect(await client.conversations.get.query({ id: 'c1', limit: 5, before: 'm9' })).toEqual(conversationPageReply(waiting));
+    expect(pagesAsked.at(-1)).toEqual({ limit: 5, before: 'm9' });
+    // Issue 12: the list the web chat reads is summaries — title and counts, no messages.
+    const list = await client.conversations.list.query({ limit: 10 });
+    expect(list).toEqual(conversationListReply(await agent.listConversations({ limit: 10 })));
+    expect(list.conversations[0]).toMatchObject({ id: waiting.id, title: 'add resource web-1', message_count: 1, pending_approvals: 1 });
+    expect(list.conversations[0]).not.toHaveProperty('messages');
     expect(await client.conversations.create.mutate({ message: 'add resource web-1 with value 5' })).toEqual(
       conversationReply(waiting, { response: 'Approval required', waitingApproval: true, approval: approvalRecord() }),
     );

@@ -1,10 +1,18 @@
 import { tracked } from '@trpc/server';
-import type { Agent } from '../app/agent.js';
+import { DEFAULT_HISTORY_LIMIT, type Agent } from '../app/agent.js';
 import { watchConversation, type ConversationUpdate } from '../app/conversation-updates.js';
 import type { EventFeed } from '../app/event-feed.js';
 import { isResumable } from '../app/events.js';
 import { watchPendingApprovals, type PendingApprovalUpdate } from '../app/pending-approval-updates.js';
-import { approvalReply, conversationListReply, conversationReply, toolListReply, type ApprovalConflictReply, type ConversationReply } from '../rest/replies.js';
+import {
+  approvalReply,
+  conversationListReply,
+  conversationPageReply,
+  conversationReply,
+  toolListReply,
+  type ApprovalConflictReply,
+  type ConversationReply,
+} from '../rest/replies.js';
 import { ApprovalConflict, trpcErrorOf } from './errors.js';
 import { conversationProcedure, newWorkProcedure, router, subscriptionProcedure } from './init.js';
 import { conversationEventsInput, conversationInput, newConversationInput, pageInput, pendingApprovalsInput, resolveInput, sendInput } from './inputs.js';
@@ -46,7 +54,11 @@ export function createAppRouter({ agent, feed }: AppRouterDependencies) {
         return conversationReply(conversation, result);
       }),
       list: newWorkProcedure.input(pageInput).query(async ({ input }) => conversationListReply(await agent.listConversations(input))),
-      get: conversationProcedure.input(conversationInput).query(async ({ input }) => conversationReply(await agent.getConversation(input.id))),
+      get: conversationProcedure
+        .input(conversationInput)
+        .query(async ({ input: { id, limit = DEFAULT_HISTORY_LIMIT, before, after } }) =>
+          conversationPageReply(await agent.getConversation(id, { limit, ...(before !== undefined && { before }), ...(after !== undefined && { after }) })),
+        ),
       send: conversationProcedure.input(sendInput).mutation(async ({ input }): Promise<ConversationReply> => {
         const { conversation, result } = await agent.sendMessage(input.conversationId, input.message);
         return conversationReply(conversation, result);

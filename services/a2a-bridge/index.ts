@@ -1,5 +1,5 @@
 import { A2ABridgeServiceService } from '../../gen/ts/asg/a2a/v1/a2a.js';
-import { implement, listen, Server, shutdown } from '../common/grpc/server.js';
+import { createServer, implement, listen, shutdown } from '../common/grpc/server.js';
 import type { RunningService, ServiceOptions } from '../common/service.js';
 import { A2aBridge } from './bridge.js';
 import { a2aBridgeHandlers } from './server.js';
@@ -11,7 +11,7 @@ import { a2aBridgeHandlers } from './server.js';
 export async function startA2aBridge(options: ServiceOptions): Promise<RunningService> {
   const { config, log } = options;
   const bridge = new A2aBridge(config.a2a_max_depth, log);
-  const server = new Server();
+  const server = createServer();
   server.addService(A2ABridgeServiceService, implement(A2ABridgeServiceService, 'a2a-bridge', a2aBridgeHandlers(bridge), log));
   const port = await listen(server, options.listen);
   const host = options.listen.slice(0, options.listen.lastIndexOf(':'));

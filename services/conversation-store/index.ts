@@ -1,6 +1,6 @@
 import { resolve } from 'node:path';
 import { ConversationStoreServiceService } from '../../gen/ts/asg/store/v1/store.js';
-import { implement, listen, Server, shutdown } from '../common/grpc/server.js';
+import { createServer, implement, listen, shutdown } from '../common/grpc/server.js';
 import type { RunningService, ServiceOptions } from '../common/service.js';
 import { EventFeed, type EventFeedOptions } from './event-feed.js';
 import { conversationStoreHandlers } from './server.js';
@@ -10,8 +10,6 @@ export type { ApprovalClaim, ConversationPage, ConversationStorage, Interruption
 export type { EventFeedOptions } from './event-feed.js';
 
 const SERVICE = 'conversation-store';
-// The same ceiling the shared client uses: a long conversation read whole exceeds gRPC's 4 MiB default.
-const MAX_MESSAGE_BYTES = 64 * 1024 * 1024;
 
 /** The store on `options.listen`, keeping its data in `<data_dir>/conversations.db`. */
 export interface ConversationStoreOptions extends ServiceOptions {
@@ -23,7 +21,8 @@ export async function startConversationStore(options: ConversationStoreOptions):
   const dataDir = resolve(options.config.data_dir);
   const storage = openSqliteStorage({ dataDir });
   const feed = new EventFeed(storage, options.events);
-  const server = new Server({ 'grpc.max_receive_message_length': MAX_MESSAGE_BYTES, 'grpc.max_send_message_length': MAX_MESSAGE_BYTES });
+  // SERVER_OPTIONS: a long conversation read whole by a turn exceeds gRPC's 4 MiB default.
+  const server = createServer();
   server.addService(ConversationStoreServiceService, implement(ConversationStoreServiceService, SERVICE, conversationStoreHandlers(storage, feed), options.log));
   let port: number;
   try {

@@ -195,3 +195,24 @@ export function timestampAfter(previous: string | undefined, nowMs: number): str
   if (previous === undefined) return isoTimestamp(nowMs);
   return isoTimestamp(Math.max(nowMs, Date.parse(previous) + 1));
 }
+
+/** How much of the first user message the conversation row keeps (schema 8): enough for any title. */
+export const FIRST_USER_TEXT_LENGTH = 200;
+/** A title's longest length, "…" included (store.proto, Conversation.title). */
+export const TITLE_LENGTH = 60;
+
+/**
+ * A conversation's title: the first words of its first user message, whitespace collapsed,
+ * at most TITLE_LENGTH characters. A longer text is cut at the last word boundary that fits
+ * (or inside a word longer than half the title) and ends with "…". Computed when read, so
+ * that the stored text stays the message's own and a better rule applies to old rows too.
+ */
+export function conversationTitle(firstUserText: string | null): string {
+  // Code points, not UTF-16 units: a cut never splits a surrogate pair.
+  const words = [...(firstUserText ?? '').replace(/\s+/g, ' ').trim()];
+  if (words.length <= TITLE_LENGTH) return words.join('');
+  const room = words.slice(0, TITLE_LENGTH - 1);
+  const boundary = room.lastIndexOf(' ');
+  const cut = boundary >= TITLE_LENGTH / 2 ? room.slice(0, boundary) : room;
+  return `${cut.join('').trimEnd()}…`;
+}

@@ -85,7 +85,7 @@ describe('conversation store over gRPC', () => {
     expect(read?.messages.map((message) => [message.seq, message.role, message.content])).toEqual([[1, MessageRole.MESSAGE_ROLE_SYSTEM, 'be brief']]);
     expect(read?.createdAt).toBeInstanceOf(Date);
 
-    const page = await store.listConversations({ pageSize: 0, pageToken: '', includeMessages: false });
+    const page = await store.listConversations({ pageSize: 0, pageToken: '' });
     expect(page.conversations.map((item) => item.id)).toEqual([created.id]);
     expect(page.summary).toEqual({ total: 1, active: 1, waitingApproval: 0, completed: 0 });
     expect(page.nextPageToken).toBe('');
@@ -100,11 +100,22 @@ describe('conversation store over gRPC', () => {
       code: GrpcStatus.INVALID_ARGUMENT,
       message: expect.stringContaining('id: required'),
     });
-    await expect(store.listConversations({ pageSize: 501, pageToken: '', includeMessages: false })).rejects.toMatchObject({
+    await expect(store.listConversations({ pageSize: 501, pageToken: '' })).rejects.toMatchObject({
       code: GrpcStatus.INVALID_ARGUMENT,
       message: expect.stringContaining('page_size: at most 500'),
     });
     const { id } = await conversation();
+    // History pages (issue 12): a limit of 1..1000, one cursor at most, and a cursor only with a limit.
+    for (const [request, field] of [
+      [{ messageLimit: 1001 }, 'message_limit: at most 1000'],
+      [{ messageLimit: 5, beforeMessageId: id, afterMessageId: id }, 'at most one of before_message_id and after_message_id'],
+      [{ beforeMessageId: id }, 'a cursor needs include_messages and a message_limit'],
+    ] as const) {
+      await expect(store.getConversation({ id, includeMessages: true, ...request })).rejects.toMatchObject({
+        code: GrpcStatus.INVALID_ARGUMENT,
+        message: expect.stringContaining(field),
+      });
+    }
     await expect(
       store.appendMessages({
         conversationId: id,
@@ -234,7 +245,7 @@ describe('A2A origins and agent chains over gRPC', () => {
     const plain = await conversation();
     expect(created?.a2aOrigin).toEqual(origin);
     expect((await store.getConversation({ id: created!.id, includeMessages: false })).conversation?.a2aOrigin).toEqual(origin);
-    const page = await store.listConversations({ pageSize: 0, pageToken: '', includeMessages: false });
+    const page = await store.listConversations({ pageSize: 0, pageToken: '' });
     expect(page.conversations.map((item) => [item.id, item.a2aOrigin])).toEqual([
       [plain.id, undefined],
       [created!.id, origin],
@@ -257,7 +268,7 @@ describe('A2A origins and agent chains over gRPC', () => {
     expect(approval?.agentChain).toEqual(chain);
     expect(waiting?.pendingApproval?.agentChain).toEqual(chain);
     expect((await store.getApproval({ uuid: approval!.uuid })).approval?.agentChain).toEqual(chain);
-    const page = await store.listConversations({ pageSize: 0, pageToken: '', includeMessages: false });
+    const page = await store.listConversations({ pageSize: 0, pageToken: '' });
     expect(page.conversations[0]?.pendingApprovals.map((item) => item.agentChain)).toEqual([chain]);
     const claim = await store.claimApproval({ uuid: approval!.uuid, approved: false, messages: [], clearPipelineState: false, alsoReject: [] });
     expect(claim.approval?.agentChain).toEqual(chain);

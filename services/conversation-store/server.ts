@@ -5,7 +5,7 @@ import type { ServiceHandlers } from '../common/grpc/server.js';
 import type { EventFeed } from './event-feed.js';
 import { storedId } from './ids.js';
 import { A2A_DIALECTS } from './records.js';
-import { MAX_PAGE_SIZE, type ConversationStorage } from './storage.js';
+import { MAX_MESSAGE_PAGE_SIZE, MAX_PAGE_SIZE, type ConversationStorage } from './storage.js';
 
 /**
  * The gRPC edge: each request is checked against the rules store.proto states for its
@@ -106,11 +106,30 @@ const schemas = {
     systemPrompt: z.string(),
     a2aOrigin: a2aOrigin.optional(),
   }),
-  getConversation: z.object({ id: conversationId, includeMessages: z.boolean() }),
+  getConversation: z
+    .object({
+      id: conversationId,
+      includeMessages: z.boolean(),
+      messageLimit: z
+        .number()
+        .int()
+        .min(0, `from 1 to ${MAX_MESSAGE_PAGE_SIZE}, or 0 for every message`)
+        .max(MAX_MESSAGE_PAGE_SIZE, `at most ${MAX_MESSAGE_PAGE_SIZE}`)
+        .optional(),
+      beforeMessageId: z.string().optional(),
+      afterMessageId: z.string().optional(),
+    })
+    .refine((request) => !request.beforeMessageId || !request.afterMessageId, {
+      message: 'at most one of before_message_id and after_message_id',
+      path: ['afterMessageId'],
+    })
+    .refine((request) => (!request.beforeMessageId && !request.afterMessageId) || (request.includeMessages && Boolean(request.messageLimit)), {
+      message: 'a cursor needs include_messages and a message_limit',
+      path: ['messageLimit'],
+    }),
   listConversations: z.object({
     pageSize: z.number().int().min(0, `from 1 to ${MAX_PAGE_SIZE}, or 0 for the default`).max(MAX_PAGE_SIZE, `at most ${MAX_PAGE_SIZE}`),
     pageToken: z.string(),
-    includeMessages: z.boolean(),
   }),
   startTurn: z.object({ conversationId, message: newMessage }),
   appendMessages: z.object({

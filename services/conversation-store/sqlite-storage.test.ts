@@ -26,8 +26,10 @@ const SESSION = 'a1b2c3d4';
 const DROP_SCHEMA_5 =
   'ALTER TABLE conversations DROP COLUMN a2a_dialect; ALTER TABLE conversations DROP COLUMN a2a_context_id; ALTER TABLE approvals DROP COLUMN agent_chain;';
 /** Back to schema 5: what migration 6 added (the event log). */
+/** Back to schema 7: what migration 8 added (the first user message's text, the index of message ids); dropped first. */
+const DROP_SCHEMA_8 = 'DROP TRIGGER conversations_first_user_text; DROP INDEX messages_by_id; ALTER TABLE conversations DROP COLUMN first_user_text;';
 /** Back to schema 6: what migration 7 added (the index of pending approvals); dropped first. */
-const DROP_SCHEMA_7 = 'DROP INDEX approvals_pending;';
+const DROP_SCHEMA_7 = `${DROP_SCHEMA_8} DROP INDEX approvals_pending;`;
 const DROP_SCHEMA_6 = `${DROP_SCHEMA_7} DROP TABLE events;`;
 const UNKNOWN_UUID = '00000000-0000-4000-8000-000000000000';
 
@@ -355,7 +357,7 @@ describe('listing', () => {
     let pageToken = '';
     const sizes: number[] = [];
     do {
-      const page = await storage.listConversations({ pageSize: 3, pageToken, includeMessages: false });
+      const page = await storage.listConversations({ pageSize: 3, pageToken });
       sizes.push(page.conversations.length);
       seen.push(...page.conversations.map((conversation) => conversation.id));
       expect(page.conversations.every((conversation) => conversation.messages.length === 0 && conversation.messageCount === 1)).toBe(true);
@@ -367,22 +369,22 @@ describe('listing', () => {
 
   it('uses 50 as the page size when 0 is asked for', async () => {
     for (let index = 0; index < 51; index++) await newConversation();
-    const first = await storage.listConversations({ pageSize: 0, pageToken: '', includeMessages: false });
+    const first = await storage.listConversations({ pageSize: 0, pageToken: '' });
     expect(first.conversations).toHaveLength(50);
     expect(first.nextPageToken).not.toBe('');
-    const last = await storage.listConversations({ pageSize: 0, pageToken: first.nextPageToken, includeMessages: false });
+    const last = await storage.listConversations({ pageSize: 0, pageToken: first.nextPageToken });
     expect(last.conversations).toHaveLength(1);
     expect(last.nextPageToken).toBe('');
   });
 
-  it("loads each conversation's own messages when asked", async () => {
+  it('lists summaries: no messages, but each conversation\'s own count and title (issue 12)', async () => {
     const a = await newConversation('A');
     const b = await newConversation('B');
     await append(a.id, [user('a1'), user('a2')]);
-    await append(b.id, [user('b1')]);
-    const page = await storage.listConversations({ pageSize: 10, pageToken: '', includeMessages: true });
-    const contents = Object.fromEntries(page.conversations.map((conversation) => [conversation.id, conversation.messages.map((message) => message.content)]));
-    expect(contents).toEqual({ [a.id]: ['A', 'a1', 'a2'], [b.id]: ['B', 'b1'] });
+    await append(b.id, [assistant('hello'), user('b1')]);
+    const page = await storage.listConversations({ pageSize: 10, pageToken: '' });
+    const summaries = Object.fromEntries(page.conversations.map((conversation) => [conversation.id, [conversation.messages.length, conversation.messageCount, conversation.title]]));
+    expect(summaries).toEqual({ [a.id]: [0, 3, 'a1'], [b.id]: [0, 3, 'b1'] });
   });
 
   it('counts conversations by status as they change, and shows pending approvals', async () => {
@@ -392,7 +394,7 @@ describe('listing', () => {
     const other = await storage.createApproval(approvalRequest(resumed!.id));
     await claim(other.uuid, false);
 
-    const page = await storage.listConversations({ pageSize: 10, pageToken: '', includeMessages: false });
+    const page = await storage.listConversations({ pageSize: 10, pageToken: '' });
     expect(page.summary).toEqual({ total: 4, active: 2, waitingApproval: 1, completed: 1 });
     const byId = new Map(page.conversations.map((conversation) => [conversation.id, conversation]));
     expect(byId.get(waiting!.id)?.pendingApproval?.uuid).toBe(approval.uuid);
@@ -400,13 +402,13 @@ describe('listing', () => {
     expect(byId.get(resumed!.id)?.pendingApproval).toBeUndefined();
 
     await append(active!.id, [], { status: ConversationStatus.CONVERSATION_STATUS_COMPLETED });
-    const after = await storage.listConversations({ pageSize: 1, pageToken: '', includeMessages: false });
+    const after = await storage.listConversations({ pageSize: 1, pageToken: '' });
     expect(after.summary).toEqual({ total: 4, active: 1, waitingApproval: 1, completed: 2 });
   });
 
   it('refuses a page token it did not issue', async () => {
     for (const pageToken of ['garbage', Buffer.from('["yesterday","x"]').toString('base64url')]) {
-      await expect(storage.listConversations({ pageSize: 5, pageToken, includeMessages: false })).rejects.toMatchObject({
+      await expect(storage.listConversations({ pageSize: 5, pageToken })).rejects.toMatchObject({
         code: GrpcStatus.INVALID_ARGUMENT,
       });
     }
@@ -663,13 +665,13 @@ describe('the database file', () => {
 
     storage = open();
     expect(await storage.getConversation({ id, includeMessages: true })).toEqual(before);
-    const page = await storage.listConversations({ pageSize: 10, pageToken: '', includeMessages: false });
+    const page = await storage.listConversations({ pageSize: 10, pageToken: '' });
     expect(page.summary).toEqual({ total: 2, active: 0, waitingApproval: 1, completed: 1 });
     expect((await claim(A, true)).claimed).toBe(true);
     expect((await append(id, [user('after restart')]))[0]?.seq).toBe(3);
     // A conversation created after the restart still sorts first.
     const newest = await newConversation();
-    expect((await storage.listConversations({ pageSize: 1, pageToken: '', includeMessages: false })).conversations[0]?.id).toBe(newest.id);
+    expect((await storage.listConversations({ pageSize: 1, pageToken: '' })).conversations[0]?.id).toBe(newest.id);
   });
 
   it('is in WAL mode with the current schema version', () => {
@@ -974,7 +976,7 @@ describe('pipelines waiting at several approvals (issue 4 item 6)', () => {
     await update(two.id, 1, { approvals: [newApproval(C, 'call-c')], pipelineState: pausedAt(A, B, C) });
     const simple = await storage.createApproval(approvalRequest(one.id));
 
-    const page = await storage.listConversations({ pageSize: 10, pageToken: '', includeMessages: false });
+    const page = await storage.listConversations({ pageSize: 10, pageToken: '' });
     const pending = Object.fromEntries(page.conversations.map((c) => [c.id, c.pendingApprovals.map((approval) => approval.uuid)]));
     expect(pending).toEqual({ [two.id]: [A, B, C], [one.id]: [simple.uuid], [none.id]: [] });
     expect(page.conversations.map((c) => c.pendingApproval?.uuid)).toEqual([undefined, simple.uuid, A]);
@@ -1029,7 +1031,7 @@ describe('A2A origins and agent chains', () => {
 
     expect((await storage.getConversation({ id: created.id, includeMessages: false })).a2aOrigin).toEqual(origin);
     expect((await storage.getConversation({ id: plain.id, includeMessages: true })).a2aOrigin).toBeUndefined();
-    const page = await storage.listConversations({ pageSize: 10, pageToken: '', includeMessages: false });
+    const page = await storage.listConversations({ pageSize: 10, pageToken: '' });
     expect(page.conversations.map((c) => [c.id, c.a2aOrigin])).toEqual([
       [plain.id, undefined],
       [created.id, origin],
@@ -1045,7 +1047,7 @@ describe('A2A origins and agent chains', () => {
     expect(created.agentChain).toEqual(chain);
     expect((await storage.getApproval(created.uuid)).agentChain).toEqual(chain);
     expect((await storage.getConversation({ id, includeMessages: false })).pendingApprovals.map((a) => a.agentChain)).toEqual([chain]);
-    const page = await storage.listConversations({ pageSize: 10, pageToken: '', includeMessages: false });
+    const page = await storage.listConversations({ pageSize: 10, pageToken: '' });
     expect(page.conversations[0]!.pendingApproval?.agentChain).toEqual(chain);
 
     const won = await claim(created.uuid, true);
@@ -1130,5 +1132,118 @@ describe('ListPendingApprovals (issue 7: the pending panel)', () => {
     db.close();
     storage = open();
     expect((await storage.listPendingApprovals({ pageSize: 10, pageToken: '' })).approvals).toEqual([]);
+  });
+});
+
+describe('lists are summaries, histories are paged (issue 12)', () => {
+  it('titles a conversation by the first words of its first user message, cut at a word boundary', async () => {
+    const { id } = await newConversation('You are terse.');
+    expect((await storage.listConversations({ pageSize: 1, pageToken: '' })).conversations[0]?.title).toBe('');
+    const long = 'Please   summarise\nthe quarterly report for the board and list every risk you find in it';
+    await storage.startTurn({ conversationId: id, message: user(long) });
+    await append(id, [assistant('Sure.'), user('a later question')]);
+    const [listed] = (await storage.listConversations({ pageSize: 1, pageToken: '' })).conversations;
+    expect(listed?.title).toBe('Please summarise the quarterly report for the board and…');
+    expect([...listed!.title!].length).toBeLessThanOrEqual(60);
+    expect((await storage.getConversation({ id, includeMessages: false })).title).toBe(listed?.title);
+  });
+
+  it('keeps short titles whole and cuts one long word with an ellipsis', async () => {
+    const short = await newConversation();
+    await append(short.id, [user('  hi there  ')]);
+    const word = await newConversation();
+    await append(word.id, [user('x'.repeat(5000))]);
+    const titles = new Map((await storage.listConversations({ pageSize: 10, pageToken: '' })).conversations.map((c) => [c.id, c.title]));
+    expect(titles.get(short.id)).toBe('hi there');
+    expect(titles.get(word.id)).toBe(`${'x'.repeat(59)}…`);
+  });
+
+  it('counts messages and pending approvals as they are appended and decided, without reading messages', async () => {
+    const { id } = await newConversation('sys');
+    await append(id, [user('delete it'), assistant('asking')]);
+    const approval = await storage.createApproval(approvalRequest(id, { messages: [assistant('calling delete_file')] }));
+    let [listed] = (await storage.listConversations({ pageSize: 1, pageToken: '' })).conversations;
+    expect([listed?.messageCount, listed?.pendingApprovals.length, listed?.pendingApproval?.uuid, listed?.messages]).toEqual([4, 1, approval.uuid, []]);
+    await claim(approval.uuid, true, [assistant('approved')]);
+    [listed] = (await storage.listConversations({ pageSize: 1, pageToken: '' })).conversations;
+    expect([listed?.messageCount, listed?.pendingApprovals.length, listed?.pendingApproval]).toEqual([5, 0, undefined]);
+
+    const db = new Database(join(dir, DATABASE_FILE), { readonly: true });
+    try {
+      // The list statements touch no message: their plans name only conversations and approvals.
+      for (const name of ['firstPage', 'pageAfter', 'selectPendingApprovalsOfConversations'] as const) {
+        const sql = SQL[name];
+        const named = Object.fromEntries([...sql.matchAll(/@(\w+)/g)].map((match) => [match[1], '']));
+        const statement = db.prepare(`EXPLAIN QUERY PLAN ${sql}`);
+        const plan = (Object.keys(named).length > 0 ? statement.all(named) : statement.all('[]')) as { detail: string }[];
+        expect(plan.map((step) => step.detail).join(' | '), name).not.toMatch(/messages/);
+      }
+    } finally {
+      db.close();
+    }
+  });
+
+  async function history(count: number) {
+    const { id } = await newConversation();
+    await append(id, Array.from({ length: count }, (_, index) => user(`m${index + 1}`)));
+    const all = (await storage.getConversation({ id, includeMessages: true })).messages;
+    return { id, ids: all.map((message) => message.id) };
+  }
+  const contents = (conversation: { messages: { content: string }[] }) => conversation.messages.map((message) => message.content);
+
+  it('returns the newest page, and the pages before and after a message id', async () => {
+    const { id, ids } = await history(10);
+    const newest = await storage.getConversation({ id, includeMessages: true, messageLimit: 3 });
+    expect([contents(newest), newest.hasMoreBefore, newest.hasMoreAfter, newest.messageCount]).toEqual([['m8', 'm9', 'm10'], true, false, 10]);
+    const older = await storage.getConversation({ id, includeMessages: true, messageLimit: 3, beforeMessageId: ids[7] });
+    expect([contents(older), older.hasMoreBefore, older.hasMoreAfter]).toEqual([['m5', 'm6', 'm7'], true, true]);
+    const oldest = await storage.getConversation({ id, includeMessages: true, messageLimit: 5, beforeMessageId: ids[2] });
+    expect([contents(oldest), oldest.hasMoreBefore, oldest.hasMoreAfter]).toEqual([['m1', 'm2'], false, true]);
+    const newer = await storage.getConversation({ id, includeMessages: true, messageLimit: 4, afterMessageId: ids[5] });
+    expect([contents(newer), newer.hasMoreBefore, newer.hasMoreAfter]).toEqual([['m7', 'm8', 'm9', 'm10'], true, false]);
+    const middle = await storage.getConversation({ id, includeMessages: true, messageLimit: 2, afterMessageId: ids[0] });
+    expect([contents(middle), middle.hasMoreBefore, middle.hasMoreAfter]).toEqual([['m2', 'm3'], true, true]);
+    const whole = await storage.getConversation({ id, includeMessages: true, messageLimit: 10 });
+    expect([contents(whole).length, whole.hasMoreBefore, whole.hasMoreAfter]).toEqual([10, false, false]);
+    // Without a limit: every message, as turns read it.
+    expect(contents(await storage.getConversation({ id, includeMessages: true }))).toHaveLength(10);
+  });
+
+  it('ends a page before it passes the text budget, with at least one message', async () => {
+    const { id } = await newConversation();
+    const big = 'y'.repeat(3_000_000);
+    await append(id, [user(big), user(big), user(big), user(big)]);
+    const page = await storage.getConversation({ id, includeMessages: true, messageLimit: 1000 });
+    expect([page.messages.length, page.hasMoreBefore]).toEqual([2, true]);
+    const huge = await newConversation();
+    await append(huge.id, [user('z'.repeat(9_000_000))]);
+    expect((await storage.getConversation({ id: huge.id, includeMessages: true, messageLimit: 1000 })).messages).toHaveLength(1);
+  });
+
+  it('refuses a cursor that is not a message of the conversation', async () => {
+    const { id, ids } = await history(2);
+    const other = await history(1);
+    for (const beforeMessageId of [UNKNOWN_UUID, other.ids[0]!, 'not-an-id']) {
+      await expect(storage.getConversation({ id, includeMessages: true, messageLimit: 5, beforeMessageId })).rejects.toMatchObject({
+        code: GrpcStatus.INVALID_ARGUMENT,
+        message: expect.stringContaining('before_message_id'),
+      });
+    }
+    expect(ids).toHaveLength(2);
+  });
+
+  it('fills titles when it migrates a schema 7 database', async () => {
+    const { id } = await newConversation('sys');
+    await append(id, [assistant('hi'), user('first question here'), user('second')]);
+    await storage.close();
+    const db = new Database(join(dir, DATABASE_FILE));
+    db.exec(DROP_SCHEMA_8);
+    db.prepare('UPDATE schema_version SET version = 7').run();
+    db.close();
+    storage = open();
+    expect((await storage.listConversations({ pageSize: 1, pageToken: '' })).conversations[0]?.title).toBe('first question here');
+    // Cursors are found through the new index of message ids.
+    const later = await history(3);
+    expect(contents(await storage.getConversation({ id: later.id, includeMessages: true, messageLimit: 1, beforeMessageId: later.ids[2] }))).toEqual(['m2']);
   });
 });

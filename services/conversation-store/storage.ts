@@ -20,6 +20,14 @@ import type {
 /** A page size of 0 asks for this many conversations (store.proto, ListConversationsRequest). */
 export const DEFAULT_PAGE_SIZE = 50;
 export const MAX_PAGE_SIZE = 500;
+/** The most messages one page of history holds (GetConversationRequest.message_limit). */
+export const MAX_MESSAGE_PAGE_SIZE = 1000;
+/**
+ * The most text (content and tool calls, in characters) one page of history holds; a page
+ * ends before the message that would pass it, but always holds at least one message. With
+ * messages of up to 1,000,000 characters, a page of 1,000 could otherwise reach gigabytes.
+ */
+export const MAX_PAGE_CONTENT_CHARS = 8_000_000;
 
 export interface ConversationPage {
   /** Newest first (created_at, then id, descending). */
@@ -78,10 +86,14 @@ export interface ConversationStorage {
   /** A new active conversation; a non-empty system prompt becomes message seq 1. */
   createConversation(request: CreateConversationRequest): Promise<Conversation>;
 
-  /** NOT_FOUND when unknown. `pendingApproval` is filled while the conversation waits. */
+  /**
+   * NOT_FOUND when unknown. `pendingApproval` is filled while the conversation waits. With a
+   * `messageLimit`, one page of messages (store.proto, GetConversationRequest) with
+   * `hasMoreBefore`/`hasMoreAfter`; INVALID_ARGUMENT for a cursor that is not a message of it.
+   */
   getConversation(request: GetConversationRequest): Promise<Conversation>;
 
-  /** INVALID_ARGUMENT for a page token this store did not issue. */
+  /** Summaries (no messages; title, message_count, pending approvals). INVALID_ARGUMENT for a page token this store did not issue. */
   listConversations(request: ListConversationsRequest): Promise<ConversationPage>;
 
   /**

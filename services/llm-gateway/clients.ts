@@ -63,6 +63,9 @@ const FACTORIES: Record<ProviderName, ProviderFactory> = {
 };
 
 /** Model clients, created on first use and kept per configured model name. */
+/** More distinct models than any agent tree names; past it the cache starts over (a client is cheap to make). */
+const MAX_CACHED_MODELS = 256;
+
 export class ModelClients {
   private readonly providers = new Map<ProviderName, (modelId: string) => ModelClient>();
   private readonly models = new Map<string, ModelClient>();
@@ -77,6 +80,9 @@ export class ModelClients {
     const cached = this.models.get(route.model);
     if (cached) return cached;
     const model = this.provider(route)(route.modelId);
+    // Model names come from the config, but the service answers whatever a caller names: a
+    // bound keeps a caller that names ever new models from growing the cache (issue 12).
+    if (this.models.size >= MAX_CACHED_MODELS) this.models.clear();
     this.models.set(route.model, model);
     return model;
   }

@@ -2,7 +2,7 @@ import { LlmGatewayServiceService } from '../../gen/ts/asg/llm/v1/llm.js';
 import { ConfigError } from '../common/config/load.js';
 import { rateRules } from '../common/config/schema.js';
 import { RateLimiter } from '../common/rate-limit.js';
-import { implement, listen, Server, shutdown } from '../common/grpc/server.js';
+import { createServer, implement, listen, shutdown } from '../common/grpc/server.js';
 import { registerSecret } from '../common/secrets.js';
 import type { RunningService, ServiceOptions } from '../common/service.js';
 import { tracedFetch } from '../common/telemetry.js';
@@ -53,7 +53,7 @@ export async function startLlmGateway(options: LlmGatewayOptions): Promise<Runni
   // rate_limits.models, by the model name as configured: over the limit a call waits for a
   // slot (bounded by rate_limits.max_wait and its deadline) or fails RESOURCE_EXHAUSTED.
   const limiter = new RateLimiter(rateRules(config.rate_limits.models), config.rate_limits.max_wait, 'model');
-  const server = new Server();
+  const server = createServer();
   server.addService(
     LlmGatewayServiceService,
     implement(

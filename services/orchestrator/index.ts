@@ -1,6 +1,5 @@
-import { Server } from '@grpc/grpc-js';
 import { OrchestratorServiceService } from '../../gen/ts/asg/orchestrator/v1/orchestrator.js';
-import { listen, shutdown } from '../common/grpc/server.js';
+import { createServer, listen, shutdown } from '../common/grpc/server.js';
 import type { Peers, RunningService, ServiceOptions } from '../common/service.js';
 import { createClients } from './clients.js';
 import { orchestratorImplementation } from './server.js';
@@ -10,7 +9,7 @@ import { TurnRunner } from './turns.js';
 export async function startOrchestrator(options: ServiceOptions & { peers: Pick<Peers, 'conversationStore' | 'llmGateway' | 'toolBroker' | 'a2aBridge'> }): Promise<RunningService> {
   const clients = createClients(options.config, options.peers);
   const turns = new TurnRunner(options.config, clients, options.log);
-  const server = new Server();
+  const server = createServer();
   server.addService(OrchestratorServiceService, orchestratorImplementation(turns, options.log));
   const port = await listen(server, options.listen);
   const host = options.listen.slice(0, options.listen.lastIndexOf(':'));

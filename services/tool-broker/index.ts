@@ -1,5 +1,5 @@
 import { ToolBrokerServiceService } from '../../gen/ts/asg/tools/v1/tools.js';
-import { implement, listen, Server, shutdown } from '../common/grpc/server.js';
+import { createServer, implement, listen, shutdown } from '../common/grpc/server.js';
 import { rateRules } from '../common/config/schema.js';
 import { RateLimiter } from '../common/rate-limit.js';
 import type { RunningService, ServiceOptions } from '../common/service.js';
@@ -13,7 +13,7 @@ import { toolBrokerHandlers } from './server.js';
 export async function startToolBroker(options: ServiceOptions): Promise<RunningService> {
   const { config, log } = options;
   const composite = await ToolComposite.start(config.mcp_servers, log);
-  const server = new Server();
+  const server = createServer();
   const limiter = new RateLimiter(rateRules(config.rate_limits.tools), config.rate_limits.max_wait, 'tool');
   server.addService(ToolBrokerServiceService, implement(ToolBrokerServiceService, 'tool-broker', toolBrokerHandlers(composite, limiter), log));
   let port: number;

@@ -68,11 +68,54 @@ class PeerReadiness {
   }
 }
 
+/** The largest message a channel sends or accepts; servers use the same (server.ts, SERVER_OPTIONS). */
+export const MAX_MESSAGE_BYTES = 64 * 1024 * 1024;
+
+/**
+ * The HTTP/2 receive window of a channel (per stream and for the connection): large enough
+ * that a page of history or of conversations crosses loopback in a few round trips, small
+ * enough that a burst of reads buffers at most this much per connection.
+ */
+export const FLOW_CONTROL_WINDOW_BYTES = 1024 * 1024;
+
+/** Unary methods that only read (store.proto and the others name them so): safe to send again. */
+const IDEMPOTENT_READ = /^(Get|List)[A-Z]/;
+
+/**
+ * How often an idempotent read is tried when it fails with UNAVAILABLE — a stream the server
+ * refused, a GOAWAY, a connection reset (issue 12: a burst of list reads surfaced them as 503
+ * and 500). Attempts back off from 50 ms to 1 s and all stay under the call's one deadline.
+ */
+export const READ_RETRY_POLICY = {
+  maxAttempts: 4,
+  initialBackoff: '0.05s',
+  maxBackoff: '1s',
+  backoffMultiplier: 2,
+  retryableStatusCodes: ['UNAVAILABLE'],
+} as const;
+
+/**
+ * The channel's service config: READ_RETRY_POLICY for every idempotent unary read of the
+ * service; nothing for the rest. A method that changes state is sent once — a tool call must
+ * never run twice — except for gRPC's transparent retry of a stream the server refused before
+ * any handler saw it, which is safe by definition (gRFC A6).
+ */
+export function serviceConfigOf(definition: Record<string, unknown>): string {
+  const reads = Object.values(definition).flatMap((raw) => {
+    const method = raw as { path: string; requestStream: boolean; responseStream: boolean };
+    const [, service = '', name = ''] = method.path.split('/');
+    // Streams (WatchEvents) resume on their own (gateway/app/event-feed.ts).
+    return !method.requestStream && !method.responseStream && IDEMPOTENT_READ.test(name) ? [{ service, method: name }] : [];
+  });
+  return JSON.stringify({ methodConfig: reads.length > 0 ? [{ name: reads, retryPolicy: READ_RETRY_POLICY }] : [] });
+}
+
 /**
  * A promise-returning client for a generated service definition. Every call gets a
  * deadline, the request's metadata and a CLIENT span named after the method path.
  * Server-streaming methods are offered as async iterables (see `serverStreamCall`);
- * methods that stream their requests are left out.
+ * methods that stream their requests are left out. Idempotent reads are retried on
+ * UNAVAILABLE within their deadline (`serviceConfigOf`).
  */
 export function createPromiseClient<S extends Record<string, unknown>>(
   definition: S,
@@ -82,11 +125,15 @@ export function createPromiseClient<S extends Record<string, unknown>>(
   perMethodTimeoutMs: Partial<Record<keyof S, number>> = {},
 ): PromiseClient<S> {
   const client = new Client(address, credentials.createInsecure(), {
-    'grpc.max_receive_message_length': 64 * 1024 * 1024,
-    'grpc.max_send_message_length': 64 * 1024 * 1024,
-    // Deliberately no transparent retries: a call is made once (a tool call must never run
-    // twice), and skipping the retry buffering and channelz bookkeeping saves time on every call.
-    'grpc.enable_retries': 0,
+    'grpc.max_receive_message_length': MAX_MESSAGE_BYTES,
+    'grpc.max_send_message_length': MAX_MESSAGE_BYTES,
+    'grpc-node.flow_control_window': FLOW_CONTROL_WINDOW_BYTES,
+    // Retries as the service config says (reads only); see serviceConfigOf.
+    'grpc.enable_retries': 1,
+    'grpc.service_config': serviceConfigOf(definition),
+    // A call to a method without a config is committed after one attempt; no need to buffer
+    // more than a read's request for a retry.
+    'grpc.per_rpc_retry_buffer_size': 256 * 1024,
     'grpc.enable_channelz': 0,
     // A restarted peer is found again within a second, not after grpc-js's default backoff of up to 2 minutes.
     'grpc.initial_reconnect_backoff_ms': 200,

@@ -15,6 +15,7 @@ import { isLogLevelEnabled, type Logger } from '../log.js';
 import { redactSecrets } from '../secrets.js';
 import { parseSessionId } from '../session-id.js';
 import { entryTraceContext, SESSION_ATTRIBUTE, SpanKind, withSpan } from '../telemetry.js';
+import { MAX_MESSAGE_BYTES } from './client.js';
 import { RpcError, ServiceError } from './errors.js';
 import type { ServerStreamingMethodDefinition, UnaryMethodDefinition } from './method-definition.js';
 
@@ -183,6 +184,31 @@ async function drained(call: ServerWritableStream<unknown, unknown>, cancelled: 
   } catch {
     // Cancelled: writeAll stops at its next message.
   }
+}
+
+/**
+ * What every service's gRPC server is created with (issue 12: a burst of reads was refused).
+ *
+ * - `grpc.max_concurrent_streams`: the streams one connection may have open at once. A client
+ *   learns it from the server's SETTINGS before its first call and queues the calls above it
+ *   (HTTP/2 does so in the client, nghttp2's pending streams) instead of opening streams the
+ *   server would refuse, so a burst waits for a free stream rather than failing. The limit
+ *   bounds what one caller makes the server hold in memory at once; it is far above what a
+ *   mesh has in flight, since every live watcher (WatchEvents, one per open web chat or SSE
+ *   client) holds one stream for as long as it watches.
+ * - message sizes: the same ceiling as the client (client.ts, MAX_MESSAGE_BYTES). The largest
+ *   answers are whole histories read by a turn; pages of history are bounded far below it
+ *   (store.proto, GetConversationRequest).
+ */
+export const SERVER_OPTIONS = {
+  'grpc.max_concurrent_streams': 4096,
+  'grpc.max_receive_message_length': MAX_MESSAGE_BYTES,
+  'grpc.max_send_message_length': MAX_MESSAGE_BYTES,
+} as const;
+
+/** A gRPC server with SERVER_OPTIONS; `overrides` for tests that need a tighter limit. */
+export function createServer(overrides: Partial<Record<keyof typeof SERVER_OPTIONS, number>> = {}): Server {
+  return new Server({ ...SERVER_OPTIONS, ...overrides });
 }
 
 /** Binds a server on `address` ("127.0.0.1:0" picks a free port) and returns the bound port. */

@@ -41,6 +41,7 @@ import {
 } from '../records.js';
 import {
   DEFAULT_PAGE_SIZE,
+  MAX_PAGE_CONTENT_CHARS,
   MAX_PAGE_SIZE,
   type ApprovalClaim,
   type CommittedEventsListener,
@@ -166,7 +167,11 @@ export class SqliteConversationStorage implements ConversationStorage {
   }
 
   async getConversation(request: GetConversationRequest): Promise<Conversation> {
-    return this.read(() => this.readConversation(this.requireConversation(request.id), request.includeMessages));
+    return this.read(() => {
+      const row = this.requireConversation(request.id);
+      if (!request.includeMessages || !request.messageLimit) return this.readConversation(row, request.includeMessages);
+      return this.readConversationPage(row, request);
+    });
   }
 
   async listConversations(request: ListConversationsRequest): Promise<ConversationPage> {
@@ -178,11 +183,11 @@ export class SqliteConversationStorage implements ConversationStorage {
         ? this.sql.pageAfter.all({ created_at: cursor.createdAt, id: cursor.id, limit: limit + 1 })
         : this.sql.firstPage.all(limit + 1);
       const page = rows.slice(0, limit);
-      const messages = request.includeMessages ? this.messagesOf(page) : new Map<string, Message[]>();
+      // Summaries: the row has the counts and the title; no message is read (issue 12).
       const pending = this.pendingApprovalsOf(page);
       const last = page.at(-1);
       return {
-        conversations: page.map((row) => conversationFromRow(row, messages.get(row.id) ?? [], pending.get(row.id) ?? [])),
+        conversations: page.map((row) => conversationFromRow(row, [], pending.get(row.id) ?? [])),
         nextPageToken: rows.length > limit && last ? encodePageToken({ createdAt: last.created_at, id: last.id }) : '',
         summary: this.summary(),
       };
@@ -522,16 +527,46 @@ export class SqliteConversationStorage implements ConversationStorage {
     return conversationFromRow(row, messages, pending);
   }
 
-  /** Messages of a page's conversations, by conversation id, in one query. */
-  private messagesOf(page: ConversationRow[]): Map<string, Message[]> {
-    const byConversation = new Map<string, Message[]>();
-    if (page.length === 0) return byConversation;
-    for (const row of this.sql.selectMessagesOfConversations.all(JSON.stringify(page.map((conversation) => conversation.id)))) {
-      const list = byConversation.get(row.conversation_id) ?? [];
-      list.push(messageFromRow(row));
-      byConversation.set(row.conversation_id, list);
+  /**
+   * One page of a conversation's history: at most `messageLimit` messages and
+   * MAX_PAGE_CONTENT_CHARS of text, the newest or those next to a cursor, oldest first. One
+   * more row than the page is read in the page's direction, to tell whether more follow.
+   */
+  private readConversationPage(row: ConversationRow, request: GetConversationRequest): Conversation {
+    const limit = request.messageLimit ?? 0;
+    const after = request.afterMessageId ? this.messageSeq(row, request.afterMessageId, 'after_message_id') : undefined;
+    const before = request.beforeMessageId ? this.messageSeq(row, request.beforeMessageId, 'before_message_id') : row.message_count + 1;
+    const walk =
+      after === undefined
+        ? this.sql.selectMessagesBefore.all({ conversation_id: row.id, seq: before, limit: limit + 1 })
+        : this.sql.selectMessagesAfter.all({ conversation_id: row.id, seq: after, limit: limit + 1 });
+    const taken: MessageRow[] = [];
+    let chars = 0;
+    for (const message of walk.slice(0, limit)) {
+      chars += message.content.length + (message.tool_call?.length ?? 0);
+      if (taken.length > 0 && chars > MAX_PAGE_CONTENT_CHARS) break;
+      taken.push(message);
     }
-    return byConversation;
+    // More in the walk's direction when a row was left over; in the other direction, the
+    // cursor message itself (and whatever lies beyond it) when there was a cursor.
+    const moreOnWalk = walk.length > taken.length;
+    const messages = (after === undefined ? taken.reverse() : taken).map(messageFromRow);
+    const pending = row.status === 'waiting_approval' ? this.sql.selectPendingApprovals.all(row.id) : [];
+    return {
+      ...conversationFromRow(row, messages, pending),
+      hasMoreBefore: after === undefined ? moreOnWalk : true,
+      hasMoreAfter: after === undefined ? Boolean(request.beforeMessageId) : moreOnWalk,
+    };
+  }
+
+  /** The seq of a cursor message; INVALID_ARGUMENT when the id is not a message of this conversation. */
+  private messageSeq(row: ConversationRow, messageId: string, field: string): number {
+    const stored = storedId(messageId);
+    // Only a well-formed id is named back: the text came from outside.
+    if (stored === undefined) throw invalidArgument(`${field}: not a message id; expected the id of a message of conversation ${row.id}`);
+    const position = this.sql.selectMessagePosition.get(stored);
+    if (!position || position.conversation_id !== row.id) throw invalidArgument(`${field}: ${stored} is not a message of conversation ${row.id}`);
+    return position.seq;
   }
 
   /** Pending approvals of a page's waiting conversations, by conversation id, oldest first, in one query. */

@@ -3,6 +3,7 @@ import {
   agentChainFromStored,
   approvalStatus,
   conversationStatus,
+  conversationTitle,
   messageRole,
   pipelineStateFromStored,
   toolCallFromStored,
@@ -28,6 +29,8 @@ export interface ConversationRow {
   /** Both set for a conversation created over A2A, both NULL otherwise. */
   a2a_dialect: string | null;
   a2a_context_id: string | null;
+  /** The start of the first user message (schema 8); NULL until there is one. */
+  first_user_text: string | null;
 }
 
 export interface MessageRow {
@@ -112,6 +115,9 @@ export function conversationFromRow(row: ConversationRow, messages: Message[], p
     messageCount: row.message_count,
     usage: { inputTokens: row.input_tokens, outputTokens: row.output_tokens },
     a2aOrigin: row.a2a_dialect === null ? undefined : { dialect: row.a2a_dialect, contextId: row.a2a_context_id ?? '' },
+    title: conversationTitle(row.first_user_text),
+    hasMoreBefore: false,
+    hasMoreAfter: false,
   };
 }
 

@@ -1,4 +1,5 @@
 import type { Database } from 'better-sqlite3';
+import { FIRST_USER_TEXT_LENGTH } from '../records.js';
 
 /**
  * The schema, one migration per version. A released migration is never edited: a change
@@ -114,6 +115,26 @@ const MIGRATIONS: readonly string[] = [
   // approvals that were decided long ago (ListPendingApprovals; the web chat's pending panel).
   `
   CREATE INDEX approvals_pending ON approvals (created_at, uuid) WHERE status = 'pending';
+  `,
+  // 8: lists are summaries (issue 12). The start of the first user message, kept on the
+  // conversation row by a trigger in the transaction that appends it, so that a list reads
+  // its title without reading messages (the words are cut at read time, records.ts
+  // conversationTitle); filled once here for the conversations that have one. And message ids
+  // by id: a history page named by a message id (?before= / ?after=) finds its seq by one seek.
+  `
+  ALTER TABLE conversations ADD COLUMN first_user_text TEXT;
+  UPDATE conversations SET first_user_text = (
+    SELECT substr(content, 1, ${FIRST_USER_TEXT_LENGTH}) FROM messages
+    WHERE messages.conversation_id = conversations.id AND messages.role = 'user'
+    ORDER BY seq LIMIT 1
+  );
+  CREATE TRIGGER conversations_first_user_text AFTER INSERT ON messages
+  WHEN NEW.role = 'user'
+  BEGIN
+    UPDATE conversations SET first_user_text = substr(NEW.content, 1, ${FIRST_USER_TEXT_LENGTH})
+    WHERE id = NEW.conversation_id AND first_user_text IS NULL;
+  END;
+  CREATE UNIQUE INDEX messages_by_id ON messages (id);
   `,
 ];
 

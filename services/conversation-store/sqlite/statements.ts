@@ -34,11 +34,18 @@ export const SQL = {
     INSERT INTO messages (conversation_id, seq, id, role, content, tool_call, created_at, input_tokens, output_tokens, compaction, node)
     VALUES (@conversation_id, @seq, @id, @role, @content, @tool_call, @created_at, @input_tokens, @output_tokens, @compaction, @node)`,
   selectMessages: `SELECT * FROM messages WHERE conversation_id = ? ORDER BY seq`,
-  // One query for a whole page; the ids travel as one JSON array so the text never varies.
-  selectMessagesOfConversations: `
+  // A page of history (GetConversation with message_limit) walks the primary key from the
+  // cursor's seq, newest first or oldest first, and stops at the limit; the newest page is
+  // the page before seq message_count + 1. A cursor's seq comes from the unique id index.
+  selectMessagesBefore: `
     SELECT * FROM messages
-    WHERE conversation_id IN (SELECT value FROM json_each(?))
-    ORDER BY conversation_id, seq`,
+    WHERE conversation_id = @conversation_id AND seq < @seq
+    ORDER BY seq DESC LIMIT @limit`,
+  selectMessagesAfter: `
+    SELECT * FROM messages
+    WHERE conversation_id = @conversation_id AND seq > @seq
+    ORDER BY seq LIMIT @limit`,
+  selectMessagePosition: `SELECT conversation_id, seq FROM messages WHERE id = ?`,
 
   insertApproval: `
     INSERT INTO approvals (uuid, conversation_id, tool_call_id, tool_name, tool_args, args_hash, description,
@@ -125,7 +132,9 @@ export interface Statements {
   selectCounts: Statement<[], { status: ConversationStatusName; count: number }>;
   insertMessage: Statement<[MessageRow]>;
   selectMessages: Statement<[string], MessageRow>;
-  selectMessagesOfConversations: Statement<[string], MessageRow>;
+  selectMessagesBefore: Statement<[{ conversation_id: string; seq: number; limit: number }], MessageRow>;
+  selectMessagesAfter: Statement<[{ conversation_id: string; seq: number; limit: number }], MessageRow>;
+  selectMessagePosition: Statement<[string], { conversation_id: string; seq: number }>;
   insertApproval: Statement<[NewApprovalRow]>;
   selectApproval: Statement<[string], ApprovalRow>;
   selectPendingApprovals: Statement<[string], ApprovalRow>;

@@ -1,10 +1,10 @@
 import { useCallback, useEffect, useState } from 'react';
-import type { ConversationJson } from '../api-types.js';
+import type { ConversationListItemJson } from '../api-types.js';
 import { api, errorText } from '../trpc.js';
 
-/** The newest conversations (one page), read again whenever `refresh` is called. */
+/** The newest conversations (one page of summaries: title and counts, no messages), read again whenever `refresh` is called. */
 export function useConversations() {
-  const [conversations, setConversations] = useState<ConversationJson[]>([]);
+  const [conversations, setConversations] = useState<ConversationListItemJson[]>([]);
   const [error, setError] = useState<string>();
   const refresh = useCallback(async () => {
     try {

@@ -1,12 +1,14 @@
 import { describe, expect, it } from 'vitest';
-import type { ConversationJson } from '../api-types.js';
-import { conversationsInOrder, conversationTitle } from './conversation-order.js';
+import type { ConversationListItemJson } from '../api-types.js';
+import { conversationDetail, conversationsInOrder, conversationTitle } from './conversation-order.js';
 
-const conversation = (id: string, status: ConversationJson['status'], updated_at: string, first?: string): ConversationJson => ({
+const conversation = (id: string, status: ConversationListItemJson['status'], updated_at: string, title = ''): ConversationListItemJson => ({
   id,
   session_id: '',
   status,
-  messages: first ? [{ id: 'm', role: 'user', content: first, created_at: '' }] : [],
+  title,
+  message_count: 0,
+  pending_approvals: 0,
   usage: { input_tokens: 0, output_tokens: 0 },
   created_at: '',
   updated_at,
@@ -25,9 +27,15 @@ describe('conversationsInOrder', () => {
 });
 
 describe('conversationTitle', () => {
-  it('is the first user message, shortened', () => {
+  it("is the server's title (issue 12: lists are summaries), or the id before there is one", () => {
     expect(conversationTitle(conversation('c', 'active', '', 'add resource web-1 with value 5'))).toBe('add resource web-1 with value 5');
-    expect(conversationTitle(conversation('c', 'active', '', 'x'.repeat(80)), 10)).toBe(`${'x'.repeat(9)}…`);
     expect(conversationTitle(conversation('6f1c9a52-3d47', 'active', ''))).toBe('Conversation 6f1c9a52');
+  });
+});
+
+describe('conversationDetail', () => {
+  it('counts messages and approvals to decide', () => {
+    expect(conversationDetail({ message_count: 1, pending_approvals: 0 })).toBe('1 message');
+    expect(conversationDetail({ message_count: 4, pending_approvals: 2 })).toBe('4 messages · 2 to approve');
   });
 });
