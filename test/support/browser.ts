@@ -4,8 +4,11 @@ import { join } from 'node:path';
 import { chromium, type BrowserContext, type Page } from 'playwright-core';
 import { REPO_ROOT } from './agent-process.js';
 
-/** Debian's chromium (`apt-get install -y chromium`); playwright-core downloads nothing. */
-export const CHROMIUM = '/usr/bin/chromium';
+/**
+ * The browser to drive: found or installed by the test set-up (test/support/global-setup.ts,
+ * which reads and sets CHROMIUM_PATH); playwright-core downloads nothing of its own.
+ */
+export const CHROMIUM = process.env.CHROMIUM_PATH || '/usr/bin/chromium';
 
 /** Headless, no sandbox (containers run as root), and nothing that reaches the network on its own. */
 export const CHROMIUM_FLAGS = ['--headless', '--no-sandbox', '--disable-gpu', '--disable-quic', '--no-first-run', '--disable-background-networking', '--disable-component-update', '--disable-sync'];

@@ -1,0 +1,53 @@
+/**
+ * How the test set-up finds what the suites need (issue 12): the variable a person set wins,
+ * and is refused rather than replaced when it names no executable; otherwise the PATH.
+ */
+import { chmodSync, mkdtempSync, rmSync, writeFileSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { afterEach, describe, expect, it } from 'vitest';
+import { chromium, isExecutable, onPath, REQUIREMENTS } from './requirements.js';
+
+const saved = process.env.CHROMIUM_PATH;
+const dirs: string[] = [];
+
+function binDir(names: string[], mode = 0o755): string {
+  const dir = mkdtempSync(join(tmpdir(), 'asg-req-'));
+  dirs.push(dir);
+  for (const name of names) {
+    writeFileSync(join(dir, name), '#!/bin/sh\n');
+    chmodSync(join(dir, name), mode);
+  }
+  return dir;
+}
+
+afterEach(() => {
+  if (saved === undefined) delete process.env.CHROMIUM_PATH;
+  else process.env.CHROMIUM_PATH = saved;
+  for (const dir of dirs.splice(0)) rmSync(dir, { recursive: true, force: true });
+});
+
+describe('requirements of the test suites', () => {
+  it('finds an executable on PATH in the order of the names, skipping files that cannot run', () => {
+    const first = binDir(['chromium-browser'], 0o644);
+    const second = binDir(['google-chrome', 'chromium-browser']);
+    expect(onPath(['chromium', 'chromium-browser', 'google-chrome'], `${first}:${second}`)).toBe(join(second, 'chromium-browser'));
+    expect(onPath(['chromium'], `${first}:${second}`)).toBeUndefined();
+    expect(isExecutable(first)).toBe(false);
+  });
+
+  it('takes CHROMIUM_PATH as it is, and finds nothing when it names no executable', () => {
+    const dir = binDir(['my-chrome']);
+    process.env.CHROMIUM_PATH = join(dir, 'my-chrome');
+    expect(chromium.find()).toBe(join(dir, 'my-chrome'));
+    process.env.CHROMIUM_PATH = join(dir, 'missing');
+    expect(chromium.find()).toBeUndefined();
+  });
+
+  it('asks for the browser only for the browser suites, and says in one line what to do', () => {
+    expect(chromium.neededBy.test('test/e2e/web-chat.browser.test.ts')).toBe(true);
+    expect(chromium.neededBy.test('test/e2e/fuzz.test.ts')).toBe(false);
+    for (const requirement of REQUIREMENTS) expect(requirement.explain).not.toContain('\n');
+    expect(chromium.explain).toMatch(/apt-get install -y chromium.*CHROMIUM_PATH/);
+  });
+});

@@ -1,0 +1,66 @@
+/**
+ * What the test suites need from the machine beyond Node and npm, and how to get it (issue 12:
+ * "the two README commands must do all the set-up on a fresh machine"). Each requirement says
+ * which test files need it, how to find it, which Debian packages provide it and, when neither
+ * works, the one line that tells a person what to do. test/support/global-setup.ts walks this
+ * list before any test runs; adding a service (PostgreSQL, NATS) is one more entry here.
+ */
+import { accessSync, constants, statSync } from 'node:fs';
+import { delimiter, join } from 'node:path';
+
+export interface Requirement {
+  /** What the requirement is, as a person names it: "chromium". */
+  name: string;
+  /** The environment variable that points at it: set by a person to choose one, set by the set-up for the tests. */
+  env: string;
+  /** Test files (paths relative to the repository root) that need it; runs that select none skip it. */
+  neededBy: RegExp;
+  /** The value for `env` when the machine has it already, else undefined. Reads `env` first. */
+  find(): string | undefined;
+  /** Debian/Ubuntu packages that provide it (`apt-get install -y …`), when apt may install it. */
+  aptPackages?: string[];
+  /** One line: what to install or which variable to set. */
+  explain: string;
+}
+
+/** An executable regular file at `path`. */
+export function isExecutable(path: string): boolean {
+  try {
+    accessSync(path, constants.X_OK);
+    return statSync(path).isFile();
+  } catch {
+    return false;
+  }
+}
+
+/** The first of `names` that is an executable on PATH. */
+export function onPath(names: string[], path = process.env.PATH ?? ''): string | undefined {
+  for (const name of names) {
+    for (const dir of path.split(delimiter)) {
+      if (dir !== '' && isExecutable(join(dir, name))) return join(dir, name);
+    }
+  }
+  return undefined;
+}
+
+/** Names under which Linux distributions and Google ship a Chromium-based browser. */
+const CHROMIUM_NAMES = ['chromium', 'chromium-browser', 'google-chrome', 'google-chrome-stable'];
+
+export const chromium: Requirement = {
+  name: 'chromium',
+  env: 'CHROMIUM_PATH',
+  // The web chat's browser tests drive it through playwright-core, which downloads no browser itself.
+  neededBy: /\.browser\.test\.ts$/,
+  find() {
+    const chosen = process.env.CHROMIUM_PATH;
+    // A path set by a person is taken as it is, or refused: never silently replaced by another browser.
+    if (chosen !== undefined && chosen !== '') return isExecutable(chosen) ? chosen : undefined;
+    if (isExecutable('/usr/bin/chromium')) return '/usr/bin/chromium';
+    return onPath(CHROMIUM_NAMES);
+  },
+  aptPackages: ['chromium'],
+  explain: 'install Chromium or Chrome (Debian/Ubuntu: apt-get install -y chromium) or set CHROMIUM_PATH to its executable',
+};
+
+/** Everything the suites may need, in the order they are checked. */
+export const REQUIREMENTS: Requirement[] = [chromium];
