@@ -53,8 +53,10 @@ async function converse(agent: AgentProcess, message: string, headers: Record<st
   return response.body;
 }
 
+/** An agent's conversations, newest first, each with its messages (list items are summaries). */
 async function conversationsOf(agent: AgentProcess): Promise<any[]> {
-  return (await get(`${agent.url}/conversations`)).body.conversations;
+  const summaries = (await get(`${agent.url}/conversations`)).body.conversations as { id: string }[];
+  return Promise.all(summaries.map(async ({ id }) => (await get(`${agent.url}/conversations/${id}`)).body.conversation));
 }
 
 describe('a chain of three agents: A → B → C, the call held by C', () => {

@@ -135,7 +135,8 @@ describe('TS-018 / TS-025 loop with exit condition', () => {
     const storedBeforeNodeEnded: boolean[] = [];
     current = async (request) => {
       if (request.toolResults.length > 0) {
-        const newest = (await get(`${agent.url}/conversations`)).body.conversations[0];
+        const { id } = (await get(`${agent.url}/conversations`)).body.conversations[0];
+        const newest = (await get(`${agent.url}/conversations/${id}`)).body.conversation;
         const added = JSON.parse(request.toolResults[0]!.output).name;
         storedBeforeNodeEnded.push(newest.messages.some((m: any) => m.role === 'tool' && m.tool_call?.arguments?.name === added));
         return { text: `added (${request.toolResults[0]!.name})` };
