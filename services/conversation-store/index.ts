@@ -22,6 +22,15 @@ export interface ConversationStoreOptions extends ServiceOptions {
 export async function startConversationStore(options: ConversationStoreOptions): Promise<RunningService> {
   const dataDir = resolve(options.config.data_dir);
   const storage = openSqliteStorage({ dataDir });
+  // Before anyone reads them: a conversation whose turn a crash cut off says so (store.proto, StartTurn).
+  let interrupted: number;
+  try {
+    interrupted = await storage.noteInterruptedTurns();
+  } catch (error) {
+    await storage.close();
+    throw error;
+  }
+  if (interrupted > 0) options.log.warn('turns cut off by an earlier stop noted as interrupted', { conversations: interrupted });
   const feed = new EventFeed(storage, options.events);
   const server = new Server({ 'grpc.max_receive_message_length': MAX_MESSAGE_BYTES, 'grpc.max_send_message_length': MAX_MESSAGE_BYTES });
   server.addService(ConversationStoreServiceService, implement(ConversationStoreServiceService, SERVICE, conversationStoreHandlers(storage, feed), options.log));

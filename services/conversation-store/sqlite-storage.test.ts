@@ -26,8 +26,10 @@ const SESSION = 'a1b2c3d4';
 const DROP_SCHEMA_5 =
   'ALTER TABLE conversations DROP COLUMN a2a_dialect; ALTER TABLE conversations DROP COLUMN a2a_context_id; ALTER TABLE approvals DROP COLUMN agent_chain;';
 /** Back to schema 5: what migration 6 added (the event log). */
+/** Back to schema 7: what migration 8 added (the running-turn mark); dropped first. */
+const DROP_SCHEMA_8 = 'DROP INDEX conversations_running_turn; ALTER TABLE conversations DROP COLUMN running_turn_boot;';
 /** Back to schema 6: what migration 7 added (the index of pending approvals); dropped first. */
-const DROP_SCHEMA_7 = 'DROP INDEX approvals_pending;';
+const DROP_SCHEMA_7 = `${DROP_SCHEMA_8} DROP INDEX approvals_pending;`;
 const DROP_SCHEMA_6 = `${DROP_SCHEMA_7} DROP TABLE events;`;
 const UNKNOWN_UUID = '00000000-0000-4000-8000-000000000000';
 
