@@ -52,10 +52,10 @@ export async function startConversationStore(options: ConversationStoreOptions):
     port,
     // Watches never end on their own: they are ended first (UNAVAILABLE, with the after_id to
     // watch again with), so that the calls in flight can finish before the database closes.
-    stop: () =>
+    stop: (deadline) =>
       (stopped ??= (async () => {
         feed.close();
-        await shutdown(server);
+        await shutdown(server, deadline);
         await storage.close();
       })()),
   };
