@@ -379,7 +379,7 @@ export class McpConnection {
           this.toolsChanged(client);
         }
         void subscription.closed.then((how) => {
-          if (how === 'local' || this.watching !== client) return;
+          if (how === 'local' || this.watching !== client || this.closed) return;
           this.log.info('MCP server ended the tools/list_changed subscription; the next call opens it again', { how });
           ended();
         });
