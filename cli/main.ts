@@ -4,11 +4,12 @@ import type { AgentConfig, ServiceName } from '../services/common/config/schema.
 import { createLogger } from '../services/common/log.js';
 import { registerEnvironmentSecrets } from '../services/common/secrets.js';
 import type { RunningService } from '../services/common/service.js';
-import { initTelemetry, shutdownTelemetry } from '../services/common/telemetry.js';
+import { initTelemetry } from '../services/common/telemetry.js';
 import { FilesystemConfigError, loadFilesystemConfig, runFilesystemStdio, startFilesystemHttp, type FilesystemConfig } from '../services/mcp-filesystem/index.js';
 import { runMcpResourcesStdio, startMcpResourcesHttp } from '../services/mcp-resources/index.js';
 import { startMesh } from './mesh.js';
 import { startOneService, SERVICE_NAMES } from './serve.js';
+import { stopOnSignal } from './stop.js';
 import { startWeb, WEB_USAGE } from './web.js';
 
 const USAGE = `Usage: asg <command> [options]
@@ -44,27 +45,12 @@ function readConfig(file: string): AgentConfig {
   }
 }
 
-/** Stops cleanly on SIGTERM/SIGINT; a second signal exits at once. */
-function stopOnSignal(stop: () => Promise<void>): void {
-  let stopping = false;
-  const handler = (signal: NodeJS.Signals) => {
-    if (stopping) process.exit(130);
-    stopping = true;
-    log.info('stopping', { signal });
-    void stop()
-      .then(shutdownTelemetry)
-      .then(() => process.exit(0), () => process.exit(1));
-  };
-  process.on('SIGTERM', handler);
-  process.on('SIGINT', handler);
-}
-
 async function up(configFile: string): Promise<void> {
   const config = readConfig(configFile);
   initTelemetry('agent-stop-and-go');
   const mesh = await startMesh(config, (service) => createLogger(service));
   log.info('agent up', { config: configFile, url: mesh.url, services: mesh.services.map((s) => `${s.name}@${s.address}`).join(',') });
-  stopOnSignal(mesh.stop);
+  stopOnSignal(mesh.stop, log, config.shutdown_grace);
 }
 
 async function serve(service: string | undefined, configFile: string): Promise<void> {
@@ -73,7 +59,7 @@ async function serve(service: string | undefined, configFile: string): Promise<v
   initTelemetry(`asg-${service}`);
   const running: RunningService = await startOneService(service as ServiceName | 'gateway', config);
   log.info('service up', { service: running.name, address: running.address });
-  stopOnSignal(running.stop);
+  stopOnSignal(running.stop, log, config.shutdown_grace);
 }
 
 async function mcpResources(args: string[]): Promise<void> {
@@ -83,12 +69,12 @@ async function mcpResources(args: string[]): Promise<void> {
   if (!Number.isInteger(port) || port < 0 || port > 65535) fail(`--http needs a port number, got ${JSON.stringify(values.http)}`, 2);
   const server = await startMcpResourcesHttp({ dbPath: values.db, host: values.host, port });
   process.stderr.write(`mcp-resources listening url=${server.url}\n`);
-  stopOnSignal(server.close);
+  stopOnSignal(server.close, log);
 }
 
 async function web(args: string[]): Promise<void> {
   try {
-    stopOnSignal((await startWeb(args, createLogger('web'))).stop);
+    stopOnSignal((await startWeb(args, createLogger('web'))).stop, log);
   } catch (error) {
     if (error instanceof ConfigError) fail(error.message, 2);
     throw error;
@@ -113,7 +99,7 @@ async function mcpFilesystem(args: string[]): Promise<void> {
   if (values.stdio) return runFilesystemStdio(config);
   const server = await startFilesystemHttp(config, { port });
   process.stderr.write(`mcp-filesystem listening url=${server.url} roots=${config.roots.map((root) => root.name).join(',')}\n`);
-  stopOnSignal(server.close);
+  stopOnSignal(server.close, log);
 }
 
 function configCheck(file: string | undefined): void {

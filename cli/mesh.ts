@@ -14,20 +14,23 @@ const LOOPBACK_ANY_PORT = '127.0.0.1:0';
 export interface Mesh {
   url: string;
   services: RunningService[];
-  stop(): Promise<void>;
+  /** Stops every service, the gateway first; requests in flight may finish until `deadline` (epoch ms). */
+  stop(deadline?: number): Promise<void>;
 }
 
 /**
  * Every service in this process, each on its own loopback port, talking gRPC exactly as
  * they do when deployed apart. Started in dependency order and stopped in reverse; a
- * failure part-way stops what already started.
+ * failure part-way stops what already started. Stopping in reverse is what lets turns finish:
+ * the gateway drains first while everything behind it still serves, then the orchestrator
+ * gets what is left of the grace, then the services it called, the store last.
  */
 export async function startMesh(config: AgentConfig, log: (service: string) => Logger): Promise<Mesh> {
   mkdirSync(config.data_dir, { recursive: true });
   const started: RunningService[] = [];
-  const stopAll = async () => {
+  const stopAll = async (deadline?: number) => {
     for (const service of [...started].reverse()) {
-      await service.stop().catch((error: unknown) => log('asg').error('stop failed', { service: service.name, error: String(error) }));
+      await service.stop(deadline).catch((error: unknown) => log('asg').error('stop failed', { service: service.name, error: String(error) }));
     }
   };
   try {

@@ -8,6 +8,7 @@ import { a2aRouter } from './a2a/router.js';
 import { createAgent } from './app/agent.js';
 import { connectBackends, type BackendAddresses } from './backends.js';
 import { createHttpApp } from './http/app.js';
+import { HttpDrain } from './http/drain.js';
 import { mcpRouter } from './mcp/router.js';
 import { restRouter } from './rest/router.js';
 import { createEventFeed } from './app/event-feed.js';
@@ -31,7 +32,9 @@ export function reachableUrl(host: string, port: number): string {
 
 /**
  * Starts the stateless HTTP gateway (REST, A2A and MCP) on `config.host`:`config.port`; port 0
- * takes a free port. `stop()` closes the server, its open connections and the gRPC clients.
+ * takes a free port. `stop(deadline)` drains (http/drain.ts: new requests 503, requests in
+ * flight finish until the deadline, event streams end at once), then closes the server, its
+ * connections and the gRPC clients; without a deadline it cuts at once.
  */
 export async function startGateway(options: GatewayOptions): Promise<RunningService & { url: string }> {
   const { config, log } = options;
@@ -46,7 +49,8 @@ export async function startGateway(options: GatewayOptions): Promise<RunningServ
   const webDist = findWebDist();
   const web = webDist ? [webAppRouter(webDist)] : [];
   const app = createHttpApp([restRouter(agent, log), events, trpc, a2a, mcp, ...web], log, { host: config.host, server: config.server });
-  const server = createServer(app);
+  const drain = new HttpDrain(app);
+  const server = createServer(drain.listener);
 
   try {
     await new Promise<void>((resolve, reject) => {
@@ -72,12 +76,16 @@ export async function startGateway(options: GatewayOptions): Promise<RunningServ
     address: `${config.host}:${port}`,
     port,
     url,
-    stop() {
-      stopping ??= new Promise<void>((resolve) => {
-        server.close(() => resolve());
-        // Keep-alive and in-flight connections would hold close() open indefinitely.
-        server.closeAllConnections();
-      }).finally(() => backends.close());
+    stop(deadline = Date.now()) {
+      stopping ??= (async () => {
+        log.info('gateway draining', { grace_ms: Math.max(0, deadline - Date.now()) });
+        try {
+          const outcome = await drain.drain(server, deadline);
+          log.info('gateway drained', { finished: outcome.finished, streams_ended: outcome.streamsEnded, cut: outcome.cut });
+        } finally {
+          backends.close();
+        }
+      })();
       return stopping;
     },
   };

@@ -21,6 +21,6 @@ export async function startA2aBridge(options: ServiceOptions): Promise<RunningSe
     name: 'a2a-bridge',
     address: `${host}:${port}`,
     port,
-    stop: () => (stopping ??= shutdown(server)),
+    stop: (deadline) => (stopping ??= shutdown(server, deadline)),
   };
 }

@@ -7,7 +7,17 @@ export interface RunningService {
   /** The bound "host:port" (the port is the real one when 0 was asked for). */
   address: string;
   port: number;
-  stop(): Promise<void>;
+  /**
+   * Stops it: no new calls, the ones in flight finish until `deadline` (epoch ms; absent: the
+   * service's own short default), then the rest is cut and its resources (connections, child processes, files)
+   * are released. Called more than once, it returns the first stop.
+   */
+  stop(deadline?: number): Promise<void>;
+}
+
+/** What is left of a stop's grace period, in ms: 0 once it is over. */
+export function remainingGrace(deadline: number): number {
+  return Math.max(0, deadline - Date.now());
 }
 
 /** What every service's `start…` function receives. */

@@ -20,6 +20,15 @@ export interface ConversationStoreOptions extends ServiceOptions {
 export async function startConversationStore(options: ConversationStoreOptions): Promise<RunningService> {
   const dataDir = resolve(options.config.data_dir);
   const storage = openSqliteStorage({ dataDir });
+  // Before anyone reads them: a conversation whose turn a crash cut off says so (store.proto, StartTurn).
+  let interrupted: number;
+  try {
+    interrupted = await storage.noteInterruptedTurns();
+  } catch (error) {
+    await storage.close();
+    throw error;
+  }
+  if (interrupted > 0) options.log.warn('turns cut off by an earlier stop noted as interrupted', { conversations: interrupted });
   const feed = new EventFeed(storage, options.events);
   // SERVER_OPTIONS: a long conversation read whole by a turn exceeds gRPC's 4 MiB default.
   const server = createServer();
@@ -42,10 +51,10 @@ export async function startConversationStore(options: ConversationStoreOptions):
     port,
     // Watches never end on their own: they are ended first (UNAVAILABLE, with the after_id to
     // watch again with), so that the calls in flight can finish before the database closes.
-    stop: () =>
+    stop: (deadline) =>
       (stopped ??= (async () => {
         feed.close();
-        await shutdown(server);
+        await shutdown(server, deadline);
         await storage.close();
       })()),
   };

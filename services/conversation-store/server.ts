@@ -139,6 +139,7 @@ const schemas = {
       .enum(ConversationStatus, { error: 'one of unspecified (keep), active, completed' })
       .refine((value) => value !== ConversationStatus.CONVERSATION_STATUS_WAITING_APPROVAL, 'not waiting_approval: CreateApproval sets it'),
     returnConversation: z.boolean(),
+    endsTurn: z.boolean().optional(),
   }),
   createApproval: z.object({
     conversationId,

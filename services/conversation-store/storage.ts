@@ -17,6 +17,13 @@ import type {
   ListPendingApprovalsRequest,
 } from '../../gen/ts/asg/store/v1/store.js';
 
+/**
+ * What a conversation shows for a turn a crash cut off (issue 12): an assistant message, so
+ * that the web chat shows it like any answer and the model's history keeps alternating
+ * (user, assistant, user) when the user sends the message again.
+ */
+export const INTERRUPTED_TURN_NOTE = 'This turn was interrupted: the service stopped before it finished. Send your message again to retry.';
+
 /** A page size of 0 asks for this many conversations (store.proto, ListConversationsRequest). */
 export const DEFAULT_PAGE_SIZE = 50;
 export const MAX_PAGE_SIZE = 500;
@@ -102,7 +109,11 @@ export interface ConversationStorage {
    * `createApproval` and stops only through `claimApproval`, so FAILED_PRECONDITION when a
    * waiting conversation would change status here.
    */
-  /** The user's message appended unless the conversation waits or has unfinished approved calls; one transaction. */
+  /**
+   * The user's message appended unless the conversation waits or has unfinished approved calls;
+   * one transaction. A started turn is marked running until the write that ends it; a mark
+   * another boot of the store left is noted first (INTERRUPTED_TURN_NOTE; store.proto, StartTurn).
+   */
   startTurn(request: StartTurnRequest): Promise<TurnStart>;
   appendMessages(request: AppendMessagesRequest): Promise<Message[]>;
 
@@ -149,6 +160,13 @@ export interface ConversationStorage {
    * Changes written by another process sharing the database are not reported.
    */
   onEventsCommitted(listener: CommittedEventsListener): () => void;
+
+  /**
+   * At the store's start: every turn a crash cut off gets its note now, so the conversation
+   * shows it before anyone writes to it; one whose approved call is unfinished keeps its mark
+   * for its next StartTurn (the call's interrupted result comes first). Returns how many.
+   */
+  noteInterruptedTurns(): Promise<number>;
 
   close(): Promise<void>;
 }

@@ -75,5 +75,5 @@ export async function startLlmGateway(options: LlmGatewayOptions): Promise<Runni
   const port = await listen(server, options.listen);
   const address = `${options.listen.slice(0, options.listen.lastIndexOf(':'))}:${port}`;
   log.info('listening', { address });
-  return { name: SERVICE, address, port, stop: () => shutdown(server) };
+  return { name: SERVICE, address, port, stop: (deadline) => shutdown(server, deadline) };
 }

@@ -17,8 +17,10 @@ export async function startOrchestrator(options: ServiceOptions & { peers: Pick<
     name: 'orchestrator',
     address: `${host}:${port}`,
     port,
-    stop: async () => {
-      await shutdown(server);
+    // The gateway has drained before this runs (cli/mesh.ts): turns still in flight here are
+    // ones it cut, or callers of a served orchestrator; they get what is left of the grace.
+    stop: async (deadline) => {
+      await shutdown(server, deadline);
       clients.close();
     },
   };

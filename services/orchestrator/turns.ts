@@ -310,7 +310,7 @@ export class TurnRunner {
     const keptSummary = summary ?? (plan.strategy === 'partial-summary' ? latest?.summary || undefined : undefined);
     const compaction: Compaction = { strategy: plan.strategy, fromSeq: plan.fromSeq, toSeq: plan.toSeq, summary: keptSummary ?? '', tokensBefore: plan.tokensBefore, tokensAfter: plan.tokensAfter };
     const notice: NewMessage = { role: MessageRole.MESSAGE_ROLE_SYSTEM, content: compactionNotice(plan, budget, summary), compaction, usage };
-    await this.clients.store.appendMessages({ ...appendRequest(conversation.id, [notice]), returnConversation: false });
+    await this.clients.store.appendMessages({ ...appendRequest(conversation.id, [notice]), returnConversation: false, endsTurn: false });
     this.log.info('history compacted', { conversation: conversation.id, strategy: plan.strategy, from: plan.fromSeq, to: plan.toSeq, before: plan.tokensBefore, after: plan.tokensAfter });
     const marker: Message = { ...notice, id: '', seq: conversation.messageCount + 1, createdAt: undefined };
     return { history: visibleHistory([...conversation.messages, marker]).messages, systemPrompt: withSummary(basePrompt, keptSummary) };
@@ -351,8 +351,9 @@ function required(conversation: Conversation | undefined): Conversation {
   return conversation;
 }
 
+/** The write that ends a turn (its running mark is cleared with it: store.proto, StartTurn). */
 function appendRequest(conversationId: string, messages: NewMessage[]) {
-  return { conversationId, messages, status: ConversationStatus.CONVERSATION_STATUS_UNSPECIFIED, clearPipelineState: false, returnConversation: true };
+  return { conversationId, messages, status: ConversationStatus.CONVERSATION_STATUS_UNSPECIFIED, clearPipelineState: false, returnConversation: true, endsTurn: true };
 }
 
 

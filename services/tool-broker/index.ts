@@ -30,9 +30,10 @@ export async function startToolBroker(options: ServiceOptions): Promise<RunningS
     name: 'tool-broker',
     address: `${host}:${port}`,
     port,
-    stop: () =>
+    // The MCP children are closed after the calls in flight (bounded: mcp-connection.ts).
+    stop: (deadline) =>
       (stopping ??= (async () => {
-        await shutdown(server);
+        await shutdown(server, deadline);
         await composite.close();
       })()),
   };

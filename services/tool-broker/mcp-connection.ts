@@ -94,6 +94,56 @@ function toolError(text: string): CallToolResult {
   return { content: [{ type: 'text', text }], isError: true };
 }
 
+/** How long a stdio server gets to exit after its stdin closed, and then after SIGTERM. */
+const CHILD_EXIT_MS = 1000;
+
+function isAlive(pid: number): boolean {
+  try {
+    process.kill(pid, 0);
+    return true;
+  } catch {
+    return false;
+  }
+}
+
+function signal(pid: number, name: NodeJS.Signals): void {
+  try {
+    process.kill(pid, name);
+  } catch {
+    // It exited meanwhile.
+  }
+}
+
+/** Until the process is gone or `ms` passed; true when it is gone. */
+async function exitedWithin(pid: number, ms: number): Promise<boolean> {
+  const deadline = Date.now() + ms;
+  while (isAlive(pid)) {
+    if (Date.now() >= deadline) return false;
+    await delay(20);
+  }
+  return true;
+}
+
+/**
+ * Closes a client and, for stdio, makes sure its process is gone: the SDK ends stdin and
+ * waits 2 s, then SIGTERM and 2 s more, then SIGKILL without waiting, and its close() can
+ * hang on a child whose pipes stay open. Here: stdin closed (the SDK's close), then SIGTERM
+ * after CHILD_EXIT_MS, SIGKILL after another, and a last wait for the exit, so a stop is
+ * bounded and leaves no process behind.
+ */
+async function closeClient(client: Client | undefined): Promise<void> {
+  if (!client) return;
+  const transport = client.transport;
+  const pid = transport instanceof StdioClientTransport ? transport.pid : null;
+  const closing = client.close().catch(() => undefined);
+  if (pid === null) return closing;
+  if (await exitedWithin(pid, CHILD_EXIT_MS)) return;
+  signal(pid, 'SIGTERM');
+  if (await exitedWithin(pid, CHILD_EXIT_MS)) return;
+  signal(pid, 'SIGKILL');
+  await exitedWithin(pid, CHILD_EXIT_MS);
+}
+
 /** Where the server is, for logs: a URL's credentials and query are left out. */
 function endpointOf(config: McpServerConfig): string {
   if (!config.url) return `stdio:${config.command}`;
@@ -220,14 +270,14 @@ export class McpConnection {
     }
   }
 
-  /** Closes the client; for stdio this ends the child process. */
+  /** Closes the client; for stdio this ends the child process, within a few seconds whatever it does. */
   async close(): Promise<void> {
     this.closed = true;
     clearTimeout(this.relistTimer);
     const client = this.client;
     this.client = undefined;
-    await client?.close().catch(() => undefined);
-    await this.reopening?.then((reopened) => reopened.close()).catch(() => undefined);
+    await closeClient(client);
+    await this.reopening?.then(closeClient).catch(() => undefined);
   }
 
   /**
@@ -329,7 +379,7 @@ export class McpConnection {
           this.toolsChanged(client);
         }
         void subscription.closed.then((how) => {
-          if (how === 'local' || this.watching !== client) return;
+          if (how === 'local' || this.watching !== client || this.closed) return;
           this.log.info('MCP server ended the tools/list_changed subscription; the next call opens it again', { how });
           ended();
         });

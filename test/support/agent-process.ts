@@ -1,5 +1,5 @@
 import { spawn } from 'node:child_process';
-import { mkdirSync, mkdtempSync, writeFileSync } from 'node:fs';
+import { mkdirSync, mkdtempSync, readdirSync, readFileSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { dirname, join, resolve } from 'node:path';
 import { fileURLToPath } from 'node:url';
@@ -60,6 +60,10 @@ export function defaultConfig(dir: string): Record<string, unknown> {
 
 /** A bin/asg (or npm) process of a test, its output captured, stopped with its process group. */
 export interface AsgProcess {
+  /** The spawned process (npm, or node for bin/asg), also the id of its process group. */
+  pid: number;
+  /** Its exit code (null when a signal ended it), once it has exited. */
+  exited: Promise<number | null>;
   output(): string;
   /** Waits (up to `timeoutMs`) until a line of the output satisfies `predicate`: log lines are written after responses. */
   waitForLine(predicate: (line: string) => boolean, timeoutMs?: number): Promise<string>;
@@ -107,7 +111,50 @@ export function spawnProcess(command: string, args: string[], env: NodeJS.Proces
       await new Promise((resolveWait) => setTimeout(resolveWait, 20));
     }
   };
-  return { output: () => text, waitForLine, stop };
+  return { pid: child.pid!, exited, output: () => text, waitForLine, stop };
+}
+
+/** The process and every process below it, from /proc (Linux): what must be gone after a clean stop. */
+export function processTree(rootPid: number): number[] {
+  const children = new Map<number, number[]>();
+  for (const entry of readdirSync('/proc')) {
+    if (!/^\d+$/.test(entry)) continue;
+    let stat: string;
+    try {
+      stat = readFileSync(`/proc/${entry}/stat`, 'utf8');
+    } catch {
+      continue; // it exited meanwhile
+    }
+    // "pid (comm) state ppid ...": comm may hold spaces and parentheses, so read after the last ')'.
+    const ppid = Number(stat.slice(stat.lastIndexOf(')') + 2).split(' ')[1]);
+    children.set(ppid, [...(children.get(ppid) ?? []), Number(entry)]);
+  }
+  const tree: number[] = [];
+  const visit = (pid: number) => {
+    tree.push(pid);
+    for (const child of children.get(pid) ?? []) visit(child);
+  };
+  visit(rootPid);
+  return tree;
+}
+
+/** The command line of a process, or undefined once it is gone. */
+export function commandLine(pid: number): string | undefined {
+  try {
+    return readFileSync(`/proc/${pid}/cmdline`, 'utf8').split('\0').join(' ').trim();
+  } catch {
+    return undefined;
+  }
+}
+
+/** Whether a process still exists (a zombie not yet reaped counts as gone). */
+export function isRunning(pid: number): boolean {
+  try {
+    const stat = readFileSync(`/proc/${pid}/stat`, 'utf8');
+    return stat.slice(stat.lastIndexOf(')') + 2)[0] !== 'Z';
+  } catch {
+    return false;
+  }
 }
 
 /** The environment of a test process: the caller's, with the scripted provider and overrides (`null` removes). */

@@ -218,8 +218,12 @@ export async function listen(server: Server, address: string): Promise<number> {
   });
 }
 
-/** Stops accepting calls, gives running ones `graceMs` to finish, then cancels them. */
-export async function shutdown(server: Server, graceMs = 5000): Promise<void> {
+/**
+ * Stops accepting calls, gives running ones until `deadline` (epoch ms; absent: 5 s from now)
+ * to finish, then cancels them (forceShutdown).
+ */
+export async function shutdown(server: Server, deadline?: number): Promise<void> {
+  const graceMs = deadline === undefined ? 5000 : Math.max(0, deadline - Date.now());
   await new Promise<void>((resolve) => {
     const timer = setTimeout(() => {
       server.forceShutdown();

@@ -42,6 +42,7 @@ import {
 import {
   DEFAULT_PAGE_SIZE,
   MAX_PAGE_CONTENT_CHARS,
+  INTERRUPTED_TURN_NOTE,
   MAX_PAGE_SIZE,
   type ApprovalClaim,
   type CommittedEventsListener,
@@ -134,6 +135,12 @@ export class SqliteConversationStorage implements ConversationStorage {
   private readonly listeners = new Set<CommittedEventsListener>();
   /** The events of the write transaction in progress; undefined outside one. */
   private transactionEvents: ConversationEvent[] | undefined;
+  /**
+   * Marks the turns this store object starts (store.proto, StartTurn). The store is one
+   * process per database file, so a mark with another boot id was left by a process that is
+   * gone: nothing will finish that turn.
+   */
+  private readonly bootId = randomUUID();
 
   constructor(
     private readonly db: Database.Database,
@@ -202,7 +209,9 @@ export class SqliteConversationStorage implements ConversationStorage {
       if (started) {
         // A new turn is a new run: a pipeline state that a run left behind (a crash cut it
         // off after its approvals were resolved) must not steer this one.
-        this.applyChange(conversation, { messages: [request.message!], pipelineState: conversation.pipeline_state === null ? undefined : null });
+        const messages = [...this.interruptedTurnNote(conversation.id), request.message!];
+        this.applyChange(conversation, { messages, pipelineState: conversation.pipeline_state === null ? undefined : null });
+        this.sql.markTurnRunning.run({ id: conversation.id, boot: this.bootId });
         conversation = this.requireConversation(conversation.id);
       }
       return { started, conversation: this.readConversation(conversation, true), unfinishedApprovals };
@@ -222,7 +231,9 @@ export class SqliteConversationStorage implements ConversationStorage {
         }
         if (status === 'waiting_approval') throw invalidArgument('status waiting_approval is set by CreateApproval, not AppendMessages');
       }
-      return this.applyChange(conversation, { messages: request.messages, status });
+      const appended = this.applyChange(conversation, { messages: request.messages, status });
+      if (request.endsTurn) this.sql.clearTurnRunning.run(conversation.id);
+      return appended;
     });
   }
 
@@ -236,6 +247,8 @@ export class SqliteConversationStorage implements ConversationStorage {
       const uuid = randomUUID();
       const requested = this.insertApproval(conversation.id, { ...request, uuid }, at);
       this.applyChange(conversation, { messages: request.messages, status: 'waiting_approval', pendingApprovalUuid: uuid, requested: [requested] }, at);
+      // A turn that stops for an approval is over; the approval's continuation is marked when it is approved.
+      this.sql.clearTurnRunning.run(conversation.id);
       return approvalFromRow(this.requireApproval(uuid));
     });
   }
@@ -270,6 +283,8 @@ export class SqliteConversationStorage implements ConversationStorage {
         pipelineState: request.clearPipelineState ? null : undefined,
         resolved,
       });
+      // Approved, the call runs and the turn goes on: a crash from here on cuts a turn off too.
+      if (request.approved) this.sql.markTurnRunning.run({ id: conversation.id, boot: this.bootId });
       return { claimed: true, approval: approvalFromRow(claimed) };
     });
   }
@@ -336,16 +351,19 @@ export class SqliteConversationStorage implements ConversationStorage {
         if (this.sql.selectApproval.get(uuid)) throw invalidArgument(`approvals: approval ${uuid} already exists`);
         return this.insertApproval(conversation.id, { ...approval, uuid }, at);
       });
+      const waiting = waitingState(conversation.status, this.sql.selectPendingApprovals.all(conversation.id));
       this.applyChange(
         conversation,
         {
           messages: request.messages,
-          ...waitingState(conversation.status, this.sql.selectPendingApprovals.all(conversation.id)),
+          ...waiting,
           pipelineState: request.pipelineState === undefined ? null : pipelineStateJson(request.pipelineState)!,
           requested,
         },
         at,
       );
+      // The run ended (no state) or paused (waiting): its turn is over.
+      if (request.pipelineState === undefined || waiting.status === 'waiting_approval') this.sql.clearTurnRunning.run(conversation.id);
       return conversation.pipeline_revision + 1;
     });
   }
@@ -370,8 +388,30 @@ export class SqliteConversationStorage implements ConversationStorage {
     return () => this.listeners.delete(subscription);
   }
 
+  async noteInterruptedTurns(): Promise<number> {
+    return this.write(() => {
+      let noted = 0;
+      for (const { id } of this.sql.selectTurnsOfOtherBoots.all(this.bootId)) {
+        const conversation = this.requireConversation(id);
+        // An approved call without its outcome is settled by the next StartTurn first (its
+        // interrupted result must follow its call); that StartTurn adds the note after it.
+        if (conversation.status === 'waiting_approval' || this.sql.selectUnfinishedApprovals.all(id).length > 0) continue;
+        this.applyChange(conversation, { messages: this.interruptedTurnNote(id) });
+        this.sql.clearTurnRunning.run(id);
+        noted += 1;
+      }
+      return noted;
+    });
+  }
+
   async close(): Promise<void> {
     if (this.db.open) this.db.close();
+  }
+
+  /** The note for a turn another boot left running, or none; the caller appends it and moves or clears the mark. */
+  private interruptedTurnNote(conversationId: string): NewMessage[] {
+    const boot = this.sql.selectRunningTurn.get(conversationId)?.running_turn_boot;
+    return boot && boot !== this.bootId ? [{ role: MessageRole.MESSAGE_ROLE_ASSISTANT, content: INTERRUPTED_TURN_NOTE }] : [];
   }
 
   /**

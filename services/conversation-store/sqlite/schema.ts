@@ -136,6 +136,14 @@ const MIGRATIONS: readonly string[] = [
   END;
   CREATE UNIQUE INDEX messages_by_id ON messages (id);
   `,
+  // 9 (issue 12): the turn in progress, marked with the boot id of the store process that
+  // started it and cleared by the write that ends it (store.proto, StartTurn). A mark of an
+  // earlier boot is a turn a crash cut off; the partial index finds those at start without
+  // reading the other conversations.
+  `
+  ALTER TABLE conversations ADD COLUMN running_turn_boot TEXT;
+  CREATE INDEX conversations_running_turn ON conversations (running_turn_boot) WHERE running_turn_boot IS NOT NULL;
+  `,
 ];
 
 export const SCHEMA_VERSION = MIGRATIONS.length;

@@ -102,6 +102,14 @@ export const SQL = {
     ORDER BY id LIMIT @limit`,
   // max() of the rowid is one seek to the last row of the table.
   latestEventId: `SELECT max(id) AS id FROM events`,
+
+  // The running-turn mark (store.proto, StartTurn), apart from updateConversation: it changes
+  // nothing a reader of the conversation sees.
+  selectRunningTurn: `SELECT running_turn_boot FROM conversations WHERE id = ?`,
+  markTurnRunning: `UPDATE conversations SET running_turn_boot = @boot WHERE id = @id`,
+  clearTurnRunning: `UPDATE conversations SET running_turn_boot = NULL WHERE id = ? AND running_turn_boot IS NOT NULL`,
+  // Through the partial index: only the conversations that have a mark are read.
+  selectTurnsOfOtherBoots: `SELECT id FROM conversations WHERE running_turn_boot IS NOT NULL AND running_turn_boot <> ?`,
 } as const;
 
 export interface ConversationState {
@@ -149,6 +157,10 @@ export interface Statements {
   selectEventsAfter: Statement<[{ after_id: number; limit: number }], EventRow>;
   selectConversationEventsAfter: Statement<[{ conversation_id: string; after_id: number; limit: number }], EventRow>;
   latestEventId: Statement<[], { id: number | null }>;
+  selectRunningTurn: Statement<[string], { running_turn_boot: string | null }>;
+  markTurnRunning: Statement<[{ id: string; boot: string }]>;
+  clearTurnRunning: Statement<[string]>;
+  selectTurnsOfOtherBoots: Statement<[string], { id: string }>;
 }
 
 export function prepareStatements(db: Database): Statements {

@@ -1,0 +1,95 @@
+/** Issue 12: the gateway's drain on SIGTERM/SIGINT, on a bare HTTP server. */
+import { createServer, request as httpRequest, type IncomingMessage, type Server } from 'node:http';
+import type { AddressInfo } from 'node:net';
+import { setTimeout as sleep } from 'node:timers/promises';
+import { afterEach, describe, expect, it } from 'vitest';
+import { HttpDrain, RETRY_AFTER_SECONDS } from './drain.js';
+
+let server: Server | undefined;
+
+afterEach(() => {
+  server?.closeAllConnections();
+  server?.close();
+  server = undefined;
+});
+
+/** A server whose `/slow?ms=N` answers after N ms and whose `/events` streams until the client leaves. */
+async function start(): Promise<{ drain: HttpDrain; url: string; server: Server }> {
+  const drain = new HttpDrain((req, res) => {
+    const url = new URL(req.url ?? '/', 'http://localhost');
+    if (url.pathname === '/events') {
+      res.writeHead(200, { 'content-type': 'text/event-stream' });
+      res.write(': open\n\n');
+      const timer = setInterval(() => res.write(': keep-alive\n\n'), 10);
+      res.once('close', () => clearInterval(timer));
+      return;
+    }
+    const ms = Number(url.searchParams.get('ms') ?? 0);
+    setTimeout(() => {
+      res.setHeader('content-type', 'application/json');
+      res.end(JSON.stringify({ waited: ms }));
+    }, ms);
+  });
+  server = createServer(drain.listener);
+  await new Promise<void>((resolve) => server!.listen(0, '127.0.0.1', resolve));
+  return { drain, server, url: `http://127.0.0.1:${(server.address() as AddressInfo).port}` };
+}
+
+interface Answer {
+  status: number;
+  headers: IncomingMessage['headers'];
+  body: string;
+}
+
+/** One request on its own connection; rejects when the connection is cut. */
+function send(url: string, headers: Record<string, string> = {}): Promise<Answer> {
+  return new Promise((resolve, reject) => {
+    const req = httpRequest(url, { headers, agent: false }, (res) => {
+      let body = '';
+      res.setEncoding('utf8').on('data', (chunk: string) => (body += chunk));
+      res.on('end', () => resolve({ status: res.statusCode!, headers: res.headers, body }));
+      res.on('error', reject);
+      res.on('aborted', () => reject(new Error('aborted')));
+    });
+    req.on('error', reject);
+    req.end();
+  });
+}
+
+describe('issue 12: HttpDrain', () => {
+  it('lets requests in flight finish, answers new ones 503 with Retry-After, ends event streams at once, then closes', async () => {
+    const { drain, url, server: http } = await start();
+    const slow = send(`${url}/slow?ms=300`);
+    const stream = send(`${url}/events`, { accept: 'text/event-stream' }).then(
+      (answer) => `ended: ${answer.body.startsWith(': open')}`,
+      (error: Error) => `cut: ${error.message}`,
+    );
+    await sleep(50);
+    const drained = drain.drain(http, Date.now() + 5_000);
+    expect(drain.isDraining).toBe(true);
+
+    const refused = await send(`${url}/slow`);
+    expect(refused.status).toBe(503);
+    expect(refused.headers['retry-after']).toBe(String(RETRY_AFTER_SECONDS));
+    expect(refused.headers.connection).toBe('close');
+    expect(JSON.parse(refused.body)).toEqual({ error: expect.stringContaining('stopping') });
+
+    expect((await slow).status).toBe(200);
+    expect(await stream).toMatch(/^(ended|cut)/);
+    expect(await drained).toEqual({ finished: 1, streamsEnded: 1, cut: 0 });
+    await expect(send(`${url}/slow`)).rejects.toThrow(/ECONNREFUSED/);
+  });
+
+  it('cuts what is still running at the deadline', async () => {
+    const { drain, url, server: http } = await start();
+    const long = send(`${url}/slow?ms=10000`).then(
+      () => 'answered',
+      () => 'cut',
+    );
+    await sleep(50);
+    const started = Date.now();
+    expect(await drain.drain(http, Date.now() + 200)).toEqual({ finished: 0, streamsEnded: 0, cut: 1 });
+    expect(Date.now() - started).toBeLessThan(2_000);
+    expect(await long).toBe('cut');
+  });
+});

@@ -1,0 +1,102 @@
+import type { IncomingMessage, RequestListener, Server, ServerResponse } from 'node:http';
+import { setTimeout as delay } from 'node:timers/promises';
+
+/** What a client is told to wait before it tries again: about as long as a restart takes. */
+export const RETRY_AFTER_SECONDS = 5;
+/** How often a drain looks at what is still in flight (and for event streams that opened since). */
+const DRAIN_POLL_MS = 25;
+
+export interface DrainOutcome {
+  /** Requests that finished on their own during the drain. */
+  finished: number;
+  /** Long-lived event streams that were ended at once (their clients reconnect elsewhere or later). */
+  streamsEnded: number;
+  /** Requests still running when the grace ran out, whose connections were cut. */
+  cut: number;
+}
+
+/**
+ * A watch, not a piece of work: a GET that streams server-sent events (REST
+ * `/conversations/:id/events`, the tRPC subscriptions, the MCP GET stream). It never ends on
+ * its own, so a drain ends it at once instead of waiting for it. A POST that answers with an
+ * event stream (A2A `message/stream`, an MCP tool call) is a turn in flight and is waited for.
+ */
+function isEventStream(req: IncomingMessage, res: ServerResponse): boolean {
+  if (req.method !== 'GET') return false;
+  const accepts = (req.headers.accept ?? '').includes('text/event-stream');
+  const contentType = res.getHeader('content-type');
+  return accepts || (typeof contentType === 'string' && contentType.startsWith('text/event-stream'));
+}
+
+/**
+ * The gateway's clean stop (DESIGN §4, issue 12): once draining, every new request is answered
+ * 503 with `Retry-After` and `Connection: close` (the listener stays open, so a client is told
+ * rather than refused a connection), requests in flight — turns, approvals — may finish until
+ * the deadline, event streams are ended at once, and whatever still runs at the deadline is cut.
+ */
+export class HttpDrain {
+  private draining = false;
+  private readonly inFlight = new Map<ServerResponse, IncomingMessage>();
+  private finishedDuringDrain = 0;
+
+  constructor(private readonly app: RequestListener) {}
+
+  get isDraining(): boolean {
+    return this.draining;
+  }
+
+  /** The server's request listener: the app, or the 503 while draining. */
+  readonly listener: RequestListener = (req, res) => {
+    if (this.draining) {
+      refuse(res);
+      return;
+    }
+    this.inFlight.set(res, req);
+    res.once('close', () => {
+      if (this.inFlight.delete(res) && this.draining) this.finishedDuringDrain += 1;
+    });
+    this.app(req, res);
+  };
+
+  /**
+   * Drains until nothing is in flight or `deadline` (epoch ms) passes, cuts what is left, then
+   * closes the server and every connection. Resolves once the port is released.
+   */
+  async drain(server: Server, deadline: number): Promise<DrainOutcome> {
+    this.draining = true;
+    let streamsEnded = 0;
+    for (const res of this.inFlight.keys()) {
+      // A keep-alive connection would otherwise carry the client's next request into the 503.
+      if (!res.headersSent) res.setHeader('Connection', 'close');
+    }
+    while (this.inFlight.size > 0 && Date.now() < deadline) {
+      for (const [res, req] of this.inFlight) {
+        if (!isEventStream(req, res)) continue;
+        // Destroyed rather than ended: the stream's handler may still write (a keep-alive
+        // comment), and writing to an ended response throws where writing to a destroyed one
+        // is ignored. Its 'close' ends the handler's watch.
+        res.destroy();
+        this.inFlight.delete(res);
+        streamsEnded += 1;
+      }
+      if (this.inFlight.size > 0) await delay(Math.min(DRAIN_POLL_MS, Math.max(1, deadline - Date.now())));
+    }
+    const cut = this.inFlight.size;
+    for (const res of this.inFlight.keys()) res.destroy();
+    this.inFlight.clear();
+    await new Promise<void>((resolve) => {
+      server.close(() => resolve());
+      server.closeAllConnections();
+    });
+    return { finished: this.finishedDuringDrain, streamsEnded, cut };
+  }
+}
+
+function refuse(res: ServerResponse): void {
+  res.statusCode = 503;
+  res.setHeader('Retry-After', String(RETRY_AFTER_SECONDS));
+  res.setHeader('Connection', 'close');
+  res.setHeader('Content-Type', 'application/json; charset=utf-8');
+  res.setHeader('Cache-Control', 'no-store');
+  res.end(JSON.stringify({ error: `the server is stopping and takes no new requests; retry in ${RETRY_AFTER_SECONDS} s` }));
+}

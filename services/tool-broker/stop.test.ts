@@ -1,0 +1,37 @@
+/** Issue 12: stopping the tool broker leaves no MCP stdio child behind, even one that will not stop. */
+import { mkdtempSync, readFileSync, rmSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { fileURLToPath } from 'node:url';
+import { afterAll, describe, expect, it } from 'vitest';
+import { configSchema } from '../common/config/schema.js';
+import { createLogger } from '../common/log.js';
+import { ToolComposite } from './composite.js';
+
+const STUBBORN = fileURLToPath(new URL('../../test/fixtures/stubborn-mcp-server.mjs', import.meta.url));
+const dir = mkdtempSync(join(tmpdir(), 'tool-broker-stop-'));
+afterAll(() => rmSync(dir, { recursive: true, force: true }));
+
+function isAlive(pid: number): boolean {
+  try {
+    process.kill(pid, 0);
+    return true;
+  } catch {
+    return false;
+  }
+}
+
+describe('issue 12: the tool broker stops its MCP children', () => {
+  it('kills a stdio server that ignores its closed stdin and SIGTERM, within a few seconds', async () => {
+    const pidFile = join(dir, 'stubborn.pid');
+    const config = configSchema.parse({ mcp_servers: [{ name: 'stubborn', command: process.execPath, args: [STUBBORN], env: { PID_FILE: pidFile } }] });
+    const composite = await ToolComposite.start(config.mcp_servers, createLogger('tool-broker-test'));
+    const pid = Number(readFileSync(pidFile, 'utf8'));
+    expect(isAlive(pid)).toBe(true);
+    const started = Date.now();
+    await composite.close();
+    // Liveness bound: stdin closed, SIGTERM after 1 s, SIGKILL after another (mcp-connection.ts).
+    expect(Date.now() - started).toBeLessThan(5_000);
+    expect(isAlive(pid)).toBe(false);
+  });
+});

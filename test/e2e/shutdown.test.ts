@@ -1,0 +1,202 @@
+/**
+ * Issue 12, part 5 (DESIGN §4): a clean stop on one node. SIGTERM or SIGINT — to `npm start`
+ * (npm only, as a process manager sends it), or to the process group of `bin/asg up` — stops
+ * taking requests (503 with Retry-After), lets the turns in flight answer within
+ * `shutdown_grace`, closes the MCP child and exits 0 with no process left. A turn a crash cuts
+ * off is shown as interrupted, and the conversation goes on.
+ */
+import { connect } from 'node:net';
+import { setTimeout as sleep } from 'node:timers/promises';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { commandLine, isRunning, processTree, startAgent, type AgentProcess } from '../support/agent-process.js';
+import { get, post, type JsonResponse } from '../support/http.js';
+import { startScriptedModel, type ScriptedModelServer } from '../support/scripted-model.js';
+
+/** How long the model takes over a "slow" message: long enough for a signal to land mid-turn. */
+const SLOW_ANSWER_MS = 2_000;
+const INTERRUPTED_NOTE = 'This turn was interrupted: the service stopped before it finished. Send your message again to retry.';
+
+let model: ScriptedModelServer;
+
+beforeAll(async () => {
+  // Text answers only: "slow …" after a pause, "hang …" never.
+  model = await startScriptedModel(async (request) => {
+    if (request.lastUserText.startsWith('hang')) return { hang: true };
+    if (request.lastUserText.startsWith('slow')) await sleep(SLOW_ANSWER_MS);
+    return { text: `answer to ${request.lastUserText}` };
+  });
+});
+
+afterAll(async () => {
+  await model?.close();
+});
+
+async function until<T>(what: string, probe: () => T | undefined | false | Promise<T | undefined | false>, timeoutMs = 10_000): Promise<T> {
+  const deadline = Date.now() + timeoutMs;
+  for (;;) {
+    const value = await probe();
+    if (value) return value;
+    if (Date.now() > deadline) throw new Error(`timed out after ${timeoutMs} ms waiting for ${what}`);
+    await sleep(20);
+  }
+}
+
+/** Model requests whose last user text starts with `prefix`. */
+const modelCalls = (prefix: string) => model.requests.filter((request) => request.lastUserText.startsWith(prefix)).length;
+
+/** Whether something accepts connections on the port. */
+async function listening(port: number): Promise<boolean> {
+  return new Promise((resolve) => {
+    const socket = connect({ host: '127.0.0.1', port });
+    socket.once('connect', () => {
+      socket.destroy();
+      resolve(true);
+    });
+    socket.once('error', () => resolve(false));
+  });
+}
+
+const portOf = (agent: AgentProcess) => Number(new URL(agent.url).port);
+
+/**
+ * Three conversations with a turn each in flight (the model is answering all three) and an
+ * event stream open on one of them; the process tree as it is then, and the pending answers.
+ */
+async function threeTurnsInFlight(agent: AgentProcess, tag: string): Promise<{ tree: number[]; answers: Promise<JsonResponse>[] }> {
+  const ids: string[] = [];
+  for (let i = 0; i < 3; i++) ids.push((await post(`${agent.url}/conversations`, {})).body.conversation.id);
+  // A watcher too: an event stream never ends on its own, and must not hold the drain.
+  const events = await fetch(`${agent.url}/conversations/${ids[0]}/events`, { headers: { accept: 'text/event-stream' } });
+  expect(events.status).toBe(200);
+  void events.body!.pipeTo(new WritableStream()).catch(() => undefined);
+  const before = modelCalls(`slow ${tag}`);
+  const answers = ids.map((id, i) => post(`${agent.url}/conversations/${id}/messages`, { message: `slow ${tag} ${i}` }));
+  await until('three turns at the model', () => modelCalls(`slow ${tag}`) - before >= 3);
+  return { tree: processTree(agent.pid), answers };
+}
+
+/** After the stop: all three answered 200, a request during the drain got 503, and nothing is left. */
+async function expectCleanStop(agent: AgentProcess, tree: number[], answers: Promise<JsonResponse>[], tag: string): Promise<void> {
+  await agent.waitForLine((line) => line.includes('msg="gateway draining"'));
+  const refused = await get(`${agent.url}/health`);
+  expect(refused.status).toBe(503);
+  expect(refused.headers.get('retry-after')).toMatch(/^\d+$/);
+  expect(refused.body.error).toMatch(/stopping/);
+  const refusedTurn = await post(`${agent.url}/conversations`, { message: 'too late' });
+  expect(refusedTurn.status).toBe(503);
+
+  const answered = await Promise.all(answers);
+  expect(answered.map((answer) => answer.status)).toEqual([200, 200, 200]);
+  expect(answered.map((answer) => answer.body.result.response).sort()).toEqual([0, 1, 2].map((i) => `answer to slow ${tag} ${i}`));
+  expect(await agent.exited).toBe(0);
+  expect(await listening(portOf(agent))).toBe(false);
+  await until('every process of the tree gone', () => tree.every((pid) => !isRunning(pid)), 5_000).catch(() => {
+    throw new Error(`processes left: ${tree.filter(isRunning).map((pid) => `${pid} ${commandLine(pid)}`).join('; ')}`);
+  });
+  expect(agent.output()).toMatch(/msg="gateway drained" finished=3 streams_ended=1 cut=0/);
+  expect(agent.output()).not.toContain('something still holds the event loop');
+}
+
+describe('issue 12: a clean stop', () => {
+  it.each([
+    { how: 'SIGTERM to `npm start` (npm only, as a process manager sends it)', viaNpmStart: true, send: (pid: number) => process.kill(pid, 'SIGTERM') },
+    { how: 'SIGINT to the process group of `bin/asg up` (Ctrl-C)', viaNpmStart: false, send: (pid: number) => process.kill(-pid, 'SIGINT') },
+    // npm forwards the signal its child already got from the group: that echo is not a second signal.
+    { how: 'SIGINT to the process group of `npm start`', viaNpmStart: true, send: (pid: number) => process.kill(-pid, 'SIGINT') },
+  ])('$how: three turns in flight answer 200, new requests get 503, then nothing listens and no process is left', async ({ viaNpmStart, send }) => {
+    const agent = await startAgent({ geminiBaseUrl: model.geminiBaseUrl, viaNpmStart });
+    const tag = `${viaNpmStart ? 'npm' : 'asg'}-${Math.random().toString(36).slice(2, 8)}`;
+    try {
+      const { tree, answers } = await threeTurnsInFlight(agent, tag);
+      // The MCP stdio child is part of the tree (and npm with the node process it execs).
+      expect(tree.length).toBeGreaterThanOrEqual(viaNpmStart ? 3 : 2);
+      expect(tree.some((pid) => commandLine(pid)?.includes('mcp-resources'))).toBe(true);
+      send(agent.pid);
+      await expectCleanStop(agent, tree, answers, tag);
+    } finally {
+      await agent.stop();
+    }
+  });
+
+  it('a second signal during the drain exits at once with 130', async () => {
+    const agent = await startAgent({ geminiBaseUrl: model.geminiBaseUrl });
+    try {
+      const { answers } = await threeTurnsInFlight(agent, 'twice');
+      // Cut by the exit: not what this test looks at.
+      const cut = Promise.allSettled(answers);
+      process.kill(agent.pid, 'SIGTERM');
+      await agent.waitForLine((line) => line.includes('msg="gateway draining"'));
+      // Later than the window in which a repeat counts as the same signal (cli/stop.ts).
+      await sleep(700);
+      process.kill(agent.pid, 'SIGTERM');
+      expect(await agent.exited).toBe(130);
+      expect((await cut).map((answer) => answer.status)).toEqual(['rejected', 'rejected', 'rejected']);
+    } finally {
+      await agent.stop();
+    }
+  });
+
+  it('cuts a turn longer than shutdown_grace, exits 0 within the grace plus a bound, and the turn shows as interrupted after a restart', async () => {
+    const grace = 1_000;
+    const agent = await startAgent({ geminiBaseUrl: model.geminiBaseUrl, config: { shutdown_grace: `${grace}ms` } });
+    let second: AgentProcess | undefined;
+    try {
+      const id = (await post(`${agent.url}/conversations`, {})).body.conversation.id as string;
+      const before = modelCalls('hang');
+      const turn = post(`${agent.url}/conversations/${id}/messages`, { message: 'hang on grace' }).then(
+        (answer) => answer.status,
+        () => 'cut',
+      );
+      await until('the turn at the model', () => modelCalls('hang') > before);
+      const tree = processTree(agent.pid);
+      const signalled = Date.now();
+      process.kill(agent.pid, 'SIGTERM');
+      expect(await agent.exited).toBe(0);
+      // Liveness bound, not a speed figure: the grace plus the bounded close of files and children.
+      expect(Date.now() - signalled).toBeLessThan(grace + 6_000);
+      expect(await turn).toBe('cut');
+      expect(agent.output()).toMatch(/msg="gateway drained" finished=\d+ streams_ended=\d+ cut=1/);
+      expect(agent.output()).toContain('grace_ran_out=true');
+      await until('every process of the tree gone', () => tree.every((pid) => !isRunning(pid)), 5_000);
+
+      second = await startAgent({ geminiBaseUrl: model.geminiBaseUrl, dir: agent.dir });
+      const messages = (await get(`${second.url}/conversations/${id}`)).body.conversation.messages;
+      expect(messages.at(-1)).toMatchObject({ role: 'assistant', content: INTERRUPTED_NOTE });
+    } finally {
+      await agent.stop();
+      await second?.stop();
+    }
+  });
+
+  it('after kill -9 mid-turn, the restarted agent shows the turn as interrupted and answers the next message', async () => {
+    const agent = await startAgent({ geminiBaseUrl: model.geminiBaseUrl });
+    let second: AgentProcess | undefined;
+    try {
+      const id = (await post(`${agent.url}/conversations`, {})).body.conversation.id as string;
+      const before = modelCalls('hang');
+      void post(`${agent.url}/conversations/${id}/messages`, { message: 'hang before the crash' }).catch(() => undefined);
+      await until('the turn at the model', () => modelCalls('hang') > before);
+      process.kill(-agent.pid, 'SIGKILL');
+      await agent.exited;
+
+      second = await startAgent({ geminiBaseUrl: model.geminiBaseUrl, dir: agent.dir });
+      const shown = (await get(`${second.url}/conversations/${id}`)).body.conversation;
+      expect(shown.messages.slice(-2)).toMatchObject([
+        { role: 'user', content: 'hang before the crash' },
+        { role: 'assistant', content: INTERRUPTED_NOTE },
+      ]);
+      expect(second.output()).toContain('msg="turns cut off by an earlier stop noted as interrupted"');
+
+      const next = await post(`${second.url}/conversations/${id}/messages`, { message: 'try again' });
+      expect(next.status).toBe(200);
+      expect(next.body.result.response).toBe('answer to try again');
+      // The model saw the whole story: the cut-off message, the note, the new message.
+      const last = model.requests.at(-1)!;
+      expect(JSON.stringify(last.body)).toContain(INTERRUPTED_NOTE);
+      expect(next.body.conversation.messages.slice(-4).map((message: { role: string }) => message.role)).toEqual(['user', 'assistant', 'user', 'assistant']);
+    } finally {
+      await agent.stop();
+      await second?.stop();
+    }
+  });
+});
