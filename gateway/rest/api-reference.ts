@@ -347,6 +347,13 @@ and, in v0.3/v1.0, a data part <code>{"approval": {...}}</code>; a <code>message
 <h3>Deadlines</h3>
 <p>A turn (creating a conversation with a message, sending a message, deciding an approval) may take up to the configured
 <code>chat.turn_timeout</code>; reads of the store up to 10 s. A deadline that passes gives 504; a service that cannot be reached gives 503.</p>
+<h3>Requests from browsers, and other refusals on every route</h3>
+<p>A request that changes state (POST, PUT, PATCH, DELETE) and carries a body must say <code>Content-Type: application/json</code>, else 415.
+A <code>Host</code> the server does not answer for (<code>server.allowed_hosts</code>; on a loopback address the loopback names) gets 421,
+so that a page using DNS rebinding cannot reach the API. A request with an <code>Origin</code> that is neither the server's own nor listed in
+<code>server.cors.allowed_origins</code> gets 403 when it changes state; CORS headers are sent only to listed origins.
+Clients that send no <code>Origin</code> (curl, SDKs) are unaffected. A path that is not valid %-encoding gets 400.
+While the server stops (SIGTERM), new requests get 503 with <code>Retry-After</code>; requests in flight finish.</p>
 <h3>Shapes</h3>
 <pre>C = {"id", "session_id", "status": "active"|"waiting_approval"|"completed", "messages": [M...],
      "pending_approval"?: P, "pending_approvals"?: [P...], "pipeline_state"?: S, "created_at", "updated_at"}
