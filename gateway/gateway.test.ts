@@ -2,7 +2,8 @@ import net from 'node:net';
 import { afterAll, afterEach, beforeAll, describe, expect, it, vi } from 'vitest';
 import { configSchema, type AgentConfig } from '../services/common/config/schema.js';
 import { createLogger, type Logger } from '../services/common/log.js';
-import { reachableUrl, startGateway } from './index.js';
+import { reachableUrl } from './http/url.js';
+import { startGateway } from './index.js';
 
 /**
  * The real gateway on 127.0.0.1:0. Nothing here needs a working backend: the routes are

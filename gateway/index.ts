@@ -6,9 +6,10 @@ import type { RunningService } from '../services/common/service.js';
 import { taskBackend } from './a2a/backend.js';
 import { a2aRouter } from './a2a/router.js';
 import { createAgent } from './app/agent.js';
-import { connectBackends, type BackendAddresses } from './backends.js';
+import { connectBackends, type BackendAddresses } from './app/backends.js';
 import { createHttpApp } from './http/app.js';
 import { HttpDrain } from './http/drain.js';
+import { reachableUrl } from './http/url.js';
 import { mcpRouter } from './mcp/router.js';
 import { restRouter } from './rest/router.js';
 import { createEventFeed } from './app/event-feed.js';
@@ -21,13 +22,6 @@ export interface GatewayOptions {
   log: Logger;
   /** gRPC addresses ("host:port") of the services the gateway calls. */
   peers: BackendAddresses;
-}
-
-/** How a browser or curl on this machine reaches a listening address. */
-export function reachableUrl(host: string, port: number): string {
-  if (host === '0.0.0.0' || host === '') return `http://127.0.0.1:${port}`;
-  if (host === '::') return `http://[::1]:${port}`;
-  return host.includes(':') ? `http://[${host}]:${port}` : `http://${host}:${port}`;
 }
 
 /**

@@ -1,7 +1,7 @@
-import { createPromiseClient, type PromiseClient } from '../services/common/grpc/client.js';
-import type { AgentConfig } from '../services/common/config/schema.js';
-import { OrchestratorServiceService } from '../gen/ts/asg/orchestrator/v1/orchestrator.js';
-import { ConversationStoreServiceService } from '../gen/ts/asg/store/v1/store.js';
+import { createPromiseClient, type PromiseClient } from '../../services/common/grpc/client.js';
+import type { AgentConfig } from '../../services/common/config/schema.js';
+import { OrchestratorServiceService } from '../../gen/ts/asg/orchestrator/v1/orchestrator.js';
+import { ConversationStoreServiceService } from '../../gen/ts/asg/store/v1/store.js';
 
 /** Reads from the store are single queries; ten seconds means the store is in trouble. */
 export const STORE_DEADLINE_MS = 10_000;
