@@ -1,6 +1,6 @@
 import { createServer } from 'node:http';
 import type { AddressInfo } from 'node:net';
-import type { AgentConfig } from '../services/common/config/schema.js';
+import type { GatewayConfig, OnlySlice } from '../services/common/config/slices.js';
 import type { Logger } from '../services/common/log.js';
 import type { RunningService } from '../services/common/service.js';
 import { taskBackend } from './a2a/backend.js';
@@ -18,7 +18,7 @@ import { trpcRouter } from './trpc/middleware.js';
 import { findWebDist, webAppRouter } from './web/static-app.js';
 
 export interface GatewayOptions {
-  config: AgentConfig;
+  config: OnlySlice<GatewayConfig>;
   log: Logger;
   /** gRPC addresses ("host:port") of the services the gateway calls. */
   peers: BackendAddresses;

@@ -1,5 +1,5 @@
 import { createPromiseClient, type PromiseClient } from '../../services/common/grpc/client.js';
-import type { AgentConfig } from '../../services/common/config/schema.js';
+import type { GatewayConfig } from '../../services/common/config/slices.js';
 import { OrchestratorServiceService } from '../../gen/ts/asg/orchestrator/v1/orchestrator.js';
 import { ConversationStoreServiceService } from '../../gen/ts/asg/store/v1/store.js';
 
@@ -23,7 +23,7 @@ export interface BackendAddresses {
   conversationStore: string;
 }
 
-export function connectBackends(peers: BackendAddresses, config: AgentConfig): Backends {
+export function connectBackends(peers: BackendAddresses, config: Pick<GatewayConfig, 'chat'>): Backends {
   // A turn runs the model and tools until it answers or stops for approval: it gets the
   // configured turn deadline. The clients connect lazily, so a peer that is not up yet only
   // fails the requests that need it.
