@@ -1,5 +1,6 @@
 import { mkdirSync } from 'node:fs';
 import type { AgentConfig } from '../services/common/config/schema.js';
+import { configSlice } from '../services/common/config/slices.js';
 import type { Logger } from '../services/common/log.js';
 import type { RunningService } from '../services/common/service.js';
 import { startConversationStore } from '../services/conversation-store/index.js';
@@ -34,22 +35,22 @@ export async function startMesh(config: AgentConfig, log: (service: string) => L
     }
   };
   try {
-    const store = await startConversationStore({ config, listen: LOOPBACK_ANY_PORT, log: log('conversation-store') });
+    const store = await startConversationStore({ config: configSlice(config, 'conversationStore'), listen: LOOPBACK_ANY_PORT, log: log('conversation-store') });
     started.push(store);
-    const llm = await startLlmGateway({ config, listen: LOOPBACK_ANY_PORT, log: log('llm-gateway') });
+    const llm = await startLlmGateway({ config: configSlice(config, 'llmGateway'), listen: LOOPBACK_ANY_PORT, log: log('llm-gateway') });
     started.push(llm);
-    const tools = await startToolBroker({ config, listen: LOOPBACK_ANY_PORT, log: log('tool-broker') });
+    const tools = await startToolBroker({ config: configSlice(config, 'toolBroker'), listen: LOOPBACK_ANY_PORT, log: log('tool-broker') });
     started.push(tools);
-    const a2a = await startA2aBridge({ config, listen: LOOPBACK_ANY_PORT, log: log('a2a-bridge') });
+    const a2a = await startA2aBridge({ config: configSlice(config, 'a2aBridge'), listen: LOOPBACK_ANY_PORT, log: log('a2a-bridge') });
     started.push(a2a);
     const orchestrator = await startOrchestrator({
-      config,
+      config: configSlice(config, 'orchestrator'),
       listen: LOOPBACK_ANY_PORT,
       log: log('orchestrator'),
       peers: { conversationStore: store.address, llmGateway: llm.address, toolBroker: tools.address, a2aBridge: a2a.address },
     });
     started.push(orchestrator);
-    const gateway = await startGateway({ config, log: log('gateway'), peers: { orchestrator: orchestrator.address, conversationStore: store.address } });
+    const gateway = await startGateway({ config: configSlice(config, 'gateway'), log: log('gateway'), peers: { orchestrator: orchestrator.address, conversationStore: store.address } });
     started.push(gateway);
     return { url: gateway.url, services: started, stop: stopAll };
   } catch (error) {

@@ -1,4 +1,5 @@
 import type { AgentConfig, ServiceName } from '../services/common/config/schema.js';
+import { configSlice } from '../services/common/config/slices.js';
 import { createLogger } from '../services/common/log.js';
 import type { Peers, RunningService } from '../services/common/service.js';
 import { startConversationStore } from '../services/conversation-store/index.js';
@@ -45,20 +46,20 @@ export async function startOneService(service: ServiceName | 'gateway' | (typeof
   const log = createLogger(service);
   switch (service) {
     case 'gateway':
-      return startGateway({ config, log, peers: peers(config) });
+      return startGateway({ config: configSlice(config, 'gateway'), log, peers: peers(config) });
     case 'orchestrator':
-      return startOrchestrator({ config, log, listen: listenAddress(config, 'orchestrator'), peers: peers(config) });
+      return startOrchestrator({ config: configSlice(config, 'orchestrator'), log, listen: listenAddress(config, 'orchestrator'), peers: peers(config) });
     case 'conversation-store':
     case 'conversation_store':
-      return startConversationStore({ config, log, listen: listenAddress(config, 'conversation_store') });
+      return startConversationStore({ config: configSlice(config, 'conversationStore'), log, listen: listenAddress(config, 'conversation_store') });
     case 'llm-gateway':
     case 'llm_gateway':
-      return startLlmGateway({ config, log, listen: listenAddress(config, 'llm_gateway') });
+      return startLlmGateway({ config: configSlice(config, 'llmGateway'), log, listen: listenAddress(config, 'llm_gateway') });
     case 'tool-broker':
     case 'tool_broker':
-      return startToolBroker({ config, log, listen: listenAddress(config, 'tool_broker') });
+      return startToolBroker({ config: configSlice(config, 'toolBroker'), log, listen: listenAddress(config, 'tool_broker') });
     case 'a2a-bridge':
     case 'a2a_bridge':
-      return startA2aBridge({ config, log, listen: listenAddress(config, 'a2a_bridge') });
+      return startA2aBridge({ config: configSlice(config, 'a2aBridge'), log, listen: listenAddress(config, 'a2a_bridge') });
   }
 }

@@ -1,8 +1,10 @@
 import net from 'node:net';
 import { afterAll, afterEach, beforeAll, describe, expect, it, vi } from 'vitest';
-import { configSchema, type AgentConfig } from '../services/common/config/schema.js';
+import { configSchema } from '../services/common/config/schema.js';
+import { configSlice, type GatewayConfig } from '../services/common/config/slices.js';
 import { createLogger, type Logger } from '../services/common/log.js';
-import { reachableUrl, startGateway } from './index.js';
+import { reachableUrl } from './http/url.js';
+import { startGateway } from './index.js';
 
 /**
  * The real gateway on 127.0.0.1:0. Nothing here needs a working backend: the routes are
@@ -18,8 +20,8 @@ type Gateway = Awaited<ReturnType<typeof startGateway>>;
 const CONVERSATION_ID = '6f1c9a52-3d47-4b8e-9a21-0c5e7d4f8b13';
 const APPROVAL_UUID = 'b2e4d8f1-7a36-4c95-8e10-5d9f3a6c2e47';
 
-function testConfig(overrides: Record<string, unknown> = {}): AgentConfig {
-  return configSchema.parse({ host: '127.0.0.1', port: 0, ...overrides });
+function testConfig(overrides: Record<string, unknown> = {}): GatewayConfig {
+  return configSlice(configSchema.parse({ host: '127.0.0.1', port: 0, ...overrides }), 'gateway');
 }
 
 /** A loopback port that was free a moment ago and has nobody listening on it. */

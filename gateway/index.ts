@@ -1,14 +1,15 @@
 import { createServer } from 'node:http';
 import type { AddressInfo } from 'node:net';
-import type { AgentConfig } from '../services/common/config/schema.js';
+import type { GatewayConfig, OnlySlice } from '../services/common/config/slices.js';
 import type { Logger } from '../services/common/log.js';
 import type { RunningService } from '../services/common/service.js';
 import { taskBackend } from './a2a/backend.js';
 import { a2aRouter } from './a2a/router.js';
 import { createAgent } from './app/agent.js';
-import { connectBackends, type BackendAddresses } from './backends.js';
+import { connectBackends, type BackendAddresses } from './app/backends.js';
 import { createHttpApp } from './http/app.js';
 import { HttpDrain } from './http/drain.js';
+import { reachableUrl } from './http/url.js';
 import { mcpRouter } from './mcp/router.js';
 import { restRouter } from './rest/router.js';
 import { createEventFeed } from './app/event-feed.js';
@@ -19,17 +20,10 @@ import { findWebDist, webAppRouter } from './web/static-app.js';
 const KEEP_ALIVE_TIMEOUT_MS = 65_000;
 
 export interface GatewayOptions {
-  config: AgentConfig;
+  config: OnlySlice<GatewayConfig>;
   log: Logger;
   /** gRPC addresses ("host:port") of the services the gateway calls. */
   peers: BackendAddresses;
-}
-
-/** How a browser or curl on this machine reaches a listening address. */
-export function reachableUrl(host: string, port: number): string {
-  if (host === '0.0.0.0' || host === '') return `http://127.0.0.1:${port}`;
-  if (host === '::') return `http://[::1]:${port}`;
-  return host.includes(':') ? `http://[${host}]:${port}` : `http://${host}:${port}`;
 }
 
 /**

@@ -3,7 +3,7 @@ import type { Tool } from '../../gen/ts/asg/tools/v1/tools.js';
 import type { TurnResult } from '../../gen/ts/asg/orchestrator/v1/orchestrator.js';
 import { internal } from '../../services/common/grpc/errors.js';
 import type { Agent, ApprovalOutcome, Turn } from '../app/agent.js';
-import type { OrchestratorClient } from '../backends.js';
+import type { OrchestratorClient } from '../app/backends.js';
 import type { Decision } from '../app/decision.js';
 
 /**

@@ -3,7 +3,7 @@ import { isLegacyAgentCard, parseLegacyAgentCard } from '@a2a-js/sdk/compat/v0_3
 import { describe, expect, it } from 'vitest';
 import type { Tool } from '../../gen/ts/asg/tools/v1/tools.js';
 import { agentCard, endpointUrl } from './card.js';
-import { agentVersion } from './version.js';
+import { agentVersion } from '../app/version.js';
 
 const tools: Tool[] = [
   { name: 'resources_list', description: 'Lists resources', inputSchema: undefined, destructive: false, server: 'resources' },

@@ -1,6 +1,6 @@
 import { GrpcStatus, RpcError, ServiceError } from '../../services/common/grpc/errors.js';
 import { redactSecrets } from '../../services/common/secrets.js';
-import { errorReply } from '../rest/errors.js';
+import { failureOf } from '../app/errors.js';
 
 /**
  * JSON-RPC 2.0 as the A2A server speaks it: the envelope of a request, the envelopes of
@@ -111,6 +111,6 @@ export function toJsonRpcError(error: unknown): { error: JsonRpcError; unexpecte
     if (error.code === GrpcStatus.NOT_FOUND) return { error: new JsonRpcError(JsonRpcCode.TASK_NOT_FOUND, message), unexpected: false };
     if (error.code === GrpcStatus.INVALID_ARGUMENT) return { error: invalidParams(message), unexpected: false };
   }
-  const reply = errorReply(error);
-  return { error: new JsonRpcError(JsonRpcCode.INTERNAL_ERROR, reply.body.error), unexpected: reply.unexpected };
+  const failure = failureOf(error);
+  return { error: new JsonRpcError(JsonRpcCode.INTERNAL_ERROR, failure.message), unexpected: failure.unexpected };
 }

@@ -3,14 +3,15 @@ import { withContextPatch } from '../../services/common/context.js';
 import type { Logger } from '../../services/common/log.js';
 import { newSessionId } from '../../services/common/session-id.js';
 import { adoptSessionId, requestScope } from '../http/request-scope.js';
-import { BODY_LIMIT_BYTES, errorReply } from '../rest/errors.js';
+import { failureOf } from '../app/errors.js';
+import { BODY_LIMIT_BYTES, JSON_BODY_TYPES } from '../app/inputs.js';
 import type { TaskBackend } from './backend.js';
 import { A2A_PATH, agentCard, CARD_PATHS, endpointUrl } from './card.js';
 import { failure, JsonRpcCode, JsonRpcError, parseEnvelope, toJsonRpcError } from './jsonrpc.js';
 import { answerRpc } from './methods.js';
 import { openSse } from './sse.js';
 import { TaskService } from './tasks.js';
-import { agentVersion } from './version.js';
+import { agentVersion } from '../app/version.js';
 
 /**
  * The A2A server's HTTP face (DESIGN §4 "A2A server"): the agent card at both well-known
@@ -37,7 +38,7 @@ const A2A_VERSION_HEADER = 'A2A-Version';
 
 // JSON-labelled bodies only (the cross-site guard refuses others with 415, issue 12), read as
 // text and parsed here so that malformed JSON is answered with -32700, not an HTTP 400.
-const rawBody = express.text({ type: ['application/json', 'application/*+json'], limit: BODY_LIMIT_BYTES });
+const rawBody = express.text({ type: JSON_BODY_TYPES, limit: BODY_LIMIT_BYTES });
 
 function markRoute(route: string) {
   return (_req: Request, res: Response, next: NextFunction) => {
@@ -61,9 +62,9 @@ export function a2aRouter(options: A2aRouterOptions): Router {
       const host = req.get('host') ?? `${req.socket.localAddress}:${req.socket.localPort}`;
       res.json(agentCard({ ...identity, version, endpointUrl: endpointUrl(req.protocol, host), tools }));
     } catch (error) {
-      const reply = errorReply(error);
-      if (reply.unexpected) log.error('agent card failed', { error: reply.body.error });
-      res.status(reply.status).json(reply.body);
+      const failure = failureOf(error);
+      if (failure.unexpected) log.error('agent card failed', { error: failure.message });
+      res.status(failure.status).json({ error: failure.message });
     }
   };
   for (const path of CARD_PATHS) router.get(path, markRoute(path), serveCard);
@@ -100,10 +101,10 @@ export function a2aRouter(options: A2aRouterOptions): Router {
   // Failures before the handler ran (a body over the limit, an unsupported charset).
   const bodyError = (error: unknown, _req: Request, res: Response, next: NextFunction) => {
     if (res.headersSent) return next(error);
-    const reply = errorReply(error);
-    if (reply.unexpected) log.error('a2a request failed', { error: reply.body.error });
-    const code = reply.unexpected ? JsonRpcCode.INTERNAL_ERROR : JsonRpcCode.INVALID_REQUEST;
-    res.json(failure(null, new JsonRpcError(code, reply.unexpected ? reply.body.error : `invalid request: ${reply.body.error}`)));
+    const { message, unexpected } = failureOf(error);
+    if (unexpected) log.error('a2a request failed', { error: message });
+    const code = unexpected ? JsonRpcCode.INTERNAL_ERROR : JsonRpcCode.INVALID_REQUEST;
+    res.json(failure(null, new JsonRpcError(code, unexpected ? message : `invalid request: ${message}`)));
   };
 
   router.post(A2A_PATH, markRoute(A2A_PATH), rawBody, serveRpc, bodyError);

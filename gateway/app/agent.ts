@@ -7,7 +7,7 @@ import {
 import type { TurnResult } from '../../gen/ts/asg/orchestrator/v1/orchestrator.js';
 import type { Tool } from '../../gen/ts/asg/tools/v1/tools.js';
 import { internal } from '../../services/common/grpc/errors.js';
-import type { Backends } from '../backends.js';
+import type { Backends } from './backends.js';
 import { decisionOfStatus, type Decision } from './decision.js';
 
 /**

@@ -1,6 +1,6 @@
 import type { ConversationEvent, PendingApproval } from '../../gen/ts/asg/store/v1/store.js';
 import { GrpcStatus, isCode, unavailable } from '../../services/common/grpc/errors.js';
-import type { ConversationStoreClient } from '../backends.js';
+import type { ConversationStoreClient } from './backends.js';
 
 /**
  * The store's event stream (WatchEvents) as the gateway's faces use it. A watch is one

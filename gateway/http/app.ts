@@ -1,7 +1,7 @@
 import express, { type Express, type NextFunction, type Request, type Response, type Router } from 'express';
 import { capText, type Logger } from '../../services/common/log.js';
 import { redactSecrets } from '../../services/common/secrets.js';
-import { errorReply } from '../rest/errors.js';
+import { failureOf } from '../app/errors.js';
 import { crossSiteGuard, LOOPBACK_SETTINGS, type CrossSiteSettings } from './cross-site.js';
 import { requestScopeMiddleware } from './request-scope.js';
 
@@ -30,11 +30,11 @@ export function undecodablePathGuard() {
  */
 export function finalErrorHandler(log: Logger) {
   return (error: unknown, _req: Request, res: Response, next: NextFunction) => {
-    const reply = errorReply(error);
-    if (reply.unexpected) log.error('unhandled request error', { error: error instanceof Error ? error.message : String(error) });
+    const failure = failureOf(error);
+    if (failure.unexpected) log.error('unhandled request error', { error: error instanceof Error ? error.message : String(error) });
     if (res.headersSent) return next(error);
-    if (reply.unexpected) res.status(500).json({ error: 'internal error' });
-    else res.status(reply.status).json(reply.body);
+    if (failure.unexpected) res.status(500).json({ error: 'internal error' });
+    else res.status(failure.status).json({ error: failure.message });
   };
 }
 

@@ -2,6 +2,7 @@ import { SpanKind, SpanStatusCode } from '@opentelemetry/api';
 import { InMemorySpanExporter, SimpleSpanProcessor, type ReadableSpan } from '@opentelemetry/sdk-trace-base';
 import { afterAll, beforeAll, describe, expect, it, vi } from 'vitest';
 import { configSchema } from '../../services/common/config/schema.js';
+import { configSlice } from '../../services/common/config/slices.js';
 import type { Logger } from '../../services/common/log.js';
 import { initTelemetry, shutdownTelemetry } from '../../services/common/telemetry.js';
 import { startGateway } from '../index.js';
@@ -19,7 +20,7 @@ describe('request tracing', () => {
 
   beforeAll(async () => {
     gateway = await startGateway({
-      config: configSchema.parse({ host: '127.0.0.1', port: 0 }),
+      config: configSlice(configSchema.parse({ host: '127.0.0.1', port: 0 }), 'gateway'),
       log: quiet,
       // Port 1 refuses connections: the gRPC call fails, but its span is still recorded.
       peers: { orchestrator: '127.0.0.1:1', conversationStore: '127.0.0.1:1' },

@@ -2,9 +2,9 @@ import express, { type NextFunction, type Request, type Response, type Router } 
 import { createMcpHandler, isLegacyRequest, legacyStatelessFallback } from '@modelcontextprotocol/server';
 import type { AgentConfig } from '../../services/common/config/schema.js';
 import type { Logger } from '../../services/common/log.js';
-import { agentVersion } from '../a2a/version.js';
+import { agentVersion } from '../app/version.js';
 import { adoptSessionId, requestScope } from '../http/request-scope.js';
-import { BODY_LIMIT_BYTES } from '../rest/errors.js';
+import { BODY_LIMIT_BYTES } from '../app/inputs.js';
 import { runInExchange, type McpExchange } from './exchange.js';
 import { jsonRpcErrorResponse, sendWebResponse, toWebRequest } from './http-bridge.js';
 import { createAgentMcpServer, type AgentMcpServerOptions } from './server.js';

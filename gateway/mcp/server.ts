@@ -8,7 +8,7 @@ import {
   type ServerContext,
 } from '@modelcontextprotocol/server';
 import type { Logger } from '../../services/common/log.js';
-import { errorReply } from '../rest/errors.js';
+import { failureOf } from '../app/errors.js';
 import { answerOf, APPROVAL_INPUT_KEY, approvalQuestion, canAskByForm } from './approval-question.js';
 import { currentExchange } from './exchange.js';
 import { decodeQuestionState, encodeQuestionState, type QuestionState } from './request-state.js';
@@ -121,9 +121,9 @@ export function createAgentMcpServer(options: AgentMcpServerOptions, era: Protoc
       // No answer at all: ask again (what waits now, which someone may have decided meanwhile).
       return await settle(await turns.current(state.conversation_id), answer === 'unclear' ? UNCLEAR_ANSWER : undefined);
     } catch (error) {
-      const reply = errorReply(error);
-      if (reply.unexpected) log.error('mcp tool call failed', { tool: tool.name, error: reply.body.error });
-      return toolErrorResult(reply.body.error);
+      const failure = failureOf(error);
+      if (failure.unexpected) log.error('mcp tool call failed', { tool: tool.name, error: failure.message });
+      return toolErrorResult(failure.message);
     }
   }
 

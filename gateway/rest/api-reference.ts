@@ -1,7 +1,8 @@
 import { ApprovalStatus, ConversationStatus, MessageRole, type Conversation, type PendingApproval } from '../../gen/ts/asg/store/v1/store.js';
 import { DEFAULT_HISTORY_LIMIT } from '../app/agent.js';
-import { approvalReply, conversationListReply, conversationPageReply, conversationReply, toolListReply } from './replies.js';
-import { APPROVAL_BODY_EXPECTED, DEFAULT_PAGE_SIZE, MAX_PAGE_SIZE } from './requests.js';
+import { approvalReply, conversationListReply, conversationPageReply, conversationReply, toolListReply } from '../app/replies.js';
+import { DEFAULT_PAGE_SIZE, MAX_PAGE_SIZE } from '../app/inputs.js';
+import { APPROVAL_BODY_EXPECTED } from './requests.js';
 
 /**
  * `GET /docs`: the REST API reference as one self-contained HTML page (inline CSS and

@@ -3,8 +3,9 @@ import { withContextPatch } from '../../services/common/context.js';
 import type { Logger } from '../../services/common/log.js';
 import { newSessionId } from '../../services/common/session-id.js';
 import { adoptSessionId, requestScope } from '../http/request-scope.js';
-import { BODY_LIMIT_BYTES, errorReply } from './errors.js';
-import type { RestReply } from './replies.js';
+import { BODY_LIMIT_BYTES, JSON_BODY_TYPES } from '../app/inputs.js';
+import type { RestReply } from '../app/replies.js';
+import { errorReply } from './error-reply.js';
 
 /**
  * One REST route: how it gets its session id, whether it reads a JSON body, and a handler
@@ -28,12 +29,9 @@ export interface Endpoint {
 
 export type EndpointReply = RestReply<unknown> | { status: number; html: string };
 
-// JSON only (issue 12): a body labelled text/plain or as a form is what a web page can send
-// cross-site without a preflight; the cross-site guard answers those with 415 before this
-// runs, and the parser agrees. Not strict: a body that is valid JSON but not an object
+// JSON only (app/inputs.ts). Not strict: a body that is valid JSON but not an object
 // ("hi", 42) reaches the route's own validation, which says what was expected instead of
 // calling it malformed.
-export const JSON_BODY_TYPES = ['application/json', 'application/*+json'];
 const jsonBody = express.json({ limit: BODY_LIMIT_BYTES, type: JSON_BODY_TYPES, strict: false });
 
 function sendErrorReply(res: Response, error: unknown, log: Logger): void {

@@ -4,7 +4,7 @@ import type { Logger } from '../../services/common/log.js';
 import { watchConversation, type ConversationSources, type ConversationUpdate } from '../app/conversation-updates.js';
 import { isResumable } from '../app/events.js';
 import { adoptSessionId, requestScope } from '../http/request-scope.js';
-import { errorReply } from './errors.js';
+import { errorReply } from './error-reply.js';
 
 /**
  * `GET /conversations/:id/events`: the conversation's events as plain server-sent events, for

@@ -2,15 +2,13 @@ import { z } from 'zod';
 import { invalidArgument } from '../../services/common/grpc/errors.js';
 import { decisionFromWord, type Decision } from '../app/decision.js';
 import { DEFAULT_HISTORY_LIMIT, type HistoryPage, type PageRequest } from '../app/agent.js';
+import { DEFAULT_PAGE_SIZE, MAX_PAGE_SIZE } from '../app/inputs.js';
 
 /**
  * What the REST routes accept, checked at the edge (DESIGN rule 8). Each parser returns
  * the value the application layer needs or throws INVALID_ARGUMENT (→ 400) with a message
  * that says what was expected.
  */
-
-export const MAX_PAGE_SIZE = 500;
-export const DEFAULT_PAGE_SIZE = 50;
 
 export const APPROVAL_BODY_EXPECTED = 'expected {"approved": true|false}, {"action": "approve"|"reject"} or {"answer": "yes"|"no"}';
 const MESSAGE_EXPECTED = 'expected {"message": "<non-empty text>"}';

@@ -3,7 +3,7 @@ import type { Logger } from '../../services/common/log.js';
 import type { Agent } from '../app/agent.js';
 import { apiReferencePage } from './api-reference.js';
 import { mountEndpoint, restErrorHandler, type Endpoint } from './endpoint.js';
-import { approvalReply, conversationListReply, conversationPageReply, conversationReply, toolListReply } from './replies.js';
+import { approvalReply, conversationListReply, conversationPageReply, conversationReply, toolListReply } from '../app/replies.js';
 import { parseApprovalDecision, parseHistoryPage, parseNewConversation, parseNewMessage, parsePageRequest } from './requests.js';
 
 /** The seed's REST API (DESIGN §4 "REST"), as thin handlers over the application layer. */

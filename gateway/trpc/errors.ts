@@ -1,10 +1,10 @@
 import { TRPCError } from '@trpc/server';
 import type { TRPC_ERROR_CODE_KEY } from '@trpc/server/rpc';
-import { errorReply } from '../rest/errors.js';
-import type { ApprovalConflictReply } from '../rest/replies.js';
+import { failureOf } from '../app/errors.js';
+import type { ApprovalConflictReply } from '../app/replies.js';
 
 /**
- * Failures as tRPC errors, with the codes and messages REST gives them (gateway/rest/errors:
+ * Failures as tRPC errors, with the codes and messages REST gives them (gateway/app/errors:
  * gRPC statuses, redacted messages, no stack traces). Clients of the SSE link reconnect on
  * 500, 502, 503 and 504, and stop on the others.
  */
@@ -34,9 +34,9 @@ export class ApprovalConflict extends Error {
 export function trpcErrorOf(error: unknown): TRPCError {
   if (error instanceof TRPCError) return error;
   if (error instanceof ApprovalConflict) return new TRPCError({ code: 'CONFLICT', message: error.message, cause: error });
-  const reply = errorReply(error);
+  const failure = failureOf(error);
   // The cause keeps only what REST would show: the message, already redacted.
-  return new TRPCError({ code: trpcCodeForStatus(reply.status), message: reply.body.error });
+  return new TRPCError({ code: trpcCodeForStatus(failure.status), message: failure.message });
 }
 
 /** Input validation failures read like REST's: `field: what was expected`. */

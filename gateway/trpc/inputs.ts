@@ -1,6 +1,6 @@
 import { z } from 'zod';
 import { DEFAULT_HISTORY_LIMIT } from '../app/agent.js';
-import { DEFAULT_PAGE_SIZE, MAX_PAGE_SIZE } from '../rest/requests.js';
+import { DEFAULT_PAGE_SIZE, MAX_PAGE_SIZE } from '../app/inputs.js';
 
 /**
  * What the tRPC procedures accept (DESIGN rule 8), with REST's rules: a message is non-empty

@@ -3,7 +3,7 @@ import express, { type NextFunction, type Request, type Response, type Router } 
 import type { Logger } from '../../services/common/log.js';
 import { redactSecrets } from '../../services/common/secrets.js';
 import { requestScope } from '../http/request-scope.js';
-import { BODY_LIMIT_BYTES } from '../rest/errors.js';
+import { BODY_LIMIT_BYTES } from '../app/inputs.js';
 import { createAppRouter, type AppRouterDependencies } from './router.js';
 
 /** The path the tRPC router is served under. */

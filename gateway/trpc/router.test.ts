@@ -13,7 +13,7 @@ import type { Agent } from '../app/agent.js';
 import type { ConversationUpdate } from '../app/conversation-updates.js';
 import type { PendingApprovalUpdate } from '../app/pending-approval-updates.js';
 import { createHttpApp } from '../http/app.js';
-import { conversationListReply, conversationPageReply, conversationReply, toolListReply } from '../rest/replies.js';
+import { conversationListReply, conversationPageReply, conversationReply, toolListReply } from '../app/replies.js';
 import { trpcRouter } from './middleware.js';
 
 /**

@@ -12,7 +12,7 @@ import {
   toolListReply,
   type ApprovalConflictReply,
   type ConversationReply,
-} from '../rest/replies.js';
+} from '../app/replies.js';
 import { ApprovalConflict, trpcErrorOf } from './errors.js';
 import { conversationProcedure, newWorkProcedure, router, subscriptionProcedure } from './init.js';
 import { conversationEventsInput, conversationInput, newConversationInput, pageInput, pendingApprovalsInput, resolveInput, sendInput } from './inputs.js';

@@ -1,7 +1,6 @@
 import express, { type NextFunction, type Request, type Response, type Router } from 'express';
 import { z } from 'zod';
-import { JSON_BODY_TYPES } from '../rest/endpoint.js';
-import { BODY_LIMIT_BYTES } from '../rest/errors.js';
+import { BODY_LIMIT_BYTES, JSON_BODY_TYPES } from '../app/inputs.js';
 
 /**
  * The seed web server's own routes (seed 000 "Web Chat Frontend", FR-027), kept for clients

@@ -5,7 +5,7 @@ import type { Logger } from '../../services/common/log.js';
 import { finalErrorHandler, undecodablePathGuard } from '../http/app.js';
 import { crossSiteGuard } from '../http/cross-site.js';
 import { requestScopeMiddleware } from '../http/request-scope.js';
-import { reachableUrl } from '../index.js';
+import { reachableUrl } from '../http/url.js';
 import { agentProxy } from './agent-proxy.js';
 import type { WebConfig } from './config.js';
 import { seedRoutes } from './seed-routes.js';

@@ -3,6 +3,7 @@ import type { AddressInfo } from 'node:net';
 import { afterAll, afterEach, beforeAll, describe, expect, it, vi } from 'vitest';
 import { A2ABridgeServiceService, Dialect, TaskState, type Peer } from '../../gen/ts/asg/a2a/v1/a2a.js';
 import { configSchema } from '../common/config/schema.js';
+import { configSlice } from '../common/config/slices.js';
 import { runWithContext, type RequestContext } from '../common/context.js';
 import { createPromiseClient, type PromiseClient } from '../common/grpc/client.js';
 import { GrpcStatus, RpcError } from '../common/grpc/errors.js';
@@ -42,7 +43,7 @@ interface Bridge {
 
 async function startBridge(config: Record<string, unknown> = {}, logger?: Logger): Promise<Bridge> {
   const log = recordingLogger();
-  const service = await startA2aBridge({ config: configSchema.parse(config), listen: '127.0.0.1:0', log: logger ?? log });
+  const service = await startA2aBridge({ config: configSlice(configSchema.parse(config), 'a2aBridge'), listen: '127.0.0.1:0', log: logger ?? log });
   cleanups.push(() => service.stop());
   const client = createPromiseClient(A2ABridgeServiceService, service.address, 'test', 10_000);
   cleanups.push(() => client.close());

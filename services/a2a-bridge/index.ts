@@ -1,5 +1,6 @@
 import { A2ABridgeServiceService } from '../../gen/ts/asg/a2a/v1/a2a.js';
 import { createServer, implement, listen, shutdown } from '../common/grpc/server.js';
+import type { A2aBridgeConfig } from '../common/config/slices.js';
 import type { RunningService, ServiceOptions } from '../common/service.js';
 import { A2aBridge } from './bridge.js';
 import { a2aBridgeHandlers } from './server.js';
@@ -8,7 +9,7 @@ import { a2aBridgeHandlers } from './server.js';
  * a2a-bridge: the mesh's outbound A2A. Holds no connections and no state besides a few
  * minutes' memory of each peer's dialect, so it starts at once and any replica serves any call.
  */
-export async function startA2aBridge(options: ServiceOptions): Promise<RunningService> {
+export async function startA2aBridge(options: ServiceOptions<A2aBridgeConfig>): Promise<RunningService> {
   const { config, log } = options;
   const bridge = new A2aBridge(config.a2a_max_depth, log);
   const server = createServer();

@@ -1,4 +1,4 @@
-import type { AgentConfig } from './config/schema.js';
+import type { OnlySlice } from './config/slices.js';
 import type { Logger } from './log.js';
 
 /** A service that is up: where it listens and how to stop it cleanly. */
@@ -20,9 +20,9 @@ export function remainingGrace(deadline: number): number {
   return Math.max(0, deadline - Date.now());
 }
 
-/** What every service's `start…` function receives. */
-export interface ServiceOptions {
-  config: AgentConfig;
+/** What every service's `start…` function receives: `config` is its own slice (config/slices.ts). */
+export interface ServiceOptions<Config> {
+  config: OnlySlice<Config>;
   /** Where to listen, "host:port"; port 0 picks a free one. */
   listen: string;
   log: Logger;

@@ -1,6 +1,7 @@
 import { resolve } from 'node:path';
 import { ConversationStoreServiceService } from '../../gen/ts/asg/store/v1/store.js';
 import { createServer, implement, listen, shutdown } from '../common/grpc/server.js';
+import type { ConversationStoreConfig } from '../common/config/slices.js';
 import type { RunningService, ServiceOptions } from '../common/service.js';
 import { EventFeed, type EventFeedOptions } from './event-feed.js';
 import { conversationStoreHandlers } from './server.js';
@@ -12,7 +13,7 @@ export type { EventFeedOptions } from './event-feed.js';
 const SERVICE = 'conversation-store';
 
 /** The store on `options.listen`, keeping its data in `<data_dir>/conversations.db`. */
-export interface ConversationStoreOptions extends ServiceOptions {
+export interface ConversationStoreOptions extends ServiceOptions<ConversationStoreConfig> {
   /** The watchers' limits (event-feed.ts); the defaults otherwise. */
   events?: EventFeedOptions;
 }

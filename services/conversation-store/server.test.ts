@@ -18,6 +18,7 @@ import {
 import { createPromiseClient, type PromiseClient } from '../common/grpc/client.js';
 import { GrpcStatus } from '../common/grpc/errors.js';
 import { configSchema } from '../common/config/schema.js';
+import { configSlice } from '../common/config/slices.js';
 import { createLogger } from '../common/log.js';
 import type { RunningService } from '../common/service.js';
 import { startConversationStore } from './index.js';
@@ -31,7 +32,7 @@ let store: StoreClient;
 
 async function start(): Promise<void> {
   service = await startConversationStore({
-    config: configSchema.parse({ data_dir: dataDir }),
+    config: configSlice(configSchema.parse({ data_dir: dataDir }), 'conversationStore'),
     listen: '127.0.0.1:0',
     log: createLogger('conversation-store-test'),
   });
@@ -544,7 +545,7 @@ describe('WatchEvents and PublishEvent over gRPC', () => {
     // A second store with a small backlog; the transport buffers some events too before the
     // store's own backlog fills, so the watcher falls behind by many large messages.
     const small = await startConversationStore({
-      config: configSchema.parse({ data_dir: join(root, 'small') }),
+      config: configSlice(configSchema.parse({ data_dir: join(root, 'small') }), 'conversationStore'),
       listen: '127.0.0.1:0',
       log: createLogger('conversation-store-test'),
       events: { maxBacklog: 5 },

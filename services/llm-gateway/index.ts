@@ -4,6 +4,7 @@ import { rateRules } from '../common/config/schema.js';
 import { RateLimiter } from '../common/rate-limit.js';
 import { createServer, implement, listen, shutdown } from '../common/grpc/server.js';
 import { registerSecret } from '../common/secrets.js';
+import type { LlmGatewayConfig } from '../common/config/slices.js';
 import type { RunningService, ServiceOptions } from '../common/service.js';
 import { tracedFetch } from '../common/telemetry.js';
 import { ModelClients } from './clients.js';
@@ -15,7 +16,7 @@ import { configuredModels, routingErrors, startupWarnings } from './startup-chec
 
 const SERVICE = 'llm-gateway';
 
-export interface LlmGatewayOptions extends ServiceOptions {
+export interface LlmGatewayOptions extends ServiceOptions<LlmGatewayConfig> {
   /** Where provider keys and base URLs are read, once, at start; `process.env` by default. */
   env?: NodeJS.ProcessEnv;
   /** The clock and sleep of the retry backoff; the system's by default. */

@@ -6,6 +6,7 @@ import { describe, expect, it } from 'vitest';
 import { ChatRole, type ChatMessage, type GenerateRequest } from '../../gen/ts/asg/llm/v1/llm.js';
 import { ConfigError } from '../common/config/load.js';
 import { configSchema } from '../common/config/schema.js';
+import { configSlice } from '../common/config/slices.js';
 import { GrpcStatus } from '../common/grpc/errors.js';
 import { context, trace } from '@opentelemetry/api';
 import { initTelemetry } from '../common/telemetry.js';
@@ -37,7 +38,7 @@ describe('start-up', () => {
     ],
   ])('refuses to start when a configured model routes nowhere (%j)', async (config, message) => {
     const log = captureLog();
-    const starting = startLlmGateway({ config: configSchema.parse(config), listen: '127.0.0.1:0', log, env: { ...KEYS } });
+    const starting = startLlmGateway({ config: configSlice(configSchema.parse(config), 'llmGateway'), listen: '127.0.0.1:0', log, env: { ...KEYS } });
     await expect(starting).rejects.toBeInstanceOf(ConfigError);
     await expect(starting).rejects.toThrow(message);
     expect(log.lines.filter((line) => line.msg === 'listening')).toEqual([]);

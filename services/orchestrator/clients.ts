@@ -2,7 +2,7 @@ import { A2ABridgeServiceService } from '../../gen/ts/asg/a2a/v1/a2a.js';
 import { LlmGatewayServiceService } from '../../gen/ts/asg/llm/v1/llm.js';
 import { ConversationStoreServiceService } from '../../gen/ts/asg/store/v1/store.js';
 import { ToolBrokerServiceService } from '../../gen/ts/asg/tools/v1/tools.js';
-import type { AgentConfig } from '../common/config/schema.js';
+import type { OrchestratorConfig } from '../common/config/slices.js';
 import { createPromiseClient, type PromiseClient } from '../common/grpc/client.js';
 import type { Peers } from '../common/service.js';
 
@@ -21,9 +21,9 @@ const STORE_TIMEOUT_MS = 10_000;
 export const HEADROOM_MS = 5_000;
 
 /** The slowest configured A2A peer (top-level agents, llm nodes' agents, a2a nodes), at least the seed's 60 s. */
-function slowestPeer(config: AgentConfig): number {
+function slowestPeer(config: OrchestratorConfig): number {
   const timeouts = config.a2a.map((agent) => agent.timeout);
-  const visit = (node: NonNullable<AgentConfig['agent']>): void => {
+  const visit = (node: NonNullable<OrchestratorConfig['agent']>): void => {
     for (const agent of node.a2a ?? []) timeouts.push(Number(agent.timeout ?? 60_000));
     node.agents?.forEach(visit);
   };
@@ -31,7 +31,7 @@ function slowestPeer(config: AgentConfig): number {
   return Math.max(60_000, ...timeouts);
 }
 
-export function createClients(config: AgentConfig, peers: Pick<Peers, 'conversationStore' | 'llmGateway' | 'toolBroker' | 'a2aBridge'>): OrchestratorClients {
+export function createClients(config: OrchestratorConfig, peers: Pick<Peers, 'conversationStore' | 'llmGateway' | 'toolBroker' | 'a2aBridge'>): OrchestratorClients {
   const slowestTool = Math.max(30_000, ...config.mcp_servers.map((server) => server.timeout));
   const store = createPromiseClient(ConversationStoreServiceService, peers.conversationStore, 'orchestrator', STORE_TIMEOUT_MS);
   const llm = createPromiseClient(LlmGatewayServiceService, peers.llmGateway, 'orchestrator', config.llm.timeout + HEADROOM_MS);

@@ -1,12 +1,13 @@
 import { OrchestratorServiceService } from '../../gen/ts/asg/orchestrator/v1/orchestrator.js';
 import { createServer, listen, shutdown } from '../common/grpc/server.js';
+import type { OrchestratorConfig } from '../common/config/slices.js';
 import type { Peers, RunningService, ServiceOptions } from '../common/service.js';
 import { createClients } from './clients.js';
 import { orchestratorImplementation } from './server.js';
 import { TurnRunner } from './turns.js';
 
 /** Starts the orchestrator: stateless, so any number of replicas can serve any conversation. */
-export async function startOrchestrator(options: ServiceOptions & { peers: Pick<Peers, 'conversationStore' | 'llmGateway' | 'toolBroker' | 'a2aBridge'> }): Promise<RunningService> {
+export async function startOrchestrator(options: ServiceOptions<OrchestratorConfig> & { peers: Pick<Peers, 'conversationStore' | 'llmGateway' | 'toolBroker' | 'a2aBridge'> }): Promise<RunningService> {
   const clients = createClients(options.config, options.peers);
   const turns = new TurnRunner(options.config, clients, options.log);
   const server = createServer();

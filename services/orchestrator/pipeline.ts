@@ -10,7 +10,7 @@ import {
   type PipelineState,
 } from '../../gen/ts/asg/store/v1/store.js';
 import type { Tool } from '../../gen/ts/asg/tools/v1/tools.js';
-import type { AgentConfig } from '../common/config/schema.js';
+import type { OrchestratorConfig } from '../common/config/slices.js';
 import { describeNodePath } from '../common/config/tree.js';
 import { failedPrecondition, GrpcStatus, internal, isCode } from '../common/grpc/errors.js';
 import type { Logger } from '../common/log.js';
@@ -94,7 +94,7 @@ class RunSuperseded extends Error {}
 export class PipelineRunner {
   constructor(
     private readonly root: AgentNode,
-    private readonly config: AgentConfig,
+    private readonly config: OrchestratorConfig,
     private readonly clients: OrchestratorClients,
     private readonly loop: ToolLoop,
     private readonly catalogue: ToolCatalogue,

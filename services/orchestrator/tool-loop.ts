@@ -2,7 +2,7 @@ import { TaskState, type RemoteApproval } from '../../gen/ts/asg/a2a/v1/a2a.js';
 import { LlmGatewayServiceService, type GenerateRequest, type GenerateResponse, type ToolCallPart, type ToolDefinition } from '../../gen/ts/asg/llm/v1/llm.js';
 import type { NewApproval, NewMessage, TokenUsage, ToolCall } from '../../gen/ts/asg/store/v1/store.js';
 import type { Tool } from '../../gen/ts/asg/tools/v1/tools.js';
-import type { AgentConfig } from '../common/config/schema.js';
+import type { OrchestratorConfig } from '../common/config/slices.js';
 import type { CallOpts } from '../common/grpc/client.js';
 import { GrpcStatus, RpcError } from '../common/grpc/errors.js';
 import type { Logger } from '../common/log.js';
@@ -115,7 +115,7 @@ export class ToolLoop {
   private readonly events: LiveEvents;
 
   constructor(
-    private readonly config: AgentConfig,
+    private readonly config: OrchestratorConfig,
     private readonly clients: OrchestratorClients,
     private readonly log: Logger,
     /** A2A peers by tool name (domain/a2a-tools.ts a2aPeers). */

@@ -15,7 +15,7 @@ import {
 } from '../../gen/ts/asg/store/v1/store.js';
 import type { Tool } from '../../gen/ts/asg/tools/v1/tools.js';
 import { callHash } from '../common/call-hash.js';
-import type { AgentConfig } from '../common/config/schema.js';
+import type { OrchestratorConfig } from '../common/config/slices.js';
 import { currentContext, withContextPatch } from '../common/context.js';
 import { failedPrecondition, internal, invalidArgument } from '../common/grpc/errors.js';
 import type { Logger } from '../common/log.js';
@@ -57,7 +57,7 @@ export class TurnRunner {
   private readonly pipeline: PipelineRunner | undefined;
 
   constructor(
-    private readonly config: AgentConfig,
+    private readonly config: OrchestratorConfig,
     private readonly clients: OrchestratorClients,
     private readonly log: Logger,
   ) {
@@ -69,7 +69,7 @@ export class TurnRunner {
     this.simple = { prompt: lone?.prompt ?? config.prompt, model: lone?.model ?? config.llm.model };
     this.simpleA2aTools = a2aToolsOf([...config.a2a, ...(lone?.a2a ?? [])]);
     const nodeTools: Tool[] = [];
-    const visit = (node: NonNullable<AgentConfig['agent']>): void => {
+    const visit = (node: NonNullable<OrchestratorConfig['agent']>): void => {
       nodeTools.push(...a2aToolsOf(node.a2a));
       node.agents?.forEach(visit);
     };

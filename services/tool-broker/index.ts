@@ -2,6 +2,7 @@ import { ToolBrokerServiceService } from '../../gen/ts/asg/tools/v1/tools.js';
 import { createServer, implement, listen, shutdown } from '../common/grpc/server.js';
 import { rateRules } from '../common/config/schema.js';
 import { RateLimiter } from '../common/rate-limit.js';
+import type { ToolBrokerConfig } from '../common/config/slices.js';
 import type { RunningService, ServiceOptions } from '../common/service.js';
 import { ToolComposite } from './composite.js';
 import { toolBrokerHandlers } from './server.js';
@@ -10,7 +11,7 @@ import { toolBrokerHandlers } from './server.js';
  * tool-broker: connects to every MCP server of `config.mcp_servers` (startup fails when one
  * cannot be reached or two offer the same tool name), then serves ToolBrokerService.
  */
-export async function startToolBroker(options: ServiceOptions): Promise<RunningService> {
+export async function startToolBroker(options: ServiceOptions<ToolBrokerConfig>): Promise<RunningService> {
   const { config, log } = options;
   const composite = await ToolComposite.start(config.mcp_servers, log);
   const server = createServer();

@@ -17,6 +17,7 @@ import { z } from 'zod';
 import { ToolBrokerServiceService } from '../../gen/ts/asg/tools/v1/tools.js';
 import { startModernServer, type ModernServer } from '../../test/fixtures/modern-mcp-server.js';
 import { configSchema } from '../common/config/schema.js';
+import { configSlice } from '../common/config/slices.js';
 import { createPromiseClient, type PromiseClient } from '../common/grpc/client.js';
 import { GrpcStatus, RpcError, ServiceError } from '../common/grpc/errors.js';
 import type { LogFields, Logger } from '../common/log.js';
@@ -52,7 +53,7 @@ interface Broker {
 
 async function startBroker(servers: Record<string, unknown>[]): Promise<Broker> {
   const log = recordingLogger();
-  const service: RunningService = await startToolBroker({ config: configSchema.parse({ mcp_servers: servers }), listen: '127.0.0.1:0', log });
+  const service: RunningService = await startToolBroker({ config: configSlice(configSchema.parse({ mcp_servers: servers }), 'toolBroker'), listen: '127.0.0.1:0', log });
   cleanups.push(() => service.stop());
   const client = createPromiseClient(ToolBrokerServiceService, service.address, 'test', 10_000);
   cleanups.push(() => client.close());

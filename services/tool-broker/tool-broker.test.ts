@@ -9,6 +9,7 @@ import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest';
 import { z } from 'zod';
 import { ToolBrokerServiceService } from '../../gen/ts/asg/tools/v1/tools.js';
 import { configSchema } from '../common/config/schema.js';
+import { configSlice } from '../common/config/slices.js';
 import { runWithContext } from '../common/context.js';
 import { createPromiseClient, type PromiseClient } from '../common/grpc/client.js';
 import { GrpcStatus, RpcError, ServiceError } from '../common/grpc/errors.js';
@@ -67,7 +68,7 @@ interface Broker {
 
 async function startBroker(servers: ServerEntry[], extra: Record<string, unknown> = {}): Promise<Broker> {
   const log = recordingLogger();
-  const service = await startToolBroker({ config: configSchema.parse({ mcp_servers: servers, ...extra }), listen: '127.0.0.1:0', log });
+  const service = await startToolBroker({ config: configSlice(configSchema.parse({ mcp_servers: servers, ...extra }), 'toolBroker'), listen: '127.0.0.1:0', log });
   cleanups.push(() => service.stop());
   const client = createPromiseClient(ToolBrokerServiceService, service.address, 'test', 5000);
   cleanups.push(() => client.close());

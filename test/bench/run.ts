@@ -9,6 +9,7 @@ import { mkdirSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { ConversationStoreServiceService, MessageRole, ConversationStatus } from '../../gen/ts/asg/store/v1/store.js';
 import { parseConfig } from '../../services/common/config/load.js';
+import { configSlice } from '../../services/common/config/slices.js';
 import { createPromiseClient } from '../../services/common/grpc/client.js';
 import { createLogger } from '../../services/common/log.js';
 import { startConversationStore } from '../../services/conversation-store/index.js';
@@ -90,7 +91,7 @@ async function meshBenchmarks(): Promise<Record<string, Summary>> {
 async function appendBenchmarks(): Promise<{ short: Summary; long: Summary; ratio: number }> {
   const dir = tempDir('asg-bench-');
   const config = parseConfig({ data_dir: join(dir, 'data') }, 'bench');
-  const store = await startConversationStore({ config, listen: '127.0.0.1:0', log: createLogger('conversation-store') });
+  const store = await startConversationStore({ config: configSlice(config, 'conversationStore'), listen: '127.0.0.1:0', log: createLogger('conversation-store') });
   const client = createPromiseClient(ConversationStoreServiceService, store.address, 'bench', 10_000);
   const append = (conversationId: string, content: string) =>
     client.appendMessages({ conversationId, messages: [{ role: MessageRole.MESSAGE_ROLE_USER, content }], status: ConversationStatus.CONVERSATION_STATUS_UNSPECIFIED, returnConversation: false });
@@ -210,7 +211,7 @@ async function llmGatewayOverhead(): Promise<[string, Summary][]> {
   const dir = tempDir('asg-bench-');
   const config = parseConfig({ data_dir: join(dir, 'data') }, 'bench');
   const env = { ...process.env, GEMINI_BASE_URL: model.geminiBaseUrl, GEMINI_API_KEY: 'bench-key-0123456789' };
-  const gateway = await startLlmGateway({ config, listen: '127.0.0.1:0', log: createLogger('llm-gateway'), env });
+  const gateway = await startLlmGateway({ config: configSlice(config, 'llmGateway'), listen: '127.0.0.1:0', log: createLogger('llm-gateway'), env });
   const client = createPromiseClient(LlmGatewayServiceService, gateway.address, 'bench', 10_000);
   const schema = { type: 'object', properties: { pattern: { type: 'string' } } };
   const direct = createGoogleGenerativeAI({ apiKey: 'bench-key-0123456789', baseURL: model.geminiBaseUrl })('gemini-2.5-flash');

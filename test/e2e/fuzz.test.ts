@@ -42,7 +42,7 @@ const REQUEST_TIMEOUT_MS = 30_000;
 /** The liveness bound for GET /health during the run. */
 const HEALTH_BOUND_MS = 2_000;
 const HEALTH_EVERY_MS = 250;
-/** The gateway's body limit (gateway/rest/errors.ts BODY_LIMIT_BYTES) and the documented message limit. */
+/** The gateway's body limit (gateway/app/inputs.ts BODY_LIMIT_BYTES) and the documented message limit. */
 const BODY_LIMIT = 1024 * 1024;
 const MESSAGE_LIMIT = 1_000_000;
 /** A conversation summary in a list: id, status, a title, counts and times — well under this. */

@@ -7,6 +7,7 @@
 import { afterAll, afterEach, beforeAll } from 'vitest';
 import { ChatRole, LlmGatewayServiceService, type ChatMessage, type GenerateRequest, type ToolDefinition } from '../../gen/ts/asg/llm/v1/llm.js';
 import { configSchema } from '../../services/common/config/schema.js';
+import { configSlice } from '../../services/common/config/slices.js';
 import { createPromiseClient, type PromiseClient } from '../../services/common/grpc/client.js';
 import { RpcError } from '../../services/common/grpc/errors.js';
 import type { Logger, LogFields } from '../../services/common/log.js';
@@ -160,7 +161,7 @@ export function useLlmGateway(): LlmGatewayHarness {
     async start(options = {}) {
       const log = captureLog();
       const env = options.env ?? { ...KEYS, ...current().baseUrlEnv };
-      const config = configSchema.parse(options.config ?? { llm: { retry: { initial_backoff: '1ms' }, ...options.llm } });
+      const config = configSlice(configSchema.parse(options.config ?? { llm: { retry: { initial_backoff: '1ms' }, ...options.llm } }), 'llmGateway');
       const service = await startLlmGateway({ config, listen: '127.0.0.1:0', log, env, ...(options.retryClock ? { retryClock: options.retryClock } : {}) });
       const client = createPromiseClient(LlmGatewayServiceService, service.address, 'test', 5000);
       running.push({ service, client });

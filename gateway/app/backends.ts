@@ -1,7 +1,7 @@
-import { createPromiseClient, type PromiseClient } from '../services/common/grpc/client.js';
-import type { AgentConfig } from '../services/common/config/schema.js';
-import { OrchestratorServiceService } from '../gen/ts/asg/orchestrator/v1/orchestrator.js';
-import { ConversationStoreServiceService } from '../gen/ts/asg/store/v1/store.js';
+import { createPromiseClient, type PromiseClient } from '../../services/common/grpc/client.js';
+import type { GatewayConfig } from '../../services/common/config/slices.js';
+import { OrchestratorServiceService } from '../../gen/ts/asg/orchestrator/v1/orchestrator.js';
+import { ConversationStoreServiceService } from '../../gen/ts/asg/store/v1/store.js';
 
 /** Reads from the store are single queries; ten seconds means the store is in trouble. */
 export const STORE_DEADLINE_MS = 10_000;
@@ -23,7 +23,7 @@ export interface BackendAddresses {
   conversationStore: string;
 }
 
-export function connectBackends(peers: BackendAddresses, config: AgentConfig): Backends {
+export function connectBackends(peers: BackendAddresses, config: Pick<GatewayConfig, 'chat'>): Backends {
   // A turn runs the model and tools until it answers or stops for approval: it gets the
   // configured turn deadline. The clients connect lazily, so a peer that is not up yet only
   // fails the requests that need it.

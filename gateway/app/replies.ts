@@ -1,8 +1,8 @@
 import type { Conversation } from '../../gen/ts/asg/store/v1/store.js';
 import type { TurnResult } from '../../gen/ts/asg/orchestrator/v1/orchestrator.js';
 import type { Tool } from '../../gen/ts/asg/tools/v1/tools.js';
-import type { ApprovalOutcome, ConversationPage } from '../app/agent.js';
-import type { Decision } from '../app/decision.js';
+import type { ApprovalOutcome, ConversationPage } from './agent.js';
+import type { Decision } from './decision.js';
 import {
   conversationJson,
   conversationListItemJson,
@@ -16,9 +16,12 @@ import {
   type PendingApprovalJson,
   type ToolJson,
   type TurnResultJson,
-} from '../app/shapes.js';
+} from './shapes.js';
 
-/** The REST response bodies of DESIGN §4, built from the application layer's results. */
+/**
+ * The response bodies of DESIGN §4, built from the application layer's results: REST answers
+ * with them and tRPC returns the same JSON (they are built by the same functions).
+ */
 
 export interface ConversationReply {
   conversation: ConversationJson;

@@ -1,20 +1,22 @@
 import { GrpcStatus, RpcError, ServiceError } from '../../services/common/grpc/errors.js';
 import { redactSecrets } from '../../services/common/secrets.js';
+import { BODY_LIMIT_BYTES } from './inputs.js';
 
 /**
- * Every failure becomes a status code and `{"error": "…"}` (DESIGN rule 8): gRPC statuses
- * from the services, the JSON body parser's rejections, and anything unexpected. Messages
- * pass through secret redaction (rule 5); stack traces never leave the process.
+ * Every failure becomes an HTTP status and a message (DESIGN rule 8): gRPC statuses from the
+ * services, the JSON body parser's rejections, and anything unexpected. Messages pass through
+ * secret redaction (rule 5); stack traces never leave the process. Each face wraps the result
+ * in its own shape: REST's `{"error": "…"}` (rest/error-reply.ts), JSON-RPC errors
+ * (a2a/jsonrpc.ts), tRPC codes (trpc/errors.ts), MCP tool errors (mcp/server.ts).
  */
 
-export interface ErrorReply {
+export interface Failure {
   status: number;
-  body: { error: string };
+  /** Redacted, fit to show the caller. */
+  message: string;
   /** True for failures nobody anticipated: worth an error line in the log. */
   unexpected: boolean;
 }
-
-export const BODY_LIMIT_BYTES = 1024 * 1024;
 
 export function httpStatusForGrpc(code: GrpcStatus): number {
   switch (code) {
@@ -101,22 +103,22 @@ function clientErrorStatus(error: unknown): number | undefined {
   return typeof status === 'number' && status >= 400 && status < 500 ? status : undefined;
 }
 
-export function errorReply(error: unknown): ErrorReply {
+export function failureOf(error: unknown): Failure {
   if (error instanceof RpcError) {
     const status = httpStatusForGrpc(error.code);
-    return { status, body: { error: redactSecrets(rpcErrorMessage(error)) }, unexpected: status === 500 };
+    return { status, message: redactSecrets(rpcErrorMessage(error)), unexpected: status === 500 };
   }
   if (error instanceof ServiceError) {
     const status = httpStatusForGrpc(error.code);
-    return { status, body: { error: redactSecrets(error.message) }, unexpected: status === 500 };
+    return { status, message: redactSecrets(error.message), unexpected: status === 500 };
   }
   if (isBodyParserError(error) && error.status < 500) {
-    return { status: error.status, body: { error: redactSecrets(bodyParserMessage(error)) }, unexpected: false };
+    return { status: error.status, message: redactSecrets(bodyParserMessage(error)), unexpected: false };
   }
   const clientStatus = clientErrorStatus(error);
   if (clientStatus !== undefined) {
-    return { status: clientStatus, body: { error: redactSecrets((error as Error).message) }, unexpected: false };
+    return { status: clientStatus, message: redactSecrets((error as Error).message), unexpected: false };
   }
   const message = error instanceof Error ? error.message : String(error);
-  return { status: 500, body: { error: redactSecrets(`internal error: ${message}`) }, unexpected: true };
+  return { status: 500, message: redactSecrets(`internal error: ${message}`), unexpected: true };
 }

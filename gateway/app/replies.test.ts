@@ -1,7 +1,7 @@
 import { describe, expect, it } from 'vitest';
 import { ApprovalStatus, ConversationStatus, type Conversation, type PendingApproval } from '../../gen/ts/asg/store/v1/store.js';
 import { approvalReply, conversationListReply, conversationReply } from './replies.js';
-import { conversationListItemJson } from '../app/shapes.js';
+import { conversationListItemJson } from './shapes.js';
 
 const approval: PendingApproval = {
   uuid: 'b2e4d8f1-7a36-4c95-8e10-5d9f3a6c2e47',

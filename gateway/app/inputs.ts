@@ -1,0 +1,16 @@
+/**
+ * What every face accepts, so that REST, A2A, tRPC, MCP and the web chat's seed routes agree
+ * on one size and one set of media types (issue 13: the faces share the app layer, not each other).
+ */
+
+/** The largest request body any face reads; past it the answer is 413 (or the face's equivalent). */
+export const BODY_LIMIT_BYTES = 1024 * 1024;
+
+// JSON only (issue 12): a body labelled text/plain or as a form is what a web page can send
+// cross-site without a preflight; the cross-site guard answers those with 415 before a
+// parser runs, and the parsers agree.
+export const JSON_BODY_TYPES = ['application/json', 'application/*+json'];
+
+/** Conversations per page of a listing (REST `?limit=`, tRPC `conversations.list`). */
+export const MAX_PAGE_SIZE = 500;
+export const DEFAULT_PAGE_SIZE = 50;
