@@ -17,8 +17,6 @@ import { eventStreamRouter } from './rest/event-stream.js';
 import { trpcRouter } from './trpc/middleware.js';
 import { findWebDist, webAppRouter } from './web/static-app.js';
 
-const KEEP_ALIVE_TIMEOUT_MS = 65_000;
-
 export interface GatewayOptions {
   config: OnlySlice<GatewayConfig>;
   log: Logger;
@@ -46,10 +44,7 @@ export async function startGateway(options: GatewayOptions): Promise<RunningServ
   const web = webDist ? [webAppRouter(webDist)] : [];
   const app = createHttpApp([restRouter(agent, log), events, trpc, a2a, mcp, ...web], log, { host: config.host, server: config.server });
   const drain = new HttpDrain(app);
-  // Idle keep-alive connections stay open longer than clients and proxies keep theirs (Node
-  // closes them after 5 s, which races a client reusing the socket: its request is reset);
-  // 65 s outlasts the common 60 s proxy and load-balancer idle timeouts.
-  const server = createServer({ keepAliveTimeout: KEEP_ALIVE_TIMEOUT_MS, headersTimeout: KEEP_ALIVE_TIMEOUT_MS + 1_000 }, drain.listener);
+  const server = createServer(drain.listener);
 
   try {
     await new Promise<void>((resolve, reject) => {
