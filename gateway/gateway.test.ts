@@ -160,7 +160,7 @@ describe('gateway with its backends down', () => {
     for (const body of ['{}', '{"answer": "maybe"}', '{"approved": "sure"}', '[]']) {
       const res = await call(gateway, 'POST', `/approvals/${APPROVAL_UUID}`, { body });
       expect(res.status).toBe(400);
-      expect(res.json).toEqual({ error: 'expected {"approved": true|false}, {"action": "approve"|"reject"} or {"answer": "yes"|"no"}' });
+      expect(res.json).toEqual({ error: 'expected {"approved": true|false}, {"action": "approve"|"reject"} or {"answer": "yes"|"no"}, each with an optional "reason"' });
     }
   });
 

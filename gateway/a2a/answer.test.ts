@@ -36,6 +36,18 @@ describe('interpretAnswer', () => {
     expect(interpretAnswer(pending, message(text))).toEqual({ kind: 'unclear', text });
   });
 
+  // Issue 13: the data part carries the reason; a text answer is only the word.
+  it('reads a rejection\'s reason from the data part', () => {
+    expect(interpretAnswer(pending, message('', [{ approved: false, reason: ' value too large ' }]))).toEqual({ kind: 'decision', uuid: 'u1', decision: 'rejected', reason: 'value too large' });
+    expect(interpretAnswer(pending, message('', [{ approved: false, approval_uuid: 'u2', reason: 'not now' }]))).toEqual({ kind: 'decision', uuid: 'u2', decision: 'rejected', reason: 'not now' });
+    expect(interpretAnswer(pending, message('no, value too large'))).toEqual({ kind: 'unclear', text: 'no, value too large' });
+  });
+
+  it('refuses a reason that is not a string of at most 2,000 characters (-32602)', () => {
+    expect(() => interpretAnswer(pending, message('', [{ approved: false, reason: 7 }]))).toThrow(JsonRpcError);
+    expect(() => interpretAnswer(pending, message('', [{ approved: false, reason: 'x'.repeat(2001) }]))).toThrow(/at most 2000/);
+  });
+
   it('lets a data part decide before the text, and pick an approval by uuid', () => {
     expect(interpretAnswer(pending, message('yes', [{ approved: false }]))).toEqual({ kind: 'decision', uuid: 'u1', decision: 'rejected' });
     expect(interpretAnswer(pending, message('', [{ approved: true, approval_uuid: 'u2' }]))).toEqual({ kind: 'decision', uuid: 'u2', decision: 'approved' });

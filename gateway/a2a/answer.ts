@@ -1,4 +1,5 @@
 import type { Conversation, PendingApproval } from '../../gen/ts/asg/store/v1/store.js';
+import { givenReason, reasonProblem } from '../../services/common/decision-reason.js';
 import { decisionFromWord, type Decision } from '../app/decision.js';
 import { invalidParams } from './jsonrpc.js';
 import type { InboundMessage } from './params.js';
@@ -6,10 +7,20 @@ import { isWaiting, pendingApprovals } from './task.js';
 
 /**
  * What a message sent to a waiting task means (DESIGN §4): a data part `{"approved": bool}`
- * decides (with `"approval_uuid"` it picks one of several pending approvals), else the
- * text, when it is one of the approval words; anything else is no answer at all. Pure.
+ * decides (with `"approval_uuid"` it picks one of several pending approvals, with `"reason"`
+ * it gives the human's reason, issue 13), else the text, when it is one of the approval words
+ * (a text answer carries no reason: the word is the whole answer); anything else is no answer
+ * at all. Pure.
  */
-export type ApprovalAnswer = { kind: 'decision'; uuid: string; decision: Decision } | { kind: 'unclear'; text: string };
+export type ApprovalAnswer = { kind: 'decision'; uuid: string; decision: Decision; reason?: string } | { kind: 'unclear'; text: string };
+
+/** The data part's "reason"; -32602 when it is not a string of at most 2,000 characters. */
+function reasonOf(data: Record<string, unknown>): { reason?: string } {
+  const problem = reasonProblem(data.reason);
+  if (problem) throw invalidParams(`message.parts: ${problem}`);
+  const reason = givenReason(data.reason as string | undefined);
+  return reason === undefined ? {} : { reason };
+}
 
 function decisionOf(value: unknown): Decision | undefined {
   if (typeof value === 'boolean') return value ? 'approved' : 'rejected';
@@ -24,12 +35,12 @@ export function interpretAnswer(pending: readonly PendingApproval[], message: In
     const decision = decisionOf(data.approved);
     if (!decision) continue;
     const chosen = data.approval_uuid;
-    if (chosen === undefined) return { kind: 'decision', uuid: first.uuid, decision };
+    if (chosen === undefined) return { kind: 'decision', uuid: first.uuid, decision, ...reasonOf(data) };
     if (typeof chosen !== 'string' || !pending.some((approval) => approval.uuid === chosen)) {
       const known = pending.map((approval) => approval.uuid).join(', ');
       throw invalidParams(`approval_uuid ${JSON.stringify(chosen)} is not an approval this task waits for; it waits for ${known}`);
     }
-    return { kind: 'decision', uuid: chosen, decision };
+    return { kind: 'decision', uuid: chosen, decision, ...reasonOf(data) };
   }
   const decision = decisionFromWord(message.text);
   return decision ? { kind: 'decision', uuid: first.uuid, decision } : { kind: 'unclear', text: message.text };

@@ -15,7 +15,7 @@ export interface TaskBackend {
   createConversation(message: string | undefined, origin: A2aOrigin): Promise<{ conversation: Conversation; result?: TurnResult }>;
   getConversation(id: string): Promise<Conversation>;
   sendMessage(conversationId: string, message: string): Promise<Turn>;
-  resolveApproval(uuid: string, decision: Decision): Promise<ApprovalOutcome>;
+  resolveApproval(uuid: string, decision: Decision, reason?: string): Promise<ApprovalOutcome>;
   listTools(): Promise<Tool[]>;
 }
 
@@ -28,7 +28,7 @@ export function taskBackend(agent: Agent, orchestrator: Pick<OrchestratorClient,
     },
     getConversation: (id) => agent.getConversation(id),
     sendMessage: (conversationId, message) => agent.sendMessage(conversationId, message),
-    resolveApproval: (uuid, decision) => agent.resolveApproval(uuid, decision),
+    resolveApproval: (uuid, decision, reason) => agent.resolveApproval(uuid, decision, reason),
     listTools: () => agent.listTools(),
   };
 }

@@ -182,14 +182,15 @@ export class TaskService {
         return { task: taskAfterTurn(turn.conversation, turn.result, contextId), conversation: turn.conversation };
       }
       case 'decision':
-        return this.decide(plan.uuid, plan.decision, contextId);
+        return this.decide(plan.uuid, plan.decision, contextId, plan.reason);
     }
   }
 
-  private async decide(uuid: string, decision: Decision, contextId: string): Promise<Outcome> {
-    const outcome = await this.backend.resolveApproval(uuid, decision);
+  private async decide(uuid: string, decision: Decision, contextId: string, reason?: string): Promise<Outcome> {
+    const outcome = await this.backend.resolveApproval(uuid, decision, reason);
     if (outcome.decided) {
-      if (decision === 'rejected') return { task: canceledTask(outcome.conversation, contextId, outcome.result.response || NOTHING_RUN), conversation: outcome.conversation };
+      // After a rejection the model may go on and stop again for another call: then it waits.
+      if (decision === 'rejected' && !outcome.result.waitingApproval) return { task: canceledTask(outcome.conversation, contextId, outcome.result.response || NOTHING_RUN), conversation: outcome.conversation };
       return { task: taskAfterTurn(outcome.conversation, outcome.result, contextId), conversation: outcome.conversation };
     }
     // Someone decided first (exactly-once approvals, DESIGN rule 3): say so, run nothing.

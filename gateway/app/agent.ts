@@ -26,7 +26,8 @@ export interface Agent {
   getConversation(id: string, page?: HistoryPage): Promise<Conversation>;
   listConversations(page: PageRequest): Promise<ConversationPage>;
   sendMessage(conversationId: string, message: string): Promise<Turn>;
-  resolveApproval(uuid: string, decision: Decision): Promise<ApprovalOutcome>;
+  /** `reason`: the human's, stored with the decision and, for a rejection, told to the model (issue 13). */
+  resolveApproval(uuid: string, decision: Decision, reason?: string): Promise<ApprovalOutcome>;
   listTools(): Promise<Tool[]>;
 }
 
@@ -116,8 +117,8 @@ export function createAgent(backends: Pick<Backends, 'orchestrator' | 'store'>):
       return { conversation, result: answer.result ?? resultFromConversation(conversation) };
     },
 
-    async resolveApproval(uuid, decision) {
-      const answer = await orchestrator.resolveApproval({ uuid, approved: decision === 'approved' });
+    async resolveApproval(uuid, decision, reason) {
+      const answer = await orchestrator.resolveApproval({ uuid, approved: decision === 'approved', reason });
       const approval = present(answer.approval, `approval ${uuid}`);
       if (!answer.decided) {
         const earlier = decisionOfStatus(approval.status);

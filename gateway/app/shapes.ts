@@ -29,6 +29,10 @@ export interface ToolCallJson {
   arguments: Record<string, unknown>;
   result?: string;
   is_error?: boolean;
+  /** A human rejected the call (issue 13); nothing ran. Shown as rejected, never as a failure. */
+  rejected?: true;
+  /** With rejected: the reason the human gave, when one was given. */
+  reason?: string;
 }
 
 /** Token counts of model calls (issue 3: per model step and summed per conversation). */
@@ -59,6 +63,8 @@ export interface PendingApprovalJson {
   remote_agent_name?: string;
   /** For proxy approvals: the agents the call came through, nearest first (left out when empty). */
   agent_chain?: string[];
+  /** The reason given with the decision (issue 13), once decided with one. */
+  reason?: string;
   created_at: string;
 }
 
@@ -185,6 +191,8 @@ export function toolCallJson(call: ToolCall): ToolCallJson {
     arguments: call.arguments ?? {},
     ...(call.result !== undefined && { result: call.result }),
     ...(call.isError !== undefined && { is_error: call.isError }),
+    ...(call.rejected && { rejected: true as const }),
+    ...(call.rejected && call.reason && { reason: call.reason }),
   };
 }
 
@@ -217,6 +225,7 @@ export function pendingApprovalJson(approval: PendingApproval): PendingApprovalJ
     ...(approval.remoteAgentName && { remote_agent_name: approval.remoteAgentName }),
     // Built in process (not decoded), an approval may lack the repeated field altogether.
     ...(approval.agentChain?.length && { agent_chain: [...approval.agentChain] }),
+    ...(approval.reason && { reason: approval.reason }),
     created_at: isoTime(approval.createdAt),
   };
 }

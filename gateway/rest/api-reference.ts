@@ -196,15 +196,15 @@ const routes: RouteDoc[] = [
     path: '/approvals/:uuid',
     examplePath: `/approvals/${APPROVAL_UUID}`,
     purpose:
-      'Approves or rejects a pending destructive call. Approving runs the stored call exactly as it was proposed and the agent goes on; rejecting cancels it. Each approval is decided once: a second decision, concurrent or later, executes nothing and gets 409 with the first decision.',
+      'Approves or rejects a pending destructive call. Approving runs the stored call exactly as it was proposed and the agent goes on; rejecting cancels it: the model is told "Rejected by a human: <reason>" (or "Rejected by a human." without one) and that the call was not executed and must not be retried unless the user asks, and in simple mode it answers at once (the response starts with "Operation cancelled by user."); the same call asked again in that run is refused without asking. In an agent tree a rejection cancels the pipeline. Each approval is decided once: a second decision, concurrent or later, executes nothing and gets 409 with the first decision.',
     request:
-      '{"approved": true|false}, {"action": "approve"|"reject"} or {"answer": "<word>"} where yes, y, true, approve, approved, ok, confirm approve and no, n, false, reject, rejected, deny, cancel reject (any case)',
+      '{"approved": true|false}, {"action": "approve"|"reject"} or {"answer": "<word>"} where yes, y, true, approve, approved, ok, confirm approve and no, n, false, reject, rejected, deny, cancel reject (any case); each with an optional "reason" (a string of at most 2,000 characters), stored with the decision and shown on the tool message',
     requestExample: { approved: true },
     responseStatus: 200,
     responseExample: conversationReply(completedConversation, { response: 'Resource res-42 has been deleted.', waitingApproval: false }),
     statuses: [
       [200, 'decided; the reply has the turn that followed'],
-      [400, `a body that says neither yes nor no: ${APPROVAL_BODY_EXPECTED}`],
+      [400, `a body that says neither yes nor no: ${APPROVAL_BODY_EXPECTED}; or a "reason" that is not a string of at most 2,000 characters`],
       [404, 'no approval has this uuid'],
       [409, 'already decided; the body names the first decision (example below)'],
       [503, 'a backend service is unreachable'],
@@ -344,7 +344,7 @@ A2A v0.3 (<code>message/send</code>, <code>message/stream</code>, <code>tasks/ge
 (<code>SendMessage</code>, <code>SendStreamingMessage</code>, <code>GetTask</code>, <code>CancelTask</code> with <code>A2A-Version: 1.0</code>).
 Task id = conversation id; a waiting conversation is <code>input-required</code> with <code>Approval required (id: &lt;uuid&gt;): &lt;description&gt;</code>
 and, in v0.3/v1.0, a data part <code>{"approval": {...}}</code>; a <code>message/send</code> with <code>taskId</code> and yes/no (or a data part
-<code>{"approved": bool}</code>) decides it. Errors: -32601 unknown method, -32602 bad params, -32001 unknown task.</p>
+<code>{"approved": bool}</code>, with an optional <code>"reason"</code> for a rejection; a text answer is only the word) decides it. Errors: -32601 unknown method, -32602 bad params, -32001 unknown task.</p>
 <h3>Deadlines</h3>
 <p>A turn (creating a conversation with a message, sending a message, deciding an approval) may take up to the configured
 <code>chat.turn_timeout</code>; reads of the store up to 10 s. A deadline that passes gives 504; a service that cannot be reached gives 503.</p>
@@ -359,15 +359,17 @@ While the server stops (SIGTERM), new requests get 503 with <code>Retry-After</c
 <pre>C = {"id", "session_id", "status": "active"|"waiting_approval"|"completed", "messages": [M...],
      "pending_approval"?: P, "pending_approvals"?: [P...], "pipeline_state"?: S, "created_at", "updated_at"}
 M = {"id", "role": "system"|"user"|"assistant"|"tool", "content",
-     "tool_call"?: {"name", "arguments", "result"?, "is_error"?}, "created_at"}
+     "tool_call"?: {"name", "arguments", "result"?, "is_error"?, "rejected"?: true, "reason"?}, "created_at"}
 P = {"uuid", "conversation_id", "tool_name", "tool_args", "description",
-     "remote_task_id"?, "remote_agent_name"?, "agent_chain"?, "created_at"}
+     "remote_task_id"?, "remote_agent_name"?, "agent_chain"?, "reason"?, "created_at"}
 S = {"paused_node_path": [int...], "paused_node_output_key", "session_state": {}, "user_message",
      "pauses": [{"approval_uuid", "paused_node_path": [int...], "paused_node_output_key", "loop_iterations": {}}...],
      "branch_outputs": {}}
 R = {"response": string, "waiting_approval": bool, "approval"?: P}</pre>
 <p>Fields marked ? are left out when they have no value. Times are ISO 8601 in UTC.
 <code>remote_task_id</code>, <code>remote_agent_name</code> and <code>agent_chain</code> (the agents the call is held by, nearest first) are set when the approval was requested by an A2A sub-agent (a proxy approval: deciding it here sends the decision down the chain).
+A tool message with <code>"rejected": true</code> is a call a human rejected (or a repeat of one in the same run): nothing ran; <code>reason</code> is the human's, when given; <code>is_error</code> is true too, for clients that know only that field.
+<code>reason</code> on P is the reason given with the decision (in a 409's <code>approval</code>).
 <code>pending_approvals</code> lists every pending approval while the conversation waits, oldest first; <code>pending_approval</code> is the first.
 There is more than one only when an agent tree waits at several nodes at once (branches of a parallel node).
 In S, <code>pauses</code> names each node the pipeline waits at, one per pending approval, in the order they paused, with the iteration

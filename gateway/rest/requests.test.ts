@@ -28,7 +28,36 @@ describe('parseApprovalDecision', () => {
     [{ approved: true, answer: 'ok' }, 'approved'],
     [{ approved: true, comment: 'looks fine' }, 'approved'],
   ])('%j → %s', (body, decision) => {
-    expect(parseApprovalDecision(body)).toBe(decision);
+    expect(parseApprovalDecision(body)).toEqual({ decision });
+  });
+
+  // Issue 13: an optional reason beside each of the three forms.
+  it.each([
+    [{ approved: false, reason: 'value too large' }, 'rejected'],
+    [{ action: 'reject', reason: '  value too large ' }, 'rejected'],
+    [{ answer: 'no', reason: 'value too large' }, 'rejected'],
+    [{ approved: true, reason: 'value too large' }, 'approved'],
+  ])('%j carries its reason', (body, decision) => {
+    expect(parseApprovalDecision(body)).toEqual({ decision, reason: 'value too large' });
+  });
+
+  it('takes an empty or blank reason as none', () => {
+    expect(parseApprovalDecision({ approved: false, reason: '  ' })).toEqual({ decision: 'rejected' });
+  });
+
+  it('accepts a reason of exactly 2,000 characters', () => {
+    expect(parseApprovalDecision({ answer: 'no', reason: 'x'.repeat(2000) }).reason).toHaveLength(2000);
+  });
+
+  it.each([
+    [{ approved: false, reason: 'x'.repeat(2001) }, '"reason" is 2001 characters long; at most 2000 are accepted'],
+    [{ approved: false, reason: 42 }, '"reason" must be a string of at most 2000 characters, not number'],
+    [{ action: 'reject', reason: null }, '"reason" must be a string of at most 2000 characters, not null'],
+    [{ answer: 'no', reason: ['too', 'large'] }, '"reason" must be a string of at most 2000 characters, not object'],
+  ])('refuses a bad reason (%#) with a clear message', (body, message) => {
+    const error = rejection(() => parseApprovalDecision(body));
+    expect(error.code).toBe(GrpcStatus.INVALID_ARGUMENT);
+    expect(error.message).toBe(message);
   });
 
   it.each([[{}], [{ answer: 'maybe' }], [{ approved: 'yes' }], [{ approved: 1 }], [{ action: 'yes' }], [{ answer: 42 }], [null], [[]], ['yes'], [undefined], [{ approved: null }]])(

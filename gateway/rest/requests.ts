@@ -1,4 +1,5 @@
 import { z } from 'zod';
+import { givenReason, reasonProblem } from '../../services/common/decision-reason.js';
 import { invalidArgument } from '../../services/common/grpc/errors.js';
 import { decisionFromWord, type Decision } from '../app/decision.js';
 import { DEFAULT_HISTORY_LIMIT, type HistoryPage, type PageRequest } from '../app/agent.js';
@@ -10,7 +11,7 @@ import { DEFAULT_PAGE_SIZE, MAX_PAGE_SIZE } from '../app/inputs.js';
  * that says what was expected.
  */
 
-export const APPROVAL_BODY_EXPECTED = 'expected {"approved": true|false}, {"action": "approve"|"reject"} or {"answer": "yes"|"no"}';
+export const APPROVAL_BODY_EXPECTED = 'expected {"approved": true|false}, {"action": "approve"|"reject"} or {"answer": "yes"|"no"}, each with an optional "reason"';
 const MESSAGE_EXPECTED = 'expected {"message": "<non-empty text>"}';
 
 function firstIssue(error: z.ZodError): string {
@@ -102,12 +103,20 @@ function decisionFromAnswer(answer: unknown): Decision | undefined {
   return typeof answer === 'string' ? decisionFromWord(answer) : undefined;
 }
 
+/** A decision as `POST /approvals/:uuid` says it: yes or no, and the human's reason if given. */
+export interface ApprovalDecision {
+  decision: Decision;
+  /** Trimmed; absent when none (or only blanks) was given. */
+  reason?: string;
+}
+
 /**
  * `POST /approvals/:uuid`: the seed's `{"approved": bool}`, or `{"action": …}`, or a free
- * `{"answer": …}` in the A2A vocabulary. Every form the body uses must say the same thing;
- * a body that says neither yes nor no (or both) decides nothing.
+ * `{"answer": …}` in the A2A vocabulary, each with an optional `"reason"` (issue 13: a string
+ * of at most 2,000 characters, told to the model with a rejection). Every form the body uses
+ * must say the same thing; a body that says neither yes nor no (or both) decides nothing.
  */
-export function parseApprovalDecision(body: unknown): Decision {
+export function parseApprovalDecision(body: unknown): ApprovalDecision {
   if (typeof body !== 'object' || body === null || Array.isArray(body)) throw invalidArgument(APPROVAL_BODY_EXPECTED);
   const fields = body as Record<string, unknown>;
   const said: (Decision | undefined)[] = [];
@@ -119,5 +128,8 @@ export function parseApprovalDecision(body: unknown): Decision {
     const conflicting = said.includes('approved') && said.includes('rejected');
     throw invalidArgument(conflicting ? `the body both approves and rejects; ${APPROVAL_BODY_EXPECTED}` : APPROVAL_BODY_EXPECTED);
   }
-  return first;
+  const problem = reasonProblem(fields.reason);
+  if (problem) throw invalidArgument(problem);
+  const reason = givenReason(fields.reason as string | undefined);
+  return { decision: first, ...(reason !== undefined && { reason }) };
 }

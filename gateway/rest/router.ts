@@ -74,8 +74,8 @@ export function restEndpoints(agent: Agent): Endpoint[] {
       jsonBody: true,
       handle: async (req) => {
         const uuid = String(req.params.uuid);
-        const decision = parseApprovalDecision(req.body);
-        return approvalReply(uuid, await agent.resolveApproval(uuid, decision));
+        const { decision, reason } = parseApprovalDecision(req.body);
+        return approvalReply(uuid, await agent.resolveApproval(uuid, decision, reason));
       },
     },
   ];

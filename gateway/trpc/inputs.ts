@@ -1,4 +1,5 @@
 import { z } from 'zod';
+import { MAX_REASON_LENGTH } from '../../services/common/decision-reason.js';
 import { DEFAULT_HISTORY_LIMIT } from '../app/agent.js';
 import { DEFAULT_PAGE_SIZE, MAX_PAGE_SIZE } from '../app/inputs.js';
 
@@ -39,7 +40,8 @@ export const conversationInput = z
 
 export const sendInput = z.object({ conversationId: id, message });
 
-export const resolveInput = z.object({ uuid: id, approved: z.boolean() });
+/** `reason`: as REST's (issue 13), a string of at most 2,000 characters. */
+export const resolveInput = z.object({ uuid: id, approved: z.boolean(), reason: z.string().max(MAX_REASON_LENGTH, `must be at most ${MAX_REASON_LENGTH} characters`).optional() });
 
 export const conversationEventsInput = z.object({ conversationId: id, lastEventId });
 

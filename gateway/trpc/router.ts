@@ -1,4 +1,5 @@
 import { tracked } from '@trpc/server';
+import { givenReason } from '../../services/common/decision-reason.js';
 import { DEFAULT_HISTORY_LIMIT, type Agent } from '../app/agent.js';
 import { watchConversation, type ConversationUpdate } from '../app/conversation-updates.js';
 import type { EventFeed } from '../app/event-feed.js';
@@ -68,7 +69,7 @@ export function createAppRouter({ agent, feed }: AppRouterDependencies) {
     approvals: router({
       /** 409 (CONFLICT) for an approval decided earlier; its `data.conflict` has REST's decision and approval. */
       resolve: conversationProcedure.input(resolveInput).mutation(async ({ input }): Promise<ConversationReply> => {
-        const reply = approvalReply(input.uuid, await agent.resolveApproval(input.uuid, input.approved ? 'approved' : 'rejected'));
+        const reply = approvalReply(input.uuid, await agent.resolveApproval(input.uuid, input.approved ? 'approved' : 'rejected', givenReason(input.reason)));
         if (reply.status === 409) throw new ApprovalConflict(reply.body as ApprovalConflictReply);
         return reply.body as ConversationReply;
       }),

@@ -1,5 +1,6 @@
 import { z } from 'zod';
 import type { A2ABridgeServiceService, DescribeAgentResponse, GetTaskResponse, SendMessageResponse } from '../../gen/ts/asg/a2a/v1/a2a.js';
+import { MAX_REASON_LENGTH } from '../common/decision-reason.js';
 import { invalidArgument } from '../common/grpc/errors.js';
 import type { UnaryHandlers } from '../common/grpc/server.js';
 import type { A2aBridge } from './bridge.js';
@@ -30,6 +31,7 @@ const sendMessageSchema = z
     taskId: optionalId,
     contextId: optionalId,
     approved: z.boolean().optional(),
+    reason: z.string().max(MAX_REASON_LENGTH, `at most ${MAX_REASON_LENGTH} characters`).optional(),
   })
   .refine((request) => request.approved !== undefined || request.text.trim() !== '', { path: ['text'], message: 'the text of the message (empty unless the message answers an approval)' })
   .refine((request) => request.approved === undefined || request.taskId !== undefined, { path: ['taskId'], message: 'the id of the task whose approval "approved" answers' });
@@ -54,8 +56,8 @@ export function a2aBridgeHandlers(bridge: A2aBridge): UnaryHandlers<typeof A2ABr
       return bridge.describeAgent(peer, caller);
     },
     sendMessage: async (request, { request: caller }): Promise<SendMessageResponse> => {
-      const { peer, text, taskId, contextId, approved } = validate(sendMessageSchema, request, 'SendMessage');
-      return { task: await bridge.sendMessage(peer, { text, taskId, contextId, approved }, caller) };
+      const { peer, text, taskId, contextId, approved, reason } = validate(sendMessageSchema, request, 'SendMessage');
+      return { task: await bridge.sendMessage(peer, { text, taskId, contextId, approved, reason }, caller) };
     },
     getTask: async (request, { request: caller }): Promise<GetTaskResponse> => {
       const { peer, taskId } = validate(getTaskSchema, request, 'GetTask');

@@ -244,7 +244,7 @@ describe('stored events', () => {
     const { id } = await newConversation();
     await storage.close();
     const db = new Database(join(dir, DATABASE_FILE));
-    db.exec('DROP INDEX conversations_running_turn; ALTER TABLE conversations DROP COLUMN running_turn_boot; DROP TRIGGER conversations_first_user_text; DROP INDEX messages_by_id; ALTER TABLE conversations DROP COLUMN first_user_text; DROP INDEX approvals_pending; DROP TABLE events');
+    db.exec('ALTER TABLE approvals DROP COLUMN reason; DROP INDEX conversations_running_turn; ALTER TABLE conversations DROP COLUMN running_turn_boot; DROP TRIGGER conversations_first_user_text; DROP INDEX messages_by_id; ALTER TABLE conversations DROP COLUMN first_user_text; DROP INDEX approvals_pending; DROP TABLE events');
     db.prepare('UPDATE schema_version SET version = 5').run();
     db.close();
     storage = openSqliteStorage({ dataDir: dir });

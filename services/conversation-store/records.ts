@@ -87,6 +87,8 @@ export interface StoredToolCall {
   result?: string;
   is_error?: boolean;
   provider_metadata_json?: string;
+  rejected?: boolean;
+  reason?: string;
 }
 
 export function storedToolCall(call: ToolCall): StoredToolCall {
@@ -97,6 +99,8 @@ export function storedToolCall(call: ToolCall): StoredToolCall {
     ...(call.result !== undefined && { result: call.result }),
     ...(call.isError !== undefined && { is_error: call.isError }),
     ...(call.providerMetadataJson !== undefined && { provider_metadata_json: call.providerMetadataJson }),
+    ...(call.rejected !== undefined && { rejected: call.rejected }),
+    ...(call.reason !== undefined && { reason: call.reason }),
   };
 }
 
@@ -108,6 +112,8 @@ export function toolCallFromStored(stored: StoredToolCall): ToolCall {
     result: stored.result,
     isError: stored.is_error,
     providerMetadataJson: stored.provider_metadata_json,
+    rejected: stored.rejected,
+    reason: stored.reason,
   };
 }
 

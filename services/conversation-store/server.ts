@@ -1,5 +1,6 @@
 import { z } from 'zod';
 import { ConversationStatus, ConversationStoreServiceService, MessageRole, type Conversation } from '../../gen/ts/asg/store/v1/store.js';
+import { MAX_REASON_LENGTH } from '../common/decision-reason.js';
 import { invalidArgument, notFound } from '../common/grpc/errors.js';
 import type { ServiceHandlers } from '../common/grpc/server.js';
 import type { EventFeed } from './event-feed.js';
@@ -30,6 +31,8 @@ const toolCall = z.object({
   arguments: struct.optional(),
   result: z.string().optional(),
   isError: z.boolean().optional(),
+  rejected: z.boolean().optional(),
+  reason: z.string().optional(),
 });
 
 const newMessage = z.object({ role, content: z.string(), toolCall: toolCall.optional(), node: z.string().min(1, 'a node name, or absent').optional() });
@@ -160,6 +163,8 @@ const schemas = {
       messages,
       clearPipelineState: z.boolean(),
       alsoReject: z.array(z.object({ uuid: approvalUuid, messages })),
+      reason: z.string().max(MAX_REASON_LENGTH, `at most ${MAX_REASON_LENGTH} characters`).optional(),
+      continuesTurn: z.boolean().optional(),
     })
     .refine((request) => !request.approved || request.alsoReject.length === 0, {
       message: 'only a rejection rejects other approvals with it',

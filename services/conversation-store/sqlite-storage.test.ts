@@ -26,8 +26,8 @@ const SESSION = 'a1b2c3d4';
 const DROP_SCHEMA_5 =
   'ALTER TABLE conversations DROP COLUMN a2a_dialect; ALTER TABLE conversations DROP COLUMN a2a_context_id; ALTER TABLE approvals DROP COLUMN agent_chain;';
 /** Back to schema 5: what migration 6 added (the event log). */
-/** Back to schema 7: what migrations 9 (the running-turn mark) and 8 (the first user message's text, the index of message ids) added; dropped first. */
-const DROP_SCHEMA_8 = 'DROP INDEX conversations_running_turn; ALTER TABLE conversations DROP COLUMN running_turn_boot; DROP TRIGGER conversations_first_user_text; DROP INDEX messages_by_id; ALTER TABLE conversations DROP COLUMN first_user_text;';
+/** Back to schema 7: what migrations 10 (a decision's reason, issue 13), 9 (the running-turn mark) and 8 (the first user message's text, the index of message ids) added; dropped first. */
+const DROP_SCHEMA_8 = 'ALTER TABLE approvals DROP COLUMN reason; DROP INDEX conversations_running_turn; ALTER TABLE conversations DROP COLUMN running_turn_boot; DROP TRIGGER conversations_first_user_text; DROP INDEX messages_by_id; ALTER TABLE conversations DROP COLUMN first_user_text;';
 /** Back to schema 6: what migration 7 added (the index of pending approvals); dropped first. */
 const DROP_SCHEMA_7 = `${DROP_SCHEMA_8} DROP INDEX approvals_pending;`;
 const DROP_SCHEMA_6 = `${DROP_SCHEMA_7} DROP TABLE events;`;
@@ -898,6 +898,32 @@ describe('pipelines waiting at several approvals (issue 4 item 6)', () => {
     expect(conversation.pendingApprovals).toEqual([]);
     expect(conversation.pipelineState).toBeUndefined();
     expect(conversation.messages.map((message) => message.content)).toEqual(['A rejected', 'B rejected with A']);
+  });
+
+  it('keeps a rejection\'s reason on the approval, those rejected with it, and the tool message (issue 13)', async () => {
+    const { id } = await newConversation();
+    await update(id, 0, { approvals: [newApproval(A, 'call-a'), newApproval(B, 'call-b')], pipelineState: pausedAt(A, B) });
+    const rejectedCall = { id: 'call-a', name: 'resources_add', arguments: { value: 1e9 }, result: 'Rejected by a human: value too large.', isError: true, rejected: true, reason: 'value too large' };
+    const won = await storage.claimApproval({
+      uuid: A,
+      approved: false,
+      messages: [{ role: MessageRole.MESSAGE_ROLE_TOOL, content: rejectedCall.result, toolCall: rejectedCall }],
+      clearPipelineState: true,
+      alsoReject: [{ uuid: B, messages: [tool('B rejected with A')] }],
+      reason: 'value too large',
+    });
+    expect(won.approval.reason).toBe('value too large');
+    expect((await storage.getApproval(B)).reason).toBe('value too large');
+    storage.close();
+    storage = open();
+    expect((await storage.getApproval(A)).reason).toBe('value too large');
+    expect((await read(id)).messages[0]!.toolCall).toEqual(rejectedCall);
+  });
+
+  it('leaves the reason of an approval decided without one unset', async () => {
+    const { id } = await newConversation();
+    await update(id, 0, { approvals: [newApproval(A, 'call-a')], pipelineState: pausedAt(A) });
+    expect((await claim(A, true)).approval.reason).toBeUndefined();
   });
 
   it("refuses to reject another conversation's approval with INVALID_ARGUMENT, undoing the whole claim", async () => {

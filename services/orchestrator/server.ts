@@ -3,6 +3,7 @@ import { OrchestratorServiceService } from '../../gen/ts/asg/orchestrator/v1/orc
 import type { A2aOrigin } from '../../gen/ts/asg/store/v1/store.js';
 import { notFound, invalidArgument } from '../common/grpc/errors.js';
 import { implement, type UnaryHandlers } from '../common/grpc/server.js';
+import { givenReason, reasonProblem } from '../common/decision-reason.js';
 import type { Logger } from '../common/log.js';
 import type { TurnRunner } from './turns.js';
 
@@ -34,13 +35,19 @@ function parseMessage(value: string): string {
   return value;
 }
 
+function parseReason(value: string | undefined): string | undefined {
+  const problem = reasonProblem(value);
+  if (problem) throw invalidArgument(problem);
+  return givenReason(value);
+}
+
 /** gRPC edge of the orchestrator: validate, delegate to the turn runner, return. */
 export function orchestratorHandlers(turns: TurnRunner): UnaryHandlers<typeof OrchestratorServiceService> {
   return {
     createConversation: async (request) =>
       turns.createConversation(request.message === undefined ? undefined : parseMessage(request.message), parseA2aOrigin(request.a2aOrigin)),
     sendMessage: async (request) => turns.sendMessage(parseId('conversation', request.conversationId), parseMessage(request.message)),
-    resolveApproval: async (request) => turns.resolveApproval(parseId('approval', request.uuid), request.approved),
+    resolveApproval: async (request) => turns.resolveApproval(parseId('approval', request.uuid), request.approved, parseReason(request.reason)),
     listTools: async () => ({ tools: await turns.listTools() }),
   };
 }

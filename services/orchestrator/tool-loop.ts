@@ -9,7 +9,8 @@ import type { Logger } from '../common/log.js';
 import { redactSecrets } from '../common/secrets.js';
 import { HEADROOM_MS, type OrchestratorClients } from './clients.js';
 import { toModelHistory, type HistoryEntry } from './domain/history.js';
-import { assistantCall, assistantText, toolResult } from './domain/messages.js';
+import { assistantCall, assistantText, rejectedResult, toolResult } from './domain/messages.js';
+import { repeatedRejection } from './domain/rejections.js';
 import { DEFERRED_REASON, describeCall, planToolCalls, type PlannedCall } from './domain/plan.js';
 import { proxyDescription, remoteOutcome, type A2aPeer } from './domain/a2a-tools.js';
 import { modelErrorCategory } from './domain/error-category.js';
@@ -180,7 +181,14 @@ export class ToolLoop {
           else recorded.push(toolResult(planned.call, planned.args, outcome.text, outcome.isError));
         }
       }
-      const planned = plan.find((call): call is GatedCall => call.kind === 'gate');
+      let planned = plan.find((call): call is GatedCall => call.kind === 'gate');
+      // Issue 13: a call identical to one a human rejected in this run gets the same "no" at once.
+      const earlier = planned && repeatedRejection(history, planned.call.name, planned.args);
+      if (planned && earlier) {
+        this.log.info('call repeats one rejected in this run; answered without asking again', { conversation: spec.conversationId, node: spec.node, tool: planned.call.name });
+        recorded.push(rejectedResult(planned.call, planned.args, earlier.reason, earlier.text));
+        planned = undefined;
+      }
       // One approval per step: with a proxy waiting, a destructive call of the same step is deferred.
       if (waiting && planned) recorded.push(toolResult(planned.call, planned.args, DEFERRED_REASON(planned.call.name), true));
       const gate = waiting ?? planned;
@@ -248,16 +256,16 @@ export class ToolLoop {
    * Answers a peer that waits for an approval (a proxy approval was decided here): the
    * decision goes to the peer's task as a continuation, and the peer's answer comes back.
    */
-  async continueRemote(toolName: string, taskId: string, approved: boolean): Promise<ToolOutcome> {
+  async continueRemote(toolName: string, taskId: string, approved: boolean, reason?: string): Promise<ToolOutcome> {
     const peer = this.peers.get(toolName);
     if (!peer) return { text: `${toolName} is no longer configured, so the decision could not be sent to it; nothing was run here.`, isError: true };
-    return this.delegate(toolName, peer, { text: approved ? 'approved' : 'rejected', taskId, approved });
+    return this.delegate(toolName, peer, { text: approved ? 'approved' : 'rejected', taskId, approved, ...(!approved && reason && { reason }) });
   }
 
   /** One message to an A2A peer through the a2a-bridge; its answer as a tool outcome. */
-  private async delegate(name: string, remote: A2aPeer, message: { text: string; taskId?: string; approved?: boolean }): Promise<ToolOutcome> {
+  private async delegate(name: string, remote: A2aPeer, message: { text: string; taskId?: string; approved?: boolean; reason?: string }): Promise<ToolOutcome> {
     try {
-      const { task } = await this.clients.a2a.sendMessage({ peer: remote.peer, text: message.text, taskId: message.taskId, approved: message.approved });
+      const { task } = await this.clients.a2a.sendMessage({ peer: remote.peer, text: message.text, taskId: message.taskId, approved: message.approved, reason: message.reason });
       if (!task) return { text: `${name} failed: the a2a-bridge returned no task`, isError: true };
       if (task.state === TaskState.TASK_STATE_INPUT_REQUIRED) {
         this.log.info('sub-agent waits for approval', { agent: remote.peer.name, task: task.id });

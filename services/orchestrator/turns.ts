@@ -25,7 +25,7 @@ import type { OrchestratorClients } from './clients.js';
 import { compactionNotice, planCompaction, SUMMARY_INSTRUCTIONS, transcriptOf, visibleHistory, withSummary } from './domain/compaction.js';
 import { contextWindowOf } from './domain/context-window.js';
 import { systemPromptOf, type HistoryEntry } from './domain/history.js';
-import { approvalRequiredText, assistantText, CANCELLED_BY_USER, gatedCall, stillWaitingText, toolResult, userMessage } from './domain/messages.js';
+import { approvalRequiredText, assistantText, CANCELLED_BY_USER, gatedCall, NOT_RETRIED, rejectedResult, stillWaitingText, toolResult, userMessage } from './domain/messages.js';
 import { tokenCounterFor, toolDefinitionTokens } from './domain/tokens.js';
 import { PipelineRunner, type StepsOutcome } from './pipeline.js';
 import { catalogueWith, ToolCatalogue } from './tool-catalogue.js';
@@ -99,7 +99,7 @@ export class TurnRunner {
     return this.startTurn(conversationId, message);
   }
 
-  async resolveApproval(uuid: string, approved: boolean): Promise<ResolveApprovalResponse> {
+  async resolveApproval(uuid: string, approved: boolean, reason?: string): Promise<ResolveApprovalResponse> {
     const { approval, sessionId, pipelineState } = await this.clients.store.getApproval({ uuid });
     if (!approval) throw internal('the store returned no approval');
     return withContextPatch({ sessionId: currentContext()?.sessionId || sessionId }, async () => {
@@ -111,17 +111,24 @@ export class TurnRunner {
       if (pipelineState && pending && approved) node = this.pipelineFor(uuid).pausedNode(pipelineState, uuid).node.name;
       const nodeNames = pipelineState && pending && !approved ? (this.pipeline?.nodeNames(pipelineState, uuid) ?? new Map<string, string>()) : undefined;
       if (nodeNames) node = nodeNames.get(uuid);
-      const cancelled: NewMessage = { ...toolResult(gatedCall(approval), args, CANCELLED_BY_USER, true), ...(node && { node }) };
+      // Issue 13: the model reads "Rejected by a human: <reason>" and that the call did not run.
+      const rejected: NewMessage = { ...rejectedResult(gatedCall(approval), args, reason), ...(node && { node }) };
       // Also when the configuration has no tree any more: no waiting call may be orphaned.
       const others = nodeNames && pipelineState!.pauses.length > 1 ? await this.otherPending(approval) : [];
+      // Simple mode goes on after a rejection so that the model answers the "no" in the same
+      // run (and a repeat of the call is refused there without asking: tool-loop.ts); a
+      // rejection in an agent tree cancels the pipeline (README, "rejecting any of them").
+      const continuesAfterRejection = !approved && !pipelineState;
       const claim = await this.clients.store.claimApproval({
         uuid,
         approved,
+        reason,
         // A rejection is recorded as the call's result in the claim's own transaction; it
         // cancels the pipeline too, and with it the pipeline's other waiting calls.
-        messages: approved ? [] : [cancelled],
+        messages: approved ? [] : [rejected],
         clearPipelineState: !approved,
-        alsoReject: others.map((other) => this.cancelledWith(approval, other, nodeNames?.get(other.uuid))),
+        alsoReject: others.map((other) => this.cancelledWith(approval, other, nodeNames?.get(other.uuid), reason)),
+        continuesTurn: continuesAfterRejection,
       });
       const decided = claim.approval ?? approval;
       const conversation = required(claim.conversation);
@@ -132,8 +139,10 @@ export class TurnRunner {
       this.log.info(approved ? 'approval approved' : 'approval rejected', { approval: uuid, tool: approval.toolName });
       if (!approved) {
         // A rejection reaches the agent that holds the call: each proxied one is answered "rejected".
-        for (const rejected of [approval, ...others]) await this.forwardRejection(rejected);
-        return { decided: true, approval: decided, conversation, result: { response: CANCELLED_BY_USER, waitingApproval: false } };
+        for (const refused of [approval, ...others]) await this.forwardRejection(refused, reason);
+        if (!continuesAfterRejection) return { decided: true, approval: decided, conversation, result: { response: CANCELLED_BY_USER, waitingApproval: false } };
+        const after = await this.runSteps(conversation);
+        return { decided: true, approval: decided, conversation: after.conversation, result: afterRejection(after.result) };
       }
       const { finished, remote } = await this.executeApproved(approval, node);
       let outcome: StepsOutcome;
@@ -158,16 +167,17 @@ export class TurnRunner {
     return required(conversation).pendingApprovals.filter((other) => other.uuid !== rejected.uuid);
   }
 
-  /** A waiting call cancelled with a rejected one, recorded with a result that names the rejection. */
-  private cancelledWith(rejected: PendingApproval, other: PendingApproval, node: string | undefined): ApprovalRejection {
-    const text = `Cancelled: the pipeline was cancelled when approval ${rejected.uuid} (${rejected.toolName}) was rejected; ${other.toolName} was not run.`;
-    return { uuid: other.uuid, messages: [{ ...toolResult(gatedCall(other), other.toolArgs ?? {}, text, true), ...(node && { node }) }] };
+  /** A waiting call cancelled with a rejected one, recorded as rejected with a result that names the rejection and its reason. */
+  private cancelledWith(rejected: PendingApproval, other: PendingApproval, node: string | undefined, reason: string | undefined): ApprovalRejection {
+    const said = reason?.trim() ? `: ${reason.trim()}` : '';
+    const text = `Cancelled: the pipeline was cancelled when approval ${rejected.uuid} (${rejected.toolName}) was rejected by a human${said}; ${other.toolName} was not run. ${NOT_RETRIED}`;
+    return { uuid: other.uuid, messages: [{ ...rejectedResult(gatedCall(other), other.toolArgs ?? {}, reason, text), ...(node && { node }) }] };
   }
 
   /** Tells the peer that holds a proxied call that it was rejected here; a failure to do so is logged, not fatal. */
-  private async forwardRejection(approval: PendingApproval): Promise<void> {
+  private async forwardRejection(approval: PendingApproval, reason: string | undefined): Promise<void> {
     if (!approval.remoteTaskId) return;
-    const outcome = await this.loop.continueRemote(approval.toolName, approval.remoteTaskId, false);
+    const outcome = await this.loop.continueRemote(approval.toolName, approval.remoteTaskId, false, reason);
     if (outcome.isError && !outcome.remote) this.log.warn('rejection not confirmed by the sub-agent', { approval: approval.uuid, agent: approval.remoteAgentName, answer: outcome.text });
   }
 
@@ -339,6 +349,16 @@ export class TurnRunner {
       this.log.warn('approved call marked interrupted', { approval: approval.uuid, tool: approval.toolName });
     }
   }
+}
+
+/**
+ * The answer of a simple-mode turn that went on after a rejection: it still says first that
+ * the operation was cancelled (seed 003 TS-007), then what the model answered. A turn that
+ * stopped again for another approval answers as any stop does.
+ */
+function afterRejection(result: TurnResult): TurnResult {
+  if (result.waitingApproval) return result;
+  return { ...result, response: result.response ? `${CANCELLED_BY_USER}\n\n${result.response}` : CANCELLED_BY_USER };
 }
 
 /** The catalogue entry an approval's tool stands for when only its name is known (a proxied delegation). */

@@ -122,14 +122,17 @@ describe('a chain of three agents: A → B → C, the call held by C', () => {
 
   it('a rejection on A reaches C: nothing runs, and no agent of the chain is left waiting', async () => {
     const stop = await converse(a, 'add resource chain-2 with value 8');
-    const no = await post(`${a.url}/approvals/${stop.result.approval.uuid}`, { approved: false });
+    const no = await post(`${a.url}/approvals/${stop.result.approval.uuid}`, { approved: false, reason: 'value too large' });
     expect(no.status).toBe(200);
-    expect(no.body.result.response).toBe('Operation cancelled by user.');
+    expect(no.body.result.response).toMatch(/^Operation cancelled by user\./);
     expect(resourceNames(cDb)).not.toContain('chain-2');
     expect((await conversationsOf(b))[0].status).toBe('active');
     const [cLatest] = await conversationsOf(c);
     expect(cLatest.status).toBe('active');
-    expect(cLatest.messages.at(-1).content).toBe('Operation cancelled by user.');
+    // Issue 13: the reason given on A travels down the chain (the v0.3/v1.0 data part) to C's model.
+    const cTool = cLatest.messages.filter((m: any) => m.role === 'tool').at(-1);
+    expect(cTool.tool_call).toMatchObject({ name: 'resources_add', rejected: true, reason: 'value too large' });
+    expect(cTool.content).toBe('Rejected by a human: value too large. The call was not executed. Do not retry it unless the user asks you to.');
   });
 
   it('carries the session id to the last agent of the chain', async () => {

@@ -228,11 +228,11 @@ describe('two pending approvals in one pipeline', () => {
     const results = no.body.conversation.messages.filter((m: any) => m.role === 'tool' && m.tool_call.name === 'resources_add').slice(-2);
     expect(results.map((m: any) => [m.tool_call.arguments.name, m.content])).toEqual(
       expect.arrayContaining([
-        ['b-rej', 'Operation cancelled by user.'],
-        ['a-rej', `Cancelled: the pipeline was cancelled when approval ${waiting.b} (resources_add) was rejected; resources_add was not run.`],
+        ['b-rej', 'Rejected by a human. The call was not executed. Do not retry it unless the user asks you to.'],
+        ['a-rej', `Cancelled: the pipeline was cancelled when approval ${waiting.b} (resources_add) was rejected by a human; resources_add was not run. The call was not executed. Do not retry it unless the user asks you to.`],
       ]),
     );
-    expect(results.every((m: any) => m.tool_call.is_error === true)).toBe(true);
+    expect(results.every((m: any) => m.tool_call.is_error === true && m.tool_call.rejected === true)).toBe(true);
     expect((await decide(agent, waiting.a, true)).status).toBe(409);
     expect(requestsOf('summarizer')).toHaveLength(summaries);
     expect(resourceNames(db).filter((name) => name.endsWith('-rej'))).toEqual([]);

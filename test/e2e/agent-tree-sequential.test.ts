@@ -155,7 +155,7 @@ describe('TS-019 / TS-023 pause and resume in a sequential pipeline', () => {
     expect(no.body.conversation.pipeline_state).toBeUndefined();
     expect(resourceNames(db)).not.toContain('rejected-one');
     expect(model.requests.length).toBe(before);
-    expect(no.body.conversation.messages.at(-1)).toMatchObject({ role: 'tool', node: 'executor', content: 'Operation cancelled by user.' });
+    expect(no.body.conversation.messages.at(-1)).toMatchObject({ role: 'tool', node: 'executor', content: 'Rejected by a human. The call was not executed. Do not retry it unless the user asks you to.', tool_call: { rejected: true } });
     expect(byNode(no.body.conversation.messages, 'reporter')).toEqual([]);
     // The conversation goes on with a fresh run.
     const next = await post(`${flat.url}/conversations/${no.body.conversation.id}/messages`, { message: 'list all resources' });

@@ -133,7 +133,7 @@ describe('issue 6 item 4 / seed 002: stop → elicitation → go', () => {
     const { body } = await get(`${agent.url}/conversations/${answer.structured.conversation_id}`);
     expect(body.conversation.status).toBe('active');
     const tool = body.conversation.messages.find((m: any) => m.role === 'tool');
-    expect(tool.tool_call).toMatchObject({ name: 'resources_add', is_error: true, result: 'Operation cancelled by user.' });
+    expect(tool.tool_call).toMatchObject({ name: 'resources_add', is_error: true, rejected: true, result: 'Rejected by a human. The call was not executed. Do not retry it unless the user asks you to.' });
   });
 });
 

@@ -194,11 +194,17 @@ describe('TS-007 approval rejection (FR-011)', () => {
     const stop = await send(conversation.id, 'add resource rejected-one with value 7');
     const reject = await decide(stop.result.approval.uuid, { answer: 'no' });
     expect(reject.status).toBe(200);
-    expect(reject.body.result).toMatchObject({ response: 'Operation cancelled by user.', waiting_approval: false });
+    // The answer says the operation was cancelled, then what the model made of the "no" (issue 13).
+    expect(reject.body.result.waiting_approval).toBe(false);
+    expect(reject.body.result.response).toMatch(/^Operation cancelled by user\.\n\nDone\. resources_add: Rejected by a human\./);
     expect(reject.body.conversation.status).toBe('active');
     expect(resourceNames(db)).not.toContain('rejected-one');
-    const result = reject.body.conversation.messages.at(-1);
-    expect(result).toMatchObject({ role: 'tool', content: 'Operation cancelled by user.', tool_call: { name: 'resources_add', is_error: true } });
+    const result = reject.body.conversation.messages.findLast((m: any) => m.role === 'tool');
+    expect(result).toMatchObject({
+      role: 'tool',
+      content: 'Rejected by a human. The call was not executed. Do not retry it unless the user asks you to.',
+      tool_call: { name: 'resources_add', is_error: true, rejected: true },
+    });
     // The conversation goes on normally afterwards.
     const next = await send(conversation.id, 'list resources');
     expect(next.result.waiting_approval).toBe(false);

@@ -105,8 +105,28 @@ describe('the web chat served by the agent at /', () => {
     await expect.poll(() => card.count(), { timeout: 30_000 }).toBe(1);
     await card.getByRole('button', { name: 'Reject' }).click();
     await expect.poll(() => chat(page).getByTestId('approval-card').count(), { timeout: 30_000 }).toBe(0);
-    await expect.poll(() => chat(page).getByText('Operation cancelled by user.').count()).toBeGreaterThan(0);
+    // Issue 13: a rejection is shown as rejected, never as failed.
+    await expect.poll(() => chat(page).locator('[data-role="tool"]').count()).toBe(1);
+    expect(await chat(page).locator('[data-role="tool"] .tool-head').textContent()).toContain('resources_add rejected');
+    expect(await chat(page).locator('[data-role="tool"]').getAttribute('data-outcome')).toBe('rejected');
     expect(resourceNames(resourcesDb())).not.toContain('web-2');
+  });
+
+  it('Reject with a reason: the chat shows "rejected" with the reason, never "failed" (issue 13)', async () => {
+    const { page } = await browser();
+    await startChat(page, agent.url, 'add resource web-3 with value 1000000000');
+    const card = chat(page).getByTestId('approval-card');
+    await expect.poll(() => card.count(), { timeout: 30_000 }).toBe(1);
+    await card.getByTestId('reject-reason').fill('value too large');
+    await card.getByRole('button', { name: 'Reject' }).click();
+    await expect.poll(() => chat(page).getByTestId('approval-card').count(), { timeout: 30_000 }).toBe(0);
+    const tool = chat(page).locator('[data-role="tool"]');
+    await expect.poll(() => tool.count()).toBe(1);
+    const head = await tool.locator('.tool-head').textContent();
+    expect(head).toContain('resources_add rejected: value too large');
+    expect(head).not.toContain('failed');
+    expect(await tool.getAttribute('class')).not.toContain('failed');
+    expect(resourceNames(resourcesDb())).not.toContain('web-3');
   });
 
   it('a second person sees the approval appear in their pending panel, and go when the first one approves', async () => {

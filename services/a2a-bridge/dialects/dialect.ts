@@ -9,6 +9,8 @@ export interface OutgoingMessage {
   contextId?: string;
   /** An answer to the peer's approval; its text is then "approved" or "rejected". */
   approved?: boolean;
+  /** With approved=false: the human's reason (issue 13), sent in the v0.3/v1.0 data part. */
+  reason?: string;
 }
 
 /**
@@ -36,6 +38,12 @@ export interface DialectSpeaker {
 export function messageText(message: OutgoingMessage): string {
   if (message.approved === undefined) return message.text;
   return message.approved ? 'approved' : 'rejected';
+}
+
+/** The data part of an approval answer: {"approved": bool} and, for a rejection with one, its "reason". */
+export function decisionData(message: OutgoingMessage): Record<string, unknown> | undefined {
+  if (message.approved === undefined) return undefined;
+  return { approved: message.approved, ...(!message.approved && message.reason && { reason: message.reason }) };
 }
 
 /** A task id no peer has, for probes. */

@@ -2,7 +2,7 @@ import { randomUUID } from 'node:crypto';
 import { z } from 'zod';
 import { Dialect, TaskState } from '../../../gen/ts/asg/a2a/v1/a2a.js';
 import { joinTexts, stateFromWord, UnreadableAnswer, type TaskView } from '../remote-task.js';
-import { messageText, type DialectSpeaker, type OutgoingMessage } from './dialect.js';
+import { decisionData, messageText, type DialectSpeaker, type OutgoingMessage } from './dialect.js';
 
 /**
  * A2A v0.3 over JSON-RPC: `message/send` / `tasks/get`, parts tagged with `kind`, states in
@@ -57,7 +57,8 @@ export const v0_3: DialectSpeaker = {
 
   sendMessage(outgoing: OutgoingMessage) {
     const parts: Array<Record<string, unknown>> = [{ kind: 'text', text: messageText(outgoing) }];
-    if (outgoing.approved !== undefined) parts.push({ kind: 'data', data: { approved: outgoing.approved } });
+    const decision = decisionData(outgoing);
+    if (decision) parts.push({ kind: 'data', data: decision });
     return {
       method: 'message/send',
       params: {

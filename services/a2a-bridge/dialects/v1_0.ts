@@ -2,7 +2,7 @@ import { randomUUID } from 'node:crypto';
 import { A2A_PROTOCOL_VERSION, A2A_VERSION_HEADER, GetTaskRequest, Role, SendMessageRequest, SendMessageResponse, Task, taskStateToJSON, type Message, type Part } from '@a2a-js/sdk';
 import { Dialect, TaskState } from '../../../gen/ts/asg/a2a/v1/a2a.js';
 import { joinTexts, stateFromName, UnreadableAnswer, type TaskView } from '../remote-task.js';
-import { messageText, probeTaskId, type DialectSpeaker, type OutgoingMessage } from './dialect.js';
+import { decisionData, messageText, probeTaskId, type DialectSpeaker, type OutgoingMessage } from './dialect.js';
 
 /**
  * A2A v1.0 over JSON-RPC: `SendMessage` / `GetTask`, the `A2A-Version: 1.0` header (without
@@ -53,7 +53,8 @@ export const v1_0: DialectSpeaker = {
 
   sendMessage(outgoing: OutgoingMessage) {
     const parts = [textPart(messageText(outgoing))];
-    if (outgoing.approved !== undefined) parts.push(dataPart({ approved: outgoing.approved }));
+    const decision = decisionData(outgoing);
+    if (decision) parts.push(dataPart(decision));
     const message: Message = {
       messageId: randomUUID(),
       contextId: outgoing.contextId ?? '',

@@ -261,7 +261,7 @@ export class SqliteConversationStorage implements ConversationStorage {
     return this.write(() => {
       const uuid = storedId(request.uuid);
       const claimed =
-        uuid === undefined ? undefined : this.sql.claimApproval.get({ uuid, status: request.approved ? 'approved' : 'rejected', now: isoTimestamp(this.now()) });
+        uuid === undefined ? undefined : this.sql.claimApproval.get({ uuid, status: request.approved ? 'approved' : 'rejected', now: isoTimestamp(this.now()), reason: request.reason ?? null });
       if (!claimed) return { claimed: false, approval: approvalFromRow(this.requireApproval(request.uuid)) };
       const messages = [...request.messages];
       const resolved = [claimed];
@@ -270,7 +270,7 @@ export class SqliteConversationStorage implements ConversationStorage {
         if (row.conversation_id !== claimed.conversation_id) {
           throw invalidArgument(`also_reject: approval ${row.uuid} belongs to another conversation than approval ${claimed.uuid}`);
         }
-        const rejected = this.sql.claimApproval.get({ uuid: row.uuid, status: 'rejected', now: isoTimestamp(this.now()) });
+        const rejected = this.sql.claimApproval.get({ uuid: row.uuid, status: 'rejected', now: isoTimestamp(this.now()), reason: request.reason ?? null });
         if (rejected) {
           resolved.push(rejected);
           messages.push(...other.messages);
@@ -283,8 +283,9 @@ export class SqliteConversationStorage implements ConversationStorage {
         pipelineState: request.clearPipelineState ? null : undefined,
         resolved,
       });
-      // Approved, the call runs and the turn goes on: a crash from here on cuts a turn off too.
-      if (request.approved) this.sql.markTurnRunning.run({ id: conversation.id, boot: this.bootId });
+      // Approved, the call runs and the turn goes on (so does a rejection in simple mode: the
+      // model is told of the "no"): a crash from here on cuts a turn off too.
+      if (request.approved || request.continuesTurn) this.sql.markTurnRunning.run({ id: conversation.id, boot: this.bootId });
       return { claimed: true, approval: approvalFromRow(claimed) };
     });
   }

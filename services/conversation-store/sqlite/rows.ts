@@ -63,6 +63,8 @@ export interface ApprovalRow {
   updated_at: string;
   /** JSON array of agent names, nearest first; NULL when there are none. */
   agent_chain: string | null;
+  /** The reason given with the decision (schema 10); absent in event payloads written before it. */
+  reason?: string | null;
 }
 
 export function messageFromRow(row: MessageRow): Message {
@@ -95,6 +97,7 @@ export function approvalFromRow(row: ApprovalRow): PendingApproval {
     decidedAt: row.decided_at === null ? undefined : new Date(row.decided_at),
     updatedAt: new Date(row.updated_at),
     agentChain: agentChainFromStored(row.agent_chain),
+    reason: row.reason ?? undefined,
   };
 }
 

@@ -144,6 +144,10 @@ const MIGRATIONS: readonly string[] = [
   ALTER TABLE conversations ADD COLUMN running_turn_boot TEXT;
   CREATE INDEX conversations_running_turn ON conversations (running_turn_boot) WHERE running_turn_boot IS NOT NULL;
   `,
+  // 10 (issue 13): the reason given with a decision (a rejection's "value too large").
+  `
+  ALTER TABLE approvals ADD COLUMN reason TEXT;
+  `,
 ];
 
 export const SCHEMA_VERSION = MIGRATIONS.length;

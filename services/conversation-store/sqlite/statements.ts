@@ -66,7 +66,7 @@ export const SQL = {
     ORDER BY conversation_id, created_at, rowid`,
   // The exactly-once claim (DESIGN rule 3): only the update that still sees 'pending' wins.
   claimApproval: `
-    UPDATE approvals SET status = @status, decided_at = @now, updated_at = @now
+    UPDATE approvals SET status = @status, decided_at = @now, updated_at = @now, reason = @reason
     WHERE uuid = @uuid AND status = 'pending'
     RETURNING *`,
   moveApproval: `
@@ -147,7 +147,7 @@ export interface Statements {
   selectApproval: Statement<[string], ApprovalRow>;
   selectPendingApprovals: Statement<[string], ApprovalRow>;
   selectPendingApprovalsOfConversations: Statement<[string], ApprovalRow>;
-  claimApproval: Statement<[{ uuid: string; status: ApprovalStatusName; now: string }], ApprovalRow>;
+  claimApproval: Statement<[{ uuid: string; status: ApprovalStatusName; now: string; reason: string | null }], ApprovalRow>;
   moveApproval: Statement<[{ uuid: string; from: ApprovalStatusName; to: ApprovalStatusName; now: string }], ApprovalRow>;
   interruptApproval: Statement<[{ uuid: string; now: string; unchanged_since: string }], ApprovalRow>;
   selectUnfinishedApprovals: Statement<[string], ApprovalRow>;

@@ -3,7 +3,18 @@ import { MessageRole, type NewMessage, type PendingApproval } from '../../../gen
 
 /** Builders for the messages a turn appends; one place decides how a step is recorded. */
 
+/** The turn's visible answer to a rejection (seed 000/003 TS-007: the response says the operation was cancelled). */
 export const CANCELLED_BY_USER = 'Operation cancelled by user.';
+
+/** Told to the model after every rejection, so that it does not ask again on its own (issue 13). */
+export const NOT_RETRIED = 'The call was not executed. Do not retry it unless the user asks you to.';
+
+/** The result the model sees for a call a human rejected: `Rejected by a human: <reason>.` and the fixed sentence. */
+export function rejectionText(reason: string | undefined): string {
+  const said = reason?.trim();
+  if (!said) return `Rejected by a human. ${NOT_RETRIED}`;
+  return `Rejected by a human: ${said}${/[.!?]$/.test(said) ? '' : '.'} ${NOT_RETRIED}`;
+}
 
 export const userMessage = (text: string): NewMessage => ({ role: MessageRole.MESSAGE_ROLE_USER, content: text });
 
@@ -21,6 +32,12 @@ export const toolResult = (call: Pick<ToolCallPart, 'id' | 'name'>, args: Record
   content: result,
   toolCall: { id: call.id, name: call.name, arguments: args, result, isError },
 });
+
+/** The tool message of a rejected call: not run, marked rejected (never a tool failure), with the human's reason. */
+export const rejectedResult = (call: Pick<ToolCallPart, 'id' | 'name'>, args: Record<string, unknown>, reason: string | undefined, text = rejectionText(reason)): NewMessage => {
+  const message = toolResult(call, args, text, true);
+  return { ...message, toolCall: { ...message.toolCall!, rejected: true, ...(reason?.trim() && { reason: reason.trim() }) } };
+};
 
 /** The tool call an approval gates, in the shape the message builders take. */
 export const gatedCall = (approval: PendingApproval) => ({ id: approval.toolCallId, name: approval.toolName });

@@ -12,12 +12,15 @@ import { Collapsible, prettyJson } from './Collapsible.js';
 export function ApprovalCard({ approval, onDecided, compact = false }: { approval: PendingApprovalJson; onDecided(conversation: ConversationJson): void; compact?: boolean }) {
   const [deciding, setDeciding] = useState<'approve' | 'reject'>();
   const [error, setError] = useState<string>();
+  // Told to the model with a rejection (issue 13), so that it knows why and does not ask again.
+  const [reason, setReason] = useState('');
 
   const decide = async (approved: boolean) => {
     setDeciding(approved ? 'approve' : 'reject');
     setError(undefined);
     try {
-      const { conversation } = await api.approvals.resolve.mutate({ uuid: approval.uuid, approved });
+      const said = reason.trim();
+      const { conversation } = await api.approvals.resolve.mutate({ uuid: approval.uuid, approved, ...(!approved && said && { reason: said }) });
       onDecided(conversation);
     } catch (failure) {
       setError(errorText(failure));
@@ -46,6 +49,17 @@ export function ApprovalCard({ approval, onDecided, compact = false }: { approva
         </p>
       )}
       <Collapsible summary="arguments" text={prettyJson(approval.tool_args)} open={!compact} className="approval-arguments" />
+      <input
+        type="text"
+        className="reject-reason-input"
+        data-testid="reject-reason"
+        aria-label="Reason for rejecting (optional)"
+        placeholder="Reason, if you reject (optional)"
+        maxLength={2000}
+        value={reason}
+        disabled={deciding !== undefined}
+        onChange={(event) => setReason(event.target.value)}
+      />
       <div className="approval-actions">
         <button type="button" className="approve" disabled={deciding !== undefined} onClick={() => void decide(true)}>
           {deciding === 'approve' ? 'Approving…' : 'Approve'}

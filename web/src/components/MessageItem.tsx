@@ -16,15 +16,17 @@ export function MessageItem({ message }: { message: MessageJson }) {
     );
   }
   if (message.role === 'tool' && call) {
-    const failed = call.is_error === true;
+    // A rejection is a human's "no", not a broken tool (issue 13): it is never shown as failed.
+    const outcome = call.rejected ? 'rejected' : call.is_error === true ? 'failed' : 'returned';
     return (
-      <div className={`message message-tool ${failed ? 'failed' : ''}`} data-testid="message" data-role="tool">
+      <div className={`message message-tool ${outcome === 'returned' ? '' : outcome}`} data-testid="message" data-role="tool" data-outcome={outcome}>
         <div className="tool-head">
           <span className="tool-icon" aria-hidden>
-            {failed ? '⚠' : '✓'}
+            {outcome === 'rejected' ? '✋' : outcome === 'failed' ? '⚠' : '✓'}
           </span>
           <span>
-            <code>{call.name}</code> {failed ? 'failed' : 'returned'}
+            <code>{call.name}</code> {outcome}
+            {outcome === 'rejected' && call.reason && <span className="reject-reason">: {call.reason}</span>}
           </span>
           <NodeName node={message.node} />
         </div>
