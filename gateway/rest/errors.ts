@@ -1,5 +1,6 @@
 import { GrpcStatus, RpcError, ServiceError } from '../../services/common/grpc/errors.js';
 import { redactSecrets } from '../../services/common/secrets.js';
+import { ConversationBusy } from '../app/busy.js';
 
 /**
  * Every failure becomes a status code and `{"error": "…"}` (DESIGN rule 8): gRPC statuses
@@ -9,7 +10,8 @@ import { redactSecrets } from '../../services/common/secrets.js';
 
 export interface ErrorReply {
   status: number;
-  body: { error: string };
+  /** `conversation_id`: the busy conversation of a 409 (issue 13). */
+  body: { error: string; conversation_id?: string };
   /** True for failures nobody anticipated: worth an error line in the log. */
   unexpected: boolean;
 }
@@ -102,6 +104,9 @@ function clientErrorStatus(error: unknown): number | undefined {
 }
 
 export function errorReply(error: unknown): ErrorReply {
+  if (error instanceof ConversationBusy) {
+    return { status: 409, body: { error: error.message, conversation_id: error.conversationId }, unexpected: false };
+  }
   if (error instanceof RpcError) {
     const status = httpStatusForGrpc(error.code);
     return { status, body: { error: redactSecrets(rpcErrorMessage(error)) }, unexpected: status === 500 };

@@ -1,0 +1,144 @@
+/**
+ * Issue 13 item 3: one active run per conversation, through the whole mesh. A message sent
+ * while a turn of its conversation runs is refused on every face (REST 409 with the
+ * conversation id, A2A -32004, tRPC CONFLICT); the turn that runs is never interleaved with
+ * another; and a turn that fails (a provider error, a turn past chat.turn_timeout) does not
+ * leave the conversation busy.
+ */
+import { afterAll, beforeAll, describe, expect, it, vi } from 'vitest';
+import { TRPCClientError } from '@trpc/client';
+import { startAgent, type AgentProcess } from '../support/agent-process.js';
+import { get, post } from '../support/http.js';
+import { startScriptedModel, type ModelRequest, type ScriptedModelServer, type ScriptedReply } from '../support/scripted-model.js';
+import { openSse } from '../support/sse-reader.js';
+import { trpcClient } from '../support/trpc-client.js';
+
+/** Long enough that a second request sent at the same moment reaches the store while the first turn runs. */
+const SLOW_MS = 400;
+/** "slow …" messages: long enough for a test to see the turn running and then send another message, on a busy machine. */
+const VERY_SLOW_MS = 3000;
+const TURN_TIMEOUT_MS = 6000;
+
+let model: ScriptedModelServer;
+let agent: AgentProcess;
+
+/**
+ * The model answers "answer to: <message>" after SLOW_MS (VERY_SLOW_MS for "slow …"); "fail …" gets a provider error
+ * (400, not retried) and "hang …" no answer at all (the turn runs past chat.turn_timeout).
+ */
+async function script(request: ModelRequest): Promise<ScriptedReply> {
+  if (request.lastUserText.startsWith('fail')) return { httpStatus: 400, message: 'scripted provider failure' };
+  if (request.lastUserText.startsWith('hang')) return { hang: true };
+  await new Promise((resolve) => setTimeout(resolve, request.lastUserText.startsWith('slow') ? VERY_SLOW_MS : SLOW_MS));
+  return { text: `answer to: ${request.lastUserText}` };
+}
+
+beforeAll(async () => {
+  model = await startScriptedModel(script);
+  agent = await startAgent({ geminiBaseUrl: model.geminiBaseUrl, config: { mcp_servers: [], chat: { turn_timeout: `${TURN_TIMEOUT_MS}ms` } } });
+});
+
+afterAll(async () => {
+  await agent?.stop();
+  await model?.close();
+});
+
+async function newConversation(): Promise<string> {
+  const created = await post(`${agent.url}/conversations`, {});
+  expect(created.status).toBe(201);
+  return created.body.conversation.id;
+}
+
+const send = (id: string, message: string) => post(`${agent.url}/conversations/${id}/messages`, { message });
+const conversation = async (id: string) => (await get(`${agent.url}/conversations/${id}`)).body.conversation;
+const transcript = async (id: string): Promise<string[]> => (await conversation(id)).messages.filter((m: any) => m.role !== 'system').map((m: any) => `${m.role}: ${m.content}`);
+
+/** Sends a slow message without waiting for its answer (wrapped: an async function would wait for a promise it returns), once its turn runs. */
+async function slowTurn(id: string, message: string) {
+  const answer = send(id, message);
+  await vi.waitFor(async () => expect((await conversation(id)).turn_running).toBe(true), { timeout: 10_000, interval: 20 });
+  return { answer };
+}
+
+describe('issue 13: one active run per conversation', () => {
+  it('of two concurrent messages on an idle conversation exactly one runs, the other is 409 — 50 rounds, no interleaving', async () => {
+    const id = await newConversation();
+    const before = model.requests.length;
+    const expected: string[] = [];
+    for (let round = 1; round <= 50; round++) {
+      const [a, b] = await Promise.all([send(id, `round ${round} a`), send(id, `round ${round} b`)]);
+      const statuses = [a.status, b.status].sort();
+      expect(statuses, `round ${round}`).toEqual([200, 409]);
+      const [won, lost] = a.status === 200 ? [a, b] : [b, a];
+      expect(lost.body).toEqual({ error: expect.stringContaining(`conversation ${id} is busy`), conversation_id: id });
+      expect(lost.body.error).toContain(`GET /conversations/${id}/events`);
+      const message = a.status === 200 ? `round ${round} a` : `round ${round} b`;
+      expect(won.body.result).toMatchObject({ response: `answer to: ${message}`, waiting_approval: false });
+      expected.push(`user: ${message}`, `assistant: answer to: ${message}`);
+    }
+    // In order, each answer right after its own message: the refused messages were never stored nor sent to the model.
+    expect(await transcript(id)).toEqual(expected);
+    expect(model.requests.length - before).toBe(50);
+    expect((await conversation(id)).turn_running).toBeUndefined();
+  }, 60_000);
+
+  it('says on the events stream when a turn starts and ends', async () => {
+    const id = await newConversation();
+    const events = await openSse(`${agent.url}/conversations/${id}/events`);
+    try {
+      expect((await send(id, 'watch me')).status).toBe(200);
+      const kinds = () => events.events.map((event) => event.event);
+      await vi.waitFor(() => expect(kinds()).toContain('turn_ended'), { timeout: 10_000 });
+      const turn = kinds().filter((kind) => kind === 'turn_started' || kind === 'turn_ended' || kind === 'message_added');
+      expect(turn).toEqual(['message_added', 'turn_started', 'message_added', 'turn_ended']);
+    } finally {
+      events.close();
+    }
+  });
+
+  it('a turn that fails with a provider error does not leave the conversation busy', async () => {
+    const id = await newConversation();
+    const failed = await send(id, 'fail please');
+    expect(failed.status).toBe(200);
+    expect(failed.body.result.response).toContain('The model could not answer');
+    const next = await send(id, 'and now?');
+    expect(next.status).toBe(200);
+    expect(next.body.result.response).toBe('answer to: and now?');
+  });
+
+  it('a turn past chat.turn_timeout (its last write refused) does not leave the conversation busy', async () => {
+    const id = await newConversation();
+    const timedOut = await send(id, 'hang forever');
+    expect(timedOut.status).toBe(504);
+    // The orchestrator ends the turn as soon as its deadline passes; far sooner than the stale limit (turn_timeout + 60 s).
+    await vi.waitFor(async () => expect((await conversation(id)).turn_running).toBeUndefined(), { timeout: 5_000, interval: 50 });
+    const next = await send(id, 'still there?');
+    expect(next.status).toBe(200);
+    expect(next.body.result.response).toBe('answer to: still there?');
+  });
+
+  it('answers a busy A2A message/send continuing the task with -32004, and tasks/get shows it working', async () => {
+    const id = await newConversation();
+    const running = await slowTurn(id, 'slow one');
+    const continued = await post(`${agent.url}/a2a`, { jsonrpc: '2.0', id: 1, method: 'message/send', params: { taskId: id, message: { role: 'user', parts: [{ type: 'text', text: 'me too' }] } } });
+    const task = await post(`${agent.url}/a2a`, { jsonrpc: '2.0', id: 2, method: 'tasks/get', params: { id } });
+    expect((await running.answer).status).toBe(200);
+    expect(continued.status).toBe(200);
+    expect(continued.body).toMatchObject({ jsonrpc: '2.0', id: 1, error: { code: -32004, message: expect.stringContaining(`task ${id} is busy`) } });
+    expect(task.body.result.status.state).toBe('working');
+    expect(await transcript(id)).toEqual(['user: slow one', 'assistant: answer to: slow one']);
+  });
+
+  it('answers a busy tRPC conversations.send with CONFLICT', async () => {
+    const id = await newConversation();
+    const running = await slowTurn(id, 'slow two');
+    const error = await trpcClient(agent.url)
+      .conversations.send.mutate({ conversationId: id, message: 'me too' })
+      .then(() => undefined, (failure: unknown) => failure);
+    expect((await running.answer).status).toBe(200);
+    expect(error).toBeInstanceOf(TRPCClientError);
+    expect((error as TRPCClientError<any>).data?.code).toBe('CONFLICT');
+    expect((error as TRPCClientError<any>).message).toContain(`conversation ${id} is busy`);
+    expect(await transcript(id)).toEqual(['user: slow two', 'assistant: answer to: slow two']);
+  });
+});
