@@ -1,11 +1,12 @@
 /**
  * Issue 13 item 3: one active run per conversation, through the whole mesh. A message sent
  * while a turn of its conversation runs is refused on every face (REST 409 with the
- * conversation id, A2A -32004, tRPC CONFLICT); the turn that runs is never interleaved with
+ * conversation id, A2A -32004, tRPC CONFLICT, an MCP tool error); the turn that runs is never interleaved with
  * another; and a turn that fails (a provider error, a turn past chat.turn_timeout) does not
  * leave the conversation busy.
  */
 import { afterAll, beforeAll, describe, expect, it, vi } from 'vitest';
+import { Client, StreamableHTTPClientTransport } from '@modelcontextprotocol/client';
 import { TRPCClientError } from '@trpc/client';
 import { startAgent, type AgentProcess } from '../support/agent-process.js';
 import { get, post } from '../support/http.js';
@@ -140,5 +141,21 @@ describe('issue 13: one active run per conversation', () => {
     expect((error as TRPCClientError<any>).data?.code).toBe('CONFLICT');
     expect((error as TRPCClientError<any>).message).toContain(`conversation ${id} is busy`);
     expect(await transcript(id)).toEqual(['user: slow two', 'assistant: answer to: slow two']);
+  });
+
+  it('answers a busy message on the MCP face with a tool error saying so', async () => {
+    const id = await newConversation();
+    const client = new Client({ name: 'one-run-e2e', version: '1.0.0' }, { capabilities: {}, versionNegotiation: { mode: 'auto' } });
+    await client.connect(new StreamableHTTPClientTransport(new URL(`${agent.url}/mcp`)));
+    try {
+      const running = await slowTurn(id, 'slow three');
+      const result = await client.callTool({ name: 'ask', arguments: { message: 'me too', conversation_id: id } });
+      expect((await running.answer).status).toBe(200);
+      expect(result.isError).toBe(true);
+      expect((result.content as { text?: string }[]).map((block) => block.text ?? '').join('\n')).toContain(`conversation ${id} is busy`);
+      expect(await transcript(id)).toEqual(['user: slow three', 'assistant: answer to: slow three']);
+    } finally {
+      await client.close();
+    }
   });
 });
