@@ -30,13 +30,19 @@ let agent: AgentProcess;
 async function script(request: ModelRequest): Promise<ScriptedReply> {
   if (request.lastUserText.startsWith('fail')) return { httpStatus: 400, message: 'scripted provider failure' };
   if (request.lastUserText.startsWith('hang')) return { hang: true };
+  if (request.lastUserText.startsWith('approve-me')) {
+    // A destructive call that stops for approval; once approved and run, a slow answer (the continuation).
+    if (request.toolResults.length === 0) return { toolCalls: [{ name: 'resources_add', args: { name: 'busy-1', value: 1 } }] };
+    await new Promise((resolve) => setTimeout(resolve, VERY_SLOW_MS));
+    return { text: 'added it' };
+  }
   await new Promise((resolve) => setTimeout(resolve, request.lastUserText.startsWith('slow') ? VERY_SLOW_MS : SLOW_MS));
   return { text: `answer to: ${request.lastUserText}` };
 }
 
 beforeAll(async () => {
   model = await startScriptedModel(script);
-  agent = await startAgent({ geminiBaseUrl: model.geminiBaseUrl, config: { mcp_servers: [], chat: { turn_timeout: `${TURN_TIMEOUT_MS}ms` } } });
+  agent = await startAgent({ geminiBaseUrl: model.geminiBaseUrl, config: { chat: { turn_timeout: `${TURN_TIMEOUT_MS}ms` } } });
 });
 
 afterAll(async () => {
@@ -116,6 +122,25 @@ describe('issue 13: one active run per conversation', () => {
     const next = await send(id, 'still there?');
     expect(next.status).toBe(200);
     expect(next.body.result.response).toBe('answer to: still there?');
+  });
+
+  it('keeps the waiting answer while an approval is pending, and is busy while the approved call\'s continuation runs', async () => {
+    const id = await newConversation();
+    const stop = await send(id, 'approve-me please');
+    expect(stop.body.result.waiting_approval).toBe(true);
+    const uuid = stop.body.result.approval.uuid as string;
+    const waiting = await send(id, 'hello?');
+    expect(waiting.status).toBe(200);
+    expect(waiting.body.result).toMatchObject({ waiting_approval: true, approval: { uuid } });
+
+    const go = post(`${agent.url}/approvals/${uuid}`, { approved: true });
+    await vi.waitFor(async () => expect((await conversation(id)).turn_running).toBe(true), { timeout: 10_000, interval: 20 });
+    const refused = await send(id, 'me too');
+    expect(refused.status).toBe(409);
+    expect(refused.body.conversation_id).toBe(id);
+    expect((await go).status).toBe(200);
+    const roles = (await conversation(id)).messages.filter((m: any) => m.role !== 'system').map((m: any) => `${m.role}: ${m.tool_call ? m.tool_call.name : m.content}`);
+    expect(roles).toEqual(['user: approve-me please', 'assistant: resources_add', 'tool: resources_add', 'assistant: added it']);
   });
 
   it('answers a busy A2A message/send continuing the task with -32004, and tasks/get shows it working', async () => {
