@@ -28,6 +28,14 @@ let agent: AgentProcess;
  * (400, not retried) and "hang …" no answer at all (the turn runs past chat.turn_timeout).
  */
 async function script(request: ModelRequest): Promise<ScriptedReply> {
+  const adder = /You are the adder-(\w+)\./.exec(request.system)?.[1];
+  if (adder) {
+    // Agent-tree branches: each adds a resource (gated), then answers; adder-a slowly.
+    if (request.toolResults.length === 0) return { toolCalls: [{ name: 'resources_add', args: { name: `${adder}-${request.lastUserText}`, value: 1 } }] };
+    if (adder === 'a') await new Promise((resolve) => setTimeout(resolve, VERY_SLOW_MS));
+    return { text: `ADDED ${adder}` };
+  }
+  if (/You are the summarizer\./.test(request.system)) return { text: 'SUMMARY' };
   if (request.lastUserText.startsWith('fail')) return { httpStatus: 400, message: 'scripted provider failure' };
   if (request.lastUserText.startsWith('hang')) return { hang: true };
   if (request.lastUserText.startsWith('approve-me')) {
@@ -113,7 +121,10 @@ describe('issue 13: one active run per conversation', () => {
     expect(next.body.result.response).toBe('answer to: and now?');
   });
 
-  it('a turn past chat.turn_timeout (its last write refused) does not leave the conversation busy', async () => {
+  // Past the deadline the turn's last write races the deadline it inherited: it usually lands (the
+  // model's timeout is the answer), and when it is refused the orchestrator clears the mark
+  // itself (turn-end.ts; the superseded pipeline run below takes that path every time).
+  it('a turn past chat.turn_timeout (504) does not leave the conversation busy', async () => {
     const id = await newConversation();
     const timedOut = await send(id, 'hang forever');
     expect(timedOut.status).toBe(504);
@@ -182,5 +193,54 @@ describe('issue 13: one active run per conversation', () => {
     } finally {
       await client.close();
     }
+  });
+});
+
+describe('issue 13: a pipeline run superseded by a rejection frees its conversation', () => {
+  let tree: AgentProcess;
+
+  beforeAll(async () => {
+    const agentTree = {
+      name: 'pipeline',
+      type: 'sequential',
+      agents: [
+        {
+          name: 'fanout',
+          type: 'parallel',
+          approvals: 'required',
+          agents: [
+            { name: 'adder-a', type: 'llm', output_key: 'first', prompt: 'You are the adder-a.' },
+            { name: 'adder-b', type: 'llm', output_key: 'second', prompt: 'You are the adder-b.' },
+          ],
+        },
+        { name: 'summarizer', type: 'llm', prompt: 'You are the summarizer.' },
+      ],
+    };
+    tree = await startAgent({ geminiBaseUrl: model.geminiBaseUrl, config: { agent: agentTree, chat: { turn_timeout: `${TURN_TIMEOUT_MS}ms` } } });
+  });
+
+  afterAll(async () => {
+    await tree?.stop();
+  });
+
+  it('approve one branch, reject the other while the first resumes: the resumed run stops, and the next message runs', async () => {
+    const created = await post(`${tree.url}/conversations`, { message: 'run1' });
+    expect(created.status).toBe(201);
+    const id = created.body.conversation.id as string;
+    const [a, b] = (created.body.conversation.pending_approvals as { uuid: string; tool_args: { name: string } }[]).sort((x, y) => x.tool_args.name.localeCompare(y.tool_args.name));
+    expect([a!.tool_args.name, b!.tool_args.name]).toEqual(['a-run1', 'b-run1']);
+
+    const resumed = post(`${tree.url}/approvals/${a!.uuid}`, { approved: true });
+    await vi.waitFor(async () => expect((await get(`${tree.url}/conversations/${id}`)).body.conversation.turn_running).toBe(true), { timeout: 10_000, interval: 20 });
+    expect((await post(`${tree.url}/approvals/${b!.uuid}`, { approved: false })).status).toBe(200);
+    const stopped = await resumed;
+    expect(stopped.status).toBe(200);
+    expect(stopped.body.result.response).toContain('This run of the pipeline stopped');
+
+    // No write of the superseded run ended its turn; the orchestrator did, so the conversation takes the next message.
+    expect((await get(`${tree.url}/conversations/${id}`)).body.conversation.turn_running).toBeUndefined();
+    const next = await post(`${tree.url}/conversations/${id}/messages`, { message: 'run2' });
+    expect(next.status).toBe(200);
+    expect(next.body.result.waiting_approval).toBe(true);
   });
 });
