@@ -1,5 +1,6 @@
 import { GrpcStatus, RpcError, ServiceError } from '../../services/common/grpc/errors.js';
 import { redactSecrets } from '../../services/common/secrets.js';
+import { ConversationBusy } from '../app/busy.js';
 import { failureOf } from '../app/errors.js';
 
 /**
@@ -17,6 +18,11 @@ export const JsonRpcCode = {
   TASK_NOT_FOUND: -32001,
   TASK_NOT_CANCELABLE: -32002,
   PUSH_NOTIFICATION_NOT_SUPPORTED: -32003,
+  /**
+   * A2A's UnsupportedOperationError, which the spec gives a request the task cannot take in
+   * its current state; here also a message to a task whose turn is still running (issue 13).
+   */
+  UNSUPPORTED_OPERATION: -32004,
   VERSION_NOT_SUPPORTED: -32009,
 } as const;
 
@@ -106,6 +112,10 @@ export function parseEnvelope(body: string | undefined): ParsedEnvelope {
  */
 export function toJsonRpcError(error: unknown): { error: JsonRpcError; unexpected: boolean } {
   if (error instanceof JsonRpcError) return { error, unexpected: false };
+  if (error instanceof ConversationBusy) {
+    const text = `task ${error.conversationId} is busy: a turn is running on it (one at a time per task). Wait until it has ended (tasks/get shows it working until then) and send the message again.`;
+    return { error: new JsonRpcError(JsonRpcCode.UNSUPPORTED_OPERATION, text), unexpected: false };
+  }
   if (error instanceof RpcError || error instanceof ServiceError) {
     const message = redactSecrets(error.message);
     if (error.code === GrpcStatus.NOT_FOUND) return { error: new JsonRpcError(JsonRpcCode.TASK_NOT_FOUND, message), unexpected: false };

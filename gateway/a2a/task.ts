@@ -120,6 +120,8 @@ export function taskAfterTurn(conversation: Conversation, result: TurnResult, co
 /** The task as the stored conversation shows it (`tasks/get`). */
 export function taskOfConversation(conversation: Conversation, contextId: string): TaskSnapshot {
   if (isWaiting(conversation)) return inputRequired(conversation, contextId, undefined);
+  // A turn runs on it (issue 13): a message sent now is refused until it ends.
+  if (conversation.turnRunning) return base(conversation, contextId, 'working');
   return completed(conversation, contextId, lastAssistantText(conversation));
 }
 

@@ -8,6 +8,7 @@ import type { TurnResult } from '../../gen/ts/asg/orchestrator/v1/orchestrator.j
 import type { Tool } from '../../gen/ts/asg/tools/v1/tools.js';
 import { internal } from '../../services/common/grpc/errors.js';
 import type { Backends } from './backends.js';
+import { busyOr } from './busy.js';
 import { decisionOfStatus, type Decision } from './decision.js';
 
 /**
@@ -25,6 +26,7 @@ export interface Agent {
    */
   getConversation(id: string, page?: HistoryPage): Promise<Conversation>;
   listConversations(page: PageRequest): Promise<ConversationPage>;
+  /** ConversationBusy while a turn of the conversation runs (issue 13: one active run per conversation). */
   sendMessage(conversationId: string, message: string): Promise<Turn>;
   /** `reason`: the human's, stored with the decision and, for a rejection, told to the model (issue 13). */
   resolveApproval(uuid: string, decision: Decision, reason?: string): Promise<ApprovalOutcome>;
@@ -112,7 +114,9 @@ export function createAgent(backends: Pick<Backends, 'orchestrator' | 'store'>):
     },
 
     async sendMessage(conversationId, message) {
-      const answer = await orchestrator.sendMessage({ conversationId, message });
+      const answer = await orchestrator.sendMessage({ conversationId, message }).catch((error: unknown) => {
+        throw busyOr(error, conversationId);
+      });
       const conversation = present(answer.conversation, `conversation ${conversationId}`);
       return { conversation, result: answer.result ?? resultFromConversation(conversation) };
     },

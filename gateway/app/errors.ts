@@ -1,5 +1,6 @@
 import { GrpcStatus, RpcError, ServiceError } from '../../services/common/grpc/errors.js';
 import { redactSecrets } from '../../services/common/secrets.js';
+import { ConversationBusy } from './busy.js';
 import { BODY_LIMIT_BYTES } from './inputs.js';
 
 /**
@@ -14,6 +15,8 @@ export interface Failure {
   status: number;
   /** Redacted, fit to show the caller. */
   message: string;
+  /** The busy conversation of a 409 (issue 13), for faces that name it (REST's `conversation_id`). */
+  conversationId?: string;
   /** True for failures nobody anticipated: worth an error line in the log. */
   unexpected: boolean;
 }
@@ -104,6 +107,9 @@ function clientErrorStatus(error: unknown): number | undefined {
 }
 
 export function failureOf(error: unknown): Failure {
+  if (error instanceof ConversationBusy) {
+    return { status: 409, message: error.message, conversationId: error.conversationId, unexpected: false };
+  }
   if (error instanceof RpcError) {
     const status = httpStatusForGrpc(error.code);
     return { status, message: redactSecrets(rpcErrorMessage(error)), unexpected: status === 500 };

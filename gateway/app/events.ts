@@ -32,6 +32,9 @@ export type StoredEventJson = EventBase &
     /** `decision` is what the approval left pending as; absent if the store sent it still pending. */
     | { kind: 'approval_resolved'; approval: PendingApprovalJson; decision?: Decision }
     | { kind: 'status_changed'; status: ConversationStatusName }
+    /** A turn began / ended: between the two, a message sent to the conversation is refused (409, issue 13). */
+    | { kind: 'turn_started' }
+    | { kind: 'turn_ended' }
   );
 
 /** Events only a watcher connected at that moment sees: the turn as it happens. */
@@ -63,6 +66,8 @@ export function conversationEventJson(event: ConversationEvent): ConversationEve
     return { ...base, kind: 'approval_resolved', approval: pendingApprovalJson(event.approvalResolved), ...(decision && { decision }) };
   }
   if (event.statusChanged !== undefined) return { ...base, kind: 'status_changed', status: conversationStatusName(event.statusChanged) };
+  if (event.turnStarted) return { ...base, kind: 'turn_started' };
+  if (event.turnEnded) return { ...base, kind: 'turn_ended' };
   if (event.toolCallStarted) return { ...base, kind: 'tool_call_started', tool_call: toolCallJson(event.toolCallStarted) };
   if (event.toolCallFinished) return { ...base, kind: 'tool_call_finished', tool_call: toolCallJson(event.toolCallFinished) };
   if (event.textDelta) return { ...base, kind: 'text_delta', text: event.textDelta.text, ...(event.textDelta.node && { node: event.textDelta.node }) };

@@ -104,6 +104,8 @@ export interface ConversationJson {
   pending_approval?: PendingApprovalJson;
   pending_approvals?: PendingApprovalJson[];
   pipeline_state?: PipelineStateJson;
+  /** Present (true) while a turn runs on the conversation: a message sent now gets 409 (issue 13). */
+  turn_running?: true;
   usage: UsageJson;
   created_at: string;
   updated_at: string;
@@ -262,6 +264,7 @@ export function conversationJson(conversation: Conversation): ConversationJson {
     ...(conversation.pendingApproval && { pending_approval: pendingApprovalJson(conversation.pendingApproval) }),
     ...(conversation.pendingApprovals.length > 0 && { pending_approvals: conversation.pendingApprovals.map(pendingApprovalJson) }),
     ...(conversation.pipelineState && { pipeline_state: pipelineStateJson(conversation.pipelineState) }),
+    ...(conversation.turnRunning && { turn_running: true as const }),
     usage: usageJson(conversation.usage),
     created_at: isoTime(conversation.createdAt),
     updated_at: isoTime(conversation.updatedAt),

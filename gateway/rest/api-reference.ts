@@ -177,7 +177,7 @@ const routes: RouteDoc[] = [
     path: '/conversations/:id/messages',
     examplePath: `/conversations/${CONVERSATION_ID}/messages`,
     purpose:
-      'Sends a user message and runs a turn. While the conversation waits for an approval the message is not processed: result.waiting_approval is true and result.approval is the pending approval.',
+      'Sends a user message and runs a turn. While the conversation waits for an approval the message is not processed: result.waiting_approval is true and result.approval is the pending approval. A conversation runs one turn at a time: while one runs (the conversation shows "turn_running": true) the message is refused with 409; wait for the turn_ended event of GET /conversations/:id/events and send it again.',
     request: '{"message": "<non-empty text>"}',
     requestExample: { message: 'list resources' },
     responseStatus: 200,
@@ -186,6 +186,7 @@ const routes: RouteDoc[] = [
       [200, 'the turn ran (or the conversation still waits for an approval)'],
       [400, 'malformed JSON, or a missing or empty "message"'],
       [404, 'no conversation has this id'],
+      [409, 'a turn is running on the conversation: {"error", "conversation_id"}, nothing stored'],
       [413, 'body larger than 1 MB'],
       [503, 'a backend service is unreachable'],
       [504, 'the turn took longer than chat.turn_timeout'],

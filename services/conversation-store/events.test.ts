@@ -69,6 +69,8 @@ function describeEvent(event: ConversationEvent): string {
   if (event.textDelta) return `text_delta ${event.textDelta.text}`;
   if (event.toolCallStarted) return `tool_call_started ${event.toolCallStarted.name}`;
   if (event.toolCallFinished) return `tool_call_finished ${event.toolCallFinished.name}`;
+  if (event.turnStarted) return 'turn_started';
+  if (event.turnEnded) return 'turn_ended';
   return 'unknown';
 }
 
@@ -115,13 +117,15 @@ describe('stored events', () => {
       ['message_added hello', 'message_added hi', 'status_changed CONVERSATION_STATUS_COMPLETED'],
       ['message_added again', 'status_changed CONVERSATION_STATUS_ACTIVE'],
       ['message_added calling c1', 'approval_requested c1 APPROVAL_STATUS_PENDING', 'status_changed CONVERSATION_STATUS_WAITING_APPROVAL'],
-      ['approval_resolved c1 APPROVAL_STATUS_APPROVED', 'status_changed CONVERSATION_STATUS_ACTIVE'],
+      // Approved: the call and its continuation are a running turn (issue 13) until a write ends it.
+      ['approval_resolved c1 APPROVAL_STATUS_APPROVED', 'status_changed CONVERSATION_STATUS_ACTIVE', 'turn_started'],
       ['message_added c1 done'],
       [
         'message_added calling c2 and c3',
         'approval_requested c2 APPROVAL_STATUS_PENDING',
         'approval_requested c3 APPROVAL_STATUS_PENDING',
         'status_changed CONVERSATION_STATUS_WAITING_APPROVAL',
+        'turn_ended',
       ],
       [
         'approval_resolved c2 APPROVAL_STATUS_REJECTED',
@@ -244,7 +248,7 @@ describe('stored events', () => {
     const { id } = await newConversation();
     await storage.close();
     const db = new Database(join(dir, DATABASE_FILE));
-    db.exec('ALTER TABLE approvals DROP COLUMN reason; DROP INDEX conversations_running_turn; ALTER TABLE conversations DROP COLUMN running_turn_boot; DROP TRIGGER conversations_first_user_text; DROP INDEX messages_by_id; ALTER TABLE conversations DROP COLUMN first_user_text; DROP INDEX approvals_pending; DROP TABLE events');
+    db.exec('ALTER TABLE conversations DROP COLUMN running_turn_since; ALTER TABLE approvals DROP COLUMN reason; DROP INDEX conversations_running_turn; ALTER TABLE conversations DROP COLUMN running_turn_boot; DROP TRIGGER conversations_first_user_text; DROP INDEX messages_by_id; ALTER TABLE conversations DROP COLUMN first_user_text; DROP INDEX approvals_pending; DROP TABLE events');
     db.prepare('UPDATE schema_version SET version = 5').run();
     db.close();
     storage = openSqliteStorage({ dataDir: dir });

@@ -5,7 +5,7 @@ import type { ConversationStoreConfig } from '../common/config/slices.js';
 import type { RunningService, ServiceOptions } from '../common/service.js';
 import { EventFeed, type EventFeedOptions } from './event-feed.js';
 import { conversationStoreHandlers } from './server.js';
-import { DATABASE_FILE, openSqliteStorage } from './sqlite/driver.js';
+import { DATABASE_FILE, openSqliteStorage, STALE_TURN_MARGIN_MS } from './sqlite/driver.js';
 
 export type { ApprovalClaim, ConversationPage, ConversationStorage, InterruptionMark } from './storage.js';
 export type { EventFeedOptions } from './event-feed.js';
@@ -20,7 +20,9 @@ export interface ConversationStoreOptions extends ServiceOptions<ConversationSto
 
 export async function startConversationStore(options: ConversationStoreOptions): Promise<RunningService> {
   const dataDir = resolve(options.config.data_dir);
-  const storage = openSqliteStorage({ dataDir });
+  // No turn outlives chat.turn_timeout (the gateway's deadline, which every hop inherits): a
+  // mark older than that and a margin was left by a process that died mid-turn (store.proto, StartTurn).
+  const storage = openSqliteStorage({ dataDir, staleTurnAfterMs: options.config.chat.turn_timeout + STALE_TURN_MARGIN_MS });
   // Before anyone reads them: a conversation whose turn a crash cut off says so (store.proto, StartTurn).
   let interrupted: number;
   try {

@@ -73,9 +73,10 @@ describe('issue 12: a turn a crash cut off', () => {
   it('is not a turn that is still running in this boot', async () => {
     const id = await newConversation();
     await storage.startTurn({ conversationId: id, message: user('first') });
-    await storage.startTurn({ conversationId: id, message: user('second') });
+    // Issue 13: a second message while the turn runs is refused (busy), not appended.
+    expect((await storage.startTurn({ conversationId: id, message: user('second') })).busy).toBe(true);
     expect(await storage.noteInterruptedTurns()).toBe(0);
-    expect(await transcript(id)).toEqual(['system: You help.', 'user: first', 'user: second']);
+    expect(await transcript(id)).toEqual(['system: You help.', 'user: first']);
   });
 
   it('leaves turns that ended alone: an answer with ends_turn, a stop for approval, a pipeline run that ended', async () => {

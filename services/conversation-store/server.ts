@@ -86,7 +86,7 @@ const newApproval = z.object({
 // PublishEvent carries live-only events; the stored kinds are the store's own to write, in the
 // transaction of their change (store.proto, ConversationEvent).
 const LIVE_KINDS = ['toolCallStarted', 'toolCallFinished', 'textDelta'] as const;
-const STORED_KINDS = ['messageAdded', 'approvalRequested', 'approvalResolved', 'statusChanged'] as const;
+const STORED_KINDS = ['messageAdded', 'approvalRequested', 'approvalResolved', 'statusChanged', 'turnStarted', 'turnEnded'] as const;
 const ONE_LIVE_KIND = 'exactly one of tool_call_started, tool_call_finished, text_delta (stored kinds are written by the store itself)';
 const liveEvent = z
   .object(

@@ -26,8 +26,8 @@ const SESSION = 'a1b2c3d4';
 const DROP_SCHEMA_5 =
   'ALTER TABLE conversations DROP COLUMN a2a_dialect; ALTER TABLE conversations DROP COLUMN a2a_context_id; ALTER TABLE approvals DROP COLUMN agent_chain;';
 /** Back to schema 5: what migration 6 added (the event log). */
-/** Back to schema 7: what migrations 10 (a decision's reason, issue 13), 9 (the running-turn mark) and 8 (the first user message's text, the index of message ids) added; dropped first. */
-const DROP_SCHEMA_8 = 'ALTER TABLE approvals DROP COLUMN reason; DROP INDEX conversations_running_turn; ALTER TABLE conversations DROP COLUMN running_turn_boot; DROP TRIGGER conversations_first_user_text; DROP INDEX messages_by_id; ALTER TABLE conversations DROP COLUMN first_user_text;';
+/** Back to schema 7: what migrations 11 (the running mark's time), 10 (a decision's reason), 9 (the running-turn mark) and 8 (the first user message's text, the index of message ids) added; dropped first. */
+const DROP_SCHEMA_8 = 'ALTER TABLE conversations DROP COLUMN running_turn_since; ALTER TABLE approvals DROP COLUMN reason; DROP INDEX conversations_running_turn; ALTER TABLE conversations DROP COLUMN running_turn_boot; DROP TRIGGER conversations_first_user_text; DROP INDEX messages_by_id; ALTER TABLE conversations DROP COLUMN first_user_text;';
 /** Back to schema 6: what migration 7 added (the index of pending approvals); dropped first. */
 const DROP_SCHEMA_7 = `${DROP_SCHEMA_8} DROP INDEX approvals_pending;`;
 const DROP_SCHEMA_6 = `${DROP_SCHEMA_7} DROP TABLE events;`;
@@ -339,6 +339,9 @@ describe('starting a turn', () => {
     expect(start.unfinishedApprovals.map((a) => [a.uuid, a.status])).toEqual([[approval.uuid, ApprovalStatus.APPROVAL_STATUS_EXECUTING]]);
     expect(start.conversation.messageCount).toBe(0);
     await storage.finishApprovalExecution({ uuid: approval.uuid, success: true, messages: [] });
+    // Issue 13: the approved call's continuation is a running turn until its last write.
+    expect((await storage.startTurn({ conversationId: conversation.id, message: user('next') })).busy).toBe(true);
+    await storage.appendMessages({ conversationId: conversation.id, messages: [], status: ConversationStatus.CONVERSATION_STATUS_UNSPECIFIED, returnConversation: false, endsTurn: true });
     expect((await storage.startTurn({ conversationId: conversation.id, message: user('next') })).started).toBe(true);
   });
 

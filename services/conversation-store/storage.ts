@@ -53,6 +53,8 @@ export interface ApprovalClaim {
 
 export interface TurnStart {
   started: boolean;
+  /** Not started because another turn of the conversation is running (store.proto, StartTurn). */
+  busy: boolean;
   conversation: Conversation;
   unfinishedApprovals: PendingApproval[];
 }
@@ -110,9 +112,11 @@ export interface ConversationStorage {
    * waiting conversation would change status here.
    */
   /**
-   * The user's message appended unless the conversation waits or has unfinished approved calls;
-   * one transaction. A started turn is marked running until the write that ends it; a mark
-   * another boot of the store left is noted first (INTERRUPTED_TURN_NOTE; store.proto, StartTurn).
+   * The user's message appended unless the conversation waits, has a turn running (`busy`:
+   * one active run per conversation, issue 13) or has unfinished approved calls; one
+   * transaction, so of concurrent StartTurns at most one starts. A started turn is marked
+   * running until the write that ends it; a mark another boot of the store left is noted
+   * first (INTERRUPTED_TURN_NOTE), a mark older than the stale limit is ignored (store.proto, StartTurn).
    */
   startTurn(request: StartTurnRequest): Promise<TurnStart>;
   appendMessages(request: AppendMessagesRequest): Promise<Message[]>;

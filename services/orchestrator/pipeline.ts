@@ -30,6 +30,7 @@ import {
   type AgentNode,
 } from './domain/tree.js';
 import { catalogueWith, type ToolCatalogue } from './tool-catalogue.js';
+import { endTurn } from './turn-end.js';
 import { approvalOf, errorText, type GatedCall, type ToolLoop } from './tool-loop.js';
 
 /** How a run ended, with the conversation as stored at that point. */
@@ -74,7 +75,15 @@ type NodeOutcome =
   | { kind: 'waiting'; outcome: StepsOutcome };
 
 /** The stored state now belongs to another run, or none: this run is over. */
-class RunSuperseded extends Error {}
+class RunSuperseded extends Error {
+  constructor(
+    message: string,
+    /** Another run holds the conversation now (and its running mark, which stays). */
+    readonly byNewerRun: boolean,
+  ) {
+    super(message);
+  }
+}
 
 /**
  * Orchestrated mode: walks the agent tree for one user message. llm nodes run the tool loop
@@ -205,6 +214,9 @@ export class PipelineRunner {
     } catch (error) {
       if (!(error instanceof RunSuperseded)) throw error;
       this.log.warn('pipeline run superseded', { conversation: conversationId, reason: error.message });
+      // Cancelled under it (a sibling's approval was rejected): no write of this run ends the
+      // turn, so it is ended here, or the conversation would stay busy (issue 13).
+      if (!error.byNewerRun) await endTurn(this.clients, this.log, conversationId, error);
       const { conversation } = await this.clients.store.getConversation({ id: conversationId, includeMessages: true });
       const response = `This run of the pipeline stopped: ${error.message}. What it did so far is recorded in the conversation.`;
       const waiting = conversation?.pendingApproval;
@@ -438,7 +450,7 @@ export class PipelineRunner {
         const { conversation } = await this.clients.store.getConversation({ id: ctx.conversationId, includeMessages: false });
         const latest = required(conversation).pipelineState;
         if (!latest || latest.runId !== ctx.runId) {
-          throw new RunSuperseded(latest ? 'a newer message started another run' : 'the pipeline was cancelled or finished while this branch ran');
+          throw new RunSuperseded(latest ? 'a newer message started another run' : 'the pipeline was cancelled or finished while this branch ran', latest !== undefined);
         }
         ctx.stored = latest;
         ctx.revision = latest.revision;

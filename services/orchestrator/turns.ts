@@ -17,7 +17,7 @@ import type { Tool } from '../../gen/ts/asg/tools/v1/tools.js';
 import { callHash } from '../common/call-hash.js';
 import type { OrchestratorConfig } from '../common/config/slices.js';
 import { currentContext, withContextPatch } from '../common/context.js';
-import { failedPrecondition, internal, invalidArgument } from '../common/grpc/errors.js';
+import { aborted, failedPrecondition, internal, invalidArgument } from '../common/grpc/errors.js';
 import type { Logger } from '../common/log.js';
 import { redactSecrets } from '../common/secrets.js';
 import { newSessionId } from '../common/session-id.js';
@@ -28,6 +28,7 @@ import { systemPromptOf, type HistoryEntry } from './domain/history.js';
 import { approvalRequiredText, assistantText, CANCELLED_BY_USER, gatedCall, NOT_RETRIED, rejectedResult, stillWaitingText, toolResult, userMessage } from './domain/messages.js';
 import { tokenCounterFor, toolDefinitionTokens } from './domain/tokens.js';
 import { PipelineRunner, type StepsOutcome } from './pipeline.js';
+import { endTurn } from './turn-end.js';
 import { catalogueWith, ToolCatalogue } from './tool-catalogue.js';
 import { approvalOf, errorText, ToolLoop, toolDefinitionsOf, type GatedCall, type ToolOutcome } from './tool-loop.js';
 import { A2A_SERVER, a2aPeers, a2aToolsOf } from './domain/a2a-tools.js';
@@ -138,26 +139,37 @@ export class TurnRunner {
       }
       this.log.info(approved ? 'approval approved' : 'approval rejected', { approval: uuid, tool: approval.toolName });
       if (!approved) {
-        // A rejection reaches the agent that holds the call: each proxied one is answered "rejected".
-        for (const refused of [approval, ...others]) await this.forwardRejection(refused, reason);
-        if (!continuesAfterRejection) return { decided: true, approval: decided, conversation, result: { response: CANCELLED_BY_USER, waitingApproval: false } };
-        const after = await this.runSteps(conversation);
-        return { decided: true, approval: decided, conversation: after.conversation, result: afterRejection(after.result) };
+        if (!continuesAfterRejection) {
+          // A rejection reaches the agent that holds the call: each proxied one is answered "rejected".
+          for (const refused of [approval, ...others]) await this.forwardRejection(refused, reason);
+          return { decided: true, approval: decided, conversation, result: { response: CANCELLED_BY_USER, waitingApproval: false } };
+        }
+        // The claim marked the conversation running (the model is told of the "no"): whatever
+        // ends this continuation must clear the mark, a failure included.
+        return this.endTurnOnFailure(approval.conversationId, async () => {
+          for (const refused of [approval, ...others]) await this.forwardRejection(refused, reason);
+          const after = await this.runSteps(conversation);
+          return { decided: true, approval: decided, conversation: after.conversation, result: afterRejection(after.result) };
+        });
       }
-      const { finished, remote } = await this.executeApproved(approval, node);
-      let outcome: StepsOutcome;
-      if (remote) {
-        // The peer asks for another approval before it finishes: the same call waits again.
-        const gate: GatedCall = { kind: 'gate', call: { ...gatedCall(approval), argumentsJson: JSON.stringify(args) }, args, tool: proxiedTool(approval.toolName), proxy: remote };
-        outcome = pipelineState
-          ? await this.pipelineFor(uuid).repause(required(finished.conversation), pipelineState, uuid, gate)
-          : await this.stopForApproval(approval.conversationId, gate, []);
-      } else {
-        outcome = pipelineState
-          ? await this.pipelineFor(uuid).resume(required(finished.conversation), pipelineState, uuid)
-          : await this.runSteps(required(finished.conversation));
-      }
-      return { decided: true, approval: finished.approval ?? approval, conversation: outcome.conversation, result: outcome.result };
+      // The approving claim marked the conversation running (store.proto, StartTurn): whatever
+      // ends the continuation must clear the mark (endTurnOnFailure).
+      return this.endTurnOnFailure(approval.conversationId, async () => {
+        const { finished, remote } = await this.executeApproved(approval, node);
+        let outcome: StepsOutcome;
+        if (remote) {
+          // The peer asks for another approval before it finishes: the same call waits again.
+          const gate: GatedCall = { kind: 'gate', call: { ...gatedCall(approval), argumentsJson: JSON.stringify(args) }, args, tool: proxiedTool(approval.toolName), proxy: remote };
+          outcome = pipelineState
+            ? await this.pipelineFor(uuid).repause(required(finished.conversation), pipelineState, uuid, gate)
+            : await this.stopForApproval(approval.conversationId, gate, []);
+        } else {
+          outcome = pipelineState
+            ? await this.pipelineFor(uuid).resume(required(finished.conversation), pipelineState, uuid)
+            : await this.runSteps(required(finished.conversation));
+        }
+        return { decided: true, approval: finished.approval ?? approval, conversation: outcome.conversation, result: outcome.result };
+      });
     });
   }
 
@@ -203,14 +215,32 @@ export class TurnRunner {
         const approval = waiting.pendingApproval;
         return { conversation: waiting, result: { response: stillWaitingText(approval), waitingApproval: true, approval } };
       }
+      if (start.busy) throw busy(conversationId);
       if (!start.started) {
         await this.settleInterruptedCalls(start.unfinishedApprovals);
         start = await this.clients.store.startTurn({ conversationId, message: userMessage(message) });
+        if (start.busy) throw busy(conversationId);
         if (!start.started) throw failedPrecondition(`conversation ${conversationId} changed while its interrupted calls were recorded; send the message again`);
       }
-      const outcome = this.pipeline ? await this.pipeline.run(required(start.conversation), message) : await this.runSteps(required(start.conversation));
+      const started = required(start.conversation);
+      const outcome = await this.endTurnOnFailure(conversationId, () => (this.pipeline ? this.pipeline.run(started, message) : this.runSteps(started)));
       return { conversation: outcome.conversation, result: outcome.result };
     });
+  }
+
+  /**
+   * Runs a turn (or an approval's continuation) that the store marked running. Its normal
+   * ends clear the mark with their last write; a turn that fails instead (a store write
+   * refused or past the turn's deadline, a bug) would leave the conversation busy (issue 13),
+   * so the failure clears it here before it is reported.
+   */
+  private async endTurnOnFailure<T>(conversationId: string, turn: () => Promise<T>): Promise<T> {
+    try {
+      return await turn();
+    } catch (error) {
+      await endTurn(this.clients, this.log, conversationId, error);
+      throw error;
+    }
   }
 
   /**
@@ -364,6 +394,11 @@ function afterRejection(result: TurnResult): TurnResult {
 /** The catalogue entry an approval's tool stands for when only its name is known (a proxied delegation). */
 function proxiedTool(name: string): Tool {
   return { name, description: '', inputSchema: {}, destructive: true, server: A2A_SERVER };
+}
+
+/** ABORTED: one active run per conversation (issue 13); the gateway answers it as busy (REST 409). */
+function busy(conversationId: string) {
+  return aborted(`conversation ${conversationId} is busy: a turn is running on it; send the message again when it has ended`);
 }
 
 function required(conversation: Conversation | undefined): Conversation {

@@ -39,6 +39,8 @@ function describeEvent(event: ConversationEvent): string {
   if (event.toolCallStarted) return `tool_call_started ${event.toolCallStarted.name}`;
   if (event.toolCallFinished) return `tool_call_finished ${event.toolCallFinished.name}`;
   if (event.textDelta) return 'text_delta';
+  if (event.turnStarted) return 'turn_started';
+  if (event.turnEnded) return 'turn_ended';
   return JSON.stringify(event);
 }
 
@@ -117,11 +119,15 @@ describe('watching a conversation while it runs', () => {
     const received = watch.received;
     expect(collapsed(received)).toEqual([
       'message_added user',
+      // Issue 13: a turn runs from the message until it stops for the approval, and again from the approval.
+      'turn_started',
       'message_added assistant',
       'approval_requested resources_add APPROVAL_STATUS_PENDING',
       'status_changed CONVERSATION_STATUS_WAITING_APPROVAL',
+      'turn_ended',
       'approval_resolved resources_add APPROVAL_STATUS_APPROVED',
       'status_changed CONVERSATION_STATUS_ACTIVE',
+      'turn_started',
       'tool_call_started resources_add',
       'tool_call_finished resources_add',
       'message_added tool',
@@ -162,6 +168,7 @@ describe('watching a conversation while it runs', () => {
     expect(watch.received.at(-1)?.messageAdded?.content).toBe(turn.body.result.response);
     expect(collapsed(watch.received)).toEqual([
       'message_added user',
+      'turn_started',
       'tool_call_started resources_list',
       'tool_call_finished resources_list',
       'text_delta',

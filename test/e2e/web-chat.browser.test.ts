@@ -186,6 +186,46 @@ describe('the web chat served by the agent at /', () => {
     expect((await get(`${agent.url}/conversations/${id}`)).body.conversation.messages.map((m: any) => m.content).slice(1)).toEqual(['tell me about resources slowly', SLOW_ANSWER]);
   });
 
+  it('issue 13: disables the message box while a turn runs, started from anywhere, and shows a 409 as an error', async () => {
+    const created = await post(`${agent.url}/conversations`, {});
+    const id = created.body.conversation.id as string;
+    const { page } = await browser();
+    await page.goto(`${agent.url}/#/c/${id}`);
+    const box = chat(page).getByLabel('Message');
+    await expect.poll(() => box.isEnabled(), { timeout: 10_000 }).toBe(true);
+    await expect.poll(() => chat(page).getByTestId('live-status').count(), { timeout: 10_000 }).toBe(0);
+
+    // A turn started by another client (REST): the page learns of it from turn_started and turn_ended.
+    const turn = post(`${agent.url}/conversations/${id}/messages`, { message: 'explain resources slowly' });
+    await expect.poll(() => box.isDisabled(), { timeout: 10_000 }).toBe(true);
+    expect(await chat(page).locator('.composer-note').textContent()).toContain('The agent is working on this conversation');
+    await saveScreenshot(page, 'chat-busy.png');
+    expect((await turn).status).toBe(200);
+    await expect.poll(() => box.isEnabled(), { timeout: 10_000 }).toBe(true);
+    await expect.poll(() => chat(page).getByText(SLOW_ANSWER).count()).toBe(1);
+
+    // A page that hears nothing after its first read (events and later reads cut off) lets a
+    // message through to a busy conversation: the 409 is shown as the send's error.
+    const deaf = (await browser()).page;
+    let reads = 0;
+    await deaf.route('**/trpc/**', (route) => {
+      const url = route.request().url();
+      if (url.includes('conversation.events') || (url.includes('conversations.get') && reads++ > 0)) return route.abort();
+      return route.continue();
+    });
+    await deaf.goto(`${agent.url}/#/c/${id}`);
+    const deafBox = chat(deaf).getByLabel('Message');
+    await expect.poll(() => deafBox.isEnabled(), { timeout: 10_000 }).toBe(true);
+    const second = post(`${agent.url}/conversations/${id}/messages`, { message: 'once more, slowly' });
+    await expect.poll(async () => (await get(`${agent.url}/conversations/${id}`)).body.conversation.turn_running, { timeout: 10_000 }).toBe(true);
+    await deafBox.fill('me too');
+    await chat(deaf).getByRole('button', { name: 'Send' }).click();
+    await expect.poll(() => chat(deaf).getByRole('alert').filter({ hasText: `conversation ${id} is busy` }).count(), { timeout: 10_000 }).toBe(1);
+    expect((await second).status).toBe(200);
+    const stored = (await get(`${agent.url}/conversations/${id}`)).body.conversation.messages.map((m: any) => m.content).slice(1);
+    expect(stored).toEqual(['explain resources slowly', SLOW_ANSWER, 'once more, slowly', SLOW_ANSWER]);
+  });
+
   it('shows a decision someone else made first as an error in the card', async () => {
     const { page } = await browser();
     // This page hears no live events (as behind a proxy that breaks streams) ...

@@ -73,7 +73,16 @@ export interface SqliteStorageOptions {
   dataDir: string;
   /** Epoch milliseconds; replaced in tests to age approvals without waiting. */
   now?: () => number;
+  /**
+   * A running mark older than this is stale: the turn no longer counts as running (store.proto,
+   * StartTurn). chat.turn_timeout plus a margin; DEFAULT_STALE_TURN_MS when absent.
+   */
+  staleTurnAfterMs?: number;
 }
+
+/** The stale limit of a running mark when none is given: the default chat.turn_timeout (5 min) plus STALE_TURN_MARGIN_MS. */
+export const STALE_TURN_MARGIN_MS = 60_000;
+export const DEFAULT_STALE_TURN_MS = 300_000 + STALE_TURN_MARGIN_MS;
 
 /** What one transaction changes on a conversation row; absent fields stay as they are. */
 interface ConversationChange {
@@ -107,7 +116,7 @@ export function openSqliteStorage(options: SqliteStorageOptions): SqliteConversa
   try {
     configureConnection(db);
     migrate(db, file);
-    return new SqliteConversationStorage(db, options.now ?? Date.now);
+    return new SqliteConversationStorage(db, options.now ?? Date.now, options.staleTurnAfterMs ?? DEFAULT_STALE_TURN_MS);
   } catch (error) {
     db.close();
     throw error;
@@ -145,6 +154,7 @@ export class SqliteConversationStorage implements ConversationStorage {
   constructor(
     private readonly db: Database.Database,
     private readonly now: () => number,
+    private readonly staleTurnAfterMs: number = DEFAULT_STALE_TURN_MS,
   ) {
     this.sql = prepareStatements(db);
     // One transaction function for every body, created once: better-sqlite3 runs the body
@@ -194,7 +204,7 @@ export class SqliteConversationStorage implements ConversationStorage {
       const pending = this.pendingApprovalsOf(page);
       const last = page.at(-1);
       return {
-        conversations: page.map((row) => conversationFromRow(row, [], pending.get(row.id) ?? [])),
+        conversations: page.map((row) => this.conversationOf(row, [], pending.get(row.id) ?? [])),
         nextPageToken: rows.length > limit && last ? encodePageToken({ createdAt: last.created_at, id: last.id }) : '',
         summary: this.summary(),
       };
@@ -205,16 +215,21 @@ export class SqliteConversationStorage implements ConversationStorage {
     return this.write(() => {
       let conversation = this.requireConversation(request.conversationId);
       const unfinishedApprovals = this.sql.selectUnfinishedApprovals.all(conversation.id).map(approvalFromRow);
-      const started = conversation.status !== 'waiting_approval' && unfinishedApprovals.length === 0;
+      const waiting = conversation.status === 'waiting_approval';
+      // One active run per conversation (issue 13): checked and marked in this one
+      // transaction (BEGIN IMMEDIATE), so of two concurrent StartTurns exactly one starts.
+      // A waiting conversation keeps its own answer (the pending approval).
+      const busy = !waiting && this.turnRunning(conversation);
+      const started = !waiting && !busy && unfinishedApprovals.length === 0;
       if (started) {
         // A new turn is a new run: a pipeline state that a run left behind (a crash cut it
         // off after its approvals were resolved) must not steer this one.
         const messages = [...this.interruptedTurnNote(conversation.id), request.message!];
         this.applyChange(conversation, { messages, pipelineState: conversation.pipeline_state === null ? undefined : null });
-        this.sql.markTurnRunning.run({ id: conversation.id, boot: this.bootId });
+        this.markTurnRunning(conversation.id);
         conversation = this.requireConversation(conversation.id);
       }
-      return { started, conversation: this.readConversation(conversation, true), unfinishedApprovals };
+      return { started, busy, conversation: this.readConversation(conversation, true), unfinishedApprovals };
     });
   }
 
@@ -232,7 +247,7 @@ export class SqliteConversationStorage implements ConversationStorage {
         if (status === 'waiting_approval') throw invalidArgument('status waiting_approval is set by CreateApproval, not AppendMessages');
       }
       const appended = this.applyChange(conversation, { messages: request.messages, status });
-      if (request.endsTurn) this.sql.clearTurnRunning.run(conversation.id);
+      if (request.endsTurn) this.endTurn(conversation.id);
       return appended;
     });
   }
@@ -248,7 +263,7 @@ export class SqliteConversationStorage implements ConversationStorage {
       const requested = this.insertApproval(conversation.id, { ...request, uuid }, at);
       this.applyChange(conversation, { messages: request.messages, status: 'waiting_approval', pendingApprovalUuid: uuid, requested: [requested] }, at);
       // A turn that stops for an approval is over; the approval's continuation is marked when it is approved.
-      this.sql.clearTurnRunning.run(conversation.id);
+      this.endTurn(conversation.id);
       return approvalFromRow(this.requireApproval(uuid));
     });
   }
@@ -285,7 +300,7 @@ export class SqliteConversationStorage implements ConversationStorage {
       });
       // Approved, the call runs and the turn goes on (so does a rejection in simple mode: the
       // model is told of the "no"): a crash from here on cuts a turn off too.
-      if (request.approved || request.continuesTurn) this.sql.markTurnRunning.run({ id: conversation.id, boot: this.bootId });
+      if (request.approved || request.continuesTurn) this.markTurnRunning(conversation.id);
       return { claimed: true, approval: approvalFromRow(claimed) };
     });
   }
@@ -364,7 +379,7 @@ export class SqliteConversationStorage implements ConversationStorage {
         at,
       );
       // The run ended (no state) or paused (waiting): its turn is over.
-      if (request.pipelineState === undefined || waiting.status === 'waiting_approval') this.sql.clearTurnRunning.run(conversation.id);
+      if (request.pipelineState === undefined || waiting.status === 'waiting_approval') this.endTurn(conversation.id);
       return conversation.pipeline_revision + 1;
     });
   }
@@ -398,7 +413,7 @@ export class SqliteConversationStorage implements ConversationStorage {
         // interrupted result must follow its call); that StartTurn adds the note after it.
         if (conversation.status === 'waiting_approval' || this.sql.selectUnfinishedApprovals.all(id).length > 0) continue;
         this.applyChange(conversation, { messages: this.interruptedTurnNote(id) });
-        this.sql.clearTurnRunning.run(id);
+        this.endTurn(id);
         noted += 1;
       }
       return noted;
@@ -407,6 +422,37 @@ export class SqliteConversationStorage implements ConversationStorage {
 
   async close(): Promise<void> {
     if (this.db.open) this.db.close();
+  }
+
+  /** Whether the conversation has a turn running now: marked by this boot, and not stale (store.proto, StartTurn). */
+  private turnRunning(row: ConversationRow): boolean {
+    if (row.running_turn_boot !== this.bootId || !row.running_turn_since) return false;
+    return Date.parse(row.running_turn_since) > this.now() - this.staleTurnAfterMs;
+  }
+
+  /**
+   * Marks a turn running from now, after the change that begins it. turn_started is recorded
+   * unless a turn was running already (an approved sibling branch's continuation); a mark it
+   * replaces (stale, or another boot's) is a turn that ended first.
+   */
+  private markTurnRunning(id: string): void {
+    const row = this.requireConversation(id);
+    const running = this.turnRunning(row);
+    if (row.running_turn_boot && !running) this.recordEvent(id, row.updated_at, { kind: 'turn_ended' });
+    this.sql.markTurnRunning.run({ id, boot: this.bootId, since: isoTimestamp(this.now()) });
+    if (!running) this.recordEvent(id, row.updated_at, { kind: 'turn_started' });
+  }
+
+  /** Clears the running mark, with its turn_ended event when there was one. */
+  private endTurn(id: string): void {
+    if (this.sql.clearTurnRunning.run(id).changes === 0) return;
+    // The event's time is the conversation's last change: a mark alone changes nothing a reader sees.
+    this.recordEvent(id, this.requireConversation(id).updated_at, { kind: 'turn_ended' });
+  }
+
+  /** The conversation of a row, with whether a turn runs on it now. */
+  private conversationOf(row: ConversationRow, messages: Message[], pending: readonly ApprovalRow[]): Conversation {
+    return { ...conversationFromRow(row, messages, pending), turnRunning: this.turnRunning(row) };
   }
 
   /** The note for a turn another boot left running, or none; the caller appends it and moves or clears the mark. */
@@ -565,7 +611,7 @@ export class SqliteConversationStorage implements ConversationStorage {
   private readConversation(row: ConversationRow, includeMessages: boolean): Conversation {
     const messages = includeMessages ? this.sql.selectMessages.all(row.id).map(messageFromRow) : [];
     const pending = row.status === 'waiting_approval' ? this.sql.selectPendingApprovals.all(row.id) : [];
-    return conversationFromRow(row, messages, pending);
+    return this.conversationOf(row, messages, pending);
   }
 
   /**
@@ -594,7 +640,7 @@ export class SqliteConversationStorage implements ConversationStorage {
     const messages = (after === undefined ? taken.reverse() : taken).map(messageFromRow);
     const pending = row.status === 'waiting_approval' ? this.sql.selectPendingApprovals.all(row.id) : [];
     return {
-      ...conversationFromRow(row, messages, pending),
+      ...this.conversationOf(row, messages, pending),
       hasMoreBefore: after === undefined ? moreOnWalk : true,
       hasMoreAfter: after === undefined ? Boolean(request.beforeMessageId) : moreOnWalk,
     };

@@ -31,6 +31,10 @@ export interface ConversationRow {
   a2a_context_id: string | null;
   /** The start of the first user message (schema 8); NULL until there is one. */
   first_user_text: string | null;
+  /** The running turn's mark (schema 9, store.proto StartTurn): the boot id of the store that set it. */
+  running_turn_boot?: string | null;
+  /** When the mark was set (schema 10); NULL for marks written before. */
+  running_turn_since?: string | null;
 }
 
 export interface MessageRow {
@@ -125,7 +129,7 @@ export function conversationFromRow(row: ConversationRow, messages: Message[], p
 }
 
 /** The kinds of stored events (store.proto, ConversationEvent); live-only kinds are never stored. */
-export type StoredEventKind = 'message_added' | 'approval_requested' | 'approval_resolved' | 'status_changed';
+export type StoredEventKind = 'message_added' | 'approval_requested' | 'approval_resolved' | 'status_changed' | 'turn_started' | 'turn_ended';
 
 export interface EventRow {
   /** Strictly increasing over all conversations (AUTOINCREMENT: never reused). */
@@ -141,7 +145,8 @@ export interface EventRow {
 export type EventChange =
   | { kind: 'message_added'; message: MessageRow }
   | { kind: 'approval_requested' | 'approval_resolved'; approval: ApprovalRow }
-  | { kind: 'status_changed'; status: ConversationStatusName };
+  | { kind: 'status_changed'; status: ConversationStatusName }
+  | { kind: 'turn_started' | 'turn_ended' };
 
 // Columns that hold JSON text in their own table; in a payload they are nested as JSON values.
 const MESSAGE_JSON_COLUMNS = ['tool_call', 'compaction'] as const;
@@ -178,6 +183,9 @@ export function eventPayload(change: EventChange): string {
       return payloadOfRow(change.approval, APPROVAL_JSON_COLUMNS);
     case 'status_changed':
       return JSON.stringify({ status: change.status });
+    case 'turn_started':
+    case 'turn_ended':
+      return '{}';
   }
 }
 
@@ -192,6 +200,10 @@ export function eventFromRow(row: EventRow): ConversationEvent {
       return { ...event, approvalResolved: approvalFromRow(rowOfPayload<ApprovalRow>(row.payload, row.conversation_id, APPROVAL_JSON_COLUMNS)) };
     case 'status_changed':
       return { ...event, statusChanged: conversationStatus.value((JSON.parse(row.payload) as { status: string }).status) };
+    case 'turn_started':
+      return { ...event, turnStarted: {} };
+    case 'turn_ended':
+      return { ...event, turnEnded: {} };
     default:
       throw new Error(`stored event kind "${String(row.kind)}" is not one this build knows`);
   }

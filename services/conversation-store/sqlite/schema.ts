@@ -148,6 +148,12 @@ const MIGRATIONS: readonly string[] = [
   `
   ALTER TABLE approvals ADD COLUMN reason TEXT;
   `,
+  // 11 (issue 13): when the running mark was set, so that a mark older than the stale limit
+  // (a turn whose orchestrator died) does not keep the conversation busy for ever. Marks
+  // written before it have none: they count as stale.
+  `
+  ALTER TABLE conversations ADD COLUMN running_turn_since TEXT;
+  `,
 ];
 
 export const SCHEMA_VERSION = MIGRATIONS.length;

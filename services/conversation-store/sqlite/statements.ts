@@ -105,9 +105,9 @@ export const SQL = {
 
   // The running-turn mark (store.proto, StartTurn), apart from updateConversation: it changes
   // nothing a reader of the conversation sees.
-  selectRunningTurn: `SELECT running_turn_boot FROM conversations WHERE id = ?`,
-  markTurnRunning: `UPDATE conversations SET running_turn_boot = @boot WHERE id = @id`,
-  clearTurnRunning: `UPDATE conversations SET running_turn_boot = NULL WHERE id = ? AND running_turn_boot IS NOT NULL`,
+  selectRunningTurn: `SELECT running_turn_boot, running_turn_since FROM conversations WHERE id = ?`,
+  markTurnRunning: `UPDATE conversations SET running_turn_boot = @boot, running_turn_since = @since WHERE id = @id`,
+  clearTurnRunning: `UPDATE conversations SET running_turn_boot = NULL, running_turn_since = NULL WHERE id = ? AND running_turn_boot IS NOT NULL`,
   // Through the partial index: only the conversations that have a mark are read.
   selectTurnsOfOtherBoots: `SELECT id FROM conversations WHERE running_turn_boot IS NOT NULL AND running_turn_boot <> ?`,
 } as const;
@@ -157,8 +157,8 @@ export interface Statements {
   selectEventsAfter: Statement<[{ after_id: number; limit: number }], EventRow>;
   selectConversationEventsAfter: Statement<[{ conversation_id: string; after_id: number; limit: number }], EventRow>;
   latestEventId: Statement<[], { id: number | null }>;
-  selectRunningTurn: Statement<[string], { running_turn_boot: string | null }>;
-  markTurnRunning: Statement<[{ id: string; boot: string }]>;
+  selectRunningTurn: Statement<[string], { running_turn_boot: string | null; running_turn_since: string | null }>;
+  markTurnRunning: Statement<[{ id: string; boot: string; since: string }]>;
   clearTurnRunning: Statement<[string]>;
   selectTurnsOfOtherBoots: Statement<[string], { id: string }>;
 }

@@ -53,6 +53,13 @@ function LiveNote({ live }: { live: LiveStatus }) {
   );
 }
 
+/** Why the message box is disabled, if it is: a decision is awaited, or a turn runs (one at a time per conversation, issue 13). */
+function composerNote(waiting: boolean, turnRunning: boolean): string | undefined {
+  if (waiting) return 'Waiting for your decision above: approve or reject before sending more.';
+  if (turnRunning) return 'The agent is working on this conversation; you can send your next message when it has finished.';
+  return undefined;
+}
+
 /** The open conversation: its messages, what is streaming in, the approvals it waits for, and the message box. */
 export function ChatView({ chat, loadError, live, sending, sendError, onSend, onDismissSendError, onDecided }: ChatViewProps) {
   const { conversation, streaming, toolsInFlight } = chat;
@@ -117,7 +124,7 @@ export function ChatView({ chat, loadError, live, sending, sendError, onSend, on
         <div ref={end} />
       </div>
       <ErrorNote text={sendError} onDismiss={onDismissSendError} />
-      <Composer onSend={onSend} busy={sending !== undefined} disabledReason={waiting ? 'Waiting for your decision above: approve or reject before sending more.' : undefined} />
+      <Composer onSend={onSend} busy={sending !== undefined} disabledReason={composerNote(waiting, conversation.turn_running === true || sending !== undefined)} />
     </div>
   );
 }

@@ -52,6 +52,14 @@ export function applyUpdate(state: ChatState, update: ConversationUpdate): ChatS
       return addMessage(state, conversation, update.message);
     case 'status_changed':
       return { ...state, conversation: { ...conversation, status: update.status } };
+    // Issue 13: while a turn runs the conversation refuses messages; the chat's input follows.
+    case 'turn_started':
+      return { ...state, conversation: { ...conversation, turn_running: true } };
+    case 'turn_ended': {
+      const { turn_running: _ended, ...rest } = conversation;
+      // Whatever was still streaming belonged to the turn (one that failed leaves no final message to replace it).
+      return { conversation: rest, streaming: [], toolsInFlight: [] };
+    }
     case 'approval_requested': {
       const pending = pendingOf(conversation).filter((approval) => approval.uuid !== update.approval.uuid);
       return { ...state, conversation: withApprovals(conversation, [...pending, update.approval]) };

@@ -1,0 +1,246 @@
+/**
+ * Issue 13 item 3: one active run per conversation, through the whole mesh. A message sent
+ * while a turn of its conversation runs is refused on every face (REST 409 with the
+ * conversation id, A2A -32004, tRPC CONFLICT, an MCP tool error); the turn that runs is never interleaved with
+ * another; and a turn that fails (a provider error, a turn past chat.turn_timeout) does not
+ * leave the conversation busy.
+ */
+import { afterAll, beforeAll, describe, expect, it, vi } from 'vitest';
+import { Client, StreamableHTTPClientTransport } from '@modelcontextprotocol/client';
+import { TRPCClientError } from '@trpc/client';
+import { startAgent, type AgentProcess } from '../support/agent-process.js';
+import { get, post } from '../support/http.js';
+import { startScriptedModel, type ModelRequest, type ScriptedModelServer, type ScriptedReply } from '../support/scripted-model.js';
+import { openSse } from '../support/sse-reader.js';
+import { trpcClient } from '../support/trpc-client.js';
+
+/** Long enough that a second request sent at the same moment reaches the store while the first turn runs. */
+const SLOW_MS = 400;
+/** "slow …" messages: long enough for a test to see the turn running and then send another message, on a busy machine. */
+const VERY_SLOW_MS = 3000;
+const TURN_TIMEOUT_MS = 6000;
+
+let model: ScriptedModelServer;
+let agent: AgentProcess;
+
+/**
+ * The model answers "answer to: <message>" after SLOW_MS (VERY_SLOW_MS for "slow …"); "fail …" gets a provider error
+ * (400, not retried) and "hang …" no answer at all (the turn runs past chat.turn_timeout).
+ */
+async function script(request: ModelRequest): Promise<ScriptedReply> {
+  const adder = /You are the adder-(\w+)\./.exec(request.system)?.[1];
+  if (adder) {
+    // Agent-tree branches: each adds a resource (gated), then answers; adder-a slowly.
+    if (request.toolResults.length === 0) return { toolCalls: [{ name: 'resources_add', args: { name: `${adder}-${request.lastUserText}`, value: 1 } }] };
+    if (adder === 'a') await new Promise((resolve) => setTimeout(resolve, VERY_SLOW_MS));
+    return { text: `ADDED ${adder}` };
+  }
+  if (/You are the summarizer\./.test(request.system)) return { text: 'SUMMARY' };
+  if (request.lastUserText.startsWith('fail')) return { httpStatus: 400, message: 'scripted provider failure' };
+  if (request.lastUserText.startsWith('hang')) return { hang: true };
+  if (request.lastUserText.startsWith('approve-me')) {
+    // A destructive call that stops for approval; once approved and run, a slow answer (the continuation).
+    if (request.toolResults.length === 0) return { toolCalls: [{ name: 'resources_add', args: { name: 'busy-1', value: 1 } }] };
+    await new Promise((resolve) => setTimeout(resolve, VERY_SLOW_MS));
+    return { text: 'added it' };
+  }
+  await new Promise((resolve) => setTimeout(resolve, request.lastUserText.startsWith('slow') ? VERY_SLOW_MS : SLOW_MS));
+  return { text: `answer to: ${request.lastUserText}` };
+}
+
+beforeAll(async () => {
+  model = await startScriptedModel(script);
+  agent = await startAgent({ geminiBaseUrl: model.geminiBaseUrl, config: { chat: { turn_timeout: `${TURN_TIMEOUT_MS}ms` } } });
+});
+
+afterAll(async () => {
+  await agent?.stop();
+  await model?.close();
+});
+
+async function newConversation(): Promise<string> {
+  const created = await post(`${agent.url}/conversations`, {});
+  expect(created.status).toBe(201);
+  return created.body.conversation.id;
+}
+
+const send = (id: string, message: string) => post(`${agent.url}/conversations/${id}/messages`, { message });
+const conversation = async (id: string) => (await get(`${agent.url}/conversations/${id}`)).body.conversation;
+const transcript = async (id: string): Promise<string[]> => (await conversation(id)).messages.filter((m: any) => m.role !== 'system').map((m: any) => `${m.role}: ${m.content}`);
+
+/** Sends a slow message without waiting for its answer (wrapped: an async function would wait for a promise it returns), once its turn runs. */
+async function slowTurn(id: string, message: string) {
+  const answer = send(id, message);
+  await vi.waitFor(async () => expect((await conversation(id)).turn_running).toBe(true), { timeout: 10_000, interval: 20 });
+  return { answer };
+}
+
+describe('issue 13: one active run per conversation', () => {
+  it('of two concurrent messages on an idle conversation exactly one runs, the other is 409 — 50 rounds, no interleaving', async () => {
+    const id = await newConversation();
+    const before = model.requests.length;
+    const expected: string[] = [];
+    for (let round = 1; round <= 50; round++) {
+      const [a, b] = await Promise.all([send(id, `round ${round} a`), send(id, `round ${round} b`)]);
+      const statuses = [a.status, b.status].sort();
+      expect(statuses, `round ${round}`).toEqual([200, 409]);
+      const [won, lost] = a.status === 200 ? [a, b] : [b, a];
+      expect(lost.body).toEqual({ error: expect.stringContaining(`conversation ${id} is busy`), conversation_id: id });
+      expect(lost.body.error).toContain(`GET /conversations/${id}/events`);
+      const message = a.status === 200 ? `round ${round} a` : `round ${round} b`;
+      expect(won.body.result).toMatchObject({ response: `answer to: ${message}`, waiting_approval: false });
+      expected.push(`user: ${message}`, `assistant: answer to: ${message}`);
+    }
+    // In order, each answer right after its own message: the refused messages were never stored nor sent to the model.
+    expect(await transcript(id)).toEqual(expected);
+    expect(model.requests.length - before).toBe(50);
+    expect((await conversation(id)).turn_running).toBeUndefined();
+  }, 60_000);
+
+  it('says on the events stream when a turn starts and ends', async () => {
+    const id = await newConversation();
+    const events = await openSse(`${agent.url}/conversations/${id}/events`);
+    try {
+      expect((await send(id, 'watch me')).status).toBe(200);
+      const kinds = () => events.events.map((event) => event.event);
+      await vi.waitFor(() => expect(kinds()).toContain('turn_ended'), { timeout: 10_000 });
+      const turn = kinds().filter((kind) => kind === 'turn_started' || kind === 'turn_ended' || kind === 'message_added');
+      expect(turn).toEqual(['message_added', 'turn_started', 'message_added', 'turn_ended']);
+    } finally {
+      events.close();
+    }
+  });
+
+  it('a turn that fails with a provider error does not leave the conversation busy', async () => {
+    const id = await newConversation();
+    const failed = await send(id, 'fail please');
+    expect(failed.status).toBe(200);
+    expect(failed.body.result.response).toContain('The model could not answer');
+    const next = await send(id, 'and now?');
+    expect(next.status).toBe(200);
+    expect(next.body.result.response).toBe('answer to: and now?');
+  });
+
+  // Past the deadline the turn's last write races the deadline it inherited: it usually lands (the
+  // model's timeout is the answer), and when it is refused the orchestrator clears the mark
+  // itself (turn-end.ts; the superseded pipeline run below takes that path every time).
+  it('a turn past chat.turn_timeout (504) does not leave the conversation busy', async () => {
+    const id = await newConversation();
+    const timedOut = await send(id, 'hang forever');
+    expect(timedOut.status).toBe(504);
+    // The orchestrator ends the turn as soon as its deadline passes; far sooner than the stale limit (turn_timeout + 60 s).
+    await vi.waitFor(async () => expect((await conversation(id)).turn_running).toBeUndefined(), { timeout: 5_000, interval: 50 });
+    const next = await send(id, 'still there?');
+    expect(next.status).toBe(200);
+    expect(next.body.result.response).toBe('answer to: still there?');
+  });
+
+  it('keeps the waiting answer while an approval is pending, and is busy while the approved call\'s continuation runs', async () => {
+    const id = await newConversation();
+    const stop = await send(id, 'approve-me please');
+    expect(stop.body.result.waiting_approval).toBe(true);
+    const uuid = stop.body.result.approval.uuid as string;
+    const waiting = await send(id, 'hello?');
+    expect(waiting.status).toBe(200);
+    expect(waiting.body.result).toMatchObject({ waiting_approval: true, approval: { uuid } });
+
+    const go = post(`${agent.url}/approvals/${uuid}`, { approved: true });
+    await vi.waitFor(async () => expect((await conversation(id)).turn_running).toBe(true), { timeout: 10_000, interval: 20 });
+    const refused = await send(id, 'me too');
+    expect(refused.status).toBe(409);
+    expect(refused.body.conversation_id).toBe(id);
+    expect((await go).status).toBe(200);
+    const roles = (await conversation(id)).messages.filter((m: any) => m.role !== 'system').map((m: any) => `${m.role}: ${m.tool_call ? m.tool_call.name : m.content}`);
+    expect(roles).toEqual(['user: approve-me please', 'assistant: resources_add', 'tool: resources_add', 'assistant: added it']);
+  });
+
+  it('answers a busy A2A message/send continuing the task with -32004, and tasks/get shows it working', async () => {
+    const id = await newConversation();
+    const running = await slowTurn(id, 'slow one');
+    const continued = await post(`${agent.url}/a2a`, { jsonrpc: '2.0', id: 1, method: 'message/send', params: { taskId: id, message: { role: 'user', parts: [{ type: 'text', text: 'me too' }] } } });
+    const task = await post(`${agent.url}/a2a`, { jsonrpc: '2.0', id: 2, method: 'tasks/get', params: { id } });
+    expect((await running.answer).status).toBe(200);
+    expect(continued.status).toBe(200);
+    expect(continued.body).toMatchObject({ jsonrpc: '2.0', id: 1, error: { code: -32004, message: expect.stringContaining(`task ${id} is busy`) } });
+    expect(task.body.result.status.state).toBe('working');
+    expect(await transcript(id)).toEqual(['user: slow one', 'assistant: answer to: slow one']);
+  });
+
+  it('answers a busy tRPC conversations.send with CONFLICT', async () => {
+    const id = await newConversation();
+    const running = await slowTurn(id, 'slow two');
+    const error = await trpcClient(agent.url)
+      .conversations.send.mutate({ conversationId: id, message: 'me too' })
+      .then(() => undefined, (failure: unknown) => failure);
+    expect((await running.answer).status).toBe(200);
+    expect(error).toBeInstanceOf(TRPCClientError);
+    expect((error as TRPCClientError<any>).data?.code).toBe('CONFLICT');
+    expect((error as TRPCClientError<any>).message).toContain(`conversation ${id} is busy`);
+    expect(await transcript(id)).toEqual(['user: slow two', 'assistant: answer to: slow two']);
+  });
+
+  it('answers a busy message on the MCP face with a tool error saying so', async () => {
+    const id = await newConversation();
+    const client = new Client({ name: 'one-run-e2e', version: '1.0.0' }, { capabilities: {}, versionNegotiation: { mode: 'auto' } });
+    await client.connect(new StreamableHTTPClientTransport(new URL(`${agent.url}/mcp`)));
+    try {
+      const running = await slowTurn(id, 'slow three');
+      const result = await client.callTool({ name: 'ask', arguments: { message: 'me too', conversation_id: id } });
+      expect((await running.answer).status).toBe(200);
+      expect(result.isError).toBe(true);
+      expect((result.content as { text?: string }[]).map((block) => block.text ?? '').join('\n')).toContain(`conversation ${id} is busy`);
+      expect(await transcript(id)).toEqual(['user: slow three', 'assistant: answer to: slow three']);
+    } finally {
+      await client.close();
+    }
+  });
+});
+
+describe('issue 13: a pipeline run superseded by a rejection frees its conversation', () => {
+  let tree: AgentProcess;
+
+  beforeAll(async () => {
+    const agentTree = {
+      name: 'pipeline',
+      type: 'sequential',
+      agents: [
+        {
+          name: 'fanout',
+          type: 'parallel',
+          approvals: 'required',
+          agents: [
+            { name: 'adder-a', type: 'llm', output_key: 'first', prompt: 'You are the adder-a.' },
+            { name: 'adder-b', type: 'llm', output_key: 'second', prompt: 'You are the adder-b.' },
+          ],
+        },
+        { name: 'summarizer', type: 'llm', prompt: 'You are the summarizer.' },
+      ],
+    };
+    tree = await startAgent({ geminiBaseUrl: model.geminiBaseUrl, config: { agent: agentTree, chat: { turn_timeout: `${TURN_TIMEOUT_MS}ms` } } });
+  });
+
+  afterAll(async () => {
+    await tree?.stop();
+  });
+
+  it('approve one branch, reject the other while the first resumes: the resumed run stops, and the next message runs', async () => {
+    const created = await post(`${tree.url}/conversations`, { message: 'run1' });
+    expect(created.status).toBe(201);
+    const id = created.body.conversation.id as string;
+    const [a, b] = (created.body.conversation.pending_approvals as { uuid: string; tool_args: { name: string } }[]).sort((x, y) => x.tool_args.name.localeCompare(y.tool_args.name));
+    expect([a!.tool_args.name, b!.tool_args.name]).toEqual(['a-run1', 'b-run1']);
+
+    const resumed = post(`${tree.url}/approvals/${a!.uuid}`, { approved: true });
+    await vi.waitFor(async () => expect((await get(`${tree.url}/conversations/${id}`)).body.conversation.turn_running).toBe(true), { timeout: 10_000, interval: 20 });
+    expect((await post(`${tree.url}/approvals/${b!.uuid}`, { approved: false })).status).toBe(200);
+    const stopped = await resumed;
+    expect(stopped.status).toBe(200);
+    expect(stopped.body.result.response).toContain('This run of the pipeline stopped');
+
+    // No write of the superseded run ended its turn; the orchestrator did, so the conversation takes the next message.
+    expect((await get(`${tree.url}/conversations/${id}`)).body.conversation.turn_running).toBeUndefined();
+    const next = await post(`${tree.url}/conversations/${id}/messages`, { message: 'run2' });
+    expect(next.status).toBe(200);
+    expect(next.body.result.waiting_approval).toBe(true);
+  });
+});
