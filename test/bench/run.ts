@@ -31,16 +31,17 @@ const GET_SAMPLES = 2000;
 const TURN_SAMPLES = 200;
 const APPEND_SAMPLES = 1000;
 
-async function buildConversationOf50(url: string): Promise<string> {
+async function buildConversationOf51(url: string): Promise<string> {
   const created = await post(`${url}/conversations`, {});
   const id = created.body.conversation.id as string;
-  // 1 system + 3 (user, call, cancelled result) + 11 × 4 (user, call, result, answer) + 2 (user, answer) = 50
+  // 1 system + 4 (user, call, rejected result, the model's answer to the "no") + 11 × 4 (user,
+  // call, result, answer) + 2 (user, answer) = 51 (50 before a rejection continued the run, issue 13)
   const stop = await post(`${url}/conversations/${id}/messages`, { message: 'add resource bench-seed with value 1' });
   await post(`${url}/approvals/${stop.body.result.approval.uuid}`, { approved: false });
   for (let i = 0; i < 11; i++) await post(`${url}/conversations/${id}/messages`, { message: 'list resources' });
   const last = await post(`${url}/conversations/${id}/messages`, { message: 'hello' });
   const count = last.body.conversation.messages.length;
-  if (count !== 50) throw new Error(`expected a conversation of 50 messages, built ${count}`);
+  if (count !== 51) throw new Error(`expected a conversation of 51 messages, built ${count}`);
   return id;
 }
 
@@ -49,7 +50,7 @@ async function meshBenchmarks(): Promise<Record<string, Summary>> {
   // Default log level (info): one request line per HTTP request, as in production.
   const agent = await startAgent({ geminiBaseUrl: model.geminiBaseUrl });
   try {
-    const id = await buildConversationOf50(agent.url);
+    const id = await buildConversationOf51(agent.url);
     const fetchOne = async () => {
       const response = await leanGet(`${agent.url}/conversations/${id}`);
       if (response.status !== 200) throw new Error(`GET answered ${response.status}`);
@@ -78,7 +79,7 @@ async function meshBenchmarks(): Promise<Record<string, Summary>> {
       if (i >= 20) stopAndGo.push(stopMs + goMs);
     }
     return {
-      'GET /conversations/:id (50 messages)': summarize(getSamples),
+      'GET /conversations/:id (51 messages)': summarize(getSamples),
       'read turn (list: 2 model calls, 1 tool call)': summarize(readTurns),
       'stop → approve → go (2 requests, 2 model calls, 1 tool call)': summarize(stopAndGo),
     };
