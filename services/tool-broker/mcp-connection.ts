@@ -97,7 +97,8 @@ function toolError(text: string): CallToolResult {
 /** How long a stdio server gets to exit after its stdin closed, and then after SIGTERM. */
 const CHILD_EXIT_MS = 1000;
 
-function isAlive(pid: number): boolean {
+/** Whether a process with this pid exists (signal 0 checks without signalling). */
+export function isAlive(pid: number): boolean {
   try {
     process.kill(pid, 0);
     return true;

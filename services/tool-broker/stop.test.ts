@@ -7,19 +7,11 @@ import { afterAll, describe, expect, it } from 'vitest';
 import { configSchema } from '../common/config/schema.js';
 import { createLogger } from '../common/log.js';
 import { ToolComposite } from './composite.js';
+import { isAlive } from './mcp-connection.js';
 
 const STUBBORN = fileURLToPath(new URL('../../test/fixtures/stubborn-mcp-server.mjs', import.meta.url));
 const dir = mkdtempSync(join(tmpdir(), 'tool-broker-stop-'));
 afterAll(() => rmSync(dir, { recursive: true, force: true }));
-
-function isAlive(pid: number): boolean {
-  try {
-    process.kill(pid, 0);
-    return true;
-  } catch {
-    return false;
-  }
-}
 
 describe('issue 12: the tool broker stops its MCP children', () => {
   it('kills a stdio server that ignores its closed stdin and SIGTERM, within a few seconds', async () => {
