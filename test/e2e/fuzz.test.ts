@@ -274,6 +274,17 @@ function buildCorpus(rng: Rng, t: Targets): FuzzCase[] {
   const id = () => (rng.chance(0.5) ? rng.pick(t.conversations) : rng.pick(BAD_IDS));
   const uuid = () => (rng.chance(0.4) ? rng.pick(t.approvals) : rng.chance(0.5) ? crypto.randomUUID() : rng.pick(BAD_IDS));
   const wrongType = () => rng.pick<unknown>([rng.pick(values), 42, -0, true, null, [], {}, ['a'], { text: 'hi' }, 1e308, '']);
+  // A JSON-RPC request with every part possibly missing or of the wrong type (the A2A and MCP faces).
+  const jsonRpcRequest = (methods: readonly string[], params: () => unknown): Record<string, unknown> => {
+    const request: Record<string, unknown> = {};
+    const version = rng.pick(JSONRPC_VERSIONS);
+    if (version !== undefined) request.jsonrpc = version;
+    const rpcId = rng.pick(JSONRPC_IDS);
+    if (rpcId !== undefined) request.id = rpcId;
+    if (rng.chance(0.9)) request.method = rng.chance(0.8) ? rng.pick(methods) : wrongType();
+    if (rng.chance(0.8)) request.params = rng.chance(0.6) ? params() : wrongType();
+    return request;
+  };
   const auth = (): Record<string, string> => (rng.chance(0.15) ? { authorization: `Bearer ${TEST_BEARER}` } : {});
   const fixed: FuzzCase[] = [];
   const random: FuzzCase[] = [];
@@ -390,13 +401,7 @@ function buildCorpus(rng: Rng, t: Targets): FuzzCase[] {
     // A2A.
     [3, () => ({ face: 'a2a', kind: 'malformed-json', method: 'POST', path: '/a2a', headers: JSON_HEADERS, body: rng.pick(MALFORMED_JSON) })],
     [10, () => {
-      const request: Record<string, unknown> = {};
-      const version = rng.pick(JSONRPC_VERSIONS);
-      if (version !== undefined) request.jsonrpc = version;
-      const rpcId = rng.pick(JSONRPC_IDS);
-      if (rpcId !== undefined) request.id = rpcId;
-      if (rng.chance(0.9)) request.method = rng.chance(0.8) ? rng.pick(A2A_METHODS) : wrongType();
-      if (rng.chance(0.8)) request.params = rng.chance(0.6) ? a2aParams(rng, t, wrongType, strings) : wrongType();
+      const request = jsonRpcRequest(A2A_METHODS, () => a2aParams(rng, t, wrongType, strings));
       const headers: Record<string, string> = { ...JSON_HEADERS, ...auth() };
       if (rng.chance(0.3)) headers['a2a-version'] = rng.pick(A2A_VERSION_HEADERS);
       return { face: 'a2a', kind: 'json-rpc', method: 'POST', path: '/a2a', headers, body: json(request) };
@@ -410,13 +415,7 @@ function buildCorpus(rng: Rng, t: Targets): FuzzCase[] {
     // MCP.
     [3, () => ({ face: 'mcp', kind: 'malformed-json', method: 'POST', path: '/mcp', headers: MCP_HEADERS, body: rng.pick(MALFORMED_JSON) })],
     [10, () => {
-      const request: Record<string, unknown> = {};
-      const version = rng.pick(JSONRPC_VERSIONS);
-      if (version !== undefined) request.jsonrpc = version;
-      const rpcId = rng.pick(JSONRPC_IDS);
-      if (rpcId !== undefined) request.id = rpcId;
-      if (rng.chance(0.9)) request.method = rng.chance(0.8) ? rng.pick(MCP_METHODS) : wrongType();
-      if (rng.chance(0.8)) request.params = rng.chance(0.6) ? mcpParams(rng, wrongType, strings) : wrongType();
+      const request = jsonRpcRequest(MCP_METHODS, () => mcpParams(rng, wrongType, strings));
       const headers: Record<string, string> = rng.chance(0.8) ? { ...MCP_HEADERS } : { 'content-type': 'application/json', accept: rng.pick(['application/json', 'text/event-stream', '*/*', 'text/html']) };
       if (rng.chance(0.4)) headers['mcp-protocol-version'] = rng.pick(['2025-03-26', '2025-06-18', '2025-11-25', '2026-07-28', '1999-01-01', '', 'garbage', '%zz']);
       if (rng.chance(0.2)) headers['mcp-session-id'] = rng.pick([crypto.randomUUID(), '', '%zz', '../../', 'x'.repeat(3000), '\u00e9t\u00e9']);
