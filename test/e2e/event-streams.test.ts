@@ -52,6 +52,10 @@ describe('conversation.events over tRPC', () => {
 
       expect((await post(`${agent.url}/conversations/${id}/messages`, { message: 'list resources' })).status).toBe(200);
       await vi.waitFor(() => expect(hasFinalAnswer(dropping, /^Done\. resources_list/)).toBe(true), { timeout: 10_000 });
+      // The turn's last event (turn_ended) follows its final answer; both watchers must have it
+      // before the cut, or it would count as missed while away.
+      await vi.waitFor(() => expect(storedOf(dropping).some((entry) => entry.endsWith(':turn_ended'))).toBe(true), { timeout: 10_000 });
+      await vi.waitFor(() => expect(storedOf(dropping)).toEqual(storedOf(steady)), { timeout: 10_000 });
       const beforeDrop = storedOf(dropping).length;
       expect(beforeDrop).toBeGreaterThan(0);
 
