@@ -3,6 +3,7 @@ import type { ToolDefinition } from '../../../gen/ts/asg/llm/v1/llm.js';
 import { ApprovalStatus, type ApprovalRejection, type NewApproval, type NewMessage, type PendingApproval } from '../../../gen/ts/asg/store/v1/store.js';
 import type { Tool } from '../../../gen/ts/asg/tools/v1/tools.js';
 import { callHash } from '../../common/call-hash.js';
+import { describeNodePath } from '../../common/config/tree.js';
 import { a2aTool, a2aToolsOf, A2A_SERVER, proxyDescription } from '../domain/a2a-tools.js';
 import { assistantCall, assistantText, CANCELLED_BY_USER, gatedCall, NOT_RETRIED, rejectedResult, toolResult, userMessage } from '../domain/messages.js';
 import { DEFERRED_REASON, describeCall, planToolCalls } from '../domain/plan.js';
@@ -738,7 +739,7 @@ function approvalDecided(m: Step, event: Extract<RunEvent, { kind: 'approvalDeci
 function resumeProblem(root: AgentNode | undefined, pause: PendingCall | undefined, uuid: string): string | undefined {
   if (!root) return `approval ${uuid} cannot resume its pipeline: the configuration has no agent tree any more. Nothing was run; restore the configuration, or reject the approval to cancel the pipeline.`;
   if (!pause) return `approval ${uuid} is not one its conversation's pipeline waits for`;
-  const where = ['agent', ...pause.path.flatMap((index) => ['agents', String(index)])].join('.');
+  const where = describeNodePath(['agent', ...pause.path.flatMap((index) => ['agents', index])]);
   if (!nodeAt(root, pause.path) || pause.fingerprint === '' || treeFingerprint(root, pause.path) !== pause.fingerprint) {
     return `approval ${uuid} cannot resume its pipeline: the agent tree changed since it paused at ${where}, so that path no longer leads to the same node. Nothing was run; restore the configuration, or reject the approval to cancel the pipeline.`;
   }
