@@ -41,6 +41,7 @@ const cases = [
     conversation: 'b82d93cb-c5c7-4354-accd-8dddd991d7e7',
     approval: '071f2a54-e1a1-43a8-9e08-74dfa2ac3655',
     resource: 'upgrade-tree',
+    pipeline: { paused_node_path: [0], paused_node_output_key: '', session_state: {} },
   },
   {
     name: 'before issue 13, simple mode',
