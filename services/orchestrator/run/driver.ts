@@ -2,7 +2,7 @@ import { ChatRole, type ToolDefinition } from '../../../gen/ts/asg/llm/v1/llm.js
 import { MessageRole, type Compaction, type Conversation, type Message, type NewMessage, type PendingApproval, type TokenUsage } from '../../../gen/ts/asg/store/v1/store.js';
 import { callHash } from '../../common/call-hash.js';
 import type { OrchestratorConfig } from '../../common/config/slices.js';
-import { currentContext } from '../../common/context.js';
+import { currentContext, withContextPatch } from '../../common/context.js';
 import { aborted, failedPrecondition, GrpcStatus, internal, isCode, RpcError } from '../../common/grpc/errors.js';
 import type { Logger } from '../../common/log.js';
 import { redactSecrets } from '../../common/secrets.js';
@@ -161,10 +161,10 @@ export class RunDriver {
         return undefined;
       }
       case 'append':
-        await this.clients.store.appendMessages({ conversationId: activation.conversationId, messages: effect.messages, status: 0, returnConversation: false });
+        await outsideDeadline(() => this.clients.store.appendMessages({ conversationId: activation.conversationId, messages: effect.messages, status: 0, returnConversation: false }));
         return undefined;
       case 'write':
-        return this.write(effect, activation);
+        return outsideDeadline(() => this.write(effect, activation));
       case 'log':
       case 'refuse':
       case 'done':
@@ -313,6 +313,16 @@ export function nodeStepsOf(conversation: Conversation, node: string, nodeMessag
   }
   const own = conversation.messages.filter((message) => message.node === node);
   return own.slice(Math.max(0, own.length - nodeMessages - 1));
+}
+
+/**
+ * The run's record is written whatever the caller's patience, outside the request's deadline
+ * (bounded by the store client's own timeout), as endTurn does: a run stopped by its deadline
+ * (timerFired) records what it did and its note only once the deadline has passed, and a
+ * call that ends at the deadline leads to a write after it.
+ */
+function outsideDeadline<T>(write: () => Promise<T>): Promise<T> {
+  return withContextPatch({ deadline: undefined }, write);
 }
 
 function required(conversation: Conversation | undefined): Conversation {

@@ -1,88 +1,23 @@
 /**
- * The tool loop's model call is a stream (GenerateStream) and a turn publishes live events
- * (issue 7 item 2): text deltas, tool calls starting and finishing. The clients are fakes, so
- * what is published and what the loop makes of the stream can be checked exactly.
+ * The model call is a stream (GenerateStream) while someone watches, and a turn publishes live
+ * events (issue 7 item 2): text deltas, tool calls starting and finishing. AgentIo's part is
+ * checked against AgentIo; what the tool loop used to do (answer with the whole text and its
+ * usage, run tool calls between the texts, the node's deadline, a failed model call's
+ * category) is checked through the run driver, over a fake mesh, in simple mode and in a
+ * small agent tree.
  */
 import { describe, expect, it } from 'vitest';
-import type { GenerateRequest, GenerateResponse, GenerateStreamResponse } from '../../gen/ts/asg/llm/v1/llm.js';
-import { MessageRole, type ConversationEvent, type PublishEventRequest } from '../../gen/ts/asg/store/v1/store.js';
-import type { Tool } from '../../gen/ts/asg/tools/v1/tools.js';
-import { configSchema } from '../common/config/schema.js';
-import type { CallOpts } from '../common/grpc/client.js';
-import { GrpcStatus, RpcError } from '../common/grpc/errors.js';
-import { createLogger } from '../common/log.js';
-import type { OrchestratorClients } from './clients.js';
+import type { GenerateRequest } from '../../../gen/ts/asg/llm/v1/llm.js';
+import { MessageRole, type ConversationEvent } from '../../../gen/ts/asg/store/v1/store.js';
+import { GrpcStatus, RpcError } from '../../common/grpc/errors.js';
+import { CONVERSATION, delta, FakeMesh, finish, simpleEnv, startTurn, testLog, toolCall, treeEnv, type ModelTurn } from '../../../test/support/orchestrator-mesh.js';
+import { HEADROOM_MS } from '../clients.js';
+import { AgentIo } from './io.js';
 import { MAX_IN_FLIGHT, PUBLISH_TIMEOUT_MS } from './live-events.js';
-import { ToolLoop, type ToolLoopSpec } from './tool-loop.js';
+import type { RunAnswer } from './types.js';
 
-const CONVERSATION = '6f1c2b3a-0000-4000-8000-000000000001';
-const config = configSchema.parse({ data_dir: '/tmp/asg-unused' });
-
-const listTool: Tool = { name: 'resources_list', description: 'Lists resources', inputSchema: { type: 'object', properties: {} }, destructive: false, server: 'resources' };
-
-type Script = (request: GenerateRequest, opts: CallOpts | undefined) => AsyncIterable<GenerateStreamResponse>;
-
-/** A fake mesh: the model answers each call with the next script; the store records what is published. */
-function fakeClients(
-  scripts: Script[],
-  publishEvent: (request: PublishEventRequest, opts?: CallOpts) => Promise<object> = async () => ({}),
-  unary: GenerateResponse[] = [],
-) {
-  const published: { event: ConversationEvent; opts?: CallOpts }[] = [];
-  const calls: { request: GenerateRequest; opts?: CallOpts }[] = [];
-  const toolCalls: string[] = [];
-  const clients = {
-    llm: {
-      generate: async () => {
-        const reply = unary.shift();
-        if (!reply) throw new Error('the tool loop streams its model calls while someone watches');
-        return reply;
-      },
-      generateStream: (request: GenerateRequest, opts?: CallOpts) => {
-        calls.push({ request, opts });
-        const script = scripts.shift();
-        if (!script) throw new Error('no scripted answer left');
-        return script(request, opts);
-      },
-    },
-    store: {
-      publishEvent: (request: PublishEventRequest, opts?: CallOpts) => {
-        published.push({ event: request.event!, opts });
-        return publishEvent(request, opts);
-      },
-    },
-    tools: {
-      callTool: async (request: { name: string; arguments: Record<string, unknown> }) => {
-        toolCalls.push(request.name);
-        return { text: '["alpha"]', isError: false };
-      },
-    },
-  } as unknown as OrchestratorClients;
-  return { clients, published, calls, toolCalls };
-}
-
-function streamOf(...events: GenerateStreamResponse[]): Script {
-  return async function* () {
-    for (const event of events) yield event;
-  };
-}
-
-const delta = (textDelta: string): GenerateStreamResponse => ({ textDelta });
-const finish = (finishReason = 'stop', inputTokens = 3, outputTokens = 4): GenerateStreamResponse => ({ finish: { finishReason, usage: { inputTokens, outputTokens } } });
-
-function spec(change: Partial<ToolLoopSpec> = {}): ToolLoopSpec {
-  return {
-    conversationId: CONVERSATION,
-    model: 'gemini-2.5-flash',
-    systemPrompt: 'You manage resources.',
-    history: [{ role: MessageRole.MESSAGE_ROLE_USER, content: 'list resources' }],
-    catalogue: new Map([[listTool.name, listTool]]),
-    gateDestructive: true,
-    canExitLoop: false,
-    live: true,
-    ...change,
-  };
-}
+const request: GenerateRequest = { model: 'gemini-2.5-flash', systemPrompt: 'You manage resources.', messages: [], tools: [] };
+const watched = { conversationId: CONVERSATION, watched: true };
 
 function describeEvent(event: ConversationEvent): string {
   if (event.textDelta) return `text_delta ${JSON.stringify(event.textDelta.text)}${event.textDelta.node ? ` @${event.textDelta.node}` : ''}`;
@@ -91,47 +26,136 @@ function describeEvent(event: ConversationEvent): string {
   return JSON.stringify(event);
 }
 
-const log = createLogger('tool-loop-test');
+function responseOf(answer: RunAnswer): string {
+  if (answer.kind !== 'answered') throw new Error(`expected an answer, got ${JSON.stringify(answer)}`);
+  return answer.response;
+}
 
-describe('a turn nobody watches', () => {
-  it('calls the model once with the unary Generate and publishes nothing live', async () => {
-    const reply: GenerateResponse = { text: 'Nobody is watching.', toolCalls: [], finishReason: 'stop', usage: { inputTokens: 3, outputTokens: 4 } } as GenerateResponse;
-    const { clients, published, calls } = fakeClients([], async () => ({}), [reply]);
-    const outcome = await new ToolLoop(config, clients, log).run(spec({ live: false }));
-    expect(outcome).toMatchObject({ kind: 'answer', text: 'Nobody is watching.' });
-    expect(calls).toEqual([]);
-    expect(published).toEqual([]);
+/** A stream that fails with `code`, after `before`. */
+function failing(code: GrpcStatus, before: ReturnType<typeof delta>[] = []): ModelTurn {
+  return async function* () {
+    yield* before;
+    throw new RpcError(code, 'model gemini-2.5-flash is unavailable (HTTP 503)', '/asg.llm.v1.LlmGatewayService/GenerateStream');
+  };
+}
+
+describe('AgentIo: the model call', () => {
+  it('uses the unary Generate and publishes nothing while nobody watches', async () => {
+    const mesh = new FakeMesh({ model: [[delta('Nobody is watching.'), finish()]] });
+    const reply = await new AgentIo(mesh.clients, testLog).generate({ conversationId: CONVERSATION, watched: false }, request, {});
+    expect(reply).toMatchObject({ text: 'Nobody is watching.', usage: { inputTokens: 3, outputTokens: 4 } });
+    expect(mesh.modelCalls.map((call) => call.streamed)).toEqual([false]);
+    expect(mesh.published).toEqual([]);
   });
-});
 
-describe('the streamed model call', () => {
-  it('publishes the text as it streams, a word at a time and redacted, and answers with the whole text and usage', async () => {
-    const { clients, published } = fakeClients([streamOf(delta('Hello '), delta('wor'), delta('ld. Key sk-abcdefghijklmnop'), delta('qrstuv done'), finish())]);
-    const outcome = await new ToolLoop(config, clients, log).run(spec({ node: 'writer' }));
+  it('publishes the text as it streams, a word at a time and redacted, and answers with the whole reply', async () => {
+    const metadata = JSON.stringify({ google: { thoughtSignature: 'sig-1' } });
+    const mesh = new FakeMesh({
+      model: [[delta('Hello '), delta('wor'), delta('ld. Key sk-abcdefghijklmnop'), delta('qrstuv done'), toolCall('c1', 'resources_list', {}, metadata), finish('tool-calls')]],
+    });
+    const reply = await new AgentIo(mesh.clients, testLog).generate({ ...watched, node: 'writer' }, request, { timeoutMs: 1234 });
 
-    expect(published.map(({ event }) => describeEvent(event))).toEqual([
+    expect(mesh.published.map(({ event }) => describeEvent(event))).toEqual([
       'text_delta "Hello " @writer',
       'text_delta "world. Key " @writer',
       'text_delta "[redacted] " @writer',
       'text_delta "done" @writer',
     ]);
-    expect(published.every(({ event, opts }) => event.id === 0 && event.conversationId === CONVERSATION && event.at instanceof Date && opts?.timeoutMs === PUBLISH_TIMEOUT_MS)).toBe(true);
-    // What watchers saw, joined, is the answer that is stored.
-    expect(outcome).toMatchObject({ kind: 'answer', text: 'Hello world. Key [redacted] done' });
-    expect(published.map(({ event }) => event.textDelta!.text).join('')).toBe(outcome.kind === 'answer' ? outcome.text : '');
-    expect(outcome.messages.at(-1)).toMatchObject({ role: MessageRole.MESSAGE_ROLE_ASSISTANT, content: 'Hello world. Key [redacted] done', usage: { inputTokens: 3, outputTokens: 4 }, node: 'writer' });
+    expect(mesh.published.every(({ event, opts }) => event.id === 0 && event.conversationId === CONVERSATION && event.at instanceof Date && opts?.timeoutMs === PUBLISH_TIMEOUT_MS)).toBe(true);
+    // Generate's reply for the same answer; the driver redacts the text it stores.
+    expect(reply).toEqual({
+      text: 'Hello world. Key sk-abcdefghijklmnopqrstuv done',
+      toolCalls: [{ id: 'c1', name: 'resources_list', argumentsJson: '{}', providerMetadataJson: metadata }],
+      finishReason: 'tool-calls',
+      usage: { inputTokens: 3, outputTokens: 4 },
+    });
+    expect(mesh.modelCalls).toEqual([{ request, opts: { timeoutMs: 1234 }, streamed: true }]);
   });
 
-  it('assembles tool calls with their provider metadata, and publishes each call starting and finishing between the texts', async () => {
-    const metadata = JSON.stringify({ google: { thoughtSignature: 'sig-1' } });
-    const { clients, published, calls, toolCalls } = fakeClients([
-      streamOf(delta('Let me look. '), { toolCall: { id: 'c1', name: 'resources_list', argumentsJson: '{}', providerMetadataJson: metadata } }, finish('tool-calls', 10, 2)),
-      streamOf(delta('There is alpha.'), finish('stop', 20, 3)),
-    ]);
-    const outcome = await new ToolLoop(config, clients, log).run(spec());
+  it("fails with the stream's own error, before or after its first event, and with INTERNAL when it is cut off", async () => {
+    const cases: [ModelTurn, GrpcStatus, string][] = [
+      [failing(GrpcStatus.UNAVAILABLE), GrpcStatus.UNAVAILABLE, 'model gemini-2.5-flash is unavailable (HTTP 503)'],
+      [failing(GrpcStatus.DEADLINE_EXCEEDED, [delta('Half an ans')]), GrpcStatus.DEADLINE_EXCEEDED, 'model gemini-2.5-flash is unavailable (HTTP 503)'],
+      [[delta('Half')], GrpcStatus.INTERNAL, 'the answer of model gemini-2.5-flash ended without its finish event'],
+    ];
+    for (const [turn, code, message] of cases) {
+      const mesh = new FakeMesh({ model: [turn] });
+      await expect(new AgentIo(mesh.clients, testLog).generate(watched, request, {})).rejects.toMatchObject({ code, message });
+    }
+  });
+});
 
-    expect(toolCalls).toEqual(['resources_list']);
-    expect(published.map(({ event }) => describeEvent(event))).toEqual([
+describe('AgentIo: tool calls', () => {
+  it('publishes a call starting and finishing around it, and nothing while nobody watches', async () => {
+    const mesh = new FakeMesh();
+    const io = new AgentIo(mesh.clients, testLog);
+    const call = { id: 'c1', name: 'resources_list' };
+    const run = () => io.callTool('resources_list', { all: true });
+    expect(await io.withCallEvents(CONVERSATION, call, { all: true }, run)).toEqual({ text: '["alpha"]', isError: false });
+    expect(mesh.published.map(({ event }) => describeEvent(event))).toEqual(['tool_call_started c1 resources_list {"all":true}', 'tool_call_finished c1 ["alpha"] false']);
+    await io.withCallEvents(CONVERSATION, call, {}, run, false);
+    expect(mesh.published).toHaveLength(2);
+  });
+
+  it("sends the approval or the reason to run unapproved, and reports the broker's failure as the call's error", async () => {
+    const mesh = new FakeMesh({
+      callTool: async (request) => {
+        if (request.name === 'resources_delete') throw new RpcError(GrpcStatus.FAILED_PRECONDITION, 'resources_delete needs an approval', '/asg.tools.v1.ToolBrokerService/CallTool');
+        return { text: 'ok', isError: false };
+      },
+    });
+    const io = new AgentIo(mesh.clients, testLog);
+    expect(await io.callTool('resources_list', {}, 'approval-1', 'auto')).toEqual({ text: 'ok', isError: false });
+    expect(await io.callTool('resources_delete', { id: 'alpha' })).toEqual({ text: 'resources_delete failed: resources_delete needs an approval', isError: true });
+    expect(mesh.toolCalls.map(({ name, arguments: args, approvalUuid, unapprovedReason }) => [name, args, approvalUuid, unapprovedReason])).toEqual([
+      ['resources_list', {}, 'approval-1', 'auto'],
+      ['resources_delete', { id: 'alpha' }, '', ''],
+    ]);
+  });
+});
+
+describe('a run through the driver: the model/tool loop', () => {
+  it('calls the model with the unary Generate and publishes nothing live while nobody watches', async () => {
+    const mesh = new FakeMesh({ model: [[delta('Nobody is watching.'), finish()]] });
+    const { answer } = await startTurn(mesh, simpleEnv());
+    expect(responseOf(answer)).toBe('Nobody is watching.');
+    expect(mesh.modelCalls.map((call) => call.streamed)).toEqual([false]);
+    expect(mesh.published).toEqual([]);
+  });
+
+  it('answers with the whole text, redacted, and stores it with its usage; watchers saw the same text (simple mode)', async () => {
+    const mesh = new FakeMesh({ watched: true, model: [[delta('Hello '), delta('wor'), delta('ld. Key sk-abcdefghijklmnop'), delta('qrstuv done'), finish()]] });
+    const { answer } = await startTurn(mesh, simpleEnv());
+
+    expect(responseOf(answer)).toBe('Hello world. Key [redacted] done');
+    expect(mesh.published.map(({ event }) => event.textDelta!.text).join('')).toBe(responseOf(answer));
+    expect(mesh.writes.at(-1)!.messages).toEqual([{ role: MessageRole.MESSAGE_ROLE_ASSISTANT, content: 'Hello world. Key [redacted] done', usage: { inputTokens: 3, outputTokens: 4 } }]);
+    expect(mesh.conversation.messages.at(-1)).toMatchObject({ content: 'Hello world. Key [redacted] done', usage: { inputTokens: 3, outputTokens: 4 } });
+  });
+
+  it("tags a tree node's streamed text and stored answer with the node", async () => {
+    const mesh = new FakeMesh({ watched: true, model: [[delta('Hello '), delta('world.'), finish()]] });
+    const { answer } = await startTurn(mesh, treeEnv({ name: 'writer', type: 'llm', prompt: 'Write.' }));
+
+    expect(responseOf(answer)).toBe('Hello world.');
+    expect(mesh.published.map(({ event }) => describeEvent(event))).toEqual(['text_delta "Hello " @writer', 'text_delta "world." @writer']);
+    expect(mesh.conversation.messages.at(-1)).toMatchObject({ role: MessageRole.MESSAGE_ROLE_ASSISTANT, content: 'Hello world.', usage: { inputTokens: 3, outputTokens: 4 }, node: 'writer' });
+  });
+
+  it('runs tool calls with their provider metadata, and publishes each call starting and finishing between the texts', async () => {
+    const metadata = JSON.stringify({ google: { thoughtSignature: 'sig-1' } });
+    const mesh = new FakeMesh({
+      watched: true,
+      model: [
+        [delta('Let me look. '), toolCall('c1', 'resources_list', {}, metadata), finish('tool-calls', 10, 2)],
+        [delta('There is alpha.'), finish('stop', 20, 3)],
+      ],
+    });
+    const { answer } = await startTurn(mesh, simpleEnv());
+
+    expect(responseOf(answer)).toBe('There is alpha.');
+    expect(mesh.toolCalls.map((call) => call.name)).toEqual(['resources_list']);
+    expect(mesh.published.map(({ event }) => describeEvent(event))).toEqual([
       'text_delta "Let me look. "',
       'tool_call_started c1 resources_list {}',
       'tool_call_finished c1 ["alpha"] false',
@@ -139,15 +163,14 @@ describe('the streamed model call', () => {
       'text_delta "There is "',
       'text_delta "alpha."',
     ]);
-    if (outcome.kind !== 'answer') throw new Error('expected an answer');
-    expect(outcome.messages.map((message) => [message.role, message.content, message.toolCall?.providerMetadataJson, message.usage?.inputTokens])).toEqual([
+    expect(mesh.writes.at(-1)!.messages.map((message) => [message.role, message.content, message.toolCall?.providerMetadataJson, message.usage?.inputTokens])).toEqual([
       [MessageRole.MESSAGE_ROLE_ASSISTANT, 'Let me look. ', undefined, 10],
       [MessageRole.MESSAGE_ROLE_ASSISTANT, 'Calling resources_list with {}', metadata, undefined],
       [MessageRole.MESSAGE_ROLE_TOOL, '["alpha"]', undefined, undefined],
       [MessageRole.MESSAGE_ROLE_ASSISTANT, 'There is alpha.', undefined, 20],
     ]);
     // The second call gets the call back with its provider metadata, as with Generate.
-    expect(calls[1]!.request.messages.find((message) => message.toolCalls.length > 0)?.toolCalls[0]).toEqual({
+    expect(mesh.modelCalls[1]!.request.messages.find((message) => message.toolCalls.length > 0)?.toolCalls[0]).toEqual({
       id: 'c1',
       name: 'resources_list',
       argumentsJson: '{}',
@@ -155,37 +178,48 @@ describe('the streamed model call', () => {
     });
   });
 
-  it("sends the node's timeout with the request and as the stream's deadline, with headroom", async () => {
-    const { clients, calls } = fakeClients([streamOf(delta('ok'), finish())]);
-    await new ToolLoop(config, clients, log).run(spec({ timeoutMs: 1500 }));
-    expect(calls[0]!.request.timeoutMs).toBe(1500);
-    expect(calls[0]!.opts).toEqual({ timeoutMs: 6500 });
+  it("sends a tree node's timeout with the request and as the call's deadline, with headroom, streamed or not", async () => {
+    for (const watchedNow of [true, false]) {
+      const mesh = new FakeMesh({ watched: watchedNow, model: [[delta('ok'), finish()]] });
+      await startTurn(mesh, treeEnv({ name: 'root', type: 'sequential', agents: [{ name: 'quick', type: 'llm', timeout: 1500 }] }));
+      expect(mesh.modelCalls.map(({ request: sent, opts, streamed }) => [sent.timeoutMs, opts, streamed])).toEqual([[1500, { timeoutMs: 1500 + HEADROOM_MS }, watchedNow]]);
+    }
   });
 
-  it('reports a stream that fails, before or after its first event, in the category of its code', async () => {
-    const failing = (code: GrpcStatus, after: GenerateStreamResponse[]): Script =>
-      async function* () {
-        for (const event of after) yield event;
-        throw new RpcError(code, 'model gemini-2.5-flash is unavailable (HTTP 503)', '/asg.llm.v1.LlmGatewayService/GenerateStream');
-      };
-    const cases: [Script, string][] = [
-      [failing(GrpcStatus.UNAVAILABLE, []), 'The model could not answer (transient error): model gemini-2.5-flash is unavailable (HTTP 503)'],
-      [failing(GrpcStatus.DEADLINE_EXCEEDED, [delta('Half an ans')]), 'The model could not answer (transient error): '],
-      [failing(GrpcStatus.INVALID_ARGUMENT, []), 'The model could not answer (invalid request error): '],
-      [failing(GrpcStatus.FAILED_PRECONDITION, []), 'The model could not answer (provider error): '],
+  it('leaves the deadline to llm.timeout when the node has none (simple mode)', async () => {
+    const mesh = new FakeMesh({ watched: true, model: [[delta('ok'), finish()]] });
+    await startTurn(mesh, simpleEnv());
+    expect(mesh.modelCalls.map(({ request: sent, opts }) => [sent.timeoutMs, opts])).toEqual([[undefined, {}]]);
+  });
+
+  it('answers a model call that fails, before or after its first event, in the category of its code', async () => {
+    const cases: [ModelTurn, boolean, string][] = [
+      [failing(GrpcStatus.UNAVAILABLE), true, 'The model could not answer (transient error): model gemini-2.5-flash is unavailable (HTTP 503)'],
+      [failing(GrpcStatus.DEADLINE_EXCEEDED, [delta('Half an ans')]), true, 'The model could not answer (transient error): '],
+      [failing(GrpcStatus.INVALID_ARGUMENT), false, 'The model could not answer (invalid request error): '],
+      [failing(GrpcStatus.FAILED_PRECONDITION), true, 'The model could not answer (provider error): '],
+      [failing(GrpcStatus.PERMISSION_DENIED), false, 'The model could not answer (provider error): '],
       // Cut off without its finish event: not an answer.
-      [streamOf(delta('Half')), 'The model could not answer (internal error): the answer of model gemini-2.5-flash ended without its finish event'],
+      [[delta('Half')], true, 'The model could not answer (internal error): the answer of model gemini-2.5-flash ended without its finish event'],
     ];
-    for (const [script, text] of cases) {
-      const { clients } = fakeClients([script]);
-      const outcome = await new ToolLoop(config, clients, log).run(spec());
-      expect(outcome.kind === 'answer' && outcome.text.startsWith(text), `${outcome.kind === 'answer' ? outcome.text : outcome.kind} starts with ${text}`).toBe(true);
+    for (const [turn, watchedNow, text] of cases) {
+      const mesh = new FakeMesh({ watched: watchedNow, model: [turn] });
+      const response = responseOf((await startTurn(mesh, simpleEnv())).answer);
+      expect(response.startsWith(text), `${response} starts with ${text}`).toBe(true);
+      expect(mesh.conversation.messages.at(-1)).toMatchObject({ role: MessageRole.MESSAGE_ROLE_ASSISTANT, content: response });
     }
+  });
+
+  it("answers a tree node's failed model call in its category, as the node's output", async () => {
+    const mesh = new FakeMesh({ watched: true, model: [failing(GrpcStatus.RESOURCE_EXHAUSTED)] });
+    const { answer } = await startTurn(mesh, treeEnv({ name: 'root', type: 'sequential', agents: [{ name: 'quick', type: 'llm', timeout: 1500 }] }));
+    expect(responseOf(answer)).toBe('The model could not answer (transient error): model gemini-2.5-flash is unavailable (HTTP 503)');
+    expect(mesh.conversation.messages.at(-1)).toMatchObject({ content: responseOf(answer), node: 'quick' });
   });
 });
 
 describe('publishing live events', () => {
-  it('never waits for the store: a publish that hangs, fails or throws costs the turn nothing', async () => {
+  it('never waits for the store: a publish that hangs, fails or throws costs the run nothing', async () => {
     const behaviours: (() => Promise<object>)[] = [
       () => new Promise<object>(() => undefined),
       async () => {
@@ -195,23 +229,21 @@ describe('publishing live events', () => {
         throw new Error('a client that throws at once');
       },
     ];
-    for (const behaviour of behaviours) {
-      const { clients, toolCalls } = fakeClients(
-        [streamOf({ toolCall: { id: 'c1', name: 'resources_list', argumentsJson: '{}' } }, finish('tool-calls')), streamOf(delta('There is alpha.'), finish())],
-        behaviour,
-      );
-      // A publish that never settles would hang the turn here if the loop awaited it.
-      const outcome = await new ToolLoop(config, clients, log).run(spec());
-      expect(outcome).toMatchObject({ kind: 'answer', text: 'There is alpha.' });
-      expect(toolCalls).toEqual(['resources_list']);
+    for (const publishEvent of behaviours) {
+      const mesh = new FakeMesh({ watched: true, publishEvent, model: [[toolCall('c1', 'resources_list'), finish('tool-calls')], [delta('There is alpha.'), finish()]] });
+      // A publish that never settles would hang the run here if the driver or AgentIo awaited it.
+      const { answer } = await startTurn(mesh, simpleEnv());
+      expect(responseOf(answer)).toBe('There is alpha.');
+      expect(mesh.toolCalls.map((call) => call.name)).toEqual(['resources_list']);
+      expect(mesh.published.length).toBeGreaterThan(0);
     }
   });
 
   it(`keeps at most ${MAX_IN_FLIGHT} publishes on their way, dropping the rest while the store does not answer`, async () => {
     const words = Array.from({ length: MAX_IN_FLIGHT + 50 }, (_, index) => delta(`w${index} `));
-    const { clients, published } = fakeClients([streamOf(...words, finish())], () => new Promise<object>(() => undefined));
-    const outcome = await new ToolLoop(config, clients, log).run(spec());
-    expect(published).toHaveLength(MAX_IN_FLIGHT);
-    expect(outcome).toMatchObject({ kind: 'answer' });
+    const mesh = new FakeMesh({ model: [[...words, finish()]], publishEvent: () => new Promise<object>(() => undefined) });
+    const reply = await new AgentIo(mesh.clients, testLog).generate(watched, request, {});
+    expect(mesh.published).toHaveLength(MAX_IN_FLIGHT);
+    expect(reply.text.split(' ')).toHaveLength(MAX_IN_FLIGHT + 51);
   });
 });

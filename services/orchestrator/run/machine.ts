@@ -683,6 +683,11 @@ function end(m: Step, answer: RunAnswer): void {
  */
 function applyStop(m: Step, text: string): void {
   m.fx = m.fx.filter((effect) => !STARTS_WORK.has(effect.kind));
+  // A run that would end or pause only now, on what came back after the stop, ends with the note instead.
+  if (m.s.write && m.s.write.purpose !== 'settle' && m.s.write.attempts === 0 && m.fx.some((effect) => effect.kind === 'write')) {
+    m.fx = m.fx.filter((effect) => effect.kind !== 'write');
+    m.s.write = undefined;
+  }
   const waitingFor = m.s.inFlight + m.fx.filter((effect) => ASKS.has(effect.kind)).length;
   if (m.s.write || waitingFor > 0) return;
   if (m.s.decision && !m.s.decision.claimed) return end(m, { kind: 'answered', response: text });
