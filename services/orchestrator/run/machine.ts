@@ -43,10 +43,10 @@ const EXIT_LOOP_DEFINITION: ToolDefinition = {
 const UNAPPROVED_REASON = (node: string | undefined) => `approvals: auto inside a parallel or loop node (node "${node ?? '?'}")`;
 
 /** The answer of a run stopped by a cancel or by its deadline. */
-export const STOPPED_BY_DEADLINE = 'The turn ran past its deadline (chat.turn_timeout) and was stopped; what it did so far is recorded, and nothing is waiting for approval.';
+export const STOPPED_BY_DEADLINE = 'The turn ran past its deadline (chat.turn_timeout) and was stopped: steps it had not recorded yet were dropped, and none of its calls waits for approval.';
 
 export function stoppedText(reason: string): string {
-  return `The run was cancelled (${reason}); what it did so far is recorded, and nothing is waiting for approval.`;
+  return `The run was cancelled (${reason}): steps it had not recorded yet were dropped, and none of its calls waits for approval.`;
 }
 
 /** A fresh run for a user message, in a conversation whose run is at `revision`. */
