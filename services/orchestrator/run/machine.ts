@@ -415,7 +415,10 @@ function endStep(m: Step, path: Path, frame: LlmFrame): void {
   frame.history.push(...step.recorded);
   if (step.unapproved && m.s.mode === 'tree') {
     // Unlike a safe step, a destructive call's effect must not be lost if the process dies before the node ends.
-    m.fx.push({ kind: 'append', messages: frame.steps.splice(0) });
+    const appended = frame.steps.splice(0);
+    // Still the node's steps in this run: a later pause of the node (a peer's approval) resumes with them.
+    frame.earlier += appended.length;
+    m.fx.push({ kind: 'append', messages: appended });
   }
   if (step.exitLoop) return nodeDone(m, path, frame, step.text, frame.steps, true);
   if (frame.calls >= m.env.maxModelCalls) {
@@ -683,8 +686,8 @@ function end(m: Step, answer: RunAnswer): void {
  */
 function applyStop(m: Step, text: string): void {
   m.fx = m.fx.filter((effect) => !STARTS_WORK.has(effect.kind));
-  // A run that would end or pause only now, on what came back after the stop, ends with the note instead.
-  if (m.s.write && m.s.write.purpose !== 'settle' && m.s.write.attempts === 0 && m.fx.some((effect) => effect.kind === 'write')) {
+  if (m.s.write?.purpose === 'pause' && m.fx.some((effect) => effect.kind === 'write')) {
+    // A pause reached after the stop (not one in flight before it): its calls are never asked.
     m.fx = m.fx.filter((effect) => effect.kind !== 'write');
     m.s.write = undefined;
   }

@@ -89,16 +89,26 @@ export function encodeRun(run: StoredRun): Pick<Run, 'state' | 'schemaVersion'> 
 export function decodeRun(record: Pick<Run, 'state' | 'schemaVersion'>, pendingUuid = ''): StoredRun {
   const json = parseJson(record.state);
   switch (record.schemaVersion) {
-    case 0:
-      return fromLegacy(legacySchema.parse(json), pendingUuid);
+    case 0: {
+      const parsed = legacySchema.safeParse(json);
+      if (!parsed.success) throw new UnreadableRun(`the stored run does not match schema version 0 (the pipeline state of releases before issue 13): ${firstProblem(parsed.error)}`);
+      return fromLegacy(parsed.data, pendingUuid);
+    }
     case 1: {
       const parsed = storedRunSchema.safeParse(json);
-      if (!parsed.success) throw new UnreadableRun(`the stored run does not match schema version 1: ${parsed.error.issues[0]?.message ?? 'invalid'}`);
+      if (!parsed.success) throw new UnreadableRun(`the stored run does not match schema version 1: ${firstProblem(parsed.error)}`);
       return parsed.data;
     }
     default:
       throw new UnreadableRun(`the stored run has schema version ${record.schemaVersion}, which this release (version ${RUN_SCHEMA_VERSION}) cannot read; it was written by a newer release`);
   }
+}
+
+/** The first thing wrong with a stored run, with where it is ("pending.0.path: …"). */
+function firstProblem(error: z.ZodError): string {
+  const issue = error.issues[0];
+  if (!issue) return 'invalid';
+  return issue.path.length > 0 ? `${issue.path.join('.')}: ${issue.message}` : issue.message;
 }
 
 function parseJson(bytes: Uint8Array): unknown {

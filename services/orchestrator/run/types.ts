@@ -88,7 +88,7 @@ export interface LlmFrame {
   history: HistoryEntry[];
   /** Steps of this activation not yet written. */
   steps: NewMessage[];
-  /** The node's steps in this run before this activation (a resumed node's earlier steps). */
+  /** The node's steps in this run written apart from `steps`: before this activation (a resumed node's earlier steps), or appended early in it (unapproved steps). */
   earlier: number;
   /** Model calls in this activation of the node. */
   calls: number;
