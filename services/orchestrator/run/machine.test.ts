@@ -967,7 +967,7 @@ describe('a decision refused for a changed tree leaves nothing to do (FR-026)', 
       {
         kind: 'refuse',
         code: 'failedPrecondition',
-        message: `approval ${approval.uuid} cannot resume its pipeline: the agent tree changed since it paused at agent.agents.1, so that path no longer leads to the same node. Nothing was run; restore the configuration, or reject the approval to cancel the pipeline.`,
+        message: `approval ${approval.uuid} cannot resume its pipeline: the agent tree changed since it paused at agent.agents[1], so that path no longer leads to the same node. Nothing was run; restore the configuration, or reject the approval to cancel the pipeline.`,
       },
     ]);
     expect(refused.state.status).toBe('ended');
