@@ -148,6 +148,7 @@ const schemas = {
       alsoReject: z.array(z.object({ uuid: approvalUuid, messages })),
       reason: z.string().max(MAX_REASON_LENGTH, `at most ${MAX_REASON_LENGTH} characters`).optional(),
       continuesTurn: z.boolean().optional(),
+      expectedRunRevision: z.number().int().min(0).optional(),
     })
     .refine((request) => !request.approved || request.alsoReject.length === 0, {
       message: 'only a rejection rejects other approvals with it',

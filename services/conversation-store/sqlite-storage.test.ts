@@ -919,6 +919,22 @@ describe('pipelines waiting at several approvals (issue 4 item 6)', () => {
     expect((await read(id)).messages[0]!.toolCall).toEqual(rejectedCall);
   });
 
+  it('claims only while the run is at expected_run_revision; otherwise ABORTED and nothing is written (issue 13)', async () => {
+    const { id } = await newConversation();
+    await update(id, 0, { approvals: [newApproval(A, 'call-a'), newApproval(B, 'call-b')], run: pausedAt(A, B) });
+    const stale = storage.claimApproval({ uuid: A, approved: false, messages: [tool('A rejected')], clearRun: true, alsoReject: [{ uuid: B, messages: [tool('B rejected with A')] }], expectedRunRevision: 0 });
+    await expect(stale).rejects.toMatchObject({ code: GrpcStatus.ABORTED, message: expect.stringContaining('is at revision 1, not 0') });
+    const unchanged = await read(id);
+    expect(unchanged.pendingApprovals.map((approval) => approval.uuid)).toEqual([A, B]);
+    expect(unchanged.run).toBeDefined();
+    expect(unchanged.messages).toEqual([]);
+    const won = await storage.claimApproval({ uuid: A, approved: false, messages: [tool('A rejected')], clearRun: true, alsoReject: [{ uuid: B, messages: [tool('B rejected with A')] }], expectedRunRevision: 1 });
+    expect(won.claimed).toBe(true);
+    const after = await read(id);
+    expect(after.pendingApprovals).toEqual([]);
+    expect(after.run).toBeUndefined();
+  });
+
   it('leaves the reason of an approval decided without one unset', async () => {
     const { id } = await newConversation();
     await update(id, 0, { approvals: [newApproval(A, 'call-a')], run: pausedAt(A) });

@@ -286,6 +286,12 @@ export class SqliteConversationStorage implements ConversationStorage {
         }
       }
       const conversation = this.requireConversation(claimed.conversation_id);
+      if (request.expectedRunRevision !== undefined && conversation.run_revision !== request.expectedRunRevision) {
+        // Thrown inside the transaction: the claim above is rolled back with it.
+        throw aborted(
+          `the run of conversation ${conversation.id} is at revision ${conversation.run_revision}, not ${request.expectedRunRevision}: another request changed it; read it again and decide again`,
+        );
+      }
       this.applyChange(conversation, {
         messages,
         ...waitingState(conversation.status, this.sql.selectPendingApprovals.all(conversation.id)),

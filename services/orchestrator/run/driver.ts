@@ -16,7 +16,7 @@ import { tokenCounterFor, toolDefinitionTokens } from '../domain/tokens.js';
 import { catalogueWith, type ToolCatalogue } from '../tool-catalogue.js';
 import { errorText, type AgentIo } from './io.js';
 import { next } from './machine.js';
-import { decodeRun, encodeRun } from './state.js';
+import { decodeRun, encodeRun, type StoredRun } from './state.js';
 import type { Effect, MachineEnv, RunAnswer, RunEvent, RunState, ToolOutcome } from './types.js';
 
 /** Room kept for the model's answer when the budget is the context window. */
@@ -133,15 +133,23 @@ export class RunDriver {
         return { kind: 'approvalsLoaded', approvals: required(conversation).pendingApprovals };
       }
       case 'claim': {
-        const claim = await this.clients.store.claimApproval({
-          uuid: effect.uuid,
-          approved: effect.approved,
-          reason: effect.reason,
-          messages: effect.messages,
-          clearRun: effect.clearRun,
-          alsoReject: effect.alsoReject,
-          continuesTurn: effect.continuesTurn,
-        });
+        let claim;
+        try {
+          claim = await this.clients.store.claimApproval({
+            uuid: effect.uuid,
+            approved: effect.approved,
+            reason: effect.reason,
+            messages: effect.messages,
+            clearRun: effect.clearRun,
+            alsoReject: effect.alsoReject,
+            continuesTurn: effect.continuesTurn,
+            expectedRunRevision: effect.expectedRunRevision,
+          });
+        } catch (error) {
+          if (effect.expectedRunRevision === undefined || !isCode(error, GrpcStatus.ABORTED)) throw error;
+          const { latest, revision } = await this.storedRun(activation);
+          return { kind: 'claimConflict', latest, revision };
+        }
         activation.conversation = required(claim.conversation);
         activation.watched = activation.conversation.watched;
         activation.approval = claim.approval ?? activation.approval;
@@ -202,10 +210,15 @@ export class RunDriver {
       return { kind: 'written', revision };
     } catch (error) {
       if (!isCode(error, GrpcStatus.ABORTED)) throw error;
-      const { conversation } = await this.clients.store.getConversation({ id: activation.conversationId, includeMessages: false });
-      const latest = required(conversation);
-      return { kind: 'writeConflict', latest: latest.run && decodeRun(latest.run, latest.pendingApproval?.uuid), revision: latest.runRevision };
+      return { kind: 'writeConflict', ...(await this.storedRun(activation)) };
     }
+  }
+
+  /** The conversation's run as stored now, after a compare-and-set lost a race. */
+  private async storedRun(activation: Activation): Promise<{ latest: StoredRun | undefined; revision: number }> {
+    const { conversation } = await this.clients.store.getConversation({ id: activation.conversationId, includeMessages: false });
+    const latest = required(conversation);
+    return { latest: latest.run && decodeRun(latest.run, latest.pendingApproval?.uuid), revision: latest.runRevision };
   }
 
   /**

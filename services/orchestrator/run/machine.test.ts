@@ -1050,6 +1050,33 @@ describe('reject (FR-011, FR-026; TS-007, TS-020)', () => {
     ]);
   });
 
+  it('a cancelling claim names the run it read; refused because a sibling paused again, it decides once more on the newer run', () => {
+    const { env, run, alpha, beta } = parallelPaused();
+    const decided = step(storedRun(run, 5), ev.decide(alpha, false, 'stop it'), env);
+    const loaded = step(decided.state, { kind: 'approvalsLoaded', approvals: [alpha, beta] }, env);
+    expect(only(loaded.effects, 'claim')).toMatchObject({ clearRun: true, expectedRunRevision: 5 });
+    // Meanwhile beta was approved and its branch paused again for a new approval (gamma).
+    const gamma = { ...beta, uuid: '0b5e3c1a-7d2f-4e8a-9c61-2f4b8d7e1a93', toolCallId: 'b2' };
+    const newer = { ...run, pending: [...run.pending.filter((pause) => pause.approvalUuid !== beta.uuid), { ...run.pending.find((pause) => pause.approvalUuid === beta.uuid)!, approvalUuid: gamma.uuid }] };
+    const conflicted = step(loaded.state, { kind: 'claimConflict', latest: newer, revision: 7 }, env);
+    expect(work(conflicted.effects)).toEqual([{ kind: 'loadApprovals' }]);
+    const again = step(conflicted.state, { kind: 'approvalsLoaded', approvals: [alpha, gamma] }, env);
+    const claim = only(again.effects, 'claim');
+    expect(claim).toMatchObject({ uuid: alpha.uuid, clearRun: true, expectedRunRevision: 7 });
+    expect(claim.alsoReject.map((other) => other.uuid)).toEqual([gamma.uuid]);
+  });
+
+  it(`a cancelling claim refused ${MAX_WRITE_ATTEMPTS} times in a row gives up with ABORTED`, () => {
+    const { env, run, alpha, beta } = parallelPaused();
+    let state = step(step(storedRun(run, 5), ev.decide(alpha, false), env).state, { kind: 'approvalsLoaded', approvals: [alpha, beta] }, env).state;
+    let effects: ReturnType<typeof step>['effects'] = [];
+    for (let attempt = 1; attempt <= MAX_WRITE_ATTEMPTS; attempt++) {
+      ({ state, effects } = step(state, { kind: 'claimConflict', latest: run, revision: 5 + attempt }, env));
+      if (attempt < MAX_WRITE_ATTEMPTS) ({ state, effects } = step(state, { kind: 'approvalsLoaded', approvals: [alpha, beta] }, env));
+    }
+    expect(effects).toEqual([{ kind: 'refuse', code: 'aborted', message: expect.stringContaining('kept changing under this decision') }]);
+  });
+
   it('approvalsLoaded without a decision is ignored', () => {
     const state = treeAtModel(sequentialTree);
     expect(step(state, { kind: 'approvalsLoaded', approvals: [] }, treeEnv(sequentialTree)).effects).toEqual([]);

@@ -72,7 +72,7 @@ export function next(state: RunState, event: RunEvent, env: MachineEnv): { state
 /** Effects whose outcome comes back as an event. */
 const ASKS = new Set<Effect['kind']>(['loadTools', 'loadHistory', 'callModel', 'callTool', 'loadApprovals', 'claim', 'runApproved', 'write']);
 /** Events that answer one of ASKS. */
-const ANSWERS = new Set<RunEvent['kind']>(['toolsLoaded', 'toolsFailed', 'historyLoaded', 'modelAnswered', 'modelFailed', 'toolFinished', 'approvalsLoaded', 'claimed', 'approvedCallFinished', 'written', 'writeConflict']);
+const ANSWERS = new Set<RunEvent['kind']>(['toolsLoaded', 'toolsFailed', 'historyLoaded', 'modelAnswered', 'modelFailed', 'toolFinished', 'approvalsLoaded', 'claimed', 'claimConflict', 'approvedCallFinished', 'written', 'writeConflict']);
 /** Effects that begin new work, which a stopped run does not start (a won claim's call still runs: it was decided). */
 const STARTS_WORK = new Set<Effect['kind']>(['loadTools', 'loadHistory', 'callModel', 'callTool', 'loadApprovals', 'claim']);
 
@@ -136,6 +136,8 @@ function handle(m: Step, event: RunEvent): void {
       return claim(m);
     case 'claimed':
       return claimed(m, event.won);
+    case 'claimConflict':
+      return claimConflict(m, event.latest, event.revision);
     case 'approvedCallFinished':
       return approvedCallFinished(m, event.outcome);
     case 'written':
@@ -714,33 +716,59 @@ function approvalDecided(m: Step, event: Extract<RunEvent, { kind: 'approvalDeci
   m.s.activation = event.activation;
   const approval = event.approval;
   const pause = m.s.base?.pending.find((candidate) => candidate.approvalUuid === event.uuid);
-  m.s.decision = { uuid: event.uuid, approved: event.approved, ...(event.reason !== undefined && { reason: event.reason }), approval, ...(pause && { pause }), nodes: {}, others: [], claimed: false };
+  m.s.decision = { uuid: event.uuid, approved: event.approved, ...(event.reason !== undefined && { reason: event.reason }), approval, ...(pause && { pause }), nodes: {}, others: [], claimed: false, conflicts: 0 };
   if (approval.status !== ApprovalStatus.APPROVAL_STATUS_PENDING) {
     // Decided already: the claim loses and says how; nothing else is checked or prepared.
     m.fx.push({ kind: 'claim', uuid: event.uuid, approved: event.approved, ...(event.reason !== undefined && { reason: event.reason }), messages: [], clearRun: false, alsoReject: [], continuesTurn: false });
     return;
   }
+  prepareClaim(m);
+}
+
+/** Checks the decision against the stored run and prepares its claim (tree rejections load the other waiting approvals first). */
+function prepareClaim(m: Step): void {
+  const decision = m.s.decision!;
   if (m.s.mode === 'tree') {
     const root = m.env.root;
-    if (event.approved) {
-      const refusal = resumeProblem(root, pause, event.uuid);
+    if (decision.approved) {
+      const refusal = resumeProblem(root, decision.pause, decision.uuid);
       if (refusal) {
         m.s.status = 'ended';
         m.fx.push({ kind: 'refuse', code: 'failedPrecondition', message: refusal });
         return;
       }
     }
+    decision.nodes = {};
     for (const waiting of m.s.base?.pending ?? []) {
       const name = root && nodeAt(root, waiting.path)?.name;
-      if (name !== undefined) m.s.decision.nodes[waiting.approvalUuid] = name;
+      if (name !== undefined) decision.nodes[waiting.approvalUuid] = name;
     }
     // A rejection cancels the tree's run, and with it its other waiting calls: they are needed to record that.
-    if (!event.approved && (m.s.base?.pending.length ?? 0) > 1) {
+    if (!decision.approved && (m.s.base?.pending.length ?? 0) > 1) {
       m.fx.push({ kind: 'loadApprovals' });
       return;
     }
   }
   claim(m);
+}
+
+/** The run changed between reading it and claiming a rejection that cancels it: decide again on what is stored now. */
+function claimConflict(m: Step, latest: StoredRun | undefined, revision: number): void {
+  const decision = m.s.decision;
+  if (!decision || decision.claimed) return;
+  decision.conflicts += 1;
+  if (decision.conflicts >= MAX_WRITE_ATTEMPTS) {
+    m.s.status = 'ended';
+    m.fx.push({ kind: 'refuse', code: 'aborted', message: `the run of this conversation kept changing under this decision (${MAX_WRITE_ATTEMPTS} claims refused); try again` });
+    return;
+  }
+  m.s.base = latest;
+  m.s.revision = revision;
+  decision.others = [];
+  const pause = latest?.pending.find((candidate) => candidate.approvalUuid === decision.uuid);
+  if (pause) decision.pause = pause;
+  else delete decision.pause;
+  prepareClaim(m);
 }
 
 /** Why an approved call of an agent tree cannot resume where it paused; undefined when it can. */
@@ -769,7 +797,18 @@ function claim(m: Step): void {
   // a rejection in an agent tree cancels its run (README, "rejecting any of them").
   const continues = m.s.mode === 'simple';
   const alsoReject = continues ? [] : decision.others.map((other) => cancelledWith(approval, other, decision.nodes[other.uuid], reason));
-  m.fx.push({ kind: 'claim', uuid: decision.uuid, approved: false, ...(reason !== undefined && { reason }), messages: [rejected], clearRun: !continues, alsoReject, continuesTurn: continues });
+  // Cancelling a tree's run names the run it read: an approval created since then must not be left pending without it.
+  m.fx.push({
+    kind: 'claim',
+    uuid: decision.uuid,
+    approved: false,
+    ...(reason !== undefined && { reason }),
+    messages: [rejected],
+    clearRun: !continues,
+    alsoReject,
+    continuesTurn: continues,
+    ...(!continues && { expectedRunRevision: m.s.revision }),
+  });
 }
 
 /** A waiting call cancelled with a rejected one, recorded as rejected with a result that names the rejection and its reason. */

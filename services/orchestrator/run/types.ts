@@ -148,6 +148,8 @@ export interface Decision {
   others: PendingApproval[];
   /** The claim of this decision won: from here on the decision stands, whatever happens. */
   claimed: boolean;
+  /** Claims refused because the run changed under them (claimConflict). */
+  conflicts: number;
 }
 
 export interface RunState {
@@ -201,6 +203,8 @@ export type RunEvent =
   | { kind: 'approvalsLoaded'; approvals: PendingApproval[] }
   /** The claim of the decision: won, or another decision was first. */
   | { kind: 'claimed'; won: boolean }
+  /** A claim that named the run's revision was refused: the run changed (here is what is stored now); nothing was written. */
+  | { kind: 'claimConflict'; latest: StoredRun | undefined; revision: number }
   /** The approved call ran (exactly once, recorded by the driver with its result). */
   | { kind: 'approvedCallFinished'; uuid: string; outcome: ToolOutcome }
   /** The run's write was stored at this revision. */
@@ -231,7 +235,8 @@ export type Effect =
   | { kind: 'callModel'; path: Path; node?: string; model: string; timeoutMs?: number; systemPrompt: string; history: HistoryEntry[]; tools: ToolDefinition[] }
   | { kind: 'callTool'; path: Path; node?: string; call: ToolCallPart; args: Record<string, unknown>; unapprovedReason: string }
   | { kind: 'loadApprovals' }
-  | { kind: 'claim'; uuid: string; approved: boolean; reason?: string; messages: NewMessage[]; clearRun: boolean; alsoReject: ApprovalRejection[]; continuesTurn: boolean }
+  /** The atomic claim of a decision; with expectedRunRevision, only while the run is unchanged (a rejection that cancels it). */
+  | { kind: 'claim'; uuid: string; approved: boolean; reason?: string; messages: NewMessage[]; clearRun: boolean; alsoReject: ApprovalRejection[]; continuesTurn: boolean; expectedRunRevision?: number }
   /** Runs the claimed approval's stored call, at most once. */
   | { kind: 'runApproved'; uuid: string; node?: string }
   /** Tells the peer that holds a proxied call that it was rejected here. */
