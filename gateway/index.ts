@@ -37,7 +37,7 @@ export async function startGateway(options: GatewayOptions): Promise<RunningServ
   const a2a = a2aRouter({ backend: taskBackend(agent, backends.orchestrator), identity: { name: config.name, description: config.description }, log });
   const mcp = mcpRouter({ agent, config, log });
   const feed = createEventFeed(backends.store);
-  const events = eventStreamRouter({ feed, getConversation: (id) => agent.getConversation(id) }, log);
+  const events = eventStreamRouter({ feed, getConversation: (id) => agent.getConversation(id), viewConversation: (id) => agent.viewConversation(id) }, log);
   const trpc = trpcRouter({ agent, feed }, log);
   // The web chat at `/`, when it was built (npm run build); the API works without it.
   const webDist = findWebDist();

@@ -72,7 +72,7 @@ describe('planContinuation', () => {
     messageCount: 0,
     usage: undefined,
     pendingApprovals: [],
-    pipelineRevision: 0, watched: false,
+    runRevision: 0, watched: false,
   };
 
   it('takes a message to a waiting task as an answer', () => {

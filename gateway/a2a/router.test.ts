@@ -103,7 +103,7 @@ class FakeMesh implements TaskBackend {
       messageCount: 0,
       usage: undefined,
       pendingApprovals: [],
-      pipelineRevision: 0, watched: false,
+      runRevision: 0, watched: false,
       a2aOrigin: origin,
     };
     this.conversations.set(conversation.id, conversation);
@@ -123,7 +123,7 @@ class FakeMesh implements TaskBackend {
       messageCount: 0,
       usage: undefined,
       pendingApprovals: [],
-      pipelineRevision: 0, watched: false,
+      runRevision: 0, watched: false,
     };
     this.conversations.set(conversation.id, conversation);
     this.turn(conversation, text);

@@ -41,7 +41,7 @@ const active: Conversation = {
   messageCount: 6,
   usage: undefined,
   pendingApprovals: [],
-  pipelineRevision: 0, watched: false,
+  runRevision: 0, watched: false,
 };
 
 const first = approval('u1', ['agent-b']);

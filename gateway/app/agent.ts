@@ -4,12 +4,13 @@ import {
   type ConversationSummary,
   type PendingApproval,
 } from '../../gen/ts/asg/store/v1/store.js';
-import type { TurnResult } from '../../gen/ts/asg/orchestrator/v1/orchestrator.js';
+import type { PipelineView, TurnResult } from '../../gen/ts/asg/orchestrator/v1/orchestrator.js';
 import type { Tool } from '../../gen/ts/asg/tools/v1/tools.js';
 import { internal } from '../../services/common/grpc/errors.js';
 import type { Backends } from './backends.js';
 import { busyOr } from './busy.js';
 import { decisionOfStatus, type Decision } from './decision.js';
+import { describeRunOf, describeRunsOf, type RunViews } from './run-views.js';
 
 /**
  * The agent as every face of the gateway (REST, A2A, tRPC, MCP) sees it: the few things a
@@ -18,13 +19,17 @@ import { decisionOfStatus, type Decision } from './decision.js';
  * its own wire shapes. gRPC failures propagate as `RpcError` with their status code.
  */
 export interface Agent {
-  createConversation(message?: string): Promise<{ conversation: Conversation; result?: TurnResult }>;
+  createConversation(message?: string): Promise<ConversationView & { result?: TurnResult }>;
   /**
    * One conversation with one page of its history (`hasMoreBefore`/`hasMoreAfter` say whether
    * it is all of it); by default the newest DEFAULT_HISTORY_LIMIT messages, which is the whole
-   * history of all but very long conversations.
+   * history of all but very long conversations. The store's record only: for faces that do
+   * not show the run (A2A tasks, MCP), so that their reads need no orchestrator.
    */
   getConversation(id: string, page?: HistoryPage): Promise<Conversation>;
+  /** The same page of the conversation, with the view of its run: what C (shapes.ts) shows. */
+  viewConversation(id: string, page?: HistoryPage): Promise<ConversationView>;
+  /** A page of summaries, with the views of their runs. */
   listConversations(page: PageRequest): Promise<ConversationPage>;
   /** ConversationBusy while a turn of the conversation runs (issue 13: one active run per conversation). */
   sendMessage(conversationId: string, message: string): Promise<Turn>;
@@ -33,8 +38,16 @@ export interface Agent {
   listTools(): Promise<Tool[]>;
 }
 
-export interface Turn {
+/**
+ * A conversation as the faces show it: the store's record, and the orchestrator's view of its
+ * run (REST "pipeline_state") when it has one that is an agent tree's.
+ */
+export interface ConversationView {
   conversation: Conversation;
+  pipeline?: PipelineView;
+}
+
+export interface Turn extends ConversationView {
   result: TurnResult;
 }
 
@@ -60,6 +73,8 @@ export const DEFAULT_HISTORY_LIMIT = 1000;
 
 export interface ConversationPage {
   conversations: Conversation[];
+  /** The views of the conversations' runs, by conversation id. */
+  pipelines: RunViews;
   summary: ConversationSummary | undefined;
   /** Absent on the last page. */
   nextCursor?: string;
@@ -86,21 +101,29 @@ export function resultFromConversation(conversation: Conversation): TurnResult {
 
 export function createAgent(backends: Pick<Backends, 'orchestrator' | 'store'>): Agent {
   const { orchestrator, store } = backends;
+  async function getConversation(id: string, page: HistoryPage = { limit: DEFAULT_HISTORY_LIMIT }): Promise<Conversation> {
+    const answer = await store.getConversation({
+      id,
+      includeMessages: true,
+      messageLimit: page.limit,
+      ...(page.before !== undefined && { beforeMessageId: page.before }),
+      ...(page.after !== undefined && { afterMessageId: page.after }),
+    });
+    return present(answer.conversation, `conversation ${id}`);
+  }
+
   return {
+    // Answers of turns carry the view of the run as they leave it: no second call.
     async createConversation(message) {
       const answer = await orchestrator.createConversation({ message });
-      return { conversation: present(answer.conversation, 'the created conversation'), result: answer.result };
+      return { conversation: present(answer.conversation, 'the created conversation'), result: answer.result, pipeline: answer.pipeline };
     },
 
-    async getConversation(id, page = { limit: DEFAULT_HISTORY_LIMIT }) {
-      const answer = await store.getConversation({
-        id,
-        includeMessages: true,
-        messageLimit: page.limit,
-        ...(page.before !== undefined && { beforeMessageId: page.before }),
-        ...(page.after !== undefined && { afterMessageId: page.after }),
-      });
-      return present(answer.conversation, `conversation ${id}`);
+    getConversation,
+
+    async viewConversation(id, page) {
+      const conversation = await getConversation(id, page);
+      return { conversation, pipeline: await describeRunOf(orchestrator, conversation) };
     },
 
     async listConversations({ limit, cursor }) {
@@ -108,6 +131,7 @@ export function createAgent(backends: Pick<Backends, 'orchestrator' | 'store'>):
       const answer = await store.listConversations({ pageSize: limit, pageToken: cursor ?? '' });
       return {
         conversations: answer.conversations,
+        pipelines: await describeRunsOf(orchestrator, answer.conversations),
         summary: answer.summary,
         ...(answer.nextPageToken && { nextCursor: answer.nextPageToken }),
       };
@@ -118,7 +142,7 @@ export function createAgent(backends: Pick<Backends, 'orchestrator' | 'store'>):
         throw busyOr(error, conversationId);
       });
       const conversation = present(answer.conversation, `conversation ${conversationId}`);
-      return { conversation, result: answer.result ?? resultFromConversation(conversation) };
+      return { conversation, result: answer.result ?? resultFromConversation(conversation), pipeline: answer.pipeline };
     },
 
     async resolveApproval(uuid, decision, reason) {
@@ -131,7 +155,7 @@ export function createAgent(backends: Pick<Backends, 'orchestrator' | 'store'>):
         return { decided: false, approval, decision: earlier, decidedAt: approval.decidedAt ?? approval.updatedAt };
       }
       const conversation = present(answer.conversation, `the conversation of approval ${uuid}`);
-      return { decided: true, conversation, result: answer.result ?? resultFromConversation(conversation) };
+      return { decided: true, conversation, result: answer.result ?? resultFromConversation(conversation), pipeline: answer.pipeline };
     },
 
     async listTools() {

@@ -7,6 +7,11 @@ import { ConversationStoreServiceService } from '../../gen/ts/asg/store/v1/store
 export const STORE_DEADLINE_MS = 10_000;
 /** Listing tools asks every MCP server; allow as long as one MCP call may take by default. */
 export const TOOL_LISTING_DEADLINE_MS = 30_000;
+/**
+ * Describing runs (app/run-views.ts) is part of reading conversations and decodes what the
+ * store read, with no other call: it gets the store reads' deadline, not a turn's.
+ */
+export const RUN_VIEWS_DEADLINE_MS = STORE_DEADLINE_MS;
 
 export type OrchestratorClient = PromiseClient<typeof OrchestratorServiceService>;
 export type ConversationStoreClient = PromiseClient<typeof ConversationStoreServiceService>;
@@ -29,6 +34,7 @@ export function connectBackends(peers: BackendAddresses, config: Pick<GatewayCon
   // fails the requests that need it.
   const orchestrator = createPromiseClient(OrchestratorServiceService, peers.orchestrator, 'gateway', config.chat.turn_timeout, {
     listTools: TOOL_LISTING_DEADLINE_MS,
+    describeRuns: RUN_VIEWS_DEADLINE_MS,
   });
   const store = createPromiseClient(ConversationStoreServiceService, peers.conversationStore, 'gateway', STORE_DEADLINE_MS);
   return {

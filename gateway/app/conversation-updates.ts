@@ -1,5 +1,6 @@
 import type { Conversation } from '../../gen/ts/asg/store/v1/store.js';
 import { abortable, startReading } from './abortable.js';
+import type { ConversationView } from './agent.js';
 import type { EventFeed } from './event-feed.js';
 import { conversationEventJson, type ConversationEventJson } from './events.js';
 import { conversationJson, type ConversationJson } from './shapes.js';
@@ -21,8 +22,10 @@ export interface ConversationUpdatesRequest {
 
 export interface ConversationSources {
   feed: EventFeed;
-  /** The whole conversation; NOT_FOUND for an unknown id. */
+  /** The conversation's record (Agent.getConversation); NOT_FOUND for an unknown id. */
   getConversation(id: string): Promise<Conversation>;
+  /** The whole conversation with the view of its run (Agent.viewConversation), for the snapshot; NOT_FOUND for an unknown id. */
+  viewConversation(id: string): Promise<ConversationView>;
 }
 
 export interface ConversationWatch {
@@ -43,17 +46,18 @@ export async function watchConversation(sources: ConversationSources, request: C
   // already shows are harmless to apply again: messages carry ids, and the others describe
   // a state the later events of the stream move on from.
   const events = startReading(sources.feed.watch({ conversationId, afterId }));
-  let conversation: Conversation;
+  let view: ConversationView;
   try {
-    // Read on a resume too: an unknown id gets a clear NOT_FOUND, not a stream that stays silent.
-    conversation = await sources.getConversation(conversationId);
+    // Read on a resume too: an unknown id gets a clear NOT_FOUND, not a stream that stays
+    // silent. Only a snapshot shows the run: a resume needs no view of it.
+    view = afterId === 0 ? await sources.viewConversation(conversationId) : { conversation: await sources.getConversation(conversationId) };
   } catch (error) {
     void events.return?.().catch(() => undefined);
     throw error;
   }
   async function* updates(): AsyncGenerator<ConversationUpdate, void> {
     try {
-      if (afterId === 0) yield { kind: 'snapshot', conversation: conversationJson(conversation) };
+      if (afterId === 0) yield { kind: 'snapshot', conversation: conversationJson(view.conversation, view.pipeline) };
       for await (const event of abortable(events, signal)) {
         const json = conversationEventJson(event);
         if (json) yield json;
@@ -62,5 +66,5 @@ export async function watchConversation(sources: ConversationSources, request: C
       void events.return?.().catch(() => undefined);
     }
   }
-  return { sessionId: conversation.sessionId, updates: updates() };
+  return { sessionId: view.conversation.sessionId, updates: updates() };
 }

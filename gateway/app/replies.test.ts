@@ -1,7 +1,8 @@
 import { describe, expect, it } from 'vitest';
+import type { PipelineView } from '../../gen/ts/asg/orchestrator/v1/orchestrator.js';
 import { ApprovalStatus, ConversationStatus, type Conversation, type PendingApproval } from '../../gen/ts/asg/store/v1/store.js';
-import { approvalReply, conversationListReply, conversationReply } from './replies.js';
-import { conversationListItemJson } from './shapes.js';
+import { approvalReply, conversationListReply, conversationPageReply, conversationReply } from './replies.js';
+import { conversationListItemJson, pipelineStateJson } from './shapes.js';
 
 const approval: PendingApproval = {
   uuid: 'b2e4d8f1-7a36-4c95-8e10-5d9f3a6c2e47',
@@ -28,7 +29,16 @@ const conversation: Conversation = {
   messageCount: 0,
   usage: { inputTokens: 0, outputTokens: 0 },
   pendingApprovals: [],
-  pipelineRevision: 0, watched: false,
+  runRevision: 0, watched: false,
+};
+
+const pipeline: PipelineView = {
+  pausedNodePath: [0],
+  pausedNodeOutputKey: 'plan',
+  sessionState: {},
+  userMessage: 'delete res-42',
+  pauses: [{ approvalUuid: approval.uuid, pausedNodePath: [0], pausedNodeOutputKey: 'plan', loopIterations: {} }],
+  branchOutputs: {},
 };
 
 describe('approvalReply', () => {
@@ -36,7 +46,12 @@ describe('approvalReply', () => {
     const reply = approvalReply(approval.uuid, { decided: true, conversation, result: { response: 'cancelled', waitingApproval: false } });
     expect(reply.status).toBe(200);
     expect(reply.sessionId).toBe('4be2a91c');
-    expect(reply.body).toEqual({ conversation: conversationReply(conversation).conversation, result: { response: 'cancelled', waiting_approval: false } });
+    expect(reply.body).toEqual({ conversation: conversationReply({ conversation }).conversation, result: { response: 'cancelled', waiting_approval: false } });
+  });
+
+  it("shows the pipeline state of the turn's answer", () => {
+    const reply = approvalReply(approval.uuid, { decided: true, conversation, pipeline, result: { response: 'waiting', waitingApproval: true } });
+    expect((reply.body as { conversation: { pipeline_state?: unknown } }).conversation.pipeline_state).toEqual(pipelineStateJson(pipeline));
   });
 
   it('answers an earlier decision with 409 naming it, its time and the approval', () => {
@@ -64,16 +79,28 @@ describe('approvalReply', () => {
 
 describe('conversationReply', () => {
   it('adds result only when the turn ran', () => {
-    expect(Object.keys(conversationReply(conversation))).toEqual(['conversation']);
-    expect(Object.keys(conversationReply(conversation, { response: 'hi', waitingApproval: false }))).toEqual(['conversation', 'result']);
+    expect(Object.keys(conversationReply({ conversation }))).toEqual(['conversation']);
+    expect(Object.keys(conversationReply({ conversation }, { response: 'hi', waitingApproval: false }))).toEqual(['conversation', 'result']);
+  });
+
+  it('shows pipeline_state from the view it is given, on a turn and on a page of history', () => {
+    expect(conversationReply({ conversation, pipeline }).conversation.pipeline_state).toEqual(pipelineStateJson(pipeline));
+    expect(conversationPageReply({ conversation, pipeline }).conversation.pipeline_state).toEqual(pipelineStateJson(pipeline));
+    expect(conversationPageReply({ conversation }).conversation).not.toHaveProperty('pipeline_state');
   });
 });
 
 describe('conversationListReply', () => {
   it('adds next_cursor only when there is a next page', () => {
     const summary = { total: 1, active: 1, waitingApproval: 0, completed: 0 };
-    const last = conversationListReply({ conversations: [conversation], summary });
+    const last = conversationListReply({ conversations: [conversation], pipelines: new Map(), summary });
     expect(last).toEqual({ conversations: [conversationListItemJson(conversation)], summary: { total: 1, active: 1, waiting_approval: 0, completed: 0 } });
-    expect(conversationListReply({ conversations: [conversation], summary, nextCursor: 'p2' }).next_cursor).toBe('p2');
+    expect(conversationListReply({ conversations: [conversation], pipelines: new Map(), summary, nextCursor: 'p2' }).next_cursor).toBe('p2');
+  });
+
+  it("shows each conversation's pipeline state by its id, and none on the others", () => {
+    const other = { ...conversation, id: 'c2' };
+    const page = conversationListReply({ conversations: [conversation, other], pipelines: new Map([['c2', pipeline]]), summary: undefined });
+    expect(page.conversations.map((item) => item.pipeline_state)).toEqual([undefined, pipelineStateJson(pipeline)]);
   });
 });

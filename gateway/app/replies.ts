@@ -1,7 +1,6 @@
-import type { Conversation } from '../../gen/ts/asg/store/v1/store.js';
 import type { TurnResult } from '../../gen/ts/asg/orchestrator/v1/orchestrator.js';
 import type { Tool } from '../../gen/ts/asg/tools/v1/tools.js';
-import type { ApprovalOutcome, ConversationPage } from './agent.js';
+import type { ApprovalOutcome, ConversationPage, ConversationView } from './agent.js';
 import type { Decision } from './decision.js';
 import {
   conversationJson,
@@ -59,17 +58,21 @@ export interface RestReply<B> {
   sessionId?: string;
 }
 
-export function conversationReply(conversation: Conversation, result?: TurnResult): ConversationReply {
-  return { conversation: conversationJson(conversation), ...(result && { result: turnResultJson(result) }) };
+export function conversationReply({ conversation, pipeline }: ConversationView, result?: TurnResult): ConversationReply {
+  return { conversation: conversationJson(conversation, pipeline), ...(result && { result: turnResultJson(result) }) };
 }
 
-export function conversationPageReply(conversation: Conversation): ConversationPageReply {
-  return { conversation: conversationJson(conversation), has_more_before: conversation.hasMoreBefore ?? false, has_more_after: conversation.hasMoreAfter ?? false };
+export function conversationPageReply({ conversation, pipeline }: ConversationView): ConversationPageReply {
+  return {
+    conversation: conversationJson(conversation, pipeline),
+    has_more_before: conversation.hasMoreBefore ?? false,
+    has_more_after: conversation.hasMoreAfter ?? false,
+  };
 }
 
 export function conversationListReply(page: ConversationPage): ConversationListReply {
   return {
-    conversations: page.conversations.map(conversationListItemJson),
+    conversations: page.conversations.map((conversation) => conversationListItemJson(conversation, page.pipelines.get(conversation.id))),
     summary: conversationSummaryJson(page.summary),
     ...(page.nextCursor && { next_cursor: page.nextCursor }),
   };
@@ -82,7 +85,7 @@ export function toolListReply(tools: Tool[]): { tools: ToolJson[] } {
 /** 200 with the turn that followed the decision, or 409 naming the earlier decision (DESIGN rule 3). */
 export function approvalReply(uuid: string, outcome: ApprovalOutcome): RestReply<ConversationReply | ApprovalConflictReply> {
   if (outcome.decided) {
-    return { status: 200, body: conversationReply(outcome.conversation, outcome.result), sessionId: outcome.conversation.sessionId };
+    return { status: 200, body: conversationReply(outcome, outcome.result), sessionId: outcome.conversation.sessionId };
   }
   const when = outcome.decidedAt ? ` at ${outcome.decidedAt.toISOString()}` : '';
   return {

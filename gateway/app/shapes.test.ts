@@ -1,6 +1,16 @@
 import { describe, expect, it } from 'vitest';
-import { ApprovalStatus, ConversationStatus, MessageRole, type Conversation, type PendingApproval, type PipelineState } from '../../gen/ts/asg/store/v1/store.js';
-import { conversationJson, conversationSummaryJson, messageJson, pendingApprovalJson, toolJson, turnResultJson } from './shapes.js';
+import type { PipelineView } from '../../gen/ts/asg/orchestrator/v1/orchestrator.js';
+import { ApprovalStatus, ConversationStatus, MessageRole, type Conversation, type PendingApproval } from '../../gen/ts/asg/store/v1/store.js';
+import {
+  conversationJson,
+  conversationListItemJson,
+  conversationSummaryJson,
+  messageJson,
+  pendingApprovalJson,
+  pipelineStateJson,
+  toolJson,
+  turnResultJson,
+} from './shapes.js';
 
 const created = new Date('2025-01-15T10:02:03.000Z');
 const updated = new Date('2025-01-15T10:05:00.000Z');
@@ -36,27 +46,29 @@ const conversation: Conversation = {
   ],
   pendingApproval: approval,
   pendingApprovals: [approval],
-  pipelineState: {
-    pausedNodePath: [1, 0],
-    pausedNodeOutputKey: 'plan',
-    sessionState: { plan: 'delete' },
-    userMessage: 'delete res-42',
-    treeFingerprint: 'f00d',
-    pauses: [],
-    branchOutputs: {},
-    revision: 3,
-    runId: 'run-7f3a',
-  },
-  pipelineRevision: 3, watched: false,
+  // The stored run: the orchestrator's bytes, which only its view (below) describes.
+  run: { state: Buffer.from('{"tree_fingerprint":"f00d","run_id":"run-7f3a"}'), schemaVersion: 2, revision: 3 },
+  runRevision: 3,
+  watched: false,
   createdAt: created,
   updatedAt: updated,
   messageCount: 2,
   usage: { inputTokens: 0, outputTokens: 0 },
 };
 
+/** The orchestrator's view of the conversation's run (DescribeRuns, or a turn's answer). */
+const pipeline: PipelineView = {
+  pausedNodePath: [1, 0],
+  pausedNodeOutputKey: 'plan',
+  sessionState: { plan: 'delete' },
+  userMessage: 'delete res-42',
+  pauses: [],
+  branchOutputs: {},
+};
+
 describe('conversationJson (C)', () => {
   it('maps every field to the snake_case shape with enum names and ISO times', () => {
-    expect(conversationJson(conversation)).toEqual({
+    expect(conversationJson(conversation, pipeline)).toEqual({
       id: '6f1c9a52-3d47-4b8e-9a21-0c5e7d4f8b13',
       session_id: '4be2a91c',
       status: 'waiting_approval',
@@ -107,7 +119,7 @@ describe('conversationJson (C)', () => {
   });
 
   it('keeps the key order of DESIGN §4', () => {
-    expect(Object.keys(conversationJson(conversation))).toEqual([
+    expect(Object.keys(conversationJson(conversation, pipeline))).toEqual([
       'id',
       'session_id',
       'status',
@@ -127,13 +139,17 @@ describe('conversationJson (C)', () => {
       status: ConversationStatus.CONVERSATION_STATUS_ACTIVE,
       pendingApproval: undefined,
       pendingApprovals: [],
-      pipelineState: undefined,
     });
     expect(json.status).toBe('active');
     expect(json).not.toHaveProperty('pending_approval');
     expect(json).not.toHaveProperty('pending_approvals');
     expect(json).not.toHaveProperty('pipeline_state');
     expect(JSON.stringify(json)).not.toContain('null');
+  });
+
+  it('shows pipeline_state from the view of the run only: a run without one (simple mode) shows none', () => {
+    expect(conversationJson(conversation)).not.toHaveProperty('pipeline_state');
+    expect(conversationJson(conversation, pipeline).pipeline_state).toEqual(pipelineStateJson(pipeline));
   });
 
   it('never shows internal fields (message seq and count, approval status and hash, tool-call ids)', () => {
@@ -153,16 +169,15 @@ describe('conversationJson (C)', () => {
 
 describe('a pipeline waiting at several nodes (issue 4 item 6)', () => {
   const second: PendingApproval = { ...approval, uuid: 'c3f5e9a2-8b47-4da6-9f21-6e0a4b7d3f58', toolName: 'drop_table', createdAt: updated };
-  const state: PipelineState = {
-    ...conversation.pipelineState!,
+  const view: PipelineView = {
+    ...pipeline,
     pauses: [
-      { approvalUuid: approval.uuid, nodePath: [1, 0], outputKey: 'plan', treeFingerprint: 'f00d', loopIterations: {}, nodeMessages: 2 },
-      { approvalUuid: second.uuid, nodePath: [1, 2, 0], outputKey: 'cleanup', treeFingerprint: 'beef', loopIterations: { '1.2': 3 }, nodeMessages: 4 },
+      { approvalUuid: approval.uuid, pausedNodePath: [1, 0], pausedNodeOutputKey: 'plan', loopIterations: {} },
+      { approvalUuid: second.uuid, pausedNodePath: [1, 2, 0], pausedNodeOutputKey: 'cleanup', loopIterations: { '1.2': 3 } },
     ],
-    branchOutputs: { '1.1': { output: 'report written', exitLoop: true } },
-    revision: 7,
+    branchOutputs: { '1.1': 'report written' },
   };
-  const json = conversationJson({ ...conversation, pendingApprovals: [approval, second], pipelineState: state, pipelineRevision: 7 , watched: false});
+  const json = conversationJson({ ...conversation, pendingApprovals: [approval, second], runRevision: 7 }, view);
 
   it('lists every pending approval, oldest first, the first being pending_approval', () => {
     expect(json.pending_approvals).toEqual([pendingApprovalJson(approval), pendingApprovalJson(second)]);
@@ -185,11 +200,30 @@ describe('a pipeline waiting at several nodes (issue 4 item 6)', () => {
     ]);
   });
 
-  it("never shows the orchestrator's resume bookkeeping (fingerprints, revision, node_messages, exit_loop, run id)", () => {
+  it('never shows the stored run: its bytes, schema version or revision', () => {
     const text = JSON.stringify(json);
-    for (const internal of ['f00d', 'beef', 'fingerprint', 'revision', 'node_messages', 'nodeMessages', 'exit_loop', 'exitLoop', 'run-7f3a', 'run_id']) {
+    for (const internal of ['f00d', 'fingerprint', 'run-7f3a', 'run_id', 'revision', 'schema', '"run"', 'Buffer']) {
       expect(text).not.toContain(internal);
     }
+  });
+
+  it('shows the same pipeline_state on a list item, and none without a view', () => {
+    const item = conversationListItemJson({ ...conversation, messages: [], title: 'delete res-42' }, view);
+    expect(item.pipeline_state).toEqual(json.pipeline_state);
+    expect(Object.keys(item)).toEqual([
+      'id',
+      'session_id',
+      'status',
+      'title',
+      'message_count',
+      'pending_approvals',
+      'pending_approval',
+      'pipeline_state',
+      'usage',
+      'created_at',
+      'updated_at',
+    ]);
+    expect(conversationListItemJson(conversation)).not.toHaveProperty('pipeline_state');
   });
 });
 

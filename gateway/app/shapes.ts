@@ -5,12 +5,10 @@ import {
   type ConversationSummary,
   type Message,
   type PendingApproval,
-  type PipelinePause,
-  type PipelineState,
   type TokenUsage,
   type ToolCall,
 } from '../../gen/ts/asg/store/v1/store.js';
-import type { TurnResult } from '../../gen/ts/asg/orchestrator/v1/orchestrator.js';
+import type { PipelinePauseView, PipelineView, TurnResult } from '../../gen/ts/asg/orchestrator/v1/orchestrator.js';
 import type { Tool } from '../../gen/ts/asg/tools/v1/tools.js';
 
 /**
@@ -232,30 +230,34 @@ export function pendingApprovalJson(approval: PendingApproval): PendingApprovalJ
   };
 }
 
-// The tree fingerprint, the state's revision and a pause's node_messages are the
-// orchestrator's bookkeeping for resuming, not part of the public shape.
-export function pipelinePauseJson(pause: PipelinePause): PipelinePauseJson {
+// The run itself is the orchestrator's (opaque to the store and to the gateway); its view
+// (orchestrator.proto, PipelineView) already has the public shape, field for field.
+export function pipelinePauseJson(pause: PipelinePauseView): PipelinePauseJson {
   return {
     approval_uuid: pause.approvalUuid,
-    paused_node_path: [...pause.nodePath],
-    paused_node_output_key: pause.outputKey,
+    paused_node_path: [...pause.pausedNodePath],
+    paused_node_output_key: pause.pausedNodeOutputKey,
     loop_iterations: { ...pause.loopIterations },
   };
 }
 
-export function pipelineStateJson(state: PipelineState): PipelineStateJson {
+/** S (with `pauses` and `branch_outputs`) from the orchestrator's view of a conversation's run. */
+export function pipelineStateJson(view: PipelineView): PipelineStateJson {
   return {
-    paused_node_path: [...state.pausedNodePath],
-    paused_node_output_key: state.pausedNodeOutputKey,
-    session_state: { ...state.sessionState },
-    user_message: state.userMessage,
-    pauses: state.pauses.map(pipelinePauseJson),
-    // exit_loop only steers the join of the parallel node; the output is what the branch said.
-    branch_outputs: Object.fromEntries(Object.entries(state.branchOutputs).map(([path, branch]) => [path, branch.output])),
+    paused_node_path: [...view.pausedNodePath],
+    paused_node_output_key: view.pausedNodeOutputKey,
+    session_state: { ...view.sessionState },
+    user_message: view.userMessage,
+    pauses: view.pauses.map(pipelinePauseJson),
+    branch_outputs: { ...view.branchOutputs },
   };
 }
 
-export function conversationJson(conversation: Conversation): ConversationJson {
+/**
+ * C. `pipeline`: the view of the conversation's run (an answer's own, or app/run-views.ts for
+ * a conversation read from the store); `pipeline_state` is left out without one.
+ */
+export function conversationJson(conversation: Conversation, pipeline?: PipelineView): ConversationJson {
   return {
     id: conversation.id,
     session_id: conversation.sessionId,
@@ -263,7 +265,7 @@ export function conversationJson(conversation: Conversation): ConversationJson {
     messages: conversation.messages.map(messageJson),
     ...(conversation.pendingApproval && { pending_approval: pendingApprovalJson(conversation.pendingApproval) }),
     ...(conversation.pendingApprovals.length > 0 && { pending_approvals: conversation.pendingApprovals.map(pendingApprovalJson) }),
-    ...(conversation.pipelineState && { pipeline_state: pipelineStateJson(conversation.pipelineState) }),
+    ...(pipeline && { pipeline_state: pipelineStateJson(pipeline) }),
     ...(conversation.turnRunning && { turn_running: true as const }),
     usage: usageJson(conversation.usage),
     created_at: isoTime(conversation.createdAt),
@@ -271,7 +273,8 @@ export function conversationJson(conversation: Conversation): ConversationJson {
   };
 }
 
-export function conversationListItemJson(conversation: Conversation): ConversationListItemJson {
+/** A list item; `pipeline` as for conversationJson. */
+export function conversationListItemJson(conversation: Conversation, pipeline?: PipelineView): ConversationListItemJson {
   return {
     id: conversation.id,
     session_id: conversation.sessionId,
@@ -280,7 +283,7 @@ export function conversationListItemJson(conversation: Conversation): Conversati
     message_count: conversation.messageCount,
     pending_approvals: conversation.pendingApprovals.length,
     ...(conversation.pendingApproval && { pending_approval: pendingApprovalJson(conversation.pendingApproval) }),
-    ...(conversation.pipelineState && { pipeline_state: pipelineStateJson(conversation.pipelineState) }),
+    ...(pipeline && { pipeline_state: pipelineStateJson(pipeline) }),
     usage: usageJson(conversation.usage),
     created_at: isoTime(conversation.createdAt),
     updated_at: isoTime(conversation.updatedAt),

@@ -107,7 +107,7 @@ class FakeMesh implements TurnAgent {
       messageCount: 0,
       usage: undefined,
       pendingApprovals: [],
-      pipelineRevision: 0, watched: false,
+      runRevision: 0, watched: false,
     };
     this.conversations.set(conversation.id, conversation);
     const result = message === undefined ? undefined : this.turn(conversation, message);

@@ -60,7 +60,8 @@ const waitingConversation: Conversation = {
   ],
   pendingApproval: exampleApproval,
   pendingApprovals: [exampleApproval],
-  pipelineRevision: 0, watched: false,
+  runRevision: 0,
+  watched: false,
   createdAt: at(0),
   updatedAt: at(3),
   messageCount: 3,
@@ -132,7 +133,7 @@ const routes: RouteDoc[] = [
     request: 'optional: no body, {} or {"message": "<non-empty text>"}',
     requestExample: { message: 'Delete resource res-42' },
     responseStatus: 201,
-    responseExample: conversationReply(waitingConversation, waitingResult),
+    responseExample: conversationReply({ conversation: waitingConversation }, waitingResult),
     statuses: [
       [201, 'created; "result" is present when a message was given'],
       [400, 'malformed JSON or an empty / non-string "message"'],
@@ -149,13 +150,14 @@ const routes: RouteDoc[] = [
     responseStatus: 200,
     responseExample: conversationListReply({
       conversations: [{ ...completedConversation, messages: [], messageCount: 5, title: 'Delete resource res-42' }],
+      pipelines: new Map(),
       summary: { total: 120, active: 97, waitingApproval: 3, completed: 20 },
       nextCursor: 'eyJiZWZvcmUiOiIyMDI1LTAxLTE1In0',
     }),
     statuses: [
       [200, 'one page'],
       [400, 'limit is not an integer from 1 to 500, or the cursor is not one this API gave out'],
-      [503, 'the conversation store is unreachable'],
+      [503, 'the conversation store is unreachable, or the orchestrator that describes a stored agent-tree run'],
     ],
   },
   {
@@ -164,12 +166,12 @@ const routes: RouteDoc[] = [
     examplePath: `/conversations/${CONVERSATION_ID}`,
     purpose: `One conversation with its messages (oldest first), its pending approval and its pipeline state. A history of up to ${DEFAULT_HISTORY_LIMIT} messages (and 8,000,000 characters) comes whole; a longer one comes as its newest page with "has_more_before": true. Query: limit (1..${DEFAULT_HISTORY_LIMIT}, default ${DEFAULT_HISTORY_LIMIT}) messages, and before or after (a message id, exclusive): ?before=<id of the first message shown> reads the page before it.`,
     responseStatus: 200,
-    responseExample: conversationPageReply(waitingConversation),
+    responseExample: conversationPageReply({ conversation: waitingConversation }),
     statuses: [
       [200, 'the conversation, with one page of its messages'],
       [400, 'limit is not an integer from 1 to 1000, before and after are both given, or before / after is not a message of this conversation'],
       [404, 'no conversation has this id'],
-      [503, 'the conversation store is unreachable'],
+      [503, 'the conversation store is unreachable, or the orchestrator that describes a stored agent-tree run'],
     ],
   },
   {
@@ -181,7 +183,7 @@ const routes: RouteDoc[] = [
     request: '{"message": "<non-empty text>"}',
     requestExample: { message: 'list resources' },
     responseStatus: 200,
-    responseExample: conversationReply(waitingConversation, waitingResult),
+    responseExample: conversationReply({ conversation: waitingConversation }, waitingResult),
     statuses: [
       [200, 'the turn ran (or the conversation still waits for an approval)'],
       [400, 'malformed JSON, or a missing or empty "message"'],
@@ -202,7 +204,7 @@ const routes: RouteDoc[] = [
       '{"approved": true|false}, {"action": "approve"|"reject"} or {"answer": "<word>"} where yes, y, true, approve, approved, ok, confirm approve and no, n, false, reject, rejected, deny, cancel reject (any case); each with an optional "reason" (a string of at most 2,000 characters), stored with the decision and shown on the tool message',
     requestExample: { approved: true },
     responseStatus: 200,
-    responseExample: conversationReply(completedConversation, { response: 'Resource res-42 has been deleted.', waitingApproval: false }),
+    responseExample: conversationReply({ conversation: completedConversation }, { response: 'Resource res-42 has been deleted.', waitingApproval: false }),
     statuses: [
       [200, 'decided; the reply has the turn that followed'],
       [400, `a body that says neither yes nor no: ${APPROVAL_BODY_EXPECTED}; or a "reason" that is not a string of at most 2,000 characters`],
@@ -348,7 +350,8 @@ and, in v0.3/v1.0, a data part <code>{"approval": {...}}</code>; a <code>message
 <code>{"approved": bool}</code>, with an optional <code>"reason"</code> for a rejection; a text answer is only the word) decides it. Errors: -32601 unknown method, -32602 bad params, -32001 unknown task.</p>
 <h3>Deadlines</h3>
 <p>A turn (creating a conversation with a message, sending a message, deciding an approval) may take up to the configured
-<code>chat.turn_timeout</code>; reads of the store up to 10 s. A deadline that passes gives 504; a service that cannot be reached gives 503.</p>
+<code>chat.turn_timeout</code>; reads of conversations up to 10 s (the store's read, and the orchestrator's description of the pipeline state of
+conversations that have one). A deadline that passes gives 504; a service that cannot be reached gives 503.</p>
 <h3>Requests from browsers, and other refusals on every route</h3>
 <p>A request that changes state (POST, PUT, PATCH, DELETE) and carries a body must say <code>Content-Type: application/json</code>, else 415.
 A <code>Host</code> the server does not answer for (<code>server.allowed_hosts</code>; on a loopback address the loopback names) gets 421,

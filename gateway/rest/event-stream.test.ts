@@ -46,7 +46,8 @@ describe('GET /conversations/:id/events', () => {
   };
 
   beforeAll(async () => {
-    server = createServer(createHttpApp([eventStreamRouter({ feed, getConversation }, quiet)], quiet));
+    const viewConversation = async (id: string) => ({ conversation: await getConversation(id) });
+    server = createServer(createHttpApp([eventStreamRouter({ feed, getConversation, viewConversation }, quiet)], quiet));
     await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
     url = `http://127.0.0.1:${(server.address() as AddressInfo).port}`;
   });

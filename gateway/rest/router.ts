@@ -36,8 +36,8 @@ export function restEndpoints(agent: Agent): Endpoint[] {
       jsonBody: true,
       handle: async (req) => {
         const message = parseNewConversation(req.body);
-        const { conversation, result } = await agent.createConversation(message);
-        return { status: 201, body: conversationReply(conversation, result) };
+        const created = await agent.createConversation(message);
+        return { status: 201, body: conversationReply(created, created.result) };
       },
     },
     {
@@ -52,8 +52,8 @@ export function restEndpoints(agent: Agent): Endpoint[] {
       session: 'conversation',
       handle: async (req) => {
         const page = parseHistoryPage(req.query);
-        const conversation = await agent.getConversation(String(req.params.id), page);
-        return { status: 200, body: conversationPageReply(conversation), sessionId: conversation.sessionId };
+        const view = await agent.viewConversation(String(req.params.id), page);
+        return { status: 200, body: conversationPageReply(view), sessionId: view.conversation.sessionId };
       },
     },
     {
@@ -63,8 +63,8 @@ export function restEndpoints(agent: Agent): Endpoint[] {
       jsonBody: true,
       handle: async (req) => {
         const message = parseNewMessage(req.body);
-        const { conversation, result } = await agent.sendMessage(String(req.params.id), message);
-        return { status: 200, body: conversationReply(conversation, result), sessionId: conversation.sessionId };
+        const turn = await agent.sendMessage(String(req.params.id), message);
+        return { status: 200, body: conversationReply(turn, turn.result), sessionId: turn.conversation.sessionId };
       },
     },
     {

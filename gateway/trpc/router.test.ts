@@ -2,6 +2,7 @@ import { createServer, type Server } from 'node:http';
 import type { AddressInfo, Socket } from 'node:net';
 import { TRPCClientError } from '@trpc/client';
 import { afterAll, afterEach, beforeAll, describe, expect, it, vi } from 'vitest';
+import type { PipelineView } from '../../gen/ts/asg/orchestrator/v1/orchestrator.js';
 import { ApprovalStatus, ConversationStatus, MessageRole } from '../../gen/ts/asg/store/v1/store.js';
 import { currentContext } from '../../services/common/context.js';
 import { GrpcStatus, RpcError } from '../../services/common/grpc/errors.js';
@@ -35,6 +36,16 @@ const waiting = conversationRecord({
   title: 'add resource web-1',
 });
 
+/** The orchestrator's view of `waiting`'s run: its agent tree waits at node [0]. */
+const pipeline: PipelineView = {
+  pausedNodePath: [0],
+  pausedNodeOutputKey: 'added',
+  sessionState: {},
+  userMessage: 'add resource web-1 with value 5',
+  pauses: [{ approvalUuid: approvalRecord().uuid, pausedNodePath: [0], pausedNodeOutputKey: 'added', loopIterations: {} }],
+  branchOutputs: {},
+};
+
 /** The history pages getConversation was asked for, in order. */
 const pagesAsked: unknown[] = [];
 
@@ -44,7 +55,7 @@ const sessions: Record<string, string> = {};
 const agent: Agent = {
   async createConversation(message) {
     sessions.create = currentContext()?.sessionId ?? '';
-    return { conversation: waiting, ...(message && { result: { response: 'Approval required', waitingApproval: true, approval: approvalRecord() } }) };
+    return { conversation: waiting, pipeline, ...(message && { result: { response: 'Approval required', waitingApproval: true, approval: approvalRecord() } }) };
   },
   async getConversation(id, page) {
     sessions.get = currentContext()?.sessionId ?? '';
@@ -52,8 +63,16 @@ const agent: Agent = {
     if (id !== 'c1') throw new RpcError(GrpcStatus.NOT_FOUND, `conversation ${id} not found`, '/asg.store.v1.ConversationStoreService/GetConversation');
     return waiting;
   },
+  async viewConversation(id, page) {
+    return { conversation: await this.getConversation(id, page), pipeline };
+  },
   async listConversations(page) {
-    return { conversations: [waiting], summary: { total: 1, active: 0, waitingApproval: 1, completed: 0 }, ...(page.cursor === undefined && { nextCursor: 'next' }) };
+    return {
+      conversations: [waiting],
+      pipelines: new Map([[waiting.id, pipeline]]),
+      summary: { total: 1, active: 0, waitingApproval: 1, completed: 0 },
+      ...(page.cursor === undefined && { nextCursor: 'next' }),
+    };
   },
   async sendMessage(conversationId, message) {
     if (message === 'outage') throw new RpcError(GrpcStatus.UNAVAILABLE, 'No connection established. Last error: connect ECONNREFUSED 127.0.0.1:7104.', ORCHESTRATOR);
@@ -111,18 +130,19 @@ async function trpcError(promise: Promise<unknown>): Promise<TRPCClientError<any
 
 describe('queries and mutations', () => {
   it('answer with the REST shapes, built by the same functions', async () => {
-    expect(await client.conversations.get.query({ id: 'c1' })).toEqual(conversationPageReply(waiting));
-    expect(await client.conversations.get.query({ id: 'c1', limit: 5, before: 'm9' })).toEqual(conversationPageReply(waiting));
+    expect(await client.conversations.get.query({ id: 'c1' })).toEqual(conversationPageReply({ conversation: waiting, pipeline }));
+    expect(await client.conversations.get.query({ id: 'c1', limit: 5, before: 'm9' })).toEqual(conversationPageReply({ conversation: waiting, pipeline }));
     expect(pagesAsked.at(-1)).toEqual({ limit: 5, before: 'm9' });
+    expect((await client.conversations.get.query({ id: 'c1' })).conversation.pipeline_state).toMatchObject({ paused_node_path: [0], pauses: [{ approval_uuid: approvalRecord().uuid }] });
     // Issue 12: the list the web chat reads is summaries — title and counts, no messages.
     const list = await client.conversations.list.query({ limit: 10 });
     expect(list).toEqual(conversationListReply(await agent.listConversations({ limit: 10 })));
-    expect(list.conversations[0]).toMatchObject({ id: waiting.id, title: 'add resource web-1', message_count: 1, pending_approvals: 1 });
+    expect(list.conversations[0]).toMatchObject({ id: waiting.id, title: 'add resource web-1', message_count: 1, pending_approvals: 1, pipeline_state: { paused_node_path: [0] } });
     expect(list.conversations[0]).not.toHaveProperty('messages');
     expect(await client.conversations.create.mutate({ message: 'add resource web-1 with value 5' })).toEqual(
-      conversationReply(waiting, { response: 'Approval required', waitingApproval: true, approval: approvalRecord() }),
+      conversationReply({ conversation: waiting, pipeline }, { response: 'Approval required', waitingApproval: true, approval: approvalRecord() }),
     );
-    expect(await client.conversations.create.mutate({})).toEqual(conversationReply(waiting));
+    expect(await client.conversations.create.mutate({})).toEqual(conversationReply({ conversation: waiting, pipeline }));
     expect(await client.conversations.send.mutate({ conversationId: 'c1', message: 'hi' })).toMatchObject({ result: { response: 'ok', waiting_approval: false } });
     expect(await client.approvals.resolve.mutate({ uuid: 'u1', approved: false })).toMatchObject({ result: { response: 'rejected' } });
     expect(await client.tools.list.query()).toEqual(toolListReply(await agent.listTools()));
@@ -174,7 +194,7 @@ describe('subscriptions', () => {
   it('conversation.events: a snapshot, stored events tracked by id, live events untracked', async () => {
     const watch = record<ConversationUpdate>((callbacks) => client.conversation.events.subscribe({ conversationId: 'c1' }, callbacks));
     await vi.waitFor(() => expect(watch.items).toHaveLength(1));
-    expect(watch.items[0]).toEqual({ data: { kind: 'snapshot', conversation: conversationReply(waiting).conversation } });
+    expect(watch.items[0]).toEqual({ data: { kind: 'snapshot', conversation: conversationReply({ conversation: waiting, pipeline }).conversation } });
     const stored = feed.store(added('first'));
     feed.publish({ conversationId: 'c1', textDelta: { text: 'Do' } });
     feed.store({ conversationId: 'other', messageAdded: messageRecord() });

@@ -51,18 +51,18 @@ export function createAppRouter({ agent, feed }: AppRouterDependencies) {
   return router({
     conversations: router({
       create: newWorkProcedure.input(newConversationInput).mutation(async ({ input }): Promise<ConversationReply> => {
-        const { conversation, result } = await agent.createConversation(input?.message);
-        return conversationReply(conversation, result);
+        const created = await agent.createConversation(input?.message);
+        return conversationReply(created, created.result);
       }),
       list: newWorkProcedure.input(pageInput).query(async ({ input }) => conversationListReply(await agent.listConversations(input))),
       get: conversationProcedure
         .input(conversationInput)
         .query(async ({ input: { id, limit = DEFAULT_HISTORY_LIMIT, before, after } }) =>
-          conversationPageReply(await agent.getConversation(id, { limit, ...(before !== undefined && { before }), ...(after !== undefined && { after }) })),
+          conversationPageReply(await agent.viewConversation(id, { limit, ...(before !== undefined && { before }), ...(after !== undefined && { after }) })),
         ),
       send: conversationProcedure.input(sendInput).mutation(async ({ input }): Promise<ConversationReply> => {
-        const { conversation, result } = await agent.sendMessage(input.conversationId, input.message);
-        return conversationReply(conversation, result);
+        const turn = await agent.sendMessage(input.conversationId, input.message);
+        return conversationReply(turn, turn.result);
       }),
     }),
 
@@ -88,7 +88,8 @@ export function createAppRouter({ agent, feed }: AppRouterDependencies) {
       events: subscriptionProcedure.input(conversationEventsInput).subscription(async function* ({ input, signal }) {
         let updates: AsyncGenerator<ConversationUpdate, void>;
         try {
-          ({ updates } = await watchConversation({ feed, getConversation: (id) => agent.getConversation(id) }, { conversationId: input.conversationId, afterId: input.lastEventId, signal }));
+          const sources = { feed, getConversation: (id: string) => agent.getConversation(id), viewConversation: (id: string) => agent.viewConversation(id) };
+          ({ updates } = await watchConversation(sources, { conversationId: input.conversationId, afterId: input.lastEventId, signal }));
         } catch (error) {
           throw trpcErrorOf(error);
         }

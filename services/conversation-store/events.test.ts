@@ -49,7 +49,7 @@ const append = (conversationId: string, messages: NewMessage[], status = Convers
   storage.appendMessages({ conversationId, messages, status, returnConversation: false });
 
 const claim = (uuid: string, approved: boolean, messages: NewMessage[] = [], alsoReject: { uuid: string; messages: NewMessage[] }[] = []) =>
-  storage.claimApproval({ uuid, approved, messages, clearPipelineState: !approved, alsoReject });
+  storage.claimApproval({ uuid, approved, messages, clearRun: !approved, alsoReject });
 
 const newApproval = (uuid: string, toolCallId: string): NewApproval => ({
   uuid,
@@ -101,12 +101,12 @@ describe('stored events', () => {
     await claim(approval.uuid, true);
     await storage.startApprovalExecution(approval.uuid);
     await storage.finishApprovalExecution({ uuid: approval.uuid, success: true, messages: [{ role: MessageRole.MESSAGE_ROLE_TOOL, content: 'c1 done' }] });
-    const { pipelineRevision } = await storage.getConversation({ id, includeMessages: false });
-    await storage.updatePipeline({
+    const { runRevision } = await storage.getConversation({ id, includeMessages: false });
+    await storage.updateRun({
       conversationId: id,
       messages: [assistant('calling c2 and c3')],
       approvals: [newApproval(A, 'c2'), newApproval(B, 'c3')],
-      expectedRevision: pipelineRevision,
+      expectedRevision: runRevision,
       returnConversation: false,
     });
     // A claim that keeps the conversation waiting (B is still pending) changes no status.
@@ -174,13 +174,13 @@ describe('stored events', () => {
   it('writes no event for a change that was refused or rolled back, and tells no listener', async () => {
     const { id } = await newConversation();
     const other = await newConversation();
-    await storage.updatePipeline({ conversationId: id, messages: [], approvals: [newApproval(A, 'c1')], expectedRevision: 0, returnConversation: false });
-    await storage.updatePipeline({ conversationId: other.id, messages: [], approvals: [newApproval(B, 'c2')], expectedRevision: 0, returnConversation: false });
+    await storage.updateRun({ conversationId: id, messages: [], approvals: [newApproval(A, 'c1')], expectedRevision: 0, returnConversation: false });
+    await storage.updateRun({ conversationId: other.id, messages: [], approvals: [newApproval(B, 'c2')], expectedRevision: 0, returnConversation: false });
     const before = await allEvents();
     const batches = committed();
 
     // Refused before anything was written.
-    await expect(storage.updatePipeline({ conversationId: id, messages: [user('x')], approvals: [], expectedRevision: 0, returnConversation: false })).rejects.toMatchObject({
+    await expect(storage.updateRun({ conversationId: id, messages: [user('x')], approvals: [], expectedRevision: 0, returnConversation: false })).rejects.toMatchObject({
       code: GrpcStatus.ABORTED,
     });
     // Refused after the claim and its event were written: all of it is rolled back.
@@ -248,6 +248,8 @@ describe('stored events', () => {
     const { id } = await newConversation();
     await storage.close();
     const db = new Database(join(dir, DATABASE_FILE));
+    // Back to schema 5: migrations 12 (the runs table: its columns back on the conversation) to 6 undone, newest first.
+    db.exec('ALTER TABLE conversations ADD COLUMN pipeline_state TEXT; ALTER TABLE conversations ADD COLUMN pipeline_revision INTEGER NOT NULL DEFAULT 0; DROP TABLE runs');
     db.exec('ALTER TABLE conversations DROP COLUMN running_turn_since; ALTER TABLE approvals DROP COLUMN reason; DROP INDEX conversations_running_turn; ALTER TABLE conversations DROP COLUMN running_turn_boot; DROP TRIGGER conversations_first_user_text; DROP INDEX messages_by_id; ALTER TABLE conversations DROP COLUMN first_user_text; DROP INDEX approvals_pending; DROP TABLE events');
     db.prepare('UPDATE schema_version SET version = 5').run();
     db.close();

@@ -79,7 +79,7 @@ describe('issue 12: a turn a crash cut off', () => {
     expect(await transcript(id)).toEqual(['system: You help.', 'user: first']);
   });
 
-  it('leaves turns that ended alone: an answer with ends_turn, a stop for approval, a pipeline run that ended', async () => {
+  it('leaves turns that ended alone: an answer with ends_turn, a stop for approval, a run that ended', async () => {
     const answered = await newConversation();
     await storage.startTurn({ conversationId: answered, message: user('question') });
     await storage.appendMessages({ conversationId: answered, messages: [], status: ConversationStatus.CONVERSATION_STATUS_UNSPECIFIED, returnConversation: false, endsTurn: false });
@@ -91,7 +91,7 @@ describe('issue 12: a turn a crash cut off', () => {
 
     const piped = await newConversation();
     const start = await storage.startTurn({ conversationId: piped, message: user('run the tree') });
-    await storage.updatePipeline({ conversationId: piped, messages: [assistant('done')], approvals: [], pipelineState: undefined, expectedRevision: start.conversation!.pipelineRevision, returnConversation: false });
+    await storage.updateRun({ conversationId: piped, messages: [assistant('done')], approvals: [], run: undefined, expectedRevision: start.conversation!.runRevision, returnConversation: false });
 
     expect(await restart()).toBe(0);
     expect((await storage.getConversation({ id: stopped, includeMessages: false })).status).toBe(ConversationStatus.CONVERSATION_STATUS_WAITING_APPROVAL);
@@ -103,7 +103,7 @@ describe('issue 12: a turn a crash cut off', () => {
     const call = assistant('');
     call.toolCall = { id: 'c1', name: 'delete', arguments: {} };
     const approval = await storage.createApproval({ conversationId: id, toolCallId: 'c1', toolName: 'delete', toolArgs: {}, description: 'delete', messages: [call], agentChain: [] });
-    await storage.claimApproval({ uuid: approval.uuid, approved: true, messages: [], clearPipelineState: false, alsoReject: [] });
+    await storage.claimApproval({ uuid: approval.uuid, approved: true, messages: [], clearRun: false, alsoReject: [] });
     await storage.startApprovalExecution(approval.uuid);
 
     // The crash: the store's start leaves the conversation to the approval rules.

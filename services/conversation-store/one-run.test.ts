@@ -93,7 +93,7 @@ describe('issue 13: one active run per conversation (store)', () => {
     expect(waiting).toMatchObject({ started: false, busy: false });
     expect(waiting.conversation!.pendingApproval?.uuid).toBe(approval.uuid);
 
-    await storage.claimApproval({ uuid: approval.uuid, approved: true, messages: [], clearPipelineState: false, alsoReject: [] });
+    await storage.claimApproval({ uuid: approval.uuid, approved: true, messages: [], clearRun: false, alsoReject: [] });
     expect(await storage.startTurn({ conversationId: id, message: user('hello?') })).toMatchObject({ started: false, busy: true });
     await storage.startApprovalExecution(approval.uuid);
     await storage.finishApprovalExecution({ uuid: approval.uuid, success: true, messages: [{ role: MessageRole.MESSAGE_ROLE_TOOL, content: 'deleted', toolCall: { id: 'c1', name: 'delete', arguments: {}, result: 'deleted' } }] });
@@ -108,18 +108,18 @@ describe('issue 13: one active run per conversation (store)', () => {
     const id = await newConversation();
     await storage.startTurn({ conversationId: id, message: user('delete it') });
     const approval = await pendingApproval(id);
-    await storage.claimApproval({ uuid: approval.uuid, approved: false, messages: [], clearPipelineState: false, alsoReject: [] });
+    await storage.claimApproval({ uuid: approval.uuid, approved: false, messages: [], clearRun: false, alsoReject: [] });
     expect(await running(id)).toBe(false);
     expect((await storage.startTurn({ conversationId: id, message: user('ok') })).started).toBe(true);
   });
 
-  it('a pipeline write that pauses or ends the run frees the conversation; one that goes on does not', async () => {
+  it('a run write that pauses or ends the run frees the conversation; one that goes on does not', async () => {
     const id = await newConversation();
     const start = await storage.startTurn({ conversationId: id, message: user('run the tree') });
-    const state = { pausedNodePath: [], pausedNodeOutputKey: '', sessionState: {}, userMessage: 'run the tree', treeFingerprint: '', pauses: [], branchOutputs: {}, revision: 0, runId: 'r1' };
-    const revision = await storage.updatePipeline({ conversationId: id, messages: [assistant('step')], approvals: [], pipelineState: state, expectedRevision: start.conversation!.pipelineRevision, returnConversation: false });
+    const state = { state: Buffer.from('{"run_id":"r1"}'), schemaVersion: 1, revision: 0 };
+    const revision = await storage.updateRun({ conversationId: id, messages: [assistant('step')], approvals: [], run: state, expectedRevision: start.conversation!.runRevision, returnConversation: false });
     expect(await running(id)).toBe(true);
-    await storage.updatePipeline({ conversationId: id, messages: [assistant('done')], approvals: [], pipelineState: undefined, expectedRevision: revision, returnConversation: false });
+    await storage.updateRun({ conversationId: id, messages: [assistant('done')], approvals: [], run: undefined, expectedRevision: revision, returnConversation: false });
     expect(await running(id)).toBe(false);
   });
 

@@ -2,7 +2,6 @@ import {
   ApprovalStatus,
   ConversationStatus,
   MessageRole,
-  type PipelineState,
   type ToolCall,
 } from '../../gen/ts/asg/store/v1/store.js';
 
@@ -114,77 +113,6 @@ export function toolCallFromStored(stored: StoredToolCall): ToolCall {
     providerMetadataJson: stored.provider_metadata_json,
     rejected: stored.rejected,
     reason: stored.reason,
-  };
-}
-
-export interface StoredPipelinePause {
-  approval_uuid: string;
-  node_path: number[];
-  output_key: string;
-  tree_fingerprint: string;
-  loop_iterations: Record<string, number>;
-  node_messages?: number;
-}
-
-/**
- * The stored JSON of a pipeline state. The revision is a column of its own (the store
- * compares it on every write); states stored before several pauses existed have no
- * `pauses` and no `branch_outputs`.
- */
-export interface StoredPipelineState {
-  paused_node_path: number[];
-  paused_node_output_key: string;
-  session_state: Record<string, string>;
-  user_message: string;
-  /** Absent in states stored before fingerprints existed. */
-  tree_fingerprint?: string;
-  pauses?: StoredPipelinePause[];
-  branch_outputs?: Record<string, { output: string; exit_loop: boolean }>;
-  run_id?: string;
-}
-
-export function storedPipelineState(state: PipelineState): StoredPipelineState {
-  return {
-    paused_node_path: state.pausedNodePath,
-    paused_node_output_key: state.pausedNodeOutputKey,
-    session_state: state.sessionState,
-    user_message: state.userMessage,
-    tree_fingerprint: state.treeFingerprint,
-    pauses: state.pauses.map((pause) => ({
-      approval_uuid: pause.approvalUuid,
-      node_path: pause.nodePath,
-      output_key: pause.outputKey,
-      tree_fingerprint: pause.treeFingerprint,
-      loop_iterations: pause.loopIterations,
-      ...(pause.nodeMessages !== undefined && { node_messages: pause.nodeMessages }),
-    })),
-    branch_outputs: Object.fromEntries(
-      Object.entries(state.branchOutputs).map(([path, branch]) => [path, { output: branch.output, exit_loop: branch.exitLoop }]),
-    ),
-    run_id: state.runId,
-  };
-}
-
-export function pipelineStateFromStored(stored: StoredPipelineState, revision: number): PipelineState {
-  return {
-    pausedNodePath: stored.paused_node_path,
-    pausedNodeOutputKey: stored.paused_node_output_key,
-    sessionState: stored.session_state,
-    userMessage: stored.user_message,
-    treeFingerprint: stored.tree_fingerprint ?? '',
-    pauses: (stored.pauses ?? []).map((pause) => ({
-      approvalUuid: pause.approval_uuid,
-      nodePath: pause.node_path,
-      outputKey: pause.output_key,
-      treeFingerprint: pause.tree_fingerprint,
-      loopIterations: pause.loop_iterations,
-      nodeMessages: pause.node_messages,
-    })),
-    branchOutputs: Object.fromEntries(
-      Object.entries(stored.branch_outputs ?? {}).map(([path, branch]) => [path, { output: branch.output, exitLoop: branch.exit_loop }]),
-    ),
-    revision,
-    runId: stored.run_id ?? '',
   };
 }
 

@@ -11,9 +11,9 @@ import {
   type ConversationEvent,
   type NewApproval,
   type PendingApproval,
-  type PipelineState,
   type PublishEventRequest,
-  type UpdatePipelineRequest,
+  type Run,
+  type UpdateRunRequest,
 } from '../../gen/ts/asg/store/v1/store.js';
 import { createPromiseClient, type PromiseClient } from '../common/grpc/client.js';
 import { GrpcStatus } from '../common/grpc/errors.js';
@@ -152,10 +152,10 @@ describe('conversation store over gRPC', () => {
 
     const fetched = await store.getApproval({ uuid: approval.uuid });
     expect(fetched.sessionId).toMatch(/^[0-9a-f]{8}$/);
-    expect(fetched.pipelineState).toBeUndefined();
+    expect(fetched.run).toBeUndefined();
     expect(fetched.approval?.uuid).toBe(approval.uuid);
 
-    const claim = await store.claimApproval({ uuid: approval.uuid, approved: true, messages: [], clearPipelineState: false, alsoReject: [] });
+    const claim = await store.claimApproval({ uuid: approval.uuid, approved: true, messages: [], clearRun: false, alsoReject: [] });
     expect(claim.claimed).toBe(true);
     // The changed conversation comes back with the claim: no second read needed.
     expect(claim.conversation?.status).toBe(ConversationStatus.CONVERSATION_STATUS_ACTIVE);
@@ -185,7 +185,7 @@ describe('conversation store over gRPC', () => {
           uuid: approval.uuid,
           approved: index % 2 === 0,
           messages: [{ role: MessageRole.MESSAGE_ROLE_USER, content: `decision ${index}` }],
-          clearPipelineState: false,
+          clearRun: false,
           alsoReject: [],
         }),
       ),
@@ -207,7 +207,7 @@ describe('conversation store over gRPC', () => {
   it('marks an unfinished approval interrupted only after min_age_ms', async () => {
     const { id } = await conversation();
     const approval = await pendingApproval(id);
-    await store.claimApproval({ uuid: approval.uuid, approved: true, messages: [], clearPipelineState: false, alsoReject: [] });
+    await store.claimApproval({ uuid: approval.uuid, approved: true, messages: [], clearRun: false, alsoReject: [] });
     await store.startApprovalExecution({ uuid: approval.uuid });
     const note = [{ role: MessageRole.MESSAGE_ROLE_TOOL, content: 'interrupted' }];
 
@@ -231,7 +231,7 @@ describe('conversation store over gRPC', () => {
     const { conversation: read } = await store.getConversation({ id, includeMessages: true });
     expect(read?.pendingApproval?.uuid).toBe(approval.uuid);
     expect(read?.messageCount).toBe(2);
-    const claim = await store.claimApproval({ uuid: approval.uuid, approved: false, messages: [], clearPipelineState: true, alsoReject: [] });
+    const claim = await store.claimApproval({ uuid: approval.uuid, approved: false, messages: [], clearRun: true, alsoReject: [] });
     expect(claim.claimed).toBe(true);
     expect(claim.approval?.status).toBe(ApprovalStatus.APPROVAL_STATUS_REJECTED);
   });
@@ -253,7 +253,7 @@ describe('A2A origins and agent chains over gRPC', () => {
     ]);
   });
 
-  it('carries the agent chain of CreateApproval and UpdatePipeline approvals through get, claim and the pending approvals', async () => {
+  it('carries the agent chain of CreateApproval and UpdateRun approvals through get, claim and the pending approvals', async () => {
     const { id } = await conversation();
     const { approval, conversation: waiting } = await store.createApproval({
       conversationId: id,
@@ -271,12 +271,12 @@ describe('A2A origins and agent chains over gRPC', () => {
     expect((await store.getApproval({ uuid: approval!.uuid })).approval?.agentChain).toEqual(chain);
     const page = await store.listConversations({ pageSize: 0, pageToken: '' });
     expect(page.conversations[0]?.pendingApprovals.map((item) => item.agentChain)).toEqual([chain]);
-    const claim = await store.claimApproval({ uuid: approval!.uuid, approved: false, messages: [], clearPipelineState: false, alsoReject: [] });
+    const claim = await store.claimApproval({ uuid: approval!.uuid, approved: false, messages: [], clearRun: false, alsoReject: [] });
     expect(claim.approval?.agentChain).toEqual(chain);
 
     const other = await conversation();
     const uuid = '1a2b3c4d-5e6f-4a7b-8c9d-0e1f2a3b4c5d';
-    const reply = await store.updatePipeline({
+    const reply = await store.updateRun({
       conversationId: other.id,
       messages: [],
       approvals: [{ uuid, toolCallId: 'call-2', toolName: 'drop_table', toolArgs: {}, description: 'Drop', agentChain: chain }],
@@ -312,14 +312,14 @@ describe('A2A origins and agent chains over gRPC', () => {
       await expect(store.createApproval(request)).rejects.toMatchObject({ code: GrpcStatus.INVALID_ARGUMENT, message: expect.stringContaining(message) });
       const approvals = [{ uuid: '1a2b3c4d-5e6f-4a7b-8c9d-0e1f2a3b4c5d', toolCallId: 'call-1', toolName: 'drop_table', toolArgs: {}, description: 'Drop', agentChain }];
       await expect(
-        store.updatePipeline({ conversationId: id, messages: [], approvals, expectedRevision: 0, returnConversation: false }),
+        store.updateRun({ conversationId: id, messages: [], approvals, expectedRevision: 0, returnConversation: false }),
       ).rejects.toMatchObject({ code: GrpcStatus.INVALID_ARGUMENT, message: expect.stringContaining(`approvals[0].${message}`) });
     }
     expect((await store.getConversation({ id, includeMessages: false })).conversation?.status).toBe(ConversationStatus.CONVERSATION_STATUS_ACTIVE);
   });
 });
 
-describe('UpdatePipeline over gRPC (issue 4 item 6)', () => {
+describe('UpdateRun over gRPC (issue 4 item 6)', () => {
   const A = '0e1d2c3b-4a59-4687-8796-a5b4c3d2e1f0';
   const B = '9f8e7d6c-5b4a-4938-8271-605f4e3d2c1b';
   const approvalFor = (uuid: string, toolCallId: string): NewApproval => ({
@@ -330,22 +330,9 @@ describe('UpdatePipeline over gRPC (issue 4 item 6)', () => {
     description: `Drop ${toolCallId}`,
     agentChain: [],
   });
-  // Every field the wire has to carry: repeated pauses, the maps, the optional node_messages.
-  const state: PipelineState = {
-    pausedNodePath: [0, 1, 0],
-    pausedNodeOutputKey: 'users',
-    sessionState: { plan: 'drop both' },
-    userMessage: 'clean up',
-    treeFingerprint: 'aa',
-    pauses: [
-      { approvalUuid: A, nodePath: [0, 1, 0], outputKey: 'users', treeFingerprint: 'aa', loopIterations: { '0': 3 }, nodeMessages: 2 },
-      { approvalUuid: B, nodePath: [0, 1, 1], outputKey: 'orders', treeFingerprint: 'bb', loopIterations: { '0': 3 } },
-    ],
-    branchOutputs: { '0.1.2': { output: 'archived', exitLoop: true } },
-    revision: 0,
-    runId: 'run-1',
-  };
-  const updateRequest = (conversationId: string, change: Partial<UpdatePipelineRequest> = {}): UpdatePipelineRequest => ({
+  // Opaque bytes, some not UTF-8, so that nothing on the way may treat them as text.
+  const state: Run = { state: Buffer.concat([Buffer.from(`{"pauses":["${A}","${B}"]}`), Buffer.from([0x00, 0xff, 0xc3])]), schemaVersion: 1, revision: 0 };
+  const updateRequest = (conversationId: string, change: Partial<UpdateRunRequest> = {}): UpdateRunRequest => ({
     conversationId,
     messages: [],
     approvals: [],
@@ -354,13 +341,13 @@ describe('UpdatePipeline over gRPC (issue 4 item 6)', () => {
     ...change,
   });
 
-  it('creates both approvals and the state, returns the waiting conversation, and GetApproval carries the state', async () => {
+  it('creates both approvals and the run, returns the waiting conversation, and GetApproval carries the run, bytes unchanged', async () => {
     const { id } = await conversation();
-    const reply = await store.updatePipeline(
+    const reply = await store.updateRun(
       updateRequest(id, {
         messages: [{ role: MessageRole.MESSAGE_ROLE_ASSISTANT, content: 'two branches ask', node: 'cleaner' }],
         approvals: [approvalFor(A, 'users'), approvalFor(B, 'orders')],
-        pipelineState: state,
+        run: state,
         returnConversation: true,
       }),
     );
@@ -371,24 +358,24 @@ describe('UpdatePipeline over gRPC (issue 4 item 6)', () => {
       [B, { table: 'orders' }],
     ]);
     expect(reply.conversation?.pendingApproval?.uuid).toBe(A);
-    expect(reply.conversation?.pipelineRevision).toBe(1);
-    expect(reply.conversation?.pipelineState).toEqual({ ...state, revision: 1 });
+    expect(reply.conversation?.runRevision).toBe(1);
+    expect(reply.conversation?.run).toEqual({ ...state, revision: 1 });
     expect(reply.conversation?.messages.at(-1)).toMatchObject({ content: 'two branches ask', node: 'cleaner' });
 
     const fetched = await store.getApproval({ uuid: B });
-    expect(fetched.pipelineState).toEqual({ ...state, revision: 1 });
+    expect(fetched.run).toEqual({ ...state, revision: 1 });
     // Without return_conversation only the revision comes back.
-    expect((await store.updatePipeline(updateRequest(id, { expectedRevision: 1, pipelineState: state }))).conversation).toBeUndefined();
+    expect((await store.updateRun(updateRequest(id, { expectedRevision: 1, run: state }))).conversation).toBeUndefined();
   });
 
   it('lets exactly one of 10 concurrent writes from the same revision win; the others are ABORTED', async () => {
     const { id } = await conversation();
     const writes = await Promise.allSettled(
       Array.from({ length: 10 }, (_, index) =>
-        store.updatePipeline(
+        store.updateRun(
           updateRequest(id, {
             messages: [{ role: MessageRole.MESSAGE_ROLE_ASSISTANT, content: `branch ${index}` }],
-            pipelineState: { ...state, pauses: [], sessionState: { winner: `${index}` } },
+            run: { ...state, state: Buffer.from(`${index}`) },
           }),
         ),
       ),
@@ -399,47 +386,60 @@ describe('UpdatePipeline over gRPC (issue 4 item 6)', () => {
     for (const lost of writes.filter((write) => write.status === 'rejected')) {
       expect(lost.reason).toMatchObject({ code: GrpcStatus.ABORTED, message: expect.stringContaining('revision 1, not 0') });
     }
-    // Only the winner's messages and state were stored.
+    // Only the winner's messages and run were stored.
     const { conversation: after } = await store.getConversation({ id, includeMessages: true });
-    const winner = after!.pipelineState!.sessionState['winner'];
+    const winner = after!.run!.state.toString();
     expect(after?.messages.filter((message) => message.content.startsWith('branch ')).map((message) => message.content)).toEqual([`branch ${winner}`]);
-    expect(after?.pipelineRevision).toBe(1);
+    expect(after?.runRevision).toBe(1);
   });
 
-  it('answers INVALID_ARGUMENT for a missing or upper-case approval uuid, two pauses for one approval, a negative revision and also_reject on an approval', async () => {
+  it('answers INVALID_ARGUMENT for a missing or upper-case approval uuid, a negative schema version, a negative revision and also_reject on an approval', async () => {
     const { id } = await conversation();
-    const refused: [Partial<UpdatePipelineRequest>, string][] = [
+    const refused: [Partial<UpdateRunRequest>, string][] = [
       [{ approvals: [approvalFor('', 'users')] }, 'approvals[0].uuid: a UUID in lower case'],
       [{ approvals: [approvalFor('0F1E2D3C-4B5A-4968-8776-A5B4C3D2E1F0', 'users')] }, 'approvals[0].uuid: a UUID in lower case'],
-      [{ pipelineState: { ...state, pauses: [state.pauses[0]!, state.pauses[0]!] } }, 'pipeline_state.pauses: one pause per approval'],
+      [{ run: { ...state, schemaVersion: -1 } }, 'run.schema_version: a schema version, 0 or more'],
       [{ expectedRevision: -1 }, 'expected_revision: a revision, 0 or more'],
     ];
     for (const [change, message] of refused) {
-      await expect(store.updatePipeline(updateRequest(id, change))).rejects.toMatchObject({ code: GrpcStatus.INVALID_ARGUMENT, message: expect.stringContaining(message) });
+      await expect(store.updateRun(updateRequest(id, change))).rejects.toMatchObject({ code: GrpcStatus.INVALID_ARGUMENT, message: expect.stringContaining(message) });
     }
-    expect((await store.getConversation({ id, includeMessages: false })).conversation?.pipelineRevision).toBe(0);
+    expect((await store.getConversation({ id, includeMessages: false })).conversation?.runRevision).toBe(0);
     const uuid = '0f1e2d3c-4b5a-4968-8776-a5b4c3d2e1f0';
     await expect(
-      store.claimApproval({ uuid, approved: true, messages: [], clearPipelineState: false, alsoReject: [{ uuid, messages: [] }] }),
+      store.claimApproval({ uuid, approved: true, messages: [], clearRun: false, alsoReject: [{ uuid, messages: [] }] }),
     ).rejects.toMatchObject({ code: GrpcStatus.INVALID_ARGUMENT, message: expect.stringContaining('also_reject: only a rejection rejects other approvals with it') });
   });
 
   it('rejects the other pending approval with a winning rejection (also_reject) and returns the active conversation', async () => {
     const { id } = await conversation();
-    await store.updatePipeline(updateRequest(id, { approvals: [approvalFor(A, 'users'), approvalFor(B, 'orders')], pipelineState: state }));
+    await store.updateRun(updateRequest(id, { approvals: [approvalFor(A, 'users'), approvalFor(B, 'orders')], run: state }));
     const claim = await store.claimApproval({
       uuid: A,
       approved: false,
       messages: [{ role: MessageRole.MESSAGE_ROLE_TOOL, content: 'users: rejected' }],
-      clearPipelineState: true,
+      clearRun: true,
       alsoReject: [{ uuid: B, messages: [{ role: MessageRole.MESSAGE_ROLE_TOOL, content: 'orders: rejected with users' }] }],
     });
     expect(claim.claimed).toBe(true);
     expect(claim.conversation?.status).toBe(ConversationStatus.CONVERSATION_STATUS_ACTIVE);
     expect(claim.conversation?.pendingApprovals).toEqual([]);
-    expect(claim.conversation?.pipelineState).toBeUndefined();
+    expect(claim.conversation?.run).toBeUndefined();
+    expect(claim.conversation?.runRevision).toBe(2);
     expect(claim.conversation?.messages.slice(-2).map((message) => message.content)).toEqual(['users: rejected', 'orders: rejected with users']);
     expect((await store.getApproval({ uuid: B })).approval?.status).toBe(ApprovalStatus.APPROVAL_STATUS_REJECTED);
+  });
+
+  it('clears a run left behind when a turn starts, and a stale write after it is ABORTED', async () => {
+    const { id } = await conversation();
+    // A run that keeps going (no approval): the request that would end it never came.
+    await store.updateRun(updateRequest(id, { run: state }));
+    const start = await store.startTurn({ conversationId: id, message: { role: MessageRole.MESSAGE_ROLE_USER, content: 'again' } });
+    expect(start.started).toBe(true);
+    expect(start.conversation?.run).toBeUndefined();
+    expect(start.conversation?.runRevision).toBe(2);
+    await expect(store.updateRun(updateRequest(id, { expectedRevision: 1, run: state }))).rejects.toMatchObject({ code: GrpcStatus.ABORTED });
+    expect((await store.getConversation({ id, includeMessages: false })).conversation?.runRevision).toBe(2);
   });
 });
 

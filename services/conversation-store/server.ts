@@ -18,7 +18,7 @@ const required = (what: string) => z.string().refine((value) => value.trim() !==
 const conversationId = required('a conversation id');
 const approvalUuid = required('an approval uuid');
 // Approvals the orchestrator names itself are written as the store keeps them, so that the
-// pipeline state that refers to them matches them character for character.
+// run state that refers to them matches them character for character.
 const newApprovalUuid = z.string().regex(/^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$/, 'a UUID in lower case');
 const struct = z.record(z.string(), z.unknown());
 
@@ -38,30 +38,13 @@ const toolCall = z.object({
 const newMessage = z.object({ role, content: z.string(), toolCall: toolCall.optional(), node: z.string().min(1, 'a node name, or absent').optional() });
 const messages = z.array(newMessage);
 
-const nodePath = z.array(z.number().int().min(0, 'node indexes are 0 or more'));
-const pipelinePause = z.object({
-  approvalUuid: newApprovalUuid,
-  nodePath,
-  outputKey: z.string(),
-  treeFingerprint: z.string(),
-  loopIterations: z.record(z.string(), z.number().int().min(1, 'iterations count from 1')),
-  nodeMessages: z.number().int().min(0).optional(),
+// A run is the orchestrator's bytes: the store checks only what it keeps beside them.
+const run = z.object({
+  state: z.instanceof(Uint8Array, { error: 'bytes' }),
+  schemaVersion: z.number().int().min(0, 'a schema version, 0 or more'),
+  // Ignored on write: the store sets it (store.proto, UpdateRunRequest.run).
+  revision: z.number().int(),
 });
-const pipelineState = z
-  .object({
-    pausedNodePath: nodePath,
-    pausedNodeOutputKey: z.string(),
-    sessionState: z.record(z.string(), z.string()),
-    userMessage: z.string(),
-    treeFingerprint: z.string(),
-    pauses: z.array(pipelinePause),
-    branchOutputs: z.record(z.string(), z.object({ output: z.string(), exitLoop: z.boolean() })),
-    runId: z.string(),
-  })
-  .refine((state) => new Set(state.pauses.map((pause) => pause.approvalUuid)).size === state.pauses.length, {
-    message: 'one pause per approval',
-    path: ['pauses'],
-  });
 // The agents a proxy approval is held by, nearest first (store.proto, agent_chain).
 const MAX_AGENT_CHAIN = 20;
 const agentChain = z.array(z.string().min(1, 'an agent name, not empty')).max(MAX_AGENT_CHAIN, `at most ${MAX_AGENT_CHAIN} agents`);
@@ -161,10 +144,11 @@ const schemas = {
       uuid: approvalUuid,
       approved: z.boolean(),
       messages,
-      clearPipelineState: z.boolean(),
+      clearRun: z.boolean(),
       alsoReject: z.array(z.object({ uuid: approvalUuid, messages })),
       reason: z.string().max(MAX_REASON_LENGTH, `at most ${MAX_REASON_LENGTH} characters`).optional(),
       continuesTurn: z.boolean().optional(),
+      expectedRunRevision: z.number().int().min(0).optional(),
     })
     .refine((request) => !request.approved || request.alsoReject.length === 0, {
       message: 'only a rejection rejects other approvals with it',
@@ -182,11 +166,11 @@ const schemas = {
     minAgeMs: z.number().int().min(0, 'milliseconds, 0 or more'),
     messages,
   }),
-  updatePipeline: z.object({
+  updateRun: z.object({
     conversationId,
     messages,
     approvals: z.array(newApproval),
-    pipelineState: pipelineState.optional(),
+    run: run.optional(),
     expectedRevision: z.number().int().min(0, 'a revision, 0 or more'),
     returnConversation: z.boolean(),
   }),
@@ -238,8 +222,8 @@ export function conversationStoreHandlers(storage: ConversationStorage, feed: Ev
     },
     getApproval: async (request) => {
       const approval = await storage.getApproval(validated('getApproval', request).uuid);
-      const { sessionId, pipelineState } = await storage.getConversation({ id: approval.conversationId, includeMessages: false });
-      return { approval, sessionId, pipelineState };
+      const { sessionId, run } = await storage.getConversation({ id: approval.conversationId, includeMessages: false });
+      return { approval, sessionId, run };
     },
     claimApproval: async (request) => {
       const claim = await storage.claimApproval(validated('claimApproval', request));
@@ -257,8 +241,8 @@ export function conversationStoreHandlers(storage: ConversationStorage, feed: Ev
       approvals: await storage.listUnfinishedApprovals(validated('listUnfinishedApprovals', request).conversationId),
     }),
     markApprovalInterrupted: async (request) => storage.markApprovalInterrupted(validated('markApprovalInterrupted', request)),
-    updatePipeline: async (request) => {
-      const revision = await storage.updatePipeline(validated('updatePipeline', request));
+    updateRun: async (request) => {
+      const revision = await storage.updateRun(validated('updateRun', request));
       return { revision, conversation: request.returnConversation ? await conversationOf(request.conversationId) : undefined };
     },
     watchEvents: async function* (request, ctx) {

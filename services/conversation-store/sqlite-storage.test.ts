@@ -1,7 +1,8 @@
 import { createHash, randomUUID } from 'node:crypto';
-import { mkdtempSync, rmSync } from 'node:fs';
+import { copyFileSync, mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
+import { fileURLToPath } from 'node:url';
 import Database from 'better-sqlite3';
 import { afterEach, beforeEach, describe, expect, it, vi } from 'vitest';
 import {
@@ -13,8 +14,8 @@ import {
   type CreateApprovalRequest,
   type NewApproval,
   type NewMessage,
-  type PipelineState,
-  type UpdatePipelineRequest,
+  type Run,
+  type UpdateRunRequest,
 } from '../../gen/ts/asg/store/v1/store.js';
 import { GrpcStatus } from '../common/grpc/errors.js';
 import { DATABASE_FILE, openSqliteStorage, type SqliteConversationStorage } from './sqlite/driver.js';
@@ -25,9 +26,20 @@ const SESSION = 'a1b2c3d4';
 /** Back to schema 4: what migration 5 added (A2A origins, agent chains). */
 const DROP_SCHEMA_5 =
   'ALTER TABLE conversations DROP COLUMN a2a_dialect; ALTER TABLE conversations DROP COLUMN a2a_context_id; ALTER TABLE approvals DROP COLUMN agent_chain;';
+/**
+ * Back to schema 11: what migration 12 did (the runs table), undone: the pipeline state and
+ * its revision go back to their columns on the conversation, the bytes as the text they were.
+ */
+const DROP_SCHEMA_12 = `
+  ALTER TABLE conversations ADD COLUMN pipeline_state TEXT;
+  ALTER TABLE conversations ADD COLUMN pipeline_revision INTEGER NOT NULL DEFAULT 0;
+  UPDATE conversations SET
+    pipeline_state = (SELECT CAST(state AS TEXT) FROM runs WHERE runs.conversation_id = conversations.id),
+    pipeline_revision = coalesce((SELECT revision FROM runs WHERE runs.conversation_id = conversations.id), 0);
+  DROP TABLE runs;`;
 /** Back to schema 5: what migration 6 added (the event log). */
-/** Back to schema 7: what migrations 11 (the running mark's time), 10 (a decision's reason), 9 (the running-turn mark) and 8 (the first user message's text, the index of message ids) added; dropped first. */
-const DROP_SCHEMA_8 = 'ALTER TABLE conversations DROP COLUMN running_turn_since; ALTER TABLE approvals DROP COLUMN reason; DROP INDEX conversations_running_turn; ALTER TABLE conversations DROP COLUMN running_turn_boot; DROP TRIGGER conversations_first_user_text; DROP INDEX messages_by_id; ALTER TABLE conversations DROP COLUMN first_user_text;';
+/** Back to schema 7: what migrations 12 (the runs table), 11 (the running mark's time), 10 (a decision's reason), 9 (the running-turn mark) and 8 (the first user message's text, the index of message ids) added; dropped first. */
+const DROP_SCHEMA_8 = `${DROP_SCHEMA_12} ALTER TABLE conversations DROP COLUMN running_turn_since; ALTER TABLE approvals DROP COLUMN reason; DROP INDEX conversations_running_turn; ALTER TABLE conversations DROP COLUMN running_turn_boot; DROP TRIGGER conversations_first_user_text; DROP INDEX messages_by_id; ALTER TABLE conversations DROP COLUMN first_user_text;`;
 /** Back to schema 6: what migration 7 added (the index of pending approvals); dropped first. */
 const DROP_SCHEMA_7 = `${DROP_SCHEMA_8} DROP INDEX approvals_pending;`;
 const DROP_SCHEMA_6 = `${DROP_SCHEMA_7} DROP TABLE events;`;
@@ -77,10 +89,10 @@ function approvalRequest(conversationId: string, change: Partial<CreateApprovalR
   };
 }
 
-const claim = (uuid: string, approved: boolean, messages: NewMessage[] = [], clearPipelineState = false, alsoReject: ApprovalRejection[] = []) =>
-  storage.claimApproval({ uuid, approved, messages, clearPipelineState, alsoReject });
+const claim = (uuid: string, approved: boolean, messages: NewMessage[] = [], clearRun = false, alsoReject: ApprovalRejection[] = []) =>
+  storage.claimApproval({ uuid, approved, messages, clearRun, alsoReject });
 
-/** An approval for UpdatePipeline: the orchestrator picks its uuid. */
+/** An approval for UpdateRun: the orchestrator picks its uuid. */
 const newApproval = (uuid: string, toolCallId = 'call-1'): NewApproval => ({
   uuid,
   toolCallId,
@@ -90,9 +102,9 @@ const newApproval = (uuid: string, toolCallId = 'call-1'): NewApproval => ({
   agentChain: [],
 });
 
-/** UpdatePipeline with nothing but the revision; without `pipelineState` it clears the state. */
-function update(conversationId: string, expectedRevision: number, change: Partial<UpdatePipelineRequest> = {}) {
-  return storage.updatePipeline({ conversationId, messages: [], approvals: [], expectedRevision, returnConversation: false, ...change });
+/** UpdateRun with nothing but the revision; without `run` it clears the run. */
+function update(conversationId: string, expectedRevision: number, change: Partial<UpdateRunRequest> = {}) {
+  return storage.updateRun({ conversationId, messages: [], approvals: [], expectedRevision, returnConversation: false, ...change });
 }
 
 async function newConversation(systemPrompt = '') {
@@ -106,32 +118,14 @@ async function approvedApproval() {
   return { conversation, approval };
 }
 
-/**
- * A pipeline state waiting at one branch of a parallel node per approval: the tree is a
- * sequential root whose child 1 is a loop (in its 2nd iteration) around a parallel node.
- * Its revision is the store's to set; `atRevision` is the state as read back.
- */
-function pausedAt(...uuids: string[]): PipelineState {
-  return {
-    pausedNodePath: [1, 0, 0],
-    pausedNodeOutputKey: 'draft0',
-    sessionState: { topic: 'tides' },
-    userMessage: 'go on',
-    treeFingerprint: 'f00d',
-    pauses: uuids.map((approvalUuid, branch) => ({
-      approvalUuid,
-      nodePath: [1, 0, branch],
-      outputKey: `draft${branch}`,
-      treeFingerprint: `f00d${branch}`,
-      loopIterations: { '1': 2 },
-      nodeMessages: 2,
-    })),
-    branchOutputs: { '1.0.9': { output: 'checked', exitLoop: false } },
-    revision: 0,
-    runId: 'run-1',
-  };
-}
-const atRevision = (state: PipelineState, revision: number): PipelineState => ({ ...state, revision });
+/** A run as the orchestrator writes it: bytes the store keeps without reading them. Its revision is the store's to set. */
+const runOf = (text: string, schemaVersion = 1): Run => ({ state: Buffer.from(text), schemaVersion, revision: 0 });
+
+/** The run of an agent tree waiting at one node per approval (what its bytes say is the orchestrator's business). */
+const pausedAt = (...uuids: string[]): Run => runOf(JSON.stringify({ pauses: uuids.map((approval_uuid) => ({ approval_uuid })) }));
+
+/** A run as read back: the store's revision on it. */
+const atRevision = (run: Run, revision: number): Run => ({ ...run, revision });
 
 // Not in uuid order, so that a list read back in this order is in insertion order.
 const A = 'eeeeeeee-0000-4000-8000-00000000000a';
@@ -216,9 +210,9 @@ describe('appending messages', () => {
     expect(answered?.role).toBe(MessageRole.MESSAGE_ROLE_TOOL);
   });
 
-  it('changes the status in the same call, unspecified keeps it, and the pipeline state is left alone', async () => {
+  it('changes the status in the same call, unspecified keeps it, and the run is left alone', async () => {
     const { id, updatedAt } = await newConversation();
-    await update(id, 0, { pipelineState: pausedAt() });
+    await update(id, 0, { run: pausedAt() });
     await append(id, [assistant('done')], { status: ConversationStatus.CONVERSATION_STATUS_COMPLETED });
     let read = await storage.getConversation({ id, includeMessages: false });
     expect(read.status).toBe(ConversationStatus.CONVERSATION_STATUS_COMPLETED);
@@ -228,9 +222,9 @@ describe('appending messages', () => {
     await append(id, [], { status: ConversationStatus.CONVERSATION_STATUS_ACTIVE });
     read = await storage.getConversation({ id, includeMessages: false });
     expect(read.status).toBe(ConversationStatus.CONVERSATION_STATUS_ACTIVE);
-    // Only UpdatePipeline (and a new turn) changes the state: appends keep it and its revision.
-    expect(read.pipelineState).toEqual(atRevision(pausedAt(), 1));
-    expect(read.pipelineRevision).toBe(1);
+    // Only UpdateRun (and a new turn) changes the state: appends keep it and its revision.
+    expect(read.run).toEqual(atRevision(pausedAt(), 1));
+    expect(read.runRevision).toBe(1);
   });
 
   it('moves updated_at forward on every change even when the clock stands still', async () => {
@@ -299,7 +293,7 @@ describe('appending messages', () => {
         const plan = (Object.keys(named).length > 0 ? statement.all(named) : statement.all(...parameters)) as { detail: string }[];
         const details = plan.map((step) => step.detail);
         // Ordered reads may walk an index (stopping at LIMIT); a bare SCAN reads every row.
-        const fullScans = details.filter((detail) => /^SCAN (conversations|messages|approvals|events)\b(?! USING)/.test(detail));
+        const fullScans = details.filter((detail) => /^SCAN (conversations|messages|approvals|events|runs)\b(?! USING)/.test(detail));
         expect(fullScans, `${name}: ${details.join(' | ')}`).toEqual([]);
       }
     } finally {
@@ -480,9 +474,9 @@ describe('creating approvals', () => {
 });
 
 describe('claiming approvals', () => {
-  it('approves once: the conversation resumes, messages are appended and pipeline state cleared', async () => {
+  it('approves once: the conversation resumes, messages are appended and the run cleared', async () => {
     const { id } = await newConversation();
-    await update(id, 0, { approvals: [newApproval(A)], pipelineState: pausedAt(A) });
+    await update(id, 0, { approvals: [newApproval(A)], run: pausedAt(A) });
     const approval = await storage.getApproval(A);
     clock += 5_000;
     const won = await claim(approval.uuid, true, [assistant('approved, running')], true);
@@ -493,9 +487,9 @@ describe('claiming approvals', () => {
     const read = await storage.getConversation({ id, includeMessages: true });
     expect(read.status).toBe(ConversationStatus.CONVERSATION_STATUS_ACTIVE);
     expect(read.pendingApproval).toBeUndefined();
-    expect(read.pipelineState).toBeUndefined();
+    expect(read.run).toBeUndefined();
     // Clearing is a change of the state too: a run that read revision 1 can no longer write.
-    expect(read.pipelineRevision).toBe(2);
+    expect(read.runRevision).toBe(2);
     expect(read.messages.map((message) => message.content)).toEqual(['approved, running']);
 
     clock += 5_000;
@@ -509,13 +503,13 @@ describe('claiming approvals', () => {
     await expect(storage.createApproval(approvalRequest(id))).resolves.toMatchObject({ status: ApprovalStatus.APPROVAL_STATUS_PENDING });
   });
 
-  it('keeps the pipeline state and its revision unless asked to clear it', async () => {
+  it('keeps the run and its revision unless asked to clear it', async () => {
     const { id } = await newConversation();
-    await update(id, 0, { approvals: [newApproval(A)], pipelineState: pausedAt(A) });
+    await update(id, 0, { approvals: [newApproval(A)], run: pausedAt(A) });
     await claim(A, false, [], false);
     const read = await storage.getConversation({ id, includeMessages: false });
-    expect(read.pipelineState).toEqual(atRevision(pausedAt(A), 1));
-    expect(read.pipelineRevision).toBe(1);
+    expect(read.run).toEqual(atRevision(pausedAt(A), 1));
+    expect(read.runRevision).toBe(1);
     expect(read.status).toBe(ConversationStatus.CONVERSATION_STATUS_ACTIVE);
   });
 
@@ -660,7 +654,7 @@ describe('the database file', () => {
   it('keeps everything across a close and reopen', async () => {
     const { id } = await newConversation('system');
     await append(id, [user('hello')]);
-    await update(id, 0, { approvals: [newApproval(A)], pipelineState: pausedAt(A) });
+    await update(id, 0, { approvals: [newApproval(A)], run: pausedAt(A) });
     const completed = await newConversation();
     await append(completed.id, [], { status: ConversationStatus.CONVERSATION_STATUS_COMPLETED });
     const before = await storage.getConversation({ id, includeMessages: true });
@@ -794,7 +788,7 @@ describe('pipelines waiting at several approvals (issue 4 item 6)', () => {
     const revision = await update(id, 0, {
       messages: [assistant('branch 0 asks'), assistant('branch 1 asks')],
       approvals: [newApproval(A, 'call-a'), newApproval(B, 'call-b')],
-      pipelineState: pausedAt(A, B),
+      run: pausedAt(A, B),
     });
     expect(revision).toBe(1);
 
@@ -806,8 +800,8 @@ describe('pipelines waiting at several approvals (issue 4 item 6)', () => {
     ]);
     expect(conversation.pendingApproval).toEqual(conversation.pendingApprovals[0]);
     expect(conversation.pendingApprovals[1]).toEqual(await storage.getApproval(B));
-    expect(conversation.pipelineState).toEqual(atRevision(pausedAt(A, B), 1));
-    expect(conversation.pipelineRevision).toBe(1);
+    expect(conversation.run).toEqual(atRevision(pausedAt(A, B), 1));
+    expect(conversation.runRevision).toBe(1);
     expect(pendingApprovalColumn(id)).toBe(A);
     // One change: the new messages, both approvals and the conversation share one timestamp.
     const stamps = [conversation.updatedAt, ...conversation.messages.slice(1).map((m) => m.createdAt), ...conversation.pendingApprovals.map((a) => a.createdAt)];
@@ -821,7 +815,7 @@ describe('pipelines waiting at several approvals (issue 4 item 6)', () => {
 
   it('stays waiting while another approval is pending, and becomes active with the last claim', async () => {
     const { id } = await newConversation();
-    await update(id, 0, { approvals: [newApproval(A, 'call-a'), newApproval(B, 'call-b')], pipelineState: pausedAt(A, B) });
+    await update(id, 0, { approvals: [newApproval(A, 'call-a'), newApproval(B, 'call-b')], run: pausedAt(A, B) });
 
     expect((await claim(A, true, [assistant('A approved')])).claimed).toBe(true);
     let conversation = await read(id);
@@ -829,8 +823,8 @@ describe('pipelines waiting at several approvals (issue 4 item 6)', () => {
     expect(conversation.pendingApproval?.uuid).toBe(B);
     expect(conversation.pendingApprovals.map((approval) => approval.uuid)).toEqual([B]);
     expect(pendingApprovalColumn(id)).toBe(B);
-    // A claim without clear_pipeline_state leaves the state and its revision to the run.
-    expect(conversation.pipelineRevision).toBe(1);
+    // A claim without clear_run leaves the run and its revision to the orchestrator.
+    expect(conversation.runRevision).toBe(1);
     // No new turn while a branch still waits.
     expect((await storage.startTurn({ conversationId: id, message: user('hello?') })).started).toBe(false);
 
@@ -845,44 +839,46 @@ describe('pipelines waiting at several approvals (issue 4 item 6)', () => {
 
   it('refuses a write computed from another revision with ABORTED, writing nothing', async () => {
     const { id } = await newConversation('system');
-    await update(id, 0, { pipelineState: pausedAt() });
+    await update(id, 0, { run: pausedAt() });
     const before = await read(id);
+    const lastEvent = await storage.latestEventId();
 
     for (const stale of [0, 2]) {
       await expect(
-        update(id, stale, { messages: [assistant('lost')], approvals: [newApproval(A)], pipelineState: pausedAt(A) }),
+        update(id, stale, { messages: [assistant('lost')], approvals: [newApproval(A)], run: pausedAt(A) }),
       ).rejects.toMatchObject({ code: GrpcStatus.ABORTED, message: expect.stringContaining(`revision 1, not ${stale}`) });
     }
     expect(await read(id)).toEqual(before);
+    expect(await storage.latestEventId()).toBe(lastEvent);
     await expect(storage.getApproval(A)).rejects.toMatchObject({ code: GrpcStatus.NOT_FOUND });
   });
 
-  it('raises the revision by one per write, reports it on the conversation and the state, and clears an absent state', async () => {
+  it('raises the revision by one per write, reports it on the conversation and the run, and clears an absent run', async () => {
     const created = await newConversation();
-    expect(created.pipelineRevision).toBe(0);
-    expect(created.pipelineState).toBeUndefined();
+    expect(created.runRevision).toBe(0);
+    expect(created.run).toBeUndefined();
 
     for (const revision of [1, 2, 3]) {
-      // The revision a caller sends in the state is not taken: the store sets it.
-      const state = { ...pausedAt(), sessionState: { step: `${revision}` }, revision: 99 };
-      expect(await update(created.id, revision - 1, { pipelineState: state })).toBe(revision);
+      // The revision a caller sends with the run is not taken: the store sets it.
+      const run = { ...runOf(`step ${revision}`, revision), revision: 99 };
+      expect(await update(created.id, revision - 1, { run })).toBe(revision);
       const conversation = await read(created.id);
-      expect(conversation.pipelineRevision).toBe(revision);
-      expect(conversation.pipelineState).toEqual({ ...state, revision });
+      expect(conversation.runRevision).toBe(revision);
+      expect(conversation.run).toEqual({ ...run, revision });
     }
 
     // Clearing is a change like any other: the revision goes on instead of back to 0, so a
-    // run that read the cleared state's revision cannot write over a later one.
+    // request that read the cleared run's revision cannot write over a later one.
     expect(await update(created.id, 3)).toBe(4);
     const cleared = await read(created.id);
-    expect(cleared.pipelineState).toBeUndefined();
-    expect(cleared.pipelineRevision).toBe(4);
+    expect(cleared.run).toBeUndefined();
+    expect(cleared.runRevision).toBe(4);
     expect(cleared.status).toBe(ConversationStatus.CONVERSATION_STATUS_ACTIVE);
   });
 
   it('rejects the other pending approvals with a winning rejection, in its transaction, skipping one already decided', async () => {
     const { id } = await newConversation();
-    await update(id, 0, { approvals: [newApproval(A, 'call-a'), newApproval(B, 'call-b'), newApproval(C, 'call-c')], pipelineState: pausedAt(A, B, C) });
+    await update(id, 0, { approvals: [newApproval(A, 'call-a'), newApproval(B, 'call-b'), newApproval(C, 'call-c')], run: pausedAt(A, B, C) });
     await claim(C, true);
     clock += 5_000;
 
@@ -899,19 +895,19 @@ describe('pipelines waiting at several approvals (issue 4 item 6)', () => {
     const conversation = await read(id);
     expect(conversation.status).toBe(ConversationStatus.CONVERSATION_STATUS_ACTIVE);
     expect(conversation.pendingApprovals).toEqual([]);
-    expect(conversation.pipelineState).toBeUndefined();
+    expect(conversation.run).toBeUndefined();
     expect(conversation.messages.map((message) => message.content)).toEqual(['A rejected', 'B rejected with A']);
   });
 
   it('keeps a rejection\'s reason on the approval, those rejected with it, and the tool message (issue 13)', async () => {
     const { id } = await newConversation();
-    await update(id, 0, { approvals: [newApproval(A, 'call-a'), newApproval(B, 'call-b')], pipelineState: pausedAt(A, B) });
+    await update(id, 0, { approvals: [newApproval(A, 'call-a'), newApproval(B, 'call-b')], run: pausedAt(A, B) });
     const rejectedCall = { id: 'call-a', name: 'resources_add', arguments: { value: 1e9 }, result: 'Rejected by a human: value too large.', isError: true, rejected: true, reason: 'value too large' };
     const won = await storage.claimApproval({
       uuid: A,
       approved: false,
       messages: [{ role: MessageRole.MESSAGE_ROLE_TOOL, content: rejectedCall.result, toolCall: rejectedCall }],
-      clearPipelineState: true,
+      clearRun: true,
       alsoReject: [{ uuid: B, messages: [tool('B rejected with A')] }],
       reason: 'value too large',
     });
@@ -923,17 +919,33 @@ describe('pipelines waiting at several approvals (issue 4 item 6)', () => {
     expect((await read(id)).messages[0]!.toolCall).toEqual(rejectedCall);
   });
 
+  it('claims only while the run is at expected_run_revision; otherwise ABORTED and nothing is written (issue 13)', async () => {
+    const { id } = await newConversation();
+    await update(id, 0, { approvals: [newApproval(A, 'call-a'), newApproval(B, 'call-b')], run: pausedAt(A, B) });
+    const stale = storage.claimApproval({ uuid: A, approved: false, messages: [tool('A rejected')], clearRun: true, alsoReject: [{ uuid: B, messages: [tool('B rejected with A')] }], expectedRunRevision: 0 });
+    await expect(stale).rejects.toMatchObject({ code: GrpcStatus.ABORTED, message: expect.stringContaining('is at revision 1, not 0') });
+    const unchanged = await read(id);
+    expect(unchanged.pendingApprovals.map((approval) => approval.uuid)).toEqual([A, B]);
+    expect(unchanged.run).toBeDefined();
+    expect(unchanged.messages).toEqual([]);
+    const won = await storage.claimApproval({ uuid: A, approved: false, messages: [tool('A rejected')], clearRun: true, alsoReject: [{ uuid: B, messages: [tool('B rejected with A')] }], expectedRunRevision: 1 });
+    expect(won.claimed).toBe(true);
+    const after = await read(id);
+    expect(after.pendingApprovals).toEqual([]);
+    expect(after.run).toBeUndefined();
+  });
+
   it('leaves the reason of an approval decided without one unset', async () => {
     const { id } = await newConversation();
-    await update(id, 0, { approvals: [newApproval(A, 'call-a')], pipelineState: pausedAt(A) });
+    await update(id, 0, { approvals: [newApproval(A, 'call-a')], run: pausedAt(A) });
     expect((await claim(A, true)).approval.reason).toBeUndefined();
   });
 
   it("refuses to reject another conversation's approval with INVALID_ARGUMENT, undoing the whole claim", async () => {
     const { id } = await newConversation();
     const other = await newConversation();
-    await update(id, 0, { approvals: [newApproval(A, 'call-a'), newApproval(B, 'call-b')], pipelineState: pausedAt(A, B) });
-    await update(other.id, 0, { approvals: [newApproval(C)], pipelineState: pausedAt(C) });
+    await update(id, 0, { approvals: [newApproval(A, 'call-a'), newApproval(B, 'call-b')], run: pausedAt(A, B) });
+    await update(other.id, 0, { approvals: [newApproval(C)], run: pausedAt(C) });
     const before = await read(id);
 
     // B comes first, so its rejection has run when C is refused: the rollback must undo it.
@@ -953,19 +965,19 @@ describe('pipelines waiting at several approvals (issue 4 item 6)', () => {
     expect((await read(other.id)).messageCount).toBe(0);
   });
 
-  it('clears a state left behind when a turn starts, raising the revision', async () => {
+  it('clears a run left behind when a turn starts, raising the revision', async () => {
     const { id } = await newConversation();
-    await update(id, 0, { approvals: [newApproval(A)], pipelineState: pausedAt(A) });
-    // Rejected without clearing: the run that should have cleared the state stopped first.
+    await update(id, 0, { approvals: [newApproval(A)], run: pausedAt(A) });
+    // Rejected without clearing: the request that should have cleared the run stopped first.
     await claim(A, false, [tool('A rejected')]);
 
     const start = await storage.startTurn({ conversationId: id, message: user('something new') });
     expect(start.started).toBe(true);
-    expect(start.conversation.pipelineState).toBeUndefined();
-    expect(start.conversation.pipelineRevision).toBe(2);
+    expect(start.conversation.run).toBeUndefined();
+    expect(start.conversation.runRevision).toBe(2);
 
-    // With no state to clear, a turn is no change of it.
-    expect((await storage.startTurn({ conversationId: id, message: user('and more') })).conversation.pipelineRevision).toBe(2);
+    // With no run to clear, a turn is no change of it.
+    expect((await storage.startTurn({ conversationId: id, message: user('and more') })).conversation.runRevision).toBe(2);
   });
 
   it('refuses a malformed or already used approval uuid with INVALID_ARGUMENT, writing nothing', async () => {
@@ -976,33 +988,33 @@ describe('pipelines waiting at several approvals (issue 4 item 6)', () => {
       ['already exists', [newApproval(A, 'call-a'), newApproval(A, 'call-b')]],
     ];
     for (const [problem, approvals] of attempts) {
-      await expect(update(id, 0, { messages: [assistant('asks')], approvals, pipelineState: pausedAt(A) })).rejects.toMatchObject({
+      await expect(update(id, 0, { messages: [assistant('asks')], approvals, run: pausedAt(A) })).rejects.toMatchObject({
         code: GrpcStatus.INVALID_ARGUMENT,
         message: expect.stringContaining(problem),
       });
     }
     const untouched = await read(id);
-    expect([untouched.messageCount, untouched.pipelineRevision, untouched.status]).toEqual([0, 0, ConversationStatus.CONVERSATION_STATUS_ACTIVE]);
+    expect([untouched.messageCount, untouched.runRevision, untouched.status]).toEqual([0, 0, ConversationStatus.CONVERSATION_STATUS_ACTIVE]);
     await expect(storage.getApproval(A)).rejects.toMatchObject({ code: GrpcStatus.NOT_FOUND });
 
     // A uuid some approval already has, even in another conversation, is never reused.
-    await update(id, 0, { approvals: [newApproval(A)], pipelineState: pausedAt(A) });
-    await expect(update(other.id, 0, { approvals: [newApproval(A)], pipelineState: pausedAt(A) })).rejects.toMatchObject({
+    await update(id, 0, { approvals: [newApproval(A)], run: pausedAt(A) });
+    await expect(update(other.id, 0, { approvals: [newApproval(A)], run: pausedAt(A) })).rejects.toMatchObject({
       code: GrpcStatus.INVALID_ARGUMENT,
       message: expect.stringContaining('already exists'),
     });
     expect((await storage.getApproval(A)).conversationId).toBe(id);
-    expect((await read(other.id)).pipelineRevision).toBe(0);
+    expect((await read(other.id)).runRevision).toBe(0);
   });
 
   it('lists and gets the pending approvals of several conversations, each its own, oldest first', async () => {
     const two = await newConversation();
     const one = await newConversation();
     const none = await newConversation();
-    await update(two.id, 0, { approvals: [newApproval(A, 'call-a'), newApproval(B, 'call-b')], pipelineState: pausedAt(A, B) });
+    await update(two.id, 0, { approvals: [newApproval(A, 'call-a'), newApproval(B, 'call-b')], run: pausedAt(A, B) });
     clock += 1_000;
     // A later step of the same run pauses once more: it comes after the two.
-    await update(two.id, 1, { approvals: [newApproval(C, 'call-c')], pipelineState: pausedAt(A, B, C) });
+    await update(two.id, 1, { approvals: [newApproval(C, 'call-c')], run: pausedAt(A, B, C) });
     const simple = await storage.createApproval(approvalRequest(one.id));
 
     const page = await storage.listConversations({ pageSize: 10, pageToken: '' });
@@ -1013,10 +1025,10 @@ describe('pipelines waiting at several approvals (issue 4 item 6)', () => {
 
     const got = await storage.getConversation({ id: two.id, includeMessages: false });
     expect(got.pendingApprovals).toEqual(page.conversations.find((c) => c.id === two.id)!.pendingApprovals);
-    expect(got.pipelineRevision).toBe(2);
+    expect(got.runRevision).toBe(2);
   });
 
-  it('migrates a version-3 database: a stored state without pauses reads as revision 0 and can be written', async () => {
+  it('migrates a version-3 database: a stored state without pauses becomes a schema 0 run at revision 0 that can be written', async () => {
     const { id } = await newConversation('old');
     await storage.close();
     const db = new Database(join(dir, DATABASE_FILE));
@@ -1031,20 +1043,135 @@ describe('pipelines waiting at several approvals (issue 4 item 6)', () => {
 
     storage = open();
     const migrated = await read(id);
-    expect(migrated.pipelineRevision).toBe(0);
-    expect(migrated.pipelineState).toEqual({
-      pausedNodePath: [1, 0],
-      pausedNodeOutputKey: 'draft',
-      sessionState: { topic: 'tides' },
-      userMessage: 'go on',
-      treeFingerprint: 'f00d',
-      pauses: [],
-      branchOutputs: {},
-      revision: 0,
-      runId: '',
-    });
+    expect(migrated.runRevision).toBe(0);
+    expect(migrated.run).toEqual({ state: Buffer.from(JSON.stringify(legacy)), schemaVersion: 0, revision: 0 });
     expect(migrated.messages.map((message) => message.content)).toEqual(['old']);
-    expect(await update(id, 0, { pipelineState: pausedAt() })).toBe(1);
+    expect(await update(id, 0, { run: pausedAt() })).toBe(1);
+  });
+});
+
+describe('runs kept opaquely (issue 13)', () => {
+  const read = (id: string) => storage.getConversation({ id, includeMessages: false });
+  const FIXTURES = fileURLToPath(new URL('../../test/fixtures/store-before-issue-12/', import.meta.url));
+
+  it('keeps the bytes of a run exactly as written, whatever they are, through reads, lists and a reopen', async () => {
+    // Every byte value, then sequences that are not UTF-8 (a lone continuation byte, a cut
+    // two-byte sequence, an overlong NUL): a store that decoded them as text would change them.
+    const binary = Buffer.concat([Buffer.from(Array.from({ length: 256 }, (_, value) => value)), Buffer.from([0x80, 0xc3, 0x00, 0xc0, 0x80, 0xff, 0xfe])]);
+    const cases: [string, Run][] = [
+      ['binary', { state: binary, schemaVersion: 7, revision: 0 }],
+      // An empty state is still a run: only an absent one clears it.
+      ['empty', { state: Buffer.alloc(0), schemaVersion: 1, revision: 0 }],
+      ['large', { state: Buffer.alloc(2_000_000, 0xa5), schemaVersion: 2, revision: 0 }],
+    ];
+    const ids = new Map<string, string>();
+    for (const [name, run] of cases) {
+      const { id } = await newConversation();
+      ids.set(name, id);
+      expect(await update(id, 0, { run })).toBe(1);
+    }
+    const expectKept = async () => {
+      const listed = new Map((await storage.listConversations({ pageSize: 10, pageToken: '' })).conversations.map((c) => [c.id, c.run]));
+      for (const [name, run] of cases) {
+        const id = ids.get(name)!;
+        for (const got of [(await read(id)).run, listed.get(id)]) {
+          // Buffer.equals, not a deep equal: element by element, 2 MB takes seconds.
+          expect(got?.state.equals(run.state), name).toBe(true);
+          expect([got?.schemaVersion, got?.revision], name).toEqual([run.schemaVersion, 1]);
+        }
+      }
+    };
+    await expectKept();
+    await storage.close();
+    storage = open();
+    await expectKept();
+
+    // In the database: a BLOB of those bytes, the schema version beside it.
+    const db = new Database(join(dir, DATABASE_FILE), { readonly: true });
+    try {
+      const row = db.prepare('SELECT state, typeof(state) AS type, schema_version, revision FROM runs WHERE conversation_id = ?').get(ids.get('binary')) as Record<string, unknown>;
+      expect(row).toEqual({ state: binary, type: 'blob', schema_version: 7, revision: 1 });
+    } finally {
+      db.close();
+    }
+  });
+
+  it('clears a run with clear_run when the claim wins, and not when it loses', async () => {
+    const { id } = await newConversation();
+    await update(id, 0, { approvals: [newApproval(A, 'call-a')], run: pausedAt(A) });
+    expect((await claim(A, false, [], true)).claimed).toBe(true);
+    expect([(await read(id)).run, (await read(id)).runRevision]).toEqual([undefined, 2]);
+    // A lost claim changes nothing, also not the revision a writer names.
+    await update(id, 2, { run: pausedAt() });
+    expect((await claim(A, true, [], true)).claimed).toBe(false);
+    expect([(await read(id)).run, (await read(id)).runRevision]).toEqual([atRevision(pausedAt(), 3), 3]);
+  });
+
+  it('moves the pipeline states of a schema 11 database into runs: schema version 0, the same bytes, the same revision', async () => {
+    const paused = await newConversation('paused');
+    const ended = await newConversation('ended');
+    const never = await newConversation('never');
+    await storage.close();
+    const db = new Database(join(dir, DATABASE_FILE));
+    db.exec(DROP_SCHEMA_12);
+    db.prepare('UPDATE schema_version SET version = 11').run();
+    // What a release before issue 13 wrote: the state as JSON text (not all of it ASCII) and
+    // its revision beside it; a run that ended keeps its revision with no state.
+    const legacy = JSON.stringify({ paused_node_path: [0], session_state: { note: 'café ☕ 𝄞' }, pauses: [{ approval_uuid: A, node_path: [0] }], run_id: 'r1' });
+    db.prepare('UPDATE conversations SET pipeline_state = ?, pipeline_revision = 3 WHERE id = ?').run(legacy, paused.id);
+    db.prepare('UPDATE conversations SET pipeline_revision = 2 WHERE id = ?').run(ended.id);
+    db.close();
+
+    storage = open();
+    expect((await read(paused.id)).run).toEqual({ state: Buffer.from(legacy, 'utf8'), schemaVersion: 0, revision: 3 });
+    expect((await read(ended.id)).run).toBeUndefined();
+    expect((await read(ended.id)).runRevision).toBe(2);
+    expect((await read(never.id)).run).toBeUndefined();
+    expect((await read(never.id)).runRevision).toBe(0);
+
+    // Writers go on from the migrated revisions; the old columns are gone.
+    await expect(update(paused.id, 0, { run: pausedAt() })).rejects.toMatchObject({ code: GrpcStatus.ABORTED });
+    expect(await update(paused.id, 3, { run: pausedAt() })).toBe(4);
+    expect(await update(ended.id, 2)).toBe(3);
+    const check = new Database(join(dir, DATABASE_FILE), { readonly: true });
+    try {
+      const columns = (check.prepare("SELECT name FROM pragma_table_info('conversations')").all() as { name: string }[]).map((column) => column.name);
+      expect(columns).not.toContain('pipeline_state');
+      expect(columns).not.toContain('pipeline_revision');
+      expect(check.prepare('SELECT version FROM schema_version').get()).toEqual({ version: SCHEMA_VERSION });
+    } finally {
+      check.close();
+    }
+  });
+
+  it('opens the stores of releases before issue 12: the paused agent tree keeps its state as a schema 0 run', async () => {
+    for (const fixture of ['simple.db', 'tree.db']) {
+      const copy = mkdtempSync(join(tmpdir(), 'asg-store-fixture-'));
+      try {
+        copyFileSync(join(FIXTURES, fixture), join(copy, DATABASE_FILE));
+        const old = openSqliteStorage({ dataDir: copy, now: () => clock });
+        try {
+          const { conversations } = await old.listConversations({ pageSize: 10, pageToken: '' });
+          expect(conversations.length, fixture).toBeGreaterThan(0);
+          const waiting = conversations.filter((c) => c.status === ConversationStatus.CONVERSATION_STATUS_WAITING_APPROVAL);
+          expect(waiting.length, fixture).toBeGreaterThan(0);
+          const runs = conversations.flatMap((c) => (c.run ? [c.run] : []));
+          if (fixture === 'simple.db') {
+            expect(runs).toEqual([]);
+            continue;
+          }
+          const paused = await old.getConversation({ id: waiting[0]!.id, includeMessages: true });
+          expect(paused.run?.schemaVersion).toBe(0);
+          expect(paused.run?.revision).toBe(paused.runRevision);
+          const state = JSON.parse(paused.run!.state.toString('utf8')) as { pauses: { approval_uuid: string }[] };
+          expect(state.pauses.map((pause) => pause.approval_uuid)).toEqual([paused.pendingApproval?.uuid]);
+        } finally {
+          await old.close();
+        }
+      } finally {
+        rmSync(copy, { recursive: true, force: true });
+      }
+    }
   });
 });
 
@@ -1087,9 +1214,9 @@ describe('A2A origins and agent chains', () => {
     expect((await storage.listUnfinishedApprovals(id)).map((a) => a.agentChain)).toEqual([chain]);
   });
 
-  it('keeps the agent chains of approvals created by UpdatePipeline, each its own; none reads as []', async () => {
+  it('keeps the agent chains of approvals created by UpdateRun, each its own; none reads as []', async () => {
     const { id } = await newConversation();
-    await update(id, 0, { approvals: [{ ...newApproval(A, 'call-a'), agentChain: chain }, newApproval(B, 'call-b')], pipelineState: pausedAt(A, B) });
+    await update(id, 0, { approvals: [{ ...newApproval(A, 'call-a'), agentChain: chain }, newApproval(B, 'call-b')], run: pausedAt(A, B) });
     expect((await storage.getConversation({ id, includeMessages: false })).pendingApprovals.map((a) => [a.uuid, a.agentChain])).toEqual([
       [A, chain],
       [B, []],

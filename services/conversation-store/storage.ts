@@ -13,7 +13,7 @@ import type {
   Message,
   PendingApproval,
   StartTurnRequest,
-  UpdatePipelineRequest,
+  UpdateRunRequest,
   ListPendingApprovalsRequest,
 } from '../../gen/ts/asg/store/v1/store.js';
 
@@ -83,7 +83,7 @@ export type CommittedEventsListener = (events: readonly ConversationEvent[]) => 
  * - unknown ids — including ids that are not UUIDs at all — are NOT_FOUND, never a
  *   database error;
  * - each method is one transaction: messages are appended together with the status,
- *   pending approval and pipeline state change they belong to, or not at all;
+ *   pending approval and run change they belong to, or not at all;
  * - appending costs the same at any conversation length (seq = message_count + 1), and no
  *   method reads every conversation (DESIGN rule 2);
  * - an approval leaves `pending` exactly once, by a conditional update (DESIGN rule 3);
@@ -145,11 +145,12 @@ export interface ConversationStorage {
   markApprovalInterrupted(request: MarkApprovalInterruptedRequest): Promise<InterruptionMark>;
 
   /**
-   * Messages, new pending approvals and the pipeline state (absent: cleared) in one
-   * transaction, when the stored revision is `expectedRevision`; ABORTED otherwise. Returns
-   * the new revision. The conversation waits exactly while an approval of it is pending.
+   * Messages, new pending approvals and the conversation's run (absent: cleared) in one
+   * transaction, when the stored run's revision is `expectedRevision`; ABORTED otherwise,
+   * with nothing written. Returns the new revision. The run's bytes are stored as given and
+   * never read. The conversation waits exactly while an approval of it is pending.
    */
-  updatePipeline(request: UpdatePipelineRequest): Promise<number>;
+  updateRun(request: UpdateRunRequest): Promise<number>;
 
   /** Stored events in `range`, oldest first; none for a conversation that does not exist. */
   readEvents(range: EventRange): Promise<ConversationEvent[]>;

@@ -2,7 +2,7 @@ import { ConversationStatus } from '../../gen/ts/asg/store/v1/store.js';
 import { withContextPatch } from '../common/context.js';
 import type { Logger } from '../common/log.js';
 import type { OrchestratorClients } from './clients.js';
-import { errorText } from './tool-loop.js';
+import { errorText } from './run/io.js';
 
 /**
  * Clears the running mark of a turn that ended without its last write: a failure, or a

@@ -121,9 +121,10 @@ describe('issue 13: one active run per conversation', () => {
     expect(next.body.result.response).toBe('answer to: and now?');
   });
 
-  // Past the deadline the turn's last write races the deadline it inherited: it usually lands (the
-  // model's timeout is the answer), and when it is refused the orchestrator clears the mark
-  // itself (turn-end.ts; the superseded pipeline run below takes that path every time).
+  // At the deadline the run stops (the machine's timer): no new call starts, and its last write,
+  // made outside the expired deadline (run/driver.ts), records the note or the model's timeout
+  // and clears the mark; a run that ends without that write clears it itself (turn-end.ts; the
+  // superseded pipeline run below takes that path every time).
   it('a turn past chat.turn_timeout (504) does not leave the conversation busy', async () => {
     const id = await newConversation();
     const timedOut = await send(id, 'hang forever');

@@ -1,10 +1,16 @@
 /**
  * Issue 13 acceptance: an approval that was pending before an upgrade still resolves after it.
- * The fixtures are stores written by the release before issue 12 (commit b8c5b1b, store schema
- * 7: no list summaries, running-turn marks, decision reasons or turn timestamps), each holding
- * one pending `resources_add` approval: in simple mode, and paused in a sequential agent tree.
- * The current build opens them (migrations 8–11 run at start), and the approval resolves:
- * approved once, the stored call runs once, a second decision is 409, the conversation goes on.
+ * The fixtures are stores written by earlier releases, each holding pending `resources_add`
+ * approvals: in simple mode, and paused in a sequential agent tree:
+ *  - store-before-issue-12: the release before issue 12 (commit b8c5b1b, store schema 7: no list
+ *    summaries, running-turn marks, decision reasons or turn timestamps);
+ *  - store-before-issue-13: the release before the run became a value (main at 0d6c1b0, schema
+ *    11), whose agent-tree pauses are a pipeline-state JSON column and whose simple-mode pauses
+ *    store no state at all; its parallel.db waits at two branches of a parallel node at once.
+ * The current build opens them (the store's migrations move a pipeline state into the `runs`
+ * table unread, as schema version 0, which the orchestrator migrates when it reads it), and
+ * the approval resolves: approved once, the stored call runs once, a second decision is 409,
+ * the conversation goes on.
  */
 import { copyFileSync, mkdirSync } from 'node:fs';
 import { join } from 'node:path';
@@ -14,11 +20,13 @@ import { get, post } from '../support/http.js';
 import { resourceNames } from '../support/resources-db.js';
 import { resourceAgentScript, startScriptedModel, type ScriptedModelServer } from '../support/scripted-model.js';
 
-const FIXTURES = join(REPO_ROOT, 'test', 'fixtures', 'store-before-issue-12');
+const FIXTURES = join(REPO_ROOT, 'test', 'fixtures');
+const TREE = { agent: { name: 'pipeline', type: 'sequential', agents: [{ name: 'worker', type: 'llm', prompt: '{user_message}', output_key: 'work' }] } };
 
 const cases = [
   {
-    name: 'simple mode',
+    name: 'before issue 12, simple mode',
+    release: 'store-before-issue-12',
     file: 'simple.db',
     config: {},
     conversation: '27202871-f868-4762-8781-f6ceb77281b6',
@@ -26,12 +34,33 @@ const cases = [
     resource: 'upgrade-simple',
   },
   {
-    name: 'a sequential agent tree paused at its llm node',
+    name: 'before issue 12, a sequential agent tree paused at its llm node',
+    release: 'store-before-issue-12',
     file: 'tree.db',
     config: { agent: { name: 'pipeline', type: 'sequential', agents: [{ name: 'worker', type: 'llm', prompt: '{user_message}' }] } },
     conversation: 'b82d93cb-c5c7-4354-accd-8dddd991d7e7',
     approval: '071f2a54-e1a1-43a8-9e08-74dfa2ac3655',
     resource: 'upgrade-tree',
+    pipeline: { paused_node_path: [0], paused_node_output_key: '', session_state: {} },
+  },
+  {
+    name: 'before issue 13, simple mode',
+    release: 'store-before-issue-13',
+    file: 'simple.db',
+    config: {},
+    conversation: 'f3c0a3fb-6cbc-4098-b55f-cefd91a5b1bf',
+    approval: '3ed3c6cd-f99a-4eb3-89f2-1b9322314fbf',
+    resource: 'upgrade-simple',
+  },
+  {
+    name: 'before issue 13, a sequential agent tree paused at its llm node',
+    release: 'store-before-issue-13',
+    file: 'tree.db',
+    config: TREE,
+    conversation: 'd76d54a7-57b4-4b4e-a1b7-527129f515ec',
+    approval: '90dd0bb1-3a22-49be-81ca-86022b252dde',
+    resource: 'upgrade-tree',
+    pipeline: { paused_node_path: [0], paused_node_output_key: 'work', session_state: {}, user_message: 'add resource upgrade-tree with value 7' },
   },
 ];
 
@@ -45,14 +74,14 @@ afterAll(async () => {
   await model?.close();
 });
 
-describe.each(cases)('a store written before issue 12: $name', (fixture) => {
+describe.each(cases)('a store written $name', (fixture) => {
   let agent: AgentProcess;
 
   beforeAll(async () => {
     const dir = tempDir('asg-upgrade-');
     mkdirSync(join(dir, 'data'), { recursive: true });
     // A copy: the migrations write to the database they open.
-    copyFileSync(join(FIXTURES, fixture.file), join(dir, 'data', 'conversations.db'));
+    copyFileSync(join(FIXTURES, fixture.release, fixture.file), join(dir, 'data', 'conversations.db'));
     agent = await startAgent({ geminiBaseUrl: model.geminiBaseUrl, dir, config: fixture.config });
   });
 
@@ -65,6 +94,9 @@ describe.each(cases)('a store written before issue 12: $name', (fixture) => {
     expect(status).toBe(200);
     expect(body.conversation.status).toBe('waiting_approval');
     expect(body.conversation.pending_approval).toMatchObject({ uuid: fixture.approval, tool_name: 'resources_add', tool_args: { name: fixture.resource, value: 7 } });
+    // The old pipeline state, read through the orchestrator (schema version 0), shows as before.
+    if ('pipeline' in fixture) expect(body.conversation.pipeline_state).toMatchObject(fixture.pipeline!);
+    else expect(body.conversation.pipeline_state).toBeUndefined();
     const list = await get(`${agent.url}/conversations`);
     expect(list.body.conversations[0]).toMatchObject({ id: fixture.conversation, pending_approvals: 1, title: `add resource ${fixture.resource} with value 7` });
   });
@@ -84,5 +116,69 @@ describe.each(cases)('a store written before issue 12: $name', (fixture) => {
     expect(next.status).toBe(200);
     expect(next.body.result.waiting_approval).toBe(false);
     expect(next.body.result.response).toContain(fixture.resource);
+  });
+});
+
+describe('a store written before issue 13: an agent tree waiting at two parallel branches', () => {
+  const conversation = 'b74c6bdc-6302-45a1-acdd-86ee9aa4e308';
+  const approvals = { a: 'd4b11231-7289-4e6e-8eca-19846615c16b', b: 'b78f7bf6-eb18-43a0-b42c-5cbbdd095a82' };
+  const config = {
+    agent: {
+      name: 'pipeline',
+      type: 'sequential',
+      agents: [
+        {
+          name: 'fan',
+          type: 'parallel',
+          approvals: 'required',
+          agents: [
+            { name: 'adder-a', type: 'llm', prompt: 'You are the adder-a. {user_message}', output_key: 'a' },
+            { name: 'adder-b', type: 'llm', prompt: 'You are the adder-b. {user_message}', output_key: 'b' },
+          ],
+        },
+        { name: 'reporter', type: 'llm', prompt: 'Report: {a} / {b}' },
+      ],
+    },
+  };
+  let agent: AgentProcess;
+  let reporting: ScriptedModelServer;
+
+  beforeAll(async () => {
+    // The reporter answers with the joined outputs; the branches go on as the resource agent does.
+    reporting = await startScriptedModel((request) => (request.system.startsWith('Report:') ? { text: request.system } : resourceAgentScript(request)));
+    const dir = tempDir('asg-upgrade-');
+    mkdirSync(join(dir, 'data'), { recursive: true });
+    copyFileSync(join(FIXTURES, 'store-before-issue-13', 'parallel.db'), join(dir, 'data', 'conversations.db'));
+    agent = await startAgent({ geminiBaseUrl: reporting.geminiBaseUrl, dir, config });
+  });
+
+  afterAll(async () => {
+    await agent?.stop();
+    await reporting?.close();
+  });
+
+  it('shows both pauses, resumes each branch once, and joins them after the second approval', async () => {
+    const before = await get(`${agent.url}/conversations/${conversation}`);
+    expect(before.body.conversation.pipeline_state.pauses.map((pause: { approval_uuid: string; paused_node_path: number[] }) => [pause.approval_uuid, pause.paused_node_path])).toEqual([
+      [approvals.a, [0, 0]],
+      [approvals.b, [0, 1]],
+    ]);
+
+    const first = await post(`${agent.url}/approvals/${approvals.a}`, { approved: true });
+    expect(first.status).toBe(200);
+    // Branch a is done; the run still waits for branch b, and says so.
+    expect(first.body.result.waiting_approval).toBe(true);
+    expect(first.body.result.approval.uuid).toBe(approvals.b);
+    expect(first.body.conversation.pipeline_state.pauses.map((pause: { approval_uuid: string }) => pause.approval_uuid)).toEqual([approvals.b]);
+    expect(Object.keys(first.body.conversation.pipeline_state.branch_outputs)).toEqual(['0.0']);
+
+    const second = await post(`${agent.url}/approvals/${approvals.b}`, { approved: true });
+    expect(second.status).toBe(200);
+    expect(second.body.result.waiting_approval).toBe(false);
+    expect(second.body.conversation.status).toBe('active');
+    expect(second.body.conversation.pipeline_state).toBeUndefined();
+    // The reporter saw both branches' outputs: the one stored while b waited, and b's own.
+    expect(second.body.result.response).toMatch(/^Report: Done\. resources_add: .*upgrade-par-a.* \/ Done\. resources_add: .*upgrade-par-b/s);
+    expect(resourceNames(join(agent.dir, 'resources.db')).sort()).toEqual(['upgrade-par-a', 'upgrade-par-b']);
   });
 });

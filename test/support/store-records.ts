@@ -32,7 +32,7 @@ export function conversationRecord(overrides: Partial<Conversation> = {}): Conve
     status: ConversationStatus.CONVERSATION_STATUS_ACTIVE,
     messages: [],
     pendingApprovals: [],
-    pipelineRevision: 0,
+    runRevision: 0,
     watched: false,
     createdAt: AT,
     updatedAt: AT,

@@ -78,8 +78,11 @@ export const MAX_MESSAGE_BYTES = 64 * 1024 * 1024;
  */
 export const FLOW_CONTROL_WINDOW_BYTES = 1024 * 1024;
 
-/** Unary methods that only read (store.proto and the others name them so): safe to send again. */
-const IDEMPOTENT_READ = /^(Get|List)[A-Z]/;
+/**
+ * Unary methods that only read (store.proto and the others name them so): safe to send again.
+ * Describe* reads too: the orchestrator's DescribeRuns decodes what it is given, and changes nothing.
+ */
+const IDEMPOTENT_READ = /^(Get|List|Describe)[A-Z]/;
 
 /**
  * How often an idempotent read is tried when it fails with UNAVAILABLE — a stream the server

@@ -3,6 +3,7 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { Server } from '@grpc/grpc-js';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { OrchestratorServiceService } from '../../../gen/ts/asg/orchestrator/v1/orchestrator.js';
 import { ConversationStoreServiceService, MessageRole } from '../../../gen/ts/asg/store/v1/store.js';
 import { ToolBrokerServiceService } from '../../../gen/ts/asg/tools/v1/tools.js';
 import { EventFeed } from '../../conversation-store/event-feed.js';
@@ -127,11 +128,14 @@ describe('retrying idempotent reads on UNAVAILABLE (issue 12)', () => {
     await shutdown(server, 1000);
   });
 
-  it('configures retries for Get*/List* unary methods only', () => {
+  it('configures retries for Get*/List*/Describe* unary methods only', () => {
     const config = JSON.parse(serviceConfigOf(ConversationStoreServiceService));
     const names = config.methodConfig[0].name.map((name: { method: string }) => name.method).sort();
     expect(names).toEqual(['GetApproval', 'GetConversation', 'ListConversations', 'ListPendingApprovals', 'ListUnfinishedApprovals']);
     expect(config.methodConfig[0].retryPolicy.retryableStatusCodes).toEqual(['UNAVAILABLE']);
+    // The orchestrator's reads: listing tools and describing runs; never a turn.
+    const orchestrator = JSON.parse(serviceConfigOf(OrchestratorServiceService));
+    expect(orchestrator.methodConfig[0].name.map((name: { method: string }) => name.method).sort()).toEqual(['DescribeRuns', 'ListTools']);
   });
 
   it('tries a read again, within its deadline, and a call that changes state only once', async () => {

@@ -20,9 +20,9 @@ import {
   type Message,
   type NewMessage,
   type PendingApproval,
-  type PipelineState,
+  type Run,
   type StartTurnRequest,
-  type UpdatePipelineRequest,
+  type UpdateRunRequest,
 } from '../../../gen/ts/asg/store/v1/store.js';
 import { aborted, failedPrecondition, internal, invalidArgument, notFound } from '../../common/grpc/errors.js';
 import { callHash } from '../../common/call-hash.js';
@@ -33,7 +33,6 @@ import {
   isoTimestamp,
   messageRole,
   storedAgentChain,
-  storedPipelineState,
   storedToolCall,
   timestampAfter,
   type ApprovalStatusName,
@@ -89,8 +88,8 @@ interface ConversationChange {
   messages?: NewMessage[];
   status?: ConversationStatusName;
   pendingApprovalUuid?: string | null;
-  /** Stored JSON, or null to clear it; either raises the pipeline revision. */
-  pipelineState?: string | null;
+  /** The conversation's new run, or null to clear it; either raises the run's revision. */
+  run?: Pick<Run, 'state' | 'schemaVersion'> | null;
   /** Approvals this change moved out of pending (claimed already), for their events. */
   resolved?: ApprovalRow[];
   /** Approvals this change created (inserted already), for their events. */
@@ -101,11 +100,6 @@ interface ConversationChange {
 function waitingState(current: ConversationStatusName, pending: readonly ApprovalRow[]): Pick<ConversationChange, 'status' | 'pendingApprovalUuid'> {
   if (pending.length > 0) return { status: 'waiting_approval', pendingApprovalUuid: pending[0]!.uuid };
   return { status: current === 'waiting_approval' ? 'active' : current, pendingApprovalUuid: null };
-}
-
-/** The stored JSON of a new pipeline state; undefined (keep the current one) when none is given. */
-function pipelineStateJson(state: PipelineState | undefined): string | undefined {
-  return state === undefined ? undefined : JSON.stringify(storedPipelineState(state));
 }
 
 /** Opens (creating and migrating when needed) `<dataDir>/conversations.db`. */
@@ -222,10 +216,10 @@ export class SqliteConversationStorage implements ConversationStorage {
       const busy = !waiting && this.turnRunning(conversation);
       const started = !waiting && !busy && unfinishedApprovals.length === 0;
       if (started) {
-        // A new turn is a new run: a pipeline state that a run left behind (a crash cut it
-        // off after its approvals were resolved) must not steer this one.
+        // A new turn is a new run: a run that an earlier turn left behind (a crash cut it off
+        // after its approvals were resolved) must not steer this one.
         const messages = [...this.interruptedTurnNote(conversation.id), request.message!];
-        this.applyChange(conversation, { messages, pipelineState: conversation.pipeline_state === null ? undefined : null });
+        this.applyChange(conversation, { messages, run: conversation.run_state === null ? undefined : null });
         this.markTurnRunning(conversation.id);
         conversation = this.requireConversation(conversation.id);
       }
@@ -292,10 +286,16 @@ export class SqliteConversationStorage implements ConversationStorage {
         }
       }
       const conversation = this.requireConversation(claimed.conversation_id);
+      if (request.expectedRunRevision !== undefined && conversation.run_revision !== request.expectedRunRevision) {
+        // Thrown inside the transaction: the claim above is rolled back with it.
+        throw aborted(
+          `the run of conversation ${conversation.id} is at revision ${conversation.run_revision}, not ${request.expectedRunRevision}: another request changed it; read it again and decide again`,
+        );
+      }
       this.applyChange(conversation, {
         messages,
         ...waitingState(conversation.status, this.sql.selectPendingApprovals.all(conversation.id)),
-        pipelineState: request.clearPipelineState ? null : undefined,
+        run: request.clearRun ? null : undefined,
         resolved,
       });
       // Approved, the call runs and the turn goes on (so does a rejection in simple mode: the
@@ -352,12 +352,12 @@ export class SqliteConversationStorage implements ConversationStorage {
     });
   }
 
-  async updatePipeline(request: UpdatePipelineRequest): Promise<number> {
+  async updateRun(request: UpdateRunRequest): Promise<number> {
     return this.write(() => {
       const conversation = this.requireConversation(request.conversationId);
-      if (conversation.pipeline_revision !== request.expectedRevision) {
+      if (conversation.run_revision !== request.expectedRevision) {
         throw aborted(
-          `the pipeline state of conversation ${conversation.id} is at revision ${conversation.pipeline_revision}, not ${request.expectedRevision}: another run changed it; read it again and redo the change`,
+          `the run of conversation ${conversation.id} is at revision ${conversation.run_revision}, not ${request.expectedRevision}: another request changed it; read it again and redo the change`,
         );
       }
       const at = timestampAfter(conversation.updated_at, this.now());
@@ -373,14 +373,15 @@ export class SqliteConversationStorage implements ConversationStorage {
         {
           messages: request.messages,
           ...waiting,
-          pipelineState: request.pipelineState === undefined ? null : pipelineStateJson(request.pipelineState)!,
+          // The revision a caller sends is not taken: the store sets it.
+          run: request.run === undefined ? null : { state: request.run.state, schemaVersion: request.run.schemaVersion },
           requested,
         },
         at,
       );
-      // The run ended (no state) or paused (waiting): its turn is over.
-      if (request.pipelineState === undefined || waiting.status === 'waiting_approval') this.endTurn(conversation.id);
-      return conversation.pipeline_revision + 1;
+      // The run ended (cleared) or paused (waiting): its turn is over.
+      if (request.run === undefined || waiting.status === 'waiting_approval') this.endTurn(conversation.id);
+      return conversation.run_revision + 1;
     });
   }
 
@@ -566,8 +567,6 @@ export class SqliteConversationStorage implements ConversationStorage {
       id: conversation.id,
       status: change.status ?? conversation.status,
       pending_approval_uuid: change.pendingApprovalUuid !== undefined ? change.pendingApprovalUuid : conversation.pending_approval_uuid,
-      pipeline_state: change.pipelineState !== undefined ? change.pipelineState : conversation.pipeline_state,
-      pipeline_revision: conversation.pipeline_revision + (change.pipelineState !== undefined ? 1 : 0),
       message_count: conversation.message_count,
       updated_at: at,
       input_tokens: conversation.input_tokens,
@@ -598,11 +597,21 @@ export class SqliteConversationStorage implements ConversationStorage {
     });
     for (const approval of change.requested ?? []) this.recordEvent(conversation.id, at, { kind: 'approval_requested', approval });
     if (next.status !== conversation.status) this.recordEvent(conversation.id, at, { kind: 'status_changed', status: next.status });
+    if (change.run !== undefined) {
+      this.sql.writeRun.run({
+        conversation_id: conversation.id,
+        state: change.run?.state ?? null,
+        schema_version: change.run?.schemaVersion ?? null,
+        revision: conversation.run_revision + 1,
+        updated_at: at,
+      });
+    }
+    // A change of the run alone still moves updated_at: the conversation changed.
     const unchanged =
       appended.length === 0 &&
       next.status === conversation.status &&
       next.pending_approval_uuid === conversation.pending_approval_uuid &&
-      next.pipeline_revision === conversation.pipeline_revision;
+      change.run === undefined;
     if (!unchanged) this.sql.updateConversation.run(next);
     return appended.map(messageFromRow);
   }

@@ -1,11 +1,10 @@
-import type { Compaction, Conversation, ConversationEvent, Message, PendingApproval } from '../../../gen/ts/asg/store/v1/store.js';
+import type { Compaction, Conversation, ConversationEvent, Message, PendingApproval, Run } from '../../../gen/ts/asg/store/v1/store.js';
 import {
   agentChainFromStored,
   approvalStatus,
   conversationStatus,
   conversationTitle,
   messageRole,
-  pipelineStateFromStored,
   toolCallFromStored,
   type ApprovalStatusName,
   type ConversationStatusName,
@@ -19,13 +18,11 @@ export interface ConversationRow {
   session_id: string;
   status: ConversationStatusName;
   pending_approval_uuid: string | null;
-  pipeline_state: string | null;
   message_count: number;
   created_at: string;
   updated_at: string;
   input_tokens: number;
   output_tokens: number;
-  pipeline_revision: number;
   /** Both set for a conversation created over A2A, both NULL otherwise. */
   a2a_dialect: string | null;
   a2a_context_id: string | null;
@@ -35,6 +32,13 @@ export interface ConversationRow {
   running_turn_boot?: string | null;
   /** When the mark was set (schema 10); NULL for marks written before. */
   running_turn_since?: string | null;
+  /**
+   * The conversation's run (schema 12), joined from `runs`: its bytes and their format's
+   * version, both NULL while no run is stored; the revision is 0 before the first write of one.
+   */
+  run_state: Buffer | null;
+  run_schema_version: number | null;
+  run_revision: number;
 }
 
 export interface MessageRow {
@@ -105,6 +109,12 @@ export function approvalFromRow(row: ApprovalRow): PendingApproval {
   };
 }
 
+/** The stored run as the orchestrator wrote it, bytes untouched; absent while none is stored. */
+function runFromRow(row: ConversationRow): Run | undefined {
+  if (row.run_state === null) return undefined;
+  return { state: row.run_state, schemaVersion: row.run_schema_version ?? 0, revision: row.run_revision };
+}
+
 /** `pending`: the conversation's pending approvals, oldest first, read only while it waits. */
 export function conversationFromRow(row: ConversationRow, messages: Message[], pending: readonly ApprovalRow[]): Conversation {
   const pendingApprovals = pending.map(approvalFromRow);
@@ -115,8 +125,9 @@ export function conversationFromRow(row: ConversationRow, messages: Message[], p
     messages,
     pendingApproval: pendingApprovals[0],
     pendingApprovals,
-    pipelineRevision: row.pipeline_revision, watched: false,
-    pipelineState: row.pipeline_state === null ? undefined : pipelineStateFromStored(JSON.parse(row.pipeline_state), row.pipeline_revision),
+    run: runFromRow(row),
+    runRevision: row.run_revision,
+    watched: false,
     createdAt: new Date(row.created_at),
     updatedAt: new Date(row.updated_at),
     messageCount: row.message_count,

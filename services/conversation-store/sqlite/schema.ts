@@ -154,6 +154,29 @@ const MIGRATIONS: readonly string[] = [
   `
   ALTER TABLE conversations ADD COLUMN running_turn_since TEXT;
   `,
+  // 12 (issue 13): the run as a value. A conversation's current run is the orchestrator's
+  // bytes, kept opaquely with the orchestrator's number for their format (schema_version) and
+  // the revision every change raises (compare-and-set, never reset); a row whose state is
+  // NULL keeps the revision of a run that was cleared. A row exists once the conversation's
+  // run was first written: none reads as revision 0 without a run. The pipeline states of
+  // earlier releases move here byte for byte as schema version 0 (the orchestrator reads 0
+  // as their JSON; the store never does), and the columns that held them go.
+  `
+  CREATE TABLE runs (
+    conversation_id TEXT PRIMARY KEY REFERENCES conversations (id) ON DELETE CASCADE,
+    state           BLOB,
+    schema_version  INTEGER,
+    revision        INTEGER NOT NULL,
+    updated_at      TEXT NOT NULL,
+    CHECK ((state IS NULL) = (schema_version IS NULL))
+  );
+  INSERT INTO runs (conversation_id, state, schema_version, revision, updated_at)
+  SELECT id, CAST(pipeline_state AS BLOB), CASE WHEN pipeline_state IS NULL THEN NULL ELSE 0 END, pipeline_revision, updated_at
+  FROM conversations
+  WHERE pipeline_state IS NOT NULL OR pipeline_revision <> 0;
+  ALTER TABLE conversations DROP COLUMN pipeline_state;
+  ALTER TABLE conversations DROP COLUMN pipeline_revision;
+  `,
 ];
 
 export const SCHEMA_VERSION = MIGRATIONS.length;

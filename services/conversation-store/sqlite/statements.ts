@@ -3,31 +3,48 @@ import type { ApprovalStatusName, ConversationStatusName } from '../records.js';
 import type { ApprovalRow, ConversationRow, EventRow, MessageRow } from './rows.js';
 
 /**
+ * A conversation row with its run (schema 12): one primary-key lookup in `runs` per
+ * conversation read, in the same statement, so reading a conversation or a page of them costs
+ * no second query. A conversation whose run was never written has no row: revision 0.
+ */
+const CONVERSATION_WITH_RUN = `
+  SELECT conversations.*, runs.state AS run_state, runs.schema_version AS run_schema_version,
+         coalesce(runs.revision, 0) AS run_revision
+  FROM conversations LEFT JOIN runs ON runs.conversation_id = conversations.id`;
+
+/**
  * Every statement the driver runs, as text. Each is prepared once at open and reused, so
  * a request costs no SQL compilation; the test suite checks that none of them scans a
  * whole table (DESIGN rule 2).
  */
 export const SQL = {
   insertConversation: `
-    INSERT INTO conversations (id, session_id, status, pending_approval_uuid, pipeline_state, message_count, created_at, updated_at,
+    INSERT INTO conversations (id, session_id, status, pending_approval_uuid, message_count, created_at, updated_at,
                                a2a_dialect, a2a_context_id)
-    VALUES (@id, @session_id, 'active', NULL, NULL, 0, @created_at, @created_at, @a2a_dialect, @a2a_context_id)`,
+    VALUES (@id, @session_id, 'active', NULL, 0, @created_at, @created_at, @a2a_dialect, @a2a_context_id)`,
   // Read to keep creation times strictly increasing; an index seek, not a scan.
   newestCreatedAt: `SELECT created_at FROM conversations ORDER BY created_at DESC, id DESC LIMIT 1`,
-  selectConversation: `SELECT * FROM conversations WHERE id = ?`,
+  selectConversation: `${CONVERSATION_WITH_RUN} WHERE conversations.id = ?`,
   // The whole mutable state at once: the driver decides it from the row it read in the
   // same transaction, so one statement serves every kind of change.
   updateConversation: `
     UPDATE conversations
-    SET status = @status, pending_approval_uuid = @pending_approval_uuid, pipeline_state = @pipeline_state,
+    SET status = @status, pending_approval_uuid = @pending_approval_uuid,
         message_count = @message_count, updated_at = @updated_at,
-        input_tokens = @input_tokens, output_tokens = @output_tokens, pipeline_revision = @pipeline_revision
+        input_tokens = @input_tokens, output_tokens = @output_tokens
     WHERE id = @id`,
-  firstPage: `SELECT * FROM conversations ORDER BY created_at DESC, id DESC LIMIT ?`,
+  firstPage: `${CONVERSATION_WITH_RUN} ORDER BY conversations.created_at DESC, conversations.id DESC LIMIT ?`,
   pageAfter: `
-    SELECT * FROM conversations
-    WHERE (created_at, id) < (@created_at, @id)
-    ORDER BY created_at DESC, id DESC LIMIT @limit`,
+    ${CONVERSATION_WITH_RUN}
+    WHERE (conversations.created_at, conversations.id) < (@created_at, @id)
+    ORDER BY conversations.created_at DESC, conversations.id DESC LIMIT @limit`,
+  // A change of the conversation's run (store.proto, UpdateRun): the new bytes, or NULLs to
+  // clear it, at the revision the driver computed from the row it read in this transaction.
+  writeRun: `
+    INSERT INTO runs (conversation_id, state, schema_version, revision, updated_at)
+    VALUES (@conversation_id, @state, @schema_version, @revision, @updated_at)
+    ON CONFLICT (conversation_id) DO UPDATE
+    SET state = excluded.state, schema_version = excluded.schema_version, revision = excluded.revision, updated_at = excluded.updated_at`,
   selectCounts: `SELECT status, count FROM conversation_counts`,
 
   insertMessage: `
@@ -116,12 +133,19 @@ export interface ConversationState {
   id: string;
   status: ConversationStatusName;
   pending_approval_uuid: string | null;
-  pipeline_state: string | null;
   message_count: number;
   updated_at: string;
   input_tokens: number;
   output_tokens: number;
-  pipeline_revision: number;
+}
+
+/** A conversation's run as written: NULL state and schema version clear it. */
+export interface RunRow {
+  conversation_id: string;
+  state: Buffer | null;
+  schema_version: number | null;
+  revision: number;
+  updated_at: string;
 }
 
 /** A conversation as inserted: the rest of its row starts at its defaults. */
@@ -135,6 +159,7 @@ export interface Statements {
   newestCreatedAt: Statement<[], { created_at: string }>;
   selectConversation: Statement<[string], ConversationRow>;
   updateConversation: Statement<[ConversationState]>;
+  writeRun: Statement<[RunRow]>;
   firstPage: Statement<[number], ConversationRow>;
   pageAfter: Statement<[{ created_at: string; id: string; limit: number }], ConversationRow>;
   selectCounts: Statement<[], { status: ConversationStatusName; count: number }>;

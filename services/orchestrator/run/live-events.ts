@@ -1,7 +1,7 @@
-import type { ConversationEvent, ToolCall } from '../../gen/ts/asg/store/v1/store.js';
-import type { Logger } from '../common/log.js';
-import { redactSecrets } from '../common/secrets.js';
-import type { OrchestratorClients } from './clients.js';
+import type { ConversationEvent, ToolCall } from '../../../gen/ts/asg/store/v1/store.js';
+import type { Logger } from '../../common/log.js';
+import { redactSecrets } from '../../common/secrets.js';
+import type { OrchestratorClients } from '../clients.js';
 
 /** How long a live event may take to reach the store; after that it is dropped. */
 export const PUBLISH_TIMEOUT_MS = 1000;

@@ -1,0 +1,266 @@
+/**
+ * The run driver's own contract (driver.ts), over a fake mesh: the order of what touches the
+ * store, model calls of parallel branches at once, a lost write race redone on what is stored
+ * now, refusals as gRPC errors, the request's deadline as the machine's timer, and an approved
+ * call run exactly as it was approved.
+ */
+import { describe, expect, it } from 'vitest';
+import type { GenerateStreamResponse } from '../../../gen/ts/asg/llm/v1/llm.js';
+import { ApprovalStatus, MessageRole } from '../../../gen/ts/asg/store/v1/store.js';
+import { callHash } from '../../common/call-hash.js';
+import { runWithContext } from '../../common/context.js';
+import { GrpcStatus, RpcError } from '../../common/grpc/errors.js';
+import { CONVERSATION, delta, driverOf, FakeMesh, finish, RUN_ID, simpleEnv, startTurn, toolCall, treeEnv, type ModelCall, type ModelTurn } from '../../../test/support/orchestrator-mesh.js';
+import { assistantCall, toolResult } from '../domain/messages.js';
+import type { Activation } from './driver.js';
+import { MAX_WRITE_ATTEMPTS, STOPPED_BY_DEADLINE, storedRun } from './machine.js';
+import { decodeRun, encodeRun, type StoredRun } from './state.js';
+import type { MachineEnv, RunAnswer } from './types.js';
+
+const sleep = (ms: number) => new Promise<void>((resolve) => setTimeout(resolve, ms));
+
+function runOf(change: Partial<StoredRun> = {}): StoredRun {
+  return { runId: RUN_ID, mode: 'simple', userMessage: 'delete alpha', session: {}, pending: [], branchOutputs: {}, modelCalls: 0, ...change };
+}
+
+/** A model turn that waits for `gate` before it answers `text`. */
+function answerAfter(gate: Promise<void>, text: string): () => AsyncIterable<GenerateStreamResponse> {
+  return async function* () {
+    await gate;
+    yield delta(text);
+    yield finish();
+  };
+}
+
+describe('the store', () => {
+  it("stores a node's messages before the run's last write, even when the append is slow", async () => {
+    const mesh = new FakeMesh({ model: [[delta('Written.'), finish()]] });
+    const order: string[] = [];
+    mesh.before.appendMessages = async () => {
+      order.push('append begins');
+      await sleep(30);
+      order.push('append ends');
+    };
+    mesh.before.updateRun = () => {
+      order.push('write begins');
+    };
+    const { answer } = await startTurn(mesh, treeEnv({ name: 'writer', type: 'llm' }));
+
+    expect(answer).toEqual({ kind: 'answered', response: 'Written.' });
+    expect(order).toEqual(['append begins', 'append ends', 'write begins']);
+    expect(mesh.conversation.messages.map((message) => [message.content, message.node])).toEqual([
+      ['list resources', undefined],
+      ['Written.', 'writer'],
+    ]);
+  });
+
+  it('redoes a write that lost the race on the run as stored now, decoded, at its revision', async () => {
+    const mesh = new FakeMesh({ model: [[toolCall('c1', 'resources_delete', { id: 'alpha' }), finish('tool-calls')]] });
+    // Another request of the same run wrote it first.
+    mesh.before.updateRun = () => {
+      if (mesh.writes.length === 0 && mesh.conversation.runRevision === 0) mesh.storeRun({ ...encodeRun(runOf({ userMessage: 'list resources', modelCalls: 2 })), revision: 0 });
+    };
+    const { answer } = await startTurn(mesh, simpleEnv());
+
+    expect(answer.kind).toBe('paused');
+    expect(mesh.calls.filter((call) => call.startsWith('store.'))).toEqual(['store.updateRun', 'store.getConversation', 'store.updateRun']);
+    expect(mesh.writes).toHaveLength(1);
+    const write = mesh.writes[0]!;
+    expect(write.expectedRevision).toBe(1);
+    const run = decodeRun(write.run!);
+    // The stored run's model calls and this activation's one.
+    expect(run.modelCalls).toBe(3);
+    expect(run.pending.map((pause) => [pause.approvalUuid, pause.toolName])).toEqual([[answer.kind === 'paused' ? answer.approvals[0] : '', 'resources_delete']]);
+    expect(mesh.conversation.pendingApprovals.map((approval) => approval.toolName)).toEqual(['resources_delete']);
+  });
+
+  it('ends as superseded when the run stored now is another one', async () => {
+    const mesh = new FakeMesh({ model: [[delta('Done.'), finish()]] });
+    mesh.before.updateRun = () => {
+      if (mesh.conversation.runRevision === 0) mesh.storeRun({ ...encodeRun(runOf({ runId: 'another-run' })), revision: 0 });
+    };
+    const { answer } = await startTurn(mesh, simpleEnv());
+    expect(answer).toEqual({ kind: 'superseded', reason: 'a newer message started another run', endTurn: false });
+    expect(mesh.writes).toEqual([]);
+  });
+});
+
+describe('parallel branches', () => {
+  it('call the model at once: both requests reach the model before either answers', async () => {
+    let bothAsked!: () => void;
+    const asked = new Promise<void>((resolve) => (bothAsked = resolve));
+    const seen: string[] = [];
+    const branch = (text: string): ModelTurn => {
+      const answer = answerAfter(
+        Promise.race([asked, sleep(5000).then(() => Promise.reject(new Error('the other branch never called the model')))]),
+        text,
+      );
+      return (call: ModelCall): AsyncIterable<GenerateStreamResponse> => {
+        seen.push(call.request.systemPrompt);
+        if (seen.length === 2) bothAsked();
+        return answer();
+      };
+    };
+    const mesh = new FakeMesh({ model: [branch('From a.'), branch('From b.')] });
+    const { answer } = await startTurn(
+      mesh,
+      treeEnv({
+        name: 'both',
+        type: 'parallel',
+        agents: [
+          { name: 'a', type: 'llm', prompt: 'You are a.' },
+          { name: 'b', type: 'llm', prompt: 'You are b.' },
+        ],
+      }),
+    );
+
+    expect(seen).toEqual(['You are a.', 'You are b.']);
+    expect(answer).toEqual({ kind: 'answered', response: 'From a.\n\nFrom b.' });
+  });
+});
+
+describe('refusals', () => {
+  it('reject with FAILED_PRECONDITION when a decision cannot be carried out, before anything runs', async () => {
+    const mesh = new FakeMesh();
+    const approval = mesh.addApproval({ uuid: 'a-1', toolCallId: 'c1', toolName: 'resources_delete', toolArgs: { id: 'alpha' } });
+    const stored = runOf({ mode: 'tree', pending: [{ approvalUuid: 'a-1', path: [0], outputKey: '', fingerprint: 'f', loopIterations: {}, nodeMessages: 1, toolName: 'resources_delete', argsHash: approval.argsHash }] });
+    // The configuration has no agent tree any more.
+    const driver = driverOf(mesh, simpleEnv());
+    const activation: Activation = { conversationId: CONVERSATION, watched: false, conversation: mesh.snapshot(), approval, holdsTurn: false };
+
+    await expect(driver.drive(storedRun(stored, 0), { kind: 'approvalDecided', activation: 'activation-2', uuid: 'a-1', approved: true, approval }, activation)).rejects.toMatchObject({
+      code: GrpcStatus.FAILED_PRECONDITION,
+      message: expect.stringContaining('the configuration has no agent tree any more'),
+    });
+    expect(mesh.calls).toEqual([]);
+  });
+
+  it('reject with ABORTED when every write of the run loses its race', async () => {
+    const mesh = new FakeMesh({ model: [[delta('Done.'), finish()]] });
+    mesh.before.updateRun = () => mesh.storeRun({ ...encodeRun(runOf()), revision: 0 });
+    await expect(startTurn(mesh, simpleEnv())).rejects.toMatchObject({ code: GrpcStatus.ABORTED, message: expect.stringContaining(`${MAX_WRITE_ATTEMPTS} writes lost a race`) });
+    expect(mesh.calls.filter((call) => call === 'store.updateRun')).toHaveLength(MAX_WRITE_ATTEMPTS);
+  });
+});
+
+describe("the request's deadline", () => {
+  /** A model that answers only once the served request's deadline has passed: its call fails then, as a gRPC call would. */
+  function untilTheDeadline(deadline: number, answer?: GenerateStreamResponse[]): ModelTurn {
+    return async function* () {
+      // A little after the deadline, so that the driver's timer has fired first.
+      await sleep(deadline - Date.now() + 50);
+      if (answer) return yield* answer;
+      throw new RpcError(GrpcStatus.DEADLINE_EXCEEDED, 'Deadline exceeded', '/asg.llm.v1.LlmGatewayService/Generate');
+    };
+  }
+
+  async function runUntil(deadline: number, mesh: FakeMesh, env: MachineEnv): Promise<RunAnswer> {
+    return runWithContext({ sessionId: '0a1b2c3d', deadline }, async () => (await startTurn(mesh, env)).answer);
+  }
+
+  it('ends a run whose model does not answer in time with what came back (its failure), recorded, instead of hanging', async () => {
+    const deadline = Date.now() + 200;
+    const mesh = new FakeMesh({ model: [untilTheDeadline(deadline)] });
+    const answer = await runUntil(deadline, mesh, simpleEnv());
+
+    // The call in flight at the stop comes back (here: failed at its deadline) and ends the run as it would have.
+    expect(answer).toEqual({ kind: 'answered', response: expect.stringMatching(/^The model could not answer \(\w+ error\): /) });
+    expect(mesh.conversation.messages.at(-1)).toMatchObject({ role: MessageRole.MESSAGE_ROLE_ASSISTANT, content: expect.stringMatching(/^The model could not answer/) });
+    expect(mesh.conversation.run).toBeUndefined();
+  });
+
+  it('asks for no approval when the model answers a destructive call after the deadline', async () => {
+    const deadline = Date.now() + 200;
+    const mesh = new FakeMesh({ model: [untilTheDeadline(deadline, [toolCall('c1', 'resources_delete', { id: 'alpha' }), finish('tool-calls')])] });
+    const answer = await runUntil(deadline, mesh, simpleEnv());
+
+    expect(answer).toEqual({ kind: 'answered', response: STOPPED_BY_DEADLINE });
+    expect(mesh.conversation.pendingApprovals).toEqual([]);
+    expect(mesh.toolCalls).toEqual([]);
+  });
+
+  it("records a tree node's finished work and then the deadline note", async () => {
+    const deadline = Date.now() + 200;
+    const mesh = new FakeMesh({ model: [untilTheDeadline(deadline, [delta('First done.'), finish()])] });
+    const answer = await runUntil(
+      deadline,
+      mesh,
+      treeEnv({
+        name: 'steps',
+        type: 'sequential',
+        agents: [
+          { name: 'first', type: 'llm' },
+          { name: 'second', type: 'llm' },
+        ],
+      }),
+    );
+
+    expect(answer).toEqual({ kind: 'answered', response: STOPPED_BY_DEADLINE });
+    // The second node never started.
+    expect(mesh.modelCalls).toHaveLength(1);
+    expect(mesh.conversation.messages.slice(1).map((message) => [message.content, message.node])).toEqual([
+      ['First done.', 'first'],
+      [STOPPED_BY_DEADLINE, undefined],
+    ]);
+  });
+});
+
+describe('an approved call', () => {
+  const args = { id: 'alpha' };
+
+  /** A simple-mode run paused at resources_delete {id: alpha}, and the human's approval of it. */
+  async function approve(mesh: FakeMesh, argsHash = callHash('resources_delete', args)): Promise<RunAnswer> {
+    const approval = mesh.addApproval({ uuid: 'a-1', toolCallId: 'c1', toolName: 'resources_delete', toolArgs: args, argsHash });
+    const stored = runOf({ pending: [{ approvalUuid: 'a-1', path: [], outputKey: '', fingerprint: '', loopIterations: {}, nodeMessages: null, toolName: 'resources_delete', argsHash }] });
+    mesh.storeRun({ ...encodeRun(stored), revision: 0 });
+    const activation: Activation = { conversationId: CONVERSATION, watched: false, conversation: mesh.snapshot(), approval, holdsTurn: false };
+    const driver = driverOf(mesh, simpleEnv());
+    return driver.drive(storedRun(stored, mesh.conversation.runRevision), { kind: 'approvalDecided', activation: 'activation-2', uuid: 'a-1', approved: true, approval }, activation);
+  }
+
+  /** The conversation of a run that paused at the call. */
+  function paused(): FakeMesh {
+    const mesh = new FakeMesh({ userMessage: 'delete alpha', callTool: async () => ({ text: 'deleted alpha', isError: false }), model: [[delta('Deleted alpha.'), finish()]] });
+    mesh.append([assistantCall({ id: 'c1', name: 'resources_delete' }, args)]);
+    return mesh;
+  }
+
+  it('runs once the claim is won, recorded as executing first and with its result after', async () => {
+    const mesh = paused();
+    const answer = await approve(mesh);
+
+    expect(answer).toEqual({ kind: 'answered', response: 'Deleted alpha.' });
+    expect(mesh.calls).toEqual([
+      'store.claimApproval',
+      'store.startApprovalExecution',
+      'tools.callTool resources_delete',
+      'store.finishApprovalExecution',
+      'tools.listTools',
+      'llm.generate',
+      'store.updateRun',
+    ]);
+    expect(mesh.toolCalls).toEqual([{ name: 'resources_delete', arguments: args, approvalUuid: 'a-1', unapprovedReason: '' }]);
+    expect(mesh.finished).toEqual([{ uuid: 'a-1', success: true, messages: [toolResult({ id: 'c1', name: 'resources_delete' }, args, 'deleted alpha', false)] }]);
+    expect(mesh.approvals.get('a-1')!.status).toBe(ApprovalStatus.APPROVAL_STATUS_DONE);
+    // The model goes on with the result, and the run ends: nothing stays stored.
+    expect(mesh.modelCalls[0]!.request.messages.at(-1)?.toolResults).toEqual([{ id: 'c1', name: 'resources_delete', output: 'deleted alpha', isError: false }]);
+    expect(mesh.conversation.run).toBeUndefined();
+  });
+
+  it('is not run when its arguments no longer match the approved hash', async () => {
+    const mesh = paused();
+    const answer = await approve(mesh, callHash('resources_delete', { id: 'beta' }));
+
+    expect(answer.kind).toBe('answered');
+    expect(mesh.toolCalls).toEqual([]);
+    expect(mesh.calls.slice(0, 3)).toEqual(['store.claimApproval', 'store.startApprovalExecution', 'store.finishApprovalExecution']);
+    expect(mesh.finished).toEqual([
+      {
+        uuid: 'a-1',
+        success: false,
+        messages: [toolResult({ id: 'c1', name: 'resources_delete' }, args, 'resources_delete was not executed: the stored call no longer matches the one that was approved.', true)],
+      },
+    ]);
+    expect(mesh.approvals.get('a-1')!.status).toBe(ApprovalStatus.APPROVAL_STATUS_FAILED);
+  });
+});

@@ -1,0 +1,344 @@
+import { ChatRole, type ToolDefinition } from '../../../gen/ts/asg/llm/v1/llm.js';
+import { MessageRole, type Compaction, type Conversation, type Message, type NewMessage, type PendingApproval, type TokenUsage } from '../../../gen/ts/asg/store/v1/store.js';
+import { callHash } from '../../common/call-hash.js';
+import type { OrchestratorConfig } from '../../common/config/slices.js';
+import { currentContext, withContextPatch } from '../../common/context.js';
+import { aborted, failedPrecondition, GrpcStatus, internal, isCode, RpcError } from '../../common/grpc/errors.js';
+import type { Logger } from '../../common/log.js';
+import { redactSecrets } from '../../common/secrets.js';
+import { HEADROOM_MS, type OrchestratorClients } from '../clients.js';
+import { compactionNotice, planCompaction, SUMMARY_INSTRUCTIONS, transcriptOf, visibleHistory, withSummary } from '../domain/compaction.js';
+import { contextWindowOf } from '../domain/context-window.js';
+import { modelErrorCategory } from '../domain/error-category.js';
+import { systemPromptOf, toModelHistory, type HistoryEntry } from '../domain/history.js';
+import { gatedCall, toolResult } from '../domain/messages.js';
+import { tokenCounterFor, toolDefinitionTokens } from '../domain/tokens.js';
+import { catalogueWith, type ToolCatalogue } from '../tool-catalogue.js';
+import { errorText, type AgentIo } from './io.js';
+import { next } from './machine.js';
+import { decodeRun, encodeRun, type StoredRun } from './state.js';
+import type { Effect, MachineEnv, RunAnswer, RunEvent, RunState, ToolOutcome } from './types.js';
+
+/** Room kept for the model's answer when the budget is the context window. */
+const ANSWER_RESERVE_TOKENS = 4096;
+
+/** Effects that touch the store run one after another, in the order the machine asked for them. */
+const IN_ORDER = new Set<Effect['kind']>(['loadHistory', 'loadApprovals', 'claim', 'runApproved', 'forwardRejection', 'append', 'write']);
+
+/** One activation of a run: a message's turn, or a decision and what follows it. */
+export interface Activation {
+  conversationId: string;
+  /** Someone watches the conversation's events: model text streams and tool calls are published live. */
+  watched: boolean;
+  /** The conversation as the store last returned it, with its messages. */
+  conversation: Conversation;
+  /** The decided approval as the store last returned it (claim, execution). */
+  approval?: PendingApproval;
+  /** This activation holds the conversation's running mark (store.proto, StartTurn): a failure must clear it. */
+  holdsTurn: boolean;
+}
+
+/**
+ * Runs the machine (machine.ts) against the world: each effect against the llm-gateway, the
+ * tool broker, the A2A bridge or the store, each outcome fed back as an event, one at a time.
+ * Model and tool calls of parallel branches run at once; everything that touches the store
+ * runs in the order it was asked for, so a node's messages are written before the write that
+ * ends the run. The turn's deadline (the request's) is the machine's timer.
+ */
+export class RunDriver {
+  constructor(
+    private readonly config: OrchestratorConfig,
+    private readonly clients: OrchestratorClients,
+    private readonly log: Logger,
+    private readonly io: AgentIo,
+    private readonly catalogue: ToolCatalogue,
+    readonly env: MachineEnv,
+  ) {}
+
+  async drive(initial: RunState, first: RunEvent, activation: Activation): Promise<RunAnswer> {
+    let state = initial;
+    const events: RunEvent[] = [first];
+    let wake: (() => void) | undefined;
+    // Set from effects' callbacks: read through failed(), which the compiler cannot narrow away.
+    let failure: { error: unknown } | undefined;
+    const failed = () => failure;
+    let inOrder: Promise<void> = Promise.resolve();
+    const push = (event: RunEvent | undefined) => {
+      if (event) events.push(event);
+      wake?.();
+    };
+    const fail = (error: unknown) => {
+      failure ??= { error };
+      wake?.();
+    };
+    const deadline = currentContext()?.deadline;
+    const timer = deadline === undefined ? undefined : setTimeout(() => push({ kind: 'timerFired' }), Math.max(0, deadline - Date.now()));
+    timer?.unref();
+    try {
+      for (;;) {
+        while (events.length === 0) {
+          if (failed()) throw failed()!.error;
+          if (state.inFlight === 0) throw internal('the run stalled: nothing is in flight and no answer was decided');
+          await new Promise<void>((resolve) => (wake = resolve));
+          wake = undefined;
+        }
+        if (failed()) throw failed()!.error;
+        const stepped = next(state, events.shift()!, this.env);
+        state = stepped.state;
+        let answer: RunAnswer | undefined;
+        for (const effect of stepped.effects) {
+          if (effect.kind === 'done') answer = effect.answer;
+          else if (effect.kind === 'log') this.log[effect.level](effect.message, { conversation: activation.conversationId, ...effect.fields });
+          else if (effect.kind === 'refuse') throw effect.code === 'aborted' ? aborted(effect.message) : failedPrecondition(effect.message);
+          else if (IN_ORDER.has(effect.kind)) inOrder = inOrder.then(() => this.execute(effect, activation).then(push, fail));
+          else void this.execute(effect, activation).then(push, fail);
+        }
+        if (answer) {
+          // What the machine asked the store for before it answered (a rejection forwarded, a node's messages) is done first.
+          await inOrder;
+          if (failed()) throw failed()!.error;
+          return answer;
+        }
+      }
+    } finally {
+      if (timer) clearTimeout(timer);
+    }
+  }
+
+  private async execute(effect: Effect, activation: Activation): Promise<RunEvent | undefined> {
+    switch (effect.kind) {
+      case 'loadTools':
+        try {
+          return { kind: 'toolsLoaded', tools: [...(await this.catalogue.current()).values()] };
+        } catch (error) {
+          return { kind: 'toolsFailed', error: errorText(error) };
+        }
+      case 'loadHistory':
+        if (effect.node === undefined) return { kind: 'historyLoaded', path: effect.path, ...(await this.fitToBudget(activation)) };
+        return { kind: 'historyLoaded', path: effect.path, history: nodeStepsOf(activation.conversation, effect.node, effect.nodeMessages) };
+      case 'callModel':
+        return this.callModel(effect, activation);
+      case 'callTool': {
+        const outcome = await this.io.withCallEvents(
+          activation.conversationId,
+          effect.call,
+          effect.args,
+          () => this.io.callTool(effect.call.name, effect.args, '', effect.unapprovedReason),
+          activation.watched,
+        );
+        return { kind: 'toolFinished', path: effect.path, callId: effect.call.id, outcome };
+      }
+      case 'loadApprovals': {
+        const { conversation } = await this.clients.store.getConversation({ id: activation.conversationId, includeMessages: false });
+        return { kind: 'approvalsLoaded', approvals: required(conversation).pendingApprovals };
+      }
+      case 'claim': {
+        let claim;
+        try {
+          claim = await this.clients.store.claimApproval({
+            uuid: effect.uuid,
+            approved: effect.approved,
+            reason: effect.reason,
+            messages: effect.messages,
+            clearRun: effect.clearRun,
+            alsoReject: effect.alsoReject,
+            continuesTurn: effect.continuesTurn,
+            expectedRunRevision: effect.expectedRunRevision,
+          });
+        } catch (error) {
+          if (effect.expectedRunRevision === undefined || !isCode(error, GrpcStatus.ABORTED)) throw error;
+          const { latest, revision } = await this.storedRun(activation);
+          return { kind: 'claimConflict', latest, revision };
+        }
+        activation.conversation = required(claim.conversation);
+        activation.watched = activation.conversation.watched;
+        activation.approval = claim.approval ?? activation.approval;
+        if (!claim.claimed) {
+          this.log.info('approval already decided', { approval: effect.uuid });
+          return { kind: 'claimed', won: false };
+        }
+        activation.holdsTurn = effect.continuesTurn;
+        this.log.info(effect.approved ? 'approval approved' : 'approval rejected', { approval: effect.uuid, tool: activation.approval?.toolName });
+        return { kind: 'claimed', won: true };
+      }
+      case 'runApproved':
+        return { kind: 'approvedCallFinished', uuid: effect.uuid, outcome: await this.runApproved(activation.approval!, effect.node, activation) };
+      case 'forwardRejection': {
+        const outcome = await this.io.continueRemote(effect.approval.toolName, effect.approval.remoteTaskId!, false, effect.reason);
+        if (outcome.isError && !outcome.remote) this.log.warn('rejection not confirmed by the sub-agent', { approval: effect.approval.uuid, agent: effect.approval.remoteAgentName, answer: outcome.text });
+        return undefined;
+      }
+      case 'append':
+        await outsideDeadline(() => this.clients.store.appendMessages({ conversationId: activation.conversationId, messages: effect.messages, status: 0, returnConversation: false }));
+        return undefined;
+      case 'write':
+        return outsideDeadline(() => this.write(effect, activation));
+      case 'log':
+      case 'refuse':
+      case 'done':
+        return undefined;
+    }
+  }
+
+  private async callModel(effect: Extract<Effect, { kind: 'callModel' }>, activation: Activation): Promise<RunEvent> {
+    try {
+      const reply = await this.io.generate(
+        { conversationId: activation.conversationId, watched: activation.watched, ...(effect.node !== undefined && { node: effect.node }) },
+        { model: effect.model, systemPrompt: effect.systemPrompt, messages: toModelHistory(effect.history), tools: effect.tools, timeoutMs: effect.timeoutMs },
+        // The gRPC deadline leaves the llm-gateway room to report its own timeout first.
+        effect.timeoutMs === undefined ? {} : { timeoutMs: effect.timeoutMs + HEADROOM_MS },
+      );
+      return { kind: 'modelAnswered', path: effect.path, reply: { text: redactSecrets(reply.text), toolCalls: reply.toolCalls, ...(reply.usage && { usage: reply.usage }) } };
+    } catch (error) {
+      this.log.warn('model call failed', { conversation: activation.conversationId, node: effect.node, error: errorText(error) });
+      return { kind: 'modelFailed', path: effect.path, category: modelErrorCategory(error instanceof RpcError ? error.code : undefined), error: errorText(error) };
+    }
+  }
+
+  /** A compare-and-set write of the run; a lost race comes back with what is stored now. */
+  private async write(effect: Extract<Effect, { kind: 'write' }>, activation: Activation): Promise<RunEvent> {
+    try {
+      const { revision, conversation } = await this.clients.store.updateRun({
+        conversationId: activation.conversationId,
+        messages: effect.messages,
+        approvals: effect.approvals,
+        run: effect.run && { ...encodeRun(effect.run), revision: 0 },
+        expectedRevision: effect.expectedRevision,
+        returnConversation: true,
+      });
+      activation.conversation = required(conversation);
+      return { kind: 'written', revision };
+    } catch (error) {
+      if (!isCode(error, GrpcStatus.ABORTED)) throw error;
+      return { kind: 'writeConflict', ...(await this.storedRun(activation)) };
+    }
+  }
+
+  /** The conversation's run as stored now, after a compare-and-set lost a race. */
+  private async storedRun(activation: Activation): Promise<{ latest: StoredRun | undefined; revision: number }> {
+    const { conversation } = await this.clients.store.getConversation({ id: activation.conversationId, includeMessages: false });
+    const latest = required(conversation);
+    return { latest: latest.run && decodeRun(latest.run, latest.pendingApproval?.uuid), revision: latest.runRevision };
+  }
+
+  /**
+   * Runs the stored call of a won approval, at most once: executing is recorded first. A
+   * proxy approval's "call" is the answer to the peer that holds the call. When the peer
+   * (or a delegation approved here) then waits for another approval, no result is recorded
+   * yet: the call waits again (`remote`).
+   */
+  private async runApproved(approval: PendingApproval, node: string | undefined, activation: Activation): Promise<ToolOutcome> {
+    const args = approval.toolArgs ?? {};
+    await this.clients.store.startApprovalExecution({ uuid: approval.uuid });
+    let outcome: ToolOutcome;
+    if (callHash(approval.toolName, args) !== approval.argsHash) {
+      outcome = { text: `${approval.toolName} was not executed: the stored call no longer matches the one that was approved.`, isError: true };
+      this.log.error('approved call does not match its hash', { approval: approval.uuid });
+    } else {
+      const remoteTaskId = approval.remoteTaskId;
+      outcome = await this.io.withCallEvents(
+        approval.conversationId,
+        gatedCall(approval),
+        args,
+        () => (remoteTaskId ? this.io.continueRemote(approval.toolName, remoteTaskId, true) : this.io.callTool(approval.toolName, args, approval.uuid)),
+        activation.watched,
+      );
+    }
+    const finished = await this.clients.store.finishApprovalExecution({
+      uuid: approval.uuid,
+      success: !outcome.isError,
+      messages: outcome.remote ? [] : [{ ...toolResult(gatedCall(approval), args, outcome.text, outcome.isError), ...(node && { node }) }],
+    });
+    activation.conversation = required(finished.conversation);
+    activation.approval = finished.approval ?? approval;
+    return outcome;
+  }
+
+  /**
+   * Simple mode's history and system prompt, compacted first when they outgrow the token
+   * budget (`chat.max_tokens`, or the model's context window less room for the answer). A
+   * compaction is recorded in the conversation before the model sees its effect.
+   */
+  private async fitToBudget(activation: Activation): Promise<{ history: HistoryEntry[]; systemPrompt: string }> {
+    const conversation = activation.conversation;
+    const model = this.env.simple.model;
+    const tools = toolDefinitionsOf(catalogueWith(await this.catalogue.current(), this.env.simple.a2aTools));
+    const basePrompt = systemPromptOf(conversation.messages, this.simplePrompt());
+    const count = tokenCounterFor(model);
+    const window = this.config.chat.max_tokens || contextWindowOf(model);
+    const budget = window - Math.min(ANSWER_RESERVE_TOKENS, Math.floor(window / 4));
+    const { messages: visible, latest } = visibleHistory(conversation.messages);
+    const plan = planCompaction({
+      messages: conversation.messages,
+      strategy: this.config.chat.compaction_strategy,
+      budget,
+      fixedTokens: count(withSummary(basePrompt, latest?.summary)) + toolDefinitionTokens(tools, count),
+      count,
+    });
+    if (!plan) return { history: visible, systemPrompt: withSummary(basePrompt, latest?.summary) };
+
+    let summary: string | undefined;
+    let usage: TokenUsage | undefined;
+    if (plan.strategy === 'partial-summary') {
+      try {
+        const reply = await this.clients.llm.generate({
+          model,
+          systemPrompt: SUMMARY_INSTRUCTIONS,
+          messages: [{ role: ChatRole.CHAT_ROLE_USER, text: transcriptOf(plan.newlyHidden, latest?.summary), toolCalls: [], toolResults: [] }],
+          tools: [],
+        });
+        summary = reply.text.trim() || undefined;
+        usage = reply.usage && { inputTokens: reply.usage.inputTokens, outputTokens: reply.usage.outputTokens };
+      } catch (error) {
+        this.log.warn('summary for compaction failed; compacting without one', { conversation: conversation.id, error: errorText(error) });
+      }
+    }
+    // Without a new summary, the earlier one still covers what it covered.
+    const keptSummary = summary ?? (plan.strategy === 'partial-summary' ? latest?.summary || undefined : undefined);
+    const compaction: Compaction = { strategy: plan.strategy, fromSeq: plan.fromSeq, toSeq: plan.toSeq, summary: keptSummary ?? '', tokensBefore: plan.tokensBefore, tokensAfter: plan.tokensAfter };
+    const notice: NewMessage = { role: MessageRole.MESSAGE_ROLE_SYSTEM, content: compactionNotice(plan, budget, summary), compaction, usage };
+    await this.clients.store.appendMessages({ conversationId: conversation.id, messages: [notice], status: 0, returnConversation: false, endsTurn: false });
+    this.log.info('history compacted', { conversation: conversation.id, strategy: plan.strategy, from: plan.fromSeq, to: plan.toSeq, before: plan.tokensBefore, after: plan.tokensAfter });
+    const marker: Message = { ...notice, id: '', seq: conversation.messageCount + 1, createdAt: undefined };
+    return { history: visibleHistory([...conversation.messages, marker]).messages, systemPrompt: withSummary(basePrompt, keptSummary) };
+  }
+
+  /** Simple mode's prompt: the top-level one, or a lone llm node's own (seed 000). */
+  private simplePrompt(): string {
+    const agent = this.config.agent;
+    return agent?.type === 'llm' ? (agent.prompt ?? this.config.prompt) : this.config.prompt;
+  }
+}
+
+export function toolDefinitionsOf(catalogue: ReadonlyMap<string, { name: string; description: string; inputSchema: ToolDefinition['inputSchema'] }>): ToolDefinition[] {
+  return [...catalogue.values()].map((tool) => ({ name: tool.name, description: tool.description, inputSchema: tool.inputSchema }));
+}
+
+/**
+ * The paused node's steps in the run of it that paused, and the approved call's result:
+ * its latest `nodeMessages + 1` messages. States stored before the count existed: its
+ * messages since the run's user message (a node that gates ran once per run then).
+ */
+export function nodeStepsOf(conversation: Conversation, node: string, nodeMessages: number | null): HistoryEntry[] {
+  if (nodeMessages === null) {
+    const lastUser = conversation.messages.findLastIndex((message) => message.role === MessageRole.MESSAGE_ROLE_USER);
+    return conversation.messages.slice(lastUser + 1).filter((message) => message.node === node);
+  }
+  const own = conversation.messages.filter((message) => message.node === node);
+  return own.slice(Math.max(0, own.length - nodeMessages - 1));
+}
+
+/**
+ * The run's record is written whatever the caller's patience, outside the request's deadline
+ * (bounded by the store client's own timeout), as endTurn does: a run stopped by its deadline
+ * (timerFired) records what it did and its note only once the deadline has passed, and a
+ * call that ends at the deadline leads to a write after it.
+ */
+function outsideDeadline<T>(write: () => Promise<T>): Promise<T> {
+  return withContextPatch({ deadline: undefined }, write);
+}
+
+function required(conversation: Conversation | undefined): Conversation {
+  if (!conversation) throw internal('the store returned no conversation');
+  return conversation;
+}

@@ -1,0 +1,473 @@
+/**
+ * DESIGN rule 3 as a property of the machine (issue 13 item 5; seed 003 FR-011, NFR-006,
+ * TS-004, TS-005, TS-007): for any interleaving of approvals, rejections, duplicate decisions
+ * (concurrent or later), crashes and resumes, every approved call runs at most once and every
+ * rejected call never runs.
+ *
+ * The machine runs against a simulated store (the store.proto contract: an atomic claim
+ * pending → approved|rejected exactly once, executing/finished records, the run with a
+ * revision compare-and-set, append-only messages) through a tiny synchronous driver. The
+ * driver keeps the real one's ordering rule (store effects of one activation run in the order
+ * asked, model and tool calls in any order) and fast-check picks which step of which live
+ * activation runs next, so concurrent resumes of parallel branches and their write conflicts
+ * happen. A crash drops every live activation with its effects in flight; what the store holds
+ * is all that is left, and later decisions and messages go on from it.
+ */
+import fc from 'fast-check';
+import { describe, expect, it } from 'vitest';
+import type { ToolCallPart } from '../../../gen/ts/asg/llm/v1/llm.js';
+import { ApprovalStatus, MessageRole, type NewMessage, type PendingApproval, type Run } from '../../../gen/ts/asg/store/v1/store.js';
+import type { Tool } from '../../../gen/ts/asg/tools/v1/tools.js';
+import { callHash } from '../../common/call-hash.js';
+import type { HistoryEntry } from '../domain/history.js';
+import type { AgentNode } from '../domain/tree.js';
+import { freshRun, next, storedRun } from './machine.js';
+import { decodeRun, encodeRun, legacySimpleRun } from './state.js';
+import type { Effect, MachineEnv, RunAnswer, RunEvent, RunState } from './types.js';
+
+// ---- the agent --------------------------------------------------------------------------
+
+const nameSchema = { type: 'object', properties: { name: { type: 'string' } }, required: ['name'] };
+const TOOLS: Tool[] = [
+  { name: 'resources_list', description: 'Lists resources', inputSchema: { type: 'object', properties: {} }, destructive: false, server: 'resources' },
+  { name: 'resources_add', description: 'Adds a resource', inputSchema: nameSchema, destructive: true, server: 'resources' },
+  { name: 'resources_remove', description: 'Removes a resource', inputSchema: nameSchema, destructive: true, server: 'resources' },
+];
+const DESTRUCTIVE = new Set(TOOLS.filter((tool) => tool.destructive).map((tool) => tool.name));
+
+/** Two branches that gate (`approvals: required`) and may pause at once, then a node after the join that gates too. */
+const TREE: AgentNode = {
+  name: 'pipeline',
+  type: 'sequential',
+  agents: [
+    {
+      name: 'fanout',
+      type: 'parallel',
+      approvals: 'required',
+      agents: [
+        { name: 'alpha', type: 'llm', prompt: 'Alpha', output_key: 'a' },
+        { name: 'beta', type: 'llm', prompt: 'Beta', output_key: 'b' },
+      ],
+    },
+    { name: 'closer', type: 'llm', prompt: 'Close {a} {b}' },
+  ],
+};
+
+type Mode = 'simple' | 'tree';
+const envOf = (mode: Mode): MachineEnv => ({ root: mode === 'tree' ? TREE : undefined, simple: { model: 'gemini-sim', a2aTools: [] }, defaultModel: 'gemini-sim', maxModelCalls: 4 });
+
+/** What the scripted model does on its next call. */
+type Move =
+  | { kind: 'text' }
+  | { kind: 'fail' }
+  | { kind: 'safe' }
+  | { kind: 'destructive'; n: number }
+  /** Two destructive calls in one step: the second is deferred. */
+  | { kind: 'two'; n: number }
+  /** The last call a human rejected, asked again exactly (issue 13: answered with the same "no"). */
+  | { kind: 'repeat' };
+
+// ---- the simulated store --------------------------------------------------------------
+
+interface StoredApproval {
+  approval: PendingApproval;
+  /** The user message (run) it was created in. */
+  turn: number;
+  /** runApproved effects the machine asked for it, and executions of its call. */
+  asked: number;
+  executions: number;
+}
+
+class SimStore {
+  messages: NewMessage[] = [];
+  approvals: StoredApproval[] = [];
+  run: Pick<Run, 'state' | 'schemaVersion'> | undefined;
+  revision = 0;
+  turn = 0;
+
+  approval(uuid: string): StoredApproval | undefined {
+    return this.approvals.find((stored) => stored.approval.uuid === uuid);
+  }
+
+  pending(): PendingApproval[] {
+    return this.approvals.filter((stored) => stored.approval.status === ApprovalStatus.APPROVAL_STATUS_PENDING).map((stored) => structuredClone(stored.approval));
+  }
+
+  latestRun() {
+    return this.run && decodeRun(this.run, this.pending()[0]?.uuid);
+  }
+
+  setRun(run: Pick<Run, 'state' | 'schemaVersion'> | undefined): void {
+    if (run === undefined && this.run === undefined) return;
+    this.run = run;
+    this.revision += 1;
+  }
+
+  decide(stored: StoredApproval, status: ApprovalStatus, messages: readonly NewMessage[]): void {
+    stored.approval.status = status;
+    this.messages.push(...messages);
+  }
+}
+
+// ---- the tiny driver --------------------------------------------------------------------
+
+/** Effects that touch the store run one after another, in the order the machine asked (driver.ts IN_ORDER). */
+const IN_ORDER = new Set<Effect['kind']>(['loadHistory', 'loadApprovals', 'claim', 'runApproved', 'forwardRejection', 'append', 'write']);
+
+interface Task {
+  effect: Effect;
+  /** runApproved: the call ran (executing recorded); its outcome is not recorded yet. A crash here leaves it executing. */
+  ran?: boolean;
+}
+
+interface Live {
+  name: string;
+  state: RunState;
+  tasks: Task[];
+  answer?: RunAnswer;
+  refused?: string;
+}
+
+class Sim {
+  readonly store = new SimStore();
+  readonly env: MachineEnv;
+  live: Live[] = [];
+  violations: string[] = [];
+  /** What happened, so that a test can tell the scenarios are not vacuous. */
+  readonly seen = { conflicts: 0, lostClaims: 0, mostPending: 0 };
+  private activations = 0;
+  private calls = 0;
+  private cursor = 0;
+
+  constructor(
+    readonly mode: Mode,
+    private readonly moves: readonly Move[],
+  ) {
+    this.env = envOf(mode);
+  }
+
+  /** POST a message: like TurnRunner.startTurn, nothing starts while an approval waits or a turn runs. */
+  message(): void {
+    if (this.live.length > 0 || this.store.pending().length > 0) return;
+    // Approved calls whose outcome was never recorded were cut off by a crash: interrupted, never re-run.
+    for (const stored of this.store.approvals) {
+      const status = stored.approval.status;
+      if (status === ApprovalStatus.APPROVAL_STATUS_APPROVED || status === ApprovalStatus.APPROVAL_STATUS_EXECUTING) {
+        this.store.decide(stored, ApprovalStatus.APPROVAL_STATUS_INTERRUPTED, [toolMessage(stored.approval, 'interrupted; not run again', true)]);
+      }
+    }
+    this.store.turn += 1;
+    this.store.messages.push({ role: MessageRole.MESSAGE_ROLE_USER, content: `message ${this.store.turn}` });
+    // A started turn begins a new run (store.proto StartTurn).
+    this.store.setRun(undefined);
+    const id = ++this.activations;
+    this.start(`message-${id}`, freshRun(this.env.root ? 'tree' : 'simple', this.store.revision), { kind: 'userMessage', runId: `run-${id}`, activation: `activation-${id}`, text: `message ${this.store.turn}` });
+  }
+
+  /** POST /approvals/:uuid: reads the approval and the run as stored now (TurnRunner.resolveApproval). */
+  decide(pick: number, approved: boolean, reason: string | undefined): void {
+    if (this.store.approvals.length === 0) return;
+    const stored = this.store.approvals[pick % this.store.approvals.length]!;
+    const approval = structuredClone(stored.approval);
+    const run = this.store.run ? decodeRun(this.store.run, approval.uuid) : legacySimpleRun(approval);
+    const id = ++this.activations;
+    const event: RunEvent = { kind: 'approvalDecided', activation: `activation-${id}`, uuid: approval.uuid, approved, ...(reason !== undefined && { reason }), approval };
+    this.start(`decision-${id}`, storedRun(run, this.store.revision), event);
+  }
+
+  indexOf(uuid: string): number {
+    return this.store.approvals.findIndex((stored) => stored.approval.uuid === uuid);
+  }
+
+  /** The process dies: every activation and everything it had in flight is gone. */
+  crash(): void {
+    this.live = [];
+  }
+
+  /** Runs the `pick`-th step that may run now; false when none may. */
+  step(pick: number): boolean {
+    const ready: [Live, Task][] = [];
+    for (const live of this.live) {
+      const ordered = live.tasks.find((task) => IN_ORDER.has(task.effect.kind));
+      for (const task of live.tasks) if (!IN_ORDER.has(task.effect.kind) || task === ordered) ready.push([live, task]);
+    }
+    if (ready.length === 0) return false;
+    const [live, task] = ready[pick % ready.length]!;
+    const event = this.execute(live, task);
+    const at = live.tasks.indexOf(task);
+    if (at >= 0 && (!task.ran || event)) live.tasks.splice(at, 1);
+    if (event) this.feed(live, event);
+    this.seen.mostPending = Math.max(this.seen.mostPending, this.store.pending().length);
+    // The driver returns once the answer is decided and its store effects are done; what else was in flight is not waited for.
+    if ((live.answer || live.refused) && !live.tasks.some((left) => IN_ORDER.has(left.effect.kind))) this.live.splice(this.live.indexOf(live), 1);
+    return true;
+  }
+
+  /** Runs every live activation to its end. */
+  drain(): void {
+    for (let steps = 0; this.step(0); steps++) {
+      if (steps > 5000) throw new Error('the activations did not end');
+    }
+    for (const live of this.live) this.violations.push(`${live.name} stalled: nothing in flight and no answer (inFlight ${live.state.inFlight})`);
+    this.live = [];
+  }
+
+  private start(name: string, state: RunState, event: RunEvent): void {
+    const live: Live = { name, state, tasks: [] };
+    this.live.push(live);
+    this.feed(live, event);
+  }
+
+  private feed(live: Live, event: RunEvent): void {
+    if (event.kind === 'writeConflict') this.seen.conflicts += 1;
+    if (event.kind === 'claimed' && !event.won) this.seen.lostClaims += 1;
+    const out = next(live.state, event, this.env);
+    live.state = out.state;
+    for (const effect of out.effects) {
+      if (effect.kind === 'done') live.answer = effect.answer;
+      else if (effect.kind === 'refuse') live.refused = effect.message;
+      else if (effect.kind !== 'log') live.tasks.push({ effect });
+    }
+  }
+
+  private execute(live: Live, task: Task): RunEvent | undefined {
+    const store = this.store;
+    const effect = task.effect;
+    switch (effect.kind) {
+      case 'loadTools':
+        return { kind: 'toolsLoaded', tools: TOOLS };
+      case 'loadHistory':
+        if (effect.node === undefined) return { kind: 'historyLoaded', path: effect.path, history: structuredClone(store.messages), systemPrompt: '' };
+        return { kind: 'historyLoaded', path: effect.path, history: structuredClone(nodeSteps(store.messages, effect.node, effect.nodeMessages)) };
+      case 'callModel':
+        return this.model(effect);
+      case 'callTool':
+        if (DESTRUCTIVE.has(effect.call.name)) this.violations.push(`${live.name}: destructive ${effect.call.name} ran without an approval where every call gates`);
+        return { kind: 'toolFinished', path: effect.path, callId: effect.call.id, outcome: { text: `${effect.call.name} ok`, isError: false } };
+      case 'loadApprovals':
+        return { kind: 'approvalsLoaded', approvals: store.pending() };
+      case 'claim': {
+        const stored = store.approval(effect.uuid);
+        if (!stored || stored.approval.status !== ApprovalStatus.APPROVAL_STATUS_PENDING) return { kind: 'claimed', won: false };
+        store.decide(stored, effect.approved ? ApprovalStatus.APPROVAL_STATUS_APPROVED : ApprovalStatus.APPROVAL_STATUS_REJECTED, effect.messages);
+        for (const other of effect.alsoReject) {
+          const also = store.approval(other.uuid);
+          if (also?.approval.status === ApprovalStatus.APPROVAL_STATUS_PENDING) store.decide(also, ApprovalStatus.APPROVAL_STATUS_REJECTED, other.messages);
+        }
+        if (effect.clearRun) store.setRun(undefined);
+        return { kind: 'claimed', won: true };
+      }
+      case 'runApproved': {
+        const stored = store.approval(effect.uuid)!;
+        if (!task.ran) {
+          stored.asked += 1;
+          // StartApprovalExecution: FAILED_PRECONDITION unless approved; the real driver then fails the activation.
+          if (stored.approval.status !== ApprovalStatus.APPROVAL_STATUS_APPROVED) {
+            this.violations.push(`${live.name}: asked to run approval ${effect.uuid} in status ${ApprovalStatus[stored.approval.status]}`);
+            live.refused = 'startApprovalExecution refused';
+            live.tasks = [];
+            return undefined;
+          }
+          stored.approval.status = ApprovalStatus.APPROVAL_STATUS_EXECUTING;
+          if (callHash(stored.approval.toolName, stored.approval.toolArgs ?? {}) !== stored.approval.argsHash) this.violations.push(`approval ${effect.uuid}: the stored call changed`);
+          stored.executions += 1;
+          task.ran = true;
+          return undefined;
+        }
+        // FinishApprovalExecution: done, with the result for the node that made the call.
+        store.decide(stored, ApprovalStatus.APPROVAL_STATUS_DONE, [{ ...toolMessage(stored.approval, `${stored.approval.toolName} done`, false), ...(effect.node && { node: effect.node }) }]);
+        return { kind: 'approvedCallFinished', uuid: effect.uuid, outcome: { text: `${stored.approval.toolName} done`, isError: false } };
+      }
+      case 'forwardRejection':
+      case 'log':
+      case 'refuse':
+      case 'done':
+        return undefined;
+      case 'append':
+        store.messages.push(...structuredClone(effect.messages));
+        return undefined;
+      case 'write': {
+        if (effect.expectedRevision !== store.revision) return { kind: 'writeConflict', latest: store.latestRun(), revision: store.revision };
+        store.messages.push(...structuredClone(effect.messages));
+        for (const approval of effect.approvals) {
+          if (store.approval(approval.uuid)) this.violations.push(`approval ${approval.uuid} created twice`);
+          const argsHash = callHash(approval.toolName, approval.toolArgs ?? {});
+          // Issue 13: in a simple run, a call identical to one a human rejected in it is not put to a human again.
+          const again = store.approvals.find((old) => old.turn === store.turn && old.approval.status === ApprovalStatus.APPROVAL_STATUS_REJECTED && old.approval.argsHash === argsHash);
+          if (again && this.mode === 'simple') this.violations.push(`approval ${approval.uuid} asks again for the call rejected as ${again.approval.uuid}`);
+          store.approvals.push({
+            approval: { ...structuredClone(approval), conversationId: 'conversation-1', createdAt: undefined, updatedAt: undefined, status: ApprovalStatus.APPROVAL_STATUS_PENDING, argsHash },
+            turn: store.turn,
+            asked: 0,
+            executions: 0,
+          });
+        }
+        store.setRun(effect.run && encodeRun(effect.run));
+        return { kind: 'written', revision: store.revision };
+      }
+    }
+  }
+
+  /** The scripted model: its next move, made concrete for the history it is shown. */
+  private model(effect: Extract<Effect, { kind: 'callModel' }>): RunEvent {
+    const move = this.moves[this.cursor++] ?? { kind: 'text' };
+    if (move.kind === 'fail') return { kind: 'modelFailed', path: effect.path, category: 'internal', error: 'scripted failure' };
+    const answer = (text: string, toolCalls: ToolCallPart[]): RunEvent => ({ kind: 'modelAnswered', path: effect.path, reply: { text, toolCalls } });
+    const id = () => `call-${++this.calls}`;
+    const resource = (n: number, name = 'resources_add'): ToolCallPart => ({ id: id(), name, argumentsJson: JSON.stringify({ name: `r${n}` }) });
+    switch (move.kind) {
+      case 'text':
+        return answer(`answer ${this.cursor}`, []);
+      case 'safe':
+        return answer('', [{ id: id(), name: 'resources_list', argumentsJson: '{}' }]);
+      case 'destructive':
+        return answer('', [resource(move.n)]);
+      case 'two':
+        return answer('', [resource(move.n), resource(move.n + 1, 'resources_remove')]);
+      case 'repeat': {
+        const rejected = effect.history.findLast((message: HistoryEntry) => message.role === MessageRole.MESSAGE_ROLE_TOOL && message.toolCall?.rejected);
+        if (!rejected?.toolCall) return answer('', [resource(0)]);
+        return answer('', [{ id: id(), name: rejected.toolCall.name, argumentsJson: JSON.stringify(rejected.toolCall.arguments ?? {}) }]);
+      }
+    }
+  }
+}
+
+/** driver.ts nodeStepsOf: a node's latest `nodeMessages + 1` messages (or, without the count, its messages since the run's user message). */
+function nodeSteps(messages: readonly NewMessage[], node: string, nodeMessages: number | null): NewMessage[] {
+  if (nodeMessages === null) {
+    const lastUser = messages.findLastIndex((message) => message.role === MessageRole.MESSAGE_ROLE_USER);
+    return messages.slice(lastUser + 1).filter((message) => message.node === node);
+  }
+  const own = messages.filter((message) => message.node === node);
+  return own.slice(Math.max(0, own.length - nodeMessages - 1));
+}
+
+function toolMessage(approval: PendingApproval, result: string, isError: boolean): NewMessage {
+  const args = approval.toolArgs ?? {};
+  return { role: MessageRole.MESSAGE_ROLE_TOOL, content: result, toolCall: { id: approval.toolCallId, name: approval.toolName, arguments: args, result, isError } };
+}
+
+// ---- the property -----------------------------------------------------------------------
+
+type Command =
+  | { kind: 'step'; pick: number }
+  /** A decision on any approval of the conversation: a first one, or a duplicate of an earlier one. */
+  | { kind: 'decide'; pick: number; approved: boolean; reason?: string }
+  /** Every waiting approval decided at once (a parallel node's branches resumed concurrently). */
+  | { kind: 'decideWaiting'; approved: boolean[] }
+  /** The same approval decided twice at once (two humans, or a retried request). */
+  | { kind: 'decideTwice'; pick: number; first: boolean; second: boolean }
+  | { kind: 'crash' }
+  | { kind: 'message' };
+
+const moveArb: fc.Arbitrary<Move> = fc.oneof(
+  { weight: 2, arbitrary: fc.constant<Move>({ kind: 'text' }) },
+  { weight: 1, arbitrary: fc.constant<Move>({ kind: 'fail' }) },
+  { weight: 2, arbitrary: fc.constant<Move>({ kind: 'safe' }) },
+  { weight: 5, arbitrary: fc.nat(3).map((n): Move => ({ kind: 'destructive', n })) },
+  { weight: 1, arbitrary: fc.nat(3).map((n): Move => ({ kind: 'two', n })) },
+  { weight: 3, arbitrary: fc.constant<Move>({ kind: 'repeat' }) },
+);
+
+const commandArb: fc.Arbitrary<Command> = fc.oneof(
+  { weight: 10, arbitrary: fc.nat(30).map((pick): Command => ({ kind: 'step', pick })) },
+  {
+    weight: 3,
+    arbitrary: fc.record({ pick: fc.nat(8), approved: fc.boolean(), reason: fc.option(fc.constantFrom('no', 'too risky'), { nil: undefined }) }).map(
+      ({ pick, approved, reason }): Command => ({ kind: 'decide', pick, approved, ...(reason !== undefined && { reason }) }),
+    ),
+  },
+  { weight: 5, arbitrary: fc.array(fc.boolean(), { minLength: 2, maxLength: 2 }).map((approved): Command => ({ kind: 'decideWaiting', approved })) },
+  { weight: 1, arbitrary: fc.record({ pick: fc.nat(8), first: fc.boolean(), second: fc.boolean() }).map((fields): Command => ({ kind: 'decideTwice', ...fields })) },
+  { weight: 2, arbitrary: fc.constant<Command>({ kind: 'crash' }) },
+  { weight: 1, arbitrary: fc.constant<Command>({ kind: 'message' }) },
+);
+
+/** DESIGN rule 3 over the store as it is now. */
+function checkCalls(sim: Sim): void {
+  expect(sim.violations).toEqual([]);
+  for (const stored of sim.store.approvals) {
+    const { uuid, status } = stored.approval;
+    expect(stored.executions, `approval ${uuid} ran more than once`).toBeLessThanOrEqual(1);
+    expect(stored.asked, `approval ${uuid} was asked to run more than once`).toBeLessThanOrEqual(1);
+    if (status === ApprovalStatus.APPROVAL_STATUS_REJECTED || status === ApprovalStatus.APPROVAL_STATUS_PENDING) {
+      expect(stored.executions, `approval ${uuid} (${ApprovalStatus[status]}) ran`).toBe(0);
+    }
+  }
+}
+
+/** One scripted history: a first message, the commands, then everything left is resumed and decided, and a last message. */
+function play(mode: Mode, moves: readonly Move[], commands: readonly Command[], check: (sim: Sim) => void = checkCalls): Sim {
+  const sim = new Sim(mode, moves);
+  // The first message runs to its pause (or answer) at once; later messages run step by step like the rest.
+  sim.message();
+  sim.drain();
+  for (const command of commands) {
+    switch (command.kind) {
+      case 'step':
+        sim.step(command.pick);
+        break;
+      case 'decide':
+        sim.decide(command.pick, command.approved, command.reason);
+        break;
+      case 'decideWaiting':
+        sim.store.pending().forEach((waiting, index) => sim.decide(sim.indexOf(waiting.uuid), command.approved[index % command.approved.length]!, undefined));
+        break;
+      case 'decideTwice':
+        sim.decide(command.pick, command.first, undefined);
+        sim.decide(command.pick, command.second, 'no');
+        break;
+      case 'crash':
+        sim.crash();
+        break;
+      case 'message':
+        sim.message();
+        break;
+    }
+    check(sim);
+  }
+  // Resume: whatever is still live runs to its end; then the approvals still waiting are decided in turn.
+  sim.drain();
+  for (let round = 0; round < 6 && sim.store.pending().length > 0; round++) {
+    const waiting = sim.store.pending()[0]!;
+    sim.decide(sim.indexOf(waiting.uuid), round % 2 === 0, undefined);
+    sim.drain();
+  }
+  // A later message: approved calls a crash cut off are recorded as interrupted, never run again.
+  sim.message();
+  sim.drain();
+  check(sim);
+  return sim;
+}
+
+const scriptArb = fc.tuple(fc.array(moveArb, { maxLength: 14 }), fc.array(commandArb, { minLength: 5, maxLength: 70 }));
+
+describe('every approved call runs at most once, every rejected call never (DESIGN rule 3; FR-011, NFR-006; TS-004, TS-005, TS-007)', () => {
+  it('simple mode: approve, reject, duplicate decisions, crashes and resumes in any order', () => {
+    fc.assert(fc.property(scriptArb, ([moves, commands]) => void play('simple', moves, commands)), { numRuns: 200 });
+  });
+
+  it('an agent tree whose parallel node pauses two branches at once (FR-023, FR-026; TS-024, TS-027): concurrent resumes and write conflicts', () => {
+    fc.assert(fc.property(scriptArb, ([moves, commands]) => void play('tree', moves, commands)), { numRuns: 200 });
+  });
+
+  it('the scenarios are not vacuous: calls run and are rejected, duplicate claims lose, writes conflict, two approvals wait at once', () => {
+    const seen = { executed: 0, rejected: 0, lostClaims: 0, conflicts: 0, twoWaiting: 0 };
+    for (const mode of ['simple', 'tree'] as const) {
+      for (const [moves, commands] of fc.sample(scriptArb, { numRuns: 60, seed: 13 })) {
+        const sim = play(mode, moves, commands, () => {});
+        seen.executed += sim.store.approvals.filter((stored) => stored.executions === 1).length;
+        seen.rejected += sim.store.approvals.filter((stored) => stored.approval.status === ApprovalStatus.APPROVAL_STATUS_REJECTED).length;
+        seen.lostClaims += sim.seen.lostClaims;
+        seen.conflicts += sim.seen.conflicts;
+        if (sim.seen.mostPending >= 2) seen.twoWaiting += 1;
+      }
+    }
+    expect(seen.executed).toBeGreaterThan(0);
+    expect(seen.rejected).toBeGreaterThan(0);
+    expect(seen.lostClaims).toBeGreaterThan(0);
+    expect(seen.conflicts).toBeGreaterThan(0);
+    expect(seen.twoWaiting).toBeGreaterThan(0);
+  });
+});

@@ -1,0 +1,251 @@
+import type { RemoteApproval } from '../../../gen/ts/asg/a2a/v1/a2a.js';
+import type { ToolCallPart, ToolDefinition } from '../../../gen/ts/asg/llm/v1/llm.js';
+import type { ApprovalRejection, NewApproval, NewMessage, PendingApproval, TokenUsage } from '../../../gen/ts/asg/store/v1/store.js';
+import type { Tool } from '../../../gen/ts/asg/tools/v1/tools.js';
+import type { HistoryEntry } from '../domain/history.js';
+import type { PlannedCall } from '../domain/plan.js';
+import type { AgentNode } from '../domain/tree.js';
+import type { BranchOutput, PendingCall, StoredRun } from './state.js';
+
+/**
+ * The run machine's vocabulary (machine.ts): its state, the events fed to it and the
+ * effects it asks for. Everything here is plain data, so a state can be serialized, compared
+ * and replayed; the driver (driver.ts) is the only place where effects meet the world.
+ */
+
+/** Child indexes from the root of the agent tree; [] is the root (simple mode's one node). */
+export type Path = readonly number[];
+
+/** A delegation that waits at the A2A peer for the peer's own approval. */
+export interface RemoteWait {
+  /** The peer's name as configured. */
+  agent: string;
+  taskId: string;
+  approval: RemoteApproval | undefined;
+  /** The peer's status text ("Approval required (id: …): …"). */
+  text: string;
+}
+
+/** What a tool call (or a delegation, or an approved call) came back with. */
+export interface ToolOutcome {
+  text: string;
+  isError: boolean;
+  /** An A2A peer answered input-required: the call waits for the peer's approval (a proxy approval here). */
+  remote?: RemoteWait;
+}
+
+/** A call that stops for approval: a destructive one, or a delegation the peer holds for its own approval (`proxy`). */
+export type GatedCall = Extract<PlannedCall, { kind: 'gate' }> & { proxy?: RemoteWait };
+
+/** The model's answer, with secrets already redacted by the driver. */
+export interface ModelReply {
+  text: string;
+  toolCalls: ToolCallPart[];
+  usage?: TokenUsage;
+}
+
+/** The static configuration the machine walks: pure data, the same for every event of a run. */
+export interface MachineEnv {
+  /** The configured agent tree; undefined when the agent is a single llm node (simple mode). */
+  root: AgentNode | undefined;
+  /** Simple mode's model and its A2A agents as tools. */
+  simple: { model: string; a2aTools: Tool[] };
+  /** llm.model, for tree nodes without their own. */
+  defaultModel: string;
+  /** chat.max_llm_iterations: model calls per activation of one llm node. */
+  maxModelCalls: number;
+}
+
+/** How a node ended. */
+export type NodeOutcome = { kind: 'done'; output: string; exitLoop: boolean } | { kind: 'paused' };
+
+/** One model step whose tool calls are being worked through, in the model's order. */
+export interface StepState {
+  plan: PlannedCall[];
+  /** The next planned call to handle. */
+  index: number;
+  /** The step's messages so far: the model's text, its calls, their results. */
+  recorded: NewMessage[];
+  /** A delegation of this step that the peer holds for its own approval. */
+  waiting?: GatedCall;
+  exitLoop: boolean;
+  text: string;
+  /** A destructive call ran without approval in this step: the steps are written at once. */
+  unapproved: boolean;
+}
+
+export interface LlmFrame {
+  kind: 'llm';
+  /** The agent-tree node's name, which tags its messages (absent in simple mode). */
+  node?: string;
+  model: string;
+  timeoutMs?: number;
+  systemPrompt: string;
+  gates: boolean;
+  canExit: boolean;
+  tools: Record<string, Tool>;
+  /** What the model sees: its input and the steps so far. */
+  history: HistoryEntry[];
+  /** Steps of this activation not yet written. */
+  steps: NewMessage[];
+  /** The node's steps in this run written apart from `steps`: before this activation (a resumed node's earlier steps), or appended early in it (unapproved steps). */
+  earlier: number;
+  /** Model calls in this activation of the node. */
+  calls: number;
+  awaiting: 'history' | 'model' | 'tools';
+  step?: StepState;
+}
+
+export type Frame =
+  | { kind: 'sequential'; index: number; output: string }
+  | { kind: 'loop'; iteration: number; index: number; output: string }
+  /** Every branch runs in this activation: their outcomes, null while one still runs. */
+  | { kind: 'parallel'; resumed: false; outcomes: (NodeOutcome | null)[] }
+  /** Only the branch of a resumed pause runs; the others finished or wait for their own approvals. */
+  | { kind: 'parallel'; resumed: true; branch: number; children: number }
+  /** An a2a node waiting for its delegation's answer. */
+  | { kind: 'a2a'; call: ToolCallPart; args: Record<string, unknown>; callMessage: NewMessage; tool: Tool }
+  /** A resumed a2a node waiting for its history (the approved delegation's result is its output). */
+  | { kind: 'a2aResumed' }
+  | LlmFrame;
+
+/** What one activation changed since the stored run it started from (or last wrote). */
+export interface RunChanges {
+  /** The approval whose pause this activation resumed; its pause goes. */
+  resumed?: string;
+  /** Pauses reached, one per new approval. */
+  pauses: PendingCall[];
+  /** Outputs of branches finished while a sibling waits. */
+  outputs: Record<string, BranchOutput>;
+  /** Session state keys set (output_key values). */
+  session: Record<string, string>;
+}
+
+/** An approval this activation pauses for, with the steps that led to it; written with the pause. */
+export interface Gate {
+  approval: NewApproval;
+  messages: NewMessage[];
+}
+
+/** A write of the run in flight; redone on the newer state when another request wrote first. */
+export type PendingWrite =
+  | { purpose: 'pause'; attempts: number }
+  /** The run ends; with keepWaiting (a stop while other approvals of it wait) its waiting pauses stay stored. */
+  | { purpose: 'finish'; attempts: number; messages: NewMessage[]; response: string; keepWaiting?: boolean }
+  /** A resumed branch of the parallel node at `path` finished. */
+  | { purpose: 'settle'; attempts: number; path: number[]; children: number; joined?: BranchOutput[] };
+
+/** A decision on an approval being carried out. */
+export interface Decision {
+  uuid: string;
+  approved: boolean;
+  reason?: string;
+  approval: PendingApproval;
+  pause?: PendingCall;
+  /** The node names of the pauses, by approval, for tagging messages (agent trees). */
+  nodes: Record<string, string>;
+  /** The run's other waiting approvals, which a rejection in an agent tree cancels with it. */
+  others: PendingApproval[];
+  /** The claim of this decision won: from here on the decision stands, whatever happens. */
+  claimed: boolean;
+  /** Claims refused because the run changed under them (claimConflict). */
+  conflicts: number;
+}
+
+export interface RunState {
+  runId: string;
+  mode: 'simple' | 'tree';
+  userMessage: string;
+  /** `running` until the activation's answer is decided. */
+  status: 'running' | 'ended';
+  /** The stored run as last read or written; undefined before a fresh run's first write. */
+  base: StoredRun | undefined;
+  /** The revision the next write names (store.proto, UpdateRun). */
+  revision: number;
+  changes: RunChanges;
+  modelCalls: number;
+  /** A value unique to this activation (from its first event) that fresh ids derive from. */
+  activation: string;
+  /** How many ids this activation derived. */
+  ids: number;
+  /** The tools of this activation, by name. */
+  tools?: Record<string, Tool>;
+  /** The nodes running or waiting in this activation, by path ("" is the root, "0.1" its second child's…). */
+  frames: Record<string, Frame>;
+  gates: Gate[];
+  /** Simple mode: the root's messages, written with the run's last write. */
+  final?: NewMessage[];
+  write?: PendingWrite;
+  decision?: Decision;
+  /** Simple mode after a rejection: the answer starts with "Operation cancelled by user." */
+  afterRejection: boolean;
+  /** The pause this activation resumes (approval flows). */
+  resume?: PendingCall;
+  /** Effects asked for whose events have not come back yet. */
+  inFlight: number;
+  /** A cancel or the deadline came: no new work starts, and once nothing is in flight the run ends with this note. */
+  stop?: string;
+}
+
+export type RunEvent =
+  /** A user message begins a run; StartTurn has appended it. */
+  | { kind: 'userMessage'; runId: string; activation: string; text: string }
+  | { kind: 'toolsLoaded'; tools: Tool[] }
+  | { kind: 'toolsFailed'; error: string }
+  /** A node's history as stored (simple mode: the conversation fitted to the token budget, with its system prompt). */
+  | { kind: 'historyLoaded'; path: Path; history: HistoryEntry[]; systemPrompt?: string }
+  | { kind: 'modelAnswered'; path: Path; reply: ModelReply }
+  | { kind: 'modelFailed'; path: Path; category: string; error: string }
+  | { kind: 'toolFinished'; path: Path; callId: string; outcome: ToolOutcome }
+  /** A human decided an approval of this run (not yet claimed). */
+  | { kind: 'approvalDecided'; activation: string; uuid: string; approved: boolean; reason?: string; approval: PendingApproval }
+  /** The run's waiting approvals as stored, asked for by loadApprovals. */
+  | { kind: 'approvalsLoaded'; approvals: PendingApproval[] }
+  /** The claim of the decision: won, or another decision was first. */
+  | { kind: 'claimed'; won: boolean }
+  /** A claim that named the run's revision was refused: the run changed (here is what is stored now); nothing was written. */
+  | { kind: 'claimConflict'; latest: StoredRun | undefined; revision: number }
+  /** The approved call ran (exactly once, recorded by the driver with its result). */
+  | { kind: 'approvedCallFinished'; uuid: string; outcome: ToolOutcome }
+  /** The run's write was stored at this revision. */
+  | { kind: 'written'; revision: number }
+  /** Another request wrote the run first: here is what is stored now (undefined: no run). */
+  | { kind: 'writeConflict'; latest: StoredRun | undefined; revision: number }
+  /** The turn's deadline passed. */
+  | { kind: 'timerFired' }
+  | { kind: 'cancel'; reason: string };
+
+/** How an activation answers. */
+export type RunAnswer =
+  | { kind: 'answered'; response: string }
+  /** Paused for these approvals (created by the write just stored). */
+  | { kind: 'paused'; approvals: string[] }
+  /** This activation's branch is stored; other branches still wait for their approvals. */
+  | { kind: 'waiting' }
+  /** The approval was decided by someone else first; nothing ran. */
+  | { kind: 'notDecided' }
+  /** A rejection cancelled the agent tree's run. */
+  | { kind: 'cancelled' }
+  /** The stored run belongs to another run now, or none: this activation is over. */
+  | { kind: 'superseded'; reason: string; endTurn: boolean };
+
+export type Effect =
+  | { kind: 'loadTools' }
+  | { kind: 'loadHistory'; path: Path; node?: string; nodeMessages: number | null }
+  | { kind: 'callModel'; path: Path; node?: string; model: string; timeoutMs?: number; systemPrompt: string; history: HistoryEntry[]; tools: ToolDefinition[] }
+  | { kind: 'callTool'; path: Path; node?: string; call: ToolCallPart; args: Record<string, unknown>; unapprovedReason: string }
+  | { kind: 'loadApprovals' }
+  /** The atomic claim of a decision; with expectedRunRevision, only while the run is unchanged (a rejection that cancels it). */
+  | { kind: 'claim'; uuid: string; approved: boolean; reason?: string; messages: NewMessage[]; clearRun: boolean; alsoReject: ApprovalRejection[]; continuesTurn: boolean; expectedRunRevision?: number }
+  /** Runs the claimed approval's stored call, at most once. */
+  | { kind: 'runApproved'; uuid: string; node?: string }
+  /** Tells the peer that holds a proxied call that it was rejected here. */
+  | { kind: 'forwardRejection'; approval: PendingApproval; reason?: string }
+  /** Messages written at once, in order, before anything the run writes later. */
+  | { kind: 'append'; messages: NewMessage[] }
+  /** A compare-and-set write of the run (absent: cleared) with its messages and new approvals. */
+  | { kind: 'write'; messages: NewMessage[]; approvals: NewApproval[]; run: StoredRun | undefined; expectedRevision: number }
+  | { kind: 'log'; level: 'info' | 'warn'; message: string; fields: Record<string, string | number | boolean | undefined> }
+  /** The activation stops with an error: FAILED_PRECONDITION (nothing was done: the decision cannot be carried out) or ABORTED (its writes kept losing races). */
+  | { kind: 'refuse'; code: 'failedPrecondition' | 'aborted'; message: string }
+  | { kind: 'done'; answer: RunAnswer };
