@@ -60,7 +60,7 @@ export function storedRun(stored: StoredRun, revision: number): RunState {
 }
 
 export function next(state: RunState, event: RunEvent, env: MachineEnv): { state: RunState; effects: Effect[] } {
-  const m: Step = { s: structuredClone(state), env, fx: [] };
+  const m: Step = { s: copyForStep(state), env, fx: [] };
   if (m.s.status === 'ended') return { state: m.s, effects: [] };
   if (ANSWERS.has(event.kind)) m.s.inFlight = Math.max(0, m.s.inFlight - 1);
   handle(m, event);
@@ -89,6 +89,41 @@ export function withChanges(s: RunState): StoredRun {
     branchOutputs: { ...base?.branchOutputs, ...changes.outputs },
     modelCalls: (base?.modelCalls ?? 0) + s.modelCalls,
   };
+}
+
+/**
+ * The state `next` may change: every container a transition writes to is copied, while what
+ * no transition ever changes in place — messages, tools, the stored run, planned calls — is
+ * shared. A whole deep copy per event would cost time in the length of the conversation
+ * (simple mode's history), on every step of every turn.
+ */
+function copyForStep(state: RunState): RunState {
+  const frames: Record<string, Frame> = {};
+  for (const [key, frame] of Object.entries(state.frames)) frames[key] = copyFrame(frame);
+  return {
+    ...state,
+    changes: {
+      ...state.changes,
+      pauses: state.changes.pauses.map((pause) => ({ ...pause, loopIterations: { ...pause.loopIterations } })),
+      outputs: { ...state.changes.outputs },
+      session: { ...state.changes.session },
+    },
+    frames,
+    gates: [...state.gates],
+    ...(state.write && { write: { ...state.write } }),
+    ...(state.decision && { decision: { ...state.decision, nodes: { ...state.decision.nodes }, others: [...state.decision.others] } }),
+  };
+}
+
+function copyFrame(frame: Frame): Frame {
+  switch (frame.kind) {
+    case 'llm':
+      return { ...frame, history: [...frame.history], steps: [...frame.steps], ...(frame.step && { step: { ...frame.step, recorded: [...frame.step.recorded] } }) };
+    case 'parallel':
+      return frame.resumed ? { ...frame } : { ...frame, outcomes: [...frame.outcomes] };
+    default:
+      return { ...frame };
+  }
 }
 
 interface Step {
