@@ -58,3 +58,87 @@ describe('deploy/Dockerfile', () => {
     expect(dockerfile).toContain('ENTRYPOINT ["node", "bin/asg"]');
   });
 });
+
+interface ReplicatedService {
+  image: string;
+  command?: string[];
+  environment?: Record<string, string>;
+  volumes?: string[];
+  ports?: string[];
+  depends_on?: Record<string, { condition: string }>;
+  deploy?: { replicas?: number };
+  stop_grace_period?: string;
+}
+
+/** What compose makes of `${VAR:-default}` with none of the variables set. */
+function interpolateDefaults(text: string): string {
+  return text.replace(/\$\{[A-Z_][A-Z0-9_]*:-([^}]*)\}/g, '$1');
+}
+
+describe('deploy/compose.replicated.yaml', () => {
+  const replicated = parse(interpolateDefaults(readFileSync(join(here, 'compose.replicated.yaml'), 'utf8')), { merge: true }) as { services: Record<string, ReplicatedService>; volumes: Record<string, unknown> };
+  const mesh = Object.entries(replicated.services).filter(([, service]) => service.command?.[0] === 'serve');
+  const postgres = replicated.services.postgres!;
+  const nats = replicated.services.nats!;
+
+  it('runs every service of the mesh with `asg serve`, two replicas each, with the config mounted', () => {
+    expect(mesh.map(([name]) => name).sort()).toEqual([...SERVICE_NAMES].sort());
+    for (const [name, service] of mesh) {
+      expect(service.command).toEqual(['serve', name, '--config', '/config/agent.yaml']);
+      expect(service.image).toBe('agent-stop-and-go');
+      expect(service.deploy?.replicas, name).toBe(2);
+      expect(service.volumes).toContain('./agent.compose.yaml:/config/agent.yaml:ro');
+    }
+  });
+
+  it('runs PostgreSQL 15 and NATS with JetStream, each keeping its data on a volume', () => {
+    expect(postgres.image).toMatch(/^postgres:15(\.|$|-)/);
+    expect(postgres.volumes).toContain('pg-data:/var/lib/postgresql/data');
+    expect(nats.image).toMatch(/^nats:/);
+    expect(nats.command).toContain('-js');
+    const store = nats.command![nats.command!.indexOf('-sd') + 1];
+    expect(nats.volumes).toContain(`nats-data:${store}`);
+    for (const volume of ['pg-data', 'nats-data', 'tool-data']) expect(Object.keys(replicated.volumes)).toContain(volume);
+  });
+
+  it('gives the store and the orchestrator the database and events URLs of those services, the gateway the events', () => {
+    const databaseUrl = replicated.services['conversation-store']!.environment!.ASG_DATABASE_URL!;
+    const eventsUrl = replicated.services['conversation-store']!.environment!.ASG_EVENTS_URL!;
+    const database = new URL(databaseUrl);
+    expect(database.protocol).toBe('postgres:');
+    expect(database.hostname).toBe('postgres');
+    expect(database.port).toBe('5432');
+    expect(database.username).toBe(postgres.environment!.POSTGRES_USER);
+    expect(decodeURIComponent(database.password)).toBe(postgres.environment!.POSTGRES_PASSWORD);
+    expect(database.pathname).toBe(`/${postgres.environment!.POSTGRES_DB}`);
+    const events = new URL(eventsUrl);
+    expect(events.protocol).toBe('nats:');
+    expect(events.hostname).toBe('nats');
+    for (const name of ['conversation-store', 'orchestrator']) {
+      expect(replicated.services[name]!.environment, name).toMatchObject({ ASG_DATABASE_URL: databaseUrl, ASG_EVENTS_URL: eventsUrl });
+      expect(replicated.services[name]!.depends_on?.postgres?.condition, name).toBe('service_healthy');
+    }
+    expect(replicated.services.gateway!.environment).toEqual({ ASG_EVENTS_URL: eventsUrl });
+  });
+
+  it('dials every service at its compose name, starts callers after what they call, and publishes one host port per gateway replica', () => {
+    for (const address of Object.values(config.services)) expect(Object.keys(replicated.services)).toContain(address.split(':')[0]);
+    for (const service of Object.values(replicated.services)) {
+      for (const dependency of Object.keys(service.depends_on ?? {})) expect(Object.keys(replicated.services)).toContain(dependency);
+    }
+    expect(Object.keys(replicated.services.orchestrator!.depends_on!)).toEqual(expect.arrayContaining(['conversation-store', 'llm-gateway', 'tool-broker', 'a2a-bridge']));
+    expect(Object.keys(replicated.services.gateway!.depends_on!)).toEqual(expect.arrayContaining(['orchestrator', 'conversation-store']));
+    const [range] = replicated.services.gateway!.ports!;
+    const [, first, last, target] = /^"?(\d+)-(\d+):(\d+)"?$/.exec(range!)!;
+    expect(Number(last) - Number(first) + 1).toBe(replicated.services.gateway!.deploy!.replicas);
+    expect(Number(target)).toBe(config.port);
+    for (const [name, service] of mesh) if (name !== 'gateway') expect(service.ports, name).toBeUndefined();
+  });
+
+  it('gives a stopping replica longer than shutdown_grace before it is killed', () => {
+    for (const [name, service] of mesh) {
+      const seconds = Number(/^(\d+)s$/.exec(service.stop_grace_period ?? '')?.[1]);
+      expect(seconds * 1000, name).toBeGreaterThan(config.shutdown_grace);
+    }
+  });
+});

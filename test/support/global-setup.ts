@@ -40,7 +40,7 @@ async function provide(requirement: Requirement): Promise<string> {
   const found = requirement.find();
   if (found !== undefined) return found;
   const chosen = process.env[requirement.env];
-  if (chosen) stop(`${requirement.env}=${chosen} is not an executable file; point it at ${requirement.name} or unset it`);
+  if (chosen) stop(`${requirement.env}=${chosen} is not a usable ${requirement.name}: ${requirement.explain}`);
   const apt = aptCommand();
   if (requirement.aptPackages === undefined || apt === undefined) stop(`${requirement.name} not found: ${requirement.explain}`);
   await aptInstall(requirement, apt, requirement.aptPackages);

@@ -6,9 +6,10 @@ import { chmodSync, mkdtempSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterEach, describe, expect, it } from 'vitest';
-import { chromium, isExecutable, onPath, REQUIREMENTS } from './requirements.js';
+import { chromium, isExecutable, kubectl, kustomizeMajor, onPath, REQUIREMENTS } from './requirements.js';
 
 const saved = process.env.CHROMIUM_PATH;
+const savedKubectl = process.env.KUBECTL_PATH;
 const dirs: string[] = [];
 
 function binDir(names: string[], mode = 0o755): string {
@@ -24,6 +25,8 @@ function binDir(names: string[], mode = 0o755): string {
 afterEach(() => {
   if (saved === undefined) delete process.env.CHROMIUM_PATH;
   else process.env.CHROMIUM_PATH = saved;
+  if (savedKubectl === undefined) delete process.env.KUBECTL_PATH;
+  else process.env.KUBECTL_PATH = savedKubectl;
   for (const dir of dirs.splice(0)) rmSync(dir, { recursive: true, force: true });
 });
 
@@ -49,5 +52,26 @@ describe('requirements of the test suites', () => {
     expect(chromium.neededBy.test('test/e2e/fuzz.test.ts')).toBe(false);
     for (const requirement of REQUIREMENTS) expect(requirement.explain).not.toContain('\n');
     expect(chromium.explain).toMatch(/apt-get install -y chromium.*CHROMIUM_PATH/);
+  });
+
+  it('takes only a kubectl whose built-in kustomize renders the manifests (v5 or later)', () => {
+    const dir = mkdtempSync(join(tmpdir(), 'asg-req-'));
+    dirs.push(dir);
+    const fake = (name: string, kustomize: string) => {
+      writeFileSync(join(dir, name), `#!/bin/sh\necho '{"clientVersion":{"gitVersion":"v1.x"},"kustomizeVersion":"${kustomize}"}'\n`);
+      chmodSync(join(dir, name), 0o755);
+      return join(dir, name);
+    };
+    const recent = fake('kubectl-recent', 'v5.5.0');
+    const old = fake('kubectl-old', 'v2.0.3');
+    expect(kustomizeMajor(recent)).toBe(5);
+    expect(kustomizeMajor(old)).toBe(2);
+    process.env.KUBECTL_PATH = recent;
+    expect(kubectl.find()).toBe(recent);
+    process.env.KUBECTL_PATH = old;
+    expect(kubectl.find()).toBeUndefined();
+    expect(kubectl.neededBy.test('deploy/kubernetes.test.ts')).toBe(true);
+    expect(kubectl.neededBy.test('deploy/deploy.test.ts')).toBe(false);
+    expect(kubectl.explain).toMatch(/kubernetes-client.*KUBECTL_PATH/);
   });
 });

@@ -5,6 +5,7 @@
  * works, the one line that tells a person what to do. test/support/global-setup.ts walks this
  * list before any test runs; adding a service (PostgreSQL, NATS) is one more entry here.
  */
+import { spawnSync } from 'node:child_process';
 import { accessSync, constants, statSync } from 'node:fs';
 import { delimiter, join } from 'node:path';
 
@@ -62,5 +63,44 @@ export const chromium: Requirement = {
   explain: 'install Chromium or Chrome (Debian/Ubuntu: apt-get install -y chromium) or set CHROMIUM_PATH to its executable',
 };
 
+/**
+ * The oldest kustomize built into kubectl that renders deploy/kubernetes: `labels`, `patches`
+ * with a target and `replicas` in a kustomization. kubectl 1.27 and later carry v5; older ones
+ * (Debian bookworm's kubernetes-client is 1.20, with kustomize v2) cannot.
+ */
+export const MIN_KUSTOMIZE_MAJOR = 5;
+
+/** The major version of the kustomize built into the kubectl at `path`, or undefined when it says none. */
+export function kustomizeMajor(path: string): number | undefined {
+  const result = spawnSync(path, ['version', '--client', '-o', 'json'], { encoding: 'utf8', timeout: 15_000 });
+  if (result.status !== 0) return undefined;
+  try {
+    const version = (JSON.parse(result.stdout) as { kustomizeVersion?: string }).kustomizeVersion;
+    const major = /^v?(\d+)\./.exec(version ?? '')?.[1];
+    return major === undefined ? undefined : Number(major);
+  } catch {
+    return undefined;
+  }
+}
+
+function kubectlThatRenders(path: string): boolean {
+  return (kustomizeMajor(path) ?? 0) >= MIN_KUSTOMIZE_MAJOR;
+}
+
+export const kubectl: Requirement = {
+  name: 'kubectl',
+  env: 'KUBECTL_PATH',
+  // The Kubernetes manifests are rendered with `kubectl kustomize` and checked offline (no cluster).
+  neededBy: /^deploy\/kubernetes\.test\.ts$/,
+  find() {
+    const chosen = process.env.KUBECTL_PATH;
+    if (chosen !== undefined && chosen !== '') return isExecutable(chosen) && kubectlThatRenders(chosen) ? chosen : undefined;
+    const found = onPath(['kubectl']);
+    return found !== undefined && kubectlThatRenders(found) ? found : undefined;
+  },
+  aptPackages: ['kubernetes-client'],
+  explain: `install kubectl 1.27 or later, whose built-in kustomize is v${MIN_KUSTOMIZE_MAJOR} or later (Debian/Ubuntu: apt-get install -y kubernetes-client where the distribution's is that new), or set KUBECTL_PATH to one`,
+};
+
 /** Everything the suites may need, in the order they are checked. */
-export const REQUIREMENTS: Requirement[] = [chromium];
+export const REQUIREMENTS: Requirement[] = [chromium, kubectl];
