@@ -72,6 +72,38 @@ describe('EventFeed.watch', () => {
     });
     await expect(collect(broken.watch({ afterId: 0 }), 1)).rejects.toMatchObject({ code: GrpcStatus.UNIMPLEMENTED });
   });
+
+  it('issue 14: resumes a stream whose connection was cut after it passed events on, after the last one', async () => {
+    const requests: number[] = [];
+    const feed = createEventFeed({
+      watchEvents: (request) => {
+        requests.push(request.afterId);
+        return (async function* () {
+          yield { event: event(request.afterId + 1) };
+          // What grpc-js reports when a server's max_connection_age grace ends a connection.
+          throw new RpcError(GrpcStatus.UNAVAILABLE, 'Connection dropped', WATCH);
+        })();
+      },
+      listPendingApprovals: unusedList,
+    });
+    expect((await collect(feed.watch({ afterId: 2 }), 3)).map((e) => e.id)).toEqual([3, 4, 5]);
+    expect(requests).toEqual([2, 3, 4]);
+  });
+
+  it('issue 14: passes on UNAVAILABLE from a stream that was cut before it was established (the store is unreachable)', async () => {
+    let calls = 0;
+    const feed = createEventFeed({
+      watchEvents: () => {
+        calls += 1;
+        return (async function* () {
+          throw new RpcError(GrpcStatus.UNAVAILABLE, 'No connection established', WATCH);
+        })();
+      },
+      listPendingApprovals: unusedList,
+    });
+    await expect(collect(feed.watch({ afterId: 0 }), 1)).rejects.toMatchObject({ code: GrpcStatus.UNAVAILABLE });
+    expect(calls).toBe(1);
+  });
 });
 
 describe('EventFeed.pendingApprovals', () => {
