@@ -26,7 +26,10 @@ export interface Mesh {
  * the gateway drains first while everything behind it still serves, then the orchestrator
  * gets what is left of the grace, then the services it called, the store last.
  */
-export async function startMesh(config: AgentConfig, log: (service: string) => Logger): Promise<Mesh> {
+export async function startMesh(given: AgentConfig, log: (service: string) => Logger): Promise<Mesh> {
+  // No probe or balancer watches the services' loopback ports here (only the gateway is reached
+  // from outside, and it drains first): a stopping service has no one to wait for.
+  const config: AgentConfig = { ...given, grpc: { ...given.grpc, drain_delay: 0 } };
   mkdirSync(config.data_dir, { recursive: true });
   const started: RunningService[] = [];
   const stopAll = async (deadline?: number) => {

@@ -7,7 +7,9 @@ import { taskBackend } from './a2a/backend.js';
 import { a2aRouter } from './a2a/router.js';
 import { createAgent } from './app/agent.js';
 import { connectBackends, type BackendAddresses } from './app/backends.js';
+import { backendReadiness } from './app/readiness.js';
 import { createHttpApp } from './http/app.js';
+import { HOST_EXEMPT_PATHS } from './http/cross-site.js';
 import { HttpDrain } from './http/drain.js';
 import { reachableUrl } from './http/url.js';
 import { mcpRouter } from './mcp/router.js';
@@ -20,7 +22,7 @@ import { findWebDist, webAppRouter } from './web/static-app.js';
 export interface GatewayOptions {
   config: OnlySlice<GatewayConfig>;
   log: Logger;
-  /** gRPC addresses ("host:port") of the services the gateway calls. */
+  /** gRPC targets ("host:port", "dns:///host:port") of the services the gateway calls. */
   peers: BackendAddresses;
 }
 
@@ -42,8 +44,11 @@ export async function startGateway(options: GatewayOptions): Promise<RunningServ
   // The web chat at `/`, when it was built (npm run build); the API works without it.
   const webDist = findWebDist();
   const web = webDist ? [webAppRouter(webDist)] : [];
-  const app = createHttpApp([restRouter(agent, log), events, trpc, a2a, mcp, ...web], log, { host: config.host, server: config.server });
-  const drain = new HttpDrain(app);
+  // Read at each probe, once `drain` below exists.
+  const readiness = backendReadiness(backends.health, () => drain.isDraining);
+  const app = createHttpApp([restRouter(agent, readiness, log), events, trpc, a2a, mcp, ...web], log, { host: config.host, server: config.server });
+  // The probes still answer while draining: /health 200, /ready 503 "draining".
+  const drain = new HttpDrain(app, HOST_EXEMPT_PATHS);
   const server = createServer(drain.listener);
 
   try {

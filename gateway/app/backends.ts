@@ -2,6 +2,7 @@ import { createPromiseClient, type PromiseClient } from '../../services/common/g
 import type { GatewayConfig } from '../../services/common/config/slices.js';
 import { OrchestratorServiceService } from '../../gen/ts/asg/orchestrator/v1/orchestrator.js';
 import { ConversationStoreServiceService } from '../../gen/ts/asg/store/v1/store.js';
+import { HEALTH_DEFINITION } from '../../services/common/grpc/health.js';
 
 /** Reads from the store are single queries; ten seconds means the store is in trouble. */
 export const STORE_DEADLINE_MS = 10_000;
@@ -15,11 +16,15 @@ export const RUN_VIEWS_DEADLINE_MS = STORE_DEADLINE_MS;
 
 export type OrchestratorClient = PromiseClient<typeof OrchestratorServiceService>;
 export type ConversationStoreClient = PromiseClient<typeof ConversationStoreServiceService>;
+/** grpc.health.v1 Check of a backend (app/readiness.ts). */
+export type HealthClient = PromiseClient<typeof HEALTH_DEFINITION>;
 
 /** The two services the gateway calls, with their deadlines (DESIGN rule 7). */
 export interface Backends {
   orchestrator: OrchestratorClient;
   store: ConversationStoreClient;
+  /** The backends' grpc.health.v1 Check, which `/ready` asks (app/readiness.ts). */
+  health: { orchestrator: HealthClient; conversation_store: HealthClient };
   close(): void;
 }
 
@@ -28,21 +33,28 @@ export interface BackendAddresses {
   conversationStore: string;
 }
 
-export function connectBackends(peers: BackendAddresses, config: Pick<GatewayConfig, 'chat'>): Backends {
+export function connectBackends(peers: BackendAddresses, config: Pick<GatewayConfig, 'chat' | 'grpc'>): Backends {
   // A turn runs the model and tools until it answers or stops for approval: it gets the
   // configured turn deadline. The clients connect lazily, so a peer that is not up yet only
   // fails the requests that need it.
   const orchestrator = createPromiseClient(OrchestratorServiceService, peers.orchestrator, 'gateway', config.chat.turn_timeout, {
     listTools: TOOL_LISTING_DEADLINE_MS,
     describeRuns: RUN_VIEWS_DEADLINE_MS,
-  });
-  const store = createPromiseClient(ConversationStoreServiceService, peers.conversationStore, 'gateway', STORE_DEADLINE_MS);
+  }, config.grpc);
+  const store = createPromiseClient(ConversationStoreServiceService, peers.conversationStore, 'gateway', STORE_DEADLINE_MS, {}, config.grpc);
+  const health = {
+    orchestrator: createPromiseClient(HEALTH_DEFINITION, peers.orchestrator, 'gateway', STORE_DEADLINE_MS, {}, config.grpc),
+    conversation_store: createPromiseClient(HEALTH_DEFINITION, peers.conversationStore, 'gateway', STORE_DEADLINE_MS, {}, config.grpc),
+  };
   return {
     orchestrator,
     store,
+    health,
     close() {
       orchestrator.close();
       store.close();
+      health.orchestrator.close();
+      health.conversation_store.close();
     },
   };
 }

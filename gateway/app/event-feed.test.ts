@@ -1,8 +1,8 @@
-import { describe, expect, it } from 'vitest';
+import { describe, expect, it, vi } from 'vitest';
 import { ConversationStatus, type ConversationEvent, type ListPendingApprovalsRequest, type ListPendingApprovalsResponse, type WatchEventsRequest } from '../../gen/ts/asg/store/v1/store.js';
 import { GrpcStatus, RpcError } from '../../services/common/grpc/errors.js';
 import { approvalRecord } from '../../test/support/store-records.js';
-import { createEventFeed, WATCH_STREAM_MS } from './event-feed.js';
+import { createEventFeed, RESUME_AFTER_OPEN_MS, WATCH_STREAM_MS } from './event-feed.js';
 
 const WATCH = '/asg.store.v1.ConversationStoreService/WatchEvents';
 const event = (id: number): ConversationEvent => ({ id, conversationId: 'c1', at: new Date(), statusChanged: ConversationStatus.CONVERSATION_STATUS_ACTIVE });
@@ -71,6 +71,63 @@ describe('EventFeed.watch', () => {
       listPendingApprovals: unusedList,
     });
     await expect(collect(broken.watch({ afterId: 0 }), 1)).rejects.toMatchObject({ code: GrpcStatus.UNIMPLEMENTED });
+  });
+
+  it('issue 14: resumes a stream whose connection was cut after it passed events on, after the last one', async () => {
+    const requests: number[] = [];
+    const feed = createEventFeed({
+      watchEvents: (request) => {
+        requests.push(request.afterId);
+        return (async function* () {
+          yield { event: event(request.afterId + 1) };
+          // What grpc-js reports when a server's max_connection_age grace ends a connection.
+          throw new RpcError(GrpcStatus.UNAVAILABLE, 'Connection dropped', WATCH);
+        })();
+      },
+      listPendingApprovals: unusedList,
+    });
+    expect((await collect(feed.watch({ afterId: 2 }), 3)).map((e) => e.id)).toEqual([3, 4, 5]);
+    expect(requests).toEqual([2, 3, 4]);
+  });
+
+  it('issue 14: resumes an idle stream cut after it stayed open RESUME_AFTER_OPEN_MS, though it passed nothing on', async () => {
+    vi.useFakeTimers({ toFake: ['Date'] });
+    try {
+      const requests: number[] = [];
+      const feed = createEventFeed({
+        watchEvents: (request) => {
+          requests.push(request.afterId);
+          return (async function* () {
+            if (requests.length === 1) {
+              // Open, quiet, long enough to count as established; then its connection ages out.
+              vi.setSystemTime(Date.now() + RESUME_AFTER_OPEN_MS);
+              throw new RpcError(GrpcStatus.UNAVAILABLE, 'Connection dropped', WATCH);
+            }
+            yield { event: event(8) };
+          })();
+        },
+        listPendingApprovals: unusedList,
+      });
+      expect((await collect(feed.watch({ afterId: 7 }), 1)).map((e) => e.id)).toEqual([8]);
+      expect(requests).toEqual([7, 7]);
+    } finally {
+      vi.useRealTimers();
+    }
+  });
+
+  it('issue 14: passes on UNAVAILABLE from a stream that was cut before it was established (the store is unreachable)', async () => {
+    let calls = 0;
+    const feed = createEventFeed({
+      watchEvents: () => {
+        calls += 1;
+        return (async function* () {
+          throw new RpcError(GrpcStatus.UNAVAILABLE, 'No connection established', WATCH);
+        })();
+      },
+      listPendingApprovals: unusedList,
+    });
+    await expect(collect(feed.watch({ afterId: 0 }), 1)).rejects.toMatchObject({ code: GrpcStatus.UNAVAILABLE });
+    expect(calls).toBe(1);
   });
 });
 

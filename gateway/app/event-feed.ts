@@ -6,11 +6,22 @@ import type { ConversationStoreClient } from './backends.js';
  * The store's event stream (WatchEvents) as the gateway's faces use it. A watch is one
  * long-lived gRPC stream; every gRPC call here has a deadline (DESIGN rule 7), so a watch
  * that outlives its stream's deadline opens the next stream after the last stored event it
- * passed on: the caller sees one unbroken sequence.
+ * passed on: the caller sees one unbroken sequence. The same holds when the stream's
+ * connection is cut under it — the store ends every connection at `grpc.max_connection_age`
+ * (services/common/grpc/server.ts), a store replica stops in a rolling update — as long as the
+ * stream was established: it passed an event on, or stayed open for `RESUME_AFTER_OPEN_MS`.
  */
 
 /** The deadline of one WatchEvents stream; a watch renews it transparently. */
 export const WATCH_STREAM_MS = 60 * 60_000;
+
+/**
+ * A stream cut (UNAVAILABLE) after this long open is resumed even if it had nothing to pass
+ * on: it was established, and it was its connection that ended. Longer than a call waits for
+ * a peer to come back (client.ts, RECONNECT_WAIT_MS), so a store that cannot be reached is
+ * never retried in a loop: its failure reaches the caller, which reconnects with its last id.
+ */
+export const RESUME_AFTER_OPEN_MS = 10_000;
 
 /** ListConversations' largest page: the fewest round trips when looking for waiting conversations. */
 const PENDING_PAGE_SIZE = 500;
@@ -25,8 +36,8 @@ export interface WatchRequest {
 export interface EventFeed {
   /**
    * Stored events after `afterId`, then live ones as they happen, until the loop is left.
-   * Fails with UNAVAILABLE when the store ends the stream (a restart): clients reconnect
-   * with the last id they saw.
+   * Fails with UNAVAILABLE when the store cannot be watched (it is down, or stopped and came
+   * back on no replica): clients reconnect with the last id they saw.
    */
   watch(request: WatchRequest): AsyncIterable<ConversationEvent>;
   /** Every approval that is pending now, oldest conversation last. */
@@ -39,10 +50,13 @@ export function createEventFeed(store: Pick<ConversationStoreClient, 'watchEvent
       async *[Symbol.asyncIterator]() {
         let resumeAfter = afterId;
         for (;;) {
+          const opened = Date.now();
+          let passedOn = false;
           try {
             for await (const { event } of store.watchEvents({ conversationId, afterId: resumeAfter }, { timeoutMs: WATCH_STREAM_MS })) {
               if (!event) continue;
               if (event.id > 0) resumeAfter = event.id;
+              passedOn = true;
               yield event;
             }
           } catch (error) {
@@ -50,6 +64,9 @@ export function createEventFeed(store: Pick<ConversationStoreClient, 'watchEvent
             // loses nothing; a watch that has seen none yet (afterId 0) may miss what happens
             // in the moment between the two streams, once an hour at most.
             if (isCode(error, GrpcStatus.DEADLINE_EXCEEDED)) continue;
+            // A cut connection under an established stream: the same renewal, on a new
+            // connection (to another replica, if the channel has several).
+            if (isCode(error, GrpcStatus.UNAVAILABLE) && (passedOn || Date.now() - opened >= RESUME_AFTER_OPEN_MS)) continue;
             throw error;
           }
           throw unavailable('the conversation store ended the event stream; reconnect with the last event id');

@@ -18,6 +18,7 @@ const quiet = createLogger('test', {});
 function echoRouter(): Router {
   const router = express.Router();
   router.get('/health', (_req, res) => res.json({ status: 'ok' }));
+  router.get('/ready', (_req, res) => res.json({ status: 'ready' }));
   router.get('/things/:id', (req, res) => res.json({ id: req.params.id }));
   router.post('/things', express.json({ type: ['application/json', 'application/*+json'] }), (req, res) => res.status(201).json({ got: req.body ?? null }));
   router.delete('/things/:id', (_req, res) => res.status(204).end());
@@ -97,7 +98,7 @@ describe('issue 12: Host on a loopback listener', async () => {
     }
   });
 
-  it('refuses any other Host with 421 naming server.allowed_hosts, on every route but GET /health', async () => {
+  it('refuses any other Host with 421 naming server.allowed_hosts, on every route but GET /health and /ready', async () => {
     for (const host of ['evil.example', 'evil.example:8080', 'pinned.test:9001', 'apps.test', 'agent.test.evil.example', '10.0.0.1', 'localhost.evil.example', '%zz', 'a b']) {
       const refused = await withHost(host);
       expect(refused.status, host).toBe(421);
@@ -106,6 +107,8 @@ describe('issue 12: Host on a loopback listener', async () => {
     const post = await rawRequest(url, { method: 'POST', path: '/things', headers: { host: 'evil.example', ...JSON_TYPE }, body: '{}' });
     expect(post.status).toBe(421);
     expect((await withHost('evil.example', '/health')).status).toBe(200);
+    // Issue 14: readiness probes address pods by IP too.
+    expect((await withHost('evil.example', '/ready')).status).toBe(200);
     expect((await withHost('evil.example', '/nowhere')).status).toBe(421);
   });
 });

@@ -16,7 +16,7 @@ import { capText, type Logger } from '../../services/common/log.js';
  *    `server.allowed_hosts`. On another address with `allowed_hosts` empty any Host is taken
  *    (a warning at startup says so); with `allowed_hosts` set, those, the public URL's host, the
  *    loopback names and IP addresses (rebinding needs a name, so an IP literal cannot be one).
- *    `GET /health` is exempt: probes address a pod by its IP or a name nobody configured.
+ *    `GET /health` and `GET /ready` are exempt: probes address a pod by its IP or a name nobody configured.
  * 2. A request with an `Origin` that is neither this server's own (`scheme://Host` of the
  *    request, or the origin of `server.public_url`) nor in `server.cors.allowed_origins` (`*`:
  *    all) is refused with **403** when its method changes state, and its preflight is refused.
@@ -47,8 +47,8 @@ const CORS_ALLOWED_METHODS = 'GET, HEAD, POST, PUT, PATCH, DELETE';
 const CORS_EXPOSED_HEADERS = 'X-Session-ID, Mcp-Session-Id, Mcp-Protocol-Version';
 const PREFLIGHT_MAX_AGE_SECONDS = 600;
 
-/** Routes whose Host is not checked: liveness probes address pods by IP. */
-const HOST_EXEMPT_PATHS = new Set(['/health']);
+/** Routes whose Host is not checked: liveness and readiness probes address pods by IP. They answer only a status. */
+export const HOST_EXEMPT_PATHS: ReadonlySet<string> = new Set(['/health', '/ready']);
 
 interface HostName {
   /** Lowercase, without a trailing dot; IPv6 in brackets ("[::1]"). */

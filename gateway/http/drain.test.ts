@@ -80,6 +80,32 @@ describe('issue 12: HttpDrain', () => {
     await expect(send(`${url}/slow`)).rejects.toThrow(/ECONNREFUSED/);
   });
 
+  it('issue 14: still passes the probe paths to the app while draining, untracked, and refuses the rest', async () => {
+    const seen: string[] = [];
+    const drain = new HttpDrain((req, res) => {
+      seen.push(req.url ?? '');
+      if (req.url === '/slow') return setTimeout(() => res.end('{}'), 300);
+      res.setHeader('content-type', 'application/json');
+      res.end(JSON.stringify({ path: req.url }));
+    }, new Set(['/health', '/ready']));
+    server = createServer(drain.listener);
+    await new Promise<void>((resolve) => server!.listen(0, '127.0.0.1', resolve));
+    const url = `http://127.0.0.1:${(server.address() as AddressInfo).port}`;
+    const slow = send(`${url}/slow`);
+    await sleep(50);
+    const drained = drain.drain(server, Date.now() + 5_000);
+
+    const health = await send(`${url}/health?verbose=1`);
+    expect(health.status).toBe(200);
+    expect(health.headers.connection).toBe('close');
+    expect((await send(`${url}/ready`)).status).toBe(200);
+    expect((await send(`${url}/other`)).status).toBe(503);
+    expect((await slow).status).toBe(200);
+    // The probes were answered by the app but are not counted as drained work.
+    expect(await drained).toEqual({ finished: 1, streamsEnded: 0, cut: 0 });
+    expect(seen).toEqual(['/slow', '/health?verbose=1', '/ready']);
+  });
+
   it('cuts what is still running at the deadline', async () => {
     const { drain, url, server: http } = await start();
     const long = send(`${url}/slow?ms=10000`).then(

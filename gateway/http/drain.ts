@@ -29,8 +29,8 @@ function isEventStream(req: IncomingMessage, res: ServerResponse): boolean {
 }
 
 /**
- * The gateway's clean stop (DESIGN §4, issue 12): once draining, every new request is answered
- * 503 with `Retry-After` and `Connection: close` (the listener stays open, so a client is told
+ * The gateway's clean stop (DESIGN §4, issue 12): once draining, every new request but the
+ * probes is answered 503 with `Retry-After` and `Connection: close` (the listener stays open, so a client is told
  * rather than refused a connection), requests in flight — turns, approvals — may finish until
  * the deadline, event streams are ended at once, and whatever still runs at the deadline is cut.
  */
@@ -39,7 +39,15 @@ export class HttpDrain {
   private readonly inFlight = new Map<ServerResponse, IncomingMessage>();
   private finishedDuringDrain = 0;
 
-  constructor(private readonly app: RequestListener) {}
+  /**
+   * `probePaths`: GET/HEAD routes that still reach the app while draining, untracked (they
+   * answer at once): `/health` stays 200 while the process runs, and `/ready` says "draining"
+   * itself, so that an orchestrator's liveness probe does not kill a pod that is stopping cleanly.
+   */
+  constructor(
+    private readonly app: RequestListener,
+    private readonly probePaths: ReadonlySet<string> = new Set(),
+  ) {}
 
   get isDraining(): boolean {
     return this.draining;
@@ -48,7 +56,10 @@ export class HttpDrain {
   /** The server's request listener: the app, or the 503 while draining. */
   readonly listener: RequestListener = (req, res) => {
     if (this.draining) {
-      refuse(res);
+      if (this.isProbe(req)) {
+        res.setHeader('Connection', 'close');
+        this.app(req, res);
+      } else refuse(res);
       return;
     }
     this.inFlight.set(res, req);
@@ -57,6 +68,13 @@ export class HttpDrain {
     });
     this.app(req, res);
   };
+
+  private isProbe(req: IncomingMessage): boolean {
+    if (req.method !== 'GET' && req.method !== 'HEAD') return false;
+    const url = req.url ?? '';
+    const query = url.indexOf('?');
+    return this.probePaths.has(query === -1 ? url : url.slice(0, query));
+  }
 
   /**
    * Drains until nothing is in flight or `deadline` (epoch ms) passes, cuts what is left, then

@@ -1,19 +1,21 @@
 import { describe, expect, it } from 'vitest';
 import type { Agent } from '../app/agent.js';
+import type { Readiness } from '../app/readiness.js';
 import { apiReferencePage } from './api-reference.js';
 import { restEndpoints } from './router.js';
 
 // The endpoints are only listed, never called: no agent behind them is needed.
 const unusedAgent = {} as Agent;
+const unusedReadiness = {} as Readiness;
 
 describe('apiReferencePage', () => {
   const page = apiReferencePage();
 
   it('documents every mounted REST route with a curl example', () => {
-    for (const endpoint of restEndpoints(unusedAgent)) {
+    for (const endpoint of restEndpoints(unusedAgent, unusedReadiness)) {
       expect(page).toContain(`<code>${endpoint.method.toUpperCase()} ${endpoint.path}</code>`);
     }
-    expect(page.match(/<pre class="curl">curl /g)?.length).toBe(restEndpoints(unusedAgent).length);
+    expect(page.match(/<pre class="curl">curl /g)?.length).toBe(restEndpoints(unusedAgent, unusedReadiness).length);
   });
 
   it('explains the session id and Authorization forwarding rules', () => {

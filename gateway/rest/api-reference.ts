@@ -97,10 +97,24 @@ const routes: RouteDoc[] = [
     method: 'GET',
     path: '/health',
     examplePath: '/health',
-    purpose: 'Liveness of the gateway process. It calls no other service.',
+    purpose: 'Liveness of the gateway process. It calls no other service, and answers 200 also while the gateway stops (see /ready). Answered for any Host header.',
     responseStatus: 200,
     responseExample: { status: 'ok' },
-    statuses: [[200, 'the gateway is up']],
+    statuses: [[200, 'the gateway process is up']],
+  },
+  {
+    method: 'GET',
+    path: '/ready',
+    examplePath: '/ready',
+    purpose:
+      'Readiness of the gateway: whether it can serve requests now. It asks the orchestrator and the conversation store for their gRPC health (grpc.health.v1) and is ready when both say SERVING and the gateway is not stopping. For load balancers and Kubernetes readiness probes; /health is the liveness probe. Like /health, it is answered for any Host header.',
+    responseStatus: 200,
+    responseExample: { status: 'ready' },
+    statuses: [
+      [200, '{"status":"ready"}: both backends are SERVING'],
+      [503, '{"status":"not_ready","backends":{"orchestrator":"SERVING","conversation_store":"UNREACHABLE"},"error":"…"}: a backend is NOT_SERVING (stopping), UNREACHABLE, NO_ANSWER within 800 ms or has no health service'],
+      [503, '{"status":"draining","error":"…"}: the gateway is stopping; /health still answers 200 until it exits'],
+    ],
   },
   {
     method: 'GET',

@@ -1,13 +1,14 @@
 import express, { type Router } from 'express';
 import type { Logger } from '../../services/common/log.js';
 import type { Agent } from '../app/agent.js';
+import type { Readiness } from '../app/readiness.js';
 import { apiReferencePage } from './api-reference.js';
 import { mountEndpoint, restErrorHandler, type Endpoint } from './endpoint.js';
 import { approvalReply, conversationListReply, conversationPageReply, conversationReply, toolListReply } from '../app/replies.js';
 import { parseApprovalDecision, parseHistoryPage, parseNewConversation, parseNewMessage, parsePageRequest } from './requests.js';
 
 /** The seed's REST API (DESIGN §4 "REST"), as thin handlers over the application layer. */
-export function restEndpoints(agent: Agent): Endpoint[] {
+export function restEndpoints(agent: Agent, readiness: Readiness): Endpoint[] {
   // Rendered once: the page is static for the life of the process.
   const docs = apiReferencePage();
   return [
@@ -16,6 +17,15 @@ export function restEndpoints(agent: Agent): Endpoint[] {
       path: '/health',
       session: 'none',
       handle: async () => ({ status: 200, body: { status: 'ok' } }),
+    },
+    {
+      method: 'get',
+      path: '/ready',
+      session: 'none',
+      handle: async () => {
+        const report = await readiness.check();
+        return { status: report.status === 'ready' ? 200 : 503, body: report };
+      },
     },
     {
       method: 'get',
@@ -81,9 +91,9 @@ export function restEndpoints(agent: Agent): Endpoint[] {
   ];
 }
 
-export function restRouter(agent: Agent, log: Logger): Router {
+export function restRouter(agent: Agent, readiness: Readiness, log: Logger): Router {
   const router = express.Router();
-  for (const endpoint of restEndpoints(agent)) mountEndpoint(router, endpoint, log);
+  for (const endpoint of restEndpoints(agent, readiness)) mountEndpoint(router, endpoint, log);
   router.use(restErrorHandler(log));
   return router;
 }

@@ -1,6 +1,7 @@
 import { resolve } from 'node:path';
 import { ConversationStoreServiceService } from '../../gen/ts/asg/store/v1/store.js';
-import { createServer, implement, listen, shutdown } from '../common/grpc/server.js';
+import { ServingHealth } from '../common/grpc/health.js';
+import { createServer, DEFAULT_STOP_GRACE_MS, implement, listen, shutdown } from '../common/grpc/server.js';
 import type { ConversationStoreConfig } from '../common/config/slices.js';
 import type { RunningService, ServiceOptions } from '../common/service.js';
 import { EventFeed, type EventFeedOptions } from './event-feed.js';
@@ -34,7 +35,10 @@ export async function startConversationStore(options: ConversationStoreOptions):
   if (interrupted > 0) options.log.warn('turns cut off by an earlier stop noted as interrupted', { conversations: interrupted });
   const feed = new EventFeed(storage, options.events);
   // SERVER_OPTIONS: a long conversation read whole by a turn exceeds gRPC's 4 MiB default.
-  const server = createServer();
+  const server = createServer(options.config.grpc);
+  // Ready once its migrations ran and interrupted turns were noted (both above): from then on
+  // every call is answered from the database.
+  const health = new ServingHealth(server, [ConversationStoreServiceService]);
   server.addService(ConversationStoreServiceService, implement(ConversationStoreServiceService, SERVICE, conversationStoreHandlers(storage, feed), options.log));
   let port: number;
   try {
@@ -46,16 +50,19 @@ export async function startConversationStore(options: ConversationStoreOptions):
     throw error;
   }
   const address = `${options.listen.slice(0, options.listen.lastIndexOf(':'))}:${port}`;
+  health.markServing();
   options.log.info('conversation store listening', { address, database: resolve(dataDir, DATABASE_FILE) });
   let stopped: Promise<void> | undefined;
   return {
     name: SERVICE,
     address,
     port,
-    // Watches never end on their own: they are ended first (UNAVAILABLE, with the after_id to
-    // watch again with), so that the calls in flight can finish before the database closes.
-    stop: (deadline) =>
+    // NOT_SERVING first (health.ts). Watches never end on their own: they are ended next
+    // (UNAVAILABLE, with the after_id to watch again with), so that the calls in flight can
+    // finish before the database closes.
+    stop: (deadline = Date.now() + DEFAULT_STOP_GRACE_MS) =>
       (stopped ??= (async () => {
+        await health.beginStop(deadline, options.config.grpc.drain_delay);
         feed.close();
         await shutdown(server, deadline);
         await storage.close();

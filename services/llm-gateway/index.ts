@@ -2,7 +2,8 @@ import { LlmGatewayServiceService } from '../../gen/ts/asg/llm/v1/llm.js';
 import { ConfigError } from '../common/config/load.js';
 import { rateRules } from '../common/config/schema.js';
 import { RateLimiter } from '../common/rate-limit.js';
-import { createServer, implement, listen, shutdown } from '../common/grpc/server.js';
+import { ServingHealth } from '../common/grpc/health.js';
+import { createServer, DEFAULT_STOP_GRACE_MS, implement, listen, shutdown } from '../common/grpc/server.js';
 import { registerSecret } from '../common/secrets.js';
 import type { LlmGatewayConfig } from '../common/config/slices.js';
 import type { RunningService, ServiceOptions } from '../common/service.js';
@@ -26,7 +27,9 @@ export interface LlmGatewayOptions extends ServiceOptions<LlmGatewayConfig> {
 /**
  * llm-gateway: one Generate call for any configured model (DESIGN §2). Holds no state but
  * its cached provider clients; API keys never leave it. A configured model that routes
- * nowhere stops the start with a ConfigError naming it and where it is configured.
+ * nowhere stops the start with a ConfigError naming it and where it is configured. Ready
+ * (health SERVING) once it listens, its routing checked: a provider that is down or out of
+ * quota is reported per call (and retried), not by taking the whole service out.
  */
 export async function startLlmGateway(options: LlmGatewayOptions): Promise<RunningService> {
   const { config, log } = options;
@@ -54,7 +57,8 @@ export async function startLlmGateway(options: LlmGatewayOptions): Promise<Runni
   // rate_limits.models, by the model name as configured: over the limit a call waits for a
   // slot (bounded by rate_limits.max_wait and its deadline) or fails RESOURCE_EXHAUSTED.
   const limiter = new RateLimiter(rateRules(config.rate_limits.models), config.rate_limits.max_wait, 'model');
-  const server = createServer();
+  const server = createServer(config.grpc);
+  const health = new ServingHealth(server, [LlmGatewayServiceService]);
   server.addService(
     LlmGatewayServiceService,
     implement(
@@ -75,6 +79,17 @@ export async function startLlmGateway(options: LlmGatewayOptions): Promise<Runni
   );
   const port = await listen(server, options.listen);
   const address = `${options.listen.slice(0, options.listen.lastIndexOf(':'))}:${port}`;
+  health.markServing();
   log.info('listening', { address });
-  return { name: SERVICE, address, port, stop: (deadline) => shutdown(server, deadline) };
+  let stopping: Promise<void> | undefined;
+  return {
+    name: SERVICE,
+    address,
+    port,
+    stop: (deadline = Date.now() + DEFAULT_STOP_GRACE_MS) =>
+      (stopping ??= (async () => {
+        await health.beginStop(deadline, config.grpc.drain_delay);
+        await shutdown(server, deadline);
+      })()),
+  };
 }

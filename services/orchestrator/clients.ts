@@ -33,10 +33,10 @@ function slowestPeer(config: OrchestratorConfig): number {
 
 export function createClients(config: OrchestratorConfig, peers: Pick<Peers, 'conversationStore' | 'llmGateway' | 'toolBroker' | 'a2aBridge'>): OrchestratorClients {
   const slowestTool = Math.max(30_000, ...config.mcp_servers.map((server) => server.timeout));
-  const store = createPromiseClient(ConversationStoreServiceService, peers.conversationStore, 'orchestrator', STORE_TIMEOUT_MS);
-  const llm = createPromiseClient(LlmGatewayServiceService, peers.llmGateway, 'orchestrator', config.llm.timeout + HEADROOM_MS);
-  const tools = createPromiseClient(ToolBrokerServiceService, peers.toolBroker, 'orchestrator', slowestTool + HEADROOM_MS);
-  const a2a = createPromiseClient(A2ABridgeServiceService, peers.a2aBridge, 'orchestrator', slowestPeer(config) + HEADROOM_MS);
+  const store = createPromiseClient(ConversationStoreServiceService, peers.conversationStore, 'orchestrator', STORE_TIMEOUT_MS, {}, config.grpc);
+  const llm = createPromiseClient(LlmGatewayServiceService, peers.llmGateway, 'orchestrator', config.llm.timeout + HEADROOM_MS, {}, config.grpc);
+  const tools = createPromiseClient(ToolBrokerServiceService, peers.toolBroker, 'orchestrator', slowestTool + HEADROOM_MS, {}, config.grpc);
+  const a2a = createPromiseClient(A2ABridgeServiceService, peers.a2aBridge, 'orchestrator', slowestPeer(config) + HEADROOM_MS, {}, config.grpc);
   return {
     store,
     llm,

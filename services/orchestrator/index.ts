@@ -1,28 +1,39 @@
 import { OrchestratorServiceService } from '../../gen/ts/asg/orchestrator/v1/orchestrator.js';
-import { createServer, listen, shutdown } from '../common/grpc/server.js';
+import { ServingHealth } from '../common/grpc/health.js';
+import { createServer, DEFAULT_STOP_GRACE_MS, listen, shutdown } from '../common/grpc/server.js';
 import type { OrchestratorConfig } from '../common/config/slices.js';
 import type { Peers, RunningService, ServiceOptions } from '../common/service.js';
 import { createClients } from './clients.js';
 import { orchestratorImplementation } from './server.js';
 import { TurnRunner } from './turns.js';
 
-/** Starts the orchestrator: stateless, so any number of replicas can serve any conversation. */
+/**
+ * Starts the orchestrator: stateless, so any number of replicas can serve any conversation.
+ * Ready (health SERVING) once it listens. Its readiness does not follow its peers': a store or
+ * model outage fails the turns that need it with that peer's status, and taking every
+ * orchestrator out with it would only turn those clear answers into "no backend".
+ */
 export async function startOrchestrator(options: ServiceOptions<OrchestratorConfig> & { peers: Pick<Peers, 'conversationStore' | 'llmGateway' | 'toolBroker' | 'a2aBridge'> }): Promise<RunningService> {
   const clients = createClients(options.config, options.peers);
   const turns = new TurnRunner(options.config, clients, options.log);
-  const server = createServer();
+  const server = createServer(options.config.grpc);
+  const health = new ServingHealth(server, [OrchestratorServiceService]);
   server.addService(OrchestratorServiceService, orchestratorImplementation(turns, options.log));
   const port = await listen(server, options.listen);
   const host = options.listen.slice(0, options.listen.lastIndexOf(':'));
+  health.markServing();
+  let stopping: Promise<void> | undefined;
   return {
     name: 'orchestrator',
     address: `${host}:${port}`,
     port,
     // The gateway has drained before this runs (cli/mesh.ts): turns still in flight here are
     // ones it cut, or callers of a served orchestrator; they get what is left of the grace.
-    stop: async (deadline) => {
-      await shutdown(server, deadline);
-      clients.close();
-    },
+    stop: (deadline = Date.now() + DEFAULT_STOP_GRACE_MS) =>
+      (stopping ??= (async () => {
+        await health.beginStop(deadline, options.config.grpc.drain_delay);
+        await shutdown(server, deadline);
+        clients.close();
+      })()),
   };
 }

@@ -1,5 +1,6 @@
 import { ToolBrokerServiceService } from '../../gen/ts/asg/tools/v1/tools.js';
-import { createServer, implement, listen, shutdown } from '../common/grpc/server.js';
+import { ServingHealth } from '../common/grpc/health.js';
+import { createServer, DEFAULT_STOP_GRACE_MS, implement, listen, shutdown } from '../common/grpc/server.js';
 import { rateRules } from '../common/config/schema.js';
 import { RateLimiter } from '../common/rate-limit.js';
 import type { ToolBrokerConfig } from '../common/config/slices.js';
@@ -9,12 +10,15 @@ import { toolBrokerHandlers } from './server.js';
 
 /**
  * tool-broker: connects to every MCP server of `config.mcp_servers` (startup fails when one
- * cannot be reached or two offer the same tool name), then serves ToolBrokerService.
+ * cannot be reached or two offer the same tool name), then serves ToolBrokerService. Ready
+ * (health SERVING) from then on, also while an MCP server is down later: that is reported per
+ * tool call (and the connection is made again), and the broker's other servers still serve.
  */
 export async function startToolBroker(options: ServiceOptions<ToolBrokerConfig>): Promise<RunningService> {
   const { config, log } = options;
   const composite = await ToolComposite.start(config.mcp_servers, log);
-  const server = createServer();
+  const server = createServer(config.grpc);
+  const health = new ServingHealth(server, [ToolBrokerServiceService]);
   const limiter = new RateLimiter(rateRules(config.rate_limits.tools), config.rate_limits.max_wait, 'tool');
   server.addService(ToolBrokerServiceService, implement(ToolBrokerServiceService, 'tool-broker', toolBrokerHandlers(composite, limiter), log));
   let port: number;
@@ -25,6 +29,7 @@ export async function startToolBroker(options: ServiceOptions<ToolBrokerConfig>)
     throw error;
   }
   const host = options.listen.slice(0, options.listen.lastIndexOf(':'));
+  health.markServing();
   log.info('tool-broker listening', { address: `${host}:${port}`, tools: composite.listTools().length });
   let stopping: Promise<void> | undefined;
   return {
@@ -32,8 +37,9 @@ export async function startToolBroker(options: ServiceOptions<ToolBrokerConfig>)
     address: `${host}:${port}`,
     port,
     // The MCP children are closed after the calls in flight (bounded: mcp-connection.ts).
-    stop: (deadline) =>
+    stop: (deadline = Date.now() + DEFAULT_STOP_GRACE_MS) =>
       (stopping ??= (async () => {
+        await health.beginStop(deadline, config.grpc.drain_delay);
         await shutdown(server, deadline);
         await composite.close();
       })()),

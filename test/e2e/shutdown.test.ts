@@ -75,10 +75,15 @@ async function threeTurnsInFlight(agent: AgentProcess, tag: string): Promise<{ t
   return { tree: processTree(agent.pid), answers };
 }
 
-/** After the stop: all three answered 200, a request during the drain got 503, and nothing is left. */
+/** After the stop: all three answered 200, a request during the drain got 503 (the probes answered), and nothing is left. */
 async function expectCleanStop(agent: AgentProcess, tree: number[], answers: Promise<JsonResponse>[], tag: string): Promise<void> {
   await agent.waitForLine((line) => line.includes('msg="gateway draining"'));
-  const refused = await get(`${agent.url}/health`);
+  // Issue 14: liveness stays 200 while the process runs; readiness says it is draining.
+  expect((await get(`${agent.url}/health`)).status).toBe(200);
+  const ready = await get(`${agent.url}/ready`);
+  expect(ready.status).toBe(503);
+  expect(ready.body.status).toBe('draining');
+  const refused = await get(`${agent.url}/conversations`);
   expect(refused.status).toBe(503);
   expect(refused.headers.get('retry-after')).toMatch(/^\d+$/);
   expect(refused.body.error).toMatch(/stopping/);

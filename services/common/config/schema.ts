@@ -101,7 +101,41 @@ const rateRuleSchema = z.strictObject({
   window: duration,
 });
 
-const address = z.string().regex(/^[^\s:]+:\d{1,5}$/, 'an address "host:port"');
+/**
+ * Where a service is reached: "host:port", or a gRPC target naming its resolver: "dns:///host:port"
+ * (every address the name resolves to, balanced round robin: a headless Kubernetes Service),
+ * "dns://server/host:port", or a fixed list "ipv4:10.0.0.1:7101,10.0.0.2:7101" / "ipv6:[::1]:7101".
+ */
+const address = z
+  .string()
+  .regex(/^(?:dns:\/\/[^/\s]*\/)?[^\s:/]+:\d{1,5}$|^ipv[46]:\S+$/, 'an address "host:port", "dns:///host:port" or "ipv4:host:port,host:port"');
+
+/**
+ * Added (issue 14): the connections between services (docs/architecture.md, "gRPC connections").
+ * Every service reads it: the keepalive of its clients, and the connection age, ping policy and
+ * drain of its server.
+ */
+export const grpcSchema = z.strictObject({
+  /** A client pings a connection idle this long (also between calls), so a peer that vanished is noticed before the next call. */
+  keepalive_time: duration.default(30_000),
+  /** How long a ping may go unanswered before the connection is dropped. */
+  keepalive_timeout: duration.default(10_000),
+  /** A server ends (GOAWAY) each connection this old, ±10%, so clients re-resolve and new replicas get traffic. */
+  max_connection_age: duration.default(300_000),
+  /** Calls on an aged connection may finish for this long; then it is closed (a stream still open is resumed by its reader). */
+  max_connection_age_grace: duration.default(30_000),
+  /**
+   * On a stop, how long a server keeps serving while its health already says NOT_SERVING, so
+   * probes and load balancers take it out before it refuses connections. 0 by default (gRPC
+   * clients leave at the GOAWAY on their own); under Kubernetes set it to the readiness probe's
+   * period. Bounded by `shutdown_grace`.
+   */
+  drain_delay: z.union([z.literal(0), duration]).default(0),
+});
+
+export type GrpcSettings = z.output<typeof grpcSchema>;
+/** The defaults, for callers built without a configuration (tools, tests). */
+export const DEFAULT_GRPC_SETTINGS: GrpcSettings = grpcSchema.parse({});
 
 export const configSchema = z
   .strictObject({
@@ -202,6 +236,7 @@ export const configSchema = z
      * Added: where each service listens and is reached when services run apart
      * (`asg serve <service>`). `asg up` ignores it and uses free loopback ports.
      */
+    grpc: grpcSchema.prefault({}),
     services: z
       .strictObject({
         conversation_store: address.default('127.0.0.1:7101'),

@@ -1,5 +1,5 @@
 import { describe, expect, it } from 'vitest';
-import { configSchema } from './schema.js';
+import { configSchema, DEFAULT_GRPC_SETTINGS } from './schema.js';
 import { CONFIG_SLICES, configSlice, type ConfigSliceName } from './slices.js';
 
 // Issue 13 item 6: each service receives only its own slice of the configuration.
@@ -15,7 +15,7 @@ describe('config slices', () => {
 
   it('leaves out an optional field that is not set', () => {
     expect(configSlice(configSchema.parse({}), 'orchestrator')).not.toHaveProperty('agent');
-    expect(configSlice(configSchema.parse({}), 'a2aBridge')).toEqual({ a2a_max_depth: 5 });
+    expect(configSlice(configSchema.parse({}), 'a2aBridge')).toEqual({ a2a_max_depth: 5, grpc: DEFAULT_GRPC_SETTINGS });
   });
 
   it('every field of the configuration reaches a service, but the ones only the CLI reads', () => {

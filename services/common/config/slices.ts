@@ -7,16 +7,17 @@ import type { AgentConfig } from './schema.js';
  * zod schema's output (schema.ts), never written out again.
  */
 export const CONFIG_SLICES = {
+  // `grpc` (every service): its server's connection age, ping policy and drain; its clients' keepalive.
   // `chat`: turn_timeout bounds how long a running-turn mark can be live (older marks are stale).
-  conversationStore: ['data_dir', 'chat'],
+  conversationStore: ['data_dir', 'chat', 'grpc'],
   // `agent`: the models named by the tree's llm nodes are checked at start (startup-checks.ts).
-  llmGateway: ['llm', 'agent', 'rate_limits'],
-  toolBroker: ['mcp_servers', 'rate_limits'],
-  a2aBridge: ['a2a_max_depth'],
+  llmGateway: ['llm', 'agent', 'rate_limits', 'grpc'],
+  toolBroker: ['mcp_servers', 'rate_limits', 'grpc'],
+  a2aBridge: ['a2a_max_depth', 'grpc'],
   // `llm`: the default model and the model-call deadline; `mcp_servers`: the tool deadlines.
-  orchestrator: ['prompt', 'llm', 'chat', 'mcp_servers', 'a2a', 'agent'],
+  orchestrator: ['prompt', 'llm', 'chat', 'mcp_servers', 'a2a', 'agent', 'grpc'],
   // `chat`: the turn deadline of its calls to the orchestrator.
-  gateway: ['name', 'description', 'host', 'port', 'server', 'serve_mcp', 'chat'],
+  gateway: ['name', 'description', 'host', 'port', 'server', 'serve_mcp', 'chat', 'grpc'],
 } as const satisfies Record<string, readonly (keyof AgentConfig)[]>;
 
 export type ConfigSliceName = keyof typeof CONFIG_SLICES;

@@ -1,4 +1,5 @@
-import { connectivityState, credentials, Client, Metadata, status as GrpcStatus, type CallOptions, type ServiceError as GrpcServiceError } from '@grpc/grpc-js';
+import { connectivityState, credentials, Client, Metadata, status as GrpcStatus, type CallOptions, type ChannelOptions, type ServiceError as GrpcServiceError } from '@grpc/grpc-js';
+import { DEFAULT_GRPC_SETTINGS, type GrpcSettings } from '../config/schema.js';
 import { context, SpanStatusCode, trace, type Context } from '@opentelemetry/api';
 import { currentContext } from '../context.js';
 import { injectTraceContext, SERVICE_ATTRIBUTE, SESSION_ATTRIBUTE, SpanKind, tracer, withSpan } from '../telemetry.js';
@@ -97,41 +98,53 @@ export const READ_RETRY_POLICY = {
   retryableStatusCodes: ['UNAVAILABLE'],
 } as const;
 
-/**
- * The channel's service config: READ_RETRY_POLICY for every idempotent unary read of the
- * service; nothing for the rest. A method that changes state is sent once — a tool call must
- * never run twice — except for gRPC's transparent retry of a stream the server refused before
- * any handler saw it, which is safe by definition (gRFC A6).
- */
-export function serviceConfigOf(definition: Record<string, unknown>): string {
-  const reads = Object.values(definition).flatMap((raw) => {
+/** The unary methods of a definition that only read, by name: the ones a retry may send again. */
+export function idempotentReads(definition: Record<string, unknown>): { service: string; method: string }[] {
+  return Object.values(definition).flatMap((raw) => {
     const method = raw as { path: string; requestStream: boolean; responseStream: boolean };
     const [, service = '', name = ''] = method.path.split('/');
     // Streams (WatchEvents) resume on their own (gateway/app/event-feed.ts).
     return !method.requestStream && !method.responseStream && IDEMPOTENT_READ.test(name) ? [{ service, method: name }] : [];
   });
-  return JSON.stringify({ methodConfig: reads.length > 0 ? [{ name: reads, retryPolicy: READ_RETRY_POLICY }] : [] });
 }
 
 /**
- * A promise-returning client for a generated service definition. Every call gets a
- * deadline, the request's metadata and a CLIENT span named after the method path.
- * Server-streaming methods are offered as async iterables (see `serverStreamCall`);
- * methods that stream their requests are left out. Idempotent reads are retried on
- * UNAVAILABLE within their deadline (`serviceConfigOf`).
+ * The channel's service config (gRFC A2):
+ *
+ * - `round_robin` over every address the target resolves to: a `dns:///` name of several
+ *   replicas (a headless Kubernetes Service) spreads calls over all of them, where grpc-js's
+ *   default `pick_first` would pin one. With one address it behaves as before.
+ * - READ_RETRY_POLICY for every idempotent unary read of the service (`idempotentReads`);
+ *   nothing for the rest. A method that changes state (StartTurn, UpdateRun, ClaimApproval,
+ *   CallTool…) is sent once — a tool call must never run twice — except for gRPC's transparent
+ *   retry of a stream the server refused before any handler saw it, which is safe by
+ *   definition (gRFC A6).
  */
-export function createPromiseClient<S extends Record<string, unknown>>(
-  definition: S,
-  address: string,
-  caller: string,
-  defaultTimeoutMs: number,
-  perMethodTimeoutMs: Partial<Record<keyof S, number>> = {},
-): PromiseClient<S> {
-  const client = new Client(address, credentials.createInsecure(), {
+export function serviceConfigOf(definition: Record<string, unknown>): string {
+  const reads = idempotentReads(definition);
+  return JSON.stringify({
+    loadBalancingConfig: [{ round_robin: {} }],
+    methodConfig: reads.length > 0 ? [{ name: reads, retryPolicy: READ_RETRY_POLICY }] : [],
+  });
+}
+
+/** What a channel takes from the `grpc` section of the configuration. */
+export type ChannelSettings = Pick<GrpcSettings, 'keepalive_time' | 'keepalive_timeout'>;
+
+/**
+ * The options of every channel between services. Keepalive: a client pings a connection that
+ * has been quiet for `keepalive_time`, also with no call in flight, so a peer that vanished
+ * without closing its connections (a killed pod, a dropped NAT entry) is noticed and replaced
+ * before the next call instead of that call hanging until its deadline. Servers allow pings
+ * that often (server.ts, serverOptions: `grpc.http2.min_ping_interval_without_data_ms`), so
+ * none answers them with GOAWAY `too_many_pings`.
+ */
+export function channelOptions(definition: Record<string, unknown>, settings: ChannelSettings = DEFAULT_GRPC_SETTINGS): ChannelOptions {
+  return {
     'grpc.max_receive_message_length': MAX_MESSAGE_BYTES,
     'grpc.max_send_message_length': MAX_MESSAGE_BYTES,
     'grpc-node.flow_control_window': FLOW_CONTROL_WINDOW_BYTES,
-    // Retries as the service config says (reads only); see serviceConfigOf.
+    // Balancing and retries as the service config says (reads only); see serviceConfigOf.
     'grpc.enable_retries': 1,
     'grpc.service_config': serviceConfigOf(definition),
     // A call to a method without a config is committed after one attempt; no need to buffer
@@ -141,7 +154,31 @@ export function createPromiseClient<S extends Record<string, unknown>>(
     // A restarted peer is found again within a second, not after grpc-js's default backoff of up to 2 minutes.
     'grpc.initial_reconnect_backoff_ms': 200,
     'grpc.max_reconnect_backoff_ms': 1000,
-  });
+    'grpc.keepalive_time_ms': settings.keepalive_time,
+    'grpc.keepalive_timeout_ms': settings.keepalive_timeout,
+    'grpc.keepalive_permit_without_calls': 1,
+  };
+}
+
+/**
+ * A promise-returning client for a generated service definition. Every call gets a
+ * deadline, the request's metadata and a CLIENT span named after the method path.
+ * Server-streaming methods are offered as async iterables (see `serverStreamCall`);
+ * methods that stream their requests are left out. Idempotent reads are retried on
+ * UNAVAILABLE within their deadline, calls are balanced round robin over every address of the
+ * target (`serviceConfigOf`), and idle connections are kept alive (`channelOptions`).
+ */
+export function createPromiseClient<S extends Record<string, unknown>>(
+  definition: S,
+  address: string,
+  caller: string,
+  defaultTimeoutMs: number,
+  perMethodTimeoutMs: Partial<Record<keyof S, number>> = {},
+  channel: ChannelSettings = DEFAULT_GRPC_SETTINGS,
+): PromiseClient<S> {
+  // `address` is a gRPC target: "host:port" and "dns:///host:port" resolve through DNS,
+  // "ipv4:a:p,b:p" is a fixed list; round_robin spreads calls over what it resolves to.
+  const client = new Client(address, credentials.createInsecure(), channelOptions(definition, channel));
   const peer = new PeerReadiness(client);
   const result: Record<string, unknown> = { close: () => client.close() };
   for (const [name, raw] of Object.entries(definition)) {

@@ -63,7 +63,7 @@ describe('a burst of list reads over one channel (issue 12)', () => {
       }
     };
     // A small stream limit, so that the burst is thirty times what one connection may have open.
-    server = createServer({ 'grpc.max_concurrent_streams': 10 });
+    server = createServer(undefined, { 'grpc.max_concurrent_streams': 10 });
     server.addService(ConversationStoreServiceService, implement(ConversationStoreServiceService, 'store', { ...handlers, listConversations }, log));
     address = `127.0.0.1:${await listen(server, '127.0.0.1:0')}`;
   });

@@ -15,6 +15,7 @@ import { isLogLevelEnabled, type Logger } from '../log.js';
 import { redactSecrets } from '../secrets.js';
 import { parseSessionId } from '../session-id.js';
 import { entryTraceContext, SESSION_ATTRIBUTE, SpanKind, withSpan } from '../telemetry.js';
+import { DEFAULT_GRPC_SETTINGS, type GrpcSettings } from '../config/schema.js';
 import { MAX_MESSAGE_BYTES } from './client.js';
 import { RpcError, ServiceError } from './errors.js';
 import type { ServerStreamingMethodDefinition, UnaryMethodDefinition } from './method-definition.js';
@@ -206,9 +207,37 @@ export const SERVER_OPTIONS = {
   'grpc.max_send_message_length': MAX_MESSAGE_BYTES,
 } as const;
 
-/** A gRPC server with SERVER_OPTIONS; `overrides` for tests that need a tighter limit. */
-export function createServer(overrides: Partial<Record<keyof typeof SERVER_OPTIONS, number>> = {}): Server {
-  return new Server({ ...SERVER_OPTIONS, ...overrides });
+/**
+ * The options a server takes from the `grpc` section of the configuration (issue 14):
+ *
+ * - `grpc.max_connection_age_ms` (+ grace): each connection is ended with a GOAWAY once it is
+ *   this old (grpc-js adds ±10% jitter, so a fleet's connections do not all end at once). The
+ *   client reconnects and re-resolves its target: a replica started since gets its share of
+ *   the calls instead of the old replicas keeping every long-lived channel. Calls in flight
+ *   finish within the grace; a stream still open then is cut, and its reader resumes it
+ *   (WatchEvents: gateway/app/event-feed.ts).
+ * - keepalive: the server pings a quiet connection too, so a client that vanished (and the
+ *   watch streams it held open) is let go after `keepalive_time` + `keepalive_timeout`.
+ * - `grpc.http2.min_ping_interval_without_data_ms`: the ping policy a server tells to enforce
+ *   (gRPC's keepalive spec, gRFC A8): pings from a client closer together than this get a
+ *   GOAWAY `too_many_pings`. Our clients ping every `keepalive_time` even without calls
+ *   (client.ts, channelOptions), so this allows half of that, with room for timer jitter.
+ *   grpc-js itself does not police pings; the option speaks for servers and proxies that do.
+ */
+export function serverOptions(settings: Omit<GrpcSettings, 'drain_delay'> = DEFAULT_GRPC_SETTINGS): Record<string, number> {
+  return {
+    ...SERVER_OPTIONS,
+    'grpc.max_connection_age_ms': settings.max_connection_age,
+    'grpc.max_connection_age_grace_ms': settings.max_connection_age_grace,
+    'grpc.keepalive_time_ms': settings.keepalive_time,
+    'grpc.keepalive_timeout_ms': settings.keepalive_timeout,
+    'grpc.http2.min_ping_interval_without_data_ms': Math.floor(settings.keepalive_time / 2),
+  };
+}
+
+/** A gRPC server with `serverOptions(settings)`; `overrides` for tests that need a tighter limit. */
+export function createServer(settings: Omit<GrpcSettings, 'drain_delay'> = DEFAULT_GRPC_SETTINGS, overrides: Record<string, number> = {}): Server {
+  return new Server({ ...serverOptions(settings), ...overrides });
 }
 
 /** Binds a server on `address` ("127.0.0.1:0" picks a free port) and returns the bound port. */
@@ -218,12 +247,15 @@ export async function listen(server: Server, address: string): Promise<number> {
   });
 }
 
+/** How long a stop without a deadline gives the calls in flight. */
+export const DEFAULT_STOP_GRACE_MS = 5000;
+
 /**
- * Stops accepting calls, gives running ones until `deadline` (epoch ms; absent: 5 s from now)
+ * Stops accepting calls, gives running ones until `deadline` (epoch ms; absent: DEFAULT_STOP_GRACE_MS from now)
  * to finish, then cancels them (forceShutdown).
  */
 export async function shutdown(server: Server, deadline?: number): Promise<void> {
-  const graceMs = deadline === undefined ? 5000 : Math.max(0, deadline - Date.now());
+  const graceMs = deadline === undefined ? DEFAULT_STOP_GRACE_MS : Math.max(0, deadline - Date.now());
   await new Promise<void>((resolve) => {
     const timer = setTimeout(() => {
       server.forceShutdown();

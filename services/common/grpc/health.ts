@@ -1,0 +1,103 @@
+import { setTimeout as delay } from 'node:timers/promises';
+import { status as GrpcStatus, type Server, type ServerWritableStream, type UntypedServiceImplementation } from '@grpc/grpc-js';
+import { HealthImplementation, service as healthDefinition, type ServingStatus } from 'grpc-health-check';
+import type { ServerStreamingMethodDefinition, UnaryMethodDefinition } from './method-definition.js';
+
+/**
+ * grpc.health.v1 (the gRPC health checking protocol) on a service's server, with the grpc
+ * project's own implementation (`grpc-health-check`): `Check` and `Watch` answer for the
+ * server as a whole ("") and for each service it serves by its full name
+ * ("asg.store.v1.ConversationStoreService"). Kubernetes' gRPC probes, `grpc_health_probe`,
+ * load balancers and the gateway's `/ready` (gateway/app/readiness.ts) ask it.
+ *
+ * A server starts NOT_SERVING, is SERVING once `markServing` says it is ready (each service
+ * decides what ready means: docs/architecture.md, "Health"), and is NOT_SERVING again as soon
+ * as its stop begins (`beginStop`), while it still takes calls: whoever probes it stops
+ * sending new work during the grace period.
+ */
+export class ServingHealth {
+  private readonly health: HealthImplementation;
+  private readonly names: string[];
+  /** Open Watch calls: a stop ends them, or they would hold the server's graceful shutdown until its deadline. */
+  private readonly watches = new Set<ServerWritableStream<unknown, unknown>>();
+
+  /** Adds grpc.health.v1 to `server` for `definitions` (generated service definitions), all NOT_SERVING. */
+  constructor(server: Server, definitions: Record<string, unknown>[]) {
+    this.names = ['', ...definitions.map(serviceNameOf)];
+    this.health = new HealthImplementation(Object.fromEntries(this.names.map((name) => [name, 'NOT_SERVING' as ServingStatus])));
+    // The library adds its service itself; its Watch handler is wrapped on the way to keep
+    // track of the open watches, which it never ends.
+    this.health.addToServer({
+      addService: (definition: Parameters<Server['addService']>[0], implementation: UntypedServiceImplementation) => {
+        const watch = implementation.watch as (call: ServerWritableStream<unknown, unknown>) => void;
+        server.addService(definition, {
+          ...implementation,
+          watch: (call: ServerWritableStream<unknown, unknown>) => {
+            this.watches.add(call);
+            call.once('cancelled', () => this.watches.delete(call));
+            call.once('finish', () => this.watches.delete(call));
+            watch(call);
+          },
+        });
+      },
+    } as unknown as Parameters<HealthImplementation['addToServer']>[0]);
+  }
+
+  /** Every name this server answers health checks for: "" and each service's full name. */
+  get serviceNames(): readonly string[] {
+    return this.names;
+  }
+
+  markServing(): void {
+    this.set('SERVING');
+  }
+
+  /**
+   * The start of a stop: NOT_SERVING at once (told to every Watch), then up to `drainDelayMs`
+   * (bounded by `deadline`, epoch ms) of serving on so that probes and balancers see it and
+   * take this server out, then every Watch is ended with UNAVAILABLE — its caller watches
+   * another replica — so that nothing holds the server's shutdown, which comes next.
+   */
+  async beginStop(deadline: number, drainDelayMs: number): Promise<void> {
+    this.set('NOT_SERVING');
+    const wait = Math.min(drainDelayMs, Math.max(0, deadline - Date.now()));
+    if (wait > 0) await delay(wait);
+    for (const call of this.watches) {
+      // A server stream's 'error' event is its final status; the NOT_SERVING written before it is sent first.
+      call.emit('error', { code: GrpcStatus.UNAVAILABLE, details: 'the server is stopping; watch the health of another replica' });
+    }
+    this.watches.clear();
+  }
+
+  private set(status: ServingStatus): void {
+    for (const name of this.names) this.health.setStatus(name, status);
+  }
+}
+
+/** The full name of a generated service definition's service, from a method's path ("/asg.store.v1.ConversationStoreService/GetConversation"). */
+export function serviceNameOf(definition: Record<string, unknown>): string {
+  const first = Object.values(definition)[0] as { path?: string } | undefined;
+  const name = first?.path?.split('/')[1];
+  if (!name) throw new Error('not a gRPC service definition: it has no method with a path');
+  return name;
+}
+
+export { healthDefinition };
+
+/** grpc.health.v1 HealthCheckRequest / HealthCheckResponse as the library's proto loader reads them (enums as names). */
+export interface HealthCheckRequest {
+  service: string;
+}
+export interface HealthCheckResponse {
+  status: ServingStatus | 'SERVICE_UNKNOWN';
+}
+
+/**
+ * The health service's `Check` and `Watch`, typed, for `createPromiseClient`. `Check` is not a
+ * read the client retries (its name is no Get/List/Describe): a probe wants the answer of now,
+ * within its deadline.
+ */
+export const HEALTH_DEFINITION = {
+  Check: healthDefinition.Check as unknown as UnaryMethodDefinition<HealthCheckRequest, HealthCheckResponse>,
+  Watch: healthDefinition.Watch as unknown as ServerStreamingMethodDefinition<HealthCheckRequest, HealthCheckResponse>,
+};
