@@ -302,10 +302,11 @@ describe('deploy/kubernetes', () => {
       }
     });
 
-    it('dials each service at its Service name and port', () => {
+    it('dials each service at its headless Service name and port, through the dns resolver (round robin over its pods)', () => {
       const config = layout().config();
       for (const address of Object.values(config.services)) {
-        const [host, port] = address.split(':');
+        expect(address).toMatch(/^dns:\/\/\//);
+        const [host, port] = address.slice('dns:///'.length).split(':');
         const object = layout().find('Service', host as Service);
         expect(object, address).toBeDefined();
         expect(object!.spec.ports[0].port).toBe(Number(port));
