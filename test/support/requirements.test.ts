@@ -6,7 +6,7 @@ import { chmodSync, mkdtempSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterEach, describe, expect, it } from 'vitest';
-import { chromium, isExecutable, onPath, REQUIREMENTS } from './requirements.js';
+import { chromium, isExecutable, onPath, postgres, REQUIREMENTS } from './requirements.js';
 
 const saved = process.env.CHROMIUM_PATH;
 const dirs: string[] = [];
@@ -49,5 +49,12 @@ describe('requirements of the test suites', () => {
     expect(chromium.neededBy.test('test/e2e/fuzz.test.ts')).toBe(false);
     for (const requirement of REQUIREMENTS) expect(requirement.explain).not.toContain('\n');
     expect(chromium.explain).toMatch(/apt-get install -y chromium.*CHROMIUM_PATH/);
+  });
+
+  it('asks for PostgreSQL only for the PostgreSQL suites, and says how to start it or where to point', () => {
+    expect(postgres.neededBy.test('services/conversation-store/postgres-storage.test.ts')).toBe(true);
+    expect(postgres.neededBy.test('test/e2e/postgres-replicas.test.ts')).toBe(true);
+    expect(postgres.neededBy.test('services/conversation-store/sqlite-storage.test.ts')).toBe(false);
+    expect(postgres.explain).toMatch(/pg_ctlcluster.*ASG_TEST_DATABASE_URL/);
   });
 });

@@ -3,32 +3,30 @@
  * this boot is marked running, atomically; every write that ends a turn frees the
  * conversation; a mark older than the stale limit does not keep it busy.
  */
-import { mkdtempSync, rmSync } from 'node:fs';
-import { tmpdir } from 'node:os';
-import { join } from 'node:path';
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
 import { ConversationStatus, MessageRole, type ConversationEvent, type NewMessage } from '../../gen/ts/asg/store/v1/store.js';
-import { openSqliteStorage, type SqliteConversationStorage } from './sqlite/driver.js';
+import type { ConversationStorage } from './storage.js';
+import type { StorageDriver } from './testing/storage-drivers.js';
 
 const STALE_MS = 60_000;
 
-let dir: string;
-let storage: SqliteConversationStorage;
+let storage: ConversationStorage;
 /** The store's clock, moved by the tests. */
 let clock: number;
 let events: ConversationEvent[];
 
-beforeEach(() => {
-  dir = mkdtempSync(join(tmpdir(), 'asg-one-run-'));
+export function oneRunConformance(driver: StorageDriver): void {
+beforeEach(async () => {
+  await driver.createDatabase();
   clock = Date.parse('2026-01-01T00:00:00Z');
-  storage = openSqliteStorage({ dataDir: dir, now: () => clock, staleTurnAfterMs: STALE_MS });
+  storage = await driver.open({ now: () => clock, staleTurnAfterMs: STALE_MS });
   events = [];
   storage.onEventsCommitted((batch) => events.push(...batch));
 });
 
 afterEach(async () => {
   await storage.close();
-  rmSync(dir, { recursive: true, force: true });
+  await driver.dropDatabase();
 });
 
 const user = (content: string): NewMessage => ({ role: MessageRole.MESSAGE_ROLE_USER, content });
@@ -144,8 +142,9 @@ describe('issue 13: one active run per conversation (store)', () => {
     const id = await newConversation();
     await storage.startTurn({ conversationId: id, message: user('first') });
     await storage.close();
-    storage = openSqliteStorage({ dataDir: dir, now: () => clock, staleTurnAfterMs: STALE_MS });
+    storage = await driver.open({ now: () => clock, staleTurnAfterMs: STALE_MS });
     expect(await running(id)).toBe(false);
     expect((await storage.startTurn({ conversationId: id, message: user('second') })).started).toBe(true);
   });
 });
+}

@@ -2,25 +2,23 @@
  * Issue 12: a turn a crash cut off is visible as interrupted in its conversation, and the
  * conversation goes on. A store object is one boot; opening the file again is a restart.
  */
-import { mkdtempSync, rmSync } from 'node:fs';
-import { tmpdir } from 'node:os';
-import { join } from 'node:path';
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
 import { ApprovalStatus, ConversationStatus, MessageRole, type NewMessage } from '../../gen/ts/asg/store/v1/store.js';
-import { openSqliteStorage, type SqliteConversationStorage } from './sqlite/driver.js';
+import type { ConversationStorage } from './storage.js';
+import type { StorageDriver } from './testing/storage-drivers.js';
 import { INTERRUPTED_TURN_NOTE } from './storage.js';
 
-let dir: string;
-let storage: SqliteConversationStorage;
+let storage: ConversationStorage;
 
-beforeEach(() => {
-  dir = mkdtempSync(join(tmpdir(), 'asg-turn-'));
-  storage = openSqliteStorage({ dataDir: dir });
+export function interruptedTurnConformance(driver: StorageDriver): void {
+beforeEach(async () => {
+  await driver.createDatabase();
+  storage = await driver.open();
 });
 
 afterEach(async () => {
   await storage.close();
-  rmSync(dir, { recursive: true, force: true });
+  await driver.dropDatabase();
 });
 
 const user = (content: string): NewMessage => ({ role: MessageRole.MESSAGE_ROLE_USER, content });
@@ -29,7 +27,7 @@ const assistant = (content: string): NewMessage => ({ role: MessageRole.MESSAGE_
 /** The store process stopped (or crashed: nothing it holds in memory matters) and started again. */
 async function restart(): Promise<number> {
   await storage.close();
-  storage = openSqliteStorage({ dataDir: dir });
+  storage = await driver.open();
   return storage.noteInterruptedTurns();
 }
 
@@ -64,7 +62,7 @@ describe('issue 12: a turn a crash cut off', () => {
     const id = await newConversation();
     await storage.startTurn({ conversationId: id, message: user('first') });
     await storage.close();
-    storage = openSqliteStorage({ dataDir: dir });
+    storage = await driver.open();
     const start = await storage.startTurn({ conversationId: id, message: user('second') });
     expect(start.started).toBe(true);
     expect(start.conversation!.messages.slice(1).map((message) => message.content)).toEqual(['first', INTERRUPTED_TURN_NOTE, 'second']);
@@ -124,3 +122,4 @@ describe('issue 12: a turn a crash cut off', () => {
     ]);
   });
 });
+}
