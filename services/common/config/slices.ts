@@ -7,8 +7,9 @@ import type { AgentConfig } from './schema.js';
  * zod schema's output (schema.ts), never written out again.
  */
 export const CONFIG_SLICES = {
-  // `chat`: turn_timeout bounds how long a running-turn mark can be live (older marks are stale).
-  conversationStore: ['data_dir', 'chat'],
+  // `chat`: turn_timeout bounds how long a running-turn mark can be live (older marks are stale);
+  // `store`: SQLite in data_dir or a PostgreSQL URL, and the pool's limits.
+  conversationStore: ['data_dir', 'chat', 'store'],
   // `agent`: the models named by the tree's llm nodes are checked at start (startup-checks.ts).
   llmGateway: ['llm', 'agent', 'rate_limits'],
   toolBroker: ['mcp_servers', 'rate_limits'],
