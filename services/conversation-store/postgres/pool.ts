@@ -26,12 +26,10 @@ export function isPostgresUrl(url: string): boolean {
 }
 
 /**
- * The URL as it may be shown: without its password. The password (and the whole URL, in case
- * a log line quotes it) is registered as a secret, so that an error text that contains it is
- * redacted too (DESIGN rule 5).
+ * The URL as it may be shown: without its password. The password is registered as a secret,
+ * so that an error text or log line that quotes the URL is redacted too (DESIGN rule 5).
  */
 export function redactedDatabaseUrl(url: string): string {
-  registerSecret(url);
   try {
     const parsed = new URL(url);
     if (parsed.password !== '') {
@@ -40,6 +38,8 @@ export function redactedDatabaseUrl(url: string): string {
     }
     return parsed.toString();
   } catch {
+    // Unparsable, so its password cannot be told apart: the whole text is the secret.
+    registerSecret(url);
     return 'postgres://(an unparsable URL)';
   }
 }
