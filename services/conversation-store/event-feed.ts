@@ -207,12 +207,16 @@ export class EventFeed {
     const set = this.watchers.get(watcher.key) ?? new Set<Watcher>();
     set.add(watcher);
     this.watchers.set(watcher.key, set);
+    // The other replicas answer `watched` for this key from now on (PostgreSQL).
+    if (set.size === 1) this.storage.shareWatch(watcher.key, true);
   }
 
   private unsubscribeWatcher(watcher: Watcher): void {
     const set = this.watchers.get(watcher.key);
     if (!set?.delete(watcher)) return;
-    if (set.size === 0) this.watchers.delete(watcher.key);
+    if (set.size > 0) return;
+    this.watchers.delete(watcher.key);
+    if (!this.closed) this.storage.shareWatch(watcher.key, false);
   }
 }
 

@@ -184,6 +184,24 @@ describe('PostgreSQL store replicas (issue 14)', () => {
     expect(stored.at(-1)! - stored[0]! + 1).toBe(stored.length);
   });
 
+  it('answers watched on every replica while one of them has a watcher of the conversation, or of all', async () => {
+    const [a, b] = await Promise.all([replica(), replica()]);
+    const feed = feedOf(b);
+    const { id } = await a.createConversation({ sessionId: 's', systemPrompt: '' });
+    const watchedOnA = async () => (await a.getConversation({ id, includeMessages: false })).watched;
+    expect(await watchedOnA()).toBe(false);
+    for (const conversationId of [id, '']) {
+      const controller = new AbortController();
+      void (async () => {
+        for await (const _event of feed.watch({ conversationId, afterId: 0 }, controller.signal));
+      })().catch(() => undefined);
+      await until(watchedOnA, `watched on A (watching "${conversationId}" on B)`);
+      expect((await a.listConversations({ pageSize: 10, pageToken: '' })).conversations[0]?.watched).toBe(true);
+      controller.abort();
+      await until(async () => !(await watchedOnA()), 'not watched once the watcher left');
+    }
+  });
+
   it('cuts a text delta too large for one NOTIFY into parts that each fit, in order', () => {
     const text = 'é'.repeat(2_500) + '\u0001'.repeat(1_500);
     const payloads = liveEventPayloads('boot', { id: 0, conversationId: 'c', at: new Date(0), textDelta: { text } });
@@ -219,6 +237,8 @@ describe('PostgreSQL store replicas (issue 14)', () => {
     await query(`UPDATE store_replicas SET last_seen = now() - interval '1 second' WHERE boot_id = '${a.bootId}'`);
     (a as unknown as { heartbeat: NodeJS.Timeout }).heartbeat.close();
     expect((await b.getConversation({ id, includeMessages: false })).turnRunning).toBe(false);
+    // B's heartbeat sweeps it: the conversation says so before anyone writes to it.
+    await until(async () => (await b.getConversation({ id, includeMessages: true })).messages.some((message) => message.content === INTERRUPTED_TURN_NOTE), 'the sweep');
     const started = await b.startTurn({ conversationId: id, message: user('again') });
     expect(started.started).toBe(true);
     expect(started.conversation.messages.map((message) => message.content)).toEqual(['first', INTERRUPTED_TURN_NOTE, 'again']);

@@ -186,6 +186,14 @@ export interface ConversationStorage {
   onLiveEvent(listener: LiveEventListener): () => void;
 
   /**
+   * This replica has (or no longer has) watchers of a conversation ('' : of every one), for
+   * the `watched` the other replicas answer (store.proto, Conversation.watched): a conversation
+   * read from this storage is `watched` when another live replica has such watchers. Returns
+   * at once, never fails the caller; SQLite: nothing to share, `watched` stays false here.
+   */
+  shareWatch(conversationId: string, watched: boolean): void;
+
+  /**
    * At the store's start: every turn a crash cut off gets its note now, so the conversation
    * shows it before anyone writes to it; one whose approved call is unfinished keeps its mark
    * for its next StartTurn (the call's interrupted result comes first). Returns how many.

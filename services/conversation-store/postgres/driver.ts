@@ -89,7 +89,7 @@ const HEARTBEATS_TO_DEATH = 3;
 const FORGET_REPLICAS_AFTER_MS = 24 * 3_600_000;
 
 /** A conversation row with whether its running mark belongs to a live replica (statements.ts). */
-type PgConversationRow = ConversationRow & { running_turn_boot_live: boolean | null };
+type PgConversationRow = ConversationRow & { running_turn_boot_live: boolean | null; watched_elsewhere: boolean };
 
 interface PendingEvent {
   conversation_id: string;
@@ -178,6 +178,7 @@ export class PostgresConversationStorage implements ConversationStorage {
   /** Live events leave one at a time, so the other replicas get this one's deltas in order. */
   private liveChain: Promise<void> = Promise.resolve();
   private closed: Promise<void> | undefined;
+  private beats = 0;
 
   constructor(
     private readonly pool: pg.Pool,
@@ -473,6 +474,18 @@ export class PostgresConversationStorage implements ConversationStorage {
     });
   }
 
+  shareWatch(conversationId: string, watched: boolean): void {
+    if (this.closed) return;
+    // In the live events' chain: a watch and its end reach the database in the order they happened.
+    this.liveChain = this.liveChain.then(async () => {
+      try {
+        await this.pool.query(watched ? SQL.watch : SQL.unwatch, [conversationId, this.bootId]);
+      } catch (error) {
+        this.options.onBackgroundError?.('the watchers of this store replica could not be shared', error);
+      }
+    });
+  }
+
   onLiveEvent(listener: LiveEventListener): () => void {
     const subscription: LiveEventListener = (event) => listener(event);
     this.liveListeners.add(subscription);
@@ -515,6 +528,10 @@ export class PostgresConversationStorage implements ConversationStorage {
       const { rowCount } = await this.pool.query(SQL.heartbeat, [this.bootId]);
       // Forgotten while this process was paused: it is alive again.
       if (rowCount === 0) await this.pool.query(SQL.registerReplica, [this.bootId]);
+      // A replica that died leaves its turns marked; a live one notes them as the start-up
+      // sweep does, once a replica could have been seen as gone (one query on a partial index).
+      this.beats += 1;
+      if (this.beats % HEARTBEATS_TO_DEATH === 0 && !this.closed) await this.noteInterruptedTurns();
     } catch (error) {
       if (!this.closed) this.options.onBackgroundError?.('the store replica heartbeat failed', error);
     }
@@ -551,7 +568,7 @@ export class PostgresConversationStorage implements ConversationStorage {
   }
 
   private conversationOf(row: PgConversationRow, messages: Message[], pending: readonly ApprovalRow[]): Conversation {
-    return { ...conversationFromRow(row, messages, pending), turnRunning: this.turnRunning(row) };
+    return { ...conversationFromRow(row, messages, pending), turnRunning: this.turnRunning(row), watched: row.watched_elsewhere };
   }
 
   /** The note for a turn a dead boot left running (read from the locked row), or none. */

@@ -127,6 +127,17 @@ const MIGRATIONS: readonly string[] = [
     last_seen  timestamptz NOT NULL DEFAULT now()
   );
   `,
+  // 2: which replicas have watchers of which conversation ('' : of every one), so that a
+  // conversation read on any replica is `watched` when someone follows it on another one (the
+  // orchestrator streams the model's text only then). Rows of replicas that are gone go with
+  // their replica row, and count only while it is live.
+  `
+  CREATE TABLE store_watches (
+    conversation_id text NOT NULL,
+    boot_id         text NOT NULL REFERENCES store_replicas (boot_id) ON DELETE CASCADE,
+    PRIMARY KEY (conversation_id, boot_id)
+  );
+  `,
 ];
 
 export const POSTGRES_SCHEMA_VERSION = MIGRATIONS.length;

@@ -19,7 +19,12 @@ const CONVERSATION_WITH_RUN = `
          (conversations.running_turn_boot = $1 OR EXISTS (
             SELECT 1 FROM store_replicas
             WHERE boot_id = conversations.running_turn_boot AND last_seen > now() - make_interval(secs => $2::double precision / 1000)
-         )) AS running_turn_boot_live
+         )) AS running_turn_boot_live,
+         EXISTS (
+            SELECT 1 FROM store_watches JOIN store_replicas USING (boot_id)
+            WHERE store_watches.conversation_id IN (conversations.id::text, '') AND store_watches.boot_id <> $1
+              AND store_replicas.last_seen > now() - make_interval(secs => $2::double precision / 1000)
+         ) AS watched_elsewhere
   FROM conversations LEFT JOIN runs ON runs.conversation_id = conversations.id`;
 
 export const SQL = {
@@ -128,6 +133,8 @@ export const SQL = {
   // Rows of replicas gone for long: their marks are read as dead whether the row is there or not.
   forgetReplicas: `DELETE FROM store_replicas WHERE last_seen < now() - make_interval(secs => $1::double precision / 1000)`,
   unregisterReplica: `DELETE FROM store_replicas WHERE boot_id = $1`,
+  watch: `INSERT INTO store_watches (conversation_id, boot_id) VALUES ($1, $2) ON CONFLICT DO NOTHING`,
+  unwatch: `DELETE FROM store_watches WHERE conversation_id = $1 AND boot_id = $2`,
 } as const;
 
 /** Channels of the live feed across replicas (event-relay.ts). */

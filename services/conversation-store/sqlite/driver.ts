@@ -408,6 +408,8 @@ export class SqliteConversationStorage implements ConversationStorage {
   /** One process per database file: there is no other replica to tell. */
   shareLiveEvent(): void {}
 
+  shareWatch(): void {}
+
   onLiveEvent(_listener: LiveEventListener): () => void {
     return () => undefined;
   }
