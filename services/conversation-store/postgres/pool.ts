@@ -33,6 +33,8 @@ export function redactedDatabaseUrl(url: string): string {
   try {
     const parsed = new URL(url);
     if (parsed.password !== '') {
+      // As written in the URL (percent-encoded) and as sent to the server.
+      registerSecret(parsed.password);
       registerSecret(decodeURIComponent(parsed.password));
       parsed.password = '***';
     }
