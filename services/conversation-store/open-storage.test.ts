@@ -2,7 +2,9 @@
 import { describe, expect, it } from 'vitest';
 import { configSchema } from '../common/config/schema.js';
 import { redactSecrets } from '../common/secrets.js';
+import { GrpcStatus } from '../common/grpc/errors.js';
 import { databaseUrl } from './open-storage.js';
+import { openPostgresStorage } from './postgres/driver.js';
 import { isPostgresUrl, redactedDatabaseUrl } from './postgres/pool.js';
 
 const config = (store: Record<string, unknown> = {}) => configSchema.parse({ store });
@@ -31,5 +33,11 @@ describe('choosing the store database', () => {
     expect(redactSecrets('connect failed for p@ss-word-93c1')).toBe('connect failed for [redacted]');
     expect(redactSecrets(`cannot open ${url}`)).toBe('cannot open postgres://asg:[redacted]@db.internal:5432/asg');
     expect(redactedDatabaseUrl('postgres://db.internal/asg')).toBe('postgres://db.internal/asg');
+  });
+
+  it('fails to start with UNAVAILABLE naming the database without its password when nothing answers', async () => {
+    const opening = openPostgresStorage({ url: 'postgres://asg:unreachable-pw-5512@127.0.0.1:1/asg', pool: { connectTimeoutMs: 2_000 } });
+    await expect(opening).rejects.toMatchObject({ code: GrpcStatus.UNAVAILABLE, message: expect.stringContaining('postgres://asg:***@127.0.0.1:1/asg') });
+    await expect(opening).rejects.not.toMatchObject({ message: expect.stringContaining('unreachable-pw-5512') });
   });
 });

@@ -141,10 +141,16 @@ export async function openPostgresStorage(options: PostgresStorageOptions): Prom
       client.release();
     }
     const storage = new PostgresConversationStorage(pool, bootId, where, options, connectionConfig(options.url, limits, 'asg-conversation-store-listen'));
-    await storage.start();
+    try {
+      await storage.start();
+    } catch (error) {
+      // Its heartbeat and LISTEN connection stop, and its row goes; the pool ends below.
+      await storage.close();
+      throw error;
+    }
     return storage;
   } catch (error) {
-    await pool.end().catch(() => undefined);
+    if (!pool.ended) await pool.end().catch(() => undefined);
     throw error;
   }
 }
