@@ -1,3 +1,4 @@
+import { eventsConformance } from './events-conformance.js';
 import { interruptedTurnConformance } from './interrupted-turn-conformance.js';
 import { oneRunConformance } from './one-run-conformance.js';
 import { storageConformance } from './storage-conformance.js';
@@ -7,3 +8,4 @@ import { postgresDriver } from './testing/storage-drivers.js';
 storageConformance(postgresDriver());
 oneRunConformance(postgresDriver());
 interruptedTurnConformance(postgresDriver());
+eventsConformance(postgresDriver());

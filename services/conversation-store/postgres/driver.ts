@@ -219,7 +219,14 @@ export class PostgresConversationStorage implements ConversationStorage {
       await this.latestEventId(),
       (afterId, limit) => this.readEvents({ afterId, limit }),
       (events) => {
-        for (const listener of this.committedListeners) listener(events);
+        // The change is committed whatever a listener does: one that throws is its own problem, never the writer's or the other listeners'.
+        for (const listener of this.committedListeners) {
+          try {
+            listener(events);
+          } catch {
+            // In-process fan-outs that do not throw.
+          }
+        }
       },
       (error) => this.options.onBackgroundError?.('reading committed events for the live feed failed', error),
     );
