@@ -96,6 +96,7 @@ export class EventFeed {
   private readonly maxBacklog: number;
   private readonly catchUpPageSize: number;
   private readonly unsubscribe: () => void;
+  private readonly unsubscribeLive: () => void;
   private closed = false;
 
   constructor(
@@ -107,6 +108,8 @@ export class EventFeed {
     this.unsubscribe = storage.onEventsCommitted((events) => {
       for (const event of events) this.deliver(event);
     });
+    // Live-only events published on the other store replicas (PostgreSQL); none on SQLite.
+    this.unsubscribeLive = storage.onLiveEvent((event) => this.deliver({ ...event, id: 0 }));
   }
 
   /** Watchers now subscribed (of one conversation or of all). */
@@ -123,7 +126,9 @@ export class EventFeed {
 
   /** PublishEvent: hands a live-only event to the current watchers; its id is always 0. */
   publish(event: ConversationEvent): void {
-    this.deliver({ ...event, id: 0 });
+    const live = { ...event, id: 0 };
+    this.deliver(live);
+    this.storage.shareLiveEvent(live);
   }
 
   /**
@@ -140,9 +145,10 @@ export class EventFeed {
     this.subscribe(watcher);
     try {
       const conversationId = request.conversationId === EVERY_CONVERSATION ? undefined : request.conversationId;
-      // Everything after the newest stored event is queued from here on: the subscription and
-      // this read happen in one synchronous stretch, before any other request of this process
-      // can commit.
+      // Everything after the newest stored event is queued from here on. SQLite: the
+      // subscription and this read happen in one synchronous stretch, before any other request
+      // of this process can commit. PostgreSQL: an event is handed to the feed only after its
+      // commit, so one this read does not see is handed over after the subscription.
       const newest = await this.storage.latestEventId();
       // The last stored event this watcher has had, or that it starts after: what it reconnects
       // with. A live-only watch starts after the newest event; so does one whose after_id is
@@ -180,6 +186,7 @@ export class EventFeed {
   close(): void {
     this.closed = true;
     this.unsubscribe();
+    this.unsubscribeLive();
     for (const set of this.watchers.values()) for (const watcher of set) watcher.end('closing');
     this.watchers.clear();
   }
@@ -200,12 +207,16 @@ export class EventFeed {
     const set = this.watchers.get(watcher.key) ?? new Set<Watcher>();
     set.add(watcher);
     this.watchers.set(watcher.key, set);
+    // The other replicas answer `watched` for this key from now on (PostgreSQL).
+    if (set.size === 1) this.storage.shareWatch(watcher.key, true);
   }
 
   private unsubscribeWatcher(watcher: Watcher): void {
     const set = this.watchers.get(watcher.key);
     if (!set?.delete(watcher)) return;
-    if (set.size === 0) this.watchers.delete(watcher.key);
+    if (set.size > 0) return;
+    this.watchers.delete(watcher.key);
+    if (!this.closed) this.storage.shareWatch(watcher.key, false);
   }
 }
 

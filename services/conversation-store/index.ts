@@ -1,29 +1,30 @@
-import { resolve } from 'node:path';
 import { ConversationStoreServiceService } from '../../gen/ts/asg/store/v1/store.js';
 import { ServingHealth } from '../common/grpc/health.js';
 import { createServer, DEFAULT_STOP_GRACE_MS, implement, listen, shutdown } from '../common/grpc/server.js';
 import type { ConversationStoreConfig } from '../common/config/slices.js';
+import { redactSecrets } from '../common/secrets.js';
 import type { RunningService, ServiceOptions } from '../common/service.js';
 import { EventFeed, type EventFeedOptions } from './event-feed.js';
+import { openConfiguredStorage } from './open-storage.js';
 import { conversationStoreHandlers } from './server.js';
-import { DATABASE_FILE, openSqliteStorage, STALE_TURN_MARGIN_MS } from './sqlite/driver.js';
 
 export type { ApprovalClaim, ConversationPage, ConversationStorage, InterruptionMark } from './storage.js';
 export type { EventFeedOptions } from './event-feed.js';
 
 const SERVICE = 'conversation-store';
 
-/** The store on `options.listen`, keeping its data in `<data_dir>/conversations.db`. */
+/** The store on `options.listen`, keeping its data in `<data_dir>/conversations.db` or the PostgreSQL database of `store.url`. */
 export interface ConversationStoreOptions extends ServiceOptions<ConversationStoreConfig> {
   /** The watchers' limits (event-feed.ts); the defaults otherwise. */
   events?: EventFeedOptions;
+  /** Where ASG_DATABASE_URL is read; `process.env` by default. */
+  env?: NodeJS.ProcessEnv;
 }
 
 export async function startConversationStore(options: ConversationStoreOptions): Promise<RunningService> {
-  const dataDir = resolve(options.config.data_dir);
-  // No turn outlives chat.turn_timeout (the gateway's deadline, which every hop inherits): a
-  // mark older than that and a margin was left by a process that died mid-turn (store.proto, StartTurn).
-  const storage = openSqliteStorage({ dataDir, staleTurnAfterMs: options.config.chat.turn_timeout + STALE_TURN_MARGIN_MS });
+  const { storage, where } = await openConfiguredStorage(options.config, options.env ?? process.env, (what, error) =>
+    options.log.warn(what, { error: redactSecrets(error instanceof Error ? error.message : String(error)) }),
+  );
   // Before anyone reads them: a conversation whose turn a crash cut off says so (store.proto, StartTurn).
   let interrupted: number;
   try {
@@ -51,7 +52,7 @@ export async function startConversationStore(options: ConversationStoreOptions):
   }
   const address = `${options.listen.slice(0, options.listen.lastIndexOf(':'))}:${port}`;
   health.markServing();
-  options.log.info('conversation store listening', { address, database: resolve(dataDir, DATABASE_FILE) });
+  options.log.info('conversation store listening', { address, database: where });
   let stopped: Promise<void> | undefined;
   return {
     name: SERVICE,

@@ -201,7 +201,8 @@ function validated<T>(method: keyof typeof schemas, request: T): T {
 
 export function conversationStoreHandlers(storage: ConversationStorage, feed: EventFeed): ServiceHandlers<typeof ConversationStoreServiceService> {
   // Whether anyone watches it now is the feed's to say, not the driver's.
-  const watched = (conversation: Conversation): Conversation => ({ ...conversation, watched: feed.isWatched(conversation.id) });
+  // Watchers of this replica, or of another one sharing the database (the driver's `watched`).
+  const watched = (conversation: Conversation): Conversation => ({ ...conversation, watched: conversation.watched || feed.isWatched(conversation.id) });
   // Read right after a change so the caller needs no second round trip for it.
   const conversationOf = async (id: string) => watched(await storage.getConversation({ id, includeMessages: true }));
   return {

@@ -24,6 +24,10 @@ import type {
  */
 export const INTERRUPTED_TURN_NOTE = 'This turn was interrupted: the service stopped before it finished. Send your message again to retry.';
 
+/** The stale limit of a running mark when none is given: the default chat.turn_timeout (5 min) plus STALE_TURN_MARGIN_MS. */
+export const STALE_TURN_MARGIN_MS = 60_000;
+export const DEFAULT_STALE_TURN_MS = 300_000 + STALE_TURN_MARGIN_MS;
+
 /** A page size of 0 asks for this many conversations (store.proto, ListConversationsRequest). */
 export const DEFAULT_PAGE_SIZE = 50;
 export const MAX_PAGE_SIZE = 500;
@@ -73,6 +77,9 @@ export interface EventRange {
 
 /** Called with the stored events of one change, in id order, once the change has committed. */
 export type CommittedEventsListener = (events: readonly ConversationEvent[]) => void;
+
+/** Called with a live-only event (id 0) another store replica published. */
+export type LiveEventListener = (event: ConversationEvent) => void;
 
 /**
  * Everything the conversation store keeps, behind one interface so that the embedded SQLite
@@ -162,9 +169,29 @@ export interface ConversationStorage {
    * Calls `listener` with the events of every change this storage object commits, right after
    * the commit and before the method that made the change returns; returns the function that
    * unsubscribes it. A listener must not throw or block: it runs on the writer's path.
-   * Changes written by another process sharing the database are not reported.
+   * Events are reported in id order, each once. SQLite: changes written by another process
+   * sharing the file are not reported. PostgreSQL: those of the other store replicas are too,
+   * as their commits are told (LISTEN/NOTIFY), still in id order.
    */
   onEventsCommitted(listener: CommittedEventsListener): () => void;
+
+  /**
+   * A live-only event (PublishEvent) this replica handed to its own watchers, for the other
+   * store replicas sharing the database (PostgreSQL: NOTIFY); returns at once, never fails
+   * the caller. The embedded SQLite store is the only process of its file: nothing to do.
+   */
+  shareLiveEvent(event: ConversationEvent): void;
+
+  /** Calls `listener` with the live-only events the other replicas share; returns the unsubscribe. */
+  onLiveEvent(listener: LiveEventListener): () => void;
+
+  /**
+   * This replica has (or no longer has) watchers of a conversation ('' : of every one), for
+   * the `watched` the other replicas answer (store.proto, Conversation.watched): a conversation
+   * read from this storage is `watched` when another live replica has such watchers. Returns
+   * at once, never fails the caller; SQLite: nothing to share, `watched` stays false here.
+   */
+  shareWatch(conversationId: string, watched: boolean): void;
 
   /**
    * At the store's start: every turn a crash cut off gets its note now, so the conversation

@@ -37,14 +37,22 @@ async function selectedTestFiles(project: TestProject): Promise<string[]> {
 }
 
 async function provide(requirement: Requirement): Promise<string> {
-  const found = requirement.find();
+  const found = await requirement.find();
   if (found !== undefined) return found;
+  if (requirement.start?.()) {
+    const started = await requirement.find();
+    if (started !== undefined) {
+      console.log(`test set-up: started ${requirement.name}`);
+      return started;
+    }
+  }
   const chosen = process.env[requirement.env];
+  if (chosen && requirement.aptPackages === undefined) stop(`${requirement.name} not reachable at ${requirement.env}=${chosen}: ${requirement.explain}`);
   if (chosen) stop(`${requirement.env}=${chosen} is not a usable ${requirement.name}: ${requirement.explain}`);
   const apt = aptCommand();
   if (requirement.aptPackages === undefined || apt === undefined) stop(`${requirement.name} not found: ${requirement.explain}`);
   await aptInstall(requirement, apt, requirement.aptPackages);
-  return requirement.find() ?? stop(`${requirement.name} still not found after apt-get installed ${requirement.aptPackages.join(' ')}: ${requirement.explain}`);
+  return (await requirement.find()) ?? stop(`${requirement.name} still not found after apt-get installed ${requirement.aptPackages.join(' ')}: ${requirement.explain}`);
 }
 
 /** How to run apt-get here: directly as root, through passwordless sudo, or not at all. */

@@ -6,7 +6,7 @@ import { chmodSync, mkdtempSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterEach, describe, expect, it } from 'vitest';
-import { chromium, isExecutable, kubectl, kustomizeMajor, onPath, REQUIREMENTS } from './requirements.js';
+import { chromium, isExecutable, kubectl, kustomizeMajor, onPath, postgres, REQUIREMENTS } from './requirements.js';
 
 const saved = process.env.CHROMIUM_PATH;
 const savedKubectl = process.env.KUBECTL_PATH;
@@ -73,5 +73,12 @@ describe('requirements of the test suites', () => {
     expect(kubectl.neededBy.test('deploy/kubernetes.test.ts')).toBe(true);
     expect(kubectl.neededBy.test('deploy/deploy.test.ts')).toBe(false);
     expect(kubectl.explain).toMatch(/kubernetes-client.*KUBECTL_PATH/);
+  });
+
+  it('asks for PostgreSQL only for the PostgreSQL suites, and says how to start it or where to point', () => {
+    expect(postgres.neededBy.test('services/conversation-store/postgres-storage.test.ts')).toBe(true);
+    expect(postgres.neededBy.test('test/e2e/postgres-replicas.test.ts')).toBe(true);
+    expect(postgres.neededBy.test('services/conversation-store/sqlite-storage.test.ts')).toBe(false);
+    expect(postgres.explain).toMatch(/pg_ctlcluster.*ASG_TEST_DATABASE_URL/);
   });
 });

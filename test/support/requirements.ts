@@ -6,8 +6,9 @@
  * list before any test runs; adding a service (PostgreSQL, NATS) is one more entry here.
  */
 import { spawnSync } from 'node:child_process';
-import { accessSync, constants, statSync } from 'node:fs';
+import { accessSync, constants, readdirSync, statSync } from 'node:fs';
 import { delimiter, join } from 'node:path';
+import pg from 'pg';
 
 export interface Requirement {
   /** What the requirement is, as a person names it: "chromium". */
@@ -17,7 +18,12 @@ export interface Requirement {
   /** Test files (paths relative to the repository root) that need it; runs that select none skip it. */
   neededBy: RegExp;
   /** The value for `env` when the machine has it already, else undefined. Reads `env` first. */
-  find(): string | undefined;
+  find(): string | undefined | Promise<string | undefined>;
+  /**
+   * Starts it when it is installed but not running (a database server), where the system
+   * allows it; true when it started. Tried before any install.
+   */
+  start?(): boolean;
   /** Debian/Ubuntu packages that provide it (`apt-get install -y …`), when apt may install it. */
   aptPackages?: string[];
   /** One line: what to install or which variable to set. */
@@ -102,5 +108,50 @@ export const kubectl: Requirement = {
   explain: `install kubectl 1.27 or later, whose built-in kustomize is v${MIN_KUSTOMIZE_MAJOR} or later (Debian/Ubuntu: apt-get install -y kubernetes-client where the distribution's is that new), or set KUBECTL_PATH to one`,
 };
 
+
+/** The PostgreSQL server the tests create their own databases on (`CREATE DATABASE asg_test_…`). */
+export const DEFAULT_TEST_DATABASE_URL = 'postgres://postgres@127.0.0.1:5432/postgres';
+
+/** Whether a PostgreSQL server answers at `url` (within a few seconds). */
+async function reachable(url: string): Promise<boolean> {
+  const client = new pg.Client({ connectionString: url, connectionTimeoutMillis: 3_000 });
+  client.on('error', () => undefined);
+  try {
+    await client.connect();
+    await client.query('SELECT 1');
+    return true;
+  } catch {
+    return false;
+  } finally {
+    await client.end().catch(() => undefined);
+  }
+}
+
+export const postgres: Requirement = {
+  name: 'PostgreSQL',
+  env: 'ASG_TEST_DATABASE_URL',
+  // The PostgreSQL driver's suites and the replicas' end-to-end test (issue 14).
+  neededBy: /(^|\/)postgres[^/]*\.test\.ts$/,
+  async find() {
+    const url = process.env.ASG_TEST_DATABASE_URL || DEFAULT_TEST_DATABASE_URL;
+    return (await reachable(url)) ? url : undefined;
+  },
+  start() {
+    // Debian's clusters, as root (CI): pg_ctlcluster starts one without systemd.
+    if (process.platform !== 'linux' || process.getuid?.() !== 0 || onPath(['pg_ctlcluster']) === undefined) return false;
+    let versions: string[];
+    try {
+      versions = readdirSync('/etc/postgresql');
+    } catch {
+      return false;
+    }
+    return versions.some(
+      (version) => spawnSync('pg_ctlcluster', ['--skip-systemctl-redirect', version, 'main', 'start'], { stdio: 'ignore', timeout: 60_000 }).status === 0,
+    );
+  },
+  explain:
+    'start PostgreSQL on 127.0.0.1:5432 with user postgres and trust auth (Debian: pg_ctlcluster --skip-systemctl-redirect $(ls /etc/postgresql) main start), or set ASG_TEST_DATABASE_URL to a server where the tests may create databases',
+};
+
 /** Everything the suites may need, in the order they are checked. */
-export const REQUIREMENTS: Requirement[] = [chromium, kubectl];
+export const REQUIREMENTS: Requirement[] = [chromium, kubectl, postgres];

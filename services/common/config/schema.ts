@@ -146,6 +146,33 @@ export const configSchema = z
     port: z.number().int().min(0).max(65535).default(8080),
     data_dir: z.string().min(1).default('./data'),
     /**
+     * Added (issue 14): where the conversation store keeps its data. `url` empty: SQLite in
+     * `data_dir` (one machine); `postgres://…`: PostgreSQL, shared by any number of store
+     * replicas. ASG_DATABASE_URL, when set, wins over `url` (it may carry a password, which is
+     * never logged).
+     */
+    store: z
+      .strictObject({
+        url: z
+          .string()
+          .trim()
+          .refine((value) => value === '' || /^postgres(ql)?:\/\//i.test(value), 'empty (SQLite in data_dir) or a postgres:// URL')
+          .default(''),
+        /** PostgreSQL only: the connection pool's limits. */
+        pool: z
+          .strictObject({
+            max_connections: z.number().int().min(1).max(1000).default(10),
+            /** A statement running longer is cancelled by the server. */
+            statement_timeout: duration.default(30_000),
+            /** A transaction idle this long is ended by the server, releasing its locks. */
+            idle_in_transaction_timeout: duration.default(60_000),
+            /** Waiting for a connection fails after this. */
+            connect_timeout: duration.default(10_000),
+          })
+          .prefault({}),
+      })
+      .prefault({}),
+    /**
      * Added (issue 12): what the HTTP server answers for, guarding a local API against the
      * browser (DNS rebinding, cross-site requests).
      */

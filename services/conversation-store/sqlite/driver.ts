@@ -40,6 +40,7 @@ import {
 } from '../records.js';
 import {
   DEFAULT_PAGE_SIZE,
+  DEFAULT_STALE_TURN_MS,
   MAX_PAGE_CONTENT_CHARS,
   INTERRUPTED_TURN_NOTE,
   MAX_PAGE_SIZE,
@@ -49,6 +50,7 @@ import {
   type ConversationStorage,
   type EventRange,
   type InterruptionMark,
+  type LiveEventListener,
   type TurnStart,
 } from '../storage.js';
 import {
@@ -61,7 +63,7 @@ import {
   type ConversationRow,
   type EventChange,
   type MessageRow,
-} from './rows.js';
+} from '../rows.js';
 import { configureConnection, migrate } from './schema.js';
 import { prepareStatements, type ConversationState, type Statements } from './statements.js';
 
@@ -79,9 +81,7 @@ export interface SqliteStorageOptions {
   staleTurnAfterMs?: number;
 }
 
-/** The stale limit of a running mark when none is given: the default chat.turn_timeout (5 min) plus STALE_TURN_MARGIN_MS. */
-export const STALE_TURN_MARGIN_MS = 60_000;
-export const DEFAULT_STALE_TURN_MS = 300_000 + STALE_TURN_MARGIN_MS;
+export { DEFAULT_STALE_TURN_MS, STALE_TURN_MARGIN_MS } from '../storage.js';
 
 /** What one transaction changes on a conversation row; absent fields stay as they are. */
 interface ConversationChange {
@@ -403,6 +403,15 @@ export class SqliteConversationStorage implements ConversationStorage {
     const subscription: CommittedEventsListener = (events) => listener(events);
     this.listeners.add(subscription);
     return () => this.listeners.delete(subscription);
+  }
+
+  /** One process per database file: there is no other replica to tell. */
+  shareLiveEvent(): void {}
+
+  shareWatch(): void {}
+
+  onLiveEvent(_listener: LiveEventListener): () => void {
+    return () => undefined;
   }
 
   async noteInterruptedTurns(): Promise<number> {

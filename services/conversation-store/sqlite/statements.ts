@@ -1,6 +1,6 @@
 import type { Database, Statement } from 'better-sqlite3';
 import type { ApprovalStatusName, ConversationStatusName } from '../records.js';
-import type { ApprovalRow, ConversationRow, EventRow, MessageRow } from './rows.js';
+import type { ApprovalRow, ConversationRow, EventRow, MessageRow } from '../rows.js';
 
 /**
  * A conversation row with its run (schema 12): one primary-key lookup in `runs` per

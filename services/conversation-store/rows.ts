@@ -1,4 +1,4 @@
-import type { Compaction, Conversation, ConversationEvent, Message, PendingApproval, Run } from '../../../gen/ts/asg/store/v1/store.js';
+import type { Compaction, Conversation, ConversationEvent, Message, PendingApproval, Run } from '../../gen/ts/asg/store/v1/store.js';
 import {
   agentChainFromStored,
   approvalStatus,
@@ -9,9 +9,9 @@ import {
   type ApprovalStatusName,
   type ConversationStatusName,
   type MessageRoleName,
-} from '../records.js';
+} from './records.js';
 
-/** Rows exactly as SQLite returns them; JSON columns are still text here. */
+/** Rows exactly as the drivers read them (both return these shapes); JSON columns are still text here. */
 
 export interface ConversationRow {
   id: string;

@@ -1,0 +1,53 @@
+import { resolve } from 'node:path';
+import type { ConversationStoreConfig } from '../common/config/slices.js';
+import { openPostgresStorage } from './postgres/driver.js';
+import { isPostgresUrl, redactedDatabaseUrl } from './postgres/pool.js';
+import { DATABASE_FILE, openSqliteStorage } from './sqlite/driver.js';
+import { STALE_TURN_MARGIN_MS, type ConversationStorage } from './storage.js';
+
+/** The environment variable that names the store's database; it wins over `store.url`. */
+export const DATABASE_URL_ENV = 'ASG_DATABASE_URL';
+
+export interface OpenedStorage {
+  storage: ConversationStorage;
+  /** Where the data is, as it may be logged: a file, or the URL without its password. */
+  where: string;
+}
+
+/** The database URL in effect: ASG_DATABASE_URL when set, else `store.url`; empty for SQLite. */
+export function databaseUrl(config: Pick<ConversationStoreConfig, 'store'>, env: NodeJS.ProcessEnv): string {
+  const url = (env[DATABASE_URL_ENV] ?? '').trim() || config.store.url;
+  if (url !== '' && !isPostgresUrl(url)) throw new Error(`${DATABASE_URL_ENV} must be a postgres:// URL (or unset for SQLite in data_dir)`);
+  return url;
+}
+
+/**
+ * The store's storage driver: PostgreSQL when a URL is configured, else SQLite in data_dir.
+ * No turn outlives chat.turn_timeout (the gateway's deadline, which every hop inherits): a
+ * running mark older than that and a margin was left by a process that died mid-turn.
+ */
+export async function openConfiguredStorage(
+  config: ConversationStoreConfig,
+  env: NodeJS.ProcessEnv,
+  onBackgroundError: (what: string, error: unknown) => void,
+): Promise<OpenedStorage> {
+  const staleTurnAfterMs = config.chat.turn_timeout + STALE_TURN_MARGIN_MS;
+  const url = databaseUrl(config, env);
+  if (url === '') {
+    const dataDir = resolve(config.data_dir);
+    return { storage: openSqliteStorage({ dataDir, staleTurnAfterMs }), where: resolve(dataDir, DATABASE_FILE) };
+  }
+  const { pool } = config.store;
+  const storage = await openPostgresStorage({
+    url,
+    staleTurnAfterMs,
+    pool: {
+      maxConnections: pool.max_connections,
+      statementTimeoutMs: pool.statement_timeout,
+      idleInTransactionTimeoutMs: pool.idle_in_transaction_timeout,
+      connectTimeoutMs: pool.connect_timeout,
+    },
+    onBackgroundError,
+  });
+  return { storage, where: redactedDatabaseUrl(url) };
+}

@@ -1,0 +1,916 @@
+import { randomUUID } from 'node:crypto';
+import type pg from 'pg';
+import {
+  ConversationStatus,
+  MessageRole,
+  type AppendMessagesRequest,
+  type ClaimApprovalRequest,
+  type Conversation,
+  type ConversationEvent,
+  type ConversationSummary,
+  type CreateApprovalRequest,
+  type CreateConversationRequest,
+  type FinishApprovalExecutionRequest,
+  type GetConversationRequest,
+  type ListConversationsRequest,
+  type ListPendingApprovalsRequest,
+  type MarkApprovalInterruptedRequest,
+  type Message,
+  type NewMessage,
+  type PendingApproval,
+  type Run,
+  type StartTurnRequest,
+  type UpdateRunRequest,
+} from '../../../gen/ts/asg/store/v1/store.js';
+import { callHash } from '../../common/call-hash.js';
+import { aborted, deadlineExceeded, failedPrecondition, internal, invalidArgument, notFound, ServiceError, unavailable } from '../../common/grpc/errors.js';
+import { storedId } from '../ids.js';
+import { decodePageToken, encodePageToken } from '../page-token.js';
+import {
+  conversationStatus,
+  isoTimestamp,
+  messageRole,
+  storedAgentChain,
+  storedToolCall,
+  timestampAfter,
+  type ApprovalStatusName,
+  type ConversationStatusName,
+} from '../records.js';
+import {
+  approvalFromRow,
+  conversationFromRow,
+  eventFromRow,
+  eventPayload,
+  messageFromRow,
+  type ApprovalRow,
+  type ConversationRow,
+  type EventChange,
+  type EventRow,
+  type MessageRow,
+} from '../rows.js';
+import {
+  DEFAULT_PAGE_SIZE,
+  INTERRUPTED_TURN_NOTE,
+  MAX_PAGE_CONTENT_CHARS,
+  MAX_PAGE_SIZE,
+  type ApprovalClaim,
+  type CommittedEventsListener,
+  type ConversationPage,
+  type ConversationStorage,
+  type EventRange,
+  type InterruptionMark,
+  type LiveEventListener,
+  type TurnStart,
+} from '../storage.js';
+import { DEFAULT_STALE_TURN_MS } from '../sqlite/driver.js';
+import { EventListener, liveEventPayloads, OrderedEventDelivery, storedEventsPayload } from './event-relay.js';
+import { connectionConfig, createPool, DEFAULT_POOL_LIMITS, redactedDatabaseUrl, type PostgresPoolLimits } from './pool.js';
+import { migrate } from './schema.js';
+import { LIVE_EVENTS_CHANNEL, SQL, STORED_EVENTS_CHANNEL } from './statements.js';
+
+export interface PostgresStorageOptions {
+  /** `postgres://user:password@host:port/database`; its password is never shown. */
+  url: string;
+  pool?: Partial<PostgresPoolLimits>;
+  /** Epoch milliseconds; replaced in tests to age approvals and marks without waiting. */
+  now?: () => number;
+  /** A running mark older than this is stale (store.proto, StartTurn); DEFAULT_STALE_TURN_MS when absent. */
+  staleTurnAfterMs?: number;
+  /** How often this replica tells the others it is alive (store_replicas); 3 missed beats and it counts as gone. */
+  heartbeatMs?: number;
+  /** Problems of the background work (heartbeat, LISTEN, live events) that no request sees. */
+  onBackgroundError?: (what: string, error: unknown) => void;
+}
+
+export const DEFAULT_HEARTBEAT_MS = 5_000;
+/** Missed heartbeats after which a replica's running marks are read as a crash's. */
+const HEARTBEATS_TO_DEATH = 3;
+/** Rows of replicas unseen this long are deleted at a start (their marks read as dead without them). */
+const FORGET_REPLICAS_AFTER_MS = 24 * 3_600_000;
+
+/** A conversation row with whether its running mark belongs to a live replica (statements.ts). */
+type PgConversationRow = ConversationRow & { running_turn_boot_live: boolean | null; watched_elsewhere: boolean };
+
+interface PendingEvent {
+  conversation_id: string;
+  kind: EventRow['kind'];
+  payload: string;
+  created_at: string;
+}
+
+/** One write transaction: its connection, the events and count changes it records until COMMIT. */
+interface WriteTx {
+  client: pg.PoolClient;
+  events: PendingEvent[];
+  countDeltas: Map<ConversationStatusName, number>;
+}
+
+interface ConversationChange {
+  messages?: NewMessage[];
+  status?: ConversationStatusName;
+  pendingApprovalUuid?: string | null;
+  run?: Pick<Run, 'state' | 'schemaVersion'> | null;
+  resolved?: ApprovalRow[];
+  requested?: ApprovalRow[];
+}
+
+function waitingState(current: ConversationStatusName, pending: readonly ApprovalRow[]): Pick<ConversationChange, 'status' | 'pendingApprovalUuid'> {
+  if (pending.length > 0) return { status: 'waiting_approval', pendingApprovalUuid: pending[0]!.uuid };
+  return { status: current === 'waiting_approval' ? 'active' : current, pendingApprovalUuid: null };
+}
+
+/**
+ * Opens the store on a PostgreSQL database: connects, migrates under the advisory lock,
+ * registers this replica and starts its LISTEN connection. Several replicas may open one
+ * database at once.
+ */
+export async function openPostgresStorage(options: PostgresStorageOptions): Promise<PostgresConversationStorage> {
+  const where = redactedDatabaseUrl(options.url);
+  const limits = { ...DEFAULT_POOL_LIMITS, ...options.pool };
+  const bootId = randomUUID();
+  const pool = createPool(options.url, limits, 'asg-conversation-store');
+  // An idle pooled connection that the server ends must not crash the process; the next query gets a new one.
+  pool.on('error', (error) => options.onBackgroundError?.('an idle database connection failed', error));
+  try {
+    const client = await pool.connect().catch((error: unknown) => {
+      throw unavailable(`cannot connect to the conversation store's database ${where}: ${(error as Error).message}`);
+    });
+    try {
+      await migrate(client, where);
+    } finally {
+      client.release();
+    }
+    const storage = new PostgresConversationStorage(pool, bootId, where, options, connectionConfig(options.url, limits, 'asg-conversation-store-listen'));
+    try {
+      await storage.start();
+    } catch (error) {
+      // Its heartbeat and LISTEN connection stop, and its row goes; the pool ends below.
+      await storage.close();
+      throw error;
+    }
+    return storage;
+  } catch (error) {
+    if (!pool.ended) await pool.end().catch(() => undefined);
+    throw error;
+  }
+}
+
+/**
+ * The PostgreSQL driver: the SQLite driver's behaviour (sqlite/driver.ts), for several store
+ * replicas sharing one database. How it stays correct under their concurrency:
+ *
+ * - every write of a conversation first locks its row (`SELECT … FOR UPDATE`) and then reads
+ *   it afresh, so read-then-write decisions (message_count, status, run revision CAS, the
+ *   running mark) are serialized per conversation; an approval's lifecycle moves are
+ *   conditional `UPDATE … RETURNING`, taken after the lock of its conversation, so locks are
+ *   always taken conversation first and no two writers wait on each other in a cycle;
+ * - events get their ids at the end of the transaction from the `event_ids` counter row
+ *   (gap-free and in commit order), with the per-status counts changed under that same lock
+ *   and a NOTIFY that PostgreSQL delivers only if the transaction commits;
+ * - a running mark counts as a live turn while its boot id is this replica's or a replica
+ *   seen within HEARTBEATS_TO_DEATH heartbeats (store_replicas); only marks of dead boots are
+ *   turns a crash cut off.
+ */
+export class PostgresConversationStorage implements ConversationStorage {
+  private readonly now: () => number;
+  private readonly staleTurnAfterMs: number;
+  private readonly heartbeatMs: number;
+  private readonly liveForMs: number;
+  private readonly committedListeners = new Set<CommittedEventsListener>();
+  private readonly liveListeners = new Set<LiveEventListener>();
+  private delivery: OrderedEventDelivery | undefined;
+  private listener: EventListener | undefined;
+  private heartbeat: NodeJS.Timeout | undefined;
+  /** Live events leave one at a time, so the other replicas get this one's deltas in order. */
+  private liveChain: Promise<void> = Promise.resolve();
+  private closed: Promise<void> | undefined;
+  private beats = 0;
+
+  constructor(
+    private readonly pool: pg.Pool,
+    /** This replica's boot: its running marks, its row in store_replicas, the origin of its live events. */
+    readonly bootId: string,
+    private readonly where: string,
+    private readonly options: PostgresStorageOptions,
+    private readonly listenConnection: pg.ClientConfig,
+  ) {
+    this.now = options.now ?? Date.now;
+    this.staleTurnAfterMs = options.staleTurnAfterMs ?? DEFAULT_STALE_TURN_MS;
+    this.heartbeatMs = options.heartbeatMs ?? DEFAULT_HEARTBEAT_MS;
+    this.liveForMs = this.heartbeatMs * HEARTBEATS_TO_DEATH;
+  }
+
+  /** Registers the replica, starts its heartbeat and its LISTEN connection (before reading where the feed starts: nothing falls between). */
+  async start(): Promise<void> {
+    await this.pool.query(SQL.forgetReplicas, [FORGET_REPLICAS_AFTER_MS]);
+    await this.pool.query(SQL.registerReplica, [this.bootId]);
+    this.heartbeat = setInterval(() => void this.beat(), this.heartbeatMs);
+    this.heartbeat.unref();
+    this.listener = new EventListener({
+      connection: this.listenConnection,
+      bootId: this.bootId,
+      onStoredEvents: (lastId) => void this.delivery?.caughtUpTo(lastId),
+      onLiveEvent: (event) => this.tellLive(event),
+      onListening: () => void this.delivery?.caughtUpTo(Number.POSITIVE_INFINITY),
+      onError: (error) => this.options.onBackgroundError?.('the LISTEN connection of live events failed; reconnecting', error),
+    });
+    await this.listener.start();
+    this.delivery = new OrderedEventDelivery(
+      await this.latestEventId(),
+      (afterId, limit) => this.readEvents({ afterId, limit }),
+      (events) => {
+        // The change is committed whatever a listener does: one that throws is its own problem, never the writer's or the other listeners'.
+        for (const listener of this.committedListeners) {
+          try {
+            listener(events);
+          } catch {
+            // In-process fan-outs that do not throw.
+          }
+        }
+      },
+      (error) => this.options.onBackgroundError?.('reading committed events for the live feed failed', error),
+    );
+  }
+
+  /** The LISTEN connection, for tests that drop it on purpose. */
+  get eventListener(): EventListener | undefined {
+    return this.listener;
+  }
+
+  async createConversation(request: CreateConversationRequest): Promise<Conversation> {
+    return this.write(async (tx) => {
+      const newest = await this.query<{ created_at: string }>(tx.client, 'newestCreatedAt', []);
+      const createdAt = timestampAfter(newest[0]?.created_at, this.now());
+      const id = randomUUID();
+      await this.query(tx.client, 'insertConversation', [id, request.sessionId, createdAt, request.a2aOrigin?.dialect ?? null, request.a2aOrigin?.contextId ?? null]);
+      this.countChange(tx, 'active', 1);
+      const messages = request.systemPrompt === '' ? [] : [{ role: MessageRole.MESSAGE_ROLE_SYSTEM, content: request.systemPrompt }];
+      this.recordEvent(tx, id, createdAt, { kind: 'status_changed', status: 'active' });
+      await this.applyChange(tx, await this.requireConversation(tx.client, id), { messages }, createdAt);
+      return this.readConversation(tx.client, await this.requireConversation(tx.client, id), true);
+    });
+  }
+
+  async getConversation(request: GetConversationRequest): Promise<Conversation> {
+    return this.read(async (client) => {
+      const row = await this.requireConversation(client, request.id);
+      if (!request.includeMessages || !request.messageLimit) return this.readConversation(client, row, request.includeMessages);
+      return this.readConversationPage(client, row, request);
+    });
+  }
+
+  async listConversations(request: ListConversationsRequest): Promise<ConversationPage> {
+    const limit = Math.min(request.pageSize || DEFAULT_PAGE_SIZE, MAX_PAGE_SIZE);
+    const cursor = request.pageToken === '' ? undefined : decodePageToken(request.pageToken);
+    return this.read(async (client) => {
+      const rows = cursor
+        ? await this.query<PgConversationRow>(client, 'pageAfter', [this.bootId, this.liveForMs, cursor.createdAt, storedId(cursor.id) ?? '00000000-0000-0000-0000-000000000000', limit + 1])
+        : await this.query<PgConversationRow>(client, 'firstPage', [this.bootId, this.liveForMs, limit + 1]);
+      const page = rows.slice(0, limit);
+      const pending = await this.pendingApprovalsOf(client, page);
+      const last = page.at(-1);
+      return {
+        conversations: page.map((row) => this.conversationOf(row, [], pending.get(row.id) ?? [])),
+        nextPageToken: rows.length > limit && last ? encodePageToken({ createdAt: last.created_at, id: last.id }) : '',
+        summary: await this.summary(client),
+      };
+    });
+  }
+
+  async startTurn(request: StartTurnRequest): Promise<TurnStart> {
+    return this.write(async (tx) => {
+      let conversation = await this.lockConversation(tx.client, request.conversationId);
+      const unfinishedApprovals = (await this.query<ApprovalRow>(tx.client, 'selectUnfinishedApprovals', [conversation.id])).map(approvalFromRow);
+      const waiting = conversation.status === 'waiting_approval';
+      // One active run per conversation: checked and marked under the conversation's row lock,
+      // so of concurrent StartTurns on any replicas exactly one starts.
+      const busy = !waiting && this.turnRunning(conversation);
+      const started = !waiting && !busy && unfinishedApprovals.length === 0;
+      if (started) {
+        const messages = [...this.interruptedTurnNote(conversation), request.message!];
+        await this.applyChange(tx, conversation, { messages, run: conversation.run_state === null ? undefined : null });
+        await this.markTurnRunning(tx, conversation.id);
+        conversation = await this.requireConversation(tx.client, conversation.id);
+      }
+      return { started, busy, conversation: await this.readConversation(tx.client, conversation, true), unfinishedApprovals };
+    });
+  }
+
+  async appendMessages(request: AppendMessagesRequest): Promise<Message[]> {
+    return this.write(async (tx) => {
+      const conversation = await this.lockConversation(tx.client, request.conversationId);
+      const status =
+        request.status === ConversationStatus.CONVERSATION_STATUS_UNSPECIFIED ? conversation.status : conversationStatus.name(request.status);
+      if (status !== conversation.status) {
+        if (conversation.status === 'waiting_approval') {
+          throw failedPrecondition(
+            `conversation ${conversation.id} waits for approval ${conversation.pending_approval_uuid}; resolve it with ClaimApproval before changing the status`,
+          );
+        }
+        if (status === 'waiting_approval') throw invalidArgument('status waiting_approval is set by CreateApproval, not AppendMessages');
+      }
+      const appended = await this.applyChange(tx, conversation, { messages: request.messages, status });
+      if (request.endsTurn) await this.endTurn(tx, conversation.id);
+      return appended;
+    });
+  }
+
+  async createApproval(request: CreateApprovalRequest): Promise<PendingApproval> {
+    return this.write(async (tx) => {
+      const conversation = await this.lockConversation(tx.client, request.conversationId);
+      if (conversation.status === 'waiting_approval') {
+        throw failedPrecondition(`conversation ${conversation.id} already waits for approval ${conversation.pending_approval_uuid}`);
+      }
+      const at = timestampAfter(conversation.updated_at, this.now());
+      const uuid = randomUUID();
+      const requested = await this.insertApproval(tx.client, conversation.id, { ...request, uuid }, at);
+      await this.applyChange(tx, conversation, { messages: request.messages, status: 'waiting_approval', pendingApprovalUuid: uuid, requested: [requested] }, at);
+      await this.endTurn(tx, conversation.id);
+      return approvalFromRow(await this.requireApproval(tx.client, uuid));
+    });
+  }
+
+  async getApproval(uuid: string): Promise<PendingApproval> {
+    return this.read(async (client) => approvalFromRow(await this.requireApproval(client, uuid)));
+  }
+
+  async claimApproval(request: ClaimApprovalRequest): Promise<ApprovalClaim> {
+    return this.write(async (tx) => {
+      const uuid = storedId(request.uuid);
+      const found = uuid === undefined ? undefined : (await this.query<ApprovalRow>(tx.client, 'selectApproval', [uuid]))[0];
+      if (!found) throw notFound(`approval ${request.uuid} not found`);
+      // The conversation first (the lock order of every write), then the conditional claim.
+      let conversation = await this.lockConversation(tx.client, found.conversation_id);
+      const now = isoTimestamp(this.now());
+      const claimed = (await this.query<ApprovalRow>(tx.client, 'claimApproval', [found.uuid, request.approved ? 'approved' : 'rejected', now, request.reason ?? null]))[0];
+      if (!claimed) return { claimed: false, approval: approvalFromRow(await this.requireApproval(tx.client, found.uuid)) };
+      const messages = [...request.messages];
+      const resolved = [claimed];
+      for (const other of request.approved ? [] : request.alsoReject) {
+        const row = await this.requireApproval(tx.client, other.uuid);
+        if (row.conversation_id !== claimed.conversation_id) {
+          throw invalidArgument(`also_reject: approval ${row.uuid} belongs to another conversation than approval ${claimed.uuid}`);
+        }
+        const rejected = (await this.query<ApprovalRow>(tx.client, 'claimApproval', [row.uuid, 'rejected', isoTimestamp(this.now()), request.reason ?? null]))[0];
+        if (rejected) {
+          resolved.push(rejected);
+          messages.push(...other.messages);
+        }
+      }
+      conversation = await this.requireConversation(tx.client, conversation.id);
+      if (request.expectedRunRevision !== undefined && conversation.run_revision !== request.expectedRunRevision) {
+        // Thrown inside the transaction: the claim above is rolled back with it.
+        throw aborted(
+          `the run of conversation ${conversation.id} is at revision ${conversation.run_revision}, not ${request.expectedRunRevision}: another request changed it; read it again and decide again`,
+        );
+      }
+      const pending = await this.query<ApprovalRow>(tx.client, 'selectPendingApprovals', [conversation.id]);
+      await this.applyChange(tx, conversation, { messages, ...waitingState(conversation.status, pending), run: request.clearRun ? null : undefined, resolved });
+      if (request.approved || request.continuesTurn) await this.markTurnRunning(tx, conversation.id);
+      return { claimed: true, approval: approvalFromRow(claimed) };
+    });
+  }
+
+  async startApprovalExecution(uuid: string): Promise<PendingApproval> {
+    return this.write(async (tx) => approvalFromRow(await this.moveApproval(tx.client, uuid, 'approved', 'executing', 'only an approved call can start executing')));
+  }
+
+  async finishApprovalExecution(request: FinishApprovalExecutionRequest): Promise<PendingApproval> {
+    return this.write(async (tx) => {
+      const finished = await this.moveApproval(tx.client, request.uuid, 'executing', request.success ? 'done' : 'failed', 'only an executing call can finish');
+      await this.applyChange(tx, await this.requireConversation(tx.client, finished.conversation_id), { messages: request.messages });
+      return approvalFromRow(finished);
+    });
+  }
+
+  async listPendingApprovals(request: ListPendingApprovalsRequest): Promise<{ approvals: PendingApproval[]; nextPageToken: string }> {
+    const limit = Math.min(request.pageSize || DEFAULT_PAGE_SIZE, MAX_PAGE_SIZE);
+    const cursor = request.pageToken === '' ? undefined : decodePageToken(request.pageToken);
+    return this.read(async (client) => {
+      const rows = cursor
+        ? await this.query<ApprovalRow>(client, 'pendingApprovalsPageAfter', [cursor.createdAt, storedId(cursor.id) ?? '00000000-0000-0000-0000-000000000000', limit + 1])
+        : await this.query<ApprovalRow>(client, 'pendingApprovalsFirstPage', [limit + 1]);
+      const page = rows.slice(0, limit);
+      const last = page.at(-1);
+      return {
+        approvals: page.map(approvalFromRow),
+        nextPageToken: rows.length > limit && last ? encodePageToken({ createdAt: last.created_at, id: last.uuid }) : '',
+      };
+    });
+  }
+
+  async listUnfinishedApprovals(conversationId: string): Promise<PendingApproval[]> {
+    return this.read(async (client) => {
+      const conversation = await this.requireConversation(client, conversationId);
+      return (await this.query<ApprovalRow>(client, 'selectUnfinishedApprovals', [conversation.id])).map(approvalFromRow);
+    });
+  }
+
+  async markApprovalInterrupted(request: MarkApprovalInterruptedRequest): Promise<InterruptionMark> {
+    return this.write(async (tx) => {
+      const approval = await this.requireApproval(tx.client, request.uuid);
+      await this.lockConversation(tx.client, approval.conversation_id);
+      const now = this.now();
+      const interrupted = (await this.query<ApprovalRow>(tx.client, 'interruptApproval', [approval.uuid, isoTimestamp(now), isoTimestamp(now - request.minAgeMs)]))[0];
+      if (!interrupted) return { marked: false, approval: approvalFromRow(await this.requireApproval(tx.client, approval.uuid)) };
+      await this.applyChange(tx, await this.requireConversation(tx.client, interrupted.conversation_id), { messages: request.messages });
+      return { marked: true, approval: approvalFromRow(interrupted) };
+    });
+  }
+
+  async updateRun(request: UpdateRunRequest): Promise<number> {
+    return this.write(async (tx) => {
+      // Compare-and-set: the row lock makes the revision read here the latest one, and keeps it until COMMIT.
+      const conversation = await this.lockConversation(tx.client, request.conversationId);
+      if (conversation.run_revision !== request.expectedRevision) {
+        throw aborted(
+          `the run of conversation ${conversation.id} is at revision ${conversation.run_revision}, not ${request.expectedRevision}: another request changed it; read it again and redo the change`,
+        );
+      }
+      const at = timestampAfter(conversation.updated_at, this.now());
+      const requested: ApprovalRow[] = [];
+      for (const approval of request.approvals) {
+        const uuid = storedId(approval.uuid);
+        if (uuid === undefined) throw invalidArgument(`approvals: ${JSON.stringify(approval.uuid)} is not a UUID`);
+        if ((await this.query(tx.client, 'selectApproval', [uuid])).length > 0) throw invalidArgument(`approvals: approval ${uuid} already exists`);
+        requested.push(await this.insertApproval(tx.client, conversation.id, { ...approval, uuid }, at));
+      }
+      const waiting = waitingState(conversation.status, await this.query<ApprovalRow>(tx.client, 'selectPendingApprovals', [conversation.id]));
+      await this.applyChange(
+        tx,
+        conversation,
+        {
+          messages: request.messages,
+          ...waiting,
+          run: request.run === undefined ? null : { state: request.run.state, schemaVersion: request.run.schemaVersion },
+          requested,
+        },
+        at,
+      );
+      if (request.run === undefined || waiting.status === 'waiting_approval') await this.endTurn(tx, conversation.id);
+      return conversation.run_revision + 1;
+    });
+  }
+
+  async readEvents(range: EventRange): Promise<ConversationEvent[]> {
+    if (range.conversationId === undefined) {
+      return (await this.pool.query<EventRow>({ name: 'selectEventsAfter', text: SQL.selectEventsAfter, values: [range.afterId, range.limit] }).catch(rethrow)).rows.map(eventFromRow);
+    }
+    const conversationId = storedId(range.conversationId);
+    if (conversationId === undefined) return [];
+    const { rows } = await this.pool
+      .query<EventRow>({ name: 'selectConversationEventsAfter', text: SQL.selectConversationEventsAfter, values: [conversationId, range.afterId, range.limit] })
+      .catch(rethrow);
+    return rows.map(eventFromRow);
+  }
+
+  async latestEventId(): Promise<number> {
+    const { rows } = await this.pool.query<{ id: number }>(SQL.latestEventId).catch(rethrow);
+    return rows[0]?.id ?? 0;
+  }
+
+  onEventsCommitted(listener: CommittedEventsListener): () => void {
+    const subscription: CommittedEventsListener = (events) => listener(events);
+    this.committedListeners.add(subscription);
+    return () => this.committedListeners.delete(subscription);
+  }
+
+  shareLiveEvent(event: ConversationEvent): void {
+    const payloads = liveEventPayloads(this.bootId, event);
+    if (payloads.length === 0 || this.closed) return;
+    this.liveChain = this.liveChain.then(async () => {
+      try {
+        for (const payload of payloads) await this.pool.query('SELECT pg_notify($1, $2)', [LIVE_EVENTS_CHANNEL, payload]);
+      } catch (error) {
+        this.options.onBackgroundError?.('a live event could not be sent to the other store replicas', error);
+      }
+    });
+  }
+
+  shareWatch(conversationId: string, watched: boolean): void {
+    if (this.closed) return;
+    // In the live events' chain: a watch and its end reach the database in the order they happened.
+    this.liveChain = this.liveChain.then(async () => {
+      try {
+        await this.pool.query(watched ? SQL.watch : SQL.unwatch, [conversationId, this.bootId]);
+      } catch (error) {
+        this.options.onBackgroundError?.('the watchers of this store replica could not be shared', error);
+      }
+    });
+  }
+
+  onLiveEvent(listener: LiveEventListener): () => void {
+    const subscription: LiveEventListener = (event) => listener(event);
+    this.liveListeners.add(subscription);
+    return () => this.liveListeners.delete(subscription);
+  }
+
+  async noteInterruptedTurns(): Promise<number> {
+    const { rows } = await this.pool.query<{ id: string }>(SQL.selectTurnsOfDeadBoots, [this.bootId, this.liveForMs]).catch(rethrow);
+    let noted = 0;
+    // One transaction per conversation: replicas starting at once sweep the same marks, and the
+    // row lock with a fresh read lets exactly one of them note each.
+    for (const { id } of rows) {
+      const wasNoted = await this.write(async (tx) => {
+        const conversation = await this.lockConversation(tx.client, id);
+        if (!conversation.running_turn_boot || conversation.running_turn_boot_live) return false;
+        if (conversation.status === 'waiting_approval') return false;
+        if ((await this.query(tx.client, 'selectUnfinishedApprovals', [id])).length > 0) return false;
+        await this.applyChange(tx, conversation, { messages: this.interruptedTurnNote(conversation) });
+        await this.endTurn(tx, id);
+        return true;
+      });
+      if (wasNoted) noted += 1;
+    }
+    return noted;
+  }
+
+  close(): Promise<void> {
+    return (this.closed ??= (async () => {
+      clearInterval(this.heartbeat);
+      await this.listener?.close();
+      await this.liveChain;
+      // Gone now: this replica's marks are a crash's from here on, as after a restart of the SQLite store.
+      await this.pool.query(SQL.unregisterReplica, [this.bootId]).catch(() => undefined);
+      await this.pool.end();
+    })());
+  }
+
+  private async beat(): Promise<void> {
+    try {
+      const { rowCount } = await this.pool.query(SQL.heartbeat, [this.bootId]);
+      // Forgotten while this process was paused: it is alive again.
+      if (rowCount === 0) await this.pool.query(SQL.registerReplica, [this.bootId]);
+      // A replica that died leaves its turns marked; a live one notes them as the start-up
+      // sweep does, once a replica could have been seen as gone (one query on a partial index).
+      this.beats += 1;
+      if (this.beats % HEARTBEATS_TO_DEATH === 0 && !this.closed) await this.noteInterruptedTurns();
+    } catch (error) {
+      if (!this.closed) this.options.onBackgroundError?.('the store replica heartbeat failed', error);
+    }
+  }
+
+  private tellLive(event: ConversationEvent): void {
+    for (const listener of this.liveListeners) {
+      try {
+        listener(event);
+      } catch {
+        // In-process fan-outs that do not throw.
+      }
+    }
+  }
+
+  /** Whether the conversation has a turn running now: marked by a live replica, and not stale. */
+  private turnRunning(row: PgConversationRow): boolean {
+    if (!row.running_turn_boot || !row.running_turn_boot_live || !row.running_turn_since) return false;
+    return Date.parse(row.running_turn_since) > this.now() - this.staleTurnAfterMs;
+  }
+
+  private async markTurnRunning(tx: WriteTx, id: string): Promise<void> {
+    const row = await this.requireConversation(tx.client, id);
+    const running = this.turnRunning(row);
+    if (row.running_turn_boot && !running) this.recordEvent(tx, id, row.updated_at, { kind: 'turn_ended' });
+    await this.query(tx.client, 'markTurnRunning', [id, this.bootId, isoTimestamp(this.now())]);
+    if (!running) this.recordEvent(tx, id, row.updated_at, { kind: 'turn_started' });
+  }
+
+  private async endTurn(tx: WriteTx, id: string): Promise<void> {
+    const { rowCount } = await tx.client.query({ name: 'clearTurnRunning', text: SQL.clearTurnRunning, values: [id] });
+    if (rowCount === 0) return;
+    this.recordEvent(tx, id, (await this.requireConversation(tx.client, id)).updated_at, { kind: 'turn_ended' });
+  }
+
+  private conversationOf(row: PgConversationRow, messages: Message[], pending: readonly ApprovalRow[]): Conversation {
+    return { ...conversationFromRow(row, messages, pending), turnRunning: this.turnRunning(row), watched: row.watched_elsewhere };
+  }
+
+  /** The note for a turn a dead boot left running (read from the locked row), or none. */
+  private interruptedTurnNote(row: PgConversationRow): NewMessage[] {
+    const dead = row.running_turn_boot && row.running_turn_boot !== this.bootId && !row.running_turn_boot_live;
+    return dead ? [{ role: MessageRole.MESSAGE_ROLE_ASSISTANT, content: INTERRUPTED_TURN_NOTE }] : [];
+  }
+
+  /**
+   * One write transaction (READ COMMITTED; the locks above make it correct). Its events get
+   * their ids, the counts their changes and the other replicas their NOTIFY as its last
+   * statements, under the event_ids lock; once COMMIT succeeded the events go to the
+   * listeners of this replica, in id order (OrderedEventDelivery), before the method returns.
+   */
+  private async write<R>(body: (tx: WriteTx) => Promise<R>): Promise<R> {
+    const client = await this.connect();
+    let broken: Error | undefined;
+    let events: ConversationEvent[];
+    let result: R;
+    try {
+      await client.query('BEGIN');
+      const tx: WriteTx = { client, events: [], countDeltas: new Map() };
+      try {
+        result = await body(tx);
+        events = await this.flush(tx);
+        await client.query('COMMIT');
+      } catch (error) {
+        await client.query('ROLLBACK').catch((rollbackError: Error) => (broken = rollbackError));
+        throw error;
+      }
+    } catch (error) {
+      throw fail(error);
+    } finally {
+      client.release(broken);
+    }
+    if (events.length > 0) await this.delivery?.committed(events);
+    return result;
+  }
+
+  /** Every statement of the body sees one snapshot (REPEATABLE READ, read only). */
+  private async read<R>(body: (client: pg.PoolClient) => Promise<R>): Promise<R> {
+    const client = await this.connect();
+    let broken: Error | undefined;
+    try {
+      await client.query('BEGIN ISOLATION LEVEL REPEATABLE READ READ ONLY');
+      try {
+        const result = await body(client);
+        await client.query('COMMIT');
+        return result;
+      } catch (error) {
+        await client.query('ROLLBACK').catch((rollbackError: Error) => (broken = rollbackError));
+        throw error;
+      }
+    } catch (error) {
+      throw fail(error);
+    } finally {
+      client.release(broken);
+    }
+  }
+
+  private async connect(): Promise<pg.PoolClient> {
+    try {
+      return await this.pool.connect();
+    } catch (error) {
+      throw unavailable(`the conversation store cannot get a connection to its database ${this.where}: ${(error as Error).message}`);
+    }
+  }
+
+  /** The end of a write transaction: ids for its events, its count changes, its NOTIFY. */
+  private async flush(tx: WriteTx): Promise<ConversationEvent[]> {
+    if (tx.events.length === 0 && tx.countDeltas.size === 0) return [];
+    let events: ConversationEvent[] = [];
+    if (tx.events.length > 0) {
+      const { rows } = await tx.client.query<{ last_id: number }>({ name: 'allocateEventIds', text: SQL.allocateEventIds, values: [tx.events.length] });
+      const first = rows[0]!.last_id - tx.events.length + 1;
+      const stored: EventRow[] = tx.events.map((event, index) => ({ ...event, id: first + index }));
+      await tx.client.query({
+        name: 'insertEvents',
+        text: SQL.insertEvents,
+        values: [stored.map((e) => e.id), stored.map((e) => e.conversation_id), stored.map((e) => e.kind), stored.map((e) => e.payload), stored.map((e) => e.created_at)],
+      });
+      const last = stored.at(-1)!;
+      await tx.client.query('SELECT pg_notify($1, $2)', [STORED_EVENTS_CHANNEL, storedEventsPayload(last.id, last.conversation_id)]);
+      events = stored.map(eventFromRow);
+    }
+    const deltas = [...tx.countDeltas].filter(([, delta]) => delta !== 0);
+    if (deltas.length > 0) {
+      await tx.client.query({ name: 'changeCounts', text: SQL.changeCounts, values: [deltas.map(([status]) => status), deltas.map(([, delta]) => delta)] });
+    }
+    return events;
+  }
+
+  private recordEvent(tx: WriteTx, conversationId: string, at: string, change: EventChange): void {
+    tx.events.push({ conversation_id: conversationId, kind: change.kind, payload: eventPayload(change), created_at: at });
+  }
+
+  private countChange(tx: WriteTx, status: ConversationStatusName, delta: number): void {
+    tx.countDeltas.set(status, (tx.countDeltas.get(status) ?? 0) + delta);
+  }
+
+  private async query<Row extends object = Record<string, unknown>>(client: pg.PoolClient, name: keyof typeof SQL, values: unknown[]): Promise<Row[]> {
+    return (await client.query<Row>({ name, text: SQL[name], values })).rows;
+  }
+
+  /** The conversation row, locked for this transaction, read after the lock (the latest version). */
+  private async lockConversation(client: pg.PoolClient, id: string): Promise<PgConversationRow> {
+    const stored = storedId(id);
+    const locked = stored === undefined ? [] : await this.query(client, 'lockConversation', [stored]);
+    if (locked.length === 0) throw notFound(`conversation ${id} not found`);
+    return this.requireConversation(client, stored!);
+  }
+
+  private async requireConversation(client: pg.PoolClient, id: string): Promise<PgConversationRow> {
+    const stored = storedId(id);
+    const row = stored === undefined ? undefined : (await this.query<PgConversationRow>(client, 'selectConversation', [this.bootId, this.liveForMs, stored]))[0];
+    if (!row) throw notFound(`conversation ${id} not found`);
+    return row;
+  }
+
+  private async requireApproval(client: pg.PoolClient, uuid: string): Promise<ApprovalRow> {
+    const stored = storedId(uuid);
+    const row = stored === undefined ? undefined : (await this.query<ApprovalRow>(client, 'selectApproval', [stored]))[0];
+    if (!row) throw notFound(`approval ${uuid} not found`);
+    return row;
+  }
+
+  private async insertApproval(
+    client: pg.PoolClient,
+    conversationId: string,
+    approval: Pick<CreateApprovalRequest, 'toolCallId' | 'toolName' | 'toolArgs' | 'description' | 'remoteTaskId' | 'remoteAgentName' | 'agentChain'> & { uuid: string },
+    at: string,
+  ): Promise<ApprovalRow> {
+    const toolArgs = approval.toolArgs ?? {};
+    const row = {
+      uuid: approval.uuid,
+      conversation_id: conversationId,
+      tool_call_id: approval.toolCallId,
+      tool_name: approval.toolName,
+      tool_args: JSON.stringify(toolArgs),
+      args_hash: callHash(approval.toolName, toolArgs),
+      description: approval.description,
+      remote_task_id: approval.remoteTaskId ?? null,
+      remote_agent_name: approval.remoteAgentName ?? null,
+      created_at: at,
+      agent_chain: storedAgentChain(approval.agentChain),
+    };
+    await this.query(client, 'insertApproval', [
+      row.uuid,
+      row.conversation_id,
+      row.tool_call_id,
+      row.tool_name,
+      row.tool_args,
+      row.args_hash,
+      row.description,
+      row.remote_task_id,
+      row.remote_agent_name,
+      row.created_at,
+      row.agent_chain,
+    ]);
+    return { ...row, status: 'pending', decided_at: null, updated_at: at };
+  }
+
+  /** A conditional status move under the conversation's lock; FAILED_PRECONDITION naming the status found otherwise. */
+  private async moveApproval(client: pg.PoolClient, uuid: string, from: ApprovalStatusName, to: ApprovalStatusName, rule: string): Promise<ApprovalRow> {
+    const approval = await this.requireApproval(client, uuid);
+    await this.lockConversation(client, approval.conversation_id);
+    const moved = (await this.query<ApprovalRow>(client, 'moveApproval', [approval.uuid, from, to, isoTimestamp(this.now())]))[0];
+    if (moved) return moved;
+    const current = await this.requireApproval(client, uuid);
+    throw failedPrecondition(`approval ${current.uuid} is ${current.status}: ${rule}`);
+  }
+
+  /** As in the SQLite driver (applyChange there): messages at seq = message_count + 1…, the change's events in reading order. */
+  private async applyChange(tx: WriteTx, conversation: PgConversationRow, change: ConversationChange, at = timestampAfter(conversation.updated_at, this.now())): Promise<Message[]> {
+    const next = {
+      status: change.status ?? conversation.status,
+      pending_approval_uuid: change.pendingApprovalUuid !== undefined ? change.pendingApprovalUuid : conversation.pending_approval_uuid,
+      message_count: conversation.message_count,
+      input_tokens: conversation.input_tokens,
+      output_tokens: conversation.output_tokens,
+    };
+    for (const approval of change.resolved ?? []) this.recordEvent(tx, conversation.id, at, { kind: 'approval_resolved', approval });
+    const appended: MessageRow[] = [];
+    for (const message of change.messages ?? []) {
+      next.message_count += 1;
+      next.input_tokens += message.usage?.inputTokens ?? 0;
+      next.output_tokens += message.usage?.outputTokens ?? 0;
+      const row: MessageRow = {
+        conversation_id: conversation.id,
+        seq: next.message_count,
+        id: randomUUID(),
+        role: messageRole.name(message.role),
+        content: message.content,
+        tool_call: message.toolCall ? JSON.stringify(storedToolCall(message.toolCall)) : null,
+        created_at: at,
+        input_tokens: message.usage ? message.usage.inputTokens : null,
+        output_tokens: message.usage ? message.usage.outputTokens : null,
+        compaction: message.compaction ? JSON.stringify(message.compaction) : null,
+        node: message.node ?? null,
+      };
+      await this.query(tx.client, 'insertMessage', [
+        row.conversation_id,
+        row.seq,
+        row.id,
+        row.role,
+        row.content,
+        row.tool_call,
+        row.created_at,
+        row.input_tokens,
+        row.output_tokens,
+        row.compaction,
+        row.node,
+      ]);
+      this.recordEvent(tx, conversation.id, at, { kind: 'message_added', message: row });
+      appended.push(row);
+    }
+    for (const approval of change.requested ?? []) this.recordEvent(tx, conversation.id, at, { kind: 'approval_requested', approval });
+    if (next.status !== conversation.status) {
+      this.recordEvent(tx, conversation.id, at, { kind: 'status_changed', status: next.status });
+      this.countChange(tx, conversation.status, -1);
+      this.countChange(tx, next.status, 1);
+    }
+    if (change.run !== undefined) {
+      await this.query(tx.client, 'writeRun', [
+        conversation.id,
+        change.run?.state ? Buffer.from(change.run.state) : null,
+        change.run?.schemaVersion ?? null,
+        conversation.run_revision + 1,
+        at,
+      ]);
+    }
+    const unchanged =
+      appended.length === 0 && next.status === conversation.status && next.pending_approval_uuid === conversation.pending_approval_uuid && change.run === undefined;
+    if (!unchanged) {
+      await this.query(tx.client, 'updateConversation', [
+        conversation.id,
+        next.status,
+        next.pending_approval_uuid,
+        next.message_count,
+        at,
+        next.input_tokens,
+        next.output_tokens,
+      ]);
+    }
+    return appended.map(messageFromRow);
+  }
+
+  private async readConversation(client: pg.PoolClient, row: PgConversationRow, includeMessages: boolean): Promise<Conversation> {
+    const messages = includeMessages ? (await this.query<MessageRow>(client, 'selectMessages', [row.id])).map(messageFromRow) : [];
+    const pending = row.status === 'waiting_approval' ? await this.query<ApprovalRow>(client, 'selectPendingApprovals', [row.id]) : [];
+    return this.conversationOf(row, messages, pending);
+  }
+
+  /** As in the SQLite driver (readConversationPage there). */
+  private async readConversationPage(client: pg.PoolClient, row: PgConversationRow, request: GetConversationRequest): Promise<Conversation> {
+    const limit = request.messageLimit ?? 0;
+    const after = request.afterMessageId ? await this.messageSeq(client, row, request.afterMessageId, 'after_message_id') : undefined;
+    const before = request.beforeMessageId ? await this.messageSeq(client, row, request.beforeMessageId, 'before_message_id') : row.message_count + 1;
+    const walk =
+      after === undefined
+        ? await this.query<MessageRow>(client, 'selectMessagesBefore', [row.id, before, limit + 1])
+        : await this.query<MessageRow>(client, 'selectMessagesAfter', [row.id, after, limit + 1]);
+    const taken: MessageRow[] = [];
+    let chars = 0;
+    for (const message of walk.slice(0, limit)) {
+      chars += message.content.length + (message.tool_call?.length ?? 0);
+      if (taken.length > 0 && chars > MAX_PAGE_CONTENT_CHARS) break;
+      taken.push(message);
+    }
+    const moreOnWalk = walk.length > taken.length;
+    const messages = (after === undefined ? taken.reverse() : taken).map(messageFromRow);
+    const pending = row.status === 'waiting_approval' ? await this.query<ApprovalRow>(client, 'selectPendingApprovals', [row.id]) : [];
+    return {
+      ...this.conversationOf(row, messages, pending),
+      hasMoreBefore: after === undefined ? moreOnWalk : true,
+      hasMoreAfter: after === undefined ? Boolean(request.beforeMessageId) : moreOnWalk,
+    };
+  }
+
+  private async messageSeq(client: pg.PoolClient, row: PgConversationRow, messageId: string, field: string): Promise<number> {
+    const stored = storedId(messageId);
+    if (stored === undefined) throw invalidArgument(`${field}: not a message id; expected the id of a message of conversation ${row.id}`);
+    const position = (await this.query<{ conversation_id: string; seq: number }>(client, 'selectMessagePosition', [stored]))[0];
+    if (!position || position.conversation_id !== row.id) throw invalidArgument(`${field}: ${stored} is not a message of conversation ${row.id}`);
+    return position.seq;
+  }
+
+  private async pendingApprovalsOf(client: pg.PoolClient, page: PgConversationRow[]): Promise<Map<string, ApprovalRow[]>> {
+    const waiting = page.flatMap((row) => (row.status === 'waiting_approval' ? [row.id] : []));
+    const byConversation = new Map<string, ApprovalRow[]>();
+    if (waiting.length === 0) return byConversation;
+    for (const approval of await this.query<ApprovalRow>(client, 'selectPendingApprovalsOfConversations', [waiting])) {
+      byConversation.set(approval.conversation_id, [...(byConversation.get(approval.conversation_id) ?? []), approval]);
+    }
+    return byConversation;
+  }
+
+  private async summary(client: pg.PoolClient): Promise<ConversationSummary> {
+    const counts: Record<ConversationStatusName, number> = { active: 0, waiting_approval: 0, completed: 0 };
+    for (const row of await this.query<{ status: ConversationStatusName; count: number }>(client, 'selectCounts', [])) counts[row.status] = row.count;
+    return {
+      total: counts.active + counts.waiting_approval + counts.completed,
+      active: counts.active,
+      waitingApproval: counts.waiting_approval,
+      completed: counts.completed,
+    };
+  }
+}
+
+/**
+ * A database error as the gRPC status a caller can act on; the store's own errors pass as
+ * they are. Codes: https://www.postgresql.org/docs/15/errcodes-appendix.html
+ */
+function fail(error: unknown): Error {
+  if (error instanceof ServiceError) return error;
+  const code = (error as { code?: unknown }).code;
+  const message = (error as Error).message ?? String(error);
+  if (code === '57014') return deadlineExceeded(`a database statement of the conversation store ran past its statement_timeout: ${message}`);
+  if (code === '40P01' || code === '40001') return aborted(`the conversation store's database refused the change under concurrency (${message}); try it again`);
+  if (typeof code === 'string' && (code.startsWith('08') || code === '57P01' || code === '57P03' || code.startsWith('53'))) {
+    return unavailable(`the conversation store's database is not available: ${message}`);
+  }
+  if (code === 'ECONNREFUSED' || code === 'ECONNRESET' || /Connection terminated|timeout exceeded when trying to connect/i.test(message)) {
+    return unavailable(`the conversation store's database is not available: ${message}`);
+  }
+  if (error instanceof Error) return internal(`the conversation store's database failed: ${message}`);
+  return internal(String(error));
+}
+
+function rethrow(error: unknown): never {
+  throw fail(error);
+}

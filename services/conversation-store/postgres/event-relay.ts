@@ -1,0 +1,219 @@
+import pg from 'pg';
+import { ConversationEvent } from '../../../gen/ts/asg/store/v1/store.js';
+import type { CommittedEventsListener } from '../storage.js';
+import { LIVE_EVENTS_CHANNEL, STORED_EVENTS_CHANNEL } from './statements.js';
+
+/** Stored events read per query when the relay catches up. */
+const CATCH_UP_PAGE_SIZE = 500;
+
+/**
+ * Hands the stored events of every replica's commits to this replica's listeners, in id order,
+ * each once. Ids are gap-free and in commit order (statements.ts, allocateEventIds), so "every
+ * event after the last one handed over" is exactly what is missing, whoever wrote it: a commit
+ * of this replica whose first id follows the cursor is handed over as it is (no query: the one
+ * replica case); anything else (another replica's commit, told by NOTIFY, or a commit of this
+ * one that overtook another) reads the events table from the cursor. One step runs at a time,
+ * so listeners never see an id twice or out of order.
+ */
+export class OrderedEventDelivery {
+  private chain: Promise<void> = Promise.resolve();
+
+  constructor(
+    private cursor: number,
+    private readonly read: (afterId: number, limit: number) => Promise<ConversationEvent[]>,
+    private readonly deliver: CommittedEventsListener,
+    private readonly onError: (error: unknown) => void,
+  ) {}
+
+  /** The id of the last event handed over. */
+  get lastDelivered(): number {
+    return this.cursor;
+  }
+
+  /** This replica committed `events` (consecutive ids); resolves once they were handed over. */
+  committed(events: readonly ConversationEvent[]): Promise<void> {
+    return this.step(async () => {
+      const last = events.at(-1)!.id;
+      if (last <= this.cursor) return;
+      if (events[0]!.id <= this.cursor + 1) {
+        this.handOver(events.filter((event) => event.id > this.cursor));
+        return;
+      }
+      await this.readUpTo(last);
+    });
+  }
+
+  /** Some replica committed events up to `id` (NOTIFY), or the relay reconnected (`Infinity`: everything there is). */
+  caughtUpTo(id: number): Promise<void> {
+    return this.step(() => (id <= this.cursor ? Promise.resolve() : this.readUpTo(id)));
+  }
+
+  private async readUpTo(id: number): Promise<void> {
+    while (this.cursor < id) {
+      const page = await this.read(this.cursor, CATCH_UP_PAGE_SIZE);
+      if (page.length === 0) return;
+      this.handOver(page);
+      if (page.length < CATCH_UP_PAGE_SIZE) return;
+    }
+  }
+
+  private handOver(events: readonly ConversationEvent[]): void {
+    if (events.length === 0) return;
+    this.cursor = events.at(-1)!.id;
+    try {
+      this.deliver(events);
+    } catch {
+      // Listeners are in-process fan-outs that do not throw; the events are handed over either way.
+    }
+  }
+
+  private step(work: () => Promise<void>): Promise<void> {
+    const next = this.chain.then(work).catch((error: unknown) => this.onError(error));
+    this.chain = next;
+    return next;
+  }
+}
+
+/** The NOTIFY payload of a stored change: its last event id and its conversation. */
+export function storedEventsPayload(lastId: number, conversationId: string): string {
+  return `${lastId}:${conversationId}`;
+}
+
+/**
+ * NOTIFY payloads must stay under 8000 bytes. A text delta is cut into parts of this many
+ * code points: at most 6 bytes each once JSON-escaped (`\uXXXX`), 6000 bytes with room for
+ * the rest of the event. Parts of one delta are sent in order, and a reader of the deltas
+ * concatenates them anyway.
+ */
+const TEXT_DELTA_PART = 1000;
+export const MAX_NOTIFY_PAYLOAD = 7900;
+
+/**
+ * The NOTIFY payloads that carry one live-only event to the other replicas, each naming this
+ * replica's boot (its own listener skips them: it delivered the event locally already). A tool
+ * call event too large for one payload crosses without its arguments and result (the stored
+ * messages carry both); one still too large is not sent.
+ */
+export function liveEventPayloads(bootId: string, event: ConversationEvent): string[] {
+  const payload = (e: ConversationEvent) => JSON.stringify({ boot: bootId, event: ConversationEvent.toJSON(e) });
+  if (event.textDelta) {
+    const text = [...event.textDelta.text];
+    const parts: string[] = [];
+    for (let start = 0; start < text.length; start += TEXT_DELTA_PART) {
+      parts.push(payload({ ...event, textDelta: { ...event.textDelta, text: text.slice(start, start + TEXT_DELTA_PART).join('') } }));
+    }
+    return parts.filter((part) => Buffer.byteLength(part) <= MAX_NOTIFY_PAYLOAD);
+  }
+  const whole = payload(event);
+  if (Buffer.byteLength(whole) <= MAX_NOTIFY_PAYLOAD) return [whole];
+  const slim = (call: ConversationEvent['toolCallStarted']) => call && { ...call, arguments: undefined, result: undefined, providerMetadataJson: undefined };
+  const trimmed = payload({ ...event, toolCallStarted: slim(event.toolCallStarted), toolCallFinished: slim(event.toolCallFinished) });
+  return Buffer.byteLength(trimmed) <= MAX_NOTIFY_PAYLOAD ? [trimmed] : [];
+}
+
+export interface EventListenerOptions {
+  connection: pg.ClientConfig;
+  bootId: string;
+  /** Another replica committed events up to this id. */
+  onStoredEvents(lastId: number): void;
+  /** Another replica published a live-only event. */
+  onLiveEvent(event: ConversationEvent): void;
+  /** LISTEN is (again) in place: whatever was committed meanwhile must be read. */
+  onListening(): void;
+  onError(error: unknown): void;
+}
+
+const RECONNECT_MIN_MS = 100;
+const RECONNECT_MAX_MS = 5_000;
+
+/**
+ * The replica's own LISTEN connection (outside the pool: a pooled connection is shared, and a
+ * LISTEN lives as long as its session). A lost connection is opened again with a backoff, and
+ * each time LISTEN is in place `onListening` makes the replica read what it missed.
+ */
+export class EventListener {
+  private client: pg.Client | undefined;
+  private closed = false;
+  private retryMs = RECONNECT_MIN_MS;
+  private timer: NodeJS.Timeout | undefined;
+
+  constructor(private readonly options: EventListenerOptions) {}
+
+  /** Resolves once LISTEN is in place the first time; rejects when that first attempt fails. */
+  async start(): Promise<void> {
+    await this.connect();
+  }
+
+  async close(): Promise<void> {
+    this.closed = true;
+    clearTimeout(this.timer);
+    const client = this.client;
+    this.client = undefined;
+    await client?.end().catch(() => undefined);
+  }
+
+  /** Ends the connection as a network failure would (tests of the reconnect). */
+  dropConnection(): void {
+    this.client?.emit('error', new Error('connection dropped on purpose'));
+  }
+
+  private async connect(): Promise<void> {
+    const client = new pg.Client(this.options.connection);
+    client.on('notification', (message) => this.notified(message));
+    client.on('error', (error) => this.lost(client, error));
+    client.on('end', () => this.lost(client, undefined));
+    await client.connect();
+    try {
+      await client.query(`LISTEN ${STORED_EVENTS_CHANNEL}`);
+      await client.query(`LISTEN ${LIVE_EVENTS_CHANNEL}`);
+    } catch (error) {
+      await client.end().catch(() => undefined);
+      throw error;
+    }
+    if (this.closed) {
+      await client.end().catch(() => undefined);
+      return;
+    }
+    this.client = client;
+    this.retryMs = RECONNECT_MIN_MS;
+    this.options.onListening();
+  }
+
+  private notified(message: pg.Notification): void {
+    if (message.channel === STORED_EVENTS_CHANNEL) {
+      const lastId = Number.parseInt(message.payload ?? '', 10);
+      if (Number.isSafeInteger(lastId)) this.options.onStoredEvents(lastId);
+      return;
+    }
+    if (message.channel !== LIVE_EVENTS_CHANNEL || !message.payload) return;
+    try {
+      const { boot, event } = JSON.parse(message.payload) as { boot: string; event: unknown };
+      if (boot !== this.options.bootId) this.options.onLiveEvent({ ...ConversationEvent.fromJSON(event), id: 0 });
+    } catch (error) {
+      this.options.onError(error);
+    }
+  }
+
+  private lost(client: pg.Client, error: Error | undefined): void {
+    if (this.client !== client) return;
+    this.client = undefined;
+    client.removeAllListeners('end');
+    client.on('error', () => undefined);
+    void client.end().catch(() => undefined);
+    if (this.closed) return;
+    if (error) this.options.onError(error);
+    this.scheduleReconnect();
+  }
+
+  private scheduleReconnect(): void {
+    if (this.closed) return;
+    this.timer = setTimeout(() => {
+      this.connect().catch((error: unknown) => {
+        this.options.onError(error);
+        this.retryMs = Math.min(this.retryMs * 2, RECONNECT_MAX_MS);
+        this.scheduleReconnect();
+      });
+    }, this.retryMs);
+    this.timer.unref();
+  }
+}

@@ -1,0 +1,175 @@
+import type { PoolClient } from 'pg';
+import { FIRST_USER_TEXT_LENGTH } from '../records.js';
+
+/**
+ * The PostgreSQL schema, one migration per version, applied at open to databases that are
+ * behind. A released migration is never edited: a change is a new entry at the end.
+ *
+ * It holds what the SQLite schema holds after its migration 12 (sqlite/schema.ts), written
+ * for PostgreSQL, with three differences that concurrency from several store replicas needs:
+ *
+ * - `event_ids`: one row holding the last event id. A writing transaction raises it as its
+ *   last step before COMMIT, and its row lock orders the commits of every transaction that
+ *   writes events, so ids are gap-free and in commit order (docs/architecture.md).
+ * - no count triggers: the per-status counts are changed by the driver right after it took
+ *   the `event_ids` lock (every status change writes an event), so two transactions never
+ *   lock two count rows in opposite orders.
+ * - `store_replicas`: the boot id of every live store process and when it was last seen, so
+ *   that a running-turn mark of a live replica is not taken for a turn a crash cut off.
+ *
+ * Timestamps stay ISO text with millisecond precision, as in SQLite: they sort in time order,
+ * and both drivers share their rows (rows.ts). `approvals.position` keeps the insertion order
+ * of approvals created in one transaction (they share created_at; SQLite uses its rowid).
+ */
+const MIGRATIONS: readonly string[] = [
+  `
+  CREATE TABLE conversations (
+    id                    uuid PRIMARY KEY,
+    session_id            text NOT NULL,
+    status                text NOT NULL CHECK (status IN ('active', 'waiting_approval', 'completed')),
+    pending_approval_uuid uuid,
+    message_count         integer NOT NULL DEFAULT 0,
+    created_at            text NOT NULL,
+    updated_at            text NOT NULL,
+    input_tokens          bigint NOT NULL DEFAULT 0,
+    output_tokens         bigint NOT NULL DEFAULT 0,
+    a2a_dialect           text,
+    a2a_context_id        text,
+    first_user_text       text,
+    running_turn_boot     text,
+    running_turn_since    text
+  );
+  CREATE INDEX conversations_newest_first ON conversations (created_at DESC, id DESC);
+  CREATE INDEX conversations_running_turn ON conversations (running_turn_boot) WHERE running_turn_boot IS NOT NULL;
+
+  CREATE TABLE messages (
+    conversation_id uuid NOT NULL REFERENCES conversations (id) ON DELETE CASCADE,
+    seq             integer NOT NULL,
+    id              uuid NOT NULL,
+    role            text NOT NULL CHECK (role IN ('system', 'user', 'assistant', 'tool')),
+    content         text NOT NULL,
+    tool_call       text,
+    created_at      text NOT NULL,
+    input_tokens    bigint,
+    output_tokens   bigint,
+    compaction      text,
+    node            text,
+    PRIMARY KEY (conversation_id, seq)
+  );
+  CREATE UNIQUE INDEX messages_by_id ON messages (id);
+
+  CREATE TABLE approvals (
+    uuid              uuid PRIMARY KEY,
+    position          bigint GENERATED ALWAYS AS IDENTITY,
+    conversation_id   uuid NOT NULL REFERENCES conversations (id) ON DELETE CASCADE,
+    tool_call_id      text NOT NULL,
+    tool_name         text NOT NULL,
+    tool_args         text NOT NULL,
+    args_hash         text NOT NULL,
+    description       text NOT NULL,
+    remote_task_id    text,
+    remote_agent_name text,
+    status            text NOT NULL
+      CHECK (status IN ('pending', 'approved', 'rejected', 'executing', 'done', 'failed', 'interrupted')),
+    created_at        text NOT NULL,
+    decided_at        text,
+    updated_at        text NOT NULL,
+    agent_chain       text,
+    reason            text
+  );
+  CREATE INDEX approvals_by_conversation_status ON approvals (conversation_id, status, created_at, position);
+  CREATE INDEX approvals_pending ON approvals (created_at, uuid) WHERE status = 'pending';
+
+  CREATE TABLE conversation_counts (
+    status text PRIMARY KEY,
+    count  bigint NOT NULL
+  );
+  INSERT INTO conversation_counts (status, count) VALUES ('active', 0), ('waiting_approval', 0), ('completed', 0);
+
+  -- The start of the first user message, kept on the conversation row in the transaction that
+  -- appends it (a list reads its title without reading messages; SQLite schema 8).
+  CREATE FUNCTION conversations_first_user_text() RETURNS trigger LANGUAGE plpgsql AS $$
+  BEGIN
+    UPDATE conversations SET first_user_text = substr(NEW.content, 1, ${FIRST_USER_TEXT_LENGTH})
+    WHERE id = NEW.conversation_id AND first_user_text IS NULL;
+    RETURN NULL;
+  END $$;
+  CREATE TRIGGER conversations_first_user_text AFTER INSERT ON messages
+  FOR EACH ROW WHEN (NEW.role = 'user') EXECUTE FUNCTION conversations_first_user_text();
+
+  CREATE TABLE events (
+    id              bigint PRIMARY KEY,
+    conversation_id uuid NOT NULL,
+    kind            text NOT NULL,
+    payload         text NOT NULL,
+    created_at      text NOT NULL
+  );
+  CREATE INDEX events_by_conversation ON events (conversation_id, id);
+
+  CREATE TABLE event_ids (
+    single  boolean PRIMARY KEY DEFAULT true CHECK (single),
+    last_id bigint NOT NULL
+  );
+  INSERT INTO event_ids (single, last_id) VALUES (true, 0);
+
+  CREATE TABLE runs (
+    conversation_id uuid PRIMARY KEY REFERENCES conversations (id) ON DELETE CASCADE,
+    state           bytea,
+    schema_version  integer,
+    revision        integer NOT NULL,
+    updated_at      text NOT NULL,
+    CHECK ((state IS NULL) = (schema_version IS NULL))
+  );
+
+  CREATE TABLE store_replicas (
+    boot_id    text PRIMARY KEY,
+    started_at timestamptz NOT NULL DEFAULT now(),
+    last_seen  timestamptz NOT NULL DEFAULT now()
+  );
+  `,
+  // 2: which replicas have watchers of which conversation ('' : of every one), so that a
+  // conversation read on any replica is `watched` when someone follows it on another one (the
+  // orchestrator streams the model's text only then). Rows of replicas that are gone go with
+  // their replica row, and count only while it is live.
+  `
+  CREATE TABLE store_watches (
+    conversation_id text NOT NULL,
+    boot_id         text NOT NULL REFERENCES store_replicas (boot_id) ON DELETE CASCADE,
+    PRIMARY KEY (conversation_id, boot_id)
+  );
+  `,
+];
+
+export const POSTGRES_SCHEMA_VERSION = MIGRATIONS.length;
+
+/**
+ * The advisory lock key of migrations ("asg-mig" in ASCII): every store replica that starts
+ * takes it first, so of several replicas opening one empty database at once, one migrates
+ * and the others find the schema current.
+ */
+export const MIGRATION_LOCK_KEY = 0x6173_672d_6d69_67n;
+
+/**
+ * Brings the schema to POSTGRES_SCHEMA_VERSION in one transaction under the advisory lock
+ * (released by its COMMIT or ROLLBACK); refuses a database written by a newer build.
+ * `where` names the database in errors (the URL without its password).
+ */
+export async function migrate(client: PoolClient, where: string): Promise<void> {
+  await client.query('BEGIN');
+  try {
+    await client.query('SELECT pg_advisory_xact_lock($1)', [MIGRATION_LOCK_KEY.toString()]);
+    await client.query('CREATE TABLE IF NOT EXISTS schema_version (version integer NOT NULL)');
+    const { rows } = await client.query<{ version: number }>('SELECT version FROM schema_version');
+    const current = rows[0]?.version ?? 0;
+    if (current > POSTGRES_SCHEMA_VERSION) {
+      throw new Error(`${where} has schema version ${current}, newer than this build knows (${POSTGRES_SCHEMA_VERSION}); run a newer build`);
+    }
+    for (const migration of MIGRATIONS.slice(current)) await client.query(migration);
+    if (rows.length === 0) await client.query('INSERT INTO schema_version (version) VALUES ($1)', [POSTGRES_SCHEMA_VERSION]);
+    else if (current !== POSTGRES_SCHEMA_VERSION) await client.query('UPDATE schema_version SET version = $1', [POSTGRES_SCHEMA_VERSION]);
+    await client.query('COMMIT');
+  } catch (error) {
+    await client.query('ROLLBACK').catch(() => undefined);
+    throw error;
+  }
+}

@@ -1,0 +1,142 @@
+/**
+ * Every statement of the PostgreSQL driver, as text with positional parameters: no SQL is
+ * ever built from input. Named (`name` in pg's query config) where they run per request, so
+ * each connection parses and plans them once.
+ */
+
+/** The approval columns of ApprovalRow (rows.ts), without the insertion `position`. */
+const APPROVAL_COLUMNS = `uuid, conversation_id, tool_call_id, tool_name, tool_args, args_hash, description, remote_task_id,
+  remote_agent_name, status, created_at, decided_at, updated_at, agent_chain, reason`;
+
+/**
+ * A conversation row with its run, and whether its running mark belongs to a live store
+ * replica ($1: this replica's boot id, $2: how long a replica stays live without a heartbeat,
+ * in milliseconds).
+ */
+const CONVERSATION_WITH_RUN = `
+  SELECT conversations.*, runs.state AS run_state, runs.schema_version AS run_schema_version,
+         coalesce(runs.revision, 0) AS run_revision,
+         (conversations.running_turn_boot = $1 OR EXISTS (
+            SELECT 1 FROM store_replicas
+            WHERE boot_id = conversations.running_turn_boot AND last_seen > now() - make_interval(secs => $2::double precision / 1000)
+         )) AS running_turn_boot_live,
+         EXISTS (
+            SELECT 1 FROM store_watches JOIN store_replicas USING (boot_id)
+            WHERE store_watches.conversation_id IN (conversations.id::text, '') AND store_watches.boot_id <> $1
+              AND store_replicas.last_seen > now() - make_interval(secs => $2::double precision / 1000)
+         ) AS watched_elsewhere
+  FROM conversations LEFT JOIN runs ON runs.conversation_id = conversations.id`;
+
+export const SQL = {
+  insertConversation: `
+    INSERT INTO conversations (id, session_id, status, message_count, created_at, updated_at, a2a_dialect, a2a_context_id)
+    VALUES ($1, $2, 'active', 0, $3, $3, $4, $5)`,
+  newestCreatedAt: `SELECT created_at FROM conversations ORDER BY created_at DESC, id DESC LIMIT 1`,
+  // The lock every write of a conversation takes first: changes of one conversation are
+  // serialized, and the row read next (a new statement, a new snapshot) is the latest.
+  lockConversation: `SELECT id FROM conversations WHERE id = $1 FOR UPDATE`,
+  selectConversation: `${CONVERSATION_WITH_RUN} WHERE conversations.id = $3`,
+  updateConversation: `
+    UPDATE conversations
+    SET status = $2, pending_approval_uuid = $3, message_count = $4, updated_at = $5, input_tokens = $6, output_tokens = $7
+    WHERE id = $1`,
+  firstPage: `${CONVERSATION_WITH_RUN} ORDER BY conversations.created_at DESC, conversations.id DESC LIMIT $3`,
+  pageAfter: `
+    ${CONVERSATION_WITH_RUN}
+    WHERE (conversations.created_at, conversations.id) < ($3, $4::uuid)
+    ORDER BY conversations.created_at DESC, conversations.id DESC LIMIT $5`,
+  writeRun: `
+    INSERT INTO runs (conversation_id, state, schema_version, revision, updated_at)
+    VALUES ($1, $2, $3, $4, $5)
+    ON CONFLICT (conversation_id) DO UPDATE
+    SET state = excluded.state, schema_version = excluded.schema_version, revision = excluded.revision, updated_at = excluded.updated_at`,
+  selectCounts: `SELECT status, count FROM conversation_counts`,
+  // Per-status deltas of one transaction, applied under the event_ids lock (schema.ts).
+  changeCounts: `
+    UPDATE conversation_counts SET count = count + deltas.delta
+    FROM unnest($1::text[], $2::bigint[]) AS deltas (status, delta)
+    WHERE conversation_counts.status = deltas.status`,
+
+  insertMessage: `
+    INSERT INTO messages (conversation_id, seq, id, role, content, tool_call, created_at, input_tokens, output_tokens, compaction, node)
+    VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11)`,
+  selectMessages: `SELECT * FROM messages WHERE conversation_id = $1 ORDER BY seq`,
+  selectMessagesBefore: `SELECT * FROM messages WHERE conversation_id = $1 AND seq < $2 ORDER BY seq DESC LIMIT $3`,
+  selectMessagesAfter: `SELECT * FROM messages WHERE conversation_id = $1 AND seq > $2 ORDER BY seq LIMIT $3`,
+  selectMessagePosition: `SELECT conversation_id, seq FROM messages WHERE id = $1`,
+
+  insertApproval: `
+    INSERT INTO approvals (uuid, conversation_id, tool_call_id, tool_name, tool_args, args_hash, description,
+                           remote_task_id, remote_agent_name, status, created_at, decided_at, updated_at, agent_chain)
+    VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, 'pending', $10, NULL, $10, $11)`,
+  selectApproval: `SELECT ${APPROVAL_COLUMNS} FROM approvals WHERE uuid = $1`,
+  selectPendingApprovals: `
+    SELECT ${APPROVAL_COLUMNS} FROM approvals
+    WHERE conversation_id = $1 AND status = 'pending'
+    ORDER BY created_at, position`,
+  selectPendingApprovalsOfConversations: `
+    SELECT ${APPROVAL_COLUMNS} FROM approvals
+    WHERE conversation_id = ANY($1::uuid[]) AND status = 'pending'
+    ORDER BY conversation_id, created_at, position`,
+  // The exactly-once claim (DESIGN rule 3): only the update that still sees 'pending' wins.
+  // Under READ COMMITTED a second claimer waits for the first one's row lock, then re-reads
+  // the row and finds it decided: it updates nothing.
+  claimApproval: `
+    UPDATE approvals SET status = $2, decided_at = $3, updated_at = $3, reason = $4
+    WHERE uuid = $1 AND status = 'pending'
+    RETURNING ${APPROVAL_COLUMNS}`,
+  moveApproval: `
+    UPDATE approvals SET status = $3, updated_at = $4
+    WHERE uuid = $1 AND status = $2
+    RETURNING ${APPROVAL_COLUMNS}`,
+  interruptApproval: `
+    UPDATE approvals SET status = 'interrupted', updated_at = $2
+    WHERE uuid = $1 AND status IN ('approved', 'executing') AND updated_at <= $3
+    RETURNING ${APPROVAL_COLUMNS}`,
+  pendingApprovalsFirstPage: `
+    SELECT ${APPROVAL_COLUMNS} FROM approvals WHERE status = 'pending'
+    ORDER BY created_at, uuid LIMIT $1`,
+  pendingApprovalsPageAfter: `
+    SELECT ${APPROVAL_COLUMNS} FROM approvals
+    WHERE status = 'pending' AND (created_at, uuid) > ($1, $2::uuid)
+    ORDER BY created_at, uuid LIMIT $3`,
+  selectUnfinishedApprovals: `
+    SELECT ${APPROVAL_COLUMNS} FROM approvals
+    WHERE conversation_id = $1 AND status IN ('approved', 'executing')
+    ORDER BY created_at, uuid`,
+
+  // The events of one transaction get their ids here, as its last statements: the row lock
+  // taken by this UPDATE is held until COMMIT, so the next writer's ids follow these and its
+  // commit follows this one (docs/architecture.md, "Event ids on PostgreSQL").
+  allocateEventIds: `UPDATE event_ids SET last_id = last_id + $1 RETURNING last_id`,
+  insertEvents: `
+    INSERT INTO events (id, conversation_id, kind, payload, created_at)
+    SELECT * FROM unnest($1::bigint[], $2::uuid[], $3::text[], $4::text[], $5::text[])`,
+  selectEventsAfter: `SELECT * FROM events WHERE id > $1 ORDER BY id LIMIT $2`,
+  selectConversationEventsAfter: `SELECT * FROM events WHERE conversation_id = $1 AND id > $2 ORDER BY id LIMIT $3`,
+  // Committed ids are gap-free, so the newest is the counter's value as of this snapshot.
+  latestEventId: `SELECT last_id AS id FROM event_ids`,
+
+  markTurnRunning: `UPDATE conversations SET running_turn_boot = $2, running_turn_since = $3 WHERE id = $1`,
+  clearTurnRunning: `UPDATE conversations SET running_turn_boot = NULL, running_turn_since = NULL WHERE id = $1 AND running_turn_boot IS NOT NULL`,
+  // Marks of boots that are neither this one nor a live replica: turns a crash cut off.
+  selectTurnsOfDeadBoots: `
+    SELECT id FROM conversations
+    WHERE running_turn_boot IS NOT NULL AND running_turn_boot <> $1
+      AND NOT EXISTS (
+        SELECT 1 FROM store_replicas
+        WHERE boot_id = conversations.running_turn_boot AND last_seen > now() - make_interval(secs => $2::double precision / 1000)
+      )`,
+
+  registerReplica: `INSERT INTO store_replicas (boot_id) VALUES ($1) ON CONFLICT (boot_id) DO UPDATE SET last_seen = now()`,
+  heartbeat: `UPDATE store_replicas SET last_seen = now() WHERE boot_id = $1`,
+  // Rows of replicas gone for long: their marks are read as dead whether the row is there or not.
+  forgetReplicas: `DELETE FROM store_replicas WHERE last_seen < now() - make_interval(secs => $1::double precision / 1000)`,
+  unregisterReplica: `DELETE FROM store_replicas WHERE boot_id = $1`,
+  watch: `INSERT INTO store_watches (conversation_id, boot_id) VALUES ($1, $2) ON CONFLICT DO NOTHING`,
+  unwatch: `DELETE FROM store_watches WHERE conversation_id = $1 AND boot_id = $2`,
+} as const;
+
+/** Channels of the live feed across replicas (event-relay.ts). */
+export const STORED_EVENTS_CHANNEL = 'asg_stored_events';
+export const LIVE_EVENTS_CHANNEL = 'asg_live_events';
