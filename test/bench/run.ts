@@ -1,11 +1,15 @@
 /**
  * `npm run bench`: latency of the real mesh (`bin/asg up` as a separate process, driven
  * over HTTP with keep-alive) with a scripted model that answers instantly, and the cost of
- * appending a message to a short and to a very long conversation. Prints a table and
- * writes bench-results/bench-<timestamp>.json. Bounded: fixed iteration counts, and every
- * server it starts is stopped at the end.
+ * appending a message to a short and to a very long conversation; then turn latency and
+ * throughput on the store's SQLite and PostgreSQL drivers (store-drivers.ts) and the
+ * throughput of 1, 2 and 3 replicas on one PostgreSQL database (replicas.ts), both skipped
+ * on PostgreSQL, with one line saying why, when no server is reachable. Prints tables and
+ * writes bench-results/bench-<timestamp>.json. Bounded: fixed iteration counts or durations,
+ * and every server and database it starts is stopped or dropped at the end.
  */
 import { mkdirSync, writeFileSync } from 'node:fs';
+import { cpus, loadavg } from 'node:os';
 import { join } from 'node:path';
 import { ConversationStoreServiceService, MessageRole, ConversationStatus } from '../../gen/ts/asg/store/v1/store.js';
 import { parseConfig } from '../../services/common/config/load.js';
@@ -26,6 +30,11 @@ import { assistantCall, assistantText, toolResult, userMessage } from '../../ser
 import { estimateTokens } from '../../services/orchestrator/domain/tokens.js';
 import { leanGet } from './http-client.js';
 import { summarize, timed, type Summary } from './stats.js';
+import { postgresUnavailable } from './bench-database.js';
+import { replicaBenchmarks, printReplicaTable } from './replicas.js';
+import { printDriverTable, storeDriverBenchmarks } from './store-drivers.js';
+import { printRows } from './table.js';
+import { LOAD } from './workloads.js';
 
 const GET_SAMPLES = 2000;
 const TURN_SAMPLES = 200;
@@ -308,13 +317,15 @@ async function hopBreakdown(): Promise<[string, Summary][]> {
 }
 
 function printTable(rows: [string, Summary][]): void {
-  const header = ['benchmark', 'n', 'p50 ms', 'p90 ms', 'p99 ms', 'mean ms'];
-  const lines = rows.map(([name, s]) => [name, String(s.n), s.p50.toFixed(2), s.p90.toFixed(2), s.p99.toFixed(2), s.mean.toFixed(2)]);
-  const widths = header.map((h, i) => Math.max(h.length, ...lines.map((l) => l[i]!.length)));
-  const format = (cells: string[]) => cells.map((c, i) => (i === 0 ? c.padEnd(widths[i]!) : c.padStart(widths[i]!))).join('  ');
-  console.log(format(header));
-  console.log(widths.map((w) => '-'.repeat(w)).join('  '));
-  for (const line of lines) console.log(format(line));
+  printRows(
+    ['benchmark', 'n', 'p50 ms', 'p90 ms', 'p99 ms', 'mean ms'],
+    rows.map(([name, s]) => [name, String(s.n), s.p50.toFixed(2), s.p90.toFixed(2), s.p99.toFixed(2), s.mean.toFixed(2)]),
+  );
+}
+
+/** The 1-minute load average: the bench shares its machine, and the figures depend on it. */
+function loadAverage(): string {
+  return loadavg()[0]!.toFixed(2);
 }
 
 async function main(): Promise<void> {
@@ -343,10 +354,21 @@ async function main(): Promise<void> {
   const hops = await hopBreakdown();
   console.log('\nread turn, traced (median per hop, ms):');
   printTable(hops);
+  const cores = cpus().length;
+  const postgresSkipped = await postgresUnavailable();
+  if (postgresSkipped) console.log(`\nPostgreSQL sections skipped (store drivers on SQLite only, no replicas): ${postgresSkipped}`);
+  const drivers = await storeDriverBenchmarks({ postgres: postgresSkipped === undefined });
+  console.log(`\nconversation store drivers (latency: 1 client; throughput: ${LOAD.clients} clients for ${LOAD.durationMs / 1000} s; ${cores} cores, load average ${loadAverage()}):`);
+  printDriverTable(drivers);
+  const replicas = postgresSkipped ? [] : await replicaBenchmarks();
+  if (replicas.length > 0) {
+    console.log(`\nreplicas on one PostgreSQL database (${LOAD.clients} clients round robin over the replicas for ${LOAD.durationMs / 1000} s; ${cores} cores, load average ${loadAverage()}):`);
+    printReplicaTable(replicas);
+  }
   const outDir = join(REPO_ROOT, 'bench-results');
   mkdirSync(outDir, { recursive: true });
   const file = join(outDir, `bench-${new Date().toISOString().replace(/[:.]/g, '-')}.json`);
-  writeFileSync(file, JSON.stringify({ date: new Date().toISOString(), node: process.version, results: Object.fromEntries(rows), append_ratio: append.ratio, read_turn_hops: Object.fromEntries(hops), llm_gateway: Object.fromEntries(llm), llm_gateway_overhead_ms: overhead, compaction: compaction[1], orchestration: Object.fromEntries(orchestration), orchestration_per_node_ms: perNode, a2a: Object.fromEntries(a2a), a2a_hop_ms: a2aHopMs }, null, 2));
+  writeFileSync(file, JSON.stringify({ date: new Date().toISOString(), node: process.version, results: Object.fromEntries(rows), append_ratio: append.ratio, read_turn_hops: Object.fromEntries(hops), llm_gateway: Object.fromEntries(llm), llm_gateway_overhead_ms: overhead, compaction: compaction[1], orchestration: Object.fromEntries(orchestration), orchestration_per_node_ms: perNode, a2a: Object.fromEntries(a2a), a2a_hop_ms: a2aHopMs, cores, load: LOAD, postgres_skipped: postgresSkipped ?? null, store_drivers: drivers, replicas }, null, 2));
   console.log(`written: ${file}`);
 }
 
