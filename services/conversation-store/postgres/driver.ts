@@ -18,20 +18,16 @@ import {
   type Message,
   type NewMessage,
   type PendingApproval,
-  type Run,
   type StartTurnRequest,
   type UpdateRunRequest,
 } from '../../../gen/ts/asg/store/v1/store.js';
-import { callHash } from '../../common/call-hash.js';
 import { aborted, deadlineExceeded, failedPrecondition, internal, invalidArgument, notFound, ServiceError, unavailable } from '../../common/grpc/errors.js';
+import { appendedMessageRow, byConversation, insertedApprovalRow, newApprovalRow, summaryOf, takePage, waitingState, type ConversationChange, type NewApprovalFields } from '../changes.js';
 import { storedId } from '../ids.js';
 import { decodePageToken, encodePageToken } from '../page-token.js';
 import {
   conversationStatus,
   isoTimestamp,
-  messageRole,
-  storedAgentChain,
-  storedToolCall,
   timestampAfter,
   type ApprovalStatusName,
   type ConversationStatusName,
@@ -105,19 +101,6 @@ interface WriteTx {
   countDeltas: Map<ConversationStatusName, number>;
 }
 
-interface ConversationChange {
-  messages?: NewMessage[];
-  status?: ConversationStatusName;
-  pendingApprovalUuid?: string | null;
-  run?: Pick<Run, 'state' | 'schemaVersion'> | null;
-  resolved?: ApprovalRow[];
-  requested?: ApprovalRow[];
-}
-
-function waitingState(current: ConversationStatusName, pending: readonly ApprovalRow[]): Pick<ConversationChange, 'status' | 'pendingApprovalUuid'> {
-  if (pending.length > 0) return { status: 'waiting_approval', pendingApprovalUuid: pending[0]!.uuid };
-  return { status: current === 'waiting_approval' ? 'active' : current, pendingApprovalUuid: null };
-}
 
 /**
  * Opens the store on a PostgreSQL database: connects, migrates under the advisory lock,
@@ -711,23 +694,10 @@ export class PostgresConversationStorage implements ConversationStorage {
   private async insertApproval(
     client: pg.PoolClient,
     conversationId: string,
-    approval: Pick<CreateApprovalRequest, 'toolCallId' | 'toolName' | 'toolArgs' | 'description' | 'remoteTaskId' | 'remoteAgentName' | 'agentChain'> & { uuid: string },
+    approval: NewApprovalFields,
     at: string,
   ): Promise<ApprovalRow> {
-    const toolArgs = approval.toolArgs ?? {};
-    const row = {
-      uuid: approval.uuid,
-      conversation_id: conversationId,
-      tool_call_id: approval.toolCallId,
-      tool_name: approval.toolName,
-      tool_args: JSON.stringify(toolArgs),
-      args_hash: callHash(approval.toolName, toolArgs),
-      description: approval.description,
-      remote_task_id: approval.remoteTaskId ?? null,
-      remote_agent_name: approval.remoteAgentName ?? null,
-      created_at: at,
-      agent_chain: storedAgentChain(approval.agentChain),
-    };
+    const row = newApprovalRow(conversationId, approval, at);
     await this.query(client, 'insertApproval', [
       row.uuid,
       row.conversation_id,
@@ -741,7 +711,7 @@ export class PostgresConversationStorage implements ConversationStorage {
       row.created_at,
       row.agent_chain,
     ]);
-    return { ...row, status: 'pending', decided_at: null, updated_at: at };
+    return insertedApprovalRow(row);
   }
 
   /** A conditional status move under the conversation's lock; FAILED_PRECONDITION naming the status found otherwise. */
@@ -766,22 +736,7 @@ export class PostgresConversationStorage implements ConversationStorage {
     for (const approval of change.resolved ?? []) this.recordEvent(tx, conversation.id, at, { kind: 'approval_resolved', approval });
     const appended: MessageRow[] = [];
     for (const message of change.messages ?? []) {
-      next.message_count += 1;
-      next.input_tokens += message.usage?.inputTokens ?? 0;
-      next.output_tokens += message.usage?.outputTokens ?? 0;
-      const row: MessageRow = {
-        conversation_id: conversation.id,
-        seq: next.message_count,
-        id: randomUUID(),
-        role: messageRole.name(message.role),
-        content: message.content,
-        tool_call: message.toolCall ? JSON.stringify(storedToolCall(message.toolCall)) : null,
-        created_at: at,
-        input_tokens: message.usage ? message.usage.inputTokens : null,
-        output_tokens: message.usage ? message.usage.outputTokens : null,
-        compaction: message.compaction ? JSON.stringify(message.compaction) : null,
-        node: message.node ?? null,
-      };
+      const row = appendedMessageRow(conversation.id, message, next, at);
       await this.query(tx.client, 'insertMessage', [
         row.conversation_id,
         row.seq,
@@ -844,14 +799,7 @@ export class PostgresConversationStorage implements ConversationStorage {
       after === undefined
         ? await this.query<MessageRow>(client, 'selectMessagesBefore', [row.id, before, limit + 1])
         : await this.query<MessageRow>(client, 'selectMessagesAfter', [row.id, after, limit + 1]);
-    const taken: MessageRow[] = [];
-    let chars = 0;
-    for (const message of walk.slice(0, limit)) {
-      chars += message.content.length + (message.tool_call?.length ?? 0);
-      if (taken.length > 0 && chars > MAX_PAGE_CONTENT_CHARS) break;
-      taken.push(message);
-    }
-    const moreOnWalk = walk.length > taken.length;
+    const { taken, moreOnWalk } = takePage(walk, limit, MAX_PAGE_CONTENT_CHARS);
     const messages = (after === undefined ? taken.reverse() : taken).map(messageFromRow);
     const pending = row.status === 'waiting_approval' ? await this.query<ApprovalRow>(client, 'selectPendingApprovals', [row.id]) : [];
     return {
@@ -871,23 +819,14 @@ export class PostgresConversationStorage implements ConversationStorage {
 
   private async pendingApprovalsOf(client: pg.PoolClient, page: PgConversationRow[]): Promise<Map<string, ApprovalRow[]>> {
     const waiting = page.flatMap((row) => (row.status === 'waiting_approval' ? [row.id] : []));
-    const byConversation = new Map<string, ApprovalRow[]>();
-    if (waiting.length === 0) return byConversation;
-    for (const approval of await this.query<ApprovalRow>(client, 'selectPendingApprovalsOfConversations', [waiting])) {
-      byConversation.set(approval.conversation_id, [...(byConversation.get(approval.conversation_id) ?? []), approval]);
-    }
-    return byConversation;
+    if (waiting.length === 0) return new Map();
+    return byConversation(await this.query<ApprovalRow>(client, 'selectPendingApprovalsOfConversations', [waiting]));
   }
 
   private async summary(client: pg.PoolClient): Promise<ConversationSummary> {
     const counts: Record<ConversationStatusName, number> = { active: 0, waiting_approval: 0, completed: 0 };
     for (const row of await this.query<{ status: ConversationStatusName; count: number }>(client, 'selectCounts', [])) counts[row.status] = row.count;
-    return {
-      total: counts.active + counts.waiting_approval + counts.completed,
-      active: counts.active,
-      waitingApproval: counts.waiting_approval,
-      completed: counts.completed,
-    };
+    return summaryOf(counts);
   }
 }
 

@@ -20,20 +20,16 @@ import {
   type Message,
   type NewMessage,
   type PendingApproval,
-  type Run,
   type StartTurnRequest,
   type UpdateRunRequest,
 } from '../../../gen/ts/asg/store/v1/store.js';
 import { aborted, failedPrecondition, internal, invalidArgument, notFound } from '../../common/grpc/errors.js';
-import { callHash } from '../../common/call-hash.js';
+import { appendedMessageRow, byConversation, insertedApprovalRow, newApprovalRow, summaryOf, takePage, waitingState, type ConversationChange, type NewApprovalFields } from '../changes.js';
 import { storedId } from '../ids.js';
 import { decodePageToken, encodePageToken } from '../page-token.js';
 import {
   conversationStatus,
   isoTimestamp,
-  messageRole,
-  storedAgentChain,
-  storedToolCall,
   timestampAfter,
   type ApprovalStatusName,
   type ConversationStatusName,
@@ -83,24 +79,6 @@ export interface SqliteStorageOptions {
 
 export { DEFAULT_STALE_TURN_MS, STALE_TURN_MARGIN_MS } from '../storage.js';
 
-/** What one transaction changes on a conversation row; absent fields stay as they are. */
-interface ConversationChange {
-  messages?: NewMessage[];
-  status?: ConversationStatusName;
-  pendingApprovalUuid?: string | null;
-  /** The conversation's new run, or null to clear it; either raises the run's revision. */
-  run?: Pick<Run, 'state' | 'schemaVersion'> | null;
-  /** Approvals this change moved out of pending (claimed already), for their events. */
-  resolved?: ApprovalRow[];
-  /** Approvals this change created (inserted already), for their events. */
-  requested?: ApprovalRow[];
-}
-
-/** The waiting state that follows from a conversation's pending approvals, oldest first. */
-function waitingState(current: ConversationStatusName, pending: readonly ApprovalRow[]): Pick<ConversationChange, 'status' | 'pendingApprovalUuid'> {
-  if (pending.length > 0) return { status: 'waiting_approval', pendingApprovalUuid: pending[0]!.uuid };
-  return { status: current === 'waiting_approval' ? 'active' : current, pendingApprovalUuid: null };
-}
 
 /** Opens (creating and migrating when needed) `<dataDir>/conversations.db`. */
 export function openSqliteStorage(options: SqliteStorageOptions): SqliteConversationStorage {
@@ -528,30 +506,10 @@ export class SqliteConversationStorage implements ConversationStorage {
     return row;
   }
 
-  private insertApproval(
-    conversationId: string,
-    approval: Pick<CreateApprovalRequest, 'toolCallId' | 'toolName' | 'toolArgs' | 'description' | 'remoteTaskId' | 'remoteAgentName' | 'agentChain'> & {
-      uuid: string;
-    },
-    at: string,
-  ): ApprovalRow {
-    const toolArgs = approval.toolArgs ?? {};
-    const row = {
-      uuid: approval.uuid,
-      conversation_id: conversationId,
-      tool_call_id: approval.toolCallId,
-      tool_name: approval.toolName,
-      tool_args: JSON.stringify(toolArgs),
-      args_hash: callHash(approval.toolName, toolArgs),
-      description: approval.description,
-      remote_task_id: approval.remoteTaskId ?? null,
-      remote_agent_name: approval.remoteAgentName ?? null,
-      created_at: at,
-      agent_chain: storedAgentChain(approval.agentChain),
-    };
+  private insertApproval(conversationId: string, approval: NewApprovalFields, at: string): ApprovalRow {
+    const row = newApprovalRow(conversationId, approval, at);
     this.sql.insertApproval.run(row);
-    // As the INSERT leaves it (insertApproval in statements.ts).
-    return { ...row, status: 'pending', decided_at: null, updated_at: at };
+    return insertedApprovalRow(row);
   }
 
   /** A conditional status move; FAILED_PRECONDITION naming the status found otherwise. */
@@ -583,23 +541,7 @@ export class SqliteConversationStorage implements ConversationStorage {
     };
     for (const approval of change.resolved ?? []) this.recordEvent(conversation.id, at, { kind: 'approval_resolved', approval });
     const appended = (change.messages ?? []).map((message): MessageRow => {
-      next.message_count += 1;
-      // The conversation's usage is a running sum, kept in the same transaction: reading it never sums messages.
-      next.input_tokens += message.usage?.inputTokens ?? 0;
-      next.output_tokens += message.usage?.outputTokens ?? 0;
-      const row: MessageRow = {
-        conversation_id: conversation.id,
-        seq: next.message_count,
-        id: randomUUID(),
-        role: messageRole.name(message.role),
-        content: message.content,
-        tool_call: message.toolCall ? JSON.stringify(storedToolCall(message.toolCall)) : null,
-        created_at: at,
-        input_tokens: message.usage ? message.usage.inputTokens : null,
-        output_tokens: message.usage ? message.usage.outputTokens : null,
-        compaction: message.compaction ? JSON.stringify(message.compaction) : null,
-        node: message.node ?? null,
-      };
+      const row = appendedMessageRow(conversation.id, message, next, at);
       this.sql.insertMessage.run(row);
       this.recordEvent(conversation.id, at, { kind: 'message_added', message: row });
       return row;
@@ -645,16 +587,9 @@ export class SqliteConversationStorage implements ConversationStorage {
       after === undefined
         ? this.sql.selectMessagesBefore.all({ conversation_id: row.id, seq: before, limit: limit + 1 })
         : this.sql.selectMessagesAfter.all({ conversation_id: row.id, seq: after, limit: limit + 1 });
-    const taken: MessageRow[] = [];
-    let chars = 0;
-    for (const message of walk.slice(0, limit)) {
-      chars += message.content.length + (message.tool_call?.length ?? 0);
-      if (taken.length > 0 && chars > MAX_PAGE_CONTENT_CHARS) break;
-      taken.push(message);
-    }
     // More in the walk's direction when a row was left over; in the other direction, the
     // cursor message itself (and whatever lies beyond it) when there was a cursor.
-    const moreOnWalk = walk.length > taken.length;
+    const { taken, moreOnWalk } = takePage(walk, limit, MAX_PAGE_CONTENT_CHARS);
     const messages = (after === undefined ? taken.reverse() : taken).map(messageFromRow);
     const pending = row.status === 'waiting_approval' ? this.sql.selectPendingApprovals.all(row.id) : [];
     return {
@@ -677,22 +612,13 @@ export class SqliteConversationStorage implements ConversationStorage {
   /** Pending approvals of a page's waiting conversations, by conversation id, oldest first, in one query. */
   private pendingApprovalsOf(page: ConversationRow[]): Map<string, ApprovalRow[]> {
     const waiting = page.flatMap((row) => (row.status === 'waiting_approval' ? [row.id] : []));
-    const byConversation = new Map<string, ApprovalRow[]>();
-    if (waiting.length === 0) return byConversation;
-    for (const approval of this.sql.selectPendingApprovalsOfConversations.all(JSON.stringify(waiting))) {
-      byConversation.set(approval.conversation_id, [...(byConversation.get(approval.conversation_id) ?? []), approval]);
-    }
-    return byConversation;
+    if (waiting.length === 0) return new Map();
+    return byConversation(this.sql.selectPendingApprovalsOfConversations.all(JSON.stringify(waiting)));
   }
 
   private summary(): ConversationSummary {
     const counts: Record<ConversationStatusName, number> = { active: 0, waiting_approval: 0, completed: 0 };
     for (const row of this.sql.selectCounts.all()) counts[row.status] = row.count;
-    return {
-      total: counts.active + counts.waiting_approval + counts.completed,
-      active: counts.active,
-      waitingApproval: counts.waiting_approval,
-      completed: counts.completed,
-    };
+    return summaryOf(counts);
   }
 }
