@@ -90,7 +90,7 @@ export class NatsEvents {
       readEvents: this.options.readEvents,
       onError: this.options.onError,
     });
-    this.subscriptions.push(connection.subscribe(this.names.committedSubject, { callback: () => this.publisher?.wake() }));
+    this.subscriptions.push(connection.subscribe(this.names.committedSubject, { callback: () => this.publisher?.committed() }));
     this.publisher.start();
     void this.watchStatus(connection);
   }
@@ -98,7 +98,7 @@ export class NatsEvents {
   /** This replica committed events: its publisher (if it leads) and the leading one elsewhere publish them. */
   committed(): void {
     if (this.closed) return;
-    this.publisher?.wake();
+    this.publisher?.committed();
     try {
       this.connection?.publish(this.names.committedSubject);
     } catch {

@@ -69,6 +69,14 @@ export class OutboxPublisher {
     return this.leading;
   }
 
+  /**
+   * Some replica committed events: the leader publishes them now. The others ignore it (they
+   * try for the lead on their own timer), so commits cost the database no lock attempts.
+   */
+  committed(): void {
+    if (this.leading) this.wake();
+  }
+
   /** Events may be waiting: publish them now (one pass at a time; a wake-up during one runs another). */
   wake(): void {
     if (this.closed) return;
@@ -151,11 +159,10 @@ export class OutboxPublisher {
       const page = await this.options.readEvents(this.lastPublished!, PAGE_SIZE);
       for (const event of page) {
         if (!this.leading || this.closed) return;
-        const ack = await this.options.js.publish(this.options.names.storedSubject, storedEventMessage(event), {
+        await this.options.js.publish(this.options.names.storedSubject, storedEventMessage(event), {
           msgID: String(event.id),
           ...(this.followsStream ? { expect: { lastMsgID: String(this.lastPublished) } } : {}),
         });
-        void ack;
         this.lastPublished = event.id;
         this.followsStream = true;
       }
