@@ -8,6 +8,7 @@
  * watcher under 8 writers, also across a resume by after_id and a lost NATS connection.
  */
 import { randomBytes } from 'node:crypto';
+import { createServer, Socket, type Server } from 'node:net';
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
 import { connect, type NatsConnection } from '@nats-io/transport-node';
 import { jetstreamManager, type JetStreamManager } from '@nats-io/jetstream';
@@ -138,6 +139,10 @@ describe('PostgreSQL store replicas with events through NATS JetStream (issue 14
     await until(async () => (await streamIds()).length === latest, 'every stored event in the stream');
     expect(await streamIds()).toEqual(oneToN(latest));
     expect(notifications).toEqual([]);
+    // What crossed is what the table holds, field for field.
+    const crossed = seen.filter((event) => event.id !== 0);
+    const fromTable = (await b.readEvents({ afterId: crossed[0]!.id - 1, limit: 100 })).filter((event) => event.conversationId === id);
+    expect(crossed).toEqual(fromTable);
   });
 
   it('publishes nothing for a write that rolled back, and leaves no gap after it', async () => {
@@ -235,6 +240,29 @@ describe('PostgreSQL store replicas with events through NATS JetStream (issue 14
     expect(await streamIds()).toEqual(oneToN(newest));
   });
 
+  it('keeps writing while NATS is away, and the watchers on the other replica catch up once it is back', async () => {
+    const gate = await startGate(natsHostPort);
+    const [a, b] = [await replica({ eventsUrl: `nats://${gate.address}` }), await replica({ eventsUrl: `nats://${gate.address}` })];
+    const { id } = await a.createConversation({ sessionId: 's', systemPrompt: '' });
+    const seen: ConversationEvent[] = [];
+    watch(feedOf(b), id, 0, seen);
+    await append(a, id, [user('before')]);
+    await until(() => seen.some((event) => event.messageAdded?.content === 'before'), 'the event before the outage');
+
+    await gate.down();
+    // Writes do not wait on NATS: each of these commits while no replica reaches it.
+    for (let index = 0; index < 5; index++) await append(a, id, [user(`during ${index}`)]);
+    await gate.up();
+    await until(() => seen.filter((event) => event.messageAdded?.content.startsWith('during')).length === 5, 'the events written while NATS was away');
+    const latest = await a.latestEventId();
+    await until(() => seen.at(-1)?.id === latest, 'the newest event');
+    const ids = seen.map((event) => event.id);
+    expect(ids).toEqual(Array.from({ length: ids.length }, (_, index) => ids[0]! + index));
+    await until(async () => (await streamIds()).length === latest, 'every stored event in the stream');
+    expect(await streamIds()).toEqual(oneToN(latest));
+    await gate.close();
+  });
+
   it('fails to start with UNAVAILABLE when NATS cannot be reached, without showing its credentials', async () => {
     const error = await replica({ eventsUrl: 'nats://asg-user:nats-secret-password@127.0.0.1:1' }).catch((caught: unknown) => caught);
     expect(error).toMatchObject({ code: GrpcStatus.UNAVAILABLE });
@@ -242,3 +270,44 @@ describe('PostgreSQL store replicas with events through NATS JetStream (issue 14
     expect(String((error as Error).message)).not.toContain('nats-secret-password');
   });
 });
+
+/**
+ * A TCP relay to NATS that can be taken down (connections cut, new ones refused) and brought
+ * back on the same port: NATS away from every replica that connects through it.
+ */
+async function startGate(target: string): Promise<{ address: string; down(): Promise<void>; up(): Promise<void>; close(): Promise<void> }> {
+  const [host, port] = [target.slice(0, target.lastIndexOf(':')), Number(target.slice(target.lastIndexOf(':') + 1))];
+  const open = new Set<Socket>();
+  let server: Server | undefined;
+  let gatePort = 0;
+  const listen = () =>
+    new Promise<void>((resolve, reject) => {
+      const next = createServer((client) => {
+        const upstream = new Socket();
+        for (const socket of [client, upstream]) {
+          open.add(socket);
+          socket.on('close', () => open.delete(socket));
+          socket.on('error', () => undefined);
+        }
+        upstream.connect(port, host);
+        client.pipe(upstream).pipe(client);
+        client.on('close', () => upstream.destroy());
+        upstream.on('close', () => client.destroy());
+      });
+      next.once('error', reject);
+      next.listen(gatePort, '127.0.0.1', () => {
+        gatePort = (next.address() as { port: number }).port;
+        server = next;
+        resolve();
+      });
+    });
+  const down = () =>
+    new Promise<void>((resolve) => {
+      for (const socket of open) socket.destroy();
+      if (!server) return resolve();
+      server.close(() => resolve());
+      server = undefined;
+    });
+  await listen();
+  return { address: `127.0.0.1:${gatePort}`, down, up: listen, close: down };
+}

@@ -85,15 +85,17 @@ export class OutboxPublisher {
       return;
     }
     clearTimeout(this.timer);
-    this.running = this.pass().finally(() => {
+    this.running = this.pass().then((failed) => {
       this.running = undefined;
       if (this.closed) return;
-      if (this.again) {
+      if (this.again && !failed) {
         this.again = false;
         this.wake();
         return;
       }
-      this.timer = setTimeout(() => this.wake(), this.leading ? PUBLISH_POLL_MS : this.retryMs);
+      this.again = false;
+      // After a failure, backing off; a wake-up (NATS reconnected, a commit) cuts the wait short.
+      this.timer = setTimeout(() => this.wake(), failed ? this.retryMs : this.leading ? PUBLISH_POLL_MS : LEADER_RETRY_MS);
       this.timer.unref();
     });
   }
@@ -105,18 +107,20 @@ export class OutboxPublisher {
     await this.dropLead();
   }
 
-  private async pass(): Promise<void> {
+  /** One pass: take the lead if free, publish what is pending; true when it failed. */
+  private async pass(): Promise<boolean> {
     try {
-      if (!this.leading && !(await this.takeLead())) return;
+      if (!this.leading && !(await this.takeLead())) return false;
       await this.publishPending();
       this.retryMs = LEADER_RETRY_MS;
+      return false;
     } catch (error) {
-      if (this.closed) return;
+      if (this.closed) return false;
       this.options.onError('publishing stored events to NATS failed; retrying', error);
       // Read the stream again: whether the failed publish was stored is unknown.
       this.lastPublished = undefined;
       this.retryMs = Math.min(this.retryMs * 2, RETRY_MAX_MS);
-      await new Promise((resolve) => setTimeout(resolve, this.retryMs).unref());
+      return true;
     }
   }
 
