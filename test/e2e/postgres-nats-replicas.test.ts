@@ -1,8 +1,9 @@
 /**
  * Issue 14: two full mesh processes (`bin/asg up`) on one PostgreSQL database whose events
  * cross through NATS JetStream (ASG_EVENTS_URL). An SSE reader on B gets the events of a turn
- * that runs on A, and after a reconnect with Last-Event-ID misses none; the stream holds every
- * stored event once, in id order. The mesh has its own stream (events.prefix), deleted after.
+ * that runs on A, and after a reconnect with Last-Event-ID misses none; so does a tRPC
+ * subscriber on B whose connection is cut; the stream holds every stored event once, in id
+ * order. The mesh has its own stream (events.prefix), deleted after.
  */
 import { randomBytes } from 'node:crypto';
 import { afterAll, beforeAll, describe, expect, it, vi } from 'vitest';
@@ -12,10 +13,13 @@ import pg from 'pg';
 import { natsEventNames } from '../../services/conversation-store/postgres/nats-subjects.js';
 import { createTestDatabase, databaseUrl, dropTestDatabase } from '../../services/conversation-store/testing/storage-drivers.js';
 import { join } from 'node:path';
+import type { ConversationUpdate } from '../../gateway/app/conversation-updates.js';
 import { resourcesServer, startAgent, tempDir, type AgentProcess } from '../support/agent-process.js';
+import { startCuttableProxy } from '../support/cuttable-proxy.js';
 import { post } from '../support/http.js';
 import { resourceAgentScript, startScriptedModel, type ScriptedModelServer } from '../support/scripted-model.js';
 import { openSse, type SseEvent } from '../support/sse-reader.js';
+import { record, trpcClient, type Recording } from '../support/trpc-client.js';
 
 const natsUrl = process.env.ASG_TEST_EVENTS_URL || 'nats://127.0.0.1:4222';
 /** The NATS server here has no auth and takes any credentials: B's URL carries some, which must never be shown. */
@@ -108,6 +112,33 @@ describe('two mesh replicas whose events cross through NATS JetStream', () => {
       expect(ids).toEqual(Array.from({ length: latest }, (_, index) => index + 1));
     } finally {
       await nats.close();
+    }
+  }, 60_000);
+
+  it('delivers to tRPC subscribers on B the events of turns on A, and one whose connection was cut resumes with none missed', async () => {
+    const storedOf = (recording: Recording<ConversationUpdate>) => recording.items.filter((item) => item.id !== undefined).map((item) => `${item.id}:${item.data.kind}`);
+    const turnsEnded = (recording: Recording<ConversationUpdate>) => storedOf(recording).filter((entry) => entry.endsWith(':turn_ended')).length;
+    const proxy = await startCuttableProxy(b.url);
+    const id = (await post(`${a.url}/conversations`, {})).body.conversation.id as string;
+    const steady = record<ConversationUpdate>((callbacks) => trpcClient(b.url).conversation.events.subscribe({ conversationId: id }, callbacks));
+    const dropping = record<ConversationUpdate>((callbacks) => trpcClient(proxy.url).conversation.events.subscribe({ conversationId: id }, callbacks));
+    try {
+      await vi.waitFor(() => expect([steady.items[0]?.data.kind, dropping.items[0]?.data.kind]).toEqual(['snapshot', 'snapshot']), { timeout: 10_000 });
+      expect((await post(`${a.url}/conversations/${id}/messages`, { message: 'list resources' })).status).toBe(200);
+      await vi.waitFor(() => expect(turnsEnded(dropping)).toBe(1), { timeout: 10_000 });
+      await vi.waitFor(() => expect(storedOf(dropping)).toEqual(storedOf(steady)), { timeout: 10_000 });
+
+      proxy.cut();
+      expect((await post(`${a.url}/conversations/${id}/messages`, { message: 'list resources' })).status).toBe(200);
+      await vi.waitFor(() => expect(turnsEnded(steady)).toBe(2), { timeout: 10_000 });
+      await vi.waitFor(() => expect(storedOf(dropping)).toEqual(storedOf(steady)), { timeout: 15_000 });
+      expect(dropping.items.filter((item) => item.data.kind === 'snapshot')).toHaveLength(1);
+      const ids = storedOf(steady).map((entry) => Number(entry.split(':')[0]));
+      expect(ids).toEqual([...new Set(ids)].sort((x, y) => x - y));
+    } finally {
+      steady.stop();
+      dropping.stop();
+      await proxy.close();
     }
   }, 60_000);
 });
