@@ -11,7 +11,7 @@ import { randomBytes } from 'node:crypto';
 import { createServer, Socket, type Server } from 'node:net';
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
 import { connect, type NatsConnection } from '@nats-io/transport-node';
-import { jetstreamManager, type JetStreamManager } from '@nats-io/jetstream';
+import { jetstream, jetstreamManager, type JetStreamManager } from '@nats-io/jetstream';
 import pg from 'pg';
 import { ConversationStatus, MessageRole, type ConversationEvent, type NewMessage } from '../../gen/ts/asg/store/v1/store.js';
 import { GrpcStatus } from '../common/grpc/errors.js';
@@ -203,6 +203,23 @@ describe('PostgreSQL store replicas with events through NATS JetStream (issue 14
     await append(c, id, [user('from c')]);
     await until(async () => (await streamIds()).length === latest + 1, "C's event in the stream");
     expect(await streamIds()).toEqual(oneToN(latest + 1));
+  });
+
+  it('stores a republished event once and refuses one that does not follow the last (what a second, stale leader would send)', async () => {
+    const a = await replica();
+    const { id } = await a.createConversation({ sessionId: 's', systemPrompt: '' });
+    await append(a, id, [user('one')]);
+    const latest = await a.latestEventId();
+    await until(async () => (await streamIds()).length === latest, 'every stored event in the stream');
+    const { storedSubject } = natsEventNames(prefix);
+    const js = jetstream(nats);
+    const [last] = await a.readEvents({ afterId: latest - 1, limit: 1 });
+    const body = JSON.stringify({ id: last!.id });
+    // The same event again (a publish retried after a lost ack): JetStream answers duplicate and stores nothing.
+    expect((await js.publish(storedSubject, body, { msgID: String(latest) })).duplicate).toBe(true);
+    // An event that claims to follow one that is not the stream's last: refused.
+    await expect(js.publish(storedSubject, JSON.stringify({ id: latest + 1 }), { msgID: String(latest + 1), expect: { lastMsgID: String(latest - 1) } })).rejects.toThrow(/wrong last msg ID/i);
+    expect(await streamIds()).toEqual(oneToN(latest));
   });
 
   it('keeps event ids gap-free under 8 concurrent writers for a watcher on another replica that resumes by after_id and loses its NATS connection', async () => {
