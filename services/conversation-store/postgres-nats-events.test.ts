@@ -280,6 +280,26 @@ describe('PostgreSQL store replicas with events through NATS JetStream (issue 14
     await gate.close();
   });
 
+  it('makes the stream again when it was deleted under the running replicas, and their watchers go on', async () => {
+    const [a, b] = [await replica(), await replica()];
+    const { id } = await a.createConversation({ sessionId: 's', systemPrompt: '' });
+    const seen: ConversationEvent[] = [];
+    watch(feedOf(b), id, 0, seen);
+    await append(a, id, [user('before')]);
+    await until(() => seen.some((event) => event.messageAdded?.content === 'before'), 'the event before the deletion');
+    await manager.streams.delete(natsEventNames(prefix).stream);
+    for (let index = 0; index < 3; index++) await append(a, id, [user(`after ${index}`)]);
+    await until(() => seen.filter((event) => event.messageAdded?.content.startsWith('after')).length === 3, 'the events after the deletion');
+    const latest = await a.latestEventId();
+    await until(() => seen.at(-1)?.id === latest, 'the newest event');
+    const ids = seen.map((event) => event.id);
+    expect(ids).toEqual(Array.from({ length: ids.length }, (_, index) => ids[0]! + index));
+    // The new stream starts after the saved cursor: nothing is published twice.
+    await until(async () => (await streamIds()).length > 0, 'the stream made again');
+    const again = await streamIds();
+    expect(again).toEqual(Array.from({ length: again.length }, (_, index) => latest - again.length + 1 + index));
+  });
+
   it('fails to start with UNAVAILABLE when NATS cannot be reached, without showing its credentials', async () => {
     const error = await replica({ eventsUrl: 'nats://asg-user:nats-secret-password@127.0.0.1:1' }).catch((caught: unknown) => caught);
     expect(error).toMatchObject({ code: GrpcStatus.UNAVAILABLE });

@@ -7,6 +7,9 @@ import { liveEventPayloads, parseLiveEventPayload } from './event-relay.js';
 import { natsEventNames, streamConfig, type NatsEventNames, type StoredEventMessage } from './nats-subjects.js';
 import { OutboxPublisher } from './outbox-publisher.js';
 
+/** How long a consumer that ended or failed to start waits before the next one. */
+const CONSUMER_RESTART_MS = 1_000;
+
 export interface NatsEventsOptions {
   url: string;
   prefix: string;
@@ -36,6 +39,9 @@ export interface NatsEventsOptions {
 export class NatsEvents {
   readonly names: NatsEventNames;
   private connection: NatsConnection | undefined;
+  private manager: JetStreamManager | undefined;
+  /** A new consumer is on its way (one at a time: a reconnect and a lost consumer may both ask). */
+  private restarting = false;
   private publisher: OutboxPublisher | undefined;
   private messages: ConsumerMessages | undefined;
   private readonly subscriptions: Subscription[] = [];
@@ -66,6 +72,7 @@ export class NatsEvents {
     }
     this.connection = connection;
     const manager = await jetstreamManager(connection);
+    this.manager = manager;
     await this.ensureStream(manager);
     await this.startConsumer();
     this.subscriptions.push(
@@ -88,6 +95,7 @@ export class NatsEvents {
       pool: this.options.pool,
       lockConnection: this.options.lockConnection,
       readEvents: this.options.readEvents,
+      ensureStream: () => this.ensureStream(manager),
       onError: this.options.onError,
     });
     this.subscriptions.push(connection.subscribe(this.names.committedSubject, { callback: () => this.publisher?.committed() }));
@@ -150,13 +158,23 @@ export class NatsEvents {
   /**
    * An ordered consumer from the stream's next message on: whatever was committed before is
    * read from the table (onStoredEventsUpTo), so it starts after this replica's cursor in
-   * effect. It recreates itself after a reconnect from the last message it saw.
+   * effect. One that ends without being stopped (its stream was deleted and made again, the
+   * server refused it) is replaced.
    */
   private async startConsumer(): Promise<void> {
     // The stream has the stored subject only: no filter (multiple filters need NATS 2.10).
     const consumer = await jetstream(this.connection!).consumers.get(this.names.stream, { deliver_policy: DeliverPolicy.New });
     const messages = await consumer.consume();
     this.messages = messages;
+    void (async () => {
+      // The server lost the consumer or its stream (deleted, a restart without its storage): a new one.
+      for await (const status of messages.status()) {
+        if (['consumer_deleted', 'consumer_not_found', 'stream_not_found', 'heartbeats_missed'].includes(status.type) && !this.closed && this.messages === messages) {
+          this.options.onError('the consumer of stored events from NATS was lost; starting a new one', new Error(status.type));
+          this.restartConsumer(CONSUMER_RESTART_MS);
+        }
+      }
+    })().catch(() => undefined);
     void (async () => {
       for await (const message of messages) {
         try {
@@ -167,23 +185,54 @@ export class NatsEvents {
           this.options.onError('a stored event from NATS could not be read', error);
         }
       }
-    })().catch((error: unknown) => {
-      if (!this.closed) this.options.onError('the consumer of stored events from NATS stopped', error);
-    });
+    })()
+      .catch((error: unknown) => {
+        if (!this.closed) this.options.onError('the consumer of stored events from NATS stopped', error);
+      })
+      .finally(() => {
+        if (!this.closed && this.messages === messages) this.restartConsumer(CONSUMER_RESTART_MS);
+      });
   }
 
   /**
-   * After a reconnect: a new consumer from the stream's next message on, then whatever was
-   * committed meanwhile is read from the table (it has it all), so nothing falls between. The
-   * consumer of before the cut is not trusted to resume: its pulls may have died with the
-   * connection.
+   * A new consumer from the stream's next message on, then whatever was committed meanwhile
+   * is read from the table (it has it all), so nothing falls between. Tried again until it
+   * works or the replica stops.
+   */
+  private restartConsumer(afterMs: number): void {
+    if (this.restarting) return;
+    this.restarting = true;
+    const old = this.messages;
+    this.messages = undefined;
+    old?.stop();
+    const timer = setTimeout(() => {
+      if (this.closed) return;
+      // The stream may be gone too: made again first, as the publisher does.
+      this.ensureStream(this.manager!)
+        .then(() => this.startConsumer())
+        .then(
+          () => {
+            this.restarting = false;
+            this.options.onStoredEventsUpTo(Number.POSITIVE_INFINITY);
+          },
+          (error: unknown) => {
+            this.restarting = false;
+            this.options.onError('the consumer of stored events from NATS could not be started again; retrying', error);
+            this.restartConsumer(CONSUMER_RESTART_MS);
+          },
+        );
+    }, afterMs);
+    timer.unref();
+  }
+
+  /**
+   * After a reconnect: a new consumer (restartConsumer). The consumer of before the cut is not
+   * trusted to resume: its pulls may have died with the connection.
    */
   private async watchStatus(connection: NatsConnection): Promise<void> {
     for await (const status of connection.status()) {
       if (status.type === 'reconnect' && !this.closed) {
-        this.messages?.stop();
-        await this.startConsumer().catch((error: unknown) => this.options.onError('the consumer of stored events from NATS could not be started again', error));
-        this.options.onStoredEventsUpTo(Number.POSITIVE_INFINITY);
+        this.restartConsumer(0);
         this.publisher?.wake();
       }
       if (status.type === 'disconnect' && !this.closed) this.options.onError('the NATS connection of the events was lost; reconnecting', new Error(`disconnected from ${natsServer(this.options.url).redacted}`));

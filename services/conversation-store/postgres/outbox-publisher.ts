@@ -11,6 +11,8 @@ export interface OutboxPublisherOptions {
   pool: pg.Pool;
   lockConnection: pg.ClientConfig;
   readEvents(afterId: number, limit: number): Promise<ConversationEvent[]>;
+  /** Creates the stream or brings it to its settings (it may have been deleted meanwhile). */
+  ensureStream(): Promise<void>;
   onError(what: string, error: unknown): void;
 }
 
@@ -175,8 +177,13 @@ export class OutboxPublisher {
     }
   }
 
-  /** The id to go on after: the stream's last stored event, or the saved row when the stream has none. */
+  /**
+   * The id to go on after: the stream's last stored event, or the saved row when the stream
+   * has none. Run on taking the lead and after a failure, when the stream may have been
+   * deleted: it is made again first.
+   */
   private async findLastPublished(): Promise<void> {
+    await this.options.ensureStream();
     const last = await this.options.manager.streams.getMessage(this.options.names.stream, { last_by_subj: this.options.names.storedSubject });
     const fromStream = last === null ? undefined : (last.json<{ id: number }>().id);
     const { rows } = await this.options.pool.query<{ last_id: number }>(SQL.selectPublished, [this.options.names.stream]);
