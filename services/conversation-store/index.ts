@@ -17,12 +17,12 @@ const SERVICE = 'conversation-store';
 export interface ConversationStoreOptions extends ServiceOptions<ConversationStoreConfig> {
   /** The watchers' limits (event-feed.ts); the defaults otherwise. */
   events?: EventFeedOptions;
-  /** Where ASG_DATABASE_URL is read; `process.env` by default. */
+  /** Where ASG_DATABASE_URL and ASG_EVENTS_URL are read; `process.env` by default. */
   env?: NodeJS.ProcessEnv;
 }
 
 export async function startConversationStore(options: ConversationStoreOptions): Promise<RunningService> {
-  const { storage, where } = await openConfiguredStorage(options.config, options.env ?? process.env, (what, error) =>
+  const { storage, where, events, eventsUrlIgnored } = await openConfiguredStorage(options.config, options.env ?? process.env, (what, error) =>
     options.log.warn(what, { error: redactSecrets(error instanceof Error ? error.message : String(error)) }),
   );
   // Before anyone reads them: a conversation whose turn a crash cut off says so (store.proto, StartTurn).
@@ -52,7 +52,8 @@ export async function startConversationStore(options: ConversationStoreOptions):
   }
   const address = `${options.listen.slice(0, options.listen.lastIndexOf(':'))}:${port}`;
   health.markServing();
-  options.log.info('conversation store listening', { address, database: where });
+  options.log.info('conversation store listening', { address, database: where, events });
+  if (eventsUrlIgnored) options.log.warn('events.url (ASG_EVENTS_URL) is ignored: the SQLite store is one replica and hands its events over in-process');
   let stopped: Promise<void> | undefined;
   return {
     name: SERVICE,

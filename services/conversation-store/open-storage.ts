@@ -3,6 +3,7 @@ import type { ConversationStoreConfig } from '../common/config/slices.js';
 import { openPostgresStorage } from './postgres/driver.js';
 import { isPostgresUrl, redactedDatabaseUrl } from './postgres/pool.js';
 import { DATABASE_FILE, openSqliteStorage } from './sqlite/driver.js';
+import { eventsUrl, natsServer } from './events-url.js';
 import { STALE_TURN_MARGIN_MS, type ConversationStorage } from './storage.js';
 
 /** The environment variable that names the store's database; it wins over `store.url`. */
@@ -12,6 +13,10 @@ export interface OpenedStorage {
   storage: ConversationStorage;
   /** Where the data is, as it may be logged: a file, or the URL without its password. */
   where: string;
+  /** How events reach the other replicas, as it may be logged (no credentials). */
+  events: string;
+  /** An events URL was configured but the store is SQLite, which has no other replicas: it is not used. */
+  eventsUrlIgnored: boolean;
 }
 
 /** The database URL in effect: ASG_DATABASE_URL when set, else `store.url`; empty for SQLite. */
@@ -27,15 +32,16 @@ export function databaseUrl(config: Pick<ConversationStoreConfig, 'store'>, env:
  * running mark older than that and a margin was left by a process that died mid-turn.
  */
 export async function openConfiguredStorage(
-  config: ConversationStoreConfig,
+  config: Pick<ConversationStoreConfig, 'data_dir' | 'chat' | 'store' | 'events'>,
   env: NodeJS.ProcessEnv,
   onBackgroundError: (what: string, error: unknown) => void,
 ): Promise<OpenedStorage> {
   const staleTurnAfterMs = config.chat.turn_timeout + STALE_TURN_MARGIN_MS;
   const url = databaseUrl(config, env);
+  const natsUrl = eventsUrl(config, env);
   if (url === '') {
     const dataDir = resolve(config.data_dir);
-    return { storage: openSqliteStorage({ dataDir, staleTurnAfterMs }), where: resolve(dataDir, DATABASE_FILE) };
+    return { storage: openSqliteStorage({ dataDir, staleTurnAfterMs }), where: resolve(dataDir, DATABASE_FILE), events: 'in-process', eventsUrlIgnored: natsUrl !== '' };
   }
   const { pool } = config.store;
   const storage = await openPostgresStorage({
@@ -47,7 +53,9 @@ export async function openConfiguredStorage(
       idleInTransactionTimeoutMs: pool.idle_in_transaction_timeout,
       connectTimeoutMs: pool.connect_timeout,
     },
+    events: natsUrl === '' ? undefined : { url: natsUrl, prefix: config.events.prefix, maxAgeMs: config.events.max_age },
     onBackgroundError,
   });
-  return { storage, where: redactedDatabaseUrl(url) };
+  const events = natsUrl === '' ? 'PostgreSQL LISTEN/NOTIFY' : `NATS JetStream ${natsServer(natsUrl).redacted}`;
+  return { storage, where: redactedDatabaseUrl(url), events, eventsUrlIgnored: false };
 }

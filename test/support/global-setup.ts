@@ -52,7 +52,9 @@ async function provide(requirement: Requirement): Promise<string> {
   const apt = aptCommand();
   if (requirement.aptPackages === undefined || apt === undefined) stop(`${requirement.name} not found: ${requirement.explain}`);
   await aptInstall(requirement, apt, requirement.aptPackages);
-  return (await requirement.find()) ?? stop(`${requirement.name} still not found after apt-get installed ${requirement.aptPackages.join(' ')}: ${requirement.explain}`);
+  // A server installed just now (nats-server) may need starting too.
+  const installed = (await requirement.find()) ?? (requirement.start?.() ? await requirement.find() : undefined);
+  return installed ?? stop(`${requirement.name} still not found after apt-get installed ${requirement.aptPackages.join(' ')}: ${requirement.explain}`);
 }
 
 /** How to run apt-get here: directly as root, through passwordless sudo, or not at all. */

@@ -6,7 +6,7 @@ import { chmodSync, mkdtempSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterEach, describe, expect, it } from 'vitest';
-import { chromium, isExecutable, kubectl, kustomizeMajor, onPath, postgres, REQUIREMENTS } from './requirements.js';
+import { chromium, isExecutable, kubectl, kustomizeMajor, nats, onPath, postgres, REQUIREMENTS } from './requirements.js';
 
 const saved = process.env.CHROMIUM_PATH;
 const savedKubectl = process.env.KUBECTL_PATH;
@@ -80,5 +80,23 @@ describe('requirements of the test suites', () => {
     expect(postgres.neededBy.test('test/e2e/postgres-replicas.test.ts')).toBe(true);
     expect(postgres.neededBy.test('services/conversation-store/sqlite-storage.test.ts')).toBe(false);
     expect(postgres.explain).toMatch(/pg_ctlcluster.*ASG_TEST_DATABASE_URL/);
+  });
+
+  it('asks for NATS only for the NATS suites (which need PostgreSQL too), and finds none where nothing answers', async () => {
+    for (const file of ['services/conversation-store/postgres-nats-events.test.ts', 'test/e2e/postgres-nats-replicas.test.ts']) {
+      expect(nats.neededBy.test(file)).toBe(true);
+      expect(postgres.neededBy.test(file)).toBe(true);
+    }
+    expect(nats.neededBy.test('test/e2e/postgres-replicas.test.ts')).toBe(false);
+    expect(nats.explain).toMatch(/nats-server.*-js.*ASG_TEST_EVENTS_URL/);
+    const old = process.env.ASG_TEST_EVENTS_URL;
+    // Port 1 on loopback: nothing listens there.
+    process.env.ASG_TEST_EVENTS_URL = 'nats://127.0.0.1:1';
+    try {
+      expect(await nats.find()).toBeUndefined();
+    } finally {
+      if (old === undefined) delete process.env.ASG_TEST_EVENTS_URL;
+      else process.env.ASG_TEST_EVENTS_URL = old;
+    }
   });
 });

@@ -7,6 +7,7 @@
  */
 import { spawnSync } from 'node:child_process';
 import { accessSync, constants, readdirSync, statSync } from 'node:fs';
+import { Socket } from 'node:net';
 import { delimiter, join } from 'node:path';
 import pg from 'pg';
 
@@ -153,5 +154,59 @@ export const postgres: Requirement = {
     'start PostgreSQL on 127.0.0.1:5432 with user postgres and trust auth (Debian: pg_ctlcluster --skip-systemctl-redirect $(ls /etc/postgresql) main start), or set ASG_TEST_DATABASE_URL to a server where the tests may create databases',
 };
 
+/** The NATS server (with JetStream) the tests create their own streams on. */
+export const DEFAULT_TEST_EVENTS_URL = 'nats://127.0.0.1:4222';
+
+/** Whether a NATS server answers at `url`: its first line on a new connection is `INFO {…"jetstream":true…}`. */
+function natsAnswers(url: string): Promise<boolean> {
+  let host: string;
+  let port: number;
+  try {
+    const parsed = new URL(url);
+    host = parsed.hostname;
+    port = Number(parsed.port || '4222');
+  } catch {
+    return Promise.resolve(false);
+  }
+  return new Promise((resolve) => {
+    const socket = new Socket();
+    let seen = '';
+    const done = (ok: boolean) => {
+      socket.destroy();
+      resolve(ok);
+    };
+    socket.setTimeout(3_000, () => done(false));
+    socket.on('error', () => done(false));
+    socket.on('data', (chunk) => {
+      seen += chunk.toString();
+      if (seen.includes('\n')) done(seen.startsWith('INFO ') && seen.includes('"jetstream":true'));
+    });
+    socket.connect(port, host);
+  });
+}
+
+export const nats: Requirement = {
+  name: 'NATS',
+  env: 'ASG_TEST_EVENTS_URL',
+  // The NATS event suites and the replicas-over-NATS end-to-end test (issue 14).
+  neededBy: /(^|\/)[^/]*nats[^/]*\.test\.ts$/,
+  async find() {
+    const url = process.env.ASG_TEST_EVENTS_URL || DEFAULT_TEST_EVENTS_URL;
+    return (await natsAnswers(url)) ? url : undefined;
+  },
+  start() {
+    // Debian's nats-server, as root (CI): started in the background with JetStream, without systemd.
+    if (process.platform !== 'linux' || process.getuid?.() !== 0 || !isExecutable('/usr/sbin/nats-server') || onPath(['start-stop-daemon']) === undefined) return false;
+    const args = ['--start', '--oknodo', '--background', '--exec', '/usr/sbin/nats-server', '--', '-a', '127.0.0.1', '-p', '4222', '-js', '-sd', '/var/lib/nats-server', '-l', '/var/log/nats-server.log'];
+    if (spawnSync('start-stop-daemon', args, { stdio: 'ignore', timeout: 30_000 }).status !== 0) return false;
+    // It answers a moment after the daemon forked.
+    spawnSync('sleep', ['1']);
+    return true;
+  },
+  aptPackages: ['nats-server'],
+  explain:
+    'start nats-server with JetStream on 127.0.0.1:4222 (Debian: apt-get install -y nats-server; start-stop-daemon --start --background --exec /usr/sbin/nats-server -- -a 127.0.0.1 -p 4222 -js -sd /var/lib/nats-server), or set ASG_TEST_EVENTS_URL to one',
+};
+
 /** Everything the suites may need, in the order they are checked. */
-export const REQUIREMENTS: Requirement[] = [chromium, kubectl, postgres];
+export const REQUIREMENTS: Requirement[] = [chromium, kubectl, postgres, nats];

@@ -173,6 +173,32 @@ export const configSchema = z
       })
       .prefault({}),
     /**
+     * Added (issue 14): how stored and live events reach the store replicas other than the one
+     * that wrote them. `url` empty: PostgreSQL LISTEN/NOTIFY (or nothing to cross with SQLite);
+     * `nats://[user:password@]host:port`: NATS JetStream, with a PostgreSQL store only.
+     * ASG_EVENTS_URL, when set, wins over `url` (its credentials are never logged).
+     */
+    events: z
+      .strictObject({
+        url: z
+          .string()
+          .trim()
+          .refine((value) => value === '' || /^nats:\/\//i.test(value), 'empty (no NATS) or a nats:// URL')
+          .default(''),
+        /**
+         * The name the JetStream stream and subjects are made from: stream `<PREFIX>_EVENTS`
+         * (upper case), subjects `<prefix>.events.>`. Deployments sharing one NATS keep apart by it.
+         */
+        prefix: z
+          .string()
+          .trim()
+          .regex(/^[a-z0-9_-]{1,32}$/, 'lower-case letters, digits, "_" or "-" (1 to 32)')
+          .default('asg'),
+        /** How long the stream keeps an event: a replica that was cut off longer reads the events table instead. */
+        max_age: duration.default(24 * 3_600_000),
+      })
+      .prefault({}),
+    /**
      * Added (issue 12): what the HTTP server answers for, guarding a local API against the
      * browser (DNS rebinding, cross-site requests).
      */

@@ -9,8 +9,9 @@ import type { AgentConfig } from './schema.js';
 export const CONFIG_SLICES = {
   // `grpc` (every service): its server's connection age, ping policy and drain; its clients' keepalive.
   // `chat`: turn_timeout bounds how long a running-turn mark can be live (older marks are stale);
-  // `store`: SQLite in data_dir or a PostgreSQL URL, and the pool's limits.
-  conversationStore: ['data_dir', 'chat', 'store', 'grpc'],
+  // `store`: SQLite in data_dir or a PostgreSQL URL, and the pool's limits;
+  // `events`: NATS JetStream for the events that cross replicas (PostgreSQL only).
+  conversationStore: ['data_dir', 'chat', 'store', 'events', 'grpc'],
   // `agent`: the models named by the tree's llm nodes are checked at start (startup-checks.ts).
   llmGateway: ['llm', 'agent', 'rate_limits', 'grpc'],
   toolBroker: ['mcp_servers', 'rate_limits', 'grpc'],

@@ -21,6 +21,7 @@ import {
   type StartTurnRequest,
   type UpdateRunRequest,
 } from '../../../gen/ts/asg/store/v1/store.js';
+import { redactSecrets } from '../../common/secrets.js';
 import { aborted, deadlineExceeded, failedPrecondition, internal, invalidArgument, notFound, ServiceError, unavailable } from '../../common/grpc/errors.js';
 import { appendedMessageRow, byConversation, insertedApprovalRow, newApprovalRow, summaryOf, takePage, waitingState, type ConversationChange, type NewApprovalFields } from '../changes.js';
 import { storedId } from '../ids.js';
@@ -60,6 +61,7 @@ import {
 } from '../storage.js';
 import { DEFAULT_STALE_TURN_MS } from '../sqlite/driver.js';
 import { EventListener, liveEventPayloads, OrderedEventDelivery, storedEventsPayload } from './event-relay.js';
+import { NatsEvents } from './nats-events.js';
 import { connectionConfig, createPool, DEFAULT_POOL_LIMITS, redactedDatabaseUrl, type PostgresPoolLimits } from './pool.js';
 import { migrate } from './schema.js';
 import { LIVE_EVENTS_CHANNEL, SQL, STORED_EVENTS_CHANNEL } from './statements.js';
@@ -74,6 +76,11 @@ export interface PostgresStorageOptions {
   staleTurnAfterMs?: number;
   /** How often this replica tells the others it is alive (store_replicas); 3 missed beats and it counts as gone. */
   heartbeatMs?: number;
+  /**
+   * NATS JetStream for the events that cross replicas (config `events`); PostgreSQL
+   * LISTEN/NOTIFY when absent. `prefix` names the stream and subjects (nats-subjects.ts).
+   */
+  events?: { url: string; prefix: string; maxAgeMs: number };
   /** Problems of the background work (heartbeat, LISTEN, live events) that no request sees. */
   onBackgroundError?: (what: string, error: unknown) => void;
 }
@@ -163,6 +170,7 @@ export class PostgresConversationStorage implements ConversationStorage {
   private readonly liveListeners = new Set<LiveEventListener>();
   private delivery: OrderedEventDelivery | undefined;
   private listener: EventListener | undefined;
+  private nats: NatsEvents | undefined;
   private heartbeat: NodeJS.Timeout | undefined;
   /** Live events leave one at a time, so the other replicas get this one's deltas in order. */
   private liveChain: Promise<void> = Promise.resolve();
@@ -183,21 +191,17 @@ export class PostgresConversationStorage implements ConversationStorage {
     this.liveForMs = this.heartbeatMs * HEARTBEATS_TO_DEATH;
   }
 
-  /** Registers the replica, starts its heartbeat and its LISTEN connection (before reading where the feed starts: nothing falls between). */
+  /**
+   * Registers the replica, starts its heartbeat and its LISTEN connection or NATS consumer
+   * (before reading where the feed starts: nothing falls between).
+   */
   async start(): Promise<void> {
     await this.pool.query(SQL.forgetReplicas, [FORGET_REPLICAS_AFTER_MS]);
     await this.pool.query(SQL.registerReplica, [this.bootId]);
     this.heartbeat = setInterval(() => void this.beat(), this.heartbeatMs);
     this.heartbeat.unref();
-    this.listener = new EventListener({
-      connection: this.listenConnection,
-      bootId: this.bootId,
-      onStoredEvents: (lastId) => void this.delivery?.caughtUpTo(lastId),
-      onLiveEvent: (event) => this.tellLive(event),
-      onListening: () => void this.delivery?.caughtUpTo(Number.POSITIVE_INFINITY),
-      onError: (error) => this.options.onBackgroundError?.('the LISTEN connection of live events failed; reconnecting', error),
-    });
-    await this.listener.start();
+    if (this.options.events) await this.startNats(this.options.events);
+    else await this.startListener();
     this.delivery = new OrderedEventDelivery(
       await this.latestEventId(),
       (afterId, limit) => this.readEvents({ afterId, limit }),
@@ -213,6 +217,43 @@ export class PostgresConversationStorage implements ConversationStorage {
       },
       (error) => this.options.onBackgroundError?.('reading committed events for the live feed failed', error),
     );
+  }
+
+  private async startListener(): Promise<void> {
+    this.listener = new EventListener({
+      connection: this.listenConnection,
+      bootId: this.bootId,
+      onStoredEvents: (lastId) => void this.delivery?.caughtUpTo(lastId),
+      onLiveEvent: (event) => this.tellLive(event),
+      onListening: () => void this.delivery?.caughtUpTo(Number.POSITIVE_INFINITY),
+      onError: (error) => this.options.onBackgroundError?.('the LISTEN connection of live events failed; reconnecting', error),
+    });
+    await this.listener.start();
+  }
+
+  /** NATS in place of LISTEN/NOTIFY: stored events through JetStream (the outbox publisher), live ones on core NATS. */
+  private async startNats(events: NonNullable<PostgresStorageOptions['events']>): Promise<void> {
+    this.nats = new NatsEvents({
+      ...events,
+      bootId: this.bootId,
+      lockConnection: this.listenConnection,
+      pool: this.pool,
+      readEvents: (afterId, limit) => this.readEvents({ afterId, limit }),
+      onStoredEvent: (event) => void this.delivery?.committed([event]),
+      onStoredEventsUpTo: (id) => void this.delivery?.caughtUpTo(id),
+      onLiveEvent: (event) => this.tellLive(event),
+      onError: (what, error) => this.options.onBackgroundError?.(what, error),
+    });
+    try {
+      await this.nats.start();
+    } catch (error) {
+      throw unavailable(redactSecrets((error as Error).message));
+    }
+  }
+
+  /** The NATS side of the events (undefined on LISTEN/NOTIFY), for tests. */
+  get natsEvents(): NatsEvents | undefined {
+    return this.nats;
   }
 
   /** The LISTEN connection, for tests that drop it on purpose. */
@@ -459,6 +500,7 @@ export class PostgresConversationStorage implements ConversationStorage {
   }
 
   shareLiveEvent(event: ConversationEvent): void {
+    if (this.nats) return this.nats.shareLive(event);
     const payloads = liveEventPayloads(this.bootId, event);
     if (payloads.length === 0 || this.closed) return;
     this.liveChain = this.liveChain.then(async () => {
@@ -512,6 +554,7 @@ export class PostgresConversationStorage implements ConversationStorage {
     return (this.closed ??= (async () => {
       clearInterval(this.heartbeat);
       await this.listener?.close();
+      await this.nats?.close();
       await this.liveChain;
       // Gone now: this replica's marks are a crash's from here on, as after a restart of the SQLite store.
       await this.pool.query(SQL.unregisterReplica, [this.bootId]).catch(() => undefined);
@@ -600,7 +643,11 @@ export class PostgresConversationStorage implements ConversationStorage {
     } finally {
       client.release(broken);
     }
-    if (events.length > 0) await this.delivery?.committed(events);
+    if (events.length > 0) {
+      // The outbox publisher (the leader, on this replica or another) publishes them from the table.
+      this.nats?.committed();
+      await this.delivery?.committed(events);
+    }
     return result;
   }
 
@@ -647,7 +694,8 @@ export class PostgresConversationStorage implements ConversationStorage {
         values: [stored.map((e) => e.id), stored.map((e) => e.conversation_id), stored.map((e) => e.kind), stored.map((e) => e.payload), stored.map((e) => e.created_at)],
       });
       const last = stored.at(-1)!;
-      await tx.client.query('SELECT pg_notify($1, $2)', [STORED_EVENTS_CHANNEL, storedEventsPayload(last.id, last.conversation_id)]);
+      // With NATS the other replicas hear of it from the stream, which the outbox publisher fills from this table.
+      if (!this.options.events) await tx.client.query('SELECT pg_notify($1, $2)', [STORED_EVENTS_CHANNEL, storedEventsPayload(last.id, last.conversation_id)]);
       events = stored.map(eventFromRow);
     }
     const deltas = [...tx.countDeltas].filter(([, delta]) => delta !== 0);

@@ -30,7 +30,11 @@ export class OrderedEventDelivery {
     return this.cursor;
   }
 
-  /** This replica committed `events` (consecutive ids); resolves once they were handed over. */
+  /**
+   * This replica committed `events` (consecutive ids), or they came from NATS; resolves once
+   * they were handed over. Any gap before them (ids not handed over yet) is read from the
+   * table first: a NATS message of id N+2 after N brings N+1 from the table.
+   */
   committed(events: readonly ConversationEvent[]): Promise<void> {
     return this.step(async () => {
       const last = events.at(-1)!.id;
@@ -111,6 +115,12 @@ export function liveEventPayloads(bootId: string, event: ConversationEvent): str
   return Buffer.byteLength(trimmed) <= MAX_NOTIFY_PAYLOAD ? [trimmed] : [];
 }
 
+/** The live-only event of a payload of liveEventPayloads; undefined when `ownBootId` sent it (it was delivered locally already). */
+export function parseLiveEventPayload(payload: string, ownBootId: string): ConversationEvent | undefined {
+  const { boot, event } = JSON.parse(payload) as { boot: string; event: unknown };
+  return boot === ownBootId ? undefined : { ...ConversationEvent.fromJSON(event), id: 0 };
+}
+
 export interface EventListenerOptions {
   connection: pg.ClientConfig;
   bootId: string;
@@ -187,8 +197,8 @@ export class EventListener {
     }
     if (message.channel !== LIVE_EVENTS_CHANNEL || !message.payload) return;
     try {
-      const { boot, event } = JSON.parse(message.payload) as { boot: string; event: unknown };
-      if (boot !== this.options.bootId) this.options.onLiveEvent({ ...ConversationEvent.fromJSON(event), id: 0 });
+      const event = parseLiveEventPayload(message.payload, this.options.bootId);
+      if (event) this.options.onLiveEvent(event);
     } catch (error) {
       this.options.onError(error);
     }

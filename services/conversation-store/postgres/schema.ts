@@ -138,6 +138,14 @@ const MIGRATIONS: readonly string[] = [
     PRIMARY KEY (conversation_id, boot_id)
   );
   `,
+  // 3: with NATS (events.url), the last stored event id the outbox publisher published to each
+  // JetStream stream: where it goes on from when the stream holds none (aged out, recreated).
+  `
+  CREATE TABLE event_publications (
+    stream  text PRIMARY KEY,
+    last_id bigint NOT NULL
+  );
+  `,
 ];
 
 export const POSTGRES_SCHEMA_VERSION = MIGRATIONS.length;

@@ -116,6 +116,12 @@ export const SQL = {
   selectConversationEventsAfter: `SELECT * FROM events WHERE conversation_id = $1 AND id > $2 ORDER BY id LIMIT $3`,
   // Committed ids are gap-free, so the newest is the counter's value as of this snapshot.
   latestEventId: `SELECT last_id AS id FROM event_ids`,
+  // The NATS outbox publisher (outbox-publisher.ts): its leader lock, and the last id it published to a stream.
+  tryPublisherLock: `SELECT pg_try_advisory_lock(hashtext($1)) AS locked`,
+  selectPublished: `SELECT last_id FROM event_publications WHERE stream = $1`,
+  savePublished: `
+    INSERT INTO event_publications (stream, last_id) VALUES ($1, $2)
+    ON CONFLICT (stream) DO UPDATE SET last_id = greatest(event_publications.last_id, excluded.last_id)`,
 
   markTurnRunning: `UPDATE conversations SET running_turn_boot = $2, running_turn_since = $3 WHERE id = $1`,
   clearTurnRunning: `UPDATE conversations SET running_turn_boot = NULL, running_turn_since = NULL WHERE id = $1 AND running_turn_boot IS NOT NULL`,

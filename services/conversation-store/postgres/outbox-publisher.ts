@@ -1,0 +1,199 @@
+import type { JetStreamClient, JetStreamManager } from '@nats-io/jetstream';
+import pg from 'pg';
+import type { ConversationEvent } from '../../../gen/ts/asg/store/v1/store.js';
+import { storedEventMessage, type NatsEventNames } from './nats-subjects.js';
+import { SQL } from './statements.js';
+
+export interface OutboxPublisherOptions {
+  js: JetStreamClient;
+  manager: JetStreamManager;
+  names: NatsEventNames;
+  pool: pg.Pool;
+  lockConnection: pg.ClientConfig;
+  readEvents(afterId: number, limit: number): Promise<ConversationEvent[]>;
+  /** Creates the stream or brings it to its settings (it may have been deleted meanwhile). */
+  ensureStream(): Promise<void>;
+  onError(what: string, error: unknown): void;
+}
+
+/** Events read from the table per page. */
+const PAGE_SIZE = 500;
+/** How often the leader looks for events no wake-up told it of (a lost core NATS message). */
+export const PUBLISH_POLL_MS = 1_000;
+/** How often a replica that does not lead tries to take the lead (the leader may have died). */
+export const LEADER_RETRY_MS = 500;
+const RETRY_MAX_MS = 5_000;
+
+/** The advisory lock key text of the publisher of `stream` (hashtext of it): one leader per stream and database. */
+export function publisherLockName(stream: string): string {
+  return `asg-events-publisher:${stream}`;
+}
+
+/**
+ * The outbox publisher: publishes every stored event of the events table (the outbox: a row
+ * exists iff its transaction committed) to the JetStream stream, in id order, each once.
+ *
+ * - One replica leads at a time: it holds a session advisory lock on a connection of its own,
+ *   which PostgreSQL releases when the process or its connection dies; the others try again
+ *   every LEADER_RETRY_MS and take over.
+ * - Where to go on from is the stream's last stored event (its message carries the id), or the
+ *   `event_publications` row when the stream has none (its messages aged out): a leader that
+ *   died between a commit and its publish leaves the event unpublished, and the next leader
+ *   publishes it; one that died between a publish and saving the row leaves the stream ahead,
+ *   and the next leader goes on after the stream's last event instead of publishing it again.
+ * - Each message has the event id as `Nats-Msg-Id` (JetStream drops a duplicate within its
+ *   window: a publish retried after a lost ack) and, once the stream's last id is known, the
+ *   previous id as the expected last msgID: a publish that would not directly follow the
+ *   previous event (two leaders after a network split) is refused, and the leader reads the
+ *   stream's last id again.
+ */
+export class OutboxPublisher {
+  private lockClient: pg.Client | undefined;
+  private leading = false;
+  /** The id of the last event in the stream; undefined until read (again) from the stream. */
+  private lastPublished: number | undefined;
+  /** Whether the stream's last message is the event `lastPublished` (so the next one may expect it). */
+  private followsStream = false;
+  private timer: NodeJS.Timeout | undefined;
+  private running: Promise<void> | undefined;
+  private again = false;
+  private closed = false;
+  private retryMs = LEADER_RETRY_MS;
+
+  constructor(private readonly options: OutboxPublisherOptions) {}
+
+  start(): void {
+    this.wake();
+  }
+
+  /** Whether this replica leads (tests). */
+  get isLeader(): boolean {
+    return this.leading;
+  }
+
+  /**
+   * Some replica committed events: the leader publishes them now. The others ignore it (they
+   * try for the lead on their own timer), so commits cost the database no lock attempts.
+   */
+  committed(): void {
+    if (this.leading) this.wake();
+  }
+
+  /** Events may be waiting: publish them now (one pass at a time; a wake-up during one runs another). */
+  wake(): void {
+    if (this.closed) return;
+    if (this.running) {
+      this.again = true;
+      return;
+    }
+    clearTimeout(this.timer);
+    this.running = this.pass().then((failed) => {
+      this.running = undefined;
+      if (this.closed) return;
+      if (this.again && !failed) {
+        this.again = false;
+        this.wake();
+        return;
+      }
+      this.again = false;
+      // After a failure, backing off; a wake-up (NATS reconnected, a commit) cuts the wait short.
+      this.timer = setTimeout(() => this.wake(), failed ? this.retryMs : this.leading ? PUBLISH_POLL_MS : LEADER_RETRY_MS);
+      this.timer.unref();
+    });
+  }
+
+  async close(): Promise<void> {
+    this.closed = true;
+    clearTimeout(this.timer);
+    await this.running;
+    await this.dropLead();
+  }
+
+  /** One pass: take the lead if free, publish what is pending; true when it failed. */
+  private async pass(): Promise<boolean> {
+    try {
+      if (!this.leading && !(await this.takeLead())) return false;
+      await this.publishPending();
+      this.retryMs = LEADER_RETRY_MS;
+      return false;
+    } catch (error) {
+      if (this.closed) return false;
+      this.options.onError('publishing stored events to NATS failed; retrying', error);
+      // Read the stream again: whether the failed publish was stored is unknown.
+      this.lastPublished = undefined;
+      this.retryMs = Math.min(this.retryMs * 2, RETRY_MAX_MS);
+      return true;
+    }
+  }
+
+  private async takeLead(): Promise<boolean> {
+    if (this.lockClient === undefined) {
+      const client = new pg.Client(this.options.lockConnection);
+      client.on('error', () => void this.lostLock(client));
+      client.on('end', () => void this.lostLock(client));
+      await client.connect();
+      this.lockClient = client;
+    }
+    const { rows } = await this.lockClient.query<{ locked: boolean }>(SQL.tryPublisherLock, [publisherLockName(this.options.names.stream)]);
+    this.leading = rows[0]!.locked;
+    if (this.leading) this.lastPublished = undefined;
+    return this.leading;
+  }
+
+  private lostLock(client: pg.Client): void {
+    if (this.lockClient !== client) return;
+    this.lockClient = undefined;
+    this.leading = false;
+    client.removeAllListeners('end');
+    client.on('error', () => undefined);
+    void client.end().catch(() => undefined);
+  }
+
+  private async dropLead(): Promise<void> {
+    const client = this.lockClient;
+    this.lockClient = undefined;
+    this.leading = false;
+    if (client === undefined) return;
+    client.removeAllListeners('end');
+    client.on('error', () => undefined);
+    await client.end().catch(() => undefined);
+  }
+
+  private async publishPending(): Promise<void> {
+    if (this.lastPublished === undefined) await this.findLastPublished();
+    for (;;) {
+      const page = await this.options.readEvents(this.lastPublished!, PAGE_SIZE);
+      for (const event of page) {
+        if (!this.leading || this.closed) return;
+        await this.options.js.publish(this.options.names.storedSubject, storedEventMessage(event), {
+          msgID: String(event.id),
+          ...(this.followsStream ? { expect: { lastMsgID: String(this.lastPublished) } } : {}),
+        });
+        this.lastPublished = event.id;
+        this.followsStream = true;
+      }
+      if (page.length > 0) await this.options.pool.query(SQL.savePublished, [this.options.names.stream, this.lastPublished]);
+      if (page.length < PAGE_SIZE) return;
+    }
+  }
+
+  /**
+   * The id to go on after: the stream's last stored event, or the saved row when the stream
+   * has none. Run on taking the lead and after a failure, when the stream may have been
+   * deleted: it is made again first.
+   */
+  private async findLastPublished(): Promise<void> {
+    await this.options.ensureStream();
+    const last = await this.options.manager.streams.getMessage(this.options.names.stream, { last_by_subj: this.options.names.storedSubject });
+    const fromStream = last === null ? undefined : (last.json<{ id: number }>().id);
+    const { rows } = await this.options.pool.query<{ last_id: number }>(SQL.selectPublished, [this.options.names.stream]);
+    const saved = rows[0]?.last_id;
+    if (fromStream !== undefined && fromStream >= (saved ?? 0)) {
+      this.lastPublished = fromStream;
+      this.followsStream = true;
+    } else {
+      this.lastPublished = saved ?? 0;
+      this.followsStream = false;
+    }
+  }
+}
