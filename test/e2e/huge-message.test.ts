@@ -28,7 +28,8 @@ function pollHealth(url: string): HealthPoller {
   const polls: { status: number; ms: number }[] = [];
   let running = true;
   const loop = (async () => {
-    while (running) {
+    // At least two polls whatever the turn's speed: a fast turn must not leave too few to judge.
+    while (running || polls.length < 2) {
       const started = performance.now();
       let status = 0;
       try {
