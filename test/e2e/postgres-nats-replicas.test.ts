@@ -18,7 +18,7 @@ import { resourcesServer, startAgent, tempDir, type AgentProcess } from '../supp
 import { startCuttableProxy } from '../support/cuttable-proxy.js';
 import { post } from '../support/http.js';
 import { resourceAgentScript, startScriptedModel, type ScriptedModelServer } from '../support/scripted-model.js';
-import { openSse, type SseEvent } from '../support/sse-reader.js';
+import { expectResumeMissesNone, openSse, storedSseEvents } from '../support/sse-reader.js';
 import { record, trpcClient, type Recording } from '../support/trpc-client.js';
 
 const natsUrl = process.env.ASG_TEST_EVENTS_URL || 'nats://127.0.0.1:4222';
@@ -66,7 +66,6 @@ describe('two mesh replicas whose events cross through NATS JetStream', () => {
   });
 
   it('streams to an SSE reader on B the events of a turn that runs on A, and a reconnect with Last-Event-ID misses none', async () => {
-    const stored = (events: SseEvent[]) => events.filter((event) => event.id !== undefined).map((event) => `${event.id}:${event.event}`);
     const created = await post(`${a.url}/conversations`, {});
     const id = created.body.conversation.id as string;
     const steady = await openSse(`${b.url}/conversations/${id}/events`);
@@ -74,24 +73,15 @@ describe('two mesh replicas whose events cross through NATS JetStream', () => {
     try {
       await vi.waitFor(() => expect([steady.events[0]?.event, first.events[0]?.event]).toEqual(['snapshot', 'snapshot']), { timeout: 10_000 });
       expect((await post(`${a.url}/conversations/${id}/messages`, { message: 'list resources' })).status).toBe(200);
-      await vi.waitFor(() => expect(stored(first.events).some((entry) => entry.endsWith(':turn_ended'))).toBe(true), { timeout: 10_000 });
+      await vi.waitFor(() => expect(storedSseEvents(first.events).some((entry) => entry.endsWith(':turn_ended'))).toBe(true), { timeout: 10_000 });
       first.close();
-      const lastSeen = stored(first.events).at(-1)!.split(':')[0]!;
+      const lastSeen = storedSseEvents(first.events).at(-1)!.split(':')[0]!;
 
       // While it is away, two more turns run on A.
       for (let turn = 0; turn < 2; turn++) expect((await post(`${a.url}/conversations/${id}/messages`, { message: 'list resources' })).status).toBe(200);
-      await vi.waitFor(() => expect(stored(steady.events).filter((entry) => entry.endsWith(':turn_ended'))).toHaveLength(3), { timeout: 10_000 });
+      await vi.waitFor(() => expect(storedSseEvents(steady.events).filter((entry) => entry.endsWith(':turn_ended'))).toHaveLength(3), { timeout: 10_000 });
 
-      const resumed = await openSse(`${b.url}/conversations/${id}/events`, { 'Last-Event-ID': lastSeen });
-      try {
-        const missed = () => stored(steady.events).filter((entry) => Number(entry.split(':')[0]) > Number(lastSeen));
-        await vi.waitFor(() => expect(stored(resumed.events)).toEqual(missed()), { timeout: 10_000 });
-        expect(missed().length).toBeGreaterThanOrEqual(6);
-        const ids = stored(steady.events).map((entry) => Number(entry.split(':')[0]));
-        expect(ids).toEqual([...new Set(ids)].sort((x, y) => x - y));
-      } finally {
-        resumed.close();
-      }
+      expect(await expectResumeMissesNone(`${b.url}/conversations/${id}/events`, lastSeen, steady)).toBeGreaterThanOrEqual(6);
     } finally {
       steady.close();
       first.close();

@@ -1,3 +1,4 @@
+import { expect, vi } from 'vitest';
 /** One server-sent event as a client sees it (HTML's event stream interpretation, without retry). */
 export interface SseEvent {
   /** The `id:` of this message, when it had one. */
@@ -64,4 +65,28 @@ export async function openSse(url: string, headers: Record<string, string> = {})
     }
   })();
   return session;
+}
+
+/** The stored events of a stream (those with an id) as "id:event", in the order received. */
+export function storedSseEvents(events: readonly SseEvent[]): string[] {
+  return events.filter((event) => event.id !== undefined).map((event) => `${event.id}:${event.event}`);
+}
+
+/**
+ * Reconnects to `url` with `Last-Event-ID: lastSeen` and waits until the new reader has
+ * exactly the stored events that `steady` (a reader connected all along) got after
+ * `lastSeen`, in the same order; checks the steady reader's ids are increasing with no repeat.
+ * Returns how many events the reconnected reader caught up on.
+ */
+export async function expectResumeMissesNone(url: string, lastSeen: string, steady: SseSession, timeoutMs = 10_000): Promise<number> {
+  const resumed = await openSse(url, { 'Last-Event-ID': lastSeen });
+  try {
+    const missed = () => storedSseEvents(steady.events).filter((entry) => Number(entry.split(':')[0]) > Number(lastSeen));
+    await vi.waitFor(() => expect(storedSseEvents(resumed.events)).toEqual(missed()), { timeout: timeoutMs });
+    const ids = storedSseEvents(steady.events).map((entry) => Number(entry.split(':')[0]));
+    expect(ids).toEqual([...new Set(ids)].sort((x, y) => x - y));
+    return missed().length;
+  } finally {
+    resumed.close();
+  }
 }
