@@ -220,6 +220,22 @@ export const configSchema = z
           .prefault({}),
       })
       .prefault({}),
+    /**
+     * Added (issue 14): runs with leases. The orchestrator replica that runs a turn holds a
+     * lease on it and renews it every third of `lease_ttl`; when the replica dies (or drains
+     * and hands the run back), another replica takes the run over once the lease has expired
+     * and finishes it from what is stored (docs/architecture.md, "Runs with leases").
+     */
+    runs: z
+      .strictObject({
+        /** How long a run stays with a replica that stopped renewing its lease. */
+        lease_ttl: duration.refine((value) => value >= 1_000 && value <= 3_600_000, 'between 1s and 1h').default(15_000),
+        /** How often each replica looks for runs whose lease expired. */
+        takeover_interval: duration.refine((value) => value >= 100 && value <= 60_000, 'between 100ms and 1m').default(1_000),
+        /** A turn taken over more often than this (it keeps killing its replicas) is ended with a note instead. */
+        max_takeovers: z.number().int().min(1).max(100).default(3),
+      })
+      .prefault({}),
     /** Added (issue 12): on SIGTERM/SIGINT, how long in-flight requests may take to finish before the process stops anyway. */
     shutdown_grace: duration.default(10_000),
     llm: z
