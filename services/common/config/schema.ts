@@ -210,6 +210,14 @@ export const configSchema = z
          * any host when bound to another address; the host of `public_url` is always allowed.
          */
         allowed_hosts: z.array(z.string().trim().min(1)).default([]),
+        /**
+         * Added (issue 14): on a stop, how long the gateway keeps serving new requests while /ready
+         * already answers 503 "draining", so that a load balancer or Kubernetes takes the replica
+         * out before any request is refused (a rolling restart then fails none). 0 by default
+         * (one machine: nothing balances); under Kubernetes, the readiness probe's period or more.
+         * Bounded by `shutdown_grace`.
+         */
+        drain_delay: z.union([z.literal(0), duration]).default(0),
         /** The URL the service is reached at from outside (e.g. behind a proxy); its host and origin are the server's own. */
         public_url: z.url().optional(),
         cors: z
