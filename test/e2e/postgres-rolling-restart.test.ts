@@ -2,7 +2,7 @@
  * Issue 14 item 5, acceptance: SIGTERM of a replica under steady load fails no request. Two
  * mesh replicas on one PostgreSQL sit behind a balancer that does what a Kubernetes Service
  * does with readiness: it sends requests only to replicas whose /ready said 200 at its last
- * probe (every 100 ms). Four clients keep sending turns and approvals (bounded: a few seconds,
+ * probe (every 500 ms, as a readiness probe period). Four clients keep sending turns and approvals (bounded: a few seconds,
  * loopback only) while replica A is stopped with SIGTERM and replaced, then replica B: on a
  * stop, /ready says "draining" at once while the gateway still serves for server.drain_delay,
  * then turns in flight finish within shutdown_grace. Every request answers 2xx; every approved
@@ -17,7 +17,7 @@ import { startAgent, tempDir, type AgentProcess } from '../support/agent-process
 import { get, post } from '../support/http.js';
 import { startScriptedModel, type ModelScript, type ScriptedModelServer } from '../support/scripted-model.js';
 
-const PROBE_EVERY_MS = 100;
+const PROBE_EVERY_MS = 500;
 const CLIENTS = 4;
 
 let model: ScriptedModelServer;
@@ -39,7 +39,7 @@ const replica = () =>
     geminiBaseUrl: model.geminiBaseUrl,
     config: {
       shutdown_grace: '15s',
-      server: { drain_delay: `${PROBE_EVERY_MS * 5}ms` },
+      server: { drain_delay: `${PROBE_EVERY_MS * 3}ms` },
       mcp_servers: [{ name: 'wild', command: process.execPath, args: [MISBEHAVING], env: { CALLS_FILE: callsFile }, timeout: '10s' }],
     },
     env: { ASG_DATABASE_URL: databaseUrl(database) },

@@ -126,7 +126,7 @@ describe('issue 14: kill -9 of the replica running a turn', () => {
           return conversation.messages.at(-1)?.content === `answer to ${message}` && !conversation.turn_running ? conversation : undefined;
         }, LEASE_TTL_MS + 10_000 + MODEL_MS);
         expect(Date.now() - killedAt).toBeLessThan(LEASE_TTL_MS + 10_000 + MODEL_MS);
-        expect(done.messages.map((entry) => entry.role)).toEqual(['user', 'assistant']);
+        expect(done.messages.map((entry) => entry.role)).toEqual(['system', 'user', 'assistant']);
         await replacing;
       } else {
         // An approved destructive call: the kill lands after its result (place 1) or inside it (place 2).

@@ -178,7 +178,7 @@ describe('issue 12: a clean stop', () => {
         const conversation = (await get(`${second!.url}/conversations/${id}`)).body.conversation;
         return !conversation.turn_running && conversation.messages.at(-1)?.content === 'answer to hang on grace' && conversation;
       });
-      expect(shown.messages.map((message: { role: string }) => message.role)).toEqual(['user', 'assistant']);
+      expect(shown.messages.map((message: { role: string }) => message.role)).toEqual(['system', 'user', 'assistant']);
       expect(second.output()).toContain('msg="run taken over from a replica that stopped"');
     } finally {
       await agent.stop();
