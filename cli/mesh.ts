@@ -6,6 +6,7 @@ import type { RunningService } from '../services/common/service.js';
 import { startConversationStore } from '../services/conversation-store/index.js';
 import { startLlmGateway } from '../services/llm-gateway/index.js';
 import { startOrchestrator } from '../services/orchestrator/index.js';
+import { runNode } from '../services/orchestrator/index.js';
 import { startToolBroker } from '../services/tool-broker/index.js';
 import { startA2aBridge } from '../services/a2a-bridge/index.js';
 import { startGateway } from '../gateway/index.js';
@@ -51,6 +52,8 @@ export async function startMesh(given: AgentConfig, log: (service: string) => Lo
       listen: LOOPBACK_ANY_PORT,
       log: log('orchestrator'),
       peers: { conversationStore: store.address, llmGateway: llm.address, toolBroker: tools.address, a2aBridge: a2a.address },
+      // The services listen on ports picked at each start; the gateway's is what stays (issue 14: a restart takes over its own runs at once).
+      node: runNode(`${config.host}:${config.port}`),
     });
     started.push(orchestrator);
     const gateway = await startGateway({ config: configSlice(config, 'gateway'), log: log('gateway'), peers: { orchestrator: orchestrator.address, conversationStore: store.address } });

@@ -79,7 +79,7 @@ export async function startGateway(options: GatewayOptions): Promise<RunningServ
       stopping ??= (async () => {
         log.info('gateway draining', { grace_ms: Math.max(0, deadline - Date.now()) });
         try {
-          const outcome = await drain.drain(server, deadline);
+          const outcome = await drain.drain(server, deadline, config.server.drain_delay);
           log.info('gateway drained', { finished: outcome.finished, streams_ended: outcome.streamsEnded, cut: outcome.cut });
         } finally {
           backends.close();

@@ -63,6 +63,13 @@ export interface PendingApprovalJson {
   agent_chain?: string[];
   /** The reason given with the decision (issue 13), once decided with one. */
   reason?: string;
+  /**
+   * Issue 14: the call was approved and had started when the replica running it died, before
+   * its result was recorded; approving runs it again. Left out when false.
+   */
+  outcome_unknown?: true;
+  /** With outcome_unknown: the earlier approval of the same call. */
+  replaces?: string;
   created_at: string;
 }
 
@@ -226,6 +233,8 @@ export function pendingApprovalJson(approval: PendingApproval): PendingApprovalJ
     // Built in process (not decoded), an approval may lack the repeated field altogether.
     ...(approval.agentChain?.length && { agent_chain: [...approval.agentChain] }),
     ...(approval.reason && { reason: approval.reason }),
+    ...(approval.outcomeUnknown && { outcome_unknown: true as const }),
+    ...(approval.outcomeUnknown && approval.replacesUuid && { replaces: approval.replacesUuid }),
     created_at: isoTime(approval.createdAt),
   };
 }

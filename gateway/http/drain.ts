@@ -36,6 +36,8 @@ function isEventStream(req: IncomingMessage, res: ServerResponse): boolean {
  */
 export class HttpDrain {
   private draining = false;
+  /** The stop was announced (readiness says "draining") but new requests are still served: server.drain_delay. */
+  private announced = false;
   private readonly inFlight = new Map<ServerResponse, IncomingMessage>();
   private finishedDuringDrain = 0;
 
@@ -49,8 +51,9 @@ export class HttpDrain {
     private readonly probePaths: ReadonlySet<string> = new Set(),
   ) {}
 
+  /** What readiness reports: from the moment the stop is announced, before new requests are refused. */
   get isDraining(): boolean {
-    return this.draining;
+    return this.draining || this.announced;
   }
 
   /** The server's request listener: the app, or the 503 while draining. */
@@ -62,6 +65,8 @@ export class HttpDrain {
       } else refuse(res);
       return;
     }
+    // Announced: the client's next request should open a connection that a balancer sends elsewhere.
+    if (this.announced) res.setHeader('Connection', 'close');
     this.inFlight.set(res, req);
     res.once('close', () => {
       if (this.inFlight.delete(res) && this.draining) this.finishedDuringDrain += 1;
@@ -78,9 +83,15 @@ export class HttpDrain {
 
   /**
    * Drains until nothing is in flight or `deadline` (epoch ms) passes, cuts what is left, then
-   * closes the server and every connection. Resolves once the port is released.
+   * closes the server and every connection. Resolves once the port is released. With
+   * `announceMs` (server.drain_delay), readiness says "draining" first while new requests are
+   * still served for that long (within the deadline), so that a balancer watching /ready takes
+   * this replica out before any request is refused: a rolling restart fails none.
    */
-  async drain(server: Server, deadline: number): Promise<DrainOutcome> {
+  async drain(server: Server, deadline: number, announceMs = 0): Promise<DrainOutcome> {
+    this.announced = true;
+    const announceUntil = Math.min(deadline, Date.now() + announceMs);
+    if (announceUntil > Date.now()) await delay(announceUntil - Date.now());
     this.draining = true;
     let streamsEnded = 0;
     for (const res of this.inFlight.keys()) {

@@ -1,6 +1,8 @@
 import { randomUUID } from 'node:crypto';
-import type { ConversationSummary, CreateApprovalRequest, NewMessage, Run } from '../../gen/ts/asg/store/v1/store.js';
+import type { ConversationSummary, CreateApprovalRequest, NewApproval, NewMessage, Run } from '../../gen/ts/asg/store/v1/store.js';
 import { callHash } from '../common/call-hash.js';
+import { aborted, invalidArgument } from '../common/grpc/errors.js';
+import { storedId } from './ids.js';
 import { messageRole, storedAgentChain, storedToolCall, type ConversationStatusName } from './records.js';
 import type { ApprovalRow, MessageRow } from './rows.js';
 
@@ -61,7 +63,8 @@ export function appendedMessageRow(conversationId: string, message: NewMessage, 
   };
 }
 
-export type NewApprovalFields = Pick<CreateApprovalRequest, 'toolCallId' | 'toolName' | 'toolArgs' | 'description' | 'remoteTaskId' | 'remoteAgentName' | 'agentChain'> & { uuid: string };
+export type NewApprovalFields = Pick<CreateApprovalRequest, 'toolCallId' | 'toolName' | 'toolArgs' | 'description' | 'remoteTaskId' | 'remoteAgentName' | 'agentChain'> &
+  Partial<Pick<NewApproval, 'outcomeUnknown' | 'replacesUuid'>> & { uuid: string };
 
 /** The stored fields of a new approval: the arguments as proposed and their hash (DESIGN rule 4). */
 export function newApprovalRow(conversationId: string, approval: NewApprovalFields, at: string) {
@@ -78,6 +81,8 @@ export function newApprovalRow(conversationId: string, approval: NewApprovalFiel
     remote_agent_name: approval.remoteAgentName ?? null,
     created_at: at,
     agent_chain: storedAgentChain(approval.agentChain),
+    outcome_unknown: approval.outcomeUnknown === true,
+    replaces_uuid: approval.replacesUuid ?? null,
   };
 }
 
@@ -112,4 +117,40 @@ export function byConversation(approvals: readonly ApprovalRow[]): Map<string, A
 /** The list summary from the per-status counts. */
 export function summaryOf(counts: Readonly<Record<ConversationStatusName, number>>): ConversationSummary {
   return { total: counts.active + counts.waiting_approval + counts.completed, active: counts.active, waitingApproval: counts.waiting_approval, completed: counts.completed };
+}
+
+/** The lease columns of a conversation row that fencing reads (rows.ts). */
+export interface LeaseMark {
+  id: string;
+  running_turn_boot?: string | null;
+  lease_owner?: string | null;
+}
+
+/**
+ * Fencing (issue 14, store.proto AppendMessagesRequest.lease_owner): a write that names a lease
+ * owner is made only while that owner holds the lease of a running turn; ABORTED otherwise, so
+ * that a replica that lost its run (taken over, or the turn ended) writes nothing more. Absent:
+ * no check. Called before the write's first change, inside its transaction.
+ */
+export function requireLease(row: LeaseMark, leaseOwner: string | undefined): void {
+  if (leaseOwner === undefined) return;
+  if (row.running_turn_boot && row.lease_owner === leaseOwner) return;
+  const why = !row.running_turn_boot ? 'the turn ended' : row.lease_owner ? 'the lease is held by another replica' : 'the running turn has no lease';
+  throw aborted(`conversation ${row.id}: lease owner ${leaseOwner} does not hold its lease (${why}); nothing was written: the run is no longer this replica's`);
+}
+
+/** Why UpdateRun's interrupted_approval names no executing approval of the conversation (FAILED_PRECONDITION). */
+export function interruptedApprovalProblem(conversationId: string, uuid: string, found: ApprovalRow | undefined): string {
+  const rule = 'only an executing call of the conversation can be marked interrupted';
+  if (!found) return `interrupted_approval: ${storedId(uuid) ?? JSON.stringify(uuid)} is not an approval of conversation ${conversationId}; ${rule}`;
+  if (found.conversation_id !== conversationId) return `interrupted_approval: approval ${found.uuid} belongs to another conversation than ${conversationId}; ${rule}`;
+  return `interrupted_approval: approval ${found.uuid} is ${found.status}; ${rule}`;
+}
+
+/** A new approval's replaces_uuid as stored (the lower-case form of a UUID); INVALID_ARGUMENT when it is none. */
+export function replacedUuid(uuid: string | undefined): string | undefined {
+  if (uuid === undefined) return undefined;
+  const stored = storedId(uuid);
+  if (stored === undefined) throw invalidArgument(`approvals: replaces_uuid ${JSON.stringify(uuid)} is not a UUID`);
+  return stored;
 }

@@ -18,6 +18,7 @@ import { GrpcStatus, ServiceError } from '../common/grpc/errors.js';
 import { EventFeed, type EventFeedOptions } from './event-feed.js';
 import { DATABASE_FILE } from './sqlite/driver.js';
 import type { ConversationStorage } from './storage.js';
+import { DROP_SCHEMA_13 } from './testing/sqlite-schema-undo.js';
 import type { StorageDriver } from './testing/storage-drivers.js';
 
 const SESSION = 'a1b2c3d4';
@@ -257,7 +258,8 @@ export function eventsConformance(driver: StorageDriver): void {
       const { id } = await newConversation();
       await storage.close();
       const db = new Database(join(dir, DATABASE_FILE));
-      // Back to schema 5: migrations 12 (the runs table: its columns back on the conversation) to 6 undone, newest first.
+      // Back to schema 5: migrations 13 (leases), 12 (the runs table: its columns back on the conversation) to 6 undone, newest first.
+      db.exec(DROP_SCHEMA_13);
       db.exec('ALTER TABLE conversations ADD COLUMN pipeline_state TEXT; ALTER TABLE conversations ADD COLUMN pipeline_revision INTEGER NOT NULL DEFAULT 0; DROP TABLE runs');
       db.exec('ALTER TABLE conversations DROP COLUMN running_turn_since; ALTER TABLE approvals DROP COLUMN reason; DROP INDEX conversations_running_turn; ALTER TABLE conversations DROP COLUMN running_turn_boot; DROP TRIGGER conversations_first_user_text; DROP INDEX messages_by_id; ALTER TABLE conversations DROP COLUMN first_user_text; DROP INDEX approvals_pending; DROP TABLE events');
       db.prepare('UPDATE schema_version SET version = 5').run();

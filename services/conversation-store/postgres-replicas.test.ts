@@ -234,8 +234,9 @@ describe('PostgreSQL store replicas (issue 14)', () => {
     await a.startTurn({ conversationId: id, message: user('first') });
     expect((await b.getConversation({ id, includeMessages: false })).turnRunning).toBe(true);
     // A hangs (its heartbeat stops) without unregistering: after three missed beats its mark is dead.
-    await query(`UPDATE store_replicas SET last_seen = now() - interval '1 second' WHERE boot_id = '${a.bootId}'`);
+    // The beat stops first: one that fired after the update would make A live again (a flake on a loaded machine).
     (a as unknown as { heartbeat: NodeJS.Timeout }).heartbeat.close();
+    await query(`UPDATE store_replicas SET last_seen = now() - interval '1 second' WHERE boot_id = '${a.bootId}'`);
     expect((await b.getConversation({ id, includeMessages: false })).turnRunning).toBe(false);
     // B's heartbeat sweeps it: the conversation says so before anyone writes to it.
     await until(async () => (await b.getConversation({ id, includeMessages: true })).messages.some((message) => message.content === INTERRUPTED_TURN_NOTE), 'the sweep');

@@ -33,6 +33,16 @@ export interface ConversationRow {
   /** When the mark was set (schema 10); NULL for marks written before. */
   running_turn_since?: string | null;
   /**
+   * The running turn's lease (issue 14; SQLite schema 13, PostgreSQL schema 4), part of the
+   * mark: set with it by a StartTurn or continuing claim that brings one, cleared with it.
+   * The orchestrator replica that owns the turn, its node, and how often the turn was taken
+   * over. When the lease expires is the driver's own (SQLite: epoch ms of its clock;
+   * PostgreSQL: timestamptz compared with the database's clock) and never leaves it.
+   */
+  lease_owner?: string | null;
+  lease_node?: string | null;
+  lease_takeovers?: number;
+  /**
    * The conversation's run (schema 12), joined from `runs`: its bytes and their format's
    * version, both NULL while no run is stored; the revision is 0 before the first write of one.
    */
@@ -73,6 +83,13 @@ export interface ApprovalRow {
   agent_chain: string | null;
   /** The reason given with the decision (schema 10); absent in event payloads written before it. */
   reason?: string | null;
+  /**
+   * Issue 14: the approval asks again for a call whose outcome is unknown (store.proto,
+   * PendingApproval.outcome_unknown); SQLite reads 0/1, PostgreSQL a boolean, event payloads
+   * written before it have none. With it, the interrupted approval it replaces.
+   */
+  outcome_unknown?: number | boolean | null;
+  replaces_uuid?: string | null;
 }
 
 export function messageFromRow(row: MessageRow): Message {
@@ -106,6 +123,9 @@ export function approvalFromRow(row: ApprovalRow): PendingApproval {
     updatedAt: new Date(row.updated_at),
     agentChain: agentChainFromStored(row.agent_chain),
     reason: row.reason ?? undefined,
+    // Absent rather than false on the approvals that ask for the first time: most of them.
+    outcomeUnknown: row.outcome_unknown ? true : undefined,
+    replacesUuid: row.replaces_uuid ?? undefined,
   };
 }
 
@@ -191,7 +211,8 @@ export function eventPayload(change: EventChange): string {
       return payloadOfRow(change.message, MESSAGE_JSON_COLUMNS);
     case 'approval_requested':
     case 'approval_resolved':
-      return payloadOfRow(change.approval, APPROVAL_JSON_COLUMNS);
+      // One payload whatever the driver read the flag as (SQLite 0/1, PostgreSQL a boolean).
+      return payloadOfRow({ ...change.approval, outcome_unknown: Boolean(change.approval.outcome_unknown) }, APPROVAL_JSON_COLUMNS);
     case 'status_changed':
       return JSON.stringify({ status: change.status });
     case 'turn_started':

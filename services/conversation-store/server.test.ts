@@ -13,6 +13,7 @@ import {
   type PendingApproval,
   type PublishEventRequest,
   type Run,
+  type RunLease,
   type UpdateRunRequest,
 } from '../../gen/ts/asg/store/v1/store.js';
 import { createPromiseClient, type PromiseClient } from '../common/grpc/client.js';
@@ -440,6 +441,65 @@ describe('UpdateRun over gRPC (issue 4 item 6)', () => {
     expect(start.conversation?.runRevision).toBe(2);
     await expect(store.updateRun(updateRequest(id, { expectedRevision: 1, run: state }))).rejects.toMatchObject({ code: GrpcStatus.ABORTED });
     expect((await store.getConversation({ id, includeMessages: false })).conversation?.runRevision).toBe(2);
+  });
+});
+
+describe('runs with leases over gRPC (issue 14)', () => {
+  const lease = (owner: string, ttlMs = 60_000): RunLease => ({ owner, node: `node-of-${owner}`, ttlMs });
+  const user = (content: string) => ({ role: MessageRole.MESSAGE_ROLE_USER, content });
+
+  it('starts a leased turn, renews, releases and takes it over; fences the previous owner', async () => {
+    const { id } = await conversation();
+    const start = await store.startTurn({ conversationId: id, message: user('go'), lease: lease('a') });
+    expect([start.started, start.conversation?.turnRunning]).toEqual([true, true]);
+    expect(await store.renewRunLease({ conversationId: id, lease: lease('a') })).toEqual({ held: true });
+    expect(await store.renewRunLease({ conversationId: id, lease: lease('b') })).toEqual({ held: false });
+    expect(await store.takeOverRuns({ lease: lease('b'), limit: 10 })).toEqual({ runs: [] });
+    expect(await store.releaseRunLease({ conversationId: id, owner: 'a' })).toEqual({ released: true });
+    expect(await store.takeOverRuns({ lease: lease('b'), limit: 10 })).toEqual({ runs: [{ conversationId: id, previousOwner: 'a', takeovers: 1 }] });
+    const append = (leaseOwner: string) =>
+      store.appendMessages({ conversationId: id, messages: [{ role: MessageRole.MESSAGE_ROLE_ASSISTANT, content: leaseOwner }], status: ConversationStatus.CONVERSATION_STATUS_UNSPECIFIED, returnConversation: false, leaseOwner });
+    await expect(append('a')).rejects.toMatchObject({ code: GrpcStatus.ABORTED, message: expect.stringContaining('lease is held by another replica') });
+    await append('b');
+    const { conversation: read } = await store.getConversation({ id, includeMessages: true });
+    expect(read?.messages.map((message) => message.content)).toEqual(['be brief', 'go', 'b']);
+    await expect(store.renewRunLease({ conversationId: '11111111-2222-4333-8444-555555555555', lease: lease('a') })).rejects.toMatchObject({ code: GrpcStatus.NOT_FOUND });
+  });
+
+  it('answers INVALID_ARGUMENT for a missing lease, an empty or too long owner or node, a ttl or limit out of range, and replaces_uuid without outcome_unknown', async () => {
+    const { id } = await conversation();
+    const long = 'x'.repeat(201);
+    const refused: [Promise<unknown>, string][] = [
+      [store.renewRunLease({ conversationId: id, lease: undefined }), 'lease: a lease (owner, node, ttl_ms)'],
+      [store.renewRunLease({ conversationId: id, lease: { ...lease('a'), owner: ' ' } }), 'lease.owner: required'],
+      [store.renewRunLease({ conversationId: id, lease: { ...lease('a'), node: long } }), 'lease.node: at most 200 characters'],
+      [store.renewRunLease({ conversationId: id, lease: lease('a', 0) }), 'lease.ttl_ms: from 1 to 3600000 milliseconds'],
+      [store.renewRunLease({ conversationId: id, lease: lease('a', 3_600_001) }), 'lease.ttl_ms: at most 3600000 milliseconds'],
+      [store.releaseRunLease({ conversationId: id, owner: '' }), 'owner: required'],
+      [store.releaseRunLease({ conversationId: '', owner: 'a' }), 'conversation_id: required'],
+      [store.takeOverRuns({ lease: lease('a'), limit: 0 }), 'limit: from 1 to 100'],
+      [store.takeOverRuns({ lease: lease('a'), limit: 101 }), 'limit: at most 100'],
+      [store.startTurn({ conversationId: id, message: user('go'), lease: lease('a', -5) }), 'lease.ttl_ms'],
+      [store.claimApproval({ uuid: id, approved: true, messages: [], clearRun: false, alsoReject: [], continuesTurn: true, lease: { ...lease('a'), node: '' } }), 'lease.node: required'],
+      [
+        store.appendMessages({ conversationId: id, messages: [], status: ConversationStatus.CONVERSATION_STATUS_UNSPECIFIED, returnConversation: false, leaseOwner: long }),
+        'lease_owner: at most 200 characters',
+      ],
+      [store.updateRun({ conversationId: id, messages: [], approvals: [], expectedRevision: 0, returnConversation: false, interruptedApproval: '' }), 'interrupted_approval: required'],
+      [
+        store.updateRun({
+          conversationId: id,
+          messages: [],
+          approvals: [{ uuid: '0e1d2c3b-4a59-4687-8796-a5b4c3d2e1f0', toolCallId: 'c', toolName: 't', toolArgs: {}, description: '', agentChain: [], replacesUuid: '9f8e7d6c-5b4a-4938-8271-605f4e3d2c1b' }],
+          expectedRevision: 0,
+          returnConversation: false,
+        }),
+        'approvals[0].replaces_uuid: only an approval with outcome_unknown replaces another',
+      ],
+    ];
+    for (const [call, message] of refused) await expect(call).rejects.toMatchObject({ code: GrpcStatus.INVALID_ARGUMENT, message: expect.stringContaining(message) });
+    const { conversation: read } = await store.getConversation({ id, includeMessages: true });
+    expect([read?.messageCount, read?.turnRunning, read?.runRevision]).toEqual([1, false, 0]);
   });
 });
 

@@ -6,7 +6,14 @@ import type { ServiceHandlers } from '../common/grpc/server.js';
 import type { EventFeed } from './event-feed.js';
 import { storedId } from './ids.js';
 import { A2A_DIALECTS } from './records.js';
-import { MAX_MESSAGE_PAGE_SIZE, MAX_PAGE_SIZE, type ConversationStorage } from './storage.js';
+import {
+  MAX_LEASE_NAME_LENGTH,
+  MAX_LEASE_TTL_MS,
+  MAX_MESSAGE_PAGE_SIZE,
+  MAX_PAGE_SIZE,
+  MAX_TAKEOVER_LIMIT,
+  type ConversationStorage,
+} from './storage.js';
 
 /**
  * The gRPC edge: each request is checked against the rules store.proto states for its
@@ -55,16 +62,40 @@ const a2aOrigin = z.object({
   contextId: z.string().min(1, 'a context id, not empty').max(MAX_CONTEXT_ID, `at most ${MAX_CONTEXT_ID} characters`),
 });
 
-const newApproval = z.object({
-  uuid: newApprovalUuid,
-  toolCallId: z.string(),
-  toolName: required('the tool to approve'),
-  toolArgs: struct.optional(),
-  description: z.string(),
-  remoteTaskId: z.string().optional(),
-  remoteAgentName: z.string().optional(),
-  agentChain,
-});
+// Runs with leases (issue 14): who owns a turn, the replica across restarts, for how long.
+const leaseName = (what: string) =>
+  z
+    .string()
+    .max(MAX_LEASE_NAME_LENGTH, `at most ${MAX_LEASE_NAME_LENGTH} characters`)
+    .refine((value) => value.trim() !== '', `required (${what})`);
+const leaseOwner = leaseName('the lease owner, a replica boot id');
+const runLease = z.object(
+  {
+    owner: leaseOwner,
+    node: leaseName('the node of the replica'),
+    ttlMs: z.number().int().min(1, `from 1 to ${MAX_LEASE_TTL_MS} milliseconds`).max(MAX_LEASE_TTL_MS, `at most ${MAX_LEASE_TTL_MS} milliseconds`),
+  },
+  { error: 'a lease (owner, node, ttl_ms)' },
+);
+
+const newApproval = z
+  .object({
+    uuid: newApprovalUuid,
+    toolCallId: z.string(),
+    toolName: required('the tool to approve'),
+    toolArgs: struct.optional(),
+    description: z.string(),
+    remoteTaskId: z.string().optional(),
+    remoteAgentName: z.string().optional(),
+    agentChain,
+    outcomeUnknown: z.boolean().optional(),
+    replacesUuid: newApprovalUuid.optional(),
+  })
+  // The approval it replaces is the earlier one of a call whose outcome is unknown (store.proto).
+  .refine((approval) => approval.replacesUuid === undefined || approval.outcomeUnknown === true, {
+    message: 'only an approval with outcome_unknown replaces another',
+    path: ['replacesUuid'],
+  });
 
 // PublishEvent carries live-only events; the stored kinds are the store's own to write, in the
 // transaction of their change (store.proto, ConversationEvent).
@@ -117,7 +148,7 @@ const schemas = {
     pageSize: z.number().int().min(0, `from 1 to ${MAX_PAGE_SIZE}, or 0 for the default`).max(MAX_PAGE_SIZE, `at most ${MAX_PAGE_SIZE}`),
     pageToken: z.string(),
   }),
-  startTurn: z.object({ conversationId, message: newMessage }),
+  startTurn: z.object({ conversationId, message: newMessage, lease: runLease.optional() }),
   appendMessages: z.object({
     conversationId,
     messages,
@@ -126,6 +157,7 @@ const schemas = {
       .refine((value) => value !== ConversationStatus.CONVERSATION_STATUS_WAITING_APPROVAL, 'not waiting_approval: CreateApproval sets it'),
     returnConversation: z.boolean(),
     endsTurn: z.boolean().optional(),
+    leaseOwner: leaseOwner.optional(),
   }),
   createApproval: z.object({
     conversationId,
@@ -149,6 +181,7 @@ const schemas = {
       reason: z.string().max(MAX_REASON_LENGTH, `at most ${MAX_REASON_LENGTH} characters`).optional(),
       continuesTurn: z.boolean().optional(),
       expectedRunRevision: z.number().int().min(0).optional(),
+      lease: runLease.optional(),
     })
     .refine((request) => !request.approved || request.alsoReject.length === 0, {
       message: 'only a rejection rejects other approvals with it',
@@ -173,6 +206,8 @@ const schemas = {
     run: run.optional(),
     expectedRevision: z.number().int().min(0, 'a revision, 0 or more'),
     returnConversation: z.boolean(),
+    interruptedApproval: approvalUuid.optional(),
+    leaseOwner: leaseOwner.optional(),
   }),
   watchEvents: z.object({
     // Empty: every conversation.
@@ -180,6 +215,12 @@ const schemas = {
     afterId: z.number().int().min(0, 'an event id, or 0 for live events only'),
   }),
   publishEvent: z.object({ event: liveEvent }),
+  renewRunLease: z.object({ conversationId, lease: runLease }),
+  releaseRunLease: z.object({ conversationId, owner: leaseOwner }),
+  takeOverRuns: z.object({
+    lease: runLease,
+    limit: z.number().int().min(1, `from 1 to ${MAX_TAKEOVER_LIMIT}`).max(MAX_TAKEOVER_LIMIT, `at most ${MAX_TAKEOVER_LIMIT}`),
+  }),
 } satisfies Record<keyof typeof ConversationStoreServiceService, z.ZodType>;
 
 /** camelCase path of the decoded message → the proto field names callers know. */
@@ -261,6 +302,18 @@ export function conversationStoreHandlers(storage: ConversationStorage, feed: Ev
       if (id === undefined) throw notFound(`conversation ${event.conversationId} not found`);
       feed.publish({ ...event, conversationId: id, at: event.at ?? new Date() });
       return {};
+    },
+    renewRunLease: async (request) => {
+      const { conversationId, lease } = validated('renewRunLease', request);
+      return { held: await storage.renewRunLease(conversationId, lease!) };
+    },
+    releaseRunLease: async (request) => {
+      const { conversationId, owner } = validated('releaseRunLease', request);
+      return { released: await storage.releaseRunLease(conversationId, owner) };
+    },
+    takeOverRuns: async (request) => {
+      const { lease, limit } = validated('takeOverRuns', request);
+      return { runs: await storage.takeOverRuns(lease!, limit) };
     },
   };
 }

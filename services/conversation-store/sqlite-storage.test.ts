@@ -1,5 +1,6 @@
 import { eventsConformance } from './events-conformance.js';
 import { interruptedTurnConformance } from './interrupted-turn-conformance.js';
+import { leaseConformance } from './lease-conformance.js';
 import { oneRunConformance } from './one-run-conformance.js';
 import { storageConformance } from './storage-conformance.js';
 import { sqliteDriver } from './testing/storage-drivers.js';
@@ -9,3 +10,4 @@ storageConformance(sqliteDriver());
 oneRunConformance(sqliteDriver());
 interruptedTurnConformance(sqliteDriver());
 eventsConformance(sqliteDriver());
+leaseConformance(sqliteDriver());

@@ -22,6 +22,7 @@ import { DATABASE_FILE, openSqliteStorage } from './sqlite/driver.js';
 import { SCHEMA_VERSION } from './sqlite/schema.js';
 import { SQL } from './sqlite/statements.js';
 import type { ConversationStorage } from './storage.js';
+import { DROP_SCHEMA_13 } from './testing/sqlite-schema-undo.js';
 import type { StorageDriver } from './testing/storage-drivers.js';
 
 const SESSION = 'a1b2c3d4';
@@ -29,10 +30,11 @@ const SESSION = 'a1b2c3d4';
 const DROP_SCHEMA_5 =
   'ALTER TABLE conversations DROP COLUMN a2a_dialect; ALTER TABLE conversations DROP COLUMN a2a_context_id; ALTER TABLE approvals DROP COLUMN agent_chain;';
 /**
- * Back to schema 11: what migration 12 did (the runs table), undone: the pipeline state and
- * its revision go back to their columns on the conversation, the bytes as the text they were.
+ * Back to schema 11: what migrations 13 (dropped first) and 12 did (the runs table), undone: the
+ * pipeline state and its revision go back to their columns on the conversation, the bytes as
+ * the text they were.
  */
-const DROP_SCHEMA_12 = `
+const DROP_SCHEMA_12 = `${DROP_SCHEMA_13}
   ALTER TABLE conversations ADD COLUMN pipeline_state TEXT;
   ALTER TABLE conversations ADD COLUMN pipeline_revision INTEGER NOT NULL DEFAULT 0;
   UPDATE conversations SET
@@ -40,7 +42,7 @@ const DROP_SCHEMA_12 = `
     pipeline_revision = coalesce((SELECT revision FROM runs WHERE runs.conversation_id = conversations.id), 0);
   DROP TABLE runs;`;
 /** Back to schema 5: what migration 6 added (the event log). */
-/** Back to schema 7: what migrations 12 (the runs table), 11 (the running mark's time), 10 (a decision's reason), 9 (the running-turn mark) and 8 (the first user message's text, the index of message ids) added; dropped first. */
+/** Back to schema 7: what migrations 13 (leases), 12 (the runs table), 11 (the running mark's time), 10 (a decision's reason), 9 (the running-turn mark) and 8 (the first user message's text, the index of message ids) added; dropped first. */
 const DROP_SCHEMA_8 = `${DROP_SCHEMA_12} ALTER TABLE conversations DROP COLUMN running_turn_since; ALTER TABLE approvals DROP COLUMN reason; DROP INDEX conversations_running_turn; ALTER TABLE conversations DROP COLUMN running_turn_boot; DROP TRIGGER conversations_first_user_text; DROP INDEX messages_by_id; ALTER TABLE conversations DROP COLUMN first_user_text;`;
 /** Back to schema 6: what migration 7 added (the index of pending approvals); dropped first. */
 const DROP_SCHEMA_7 = `${DROP_SCHEMA_8} DROP INDEX approvals_pending;`;

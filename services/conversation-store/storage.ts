@@ -12,7 +12,9 @@ import type {
   MarkApprovalInterruptedRequest,
   Message,
   PendingApproval,
+  RunLease,
   StartTurnRequest,
+  TakenOverRun,
   UpdateRunRequest,
   ListPendingApprovalsRequest,
 } from '../../gen/ts/asg/store/v1/store.js';
@@ -27,6 +29,14 @@ export const INTERRUPTED_TURN_NOTE = 'This turn was interrupted: the service sto
 /** The stale limit of a running mark when none is given: the default chat.turn_timeout (5 min) plus STALE_TURN_MARGIN_MS. */
 export const STALE_TURN_MARGIN_MS = 60_000;
 export const DEFAULT_STALE_TURN_MS = 300_000 + STALE_TURN_MARGIN_MS;
+
+/**
+ * Runs with leases (issue 14, store.proto RunLease / TakeOverRuns): the longest lease, the most
+ * runs one TakeOverRuns moves, and the longest owner or node name the store keeps.
+ */
+export const MAX_LEASE_TTL_MS = 3_600_000;
+export const MAX_TAKEOVER_LIMIT = 100;
+export const MAX_LEASE_NAME_LENGTH = 200;
 
 /** A page size of 0 asks for this many conversations (store.proto, ListConversationsRequest). */
 export const DEFAULT_PAGE_SIZE = 50;
@@ -113,19 +123,28 @@ export interface ConversationStorage {
   listConversations(request: ListConversationsRequest): Promise<ConversationPage>;
 
   /**
-   * Appends in request order and returns the stored messages. `status` may be UNSPECIFIED
-   * (keep), ACTIVE or COMPLETED: a conversation starts waiting only through
-   * `createApproval` and stops only through `claimApproval`, so FAILED_PRECONDITION when a
-   * waiting conversation would change status here.
-   */
-  /**
    * The user's message appended unless the conversation waits, has a turn running (`busy`:
    * one active run per conversation, issue 13) or has unfinished approved calls; one
    * transaction, so of concurrent StartTurns at most one starts. A started turn is marked
    * running until the write that ends it; a mark another boot of the store left is noted
    * first (INTERRUPTED_TURN_NOTE), a mark older than the stale limit is ignored (store.proto, StartTurn).
+   *
+   * With `lease` (issue 14) the mark carries it (owner, node, expiry now + ttl, no takeovers).
+   * A mark with a lease is busy whichever store boot wrote it, until it clears or goes stale,
+   * and is never noted as interrupted: orchestrators take such runs over (`takeOverRuns`).
    */
   startTurn(request: StartTurnRequest): Promise<TurnStart>;
+
+  /**
+   * Appends in request order and returns the stored messages. `status` may be UNSPECIFIED
+   * (keep), ACTIVE or COMPLETED: a conversation starts waiting only through
+   * `createApproval` and stops only through `claimApproval`, so FAILED_PRECONDITION when a
+   * waiting conversation would change status here.
+   *
+   * Fencing (issue 14): with `leaseOwner`, ABORTED and nothing written unless that owner holds
+   * the conversation's lease on a running turn (expired or not: it is lost only to a takeover,
+   * or when the turn ends).
+   */
   appendMessages(request: AppendMessagesRequest): Promise<Message[]>;
 
   /** FAILED_PRECONDITION when the conversation already waits for another approval (simple mode). */
@@ -133,7 +152,11 @@ export interface ConversationStorage {
 
   getApproval(uuid: string): Promise<PendingApproval>;
 
-  /** pending → approved | rejected; a lost or late claim is `claimed: false`, not an error. */
+  /**
+   * pending → approved | rejected; a lost or late claim is `claimed: false`, not an error. A
+   * winning claim that marks the turn running (approved, or `continuesTurn`) sets the mark with
+   * the request's `lease` (none: a mark without one), as `startTurn` does.
+   */
   claimApproval(request: ClaimApprovalRequest): Promise<ApprovalClaim>;
 
   /** approved → executing, recorded before the call runs; FAILED_PRECONDITION otherwise. */
@@ -156,8 +179,36 @@ export interface ConversationStorage {
    * transaction, when the stored run's revision is `expectedRevision`; ABORTED otherwise,
    * with nothing written. Returns the new revision. The run's bytes are stored as given and
    * never read. The conversation waits exactly while an approval of it is pending.
+   *
+   * Issue 14: `leaseOwner` fences the write as in `appendMessages`. `interruptedApproval` moves
+   * that executing approval of the conversation to interrupted in the same transaction, with no
+   * message (FAILED_PRECONDITION, nothing written, for any other approval); new approvals keep
+   * their `outcomeUnknown` and `replacesUuid`.
    */
   updateRun(request: UpdateRunRequest): Promise<number>;
+
+  /**
+   * Issue 14: extends the lease to now + `lease.ttlMs` when `lease.owner` holds it on a running
+   * turn; false otherwise (the turn ended, or another replica took it over). NOT_FOUND for an
+   * unknown conversation.
+   */
+  renewRunLease(conversationId: string, lease: RunLease): Promise<boolean>;
+
+  /**
+   * Issue 14: a lease `owner` holds expires now (not later than it would have), so that the next
+   * `takeOverRuns` of any replica takes the run; the running mark stays. False when `owner` does
+   * not hold it. NOT_FOUND for an unknown conversation.
+   */
+  releaseRunLease(conversationId: string, owner: string): Promise<boolean>;
+
+  /**
+   * Issue 14: moves up to `limit` running turns with a lease to `lease` (owner, node, expiry
+   * now + ttl), oldest expiry first: those whose lease expired, and those another boot of
+   * `lease.node` holds; never the caller's own. Stale marks too: a run goes on after a long
+   * outage. Each taken mark is fresh again (since now, this store boot's) and counts one more
+   * takeover. Atomic per run: of concurrent takers (on any replica) exactly one gets it.
+   */
+  takeOverRuns(lease: RunLease, limit: number): Promise<TakenOverRun[]>;
 
   /** Stored events in `range`, oldest first; none for a conversation that does not exist. */
   readEvents(range: EventRange): Promise<ConversationEvent[]>;
@@ -196,7 +247,8 @@ export interface ConversationStorage {
   /**
    * At the store's start: every turn a crash cut off gets its note now, so the conversation
    * shows it before anyone writes to it; one whose approved call is unfinished keeps its mark
-   * for its next StartTurn (the call's interrupted result comes first). Returns how many.
+   * for its next StartTurn (the call's interrupted result comes first). Marks with a lease are
+   * not a crash's to note: an orchestrator takes them over. Returns how many.
    */
   noteInterruptedTurns(): Promise<number>;
 

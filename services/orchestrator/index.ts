@@ -4,8 +4,15 @@ import { createServer, DEFAULT_STOP_GRACE_MS, listen, shutdown } from '../common
 import type { OrchestratorConfig } from '../common/config/slices.js';
 import type { Peers, RunningService, ServiceOptions } from '../common/service.js';
 import { createClients } from './clients.js';
+import { RunLeases, runNode } from './leases.js';
+import { TakeoverLoop } from './takeover-loop.js';
+
+export { runNode } from './leases.js';
 import { orchestratorImplementation } from './server.js';
 import { TurnRunner } from './turns.js';
+
+/** Time left before the stop's deadline to hand unfinished runs back (release their leases). */
+const HAND_BACK_MARGIN_MS = 1_000;
 
 /**
  * Starts the orchestrator: stateless, so any number of replicas can serve any conversation.
@@ -13,14 +20,23 @@ import { TurnRunner } from './turns.js';
  * model outage fails the turns that need it with that peer's status, and taking every
  * orchestrator out with it would only turn those clear answers into "no backend".
  */
-export async function startOrchestrator(options: ServiceOptions<OrchestratorConfig> & { peers: Pick<Peers, 'conversationStore' | 'llmGateway' | 'toolBroker' | 'a2aBridge'> }): Promise<RunningService> {
+export async function startOrchestrator(
+  options: ServiceOptions<OrchestratorConfig> & {
+    peers: Pick<Peers, 'conversationStore' | 'llmGateway' | 'toolBroker' | 'a2aBridge'>;
+    /** Where this replica runs, stable across its restarts (leases.ts runNode); by default the host and the address it listens on. */
+    node?: string;
+  },
+): Promise<RunningService> {
   const clients = createClients(options.config, options.peers);
-  const turns = new TurnRunner(options.config, clients, options.log);
   const server = createServer(options.config.grpc);
   const health = new ServingHealth(server, [OrchestratorServiceService]);
+  const leases = new RunLeases(options.node ?? runNode(options.listen), options.config.runs.lease_ttl, clients, options.log);
+  const turns = new TurnRunner(options.config, clients, options.log, leases);
   server.addService(OrchestratorServiceService, orchestratorImplementation(turns, options.log));
   const port = await listen(server, options.listen);
   const host = options.listen.slice(0, options.listen.lastIndexOf(':'));
+  const takeovers = new TakeoverLoop(leases, clients, options.config.runs.takeover_interval, (run) => turns.takeOver(run), options.log);
+  takeovers.start();
   health.markServing();
   let stopping: Promise<void> | undefined;
   return {
@@ -31,8 +47,11 @@ export async function startOrchestrator(options: ServiceOptions<OrchestratorConf
     // ones it cut, or callers of a served orchestrator; they get what is left of the grace.
     stop: (deadline = Date.now() + DEFAULT_STOP_GRACE_MS) =>
       (stopping ??= (async () => {
+        takeovers.stop();
         await health.beginStop(deadline, options.config.grpc.drain_delay);
-        await shutdown(server, deadline);
+        // Turns still running a little before the deadline are handed to another replica
+        // (their leases released) rather than cut with nothing recorded.
+        await Promise.all([turns.drain(deadline - HAND_BACK_MARGIN_MS), shutdown(server, deadline)]);
         clients.close();
       })()),
   };

@@ -11,10 +11,18 @@ import { errorText } from './run/io.js';
  * which may be what has just passed; a store that cannot be reached leaves the mark to go
  * stale (store.proto, StartTurn). Never throws: the caller reports the turn's own failure.
  */
-export async function endTurn(clients: Pick<OrchestratorClients, 'store'>, log: Logger, conversationId: string, cause: unknown): Promise<void> {
+export async function endTurn(clients: Pick<OrchestratorClients, 'store'>, log: Logger, conversationId: string, cause: unknown, leaseOwner?: string): Promise<void> {
   try {
     await withContextPatch({ deadline: undefined }, () =>
-      clients.store.appendMessages({ conversationId, messages: [], status: ConversationStatus.CONVERSATION_STATUS_UNSPECIFIED, returnConversation: false, endsTurn: true }),
+      clients.store.appendMessages({
+        conversationId,
+        messages: [],
+        status: ConversationStatus.CONVERSATION_STATUS_UNSPECIFIED,
+        returnConversation: false,
+        endsTurn: true,
+        // Fenced: a turn another replica took over is not this one's to end.
+        ...(leaseOwner !== undefined && { leaseOwner }),
+      }),
     );
     log.warn('turn ended without its last write; conversation freed', { conversation: conversationId, reason: errorText(cause) });
   } catch (error) {

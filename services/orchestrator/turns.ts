@@ -4,13 +4,19 @@ import { ApprovalStatus, ConversationStatus, type A2aOrigin, type Conversation, 
 import type { Tool } from '../../gen/ts/asg/tools/v1/tools.js';
 import type { OrchestratorConfig } from '../common/config/slices.js';
 import { currentContext, withContextPatch } from '../common/context.js';
-import { aborted, failedPrecondition, internal, invalidArgument } from '../common/grpc/errors.js';
+import { aborted, failedPrecondition, internal, invalidArgument, unavailable } from '../common/grpc/errors.js';
 import type { Logger } from '../common/log.js';
 import { redactSecrets } from '../common/secrets.js';
 import { newSessionId } from '../common/session-id.js';
 import type { OrchestratorClients } from './clients.js';
 import { a2aPeers, a2aToolsOf } from './domain/a2a-tools.js';
-import { approvalRequiredText, CANCELLED_BY_USER, gatedCall, stillWaitingText, toolResult, userMessage } from './domain/messages.js';
+import { approvalRequiredText, assistantText, CANCELLED_BY_USER, gatedCall, stillWaitingText, toolResult, userMessage } from './domain/messages.js';
+import { childGates, type AgentNode } from './domain/tree.js';
+import type { RunLeases } from './leases.js';
+import { errorText } from './run/io.js';
+import { encodeRun } from './run/state.js';
+import { planTakeover } from './takeover-plan.js';
+import type { NewApproval, TakenOverRun } from '../../gen/ts/asg/store/v1/store.js';
 import { RunDriver, type Activation } from './run/driver.js';
 import { AgentIo } from './run/io.js';
 import { freshRun, storedRun } from './run/machine.js';
@@ -34,11 +40,15 @@ export class TurnRunner {
   /** Every A2A tool of the configuration, for ListTools. */
   private readonly allA2aTools: Tool[];
   private readonly env: MachineEnv;
+  /** The activations running here, to hand back on a drain (issue 14). */
+  private readonly active = new Set<{ conversationId: string; controller: AbortController }>();
+  private readonly treeRunsUnapproved: boolean;
 
   constructor(
     private readonly config: OrchestratorConfig,
     private readonly clients: OrchestratorClients,
     private readonly log: Logger,
+    private readonly leases: RunLeases,
   ) {
     this.interruptedAfterMs = Math.max(30_000, ...config.mcp_servers.map((server) => server.timeout)) + 10_000;
     this.catalogue = new ToolCatalogue(clients);
@@ -59,7 +69,8 @@ export class TurnRunner {
       defaultModel: config.llm.model,
       maxModelCalls: config.chat.max_llm_iterations,
     };
-    this.driver = new RunDriver(config, clients, log, new AgentIo(clients, log, a2aPeers(config)), this.catalogue, this.env);
+    this.driver = new RunDriver(config, clients, log, new AgentIo(clients, log, a2aPeers(config)), this.catalogue, this.env, leases);
+    this.treeRunsUnapproved = this.env.root !== undefined && runsUnapproved(this.env.root, true);
   }
 
   async createConversation(message: string | undefined, a2aOrigin?: A2aOrigin): Promise<{ conversation: Conversation; result?: TurnResult; pipeline?: PipelineView }> {
@@ -88,7 +99,7 @@ export class TurnRunner {
       const stored = run ? readRun(() => decodeRun(run, uuid)) : legacySimpleRun(approval);
       const activation: Activation = { conversationId: approval.conversationId, watched: false, conversation: emptyConversation(approval.conversationId), approval, holdsTurn: false };
       const state = storedRun(stored, run?.revision ?? (await this.runRevisionOf(approval)));
-      const answer = await this.endTurnOnFailure(activation, () =>
+      const answer = await this.activate(activation, () =>
         this.driver.drive(state, { kind: 'approvalDecided', activation: randomUUID(), uuid, approved, ...(reason !== undefined && { reason }), approval }, activation),
       );
       const decided = activation.approval ?? approval;
@@ -120,7 +131,7 @@ export class TurnRunner {
   /** Appends the user's message (unless the conversation waits or is busy) and runs it. */
   private async startTurn(conversationId: string, message: string): Promise<{ conversation: Conversation; result: TurnResult; pipeline?: PipelineView }> {
     if (message.trim() === '') throw invalidArgument('message must be a non-empty string');
-    let start = await this.clients.store.startTurn({ conversationId, message: userMessage(message) });
+    let start = await this.clients.store.startTurn({ conversationId, message: userMessage(message), lease: this.leases.lease() });
     return withContextPatch({ sessionId: currentContext()?.sessionId || required(start.conversation).sessionId }, async () => {
       const waiting = required(start.conversation);
       if (!start.started && waiting.status === ConversationStatus.CONVERSATION_STATUS_WAITING_APPROVAL && waiting.pendingApproval) {
@@ -130,14 +141,14 @@ export class TurnRunner {
       if (start.busy) throw busy(conversationId);
       if (!start.started) {
         await this.settleInterruptedCalls(start.unfinishedApprovals);
-        start = await this.clients.store.startTurn({ conversationId, message: userMessage(message) });
+        start = await this.clients.store.startTurn({ conversationId, message: userMessage(message), lease: this.leases.lease() });
         if (start.busy) throw busy(conversationId);
         if (!start.started) throw failedPrecondition(`conversation ${conversationId} changed while its interrupted calls were recorded; send the message again`);
       }
       const started = required(start.conversation);
       const activation: Activation = { conversationId, watched: started.watched, conversation: started, holdsTurn: true };
       const state = freshRun(this.env.root ? 'tree' : 'simple', started.runRevision);
-      const answer = await this.endTurnOnFailure(activation, () => this.driver.drive(state, { kind: 'userMessage', runId: randomUUID(), activation: randomUUID(), text: message }, activation));
+      const answer = await this.activate(activation, () => this.driver.drive(state, { kind: 'userMessage', runId: randomUUID(), activation: randomUUID(), text: message }, activation));
       return this.reply(answer, activation);
     });
   }
@@ -163,7 +174,7 @@ export class TurnRunner {
       }
       case 'superseded': {
         // Cancelled under it (a sibling's approval was rejected): no write of this run ended the turn.
-        if (answer.endTurn && activation.holdsTurn) await endTurn(this.clients, this.log, activation.conversationId, new Error(answer.reason));
+        if (answer.endTurn && activation.holdsTurn) await endTurn(this.clients, this.log, activation.conversationId, new Error(answer.reason), this.leases.owner);
         conversation = required((await this.clients.store.getConversation({ id: activation.conversationId, includeMessages: true })).conversation);
         const waiting = conversation.pendingApproval;
         result = { response: `This run of the pipeline stopped: ${answer.reason}. What it did so far is recorded in the conversation.`, waitingApproval: waiting !== undefined, approval: waiting };
@@ -190,18 +201,145 @@ export class TurnRunner {
   }
 
   /**
-   * Runs an activation that may hold the conversation's running mark. Its normal ends clear
-   * the mark with their last write; one that fails instead (a store write refused or past the
-   * turn's deadline, a bug) would leave the conversation busy (issue 13), so the failure
-   * clears it here before it is reported.
+   * Runs an activation that may hold the conversation's running mark, and while it does, the
+   * mark's lease (issue 14): renewed as it runs; when it is lost, the activation stops at
+   * once and writes nothing more. Its normal ends clear the mark with their last write; one
+   * that fails instead (a store write refused or past the turn's deadline, a bug) would leave
+   * the conversation busy (issue 13), so the failure clears it here before it is reported —
+   * unless the run was handed back or taken over, when it is another replica's to finish.
    */
-  private async endTurnOnFailure<T>(activation: Activation, run: () => Promise<T>): Promise<T> {
+  private async activate<T>(activation: Activation, run: () => Promise<T>): Promise<T> {
+    const entry = { conversationId: activation.conversationId, controller: new AbortController() };
+    activation.signal = entry.controller.signal;
+    this.active.add(entry);
+    const lease = this.leases.keep(
+      activation.conversationId,
+      () => activation.holdsTurn,
+      (reason) => entry.controller.abort(unavailable(`this replica lost the run of conversation ${activation.conversationId} (${reason}); another replica finishes it`)),
+    );
     try {
       return await run();
     } catch (error) {
-      if (activation.holdsTurn) await endTurn(this.clients, this.log, activation.conversationId, error);
+      if (activation.holdsTurn && !entry.controller.signal.aborted) await endTurn(this.clients, this.log, activation.conversationId, error, this.leases.owner);
       throw error;
+    } finally {
+      lease.stop();
+      this.active.delete(entry);
     }
+  }
+
+  /**
+   * A run whose lease this replica took over (TakeOverRuns): it goes on here from what is
+   * stored (takeover-plan.ts) until it answers or pauses. Nobody waits for the answer: it is
+   * in the conversation, and its events reach every watcher.
+   */
+  async takeOver(taken: TakenOverRun): Promise<void> {
+    const conversationId = taken.conversationId;
+    const { conversation } = await this.clients.store.getConversation({ id: conversationId, includeMessages: true });
+    const current = required(conversation);
+    await withContextPatch({ sessionId: current.sessionId, deadline: Date.now() + this.config.chat.turn_timeout }, async () => {
+      this.log.warn('run taken over from a replica that stopped', { conversation: conversationId, previous_owner: taken.previousOwner, takeovers: taken.takeovers });
+      const { approvals: unfinished } = await this.clients.store.listUnfinishedApprovals({ conversationId });
+      let stored: StoredRun | undefined;
+      try {
+        stored = current.run && decodeRun(current.run, current.pendingApproval?.uuid);
+      } catch (error) {
+        return this.endTakenOver(conversationId, `This turn was interrupted: the replica running it stopped, and its stored run cannot be read (${errorText(error)}). Send your message again to retry.`);
+      }
+      const plan = planTakeover({
+        conversation: current,
+        unfinished,
+        run: stored,
+        mode: this.env.root ? 'tree' : 'simple',
+        treeRunsUnapproved: this.treeRunsUnapproved,
+        takeovers: taken.takeovers,
+        maxTakeovers: this.config.runs.max_takeovers,
+      });
+      if (plan.kind === 'end') return this.endTakenOver(conversationId, plan.note);
+      if (plan.kind === 'outcomeUnknown') return this.askAgain(current, stored, plan.executing);
+      const activation: Activation = { conversationId, watched: current.watched, conversation: current, holdsTurn: true, ...(plan.event.approved && { approval: plan.event.approved }) };
+      const state = stored ? storedRun(stored, current.runRevision) : freshRun(this.env.root ? 'tree' : 'simple', current.runRevision);
+      const answer = await this.activate(activation, () => this.driver.drive(state, { kind: 'takenOver', runId: randomUUID(), activation: randomUUID(), ...plan.event }, activation));
+      if (answer.kind === 'superseded' && answer.endTurn) await endTurn(this.clients, this.log, conversationId, new Error(answer.reason), this.leases.owner);
+      this.log.info('taken-over run went on', { conversation: conversationId, answer: answer.kind });
+    });
+  }
+
+  /**
+   * Approved calls that started on a replica that died, with no outcome recorded: whether
+   * they had an effect is unknown, so none runs again by itself. Each becomes a new approval
+   * marked outcome_unknown (the old one interrupted, the run's pause moved to the new one),
+   * in one write that leaves the conversation waiting for a human.
+   */
+  private async askAgain(conversation: Conversation, stored: StoredRun | undefined, executing: readonly PendingApproval[]): Promise<void> {
+    let run = stored;
+    let revision = conversation.runRevision;
+    for (const [index, approval] of executing.entries()) {
+      const uuid = randomUUID();
+      run = run && { ...run, pending: run.pending.map((pause) => (pause.approvalUuid === approval.uuid ? { ...pause, approvalUuid: uuid } : pause)) };
+      const again: NewApproval = {
+        uuid,
+        toolCallId: approval.toolCallId,
+        toolName: approval.toolName,
+        toolArgs: approval.toolArgs,
+        description: outcomeUnknownText(approval),
+        ...(approval.remoteTaskId !== undefined && { remoteTaskId: approval.remoteTaskId }),
+        ...(approval.remoteAgentName !== undefined && { remoteAgentName: approval.remoteAgentName }),
+        agentChain: approval.agentChain,
+        outcomeUnknown: true,
+        replacesUuid: approval.uuid,
+      };
+      const written = await this.clients.store.updateRun({
+        conversationId: conversation.id,
+        messages: [],
+        approvals: [again],
+        run: run && { ...encodeRun(run), revision: 0 },
+        expectedRevision: revision,
+        returnConversation: false,
+        interruptedApproval: approval.uuid,
+        // The first write ends the turn (the conversation waits); the others follow it unfenced.
+        ...(index === 0 && { leaseOwner: this.leases.owner }),
+      });
+      revision = written.revision;
+      this.log.warn('approved call with unknown outcome asked again', { conversation: conversation.id, approval: approval.uuid, again: uuid, tool: approval.toolName });
+    }
+  }
+
+  /** Ends a taken-over turn with a note instead of going on (takeover-plan.ts says why). */
+  private async endTakenOver(conversationId: string, note: string): Promise<void> {
+    await this.clients.store.appendMessages({
+      conversationId,
+      messages: [assistantText(note)],
+      status: ConversationStatus.CONVERSATION_STATUS_UNSPECIFIED,
+      returnConversation: false,
+      endsTurn: true,
+      leaseOwner: this.leases.owner,
+    });
+    this.log.warn('taken-over turn ended with a note', { conversation: conversationId, note });
+  }
+
+  /** How many activations run here now. */
+  get running(): number {
+    return this.active.size;
+  }
+
+  /**
+   * A drain (issue 14): activations may finish until `handBackAt`; those still running then
+   * stop at once and their leases are released, so another replica takes their runs over
+   * right away instead of after lease_ttl. Their callers get UNAVAILABLE.
+   */
+  async drain(handBackAt: number): Promise<void> {
+    while (this.active.size > 0 && Date.now() < handBackAt) {
+      await new Promise((resolve) => setTimeout(resolve, Math.min(50, Math.max(1, handBackAt - Date.now()))));
+    }
+    const left = [...this.active];
+    for (const entry of left) entry.controller.abort(unavailable(`the replica running conversation ${entry.conversationId} is stopping; its run was handed to another replica, which finishes it`));
+    await Promise.all(
+      left.map(async (entry) => {
+        const released = await this.leases.release(entry.conversationId);
+        this.log.warn('run handed back on stop', { conversation: entry.conversationId, released });
+      }),
+    );
   }
 
   /**
@@ -221,6 +359,18 @@ export class TurnRunner {
       this.log.warn('approved call marked interrupted', { approval: approval.uuid, tool: approval.toolName });
     }
   }
+}
+
+/** The text of an approval asked again because its call's outcome is unknown. */
+export function outcomeUnknownText(approval: PendingApproval): string {
+  return `Outcome unknown: ${approval.toolName} was approved and had started when the replica running it stopped, before its result was recorded. It may or may not have taken effect. Approving runs it again; check its effect first. (The approval was: ${approval.description})`;
+}
+
+/** Whether destructive calls run without approval anywhere below `node` (childGates). */
+function runsUnapproved(node: AgentNode, gates: boolean): boolean {
+  if (!gates && (node.type === 'llm' || node.type === 'a2a')) return true;
+  const below = childGates(gates, node);
+  return (node.agents ?? []).some((child) => runsUnapproved(child, below));
 }
 
 /** A stored run that this release cannot read stops the request before anything runs. */

@@ -2,8 +2,9 @@
  * Issue 12, part 5 (DESIGN §4): a clean stop on one node. SIGTERM or SIGINT — to `npm start`
  * (npm only, as a process manager sends it), or to the process group of `bin/asg up` — stops
  * taking requests (503 with Retry-After), lets the turns in flight answer within
- * `shutdown_grace`, closes the MCP child and exits 0 with no process left. A turn a crash cuts
- * off is shown as interrupted, and the conversation goes on.
+ * `shutdown_grace`, closes the MCP child and exits 0 with no process left. Issue 14: a turn
+ * that a stop cuts is handed back (its lease released) and a turn a crash cuts keeps its lease
+ * until it expires; either way the restarted agent takes the run over and finishes it.
  */
 import { connect } from 'node:net';
 import { setTimeout as sleep } from 'node:timers/promises';
@@ -14,14 +15,19 @@ import { startScriptedModel, type ScriptedModelServer } from '../support/scripte
 
 /** How long the model takes over a "slow" message: long enough for a signal to land mid-turn. */
 const SLOW_ANSWER_MS = 2_000;
-const INTERRUPTED_NOTE = 'This turn was interrupted: the service stopped before it finished. Send your message again to retry.';
+/** A short lease, so that the restart after a kill -9 takes the run over soon. */
+const LEASE_TTL = '2s';
 
 let model: ScriptedModelServer;
 
 beforeAll(async () => {
-  // Text answers only: "slow …" after a pause, "hang …" never.
+  // Text answers only: "slow …" after a pause; "hang …" never the first time it is asked, at once after.
+  const hung = new Set<string>();
   model = await startScriptedModel(async (request) => {
-    if (request.lastUserText.startsWith('hang')) return { hang: true };
+    if (request.lastUserText.startsWith('hang') && !hung.has(request.lastUserText)) {
+      hung.add(request.lastUserText);
+      return { hang: true };
+    }
     if (request.lastUserText.startsWith('slow')) await sleep(SLOW_ANSWER_MS);
     return { text: `answer to ${request.lastUserText}` };
   });
@@ -141,7 +147,7 @@ describe('issue 12: a clean stop', () => {
     }
   });
 
-  it('cuts a turn longer than shutdown_grace, exits 0 within the grace plus a bound, and the turn shows as interrupted after a restart', async () => {
+  it('cuts a turn longer than shutdown_grace, exits 0 within the grace plus a bound, hands the run back, and the restarted agent finishes it', async () => {
     const grace = 1_000;
     const agent = await startAgent({ geminiBaseUrl: model.geminiBaseUrl, config: { shutdown_grace: `${grace}ms` } });
     let second: AgentProcess | undefined;
@@ -164,17 +170,24 @@ describe('issue 12: a clean stop', () => {
       expect(agent.output()).toContain('grace_ran_out=true');
       await until('every process of the tree gone', () => tree.every((pid) => !isRunning(pid)), 5_000);
 
+      expect(agent.output()).toContain('msg="run handed back on stop"');
+
       second = await startAgent({ geminiBaseUrl: model.geminiBaseUrl, dir: agent.dir });
-      const messages = (await get(`${second.url}/conversations/${id}`)).body.conversation.messages;
-      expect(messages.at(-1)).toMatchObject({ role: 'assistant', content: INTERRUPTED_NOTE });
+      // Released, so taken over at the first look (runs.takeover_interval), not after lease_ttl.
+      const shown = await until('the run finished by the restarted agent', async () => {
+        const conversation = (await get(`${second!.url}/conversations/${id}`)).body.conversation;
+        return !conversation.turn_running && conversation.messages.at(-1)?.content === 'answer to hang on grace' && conversation;
+      });
+      expect(shown.messages.map((message: { role: string }) => message.role)).toEqual(['system', 'user', 'assistant']);
+      expect(second.output()).toContain('msg="run taken over from a replica that stopped"');
     } finally {
       await agent.stop();
       await second?.stop();
     }
   });
 
-  it('after kill -9 mid-turn, the restarted agent shows the turn as interrupted and answers the next message', async () => {
-    const agent = await startAgent({ geminiBaseUrl: model.geminiBaseUrl });
+  it('after kill -9 mid-turn, the restarted agent takes the run over once its lease expired, finishes it, and answers the next message', async () => {
+    const agent = await startAgent({ geminiBaseUrl: model.geminiBaseUrl, config: { runs: { lease_ttl: LEASE_TTL } } });
     let second: AgentProcess | undefined;
     try {
       const id = (await post(`${agent.url}/conversations`, {})).body.conversation.id as string;
@@ -184,20 +197,28 @@ describe('issue 12: a clean stop', () => {
       process.kill(-agent.pid, 'SIGKILL');
       await agent.exited;
 
-      second = await startAgent({ geminiBaseUrl: model.geminiBaseUrl, dir: agent.dir });
-      const shown = (await get(`${second.url}/conversations/${id}`)).body.conversation;
+      second = await startAgent({ geminiBaseUrl: model.geminiBaseUrl, dir: agent.dir, config: { runs: { lease_ttl: LEASE_TTL } } });
+      // Busy until taken over: one run per conversation, whoever runs it.
+      const shown = await until(
+        'the run finished by the restarted agent',
+        async () => {
+          const conversation = (await get(`${second!.url}/conversations/${id}`)).body.conversation;
+          return !conversation.turn_running && conversation.messages.at(-1)?.role === 'assistant' && conversation;
+        },
+        20_000,
+      );
       expect(shown.messages.slice(-2)).toMatchObject([
         { role: 'user', content: 'hang before the crash' },
-        { role: 'assistant', content: INTERRUPTED_NOTE },
+        { role: 'assistant', content: 'answer to hang before the crash' },
       ]);
-      expect(second.output()).toContain('msg="turns cut off by an earlier stop noted as interrupted"');
+      expect(second.output()).toContain('msg="run taken over from a replica that stopped"');
 
       const next = await post(`${second.url}/conversations/${id}/messages`, { message: 'try again' });
       expect(next.status).toBe(200);
       expect(next.body.result.response).toBe('answer to try again');
-      // The model saw the whole story: the cut-off message, the note, the new message.
+      // The model saw the whole story: the message the crash cut, its answer, the new message.
       const last = model.requests.at(-1)!;
-      expect(JSON.stringify(last.body)).toContain(INTERRUPTED_NOTE);
+      expect(JSON.stringify(last.body)).toContain('answer to hang before the crash');
       expect(next.body.conversation.messages.slice(-4).map((message: { role: string }) => message.role)).toEqual(['user', 'assistant', 'user', 'assistant']);
     } finally {
       await agent.stop();

@@ -24,6 +24,7 @@ import { configSlice, type OrchestratorConfig } from '../../services/common/conf
 import { createLogger } from '../../services/common/log.js';
 import type { OrchestratorClients } from '../../services/orchestrator/clients.js';
 import type { AgentNode } from '../../services/orchestrator/domain/tree.js';
+import { RunLeases } from '../../services/orchestrator/leases.js';
 import { RunDriver, type Activation } from '../../services/orchestrator/run/driver.js';
 import { AgentIo } from '../../services/orchestrator/run/io.js';
 import { freshRun } from '../../services/orchestrator/run/machine.js';
@@ -273,7 +274,7 @@ export function treeEnv(root: AgentNode): MachineEnv {
 
 /** The driver as turns.ts builds it, over the fake mesh. */
 export function driverOf(mesh: FakeMesh, env: MachineEnv): RunDriver {
-  return new RunDriver(testConfig, mesh.clients, testLog, new AgentIo(mesh.clients, testLog), new ToolCatalogue(mesh.clients), env);
+  return new RunDriver(testConfig, mesh.clients, testLog, new AgentIo(mesh.clients, testLog), new ToolCatalogue(mesh.clients), env, new RunLeases('test-node', testConfig.runs.lease_ttl, mesh.clients, testLog));
 }
 
 /** A user message's run, as turns.ts startTurn begins it (the store has appended the message). */

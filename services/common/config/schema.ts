@@ -210,6 +210,14 @@ export const configSchema = z
          * any host when bound to another address; the host of `public_url` is always allowed.
          */
         allowed_hosts: z.array(z.string().trim().min(1)).default([]),
+        /**
+         * Added (issue 14): on a stop, how long the gateway keeps serving new requests while /ready
+         * already answers 503 "draining", so that a load balancer or Kubernetes takes the replica
+         * out before any request is refused (a rolling restart then fails none). 0 by default
+         * (one machine: nothing balances); under Kubernetes, the readiness probe's period or more.
+         * Bounded by `shutdown_grace`.
+         */
+        drain_delay: z.union([z.literal(0), duration]).default(0),
         /** The URL the service is reached at from outside (e.g. behind a proxy); its host and origin are the server's own. */
         public_url: z.url().optional(),
         cors: z
@@ -218,6 +226,22 @@ export const configSchema = z
             allowed_origins: z.array(z.string().trim().min(1)).default([]),
           })
           .prefault({}),
+      })
+      .prefault({}),
+    /**
+     * Added (issue 14): runs with leases. The orchestrator replica that runs a turn holds a
+     * lease on it and renews it every third of `lease_ttl`; when the replica dies (or drains
+     * and hands the run back), another replica takes the run over once the lease has expired
+     * and finishes it from what is stored (docs/architecture.md, "Runs with leases").
+     */
+    runs: z
+      .strictObject({
+        /** How long a run stays with a replica that stopped renewing its lease. */
+        lease_ttl: duration.refine((value) => value >= 1_000 && value <= 3_600_000, 'between 1s and 1h').default(15_000),
+        /** How often each replica looks for runs whose lease expired. */
+        takeover_interval: duration.refine((value) => value >= 100 && value <= 60_000, 'between 100ms and 1m').default(1_000),
+        /** A turn taken over more often than this (it keeps killing its replicas) is ended with a note instead. */
+        max_takeovers: z.number().int().min(1).max(100).default(3),
       })
       .prefault({}),
     /** Added (issue 12): on SIGTERM/SIGINT, how long in-flight requests may take to finish before the process stops anyway. */

@@ -17,7 +17,8 @@ export const CONFIG_SLICES = {
   toolBroker: ['mcp_servers', 'rate_limits', 'grpc'],
   a2aBridge: ['a2a_max_depth', 'grpc'],
   // `llm`: the default model and the model-call deadline; `mcp_servers`: the tool deadlines.
-  orchestrator: ['prompt', 'llm', 'chat', 'mcp_servers', 'a2a', 'agent', 'grpc'],
+  // `runs`: the lease on the turns it runs, and the takeover of runs whose replica died.
+  orchestrator: ['prompt', 'llm', 'chat', 'mcp_servers', 'a2a', 'agent', 'runs', 'grpc'],
   // `chat`: the turn deadline of its calls to the orchestrator.
   gateway: ['name', 'description', 'host', 'port', 'server', 'serve_mcp', 'chat', 'grpc'],
 } as const satisfies Record<string, readonly (keyof AgentConfig)[]>;

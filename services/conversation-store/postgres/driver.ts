@@ -18,12 +18,27 @@ import {
   type Message,
   type NewMessage,
   type PendingApproval,
+  type RunLease,
   type StartTurnRequest,
+  type TakenOverRun,
   type UpdateRunRequest,
 } from '../../../gen/ts/asg/store/v1/store.js';
 import { redactSecrets } from '../../common/secrets.js';
 import { aborted, deadlineExceeded, failedPrecondition, internal, invalidArgument, notFound, ServiceError, unavailable } from '../../common/grpc/errors.js';
-import { appendedMessageRow, byConversation, insertedApprovalRow, newApprovalRow, summaryOf, takePage, waitingState, type ConversationChange, type NewApprovalFields } from '../changes.js';
+import {
+  appendedMessageRow,
+  byConversation,
+  insertedApprovalRow,
+  interruptedApprovalProblem,
+  newApprovalRow,
+  replacedUuid,
+  requireLease,
+  summaryOf,
+  takePage,
+  waitingState,
+  type ConversationChange,
+  type NewApprovalFields,
+} from '../changes.js';
 import { storedId } from '../ids.js';
 import { decodePageToken, encodePageToken } from '../page-token.js';
 import {
@@ -313,7 +328,7 @@ export class PostgresConversationStorage implements ConversationStorage {
       if (started) {
         const messages = [...this.interruptedTurnNote(conversation), request.message!];
         await this.applyChange(tx, conversation, { messages, run: conversation.run_state === null ? undefined : null });
-        await this.markTurnRunning(tx, conversation.id);
+        await this.markTurnRunning(tx, conversation.id, request.lease);
         conversation = await this.requireConversation(tx.client, conversation.id);
       }
       return { started, busy, conversation: await this.readConversation(tx.client, conversation, true), unfinishedApprovals };
@@ -323,6 +338,7 @@ export class PostgresConversationStorage implements ConversationStorage {
   async appendMessages(request: AppendMessagesRequest): Promise<Message[]> {
     return this.write(async (tx) => {
       const conversation = await this.lockConversation(tx.client, request.conversationId);
+      requireLease(conversation, request.leaseOwner);
       const status =
         request.status === ConversationStatus.CONVERSATION_STATUS_UNSPECIFIED ? conversation.status : conversationStatus.name(request.status);
       if (status !== conversation.status) {
@@ -390,7 +406,8 @@ export class PostgresConversationStorage implements ConversationStorage {
       }
       const pending = await this.query<ApprovalRow>(tx.client, 'selectPendingApprovals', [conversation.id]);
       await this.applyChange(tx, conversation, { messages, ...waitingState(conversation.status, pending), run: request.clearRun ? null : undefined, resolved });
-      if (request.approved || request.continuesTurn) await this.markTurnRunning(tx, conversation.id);
+      // Its lease, when the caller brings one, is the continued turn's (store.proto, ClaimApprovalRequest.lease).
+      if (request.approved || request.continuesTurn) await this.markTurnRunning(tx, conversation.id, request.lease);
       return { claimed: true, approval: approvalFromRow(claimed) };
     });
   }
@@ -446,18 +463,20 @@ export class PostgresConversationStorage implements ConversationStorage {
     return this.write(async (tx) => {
       // Compare-and-set: the row lock makes the revision read here the latest one, and keeps it until COMMIT.
       const conversation = await this.lockConversation(tx.client, request.conversationId);
+      requireLease(conversation, request.leaseOwner);
       if (conversation.run_revision !== request.expectedRevision) {
         throw aborted(
           `the run of conversation ${conversation.id} is at revision ${conversation.run_revision}, not ${request.expectedRevision}: another request changed it; read it again and redo the change`,
         );
       }
       const at = timestampAfter(conversation.updated_at, this.now());
+      if (request.interruptedApproval !== undefined) await this.interruptExecuting(tx.client, conversation.id, request.interruptedApproval, at);
       const requested: ApprovalRow[] = [];
       for (const approval of request.approvals) {
         const uuid = storedId(approval.uuid);
         if (uuid === undefined) throw invalidArgument(`approvals: ${JSON.stringify(approval.uuid)} is not a UUID`);
         if ((await this.query(tx.client, 'selectApproval', [uuid])).length > 0) throw invalidArgument(`approvals: approval ${uuid} already exists`);
-        requested.push(await this.insertApproval(tx.client, conversation.id, { ...approval, uuid }, at));
+        requested.push(await this.insertApproval(tx.client, conversation.id, { ...approval, uuid, replacesUuid: replacedUuid(approval.replacesUuid) }, at));
       }
       const waiting = waitingState(conversation.status, await this.query<ApprovalRow>(tx.client, 'selectPendingApprovals', [conversation.id]));
       await this.applyChange(
@@ -473,6 +492,51 @@ export class PostgresConversationStorage implements ConversationStorage {
       );
       if (request.run === undefined || waiting.status === 'waiting_approval') await this.endTurn(tx, conversation.id);
       return conversation.run_revision + 1;
+    });
+  }
+
+  async renewRunLease(conversationId: string, lease: RunLease): Promise<boolean> {
+    return this.changeLease(conversationId, 'renewRunLease', [lease.owner, lease.ttlMs]);
+  }
+
+  async releaseRunLease(conversationId: string, owner: string): Promise<boolean> {
+    return this.changeLease(conversationId, 'releaseRunLease', [owner]);
+  }
+
+  /**
+   * One statement (statements.ts, takeOverRuns): of takers on several replicas at once, each
+   * run goes to exactly one. The taken marks become live marks of this replica, so that no
+   * sweep takes them for a crash's. No event: the turn goes on, only its owner changed.
+   */
+  async takeOverRuns(lease: RunLease, limit: number): Promise<TakenOverRun[]> {
+    return this.write(async (tx) => {
+      const rows = await this.query<{ id: string; previous_owner: string; previous_expiry: Date; takeovers: number }>(tx.client, 'takeOverRuns', [
+        lease.owner,
+        lease.node,
+        lease.ttlMs,
+        limit,
+        this.bootId,
+        isoTimestamp(this.now()),
+      ]);
+      // RETURNING keeps no order: the answer lists them oldest expiry first, as they were chosen.
+      rows.sort((a, b) => a.previous_expiry.getTime() - b.previous_expiry.getTime() || a.id.localeCompare(b.id));
+      return rows.map((row) => ({ conversationId: row.id, previousOwner: row.previous_owner, takeovers: row.takeovers }));
+    });
+  }
+
+  /**
+   * A renewal or release: one conditional UPDATE, which waits for a writer of the conversation
+   * (a takeover, a turn's end) and then sees whether the caller still holds the lease. An
+   * unknown conversation is looked up only when nothing changed.
+   */
+  private async changeLease(conversationId: string, statement: 'renewRunLease' | 'releaseRunLease', values: unknown[]): Promise<boolean> {
+    const id = storedId(conversationId);
+    if (id === undefined) throw notFound(`conversation ${conversationId} not found`);
+    return this.write(async (tx) => {
+      const { rowCount } = await tx.client.query({ name: statement, text: SQL[statement], values: [id, ...values] });
+      if ((rowCount ?? 0) > 0) return true;
+      if ((await this.query(tx.client, 'conversationExists', [id])).length === 0) throw notFound(`conversation ${conversationId} not found`);
+      return false;
     });
   }
 
@@ -538,7 +602,7 @@ export class PostgresConversationStorage implements ConversationStorage {
     for (const { id } of rows) {
       const wasNoted = await this.write(async (tx) => {
         const conversation = await this.lockConversation(tx.client, id);
-        if (!conversation.running_turn_boot || conversation.running_turn_boot_live) return false;
+        if (!conversation.running_turn_boot || conversation.running_turn_boot_live || conversation.lease_owner) return false;
         if (conversation.status === 'waiting_approval') return false;
         if ((await this.query(tx.client, 'selectUnfinishedApprovals', [id])).length > 0) return false;
         await this.applyChange(tx, conversation, { messages: this.interruptedTurnNote(conversation) });
@@ -586,17 +650,22 @@ export class PostgresConversationStorage implements ConversationStorage {
     }
   }
 
-  /** Whether the conversation has a turn running now: marked by a live replica, and not stale. */
+  /**
+   * Whether the conversation has a turn running now: marked by a live replica, or with a lease
+   * (an orchestrator owns it, whichever store replica marked it), and not stale.
+   */
   private turnRunning(row: PgConversationRow): boolean {
-    if (!row.running_turn_boot || !row.running_turn_boot_live || !row.running_turn_since) return false;
+    if (!row.running_turn_boot || !row.running_turn_since) return false;
+    if (!row.running_turn_boot_live && !row.lease_owner) return false;
     return Date.parse(row.running_turn_since) > this.now() - this.staleTurnAfterMs;
   }
 
-  private async markTurnRunning(tx: WriteTx, id: string): Promise<void> {
+  private async markTurnRunning(tx: WriteTx, id: string, lease: RunLease | undefined): Promise<void> {
     const row = await this.requireConversation(tx.client, id);
     const running = this.turnRunning(row);
     if (row.running_turn_boot && !running) this.recordEvent(tx, id, row.updated_at, { kind: 'turn_ended' });
-    await this.query(tx.client, 'markTurnRunning', [id, this.bootId, isoTimestamp(this.now())]);
+    // The lease (issue 14) is the new turn's: a new owner, no takeovers yet; none clears an earlier one.
+    await this.query(tx.client, 'markTurnRunning', [id, this.bootId, isoTimestamp(this.now()), lease?.owner ?? null, lease?.node ?? null, lease?.ttlMs ?? null]);
     if (!running) this.recordEvent(tx, id, row.updated_at, { kind: 'turn_started' });
   }
 
@@ -610,9 +679,9 @@ export class PostgresConversationStorage implements ConversationStorage {
     return { ...conversationFromRow(row, messages, pending), turnRunning: this.turnRunning(row), watched: row.watched_elsewhere };
   }
 
-  /** The note for a turn a dead boot left running (read from the locked row), or none. */
+  /** The note for a turn a dead boot left running (read from the locked row), or none; none for a mark with a lease (taken over instead). */
   private interruptedTurnNote(row: PgConversationRow): NewMessage[] {
-    const dead = row.running_turn_boot && row.running_turn_boot !== this.bootId && !row.running_turn_boot_live;
+    const dead = row.running_turn_boot && row.running_turn_boot !== this.bootId && !row.running_turn_boot_live && !row.lease_owner;
     return dead ? [{ role: MessageRole.MESSAGE_ROLE_ASSISTANT, content: INTERRUPTED_TURN_NOTE }] : [];
   }
 
@@ -758,8 +827,18 @@ export class PostgresConversationStorage implements ConversationStorage {
       row.remote_agent_name,
       row.created_at,
       row.agent_chain,
+      row.outcome_unknown,
+      row.replaces_uuid,
     ]);
     return insertedApprovalRow(row);
+  }
+
+  /** UpdateRun's interrupted_approval (issue 14), as in the SQLite driver (interruptExecuting there), under the conversation's lock. */
+  private async interruptExecuting(client: pg.PoolClient, conversationId: string, uuid: string, at: string): Promise<void> {
+    const stored = storedId(uuid);
+    if (stored !== undefined && (await this.query(client, 'interruptExecutingApproval', [stored, conversationId, at])).length > 0) return;
+    const found = stored === undefined ? undefined : (await this.query<ApprovalRow>(client, 'selectApproval', [stored]))[0];
+    throw failedPrecondition(interruptedApprovalProblem(conversationId, uuid, found));
   }
 
   /** A conditional status move under the conversation's lock; FAILED_PRECONDITION naming the status found otherwise. */

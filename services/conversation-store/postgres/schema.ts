@@ -5,7 +5,8 @@ import { FIRST_USER_TEXT_LENGTH } from '../records.js';
  * The PostgreSQL schema, one migration per version, applied at open to databases that are
  * behind. A released migration is never edited: a change is a new entry at the end.
  *
- * It holds what the SQLite schema holds after its migration 12 (sqlite/schema.ts), written
+ * It holds what the SQLite schema holds after its migration 12 (sqlite/schema.ts; 4 here is
+ * its 13), written
  * for PostgreSQL, with three differences that concurrency from several store replicas needs:
  *
  * - `event_ids`: one row holding the last event id. A writing transaction raises it as its
@@ -145,6 +146,22 @@ const MIGRATIONS: readonly string[] = [
     stream  text PRIMARY KEY,
     last_id bigint NOT NULL
   );
+  `,
+  // 4 (issue 14): runs with leases, as SQLite schema 13 — except that a lease expires at a
+  // timestamptz compared with the database's now(), the one clock every store replica shares.
+  // The partial index holds only the marks with a lease: TakeOverRuns finds the expired ones,
+  // oldest first, without reading the other conversations, and locks them FOR UPDATE SKIP
+  // LOCKED so that takers on several replicas never get the same run.
+  `
+  ALTER TABLE conversations
+    ADD COLUMN lease_owner      text,
+    ADD COLUMN lease_node       text,
+    ADD COLUMN lease_expires_at timestamptz,
+    ADD COLUMN lease_takeovers  integer NOT NULL DEFAULT 0;
+  CREATE INDEX conversations_leased ON conversations (lease_expires_at, id) WHERE lease_owner IS NOT NULL;
+  ALTER TABLE approvals
+    ADD COLUMN outcome_unknown boolean NOT NULL DEFAULT false,
+    ADD COLUMN replaces_uuid   uuid;
   `,
 ];
 

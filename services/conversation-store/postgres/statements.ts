@@ -6,7 +6,7 @@
 
 /** The approval columns of ApprovalRow (rows.ts), without the insertion `position`. */
 const APPROVAL_COLUMNS = `uuid, conversation_id, tool_call_id, tool_name, tool_args, args_hash, description, remote_task_id,
-  remote_agent_name, status, created_at, decided_at, updated_at, agent_chain, reason`;
+  remote_agent_name, status, created_at, decided_at, updated_at, agent_chain, reason, outcome_unknown, replaces_uuid`;
 
 /**
  * A conversation row with its run, and whether its running mark belongs to a live store
@@ -67,8 +67,9 @@ export const SQL = {
 
   insertApproval: `
     INSERT INTO approvals (uuid, conversation_id, tool_call_id, tool_name, tool_args, args_hash, description,
-                           remote_task_id, remote_agent_name, status, created_at, decided_at, updated_at, agent_chain)
-    VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, 'pending', $10, NULL, $10, $11)`,
+                           remote_task_id, remote_agent_name, status, created_at, decided_at, updated_at, agent_chain,
+                           outcome_unknown, replaces_uuid)
+    VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, 'pending', $10, NULL, $10, $11, $12, $13)`,
   selectApproval: `SELECT ${APPROVAL_COLUMNS} FROM approvals WHERE uuid = $1`,
   selectPendingApprovals: `
     SELECT ${APPROVAL_COLUMNS} FROM approvals
@@ -92,6 +93,11 @@ export const SQL = {
   interruptApproval: `
     UPDATE approvals SET status = 'interrupted', updated_at = $2
     WHERE uuid = $1 AND status IN ('approved', 'executing') AND updated_at <= $3
+    RETURNING ${APPROVAL_COLUMNS}`,
+  // UpdateRun's interrupted_approval (issue 14): only an executing call of this conversation.
+  interruptExecutingApproval: `
+    UPDATE approvals SET status = 'interrupted', updated_at = $3
+    WHERE uuid = $1 AND conversation_id = $2 AND status = 'executing'
     RETURNING ${APPROVAL_COLUMNS}`,
   pendingApprovalsFirstPage: `
     SELECT ${APPROVAL_COLUMNS} FROM approvals WHERE status = 'pending'
@@ -123,16 +129,59 @@ export const SQL = {
     INSERT INTO event_publications (stream, last_id) VALUES ($1, $2)
     ON CONFLICT (stream) DO UPDATE SET last_id = greatest(event_publications.last_id, excluded.last_id)`,
 
-  markTurnRunning: `UPDATE conversations SET running_turn_boot = $2, running_turn_since = $3 WHERE id = $1`,
-  clearTurnRunning: `UPDATE conversations SET running_turn_boot = NULL, running_turn_since = NULL WHERE id = $1 AND running_turn_boot IS NOT NULL`,
-  // Marks of boots that are neither this one nor a live replica: turns a crash cut off.
+  // The lease (issue 14) is part of the mark: set with it ($4..$6 NULL for a mark without one:
+  // NULL milliseconds make a NULL expiry) and cleared with it.
+  markTurnRunning: `
+    UPDATE conversations
+    SET running_turn_boot = $2, running_turn_since = $3,
+        lease_owner = $4, lease_node = $5, lease_expires_at = now() + make_interval(secs => $6::double precision / 1000), lease_takeovers = 0
+    WHERE id = $1`,
+  clearTurnRunning: `
+    UPDATE conversations
+    SET running_turn_boot = NULL, running_turn_since = NULL,
+        lease_owner = NULL, lease_node = NULL, lease_expires_at = NULL, lease_takeovers = 0
+    WHERE id = $1 AND running_turn_boot IS NOT NULL`,
+  // Marks of boots that are neither this one nor a live replica: turns a crash cut off. Marks
+  // with a lease are not: orchestrators take them over.
   selectTurnsOfDeadBoots: `
     SELECT id FROM conversations
-    WHERE running_turn_boot IS NOT NULL AND running_turn_boot <> $1
+    WHERE running_turn_boot IS NOT NULL AND running_turn_boot <> $1 AND lease_owner IS NULL
       AND NOT EXISTS (
         SELECT 1 FROM store_replicas
         WHERE boot_id = conversations.running_turn_boot AND last_seen > now() - make_interval(secs => $2::double precision / 1000)
       )`,
+
+  // Runs with leases (issue 14), on the database's clock. Renewing and releasing change only a
+  // lease its owner holds on a running turn; a release never makes a lease last longer.
+  renewRunLease: `
+    UPDATE conversations SET lease_expires_at = now() + make_interval(secs => $3::double precision / 1000)
+    WHERE id = $1 AND lease_owner = $2 AND running_turn_boot IS NOT NULL`,
+  releaseRunLease: `
+    UPDATE conversations SET lease_expires_at = least(lease_expires_at, now())
+    WHERE id = $1 AND lease_owner = $2 AND running_turn_boot IS NOT NULL`,
+  conversationExists: `SELECT 1 FROM conversations WHERE id = $1`,
+  // One statement: the runs it may take ($1 owner, $2 node), oldest expiry first, through the
+  // partial index of leased marks, locked FOR UPDATE SKIP LOCKED — a run another taker locked
+  // is left to it, and one it took meanwhile is re-checked on its new version under READ
+  // COMMITTED (its fresh lease has not expired, and is not this node's) — then moved to the
+  // caller with a fresh lease ($3 ms), a live mark of this replica ($5) set now ($6), and one
+  // more takeover. Returns the previous owner and expiry too, to answer in expiry order.
+  takeOverRuns: `
+    WITH candidates AS (
+      SELECT id, lease_owner, lease_expires_at FROM conversations
+      WHERE lease_owner IS NOT NULL AND running_turn_boot IS NOT NULL AND lease_owner <> $1
+        AND (lease_expires_at <= now() OR lease_node = $2)
+      ORDER BY lease_expires_at, id
+      LIMIT $4
+      FOR UPDATE SKIP LOCKED
+    )
+    UPDATE conversations
+    SET lease_owner = $1, lease_node = $2, lease_expires_at = now() + make_interval(secs => $3::double precision / 1000),
+        lease_takeovers = conversations.lease_takeovers + 1, running_turn_boot = $5, running_turn_since = $6
+    FROM candidates
+    WHERE conversations.id = candidates.id
+    RETURNING conversations.id, candidates.lease_owner AS previous_owner, candidates.lease_expires_at AS previous_expiry,
+              conversations.lease_takeovers AS takeovers`,
 
   registerReplica: `INSERT INTO store_replicas (boot_id) VALUES ($1) ON CONFLICT (boot_id) DO UPDATE SET last_seen = now()`,
   heartbeat: `UPDATE store_replicas SET last_seen = now() WHERE boot_id = $1`,

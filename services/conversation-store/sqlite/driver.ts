@@ -20,11 +20,26 @@ import {
   type Message,
   type NewMessage,
   type PendingApproval,
+  type RunLease,
   type StartTurnRequest,
+  type TakenOverRun,
   type UpdateRunRequest,
 } from '../../../gen/ts/asg/store/v1/store.js';
 import { aborted, failedPrecondition, internal, invalidArgument, notFound } from '../../common/grpc/errors.js';
-import { appendedMessageRow, byConversation, insertedApprovalRow, newApprovalRow, summaryOf, takePage, waitingState, type ConversationChange, type NewApprovalFields } from '../changes.js';
+import {
+  appendedMessageRow,
+  byConversation,
+  insertedApprovalRow,
+  interruptedApprovalProblem,
+  newApprovalRow,
+  replacedUuid,
+  requireLease,
+  summaryOf,
+  takePage,
+  waitingState,
+  type ConversationChange,
+  type NewApprovalFields,
+} from '../changes.js';
 import { storedId } from '../ids.js';
 import { decodePageToken, encodePageToken } from '../page-token.js';
 import {
@@ -198,7 +213,7 @@ export class SqliteConversationStorage implements ConversationStorage {
         // after its approvals were resolved) must not steer this one.
         const messages = [...this.interruptedTurnNote(conversation.id), request.message!];
         this.applyChange(conversation, { messages, run: conversation.run_state === null ? undefined : null });
-        this.markTurnRunning(conversation.id);
+        this.markTurnRunning(conversation.id, request.lease);
         conversation = this.requireConversation(conversation.id);
       }
       return { started, busy, conversation: this.readConversation(conversation, true), unfinishedApprovals };
@@ -208,6 +223,7 @@ export class SqliteConversationStorage implements ConversationStorage {
   async appendMessages(request: AppendMessagesRequest): Promise<Message[]> {
     return this.write(() => {
       const conversation = this.requireConversation(request.conversationId);
+      requireLease(conversation, request.leaseOwner);
       const status =
         request.status === ConversationStatus.CONVERSATION_STATUS_UNSPECIFIED ? conversation.status : conversationStatus.name(request.status);
       if (status !== conversation.status) {
@@ -278,7 +294,8 @@ export class SqliteConversationStorage implements ConversationStorage {
       });
       // Approved, the call runs and the turn goes on (so does a rejection in simple mode: the
       // model is told of the "no"): a crash from here on cuts a turn off too.
-      if (request.approved || request.continuesTurn) this.markTurnRunning(conversation.id);
+      // Its lease, when the caller brings one, is the continued turn's (store.proto, ClaimApprovalRequest.lease).
+      if (request.approved || request.continuesTurn) this.markTurnRunning(conversation.id, request.lease);
       return { claimed: true, approval: approvalFromRow(claimed) };
     });
   }
@@ -333,17 +350,19 @@ export class SqliteConversationStorage implements ConversationStorage {
   async updateRun(request: UpdateRunRequest): Promise<number> {
     return this.write(() => {
       const conversation = this.requireConversation(request.conversationId);
+      requireLease(conversation, request.leaseOwner);
       if (conversation.run_revision !== request.expectedRevision) {
         throw aborted(
           `the run of conversation ${conversation.id} is at revision ${conversation.run_revision}, not ${request.expectedRevision}: another request changed it; read it again and redo the change`,
         );
       }
       const at = timestampAfter(conversation.updated_at, this.now());
+      if (request.interruptedApproval !== undefined) this.interruptExecuting(conversation.id, request.interruptedApproval, at);
       const requested = request.approvals.map((approval) => {
         const uuid = storedId(approval.uuid);
         if (uuid === undefined) throw invalidArgument(`approvals: ${JSON.stringify(approval.uuid)} is not a UUID`);
         if (this.sql.selectApproval.get(uuid)) throw invalidArgument(`approvals: approval ${uuid} already exists`);
-        return this.insertApproval(conversation.id, { ...approval, uuid }, at);
+        return this.insertApproval(conversation.id, { ...approval, uuid, replacesUuid: replacedUuid(approval.replacesUuid) }, at);
       });
       const waiting = waitingState(conversation.status, this.sql.selectPendingApprovals.all(conversation.id));
       this.applyChange(
@@ -360,6 +379,42 @@ export class SqliteConversationStorage implements ConversationStorage {
       // The run ended (cleared) or paused (waiting): its turn is over.
       if (request.run === undefined || waiting.status === 'waiting_approval') this.endTurn(conversation.id);
       return conversation.run_revision + 1;
+    });
+  }
+
+  async renewRunLease(conversationId: string, lease: RunLease): Promise<boolean> {
+    return this.write(() => {
+      const { id } = this.requireConversation(conversationId);
+      return this.sql.renewRunLease.run({ id, owner: lease.owner, expires_at: this.now() + lease.ttlMs }).changes > 0;
+    });
+  }
+
+  async releaseRunLease(conversationId: string, owner: string): Promise<boolean> {
+    return this.write(() => {
+      const { id } = this.requireConversation(conversationId);
+      return this.sql.releaseRunLease.run({ id, owner, now: this.now() }).changes > 0;
+    });
+  }
+
+  /**
+   * One transaction (BEGIN IMMEDIATE: the only writer of the file), so no two takers get one
+   * run. No event: the turn goes on, only its owner changed.
+   */
+  async takeOverRuns(lease: RunLease, limit: number): Promise<TakenOverRun[]> {
+    return this.write(() => {
+      const now = this.now();
+      const candidates = this.sql.selectTakeoverCandidates.all({ owner: lease.owner, node: lease.node, now, limit });
+      return candidates.map((candidate) => {
+        const taken = this.sql.takeOverRun.get({
+          id: candidate.id,
+          owner: lease.owner,
+          node: lease.node,
+          expires_at: now + lease.ttlMs,
+          boot: this.bootId,
+          since: isoTimestamp(now),
+        })!;
+        return { conversationId: candidate.id, previousOwner: candidate.lease_owner, takeovers: taken.lease_takeovers };
+      });
     });
   }
 
@@ -412,9 +467,13 @@ export class SqliteConversationStorage implements ConversationStorage {
     if (this.db.open) this.db.close();
   }
 
-  /** Whether the conversation has a turn running now: marked by this boot, and not stale (store.proto, StartTurn). */
+  /**
+   * Whether the conversation has a turn running now: marked by this boot, or with a lease (an
+   * orchestrator owns it, whichever store boot marked it), and not stale (store.proto, StartTurn).
+   */
   private turnRunning(row: ConversationRow): boolean {
-    if (row.running_turn_boot !== this.bootId || !row.running_turn_since) return false;
+    if (!row.running_turn_boot || !row.running_turn_since) return false;
+    if (row.running_turn_boot !== this.bootId && !row.lease_owner) return false;
     return Date.parse(row.running_turn_since) > this.now() - this.staleTurnAfterMs;
   }
 
@@ -423,11 +482,20 @@ export class SqliteConversationStorage implements ConversationStorage {
    * unless a turn was running already (an approved sibling branch's continuation); a mark it
    * replaces (stale, or another boot's) is a turn that ended first.
    */
-  private markTurnRunning(id: string): void {
+  private markTurnRunning(id: string, lease: RunLease | undefined): void {
     const row = this.requireConversation(id);
     const running = this.turnRunning(row);
     if (row.running_turn_boot && !running) this.recordEvent(id, row.updated_at, { kind: 'turn_ended' });
-    this.sql.markTurnRunning.run({ id, boot: this.bootId, since: isoTimestamp(this.now()) });
+    const now = this.now();
+    // The lease (issue 14) is the new turn's: a new owner, no takeovers yet; none clears an earlier one.
+    this.sql.markTurnRunning.run({
+      id,
+      boot: this.bootId,
+      since: isoTimestamp(now),
+      lease_owner: lease?.owner ?? null,
+      lease_node: lease?.node ?? null,
+      lease_expires_at: lease ? now + lease.ttlMs : null,
+    });
     if (!running) this.recordEvent(id, row.updated_at, { kind: 'turn_started' });
   }
 
@@ -443,10 +511,14 @@ export class SqliteConversationStorage implements ConversationStorage {
     return { ...conversationFromRow(row, messages, pending), turnRunning: this.turnRunning(row) };
   }
 
-  /** The note for a turn another boot left running, or none; the caller appends it and moves or clears the mark. */
+  /**
+   * The note for a turn another boot left running, or none; the caller appends it and moves or
+   * clears the mark. A mark with a lease gets none: its run is the orchestrators' to take over.
+   */
   private interruptedTurnNote(conversationId: string): NewMessage[] {
-    const boot = this.sql.selectRunningTurn.get(conversationId)?.running_turn_boot;
-    return boot && boot !== this.bootId ? [{ role: MessageRole.MESSAGE_ROLE_ASSISTANT, content: INTERRUPTED_TURN_NOTE }] : [];
+    const mark = this.sql.selectRunningTurn.get(conversationId);
+    const crashed = mark?.running_turn_boot && mark.running_turn_boot !== this.bootId && !mark.lease_owner;
+    return crashed ? [{ role: MessageRole.MESSAGE_ROLE_ASSISTANT, content: INTERRUPTED_TURN_NOTE }] : [];
   }
 
   /**
@@ -508,8 +580,20 @@ export class SqliteConversationStorage implements ConversationStorage {
 
   private insertApproval(conversationId: string, approval: NewApprovalFields, at: string): ApprovalRow {
     const row = newApprovalRow(conversationId, approval, at);
-    this.sql.insertApproval.run(row);
+    this.sql.insertApproval.run({ ...row, outcome_unknown: row.outcome_unknown ? 1 : 0 });
     return insertedApprovalRow(row);
+  }
+
+  /**
+   * UpdateRun's interrupted_approval (issue 14): executing → interrupted, with no message and
+   * no event of its own (as MarkApprovalInterrupted); FAILED_PRECONDITION for anything but an
+   * executing approval of this conversation, which rolls the whole write back.
+   */
+  private interruptExecuting(conversationId: string, uuid: string, at: string): void {
+    const stored = storedId(uuid);
+    if (stored !== undefined && this.sql.interruptExecutingApproval.get({ uuid: stored, conversation_id: conversationId, now: at })) return;
+    const found = stored === undefined ? undefined : this.sql.selectApproval.get(stored);
+    throw failedPrecondition(interruptedApprovalProblem(conversationId, uuid, found));
   }
 
   /** A conditional status move; FAILED_PRECONDITION naming the status found otherwise. */

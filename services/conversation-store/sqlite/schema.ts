@@ -177,6 +177,22 @@ const MIGRATIONS: readonly string[] = [
   ALTER TABLE conversations DROP COLUMN pipeline_state;
   ALTER TABLE conversations DROP COLUMN pipeline_revision;
   `,
+  // 13 (issue 14): runs with leases. The running mark may carry the lease of the orchestrator
+  // replica that owns the turn: its owner (one boot of a replica), its node (the replica across
+  // restarts), when it expires (epoch milliseconds of the store's clock) and how often the turn
+  // was taken over; all cleared with the mark. The partial index holds only the marks with a
+  // lease, so TakeOverRuns finds the expired ones, oldest first, without reading the other
+  // conversations. An approval may ask again for a call whose outcome is unknown (0/1), naming
+  // the interrupted approval it replaces.
+  `
+  ALTER TABLE conversations ADD COLUMN lease_owner TEXT;
+  ALTER TABLE conversations ADD COLUMN lease_node TEXT;
+  ALTER TABLE conversations ADD COLUMN lease_expires_at INTEGER;
+  ALTER TABLE conversations ADD COLUMN lease_takeovers INTEGER NOT NULL DEFAULT 0;
+  CREATE INDEX conversations_leased ON conversations (lease_expires_at, id) WHERE lease_owner IS NOT NULL;
+  ALTER TABLE approvals ADD COLUMN outcome_unknown INTEGER NOT NULL DEFAULT 0 CHECK (outcome_unknown IN (0, 1));
+  ALTER TABLE approvals ADD COLUMN replaces_uuid TEXT;
+  `,
 ];
 
 export const SCHEMA_VERSION = MIGRATIONS.length;

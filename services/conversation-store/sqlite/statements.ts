@@ -66,9 +66,11 @@ export const SQL = {
 
   insertApproval: `
     INSERT INTO approvals (uuid, conversation_id, tool_call_id, tool_name, tool_args, args_hash, description,
-                           remote_task_id, remote_agent_name, status, created_at, decided_at, updated_at, agent_chain)
+                           remote_task_id, remote_agent_name, status, created_at, decided_at, updated_at, agent_chain,
+                           outcome_unknown, replaces_uuid)
     VALUES (@uuid, @conversation_id, @tool_call_id, @tool_name, @tool_args, @args_hash, @description,
-            @remote_task_id, @remote_agent_name, 'pending', @created_at, NULL, @created_at, @agent_chain)`,
+            @remote_task_id, @remote_agent_name, 'pending', @created_at, NULL, @created_at, @agent_chain,
+            @outcome_unknown, @replaces_uuid)`,
   selectApproval: `SELECT * FROM approvals WHERE uuid = ?`,
   // A conversation's pending approvals, oldest first (rowid: approvals created in one
   // transaction share created_at and keep their insertion order).
@@ -93,6 +95,11 @@ export const SQL = {
   interruptApproval: `
     UPDATE approvals SET status = 'interrupted', updated_at = @now
     WHERE uuid = @uuid AND status IN ('approved', 'executing') AND updated_at <= @unchanged_since
+    RETURNING *`,
+  // UpdateRun's interrupted_approval (issue 14): only an executing call of this conversation.
+  interruptExecutingApproval: `
+    UPDATE approvals SET status = 'interrupted', updated_at = @now
+    WHERE uuid = @uuid AND conversation_id = @conversation_id AND status = 'executing'
     RETURNING *`,
   // Keyset pages over the partial index of pending approvals (schema 7), oldest first.
   pendingApprovalsFirstPage: `
@@ -122,11 +129,45 @@ export const SQL = {
 
   // The running-turn mark (store.proto, StartTurn), apart from updateConversation: it changes
   // nothing a reader of the conversation sees.
-  selectRunningTurn: `SELECT running_turn_boot, running_turn_since FROM conversations WHERE id = ?`,
-  markTurnRunning: `UPDATE conversations SET running_turn_boot = @boot, running_turn_since = @since WHERE id = @id`,
-  clearTurnRunning: `UPDATE conversations SET running_turn_boot = NULL, running_turn_since = NULL WHERE id = ? AND running_turn_boot IS NOT NULL`,
-  // Through the partial index: only the conversations that have a mark are read.
-  selectTurnsOfOtherBoots: `SELECT id FROM conversations WHERE running_turn_boot IS NOT NULL AND running_turn_boot <> ?`,
+  // The lease (issue 14) is part of the mark: set with it (NULLs for a mark without one) and
+  // cleared with it.
+  selectRunningTurn: `SELECT running_turn_boot, running_turn_since, lease_owner FROM conversations WHERE id = ?`,
+  markTurnRunning: `
+    UPDATE conversations
+    SET running_turn_boot = @boot, running_turn_since = @since,
+        lease_owner = @lease_owner, lease_node = @lease_node, lease_expires_at = @lease_expires_at, lease_takeovers = 0
+    WHERE id = @id`,
+  clearTurnRunning: `
+    UPDATE conversations
+    SET running_turn_boot = NULL, running_turn_since = NULL,
+        lease_owner = NULL, lease_node = NULL, lease_expires_at = NULL, lease_takeovers = 0
+    WHERE id = ? AND running_turn_boot IS NOT NULL`,
+  // Through the partial index: only the conversations that have a mark are read. Marks with a
+  // lease are not a crash's to note: orchestrators take them over.
+  selectTurnsOfOtherBoots: `SELECT id FROM conversations WHERE running_turn_boot IS NOT NULL AND running_turn_boot <> ? AND lease_owner IS NULL`,
+
+  // Runs with leases (issue 14). Renewing and releasing change only a lease its owner holds on
+  // a running turn; a release never makes a lease last longer than it would have.
+  renewRunLease: `
+    UPDATE conversations SET lease_expires_at = @expires_at
+    WHERE id = @id AND lease_owner = @owner AND running_turn_boot IS NOT NULL`,
+  releaseRunLease: `
+    UPDATE conversations SET lease_expires_at = min(lease_expires_at, @now)
+    WHERE id = @id AND lease_owner = @owner AND running_turn_boot IS NOT NULL`,
+  // What TakeOverRuns may take, oldest expiry first, walking the partial index of leased marks
+  // (schema 13): expired leases, and those a previous boot of the taker's node holds.
+  selectTakeoverCandidates: `
+    SELECT id, lease_owner FROM conversations
+    WHERE lease_owner IS NOT NULL AND running_turn_boot IS NOT NULL AND lease_owner <> @owner
+      AND (lease_expires_at <= @now OR lease_node = @node)
+    ORDER BY lease_expires_at, id LIMIT @limit`,
+  // The taken mark is fresh and this boot's: the run goes on as a running turn of the taker.
+  takeOverRun: `
+    UPDATE conversations
+    SET lease_owner = @owner, lease_node = @node, lease_expires_at = @expires_at, lease_takeovers = lease_takeovers + 1,
+        running_turn_boot = @boot, running_turn_since = @since
+    WHERE id = @id
+    RETURNING lease_takeovers`,
 } as const;
 
 export interface ConversationState {
@@ -151,8 +192,19 @@ export interface RunRow {
 /** A conversation as inserted: the rest of its row starts at its defaults. */
 export type NewConversationRow = Pick<ConversationRow, 'id' | 'session_id' | 'created_at' | 'a2a_dialect' | 'a2a_context_id'>;
 
-/** An approval as inserted: the store sets status, decided_at and updated_at itself. */
-export type NewApprovalRow = Omit<ApprovalRow, 'status' | 'decided_at' | 'updated_at'>;
+/** An approval as inserted: the store sets status, decided_at and updated_at itself; SQLite binds the flag as 0/1. */
+export type NewApprovalRow = Omit<ApprovalRow, 'status' | 'decided_at' | 'updated_at' | 'outcome_unknown'> & { outcome_unknown: 0 | 1 };
+
+/** A running mark as set (issue 13), with its lease (issue 14) or NULLs. */
+export interface TurnMark {
+  id: string;
+  boot: string;
+  since: string;
+  lease_owner: string | null;
+  lease_node: string | null;
+  /** Epoch milliseconds of the store's clock. */
+  lease_expires_at: number | null;
+}
 
 export interface Statements {
   insertConversation: Statement<[NewConversationRow]>;
@@ -175,6 +227,7 @@ export interface Statements {
   claimApproval: Statement<[{ uuid: string; status: ApprovalStatusName; now: string; reason: string | null }], ApprovalRow>;
   moveApproval: Statement<[{ uuid: string; from: ApprovalStatusName; to: ApprovalStatusName; now: string }], ApprovalRow>;
   interruptApproval: Statement<[{ uuid: string; now: string; unchanged_since: string }], ApprovalRow>;
+  interruptExecutingApproval: Statement<[{ uuid: string; conversation_id: string; now: string }], ApprovalRow>;
   selectUnfinishedApprovals: Statement<[string], ApprovalRow>;
   pendingApprovalsFirstPage: Statement<[number], ApprovalRow>;
   pendingApprovalsPageAfter: Statement<[{ created_at: string; uuid: string; limit: number }], ApprovalRow>;
@@ -182,10 +235,14 @@ export interface Statements {
   selectEventsAfter: Statement<[{ after_id: number; limit: number }], EventRow>;
   selectConversationEventsAfter: Statement<[{ conversation_id: string; after_id: number; limit: number }], EventRow>;
   latestEventId: Statement<[], { id: number | null }>;
-  selectRunningTurn: Statement<[string], { running_turn_boot: string | null; running_turn_since: string | null }>;
-  markTurnRunning: Statement<[{ id: string; boot: string; since: string }]>;
+  selectRunningTurn: Statement<[string], { running_turn_boot: string | null; running_turn_since: string | null; lease_owner: string | null }>;
+  markTurnRunning: Statement<[TurnMark]>;
   clearTurnRunning: Statement<[string]>;
   selectTurnsOfOtherBoots: Statement<[string], { id: string }>;
+  renewRunLease: Statement<[{ id: string; owner: string; expires_at: number }]>;
+  releaseRunLease: Statement<[{ id: string; owner: string; now: number }]>;
+  selectTakeoverCandidates: Statement<[{ owner: string; node: string; now: number; limit: number }], { id: string; lease_owner: string }>;
+  takeOverRun: Statement<[{ id: string; owner: string; node: string; expires_at: number; boot: string; since: string }], { lease_takeovers: number }>;
 }
 
 export function prepareStatements(db: Database): Statements {

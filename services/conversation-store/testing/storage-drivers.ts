@@ -28,6 +28,8 @@ export interface StorageDriver {
   countRows(table: 'messages' | 'events' | 'approvals' | 'conversations'): Promise<number>;
   /** The raw pending_approval_uuid column of a conversation. */
   pendingApprovalColumn(conversationId: string): Promise<string | null>;
+  /** Runs SQL text written by a test (no input in it) on the current database, with no store open on it. */
+  execute(sql: string): Promise<void>;
   /** Drops the current database (the stores opened on it are closed first by the caller). */
   dropDatabase(): Promise<void>;
   /** The SQLite folder of the current database; undefined for PostgreSQL. */
@@ -60,6 +62,14 @@ export function sqliteDriver(): StorageDriver {
     },
     async pendingApprovalColumn(id) {
       return read<{ pending_approval_uuid: string | null }>('SELECT pending_approval_uuid FROM conversations WHERE id = ?', id).pending_approval_uuid;
+    },
+    async execute(sql) {
+      const db = new Database(join(dir!, DATABASE_FILE));
+      try {
+        db.exec(sql);
+      } finally {
+        db.close();
+      }
     },
     async dropDatabase() {
       if (dir) rmSync(dir, { recursive: true, force: true });
@@ -135,6 +145,9 @@ export function postgresDriver(): StorageDriver & { url(): string; openPostgres(
     },
     async pendingApprovalColumn(id) {
       return (await read<{ pending_approval_uuid: string | null }>('SELECT pending_approval_uuid FROM conversations WHERE id = $1', [id]))[0]!.pending_approval_uuid;
+    },
+    async execute(sql) {
+      await read(sql);
     },
     async dropDatabase() {
       if (database) await dropTestDatabase(database);

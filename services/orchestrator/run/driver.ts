@@ -18,6 +18,7 @@ import { errorText, type AgentIo } from './io.js';
 import { next } from './machine.js';
 import { decodeRun, encodeRun, type StoredRun } from './state.js';
 import type { Effect, MachineEnv, RunAnswer, RunEvent, RunState, ToolOutcome } from './types.js';
+import type { RunLeases } from '../leases.js';
 
 /** Room kept for the model's answer when the budget is the context window. */
 const ANSWER_RESERVE_TOKENS = 4096;
@@ -36,6 +37,8 @@ export interface Activation {
   approval?: PendingApproval;
   /** This activation holds the conversation's running mark (store.proto, StartTurn): a failure must clear it. */
   holdsTurn: boolean;
+  /** Aborted when the activation must stop at once and write nothing more (its lease was lost, or it was handed back). */
+  signal?: AbortSignal;
 }
 
 /**
@@ -53,6 +56,7 @@ export class RunDriver {
     private readonly io: AgentIo,
     private readonly catalogue: ToolCatalogue,
     readonly env: MachineEnv,
+    private readonly leases: RunLeases,
   ) {}
 
   async drive(initial: RunState, first: RunEvent, activation: Activation): Promise<RunAnswer> {
@@ -74,6 +78,9 @@ export class RunDriver {
     const deadline = currentContext()?.deadline;
     const timer = deadline === undefined ? undefined : setTimeout(() => push({ kind: 'timerFired' }), Math.max(0, deadline - Date.now()));
     timer?.unref();
+    const abort = () => fail(activation.signal?.reason);
+    if (activation.signal?.aborted) abort();
+    activation.signal?.addEventListener('abort', abort);
     try {
       for (;;) {
         while (events.length === 0) {
@@ -102,6 +109,7 @@ export class RunDriver {
       }
     } finally {
       if (timer) clearTimeout(timer);
+      activation.signal?.removeEventListener('abort', abort);
     }
   }
 
@@ -144,6 +152,7 @@ export class RunDriver {
             alsoReject: effect.alsoReject,
             continuesTurn: effect.continuesTurn,
             expectedRunRevision: effect.expectedRunRevision,
+            ...(effect.continuesTurn && { lease: this.leases.lease() }),
           });
         } catch (error) {
           if (effect.expectedRunRevision === undefined || !isCode(error, GrpcStatus.ABORTED)) throw error;
@@ -169,7 +178,7 @@ export class RunDriver {
         return undefined;
       }
       case 'append':
-        await outsideDeadline(() => this.clients.store.appendMessages({ conversationId: activation.conversationId, messages: effect.messages, status: 0, returnConversation: false }));
+        await outsideDeadline(() => this.clients.store.appendMessages({ conversationId: activation.conversationId, messages: effect.messages, status: 0, returnConversation: false, ...this.fence(activation) }));
         return undefined;
       case 'write':
         return outsideDeadline(() => this.write(effect, activation));
@@ -205,6 +214,7 @@ export class RunDriver {
         run: effect.run && { ...encodeRun(effect.run), revision: 0 },
         expectedRevision: effect.expectedRevision,
         returnConversation: true,
+        ...this.fence(activation),
       });
       activation.conversation = required(conversation);
       return { kind: 'written', revision };
@@ -212,6 +222,14 @@ export class RunDriver {
       if (!isCode(error, GrpcStatus.ABORTED)) throw error;
       return { kind: 'writeConflict', ...(await this.storedRun(activation)) };
     }
+  }
+
+  /**
+   * Writes of an activation that holds the turn name this replica's lease: once another replica
+   * has taken the run over, they are refused (ABORTED) and nothing of them is stored.
+   */
+  private fence(activation: Activation): { leaseOwner?: string } {
+    return activation.holdsTurn ? { leaseOwner: this.leases.owner } : {};
   }
 
   /** The conversation's run as stored now, after a compare-and-set lost a race. */

@@ -1267,3 +1267,83 @@ describe('events that do not belong are ignored; the machine is pure and determi
     expect(withChanges(state)).toEqual({ ...run, pending: [run.pending[1]], branchOutputs: { '0.0': { output: 'A', exitLoop: false } }, session: { a: 'A' }, modelCalls: run.modelCalls + 2 });
   });
 });
+
+// ---- issue 14: a run taken over from a replica that stopped -----------------------------
+
+const takenOver = (extra: Partial<Extract<RunEvent, { kind: 'takenOver' }>> = {}): RunEvent => ({ kind: 'takenOver', runId: 'run-taken', activation: 'activation-taken', userMessage: 'add x', ...extra });
+
+rows('a run taken over goes on from what is stored (issue 14 item 2)', [
+  {
+    name: "a message's turn (nothing stored but the message): takenOver → loadTools, as a fresh run of that message",
+    env: SIMPLE,
+    given: () => freshRun('simple', 3),
+    when: takenOver(),
+    effects: [{ kind: 'loadTools' }],
+    then: (state) => expect(state).toMatchObject({ runId: 'run-taken', activation: 'activation-taken', userMessage: 'add x', inFlight: 1, afterRejection: false, changes: { pauses: [] } }),
+  },
+  {
+    name: 'simple mode after an approved call whose result is recorded: its pause goes with the next write, the model reads the whole history',
+    env: SIMPLE,
+    given: () => storedRun(simplePaused().run, 5),
+    when: () => takenOver({ resumed: { uuid: simplePaused().approval.uuid, rejected: false } }),
+    effects: [{ kind: 'loadTools' }],
+    then: (state) => {
+      expect(state.changes.resumed).toBe(simplePaused().approval.uuid);
+      expect(state.runId).toBe(simplePaused().run.runId);
+      const atHistory = step(state, ev.tools(), SIMPLE);
+      expect(work(atHistory.effects)).toMatchObject([{ kind: 'loadHistory', path: [], nodeMessages: null }]);
+      const answered = feed(atHistory.state, SIMPLE, ev.history([], [userText('add x')], SYSTEM), ev.text([], 'added x'));
+      expect(only(answered.effects, 'write')).toMatchObject({ run: undefined, expectedRevision: 5, messages: [{ content: 'added x' }] });
+    },
+  },
+  {
+    name: 'simple mode after a rejection whose "no" is recorded: the answer still begins with the cancellation (TS-007)',
+    env: SIMPLE,
+    given: () => storedRun(simplePaused().run, 5),
+    when: () => takenOver({ resumed: { uuid: simplePaused().approval.uuid, rejected: true } }),
+    effects: [{ kind: 'loadTools' }],
+    then: (state) => {
+      const done = feed(state, SIMPLE, ev.tools(), ev.history([], [userText('add x')], SYSTEM), ev.text([], 'Fine, not adding it.'), ev.written(6));
+      expect(only(done.effects, 'done').answer).toEqual({ kind: 'answered', response: 'Operation cancelled by user.\n\nFine, not adding it.' });
+    },
+  },
+  {
+    name: 'a claimed approval whose call never started: takenOver → runApproved, the claim standing (the call runs at most once: StartApprovalExecution)',
+    env: SIMPLE,
+    given: () => storedRun(simplePaused().run, 5),
+    when: () => takenOver({ approved: { ...simplePaused().approval, status: ApprovalStatus.APPROVAL_STATUS_APPROVED } }),
+    effects: [{ kind: 'runApproved' }],
+    then: (state, effects) => {
+      expect(only(effects, 'runApproved').uuid).toBe(simplePaused().approval.uuid);
+      expect(state.decision).toMatchObject({ claimed: true, approved: true });
+      const after = step(state, ev.ran(simplePaused().approval.uuid, 'added x'), SIMPLE);
+      expect(work(after.effects)).toMatchObject([{ kind: 'loadTools' }]);
+      expect(after.state.changes.resumed).toBe(simplePaused().approval.uuid);
+    },
+  },
+  {
+    name: 'an agent tree after an approved branch call: the resumed node reloads its steps and the result (nodeMessages), exactly where it paused',
+    env: treeEnv(parallelTree('required')),
+    given: () => storedRun(parallelPaused().run, 6),
+    when: () => takenOver({ resumed: { uuid: parallelPaused().alpha.uuid, rejected: false } }),
+    effects: [{ kind: 'loadTools' }],
+    then: (state) => {
+      const { env, run, alpha } = parallelPaused();
+      const atHistory = step(state, ev.tools(), env);
+      expect(work(atHistory.effects)).toMatchObject([{ kind: 'loadHistory', path: [0, 0], node: 'alpha', nodeMessages: run.pending[0]!.nodeMessages }]);
+      expect(atHistory.state.frames['0']).toMatchObject({ kind: 'parallel', resumed: true, branch: 0 });
+      expect(atHistory.state.changes.resumed).toBe(alpha.uuid);
+    },
+  },
+  {
+    name: "an agent tree's message turn that recorded nothing: it starts again at the first node",
+    env: treeEnv(sequentialTree),
+    given: () => freshRun('tree', 3),
+    when: takenOver({ userMessage: 'list all' }),
+    effects: [{ kind: 'loadTools' }],
+    then: (state) => {
+      const started = step(state, ev.tools(), treeEnv(sequentialTree));
+      expect(work(started.effects)).toMatchObject([{ kind: 'callModel', path: [0], node: 'analyzer', systemPrompt: 'Analyze: list all' }]);
+    },
+  },
+]);

@@ -185,6 +185,8 @@ function handle(m: Step, event: RunEvent): void {
     case 'cancel':
       m.s.stop ??= stoppedText(event.reason);
       return;
+    case 'takenOver':
+      return takenOver(m, event);
   }
 }
 
@@ -760,6 +762,45 @@ function approvalDecided(m: Step, event: Extract<RunEvent, { kind: 'approvalDeci
   prepareClaim(m);
 }
 
+/**
+ * A run taken over from another replica (issue 14). Its stored value is the base; what the
+ * cut-off activation had not written is done again: a claimed call that never started runs
+ * (its claim stands, and starting it is still at most once), a decided approval's
+ * continuation goes on after it, and a message's turn runs from the stored history. The
+ * caller has checked that nothing the activation recorded would be done twice
+ * (orchestrator/takeover-plan.ts).
+ */
+function takenOver(m: Step, event: Extract<RunEvent, { kind: 'takenOver' }>): void {
+  m.s.activation = event.activation;
+  m.s.runId = m.s.base?.runId || event.runId;
+  m.s.userMessage = m.s.base?.userMessage || event.userMessage;
+  if (event.approved) {
+    const approval = event.approved;
+    const pause = m.s.base?.pending.find((candidate) => candidate.approvalUuid === approval.uuid);
+    m.s.decision = { uuid: approval.uuid, approved: true, approval, ...(pause && { pause }), nodes: pauseNodes(m), others: [], claimed: false, conflicts: 0 };
+    return claimed(m, true);
+  }
+  if (event.resumed) {
+    const pause = m.s.base?.pending.find((candidate) => candidate.approvalUuid === event.resumed!.uuid);
+    m.s.changes.resumed = event.resumed.uuid;
+    if (pause) m.s.resume = pause;
+    m.s.afterRejection = event.resumed.rejected && m.s.mode === 'simple';
+  }
+  m.fx.push({ kind: 'loadTools' });
+}
+
+/** The node names of the stored run's pauses, by approval (agent trees), for tagging messages. */
+function pauseNodes(m: Step): Record<string, string> {
+  const nodes: Record<string, string> = {};
+  const root = m.env.root;
+  if (m.s.mode !== 'tree' || !root) return nodes;
+  for (const waiting of m.s.base?.pending ?? []) {
+    const name = nodeAt(root, waiting.path)?.name;
+    if (name !== undefined) nodes[waiting.approvalUuid] = name;
+  }
+  return nodes;
+}
+
 /** Checks the decision against the stored run and prepares its claim (tree rejections load the other waiting approvals first). */
 function prepareClaim(m: Step): void {
   const decision = m.s.decision!;
@@ -773,11 +814,7 @@ function prepareClaim(m: Step): void {
         return;
       }
     }
-    decision.nodes = {};
-    for (const waiting of m.s.base?.pending ?? []) {
-      const name = root && nodeAt(root, waiting.path)?.name;
-      if (name !== undefined) decision.nodes[waiting.approvalUuid] = name;
-    }
+    decision.nodes = pauseNodes(m);
     // A rejection cancels the tree's run, and with it its other waiting calls: they are needed to record that.
     if (!decision.approved && (m.s.base?.pending.length ?? 0) > 1) {
       m.fx.push({ kind: 'loadApprovals' });

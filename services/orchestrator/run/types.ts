@@ -213,7 +213,14 @@ export type RunEvent =
   | { kind: 'writeConflict'; latest: StoredRun | undefined; revision: number }
   /** The turn's deadline passed. */
   | { kind: 'timerFired' }
-  | { kind: 'cancel'; reason: string };
+  | { kind: 'cancel'; reason: string }
+  /**
+   * Issue 14: the run of a replica that died (or handed it back) goes on here from what is
+   * stored. `approved`: an approval claimed but whose call never started — it runs now.
+   * `resumed`: a decided approval whose continuation was cut off — it goes on after it.
+   * Neither: a message's turn, run again from its stored history.
+   */
+  | { kind: 'takenOver'; runId: string; activation: string; userMessage: string; approved?: PendingApproval; resumed?: { uuid: string; rejected: boolean } };
 
 /** How an activation answers. */
 export type RunAnswer =

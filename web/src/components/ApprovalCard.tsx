@@ -33,9 +33,14 @@ export function ApprovalCard({ approval, onDecided, compact = false }: { approva
   return (
     <section className={`approval-card ${compact ? 'compact' : ''}`} data-testid="approval-card" data-uuid={approval.uuid} aria-label={`Approval for ${approval.tool_name}`}>
       <header>
-        <span className="approval-label">Approval needed</span>
+        <span className="approval-label">{approval.outcome_unknown ? 'Outcome unknown' : 'Approval needed'}</span>
         <code className="approval-tool">{approval.tool_name}</code>
       </header>
+      {approval.outcome_unknown && (
+        <p className="approval-outcome-unknown" data-testid="outcome-unknown" role="note">
+          This call was approved and had started when the service running it stopped: it may already have taken effect. Approving runs it again.
+        </p>
+      )}
       <p className="approval-description">{approval.description}</p>
       {chain && chain.length > 0 && (
         <p className="approval-chain" data-testid="agent-chain">

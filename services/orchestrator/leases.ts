@@ -1,0 +1,91 @@
+import { randomUUID } from 'node:crypto';
+import { hostname } from 'node:os';
+import type { RunLease } from '../../gen/ts/asg/store/v1/store.js';
+import { withContextPatch } from '../common/context.js';
+import type { Logger } from '../common/log.js';
+import type { OrchestratorClients } from './clients.js';
+import { errorText } from './run/io.js';
+
+/**
+ * This replica's leases on the turns it runs (issue 14, store.proto "Runs with leases"). The
+ * owner id is new at every start; the node names the place the process runs (host and the
+ * address it serves), so that a restart of it takes over what its previous boot left at once,
+ * instead of after the lease has expired.
+ */
+export class RunLeases {
+  readonly owner = randomUUID();
+
+  constructor(
+    readonly node: string,
+    readonly ttlMs: number,
+    private readonly clients: Pick<OrchestratorClients, 'store'>,
+    private readonly log: Logger,
+  ) {}
+
+  lease(): RunLease {
+    return { owner: this.owner, node: this.node, ttlMs: this.ttlMs };
+  }
+
+  /**
+   * Renews the lease on `conversationId` every third of the ttl while `holds()` says the
+   * activation holds its turn, until stopped. `lost` is called once when the store says the
+   * lease is gone (the run was taken over, or its turn ended under it), or when no renewal
+   * has succeeded for a whole ttl: another replica may have taken the run over by then.
+   */
+  keep(conversationId: string, holds: () => boolean, lost: (reason: string) => void): { stop(): void } {
+    let lastRenewed = Date.now();
+    let stopped = false;
+    let renewing = false;
+    const tick = async () => {
+      if (stopped || renewing || !holds()) {
+        if (!holds()) lastRenewed = Date.now();
+        return;
+      }
+      renewing = true;
+      try {
+        const { held } = await withContextPatch({ deadline: Date.now() + this.ttlMs / 3 }, () => this.clients.store.renewRunLease({ conversationId, lease: this.lease() }));
+        if (stopped) return;
+        if (held) lastRenewed = Date.now();
+        else return stop('another replica took the run over, or its turn ended');
+      } catch (error) {
+        this.log.warn('run lease not renewed', { conversation: conversationId, error: errorText(error) });
+        if (!stopped && Date.now() - lastRenewed >= this.ttlMs) stop('the lease could not be renewed for a whole lease_ttl');
+      } finally {
+        renewing = false;
+      }
+    };
+    const timer = setInterval(() => void tick(), Math.max(100, Math.floor(this.ttlMs / 3)));
+    timer.unref();
+    const stop = (reason?: string) => {
+      if (stopped) return;
+      stopped = true;
+      clearInterval(timer);
+      if (reason) {
+        this.log.warn('run lease lost; the activation stops', { conversation: conversationId, reason });
+        lost(reason);
+      }
+    };
+    return { stop: () => stop() };
+  }
+
+  /** Hands a lease back at once (a draining replica): the next takeover of any replica gets the run. */
+  async release(conversationId: string): Promise<boolean> {
+    try {
+      const { released } = await withContextPatch({ deadline: Date.now() + 5_000 }, () => this.clients.store.releaseRunLease({ conversationId, owner: this.owner }));
+      return released;
+    } catch (error) {
+      this.log.warn('run lease not released; it expires after lease_ttl', { conversation: conversationId, error: errorText(error) });
+      return false;
+    }
+  }
+}
+
+/**
+ * Where a replica runs, stable across its restarts: the host and the fixed address it serves.
+ * An address with port 0 is a new one at every start, and shared by every process on the
+ * host that asked for one: such a replica's node is its own boot alone.
+ */
+export function runNode(address: string): string {
+  if (/:0$/.test(address)) return `${hostname()}/boot-${randomUUID()}`;
+  return `${hostname()}/${address}`;
+}

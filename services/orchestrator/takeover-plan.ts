@@ -1,0 +1,68 @@
+import { ApprovalStatus, MessageRole, type Conversation, type PendingApproval } from '../../gen/ts/asg/store/v1/store.js';
+import type { StoredRun } from './run/state.js';
+import type { RunEvent } from './run/types.js';
+
+/**
+ * What a replica does with a run it took over (issue 14), decided from what is stored alone:
+ * the conversation, its approvals that were approved but never finished, and its run value.
+ * The rule that never bends: a destructive call whose outcome is unknown (started, no result
+ * recorded) is never run again silently — a human decides on a new approval marked so.
+ */
+export type TakeoverPlan =
+  /** Approved calls that started and have no recorded outcome: each waits again, as "outcome unknown". */
+  | { kind: 'outcomeUnknown'; executing: PendingApproval[] }
+  /** The run goes on here (machine event takenOver). */
+  | { kind: 'drive'; event: Omit<Extract<RunEvent, { kind: 'takenOver' }>, 'kind' | 'runId' | 'activation'> }
+  /** The run cannot go on without doing something twice: the turn ends with this note. */
+  | { kind: 'end'; note: string };
+
+export interface TakeoverInput {
+  conversation: Conversation;
+  /** The conversation's approvals that were approved but never finished (ListUnfinishedApprovals). */
+  unfinished: readonly PendingApproval[];
+  /** The stored run, decoded; undefined when none is stored. */
+  run: StoredRun | undefined;
+  /** How the configuration runs turns now. */
+  mode: 'simple' | 'tree';
+  /** The agent tree runs destructive calls without approval somewhere (inside a parallel or loop node with `approvals: auto`): such a call leaves no record until its step ends. */
+  treeRunsUnapproved: boolean;
+  /** The how-manieth takeover of this turn this is, and the most allowed (runs.max_takeovers). */
+  takeovers: number;
+  maxTakeovers: number;
+}
+
+export const TOO_MANY_TAKEOVERS = (count: number) =>
+  `This turn was stopped: it was taken over ${count} times after the replica running it stopped, so it may be what stops them (runs.max_takeovers). What it recorded is kept; send your message again to retry.`;
+export const NOT_RESUMABLE =
+  'This turn was interrupted: the replica running it stopped after some of its steps were recorded, and running it again would repeat them. What it recorded is kept; send your message again to retry.';
+export const MODE_CHANGED = 'This turn was interrupted: the replica running it stopped, and the configuration now runs turns differently, so it cannot go on. Send your message again to retry.';
+
+export function planTakeover(input: TakeoverInput): TakeoverPlan {
+  const executing = input.unfinished.filter((approval) => approval.status === ApprovalStatus.APPROVAL_STATUS_EXECUTING);
+  // Before anything else: asking a human is right however many times the run was taken over.
+  if (executing.length > 0) return { kind: 'outcomeUnknown', executing };
+  if (input.takeovers > input.maxTakeovers) return { kind: 'end', note: TOO_MANY_TAKEOVERS(input.takeovers - 1) };
+  const run = input.run;
+  if (run && run.mode !== input.mode) return { kind: 'end', note: MODE_CHANGED };
+  const messages = input.conversation.messages;
+  const userMessage = messages.findLast((message) => message.role === MessageRole.MESSAGE_ROLE_USER)?.content ?? '';
+  const approved = input.unfinished.find((approval) => approval.status === ApprovalStatus.APPROVAL_STATUS_APPROVED);
+  // Claimed, never started: running it now is the one run the human approved.
+  if (approved) return { kind: 'drive', event: { userMessage, approved } };
+
+  const pending = new Set(input.conversation.pendingApprovals.map((approval) => approval.uuid));
+  const decided = run?.pending.find((pause) => !pending.has(pause.approvalUuid));
+  const last = messages.at(-1);
+  if (decided) {
+    // The decision's outcome is the last thing recorded (the call's result, or the "no"); after it the continuation had written nothing.
+    const outcome = last?.role === MessageRole.MESSAGE_ROLE_TOOL && last.toolCall?.name === decided.toolName ? last : undefined;
+    if (input.mode === 'tree' && (!outcome || input.treeRunsUnapproved)) return { kind: 'end', note: NOT_RESUMABLE };
+    return { kind: 'drive', event: { userMessage, resumed: { uuid: decided.approvalUuid, rejected: outcome?.toolCall?.rejected === true } } };
+  }
+  // A message's turn. Simple mode reads the whole stored history, whatever it holds (its
+  // destructive calls always stop for approval). An agent tree starts again from the user's
+  // message only if none of its nodes recorded anything, and none can have run a destructive
+  // call without approval that is not recorded yet.
+  if (input.mode === 'tree' && (last?.role !== MessageRole.MESSAGE_ROLE_USER || input.treeRunsUnapproved)) return { kind: 'end', note: NOT_RESUMABLE };
+  return { kind: 'drive', event: { userMessage } };
+}
