@@ -45,6 +45,24 @@ describe('asg config check', () => {
   });
 });
 
+describe('asg up: who may approve (issue 15)', () => {
+  it('refuses a gateway beyond loopback without auth, and a token variable that is not set, before starting anything', () => {
+    const dir = tempDir();
+    const open = join(dir, 'open.yaml');
+    writeFileSync(open, 'host: 0.0.0.0\nport: 0\n');
+    const refused = asg('up', '--config', open);
+    expect(refused.code).toBe(2);
+    expect(refused.out).toContain(`${open}: refusing to listen on 0.0.0.0 without authentication`);
+    expect(refused.out).toContain('--insecure');
+    expect(asg('serve', 'gateway', '--config', open).code).toBe(2);
+    const unset = join(dir, 'unset.yaml');
+    writeFileSync(unset, 'host: 0.0.0.0\nport: 0\nauth:\n  tokens:\n    - {name: alice, token_env: ASG_TEST_UNSET_TOKEN, roles: [approve]}\n');
+    const missing = asg('up', '--config', unset);
+    expect(missing.code).toBe(2);
+    expect(missing.out).toContain('auth.tokens[0] (alice): the environment variable ASG_TEST_UNSET_TOKEN is not set');
+  });
+});
+
 describe('asg usage', () => {
   it('lists the commands and refuses unknown ones', () => {
     expect(asg('--help').out).toContain('serve <service>');

@@ -7,16 +7,18 @@ import type { RunningService } from '../services/common/service.js';
 import { initTelemetry } from '../services/common/telemetry.js';
 import { FilesystemConfigError, loadFilesystemConfig, runFilesystemStdio, startFilesystemHttp, type FilesystemConfig } from '../services/mcp-filesystem/index.js';
 import { runMcpResourcesStdio, startMcpResourcesHttp } from '../services/mcp-resources/index.js';
-import { startMesh } from './mesh.js';
-import { startOneService, SERVICE_NAMES } from './serve.js';
+import { AuthConfigError, checkAuthConfig, InsecureBindingError } from '../gateway/auth/preflight.js';
+import { APPROVALS_USAGE, approvalsCommand } from './approvals.js';
+import { SERVICE_NAMES } from './service-names.js';
 import { stopOnSignal } from './stop.js';
 import { startWeb, WEB_USAGE } from './web.js';
 
 const USAGE = `Usage: asg <command> [options]
 
 Commands:
-  up [--config FILE]                      every service in one process (what \`npm start\` runs)
-  serve <service> [--config FILE]         one service alone: ${SERVICE_NAMES.join(', ')}
+  up [--config FILE] [--insecure]         every service in one process (what \`npm start\` runs)
+  serve <service> [--config FILE] [--insecure]
+                                          one service alone: ${SERVICE_NAMES.join(', ')}
   mcp-resources [--db FILE] [--http PORT] [--host HOST]
                                           the built-in resources MCP server (stdio, or Streamable HTTP at /mcp)
   mcp-filesystem --config FILE [--port N] [--stdio]
@@ -24,9 +26,13 @@ Commands:
                                           on the config's host and port, or stdio)
   config check FILE                       validate an agent configuration file
 ${WEB_USAGE}
+${APPROVALS_USAGE}
+                                          (asg approvals --help: --url, --token, --json, exit codes)
 
 Options:
   --config FILE   agent configuration (default: config/agent.yaml)
+  --insecure      let the gateway listen beyond loopback without auth (as insecure: true):
+                  anyone who reaches the port may chat and approve
 `;
 
 const log = createLogger('asg');
@@ -45,18 +51,38 @@ function readConfig(file: string): AgentConfig {
   }
 }
 
-async function up(configFile: string): Promise<void> {
-  const config = readConfig(configFile);
+/**
+ * The configuration of a gateway start (`--insecure` is `insecure: true`), refused before
+ * anything starts when the gateway could not: a host beyond loopback without auth, a token
+ * variable that is not set (issue 15).
+ */
+function gatewayConfig(file: string, insecure: boolean): AgentConfig {
+  const config = readConfig(file);
+  const effective = insecure ? { ...config, insecure: true } : config;
+  try {
+    checkAuthConfig(effective);
+  } catch (error) {
+    if (error instanceof InsecureBindingError || error instanceof AuthConfigError) fail(`${file}: ${error.message}`, 2);
+    throw error;
+  }
+  return effective;
+}
+
+async function up(configFile: string, insecure: boolean): Promise<void> {
+  const config = gatewayConfig(configFile, insecure);
   initTelemetry('agent-stop-and-go');
+  // Loaded on demand: every service's code takes a second to load, which `asg approvals` need not wait for.
+  const { startMesh } = await import('./mesh.js');
   const mesh = await startMesh(config, (service) => createLogger(service));
   log.info('agent up', { config: configFile, url: mesh.url, services: mesh.services.map((s) => `${s.name}@${s.address}`).join(',') });
   stopOnSignal(mesh.stop, log, config.shutdown_grace);
 }
 
-async function serve(service: string | undefined, configFile: string): Promise<void> {
+async function serve(service: string | undefined, configFile: string, insecure: boolean): Promise<void> {
   if (!service || !(SERVICE_NAMES as readonly string[]).includes(service)) fail(`serve needs one of: ${SERVICE_NAMES.join(', ')}\n\n${USAGE}`, 2);
-  const config = readConfig(configFile);
+  const config = service === 'gateway' ? gatewayConfig(configFile, insecure) : readConfig(configFile);
   initTelemetry(`asg-${service}`);
+  const { startOneService } = await import('./serve.js');
   const running: RunningService = await startOneService(service as ServiceName | 'gateway', config);
   log.info('service up', { service: running.name, address: running.address });
   stopOnSignal(running.stop, log, config.shutdown_grace);
@@ -114,16 +140,20 @@ async function main(argv: string[]): Promise<void> {
   if (command === 'mcp-resources') return mcpResources(rest);
   if (command === 'mcp-filesystem') return mcpFilesystem(rest);
   if (command === 'web') return web(rest);
-  const { values, positionals } = parseArgs({ args: rest, allowPositionals: true, options: { config: { type: 'string', default: 'config/agent.yaml' }, help: { type: 'boolean', short: 'h' } } });
+  if (command === 'approvals') {
+    process.exitCode = await approvalsCommand(rest, process.env, { out: (text) => process.stdout.write(text), err: (text) => process.stderr.write(text) });
+    return;
+  }
+  const { values, positionals } = parseArgs({ args: rest, allowPositionals: true, options: { config: { type: 'string', default: 'config/agent.yaml' }, insecure: { type: 'boolean', default: false }, help: { type: 'boolean', short: 'h' } } });
   if (values.help) {
     process.stdout.write(USAGE);
     return;
   }
   switch (command) {
     case 'up':
-      return up(values.config);
+      return up(values.config, values.insecure);
     case 'serve':
-      return serve(positionals[0], values.config);
+      return serve(positionals[0], values.config, values.insecure);
     case 'config':
       if (positionals[0] !== 'check') fail(`unknown config subcommand ${JSON.stringify(positionals[0] ?? '')}\n\n${USAGE}`, 2);
       return configCheck(positionals[1]);

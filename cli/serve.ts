@@ -9,7 +9,9 @@ import { startToolBroker } from '../services/tool-broker/index.js';
 import { startA2aBridge } from '../services/a2a-bridge/index.js';
 import { startGateway } from '../gateway/index.js';
 
-export const SERVICE_NAMES = ['gateway', 'orchestrator', 'conversation-store', 'llm-gateway', 'tool-broker', 'a2a-bridge'] as const;
+import { SERVICE_NAMES } from './service-names.js';
+
+export { SERVICE_NAMES };
 
 const ENV_ADDRESS: Record<ServiceName, string> = {
   conversation_store: 'ASG_CONVERSATION_STORE_ADDR',

@@ -172,6 +172,23 @@ describe('gateway with its backends down', () => {
     }
   });
 
+  it('refuses bad approval and audit queries, and edited arguments with a rejection, with 400 before calling anything (issue 15)', async () => {
+    const cases: [string, string, string | undefined, RegExp][] = [
+      ['GET', '/approvals?status=waiting', undefined, /^"status" must be pending, approved, rejected or expired/],
+      ['GET', '/approvals?status=pending&status=approved', undefined, /^"status" must be given once/],
+      ['GET', '/approvals?limit=0', undefined, /^"limit" must be an integer from 1 to 500$/],
+      ['GET', '/approvals?conversation_id=', undefined, /^"conversation_id" must not be empty/],
+      ['GET', '/audit?kind=%3Cscript%3E', undefined, /^"kind" must be an entry kind/],
+      ['POST', `/approvals/${APPROVAL_UUID}`, '{"approved": false, "arguments": {"id": 1}}', /^"arguments" are only taken with an approval/],
+      ['POST', `/approvals/${APPROVAL_UUID}`, '{"approved": true, "arguments": [1]}', /^"arguments" must be a JSON object/],
+    ];
+    for (const [method, path, body, expected] of cases) {
+      const res = await call(gateway, method, path, { body });
+      expect(res.status, `${method} ${path}`).toBe(400);
+      expect(String(res.json?.error)).toMatch(expected);
+    }
+  });
+
   it('answers 503 naming the call that could not be made, for every backend route', async () => {
     const cases: [string, string, string | undefined, string][] = [
       ['POST', '/conversations', '{"message": "hello"}', 'service unavailable: CreateConversation on the orchestrator failed: '],
@@ -180,6 +197,9 @@ describe('gateway with its backends down', () => {
       ['GET', `/conversations/${CONVERSATION_ID}`, undefined, 'service unavailable: GetConversation on the conversation store failed: '],
       ['POST', `/conversations/${CONVERSATION_ID}/messages`, '{"message": "hi"}', 'service unavailable: SendMessage on the orchestrator failed: '],
       ['POST', `/approvals/${APPROVAL_UUID}`, '{"approved": true}', 'service unavailable: ResolveApproval on the orchestrator failed: '],
+      ['GET', '/approvals?status=pending', undefined, 'service unavailable: ListApprovals on the conversation store failed: '],
+      ['GET', `/approvals/${APPROVAL_UUID}`, undefined, 'service unavailable: GetApproval on the conversation store failed: '],
+      ['GET', '/audit', undefined, 'service unavailable: ListAudit on the conversation store failed: '],
       ['GET', '/tools', undefined, 'service unavailable: ListTools on the orchestrator failed: '],
     ];
     for (const [method, path, body, expected] of cases) {

@@ -1,23 +1,25 @@
 import { createServer } from 'node:http';
 import type { AddressInfo } from 'node:net';
+import type { Express } from 'express';
 import type { GatewayConfig, OnlySlice } from '../services/common/config/slices.js';
 import type { Logger } from '../services/common/log.js';
 import type { RunningService } from '../services/common/service.js';
 import { taskBackend } from './a2a/backend.js';
 import { a2aRouter } from './a2a/router.js';
-import { createAgent } from './app/agent.js';
-import { connectBackends, type BackendAddresses } from './app/backends.js';
-import { backendReadiness } from './app/readiness.js';
+import { createAgent, type Agent } from './app/agent.js';
+import { connectBackends, type BackendAddresses, type OrchestratorClient } from './app/backends.js';
+import { backendReadiness, type Readiness } from './app/readiness.js';
 import { createHttpApp } from './http/app.js';
 import { HOST_EXEMPT_PATHS } from './http/cross-site.js';
 import { HttpDrain } from './http/drain.js';
 import { reachableUrl } from './http/url.js';
 import { mcpRouter } from './mcp/router.js';
 import { restRouter } from './rest/router.js';
-import { createEventFeed } from './app/event-feed.js';
+import { createEventFeed, type EventFeed } from './app/event-feed.js';
 import { eventStreamRouter } from './rest/event-stream.js';
 import { trpcRouter } from './trpc/middleware.js';
-import { findWebDist, webAppRouter } from './web/static-app.js';
+import { findWebDist, webAppPaths, webAppRouter } from './web/static-app.js';
+import { setUpAuth, type GatewayAuth } from './auth/index.js';
 
 export interface GatewayOptions {
   config: OnlySlice<GatewayConfig>;
@@ -26,27 +28,63 @@ export interface GatewayOptions {
   peers: BackendAddresses;
 }
 
+/** What the HTTP application is made of; startGateway connects the real ones. */
+export interface GatewayParts {
+  config: OnlySlice<GatewayConfig>;
+  log: Logger;
+  /** The application layer, unguarded: decisions are guarded here when `auth` is on. */
+  agent: Agent;
+  /** Creates A2A tasks (a conversation with its A2A origin). */
+  orchestrator: Pick<OrchestratorClient, 'createConversation'>;
+  feed: EventFeed;
+  readiness: Readiness;
+  auth: GatewayAuth;
+  /** The built web chat, served at `/`; none when it was not built. */
+  webDist?: string;
+}
+
+/**
+ * The gateway's HTTP application: the guards and authentication in front (http/app.ts), then
+ * the faces — auth's own routes, REST, the event streams, tRPC, A2A, MCP, the web chat.
+ */
+export function createGatewayApp(parts: GatewayParts): Express {
+  const { config, log, auth, feed, webDist } = parts;
+  // Every face's decisions pass the one guard (issue 15: the approve role).
+  const agent = auth.guard(parts.agent);
+  const a2a = a2aRouter({ backend: taskBackend(agent, parts.orchestrator), identity: { name: config.name, description: config.description }, log, security: auth.card });
+  const mcp = mcpRouter({ agent, config, log });
+  const events = eventStreamRouter({ feed, getConversation: (id) => agent.getConversation(id), viewConversation: (id) => agent.viewConversation(id) }, log);
+  const trpc = trpcRouter({ agent, feed }, log);
+  const web = webDist ? [webAppRouter(webDist)] : [];
+  const gate = auth.gate(webDist ? webAppPaths(webDist) : undefined);
+  return createHttpApp([auth.router, restRouter(agent, parts.readiness, log), events, trpc, a2a, mcp, ...web], log, { host: config.host, server: config.server }, gate);
+}
+
 /**
  * Starts the stateless HTTP gateway (REST, A2A and MCP) on `config.host`:`config.port`; port 0
  * takes a free port. `stop(deadline)` drains (http/drain.ts: new requests 503, requests in
  * flight finish until the deadline, event streams end at once), then closes the server, its
- * connections and the gRPC clients; without a deadline it cuts at once.
+ * connections and the gRPC clients; without a deadline it cuts at once. Refuses to start
+ * (InsecureBindingError, AuthConfigError) on a host beyond loopback without `auth`, or with a
+ * token variable unset.
  */
 export async function startGateway(options: GatewayOptions): Promise<RunningService & { url: string }> {
   const { config, log } = options;
+  // First, before anything is connected: the bind rule and the tokens.
+  const auth = setUpAuth({ config, audit: { appendAudit: (request) => backends.store.appendAudit(request) }, log });
   const backends = connectBackends(options.peers, config);
-  const agent = createAgent(backends);
-  const a2a = a2aRouter({ backend: taskBackend(agent, backends.orchestrator), identity: { name: config.name, description: config.description }, log });
-  const mcp = mcpRouter({ agent, config, log });
-  const feed = createEventFeed(backends.store);
-  const events = eventStreamRouter({ feed, getConversation: (id) => agent.getConversation(id), viewConversation: (id) => agent.viewConversation(id) }, log);
-  const trpc = trpcRouter({ agent, feed }, log);
-  // The web chat at `/`, when it was built (npm run build); the API works without it.
-  const webDist = findWebDist();
-  const web = webDist ? [webAppRouter(webDist)] : [];
-  // Read at each probe, once `drain` below exists.
-  const readiness = backendReadiness(backends.health, () => drain.isDraining);
-  const app = createHttpApp([restRouter(agent, readiness, log), events, trpc, a2a, mcp, ...web], log, { host: config.host, server: config.server });
+  const app = createGatewayApp({
+    config,
+    log,
+    auth,
+    agent: createAgent(backends),
+    orchestrator: backends.orchestrator,
+    feed: createEventFeed(backends.store),
+    // Read at each probe, once `drain` below exists.
+    readiness: backendReadiness(backends.health, () => drain.isDraining),
+    // The web chat at `/`, when it was built (npm run build); the API works without it.
+    webDist: findWebDist(),
+  });
   // The probes still answer while draining: /health 200, /ready 503 "draining".
   const drain = new HttpDrain(app, HOST_EXEMPT_PATHS);
   const server = createServer(drain.listener);

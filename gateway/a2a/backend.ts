@@ -4,6 +4,7 @@ import type { TurnResult } from '../../gen/ts/asg/orchestrator/v1/orchestrator.j
 import { internal } from '../../services/common/grpc/errors.js';
 import type { Agent, ApprovalOutcome, Turn } from '../app/agent.js';
 import type { OrchestratorClient } from '../app/backends.js';
+import { currentDecider } from '../app/decider.js';
 import type { Decision } from '../app/decision.js';
 
 /**
@@ -28,7 +29,7 @@ export function taskBackend(agent: Agent, orchestrator: Pick<OrchestratorClient,
     },
     getConversation: (id) => agent.getConversation(id),
     sendMessage: (conversationId, message) => agent.sendMessage(conversationId, message),
-    resolveApproval: (uuid, decision, reason) => agent.resolveApproval(uuid, decision, reason),
+    resolveApproval: (uuid, decision, reason) => agent.resolveApproval(uuid, decision, { decider: currentDecider('a2a'), reason }),
     listTools: () => agent.listTools(),
   };
 }

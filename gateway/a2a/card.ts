@@ -34,6 +34,50 @@ export interface AgentCardJson {
   defaultInputModes: string[];
   defaultOutputModes: string[];
   skills: AgentSkillJson[];
+  /** With `auth` (issue 15): the one scheme, in both generations' shapes (see cardSecurity). */
+  securitySchemes?: Record<string, SecuritySchemeJson>;
+  /** v0.3: the schemes a request must satisfy. */
+  security?: Record<string, string[]>[];
+  /** v1.0: the same, as ProtoJSON of SecurityRequirement. */
+  securityRequirements?: { schemes: Record<string, { list: string[] }> }[];
+}
+
+/**
+ * One HTTP bearer scheme that both card generations read: v0.3 (an OpenAPI security scheme
+ * object: `type`, `scheme`, `bearerFormat`) and v1.0 (ProtoJSON of SecurityScheme, the
+ * `httpAuthSecurityScheme` member of its oneof). Each reader ignores the other's fields.
+ */
+export interface SecuritySchemeJson {
+  type: 'http';
+  scheme: 'bearer';
+  bearerFormat?: string;
+  description: string;
+  httpAuthSecurityScheme: { scheme: 'Bearer'; bearerFormat?: string; description: string };
+}
+
+/** How callers authenticate, when `auth` is on: `bearerFormat` "JWT" when JWTs are the only credential. */
+export interface CardSecurity {
+  bearerFormat?: string;
+  description: string;
+}
+
+export const SECURITY_SCHEME_NAME = 'bearer';
+
+export function cardSecurity(security: CardSecurity): Pick<AgentCardJson, 'securitySchemes' | 'security' | 'securityRequirements'> {
+  const format = security.bearerFormat === undefined ? {} : { bearerFormat: security.bearerFormat };
+  return {
+    securitySchemes: {
+      [SECURITY_SCHEME_NAME]: {
+        type: 'http',
+        scheme: 'bearer',
+        ...format,
+        description: security.description,
+        httpAuthSecurityScheme: { scheme: 'Bearer', ...format, description: security.description },
+      },
+    },
+    security: [{ [SECURITY_SCHEME_NAME]: [] }],
+    securityRequirements: [{ schemes: { [SECURITY_SCHEME_NAME]: { list: [] } } }],
+  };
 }
 
 export interface CardFacts {
@@ -44,6 +88,8 @@ export interface CardFacts {
   endpointUrl: string;
   /** What the agent offers its model: MCP tools and `a2a_<name>` sub-agents. */
   tools: readonly Tool[];
+  /** Set when callers must authenticate (issue 15). */
+  security?: CardSecurity;
 }
 
 const MODES = ['text/plain', 'application/json'];
@@ -61,6 +107,7 @@ export function agentCard(facts: CardFacts): AgentCardJson {
     defaultInputModes: [...MODES],
     defaultOutputModes: [...MODES],
     skills: facts.tools.map((tool) => ({ id: tool.name, name: tool.name, description: tool.description, tags: [] })),
+    ...(facts.security && cardSecurity(facts.security)),
   };
 }
 

@@ -24,6 +24,12 @@ export const JsonRpcCode = {
    */
   UNSUPPORTED_OPERATION: -32004,
   VERSION_NOT_SUPPORTED: -32009,
+  /**
+   * Refused for the caller's credentials or role (issue 15), sent inside an HTTP 401 or 403 as
+   * the A2A spec's authentication guidance asks. A2A defines no code for it; -32000 is the first
+   * of JSON-RPC's implementation-defined server errors, below A2A's own (-32001 and on).
+   */
+  ACCESS_DENIED: -32000,
 } as const;
 
 export class JsonRpcError extends Error {
@@ -122,5 +128,6 @@ export function toJsonRpcError(error: unknown): { error: JsonRpcError; unexpecte
     if (error.code === GrpcStatus.INVALID_ARGUMENT) return { error: invalidParams(message), unexpected: false };
   }
   const failure = failureOf(error);
+  if (failure.status === 401 || failure.status === 403) return { error: new JsonRpcError(JsonRpcCode.ACCESS_DENIED, failure.message), unexpected: false };
   return { error: new JsonRpcError(JsonRpcCode.INTERNAL_ERROR, failure.message), unexpected: failure.unexpected };
 }

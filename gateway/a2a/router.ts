@@ -6,10 +6,11 @@ import { adoptSessionId, requestScope } from '../http/request-scope.js';
 import { failureOf } from '../app/errors.js';
 import { BODY_LIMIT_BYTES, JSON_BODY_TYPES } from '../app/inputs.js';
 import type { TaskBackend } from './backend.js';
-import { A2A_PATH, agentCard, CARD_PATHS, endpointUrl } from './card.js';
+import { A2A_PATH, agentCard, CARD_PATHS, endpointUrl, type CardSecurity } from './card.js';
 import { failure, JsonRpcCode, JsonRpcError, parseEnvelope, toJsonRpcError } from './jsonrpc.js';
 import { answerRpc } from './methods.js';
 import { openSse } from './sse.js';
+import { bearerChallenge } from '../http/challenge.js';
 import { TaskService } from './tasks.js';
 import { agentVersion } from '../app/version.js';
 
@@ -32,6 +33,8 @@ export interface A2aRouterOptions {
   log: Logger;
   /** The card's version; the project's package.json version by default. */
   version?: string;
+  /** With `auth` (issue 15): the security scheme the card advertises. */
+  security?: CardSecurity;
 }
 
 const A2A_VERSION_HEADER = 'A2A-Version';
@@ -60,7 +63,7 @@ export function a2aRouter(options: A2aRouterOptions): Router {
     try {
       const tools = await withContextPatch({ sessionId: scope.sessionId }, () => backend.listTools());
       const host = req.get('host') ?? `${req.socket.localAddress}:${req.socket.localPort}`;
-      res.json(agentCard({ ...identity, version, endpointUrl: endpointUrl(req.protocol, host), tools }));
+      res.json(agentCard({ ...identity, version, endpointUrl: endpointUrl(req.protocol, host), tools, ...(options.security && { security: options.security }) }));
     } catch (error) {
       const failure = failureOf(error);
       if (failure.unexpected) log.error('agent card failed', { error: failure.message });
@@ -81,6 +84,8 @@ export function a2aRouter(options: A2aRouterOptions): Router {
     if (reply.sessionId && !scope.sessionId) adoptSessionId(res, reply.sessionId);
     if (reply.kind === 'json') {
       if (reply.unexpected) log.error('a2a request failed', { method: request.method, error: reply.unexpected });
+      // A decision the caller's role does not allow (auth/decisions.ts): HTTP 403, as the check in front answers.
+      if ('error' in reply.body && reply.body.error.code === JsonRpcCode.ACCESS_DENIED) res.status(403).setHeader('WWW-Authenticate', bearerChallenge('insufficient_scope'));
       res.json(reply.body);
       return;
     }

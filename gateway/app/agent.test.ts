@@ -101,7 +101,7 @@ describe('createAgent: conversations shown with the view of their run (issue 13)
     const { agent, described } = backends();
     expect((await agent.createConversation('go')).pipeline).toEqual(view);
     expect((await agent.sendMessage('tree', 'go')).pipeline).toEqual(view);
-    const outcome = await agent.resolveApproval(approval.uuid, 'approved');
+    const outcome = await agent.resolveApproval(approval.uuid, 'approved', { decider: { name: 'anonymous', via: 'rest' } });
     expect(outcome.decided && outcome.pipeline).toBeUndefined();
     expect(described).toEqual([]);
   });
@@ -114,5 +114,75 @@ describe('createAgent: conversations shown with the view of their run (issue 13)
     expect(failureOf(outage)).toMatchObject({ status: 503, message: 'service unavailable: DescribeRuns on the orchestrator failed: No connection established' });
     // A conversation without a run does not need the orchestrator.
     expect((await agent.viewConversation('plain')).conversation).toEqual(plain);
+  });
+});
+
+describe('createAgent: approvals as resources and decisions with identity (issue 15)', () => {
+  function backends() {
+    const asked: Record<string, unknown[]> = { resolveApproval: [], listApprovals: [], getApproval: [], listAudit: [] };
+    const expired = approvalRecord({ uuid: 'expired', status: ApprovalStatus.APPROVAL_STATUS_EXPIRED, decidedBy: 'timeout', via: 'timeout', decidedAt: new Date('2025-01-15T10:32:00.000Z') });
+    const orchestrator = {
+      resolveApproval: async (request: { uuid: string }) => {
+        asked.resolveApproval!.push(request);
+        if (request.uuid === 'expired') return { decided: false, approval: expired };
+        return { decided: true, approval: approvalRecord(), conversation: conversationRecord(), result: { response: 'done', waitingApproval: false } };
+      },
+    };
+    const store = {
+      listApprovals: async (request: unknown) => {
+        asked.listApprovals!.push(request);
+        return { approvals: [approvalRecord()], nextPageToken: 'p2' };
+      },
+      getApproval: async (request: { uuid: string }) => {
+        asked.getApproval!.push(request);
+        return { approval: approvalRecord({ uuid: request.uuid }), sessionId: '4be2a91c' };
+      },
+      listAudit: async (request: unknown) => {
+        asked.listAudit!.push(request);
+        return { entries: [], nextPageToken: '' };
+      },
+    };
+    return { agent: createAgent({ store, orchestrator } as unknown as Pick<Backends, 'store' | 'orchestrator'>), asked };
+  }
+
+  it('sends who decides, through which face, the reason and the edited arguments to the orchestrator', async () => {
+    const { agent, asked } = backends();
+    await agent.resolveApproval('u1', 'approved', { decider: { name: 'alice', via: 'web' }, reason: 'fixed', arguments: { name: 'web-9' } });
+    await agent.resolveApproval('u2', 'rejected', { decider: { name: 'anonymous', via: 'cli' } });
+    expect(asked.resolveApproval).toEqual([
+      { uuid: 'u1', approved: true, reason: 'fixed', decidedBy: 'alice', via: 'web', arguments: { name: 'web-9' } },
+      { uuid: 'u2', approved: false, reason: undefined, decidedBy: 'anonymous', via: 'cli' },
+    ]);
+  });
+
+  it('answers an expired approval as expired, not as an error', async () => {
+    const { agent } = backends();
+    const outcome = await agent.resolveApproval('expired', 'approved', { decider: { name: 'alice', via: 'rest' } });
+    expect(outcome).toMatchObject({ decided: false, decision: 'expired', decidedAt: new Date('2025-01-15T10:32:00.000Z') });
+  });
+
+  it('lists approvals with the store statuses a filter stands for, and reads one with its session id', async () => {
+    const { agent, asked } = backends();
+    expect(await agent.listApprovals({ limit: 10, statuses: ['approved', 'expired'], conversationId: 'c1', cursor: 'p1' })).toEqual({ approvals: [approvalRecord()], nextCursor: 'p2' });
+    await agent.listApprovals({ limit: 50 });
+    expect(asked.listApprovals).toEqual([
+      {
+        statuses: [
+          ApprovalStatus.APPROVAL_STATUS_APPROVED,
+          ApprovalStatus.APPROVAL_STATUS_EXECUTING,
+          ApprovalStatus.APPROVAL_STATUS_DONE,
+          ApprovalStatus.APPROVAL_STATUS_FAILED,
+          ApprovalStatus.APPROVAL_STATUS_INTERRUPTED,
+          ApprovalStatus.APPROVAL_STATUS_EXPIRED,
+        ],
+        conversationId: 'c1',
+        pageSize: 10,
+        pageToken: 'p1',
+      },
+      { statuses: [], conversationId: '', pageSize: 50, pageToken: '' },
+    ]);
+    expect(await agent.getApproval('u9')).toEqual({ approval: approvalRecord({ uuid: 'u9' }), sessionId: '4be2a91c' });
+    expect(await agent.listAudit({ limit: 5, kinds: ['auth.failed'] })).toEqual({ entries: [] });
+    expect(asked.listAudit).toEqual([{ kinds: ['auth.failed'], pageSize: 5, pageToken: '' }]);
   });
 });

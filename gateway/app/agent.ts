@@ -1,5 +1,6 @@
 import {
   ConversationStatus,
+  type AuditEntry,
   type Conversation,
   type ConversationSummary,
   type PendingApproval,
@@ -9,7 +10,8 @@ import type { Tool } from '../../gen/ts/asg/tools/v1/tools.js';
 import { internal } from '../../services/common/grpc/errors.js';
 import type { Backends } from './backends.js';
 import { busyOr } from './busy.js';
-import { decisionOfStatus, type Decision } from './decision.js';
+import type { Decider } from './decider.js';
+import { storeStatusesOf, verdictOfStatus, type ApprovalStatusName, type Decision, type Verdict } from './decision.js';
 import { describeRunOf, describeRunsOf, type RunViews } from './run-views.js';
 
 /**
@@ -33,9 +35,52 @@ export interface Agent {
   listConversations(page: PageRequest): Promise<ConversationPage>;
   /** ConversationBusy while a turn of the conversation runs (issue 13: one active run per conversation). */
   sendMessage(conversationId: string, message: string): Promise<Turn>;
-  /** `reason`: the human's, stored with the decision and, for a rejection, told to the model (issue 13). */
-  resolveApproval(uuid: string, decision: Decision, reason?: string): Promise<ApprovalOutcome>;
+  /** Decides a pending approval as `details` say: who, through which face, why, and (approving) edited arguments. */
+  resolveApproval(uuid: string, decision: Decision, details: DecisionDetails): Promise<ApprovalOutcome>;
+  /** Approvals as resources (issue 15): any status, oldest first, a page at a time. */
+  listApprovals(query: ApprovalQuery): Promise<ApprovalPage>;
+  /** One approval by uuid, whatever its status; NOT_FOUND when unknown. */
+  getApproval(uuid: string): Promise<ApprovalRecord>;
+  /** The audit trail (issue 15), newest first, a page at a time. */
+  listAudit(query: AuditQuery): Promise<AuditPage>;
   listTools(): Promise<Tool[]>;
+}
+
+/** What a decision carries besides yes or no (issues 13 and 15). */
+export interface DecisionDetails {
+  decider: Decider;
+  /** The human's, stored with the decision and, for a rejection, told to the model (issue 13). */
+  reason?: string;
+  /** Approving only: run the call with these instead of the stored arguments (checked by the orchestrator). */
+  arguments?: Record<string, unknown>;
+}
+
+export interface ApprovalQuery extends PageRequest {
+  /** Empty or absent: every status. */
+  statuses?: ApprovalStatusName[];
+  conversationId?: string;
+}
+
+export interface ApprovalPage {
+  approvals: PendingApproval[];
+  /** Absent on the last page. */
+  nextCursor?: string;
+}
+
+export interface ApprovalRecord {
+  approval: PendingApproval;
+  /** The session id of the approval's conversation. */
+  sessionId: string;
+}
+
+export interface AuditQuery extends PageRequest {
+  /** Empty or absent: every kind. */
+  kinds?: string[];
+}
+
+export interface AuditPage {
+  entries: AuditEntry[];
+  nextCursor?: string;
 }
 
 /**
@@ -80,10 +125,13 @@ export interface ConversationPage {
   nextCursor?: string;
 }
 
-/** Either this request made the decision, or an earlier one had (and nothing was executed). */
+/**
+ * Either this request made the decision, or an earlier one had, or the approval had expired
+ * (and nothing was executed).
+ */
 export type ApprovalOutcome =
   | ({ decided: true } & Turn)
-  | { decided: false; approval: PendingApproval; decision: Decision; decidedAt: Date | undefined };
+  | { decided: false; approval: PendingApproval; decision: Verdict; decidedAt: Date | undefined };
 
 function present<T>(value: T | undefined, what: string): T {
   if (value === undefined) throw internal(`${what} was missing from the answer`);
@@ -145,17 +193,44 @@ export function createAgent(backends: Pick<Backends, 'orchestrator' | 'store'>):
       return { conversation, result: answer.result ?? resultFromConversation(conversation), pipeline: answer.pipeline };
     },
 
-    async resolveApproval(uuid, decision, reason) {
-      const answer = await orchestrator.resolveApproval({ uuid, approved: decision === 'approved', reason });
+    async resolveApproval(uuid, decision, { decider, reason, arguments: edited }) {
+      const answer = await orchestrator.resolveApproval({
+        uuid,
+        approved: decision === 'approved',
+        reason,
+        decidedBy: decider.name,
+        via: decider.via,
+        ...(edited !== undefined && { arguments: edited }),
+      });
       const approval = present(answer.approval, `approval ${uuid}`);
       if (!answer.decided) {
-        const earlier = decisionOfStatus(approval.status);
+        const earlier = verdictOfStatus(approval.status);
         // decided=false promises an earlier decision; a pending approval here is a bug upstream.
         if (!earlier) throw internal(`the orchestrator declined to decide approval ${uuid}, yet it is still pending`);
         return { decided: false, approval, decision: earlier, decidedAt: approval.decidedAt ?? approval.updatedAt };
       }
       const conversation = present(answer.conversation, `the conversation of approval ${uuid}`);
       return { decided: true, conversation, result: answer.result ?? resultFromConversation(conversation), pipeline: answer.pipeline };
+    },
+
+    async listApprovals({ limit, cursor, statuses = [], conversationId }) {
+      const answer = await store.listApprovals({
+        statuses: statuses.flatMap(storeStatusesOf),
+        conversationId: conversationId ?? '',
+        pageSize: limit,
+        pageToken: cursor ?? '',
+      });
+      return { approvals: answer.approvals, ...(answer.nextPageToken && { nextCursor: answer.nextPageToken }) };
+    },
+
+    async getApproval(uuid) {
+      const answer = await store.getApproval({ uuid });
+      return { approval: present(answer.approval, `approval ${uuid}`), sessionId: answer.sessionId };
+    },
+
+    async listAudit({ limit, cursor, kinds = [] }) {
+      const answer = await store.listAudit({ kinds, pageSize: limit, pageToken: cursor ?? '' });
+      return { entries: answer.entries, ...(answer.nextPageToken && { nextCursor: answer.nextPageToken }) };
     },
 
     async listTools() {

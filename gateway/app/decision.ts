@@ -35,3 +35,63 @@ export function decisionOfStatus(status: ApprovalStatus): Decision | undefined {
       return undefined;
   }
 }
+
+/**
+ * How an approval left pending: a decision, or (issue 15) an expiry that rejected it — nobody
+ * decided, so it is neither a human's yes nor a human's no. An expiry that approves is approved.
+ */
+export type Verdict = Decision | 'expired';
+
+export function verdictOfStatus(status: ApprovalStatus): Verdict | undefined {
+  return status === ApprovalStatus.APPROVAL_STATUS_EXPIRED ? 'expired' : decisionOfStatus(status);
+}
+
+/**
+ * The status of an approval as a resource (`GET /approvals`, issue 15): what was decided, not
+ * what came of the call. Approved covers every approval a human (or an expiry that approves)
+ * said yes to, whether its call waits to run, runs, ran or was cut off; `execution` says which.
+ */
+export type ApprovalStatusName = 'pending' | 'approved' | 'rejected' | 'expired';
+
+export const APPROVAL_STATUS_NAMES: readonly ApprovalStatusName[] = ['pending', 'approved', 'rejected', 'expired'];
+
+/** What came of an approved call once it started; absent before it does. */
+export type ExecutionName = 'executing' | 'done' | 'failed' | 'interrupted';
+
+const STORE_STATUSES: Record<ApprovalStatusName, ApprovalStatus[]> = {
+  pending: [ApprovalStatus.APPROVAL_STATUS_PENDING],
+  approved: [
+    ApprovalStatus.APPROVAL_STATUS_APPROVED,
+    ApprovalStatus.APPROVAL_STATUS_EXECUTING,
+    ApprovalStatus.APPROVAL_STATUS_DONE,
+    ApprovalStatus.APPROVAL_STATUS_FAILED,
+    ApprovalStatus.APPROVAL_STATUS_INTERRUPTED,
+  ],
+  rejected: [ApprovalStatus.APPROVAL_STATUS_REJECTED],
+  expired: [ApprovalStatus.APPROVAL_STATUS_EXPIRED],
+};
+
+/** The store statuses a `?status=` filter stands for. */
+export function storeStatusesOf(name: ApprovalStatusName): ApprovalStatus[] {
+  return [...STORE_STATUSES[name]];
+}
+
+export function approvalStatusName(status: ApprovalStatus): ApprovalStatusName {
+  // UNSPECIFIED, which the store never writes, reads as still waiting: nothing was decided.
+  return verdictOfStatus(status) ?? 'pending';
+}
+
+export function executionName(status: ApprovalStatus): ExecutionName | undefined {
+  switch (status) {
+    case ApprovalStatus.APPROVAL_STATUS_EXECUTING:
+      return 'executing';
+    case ApprovalStatus.APPROVAL_STATUS_DONE:
+      return 'done';
+    case ApprovalStatus.APPROVAL_STATUS_FAILED:
+      return 'failed';
+    case ApprovalStatus.APPROVAL_STATUS_INTERRUPTED:
+      return 'interrupted';
+    default:
+      return undefined;
+  }
+}

@@ -1,5 +1,5 @@
 import type { ConversationEvent } from '../../gen/ts/asg/store/v1/store.js';
-import { decisionOfStatus, type Decision } from './decision.js';
+import { verdictOfStatus, type Verdict } from './decision.js';
 import {
   conversationStatusName,
   messageJson,
@@ -30,7 +30,7 @@ export type StoredEventJson = EventBase &
     | { kind: 'message_added'; message: MessageJson }
     | { kind: 'approval_requested'; approval: PendingApprovalJson }
     /** `decision` is what the approval left pending as; absent if the store sent it still pending. */
-    | { kind: 'approval_resolved'; approval: PendingApprovalJson; decision?: Decision }
+    | { kind: 'approval_resolved'; approval: PendingApprovalJson; decision?: Verdict }
     | { kind: 'status_changed'; status: ConversationStatusName }
     /** A turn began / ended: between the two, a message sent to the conversation is refused (409, issue 13). */
     | { kind: 'turn_started' }
@@ -62,7 +62,7 @@ export function conversationEventJson(event: ConversationEvent): ConversationEve
   if (event.messageAdded) return { ...base, kind: 'message_added', message: messageJson(event.messageAdded) };
   if (event.approvalRequested) return { ...base, kind: 'approval_requested', approval: pendingApprovalJson(event.approvalRequested) };
   if (event.approvalResolved) {
-    const decision = decisionOfStatus(event.approvalResolved.status);
+    const decision = verdictOfStatus(event.approvalResolved.status);
     return { ...base, kind: 'approval_resolved', approval: pendingApprovalJson(event.approvalResolved), ...(decision && { decision }) };
   }
   if (event.statusChanged !== undefined) return { ...base, kind: 'status_changed', status: conversationStatusName(event.statusChanged) };

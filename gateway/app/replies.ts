@@ -1,14 +1,18 @@
 import type { TurnResult } from '../../gen/ts/asg/orchestrator/v1/orchestrator.js';
 import type { Tool } from '../../gen/ts/asg/tools/v1/tools.js';
-import type { ApprovalOutcome, ConversationPage, ConversationView } from './agent.js';
-import type { Decision } from './decision.js';
+import type { ApprovalOutcome, ApprovalPage, AuditPage, ConversationPage, ConversationView } from './agent.js';
+import type { Verdict } from './decision.js';
 import {
+  approvalRecordJson,
+  auditEntryJson,
   conversationJson,
   conversationListItemJson,
   conversationSummaryJson,
   pendingApprovalJson,
   toolJson,
   turnResultJson,
+  type ApprovalRecordJson,
+  type AuditEntryJson,
   type ConversationJson,
   type ConversationListItemJson,
   type ConversationSummaryJson,
@@ -45,9 +49,22 @@ export interface ConversationListReply {
   next_cursor?: string;
 }
 
+/** `GET /approvals` (issue 15): oldest first. */
+export interface ApprovalListReply {
+  approvals: ApprovalRecordJson[];
+  /** Present when there is a next page; pass it back as `?cursor=`. */
+  next_cursor?: string;
+}
+
+/** `GET /audit` (issue 15): newest first. */
+export interface AuditListReply {
+  entries: AuditEntryJson[];
+  next_cursor?: string;
+}
+
 export interface ApprovalConflictReply {
   error: string;
-  decision: Decision;
+  decision: Verdict;
   approval: PendingApprovalJson;
 }
 
@@ -78,6 +95,14 @@ export function conversationListReply(page: ConversationPage): ConversationListR
   };
 }
 
+export function approvalListReply(page: ApprovalPage): ApprovalListReply {
+  return { approvals: page.approvals.map(approvalRecordJson), ...(page.nextCursor && { next_cursor: page.nextCursor }) };
+}
+
+export function auditListReply(page: AuditPage): AuditListReply {
+  return { entries: page.entries.map(auditEntryJson), ...(page.nextCursor && { next_cursor: page.nextCursor }) };
+}
+
 export function toolListReply(tools: Tool[]): { tools: ToolJson[] } {
   return { tools: tools.map(toolJson) };
 }
@@ -88,10 +113,11 @@ export function approvalReply(uuid: string, outcome: ApprovalOutcome): RestReply
     return { status: 200, body: conversationReply(outcome, outcome.result), sessionId: outcome.conversation.sessionId };
   }
   const when = outcome.decidedAt ? ` at ${outcome.decidedAt.toISOString()}` : '';
+  const by = outcome.approval.decidedBy ? ` by ${outcome.approval.decidedBy}` : '';
   return {
     status: 409,
     body: {
-      error: `approval ${uuid} was already ${outcome.decision}${when}`,
+      error: outcome.decision === 'expired' ? `approval ${uuid} had expired${when}; nobody decided it in time` : `approval ${uuid} was already ${outcome.decision}${by}${when}`,
       decision: outcome.decision,
       approval: pendingApprovalJson(outcome.approval),
     },

@@ -1,7 +1,9 @@
 import { describe, expect, it } from 'vitest';
 import type { PipelineView } from '../../gen/ts/asg/orchestrator/v1/orchestrator.js';
-import { ApprovalStatus, ConversationStatus, MessageRole, type Conversation, type PendingApproval } from '../../gen/ts/asg/store/v1/store.js';
+import { ApprovalStatus, ApprovalTimeoutAction, ConversationStatus, MessageRole, type Conversation, type PendingApproval } from '../../gen/ts/asg/store/v1/store.js';
 import {
+  approvalRecordJson,
+  auditEntryJson,
   conversationJson,
   conversationListItemJson,
   conversationSummaryJson,
@@ -276,6 +278,95 @@ describe('pendingApprovalJson (P)', () => {
     expect(json).not.toHaveProperty('remote_agent_name');
     expect(json).not.toHaveProperty('agent_chain');
     expect(json.tool_args).toEqual({});
+  });
+});
+
+describe('approvalRecordJson (an approval as a resource, issue 15)', () => {
+  const decidedAt = new Date('2025-01-15T10:04:00.000Z');
+  const expiresAt = new Date('2025-01-15T10:32:03.000Z');
+
+  it('shows a pending approval with its expiry, and nothing of a decision', () => {
+    const json = approvalRecordJson({ ...approval, expiresAt, onTimeout: ApprovalTimeoutAction.APPROVAL_TIMEOUT_ACTION_REJECT });
+    expect(json).toEqual({
+      uuid: approval.uuid,
+      conversation_id: approval.conversationId,
+      tool_name: 'delete_resource',
+      tool_args: { id: 'res-42', force: true },
+      description: 'delete_resource({"id":"res-42"})',
+      status: 'pending',
+      requested_at: '2025-01-15T10:02:03.000Z',
+      expires_at: '2025-01-15T10:32:03.000Z',
+      on_timeout: 'reject',
+    });
+  });
+
+  it('shows who decided, when, through which face, why, and the edited arguments', () => {
+    const json = approvalRecordJson({
+      ...approval,
+      status: ApprovalStatus.APPROVAL_STATUS_DONE,
+      decidedAt,
+      decidedBy: 'alice',
+      via: 'web',
+      reason: 'force off',
+      editedArgs: { id: 'res-42', force: false },
+    });
+    expect(Object.keys(json)).toEqual(['uuid', 'conversation_id', 'tool_name', 'tool_args', 'description', 'status', 'execution', 'requested_at', 'decided_at', 'decided_by', 'via', 'reason', 'edited_args']);
+    expect(json).toMatchObject({ status: 'approved', execution: 'done', decided_at: '2025-01-15T10:04:00.000Z', decided_by: 'alice', via: 'web', reason: 'force off' });
+    expect(json.tool_args).toEqual({ id: 'res-42', force: true });
+    expect(json.edited_args).toEqual({ id: 'res-42', force: false });
+  });
+
+  it.each([
+    [ApprovalStatus.APPROVAL_STATUS_PENDING, 'pending', undefined],
+    [ApprovalStatus.APPROVAL_STATUS_APPROVED, 'approved', undefined],
+    [ApprovalStatus.APPROVAL_STATUS_EXECUTING, 'approved', 'executing'],
+    [ApprovalStatus.APPROVAL_STATUS_DONE, 'approved', 'done'],
+    [ApprovalStatus.APPROVAL_STATUS_FAILED, 'approved', 'failed'],
+    [ApprovalStatus.APPROVAL_STATUS_INTERRUPTED, 'approved', 'interrupted'],
+    [ApprovalStatus.APPROVAL_STATUS_REJECTED, 'rejected', undefined],
+    [ApprovalStatus.APPROVAL_STATUS_EXPIRED, 'expired', undefined],
+  ])('store status %s is "%s" (execution %s)', (status, name, execution) => {
+    const json = approvalRecordJson({ ...approval, status });
+    expect(json.status).toBe(name);
+    expect(json.execution).toBe(execution);
+  });
+
+  it('keeps P lean while pending and names the decider in a decided P (a 409 body)', () => {
+    expect(Object.keys(pendingApprovalJson({ ...approval, expiresAt, onTimeout: ApprovalTimeoutAction.APPROVAL_TIMEOUT_ACTION_APPROVE }))).toEqual([
+      'uuid',
+      'conversation_id',
+      'tool_name',
+      'tool_args',
+      'description',
+      'expires_at',
+      'on_timeout',
+      'created_at',
+    ]);
+    expect(pendingApprovalJson({ ...approval, status: ApprovalStatus.APPROVAL_STATUS_REJECTED, decidedBy: 'bob', via: 'cli', reason: 'no' })).toMatchObject({ decided_by: 'bob', via: 'cli', reason: 'no' });
+  });
+});
+
+describe('auditEntryJson', () => {
+  const at = new Date('2025-01-15T10:04:00.000Z');
+
+  it('parses the detail and leaves out an empty face', () => {
+    expect(auditEntryJson({ id: 7, at, kind: 'approval.decided', actor: 'alice', via: 'rest', subject: approval.uuid, detailJson: '{"decision":"approved","reason":"ok"}' })).toEqual({
+      id: 7,
+      at: '2025-01-15T10:04:00.000Z',
+      kind: 'approval.decided',
+      actor: 'alice',
+      via: 'rest',
+      subject: approval.uuid,
+      detail: { decision: 'approved', reason: 'ok' },
+    });
+    const loaded = auditEntryJson({ id: 8, at, kind: 'config.loaded', actor: 'gateway', via: '', subject: 'agent.yaml', detailJson: '' });
+    expect(loaded).not.toHaveProperty('via');
+    expect(loaded.detail).toEqual({});
+  });
+
+  it('keeps a detail that is not a JSON object as text', () => {
+    expect(auditEntryJson({ id: 9, at, kind: 'auth.failed', actor: '', via: 'rest', subject: '', detailJson: 'not json' }).detail).toEqual({ text: 'not json' });
+    expect(auditEntryJson({ id: 9, at, kind: 'auth.failed', actor: '', via: 'rest', subject: '', detailJson: '[1]' }).detail).toEqual({ text: '[1]' });
   });
 });
 

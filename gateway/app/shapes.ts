@@ -1,15 +1,18 @@
 import {
+  ApprovalTimeoutAction,
   ConversationStatus,
   MessageRole,
   type Conversation,
   type ConversationSummary,
   type Message,
+  type AuditEntry,
   type PendingApproval,
   type TokenUsage,
   type ToolCall,
 } from '../../gen/ts/asg/store/v1/store.js';
 import type { PipelinePauseView, PipelineView, TurnResult } from '../../gen/ts/asg/orchestrator/v1/orchestrator.js';
 import type { Tool } from '../../gen/ts/asg/tools/v1/tools.js';
+import { approvalStatusName, executionName, type ApprovalStatusName, type ExecutionName } from './decision.js';
 
 /**
  * The public JSON shapes of DESIGN §4 (C, M, P, S, R and the tool listing), mapped from the
@@ -70,7 +73,61 @@ export interface PendingApprovalJson {
   outcome_unknown?: true;
   /** With outcome_unknown: the earlier approval of the same call. */
   replaces?: string;
+  /** Issue 15: who decided and through which face, once decided (in a 409's `approval`). */
+  decided_by?: string;
+  via?: string;
+  /** Issue 15: when the approval expires if nobody decides it, and what the expiry decides. */
+  expires_at?: string;
+  on_timeout?: TimeoutActionName;
   created_at: string;
+}
+
+export type TimeoutActionName = 'reject' | 'approve';
+
+/**
+ * An approval as a resource (`GET /approvals`, `GET /approvals/:uuid`, issue 15): P's call and
+ * its whole record — the status as decided, who decided, when, through which face and why,
+ * the arguments it ran with when they were edited, and its expiry.
+ */
+export interface ApprovalRecordJson {
+  uuid: string;
+  conversation_id: string;
+  tool_name: string;
+  /** The arguments as the model asked for them. */
+  tool_args: Record<string, unknown>;
+  description: string;
+  status: ApprovalStatusName;
+  /** Approved only: what came of the call once it started (absent before). */
+  execution?: ExecutionName;
+  requested_at: string;
+  decided_at?: string;
+  /** A token's name, a JWT's subject, "anonymous" without authentication, "timeout" for an expiry. */
+  decided_by?: string;
+  /** rest, web, a2a, mcp, cli, timeout. */
+  via?: string;
+  reason?: string;
+  /** The arguments the call ran with when the human edited them before approving. */
+  edited_args?: Record<string, unknown>;
+  expires_at?: string;
+  on_timeout?: TimeoutActionName;
+  remote_task_id?: string;
+  remote_agent_name?: string;
+  agent_chain?: string[];
+  outcome_unknown?: true;
+  replaces?: string;
+}
+
+/** One entry of the audit trail (`GET /audit`, issue 15). */
+export interface AuditEntryJson {
+  id: number;
+  at: string;
+  /** approval.decided, approval.expired, auth.failed, config.loaded. */
+  kind: string;
+  actor: string;
+  /** Left out for a service's own entries (a configuration load). */
+  via?: string;
+  subject: string;
+  detail: Record<string, unknown>;
 }
 
 /** One node an agent-tree pipeline waits at, for one approval (issue 4 item 6). */
@@ -235,7 +292,68 @@ export function pendingApprovalJson(approval: PendingApproval): PendingApprovalJ
     ...(approval.reason && { reason: approval.reason }),
     ...(approval.outcomeUnknown && { outcome_unknown: true as const }),
     ...(approval.outcomeUnknown && approval.replacesUuid && { replaces: approval.replacesUuid }),
+    ...(approval.decidedBy && { decided_by: approval.decidedBy }),
+    ...(approval.via && { via: approval.via }),
+    ...(approval.expiresAt && { expires_at: isoTime(approval.expiresAt) }),
+    ...(approval.expiresAt && timeoutActionName(approval.onTimeout) && { on_timeout: timeoutActionName(approval.onTimeout) }),
     created_at: isoTime(approval.createdAt),
+  };
+}
+
+function timeoutActionName(action: ApprovalTimeoutAction | undefined): TimeoutActionName | undefined {
+  if (action === ApprovalTimeoutAction.APPROVAL_TIMEOUT_ACTION_APPROVE) return 'approve';
+  if (action === ApprovalTimeoutAction.APPROVAL_TIMEOUT_ACTION_REJECT) return 'reject';
+  return undefined;
+}
+
+export function approvalRecordJson(approval: PendingApproval): ApprovalRecordJson {
+  const execution = executionName(approval.status);
+  const onTimeout = approval.expiresAt ? timeoutActionName(approval.onTimeout) : undefined;
+  return {
+    uuid: approval.uuid,
+    conversation_id: approval.conversationId,
+    tool_name: approval.toolName,
+    tool_args: approval.toolArgs ?? {},
+    description: approval.description,
+    status: approvalStatusName(approval.status),
+    ...(execution && { execution }),
+    requested_at: isoTime(approval.createdAt),
+    ...(approval.decidedAt && { decided_at: isoTime(approval.decidedAt) }),
+    ...(approval.decidedBy && { decided_by: approval.decidedBy }),
+    ...(approval.via && { via: approval.via }),
+    ...(approval.reason && { reason: approval.reason }),
+    ...(approval.editedArgs && { edited_args: approval.editedArgs }),
+    ...(approval.expiresAt && { expires_at: isoTime(approval.expiresAt) }),
+    ...(onTimeout && { on_timeout: onTimeout }),
+    ...(approval.remoteTaskId && { remote_task_id: approval.remoteTaskId }),
+    ...(approval.remoteAgentName && { remote_agent_name: approval.remoteAgentName }),
+    ...(approval.agentChain?.length && { agent_chain: [...approval.agentChain] }),
+    ...(approval.outcomeUnknown && { outcome_unknown: true as const }),
+    ...(approval.outcomeUnknown && approval.replacesUuid && { replaces: approval.replacesUuid }),
+  };
+}
+
+/** The stored detail is a JSON object by contract; anything else is kept as text rather than lost. */
+function auditDetail(detailJson: string): Record<string, unknown> {
+  if (!detailJson) return {};
+  try {
+    const parsed: unknown = JSON.parse(detailJson);
+    if (typeof parsed === 'object' && parsed !== null && !Array.isArray(parsed)) return parsed as Record<string, unknown>;
+  } catch {
+    /* not JSON: shown as text below */
+  }
+  return { text: detailJson };
+}
+
+export function auditEntryJson(entry: AuditEntry): AuditEntryJson {
+  return {
+    id: entry.id,
+    at: isoTime(entry.at),
+    kind: entry.kind,
+    actor: entry.actor,
+    ...(entry.via && { via: entry.via }),
+    subject: entry.subject,
+    detail: auditDetail(entry.detailJson),
   };
 }
 

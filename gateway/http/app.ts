@@ -1,4 +1,4 @@
-import express, { type Express, type NextFunction, type Request, type Response, type Router } from 'express';
+import express, { type Express, type NextFunction, type Request, type RequestHandler, type Response, type Router } from 'express';
 import { capText, type Logger } from '../../services/common/log.js';
 import { redactSecrets } from '../../services/common/secrets.js';
 import { failureOf } from '../app/errors.js';
@@ -41,16 +41,18 @@ export function finalErrorHandler(log: Logger) {
 /**
  * The HTTP application all faces share: request scope (context, span, request log) first,
  * then the cross-site guard (Host, Origin, Content-Type; see cross-site.ts) and the path check,
+ * then authentication (`authGate`, gateway/auth/middleware.ts; none for servers without it),
  * then each adapter's router, then JSON answers for unknown paths and for any error no
  * adapter handled — Express's own fallback would print a stack trace as HTML.
  * Without `site` the guard takes a loopback listener with nothing configured.
  */
-export function createHttpApp(adapters: Router[], log: Logger, site: CrossSiteSettings = LOOPBACK_SETTINGS): Express {
+export function createHttpApp(adapters: Router[], log: Logger, site: CrossSiteSettings = LOOPBACK_SETTINGS, authGate?: RequestHandler): Express {
   const app = express();
   app.disable('x-powered-by');
   app.use(requestScopeMiddleware(log));
   app.use(crossSiteGuard(site, log));
   app.use(undecodablePathGuard());
+  if (authGate) app.use(authGate);
   for (const adapter of adapters) app.use(adapter);
   app.use((req: Request, res: Response) => {
     res.status(404).json({ error: redactSecrets(`no route for ${req.method} ${capText(req.path, 200)}; the API reference is at GET /docs`) });

@@ -122,14 +122,14 @@ describe('issue 12: HttpDrain', () => {
   it('issue 14: with a drain delay, reports draining at once while new requests are still served (Connection: close), then refuses them', async () => {
     const { drain, url, server: http } = await start();
     expect(drain.isDraining).toBe(false);
-    const drained = drain.drain(http, Date.now() + 10_000, 1_500);
+    const drained = drain.drain(http, Date.now() + 5_000, 400);
     // Announced: what readiness reads turns at once, and the app still answers.
     expect(drain.isDraining).toBe(true);
     const during = await send(`${url}/slow?ms=1`);
     expect(during.status).toBe(200);
     expect(during.headers.connection).toBe('close');
     // A turn taken during the delay is in flight when it ends: new requests then get the 503, and it finishes.
-    const inFlight = send(`${url}/slow?ms=4000`);
+    const inFlight = send(`${url}/slow?ms=2000`);
     await expect.poll(async () => (await send(`${url}/slow?ms=1`)).status, { timeout: 5_000, interval: 50 }).toBe(503);
     expect((await inFlight).status).toBe(200);
     expect(await drained).toEqual({ finished: 1, streamsEnded: 0, cut: 0 });

@@ -1,6 +1,7 @@
 import { randomUUID } from 'node:crypto';
 import { isInitializeRequest, WebStandardStreamableHTTPServerTransport, type LegacyHttpHandler, type McpServer } from '@modelcontextprotocol/server';
 import type { Logger } from '../../services/common/log.js';
+import { ANONYMOUS, currentAuthScope } from '../app/principal.js';
 import { jsonRpcErrorResponse } from './http-bridge.js';
 
 /**
@@ -30,6 +31,13 @@ interface Session {
   server: McpServer;
   transport: WebStandardStreamableHTTPServerTransport;
   lastUsed: number;
+  /** Who opened it (issue 15): only they may use it, as the MCP security best practices ask of sessions. */
+  owner: string;
+}
+
+/** The caller's name; "anonymous" without auth. */
+function callerName(): string {
+  return currentAuthScope()?.principal.name ?? ANONYMOUS;
 }
 
 // The 2025 spec's code for an unknown session (the SDK's own transport answers the same).
@@ -66,7 +74,8 @@ export class LegacySessions {
     const sessionId = request.headers.get('mcp-session-id');
     if (sessionId) {
       const session = this.sessions.get(sessionId);
-      if (!session) {
+      // Someone else's session is answered as an unknown one: its id is no credential.
+      if (!session || session.owner !== callerName()) {
         return jsonRpcErrorResponse(
           404,
           SESSION_NOT_FOUND,
@@ -93,11 +102,12 @@ export class LegacySessions {
 
   private async open(request: Request, initialize: unknown): Promise<Response> {
     this.makeRoom();
+    const owner = callerName();
     const server = this.newServer();
     const transport: WebStandardStreamableHTTPServerTransport = new WebStandardStreamableHTTPServerTransport({
       sessionIdGenerator: () => randomUUID(),
       onsessioninitialized: (id) => {
-        this.sessions.set(id, { server, transport, lastUsed: Date.now() });
+        this.sessions.set(id, { server, transport, lastUsed: Date.now(), owner });
       },
       // DELETE: the transport closes itself after this.
       onsessionclosed: (id) => {

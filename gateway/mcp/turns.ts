@@ -3,6 +3,7 @@ import type { TurnResult } from '../../gen/ts/asg/orchestrator/v1/orchestrator.j
 import { currentContext, withContextPatch } from '../../services/common/context.js';
 import { newSessionId } from '../../services/common/session-id.js';
 import type { Agent } from '../app/agent.js';
+import { currentDecider } from '../app/decider.js';
 import { decisionFromWord, type Decision } from '../app/decision.js';
 import type { AskArguments } from './tool-definition.js';
 
@@ -90,7 +91,7 @@ export class McpTurns {
 
   /** Decides an approval and goes on; when someone decided it first, says so and runs nothing (DESIGN rule 3). */
   async decide(uuid: string, decision: Decision): Promise<TurnStep> {
-    const outcome = await this.agent.resolveApproval(uuid, decision);
+    const outcome = await this.agent.resolveApproval(uuid, decision, { decider: currentDecider('mcp') });
     if (outcome.decided) return stepAfterTurn(outcome.conversation, outcome.result);
     const conversation = await this.agent.getConversation(outcome.approval.conversationId);
     const when = outcome.decidedAt ? ` at ${outcome.decidedAt.toISOString()}` : '';

@@ -24,8 +24,17 @@ describe('apiReferencePage', () => {
     expect(page).toContain('never logged');
   });
 
-  it('shows the 409 body of an approval decided earlier', () => {
-    expect(page).toContain('was already approved at 2025-01-15T10:02:40.000Z');
+  it('shows the 409 body of an approval decided earlier, naming who decided', () => {
+    expect(page).toContain('was already approved by alice at 2025-01-15T10:02:40.000Z');
+  });
+
+  it('documents approvals as resources, edit on approve and the audit trail (issue 15)', () => {
+    expect(page).toContain('&quot;decided_by&quot;: &quot;alice&quot;');
+    expect(page).toContain('&quot;edited_args&quot;');
+    expect(page).toContain('&quot;status&quot;: &quot;pending&quot;');
+    expect(page).toContain('&quot;expires_at&quot;');
+    expect(page).toContain('&quot;kind&quot;: &quot;approval.decided&quot;');
+    expect(page).toContain('{&quot;approved&quot;:true,&quot;arguments&quot;:{&quot;id&quot;:&quot;res-43&quot;}');
   });
 
   it('needs no external assets', () => {

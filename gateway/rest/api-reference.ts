@@ -1,6 +1,7 @@
-import { ApprovalStatus, ConversationStatus, MessageRole, type Conversation, type PendingApproval } from '../../gen/ts/asg/store/v1/store.js';
+import { ApprovalStatus, ApprovalTimeoutAction, ConversationStatus, MessageRole, type Conversation, type PendingApproval } from '../../gen/ts/asg/store/v1/store.js';
 import { DEFAULT_HISTORY_LIMIT } from '../app/agent.js';
-import { approvalReply, conversationListReply, conversationPageReply, conversationReply, toolListReply } from '../app/replies.js';
+import { approvalListReply, approvalReply, auditListReply, conversationListReply, conversationPageReply, conversationReply, toolListReply } from '../app/replies.js';
+import { approvalRecordJson } from '../app/shapes.js';
 import { DEFAULT_PAGE_SIZE, MAX_PAGE_SIZE } from '../app/inputs.js';
 import { APPROVAL_BODY_EXPECTED } from './requests.js';
 
@@ -88,6 +89,28 @@ const completedConversation: Conversation = {
   updatedAt: at(41),
   messageCount: 5,
   usage: { inputTokens: 0, outputTokens: 0 },
+};
+
+// Issue 15: the same approval once alice approved it with edited arguments, and a second one still pending.
+const decidedApproval: PendingApproval = {
+  ...exampleApproval,
+  status: ApprovalStatus.APPROVAL_STATUS_DONE,
+  decidedAt: at(40),
+  decidedBy: 'alice',
+  via: 'web',
+  reason: 'the id was wrong',
+  editedArgs: { id: 'res-43' },
+  updatedAt: at(41),
+};
+
+const pendingApproval: PendingApproval = {
+  ...exampleApproval,
+  uuid: '9c7d2e10-4b5a-4f36-8d21-6e0a3b9c5f78',
+  conversationId: 'a3d5e7f9-1b2c-4d6e-8f10-2a4c6e8b0d13',
+  createdAt: at(50),
+  updatedAt: at(50),
+  expiresAt: new Date(Date.UTC(2025, 0, 15, 10, 32, 50)),
+  onTimeout: ApprovalTimeoutAction.APPROVAL_TIMEOUT_ACTION_REJECT,
 };
 
 const waitingResult = { response: 'The action delete_resource needs your approval.', waitingApproval: true, approval: exampleApproval };
@@ -215,17 +238,63 @@ const routes: RouteDoc[] = [
     purpose:
       'Approves or rejects a pending destructive call. Approving runs the stored call exactly as it was proposed and the agent goes on; rejecting cancels it: the model is told "Rejected by a human: <reason>" (or "Rejected by a human." without one) and that the call was not executed and must not be retried unless the user asks, and in simple mode it answers at once (the response starts with "Operation cancelled by user."); the same call asked again in that run is refused without asking. In an agent tree a rejection cancels the pipeline. Each approval is decided once: a second decision, concurrent or later, executes nothing and gets 409 with the first decision.',
     request:
-      '{"approved": true|false}, {"action": "approve"|"reject"} or {"answer": "<word>"} where yes, y, true, approve, approved, ok, confirm approve and no, n, false, reject, rejected, deny, cancel reject (any case); each with an optional "reason" (a string of at most 2,000 characters), stored with the decision and shown on the tool message',
-    requestExample: { approved: true },
+      '{"approved": true|false}, {"action": "approve"|"reject"} or {"answer": "<word>"} where yes, y, true, approve, approved, ok, confirm approve and no, n, false, reject, rejected, deny, cancel reject (any case); each with an optional "reason" (a string of at most 2,000 characters), stored with the decision and shown on the tool message. Approving, an optional "arguments" (a JSON object) runs the call with these arguments instead of the ones the model asked for: they are checked against the tool\'s input schema first (400 when they do not fit), the record keeps both (tool_args and edited_args), and the model is told they were edited. The decision is recorded with who decided ("anonymous" without authentication), when and through which face (via "rest", or "cli" for asg approvals, which sends X-ASG-Via: cli).',
+    requestExample: { approved: true, arguments: { id: 'res-43' }, reason: 'the id was wrong' },
     responseStatus: 200,
     responseExample: conversationReply({ conversation: completedConversation }, { response: 'Resource res-42 has been deleted.', waitingApproval: false }),
     statuses: [
       [200, 'decided; the reply has the turn that followed'],
-      [400, `a body that says neither yes nor no: ${APPROVAL_BODY_EXPECTED}; or a "reason" that is not a string of at most 2,000 characters`],
+      [400, `a body that says neither yes nor no: ${APPROVAL_BODY_EXPECTED}; or a "reason" that is not a string of at most 2,000 characters; or "arguments" that are not an object, come with a rejection, or do not fit the tool's input schema`],
       [404, 'no approval has this uuid'],
-      [409, 'already decided; the body names the first decision (example below)'],
+      [409, 'already decided, or expired; the body names the first decision and who made it (example below)'],
       [503, 'a backend service is unreachable'],
       [504, 'the resumed turn took longer than chat.turn_timeout'],
+    ],
+  },
+  {
+    method: 'GET',
+    path: '/approvals',
+    examplePath: '/approvals?status=pending',
+    purpose: `Approvals as resources: every approval of every conversation, oldest first, one page at a time. Query: status (pending, approved, rejected or expired; several separated by commas; default every status), conversation_id (one conversation), limit (1..${MAX_PAGE_SIZE}, default ${DEFAULT_PAGE_SIZE}) and cursor ("next_cursor" of the previous page). "approved" is every approval said yes to, by a human or by an expiry that approves, whatever came of its call: "execution" says that (executing, done, failed, interrupted) once the call has started. "rejected" is a human's no; "expired" is an approval nobody decided before its expires_at whose on_timeout rejected it (decided_by "timeout").`,
+    responseStatus: 200,
+    responseExample: approvalListReply({ approvals: [pendingApproval], nextCursor: 'eyJhZnRlciI6IjljN2QyZTEwIn0' }),
+    statuses: [
+      [200, 'one page'],
+      [400, 'status is not one of pending, approved, rejected, expired; limit is not an integer from 1 to 500; conversation_id or cursor is empty, given twice, or the cursor is not one this API gave out'],
+      [503, 'the conversation store is unreachable'],
+    ],
+  },
+  {
+    method: 'GET',
+    path: '/approvals/:uuid',
+    examplePath: `/approvals/${APPROVAL_UUID}`,
+    purpose:
+      'One approval, whatever its status: the call as the model asked for it (tool_args), and its record — who decided (a token\'s name, a JWT\'s subject, "anonymous" without authentication, "timeout" for an expiry), when, through which face (via: rest, web, a2a, mcp, cli, timeout), the reason, the arguments the call ran with when they were edited (edited_args), and when it expires if nobody decides it.',
+    responseStatus: 200,
+    responseExample: approvalRecordJson(decidedApproval),
+    statuses: [
+      [200, 'the approval'],
+      [404, 'no approval has this uuid'],
+      [503, 'the conversation store is unreachable'],
+    ],
+  },
+  {
+    method: 'GET',
+    path: '/audit',
+    examplePath: '/audit?limit=20',
+    purpose: `The audit trail, newest first, append-only: every decision (approval.decided, approval.expired), configuration load (config.loaded) and authentication failure (auth.failed), with who (actor), through which face (via), what it concerns (subject: an approval's uuid, a conversation, a configuration file) and the details (never a token). For admins once authentication is configured. Query: kind (one or several, separated by commas), limit (1..${MAX_PAGE_SIZE}, default ${DEFAULT_PAGE_SIZE}) and cursor.`,
+    responseStatus: 200,
+    responseExample: auditListReply({
+      entries: [
+        { id: 42, at: at(40), kind: 'approval.decided', actor: 'alice', via: 'web', subject: APPROVAL_UUID, detailJson: JSON.stringify({ decision: 'approved', reason: 'the id was wrong', edited: true, conversation_id: CONVERSATION_ID }) },
+        { id: 41, at: at(2), kind: 'auth.failed', actor: '', via: 'rest', subject: '/approvals', detailJson: JSON.stringify({ cause: 'unknown token' }) },
+      ],
+      nextCursor: 'eyJiZWZvcmUiOjQxfQ',
+    }),
+    statuses: [
+      [200, 'one page'],
+      [400, 'kind is not an entry kind, limit is not an integer from 1 to 500, or the cursor is not one this API gave out'],
+      [503, 'the conversation store is unreachable'],
     ],
   },
   {
@@ -241,7 +310,7 @@ const routes: RouteDoc[] = [
 
 const conflictExample = approvalReply(APPROVAL_UUID, {
   decided: false,
-  approval: { ...exampleApproval, status: ApprovalStatus.APPROVAL_STATUS_DONE, decidedAt: at(40) },
+  approval: { ...exampleApproval, status: ApprovalStatus.APPROVAL_STATUS_DONE, decidedAt: at(40), decidedBy: 'alice', via: 'web' },
   decision: 'approved',
   decidedAt: at(40),
 }).body;
@@ -275,7 +344,7 @@ function routeSection(route: RouteDoc, index: number): string {
   <p>${escapeHtml(route.request ?? 'none')}</p>
   <h3>Response <code>${route.responseStatus}</code></h3>
   <pre>${json(route.responseExample)}</pre>
-  ${route.path === '/approvals/:uuid' ? `<h3>Response <code>409</code></h3><pre>${json(conflictExample)}</pre>` : ''}
+  ${route.method === 'POST' && route.path === '/approvals/:uuid' ? `<h3>Response <code>409</code></h3><pre>${json(conflictExample)}</pre>` : ''}
   <h3>Status codes</h3>
   <table>${statuses}</table>
   <h3>curl</h3>
@@ -379,7 +448,13 @@ While the server stops (SIGTERM), new requests get 503 with <code>Retry-After</c
 M = {"id", "role": "system"|"user"|"assistant"|"tool", "content",
      "tool_call"?: {"name", "arguments", "result"?, "is_error"?, "rejected"?: true, "reason"?}, "created_at"}
 P = {"uuid", "conversation_id", "tool_name", "tool_args", "description",
-     "remote_task_id"?, "remote_agent_name"?, "agent_chain"?, "reason"?, "created_at"}
+     "remote_task_id"?, "remote_agent_name"?, "agent_chain"?, "reason"?, "outcome_unknown"?, "replaces"?,
+     "decided_by"?, "via"?, "expires_at"?, "on_timeout"?: "reject"|"approve", "created_at"}
+A = {"uuid", "conversation_id", "tool_name", "tool_args", "description",
+     "status": "pending"|"approved"|"rejected"|"expired", "execution"?: "executing"|"done"|"failed"|"interrupted",
+     "requested_at", "decided_at"?, "decided_by"?, "via"?, "reason"?, "edited_args"?, "expires_at"?, "on_timeout"?,
+     "remote_task_id"?, "remote_agent_name"?, "agent_chain"?, "outcome_unknown"?, "replaces"?}
+E = {"id", "at", "kind", "actor", "via"?, "subject", "detail": {}}
 S = {"paused_node_path": [int...], "paused_node_output_key", "session_state": {}, "user_message",
      "pauses": [{"approval_uuid", "paused_node_path": [int...], "paused_node_output_key", "loop_iterations": {}}...],
      "branch_outputs": {}}
@@ -387,7 +462,9 @@ R = {"response": string, "waiting_approval": bool, "approval"?: P}</pre>
 <p>Fields marked ? are left out when they have no value. Times are ISO 8601 in UTC.
 <code>remote_task_id</code>, <code>remote_agent_name</code> and <code>agent_chain</code> (the agents the call is held by, nearest first) are set when the approval was requested by an A2A sub-agent (a proxy approval: deciding it here sends the decision down the chain).
 A tool message with <code>"rejected": true</code> is a call a human rejected (or a repeat of one in the same run): nothing ran; <code>reason</code> is the human's, when given; <code>is_error</code> is true too, for clients that know only that field.
-<code>reason</code> on P is the reason given with the decision (in a 409's <code>approval</code>).
+<code>reason</code>, <code>decided_by</code> and <code>via</code> on P say who decided, why and through which face (in a 409's <code>approval</code>);
+<code>expires_at</code> is when a pending approval expires if nobody decides it, and <code>on_timeout</code> what the expiry decides.
+A is an approval as a resource (<code>GET /approvals</code>); E an entry of the audit trail (<code>GET /audit</code>).
 <code>pending_approvals</code> lists every pending approval while the conversation waits, oldest first; <code>pending_approval</code> is the first.
 There is more than one only when an agent tree waits at several nodes at once (branches of a parallel node).
 In S, <code>pauses</code> names each node the pipeline waits at, one per pending approval, in the order they paused, with the iteration

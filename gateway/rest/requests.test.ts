@@ -1,6 +1,6 @@
 import { describe, expect, it } from 'vitest';
 import { GrpcStatus, ServiceError } from '../../services/common/grpc/errors.js';
-import { APPROVAL_BODY_EXPECTED, parseApprovalDecision, parseNewConversation, parseNewMessage, parsePageRequest } from './requests.js';
+import { APPROVAL_BODY_EXPECTED, parseApprovalDecision, parseApprovalQuery, parseAuditQuery, parseNewConversation, parseNewMessage, parsePageRequest } from './requests.js';
 
 function rejection(parse: () => unknown): ServiceError {
   try {
@@ -76,6 +76,63 @@ describe('parseApprovalDecision', () => {
 
   it('refuses a body where one form decides and another says nothing sensible', () => {
     expect(rejection(() => parseApprovalDecision({ approved: true, answer: 'maybe' })).message).toBe(APPROVAL_BODY_EXPECTED);
+  });
+
+  // Issue 15: edit on approve.
+  it('takes edited arguments with an approval, in any of its forms; null is none', () => {
+    const args = { name: 'web-1', value: 7, tags: ['a'], nested: { deep: true } };
+    expect(parseApprovalDecision({ approved: true, arguments: args })).toEqual({ decision: 'approved', arguments: args });
+    expect(parseApprovalDecision({ action: 'approve', arguments: {}, reason: 'fixed the value' })).toEqual({ decision: 'approved', reason: 'fixed the value', arguments: {} });
+    expect(parseApprovalDecision({ answer: 'yes', arguments: null })).toEqual({ decision: 'approved' });
+  });
+
+  it.each([[[1, 2]], ['{"name":"x"}'], [42], [true]])('refuses arguments that are not an object (%j)', (args) => {
+    const error = rejection(() => parseApprovalDecision({ approved: true, arguments: args }));
+    expect(error.code).toBe(GrpcStatus.INVALID_ARGUMENT);
+    expect(error.message).toBe('"arguments" must be a JSON object: the arguments to run the call with');
+  });
+
+  it('refuses arguments with a rejection: nothing would run with them', () => {
+    const error = rejection(() => parseApprovalDecision({ approved: false, arguments: { name: 'x' } }));
+    expect(error.message).toBe('"arguments" are only taken with an approval: a rejected call does not run');
+  });
+});
+
+describe('parseApprovalQuery', () => {
+  it('defaults to every status and conversation, 50 at a time', () => {
+    expect(parseApprovalQuery({})).toEqual({ limit: 50 });
+    expect(parseApprovalQuery({ other: 'ignored' })).toEqual({ limit: 50 });
+  });
+
+  it('takes a status or several, a conversation and a page', () => {
+    expect(parseApprovalQuery({ status: 'pending', conversation_id: 'c1', limit: '10', cursor: 'next' })).toEqual({ limit: 10, cursor: 'next', statuses: ['pending'], conversationId: 'c1' });
+    expect(parseApprovalQuery({ status: 'approved, rejected,approved' })).toEqual({ limit: 50, statuses: ['approved', 'rejected'] });
+    expect(parseApprovalQuery({ status: 'expired' }).statuses).toEqual(['expired']);
+  });
+
+  it.each([
+    [{ status: 'waiting' }, '"status" must be pending, approved, rejected or expired (several separated by commas), got "waiting"'],
+    [{ status: 'pending,' }, '"status" must be pending, approved, rejected or expired (several separated by commas), got ""'],
+    [{ status: ['pending', 'approved'] }, '"status" must be given once, as pending, approved, rejected or expired (several separated by commas)'],
+    [{ conversation_id: '' }, '"conversation_id" must not be empty; omit it for every conversation'],
+    [{ conversation_id: ['a', 'b'] }, '"conversation_id" must be given once, as the id of a conversation'],
+    [{ limit: '501' }, '"limit" must be an integer from 1 to 500'],
+    [{ cursor: '' }, '"cursor" must not be empty; omit it for the first page'],
+  ])('refuses %j', (query, message) => {
+    const error = rejection(() => parseApprovalQuery(query));
+    expect(error.code).toBe(GrpcStatus.INVALID_ARGUMENT);
+    expect(error.message).toBe(message);
+  });
+});
+
+describe('parseAuditQuery', () => {
+  it('defaults to every kind, 50 at a time, and takes kinds and a page', () => {
+    expect(parseAuditQuery({})).toEqual({ limit: 50 });
+    expect(parseAuditQuery({ kind: 'approval.decided,auth.failed', limit: '5', cursor: 'c' })).toEqual({ limit: 5, cursor: 'c', kinds: ['approval.decided', 'auth.failed'] });
+  });
+
+  it.each([[{ kind: 'Approval' }], [{ kind: 'approval..decided' }], [{ kind: '<script>' }], [{ kind: ['a', 'b'] }], [{ limit: '0' }]])('refuses %j', (query) => {
+    expect(rejection(() => parseAuditQuery(query)).code).toBe(GrpcStatus.INVALID_ARGUMENT);
   });
 });
 

@@ -1,8 +1,8 @@
 import { z } from 'zod';
 import { givenReason, reasonProblem } from '../../services/common/decision-reason.js';
 import { invalidArgument } from '../../services/common/grpc/errors.js';
-import { decisionFromWord, type Decision } from '../app/decision.js';
-import { DEFAULT_HISTORY_LIMIT, type HistoryPage, type PageRequest } from '../app/agent.js';
+import { APPROVAL_STATUS_NAMES, decisionFromWord, type ApprovalStatusName, type Decision } from '../app/decision.js';
+import { DEFAULT_HISTORY_LIMIT, type ApprovalQuery, type AuditQuery, type HistoryPage, type PageRequest } from '../app/agent.js';
 import { DEFAULT_PAGE_SIZE, MAX_PAGE_SIZE } from '../app/inputs.js';
 
 /**
@@ -65,6 +65,59 @@ export function parsePageRequest(query: unknown): PageRequest {
   return cursor === undefined ? { limit } : { limit, cursor };
 }
 
+/** A comma-separated list given once (`?status=approved,rejected`), each item checked by `item`. */
+function listParameter<T extends string>(name: string, expected: string, item: (word: string) => word is T) {
+  return z
+    .string({ error: `"${name}" must be given once, as ${expected} (several separated by commas)` })
+    .transform((text, context) => {
+      const words = text.split(',').map((word) => word.trim());
+      const wrong = words.find((word) => !item(word));
+      if (wrong !== undefined) {
+        context.addIssue({ code: 'custom', message: `"${name}" must be ${expected} (several separated by commas), got ${JSON.stringify(wrong.slice(0, 40))}` });
+        return z.NEVER;
+      }
+      return [...new Set(words as T[])];
+    });
+}
+
+const isStatusName = (word: string): word is ApprovalStatusName => (APPROVAL_STATUS_NAMES as readonly string[]).includes(word);
+
+const approvalsQuery = listQuery.extend({
+  status: listParameter('status', APPROVAL_STATUS_NAMES.join(', ').replace(/, (?=[^,]*$)/, ' or '), isStatusName).optional(),
+  conversation_id: z
+    .string({ error: '"conversation_id" must be given once, as the id of a conversation' })
+    .min(1, '"conversation_id" must not be empty; omit it for every conversation')
+    .max(200, '"conversation_id" must be the id of a conversation')
+    .optional(),
+});
+
+/**
+ * `GET /approvals?status=&conversation_id=&limit=&cursor=`: a status (or several) of
+ * pending, approved, rejected, expired — approved covers every approval said yes to, whatever
+ * came of its call (app/decision.ts) — one conversation, and a page; other parameters are ignored.
+ */
+export function parseApprovalQuery(query: unknown): ApprovalQuery {
+  const parsed = approvalsQuery.safeParse(query ?? {});
+  if (!parsed.success) throw invalidArgument(firstIssue(parsed.error));
+  const { limit = DEFAULT_PAGE_SIZE, cursor, status, conversation_id: conversationId } = parsed.data;
+  return { limit, ...(cursor !== undefined && { cursor }), ...(status && { statuses: status }), ...(conversationId !== undefined && { conversationId }) };
+}
+
+// approval.decided, auth.failed, …: lowercase words joined by dots.
+const isAuditKind = (word: string): word is string => /^[a-z][a-z_]*(\.[a-z][a-z_]*)*$/.test(word) && word.length <= 64;
+
+const auditQuery = listQuery.extend({
+  kind: listParameter('kind', 'an entry kind such as approval.decided', isAuditKind).optional(),
+});
+
+/** `GET /audit?kind=&limit=&cursor=`: newest first; other parameters are ignored. */
+export function parseAuditQuery(query: unknown): AuditQuery {
+  const parsed = auditQuery.safeParse(query ?? {});
+  if (!parsed.success) throw invalidArgument(firstIssue(parsed.error));
+  const { limit = DEFAULT_PAGE_SIZE, cursor, kind } = parsed.data;
+  return { limit, ...(cursor !== undefined && { cursor }), ...(kind && { kinds: kind }) };
+}
+
 const historyLimit = z
   .string({ error: `"limit" must be given once, as an integer from 1 to ${DEFAULT_HISTORY_LIMIT}` })
   .regex(/^\d+$/, `"limit" must be an integer from 1 to ${DEFAULT_HISTORY_LIMIT}`)
@@ -103,17 +156,25 @@ function decisionFromAnswer(answer: unknown): Decision | undefined {
   return typeof answer === 'string' ? decisionFromWord(answer) : undefined;
 }
 
-/** A decision as `POST /approvals/:uuid` says it: yes or no, and the human's reason if given. */
+/** A decision as `POST /approvals/:uuid` says it: yes or no, the human's reason if given, and edited arguments. */
 export interface ApprovalDecision {
   decision: Decision;
   /** Trimmed; absent when none (or only blanks) was given. */
   reason?: string;
+  /** Approving only: the arguments to run the call with instead of the stored ones (issue 15). */
+  arguments?: Record<string, unknown>;
 }
+
+// null reads as "none", as for other optional fields; the orchestrator checks them against the tool's schema.
+const editedArguments = z
+  .record(z.string(), z.unknown(), { error: '"arguments" must be a JSON object: the arguments to run the call with' })
+  .nullish();
 
 /**
  * `POST /approvals/:uuid`: the seed's `{"approved": bool}`, or `{"action": …}`, or a free
  * `{"answer": …}` in the A2A vocabulary, each with an optional `"reason"` (issue 13: a string
- * of at most 2,000 characters, told to the model with a rejection). Every form the body uses
+ * of at most 2,000 characters, told to the model with a rejection) and, approving, optional
+ * `"arguments"` (issue 15: a JSON object the call runs with instead). Every form the body uses
  * must say the same thing; a body that says neither yes nor no (or both) decides nothing.
  */
 export function parseApprovalDecision(body: unknown): ApprovalDecision {
@@ -131,5 +192,10 @@ export function parseApprovalDecision(body: unknown): ApprovalDecision {
   const problem = reasonProblem(fields.reason);
   if (problem) throw invalidArgument(problem);
   const reason = givenReason(fields.reason as string | undefined);
-  return { decision: first, ...(reason !== undefined && { reason }) };
+  const edited = editedArguments.safeParse(fields.arguments);
+  if (!edited.success) throw invalidArgument(firstIssue(edited.error));
+  const args = edited.data ?? undefined;
+  // Edited arguments are what an approved call runs with: with a rejection nothing runs, so they would be silently lost.
+  if (args !== undefined && first !== 'approved') throw invalidArgument('"arguments" are only taken with an approval: a rejected call does not run');
+  return { decision: first, ...(reason !== undefined && { reason }), ...(args !== undefined && { arguments: args }) };
 }

@@ -4,8 +4,10 @@ import type { Agent } from '../app/agent.js';
 import type { Readiness } from '../app/readiness.js';
 import { apiReferencePage } from './api-reference.js';
 import { mountEndpoint, restErrorHandler, type Endpoint } from './endpoint.js';
-import { approvalReply, conversationListReply, conversationPageReply, conversationReply, toolListReply } from '../app/replies.js';
-import { parseApprovalDecision, parseHistoryPage, parseNewConversation, parseNewMessage, parsePageRequest } from './requests.js';
+import { currentDecider, restFace, VIA_HEADER } from '../app/decider.js';
+import { approvalListReply, approvalReply, auditListReply, conversationListReply, conversationPageReply, conversationReply, toolListReply } from '../app/replies.js';
+import { approvalRecordJson } from '../app/shapes.js';
+import { parseApprovalDecision, parseApprovalQuery, parseAuditQuery, parseHistoryPage, parseNewConversation, parseNewMessage, parsePageRequest } from './requests.js';
 
 /** The seed's REST API (DESIGN §4 "REST"), as thin handlers over the application layer. */
 export function restEndpoints(agent: Agent, readiness: Readiness): Endpoint[] {
@@ -78,15 +80,37 @@ export function restEndpoints(agent: Agent, readiness: Readiness): Endpoint[] {
       },
     },
     {
+      method: 'get',
+      path: '/approvals',
+      session: 'new',
+      handle: async (req) => ({ status: 200, body: approvalListReply(await agent.listApprovals(parseApprovalQuery(req.query))) }),
+    },
+    {
+      method: 'get',
+      path: '/approvals/:uuid',
+      session: 'conversation',
+      handle: async (req) => {
+        const { approval, sessionId } = await agent.getApproval(String(req.params.uuid));
+        return { status: 200, body: approvalRecordJson(approval), sessionId };
+      },
+    },
+    {
       method: 'post',
       path: '/approvals/:uuid',
       session: 'conversation',
       jsonBody: true,
       handle: async (req) => {
         const uuid = String(req.params.uuid);
-        const { decision, reason } = parseApprovalDecision(req.body);
-        return approvalReply(uuid, await agent.resolveApproval(uuid, decision, reason));
+        const { decision, reason, arguments: edited } = parseApprovalDecision(req.body);
+        const decider = currentDecider(restFace(req.get(VIA_HEADER)));
+        return approvalReply(uuid, await agent.resolveApproval(uuid, decision, { decider, reason, ...(edited && { arguments: edited }) }));
       },
+    },
+    {
+      method: 'get',
+      path: '/audit',
+      session: 'new',
+      handle: async (req) => ({ status: 200, body: auditListReply(await agent.listAudit(parseAuditQuery(req.query))) }),
     },
   ];
 }

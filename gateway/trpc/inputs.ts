@@ -1,6 +1,7 @@
 import { z } from 'zod';
 import { MAX_REASON_LENGTH } from '../../services/common/decision-reason.js';
 import { DEFAULT_HISTORY_LIMIT } from '../app/agent.js';
+import { APPROVAL_STATUS_NAMES, type ApprovalStatusName } from '../app/decision.js';
 import { DEFAULT_PAGE_SIZE, MAX_PAGE_SIZE } from '../app/inputs.js';
 
 /**
@@ -40,8 +41,31 @@ export const conversationInput = z
 
 export const sendInput = z.object({ conversationId: id, message });
 
-/** `reason`: as REST's (issue 13), a string of at most 2,000 characters. */
-export const resolveInput = z.object({ uuid: id, approved: z.boolean(), reason: z.string().max(MAX_REASON_LENGTH, `must be at most ${MAX_REASON_LENGTH} characters`).optional() });
+/**
+ * `reason`: as REST's (issue 13), a string of at most 2,000 characters. `arguments` (issue 15):
+ * approving only, the arguments to run the call with; the orchestrator checks them against the
+ * tool's input schema (BAD_REQUEST when they do not fit).
+ */
+export const resolveInput = z
+  .object({
+    uuid: id,
+    approved: z.boolean(),
+    reason: z.string().max(MAX_REASON_LENGTH, `must be at most ${MAX_REASON_LENGTH} characters`).optional(),
+    arguments: z.record(z.string(), z.unknown()).optional(),
+  })
+  .refine((input) => input.arguments === undefined || input.approved, { message: 'arguments are only taken with an approval: a rejected call does not run', path: ['arguments'] });
+
+/** REST's `GET /approvals` filters: statuses (none: every status), one conversation, a page. */
+export const approvalListInput = z
+  .object({
+    status: z.array(z.enum(APPROVAL_STATUS_NAMES as [ApprovalStatusName, ...ApprovalStatusName[]])).optional(),
+    conversationId: id.max(200).optional(),
+    limit: z.number().int().min(1).max(MAX_PAGE_SIZE).default(DEFAULT_PAGE_SIZE),
+    cursor: id.optional(),
+  })
+  .default({ limit: DEFAULT_PAGE_SIZE });
+
+export const approvalInput = z.object({ uuid: id });
 
 export const conversationEventsInput = z.object({ conversationId: id, lastEventId });
 

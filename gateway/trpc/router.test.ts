@@ -15,6 +15,7 @@ import type { ConversationUpdate } from '../app/conversation-updates.js';
 import type { PendingApprovalUpdate } from '../app/pending-approval-updates.js';
 import { createHttpApp } from '../http/app.js';
 import { conversationListReply, conversationPageReply, conversationReply, toolListReply } from '../app/replies.js';
+import { approvalRecordJson } from '../app/shapes.js';
 import { trpcRouter } from './middleware.js';
 
 /**
@@ -52,6 +53,10 @@ const pagesAsked: unknown[] = [];
 /** Session ids the agent's calls ran with, by call. */
 const sessions: Record<string, string> = {};
 
+/** What resolveApproval and listApprovals were asked, in order (issue 15). */
+const decisions: unknown[] = [];
+const approvalQueries: unknown[] = [];
+
 const agent: Agent = {
   async createConversation(message) {
     sessions.create = currentContext()?.sessionId ?? '';
@@ -78,13 +83,25 @@ const agent: Agent = {
     if (message === 'outage') throw new RpcError(GrpcStatus.UNAVAILABLE, 'No connection established. Last error: connect ECONNREFUSED 127.0.0.1:7104.', ORCHESTRATOR);
     return { conversation: { ...waiting, id: conversationId }, result: { response: 'ok', waitingApproval: false } };
   },
-  async resolveApproval(uuid, decision) {
+  async resolveApproval(uuid, decision, details) {
+    decisions.push({ uuid, decision, ...details });
     if (uuid === 'decided') {
       const approval = approvalRecord({ uuid, status: ApprovalStatus.APPROVAL_STATUS_DONE });
       return { decided: false, approval, decision: 'approved', decidedAt: new Date('2025-01-15T10:02:40.000Z') };
     }
     const conversation = conversationRecord({ id: 'c1', messages: [messageRecord({ role: MessageRole.MESSAGE_ROLE_TOOL, content: decision })] });
     return { decided: true, conversation, result: { response: decision, waitingApproval: false } };
+  },
+  async listApprovals(query) {
+    approvalQueries.push(query);
+    return { approvals: [approvalRecord({ decidedBy: 'alice' })], nextCursor: 'p2' };
+  },
+  async getApproval(uuid) {
+    if (uuid !== approvalRecord().uuid) throw new RpcError(GrpcStatus.NOT_FOUND, `approval ${uuid} not found`, '/asg.store.v1.ConversationStoreService/GetApproval');
+    return { approval: approvalRecord({ status: ApprovalStatus.APPROVAL_STATUS_REJECTED, decidedBy: 'alice', via: 'web', reason: 'no' }), sessionId: '4be2a91c' };
+  },
+  async listAudit() {
+    return { entries: [] };
   },
   async listTools() {
     return [{ name: 'resources_add', description: 'Adds', inputSchema: { type: 'object' }, destructive: true, server: 'resources' }];
@@ -171,6 +188,30 @@ describe('queries and mutations', () => {
     const conflict = await trpcError(client.approvals.resolve.mutate({ uuid: 'decided', approved: true }));
     expect(conflict.data).toMatchObject({ code: 'CONFLICT', httpStatus: 409, conflict: { decision: 'approved', approval: { uuid: 'decided', tool_name: 'resources_add' } } });
     expect(conflict.message).toBe('approval decided was already approved at 2025-01-15T10:02:40.000Z');
+  });
+
+  it('list and read approvals as REST does, and decide with the web face, a reason and edited arguments (issue 15)', async () => {
+    expect(await client.approvals.list.query({ status: ['pending', 'expired'], conversationId: 'c1', limit: 5 })).toEqual({
+      approvals: [approvalRecordJson(approvalRecord({ decidedBy: 'alice' }))],
+      next_cursor: 'p2',
+    });
+    await client.approvals.list.query();
+    expect(approvalQueries.slice(-2)).toEqual([{ limit: 5, statuses: ['pending', 'expired'], conversationId: 'c1' }, { limit: 50 }]);
+    expect(await client.approvals.get.query({ uuid: approvalRecord().uuid })).toMatchObject({ status: 'rejected', decided_by: 'alice', via: 'web', reason: 'no' });
+    const missing = await trpcError(client.approvals.get.query({ uuid: 'nope' }));
+    expect(missing.data).toMatchObject({ code: 'NOT_FOUND', httpStatus: 404 });
+
+    await client.approvals.resolve.mutate({ uuid: 'u1', approved: true, arguments: { name: 'web-9', value: 1 } });
+    await client.approvals.resolve.mutate({ uuid: 'u2', approved: false, reason: '  too big ' });
+    expect(decisions.slice(-2)).toEqual([
+      { uuid: 'u1', decision: 'approved', decider: { name: 'anonymous', via: 'web' }, arguments: { name: 'web-9', value: 1 } },
+      { uuid: 'u2', decision: 'rejected', decider: { name: 'anonymous', via: 'web' }, reason: 'too big' },
+    ]);
+    const withRejection = await trpcError(client.approvals.resolve.mutate({ uuid: 'u3', approved: false, arguments: { name: 'x' } }));
+    expect(withRejection.data?.code).toBe('BAD_REQUEST');
+    expect(withRejection.message).toBe('arguments: arguments are only taken with an approval: a rejected call does not run');
+    const badStatus = await trpcError(client.approvals.list.query({ status: ['waiting' as 'pending'] }));
+    expect(badStatus.data?.code).toBe('BAD_REQUEST');
   });
 
   it('make a session id for new work and leave calls about a conversation to its stored one', async () => {

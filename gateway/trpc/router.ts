@@ -5,7 +5,10 @@ import { watchConversation, type ConversationUpdate } from '../app/conversation-
 import type { EventFeed } from '../app/event-feed.js';
 import { isResumable } from '../app/events.js';
 import { watchPendingApprovals, type PendingApprovalUpdate } from '../app/pending-approval-updates.js';
+import { currentDecider, currentWhoami, type Whoami } from '../app/decider.js';
+import { approvalRecordJson, type ApprovalRecordJson } from '../app/shapes.js';
 import {
+  approvalListReply,
   approvalReply,
   conversationListReply,
   conversationPageReply,
@@ -16,7 +19,7 @@ import {
 } from '../app/replies.js';
 import { ApprovalConflict, trpcErrorOf } from './errors.js';
 import { conversationProcedure, newWorkProcedure, router, subscriptionProcedure } from './init.js';
-import { conversationEventsInput, conversationInput, newConversationInput, pageInput, pendingApprovalsInput, resolveInput, sendInput } from './inputs.js';
+import { approvalInput, approvalListInput, conversationEventsInput, conversationInput, newConversationInput, pageInput, pendingApprovalsInput, resolveInput, sendInput } from './inputs.js';
 
 /**
  * The tRPC face of the gateway: REST's operations with REST's JSON shapes (they are built by
@@ -49,6 +52,11 @@ function trackStored<T extends ConversationUpdate | PendingApprovalUpdate>(updat
 
 export function createAppRouter({ agent, feed }: AppRouterDependencies) {
   return router({
+    auth: router({
+      /** Who the caller is: the web chat shows who is signed in. */
+      whoami: conversationProcedure.query((): Whoami => currentWhoami()),
+    }),
+
     conversations: router({
       create: newWorkProcedure.input(newConversationInput).mutation(async ({ input }): Promise<ConversationReply> => {
         const created = await agent.createConversation(input?.message);
@@ -67,9 +75,17 @@ export function createAppRouter({ agent, feed }: AppRouterDependencies) {
     }),
 
     approvals: router({
+      /** REST's `GET /approvals`: every status unless filtered, oldest first, a page at a time. */
+      list: newWorkProcedure.input(approvalListInput).query(async ({ input: { status, conversationId, limit, cursor } }) =>
+        approvalListReply(await agent.listApprovals({ limit, ...(cursor !== undefined && { cursor }), ...(status && { statuses: status }), ...(conversationId !== undefined && { conversationId }) })),
+      ),
+      /** REST's `GET /approvals/:uuid`; NOT_FOUND for an unknown uuid. */
+      get: conversationProcedure.input(approvalInput).query(async ({ input }): Promise<ApprovalRecordJson> => approvalRecordJson((await agent.getApproval(input.uuid)).approval)),
       /** 409 (CONFLICT) for an approval decided earlier; its `data.conflict` has REST's decision and approval. */
       resolve: conversationProcedure.input(resolveInput).mutation(async ({ input }): Promise<ConversationReply> => {
-        const reply = approvalReply(input.uuid, await agent.resolveApproval(input.uuid, input.approved ? 'approved' : 'rejected', givenReason(input.reason)));
+        const reason = givenReason(input.reason);
+        const details = { decider: currentDecider('web'), ...(reason !== undefined && { reason }), ...(input.arguments && { arguments: input.arguments }) };
+        const reply = approvalReply(input.uuid, await agent.resolveApproval(input.uuid, input.approved ? 'approved' : 'rejected', details));
         if (reply.status === 409) throw new ApprovalConflict(reply.body as ApprovalConflictReply);
         return reply.body as ConversationReply;
       }),

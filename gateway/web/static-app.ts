@@ -1,4 +1,4 @@
-import { existsSync } from 'node:fs';
+import { existsSync, readdirSync } from 'node:fs';
 import { dirname, join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import express, { type Router } from 'express';
@@ -35,4 +35,14 @@ export function webAppRouter(dist: string): Router {
     }),
   );
   return router;
+}
+
+/**
+ * Whether a GET path is one of the built app's files — `/`, a file at the top of `web/dist`,
+ * anything under `/assets/` — which are open with `auth` on: a browser loads the page before it
+ * can sign in, and the files hold no data. The static server itself refuses what is not a file.
+ */
+export function webAppPaths(dist: string): (path: string) => boolean {
+  const files = new Set(readdirSync(dist, { withFileTypes: true }).filter((entry) => entry.isFile()).map((entry) => `/${entry.name}`));
+  return (path) => path === '/' || files.has(path) || path.startsWith('/assets/');
 }

@@ -43,3 +43,11 @@ export function schemaProblems(schema: Record<string, unknown> | undefined, valu
   if (!validate || validate(value)) return undefined;
   return draft2020.errorsText(validate.errors, { dataVar, separator: '; ' });
 }
+
+/** The first thing wrong with `value` under `schema` (issue 15: an edited approval's arguments), or undefined as schemaProblems. */
+export function firstSchemaProblem(schema: Record<string, unknown> | undefined, value: unknown, dataVar: string): string | undefined {
+  if (!schema || typeof schema !== 'object') return undefined;
+  const validate = validatorFor(schema);
+  if (!validate || validate(value)) return undefined;
+  return draft2020.errorsText(validate.errors?.slice(0, 1), { dataVar });
+}

@@ -1,7 +1,7 @@
 /** Log lines are bounded (issue 12 item 3): no field value, user text above all, is written whole past the cap. */
 import { afterEach, describe, expect, it, vi } from 'vitest';
 import { capText, createLogger, LOG_VALUE_LIMIT } from './log.js';
-import { registerSecret } from './secrets.js';
+import { redactSecrets, registerSecret } from './secrets.js';
 
 function capture(): { lines: string[]; restore(): void } {
   const lines: string[] = [];
@@ -46,5 +46,13 @@ describe('createLogger', () => {
     createLogger('test').info('x', { text: `${'a'.repeat(LOG_VALUE_LIMIT - 10)}${secret}` });
     out.restore();
     expect(out.lines.join('')).not.toContain('S3cr3t');
+  });
+});
+
+describe('redactSecrets', () => {
+  it('redacts a JWT wherever it appears, with or without "Bearer"', () => {
+    const jwt = 'eyJhbGciOiJSUzI1NiIsImtpZCI6ImsxIn0.eyJzdWIiOiJhbGljZSIsInJvbGVzIjpbImNoYXQiXX0.c2lnbmF0dXJlLXBhcnQ';
+    expect(redactSecrets(`token=${jwt} next`)).toBe('token=[redacted] next');
+    expect(redactSecrets('eyJ alone, or eyJabc.eyJdef. are no JWT')).toBe('eyJ alone, or eyJabc.eyJdef. are no JWT');
   });
 });

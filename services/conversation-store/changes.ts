@@ -1,10 +1,31 @@
 import { randomUUID } from 'node:crypto';
-import type { ConversationSummary, CreateApprovalRequest, NewApproval, NewMessage, Run } from '../../gen/ts/asg/store/v1/store.js';
+import {
+  ApprovalStatus,
+  ApprovalTimeoutAction,
+  MessageRole,
+  type ClaimApprovalRequest,
+  type ConversationSummary,
+  type CreateApprovalRequest,
+  type NewApproval,
+  type NewMessage,
+  type Run,
+} from '../../gen/ts/asg/store/v1/store.js';
 import { callHash } from '../common/call-hash.js';
 import { aborted, invalidArgument } from '../common/grpc/errors.js';
 import { storedId } from './ids.js';
-import { messageRole, storedAgentChain, storedToolCall, type ConversationStatusName } from './records.js';
-import type { ApprovalRow, MessageRow } from './rows.js';
+import { encodeApprovalsPageToken, encodeAuditPageToken, type PageCursor } from './page-token.js';
+import {
+  approvalStatus,
+  messageRole,
+  storedAgentChain,
+  storedToolCall,
+  type ApprovalStatusName,
+  type ApprovalTimeoutActionName,
+  type ConversationStatusName,
+  type TurnOutcome,
+} from './records.js';
+import { approvalFromRow, auditEntryFromRow, type ApprovalRow, type AuditRow, type MessageRow } from './rows.js';
+import type { ApprovalPage, AuditPage } from './storage.js';
 
 /**
  * The store's rules that do not depend on the database: what a change does to a
@@ -64,10 +85,25 @@ export function appendedMessageRow(conversationId: string, message: NewMessage, 
 }
 
 export type NewApprovalFields = Pick<CreateApprovalRequest, 'toolCallId' | 'toolName' | 'toolArgs' | 'description' | 'remoteTaskId' | 'remoteAgentName' | 'agentChain'> &
-  Partial<Pick<NewApproval, 'outcomeUnknown' | 'replacesUuid'>> & { uuid: string };
+  Partial<Pick<NewApproval, 'outcomeUnknown' | 'replacesUuid' | 'expiresInMs' | 'onTimeout'>> & { uuid: string };
 
-/** The stored fields of a new approval: the arguments as proposed and their hash (DESIGN rule 4). */
-export function newApprovalRow(conversationId: string, approval: NewApprovalFields, at: string) {
+/**
+ * A new approval's expiry (issue 15, store.proto NewApproval.expires_in_ms): how long from now
+ * (the driver's clock: SQLite the store's, PostgreSQL the database's) and what it decides, reject
+ * unless approve is asked for; none (nulls) when it waits for a human forever.
+ */
+export function approvalExpiry(approval: Pick<NewApprovalFields, 'expiresInMs' | 'onTimeout'>): { inMs: number | null; onTimeout: ApprovalTimeoutActionName | null } {
+  const inMs = approval.expiresInMs ?? 0;
+  if (inMs <= 0) return { inMs: null, onTimeout: null };
+  return { inMs, onTimeout: approval.onTimeout === ApprovalTimeoutAction.APPROVAL_TIMEOUT_ACTION_APPROVE ? 'approve' : 'reject' };
+}
+
+/**
+ * The stored fields of a new approval: the arguments as proposed and their hash (DESIGN rule 4).
+ * `expiresAt` is the driver's (approvalExpiry says when one is due): SQLite computes it before
+ * the INSERT, PostgreSQL in it; null for none.
+ */
+export function newApprovalRow(conversationId: string, approval: NewApprovalFields, at: string, expiresAt: string | null = null) {
   const toolArgs = approval.toolArgs ?? {};
   return {
     uuid: approval.uuid,
@@ -83,12 +119,87 @@ export function newApprovalRow(conversationId: string, approval: NewApprovalFiel
     agent_chain: storedAgentChain(approval.agentChain),
     outcome_unknown: approval.outcomeUnknown === true,
     replaces_uuid: approval.replacesUuid ?? null,
+    expires_at: expiresAt,
+    on_timeout: approvalExpiry(approval).onTimeout,
   };
 }
 
 /** A new approval's row as its INSERT leaves it (pending, undecided). */
 export function insertedApprovalRow(row: ReturnType<typeof newApprovalRow>): ApprovalRow {
-  return { ...row, status: 'pending', decided_at: null, updated_at: row.created_at };
+  return { ...row, status: 'pending', decided_at: null, updated_at: row.created_at, reason: null, decided_by: null, via: null, edited_args: null };
+}
+
+/** Who decided when the caller did not say (store.proto, PendingApproval.decided_by): a gateway without auth. */
+export const ANONYMOUS = 'anonymous';
+
+/** What a winning claim writes on the approval it decides (issue 15), in the claim statement's terms. */
+export interface ClaimDecision {
+  status: ApprovalStatusName;
+  reason: string | null;
+  decided_by: string;
+  via: string | null;
+  /** JSON text; only on an approval. */
+  edited_args: string | null;
+}
+
+/**
+ * The decision a ClaimApproval makes (store.proto, ClaimApprovalRequest): approved, expired (an
+ * expiry that rejects) or rejected, with who decided, through which face, why, and the edited
+ * arguments of an approval. INVALID_ARGUMENT for edited arguments on a rejection, or an
+ * approving expiry (an expiry that approves is an approval by "timeout").
+ */
+export function claimDecision(request: ClaimApprovalRequest): ClaimDecision {
+  if (request.editedArgs !== undefined && !request.approved) throw invalidArgument('edited_args: only an approval runs the call with edited arguments');
+  if (request.expired && request.approved) throw invalidArgument('expired: an expiry that approves is an approval (decided_by "timeout"), not expired');
+  return {
+    status: request.approved ? 'approved' : request.expired ? 'expired' : 'rejected',
+    reason: request.reason ?? null,
+    decided_by: request.decidedBy ?? ANONYMOUS,
+    via: request.via ?? null,
+    edited_args: request.editedArgs === undefined ? null : JSON.stringify(request.editedArgs),
+  };
+}
+
+/** An approval that also_reject rejects with a claim: the claim's identity and reason, nothing edited. */
+export function alsoRejected(decision: ClaimDecision): ClaimDecision {
+  return { ...decision, status: 'rejected', edited_args: null };
+}
+
+/** An audit entry as the drivers insert it: the store numbers it. */
+export type NewAuditRow = Omit<AuditRow, 'id'>;
+
+/**
+ * The audit entry of one decision a claim made (approval.decided, or approval.expired), appended
+ * in the claim's transaction: who, through which face, which approval, and what was decided.
+ */
+export function decisionAuditRow(decided: ApprovalRow, at: string): NewAuditRow {
+  const detail = {
+    conversation_id: decided.conversation_id,
+    tool_name: decided.tool_name,
+    approved: decided.status === 'approved',
+    status: decided.status,
+    ...(decided.reason ? { reason: decided.reason } : {}),
+    edited: Boolean(decided.edited_args),
+  };
+  return {
+    at,
+    kind: decided.status === 'expired' ? 'approval.expired' : 'approval.decided',
+    actor: decided.decided_by ?? ANONYMOUS,
+    via: decided.via ?? '',
+    subject: decided.uuid,
+    detail_json: JSON.stringify(detail),
+  };
+}
+
+/**
+ * How the write that ends a turn ended it (store.proto, TurnEnded.outcome): paused when the
+ * conversation waits for approvals after it, answered when it appended an assistant message,
+ * failed otherwise (the orchestrator's endTurn after a failure appends nothing). Interrupted
+ * turns are the callers' to name.
+ */
+export function endingOutcome(waiting: boolean, messages: readonly NewMessage[]): TurnOutcome {
+  if (waiting) return 'paused';
+  return messages.some((message) => message.role === MessageRole.MESSAGE_ROLE_ASSISTANT) ? 'answered' : 'failed';
 }
 
 /**
@@ -153,4 +264,67 @@ export function replacedUuid(uuid: string | undefined): string | undefined {
   const stored = storedId(uuid);
   if (stored === undefined) throw invalidArgument(`approvals: replaces_uuid ${JSON.stringify(uuid)} is not a UUID`);
   return stored;
+}
+
+/** ListApprovals' first page starts before every (created_at, uuid): '' sorts before any time. */
+export const FIRST_APPROVAL: PageCursor = { createdAt: '', id: '00000000-0000-0000-0000-000000000000' };
+
+/** Every status an approval can have, as stored. */
+const APPROVAL_STATUSES: readonly ApprovalStatusName[] = ['pending', 'approved', 'rejected', 'executing', 'done', 'failed', 'interrupted', 'expired'];
+
+/**
+ * The statuses a ListApprovals asks for, as stored, each once; none means every status.
+ * INVALID_ARGUMENT for unspecified or a number that is no status (the edge checks it too).
+ */
+export function listedStatuses(statuses: readonly ApprovalStatus[]): ApprovalStatusName[] {
+  if (statuses.length === 0) return [...APPROVAL_STATUSES];
+  const names = new Set<ApprovalStatusName>();
+  for (const status of statuses) {
+    const name = APPROVAL_STATUSES.find((candidate) => approvalStatus.value(candidate) === status);
+    if (name === undefined) throw invalidArgument(`statuses: ${String(status)} is not an approval status (pending, approved, rejected, executing, done, failed, interrupted, expired)`);
+    names.add(name);
+  }
+  return [...names];
+}
+
+/**
+ * Walks that are each in (created_at, uuid) order, merged into one: the first `limit` rows of
+ * them all. Each walk stopped at `limit` itself, so the merge reads no more than it returns
+ * per status.
+ */
+export function oldestFirst(walks: readonly ApprovalRow[][], limit: number): ApprovalRow[] {
+  const key = (row: ApprovalRow) => [row.created_at, row.uuid] as const;
+  return walks
+    .flat()
+    .sort((a, b) => {
+      const [at, au] = key(a);
+      const [bt, bu] = key(b);
+      return at < bt ? -1 : at > bt ? 1 : au < bu ? -1 : au > bu ? 1 : 0;
+    })
+    .slice(0, limit);
+}
+
+/** Walks of the audit trail that are each newest first, merged: the first `limit` entries. */
+export function newestFirst(walks: readonly AuditRow[][], limit: number): AuditRow[] {
+  return walks
+    .flat()
+    .sort((a, b) => b.id - a.id)
+    .slice(0, limit);
+}
+
+/** A page of approvals from a walk of `limit + 1` rows: the extra row says another page follows. */
+export function approvalPage(rows: readonly ApprovalRow[], limit: number): ApprovalPage {
+  const page = rows.slice(0, limit);
+  const last = page.at(-1);
+  return {
+    approvals: page.map(approvalFromRow),
+    nextPageToken: rows.length > limit && last ? encodeApprovalsPageToken({ createdAt: last.created_at, id: last.uuid }) : '',
+  };
+}
+
+/** A page of the audit trail from a walk of `limit + 1` entries, newest first. */
+export function auditPage(rows: readonly AuditRow[], limit: number): AuditPage {
+  const page = rows.slice(0, limit);
+  const last = page.at(-1);
+  return { entries: page.map(auditEntryFromRow), nextPageToken: rows.length > limit && last ? encodeAuditPageToken(last.id) : '' };
 }

@@ -28,7 +28,7 @@ import { GrpcStatus } from '../common/grpc/errors.js';
 import { DATABASE_FILE } from './sqlite/driver.js';
 import { SQL } from './sqlite/statements.js';
 import { INTERRUPTED_TURN_NOTE, type ConversationStorage } from './storage.js';
-import { DROP_SCHEMA_13 } from './testing/sqlite-schema-undo.js';
+import { DROP_POSTGRES_SCHEMA_5, DROP_SCHEMA_13 } from './testing/sqlite-schema-undo.js';
 import type { StorageDriver } from './testing/storage-drivers.js';
 
 const STALE_MS = 60_000;
@@ -388,7 +388,8 @@ export function leaseConformance(driver: StorageDriver): void {
       await driver.execute(
         driver.name === 'sqlite'
           ? `${DROP_SCHEMA_13} UPDATE schema_version SET version = 12;`
-          : `DROP INDEX conversations_leased;
+          : `${DROP_POSTGRES_SCHEMA_5}
+             DROP INDEX conversations_leased;
              ALTER TABLE conversations DROP COLUMN lease_owner, DROP COLUMN lease_node, DROP COLUMN lease_expires_at, DROP COLUMN lease_takeovers;
              ALTER TABLE approvals DROP COLUMN outcome_unknown, DROP COLUMN replaces_uuid;
              UPDATE schema_version SET version = 3;`,

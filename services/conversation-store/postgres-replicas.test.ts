@@ -139,6 +139,46 @@ describe('PostgreSQL store replicas (issue 14)', () => {
     }
   });
 
+  it('lets exactly one of three replicas expire an approval, and audits it once (issue 15)', async () => {
+    const stores = await Promise.all([replica(), replica(), replica()]);
+    for (let round = 0; round < 10; round++) {
+      const { id } = await stores[0]!.createConversation({ sessionId: 's', systemPrompt: '' });
+      const approval = await stores[0]!.createApproval({ conversationId: id, toolCallId: 'c', toolName: 'delete', toolArgs: {}, description: 'd', messages: [], agentChain: [] });
+      const claims = await Promise.all(
+        stores.flatMap((store) => [0, 1].map(() => store.claimApproval({ uuid: approval.uuid, approved: false, expired: true, decidedBy: 'timeout', via: 'timeout', messages: [assistant('expired')], clearRun: false, alsoReject: [] }))),
+      );
+      expect(claims.filter((claim) => claim.claimed)).toHaveLength(1);
+      const audited = (await stores[1]!.listAudit({ kinds: ['approval.expired'], pageSize: 500, pageToken: '' })).entries.filter((entry) => entry.subject === approval.uuid);
+      expect(audited).toHaveLength(1);
+      expect((await stores[2]!.getConversation({ id, includeMessages: true })).messages.map((message) => message.content)).toEqual(['expired']);
+    }
+  });
+
+  it("gives a webhook endpoint's cursor to one of three replicas, and to exactly one other once the holder's lease expired (issue 15)", async () => {
+    const stores = await Promise.all([replica(), replica(), replica()]);
+    const lease = (index: number, ttlMs = 60_000) => ({ owner: `replica-${index}`, node: `node-${index}`, ttlMs });
+    for (let round = 0; round < 5; round++) {
+      const endpoint = `hook-${round}`;
+      // The first holder holds it for a few milliseconds only: it dies without advancing.
+      const first = await Promise.all(stores.map((store, index) => store.claimWebhookCursor(endpoint, lease(index, 5))));
+      expect(first.filter((answer) => answer.held)).toHaveLength(1);
+      const gone = first.findIndex((answer) => answer.held);
+      const rest = stores.map((store, index) => ({ store, index })).filter(({ index }) => index !== gone);
+      let taken: number[] = [];
+      await until(async () => {
+        const answers = await Promise.all(rest.map(({ store, index }) => store.claimWebhookCursor(endpoint, lease(index))));
+        taken = rest.filter((_, position) => answers[position]!.held).map(({ index }) => index);
+        return taken.length > 0;
+      }, 'the expired cursor taken over');
+      expect(taken).toHaveLength(1);
+      // The new holder advances it; the one that is gone no longer can.
+      expect(await stores[taken[0]!]!.advanceWebhookCursor({ endpoint, owner: `replica-${taken[0]}`, lastEventId: 10, ttlMs: 60_000 })).toBe(true);
+      expect(await stores[gone]!.advanceWebhookCursor({ endpoint, owner: `replica-${gone}`, lastEventId: 20, ttlMs: 60_000 })).toBe(false);
+      const other = rest.find(({ index }) => index !== taken[0])!;
+      expect(await other.store.claimWebhookCursor(endpoint, lease(other.index))).toEqual({ held: false, lastEventId: 10 });
+    }
+  });
+
   it("holds UpdateRun's compare-and-set across replicas: of two writes at one revision, one wins and one is ABORTED", async () => {
     const [a, b] = await Promise.all([replica(), replica()]);
     for (let round = 0; round < 10; round++) {

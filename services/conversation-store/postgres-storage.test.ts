@@ -1,3 +1,4 @@
+import { approvalsConformance } from './approvals-conformance.js';
 import { eventsConformance } from './events-conformance.js';
 import { interruptedTurnConformance } from './interrupted-turn-conformance.js';
 import { leaseConformance } from './lease-conformance.js';
@@ -11,3 +12,4 @@ oneRunConformance(postgresDriver());
 interruptedTurnConformance(postgresDriver());
 eventsConformance(postgresDriver());
 leaseConformance(postgresDriver());
+approvalsConformance(postgresDriver());

@@ -1,5 +1,6 @@
 import {
   ApprovalStatus,
+  ApprovalTimeoutAction,
   ConversationStatus,
   MessageRole,
   type ToolCall,
@@ -14,7 +15,9 @@ import {
 
 export type ConversationStatusName = 'active' | 'waiting_approval' | 'completed';
 export type MessageRoleName = 'system' | 'user' | 'assistant' | 'tool';
-export type ApprovalStatusName = 'pending' | 'approved' | 'rejected' | 'executing' | 'done' | 'failed' | 'interrupted';
+export type ApprovalStatusName = 'pending' | 'approved' | 'rejected' | 'executing' | 'done' | 'failed' | 'interrupted' | 'expired';
+/** What an approval's expiry decides (issue 15), as stored. */
+export type ApprovalTimeoutActionName = 'reject' | 'approve';
 
 function nameTable<E extends number, N extends string>(pairs: ReadonlyArray<readonly [E, N]>, kind: string) {
   const byValue = new Map<E, N>(pairs);
@@ -61,9 +64,25 @@ export const approvalStatus = nameTable<ApprovalStatus, ApprovalStatusName>(
     [ApprovalStatus.APPROVAL_STATUS_DONE, 'done'],
     [ApprovalStatus.APPROVAL_STATUS_FAILED, 'failed'],
     [ApprovalStatus.APPROVAL_STATUS_INTERRUPTED, 'interrupted'],
+    [ApprovalStatus.APPROVAL_STATUS_EXPIRED, 'expired'],
   ],
   'approval status',
 );
+
+export const approvalTimeoutAction = nameTable<ApprovalTimeoutAction, ApprovalTimeoutActionName>(
+  [
+    [ApprovalTimeoutAction.APPROVAL_TIMEOUT_ACTION_REJECT, 'reject'],
+    [ApprovalTimeoutAction.APPROVAL_TIMEOUT_ACTION_APPROVE, 'approve'],
+  ],
+  'approval timeout action',
+);
+
+/**
+ * How a turn ended (store.proto, TurnEnded.outcome; issue 15): the webhooks' run.completed for
+ * answered and paused, run.failed for failed and interrupted.
+ */
+export const TURN_OUTCOMES = ['answered', 'paused', 'failed', 'interrupted'] as const;
+export type TurnOutcome = (typeof TURN_OUTCOMES)[number];
 
 /** The dialects a conversation created over A2A is answered in (store.proto, A2aOrigin.dialect). */
 export const A2A_DIALECTS = ['seed', 'v0.3', 'v1.0'] as const;

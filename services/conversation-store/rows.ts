@@ -1,14 +1,17 @@
-import type { Compaction, Conversation, ConversationEvent, Message, PendingApproval, Run } from '../../gen/ts/asg/store/v1/store.js';
+import type { AuditEntry, Compaction, Conversation, ConversationEvent, Message, PendingApproval, Run } from '../../gen/ts/asg/store/v1/store.js';
 import {
   agentChainFromStored,
   approvalStatus,
+  approvalTimeoutAction,
   conversationStatus,
   conversationTitle,
   messageRole,
   toolCallFromStored,
   type ApprovalStatusName,
+  type ApprovalTimeoutActionName,
   type ConversationStatusName,
   type MessageRoleName,
+  type TurnOutcome,
 } from './records.js';
 
 /** Rows exactly as the drivers read them (both return these shapes); JSON columns are still text here. */
@@ -90,6 +93,33 @@ export interface ApprovalRow {
    */
   outcome_unknown?: number | boolean | null;
   replaces_uuid?: string | null;
+  /**
+   * Issue 15 (SQLite schema 14, PostgreSQL schema 5; absent in event payloads written before):
+   * who decided and through which face; the arguments an approval ran with instead of
+   * tool_args (JSON text); when it expires (ISO text with milliseconds: SQLite keeps it so,
+   * PostgreSQL keeps a timestamptz it reads out as this text) and what its expiry decides.
+   */
+  decided_by?: string | null;
+  via?: string | null;
+  edited_args?: string | null;
+  expires_at?: string | null;
+  on_timeout?: ApprovalTimeoutActionName | null;
+}
+
+/** One entry of the audit trail (issue 15), as both drivers read it. */
+export interface AuditRow {
+  id: number;
+  at: string;
+  kind: string;
+  actor: string;
+  via: string;
+  subject: string;
+  /** A JSON object, as text. */
+  detail_json: string;
+}
+
+export function auditEntryFromRow(row: AuditRow): AuditEntry {
+  return { id: row.id, at: new Date(row.at), kind: row.kind, actor: row.actor, via: row.via, subject: row.subject, detailJson: row.detail_json };
 }
 
 export function messageFromRow(row: MessageRow): Message {
@@ -126,6 +156,11 @@ export function approvalFromRow(row: ApprovalRow): PendingApproval {
     // Absent rather than false on the approvals that ask for the first time: most of them.
     outcomeUnknown: row.outcome_unknown ? true : undefined,
     replacesUuid: row.replaces_uuid ?? undefined,
+    decidedBy: row.decided_by ?? undefined,
+    via: row.via ?? undefined,
+    editedArgs: row.edited_args ? (JSON.parse(row.edited_args) as Record<string, unknown>) : undefined,
+    expiresAt: row.expires_at ? new Date(row.expires_at) : undefined,
+    onTimeout: row.on_timeout ? approvalTimeoutAction.value(row.on_timeout) : undefined,
   };
 }
 
@@ -177,11 +212,12 @@ export type EventChange =
   | { kind: 'message_added'; message: MessageRow }
   | { kind: 'approval_requested' | 'approval_resolved'; approval: ApprovalRow }
   | { kind: 'status_changed'; status: ConversationStatusName }
-  | { kind: 'turn_started' | 'turn_ended' };
+  | { kind: 'turn_started' }
+  | { kind: 'turn_ended'; outcome: TurnOutcome };
 
 // Columns that hold JSON text in their own table; in a payload they are nested as JSON values.
 const MESSAGE_JSON_COLUMNS = ['tool_call', 'compaction'] as const;
-const APPROVAL_JSON_COLUMNS = ['tool_args', 'agent_chain'] as const;
+const APPROVAL_JSON_COLUMNS = ['tool_args', 'agent_chain', 'edited_args'] as const;
 
 /** A row as a payload: without the event's own conversation id, its JSON columns nested. */
 function payloadOfRow(row: object, jsonColumns: readonly string[]): string {
@@ -216,8 +252,9 @@ export function eventPayload(change: EventChange): string {
     case 'status_changed':
       return JSON.stringify({ status: change.status });
     case 'turn_started':
-    case 'turn_ended':
       return '{}';
+    case 'turn_ended':
+      return JSON.stringify({ outcome: change.outcome });
   }
 }
 
@@ -235,7 +272,8 @@ export function eventFromRow(row: EventRow): ConversationEvent {
     case 'turn_started':
       return { ...event, turnStarted: {} };
     case 'turn_ended':
-      return { ...event, turnEnded: {} };
+      // Events of earlier releases say nothing of how the turn ended: '{}'.
+      return { ...event, turnEnded: { outcome: (JSON.parse(row.payload) as { outcome?: string }).outcome } };
     default:
       throw new Error(`stored event kind "${String(row.kind)}" is not one this build knows`);
   }

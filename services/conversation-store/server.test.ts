@@ -6,6 +6,7 @@ import {
   ApprovalStatus,
   ConversationStatus,
   ConversationStoreServiceService,
+  type ClaimApprovalRequest,
   MessageRole,
   type Conversation,
   type ConversationEvent,
@@ -651,5 +652,91 @@ describe('WatchEvents and PublishEvent over gRPC', () => {
       client.close();
       await small.stop();
     }
+  });
+});
+
+describe('approvals as audited resources over gRPC (issue 15)', () => {
+  const lease = (owner: string, ttlMs = 60_000): RunLease => ({ owner, node: `node-of-${owner}`, ttlMs });
+  const claimRequest = (uuid: string, change: Partial<ClaimApprovalRequest> = {}): ClaimApprovalRequest => ({ uuid, approved: false, messages: [], clearRun: false, alsoReject: [], ...change });
+  const invalid = (message: string) => ({ code: GrpcStatus.INVALID_ARGUMENT, message: expect.stringContaining(message) });
+
+  it('decides with identity and edited arguments, lists the approval, and shows the decision in the audit trail', async () => {
+    const { id } = await conversation();
+    const approval = await pendingApproval(id);
+    const { claimed } = await store.claimApproval(claimRequest(approval.uuid, { approved: true, decidedBy: 'alice', via: 'web', reason: 'ok', editedArgs: { table: 'tmp_users' } }));
+    expect(claimed).toBe(true);
+    const { approvals, nextPageToken } = await store.listApprovals({ statuses: [ApprovalStatus.APPROVAL_STATUS_APPROVED], conversationId: id, pageSize: 0, pageToken: '' });
+    expect(approvals.map((item) => [item.uuid, item.decidedBy, item.via, item.reason, item.editedArgs, item.toolArgs])).toEqual([
+      [approval.uuid, 'alice', 'web', 'ok', { table: 'tmp_users' }, { table: 'users' }],
+    ]);
+    expect(nextPageToken).toBe('');
+    const { entries } = await store.listAudit({ kinds: ['approval.decided'], pageSize: 10, pageToken: '' });
+    expect(entries.map((entry) => [entry.kind, entry.actor, entry.via, entry.subject])).toEqual([['approval.decided', 'alice', 'web', approval.uuid]]);
+    expect(JSON.parse(entries[0]!.detailJson)).toMatchObject({ approved: true, status: 'approved', reason: 'ok', edited: true });
+    expect((await store.listDueApprovals({ limit: 100 })).approvals).toEqual([]);
+  });
+
+  it('answers INVALID_ARGUMENT for a decision that does not hold together, naming the field', async () => {
+    const { id } = await conversation();
+    const approval = await pendingApproval(id);
+    const refused: [Partial<ClaimApprovalRequest>, string][] = [
+      [{ editedArgs: { table: 'x' } }, 'edited_args: only an approval runs the call with edited arguments'],
+      [{ approved: true, expired: true }, 'expired: an expiry that approves'],
+      [{ decidedBy: '  ' }, 'decided_by: a name, not blank'],
+      [{ decidedBy: 'x'.repeat(201) }, 'decided_by: at most 200 characters'],
+      [{ via: 'v'.repeat(33) }, 'via: at most 32 characters'],
+    ];
+    for (const [change, message] of refused) await expect(store.claimApproval(claimRequest(approval.uuid, change))).rejects.toMatchObject(invalid(message));
+    expect((await store.getApproval({ uuid: approval.uuid })).approval?.status).toBe(ApprovalStatus.APPROVAL_STATUS_PENDING);
+    // An expiry that is longer than a year, or negative, is refused with the approval.
+    for (const [expiresInMs, message] of [[-1, 'expires_in_ms: milliseconds, 0 or more'], [400 * 24 * 3_600_000, 'expires_in_ms: at most']] as const) {
+      const request = {
+        conversationId: id,
+        messages: [],
+        approvals: [{ uuid: '0f1e2d3c-4b5a-4968-8776-a5b4c3d2e1f0', toolCallId: 'c', toolName: 't', toolArgs: {}, description: 'd', agentChain: [], expiresInMs }],
+        expectedRevision: 0,
+        returnConversation: false,
+      };
+      await expect(store.updateRun(request)).rejects.toMatchObject(invalid(message));
+    }
+  });
+
+  it('answers INVALID_ARGUMENT for lists, audit entries and webhook cursors outside their rules', async () => {
+    const list = { statuses: [], conversationId: '', pageSize: 0, pageToken: '' };
+    await expect(store.listApprovals({ ...list, statuses: [99 as ApprovalStatus] })).rejects.toMatchObject(invalid('statuses[0]: one of pending'));
+    await expect(store.listApprovals({ ...list, statuses: [ApprovalStatus.APPROVAL_STATUS_UNSPECIFIED] })).rejects.toMatchObject(invalid('statuses[0]'));
+    await expect(store.listApprovals({ ...list, pageSize: 501 })).rejects.toMatchObject(invalid('page_size: at most 500'));
+    await expect(store.listApprovals({ ...list, pageToken: 'forged' })).rejects.toMatchObject(invalid('page_token'));
+    for (const limit of [0, 101]) await expect(store.listDueApprovals({ limit })).rejects.toMatchObject(invalid('limit'));
+
+    const entry = { id: 0, at: undefined, kind: 'auth.failed', actor: 'gateway', via: 'rest', subject: '/approvals', detailJson: '{"cause":"bad token"}' };
+    const refused: [Partial<typeof entry>, string][] = [
+      [{ kind: 'Auth.Failed' }, 'entry.kind: dotted lower-case words'],
+      [{ kind: 'auth' }, 'entry.kind: dotted lower-case words'],
+      [{ kind: `a.${'b'.repeat(70)}` }, 'entry.kind: at most 64 characters'],
+      [{ actor: 'a'.repeat(201) }, 'entry.actor: at most 200 characters'],
+      [{ via: 'v'.repeat(33) }, 'entry.via: at most 32 characters'],
+      [{ subject: 's'.repeat(201) }, 'entry.subject: at most 200 characters'],
+      [{ detailJson: '[1]' }, 'entry.detail_json: a JSON object'],
+      [{ detailJson: 'not json' }, 'entry.detail_json: a JSON object'],
+      [{ detailJson: JSON.stringify({ big: 'é'.repeat(8200) }) }, 'entry.detail_json: at most 16384 bytes'],
+    ];
+    for (const [change, message] of refused) await expect(store.appendAudit({ entry: { ...entry, ...change } })).rejects.toMatchObject(invalid(message));
+    await expect(store.appendAudit({ entry: undefined })).rejects.toMatchObject(invalid('entry: an audit entry'));
+    await expect(store.listAudit({ kinds: ['NOPE'], pageSize: 0, pageToken: '' })).rejects.toMatchObject(invalid('kinds[0]'));
+    const { entry: stored } = await store.appendAudit({ entry });
+    expect(stored).toMatchObject({ kind: 'auth.failed', actor: 'gateway', via: 'rest', subject: '/approvals', detailJson: '{"cause":"bad token"}' });
+    expect(stored!.id).toBeGreaterThan(0);
+    expect(stored!.at).toBeInstanceOf(Date);
+    expect((await store.listAudit({ kinds: [], pageSize: 0, pageToken: '' })).entries).toEqual([stored]);
+
+    await expect(store.claimWebhookCursor({ endpoint: ' ', lease: lease('a') })).rejects.toMatchObject(invalid('endpoint: required'));
+    await expect(store.claimWebhookCursor({ endpoint: 'e'.repeat(201), lease: lease('a') })).rejects.toMatchObject(invalid('endpoint: at most 200 characters'));
+    await expect(store.claimWebhookCursor({ endpoint: 'hook', lease: undefined })).rejects.toMatchObject(invalid('lease: a lease'));
+    await expect(store.advanceWebhookCursor({ endpoint: 'hook', owner: 'a', lastEventId: -1, ttlMs: 1000 })).rejects.toMatchObject(invalid('last_event_id'));
+    await expect(store.advanceWebhookCursor({ endpoint: 'hook', owner: 'a', lastEventId: 1, ttlMs: 0 })).rejects.toMatchObject(invalid('ttl_ms'));
+    expect(await store.claimWebhookCursor({ endpoint: 'hook', lease: lease('a') })).toEqual({ held: true, lastEventId: 0 });
+    expect(await store.advanceWebhookCursor({ endpoint: 'hook', owner: 'a', lastEventId: 4, ttlMs: 1000 })).toEqual({ held: true });
+    expect(await store.claimWebhookCursor({ endpoint: 'hook', lease: lease('b') })).toEqual({ held: false, lastEventId: 4 });
   });
 });

@@ -1,5 +1,12 @@
 import { z } from 'zod';
-import { ConversationStatus, ConversationStoreServiceService, MessageRole, type Conversation } from '../../gen/ts/asg/store/v1/store.js';
+import {
+  ApprovalStatus,
+  ApprovalTimeoutAction,
+  ConversationStatus,
+  ConversationStoreServiceService,
+  MessageRole,
+  type Conversation,
+} from '../../gen/ts/asg/store/v1/store.js';
 import { MAX_REASON_LENGTH } from '../common/decision-reason.js';
 import { invalidArgument, notFound } from '../common/grpc/errors.js';
 import type { ServiceHandlers } from '../common/grpc/server.js';
@@ -7,11 +14,21 @@ import type { EventFeed } from './event-feed.js';
 import { storedId } from './ids.js';
 import { A2A_DIALECTS } from './records.js';
 import {
+  AUDIT_KIND_PATTERN,
+  MAX_APPROVAL_EXPIRY_MS,
+  MAX_AUDIT_ACTOR_LENGTH,
+  MAX_AUDIT_DETAIL_BYTES,
+  MAX_AUDIT_KIND_LENGTH,
+  MAX_AUDIT_KINDS,
+  MAX_AUDIT_SUBJECT_LENGTH,
+  MAX_AUDIT_VIA_LENGTH,
+  MAX_DUE_APPROVALS_LIMIT,
   MAX_LEASE_NAME_LENGTH,
   MAX_LEASE_TTL_MS,
   MAX_MESSAGE_PAGE_SIZE,
   MAX_PAGE_SIZE,
   MAX_TAKEOVER_LIMIT,
+  MAX_WEBHOOK_ENDPOINT_LENGTH,
   type ConversationStorage,
 } from './storage.js';
 
@@ -78,6 +95,8 @@ const runLease = z.object(
   { error: 'a lease (owner, node, ttl_ms)' },
 );
 
+// Issue 15: how long a new approval waits for a human, and what its expiry decides.
+const TIMEOUT_ACTION = 'one of unspecified (reject), reject, approve';
 const newApproval = z
   .object({
     uuid: newApprovalUuid,
@@ -90,12 +109,65 @@ const newApproval = z
     agentChain,
     outcomeUnknown: z.boolean().optional(),
     replacesUuid: newApprovalUuid.optional(),
+    expiresInMs: z
+      .number()
+      .int()
+      .min(0, 'milliseconds, 0 or more (0: it never expires)')
+      .max(MAX_APPROVAL_EXPIRY_MS, `at most ${MAX_APPROVAL_EXPIRY_MS} milliseconds (a year)`)
+      .optional(),
+    onTimeout: z.enum(ApprovalTimeoutAction, { error: TIMEOUT_ACTION }).optional(),
   })
   // The approval it replaces is the earlier one of a call whose outcome is unknown (store.proto).
   .refine((approval) => approval.replacesUuid === undefined || approval.outcomeUnknown === true, {
     message: 'only an approval with outcome_unknown replaces another',
     path: ['replacesUuid'],
   });
+
+// Issue 15: who decides and through which face, as an audit entry names them.
+const decidedBy = z
+  .string()
+  .max(MAX_AUDIT_ACTOR_LENGTH, `at most ${MAX_AUDIT_ACTOR_LENGTH} characters`)
+  .refine((value) => value.trim() !== '', 'a name, not blank (absent: anonymous)');
+const via = z.string().max(MAX_AUDIT_VIA_LENGTH, `at most ${MAX_AUDIT_VIA_LENGTH} characters`);
+
+const STATUS = 'one of pending, approved, rejected, executing, done, failed, interrupted, expired';
+const approvalStatusValue = z.enum(ApprovalStatus, { error: STATUS }).refine((value) => value !== ApprovalStatus.APPROVAL_STATUS_UNSPECIFIED, STATUS);
+const pageSize = z.number().int().min(0, `from 1 to ${MAX_PAGE_SIZE}, or 0 for the default`).max(MAX_PAGE_SIZE, `at most ${MAX_PAGE_SIZE}`);
+
+const auditKind = z
+  .string()
+  .max(MAX_AUDIT_KIND_LENGTH, `at most ${MAX_AUDIT_KIND_LENGTH} characters`)
+  .regex(AUDIT_KIND_PATTERN, 'dotted lower-case words, e.g. approval.decided');
+
+/** A JSON object (not an array, a string or null), as an audit entry's details are. */
+function isJsonObject(text: string): boolean {
+  try {
+    const value: unknown = JSON.parse(text);
+    return typeof value === 'object' && value !== null && !Array.isArray(value);
+  } catch {
+    return false;
+  }
+}
+
+const auditEntry = z.object(
+  {
+    kind: auditKind,
+    actor: z.string().max(MAX_AUDIT_ACTOR_LENGTH, `at most ${MAX_AUDIT_ACTOR_LENGTH} characters`),
+    via,
+    subject: z.string().max(MAX_AUDIT_SUBJECT_LENGTH, `at most ${MAX_AUDIT_SUBJECT_LENGTH} characters`),
+    detailJson: z
+      .string()
+      .refine((text) => Buffer.byteLength(text, 'utf8') <= MAX_AUDIT_DETAIL_BYTES, `at most ${MAX_AUDIT_DETAIL_BYTES} bytes`)
+      .refine(isJsonObject, 'a JSON object'),
+  },
+  { error: 'an audit entry (kind, actor, via, subject, detail_json)' },
+);
+
+const webhookEndpoint = z
+  .string()
+  .max(MAX_WEBHOOK_ENDPOINT_LENGTH, `at most ${MAX_WEBHOOK_ENDPOINT_LENGTH} characters`)
+  .refine((value) => value.trim() !== '', 'required (the endpoint\'s name)');
+const ttlMs = z.number().int().min(1, `from 1 to ${MAX_LEASE_TTL_MS} milliseconds`).max(MAX_LEASE_TTL_MS, `at most ${MAX_LEASE_TTL_MS} milliseconds`);
 
 // PublishEvent carries live-only events; the stored kinds are the store's own to write, in the
 // transaction of their change (store.proto, ConversationEvent).
@@ -182,18 +254,27 @@ const schemas = {
       continuesTurn: z.boolean().optional(),
       expectedRunRevision: z.number().int().min(0).optional(),
       lease: runLease.optional(),
+      decidedBy: decidedBy.optional(),
+      via: via.optional(),
+      editedArgs: struct.optional(),
+      expired: z.boolean().optional(),
     })
     .refine((request) => !request.approved || request.alsoReject.length === 0, {
       message: 'only a rejection rejects other approvals with it',
       path: ['alsoReject'],
+    })
+    .refine((request) => request.approved || request.editedArgs === undefined, {
+      message: 'only an approval runs the call with edited arguments',
+      path: ['editedArgs'],
+    })
+    .refine((request) => !request.approved || !request.expired, {
+      message: 'an expiry that approves is an approval by "timeout", not expired',
+      path: ['expired'],
     }),
   startApprovalExecution: z.object({ uuid: approvalUuid }),
   finishApprovalExecution: z.object({ uuid: approvalUuid, success: z.boolean(), messages }),
   listUnfinishedApprovals: z.object({ conversationId }),
-  listPendingApprovals: z.object({
-    pageSize: z.number().int().min(0, `from 1 to ${MAX_PAGE_SIZE}, or 0 for the default`).max(MAX_PAGE_SIZE, `at most ${MAX_PAGE_SIZE}`),
-    pageToken: z.string(),
-  }),
+  listPendingApprovals: z.object({ pageSize, pageToken: z.string() }),
   markApprovalInterrupted: z.object({
     uuid: approvalUuid,
     minAgeMs: z.number().int().min(0, 'milliseconds, 0 or more'),
@@ -220,6 +301,29 @@ const schemas = {
   takeOverRuns: z.object({
     lease: runLease,
     limit: z.number().int().min(1, `from 1 to ${MAX_TAKEOVER_LIMIT}`).max(MAX_TAKEOVER_LIMIT, `at most ${MAX_TAKEOVER_LIMIT}`),
+  }),
+  listApprovals: z.object({
+    statuses: z.array(approvalStatusValue).max(16, 'at most 16 statuses'),
+    // Empty: every conversation.
+    conversationId: z.string(),
+    pageSize,
+    pageToken: z.string(),
+  }),
+  listDueApprovals: z.object({
+    limit: z.number().int().min(1, `from 1 to ${MAX_DUE_APPROVALS_LIMIT}`).max(MAX_DUE_APPROVALS_LIMIT, `at most ${MAX_DUE_APPROVALS_LIMIT}`),
+  }),
+  appendAudit: z.object({ entry: auditEntry }),
+  listAudit: z.object({
+    kinds: z.array(auditKind).max(MAX_AUDIT_KINDS, `at most ${MAX_AUDIT_KINDS} kinds`),
+    pageSize,
+    pageToken: z.string(),
+  }),
+  claimWebhookCursor: z.object({ endpoint: webhookEndpoint, lease: runLease }),
+  advanceWebhookCursor: z.object({
+    endpoint: webhookEndpoint,
+    owner: leaseOwner,
+    lastEventId: z.number().int().min(0, 'an event id, 0 or more'),
+    ttlMs,
   }),
 } satisfies Record<keyof typeof ConversationStoreServiceService, z.ZodType>;
 
@@ -315,5 +419,14 @@ export function conversationStoreHandlers(storage: ConversationStorage, feed: Ev
       const { lease, limit } = validated('takeOverRuns', request);
       return { runs: await storage.takeOverRuns(lease!, limit) };
     },
+    listApprovals: async (request) => storage.listApprovals(validated('listApprovals', request)),
+    listDueApprovals: async (request) => ({ approvals: await storage.listDueApprovals(validated('listDueApprovals', request).limit) }),
+    appendAudit: async (request) => ({ entry: await storage.appendAudit(validated('appendAudit', request).entry!) }),
+    listAudit: async (request) => storage.listAudit(validated('listAudit', request)),
+    claimWebhookCursor: async (request) => {
+      const { endpoint, lease } = validated('claimWebhookCursor', request);
+      return storage.claimWebhookCursor(endpoint, lease!);
+    },
+    advanceWebhookCursor: async (request) => ({ held: await storage.advanceWebhookCursor(validated('advanceWebhookCursor', request)) }),
   };
 }

@@ -1,6 +1,9 @@
 import type {
+  AdvanceWebhookCursorRequest,
   AppendMessagesRequest,
+  AuditEntry,
   ClaimApprovalRequest,
+  ClaimWebhookCursorResponse,
   Conversation,
   ConversationEvent,
   ConversationSummary,
@@ -8,6 +11,8 @@ import type {
   CreateConversationRequest,
   FinishApprovalExecutionRequest,
   GetConversationRequest,
+  ListApprovalsRequest,
+  ListAuditRequest,
   ListConversationsRequest,
   MarkApprovalInterruptedRequest,
   Message,
@@ -37,6 +42,22 @@ export const DEFAULT_STALE_TURN_MS = 300_000 + STALE_TURN_MARGIN_MS;
 export const MAX_LEASE_TTL_MS = 3_600_000;
 export const MAX_TAKEOVER_LIMIT = 100;
 export const MAX_LEASE_NAME_LENGTH = 200;
+
+/**
+ * Issue 15 (store.proto): the most due approvals one ListDueApprovals reads; the longest expiry
+ * of a new approval (a year); the limits of an audit entry and of a webhook endpoint's name.
+ */
+export const MAX_DUE_APPROVALS_LIMIT = 100;
+export const MAX_APPROVAL_EXPIRY_MS = 366 * 24 * 3_600_000;
+export const AUDIT_KIND_PATTERN = /^[a-z]+(\.[a-z_]+)+$/;
+export const MAX_AUDIT_KIND_LENGTH = 64;
+export const MAX_AUDIT_ACTOR_LENGTH = 200;
+export const MAX_AUDIT_VIA_LENGTH = 32;
+export const MAX_AUDIT_SUBJECT_LENGTH = 200;
+export const MAX_AUDIT_DETAIL_BYTES = 16 * 1024;
+/** The most kinds one ListAudit filters by. */
+export const MAX_AUDIT_KINDS = 20;
+export const MAX_WEBHOOK_ENDPOINT_LENGTH = 200;
 
 /** A page size of 0 asks for this many conversations (store.proto, ListConversationsRequest). */
 export const DEFAULT_PAGE_SIZE = 50;
@@ -83,6 +104,19 @@ export interface EventRange {
   conversationId?: string;
   afterId: number;
   limit: number;
+}
+
+export interface ApprovalPage {
+  approvals: PendingApproval[];
+  /** Empty on the last page. */
+  nextPageToken: string;
+}
+
+export interface AuditPage {
+  /** Newest first. */
+  entries: AuditEntry[];
+  /** Empty on the last page. */
+  nextPageToken: string;
 }
 
 /** Called with the stored events of one change, in id order, once the change has committed. */
@@ -153,9 +187,15 @@ export interface ConversationStorage {
   getApproval(uuid: string): Promise<PendingApproval>;
 
   /**
-   * pending → approved | rejected; a lost or late claim is `claimed: false`, not an error. A
-   * winning claim that marks the turn running (approved, or `continuesTurn`) sets the mark with
-   * the request's `lease` (none: a mark without one), as `startTurn` does.
+   * pending → approved | rejected | expired; a lost or late claim is `claimed: false`, not an
+   * error. A winning claim that marks the turn running (approved, or `continuesTurn`) sets the
+   * mark with the request's `lease` (none: a mark without one), as `startTurn` does.
+   *
+   * Issue 15: the decision keeps who decided (`decidedBy`, "anonymous" when absent), through
+   * which face (`via`), the reason and an approval's edited arguments; `expired` makes a
+   * rejection an expiry. A winning claim appends the audit entry of each approval it decided
+   * (approval.decided, approval.expired) in its transaction; a lost one appends nothing.
+   * INVALID_ARGUMENT for edited arguments on a rejection, or `expired` with `approved`.
    */
   claimApproval(request: ClaimApprovalRequest): Promise<ApprovalClaim>;
 
@@ -167,6 +207,46 @@ export interface ConversationStorage {
 
   /** Every pending approval, oldest first (created_at, uuid), a page at a time; INVALID_ARGUMENT for a foreign token. */
   listPendingApprovals(request: ListPendingApprovalsRequest): Promise<{ approvals: PendingApproval[]; nextPageToken: string }>;
+
+  /**
+   * Issue 15: approvals of the given statuses (none: every status), of one conversation or all
+   * (''), oldest first (created_at, uuid), a page at a time, through the index of approvals by
+   * status or the conversation's; INVALID_ARGUMENT for a token this list did not issue. An
+   * unknown or malformed conversation id lists nothing.
+   */
+  listApprovals(request: ListApprovalsRequest): Promise<ApprovalPage>;
+
+  /**
+   * Issue 15: up to `limit` pending approvals whose expires_at has passed (the driver's clock, as
+   * when it was set), oldest expiry first, through the partial index of pending approvals with an
+   * expiry. Only a read: claims decide them.
+   */
+  listDueApprovals(limit: number): Promise<PendingApproval[]>;
+
+  /**
+   * Issue 15: appends an entry to the audit trail (its id and time are the store's; the request's
+   * are ignored) and returns it as stored. The trail is append-only: nothing updates or deletes.
+   * Decisions are appended by `claimApproval` itself.
+   */
+  appendAudit(entry: AuditEntry): Promise<AuditEntry>;
+
+  /** Issue 15: the audit trail newest first, of the given kinds (none: every kind), a page at a time. */
+  listAudit(request: ListAuditRequest): Promise<AuditPage>;
+
+  /**
+   * Issue 15: takes the lease on an endpoint's webhook cursor when it is free, expired, the
+   * caller's own, or held by an earlier boot of the caller's node (then renewed to now + ttl);
+   * `held: false` otherwise. An endpoint claimed for the first time starts at the newest stored
+   * event (no history is replayed). Answers the cursor either way.
+   */
+  claimWebhookCursor(endpoint: string, lease: RunLease): Promise<ClaimWebhookCursorResponse>;
+
+  /**
+   * Issue 15: moves the cursor forward (never back) and renews the lease by `ttlMs`, while
+   * `owner` holds it (expired or not: it is lost only to another claim); false otherwise, with
+   * nothing changed (an unknown endpoint too).
+   */
+  advanceWebhookCursor(request: AdvanceWebhookCursorRequest): Promise<boolean>;
 
   /** The conversation's approvals that are approved or executing, oldest first. */
   listUnfinishedApprovals(conversationId: string): Promise<PendingApproval[]>;

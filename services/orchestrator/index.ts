@@ -6,6 +6,8 @@ import type { Peers, RunningService, ServiceOptions } from '../common/service.js
 import { createClients } from './clients.js';
 import { RunLeases, runNode } from './leases.js';
 import { TakeoverLoop } from './takeover-loop.js';
+import { ExpiryLoop } from './expiry-loop.js';
+import { startWebhooks, webhookEndpoints, type DeliveryOptions } from './webhooks/index.js';
 
 export { runNode } from './leases.js';
 import { orchestratorImplementation } from './server.js';
@@ -25,8 +27,14 @@ export async function startOrchestrator(
     peers: Pick<Peers, 'conversationStore' | 'llmGateway' | 'toolBroker' | 'a2aBridge'>;
     /** Where this replica runs, stable across its restarts (leases.ts runNode); by default the host and the address it listens on. */
     node?: string;
+    /** Where webhook secrets (`webhooks[].secret_env`) are read, once, at start; `process.env` by default. */
+    env?: NodeJS.ProcessEnv;
+    /** How webhook deliveries are paced (deadline, retries, backoff); not in the configuration file. */
+    webhookDelivery?: Partial<DeliveryOptions>;
   },
 ): Promise<RunningService> {
+  // Checked before anything starts: a webhook without its secret stops the start, naming the variable.
+  const endpoints = webhookEndpoints(options.config.webhooks, options.env ?? process.env);
   const clients = createClients(options.config, options.peers);
   const server = createServer(options.config.grpc);
   const health = new ServingHealth(server, [OrchestratorServiceService]);
@@ -37,6 +45,10 @@ export async function startOrchestrator(
   const host = options.listen.slice(0, options.listen.lastIndexOf(':'));
   const takeovers = new TakeoverLoop(leases, clients, options.config.runs.takeover_interval, (run) => turns.takeOver(run), options.log);
   takeovers.start();
+  // Issue 15: approvals whose expires_at passed are decided as their on_timeout says, at the takeover loop's pace.
+  const expiries = new ExpiryLoop(clients, options.config.runs.takeover_interval, (approval) => turns.expire(approval), options.log);
+  expiries.start();
+  const webhooks = startWebhooks(endpoints, clients, { owner: leases.owner, node: leases.node }, { leaseTtlMs: options.config.runs.lease_ttl, ...options.webhookDelivery }, options.log);
   health.markServing();
   let stopping: Promise<void> | undefined;
   return {
@@ -48,10 +60,13 @@ export async function startOrchestrator(
     stop: (deadline = Date.now() + DEFAULT_STOP_GRACE_MS) =>
       (stopping ??= (async () => {
         takeovers.stop();
+        expiries.stop();
+        // A delivery cut here is sent again by the next holder of its cursor (the same webhook-id).
+        const webhooksStopped = webhooks.stop();
         await health.beginStop(deadline, options.config.grpc.drain_delay);
         // Turns still running a little before the deadline are handed to another replica
         // (their leases released) rather than cut with nothing recorded.
-        await Promise.all([turns.drain(deadline - HAND_BACK_MARGIN_MS), shutdown(server, deadline)]);
+        await Promise.all([turns.drain(deadline - HAND_BACK_MARGIN_MS), shutdown(server, deadline), webhooksStopped]);
         clients.close();
       })()),
   };

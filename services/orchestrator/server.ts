@@ -5,7 +5,7 @@ import { notFound, invalidArgument } from '../common/grpc/errors.js';
 import { implement, type UnaryHandlers } from '../common/grpc/server.js';
 import { givenReason, reasonProblem } from '../common/decision-reason.js';
 import type { Logger } from '../common/log.js';
-import type { TurnRunner } from './turns.js';
+import type { DecisionInput, TurnRunner } from './turns.js';
 
 const uuid = z.uuid();
 const message = z.string().max(1_000_000, 'message longer than 1,000,000 characters');
@@ -35,6 +35,38 @@ function parseMessage(value: string): string {
   return value;
 }
 
+/** The faces a human decides through (issue 15); "timeout" is the expiry's own, never a caller's. */
+export const DECISION_FACES = ['rest', 'web', 'a2a', 'mcp', 'cli'] as const;
+
+/** Edited arguments, as JSON: at most this long (the same bound as a message). */
+const MAX_ARGUMENTS_CHARS = 1_000_000;
+
+const decision = z.object({
+  // A token's name or a JWT's subject, as the gateway authenticated it: printable, bounded.
+  decidedBy: z
+    .string()
+    .trim()
+    .min(1, 'decided_by: a non-empty identity')
+    .max(200, 'decided_by: at most 200 characters')
+    .regex(/^[^\p{Cc}]*$/u, 'decided_by: no control characters')
+    .optional(),
+  via: z.enum(DECISION_FACES, { error: `via: one of ${DECISION_FACES.join(', ')}` }).optional(),
+  arguments: z
+    .record(z.string(), z.unknown())
+    .refine((args) => JSON.stringify(args).length <= MAX_ARGUMENTS_CHARS, `arguments: at most ${MAX_ARGUMENTS_CHARS.toLocaleString('en')} characters of JSON`)
+    .optional(),
+});
+
+/** Who decides and how (issue 15): "anonymous" through "rest" when the caller does not say. */
+export function parseDecision(request: { approved: boolean; decidedBy?: string | undefined; via?: string | undefined; arguments?: Record<string, unknown> | undefined }): DecisionInput {
+  // An empty string is proto3's "not given", as an absent field.
+  const parsed = decision.safeParse({ decidedBy: request.decidedBy || undefined, via: request.via || undefined, arguments: request.arguments });
+  if (!parsed.success) throw invalidArgument(parsed.error.issues[0]?.message ?? 'invalid decision');
+  const { decidedBy, via, arguments: args } = parsed.data;
+  if (args !== undefined && !request.approved) throw invalidArgument('arguments can only be given with an approval ("approved": true)');
+  return { decidedBy: decidedBy ?? 'anonymous', via: via ?? 'rest', ...(args !== undefined && { arguments: args }) };
+}
+
 function parseReason(value: string | undefined): string | undefined {
   const problem = reasonProblem(value);
   if (problem) throw invalidArgument(problem);
@@ -47,7 +79,7 @@ export function orchestratorHandlers(turns: TurnRunner): UnaryHandlers<typeof Or
     createConversation: async (request) =>
       turns.createConversation(request.message === undefined ? undefined : parseMessage(request.message), parseA2aOrigin(request.a2aOrigin)),
     sendMessage: async (request) => turns.sendMessage(parseId('conversation', request.conversationId), parseMessage(request.message)),
-    resolveApproval: async (request) => turns.resolveApproval(parseId('approval', request.uuid), request.approved, parseReason(request.reason)),
+    resolveApproval: async (request) => turns.resolveApproval(parseId('approval', request.uuid), request.approved, parseReason(request.reason), parseDecision(request)),
     listTools: async () => ({ tools: await turns.listTools() }),
     describeRuns: async (request) => ({ views: turns.describeRuns(request.runs) }),
   };

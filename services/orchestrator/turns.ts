@@ -9,7 +9,9 @@ import type { Logger } from '../common/log.js';
 import { redactSecrets } from '../common/secrets.js';
 import { newSessionId } from '../common/session-id.js';
 import type { OrchestratorClients } from './clients.js';
-import { a2aPeers, a2aToolsOf } from './domain/a2a-tools.js';
+import { firstSchemaProblem } from '../common/json-schema.js';
+import { a2aPeers, a2aTool, a2aToolsOf } from './domain/a2a-tools.js';
+import { ExpiryPolicy, expiryDecision } from './domain/expiry.js';
 import { approvalRequiredText, assistantText, CANCELLED_BY_USER, gatedCall, stillWaitingText, toolResult, userMessage } from './domain/messages.js';
 import { childGates, type AgentNode } from './domain/tree.js';
 import type { RunLeases } from './leases.js';
@@ -21,9 +23,21 @@ import { RunDriver, type Activation } from './run/driver.js';
 import { AgentIo } from './run/io.js';
 import { freshRun, storedRun } from './run/machine.js';
 import { decodeRun, legacySimpleRun, pipelineView, UnreadableRun, type StoredRun } from './run/state.js';
-import type { MachineEnv, RunAnswer } from './run/types.js';
+import type { DecisionFacts, MachineEnv, RunAnswer } from './run/types.js';
 import { catalogueWith, ToolCatalogue } from './tool-catalogue.js';
 import { endTurn } from './turn-end.js';
+
+/** Who decides an approval and how (issue 15), as the gRPC edge validated it. */
+export interface DecisionInput {
+  /** A token's name, a JWT's subject, "anonymous" without auth; "timeout" for an expiry. */
+  decidedBy: string;
+  /** rest, web, a2a, mcp, cli; "timeout" for an expiry. */
+  via: string;
+  /** Edit on approve: the arguments to run the call with (checked against the tool's input schema here). */
+  arguments?: Record<string, unknown>;
+  /** An expiry that rejects: the approval becomes expired, not rejected. */
+  expired?: boolean;
+}
 
 /**
  * Runs turns: a user message starts a run, a decision on one of its approvals goes on with
@@ -43,6 +57,9 @@ export class TurnRunner {
   /** The activations running here, to hand back on a drain (issue 14). */
   private readonly active = new Set<{ conversationId: string; controller: AbortController }>();
   private readonly treeRunsUnapproved: boolean;
+  /** The tools of the configuration's a2a nodes (not in ListTools): an edited delegation is checked against their schema. */
+  private readonly a2aNodeTools: Tool[];
+  private readonly expiry: ExpiryPolicy;
 
   constructor(
     private readonly config: OrchestratorConfig,
@@ -56,8 +73,10 @@ export class TurnRunner {
     const lone = agent?.type === 'llm' ? agent : undefined;
     const simpleA2aTools = a2aToolsOf([...config.a2a, ...(lone?.a2a ?? [])]);
     const nodeTools: Tool[] = [];
+    this.a2aNodeTools = [];
     const visit = (node: NonNullable<OrchestratorConfig['agent']>): void => {
       nodeTools.push(...a2aToolsOf(node.a2a));
+      if (node.type === 'a2a') this.a2aNodeTools.push(a2aTool({ name: node.name, description: node.description ?? '', destructiveHint: node.destructiveHint ?? false }));
       node.agents?.forEach(visit);
     };
     if (agent) visit(agent);
@@ -69,7 +88,8 @@ export class TurnRunner {
       defaultModel: config.llm.model,
       maxModelCalls: config.chat.max_llm_iterations,
     };
-    this.driver = new RunDriver(config, clients, log, new AgentIo(clients, log, a2aPeers(config)), this.catalogue, this.env, leases);
+    this.expiry = new ExpiryPolicy(config.approvals);
+    this.driver = new RunDriver(config, clients, log, new AgentIo(clients, log, a2aPeers(config)), this.catalogue, this.env, leases, this.expiry);
     this.treeRunsUnapproved = this.env.root !== undefined && runsUnapproved(this.env.root, true);
   }
 
@@ -92,15 +112,29 @@ export class TurnRunner {
     return this.startTurn(conversationId, message);
   }
 
-  async resolveApproval(uuid: string, approved: boolean, reason?: string): Promise<ResolveApprovalResponse> {
+  /**
+   * A decision on an approval: a human's (with who and through which face, and arguments
+   * edited before approving), or its expiry's (expireDue). Either goes through the same claim,
+   * so that of two at once exactly one stands.
+   */
+  async resolveApproval(uuid: string, approved: boolean, reason: string | undefined, decision: DecisionInput = { decidedBy: 'anonymous', via: 'rest' }): Promise<ResolveApprovalResponse> {
+    if (decision.arguments !== undefined && !approved) throw invalidArgument('arguments can only be given with an approval ("approved": true)');
     const { approval, sessionId, run } = await this.clients.store.getApproval({ uuid });
     if (!approval) throw internal('the store returned no approval');
     return withContextPatch({ sessionId: currentContext()?.sessionId || sessionId }, async () => {
+      // Checked before anything is claimed: arguments that do not fit leave the approval pending.
+      if (decision.arguments !== undefined && approval.status === ApprovalStatus.APPROVAL_STATUS_PENDING) await this.checkEditedArguments(approval, decision.arguments);
       const stored = run ? readRun(() => decodeRun(run, uuid)) : legacySimpleRun(approval);
       const activation: Activation = { conversationId: approval.conversationId, watched: false, conversation: emptyConversation(approval.conversationId), approval, holdsTurn: false };
       const state = storedRun(stored, run?.revision ?? (await this.runRevisionOf(approval)));
+      const facts: DecisionFacts = {
+        decidedBy: decision.decidedBy,
+        via: decision.via,
+        ...(decision.arguments !== undefined && { editedArgs: decision.arguments }),
+        ...(decision.expired && { expired: true }),
+      };
       const answer = await this.activate(activation, () =>
-        this.driver.drive(state, { kind: 'approvalDecided', activation: randomUUID(), uuid, approved, ...(reason !== undefined && { reason }), approval }, activation),
+        this.driver.drive(state, { kind: 'approvalDecided', activation: randomUUID(), uuid, approved, ...(reason !== undefined && { reason }), ...facts, approval }, activation),
       );
       const decided = activation.approval ?? approval;
       if (answer.kind === 'notDecided') {
@@ -113,6 +147,37 @@ export class TurnRunner {
       const reply = await this.reply(answer, activation);
       return { decided: true, approval: decided, ...reply };
     });
+  }
+
+  /**
+   * Arguments a human edited before approving must fit the tool's input schema, as the
+   * model's own had to (domain/plan.ts): INVALID_ARGUMENT naming the first problem. A proxied
+   * call is the peer's own stored call, which arguments given here would never reach.
+   */
+  private async checkEditedArguments(approval: PendingApproval, args: Record<string, unknown>): Promise<void> {
+    if (approval.remoteTaskId) {
+      throw failedPrecondition(
+        `approval ${approval.uuid} is held by the sub-agent ${approval.remoteAgentName ?? approval.toolName}, which runs its own stored call: its arguments cannot be edited here. Nothing was decided; approve it as it is, or reject it.`,
+      );
+    }
+    const tools = catalogueWith(catalogueWith(await this.catalogue.current(), this.allA2aTools), this.a2aNodeTools);
+    const tool = tools.get(approval.toolName);
+    if (!tool) throw failedPrecondition(`the tool ${approval.toolName} is not available now, so edited arguments cannot be checked against its input schema. Nothing was decided.`);
+    const problem = firstSchemaProblem(tool.inputSchema, args, 'arguments');
+    if (problem) throw invalidArgument(`the edited arguments do not fit the input schema of ${approval.toolName}: ${problem}. Nothing was decided.`);
+  }
+
+  /**
+   * Decides an approval whose expires_at has passed (issue 15), as a human decision would
+   * be carried out, by "timeout": its on_timeout says approve or reject (an expired rejection).
+   * Of several replicas expiring it at once, or a human deciding it in the same moment,
+   * exactly one claim wins; the others find it decided (decided=false) and do nothing.
+   */
+  async expire(due: PendingApproval): Promise<ResolveApprovalResponse> {
+    const { approved, reason } = expiryDecision(due);
+    return withContextPatch({ deadline: Date.now() + this.config.chat.turn_timeout }, () =>
+      this.resolveApproval(due.uuid, approved, reason, { decidedBy: 'timeout', via: 'timeout', ...(!approved && { expired: true }) }),
+    );
   }
 
   async listTools(): Promise<Tool[]> {
@@ -289,10 +354,11 @@ export class TurnRunner {
         outcomeUnknown: true,
         replacesUuid: approval.uuid,
       };
+      const asked = this.expiry.withExpiry(again);
       const written = await this.clients.store.updateRun({
         conversationId: conversation.id,
         messages: [],
-        approvals: [again],
+        approvals: [asked],
         run: run && { ...encodeRun(run), revision: 0 },
         expectedRevision: revision,
         returnConversation: false,

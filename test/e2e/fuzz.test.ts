@@ -25,9 +25,11 @@ import { Agent as HttpAgent, request as httpRequest, type IncomingHttpHeaders } 
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import fc from 'fast-check';
+import { base64url } from 'jose';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { REPO_ROOT, startAgent, TEST_BEARER, TEST_GEMINI_KEY, type AgentProcess } from '../support/agent-process.js';
-import { post } from '../support/http.js';
+import { get, post } from '../support/http.js';
+import { startTestIssuer, type TestIssuer, type TestKey } from '../support/jwks-issuer.js';
 import { resourceNames } from '../support/resources-db.js';
 import { resourceAgentScript, startScriptedModel, type ScriptedModelServer } from '../support/scripted-model.js';
 
@@ -818,5 +820,300 @@ describe('fuzz (issue 12 item 6)', () => {
     console.log(`fuzz: results in ${RESULTS_FILE}`);
     const summary = [...failures].map(([group, { count, sample }]) => `${count} × ${group}\n    e.g. ${sample}`).join('\n');
     expect(failures.size, `fuzz failures (seed ${SEED}):\n${summary}`).toBe(0);
+  });
+});
+
+// ---------------------------------------------------------------------------------------------
+// Issue 15 item 9: credentials. A second agent, with `auth` (API tokens and JWTs of an issuer on
+// 127.0.0.1), gets seeded garbage in the Authorization header and the `token` query parameter on
+// every route: malformed schemes, near-miss tokens, forged, tampered, expired and oversized JWTs,
+// and honest credentials with too few roles. Asserts: no 5xx; a bad credential is 401 with a
+// WWW-Authenticate challenge wherever one is needed, a missing role 403, the right one neither;
+// open routes stay open; no token or JWT (nor any part of one) in an answer, a log line or the
+// audit; no error-level log line.
+
+const AUTH_TOTAL = 4_000;
+const AUTH_DEADLINE_MS = 120_000;
+const AUTH_ENV = {
+  FUZZ_CHAT_TOKEN: 'fuzz-chat-token-1d3f5b7a9c2e4f60',
+  FUZZ_APPROVE_TOKEN: 'fuzz-approve-token-8e6c4a2f0d1b3957',
+  FUZZ_ADMIN_TOKEN: 'fuzz-admin-token-5b7d9f1e3c2a4068',
+};
+
+type Grant = 'chat' | 'approve' | 'admin';
+
+/** A credential as sent, and what it is worth: null for one that must be refused (401). */
+interface FuzzCredential {
+  kind: string;
+  /** The Authorization header value, if any. */
+  header?: string;
+  /** The `token` query parameter, already %-encoded, if any. */
+  query?: string;
+  /** The roles an honest credential carries; null: refused. */
+  grants: Grant[] | null;
+  /** What must never come back in an answer, a log line or the audit. */
+  secrets: string[];
+  /** Over Node's 16 KiB header limit: 431 before any route. */
+  oversized?: boolean;
+}
+
+type Need = 'open' | 'signed-in' | Grant;
+
+interface AuthRoute {
+  face: Face;
+  method: string;
+  path: () => string;
+  need: Need;
+  /** An event stream: the only routes where the `token` query parameter counts. */
+  stream?: boolean;
+  body?: () => string;
+  headers?: Record<string, string>;
+  weight: number;
+}
+
+/** Long enough and varied enough that finding it in a text means it leaked. */
+const isDistinctive = (text: string) => text.length >= 16 && new Set(text).size >= 8;
+
+function authRoutes(rng: Rng, t: { conversations: string[]; approvals: string[] }): AuthRoute[] {
+  const trpcInput = (value: unknown) => `input=${encodeURIComponent(json(value))}`;
+  return [
+    { face: 'rest', method: 'GET', path: () => '/health', need: 'open', weight: 2 },
+    { face: 'a2a', method: 'GET', path: () => rng.pick(['/.well-known/agent-card.json', '/.well-known/agent.json']), need: 'open', weight: 1 },
+    { face: 'mcp', method: 'GET', path: () => rng.pick(['/.well-known/oauth-protected-resource', '/.well-known/oauth-protected-resource/mcp']), need: 'open', weight: 1 },
+    { face: 'rest', method: 'GET', path: () => '/auth/whoami', need: 'signed-in', weight: 3 },
+    { face: 'rest', method: 'GET', path: () => rng.pick(['/tools', '/conversations?limit=3', `/conversations/${rng.pick(t.conversations)}`]), need: 'chat', weight: 8 },
+    { face: 'rest', method: 'POST', path: () => `/conversations/${rng.pick(t.conversations)}/messages`, need: 'chat', body: () => json({ message: 'hello' }), headers: JSON_HEADERS, weight: 1 },
+    { face: 'rest', method: 'GET', path: () => `/conversations/${rng.pick(t.conversations)}/events`, need: 'chat', stream: true, weight: 5 },
+    { face: 'rest', method: 'GET', path: () => rng.pick(['/approvals?status=pending', '/approvals?limit=2', `/approvals/${rng.pick(t.approvals)}`]), need: 'approve', weight: 5 },
+    { face: 'rest', method: 'POST', path: () => `/approvals/${rng.pick(t.approvals)}`, need: 'approve', body: () => json({ approved: false, reason: 'fuzz' }), headers: JSON_HEADERS, weight: 4 },
+    { face: 'rest', method: 'GET', path: () => '/audit?limit=3', need: 'admin', weight: 3 },
+    { face: 'rest', method: rng.pick(['GET', 'POST']), path: () => rng.pick(['/nothing-here', '/webhooks', '/approvalsx']), need: 'admin', weight: 2 },
+    { face: 'a2a', method: 'POST', path: () => '/a2a', need: 'chat', body: () => json({ jsonrpc: '2.0', id: 1, method: 'tasks/get', params: { id: rng.pick(t.conversations) } }), headers: JSON_HEADERS, weight: 5 },
+    { face: 'mcp', method: 'POST', path: () => '/mcp', need: 'chat', body: () => json({ jsonrpc: '2.0', id: 1, method: 'ping' }), headers: MCP_HEADERS, weight: 4 },
+    { face: 'trpc', method: 'GET', path: () => rng.pick(['/trpc/tools.list', `/trpc/conversations.list?${trpcInput({ limit: 2 })}`]), need: 'chat', weight: 4 },
+    { face: 'trpc', method: 'GET', path: () => `/trpc/approvals.list?${trpcInput({})}`, need: 'approve', weight: 3 },
+    { face: 'trpc', method: 'POST', path: () => '/trpc/approvals.resolve', need: 'approve', body: () => json({ uuid: rng.pick(t.approvals), approved: false }), headers: JSON_HEADERS, weight: 3 },
+    { face: 'trpc', method: 'GET', path: () => `/trpc/approvals.pending?${trpcInput({})}`, need: 'approve', stream: true, weight: 3 },
+    { face: 'trpc', method: 'GET', path: () => `/trpc/conversation.events?${trpcInput({ conversationId: rng.pick(t.conversations) })}`, need: 'chat', stream: true, weight: 3 },
+    { face: 'trpc', method: 'GET', path: () => '/trpc/auth.whoami', need: 'signed-in', weight: 2 },
+  ];
+}
+
+/** The JWTs of the run, made once: honest ones with each set of roles, and every forgery. */
+async function jwtPool(issuer: TestIssuer, key: TestKey, rng: Rng): Promise<FuzzCredential[]> {
+  const now = Math.floor(Date.now() / 1000);
+  const stranger = await issuer.newKey('ES256', key.kid, false);
+  const parts = (jwt: string) => jwt.split('.');
+  const secretsOf = (jwt: string) => [jwt, ...parts(jwt).filter(isDistinctive)];
+  const b64 = (value: unknown) => base64url.encode(typeof value === 'string' ? value : json(value));
+  const pool: FuzzCredential[] = [];
+  const add = (kind: string, jwt: string, grants: Grant[] | null) => pool.push({ kind, header: `Bearer ${jwt}`, grants, secrets: secretsOf(jwt) });
+  const ROLE_SETS: Grant[][] = [['chat'], ['approve'], ['admin'], ['chat', 'approve'], []];
+  for (let i = 0; i < 20; i++) {
+    const roles = rng.pick(ROLE_SETS);
+    add('jwt-honest', await issuer.sign(key, { sub: `fuzz-user-${i}`, roles: rng.chance(0.5) ? roles : roles.join(' ') }), roles);
+  }
+  add('jwt-audience-list', await issuer.sign(key, { aud: ['someone', issuer.audience], roles: ['chat'] }), ['chat']);
+  for (let i = 0; i < 5; i++) {
+    add('jwt-expired', await issuer.sign(key, { exp: now - rng.int(60, 100_000), iat: now - 200_000 }), null);
+    add('jwt-audience', await issuer.sign(key, { aud: rng.pick(['other', '', 'agent-stop-and-go-2', issuer.audience.toUpperCase()]) }), null);
+    add('jwt-issuer', await issuer.sign(key, { iss: rng.pick(['https://evil.test', `${issuer.issuer}/`, '']) }), null);
+    add('jwt-not-yet', await issuer.sign(key, { nbf: now + rng.int(3600, 100_000) }), null);
+    add('jwt-bad-signature', await issuer.sign(stranger), null);
+    add('jwt-none', issuer.unsigned({ roles: ['admin'] }), null);
+    add('jwt-hs256-public-key', await issuer.hmacWithPublicKey(key, { roles: ['admin'] }), null);
+    add('jwt-no-sub', await issuer.sign(key, { sub: undefined }), null);
+    add('jwt-odd-sub', await issuer.sign(key, { sub: rng.pick<unknown>([42, '', 'a\u0000b', 'x'.repeat(300), ['alice'], { name: 'a' }, '\u202e\u200b']) as string }), null);
+    add('jwt-no-exp', await issuer.sign(key, { exp: undefined }), null);
+    add('jwt-exp-string', await issuer.sign(key, { exp: String(now + 3600) as unknown as number }), null);
+    add('jwt-unknown-kid', await issuer.sign(key, {}, { kid: rng.pick(['nope', '../../etc/passwd', 'x'.repeat(2000), '', '%zz', '\u00e9']) }), null);
+    const honest = await issuer.sign(key, { roles: ['chat'] });
+    const [header, payload, signature] = parts(honest) as [string, string, string];
+    const claims = JSON.parse(Buffer.from(payload, 'base64url').toString('utf8')) as Record<string, unknown>;
+    add('jwt-tampered-payload', `${header}.${b64({ ...claims, sub: 'root', roles: ['admin'] })}.${signature}`, null);
+    add('jwt-tampered-alg', `${b64({ alg: rng.pick(['none', 'HS256', 'RS256', 'ES512', 'NONE', '']), kid: key.kid })}.${payload}.${signature}`, null);
+    add('jwt-jku', `${b64({ alg: 'ES256', kid: 'evil', jku: 'http://127.0.0.1:1/keys', x5u: 'http://127.0.0.1:1/x5u' })}.${payload}.${signature}`, null);
+    add('jwt-crit', `${b64({ alg: 'ES256', kid: key.kid, crit: ['exp'] })}.${payload}.${signature}`, null);
+    add('jwt-truncated', honest.slice(0, rng.int(10, honest.length - 2)), null);
+    add('jwt-extra-segment', `${honest}.${signature}`, null);
+    add('jwt-empty-signature', `${header}.${payload}.`, null);
+    add('jwt-garbage-segments', `${b64(rng.pick(['{', '[]', 'null', '"x"', '{"alg":{}}']))}.${b64(rng.pick(['{', '[]', '{"sub":1e999}', nested(500, '{"a":', '}')]))}.${b64('sig')}`, null);
+    // Under the 8 KiB a token may have: honest, with no role this agent knows.
+    add('jwt-big-claims', await issuer.sign(key, { roles: Array.from({ length: 200 }, (_, n) => `role-${n}`), pad: 'p'.repeat(rng.int(500, 2_000)) }), []);
+  }
+  return pool;
+}
+
+function tokenCredentials(rng: Rng): Array<() => FuzzCredential> {
+  const tokens: Array<[string, Grant[]]> = [
+    [AUTH_ENV.FUZZ_CHAT_TOKEN, ['chat']],
+    [AUTH_ENV.FUZZ_APPROVE_TOKEN, ['approve']],
+    [AUTH_ENV.FUZZ_ADMIN_TOKEN, ['admin']],
+  ];
+  const refused = (kind: string, header: string, secrets: string[] = []): FuzzCredential => ({ kind, header, grants: null, secrets });
+  const printable = () => Array.from({ length: rng.int(1, 80) }, () => String.fromCharCode(rng.int(0x21, 0x7e))).join('');
+  return [
+    () => ({ kind: 'none', grants: null, secrets: [] }),
+    () => {
+      const [token, grants] = rng.pick(tokens);
+      return { kind: 'token', header: `${rng.pick(['Bearer', 'bearer', 'BEARER'])}${rng.pick([' ', '  '])}${token}`, grants, secrets: [token] };
+    },
+    () => {
+      const [token] = rng.pick(tokens);
+      const near = rng.pick([`${token}x`, token.slice(0, -1), token.toUpperCase(), ` ${token}x`, `${token.slice(0, 8)} ${token.slice(8)}`, `${token}${token}`, `${token.slice(0, -1)}${token.endsWith('0') ? '1' : '0'}`]);
+      return refused('token-near-miss', `Bearer ${near}`, [token]);
+    },
+    () => {
+      const [token] = rng.pick(tokens);
+      return refused('scheme', `${rng.pick(['Basic', 'Token', 'Digest', 'Bearer:', 'Bearer,', 'Bear', 'BearerX', 'Negotiate', ''])} ${token}`, [token]);
+    },
+    () => refused('garbage', rng.pick(['Bearer', 'Bearer ', 'Bearer  \t', 'Bearer a b', `Bearer ${printable()}`, printable(), 'Bearer %zz', 'Bearer ..', 'Bearer null', 'Bearer undefined', 'Bearer eyJ', 'Bearer ...', 'Bearer a.b.c', `Bearer ${'\u00e9'.repeat(10)}`, 'Bearer \u00ff\u00fe'])),
+    () => refused('long', `Bearer ${'y'.repeat(rng.int(8_193, 15_000))}`),
+    () => ({ ...refused('oversized', `Bearer ${'z'.repeat(rng.int(17_000, 40_000))}`), oversized: true }),
+    () => {
+      const [token, grants] = rng.pick(tokens);
+      return { kind: 'query-token', query: encodeURIComponent(token), grants, secrets: [token] };
+    },
+    () => ({ kind: 'query-garbage', query: rng.pick(['', '%zz', encodeURIComponent(printable()), `${encodeURIComponent(AUTH_ENV.FUZZ_CHAT_TOKEN)}&token=x`, 'a%00b', encodeURIComponent('x'.repeat(9000))]), grants: null, secrets: [AUTH_ENV.FUZZ_CHAT_TOKEN] }),
+  ];
+}
+
+function allows(grants: Grant[], need: Need): boolean {
+  if (need === 'open' || need === 'signed-in') return true;
+  return grants.includes('admin') || grants.includes(need);
+}
+
+function buildAuthCorpus(rng: Rng, t: { conversations: string[]; approvals: string[] }, jwts: FuzzCredential[]): Array<FuzzCase & { credential: FuzzCredential }> {
+  const routes = authRoutes(rng, t);
+  const makers = tokenCredentials(rng);
+  const weights = routes.map((route) => route.weight);
+  const sum = weights.reduce((a, b) => a + b, 0);
+  const corpus: Array<FuzzCase & { credential: FuzzCredential }> = [];
+  while (corpus.length < AUTH_TOTAL) {
+    let r = rng.next() * sum;
+    const route = routes.find((candidate) => (r -= candidate.weight) < 0) ?? routes[0]!;
+    const credential = rng.chance(0.45) ? rng.pick(jwts) : rng.pick(makers)();
+    // A query token on a route that is no stream is ignored: no credential at all.
+    const counts = credential.query === undefined || route.stream;
+    const worth = counts ? credential.grants : null;
+    const path = route.path();
+    const withQuery = credential.query === undefined ? path : `${path}${path.includes('?') ? '&' : '?'}token=${credential.query}`;
+    let expected: FuzzCase['expect'];
+    if (credential.oversized) expected = { statuses: (s) => s === 431, why: 'a header over the limit is refused before any route (431)' };
+    else if (route.need === 'open') expected = { statuses: (s) => s !== 401 && s !== 403, why: 'open routes answer without a credential' };
+    else if (worth === null) expected = { statuses: (s) => s === 401, why: 'issue 15: a missing or bad credential is 401' };
+    else if (!allows(worth, route.need)) expected = { statuses: (s) => s === 403, why: `issue 15: a credential without the ${route.need} role is 403` };
+    else expected = { statuses: (s) => s !== 401 && s !== 403, why: 'issue 15: a credential with the role passes' };
+    const headers: Record<string, string> = { ...route.headers };
+    if (credential.header !== undefined) headers.authorization = credential.header;
+    if (rng.chance(0.05)) headers['x-asg-via'] = rng.pick(['cli', 'CLI', 'web', 'a2a', 'x'.repeat(500)]);
+    corpus.push({ face: route.face, kind: `auth-${credential.kind}`, method: route.method, path: withQuery, headers, body: route.body?.(), expect: expected, rpcErrorIsRefusal: false, credential, mayReset: credential.oversized });
+  }
+  return corpus;
+}
+
+describe('fuzz: credentials (issue 15 item 9)', () => {
+  let issuer: TestIssuer;
+  let key: TestKey;
+  let secured: AgentProcess;
+
+  beforeAll(async () => {
+    issuer = await startTestIssuer();
+    key = await issuer.newKey('ES256', 'fuzz-key');
+    secured = await startAgent({
+      geminiBaseUrl: model.geminiBaseUrl,
+      config: {
+        llm: { model: 'openai-gpt-4o-mini', retry: { initial_backoff: '10ms', max_backoff: '50ms' } },
+        auth: {
+          tokens: [
+            { name: 'fuzz-chat', token_env: 'FUZZ_CHAT_TOKEN', roles: ['chat'] },
+            { name: 'fuzz-approve', token_env: 'FUZZ_APPROVE_TOKEN', roles: ['approve'] },
+            { name: 'fuzz-admin', token_env: 'FUZZ_ADMIN_TOKEN', roles: ['admin'] },
+          ],
+          jwt: { issuer: issuer.issuer, audience: issuer.audience, jwks_url: issuer.jwksUrl },
+        },
+      },
+      env: { OPENAI_BASE_URL: model.openaiBaseUrl, OPENAI_API_KEY: TEST_OPENAI_KEY, ...AUTH_ENV },
+    });
+  }, 120_000);
+
+  afterAll(async () => {
+    await secured?.stop();
+    await issuer?.close();
+  });
+
+  it(`${AUTH_TOTAL} seeded credentials on every route: 401/403 as the roles say, no 5xx, no token anywhere`, { timeout: 240_000 }, async () => {
+    const port = Number(new URL(secured.url).port);
+    const admin = { authorization: `Bearer ${AUTH_ENV.FUZZ_ADMIN_TOKEN}` };
+    const conversations: string[] = [];
+    const approvals: string[] = [];
+    for (let i = 0; i < 4; i++) conversations.push((await post(`${secured.url}/conversations`, { message: 'hello' }, admin)).body.conversation.id);
+    for (let i = 0; i < 6; i++) {
+      const body = (await post(`${secured.url}/conversations`, { message: `add fuzz-auth-${i} with value ${i}` }, admin)).body;
+      conversations.push(body.conversation.id);
+      approvals.push(body.result.approval.uuid);
+    }
+    const rng = prng(SEED + 15);
+    const jwts = await jwtPool(issuer, key, rng);
+    const corpus = buildAuthCorpus(rng, { conversations, approvals }, jwts);
+    console.log(`fuzz: credentials, seed ${SEED + 15}, ${corpus.length} requests (${jwts.length} JWTs in the pool), ${CONCURRENCY} at a time`);
+    const logOffset = secured.output().length;
+
+    const results: Array<FuzzResult & { c: (typeof corpus)[number] }> = [];
+    const deadline = Date.now() + AUTH_DEADLINE_MS;
+    let next = 0;
+    await Promise.all(
+      Array.from({ length: CONCURRENCY }, async () => {
+        while (next < corpus.length && Date.now() < deadline) {
+          const c = corpus[next++]!;
+          results.push({ ...(await send(port, c, keepAlive, Math.min(REQUEST_TIMEOUT_MS, Math.max(1, deadline - Date.now())))), c });
+        }
+      }),
+    );
+
+    const failures = new Map<string, { count: number; sample: string }>();
+    const fail = (group: string, sample: string) => {
+      const entry = failures.get(group) ?? { count: 0, sample };
+      entry.count++;
+      failures.set(group, entry);
+    };
+    const configured = Object.values(AUTH_ENV);
+    const describeCase = (r: (typeof results)[number]) => `${r.c.method} ${r.c.path.slice(0, 100)} [${r.c.credential.kind}] → ${r.status} ${r.body.slice(0, 160)}`;
+    const byStatus = new Map<string, number>();
+    for (const r of results) {
+      byStatus.set(String(r.status), (byStatus.get(String(r.status)) ?? 0) + 1);
+      const where = `${r.c.face} ${r.c.method} ${r.c.path.split('?')[0]!.replace(/\/[0-9a-f-]{36}(?=\/|$)/g, '/:id')} [${r.c.kind}]`;
+      if (typeof r.status === 'number' && r.status >= 500) fail(`5xx: ${where}`, describeCase(r));
+      if (r.status === 'timeout' || r.status === 'error' || (r.status === 'reset' && !r.c.mayReset)) fail(`${r.status}: ${where}`, describeCase(r));
+      if (typeof r.status === 'number' && r.c.expect && !r.c.expect.statuses(r.status)) fail(`${r.c.expect.why}: ${where}`, describeCase(r));
+      if (r.status === 401 && !String(r.headers['www-authenticate'] ?? '').startsWith('Bearer realm="agent-stop-and-go"')) fail(`401 without the challenge: ${where}`, describeCase(r));
+      const answer = `${json(r.headers)}\n${r.body}`;
+      for (const secret of [...configured, ...r.c.credential.secrets.filter(isDistinctive)]) if (answer.includes(secret)) fail(`a credential in an answer: ${where}`, describeCase(r));
+    }
+    if (results.length < corpus.length) fail('deadline', `${corpus.length - results.length} of ${corpus.length} requests not sent within ${AUTH_DEADLINE_MS / 1000} s`);
+
+    // Every credential the run sent, and the configured ones: none in a log line or the audit.
+    const sent = new Set<string>(configured);
+    for (const c of corpus) for (const secret of c.credential.secrets) if (isDistinctive(secret)) sent.add(secret);
+    const logLines = secured.output().slice(logOffset).split('\n');
+    for (const line of logLines) {
+      for (const secret of sent) if (line.includes(secret)) fail('a credential in a log line', line.slice(0, 300));
+      if (/\blevel=error\b/.test(line)) fail('an error-level log line', line.slice(0, 300));
+    }
+    const audit: string[] = [];
+    let cursor: string | undefined;
+    for (let page = 0; page < 6; page++) {
+      const answer = await get(`${secured.url}/audit?limit=500${cursor ? `&cursor=${encodeURIComponent(cursor)}` : ''}`, admin);
+      expect(answer.status).toBe(200);
+      audit.push(...answer.body.entries.map((entry: unknown) => json(entry)));
+      cursor = answer.body.next_cursor;
+      if (!cursor) break;
+    }
+    expect(audit.some((entry) => entry.includes('"auth.failed"'))).toBe(true);
+    for (const entry of audit) for (const secret of sent) if (entry.includes(secret)) fail('a credential in the audit', entry.slice(0, 300));
+
+    console.log(`fuzz: credentials, ${results.length} answers: ${[...byStatus].sort().map(([status, count]) => `${status}×${count}`).join(' ')}; ${audit.length} audit entries read`);
+    const summary = [...failures].map(([group, { count, sample }]) => `${count} × ${group}\n    e.g. ${sample}`).join('\n');
+    expect(failures.size, `credential fuzz failures (seed ${SEED + 15}):\n${summary}`).toBe(0);
   });
 });

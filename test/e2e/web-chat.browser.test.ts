@@ -76,7 +76,8 @@ describe('the web chat served by the agent at /', () => {
     await expect.poll(() => card.count(), { timeout: 30_000 }).toBe(1);
     await expect.poll(() => card.locator('.approval-tool').textContent()).toBe('resources_add');
     expect(await card.locator('.approval-description').textContent()).toContain('resources_add');
-    expect(await card.locator('.approval-arguments pre').textContent()).toContain('"name": "web-1"');
+    // Issue 15: shown once, formatted, in the card's editor.
+    expect(await card.getByTestId('arguments-editor').inputValue()).toContain('"name": "web-1"');
     await expect.poll(() => chat(page).locator('.chat-header .status').textContent()).toBe('waiting for approval');
     // The conversation list puts it first, marked as waiting.
     await expect.poll(() => page.getByTestId('conversation-item').first().getAttribute('data-status')).toBe('waiting_approval');
@@ -238,7 +239,7 @@ describe('the web chat served by the agent at /', () => {
     const uuid = (await card.getAttribute('data-uuid'))!;
     expect((await post(`${agent.url}/approvals/${uuid}`, { approved: false })).status).toBe(200);
     await card.getByRole('button', { name: 'Approve' }).click();
-    await expect.poll(() => card.getByRole('alert').textContent(), { timeout: 10_000 }).toMatch(new RegExp(`^approval ${uuid} was already rejected at `));
+    await expect.poll(() => card.getByRole('alert').textContent(), { timeout: 10_000 }).toMatch(new RegExp(`^approval ${uuid} was already rejected by anonymous at `));
     expect(resourceNames(resourcesDb())).not.toContain('web-4');
   });
 

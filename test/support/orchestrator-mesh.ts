@@ -23,6 +23,7 @@ import { configSchema } from '../../services/common/config/schema.js';
 import { configSlice, type OrchestratorConfig } from '../../services/common/config/slices.js';
 import { createLogger } from '../../services/common/log.js';
 import type { OrchestratorClients } from '../../services/orchestrator/clients.js';
+import type { ExpiryPolicy } from '../../services/orchestrator/domain/expiry.js';
 import type { AgentNode } from '../../services/orchestrator/domain/tree.js';
 import { RunLeases } from '../../services/orchestrator/leases.js';
 import { RunDriver, type Activation } from '../../services/orchestrator/run/driver.js';
@@ -87,6 +88,8 @@ export class FakeMesh {
   readonly calls: string[] = [];
   readonly modelCalls: ModelCall[] = [];
   readonly toolCalls: CallToolRequest[] = [];
+  /** Every ClaimApproval request, in order. */
+  readonly claims: ClaimApprovalRequest[] = [];
   readonly published: { event: ConversationEvent; opts?: CallOpts }[] = [];
   readonly writes: UpdateRunRequest[] = [];
   readonly appends: AppendMessagesRequest[] = [];
@@ -156,6 +159,7 @@ export class FakeMesh {
         },
         claimApproval: (request: ClaimApprovalRequest) =>
           this.unary('store.claimApproval', async () => {
+            this.claims.push(request);
             const approval = this.approval(request.uuid);
             if (approval.status !== ApprovalStatus.APPROVAL_STATUS_PENDING) return { claimed: false, approval, conversation: this.snapshot() };
             approval.status = request.approved ? ApprovalStatus.APPROVAL_STATUS_APPROVED : ApprovalStatus.APPROVAL_STATUS_REJECTED;
@@ -273,8 +277,8 @@ export function treeEnv(root: AgentNode): MachineEnv {
 }
 
 /** The driver as turns.ts builds it, over the fake mesh. */
-export function driverOf(mesh: FakeMesh, env: MachineEnv): RunDriver {
-  return new RunDriver(testConfig, mesh.clients, testLog, new AgentIo(mesh.clients, testLog), new ToolCatalogue(mesh.clients), env, new RunLeases('test-node', testConfig.runs.lease_ttl, mesh.clients, testLog));
+export function driverOf(mesh: FakeMesh, env: MachineEnv, expiry?: ExpiryPolicy): RunDriver {
+  return new RunDriver(testConfig, mesh.clients, testLog, new AgentIo(mesh.clients, testLog), new ToolCatalogue(mesh.clients), env, new RunLeases('test-node', testConfig.runs.lease_ttl, mesh.clients, testLog), expiry);
 }
 
 /** A user message's run, as turns.ts startTurn begins it (the store has appended the message). */

@@ -11,3 +11,15 @@ export function resourceNames(dbPath: string): string[] {
     db.close();
   }
 }
+
+/** The value of each resource by name, to check the arguments a call really ran with. */
+export function resourceValues(dbPath: string): Record<string, number> {
+  if (!existsSync(dbPath)) return {};
+  const db = new Database(dbPath, { readonly: true, fileMustExist: true });
+  try {
+    const rows = db.prepare('SELECT name, value FROM resources ORDER BY created_at, id').all() as { name: string; value: number }[];
+    return Object.fromEntries(rows.map((row) => [row.name, row.value]));
+  } finally {
+    db.close();
+  }
+}

@@ -12,7 +12,9 @@ export type RouterInputs = inferRouterInputs<AppRouter>;
 
 export type ConversationReply = RouterOutputs['conversations']['get'];
 export type ConversationList = RouterOutputs['conversations']['list'];
-export type { ConversationJson, ConversationListItemJson, MessageJson, PendingApprovalJson, ToolCallJson, ConversationStatusName } from '../../gateway/app/shapes.js';
+export type ApprovalList = RouterOutputs['approvals']['list'];
+export type { ApprovalRecordJson, ConversationJson, ConversationListItemJson, MessageJson, PendingApprovalJson, ToolCallJson, ConversationStatusName } from '../../gateway/app/shapes.js';
+export type { ApprovalStatusName } from '../../gateway/app/decision.js';
 export type { ConversationEventJson, LiveEventJson, StoredEventJson } from '../../gateway/app/events.js';
 export type { ConversationUpdate } from '../../gateway/app/conversation-updates.js';
 export type { PendingApprovalUpdate } from '../../gateway/app/pending-approval-updates.js';

@@ -12,6 +12,59 @@ const name = z.string().trim().min(1, 'a non-empty name');
 
 export const APPROVAL_RULES = ['always', 'never', 'auto'] as const;
 
+/** Issue 15: what a role allows — `chat` talks and reads, `approve` decides approvals, `admin` everything. */
+export const ROLES = ['chat', 'approve', 'admin'] as const;
+export const WEBHOOK_EVENTS = ['approval.requested', 'approval.decided', 'run.completed', 'run.failed'] as const;
+const envName = z.string().regex(/^[A-Za-z_][A-Za-z0-9_]{0,127}$/, 'an environment variable name');
+const timeoutAction = z.enum(['reject', 'approve']);
+
+/** Issue 15: who may call the gateway. Absent: nobody is asked (loopback only, unless `insecure`). */
+export const authSchema = z.strictObject({
+  /** API tokens: the secret is in an environment variable, or only its SHA-256 is in the file. */
+  tokens: z
+    .array(
+      z
+        .strictObject({
+          /** The identity a decision records (decided_by). */
+          name: z.string().regex(/^[A-Za-z0-9_.@-]{1,64}$/, 'a name of letters, digits, "_", ".", "@" or "-" (at most 64)'),
+          token_env: envName.optional(),
+          token_sha256: z.string().regex(/^[0-9a-f]{64}$/, '64 lower-case hex digits (sha256 of the token)').optional(),
+          roles: z.array(z.enum(ROLES)).min(1, 'at least one of chat, approve, admin'),
+        })
+        .refine((token) => (token.token_env === undefined) !== (token.token_sha256 === undefined), { message: 'exactly one of "token_env" or "token_sha256"' }),
+    )
+    .default([]),
+  /** JWTs from an OIDC issuer, verified against its JWKS (keys cached, refetched on an unknown key id). */
+  jwt: z
+    .strictObject({
+      issuer: z.string().min(1),
+      audience: z.string().min(1),
+      jwks_url: z.url(),
+      /** The claim holding the roles (an array of chat/approve/admin, or a space-separated string). */
+      roles_claim: z.string().min(1).default('roles'),
+      /** The claim naming the identity a decision records. */
+      name_claim: z.string().min(1).default('sub'),
+    })
+    .optional(),
+});
+
+/** Issue 15: when a pending approval expires, and what its expiry decides; per tool by the first matching pattern. */
+export const approvalsSchema = z.strictObject({
+  /** 0: an approval waits for a human forever. */
+  timeout: z.union([z.literal(0), duration]).default(0),
+  on_timeout: timeoutAction.default('reject'),
+  /** Per tool-name pattern (`*`, `?` wildcards; the first matching pattern applies, in config order). */
+  tools: z.record(z.string().min(1), z.strictObject({ timeout: z.union([z.literal(0), duration]), on_timeout: timeoutAction.optional() })).default({}),
+});
+
+/** Issue 15: signed notifications (Standard Webhooks) of approvals and runs. */
+export const webhookSchema = z.strictObject({
+  url: z.url(),
+  /** The variable holding the secret, in the spec's `whsec_<base64>` form. */
+  secret_env: envName,
+  events: z.array(z.enum(WEBHOOK_EVENTS)).min(1, 'at least one event'),
+});
+
 export const mcpServerSchema = z
   .strictObject({
     name,
@@ -244,6 +297,14 @@ export const configSchema = z
         max_takeovers: z.number().int().min(1).max(100).default(3),
       })
       .prefault({}),
+    /** Added (issue 15): authentication at the gateway; see authSchema. */
+    auth: authSchema.optional(),
+    /** Added (issue 15): serve a non-loopback `host` without `auth` (anyone who reaches the port may approve). */
+    insecure: z.boolean().default(false),
+    /** Added (issue 15): approval expiry. */
+    approvals: approvalsSchema.prefault({}),
+    /** Added (issue 15): webhooks. */
+    webhooks: z.array(webhookSchema).default([]),
     /** Added (issue 12): on SIGTERM/SIGINT, how long in-flight requests may take to finish before the process stops anyway. */
     shutdown_grace: duration.default(10_000),
     llm: z

@@ -18,9 +18,11 @@ export const CONFIG_SLICES = {
   a2aBridge: ['a2a_max_depth', 'grpc'],
   // `llm`: the default model and the model-call deadline; `mcp_servers`: the tool deadlines.
   // `runs`: the lease on the turns it runs, and the takeover of runs whose replica died.
-  orchestrator: ['prompt', 'llm', 'chat', 'mcp_servers', 'a2a', 'agent', 'runs', 'grpc'],
+  // `approvals`: when the approvals it creates expire; `webhooks`: where it delivers their events.
+  orchestrator: ['prompt', 'llm', 'chat', 'mcp_servers', 'a2a', 'agent', 'runs', 'approvals', 'webhooks', 'grpc'],
   // `chat`: the turn deadline of its calls to the orchestrator.
-  gateway: ['name', 'description', 'host', 'port', 'server', 'serve_mcp', 'chat', 'grpc'],
+  // `auth`, `insecure`: who may call it (issue 15).
+  gateway: ['name', 'description', 'host', 'port', 'server', 'serve_mcp', 'chat', 'auth', 'insecure', 'grpc'],
 } as const satisfies Record<string, readonly (keyof AgentConfig)[]>;
 
 export type ConfigSliceName = keyof typeof CONFIG_SLICES;

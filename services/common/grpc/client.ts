@@ -9,6 +9,8 @@ import type { ServerStreamingMethodDefinition, UnaryMethodDefinition } from './m
 export interface CallOpts {
   /** Milliseconds from now; capped by the deadline of the request being served. For a stream, the time until its last message. */
   timeoutMs?: number;
+  /** A stream only: cancels the call when aborted (a reader blocked waiting for the next message cannot leave its loop). */
+  signal?: AbortSignal;
 }
 
 /**
@@ -225,7 +227,7 @@ export function createPromiseClient<S extends Record<string, unknown>>(
 function serverStreamCall(client: Client, peer: PeerReadiness, method: ServerStreamingMethodDefinition<unknown, unknown>, caller: string, timeoutMs: number) {
   return (request: unknown, opts: CallOpts = {}): AsyncIterable<unknown> => {
     const callerContext = context.active();
-    return { [Symbol.asyncIterator]: () => receive(client, peer, method, request, caller, opts.timeoutMs ?? timeoutMs, callerContext) };
+    return { [Symbol.asyncIterator]: () => receive(client, peer, method, request, caller, opts.timeoutMs ?? timeoutMs, callerContext, opts.signal) };
   };
 }
 
@@ -237,6 +239,7 @@ async function* receive(
   caller: string,
   timeoutMs: number,
   callerContext: Context,
+  signal: AbortSignal | undefined,
 ): AsyncGenerator<unknown> {
   const span = tracer(caller).startSpan(
     method.path.slice(1),
@@ -253,6 +256,9 @@ async function* receive(
     // loop below still receives every failure; this listener keeps the late ones from being
     // thrown as unhandled 'error' events.
     call.on('error', () => undefined);
+    const cancel = () => call.cancel();
+    if (signal?.aborted) cancel();
+    signal?.addEventListener('abort', cancel);
     try {
       for await (const message of call) {
         peer.reached();
@@ -260,6 +266,7 @@ async function* receive(
       }
       ended = true;
     } finally {
+      signal?.removeEventListener('abort', cancel);
       if (!ended) call.cancel();
     }
   } catch (error) {

@@ -3,8 +3,11 @@ import type pg from 'pg';
 import {
   ConversationStatus,
   MessageRole,
+  type AdvanceWebhookCursorRequest,
   type AppendMessagesRequest,
+  type AuditEntry,
   type ClaimApprovalRequest,
+  type ClaimWebhookCursorResponse,
   type Conversation,
   type ConversationEvent,
   type ConversationSummary,
@@ -12,6 +15,8 @@ import {
   type CreateConversationRequest,
   type FinishApprovalExecutionRequest,
   type GetConversationRequest,
+  type ListApprovalsRequest,
+  type ListAuditRequest,
   type ListConversationsRequest,
   type ListPendingApprovalsRequest,
   type MarkApprovalInterruptedRequest,
@@ -26,9 +31,18 @@ import {
 import { redactSecrets } from '../../common/secrets.js';
 import { aborted, deadlineExceeded, failedPrecondition, internal, invalidArgument, notFound, ServiceError, unavailable } from '../../common/grpc/errors.js';
 import {
+  alsoRejected,
   appendedMessageRow,
+  approvalExpiry,
+  approvalPage,
+  auditPage,
   byConversation,
+  claimDecision,
+  decisionAuditRow,
+  endingOutcome,
+  FIRST_APPROVAL,
   insertedApprovalRow,
+  listedStatuses,
   interruptedApprovalProblem,
   newApprovalRow,
   replacedUuid,
@@ -36,25 +50,30 @@ import {
   summaryOf,
   takePage,
   waitingState,
+  type ClaimDecision,
   type ConversationChange,
   type NewApprovalFields,
+  type NewAuditRow,
 } from '../changes.js';
 import { storedId } from '../ids.js';
-import { decodePageToken, encodePageToken } from '../page-token.js';
+import { decodeApprovalsPageToken, decodeAuditPageToken, decodePageToken, encodePageToken } from '../page-token.js';
 import {
   conversationStatus,
   isoTimestamp,
   timestampAfter,
   type ApprovalStatusName,
   type ConversationStatusName,
+  type TurnOutcome,
 } from '../records.js';
 import {
   approvalFromRow,
+  auditEntryFromRow,
   conversationFromRow,
   eventFromRow,
   eventPayload,
   messageFromRow,
   type ApprovalRow,
+  type AuditRow,
   type ConversationRow,
   type EventChange,
   type EventRow,
@@ -66,6 +85,8 @@ import {
   MAX_PAGE_CONTENT_CHARS,
   MAX_PAGE_SIZE,
   type ApprovalClaim,
+  type ApprovalPage,
+  type AuditPage,
   type CommittedEventsListener,
   type ConversationPage,
   type ConversationStorage,
@@ -350,7 +371,7 @@ export class PostgresConversationStorage implements ConversationStorage {
         if (status === 'waiting_approval') throw invalidArgument('status waiting_approval is set by CreateApproval, not AppendMessages');
       }
       const appended = await this.applyChange(tx, conversation, { messages: request.messages, status });
-      if (request.endsTurn) await this.endTurn(tx, conversation.id);
+      if (request.endsTurn) await this.endTurn(tx, conversation.id, endingOutcome(false, request.messages));
       return appended;
     });
   }
@@ -365,7 +386,7 @@ export class PostgresConversationStorage implements ConversationStorage {
       const uuid = randomUUID();
       const requested = await this.insertApproval(tx.client, conversation.id, { ...request, uuid }, at);
       await this.applyChange(tx, conversation, { messages: request.messages, status: 'waiting_approval', pendingApprovalUuid: uuid, requested: [requested] }, at);
-      await this.endTurn(tx, conversation.id);
+      await this.endTurn(tx, conversation.id, 'paused');
       return approvalFromRow(await this.requireApproval(tx.client, uuid));
     });
   }
@@ -375,14 +396,14 @@ export class PostgresConversationStorage implements ConversationStorage {
   }
 
   async claimApproval(request: ClaimApprovalRequest): Promise<ApprovalClaim> {
+    const decision = claimDecision(request);
     return this.write(async (tx) => {
       const uuid = storedId(request.uuid);
       const found = uuid === undefined ? undefined : (await this.query<ApprovalRow>(tx.client, 'selectApproval', [uuid]))[0];
       if (!found) throw notFound(`approval ${request.uuid} not found`);
       // The conversation first (the lock order of every write), then the conditional claim.
       let conversation = await this.lockConversation(tx.client, found.conversation_id);
-      const now = isoTimestamp(this.now());
-      const claimed = (await this.query<ApprovalRow>(tx.client, 'claimApproval', [found.uuid, request.approved ? 'approved' : 'rejected', now, request.reason ?? null]))[0];
+      const claimed = await this.decide(tx.client, found.uuid, decision);
       if (!claimed) return { claimed: false, approval: approvalFromRow(await this.requireApproval(tx.client, found.uuid)) };
       const messages = [...request.messages];
       const resolved = [claimed];
@@ -391,7 +412,7 @@ export class PostgresConversationStorage implements ConversationStorage {
         if (row.conversation_id !== claimed.conversation_id) {
           throw invalidArgument(`also_reject: approval ${row.uuid} belongs to another conversation than approval ${claimed.uuid}`);
         }
-        const rejected = (await this.query<ApprovalRow>(tx.client, 'claimApproval', [row.uuid, 'rejected', isoTimestamp(this.now()), request.reason ?? null]))[0];
+        const rejected = await this.decide(tx.client, row.uuid, alsoRejected(decision));
         if (rejected) {
           resolved.push(rejected);
           messages.push(...other.messages);
@@ -406,6 +427,8 @@ export class PostgresConversationStorage implements ConversationStorage {
       }
       const pending = await this.query<ApprovalRow>(tx.client, 'selectPendingApprovals', [conversation.id]);
       await this.applyChange(tx, conversation, { messages, ...waitingState(conversation.status, pending), run: request.clearRun ? null : undefined, resolved });
+      // Every decision it made is audited in its transaction (issue 15): a lost claim decided nothing.
+      for (const decided of resolved) await this.insertAudit(tx.client, decisionAuditRow(decided, decided.decided_at!));
       // Its lease, when the caller brings one, is the continued turn's (store.proto, ClaimApprovalRequest.lease).
       if (request.approved || request.continuesTurn) await this.markTurnRunning(tx, conversation.id, request.lease);
       return { claimed: true, approval: approvalFromRow(claimed) };
@@ -426,7 +449,7 @@ export class PostgresConversationStorage implements ConversationStorage {
 
   async listPendingApprovals(request: ListPendingApprovalsRequest): Promise<{ approvals: PendingApproval[]; nextPageToken: string }> {
     const limit = Math.min(request.pageSize || DEFAULT_PAGE_SIZE, MAX_PAGE_SIZE);
-    const cursor = request.pageToken === '' ? undefined : decodePageToken(request.pageToken);
+    const cursor = request.pageToken === '' ? undefined : decodePageToken(request.pageToken, 'ListPendingApprovals');
     return this.read(async (client) => {
       const rows = cursor
         ? await this.query<ApprovalRow>(client, 'pendingApprovalsPageAfter', [cursor.createdAt, storedId(cursor.id) ?? '00000000-0000-0000-0000-000000000000', limit + 1])
@@ -438,6 +461,59 @@ export class PostgresConversationStorage implements ConversationStorage {
         nextPageToken: rows.length > limit && last ? encodePageToken({ createdAt: last.created_at, id: last.uuid }) : '',
       };
     });
+  }
+
+  async listApprovals(request: ListApprovalsRequest): Promise<ApprovalPage> {
+    const limit = Math.min(request.pageSize || DEFAULT_PAGE_SIZE, MAX_PAGE_SIZE);
+    const cursor = request.pageToken === '' ? FIRST_APPROVAL : decodeApprovalsPageToken(request.pageToken);
+    const statuses = listedStatuses(request.statuses);
+    return this.read(async (client) => {
+      if (request.conversationId === '') {
+        return approvalPage(await this.query<ApprovalRow>(client, 'approvalsOfStatusesAfter', [statuses, cursor.createdAt, cursor.id, limit + 1]), limit);
+      }
+      const conversationId = storedId(request.conversationId);
+      if (conversationId === undefined) return approvalPage([], limit);
+      return approvalPage(await this.query<ApprovalRow>(client, 'approvalsOfConversationAfter', [conversationId, statuses, cursor.createdAt, cursor.id, limit + 1]), limit);
+    });
+  }
+
+  async listDueApprovals(limit: number): Promise<PendingApproval[]> {
+    const { rows } = await this.pool.query<ApprovalRow>({ name: 'dueApprovals', text: SQL.dueApprovals, values: [limit] }).catch(rethrow);
+    return rows.map(approvalFromRow);
+  }
+
+  async appendAudit(entry: AuditEntry): Promise<AuditEntry> {
+    const row: NewAuditRow = { at: isoTimestamp(this.now()), kind: entry.kind, actor: entry.actor, via: entry.via, subject: entry.subject, detail_json: entry.detailJson };
+    return this.write(async (tx) => auditEntryFromRow(await this.insertAudit(tx.client, row)));
+  }
+
+  async listAudit(request: ListAuditRequest): Promise<AuditPage> {
+    const limit = Math.min(request.pageSize || DEFAULT_PAGE_SIZE, MAX_PAGE_SIZE);
+    const before = request.pageToken === '' ? Number.MAX_SAFE_INTEGER : decodeAuditPageToken(request.pageToken);
+    return this.read(async (client) => {
+      const rows =
+        request.kinds.length === 0
+          ? await this.query<AuditRow>(client, 'auditBefore', [before, limit + 1])
+          : await this.query<AuditRow>(client, 'auditOfKindsBefore', [[...new Set(request.kinds)], before, limit + 1]);
+      return auditPage(rows, limit);
+    });
+  }
+
+  /** One statement (statements.ts, claimWebhookCursor): of replicas claiming at once, one holds the cursor. */
+  async claimWebhookCursor(endpoint: string, lease: RunLease): Promise<ClaimWebhookCursorResponse> {
+    const claimed = await this.pool
+      .query<{ last_event_id: number }>({ name: 'claimWebhookCursor', text: SQL.claimWebhookCursor, values: [endpoint, lease.owner, lease.node, lease.ttlMs] })
+      .catch(rethrow);
+    if (claimed.rows[0]) return { held: true, lastEventId: claimed.rows[0].last_event_id };
+    const held = await this.pool.query<{ last_event_id: number }>({ name: 'selectWebhookCursor', text: SQL.selectWebhookCursor, values: [endpoint] }).catch(rethrow);
+    return { held: false, lastEventId: held.rows[0]?.last_event_id ?? 0 };
+  }
+
+  async advanceWebhookCursor(request: AdvanceWebhookCursorRequest): Promise<boolean> {
+    const { rowCount } = await this.pool
+      .query({ name: 'advanceWebhookCursor', text: SQL.advanceWebhookCursor, values: [request.endpoint, request.owner, request.lastEventId, request.ttlMs] })
+      .catch(rethrow);
+    return (rowCount ?? 0) > 0;
   }
 
   async listUnfinishedApprovals(conversationId: string): Promise<PendingApproval[]> {
@@ -490,7 +566,8 @@ export class PostgresConversationStorage implements ConversationStorage {
         },
         at,
       );
-      if (request.run === undefined || waiting.status === 'waiting_approval') await this.endTurn(tx, conversation.id);
+      const paused = waiting.status === 'waiting_approval';
+      if (request.run === undefined || paused) await this.endTurn(tx, conversation.id, endingOutcome(paused, request.messages));
       return conversation.run_revision + 1;
     });
   }
@@ -606,7 +683,7 @@ export class PostgresConversationStorage implements ConversationStorage {
         if (conversation.status === 'waiting_approval') return false;
         if ((await this.query(tx.client, 'selectUnfinishedApprovals', [id])).length > 0) return false;
         await this.applyChange(tx, conversation, { messages: this.interruptedTurnNote(conversation) });
-        await this.endTurn(tx, id);
+        await this.endTurn(tx, id, 'interrupted');
         return true;
       });
       if (wasNoted) noted += 1;
@@ -663,16 +740,27 @@ export class PostgresConversationStorage implements ConversationStorage {
   private async markTurnRunning(tx: WriteTx, id: string, lease: RunLease | undefined): Promise<void> {
     const row = await this.requireConversation(tx.client, id);
     const running = this.turnRunning(row);
-    if (row.running_turn_boot && !running) this.recordEvent(tx, id, row.updated_at, { kind: 'turn_ended' });
+    // A mark replaced without its turn's last write: a turn a crash (or a stale orchestrator) cut off.
+    if (row.running_turn_boot && !running) this.recordEvent(tx, id, row.updated_at, { kind: 'turn_ended', outcome: 'interrupted' });
     // The lease (issue 14) is the new turn's: a new owner, no takeovers yet; none clears an earlier one.
     await this.query(tx.client, 'markTurnRunning', [id, this.bootId, isoTimestamp(this.now()), lease?.owner ?? null, lease?.node ?? null, lease?.ttlMs ?? null]);
     if (!running) this.recordEvent(tx, id, row.updated_at, { kind: 'turn_started' });
   }
 
-  private async endTurn(tx: WriteTx, id: string): Promise<void> {
+  private async endTurn(tx: WriteTx, id: string, outcome: TurnOutcome): Promise<void> {
     const { rowCount } = await tx.client.query({ name: 'clearTurnRunning', text: SQL.clearTurnRunning, values: [id] });
     if (rowCount === 0) return;
-    this.recordEvent(tx, id, (await this.requireConversation(tx.client, id)).updated_at, { kind: 'turn_ended' });
+    this.recordEvent(tx, id, (await this.requireConversation(tx.client, id)).updated_at, { kind: 'turn_ended', outcome });
+  }
+
+  /** The conditional claim of one pending approval with a decision, under its conversation's lock; undefined when it is no longer pending. */
+  private async decide(client: pg.PoolClient, uuid: string, decision: ClaimDecision): Promise<ApprovalRow | undefined> {
+    const values = [uuid, decision.status, isoTimestamp(this.now()), decision.reason, decision.decided_by, decision.via, decision.edited_args];
+    return (await this.query<ApprovalRow>(client, 'claimApproval', values))[0];
+  }
+
+  private async insertAudit(client: pg.PoolClient, row: NewAuditRow): Promise<AuditRow> {
+    return (await this.query<AuditRow>(client, 'insertAudit', [row.at, row.kind, row.actor, row.via, row.subject, row.detail_json]))[0]!;
   }
 
   private conversationOf(row: PgConversationRow, messages: Message[], pending: readonly ApprovalRow[]): Conversation {
@@ -815,7 +903,8 @@ export class PostgresConversationStorage implements ConversationStorage {
     at: string,
   ): Promise<ApprovalRow> {
     const row = newApprovalRow(conversationId, approval, at);
-    await this.query(client, 'insertApproval', [
+    // The expiry is the database's now() plus the approval's time (issue 15): one clock for every replica.
+    const [inserted] = await this.query<{ expires_at: string | null }>(client, 'insertApproval', [
       row.uuid,
       row.conversation_id,
       row.tool_call_id,
@@ -829,8 +918,10 @@ export class PostgresConversationStorage implements ConversationStorage {
       row.agent_chain,
       row.outcome_unknown,
       row.replaces_uuid,
+      approvalExpiry(approval).inMs,
+      row.on_timeout,
     ]);
-    return insertedApprovalRow(row);
+    return insertedApprovalRow({ ...row, expires_at: inserted!.expires_at });
   }
 
   /** UpdateRun's interrupted_approval (issue 14), as in the SQLite driver (interruptExecuting there), under the conversation's lock. */

@@ -6,7 +6,7 @@ import { FIRST_USER_TEXT_LENGTH } from '../records.js';
  * behind. A released migration is never edited: a change is a new entry at the end.
  *
  * It holds what the SQLite schema holds after its migration 12 (sqlite/schema.ts; 4 here is
- * its 13), written
+ * its 13, 5 its 14), written
  * for PostgreSQL, with three differences that concurrency from several store replicas needs:
  *
  * - `event_ids`: one row holding the last event id. A writing transaction raises it as its
@@ -162,6 +162,53 @@ const MIGRATIONS: readonly string[] = [
   ALTER TABLE approvals
     ADD COLUMN outcome_unknown boolean NOT NULL DEFAULT false,
     ADD COLUMN replaces_uuid   uuid;
+  `,
+  // 5 (issue 15): approvals as audited resources, as SQLite schema 14 — except that an expiry is
+  // a timestamptz set and compared with the database's now() (the clock every replica shares;
+  // read out as the ISO text of the other timestamps), the status CHECK is replaced in place,
+  // and audit ids come from an identity (increasing; entries of concurrent transactions may
+  // commit out of id order). The trigger function refuses any UPDATE, DELETE or TRUNCATE of the
+  // audit trail. A webhook cursor's lease expires at a timestamptz too; its row is locked by the
+  // one statement that claims or advances it, so two replicas never both hold it.
+  `
+  ALTER TABLE approvals DROP CONSTRAINT approvals_status_check;
+  ALTER TABLE approvals ADD CONSTRAINT approvals_status_check
+    CHECK (status IN ('pending', 'approved', 'rejected', 'executing', 'done', 'failed', 'interrupted', 'expired'));
+  ALTER TABLE approvals
+    ADD COLUMN decided_by  text,
+    ADD COLUMN via         text,
+    ADD COLUMN edited_args text,
+    ADD COLUMN expires_at  timestamptz,
+    ADD COLUMN on_timeout  text CHECK (on_timeout IN ('reject', 'approve'));
+  CREATE INDEX approvals_by_status ON approvals (status, created_at, uuid);
+  CREATE INDEX approvals_due ON approvals (expires_at, uuid) WHERE status = 'pending' AND expires_at IS NOT NULL;
+
+  CREATE TABLE audit (
+    id          bigint GENERATED ALWAYS AS IDENTITY PRIMARY KEY,
+    at          text NOT NULL,
+    kind        text NOT NULL,
+    actor       text NOT NULL,
+    via         text NOT NULL,
+    subject     text NOT NULL,
+    detail_json text NOT NULL
+  );
+  CREATE INDEX audit_by_kind ON audit (kind, id);
+  CREATE FUNCTION audit_append_only() RETURNS trigger LANGUAGE plpgsql AS $$
+  BEGIN
+    RAISE EXCEPTION 'the audit trail is append-only';
+  END $$;
+  CREATE TRIGGER audit_no_change BEFORE UPDATE OR DELETE ON audit
+  FOR EACH ROW EXECUTE FUNCTION audit_append_only();
+  CREATE TRIGGER audit_no_truncate BEFORE TRUNCATE ON audit
+  FOR EACH STATEMENT EXECUTE FUNCTION audit_append_only();
+
+  CREATE TABLE webhook_cursors (
+    endpoint         text PRIMARY KEY,
+    last_event_id    bigint NOT NULL,
+    lease_owner      text,
+    lease_node       text,
+    lease_expires_at timestamptz
+  );
   `,
 ];
 

@@ -4,9 +4,16 @@
  * each connection parses and plans them once.
  */
 
+/**
+ * An expiry as the rows of both drivers hold it (rows.ts): ISO text with milliseconds, in UTC.
+ * Stored as a timestamptz, compared with the database's now().
+ */
+const EXPIRES_AT = `to_char(expires_at AT TIME ZONE 'UTC', 'YYYY-MM-DD"T"HH24:MI:SS.MS"Z"') AS expires_at`;
+
 /** The approval columns of ApprovalRow (rows.ts), without the insertion `position`. */
 const APPROVAL_COLUMNS = `uuid, conversation_id, tool_call_id, tool_name, tool_args, args_hash, description, remote_task_id,
-  remote_agent_name, status, created_at, decided_at, updated_at, agent_chain, reason, outcome_unknown, replaces_uuid`;
+  remote_agent_name, status, created_at, decided_at, updated_at, agent_chain, reason, outcome_unknown, replaces_uuid,
+  decided_by, via, edited_args, ${EXPIRES_AT}, on_timeout`;
 
 /**
  * A conversation row with its run, and whether its running mark belongs to a live store
@@ -68,8 +75,10 @@ export const SQL = {
   insertApproval: `
     INSERT INTO approvals (uuid, conversation_id, tool_call_id, tool_name, tool_args, args_hash, description,
                            remote_task_id, remote_agent_name, status, created_at, decided_at, updated_at, agent_chain,
-                           outcome_unknown, replaces_uuid)
-    VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, 'pending', $10, NULL, $10, $11, $12, $13)`,
+                           outcome_unknown, replaces_uuid, expires_at, on_timeout)
+    VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, 'pending', $10, NULL, $10, $11, $12, $13,
+            now() + make_interval(secs => $14::double precision / 1000), $15)
+    RETURNING ${EXPIRES_AT}`,
   selectApproval: `SELECT ${APPROVAL_COLUMNS} FROM approvals WHERE uuid = $1`,
   selectPendingApprovals: `
     SELECT ${APPROVAL_COLUMNS} FROM approvals
@@ -82,8 +91,9 @@ export const SQL = {
   // The exactly-once claim (DESIGN rule 3): only the update that still sees 'pending' wins.
   // Under READ COMMITTED a second claimer waits for the first one's row lock, then re-reads
   // the row and finds it decided: it updates nothing.
+  // The decision keeps who made it, through which face, and an approval's edited arguments (issue 15).
   claimApproval: `
-    UPDATE approvals SET status = $2, decided_at = $3, updated_at = $3, reason = $4
+    UPDATE approvals SET status = $2, decided_at = $3, updated_at = $3, reason = $4, decided_by = $5, via = $6, edited_args = $7
     WHERE uuid = $1 AND status = 'pending'
     RETURNING ${APPROVAL_COLUMNS}`,
   moveApproval: `
@@ -110,6 +120,55 @@ export const SQL = {
     SELECT ${APPROVAL_COLUMNS} FROM approvals
     WHERE conversation_id = $1 AND status IN ('approved', 'executing')
     ORDER BY created_at, uuid`,
+  // ListApprovals (issue 15), after a (created_at, uuid) cursor ('' before every row): for each
+  // status asked for, a walk of approvals_by_status that stops at the page's size, merged; or the
+  // approvals of one conversation through its index.
+  approvalsOfStatusesAfter: `
+    SELECT page.* FROM unnest($1::text[]) AS asked (status)
+    CROSS JOIN LATERAL (
+      SELECT ${APPROVAL_COLUMNS} FROM approvals
+      WHERE approvals.status = asked.status AND (created_at, uuid) > ($2, $3::uuid)
+      ORDER BY created_at, uuid LIMIT $4
+    ) AS page
+    ORDER BY page.created_at, page.uuid LIMIT $4`,
+  approvalsOfConversationAfter: `
+    SELECT ${APPROVAL_COLUMNS} FROM approvals
+    WHERE conversation_id = $1 AND status = ANY($2::text[]) AND (created_at, uuid) > ($3, $4::uuid)
+    ORDER BY created_at, uuid LIMIT $5`,
+  // ListDueApprovals (issue 15): the partial index holds only pending approvals with an expiry.
+  dueApprovals: `
+    SELECT ${APPROVAL_COLUMNS} FROM approvals
+    WHERE status = 'pending' AND expires_at IS NOT NULL AND expires_at <= now()
+    ORDER BY approvals.expires_at, uuid LIMIT $1`,
+
+  // The audit trail (issue 15): appended, never changed; newest first, before an id.
+  insertAudit: `
+    INSERT INTO audit (at, kind, actor, via, subject, detail_json) VALUES ($1, $2, $3, $4, $5, $6)
+    RETURNING id, at, kind, actor, via, subject, detail_json`,
+  auditBefore: `SELECT * FROM audit WHERE id < $1 ORDER BY id DESC LIMIT $2`,
+  auditOfKindsBefore: `
+    SELECT page.* FROM unnest($1::text[]) AS asked (kind)
+    CROSS JOIN LATERAL (SELECT * FROM audit WHERE audit.kind = asked.kind AND id < $2 ORDER BY id DESC LIMIT $3) AS page
+    ORDER BY page.id DESC LIMIT $3`,
+
+  // Webhook cursors (issue 15), on the database's clock. A claim is one statement: it inserts the
+  // cursor of a new endpoint at the newest event id, or — on the row it locked — takes a lease
+  // that is free, expired, the caller's own ($2) or an earlier boot's of its node ($3); two
+  // replicas claiming at once are serialized on the row, and the second one sees the first one's
+  // lease. No row back: another replica holds it.
+  claimWebhookCursor: `
+    INSERT INTO webhook_cursors (endpoint, last_event_id, lease_owner, lease_node, lease_expires_at)
+    VALUES ($1, (SELECT last_id FROM event_ids), $2, $3, now() + make_interval(secs => $4::double precision / 1000))
+    ON CONFLICT (endpoint) DO UPDATE
+    SET lease_owner = excluded.lease_owner, lease_node = excluded.lease_node, lease_expires_at = excluded.lease_expires_at
+    WHERE webhook_cursors.lease_owner IS NULL OR webhook_cursors.lease_expires_at <= now()
+       OR webhook_cursors.lease_owner = excluded.lease_owner OR webhook_cursors.lease_node = excluded.lease_node
+    RETURNING last_event_id`,
+  selectWebhookCursor: `SELECT last_event_id FROM webhook_cursors WHERE endpoint = $1`,
+  advanceWebhookCursor: `
+    UPDATE webhook_cursors
+    SET last_event_id = greatest(last_event_id, $3), lease_expires_at = now() + make_interval(secs => $4::double precision / 1000)
+    WHERE endpoint = $1 AND lease_owner = $2`,
 
   // The events of one transaction get their ids here, as its last statements: the row lock
   // taken by this UPDATE is held until COMMIT, so the next writer's ids follow these and its

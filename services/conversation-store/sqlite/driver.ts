@@ -5,8 +5,11 @@ import Database from 'better-sqlite3';
 import {
   ConversationStatus,
   MessageRole,
+  type AdvanceWebhookCursorRequest,
   type AppendMessagesRequest,
+  type AuditEntry,
   type ClaimApprovalRequest,
+  type ClaimWebhookCursorResponse,
   type Conversation,
   type ConversationEvent,
   type ConversationSummary,
@@ -14,6 +17,8 @@ import {
   type CreateConversationRequest,
   type FinishApprovalExecutionRequest,
   type GetConversationRequest,
+  type ListApprovalsRequest,
+  type ListAuditRequest,
   type ListConversationsRequest,
   type ListPendingApprovalsRequest,
   type MarkApprovalInterruptedRequest,
@@ -27,9 +32,20 @@ import {
 } from '../../../gen/ts/asg/store/v1/store.js';
 import { aborted, failedPrecondition, internal, invalidArgument, notFound } from '../../common/grpc/errors.js';
 import {
+  alsoRejected,
   appendedMessageRow,
+  approvalExpiry,
+  approvalPage,
+  auditPage,
   byConversation,
+  claimDecision,
+  decisionAuditRow,
+  endingOutcome,
+  FIRST_APPROVAL,
   insertedApprovalRow,
+  listedStatuses,
+  newestFirst,
+  oldestFirst,
   interruptedApprovalProblem,
   newApprovalRow,
   replacedUuid,
@@ -37,17 +53,26 @@ import {
   summaryOf,
   takePage,
   waitingState,
+  type ClaimDecision,
   type ConversationChange,
   type NewApprovalFields,
 } from '../changes.js';
 import { storedId } from '../ids.js';
-import { decodePageToken, encodePageToken } from '../page-token.js';
+import {
+  decodeApprovalsPageToken,
+  decodeAuditPageToken,
+  decodePageToken,
+  encodeApprovalsPageToken,
+  encodeAuditPageToken,
+  encodePageToken,
+} from '../page-token.js';
 import {
   conversationStatus,
   isoTimestamp,
   timestampAfter,
   type ApprovalStatusName,
   type ConversationStatusName,
+  type TurnOutcome,
 } from '../records.js';
 import {
   DEFAULT_PAGE_SIZE,
@@ -56,6 +81,8 @@ import {
   INTERRUPTED_TURN_NOTE,
   MAX_PAGE_SIZE,
   type ApprovalClaim,
+  type ApprovalPage,
+  type AuditPage,
   type CommittedEventsListener,
   type ConversationPage,
   type ConversationStorage,
@@ -66,6 +93,7 @@ import {
 } from '../storage.js';
 import {
   approvalFromRow,
+  auditEntryFromRow,
   conversationFromRow,
   eventFromRow,
   eventPayload,
@@ -235,7 +263,7 @@ export class SqliteConversationStorage implements ConversationStorage {
         if (status === 'waiting_approval') throw invalidArgument('status waiting_approval is set by CreateApproval, not AppendMessages');
       }
       const appended = this.applyChange(conversation, { messages: request.messages, status });
-      if (request.endsTurn) this.endTurn(conversation.id);
+      if (request.endsTurn) this.endTurn(conversation.id, endingOutcome(false, request.messages));
       return appended;
     });
   }
@@ -251,7 +279,7 @@ export class SqliteConversationStorage implements ConversationStorage {
       const requested = this.insertApproval(conversation.id, { ...request, uuid }, at);
       this.applyChange(conversation, { messages: request.messages, status: 'waiting_approval', pendingApprovalUuid: uuid, requested: [requested] }, at);
       // A turn that stops for an approval is over; the approval's continuation is marked when it is approved.
-      this.endTurn(conversation.id);
+      this.endTurn(conversation.id, 'paused');
       return approvalFromRow(this.requireApproval(uuid));
     });
   }
@@ -261,10 +289,10 @@ export class SqliteConversationStorage implements ConversationStorage {
   }
 
   async claimApproval(request: ClaimApprovalRequest): Promise<ApprovalClaim> {
+    const decision = claimDecision(request);
     return this.write(() => {
       const uuid = storedId(request.uuid);
-      const claimed =
-        uuid === undefined ? undefined : this.sql.claimApproval.get({ uuid, status: request.approved ? 'approved' : 'rejected', now: isoTimestamp(this.now()), reason: request.reason ?? null });
+      const claimed = uuid === undefined ? undefined : this.decide(uuid, decision);
       if (!claimed) return { claimed: false, approval: approvalFromRow(this.requireApproval(request.uuid)) };
       const messages = [...request.messages];
       const resolved = [claimed];
@@ -273,7 +301,7 @@ export class SqliteConversationStorage implements ConversationStorage {
         if (row.conversation_id !== claimed.conversation_id) {
           throw invalidArgument(`also_reject: approval ${row.uuid} belongs to another conversation than approval ${claimed.uuid}`);
         }
-        const rejected = this.sql.claimApproval.get({ uuid: row.uuid, status: 'rejected', now: isoTimestamp(this.now()), reason: request.reason ?? null });
+        const rejected = this.decide(row.uuid, alsoRejected(decision));
         if (rejected) {
           resolved.push(rejected);
           messages.push(...other.messages);
@@ -292,6 +320,8 @@ export class SqliteConversationStorage implements ConversationStorage {
         run: request.clearRun ? null : undefined,
         resolved,
       });
+      // Every decision it made is audited in its transaction (issue 15): a lost claim decided nothing.
+      for (const decided of resolved) this.sql.insertAudit.run(decisionAuditRow(decided, decided.decided_at!));
       // Approved, the call runs and the turn goes on (so does a rejection in simple mode: the
       // model is told of the "no"): a crash from here on cuts a turn off too.
       // Its lease, when the caller brings one, is the continued turn's (store.proto, ClaimApprovalRequest.lease).
@@ -314,7 +344,7 @@ export class SqliteConversationStorage implements ConversationStorage {
 
   async listPendingApprovals(request: ListPendingApprovalsRequest): Promise<{ approvals: PendingApproval[]; nextPageToken: string }> {
     const limit = Math.min(request.pageSize || DEFAULT_PAGE_SIZE, MAX_PAGE_SIZE);
-    const cursor = request.pageToken === '' ? undefined : decodePageToken(request.pageToken);
+    const cursor = request.pageToken === '' ? undefined : decodePageToken(request.pageToken, 'ListPendingApprovals');
     return this.read(() => {
       // One row more than asked tells whether another page follows.
       const rows = cursor
@@ -327,6 +357,81 @@ export class SqliteConversationStorage implements ConversationStorage {
         nextPageToken: rows.length > limit && last ? encodePageToken({ createdAt: last.created_at, id: last.uuid }) : '',
       };
     });
+  }
+
+  async listApprovals(request: ListApprovalsRequest): Promise<ApprovalPage> {
+    const limit = Math.min(request.pageSize || DEFAULT_PAGE_SIZE, MAX_PAGE_SIZE);
+    const cursor = request.pageToken === '' ? FIRST_APPROVAL : decodeApprovalsPageToken(request.pageToken);
+    const statuses = listedStatuses(request.statuses);
+    const after = { created_at: cursor.createdAt, uuid: cursor.id, limit: limit + 1 };
+    return this.read(() => {
+      let rows: ApprovalRow[];
+      if (request.conversationId !== '') {
+        const conversationId = storedId(request.conversationId);
+        rows = conversationId === undefined ? [] : this.sql.approvalsOfConversationAfter.all({ ...after, conversation_id: conversationId, statuses: JSON.stringify(statuses) });
+      } else {
+        rows = oldestFirst(statuses.map((status) => this.sql.approvalsOfStatusAfter.all({ ...after, status })), limit + 1);
+      }
+      return approvalPage(rows, limit);
+    });
+  }
+
+  async listDueApprovals(limit: number): Promise<PendingApproval[]> {
+    return this.read(() => this.sql.dueApprovals.all({ now: isoTimestamp(this.now()), limit }).map(approvalFromRow));
+  }
+
+  async appendAudit(entry: AuditEntry): Promise<AuditEntry> {
+    return this.write(() =>
+      auditEntryFromRow(
+        this.sql.insertAudit.get({
+          at: isoTimestamp(this.now()),
+          kind: entry.kind,
+          actor: entry.actor,
+          via: entry.via,
+          subject: entry.subject,
+          detail_json: entry.detailJson,
+        })!,
+      ),
+    );
+  }
+
+  async listAudit(request: ListAuditRequest): Promise<AuditPage> {
+    const limit = Math.min(request.pageSize || DEFAULT_PAGE_SIZE, MAX_PAGE_SIZE);
+    const before = request.pageToken === '' ? Number.MAX_SAFE_INTEGER : decodeAuditPageToken(request.pageToken);
+    return this.read(() => {
+      const rows =
+        request.kinds.length === 0
+          ? this.sql.auditBefore.all({ before, limit: limit + 1 })
+          : newestFirst([...new Set(request.kinds)].map((kind) => this.sql.auditOfKindBefore.all({ kind, before, limit: limit + 1 })), limit + 1);
+      return auditPage(rows, limit);
+    });
+  }
+
+  async claimWebhookCursor(endpoint: string, lease: RunLease): Promise<ClaimWebhookCursorResponse> {
+    return this.write(() => {
+      const now = this.now();
+      const taken = { endpoint, owner: lease.owner, node: lease.node, expires_at: now + lease.ttlMs };
+      const claimed = this.sql.claimWebhookCursor.get({ ...taken, now });
+      if (claimed) return { held: true, lastEventId: claimed.last_event_id };
+      const held = this.sql.selectWebhookCursor.get(endpoint);
+      if (held) return { held: false, lastEventId: held.last_event_id };
+      // A new endpoint starts at the newest event: no history is replayed to it.
+      const lastEventId = this.sql.latestEventId.get()?.id ?? 0;
+      this.sql.insertWebhookCursor.run({ ...taken, last_event_id: lastEventId });
+      return { held: true, lastEventId };
+    });
+  }
+
+  async advanceWebhookCursor(request: AdvanceWebhookCursorRequest): Promise<boolean> {
+    return this.write(
+      () =>
+        this.sql.advanceWebhookCursor.run({
+          endpoint: request.endpoint,
+          owner: request.owner,
+          last_event_id: request.lastEventId,
+          expires_at: this.now() + request.ttlMs,
+        }).changes > 0,
+    );
   }
 
   async listUnfinishedApprovals(conversationId: string): Promise<PendingApproval[]> {
@@ -377,7 +482,8 @@ export class SqliteConversationStorage implements ConversationStorage {
         at,
       );
       // The run ended (cleared) or paused (waiting): its turn is over.
-      if (request.run === undefined || waiting.status === 'waiting_approval') this.endTurn(conversation.id);
+      const paused = waiting.status === 'waiting_approval';
+      if (request.run === undefined || paused) this.endTurn(conversation.id, endingOutcome(paused, request.messages));
       return conversation.run_revision + 1;
     });
   }
@@ -456,7 +562,7 @@ export class SqliteConversationStorage implements ConversationStorage {
         // interrupted result must follow its call); that StartTurn adds the note after it.
         if (conversation.status === 'waiting_approval' || this.sql.selectUnfinishedApprovals.all(id).length > 0) continue;
         this.applyChange(conversation, { messages: this.interruptedTurnNote(id) });
-        this.endTurn(id);
+        this.endTurn(id, 'interrupted');
         noted += 1;
       }
       return noted;
@@ -485,7 +591,8 @@ export class SqliteConversationStorage implements ConversationStorage {
   private markTurnRunning(id: string, lease: RunLease | undefined): void {
     const row = this.requireConversation(id);
     const running = this.turnRunning(row);
-    if (row.running_turn_boot && !running) this.recordEvent(id, row.updated_at, { kind: 'turn_ended' });
+    // A mark replaced without its turn's last write: a turn a crash (or a stale orchestrator) cut off.
+    if (row.running_turn_boot && !running) this.recordEvent(id, row.updated_at, { kind: 'turn_ended', outcome: 'interrupted' });
     const now = this.now();
     // The lease (issue 14) is the new turn's: a new owner, no takeovers yet; none clears an earlier one.
     this.sql.markTurnRunning.run({
@@ -499,11 +606,16 @@ export class SqliteConversationStorage implements ConversationStorage {
     if (!running) this.recordEvent(id, row.updated_at, { kind: 'turn_started' });
   }
 
-  /** Clears the running mark, with its turn_ended event when there was one. */
-  private endTurn(id: string): void {
+  /** Clears the running mark, with its turn_ended event (saying how it ended) when there was one. */
+  private endTurn(id: string, outcome: TurnOutcome): void {
     if (this.sql.clearTurnRunning.run(id).changes === 0) return;
     // The event's time is the conversation's last change: a mark alone changes nothing a reader sees.
-    this.recordEvent(id, this.requireConversation(id).updated_at, { kind: 'turn_ended' });
+    this.recordEvent(id, this.requireConversation(id).updated_at, { kind: 'turn_ended', outcome });
+  }
+
+  /** The conditional claim of one pending approval with a decision; undefined when it is no longer pending. */
+  private decide(uuid: string, decision: ClaimDecision): ApprovalRow | undefined {
+    return this.sql.claimApproval.get({ uuid, now: isoTimestamp(this.now()), ...decision });
   }
 
   /** The conversation of a row, with whether a turn runs on it now. */
@@ -579,7 +691,9 @@ export class SqliteConversationStorage implements ConversationStorage {
   }
 
   private insertApproval(conversationId: string, approval: NewApprovalFields, at: string): ApprovalRow {
-    const row = newApprovalRow(conversationId, approval, at);
+    // An expiry counts from the approval's creation, on the store's clock (issue 15).
+    const { inMs } = approvalExpiry(approval);
+    const row = newApprovalRow(conversationId, approval, at, inMs === null ? null : isoTimestamp(Date.parse(at) + inMs));
     this.sql.insertApproval.run({ ...row, outcome_unknown: row.outcome_unknown ? 1 : 0 });
     return insertedApprovalRow(row);
   }

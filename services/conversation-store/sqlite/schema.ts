@@ -193,6 +193,86 @@ const MIGRATIONS: readonly string[] = [
   ALTER TABLE approvals ADD COLUMN outcome_unknown INTEGER NOT NULL DEFAULT 0 CHECK (outcome_unknown IN (0, 1));
   ALTER TABLE approvals ADD COLUMN replaces_uuid TEXT;
   `,
+  // 14 (issue 15): approvals as audited resources.
+  // - An approval may expire: 'expired' joins the statuses. SQLite cannot change a CHECK
+  //   constraint, so the table is built anew with the rows copied over, rowids included (they
+  //   order the approvals created in one transaction), and its indexes made again.
+  // - A decision keeps who decided and through which face, and an approval the arguments it ran
+  //   with when they were edited (JSON); an approval may expire at expires_at (ISO text of the
+  //   store's clock, as every time here) deciding on_timeout.
+  // - approvals_by_status: ListApprovals, one status at a time, oldest first; approvals_due:
+  //   ListDueApprovals, only the pending approvals that have an expiry, oldest expiry first.
+  // - audit: the append-only trail (decisions, authentication failures, configuration loads);
+  //   the triggers refuse any UPDATE or DELETE of an entry. audit_by_kind lists one kind newest first.
+  // - webhook_cursors: per webhook endpoint, the last event handed to it and the lease of the one
+  //   replica that delivers to it (expiry in epoch milliseconds of the store's clock, as runs').
+  `
+  CREATE TABLE approvals_14 (
+    uuid              TEXT PRIMARY KEY,
+    conversation_id   TEXT NOT NULL REFERENCES conversations (id) ON DELETE CASCADE,
+    tool_call_id      TEXT NOT NULL,
+    tool_name         TEXT NOT NULL,
+    tool_args         TEXT NOT NULL,
+    args_hash         TEXT NOT NULL,
+    description       TEXT NOT NULL,
+    remote_task_id    TEXT,
+    remote_agent_name TEXT,
+    status            TEXT NOT NULL
+      CHECK (status IN ('pending', 'approved', 'rejected', 'executing', 'done', 'failed', 'interrupted', 'expired')),
+    created_at        TEXT NOT NULL,
+    decided_at        TEXT,
+    updated_at        TEXT NOT NULL,
+    agent_chain       TEXT,
+    reason            TEXT,
+    outcome_unknown   INTEGER NOT NULL DEFAULT 0 CHECK (outcome_unknown IN (0, 1)),
+    replaces_uuid     TEXT,
+    decided_by        TEXT,
+    via               TEXT,
+    edited_args       TEXT,
+    expires_at        TEXT,
+    on_timeout        TEXT CHECK (on_timeout IN ('reject', 'approve'))
+  );
+  INSERT INTO approvals_14 (rowid, uuid, conversation_id, tool_call_id, tool_name, tool_args, args_hash, description,
+                            remote_task_id, remote_agent_name, status, created_at, decided_at, updated_at, agent_chain,
+                            reason, outcome_unknown, replaces_uuid)
+  SELECT rowid, uuid, conversation_id, tool_call_id, tool_name, tool_args, args_hash, description,
+         remote_task_id, remote_agent_name, status, created_at, decided_at, updated_at, agent_chain,
+         reason, outcome_unknown, replaces_uuid
+  FROM approvals;
+  DROP TABLE approvals;
+  ALTER TABLE approvals_14 RENAME TO approvals;
+  CREATE INDEX approvals_by_conversation_status ON approvals (conversation_id, status);
+  CREATE INDEX approvals_pending ON approvals (created_at, uuid) WHERE status = 'pending';
+  CREATE INDEX approvals_by_status ON approvals (status, created_at, uuid);
+  CREATE INDEX approvals_due ON approvals (expires_at, uuid) WHERE status = 'pending' AND expires_at IS NOT NULL;
+
+  CREATE TABLE audit (
+    id          INTEGER PRIMARY KEY AUTOINCREMENT,
+    at          TEXT NOT NULL,
+    kind        TEXT NOT NULL,
+    actor       TEXT NOT NULL,
+    via         TEXT NOT NULL,
+    subject     TEXT NOT NULL,
+    detail_json TEXT NOT NULL
+  );
+  CREATE INDEX audit_by_kind ON audit (kind, id);
+  CREATE TRIGGER audit_no_update BEFORE UPDATE ON audit
+  BEGIN
+    SELECT RAISE(ABORT, 'the audit trail is append-only');
+  END;
+  CREATE TRIGGER audit_no_delete BEFORE DELETE ON audit
+  BEGIN
+    SELECT RAISE(ABORT, 'the audit trail is append-only');
+  END;
+
+  CREATE TABLE webhook_cursors (
+    endpoint         TEXT PRIMARY KEY,
+    last_event_id    INTEGER NOT NULL,
+    lease_owner      TEXT,
+    lease_node       TEXT,
+    lease_expires_at INTEGER
+  );
+  `,
 ];
 
 export const SCHEMA_VERSION = MIGRATIONS.length;

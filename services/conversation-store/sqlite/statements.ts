@@ -1,6 +1,7 @@
 import type { Database, Statement } from 'better-sqlite3';
+import type { NewAuditRow } from '../changes.js';
 import type { ApprovalStatusName, ConversationStatusName } from '../records.js';
-import type { ApprovalRow, ConversationRow, EventRow, MessageRow } from '../rows.js';
+import type { ApprovalRow, AuditRow, ConversationRow, EventRow, MessageRow } from '../rows.js';
 
 /**
  * A conversation row with its run (schema 12): one primary-key lookup in `runs` per
@@ -67,10 +68,10 @@ export const SQL = {
   insertApproval: `
     INSERT INTO approvals (uuid, conversation_id, tool_call_id, tool_name, tool_args, args_hash, description,
                            remote_task_id, remote_agent_name, status, created_at, decided_at, updated_at, agent_chain,
-                           outcome_unknown, replaces_uuid)
+                           outcome_unknown, replaces_uuid, expires_at, on_timeout)
     VALUES (@uuid, @conversation_id, @tool_call_id, @tool_name, @tool_args, @args_hash, @description,
             @remote_task_id, @remote_agent_name, 'pending', @created_at, NULL, @created_at, @agent_chain,
-            @outcome_unknown, @replaces_uuid)`,
+            @outcome_unknown, @replaces_uuid, @expires_at, @on_timeout)`,
   selectApproval: `SELECT * FROM approvals WHERE uuid = ?`,
   // A conversation's pending approvals, oldest first (rowid: approvals created in one
   // transaction share created_at and keep their insertion order).
@@ -84,8 +85,11 @@ export const SQL = {
     WHERE conversation_id IN (SELECT value FROM json_each(?)) AND status = 'pending'
     ORDER BY conversation_id, created_at, rowid`,
   // The exactly-once claim (DESIGN rule 3): only the update that still sees 'pending' wins.
+  // The decision keeps who made it, through which face, and an approval's edited arguments (issue 15).
   claimApproval: `
-    UPDATE approvals SET status = @status, decided_at = @now, updated_at = @now, reason = @reason
+    UPDATE approvals
+    SET status = @status, decided_at = @now, updated_at = @now, reason = @reason,
+        decided_by = @decided_by, via = @via, edited_args = @edited_args
     WHERE uuid = @uuid AND status = 'pending'
     RETURNING *`,
   moveApproval: `
@@ -113,6 +117,49 @@ export const SQL = {
     SELECT * FROM approvals
     WHERE conversation_id = ? AND status IN ('approved', 'executing')
     ORDER BY created_at, uuid`,
+  // ListApprovals (issue 15), after a (created_at, uuid) cursor ('' before every row): one status
+  // at a time over approvals_by_status, each walk stopping at the page's size (the driver merges
+  // the statuses asked for); or the approvals of one conversation, through its index.
+  approvalsOfStatusAfter: `
+    SELECT * FROM approvals
+    WHERE status = @status AND (created_at, uuid) > (@created_at, @uuid)
+    ORDER BY created_at, uuid LIMIT @limit`,
+  approvalsOfConversationAfter: `
+    SELECT * FROM approvals
+    WHERE conversation_id = @conversation_id AND status IN (SELECT value FROM json_each(@statuses))
+      AND (created_at, uuid) > (@created_at, @uuid)
+    ORDER BY created_at, uuid LIMIT @limit`,
+  // ListDueApprovals (issue 15): the partial index holds only pending approvals with an expiry,
+  // named, since without statistics the planner would rather walk every pending approval by status.
+  dueApprovals: `
+    SELECT * FROM approvals INDEXED BY approvals_due
+    WHERE status = 'pending' AND expires_at IS NOT NULL AND expires_at <= @now
+    ORDER BY expires_at, uuid LIMIT @limit`,
+
+  // The audit trail (issue 15): appended, never changed; newest first, all kinds over the rowid
+  // or one kind over audit_by_kind, before an id (a first page: before every id).
+  insertAudit: `
+    INSERT INTO audit (at, kind, actor, via, subject, detail_json)
+    VALUES (@at, @kind, @actor, @via, @subject, @detail_json)
+    RETURNING *`,
+  auditBefore: `SELECT * FROM audit WHERE id < @before ORDER BY id DESC LIMIT @limit`,
+  auditOfKindBefore: `SELECT * FROM audit WHERE kind = @kind AND id < @before ORDER BY id DESC LIMIT @limit`,
+
+  // Webhook cursors (issue 15). A claim takes the lease when it is free, expired, the caller's
+  // own or an earlier boot's of the caller's node; an advance only while the caller holds it,
+  // never moving the cursor back.
+  selectWebhookCursor: `SELECT last_event_id FROM webhook_cursors WHERE endpoint = ?`,
+  insertWebhookCursor: `
+    INSERT INTO webhook_cursors (endpoint, last_event_id, lease_owner, lease_node, lease_expires_at)
+    VALUES (@endpoint, @last_event_id, @owner, @node, @expires_at)`,
+  claimWebhookCursor: `
+    UPDATE webhook_cursors SET lease_owner = @owner, lease_node = @node, lease_expires_at = @expires_at
+    WHERE endpoint = @endpoint
+      AND (lease_owner IS NULL OR lease_expires_at <= @now OR lease_owner = @owner OR lease_node = @node)
+    RETURNING last_event_id`,
+  advanceWebhookCursor: `
+    UPDATE webhook_cursors SET last_event_id = max(last_event_id, @last_event_id), lease_expires_at = @expires_at
+    WHERE endpoint = @endpoint AND lease_owner = @owner`,
 
   insertEvent: `
     INSERT INTO events (conversation_id, kind, payload, created_at)
@@ -193,7 +240,37 @@ export interface RunRow {
 export type NewConversationRow = Pick<ConversationRow, 'id' | 'session_id' | 'created_at' | 'a2a_dialect' | 'a2a_context_id'>;
 
 /** An approval as inserted: the store sets status, decided_at and updated_at itself; SQLite binds the flag as 0/1. */
-export type NewApprovalRow = Omit<ApprovalRow, 'status' | 'decided_at' | 'updated_at' | 'outcome_unknown'> & { outcome_unknown: 0 | 1 };
+export type NewApprovalRow = Omit<ApprovalRow, 'status' | 'decided_at' | 'updated_at' | 'outcome_unknown' | 'reason' | 'decided_by' | 'via' | 'edited_args'> & {
+  outcome_unknown: 0 | 1;
+  expires_at: string | null;
+  on_timeout: ApprovalRow['on_timeout'];
+};
+
+/** The columns a winning claim writes (changes.ts, ClaimDecision). */
+export interface ClaimRow {
+  uuid: string;
+  status: ApprovalStatusName;
+  now: string;
+  reason: string | null;
+  decided_by: string;
+  via: string | null;
+  edited_args: string | null;
+}
+
+/** A cursor of ListApprovals: after (created_at, uuid), at most `limit` rows. */
+interface ApprovalsAfter {
+  created_at: string;
+  uuid: string;
+  limit: number;
+}
+
+/** A webhook cursor's lease as a claim sets it; the expiry in epoch milliseconds of the store's clock. */
+interface WebhookLease {
+  endpoint: string;
+  owner: string;
+  node: string;
+  expires_at: number;
+}
 
 /** A running mark as set (issue 13), with its lease (issue 14) or NULLs. */
 export interface TurnMark {
@@ -224,13 +301,23 @@ export interface Statements {
   selectApproval: Statement<[string], ApprovalRow>;
   selectPendingApprovals: Statement<[string], ApprovalRow>;
   selectPendingApprovalsOfConversations: Statement<[string], ApprovalRow>;
-  claimApproval: Statement<[{ uuid: string; status: ApprovalStatusName; now: string; reason: string | null }], ApprovalRow>;
+  claimApproval: Statement<[ClaimRow], ApprovalRow>;
   moveApproval: Statement<[{ uuid: string; from: ApprovalStatusName; to: ApprovalStatusName; now: string }], ApprovalRow>;
   interruptApproval: Statement<[{ uuid: string; now: string; unchanged_since: string }], ApprovalRow>;
   interruptExecutingApproval: Statement<[{ uuid: string; conversation_id: string; now: string }], ApprovalRow>;
   selectUnfinishedApprovals: Statement<[string], ApprovalRow>;
   pendingApprovalsFirstPage: Statement<[number], ApprovalRow>;
   pendingApprovalsPageAfter: Statement<[{ created_at: string; uuid: string; limit: number }], ApprovalRow>;
+  approvalsOfStatusAfter: Statement<[ApprovalsAfter & { status: ApprovalStatusName }], ApprovalRow>;
+  approvalsOfConversationAfter: Statement<[ApprovalsAfter & { conversation_id: string; statuses: string }], ApprovalRow>;
+  dueApprovals: Statement<[{ now: string; limit: number }], ApprovalRow>;
+  insertAudit: Statement<[NewAuditRow], AuditRow>;
+  auditBefore: Statement<[{ before: number; limit: number }], AuditRow>;
+  auditOfKindBefore: Statement<[{ kind: string; before: number; limit: number }], AuditRow>;
+  selectWebhookCursor: Statement<[string], { last_event_id: number }>;
+  insertWebhookCursor: Statement<[WebhookLease & { last_event_id: number }]>;
+  claimWebhookCursor: Statement<[WebhookLease & { now: number }], { last_event_id: number }>;
+  advanceWebhookCursor: Statement<[{ endpoint: string; owner: string; last_event_id: number; expires_at: number }]>;
   insertEvent: Statement<[Omit<EventRow, 'id'>]>;
   selectEventsAfter: Statement<[{ after_id: number; limit: number }], EventRow>;
   selectConversationEventsAfter: Statement<[{ conversation_id: string; after_id: number; limit: number }], EventRow>;

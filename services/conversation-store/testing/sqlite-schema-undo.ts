@@ -4,8 +4,27 @@
  * further back runs this before its own undo of older migrations.
  */
 
-/** Back to schema 12: what migration 13 added (issue 14: the running mark's lease, an approval's outcome_unknown and replaces_uuid). */
-export const DROP_SCHEMA_13 = `
+/**
+ * Back to schema 13: what migration 14 added (issue 15: decisions with identity, expiry, the
+ * audit trail, webhook cursors). The status CHECK that allows 'expired' stays: migration 14
+ * builds the table anew anyway.
+ */
+export const DROP_SCHEMA_14 = `
+  DROP TABLE webhook_cursors;
+  DROP TABLE audit;
+  DROP INDEX approvals_due;
+  DROP INDEX approvals_by_status;
+  ALTER TABLE approvals DROP COLUMN decided_by;
+  ALTER TABLE approvals DROP COLUMN via;
+  ALTER TABLE approvals DROP COLUMN edited_args;
+  ALTER TABLE approvals DROP COLUMN expires_at;
+  ALTER TABLE approvals DROP COLUMN on_timeout;`;
+
+/**
+ * Back to schema 12: what migrations 14 and 13 added (13, issue 14: the running mark's lease, an
+ * approval's outcome_unknown and replaces_uuid).
+ */
+export const DROP_SCHEMA_13 = `${DROP_SCHEMA_14}
   DROP INDEX conversations_leased;
   ALTER TABLE conversations DROP COLUMN lease_owner;
   ALTER TABLE conversations DROP COLUMN lease_node;
@@ -13,3 +32,15 @@ export const DROP_SCHEMA_13 = `
   ALTER TABLE conversations DROP COLUMN lease_takeovers;
   ALTER TABLE approvals DROP COLUMN outcome_unknown;
   ALTER TABLE approvals DROP COLUMN replaces_uuid;`;
+
+/** The PostgreSQL schema back to 4: what its migration 5 added (issue 15, as SQLite's 14). */
+export const DROP_POSTGRES_SCHEMA_5 = `
+  DROP TABLE webhook_cursors;
+  DROP TABLE audit;
+  DROP FUNCTION audit_append_only();
+  DROP INDEX approvals_due;
+  DROP INDEX approvals_by_status;
+  ALTER TABLE approvals DROP COLUMN decided_by, DROP COLUMN via, DROP COLUMN edited_args, DROP COLUMN expires_at, DROP COLUMN on_timeout;
+  ALTER TABLE approvals DROP CONSTRAINT approvals_status_check;
+  ALTER TABLE approvals ADD CONSTRAINT approvals_status_check
+    CHECK (status IN ('pending', 'approved', 'rejected', 'executing', 'done', 'failed', 'interrupted'));`;

@@ -16,6 +16,21 @@ export function rejectionText(reason: string | undefined): string {
   return `Rejected by a human: ${said}${/[.!?]$/.test(said) ? '' : '.'} ${NOT_RETRIED}`;
 }
 
+/** The result the model sees for a call whose approval expired without a decision (issue 15): not run, and why. */
+export function expiredText(reason: string | undefined): string {
+  const said = reason?.trim() || 'nobody decided in time; the approval expired';
+  return `Not approved: ${said}${/[.!?]$/.test(said) ? '' : '.'} ${NOT_RETRIED}`;
+}
+
+/**
+ * The result the model sees for a call a human edited before approving (issue 15): the tool's
+ * output, after a note of who edited and what ran, so that the model does not believe its own
+ * arguments were used.
+ */
+export function editedResultText(by: string, args: Record<string, unknown>, result: string): string {
+  return `(arguments edited by ${by} before approval: ${JSON.stringify(args)}) ${result}`;
+}
+
 export const userMessage = (text: string): NewMessage => ({ role: MessageRole.MESSAGE_ROLE_USER, content: text });
 
 export const assistantText = (text: string): NewMessage => ({ role: MessageRole.MESSAGE_ROLE_ASSISTANT, content: text });

@@ -6,7 +6,7 @@
  */
 import { describe, expect, it } from 'vitest';
 import type { GenerateStreamResponse } from '../../../gen/ts/asg/llm/v1/llm.js';
-import { ApprovalStatus, MessageRole } from '../../../gen/ts/asg/store/v1/store.js';
+import { ApprovalStatus, ApprovalTimeoutAction, MessageRole } from '../../../gen/ts/asg/store/v1/store.js';
 import { callHash } from '../../common/call-hash.js';
 import { runWithContext } from '../../common/context.js';
 import { GrpcStatus, RpcError } from '../../common/grpc/errors.js';
@@ -15,7 +15,9 @@ import { assistantCall, toolResult } from '../domain/messages.js';
 import type { Activation } from './driver.js';
 import { MAX_WRITE_ATTEMPTS, STOPPED_BY_DEADLINE, storedRun } from './machine.js';
 import { decodeRun, encodeRun, type StoredRun } from './state.js';
-import type { MachineEnv, RunAnswer } from './types.js';
+import type { DecisionFacts, MachineEnv, RunAnswer } from './types.js';
+import { approvalsSchema } from '../../common/config/schema.js';
+import { ExpiryPolicy } from '../domain/expiry.js';
 
 const sleep = (ms: number) => new Promise<void>((resolve) => setTimeout(resolve, ms));
 
@@ -209,13 +211,13 @@ describe('an approved call', () => {
   const args = { id: 'alpha' };
 
   /** A simple-mode run paused at resources_delete {id: alpha}, and the human's approval of it. */
-  async function approve(mesh: FakeMesh, argsHash = callHash('resources_delete', args)): Promise<RunAnswer> {
+  async function approve(mesh: FakeMesh, argsHash = callHash('resources_delete', args), facts: DecisionFacts = {}): Promise<RunAnswer> {
     const approval = mesh.addApproval({ uuid: 'a-1', toolCallId: 'c1', toolName: 'resources_delete', toolArgs: args, argsHash });
     const stored = runOf({ pending: [{ approvalUuid: 'a-1', path: [], outputKey: '', fingerprint: '', loopIterations: {}, nodeMessages: null, toolName: 'resources_delete', argsHash }] });
     mesh.storeRun({ ...encodeRun(stored), revision: 0 });
     const activation: Activation = { conversationId: CONVERSATION, watched: false, conversation: mesh.snapshot(), approval, holdsTurn: false };
     const driver = driverOf(mesh, simpleEnv());
-    return driver.drive(storedRun(stored, mesh.conversation.runRevision), { kind: 'approvalDecided', activation: 'activation-2', uuid: 'a-1', approved: true, approval }, activation);
+    return driver.drive(storedRun(stored, mesh.conversation.runRevision), { kind: 'approvalDecided', activation: 'activation-2', uuid: 'a-1', approved: true, approval, ...facts }, activation);
   }
 
   /** The conversation of a run that paused at the call. */
@@ -262,5 +264,37 @@ describe('an approved call', () => {
       },
     ]);
     expect(mesh.approvals.get('a-1')!.status).toBe(ApprovalStatus.APPROVAL_STATUS_FAILED);
+  });
+
+  it('with arguments a human edited (issue 15): the claim records who and what, the tool gets the edited ones, the model is told', async () => {
+    const mesh = paused();
+    const edited = { id: 'beta' };
+    const answer = await approve(mesh, undefined, { decidedBy: 'alice', via: 'web', editedArgs: edited });
+
+    expect(answer.kind).toBe('answered');
+    expect(mesh.claims).toMatchObject([{ uuid: 'a-1', approved: true, decidedBy: 'alice', via: 'web', editedArgs: edited }]);
+    // The hash is of the stored (model's) arguments, and it still matches: the edited call runs.
+    expect(mesh.toolCalls).toEqual([{ name: 'resources_delete', arguments: edited, approvalUuid: 'a-1', unapprovedReason: '' }]);
+    const note = '(arguments edited by alice before approval: {"id":"beta"}) deleted alpha';
+    expect(mesh.finished).toEqual([{ uuid: 'a-1', success: true, messages: [toolResult({ id: 'c1', name: 'resources_delete' }, edited, note, false)] }]);
+    expect(mesh.modelCalls[0]!.request.messages.at(-1)?.toolResults).toEqual([{ id: 'c1', name: 'resources_delete', output: note, isError: false }]);
+  });
+
+  it('with edited arguments whose stored call no longer matches its hash: nothing runs, and no edit is claimed to have run', async () => {
+    const mesh = paused();
+    await approve(mesh, callHash('resources_delete', { id: 'gamma' }), { decidedBy: 'alice', editedArgs: { id: 'beta' } });
+    expect(mesh.toolCalls).toEqual([]);
+    expect(mesh.finished[0]!.messages[0]!.content).toBe('resources_delete was not executed: the stored call no longer matches the one that was approved.');
+  });
+});
+
+describe('approvals asked (issue 15)', () => {
+  it('are stored with the expiry of the first matching tool pattern', async () => {
+    const mesh = new FakeMesh({ model: [[toolCall('c1', 'resources_delete', { id: 'alpha' }), finish('tool-calls')]] });
+    const expiry = new ExpiryPolicy(approvalsSchema.parse({ timeout: '1h', tools: { 'resources_del*': { timeout: '2s' }, '*': { timeout: '5m', on_timeout: 'approve' } } }));
+    const { answer } = await startTurn(mesh, simpleEnv(), driverOf(mesh, simpleEnv(), expiry));
+
+    expect(answer.kind).toBe('paused');
+    expect(mesh.writes[0]!.approvals).toMatchObject([{ toolName: 'resources_delete', expiresInMs: 2_000, onTimeout: ApprovalTimeoutAction.APPROVAL_TIMEOUT_ACTION_REJECT }]);
   });
 });

@@ -11,7 +11,8 @@ import { compactionNotice, planCompaction, SUMMARY_INSTRUCTIONS, transcriptOf, v
 import { contextWindowOf } from '../domain/context-window.js';
 import { modelErrorCategory } from '../domain/error-category.js';
 import { systemPromptOf, toModelHistory, type HistoryEntry } from '../domain/history.js';
-import { gatedCall, toolResult } from '../domain/messages.js';
+import type { ExpiryPolicy } from '../domain/expiry.js';
+import { editedResultText, gatedCall, toolResult } from '../domain/messages.js';
 import { tokenCounterFor, toolDefinitionTokens } from '../domain/tokens.js';
 import { catalogueWith, type ToolCatalogue } from '../tool-catalogue.js';
 import { errorText, type AgentIo } from './io.js';
@@ -57,6 +58,8 @@ export class RunDriver {
     private readonly catalogue: ToolCatalogue,
     readonly env: MachineEnv,
     private readonly leases: RunLeases,
+    /** Issue 15: when the approvals this driver stores expire; absent, they wait forever. */
+    private readonly expiry?: ExpiryPolicy,
   ) {}
 
   async drive(initial: RunState, first: RunEvent, activation: Activation): Promise<RunAnswer> {
@@ -153,6 +156,11 @@ export class RunDriver {
             continuesTurn: effect.continuesTurn,
             expectedRunRevision: effect.expectedRunRevision,
             ...(effect.continuesTurn && { lease: this.leases.lease() }),
+            // Issue 15: who decided and how, recorded with the decision (and audited) in the claim's transaction.
+            decidedBy: effect.decidedBy,
+            via: effect.via,
+            editedArgs: effect.editedArgs,
+            ...(effect.expired && { expired: true }),
           });
         } catch (error) {
           if (effect.expectedRunRevision === undefined || !isCode(error, GrpcStatus.ABORTED)) throw error;
@@ -167,11 +175,17 @@ export class RunDriver {
           return { kind: 'claimed', won: false };
         }
         activation.holdsTurn = effect.continuesTurn;
-        this.log.info(effect.approved ? 'approval approved' : 'approval rejected', { approval: effect.uuid, tool: activation.approval?.toolName });
+        this.log.info(effect.expired ? 'approval expired' : effect.approved ? 'approval approved' : 'approval rejected', {
+          approval: effect.uuid,
+          tool: activation.approval?.toolName,
+          decided_by: effect.decidedBy,
+          via: effect.via,
+          ...(effect.editedArgs && { edited: true }),
+        });
         return { kind: 'claimed', won: true };
       }
       case 'runApproved':
-        return { kind: 'approvedCallFinished', uuid: effect.uuid, outcome: await this.runApproved(activation.approval!, effect.node, activation) };
+        return { kind: 'approvedCallFinished', uuid: effect.uuid, outcome: await this.runApproved(activation.approval!, effect.node, activation, effect.edited) };
       case 'forwardRejection': {
         const outcome = await this.io.continueRemote(effect.approval.toolName, effect.approval.remoteTaskId!, false, effect.reason);
         if (outcome.isError && !outcome.remote) this.log.warn('rejection not confirmed by the sub-agent', { approval: effect.approval.uuid, agent: effect.approval.remoteAgentName, answer: outcome.text });
@@ -210,7 +224,8 @@ export class RunDriver {
       const { revision, conversation } = await this.clients.store.updateRun({
         conversationId: activation.conversationId,
         messages: effect.messages,
-        approvals: effect.approvals,
+        // Issue 15: each new approval with its expiry, from the configuration (the machine knows no clock).
+        approvals: this.expiry ? effect.approvals.map((approval) => this.expiry!.withExpiry(approval)) : effect.approvals,
         run: effect.run && { ...encodeRun(effect.run), revision: 0 },
         expectedRevision: effect.expectedRevision,
         returnConversation: true,
@@ -243,16 +258,24 @@ export class RunDriver {
    * Runs the stored call of a won approval, at most once: executing is recorded first. A
    * proxy approval's "call" is the answer to the peer that holds the call. When the peer
    * (or a delegation approved here) then waits for another approval, no result is recorded
-   * yet: the call waits again (`remote`).
+   * yet: the call waits again (`remote`). With `edited` (issue 15), the call runs with the
+   * arguments a human edited before approving; the integrity check is still on the stored
+   * call (the model's arguments, which the hash was taken of), and the result the model reads
+   * says who edited them and what ran.
    */
-  private async runApproved(approval: PendingApproval, node: string | undefined, activation: Activation): Promise<ToolOutcome> {
-    const args = approval.toolArgs ?? {};
+  private async runApproved(approval: PendingApproval, node: string | undefined, activation: Activation, edited?: { args: Record<string, unknown>; by: string }): Promise<ToolOutcome> {
+    const stored = approval.toolArgs ?? {};
+    // A proxied call is the peer's own (the machine refuses to edit one): only a local call runs edited arguments.
+    const edit = approval.remoteTaskId ? undefined : edited;
+    const args = edit?.args ?? stored;
     await this.clients.store.startApprovalExecution({ uuid: approval.uuid });
     let outcome: ToolOutcome;
-    if (callHash(approval.toolName, args) !== approval.argsHash) {
+    let ran = false;
+    if (callHash(approval.toolName, stored) !== approval.argsHash) {
       outcome = { text: `${approval.toolName} was not executed: the stored call no longer matches the one that was approved.`, isError: true };
       this.log.error('approved call does not match its hash', { approval: approval.uuid });
     } else {
+      ran = true;
       const remoteTaskId = approval.remoteTaskId;
       outcome = await this.io.withCallEvents(
         approval.conversationId,
@@ -265,7 +288,7 @@ export class RunDriver {
     const finished = await this.clients.store.finishApprovalExecution({
       uuid: approval.uuid,
       success: !outcome.isError,
-      messages: outcome.remote ? [] : [{ ...toolResult(gatedCall(approval), args, outcome.text, outcome.isError), ...(node && { node }) }],
+      messages: outcome.remote ? [] : [{ ...toolResult(gatedCall(approval), args, edit && ran ? editedResultText(edit.by, edit.args, outcome.text) : outcome.text, outcome.isError), ...(node && { node }) }],
     });
     activation.conversation = required(finished.conversation);
     activation.approval = finished.approval ?? approval;

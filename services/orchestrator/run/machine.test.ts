@@ -1347,3 +1347,129 @@ rows('a run taken over goes on from what is stored (issue 14 item 2)', [
     },
   },
 ]);
+
+// ---- issue 15: who decided, arguments edited before approving, expiries --------------------
+
+const decideWith = (approval: PendingApproval, approved: boolean, facts: Partial<Extract<RunEvent, { kind: 'approvalDecided' }>>, reason?: string): RunEvent => ({
+  ...(ev.decide(approval, approved, reason) as Extract<RunEvent, { kind: 'approvalDecided' }>),
+  ...facts,
+});
+const EXPIRED_REASON = 'no decision within 2s; the approval expired';
+
+rows('a decision records who made it and how; edits run; expiries reject (issue 15)', [
+  {
+    name: 'approve by alice through the web → the claim carries decidedBy and via',
+    env: SIMPLE,
+    given: () => storedRun(simplePaused().run, 4),
+    when: () => decideWith(simplePaused().approval, true, { decidedBy: 'alice', via: 'web' }),
+    effects: [{ kind: 'claim', approved: true, decidedBy: 'alice', via: 'web', messages: [], continuesTurn: true }],
+    then: (state, effects) => {
+      expect(only(effects, 'claim')).not.toHaveProperty('editedArgs');
+      expect(only(effects, 'claim')).not.toHaveProperty('expired');
+      expect(state.decision).toMatchObject({ decidedBy: 'alice', via: 'web' });
+    },
+  },
+  {
+    name: 'reject by bob through the cli with a reason → the claim carries who, how and why; the model reads the reason',
+    env: SIMPLE,
+    given: () => storedRun(simplePaused().run, 4),
+    when: () => decideWith(simplePaused().approval, false, { decidedBy: 'bob', via: 'cli' }, 'not today'),
+    effects: [{ kind: 'claim', approved: false, reason: 'not today', decidedBy: 'bob', via: 'cli', messages: [{ content: `Rejected by a human: not today. ${REJECTED_SUFFIX}` }] }],
+  },
+  {
+    name: 'approve with edited arguments → the claim stores them; the won claim runs them, naming who edited',
+    env: SIMPLE,
+    given: () => storedRun(simplePaused().run, 4),
+    when: () => decideWith(simplePaused().approval, true, { decidedBy: 'alice', via: 'rest', editedArgs: { name: 'y' } }),
+    effects: [{ kind: 'claim', approved: true, decidedBy: 'alice', via: 'rest', editedArgs: { name: 'y' } }],
+    then: (state) => {
+      const won = step(state, ev.claimed(true), SIMPLE);
+      const { approval } = simplePaused();
+      expect(work(won.effects)).toEqual([{ kind: 'runApproved', uuid: approval.uuid, edited: { args: { name: 'y' }, by: 'alice' } }]);
+      // The pause (and its hash) stays the model's call: the integrity check is on the stored arguments.
+      expect(won.state.resume!.argsHash).toBe(callHash('resources_add', { name: 'x' }));
+    },
+  },
+  {
+    name: 'an edit without a name for who made it → runApproved says anonymous',
+    env: SIMPLE,
+    given: () => feed(storedRun(simplePaused().run, 4), SIMPLE, decideWith(simplePaused().approval, true, { editedArgs: { name: 'z' } })).state,
+    when: ev.claimed(true),
+    effects: [{ kind: 'runApproved', edited: { args: { name: 'z' }, by: 'anonymous' } }],
+  },
+  {
+    name: 'edited arguments with a rejection → refuse failedPrecondition, nothing claimed',
+    env: SIMPLE,
+    given: () => storedRun(simplePaused().run, 4),
+    when: () => decideWith(simplePaused().approval, false, { editedArgs: { name: 'y' } }),
+    effects: [{ kind: 'refuse', code: 'failedPrecondition', message: expect.stringContaining('can only be edited with an approval') }],
+    then: (state) => expect(state.status).toBe('ended'),
+  },
+  {
+    name: "edited arguments of a proxied call (the peer holds its own) → refuse failedPrecondition, nothing claimed",
+    env: SIMPLE,
+    given: () => storedRun(simplePaused().run, 4),
+    when: () => decideWith({ ...simplePaused().approval, remoteTaskId: 'task-1', remoteAgentName: 'peer' }, true, { editedArgs: { name: 'y' } }),
+    effects: [{ kind: 'refuse', code: 'failedPrecondition', message: expect.stringContaining('held by the sub-agent peer') }],
+  },
+  {
+    name: 'an expiry that rejects (simple mode) → an expired claim; the model reads that nobody decided in time; the run goes on',
+    env: SIMPLE,
+    given: () => storedRun(simplePaused().run, 4),
+    when: () => decideWith(simplePaused().approval, false, { decidedBy: 'timeout', via: 'timeout', expired: true }, EXPIRED_REASON),
+    effects: [
+      {
+        kind: 'claim',
+        approved: false,
+        expired: true,
+        decidedBy: 'timeout',
+        via: 'timeout',
+        reason: EXPIRED_REASON,
+        continuesTurn: true,
+        messages: [{ content: `Not approved: ${EXPIRED_REASON}. ${REJECTED_SUFFIX}`, toolCall: { rejected: true, reason: EXPIRED_REASON, isError: true } }],
+      },
+    ],
+    then: (state) => {
+      const won = step(state, ev.claimed(true), SIMPLE);
+      expect(work(won.effects)).toEqual([{ kind: 'loadTools' }]);
+      expect(won.state).toMatchObject({ afterRejection: true, changes: { resumed: simplePaused().approval.uuid } });
+    },
+  },
+  {
+    name: 'expired on an approval → ignored (an approving expiry is an approval by "timeout")',
+    env: SIMPLE,
+    given: () => storedRun(simplePaused().run, 4),
+    when: () => decideWith(simplePaused().approval, true, { decidedBy: 'timeout', via: 'timeout', expired: true }),
+    effects: [{ kind: 'claim', approved: true, decidedBy: 'timeout', via: 'timeout' }],
+    then: (_state, effects) => expect(only(effects, 'claim')).not.toHaveProperty('expired'),
+  },
+  {
+    name: 'a decision on an approval decided already carries who tried (the losing claim is audited by the store as such)',
+    env: SIMPLE,
+    given: () => storedRun(simplePaused().run, 4),
+    when: () => decideWith({ ...simplePaused().approval, status: ApprovalStatus.APPROVAL_STATUS_EXPIRED }, true, { decidedBy: 'alice', via: 'web', editedArgs: { name: 'y' } }),
+    effects: [{ kind: 'claim', approved: true, decidedBy: 'alice', via: 'web', editedArgs: { name: 'y' }, continuesTurn: false }],
+  },
+  {
+    name: 'an agent tree: an expiry that rejects cancels the run; the other waiting calls say the approval expired',
+    env: treeEnv(parallelTree('required')),
+    given: () => feed(storedRun(parallelPaused().run, 5), treeEnv(parallelTree('required')), decideWith(parallelPaused().alpha, false, { decidedBy: 'timeout', via: 'timeout', expired: true }, EXPIRED_REASON)).state,
+    when: () => ({ kind: 'approvalsLoaded', approvals: [parallelPaused().alpha, parallelPaused().beta] }),
+    effects: [{ kind: 'claim', approved: false, expired: true, clearRun: true, continuesTurn: false }],
+    then: (_state, effects) => {
+      const { alpha } = parallelPaused();
+      const claim = only(effects, 'claim');
+      expect(claim.messages[0]!.content).toBe(`Not approved: ${EXPIRED_REASON}. ${REJECTED_SUFFIX}`);
+      expect(claim.alsoReject[0]!.messages[0]!.content).toBe(
+        `Cancelled: the pipeline was cancelled when approval ${alpha.uuid} (resources_add) expired without a decision: ${EXPIRED_REASON}; resources_add was not run. ${REJECTED_SUFFIX}`,
+      );
+    },
+  },
+  {
+    name: 'a run taken over after a claim with edited arguments whose call never started → it runs the edited arguments',
+    env: SIMPLE,
+    given: () => storedRun(simplePaused().run, 5),
+    when: () => takenOver({ approved: { ...simplePaused().approval, status: ApprovalStatus.APPROVAL_STATUS_APPROVED, decidedBy: 'alice', via: 'web', editedArgs: { name: 'y' } } }),
+    effects: [{ kind: 'runApproved', edited: { args: { name: 'y' }, by: 'alice' } }],
+  },
+]);

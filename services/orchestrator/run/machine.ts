@@ -5,12 +5,12 @@ import type { Tool } from '../../../gen/ts/asg/tools/v1/tools.js';
 import { callHash } from '../../common/call-hash.js';
 import { describeNodePath } from '../../common/config/tree.js';
 import { a2aTool, a2aToolsOf, A2A_SERVER, proxyDescription } from '../domain/a2a-tools.js';
-import { assistantCall, assistantText, CANCELLED_BY_USER, gatedCall, NOT_RETRIED, rejectedResult, toolResult, userMessage } from '../domain/messages.js';
+import { assistantCall, assistantText, CANCELLED_BY_USER, expiredText, gatedCall, NOT_RETRIED, rejectedResult, toolResult, userMessage } from '../domain/messages.js';
 import { DEFERRED_REASON, describeCall, planToolCalls } from '../domain/plan.js';
 import { repeatedRejection } from '../domain/rejections.js';
 import { childGates, DEFAULT_MAX_ITERATIONS, EXIT_LOOP_TOOL, joinOutputs, nodeAt, resolvePlaceholders, treeFingerprint, type AgentNode } from '../domain/tree.js';
 import type { BranchOutput, PendingCall, StoredRun } from './state.js';
-import type { Effect, Frame, GatedCall, LlmFrame, MachineEnv, ModelReply, NodeOutcome, Path, RunAnswer, RunEvent, RunState, ToolOutcome } from './types.js';
+import type { DecisionFacts, Effect, Frame, GatedCall, LlmFrame, MachineEnv, ModelReply, NodeOutcome, Path, RunAnswer, RunEvent, RunState, ToolOutcome } from './types.js';
 
 /**
  * The stop-and-go state machine: `next(state, event, env)` → the new state and the effects
@@ -753,13 +753,43 @@ function approvalDecided(m: Step, event: Extract<RunEvent, { kind: 'approvalDeci
   m.s.activation = event.activation;
   const approval = event.approval;
   const pause = m.s.base?.pending.find((candidate) => candidate.approvalUuid === event.uuid);
-  m.s.decision = { uuid: event.uuid, approved: event.approved, ...(event.reason !== undefined && { reason: event.reason }), approval, ...(pause && { pause }), nodes: {}, others: [], claimed: false, conflicts: 0 };
+  const facts = decisionFacts(event);
+  m.s.decision = { uuid: event.uuid, approved: event.approved, ...(event.reason !== undefined && { reason: event.reason }), ...facts, approval, ...(pause && { pause }), nodes: {}, others: [], claimed: false, conflicts: 0 };
   if (approval.status !== ApprovalStatus.APPROVAL_STATUS_PENDING) {
     // Decided already: the claim loses and says how; nothing else is checked or prepared.
-    m.fx.push({ kind: 'claim', uuid: event.uuid, approved: event.approved, ...(event.reason !== undefined && { reason: event.reason }), messages: [], clearRun: false, alsoReject: [], continuesTurn: false });
+    m.fx.push({ kind: 'claim', uuid: event.uuid, approved: event.approved, ...(event.reason !== undefined && { reason: event.reason }), ...facts, messages: [], clearRun: false, alsoReject: [], continuesTurn: false });
+    return;
+  }
+  const refusal = decisionProblem(event);
+  if (refusal) {
+    m.s.status = 'ended';
+    m.fx.push({ kind: 'refuse', code: 'failedPrecondition', message: refusal });
     return;
   }
   prepareClaim(m);
+}
+
+/** Who decided and how, as the claim records it: an edit only with an approval, an expiry only with a rejection. */
+function decisionFacts(event: DecisionFacts & { approved: boolean }): DecisionFacts {
+  return {
+    ...(event.decidedBy !== undefined && { decidedBy: event.decidedBy }),
+    ...(event.via !== undefined && { via: event.via }),
+    ...(event.approved && event.editedArgs !== undefined && { editedArgs: event.editedArgs }),
+    ...(!event.approved && event.expired === true && { expired: true }),
+  };
+}
+
+/**
+ * Why a pending approval cannot be decided this way (issue 15); undefined when it can. A
+ * proxied call is the peer's: what runs is the peer's own stored call, so arguments edited
+ * here would never reach it.
+ */
+function decisionProblem(event: Extract<RunEvent, { kind: 'approvalDecided' }>): string | undefined {
+  if (event.editedArgs !== undefined && !event.approved) return `approval ${event.uuid}: arguments can only be edited with an approval`;
+  if (event.editedArgs !== undefined && event.approval.remoteTaskId) {
+    return `approval ${event.uuid} is held by the sub-agent ${event.approval.remoteAgentName ?? event.approval.toolName}, which runs its own stored call: its arguments cannot be edited here. Nothing was run; approve it as it is, or reject it.`;
+  }
+  return undefined;
 }
 
 /**
@@ -777,7 +807,9 @@ function takenOver(m: Step, event: Extract<RunEvent, { kind: 'takenOver' }>): vo
   if (event.approved) {
     const approval = event.approved;
     const pause = m.s.base?.pending.find((candidate) => candidate.approvalUuid === approval.uuid);
-    m.s.decision = { uuid: approval.uuid, approved: true, approval, ...(pause && { pause }), nodes: pauseNodes(m), others: [], claimed: false, conflicts: 0 };
+    // Issue 15: a claim with edited arguments runs them, whichever replica carries it out.
+    const facts = decisionFacts({ approved: true, ...(approval.decidedBy && { decidedBy: approval.decidedBy }), ...(approval.via && { via: approval.via }), ...(approval.editedArgs && { editedArgs: approval.editedArgs }) });
+    m.s.decision = { uuid: approval.uuid, approved: true, ...facts, approval, ...(pause && { pause }), nodes: pauseNodes(m), others: [], claimed: false, conflicts: 0 };
     return claimed(m, true);
   }
   if (event.resumed) {
@@ -857,24 +889,28 @@ function resumeProblem(root: AgentNode | undefined, pause: PendingCall | undefin
 function claim(m: Step): void {
   const decision = m.s.decision!;
   const reason = decision.reason;
+  const facts = decisionFacts(decision);
   if (decision.approved) {
-    m.fx.push({ kind: 'claim', uuid: decision.uuid, approved: true, ...(reason !== undefined && { reason }), messages: [], clearRun: false, alsoReject: [], continuesTurn: true });
+    m.fx.push({ kind: 'claim', uuid: decision.uuid, approved: true, ...(reason !== undefined && { reason }), ...facts, messages: [], clearRun: false, alsoReject: [], continuesTurn: true });
     return;
   }
   const approval = decision.approval;
   const node = decision.nodes[decision.uuid];
-  // Issue 13: the model reads "Rejected by a human: <reason>" and that the call did not run.
-  const rejected: NewMessage = { ...rejectedResult(gatedCall(approval), approval.toolArgs ?? {}, reason), ...(node && { node }) };
+  // Issue 13: the model reads "Rejected by a human: <reason>" and that the call did not run;
+  // issue 15: after an expiry, that nobody decided in time.
+  const text = facts.expired ? expiredText(reason) : undefined;
+  const rejected: NewMessage = { ...rejectedResult(gatedCall(approval), approval.toolArgs ?? {}, reason, text), ...(node && { node }) };
   // Simple mode goes on after a rejection, so that the model answers the "no" in the same run;
   // a rejection in an agent tree cancels its run (README, "rejecting any of them").
   const continues = m.s.mode === 'simple';
-  const alsoReject = continues ? [] : decision.others.map((other) => cancelledWith(approval, other, decision.nodes[other.uuid], reason));
+  const alsoReject = continues ? [] : decision.others.map((other) => cancelledWith(approval, other, decision.nodes[other.uuid], reason, facts.expired === true));
   // Cancelling a tree's run names the run it read: an approval created since then must not be left pending without it.
   m.fx.push({
     kind: 'claim',
     uuid: decision.uuid,
     approved: false,
     ...(reason !== undefined && { reason }),
+    ...facts,
     messages: [rejected],
     clearRun: !continues,
     alsoReject,
@@ -884,9 +920,10 @@ function claim(m: Step): void {
 }
 
 /** A waiting call cancelled with a rejected one, recorded as rejected with a result that names the rejection and its reason. */
-function cancelledWith(rejected: PendingApproval, other: PendingApproval, node: string | undefined, reason: string | undefined): ApprovalRejection {
+function cancelledWith(rejected: PendingApproval, other: PendingApproval, node: string | undefined, reason: string | undefined, expired: boolean): ApprovalRejection {
   const said = reason?.trim() ? `: ${reason.trim()}` : '';
-  const text = `Cancelled: the pipeline was cancelled when approval ${rejected.uuid} (${rejected.toolName}) was rejected by a human${said}; ${other.toolName} was not run. ${NOT_RETRIED}`;
+  const how = expired ? 'expired without a decision' : 'was rejected by a human';
+  const text = `Cancelled: the pipeline was cancelled when approval ${rejected.uuid} (${rejected.toolName}) ${how}${said}; ${other.toolName} was not run. ${NOT_RETRIED}`;
   return { uuid: other.uuid, messages: [{ ...rejectedResult(gatedCall(other), other.toolArgs ?? {}, reason, text), ...(node && { node }) }] };
 }
 
@@ -899,7 +936,8 @@ function claimed(m: Step, won: boolean): void {
   if (decision.approved) {
     m.s.resume = pause;
     const node = decision.nodes[decision.uuid];
-    m.fx.push({ kind: 'runApproved', uuid: decision.uuid, ...(node !== undefined && { node }) });
+    const edited = decision.editedArgs && { args: decision.editedArgs, by: decision.decidedBy || 'anonymous' };
+    m.fx.push({ kind: 'runApproved', uuid: decision.uuid, ...(node !== undefined && { node }), ...(edited && { edited }) });
     return;
   }
   // A rejection reaches the agent that holds the call: each proxied one is answered "rejected".

@@ -135,8 +135,21 @@ export type PendingWrite =
   /** A resumed branch of the parallel node at `path` finished. */
   | { purpose: 'settle'; attempts: number; path: number[]; children: number; joined?: BranchOutput[] };
 
+/**
+ * Who decided an approval and how (issue 15): the identity (a token's name, a JWT's subject,
+ * "anonymous", "timeout"), the face (rest, web, a2a, mcp, cli, timeout), the arguments a human
+ * edited before approving (already checked against the tool's schema), and whether the
+ * decision is an expiry that rejects.
+ */
+export interface DecisionFacts {
+  decidedBy?: string;
+  via?: string;
+  editedArgs?: Record<string, unknown>;
+  expired?: boolean;
+}
+
 /** A decision on an approval being carried out. */
-export interface Decision {
+export interface Decision extends DecisionFacts {
   uuid: string;
   approved: boolean;
   reason?: string;
@@ -197,8 +210,8 @@ export type RunEvent =
   | { kind: 'modelAnswered'; path: Path; reply: ModelReply }
   | { kind: 'modelFailed'; path: Path; category: string; error: string }
   | { kind: 'toolFinished'; path: Path; callId: string; outcome: ToolOutcome }
-  /** A human decided an approval of this run (not yet claimed). */
-  | { kind: 'approvalDecided'; activation: string; uuid: string; approved: boolean; reason?: string; approval: PendingApproval }
+  /** A human (or the approval's expiry) decided an approval of this run (not yet claimed). */
+  | ({ kind: 'approvalDecided'; activation: string; uuid: string; approved: boolean; reason?: string; approval: PendingApproval } & DecisionFacts)
   /** The run's waiting approvals as stored, asked for by loadApprovals. */
   | { kind: 'approvalsLoaded'; approvals: PendingApproval[] }
   /** The claim of the decision: won, or another decision was first. */
@@ -243,9 +256,9 @@ export type Effect =
   | { kind: 'callTool'; path: Path; node?: string; call: ToolCallPart; args: Record<string, unknown>; unapprovedReason: string }
   | { kind: 'loadApprovals' }
   /** The atomic claim of a decision; with expectedRunRevision, only while the run is unchanged (a rejection that cancels it). */
-  | { kind: 'claim'; uuid: string; approved: boolean; reason?: string; messages: NewMessage[]; clearRun: boolean; alsoReject: ApprovalRejection[]; continuesTurn: boolean; expectedRunRevision?: number }
-  /** Runs the claimed approval's stored call, at most once. */
-  | { kind: 'runApproved'; uuid: string; node?: string }
+  | ({ kind: 'claim'; uuid: string; approved: boolean; reason?: string; messages: NewMessage[]; clearRun: boolean; alsoReject: ApprovalRejection[]; continuesTurn: boolean; expectedRunRevision?: number } & DecisionFacts)
+  /** Runs the claimed approval's stored call, at most once; with `edited`, with the arguments a human edited (the model is told who). */
+  | { kind: 'runApproved'; uuid: string; node?: string; edited?: { args: Record<string, unknown>; by: string } }
   /** Tells the peer that holds a proxied call that it was rejected here. */
   | { kind: 'forwardRejection'; approval: PendingApproval; reason?: string }
   /** Messages written at once, in order, before anything the run writes later. */

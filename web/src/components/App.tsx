@@ -2,21 +2,30 @@ import { useCallback, useEffect, useRef, useState } from 'react';
 import type { ConversationJson } from '../api-types.js';
 import { useConversation } from '../hooks/use-conversation.js';
 import { useConversations } from '../hooks/use-conversations.js';
+import { useApprovals } from '../hooks/use-approvals.js';
+import { useNow } from '../hooks/use-now.js';
 import { usePendingApprovals } from '../hooks/use-pending-approvals.js';
 import { useRoute } from '../hooks/use-route.js';
 import { api, errorText } from '../trpc.js';
+import { ApprovalsPage } from './ApprovalsPage.js';
 import { ChatView, NewChatView } from './ChatView.js';
 import { ConversationList } from './ConversationList.js';
 import { PendingPanel } from './PendingPanel.js';
+import { SignIn } from './SignIn.js';
 
 /** On a phone one panel shows at a time; wider screens show all three side by side. */
 type PhoneView = 'list' | 'chat' | 'pending';
 
 export function App() {
-  const { conversationId, open } = useRoute();
+  const { route, conversationId, open, openApprovals } = useRoute();
   const { conversations, error: listError, refresh } = useConversations();
   const { chat, loadError, live, replace } = useConversation(conversationId);
   const { pending, error: pendingError } = usePendingApprovals();
+  const now = useNow();
+  // The open conversation's approvals, for the decision traces under its calls: read again
+  // whenever its messages or its pending approvals change (a decision changes both).
+  const waitingFor = (chat.conversation?.pending_approvals ?? []).map((approval) => approval.uuid).join(',');
+  const { approvals } = useApprovals(conversationId ? { conversationId } : undefined, `${chat.conversation?.messages.length ?? 0}|${waitingFor}`);
   const [sending, setSending] = useState<{ conversationId?: string; text: string }>();
   const [sendError, setSendError] = useState<string>();
   const [view, setView] = useState<PhoneView>('chat');
@@ -74,6 +83,7 @@ export function App() {
         <h1>
           <Logo /> <span className="title">Agent Stop and Go</span>
         </h1>
+        <SignIn />
         <nav className="phone-tabs" aria-label="Views">
           <button type="button" className={view === 'list' ? 'active' : ''} onClick={() => setView('list')}>
             Chats
@@ -87,10 +97,24 @@ export function App() {
         </nav>
       </header>
       <aside className="sidebar">
-        <ConversationList conversations={conversations} selectedId={conversationId} error={listError} onOpen={openConversation} onNew={() => openConversation(undefined)} />
+        <ConversationList
+          conversations={conversations}
+          selectedId={conversationId}
+          error={listError}
+          onOpen={openConversation}
+          onNew={() => openConversation(undefined)}
+          pendingCount={pendingCount}
+          approvalsOpen={route.page === 'approvals'}
+          onOpenApprovals={() => {
+            openApprovals();
+            setView('chat');
+          }}
+        />
       </aside>
       <main className="chat">
-        {conversationId ? (
+        {route.page === 'approvals' ? (
+          <ApprovalsPage status={route.status} pending={pending} now={now} onFilter={openApprovals} onOpen={openConversation} onDecided={decided} />
+        ) : conversationId ? (
           <ChatView
             chat={chat}
             loadError={loadError}
@@ -100,13 +124,15 @@ export function App() {
             onSend={(text) => void send(text)}
             onDismissSendError={() => setSendError(undefined)}
             onDecided={decided}
+            approvals={approvals}
+            now={now}
           />
         ) : (
           <NewChatView sending={sending?.text} sendError={sendError} onSend={(text) => void send(text)} onDismissSendError={() => setSendError(undefined)} />
         )}
       </main>
       <aside className="pending">
-        <PendingPanel pending={pending} error={pendingError} onOpen={openConversation} onDecided={decided} />
+        <PendingPanel pending={pending} error={pendingError} now={now} onOpen={openConversation} onDecided={decided} />
       </aside>
     </div>
   );

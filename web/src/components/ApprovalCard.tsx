@@ -1,26 +1,38 @@
-import { useState } from 'react';
+import { useMemo, useState } from 'react';
 import type { ConversationJson, PendingApprovalJson } from '../api-types.js';
+import { timeAgo } from '../state/decision-trace.js';
+import { descriptionWithoutArguments, formatArguments, readArgumentsEdit } from '../state/edited-arguments.js';
 import { api, errorText } from '../trpc.js';
 import { ErrorNote } from './ErrorNote.js';
-import { Collapsible, prettyJson } from './Collapsible.js';
 
 /**
- * A call that waits for a human: the tool, its arguments as they will run, the agent's
- * description, and for a proxy approval the agents it passes through. Approving runs the
- * stored call and the agent goes on — that can take a while, so the card says so.
+ * A call that waits for a human: the tool, its arguments — shown once, formatted, and editable
+ * before approving (issue 15: edited arguments are checked against the tool's schema and the
+ * call runs with them) — the agent's description, and for a proxy approval the agents it passes
+ * through. One Approve and one Reject (with an optional reason) per call. Approving runs the
+ * call and the agent goes on — that can take a while, so the card says so.
  */
-export function ApprovalCard({ approval, onDecided, compact = false }: { approval: PendingApprovalJson; onDecided(conversation: ConversationJson): void; compact?: boolean }) {
+export function ApprovalCard({ approval, onDecided, compact = false, now }: { approval: PendingApprovalJson; onDecided(conversation: ConversationJson): void; compact?: boolean; now: number }) {
   const [deciding, setDeciding] = useState<'approve' | 'reject'>();
   const [error, setError] = useState<string>();
   // Told to the model with a rejection (issue 13), so that it knows why and does not ask again.
   const [reason, setReason] = useState('');
+  const original = useMemo(() => formatArguments(approval.tool_args), [approval.tool_args]);
+  const [argumentsText, setArgumentsText] = useState(original);
+  const edit = useMemo(() => readArgumentsEdit(argumentsText, approval.tool_args), [argumentsText, approval.tool_args]);
 
   const decide = async (approved: boolean) => {
     setDeciding(approved ? 'approve' : 'reject');
     setError(undefined);
     try {
       const said = reason.trim();
-      const { conversation } = await api.approvals.resolve.mutate({ uuid: approval.uuid, approved, ...(!approved && said && { reason: said }) });
+      const { conversation } = await api.approvals.resolve.mutate({
+        uuid: approval.uuid,
+        approved,
+        ...(said && { reason: said }),
+        // Sent only when changed: an unchanged call runs as the model asked for it.
+        ...(approved && edit.kind === 'edited' && { arguments: edit.value }),
+      });
       onDecided(conversation);
     } catch (failure) {
       setError(errorText(failure));
@@ -30,18 +42,53 @@ export function ApprovalCard({ approval, onDecided, compact = false }: { approva
   };
 
   const chain = approval.agent_chain;
+  const busy = deciding !== undefined;
+  const rows = Math.min(12, Math.max(2, argumentsText.split('\n').length));
+  const editor = (
+    <div className="arguments-edit">
+      <textarea
+        className="arguments-editor"
+        data-testid="arguments-editor"
+        aria-label={`Arguments of ${approval.tool_name} (editable before approving)`}
+        spellCheck={false}
+        rows={rows}
+        value={argumentsText}
+        disabled={busy}
+        aria-invalid={edit.kind === 'invalid'}
+        onChange={(event) => setArgumentsText(event.target.value)}
+      />
+      {edit.kind === 'invalid' && (
+        <p className="arguments-problem" data-testid="arguments-problem" role="alert">
+          {edit.message} Approve is disabled until they are.
+        </p>
+      )}
+      {edit.kind === 'edited' && (
+        <p className="arguments-edited" data-testid="arguments-edited">
+          Edited: approving runs the call with these arguments.{' '}
+          <button type="button" className="link-button" disabled={busy} onClick={() => setArgumentsText(original)}>
+            Undo edits
+          </button>
+        </p>
+      )}
+    </div>
+  );
   return (
     <section className={`approval-card ${compact ? 'compact' : ''}`} data-testid="approval-card" data-uuid={approval.uuid} aria-label={`Approval for ${approval.tool_name}`}>
       <header>
         <span className="approval-label">{approval.outcome_unknown ? 'Outcome unknown' : 'Approval needed'}</span>
         <code className="approval-tool">{approval.tool_name}</code>
+        {approval.expires_at && (
+          <span className="approval-expiry" data-testid="approval-expiry" title={approval.expires_at}>
+            {approval.on_timeout === 'approve' ? 'approved' : 'rejected'} automatically {timeAgo(approval.expires_at, now) || 'soon'}
+          </span>
+        )}
       </header>
       {approval.outcome_unknown && (
         <p className="approval-outcome-unknown" data-testid="outcome-unknown" role="note">
           This call was approved and had started when the service running it stopped: it may already have taken effect. Approving runs it again.
         </p>
       )}
-      <p className="approval-description">{approval.description}</p>
+      <p className="approval-description">{descriptionWithoutArguments(approval.description, approval.tool_args)}</p>
       {chain && chain.length > 0 && (
         <p className="approval-chain" data-testid="agent-chain">
           held by{' '}
@@ -53,23 +100,30 @@ export function ApprovalCard({ approval, onDecided, compact = false }: { approva
           ))}
         </p>
       )}
-      <Collapsible summary="arguments" text={prettyJson(approval.tool_args)} open={!compact} className="approval-arguments" />
+      {compact ? (
+        <details className="collapsible approval-arguments">
+          <summary>arguments{edit.kind === 'edited' ? ' (edited)' : ''}</summary>
+          {editor}
+        </details>
+      ) : (
+        <div className="approval-arguments">{editor}</div>
+      )}
       <input
         type="text"
         className="reject-reason-input"
         data-testid="reject-reason"
-        aria-label="Reason for rejecting (optional)"
-        placeholder="Reason, if you reject (optional)"
+        aria-label="Reason (optional)"
+        placeholder="Reason (optional), told to the agent"
         maxLength={2000}
         value={reason}
-        disabled={deciding !== undefined}
+        disabled={busy}
         onChange={(event) => setReason(event.target.value)}
       />
       <div className="approval-actions">
-        <button type="button" className="approve" disabled={deciding !== undefined} onClick={() => void decide(true)}>
-          {deciding === 'approve' ? 'Approving…' : 'Approve'}
+        <button type="button" className="approve" disabled={busy || edit.kind === 'invalid'} onClick={() => void decide(true)}>
+          {deciding === 'approve' ? 'Approving…' : edit.kind === 'edited' ? 'Approve edited' : 'Approve'}
         </button>
-        <button type="button" className="reject" disabled={deciding !== undefined} onClick={() => void decide(false)}>
+        <button type="button" className="reject" disabled={busy} onClick={() => void decide(false)}>
           {deciding === 'reject' ? 'Rejecting…' : 'Reject'}
         </button>
       </div>

@@ -1,8 +1,10 @@
 import { useEffect, useRef } from 'react';
-import type { ConversationJson } from '../api-types.js';
+import type { ApprovalRecordJson, ConversationJson } from '../api-types.js';
 import type { LiveStatus } from '../hooks/use-conversation.js';
 import type { ChatState } from '../state/conversation-state.js';
+import { placeApprovals } from '../state/decision-trace.js';
 import { ApprovalCard } from './ApprovalCard.js';
+import { DecisionTrace } from './DecisionTrace.js';
 import { Composer } from './Composer.js';
 import { ErrorNote } from './ErrorNote.js';
 import { MessageItem } from './MessageItem.js';
@@ -18,6 +20,10 @@ export interface ChatViewProps {
   onSend(text: string): void;
   onDismissSendError(): void;
   onDecided(conversation: ConversationJson): void;
+  /** Every approval of the conversation (`approvals.list`): the decided ones get a trace under their call. */
+  approvals: ApprovalRecordJson[];
+  /** For "2 min ago". */
+  now: number;
 }
 
 /** Before the first message: what the agent does, and the message box. */
@@ -61,7 +67,7 @@ function composerNote(waiting: boolean, turnRunning: boolean): string | undefine
 }
 
 /** The open conversation: its messages, what is streaming in, the approvals it waits for, and the message box. */
-export function ChatView({ chat, loadError, live, sending, sendError, onSend, onDismissSendError, onDecided }: ChatViewProps) {
+export function ChatView({ chat, loadError, live, sending, sendError, onSend, onDismissSendError, onDecided, approvals, now }: ChatViewProps) {
   const { conversation, streaming, toolsInFlight } = chat;
   const end = useRef<HTMLDivElement>(null);
   const messageCount = conversation?.messages.length ?? 0;
@@ -83,6 +89,7 @@ export function ChatView({ chat, loadError, live, sending, sendError, onSend, on
   // The message on its way is shown until the store has it.
   const lastUser = [...conversation.messages].reverse().find((message) => message.role === 'user');
   const showSending = sending !== undefined && lastUser?.content !== sending;
+  const placed = placeApprovals(conversation.messages, approvals, pending);
 
   return (
     <div className="chat-body">
@@ -94,8 +101,16 @@ export function ChatView({ chat, loadError, live, sending, sendError, onSend, on
       <LiveNote live={live} />
       <ErrorNote text={loadError} />
       <div className="messages" data-testid="messages">
+        {placed.unplaced.map((approval) => (
+          <DecisionTrace key={approval.uuid} approval={approval} now={now} />
+        ))}
         {conversation.messages.map((message) => (
-          <MessageItem key={message.id} message={message} />
+          <MessageItem
+            key={message.id}
+            message={message}
+            awaitingApproval={placed.awaiting.has(message.id)}
+            trace={placed.byMessage.get(message.id)?.map((approval) => <DecisionTrace key={approval.uuid} approval={approval} now={now} />)}
+          />
         ))}
         {showSending && (
           <div className="message message-user sending" data-testid="sending">
@@ -119,7 +134,7 @@ export function ChatView({ chat, loadError, live, sending, sendError, onSend, on
           </div>
         ))}
         {pending.map((approval) => (
-          <ApprovalCard key={approval.uuid} approval={approval} onDecided={onDecided} />
+          <ApprovalCard key={approval.uuid} approval={approval} onDecided={onDecided} now={now} />
         ))}
         <div ref={end} />
       </div>

@@ -3,10 +3,37 @@ import { conversationDetail, conversationsInOrder, conversationTitle } from '../
 import { ErrorNote } from './ErrorNote.js';
 import { StatusBadge } from './StatusBadge.js';
 
-/** Every recent conversation with its status, the ones waiting for a decision first. */
-export function ConversationList({ conversations, selectedId, error, onOpen, onNew }: { conversations: ConversationListItemJson[]; selectedId?: string; error?: string; onOpen(id: string): void; onNew(): void }) {
+export interface ConversationListProps {
+  conversations: ConversationListItemJson[];
+  selectedId?: string;
+  error?: string;
+  onOpen(id: string): void;
+  onNew(): void;
+  /** The approvals page (issue 15): its link, with how many approvals wait, and whether it is open. */
+  pendingCount: number;
+  approvalsOpen: boolean;
+  onOpenApprovals(): void;
+}
+
+/** The link to every approval across conversations, then every recent conversation with its status, the ones waiting for a decision first. */
+export function ConversationList({ conversations, selectedId, error, onOpen, onNew, pendingCount, approvalsOpen, onOpenApprovals }: ConversationListProps) {
   return (
     <nav className="conversation-list" aria-label="Conversations">
+      <a
+        className={`approvals-link ${approvalsOpen ? 'selected' : ''}`}
+        href="#/approvals"
+        data-testid="approvals-link"
+        aria-current={approvalsOpen ? 'page' : undefined}
+        onClick={(event) => {
+          event.preventDefault();
+          onOpenApprovals();
+        }}
+      >
+        <span>Approvals</span>
+        <span className={`count ${pendingCount > 0 ? 'waiting' : ''}`} title="pending approvals">
+          {pendingCount}
+        </span>
+      </a>
       <div className="panel-head">
         <h2>Conversations</h2>
         <button type="button" className="new-chat" onClick={onNew}>

@@ -1,3 +1,4 @@
+import type { ReactNode } from 'react';
 import type { MessageJson } from '../api-types.js';
 import { Collapsible, prettyJson } from './Collapsible.js';
 
@@ -5,8 +6,12 @@ function NodeName({ node }: { node?: string }) {
   return node ? <span className="node-name" title="agent-tree node">{node}</span> : null;
 }
 
-/** One stored message: user and assistant text, a tool call with its arguments, a tool's result. */
-export function MessageItem({ message }: { message: MessageJson }) {
+/**
+ * One stored message: user and assistant text, a tool call with its arguments, a tool's result.
+ * A call that waits for approval leaves its arguments to the approval card (shown once, editable
+ * there); `trace` is the decision made on the call, shown under it.
+ */
+export function MessageItem({ message, awaitingApproval = false, trace }: { message: MessageJson; awaitingApproval?: boolean; trace?: ReactNode }) {
   const call = message.tool_call;
   if (message.role === 'system') {
     return (
@@ -47,7 +52,14 @@ export function MessageItem({ message }: { message: MessageJson }) {
           <NodeName node={message.node} />
         </div>
         {message.content && <p className="call-note">{message.content}</p>}
-        <Collapsible summary="arguments" text={prettyJson(call.arguments)} className="tool-arguments" />
+        {awaitingApproval ? (
+          <p className="call-awaiting" data-testid="call-awaiting">
+            waits for your approval below
+          </p>
+        ) : (
+          <Collapsible summary="arguments" text={prettyJson(call.arguments)} className="tool-arguments" />
+        )}
+        {trace}
       </div>
     );
   }

@@ -4,7 +4,7 @@ import { ApprovalCard } from './ApprovalCard.js';
 import { ErrorNote } from './ErrorNote.js';
 
 /** Every approval waiting anywhere, live: they appear when requested and go when decided, by anyone. */
-export function PendingPanel({ pending, error, onOpen, onDecided }: { pending: PendingSet; error?: string; onOpen(conversationId: string): void; onDecided(conversation: ConversationJson): void }) {
+export function PendingPanel({ pending, error, now, onOpen, onDecided }: { pending: PendingSet; error?: string; now: number; onOpen(conversationId: string): void; onDecided(conversation: ConversationJson): void }) {
   const approvals = pendingList(pending);
   return (
     <section className="pending-panel" data-testid="pending-panel" aria-label="Pending approvals">
@@ -17,7 +17,7 @@ export function PendingPanel({ pending, error, onOpen, onDecided }: { pending: P
       {approvals.length === 0 && <p className="placeholder">Nothing waits for a decision.</p>}
       {approvals.map((approval) => (
         <div key={approval.uuid} className="pending-item" data-testid="pending-approval" data-uuid={approval.uuid}>
-          <ApprovalCard approval={approval} onDecided={onDecided} compact />
+          <ApprovalCard approval={approval} onDecided={onDecided} compact now={now} />
           <button type="button" className="link-button" onClick={() => onOpen(approval.conversation_id)}>
             Open conversation {approval.conversation_id.slice(0, 8)}
           </button>

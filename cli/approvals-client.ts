@@ -1,0 +1,148 @@
+import { VIA_HEADER } from '../gateway/app/decider.js';
+import type { ApprovalListReply, ConversationReply } from '../gateway/app/replies.js';
+import type { ApprovalRecordJson } from '../gateway/app/shapes.js';
+import { agentVersion } from '../gateway/app/version.js';
+
+/**
+ * The agent's REST API as `asg approvals` uses it: a few calls over fetch, each failure turned
+ * into an ApiFailure whose exit code and message say what went wrong and what to do. The token
+ * travels only in the Authorization header; no message ever contains it.
+ */
+
+/** Exit codes of `asg approvals` (documented in its help text). */
+export const EXIT = {
+  ok: 0,
+  /** The agent failed (5xx) or answered something this CLI does not understand. */
+  failed: 1,
+  /** Bad usage, or input the agent refused (400). */
+  usage: 2,
+  /** The agent could not be reached (refused, unknown host, timed out). */
+  unreachable: 3,
+  /** Not signed in (401) or not allowed (403). */
+  denied: 4,
+  /** No such approval (404). */
+  notFound: 5,
+  /** The approval was decided already, or expired (409). */
+  conflict: 6,
+} as const;
+
+export class ApiFailure extends Error {
+  constructor(
+    message: string,
+    readonly exitCode: number,
+  ) {
+    super(message);
+  }
+}
+
+export interface ApiTarget {
+  /** The agent's base URL, e.g. http://127.0.0.1:8080 (no trailing slash needed). */
+  url: string;
+  token?: string;
+}
+
+/** Reads are single store queries; a decision runs a turn and may take as long as the agent's turn deadline. */
+const READ_TIMEOUT_MS = 30_000;
+
+export interface DecisionBody {
+  approved: boolean;
+  reason?: string;
+  arguments?: Record<string, unknown>;
+}
+
+export interface ApprovalsApi {
+  list(query: { status?: string; conversationId?: string; limit?: number; cursor?: string }): Promise<ApprovalListReply>;
+  show(uuid: string): Promise<ApprovalRecordJson>;
+  decide(uuid: string, body: DecisionBody): Promise<ConversationReply>;
+}
+
+export function approvalsApi(target: ApiTarget): ApprovalsApi {
+  const base = target.url.replace(/\/+$/, '');
+  // The via label makes the agent record decisions as made through the CLI.
+  const headers: Record<string, string> = { 'user-agent': `asg-cli/${agentVersion()}`, [VIA_HEADER]: 'cli', accept: 'application/json' };
+  if (target.token) headers.authorization = `Bearer ${target.token}`;
+
+  async function call<T>(method: 'GET' | 'POST', path: string, body?: unknown): Promise<T> {
+    const init: RequestInit = { method, headers: { ...headers } };
+    if (body !== undefined) {
+      init.body = JSON.stringify(body);
+      (init.headers as Record<string, string>)['content-type'] = 'application/json';
+    } else {
+      init.signal = AbortSignal.timeout(READ_TIMEOUT_MS);
+    }
+    let response: Response;
+    try {
+      response = await fetch(`${base}${path}`, init);
+    } catch (error) {
+      throw new ApiFailure(unreachableMessage(base, error), EXIT.unreachable);
+    }
+    const text = await response.text().catch(() => '');
+    const parsed = parseJson(text);
+    if (response.ok && parsed !== undefined) return parsed as T;
+    throw failureOf(response.status, parsed, text, `${method} ${path}`);
+  }
+
+  return {
+    list({ status, conversationId, limit, cursor }) {
+      const query = new URLSearchParams();
+      if (status) query.set('status', status);
+      if (conversationId) query.set('conversation_id', conversationId);
+      if (limit !== undefined) query.set('limit', String(limit));
+      if (cursor) query.set('cursor', cursor);
+      const search = query.toString();
+      return call('GET', `/approvals${search ? `?${search}` : ''}`);
+    },
+    show: (uuid) => call('GET', `/approvals/${encodeURIComponent(uuid)}`),
+    decide: (uuid, body) => call('POST', `/approvals/${encodeURIComponent(uuid)}`, body),
+  };
+}
+
+function parseJson(text: string): unknown {
+  try {
+    return JSON.parse(text);
+  } catch {
+    return undefined;
+  }
+}
+
+/** The agent's own `{"error": "…"}`, else the start of whatever it sent. */
+function serverMessage(parsed: unknown, text: string): string {
+  if (typeof parsed === 'object' && parsed !== null && typeof (parsed as { error?: unknown }).error === 'string') return (parsed as { error: string }).error;
+  const trimmed = text.trim().slice(0, 200);
+  return trimmed || 'no answer body';
+}
+
+function failureOf(status: number, parsed: unknown, text: string, what: string): ApiFailure {
+  const message = serverMessage(parsed, text);
+  switch (status) {
+    case 400:
+      return new ApiFailure(`the agent refused the request: ${message}`, EXIT.usage);
+    case 401:
+      return new ApiFailure(`not signed in: ${message}; pass a token with --token or ASG_TOKEN`, EXIT.denied);
+    case 403:
+      return new ApiFailure(`not allowed: ${message}; the token's roles do not allow this (deciding needs "approve" or "admin")`, EXIT.denied);
+    case 404:
+      return new ApiFailure(message, EXIT.notFound);
+    case 409:
+      return new ApiFailure(message, EXIT.conflict);
+    default:
+      if (status >= 200 && status < 300) return new ApiFailure(`the agent's answer to ${what} is not JSON: ${message}`, EXIT.failed);
+      return new ApiFailure(`the agent failed (${status}): ${message}`, EXIT.failed);
+  }
+}
+
+/** fetch's "fetch failed" says nothing; its cause names what happened (ECONNREFUSED, ENOTFOUND, a timeout). */
+function unreachableMessage(base: string, error: unknown): string {
+  const cause = (error as { cause?: { code?: unknown; message?: unknown } } | undefined)?.cause;
+  const code = typeof cause?.code === 'string' ? cause.code : undefined;
+  const name = error instanceof Error ? error.name : '';
+  const why =
+    code === 'ECONNREFUSED'
+      ? 'connection refused'
+      : code === 'ENOTFOUND' || code === 'EAI_AGAIN'
+        ? 'unknown host'
+        : name === 'TimeoutError'
+          ? `no answer within ${READ_TIMEOUT_MS / 1000} s`
+          : (code ?? (typeof cause?.message === 'string' ? cause.message : error instanceof Error ? error.message : String(error)));
+  return `cannot reach the agent at ${base} (${why}); is it running? Point --url or ASG_URL at it`;
+}

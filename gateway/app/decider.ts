@@ -1,0 +1,53 @@
+import { ANONYMOUS, currentAuthScope } from './principal.js';
+
+export { ANONYMOUS };
+
+/**
+ * Who decides an approval and through which face (issue 15): stored with the decision
+ * (PendingApproval.decided_by, via) and in the audit trail.
+ */
+
+/** The faces a human decides through; `timeout` is the store's own expiry, never a caller's. */
+export type DecisionFace = 'rest' | 'web' | 'a2a' | 'mcp' | 'cli';
+
+export interface Decider {
+  /** A token's name, a JWT's subject, or ANONYMOUS without authentication. */
+  name: string;
+  via: DecisionFace;
+}
+
+/**
+ * The one place a face learns who is deciding: every face calls this with its own name and
+ * passes the result to Agent.resolveApproval, so that the caller's identity is read here and
+ * nowhere else. Without gateway authentication every caller is anonymous; with it, the
+ * principal the authentication middleware put in the request's context (principal.ts) names
+ * the decider.
+ */
+export function currentDecider(via: DecisionFace): Decider {
+  return { name: currentAuthScope()?.principal.name ?? ANONYMOUS, via };
+}
+
+/** Who the caller is, as `auth.whoami` tells the web chat; `authentication: "off"` when `auth` is not configured. */
+export interface Whoami {
+  name: string;
+  roles: string[];
+  authentication: 'on' | 'off';
+}
+
+/** Read where currentDecider reads: without gateway authentication, everyone is anonymous and may do everything. */
+export function currentWhoami(): Whoami {
+  const scope = currentAuthScope();
+  if (!scope) return { name: ANONYMOUS, roles: ['admin'], authentication: 'off' };
+  return { name: scope.principal.name, roles: [...scope.principal.roles], authentication: scope.authentication ? 'on' : 'off' };
+}
+
+/**
+ * The header by which `asg approvals` (cli/approvals-client.ts) labels its REST calls, so that
+ * its decisions record via "cli": a label, not a credential — the identity is the token's.
+ */
+export const VIA_HEADER = 'X-ASG-Via';
+
+/** REST is the CLI's face too: its decisions say `cli` when the request is labelled so. */
+export function restFace(viaHeader: string | undefined): DecisionFace {
+  return viaHeader?.trim().toLowerCase() === 'cli' ? 'cli' : 'rest';
+}

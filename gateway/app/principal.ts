@@ -1,0 +1,60 @@
+import { context, createContextKey } from '@opentelemetry/api';
+import { ROLES } from '../../services/common/config/schema.js';
+// Registers the AsyncLocalStorage context manager the scope rides in, with the request context.
+import '../../services/common/context.js';
+import type { DecisionFace } from './decider.js';
+
+/**
+ * Who a request is, as every face of the gateway sees it (issue 15 item 1): a name (a token's
+ * name or a JWT's subject; "anonymous" without `auth`), the roles it holds and the face it came
+ * through. The authentication middleware (auth/middleware.ts) puts it in the request's async
+ * context; decider.ts reads it where a face makes a decision (`decided_by`), and the decision
+ * guard (decision-guard.ts) where any decision passes.
+ */
+
+export type Role = (typeof ROLES)[number];
+
+/**
+ * The faces a request comes through (decider.ts DecisionFace): the web chat speaks tRPC, and
+ * `asg approvals` is REST that says `X-ASG-Via: cli` (a label, not a credential).
+ */
+export type Face = DecisionFace;
+
+export interface Principal {
+  name: string;
+  roles: readonly Role[];
+  via: Face;
+}
+
+/** The identity of every request when `auth` is not configured: it may do everything. */
+export const ANONYMOUS = 'anonymous';
+
+export function anonymousPrincipal(via: Face): Principal {
+  return { name: ANONYMOUS, roles: ['admin'], via };
+}
+
+/** `admin` may do everything; otherwise the role itself is needed. */
+export function allows(principal: Pick<Principal, 'roles'>, role: Role): boolean {
+  return principal.roles.includes('admin') || principal.roles.includes(role);
+}
+
+/** The principal of a request and the route it asked for (for the audit of a refusal made later, e.g. a decision). */
+export interface AuthScope {
+  principal: Principal;
+  /** "POST /a2a", "POST /approvals/:uuid": what an audit entry names as its subject. */
+  subject: string;
+  /** Whether `auth` is configured (GET /auth/whoami says so). */
+  authentication: boolean;
+}
+
+const AUTH_SCOPE = createContextKey('asg.gateway.auth-scope');
+
+export function withAuthScope<T>(scope: AuthScope, fn: () => T): T {
+  return context.with(context.active().setValue(AUTH_SCOPE, scope), fn);
+}
+
+/** The current request's scope; undefined outside a request (tests that call the application layer directly). */
+export function currentAuthScope(): AuthScope | undefined {
+  return context.active().getValue(AUTH_SCOPE) as AuthScope | undefined;
+}
+

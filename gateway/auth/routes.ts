@@ -1,0 +1,140 @@
+import { capText } from '../../services/common/log.js';
+import { redactSecrets } from '../../services/common/secrets.js';
+import type { Face, Role } from '../app/principal.js';
+
+/**
+ * What each route of the gateway needs (issue 15): one table for every face, read by the one
+ * check in front of all routers (middleware.ts).
+ *
+ * - open: the probes, the agent card, the OAuth protected-resource metadata, the API reference
+ *   and the web chat's files — they hold no data, and a browser loads the page before it can
+ *   sign in;
+ * - `chat`: conversations (create, list, read, send, their event streams), the tool list, and
+ *   the A2A and MCP endpoints (a decision made through those is checked again where it is made:
+ *   auth/decisions.ts);
+ * - `approve`: everything under /approvals (reading and deciding) and the tRPC `approvals.*`;
+ * - `admin`: /audit, and any route this table does not know (new routes stay closed until
+ *   they are listed here);
+ * - signed in, any role: /auth/whoami and tRPC `auth.*`.
+ *
+ * Paths match as Express routes them: case-insensitively, one trailing slash ignored.
+ */
+
+export type Need = { kind: 'open' } | { kind: 'signed-in' } | { kind: 'role'; role: Role };
+
+const OPEN: Need = { kind: 'open' };
+const SIGNED_IN: Need = { kind: 'signed-in' };
+const role = (name: Role): Need => ({ kind: 'role', role: name });
+
+interface PathRule {
+  route: string;
+  need: Need;
+  face?: Face;
+  /** The route is an event stream on GET (the `token` query parameter is taken there). */
+  stream?: boolean;
+  /** Matches everything below the route too. */
+  prefix?: boolean;
+}
+
+export const AUTH_WHOAMI_PATH = '/auth/whoami';
+export const PROTECTED_RESOURCE_PATHS = ['/.well-known/oauth-protected-resource', '/.well-known/oauth-protected-resource/mcp'];
+
+const PATH_RULES: PathRule[] = [
+  { route: '/health', need: OPEN },
+  { route: '/ready', need: OPEN },
+  { route: '/docs', need: OPEN },
+  { route: '/.well-known/agent-card.json', need: OPEN, face: 'a2a' },
+  { route: '/.well-known/agent.json', need: OPEN, face: 'a2a' },
+  ...PROTECTED_RESOURCE_PATHS.map((route): PathRule => ({ route, need: OPEN, face: 'mcp' })),
+  { route: AUTH_WHOAMI_PATH, need: SIGNED_IN },
+  { route: '/tools', need: role('chat') },
+  { route: '/conversations', need: role('chat') },
+  { route: '/conversations/:id', need: role('chat') },
+  { route: '/conversations/:id/messages', need: role('chat') },
+  { route: '/conversations/:id/events', need: role('chat'), stream: true },
+  { route: '/approvals', need: role('approve') },
+  { route: '/approvals/:uuid', need: role('approve') },
+  // Whatever comes below them later, the same.
+  { route: '/approvals', need: role('approve'), prefix: true },
+  { route: '/audit', need: role('admin'), prefix: true },
+  { route: '/a2a', need: role('chat'), face: 'a2a' },
+  { route: '/mcp', need: role('chat'), face: 'mcp' },
+];
+
+export const TRPC_PREFIX = '/trpc/';
+
+
+/** The tRPC routers and what their procedures need; a procedure of any other router needs admin. */
+const TRPC_ROUTERS: Record<string, Need> = {
+  conversations: role('chat'),
+  conversation: role('chat'),
+  tools: role('chat'),
+  approvals: role('approve'),
+  audit: role('admin'),
+  auth: SIGNED_IN,
+};
+
+/** tRPC subscriptions (SSE): where the `token` query parameter is taken. */
+export const TRPC_SUBSCRIPTIONS: ReadonlySet<string> = new Set(['approvals.pending', 'conversation.events']);
+
+function compile(rule: PathRule): RegExp {
+  const body = rule.route
+    .split('/')
+    .map((segment) => (segment.startsWith(':') ? '[^/]+' : segment.replace(/[.*+?^${}()|[\]\\]/g, '\\$&')))
+    .join('/');
+  return new RegExp(`^${body}${rule.prefix ? '(?:/.*)?' : '/?'}$`, 'i');
+}
+
+const COMPILED = PATH_RULES.map((rule) => ({ rule, pattern: compile(rule) }));
+
+export interface RouteRequirements {
+  /** Every one of them must be met (a tRPC batch has one per procedure). */
+  needs: Need[];
+  /** The face the request comes through: the `via` of a decision it makes. */
+  face: Face;
+  /** "POST /approvals/:uuid": the audit entry's subject for a refusal. */
+  subject: string;
+  /**
+   * The token may come as the `token` query parameter: event streams only, since a browser's
+   * EventSource cannot send an Authorization header.
+   */
+  queryToken: boolean;
+}
+
+/** What a request needs; `isStatic` says whether a GET path is one of the web chat's files. */
+export function requirementsOf(method: string, path: string, isStatic: (path: string) => boolean = () => false, viaHeader?: string): RouteRequirements {
+  const route = routeRequirements(method, path, isStatic);
+  return route.face === 'rest' && viaHeader?.trim().toLowerCase() === 'cli' ? { ...route, face: 'cli' } : route;
+}
+
+function routeRequirements(method: string, path: string, isStatic: (path: string) => boolean): RouteRequirements {
+  const upper = method.toUpperCase();
+  const reading = upper === 'GET' || upper === 'HEAD';
+  if (path.toLowerCase().startsWith(TRPC_PREFIX)) return trpcRequirements(upper, path);
+  for (const { rule, pattern } of COMPILED) {
+    if (pattern.test(path)) {
+      return { needs: [rule.need], face: rule.face ?? 'rest', subject: `${upper} ${rule.route}`, queryToken: Boolean(rule.stream) && upper === 'GET' };
+    }
+  }
+  const subject = `${upper} ${redactSecrets(capText(path, 200))}`;
+  if (reading && isStatic(path)) return { needs: [OPEN], face: 'rest', subject, queryToken: false };
+  return { needs: [role('admin')], face: 'rest', subject, queryToken: false };
+}
+
+function trpcRequirements(method: string, path: string): RouteRequirements {
+  let procedures: string[];
+  try {
+    // tRPC decodes the path and splits a batch at ",": the check reads the same names.
+    procedures = decodeURIComponent(path.slice(TRPC_PREFIX.length)).split(',');
+  } catch {
+    procedures = [];
+  }
+  // A batch needs what each of its procedures needs.
+  const needs = procedures.map((name) => TRPC_ROUTERS[name.split('.')[0]!] ?? role('admin'));
+  return {
+    needs: needs.length > 0 ? needs : [role('admin')],
+    face: 'web',
+    subject: `${method} /trpc/${redactSecrets(capText(procedures.join(','), 200))}`,
+    queryToken: method === 'GET' && procedures.length === 1 && TRPC_SUBSCRIPTIONS.has(procedures[0]!),
+  };
+}

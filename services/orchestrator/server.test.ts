@@ -1,0 +1,35 @@
+import { describe, expect, it } from 'vitest';
+import { GrpcStatus, ServiceError } from '../common/grpc/errors.js';
+import { parseDecision } from './server.js';
+
+const refused = (request: Parameters<typeof parseDecision>[0]) => {
+  try {
+    parseDecision(request);
+  } catch (error) {
+    expect(error).toBeInstanceOf(ServiceError);
+    expect((error as ServiceError).code).toBe(GrpcStatus.INVALID_ARGUMENT);
+    return (error as ServiceError).message;
+  }
+  throw new Error('accepted');
+};
+
+describe('ResolveApproval: who decides and how, at the gRPC edge (issue 15)', () => {
+  it('defaults: anonymous through rest; empty strings are proto3 for "not given"', () => {
+    expect(parseDecision({ approved: true })).toEqual({ decidedBy: 'anonymous', via: 'rest' });
+    expect(parseDecision({ approved: false, decidedBy: '', via: '' })).toEqual({ decidedBy: 'anonymous', via: 'rest' });
+  });
+
+  it('an identity and a face pass through; edited arguments with an approval', () => {
+    expect(parseDecision({ approved: true, decidedBy: ' alice@example.com ', via: 'web', arguments: { name: 'y' } })).toEqual({ decidedBy: 'alice@example.com', via: 'web', arguments: { name: 'y' } });
+    for (const via of ['rest', 'web', 'a2a', 'mcp', 'cli']) expect(parseDecision({ approved: true, via }).via).toBe(via);
+  });
+
+  it('refused with INVALID_ARGUMENT: an unknown face (timeout is the expiry’s own), a control character, a long identity, arguments with a rejection', () => {
+    expect(refused({ approved: true, via: 'timeout' })).toContain('via: one of rest, web, a2a, mcp, cli');
+    expect(refused({ approved: true, via: 'email' })).toContain('via: one of');
+    expect(refused({ approved: true, decidedBy: 'ali\u0000ce' })).toContain('no control characters');
+    expect(refused({ approved: true, decidedBy: 'x'.repeat(201) })).toContain('at most 200');
+    expect(refused({ approved: true, decidedBy: '   ' })).toContain('non-empty');
+    expect(refused({ approved: false, arguments: { name: 'y' } })).toContain('arguments can only be given with an approval');
+  });
+});

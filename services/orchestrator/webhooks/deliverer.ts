@@ -1,0 +1,261 @@
+import type { ConversationEvent } from '../../../gen/ts/asg/store/v1/store.js';
+import { withContextPatch } from '../../common/context.js';
+import { GrpcStatus, isCode } from '../../common/grpc/errors.js';
+import type { Logger } from '../../common/log.js';
+import type { OrchestratorClients } from '../clients.js';
+import { errorText } from '../run/io.js';
+import { webhookId, webhookPayload, type WebhookEventType } from './events.js';
+import { webhookHeaders } from './signing.js';
+
+/** How deliveries are paced; internal (not in the configuration file), tests shorten it. */
+export interface DeliveryOptions {
+  /** The deadline of one POST. */
+  timeoutMs: number;
+  /** Attempts per event before it is given up on (logged) and the cursor moves past it. */
+  maxAttempts: number;
+  /** The wait after the first failed attempt; it doubles after each further one… */
+  baseDelayMs: number;
+  /** …up to this. */
+  maxDelayMs: number;
+  /** The lease on the endpoint's cursor; renewed every third of it while held. */
+  leaseTtlMs: number;
+  /** How often a replica that does not hold the cursor asks for it (the holder may have died). */
+  claimEveryMs: number;
+}
+
+export const DEFAULT_DELIVERY: DeliveryOptions = {
+  timeoutMs: 10_000,
+  maxAttempts: 8,
+  baseDelayMs: 1_000,
+  maxDelayMs: 60_000,
+  leaseTtlMs: 30_000,
+  claimEveryMs: 5_000,
+};
+
+/** One stream of events lasts at most this long; the next one opens after the cursor. */
+const WATCH_STREAM_MS = 60 * 60_000;
+/** Waits between attempts to read the events again after the stream failed (store down), doubling up to the maximum. */
+const STREAM_RETRY_MS = 1_000;
+const STREAM_RETRY_MAX_MS = 30_000;
+
+/** One configured webhook, checked at start. */
+export interface WebhookEndpoint {
+  /** Where it is in the configuration, for logs ("webhooks[0]"). */
+  where: string;
+  url: string;
+  /** The url's scheme, host and port: what the logs show (a url's path or query may hold a token). */
+  origin: string;
+  /** sha256 of the url, hex: the cursor's name in the store. */
+  name: string;
+  events: ReadonlySet<WebhookEventType>;
+  key: Buffer;
+}
+
+type DeliveryClients = Pick<OrchestratorClients, 'store'>;
+
+/**
+ * Delivers one endpoint's events (issue 15): the store's events table is the outbox, and the
+ * endpoint's cursor (the id of the last event it got, or was given up on for) is held by one
+ * replica at a time with a lease, like a run. The holder reads the events after the cursor,
+ * in id order, POSTs each one the webhook subscribed to — signed, with its own deadline,
+ * retried with exponential backoff — and advances the cursor past every event, subscribed or
+ * not. Nothing here is on a turn's path: a receiver that is slow or down delays only its own
+ * deliveries. At least once: a replica that dies between a POST and its advance leaves the
+ * event to be sent again by the next holder, with the same webhook-id.
+ */
+export class WebhookDeliverer {
+  private readonly stopping = new AbortController();
+  private running: Promise<void> | undefined;
+
+  constructor(
+    private readonly endpoint: WebhookEndpoint,
+    private readonly clients: DeliveryClients,
+    private readonly holder: { owner: string; node: string },
+    private readonly options: DeliveryOptions,
+    private readonly log: Logger,
+  ) {}
+
+  start(): void {
+    this.running ??= this.run();
+  }
+
+  /** Stops: a wait between attempts is cut (its event is sent again by the next holder); a POST in flight ends first, and its cursor advance. */
+  async stop(): Promise<void> {
+    this.stopping.abort();
+    await this.running;
+  }
+
+  private get fields() {
+    return { webhook: this.endpoint.where, origin: this.endpoint.origin };
+  }
+
+  private async run(): Promise<void> {
+    const stop = this.stopping.signal;
+    let holding = false;
+    while (!stop.aborted) {
+      const claimed = await this.claim();
+      if (!claimed?.held) {
+        if (holding) this.log.info('webhook cursor held by another replica now', this.fields);
+        holding = false;
+        await sleep(this.options.claimEveryMs, stop);
+        continue;
+      }
+      if (!holding) this.log.info('delivering webhook events', { ...this.fields, after: claimed.lastEventId });
+      holding = true;
+      const held = new AbortController();
+      const onStop = () => held.abort();
+      stop.addEventListener('abort', onStop);
+      const renewal = this.keep(held);
+      try {
+        await this.deliverFrom(claimed.lastEventId, held.signal);
+      } catch (error) {
+        if (!held.signal.aborted) this.log.warn('webhook delivery interrupted; reading the events again', { ...this.fields, error: errorText(error) });
+      } finally {
+        renewal.stop();
+        stop.removeEventListener('abort', onStop);
+      }
+      if (!stop.aborted && held.signal.aborted) holding = false;
+      // Whatever ended the hold, the next claim says where the cursor is and who holds it.
+      await sleep(Math.min(this.options.claimEveryMs, STREAM_RETRY_MS), stop);
+    }
+  }
+
+  private async claim(): Promise<{ held: boolean; lastEventId: number } | undefined> {
+    try {
+      return await withContextPatch({ deadline: Date.now() + Math.max(1_000, this.options.leaseTtlMs / 3) }, () =>
+        this.clients.store.claimWebhookCursor({ endpoint: this.endpoint.name, lease: { owner: this.holder.owner, node: this.holder.node, ttlMs: this.options.leaseTtlMs } }),
+      );
+    } catch (error) {
+      if (!this.stopping.signal.aborted) this.log.warn('webhook cursor not claimed; trying again', { ...this.fields, error: errorText(error) });
+      return undefined;
+    }
+  }
+
+  /** Renews the cursor's lease every third of its ttl; aborts `held` when it is lost, or not renewed for a whole ttl. */
+  private keep(held: AbortController): { stop(): void } {
+    let lastRenewed = Date.now();
+    let renewing = false;
+    const timer = setInterval(() => {
+      if (renewing || held.signal.aborted) return;
+      renewing = true;
+      void this.claim()
+        .then((claimed) => {
+          if (claimed?.held) lastRenewed = Date.now();
+          else if (claimed || Date.now() - lastRenewed >= this.options.leaseTtlMs) {
+            this.log.warn('webhook cursor lost; another replica delivers now', this.fields);
+            held.abort();
+          }
+        })
+        .finally(() => (renewing = false));
+    }, Math.max(100, Math.floor(this.options.leaseTtlMs / 3)));
+    timer.unref();
+    return { stop: () => clearInterval(timer) };
+  }
+
+  /** Reads the stored events after `cursor`, in order, delivering each and advancing the cursor, until `held` aborts. */
+  private async deliverFrom(after: number, held: AbortSignal): Promise<void> {
+    let cursor = after;
+    let retryMs = STREAM_RETRY_MS;
+    while (!held.aborted) {
+      try {
+        for await (const { event } of this.clients.store.watchEvents({ conversationId: '', afterId: cursor }, { timeoutMs: WATCH_STREAM_MS, signal: held })) {
+          // Live-only events (id 0) are not stored, so no webhook's: only stored events move the cursor.
+          if (!event || event.id <= cursor) continue;
+          if (held.aborted) return;
+          // A delivery cut short (stop, lost cursor) leaves the cursor before its event: the next holder sends it again.
+          if (!(await this.handle(event, held))) return;
+          if (!(await this.advance(event.id))) {
+            this.log.warn('webhook cursor lost; another replica delivers now', this.fields);
+            return;
+          }
+          cursor = event.id;
+          retryMs = STREAM_RETRY_MS;
+        }
+      } catch (error) {
+        if (held.aborted) return;
+        // The stream's own deadline, not a failure: the next one opens after the cursor.
+        if (isCode(error, GrpcStatus.DEADLINE_EXCEEDED)) continue;
+        this.log.warn('webhook events could not be read; trying again', { ...this.fields, error: errorText(error), retry_in_ms: retryMs });
+        await sleep(retryMs, held);
+        retryMs = Math.min(STREAM_RETRY_MAX_MS, retryMs * 2);
+      }
+    }
+  }
+
+  private async advance(eventId: number): Promise<boolean> {
+    const { held } = await withContextPatch({ deadline: Date.now() + Math.max(1_000, this.options.leaseTtlMs / 3) }, () =>
+      this.clients.store.advanceWebhookCursor({ endpoint: this.endpoint.name, owner: this.holder.owner, lastEventId: eventId, ttlMs: this.options.leaseTtlMs }),
+    );
+    return held;
+  }
+
+  /**
+   * Delivers the event if the webhook subscribed to its type, with retries; gives up (logged)
+   * after the last attempt. True when the cursor may move past it (delivered, given up on, or
+   * not subscribed); false when it was cut short between attempts by a stop or a lost cursor.
+   */
+  private async handle(event: ConversationEvent, held: AbortSignal): Promise<boolean> {
+    const payload = webhookPayload(event);
+    if (!payload || !this.endpoint.events.has(payload.type)) return true;
+    const id = webhookId(this.endpoint.name, event.id);
+    const body = JSON.stringify(payload);
+    for (let attempt = 1; ; attempt++) {
+      const failure = await this.post(id, body);
+      if (failure === undefined) {
+        this.log.info('webhook delivered', { ...this.fields, type: payload.type, event: event.id, attempt });
+        return true;
+      }
+      if (attempt >= this.options.maxAttempts) {
+        this.log.error('webhook delivery given up', { ...this.fields, type: payload.type, event: event.id, attempts: attempt, error: failure });
+        return true;
+      }
+      if (held.aborted) return false;
+      const delay = Math.min(this.options.maxDelayMs, this.options.baseDelayMs * 2 ** (attempt - 1));
+      this.log.warn('webhook delivery failed; trying again', { ...this.fields, type: payload.type, event: event.id, attempt, error: failure, retry_in_ms: delay });
+      await sleep(delay, held);
+      if (held.aborted) return false;
+    }
+  }
+
+  /**
+   * One signed POST: undefined when the receiver took it (2xx), else why not. A POST in flight
+   * is not cut by a stop (only by its own deadline): a receiver that took the event gets its
+   * cursor advanced, rather than the same event again from the next holder.
+   */
+  private async post(id: string, body: string): Promise<string | undefined> {
+    const headers = webhookHeaders(this.endpoint.key, id, Math.floor(Date.now() / 1000), body);
+    try {
+      const response = await fetch(this.endpoint.url, {
+        method: 'POST',
+        headers: { 'content-type': 'application/json', 'user-agent': 'agent-stop-and-go-webhooks', ...headers },
+        body,
+        // A redirect is not followed: the signed event goes to the configured url or nowhere.
+        redirect: 'manual',
+        signal: AbortSignal.timeout(this.options.timeoutMs),
+      });
+      // The receiver's answer is not read: only its status counts.
+      await response.body?.cancel().catch(() => undefined);
+      if (response.status >= 200 && response.status < 300) return undefined;
+      return `the receiver answered HTTP ${response.status}`;
+    } catch (error) {
+      if (error instanceof Error && error.name === 'TimeoutError') return `no answer within ${this.options.timeoutMs} ms`;
+      // fetch's own message ("fetch failed") says little; its cause says what (ECONNREFUSED…).
+      const cause = error instanceof Error && error.cause instanceof Error ? `: ${error.cause.message}` : '';
+      return `${errorText(error)}${cause}`;
+    }
+  }
+}
+
+/** Waits `ms`, or less when `signal` aborts. */
+function sleep(ms: number, signal: AbortSignal): Promise<void> {
+  if (signal.aborted) return Promise.resolve();
+  return new Promise((resolve) => {
+    const done = () => {
+      clearTimeout(timer);
+      signal.removeEventListener('abort', done);
+      resolve();
+    };
+    const timer = setTimeout(done, ms);
+    signal.addEventListener('abort', done);
+  });
+}

@@ -1,0 +1,73 @@
+import { ApprovalStatus, type ConversationEvent, type PendingApproval } from '../../../gen/ts/asg/store/v1/store.js';
+import type { WEBHOOK_EVENTS } from '../../common/config/schema.js';
+
+/**
+ * Which stored events a webhook hears of, and what it is sent (issue 15). Pure.
+ *   approval_requested                      → approval.requested
+ *   approval_resolved                       → approval.decided
+ *   turn_ended, outcome answered | paused   → run.completed
+ *   turn_ended, outcome failed | interrupted → run.failed
+ * Everything else (messages, status changes, live events, turn ends of releases that did
+ * not record their outcome) is no webhook's business.
+ */
+
+export type WebhookEventType = (typeof WEBHOOK_EVENTS)[number];
+
+/** The JSON body of one delivery: `{type, timestamp, data}` as the Standard Webhooks spec suggests. */
+export interface WebhookPayload {
+  type: WebhookEventType;
+  /** When the event happened (the store's time), ISO 8601. */
+  timestamp: string;
+  data: Record<string, unknown>;
+}
+
+const STATUS_NAMES: Partial<Record<ApprovalStatus, string>> = {
+  [ApprovalStatus.APPROVAL_STATUS_PENDING]: 'pending',
+  [ApprovalStatus.APPROVAL_STATUS_APPROVED]: 'approved',
+  [ApprovalStatus.APPROVAL_STATUS_REJECTED]: 'rejected',
+  [ApprovalStatus.APPROVAL_STATUS_EXECUTING]: 'executing',
+  [ApprovalStatus.APPROVAL_STATUS_DONE]: 'done',
+  [ApprovalStatus.APPROVAL_STATUS_FAILED]: 'failed',
+  [ApprovalStatus.APPROVAL_STATUS_INTERRUPTED]: 'interrupted',
+  [ApprovalStatus.APPROVAL_STATUS_EXPIRED]: 'expired',
+};
+
+/** An approval as a webhook shows it: the fields of the REST resource (GET /approvals/:uuid), snake_case. */
+export function approvalData(approval: PendingApproval): Record<string, unknown> {
+  return {
+    uuid: approval.uuid,
+    conversation_id: approval.conversationId,
+    tool_name: approval.toolName,
+    tool_args: approval.toolArgs ?? {},
+    description: approval.description,
+    status: STATUS_NAMES[approval.status] ?? 'unknown',
+    ...(approval.createdAt && { requested_at: approval.createdAt.toISOString() }),
+    ...(approval.decidedAt && { decided_at: approval.decidedAt.toISOString() }),
+    ...(approval.decidedBy && { decided_by: approval.decidedBy }),
+    ...(approval.via && { via: approval.via }),
+    ...(approval.reason && { reason: approval.reason }),
+    ...(approval.editedArgs && { edited_args: approval.editedArgs }),
+    ...(approval.expiresAt && { expires_at: approval.expiresAt.toISOString() }),
+  };
+}
+
+const COMPLETED = new Set(['answered', 'paused']);
+const FAILED = new Set(['failed', 'interrupted']);
+
+/** The webhook event a stored event stands for; undefined when it stands for none. */
+export function webhookPayload(event: ConversationEvent): WebhookPayload | undefined {
+  const timestamp = (event.at ?? new Date()).toISOString();
+  if (event.approvalRequested) return { type: 'approval.requested', timestamp, data: approvalData(event.approvalRequested) };
+  if (event.approvalResolved) return { type: 'approval.decided', timestamp, data: approvalData(event.approvalResolved) };
+  const outcome = event.turnEnded?.outcome;
+  if (outcome === undefined) return undefined;
+  const data = { conversation_id: event.conversationId, outcome };
+  if (COMPLETED.has(outcome)) return { type: 'run.completed', timestamp, data };
+  if (FAILED.has(outcome)) return { type: 'run.failed', timestamp, data };
+  return undefined;
+}
+
+/** The webhook-id of an event for an endpoint: the same at every attempt, so a receiver can drop a repeat. */
+export function webhookId(endpoint: string, eventId: number): string {
+  return `msg_${endpoint.slice(0, 16)}_${eventId}`;
+}
