@@ -10,6 +10,7 @@ import { describe, expect, it } from 'vitest';
 import { parse } from 'yaml';
 import { SERVICE_NAMES } from '../cli/serve.js';
 import { loadConfig } from '../services/common/config/load.js';
+import { checkAuthConfig, InsecureBindingError } from '../gateway/auth/preflight.js';
 
 const here = import.meta.dirname;
 const root = join(here, '..');
@@ -41,6 +42,20 @@ describe('deploy/compose.yaml', () => {
     }
     expect(config.services.conversation_store).toBe('conversation-store:7101');
     expect(config.services.orchestrator).toBe('orchestrator:7104');
+  });
+
+  it('starts a gateway beyond loopback only with authentication, its token required from the environment (issue 15)', () => {
+    expect(config.host).toBe('0.0.0.0');
+    // Without the token the gateway would refuse to start: compose must refuse first, saying why.
+    expect(() => checkAuthConfig(config, {})).toThrow(/ASG_ADMIN_TOKEN is not set/);
+    expect(() => checkAuthConfig({ ...config, auth: undefined }, {})).toThrow(InsecureBindingError);
+    expect(() => checkAuthConfig(config, { ASG_ADMIN_TOKEN: 'x'.repeat(32) })).not.toThrow();
+    expect(config.auth!.tokens.map((token) => token.roles)).toEqual([['admin']]);
+    const gateway = compose.services.gateway as { environment?: Record<string, string> };
+    expect(gateway.environment?.ASG_ADMIN_TOKEN).toMatch(/^\$\{ASG_ADMIN_TOKEN:\?.+\}$/);
+    for (const [name, service] of Object.entries(compose.services) as [string, { environment?: Record<string, string> }][]) {
+      if (name !== 'gateway') expect(service.environment?.ASG_ADMIN_TOKEN, name).toBeUndefined();
+    }
   });
 
   it('keeps the store and the resources database on volumes', () => {
@@ -118,7 +133,7 @@ describe('deploy/compose.replicated.yaml', () => {
       expect(replicated.services[name]!.environment, name).toMatchObject({ ASG_DATABASE_URL: databaseUrl, ASG_EVENTS_URL: eventsUrl });
       expect(replicated.services[name]!.depends_on?.postgres?.condition, name).toBe('service_healthy');
     }
-    expect(replicated.services.gateway!.environment).toEqual({ ASG_EVENTS_URL: eventsUrl });
+    expect(replicated.services.gateway!.environment).toEqual({ ASG_EVENTS_URL: eventsUrl, ASG_ADMIN_TOKEN: expect.stringMatching(/^\$\{ASG_ADMIN_TOKEN:\?/) });
   });
 
   it('dials every service at its compose name, starts callers after what they call, and publishes one host port per gateway replica', () => {

@@ -14,6 +14,7 @@ import { beforeAll, describe, expect, it } from 'vitest';
 import { parseAllDocuments } from 'yaml';
 import { SERVICE_NAMES } from '../cli/serve.js';
 import { parseConfig } from '../services/common/config/load.js';
+import { checkAuthConfig } from '../gateway/auth/preflight.js';
 import type { AgentConfig } from '../services/common/config/schema.js';
 
 const here = import.meta.dirname;
@@ -390,6 +391,18 @@ describe('deploy/kubernetes', () => {
       for (const service of SERVICE_NAMES) {
         const keys = (layout().container(service).env ?? []).filter((variable) => variable.name.endsWith('_API_KEY'));
         expect(keys.length > 0, service).toBe(service === 'llm-gateway');
+      }
+    });
+
+    it('authenticates at the gateway, whose admin token is a required key of the external Secret (issue 15)', () => {
+      const config = layout().config();
+      expect(config.host).toBe('0.0.0.0');
+      expect(() => checkAuthConfig(config, {})).toThrow(/ASG_ADMIN_TOKEN is not set/);
+      expect(() => checkAuthConfig(config, { ASG_ADMIN_TOKEN: 'x'.repeat(32) })).not.toThrow();
+      const token = layout().container('gateway').env!.find((variable) => variable.name === 'ASG_ADMIN_TOKEN');
+      expect(token?.valueFrom?.secretKeyRef).toEqual({ name: EXTERNAL_SECRET, key: 'ASG_ADMIN_TOKEN' });
+      for (const service of SERVICE_NAMES) {
+        if (service !== 'gateway') expect(layout().container(service).env?.some((variable) => variable.name === 'ASG_ADMIN_TOKEN'), service).toBeFalsy();
       }
     });
 
