@@ -20,7 +20,7 @@ describe('apiReferencePage', () => {
 
   it('explains the session id and Authorization forwarding rules', () => {
     expect(page).toContain('X-Session-ID');
-    expect(page).toMatch(/Authorization<\/code> header is forwarded/);
+    expect(page).toMatch(/<code>Authorization<\/code> header is forwarded as is/);
     expect(page).toContain('never logged');
   });
 
@@ -35,6 +35,20 @@ describe('apiReferencePage', () => {
     expect(page).toContain('&quot;expires_at&quot;');
     expect(page).toContain('&quot;kind&quot;: &quot;approval.decided&quot;');
     expect(page).toContain('{&quot;approved&quot;:true,&quot;arguments&quot;:{&quot;id&quot;:&quot;res-43&quot;}');
+  });
+
+  it('says who may call each route, from the table the gateway enforces, with its 401 and 403 (issue 15)', () => {
+    const section = (heading: string) => page.slice(page.indexOf(heading), page.indexOf('</section>', page.indexOf(heading)));
+    const approve = section('<span class="method post">POST</span> <code>/approvals/:uuid</code>');
+    expect(approve).toContain('Who may call: with auth configured: role approve (or admin)');
+    expect(approve).toMatch(/<code>401<\/code><\/td><td>auth is configured and the request has no valid bearer token/);
+    expect(approve).toMatch(/<code>403<\/code><\/td><td>the token is valid but its roles do not allow this route/);
+    expect(section('<span class="method get">GET</span> <code>/audit</code>')).toContain('Who may call: with auth configured: role admin;');
+    expect(section('<span class="method post">POST</span> <code>/conversations</code>')).toContain('role chat (or admin)');
+    const health = section('<span class="method get">GET</span> <code>/health</code>');
+    expect(health).toContain('Who may call: anyone, without a token');
+    expect(health).not.toContain('<code>401</code>');
+    expect(page).toContain('WWW-Authenticate: Bearer realm=');
   });
 
   it('needs no external assets', () => {

@@ -3,6 +3,7 @@ import { DEFAULT_HISTORY_LIMIT } from '../app/agent.js';
 import { approvalListReply, approvalReply, auditListReply, conversationListReply, conversationPageReply, conversationReply, toolListReply } from '../app/replies.js';
 import { approvalRecordJson } from '../app/shapes.js';
 import { DEFAULT_PAGE_SIZE, MAX_PAGE_SIZE } from '../app/inputs.js';
+import { requirementsOf, type Need } from '../auth/routes.js';
 import { APPROVAL_BODY_EXPECTED } from './requests.js';
 
 /**
@@ -333,13 +334,25 @@ function curlExample(route: RouteDoc): string {
   return escapeHtml(parts.join(' '));
 }
 
+/** Who may call a route with `auth` configured, read from the table the gateway enforces (auth/routes.ts). */
+function accessOf(route: RouteDoc): { text: string; refusals: [number, string][] } {
+  const needs = requirementsOf(route.method, route.examplePath.split('?')[0]!).needs;
+  const describe = (need: Need): string => (need.kind === 'open' ? 'anyone' : need.kind === 'signed-in' ? 'any signed-in caller' : need.role === 'admin' ? 'role admin' : `role ${need.role} (or admin)`);
+  if (needs.every((need) => need.kind === 'open')) return { text: 'anyone, without a token, also when auth is configured', refusals: [] };
+  const refusals: [number, string][] = [[401, 'auth is configured and the request has no valid bearer token (missing, unknown, malformed, forged or expired; WWW-Authenticate: Bearer says which)']];
+  if (needs.some((need) => need.kind === 'role')) refusals.push([403, 'the token is valid but its roles do not allow this route']);
+  return { text: `with auth configured: ${[...new Set(needs.map(describe))].join(' and ')}; without auth: anyone`, refusals };
+}
+
 function routeSection(route: RouteDoc, index: number): string {
-  const statuses = route.statuses.map(([status, meaning]) => `<tr><td><code>${status}</code></td><td>${escapeHtml(meaning)}</td></tr>`).join('');
+  const access = accessOf(route);
+  const statuses = [...route.statuses, ...access.refusals].map(([status, meaning]) => `<tr><td><code>${status}</code></td><td>${escapeHtml(meaning)}</td></tr>`).join('');
   const body = route.requestExample === undefined ? '' : `<textarea class="body" rows="3">${json(route.requestExample)}</textarea>`;
   return `
 <section id="route-${index}">
   <h2><span class="method ${route.method.toLowerCase()}">${route.method}</span> <code>${escapeHtml(route.path)}</code></h2>
   <p>${escapeHtml(route.purpose)}</p>
+  <p class="access">Who may call: ${escapeHtml(access.text)}</p>
   <h3>Request body</h3>
   <p>${escapeHtml(route.request ?? 'none')}</p>
   <h3>Response <code>${route.responseStatus}</code></h3>
@@ -420,9 +433,20 @@ a path that is not listed here gets 404.</p>
 Send <code>X-Session-ID: 4be2a91c</code> to choose it (any case; anything that is not 8 hex characters is ignored).
 Without it, <code>POST /conversations</code> makes a new one, and requests about an existing conversation use the one stored with it.
 Every response that knows the effective id returns it in the <code>X-Session-ID</code> header.</p>
+<h3>Authentication</h3>
+<p>With <code>auth</code> configured every route needs <code>Authorization: Bearer &lt;token&gt;</code> — an API token of the config
+or a JWT of the configured OIDC issuer — except <code>/health</code>, <code>/ready</code>, <code>/docs</code>, the agent card and the
+OAuth protected-resource metadata. Without a valid token the answer is <code>401</code> with
+<code>WWW-Authenticate: Bearer realm="agent-stop-and-go"</code> (and <code>error="invalid_token"</code> when one was sent);
+a token whose roles do not allow the route gets <code>403</code> (<code>error="insufficient_scope"</code>). Roles: <code>chat</code>
+(conversations, their events, tools, <code>/a2a</code>, <code>/mcp</code>), <code>approve</code> (everything under <code>/approvals</code>),
+<code>admin</code> (everything, <code>/audit</code> included). Each route below says what it needs. Event streams also take the token as
+<code>?token=</code>, since a browser's EventSource cannot send headers. Every 401 and 403 is an <code>auth.failed</code> entry of the audit.
+<code>GET /auth/whoami</code> tells who a token is. Without <code>auth</code> everyone is <code>anonymous</code> with every role.</p>
 <h3>Authorization</h3>
-<p>An <code>Authorization</code> header is forwarded as is to the services behind the gateway, and from there as a bearer token to
-MCP servers, so tools act with the caller's identity. It is never logged, stored or echoed.</p>
+<p>Without <code>auth</code>, an <code>Authorization</code> header is forwarded as is to the services behind the gateway, and from there as a bearer token to
+HTTP MCP servers and A2A sub-agents, so tools act with the caller's identity. With <code>auth</code> it is this agent's own credential and goes
+no further. Either way it is never logged, stored or echoed.</p>
 <h3>A2A</h3>
 <p>The agent is also an A2A server: its card at <code>GET /.well-known/agent-card.json</code> (and <code>/.well-known/agent.json</code>),
 JSON-RPC 2.0 at <code>POST /a2a</code> in the seed's dialect (<code>message/send</code>, <code>tasks/get</code>, parts <code>{"type":"text"}</code>),
