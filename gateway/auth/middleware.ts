@@ -6,7 +6,7 @@ import { bearerToken, tokenCredential, type Authenticator, type Credential } fro
 import { allows, ANONYMOUS, anonymousPrincipal, withAuthScope, type Principal } from '../app/principal.js';
 import { sendRefusal, type Refusal, type RefusalOptions } from './refusal.js';
 import { VIA_HEADER } from '../app/decider.js';
-import { requirementsOf, type Need, type RouteRequirements } from './routes.js';
+import { requirementsOf, type Need, type RouteRequirements } from '../app/route-access.js';
 
 /**
  * The one authentication check in front of every face (REST, the event streams, tRPC, /a2a,

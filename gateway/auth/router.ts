@@ -1,7 +1,7 @@
 import express, { type Request, type Response, type Router } from 'express';
 import { requestScope } from '../http/request-scope.js';
 import { currentWhoami } from '../app/decider.js';
-import { AUTH_WHOAMI_PATH, PROTECTED_RESOURCE_PATHS } from './routes.js';
+import { AUTH_WHOAMI_PATH, PROTECTED_RESOURCE_PATHS } from '../app/route-access.js';
 
 /**
  * The gateway's own authentication routes:

@@ -3,7 +3,7 @@ import { DEFAULT_HISTORY_LIMIT } from '../app/agent.js';
 import { approvalListReply, approvalReply, auditListReply, conversationListReply, conversationPageReply, conversationReply, toolListReply } from '../app/replies.js';
 import { approvalRecordJson } from '../app/shapes.js';
 import { DEFAULT_PAGE_SIZE, MAX_PAGE_SIZE } from '../app/inputs.js';
-import { requirementsOf, type Need } from '../auth/routes.js';
+import { requirementsOf, type Need } from '../app/route-access.js';
 import { APPROVAL_BODY_EXPECTED } from './requests.js';
 
 /**

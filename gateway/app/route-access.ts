@@ -1,17 +1,17 @@
 import { capText } from '../../services/common/log.js';
 import { redactSecrets } from '../../services/common/secrets.js';
-import type { Face, Role } from '../app/principal.js';
+import type { Face, Role } from './principal.js';
 
 /**
  * What each route of the gateway needs (issue 15): one table for every face, read by the one
- * check in front of all routers (middleware.ts).
+ * check in front of all routers (auth/middleware.ts).
  *
  * - open: the probes, the agent card, the OAuth protected-resource metadata, the API reference
  *   and the web chat's files — they hold no data, and a browser loads the page before it can
  *   sign in;
  * - `chat`: conversations (create, list, read, send, their event streams), the tool list, and
  *   the A2A and MCP endpoints (a decision made through those is checked again where it is made:
- *   auth/decisions.ts);
+ *   app/decision-guard.ts);
  * - `approve`: everything under /approvals (reading and deciding) and the tRPC `approvals.*`;
  * - `admin`: /audit, and any route this table does not know (new routes stay closed until
  *   they are listed here);

@@ -1,5 +1,5 @@
 import { describe, expect, it } from 'vitest';
-import { requirementsOf, type Need } from './routes.js';
+import { requirementsOf, type Need } from './route-access.js';
 
 /** The role table (issue 15): what each route needs, matched as Express routes paths. */
 
