@@ -2,12 +2,11 @@ import type { PendingApproval } from '../../gen/ts/asg/store/v1/store.js';
 import { withContextPatch } from '../common/context.js';
 import type { Logger } from '../common/log.js';
 import type { OrchestratorClients } from './clients.js';
+import { Poller } from './poller.js';
 import { errorText } from './run/io.js';
 
 /** Expiries carried out at once by one replica: more wait for the next poll, here or on another replica. */
 const MAX_CONCURRENT_EXPIRIES = 8;
-/** A store that keeps failing is reported once a minute, not at every poll. */
-const FAILURE_REPORT_EVERY_MS = 60_000;
 /** An expiry that failed (a tree that changed under an approving expiry, a peer down) is tried again after this long. */
 const RETRY_FAILED_AFTER_MS = 60_000;
 
@@ -24,54 +23,43 @@ export class ExpiryLoop {
   private readonly inFlight = new Map<string, Promise<void>>();
   /** Approvals whose expiry failed here, by when to try again. */
   private readonly failedUntil = new Map<string, number>();
-  private timer: NodeJS.Timeout | undefined;
-  private polling = false;
-  private stopped = false;
-  private lastFailureReport = 0;
+  private readonly poller: Poller;
 
   constructor(
     private readonly clients: Pick<OrchestratorClients, 'store'>,
     private readonly intervalMs: number,
     private readonly expire: (approval: PendingApproval) => Promise<{ decided: boolean }>,
     private readonly log: Logger,
-  ) {}
+  ) {
+    this.poller = new Poller(intervalMs, 'look for expired approvals', () => this.poll(), log);
+  }
 
   start(): void {
-    this.timer = setInterval(() => void this.poll(), this.intervalMs);
-    this.timer.unref();
-    void this.poll();
+    this.poller.start();
   }
 
   /** Stops polling; expiries already running go on (the orchestrator's drain hands their runs back). */
   stop(): void {
-    this.stopped = true;
-    if (this.timer) clearInterval(this.timer);
+    this.poller.stop();
   }
 
-  private async poll(): Promise<void> {
+  private poll(): Promise<void> | false {
     const room = MAX_CONCURRENT_EXPIRIES - this.inFlight.size;
-    if (this.polling || this.stopped || room <= 0) return;
-    this.polling = true;
-    try {
-      const now = Date.now();
-      for (const [uuid, until] of this.failedUntil) if (until <= now) this.failedUntil.delete(uuid);
-      // Asks for more than there is room for: some may be in flight here or waiting to be retried.
-      const limit = Math.min(100, room + this.inFlight.size + this.failedUntil.size);
-      const { approvals } = await withContextPatch({ deadline: Date.now() + Math.max(1_000, this.intervalMs) }, () => this.clients.store.listDueApprovals({ limit }));
-      let started = 0;
-      for (const approval of approvals) {
-        if (this.stopped || started >= room) break;
-        if (this.inFlight.has(approval.uuid) || this.failedUntil.has(approval.uuid)) continue;
-        started += 1;
-        this.begin(approval);
-      }
-    } catch (error) {
-      if (Date.now() - this.lastFailureReport >= FAILURE_REPORT_EVERY_MS) {
-        this.lastFailureReport = Date.now();
-        this.log.warn('could not look for expired approvals; trying again', { error: errorText(error) });
-      }
-    } finally {
-      this.polling = false;
+    return room > 0 && this.expireSome(room);
+  }
+
+  private async expireSome(room: number): Promise<void> {
+    const now = Date.now();
+    for (const [uuid, until] of this.failedUntil) if (until <= now) this.failedUntil.delete(uuid);
+    // Asks for more than there is room for: some may be in flight here or waiting to be retried.
+    const limit = Math.min(100, room + this.inFlight.size + this.failedUntil.size);
+    const { approvals } = await withContextPatch({ deadline: Date.now() + Math.max(1_000, this.intervalMs) }, () => this.clients.store.listDueApprovals({ limit }));
+    let started = 0;
+    for (const approval of approvals) {
+      if (this.poller.stopped || started >= room) break;
+      if (this.inFlight.has(approval.uuid) || this.failedUntil.has(approval.uuid)) continue;
+      started += 1;
+      this.begin(approval);
     }
   }
 

@@ -3,12 +3,11 @@ import { withContextPatch } from '../common/context.js';
 import type { Logger } from '../common/log.js';
 import type { OrchestratorClients } from './clients.js';
 import type { RunLeases } from './leases.js';
+import { Poller } from './poller.js';
 import { errorText } from './run/io.js';
 
 /** Runs taken over at once by one replica: more wait for the next poll, on this replica or another. */
 const MAX_CONCURRENT_TAKEOVERS = 8;
-/** A store that keeps failing is reported once a minute, not at every poll. */
-const FAILURE_REPORT_EVERY_MS = 60_000;
 
 /**
  * Every `interval`, asks the store for runs whose lease expired (their replica died) or was
@@ -19,10 +18,7 @@ const FAILURE_REPORT_EVERY_MS = 60_000;
  */
 export class TakeoverLoop {
   private readonly inFlight = new Set<Promise<void>>();
-  private timer: NodeJS.Timeout | undefined;
-  private polling = false;
-  private stopped = false;
-  private lastFailureReport = 0;
+  private readonly poller: Poller;
 
   constructor(
     private readonly leases: RunLeases,
@@ -30,44 +26,36 @@ export class TakeoverLoop {
     private readonly intervalMs: number,
     private readonly takeOver: (run: TakenOverRun) => Promise<void>,
     private readonly log: Logger,
-  ) {}
+  ) {
+    this.poller = new Poller(intervalMs, 'look for runs to take over', () => this.poll(), log);
+  }
 
   start(): void {
-    this.timer = setInterval(() => void this.poll(), this.intervalMs);
-    this.timer.unref();
-    void this.poll();
+    this.poller.start();
   }
 
   /** Stops polling; runs already taken over go on (the orchestrator's drain hands them back). */
   stop(): void {
-    this.stopped = true;
-    if (this.timer) clearInterval(this.timer);
+    this.poller.stop();
   }
 
-  private async poll(): Promise<void> {
+  private poll(): Promise<void> | false {
     const room = MAX_CONCURRENT_TAKEOVERS - this.inFlight.size;
-    if (this.polling || this.stopped || room <= 0) return;
-    this.polling = true;
-    try {
-      const { runs } = await withContextPatch({ deadline: Date.now() + Math.max(1_000, this.intervalMs) }, () => this.clients.store.takeOverRuns({ lease: this.leases.lease(), limit: room }));
-      for (const run of runs) {
-        if (this.stopped) {
-          // Taken in the same moment as the stop: give it straight back.
-          void this.leases.release(run.conversationId);
-          continue;
-        }
-        const going = this.takeOver(run)
-          .catch((error: unknown) => this.log.error('taken-over run failed', { conversation: run.conversationId, error: errorText(error) }))
-          .finally(() => this.inFlight.delete(going));
-        this.inFlight.add(going);
+    return room > 0 && this.takeOverSome(room);
+  }
+
+  private async takeOverSome(room: number): Promise<void> {
+    const { runs } = await withContextPatch({ deadline: Date.now() + Math.max(1_000, this.intervalMs) }, () => this.clients.store.takeOverRuns({ lease: this.leases.lease(), limit: room }));
+    for (const run of runs) {
+      if (this.poller.stopped) {
+        // Taken in the same moment as the stop: give it straight back.
+        void this.leases.release(run.conversationId);
+        continue;
       }
-    } catch (error) {
-      if (Date.now() - this.lastFailureReport >= FAILURE_REPORT_EVERY_MS) {
-        this.lastFailureReport = Date.now();
-        this.log.warn('could not look for runs to take over; trying again', { error: errorText(error) });
-      }
-    } finally {
-      this.polling = false;
+      const going = this.takeOver(run)
+        .catch((error: unknown) => this.log.error('taken-over run failed', { conversation: run.conversationId, error: errorText(error) }))
+        .finally(() => this.inFlight.delete(going));
+      this.inFlight.add(going);
     }
   }
 }
