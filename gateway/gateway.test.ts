@@ -5,6 +5,7 @@ import { configSlice, type GatewayConfig } from '../services/common/config/slice
 import { createLogger, type Logger } from '../services/common/log.js';
 import { reachableUrl } from './http/url.js';
 import { startGateway } from './index.js';
+import { freePort } from '../test/support/ports.js';
 
 /**
  * The real gateway on 127.0.0.1:0. Nothing here needs a working backend: the routes are
@@ -22,15 +23,6 @@ const APPROVAL_UUID = 'b2e4d8f1-7a36-4c95-8e10-5d9f3a6c2e47';
 
 function testConfig(overrides: Record<string, unknown> = {}): GatewayConfig {
   return configSlice(configSchema.parse({ host: '127.0.0.1', port: 0, ...overrides }), 'gateway');
-}
-
-/** A loopback port that was free a moment ago and has nobody listening on it. */
-async function closedPort(): Promise<number> {
-  const server = net.createServer();
-  await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
-  const { port } = server.address() as net.AddressInfo;
-  await new Promise<void>((resolve) => server.close(() => resolve()));
-  return port;
 }
 
 /** A TCP server that accepts connections and never says a word: a hung backend. */
@@ -80,7 +72,7 @@ describe('gateway with its backends down', () => {
 
   beforeAll(async () => {
     stdout = captureStdout();
-    const port = await closedPort();
+    const port = await freePort();
     gateway = await startGateway({
       config: testConfig(),
       log: createLogger('gateway'),

@@ -1,5 +1,4 @@
 import { mkdtempSync, rmSync } from 'node:fs';
-import net from 'node:net';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import type { Server, ServerUnaryCall, sendUnaryData, UntypedServiceImplementation } from '@grpc/grpc-js';
@@ -23,6 +22,7 @@ import { get, post } from '../test/support/http.js';
 import { openSse } from '../test/support/sse-reader.js';
 import { trpcClient } from '../test/support/trpc-client.js';
 import { startGateway } from './index.js';
+import { freePort } from '../test/support/ports.js';
 
 /**
  * Conversations read from the store show the pipeline state of their run (issue 13): the
@@ -67,14 +67,6 @@ async function startDescriber(): Promise<{ address: string; requests: DescribeRu
   return { address: `127.0.0.1:${port}`, requests, server };
 }
 
-async function closedPort(): Promise<number> {
-  const server = net.createServer();
-  await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
-  const { port } = server.address() as net.AddressInfo;
-  await new Promise<void>((resolve) => server.close(() => resolve()));
-  return port;
-}
-
 let dataDir: string;
 let store: RunningService;
 let storeClient: PromiseClient<typeof ConversationStoreServiceService>;
@@ -92,7 +84,7 @@ beforeAll(async () => {
   storeClient = createPromiseClient(ConversationStoreServiceService, store.address, 'test', 5000);
   describer = await startDescriber();
   gateway = await startGateway({ config: config(), log: quiet, peers: { orchestrator: describer.address, conversationStore: store.address } });
-  withoutOrchestrator = await startGateway({ config: config(), log: quiet, peers: { orchestrator: `127.0.0.1:${await closedPort()}`, conversationStore: store.address } });
+  withoutOrchestrator = await startGateway({ config: config(), log: quiet, peers: { orchestrator: `127.0.0.1:${await freePort()}`, conversationStore: store.address } });
 
   // Created in this order, so the list (newest first) reads plain, then tree.
   tree = (await storeClient.createConversation({ sessionId: '0badcafe', systemPrompt: '' })).conversation!.id;

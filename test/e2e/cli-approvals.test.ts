@@ -7,13 +7,14 @@
  * one, 403 for a chat-only token, and a decision by alice is recorded as alice's.
  */
 import { spawn } from 'node:child_process';
-import net from 'node:net';
 import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { ASG, REPO_ROOT, startAgent, type AgentProcess } from '../support/agent-process.js';
+import { tokenAuth } from '../support/token-auth.js';
 import { get, post } from '../support/http.js';
 import { resourceNames, resourceValues } from '../support/resources-db.js';
 import { startScriptedModel, type ScriptedModelServer } from '../support/scripted-model.js';
+import { freePort } from '../support/ports.js';
 
 let model: ScriptedModelServer;
 let agent: AgentProcess;
@@ -63,15 +64,6 @@ async function waitingFor(name: string, value: number): Promise<{ conversationId
 }
 
 const resourcesDb = () => join(agent.dir, 'resources.db');
-
-/** A loopback port that was free a moment ago and has nobody listening on it. */
-async function closedPort(): Promise<number> {
-  const server = net.createServer();
-  await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
-  const { port } = server.address() as net.AddressInfo;
-  await new Promise<void>((resolve) => server.close(() => resolve()));
-  return port;
-}
 
 describe('asg approvals against a running agent', () => {
   it('lists the pending approvals of several conversations, shows one, approves with edited arguments and rejects with a reason', async () => {
@@ -147,7 +139,7 @@ describe('asg approvals against a running agent', () => {
   });
 
   it('says when the agent cannot be reached (3) and refuses bad usage (2), never printing the token', async () => {
-    const port = await closedPort();
+    const port = await freePort();
     const down = await asg(['approvals', 'list', '--url', `http://127.0.0.1:${port}`, '--token', 'secret-token-4f3e2d1c']);
     expect(down.code).toBe(3);
     expect(down.stderr).toBe(`asg approvals: cannot reach the agent at http://127.0.0.1:${port} (connection refused); is it running? Point --url or ASG_URL at it\n`);
@@ -172,15 +164,7 @@ describe('asg approvals against an agent with authentication', () => {
   beforeAll(async () => {
     secured = await startAgent({
       geminiBaseUrl: model.geminiBaseUrl,
-      config: {
-        auth: {
-          tokens: [
-            { name: 'alice', token_env: 'ALICE_TOKEN', roles: ['chat', 'approve'] },
-            { name: 'chatty', token_env: 'CHATTY_TOKEN', roles: ['chat'] },
-          ],
-        },
-      },
-      env: { ALICE_TOKEN: TOKENS.alice, CHATTY_TOKEN: TOKENS.chatty },
+      ...tokenAuth({ alice: { token: TOKENS.alice, roles: ['chat', 'approve'] }, chatty: { token: TOKENS.chatty, roles: ['chat'] } }),
     });
   }, 120_000);
 

@@ -12,6 +12,7 @@ import { join } from 'node:path';
 import type { Page } from 'playwright-core';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { startAgent, type AgentProcess } from '../support/agent-process.js';
+import { tokenAuth } from '../support/token-auth.js';
 import { openBrowser, saveScreenshot, type BrowserSession } from '../support/browser.js';
 import { get, post } from '../support/http.js';
 import { resourceNames, resourceValues } from '../support/resources-db.js';
@@ -191,15 +192,7 @@ describe('signed in with a token (issue 15)', () => {
   beforeAll(async () => {
     secured = await startAgent({
       geminiBaseUrl: model.geminiBaseUrl,
-      config: {
-        auth: {
-          tokens: [
-            { name: 'alice', token_env: 'ALICE_TOKEN', roles: ['chat', 'approve'] },
-            { name: 'chatty', token_env: 'CHATTY_TOKEN', roles: ['chat'] },
-          ],
-        },
-      },
-      env: { ALICE_TOKEN: TOKENS.alice, CHATTY_TOKEN: TOKENS.chatty },
+      ...tokenAuth({ alice: { token: TOKENS.alice, roles: ['chat', 'approve'] }, chatty: { token: TOKENS.chatty, roles: ['chat'] } }),
     });
   }, 120_000);
 

@@ -24,7 +24,7 @@ import { configSchema } from '../../services/common/config/schema.js';
 import { configSlice } from '../../services/common/config/slices.js';
 import { createPromiseClient, type PromiseClient } from '../../services/common/grpc/client.js';
 import { GrpcStatus } from '../../services/common/grpc/errors.js';
-import { createLogger, type Logger } from '../../services/common/log.js';
+import type { Logger } from '../../services/common/log.js';
 import type { Peers, RunningService } from '../../services/common/service.js';
 import { startA2aBridge } from '../../services/a2a-bridge/index.js';
 import { startConversationStore } from '../../services/conversation-store/index.js';
@@ -34,6 +34,7 @@ import { startToolBroker } from '../../services/tool-broker/index.js';
 import { MISBEHAVING } from '../fixtures/mcp-peers.js';
 import { TEST_GEMINI_KEY } from '../support/agent-process.js';
 import { startScriptedModel, type ModelScript, type ScriptedModelServer } from '../support/scripted-model.js';
+import { recordingLogger } from '../support/recording-logger.js';
 import { startWebhookReceiver, type WebhookReceiver } from '../support/webhook-receiver.js';
 
 const dataDir = mkdtempSync(join(tmpdir(), 'asg-approval-decisions-'));
@@ -59,16 +60,7 @@ const script: ModelScript = (request) => {
   return { toolCalls: [{ name: instruction.call, args: instruction.args }] };
 };
 
-function recording(service: string): Logger {
-  const base = createLogger(service);
-  const keep =
-    (level: 'debug' | 'info' | 'warn' | 'error') =>
-    (message: string, fields?: Record<string, unknown>) => {
-      lines.push(`${service} ${level} ${message} ${JSON.stringify(fields ?? {})}`);
-      base[level](message, fields as never);
-    };
-  return { ...base, debug: keep('debug'), info: keep('info'), warn: keep('warn'), error: keep('error') } as Logger;
-}
+const recording = (service: string): Logger => recordingLogger(service, lines);
 
 /** Every delivery fails twice (HTTP 500) before the receiver takes it. */
 const twiceThenOk = (_id: string, attempt: number) => (attempt <= 2 ? 500 : 200);

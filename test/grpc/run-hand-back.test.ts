@@ -16,7 +16,7 @@ import { configSchema } from '../../services/common/config/schema.js';
 import { configSlice } from '../../services/common/config/slices.js';
 import { createPromiseClient } from '../../services/common/grpc/client.js';
 import { GrpcStatus } from '../../services/common/grpc/errors.js';
-import { createLogger, type Logger } from '../../services/common/log.js';
+import type { Logger } from '../../services/common/log.js';
 import type { RunningService } from '../../services/common/service.js';
 import { startA2aBridge } from '../../services/a2a-bridge/index.js';
 import { startConversationStore } from '../../services/conversation-store/index.js';
@@ -24,6 +24,7 @@ import { startLlmGateway } from '../../services/llm-gateway/index.js';
 import { startOrchestrator } from '../../services/orchestrator/index.js';
 import { startToolBroker } from '../../services/tool-broker/index.js';
 import { TEST_GEMINI_KEY } from '../support/agent-process.js';
+import { recordingLogger } from '../support/recording-logger.js';
 import { startScriptedModel, type ScriptedModelServer } from '../support/scripted-model.js';
 
 const dataDir = mkdtempSync(join(tmpdir(), 'asg-hand-back-'));
@@ -37,17 +38,7 @@ let b: RunningService;
 let store: RunningService;
 const lines: string[] = [];
 
-/** A logger that also keeps what it writes, to read the replicas' log lines. */
-function recording(service: string): Logger {
-  const base = createLogger(service);
-  const keep =
-    (level: 'debug' | 'info' | 'warn' | 'error') =>
-    (message: string, fields?: Record<string, unknown>) => {
-      lines.push(`${service} ${level} ${message} ${JSON.stringify(fields ?? {})}`);
-      base[level](message, fields as never);
-    };
-  return { ...base, debug: keep('debug'), info: keep('info'), warn: keep('warn'), error: keep('error') } as Logger;
-}
+const recording = (service: string): Logger => recordingLogger(service, lines);
 
 beforeAll(async () => {
   const asked = new Set<string>();
