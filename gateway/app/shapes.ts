@@ -1,5 +1,4 @@
 import {
-  ApprovalTimeoutAction,
   ConversationStatus,
   MessageRole,
   type Conversation,
@@ -12,7 +11,8 @@ import {
 } from '../../gen/ts/asg/store/v1/store.js';
 import type { PipelinePauseView, PipelineView, TurnResult } from '../../gen/ts/asg/orchestrator/v1/orchestrator.js';
 import type { Tool } from '../../gen/ts/asg/tools/v1/tools.js';
-import { approvalStatusName, executionName, type ApprovalStatusName, type ExecutionName } from './decision.js';
+import { timeoutActionName, type TimeoutActionName } from '../../services/common/approval-resource.js';
+export { approvalRecordJson, type ApprovalRecordJson, type TimeoutActionName } from '../../services/common/approval-resource.js';
 
 /**
  * The public JSON shapes of DESIGN §4 (C, M, P, S, R and the tool listing), mapped from the
@@ -82,40 +82,6 @@ export interface PendingApprovalJson {
   created_at: string;
 }
 
-export type TimeoutActionName = 'reject' | 'approve';
-
-/**
- * An approval as a resource (`GET /approvals`, `GET /approvals/:uuid`, issue 15): P's call and
- * its whole record — the status as decided, who decided, when, through which face and why,
- * the arguments it ran with when they were edited, and its expiry.
- */
-export interface ApprovalRecordJson {
-  uuid: string;
-  conversation_id: string;
-  tool_name: string;
-  /** The arguments as the model asked for them. */
-  tool_args: Record<string, unknown>;
-  description: string;
-  status: ApprovalStatusName;
-  /** Approved only: what came of the call once it started (absent before). */
-  execution?: ExecutionName;
-  requested_at: string;
-  decided_at?: string;
-  /** A token's name, a JWT's subject, "anonymous" without authentication, "timeout" for an expiry. */
-  decided_by?: string;
-  /** rest, web, a2a, mcp, cli, timeout. */
-  via?: string;
-  reason?: string;
-  /** The arguments the call ran with when the human edited them before approving. */
-  edited_args?: Record<string, unknown>;
-  expires_at?: string;
-  on_timeout?: TimeoutActionName;
-  remote_task_id?: string;
-  remote_agent_name?: string;
-  agent_chain?: string[];
-  outcome_unknown?: true;
-  replaces?: string;
-}
 
 /** One entry of the audit trail (`GET /audit`, issue 15). */
 export interface AuditEntryJson {
@@ -297,39 +263,6 @@ export function pendingApprovalJson(approval: PendingApproval): PendingApprovalJ
     ...(approval.expiresAt && { expires_at: isoTime(approval.expiresAt) }),
     ...(approval.expiresAt && timeoutActionName(approval.onTimeout) && { on_timeout: timeoutActionName(approval.onTimeout) }),
     created_at: isoTime(approval.createdAt),
-  };
-}
-
-function timeoutActionName(action: ApprovalTimeoutAction | undefined): TimeoutActionName | undefined {
-  if (action === ApprovalTimeoutAction.APPROVAL_TIMEOUT_ACTION_APPROVE) return 'approve';
-  if (action === ApprovalTimeoutAction.APPROVAL_TIMEOUT_ACTION_REJECT) return 'reject';
-  return undefined;
-}
-
-export function approvalRecordJson(approval: PendingApproval): ApprovalRecordJson {
-  const execution = executionName(approval.status);
-  const onTimeout = approval.expiresAt ? timeoutActionName(approval.onTimeout) : undefined;
-  return {
-    uuid: approval.uuid,
-    conversation_id: approval.conversationId,
-    tool_name: approval.toolName,
-    tool_args: approval.toolArgs ?? {},
-    description: approval.description,
-    status: approvalStatusName(approval.status),
-    ...(execution && { execution }),
-    requested_at: isoTime(approval.createdAt),
-    ...(approval.decidedAt && { decided_at: isoTime(approval.decidedAt) }),
-    ...(approval.decidedBy && { decided_by: approval.decidedBy }),
-    ...(approval.via && { via: approval.via }),
-    ...(approval.reason && { reason: approval.reason }),
-    ...(approval.editedArgs && { edited_args: approval.editedArgs }),
-    ...(approval.expiresAt && { expires_at: isoTime(approval.expiresAt) }),
-    ...(onTimeout && { on_timeout: onTimeout }),
-    ...(approval.remoteTaskId && { remote_task_id: approval.remoteTaskId }),
-    ...(approval.remoteAgentName && { remote_agent_name: approval.remoteAgentName }),
-    ...(approval.agentChain?.length && { agent_chain: [...approval.agentChain] }),
-    ...(approval.outcomeUnknown && { outcome_unknown: true as const }),
-    ...(approval.outcomeUnknown && approval.replacesUuid && { replaces: approval.replacesUuid }),
   };
 }
 

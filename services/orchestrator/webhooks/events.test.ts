@@ -44,6 +44,8 @@ describe('stored events as webhook events (issue 15)', () => {
       data: { status: 'approved', decided_at: at.toISOString(), decided_by: 'alice', via: 'web', reason: 'ok', edited_args: { name: 'y' } },
     });
     expect(webhookPayload(event({ approvalResolved: { ...approval, status: ApprovalStatus.APPROVAL_STATUS_EXPIRED, decidedBy: 'timeout', via: 'timeout' } }))?.data).toMatchObject({ status: 'expired', decided_by: 'timeout' });
+    // The status as REST names it: an approved call that runs is approved, with its execution.
+    expect(webhookPayload(event({ approvalResolved: { ...decided, status: ApprovalStatus.APPROVAL_STATUS_EXECUTING } }))?.data).toMatchObject({ status: 'approved', execution: 'executing' });
   });
 
   it('turn_ended → run.completed (answered, paused) or run.failed (failed, interrupted)', () => {

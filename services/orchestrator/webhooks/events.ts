@@ -1,4 +1,5 @@
-import { ApprovalStatus, type ConversationEvent, type PendingApproval } from '../../../gen/ts/asg/store/v1/store.js';
+import type { ConversationEvent } from '../../../gen/ts/asg/store/v1/store.js';
+import { approvalRecordJson, type ApprovalRecordJson } from '../../common/approval-resource.js';
 import type { WEBHOOK_EVENTS } from '../../common/config/schema.js';
 
 /**
@@ -18,37 +19,8 @@ export interface WebhookPayload {
   type: WebhookEventType;
   /** When the event happened (the store's time), ISO 8601. */
   timestamp: string;
-  data: Record<string, unknown>;
-}
-
-const STATUS_NAMES: Partial<Record<ApprovalStatus, string>> = {
-  [ApprovalStatus.APPROVAL_STATUS_PENDING]: 'pending',
-  [ApprovalStatus.APPROVAL_STATUS_APPROVED]: 'approved',
-  [ApprovalStatus.APPROVAL_STATUS_REJECTED]: 'rejected',
-  [ApprovalStatus.APPROVAL_STATUS_EXECUTING]: 'executing',
-  [ApprovalStatus.APPROVAL_STATUS_DONE]: 'done',
-  [ApprovalStatus.APPROVAL_STATUS_FAILED]: 'failed',
-  [ApprovalStatus.APPROVAL_STATUS_INTERRUPTED]: 'interrupted',
-  [ApprovalStatus.APPROVAL_STATUS_EXPIRED]: 'expired',
-};
-
-/** An approval as a webhook shows it: the fields of the REST resource (GET /approvals/:uuid), snake_case. */
-export function approvalData(approval: PendingApproval): Record<string, unknown> {
-  return {
-    uuid: approval.uuid,
-    conversation_id: approval.conversationId,
-    tool_name: approval.toolName,
-    tool_args: approval.toolArgs ?? {},
-    description: approval.description,
-    status: STATUS_NAMES[approval.status] ?? 'unknown',
-    ...(approval.createdAt && { requested_at: approval.createdAt.toISOString() }),
-    ...(approval.decidedAt && { decided_at: approval.decidedAt.toISOString() }),
-    ...(approval.decidedBy && { decided_by: approval.decidedBy }),
-    ...(approval.via && { via: approval.via }),
-    ...(approval.reason && { reason: approval.reason }),
-    ...(approval.editedArgs && { edited_args: approval.editedArgs }),
-    ...(approval.expiresAt && { expires_at: approval.expiresAt.toISOString() }),
-  };
+  /** approval.*: the approval exactly as `GET /approvals/:uuid` shows it; run.*: the conversation and the outcome. */
+  data: ApprovalRecordJson | { conversation_id: string; outcome: string };
 }
 
 const COMPLETED = new Set(['answered', 'paused']);
@@ -57,8 +29,8 @@ const FAILED = new Set(['failed', 'interrupted']);
 /** The webhook event a stored event stands for; undefined when it stands for none. */
 export function webhookPayload(event: ConversationEvent): WebhookPayload | undefined {
   const timestamp = (event.at ?? new Date()).toISOString();
-  if (event.approvalRequested) return { type: 'approval.requested', timestamp, data: approvalData(event.approvalRequested) };
-  if (event.approvalResolved) return { type: 'approval.decided', timestamp, data: approvalData(event.approvalResolved) };
+  if (event.approvalRequested) return { type: 'approval.requested', timestamp, data: approvalRecordJson(event.approvalRequested) };
+  if (event.approvalResolved) return { type: 'approval.decided', timestamp, data: approvalRecordJson(event.approvalResolved) };
   const outcome = event.turnEnded?.outcome;
   if (outcome === undefined) return undefined;
   const data = { conversation_id: event.conversationId, outcome };
