@@ -18,6 +18,7 @@ import { MISBEHAVING } from '../fixtures/mcp-peers.js';
 import { startAgent, tempDir, type AgentProcess } from '../support/agent-process.js';
 import { get, post } from '../support/http.js';
 import { startScriptedModel, type ModelScript, type ScriptedModelServer } from '../support/scripted-model.js';
+import { until } from '../support/until.js';
 
 const LEASE_TTL_MS = 2_000;
 /** How long the model takes over each answer: the kill lands while it thinks. */
@@ -70,16 +71,6 @@ afterAll(async () => {
 /** Lines slow_write appended for `tag`: how often the destructive call ran (started). */
 const writes = (tag: string) => (existsSync(callsFile) ? readFileSync(callsFile, 'utf8').split('\n').filter((line) => line.startsWith('slow_write ') && line.includes(`"tag":"${tag}"`)).length : 0);
 const modelSaw = (predicate: (text: string, withResults: boolean) => boolean) => model.requests.filter((request) => predicate(request.lastUserText, request.toolResults.length > 0)).length;
-
-async function until<T>(what: string, probe: () => Promise<T | undefined> | T | undefined, timeoutMs: number): Promise<T> {
-  const deadline = Date.now() + timeoutMs;
-  for (;;) {
-    const value = await probe();
-    if (value !== undefined) return value;
-    if (Date.now() > deadline) throw new Error(`timed out after ${timeoutMs} ms waiting for ${what}`);
-    await sleep(50);
-  }
-}
 
 interface ConversationJson {
   status: string;

@@ -12,6 +12,7 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { commandLine, isRunning, processTree, startAgent, type AgentProcess } from '../support/agent-process.js';
 import { get, post, type JsonResponse } from '../support/http.js';
 import { startScriptedModel, type ScriptedModelServer } from '../support/scripted-model.js';
+import { until } from '../support/until.js';
 
 /** How long the model takes over a "slow" message: long enough for a signal to land mid-turn. */
 const SLOW_ANSWER_MS = 2_000;
@@ -36,16 +37,6 @@ beforeAll(async () => {
 afterAll(async () => {
   await model?.close();
 });
-
-async function until<T>(what: string, probe: () => T | undefined | false | Promise<T | undefined | false>, timeoutMs = 10_000): Promise<T> {
-  const deadline = Date.now() + timeoutMs;
-  for (;;) {
-    const value = await probe();
-    if (value) return value;
-    if (Date.now() > deadline) throw new Error(`timed out after ${timeoutMs} ms waiting for ${what}`);
-    await sleep(20);
-  }
-}
 
 /** Model requests whose last user text starts with `prefix`. */
 const modelCalls = (prefix: string) => model.requests.filter((request) => request.lastUserText.startsWith(prefix)).length;

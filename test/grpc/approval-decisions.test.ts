@@ -36,6 +36,7 @@ import { TEST_GEMINI_KEY } from '../support/agent-process.js';
 import { startScriptedModel, type ModelScript, type ScriptedModelServer } from '../support/scripted-model.js';
 import { recordingLogger } from '../support/recording-logger.js';
 import { startWebhookReceiver, type WebhookReceiver } from '../support/webhook-receiver.js';
+import { until } from '../support/until.js';
 
 const dataDir = mkdtempSync(join(tmpdir(), 'asg-approval-decisions-'));
 const editCalls = join(dataDir, 'edit-calls.txt');
@@ -113,14 +114,6 @@ afterAll(async () => {
   await Promise.all([model?.close(), receiver?.close()]);
   rmSync(dataDir, { recursive: true, force: true });
 });
-
-async function until(what: string, probe: () => boolean | Promise<boolean>, timeoutMs = 20_000): Promise<void> {
-  const deadline = Date.now() + timeoutMs;
-  while (!(await probe())) {
-    if (Date.now() > deadline) throw new Error(`timed out waiting for ${what}`);
-    await new Promise((resolve) => setTimeout(resolve, 25));
-  }
-}
 
 const callsIn = (file: string) => (existsSync(file) ? readFileSync(file, 'utf8').split('\n').filter(Boolean) : []);
 const client = (service: RunningService) => createPromiseClient(OrchestratorServiceService, service.address, 'test', 30_000);

@@ -26,6 +26,7 @@ import { startToolBroker } from '../../services/tool-broker/index.js';
 import { TEST_GEMINI_KEY } from '../support/agent-process.js';
 import { recordingLogger } from '../support/recording-logger.js';
 import { startScriptedModel, type ScriptedModelServer } from '../support/scripted-model.js';
+import { until } from '../support/until.js';
 
 const dataDir = mkdtempSync(join(tmpdir(), 'asg-hand-back-'));
 const config = configSchema.parse({ data_dir: dataDir, runs: { lease_ttl: '1s', takeover_interval: '100ms' } });
@@ -66,14 +67,6 @@ afterAll(async () => {
   await model?.close();
   rmSync(dataDir, { recursive: true, force: true });
 });
-
-async function until(what: string, probe: () => boolean | Promise<boolean>, timeoutMs = 15_000): Promise<void> {
-  const deadline = Date.now() + timeoutMs;
-  while (!(await probe())) {
-    if (Date.now() > deadline) throw new Error(`timed out waiting for ${what}`);
-    await new Promise((resolve) => setTimeout(resolve, 25));
-  }
-}
 
 describe('issue 14: a stopping orchestrator hands its runs back', () => {
   it('the turn still running near the deadline is handed back, its caller told UNAVAILABLE; the other replica finishes it', async () => {
