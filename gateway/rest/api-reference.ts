@@ -337,7 +337,12 @@ function curlExample(route: RouteDoc): string {
 /** Who may call a route with `auth` configured, read from the table the gateway enforces (auth/routes.ts). */
 function accessOf(route: RouteDoc): { text: string; refusals: [number, string][] } {
   const needs = requirementsOf(route.method, route.examplePath.split('?')[0]!).needs;
-  const describe = (need: Need): string => (need.kind === 'open' ? 'anyone' : need.kind === 'signed-in' ? 'any signed-in caller' : need.role === 'admin' ? 'role admin' : `role ${need.role} (or admin)`);
+  const describe = (need: Need): string => {
+    if (need.kind === 'open') return 'anyone';
+    if (need.kind === 'signed-in') return 'any signed-in caller';
+    if (need.roles.every((role) => role === 'admin')) return 'role admin';
+    return `role ${need.roles.join(' or ')} (or admin)`;
+  };
   if (needs.every((need) => need.kind === 'open')) return { text: 'anyone, without a token, also when auth is configured', refusals: [] };
   const refusals: [number, string][] = [[401, 'auth is configured and the request has no valid bearer token (missing, unknown, malformed, forged or expired; WWW-Authenticate: Bearer says which)']];
   if (needs.some((need) => need.kind === 'role')) refusals.push([403, 'the token is valid but its roles do not allow this route']);
