@@ -41,10 +41,11 @@ const REALM = 'Bearer realm="agent-stop-and-go"';
 
 const bearer = (token: string) => ({ authorization: `Bearer ${token}` });
 
-/** The orchestrator and store in miniature: conversation c1 waits for APPROVAL. */
+/** The orchestrator and store in miniature: conversation c1, chatty's, waits for APPROVAL. */
 function miniature() {
   const decisions: ResolveApprovalRequest[] = [];
   const waiting = conversationRecord({
+    owner: 'chatty',
     status: ConversationStatus.CONVERSATION_STATUS_WAITING_APPROVAL,
     pendingApproval: APPROVAL,
     pendingApprovals: [APPROVAL],
@@ -103,7 +104,6 @@ async function serve(settings: Record<string, unknown>, options: { sink?: (entry
     log: options.log ?? quiet,
     auth,
     agent: createAgent(backends),
-    orchestrator: backends.orchestrator,
     feed: new FakeEventFeed(),
     readiness: { check: async () => ({ status: 'ready' }) },
   });
@@ -228,8 +228,11 @@ describe('REST', () => {
     expect(gateway.audit).toEqual([]);
   });
 
-  it('roles are what the table says: approve alone cannot chat, chat cannot read the audit, admin may do everything', async () => {
-    expect((await get(`${gateway.url}/conversations`, bearer(TOKENS.approver))).status).toBe(403);
+  it('roles are what the table says: approve alone reads conversations but cannot chat, chat cannot read the audit, admin may do everything', async () => {
+    expect((await post(`${gateway.url}/conversations`, { message: 'hi' }, bearer(TOKENS.approver))).status).toBe(403);
+    expect((await post(`${gateway.url}/conversations/c1/messages`, { message: 'hi' }, bearer(TOKENS.approver))).status).toBe(403);
+    expect((await get(`${gateway.url}/conversations`, bearer(TOKENS.approver))).status).toBe(200);
+    expect((await get(`${gateway.url}/conversations/c1`, bearer(TOKENS.approver))).status).toBe(200);
     expect((await get(`${gateway.url}/conversations`, bearer(TOKENS.chatty))).status).toBe(200);
     expect((await get(`${gateway.url}/audit`, bearer(TOKENS.chatty))).status).toBe(403);
     expect((await get(`${gateway.url}/audit`, bearer(TOKENS.root))).status).toBe(200);

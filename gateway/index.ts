@@ -7,7 +7,7 @@ import type { RunningService } from '../services/common/service.js';
 import { taskBackend } from './a2a/backend.js';
 import { a2aRouter } from './a2a/router.js';
 import { createAgent, type Agent } from './app/agent.js';
-import { connectBackends, type BackendAddresses, type OrchestratorClient } from './app/backends.js';
+import { connectBackends, type BackendAddresses } from './app/backends.js';
 import { backendReadiness, type Readiness } from './app/readiness.js';
 import { createHttpApp } from './http/app.js';
 import { HOST_EXEMPT_PATHS } from './http/cross-site.js';
@@ -32,10 +32,8 @@ export interface GatewayOptions {
 export interface GatewayParts {
   config: OnlySlice<GatewayConfig>;
   log: Logger;
-  /** The application layer, unguarded: decisions are guarded here when `auth` is on. */
+  /** The application layer, unguarded: decisions and conversations are guarded here when `auth` is on. */
   agent: Agent;
-  /** Creates A2A tasks (a conversation with its A2A origin). */
-  orchestrator: Pick<OrchestratorClient, 'createConversation'>;
   feed: EventFeed;
   readiness: Readiness;
   auth: GatewayAuth;
@@ -49,9 +47,9 @@ export interface GatewayParts {
  */
 export function createGatewayApp(parts: GatewayParts): Express {
   const { config, log, auth, feed, webDist } = parts;
-  // Every face's decisions pass the one guard (issue 15: the approve role).
+  // Every face's decisions and conversations pass the one guard (issue 15: the approve role, and who owns a conversation).
   const agent = auth.guard(parts.agent);
-  const a2a = a2aRouter({ backend: taskBackend(agent, parts.orchestrator), identity: { name: config.name, description: config.description }, log, security: auth.card });
+  const a2a = a2aRouter({ backend: taskBackend(agent), identity: { name: config.name, description: config.description }, log, security: auth.card });
   const mcp = mcpRouter({ agent, config, log });
   const events = eventStreamRouter({ feed, getConversation: (id) => agent.getConversation(id), viewConversation: (id) => agent.viewConversation(id) }, log);
   const trpc = trpcRouter({ agent, feed }, log);
@@ -78,7 +76,6 @@ export async function startGateway(options: GatewayOptions): Promise<RunningServ
     log,
     auth,
     agent: createAgent(backends),
-    orchestrator: backends.orchestrator,
     feed: createEventFeed(backends.store),
     // Read at each probe, once `drain` below exists.
     readiness: backendReadiness(backends.health, () => drain.isDraining),

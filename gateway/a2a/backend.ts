@@ -1,16 +1,14 @@
 import type { A2aOrigin, Conversation } from '../../gen/ts/asg/store/v1/store.js';
 import type { Tool } from '../../gen/ts/asg/tools/v1/tools.js';
 import type { TurnResult } from '../../gen/ts/asg/orchestrator/v1/orchestrator.js';
-import { internal } from '../../services/common/grpc/errors.js';
 import type { Agent, ApprovalOutcome, Turn } from '../app/agent.js';
-import type { OrchestratorClient } from '../app/backends.js';
 import { currentDecider } from '../app/decider.js';
 import type { Decision } from '../app/decision.js';
 
 /**
- * What the A2A server needs of the rest of the mesh: the application layer's operations,
- * and a conversation created with its A2A origin (the dialect and context id its task is
- * answered with), which only this face needs.
+ * What the A2A server needs of the rest of the mesh: the application layer's operations, a
+ * conversation created with its A2A origin (the dialect and context id its task is answered
+ * with) among them. They pass the ownership guard as every face's do (app/ownership.ts).
  */
 export interface TaskBackend {
   createConversation(message: string | undefined, origin: A2aOrigin): Promise<{ conversation: Conversation; result?: TurnResult }>;
@@ -20,12 +18,11 @@ export interface TaskBackend {
   listTools(): Promise<Tool[]>;
 }
 
-export function taskBackend(agent: Agent, orchestrator: Pick<OrchestratorClient, 'createConversation'>): TaskBackend {
+export function taskBackend(agent: Agent): TaskBackend {
   return {
     async createConversation(message, origin) {
-      const answer = await orchestrator.createConversation({ message, a2aOrigin: origin });
-      if (!answer.conversation) throw internal('the created conversation was missing from the answer');
-      return { conversation: answer.conversation, result: answer.result };
+      const { conversation, result } = await agent.createConversation(message, { a2aOrigin: origin });
+      return { conversation, result };
     },
     getConversation: (id) => agent.getConversation(id),
     sendMessage: (conversationId, message) => agent.sendMessage(conversationId, message),

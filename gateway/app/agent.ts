@@ -5,7 +5,7 @@ import {
   type ConversationSummary,
   type PendingApproval,
 } from '../../gen/ts/asg/store/v1/store.js';
-import type { PipelineView, TurnResult } from '../../gen/ts/asg/orchestrator/v1/orchestrator.js';
+import type { CreateConversationRequest, PipelineView, TurnResult } from '../../gen/ts/asg/orchestrator/v1/orchestrator.js';
 import type { Tool } from '../../gen/ts/asg/tools/v1/tools.js';
 import { internal } from '../../services/common/grpc/errors.js';
 import type { Backends } from './backends.js';
@@ -21,7 +21,8 @@ import { describeRunOf, describeRunsOf, type RunViews } from './run-views.js';
  * its own wire shapes. gRPC failures propagate as `RpcError` with their status code.
  */
 export interface Agent {
-  createConversation(message?: string): Promise<ConversationView & { result?: TurnResult }>;
+  /** `origin`: a task's A2A origin, and (set by the ownership guard, ownership.ts) the conversation's owner. */
+  createConversation(message?: string, origin?: NewConversationOrigin): Promise<ConversationView & { result?: TurnResult }>;
   /**
    * One conversation with one page of its history (`hasMoreBefore`/`hasMoreAfter` say whether
    * it is all of it); by default the newest DEFAULT_HISTORY_LIMIT messages, which is the whole
@@ -29,10 +30,12 @@ export interface Agent {
    * not show the run (A2A tasks, MCP), so that their reads need no orchestrator.
    */
   getConversation(id: string, page?: HistoryPage): Promise<Conversation>;
+  /** The conversation's record without its messages (status, owner, pending approvals): one cheap read of the store. */
+  getConversationRecord(id: string): Promise<Conversation>;
   /** The same page of the conversation, with the view of its run: what C (shapes.ts) shows. */
   viewConversation(id: string, page?: HistoryPage): Promise<ConversationView>;
-  /** A page of summaries, with the views of their runs. */
-  listConversations(page: PageRequest): Promise<ConversationPage>;
+  /** A page of summaries, with the views of their runs: every conversation, or one owner's. */
+  listConversations(query: ConversationQuery): Promise<ConversationPage>;
   /** ConversationBusy while a turn of the conversation runs (issue 13: one active run per conversation). */
   sendMessage(conversationId: string, message: string): Promise<Turn>;
   /** Decides a pending approval as `details` say: who, through which face, why, and (approving) edited arguments. */
@@ -102,6 +105,17 @@ export interface PageRequest {
   cursor?: string;
 }
 
+export interface ConversationQuery extends PageRequest {
+  /** Only this owner's conversations, and the summary counts only them (issue 15); absent: every conversation. */
+  owner?: string;
+}
+
+/**
+ * Where a new conversation comes from: a task's A2A origin (the A2A server), and who it belongs
+ * to (issue 15: set by the ownership guard when `auth` is on).
+ */
+export type NewConversationOrigin = Pick<CreateConversationRequest, 'a2aOrigin' | 'owner'>;
+
 /**
  * Which messages of a conversation to read: at most `limit` (and at most the store's
  * MAX_PAGE_CONTENT_CHARS of text), the newest, or those right before or after a message id
@@ -162,21 +176,25 @@ export function createAgent(backends: Pick<Backends, 'orchestrator' | 'store'>):
 
   return {
     // Answers of turns carry the view of the run as they leave it: no second call.
-    async createConversation(message) {
-      const answer = await orchestrator.createConversation({ message });
+    async createConversation(message, { a2aOrigin, owner } = {}) {
+      const answer = await orchestrator.createConversation({ message, a2aOrigin, owner });
       return { conversation: present(answer.conversation, 'the created conversation'), result: answer.result, pipeline: answer.pipeline };
     },
 
     getConversation,
+
+    async getConversationRecord(id) {
+      return present((await store.getConversation({ id, includeMessages: false })).conversation, `conversation ${id}`);
+    },
 
     async viewConversation(id, page) {
       const conversation = await getConversation(id, page);
       return { conversation, pipeline: await describeRunOf(orchestrator, conversation) };
     },
 
-    async listConversations({ limit, cursor }) {
+    async listConversations({ limit, cursor, owner }) {
       // Summaries: the store reads no message for a list (issue 12).
-      const answer = await store.listConversations({ pageSize: limit, pageToken: cursor ?? '' });
+      const answer = await store.listConversations({ pageSize: limit, pageToken: cursor ?? '', owner });
       return {
         conversations: answer.conversations,
         pipelines: await describeRunsOf(orchestrator, answer.conversations),

@@ -4,7 +4,9 @@ import { requirementsOf, type Need } from './route-access.js';
 /** The role table (issue 15): what each route needs, matched as Express routes paths. */
 
 const needs = (method: string, path: string, isStatic?: (path: string) => boolean): Need[] => requirementsOf(method, path, isStatic).needs;
-const role = (name: string): Need => ({ kind: 'role', role: name } as Need);
+const role = (...names: string[]): Need => ({ kind: 'role', roles: names } as Need);
+/** Reading conversations: their owners (chat) and approvers (approve); app/ownership.ts says which. */
+const readConversations = role('chat', 'approve');
 
 describe('requirementsOf', () => {
   it('leaves the probes, the card, the API reference and the web chat files open', () => {
@@ -18,7 +20,7 @@ describe('requirementsOf', () => {
 
   it('gives each API route its role, whatever the case or a trailing slash', () => {
     expect(needs('POST', '/conversations')).toEqual([role('chat')]);
-    expect(needs('GET', '/Conversations/abc/')).toEqual([role('chat')]);
+    expect(needs('GET', '/Conversations/abc/')).toEqual([readConversations]);
     expect(needs('POST', '/conversations/abc/messages')).toEqual([role('chat')]);
     expect(needs('GET', '/tools')).toEqual([role('chat')]);
     expect(needs('POST', '/a2a')).toEqual([role('chat')]);
@@ -28,6 +30,19 @@ describe('requirementsOf', () => {
     expect(needs('GET', '/approvals/9b1e/history')).toEqual([role('approve')]);
     expect(needs('GET', '/audit')).toEqual([role('admin')]);
     expect(needs('GET', '/auth/whoami')).toEqual([{ kind: 'signed-in' }]);
+  });
+
+  it('lets approvers read conversations, and only their owners (chat) write them (issue 15)', () => {
+    expect(needs('GET', '/conversations')).toEqual([readConversations]);
+    expect(needs('HEAD', '/conversations/abc')).toEqual([readConversations]);
+    expect(needs('GET', '/conversations/abc/events')).toEqual([readConversations]);
+    expect(needs('POST', '/conversations')).toEqual([role('chat')]);
+    expect(needs('GET', '/conversations/abc/messages')).toEqual([role('chat')]);
+    expect(needs('GET', '/trpc/conversations.list')).toEqual([readConversations]);
+    expect(needs('GET', '/trpc/conversations.get')).toEqual([readConversations]);
+    expect(needs('GET', '/trpc/conversation.events')).toEqual([readConversations]);
+    expect(needs('POST', '/trpc/conversations.create')).toEqual([role('chat')]);
+    expect(needs('POST', '/trpc/conversations.send')).toEqual([role('chat')]);
   });
 
   it('closes what it does not know to all but admin', () => {
@@ -45,11 +60,13 @@ describe('requirementsOf', () => {
   });
 
   it('reads a tRPC batch as its procedures, each with its router’s role', () => {
-    expect(requirementsOf('GET', '/trpc/conversations.get,tools.list')).toMatchObject({ face: 'web', needs: [role('chat'), role('chat')], queryToken: false });
+    expect(requirementsOf('GET', '/trpc/conversations.get,tools.list')).toMatchObject({ face: 'web', needs: [readConversations, role('chat')], queryToken: false });
     expect(needs('POST', '/trpc/approvals.resolve')).toEqual([role('approve')]);
-    expect(needs('GET', '/trpc/conversations.list%2Capprovals.pending')).toEqual([role('chat'), role('approve')]);
+    expect(needs('GET', '/trpc/conversations.list%2Capprovals.pending')).toEqual([readConversations, role('approve')]);
     expect(needs('GET', '/trpc/auth.whoami')).toEqual([{ kind: 'signed-in' }]);
     expect(needs('GET', '/trpc/secret.stuff')).toEqual([role('admin')]);
+    // Names of Object's own members are no routers.
+    expect(needs('GET', '/trpc/constructor.x,__proto__.y,toString')).toEqual([role('admin'), role('admin'), role('admin')]);
     expect(requirementsOf('GET', '/trpc/approvals.pending').queryToken).toBe(true);
     expect(requirementsOf('GET', '/trpc/conversation.events').queryToken).toBe(true);
     expect(requirementsOf('GET', '/trpc/approvals.pending,conversation.events').queryToken).toBe(false);

@@ -12,6 +12,9 @@ import type { Face, Role } from './principal.js';
  * - `chat`: conversations (create, list, read, send, their event streams), the tool list, and
  *   the A2A and MCP endpoints (a decision made through those is checked again where it is made:
  *   app/decision-guard.ts);
+ * - `chat` or `approve`: reading conversations (listing, reading one, its event stream) — an
+ *   approver needs the context of what it decides. Which conversations a caller may read or
+ *   write is the application layer's rule (app/ownership.ts): this table only says who may ask;
  * - `approve`: everything under /approvals (reading and deciding) and the tRPC `approvals.*`;
  * - `admin`: /audit, and any route this table does not know (new routes stay closed until
  *   they are listed here);
@@ -20,15 +23,20 @@ import type { Face, Role } from './principal.js';
  * Paths match as Express routes them: case-insensitively, one trailing slash ignored.
  */
 
-export type Need = { kind: 'open' } | { kind: 'signed-in' } | { kind: 'role'; role: Role };
+/** `role`: any one of `roles` is enough (and `admin` always is). */
+export type Need = { kind: 'open' } | { kind: 'signed-in' } | { kind: 'role'; roles: readonly Role[] };
 
 const OPEN: Need = { kind: 'open' };
 const SIGNED_IN: Need = { kind: 'signed-in' };
-const role = (name: Role): Need => ({ kind: 'role', role: name });
+const role = (...names: Role[]): Need => ({ kind: 'role', roles: names });
+/** Reading conversations: their owners (chat) and approvers (approve); app/ownership.ts says which. */
+const READ_CONVERSATIONS = role('chat', 'approve');
 
 interface PathRule {
   route: string;
   need: Need;
+  /** What a GET or HEAD needs, when it is not `need`. */
+  read?: Need;
   face?: Face;
   /** The route is an event stream on GET (the `token` query parameter is taken there). */
   stream?: boolean;
@@ -48,10 +56,10 @@ const PATH_RULES: PathRule[] = [
   ...PROTECTED_RESOURCE_PATHS.map((route): PathRule => ({ route, need: OPEN, face: 'mcp' })),
   { route: AUTH_WHOAMI_PATH, need: SIGNED_IN },
   { route: '/tools', need: role('chat') },
-  { route: '/conversations', need: role('chat') },
-  { route: '/conversations/:id', need: role('chat') },
+  { route: '/conversations', need: role('chat'), read: READ_CONVERSATIONS },
+  { route: '/conversations/:id', need: role('chat'), read: READ_CONVERSATIONS },
   { route: '/conversations/:id/messages', need: role('chat') },
-  { route: '/conversations/:id/events', need: role('chat'), stream: true },
+  { route: '/conversations/:id/events', need: READ_CONVERSATIONS, stream: true },
   { route: '/approvals', need: role('approve') },
   { route: '/approvals/:uuid', need: role('approve') },
   // Whatever comes below them later, the same.
@@ -63,6 +71,13 @@ const PATH_RULES: PathRule[] = [
 
 export const TRPC_PREFIX = '/trpc/';
 
+
+/** tRPC procedures that need other than their router: the reads of conversations. */
+const TRPC_PROCEDURES: Record<string, Need> = {
+  'conversations.list': READ_CONVERSATIONS,
+  'conversations.get': READ_CONVERSATIONS,
+  'conversation.events': READ_CONVERSATIONS,
+};
 
 /** The tRPC routers and what their procedures need; a procedure of any other router needs admin. */
 const TRPC_ROUTERS: Record<string, Need> = {
@@ -113,12 +128,18 @@ function routeRequirements(method: string, path: string, isStatic: (path: string
   if (path.toLowerCase().startsWith(TRPC_PREFIX)) return trpcRequirements(upper, path);
   for (const { rule, pattern } of COMPILED) {
     if (pattern.test(path)) {
-      return { needs: [rule.need], face: rule.face ?? 'rest', subject: `${upper} ${rule.route}`, queryToken: Boolean(rule.stream) && upper === 'GET' };
+      const need = reading && rule.read ? rule.read : rule.need;
+      return { needs: [need], face: rule.face ?? 'rest', subject: `${upper} ${rule.route}`, queryToken: Boolean(rule.stream) && upper === 'GET' };
     }
   }
   const subject = `${upper} ${redactSecrets(capText(path, 200))}`;
   if (reading && isStatic(path)) return { needs: [OPEN], face: 'rest', subject, queryToken: false };
   return { needs: [role('admin')], face: 'rest', subject, queryToken: false };
+}
+
+/** A table's own entry: a name like "constructor" finds nothing, not Object's. */
+function ownEntry(table: Record<string, Need>, name: string): Need | undefined {
+  return Object.hasOwn(table, name) ? table[name] : undefined;
 }
 
 function trpcRequirements(method: string, path: string): RouteRequirements {
@@ -130,7 +151,7 @@ function trpcRequirements(method: string, path: string): RouteRequirements {
     procedures = [];
   }
   // A batch needs what each of its procedures needs.
-  const needs = procedures.map((name) => TRPC_ROUTERS[name.split('.')[0]!] ?? role('admin'));
+  const needs = procedures.map((name) => ownEntry(TRPC_PROCEDURES, name) ?? ownEntry(TRPC_ROUTERS, name.split('.')[0]!) ?? role('admin'));
   return {
     needs: needs.length > 0 ? needs : [role('admin')],
     face: 'web',

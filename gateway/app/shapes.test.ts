@@ -161,6 +161,15 @@ describe('conversationJson (C)', () => {
     }
   });
 
+  it('names the owner of a conversation created with authentication on, before usage, and none otherwise (issue 15)', () => {
+    const owned = { ...conversation, owner: 'alice' };
+    expect(conversationJson(owned).owner).toBe('alice');
+    expect(Object.keys(conversationJson(owned)).slice(-4)).toEqual(['owner', 'usage', 'created_at', 'updated_at']);
+    expect(conversationListItemJson({ ...owned, messages: [] }).owner).toBe('alice');
+    expect(conversationJson(conversation)).not.toHaveProperty('owner');
+    expect(conversationListItemJson(conversation)).not.toHaveProperty('owner');
+  });
+
   it('names every conversation status', () => {
     const status = (value: ConversationStatus) => conversationJson({ ...conversation, status: value }).status;
     expect(status(ConversationStatus.CONVERSATION_STATUS_ACTIVE)).toBe('active');

@@ -134,6 +134,8 @@ export interface ConversationJson {
   pipeline_state?: PipelineStateJson;
   /** Present (true) while a turn runs on the conversation: a message sent now gets 409 (issue 13). */
   turn_running?: true;
+  /** Who it belongs to, when it was created with authentication on (issue 15; app/ownership.ts). */
+  owner?: string;
   usage: UsageJson;
   created_at: string;
   updated_at: string;
@@ -153,6 +155,7 @@ export interface ConversationListItemJson {
   pending_approvals: number;
   pending_approval?: PendingApprovalJson;
   pipeline_state?: PipelineStateJson;
+  owner?: string;
   usage: UsageJson;
   created_at: string;
   updated_at: string;
@@ -327,6 +330,7 @@ export function conversationJson(conversation: Conversation, pipeline?: Pipeline
     ...(conversation.pendingApprovals.length > 0 && { pending_approvals: conversation.pendingApprovals.map(pendingApprovalJson) }),
     ...(pipeline && { pipeline_state: pipelineStateJson(pipeline) }),
     ...(conversation.turnRunning && { turn_running: true as const }),
+    ...(conversation.owner !== undefined && { owner: conversation.owner }),
     usage: usageJson(conversation.usage),
     created_at: isoTime(conversation.createdAt),
     updated_at: isoTime(conversation.updatedAt),
@@ -344,6 +348,7 @@ export function conversationListItemJson(conversation: Conversation, pipeline?: 
     pending_approvals: conversation.pendingApprovals.length,
     ...(conversation.pendingApproval && { pending_approval: pendingApprovalJson(conversation.pendingApproval) }),
     ...(pipeline && { pipeline_state: pipelineStateJson(pipeline) }),
+    ...(conversation.owner !== undefined && { owner: conversation.owner }),
     usage: usageJson(conversation.usage),
     created_at: isoTime(conversation.createdAt),
     updated_at: isoTime(conversation.updatedAt),

@@ -6,6 +6,7 @@ import { AuthAudit, type AuditSink } from './audit.js';
 import { Authenticator } from './authenticator.js';
 import { checkBinding } from './binding.js';
 import { guardDecisions } from '../app/decision-guard.js';
+import { guardConversations } from '../app/ownership.js';
 import type { JwksOptions } from './jwt.js';
 import { authGate } from './middleware.js';
 import { authRouter, resourceMetadataUrl } from './router.js';
@@ -26,8 +27,11 @@ export interface GatewayAuth {
   jwt: boolean;
   /** The check in front of every router; `isStatic` says whether a GET path is one of the web chat's files. */
   gate(isStatic?: (path: string) => boolean): RequestHandler;
-  /** `agent` whose decisions need the approve role (unchanged without `auth`). */
-  guard<T extends Pick<Agent, 'resolveApproval'>>(agent: T): T;
+  /**
+   * `agent` whose decisions need the approve role and whose conversations obey who owns them
+   * (app/ownership.ts); unchanged without `auth`.
+   */
+  guard(agent: Agent): Agent;
   /** GET /auth/whoami and the protected-resource metadata. */
   router: Router;
   /** What the agent card advertises (a2a/card.ts CardSecurity); undefined without `auth`. */
@@ -56,7 +60,11 @@ export function setUpAuth(options: GatewayAuthOptions): GatewayAuth {
     jwt,
     gate: (isStatic) => authGate({ authenticator, audit, isStatic, log, ...(jwt && { resourceMetadataUrl }) }),
     guard: (agent) =>
-      auth ? guardDecisions(agent, (scope, uuid) => audit?.record({ actor: scope.principal.name, via: scope.principal.via, subject: `${scope.subject} (approval ${uuid})`, reason: 'role', needed: 'approve' })) : agent,
+      auth
+        ? guardConversations(
+            guardDecisions(agent, (scope, uuid) => audit?.record({ actor: scope.principal.name, via: scope.principal.via, subject: `${scope.subject} (approval ${uuid})`, reason: 'role', needed: 'approve' })),
+          )
+        : agent,
     router: authRouter({ issuer: auth?.jwt?.issuer, name: config.name }),
     ...(auth && { card: cardSecurityOf(auth.tokens.length > 0, jwt) }),
   };

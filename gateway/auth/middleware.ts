@@ -31,7 +31,7 @@ export interface AuthGateOptions extends RefusalOptions {
 }
 
 function unmet(principal: Principal, needs: Need[]): Need | undefined {
-  return needs.find((need) => need.kind === 'role' && !allows(principal, need.role));
+  return needs.find((need) => need.kind === 'role' && !need.roles.some((role) => allows(principal, role)));
 }
 
 function credentialOf(req: Request, route: RouteRequirements): Credential {
@@ -84,8 +84,9 @@ export function authGate(options: AuthGateOptions): RequestHandler {
         const principal: Principal = { ...verdict.identity, via: route.face };
         const missing = unmet(principal, route.needs);
         if (missing?.kind === 'role') {
-          const message = `${principal.name} may not do this: ${route.subject} needs the ${missing.role} role (${principal.name} has ${principal.roles.length ? principal.roles.join(', ') : 'none'})`;
-          refuse(req, res, route, { status: 403, reason: 'role', message }, principal.name, missing.role);
+          const needed = missing.roles.join(' or ');
+          const message = `${principal.name} may not do this: ${route.subject} needs the ${needed} role (${principal.name} has ${principal.roles.length ? principal.roles.join(', ') : 'none'})`;
+          refuse(req, res, route, { status: 403, reason: 'role', message }, principal.name, needed);
           return;
         }
         withContextPatch({ authorization: undefined }, () => withAuthScope({ principal, subject: route.subject, authentication: true }, next));

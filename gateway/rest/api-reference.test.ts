@@ -49,6 +49,14 @@ describe('apiReferencePage', () => {
     expect(health).toContain('Who may call: anyone, without a token');
     expect(health).not.toContain('<code>401</code>');
     expect(page).toContain('WWW-Authenticate: Bearer realm=');
+    // Issue 15: approvers read conversations; only chat writes them.
+    expect(section('<span class="method get">GET</span> <code>/conversations/:id</code>')).toContain('role chat or approve (or admin)');
+    expect(section('<span class="method post">POST</span> <code>/conversations/:id/messages</code>')).toContain('Who may call: with auth configured: role chat (or admin)');
+  });
+
+  it('says whose a conversation is (issue 15)', () => {
+    expect(page).toContain('a conversation belongs to whoever created it');
+    expect(page).toContain('answers exactly as an unknown one');
   });
 
   it('needs no external assets', () => {

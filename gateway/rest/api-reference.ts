@@ -184,7 +184,7 @@ const routes: RouteDoc[] = [
     method: 'GET',
     path: '/conversations',
     examplePath: `/conversations?limit=${DEFAULT_PAGE_SIZE}`,
-    purpose: `Conversations, newest first, one page at a time, with counts by status over all of them. Each item is a summary: the conversation without its messages, with "title" (the first words of the first user message), "message_count" and "pending_approvals" (a count). Query: limit (1..${MAX_PAGE_SIZE}, default ${DEFAULT_PAGE_SIZE}) and cursor. "next_cursor" is present when there is a next page: pass it back as ?cursor= to read it.`,
+    purpose: `Conversations, newest first, one page at a time, with counts by status over all of them (with auth: all those the caller may read — its own, or every one for approve and admin). Each item is a summary: the conversation without its messages, with "title" (the first words of the first user message), "message_count" and "pending_approvals" (a count). Query: limit (1..${MAX_PAGE_SIZE}, default ${DEFAULT_PAGE_SIZE}) and cursor. "next_cursor" is present when there is a next page: pass it back as ?cursor= to read it.`,
     responseStatus: 200,
     responseExample: conversationListReply({
       conversations: [{ ...completedConversation, messages: [], messageCount: 5, title: 'Delete resource res-42' }],
@@ -208,7 +208,7 @@ const routes: RouteDoc[] = [
     statuses: [
       [200, 'the conversation, with one page of its messages'],
       [400, 'limit is not an integer from 1 to 1000, before and after are both given, or before / after is not a message of this conversation'],
-      [404, 'no conversation has this id'],
+      [404, 'no conversation has this id (or, with auth, none the caller may read)'],
       [503, 'the conversation store is unreachable, or the orchestrator that describes a stored agent-tree run'],
     ],
   },
@@ -225,7 +225,7 @@ const routes: RouteDoc[] = [
     statuses: [
       [200, 'the turn ran (or the conversation still waits for an approval)'],
       [400, 'malformed JSON, or a missing or empty "message"'],
-      [404, 'no conversation has this id'],
+      [404, 'no conversation has this id (or, with auth, none the caller may read)'],
       [409, 'a turn is running on the conversation: {"error", "conversation_id"}, nothing stored'],
       [413, 'body larger than 1 MB'],
       [503, 'a backend service is unreachable'],
@@ -337,7 +337,12 @@ function curlExample(route: RouteDoc): string {
 /** Who may call a route with `auth` configured, read from the table the gateway enforces (auth/routes.ts). */
 function accessOf(route: RouteDoc): { text: string; refusals: [number, string][] } {
   const needs = requirementsOf(route.method, route.examplePath.split('?')[0]!).needs;
-  const describe = (need: Need): string => (need.kind === 'open' ? 'anyone' : need.kind === 'signed-in' ? 'any signed-in caller' : need.role === 'admin' ? 'role admin' : `role ${need.role} (or admin)`);
+  const describe = (need: Need): string => {
+    if (need.kind === 'open') return 'anyone';
+    if (need.kind === 'signed-in') return 'any signed-in caller';
+    if (need.roles.every((role) => role === 'admin')) return 'role admin';
+    return `role ${need.roles.join(' or ')} (or admin)`;
+  };
   if (needs.every((need) => need.kind === 'open')) return { text: 'anyone, without a token, also when auth is configured', refusals: [] };
   const refusals: [number, string][] = [[401, 'auth is configured and the request has no valid bearer token (missing, unknown, malformed, forged or expired; WWW-Authenticate: Bearer says which)']];
   if (needs.some((need) => need.kind === 'role')) refusals.push([403, 'the token is valid but its roles do not allow this route']);
@@ -442,7 +447,10 @@ a token whose roles do not allow the route gets <code>403</code> (<code>error="i
 (conversations, their events, tools, <code>/a2a</code>, <code>/mcp</code>), <code>approve</code> (everything under <code>/approvals</code>),
 <code>admin</code> (everything, <code>/audit</code> included). Each route below says what it needs. Event streams also take the token as
 <code>?token=</code>, since a browser's EventSource cannot send headers. Every 401 and 403 is an <code>auth.failed</code> entry of the audit.
-<code>GET /auth/whoami</code> tells who a token is. Without <code>auth</code> everyone is <code>anonymous</code> with every role.</p>
+<code>GET /auth/whoami</code> tells who a token is. Without <code>auth</code> everyone is <code>anonymous</code> with every role.
+With <code>auth</code> a conversation belongs to whoever created it (its <code>"owner"</code>): <code>chat</code> reads and talks to its own only,
+<code>approve</code> reads every conversation but talks only to its own, <code>admin</code> everything; someone else's conversation that the caller
+may not read answers exactly as an unknown one (404, A2A -32001), and <code>GET /conversations</code> lists only the caller's own unless it may read all.</p>
 <h3>Authorization</h3>
 <p>Without <code>auth</code>, an <code>Authorization</code> header is forwarded as is to the services behind the gateway, and from there as a bearer token to
 HTTP MCP servers and A2A sub-agents, so tools act with the caller's identity. With <code>auth</code> it is this agent's own credential and goes
@@ -468,7 +476,7 @@ Clients that send no <code>Origin</code> (curl, SDKs) are unaffected. A path tha
 While the server stops (SIGTERM), new requests get 503 with <code>Retry-After</code>; requests in flight finish.</p>
 <h3>Shapes</h3>
 <pre>C = {"id", "session_id", "status": "active"|"waiting_approval"|"completed", "messages": [M...],
-     "pending_approval"?: P, "pending_approvals"?: [P...], "pipeline_state"?: S, "created_at", "updated_at"}
+     "pending_approval"?: P, "pending_approvals"?: [P...], "pipeline_state"?: S, "owner"?, "created_at", "updated_at"}
 M = {"id", "role": "system"|"user"|"assistant"|"tool", "content",
      "tool_call"?: {"name", "arguments", "result"?, "is_error"?, "rejected"?: true, "reason"?}, "created_at"}
 P = {"uuid", "conversation_id", "tool_name", "tool_args", "description",

@@ -68,6 +68,9 @@ const agent: Agent = {
     if (id !== 'c1') throw new RpcError(GrpcStatus.NOT_FOUND, `conversation ${id} not found`, '/asg.store.v1.ConversationStoreService/GetConversation');
     return waiting;
   },
+  async getConversationRecord(id) {
+    return { ...(await this.getConversation(id)), messages: [] };
+  },
   async viewConversation(id, page) {
     return { conversation: await this.getConversation(id, page), pipeline };
   },

@@ -3,6 +3,7 @@ import { eventsConformance } from './events-conformance.js';
 import { interruptedTurnConformance } from './interrupted-turn-conformance.js';
 import { leaseConformance } from './lease-conformance.js';
 import { oneRunConformance } from './one-run-conformance.js';
+import { ownersConformance } from './owners-conformance.js';
 import { storageConformance } from './storage-conformance.js';
 import { postgresDriver } from './testing/storage-drivers.js';
 
@@ -13,3 +14,4 @@ interruptedTurnConformance(postgresDriver());
 eventsConformance(postgresDriver());
 leaseConformance(postgresDriver());
 approvalsConformance(postgresDriver());
+ownersConformance(postgresDriver());

@@ -31,6 +31,8 @@ export interface ConversationRow {
   a2a_context_id: string | null;
   /** The start of the first user message (schema 8); NULL until there is one. */
   first_user_text: string | null;
+  /** Who the conversation belongs to (issue 15; SQLite schema 15, PostgreSQL schema 6); NULL: nobody. */
+  owner: string | null;
   /** The running turn's mark (schema 9, store.proto StartTurn): the boot id of the store that set it. */
   running_turn_boot?: string | null;
   /** When the mark was set (schema 10); NULL for marks written before. */
@@ -189,6 +191,7 @@ export function conversationFromRow(row: ConversationRow, messages: Message[], p
     usage: { inputTokens: row.input_tokens, outputTokens: row.output_tokens },
     a2aOrigin: row.a2a_dialect === null ? undefined : { dialect: row.a2a_dialect, contextId: row.a2a_context_id ?? '' },
     title: conversationTitle(row.first_user_text),
+    ...(row.owner !== null && { owner: row.owner }),
     hasMoreBefore: false,
     hasMoreAfter: false,
   };

@@ -239,6 +239,32 @@ describe('conversation store over gRPC', () => {
   });
 });
 
+describe('conversation owners over gRPC (issue 15)', () => {
+  it('carries the owner through create, get and a list filtered by it', async () => {
+    const { conversation: alices } = await store.createConversation({ sessionId: '0badcafe', systemPrompt: '', owner: 'alice' });
+    const plain = await conversation();
+    expect(alices?.owner).toBe('alice');
+    expect((await store.getConversation({ id: alices!.id, includeMessages: false })).conversation?.owner).toBe('alice');
+    expect((await store.getConversation({ id: plain.id, includeMessages: false })).conversation?.owner).toBeUndefined();
+    const mine = await store.listConversations({ pageSize: 0, pageToken: '', owner: 'alice' });
+    expect(mine.conversations.map((item) => [item.id, item.owner])).toEqual([[alices!.id, 'alice']]);
+    expect(mine.summary).toEqual({ total: 1, active: 1, waitingApproval: 0, completed: 0 });
+    expect((await store.listConversations({ pageSize: 0, pageToken: '' })).conversations.map((item) => item.id)).toEqual([plain.id, alices!.id]);
+  });
+
+  it('answers INVALID_ARGUMENT for a blank, too long or control-character owner', async () => {
+    for (const [owner, message] of [
+      ['', 'owner: a name, not blank'],
+      ['  ', 'owner: a name, not blank'],
+      ['x'.repeat(201), 'owner: at most 200 characters'],
+      ['al\nice', 'owner: no control characters'],
+    ] as const) {
+      await expect(store.createConversation({ sessionId: '0badcafe', systemPrompt: '', owner })).rejects.toMatchObject({ code: GrpcStatus.INVALID_ARGUMENT, message: expect.stringContaining(message) });
+      await expect(store.listConversations({ pageSize: 0, pageToken: '', owner })).rejects.toMatchObject({ code: GrpcStatus.INVALID_ARGUMENT, message: expect.stringContaining(message) });
+    }
+  });
+});
+
 describe('A2A origins and agent chains over gRPC', () => {
   const origin = { dialect: 'v1.0', contextId: 'ctx-42' };
   const chain = ['summarizer', 'db-agent'];

@@ -26,6 +26,7 @@ import {
   MAX_LEASE_NAME_LENGTH,
   MAX_LEASE_TTL_MS,
   MAX_MESSAGE_PAGE_SIZE,
+  MAX_OWNER_LENGTH,
   MAX_PAGE_SIZE,
   MAX_TAKEOVER_LIMIT,
   MAX_WEBHOOK_ENDPOINT_LENGTH,
@@ -129,6 +130,12 @@ const decidedBy = z
   .max(MAX_AUDIT_ACTOR_LENGTH, `at most ${MAX_AUDIT_ACTOR_LENGTH} characters`)
   .refine((value) => value.trim() !== '', 'a name, not blank (absent: anonymous)');
 const via = z.string().max(MAX_AUDIT_VIA_LENGTH, `at most ${MAX_AUDIT_VIA_LENGTH} characters`);
+// Issue 15: a conversation's owner, a principal's name as the gateway authenticated it.
+const owner = z
+  .string()
+  .max(MAX_OWNER_LENGTH, `at most ${MAX_OWNER_LENGTH} characters`)
+  .refine((value) => value.trim() !== '', 'a name, not blank (absent: no owner)')
+  .refine((value) => !/\p{Cc}/u.test(value), 'no control characters');
 
 const STATUS = 'one of pending, approved, rejected, executing, done, failed, interrupted, expired';
 const approvalStatusValue = z.enum(ApprovalStatus, { error: STATUS }).refine((value) => value !== ApprovalStatus.APPROVAL_STATUS_UNSPECIFIED, STATUS);
@@ -194,6 +201,7 @@ const schemas = {
     sessionId: z.string().regex(/^[0-9a-f]{8}$/, '8 lowercase hex characters (DESIGN rule 6)'),
     systemPrompt: z.string(),
     a2aOrigin: a2aOrigin.optional(),
+    owner: owner.optional(),
   }),
   getConversation: z
     .object({
@@ -219,6 +227,7 @@ const schemas = {
   listConversations: z.object({
     pageSize: z.number().int().min(0, `from 1 to ${MAX_PAGE_SIZE}, or 0 for the default`).max(MAX_PAGE_SIZE, `at most ${MAX_PAGE_SIZE}`),
     pageToken: z.string(),
+    owner: owner.optional(),
   }),
   startTurn: z.object({ conversationId, message: newMessage, lease: runLease.optional() }),
   appendMessages: z.object({

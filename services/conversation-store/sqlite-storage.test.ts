@@ -3,6 +3,7 @@ import { eventsConformance } from './events-conformance.js';
 import { interruptedTurnConformance } from './interrupted-turn-conformance.js';
 import { leaseConformance } from './lease-conformance.js';
 import { oneRunConformance } from './one-run-conformance.js';
+import { ownersConformance } from './owners-conformance.js';
 import { storageConformance } from './storage-conformance.js';
 import { sqliteDriver } from './testing/storage-drivers.js';
 
@@ -13,3 +14,4 @@ interruptedTurnConformance(sqliteDriver());
 eventsConformance(sqliteDriver());
 leaseConformance(sqliteDriver());
 approvalsConformance(sqliteDriver());
+ownersConformance(sqliteDriver());

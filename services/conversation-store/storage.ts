@@ -58,6 +58,8 @@ export const MAX_AUDIT_DETAIL_BYTES = 16 * 1024;
 /** The most kinds one ListAudit filters by. */
 export const MAX_AUDIT_KINDS = 20;
 export const MAX_WEBHOOK_ENDPOINT_LENGTH = 200;
+/** The longest owner of a conversation (issue 15): a principal's name, bounded as an audit entry's actor. */
+export const MAX_OWNER_LENGTH = MAX_AUDIT_ACTOR_LENGTH;
 
 /** A page size of 0 asks for this many conversations (store.proto, ListConversationsRequest). */
 export const DEFAULT_PAGE_SIZE = 50;
@@ -143,7 +145,7 @@ export type LiveEventListener = (event: ConversationEvent) => void;
  *   transaction, and hands them to the `onEventsCommitted` listeners after the commit.
  */
 export interface ConversationStorage {
-  /** A new active conversation; a non-empty system prompt becomes message seq 1. */
+  /** A new active conversation, with its `owner` if given (issue 15); a non-empty system prompt becomes message seq 1. */
   createConversation(request: CreateConversationRequest): Promise<Conversation>;
 
   /**
@@ -153,7 +155,11 @@ export interface ConversationStorage {
    */
   getConversation(request: GetConversationRequest): Promise<Conversation>;
 
-  /** Summaries (no messages; title, message_count, pending approvals). INVALID_ARGUMENT for a page token this store did not issue. */
+  /**
+   * Summaries (no messages; title, message_count, pending approvals). With `owner` (issue 15),
+   * only that owner's conversations, and the summary counts only them. INVALID_ARGUMENT for a
+   * page token this store did not issue.
+   */
   listConversations(request: ListConversationsRequest): Promise<ConversationPage>;
 
   /**

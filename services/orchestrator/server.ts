@@ -28,6 +28,21 @@ function parseA2aOrigin(value: A2aOrigin | undefined): A2aOrigin | undefined {
   return value;
 }
 
+// Issue 15: the principal a conversation belongs to, as the gateway authenticated it
+// (the store's bound on an owner; blank or with control characters is no name).
+const owner = z
+  .string()
+  .max(200, 'owner: at most 200 characters')
+  .refine((value) => value.trim() !== '', 'owner: a name, not blank (absent: no owner)')
+  .refine((value) => !/\p{Cc}/u.test(value), 'owner: no control characters');
+
+function parseOwner(value: string | undefined): string | undefined {
+  if (value === undefined) return undefined;
+  const parsed = owner.safeParse(value);
+  if (!parsed.success) throw invalidArgument(parsed.error.issues[0]?.message ?? 'invalid owner');
+  return value;
+}
+
 function parseMessage(value: string): string {
   const parsed = message.safeParse(value);
   if (!parsed.success) throw invalidArgument(parsed.error.issues[0]?.message ?? 'invalid message');
@@ -77,7 +92,10 @@ function parseReason(value: string | undefined): string | undefined {
 export function orchestratorHandlers(turns: TurnRunner): UnaryHandlers<typeof OrchestratorServiceService> {
   return {
     createConversation: async (request) =>
-      turns.createConversation(request.message === undefined ? undefined : parseMessage(request.message), parseA2aOrigin(request.a2aOrigin)),
+      turns.createConversation(request.message === undefined ? undefined : parseMessage(request.message), {
+        a2aOrigin: parseA2aOrigin(request.a2aOrigin),
+        owner: parseOwner(request.owner),
+      }),
     sendMessage: async (request) => turns.sendMessage(parseId('conversation', request.conversationId), parseMessage(request.message)),
     resolveApproval: async (request) => turns.resolveApproval(parseId('approval', request.uuid), request.approved, parseReason(request.reason), parseDecision(request)),
     listTools: async () => ({ tools: await turns.listTools() }),

@@ -1,6 +1,6 @@
 import { randomUUID } from 'node:crypto';
-import type { PipelineView, ResolveApprovalResponse, RunToDescribe, RunView, SendMessageResponse, TurnResult } from '../../gen/ts/asg/orchestrator/v1/orchestrator.js';
-import { ApprovalStatus, ConversationStatus, type A2aOrigin, type Conversation, type PendingApproval } from '../../gen/ts/asg/store/v1/store.js';
+import type { CreateConversationRequest, PipelineView, ResolveApprovalResponse, RunToDescribe, RunView, SendMessageResponse, TurnResult } from '../../gen/ts/asg/orchestrator/v1/orchestrator.js';
+import { ApprovalStatus, ConversationStatus, type Conversation, type PendingApproval } from '../../gen/ts/asg/store/v1/store.js';
 import type { Tool } from '../../gen/ts/asg/tools/v1/tools.js';
 import type { OrchestratorConfig } from '../common/config/slices.js';
 import { currentContext, withContextPatch } from '../common/context.js';
@@ -26,6 +26,12 @@ import { decodeRun, legacySimpleRun, pipelineView, UnreadableRun, type StoredRun
 import type { DecisionFacts, MachineEnv, RunAnswer } from './run/types.js';
 import { catalogueWith, ToolCatalogue } from './tool-catalogue.js';
 import { endTurn } from './turn-end.js';
+
+/**
+ * Where a new conversation comes from, as the gRPC edge validated it: a task's A2A origin, and
+ * the principal it belongs to (issue 15; absent without gateway authentication).
+ */
+export type NewConversationOrigin = Pick<CreateConversationRequest, 'a2aOrigin' | 'owner'>;
 
 /** Who decides an approval and how (issue 15), as the gRPC edge validated it. */
 export interface DecisionInput {
@@ -93,14 +99,16 @@ export class TurnRunner {
     this.treeRunsUnapproved = this.env.root !== undefined && runsUnapproved(this.env.root, true);
   }
 
-  async createConversation(message: string | undefined, a2aOrigin?: A2aOrigin): Promise<{ conversation: Conversation; result?: TurnResult; pipeline?: PipelineView }> {
+  /** `origin`: the A2A origin of a task, and the principal the conversation belongs to (issue 15), as the gateway says. */
+  async createConversation(message: string | undefined, origin: NewConversationOrigin = {}): Promise<{ conversation: Conversation; result?: TurnResult; pipeline?: PipelineView }> {
+    const { a2aOrigin, owner } = origin;
     if (message !== undefined && message.trim() === '') throw invalidArgument('message must be a non-empty string');
     const sessionId = currentContext()?.sessionId || newSessionId();
     return withContextPatch({ sessionId }, async () => {
       // Seed 000: the top-level prompt is simple mode's; each node of a tree has its own.
       const lone = this.config.agent?.type === 'llm' ? this.config.agent : undefined;
       const systemPrompt = this.env.root ? '' : (lone?.prompt ?? this.config.prompt);
-      const { conversation } = await this.clients.store.createConversation({ sessionId, systemPrompt, a2aOrigin });
+      const { conversation } = await this.clients.store.createConversation({ sessionId, systemPrompt, a2aOrigin, owner });
       if (!conversation) throw internal('the store returned no conversation');
       this.log.info('conversation created', { conversation: conversation.id });
       if (message === undefined) return { conversation };

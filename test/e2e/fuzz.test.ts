@@ -857,7 +857,10 @@ interface FuzzCredential {
   oversized?: boolean;
 }
 
-type Need = 'open' | 'signed-in' | Grant;
+/** A list of grants: any one of them is enough (reading conversations: chat or approve). */
+type Need = 'open' | 'signed-in' | Grant | readonly Grant[];
+/** Reading conversations (issue 15): their owners and the approvers; which ones is the ownership rule's. */
+const READ_CONVERSATIONS: readonly Grant[] = ['chat', 'approve'];
 
 interface AuthRoute {
   face: Face;
@@ -866,6 +869,11 @@ interface AuthRoute {
   need: Need;
   /** An event stream: the only routes where the `token` query parameter counts. */
   stream?: boolean;
+  /**
+   * Writes to a conversation of fuzz-admin's: a credential that may read it but not write it
+   * (approve, without admin) is refused by the ownership rule with 403 (issue 15).
+   */
+  writesAdminsConversation?: boolean;
   body?: () => string;
   headers?: Record<string, string>;
   weight: number;
@@ -881,20 +889,22 @@ function authRoutes(rng: Rng, t: { conversations: string[]; approvals: string[] 
     { face: 'a2a', method: 'GET', path: () => rng.pick(['/.well-known/agent-card.json', '/.well-known/agent.json']), need: 'open', weight: 1 },
     { face: 'mcp', method: 'GET', path: () => rng.pick(['/.well-known/oauth-protected-resource', '/.well-known/oauth-protected-resource/mcp']), need: 'open', weight: 1 },
     { face: 'rest', method: 'GET', path: () => '/auth/whoami', need: 'signed-in', weight: 3 },
-    { face: 'rest', method: 'GET', path: () => rng.pick(['/tools', '/conversations?limit=3', `/conversations/${rng.pick(t.conversations)}`]), need: 'chat', weight: 8 },
-    { face: 'rest', method: 'POST', path: () => `/conversations/${rng.pick(t.conversations)}/messages`, need: 'chat', body: () => json({ message: 'hello' }), headers: JSON_HEADERS, weight: 1 },
-    { face: 'rest', method: 'GET', path: () => `/conversations/${rng.pick(t.conversations)}/events`, need: 'chat', stream: true, weight: 5 },
+    { face: 'rest', method: 'GET', path: () => '/tools', need: 'chat', weight: 3 },
+    { face: 'rest', method: 'GET', path: () => rng.pick(['/conversations?limit=3', `/conversations/${rng.pick(t.conversations)}`]), need: READ_CONVERSATIONS, weight: 5 },
+    { face: 'rest', method: 'POST', path: () => `/conversations/${rng.pick(t.conversations)}/messages`, need: 'chat', writesAdminsConversation: true, body: () => json({ message: 'hello' }), headers: JSON_HEADERS, weight: 1 },
+    { face: 'rest', method: 'GET', path: () => `/conversations/${rng.pick(t.conversations)}/events`, need: READ_CONVERSATIONS, stream: true, weight: 5 },
     { face: 'rest', method: 'GET', path: () => rng.pick(['/approvals?status=pending', '/approvals?limit=2', `/approvals/${rng.pick(t.approvals)}`]), need: 'approve', weight: 5 },
     { face: 'rest', method: 'POST', path: () => `/approvals/${rng.pick(t.approvals)}`, need: 'approve', body: () => json({ approved: false, reason: 'fuzz' }), headers: JSON_HEADERS, weight: 4 },
     { face: 'rest', method: 'GET', path: () => '/audit?limit=3', need: 'admin', weight: 3 },
     { face: 'rest', method: rng.pick(['GET', 'POST']), path: () => rng.pick(['/nothing-here', '/webhooks', '/approvalsx']), need: 'admin', weight: 2 },
     { face: 'a2a', method: 'POST', path: () => '/a2a', need: 'chat', body: () => json({ jsonrpc: '2.0', id: 1, method: 'tasks/get', params: { id: rng.pick(t.conversations) } }), headers: JSON_HEADERS, weight: 5 },
     { face: 'mcp', method: 'POST', path: () => '/mcp', need: 'chat', body: () => json({ jsonrpc: '2.0', id: 1, method: 'ping' }), headers: MCP_HEADERS, weight: 4 },
-    { face: 'trpc', method: 'GET', path: () => rng.pick(['/trpc/tools.list', `/trpc/conversations.list?${trpcInput({ limit: 2 })}`]), need: 'chat', weight: 4 },
+    { face: 'trpc', method: 'GET', path: () => '/trpc/tools.list', need: 'chat', weight: 2 },
+    { face: 'trpc', method: 'GET', path: () => `/trpc/conversations.list?${trpcInput({ limit: 2 })}`, need: READ_CONVERSATIONS, weight: 2 },
     { face: 'trpc', method: 'GET', path: () => `/trpc/approvals.list?${trpcInput({})}`, need: 'approve', weight: 3 },
     { face: 'trpc', method: 'POST', path: () => '/trpc/approvals.resolve', need: 'approve', body: () => json({ uuid: rng.pick(t.approvals), approved: false }), headers: JSON_HEADERS, weight: 3 },
     { face: 'trpc', method: 'GET', path: () => `/trpc/approvals.pending?${trpcInput({})}`, need: 'approve', stream: true, weight: 3 },
-    { face: 'trpc', method: 'GET', path: () => `/trpc/conversation.events?${trpcInput({ conversationId: rng.pick(t.conversations) })}`, need: 'chat', stream: true, weight: 3 },
+    { face: 'trpc', method: 'GET', path: () => `/trpc/conversation.events?${trpcInput({ conversationId: rng.pick(t.conversations) })}`, need: READ_CONVERSATIONS, stream: true, weight: 3 },
     { face: 'trpc', method: 'GET', path: () => '/trpc/auth.whoami', need: 'signed-in', weight: 2 },
   ];
 }
@@ -980,8 +990,11 @@ function tokenCredentials(rng: Rng): Array<() => FuzzCredential> {
 
 function allows(grants: Grant[], need: Need): boolean {
   if (need === 'open' || need === 'signed-in') return true;
-  return grants.includes('admin') || grants.includes(need);
+  const anyOf: readonly Grant[] = typeof need === 'string' ? [need] : need;
+  return grants.includes('admin') || anyOf.some((grant) => grants.includes(grant));
 }
+
+const needText = (need: Need): string => (typeof need === 'string' ? need : need.join(' or '));
 
 function buildAuthCorpus(rng: Rng, t: { conversations: string[]; approvals: string[] }, jwts: FuzzCredential[]): Array<FuzzCase & { credential: FuzzCredential }> {
   const routes = authRoutes(rng, t);
@@ -1002,8 +1015,10 @@ function buildAuthCorpus(rng: Rng, t: { conversations: string[]; approvals: stri
     if (credential.oversized) expected = { statuses: (s) => s === 431, why: 'a header over the limit is refused before any route (431)' };
     else if (route.need === 'open') expected = { statuses: (s) => s !== 401 && s !== 403, why: 'open routes answer without a credential' };
     else if (worth === null) expected = { statuses: (s) => s === 401, why: 'issue 15: a missing or bad credential is 401' };
-    else if (!allows(worth, route.need)) expected = { statuses: (s) => s === 403, why: `issue 15: a credential without the ${route.need} role is 403` };
-    else expected = { statuses: (s) => s !== 401 && s !== 403, why: 'issue 15: a credential with the role passes' };
+    else if (!allows(worth, route.need)) expected = { statuses: (s) => s === 403, why: `issue 15: a credential without the ${needText(route.need)} role is 403` };
+    else if (route.writesAdminsConversation && worth.includes('approve') && !worth.includes('admin')) {
+      expected = { statuses: (s) => s === 403, why: "issue 15: an approver may read another's conversation but not write to it (403)" };
+    } else expected = { statuses: (s) => s !== 401 && s !== 403, why: 'issue 15: a credential with the role passes' };
     const headers: Record<string, string> = { ...route.headers };
     if (credential.header !== undefined) headers.authorization = credential.header;
     if (rng.chance(0.05)) headers['x-asg-via'] = rng.pick(['cli', 'CLI', 'web', 'a2a', 'x'.repeat(500)]);

@@ -3,17 +3,33 @@ import { EventSource } from 'eventsource';
 import type { AppRouter } from '../../gateway/trpc/router.js';
 
 /**
+ * An EventSource that adds `token` to the URL of each stream it opens, as the web chat's does
+ * (web/src/trpc.ts): an EventSource cannot send an Authorization header.
+ */
+function signedEventSource(token: string): typeof EventSource {
+  return class SignedEventSource extends EventSource {
+    constructor(target: string | URL, init?: ConstructorParameters<typeof EventSource>[1]) {
+      const signed = new URL(target);
+      signed.searchParams.set('token', token);
+      super(signed, init);
+    }
+  };
+}
+
+/**
  * A Node client of the gateway's tRPC router, typed by its AppRouter, linked the way the
  * web chat is: queries and mutations batched over HTTP, subscriptions over SSE (Node 20 has
- * no EventSource: the `eventsource` package's). Extra headers go on every HTTP call.
+ * no EventSource: the `eventsource` package's). Extra headers go on every HTTP call; the token
+ * of an `authorization: Bearer …` header also goes on every event stream, as `?token=`.
  */
 export function trpcClient(baseUrl: string, headers: Record<string, string> = {}) {
   const url = `${baseUrl}/trpc`;
+  const token = /^Bearer (.+)$/.exec(headers.authorization ?? '')?.[1];
   return createTRPCClient<AppRouter>({
     links: [
       splitLink({
         condition: (operation) => operation.type === 'subscription',
-        true: httpSubscriptionLink({ url, EventSource }),
+        true: httpSubscriptionLink({ url, EventSource: token ? signedEventSource(token) : EventSource }),
         false: httpBatchLink({ url, headers }),
       }),
     ],

@@ -56,7 +56,7 @@ import {
   type NewAuditRow,
 } from '../changes.js';
 import { storedId } from '../ids.js';
-import { decodeApprovalsPageToken, decodeAuditPageToken, decodePageToken, encodePageToken } from '../page-token.js';
+import { decodeApprovalsPageToken, decodeAuditPageToken, decodePageToken, encodePageToken, type PageCursor } from '../page-token.js';
 import {
   conversationStatus,
   isoTimestamp,
@@ -142,6 +142,15 @@ interface WriteTx {
   client: pg.PoolClient;
   events: PendingEvent[];
   countDeltas: Map<ConversationStatusName, number>;
+  /** The owners' count changes (issue 15), by ownerCountKey. */
+  ownerCountDeltas: Map<string, { owner: string; status: ConversationStatusName; delta: number }>;
+}
+
+const ownerCountKey = (owner: string, status: ConversationStatusName): string => JSON.stringify([owner, status]);
+
+interface CountRow {
+  status: ConversationStatusName;
+  count: number;
 }
 
 
@@ -302,8 +311,9 @@ export class PostgresConversationStorage implements ConversationStorage {
       const newest = await this.query<{ created_at: string }>(tx.client, 'newestCreatedAt', []);
       const createdAt = timestampAfter(newest[0]?.created_at, this.now());
       const id = randomUUID();
-      await this.query(tx.client, 'insertConversation', [id, request.sessionId, createdAt, request.a2aOrigin?.dialect ?? null, request.a2aOrigin?.contextId ?? null]);
-      this.countChange(tx, 'active', 1);
+      const owner = request.owner ?? null;
+      await this.query(tx.client, 'insertConversation', [id, request.sessionId, createdAt, request.a2aOrigin?.dialect ?? null, request.a2aOrigin?.contextId ?? null, owner]);
+      this.countChange(tx, owner, 'active', 1);
       const messages = request.systemPrompt === '' ? [] : [{ role: MessageRole.MESSAGE_ROLE_SYSTEM, content: request.systemPrompt }];
       this.recordEvent(tx, id, createdAt, { kind: 'status_changed', status: 'active' });
       await this.applyChange(tx, await this.requireConversation(tx.client, id), { messages }, createdAt);
@@ -323,18 +333,27 @@ export class PostgresConversationStorage implements ConversationStorage {
     const limit = Math.min(request.pageSize || DEFAULT_PAGE_SIZE, MAX_PAGE_SIZE);
     const cursor = request.pageToken === '' ? undefined : decodePageToken(request.pageToken);
     return this.read(async (client) => {
-      const rows = cursor
-        ? await this.query<PgConversationRow>(client, 'pageAfter', [this.bootId, this.liveForMs, cursor.createdAt, storedId(cursor.id) ?? '00000000-0000-0000-0000-000000000000', limit + 1])
-        : await this.query<PgConversationRow>(client, 'firstPage', [this.bootId, this.liveForMs, limit + 1]);
+      const rows = await this.pageRows(client, request.owner, cursor, limit + 1);
       const page = rows.slice(0, limit);
       const pending = await this.pendingApprovalsOf(client, page);
       const last = page.at(-1);
       return {
         conversations: page.map((row) => this.conversationOf(row, [], pending.get(row.id) ?? [])),
         nextPageToken: rows.length > limit && last ? encodePageToken({ createdAt: last.created_at, id: last.id }) : '',
-        summary: await this.summary(client),
+        summary: await this.summary(client, request.owner),
       };
     });
+  }
+
+  /** Newest first from the cursor: every conversation, or one owner's (through its index). */
+  private async pageRows(client: pg.PoolClient, owner: string | undefined, cursor: PageCursor | undefined, limit: number): Promise<PgConversationRow[]> {
+    const live = [this.bootId, this.liveForMs];
+    // A cursor's id came back from the caller: one that is not a UUID starts before every row.
+    const after = cursor && [cursor.createdAt, storedId(cursor.id) ?? '00000000-0000-0000-0000-000000000000'];
+    if (owner === undefined) {
+      return after ? this.query<PgConversationRow>(client, 'pageAfter', [...live, ...after, limit]) : this.query<PgConversationRow>(client, 'firstPage', [...live, limit]);
+    }
+    return after ? this.query<PgConversationRow>(client, 'ownerPageAfter', [...live, owner, ...after, limit]) : this.query<PgConversationRow>(client, 'ownerFirstPage', [...live, owner, limit]);
   }
 
   async startTurn(request: StartTurnRequest): Promise<TurnStart> {
@@ -786,7 +805,7 @@ export class PostgresConversationStorage implements ConversationStorage {
     let result: R;
     try {
       await client.query('BEGIN');
-      const tx: WriteTx = { client, events: [], countDeltas: new Map() };
+      const tx: WriteTx = { client, events: [], countDeltas: new Map(), ownerCountDeltas: new Map() };
       try {
         result = await body(tx);
         events = await this.flush(tx);
@@ -839,7 +858,7 @@ export class PostgresConversationStorage implements ConversationStorage {
 
   /** The end of a write transaction: ids for its events, its count changes, its NOTIFY. */
   private async flush(tx: WriteTx): Promise<ConversationEvent[]> {
-    if (tx.events.length === 0 && tx.countDeltas.size === 0) return [];
+    if (tx.events.length === 0 && tx.countDeltas.size === 0 && tx.ownerCountDeltas.size === 0) return [];
     let events: ConversationEvent[] = [];
     if (tx.events.length > 0) {
       const { rows } = await tx.client.query<{ last_id: number }>({ name: 'allocateEventIds', text: SQL.allocateEventIds, values: [tx.events.length] });
@@ -859,6 +878,14 @@ export class PostgresConversationStorage implements ConversationStorage {
     if (deltas.length > 0) {
       await tx.client.query({ name: 'changeCounts', text: SQL.changeCounts, values: [deltas.map(([status]) => status), deltas.map(([, delta]) => delta)] });
     }
+    const ownerDeltas = [...tx.ownerCountDeltas.values()].filter(({ delta }) => delta !== 0);
+    if (ownerDeltas.length > 0) {
+      await tx.client.query({
+        name: 'changeOwnerCounts',
+        text: SQL.changeOwnerCounts,
+        values: [ownerDeltas.map((d) => d.owner), ownerDeltas.map((d) => d.status), ownerDeltas.map((d) => d.delta)],
+      });
+    }
     return events;
   }
 
@@ -866,8 +893,13 @@ export class PostgresConversationStorage implements ConversationStorage {
     tx.events.push({ conversation_id: conversationId, kind: change.kind, payload: eventPayload(change), created_at: at });
   }
 
-  private countChange(tx: WriteTx, status: ConversationStatusName, delta: number): void {
+  /** A change of the counts of every conversation, and of its owner's when it has one. */
+  private countChange(tx: WriteTx, owner: string | null, status: ConversationStatusName, delta: number): void {
     tx.countDeltas.set(status, (tx.countDeltas.get(status) ?? 0) + delta);
+    if (owner === null) return;
+    const key = ownerCountKey(owner, status);
+    const earlier = tx.ownerCountDeltas.get(key);
+    tx.ownerCountDeltas.set(key, { owner, status, delta: (earlier?.delta ?? 0) + delta });
   }
 
   private async query<Row extends object = Record<string, unknown>>(client: pg.PoolClient, name: keyof typeof SQL, values: unknown[]): Promise<Row[]> {
@@ -974,8 +1006,8 @@ export class PostgresConversationStorage implements ConversationStorage {
     for (const approval of change.requested ?? []) this.recordEvent(tx, conversation.id, at, { kind: 'approval_requested', approval });
     if (next.status !== conversation.status) {
       this.recordEvent(tx, conversation.id, at, { kind: 'status_changed', status: next.status });
-      this.countChange(tx, conversation.status, -1);
-      this.countChange(tx, next.status, 1);
+      this.countChange(tx, conversation.owner, conversation.status, -1);
+      this.countChange(tx, conversation.owner, next.status, 1);
     }
     if (change.run !== undefined) {
       await this.query(tx.client, 'writeRun', [
@@ -1041,9 +1073,11 @@ export class PostgresConversationStorage implements ConversationStorage {
     return byConversation(await this.query<ApprovalRow>(client, 'selectPendingApprovalsOfConversations', [waiting]));
   }
 
-  private async summary(client: pg.PoolClient): Promise<ConversationSummary> {
+  /** The counts by status of every conversation, or of one owner's. */
+  private async summary(client: pg.PoolClient, owner?: string): Promise<ConversationSummary> {
     const counts: Record<ConversationStatusName, number> = { active: 0, waiting_approval: 0, completed: 0 };
-    for (const row of await this.query<{ status: ConversationStatusName; count: number }>(client, 'selectCounts', [])) counts[row.status] = row.count;
+    const rows = owner === undefined ? await this.query<CountRow>(client, 'selectCounts', []) : await this.query<CountRow>(client, 'selectOwnerCounts', [owner]);
+    for (const row of rows) counts[row.status] = row.count;
     return summaryOf(counts);
   }
 }

@@ -6,7 +6,7 @@ import { FIRST_USER_TEXT_LENGTH } from '../records.js';
  * behind. A released migration is never edited: a change is a new entry at the end.
  *
  * It holds what the SQLite schema holds after its migration 12 (sqlite/schema.ts; 4 here is
- * its 13, 5 its 14), written
+ * its 13, 5 its 14, 6 its 15), written
  * for PostgreSQL, with three differences that concurrency from several store replicas needs:
  *
  * - `event_ids`: one row holding the last event id. A writing transaction raises it as its
@@ -208,6 +208,19 @@ const MIGRATIONS: readonly string[] = [
     lease_owner      text,
     lease_node       text,
     lease_expires_at timestamptz
+  );
+  `,
+  // 6 (issue 15): who a conversation belongs to, as SQLite schema 15 — except that, as for
+  // conversation_counts, no trigger keeps the owners' counts: the driver changes them with the
+  // others, under the event_ids lock (a missing row is inserted by the same statement).
+  `
+  ALTER TABLE conversations ADD COLUMN owner text;
+  CREATE INDEX conversations_by_owner ON conversations (owner, created_at DESC, id DESC) WHERE owner IS NOT NULL;
+  CREATE TABLE conversation_counts_by_owner (
+    owner  text NOT NULL,
+    status text NOT NULL,
+    count  bigint NOT NULL,
+    PRIMARY KEY (owner, status)
   );
   `,
 ];

@@ -36,8 +36,8 @@ const CONVERSATION_WITH_RUN = `
 
 export const SQL = {
   insertConversation: `
-    INSERT INTO conversations (id, session_id, status, message_count, created_at, updated_at, a2a_dialect, a2a_context_id)
-    VALUES ($1, $2, 'active', 0, $3, $3, $4, $5)`,
+    INSERT INTO conversations (id, session_id, status, message_count, created_at, updated_at, a2a_dialect, a2a_context_id, owner)
+    VALUES ($1, $2, 'active', 0, $3, $3, $4, $5, $6)`,
   newestCreatedAt: `SELECT created_at FROM conversations ORDER BY created_at DESC, id DESC LIMIT 1`,
   // The lock every write of a conversation takes first: changes of one conversation are
   // serialized, and the row read next (a new statement, a new snapshot) is the latest.
@@ -52,6 +52,12 @@ export const SQL = {
     ${CONVERSATION_WITH_RUN}
     WHERE (conversations.created_at, conversations.id) < ($3, $4::uuid)
     ORDER BY conversations.created_at DESC, conversations.id DESC LIMIT $5`,
+  // One owner's conversations (issue 15), through conversations_by_owner.
+  ownerFirstPage: `${CONVERSATION_WITH_RUN} WHERE conversations.owner = $3 ORDER BY conversations.created_at DESC, conversations.id DESC LIMIT $4`,
+  ownerPageAfter: `
+    ${CONVERSATION_WITH_RUN}
+    WHERE conversations.owner = $3 AND (conversations.created_at, conversations.id) < ($4, $5::uuid)
+    ORDER BY conversations.created_at DESC, conversations.id DESC LIMIT $6`,
   writeRun: `
     INSERT INTO runs (conversation_id, state, schema_version, revision, updated_at)
     VALUES ($1, $2, $3, $4, $5)
@@ -63,6 +69,12 @@ export const SQL = {
     UPDATE conversation_counts SET count = count + deltas.delta
     FROM unnest($1::text[], $2::bigint[]) AS deltas (status, delta)
     WHERE conversation_counts.status = deltas.status`,
+  selectOwnerCounts: `SELECT status, count FROM conversation_counts_by_owner WHERE owner = $1`,
+  // The owners' per-status deltas of one transaction, under the same lock; a first count inserts its row.
+  changeOwnerCounts: `
+    INSERT INTO conversation_counts_by_owner (owner, status, count)
+    SELECT * FROM unnest($1::text[], $2::text[], $3::bigint[])
+    ON CONFLICT (owner, status) DO UPDATE SET count = conversation_counts_by_owner.count + excluded.count`,
 
   insertMessage: `
     INSERT INTO messages (conversation_id, seq, id, role, content, tool_call, created_at, input_tokens, output_tokens, compaction, node)

@@ -65,6 +65,7 @@ import {
   encodeApprovalsPageToken,
   encodeAuditPageToken,
   encodePageToken,
+  type PageCursor,
 } from '../page-token.js';
 import {
   conversationStatus,
@@ -187,6 +188,7 @@ export class SqliteConversationStorage implements ConversationStorage {
         created_at: createdAt,
         a2a_dialect: request.a2aOrigin?.dialect ?? null,
         a2a_context_id: request.a2aOrigin?.contextId ?? null,
+        owner: request.owner ?? null,
       });
       const messages = request.systemPrompt === '' ? [] : [{ role: MessageRole.MESSAGE_ROLE_SYSTEM, content: request.systemPrompt }];
       // A new conversation's status goes from none to active: the event that makes it known
@@ -211,9 +213,7 @@ export class SqliteConversationStorage implements ConversationStorage {
     const cursor = request.pageToken === '' ? undefined : decodePageToken(request.pageToken);
     return this.read(() => {
       // One row more than asked tells whether another page follows.
-      const rows = cursor
-        ? this.sql.pageAfter.all({ created_at: cursor.createdAt, id: cursor.id, limit: limit + 1 })
-        : this.sql.firstPage.all(limit + 1);
+      const rows = this.pageRows(request.owner, cursor, limit + 1);
       const page = rows.slice(0, limit);
       // Summaries: the row has the counts and the title; no message is read (issue 12).
       const pending = this.pendingApprovalsOf(page);
@@ -221,9 +221,17 @@ export class SqliteConversationStorage implements ConversationStorage {
       return {
         conversations: page.map((row) => this.conversationOf(row, [], pending.get(row.id) ?? [])),
         nextPageToken: rows.length > limit && last ? encodePageToken({ createdAt: last.created_at, id: last.id }) : '',
-        summary: this.summary(),
+        summary: this.summary(request.owner),
       };
     });
+  }
+
+  /** Newest first from the cursor: every conversation, or one owner's (through its index). */
+  private pageRows(owner: string | undefined, cursor: PageCursor | undefined, limit: number): ConversationRow[] {
+    if (owner === undefined) {
+      return cursor ? this.sql.pageAfter.all({ created_at: cursor.createdAt, id: cursor.id, limit }) : this.sql.firstPage.all(limit);
+    }
+    return cursor ? this.sql.ownerPageAfter.all({ owner, created_at: cursor.createdAt, id: cursor.id, limit }) : this.sql.ownerFirstPage.all({ owner, limit });
   }
 
   async startTurn(request: StartTurnRequest): Promise<TurnStart> {
@@ -814,9 +822,11 @@ export class SqliteConversationStorage implements ConversationStorage {
     return byConversation(this.sql.selectPendingApprovalsOfConversations.all(JSON.stringify(waiting)));
   }
 
-  private summary(): ConversationSummary {
+  /** The counts by status of every conversation, or of one owner's. */
+  private summary(owner?: string): ConversationSummary {
     const counts: Record<ConversationStatusName, number> = { active: 0, waiting_approval: 0, completed: 0 };
-    for (const row of this.sql.selectCounts.all()) counts[row.status] = row.count;
+    const rows = owner === undefined ? this.sql.selectCounts.all() : this.sql.selectOwnerCounts.all(owner);
+    for (const row of rows) counts[row.status] = row.count;
     return summaryOf(counts);
   }
 }

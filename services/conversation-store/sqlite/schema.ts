@@ -273,6 +273,40 @@ const MIGRATIONS: readonly string[] = [
     lease_expires_at INTEGER
   );
   `,
+  // 15 (issue 15): who a conversation belongs to — the principal that created it with gateway
+  // authentication on; NULL for the others (created without it, or before this migration), which
+  // keep no owner. conversations_by_owner serves one owner's list, newest first, without reading
+  // the others' conversations (only rows with an owner are in it); the owner's status counts
+  // are kept by triggers in every transaction, as conversation_counts are for everyone. An
+  // owner never changes, so the status trigger moves one count within one owner.
+  `
+  ALTER TABLE conversations ADD COLUMN owner TEXT;
+  CREATE INDEX conversations_by_owner ON conversations (owner, created_at DESC, id DESC) WHERE owner IS NOT NULL;
+  CREATE TABLE conversation_counts_by_owner (
+    owner  TEXT NOT NULL,
+    status TEXT NOT NULL,
+    count  INTEGER NOT NULL,
+    PRIMARY KEY (owner, status)
+  ) WITHOUT ROWID;
+  CREATE TRIGGER conversations_owner_count_insert AFTER INSERT ON conversations
+  WHEN NEW.owner IS NOT NULL
+  BEGIN
+    INSERT INTO conversation_counts_by_owner (owner, status, count) VALUES (NEW.owner, NEW.status, 1)
+    ON CONFLICT (owner, status) DO UPDATE SET count = count + 1;
+  END;
+  CREATE TRIGGER conversations_owner_count_status AFTER UPDATE OF status ON conversations
+  WHEN NEW.owner IS NOT NULL AND OLD.status IS NOT NEW.status
+  BEGIN
+    UPDATE conversation_counts_by_owner SET count = count - 1 WHERE owner = OLD.owner AND status = OLD.status;
+    INSERT INTO conversation_counts_by_owner (owner, status, count) VALUES (NEW.owner, NEW.status, 1)
+    ON CONFLICT (owner, status) DO UPDATE SET count = count + 1;
+  END;
+  CREATE TRIGGER conversations_owner_count_delete AFTER DELETE ON conversations
+  WHEN OLD.owner IS NOT NULL
+  BEGIN
+    UPDATE conversation_counts_by_owner SET count = count - 1 WHERE owner = OLD.owner AND status = OLD.status;
+  END;
+  `,
 ];
 
 export const SCHEMA_VERSION = MIGRATIONS.length;

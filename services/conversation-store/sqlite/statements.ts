@@ -21,8 +21,8 @@ const CONVERSATION_WITH_RUN = `
 export const SQL = {
   insertConversation: `
     INSERT INTO conversations (id, session_id, status, pending_approval_uuid, message_count, created_at, updated_at,
-                               a2a_dialect, a2a_context_id)
-    VALUES (@id, @session_id, 'active', NULL, 0, @created_at, @created_at, @a2a_dialect, @a2a_context_id)`,
+                               a2a_dialect, a2a_context_id, owner)
+    VALUES (@id, @session_id, 'active', NULL, 0, @created_at, @created_at, @a2a_dialect, @a2a_context_id, @owner)`,
   // Read to keep creation times strictly increasing; an index seek, not a scan.
   newestCreatedAt: `SELECT created_at FROM conversations ORDER BY created_at DESC, id DESC LIMIT 1`,
   selectConversation: `${CONVERSATION_WITH_RUN} WHERE conversations.id = ?`,
@@ -39,6 +39,16 @@ export const SQL = {
     ${CONVERSATION_WITH_RUN}
     WHERE (conversations.created_at, conversations.id) < (@created_at, @id)
     ORDER BY conversations.created_at DESC, conversations.id DESC LIMIT @limit`,
+  // One owner's conversations (ListConversations with an owner, issue 15): a walk of
+  // conversations_by_owner from the cursor, stopping at the limit.
+  ownerFirstPage: `
+    ${CONVERSATION_WITH_RUN}
+    WHERE conversations.owner = @owner
+    ORDER BY conversations.created_at DESC, conversations.id DESC LIMIT @limit`,
+  ownerPageAfter: `
+    ${CONVERSATION_WITH_RUN}
+    WHERE conversations.owner = @owner AND (conversations.created_at, conversations.id) < (@created_at, @id)
+    ORDER BY conversations.created_at DESC, conversations.id DESC LIMIT @limit`,
   // A change of the conversation's run (store.proto, UpdateRun): the new bytes, or NULLs to
   // clear it, at the revision the driver computed from the row it read in this transaction.
   writeRun: `
@@ -47,6 +57,7 @@ export const SQL = {
     ON CONFLICT (conversation_id) DO UPDATE
     SET state = excluded.state, schema_version = excluded.schema_version, revision = excluded.revision, updated_at = excluded.updated_at`,
   selectCounts: `SELECT status, count FROM conversation_counts`,
+  selectOwnerCounts: `SELECT status, count FROM conversation_counts_by_owner WHERE owner = ?`,
 
   insertMessage: `
     INSERT INTO messages (conversation_id, seq, id, role, content, tool_call, created_at, input_tokens, output_tokens, compaction, node)
@@ -237,7 +248,7 @@ export interface RunRow {
 }
 
 /** A conversation as inserted: the rest of its row starts at its defaults. */
-export type NewConversationRow = Pick<ConversationRow, 'id' | 'session_id' | 'created_at' | 'a2a_dialect' | 'a2a_context_id'>;
+export type NewConversationRow = Pick<ConversationRow, 'id' | 'session_id' | 'created_at' | 'a2a_dialect' | 'a2a_context_id' | 'owner'>;
 
 /** An approval as inserted: the store sets status, decided_at and updated_at itself; SQLite binds the flag as 0/1. */
 export type NewApprovalRow = Omit<ApprovalRow, 'status' | 'decided_at' | 'updated_at' | 'outcome_unknown' | 'reason' | 'decided_by' | 'via' | 'edited_args'> & {
@@ -291,7 +302,10 @@ export interface Statements {
   writeRun: Statement<[RunRow]>;
   firstPage: Statement<[number], ConversationRow>;
   pageAfter: Statement<[{ created_at: string; id: string; limit: number }], ConversationRow>;
+  ownerFirstPage: Statement<[{ owner: string; limit: number }], ConversationRow>;
+  ownerPageAfter: Statement<[{ owner: string; created_at: string; id: string; limit: number }], ConversationRow>;
   selectCounts: Statement<[], { status: ConversationStatusName; count: number }>;
+  selectOwnerCounts: Statement<[string], { status: ConversationStatusName; count: number }>;
   insertMessage: Statement<[MessageRow]>;
   selectMessages: Statement<[string], MessageRow>;
   selectMessagesBefore: Statement<[{ conversation_id: string; seq: number; limit: number }], MessageRow>;

@@ -4,12 +4,21 @@
  * further back runs this before its own undo of older migrations.
  */
 
+/** Back to schema 14: what migration 15 added (issue 15: conversation owners, their index and counts). */
+export const DROP_SCHEMA_15 = `
+  DROP TRIGGER conversations_owner_count_insert;
+  DROP TRIGGER conversations_owner_count_status;
+  DROP TRIGGER conversations_owner_count_delete;
+  DROP TABLE conversation_counts_by_owner;
+  DROP INDEX conversations_by_owner;
+  ALTER TABLE conversations DROP COLUMN owner;`;
+
 /**
- * Back to schema 13: what migration 14 added (issue 15: decisions with identity, expiry, the
+ * Back to schema 13: what migrations 15 and 14 added (issue 15: decisions with identity, expiry, the
  * audit trail, webhook cursors). The status CHECK that allows 'expired' stays: migration 14
  * builds the table anew anyway.
  */
-export const DROP_SCHEMA_14 = `
+export const DROP_SCHEMA_14 = `${DROP_SCHEMA_15}
   DROP TABLE webhook_cursors;
   DROP TABLE audit;
   DROP INDEX approvals_due;
@@ -33,8 +42,14 @@ export const DROP_SCHEMA_13 = `${DROP_SCHEMA_14}
   ALTER TABLE approvals DROP COLUMN outcome_unknown;
   ALTER TABLE approvals DROP COLUMN replaces_uuid;`;
 
-/** The PostgreSQL schema back to 4: what its migration 5 added (issue 15, as SQLite's 14). */
-export const DROP_POSTGRES_SCHEMA_5 = `
+/** The PostgreSQL schema back to 5: what its migration 6 added (issue 15, as SQLite's 15). */
+export const DROP_POSTGRES_SCHEMA_6 = `
+  DROP TABLE conversation_counts_by_owner;
+  DROP INDEX conversations_by_owner;
+  ALTER TABLE conversations DROP COLUMN owner;`;
+
+/** The PostgreSQL schema back to 4: what its migrations 6 and 5 added (issue 15, as SQLite's 15 and 14). */
+export const DROP_POSTGRES_SCHEMA_5 = `${DROP_POSTGRES_SCHEMA_6}
   DROP TABLE webhook_cursors;
   DROP TABLE audit;
   DROP FUNCTION audit_append_only();

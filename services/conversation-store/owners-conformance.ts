@@ -1,0 +1,172 @@
+/**
+ * Issue 15: who a conversation belongs to (store.proto Conversation.owner,
+ * CreateConversationRequest.owner, ListConversationsRequest.owner). The store records the owner
+ * the gateway names and lists one owner's conversations, with the counts of that owner's only,
+ * through an index of owners; who may see what is the gateway's rule (gateway/app/ownership.ts),
+ * not the store's. Run on each driver (sqlite-storage.test.ts, postgres-storage.test.ts), each
+ * test on a database of its own.
+ */
+import { join } from 'node:path';
+import Database from 'better-sqlite3';
+import { afterEach, beforeEach, describe, expect, it } from 'vitest';
+import { ConversationStatus, MessageRole, type ConversationSummary } from '../../gen/ts/asg/store/v1/store.js';
+import { DATABASE_FILE } from './sqlite/driver.js';
+import { SQL } from './sqlite/statements.js';
+import type { ConversationStorage } from './storage.js';
+import { DROP_POSTGRES_SCHEMA_6, DROP_SCHEMA_15 } from './testing/sqlite-schema-undo.js';
+import type { StorageDriver } from './testing/storage-drivers.js';
+
+const SESSION = 'a1b2c3d4';
+
+let storage: ConversationStorage;
+let others: ConversationStorage[];
+
+export function ownersConformance(driver: StorageDriver): void {
+  const sqliteIt: typeof it = driver.name === 'sqlite' ? it : (it.skip as typeof it);
+
+  beforeEach(async () => {
+    await driver.createDatabase();
+    storage = await driver.open();
+    others = [];
+  });
+
+  afterEach(async () => {
+    for (const other of others) await other.close();
+    await storage.close();
+    await driver.dropDatabase();
+  });
+
+  /** Another store on the same database: a replica (PostgreSQL) or another process (SQLite). */
+  async function another(): Promise<ConversationStorage> {
+    const opened = await driver.open();
+    others.push(opened);
+    return opened;
+  }
+
+  async function created(owner?: string, on: ConversationStorage = storage): Promise<string> {
+    return (await on.createConversation({ sessionId: SESSION, systemPrompt: 'You help.', ...(owner !== undefined && { owner }) })).id;
+  }
+
+  /** Every page of a listing, newest first, `pageSize` at a time. */
+  async function listAll(owner: string | undefined, pageSize: number): Promise<{ ids: string[]; pages: number; summary: ConversationSummary | undefined }> {
+    const ids: string[] = [];
+    let pageToken = '';
+    let pages = 0;
+    let summary: ConversationSummary | undefined;
+    do {
+      const page = await storage.listConversations({ pageSize, pageToken, ...(owner !== undefined && { owner }) });
+      ids.push(...page.conversations.map((conversation) => conversation.id));
+      summary = page.summary;
+      pageToken = page.nextPageToken;
+      pages += 1;
+    } while (pageToken !== '');
+    return { ids, pages, summary };
+  }
+
+  const complete = (conversationId: string) =>
+    storage.appendMessages({
+      conversationId,
+      messages: [{ role: MessageRole.MESSAGE_ROLE_ASSISTANT, content: 'done' }],
+      status: ConversationStatus.CONVERSATION_STATUS_COMPLETED,
+      returnConversation: false,
+    });
+
+  const waitForApproval = (conversationId: string) =>
+    storage.createApproval({ conversationId, toolCallId: 'call-1', toolName: 'delete_file', toolArgs: {}, description: 'Delete', messages: [], agentChain: [] });
+
+  describe('issue 15: conversation owners', () => {
+    it('keeps the owner it was given, and none when given none', async () => {
+      const alices = await created('alice');
+      const nobodys = await created();
+      expect((await storage.getConversation({ id: alices, includeMessages: true })).owner).toBe('alice');
+      expect((await storage.getConversation({ id: alices, includeMessages: false })).owner).toBe('alice');
+      expect((await storage.getConversation({ id: nobodys, includeMessages: false })).owner).toBeUndefined();
+      const listed = new Map((await storage.listConversations({ pageSize: 10, pageToken: '' })).conversations.map((c) => [c.id, c.owner]));
+      expect(listed).toEqual(new Map([[alices, 'alice'], [nobodys, undefined]]));
+      // A turn, an approval and its claim leave the owner as it was.
+      const approval = await waitForApproval(alices);
+      await storage.claimApproval({ uuid: approval.uuid, approved: false, messages: [], clearRun: false, alsoReject: [] });
+      expect((await storage.getConversation({ id: alices, includeMessages: false })).owner).toBe('alice');
+    });
+
+    it("lists one owner's conversations, newest first and paged, and only theirs", async () => {
+      const alices: string[] = [];
+      // Interleaved with the others', so that a page of alice's skips over theirs.
+      for (let index = 0; index < 7; index++) {
+        alices.push(await created('alice'));
+        await created('bob');
+        await created();
+      }
+      const all = await listAll(undefined, 50);
+      expect(all.ids).toHaveLength(21);
+      const mine = await listAll('alice', 3);
+      expect(mine.ids).toEqual([...alices].reverse());
+      expect(mine.pages).toBe(3);
+      // Names are compared exactly: no other case, no prefix.
+      expect((await listAll('Alice', 10)).ids).toEqual([]);
+      expect((await listAll('ali', 10)).ids).toEqual([]);
+      expect((await listAll('carol', 10)).ids).toEqual([]);
+    });
+
+    it("counts an owner's conversations by status as they change; the summary of everyone counts every one", async () => {
+      const [active, waiting, completed, resumed] = [await created('alice'), await created('alice'), await created('alice'), await created('alice')];
+      await created('bob');
+      await created();
+      await complete(completed!);
+      await waitForApproval(waiting!);
+      const other = await waitForApproval(resumed!);
+      await storage.claimApproval({ uuid: other.uuid, approved: false, messages: [], clearRun: false, alsoReject: [] });
+
+      expect((await listAll('alice', 10)).summary).toEqual({ total: 4, active: 2, waitingApproval: 1, completed: 1 });
+      expect((await listAll('bob', 10)).summary).toEqual({ total: 1, active: 1, waitingApproval: 0, completed: 0 });
+      expect((await listAll('carol', 10)).summary).toEqual({ total: 0, active: 0, waitingApproval: 0, completed: 0 });
+      expect((await listAll(undefined, 10)).summary).toEqual({ total: 6, active: 4, waitingApproval: 1, completed: 1 });
+
+      await complete(active!);
+      expect((await listAll('alice', 1)).summary).toEqual({ total: 4, active: 1, waitingApproval: 1, completed: 2 });
+      expect((await listAll(undefined, 1)).summary).toEqual({ total: 6, active: 3, waitingApproval: 1, completed: 2 });
+    });
+
+    it('keeps the counts exact when two stores create and finish conversations of one owner at once', async () => {
+      const second = await another();
+      const ids = await Promise.all(Array.from({ length: 20 }, (_, index) => created(index % 2 === 0 ? 'alice' : 'bob', index % 4 < 2 ? storage : second)));
+      await Promise.all(
+        ids.filter((_, index) => index % 3 === 0).map((id, index) =>
+          (index % 2 === 0 ? storage : second).appendMessages({ conversationId: id, messages: [], status: ConversationStatus.CONVERSATION_STATUS_COMPLETED, returnConversation: false }),
+        ),
+      );
+      const expected = (owner: string) => {
+        const theirs = ids.filter((_, index) => (index % 2 === 0 ? 'alice' : 'bob') === owner);
+        const done = ids.filter((id, index) => index % 3 === 0 && theirs.includes(id)).length;
+        return { total: theirs.length, active: theirs.length - done, waitingApproval: 0, completed: done };
+      };
+      expect((await listAll('alice', 50)).summary).toEqual(expected('alice'));
+      expect((await listAll('bob', 50)).summary).toEqual(expected('bob'));
+    });
+
+    it('migrates a database of the schema before owners: its conversations have none, new ones do', async () => {
+      const earlier = await created();
+      await storage.close();
+      // Back to the schema before owners (SQLite 14, PostgreSQL 5).
+      await driver.execute(driver.name === 'sqlite' ? `${DROP_SCHEMA_15} UPDATE schema_version SET version = 14;` : `${DROP_POSTGRES_SCHEMA_6} UPDATE schema_version SET version = 5;`);
+      storage = await driver.open();
+      expect((await storage.getConversation({ id: earlier, includeMessages: false })).owner).toBeUndefined();
+      const alices = await created('alice');
+      await complete(alices);
+      expect(await listAll('alice', 10)).toMatchObject({ ids: [alices], summary: { total: 1, active: 0, waitingApproval: 0, completed: 1 } });
+      expect((await listAll(undefined, 10)).summary).toEqual({ total: 2, active: 1, waitingApproval: 0, completed: 1 });
+    });
+
+    sqliteIt("reads one owner's page through the index of owners, not by filtering every conversation", () => {
+      const db = new Database(join(driver.dataDir!, DATABASE_FILE), { readonly: true });
+      try {
+        for (const name of ['ownerFirstPage', 'ownerPageAfter'] as const) {
+          const plan = db.prepare(`EXPLAIN QUERY PLAN ${SQL[name]}`).all({ owner: 'alice', created_at: '', id: '', limit: 1 }) as { detail: string }[];
+          expect(plan.map((step) => step.detail).join(' | '), name).toMatch(/conversations USING INDEX conversations_by_owner/);
+        }
+      } finally {
+        db.close();
+      }
+    });
+  });
+}
