@@ -1,12 +1,14 @@
 /**
  * A webhook receiver for tests (issue 15): an HTTP server on 127.0.0.1 that records every
  * delivery, verifies its Standard Webhooks signature with its own implementation of the
- * spec's verification (not the orchestrator's signing code), and answers with the status the
+ * spec's verification (not the orchestrator's signing code) and with the spec's reference
+ * library (standardwebhooks), and answers with the status the
  * test scripts per attempt.
  */
 import { createHmac, timingSafeEqual } from 'node:crypto';
 import { createServer, type IncomingMessage } from 'node:http';
 import type { AddressInfo } from 'node:net';
+import { Webhook } from 'standardwebhooks';
 
 /** The spec's default tolerance for webhook-timestamp, in seconds. */
 const TOLERANCE_SECONDS = 5 * 60;
@@ -72,7 +74,10 @@ export async function startWebhookReceiver(secret: string, answer: (id: string, 
     const id = header('webhook-id') ?? '';
     let payload: Delivery['payload'];
     try {
-      payload = verifyStandardWebhook(secret, { 'webhook-id': header('webhook-id'), 'webhook-timestamp': header('webhook-timestamp'), 'webhook-signature': header('webhook-signature') }, body) as Delivery['payload'];
+      const headers = { 'webhook-id': header('webhook-id'), 'webhook-timestamp': header('webhook-timestamp'), 'webhook-signature': header('webhook-signature') };
+      payload = verifyStandardWebhook(secret, headers, body) as Delivery['payload'];
+      // And as the spec's reference library verifies it, which any receiver may use.
+      new Webhook(secret).verify(body, headers as Record<string, string>);
     } catch {
       payload = undefined;
     }
