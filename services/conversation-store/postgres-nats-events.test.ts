@@ -289,7 +289,9 @@ describe('PostgreSQL store replicas with events through NATS JetStream (issue 14
     await until(() => seen.some((event) => event.messageAdded?.content === 'before'), 'the event before the deletion');
     await manager.streams.delete(natsEventNames(prefix).stream);
     for (let index = 0; index < 3; index++) await append(a, id, [user(`after ${index}`)]);
-    await until(() => seen.filter((event) => event.messageAdded?.content.startsWith('after')).length === 3, 'the events after the deletion');
+    // Noticing the deletion takes the consumer's missed heartbeats, then a resubscribe with
+    // backoff: seconds, and more on a loaded machine.
+    await until(() => seen.filter((event) => event.messageAdded?.content.startsWith('after')).length === 3, 'the events after the deletion', 45_000);
     const latest = await a.latestEventId();
     await until(() => seen.at(-1)?.id === latest, 'the newest event');
     const ids = seen.map((event) => event.id);

@@ -159,10 +159,13 @@ describe('PostgreSQL store replicas (issue 14)', () => {
     const lease = (index: number, ttlMs = 60_000) => ({ owner: `replica-${index}`, node: `node-${index}`, ttlMs });
     for (let round = 0; round < 5; round++) {
       const endpoint = `hook-${round}`;
-      // The first holder holds it for a few milliseconds only: it dies without advancing.
-      const first = await Promise.all(stores.map((store, index) => store.claimWebhookCursor(endpoint, lease(index, 5))));
-      expect(first.filter((answer) => answer.held)).toHaveLength(1);
-      const gone = first.findIndex((answer) => answer.held);
+      // Of three claiming at once, one holds it (a long lease: however slow the machine, the
+      // others' claims land while it is held).
+      const race = await Promise.all(stores.map((store, index) => store.claimWebhookCursor(`${endpoint}-race`, lease(index))));
+      expect(race.filter((answer) => answer.held)).toHaveLength(1);
+      // A holder whose lease is a few milliseconds: it dies without advancing.
+      const gone = round % stores.length;
+      expect((await stores[gone]!.claimWebhookCursor(endpoint, lease(gone, 5))).held).toBe(true);
       const rest = stores.map((store, index) => ({ store, index })).filter(({ index }) => index !== gone);
       let taken: number[] = [];
       await until(async () => {
