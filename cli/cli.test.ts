@@ -3,7 +3,7 @@ import { spawnSync } from 'node:child_process';
 import { readFileSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { describe, expect, it } from 'vitest';
-import { ASG, REPO_ROOT, tempDir } from '../test/support/agent-process.js';
+import { ASG, REPO_ROOT, startAgent, tempDir } from '../test/support/agent-process.js';
 
 function asg(...args: string[]) {
   const result = spawnSync(process.execPath, [ASG, ...args], { cwd: REPO_ROOT, encoding: 'utf8', timeout: 30_000 });
@@ -118,4 +118,14 @@ describe('what a command loads (issue 16)', () => {
     expect(filesystem).toContainEqual(expect.stringMatching(/\/dist\/services\/mcp-filesystem\/server\.js$/));
     expect(serviceCode(filesystem)).toEqual([]);
   });
+
+  it('asg up loads no OpenAI encoding, regular expression engine or tracing SDK before something needs one', async () => {
+    const modules = join(tempDir(), 'modules.txt');
+    const agent = await startAgent({ geminiBaseUrl: 'http://127.0.0.1:9', nodeArgs: ['--import', RECORD_MODULES], env: { MODULES_FILE: modules } });
+    expect(await agent.stop()).toBe(0);
+    const loaded = readFileSync(modules, 'utf8').split('\n').filter(Boolean);
+    expect(loaded).toContainEqual(expect.stringMatching(/\/dist\/services\/orchestrator\/domain\/tokens\.js$/));
+    expect(loaded).toContainEqual(expect.stringContaining('/node_modules/@grpc/grpc-js/'));
+    expect(loaded.filter((url) => /\/node_modules\/(gpt-tokenizer|re2-wasm|@opentelemetry\/(sdk-trace-base|exporter-trace-otlp-http|resources))\//.test(url))).toEqual([]);
+  }, 60_000);
 });
