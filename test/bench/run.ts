@@ -368,12 +368,12 @@ async function main(): Promise<void> {
     printReplicaTable(replicas);
   }
   const coldStart = await coldStartBenchmarks();
-  console.log(`\ncold start and memory (median of ${coldStart.runs} runs; ${cores} cores, load average ${loadAverage()}):`);
+  console.log(`\ncold start and memory (median of ${coldStart.current.runs} runs; ${cores} cores, load average ${loadAverage()}):`);
   printColdStartTable(coldStart);
   const outDir = join(REPO_ROOT, 'bench-results');
   mkdirSync(outDir, { recursive: true });
   const file = join(outDir, `bench-${new Date().toISOString().replace(/[:.]/g, '-')}.json`);
-  writeFileSync(file, JSON.stringify({ date: new Date().toISOString(), node: process.version, results: Object.fromEntries(rows), append_ratio: append.ratio, read_turn_hops: Object.fromEntries(hops), llm_gateway: Object.fromEntries(llm), llm_gateway_overhead_ms: overhead, compaction: compaction[1], orchestration: Object.fromEntries(orchestration), orchestration_per_node_ms: perNode, a2a: Object.fromEntries(a2a), a2a_hop_ms: a2aHopMs, cores, load: LOAD, postgres_skipped: postgresSkipped ?? null, store_drivers: drivers, replicas, cold_start: coldStart }, null, 2));
+  writeFileSync(file, JSON.stringify({ date: new Date().toISOString(), node: process.version, results: Object.fromEntries(rows), append_ratio: append.ratio, read_turn_hops: Object.fromEntries(hops), llm_gateway: Object.fromEntries(llm), llm_gateway_overhead_ms: overhead, compaction: compaction[1], orchestration: Object.fromEntries(orchestration), orchestration_per_node_ms: perNode, a2a: Object.fromEntries(a2a), a2a_hop_ms: a2aHopMs, cores, load: LOAD, postgres_skipped: postgresSkipped ?? null, store_drivers: drivers, replicas, cold_start: coldStart.current }, null, 2));
   console.log(`written: ${file}`);
 }
 
