@@ -119,13 +119,13 @@ describe('what a command loads (issue 16)', () => {
     expect(serviceCode(filesystem)).toEqual([]);
   });
 
-  it('asg up loads no OpenAI encoding, regular expression engine or tracing SDK before something needs one', async () => {
+  it('asg up loads no OpenAI encoding, regular expression engine, tracing SDK or PostgreSQL and NATS client before something needs one', async () => {
     const modules = join(tempDir(), 'modules.txt');
     const agent = await startAgent({ geminiBaseUrl: 'http://127.0.0.1:9', nodeArgs: ['--import', RECORD_MODULES], env: { MODULES_FILE: modules } });
     expect(await agent.stop()).toBe(0);
     const loaded = readFileSync(modules, 'utf8').split('\n').filter(Boolean);
     expect(loaded).toContainEqual(expect.stringMatching(/\/dist\/services\/orchestrator\/domain\/tokens\.js$/));
     expect(loaded).toContainEqual(expect.stringContaining('/node_modules/@grpc/grpc-js/'));
-    expect(loaded.filter((url) => /\/node_modules\/(gpt-tokenizer|re2-wasm|@opentelemetry\/(sdk-trace-base|exporter-trace-otlp-http|resources))\//.test(url))).toEqual([]);
+    expect(loaded.filter((url) => /\/node_modules\/(gpt-tokenizer|re2-wasm|@opentelemetry\/(sdk-trace-base|exporter-trace-otlp-http|resources)|pg|@nats-io\/[^/]+)\//.test(url))).toEqual([]);
   }, 60_000);
 });
