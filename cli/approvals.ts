@@ -1,17 +1,11 @@
 import { parseArgs } from 'node:util';
 import { ApiFailure, approvalsApi, EXIT, type ApprovalsApi, type DecisionBody } from './approvals-client.js';
 import { approvalListText, approvalText, decisionText } from './approvals-format.js';
+import { APPROVALS_USAGE } from './usage.js';
 
 /** `asg approvals …`: list, show, approve and reject approvals of a running agent over its REST API (issue 15). */
 
 export const DEFAULT_AGENT_URL = 'http://127.0.0.1:8080';
-
-export const APPROVALS_USAGE = `  approvals list [--status S] [--conversation ID] [--limit N] [--cursor C]
-                                          approvals of a running agent (default: pending ones)
-  approvals show UUID                     one approval: its call, arguments and decision
-  approvals approve UUID [--arguments JSON] [--reason TEXT]
-                                          approve; --arguments runs the call with these instead
-  approvals reject UUID [--reason TEXT]   reject; the reason is told to the model`;
 
 const HELP = `Usage: asg approvals <list|show|approve|reject> [options]
 

@@ -1,9 +1,9 @@
 /** The `asg` command line: config checks, usage, and a clear refusal of bad configuration. */
 import { spawnSync } from 'node:child_process';
-import { writeFileSync } from 'node:fs';
+import { readFileSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { describe, expect, it } from 'vitest';
-import { ASG, REPO_ROOT, tempDir } from '../test/support/agent-process.js';
+import { ASG, REPO_ROOT, startAgent, tempDir } from '../test/support/agent-process.js';
 
 function asg(...args: string[]) {
   const result = spawnSync(process.execPath, [ASG, ...args], { cwd: REPO_ROOT, encoding: 'utf8', timeout: 30_000 });
@@ -71,4 +71,61 @@ describe('asg usage', () => {
     expect(unknown.out).toContain('unknown command "launch"');
     expect(asg('serve', 'nothing').code).toBe(2);
   });
+});
+
+describe('what a command loads (issue 16)', () => {
+  const RECORD_MODULES = join(REPO_ROOT, 'test', 'fixtures', 'record-modules.mjs');
+  /** The services' code and the packages only they use: gRPC, OpenTelemetry, the AI SDK, HTTP frameworks, drivers. */
+  const SERVICE_CODE = [
+    /\/dist\/gateway\//,
+    /\/dist\/services\/(orchestrator|llm-gateway|tool-broker|conversation-store|a2a-bridge)\//,
+    /\/dist\/services\/common\/(grpc\/|telemetry|log|context)/,
+    /\/node_modules\/(@grpc|@opentelemetry|ai|@ai-sdk|express|@trpc|pg|@nats-io|gpt-tokenizer|@modelcontextprotocol\/client)\//,
+  ];
+
+  /** The module URLs `asg <args>` loaded, with `input` on its stdin (which then ends). */
+  function modulesOf(args: string[], input = ''): string[] {
+    const file = join(tempDir(), 'modules.txt');
+    const result = spawnSync(process.execPath, ['--import', RECORD_MODULES, ASG, ...args], { cwd: REPO_ROOT, input, encoding: 'utf8', timeout: 30_000, env: { ...process.env, MODULES_FILE: file } });
+    expect(result.status, result.stderr).toBe(0);
+    return readFileSync(file, 'utf8').split('\n').filter(Boolean);
+  }
+  const serviceCode = (modules: string[]) => modules.filter((url) => SERVICE_CODE.some((pattern) => pattern.test(url)));
+
+  it('asg --help loads no package, and config check no service', () => {
+    const help = modulesOf(['--help']);
+    expect(help).toContainEqual(expect.stringMatching(/\/dist\/cli\/usage\.js$/));
+    expect(help.filter((url) => url.includes('/node_modules/'))).toEqual([]);
+    const check = modulesOf(['config', 'check', 'config/agent.yaml']);
+    expect(check).toContainEqual(expect.stringMatching(/\/dist\/services\/common\/config\/schema\.js$/));
+    expect(serviceCode(check)).toEqual([]);
+  });
+
+  it('the built-in MCP servers over stdio load their own modules and none of the services', () => {
+    const dir = tempDir();
+    const session = [
+      { jsonrpc: '2.0', id: 1, method: 'initialize', params: { protocolVersion: '2025-06-18', capabilities: {}, clientInfo: { name: 'test', version: '0' } } },
+      { jsonrpc: '2.0', method: 'notifications/initialized' },
+      { jsonrpc: '2.0', id: 2, method: 'tools/list' },
+    ].map((message) => `${JSON.stringify(message)}\n`).join('');
+    const resources = modulesOf(['mcp-resources', '--db', join(dir, 'resources.db')], session);
+    expect(resources).toContainEqual(expect.stringMatching(/\/dist\/services\/mcp-resources\/tools\.js$/));
+    expect(resources).toContainEqual(expect.stringContaining('/node_modules/@modelcontextprotocol/server/'));
+    expect(serviceCode(resources)).toEqual([]);
+    const config = join(dir, 'filesystem.yaml');
+    writeFileSync(config, `roots:\n  - {name: workspace, path: ${JSON.stringify(dir)}}\n`);
+    const filesystem = modulesOf(['mcp-filesystem', '--config', config, '--stdio'], session);
+    expect(filesystem).toContainEqual(expect.stringMatching(/\/dist\/services\/mcp-filesystem\/server\.js$/));
+    expect(serviceCode(filesystem)).toEqual([]);
+  });
+
+  it('asg up loads no OpenAI encoding, regular expression engine, tracing SDK or PostgreSQL and NATS client before something needs one', async () => {
+    const modules = join(tempDir(), 'modules.txt');
+    const agent = await startAgent({ geminiBaseUrl: 'http://127.0.0.1:9', nodeArgs: ['--import', RECORD_MODULES], env: { MODULES_FILE: modules } });
+    expect(await agent.stop()).toBe(0);
+    const loaded = readFileSync(modules, 'utf8').split('\n').filter(Boolean);
+    expect(loaded).toContainEqual(expect.stringMatching(/\/dist\/services\/orchestrator\/domain\/tokens\.js$/));
+    expect(loaded).toContainEqual(expect.stringContaining('/node_modules/@grpc/grpc-js/'));
+    expect(loaded.filter((url) => /\/node_modules\/(gpt-tokenizer|re2-wasm|@opentelemetry\/(sdk-trace-base|exporter-trace-otlp-http|resources)|pg|@nats-io\/[^/]+)\//.test(url))).toEqual([]);
+  }, 60_000);
 });

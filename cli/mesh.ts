@@ -3,13 +3,6 @@ import type { AgentConfig } from '../services/common/config/schema.js';
 import { configSlice } from '../services/common/config/slices.js';
 import type { Logger } from '../services/common/log.js';
 import type { RunningService } from '../services/common/service.js';
-import { startConversationStore } from '../services/conversation-store/index.js';
-import { startLlmGateway } from '../services/llm-gateway/index.js';
-import { startOrchestrator } from '../services/orchestrator/index.js';
-import { runNode } from '../services/orchestrator/index.js';
-import { startToolBroker } from '../services/tool-broker/index.js';
-import { startA2aBridge } from '../services/a2a-bridge/index.js';
-import { startGateway } from '../gateway/index.js';
 
 const LOOPBACK_ANY_PORT = '127.0.0.1:0';
 
@@ -22,10 +15,15 @@ export interface Mesh {
 
 /**
  * Every service in this process, each on its own loopback port, talking gRPC exactly as
- * they do when deployed apart. Started in dependency order and stopped in reverse; a
- * failure part-way stops what already started. Stopping in reverse is what lets turns finish:
- * the gateway drains first while everything behind it still serves, then the orchestrator
- * gets what is left of the grace, then the services it called, the store last.
+ * they do when deployed apart, and stopped in the reverse of the order below; a failure
+ * part-way stops what already started. Stopping in reverse is what lets turns finish: the
+ * gateway drains first while everything behind it still serves, then the orchestrator gets
+ * what is left of the grace, then the services it called, the store last.
+ *
+ * The four services that need no peer start together, each as soon as its own code is loaded
+ * (issue 16): the tool broker first of all, so that its MCP servers (child processes that
+ * load their own code) boot on another core while this process loads the others' code. The
+ * orchestrator, which needs their addresses, and then the gateway follow.
  */
 export async function startMesh(given: AgentConfig, log: (service: string) => Logger): Promise<Mesh> {
   // No probe or balancer watches the services' loopback ports here (only the gateway is reached
@@ -39,24 +37,32 @@ export async function startMesh(given: AgentConfig, log: (service: string) => Lo
     }
   };
   try {
-    const store = await startConversationStore({ config: configSlice(config, 'conversationStore'), listen: LOOPBACK_ANY_PORT, log: log('conversation-store') });
-    started.push(store);
-    const llm = await startLlmGateway({ config: configSlice(config, 'llmGateway'), listen: LOOPBACK_ANY_PORT, log: log('llm-gateway') });
-    started.push(llm);
-    const tools = await startToolBroker({ config: configSlice(config, 'toolBroker'), listen: LOOPBACK_ANY_PORT, log: log('tool-broker') });
-    started.push(tools);
-    const a2a = await startA2aBridge({ config: configSlice(config, 'a2aBridge'), listen: LOOPBACK_ANY_PORT, log: log('a2a-bridge') });
-    started.push(a2a);
+    // The tool broker's code alone first: loaded with the others, it would finish with them.
+    const { startToolBroker } = await import('../services/tool-broker/index.js');
+    const tools = startToolBroker({ config: configSlice(config, 'toolBroker'), listen: LOOPBACK_ANY_PORT, log: log('tool-broker') });
+    const store = import('../services/conversation-store/index.js').then(({ startConversationStore }) =>
+      startConversationStore({ config: configSlice(config, 'conversationStore'), listen: LOOPBACK_ANY_PORT, log: log('conversation-store') }),
+    );
+    const llm = import('../services/llm-gateway/index.js').then(({ startLlmGateway }) => startLlmGateway({ config: configSlice(config, 'llmGateway'), listen: LOOPBACK_ANY_PORT, log: log('llm-gateway') }));
+    const a2a = import('../services/a2a-bridge/index.js').then(({ startA2aBridge }) => startA2aBridge({ config: configSlice(config, 'a2aBridge'), listen: LOOPBACK_ANY_PORT, log: log('a2a-bridge') }));
+    const later = Promise.all([import('../services/orchestrator/index.js'), import('../gateway/index.js')]);
+    later.catch(() => undefined); // awaited below unless a peer failed first
+    const peers = await Promise.allSettled([store, llm, tools, a2a]);
+    for (const outcome of peers) if (outcome.status === 'fulfilled') started.push(outcome.value);
+    const failed = peers.find((outcome) => outcome.status === 'rejected');
+    if (failed) throw failed.reason;
+    const [storeService, llmService, toolsService, a2aService] = started as [RunningService, RunningService, RunningService, RunningService];
+    const [{ startOrchestrator, runNode }, { startGateway }] = await later;
     const orchestrator = await startOrchestrator({
       config: configSlice(config, 'orchestrator'),
       listen: LOOPBACK_ANY_PORT,
       log: log('orchestrator'),
-      peers: { conversationStore: store.address, llmGateway: llm.address, toolBroker: tools.address, a2aBridge: a2a.address },
+      peers: { conversationStore: storeService.address, llmGateway: llmService.address, toolBroker: toolsService.address, a2aBridge: a2aService.address },
       // The services listen on ports picked at each start; the gateway's is what stays (issue 14: a restart takes over its own runs at once).
       node: runNode(`${config.host}:${config.port}`),
     });
     started.push(orchestrator);
-    const gateway = await startGateway({ config: configSlice(config, 'gateway'), log: log('gateway'), peers: { orchestrator: orchestrator.address, conversationStore: store.address } });
+    const gateway = await startGateway({ config: configSlice(config, 'gateway'), log: log('gateway'), peers: { orchestrator: orchestrator.address, conversationStore: storeService.address } });
     started.push(gateway);
     return { url: gateway.url, services: started, stop: stopAll };
   } catch (error) {

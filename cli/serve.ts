@@ -2,13 +2,6 @@ import type { AgentConfig, ServiceName } from '../services/common/config/schema.
 import { configSlice } from '../services/common/config/slices.js';
 import { createLogger } from '../services/common/log.js';
 import type { Peers, RunningService } from '../services/common/service.js';
-import { startConversationStore } from '../services/conversation-store/index.js';
-import { startLlmGateway } from '../services/llm-gateway/index.js';
-import { startOrchestrator } from '../services/orchestrator/index.js';
-import { startToolBroker } from '../services/tool-broker/index.js';
-import { startA2aBridge } from '../services/a2a-bridge/index.js';
-import { startGateway } from '../gateway/index.js';
-
 import { SERVICE_NAMES } from './service-names.js';
 
 export { SERVICE_NAMES };
@@ -43,25 +36,37 @@ function peers(config: AgentConfig): Peers {
   };
 }
 
-/** Starts one service alone (`asg serve <service>`), for one container per service. */
+/** Starts one service alone (`asg serve <service>`), for one container per service; only that service's code is loaded. */
 export async function startOneService(service: ServiceName | 'gateway' | (typeof SERVICE_NAMES)[number], config: AgentConfig): Promise<RunningService> {
   const log = createLogger(service);
   switch (service) {
-    case 'gateway':
+    case 'gateway': {
+      const { startGateway } = await import('../gateway/index.js');
       return startGateway({ config: configSlice(config, 'gateway'), log, peers: peers(config) });
-    case 'orchestrator':
+    }
+    case 'orchestrator': {
+      const { startOrchestrator } = await import('../services/orchestrator/index.js');
       return startOrchestrator({ config: configSlice(config, 'orchestrator'), log, listen: listenAddress(config, 'orchestrator'), peers: peers(config) });
+    }
     case 'conversation-store':
-    case 'conversation_store':
+    case 'conversation_store': {
+      const { startConversationStore } = await import('../services/conversation-store/index.js');
       return startConversationStore({ config: configSlice(config, 'conversationStore'), log, listen: listenAddress(config, 'conversation_store') });
+    }
     case 'llm-gateway':
-    case 'llm_gateway':
+    case 'llm_gateway': {
+      const { startLlmGateway } = await import('../services/llm-gateway/index.js');
       return startLlmGateway({ config: configSlice(config, 'llmGateway'), log, listen: listenAddress(config, 'llm_gateway') });
+    }
     case 'tool-broker':
-    case 'tool_broker':
+    case 'tool_broker': {
+      const { startToolBroker } = await import('../services/tool-broker/index.js');
       return startToolBroker({ config: configSlice(config, 'toolBroker'), log, listen: listenAddress(config, 'tool_broker') });
+    }
     case 'a2a-bridge':
-    case 'a2a_bridge':
+    case 'a2a_bridge': {
+      const { startA2aBridge } = await import('../services/a2a-bridge/index.js');
       return startA2aBridge({ config: configSlice(config, 'a2aBridge'), log, listen: listenAddress(config, 'a2a_bridge') });
+    }
   }
 }

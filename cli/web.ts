@@ -1,11 +1,11 @@
 import { parseArgs } from 'node:util';
 import { ConfigError } from '../services/common/config/load.js';
-import type { Logger } from '../services/common/log.js';
+import { createLogger, type Logger } from '../services/common/log.js';
 import { loadWebConfig } from '../gateway/web/config.js';
 import { startWebServer, type WebServer } from '../gateway/web/server.js';
 import { findWebDist } from '../gateway/web/static-app.js';
-
-export const WEB_USAGE = `  web [--config FILE]                     the web chat on its own port, in front of an agent (default config/web.yaml)`;
+import { stopOnSignal } from './stop.js';
+import { fail } from './usage.js';
 
 /** `asg web --config config/web.yaml`: host, port and agent_url from the file. */
 export async function startWeb(args: string[], log: Logger): Promise<WebServer> {
@@ -16,4 +16,15 @@ export async function startWeb(args: string[], log: Logger): Promise<WebServer> 
   const server = await startWebServer({ config, dist, log });
   log.info('web up', { url: server.url, agent_url: config.agent_url, config: values.config });
   return server;
+}
+
+/** `asg web`: the chat until a signal stops it; a bad configuration exits 2. */
+export async function runWeb(args: string[]): Promise<void> {
+  const log = createLogger('web');
+  try {
+    stopOnSignal((await startWeb(args, log)).stop, createLogger('asg'));
+  } catch (error) {
+    if (error instanceof ConfigError) fail(error.message, 2);
+    throw error;
+  }
 }

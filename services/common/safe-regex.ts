@@ -1,4 +1,5 @@
-import { RE2 } from 're2-wasm';
+import { createRequire } from 'node:module';
+import type { RE2 } from 're2-wasm';
 
 /**
  * Regular expressions that come from outside (the built-in MCP servers take patterns from the
@@ -37,6 +38,16 @@ export interface SafeRegex {
 
 interface WasmHandle {
   delete(): void;
+}
+
+/**
+ * re2-wasm reserves its heap when it is loaded (some 13 MB of resident memory), so it is loaded
+ * by the first pattern: a built-in MCP server that is never asked to search does not carry it
+ * (issue 16). It is a CommonJS module, so loading it stays synchronous.
+ */
+let engine: typeof RE2 | undefined;
+function re2(): typeof RE2 {
+  return (engine ??= (createRequire(import.meta.url)('re2-wasm') as typeof import('re2-wasm')).RE2);
 }
 
 // A pattern that was never disposed is still freed once it is garbage, so a forgotten dispose
@@ -82,7 +93,7 @@ export function compileSafeRegex(pattern: string, options: SafeRegexOptions = {}
   if (missing) throw new PatternError(`invalid ${what} ${shown}: ${missing} not supported (patterns are RE2 syntax: no lookaround, no backreferences)`);
   let regex: RE2;
   try {
-    regex = new RE2(pattern, options.ignoreCase ? 'iu' : 'u');
+    regex = new (re2())(pattern, options.ignoreCase ? 'iu' : 'u');
   } catch (error) {
     const detail = (error as Error).message.replace(/^Invalid regular expression: \/[\s\S]*\/[a-z]*: /, '');
     throw new PatternError(`invalid ${what} ${shown}: ${detail} (patterns are RE2 syntax)`);

@@ -1,10 +1,9 @@
 import './context.js';
 import { randomBytes } from 'node:crypto';
+import { createRequire } from 'node:module';
 import { context, isSpanContextValid, propagation, trace, SpanKind, SpanStatusCode, TraceFlags, type Context, type Span, type Tracer } from '@opentelemetry/api';
 import { W3CTraceContextPropagator } from '@opentelemetry/core';
-import { OTLPTraceExporter } from '@opentelemetry/exporter-trace-otlp-http';
-import { resourceFromAttributes } from '@opentelemetry/resources';
-import { BasicTracerProvider, BatchSpanProcessor, type SpanProcessor } from '@opentelemetry/sdk-trace-base';
+import type { BasicTracerProvider, SpanProcessor } from '@opentelemetry/sdk-trace-base';
 
 /**
  * Tracing without auto-instrumentation: every hop (HTTP in the gateway, each gRPC client
@@ -18,19 +17,31 @@ export const SERVICE_ATTRIBUTE = 'asg.service';
 
 let provider: BasicTracerProvider | undefined;
 
+/**
+ * The tracing SDK and its OTLP exporter, loaded only when spans are recorded: they take a
+ * tenth of a second or more to load, which every start would pay for nothing (issue 16). They
+ * are CommonJS packages, which `import` loads from the same files, so this is the one copy.
+ */
+function tracingSdk() {
+  const load = createRequire(import.meta.url);
+  return {
+    ...(load('@opentelemetry/sdk-trace-base') as typeof import('@opentelemetry/sdk-trace-base')),
+    ...(load('@opentelemetry/exporter-trace-otlp-http') as typeof import('@opentelemetry/exporter-trace-otlp-http')),
+    ...(load('@opentelemetry/resources') as typeof import('@opentelemetry/resources')),
+  };
+}
+
 export function initTelemetry(processName: string, extraProcessors: SpanProcessor[] = []): void {
   if (provider) return;
   propagation.setGlobalPropagator(new W3CTraceContextPropagator());
-  const spanProcessors: SpanProcessor[] = [...extraProcessors];
-  if (process.env.OTEL_EXPORTER_OTLP_ENDPOINT || process.env.OTEL_EXPORTER_OTLP_TRACES_ENDPOINT) {
-    spanProcessors.push(new BatchSpanProcessor(new OTLPTraceExporter()));
-  }
+  const exporting = Boolean(process.env.OTEL_EXPORTER_OTLP_ENDPOINT || process.env.OTEL_EXPORTER_OTLP_TRACES_ENDPOINT);
   // With nowhere to send spans, none are recorded: the API's non-recording spans still
   // carry a caller's traceparent through every hop, at a fraction of the cost.
-  if (spanProcessors.length === 0) return;
+  if (!exporting && extraProcessors.length === 0) return;
+  const { BasicTracerProvider, BatchSpanProcessor, OTLPTraceExporter, resourceFromAttributes } = tracingSdk();
   provider = new BasicTracerProvider({
     resource: resourceFromAttributes({ 'service.name': process.env.OTEL_SERVICE_NAME ?? processName }),
-    spanProcessors,
+    spanProcessors: [...extraProcessors, ...(exporting ? [new BatchSpanProcessor(new OTLPTraceExporter())] : [])],
   });
   trace.setGlobalTracerProvider(provider);
 }

@@ -1,7 +1,6 @@
 import { resolve } from 'node:path';
 import type { ConversationStoreConfig } from '../common/config/slices.js';
-import { openPostgresStorage } from './postgres/driver.js';
-import { isPostgresUrl, redactedDatabaseUrl } from './postgres/pool.js';
+import { isPostgresUrl, redactedDatabaseUrl } from './postgres/url.js';
 import { DATABASE_FILE, openSqliteStorage } from './sqlite/driver.js';
 import { eventsUrl, natsServer } from './events-url.js';
 import { STALE_TURN_MARGIN_MS, type ConversationStorage } from './storage.js';
@@ -44,6 +43,8 @@ export async function openConfiguredStorage(
     return { storage: openSqliteStorage({ dataDir, staleTurnAfterMs }), where: resolve(dataDir, DATABASE_FILE), events: 'in-process', eventsUrlIgnored: natsUrl !== '' };
   }
   const { pool } = config.store;
+  // Loaded only here: pg and the NATS client are not needed by a store on SQLite.
+  const { openPostgresStorage } = await import('./postgres/driver.js');
   const storage = await openPostgresStorage({
     url,
     staleTurnAfterMs,

@@ -20,6 +20,7 @@ import { tracedFetch } from '../common/telemetry.js';
 import { authorizingFetch, withCallAuthorization } from './call-authorization.js';
 import { schemaProblems } from '../common/json-schema.js';
 import { toolPolicy, type ToolPolicy } from './policy.js';
+import { exitedAtProbe, InPlaceProbeStdioTransport, LEGACY_ERA } from './stdio-probe.js';
 import { invalidResultReason } from './tool-result.js';
 
 /** Seed 000: "with retry: up to 20 attempts, 500ms delay". */
@@ -173,6 +174,8 @@ export class McpConnection {
   /** The client whose subscription ended or failed: its next one starts with a fresh listing. */
   private missedChanges: Client | undefined;
   private relistTimer: NodeJS.Timeout | undefined;
+  /** A stdio server that exited at the protocol probe once: started with a plain `initialize` from then on (stdio-probe.ts). */
+  private exitsAtProbe = false;
 
   /** Told whenever the cached listing changed: a (re)connect, or the server's list_changed. */
   onToolsListed?: (connection: McpConnection) => void;
@@ -314,8 +317,25 @@ export class McpConnection {
     }
   }
 
-  /** Connects a fresh client and lists the tools; the connection is usable only if both worked. */
+  /**
+   * Connects a fresh client and lists the tools within `timeoutMs`. A stdio server is started
+   * once per connect; only one that exits at the protocol probe is started a second time, for a
+   * plain 2025-era `initialize` (stdio-probe.ts).
+   */
   private async open(timeoutMs: number): Promise<Client> {
+    const deadline = Date.now() + timeoutMs;
+    try {
+      return await this.connect(timeoutMs, this.exitsAtProbe);
+    } catch (error) {
+      if (this.transportKind !== 'stdio' || this.exitsAtProbe || !exitedAtProbe(error)) throw error;
+      this.exitsAtProbe = true;
+      this.log.info('MCP server exited at the protocol probe (server/discover); starting it again for a 2025-era initialize', { endpoint: endpointOf(this.config) });
+      return this.connect(Math.max(1, deadline - Date.now()), true);
+    }
+  }
+
+  /** One connect of a fresh client, and the listing of its tools; the connection is usable only if both worked. */
+  private async connect(timeoutMs: number, legacyOnly: boolean): Promise<Client> {
     const client = new Client(CLIENT_INFO, { versionNegotiation: { mode: 'auto' } });
     let closedEarly = false;
     let strayMessages = 0;
@@ -338,7 +358,7 @@ export class McpConnection {
     // Registered before connect: a 2025-era server may say it at any moment after the handshake.
     client.setNotificationHandler('notifications/tools/list_changed', () => this.toolsChanged(client));
     try {
-      await client.connect(this.transport(), { timeout: timeoutMs });
+      await client.connect(this.transport(), { timeout: timeoutMs, ...(legacyOnly && { prior: LEGACY_ERA }) });
       const { tools } = await client.listTools(undefined, { timeout: timeoutMs });
       if (closedEarly) throw new Error('the connection closed right after the handshake');
       this.listed = tools;
@@ -422,7 +442,7 @@ export class McpConnection {
     if (this.config.url) {
       return new StreamableHTTPClientTransport(new URL(this.config.url), { fetch: authorizingFetch(tracedFetch('tool-broker')) });
     }
-    const transport = new StdioClientTransport({
+    const transport = new InPlaceProbeStdioTransport({
       command: this.config.command!,
       args: this.config.args,
       // Only the SDK's safe defaults (PATH, HOME, …) plus the configured env: API keys stay here.

@@ -26,6 +26,7 @@ import { startToolBroker } from './index.js';
 
 const MISBEHAVING = fileURLToPath(new URL('../../test/fixtures/misbehaving-mcp-server.mjs', import.meta.url));
 const MODERN = fileURLToPath(new URL('../../test/fixtures/modern-mcp-server.ts', import.meta.url));
+const RECORD_START = fileURLToPath(new URL('../../test/fixtures/record-start.mjs', import.meta.url));
 const APPROVED = 'approval-under-test';
 
 let dir: string;
@@ -79,8 +80,9 @@ let counter = 0;
 /** The misbehaving server's config entry, with files that tell what it did. */
 function misbehaving(extra: Record<string, unknown> = {}) {
   const n = ++counter;
-  const files = { calls: join(dir, `calls-${n}.txt`), writes: join(dir, `writes-${n}.txt`), pid: join(dir, `pid-${n}.txt`) };
-  const entry = { name: 'wild', command: process.execPath, args: [MISBEHAVING], env: { CALLS_FILE: files.calls, WRITES_FILE: files.writes, PID_FILE: files.pid }, timeout: '1s', ...extra };
+  const files = { calls: join(dir, `calls-${n}.txt`), writes: join(dir, `writes-${n}.txt`), pid: join(dir, `pid-${n}.txt`), starts: join(dir, `starts-${n}.txt`) };
+  const { env, ...rest } = extra as { env?: Record<string, string> };
+  const entry = { name: 'wild', command: process.execPath, args: [MISBEHAVING], env: { CALLS_FILE: files.calls, WRITES_FILE: files.writes, PID_FILE: files.pid, STARTS_FILE: files.starts, ...env }, timeout: '1s', ...rest };
   const read = (path: string) => (existsSync(path) ? readFileSync(path, 'utf8').split('\n').filter(Boolean) : []);
   return {
     entry,
@@ -88,6 +90,8 @@ function misbehaving(extra: Record<string, unknown> = {}) {
     calls: () => read(files.calls).map((line) => line.split(' ')[0]),
     writes: () => read(files.writes),
     pid: () => Number(readFileSync(files.pid, 'utf8')),
+    /** The pids of the processes started, one per start. */
+    starts: () => read(files.starts),
   };
 }
 
@@ -338,5 +342,37 @@ describe('HTTP servers that drop', () => {
     second.addTool('notes_extra');
     await expect.poll(async () => Object.keys(await broker.tools()), { timeout: 3000 }).toContain('notes_extra');
     expect(first.calls.concat(second.calls).filter((name) => name === 'notes_write')).toHaveLength(1);
+  });
+});
+
+describe('starting stdio servers (issue 16)', () => {
+  it('starts each stdio server once per connection, whichever MCP generation it speaks', async () => {
+    const wild = misbehaving();
+    const modernStarts = join(dir, `modern-starts-${++counter}.txt`);
+    const broker = await startBroker([
+      { name: 'modern-stdio', command: process.execPath, args: ['--import', 'tsx', '--import', RECORD_START, MODERN, '--stdio'], env: { STARTS_FILE: modernStarts } },
+      wild.entry,
+    ]);
+    expect(protocolOf(broker.log, 'modern-stdio')).toBe('2026-07-28');
+    expect(protocolOf(broker.log, 'wild')).toMatch(/^2025-/);
+    expect(readFileSync(modernStarts, 'utf8').split('\n').filter(Boolean)).toHaveLength(1);
+    expect(wild.starts()).toEqual([String(wild.pid())]);
+    // A restart after a crash is one start too.
+    await failure(broker.call('crash'));
+    expect((await broker.call('echo', { text: 'back' })).text).toBe('back');
+    expect(wild.starts()).toHaveLength(2);
+  }, 20_000);
+
+  it('a server that exits at the protocol probe is started again for a 2025-era initialize, and without the probe from then on', async () => {
+    const wild = misbehaving({ env: { EXIT_BEFORE_INITIALIZE: '1' } });
+    const broker = await startBroker([wild.entry]);
+    expect(protocolOf(broker.log, 'wild')).toMatch(/^2025-/);
+    expect(wild.starts()).toHaveLength(2);
+    expect(broker.log.filter((line) => line.includes('MCP server exited at the protocol probe'))).toHaveLength(1);
+    expect((await broker.call('echo', { text: 'hello' })).text).toBe('hello');
+    await failure(broker.call('crash'));
+    expect((await broker.call('echo', { text: 'back' })).text).toBe('back');
+    expect(wild.starts()).toHaveLength(3);
+    expect(wild.calls()).toEqual(['echo', 'crash', 'echo']);
   });
 });

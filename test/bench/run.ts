@@ -4,7 +4,8 @@
  * appending a message to a short and to a very long conversation; then turn latency and
  * throughput on the store's SQLite and PostgreSQL drivers (store-drivers.ts) and the
  * throughput of 1, 2 and 3 replicas on one PostgreSQL database (replicas.ts), both skipped
- * on PostgreSQL, with one line saying why, when no server is reachable. Prints tables and
+ * on PostgreSQL, with one line saying why, when no server is reachable; last, cold start and
+ * memory at rest (cold-start.ts). Prints tables and
  * writes bench-results/bench-<timestamp>.json. Bounded: fixed iteration counts or durations,
  * and every server and database it starts is stopped or dropped at the end.
  */
@@ -33,6 +34,7 @@ import { summarize, timed, type Summary } from './stats.js';
 import { postgresUnavailable } from './bench-database.js';
 import { replicaBenchmarks, printReplicaTable } from './replicas.js';
 import { printDriverTable, storeDriverBenchmarks } from './store-drivers.js';
+import { coldStartBenchmarks, printColdStartTable } from './cold-start.js';
 import { printRows } from './table.js';
 import { LOAD } from './workloads.js';
 
@@ -365,10 +367,13 @@ async function main(): Promise<void> {
     console.log(`\nreplicas on one PostgreSQL database (${LOAD.clients} clients round robin over the replicas for ${LOAD.durationMs / 1000} s; ${cores} cores, load average ${loadAverage()}):`);
     printReplicaTable(replicas);
   }
+  const coldStart = await coldStartBenchmarks();
+  console.log(`\ncold start and memory (median of ${coldStart.current.runs} runs; ${cores} cores, load average ${loadAverage()}):`);
+  printColdStartTable(coldStart);
   const outDir = join(REPO_ROOT, 'bench-results');
   mkdirSync(outDir, { recursive: true });
   const file = join(outDir, `bench-${new Date().toISOString().replace(/[:.]/g, '-')}.json`);
-  writeFileSync(file, JSON.stringify({ date: new Date().toISOString(), node: process.version, results: Object.fromEntries(rows), append_ratio: append.ratio, read_turn_hops: Object.fromEntries(hops), llm_gateway: Object.fromEntries(llm), llm_gateway_overhead_ms: overhead, compaction: compaction[1], orchestration: Object.fromEntries(orchestration), orchestration_per_node_ms: perNode, a2a: Object.fromEntries(a2a), a2a_hop_ms: a2aHopMs, cores, load: LOAD, postgres_skipped: postgresSkipped ?? null, store_drivers: drivers, replicas }, null, 2));
+  writeFileSync(file, JSON.stringify({ date: new Date().toISOString(), node: process.version, results: Object.fromEntries(rows), append_ratio: append.ratio, read_turn_hops: Object.fromEntries(hops), llm_gateway: Object.fromEntries(llm), llm_gateway_overhead_ms: overhead, compaction: compaction[1], orchestration: Object.fromEntries(orchestration), orchestration_per_node_ms: perNode, a2a: Object.fromEntries(a2a), a2a_hop_ms: a2aHopMs, cores, load: LOAD, postgres_skipped: postgresSkipped ?? null, store_drivers: drivers, replicas, cold_start: coldStart.current }, null, 2));
   console.log(`written: ${file}`);
 }
 

@@ -1,5 +1,6 @@
 import pg from 'pg';
-import { registerSecret } from '../../common/secrets.js';
+
+export { isPostgresUrl, redactedDatabaseUrl } from './url.js';
 
 /** The pool's limits (config `store.pool`, README); every field has a documented default. */
 export interface PostgresPoolLimits {
@@ -19,32 +20,6 @@ export const DEFAULT_POOL_LIMITS: PostgresPoolLimits = {
   idleInTransactionTimeoutMs: 60_000,
   connectTimeoutMs: 10_000,
 };
-
-/** Whether a store URL names a PostgreSQL database (else the store is SQLite in data_dir). */
-export function isPostgresUrl(url: string): boolean {
-  return /^postgres(ql)?:\/\//i.test(url);
-}
-
-/**
- * The URL as it may be shown: without its password. The password is registered as a secret,
- * so that an error text or log line that quotes the URL is redacted too (DESIGN rule 5).
- */
-export function redactedDatabaseUrl(url: string): string {
-  try {
-    const parsed = new URL(url);
-    if (parsed.password !== '') {
-      // As written in the URL (percent-encoded) and as sent to the server.
-      registerSecret(parsed.password);
-      registerSecret(decodeURIComponent(parsed.password));
-      parsed.password = '***';
-    }
-    return parsed.toString();
-  } catch {
-    // Unparsable, so its password cannot be told apart: the whole text is the secret.
-    registerSecret(url);
-    return 'postgres://(an unparsable URL)';
-  }
-}
 
 /**
  * bigint columns (event ids, token sums, counts) as numbers: pg returns them as strings, since

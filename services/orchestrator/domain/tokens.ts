@@ -1,5 +1,5 @@
-import { countTokens as o200kCount } from 'gpt-tokenizer/encoding/o200k_base';
-import { countTokens as cl100kCount } from 'gpt-tokenizer/encoding/cl100k_base';
+import { createRequire } from 'node:module';
+import type { countTokens } from 'gpt-tokenizer/encoding/o200k_base';
 import type { ChatMessage, ToolDefinition } from '../../../gen/ts/asg/llm/v1/llm.js';
 
 export type TokenCounter = (text: string) => number;
@@ -62,8 +62,23 @@ export function countInPieces(text: string, encode: TokenCounter): number {
 // Text such as "<|endoftext|>" in a message is text to count, not a special token (by default
 // gpt-tokenizer throws on it).
 const AS_PLAIN_TEXT = { disallowedSpecial: new Set<string>() };
-const o200k: TokenCounter = (text) => countInPieces(text, (piece) => o200kCount(piece, AS_PLAIN_TEXT));
-const cl100k: TokenCounter = (text) => countInPieces(text, (piece) => cl100kCount(piece, AS_PLAIN_TEXT));
+
+/**
+ * An encoding's tables take a quarter of a second and some 70 MB to load, and only OpenAI's
+ * models use them: each is loaded by its first count (issue 16), synchronously (the CommonJS
+ * build), so that counting stays a plain function.
+ */
+const encodings = new Map<string, typeof countTokens>();
+function encodingCount(name: 'o200k_base' | 'cl100k_base'): typeof countTokens {
+  let count = encodings.get(name);
+  if (!count) {
+    count = (createRequire(import.meta.url)(`gpt-tokenizer/encoding/${name}`) as { countTokens: typeof countTokens }).countTokens;
+    encodings.set(name, count);
+  }
+  return count;
+}
+const o200k: TokenCounter = (text) => countInPieces(text, (piece) => encodingCount('o200k_base')(piece, AS_PLAIN_TEXT));
+const cl100k: TokenCounter = (text) => countInPieces(text, (piece) => encodingCount('cl100k_base')(piece, AS_PLAIN_TEXT));
 
 /** Roles, separators and call framing each message costs in every provider's format. */
 export const MESSAGE_OVERHEAD_TOKENS = 4;
