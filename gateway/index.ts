@@ -2,6 +2,7 @@ import { createServer } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import type { Express } from 'express';
 import type { GatewayConfig, OnlySlice } from '../services/common/config/slices.js';
+import type { InProcessChannels } from '../services/common/grpc/in-process.js';
 import type { Logger } from '../services/common/log.js';
 import type { RunningService } from '../services/common/service.js';
 import { taskBackend } from './a2a/backend.js';
@@ -26,6 +27,8 @@ export interface GatewayOptions {
   log: Logger;
   /** gRPC targets ("host:port", "dns:///host:port") of the services the gateway calls. */
   peers: BackendAddresses;
+  /** The services of this process (`asg up`): those among its peers are called directly (services/common/grpc/in-process.ts). */
+  inProcess?: InProcessChannels;
 }
 
 /** What the HTTP application is made of; startGateway connects the real ones. */
@@ -70,7 +73,7 @@ export async function startGateway(options: GatewayOptions): Promise<RunningServ
   const { config, log } = options;
   // First, before anything is connected: the bind rule and the tokens.
   const auth = setUpAuth({ config, audit: { appendAudit: (request) => backends.store.appendAudit(request) }, log });
-  const backends = connectBackends(options.peers, config);
+  const backends = connectBackends(options.peers, config, options.inProcess);
   const app = createGatewayApp({
     config,
     log,

@@ -1,4 +1,5 @@
 import { createPromiseClient, type PromiseClient } from '../../services/common/grpc/client.js';
+import type { InProcessChannels } from '../../services/common/grpc/in-process.js';
 import type { GatewayConfig } from '../../services/common/config/slices.js';
 import { OrchestratorServiceService } from '../../gen/ts/asg/orchestrator/v1/orchestrator.js';
 import { ConversationStoreServiceService } from '../../gen/ts/asg/store/v1/store.js';
@@ -33,18 +34,20 @@ export interface BackendAddresses {
   conversationStore: string;
 }
 
-export function connectBackends(peers: BackendAddresses, config: Pick<GatewayConfig, 'chat' | 'grpc'>): Backends {
+/** The gateway's clients; a backend served in this process (`inProcess`, `asg up`) is called directly. */
+export function connectBackends(peers: BackendAddresses, config: Pick<GatewayConfig, 'chat' | 'grpc'>, inProcess?: InProcessChannels): Backends {
   // A turn runs the model and tools until it answers or stops for approval: it gets the
   // configured turn deadline. The clients connect lazily, so a peer that is not up yet only
   // fails the requests that need it.
+  const options = { channel: config.grpc, inProcess };
   const orchestrator = createPromiseClient(OrchestratorServiceService, peers.orchestrator, 'gateway', config.chat.turn_timeout, {
     listTools: TOOL_LISTING_DEADLINE_MS,
     describeRuns: RUN_VIEWS_DEADLINE_MS,
-  }, config.grpc);
-  const store = createPromiseClient(ConversationStoreServiceService, peers.conversationStore, 'gateway', STORE_DEADLINE_MS, {}, config.grpc);
+  }, options);
+  const store = createPromiseClient(ConversationStoreServiceService, peers.conversationStore, 'gateway', STORE_DEADLINE_MS, {}, options);
   const health = {
-    orchestrator: createPromiseClient(HEALTH_DEFINITION, peers.orchestrator, 'gateway', STORE_DEADLINE_MS, {}, config.grpc),
-    conversation_store: createPromiseClient(HEALTH_DEFINITION, peers.conversationStore, 'gateway', STORE_DEADLINE_MS, {}, config.grpc),
+    orchestrator: createPromiseClient(HEALTH_DEFINITION, peers.orchestrator, 'gateway', STORE_DEADLINE_MS, {}, options),
+    conversation_store: createPromiseClient(HEALTH_DEFINITION, peers.conversationStore, 'gateway', STORE_DEADLINE_MS, {}, options),
   };
   return {
     orchestrator,

@@ -1,5 +1,6 @@
 import { A2ABridgeServiceService } from '../../gen/ts/asg/a2a/v1/a2a.js';
 import { ServingHealth } from '../common/grpc/health.js';
+import { serveInProcess } from '../common/grpc/in-process.js';
 import { createServer, DEFAULT_STOP_GRACE_MS, implement, listen, shutdown } from '../common/grpc/server.js';
 import type { A2aBridgeConfig } from '../common/config/slices.js';
 import type { RunningService, ServiceOptions } from '../common/service.js';
@@ -16,9 +17,11 @@ export async function startA2aBridge(options: ServiceOptions<A2aBridgeConfig>): 
   const bridge = new A2aBridge(config.a2a_max_depth, log);
   const server = createServer(config.grpc);
   const health = new ServingHealth(server, [A2ABridgeServiceService]);
-  server.addService(A2ABridgeServiceService, implement(A2ABridgeServiceService, 'a2a-bridge', a2aBridgeHandlers(bridge), log));
+  const handlers = a2aBridgeHandlers(bridge);
+  server.addService(A2ABridgeServiceService, implement(A2ABridgeServiceService, 'a2a-bridge', handlers, log));
   const port = await listen(server, options.listen);
   const host = options.listen.slice(0, options.listen.lastIndexOf(':'));
+  const local = serveInProcess(options.inProcess, { definition: A2ABridgeServiceService, address: `${host}:${port}`, handlers, service: 'a2a-bridge', log }, health);
   health.markServing();
   log.info('a2a-bridge listening', { address: `${host}:${port}`, max_depth: config.a2a_max_depth });
   let stopping: Promise<void> | undefined;
@@ -29,7 +32,7 @@ export async function startA2aBridge(options: ServiceOptions<A2aBridgeConfig>): 
     stop: (deadline = Date.now() + DEFAULT_STOP_GRACE_MS) =>
       (stopping ??= (async () => {
         await health.beginStop(deadline, config.grpc.drain_delay);
-        await shutdown(server, deadline);
+        await Promise.all([shutdown(server, deadline), local.stop(deadline)]);
       })()),
   };
 }

@@ -1,4 +1,5 @@
 import type { OnlySlice } from './config/slices.js';
+import type { InProcessChannels } from './grpc/in-process.js';
 import type { Logger } from './log.js';
 
 /** A service that is up: where it listens and how to stop it cleanly. */
@@ -26,6 +27,12 @@ export interface ServiceOptions<Config> {
   /** Where to listen, "host:port"; port 0 picks a free one. */
   listen: string;
   log: Logger;
+  /**
+   * The servers and clients of one process (`asg up`, cli/mesh.ts): the service serves its
+   * handlers there too, at the address it is bound to, and its clients of services in the
+   * process call them directly (grpc/in-process.ts). Absent: gRPC only.
+   */
+  inProcess?: InProcessChannels;
 }
 
 /** Addresses of the other services, for those that call them. */

@@ -1,5 +1,6 @@
 import { ConversationStoreServiceService } from '../../gen/ts/asg/store/v1/store.js';
 import { ServingHealth } from '../common/grpc/health.js';
+import { serveInProcess } from '../common/grpc/in-process.js';
 import { createServer, DEFAULT_STOP_GRACE_MS, implement, listen, shutdown } from '../common/grpc/server.js';
 import type { ConversationStoreConfig } from '../common/config/slices.js';
 import { redactSecrets } from '../common/secrets.js';
@@ -40,7 +41,8 @@ export async function startConversationStore(options: ConversationStoreOptions):
   // Ready once its migrations ran and interrupted turns were noted (both above): from then on
   // every call is answered from the database.
   const health = new ServingHealth(server, [ConversationStoreServiceService]);
-  server.addService(ConversationStoreServiceService, implement(ConversationStoreServiceService, SERVICE, conversationStoreHandlers(storage, feed), options.log));
+  const handlers = conversationStoreHandlers(storage, feed);
+  server.addService(ConversationStoreServiceService, implement(ConversationStoreServiceService, SERVICE, handlers, options.log));
   let port: number;
   try {
     port = await listen(server, options.listen);
@@ -51,6 +53,7 @@ export async function startConversationStore(options: ConversationStoreOptions):
     throw error;
   }
   const address = `${options.listen.slice(0, options.listen.lastIndexOf(':'))}:${port}`;
+  const local = serveInProcess(options.inProcess, { definition: ConversationStoreServiceService, address, handlers, service: SERVICE, log: options.log }, health);
   health.markServing();
   options.log.info('conversation store listening', { address, database: where, events });
   if (eventsUrlIgnored) options.log.warn('events.url (ASG_EVENTS_URL) is ignored: the SQLite store is one replica and hands its events over in-process');
@@ -66,7 +69,7 @@ export async function startConversationStore(options: ConversationStoreOptions):
       (stopped ??= (async () => {
         await health.beginStop(deadline, options.config.grpc.drain_delay);
         feed.close();
-        await shutdown(server, deadline);
+        await Promise.all([shutdown(server, deadline), local.stop(deadline)]);
         await storage.close();
       })()),
   };

@@ -3,7 +3,8 @@ import { ConfigError } from '../common/config/load.js';
 import { rateRules } from '../common/config/schema.js';
 import { RateLimiter } from '../common/rate-limit.js';
 import { ServingHealth } from '../common/grpc/health.js';
-import { createServer, DEFAULT_STOP_GRACE_MS, implement, listen, shutdown } from '../common/grpc/server.js';
+import { serveInProcess } from '../common/grpc/in-process.js';
+import { createServer, DEFAULT_STOP_GRACE_MS, implement, listen, shutdown, type ServiceHandlers } from '../common/grpc/server.js';
 import { registerSecret } from '../common/secrets.js';
 import type { LlmGatewayConfig } from '../common/config/slices.js';
 import type { RunningService, ServiceOptions } from '../common/service.js';
@@ -59,26 +60,20 @@ export async function startLlmGateway(options: LlmGatewayOptions): Promise<Runni
   const limiter = new RateLimiter(rateRules(config.rate_limits.models), config.rate_limits.max_wait, 'model');
   const server = createServer(config.grpc);
   const health = new ServingHealth(server, [LlmGatewayServiceService]);
-  server.addService(
-    LlmGatewayServiceService,
-    implement(
-      LlmGatewayServiceService,
-      SERVICE,
-      {
-        generate: async (request, ctx) => {
-          await limiter.acquire(request.model, ctx.request.deadline);
-          return generate(request, ctx.request.deadline);
-        },
-        generateStream: async function* (request, ctx) {
-          await limiter.acquire(request.model, ctx.request.deadline);
-          yield* generateStream(request, ctx.request.deadline, ctx.signal);
-        },
-      },
-      log,
-    ),
-  );
+  const handlers: ServiceHandlers<typeof LlmGatewayServiceService> = {
+    generate: async (request, ctx) => {
+      await limiter.acquire(request.model, ctx.request.deadline);
+      return generate(request, ctx.request.deadline);
+    },
+    generateStream: async function* (request, ctx) {
+      await limiter.acquire(request.model, ctx.request.deadline);
+      yield* generateStream(request, ctx.request.deadline, ctx.signal);
+    },
+  };
+  server.addService(LlmGatewayServiceService, implement(LlmGatewayServiceService, SERVICE, handlers, log));
   const port = await listen(server, options.listen);
   const address = `${options.listen.slice(0, options.listen.lastIndexOf(':'))}:${port}`;
+  const local = serveInProcess(options.inProcess, { definition: LlmGatewayServiceService, address, handlers, service: SERVICE, log }, health);
   health.markServing();
   log.info('listening', { address });
   let stopping: Promise<void> | undefined;
@@ -89,7 +84,7 @@ export async function startLlmGateway(options: LlmGatewayOptions): Promise<Runni
     stop: (deadline = Date.now() + DEFAULT_STOP_GRACE_MS) =>
       (stopping ??= (async () => {
         await health.beginStop(deadline, config.grpc.drain_delay);
-        await shutdown(server, deadline);
+        await Promise.all([shutdown(server, deadline), local.stop(deadline)]);
       })()),
   };
 }

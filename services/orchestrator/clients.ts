@@ -4,6 +4,7 @@ import { ConversationStoreServiceService } from '../../gen/ts/asg/store/v1/store
 import { ToolBrokerServiceService } from '../../gen/ts/asg/tools/v1/tools.js';
 import type { OrchestratorConfig } from '../common/config/slices.js';
 import { createPromiseClient, type PromiseClient } from '../common/grpc/client.js';
+import type { InProcessChannels } from '../common/grpc/in-process.js';
 import type { Peers } from '../common/service.js';
 
 /** The services a turn talks to, as typed promise clients with deadlines. */
@@ -31,12 +32,18 @@ function slowestPeer(config: OrchestratorConfig): number {
   return Math.max(60_000, ...timeouts);
 }
 
-export function createClients(config: OrchestratorConfig, peers: Pick<Peers, 'conversationStore' | 'llmGateway' | 'toolBroker' | 'a2aBridge'>): OrchestratorClients {
+/** The clients of the orchestrator's peers; those served in this process (`inProcess`) are called directly. */
+export function createClients(
+  config: OrchestratorConfig,
+  peers: Pick<Peers, 'conversationStore' | 'llmGateway' | 'toolBroker' | 'a2aBridge'>,
+  inProcess?: InProcessChannels,
+): OrchestratorClients {
   const slowestTool = Math.max(30_000, ...config.mcp_servers.map((server) => server.timeout));
-  const store = createPromiseClient(ConversationStoreServiceService, peers.conversationStore, 'orchestrator', STORE_TIMEOUT_MS, {}, config.grpc);
-  const llm = createPromiseClient(LlmGatewayServiceService, peers.llmGateway, 'orchestrator', config.llm.timeout + HEADROOM_MS, {}, config.grpc);
-  const tools = createPromiseClient(ToolBrokerServiceService, peers.toolBroker, 'orchestrator', slowestTool + HEADROOM_MS, {}, config.grpc);
-  const a2a = createPromiseClient(A2ABridgeServiceService, peers.a2aBridge, 'orchestrator', slowestPeer(config) + HEADROOM_MS, {}, config.grpc);
+  const options = { channel: config.grpc, inProcess };
+  const store = createPromiseClient(ConversationStoreServiceService, peers.conversationStore, 'orchestrator', STORE_TIMEOUT_MS, {}, options);
+  const llm = createPromiseClient(LlmGatewayServiceService, peers.llmGateway, 'orchestrator', config.llm.timeout + HEADROOM_MS, {}, options);
+  const tools = createPromiseClient(ToolBrokerServiceService, peers.toolBroker, 'orchestrator', slowestTool + HEADROOM_MS, {}, options);
+  const a2a = createPromiseClient(A2ABridgeServiceService, peers.a2aBridge, 'orchestrator', slowestPeer(config) + HEADROOM_MS, {}, options);
   return {
     store,
     llm,

@@ -1,6 +1,7 @@
 import { OrchestratorServiceService } from '../../gen/ts/asg/orchestrator/v1/orchestrator.js';
 import { ServingHealth } from '../common/grpc/health.js';
-import { createServer, DEFAULT_STOP_GRACE_MS, listen, shutdown } from '../common/grpc/server.js';
+import { serveInProcess } from '../common/grpc/in-process.js';
+import { createServer, DEFAULT_STOP_GRACE_MS, implement, listen, shutdown } from '../common/grpc/server.js';
 import type { OrchestratorConfig } from '../common/config/slices.js';
 import type { Peers, RunningService, ServiceOptions } from '../common/service.js';
 import { createClients } from './clients.js';
@@ -10,7 +11,7 @@ import { ExpiryLoop } from './expiry-loop.js';
 import { startWebhooks, webhookEndpoints, type DeliveryOptions } from './webhooks/index.js';
 
 export { runNode } from './leases.js';
-import { orchestratorImplementation } from './server.js';
+import { orchestratorHandlers } from './server.js';
 import { TurnRunner } from './turns.js';
 
 /** Time left before the stop's deadline to hand unfinished runs back (release their leases). */
@@ -35,14 +36,16 @@ export async function startOrchestrator(
 ): Promise<RunningService> {
   // Checked before anything starts: a webhook without its secret stops the start, naming the variable.
   const endpoints = webhookEndpoints(options.config.webhooks, options.env ?? process.env);
-  const clients = createClients(options.config, options.peers);
+  const clients = createClients(options.config, options.peers, options.inProcess);
   const server = createServer(options.config.grpc);
   const health = new ServingHealth(server, [OrchestratorServiceService]);
   const leases = new RunLeases(options.node ?? runNode(options.listen), options.config.runs.lease_ttl, clients, options.log);
   const turns = new TurnRunner(options.config, clients, options.log, leases);
-  server.addService(OrchestratorServiceService, orchestratorImplementation(turns, options.log));
+  const handlers = orchestratorHandlers(turns);
+  server.addService(OrchestratorServiceService, implement(OrchestratorServiceService, 'orchestrator', handlers, options.log));
   const port = await listen(server, options.listen);
   const host = options.listen.slice(0, options.listen.lastIndexOf(':'));
+  const local = serveInProcess(options.inProcess, { definition: OrchestratorServiceService, address: `${host}:${port}`, handlers, service: 'orchestrator', log: options.log }, health);
   const takeovers = new TakeoverLoop(leases, clients, options.config.runs.takeover_interval, (run) => turns.takeOver(run), options.log);
   takeovers.start();
   // Issue 15: approvals whose expires_at passed are decided as their on_timeout says, at the takeover loop's pace.
@@ -66,7 +69,7 @@ export async function startOrchestrator(
         await health.beginStop(deadline, options.config.grpc.drain_delay);
         // Turns still running a little before the deadline are handed to another replica
         // (their leases released) rather than cut with nothing recorded.
-        await Promise.all([turns.drain(deadline - HAND_BACK_MARGIN_MS), shutdown(server, deadline), webhooksStopped]);
+        await Promise.all([turns.drain(deadline - HAND_BACK_MARGIN_MS), shutdown(server, deadline), local.stop(deadline), webhooksStopped]);
         clients.close();
       })()),
   };

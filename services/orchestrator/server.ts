@@ -2,9 +2,8 @@ import { z } from 'zod';
 import { OrchestratorServiceService } from '../../gen/ts/asg/orchestrator/v1/orchestrator.js';
 import type { A2aOrigin } from '../../gen/ts/asg/store/v1/store.js';
 import { notFound, invalidArgument } from '../common/grpc/errors.js';
-import { implement, type UnaryHandlers } from '../common/grpc/server.js';
+import type { UnaryHandlers } from '../common/grpc/server.js';
 import { givenReason, reasonProblem } from '../common/decision-reason.js';
-import type { Logger } from '../common/log.js';
 import type { DecisionInput, TurnRunner } from './turns.js';
 
 const uuid = z.uuid();
@@ -101,8 +100,4 @@ export function orchestratorHandlers(turns: TurnRunner): UnaryHandlers<typeof Or
     listTools: async () => ({ tools: await turns.listTools() }),
     describeRuns: async (request) => ({ views: turns.describeRuns(request.runs) }),
   };
-}
-
-export function orchestratorImplementation(turns: TurnRunner, log: Logger) {
-  return implement(OrchestratorServiceService, 'orchestrator', orchestratorHandlers(turns), log);
 }

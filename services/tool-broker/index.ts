@@ -1,5 +1,6 @@
 import { ToolBrokerServiceService } from '../../gen/ts/asg/tools/v1/tools.js';
 import { ServingHealth } from '../common/grpc/health.js';
+import { serveInProcess } from '../common/grpc/in-process.js';
 import { createServer, DEFAULT_STOP_GRACE_MS, implement, listen, shutdown } from '../common/grpc/server.js';
 import { rateRules } from '../common/config/schema.js';
 import { RateLimiter } from '../common/rate-limit.js';
@@ -20,7 +21,8 @@ export async function startToolBroker(options: ServiceOptions<ToolBrokerConfig>)
   const server = createServer(config.grpc);
   const health = new ServingHealth(server, [ToolBrokerServiceService]);
   const limiter = new RateLimiter(rateRules(config.rate_limits.tools), config.rate_limits.max_wait, 'tool');
-  server.addService(ToolBrokerServiceService, implement(ToolBrokerServiceService, 'tool-broker', toolBrokerHandlers(composite, limiter), log));
+  const handlers = toolBrokerHandlers(composite, limiter);
+  server.addService(ToolBrokerServiceService, implement(ToolBrokerServiceService, 'tool-broker', handlers, log));
   let port: number;
   try {
     port = await listen(server, options.listen);
@@ -29,6 +31,7 @@ export async function startToolBroker(options: ServiceOptions<ToolBrokerConfig>)
     throw error;
   }
   const host = options.listen.slice(0, options.listen.lastIndexOf(':'));
+  const local = serveInProcess(options.inProcess, { definition: ToolBrokerServiceService, address: `${host}:${port}`, handlers, service: 'tool-broker', log }, health);
   health.markServing();
   log.info('tool-broker listening', { address: `${host}:${port}`, tools: composite.listTools().length });
   let stopping: Promise<void> | undefined;
@@ -40,7 +43,7 @@ export async function startToolBroker(options: ServiceOptions<ToolBrokerConfig>)
     stop: (deadline = Date.now() + DEFAULT_STOP_GRACE_MS) =>
       (stopping ??= (async () => {
         await health.beginStop(deadline, config.grpc.drain_delay);
-        await shutdown(server, deadline);
+        await Promise.all([shutdown(server, deadline), local.stop(deadline)]);
         await composite.close();
       })()),
   };

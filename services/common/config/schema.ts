@@ -184,6 +184,13 @@ export const grpcSchema = z.strictObject({
    * period. Bounded by `shutdown_grace`.
    */
   drain_delay: z.union([z.literal(0), duration]).default(0),
+  /**
+   * Added (issue 16): in `asg up` (every service in one process), services call each other's
+   * handlers directly instead of over loopback gRPC — the same contracts (protobuf bytes,
+   * metadata, deadlines, statuses), without HTTP/2 and sockets. `false`: loopback gRPC
+   * everywhere, to compare or debug. Services started alone (`asg serve`) always use gRPC.
+   */
+  in_process: z.boolean().default(true),
 });
 
 export type GrpcSettings = z.output<typeof grpcSchema>;

@@ -4,6 +4,7 @@ import { context, SpanStatusCode, trace, type Context } from '@opentelemetry/api
 import { currentContext } from '../context.js';
 import { injectTraceContext, SERVICE_ATTRIBUTE, SESSION_ATTRIBUTE, SpanKind, tracer, withSpan } from '../telemetry.js';
 import { RpcError } from './errors.js';
+import type { InProcessChannels } from './in-process.js';
 import type { ServerStreamingMethodDefinition, UnaryMethodDefinition } from './method-definition.js';
 
 export interface CallOpts {
@@ -163,12 +164,44 @@ export function channelOptions(definition: Record<string, unknown>, settings: Ch
 }
 
 /**
+ * How a client's calls reach their server: a grpc-js channel (`channelTransport`), or a direct
+ * call into a server of the same process (in-process.ts). Metadata, deadline and the CLIENT
+ * span are made before a transport is asked; both fail with RpcError.
+ */
+export interface CallTransport {
+  /** Whether calls stay in this process: their CLIENT spans say so (`network.transport` "inproc"). */
+  readonly inProcess: boolean;
+  /** Sends one unary call. */
+  unary(method: UnaryMethodDefinition<unknown, unknown>, request: unknown, metadata: Metadata, deadline: Date): Promise<unknown>;
+  /**
+   * Opens one server stream. Leaving the iteration early (its `return()`) or `signal` aborting
+   * cancels the call; the server's handler sees its signal abort.
+   */
+  stream(method: ServerStreamingMethodDefinition<unknown, unknown>, request: unknown, metadata: Metadata, deadline: Date, signal: AbortSignal | undefined): AsyncIterable<unknown>;
+  close(): void;
+}
+
+/** What else a client may be given besides its service, address and deadlines. */
+export interface ClientOptions {
+  /** Keepalive of the channel (the `grpc` section of the configuration). */
+  channel?: ChannelSettings;
+  /**
+   * The servers of this process (`asg up`): when `address` serves the definition's service
+   * here, calls go to its handlers directly (in-process.ts) instead of through a channel;
+   * otherwise, and without it, over gRPC.
+   */
+  inProcess?: InProcessChannels;
+}
+
+/**
  * A promise-returning client for a generated service definition. Every call gets a
  * deadline, the request's metadata and a CLIENT span named after the method path.
  * Server-streaming methods are offered as async iterables (see `serverStreamCall`);
- * methods that stream their requests are left out. Idempotent reads are retried on
+ * methods that stream their requests are left out. Over gRPC, idempotent reads are retried on
  * UNAVAILABLE within their deadline, calls are balanced round robin over every address of the
- * target (`serviceConfigOf`), and idle connections are kept alive (`channelOptions`).
+ * target (`serviceConfigOf`), and idle connections are kept alive (`channelOptions`); to a
+ * server of the same process given in `options.inProcess`, calls go to its handlers directly,
+ * with the same contract.
  */
 export function createPromiseClient<S extends Record<string, unknown>>(
   definition: S,
@@ -176,46 +209,86 @@ export function createPromiseClient<S extends Record<string, unknown>>(
   caller: string,
   defaultTimeoutMs: number,
   perMethodTimeoutMs: Partial<Record<keyof S, number>> = {},
-  channel: ChannelSettings = DEFAULT_GRPC_SETTINGS,
+  options: ClientOptions = {},
 ): PromiseClient<S> {
-  // `address` is a gRPC target: "host:port" and "dns:///host:port" resolve through DNS,
-  // "ipv4:a:p,b:p" is a fixed list; round_robin spreads calls over what it resolves to.
-  const client = new Client(address, credentials.createInsecure(), channelOptions(definition, channel));
-  const peer = new PeerReadiness(client);
-  const result: Record<string, unknown> = { close: () => client.close() };
+  const transport = options.inProcess?.transportTo(definition, address) ?? channelTransport(definition, address, options.channel ?? DEFAULT_GRPC_SETTINGS);
+  const result: Record<string, unknown> = { close: () => transport.close() };
+  const spanAttributes = transport.inProcess ? IN_PROCESS_ATTRIBUTES : {};
   for (const [name, raw] of Object.entries(definition)) {
     const method = raw as UnaryMethodDefinition<unknown, unknown> | ServerStreamingMethodDefinition<unknown, unknown>;
     if ((method as { requestStream: boolean }).requestStream) continue;
     const timeout = perMethodTimeoutMs[name as keyof S] ?? defaultTimeoutMs;
     if (method.responseStream) {
-      result[name] = serverStreamCall(client, peer, method, caller, timeout);
+      result[name] = serverStreamCall(transport, method, caller, timeout, spanAttributes);
       continue;
     }
     result[name] = (request: unknown, opts: CallOpts = {}) =>
-      withSpan(caller, method.path.slice(1), SpanKind.CLIENT, { 'rpc.system': 'grpc', [SESSION_ATTRIBUTE]: currentContext()?.sessionId ?? '' }, async () => {
-        const deadline = effectiveDeadline(opts.timeoutMs ?? timeout);
-        await peer.settle(deadline);
-        return new Promise((resolve, reject) => {
-          const options: CallOptions = { deadline };
-          client.makeUnaryRequest(
-            method.path,
-            method.requestSerialize,
-            method.responseDeserialize,
-            request,
-            outgoingMetadata(),
-            options,
-            (error: GrpcServiceError | null, response?: unknown) => {
-              if (error) reject(new RpcError(error.code ?? GrpcStatus.UNKNOWN, error.details || error.message, method.path));
-              else {
-                peer.reached();
-                resolve(response);
-              }
-            },
-          );
-        });
-      });
+      withSpan(caller, method.path.slice(1), SpanKind.CLIENT, { 'rpc.system': 'grpc', [SESSION_ATTRIBUTE]: currentContext()?.sessionId ?? '', ...spanAttributes }, () =>
+        transport.unary(method, request, outgoingMetadata(), effectiveDeadline(opts.timeoutMs ?? timeout)),
+      );
   }
   return result as PromiseClient<S>;
+}
+
+/** What the CLIENT span of a call that stays in this process carries (OpenTelemetry's value for in-process communication). */
+const IN_PROCESS_ATTRIBUTES = { 'network.transport': 'inproc' } as const;
+
+/** Calls over a grpc-js channel to `address` (a gRPC target: "host:port", "dns:///host:port", "ipv4:a:p,b:p"). */
+function channelTransport(definition: Record<string, unknown>, address: string, settings: ChannelSettings): CallTransport {
+  // "host:port" and "dns:///host:port" resolve through DNS, "ipv4:a:p,b:p" is a fixed list;
+  // round_robin spreads calls over what it resolves to.
+  const client = new Client(address, credentials.createInsecure(), channelOptions(definition, settings));
+  const peer = new PeerReadiness(client);
+  return {
+    inProcess: false,
+    async unary(method, request, metadata, deadline) {
+      await peer.settle(deadline);
+      return new Promise((resolve, reject) => {
+        const options: CallOptions = { deadline };
+        client.makeUnaryRequest(method.path, method.requestSerialize, method.responseDeserialize, request, metadata, options, (error: GrpcServiceError | null, response?: unknown) => {
+          if (error) reject(new RpcError(error.code ?? GrpcStatus.UNKNOWN, error.details || error.message, method.path));
+          else {
+            peer.reached();
+            resolve(response);
+          }
+        });
+      });
+    },
+    stream: (method, request, metadata, deadline, signal) => channelStream(client, peer, method, request, metadata, deadline, signal),
+    close: () => client.close(),
+  };
+}
+
+async function* channelStream(
+  client: Client,
+  peer: PeerReadiness,
+  method: ServerStreamingMethodDefinition<unknown, unknown>,
+  request: unknown,
+  metadata: Metadata,
+  deadline: Date,
+  signal: AbortSignal | undefined,
+): AsyncGenerator<unknown> {
+  await peer.settle(deadline);
+  const call = client.makeServerStreamRequest(method.path, method.requestSerialize, method.responseDeserialize, request, metadata, { deadline });
+  // grpc-js ends the stream and then emits a failed status as 'error', also the CANCELLED
+  // that our own cancel() causes after the loop was left and nobody reads any more. The
+  // loop below still receives every failure; this listener keeps the late ones from being
+  // thrown as unhandled 'error' events.
+  call.on('error', () => undefined);
+  const cancel = () => call.cancel();
+  if (signal?.aborted) cancel();
+  signal?.addEventListener('abort', cancel);
+  let ended = false;
+  try {
+    for await (const message of call) {
+      peer.reached();
+      yield message;
+    }
+    ended = true;
+  } finally {
+    signal?.removeEventListener('abort', cancel);
+    if (!ended) call.cancel();
+  }
 }
 
 /**
@@ -224,51 +297,41 @@ export function createPromiseClient<S extends Record<string, unknown>>(
  * span stays open until the stream ends, fails or is left. Leaving the `for await` loop early
  * cancels the call, which the server sees as a cancellation (its handler's signal aborts).
  */
-function serverStreamCall(client: Client, peer: PeerReadiness, method: ServerStreamingMethodDefinition<unknown, unknown>, caller: string, timeoutMs: number) {
+function serverStreamCall(
+  transport: CallTransport,
+  method: ServerStreamingMethodDefinition<unknown, unknown>,
+  caller: string,
+  timeoutMs: number,
+  spanAttributes: Record<string, string>,
+) {
   return (request: unknown, opts: CallOpts = {}): AsyncIterable<unknown> => {
     const callerContext = context.active();
-    return { [Symbol.asyncIterator]: () => receive(client, peer, method, request, caller, opts.timeoutMs ?? timeoutMs, callerContext, opts.signal) };
+    return { [Symbol.asyncIterator]: () => receive(transport, method, request, caller, opts.timeoutMs ?? timeoutMs, callerContext, opts.signal, spanAttributes) };
   };
 }
 
 async function* receive(
-  client: Client,
-  peer: PeerReadiness,
+  transport: CallTransport,
   method: ServerStreamingMethodDefinition<unknown, unknown>,
   request: unknown,
   caller: string,
   timeoutMs: number,
   callerContext: Context,
   signal: AbortSignal | undefined,
+  spanAttributes: Record<string, string>,
 ): AsyncGenerator<unknown> {
   const span = tracer(caller).startSpan(
     method.path.slice(1),
-    { kind: SpanKind.CLIENT, attributes: { [SERVICE_ATTRIBUTE]: caller, 'rpc.system': 'grpc', [SESSION_ATTRIBUTE]: context.with(callerContext, () => currentContext()?.sessionId ?? '') } },
+    {
+      kind: SpanKind.CLIENT,
+      attributes: { [SERVICE_ATTRIBUTE]: caller, 'rpc.system': 'grpc', [SESSION_ATTRIBUTE]: context.with(callerContext, () => currentContext()?.sessionId ?? ''), ...spanAttributes },
+    },
     callerContext,
   );
   const { metadata, deadline } = context.with(trace.setSpan(callerContext, span), () => ({ metadata: outgoingMetadata(), deadline: effectiveDeadline(timeoutMs) }));
-  let ended = false;
   try {
-    await peer.settle(deadline);
-    const call = client.makeServerStreamRequest(method.path, method.requestSerialize, method.responseDeserialize, request, metadata, { deadline });
-    // grpc-js ends the stream and then emits a failed status as 'error', also the CANCELLED
-    // that our own cancel() causes after the loop was left and nobody reads any more. The
-    // loop below still receives every failure; this listener keeps the late ones from being
-    // thrown as unhandled 'error' events.
-    call.on('error', () => undefined);
-    const cancel = () => call.cancel();
-    if (signal?.aborted) cancel();
-    signal?.addEventListener('abort', cancel);
-    try {
-      for await (const message of call) {
-        peer.reached();
-        yield message;
-      }
-      ended = true;
-    } finally {
-      signal?.removeEventListener('abort', cancel);
-      if (!ended) call.cancel();
-    }
+    // Leaving this loop early returns the transport's stream too, which cancels the call.
+    yield* transport.stream(method, request, metadata, deadline, signal);
   } catch (error) {
     const failure = toRpcError(error, method.path);
     span.setStatus({ code: SpanStatusCode.ERROR, message: failure instanceof Error ? failure.message : String(failure) });

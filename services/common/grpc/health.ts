@@ -1,7 +1,12 @@
 import { setTimeout as delay } from 'node:timers/promises';
 import { status as GrpcStatus, type Server, type ServerWritableStream, type UntypedServiceImplementation } from '@grpc/grpc-js';
 import { HealthImplementation, service as healthDefinition, type ServingStatus } from 'grpc-health-check';
+import { ServiceError } from './errors.js';
 import type { ServerStreamingMethodDefinition, UnaryMethodDefinition } from './method-definition.js';
+import type { ServiceHandlers } from './server.js';
+
+/** How a stop ends a health watch: its caller watches another replica. */
+const WATCH_ENDED = 'the server is stopping; watch the health of another replica';
 
 /**
  * grpc.health.v1 (the gRPC health checking protocol) on a service's server, with the grpc
@@ -20,6 +25,10 @@ export class ServingHealth {
   private readonly names: string[];
   /** Open Watch calls: a stop ends them, or they would hold the server's graceful shutdown until its deadline. */
   private readonly watches = new Set<ServerWritableStream<unknown, unknown>>();
+  /** The status of every name, as `set` last made it. */
+  private status: ServingStatus = 'NOT_SERVING';
+  /** Open Watch calls from this process (in-process.ts): told each status, and the end of a stop. */
+  private readonly localWatches = new Set<(event: ServingStatus | 'ended') => void>();
 
   /** Adds grpc.health.v1 to `server` for `definitions` (generated service definitions), all NOT_SERVING. */
   constructor(server: Server, definitions: Record<string, unknown>[]) {
@@ -64,13 +73,62 @@ export class ServingHealth {
     if (wait > 0) await delay(wait);
     for (const call of this.watches) {
       // A server stream's 'error' event is its final status; the NOT_SERVING written before it is sent first.
-      call.emit('error', { code: GrpcStatus.UNAVAILABLE, details: 'the server is stopping; watch the health of another replica' });
+      call.emit('error', { code: GrpcStatus.UNAVAILABLE, details: WATCH_ENDED });
     }
     this.watches.clear();
+    for (const watch of this.localWatches) watch('ended');
+  }
+
+  /**
+   * `Check` and `Watch` as handlers, for the clients of this process (in-process.ts): the same
+   * answers as the grpc-health-check library gives over gRPC — NOT_FOUND from Check and
+   * SERVICE_UNKNOWN from Watch for a name this server does not serve, every status set told to
+   * each watch, UNAVAILABLE when a stop ends the watches.
+   */
+  get handlers(): ServiceHandlers<typeof HEALTH_DEFINITION> {
+    return {
+      Check: async ({ service }) => {
+        if (!this.names.includes(service)) throw new ServiceError(GrpcStatus.NOT_FOUND, `Health status unknown for service ${service}`);
+        return { status: this.status };
+      },
+      Watch: ({ service }, ctx) => this.watchHere(service, ctx.signal),
+    };
+  }
+
+  private async *watchHere(service: string, signal: AbortSignal): AsyncGenerator<HealthCheckResponse> {
+    const known = this.names.includes(service);
+    const events: (ServingStatus | 'ended')[] = [];
+    let wake: (() => void) | undefined;
+    const listener = (event: ServingStatus | 'ended') => {
+      events.push(event);
+      wake?.();
+    };
+    const onAbort = () => wake?.();
+    this.localWatches.add(listener);
+    signal.addEventListener('abort', onAbort);
+    try {
+      yield { status: known ? this.status : 'SERVICE_UNKNOWN' };
+      while (!signal.aborted) {
+        const event = events.shift();
+        if (event === undefined) {
+          await new Promise<void>((resolve) => (wake = resolve));
+          wake = undefined;
+        } else if (event === 'ended') {
+          throw new ServiceError(GrpcStatus.UNAVAILABLE, WATCH_ENDED);
+        } else if (known) {
+          yield { status: event };
+        }
+      }
+    } finally {
+      this.localWatches.delete(listener);
+      signal.removeEventListener('abort', onAbort);
+    }
   }
 
   private set(status: ServingStatus): void {
+    this.status = status;
     for (const name of this.names) this.health.setStatus(name, status);
+    for (const watch of this.localWatches) watch(status);
   }
 }
 

@@ -10,11 +10,12 @@ import {
   type ServiceDefinition,
   type UntypedServiceImplementation,
 } from '@grpc/grpc-js';
+import { context, ROOT_CONTEXT, SpanStatusCode, trace } from '@opentelemetry/api';
 import { parseA2aHops, runWithContext, type RequestContext } from '../context.js';
 import { isLogLevelEnabled, type Logger } from '../log.js';
 import { redactSecrets } from '../secrets.js';
 import { parseSessionId } from '../session-id.js';
-import { entryTraceContext, SESSION_ATTRIBUTE, SpanKind, withSpan } from '../telemetry.js';
+import { entryTraceContext, SERVICE_ATTRIBUTE, SESSION_ATTRIBUTE, SpanKind, tracer, withSpan } from '../telemetry.js';
 import { DEFAULT_GRPC_SETTINGS, type GrpcSettings } from '../config/schema.js';
 import { MAX_MESSAGE_BYTES } from './client.js';
 import { RpcError, ServiceError } from './errors.js';
@@ -54,38 +55,164 @@ export type ServiceHandlers<S> = {
 type AnyUnaryHandler = (request: unknown, ctx: HandlerContext) => Promise<unknown>;
 type AnyStreamHandler = ServerStreamHandler<unknown, unknown>;
 
+/** A handler of either kind, as the transports look it up by method. */
+export type AnyHandler = AnyUnaryHandler | AnyStreamHandler;
+
+/** The status a failed call ends with, as grpc-js sends it (a StatusObject without metadata). */
+export interface CallStatus {
+  code: GrpcStatus;
+  details: string;
+}
+
+/**
+ * What serving one method needs whatever the transport: grpc-js here, or a direct call within
+ * one process (in-process.ts). `service` names the server in spans and logs.
+ */
+export interface ServedMethod {
+  service: string;
+  path: string;
+  log: Logger;
+}
+
+/** The parts of an incoming call the request context is read from: its metadata and deadline. */
+export type IncomingCall = Pick<ServerUnaryCall<unknown, unknown>, 'metadata' | 'getDeadline'>;
+
 function first(metadata: Metadata, key: string): string | undefined {
   const value = metadata.get(key)[0];
   return typeof value === 'string' ? value : value?.toString('utf8');
 }
 
-/** Read from any server call: unary calls and server streams carry the same metadata and deadline. */
-export function requestContextFrom(call: Pick<ServerUnaryCall<unknown, unknown>, 'metadata' | 'getDeadline'>): RequestContext {
+function deadlineMsOf(call: Pick<IncomingCall, 'getDeadline'>): number | undefined {
   const deadline = call.getDeadline();
-  const deadlineMs = deadline instanceof Date ? deadline.getTime() : Number.isFinite(deadline) ? Number(deadline) : undefined;
+  return deadline instanceof Date ? deadline.getTime() : Number.isFinite(deadline) ? Number(deadline) : undefined;
+}
+
+/** Read from any server call: unary calls and server streams carry the same metadata and deadline. */
+export function requestContextFrom(call: IncomingCall): RequestContext {
   return {
     sessionId: parseSessionId(first(call.metadata, 'x-session-id')) ?? '',
     authorization: first(call.metadata, 'authorization'),
-    deadline: deadlineMs,
+    deadline: deadlineMsOf(call),
     a2aHops: parseA2aHops(first(call.metadata, 'x-a2a-hops')),
   };
 }
 
-function toGrpcError(error: unknown, log: Logger, path: string): { code: GrpcStatus; details: string } {
-  if (error instanceof ServiceError) return { code: error.code, details: redactSecrets(error.message) };
-  // An error from a downstream service keeps its code: NOT_FOUND stays NOT_FOUND end to end.
-  if (error instanceof RpcError) return { code: error.code, details: redactSecrets(error.message) };
+/**
+ * The status a handler's error travels with: a ServiceError's or a downstream RpcError's own
+ * code, so NOT_FOUND stays NOT_FOUND end to end; anything else is a bug here, logged, and
+ * INTERNAL naming the method. Details are always redacted.
+ */
+export function toGrpcError(error: unknown, log: Logger, path: string): CallStatus {
+  if (error instanceof ServiceError || error instanceof RpcError) return { code: error.code, details: redactSecrets(error.message) };
   const message = error instanceof Error ? error.message : String(error);
   log.error('unhandled error in handler', { method: path, error: message });
   return { code: GrpcStatus.INTERNAL, details: redactSecrets(`internal error in ${path}: ${message}`) };
 }
 
+/** Why a stream's handler signal aborts: its deadline passed, or its client left. */
+export function cancellationOf(path: string, deadline: number | undefined): Error {
+  const deadlinePassed = deadline !== undefined && Date.now() >= deadline;
+  return new Error(deadlinePassed ? `the deadline of ${path} passed` : `the client cancelled ${path}`);
+}
+
+function logRpc(log: Logger, path: string, code: string, started: number): void {
+  if (isLogLevelEnabled('debug')) log.debug('rpc', { method: path, code, ms: (performance.now() - started).toFixed(2) });
+}
+
+/**
+ * The server side of one unary call, whatever carried it: the handler runs inside the request
+ * context read from the call (session id, authorization, deadline, A2A hops) and a SERVER span
+ * whose parent is the caller's `traceparent` — and nothing else of the caller's: it starts from
+ * the root context, so what a caller in the same process had in its own context does not leak
+ * in. Resolves with the response; rejects with the CallStatus of what the handler threw
+ * (toGrpcError).
+ */
+export function serveUnary(served: ServedMethod, handler: AnyUnaryHandler, request: unknown, call: IncomingCall): Promise<unknown> {
+  const { service, path, log } = served;
+  const requestContext = requestContextFrom(call);
+  const started = performance.now();
+  return context.with(ROOT_CONTEXT, () =>
+    runWithContext(requestContext, () =>
+      // The caller's trace context is read on top of the request context, so the span's context carries both.
+      withSpan(service, path.slice(1), SpanKind.SERVER, { 'rpc.system': 'grpc', [SESSION_ATTRIBUTE]: requestContext.sessionId }, () =>
+        handler(request, { request: requestContext, metadata: call.metadata }), entryTraceContext((key) => first(call.metadata, key))).then(
+        (response) => {
+          logRpc(log, path, 'OK', started);
+          return response;
+        },
+        (error: unknown) => {
+          const status = toGrpcError(error, log, path);
+          logRpc(log, path, GrpcStatus[status.code] ?? String(status.code), started);
+          throw status;
+        },
+      ),
+    ),
+  );
+}
+
+/**
+ * The server side of one server stream, whatever carried it: the handler's messages, pulled one
+ * at a time, each step of the handler run inside the call's request context and its SERVER span
+ * (open until the stream ends), from the root context as in serveUnary. The transport writes
+ * what it yields; reading at the client's pace is the backpressure. A handler error ends it with
+ * that error's CallStatus. When `signal` aborts (the client cancelled, or the deadline passed)
+ * the handler's signal aborts with it and the stream ends quietly: nobody hears a status any
+ * more. Leaving it early (return()) closes the handler's generator, which runs its finally blocks.
+ */
+export async function* serveStream(
+  served: ServedMethod,
+  handler: AnyStreamHandler,
+  request: unknown,
+  call: IncomingCall,
+  signal: AbortSignal,
+): AsyncGenerator<unknown, void, undefined> {
+  const { service, path, log } = served;
+  const requestContext = requestContextFrom(call);
+  const started = performance.now();
+  const parent = context.with(ROOT_CONTEXT, () => runWithContext(requestContext, () => entryTraceContext((key) => first(call.metadata, key))));
+  const span = tracer(service).startSpan(
+    path.slice(1),
+    { kind: SpanKind.SERVER, attributes: { [SERVICE_ATTRIBUTE]: service, 'rpc.system': 'grpc', [SESSION_ATTRIBUTE]: requestContext.sessionId } },
+    parent,
+  );
+  const inCall = trace.setSpan(parent, span);
+  const inside = <T>(fn: () => T): T => context.with(inCall, fn);
+  const messages = inside(() => handler(request, { request: requestContext, metadata: call.metadata, signal })[Symbol.asyncIterator]());
+  let code = 'OK';
+  let finished = false;
+  try {
+    for (;;) {
+      const next = await inside(() => messages.next());
+      if (next.done) {
+        finished = true;
+        return;
+      }
+      if (signal.aborted) return;
+      yield next.value;
+    }
+  } catch (error) {
+    finished = true;
+    if (signal.aborted) return;
+    span.setStatus({ code: SpanStatusCode.ERROR, message: error instanceof Error ? error.message : String(error) });
+    const status = inside(() => toGrpcError(error, log, path));
+    code = GrpcStatus[status.code] ?? String(status.code);
+    throw status;
+  } finally {
+    if (signal.aborted) code = 'CANCELLED';
+    // Left early (cancelled, or the transport stopped reading): close the generator, which runs its finally blocks.
+    const close = messages.return?.bind(messages);
+    if (!finished && close) await inside(() => close()).catch(() => undefined);
+    span.end();
+    inside(() => logRpc(log, path, code, started));
+  }
+}
+
 /**
  * Turns typed async handlers into a grpc-js implementation: each call runs inside its
  * request context (session id, authorization, deadline from metadata) and a SERVER span
- * whose parent is the caller's `traceparent`; thrown errors become gRPC statuses.
- * Server-streaming methods (`responseStream: true`) take async generators; see
- * `serverStreamCall`. Methods that stream their requests are refused at start.
+ * whose parent is the caller's `traceparent`; thrown errors become gRPC statuses
+ * (serveUnary, serveStream: the same code serves calls within one process, in-process.ts).
+ * Methods that stream their requests are refused at start.
  */
 export function implement<S extends Record<string, unknown>>(
   definition: S,
@@ -94,84 +221,64 @@ export function implement<S extends Record<string, unknown>>(
   log: Logger,
 ): UntypedServiceImplementation {
   const implementation: UntypedServiceImplementation = {};
-  const debug = isLogLevelEnabled('debug');
-  for (const [name, raw] of Object.entries(definition)) {
-    const method = raw as UnaryMethodDefinition<unknown, unknown> | ServerStreamingMethodDefinition<unknown, unknown>;
-    const handler = (handlers as Record<string, AnyUnaryHandler | AnyStreamHandler>)[name];
-    if (!handler) throw new Error(`${service}: no handler for ${method.path}`);
-    if ((method as { requestStream: boolean }).requestStream) {
-      throw new Error(`${service}: ${method.path} streams its requests; only unary and server-streaming methods are supported`);
-    }
-    implementation[name] = method.responseStream
-      ? serverStreamCall(service, method.path, handler as AnyStreamHandler, log, debug)
-      : unaryCall(service, method.path, handler as AnyUnaryHandler, log, debug);
+  for (const { name, method, handler } of handlerEntries(definition, service, handlers)) {
+    const served = { service, path: method.path, log };
+    implementation[name] = method.responseStream ? serverStreamCall(served, handler as AnyStreamHandler) : unaryCall(served, handler as AnyUnaryHandler);
   }
   return implementation;
 }
 
-function unaryCall(service: string, path: string, handler: AnyUnaryHandler, log: Logger, debug: boolean) {
+/** Each method of `definition` with its handler; a missing handler or a client-streaming method stops the start. */
+export function handlerEntries<S extends Record<string, unknown>>(
+  definition: S,
+  service: string,
+  handlers: ServiceHandlers<S>,
+): { name: string; method: UnaryMethodDefinition<unknown, unknown> | ServerStreamingMethodDefinition<unknown, unknown>; handler: AnyHandler }[] {
+  return Object.entries(definition).map(([name, raw]) => {
+    const method = raw as UnaryMethodDefinition<unknown, unknown> | ServerStreamingMethodDefinition<unknown, unknown>;
+    const handler = (handlers as Record<string, AnyHandler>)[name];
+    if (!handler) throw new Error(`${service}: no handler for ${method.path}`);
+    if ((method as { requestStream: boolean }).requestStream) {
+      throw new Error(`${service}: ${method.path} streams its requests; only unary and server-streaming methods are supported`);
+    }
+    return { name, method, handler };
+  });
+}
+
+function unaryCall(served: ServedMethod, handler: AnyUnaryHandler) {
   return (call: ServerUnaryCall<unknown, unknown>, callback: sendUnaryData<unknown>) => {
-    const request = requestContextFrom(call);
-    const started = performance.now();
-    void runWithContext(request, () =>
-      // The caller's trace context is read on top of the request context, so the span's
-      // context carries both.
-      withSpan(service, path.slice(1), SpanKind.SERVER, { 'rpc.system': 'grpc', [SESSION_ATTRIBUTE]: request.sessionId }, () =>
-        handler(call.request, { request, metadata: call.metadata }), entryTraceContext((key) => first(call.metadata, key)))
-        .then((response) => {
-          if (debug) log.debug('rpc', { method: path, code: 'OK', ms: (performance.now() - started).toFixed(2) });
-          callback(null, response);
-        })
-        .catch((error: unknown) => {
-          const { code, details } = toGrpcError(error, log, path);
-          if (debug) log.debug('rpc', { method: path, code: GrpcStatus[code], ms: (performance.now() - started).toFixed(2) });
-          callback({ code, details });
-        }),
+    serveUnary(served, handler, call.request, call).then(
+      (response) => callback(null, response),
+      (status: CallStatus) => callback(status),
     );
   };
 }
 
 /**
- * A server-streaming call: the same request context, SERVER span (open until the stream ends)
- * and error mapping as a unary call. Each yielded value is written as one message, waiting
+ * A server-streaming call over grpc-js: serveStream's messages written one by one, waiting
  * when the client reads slower than the handler yields. A handler error after some messages
  * ends the stream with that error's status. When the client cancels or the deadline passes
  * (grpc-js reports both as 'cancelled'), the handler's signal aborts and no status is sent:
  * the call is already over.
  */
-function serverStreamCall(service: string, path: string, handler: AnyStreamHandler, log: Logger, debug: boolean) {
+function serverStreamCall(served: ServedMethod, handler: AnyStreamHandler) {
   return (call: ServerWritableStream<unknown, unknown>) => {
-    const request = requestContextFrom(call);
-    const started = performance.now();
     const cancellation = new AbortController();
-    call.once('cancelled', () => {
-      const deadlinePassed = request.deadline !== undefined && Date.now() >= request.deadline;
-      cancellation.abort(new Error(deadlinePassed ? `the deadline of ${path} passed` : `the client cancelled ${path}`));
-    });
-    const logEnd = (code: string) => {
-      if (debug) log.debug('rpc', { method: path, code, ms: (performance.now() - started).toFixed(2) });
-    };
-    void runWithContext(request, () =>
-      withSpan(service, path.slice(1), SpanKind.SERVER, { 'rpc.system': 'grpc', [SESSION_ATTRIBUTE]: request.sessionId }, () =>
-        writeAll(call, handler(call.request, { request, metadata: call.metadata, signal: cancellation.signal }), cancellation.signal), entryTraceContext((key) => first(call.metadata, key)))
-        .then(() => {
-          if (call.cancelled) return logEnd('CANCELLED');
-          logEnd('OK');
-          call.end();
-        })
-        .catch((error: unknown) => {
-          if (call.cancelled) return logEnd('CANCELLED');
-          const { code, details } = toGrpcError(error, log, path);
-          logEnd(GrpcStatus[code]);
-          // grpc-js's server stream turns an 'error' event into the call's final status.
-          call.emit('error', { code, details });
-        }),
+    call.once('cancelled', () => cancellation.abort(cancellationOf(served.path, deadlineMsOf(call))));
+    writeAll(call, serveStream(served, handler, call.request, call, cancellation.signal), cancellation.signal).then(
+      () => {
+        if (!call.cancelled) call.end();
+      },
+      (status: CallStatus) => {
+        // grpc-js's server stream turns an 'error' event into the call's final status.
+        if (!call.cancelled) call.emit('error', status);
+      },
     );
   };
 }
 
 async function writeAll(call: ServerWritableStream<unknown, unknown>, messages: AsyncIterable<unknown>, cancelled: AbortSignal): Promise<void> {
-  // Leaving the loop early (cancelled) calls the generator's return(), which runs its finally blocks.
+  // Leaving the loop early (cancelled) returns serveStream, which closes the handler's generator.
   for await (const message of messages) {
     if (cancelled.aborted) return;
     if (!call.write(message)) await drained(call, cancelled);
