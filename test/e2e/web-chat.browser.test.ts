@@ -160,7 +160,7 @@ describe('the web chat served by the agent at /', () => {
     await expect.poll(() => streaming.count(), { timeout: 15_000 }).toBe(1);
     const partial = (await streaming.locator('.bubble').textContent()) ?? '';
     expect(partial.length).toBeGreaterThan(0);
-    expect(STREAMED_ANSWER.startsWith(partial)).toBe(true);
+    expect(STREAMED_ANSWER.startsWith(partial), `partial text: ${JSON.stringify(partial)}`).toBe(true);
     expect(partial).not.toBe(STREAMED_ANSWER);
     await expect.poll(() => chat(page).locator('[data-role="assistant"] .bubble').last().textContent(), { timeout: 30_000 }).toBe(STREAMED_ANSWER);
     expect(await streaming.count()).toBe(0);

@@ -12,6 +12,10 @@ import { ChatView, NewChatView } from './ChatView.js';
 import { ConversationList } from './ConversationList.js';
 import { PendingPanel } from './PendingPanel.js';
 import { SignIn } from './SignIn.js';
+import { whenWatched } from '../state/watch-ready.js';
+
+/** How long a new conversation's first message waits for its live stream at most. */
+const WATCH_WAIT_MS = 3_000;
 
 /** On a phone one panel shows at a time; wider screens show all three side by side. */
 type PhoneView = 'list' | 'chat' | 'pending';
@@ -61,10 +65,12 @@ export function App() {
     setSending({ conversationId: id, text });
     try {
       if (!id) {
-        // Created first and opened, so that the chat watches it while the first turn runs.
+        // Created first and opened, so that the chat watches it while the first turn runs: the
+        // message goes once the watch is up, else the first streamed words would be missed.
         id = (await api.conversations.create.mutate({})).conversation.id;
         setSending({ conversationId: id, text });
         open(id);
+        await whenWatched(id, WATCH_WAIT_MS);
       }
       const reply = await api.conversations.send.mutate({ conversationId: id, message: text });
       if (reply.conversation.id === openId.current) replace(reply.conversation);

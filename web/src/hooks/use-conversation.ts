@@ -1,6 +1,7 @@
 import { useCallback, useEffect, useReducer, useState } from 'react';
 import { unwrapReceived, type ConversationJson, type ConversationUpdate } from '../api-types.js';
 import { applyUpdate, emptyChat, replaceConversation, type ChatState } from '../state/conversation-state.js';
+import { forgetWatched, markWatched } from '../state/watch-ready.js';
 import { api, errorText } from '../trpc.js';
 
 /** Whether live updates arrive: `live`, `connecting` (retrying, with the reason) or `failed`. */
@@ -52,7 +53,10 @@ export function useConversation(conversationId: string | undefined) {
     const subscription = api.conversation.events.subscribe(
       { conversationId },
       {
-        onData: (received) => dispatch({ type: 'update', update: unwrapReceived(received) }),
+        onData: (received) => {
+          dispatch({ type: 'update', update: unwrapReceived(received) });
+          markWatched(conversationId);
+        },
         onConnectionStateChange: (connection) => {
           if (connection.state === 'pending') setLive({ state: 'live' });
           else if (connection.state === 'connecting') setLive({ state: 'connecting', ...(connection.error && { reason: errorText(connection.error) }) });
@@ -60,7 +64,10 @@ export function useConversation(conversationId: string | undefined) {
         onError: (error) => setLive({ state: 'failed', reason: errorText(error) }),
       },
     );
-    return () => subscription.unsubscribe();
+    return () => {
+      forgetWatched(conversationId);
+      subscription.unsubscribe();
+    };
   }, [conversationId, reload]);
 
   useEffect(() => {
