@@ -1,5 +1,7 @@
 import AjvModule, { type ValidateFunction } from 'ajv';
+import type { RegExpLike } from 'ajv/dist/types/index.js';
 import Ajv2020Module from 'ajv/dist/2020.js';
+import { compileSafeRegex } from './safe-regex.js';
 
 /**
  * JSON Schema checks of tool calls: arguments against a tool's `inputSchema` (the orchestrator
@@ -7,8 +9,25 @@ import Ajv2020Module from 'ajv/dist/2020.js';
  * not every caller is the orchestrator) and structured results against `outputSchema`.
  */
 
+/**
+ * `pattern` and `patternProperties` of a tool's schema come from its MCP server and are matched
+ * against arguments a model wrote, or a human edited before approving (issue 15): on RE2
+ * (safe-regex.ts, linear in the text) rather than the backtracking engine, so that no pattern
+ * can hold the event loop. A pattern RE2 cannot run (lookaround, backreferences) leaves the
+ * schema uncompiled here, and the server itself stays the judge (validatorFor). A compiled
+ * pattern lives as long as its validator; the garbage collector's backstop frees it after.
+ */
+const safeRegExp = Object.assign(
+  (pattern: string, unicode: string): RegExpLike & { toString(): string } => {
+    const regex = compileSafeRegex(pattern, { what: 'schema pattern' });
+    // ajv keys the patterns of a schema by toString().
+    return { test: (text: string) => regex.test(text), toString: () => `/${pattern}/${unicode}` };
+  },
+  { code: 'compileSafeRegex' },
+);
+
 // ajv ships CommonJS; under NodeNext its classes are the `default` of the module namespace.
-const options = { allErrors: true, strict: false, validateFormats: false };
+const options = { allErrors: true, strict: false, validateFormats: false, code: { regExp: safeRegExp } };
 const draft07 = new AjvModule.default(options);
 // MCP tool schemas default to JSON Schema 2020-12 (the dialect zod and the SDKs emit).
 const draft2020 = new Ajv2020Module.default(options);
