@@ -12,7 +12,7 @@
  */
 import { join } from 'node:path';
 import Database from 'better-sqlite3';
-import { afterEach, beforeEach, describe, expect, it } from 'vitest';
+import { describe, expect, it } from 'vitest';
 import {
   ApprovalStatus,
   ApprovalTimeoutAction,
@@ -35,23 +35,14 @@ import { SQL } from './sqlite/statements.js';
 import type { ConversationStorage } from './storage.js';
 import { DROP_POSTGRES_SCHEMA_5, DROP_SCHEMA_14 } from './testing/sqlite-schema-undo.js';
 import type { StorageDriver } from './testing/storage-drivers.js';
+import { until } from '../../test/support/until.js';
+import { storesPerTest } from './testing/stores-per-test.js';
 
 const MINUTE = 60_000;
 const UNKNOWN_UUID = '00000000-0000-4000-8000-000000000000';
 
 let storage: ConversationStorage;
-/** Stores opened besides `storage` by a test (replicas, or more processes on one SQLite file). */
-let others: ConversationStorage[];
 let events: ConversationEvent[];
-
-/** Polls `check` until it holds; fails after `ms`. */
-async function until(check: () => Promise<boolean>, what: string, ms = 10_000): Promise<void> {
-  const deadline = Date.now() + ms;
-  while (!(await check())) {
-    if (Date.now() > deadline) throw new Error(`timed out waiting for ${what}`);
-    await new Promise((resolve) => setTimeout(resolve, 10));
-  }
-}
 
 /** A lowercase UUID whose order among the others of a test is its number's. */
 const uuidOf = (n: number) => `00000000-0000-4000-8000-${n.toString(16).padStart(12, '0')}`;
@@ -59,26 +50,11 @@ const uuidOf = (n: number) => `00000000-0000-4000-8000-${n.toString(16).padStart
 export function approvalsConformance(driver: StorageDriver): void {
   const sqliteIt: typeof it = driver.name === 'sqlite' ? it : (it.skip as typeof it);
 
-  beforeEach(async () => {
-    await driver.createDatabase();
-    storage = await driver.open();
-    others = [];
+  const another = storesPerTest(driver, (opened) => {
+    storage = opened;
     events = [];
-    storage.onEventsCommitted((batch) => events.push(...batch));
+    opened.onEventsCommitted((batch) => events.push(...batch));
   });
-
-  afterEach(async () => {
-    for (const other of others) await other.close();
-    await storage.close();
-    await driver.dropDatabase();
-  });
-
-  /** Another store on the same database: a replica (PostgreSQL) or another process (SQLite). */
-  async function another(): Promise<ConversationStorage> {
-    const opened = await driver.open();
-    others.push(opened);
-    return opened;
-  }
 
   const user = (content: string): NewMessage => ({ role: MessageRole.MESSAGE_ROLE_USER, content });
   const assistant = (content: string): NewMessage => ({ role: MessageRole.MESSAGE_ROLE_ASSISTANT, content });
@@ -350,7 +326,7 @@ export function approvalsConformance(driver: StorageDriver): void {
       const requested = events.flatMap((event) => (event.approvalRequested ? [event.approvalRequested] : []));
       expect(requested.map((approval) => approval.expiresAt?.getTime())).toEqual([expiry(late), expiry(first), expiry(middle), undefined, expiry(far)]);
 
-      await until(async () => (await storage.listDueApprovals(10)).length === 3, 'three approvals due');
+      await until('three approvals due', async () => (await storage.listDueApprovals(10)).length === 3);
       expect(uuids(await storage.listDueApprovals(10))).toEqual([first, middle, late]);
       expect(uuids(await storage.listDueApprovals(2))).toEqual([first, middle]);
       // Only pending approvals are due: a decided one no longer is.
@@ -443,7 +419,7 @@ export function approvalsConformance(driver: StorageDriver): void {
 
     it('goes to another replica once its lease expired, and at once to a later boot of its node', async () => {
       await storage.claimWebhookCursor('hook-1', lease('gone', 'node-gone', 1));
-      await until(async () => (await storage.claimWebhookCursor('hook-1', B)).held, 'the expired cursor taken');
+      await until('the expired cursor taken', async () => (await storage.claimWebhookCursor('hook-1', B)).held);
       expect(await advance('hook-1', 'gone', 50)).toBe(false);
       expect(await advance('hook-1', B.owner, 50)).toBe(true);
       // B restarts: its next boot takes the cursor from its previous boot without waiting.

@@ -30,6 +30,7 @@ import { SQL } from './sqlite/statements.js';
 import { INTERRUPTED_TURN_NOTE, type ConversationStorage } from './storage.js';
 import { DROP_POSTGRES_SCHEMA_5, DROP_SCHEMA_13 } from './testing/sqlite-schema-undo.js';
 import type { StorageDriver } from './testing/storage-drivers.js';
+import { until } from '../../test/support/until.js';
 
 const STALE_MS = 60_000;
 const MINUTE = 60_000;
@@ -45,15 +46,6 @@ const lease = (owner: string, node = `node-of-${owner}`, ttlMs = MINUTE): RunLea
 const A = lease('a-boot-1', 'node-a');
 const B = lease('b-boot-1', 'node-b');
 const C = lease('c-boot-1', 'node-c');
-
-/** Polls `check` until it holds; fails after `ms`. */
-async function until(check: () => Promise<boolean>, what: string, ms = 10_000): Promise<void> {
-  const deadline = Date.now() + ms;
-  while (!(await check())) {
-    if (Date.now() > deadline) throw new Error(`timed out waiting for ${what}`);
-    await new Promise((resolve) => setTimeout(resolve, 10));
-  }
-}
 
 export function leaseConformance(driver: StorageDriver): void {
   const open = () => driver.open({ now: () => Date.now() + skew, staleTurnAfterMs: STALE_MS });
@@ -229,7 +221,7 @@ export function leaseConformance(driver: StorageDriver): void {
     it('takes over a lease once its ttl passed', async () => {
       const id = await leasedTurn(lease('short', 'node-short', 1));
       let runs: TakenOverRun[] = [];
-      await until(async () => (runs = await storage.takeOverRuns(B, 10)).length > 0, 'the 1 ms lease to expire');
+      await until('the 1 ms lease to expire', async () => (runs = await storage.takeOverRuns(B, 10)).length > 0);
       expect(taken(runs)).toEqual([[id, 'short', 1]]);
       // A renewal of the expired owner comes too late.
       expect(await storage.renewRunLease(id, lease('short', 'node-short'))).toBe(false);
@@ -243,7 +235,7 @@ export function leaseConformance(driver: StorageDriver): void {
       for (const index of [2, 0, 1]) {
         const releasedAt = Date.now();
         expect(await storage.releaseRunLease(ids[index]!, A.owner)).toBe(true);
-        await until(async () => Date.now() > releasedAt + 5, 'the clock to move on');
+        await until('the clock to move on', async () => Date.now() > releasedAt + 5);
       }
       const first = await storage.takeOverRuns(B, 2);
       const second = await storage.takeOverRuns(B, 2);

@@ -8,40 +8,25 @@
  */
 import { join } from 'node:path';
 import Database from 'better-sqlite3';
-import { afterEach, beforeEach, describe, expect, it } from 'vitest';
+import { describe, expect, it } from 'vitest';
 import { ConversationStatus, MessageRole, type ConversationSummary } from '../../gen/ts/asg/store/v1/store.js';
 import { DATABASE_FILE } from './sqlite/driver.js';
 import { SQL } from './sqlite/statements.js';
 import type { ConversationStorage } from './storage.js';
 import { DROP_POSTGRES_SCHEMA_6, DROP_SCHEMA_15 } from './testing/sqlite-schema-undo.js';
 import type { StorageDriver } from './testing/storage-drivers.js';
+import { storesPerTest } from './testing/stores-per-test.js';
 
 const SESSION = 'a1b2c3d4';
 
 let storage: ConversationStorage;
-let others: ConversationStorage[];
 
 export function ownersConformance(driver: StorageDriver): void {
   const sqliteIt: typeof it = driver.name === 'sqlite' ? it : (it.skip as typeof it);
 
-  beforeEach(async () => {
-    await driver.createDatabase();
-    storage = await driver.open();
-    others = [];
+  const another = storesPerTest(driver, (opened) => {
+    storage = opened;
   });
-
-  afterEach(async () => {
-    for (const other of others) await other.close();
-    await storage.close();
-    await driver.dropDatabase();
-  });
-
-  /** Another store on the same database: a replica (PostgreSQL) or another process (SQLite). */
-  async function another(): Promise<ConversationStorage> {
-    const opened = await driver.open();
-    others.push(opened);
-    return opened;
-  }
 
   async function created(owner?: string, on: ConversationStorage = storage): Promise<string> {
     return (await on.createConversation({ sessionId: SESSION, systemPrompt: 'You help.', ...(owner !== undefined && { owner }) })).id;
