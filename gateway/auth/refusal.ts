@@ -2,6 +2,7 @@ import type { Request, Response } from 'express';
 import { TRPC_ERROR_CODES_BY_KEY } from '@trpc/server/rpc';
 import { bearerChallenge, type BearerError } from '../http/challenge.js';
 import type { Face } from '../app/principal.js';
+import { openAiErrorBody } from '../openai/errors.js';
 import { REFUSAL_MESSAGES, type FailureReason } from './verdict.js';
 
 /**
@@ -15,7 +16,9 @@ import { REFUSAL_MESSAGES, type FailureReason } from './verdict.js';
  *   this) inside the HTTP 401/403 — the A2A spec asks for the HTTP status and WWW-Authenticate;
  * - MCP: an OAuth error object (`{"error": "invalid_token", "error_description": "…"}`), as the MCP
  *   authorization spec's protected resource answers; with `auth.jwt` the challenge also names the
- *   protected-resource metadata (RFC 9728) that tells an MCP client where to sign in.
+ *   protected-resource metadata (RFC 9728) that tells an MCP client where to sign in;
+ * - OpenAI-compatible (`/v1/…`): OpenAI's `{"error": {"message", "type", "param", "code"}}`, which
+ *   the openai clients raise as AuthenticationError / PermissionDeniedError.
  */
 
 /**
@@ -55,6 +58,12 @@ function mcpBody(refusal: Refusal) {
   return { error, error_description: refusalMessage(refusal) };
 }
 
+/** OpenAI's codes: `invalid_api_key` for a key that is missing or wrong. */
+function openAiRefusalCode(refusal: Refusal): string | null {
+  if (refusal.status === 401) return 'invalid_api_key';
+  return refusal.status === 403 ? 'insufficient_role' : null;
+}
+
 export interface RefusalOptions {
   /** With `auth.jwt`: the URL of this server's protected-resource metadata, for MCP's 401s. */
   resourceMetadataUrl?: (req: Request) => string | undefined;
@@ -76,6 +85,9 @@ export function sendRefusal(req: Request, res: Response, face: Face, refusal: Re
       return;
     case 'mcp':
       res.json(mcpBody(refusal));
+      return;
+    case 'openai':
+      res.json(openAiErrorBody(refusal.status, refusalMessage(refusal), null, openAiRefusalCode(refusal)));
       return;
     case 'rest':
     case 'cli':
