@@ -2,7 +2,6 @@ import type { Request, Response } from 'express';
 import { TRPC_ERROR_CODES_BY_KEY } from '@trpc/server/rpc';
 import { bearerChallenge, type BearerError } from '../http/challenge.js';
 import type { Face } from '../app/principal.js';
-import { openAiErrorBody } from '../openai/errors.js';
 import { REFUSAL_MESSAGES, type FailureReason } from './verdict.js';
 
 /**
@@ -58,10 +57,14 @@ function mcpBody(refusal: Refusal) {
   return { error, error_description: refusalMessage(refusal) };
 }
 
-/** OpenAI's codes: `invalid_api_key` for a key that is missing or wrong. */
-function openAiRefusalCode(refusal: Refusal): string | null {
-  if (refusal.status === 401) return 'invalid_api_key';
-  return refusal.status === 403 ? 'insufficient_role' : null;
+/**
+ * OpenAI's error object, as openai/errors.ts writes it (this layer imports no adapter; the
+ * OpenAI face's e2e test checks the openai client reads it): `invalid_api_key` for a key that is
+ * missing or wrong.
+ */
+function openAiBody(refusal: Refusal) {
+  const [type, code] = refusal.status === 401 ? ['authentication_error', 'invalid_api_key'] : refusal.status === 403 ? ['permission_error', 'insufficient_role'] : ['server_error', null];
+  return { error: { message: refusalMessage(refusal), type, param: null, code } };
 }
 
 export interface RefusalOptions {
@@ -87,7 +90,7 @@ export function sendRefusal(req: Request, res: Response, face: Face, refusal: Re
       res.json(mcpBody(refusal));
       return;
     case 'openai':
-      res.json(openAiErrorBody(refusal.status, refusalMessage(refusal), null, openAiRefusalCode(refusal)));
+      res.json(openAiBody(refusal));
       return;
     case 'rest':
     case 'cli':
