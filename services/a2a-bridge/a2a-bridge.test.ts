@@ -405,6 +405,21 @@ describe('issue 18 item 2: peers that stream', () => {
     expect(log.some((line) => line.includes('a2a stream broke; resubscribing'))).toBe(true);
   });
 
+  it('a peer that refuses to resubscribe is asked for the task until it settles', async () => {
+    const agent = await peerOf(startSdkAgent({ versions: ['1.0'], streaming: true, cutStreams: 2, refuseResubscribe: true }));
+    const { client } = await startBridge();
+    const target = peer(agent.baseUrl);
+    const waiting = (await asCaller({}, () => client.sendMessage({ peer: target, text: 'remove r-42' }))).task!;
+    expect(waiting.state).toBe(TaskState.TASK_STATE_INPUT_REQUIRED);
+    const answered = (await asCaller({}, () => client.sendMessage({ peer: target, text: '', taskId: waiting.id, approved: true }))).task!;
+    expect(answered).toMatchObject({ id: waiting.id, state: TaskState.TASK_STATE_COMPLETED, text: 'done: remove r-42' });
+    expect(agent.messages.map((message) => message.text)).toEqual(['remove r-42', 'approved']);
+    const methods = methodsOf(agent);
+    expect(methods).toContain('SubscribeToTask');
+    expect(methods).toContain('GetTask');
+    expect(methods.filter((method) => method === 'SendStreamingMessage')).toHaveLength(2);
+  });
+
   it('a stream that breaks before the peer named its task fails UNAVAILABLE and sends nothing again', async () => {
     // A "peer" whose card streams and whose stream endpoint drops every connection at once.
     const server = createServer((req, res) => {

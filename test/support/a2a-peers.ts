@@ -118,6 +118,8 @@ export interface SdkAgentOptions {
    * or a read), so that what the client gets next is the rest of the task.
    */
   cutStreams?: number;
+  /** Answers every resubscribe with A2A's "unsupported operation" (-32004): the client has to read the task instead. */
+  refuseResubscribe?: boolean;
 }
 
 const STREAMING_SENDS = new Set(['message/stream', 'SendStreamingMessage']);
@@ -220,6 +222,10 @@ export async function startSdkAgent(options: SdkAgentOptions = {}): Promise<A2aT
         asked.add(id);
         followed.get(id)?.();
       };
+      if (RESUBSCRIBES.has(method) && options.refuseResubscribe) {
+        res.json({ jsonrpc: '2.0', id: (req.body as { id?: unknown }).id ?? null, error: { code: -32004, message: 'resubscribe is not supported here' } });
+        return;
+      }
       if (!RESUBSCRIBES.has(method)) release();
       else {
         // Once the resubscribed stream has sent the task as it stands: the rest of its events follow on it.
