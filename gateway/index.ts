@@ -15,6 +15,7 @@ import { HOST_EXEMPT_PATHS } from './http/cross-site.js';
 import { HttpDrain } from './http/drain.js';
 import { reachableUrl } from './http/url.js';
 import { mcpRouter } from './mcp/router.js';
+import { openAiRouter } from './openai/router.js';
 import { restRouter } from './rest/router.js';
 import { createEventFeed, type EventFeed } from './app/event-feed.js';
 import { eventStreamRouter } from './rest/event-stream.js';
@@ -44,9 +45,12 @@ export interface GatewayParts {
   webDist?: string;
 }
 
+/** Unix seconds: the `created` of the agent as a model (GET /v1/models). */
+const STARTED_AT = Math.floor(Date.now() / 1000);
+
 /**
  * The gateway's HTTP application: the guards and authentication in front (http/app.ts), then
- * the faces — auth's own routes, REST, the event streams, tRPC, A2A, MCP, the web chat.
+ * the faces — auth's own routes, REST, the OpenAI-compatible face, the event streams, tRPC, A2A, MCP, the web chat.
  */
 export function createGatewayApp(parts: GatewayParts): Express {
   const { config, log, auth, feed, webDist } = parts;
@@ -56,9 +60,10 @@ export function createGatewayApp(parts: GatewayParts): Express {
   const mcp = mcpRouter({ agent, config, log });
   const events = eventStreamRouter({ feed, getConversation: (id) => agent.getConversation(id), viewConversation: (id) => agent.viewConversation(id) }, log);
   const trpc = trpcRouter({ agent, feed }, log);
+  const openai = openAiRouter({ agent, feed, model: { id: config.name, created: STARTED_AT }, log });
   const web = webDist ? [webAppRouter(webDist)] : [];
   const gate = auth.gate(webDist ? webAppPaths(webDist) : undefined);
-  return createHttpApp([auth.router, restRouter(agent, parts.readiness, log), events, trpc, a2a, mcp, ...web], log, { host: config.host, server: config.server }, gate);
+  return createHttpApp([auth.router, restRouter(agent, parts.readiness, log), openai, events, trpc, a2a, mcp, ...web], log, { host: config.host, server: config.server }, gate);
 }
 
 /**

@@ -15,7 +15,7 @@ import { describe, expect, it } from 'vitest';
  */
 
 const GATEWAY = dirname(fileURLToPath(import.meta.url));
-const ADAPTERS = ['rest', 'a2a', 'trpc', 'mcp', 'web'];
+const ADAPTERS = ['rest', 'a2a', 'trpc', 'mcp', 'openai', 'web'];
 
 /** The gateway folders each layer may import, besides its own. */
 const ALLOWED: Record<string, string[]> = {

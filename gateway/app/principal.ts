@@ -16,9 +16,11 @@ export type Role = (typeof ROLES)[number];
 
 /**
  * The faces a request comes through (decider.ts DecisionFace): the web chat speaks tRPC, and
- * `asg approvals` is REST that says `X-ASG-Via: cli` (a label, not a credential).
+ * `asg approvals` is REST that says `X-ASG-Via: cli` (a label, not a credential). The
+ * OpenAI-compatible face (`/v1/…`) decides nothing — its approvals are decided over REST — but
+ * answers refusals in its own shape.
  */
-export type Face = DecisionFace;
+export type Face = DecisionFace | 'openai';
 
 export interface Principal {
   name: string;

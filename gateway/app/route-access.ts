@@ -10,7 +10,7 @@ import type { Face, Role } from './principal.js';
  *   and the web chat's files — they hold no data, and a browser loads the page before it can
  *   sign in;
  * - `chat`: conversations (create, list, read, send, their event streams), the tool list, and
- *   the A2A and MCP endpoints (a decision made through those is checked again where it is made:
+ *   the A2A and MCP endpoints and the OpenAI-compatible face under /v1 (a decision made through those is checked again where it is made:
  *   app/decision-guard.ts);
  * - `chat` or `approve`: reading conversations (listing, reading one, its event stream) — an
  *   approver needs the context of what it decides. Which conversations a caller may read or
@@ -67,6 +67,8 @@ const PATH_RULES: PathRule[] = [
   { route: '/audit', need: role('admin'), prefix: true },
   { route: '/a2a', need: role('chat'), face: 'a2a' },
   { route: '/mcp', need: role('chat'), face: 'mcp' },
+  // The OpenAI-compatible face: chatting, and the agent as a model; whatever else comes below /v1, the same.
+  { route: '/v1', need: role('chat'), face: 'openai', prefix: true },
 ];
 
 export const TRPC_PREFIX = '/trpc/';

@@ -15,7 +15,9 @@ import { REFUSAL_MESSAGES, type FailureReason } from './verdict.js';
  *   this) inside the HTTP 401/403 — the A2A spec asks for the HTTP status and WWW-Authenticate;
  * - MCP: an OAuth error object (`{"error": "invalid_token", "error_description": "…"}`), as the MCP
  *   authorization spec's protected resource answers; with `auth.jwt` the challenge also names the
- *   protected-resource metadata (RFC 9728) that tells an MCP client where to sign in.
+ *   protected-resource metadata (RFC 9728) that tells an MCP client where to sign in;
+ * - OpenAI-compatible (`/v1/…`): OpenAI's `{"error": {"message", "type", "param", "code"}}`, which
+ *   the openai clients raise as AuthenticationError / PermissionDeniedError.
  */
 
 /**
@@ -55,6 +57,16 @@ function mcpBody(refusal: Refusal) {
   return { error, error_description: refusalMessage(refusal) };
 }
 
+/**
+ * OpenAI's error object, as openai/errors.ts writes it (this layer imports no adapter; the
+ * OpenAI face's e2e test checks the openai client reads it): `invalid_api_key` for a key that is
+ * missing or wrong.
+ */
+function openAiBody(refusal: Refusal) {
+  const [type, code] = refusal.status === 401 ? ['authentication_error', 'invalid_api_key'] : refusal.status === 403 ? ['permission_error', 'insufficient_role'] : ['server_error', null];
+  return { error: { message: refusalMessage(refusal), type, param: null, code } };
+}
+
 export interface RefusalOptions {
   /** With `auth.jwt`: the URL of this server's protected-resource metadata, for MCP's 401s. */
   resourceMetadataUrl?: (req: Request) => string | undefined;
@@ -76,6 +88,9 @@ export function sendRefusal(req: Request, res: Response, face: Face, refusal: Re
       return;
     case 'mcp':
       res.json(mcpBody(refusal));
+      return;
+    case 'openai':
+      res.json(openAiBody(refusal));
       return;
     case 'rest':
     case 'cli':

@@ -356,3 +356,95 @@ describe('interop with @dwmkerr/mock-llm (A2A v0.3, @a2a-js/sdk 0.3)', () => {
     expect(sent.task!.approval).toBeUndefined();
   });
 });
+
+describe('issue 18 item 2: peers that stream', () => {
+  const methodsOf = (agent: A2aTestPeer) => agent.rpcRequests().map((request) => (request.body as { method: string }).method);
+
+  it.each([
+    ['1.0', 'SendStreamingMessage', Dialect.DIALECT_V1_0],
+    ['0.3', 'message/stream', Dialect.DIALECT_V0_3],
+  ] as const)('A2A v%s: a card with capabilities.streaming gets its messages as %s, approval and answer alike', async (version, method, dialect) => {
+    const agent = await peerOf(startSdkAgent({ versions: [version], streaming: true }));
+    const { client } = await startBridge();
+    const target = peer(agent.baseUrl);
+    const waiting = (await asCaller({}, () => client.sendMessage({ peer: target, text: 'remove r-42' }))).task!;
+    expect(waiting).toMatchObject({ state: TaskState.TASK_STATE_INPUT_REQUIRED, dialect });
+    expect(waiting.approval).toMatchObject({ toolName: APPROVAL_TOOL, toolArgs: APPROVAL_ARGS, description: approvalDescription('remove r-42') });
+    const answered = (await asCaller({}, () => client.sendMessage({ peer: target, text: '', taskId: waiting.id, contextId: waiting.contextId, approved: true }))).task!;
+    expect(answered).toMatchObject({ id: waiting.id, state: TaskState.TASK_STATE_COMPLETED, text: 'done: remove r-42', dialect });
+    expect(methodsOf(agent)).toEqual([method, method]);
+  });
+
+  it('a peer whose card does not stream gets plain sends', async () => {
+    const agent = await peerOf(startSdkAgent({ streaming: false }));
+    const { client } = await startBridge();
+    await asCaller({}, () => client.sendMessage({ peer: peer(agent.baseUrl), text: 'remove r-1' }));
+    expect(methodsOf(agent)).toEqual(['SendMessage']);
+  });
+
+  it.each([
+    ['1.0', 'SendStreamingMessage', 'SubscribeToTask'],
+    ['0.3', 'message/stream', 'tasks/resubscribe'],
+  ] as const)('A2A v%s: a stream cut after its first event is resubscribed; the turn gets the final answer, and the peer acted once', async (version, send, resubscribe) => {
+    const agent = await peerOf(startSdkAgent({ versions: [version], streaming: true, cutStreams: 2 }));
+    const { client, log } = await startBridge();
+    const target = peer(agent.baseUrl);
+    const waiting = (await asCaller({}, () => client.sendMessage({ peer: target, text: 'remove r-42' }))).task!;
+    expect(waiting).toMatchObject({ state: TaskState.TASK_STATE_INPUT_REQUIRED });
+    expect(waiting.approval!.uuid).toMatch(UUID);
+
+    const answered = (await asCaller({}, () => client.sendMessage({ peer: target, text: '', taskId: waiting.id, contextId: waiting.contextId, approved: true }))).task!;
+    expect(answered).toMatchObject({ id: waiting.id, state: TaskState.TASK_STATE_COMPLETED, text: 'done: remove r-42' });
+    // Each message reached the peer's logic once: nothing was sent again after the cuts.
+    expect(agent.messages.map((message) => message.text)).toEqual(['remove r-42', 'approved']);
+    const methods = methodsOf(agent);
+    expect(methods.filter((method) => method === send)).toHaveLength(2);
+    // The rest of the approved task came on the resubscribed stream, not from a read of the task.
+    expect(methods.filter((method) => method === resubscribe).length).toBeGreaterThanOrEqual(1);
+    expect(methods.filter((method) => method === 'GetTask' || method === 'tasks/get')).toEqual([]);
+    expect(log.some((line) => line.includes('a2a stream broke; resubscribing'))).toBe(true);
+  });
+
+  it('a peer that refuses to resubscribe is asked for the task until it settles', async () => {
+    const agent = await peerOf(startSdkAgent({ versions: ['1.0'], streaming: true, cutStreams: 2, refuseResubscribe: true }));
+    const { client } = await startBridge();
+    const target = peer(agent.baseUrl);
+    const waiting = (await asCaller({}, () => client.sendMessage({ peer: target, text: 'remove r-42' }))).task!;
+    expect(waiting.state).toBe(TaskState.TASK_STATE_INPUT_REQUIRED);
+    const answered = (await asCaller({}, () => client.sendMessage({ peer: target, text: '', taskId: waiting.id, approved: true }))).task!;
+    expect(answered).toMatchObject({ id: waiting.id, state: TaskState.TASK_STATE_COMPLETED, text: 'done: remove r-42' });
+    expect(agent.messages.map((message) => message.text)).toEqual(['remove r-42', 'approved']);
+    const methods = methodsOf(agent);
+    expect(methods).toContain('SubscribeToTask');
+    expect(methods).toContain('GetTask');
+    expect(methods.filter((method) => method === 'SendStreamingMessage')).toHaveLength(2);
+  });
+
+  it('a stream that breaks before the peer named its task fails UNAVAILABLE and sends nothing again', async () => {
+    // A "peer" whose card streams and whose stream endpoint drops every connection at once.
+    const server = createServer((req, res) => {
+      if (req.url?.startsWith('/.well-known/agent-card.json')) {
+        const { port } = server.address() as AddressInfo;
+        res.setHeader('content-type', 'application/json');
+        res.end(JSON.stringify({ name: 'dropper', supportedInterfaces: [{ url: `http://127.0.0.1:${port}/a2a`, protocolBinding: 'JSONRPC', protocolVersion: '1.0' }], capabilities: { streaming: true } }));
+        return;
+      }
+      if (req.url === '/.well-known/agent.json') {
+        res.statusCode = 404;
+        res.end();
+        return;
+      }
+      posts += 1;
+      req.socket.destroy();
+    });
+    let posts = 0;
+    server.listen(0, '127.0.0.1');
+    await new Promise((resolve) => server.once('listening', resolve));
+    cleanups.push(() => new Promise<void>((resolve) => server.close(() => resolve())));
+    const { client } = await startBridge();
+    const { port } = server.address() as AddressInfo;
+    const failed = await failure(asCaller({}, () => client.sendMessage({ peer: peer(`http://127.0.0.1:${port}`), text: 'remove r-1' })));
+    expect(failed.code).toBe(GrpcStatus.UNAVAILABLE);
+    expect(posts).toBe(1);
+  });
+});

@@ -3,7 +3,9 @@ import type { RequestContext } from '../common/context.js';
 import { failedPrecondition, GrpcStatus, invalidArgument, notFound, ServiceError } from '../common/grpc/errors.js';
 import type { Logger } from '../common/log.js';
 import { speakerFor, type DialectSpeaker, type OutgoingMessage } from './dialects/index.js';
-import { postJsonRpc, type JsonRpcRequest } from './http.js';
+import type { StreamingSpeaker } from './dialects/dialect.js';
+import { postJsonRpc, type JsonRpcOutcome, type JsonRpcRequest } from './http.js';
+import { sendStreaming } from './stream.js';
 import { displayUrl, openOutboundCall, type OutboundCall, type PeerRef } from './outbound.js';
 import { isDialectMismatch, PeerDirectory, type PeerProfile } from './probe.js';
 import { toRemoteTask, UnreadableAnswer, type TaskView } from './remote-task.js';
@@ -42,8 +44,11 @@ export class A2aBridge {
       const call = openOutboundCall(peer, caller, this.maxDepth);
       const profile = await this.directory.resolve(call);
       const speaker = speakerFor(profile.dialect);
-      const task = await this.ask(call, profile, speaker, speaker.sendMessage(message), (result) => speaker.readSendResult(result));
-      this.log.info('a2a message sent', { peer: peer.name, dialect: Dialect[profile.dialect], task: task.id, state: task.state, continued: message.taskId !== undefined, hops: call.hops });
+      const streaming = profile.streaming ? speaker.streaming : undefined;
+      const task = streaming
+        ? await this.sendStreaming(call, profile, speaker, streaming, message)
+        : await this.ask(call, profile, speaker, speaker.sendMessage(message), (result) => speaker.readSendResult(result));
+      this.log.info('a2a message sent', { peer: peer.name, dialect: Dialect[profile.dialect], task: task.id, state: task.state, continued: message.taskId !== undefined, streamed: streaming !== undefined, hops: call.hops });
       return task;
     });
   }
@@ -57,15 +62,48 @@ export class A2aBridge {
     });
   }
 
-  private async ask(call: OutboundCall, profile: PeerProfile, speaker: DialectSpeaker, request: JsonRpcRequest, read: (result: unknown) => TaskView): Promise<RemoteTask> {
+  /** A peer whose card says it streams: the message as a stream, resubscribed if it breaks (stream.ts). */
+  private async sendStreaming(call: OutboundCall, profile: PeerProfile, speaker: DialectSpeaker, streaming: StreamingSpeaker, message: OutgoingMessage): Promise<RemoteTask> {
+    const view = await sendStreaming({
+      call,
+      endpoint: profile.endpoint,
+      headers: speaker.headers,
+      speaker: streaming,
+      message,
+      settle: (request, outcome, read) => this.settle(call, profile, speaker, request, outcome, read),
+      getTask: async (taskId) => {
+        const request = speaker.getTask(taskId);
+        const outcome = await postJsonRpc(call, profile.endpoint, request, speaker.headers);
+        return this.settle(call, profile, speaker, request, outcome, (result) => speaker.readTask(result));
+      },
+      log: this.log,
+    }).catch((error: unknown) => {
+      // An event of the stream the dialect does not allow.
+      if (error instanceof UnreadableAnswer) throw this.unreadable(call, speaker, streaming.sendMessage(message), error);
+      throw error;
+    });
+    return toRemoteTask(view, profile.dialect);
+  }
+
+  private unreadable(call: OutboundCall, speaker: DialectSpeaker, request: JsonRpcRequest, error: UnreadableAnswer): ServiceError {
     const where = `${call.peer.name} at ${displayUrl(call.peer.url)}`;
+    return failedPrecondition(call.scrub(`sub-agent ${where} answered ${request.method} with something ${speaker.label} does not allow: ${error.message}`));
+  }
+
+  private async ask(call: OutboundCall, profile: PeerProfile, speaker: DialectSpeaker, request: JsonRpcRequest, read: (result: unknown) => TaskView): Promise<RemoteTask> {
     const outcome = await postJsonRpc(call, profile.endpoint, request, speaker.headers);
+    return toRemoteTask(this.settle(call, profile, speaker, request, outcome, read), profile.dialect);
+  }
+
+  /** What a peer's answer to `request` means: the task it reports, or the failure the contract names. */
+  private settle(call: OutboundCall, profile: PeerProfile, speaker: DialectSpeaker, request: JsonRpcRequest, outcome: JsonRpcOutcome, read: (result: unknown) => TaskView): TaskView {
+    const where = `${call.peer.name} at ${displayUrl(call.peer.url)}`;
     if (outcome.kind === 'result') {
       try {
-        return toRemoteTask(read(outcome.result), profile.dialect);
+        return read(outcome.result);
       } catch (error) {
         if (!(error instanceof UnreadableAnswer)) throw error;
-        throw failedPrecondition(call.scrub(`sub-agent ${where} answered ${request.method} with something ${speaker.label} does not allow: ${error.message}`));
+        throw this.unreadable(call, speaker, request, error);
       }
     }
     if (isDialectMismatch(outcome)) {

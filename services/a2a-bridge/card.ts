@@ -20,6 +20,7 @@ const cardSchema = z.looseObject({
   additionalInterfaces: z.array(z.looseObject({ url: z.string(), transport: lenientString })).optional().catch(undefined),
   supportedInterfaces: z.array(z.looseObject({ url: z.string(), protocolBinding: lenientString, protocolVersion: lenientString })).optional().catch(undefined),
   skills: z.array(z.looseObject({ id: lenientString, name: lenientString, description: lenientString })).optional().catch(undefined),
+  capabilities: z.looseObject({ streaming: z.boolean().optional().catch(undefined) }).optional().catch(undefined),
 });
 
 export type AgentCardDocument = z.infer<typeof cardSchema>;
@@ -112,6 +113,11 @@ export function endpointFor(peerUrl: string, cardEndpoint?: string): string {
     }
   }
   return `${configured.origin}/a2a`;
+}
+
+/** Whether the card says the peer streams (`capabilities.streaming`, v0.3 and v1.0 alike); no card, no streaming. */
+export function streamsPerCard(card: AgentCardDocument): boolean {
+  return card.capabilities?.streaming === true;
 }
 
 export interface CardSummary {

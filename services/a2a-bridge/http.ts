@@ -80,12 +80,118 @@ export async function postJsonRpc(call: OutboundCall, endpoint: string, request:
   } catch {
     return { kind: 'http', status: answer.status, detail: `HTTP ${answer.status} ${answer.statusText}, not JSON`.trim() };
   }
+  return envelopeOutcome(json, answer.status, answer.statusText);
+}
+
+/** A stream that broke before it ended (a reset connection, a body cut short): resubscribe, the task goes on at the peer. */
+export class StreamCut extends Error {
+  override name = 'StreamCut';
+}
+
+/**
+ * What a streaming JSON-RPC request opened: the peer's events (each a JSON-RPC result or
+ * error), or a plain answer when it answered without a stream (an error, or a peer that does
+ * not stream after all).
+ */
+export type JsonRpcStream = { kind: 'stream'; events: AsyncGenerator<JsonRpcOutcome, void> } | JsonRpcOutcome;
+
+function envelopeOutcome(json: unknown, status: number, statusText: string): JsonRpcOutcome {
   if (json && typeof json === 'object' && !Array.isArray(json)) {
     const envelope = json as { error?: { code?: unknown; message?: unknown }; result?: unknown };
     if (envelope.error && typeof envelope.error === 'object' && typeof envelope.error.code === 'number') {
       return { kind: 'error', code: envelope.error.code, message: typeof envelope.error.message === 'string' ? envelope.error.message : '' };
     }
-    if (answer.status >= 200 && answer.status < 300 && 'result' in envelope) return { kind: 'result', result: envelope.result };
+    if (status >= 200 && status < 300 && 'result' in envelope) return { kind: 'result', result: envelope.result };
   }
-  return { kind: 'http', status: answer.status, detail: `HTTP ${answer.status} ${answer.statusText}, not a JSON-RPC response`.trim() };
+  return { kind: 'http', status, detail: `HTTP ${status} ${statusText}, not a JSON-RPC response`.trim() };
+}
+
+/** The `data` of each server-sent event in `body`, as the events complete. */
+async function* sseData(body: ReadableStream<Uint8Array>): AsyncGenerator<string, void> {
+  const decoder = new TextDecoder();
+  let buffer = '';
+  const reader = body.getReader();
+  try {
+    for (;;) {
+      const { done, value } = await reader.read();
+      if (done) break;
+      buffer += decoder.decode(value, { stream: true }).replace(/\r\n?/g, '\n');
+      let end: number;
+      while ((end = buffer.indexOf('\n\n')) >= 0) {
+        const block = buffer.slice(0, end);
+        buffer = buffer.slice(end + 2);
+        const lines = block.split('\n').filter((line) => line.startsWith('data:'));
+        if (lines.length > 0) yield lines.map((line) => line.slice(5).replace(/^ /, '')).join('\n');
+      }
+    }
+  } finally {
+    reader.releaseLock();
+  }
+}
+
+/**
+ * Posts a streaming JSON-RPC request (`Accept: text/event-stream`) under the call's deadline.
+ * Fails like postJsonRpc before the stream opens; once open, a broken connection ends the
+ * events with StreamCut, the deadline with DEADLINE_EXCEEDED.
+ */
+export async function postJsonRpcStream(call: OutboundCall, endpoint: string, request: JsonRpcRequest, extraHeaders: Record<string, string> = {}): Promise<JsonRpcStream> {
+  const remaining = call.deadline - Date.now();
+  if (remaining <= 0) throw call.deadlineExceeded();
+  const controller = new AbortController();
+  const timer = setTimeout(() => controller.abort(), remaining);
+  const body = JSON.stringify({ jsonrpc: '2.0', id: nextId++, method: request.method, ...(request.params !== undefined ? { params: request.params } : {}) });
+  let response: Response;
+  try {
+    response = await fetch(endpoint, {
+      method: 'POST',
+      headers: { 'Content-Type': 'application/json', Accept: 'text/event-stream, application/json', ...call.headers, ...extraHeaders },
+      body,
+      signal: controller.signal,
+    });
+  } catch (error) {
+    clearTimeout(timer);
+    if (controller.signal.aborted) throw call.deadlineExceeded();
+    throw call.unavailable(networkReason(error));
+  }
+  const streamed = (response.headers.get('content-type') ?? '').toLowerCase().startsWith('text/event-stream');
+  if (!streamed || !response.body) {
+    try {
+      const text = await response.text();
+      if (response.status >= 500) throw call.unavailable(`HTTP ${response.status} ${response.statusText}`.trim());
+      try {
+        return envelopeOutcome(JSON.parse(text), response.status, response.statusText);
+      } catch {
+        return { kind: 'http', status: response.status, detail: `HTTP ${response.status} ${response.statusText}, not JSON`.trim() };
+      }
+    } catch (error) {
+      if (controller.signal.aborted) throw call.deadlineExceeded();
+      if (error instanceof ServiceError) throw error;
+      throw call.unavailable(networkReason(error));
+    } finally {
+      clearTimeout(timer);
+    }
+  }
+  const stream = response.body;
+  async function* events(): AsyncGenerator<JsonRpcOutcome, void> {
+    try {
+      for await (const data of sseData(stream)) {
+        let json: unknown;
+        try {
+          json = JSON.parse(data);
+        } catch {
+          yield { kind: 'http', status: response.status, detail: 'an event of the stream is not JSON' };
+          continue;
+        }
+        yield envelopeOutcome(json, response.status, response.statusText);
+      }
+    } catch (error) {
+      if (controller.signal.aborted) throw call.deadlineExceeded();
+      throw new StreamCut(call.scrub(networkReason(error)));
+    } finally {
+      clearTimeout(timer);
+      // A stream left early (the task settled) is closed, not left to the deadline.
+      controller.abort();
+    }
+  }
+  return { kind: 'stream', events: events() };
 }

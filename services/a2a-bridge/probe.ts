@@ -1,7 +1,7 @@
 import { Dialect } from '../../gen/ts/asg/a2a/v1/a2a.js';
 import { failedPrecondition } from '../common/grpc/errors.js';
 import type { Logger } from '../common/log.js';
-import { dialectFromCard, endpointFor, fetchAgentCard, summarizeCard, type CardSummary } from './card.js';
+import { dialectFromCard, endpointFor, fetchAgentCard, streamsPerCard, summarizeCard, type CardSummary } from './card.js';
 import { PROBE_ORDER } from './dialects/index.js';
 import { postJsonRpc, type JsonRpcOutcome } from './http.js';
 import { displayUrl, type OutboundCall } from './outbound.js';
@@ -15,6 +15,11 @@ export interface PeerProfile {
   card?: CardSummary;
   /** How the dialect was found. */
   via: 'card' | 'probe';
+  /**
+   * The card declares `capabilities.streaming`: messages go as `message/stream` (v0.3) or
+   * `SendStreamingMessage` (v1.0), and a dropped stream is resubscribed (stream.ts).
+   */
+  streaming: boolean;
 }
 
 /** How long a peer's dialect is trusted before the card is read again. */
@@ -69,17 +74,19 @@ export class PeerDirectory {
     const card = found ? summarizeCard(found.card) : undefined;
     let profile: PeerProfile;
     if (declared) {
-      profile = { dialect: declared.dialect, endpoint: endpointFor(call.peer.url, declared.endpoint), card, via: 'card' };
+      profile = { dialect: declared.dialect, endpoint: endpointFor(call.peer.url, declared.endpoint), card, via: 'card', streaming: streamsPerCard(found!.card) };
     } else {
       // An undeclared card's url is no endpoint to trust (the seed's names its base URL).
       const endpoint = endpointFor(call.peer.url);
-      profile = { dialect: await this.probe(call, endpoint), endpoint, card, via: 'probe' };
+      // Without a card that declares its dialect, nothing says the peer streams: plain sends.
+      profile = { dialect: await this.probe(call, endpoint), endpoint, card, via: 'probe', streaming: false };
     }
     this.profiles.set(key, { profile, expires: this.now() + this.ttlMs });
     this.log.info('a2a peer dialect', {
       peer: call.peer.name,
       dialect: Dialect[profile.dialect],
       via: profile.via,
+      streaming: profile.streaming,
       endpoint: displayUrl(profile.endpoint),
       card: found ? displayUrl(found.location) : 'none',
     });

@@ -226,6 +226,34 @@ describe('TS-010: the bearer token and session id reach the last agent of the ch
   });
 });
 
+describe('issue 18 item 2: a peer that streams, and whose streams are cut mid-task', () => {
+  let b: AgentProcess;
+  let peer: A2aTestPeer;
+
+  beforeAll(async () => {
+    // @a2a-js/sdk's server with capabilities.streaming; the first two streams it answers are cut after their first event.
+    peer = await startSdkAgent({ name: 'streamer', streaming: true, cutStreams: 2 });
+    b = await startAgent({ geminiBaseUrl: model.geminiBaseUrl, config: agentConfig('agent-b', { a2a: [{ name: 'agent-c', url: peer.endpoint }] }) });
+  }, 120_000);
+
+  afterAll(async () => {
+    await Promise.all([b?.stop(), peer?.close()]);
+  });
+
+  it('the turn still completes with the peer\'s final answer, and the peer acted on each message once', async () => {
+    const stop = await converse(b, 'list all resources');
+    expect(stop.result.waiting_approval).toBe(true);
+    expect(stop.result.approval).toMatchObject({ remote_agent_name: 'agent-c', agent_chain: ['agent-c'] });
+    const go = await post(`${b.url}/approvals/${stop.result.approval.uuid}`, { approved: true });
+    expect(go.status).toBe(200);
+    expect(go.body.result.response).toBe('agent-b reports: done: list all resources');
+    expect(peer.messages.map((message) => message.text)).toEqual(['list all resources', 'approved']);
+    const methods = peer.rpcRequests().map((request) => (request.body as { method: string }).method);
+    expect(methods.filter((method) => method === 'SendStreamingMessage')).toHaveLength(2);
+    expect(methods).toContain('SubscribeToTask');
+  });
+});
+
 describe('a2a nodes in a pipeline (TS-026, TS-027, TS-028)', () => {
   let a: AgentProcess;
   let b: AgentProcess;

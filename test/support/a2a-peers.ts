@@ -109,7 +109,22 @@ export interface SdkAgentOptions {
   approvalData?: boolean;
   /** The JSON-RPC endpoint's path (default /a2a). */
   path?: string;
+  /** The card declares `capabilities.streaming` (default false): the SDK then serves the streaming methods and resubscribe. */
+  streaming?: boolean;
+  /**
+   * Closes the connection of this many streaming sends (message/stream, SendStreamingMessage)
+   * right after their first event, as a dropped network does; the task goes on at the agent.
+   * An approved task then waits to finish until the client asks about it again (a resubscribe
+   * or a read), so that what the client gets next is the rest of the task.
+   */
+  cutStreams?: number;
+  /** Answers every resubscribe with A2A's "unsupported operation" (-32004): the client has to read the task instead. */
+  refuseResubscribe?: boolean;
 }
+
+const STREAMING_SENDS = new Set(['message/stream', 'SendStreamingMessage']);
+const RESUBSCRIBES = new Set(['tasks/resubscribe', 'SubscribeToTask']);
+const TASK_FOLLOW_UPS = new Set([...RESUBSCRIBES, 'tasks/get', 'GetTask']);
 
 const textPart = (text: string): Part => ({ content: { $case: 'text', value: text }, metadata: undefined, filename: '', mediaType: '' });
 const dataPart = (data: unknown): Part => ({ content: { $case: 'data', value: data }, metadata: undefined, filename: '', mediaType: '' });
@@ -125,6 +140,8 @@ class ApprovalExecutor implements AgentExecutor {
   constructor(
     private readonly messages: ReceivedMessage[],
     private readonly approvalData: boolean,
+    /** Resolves when the approved task may finish (startSdkAgent's cutStreams). */
+    private readonly mayFinish: (taskId: string) => Promise<void> = async () => undefined,
   ) {}
 
   async execute(context: RequestContext, bus: ExecutionEventBus): Promise<void> {
@@ -151,6 +168,8 @@ class ApprovalExecutor implements AgentExecutor {
     bus.publish(AgentEvent.task(context.task));
     const decision = decisionOf(text, data);
     if (decision === true) {
+      bus.publish(status(TaskState.TASK_STATE_WORKING, agentMessage(taskId, contextId, [textPart('working on it')])));
+      await this.mayFinish(taskId);
       const answer = `done: ${this.firstText.get(taskId) ?? ''}`;
       bus.publish(AgentEvent.artifactUpdate({ taskId, contextId, artifact: { artifactId: randomUUID(), name: 'result', description: '', parts: [textPart(answer)], metadata: undefined, extensions: [] }, append: false, lastChunk: true, metadata: undefined }));
       bus.publish(status(TaskState.TASK_STATE_COMPLETED, agentMessage(taskId, contextId, [textPart('approved and done')])));
@@ -177,7 +196,7 @@ export async function startSdkAgent(options: SdkAgentOptions = {}): Promise<A2aT
     supportedInterfaces: [],
     provider: undefined,
     version: '1.0.0',
-    capabilities: { streaming: false, pushNotifications: false, extensions: [] },
+    capabilities: { streaming: options.streaming ?? false, pushNotifications: false, extensions: [] },
     securitySchemes: {},
     securityRequirements: [],
     defaultInputModes: ['text/plain'],
@@ -185,11 +204,49 @@ export async function startSdkAgent(options: SdkAgentOptions = {}): Promise<A2aT
     skills: [{ id: 'remove', name: 'Remove resources', description: 'Removes resources, after an approval', tags: [], examples: [], inputModes: [], outputModes: [], securityRequirements: [] }],
     signatures: [],
   };
-  const handler = new DefaultRequestHandler(card, new InMemoryTaskStore(), new ApprovalExecutor(messages, options.approvalData ?? true));
+  // cutStreams: an approved task finishes once the client asks about it after its stream was cut.
+  let cutsLeft = options.cutStreams ?? 0;
+  const followed = new Map<string, () => void>();
+  const asked = new Set<string>();
+  const mayFinish = (taskId: string) =>
+    options.cutStreams === undefined || asked.has(taskId) ? Promise.resolve() : new Promise<void>((resolve) => followed.set(taskId, resolve));
+  const handler = new DefaultRequestHandler(card, new InMemoryTaskStore(), new ApprovalExecutor(messages, options.approvalData ?? true, mayFinish));
   const legacyCompat = { enabled: versions.includes('0.3') };
   const app = express();
-  app.use(express.json(), (req, _res, next) => {
+  app.use(express.json(), (req, res, next) => {
     requests.push({ method: req.method, path: req.path, headers: req.headers, body: req.method === 'POST' ? req.body : undefined });
+    const method = (req.body as { method?: unknown } | undefined)?.method;
+    if (typeof method === 'string' && TASK_FOLLOW_UPS.has(method)) {
+      const id = String((req.body as { params?: { id?: unknown } }).params?.id ?? '');
+      const release = () => {
+        asked.add(id);
+        followed.get(id)?.();
+      };
+      if (RESUBSCRIBES.has(method) && options.refuseResubscribe) {
+        res.json({ jsonrpc: '2.0', id: (req.body as { id?: unknown }).id ?? null, error: { code: -32004, message: 'resubscribe is not supported here' } });
+        return;
+      }
+      if (!RESUBSCRIBES.has(method)) release();
+      else {
+        // Once the resubscribed stream has sent the task as it stands: the rest of its events follow on it.
+        const write = res.write.bind(res) as (...args: unknown[]) => boolean;
+        (res as { write: (...args: unknown[]) => boolean }).write = (...args: unknown[]) => {
+          const written = write(...args);
+          if (String(args[0]).includes('data:')) release();
+          return written;
+        };
+      }
+    }
+    if (typeof method === 'string' && STREAMING_SENDS.has(method) && cutsLeft > 0) {
+      cutsLeft -= 1;
+      const write = res.write.bind(res) as (...args: unknown[]) => boolean;
+      (res as { write: (...args: unknown[]) => boolean }).write = (...args: unknown[]) => {
+        const written = write(...args);
+        // After the first event is on its way: the connection drops, the task goes on here.
+        if (String(args[0]).includes('data:')) setImmediate(() => res.socket?.destroy());
+        return written;
+      };
+    }
     next();
   });
   if (options.card ?? true) app.use('/.well-known/agent-card.json', agentCardHandler({ agentCardProvider: handler, legacyCompat, cache: { maxAge: 0 } }));

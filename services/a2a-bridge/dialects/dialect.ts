@@ -1,6 +1,15 @@
 import type { Dialect } from '../../../gen/ts/asg/a2a/v1/a2a.js';
 import type { JsonRpcRequest } from '../http.js';
 import type { TaskView } from '../remote-task.js';
+import type { StreamEvent } from '../stream-events.js';
+
+/** How a dialect streams (issue 18 item 2): the streaming send, the resubscribe, and one event read. */
+export interface StreamingSpeaker {
+  sendMessage(message: OutgoingMessage): JsonRpcRequest;
+  resubscribe(taskId: string): JsonRpcRequest;
+  /** One `result` of the stream; throws UnreadableAnswer on a shape the dialect does not know. */
+  readEvent(result: unknown): StreamEvent;
+}
 
 /** One message to a peer: a new task, or an answer within task `taskId`. */
 export interface OutgoingMessage {
@@ -32,6 +41,8 @@ export interface DialectSpeaker {
   readSendResult(result: unknown): TaskView;
   getTask(taskId: string): JsonRpcRequest;
   readTask(result: unknown): TaskView;
+  /** Absent for a dialect without streaming (the seed's). */
+  readonly streaming?: StreamingSpeaker;
 }
 
 /** The text a message carries: an approval answer is the word itself, as the seed's peers expect. */

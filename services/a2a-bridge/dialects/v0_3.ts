@@ -2,6 +2,7 @@ import { randomUUID } from 'node:crypto';
 import { z } from 'zod';
 import { Dialect, TaskState } from '../../../gen/ts/asg/a2a/v1/a2a.js';
 import { joinTexts, stateFromWord, UnreadableAnswer, type TaskView } from '../remote-task.js';
+import type { StreamEvent } from '../stream-events.js';
 import { decisionData, messageText, type DialectSpeaker, type OutgoingMessage } from './dialect.js';
 
 /**
@@ -46,6 +47,55 @@ function taskView(raw: unknown): TaskView {
   };
 }
 
+const statusUpdate = z.looseObject({
+  kind: z.literal('status-update'),
+  taskId: z.string(),
+  contextId: z.string().optional(),
+  status: z.looseObject({ state: z.string(), message: message.optional() }),
+});
+const artifactUpdate = z.looseObject({
+  kind: z.literal('artifact-update'),
+  taskId: z.string(),
+  contextId: z.string().optional(),
+  artifact: z.looseObject({ artifactId: z.string().optional(), parts: z.array(part) }),
+  append: z.boolean().optional(),
+});
+
+function sendParams(outgoing: OutgoingMessage) {
+  const parts: Array<Record<string, unknown>> = [{ kind: 'text', text: messageText(outgoing) }];
+  const decision = decisionData(outgoing);
+  if (decision) parts.push({ kind: 'data', data: decision });
+  return {
+    message: {
+      kind: 'message',
+      messageId: randomUUID(),
+      role: 'user',
+      parts,
+      ...(outgoing.taskId ? { taskId: outgoing.taskId } : {}),
+      ...(outgoing.contextId ? { contextId: outgoing.contextId } : {}),
+    },
+  };
+}
+
+/** One event of a v0.3 stream: a Task, a Message (the answer), a status-update or an artifact-update, tagged by `kind`. */
+function readEvent(result: unknown): StreamEvent {
+  const kind = (result as { kind?: unknown } | null)?.kind;
+  if (kind === 'status-update') {
+    const parsed = statusUpdate.safeParse(result);
+    if (!parsed.success) throw new UnreadableAnswer('a v0.3 status-update needs a "taskId" and a "status" with a "state"');
+    const parts = parsed.data.status.message?.parts ?? [];
+    return { kind: 'status', taskId: parsed.data.taskId, contextId: parsed.data.contextId ?? '', state: stateFromWord(parsed.data.status.state), statusText: texts(parts), statusData: data(parts) };
+  }
+  if (kind === 'artifact-update') {
+    const parsed = artifactUpdate.safeParse(result);
+    if (!parsed.success) throw new UnreadableAnswer('a v0.3 artifact-update needs a "taskId" and an "artifact" with "parts"');
+    const { taskId, contextId, artifact, append } = parsed.data;
+    return { kind: 'artifact', taskId, contextId: contextId ?? '', artifactId: artifact.artifactId ?? '', text: texts(artifact.parts), append: append === true };
+  }
+  const view = v0_3.readSendResult(result);
+  return kind === 'task' || (result as { status?: unknown } | null)?.status !== undefined ? { kind: 'task', view } : { kind: 'task', view, answer: true };
+}
+
 export const v0_3: DialectSpeaker = {
   dialect: Dialect.DIALECT_V0_3,
   label: 'A2A v0.3',
@@ -56,22 +106,7 @@ export const v0_3: DialectSpeaker = {
   probe: { method: 'agent/getAuthenticatedExtendedCard' },
 
   sendMessage(outgoing: OutgoingMessage) {
-    const parts: Array<Record<string, unknown>> = [{ kind: 'text', text: messageText(outgoing) }];
-    const decision = decisionData(outgoing);
-    if (decision) parts.push({ kind: 'data', data: decision });
-    return {
-      method: 'message/send',
-      params: {
-        message: {
-          kind: 'message',
-          messageId: randomUUID(),
-          role: 'user',
-          parts,
-          ...(outgoing.taskId ? { taskId: outgoing.taskId } : {}),
-          ...(outgoing.contextId ? { contextId: outgoing.contextId } : {}),
-        },
-      },
-    };
+    return { method: 'message/send', params: sendParams(outgoing) };
   },
 
   readSendResult(result) {
@@ -91,5 +126,11 @@ export const v0_3: DialectSpeaker = {
   },
 
   readTask: taskView,
+
+  streaming: {
+    sendMessage: (outgoing) => ({ method: 'message/stream', params: sendParams(outgoing) }),
+    resubscribe: (taskId) => ({ method: 'tasks/resubscribe', params: { id: taskId } }),
+    readEvent,
+  },
 };
 

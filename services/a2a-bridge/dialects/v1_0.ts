@@ -1,7 +1,21 @@
 import { randomUUID } from 'node:crypto';
-import { A2A_PROTOCOL_VERSION, A2A_VERSION_HEADER, GetTaskRequest, Role, SendMessageRequest, SendMessageResponse, Task, taskStateToJSON, type Message, type Part } from '@a2a-js/sdk';
+import {
+  A2A_PROTOCOL_VERSION,
+  A2A_VERSION_HEADER,
+  GetTaskRequest,
+  Role,
+  SendMessageRequest,
+  SendMessageResponse,
+  StreamResponse,
+  SubscribeToTaskRequest,
+  Task,
+  taskStateToJSON,
+  type Message,
+  type Part,
+} from '@a2a-js/sdk';
 import { Dialect, TaskState } from '../../../gen/ts/asg/a2a/v1/a2a.js';
 import { joinTexts, stateFromName, UnreadableAnswer, type TaskView } from '../remote-task.js';
+import type { StreamEvent } from '../stream-events.js';
 import { decisionData, messageText, probeTaskId, type DialectSpeaker, type OutgoingMessage } from './dialect.js';
 
 /**
@@ -45,6 +59,52 @@ function messageView(message: Message): TaskView {
   return { id: message.taskId, contextId: message.contextId, state: TaskState.TASK_STATE_COMPLETED, statusText: texts(message.parts), statusData: data(message.parts), artifactText: texts(message.parts) };
 }
 
+function sendRequest(outgoing: OutgoingMessage): unknown {
+  const parts = [textPart(messageText(outgoing))];
+  const decision = decisionData(outgoing);
+  if (decision) parts.push(dataPart(decision));
+  const message: Message = {
+    messageId: randomUUID(),
+    contextId: outgoing.contextId ?? '',
+    taskId: outgoing.taskId ?? '',
+    role: Role.ROLE_USER,
+    parts,
+    metadata: undefined,
+    extensions: [],
+    referenceTaskIds: [],
+  };
+  return SendMessageRequest.toJSON({ tenant: '', message, configuration: undefined, metadata: undefined });
+}
+
+/** One StreamResponse: `{"task"}`, `{"message"}`, `{"statusUpdate"}` or `{"artifactUpdate"}`, read by the SDK's codec. */
+function readEvent(result: unknown): StreamEvent {
+  if (!isObject(result)) throw new UnreadableAnswer('a v1.0 StreamResponse is an object {"task"}, {"message"}, {"statusUpdate"} or {"artifactUpdate"}');
+  if (isObject(result.task)) return { kind: 'task', view: taskView(result.task) };
+  const payload = StreamResponse.fromJSON(result).payload;
+  switch (payload?.$case) {
+    case 'message':
+      return { kind: 'task', view: messageView(payload.value), answer: true };
+    case 'statusUpdate': {
+      const { taskId, contextId, status } = payload.value;
+      const message = status?.message;
+      return {
+        kind: 'status',
+        taskId,
+        contextId,
+        state: stateFromName(taskStateToJSON(status?.state ?? 0)),
+        statusText: message ? texts(message.parts) : '',
+        statusData: message ? data(message.parts) : [],
+      };
+    }
+    case 'artifactUpdate': {
+      const { taskId, contextId, artifact, append } = payload.value;
+      return { kind: 'artifact', taskId, contextId, artifactId: artifact?.artifactId ?? '', text: artifact ? texts(artifact.parts) : '', append };
+    }
+    default:
+      throw new UnreadableAnswer('a v1.0 StreamResponse is an object {"task"}, {"message"}, {"statusUpdate"} or {"artifactUpdate"}');
+  }
+}
+
 export const v1_0: DialectSpeaker = {
   dialect: Dialect.DIALECT_V1_0,
   label: 'A2A v1.0',
@@ -52,20 +112,7 @@ export const v1_0: DialectSpeaker = {
   probe: { method: 'GetTask', params: GetTaskRequest.toJSON({ tenant: '', id: probeTaskId() }) },
 
   sendMessage(outgoing: OutgoingMessage) {
-    const parts = [textPart(messageText(outgoing))];
-    const decision = decisionData(outgoing);
-    if (decision) parts.push(dataPart(decision));
-    const message: Message = {
-      messageId: randomUUID(),
-      contextId: outgoing.contextId ?? '',
-      taskId: outgoing.taskId ?? '',
-      role: Role.ROLE_USER,
-      parts,
-      metadata: undefined,
-      extensions: [],
-      referenceTaskIds: [],
-    };
-    return { method: 'SendMessage', params: SendMessageRequest.toJSON({ tenant: '', message, configuration: undefined, metadata: undefined }) };
+    return { method: 'SendMessage', params: sendRequest(outgoing) };
   },
 
   readSendResult(result) {
@@ -81,4 +128,10 @@ export const v1_0: DialectSpeaker = {
   },
 
   readTask: taskView,
+
+  streaming: {
+    sendMessage: (outgoing) => ({ method: 'SendStreamingMessage', params: sendRequest(outgoing) }),
+    resubscribe: (taskId) => ({ method: 'SubscribeToTask', params: SubscribeToTaskRequest.toJSON({ tenant: '', id: taskId }) }),
+    readEvent,
+  },
 };

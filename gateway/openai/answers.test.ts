@@ -1,0 +1,35 @@
+import { describe, expect, it } from 'vitest';
+import { ApprovalStatus, type PendingApproval } from '../../gen/ts/asg/store/v1/store.js';
+import { GrpcStatus, RpcError } from '../../services/common/grpc/errors.js';
+import { ConversationBusy } from '../app/busy.js';
+import { answerText, requireModel } from './completions.js';
+import { OpenAiError, openAiFailureOf } from './errors.js';
+import { remainderOf } from './stream.js';
+
+const approval = { uuid: '11111111-2222-4333-8444-555555555555', conversationId: 'c-1', toolName: 'resources_add', toolArgs: { name: 'x' }, description: 'Add x', status: ApprovalStatus.APPROVAL_STATUS_PENDING } as unknown as PendingApproval;
+
+describe('the OpenAI face\'s answers (issue 18 item 4)', () => {
+  it('names the approval, how to decide it and how to go on, after the agent\'s own text', () => {
+    const text = answerText({ response: 'I will add it.', approval }, 'c-1');
+    expect(text.split('\n')[0]).toBe('I will add it.');
+    expect(text).toContain(`Approval required (id: ${approval.uuid}): Add x`);
+    expect(text).toContain(`POST /approvals/${approval.uuid}`);
+    expect(text).toContain('X-Conversation-Id: c-1');
+    expect(answerText({ response: 'plain' }, 'c-1')).toBe('plain');
+  });
+
+  it('a stream ends with what its deltas did not carry of the answer', () => {
+    expect(remainderOf('Done. all', '')).toBe('Done. all');
+    expect(remainderOf('Done. all', 'Done.')).toBe(' all');
+    expect(remainderOf('Done. all', 'Done. all')).toBe('');
+    expect(remainderOf('Done. all', 'other text')).toBe('\n\nDone. all');
+  });
+
+  it('errors: OpenAI\'s shape with the status of app/errors.ts', () => {
+    expect(openAiFailureOf(new OpenAiError(400, 'bad', 'messages'))).toEqual({ status: 400, unexpected: false, body: { error: { message: 'bad', type: 'invalid_request_error', param: 'messages', code: null } } });
+    expect(openAiFailureOf(new RpcError(GrpcStatus.NOT_FOUND, 'conversation x not found', '/asg.store.v1.ConversationStoreService/GetConversation'))).toMatchObject({ status: 404, body: { error: { type: 'not_found_error', message: 'conversation x not found' } } });
+    expect(openAiFailureOf(new ConversationBusy('c-1'))).toMatchObject({ status: 409, body: { error: { type: 'conflict_error', code: 'conversation_busy' } } });
+    expect(openAiFailureOf(new Error('boom'))).toMatchObject({ status: 500, unexpected: true, body: { error: { type: 'server_error' } } });
+    expect(() => requireModel({ id: 'agent', created: 0 }, 'gpt-4o')).toThrow(expect.objectContaining({ status: 404, code: 'model_not_found', param: 'model' }));
+  });
+});
