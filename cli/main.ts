@@ -18,9 +18,17 @@ const DEFAULT_CONFIG = 'config/agent.yaml';
 /** pino's levels: what LOG_LEVEL takes. */
 const LOG_LEVELS = ['trace', 'debug', 'info', 'warn', 'error', 'fatal', 'silent'];
 
+/** The package's version: its package.json is above dist/cli/main.js by two levels, above cli/main.ts (under tsx) by one. */
 function version(): string {
-  // dist/cli/main.js and cli/main.ts are both two levels below the package root.
-  return (JSON.parse(readFileSync(new URL('../../package.json', import.meta.url), 'utf8')) as { version: string }).version;
+  for (const path of ['../../package.json', '../package.json']) {
+    try {
+      const pkg = JSON.parse(readFileSync(new URL(path, import.meta.url), 'utf8')) as { name?: string; version?: string };
+      if (pkg.name === 'agent-stop-and-go' && pkg.version) return pkg.version;
+    } catch {
+      /* not this level */
+    }
+  }
+  return '0.0.0';
 }
 
 function portNumber(value: string): number {
