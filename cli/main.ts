@@ -156,6 +156,8 @@ function program(): Command {
     .usage('<list|show|approve|reject> [options]')
     .argument('[arguments...]')
     .helpOption(false)
+    // What `asg help approvals` shows: commander's help of this command knows none of its options.
+    .addHelpText('after', '\nRun asg approvals --help for its commands, options and exit codes.')
     .allowUnknownOption()
     .allowExcessArguments()
     .action(async (args: string[]) => {
