@@ -3,7 +3,10 @@ import { spawnSync } from 'node:child_process';
 import { readFileSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { describe, expect, it } from 'vitest';
-import { ASG, REPO_ROOT, startAgent, tempDir } from '../test/support/agent-process.js';
+import { connect } from 'node:net';
+import { ASG, REPO_ROOT, spawnProcess, startAgent, tempDir } from '../test/support/agent-process.js';
+import { get } from '../test/support/http.js';
+import { freePort } from '../test/support/ports.js';
 
 function asg(...args: string[]) {
   const result = spawnSync(process.execPath, [ASG, ...args], { cwd: REPO_ROOT, encoding: 'utf8', timeout: 30_000 });
@@ -65,12 +68,99 @@ describe('asg up: who may approve (issue 15)', () => {
 
 describe('asg usage', () => {
   it('lists the commands and refuses unknown ones', () => {
-    expect(asg('--help').out).toContain('serve <service>');
+    expect(asg('--help').out).toContain('serve [options] <service>');
     const unknown = asg('launch');
     expect(unknown.code).toBe(2);
-    expect(unknown.out).toContain('unknown command "launch"');
-    expect(asg('serve', 'nothing').code).toBe(2);
+    expect(unknown.out).toContain("unknown command 'launch'");
+    const service = asg('serve', 'nothing');
+    expect(service.code).toBe(2);
+    expect(service.out).toContain('Allowed choices are gateway, orchestrator, conversation-store');
+    expect(asg('up', '--port', '70000').code).toBe(2);
+    expect(asg('--log-format', 'xml', 'config', 'check').code).toBe(2);
   });
+
+  it('--help works on every command and exits 0 (issue 17)', () => {
+    const commands = [[], ['up'], ['serve'], ['mcp-resources'], ['mcp-filesystem'], ['config'], ['config', 'check'], ['web'], ['approvals']];
+    for (const command of commands) {
+      const { code, out } = asg(...command, '--help');
+      expect(code, command.join(' ')).toBe(0);
+      expect(out, command.join(' ')).toMatch(command[0] === 'approvals' ? /^Usage: asg approvals / : new RegExp(`^Usage: asg ${command.join(' ')}`.trimEnd()));
+    }
+    expect(asg('serve', '--help').out).toMatch(/--port <port>.*\(env: PORT\)/s);
+    expect(asg('up', '--help').out).toMatch(/--config <file>.*env:\s+ASG_CONFIG/s);
+    expect(asg('help', 'serve')).toMatchObject({ code: 0, out: expect.stringContaining('Usage: asg serve') });
+    // Plain `asg` shows the help too, and succeeds.
+    expect(asg()).toMatchObject({ code: 0, out: expect.stringContaining('Commands:') });
+  });
+
+  it('--version prints the version of package.json', () => {
+    const { version } = JSON.parse(readFileSync(join(REPO_ROOT, 'package.json'), 'utf8')) as { version: string };
+    expect(asg('--version')).toEqual({ code: 0, out: `${version}\n` });
+  });
+
+  it('config check reads --config, else ASG_CONFIG, else config/agent.yaml (issue 17)', () => {
+    const withEnv = (env: Record<string, string>, ...args: string[]) => {
+      const result = spawnSync(process.execPath, [ASG, ...args], { cwd: REPO_ROOT, encoding: 'utf8', timeout: 30_000, env: { ...process.env, ...env } });
+      return { code: result.status, out: result.stdout + result.stderr };
+    };
+    const { ASG_CONFIG: _ignored, ...clean } = process.env;
+    expect(spawnSync(process.execPath, [ASG, 'config', 'check'], { cwd: REPO_ROOT, encoding: 'utf8', timeout: 30_000, env: clean }).stdout).toContain('config/agent.yaml: valid');
+    expect(withEnv({ ASG_CONFIG: 'config/sequential.yaml' }, 'config', 'check').out).toContain('config/sequential.yaml: valid');
+    expect(withEnv({ ASG_CONFIG: 'config/sequential.yaml' }, 'config', 'check', '--config', 'config/agent.yaml').out).toContain('config/agent.yaml: valid');
+    const missing = withEnv({ ASG_CONFIG: '/nonexistent/agent.yaml' }, 'up');
+    expect(missing.code).toBe(2);
+    expect(missing.out).toContain('/nonexistent/agent.yaml: cannot read the configuration file (ENOENT)');
+  });
+
+  it('--log-format and --log-level become LOG_FORMAT and LOG_LEVEL, wherever they stand (the logger reads those)', () => {
+    const file = join(tempDir(), 'env.json');
+    const run = spawnSync(process.execPath, ['--import', join(REPO_ROOT, 'test', 'fixtures', 'record-log-env.mjs'), ASG, 'config', 'check', '--log-format', 'pretty', 'config/agent.yaml', '--log-level', 'warn'], {
+      cwd: REPO_ROOT,
+      encoding: 'utf8',
+      timeout: 30_000,
+      env: { ...process.env, LOG_ENV_FILE: file, LOG_FORMAT: 'json', LOG_LEVEL: 'info' },
+    });
+    expect(run.status, run.stderr).toBe(0);
+    expect(JSON.parse(readFileSync(file, 'utf8'))).toEqual({ LOG_FORMAT: 'pretty', LOG_LEVEL: 'warn' });
+  });
+});
+
+describe('what listens: --host and --port, else PORT, else the file (issue 17)', () => {
+  /** Whether something accepts TCP connections on 127.0.0.1:port. */
+  const accepts = (port: number) =>
+    new Promise<boolean>((resolve) => {
+      const socket = connect({ host: '127.0.0.1', port, timeout: 1000 });
+      socket.once('connect', () => resolve(socket.destroy() !== undefined));
+      socket.once('error', () => resolve(false));
+      socket.once('timeout', () => resolve(socket.destroy() === undefined));
+    });
+
+  it('asg up puts the gateway on PORT over the file\'s port 0', async () => {
+    const port = await freePort();
+    const agent = await startAgent({ geminiBaseUrl: 'http://127.0.0.1:9', env: { PORT: String(port) } });
+    try {
+      expect(new URL(agent.url).port).toBe(String(port));
+      expect((await get(`${agent.url}/health`)).status).toBe(200);
+    } finally {
+      expect(await agent.stop()).toBe(0);
+    }
+  }, 60_000);
+
+  it('asg serve puts a service on --host and --port, which beat PORT', async () => {
+    const dir = tempDir();
+    const file = join(dir, 'agent.yaml');
+    writeFileSync(file, `data_dir: ${JSON.stringify(join(dir, 'data'))}\nservices:\n  conversation_store: 127.0.0.1:1\n`);
+    const [port, other] = [await freePort(), await freePort()];
+    const served = spawnProcess(process.execPath, [ASG, 'serve', 'conversation-store', '--config', file, '--host', '127.0.0.1', '--port', String(port)], { ...process.env, PORT: String(other) });
+    try {
+      // Logged once it listens and stops on a signal.
+      await served.waitForLine((line) => line.includes('service up'), 30_000);
+      expect(await accepts(port)).toBe(true);
+      expect(await accepts(other)).toBe(false);
+    } finally {
+      expect(await served.stop()).toBe(0);
+    }
+  }, 60_000);
 });
 
 describe('what a command loads (issue 16)', () => {
@@ -92,10 +182,12 @@ describe('what a command loads (issue 16)', () => {
   }
   const serviceCode = (modules: string[]) => modules.filter((url) => SERVICE_CODE.some((pattern) => pattern.test(url)));
 
-  it('asg --help loads no package, and config check no service', () => {
-    const help = modulesOf(['--help']);
-    expect(help).toContainEqual(expect.stringMatching(/\/dist\/cli\/usage\.js$/));
-    expect(help.filter((url) => url.includes('/node_modules/'))).toEqual([]);
+  it('asg --help loads no package but commander, and config check no service', () => {
+    for (const args of [['--help'], ['serve', '--help'], ['--version']]) {
+      const help = modulesOf(args);
+      expect(help).toContainEqual(expect.stringMatching(/\/dist\/cli\/usage\.js$/));
+      expect(help.filter((url) => url.includes('/node_modules/') && !url.includes('/node_modules/commander/'))).toEqual([]);
+    }
     const check = modulesOf(['config', 'check', 'config/agent.yaml']);
     expect(check).toContainEqual(expect.stringMatching(/\/dist\/services\/common\/config\/schema\.js$/));
     expect(serviceCode(check)).toEqual([]);

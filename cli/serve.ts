@@ -19,11 +19,30 @@ function addressOf(config: AgentConfig, service: ServiceName): string {
   return process.env[ENV_ADDRESS[service]] || config.services[service];
 }
 
-/** A served service listens on all interfaces (it runs in its own container) on its configured port. */
-function listenAddress(config: AgentConfig, service: ServiceName): string {
-  if (process.env.ASG_LISTEN) return process.env.ASG_LISTEN;
-  const address = addressOf(config, service);
-  return `0.0.0.0:${address.slice(address.lastIndexOf(':') + 1)}`;
+/** `--host` and `--port` (or PORT) of `asg serve`. */
+export interface Listen {
+  host?: string | undefined;
+  port?: number | undefined;
+}
+
+/** `host:port` of a gRPC address; an IPv6 host in brackets. */
+function hostPort(host: string, port: string | number): string {
+  return `${host.includes(':') && !host.startsWith('[') ? `[${host}]` : host}:${port}`;
+}
+
+/**
+ * A served service listens on all interfaces (it runs in its own container) on its configured
+ * port, or on ASG_LISTEN; --host and --port replace either part.
+ */
+function listenAddress(config: AgentConfig, service: ServiceName, listen: Listen): string {
+  const base = process.env.ASG_LISTEN || hostPort('0.0.0.0', portOf(addressOf(config, service)));
+  if (listen.host === undefined && listen.port === undefined) return base;
+  const separator = base.lastIndexOf(':');
+  return hostPort(listen.host ?? base.slice(0, separator).replace(/^\[(.*)\]$/, '$1'), listen.port ?? base.slice(separator + 1));
+}
+
+function portOf(address: string): string {
+  return address.slice(address.lastIndexOf(':') + 1);
 }
 
 function peers(config: AgentConfig): Peers {
@@ -37,8 +56,9 @@ function peers(config: AgentConfig): Peers {
 }
 
 /** Starts one service alone (`asg serve <service>`), for one container per service; only that service's code is loaded. */
-export async function startOneService(service: ServiceName | 'gateway' | (typeof SERVICE_NAMES)[number], config: AgentConfig): Promise<RunningService> {
+export async function startOneService(service: ServiceName | 'gateway' | (typeof SERVICE_NAMES)[number], config: AgentConfig, listen: Listen = {}): Promise<RunningService> {
   const log = createLogger(service);
+  // The gateway listens on the config's host and port, which --host and --port replaced already (cli/agent.ts).
   switch (service) {
     case 'gateway': {
       const { startGateway } = await import('../gateway/index.js');
@@ -46,27 +66,27 @@ export async function startOneService(service: ServiceName | 'gateway' | (typeof
     }
     case 'orchestrator': {
       const { startOrchestrator } = await import('../services/orchestrator/index.js');
-      return startOrchestrator({ config: configSlice(config, 'orchestrator'), log, listen: listenAddress(config, 'orchestrator'), peers: peers(config) });
+      return startOrchestrator({ config: configSlice(config, 'orchestrator'), log, listen: listenAddress(config, 'orchestrator', listen), peers: peers(config) });
     }
     case 'conversation-store':
     case 'conversation_store': {
       const { startConversationStore } = await import('../services/conversation-store/index.js');
-      return startConversationStore({ config: configSlice(config, 'conversationStore'), log, listen: listenAddress(config, 'conversation_store') });
+      return startConversationStore({ config: configSlice(config, 'conversationStore'), log, listen: listenAddress(config, 'conversation_store', listen) });
     }
     case 'llm-gateway':
     case 'llm_gateway': {
       const { startLlmGateway } = await import('../services/llm-gateway/index.js');
-      return startLlmGateway({ config: configSlice(config, 'llmGateway'), log, listen: listenAddress(config, 'llm_gateway') });
+      return startLlmGateway({ config: configSlice(config, 'llmGateway'), log, listen: listenAddress(config, 'llm_gateway', listen) });
     }
     case 'tool-broker':
     case 'tool_broker': {
       const { startToolBroker } = await import('../services/tool-broker/index.js');
-      return startToolBroker({ config: configSlice(config, 'toolBroker'), log, listen: listenAddress(config, 'tool_broker') });
+      return startToolBroker({ config: configSlice(config, 'toolBroker'), log, listen: listenAddress(config, 'tool_broker', listen) });
     }
     case 'a2a-bridge':
     case 'a2a_bridge': {
       const { startA2aBridge } = await import('../services/a2a-bridge/index.js');
-      return startA2aBridge({ config: configSlice(config, 'a2aBridge'), log, listen: listenAddress(config, 'a2a_bridge') });
+      return startA2aBridge({ config: configSlice(config, 'a2aBridge'), log, listen: listenAddress(config, 'a2a_bridge', listen) });
     }
   }
 }

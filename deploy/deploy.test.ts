@@ -4,13 +4,18 @@
  * address a service dials is a compose service listening on that port, and everything the
  * Dockerfile copies exists.
  */
+import { spawn } from 'node:child_process';
 import { existsSync, readFileSync } from 'node:fs';
+import { createServer } from 'node:http';
+import type { AddressInfo } from 'node:net';
 import { join } from 'node:path';
 import { describe, expect, it } from 'vitest';
 import { parse } from 'yaml';
 import { SERVICE_NAMES } from '../cli/serve.js';
 import { loadConfig } from '../services/common/config/load.js';
 import { checkAuthConfig, InsecureBindingError } from '../gateway/auth/preflight.js';
+import { loadWebConfig } from '../gateway/web/config.js';
+import { DEFAULT_PORT as FILESYSTEM_DEFAULT_PORT } from '../services/mcp-filesystem/config.js';
 
 const here = import.meta.dirname;
 const root = join(here, '..');
@@ -58,6 +63,17 @@ describe('deploy/compose.yaml', () => {
     }
   });
 
+  it('checks the health of each gRPC service at the port it listens on (the image checks the gateway)', () => {
+    for (const [name, service] of Object.entries(compose.services) as [string, { healthcheck?: { test: string[] } }][]) {
+      if (name === 'gateway') {
+        expect(service.healthcheck).toBeUndefined();
+        continue;
+      }
+      const address = config.services[name.replace('-', '_') as keyof typeof config.services];
+      expect(service.healthcheck?.test, name).toEqual(['CMD', 'node', 'deploy/healthcheck.mjs', address.slice(address.lastIndexOf(':') + 1)]);
+    }
+  });
+
   it('keeps the store and the resources database on volumes', () => {
     expect(compose.services['conversation-store']!.volumes).toContain('store-data:/data');
     expect(compose.services['tool-broker']!.volumes).toContain('tool-data:/data');
@@ -65,12 +81,93 @@ describe('deploy/compose.yaml', () => {
 });
 
 describe('deploy/Dockerfile', () => {
-  it('copies only paths that exist and starts bin/asg', () => {
-    const dockerfile = readFileSync(join(here, 'Dockerfile'), 'utf8');
+  const dockerfile = readFileSync(join(here, 'Dockerfile'), 'utf8');
+  /** The stage the image is made of: everything after the last FROM. */
+  const runtime = dockerfile.slice(dockerfile.lastIndexOf('\nFROM '));
+  const instruction = (name: string) => [...runtime.matchAll(new RegExp(`^${name} (.+)$`, 'gm'))].map((match) => match[1]!);
+
+  it('copies only paths that exist and starts bin/asg under tini', () => {
     const copied = [...dockerfile.matchAll(/^COPY (?!--from)(.+) \S+$/gm)].flatMap((match) => match[1]!.split(/\s+/));
     expect(copied.length).toBeGreaterThan(5);
     for (const path of copied) expect(existsSync(join(root, path)), path).toBe(true);
-    expect(dockerfile).toContain('ENTRYPOINT ["node", "bin/asg"]');
+    // tini, the Debian package, is PID 1: it passes signals on to node and reaps exited children.
+    expect(runtime).toMatch(/apt-get install -y --no-install-recommends tini\b/);
+    expect(instruction('ENTRYPOINT')).toEqual(['["/usr/bin/tini", "--", "node", "bin/asg"]']);
+  });
+
+  it('builds in one stage and runs from another that has no build tools, as a user other than root', () => {
+    expect(dockerfile.match(/^FROM /gm)!.length).toBeGreaterThanOrEqual(2);
+    expect(dockerfile).toMatch(/^FROM \S+ AS build$/m);
+    expect(runtime).not.toMatch(/\b(g\+\+|make|python3)\b/);
+    expect(runtime).toMatch(/^COPY --from=build /m);
+    const users = instruction('USER');
+    expect(users.length).toBeGreaterThan(0);
+    expect(users.at(-1)).not.toMatch(/^(root|0)(:|$)/);
+  });
+
+  it("keeps the agent's data on a volume that its user may write", () => {
+    const user = instruction('USER').at(-1)!;
+    expect(instruction('VOLUME')).toContain(config.data_dir);
+    // Made and handed over before VOLUME: a new volume starts with the ownership of the image's directory.
+    const chown = runtime.search(new RegExp(`chown ${user}:${user} ${config.data_dir}\\b`));
+    expect(chown).toBeGreaterThan(0);
+    expect(chown).toBeLessThan(runtime.search(/^VOLUME /m));
+    expect(runtime.search(/^VOLUME /m)).toBeLessThan(runtime.search(/^USER /m));
+  });
+
+  it('exposes every port something in the image listens on', () => {
+    const exposed = instruction('EXPOSE').flatMap((ports) => ports.split(/\s+/)).map(Number);
+    const listening = [
+      config.port, // the gateway of `asg up` and `asg serve gateway`
+      ...Object.values(config.services).map((address) => Number(address.slice(address.lastIndexOf(':') + 1))), // `asg serve <service>`
+      loadWebConfig(join(root, 'config', 'web.yaml')).port, // `asg web`
+      FILESYSTEM_DEFAULT_PORT, // `asg mcp-filesystem`
+    ];
+    expect([...exposed].sort()).toEqual([...new Set(listening)].sort());
+  });
+
+  it('has a HEALTHCHECK that runs a script the image holds, within its timeout', () => {
+    const [healthcheck] = instruction('HEALTHCHECK');
+    expect(healthcheck).toMatch(/--timeout=5s .*CMD \["node", "deploy\/healthcheck\.mjs"\]$/);
+    expect(runtime).toMatch(/^COPY .*deploy\/healthcheck\.mjs .*\/app\/deploy\/$/m);
+  });
+});
+
+describe('deploy/.dockerignore', () => {
+  it('keeps secrets, installed packages, built output and local data out of the build context', () => {
+    const ignored = readFileSync(join(root, '.dockerignore'), 'utf8').split('\n').filter((line) => line && !line.startsWith('#'));
+    for (const entry of ['.git', 'node_modules', 'dist', 'gen', 'web/dist', '.env', 'data', '*.db']) expect(ignored, entry).toContain(entry);
+    // Nothing the Dockerfile copies is ignored.
+    for (const match of readFileSync(join(here, 'Dockerfile'), 'utf8').matchAll(/^COPY (?!--from)(.+) \S+$/gm)) for (const path of match[1]!.split(/\s+/)) expect(ignored, path).not.toContain(path);
+  });
+});
+
+describe('deploy/healthcheck.mjs', () => {
+  const script = join(here, 'healthcheck.mjs');
+  /** The script's exit code, run as the HEALTHCHECK runs it, with PORT pointing at `port`. */
+  const check = (port: number, ...args: string[]) =>
+    new Promise<number | null>((resolve, reject) => {
+      const child = spawn(process.execPath, [script, ...args], { env: { ...process.env, PORT: String(port) }, stdio: 'ignore' });
+      child.once('error', reject);
+      child.once('exit', resolve);
+    });
+
+  it("is healthy while the gateway's /health answers 200, and not once it answers otherwise or nothing listens", async () => {
+    let status = 200;
+    const server = createServer((req, res) => res.writeHead(req.url === '/health' ? status : 404).end());
+    await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
+    const { port } = server.address() as AddressInfo;
+    try {
+      expect(await check(port)).toBe(0);
+      // A gRPC service's port: only that it accepts connections.
+      expect(await check(0, String(port))).toBe(0);
+      status = 503;
+      expect(await check(port)).toBe(1);
+    } finally {
+      await new Promise((resolve) => server.close(resolve));
+    }
+    expect(await check(port)).toBe(1);
+    expect(await check(0, String(port))).toBe(1);
   });
 });
 
@@ -148,6 +245,14 @@ describe('deploy/compose.replicated.yaml', () => {
     expect(Number(last) - Number(first) + 1).toBe(replicated.services.gateway!.deploy!.replicas);
     expect(Number(target)).toBe(config.port);
     for (const [name, service] of mesh) if (name !== 'gateway') expect(service.ports, name).toBeUndefined();
+  });
+
+  it('checks the health of each gRPC service at the port it listens on', () => {
+    for (const [name, service] of mesh as [string, ReplicatedService & { healthcheck?: { test: string[] } }][]) {
+      if (name === 'gateway') continue;
+      const address = config.services[name.replace('-', '_') as keyof typeof config.services];
+      expect(service.healthcheck?.test, name).toEqual(['CMD', 'node', 'deploy/healthcheck.mjs', address.slice(address.lastIndexOf(':') + 1)]);
+    }
   });
 
   it('gives a stopping replica longer than shutdown_grace before it is killed', () => {

@@ -1,0 +1,60 @@
+/**
+ * The published package (issue 17 item 8): `npm pack` of the built tree, installed from the
+ * tarball into an empty folder the way `npm install -g` or `npx` would, and run from there — no
+ * path into this repository. Install scripts are skipped: they would only compile
+ * better-sqlite3, which neither `--version` nor `config check` loads, and would make this test
+ * a native build. Set ASG_TEST_NODE22 to a Node 22 binary to run the installed CLI with it too.
+ */
+import { spawnSync } from 'node:child_process';
+import { readFileSync } from 'node:fs';
+import { join } from 'node:path';
+import { beforeAll, describe, expect, it } from 'vitest';
+import { REPO_ROOT, tempDir } from '../support/agent-process.js';
+
+const INSTALL_TIMEOUT_MS = 5 * 60_000;
+const pkg = JSON.parse(readFileSync(join(REPO_ROOT, 'package.json'), 'utf8')) as { name: string; version: string; private?: boolean };
+
+/** npm without the settings of an npm that may have started this run (`npm test` sets npm_config_*). */
+function npm(args: string[], cwd: string, timeout: number) {
+  const env = Object.fromEntries(Object.entries(process.env).filter(([name]) => !name.toLowerCase().startsWith('npm_')));
+  const result = spawnSync('npm', args, { cwd, env, encoding: 'utf8', timeout });
+  expect(result.status, `npm ${args.join(' ')}\n${result.stdout}\n${result.stderr}`).toBe(0);
+  return result.stdout;
+}
+
+let files: string[];
+let installed: string;
+
+beforeAll(() => {
+  const dir = tempDir('asg-package-');
+  // The tree is built already (the e2e tests run bin/asg from dist/); `prepack` would build it again.
+  const [packed] = JSON.parse(npm(['pack', '--ignore-scripts', '--json', '--pack-destination', dir], REPO_ROOT, 120_000)) as { filename: string; files: { path: string }[] }[];
+  files = packed!.files.map((file) => file.path);
+  installed = join(dir, 'app');
+  npm(['install', '--prefix', installed, '--ignore-scripts', '--prefer-offline', '--no-audit', '--no-fund', join(dir, packed!.filename)], dir, INSTALL_TIMEOUT_MS);
+}, INSTALL_TIMEOUT_MS + 150_000);
+
+describe('the npm package', () => {
+  it('is publishable and ships what runs, without sources or tests', () => {
+    expect(pkg.private).toBeUndefined();
+    for (const file of ['bin/asg', 'dist/cli/main.js', 'dist/gen/ts/asg/orchestrator/v1/orchestrator.js', 'web/dist/index.html', 'config/agent.yaml', 'README.md', 'LICENSE', 'package.json']) expect(files, file).toContain(file);
+    expect(files.filter((file) => /\.test\.|^(cli|services|gateway|test|deploy)\//.test(file) || (file.endsWith('.ts') && !file.endsWith('.d.ts')))).toEqual([]);
+  });
+
+  const nodes = [process.execPath, ...(process.env.ASG_TEST_NODE22 ? [process.env.ASG_TEST_NODE22] : [])];
+  it.each(nodes)('runs asg --version and config check from the installed tarball (%s)', (node) => {
+    const asg = (...args: string[]) => {
+      // Through the link npm made, as a user's shell would; cwd is the empty folder.
+      const result = spawnSync(node, [join(installed, 'node_modules', '.bin', 'asg'), ...args], { cwd: installed, encoding: 'utf8', timeout: 30_000 });
+      return { code: result.status, out: result.stdout + result.stderr };
+    };
+    expect(asg('--version')).toEqual({ code: 0, out: `${pkg.version}\n` });
+    expect(asg('serve', '--help').code).toBe(0);
+    const shipped = join(installed, 'node_modules', pkg.name, 'config');
+    for (const config of ['agent.yaml', 'sequential.yaml']) {
+      const check = asg('config', 'check', join(shipped, config));
+      expect(check.out).toContain(`${join(shipped, config)}: valid`);
+      expect(check.code).toBe(0);
+    }
+  });
+});

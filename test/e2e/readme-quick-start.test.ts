@@ -1,0 +1,108 @@
+/**
+ * The README's quick start works when pasted (issue 17 item 9): its shell blocks that call the
+ * agent run as written — in bash, one after the other, sharing variables — against a started
+ * agent with a scripted model, only `localhost:8080` pointed at that agent's port. Each such
+ * block is followed by a JSON block that shows the answer to its last command; the real answer
+ * must hold everything shown there, where `"…"` stands for any value.
+ */
+import { spawn } from 'node:child_process';
+import { readFileSync } from 'node:fs';
+import { dirname, join } from 'node:path';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { REPO_ROOT, startAgent, tempDir, type AgentProcess } from '../support/agent-process.js';
+import { resourceValues } from '../support/resources-db.js';
+import { startScriptedModel, type ScriptedModelServer } from '../support/scripted-model.js';
+
+interface Step {
+  /** The commands of one shell block, continuation lines joined, comments dropped. */
+  commands: string[];
+  /** What the README shows its last command answering. */
+  shown: unknown;
+}
+
+/** The quick start's shell blocks that call the agent, each with the JSON block after it. */
+function quickStartSteps(readme: string): Step[] {
+  const start = readme.indexOf('\n## Quick start\n');
+  const section = readme.slice(start, readme.indexOf('\n## ', start + 1));
+  const blocks = [...section.matchAll(/```(\w+)\n([\s\S]*?)```/g)].map((match) => ({ language: match[1]!, text: match[2]! }));
+  const steps: Step[] = [];
+  blocks.forEach((block, index) => {
+    if (block.language !== 'sh' || !block.text.includes('localhost:8080')) return;
+    const next = blocks[index + 1];
+    if (next?.language !== 'json') throw new Error(`the README shows no answer after:\n${block.text}`);
+    const commands = block.text
+      .replace(/\\\n\s*/g, '')
+      .split('\n')
+      .filter((line) => line.trim() !== '' && !line.trim().startsWith('#'));
+    steps.push({ commands, shown: JSON.parse(next.text) });
+  });
+  return steps;
+}
+
+/** `actual` holds everything `shown` shows: the same values, `"…"` any value, objects possibly with more fields. */
+function expectShown(actual: unknown, shown: unknown, path = '$'): void {
+  if (shown === '…') return expect(actual, path).toBeDefined();
+  if (shown !== null && typeof shown === 'object' && !Array.isArray(shown)) {
+    expect(actual, path).toBeTypeOf('object');
+    for (const [key, value] of Object.entries(shown)) {
+      expect(Object.keys(actual as object), `${path} has "${key}"`).toContain(key);
+      expectShown((actual as Record<string, unknown>)[key], value, `${path}.${key}`);
+    }
+    return;
+  }
+  expect(actual, path).toEqual(shown);
+}
+
+let model: ScriptedModelServer;
+let agent: AgentProcess;
+
+beforeAll(async () => {
+  model = await startScriptedModel();
+  agent = await startAgent({ geminiBaseUrl: model.geminiBaseUrl });
+}, 120_000);
+
+afterAll(async () => {
+  await agent?.stop();
+  await model?.close();
+});
+
+describe('the README quick start', () => {
+  const steps = quickStartSteps(readFileSync(join(REPO_ROOT, 'README.md'), 'utf8'));
+
+  it('shows a request that stops at an approval and one that approves it, each with its answer', () => {
+    expect(steps.map((step) => step.commands.length)).toEqual([1, 3]);
+  });
+
+  it('runs as written, and every answer is the one shown', async () => {
+    const host = new URL(agent.url).host;
+    // One bash for every step, as one terminal: UUID= of one command is read by the next. A
+    // marker after each command tells its output from the next one's (curl ends no line).
+    const marker = '@@@ command done';
+    const commands = steps.flatMap((step) => step.commands.map((command) => command.replaceAll('localhost:8080', host)));
+    const script = ['set -euo pipefail', ...commands.map((command) => `${command}\necho; echo '${marker}'`)].join('\n');
+    // Not spawnSync: the scripted model that answers the turns runs on this process's event loop.
+    const run = await new Promise<{ code: number | null; stdout: string; stderr: string }>((resolve, reject) => {
+      const child = spawn('bash', ['-c', script], { cwd: tempDir(), env: { ...process.env, PATH: `${dirname(process.execPath)}:${process.env.PATH}` } });
+      let stdout = '';
+      let stderr = '';
+      child.stdout.setEncoding('utf8').on('data', (chunk: string) => (stdout += chunk));
+      child.stderr.setEncoding('utf8').on('data', (chunk: string) => (stderr += chunk));
+      const timer = setTimeout(() => child.kill('SIGKILL'), 60_000);
+      child.once('error', reject);
+      child.once('close', (code) => {
+        clearTimeout(timer);
+        resolve({ code, stdout, stderr });
+      });
+    });
+    expect(run.code, run.stderr).toBe(0);
+    const outputs = run.stdout.split(`${marker}\n`).map((output) => output.trim());
+    expect(outputs).toHaveLength(commands.length + 1);
+    let done = 0;
+    steps.forEach((step, index) => {
+      done += step.commands.length;
+      expectShown(JSON.parse(outputs[done - 1]!), step.shown, `step ${index + 1}`);
+    });
+    // The approved call ran, once, with the arguments the model chose.
+    expect(resourceValues(join(agent.dir, 'resources.db'))).toMatchObject({ 'web-1': 5 });
+  });
+});
