@@ -27,7 +27,7 @@ let installed: string;
 
 beforeAll(() => {
   const dir = tempDir('asg-package-');
-  // The tree is built already (the e2e tests run bin/asg from dist/); `prepack` would build it again.
+  // The tree is built already (the e2e tests run bin/asg from dist/); `prepare` would build it again.
   const [packed] = JSON.parse(npm(['pack', '--ignore-scripts', '--json', '--pack-destination', dir], REPO_ROOT, 120_000)) as { filename: string; files: { path: string }[] }[];
   files = packed!.files.map((file) => file.path);
   installed = join(dir, 'app');
