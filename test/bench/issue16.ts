@@ -216,7 +216,9 @@ export async function concurrentConversations(conversations = 1000, modelDelayMs
           samples.push(performance.now() - t0);
         } catch (error) {
           errors += 1;
-          if (errorSamples.length < 5) errorSamples.push(error instanceof Error ? error.message : String(error));
+          // fetch's own message ("fetch failed") says nothing: the cause (a connect timeout, a reset) does.
+          const cause = error instanceof Error && error.cause instanceof Error ? `: ${(error.cause as Error & { code?: string }).code ?? error.cause.message}` : '';
+          if (errorSamples.length < 5) errorSamples.push(`${error instanceof Error ? error.message : String(error)}${cause}`);
         }
       }),
     );

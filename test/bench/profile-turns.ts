@@ -67,6 +67,49 @@ function selfTimeByPlace(file: string, fromMs: number, toMs: number): Array<[str
   return [...totals].sort((a, b) => b[1] - a[1]);
 }
 
+/**
+ * The part of a turn each sample belongs to: the first frame from the leaf up that one of these
+ * matches (so a socket write under undici's fetch counts for the model client, a protobuf encode
+ * under the store's client for protobuf).
+ */
+const COMPONENTS: Array<[string, RegExp]> = [
+  ['protobuf encode/decode (generated code, @bufbuild/protobuf)', /\/gen\/ts\/|@bufbuild\/protobuf/],
+  ['conversation store (SQLite driver, better-sqlite3, rows)', /services\/conversation-store\/|better-sqlite3/],
+  ['MCP: tool broker, MCP client, stdio to the child', /services\/tool-broker\/|@modelcontextprotocol\/|re2-wasm/],
+  ['model client: AI SDK, its zod, fetch (undici) and its socket writes', /services\/llm-gateway\/|\/ai\/dist\/|@ai-sdk\/|\/zod\/|undici|bootstrap\/web\/exposed/],
+  ['orchestrator (turn loop, domain)', /services\/orchestrator\//],
+  ['in-process gRPC hops: metadata, deadlines, spans, OpenTelemetry API', /services\/common\/grpc\/|services\/common\/telemetry|@opentelemetry\//],
+  ['HTTP edge: Node HTTP server, Express, gateway, response writes', /_http_server|_http_outgoing|_http_common|express|body-parser|\/gateway\//],
+  ['logging', /services\/common\/log|pino/],
+];
+
+function selfTimeByComponent(file: string, fromMs: number, toMs: number): Array<[string, number]> {
+  const profile = JSON.parse(readFileSync(file, 'utf8')) as { nodes: Node[]; samples: number[]; timeDeltas: number[] };
+  const nodes = new Map(profile.nodes.map((node) => [node.id, node]));
+  const parents = new Map<number, number>();
+  for (const node of profile.nodes) for (const child of node.children ?? []) parents.set(child, node.id);
+  const componentOf = (leaf: Node): string => {
+    if (leaf.callFrame.functionName === '(garbage collector)') return 'garbage collection';
+    for (let node: Node | undefined = leaf; node; node = parents.has(node.id) ? nodes.get(parents.get(node.id)!) : undefined) {
+      const where = node.callFrame.url;
+      const match = COMPONENTS.find(([, pattern]) => pattern.test(where));
+      if (match) return match[0];
+    }
+    return 'Node machinery with no project frame above (timers, microtasks, streams, async hooks)';
+  };
+  const totals = new Map<string, number>();
+  let at = 0;
+  profile.samples.forEach((id, index) => {
+    at += profile.timeDeltas[index]! / 1000;
+    if (at < fromMs || at > toMs) return;
+    const node = nodes.get(id)!;
+    if (node.callFrame.functionName === '(idle)') return;
+    const component = componentOf(node);
+    totals.set(component, (totals.get(component) ?? 0) + profile.timeDeltas[index]! / 1000);
+  });
+  return [...totals].sort((a, b) => b[1] - a[1]);
+}
+
 const model = await startScriptedModel(resourceAgentScript);
 const dir = tempDir('asg-profile-');
 const spawned = performance.now();
@@ -92,6 +135,9 @@ const places = selfTimeByPlace(file, window[0], window[1]);
 const busy = places.reduce((sum, [, ms]) => sum + ms, 0);
 console.log(`\nmesh main thread, measured window (${file}): busy ${busy.toFixed(0)} ms; self time by place, scaled to the CPU per turn:`);
 for (const [name, ms] of places.slice(0, 40)) console.log(`${((100 * ms) / busy).toFixed(1).padStart(5)} %  ${((ms / busy) * (cpu.mesh / TURNS)).toFixed(3).padStart(6)} ms  ${name}`);
+
+console.log('\nthe same by component (the first matching frame from the leaf up):');
+for (const [name, ms] of selfTimeByComponent(file, window[0], window[1])) console.log(`${((100 * ms) / busy).toFixed(1).padStart(5)} %  ${((ms / busy) * (cpu.mesh / TURNS)).toFixed(3).padStart(6)} ms  ${name}`);
 
 // gRPC calls per turn, from the client spans of a traced run.
 const receiver = await startOtlpReceiver();
