@@ -5,7 +5,9 @@
  * throughput on the store's SQLite and PostgreSQL drivers (store-drivers.ts) and the
  * throughput of 1, 2 and 3 replicas on one PostgreSQL database (replicas.ts), both skipped
  * on PostgreSQL, with one line saying why, when no server is reachable; last, cold start and
- * memory at rest (cold-start.ts). Prints tables and
+ * memory at rest (cold-start.ts); and issue 16's own table, row for row (issue16.ts: the overhead
+ * beside the Agents SDK, throughput with 1 and 4 clients, GET under 20 clients, 1,000 concurrent
+ * conversations). `--only issue16` runs just the sections that table needs. Prints tables and
  * writes bench-results/bench-<timestamp>.json. Bounded: fixed iteration counts or durations,
  * and every server and database it starts is stopped or dropped at the end.
  */
