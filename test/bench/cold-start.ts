@@ -20,7 +20,7 @@ import { createInterface } from 'node:readline';
 import { parseArgs } from 'node:util';
 import { pathToFileURL } from 'node:url';
 import { stringify } from 'yaml';
-import { defaultConfig, processTree, REPO_ROOT, spawnProcess, tempDir, testEnvironment } from '../support/agent-process.js';
+import { defaultConfig, processTree, REPO_ROOT, spawnProcess, tempDir, testEnvironment, type AsgProcess } from '../support/agent-process.js';
 import { freePort } from '../support/ports.js';
 import { percentile } from './stats.js';
 import { printRows } from './table.js';
@@ -42,6 +42,8 @@ export interface ColdStartResults {
   config_check_ms: number;
   mcp_child_ready_ms: number;
   up_to_health_ms: number;
+  /** The same through `npm start -- --config FILE`. */
+  npm_start_to_health_ms: number;
   /** Megabytes, median over the runs. */
   mcp_child_rss_mb: number;
   /** The tree JUST_STARTED_MS after its first healthy answer. */
@@ -164,26 +166,49 @@ function treeMemory(root: number): TreeMemory {
   };
 }
 
+/** The test configuration (mcp-resources over stdio) on a free port, written to a new directory. */
+async function testConfig(root: string): Promise<{ configFile: string; port: number }> {
+  const dir = tempDir('asg-bench-cold-');
+  const port = await freePort();
+  const configFile = join(dir, 'agent.yaml');
+  const resources = { name: 'resources', command: process.execPath, args: [asgOf(root), 'mcp-resources', '--db', join(dir, 'resources.db')] };
+  writeFileSync(configFile, stringify({ ...defaultConfig(dir), port, mcp_servers: [resources] }));
+  return { configFile, port };
+}
+
+/** Polls /health every 10 ms until it answers 200; the moment it did. */
+async function untilHealthy(port: number, agent: AsgProcess, what: string): Promise<number> {
+  const deadline = Date.now() + START_DEADLINE_MS;
+  while (!(await healthy(`http://127.0.0.1:${port}/health`))) {
+    if (Date.now() > deadline) throw new Error(`${what} did not answer /health within ${START_DEADLINE_MS} ms:\n${agent.output().slice(-4000)}`);
+    await new Promise((resolve) => setTimeout(resolve, 10));
+  }
+  return performance.now();
+}
+
+/** `npm start -- --config FILE` as a user runs it (npm in front of `asg up`): milliseconds from spawn to the first 200 from /health. */
+async function npmStartToHealth(root: string): Promise<number> {
+  const { configFile, port } = await testConfig(root);
+  const started = performance.now();
+  const agent = spawnProcess('npm', ['--prefix', root, 'start', '--silent', '--', '--config', configFile], testEnvironment('http://127.0.0.1:9'));
+  try {
+    return (await untilHealthy(port, agent, 'npm start')) - started;
+  } finally {
+    await agent.stop();
+  }
+}
+
 /**
  * `asg up` with the test configuration (mcp-resources over stdio): milliseconds from spawn to
  * the first 200 from /health (polled every 10 ms), then the memory of its tree JUST_STARTED_MS
  * and AT_REST_MS later, with no request in between.
  */
 async function upToHealth(root: string): Promise<{ ms: number; started: TreeMemory; rest: TreeMemory }> {
-  const dir = tempDir('asg-bench-cold-');
-  const port = await freePort();
-  const configFile = join(dir, 'agent.yaml');
-  const resources = { name: 'resources', command: process.execPath, args: [asgOf(root), 'mcp-resources', '--db', join(dir, 'resources.db')] };
-  writeFileSync(configFile, stringify({ ...defaultConfig(dir), port, mcp_servers: [resources] }));
+  const { configFile, port } = await testConfig(root);
   const started = performance.now();
   const agent = spawnProcess(process.execPath, [asgOf(root), 'up', '--config', configFile], testEnvironment('http://127.0.0.1:9'));
   try {
-    const deadline = Date.now() + START_DEADLINE_MS;
-    while (!(await healthy(`http://127.0.0.1:${port}/health`))) {
-      if (Date.now() > deadline) throw new Error(`asg up did not answer /health within ${START_DEADLINE_MS} ms:\n${agent.output().slice(-4000)}`);
-      await new Promise((resolve) => setTimeout(resolve, 10));
-    }
-    const healthyAt = performance.now();
+    const healthyAt = await untilHealthy(port, agent, 'asg up');
     const after = (ms: number) => new Promise((resolve) => setTimeout(resolve, Math.max(0, healthyAt + ms - performance.now())));
     await after(JUST_STARTED_MS);
     const justStarted = treeMemory(agent.pid);
@@ -197,7 +222,7 @@ async function upToHealth(root: string): Promise<{ ms: number; started: TreeMemo
 type Samples = Record<string, number[]>;
 
 function emptySamples(): Samples {
-  return { help: [], config_check: [], mcp_child_ready: [], mcp_child_rss: [], up_to_health: [], started_tree_rss: [], mesh_rss: [], mcp_children_rss: [], tree_rss: [], tree_pss: [], tree_processes: [] };
+  return { help: [], config_check: [], mcp_child_ready: [], mcp_child_rss: [], up_to_health: [], npm_start_to_health: [], started_tree_rss: [], mesh_rss: [], mcp_children_rss: [], tree_rss: [], tree_pss: [], tree_processes: [] };
 }
 
 /** One run of every measure on the checkout at `root`, added to `samples`. */
@@ -209,6 +234,7 @@ async function measureOnce(root: string, samples: Samples, dir: string): Promise
   samples.mcp_child_rss!.push(child.rss);
   const up = await upToHealth(root);
   samples.up_to_health!.push(up.ms);
+  samples.npm_start_to_health!.push(await npmStartToHealth(root));
   samples.started_tree_rss!.push(up.started.mesh + up.started.children);
   samples.mesh_rss!.push(up.rest.mesh);
   samples.mcp_children_rss!.push(up.rest.children);
@@ -224,6 +250,7 @@ function resultsOf(runs: number, samples: Samples): ColdStartResults {
     config_check_ms: median(samples.config_check!),
     mcp_child_ready_ms: median(samples.mcp_child_ready!),
     up_to_health_ms: median(samples.up_to_health!),
+    npm_start_to_health_ms: median(samples.npm_start_to_health!),
     mcp_child_rss_mb: median(samples.mcp_child_rss!),
     started_tree_rss_mb: median(samples.started_tree_rss!),
     mesh_rss_mb: median(samples.mesh_rss!),
@@ -259,6 +286,7 @@ const ROWS: Array<{ label: string; key: string; median: keyof ColdStartResults; 
   { label: 'asg mcp-resources (stdio), spawn to tools/list answered (ms)', key: 'mcp_child_ready', median: 'mcp_child_ready_ms', digits: 0, goal: '' },
   { label: 'asg mcp-resources RSS then (MB)', key: 'mcp_child_rss', median: 'mcp_child_rss_mb', digits: 1, goal: '' },
   { label: 'asg up, spawn to /health 200 (ms)', key: 'up_to_health', median: 'up_to_health_ms', digits: 0, goal: '< 1500' },
+  { label: 'npm start -- --config FILE, spawn to /health 200 (ms)', key: 'npm_start_to_health', median: 'npm_start_to_health_ms', digits: 0, goal: '< 1500' },
   { label: `RSS ${JUST_STARTED_MS / 1000} s after /health: the whole tree (MB)`, key: 'started_tree_rss', median: 'started_tree_rss_mb', digits: 1, goal: '' },
   { label: `RSS at rest (${AT_REST_MS / 1000} s after): the mesh process (MB)`, key: 'mesh_rss', median: 'mesh_rss_mb', digits: 1, goal: '' },
   { label: 'RSS at rest: its MCP children (MB)', key: 'mcp_children_rss', median: 'mcp_children_rss_mb', digits: 1, goal: '' },

@@ -5,7 +5,9 @@
  * throughput on the store's SQLite and PostgreSQL drivers (store-drivers.ts) and the
  * throughput of 1, 2 and 3 replicas on one PostgreSQL database (replicas.ts), both skipped
  * on PostgreSQL, with one line saying why, when no server is reachable; last, cold start and
- * memory at rest (cold-start.ts). Prints tables and
+ * memory at rest (cold-start.ts); and issue 16's own table, row for row (issue16.ts: the overhead
+ * beside the Agents SDK, throughput with 1 and 4 clients, GET under 20 clients, 1,000 concurrent
+ * conversations). `--only issue16` runs just the sections that table needs. Prints tables and
  * writes bench-results/bench-<timestamp>.json. Bounded: fixed iteration counts or durations,
  * and every server and database it starts is stopped or dropped at the end.
  */
@@ -37,6 +39,10 @@ import { printDriverTable, storeDriverBenchmarks } from './store-drivers.js';
 import { coldStartBenchmarks, printColdStartTable } from './cold-start.js';
 import { printRows } from './table.js';
 import { LOAD } from './workloads.js';
+import { concurrentConversations, concurrentGets, peerOverhead, readThroughput } from './issue16.js';
+import { printIssue16Table, type Issue16Inputs } from './issue16-table.js';
+import type { ThroughputResult } from './throughput.js';
+import { parseArgs } from 'node:util';
 
 const GET_SAMPLES = 2000;
 const TURN_SAMPLES = 200;
@@ -56,7 +62,14 @@ async function buildConversationOf51(url: string): Promise<string> {
   return id;
 }
 
-async function meshBenchmarks(): Promise<Record<string, Summary>> {
+interface MeshResults {
+  rows: Record<string, Summary>;
+  /** GET /conversations/:id of the 51-message conversation by 20 concurrent clients. */
+  get20: Summary & { errors: number };
+  throughput: { one: ThroughputResult; four: ThroughputResult };
+}
+
+async function meshBenchmarks(): Promise<MeshResults> {
   const model = await startScriptedModel(resourceAgentScript);
   // Default log level (info): one request line per HTTP request, as in production.
   const agent = await startAgent({ geminiBaseUrl: model.geminiBaseUrl });
@@ -69,6 +82,7 @@ async function meshBenchmarks(): Promise<Record<string, Summary>> {
     for (let i = 0; i < 200; i++) await fetchOne(); // warm-up
     const getSamples: number[] = [];
     for (let i = 0; i < GET_SAMPLES; i++) getSamples.push(await timed(fetchOne));
+    const get20 = await concurrentGets(`${agent.url}/conversations/${id}`, 20, GET_SAMPLES / 20);
 
     let turnConversation = '';
     const readTurns: number[] = [];
@@ -89,10 +103,16 @@ async function meshBenchmarks(): Promise<Record<string, Summary>> {
       const goMs = await timed(() => post(`${agent.url}/approvals/${uuid}`, { approved: true }));
       if (i >= 20) stopAndGo.push(stopMs + goMs);
     }
+    const throughput = await readThroughput(agent.url);
     return {
-      'GET /conversations/:id (51 messages)': summarize(getSamples),
-      'read turn (list: 2 model calls, 1 tool call)': summarize(readTurns),
-      'stop → approve → go (2 requests, 2 model calls, 1 tool call)': summarize(stopAndGo),
+      rows: {
+        'GET /conversations/:id (51 messages)': summarize(getSamples),
+        'GET /conversations/:id (51 messages), 20 concurrent clients': get20,
+        'read turn (list: 2 model calls, 1 tool call)': summarize(readTurns),
+        'stop → approve → go (2 requests, 2 model calls, 1 tool call)': summarize(stopAndGo),
+      },
+      get20,
+      throughput,
     };
   } finally {
     await agent.stop();
@@ -331,49 +351,77 @@ function loadAverage(): string {
 }
 
 async function main(): Promise<void> {
+  // `--only issue16`: the rows of issue 16's table and nothing else (a shorter run).
+  const { values } = parseArgs({ options: { only: { type: 'string' } } });
+  const all = values.only === undefined;
+  if (!all && values.only !== 'issue16') throw new Error(`--only takes "issue16", not "${values.only}"`);
+  const out: Record<string, unknown> = { date: new Date().toISOString(), node: process.version };
   const mesh = await meshBenchmarks();
   const append = await appendBenchmarks();
-  const rows: [string, Summary][] = [...Object.entries(mesh), ['append message at length 10 (gRPC)', append.short], ['append message at length 10,000 (gRPC)', append.long]];
+  const rows: [string, Summary][] = [...Object.entries(mesh.rows), ['append message at length 10 (gRPC)', append.short], ['append message at length 10,000 (gRPC)', append.long]];
   printTable(rows);
   console.log(`\nappend cost ratio (p50 at 10,000 / p50 at 10): ${append.ratio}`);
-  const llm = await llmGatewayOverhead();
-  const compaction = compactionTime();
-  console.log('\nllm-gateway and compaction:');
-  printTable([...llm, compaction]);
-  const overhead = Math.round((llm[1]![1].p50 - llm[0]![1].p50) * 1000) / 1000;
-  console.log(`\nllm-gateway overhead per call (p50 through gRPC − p50 direct): ${overhead} ms`);
-  const orchestration = await orchestrationOverhead();
-  console.log('\norchestration:');
-  printTable(orchestration);
-  const simpleTurn = orchestration[0]![1].p50;
-  const perNode = Object.fromEntries(orchestration.slice(1).map(([name, summary]) => [name, Math.round(((summary.p50 - simpleTurn) / 10) * 1000) / 1000]));
-  for (const [name, ms] of Object.entries(perNode)) console.log(`per node, ${name}: ${ms} ms over a simple turn, per node`);
-  const a2a = await a2aHop();
-  console.log('\nA2A:');
-  printTable(a2a);
-  const a2aHopMs = Math.round((a2a[0]![1].p50 - a2a[1]![1].p50) * 1000) / 1000;
-  console.log(`added latency of one A2A hop (p50 delegating − p50 with an MCP read): ${a2aHopMs} ms`);
-  const hops = await hopBreakdown();
-  console.log('\nread turn, traced (median per hop, ms):');
-  printTable(hops);
+  console.log(`read turns/s, sequential: 1 client ${mesh.throughput.one.turnsPerSecond}, 4 clients ${mesh.throughput.four.turnsPerSecond} (failures ${mesh.throughput.one.failures + mesh.throughput.four.failures})`);
+  Object.assign(out, { results: Object.fromEntries(rows), append_ratio: append.ratio, read_throughput: mesh.throughput });
   const cores = cpus().length;
-  const postgresSkipped = await postgresUnavailable();
-  if (postgresSkipped) console.log(`\nPostgreSQL sections skipped (store drivers on SQLite only, no replicas): ${postgresSkipped}`);
-  const drivers = await storeDriverBenchmarks({ postgres: postgresSkipped === undefined });
-  console.log(`\nconversation store drivers (latency: 1 client; throughput: ${LOAD.clients} clients for ${LOAD.durationMs / 1000} s; ${cores} cores, load average ${loadAverage()}):`);
-  printDriverTable(drivers);
-  const replicas = postgresSkipped ? [] : await replicaBenchmarks();
-  if (replicas.length > 0) {
-    console.log(`\nreplicas on one PostgreSQL database (${LOAD.clients} clients round robin over the replicas for ${LOAD.durationMs / 1000} s; ${cores} cores, load average ${loadAverage()}):`);
-    printReplicaTable(replicas);
+  if (all) {
+    const llm = await llmGatewayOverhead();
+    const compaction = compactionTime();
+    console.log('\nllm-gateway and compaction:');
+    printTable([...llm, compaction]);
+    const overhead = Math.round((llm[1]![1].p50 - llm[0]![1].p50) * 1000) / 1000;
+    console.log(`\nllm-gateway overhead per call (p50 through gRPC − p50 direct): ${overhead} ms`);
+    const orchestration = await orchestrationOverhead();
+    console.log('\norchestration:');
+    printTable(orchestration);
+    const simpleTurn = orchestration[0]![1].p50;
+    const perNode = Object.fromEntries(orchestration.slice(1).map(([name, summary]) => [name, Math.round(((summary.p50 - simpleTurn) / 10) * 1000) / 1000]));
+    for (const [name, ms] of Object.entries(perNode)) console.log(`per node, ${name}: ${ms} ms over a simple turn, per node`);
+    const a2a = await a2aHop();
+    console.log('\nA2A:');
+    printTable(a2a);
+    const a2aHopMs = Math.round((a2a[0]![1].p50 - a2a[1]![1].p50) * 1000) / 1000;
+    console.log(`added latency of one A2A hop (p50 delegating − p50 with an MCP read): ${a2aHopMs} ms`);
+    const hops = await hopBreakdown();
+    console.log('\nread turn, traced (median per hop, ms):');
+    printTable(hops);
+    const postgresSkipped = await postgresUnavailable();
+    if (postgresSkipped) console.log(`\nPostgreSQL sections skipped (store drivers on SQLite only, no replicas): ${postgresSkipped}`);
+    const drivers = await storeDriverBenchmarks({ postgres: postgresSkipped === undefined });
+    console.log(`\nconversation store drivers (latency: 1 client; throughput: ${LOAD.clients} clients for ${LOAD.durationMs / 1000} s; ${cores} cores, load average ${loadAverage()}):`);
+    printDriverTable(drivers);
+    const replicas = postgresSkipped ? [] : await replicaBenchmarks();
+    if (replicas.length > 0) {
+      console.log(`\nreplicas on one PostgreSQL database (${LOAD.clients} clients round robin over the replicas for ${LOAD.durationMs / 1000} s; ${cores} cores, load average ${loadAverage()}):`);
+      printReplicaTable(replicas);
+    }
+    Object.assign(out, { read_turn_hops: Object.fromEntries(hops), llm_gateway: Object.fromEntries(llm), llm_gateway_overhead_ms: overhead, compaction: compaction[1], orchestration: Object.fromEntries(orchestration), orchestration_per_node_ms: perNode, a2a: Object.fromEntries(a2a), a2a_hop_ms: a2aHopMs, load: LOAD, postgres_skipped: postgresSkipped ?? null, store_drivers: drivers, replicas });
   }
+  const burst = await concurrentConversations();
+  console.log(`\n${burst.conversations} concurrent conversations, model answering after ${burst.modelDelayMs} ms: ${burst.errors} errors, wall ${burst.wallMs} ms, p50 ${burst.latency.p50.toFixed(0)} ms, p99 ${burst.latency.p99.toFixed(0)} ms, peak tree RSS ${burst.peakTreeRssMb} MB${burst.errorSamples.length ? `; e.g. ${burst.errorSamples[0]}` : ''}`);
+  const peers = await peerOverhead();
+  if ('systems' in peers) {
+    console.log(`\npeer workloads (compare.sh's W1/W2, N=${peers.n}; overhead = p50 (p99) minus the floor's):`);
+    printRows(
+      ['system', 'W1 p50', 'W1 p99', 'W2 p50', 'W2 p99', 'W1 over p50', 'W1 over p99', 'W2 over p50', 'W2 over p99'],
+      Object.entries(peers.systems).map(([name, run]) => {
+        const o = peers.overhead[name]!;
+        return [name, ...[run.W1.p50, run.W1.p99, run.W2.p50, run.W2.p99, o.W1.p50, o.W1.p99, o.W2.p50, o.W2.p99].map((v) => v.toFixed(2))];
+      }),
+    );
+  }
+  if (peers.skipped) console.log(`overhead ratio to the Agents SDK not measured: ${peers.skipped}`);
   const coldStart = await coldStartBenchmarks();
   console.log(`\ncold start and memory (median of ${coldStart.current.runs} runs; ${cores} cores, load average ${loadAverage()}):`);
   printColdStartTable(coldStart);
+  const inputs: Issue16Inputs = { mesh: mesh.rows, get20: mesh.get20, throughput: mesh.throughput, appendRatio: append.ratio, burst, peers, coldStart: coldStart.current };
+  console.log(`\nissue 16 (${cores} cores, load average ${loadAverage()}):`);
+  const issue16 = printIssue16Table(inputs);
+  Object.assign(out, { cores, issue16, concurrent_conversations: burst, peer_overhead: peers, cold_start: coldStart.current });
   const outDir = join(REPO_ROOT, 'bench-results');
   mkdirSync(outDir, { recursive: true });
   const file = join(outDir, `bench-${new Date().toISOString().replace(/[:.]/g, '-')}.json`);
-  writeFileSync(file, JSON.stringify({ date: new Date().toISOString(), node: process.version, results: Object.fromEntries(rows), append_ratio: append.ratio, read_turn_hops: Object.fromEntries(hops), llm_gateway: Object.fromEntries(llm), llm_gateway_overhead_ms: overhead, compaction: compaction[1], orchestration: Object.fromEntries(orchestration), orchestration_per_node_ms: perNode, a2a: Object.fromEntries(a2a), a2a_hop_ms: a2aHopMs, cores, load: LOAD, postgres_skipped: postgresSkipped ?? null, store_drivers: drivers, replicas, cold_start: coldStart.current }, null, 2));
+  writeFileSync(file, JSON.stringify(out, null, 2));
   console.log(`written: ${file}`);
 }
 
