@@ -1,8 +1,7 @@
-import type { AgentConfig, ServiceName } from '../services/common/config/schema.js';
+import type { ServiceName } from '../services/common/config/schema.js';
 import { createLogger } from '../services/common/log.js';
 import type { RunningService } from '../services/common/service.js';
 import { initTelemetry } from '../services/common/telemetry.js';
-import { AuthConfigError, checkAuthConfig, InsecureBindingError } from '../gateway/auth/preflight.js';
 import { readConfig } from './read-config.js';
 import { SERVICE_NAMES } from './service-names.js';
 import { stopOnSignal } from './stop.js';
@@ -12,25 +11,9 @@ import { fail, USAGE } from './usage.js';
 
 const log = createLogger('asg');
 
-/**
- * The configuration of a gateway start (`--insecure` is `insecure: true`), refused before
- * anything starts when the gateway could not: a host beyond loopback without auth, a token
- * variable that is not set (issue 15).
- */
-function gatewayConfig(file: string, insecure: boolean): AgentConfig {
-  const config = readConfig(file);
-  const effective = insecure ? { ...config, insecure: true } : config;
-  try {
-    checkAuthConfig(effective);
-  } catch (error) {
-    if (error instanceof InsecureBindingError || error instanceof AuthConfigError) fail(`${file}: ${error.message}`, 2);
-    throw error;
-  }
-  return effective;
-}
-
 export async function up(configFile: string, insecure: boolean): Promise<void> {
-  const config = gatewayConfig(configFile, insecure);
+  // The whole check of `asg config check` (cli/read-config.ts): a refused start loads none of the services.
+  const config = await readConfig(configFile, { insecure });
   initTelemetry('agent-stop-and-go');
   // Loaded once the configuration is known to be good: a refused start need not wait for the services' code.
   const { startMesh } = await import('./mesh.js');
@@ -41,7 +24,7 @@ export async function up(configFile: string, insecure: boolean): Promise<void> {
 
 export async function serve(service: string | undefined, configFile: string, insecure: boolean): Promise<void> {
   if (!service || !(SERVICE_NAMES as readonly string[]).includes(service)) fail(`serve needs one of: ${SERVICE_NAMES.join(', ')}\n\n${USAGE}`, 2);
-  const config = service === 'gateway' ? gatewayConfig(configFile, insecure) : readConfig(configFile);
+  const config = await readConfig(configFile, { insecure, service });
   initTelemetry(`asg-${service}`);
   const { startOneService } = await import('./serve.js');
   const running: RunningService = await startOneService(service as ServiceName | 'gateway', config);
