@@ -20,7 +20,17 @@ export interface SchemaMeta {
 
 /** The JSON Schema of a configuration file's zod schema, with the defaults in the file's own form. */
 export function jsonSchemaOf(schema: z.ZodType, meta: SchemaMeta): JsonSchema {
-  const generated = z.toJSONSchema(schema, { io: 'input', target: 'draft-2020-12' }) as JsonSchema;
+  const generated = z.toJSONSchema(schema, {
+    io: 'input',
+    target: 'draft-2020-12',
+    // A duration's default is its parsed value (ms), which zod leaves out on the input side: say it as a file would.
+    override: ({ zodSchema, jsonSchema }) => {
+      const def = (zodSchema as unknown as { _zod: { def: { type: string; defaultValue?: unknown } } })._zod.def;
+      if (def.type === 'default' && typeof def.defaultValue === 'number' && jsonSchema.default === undefined && isDuration(jsonSchema as JsonSchema)) {
+        jsonSchema.default = formatDuration(def.defaultValue);
+      }
+    },
+  }) as JsonSchema;
   // zod numbers recursive schemas; the agent tree's node is the only one.
   const renamed = JSON.parse(JSON.stringify(generated).replaceAll('#/$defs/__schema0', '#/$defs/agentNode')) as JsonSchema;
   const defs = renamed.$defs as Record<string, JsonSchema> | undefined;
