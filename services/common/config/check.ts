@@ -2,7 +2,7 @@ import { readFileSync } from 'node:fs';
 import { isMap, isScalar, isSeq, LineCounter, parseDocument, type Document } from 'yaml';
 import type { z } from 'zod';
 import { describeConfigIssue, describeConfigPath } from './issues.js';
-import { ModelNameError, resolveModel, ROUTES, type ModelRoute } from './models.js';
+import { baseUrlError, ModelNameError, resolveModel, ROUTES, type ModelRoute } from './models.js';
 import { configSchema, type AgentConfig, type AgentNodeInput } from './schema.js';
 import { nearest } from './suggest.js';
 
@@ -136,8 +136,8 @@ export const checkModels: ConfigCheck<AgentConfig> = (config, env) => {
     }
   }
   for (const route of Object.values(ROUTES)) {
-    const value = env[route.baseUrlEnv]?.trim();
-    if (value && !isHttpUrl(value)) errors.push({ message: `${route.baseUrlEnv} must be an absolute http(s) URL such as ${route.defaultBaseUrl}, got "${value}"` });
+    const problem = baseUrlError(route, env);
+    if (problem) errors.push({ message: problem });
   }
   const warnings = [...missingKey].map(([keyEnv, { path, models }]) => ({ path, message: `${keyEnv} is not set; models ${[...models].join(', ')} will fail` }));
   return { errors, warnings };
@@ -152,14 +152,6 @@ export function configuredModels(config: Pick<AgentConfig, 'llm' | 'agent'>): { 
   };
   if (config.agent) visit(config.agent, ['agent']);
   return models;
-}
-
-function isHttpUrl(text: string): boolean {
-  try {
-    return ['http:', 'https:'].includes(new URL(text).protocol);
-  } catch {
-    return false;
-  }
 }
 
 /** One problem per zod issue, one per key for unknown keys (each is at its own place), with suggestions. */

@@ -132,3 +132,18 @@ export function resolveModel(model: string): ModelRoute {
   if (modelId === '') throw new ModelNameError(`model "${name}" names no model after "${providerName}:" (expected "${providerName}:<model id>")`);
   return { ...ROUTES[provider], model: name, modelId };
 }
+
+/** What is wrong with the variable that moves `route`'s endpoint, if anything: it must hold an absolute http(s) URL. */
+export function baseUrlError(route: ProviderRoute, env: NodeJS.ProcessEnv): string | undefined {
+  const value = env[route.baseUrlEnv]?.trim();
+  if (!value || isHttpUrl(value)) return undefined;
+  return `${route.baseUrlEnv} must be an absolute http(s) URL such as ${route.defaultBaseUrl}, got "${value}"`;
+}
+
+function isHttpUrl(text: string): boolean {
+  try {
+    return ['http:', 'https:'].includes(new URL(text).protocol);
+  } catch {
+    return false;
+  }
+}
