@@ -65,6 +65,10 @@ describe('checkConfigText: where, what, and what was meant (issue 17)', () => {
     expect(text).toBe('agent.yaml:2:10: warning: llm.model: OPENAI_API_KEY is not set; models openai-gpt-4o, openai:gpt-4o-mini will fail');
   });
 
+  it('gives a warning about a default that is not in the file no line of its own', () => {
+    expect(check('name: a\nport: 1\n', {}).text).toBe('agent.yaml: warning: llm.model: GEMINI_API_KEY is not set; models gemini-2.5-flash will fail');
+  });
+
   it('refuses a provider base URL that is not http(s), as the llm-gateway would', () => {
     expect(check('name: a\n', { GEMINI_API_KEY: 'k', GEMINI_BASE_URL: 'localhost:1234' }).text).toBe(
       'agent.yaml: GEMINI_BASE_URL must be an absolute http(s) URL such as https://generativelanguage.googleapis.com/v1beta, got "localhost:1234"',

@@ -78,9 +78,9 @@ export function checkConfigText<T>(text: string, file: string, schema: z.ZodType
     );
     return { file, errors, warnings: [] };
   }
-  const located = (problem: ConfigProblem) => place(problem, problem.path ? locate(doc, problem.path, problem.atKey) : undefined);
+  const located = (problem: ConfigProblem, exact = false) => place(problem, problem.path ? locate(doc, problem.path, problem.atKey, exact) : undefined);
   const result = schema.safeParse(doc.toJS() ?? {}, { reportInput: true });
-  if (!result.success) return { file, errors: result.error.issues.flatMap((issue) => schemaProblems(issue, schema)).map(located), warnings: [] };
+  if (!result.success) return { file, errors: result.error.issues.flatMap((issue) => schemaProblems(issue, schema)).map((problem) => located(problem)), warnings: [] };
   const env = options.env ?? process.env;
   const errors: ConfigProblem[] = [];
   const warnings: ConfigProblem[] = [];
@@ -89,7 +89,8 @@ export function checkConfigText<T>(text: string, file: string, schema: z.ZodType
     errors.push(...(found.errors ?? []));
     warnings.push(...(found.warnings ?? []));
   }
-  return { file, config: errors.length === 0 ? result.data : undefined, errors: errors.map(located), warnings: warnings.map(located) };
+  const exactly = (problem: ConfigProblem) => located(problem, true);
+  return { file, config: errors.length === 0 ? result.data : undefined, errors: errors.map(exactly), warnings: warnings.map(exactly) };
 }
 
 /** The report as the CLI prints it: one block per problem, `file:line:column: path: message`, then its code frame. */
@@ -212,16 +213,17 @@ export function knownKeys(schema: z.ZodType, path: ConfigPath): string[] {
 
 /**
  * The offsets of what `path` points at in the document: a key's value, or for a key that is
- * not there the nearest object above it. Undefined when nothing of the path is in the file
- * (a default that is wrong in the environment, say).
+ * not there (`exact` false: a missing field) the nearest object above it. With `exact`,
+ * undefined when the path is not in the file: a default the environment cannot serve (the
+ * default model without its key) has no line of its own.
  */
-function locate(doc: Document, path: ConfigPath, atKey = false): [number, number] | undefined {
+function locate(doc: Document, path: ConfigPath, atKey = false, exact = false): [number, number] | undefined {
   let node: unknown = doc.contents;
   let found: [number, number] | undefined = rangeOf(node);
   for (const [index, part] of path.entries()) {
     if (isMap(node)) {
       const pair = node.items.find((item) => (isScalar(item.key) ? item.key.value : item.key) === part);
-      if (!pair) return found;
+      if (!pair) return exact ? undefined : found;
       const isLast = index === path.length - 1;
       // An unknown key, or one holding a whole block (which may be long), is shown at the key; a value at the value.
       const value = rangeOf(pair.value);
@@ -231,7 +233,7 @@ function locate(doc: Document, path: ConfigPath, atKey = false): [number, number
       node = node.items[part];
       found = rangeOf(node) ?? found;
     } else {
-      return found;
+      return exact ? undefined : found;
     }
   }
   return found;
