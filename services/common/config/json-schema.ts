@@ -2,11 +2,11 @@ import { z } from 'zod';
 import { configSchema } from './schema.js';
 
 /**
- * The JSON Schema of agent.yaml (and of the other configuration files; issue 17), generated from the zod schema with zod's own
- * `toJSONSchema`, so editors complete and check the same fields startup accepts. It describes
- * what a file may say (zod's input side: a duration is a number of seconds or "30s"); the
- * defaults zod knows only as parsed values (durations in milliseconds) are written back in the
- * file's own form. `config/*.schema.json` are these, written by scripts/write-config-schema.ts
+ * The JSON Schema of agent.yaml (and of the other configuration files; issue 17), generated
+ * from the zod schema with zod's own `toJSONSchema`, so editors complete and check the same
+ * fields startup accepts. It describes what a file may say (zod's input side: a duration is a
+ * number of seconds or "30s"). The defaults zod leaves out on that side (a duration's, known
+ * only parsed, in milliseconds; some records' and lists') are written back in the file's form. `config/*.schema.json` are these, written by scripts/write-config-schema.ts
  * and compared with them by a test.
  */
 
