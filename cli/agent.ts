@@ -1,12 +1,10 @@
-import type { AgentConfig, ServiceName } from '../services/common/config/schema.js';
+import type { ServiceName } from '../services/common/config/schema.js';
 import type { SERVICE_NAMES } from './service-names.js';
 import { createLogger } from '../services/common/log.js';
 import type { RunningService } from '../services/common/service.js';
 import { initTelemetry } from '../services/common/telemetry.js';
-import { AuthConfigError, checkAuthConfig, InsecureBindingError } from '../gateway/auth/preflight.js';
 import { readConfig } from './read-config.js';
 import { stopOnSignal } from './stop.js';
-import { fail } from './usage.js';
 
 /** `asg up` and `asg serve <service>`: the agent's own services, in one process or one each. */
 
@@ -20,30 +18,9 @@ export interface StartOptions {
   port?: number | undefined;
 }
 
-/** The file's configuration with --host and --port (or PORT) over its `host` and `port`. */
-function withListen(config: AgentConfig, options: StartOptions): AgentConfig {
-  return { ...config, ...(options.host !== undefined && { host: options.host }), ...(options.port !== undefined && { port: options.port }) };
-}
-
-/**
- * The configuration of a gateway start (`--insecure` is `insecure: true`), refused before
- * anything starts when the gateway could not: a host beyond loopback without auth, a token
- * variable that is not set (issue 15).
- */
-function gatewayConfig(file: string, options: StartOptions): AgentConfig {
-  const config = withListen(readConfig(file), options);
-  const effective = options.insecure ? { ...config, insecure: true } : config;
-  try {
-    checkAuthConfig(effective);
-  } catch (error) {
-    if (error instanceof InsecureBindingError || error instanceof AuthConfigError) fail(`${file}: ${error.message}`, 2);
-    throw error;
-  }
-  return effective;
-}
-
 export async function up(configFile: string, options: StartOptions): Promise<void> {
-  const config = gatewayConfig(configFile, options);
+  // The whole check of `asg config check` (cli/read-config.ts): a refused start loads none of the services.
+  const config = await readConfig(configFile, options);
   initTelemetry('agent-stop-and-go');
   // Loaded once the configuration is known to be good: a refused start need not wait for the services' code.
   const { startMesh } = await import('./mesh.js');
@@ -54,7 +31,8 @@ export async function up(configFile: string, options: StartOptions): Promise<voi
 
 /** `service` is one of SERVICE_NAMES (commander checked it). */
 export async function serve(service: ServiceName | 'gateway' | (typeof SERVICE_NAMES)[number], configFile: string, options: StartOptions): Promise<void> {
-  const config = service === 'gateway' ? gatewayConfig(configFile, options) : readConfig(configFile);
+  // --host/--port are the gateway's listen address only when it is the gateway that is served.
+  const config = await readConfig(configFile, service === 'gateway' ? { ...options, service } : { insecure: options.insecure, service });
   initTelemetry(`asg-${service}`);
   const { startOneService } = await import('./serve.js');
   const running: RunningService = await startOneService(service, config, { host: options.host, port: options.port });

@@ -30,20 +30,20 @@ describe('asg config check', () => {
     const file = join(tempDir(), 'bad.yaml');
     writeFileSync(file, 'port: eighty\nllm:\n  modle: x\nmcp_servers:\n  - name: a\n');
     const { code, out } = asg('config', 'check', file);
-    expect(code).toBe(2);
-    expect(out).toContain(`${file}: port: expected number, got string`);
-    expect(out).toContain(`${file}: llm: unknown field "modle"`);
-    expect(out).toContain(`${file}: mcp_servers[0]: expected exactly one of "url" (Streamable HTTP) or "command" (stdio)`);
+    expect(code).toBe(1);
+    expect(out).toContain(`${file}:1:7: port: expected number, got string`);
+    expect(out).toContain(`${file}:3:3: llm.modle: unknown field "modle" (did you mean "model"?)`);
+    expect(out).toContain(`${file}:5:5: mcp_servers[0]: expected exactly one of "url" (Streamable HTTP) or "command" (stdio)`);
   });
 
   it('refuses to start with a bad configuration, and a missing file is named', () => {
     const file = join(tempDir(), 'dup.yaml');
     writeFileSync(file, 'mcp_servers:\n  - {name: a, url: "http://127.0.0.1:1/mcp"}\n  - {name: a, url: "http://127.0.0.1:2/mcp"}\n');
     const up = asg('up', '--config', file);
-    expect(up.code).toBe(2);
-    expect(up.out).toContain(`${file}: mcp_servers[1].name: expected a unique server name ("a" is used twice)`);
+    expect(up.code).toBe(1);
+    expect(up.out).toContain(`${file}:3:12: mcp_servers[1].name: expected a unique server name ("a" is used twice)`);
     const missing = asg('up', '--config', '/nonexistent/agent.yaml');
-    expect(missing.code).toBe(2);
+    expect(missing.code).toBe(1);
     expect(missing.out).toContain('/nonexistent/agent.yaml: cannot read the configuration file (ENOENT)');
   });
 });
@@ -54,15 +54,15 @@ describe('asg up: who may approve (issue 15)', () => {
     const open = join(dir, 'open.yaml');
     writeFileSync(open, 'host: 0.0.0.0\nport: 0\n');
     const refused = asg('up', '--config', open);
-    expect(refused.code).toBe(2);
-    expect(refused.out).toContain(`${open}: refusing to listen on 0.0.0.0 without authentication`);
+    expect(refused.code).toBe(1);
+    expect(refused.out).toContain(`${open}:1:7: host: refusing to listen on 0.0.0.0 without authentication`);
     expect(refused.out).toContain('--insecure');
-    expect(asg('serve', 'gateway', '--config', open).code).toBe(2);
+    expect(asg('serve', 'gateway', '--config', open).code).toBe(1);
     const unset = join(dir, 'unset.yaml');
     writeFileSync(unset, 'host: 0.0.0.0\nport: 0\nauth:\n  tokens:\n    - {name: alice, token_env: ASG_TEST_UNSET_TOKEN, roles: [approve]}\n');
     const missing = asg('up', '--config', unset);
-    expect(missing.code).toBe(2);
-    expect(missing.out).toContain('auth.tokens[0] (alice): the environment variable ASG_TEST_UNSET_TOKEN is not set');
+    expect(missing.code).toBe(1);
+    expect(missing.out).toContain(`${unset}:5:32: auth.tokens[0].token_env: the environment variable ASG_TEST_UNSET_TOKEN is not set`);
   });
 });
 

@@ -133,9 +133,10 @@ function program(): Command {
     .description('validate an agent configuration file the way startup does, and say what it defines')
     .argument('[file]', 'the file (default: --config, else $ASG_CONFIG, else config/agent.yaml)')
     .addOption(configOption())
-    .action(async (file: string | undefined, options: { config: string }) => {
+    .addOption(insecureOption())
+    .action(async (file: string | undefined, options: { config: string; insecure?: boolean }) => {
       const { configCheck } = await import('./read-config.js');
-      configCheck(file ?? options.config);
+      await configCheck(file ?? options.config, { insecure: options.insecure === true });
     });
 
   asg

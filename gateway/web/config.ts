@@ -1,6 +1,5 @@
-import { readFileSync } from 'node:fs';
-import { parse } from 'yaml';
 import { z } from 'zod';
+import { checkConfigFile, formatReport, type ConfigReport } from '../../services/common/config/check.js';
 import { ConfigError } from '../../services/common/config/load.js';
 import { configSchema } from '../../services/common/config/schema.js';
 
@@ -41,18 +40,14 @@ export function parseWebConfig(raw: unknown, file: string): WebConfig {
   throw new ConfigError(`invalid web configuration\n${result.error.issues.map((issue) => `${file}: ${describeIssue(issue)}`).join('\n')}`);
 }
 
+/** The file's web configuration, checked as `asg config check` checks it (line, column, did you mean). */
 export function loadWebConfig(file: string): WebConfig {
-  let text: string;
-  try {
-    text = readFileSync(file, 'utf8');
-  } catch (error) {
-    throw new ConfigError(`${file}: cannot read the web configuration file (${(error as NodeJS.ErrnoException).code ?? String(error)})`);
-  }
-  let raw: unknown;
-  try {
-    raw = parse(text);
-  } catch (error) {
-    throw new ConfigError(`${file}: not valid YAML: ${(error as Error).message.split('\n')[0]}`);
-  }
-  return parseWebConfig(raw, file);
+  const report = loadWebConfigReport(file);
+  if (!report.config) throw new ConfigError(`invalid web configuration\n${formatReport(report)}`);
+  return report.config;
+}
+
+/** What `asg web` and `asg config check` say of the file. */
+export function loadWebConfigReport(file: string): ConfigReport<WebConfig> {
+  return checkConfigFile(file, webConfigSchema);
 }

@@ -1,3 +1,4 @@
+import { baseUrlError } from '../common/config/models.js';
 import { PROVIDER_ROUTES, type ProviderName } from './routing.js';
 
 /** Where one provider is reached and with which key, as the environment said at start. */
@@ -18,20 +19,11 @@ export function readProviderEnvironment(env: NodeJS.ProcessEnv): ProviderEnviron
   const settings = new Map<ProviderName, ProviderSettings>();
   for (const route of PROVIDER_ROUTES) {
     const apiKey = route.keyEnv ? env[route.keyEnv]?.trim() : undefined;
+    // The same rule and words as the configuration check (common/config/models.ts).
+    const problem = baseUrlError(route, env);
+    if (problem) throw new Error(problem);
     const baseUrl = env[route.baseUrlEnv]?.trim() || route.defaultBaseUrl;
-    if (!isHttpUrl(baseUrl)) {
-      throw new Error(`${route.baseUrlEnv} must be an absolute http(s) URL such as ${route.defaultBaseUrl}, got "${baseUrl}"`);
-    }
     settings.set(route.provider, apiKey ? { apiKey, baseUrl } : { baseUrl });
   }
   return settings;
-}
-
-function isHttpUrl(text: string): boolean {
-  try {
-    const url = new URL(text);
-    return url.protocol === 'http:' || url.protocol === 'https:';
-  } catch {
-    return false;
-  }
 }

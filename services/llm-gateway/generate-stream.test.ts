@@ -51,7 +51,7 @@ const CONTRACTS: StreamContract[] = [
   },
   {
     provider: 'mistral',
-    model: 'mistral-mistral-large-latest',
+    model: 'mistral-large-latest',
     sentModel: 'mistral-large-latest',
     target: (server) => pathOf(server.mistralBaseUrl, '/chat/completions'),
     asksForStream: streamFlag,
@@ -275,10 +275,10 @@ describe('failures after the first event', () => {
     // Paced, as a real stream is: the SDK drops what it has not handed on when its input fails.
     model().setScript(() => ({ text: 'Partial answer so far', stream: { breakOff: 'drop', delayMs: 20 } }));
     const { client } = await startGateway();
-    const { events, error } = await drain(client.generateStream(request('mistral-mistral-large-latest')));
+    const { events, error } = await drain(client.generateStream(request('mistral-large-latest')));
     expect(textDeltas(events).join('')).toBe('Partial answer so far');
     expect(error?.code).toBe(GrpcStatus.UNAVAILABLE);
-    expect(error?.message).toMatch(/^the connection to the provider mistral broke off while model mistral-mistral-large-latest was answering: /);
+    expect(error?.message).toMatch(/^the connection to the provider mistral broke off while model mistral-large-latest was answering: /);
     expect(model().requests).toHaveLength(1);
     expect(model().requests[0]?.streamEnd).toBe('dropped');
   });

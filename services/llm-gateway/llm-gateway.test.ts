@@ -58,7 +58,7 @@ describe('start-up', () => {
             { name: 'c', type: 'llm', model: 'claude-sonnet-4-5' },
             { name: 'd', type: 'llm', model: 'anthropic:claude-opus-4-1' },
             { name: 'e', type: 'llm', model: 'ollama-llama3' },
-            { name: 'f', type: 'llm', model: 'mistral-mistral-small-latest' },
+            { name: 'f', type: 'llm', model: 'mistral-small-latest' },
             { name: 'g', type: 'llm', model: 'openrouter:openai/gpt-4o' },
           ],
         },
@@ -68,7 +68,7 @@ describe('start-up', () => {
     expect(warnings).toEqual([
       'GEMINI_API_KEY is not set; models gemini-2.5-flash, gemini-2.5-pro will fail',
       'ANTHROPIC_API_KEY is not set; models claude-sonnet-4-5, anthropic:claude-opus-4-1 will fail',
-      'MISTRAL_API_KEY is not set; models mistral-mistral-small-latest will fail',
+      'MISTRAL_API_KEY is not set; models mistral-small-latest will fail',
       'OPENROUTER_API_KEY is not set; models openrouter:openai/gpt-4o will fail',
     ]);
   });
@@ -154,7 +154,7 @@ describe('retries', () => {
     model().setScript(() => ({ httpStatus: 400 }));
     const retryClock = recordingClock();
     const { client } = await startGateway({ config: {}, retryClock });
-    const error = await rpcError(client.generate(request('mistral-mistral-large-latest')));
+    const error = await rpcError(client.generate(request('mistral-large-latest')));
     expect(error.code).toBe(GrpcStatus.INVALID_ARGUMENT);
     expect(error.message).not.toContain('attempts');
     expect(model().requests).toHaveLength(1);

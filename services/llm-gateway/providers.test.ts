@@ -152,7 +152,7 @@ const CONTRACTS: VendorContract[] = [
   },
   {
     provider: 'mistral',
-    model: 'mistral-mistral-large-latest',
+    model: 'mistral-large-latest',
     sentModel: 'mistral-large-latest',
     path: (server) => pathOf(server.mistralBaseUrl, '/chat/completions'),
     credentials: bearer(KEYS.MISTRAL_API_KEY),
@@ -330,10 +330,12 @@ describe('provider:model names', () => {
     expect(model().requests.map((sent) => [sent.provider, sent.model])).toEqual([[provider, sentModel]]);
   });
 
-  it('sends a name without a prefix to Gemini, unchanged', async () => {
+  it('sends a bare Gemini name to Gemini, unchanged, and refuses a bare name of no provider without calling any (issue 17)', async () => {
     const client = await startGateway();
-    await client.generate(request('gpt-4o', [user('hello')]));
-    expect(model().requests[0]?.path).toBe('/v1beta/models/gpt-4o:generateContent');
+    await client.generate(request('gemini-2.5-pro', [user('hello')]));
+    expect(model().requests[0]?.path).toBe('/v1beta/models/gemini-2.5-pro:generateContent');
+    await expect(client.generate(request('gpt-4o', [user('hello')]))).rejects.toThrow('did you mean "openai:gpt-4o"?');
+    expect(model().requests).toHaveLength(1);
   });
 });
 

@@ -16,14 +16,13 @@ describe('routeModel', () => {
   it.each([
     ['gemini-2.5-flash', 'gemini', 'gemini-2.5-flash', 'GEMINI_API_KEY'],
     ['gemini-2.5-pro', 'gemini', 'gemini-2.5-pro', 'GEMINI_API_KEY'],
-    ['gpt-4o', 'gemini', 'gpt-4o', 'GEMINI_API_KEY'],
+    ['gemma-3-27b-it', 'gemini', 'gemma-3-27b-it', 'GEMINI_API_KEY'],
     ['claude-sonnet-4-5-20250929', 'anthropic', 'claude-sonnet-4-5-20250929', 'ANTHROPIC_API_KEY'],
     ['openai-gpt-4o', 'openai', 'gpt-4o', 'OPENAI_API_KEY'],
     ['openai-gpt-4o-mini', 'openai', 'gpt-4o-mini', 'OPENAI_API_KEY'],
-    // DESIGN §4: the prefix with its hyphen is stripped, so Mistral's own "mistral-…" names
-    // need the prefix twice, or the provider:model form below.
-    ['mistral-large-latest', 'mistral', 'large-latest', 'MISTRAL_API_KEY'],
-    ['mistral-mistral-large-latest', 'mistral', 'mistral-large-latest', 'MISTRAL_API_KEY'],
+    // Issue 17: Mistral's own ids begin with "mistral-", so the prefix is kept, as "claude-" is.
+    ['mistral-large-latest', 'mistral', 'mistral-large-latest', 'MISTRAL_API_KEY'],
+    ['mistral-small-latest', 'mistral', 'mistral-small-latest', 'MISTRAL_API_KEY'],
     ['ollama-llama3', 'ollama', 'llama3', undefined],
     ['ollama-llama3:8b', 'ollama', 'llama3:8b', undefined],
     ['openrouter-anthropic/claude-3-opus', 'openrouter', 'anthropic/claude-3-opus', 'OPENROUTER_API_KEY'],
@@ -58,8 +57,18 @@ describe('routeModel', () => {
     ['ollama-', 'names no model after the "ollama-" prefix'],
     ['claude-', 'names no model after the "claude-" prefix'],
     ['openai:', 'model "openai:" names no model after "openai:" (expected "openai:<model id>")'],
-    ['azure:gpt-4o', 'model "azure:gpt-4o" names an unknown provider "azure" (expected one of anthropic, gemini, google, mistral, ollama, openai, openrouter before the colon)'],
-    ['gemini-2.5-flash:latest', 'names an unknown provider "gemini-2.5-flash"'],
+    ['gemini-', 'names no model after the "gemini-" prefix'],
+    ['azure:gpt-4o', 'model "azure:gpt-4o" names an unknown provider "azure" (known providers: anthropic, gemini, google, mistral, ollama, openai, openrouter)'],
+    ['opnai:gpt-4o', 'names an unknown provider "opnai" (known providers: anthropic, gemini, google, mistral, ollama, openai, openrouter); did you mean "openai:gpt-4o"?'],
+    // Issue 17: a bare name is no longer sent to Gemini whatever it is.
+    ['gpt-4o', 'model "gpt-4o" names no provider (known providers: anthropic, gemini, google, mistral, ollama, openai, openrouter; write "<provider>:<model id>"'],
+    ['gpt-4o', 'did you mean "openai:gpt-4o"?'],
+    ['codestral-latest', 'did you mean "mistral:codestral-latest"?'],
+    ['llama3', 'did you mean "ollama:llama3"?'],
+    ['anthropic/claude-3-opus', 'did you mean "openrouter:anthropic/claude-3-opus"?'],
+    ['gemni-2.5-flash', 'did you mean "gemini-2.5-flash"?'],
+    ['opnai-gpt-4o', 'did you mean "openai-gpt-4o"?'],
+    ['scripted', 'model "scripted" names no provider'],
   ])('rejects %j as routing nowhere', (model, message) => {
     const error = rejection(model);
     expect(error.code).toBe(GrpcStatus.INVALID_ARGUMENT);

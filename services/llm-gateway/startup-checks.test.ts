@@ -39,7 +39,7 @@ describe('routingErrors', () => {
         { model: 'openai-', where: 'agent.agents[1].model (node "b")' },
       ]),
     ).toEqual([
-      'agent.agents[0].model (node "a"): model "azure:gpt-4o" names an unknown provider "azure" (expected one of anthropic, gemini, google, mistral, ollama, openai, openrouter before the colon)',
+      'agent.agents[0].model (node "a"): model "azure:gpt-4o" names an unknown provider "azure" (known providers: anthropic, gemini, google, mistral, ollama, openai, openrouter)',
       'agent.agents[1].model (node "b"): model "openai-" names no model after the "openai-" prefix (expected "openai-<model id>")',
     ]);
   });

@@ -20,8 +20,10 @@ export function configuredModels(config: Pick<AgentConfig, 'llm' | 'agent'>): Co
 }
 
 /**
- * One line per configured model that routes nowhere (an unknown `provider:`, a bare prefix),
- * naming where the config says it. Such a config can never work, so it stops the start.
+ * One line per configured model that routes nowhere (an unknown `provider:`, a bare prefix, a
+ * name of no provider), naming where the config says it. Such a config can never work, so it
+ * stops the start. The CLI refuses such a file before this runs (common/config/check.ts, with
+ * the same rules and words); this guards a service started by other code.
  */
 export function routingErrors(models: readonly ConfiguredModel[]): string[] {
   const errors: string[] = [];

@@ -1,7 +1,7 @@
-import { readFileSync, realpathSync, statSync } from 'node:fs';
+import { realpathSync, statSync } from 'node:fs';
 import { resolve, sep } from 'node:path';
-import { parse, YAMLParseError } from 'yaml';
 import { z } from 'zod';
+import { checkConfigFile, formatReport, type ConfigProblem, type ConfigReport } from '../common/config/check.js';
 import { describeConfigIssue as describeIssue, describeConfigPath as describePath } from '../common/config/issues.js';
 
 /**
@@ -49,7 +49,7 @@ const rootSchema = z.strictObject({
   allowed_tools: z.array(z.enum([...ROOT_TOOLS, '*'])).default([...READ_ONLY_TOOLS]),
 });
 
-const configSchema = z
+export const filesystemFileSchema = z
   .strictObject({
     host: z.string().min(1).default(DEFAULT_HOST),
     port: z.number().int().min(0).max(65535).default(DEFAULT_PORT),
@@ -64,7 +64,7 @@ const configSchema = z
     });
   });
 
-export type FilesystemConfigFile = z.output<typeof configSchema>;
+export type FilesystemConfigFile = z.output<typeof filesystemFileSchema>;
 
 /** A root as the sandbox uses it: its real absolute path (symlinks resolved) and the tools it allows. */
 export interface RootConfig {
@@ -93,7 +93,7 @@ export class FilesystemConfigError extends Error {
  * line `file: field: what was expected`, all of them at once.
  */
 export function parseFilesystemConfig(raw: unknown, file: string, cwd = process.cwd()): FilesystemConfig {
-  const result = configSchema.safeParse(raw ?? {}, { reportInput: true });
+  const result = filesystemFileSchema.safeParse(raw ?? {}, { reportInput: true });
   if (!result.success) {
     const lines = result.error.issues.map((issue) => `${file}: ${describePath(issue.path)}: ${describeIssue(issue)}`);
     throw new FilesystemConfigError(`invalid mcp-filesystem configuration\n${lines.join('\n')}`);
@@ -133,19 +133,35 @@ export function parseFilesystemConfig(raw: unknown, file: string, cwd = process.
   return { host: result.data.host, port: result.data.port, max_full_read_size: result.data.max_full_read_size, roots };
 }
 
+/**
+ * The file's configuration, checked as `asg config check` checks it: YAML and fields with line,
+ * column and "did you mean" (check.ts), then the roots on disk (parseFilesystemConfig).
+ */
 export function loadFilesystemConfig(file: string, cwd = process.cwd()): FilesystemConfig {
-  let text: string;
-  try {
-    text = readFileSync(file, 'utf8');
-  } catch (error) {
-    throw new FilesystemConfigError(`${file}: cannot read the configuration file (${(error as NodeJS.ErrnoException).code ?? String(error)})`);
-  }
-  let raw: unknown;
-  try {
-    raw = parse(text);
-  } catch (error) {
-    const where = error instanceof YAMLParseError && error.linePos ? ` at line ${error.linePos[0].line}` : '';
-    throw new FilesystemConfigError(`${file}: not valid YAML${where}: ${(error as Error).message.split('\n')[0]}`);
-  }
-  return parseFilesystemConfig(raw, file, cwd);
+  const report = loadFilesystemConfigReport(file, cwd);
+  if (!report.config) throw new FilesystemConfigError(`invalid mcp-filesystem configuration\n${formatReport(report)}`);
+  return parseFilesystemConfig(report.config, file, cwd);
+}
+
+/** What `asg mcp-filesystem` and `asg config check` say of the file. */
+export function loadFilesystemConfigReport(file: string, cwd = process.cwd()): ConfigReport<FilesystemConfigFile> {
+  return checkConfigFile(file, filesystemFileSchema, { checks: [rootsCheck(file, cwd)] });
+}
+
+/** The roots' folders: each exists, is a folder, and lies inside no other root. */
+export function rootsCheck(file: string, cwd = process.cwd()) {
+  return (config: FilesystemConfigFile): { errors: ConfigProblem[] } => {
+    try {
+      parseFilesystemConfig(config, file, cwd);
+      return { errors: [] };
+    } catch (error) {
+      if (!(error instanceof FilesystemConfigError)) throw error;
+      // Lines "file: roots[2].path: what is wrong", after the heading.
+      const errors = error.message.split('\n').slice(1).map((line): ConfigProblem => {
+        const match = /^.*?: roots\[(\d+)\]\.(\w+): (.*)$/.exec(line);
+        return match ? { path: ['roots', Number(match[1]), match[2]!], message: match[3]! } : { message: line };
+      });
+      return { errors };
+    }
+  };
 }

@@ -241,8 +241,10 @@ describe('config errors with node paths', () => {
     const { spawnSync } = await import('node:child_process');
     const { ASG, REPO_ROOT } = await import('../support/agent-process.js');
     const run = spawnSync(process.execPath, [ASG, 'config', 'check', file], { cwd: REPO_ROOT, encoding: 'utf8', timeout: 30_000 });
-    expect(run.status).toBe(2);
-    expect(run.stdout + run.stderr).toContain(`${file}: agent.agents[1].agents[0] (node "executor"): "agents" is a field of sequential, parallel and loop nodes, not of an llm node`);
+    expect(run.status).toBe(1);
+    const out = run.stdout + run.stderr;
+    // Where in the file (line and column), then the node's path and name.
+    expect(out.split('\n').find((line) => line.startsWith(`${file}:`))).toMatch(/^.*:\d+:\d+: agent\.agents\[1\]\.agents\[0\] \(node "executor"\): "agents" is a field of sequential, parallel and loop nodes, not of an llm node$/);
   });
 });
 

@@ -188,8 +188,8 @@ describe('issue 15: the bind rule', () => {
     writeFileSync(configFile, stringify({ host: '0.0.0.0', port, data_dir: join(dir, 'data'), mcp_servers: [] }));
     try {
       const refused = spawnProcess(process.execPath, [ASG, 'up', '--config', configFile], testEnvironment(model.geminiBaseUrl));
-      expect(await refused.exited).toBe(2);
-      expect(refused.output()).toContain('refusing to listen on 0.0.0.0 without authentication');
+      expect(await refused.exited).toBe(1);
+      expect(refused.output()).toContain('host: refusing to listen on 0.0.0.0 without authentication');
 
       const insecure = spawnProcess(process.execPath, [ASG, 'serve', 'gateway', '--config', configFile, '--insecure'], testEnvironment(model.geminiBaseUrl));
       expect(await insecure.exited).toBe(1);

@@ -124,7 +124,7 @@ describe('asg web', () => {
     writeFileSync(file, stringify({ port: 'eighty', agent_url: 'ftp://agent' }));
     const run = spawnSync(process.execPath, [ASG, 'web', '--config', file], { encoding: 'utf8', timeout: 30_000 });
     expect(run.status).toBe(2);
-    expect(run.stderr).toContain(`${file}: port: `);
-    expect(run.stderr).toContain(`${file}: agent_url: expected an http:// or https:// URL`);
+    expect(run.stderr).toContain(`${file}:1:7: port: `);
+    expect(run.stderr).toContain(`${file}:2:12: agent_url: expected an http:// or https:// URL`);
   });
 });

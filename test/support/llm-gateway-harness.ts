@@ -31,7 +31,7 @@ export const MODELS_AND_KEY_VARIABLES: [model: string, keyEnv: keyof typeof KEYS
   ['gemini-2.5-flash', 'GEMINI_API_KEY'],
   ['claude-sonnet-4-5', 'ANTHROPIC_API_KEY'],
   ['openai-gpt-4o', 'OPENAI_API_KEY'],
-  ['mistral-mistral-large-latest', 'MISTRAL_API_KEY'],
+  ['mistral-large-latest', 'MISTRAL_API_KEY'],
   ['openrouter-anthropic/claude-3-opus', 'OPENROUTER_API_KEY'],
 ];
 

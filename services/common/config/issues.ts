@@ -17,6 +17,9 @@ export function describeConfigIssue(issue: z.core.$ZodIssue): string {
       return `unknown field${issue.keys.length > 1 ? 's' : ''} ${issue.keys.map((key) => `"${key}"`).join(', ')}`;
     case 'invalid_type':
       return `expected ${issue.expected}${issue.input === undefined ? ' (required)' : `, got ${Array.isArray(issue.input) ? 'array' : issue.input === null ? 'null' : typeof issue.input}`}`;
+    case 'invalid_union':
+      // A field that is missing is missing, whichever of its forms was expected (a duration: a number or a string).
+      return issue.input === undefined ? 'expected a value (required)' : issue.message;
     case 'invalid_value':
       return `expected one of ${issue.values.map((value) => JSON.stringify(value)).join(', ')}`;
     default:

@@ -1,5 +1,4 @@
-import { readFileSync } from 'node:fs';
-import { parse, YAMLParseError } from 'yaml';
+import { checkConfigFile, formatReport } from './check.js';
 import { describeConfigIssue as describeIssue, describeConfigPath as describePath } from './issues.js';
 import { configSchema, type AgentConfig } from './schema.js';
 
@@ -10,7 +9,10 @@ export class ConfigError extends Error {
   }
 }
 
-/** Validates parsed YAML; every problem is reported as `file: path: what was expected`. */
+/**
+ * Validates configuration that is not a file (a ConfigMap's document, a test's object): every
+ * problem as `file: path: what was expected`. Files go through check.ts, which also says where.
+ */
 export function parseConfig(raw: unknown, file: string): AgentConfig {
   const result = configSchema.safeParse(raw ?? {}, { reportInput: true });
   if (result.success) return result.data;
@@ -23,19 +25,13 @@ export function parseConfig(raw: unknown, file: string): AgentConfig {
   throw new ConfigError(`invalid configuration\n${lines.join('\n')}`);
 }
 
+/**
+ * The file's configuration by its schema alone (YAML and fields, with line and column), for
+ * tools and tests that read a configuration without starting it; starts run the whole check
+ * (cli/read-config.ts).
+ */
 export function loadConfig(file: string): AgentConfig {
-  let text: string;
-  try {
-    text = readFileSync(file, 'utf8');
-  } catch (error) {
-    throw new ConfigError(`${file}: cannot read the configuration file (${(error as NodeJS.ErrnoException).code ?? String(error)})`);
-  }
-  let raw: unknown;
-  try {
-    raw = parse(text);
-  } catch (error) {
-    const where = error instanceof YAMLParseError && error.linePos ? ` at line ${error.linePos[0].line}` : '';
-    throw new ConfigError(`${file}: not valid YAML${where}: ${(error as Error).message.split('\n')[0]}`);
-  }
-  return parseConfig(raw, file);
+  const report = checkConfigFile(file, configSchema);
+  if (!report.config) throw new ConfigError(`invalid configuration\n${formatReport(report)}`);
+  return report.config;
 }
