@@ -108,7 +108,7 @@ describe('asg usage', () => {
     expect(withEnv({ ASG_CONFIG: 'config/sequential.yaml' }, 'config', 'check').out).toContain('config/sequential.yaml: valid');
     expect(withEnv({ ASG_CONFIG: 'config/sequential.yaml' }, 'config', 'check', '--config', 'config/agent.yaml').out).toContain('config/agent.yaml: valid');
     const missing = withEnv({ ASG_CONFIG: '/nonexistent/agent.yaml' }, 'up');
-    expect(missing.code).toBe(2);
+    expect(missing.code).toBe(1);
     expect(missing.out).toContain('/nonexistent/agent.yaml: cannot read the configuration file (ENOENT)');
   });
 

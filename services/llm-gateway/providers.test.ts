@@ -336,6 +336,9 @@ describe('provider:model names', () => {
     expect(model().requests[0]?.path).toBe('/v1beta/models/gemini-2.5-pro:generateContent');
     await expect(client.generate(request('gpt-4o', [user('hello')]))).rejects.toThrow('did you mean "openai:gpt-4o"?');
     expect(model().requests).toHaveLength(1);
+    // Any other bare name goes to Gemini as DESIGN §4 says (the check warns of it).
+    await client.generate(request('house-model', [user('hello')]));
+    expect(model().requests[1]?.path).toBe('/v1beta/models/house-model:generateContent');
   });
 });
 

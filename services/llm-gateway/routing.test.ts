@@ -45,6 +45,13 @@ describe('routeModel', () => {
     expect(routeModel(model)).toMatchObject({ model, provider, modelId });
   });
 
+  it('sends any other bare name to Gemini unchanged (DESIGN §4), with a notice for the check to print', () => {
+    const route = routeModel('scripted-model');
+    expect(route).toMatchObject({ provider: 'gemini', model: 'scripted-model', modelId: 'scripted-model' });
+    expect(route.notice).toContain('has no provider prefix, so it goes to Gemini');
+    expect(routeModel('gemini-2.5-flash').notice).toBeUndefined();
+  });
+
   it('keeps the configured name for messages', () => {
     expect(routeModel('  openai-gpt-4o ').model).toBe('openai-gpt-4o');
     expect(routeModel('openai:gpt-4o').model).toBe('openai:gpt-4o');
@@ -60,7 +67,7 @@ describe('routeModel', () => {
     ['gemini-', 'names no model after the "gemini-" prefix'],
     ['azure:gpt-4o', 'model "azure:gpt-4o" names an unknown provider "azure" (known providers: anthropic, gemini, google, mistral, ollama, openai, openrouter)'],
     ['opnai:gpt-4o', 'names an unknown provider "opnai" (known providers: anthropic, gemini, google, mistral, ollama, openai, openrouter); did you mean "openai:gpt-4o"?'],
-    // Issue 17: a bare name is no longer sent to Gemini whatever it is.
+    // Issue 17: a bare name of another vendor's family, or with a misspelt prefix, is not sent to Gemini.
     ['gpt-4o', 'model "gpt-4o" names no provider (known providers: anthropic, gemini, google, mistral, ollama, openai, openrouter; write "<provider>:<model id>"'],
     ['gpt-4o', 'did you mean "openai:gpt-4o"?'],
     ['codestral-latest', 'did you mean "mistral:codestral-latest"?'],
@@ -68,7 +75,6 @@ describe('routeModel', () => {
     ['anthropic/claude-3-opus', 'did you mean "openrouter:anthropic/claude-3-opus"?'],
     ['gemni-2.5-flash', 'did you mean "gemini-2.5-flash"?'],
     ['opnai-gpt-4o', 'did you mean "openai-gpt-4o"?'],
-    ['scripted', 'model "scripted" names no provider'],
   ])('rejects %j as routing nowhere', (model, message) => {
     const error = rejection(model);
     expect(error.code).toBe(GrpcStatus.INVALID_ARGUMENT);

@@ -32,6 +32,12 @@ describe('checkConfigText: where, what, and what was meant (issue 17)', () => {
     expect(check('llm:\n  model: gemini-2.5-pro\n').report.errors).toEqual([]);
   });
 
+  it('routes another bare name to Gemini as DESIGN §4 says, and warns of it at its line', () => {
+    const { report, text } = check('llm:\n  model: house-model\n');
+    expect(report.errors).toEqual([]);
+    expect(text).toContain('agent.yaml:2:10: warning: llm.model: model "house-model" has no provider prefix, so it goes to Gemini');
+  });
+
   it('points at a misspelt key and suggests the field, at every depth', () => {
     const { report, text } = check('llm:\n  modle: gemini-2.5-flash\nmcp_servers:\n  - name: a\n    comand: node\n    url: http://127.0.0.1:1/mcp\n');
     expect(report.errors.map((error) => [error.line, error.column, error.message, error.suggestion])).toEqual([

@@ -121,6 +121,7 @@ export function checkAgentConfigFile(file: string, options: CheckOptions<AgentCo
 export const checkModels: ConfigCheck<AgentConfig> = (config, env) => {
   const errors: ConfigProblem[] = [];
   const missingKey = new Map<string, { path: ConfigPath; models: Set<string> }>();
+  const notices: ConfigProblem[] = [];
   for (const { model, path } of configuredModels(config)) {
     let route: ModelRoute;
     try {
@@ -130,6 +131,7 @@ export const checkModels: ConfigCheck<AgentConfig> = (config, env) => {
       errors.push({ path, message: error.message });
       continue;
     }
+    if (route.notice) notices.push({ path, message: route.notice });
     if (route.keyEnv && !env[route.keyEnv]?.trim()) {
       const entry = missingKey.get(route.keyEnv) ?? { path, models: new Set<string>() };
       missingKey.set(route.keyEnv, entry);
@@ -140,7 +142,7 @@ export const checkModels: ConfigCheck<AgentConfig> = (config, env) => {
     const problem = baseUrlError(route, env);
     if (problem) errors.push({ message: problem });
   }
-  const warnings = [...missingKey].map(([keyEnv, { path, models }]) => ({ path, message: `${keyEnv} is not set; models ${[...models].join(', ')} will fail` }));
+  const warnings = [...notices, ...[...missingKey].map(([keyEnv, { path, models }]) => ({ path, message: `${keyEnv} is not set; models ${[...models].join(', ')} will fail` }))];
   return { errors, warnings };
 };
 

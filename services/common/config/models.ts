@@ -9,8 +9,10 @@ import { nearest } from './suggest.js';
  * A name is either `<provider>:<model id>` (the id is sent whole) or begins with a provider's
  * prefix. Anthropic's, Mistral's and Gemini's own model ids begin with `claude-`, `mistral-`
  * and `gemini-`/`gemma-`, so those prefixes are part of the id and kept; `openai-`, `ollama-`
- * and `openrouter-` are stripped. Any other bare name (`gpt-4o`) is an error that suggests a
- * prefix: the seed sent it to Gemini, which then failed every call with an unhelpful 404.
+ * and `openrouter-` are stripped. A bare name of another vendor's family (`gpt-4o`, `llama3`) or
+ * with a misspelt prefix (`claud-…`) is an error that suggests the name meant (Gemini could only
+ * answer it with a 404); any other bare name
+ * goes to Gemini as DESIGN §4 and seed 000 say, with a warning from the check so it is never silent.
  */
 export type ProviderName = 'gemini' | 'anthropic' | 'openai' | 'mistral' | 'ollama' | 'openrouter';
 
@@ -28,6 +30,8 @@ export interface ModelRoute extends ProviderRoute {
   model: string;
   /** The name the provider's API expects, e.g. "gpt-4o". */
   modelId: string;
+  /** Set when the name was routed by the default rule (no prefix): the check prints it as a warning. */
+  notice?: string;
 }
 
 export const ROUTES: Readonly<Record<ProviderName, ProviderRoute>> = {
@@ -120,10 +124,17 @@ export function resolveModel(model: string): ModelRoute {
   }
   const colon = name.indexOf(':');
   if (colon < 0) {
-    throw new ModelNameError(
-      `model "${name}" names no provider (${KNOWN}; write "<provider>:<model id>" or a prefixed name such as "openai-gpt-4o" or "gemini-2.5-flash")`,
-      suggestionFor(name),
-    );
+    // Another vendor's model family (`gpt-4o`) or a misspelt prefix (`claud-…`) can never be what
+    // Gemini serves: refuse it with the name meant.
+    const suggestion = suggestionFor(name);
+    if (suggestion) {
+      throw new ModelNameError(
+        `model "${name}" names no provider (${KNOWN}; write "<provider>:<model id>" or a prefixed name such as "openai-gpt-4o" or "gemini-2.5-flash")`,
+        suggestion,
+      );
+    }
+    // DESIGN §4 and seed 000: anything else goes to Gemini — said out loud, never silently.
+    return { ...ROUTES.gemini, model: name, modelId: name, notice: `model "${name}" has no provider prefix, so it goes to Gemini (the rule for unprefixed names); write "gemini-…" or "<provider>:<model id>" to say so` };
   }
   const providerName = name.slice(0, colon);
   const provider = PROVIDER_NAMES[providerName];
