@@ -2,17 +2,22 @@ import express, { type Router } from 'express';
 import type { Logger } from '../../services/common/log.js';
 import type { Agent } from '../app/agent.js';
 import type { Readiness } from '../app/readiness.js';
-import { apiReferencePage } from './api-reference.js';
+import { OPENAPI_PATH, openApiDocument } from '../openapi/document.js';
+import { docsPage } from '../openapi/docs-page.js';
 import { mountEndpoint, restErrorHandler, type Endpoint } from './endpoint.js';
 import { currentDecider, restFace, VIA_HEADER } from '../app/decider.js';
 import { approvalListReply, approvalReply, auditListReply, conversationListReply, conversationPageReply, conversationReply, toolListReply } from '../app/replies.js';
 import { approvalRecordJson } from '../app/shapes.js';
 import { parseApprovalDecision, parseApprovalQuery, parseAuditQuery, parseHistoryPage, parseNewConversation, parseNewMessage, parsePageRequest } from './requests.js';
 
-/** The seed's REST API (DESIGN §4 "REST"), as thin handlers over the application layer. */
+/**
+ * The seed's REST API (DESIGN §4 "REST"), as thin handlers over the application layer. A route
+ * added here is also listed in the OpenAPI document (gateway/openapi/routes.ts): a test fails
+ * until it is.
+ */
 export function restEndpoints(agent: Agent, readiness: Readiness): Endpoint[] {
-  // Rendered once: the page is static for the life of the process.
-  const docs = apiReferencePage();
+  // Rendered on first use and kept: both are static for the life of the process.
+  let docs: string | undefined;
   return [
     {
       method: 'get',
@@ -33,7 +38,13 @@ export function restEndpoints(agent: Agent, readiness: Readiness): Endpoint[] {
       method: 'get',
       path: '/docs',
       session: 'none',
-      handle: async () => ({ status: 200, html: docs }),
+      handle: async () => ({ status: 200, html: (docs ??= docsPage()) }),
+    },
+    {
+      method: 'get',
+      path: OPENAPI_PATH,
+      session: 'none',
+      handle: async () => ({ status: 200, body: openApiDocument() }),
     },
     {
       method: 'get',
