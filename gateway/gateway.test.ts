@@ -136,6 +136,22 @@ describe('gateway with its backends down', () => {
     }
   });
 
+  it('answers a body field the route does not take with 400 naming it, before any backend is asked (issue 17)', async () => {
+    for (const [path, body, named] of [
+      ['/conversations', { message: 'hi', model: 'gpt-4o' }, 'unknown field "model"'],
+      [`/conversations/${CONVERSATION_ID}/messages`, { mesage: 'hi' }, 'unknown field "mesage"'],
+      [`/approvals/${APPROVAL_UUID}`, { approved: true, comment: 'fine', by: 'me' }, 'unknown fields "comment", "by"'],
+    ] as const) {
+      const res = await call(gateway, 'POST', path, { body: JSON.stringify(body) });
+      expect(res.status, path).toBe(400);
+      expect(res.json?.error, path).toMatch(new RegExp(`^${named}; expected `));
+    }
+    // tRPC, in its own error shape.
+    const trpc = await call(gateway, 'POST', '/trpc/conversations.send', { body: JSON.stringify({ conversationId: CONVERSATION_ID, message: 'hi', stream: true }) });
+    expect(trpc.status).toBe(400);
+    expect(trpc.json?.error).toMatchObject({ message: 'unknown field "stream"', data: { code: 'BAD_REQUEST', httpStatus: 400, path: 'conversations.send' } });
+  });
+
   it('answers a body over 1 MB with 413', async () => {
     const res = await call(gateway, 'POST', '/conversations', { body: JSON.stringify({ message: 'x'.repeat(1024 * 1024 + 1) }) });
     expect(res.status).toBe(413);

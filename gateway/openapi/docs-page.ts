@@ -13,6 +13,8 @@ import { OPENAPI_PATH } from './document.js';
  * its AI agent are off: the page talks to nobody but the CDN and this gateway.
  */
 
+export const DOCS_PATH = '/docs';
+
 export const SCALAR_SCRIPT_URL = 'https://cdn.jsdelivr.net/npm/@scalar/api-reference@1.76.0';
 
 const FALLBACK =

@@ -2,8 +2,6 @@ import express, { type Router } from 'express';
 import type { Logger } from '../../services/common/log.js';
 import type { Agent } from '../app/agent.js';
 import type { Readiness } from '../app/readiness.js';
-import { OPENAPI_PATH, openApiDocument } from '../openapi/document.js';
-import { docsPage } from '../openapi/docs-page.js';
 import { mountEndpoint, restErrorHandler, type Endpoint } from './endpoint.js';
 import { currentDecider, restFace, VIA_HEADER } from '../app/decider.js';
 import { approvalListReply, approvalReply, auditListReply, conversationListReply, conversationPageReply, conversationReply, toolListReply } from '../app/replies.js';
@@ -12,12 +10,10 @@ import { parseApprovalDecision, parseApprovalQuery, parseAuditQuery, parseHistor
 
 /**
  * The seed's REST API (DESIGN §4 "REST"), as thin handlers over the application layer. A route
- * added here is also listed in the OpenAPI document (gateway/openapi/routes.ts): a test fails
- * until it is.
+ * added here is also listed in the OpenAPI document (gateway/openapi/routes.ts): its test fails
+ * until it is. The document and /docs are served by gateway/openapi/.
  */
 export function restEndpoints(agent: Agent, readiness: Readiness): Endpoint[] {
-  // Rendered on first use and kept: both are static for the life of the process.
-  let docs: string | undefined;
   return [
     {
       method: 'get',
@@ -33,18 +29,6 @@ export function restEndpoints(agent: Agent, readiness: Readiness): Endpoint[] {
         const report = await readiness.check();
         return { status: report.status === 'ready' ? 200 : 503, body: report };
       },
-    },
-    {
-      method: 'get',
-      path: '/docs',
-      session: 'none',
-      handle: async () => ({ status: 200, html: (docs ??= docsPage()) }),
-    },
-    {
-      method: 'get',
-      path: OPENAPI_PATH,
-      session: 'none',
-      handle: async () => ({ status: 200, body: openApiDocument() }),
     },
     {
       method: 'get',
