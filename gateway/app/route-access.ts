@@ -7,8 +7,8 @@ import type { Face, Role } from './principal.js';
  * check in front of all routers (auth/middleware.ts).
  *
  * - open: the probes, the agent card, the OAuth protected-resource metadata, the API reference
- *   (/docs and /openapi.json) and the web chat's files — they hold no data, and a browser loads the page before it can
- *   sign in;
+ *   (/docs and /openapi.json) and the web chat's files — they hold no data, and a browser loads
+ *   the page before it can sign in;
  * - `chat`: conversations (create, list, read, send, their event streams), the tool list, and
  *   the A2A and MCP endpoints (a decision made through those is checked again where it is made:
  *   app/decision-guard.ts);

@@ -3,6 +3,7 @@ import { DEFAULT_HISTORY_LIMIT } from '../app/agent.js';
 import { BODY_LIMIT_BYTES, DEFAULT_PAGE_SIZE, MAX_PAGE_SIZE } from '../app/inputs.js';
 import { METHOD_NAMES } from '../a2a/dialect.js';
 import { A2A_PATH, CARD_PATHS } from '../a2a/card.js';
+import { JsonRpcCode } from '../a2a/jsonrpc.js';
 import { MCP_PATH } from '../mcp/router.js';
 import { EVENTS_ROUTE } from '../rest/event-stream.js';
 import { AUTH_WHOAMI_PATH, PROTECTED_RESOURCE_PATHS } from '../app/route-access.js';
@@ -354,7 +355,7 @@ export const ROUTES: RouteDoc[] = [
     },
     responses: {
       200: { description: 'a JSON-RPC answer (errors too), or for the streaming methods an event stream', schema: jsonRpcResponse },
-      403: { description: 'a decision the caller\'s role does not allow (JSON-RPC error -32003)', schema: jsonRpcResponse },
+      403: { description: `a decision the caller's role does not allow (JSON-RPC error ${JsonRpcCode.ACCESS_DENIED})`, schema: jsonRpcResponse },
     },
   },
   ...(['post', 'get', 'delete'] as const).map(
