@@ -1,5 +1,5 @@
 import { apiReference } from '@scalar/express-api-reference';
-import { OPENAPI_PATH } from './document.js';
+import { OPENAPI_PATH } from './paths.js';
 
 /**
  * `GET /docs`: Scalar's interactive reference over `/openapi.json` (issue 17).
@@ -12,8 +12,6 @@ import { OPENAPI_PATH } from './document.js';
  * /openapi.json (served by the gateway itself, offline too). Telemetry, Scalar's web fonts and
  * its AI agent are off: the page talks to nobody but the CDN and this gateway.
  */
-
-export const DOCS_PATH = '/docs';
 
 export const SCALAR_SCRIPT_URL = 'https://cdn.jsdelivr.net/npm/@scalar/api-reference@1.76.0';
 

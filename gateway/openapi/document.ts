@@ -15,8 +15,6 @@ import { trpcRoutes } from './trpc.js';
  * in `x-asg-access`; an open one has `security: []`.
  */
 
-export const OPENAPI_PATH = '/openapi.json';
-
 /** The security schemes: a bearer token, and (event streams only) the same token as `?token=`. */
 const BEARER = 'bearer';
 const QUERY_TOKEN = 'query_token';

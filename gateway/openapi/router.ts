@@ -1,19 +1,19 @@
 import express, { type Router } from 'express';
 import type { Logger } from '../../services/common/log.js';
 import { mountEndpoint, restErrorHandler } from '../rest/endpoint.js';
-import { DOCS_PATH, docsPage } from './docs-page.js';
-import { OPENAPI_PATH, openApiDocument } from './document.js';
+import { DOCS_PATH, OPENAPI_PATH } from './paths.js';
 
 /**
  * `GET /openapi.json` and `GET /docs`. Both are built on first use and kept: they describe the
- * routes, which do not change while the process runs, and building them at startup would
- * lengthen every cold start for a page few ask for.
+ * routes, which do not change while the process runs. Their modules (zod-openapi, Scalar, the
+ * schemas and examples) are imported then too, not at startup: they would add about a third to
+ * the gateway's import time for a page few ask for.
  */
 export function openApiRouter(log: Logger): Router {
   const router = express.Router();
   let docs: string | undefined;
-  mountEndpoint(router, { method: 'get', path: OPENAPI_PATH, session: 'none', handle: async () => ({ status: 200, body: openApiDocument() }) }, log);
-  mountEndpoint(router, { method: 'get', path: DOCS_PATH, session: 'none', handle: async () => ({ status: 200, html: (docs ??= docsPage()) }) }, log);
+  mountEndpoint(router, { method: 'get', path: OPENAPI_PATH, session: 'none', handle: async () => ({ status: 200, body: (await import('./document.js')).openApiDocument() }) }, log);
+  mountEndpoint(router, { method: 'get', path: DOCS_PATH, session: 'none', handle: async () => ({ status: 200, html: (docs ??= (await import('./docs-page.js')).docsPage()) }) }, log);
   router.use(restErrorHandler(log));
   return router;
 }
