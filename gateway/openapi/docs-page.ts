@@ -9,8 +9,8 @@ import { OPENAPI_PATH } from './paths.js';
  * it), so it comes from the jsDelivr CDN, pinned to one version so that the page does not
  * change under us. The gateway sets no Content-Security-Policy, so nothing blocks it; a
  * browser that cannot reach the CDN keeps the fallback text below, which points to
- * /openapi.json (served by the gateway itself, offline too). Telemetry, Scalar's web fonts and
- * its AI agent are off: the page talks to nobody but the CDN and this gateway.
+ * /openapi.json (served by the gateway itself, offline too). Scalar's telemetry, its web fonts
+ * (another CDN) and its AI agent are off.
  */
 
 export const SCALAR_SCRIPT_URL = 'https://cdn.jsdelivr.net/npm/@scalar/api-reference@1.76.0';

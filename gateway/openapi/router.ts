@@ -6,8 +6,8 @@ import { DOCS_PATH, OPENAPI_PATH } from './paths.js';
 /**
  * `GET /openapi.json` and `GET /docs`. Both are built on first use and kept: they describe the
  * routes, which do not change while the process runs. Their modules (zod-openapi, Scalar, the
- * schemas and examples) are imported then too, not at startup: they would add about a third to
- * the gateway's import time for a page few ask for.
+ * schemas and examples) are imported then too, not at startup, which they would lengthen by
+ * a good part for a page few ask for.
  */
 export function openApiRouter(log: Logger): Router {
   const router = express.Router();
