@@ -5,6 +5,7 @@ import { configSlice, type GatewayConfig } from '../services/common/config/slice
 import { createLogger, type Logger } from '../services/common/log.js';
 import { reachableUrl } from './http/url.js';
 import { startGateway } from './index.js';
+import { SCALAR_SCRIPT_URL } from './openapi/docs-page.js';
 import { freePort } from '../test/support/ports.js';
 
 /**
@@ -99,11 +100,20 @@ describe('gateway with its backends down', () => {
     expect(res.headers.get('x-powered-by')).toBeNull();
   });
 
-  it('GET /docs serves the HTML reference', async () => {
+  it('GET /docs serves the Scalar reference over GET /openapi.json, both without any backend (issue 17)', async () => {
     const res = await call(gateway, 'GET', '/docs');
     expect(res.status).toBe(200);
     expect(res.headers.get('content-type')).toMatch(/^text\/html/);
-    expect(res.text).toContain('POST /approvals/:uuid');
+    expect(res.text).toContain(`<script src="${SCALAR_SCRIPT_URL}"></script>`);
+    expect(res.text).toContain("Scalar.createApiReference('#app'");
+    expect(res.text).toContain('"url": "/openapi.json"');
+    // Offline, the fallback inside #app says where the document is.
+    expect(res.text).toMatch(/<div id="app">.*href="\/openapi\.json".*<\/div>/);
+    const document = await call(gateway, 'GET', '/openapi.json');
+    expect(document.status).toBe(200);
+    expect(document.headers.get('content-type')).toMatch(/^application\/json/);
+    expect(document.json?.openapi).toBe('3.1.0');
+    expect(Object.keys(document.json?.paths as object)).toContain('/approvals/{uuid}');
   });
 
   it('answers unknown routes and methods with 404 JSON', async () => {
@@ -124,6 +134,22 @@ describe('gateway with its backends down', () => {
       expect(res.status).toBe(400);
       expect(res.json?.error).toMatch(/^malformed JSON body: /);
     }
+  });
+
+  it('answers a body field the route does not take with 400 naming it, before any backend is asked (issue 17)', async () => {
+    for (const [path, body, named] of [
+      ['/conversations', { message: 'hi', model: 'gpt-4o' }, 'unknown field "model"'],
+      [`/conversations/${CONVERSATION_ID}/messages`, { mesage: 'hi' }, 'unknown field "mesage"'],
+      [`/approvals/${APPROVAL_UUID}`, { approved: true, comment: 'fine', by: 'me' }, 'unknown fields "comment", "by"'],
+    ] as const) {
+      const res = await call(gateway, 'POST', path, { body: JSON.stringify(body) });
+      expect(res.status, path).toBe(400);
+      expect(res.json?.error, path).toMatch(new RegExp(`^${named}; expected `));
+    }
+    // tRPC, in its own error shape.
+    const trpc = await call(gateway, 'POST', '/trpc/conversations.send', { body: JSON.stringify({ conversationId: CONVERSATION_ID, message: 'hi', stream: true }) });
+    expect(trpc.status).toBe(400);
+    expect(trpc.json?.error).toMatchObject({ message: 'unknown field "stream"', data: { code: 'BAD_REQUEST', httpStatus: 400, path: 'conversations.send' } });
   });
 
   it('answers a body over 1 MB with 413', async () => {

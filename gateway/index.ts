@@ -17,6 +17,7 @@ import { reachableUrl } from './http/url.js';
 import { mcpRouter } from './mcp/router.js';
 import { openAiRouter } from './openai/router.js';
 import { restRouter } from './rest/router.js';
+import { openApiRouter } from './openapi/router.js';
 import { createEventFeed, type EventFeed } from './app/event-feed.js';
 import { eventStreamRouter } from './rest/event-stream.js';
 import { trpcRouter } from './trpc/middleware.js';
@@ -50,7 +51,8 @@ const STARTED_AT = Math.floor(Date.now() / 1000);
 
 /**
  * The gateway's HTTP application: the guards and authentication in front (http/app.ts), then
- * the faces — auth's own routes, REST, the OpenAI-compatible face, the event streams, tRPC, A2A, MCP, the web chat.
+ * the faces — auth's own routes, REST, the OpenAPI document and /docs, the OpenAI-compatible
+ * face, the event streams, tRPC, A2A, MCP, the web chat.
  */
 export function createGatewayApp(parts: GatewayParts): Express {
   const { config, log, auth, feed, webDist } = parts;
@@ -63,7 +65,7 @@ export function createGatewayApp(parts: GatewayParts): Express {
   const openai = openAiRouter({ agent, feed, model: { id: config.name, created: STARTED_AT }, log });
   const web = webDist ? [webAppRouter(webDist)] : [];
   const gate = auth.gate(webDist ? webAppPaths(webDist) : undefined);
-  return createHttpApp([auth.router, restRouter(agent, parts.readiness, log), openai, events, trpc, a2a, mcp, ...web], log, { host: config.host, server: config.server }, gate);
+  return createHttpApp([auth.router, restRouter(agent, parts.readiness, log), openApiRouter(log), openai, events, trpc, a2a, mcp, ...web], log, { host: config.host, server: config.server }, gate);
 }
 
 /**

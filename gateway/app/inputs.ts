@@ -14,3 +14,13 @@ export const JSON_BODY_TYPES = ['application/json', 'application/*+json'];
 /** Conversations per page of a listing (REST `?limit=`, tRPC `conversations.list`). */
 export const MAX_PAGE_SIZE = 500;
 export const DEFAULT_PAGE_SIZE = 50;
+
+/**
+ * The refusal of fields a body does not take (issue 17: bodies are strict), naming them so that
+ * a misspelt field ("mesage") is found at once instead of being silently ignored.
+ */
+export function unknownFieldsMessage(keys: readonly string[]): string {
+  const named = keys.slice(0, 10).map((key) => JSON.stringify(key.slice(0, 60))).join(', ');
+  const more = keys.length > 10 ? ` and ${keys.length - 10} more` : '';
+  return `unknown field${keys.length === 1 ? '' : 's'} ${named}${more}`;
+}

@@ -7,8 +7,8 @@ import type { Face, Role } from './principal.js';
  * check in front of all routers (auth/middleware.ts).
  *
  * - open: the probes, the agent card, the OAuth protected-resource metadata, the API reference
- *   and the web chat's files — they hold no data, and a browser loads the page before it can
- *   sign in;
+ *   (/docs and /openapi.json) and the web chat's files — they hold no data, and a browser loads
+ *   the page before it can sign in;
  * - `chat`: conversations (create, list, read, send, their event streams), the tool list, and
  *   the A2A and MCP endpoints and the OpenAI-compatible face under /v1 (a decision made through those is checked again where it is made:
  *   app/decision-guard.ts);
@@ -51,6 +51,7 @@ const PATH_RULES: PathRule[] = [
   { route: '/health', need: OPEN },
   { route: '/ready', need: OPEN },
   { route: '/docs', need: OPEN },
+  { route: '/openapi.json', need: OPEN },
   { route: '/.well-known/agent-card.json', need: OPEN, face: 'a2a' },
   { route: '/.well-known/agent.json', need: OPEN, face: 'a2a' },
   ...PROTECTED_RESOURCE_PATHS.map((route): PathRule => ({ route, need: OPEN, face: 'mcp' })),
@@ -72,6 +73,9 @@ const PATH_RULES: PathRule[] = [
 ];
 
 export const TRPC_PREFIX = '/trpc/';
+
+/** The routes the table names (not those it matches by prefix), for the check that the OpenAPI document lists each. */
+export const LISTED_ROUTES: readonly string[] = [...new Set(PATH_RULES.filter((rule) => !rule.prefix).map((rule) => rule.route))];
 
 
 /** tRPC procedures that need other than their router: the reads of conversations. */

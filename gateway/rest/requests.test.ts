@@ -26,7 +26,6 @@ describe('parseApprovalDecision', () => {
     [{ answer: true }, 'approved'],
     [{ answer: false }, 'rejected'],
     [{ approved: true, answer: 'ok' }, 'approved'],
-    [{ approved: true, comment: 'looks fine' }, 'approved'],
   ])('%j → %s', (body, decision) => {
     expect(parseApprovalDecision(body)).toEqual({ decision });
   });
@@ -68,6 +67,17 @@ describe('parseApprovalDecision', () => {
       expect(error.message).toBe(APPROVAL_BODY_EXPECTED);
     },
   );
+
+  // Issue 17: bodies are strict; a field the body does not take is named, not ignored.
+  it.each([
+    [{ approved: true, comment: 'looks fine' }, 'unknown field "comment"'],
+    [{ approve: true }, 'unknown field "approve"'],
+    [{ approved: false, reasons: 'x', note: 1 }, 'unknown fields "reasons", "note"'],
+  ])('%j is refused naming the unknown field', (body, named) => {
+    const error = rejection(() => parseApprovalDecision(body));
+    expect(error.code).toBe(GrpcStatus.INVALID_ARGUMENT);
+    expect(error.message).toBe(`${named}; ${APPROVAL_BODY_EXPECTED}`);
+  });
 
   it('refuses a body that both approves and rejects', () => {
     const error = rejection(() => parseApprovalDecision({ approved: true, action: 'reject' }));
@@ -153,6 +163,17 @@ describe('parseNewMessage', () => {
     const error = rejection(() => parseNewMessage(body));
     expect(error.code).toBe(GrpcStatus.INVALID_ARGUMENT);
     expect(error.message).toBe(`${reason}; expected {"message": "<non-empty text>"}`);
+  });
+});
+
+describe('unknown fields in a message body (issue 17)', () => {
+  it('are named, before a missing field they may be a misspelling of', () => {
+    expect(rejection(() => parseNewMessage({ message: 'hi', stream: true })).message).toBe('unknown field "stream"; expected {"message": "<non-empty text>"}');
+    expect(rejection(() => parseNewMessage({ mesage: 'hi' })).message).toBe('unknown field "mesage"; expected {"message": "<non-empty text>"}');
+    expect(rejection(() => parseNewConversation({ message: 'hi', title: 'x', model: 'y' })).message).toBe(
+      'unknown fields "title", "model"; expected no body, {} or {"message": "<non-empty text>"}',
+    );
+    expect(rejection(() => parseNewConversation({ extra: null })).code).toBe(GrpcStatus.INVALID_ARGUMENT);
   });
 });
 

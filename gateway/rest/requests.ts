@@ -1,33 +1,40 @@
 import { z } from 'zod';
-import { givenReason, reasonProblem } from '../../services/common/decision-reason.js';
+import { givenReason, MAX_REASON_LENGTH, reasonProblem } from '../../services/common/decision-reason.js';
 import { invalidArgument } from '../../services/common/grpc/errors.js';
 import { APPROVAL_STATUS_NAMES, decisionFromWord, type ApprovalStatusName, type Decision } from '../app/decision.js';
 import { DEFAULT_HISTORY_LIMIT, type ApprovalQuery, type AuditQuery, type HistoryPage, type PageRequest } from '../app/agent.js';
-import { DEFAULT_PAGE_SIZE, MAX_PAGE_SIZE } from '../app/inputs.js';
+import { DEFAULT_PAGE_SIZE, MAX_PAGE_SIZE, unknownFieldsMessage } from '../app/inputs.js';
 
 /**
  * What the REST routes accept, checked at the edge (DESIGN rule 8). Each parser returns
  * the value the application layer needs or throws INVALID_ARGUMENT (→ 400) with a message
- * that says what was expected.
+ * that says what was expected. Bodies are strict (issue 17): a field a body does not take is
+ * refused by name. The schemas are exported for the OpenAPI document (gateway/openapi/).
  */
 
 export const APPROVAL_BODY_EXPECTED = 'expected {"approved": true|false}, {"action": "approve"|"reject"} or {"answer": "yes"|"no"}, each with an optional "reason"';
 const MESSAGE_EXPECTED = 'expected {"message": "<non-empty text>"}';
 
+// An unknown field is named first: it is usually a misspelling of the field that is then "required".
 function firstIssue(error: z.ZodError): string {
-  return error.issues[0]?.message ?? 'invalid input';
+  return (error.issues.find((issue) => issue.code === 'unrecognized_keys') ?? error.issues[0])?.message ?? 'invalid input';
 }
 
 const messageText = z
   .string({ error: (issue) => (issue.input === undefined ? '"message" is required' : '"message" must be a string') })
   .refine((text) => text.trim().length > 0, '"message" must not be empty');
 
-const jsonObject = { error: 'the body must be a JSON object' };
+const jsonObject = {
+  error: (issue: z.core.$ZodRawIssue) => (issue.code === 'unrecognized_keys' ? unknownFieldsMessage(issue.keys) : 'the body must be a JSON object'),
+};
 
-const newMessageBody = z.object({ message: messageText }, jsonObject);
+export const newMessageBody = z.strictObject({ message: messageText.meta({ description: 'What the user says; not empty.' }) }, jsonObject);
 
 // null is read as "no message": clients that serialise an unset field as null mean none.
-const newConversationBody = z.object({ message: messageText.nullish() }, jsonObject);
+export const newConversationBody = z.strictObject(
+  { message: messageText.nullish().meta({ description: 'A first message: the agent runs a turn at once. Absent or null: the conversation starts empty.' }) },
+  jsonObject,
+);
 
 /** `POST /conversations/:id/messages`: a non-empty message is required. */
 export function parseNewMessage(body: unknown): string {
@@ -49,12 +56,13 @@ const pageSize = z
   .transform(Number)
   .refine((size) => size >= 1 && size <= MAX_PAGE_SIZE, `"limit" must be an integer from 1 to ${MAX_PAGE_SIZE}`);
 
-const listQuery = z.object({
-  limit: pageSize.optional(),
+export const listQuery = z.object({
+  limit: pageSize.optional().meta({ description: `How many per page, 1 to ${MAX_PAGE_SIZE} (default ${DEFAULT_PAGE_SIZE}).` }),
   cursor: z
     .string({ error: '"cursor" must be given once, as the next_cursor of the previous page' })
     .min(1, '"cursor" must not be empty; omit it for the first page')
-    .optional(),
+    .optional()
+    .meta({ description: 'The next_cursor of the previous page; omit it for the first.' }),
 });
 
 /** `GET /conversations?limit=&cursor=`; other query parameters are ignored. */
@@ -82,13 +90,16 @@ function listParameter<T extends string>(name: string, expected: string, item: (
 
 const isStatusName = (word: string): word is ApprovalStatusName => (APPROVAL_STATUS_NAMES as readonly string[]).includes(word);
 
-const approvalsQuery = listQuery.extend({
-  status: listParameter('status', APPROVAL_STATUS_NAMES.join(', ').replace(/, (?=[^,]*$)/, ' or '), isStatusName).optional(),
+export const approvalsQuery = listQuery.extend({
+  status: listParameter('status', APPROVAL_STATUS_NAMES.join(', ').replace(/, (?=[^,]*$)/, ' or '), isStatusName)
+    .optional()
+    .meta({ description: `${APPROVAL_STATUS_NAMES.join(', ')}; several separated by commas (default: every status).`, example: 'pending' }),
   conversation_id: z
     .string({ error: '"conversation_id" must be given once, as the id of a conversation' })
     .min(1, '"conversation_id" must not be empty; omit it for every conversation')
     .max(200, '"conversation_id" must be the id of a conversation')
-    .optional(),
+    .optional()
+    .meta({ description: 'Only the approvals of this conversation.' }),
 });
 
 /**
@@ -106,8 +117,10 @@ export function parseApprovalQuery(query: unknown): ApprovalQuery {
 // approval.decided, auth.failed, …: lowercase words joined by dots.
 const isAuditKind = (word: string): word is string => /^[a-z][a-z_]*(\.[a-z][a-z_]*)*$/.test(word) && word.length <= 64;
 
-const auditQuery = listQuery.extend({
-  kind: listParameter('kind', 'an entry kind such as approval.decided', isAuditKind).optional(),
+export const auditQuery = listQuery.extend({
+  kind: listParameter('kind', 'an entry kind such as approval.decided', isAuditKind)
+    .optional()
+    .meta({ description: 'Entry kinds (approval.decided, approval.expired, auth.failed, config.loaded); several separated by commas.', example: 'approval.decided' }),
 });
 
 /** `GET /audit?kind=&limit=&cursor=`: newest first; other parameters are ignored. */
@@ -129,8 +142,12 @@ const messageCursor = (name: 'before' | 'after') =>
     .string({ error: `"${name}" must be given once, as the id of a message of this conversation` })
     .regex(/^[0-9a-fA-F-]{36}$/, `"${name}" must be the id of a message of this conversation`);
 
-const historyQuery = z
-  .object({ limit: historyLimit.optional(), before: messageCursor('before').optional(), after: messageCursor('after').optional() })
+export const historyQuery = z
+  .object({
+    limit: historyLimit.optional().meta({ description: `How many messages, 1 to ${DEFAULT_HISTORY_LIMIT} (default ${DEFAULT_HISTORY_LIMIT}).` }),
+    before: messageCursor('before').optional().meta({ description: 'Only messages before this one (a message id, exclusive).' }),
+    after: messageCursor('after').optional().meta({ description: 'Only messages after this one (a message id, exclusive).' }),
+  })
   .refine((query) => query.before === undefined || query.after === undefined, '"before" and "after" cannot be used together; page one way at a time');
 
 /**
@@ -171,6 +188,26 @@ const editedArguments = z
   .nullish();
 
 /**
+ * The fields `POST /approvals/:uuid` takes, as documented. The parser below reads the decision
+ * itself by hand (the three forms must agree, each with its own message); this schema says
+ * which fields exist, so that any other is refused by name.
+ */
+export const approvalDecisionBody = z.strictObject({
+  approved: z.boolean().optional().meta({ description: 'true approves, false rejects (the seed\'s form).' }),
+  action: z.enum(['approve', 'reject']).optional().meta({ description: 'approve or reject (any case).' }),
+  answer: z
+    .union([z.boolean(), z.string()])
+    .optional()
+    .meta({ description: 'A free answer in the A2A vocabulary: yes, y, true, approve, approved, ok, confirm approve; no, n, false, reject, rejected, deny, cancel reject (any case).' }),
+  reason: z.string().max(MAX_REASON_LENGTH).optional().meta({ description: 'Why: stored with the decision; with a rejection it is told to the model.' }),
+  arguments: editedArguments.meta({
+    description: "Approving only: the arguments to run the call with instead of the model's; checked against the tool's input schema first (400 when they do not fit).",
+  }),
+});
+
+const DECISION_FIELDS: ReadonlySet<string> = new Set(Object.keys(approvalDecisionBody.shape));
+
+/**
  * `POST /approvals/:uuid`: the seed's `{"approved": bool}`, or `{"action": …}`, or a free
  * `{"answer": …}` in the A2A vocabulary, each with an optional `"reason"` (issue 13: a string
  * of at most 2,000 characters, told to the model with a rejection) and, approving, optional
@@ -180,6 +217,8 @@ const editedArguments = z
 export function parseApprovalDecision(body: unknown): ApprovalDecision {
   if (typeof body !== 'object' || body === null || Array.isArray(body)) throw invalidArgument(APPROVAL_BODY_EXPECTED);
   const fields = body as Record<string, unknown>;
+  const unknown = Object.keys(fields).filter((key) => !DECISION_FIELDS.has(key));
+  if (unknown.length > 0) throw invalidArgument(`${unknownFieldsMessage(unknown)}; ${APPROVAL_BODY_EXPECTED}`);
   const said: (Decision | undefined)[] = [];
   if ('approved' in fields) said.push(typeof fields.approved === 'boolean' ? (fields.approved ? 'approved' : 'rejected') : undefined);
   if ('action' in fields) said.push(decisionFromAction(fields.action));

@@ -1,6 +1,7 @@
 import { TRPCError } from '@trpc/server';
 import type { TRPC_ERROR_CODE_KEY } from '@trpc/server/rpc';
 import { failureOf } from '../app/errors.js';
+import { unknownFieldsMessage } from '../app/inputs.js';
 import type { ApprovalConflictReply } from '../app/replies.js';
 
 /**
@@ -46,9 +47,10 @@ export function validationMessage(cause: unknown): string | undefined {
   const issues = (cause as { issues?: unknown } | undefined)?.issues;
   if (!Array.isArray(issues) || issues.length === 0) return undefined;
   return issues
-    .map((issue: { path?: PropertyKey[]; message?: string }) => {
+    .map((issue: { code?: string; keys?: string[]; path?: PropertyKey[]; message?: string }) => {
       const path = (issue.path ?? []).map(String).join('.');
-      return path ? `${path}: ${issue.message ?? 'invalid'}` : (issue.message ?? 'invalid input');
+      const message = issue.code === 'unrecognized_keys' && issue.keys ? unknownFieldsMessage(issue.keys) : issue.message;
+      return path ? `${path}: ${message ?? 'invalid'}` : (message ?? 'invalid input');
     })
     .join('; ');
 }

@@ -6,8 +6,10 @@ import { DEFAULT_PAGE_SIZE, MAX_PAGE_SIZE } from '../app/inputs.js';
 
 /**
  * What the tRPC procedures accept (DESIGN rule 8), with REST's rules: a message is non-empty
- * text, a page is 1 to 500 conversations or 1 to 1000 messages, ids are non-empty. The SSE link adds
- * `lastEventId` to a subscription's input when it reconnects (tRPC `tracked()`).
+ * text, a page is 1 to 500 conversations or 1 to 1000 messages, ids are non-empty, and an
+ * input object takes no field it does not name (issue 17: BAD_REQUEST naming the field). The SSE
+ * link adds `lastEventId` to a subscription's input when it reconnects (tRPC `tracked()`), so
+ * subscriptions name it.
  */
 
 const message = z.string().refine((text) => text.trim().length > 0, 'must not be empty');
@@ -20,10 +22,10 @@ export const lastEventId = z
   .nullish()
   .transform((value) => (value ? Number(value) : 0));
 
-export const newConversationInput = z.object({ message: message.optional() }).optional();
+export const newConversationInput = z.strictObject({ message: message.optional() }).optional();
 
 export const pageInput = z
-  .object({
+  .strictObject({
     limit: z.number().int().min(1).max(MAX_PAGE_SIZE).default(DEFAULT_PAGE_SIZE),
     cursor: id.optional(),
   })
@@ -31,7 +33,7 @@ export const pageInput = z
 
 /** A conversation with one page of its history, as REST's `GET /conversations/:id?limit=&before=&after=`. */
 export const conversationInput = z
-  .object({
+  .strictObject({
     id,
     limit: z.number().int().min(1).max(DEFAULT_HISTORY_LIMIT).optional(),
     before: id.optional(),
@@ -39,7 +41,7 @@ export const conversationInput = z
   })
   .refine((input) => input.before === undefined || input.after === undefined, 'before and after cannot be used together');
 
-export const sendInput = z.object({ conversationId: id, message });
+export const sendInput = z.strictObject({ conversationId: id, message });
 
 /**
  * `reason`: as REST's (issue 13), a string of at most 2,000 characters. `arguments` (issue 15):
@@ -47,7 +49,7 @@ export const sendInput = z.object({ conversationId: id, message });
  * tool's input schema (BAD_REQUEST when they do not fit).
  */
 export const resolveInput = z
-  .object({
+  .strictObject({
     uuid: id,
     approved: z.boolean(),
     reason: z.string().max(MAX_REASON_LENGTH, `must be at most ${MAX_REASON_LENGTH} characters`).optional(),
@@ -57,7 +59,7 @@ export const resolveInput = z
 
 /** REST's `GET /approvals` filters: statuses (none: every status), one conversation, a page. */
 export const approvalListInput = z
-  .object({
+  .strictObject({
     status: z.array(z.enum(APPROVAL_STATUS_NAMES as [ApprovalStatusName, ...ApprovalStatusName[]])).optional(),
     conversationId: id.max(200).optional(),
     limit: z.number().int().min(1).max(MAX_PAGE_SIZE).default(DEFAULT_PAGE_SIZE),
@@ -65,8 +67,8 @@ export const approvalListInput = z
   })
   .default({ limit: DEFAULT_PAGE_SIZE });
 
-export const approvalInput = z.object({ uuid: id });
+export const approvalInput = z.strictObject({ uuid: id });
 
-export const conversationEventsInput = z.object({ conversationId: id, lastEventId });
+export const conversationEventsInput = z.strictObject({ conversationId: id, lastEventId });
 
-export const pendingApprovalsInput = z.object({ lastEventId }).optional();
+export const pendingApprovalsInput = z.strictObject({ lastEventId }).optional();

@@ -175,6 +175,12 @@ describe('queries and mutations', () => {
     const tooMany = await trpcError(client.conversations.list.query({ limit: 501 }));
     expect(tooMany.data?.httpStatus).toBe(400);
     expect(tooMany.message).toMatch(/^limit: /);
+    // Issue 17: inputs are strict; a field the input does not take is named.
+    const unknown = await trpcError(client.conversations.send.mutate({ conversationId: 'c1', message: 'hi', stream: true } as { conversationId: string; message: string }));
+    expect(unknown.data).toMatchObject({ code: 'BAD_REQUEST', httpStatus: 400 });
+    expect(unknown.message).toBe('unknown field "stream"');
+    const misspelt = await trpcError(client.approvals.resolve.mutate({ uuid: 'u1', approved: true, reasons: 'x' } as { uuid: string; approved: boolean }));
+    expect(misspelt.message).toBe('unknown field "reasons"');
   });
 
   it('map backend failures to REST’s codes and messages, without stack traces', async () => {

@@ -87,6 +87,31 @@ describe('REST edge', () => {
     expect(resourceNames(db)).not.toContain('undecided');
   });
 
+  // Issue 17: bodies are strict — a misspelt or unknown field is refused by name, not silently ignored.
+  it('a body field the route does not take → 400 naming it, and nothing happens (REST and tRPC)', async () => {
+    const id = await conversation();
+    const misspelt = await post(`${agent.url}/conversations/${id}/messages`, { mesage: 'add resource typo with value 1' });
+    expect(misspelt.status).toBe(400);
+    expect(misspelt.body.error).toBe('unknown field "mesage"; expected {"message": "<non-empty text>"}');
+    const extra = await post(`${agent.url}/conversations`, { message: 'add resource extra with value 1', temperature: 0 });
+    expect(extra.status).toBe(400);
+    expect(extra.body.error).toMatch(/^unknown field "temperature"; /);
+
+    const created = await post(`${agent.url}/conversations`, { message: 'add resource strict with value 1' });
+    const uuid = created.body.result.approval.uuid;
+    const decision = await post(`${agent.url}/approvals/${uuid}`, { approved: true, comment: 'fine' });
+    expect(decision.status).toBe(400);
+    expect(decision.body.error).toMatch(/^unknown field "comment"; expected /);
+
+    const trpc = await post(`${agent.url}/trpc/approvals.resolve`, { uuid, approved: true, note: 'fine' });
+    expect(trpc.status).toBe(400);
+    expect(trpc.body.error).toMatchObject({ message: 'unknown field "note"', data: { code: 'BAD_REQUEST', httpStatus: 400 } });
+
+    expect(await messageCount(id)).toBe(1);
+    expect((await get(`${agent.url}/conversations/${created.body.conversation.id}`)).body.conversation.status).toBe('waiting_approval');
+    for (const name of ['typo', 'extra', 'strict']) expect(resourceNames(db)).not.toContain(name);
+  });
+
   it('a body over 1 MB → 413', async () => {
     const id = await conversation();
     const response = await post(`${agent.url}/conversations/${id}/messages`, { message: 'x'.repeat(1_100_000) });

@@ -380,6 +380,16 @@ function buildCorpus(rng: Rng, t: Targets): FuzzCase[] {
     [8, () => ({ face: 'rest', kind: 'malformed-json', method: 'POST', path: rng.pick(['/conversations', `/conversations/${id()}/messages`, `/approvals/${uuid()}`]), headers: { ...JSON_HEADERS, ...auth() }, body: rng.pick(MALFORMED_JSON) })],
     [8, () => ({ face: 'rest', kind: 'wrong-type', method: 'POST', path: rng.pick([`/conversations/${rng.pick(t.conversations)}/messages`, `/approvals/${uuid()}`]), headers: JSON_HEADERS, body: json(rng.chance(0.5) ? { message: wrongType(), approved: wrongType() } : wrongType()) })],
     [3, () => ({ face: 'rest', kind: 'wrong-type', method: 'POST', path: '/conversations', headers: JSON_HEADERS, body: json({ message: rng.pick([42, true, [], {}, ['list'], { text: 'x' }]) }), expect: EXPECT_4XX('a message that is not a string is a 400') })],
+    // Issue 17: bodies are strict; a field a route does not take is a 400, whatever else the body says.
+    [3, () => {
+      const [path, body] = rng.pick<[string, Record<string, unknown>]>([
+        ['/conversations', { message: rng.pick(strings) || 'hi' }],
+        [`/conversations/${rng.pick([...t.conversations, crypto.randomUUID()])}/messages`, { message: 'list resources' }],
+        [`/approvals/${rng.pick([...t.approvals, crypto.randomUUID()])}`, { approved: rng.chance(0.5) }],
+      ]);
+      const extra = rng.pick(['mesage', 'model', 'stream', 'comment', '__proto__x', 'x'.repeat(rng.int(1, 300)), '']);
+      return { face: 'rest', kind: 'unknown-field', method: 'POST', path, headers: JSON_HEADERS, body: json({ ...body, [extra]: wrongType() }), expect: { statuses: (s) => s === 400, why: 'issue 17: a body field the route does not take is a 400 naming it' } };
+    }],
     [2, () => ({ face: 'rest', kind: 'turn', method: 'POST', path: `/conversations/${rng.pick(t.conversations)}/messages`, headers: { ...JSON_HEADERS, ...auth() }, body: json({ message: rng.pick(['list resources', 'hello', rng.pick(strings) || 'hi', 'remove nothing-here']) }) })],
     [1, () => ({ face: 'rest', kind: 'turn', method: 'POST', path: '/conversations', headers: JSON_HEADERS, body: json(rng.chance(0.5) ? {} : { message: rng.pick(strings) || 'hi' }) })],
     [3, () => ({ face: 'rest', kind: 'unicode', method: 'POST', path: `/conversations/${rng.pick(t.conversations)}/messages`, headers: JSON_HEADERS, body: rng.pick(['{"message":"\\ud800"}', '{"message":"\\udfff\\ud800"}', '{"message":"\\u0000"}', '{"message":"\u202e\u0000\uffff"}', Buffer.from([0x7b, 0x22, 0x6d, 0x22, 0x3a, 0x22, 0xff, 0xfe, 0xc0, 0x22, 0x7d])]) })],
@@ -430,6 +440,15 @@ function buildCorpus(rng: Rng, t: Targets): FuzzCase[] {
     [1, () => ({ face: 'mcp', kind: 'cross-site', method: 'POST', path: '/mcp', headers: { ...MCP_HEADERS, origin: rng.pick(FOREIGN_ORIGINS) }, body: json({ jsonrpc: '2.0', id: 1, method: 'tools/list' }), expect: { statuses: (s) => s === 403, why: 'issue 12 #2: a foreign Origin on a state-changing route is 403' } })],
 
     // tRPC.
+    [2, () => {
+      const [procedure, input] = rng.pick<[string, Record<string, unknown>]>([
+        ['conversations.create', { message: 'hi' }],
+        ['conversations.send', { conversationId: rng.pick(t.conversations), message: 'hi' }],
+        ['approvals.resolve', { uuid: rng.pick(t.approvals), approved: false }],
+      ]);
+      const extra = rng.pick(['mesage', 'reasons', 'stream', 'x'.repeat(rng.int(1, 300))]);
+      return { face: 'trpc', kind: 'unknown-field', method: 'POST', path: `/trpc/${procedure}`, headers: JSON_HEADERS, body: json({ ...input, [extra]: wrongType() }), expect: { statuses: (s) => s === 400, why: 'issue 17: an input field the procedure does not take is BAD_REQUEST' } };
+    }],
     [8, () => {
       const procedure = rng.chance(0.9) ? rng.pick(TRPC_PROCEDURES) : rng.pick(['nope', '%zz', '..%2f..%2fhealth', 'conversations', 'conversations.', '.list', 'x'.repeat(2000), '__proto__.list', 'constructor']);
       const input = rng.pick<string>([json(trpcInput(rng, t, procedure, wrongType)), json(wrongType()), '%zz', '{', 'x'.repeat(rng.int(1, 5000)), encodeURIComponent(json({ id: '%zz' })), '']);

@@ -1,0 +1,217 @@
+import { z } from 'zod';
+import type { ApprovalConflictReply, ApprovalListReply, AuditListReply, ConversationListReply, ConversationPageReply, ConversationReply } from '../app/replies.js';
+import type { Whoami } from '../app/decider.js';
+import type { ApprovalRecordJson, AuditEntryJson, ConversationJson, ConversationListItemJson, PendingApprovalJson, ToolJson } from '../app/shapes.js';
+
+/**
+ * The response shapes of DESIGN §4 as zod schemas, for the OpenAPI document only: the bodies
+ * themselves are built by app/shapes.ts and app/replies.ts. `Same<>` at the bottom makes the
+ * compiler refuse a schema that says other than those types, and openapi.test.ts parses the
+ * examples (made by the real mapping code) with these schemas, strictly, so neither can drift.
+ * Each `id` becomes a named schema under components.schemas.
+ */
+
+const isoTime = z.string().meta({ format: 'date-time', example: '2025-01-15T10:02:03.000Z' });
+const jsonObject = z.record(z.string(), z.unknown());
+
+export const usage = z.strictObject({ input_tokens: z.number().int(), output_tokens: z.number().int() }).meta({ id: 'Usage', description: 'Token counts of model calls.' });
+
+export const toolCall = z
+  .strictObject({
+    name: z.string(),
+    arguments: jsonObject,
+    result: z.string().optional(),
+    is_error: z.boolean().optional(),
+    rejected: z.literal(true).optional().meta({ description: 'A human rejected the call: nothing ran (is_error is true too).' }),
+    reason: z.string().optional().meta({ description: 'With rejected: the reason the human gave.' }),
+  })
+  .meta({ id: 'ToolCall' });
+
+export const message = z
+  .strictObject({
+    id: z.string(),
+    role: z.enum(['system', 'user', 'assistant', 'tool']),
+    content: z.string(),
+    tool_call: toolCall.optional(),
+    usage: usage.optional().meta({ description: 'On the first message of each model step.' }),
+    node: z.string().optional().meta({ description: 'Orchestrated mode: the agent-tree node that produced it.' }),
+    created_at: isoTime,
+  })
+  .meta({ id: 'Message', description: 'M' });
+
+const timeoutAction = z.enum(['reject', 'approve']);
+
+export const pendingApproval = z
+  .strictObject({
+    uuid: z.string(),
+    conversation_id: z.string(),
+    tool_name: z.string(),
+    tool_args: jsonObject,
+    description: z.string(),
+    remote_task_id: z.string().optional().meta({ description: 'Proxy approvals (asked by an A2A sub-agent): its task.' }),
+    remote_agent_name: z.string().optional(),
+    agent_chain: z.array(z.string()).optional().meta({ description: 'Proxy approvals: the agents the call came through, nearest first.' }),
+    reason: z.string().optional(),
+    outcome_unknown: z.literal(true).optional().meta({ description: 'Approved and started when the replica running it died; approving runs it again.' }),
+    replaces: z.string().optional(),
+    decided_by: z.string().optional(),
+    via: z.string().optional(),
+    expires_at: isoTime.optional(),
+    on_timeout: timeoutAction.optional(),
+    created_at: isoTime,
+  })
+  .meta({ id: 'PendingApproval', description: 'P: a destructive call waiting for a human.' });
+
+export const approvalRecord = z
+  .strictObject({
+    uuid: z.string(),
+    conversation_id: z.string(),
+    tool_name: z.string(),
+    tool_args: jsonObject.meta({ description: 'The arguments as the model asked for them.' }),
+    description: z.string(),
+    status: z.enum(['pending', 'approved', 'rejected', 'expired']),
+    execution: z.enum(['executing', 'done', 'failed', 'interrupted']).optional().meta({ description: 'Approved only: what came of the call once it started.' }),
+    requested_at: isoTime,
+    decided_at: isoTime.optional(),
+    decided_by: z.string().optional().meta({ description: 'A token\'s name, a JWT\'s subject, "anonymous" without authentication, "timeout" for an expiry.' }),
+    via: z.string().optional().meta({ description: 'rest, web, a2a, mcp, cli, timeout.' }),
+    reason: z.string().optional(),
+    edited_args: jsonObject.optional().meta({ description: 'The arguments the call ran with, when the human edited them before approving.' }),
+    expires_at: isoTime.optional(),
+    on_timeout: timeoutAction.optional(),
+    remote_task_id: z.string().optional(),
+    remote_agent_name: z.string().optional(),
+    agent_chain: z.array(z.string()).optional(),
+    outcome_unknown: z.literal(true).optional(),
+    replaces: z.string().optional(),
+  })
+  .meta({ id: 'ApprovalRecord', description: 'A: an approval as a resource, with its whole record.' });
+
+export const auditEntry = z
+  .strictObject({
+    id: z.number().int(),
+    at: isoTime,
+    kind: z.string().meta({ description: 'approval.decided, approval.expired, auth.failed, config.loaded.' }),
+    actor: z.string(),
+    via: z.string().optional(),
+    subject: z.string(),
+    detail: jsonObject,
+  })
+  .meta({ id: 'AuditEntry', description: 'E: one entry of the audit trail.' });
+
+const pipelinePause = z.strictObject({
+  approval_uuid: z.string(),
+  paused_node_path: z.array(z.number().int()),
+  paused_node_output_key: z.string(),
+  loop_iterations: z.record(z.string(), z.number().int()),
+});
+
+export const pipelineState = z
+  .strictObject({
+    paused_node_path: z.array(z.number().int()),
+    paused_node_output_key: z.string(),
+    session_state: z.record(z.string(), z.string()),
+    user_message: z.string(),
+    pauses: z.array(pipelinePause),
+    branch_outputs: z.record(z.string(), z.string()),
+  })
+  .meta({ id: 'PipelineState', description: 'S: where an agent-tree run waits.' });
+
+const conversationStatus = z.enum(['active', 'waiting_approval', 'completed']);
+
+export const conversation = z
+  .strictObject({
+    id: z.string(),
+    session_id: z.string().meta({ description: '8 lowercase hex characters; in every log line and trace about the conversation.' }),
+    status: conversationStatus,
+    messages: z.array(message),
+    pending_approval: pendingApproval.optional(),
+    pending_approvals: z.array(pendingApproval).optional(),
+    pipeline_state: pipelineState.optional(),
+    turn_running: z.literal(true).optional().meta({ description: 'A turn runs now: a message sent now gets 409.' }),
+    owner: z.string().optional(),
+    usage,
+    created_at: isoTime,
+    updated_at: isoTime,
+  })
+  .meta({ id: 'Conversation', description: 'C' });
+
+export const conversationListItem = z
+  .strictObject({
+    id: z.string(),
+    session_id: z.string(),
+    status: conversationStatus,
+    title: z.string(),
+    message_count: z.number().int(),
+    pending_approvals: z.number().int(),
+    pending_approval: pendingApproval.optional(),
+    pipeline_state: pipelineState.optional(),
+    owner: z.string().optional(),
+    usage,
+    created_at: isoTime,
+    updated_at: isoTime,
+  })
+  .meta({ id: 'ConversationSummary', description: 'A conversation in a list: without its messages.' });
+
+export const turnResult = z
+  .strictObject({ response: z.string(), waiting_approval: z.boolean(), approval: pendingApproval.optional() })
+  .meta({ id: 'TurnResult', description: 'R: what a turn came to.' });
+
+export const tool = z
+  .strictObject({
+    name: z.string(),
+    description: z.string(),
+    inputSchema: jsonObject,
+    destructiveHint: z.boolean().meta({ description: 'The effective policy: true means a call stops for a human approval.' }),
+    server: z.string(),
+  })
+  .meta({ id: 'Tool' });
+
+export const conversationReply = z.strictObject({ conversation, result: turnResult.optional() }).meta({ id: 'ConversationReply' });
+
+export const conversationPageReply = z
+  .strictObject({ conversation, has_more_before: z.boolean(), has_more_after: z.boolean() })
+  .meta({ id: 'ConversationPage', description: 'C with one page of its messages, oldest first.' });
+
+const nextCursor = z.string().optional().meta({ description: 'Present when there is a next page: pass it back as ?cursor=.' });
+
+export const conversationListReply = z
+  .strictObject({
+    conversations: z.array(conversationListItem),
+    summary: z.strictObject({ total: z.number().int(), active: z.number().int(), waiting_approval: z.number().int(), completed: z.number().int() }),
+    next_cursor: nextCursor,
+  })
+  .meta({ id: 'ConversationList' });
+
+export const approvalListReply = z.strictObject({ approvals: z.array(approvalRecord), next_cursor: nextCursor }).meta({ id: 'ApprovalList' });
+
+export const auditListReply = z.strictObject({ entries: z.array(auditEntry), next_cursor: nextCursor }).meta({ id: 'AuditList' });
+
+export const toolListReply = z.strictObject({ tools: z.array(tool) }).meta({ id: 'ToolList' });
+
+export const approvalConflictReply = z
+  .strictObject({ error: z.string(), decision: z.enum(['approved', 'rejected', 'expired']), approval: pendingApproval })
+  .meta({ id: 'ApprovalConflict', description: 'The approval was decided (or expired) earlier: nothing ran again.' });
+
+export const whoami = z
+  .strictObject({ name: z.string(), roles: z.array(z.string()), authentication: z.enum(['on', 'off']) })
+  .meta({ id: 'Whoami', description: 'Who the caller is; "anonymous" with every role when auth is off.' });
+
+export const errorReply = z.strictObject({ error: z.string() }).meta({ id: 'Error', description: 'Every refusal and failure: a message that says what was wrong.' });
+
+// Compile-time: each schema says exactly what the mapping code's type says.
+type Same<A, B> = [A] extends [B] ? ([B] extends [A] ? true : false) : false;
+const agree = <T extends true>(): T | undefined => undefined;
+agree<Same<z.infer<typeof conversation>, ConversationJson>>();
+agree<Same<z.infer<typeof conversationListItem>, ConversationListItemJson>>();
+agree<Same<z.infer<typeof pendingApproval>, PendingApprovalJson>>();
+agree<Same<z.infer<typeof approvalRecord>, ApprovalRecordJson>>();
+agree<Same<z.infer<typeof auditEntry>, AuditEntryJson>>();
+agree<Same<z.infer<typeof tool>, ToolJson>>();
+agree<Same<z.infer<typeof conversationReply>, ConversationReply>>();
+agree<Same<z.infer<typeof conversationPageReply>, ConversationPageReply>>();
+agree<Same<z.infer<typeof conversationListReply>, ConversationListReply>>();
+agree<Same<z.infer<typeof approvalListReply>, ApprovalListReply>>();
+agree<Same<z.infer<typeof auditListReply>, AuditListReply>>();
+agree<Same<z.infer<typeof approvalConflictReply>, ApprovalConflictReply>>();
+agree<Same<z.infer<typeof whoami>, Whoami>>();
