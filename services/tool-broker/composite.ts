@@ -1,4 +1,4 @@
-import type { Tool as McpTool } from '@modelcontextprotocol/client';
+import { isInputRequiredResult, type Tool as McpTool } from '@modelcontextprotocol/client';
 import type { McpServerConfig } from '../common/config/schema.js';
 import { deadlineExceeded, failedPrecondition, invalidArgument, notFound } from '../common/grpc/errors.js';
 import type { Logger } from '../common/log.js';
@@ -24,6 +24,8 @@ export interface BrokerTool {
 
 export interface ToolCallResult extends ToolOutcome {
   server: string;
+  /** The server asks for input before it can finish (issue 18): the outcome fields are then empty. */
+  inputRequired?: { inputRequests: Record<string, unknown>; requestState?: string };
 }
 
 export interface CallerContext {
@@ -35,6 +37,8 @@ export interface CallerContext {
   approvalUuid?: string;
   /** Why the caller's policy runs a destructive call without an approval (CallToolRequest.unapproved_reason). */
   unapprovedReason?: string;
+  /** The answers to the server's earlier input_required for this call (issue 18). */
+  continuation?: { requestState?: string; inputResponses?: Record<string, unknown> };
 }
 
 export interface BrokerServer {
@@ -150,7 +154,16 @@ export class ToolComposite {
     // DESIGN rule 7: the server's own timeout, cut short by the caller's deadline.
     const timeoutMs = Math.min(connection.config.timeout, caller.deadline !== undefined ? caller.deadline - Date.now() : Infinity);
     if (timeoutMs <= 0) throw deadlineExceeded(`tool ${name} on server ${connection.name} was not called: the request's deadline had already passed`);
-    const result = await connection.callTool(name, args, { timeoutMs, authorization: caller.authorization });
+    const result = await connection.callTool(name, args, { timeoutMs, authorization: caller.authorization, continuation: caller.continuation });
+    if (isInputRequiredResult(result)) {
+      // Not a failure and not a result: the call waits for a human's answer (issue 18).
+      return {
+        text: '',
+        isError: false,
+        server: connection.name,
+        inputRequired: { inputRequests: (result.inputRequests ?? {}) as Record<string, unknown>, ...(result.requestState !== undefined && { requestState: result.requestState }) },
+      };
+    }
     return { ...toolOutcome(result), server: connection.name };
   }
 

@@ -4,11 +4,14 @@ import { setTimeout as delay } from 'node:timers/promises';
 import {
   Client,
   ProtocolError,
+  ProtocolErrorCode,
   SdkError,
   SdkErrorCode,
   SdkHttpError,
   StreamableHTTPClientTransport,
+  isInputRequiredResult,
   type CallToolResult,
+  type InputRequiredResult,
   type Tool as McpTool,
   type Transport,
 } from '@modelcontextprotocol/client';
@@ -35,7 +38,13 @@ export interface CallOptions {
   timeoutMs: number;
   /** The caller's `Authorization` value, sent on this call's HTTP requests only. */
   authorization?: string;
+  /** The answers to an earlier `input_required` of this call (issue 18): sent with the server's requestState. */
+  continuation?: { requestState?: string; inputResponses?: Record<string, unknown> };
 }
+
+/** Which elicitation a 2025-era server may not send: the broker cannot hold a server's request open across a human's wait. */
+const LEGACY_ELICITATION_REFUSED =
+  'this client (the agent\'s tool broker) answers elicitation only as an MCP 2026-07-28 input_required result, which it turns into a human approval; a 2025-era elicitation/create during a call cannot be held open across the human\'s wait';
 
 /** "30s", "1.5s", "500ms": how long a call was given, for error messages. */
 export function formatBudget(ms: number): string {
@@ -299,7 +308,7 @@ export class McpConnection {
    * the model to read. A call is sent once: only a request the server provably turned away
    * unread (a lost HTTP session) is sent again, on a new session.
    */
-  async callTool(tool: string, args: Record<string, unknown> | undefined, options: CallOptions): Promise<CallToolResult> {
+  async callTool(tool: string, args: Record<string, unknown> | undefined, options: CallOptions): Promise<CallToolResult | InputRequiredResult> {
     const started = Date.now();
     const remaining = () => options.timeoutMs - (Date.now() - started);
     let client = await this.liveClient(tool, options.timeoutMs);
@@ -310,15 +319,27 @@ export class McpConnection {
       const definition = this.listed.find((candidate) => candidate.name === tool);
       const hadSession = Boolean(client.transport?.sessionId);
       try {
+        const continuation = options.continuation;
         const result = await withCallAuthorization(options.authorization, () =>
           client.callTool(
-            { name: tool, arguments: args },
+            {
+              name: tool,
+              arguments: args,
+              ...(continuation?.requestState !== undefined && { requestState: continuation.requestState }),
+              ...(continuation?.inputResponses && { inputResponses: continuation.inputResponses }),
+            } as Parameters<Client['callTool']>[0],
             // The listed definition without its outputSchema turns the SDK's own output check off:
             // the SDK throws the same ProtocolError for "your result is wrong" (after the tool ran)
             // as for a server's JSON-RPC error, and the two need different words (see checkOutput).
-            { timeout: budget, ...(definition && { toolDefinition: { ...definition, outputSchema: undefined } }) },
+            // allowInputRequired: a server's input_required comes back as such (issue 18), for a
+            // human to answer, instead of failing the call.
+            { timeout: budget, allowInputRequired: true, ...(definition && { toolDefinition: { ...definition, outputSchema: undefined } }) },
           ),
         );
+        if (isInputRequiredResult(result)) {
+          this.log.info('MCP server asks for input before it can finish the call', { tool, requests: Object.keys(result.inputRequests ?? {}).join(',') || undefined });
+          return result;
+        }
         return this.checkOutput(tool, definition, result);
       } catch (error) {
         switch (classifyFailure(error, hadSession)) {
@@ -410,7 +431,17 @@ export class McpConnection {
 
   /** One connect of a fresh client, and the listing of its tools; the connection is usable only if both worked. */
   private async connect(timeoutMs: number, legacyOnly: boolean): Promise<Client> {
-    const client = new Client(CLIENT_INFO, { versionNegotiation: { mode: 'auto' } });
+    const client = new Client(CLIENT_INFO, {
+      versionNegotiation: { mode: 'auto' },
+      // Form elicitation, answered by a human through an approval (issue 18): declared so that a
+      // 2026-07-28 server asks with input_required, handed back as is (autoFulfill: false).
+      capabilities: { elicitation: { form: {} } },
+      inputRequired: { autoFulfill: false },
+    });
+    client.setRequestHandler('elicitation/create', () => {
+      this.log.warn('MCP server sent a 2025-era elicitation/create during a call; refused', { endpoint: endpointOf(this.config) });
+      throw new ProtocolError(ProtocolErrorCode.InvalidRequest, LEGACY_ELICITATION_REFUSED);
+    });
     let closedEarly = false;
     let strayMessages = 0;
     client.onclose = () => {

@@ -35,8 +35,9 @@ export function toolBrokerHandlers(composite: ToolComposite, limiter?: RateLimit
         deadline: caller.deadline,
         approvalUuid: request.approvalUuid || undefined,
         unapprovedReason: request.unapprovedReason || undefined,
+        ...((request.requestState !== undefined || request.inputResponses) && { continuation: { requestState: request.requestState, inputResponses: request.inputResponses } }),
       });
-      return { text: result.text, isError: result.isError, structuredContent: result.structuredContent, server: result.server };
+      return { text: result.text, isError: result.isError, structuredContent: result.structuredContent, server: result.server, inputRequired: result.inputRequired };
     },
   };
 }
