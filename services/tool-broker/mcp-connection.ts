@@ -44,7 +44,10 @@ export interface CallOptions {
 
 /** Which elicitation a 2025-era server may not send: the broker cannot hold a server's request open across a human's wait. */
 const LEGACY_ELICITATION_REFUSED =
-  'this client (the agent\'s tool broker) answers elicitation only as an MCP 2026-07-28 input_required result, which it turns into a human approval; a 2025-era elicitation/create during a call cannot be held open across the human\'s wait';
+  'this client (the agent\'s tool broker) answers elicitation only as an MCP 2026-07-28 input_required result, which it hands back to the agent; a 2025-era elicitation/create during a call cannot be held open across a human\'s wait';
+
+/** The least time a connect outside a call gets (see McpConnection.connectBudget). */
+const CONNECT_MIN_MS = 10_000;
 
 /** "30s", "1.5s", "500ms": how long a call was given, for error messages. */
 export function formatBudget(ms: number): string {
@@ -211,6 +214,15 @@ export class McpConnection {
     return this.config.url ? 'http' : 'stdio';
   }
 
+  /**
+   * How long a connect outside any call (startup, background retry) may take: the server's
+   * call timeout, but at least CONNECT_MIN_MS, since starting a process and its handshake can
+   * take longer than a short call deadline allows, and each failed connect is now reported.
+   */
+  private get connectBudget(): number {
+    return Math.max(this.config.timeout, CONNECT_MIN_MS);
+  }
+
   /** Whether calls can reach the server now, and if not, why (GET /tools, GET /ready). */
   get availability(): { available: boolean; error?: string } {
     return this.failure === undefined ? { available: true } : { available: false, error: this.failure };
@@ -254,7 +266,7 @@ export class McpConnection {
   /** One connect; true when the server is up. A failure is kept in `failure`, not logged: the caller says it once. */
   private async attempt(): Promise<boolean> {
     try {
-      const client = await this.open(this.config.timeout);
+      const client = await this.open(this.connectBudget);
       if (this.closed) {
         await closeClient(client);
         return false;
@@ -296,7 +308,7 @@ export class McpConnection {
   private explain(error: unknown): string {
     const starting = this.starting;
     this.starting = undefined;
-    const reason = error instanceof SdkError && error.code === SdkErrorCode.RequestTimeout ? `no answer within ${formatBudget(this.config.timeout)} (${describe(error)})` : describe(error);
+    const reason = error instanceof SdkError && error.code === SdkErrorCode.RequestTimeout ? `no answer within ${formatBudget(this.connectBudget)} (${describe(error)})` : describe(error);
     return startFailure(this.config, endpointOf(this.config), reason, starting?.exit(), starting?.stderr.take() ?? []);
   }
 
@@ -433,8 +445,8 @@ export class McpConnection {
   private async connect(timeoutMs: number, legacyOnly: boolean): Promise<Client> {
     const client = new Client(CLIENT_INFO, {
       versionNegotiation: { mode: 'auto' },
-      // Form elicitation, answered by a human through an approval (issue 18): declared so that a
-      // 2026-07-28 server asks with input_required, handed back as is (autoFulfill: false).
+      // Form elicitation (issue 18): declared so that a 2026-07-28 server asks with
+      // input_required, which is handed back to the caller as is (autoFulfill: false).
       capabilities: { elicitation: { form: {} } },
       inputRequired: { autoFulfill: false },
     });

@@ -160,3 +160,14 @@ describe('HTTP MCP servers that need credentials', () => {
     expect(gate.tokenRequests).toBeGreaterThan(0);
   });
 });
+
+describe('credentials in the config', () => {
+  const parse = (entry: Record<string, unknown>) => configSchema.safeParse({ mcp_servers: [{ name: 'x', ...entry }] });
+  it('apply to HTTP servers only, one kind at a time, and required defaults to false', () => {
+    const plain = parse({ url: 'http://127.0.0.1:1/mcp' });
+    expect(plain.success && plain.data.mcp_servers[0]).toMatchObject({ required: false });
+    expect(parse({ command: 'x', bearer_token_env: 'T' }).error?.issues[0]?.message).toBe('"bearer_token_env" and "oauth" apply to HTTP servers ("url") only');
+    expect(parse({ url: 'http://127.0.0.1:1/mcp', bearer_token_env: 'T', oauth: { client_id: 'c', client_secret_env: 'S' } }).error?.issues[0]?.message).toBe('at most one of "bearer_token_env" or "oauth"');
+    expect(parse({ url: 'http://127.0.0.1:1/mcp', bearer_token_env: 'not a name' }).success).toBe(false);
+  });
+});
