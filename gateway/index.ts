@@ -81,14 +81,15 @@ export async function startGateway(options: GatewayOptions): Promise<RunningServ
   // First, before anything is connected: the bind rule and the tokens.
   const auth = setUpAuth({ config, audit: { appendAudit: (request) => backends.store.appendAudit(request) }, log });
   const backends = connectBackends(options.peers, config, options.inProcess);
+  const agent = createAgent(backends);
   const app = createGatewayApp({
     config,
     log,
     auth,
-    agent: createAgent(backends),
+    agent,
     feed: createEventFeed(backends.store),
     // Read at each probe, once `drain` below exists.
-    readiness: backendReadiness(backends.health, () => drain.isDraining),
+    readiness: backendReadiness(backends.health, () => drain.isDraining, async () => (await agent.toolListing()).servers),
     // The web chat at `/`, when it was built (npm run build); the API works without it.
     webDist: findWebDist(),
   });

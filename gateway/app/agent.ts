@@ -6,7 +6,7 @@ import {
   type PendingApproval,
 } from '../../gen/ts/asg/store/v1/store.js';
 import type { CreateConversationRequest, PipelineView, TurnResult } from '../../gen/ts/asg/orchestrator/v1/orchestrator.js';
-import type { Tool } from '../../gen/ts/asg/tools/v1/tools.js';
+import type { Tool, ToolServer } from '../../gen/ts/asg/tools/v1/tools.js';
 import { internal } from '../../services/common/grpc/errors.js';
 import type { Backends } from './backends.js';
 import { busyOr } from './busy.js';
@@ -47,6 +47,8 @@ export interface Agent {
   /** The audit trail (issue 15), newest first, a page at a time. */
   listAudit(query: AuditQuery): Promise<AuditPage>;
   listTools(): Promise<Tool[]>;
+  /** The tools and the MCP servers behind them, each with its availability (issue 17): GET /tools, GET /ready. */
+  toolListing(): Promise<{ tools: Tool[]; servers: ToolServer[] }>;
 }
 
 /** What a decision carries besides yes or no (issues 13 and 15). */
@@ -253,6 +255,11 @@ export function createAgent(backends: Pick<Backends, 'orchestrator' | 'store'>):
 
     async listTools() {
       return (await orchestrator.listTools({})).tools;
+    },
+
+    async toolListing() {
+      const { tools, servers } = await orchestrator.listTools({});
+      return { tools, servers };
     },
   };
 }

@@ -2,7 +2,9 @@ import { OrchestratorServiceService } from '../../gen/ts/asg/orchestrator/v1/orc
 import { ConversationStoreServiceService } from '../../gen/ts/asg/store/v1/store.js';
 import { GrpcStatus, RpcError } from '../../services/common/grpc/errors.js';
 import { serviceNameOf, type HealthCheckResponse } from '../../services/common/grpc/health.js';
+import type { ToolServer } from '../../gen/ts/asg/tools/v1/tools.js';
 import type { HealthClient } from './backends.js';
+import { toolServerJson, type ToolServerJson } from './shapes.js';
 
 /**
  * How long `/ready` waits for a backend's health answer. Under Kubernetes' default probe
@@ -14,7 +16,10 @@ export const READINESS_CHECK_MS = 800;
 export type BackendState = HealthCheckResponse['status'] | 'UNREACHABLE' | 'NO_ANSWER' | 'NO_HEALTH_SERVICE' | 'FAILED';
 
 export type ReadinessReport =
-  | { status: 'ready' }
+  // `mcp_servers`: each configured MCP server and whether its tools are available (issue 17).
+  // A server that is down does not make the gateway unready: the agent serves without its
+  // tools while it is retried (a `required` server stops startup instead).
+  | { status: 'ready'; mcp_servers?: ToolServerJson[] }
   | { status: 'not_ready'; backends: Record<BackendName, BackendState>; error: string }
   | { status: 'draining'; error: string };
 
@@ -31,7 +36,7 @@ export interface Readiness {
  * replicas behind a name, the answer is that of the replica the channel picked, which is the
  * one the next call would go to.
  */
-export function backendReadiness(health: Record<BackendName, HealthClient>, isDraining: () => boolean): Readiness {
+export function backendReadiness(health: Record<BackendName, HealthClient>, isDraining: () => boolean, toolServers?: () => Promise<ToolServer[]>): Readiness {
   const names: Record<BackendName, string> = {
     orchestrator: serviceNameOf(OrchestratorServiceService),
     conversation_store: serviceNameOf(ConversationStoreServiceService),
@@ -46,10 +51,25 @@ export function backendReadiness(health: Record<BackendName, HealthClient>, isDr
       // The stop may have begun while the checks were out.
       if (isDraining()) return { status: 'draining', error: 'the gateway is stopping and takes no new requests' };
       const notReady = entries.filter(([, state]) => state !== 'SERVING');
-      if (notReady.length === 0) return { status: 'ready' };
+      if (notReady.length === 0) return { status: 'ready', ...(await mcpServers(toolServers)) };
       return { status: 'not_ready', backends, error: `not ready: ${notReady.map(([backend, state]) => `${backend} is ${state}`).join(', ')}` };
     },
   };
+}
+
+/** The MCP servers' availability, when the orchestrator tells it in time; nothing otherwise (readiness is about the backends). */
+async function mcpServers(toolServers: (() => Promise<ToolServer[]>) | undefined): Promise<{ mcp_servers?: ToolServerJson[] }> {
+  if (!toolServers) return {};
+  let timer: NodeJS.Timeout | undefined;
+  const late = new Promise<undefined>((resolve) => (timer = setTimeout(() => resolve(undefined), READINESS_CHECK_MS)));
+  try {
+    const servers = await Promise.race([toolServers(), late]);
+    return servers ? { mcp_servers: servers.map(toolServerJson) } : {};
+  } catch {
+    return {};
+  } finally {
+    clearTimeout(timer);
+  }
 }
 
 async function stateOf(client: HealthClient, service: string): Promise<BackendState> {

@@ -1,5 +1,5 @@
 import type { TurnResult } from '../../gen/ts/asg/orchestrator/v1/orchestrator.js';
-import type { Tool } from '../../gen/ts/asg/tools/v1/tools.js';
+import type { Tool, ToolServer } from '../../gen/ts/asg/tools/v1/tools.js';
 import type { ApprovalOutcome, ApprovalPage, AuditPage, ConversationPage, ConversationView } from './agent.js';
 import type { Verdict } from './decision.js';
 import {
@@ -10,6 +10,7 @@ import {
   conversationSummaryJson,
   pendingApprovalJson,
   toolJson,
+  toolServerJson,
   turnResultJson,
   type ApprovalRecordJson,
   type AuditEntryJson,
@@ -18,6 +19,7 @@ import {
   type ConversationSummaryJson,
   type PendingApprovalJson,
   type ToolJson,
+  type ToolServerJson,
   type TurnResultJson,
 } from './shapes.js';
 
@@ -103,8 +105,8 @@ export function auditListReply(page: AuditPage): AuditListReply {
   return { entries: page.entries.map(auditEntryJson), ...(page.nextCursor && { next_cursor: page.nextCursor }) };
 }
 
-export function toolListReply(tools: Tool[]): { tools: ToolJson[] } {
-  return { tools: tools.map(toolJson) };
+export function toolListReply(tools: Tool[], servers?: ToolServer[]): { tools: ToolJson[]; servers?: ToolServerJson[] } {
+  return { tools: tools.map(toolJson), ...(servers && { servers: servers.map(toolServerJson) }) };
 }
 
 /** 200 with the turn that followed the decision, or 409 naming the earlier decision (DESIGN rule 3). */

@@ -10,7 +10,7 @@ import {
   type ToolCall,
 } from '../../gen/ts/asg/store/v1/store.js';
 import type { PipelinePauseView, PipelineView, TurnResult } from '../../gen/ts/asg/orchestrator/v1/orchestrator.js';
-import type { Tool } from '../../gen/ts/asg/tools/v1/tools.js';
+import type { Tool, ToolServer } from '../../gen/ts/asg/tools/v1/tools.js';
 import { timeoutActionName, type TimeoutActionName } from '../../services/common/approval-resource.js';
 export { approvalRecordJson, type ApprovalRecordJson, type TimeoutActionName } from '../../services/common/approval-resource.js';
 
@@ -182,6 +182,21 @@ export interface ToolJson {
   inputSchema: Record<string, unknown>;
   destructiveHint: boolean;
   server: string;
+  /** Present (true) while the tool's MCP server is down: a call fails until it is back (issue 17). */
+  unavailable?: true;
+}
+
+/** One configured MCP server in GET /tools and GET /ready (issue 17). */
+export interface ToolServerJson {
+  name: string;
+  status: 'available' | 'unavailable';
+  required: boolean;
+  /** Why it is unavailable: command, exit code and stderr tail, or the HTTP error. */
+  error?: string;
+}
+
+export function toolServerJson(server: ToolServer): ToolServerJson {
+  return { name: server.name, status: server.available ? 'available' : 'unavailable', required: server.required, ...(!server.available && { error: server.error }) };
 }
 
 // The store always sets timestamps; an empty string keeps the field's type a string if a
@@ -381,5 +396,6 @@ export function toolJson(tool: Tool): ToolJson {
     // The effective policy (annotations and config overrides), not the raw annotation.
     destructiveHint: tool.destructive,
     server: tool.server,
+    ...(tool.unavailable && { unavailable: true as const }),
   };
 }

@@ -34,7 +34,10 @@ export function restEndpoints(agent: Agent, readiness: Readiness): Endpoint[] {
       method: 'get',
       path: '/tools',
       session: 'new',
-      handle: async () => ({ status: 200, body: toolListReply(await agent.listTools()) }),
+      handle: async () => {
+        const { tools, servers } = await agent.toolListing();
+        return { status: 200, body: toolListReply(tools, servers) };
+      },
     },
     {
       method: 'post',

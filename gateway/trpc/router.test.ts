@@ -109,6 +109,9 @@ const agent: Agent = {
   async listTools() {
     return [{ name: 'resources_add', description: 'Adds', inputSchema: { type: 'object' }, destructive: true, server: 'resources' }];
   },
+  async toolListing() {
+    return { tools: await this.listTools(), servers: [] };
+  },
 };
 
 let feed: FakeEventFeed;

@@ -97,7 +97,7 @@ export function orchestratorHandlers(turns: TurnRunner): UnaryHandlers<typeof Or
       }),
     sendMessage: async (request) => turns.sendMessage(parseId('conversation', request.conversationId), parseMessage(request.message)),
     resolveApproval: async (request) => turns.resolveApproval(parseId('approval', request.uuid), request.approved, parseReason(request.reason), parseDecision(request)),
-    listTools: async () => ({ tools: await turns.listTools() }),
+    listTools: async () => turns.listTools(),
     describeRuns: async (request) => ({ views: turns.describeRuns(request.runs) }),
   };
 }

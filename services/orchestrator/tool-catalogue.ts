@@ -1,4 +1,4 @@
-import type { Tool } from '../../gen/ts/asg/tools/v1/tools.js';
+import type { Tool, ToolServer } from '../../gen/ts/asg/tools/v1/tools.js';
 import type { OrchestratorClients } from './clients.js';
 
 /**
@@ -7,7 +7,7 @@ import type { OrchestratorClients } from './clients.js';
  * refuses a destructive call that comes without an approval.
  */
 export class ToolCatalogue {
-  private cached: { tools: Map<string, Tool>; fetchedAt: number } | undefined;
+  private cached: { tools: Map<string, Tool>; servers: ToolServer[]; fetchedAt: number } | undefined;
 
   constructor(
     private readonly clients: Pick<OrchestratorClients, 'tools'>,
@@ -15,10 +15,19 @@ export class ToolCatalogue {
   ) {}
 
   async current(): Promise<Map<string, Tool>> {
-    if (this.cached && Date.now() - this.cached.fetchedAt < this.maxAgeMs) return this.cached.tools;
-    const { tools } = await this.clients.tools.listTools({});
-    this.cached = { tools: new Map(tools.map((tool) => [tool.name, tool])), fetchedAt: Date.now() };
-    return this.cached.tools;
+    return (await this.fetch()).tools;
+  }
+
+  /** The MCP servers behind the tools and whether each is available (issue 17), as fresh as the tools. */
+  async servers(): Promise<ToolServer[]> {
+    return (await this.fetch()).servers;
+  }
+
+  private async fetch(): Promise<{ tools: Map<string, Tool>; servers: ToolServer[] }> {
+    if (this.cached && Date.now() - this.cached.fetchedAt < this.maxAgeMs) return this.cached;
+    const { tools, servers } = await this.clients.tools.listTools({});
+    this.cached = { tools: new Map(tools.map((tool) => [tool.name, tool])), servers, fetchedAt: Date.now() };
+    return this.cached;
   }
 
   async list(): Promise<Tool[]> {

@@ -1,7 +1,7 @@
 import { randomUUID } from 'node:crypto';
 import type { CreateConversationRequest, PipelineView, ResolveApprovalResponse, RunToDescribe, RunView, SendMessageResponse, TurnResult } from '../../gen/ts/asg/orchestrator/v1/orchestrator.js';
 import { ApprovalStatus, ConversationStatus, type Conversation, type PendingApproval } from '../../gen/ts/asg/store/v1/store.js';
-import type { Tool } from '../../gen/ts/asg/tools/v1/tools.js';
+import type { Tool, ToolServer } from '../../gen/ts/asg/tools/v1/tools.js';
 import type { OrchestratorConfig } from '../common/config/slices.js';
 import { currentContext, withContextPatch } from '../common/context.js';
 import { aborted, failedPrecondition, internal, invalidArgument, unavailable } from '../common/grpc/errors.js';
@@ -188,8 +188,9 @@ export class TurnRunner {
     );
   }
 
-  async listTools(): Promise<Tool[]> {
-    return [...catalogueWith(await this.catalogue.current(), this.allA2aTools).values()];
+  async listTools(): Promise<{ tools: Tool[]; servers: ToolServer[] }> {
+    const tools = [...catalogueWith(await this.catalogue.current(), this.allA2aTools).values()];
+    return { tools, servers: await this.catalogue.servers() };
   }
 
   /** The public view of stored runs (REST "pipeline_state"), in request order. */

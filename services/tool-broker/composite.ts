@@ -1,9 +1,10 @@
-import type { Tool as McpTool } from '@modelcontextprotocol/client';
+import { isInputRequiredResult, type Tool as McpTool } from '@modelcontextprotocol/client';
 import type { McpServerConfig } from '../common/config/schema.js';
 import { deadlineExceeded, failedPrecondition, invalidArgument, notFound } from '../common/grpc/errors.js';
 import type { Logger } from '../common/log.js';
 import { schemaProblems } from '../common/json-schema.js';
-import { McpConnection, STARTUP_RETRY, type ConnectRetry } from './mcp-connection.js';
+import { McpConnection } from './mcp-connection.js';
+import { RECONNECT, type ReconnectPolicy } from './reconnect.js';
 import { toolOutcome, type ToolOutcome } from './tool-result.js';
 
 /** A tool as the broker offers it: the server's definition plus where it lives and its policy. */
@@ -17,10 +18,14 @@ export interface BrokerTool {
   /** The server's own annotations, as advertised (undefined when absent). */
   readOnlyHint?: boolean;
   destructiveHint?: boolean;
+  /** Its server is down now; calls fail UNAVAILABLE until it is back. */
+  unavailable?: boolean;
 }
 
 export interface ToolCallResult extends ToolOutcome {
   server: string;
+  /** The server asks for input before it can finish (issue 18): the outcome fields are then empty. */
+  inputRequired?: { inputRequests: Record<string, unknown>; requestState?: string };
 }
 
 export interface CallerContext {
@@ -32,10 +37,20 @@ export interface CallerContext {
   approvalUuid?: string;
   /** Why the caller's policy runs a destructive call without an approval (CallToolRequest.unapproved_reason). */
   unapprovedReason?: string;
+  /** The answers to the server's earlier input_required for this call (issue 18). */
+  continuation?: { requestState?: string; inputResponses?: Record<string, unknown> };
+}
+
+export interface BrokerServer {
+  name: string;
+  required: boolean;
+  available: boolean;
+  error?: string;
 }
 
 function brokerTool(tool: McpTool, connection: McpConnection): BrokerTool {
   return {
+    ...(!connection.availability.available && { unavailable: true }),
     name: tool.name,
     description: tool.description ?? '',
     inputSchema: tool.inputSchema as Record<string, unknown>,
@@ -82,10 +97,14 @@ export class ToolComposite {
     this.reroute();
   }
 
-  /** Connects to every server (in parallel, each with its retries); any failure stops them all. */
-  static async start(servers: readonly McpServerConfig[], log: Logger, retry: ConnectRetry = STARTUP_RETRY): Promise<ToolComposite> {
+  /**
+   * Connects to every server, in parallel. A server that cannot be started is reported and
+   * retried in the background (mcp-connection.ts); only a `required` one that fails, or two
+   * servers offering the same tool name, stop them all.
+   */
+  static async start(servers: readonly McpServerConfig[], log: Logger, reconnect: ReconnectPolicy = RECONNECT): Promise<ToolComposite> {
     const connections = servers.map((server) => new McpConnection(server, log.child({ mcp_server: server.name })));
-    const outcomes = await Promise.allSettled(connections.map((connection) => connection.start(retry)));
+    const outcomes = await Promise.allSettled(connections.map((connection) => connection.start(reconnect)));
     const failures = outcomes.flatMap((outcome) => (outcome.status === 'rejected' ? [outcome.reason instanceof Error ? outcome.reason.message : String(outcome.reason)] : []));
     const duplicate = failures.length === 0 ? findDuplicate(connections) : undefined;
     if (failures.length > 0 || duplicate) {
@@ -103,6 +122,11 @@ export class ToolComposite {
     return this.connections.flatMap((connection) =>
       connection.tools.filter((tool) => this.routes.get(tool.name) === connection).map((tool) => brokerTool(tool, connection)),
     );
+  }
+
+  /** Every configured server, in config order, and whether its tools can be called now. */
+  servers(): BrokerServer[] {
+    return this.connections.map((connection) => ({ name: connection.name, required: connection.config.required, ...connection.availability }));
   }
 
   /**
@@ -130,7 +154,16 @@ export class ToolComposite {
     // DESIGN rule 7: the server's own timeout, cut short by the caller's deadline.
     const timeoutMs = Math.min(connection.config.timeout, caller.deadline !== undefined ? caller.deadline - Date.now() : Infinity);
     if (timeoutMs <= 0) throw deadlineExceeded(`tool ${name} on server ${connection.name} was not called: the request's deadline had already passed`);
-    const result = await connection.callTool(name, args, { timeoutMs, authorization: caller.authorization });
+    const result = await connection.callTool(name, args, { timeoutMs, authorization: caller.authorization, continuation: caller.continuation });
+    if (isInputRequiredResult(result)) {
+      // Not a failure and not a result: the call waits for a human's answer (issue 18).
+      return {
+        text: '',
+        isError: false,
+        server: connection.name,
+        inputRequired: { inputRequests: (result.inputRequests ?? {}) as Record<string, unknown>, ...(result.requestState !== undefined && { requestState: result.requestState }) },
+      };
+    }
     return { ...toolOutcome(result), server: connection.name };
   }
 

@@ -4,11 +4,14 @@ import { setTimeout as delay } from 'node:timers/promises';
 import {
   Client,
   ProtocolError,
+  ProtocolErrorCode,
   SdkError,
   SdkErrorCode,
   SdkHttpError,
   StreamableHTTPClientTransport,
+  isInputRequiredResult,
   type CallToolResult,
+  type InputRequiredResult,
   type Tool as McpTool,
   type Transport,
 } from '@modelcontextprotocol/client';
@@ -20,15 +23,10 @@ import { tracedFetch } from '../common/telemetry.js';
 import { authorizingFetch, withCallAuthorization } from './call-authorization.js';
 import { schemaProblems } from '../common/json-schema.js';
 import { toolPolicy, type ToolPolicy } from './policy.js';
-import { exitedAtProbe, InPlaceProbeStdioTransport, LEGACY_ERA } from './stdio-probe.js';
+import { backoffDelay, RECONNECT, startFailure, StderrTail, type ReconnectPolicy } from './reconnect.js';
+import { serverAuth, type ServerAuth } from './server-auth.js';
+import { exitedAtProbe, LEGACY_ERA, ObservedStdioTransport, type ProcessExit } from './stdio-probe.js';
 import { invalidResultReason } from './tool-result.js';
-
-/** Seed 000: "with retry: up to 20 attempts, 500ms delay". */
-export interface ConnectRetry {
-  attempts: number;
-  delayMs: number;
-}
-export const STARTUP_RETRY: ConnectRetry = { attempts: 20, delayMs: 500 };
 
 const CLIENT_INFO = { name: 'asg-tool-broker', version: '0.1.0' };
 
@@ -40,7 +38,16 @@ export interface CallOptions {
   timeoutMs: number;
   /** The caller's `Authorization` value, sent on this call's HTTP requests only. */
   authorization?: string;
+  /** The answers to an earlier `input_required` of this call (issue 18): sent with the server's requestState. */
+  continuation?: { requestState?: string; inputResponses?: Record<string, unknown> };
 }
+
+/** Which elicitation a 2025-era server may not send: the broker cannot hold a server's request open across a human's wait. */
+const LEGACY_ELICITATION_REFUSED =
+  'this client (the agent\'s tool broker) answers elicitation only as an MCP 2026-07-28 input_required result, which it hands back to the agent; a 2025-era elicitation/create during a call cannot be held open across a human\'s wait';
+
+/** The least time a connect outside a call gets (see McpConnection.connectBudget). */
+const CONNECT_MIN_MS = 10_000;
 
 /** "30s", "1.5s", "500ms": how long a call was given, for error messages. */
 export function formatBudget(ms: number): string {
@@ -176,6 +183,16 @@ export class McpConnection {
   private relistTimer: NodeJS.Timeout | undefined;
   /** A stdio server that exited at the protocol probe once: started with a plain `initialize` from then on (stdio-probe.ts). */
   private exitsAtProbe = false;
+  /** Why the last connect failed (startFailure's words); undefined while the server is up. */
+  private failure: string | undefined;
+  /** Failed connects in a row: the exponent of the backoff. */
+  private failures = 0;
+  private retryTimer: NodeJS.Timeout | undefined;
+  private reconnect: ReconnectPolicy = RECONNECT;
+  /** What the stdio process of the connect in progress said and how it ended, for startFailure. */
+  private starting: { stderr: StderrTail; exit: () => ProcessExit | undefined } | undefined;
+  /** Credentials for an HTTP server (bearer_token_env, oauth), read from the environment once. */
+  private auth: ServerAuth | undefined;
 
   /** Told whenever the cached listing changed: a (re)connect, or the server's list_changed. */
   onToolsListed?: (connection: McpConnection) => void;
@@ -197,27 +214,102 @@ export class McpConnection {
     return this.config.url ? 'http' : 'stdio';
   }
 
-  /** Startup: connect and list the tools, retrying as seed 000 says before giving up. */
-  async start(retry: ConnectRetry = STARTUP_RETRY): Promise<void> {
-    let lastError: unknown;
-    for (let attempt = 1; attempt <= retry.attempts && !this.closed; attempt++) {
-      try {
-        const client = await this.open(this.config.timeout);
-        if (this.closed) {
-          await client.close().catch(() => undefined);
-          break;
-        }
-        this.client = client;
-        this.watchToolList(client);
-        return;
-      } catch (error) {
-        lastError = error;
-        this.log.warn('MCP server not reachable yet', { attempt, of: retry.attempts, endpoint: endpointOf(this.config), error: describe(error) });
-        if (attempt < retry.attempts) await delay(retry.delayMs);
-      }
+  /**
+   * How long a connect outside any call (startup, background retry) may take: the server's
+   * call timeout, but at least CONNECT_MIN_MS, since starting a process and its handshake can
+   * take longer than a short call deadline allows, and each failed connect is now reported.
+   */
+  private get connectBudget(): number {
+    return Math.max(this.config.timeout, CONNECT_MIN_MS);
+  }
+
+  /** Whether calls can reach the server now, and if not, why (GET /tools, GET /ready). */
+  get availability(): { available: boolean; error?: string } {
+    return this.failure === undefined ? { available: true } : { available: false, error: this.failure };
+  }
+
+  /**
+   * Startup: connect and list the tools. A server that fails is reported once (startFailure:
+   * command, exit code, stderr tail) and retried in the background with backoff
+   * (reconnect.ts) while the broker serves without its tools; its tools appear when it comes
+   * up. A `required` server is retried for `startupMs`, then this throws that report.
+   */
+  async start(policy: ReconnectPolicy = RECONNECT): Promise<void> {
+    this.reconnect = policy;
+    try {
+      this.auth = serverAuth(this.config);
+    } catch (error) {
+      // A missing secret does not fix itself: no retries.
+      this.failure = `MCP server ${this.name} (${endpointOf(this.config)}) cannot be used: ${describe(error)}`;
+      if (this.config.required) throw new Error(this.failure);
+      this.log.error('MCP server unavailable; the agent runs without its tools', { endpoint: endpointOf(this.config), error: this.failure });
+      return;
     }
-    if (this.closed) throw new Error(`MCP server ${this.name}: stopped while connecting`);
-    throw new Error(`MCP server ${this.name} (${endpointOf(this.config)}) could not be reached after ${retry.attempts} attempts: ${describe(lastError)}`);
+    const giveUpAt = Date.now() + policy.startupMs;
+    for (;;) {
+      if (await this.attempt()) return;
+      if (this.closed) throw new Error(`MCP server ${this.name}: stopped while connecting`);
+      if (!this.config.required) {
+        this.log.error('MCP server unavailable; the agent runs without its tools and retries in the background', {
+          endpoint: endpointOf(this.config),
+          error: this.failure,
+        });
+        this.scheduleRetry();
+        return;
+      }
+      const wait = backoffDelay(policy, this.failures);
+      if (Date.now() + wait > giveUpAt) throw new Error(`${this.failure} (required: true, so the agent does not start without it)`);
+      await delay(wait);
+    }
+  }
+
+  /** One connect; true when the server is up. A failure is kept in `failure`, not logged: the caller says it once. */
+  private async attempt(): Promise<boolean> {
+    try {
+      const client = await this.open(this.connectBudget);
+      if (this.closed) {
+        await closeClient(client);
+        return false;
+      }
+      this.client = client;
+      this.failure = undefined;
+      this.failures = 0;
+      this.watchToolList(client);
+      return true;
+    } catch (error) {
+      this.failures++;
+      this.failure = this.explain(error);
+      return false;
+    }
+  }
+
+  /** The background retry of a server that is down: same failure again → a debug line only; a new reason → one warning. */
+  private scheduleRetry(): void {
+    if (this.closed) return;
+    const wait = backoffDelay(this.reconnect, this.failures);
+    this.log.debug('MCP server retry scheduled', { in_ms: wait, failures: this.failures });
+    this.retryTimer = setTimeout(() => {
+      void (async () => {
+        if (this.client || this.closed) return;
+        const before = this.failure;
+        if (await this.attempt()) {
+          this.log.info('MCP server is available again; its tools are back', { endpoint: endpointOf(this.config), tools: this.listed.length });
+          return;
+        }
+        if (this.closed) return;
+        if (this.failure !== before) this.log.warn('MCP server still unavailable, for another reason', { endpoint: endpointOf(this.config), error: this.failure });
+        this.scheduleRetry();
+      })();
+    }, wait);
+    this.retryTimer.unref();
+  }
+
+  /** An operator's account of a failed connect: startFailure with what the process left behind. */
+  private explain(error: unknown): string {
+    const starting = this.starting;
+    this.starting = undefined;
+    const reason = error instanceof SdkError && error.code === SdkErrorCode.RequestTimeout ? `no answer within ${formatBudget(this.connectBudget)} (${describe(error)})` : describe(error);
+    return startFailure(this.config, endpointOf(this.config), reason, starting?.exit(), starting?.stderr.take() ?? []);
   }
 
   /**
@@ -228,7 +320,7 @@ export class McpConnection {
    * the model to read. A call is sent once: only a request the server provably turned away
    * unread (a lost HTTP session) is sent again, on a new session.
    */
-  async callTool(tool: string, args: Record<string, unknown> | undefined, options: CallOptions): Promise<CallToolResult> {
+  async callTool(tool: string, args: Record<string, unknown> | undefined, options: CallOptions): Promise<CallToolResult | InputRequiredResult> {
     const started = Date.now();
     const remaining = () => options.timeoutMs - (Date.now() - started);
     let client = await this.liveClient(tool, options.timeoutMs);
@@ -239,15 +331,27 @@ export class McpConnection {
       const definition = this.listed.find((candidate) => candidate.name === tool);
       const hadSession = Boolean(client.transport?.sessionId);
       try {
+        const continuation = options.continuation;
         const result = await withCallAuthorization(options.authorization, () =>
           client.callTool(
-            { name: tool, arguments: args },
+            {
+              name: tool,
+              arguments: args,
+              ...(continuation?.requestState !== undefined && { requestState: continuation.requestState }),
+              ...(continuation?.inputResponses && { inputResponses: continuation.inputResponses }),
+            } as Parameters<Client['callTool']>[0],
             // The listed definition without its outputSchema turns the SDK's own output check off:
             // the SDK throws the same ProtocolError for "your result is wrong" (after the tool ran)
             // as for a server's JSON-RPC error, and the two need different words (see checkOutput).
-            { timeout: budget, ...(definition && { toolDefinition: { ...definition, outputSchema: undefined } }) },
+            // allowInputRequired: a server's input_required comes back as such (issue 18), for a
+            // human to answer, instead of failing the call.
+            { timeout: budget, allowInputRequired: true, ...(definition && { toolDefinition: { ...definition, outputSchema: undefined } }) },
           ),
         );
+        if (isInputRequiredResult(result)) {
+          this.log.info('MCP server asks for input before it can finish the call', { tool, requests: Object.keys(result.inputRequests ?? {}).join(',') || undefined });
+          return result;
+        }
         return this.checkOutput(tool, definition, result);
       } catch (error) {
         switch (classifyFailure(error, hadSession)) {
@@ -278,6 +382,7 @@ export class McpConnection {
   async close(): Promise<void> {
     this.closed = true;
     clearTimeout(this.relistTimer);
+    clearTimeout(this.retryTimer);
     const client = this.client;
     this.client = undefined;
     await closeClient(client);
@@ -310,8 +415,10 @@ export class McpConnection {
         throw new Error('the tool broker is stopping');
       }
       this.client = client;
+      this.failure = undefined;
       return client;
     } catch (error) {
+      this.failure = this.explain(error);
       if (error instanceof SdkError && error.code === SdkErrorCode.RequestTimeout) throw this.timedOut(tool, timeoutMs);
       throw this.notRunning(error, 'restart failed: ');
     }
@@ -336,7 +443,17 @@ export class McpConnection {
 
   /** One connect of a fresh client, and the listing of its tools; the connection is usable only if both worked. */
   private async connect(timeoutMs: number, legacyOnly: boolean): Promise<Client> {
-    const client = new Client(CLIENT_INFO, { versionNegotiation: { mode: 'auto' } });
+    const client = new Client(CLIENT_INFO, {
+      versionNegotiation: { mode: 'auto' },
+      // Form elicitation (issue 18): declared so that a 2026-07-28 server asks with
+      // input_required, which is handed back to the caller as is (autoFulfill: false).
+      capabilities: { elicitation: { form: {} } },
+      inputRequired: { autoFulfill: false },
+    });
+    client.setRequestHandler('elicitation/create', () => {
+      this.log.warn('MCP server sent a 2025-era elicitation/create during a call; refused', { endpoint: endpointOf(this.config) });
+      throw new ProtocolError(ProtocolErrorCode.InvalidRequest, LEGACY_ELICITATION_REFUSED);
+    });
     let closedEarly = false;
     let strayMessages = 0;
     client.onclose = () => {
@@ -361,6 +478,7 @@ export class McpConnection {
       await client.connect(this.transport(), { timeout: timeoutMs, ...(legacyOnly && { prior: LEGACY_ERA }) });
       const { tools } = await client.listTools(undefined, { timeout: timeoutMs });
       if (closedEarly) throw new Error('the connection closed right after the handshake');
+      this.flushStartupStderr();
       this.listed = tools;
       this.log.info('MCP server connected', {
         endpoint: endpointOf(this.config),
@@ -440,20 +558,36 @@ export class McpConnection {
 
   private transport(): Transport {
     if (this.config.url) {
-      return new StreamableHTTPClientTransport(new URL(this.config.url), { fetch: authorizingFetch(tracedFetch('tool-broker')) });
+      // A server with credentials of its own gets those, not the caller's Authorization.
+      const fetch = this.auth ? tracedFetch('tool-broker') : authorizingFetch(tracedFetch('tool-broker'));
+      return new StreamableHTTPClientTransport(new URL(this.config.url), { fetch, ...(this.auth && { authProvider: this.auth.provider }) });
     }
-    const transport = new InPlaceProbeStdioTransport({
+    const transport = new ObservedStdioTransport({
       command: this.config.command!,
       args: this.config.args,
       // Only the SDK's safe defaults (PATH, HOME, …) plus the configured env: API keys stay here.
       env: { ...getDefaultEnvironment(), ...this.config.env },
       stderr: 'pipe',
     });
+    // Until the handshake is done, stderr is kept rather than logged: a server that fails to
+    // start is reported once, with these lines in its report (startFailure).
+    const starting = { stderr: new StderrTail(), exit: () => transport.exit };
+    this.starting = starting;
     const stderr = transport.stderr as Readable | null;
     if (stderr) {
-      createInterface({ input: stderr }).on('line', (line) => this.log.info('MCP server stderr', { line }));
+      createInterface({ input: stderr }).on('line', (line) => {
+        if (this.starting === starting) starting.stderr.push(line);
+        else this.log.info('MCP server stderr', { line });
+      });
     }
     return transport;
+  }
+
+  /** A server that started: what it wrote to stderr meanwhile is logged as any later line is. */
+  private flushStartupStderr(): void {
+    const starting = this.starting;
+    this.starting = undefined;
+    for (const line of starting?.stderr.take() ?? []) this.log.info('MCP server stderr', { line });
   }
 
   private discard(client: Client): void {

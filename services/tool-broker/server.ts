@@ -16,12 +16,16 @@ function toProtoTool(tool: BrokerTool): Tool {
     server: tool.server,
     readOnlyHint: tool.readOnlyHint,
     destructiveHint: tool.destructiveHint,
+    unavailable: tool.unavailable,
   };
 }
 
 export function toolBrokerHandlers(composite: ToolComposite, limiter?: RateLimiter): UnaryHandlers<typeof ToolBrokerServiceService> {
   return {
-    listTools: async (): Promise<ListToolsResponse> => ({ tools: composite.listTools().map(toProtoTool) }),
+    listTools: async (): Promise<ListToolsResponse> => ({
+      tools: composite.listTools().map(toProtoTool),
+      servers: composite.servers().map((server) => ({ ...server, error: server.error ?? '' })),
+    }),
     callTool: async (request, { request: caller }): Promise<CallToolResponse> => {
       if (!request.name) throw invalidArgument('CallTool needs the name of a tool');
       // rate_limits.tools: a call over the limit waits for a slot or fails RESOURCE_EXHAUSTED, before anything runs.
@@ -31,8 +35,9 @@ export function toolBrokerHandlers(composite: ToolComposite, limiter?: RateLimit
         deadline: caller.deadline,
         approvalUuid: request.approvalUuid || undefined,
         unapprovedReason: request.unapprovedReason || undefined,
+        ...((request.requestState !== undefined || request.inputResponses) && { continuation: { requestState: request.requestState, inputResponses: request.inputResponses } }),
       });
-      return { text: result.text, isError: result.isError, structuredContent: result.structuredContent, server: result.server };
+      return { text: result.text, isError: result.isError, structuredContent: result.structuredContent, server: result.server, inputRequired: result.inputRequired };
     },
   };
 }

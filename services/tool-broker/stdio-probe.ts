@@ -22,3 +22,26 @@ export const LEGACY_ERA = { kind: 'legacy' } as const;
 export function exitedAtProbe(error: unknown): boolean {
   return error instanceof SdkError && error.code === SdkErrorCode.EraNegotiationFailed && error.message.includes('closed during the server/discover probe');
 }
+
+/** How a stdio server's process ended, when it did. */
+export interface ProcessExit {
+  code: number | null;
+  signal: NodeJS.Signals | null;
+}
+
+/**
+ * The transport the broker starts stdio servers with: probed in place (above), and keeping how
+ * its process exited, so that a server that cannot start is reported with its exit code
+ * (the SDK's transport only says "closed").
+ */
+export class ObservedStdioTransport extends InPlaceProbeStdioTransport {
+  exit: ProcessExit | undefined;
+
+  override start(): Promise<void> {
+    const started = super.start();
+    // Set synchronously by start(); private in the SDK's types only.
+    const child = (this as unknown as { _process?: import('node:child_process').ChildProcess })._process;
+    child?.once('exit', (code, signal) => (this.exit = { code, signal }));
+    return started;
+  }
+}

@@ -19,6 +19,7 @@ import { serveMcpHttp, startMcpResourcesHttp, type McpHttpEndpoint } from '../mc
 import { ToolComposite } from './composite.js';
 import { startToolBroker } from './index.js';
 import { resourceNames } from '../../test/support/resources-db.js';
+import { until } from '../../test/support/until.js';
 
 /** Any non-empty approval id lets a destructive call through the broker's own check. */
 const APPROVED = 'approval-under-test';
@@ -246,23 +247,30 @@ describe('tool-broker startup', () => {
     expect(childProcesses(db)).toEqual([]);
   });
 
-  it('retries a server that is not up yet', async () => {
+  it('starts without a server that is not up yet, and lists its tools once it is', async () => {
     const port = await freePort();
-    const late = setTimeout(() => void httpResources(dbPath(), port), 1200);
-    cleanups.push(() => clearTimeout(late));
     const { client, log } = await startBroker([{ name: 'late', url: `http://127.0.0.1:${port}/mcp` }]);
-    expect(log.some((line) => line.includes('MCP server not reachable yet'))).toBe(true);
-    expect((await client.listTools({})).tools).toHaveLength(3);
+    const first = await client.listTools({});
+    expect(first.tools).toEqual([]);
+    expect(first.servers).toEqual([expect.objectContaining({ name: 'late', available: false, required: false, error: expect.stringMatching(/could not be reached: .*fetch failed/) })]);
+    expect(log.filter((line) => line.includes('MCP server unavailable'))).toHaveLength(1);
+    await httpResources(dbPath(), port);
+    const listed = await until('the late server\'s tools', async () => {
+      const answer = await client.listTools({});
+      return answer.tools.length === 3 && answer;
+    });
+    expect(listed.servers).toEqual([{ name: 'late', available: true, required: false, error: '' }]);
+    expect(log.some((line) => line.includes('MCP server is available again'))).toBe(true);
   });
 
-  it('gives up after the configured attempts with the reason', async () => {
+  it('refuses to start without a required server, with the reason', async () => {
     const port = await freePort();
     const composite = ToolComposite.start(
-      configSchema.parse({ mcp_servers: [{ name: 'gone', url: `http://127.0.0.1:${port}/mcp` }] }).mcp_servers,
+      configSchema.parse({ mcp_servers: [{ name: 'gone', url: `http://127.0.0.1:${port}/mcp`, required: true }] }).mcp_servers,
       recordingLogger(),
-      { attempts: 3, delayMs: 50 },
+      { initialMs: 10, maxMs: 40, startupMs: 200 },
     );
-    await expect(composite).rejects.toThrow(/MCP server gone \(http:\/\/127\.0\.0\.1:\d+\/mcp\) could not be reached after 3 attempts: .*fetch failed/);
+    await expect(composite).rejects.toThrow(/MCP server gone \(http:\/\/127\.0\.0\.1:\d+\/mcp\) could not be reached: .*fetch failed.*required: true/);
   });
 
   it('runs with no MCP servers at all', async () => {

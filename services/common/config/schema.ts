@@ -89,9 +89,40 @@ export const mcpServerSchema = z
      * `never` (no call does) or `auto` (the annotations decide, as trust_annotations allows).
      */
     approval: z.record(z.string().min(1), z.enum(APPROVAL_RULES)).default({}),
+    /**
+     * Added (issue 17): false (default): a server that cannot be started or reached is reported
+     * once and retried in the background while the agent runs without its tools (GET /tools and
+     * GET /ready say so). true: the agent does not start without it.
+     */
+    required: z.boolean().default(false),
+    /**
+     * Added (issue 18), HTTP servers only: the name of an environment variable holding a bearer
+     * token sent on every request to the server (the value is read at startup, never logged).
+     */
+    bearer_token_env: envName.optional(),
+    /**
+     * Added (issue 18), HTTP servers only: OAuth 2 client credentials. The token endpoint is
+     * discovered from the server (MCP authorization: RFC 9728 protected-resource metadata, then
+     * RFC 8414 authorization-server metadata); `issuer` pins the authorization server the
+     * secret may be sent to.
+     */
+    oauth: z
+      .strictObject({
+        client_id: z.string().min(1),
+        client_secret_env: envName,
+        scope: z.string().min(1).optional(),
+        issuer: z.url().optional(),
+      })
+      .optional(),
   })
   .refine((server) => Boolean(server.url) !== Boolean(server.command), {
     message: 'exactly one of "url" (Streamable HTTP) or "command" (stdio)',
+  })
+  .refine((server) => server.url || (!server.bearer_token_env && !server.oauth), {
+    message: '"bearer_token_env" and "oauth" apply to HTTP servers ("url") only',
+  })
+  .refine((server) => !(server.bearer_token_env && server.oauth), {
+    message: 'at most one of "bearer_token_env" or "oauth"',
   });
 
 export const a2aAgentSchema = z.strictObject({

@@ -32,7 +32,7 @@ async function namedBroker(name: string, settings = DEFAULT_GRPC_SETTINGS): Prom
   const server = createServer(settings);
   server.addService(
     ToolBrokerServiceService,
-    implement(ToolBrokerServiceService, name, { listTools: async () => ({ tools: [] }), callTool: async () => ({ text: '', isError: false, server: name }) }, log),
+    implement(ToolBrokerServiceService, name, { listTools: async () => ({ tools: [], servers: [] }), callTool: async () => ({ text: '', isError: false, server: name }) }, log),
   );
   const port = await listen(server, '127.0.0.1:0');
   cleanups.push(() => shutdown(server, Date.now() + 1000));

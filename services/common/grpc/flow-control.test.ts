@@ -110,7 +110,7 @@ describe('retrying idempotent reads on UNAVAILABLE (issue 12)', () => {
           listTools: async () => {
             attempts.listTools += 1;
             if (attempts.listTools <= failFirst.listTools) throw unavailable('restarting');
-            return { tools: [] };
+            return { tools: [], servers: [] };
           },
           callTool: async () => {
             attempts.callTool += 1;
@@ -143,7 +143,7 @@ describe('retrying idempotent reads on UNAVAILABLE (issue 12)', () => {
     try {
       Object.assign(attempts, { listTools: 0, callTool: 0 });
       Object.assign(failFirst, { listTools: 2, callTool: 1 });
-      expect(await client.listTools({})).toEqual({ tools: [] });
+      expect(await client.listTools({})).toEqual({ tools: [], servers: [] });
       expect(attempts.listTools).toBe(3);
       await expect(client.callTool({ name: 'delete', arguments: {}, approvalUuid: '', unapprovedReason: '' })).rejects.toMatchObject({ code: GrpcStatus.UNAVAILABLE });
       expect(attempts.callTool).toBe(1);
@@ -168,7 +168,7 @@ describe('retrying idempotent reads on UNAVAILABLE (issue 12)', () => {
         {
           listTools: async () => {
             await new Promise((resolve) => setTimeout(resolve, 20));
-            return { tools: [] };
+            return { tools: [], servers: [] };
           },
           callTool: async () => ({ text: '', isError: false, server: 'aging' }),
         },

@@ -25,7 +25,7 @@ beforeAll(async () => {
       ToolBrokerServiceService,
       'echo-service',
       {
-        listTools: async () => ({ tools: [] }),
+        listTools: async () => ({ tools: [], servers: [] }),
         callTool: async (request): Promise<CallToolResponse> => {
           if (request.name === 'missing') throw notFound('no tool called missing');
           const seen = { context: currentContext(), traceId: trace.getActiveSpan()?.spanContext().traceId };

@@ -112,6 +112,22 @@ describe('AgentIo: tool calls', () => {
       ['resources_delete', { id: 'alpha' }, '', ''],
     ]);
   });
+
+  it("reports a server's request for input (input_required) as an unfinished call with the question, not as a success or an outage", async () => {
+    const mesh = new FakeMesh({
+      callTool: async () => ({
+        text: '',
+        isError: false,
+        server: 'rooms',
+        inputRequired: { inputRequests: { guest: { method: 'elicitation/create', params: { message: 'Who is the room for?' } } }, requestState: 'room=A' },
+      }),
+    });
+    const io = new AgentIo(mesh.clients, testLog);
+    expect(await io.callTool('book_room', { room: 'A' })).toEqual({
+      text: 'book_room did not finish: MCP server rooms asked for input during the call: "Who is the room for?". This agent cannot pass a server\'s question to a human yet, so it was not answered; do not retry unless the user asks you to.',
+      isError: true,
+    });
+  });
 });
 
 describe('a run through the driver: the model/tool loop', () => {

@@ -68,6 +68,7 @@ export class AgentIo {
     if (peer) return this.delegate(name, peer, { text: typeof args.message === 'string' ? args.message : JSON.stringify(args) });
     try {
       const result = await this.clients.tools.callTool({ name, arguments: args, approvalUuid, unapprovedReason });
+      if (result.inputRequired) return inputNotRelayed(name, result.server, result.inputRequired.inputRequests);
       return { text: result.text, isError: result.isError };
     } catch (error) {
       this.log.warn('tool call failed', { tool: name, error: errorText(error) });
@@ -100,6 +101,23 @@ export class AgentIo {
       return { text: `${name} failed: ${errorText(error)}`, isError: true };
     }
   }
+}
+
+/**
+ * A server that asks for input during the call (MCP 2026-07-28 `input_required`, issue 18): the
+ * broker tells it from a failure, but turning the question into a pending approval that a
+ * human answers is not built yet in the run, so the model reads what was asked and that the
+ * call did not finish — never an empty success.
+ */
+export function inputNotRelayed(name: string, server: string, requests: Record<string, unknown> | undefined): ToolOutcome {
+  const questions = Object.values(requests ?? {})
+    .map((request) => (request as { params?: { message?: unknown } } | undefined)?.params?.message)
+    .filter((message): message is string => typeof message === 'string');
+  const asked = questions.length > 0 ? `: ${questions.map((question) => JSON.stringify(question)).join('; ')}` : '';
+  return {
+    text: `${name} did not finish: MCP server ${server} asked for input during the call${asked}. This agent cannot pass a server's question to a human yet, so it was not answered; do not retry unless the user asks you to.`,
+    isError: true,
+  };
 }
 
 export function errorText(error: unknown): string {
