@@ -68,6 +68,7 @@ const readiness = z
     status: z.string().meta({ description: 'ready, not_ready or draining.' }),
     backends: z.record(z.string(), z.string()).optional().meta({ description: 'Not ready: what each backend said (SERVING, NOT_SERVING, UNREACHABLE, NO_ANSWER, NO_HEALTH_SERVICE).' }),
     error: z.string().optional(),
+    mcp_servers: z.array(shapes.toolServer).optional().meta({ description: 'Ready: each configured MCP server and whether its tools are available (an optional server that is down does not make the agent unready).' }),
   })
   .meta({ id: 'Readiness' });
 

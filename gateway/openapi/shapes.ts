@@ -1,7 +1,7 @@
 import { z } from 'zod';
 import type { ApprovalConflictReply, ApprovalListReply, AuditListReply, ConversationListReply, ConversationPageReply, ConversationReply } from '../app/replies.js';
 import type { Whoami } from '../app/decider.js';
-import type { ApprovalRecordJson, AuditEntryJson, ConversationJson, ConversationListItemJson, PendingApprovalJson, ToolJson } from '../app/shapes.js';
+import type { ApprovalRecordJson, AuditEntryJson, ConversationJson, ConversationListItemJson, PendingApprovalJson, ToolJson, ToolServerJson } from '../app/shapes.js';
 
 /**
  * The response shapes of DESIGN §4 as zod schemas, for the OpenAPI document only: the bodies
@@ -164,8 +164,18 @@ export const tool = z
     inputSchema: jsonObject,
     destructiveHint: z.boolean().meta({ description: 'The effective policy: true means a call stops for a human approval.' }),
     server: z.string(),
+    unavailable: z.literal(true).optional().meta({ description: 'Present while the tool\'s MCP server is down: a call fails until it is back.' }),
   })
   .meta({ id: 'Tool' });
+
+export const toolServer = z
+  .strictObject({
+    name: z.string(),
+    status: z.enum(['available', 'unavailable']),
+    required: z.boolean().meta({ description: 'required: true in the configuration: the agent does not start without it.' }),
+    error: z.string().optional().meta({ description: 'Why it is unavailable: the command, exit code and last stderr lines, or the HTTP error.' }),
+  })
+  .meta({ id: 'ToolServer', description: 'A configured MCP server and whether its tools can be called now.' });
 
 export const conversationReply = z.strictObject({ conversation, result: turnResult.optional() }).meta({ id: 'ConversationReply' });
 
@@ -187,7 +197,7 @@ export const approvalListReply = z.strictObject({ approvals: z.array(approvalRec
 
 export const auditListReply = z.strictObject({ entries: z.array(auditEntry), next_cursor: nextCursor }).meta({ id: 'AuditList' });
 
-export const toolListReply = z.strictObject({ tools: z.array(tool) }).meta({ id: 'ToolList' });
+export const toolListReply = z.strictObject({ tools: z.array(tool), servers: z.array(toolServer).optional() }).meta({ id: 'ToolList' });
 
 export const approvalConflictReply = z
   .strictObject({ error: z.string(), decision: z.enum(['approved', 'rejected', 'expired']), approval: pendingApproval })
@@ -208,6 +218,7 @@ agree<Same<z.infer<typeof pendingApproval>, PendingApprovalJson>>();
 agree<Same<z.infer<typeof approvalRecord>, ApprovalRecordJson>>();
 agree<Same<z.infer<typeof auditEntry>, AuditEntryJson>>();
 agree<Same<z.infer<typeof tool>, ToolJson>>();
+agree<Same<z.infer<typeof toolServer>, ToolServerJson>>();
 agree<Same<z.infer<typeof conversationReply>, ConversationReply>>();
 agree<Same<z.infer<typeof conversationPageReply>, ConversationPageReply>>();
 agree<Same<z.infer<typeof conversationListReply>, ConversationListReply>>();
