@@ -1,5 +1,5 @@
 import type { AgentConfig, ServiceName } from '../services/common/config/schema.js';
-import { createLogger } from '../services/common/log.js';
+import { configureLogging, createLogger } from '../services/common/log.js';
 import type { RunningService } from '../services/common/service.js';
 import { initTelemetry } from '../services/common/telemetry.js';
 import { AuthConfigError, checkAuthConfig, InsecureBindingError } from '../gateway/auth/preflight.js';
@@ -31,6 +31,8 @@ function gatewayConfig(file: string, insecure: boolean): AgentConfig {
 
 export async function up(configFile: string, insecure: boolean): Promise<void> {
   const config = gatewayConfig(configFile, insecure);
+  // The configuration's `log` section; LOG_LEVEL and LOG_FORMAT (--log-level, --log-format) still win.
+  configureLogging(config.log);
   initTelemetry('agent-stop-and-go');
   // Loaded once the configuration is known to be good: a refused start need not wait for the services' code.
   const { startMesh } = await import('./mesh.js');
@@ -42,6 +44,7 @@ export async function up(configFile: string, insecure: boolean): Promise<void> {
 export async function serve(service: string | undefined, configFile: string, insecure: boolean): Promise<void> {
   if (!service || !(SERVICE_NAMES as readonly string[]).includes(service)) fail(`serve needs one of: ${SERVICE_NAMES.join(', ')}\n\n${USAGE}`, 2);
   const config = service === 'gateway' ? gatewayConfig(configFile, insecure) : readConfig(configFile);
+  configureLogging(config.log);
   initTelemetry(`asg-${service}`);
   const { startOneService } = await import('./serve.js');
   const running: RunningService = await startOneService(service as ServiceName | 'gateway', config);

@@ -15,6 +15,7 @@ import { HOST_EXEMPT_PATHS } from './http/cross-site.js';
 import { HttpDrain } from './http/drain.js';
 import { reachableUrl } from './http/url.js';
 import { mcpRouter } from './mcp/router.js';
+import { metricsRouter } from './rest/metrics.js';
 import { restRouter } from './rest/router.js';
 import { createEventFeed, type EventFeed } from './app/event-feed.js';
 import { eventStreamRouter } from './rest/event-stream.js';
@@ -46,7 +47,7 @@ export interface GatewayParts {
 
 /**
  * The gateway's HTTP application: the guards and authentication in front (http/app.ts), then
- * the faces — auth's own routes, REST, the event streams, tRPC, A2A, MCP, the web chat.
+ * the faces — auth's own routes, REST, the metrics, the event streams, tRPC, A2A, MCP, the web chat.
  */
 export function createGatewayApp(parts: GatewayParts): Express {
   const { config, log, auth, feed, webDist } = parts;
@@ -58,7 +59,7 @@ export function createGatewayApp(parts: GatewayParts): Express {
   const trpc = trpcRouter({ agent, feed }, log);
   const web = webDist ? [webAppRouter(webDist)] : [];
   const gate = auth.gate(webDist ? webAppPaths(webDist) : undefined);
-  return createHttpApp([auth.router, restRouter(agent, parts.readiness, log), events, trpc, a2a, mcp, ...web], log, { host: config.host, server: config.server }, gate);
+  return createHttpApp([auth.router, restRouter(agent, parts.readiness, log), metricsRouter(log), events, trpc, a2a, mcp, ...web], log, { host: config.host, server: config.server }, gate);
 }
 
 /**

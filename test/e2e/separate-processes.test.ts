@@ -11,6 +11,7 @@ import { ASG, defaultConfig, spawnProcess, tempDir, testEnvironment, type AsgPro
 import { get, post } from '../support/http.js';
 import { freePort } from '../support/ports.js';
 import { resourceNames } from '../support/resources-db.js';
+import { logLines, logLineWhere } from '../support/log-lines.js';
 import { resourceAgentScript, startScriptedModel, type ScriptedModelServer } from '../support/scripted-model.js';
 
 let model: ScriptedModelServer;
@@ -24,7 +25,7 @@ async function serve(service: string, listen?: number): Promise<AsgProcess> {
   const env = testEnvironment(model.geminiBaseUrl, listen === undefined ? {} : { ASG_LISTEN: `127.0.0.1:${listen}` });
   const process_ = spawnProcess(process.execPath, [ASG, 'serve', service, '--config', configFile], env);
   running.set(service, process_);
-  await process_.waitForLine((line) => line.includes('msg="service up"'), 30_000);
+  await process_.waitForLine(logLineWhere((line) => line.msg === 'service up'), 30_000);
   return process_;
 }
 
