@@ -1,7 +1,7 @@
 import { stepCountIs, streamText } from 'ai';
-import { recordError, recordModelCall } from '../common/metrics.js';
 import type { GenerateStreamRequest, GenerateStreamResponse } from '../../gen/ts/asg/llm/v1/llm.js';
 import { deadlineExceeded, type ServiceError } from '../common/grpc/errors.js';
+import { recordError, recordModelCall } from '../common/metrics.js';
 import { modelRetryRun, prepareCall, type GenerateDependencies } from './generate.js';
 import { ModelStream } from './model-stream.js';
 import { afterAttempts, formatDuration, statusOf, timedOut } from './provider-errors.js';

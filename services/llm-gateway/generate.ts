@@ -1,9 +1,9 @@
 import { generateText, stepCountIs } from 'ai';
-import { recordError, recordModelCall } from '../common/metrics.js';
 import type { GenerateRequest, GenerateResponse } from '../../gen/ts/asg/llm/v1/llm.js';
 import type { AgentConfig } from '../common/config/schema.js';
 import { deadlineExceeded } from '../common/grpc/errors.js';
 import type { Logger } from '../common/log.js';
+import { recordError, recordModelCall } from '../common/metrics.js';
 import { callSettingsFor } from './call-settings.js';
 import type { ModelClients } from './clients.js';
 import { toModelPrompt } from './prompt.js';

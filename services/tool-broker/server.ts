@@ -1,9 +1,9 @@
 import type { CallToolResponse, ListToolsResponse, Tool } from '../../gen/ts/asg/tools/v1/tools.js';
-import { recordError, recordToolCall } from '../common/metrics.js';
 import { ToolBrokerServiceService } from '../../gen/ts/asg/tools/v1/tools.js';
 import { invalidArgument } from '../common/grpc/errors.js';
 import type { UnaryHandlers } from '../common/grpc/server.js';
 import type { RateLimiter } from '../common/rate-limit.js';
+import { recordError, recordToolCall } from '../common/metrics.js';
 import type { BrokerTool, ToolComposite } from './composite.js';
 
 /** The gRPC face of the composite: decode, call, encode; every decision lives in composite.ts. */
