@@ -60,6 +60,7 @@ function setUp(): NonNullable<typeof state> {
     errors: meter.createCounter('asg_errors', { description: 'Failures, by kind' }),
   };
   state = { provider, exporter, instruments };
+  for (const source of gauges) attach(meter, source);
   return state;
 }
 
@@ -99,22 +100,44 @@ export function recordError(kind: string, attributes: Attributes = {}): void {
   instruments().errors.add(1, { kind, ...attributes });
 }
 
+interface GaugeSource {
+  name: string;
+  description: string;
+  read: () => Promise<number>;
+  /** Set once the gauge exists (at the first record or scrape). */
+  detach?: () => void;
+}
+
+// Gauges are only read at a scrape: they wait here, not loading the SDK at a service's start
+// (issue 16: startup pays for nothing it does not use), until something records or scrapes.
+const gauges = new Set<GaugeSource>();
+
+function attach(meter: Meter, source: GaugeSource): void {
+  const gauge: ObservableGauge = meter.createObservableGauge(source.name, { description: source.description });
+  const callback = async (result: ObservableResult): Promise<void> => {
+    try {
+      result.observe(await source.read());
+    } catch {
+      // No sample is better than a wrong one; the scrape goes on.
+    }
+  };
+  gauge.addCallback(callback);
+  source.detach = () => gauge.removeCallback(callback);
+}
+
 /**
  * A gauge read at each scrape: `read` is asked then (it may query storage), so the value is
  * the truth at that moment, not a sum of what this process saw. A failing read reports
  * nothing. The returned function stops observing (the service that owns the source stopped).
  */
 export function observeGauge(name: string, description: string, read: () => Promise<number>): () => void {
-  const gauge: ObservableGauge = instruments().meter.createObservableGauge(name, { description });
-  const callback = async (result: ObservableResult): Promise<void> => {
-    try {
-      result.observe(await read());
-    } catch {
-      // No sample is better than a wrong one; the scrape goes on.
-    }
+  const source: GaugeSource = { name, description, read };
+  gauges.add(source);
+  if (state) attach(state.instruments.meter, source);
+  return () => {
+    gauges.delete(source);
+    source.detach?.();
   };
-  gauge.addCallback(callback);
-  return () => gauge.removeCallback(callback);
 }
 
 /** The Prometheus text of every metric of this process (text/plain; version=0.0.4). */
