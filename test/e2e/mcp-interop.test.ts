@@ -238,7 +238,8 @@ describe('startup', () => {
       () => undefined,
       (failure: unknown) => failure as Error,
     );
-    // The log line quotes the names (logfmt escapes the quotes).
-    expect(error?.message).toMatch(/failed to start.*is offered by both MCP server \\?"everything\\?" and MCP server \\?"everything-http\\?"/);
+    // The error carries the process's output: its "failed to start" line names both servers.
+    const failed = logLines(error?.message ?? '').find((line) => line.msg === 'failed to start');
+    expect(failed?.error).toMatch(/is offered by both MCP server "everything" and MCP server "everything-http"/);
   });
 });
