@@ -4,6 +4,7 @@ import type { Express } from 'express';
 import type { GatewayConfig, OnlySlice } from '../services/common/config/slices.js';
 import type { InProcessChannels } from '../services/common/grpc/in-process.js';
 import type { Logger } from '../services/common/log.js';
+import { loadMetrics } from '../services/common/metrics.js';
 import type { RunningService } from '../services/common/service.js';
 import { taskBackend } from './a2a/backend.js';
 import { a2aRouter } from './a2a/router.js';
@@ -72,6 +73,8 @@ export function createGatewayApp(parts: GatewayParts): Express {
  */
 export async function startGateway(options: GatewayOptions): Promise<RunningService & { url: string }> {
   const { config, log } = options;
+  // The metrics SDK now, not at the first request that records one (services/common/metrics.ts).
+  loadMetrics();
   // First, before anything is connected: the bind rule and the tokens.
   const auth = setUpAuth({ config, audit: { appendAudit: (request) => backends.store.appendAudit(request) }, log });
   const backends = connectBackends(options.peers, config, options.inProcess);

@@ -5,7 +5,7 @@ import type { MeterProvider } from '@opentelemetry/sdk-metrics';
 
 /**
  * OpenTelemetry metrics, read by Prometheus (issue 17). One MeterProvider per process, made
- * at the first instrument: in `asg up` every service runs in this process and records into
+ * when the first service starts (loadMetrics): in `asg up` every service runs in this process and records into
  * it, so `GET /metrics` shows each series once; a service run alone has its own. Nothing is
  * pushed: the Prometheus exporter is a pull reader whose own server never starts — the
  * gateway's route (and a service's small metrics port) hand it each scrape.
@@ -64,6 +64,15 @@ function setUp(): NonNullable<typeof state> {
   return state;
 }
 
+/**
+ * Loads the SDK and makes the provider now, at a service's start: loaded at the first record
+ * instead, it would block the event loop in the middle of the first turn (long enough, on a
+ * busy machine, for a run lease's renewal to miss its deadline).
+ */
+export function loadMetrics(): void {
+  setUp();
+}
+
 function instruments(): Instruments {
   return setUp().instruments;
 }
@@ -108,8 +117,7 @@ interface GaugeSource {
   detach?: () => void;
 }
 
-// Gauges are only read at a scrape: they wait here, not loading the SDK at a service's start
-// (issue 16: startup pays for nothing it does not use), until something records or scrapes.
+// Gauges registered before the provider exists wait here and are attached when it is made.
 const gauges = new Set<GaugeSource>();
 
 function attach(meter: Meter, source: GaugeSource): void {

@@ -130,7 +130,7 @@ export class TurnRunner {
     if (decision.arguments !== undefined && !approved) throw invalidArgument('arguments can only be given with an approval ("approved": true)');
     const { approval, sessionId, run } = await this.clients.store.getApproval({ uuid });
     if (!approval) throw internal('the store returned no approval');
-    return withLearnedIds({ sessionId, conversationId: approval.conversationId }, async () => {
+    return withContextPatch({ sessionId: currentContext()?.sessionId || sessionId, conversationId: approval.conversationId }, async () => {
       // Checked before anything is claimed: arguments that do not fit leave the approval pending.
       if (decision.arguments !== undefined && approval.status === ApprovalStatus.APPROVAL_STATUS_PENDING) await this.checkEditedArguments(approval, decision.arguments);
       const stored = run ? readRun(() => decodeRun(run, uuid)) : legacySimpleRun(approval);

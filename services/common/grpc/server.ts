@@ -13,7 +13,7 @@ import {
 import { context, ROOT_CONTEXT, SpanStatusCode, trace, type Context } from '@opentelemetry/api';
 import { parseA2aHops, parseConversationId, runWithContext, type RequestContext } from '../context.js';
 import { isLogLevelEnabled, type Logger } from '../log.js';
-import { recordError } from '../metrics.js';
+import { loadMetrics, recordError } from '../metrics.js';
 import { redactSecrets } from '../secrets.js';
 import { parseSessionId } from '../session-id.js';
 import { entryTraceContext, SERVICE_ATTRIBUTE, SESSION_ATTRIBUTE, SpanKind, tracer, withSpan } from '../telemetry.js';
@@ -354,6 +354,8 @@ export function serverOptions(settings: Omit<GrpcSettings, 'drain_delay'> = DEFA
 
 /** A gRPC server with `serverOptions(settings)`; `overrides` for tests that need a tighter limit. */
 export function createServer(settings: Omit<GrpcSettings, 'drain_delay'> = DEFAULT_GRPC_SETTINGS, overrides: Record<string, number> = {}): Server {
+  // Every service makes its server as it starts: the metrics SDK is loaded then, not mid-turn.
+  loadMetrics();
   return new Server({ ...serverOptions(settings), ...overrides });
 }
 
