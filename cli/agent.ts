@@ -1,6 +1,6 @@
 import type { ServiceName } from '../services/common/config/schema.js';
 import type { SERVICE_NAMES } from './service-names.js';
-import { createLogger } from '../services/common/log.js';
+import { configureLogging, createLogger } from '../services/common/log.js';
 import type { RunningService } from '../services/common/service.js';
 import { initTelemetry } from '../services/common/telemetry.js';
 import { readConfig } from './read-config.js';
@@ -21,6 +21,8 @@ export interface StartOptions {
 export async function up(configFile: string, options: StartOptions): Promise<void> {
   // The whole check of `asg config check` (cli/read-config.ts): a refused start loads none of the services.
   const config = await readConfig(configFile, options);
+  // The configuration's `log` section; LOG_LEVEL and LOG_FORMAT (--log-level, --log-format) still win.
+  configureLogging(config.log);
   initTelemetry('agent-stop-and-go');
   // Loaded once the configuration is known to be good: a refused start need not wait for the services' code.
   const { startMesh } = await import('./mesh.js');
@@ -33,6 +35,7 @@ export async function up(configFile: string, options: StartOptions): Promise<voi
 export async function serve(service: ServiceName | 'gateway' | (typeof SERVICE_NAMES)[number], configFile: string, options: StartOptions): Promise<void> {
   // --host/--port are the gateway's listen address only when it is the gateway that is served.
   const config = await readConfig(configFile, service === 'gateway' ? { ...options, service } : { insecure: options.insecure, service });
+  configureLogging(config.log);
   initTelemetry(`asg-${service}`);
   const { startOneService } = await import('./serve.js');
   const running: RunningService = await startOneService(service, config, { host: options.host, port: options.port });

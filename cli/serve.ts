@@ -1,6 +1,7 @@
 import type { AgentConfig, ServiceName } from '../services/common/config/schema.js';
 import { configSlice } from '../services/common/config/slices.js';
 import { createLogger } from '../services/common/log.js';
+import { startMetricsServer, type MetricsServer } from '../services/common/metrics-server.js';
 import type { Peers, RunningService } from '../services/common/service.js';
 import { SERVICE_NAMES } from './service-names.js';
 
@@ -55,8 +56,50 @@ function peers(config: AgentConfig): Peers {
   };
 }
 
-/** Starts one service alone (`asg serve <service>`), for one container per service; only that service's code is loaded. */
+/**
+ * The metrics port of a service alone: ASG_METRICS_PORT, else `metrics.port`; 0 is none. It
+ * listens where the service's gRPC port does (--host, else ASG_LISTEN's host, else all interfaces).
+ */
+function metricsAddress(config: AgentConfig, listen: Listen): { host: string; port: number } | undefined {
+  const fromEnv = process.env.ASG_METRICS_PORT?.trim();
+  const port = fromEnv ? Number(fromEnv) : config.metrics.port;
+  if (!Number.isInteger(port) || port < 0 || port > 65535) throw new Error(`ASG_METRICS_PORT must be a port number (0 to 65535), not ${JSON.stringify(fromEnv)}`);
+  if (port === 0) return undefined;
+  const grpc = process.env.ASG_LISTEN;
+  const host = listen.host ?? (grpc ? grpc.slice(0, grpc.lastIndexOf(':')).replace(/^\[|\]$/g, '') : '0.0.0.0');
+  return { host, port };
+}
+
+/**
+ * Starts one service alone (`asg serve <service>`), for one container per service; only that
+ * service's code is loaded. A service other than the gateway (which serves GET /metrics on
+ * its own port) gets a metrics port too (issue 17), closed after the service stops.
+ */
 export async function startOneService(service: ServiceName | 'gateway' | (typeof SERVICE_NAMES)[number], config: AgentConfig, listen: Listen = {}): Promise<RunningService> {
+  const running = await startServiceAlone(service, config, listen);
+  if (service === 'gateway') return running;
+  const where = metricsAddress(config, listen);
+  if (!where) return running;
+  let metrics: MetricsServer;
+  try {
+    metrics = await startMetricsServer(where.host, where.port, createLogger(service));
+  } catch (error) {
+    await running.stop();
+    throw error;
+  }
+  return {
+    ...running,
+    stop: async (deadline) => {
+      try {
+        await running.stop(deadline);
+      } finally {
+        await metrics.close();
+      }
+    },
+  };
+}
+
+async function startServiceAlone(service: ServiceName | 'gateway' | (typeof SERVICE_NAMES)[number], config: AgentConfig, listen: Listen): Promise<RunningService> {
   const log = createLogger(service);
   // The gateway listens on the config's host and port, which --host and --port replaced already (cli/agent.ts).
   switch (service) {

@@ -6,6 +6,7 @@ import { createLogger, type Logger } from '../services/common/log.js';
 import { reachableUrl } from './http/url.js';
 import { startGateway } from './index.js';
 import { SCALAR_SCRIPT_URL } from './openapi/docs-page.js';
+import { logLines } from '../test/support/log-lines.js';
 import { freePort } from '../test/support/ports.js';
 
 /**
@@ -90,7 +91,7 @@ describe('gateway with its backends down', () => {
     expect(gateway.url).toMatch(/^http:\/\/127\.0\.0\.1:\d+$/);
     expect(gateway.port).toBeGreaterThan(0);
     expect(gateway.address).toBe(`127.0.0.1:${gateway.port}`);
-    expect(stdout.lines().some((line) => line.includes('msg="gateway listening"') && line.includes(`url=${gateway.url}`))).toBe(true);
+    expect(logLines(stdout.lines().join('\n')).some((line) => line.msg === 'gateway listening' && line.url === gateway.url)).toBe(true);
   });
 
   it('GET /health answers {"status":"ok"} without any backend', async () => {
@@ -248,14 +249,19 @@ describe('gateway with its backends down', () => {
     expect(res.headers.get('x-session-id')).toBeNull();
   });
 
-  it('logs one request line with method, path without query, status, duration and sid — and no headers', async () => {
+  it('logs one JSON request line with method, path without query, status, duration, session and trace ids — and no headers', async () => {
     const authorization = 'Basic dXNlcjpodW50ZXIy';
     const res = await call(gateway, 'GET', '/conversations?limit=0&token=private', { headers: { 'X-Session-ID': '0badc0de', authorization } });
     expect(res.status).toBe(400);
     expect(JSON.stringify([...res.headers])).not.toContain('dXNlcjpodW50ZXIy');
-    await vi.waitFor(() => expect(stdout.lines().some((line) => line.includes('sid=0badc0de'))).toBe(true));
-    const line = stdout.lines().find((entry) => entry.includes('sid=0badc0de'))!;
-    expect(line).toMatch(/ level=info svc=gateway msg=request method=GET path=\/conversations status=400 ms=\d+ sid=0badc0de$/);
+    const requestLine = () => logLines(stdout.lines().join('\n')).find((entry) => entry.msg === 'request' && entry.session_id === '0badc0de');
+    await vi.waitFor(() => expect(requestLine()).toBeDefined());
+    const { time, ms, trace_id, span_id, ...rest } = requestLine()!;
+    expect(rest).toEqual({ level: 'info', svc: 'gateway', msg: 'request', method: 'GET', path: '/conversations', status: 400, session_id: '0badc0de' });
+    expect(Date.parse(time)).not.toBeNaN();
+    expect(ms).toEqual(expect.any(Number));
+    expect(trace_id).toMatch(/^[0-9a-f]{32}$/);
+    expect(span_id).toMatch(/^[0-9a-f]{16}$/);
     expect(stdout.lines().join('\n')).not.toContain('dXNlcjpodW50ZXIy');
     expect(stdout.lines().join('\n')).not.toContain('private');
   });

@@ -4,6 +4,7 @@ import type { Express } from 'express';
 import type { GatewayConfig, OnlySlice } from '../services/common/config/slices.js';
 import type { InProcessChannels } from '../services/common/grpc/in-process.js';
 import type { Logger } from '../services/common/log.js';
+import { loadMetrics } from '../services/common/metrics.js';
 import type { RunningService } from '../services/common/service.js';
 import { taskBackend } from './a2a/backend.js';
 import { a2aRouter } from './a2a/router.js';
@@ -16,6 +17,7 @@ import { HttpDrain } from './http/drain.js';
 import { reachableUrl } from './http/url.js';
 import { mcpRouter } from './mcp/router.js';
 import { openAiRouter } from './openai/router.js';
+import { metricsRouter } from './rest/metrics.js';
 import { restRouter } from './rest/router.js';
 import { openApiRouter } from './openapi/router.js';
 import { createEventFeed, type EventFeed } from './app/event-feed.js';
@@ -51,8 +53,8 @@ const STARTED_AT = Math.floor(Date.now() / 1000);
 
 /**
  * The gateway's HTTP application: the guards and authentication in front (http/app.ts), then
- * the faces — auth's own routes, REST, the OpenAPI document and /docs, the OpenAI-compatible
- * face, the event streams, tRPC, A2A, MCP, the web chat.
+ * the faces — auth's own routes, REST, the OpenAPI document and /docs, the metrics, the
+ * OpenAI-compatible face, the event streams, tRPC, A2A, MCP, the web chat.
  */
 export function createGatewayApp(parts: GatewayParts): Express {
   const { config, log, auth, feed, webDist } = parts;
@@ -65,7 +67,7 @@ export function createGatewayApp(parts: GatewayParts): Express {
   const openai = openAiRouter({ agent, feed, model: { id: config.name, created: STARTED_AT }, log });
   const web = webDist ? [webAppRouter(webDist)] : [];
   const gate = auth.gate(webDist ? webAppPaths(webDist) : undefined);
-  return createHttpApp([auth.router, restRouter(agent, parts.readiness, log), openApiRouter(log), openai, events, trpc, a2a, mcp, ...web], log, { host: config.host, server: config.server }, gate);
+  return createHttpApp([auth.router, restRouter(agent, parts.readiness, log), openApiRouter(log), metricsRouter(log), openai, events, trpc, a2a, mcp, ...web], log, { host: config.host, server: config.server }, gate);
 }
 
 /**
@@ -78,6 +80,8 @@ export function createGatewayApp(parts: GatewayParts): Express {
  */
 export async function startGateway(options: GatewayOptions): Promise<RunningService & { url: string }> {
   const { config, log } = options;
+  // The metrics SDK now, not at the first request that records one (services/common/metrics.ts).
+  loadMetrics();
   // First, before anything is connected: the bind rule and the tokens.
   const auth = setUpAuth({ config, audit: { appendAudit: (request) => backends.store.appendAudit(request) }, log });
   const backends = connectBackends(options.peers, config, options.inProcess);

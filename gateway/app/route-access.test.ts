@@ -32,6 +32,14 @@ describe('requirementsOf', () => {
     expect(needs('GET', '/auth/whoami')).toEqual([{ kind: 'signed-in' }]);
   });
 
+  it('keeps GET /metrics for admins, open only when metrics.public is true (issue 17)', () => {
+    expect(needs('GET', '/metrics')).toEqual([role('admin')]);
+    expect(requirementsOf('GET', '/metrics', undefined, undefined, true).needs).toEqual([{ kind: 'open' }]);
+    // The flag opens that route and no other.
+    expect(requirementsOf('GET', '/audit', undefined, undefined, true).needs).toEqual([role('admin')]);
+    expect(requirementsOf('GET', '/metrics/x', undefined, undefined, true).needs).toEqual([role('admin')]);
+  });
+
   it('lets approvers read conversations, and only their owners (chat) write them (issue 15)', () => {
     expect(needs('GET', '/conversations')).toEqual([readConversations]);
     expect(needs('HEAD', '/conversations/abc')).toEqual([readConversations]);

@@ -16,7 +16,9 @@ import type { Face, Role } from './principal.js';
  *   approver needs the context of what it decides. Which conversations a caller may read or
  *   write is the application layer's rule (app/ownership.ts): this table only says who may ask;
  * - `approve`: everything under /approvals (reading and deciding) and the tRPC `approvals.*`;
- * - `admin`: /audit, and any route this table does not know (new routes stay closed until
+ * - `admin`: /audit, /metrics (issue 17: what the agent does, summed over every caller —
+ *   open instead when the configuration says `metrics.public: true`, for a scraper inside a
+ *   trusted network), and any route this table does not know (new routes stay closed until
  *   they are listed here);
  * - signed in, any role: /auth/whoami and tRPC `auth.*`.
  *
@@ -42,9 +44,12 @@ interface PathRule {
   stream?: boolean;
   /** Matches everything below the route too. */
   prefix?: boolean;
+  /** Open instead of `need` when the configuration's `metrics.public` is true. */
+  publicWithMetrics?: boolean;
 }
 
 export const AUTH_WHOAMI_PATH = '/auth/whoami';
+export const METRICS_PATH = '/metrics';
 export const PROTECTED_RESOURCE_PATHS = ['/.well-known/oauth-protected-resource', '/.well-known/oauth-protected-resource/mcp'];
 
 const PATH_RULES: PathRule[] = [
@@ -66,6 +71,7 @@ const PATH_RULES: PathRule[] = [
   // Whatever comes below them later, the same.
   { route: '/approvals', need: role('approve'), prefix: true },
   { route: '/audit', need: role('admin'), prefix: true },
+  { route: METRICS_PATH, need: role('admin'), publicWithMetrics: true },
   { route: '/a2a', need: role('chat'), face: 'a2a' },
   { route: '/mcp', need: role('chat'), face: 'mcp' },
   // The OpenAI-compatible face: chatting, and the agent as a model; whatever else comes below /v1, the same.
@@ -123,18 +129,24 @@ export interface RouteRequirements {
 }
 
 /** What a request needs; `isStatic` says whether a GET path is one of the web chat's files. */
-export function requirementsOf(method: string, path: string, isStatic: (path: string) => boolean = () => false, viaHeader?: string): RouteRequirements {
-  const route = routeRequirements(method, path, isStatic);
+export function requirementsOf(
+  method: string,
+  path: string,
+  isStatic: (path: string) => boolean = () => false,
+  viaHeader?: string,
+  publicMetrics = false,
+): RouteRequirements {
+  const route = routeRequirements(method, path, isStatic, publicMetrics);
   return route.face === 'rest' && viaHeader?.trim().toLowerCase() === 'cli' ? { ...route, face: 'cli' } : route;
 }
 
-function routeRequirements(method: string, path: string, isStatic: (path: string) => boolean): RouteRequirements {
+function routeRequirements(method: string, path: string, isStatic: (path: string) => boolean, publicMetrics: boolean): RouteRequirements {
   const upper = method.toUpperCase();
   const reading = upper === 'GET' || upper === 'HEAD';
   if (path.toLowerCase().startsWith(TRPC_PREFIX)) return trpcRequirements(upper, path);
   for (const { rule, pattern } of COMPILED) {
     if (pattern.test(path)) {
-      const need = reading && rule.read ? rule.read : rule.need;
+      const need = publicMetrics && rule.publicWithMetrics ? OPEN : reading && rule.read ? rule.read : rule.need;
       return { needs: [need], face: rule.face ?? 'rest', subject: `${upper} ${rule.route}`, queryToken: Boolean(rule.stream) && upper === 'GET' };
     }
   }

@@ -39,7 +39,7 @@ export interface GatewayAuth {
 }
 
 export interface GatewayAuthOptions {
-  config: Pick<GatewayConfig, 'name' | 'host' | 'port' | 'auth' | 'insecure'>;
+  config: Pick<GatewayConfig, 'name' | 'host' | 'port' | 'auth' | 'insecure'> & Partial<Pick<GatewayConfig, 'metrics'>>;
   /** Where "auth.failed" entries are appended (the store client). */
   audit: AuditSink;
   log: Logger;
@@ -58,7 +58,7 @@ export function setUpAuth(options: GatewayAuthOptions): GatewayAuth {
   return {
     enabled: Boolean(auth),
     jwt,
-    gate: (isStatic) => authGate({ authenticator, audit, isStatic, log, ...(jwt && { resourceMetadataUrl }) }),
+    gate: (isStatic) => authGate({ authenticator, audit, isStatic, log, publicMetrics: config.metrics?.public ?? false, ...(jwt && { resourceMetadataUrl }) }),
     guard: (agent) =>
       auth
         ? guardConversations(

@@ -27,6 +27,8 @@ export interface AuthGateOptions extends RefusalOptions {
   audit?: AuthAudit;
   /** Whether a GET path is one of the web chat's files (open). */
   isStatic?: (path: string) => boolean;
+  /** `metrics.public`: GET /metrics open to anyone (route-access.ts). */
+  publicMetrics?: boolean;
   log: Logger;
 }
 
@@ -55,7 +57,7 @@ export function authGate(options: AuthGateOptions): RequestHandler {
   };
 
   return (req: Request, res: Response, next: NextFunction) => {
-    const route = requirementsOf(req.method, req.path, isStatic, req.get(VIA_HEADER));
+    const route = requirementsOf(req.method, req.path, isStatic, req.get(VIA_HEADER), options.publicMetrics);
     if (!authenticator) {
       withAuthScope({ principal: anonymousPrincipal(route.face), subject: route.subject, authentication: false }, next);
       return;

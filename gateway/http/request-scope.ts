@@ -2,6 +2,7 @@ import { SpanStatusCode } from '@opentelemetry/api';
 import type { NextFunction, Request, RequestHandler, Response } from 'express';
 import { A2A_HOPS_HEADER, parseA2aHops, runWithContext, type RequestContext } from '../../services/common/context.js';
 import type { Logger } from '../../services/common/log.js';
+import { recordError } from '../../services/common/metrics.js';
 import { newSessionId, parseSessionId } from '../../services/common/session-id.js';
 import { entryTraceContext, SESSION_ATTRIBUTE, SpanKind, withSpan } from '../../services/common/telemetry.js';
 
@@ -14,6 +15,8 @@ export interface RequestScope {
   sessionId: string;
   /** The matched route pattern, e.g. "/conversations/:id"; unset for unknown paths. */
   route?: string;
+  /** The conversation the route names (`/conversations/:id…`), for the request's log line. */
+  conversationId?: string;
 }
 
 export const SESSION_HEADER = 'X-Session-ID';
@@ -52,7 +55,8 @@ function responseDone(res: Response): Promise<number> {
  * - opens a SERVER span whose parent is the caller's `traceparent`, so the gRPC calls made
  *   while serving (CLIENT spans under it) share one trace id across all services;
  * - writes one log line when the response is done: method, path (no query), status,
- *   duration and the effective session id. Nothing else about the request is logged.
+ *   duration, the effective session id and the conversation the route named (its trace id
+ *   comes with the span); a 5xx also counts in `asg_errors_total{kind="http_5xx"}`. Nothing else about the request is logged.
  */
 export function requestScopeMiddleware(log: Logger): RequestHandler {
   return (req: Request, res: Response, next: NextFunction) => {
@@ -89,7 +93,8 @@ export function requestScopeMiddleware(log: Logger): RequestHandler {
         if (scope.sessionId) span.setAttribute(SESSION_ATTRIBUTE, scope.sessionId);
         // OpenTelemetry HTTP conventions: only 5xx marks a server span as failed.
         if (status >= 500) span.setStatus({ code: SpanStatusCode.ERROR, message: `HTTP ${status}` });
-        const fields = { method, path, status, ms: Math.round(performance.now() - started), sid: scope.sessionId };
+        const fields = { method, path, status, ms: Math.round(performance.now() - started), session_id: scope.sessionId, conversation_id: scope.conversationId };
+        if (status >= 500) recordError('http_5xx');
         if (status >= 500) log.warn('request', fields);
         else log.info('request', fields);
       },

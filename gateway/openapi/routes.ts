@@ -187,6 +187,18 @@ export const ROUTES: RouteDoc[] = [
   },
   {
     method: 'get',
+    path: '/metrics',
+    tag: 'Probes',
+    summary: 'Prometheus metrics',
+    description:
+      "Every metric of this process in Prometheus' text format (text/plain; version=0.0.4): turns and their latency histogram, model calls and tokens by provider and model, tool calls by tool and outcome, approvals pending and decided, errors by kind (README, Metrics). In `asg up` every service's, once. With auth: the admin role, or anyone when metrics.public is true.",
+    responses: {
+      200: { description: 'the metrics', type: 'text/plain', schema: z.string(), example: '# TYPE asg_turns_total counter\nasg_turns_total{outcome="completed"} 1\n' },
+      500: refusal('the metrics could not be collected'),
+    },
+  },
+  {
+    method: 'get',
     path: '/openapi.json',
     tag: 'Reference',
     summary: 'This document',

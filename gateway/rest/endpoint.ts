@@ -1,5 +1,5 @@
 import express, { type NextFunction, type Request, type Response, type Router } from 'express';
-import { withContextPatch } from '../../services/common/context.js';
+import { parseConversationId, withContextPatch } from '../../services/common/context.js';
 import type { Logger } from '../../services/common/log.js';
 import { newSessionId } from '../../services/common/session-id.js';
 import { adoptSessionId, requestScope } from '../http/request-scope.js';
@@ -41,15 +41,17 @@ function sendErrorReply(res: Response, error: unknown, log: Logger): void {
 }
 
 export function mountEndpoint(router: Router, endpoint: Endpoint, log: Logger): void {
-  const markRoute = (_req: Request, res: Response, next: NextFunction) => {
-    requestScope(res).route = endpoint.path;
+  const markRoute = (req: Request, res: Response, next: NextFunction) => {
+    const scope = requestScope(res);
+    scope.route = endpoint.path;
+    if (endpoint.path.startsWith('/conversations/:id')) scope.conversationId = parseConversationId(String(req.params.id));
     next();
   };
   const serve = async (req: Request, res: Response) => {
     const scope = requestScope(res);
     if (endpoint.session !== 'conversation' && !scope.sessionId) adoptSessionId(res, newSessionId());
     try {
-      const reply = await withContextPatch({ sessionId: scope.sessionId }, () => endpoint.handle(req));
+      const reply = await withContextPatch({ sessionId: scope.sessionId, conversationId: scope.conversationId }, () => endpoint.handle(req));
       if ('html' in reply) {
         res.status(reply.status).type('html').send(reply.html);
         return;

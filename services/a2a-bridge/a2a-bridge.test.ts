@@ -20,6 +20,7 @@ import {
   type A2aTestPeer,
   type MockLlm,
 } from '../../test/support/a2a-peers.js';
+import { logLines } from '../../test/support/log-lines.js';
 import { startA2aBridge } from './index.js';
 
 const TOKEN = 'Bearer a2a-bridge-test-token-7c4e1f9a';
@@ -330,9 +331,8 @@ describe('failures', () => {
     expect(failed.message).toBe(`sub-agent echoer at ${baseUrl} refused message/send: bad params for [redacted] (token [redacted]) (JSON-RPC -32602)`);
     const secret = TOKEN.split(' ')[1]!;
     expect(written.join('')).not.toContain(secret);
-    const warning = written.find((line) => line.includes('msg="a2a call failed"'));
-    expect(warning).toContain(`sid=${SESSION}`);
-    expect(warning).toContain('code=INVALID_ARGUMENT');
+    const warning = logLines(written.join('')).find((line) => line.msg === 'a2a call failed');
+    expect(warning).toMatchObject({ session_id: SESSION, code: 'INVALID_ARGUMENT' });
   });
 });
 

@@ -15,6 +15,16 @@ export interface RequestContext {
    * call each other in a cycle stop.
    */
   a2aHops?: number;
+  /**
+   * The conversation a turn runs in, once known (issue 17): every log line of the turn
+   * carries it as `conversation_id`, in each service it reaches (x-conversation-id metadata).
+   */
+  conversationId?: string;
+}
+
+/** A conversation id as it may travel in metadata: a short token (ids are UUIDs), else dropped. */
+export function parseConversationId(value: string | undefined): string | undefined {
+  return value !== undefined && /^[A-Za-z0-9_-]{1,64}$/.test(value) ? value : undefined;
 }
 
 /** The HTTP header and gRPC metadata key that carry RequestContext.a2aHops. */
@@ -45,4 +55,19 @@ export function currentContext(): RequestContext | undefined {
 /** Runs `fn` with the current context changed by `patch` (e.g. once the session id is known). */
 export function withContextPatch<T>(patch: Partial<RequestContext>, fn: () => T): T {
   return runWithContext({ ...(currentContext() ?? { sessionId: '' }), ...patch }, fn);
+}
+
+/**
+ * Records ids a call learns as it runs — a turn sent to a conversation learns its session id
+ * from the store, a new conversation its own id — on the call's own request context, so that
+ * its later log lines, and the server's line about the call itself, carry them (issue 17).
+ * A served call's request context is its own (grpc/server.ts makes one per call); an id it
+ * already has is never replaced. Outside any request, `fn` runs in a new context with them.
+ */
+export function withLearnedIds<T>(ids: Pick<RequestContext, 'conversationId'> & { sessionId?: string }, fn: () => T): T {
+  const ctx = currentContext();
+  if (!ctx) return runWithContext({ sessionId: ids.sessionId ?? '', conversationId: ids.conversationId }, fn);
+  if (!ctx.sessionId && ids.sessionId) ctx.sessionId = ids.sessionId;
+  if (!ctx.conversationId && ids.conversationId) ctx.conversationId = ids.conversationId;
+  return fn();
 }

@@ -1,31 +1,138 @@
+import { createRequire } from 'node:module';
+import { isSpanContextValid, trace } from '@opentelemetry/api';
+import type { DestinationStream, Logger as PinoLogger } from 'pino';
 import { currentContext } from './context.js';
+import { LOG_FORMATS, LOG_LEVELS, type LogFormat, type LogLevel } from './log-settings.js';
 import { redactSecrets } from './secrets.js';
 
 /**
- * Plain-text logfmt lines, one per event: `ts=… level=info svc=gateway msg="…" k=v sid=…`.
- * The session id of the current request is added automatically (DESIGN rule 6) and every
- * line is passed through secret redaction (DESIGN rule 5). Every value (and the message) is
- * capped at LOG_VALUE_LIMIT characters, so no request can write an unbounded line (issue 12).
+ * Logs on pino (issue 17): one JSON object per line on stdout by default —
+ * `{"level":"info","time":"…","svc":"gateway","msg":"…",…fields,"trace_id":…,"session_id":…}` —
+ * or pino-pretty's coloured lines when stdout is a terminal or LOG_FORMAT=pretty.
+ *
+ * Every line written while a request or turn is served carries what its context knows:
+ * `trace_id` and `span_id` (the active OpenTelemetry span context, also when spans are not
+ * recorded), `session_id` (DESIGN rule 6) and `conversation_id`. Secrets are kept out twice
+ * (DESIGN rule 5): every message and field value goes through redactSecrets (and then is
+ * capped at LOG_VALUE_LIMIT characters, issue 12), and pino's `redact` censors fields named
+ * like a credential whatever their value looks like. The finished line is redacted once more.
+ *
+ * Settings, strongest first: the environment (LOG_LEVEL, LOG_FORMAT — the CLI's --log-level and
+ * --log-format set them), then the configuration's `log` section (configureLogging), then
+ * the defaults (info, auto). ASG_LOG_LEVEL, the earlier name, is still read after LOG_LEVEL.
  */
-export type LogLevel = 'debug' | 'info' | 'warn' | 'error';
+export { LOG_FORMATS, LOG_LEVELS, type LogFormat, type LogLevel };
 export type LogFields = Record<string, string | number | boolean | undefined | null>;
 
-const LEVELS: Record<LogLevel, number> = { debug: 10, info: 20, warn: 30, error: 40 };
-
-function configuredLevel(): number {
-  const name = (process.env.ASG_LOG_LEVEL ?? 'info').toLowerCase() as LogLevel;
-  return LEVELS[name] ?? LEVELS.info;
+export interface LogSettings {
+  level: LogLevel;
+  format: LogFormat;
 }
 
-let threshold = configuredLevel();
+/** Field names whose values are credentials whatever they look like: censored by pino's redact. */
+export const SECRET_FIELDS = ['authorization', 'api_key', 'apiKey', 'token', 'access_token', 'refresh_token', 'password', 'secret', 'cookie', 'client_secret'];
+
+const RANK: Record<LogLevel, number> = { debug: 20, info: 30, warn: 40, error: 50 };
+
+function levelFrom(value: string | undefined): LogLevel | undefined {
+  const name = value?.trim().toLowerCase();
+  return (LOG_LEVELS as readonly string[]).includes(name ?? '') ? (name as LogLevel) : undefined;
+}
+
+function formatFrom(value: string | undefined): LogFormat | undefined {
+  const name = value?.trim().toLowerCase();
+  return (LOG_FORMATS as readonly string[]).includes(name ?? '') ? (name as LogFormat) : undefined;
+}
+
+let configured: LogSettings = { level: 'info', format: 'auto' };
+
+/** The settings in force: the environment over the configuration over the defaults. */
+export function logSettings(env: NodeJS.ProcessEnv = process.env): LogSettings {
+  return {
+    level: levelFrom(env.LOG_LEVEL) ?? levelFrom(env.ASG_LOG_LEVEL) ?? configured.level,
+    format: formatFrom(env.LOG_FORMAT) ?? configured.format,
+  };
+}
+
+let root: PinoLogger | undefined;
+let threshold = RANK.info;
+// Bumped whenever the root logger is rebuilt, so that loggers made before find their new child.
+let generation = 0;
+
+/** Pretty lines, printed synchronously in this thread: no worker to lose lines when a short process exits. */
+function prettyStream(): DestinationStream {
+  const { prettyFactory } = createRequire(import.meta.url)('pino-pretty') as typeof import('pino-pretty');
+  const prettify = prettyFactory({
+    colorize: Boolean(process.stdout.isTTY),
+    translateTime: 'SYS:HH:MM:ss.l',
+    messageFormat: '{svc}: {msg}',
+    ignore: 'svc',
+    singleLine: true,
+  });
+  return { write: (line: string) => void process.stdout.write(prettify(line)) };
+}
+
+function buildRoot(): PinoLogger {
+  // Loaded at the first line, not at import: a command that never logs does not pay for it.
+  const pino = createRequire(import.meta.url)('pino') as typeof import('pino');
+  const settings = logSettings();
+  const pretty = settings.format === 'pretty' || (settings.format === 'auto' && Boolean(process.stdout.isTTY));
+  threshold = RANK[settings.level];
+  // Looked up at each write (not bound once), so a test that replaces process.stdout.write sees the lines.
+  const json: DestinationStream = { write: (line: string) => void process.stdout.write(line) };
+  return pino(
+    {
+      level: settings.level,
+      base: undefined,
+      messageKey: 'msg',
+      timestamp: pino.stdTimeFunctions.isoTime,
+      formatters: { level: (label) => ({ level: label }) },
+      redact: { paths: [...SECRET_FIELDS, ...SECRET_FIELDS.map((field) => `*.${field}`)], censor: '[redacted]' },
+      mixin: contextFields,
+      hooks: { streamWrite: (line) => redactSecrets(line) },
+    },
+    pretty ? prettyStream() : json,
+  );
+}
+
+function rootLogger(): PinoLogger {
+  root ??= buildRoot();
+  return root;
+}
+
+/** What the current request or turn adds to every line. */
+function contextFields(): Record<string, string> {
+  const fields: Record<string, string> = {};
+  const span = trace.getActiveSpan()?.spanContext();
+  if (span && isSpanContextValid(span)) {
+    fields.trace_id = span.traceId;
+    fields.span_id = span.spanId;
+  }
+  const ctx = currentContext();
+  if (ctx?.sessionId) fields.session_id = ctx.sessionId;
+  if (ctx?.conversationId) fields.conversation_id = ctx.conversationId;
+  return fields;
+}
+
+/**
+ * Applies the configuration's `log` section (the environment still wins) and rebuilds the
+ * output; loggers made before follow. Called once the configuration is read.
+ */
+export function configureLogging(settings: Partial<LogSettings> = {}): void {
+  configured = { ...configured, ...settings };
+  root = undefined;
+  generation += 1;
+  threshold = RANK[logSettings().level];
+}
+
+/** Re-reads LOG_LEVEL and LOG_FORMAT (for tests that change them at run time). */
+export function refreshLogLevel(): void {
+  configureLogging();
+}
 
 export function isLogLevelEnabled(level: LogLevel): boolean {
-  return LEVELS[level] >= threshold;
-}
-
-/** Re-reads ASG_LOG_LEVEL (for tests that change it at run time). */
-export function refreshLogLevel(): void {
-  threshold = configuredLevel();
+  rootLogger();
+  return RANK[level] >= threshold;
 }
 
 /** The longest a field value or message may be in a log line (issue 12: user text is capped). */
@@ -41,10 +148,16 @@ export function capText(text: string, limit: number = LOG_VALUE_LIMIT): string {
   return `${text.slice(0, end)}…(+${text.length - end} chars)`;
 }
 
-function formatValue(value: string | number | boolean): string {
-  // Redacted before capping, so that a cut never leaves a secret's head unrecognised.
-  const text = capText(redactSecrets(String(value)));
-  return /^[A-Za-z0-9._:/@+\-[\]]+$/.test(text) ? text : JSON.stringify(text);
+// Redacted before capping, so that a cut never leaves a secret's head unrecognised.
+const clean = (text: string): string => capText(redactSecrets(text));
+
+function cleanFields(fields: LogFields): Record<string, string | number | boolean> {
+  const out: Record<string, string | number | boolean> = {};
+  for (const [key, value] of Object.entries(fields)) {
+    if (value === undefined || value === null || value === '') continue;
+    out[key] = typeof value === 'string' ? clean(value) : value;
+  }
+  return out;
 }
 
 export interface Logger {
@@ -55,20 +168,23 @@ export interface Logger {
   child(fields: LogFields): Logger;
 }
 
+/**
+ * A service's logger: `svc` names the service on every line, `base` adds fields to each.
+ * Made at import time by many modules, it finds the root logger at its first line, so the
+ * configuration read later still applies.
+ */
 export function createLogger(service: string, base: LogFields = {}): Logger {
+  let made: { generation: number; logger: PinoLogger } | undefined;
+  const logger = (): PinoLogger => {
+    if (!made || made.generation !== generation) {
+      const parent = rootLogger();
+      made = { generation, logger: parent.child({ svc: service, ...cleanFields(base) }) };
+    }
+    return made.logger;
+  };
   const write = (level: LogLevel, msg: string, fields: LogFields = {}): void => {
-    if (LEVELS[level] < threshold) return;
-    const all: LogFields = { ...base, ...fields };
-    if (all.sid === undefined) {
-      const sid = currentContext()?.sessionId;
-      if (sid) all.sid = sid;
-    }
-    let line = `ts=${new Date().toISOString()} level=${level} svc=${service} msg=${formatValue(msg)}`;
-    for (const [key, value] of Object.entries(all)) {
-      if (value === undefined || value === null || value === '') continue;
-      line += ` ${key}=${formatValue(value)}`;
-    }
-    process.stdout.write(redactSecrets(line) + '\n');
+    if (!isLogLevelEnabled(level)) return;
+    logger()[level](cleanFields(fields), clean(msg));
   };
   return {
     debug: (msg, fields) => write('debug', msg, fields),

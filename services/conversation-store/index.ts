@@ -3,11 +3,13 @@ import { ServingHealth } from '../common/grpc/health.js';
 import { serveInProcess } from '../common/grpc/in-process.js';
 import { createServer, DEFAULT_STOP_GRACE_MS, implement, listen, shutdown } from '../common/grpc/server.js';
 import type { ConversationStoreConfig } from '../common/config/slices.js';
+import { observeGauge } from '../common/metrics.js';
 import { redactSecrets } from '../common/secrets.js';
 import type { RunningService, ServiceOptions } from '../common/service.js';
 import { EventFeed, type EventFeedOptions } from './event-feed.js';
 import { openConfiguredStorage } from './open-storage.js';
 import { conversationStoreHandlers } from './server.js';
+import type { ConversationStorage } from './storage.js';
 
 export type { ApprovalClaim, ConversationPage, ConversationStorage, InterruptionMark } from './storage.js';
 export type { EventFeedOptions } from './event-feed.js';
@@ -55,6 +57,7 @@ export async function startConversationStore(options: ConversationStoreOptions):
   const address = `${options.listen.slice(0, options.listen.lastIndexOf(':'))}:${port}`;
   const local = serveInProcess(options.inProcess, { definition: ConversationStoreServiceService, address, handlers, service: SERVICE, log: options.log }, health);
   health.markServing();
+  const stopObserving = observeGauge('asg_approvals_pending', 'Approvals waiting for a decision, counted in the store at each scrape', () => countPendingApprovals(storage));
   options.log.info('conversation store listening', { address, database: where, events });
   if (eventsUrlIgnored) options.log.warn('events.url (ASG_EVENTS_URL) is ignored: the SQLite store is one replica and hands its events over in-process');
   let stopped: Promise<void> | undefined;
@@ -68,9 +71,26 @@ export async function startConversationStore(options: ConversationStoreOptions):
     stop: (deadline = Date.now() + DEFAULT_STOP_GRACE_MS) =>
       (stopped ??= (async () => {
         await health.beginStop(deadline, options.config.grpc.drain_delay);
+        stopObserving();
         feed.close();
         await Promise.all([shutdown(server, deadline), local.stop(deadline)]);
         await storage.close();
       })()),
   };
+}
+
+/** Pages read at most per scrape: past 10 000 pending approvals the gauge says 10 000. */
+const PENDING_PAGES = 20;
+
+/** How many approvals wait for a decision, as the database says now (every replica reads the same: take max, not sum). */
+async function countPendingApprovals(storage: ConversationStorage): Promise<number> {
+  let count = 0;
+  let pageToken = '';
+  for (let page = 0; page < PENDING_PAGES; page += 1) {
+    const { approvals, nextPageToken } = await storage.listPendingApprovals({ pageSize: 500, pageToken });
+    count += approvals.length;
+    if (!nextPageToken) break;
+    pageToken = nextPageToken;
+  }
+  return count;
 }

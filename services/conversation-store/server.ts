@@ -363,8 +363,11 @@ export function conversationStoreHandlers(storage: ConversationStorage, feed: Ev
     createConversation: async (request) => ({ conversation: watched(await storage.createConversation(validated('createConversation', request))) }),
     getConversation: async (request) => ({ conversation: watched(await storage.getConversation(validated('getConversation', request))) }),
     listConversations: async (request) => storage.listConversations(validated('listConversations', request)),
-    startTurn: async (request) => {
+    startTurn: async (request, { request: caller }) => {
       const start = await storage.startTurn(validated('startTurn', request));
+      // The first call of a turn sent to a conversation: its caller learns the session id from
+      // the answer, and this call's own log line names it too (issue 17).
+      if (!caller.sessionId && start.conversation?.sessionId) caller.sessionId = start.conversation.sessionId;
       return { ...start, conversation: watched(start.conversation) };
     },
     appendMessages: async (request) => {

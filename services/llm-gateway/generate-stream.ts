@@ -1,6 +1,7 @@
 import { stepCountIs, streamText } from 'ai';
 import type { GenerateStreamRequest, GenerateStreamResponse } from '../../gen/ts/asg/llm/v1/llm.js';
 import { deadlineExceeded, type ServiceError } from '../common/grpc/errors.js';
+import { recordError, recordModelCall } from '../common/metrics.js';
 import { modelRetryRun, prepareCall, type GenerateDependencies } from './generate.js';
 import { ModelStream } from './model-stream.js';
 import { afterAttempts, formatDuration, statusOf, timedOut } from './provider-errors.js';
@@ -75,10 +76,13 @@ export function createGenerateStream(dependencies: GenerateDependencies) {
         }),
       );
       let event: GenerateStreamResponse | undefined = opened.first;
+      let usage: { inputTokens?: number; outputTokens?: number } | undefined;
       for (; event; event = await opened.rest.next()) {
         events += 1;
+        usage = event.finish?.usage ?? usage;
         yield event;
       }
+      recordModelCall(route.provider, route.model, 'ok', usage);
       log.debug('model answered', { model: route.model, provider: route.provider, stream: true, ms: Math.round(performance.now() - started), attempts, events });
     } catch (error) {
       if (cancelled.aborted && !timeout.aborted) {
@@ -86,6 +90,8 @@ export function createGenerateStream(dependencies: GenerateDependencies) {
         return;
       }
       const failure = timeout.aborted ? timeoutFailure(route, budgetMs, attempts, events) : streamFailure(error, route, events);
+      recordModelCall(route.provider, route.model, 'failed');
+      recordError('model_call_failed', { provider: route.provider });
       log.warn('model call failed', { model: route.model, provider: route.provider, stream: true, ms: Math.round(performance.now() - started), attempts, events, error: failure.message });
       throw failure;
     } finally {

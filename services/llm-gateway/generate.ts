@@ -3,6 +3,7 @@ import type { GenerateRequest, GenerateResponse } from '../../gen/ts/asg/llm/v1/
 import type { AgentConfig } from '../common/config/schema.js';
 import { deadlineExceeded } from '../common/grpc/errors.js';
 import type { Logger } from '../common/log.js';
+import { recordError, recordModelCall } from '../common/metrics.js';
 import { callSettingsFor } from './call-settings.js';
 import type { ModelClients } from './clients.js';
 import { toModelPrompt } from './prompt.js';
@@ -124,6 +125,7 @@ export function createGenerate(dependencies: GenerateDependencies) {
       );
       for (const warning of result.warnings ?? []) log.debug('provider warning', { model: route.model, warning: JSON.stringify(warning) });
       const response = toGenerateResponse(result);
+      recordModelCall(route.provider, route.model, 'ok', response.usage);
       log.debug('model answered', {
         model: route.model,
         provider: route.provider,
@@ -139,6 +141,8 @@ export function createGenerate(dependencies: GenerateDependencies) {
         : error instanceof AttemptsFailed
           ? afterAttempts(toServiceError(error.lastError, route), error.attempts, error.decision.reason === 'deadline' ? error.decision.delayMs : undefined)
           : toServiceError(error, route);
+      recordModelCall(route.provider, route.model, 'failed');
+      recordError('model_call_failed', { provider: route.provider });
       log.warn('model call failed', { model: route.model, provider: route.provider, ms: Math.round(performance.now() - started), attempts, error: failure.message });
       throw failure;
     }

@@ -3,7 +3,8 @@ import type { CreateConversationRequest, PipelineView, ResolveApprovalResponse, 
 import { ApprovalStatus, ConversationStatus, type Conversation, type PendingApproval } from '../../gen/ts/asg/store/v1/store.js';
 import type { Tool, ToolServer } from '../../gen/ts/asg/tools/v1/tools.js';
 import type { OrchestratorConfig } from '../common/config/slices.js';
-import { currentContext, withContextPatch } from '../common/context.js';
+import { recordApprovalDecided, recordError, recordTurn } from '../common/metrics.js';
+import { currentContext, withContextPatch, withLearnedIds } from '../common/context.js';
 import { aborted, failedPrecondition, internal, invalidArgument, unavailable } from '../common/grpc/errors.js';
 import type { Logger } from '../common/log.js';
 import { redactSecrets } from '../common/secrets.js';
@@ -104,13 +105,13 @@ export class TurnRunner {
     const { a2aOrigin, owner } = origin;
     if (message !== undefined && message.trim() === '') throw invalidArgument('message must be a non-empty string');
     const sessionId = currentContext()?.sessionId || newSessionId();
-    return withContextPatch({ sessionId }, async () => {
+    return withLearnedIds({ sessionId }, async () => {
       // Seed 000: the top-level prompt is simple mode's; each node of a tree has its own.
       const lone = this.config.agent?.type === 'llm' ? this.config.agent : undefined;
       const systemPrompt = this.env.root ? '' : (lone?.prompt ?? this.config.prompt);
       const { conversation } = await this.clients.store.createConversation({ sessionId, systemPrompt, a2aOrigin, owner });
       if (!conversation) throw internal('the store returned no conversation');
-      this.log.info('conversation created', { conversation: conversation.id });
+      withLearnedIds({ conversationId: conversation.id }, () => this.log.info('conversation created', { conversation: conversation.id }));
       if (message === undefined) return { conversation };
       return this.startTurn(conversation.id, message);
     });
@@ -129,7 +130,7 @@ export class TurnRunner {
     if (decision.arguments !== undefined && !approved) throw invalidArgument('arguments can only be given with an approval ("approved": true)');
     const { approval, sessionId, run } = await this.clients.store.getApproval({ uuid });
     if (!approval) throw internal('the store returned no approval');
-    return withContextPatch({ sessionId: currentContext()?.sessionId || sessionId }, async () => {
+    return withContextPatch({ sessionId: currentContext()?.sessionId || sessionId, conversationId: approval.conversationId }, async () => {
       // Checked before anything is claimed: arguments that do not fit leave the approval pending.
       if (decision.arguments !== undefined && approval.status === ApprovalStatus.APPROVAL_STATUS_PENDING) await this.checkEditedArguments(approval, decision.arguments);
       const stored = run ? readRun(() => decodeRun(run, uuid)) : legacySimpleRun(approval);
@@ -145,6 +146,7 @@ export class TurnRunner {
         this.driver.drive(state, { kind: 'approvalDecided', activation: randomUUID(), uuid, approved, ...(reason !== undefined && { reason }), ...facts, approval }, activation),
       );
       const decided = activation.approval ?? approval;
+      if (answer.kind !== 'notDecided') recordApprovalDecided(decision.expired ? 'expired' : approved ? 'approved' : 'rejected');
       if (answer.kind === 'notDecided') {
         this.log.info('approval already decided', { approval: uuid, status: ApprovalStatus[decided.status] });
         return { decided: false, approval: decided, conversation: activation.conversation, ...this.viewOf(activation.conversation) };
@@ -205,8 +207,24 @@ export class TurnRunner {
   /** Appends the user's message (unless the conversation waits or is busy) and runs it. */
   private async startTurn(conversationId: string, message: string): Promise<{ conversation: Conversation; result: TurnResult; pipeline?: PipelineView }> {
     if (message.trim() === '') throw invalidArgument('message must be a non-empty string');
+    const started = performance.now();
+    // Every line of the turn, here and in each service it calls, names its conversation (issue 17).
+    return withLearnedIds({ conversationId }, async () => {
+      try {
+        const reply = await this.runTurn(conversationId, message);
+        recordTurn(reply.result.waitingApproval ? 'waiting_approval' : 'answered', (performance.now() - started) / 1000);
+        return reply;
+      } catch (error) {
+        recordTurn('failed', (performance.now() - started) / 1000);
+        recordError('turn_failed');
+        throw error;
+      }
+    });
+  }
+
+  private async runTurn(conversationId: string, message: string): Promise<{ conversation: Conversation; result: TurnResult; pipeline?: PipelineView }> {
     let start = await this.clients.store.startTurn({ conversationId, message: userMessage(message), lease: this.leases.lease() });
-    return withContextPatch({ sessionId: currentContext()?.sessionId || required(start.conversation).sessionId }, async () => {
+    return withLearnedIds({ sessionId: required(start.conversation).sessionId }, async () => {
       const waiting = required(start.conversation);
       if (!start.started && waiting.status === ConversationStatus.CONVERSATION_STATUS_WAITING_APPROVAL && waiting.pendingApproval) {
         const approval = waiting.pendingApproval;
@@ -311,7 +329,7 @@ export class TurnRunner {
     const conversationId = taken.conversationId;
     const { conversation } = await this.clients.store.getConversation({ id: conversationId, includeMessages: true });
     const current = required(conversation);
-    await withContextPatch({ sessionId: current.sessionId, deadline: Date.now() + this.config.chat.turn_timeout }, async () => {
+    await withContextPatch({ sessionId: current.sessionId, conversationId, deadline: Date.now() + this.config.chat.turn_timeout }, async () => {
       this.log.warn('run taken over from a replica that stopped', { conversation: conversationId, previous_owner: taken.previousOwner, takeovers: taken.takeovers });
       const { approvals: unfinished } = await this.clients.store.listUnfinishedApprovals({ conversationId });
       let stored: StoredRun | undefined;

@@ -3,6 +3,7 @@ import { ToolBrokerServiceService } from '../../gen/ts/asg/tools/v1/tools.js';
 import { invalidArgument } from '../common/grpc/errors.js';
 import type { UnaryHandlers } from '../common/grpc/server.js';
 import type { RateLimiter } from '../common/rate-limit.js';
+import { recordError, recordToolCall } from '../common/metrics.js';
 import type { BrokerTool, ToolComposite } from './composite.js';
 
 /** The gRPC face of the composite: decode, call, encode; every decision lives in composite.ts. */
@@ -30,13 +31,23 @@ export function toolBrokerHandlers(composite: ToolComposite, limiter?: RateLimit
       if (!request.name) throw invalidArgument('CallTool needs the name of a tool');
       // rate_limits.tools: a call over the limit waits for a slot or fails RESOURCE_EXHAUSTED, before anything runs.
       await limiter?.acquire(request.name, caller.deadline);
-      const result = await composite.callTool(request.name, request.arguments ?? {}, {
-        authorization: caller.authorization,
-        deadline: caller.deadline,
-        approvalUuid: request.approvalUuid || undefined,
-        unapprovedReason: request.unapprovedReason || undefined,
-        ...((request.requestState !== undefined || request.inputResponses) && { continuation: { requestState: request.requestState, inputResponses: request.inputResponses } }),
-      });
+      let result: Awaited<ReturnType<ToolComposite['callTool']>>;
+      try {
+        result = await composite.callTool(request.name, request.arguments ?? {}, {
+          authorization: caller.authorization,
+          deadline: caller.deadline,
+          approvalUuid: request.approvalUuid || undefined,
+          unapprovedReason: request.unapprovedReason || undefined,
+          ...((request.requestState !== undefined || request.inputResponses) && { continuation: { requestState: request.requestState, inputResponses: request.inputResponses } }),
+        });
+      } catch (error) {
+        // Only the names of known tools become labels: a caller's made-up name would grow the series without bound.
+        const known = composite.listTools().some((tool) => tool.name === request.name);
+        recordToolCall(known ? request.name : '(unknown)', 'failed');
+        recordError('tool_call_failed');
+        throw error;
+      }
+      recordToolCall(request.name, result.inputRequired ? 'input_required' : result.isError ? 'tool_error' : 'ok');
       return { text: result.text, isError: result.isError, structuredContent: result.structuredContent, server: result.server, inputRequired: result.inputRequired };
     },
   };

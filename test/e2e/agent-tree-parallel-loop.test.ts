@@ -9,6 +9,7 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { startAgent, type AgentProcess } from '../support/agent-process.js';
 import { get, post } from '../support/http.js';
 import { resourceNames } from '../support/resources-db.js';
+import { logLineWhere } from '../support/log-lines.js';
 import { resourceAgentScript, startScriptedModel, type ModelRequest, type ModelScript, type ScriptedModelServer } from '../support/scripted-model.js';
 
 const nodeOf = (request: ModelRequest) => /You are the ([\w-]+)\./.exec(request.system)?.[1];
@@ -161,7 +162,7 @@ describe('TS-018 / TS-025 loop with exit condition', () => {
       // Destructive calls that ran without approval are marked in the conversation and logged.
       expect(calls[0].content).toContain('ran without approval');
       expect(calls.every((m: any) => m.node === 'checker')).toBe(true);
-      await agent.waitForLine((line) => line.includes('destructive call ran without approval') && line.includes('tool=resources_add'));
+      await agent.waitForLine(logLineWhere((line) => line.msg.includes('destructive call ran without approval') && line.tool === 'resources_add'));
     } finally {
       current = resourceAgentScript;
     }

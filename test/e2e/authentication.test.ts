@@ -16,6 +16,7 @@ import { get, post } from '../support/http.js';
 import { startTestIssuer, type TestIssuer, type TestKey } from '../support/jwks-issuer.js';
 import { resourceNames } from '../support/resources-db.js';
 import { startScriptedModel, type ScriptedModelServer } from '../support/scripted-model.js';
+import { logLines } from '../support/log-lines.js';
 import { stringify } from 'yaml';
 
 const TOKENS = {
@@ -193,7 +194,7 @@ describe('issue 15: the bind rule', () => {
 
       const insecure = spawnProcess(process.execPath, [ASG, 'serve', 'gateway', '--config', configFile, '--insecure'], testEnvironment(model.geminiBaseUrl));
       expect(await insecure.exited).toBe(1);
-      expect(insecure.output()).toMatch(/level=warn .*msg="INSECURE: listening beyond loopback without authentication/);
+      expect(logLines(insecure.output()).some((line) => line.level === 'warn' && line.msg.startsWith('INSECURE: listening beyond loopback without authentication'))).toBe(true);
       expect(insecure.output()).toContain(`gateway cannot listen on 0.0.0.0:${port}`);
     } finally {
       await new Promise((resolve) => taken.close(resolve));

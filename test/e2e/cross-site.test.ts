@@ -12,6 +12,7 @@ import { startAgent, type AgentProcess } from '../support/agent-process.js';
 import { get, post } from '../support/http.js';
 import { rawRequest } from '../support/raw-http.js';
 import { resourceNames } from '../support/resources-db.js';
+import { logLines } from '../support/log-lines.js';
 import { resourceAgentScript, startScriptedModel, type ScriptedModelServer } from '../support/scripted-model.js';
 
 const ALLOWED_ORIGIN = 'https://app.example';
@@ -199,7 +200,7 @@ describe('issue 12 item 3: undecodable and bad ids are 4xx on every route, never
 
   it('logged nothing about them at error level, and no log line is longer than the cap allows', () => {
     const lines = agent.output().split('\n');
-    expect(lines.filter((line) => line.includes('level=error'))).toEqual([]);
+    expect(logLines(agent.output()).filter((line) => line.level === 'error')).toEqual([]);
     expect(lines.filter((line) => line.includes('x'.repeat(600)))).toEqual([]);
   });
 });

@@ -9,6 +9,7 @@ import { ApprovalStatus, ConversationStatus, ConversationStoreServiceService, Me
 import { createPromiseClient, type PromiseClient } from '../../services/common/grpc/client.js';
 import { startAgent, type AgentProcess } from '../support/agent-process.js';
 import { post } from '../support/http.js';
+import { logLines, logLineWhere } from '../support/log-lines.js';
 import { resourceAgentScript, startScriptedModel, type ScriptedModelServer } from '../support/scripted-model.js';
 
 let model: ScriptedModelServer;
@@ -20,8 +21,8 @@ beforeAll(async () => {
   model = await startScriptedModel(async (request) => ({ ...(await resourceAgentScript(request)), stream: { delayMs: 5 } }) as never);
   agent = await startAgent({ geminiBaseUrl: model.geminiBaseUrl });
   // The mesh logs where each service listens; the store is reached directly over gRPC.
-  const line = await agent.waitForLine((candidate) => candidate.includes('msg="conversation store listening"'));
-  store = createPromiseClient(ConversationStoreServiceService, /address=(\S+)/.exec(line)![1]!, 'events-test', 60_000);
+  const line = await agent.waitForLine(logLineWhere((candidate) => candidate.msg === 'conversation store listening'));
+  store = createPromiseClient(ConversationStoreServiceService, String(logLines(line)[0]!.address), 'events-test', 60_000);
 });
 
 afterAll(async () => {

@@ -31,6 +31,7 @@ import { REPO_ROOT, startAgent, TEST_BEARER, TEST_GEMINI_KEY, type AgentProcess 
 import { get, post } from '../support/http.js';
 import { startTestIssuer, type TestIssuer, type TestKey } from '../support/jwks-issuer.js';
 import { resourceNames } from '../support/resources-db.js';
+import { asLogLine } from '../support/log-lines.js';
 import { resourceAgentScript, startScriptedModel, type ScriptedModelServer } from '../support/scripted-model.js';
 
 const SEED = Number(process.env.ASG_FUZZ_SEED ?? 20_120_012);
@@ -805,7 +806,8 @@ describe('fuzz (issue 12 item 6)', () => {
       const shown = line.slice(0, 300);
       for (const [what, pattern] of patterns) if (pattern.test(line)) fail(`${what} in a log line`, undefined, shown);
       if (line.length > LOG_LINE_BOUND) fail(`issue 12 #3: a log line longer than ${LOG_LINE_BOUND} characters`, undefined, `${line.length} chars: ${shown}`);
-      if (/\blevel=error\b/.test(line)) fail(`issue 12 #3: an error-level log line during the run (${/msg=("[^"]*"|\S+)/.exec(line)?.[1]})`, undefined, shown);
+      const parsed = asLogLine(line);
+      if (parsed?.level === 'error') fail(`issue 12 #3: an error-level log line during the run (${parsed.msg})`, undefined, shown);
     }
 
     // The cross-site approvals decided nothing: still pending, and the tool never ran.
@@ -1132,7 +1134,7 @@ describe('fuzz: credentials (issue 15 item 9)', () => {
     const logLines = secured.output().slice(logOffset).split('\n');
     for (const line of logLines) {
       for (const secret of sent) if (line.includes(secret)) fail('a credential in a log line', line.slice(0, 300));
-      if (/\blevel=error\b/.test(line)) fail('an error-level log line', line.slice(0, 300));
+      if (asLogLine(line)?.level === 'error') fail('an error-level log line', line.slice(0, 300));
     }
     const audit: string[] = [];
     let cursor: string | undefined;

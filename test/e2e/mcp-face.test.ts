@@ -11,6 +11,7 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { startAgent, TEST_BEARER, type AgentProcess } from '../support/agent-process.js';
 import { get, post } from '../support/http.js';
 import { resourceNames } from '../support/resources-db.js';
+import { logLines, logLineWhere } from '../support/log-lines.js';
 import { resourceAgentScript, startScriptedModel, type ScriptedModelServer } from '../support/scripted-model.js';
 
 type Era = 'modern' | 'legacy';
@@ -178,7 +179,7 @@ describe('issue 6 item 4 / seed 002: continuing a conversation', () => {
     const { body } = await get(`${agent.url}/conversations/${id}`);
     expect(body.conversation.session_id).toBe('0a1b2c3d');
     expect(body.conversation.messages.filter((m: any) => m.role === 'user').map((m: any) => m.content)).toEqual(['hello', 'list all resources']);
-    await agent.waitForLine((line) => line.includes('path=/mcp') && line.includes('sid=0a1b2c3d'));
+    await agent.waitForLine(logLineWhere((line) => line.path === '/mcp' && line.session_id === '0a1b2c3d'));
     expect(agent.output()).not.toContain(TEST_BEARER);
   });
 

@@ -13,6 +13,7 @@ import { startAgent, tempDir, type AgentProcess } from '../support/agent-process
 import { get, post } from '../support/http.js';
 import { startScriptedModel, type ModelScript, type ScriptedModelServer } from '../support/scripted-model.js';
 import { everythingStdio, filesystemStdio, memoryStdio, startHttpPeer, type HttpPeer } from '../fixtures/mcp-peers.js';
+import { logLines, logLineWhere } from '../support/log-lines.js';
 import { startModernServer, type ModernServer } from '../fixtures/modern-mcp-server.js';
 
 /**
@@ -95,11 +96,8 @@ const toolMessages = (conversation: { messages: Message[] }): Message[] => conve
 
 /** The protocol version the broker logged for a server. */
 function protocolOf(of: AgentProcess, server: string): string | undefined {
-  const line = of
-    .output()
-    .split('\n')
-    .find((candidate) => candidate.includes('msg="MCP server connected"') && candidate.includes(`mcp_server=${server}`));
-  return line ? /protocol=(\S+)/.exec(line)?.[1] : undefined;
+  const line = logLines(of.output()).find((candidate) => candidate.msg === 'MCP server connected' && candidate.mcp_server === server);
+  return line?.protocol === undefined ? undefined : String(line.protocol);
 }
 
 describe('GET /tools: the servers\' tools with destructiveHint as the MCP spec reads their annotations', () => {
@@ -240,7 +238,8 @@ describe('startup', () => {
       () => undefined,
       (failure: unknown) => failure as Error,
     );
-    // The log line quotes the names (logfmt escapes the quotes).
-    expect(error?.message).toMatch(/failed to start.*is offered by both MCP server \\?"everything\\?" and MCP server \\?"everything-http\\?"/);
+    // The error carries the process's output: its "failed to start" line names both servers.
+    const failed = logLines(error?.message ?? '').find((line) => line.msg === 'failed to start');
+    expect(failed?.error).toMatch(/is offered by both MCP server "everything" and MCP server "everything-http"/);
   });
 });

@@ -12,6 +12,7 @@ import { resourcesServer, startAgent, tempDir, type AgentProcess } from '../supp
 import { get, post } from '../support/http.js';
 import { resourceNames } from '../support/resources-db.js';
 import { resourceAgentScript, startScriptedModel, type ScriptedModelServer } from '../support/scripted-model.js';
+import { logLines } from '../support/log-lines.js';
 import { expectResumeMissesNone, openSse, storedSseEvents } from '../support/sse-reader.js';
 
 let model: ScriptedModelServer;
@@ -49,7 +50,10 @@ afterAll(async () => {
 
 describe('two mesh replicas on one PostgreSQL database', () => {
   it('runs its store on the database of ASG_DATABASE_URL, naming it without the password', async () => {
-    for (const replica of [a, b]) expect(replica.output()).toMatch(new RegExp(`conversation store listening.*database="?postgres://postgres(:\\*\\*\\*)?@127\\.0\\.0\\.1:\\d+/${database}`));
+    for (const replica of [a, b]) {
+      const listening = logLines(replica.output()).find((line) => line.msg === 'conversation store listening');
+      expect(String(listening?.database)).toMatch(new RegExp(`^postgres://postgres(:\\*\\*\\*)?@127\\.0\\.0\\.1:\\d+/${database}`));
+    }
     expect(b.output()).toContain('postgres:***@');
     expect(b.output()).not.toContain(PASSWORD);
   });

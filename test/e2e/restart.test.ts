@@ -10,6 +10,7 @@ import { startAgent, tempDir } from '../support/agent-process.js';
 import { get, post } from '../support/http.js';
 import { freePort } from '../support/ports.js';
 import { resourceNames } from '../support/resources-db.js';
+import { logLines } from '../support/log-lines.js';
 import { resourceAgentScript, startScriptedModel, type ScriptedModelServer } from '../support/scripted-model.js';
 
 let model: ScriptedModelServer;
@@ -68,6 +69,6 @@ describe('DESIGN §4 start: npm start -- --config FILE', () => {
     } finally {
       await agent.stop();
     }
-    expect(agent.output()).toContain('msg=stopping');
+    expect(logLines(agent.output()).some((line) => line.msg === 'stopping')).toBe(true);
   });
 });

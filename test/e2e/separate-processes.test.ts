@@ -11,6 +11,7 @@ import { ASG, defaultConfig, spawnProcess, tempDir, testEnvironment, type AsgPro
 import { get, post } from '../support/http.js';
 import { freePort } from '../support/ports.js';
 import { resourceNames } from '../support/resources-db.js';
+import { logLineWhere } from '../support/log-lines.js';
 import { resourceAgentScript, startScriptedModel, type ScriptedModelServer } from '../support/scripted-model.js';
 
 let model: ScriptedModelServer;
@@ -20,12 +21,25 @@ let configFile: string;
 let ports: Record<'conversation_store' | 'llm_gateway' | 'tool_broker' | 'orchestrator', number>;
 let url: string;
 
+/** Each service's metrics port (issue 17: a service alone serves GET /metrics beside its gRPC port). */
+const metricsPorts = new Map<string, number>();
+
 async function serve(service: string, listen?: number): Promise<AsgProcess> {
-  const env = testEnvironment(model.geminiBaseUrl, listen === undefined ? {} : { ASG_LISTEN: `127.0.0.1:${listen}` });
+  if (service !== 'gateway' && !metricsPorts.has(service)) metricsPorts.set(service, await freePort());
+  const env = testEnvironment(model.geminiBaseUrl, {
+    ...(listen === undefined ? {} : { ASG_LISTEN: `127.0.0.1:${listen}` }),
+    ...(service === 'gateway' ? {} : { ASG_METRICS_PORT: String(metricsPorts.get(service)) }),
+  });
   const process_ = spawnProcess(process.execPath, [ASG, 'serve', service, '--config', configFile], env);
   running.set(service, process_);
-  await process_.waitForLine((line) => line.includes('msg="service up"'), 30_000);
+  await process_.waitForLine(logLineWhere((line) => line.msg === 'service up'), 30_000);
   return process_;
+}
+
+async function metricsOf(service: string): Promise<string> {
+  const response = await fetch(`http://127.0.0.1:${metricsPorts.get(service)}/metrics`, { signal: AbortSignal.timeout(10_000) });
+  expect(response.status).toBe(200);
+  return response.text();
 }
 
 beforeAll(async () => {
@@ -58,6 +72,20 @@ describe('services in separate processes', () => {
     const listed = await post(`${url}/conversations`, { message: 'list resources' });
     expect(listed.status).toBe(201);
     expect(listed.body.result.waiting_approval).toBe(false);
+  });
+
+  it('each serve their own metrics, on their metrics port (the gateway on its HTTP port)', async () => {
+    expect(await metricsOf('orchestrator')).toMatch(/^asg_turn_duration_seconds_count\{outcome="answered"\} [1-9]/m);
+    expect(await metricsOf('llm-gateway')).toMatch(/^asg_model_calls_total\{provider="gemini",model="gemini-2\.5-flash",outcome="ok"\} [1-9]/m);
+    expect(await metricsOf('tool-broker')).toMatch(/^asg_tool_calls_total\{tool="resources_list",outcome="ok"\} [1-9]/m);
+    expect(await metricsOf('conversation-store')).toMatch(/^asg_approvals_pending 0$/m);
+    // Only what each records: the store calls no model.
+    expect(await metricsOf('conversation-store')).not.toContain('asg_model_calls_total');
+    const gateway = await fetch(`${url}/metrics`, { signal: AbortSignal.timeout(10_000) });
+    expect(gateway.status).toBe(200);
+    expect(await gateway.text()).toContain('# TYPE target_info gauge');
+    const other = await fetch(`http://127.0.0.1:${metricsPorts.get('orchestrator')}/health`, { signal: AbortSignal.timeout(10_000) });
+    expect(other.status).toBe(404);
   });
 
   it('go on after the orchestrator that stopped the turn is gone (DESIGN rule 1)', async () => {

@@ -10,6 +10,7 @@ import { filesContaining } from '../support/files.js';
 import { get, post, type JsonResponse } from '../support/http.js';
 import { startRecordingProxy, type RecordingProxy } from '../support/recording-proxy.js';
 import { resourceAgentScript, startScriptedModel, type ScriptedModelServer } from '../support/scripted-model.js';
+import { logLines, logLineWhere, type LogLine } from '../support/log-lines.js';
 import { join } from 'node:path';
 
 let model: ScriptedModelServer;
@@ -65,18 +66,18 @@ describe('session id (DESIGN rule 6)', () => {
     const fetched = await call('GET', `/conversations/${id}`);
     expect(fetched.body.conversation.session_id).toBe(sid);
     // Every service logged its lines about this request with the same sid.
-    const about = (line: string) => line.includes(` sid=${sid}`);
-    await agent.waitForLine((line) => about(line) && line.includes('svc=gateway') && line.includes(`path=/conversations/${id}/messages `));
-    await agent.waitForLine((line) => about(line) && line.includes('svc=gateway') && line.includes(`path=/conversations/${id} `));
-    await agent.waitForLine((line) => about(line) && line.includes('svc=orchestrator'));
+    const about = (svc: string, test: (line: LogLine) => boolean = () => true) => logLineWhere((line) => line.session_id === sid && line.svc === svc && test(line));
+    await agent.waitForLine(about('gateway', (line) => line.path === `/conversations/${id}/messages`));
+    await agent.waitForLine(about('gateway', (line) => line.path === `/conversations/${id}`));
+    await agent.waitForLine(about('orchestrator'));
   });
 
   it('logs a sid on every request line', async () => {
     await call('GET', '/health');
-    await agent.waitForLine((line) => line.includes('svc=gateway') && line.includes('path=/health '));
-    const requestLines = agent.output().split('\n').filter((line) => line.includes('svc=gateway') && line.includes('msg=request'));
+    await agent.waitForLine(logLineWhere((line) => line.svc === 'gateway' && line.path === '/health'));
+    const requestLines = logLines(agent.output()).filter((line) => line.svc === 'gateway' && line.msg === 'request');
     expect(requestLines.length).toBeGreaterThan(3);
-    for (const line of requestLines) expect(line).toMatch(/ sid=[0-9a-f]{8}/);
+    for (const line of requestLines) expect(line.session_id).toMatch(/^[0-9a-f]{8}$/);
   });
 });
 

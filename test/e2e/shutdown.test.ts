@@ -12,6 +12,7 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { commandLine, isRunning, processTree, startAgent, type AgentProcess } from '../support/agent-process.js';
 import { get, post, type JsonResponse } from '../support/http.js';
 import { startScriptedModel, type ScriptedModelServer } from '../support/scripted-model.js';
+import { logLines, logLineWhere } from '../support/log-lines.js';
 import { until } from '../support/until.js';
 
 /** How long the model takes over a "slow" message: long enough for a signal to land mid-turn. */
@@ -74,7 +75,7 @@ async function threeTurnsInFlight(agent: AgentProcess, tag: string): Promise<{ t
 
 /** After the stop: all three answered 200, a request during the drain got 503 (the probes answered), and nothing is left. */
 async function expectCleanStop(agent: AgentProcess, tree: number[], answers: Promise<JsonResponse>[], tag: string): Promise<void> {
-  await agent.waitForLine((line) => line.includes('msg="gateway draining"'));
+  await agent.waitForLine(logLineWhere((line) => line.msg === 'gateway draining'));
   // Issue 14: liveness stays 200 while the process runs; readiness says it is draining.
   expect((await get(`${agent.url}/health`)).status).toBe(200);
   const ready = await get(`${agent.url}/ready`);
@@ -95,7 +96,7 @@ async function expectCleanStop(agent: AgentProcess, tree: number[], answers: Pro
   await until('every process of the tree gone', () => tree.every((pid) => !isRunning(pid)), 5_000).catch(() => {
     throw new Error(`processes left: ${tree.filter(isRunning).map((pid) => `${pid} ${commandLine(pid)}`).join('; ')}`);
   });
-  expect(agent.output()).toMatch(/msg="gateway drained" finished=3 streams_ended=1 cut=0/);
+  expect(logLines(agent.output()).find((line) => line.msg === 'gateway drained')).toMatchObject({ finished: 3, streams_ended: 1, cut: 0 });
   expect(agent.output()).not.toContain('something still holds the event loop');
 }
 
@@ -127,7 +128,7 @@ describe('issue 12: a clean stop', () => {
       // Cut by the exit: not what this test looks at.
       const cut = Promise.allSettled(answers);
       process.kill(agent.pid, 'SIGTERM');
-      await agent.waitForLine((line) => line.includes('msg="gateway draining"'));
+      await agent.waitForLine(logLineWhere((line) => line.msg === 'gateway draining'));
       // Later than the window in which a repeat counts as the same signal (cli/stop.ts).
       await sleep(700);
       process.kill(agent.pid, 'SIGTERM');
@@ -157,11 +158,11 @@ describe('issue 12: a clean stop', () => {
       // Liveness bound, not a speed figure: the grace plus the bounded close of files and children.
       expect(Date.now() - signalled).toBeLessThan(grace + 6_000);
       expect(await turn).toBe('cut');
-      expect(agent.output()).toMatch(/msg="gateway drained" finished=\d+ streams_ended=\d+ cut=1/);
-      expect(agent.output()).toContain('grace_ran_out=true');
+      expect(logLines(agent.output()).find((line) => line.msg === 'gateway drained')).toMatchObject({ finished: expect.any(Number), streams_ended: expect.any(Number), cut: 1 });
+      expect(logLines(agent.output()).some((line) => line.grace_ran_out === true)).toBe(true);
       await until('every process of the tree gone', () => tree.every((pid) => !isRunning(pid)), 5_000);
 
-      expect(agent.output()).toContain('msg="run handed back on stop"');
+      expect(logLines(agent.output()).some((line) => line.msg === 'run handed back on stop')).toBe(true);
 
       second = await startAgent({ geminiBaseUrl: model.geminiBaseUrl, dir: agent.dir });
       // Released, so taken over at the first look (runs.takeover_interval), not after lease_ttl.
@@ -170,7 +171,7 @@ describe('issue 12: a clean stop', () => {
         return !conversation.turn_running && conversation.messages.at(-1)?.content === 'answer to hang on grace' && conversation;
       });
       expect(shown.messages.map((message: { role: string }) => message.role)).toEqual(['system', 'user', 'assistant']);
-      expect(second.output()).toContain('msg="run taken over from a replica that stopped"');
+      expect(logLines(second.output()).some((line) => line.msg === 'run taken over from a replica that stopped')).toBe(true);
     } finally {
       await agent.stop();
       await second?.stop();
@@ -202,7 +203,7 @@ describe('issue 12: a clean stop', () => {
         { role: 'user', content: 'hang before the crash' },
         { role: 'assistant', content: 'answer to hang before the crash' },
       ]);
-      expect(second.output()).toContain('msg="run taken over from a replica that stopped"');
+      expect(logLines(second.output()).some((line) => line.msg === 'run taken over from a replica that stopped')).toBe(true);
 
       const next = await post(`${second.url}/conversations/${id}/messages`, { message: 'try again' });
       expect(next.status).toBe(200);

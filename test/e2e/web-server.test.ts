@@ -14,6 +14,7 @@ import { get, post } from '../support/http.js';
 import { rawRequest } from '../support/raw-http.js';
 import { resourceNames } from '../support/resources-db.js';
 import { resourceAgentScript, startScriptedModel, type ScriptedModelServer } from '../support/scripted-model.js';
+import { logLines, logLineWhere } from '../support/log-lines.js';
 import { record, trpcClient } from '../support/trpc-client.js';
 
 let model: ScriptedModelServer;
@@ -31,8 +32,8 @@ beforeAll(async () => {
   model = await startScriptedModel(resourceAgentScript);
   agent = await startAgent({ geminiBaseUrl: model.geminiBaseUrl });
   web = startWeb({ host: '127.0.0.1', port: 0, agent_url: agent.url });
-  const line = await web.waitForLine((candidate) => candidate.includes('msg="web up"'), 30_000);
-  webUrl = /url=(http:\/\/\S+)/.exec(line)![1]!;
+  const line = await web.waitForLine(logLineWhere((candidate) => candidate.msg === 'web up'), 30_000);
+  webUrl = String(logLines(line)[0]!.url);
 }, 120_000);
 
 afterAll(async () => {

@@ -3,6 +3,7 @@ import { mkdirSync, mkdtempSync, readdirSync, readFileSync, writeFileSync } from
 import { tmpdir } from 'node:os';
 import { dirname, join, resolve } from 'node:path';
 import { fileURLToPath } from 'node:url';
+import { logLines, logLineWhere } from './log-lines.js';
 import { stringify } from 'yaml';
 
 /** The repository root, for paths to bin/asg and fixtures. */
@@ -159,7 +160,7 @@ export function isRunning(pid: number): boolean {
 
 /** The environment of a test process: the caller's, with the scripted provider and overrides (`null` removes). */
 export function testEnvironment(geminiBaseUrl: string, overrides: Record<string, string | null> = {}): NodeJS.ProcessEnv {
-  const env: NodeJS.ProcessEnv = { ...process.env, GEMINI_BASE_URL: geminiBaseUrl, GEMINI_API_KEY: TEST_GEMINI_KEY, ASG_LOG_LEVEL: 'info' };
+  const env: NodeJS.ProcessEnv = { ...process.env, GEMINI_BASE_URL: geminiBaseUrl, GEMINI_API_KEY: TEST_GEMINI_KEY, LOG_LEVEL: 'info', LOG_FORMAT: 'json' };
   for (const [key, value] of Object.entries(overrides)) {
     if (value === null) delete env[key];
     else env[key] = value;
@@ -180,8 +181,8 @@ export async function startAgent(options: AgentOptions): Promise<AgentProcess> {
     : [process.execPath, [...(options.nodeArgs ?? []), ASG, 'up', '--config', configFile]];
   const agent = spawnProcess(command, args, env);
   try {
-    const line = await agent.waitForLine((candidate) => candidate.includes('msg="agent up"'), 60_000);
-    const url = /url=(http:\/\/\S+)/.exec(line)![1]!;
+    const line = await agent.waitForLine(logLineWhere((candidate) => candidate.msg === 'agent up'), 60_000);
+    const url = String(logLines(line)[0]!.url);
     return { ...agent, url, dir, dataDir: config.data_dir as string, configFile };
   } catch (error) {
     await agent.stop();

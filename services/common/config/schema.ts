@@ -1,4 +1,5 @@
 import { z } from 'zod';
+import { LOG_FORMATS, LOG_LEVELS } from '../log-settings.js';
 import { duration } from './duration.js';
 import { treeProblems } from './tree.js';
 
@@ -345,6 +346,28 @@ export const configSchema = z
     webhooks: z.array(webhookSchema).default([]),
     /** Added (issue 12): on SIGTERM/SIGINT, how long in-flight requests may take to finish before the process stops anyway. */
     shutdown_grace: duration.default(10_000),
+    /**
+     * Added (issue 17): the logs. LOG_LEVEL and LOG_FORMAT (the CLI's --log-level and
+     * --log-format) win over these. `auto`: pretty lines on a terminal, JSON lines otherwise.
+     */
+    log: z
+      .strictObject({
+        level: z.enum(LOG_LEVELS).default('info'),
+        format: z.enum(LOG_FORMATS).default('auto'),
+      })
+      .prefault({}),
+    /**
+     * Added (issue 17): Prometheus metrics at GET /metrics. On the gateway, with `auth` on, only
+     * the admin role may read them unless `public` is true; without `auth` they are open like
+     * every route. A service run alone (`asg serve <service>`, not the gateway) serves them on
+     * `port` (all interfaces, like its gRPC port; ASG_METRICS_PORT wins; 0: no metrics port).
+     */
+    metrics: z
+      .strictObject({
+        public: z.boolean().default(false),
+        port: z.number().int().min(0).max(65535).default(9464),
+      })
+      .prefault({}),
     llm: z
       .strictObject({
         model: z.string().min(1).default('gemini-2.5-flash'),

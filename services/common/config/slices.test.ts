@@ -22,7 +22,8 @@ describe('config slices', () => {
   it('every field of the configuration reaches a service, but the ones only the CLI reads', () => {
     const sliced = new Set<string>(services.flatMap((service) => CONFIG_SLICES[service]));
     const unsliced = Object.keys(config).filter((field) => !sliced.has(field));
-    // services: where each service listens (cli/serve.ts); shutdown_grace: the signal handler (cli/main.ts).
-    expect(unsliced.sort()).toEqual(['services', 'shutdown_grace']);
+    // services: where each service listens (cli/serve.ts); shutdown_grace: the signal handler (cli/main.ts);
+    // log: the process's logger, set up once for all its services (cli/agent.ts).
+    expect(unsliced.sort()).toEqual(['log', 'services', 'shutdown_grace']);
   });
 });

@@ -21,8 +21,8 @@ export const CONFIG_SLICES = {
   // `approvals`: when the approvals it creates expire; `webhooks`: where it delivers their events.
   orchestrator: ['prompt', 'llm', 'chat', 'mcp_servers', 'a2a', 'agent', 'runs', 'approvals', 'webhooks', 'grpc'],
   // `chat`: the turn deadline of its calls to the orchestrator.
-  // `auth`, `insecure`: who may call it (issue 15).
-  gateway: ['name', 'description', 'host', 'port', 'server', 'serve_mcp', 'chat', 'auth', 'insecure', 'grpc'],
+  // `auth`, `insecure`: who may call it (issue 15); `metrics`: whether GET /metrics is open (issue 17).
+  gateway: ['name', 'description', 'host', 'port', 'server', 'serve_mcp', 'chat', 'auth', 'insecure', 'metrics', 'grpc'],
 } as const satisfies Record<string, readonly (keyof AgentConfig)[]>;
 
 export type ConfigSliceName = keyof typeof CONFIG_SLICES;

@@ -26,13 +26,14 @@ export type PromiseClient<S> = {
       : never;
 } & { close(): void };
 
-/** Metadata every hop carries: x-session-id, authorization and x-a2a-hops (when present), traceparent. */
+/** Metadata every hop carries: x-session-id, authorization, x-a2a-hops and x-conversation-id (when present), traceparent. */
 export function outgoingMetadata(): Metadata {
   const metadata = new Metadata();
   const ctx = currentContext();
   if (ctx?.sessionId) metadata.set('x-session-id', ctx.sessionId);
   if (ctx?.authorization) metadata.set('authorization', ctx.authorization);
   if (ctx?.a2aHops) metadata.set('x-a2a-hops', String(ctx.a2aHops));
+  if (ctx?.conversationId) metadata.set('x-conversation-id', ctx.conversationId);
   injectTraceContext((key, value) => metadata.set(key, value));
   return metadata;
 }

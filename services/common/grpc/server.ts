@@ -10,9 +10,10 @@ import {
   type ServiceDefinition,
   type UntypedServiceImplementation,
 } from '@grpc/grpc-js';
-import { context, ROOT_CONTEXT, SpanStatusCode, trace } from '@opentelemetry/api';
-import { parseA2aHops, runWithContext, type RequestContext } from '../context.js';
+import { context, ROOT_CONTEXT, SpanStatusCode, trace, type Context } from '@opentelemetry/api';
+import { parseA2aHops, parseConversationId, runWithContext, type RequestContext } from '../context.js';
 import { isLogLevelEnabled, type Logger } from '../log.js';
+import { loadMetrics, recordError } from '../metrics.js';
 import { redactSecrets } from '../secrets.js';
 import { parseSessionId } from '../session-id.js';
 import { entryTraceContext, SERVICE_ATTRIBUTE, SESSION_ATTRIBUTE, SpanKind, tracer, withSpan } from '../telemetry.js';
@@ -94,6 +95,7 @@ export function requestContextFrom(call: IncomingCall): RequestContext {
     authorization: first(call.metadata, 'authorization'),
     deadline: deadlineMsOf(call),
     a2aHops: parseA2aHops(first(call.metadata, 'x-a2a-hops')),
+    conversationId: parseConversationId(first(call.metadata, 'x-conversation-id')),
   };
 }
 
@@ -105,6 +107,7 @@ export function requestContextFrom(call: IncomingCall): RequestContext {
 export function toGrpcError(error: unknown, log: Logger, path: string): CallStatus {
   if (error instanceof ServiceError || error instanceof RpcError) return { code: error.code, details: redactSecrets(error.message) };
   const message = error instanceof Error ? error.message : String(error);
+  recordError('internal');
   log.error('unhandled error in handler', { method: path, error: message });
   return { code: GrpcStatus.INTERNAL, details: redactSecrets(`internal error in ${path}: ${message}`) };
 }
@@ -131,20 +134,27 @@ export function serveUnary(served: ServedMethod, handler: AnyUnaryHandler, reque
   const { service, path, log } = served;
   const requestContext = requestContextFrom(call);
   const started = performance.now();
+  // The call's own context (its span, its request context): the lines written once the
+  // handler is done belong to the call too, and carry its trace id.
+  let inCall: Context | undefined;
+  const inside = <T>(fn: () => T): T => (inCall ? context.with(inCall, fn) : fn());
   return context.with(ROOT_CONTEXT, () =>
     runWithContext(requestContext, () =>
       // The caller's trace context is read on top of the request context, so the span's context carries both.
-      withSpan(service, path.slice(1), SpanKind.SERVER, { 'rpc.system': 'grpc', [SESSION_ATTRIBUTE]: requestContext.sessionId }, () =>
-        handler(request, { request: requestContext, metadata: call.metadata }), entryTraceContext((key) => first(call.metadata, key))).then(
+      withSpan(service, path.slice(1), SpanKind.SERVER, { 'rpc.system': 'grpc', [SESSION_ATTRIBUTE]: requestContext.sessionId }, () => {
+        inCall = context.active();
+        return handler(request, { request: requestContext, metadata: call.metadata });
+      }, entryTraceContext((key) => first(call.metadata, key))).then(
         (response) => {
-          logRpc(log, path, 'OK', started);
+          inside(() => logRpc(log, path, 'OK', started));
           return response;
         },
-        (error: unknown) => {
-          const status = toGrpcError(error, log, path);
-          logRpc(log, path, GrpcStatus[status.code] ?? String(status.code), started);
-          throw status;
-        },
+        (error: unknown) =>
+          inside(() => {
+            const status = toGrpcError(error, log, path);
+            logRpc(log, path, GrpcStatus[status.code] ?? String(status.code), started);
+            throw status;
+          }),
       ),
     ),
   );
@@ -344,6 +354,8 @@ export function serverOptions(settings: Omit<GrpcSettings, 'drain_delay'> = DEFA
 
 /** A gRPC server with `serverOptions(settings)`; `overrides` for tests that need a tighter limit. */
 export function createServer(settings: Omit<GrpcSettings, 'drain_delay'> = DEFAULT_GRPC_SETTINGS, overrides: Record<string, number> = {}): Server {
+  // Every service makes its server as it starts: the metrics SDK is loaded then, not mid-turn.
+  loadMetrics();
   return new Server({ ...serverOptions(settings), ...overrides });
 }
 
