@@ -52,7 +52,12 @@ export function createGatewayApp(parts: GatewayParts): Express {
   const { config, log, auth, feed, webDist } = parts;
   // Every face's decisions and conversations pass the one guard (issue 15: the approve role, and who owns a conversation).
   const agent = auth.guard(parts.agent);
-  const a2a = a2aRouter({ backend: taskBackend(agent), identity: { name: config.name, description: config.description }, log, security: auth.card });
+  const a2a = a2aRouter({ backend: taskBackend(agent, feed),
+    identity: { name: config.name, description: config.description },
+    log,
+    security: auth.card,
+    cardUrl: { ...(config.server.public_url !== undefined && { publicUrl: config.server.public_url }), trustedProxies: config.server.trusted_proxies },
+  });
   const mcp = mcpRouter({ agent, config, log });
   const events = eventStreamRouter({ feed, getConversation: (id) => agent.getConversation(id), viewConversation: (id) => agent.viewConversation(id) }, log);
   const trpc = trpcRouter({ agent, feed }, log);

@@ -110,11 +110,3 @@ export function agentCard(facts: CardFacts): AgentCardJson {
     ...(facts.security && cardSecurity(facts.security)),
   };
 }
-
-/**
- * The endpoint's absolute URL from what the caller used to reach this request: its protocol
- * and its Host header (an IPv6 host keeps its brackets).
- */
-export function endpointUrl(protocol: string, host: string): string {
-  return `${protocol}://${host}${A2A_PATH}`;
-}

@@ -1,6 +1,5 @@
 import {
   headerVersion,
-  isPushNotificationMethod,
   legacyTaskDialect,
   METHOD_NAMES,
   methodInfo,
@@ -8,9 +7,9 @@ import {
   type Dialect,
 } from './dialect.js';
 import { failure, JsonRpcCode, JsonRpcError, success, toJsonRpcError, type JsonRpcFailure, type JsonRpcId, type JsonRpcRequest, type JsonRpcSuccess } from './jsonrpc.js';
-import { parseSendParams, parseTaskQuery } from './params.js';
+import { parseListParams, parseSendParams, parseSubscribeParams, parseTaskQuery } from './params.js';
 import type { TaskEvent } from './task.js';
-import type { TaskAnswer, TaskService } from './tasks.js';
+import { pushNotSupported, type TaskAnswer, type TaskService } from './tasks.js';
 import { WIRES } from './wire/index.js';
 
 /**
@@ -39,15 +38,11 @@ export interface RpcInput {
   request: JsonRpcRequest;
   /** The request's `A2A-Version` header. */
   versionHeader: string | undefined;
+  /** Aborts when the caller went away: a subscription ends then (a send's turn runs on). */
+  signal?: AbortSignal;
 }
 
 function unknownMethod(method: string): JsonRpcError {
-  if (isPushNotificationMethod(method)) {
-    return new JsonRpcError(
-      JsonRpcCode.PUSH_NOTIFICATION_NOT_SUPPORTED,
-      `push notifications are not supported (${method}): the agent card says pushNotifications: false; use message/stream or SendStreamingMessage, or poll the task`,
-    );
-  }
   return new JsonRpcError(JsonRpcCode.METHOD_NOT_FOUND, `method not found: ${method}; this agent answers ${METHOD_NAMES.join(', ')}`);
 }
 
@@ -88,6 +83,23 @@ async function dispatch(input: RpcInput, tasks: TaskService): Promise<RpcReply> 
       const answer = await tasks.cancel(parseTaskQuery(request.params));
       return json(request.id, shown ?? legacyTaskDialect(answer.origin), answer, 'task');
     }
+    case 'subscribe': {
+      const dialect = shown ?? 'v0.3';
+      const stream = await tasks.subscribe(parseSubscribeParams(request.params), input.signal);
+      return { kind: 'stream', sessionId: stream.sessionId, events: envelopes(request.id, dialect, stream.events) };
+    }
+    case 'list': {
+      const dialect = shown ?? 'v0.3';
+      const page = await tasks.list(parseListParams(dialect, request.params));
+      const write = WIRES[dialect].task;
+      const result = { tasks: page.tasks.map((task) => write(task)), nextPageToken: page.nextPageToken, pageSize: page.pageSize, totalSize: page.totalSize };
+      return { kind: 'json', body: success(request.id, result) };
+    }
+    case 'pushSet':
+    case 'pushGet':
+    case 'pushList':
+    case 'pushDelete':
+      throw pushNotSupported(request.method);
   }
 }
 

@@ -1,5 +1,7 @@
 import { randomUUID } from 'node:crypto';
-import type { Conversation } from '../../gen/ts/asg/store/v1/store.js';
+import type { Conversation, ConversationEvent, ConversationSummary } from '../../gen/ts/asg/store/v1/store.js';
+import type { Logger } from '../../services/common/log.js';
+import { abortable, startReading } from '../app/abortable.js';
 import { currentContext, withContextPatch } from '../../services/common/context.js';
 import { GrpcStatus, isCode } from '../../services/common/grpc/errors.js';
 import { newSessionId } from '../../services/common/session-id.js';
@@ -8,7 +10,7 @@ import { planContinuation, type Continuation } from './answer.js';
 import type { TaskBackend } from './backend.js';
 import { originDialect, type Dialect } from './dialect.js';
 import { invalidParams, JsonRpcCode, JsonRpcError, taskNotFound } from './jsonrpc.js';
-import type { InboundMessage, TaskQuery } from './params.js';
+import type { InboundMessage, PushConfigInput, TaskListQuery, TaskQuery } from './params.js';
 import {
   canceledTask,
   finalEvents,
@@ -17,6 +19,7 @@ import {
   taskAfterTurn,
   taskInProgress,
   taskOfConversation,
+  TERMINAL_STATES,
   unclearAnswerTask,
   withHistory,
   type TaskEvent,
@@ -46,6 +49,22 @@ export interface TaskStream {
 
 const NOTHING_RUN = 'The call was not run.';
 
+/** The agent card says pushNotifications: false. */
+export const pushNotSupported = (what: string) =>
+  new JsonRpcError(
+    JsonRpcCode.PUSH_NOTIFICATION_NOT_SUPPORTED,
+    `push notifications are not supported (${what}): the agent card says pushNotifications: false; use message/stream or SendStreamingMessage, resubscribe (tasks/resubscribe, SubscribeToTask), or poll the task`,
+  );
+
+/**
+ * How many tasks the caller may list, before paging: the store's count of the caller's
+ * conversations. The filters (context, state, time) are applied page by page, so they are not
+ * counted in it.
+ */
+function totalOf(summary: ConversationSummary | undefined): number {
+  return summary ? Number(summary.total) : 0;
+}
+
 function callerSessionId(): string | undefined {
   return currentContext()?.sessionId || undefined;
 }
@@ -54,9 +73,44 @@ function needsText(message: InboundMessage): void {
   if (message.text.trim() === '') throw invalidParams('message.parts: a new task needs a text part with some text');
 }
 
-/** The context id a task is answered with: the one it was created with, else the caller's, else the task's own id. */
-function contextIdOf(conversation: Conversation, requested?: string): string {
-  return conversation.a2aOrigin?.contextId || requested || conversation.id;
+/** The context id a task is answered with: the one it was created with, else the task's own id. */
+export function contextIdOf(conversation: Conversation): string {
+  return conversation.a2aOrigin?.contextId || conversation.id;
+}
+
+/**
+ * A message's contextId, when it gives one, must be its task's (A2A: a task belongs to one
+ * context). The seed's dialect has no contexts: its contextId is taken as it was before.
+ */
+function checkedContextId(conversation: Conversation, requested: string | undefined, dialect: Dialect): string {
+  if (dialect === 'seed') return conversation.a2aOrigin?.contextId || requested || conversation.id;
+  const contextId = contextIdOf(conversation);
+  if (requested !== undefined && requested !== contextId) {
+    throw invalidParams(`message.contextId: ${JSON.stringify(requested)} is not the context of task ${conversation.id}; its contextId is ${JSON.stringify(contextId)} (send it, or leave contextId out)`);
+  }
+  return contextId;
+}
+
+/**
+ * A2A tasks in a terminal state are immutable: a message to one is refused (-32004) and runs
+ * nothing. The seed's dialect predates that rule and continues the conversation, as it did.
+ */
+function checkOpen(conversation: Conversation, contextId: string, dialect: Dialect): void {
+  if (dialect === 'seed') return;
+  const { state } = taskOfConversation(conversation, contextId);
+  if (!TERMINAL_STATES.has(state)) return;
+  throw new JsonRpcError(
+    JsonRpcCode.UNSUPPORTED_OPERATION,
+    `task ${conversation.id} is ${state}: a task in a terminal state takes no more messages. Send the message without taskId to start a new task (with contextId ${JSON.stringify(contextId)} to keep it in the same context).`,
+  );
+}
+
+/** A page of ListTasks: the tasks, the token of the next page (empty on the last) and the count before paging. */
+export interface TaskListAnswer {
+  tasks: TaskSnapshot[];
+  nextPageToken: string;
+  pageSize: number;
+  totalSize: number;
 }
 
 interface Outcome {
@@ -65,21 +119,51 @@ interface Outcome {
 }
 
 export class TaskService {
-  constructor(private readonly backend: TaskBackend) {}
+  constructor(
+    private readonly backend: TaskBackend,
+    private readonly log: Logger,
+  ) {}
 
   async send(message: InboundMessage, dialect: Dialect): Promise<TaskAnswer> {
+    this.refusePush(message.pushConfig);
     if (message.taskId) {
       const conversation = await this.load(message.taskId);
-      const contextId = contextIdOf(conversation, message.contextId);
-      const outcome = await this.carryOut(conversation, planContinuation(conversation, message), contextId);
+      const contextId = checkedContextId(conversation, message.contextId, dialect);
+      checkOpen(conversation, contextId, dialect);
+      const plan = planContinuation(conversation, message);
+      if (message.returnImmediately && plan.kind !== 'unclear') {
+        // The turn runs on after the answer; the client polls (tasks/get) or subscribes.
+        this.detach(conversation.id, () => this.carryOut(conversation, plan, contextId));
+        return this.answer({ task: taskInProgress(conversation, contextId, 'working'), conversation }, message.historyLength, conversation);
+      }
+      const outcome = await this.carryOut(conversation, plan, contextId);
       return this.answer(outcome, message.historyLength, conversation);
     }
     needsText(message);
     const sessionId = callerSessionId() ?? newSessionId();
     const contextId = message.contextId ?? randomUUID();
-    const { conversation, result } = await withContextPatch({ sessionId }, () => this.backend.createConversation(message.text, { dialect, contextId }));
+    const inSession = <T>(call: () => Promise<T>) => withContextPatch({ sessionId }, call);
+    if (message.returnImmediately) {
+      // Created first, so that the answer has the task's id before the turn runs.
+      const { conversation } = await inSession(() => this.backend.createConversation(undefined, { dialect, contextId }));
+      this.detach(conversation.id, () => inSession(() => this.backend.sendMessage(conversation.id, message.text)));
+      return { task: taskInProgress(conversation, contextId, 'submitted'), origin: dialect, sessionId };
+    }
+    const { conversation, result } = await inSession(() => this.backend.createConversation(message.text, { dialect, contextId }));
     const task = result ? taskAfterTurn(conversation, result, contextId) : taskOfConversation(conversation, contextId);
     return { task: withHistory(task, conversation, message.historyLength), origin: dialect, sessionId };
+  }
+
+  /** Runs a turn nobody waits for: it is stored as any other, and a failure is logged (and shows in the task). */
+  private detach(taskId: string, turn: () => Promise<unknown>): void {
+    void turn().catch((error: unknown) => {
+      this.log.warn('a2a turn that was sent without waiting failed', { task: taskId, error: error instanceof Error ? error.message : String(error) });
+    });
+  }
+
+  /** A push-notification config sent with a message: refused (-32003) before anything is created or run. */
+  private refusePush(config: PushConfigInput | undefined): void {
+    if (config) throw pushNotSupported(`the message's push-notification config (${config.url.length > 0 ? 'to a url' : 'without a url'}) cannot be honoured`);
   }
 
   /**
@@ -88,9 +172,11 @@ export class TaskService {
    */
   async openStream(message: InboundMessage, dialect: Dialect): Promise<TaskStream> {
     const service = this;
+    this.refusePush(message.pushConfig);
     if (message.taskId) {
       const conversation = await this.load(message.taskId);
-      const contextId = contextIdOf(conversation, message.contextId);
+      const contextId = checkedContextId(conversation, message.contextId, dialect);
+      checkOpen(conversation, contextId, dialect);
       const plan = planContinuation(conversation, message);
       async function* continuation(): AsyncGenerator<TaskEvent> {
         const working = taskInProgress(conversation, contextId, 'working');
@@ -120,6 +206,87 @@ export class TaskService {
   async get(query: TaskQuery): Promise<TaskAnswer> {
     const conversation = await this.load(query.id);
     return this.answer({ task: taskOfConversation(conversation, contextIdOf(conversation)), conversation }, query.historyLength, conversation);
+  }
+
+  /**
+   * `tasks/resubscribe` / SubscribeToTask: the task as it is, then its events as the
+   * conversation's event stream brings them — a turn starting, and when it ends the task as
+   * it left it — until it is terminal or waits for input again. A client whose stream dropped
+   * subscribes again and gets the rest. The stream is opened before the task is read, so that
+   * nothing that happens in between is missed. A terminal task has no more events: -32004.
+   */
+  async subscribe(taskId: string, signal?: AbortSignal): Promise<TaskStream> {
+    const events = startReading(this.backend.watch(taskId));
+    let conversation: Conversation;
+    try {
+      conversation = await this.load(taskId);
+    } catch (error) {
+      void events.return?.().catch(() => undefined);
+      throw error;
+    }
+    const contextId = contextIdOf(conversation);
+    const now = taskOfConversation(conversation, contextId);
+    if (TERMINAL_STATES.has(now.state)) {
+      void events.return?.().catch(() => undefined);
+      throw new JsonRpcError(JsonRpcCode.UNSUPPORTED_OPERATION, `task ${taskId} is ${now.state}: a task in a terminal state sends no more events; read it with tasks/get (GetTask)`);
+    }
+    const service = this;
+    async function* updates(): AsyncGenerator<TaskEvent> {
+      try {
+        yield { kind: 'task', task: now };
+        for await (const event of abortable(events, signal)) {
+          const next = await service.eventOf(taskId, contextId, event);
+          if (!next) continue;
+          yield* next;
+          if (next.at(-1)?.kind === 'status' && (next.at(-1) as { final: boolean }).final) return;
+        }
+      } finally {
+        void events.return?.().catch(() => undefined);
+      }
+    }
+    return { sessionId: callerSessionId() ?? conversation.sessionId, events: updates() };
+  }
+
+  /** What one stored event of the conversation means to a subscriber; undefined for nothing. */
+  private async eventOf(taskId: string, contextId: string, event: ConversationEvent): Promise<TaskEvent[] | undefined> {
+    if (event.turnStarted) {
+      const conversation = await this.load(taskId);
+      return [{ kind: 'status', task: taskInProgress(conversation, contextId, 'working'), final: false }];
+    }
+    if (!event.turnEnded) return undefined;
+    const conversation = await this.load(taskId);
+    // Another turn already began (an approval decided at once): its own end closes the stream.
+    if (conversation.turnRunning) return undefined;
+    const outcome = event.turnEnded.outcome;
+    if (outcome === 'failed' || outcome === 'interrupted') {
+      const failed = { ...taskOfConversation(conversation, contextId), state: 'failed' as const, statusText: `The turn ${outcome === 'failed' ? 'failed' : 'was interrupted'}; send a new message to try again.` };
+      return [{ kind: 'status', task: { ...failed, artifactText: undefined }, final: true }];
+    }
+    return finalEvents(taskOfConversation(conversation, contextId));
+  }
+
+  /**
+   * ListTasks: one page of the caller's tasks (the ownership guard decides which), newest
+   * first, then filtered by context, state and time. A page is one page of the store's
+   * listing, so with filters it may hold fewer than pageSize tasks (A2A allows it); the
+   * token goes on from there. Artifacts and history cost a read of each task: only when asked.
+   */
+  async list(query: TaskListQuery): Promise<TaskListAnswer> {
+    const page = await this.backend.listConversations({ limit: query.pageSize, ...(query.pageToken && { cursor: query.pageToken }) });
+    const wanted = page.conversations.filter((conversation) => {
+      if (query.contextId !== undefined && contextIdOf(conversation) !== query.contextId) return false;
+      if (query.statusTimestampAfter && (conversation.updatedAt ?? conversation.createdAt ?? new Date(0)) < query.statusTimestampAfter) return false;
+      return query.state === undefined || taskOfConversation(conversation, contextIdOf(conversation)).state === query.state;
+    });
+    const full = query.includeArtifacts || query.historyLength !== undefined;
+    const tasks = await Promise.all(
+      wanted.map(async (summary) => {
+        const conversation = full ? await this.backend.getConversation(summary.id) : summary;
+        const task = withHistory(taskOfConversation(conversation, contextIdOf(conversation)), conversation, query.historyLength);
+        return query.includeArtifacts ? task : { ...task, artifactText: undefined };
+      }),
+    );
+    return { tasks, nextPageToken: page.nextCursor ?? '', pageSize: query.pageSize, totalSize: totalOf(page.summary) };
   }
 
   /** Rejects what a waiting task waits for; any other task cannot be canceled (-32002). */

@@ -1,5 +1,6 @@
 import { z } from 'zod';
 import { duration } from './duration.js';
+import { proxyEntryProblem } from './proxies.js';
 import { treeProblems } from './tree.js';
 
 /**
@@ -278,8 +279,27 @@ export const configSchema = z
          * Bounded by `shutdown_grace`.
          */
         drain_delay: z.union([z.literal(0), duration]).default(0),
-        /** The URL the service is reached at from outside (e.g. behind a proxy); its host and origin are the server's own. */
+        /**
+         * The URL the service is reached at from outside (e.g. behind a proxy); its host and origin
+         * are the server's own, and the agent card gives `<public_url>/a2a` as the A2A endpoint.
+         */
         public_url: z.url().optional(),
+        /**
+         * Added (issue 18): proxies (IP addresses or CIDR ranges) whose `X-Forwarded-Proto` and
+         * `X-Forwarded-Host` the agent card's URL follows when `public_url` is not set. Empty by
+         * default: forwarded headers are ignored, and the card's URL is the request's own.
+         */
+        trusted_proxies: z
+          .array(
+            z
+              .string()
+              .trim()
+              .superRefine((entry, context) => {
+                const problem = proxyEntryProblem(entry);
+                if (problem) context.addIssue({ code: 'custom', message: problem });
+              }),
+          )
+          .default([]),
         cors: z
           .strictObject({
             /** Origins (scheme://host[:port], or `*`) besides the server's own that browsers may call from; CORS headers go only to these. */
