@@ -324,6 +324,16 @@ export const configSchema = z
         max_takeovers: z.number().int().min(1).max(100).default(3),
       })
       .prefault({}),
+    /**
+     * Added (issue 18): A2A push notifications. A caller names the url; by default only public
+     * addresses are called (no loopback, private or link-local network: SSRF).
+     */
+    a2a_push: z
+      .strictObject({
+        /** Also call receivers on loopback, private and link-local addresses (a receiver on the same network; tests). */
+        allow_private_networks: z.boolean().default(false),
+      })
+      .prefault({}),
     /** Added (issue 15): authentication at the gateway; see authSchema. */
     auth: authSchema.optional(),
     /** Added (issue 15): serve a non-loopback `host` without `auth` (anyone who reaches the port may approve). */
