@@ -7,7 +7,8 @@ import {
   type Dialect,
 } from './dialect.js';
 import { failure, JsonRpcCode, JsonRpcError, success, toJsonRpcError, type JsonRpcFailure, type JsonRpcId, type JsonRpcRequest, type JsonRpcSuccess } from './jsonrpc.js';
-import { parseListParams, parseSendParams, parseSubscribeParams, parseTaskQuery } from './params.js';
+import { parseListParams, parsePushQuery, parsePushSetParams, parseSendParams, parseSubscribeParams, parseTaskQuery } from './params.js';
+import { pushConfigJson } from './push.js';
 import type { TaskEvent } from './task.js';
 import { pushNotSupported, type TaskAnswer, type TaskService } from './tasks.js';
 import { WIRES } from './wire/index.js';
@@ -65,6 +66,8 @@ async function dispatch(input: RpcInput, tasks: TaskService): Promise<RpcReply> 
     throw new JsonRpcError(JsonRpcCode.VERSION_NOT_SUPPORTED, `A2A-Version ${JSON.stringify(versionHeader)} is not supported; this agent speaks A2A 1.0 and 0.3`);
   }
   const shown = requestDialect(method, header, request.params);
+  // Without push notifications (the card says so) their methods are refused before their params are read.
+  if (method.operation.startsWith('push') && !tasks.pushNotifications) throw pushNotSupported(request.method);
   switch (method.operation) {
     case 'send': {
       const dialect = shown ?? 'seed';
@@ -95,11 +98,28 @@ async function dispatch(input: RpcInput, tasks: TaskService): Promise<RpcReply> 
       const result = { tasks: page.tasks.map((task) => write(task)), nextPageToken: page.nextPageToken, pageSize: page.pageSize, totalSize: page.totalSize };
       return { kind: 'json', body: success(request.id, result) };
     }
-    case 'pushSet':
-    case 'pushGet':
-    case 'pushList':
-    case 'pushDelete':
-      throw pushNotSupported(request.method);
+    case 'pushSet': {
+      const dialect = shown ?? 'v0.3';
+      const { taskId, config } = parsePushSetParams(dialect, request.params);
+      return { kind: 'json', body: success(request.id, pushConfigJson(await tasks.setPushConfig(taskId, config, dialect), dialect)) };
+    }
+    case 'pushGet': {
+      const dialect = shown ?? 'v0.3';
+      const config = await tasks.getPushConfig(parsePushQuery(dialect, request.params, dialect === 'v1.0'));
+      return { kind: 'json', body: success(request.id, pushConfigJson(config, dialect)) };
+    }
+    case 'pushList': {
+      const dialect = shown ?? 'v0.3';
+      const configs = (await tasks.listPushConfigs(parsePushQuery(dialect, request.params, false).taskId)).map((config) => pushConfigJson(config, dialect));
+      // v0.3 answers the array itself; v1.0 a ListTaskPushNotificationConfigsResponse (one page: a task has few).
+      return { kind: 'json', body: success(request.id, dialect === 'v1.0' ? { configs, nextPageToken: '' } : configs) };
+    }
+    case 'pushDelete': {
+      const dialect = shown ?? 'v0.3';
+      await tasks.deletePushConfig(parsePushQuery(dialect, request.params, true));
+      // v0.3: null; v1.0: google.protobuf.Empty.
+      return { kind: 'json', body: success(request.id, dialect === 'v1.0' ? {} : null) };
+    }
   }
 }
 

@@ -95,14 +95,7 @@ const v03Send = z.looseObject({
     .looseObject({
       historyLength,
       blocking: z.boolean().optional(),
-      pushNotificationConfig: z
-        .looseObject({
-          id: id.optional(),
-          url: z.string(),
-          token: z.string().max(1024).optional(),
-          authentication: z.looseObject({ schemes: z.array(z.string()).min(1), credentials: z.string().optional() }).optional(),
-        })
-        .optional(),
+      pushNotificationConfig: z.lazy(() => v03PushConfig).optional(),
     })
     .optional(),
   // Not in v0.3, but the seed's habit; accepted so that mixed clients still continue their task.
@@ -171,7 +164,7 @@ function inbound(texts: string[], data: unknown[], fields: Omit<InboundMessage, 
   return message;
 }
 
-type V03PushConfig = NonNullable<NonNullable<z.infer<typeof v03Send>['configuration']>['pushNotificationConfig']>;
+type V03PushConfig = z.infer<typeof v03PushConfig>;
 
 function v03PushInput(config: V03PushConfig): PushConfigInput {
   const [scheme] = config.authentication?.schemes ?? [];
@@ -289,4 +282,40 @@ export function parseListParams(dialect: Dialect, params: unknown): TaskListQuer
     ...(query.historyLength && { historyLength: query.historyLength }),
     ...(query.statusTimestampAfter && { statusTimestampAfter: new Date(query.statusTimestampAfter) }),
   };
+}
+
+/** The task and (get, delete) the config named by a push-notification config method. */
+export interface PushConfigQuery {
+  taskId: string;
+  configId?: string;
+}
+
+const v03PushConfig = z.looseObject({
+  id: id.optional(),
+  url: z.string(),
+  token: z.string().max(1024).optional(),
+  authentication: z.looseObject({ schemes: z.array(z.string()).min(1), credentials: z.string().optional() }).optional(),
+});
+
+/**
+ * `tasks/pushNotificationConfig/set` (v0.3: `{"taskId", "pushNotificationConfig": {…}}`) or
+ * CreateTaskPushNotificationConfig (v1.0: the TaskPushNotificationConfig itself, `{"taskId", "url", …}`).
+ */
+export function parsePushSetParams(dialect: Dialect, params: unknown): { taskId: string; config: PushConfigInput } {
+  if (dialect === 'v1.0') {
+    const config = parse(v1PushConfig.extend({ taskId: id }), params);
+    return { taskId: config.taskId, config: v1PushInput(config) };
+  }
+  const { taskId, pushNotificationConfig } = parse(z.looseObject({ taskId: id, pushNotificationConfig: v03PushConfig }), params);
+  return { taskId, config: v03PushInput(pushNotificationConfig) };
+}
+
+/** get / delete / list: v0.3 `{"id", "pushNotificationConfigId"?}`, v1.0 `{"taskId", "id"?}`; `needsConfig` for v1.0 get and both deletes. */
+export function parsePushQuery(dialect: Dialect, params: unknown, needsConfig: boolean): PushConfigQuery {
+  if (dialect === 'v1.0') {
+    const { taskId, id: configId } = parse(z.looseObject({ taskId: id, id: needsConfig ? id : id.optional() }), params);
+    return { taskId, ...(configId && { configId }) };
+  }
+  const { id: taskId, pushNotificationConfigId } = parse(z.looseObject({ id, pushNotificationConfigId: needsConfig ? id : id.optional() }), params);
+  return { taskId, ...(pushNotificationConfigId && { configId: pushNotificationConfigId }) };
 }

@@ -13,6 +13,7 @@ import { answerRpc } from './methods.js';
 import { openSse } from './sse.js';
 import { bearerChallenge } from '../http/challenge.js';
 import { TaskService } from './tasks.js';
+import type { PushSettings } from './push.js';
 import { agentVersion } from '../app/version.js';
 
 /**
@@ -38,6 +39,8 @@ export interface A2aRouterOptions {
   security?: CardSecurity;
   /** Where the card says the endpoint is (`server.public_url`, `server.trusted_proxies`); the request's own Host by default. */
   cardUrl?: CardUrlSettings;
+  /** Push notifications (issue 18): where their configs are kept; without it they are not offered (-32003). */
+  push?: PushSettings;
 }
 
 const A2A_VERSION_HEADER = 'A2A-Version';
@@ -56,7 +59,7 @@ function markRoute(route: string) {
 export function a2aRouter(options: A2aRouterOptions): Router {
   const { backend, identity, log } = options;
   const version = options.version ?? agentVersion();
-  const tasks = new TaskService(backend, log);
+  const tasks = new TaskService(backend, log, options.push);
   const cardUrl = cardUrlResolver(options.cardUrl ?? { trustedProxies: [] });
   const router = express.Router();
 
@@ -74,7 +77,7 @@ export function a2aRouter(options: A2aRouterOptions): Router {
         forwardedProto: req.get('x-forwarded-proto'),
         forwardedHost: req.get('x-forwarded-host'),
       });
-      res.json(agentCard({ ...identity, version, endpointUrl: url, tools, ...(options.security && { security: options.security }) }));
+      res.json(agentCard({ ...identity, version, endpointUrl: url, tools, pushNotifications: tasks.pushNotifications, ...(options.security && { security: options.security }) }));
     } catch (error) {
       const failure = failureOf(error);
       if (failure.unexpected) log.error('agent card failed', { error: failure.message });

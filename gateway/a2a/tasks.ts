@@ -1,5 +1,5 @@
 import { randomUUID } from 'node:crypto';
-import type { Conversation, ConversationEvent, ConversationSummary } from '../../gen/ts/asg/store/v1/store.js';
+import type { Conversation, ConversationEvent, ConversationSummary, PushConfig } from '../../gen/ts/asg/store/v1/store.js';
 import type { Logger } from '../../services/common/log.js';
 import { abortable, startReading } from '../app/abortable.js';
 import { currentContext, withContextPatch } from '../../services/common/context.js';
@@ -10,7 +10,8 @@ import { planContinuation, type Continuation } from './answer.js';
 import type { TaskBackend } from './backend.js';
 import { originDialect, type Dialect } from './dialect.js';
 import { invalidParams, JsonRpcCode, JsonRpcError, taskNotFound } from './jsonrpc.js';
-import type { InboundMessage, PushConfigInput, TaskListQuery, TaskQuery } from './params.js';
+import type { InboundMessage, PushConfigInput, PushConfigQuery, TaskListQuery, TaskQuery } from './params.js';
+import { checkedPushConfig, pushConfigNotFound, type PushSettings } from './push.js';
 import {
   canceledTask,
   finalEvents,
@@ -53,7 +54,7 @@ const NOTHING_RUN = 'The call was not run.';
 export const pushNotSupported = (what: string) =>
   new JsonRpcError(
     JsonRpcCode.PUSH_NOTIFICATION_NOT_SUPPORTED,
-    `push notifications are not supported (${what}): the agent card says pushNotifications: false; use message/stream or SendStreamingMessage, resubscribe (tasks/resubscribe, SubscribeToTask), or poll the task`,
+    `push notifications are not supported here (${what}): the agent card says pushNotifications: false; use message/stream or SendStreamingMessage, resubscribe (tasks/resubscribe, SubscribeToTask), or poll the task`,
   );
 
 /**
@@ -122,15 +123,23 @@ export class TaskService {
   constructor(
     private readonly backend: TaskBackend,
     private readonly log: Logger,
+    /** Push-notification configs; without them (a gateway with no store client for them) the push methods answer -32003. */
+    private readonly push?: PushSettings,
   ) {}
 
+  /** Whether push notifications are offered (the card's `capabilities.pushNotifications`). */
+  get pushNotifications(): boolean {
+    return this.push !== undefined;
+  }
+
   async send(message: InboundMessage, dialect: Dialect): Promise<TaskAnswer> {
-    this.refusePush(message.pushConfig);
+    await this.checkPush(message.pushConfig, dialect);
     if (message.taskId) {
       const conversation = await this.load(message.taskId);
       const contextId = checkedContextId(conversation, message.contextId, dialect);
       checkOpen(conversation, contextId, dialect);
       const plan = planContinuation(conversation, message);
+      await this.registerPush(conversation.id, message.pushConfig, dialect);
       if (message.returnImmediately && plan.kind !== 'unclear') {
         // The turn runs on after the answer; the client polls (tasks/get) or subscribes.
         this.detach(conversation.id, () => this.carryOut(conversation, plan, contextId));
@@ -143,9 +152,15 @@ export class TaskService {
     const sessionId = callerSessionId() ?? newSessionId();
     const contextId = message.contextId ?? randomUUID();
     const inSession = <T>(call: () => Promise<T>) => withContextPatch({ sessionId }, call);
-    if (message.returnImmediately) {
-      // Created first, so that the answer has the task's id before the turn runs.
+    if (message.returnImmediately || message.pushConfig) {
+      // Created first, so that the answer (and the push config) has the task's id before the turn runs.
       const { conversation } = await inSession(() => this.backend.createConversation(undefined, { dialect, contextId }));
+      await this.registerPush(conversation.id, message.pushConfig, dialect);
+      const turn = () => inSession(() => this.backend.sendMessage(conversation.id, message.text));
+      if (!message.returnImmediately) {
+        const done = await turn();
+        return { task: withHistory(taskAfterTurn(done.conversation, done.result, contextId), done.conversation, message.historyLength), origin: dialect, sessionId };
+      }
       this.detach(conversation.id, () => inSession(() => this.backend.sendMessage(conversation.id, message.text)));
       return { task: taskInProgress(conversation, contextId, 'submitted'), origin: dialect, sessionId };
     }
@@ -161,9 +176,63 @@ export class TaskService {
     });
   }
 
-  /** A push-notification config sent with a message: refused (-32003) before anything is created or run. */
-  private refusePush(config: PushConfigInput | undefined): void {
-    if (config) throw pushNotSupported(`the message's push-notification config (${config.url.length > 0 ? 'to a url' : 'without a url'}) cannot be honoured`);
+  /** A push-notification config sent with a message: checked before anything is created or run. */
+  private async checkPush(config: PushConfigInput | undefined, dialect: Dialect): Promise<void> {
+    if (!config) return;
+    if (!this.push) throw pushNotSupported("the message's configuration carries a push-notification config");
+    // The task id is not known yet for a new task: the url and the rest are checked with a stand-in.
+    await checkedPushConfig('pending', config, dialect, this.push.allowPrivateNetworks);
+  }
+
+  private async registerPush(taskId: string, config: PushConfigInput | undefined, dialect: Dialect): Promise<void> {
+    if (!config || !this.push) return;
+    await this.push.store.setPushConfig({ config: await checkedPushConfig(taskId, config, dialect, this.push.allowPrivateNetworks) });
+  }
+
+  private pushSettings(method: string): PushSettings {
+    if (!this.push) throw pushNotSupported(method);
+    return this.push;
+  }
+
+  /** `tasks/pushNotificationConfig/set`, CreateTaskPushNotificationConfig: the task must be one the caller may read. */
+  async setPushConfig(taskId: string, input: PushConfigInput, dialect: Dialect): Promise<PushConfig> {
+    const push = this.pushSettings('tasks/pushNotificationConfig/set');
+    const conversation = await this.load(taskId);
+    const { config } = await push.store.setPushConfig({ config: await checkedPushConfig(conversation.id, input, dialect, push.allowPrivateNetworks) });
+    if (!config) throw new JsonRpcError(JsonRpcCode.INTERNAL_ERROR, 'the store answered without the config');
+    return config;
+  }
+
+  /** One config; without a config id (v0.3 allows it) the task's first. */
+  async getPushConfig(query: PushConfigQuery): Promise<PushConfig> {
+    const push = this.pushSettings('tasks/pushNotificationConfig/get');
+    await this.load(query.taskId);
+    if (query.configId === undefined) {
+      const [first] = (await push.store.listPushConfigs({ conversationId: query.taskId })).configs;
+      if (!first) throw pushConfigNotFound(query.taskId, '(any)');
+      return first;
+    }
+    try {
+      const { config } = await push.store.getPushConfig({ conversationId: query.taskId, id: query.configId });
+      if (!config) throw pushConfigNotFound(query.taskId, query.configId);
+      return config;
+    } catch (error) {
+      if (isCode(error, GrpcStatus.NOT_FOUND)) throw pushConfigNotFound(query.taskId, query.configId);
+      throw error;
+    }
+  }
+
+  async listPushConfigs(taskId: string): Promise<PushConfig[]> {
+    const push = this.pushSettings('tasks/pushNotificationConfig/list');
+    await this.load(taskId);
+    return (await push.store.listPushConfigs({ conversationId: taskId })).configs;
+  }
+
+  async deletePushConfig(query: PushConfigQuery): Promise<void> {
+    const push = this.pushSettings('tasks/pushNotificationConfig/delete');
+    await this.load(query.taskId);
+    const { deleted } = await push.store.deletePushConfig({ conversationId: query.taskId, id: query.configId ?? '' });
+    if (!deleted) throw pushConfigNotFound(query.taskId, query.configId ?? '');
   }
 
   /**
@@ -172,12 +241,13 @@ export class TaskService {
    */
   async openStream(message: InboundMessage, dialect: Dialect): Promise<TaskStream> {
     const service = this;
-    this.refusePush(message.pushConfig);
+    await this.checkPush(message.pushConfig, dialect);
     if (message.taskId) {
       const conversation = await this.load(message.taskId);
       const contextId = checkedContextId(conversation, message.contextId, dialect);
       checkOpen(conversation, contextId, dialect);
       const plan = planContinuation(conversation, message);
+      await this.registerPush(conversation.id, message.pushConfig, dialect);
       async function* continuation(): AsyncGenerator<TaskEvent> {
         const working = taskInProgress(conversation, contextId, 'working');
         yield { kind: 'task', task: working };
@@ -194,6 +264,7 @@ export class TaskService {
     // Created first and run after, so that the first event already carries the task id; a
     // failure to create is still a plain JSON-RPC error.
     const { conversation } = await inSession(() => this.backend.createConversation(undefined, { dialect, contextId }));
+    await this.registerPush(conversation.id, message.pushConfig, dialect);
     async function* newTask(): AsyncGenerator<TaskEvent> {
       yield { kind: 'task', task: taskInProgress(conversation, contextId, 'submitted') };
       yield { kind: 'status', task: taskInProgress(conversation, contextId, 'working'), final: false };

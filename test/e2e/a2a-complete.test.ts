@@ -304,10 +304,17 @@ describe('strict requests: the spec’s error codes in both versions', () => {
     expect(v03Blocking.error).toMatchObject({ code: -32602, message: expect.stringContaining('blocking') });
   });
 
-  it('-32003 for push notification config in both versions (the card says pushNotifications: false)', async () => {
+  it('a push-notification url on a private network is refused by default (SSRF), in both versions (-32602)', async () => {
     const card = await get(`${agent.url}/.well-known/agent-card.json`);
-    expect(card.body.capabilities.pushNotifications).toBe(false);
-    expect((await rpc('tasks/pushNotificationConfig/set', { taskId: 'x', pushNotificationConfig: { url: 'http://127.0.0.1:1/' } })).error).toMatchObject({ code: -32003 });
-    expect((await rpc('CreateTaskPushNotificationConfig', { taskId: 'x', url: 'http://127.0.0.1:1/' }, { 'A2A-Version': '1.0' })).error).toMatchObject({ code: -32003 });
+    expect(card.body.capabilities.pushNotifications).toBe(true);
+    const task = asTask(await v1.sendMessage(message([{ text: 'hello ssrf' }])));
+    for (const url of ['http://127.0.0.1:1/hook', 'http://10.0.0.1/hook', 'http://169.254.169.254/latest/meta-data', 'http://[::1]/hook', 'http://localhost/hook']) {
+      const set03 = await rpc('tasks/pushNotificationConfig/set', { taskId: task.id, pushNotificationConfig: { url } });
+      expect(set03.error, url).toMatchObject({ code: -32602, message: expect.stringContaining('private') });
+      const set1 = await rpc('CreateTaskPushNotificationConfig', { taskId: task.id, url }, { 'A2A-Version': '1.0' });
+      expect(set1.error, url).toMatchObject({ code: -32602 });
+    }
+    const inMessage = await rpc('message/send', { message: v03Message('x'), configuration: { pushNotificationConfig: { url: 'http://127.0.0.1:1/hook' } } });
+    expect(inMessage.error).toMatchObject({ code: -32602 });
   });
 });
