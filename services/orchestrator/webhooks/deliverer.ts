@@ -81,6 +81,8 @@ export interface OutboxTarget {
   origin: string;
   /** The cursor's name in the store. */
   name: string;
+  /** What it delivers, for the logs: "webhook events", "A2A push notifications". */
+  label: string;
   posts(event: ConversationEvent): Promise<OutboundPost[]>;
 }
 
@@ -90,6 +92,7 @@ export function webhookTarget(endpoint: WebhookEndpoint): OutboxTarget {
     where: endpoint.where,
     origin: endpoint.origin,
     name: endpoint.name,
+    label: 'webhook events',
     async posts(event) {
       const payload = webhookPayload(event);
       if (!payload || !endpoint.events.has(payload.type)) return [];
@@ -147,7 +150,7 @@ export class WebhookDeliverer {
         await sleep(this.options.claimEveryMs, stop);
         continue;
       }
-      if (!holding) this.log.info('delivering webhook events', { ...this.fields, after: claimed.lastEventId });
+      if (!holding) this.log.info(`delivering ${this.endpoint.label}`, { ...this.fields, after: claimed.lastEventId });
       holding = true;
       const held = new AbortController();
       const onStop = () => held.abort();

@@ -112,6 +112,7 @@ export function a2aPushTarget(clients: PushClients, allowPrivateNetworks: boolea
     where: PUSH_CURSOR,
     origin: 'the tasks’ push-notification urls',
     name: PUSH_CURSOR,
+    label: 'A2A push notifications',
     async posts(event: ConversationEvent) {
       if (!event.turnEnded) return [];
       const { configs } = await clients.store.listPushConfigs({ conversationId: event.conversationId });
