@@ -2,6 +2,7 @@ import { randomUUID } from 'node:crypto';
 import type { Conversation, ConversationEvent, ConversationSummary, PushConfig } from '../../gen/ts/asg/store/v1/store.js';
 import type { Logger } from '../../services/common/log.js';
 import { abortable, startReading } from '../app/abortable.js';
+import { ConversationBusy } from '../app/busy.js';
 import { currentContext, withContextPatch } from '../../services/common/context.js';
 import { GrpcStatus, isCode } from '../../services/common/grpc/errors.js';
 import { newSessionId } from '../../services/common/session-id.js';
@@ -141,6 +142,8 @@ export class TaskService {
       const plan = planContinuation(conversation, message);
       await this.registerPush(conversation.id, message.pushConfig, dialect);
       if (message.returnImmediately && plan.kind !== 'unclear') {
+        // Refused now rather than failing unseen after the answer (one turn at a time, issue 13).
+        if (conversation.turnRunning) throw new ConversationBusy(conversation.id);
         // The turn runs on after the answer; the client polls (tasks/get) or subscribes.
         this.detach(conversation.id, () => this.carryOut(conversation, plan, contextId));
         return this.answer({ task: taskInProgress(conversation, contextId, 'working'), conversation }, message.historyLength, conversation);
