@@ -134,8 +134,9 @@ export function taskOfConversation(conversation: Conversation, contextId: string
   if (isWaiting(conversation)) return inputRequired(conversation, contextId, undefined);
   // A turn runs on it (issue 13): a message sent now is refused until it ends.
   if (conversation.turnRunning) return base(conversation, contextId, 'working');
-  // Created, and its first turn not begun yet (a non-blocking send, a stream's first moment).
-  if (!hasUserMessage(conversation)) return base(conversation, contextId, 'submitted');
+  // Created over A2A, and its first turn not begun yet (a non-blocking send, a stream's first
+  // moment). A conversation made over REST without a message reads as it always did (the seed's).
+  if (conversation.a2aOrigin && !hasUserMessage(conversation)) return base(conversation, contextId, 'submitted');
   return completed(conversation, contextId, lastAssistantText(conversation));
 }
 
