@@ -58,6 +58,8 @@ export interface DecisionDetails {
   reason?: string;
   /** Approving only: run the call with these instead of the stored arguments (checked by the orchestrator). */
   arguments?: Record<string, unknown>;
+  /** Approving only: the answer to an MCP server's question (checked by the orchestrator, issue 18). */
+  input?: Record<string, unknown>;
 }
 
 export interface ApprovalQuery extends PageRequest {
@@ -213,7 +215,7 @@ export function createAgent(backends: Pick<Backends, 'orchestrator' | 'store'>):
       return { conversation, result: answer.result ?? resultFromConversation(conversation), pipeline: answer.pipeline };
     },
 
-    async resolveApproval(uuid, decision, { decider, reason, arguments: edited }) {
+    async resolveApproval(uuid, decision, { decider, reason, arguments: edited, input }) {
       const answer = await orchestrator.resolveApproval({
         uuid,
         approved: decision === 'approved',
@@ -221,6 +223,7 @@ export function createAgent(backends: Pick<Backends, 'orchestrator' | 'store'>):
         decidedBy: decider.name,
         via: decider.via,
         ...(edited !== undefined && { arguments: edited }),
+        ...(input !== undefined && { input }),
       });
       const approval = present(answer.approval, `approval ${uuid}`);
       if (!answer.decided) {

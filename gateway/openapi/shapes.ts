@@ -76,7 +76,7 @@ export const approvalRecord = z
     decided_by: z.string().optional().meta({ description: 'A token\'s name, a JWT\'s subject, "anonymous" without authentication, "timeout" for an expiry.' }),
     via: z.string().optional().meta({ description: 'rest, web, a2a, mcp, cli, timeout.' }),
     reason: z.string().optional(),
-    edited_args: jsonObject.optional().meta({ description: 'The arguments the call ran with, when the human edited them before approving.' }),
+    edited_args: jsonObject.optional().meta({ description: "The arguments the call ran with, when the human edited them before approving; for an approval that asked for an MCP server's input (issue 18), the answer given." }),
     expires_at: isoTime.optional(),
     on_timeout: timeoutAction.optional(),
     remote_task_id: z.string().optional(),
