@@ -138,6 +138,12 @@ export class TurnRunner {
       // Checked before anything is claimed: arguments or an answer that do not fit leave the approval pending.
       const pending = approval.status === ApprovalStatus.APPROVAL_STATUS_PENDING;
       const asked = stored.pending.find((pause) => pause.approvalUuid === uuid)?.input;
+      if (asked && pending && approved && decision.via === 'timeout') {
+        // An expiry that approves has no answer to give: a question nobody answered in time is declined.
+        approved = false;
+        reason = 'nobody answered the question in time; the approval expired';
+        decision = { ...decision, expired: true };
+      }
       if (pending) checkInput(uuid, asked, approved, decision);
       if (decision.arguments !== undefined && pending) await this.checkEditedArguments(approval, decision.arguments);
       const activation: Activation = { conversationId: approval.conversationId, watched: false, conversation: emptyConversation(approval.conversationId), approval, holdsTurn: false };

@@ -16,6 +16,8 @@ import { until } from '../support/until.js';
 let rooms: ElicitingServer;
 let model: ScriptedModelServer;
 let agent: AgentProcess;
+/** The same server with book_room destructive (no annotations, no rule): approval first, then the question. */
+let gated: AgentProcess;
 
 /** Books the room the message names ("book room 12"), then says what the tool answered. */
 function script(request: ModelRequest) {
@@ -28,17 +30,20 @@ function script(request: ModelRequest) {
 beforeAll(async () => {
   rooms = await startElicitingServer();
   model = await startScriptedModel(script);
-  agent = await startAgent({ geminiBaseUrl: model.geminiBaseUrl, config: { mcp_servers: [{ name: 'rooms', url: rooms.url, approval: { book_room: 'never' } }] }, dir: tempDir('asg-elicitation-') });
+  [agent, gated] = await Promise.all([
+    startAgent({ geminiBaseUrl: model.geminiBaseUrl, config: { mcp_servers: [{ name: 'rooms', url: rooms.url, approval: { book_room: 'never' } }] }, dir: tempDir('asg-elicitation-') }),
+    startAgent({ geminiBaseUrl: model.geminiBaseUrl, config: { mcp_servers: [{ name: 'rooms', url: rooms.url }] }, dir: tempDir('asg-elicitation-gated-') }),
+  ]);
 }, 60_000);
 
 afterAll(async () => {
-  await agent?.stop();
+  await Promise.all([agent?.stop(), gated?.stop()]);
   await model?.close();
   await rooms?.close();
 });
 
-async function askFor(room: string) {
-  const created = await post(`${agent.url}/conversations`, { message: `book room ${room}` });
+async function askFor(room: string, of = agent) {
+  const created = await post(`${of.url}/conversations`, { message: `book room ${room}` });
   expect(created.status).toBe(201);
   expect(created.body.result.waiting_approval).toBe(true);
   return { id: created.body.conversation.id as string, uuid: created.body.result.approval.uuid as string, body: created.body };
@@ -90,5 +95,22 @@ describe("issue 18: an MCP server's question becomes a pending approval", () => 
     const again = await post(`${agent.url}/approvals/${uuid}`, { approved: true, input: { name: 'Eve' } });
     expect(again.status).toBe(409);
     expect(rooms.states.slice(before)).toEqual(['room=B2']);
+  });
+
+  it('a destructive tool: the approval of the call comes first; approved, the server asks and the question is a second approval of the same call', async () => {
+    const { uuid } = await askFor('C3', gated);
+    const first = await get(`${gated.url}/approvals/${uuid}`);
+    expect(first.body.description).toBe('book_room on rooms with arguments {"room":"C3"}');
+    const approved = await post(`${gated.url}/approvals/${uuid}`, { approved: true });
+    expect(approved.status).toBe(200);
+    expect(approved.body.result.waiting_approval).toBe(true);
+    const question = approved.body.result.approval;
+    expect(question.uuid).not.toBe(uuid);
+    expect(question.description).toContain('MCP server rooms asks for input to finish book_room: "Who is the room for?"');
+    expect(rooms.bookings).not.toContain('C3:Cy');
+    const answered = await post(`${gated.url}/approvals/${question.uuid}`, { approved: true, input: { name: 'Cy' } });
+    expect(answered.status).toBe(200);
+    expect(answered.body.result.response).toBe('tool said: room C3 booked for Cy');
+    expect(rooms.bookings.filter((booking) => booking.startsWith('C3:'))).toEqual(['C3:Cy']);
   });
 });
