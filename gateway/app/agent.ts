@@ -1,11 +1,12 @@
 import {
+  ApprovalStatus,
   ConversationStatus,
   type AuditEntry,
   type Conversation,
   type ConversationSummary,
   type PendingApproval,
 } from '../../gen/ts/asg/store/v1/store.js';
-import type { CreateConversationRequest, PipelineView, TurnResult } from '../../gen/ts/asg/orchestrator/v1/orchestrator.js';
+import type { CreateConversationRequest, InputView, PipelineView, TurnResult } from '../../gen/ts/asg/orchestrator/v1/orchestrator.js';
 import type { Tool, ToolServer } from '../../gen/ts/asg/tools/v1/tools.js';
 import { internal } from '../../services/common/grpc/errors.js';
 import type { Backends } from './backends.js';
@@ -78,6 +79,8 @@ export interface ApprovalRecord {
   approval: PendingApproval;
   /** The session id of the approval's conversation. */
   sessionId: string;
+  /** Issue 18: what the approval asks, when it waits for an answer to an MCP server's question (from its run, as the orchestrator reads it). */
+  input?: InputView;
 }
 
 export interface AuditQuery extends PageRequest {
@@ -248,7 +251,11 @@ export function createAgent(backends: Pick<Backends, 'orchestrator' | 'store'>):
 
     async getApproval(uuid) {
       const answer = await store.getApproval({ uuid });
-      return { approval: present(answer.approval, `approval ${uuid}`), sessionId: answer.sessionId };
+      const approval = present(answer.approval, `approval ${uuid}`);
+      // Only the orchestrator reads a run: a pending approval's run says whether it asks for input (issue 18).
+      const pending = approval.status === ApprovalStatus.APPROVAL_STATUS_PENDING;
+      const input = pending && answer.run ? (await orchestrator.describeRuns({ runs: [{ run: answer.run, pendingApprovalUuid: '' }] })).views[0]?.inputs.find((view) => view.approvalUuid === uuid) : undefined;
+      return { approval, sessionId: answer.sessionId, ...(input && { input }) };
     },
 
     async listAudit({ limit, cursor, kinds = [] }) {

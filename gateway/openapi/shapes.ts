@@ -84,6 +84,11 @@ export const approvalRecord = z
     agent_chain: z.array(z.string()).optional(),
     outcome_unknown: z.literal(true).optional(),
     replaces: z.string().optional(),
+    kind: z.literal('input').optional().meta({ description: 'Issue 18, GET /approvals/:uuid while pending: the approval asks for an answer to an MCP server\'s question; approve with "input" (POST /approvals/:uuid), or reject to decline.' }),
+    input_request: z
+      .strictObject({ server: z.string(), questions: z.array(z.string()), requested_schema: jsonObject.meta({ description: 'The JSON Schema the answer ("input") must fit.' }) })
+      .optional()
+      .meta({ description: 'With kind "input": who asks, what, and the schema of the answer.' }),
   })
   .meta({ id: 'ApprovalRecord', description: 'A: an approval as a resource, with its whole record.' });
 

@@ -88,8 +88,8 @@ export function restEndpoints(agent: Agent, readiness: Readiness): Endpoint[] {
       path: '/approvals/:uuid',
       session: 'conversation',
       handle: async (req) => {
-        const { approval, sessionId } = await agent.getApproval(String(req.params.uuid));
-        return { status: 200, body: approvalRecordJson(approval), sessionId };
+        const { approval, sessionId, input } = await agent.getApproval(String(req.params.uuid));
+        return { status: 200, body: approvalRecordJson(approval, input), sessionId };
       },
     },
     {

@@ -1,5 +1,5 @@
 import { randomUUID } from 'node:crypto';
-import type { CreateConversationRequest, PipelineView, ResolveApprovalResponse, RunToDescribe, RunView, SendMessageResponse, TurnResult } from '../../gen/ts/asg/orchestrator/v1/orchestrator.js';
+import type { CreateConversationRequest, InputView, PipelineView, ResolveApprovalResponse, RunToDescribe, RunView, SendMessageResponse, TurnResult } from '../../gen/ts/asg/orchestrator/v1/orchestrator.js';
 import { ApprovalStatus, ConversationStatus, type Conversation, type PendingApproval } from '../../gen/ts/asg/store/v1/store.js';
 import type { Tool, ToolServer } from '../../gen/ts/asg/tools/v1/tools.js';
 import type { OrchestratorConfig } from '../common/config/slices.js';
@@ -13,7 +13,7 @@ import type { OrchestratorClients } from './clients.js';
 import { firstSchemaProblem } from '../common/json-schema.js';
 import { a2aPeers, a2aTool, a2aToolsOf } from './domain/a2a-tools.js';
 import { ExpiryPolicy, expiryDecision } from './domain/expiry.js';
-import { inputProblem, type InputRequest } from './domain/elicitation.js';
+import { inputProblem, inputQuestions, requestedSchema, type InputRequest } from './domain/elicitation.js';
 import { approvalRequiredText, assistantText, CANCELLED_BY_USER, gatedCall, stillWaitingText, toolResult, userMessage } from './domain/messages.js';
 import { childGates, type AgentNode } from './domain/tree.js';
 import type { RunLeases } from './leases.js';
@@ -212,9 +212,10 @@ export class TurnRunner {
   /** The public view of stored runs (REST "pipeline_state"), in request order. */
   describeRuns(runs: readonly RunToDescribe[]): RunView[] {
     return runs.map((entry) => {
-      if (!entry.run) return {};
-      const view = pipelineView(readRun(() => decodeRun(entry.run!, entry.pendingApprovalUuid)));
-      return view ? { pipeline: view } : {};
+      if (!entry.run) return { inputs: [] };
+      const stored = readRun(() => decodeRun(entry.run!, entry.pendingApprovalUuid));
+      const view = pipelineView(stored);
+      return { ...(view && { pipeline: view }), inputs: inputViews(stored) };
     });
   }
 
@@ -520,4 +521,11 @@ function checkInput(uuid: string, asked: InputRequest | undefined, approved: boo
   if (decision.input === undefined) throw invalidArgument(`approval ${uuid} asks for input from MCP server ${asked.server}: approve with "input" (the answer), or reject to decline. Nothing was decided.`);
   const problem = inputProblem(asked, decision.input);
   if (problem) throw invalidArgument(`the input does not fit what MCP server ${asked.server} asked for: ${problem}. Nothing was decided.`);
+}
+
+/** The pauses of a run that wait for an answer to a server's question (issue 18), as the approval resource shows them. */
+function inputViews(run: StoredRun): InputView[] {
+  return run.pending.flatMap((pause) =>
+    pause.input ? [{ approvalUuid: pause.approvalUuid, server: pause.input.server, questions: inputQuestions(pause.input), requestedSchema: requestedSchema(pause.input) }] : [],
+  );
 }

@@ -58,6 +58,7 @@ describe("issue 18: an MCP server's question becomes a pending approval", () => 
     expect(approval.body).toMatchObject({ status: 'pending', tool_name: 'book_room', tool_args: { room: 'A1' } });
     expect(approval.body.description).toContain('MCP server rooms asks for input to finish book_room: "Who is the room for?"');
     expect(approval.body.description).toContain('name (string, required, Guest name)');
+    expect(approval.body).toMatchObject({ kind: 'input', input_request: { server: 'rooms', questions: [ROOM_QUESTION.message], requested_schema: ROOM_QUESTION.requestedSchema } });
     expect(rooms.bookings).toEqual([]);
 
     // An answer that does not fit the requested schema decides nothing.
@@ -75,6 +76,7 @@ describe("issue 18: an MCP server's question becomes a pending approval", () => 
     expect(rooms.states).toEqual(['room=A1']);
     const decided = await get(`${agent.url}/approvals/${uuid}`);
     expect(decided.body).toMatchObject({ status: 'approved', execution: 'done', edited_args: { name: 'Ada' } });
+    expect(decided.body).not.toHaveProperty('kind');
 
     const again = await post(`${agent.url}/approvals/${uuid}`, { approved: true, input: { name: 'Bob' } });
     expect(again.status).toBe(409);
@@ -101,6 +103,7 @@ describe("issue 18: an MCP server's question becomes a pending approval", () => 
     const { uuid } = await askFor('C3', gated);
     const first = await get(`${gated.url}/approvals/${uuid}`);
     expect(first.body.description).toBe('book_room on rooms with arguments {"room":"C3"}');
+    expect(first.body).not.toHaveProperty('kind');
     const approved = await post(`${gated.url}/approvals/${uuid}`, { approved: true });
     expect(approved.status).toBe(200);
     expect(approved.body.result.waiting_approval).toBe(true);

@@ -51,6 +51,11 @@ export function inputDescription(toolName: string, input: InputRequest): string 
   return `MCP server ${input.server} asks for input to finish ${toolName}: ${asked.join(' / ')}. Approve with "input" to answer, or reject to decline.`;
 }
 
+/** The questions' texts, in the server's order. */
+export function inputQuestions(input: InputRequest): string[] {
+  return questionsOf(input.requests).map((question) => question.message);
+}
+
 /** The schema the answer must fit: one question's requested schema, or an object of them by request id. */
 export function requestedSchema(input: InputRequest): Record<string, unknown> {
   const questions = questionsOf(input.requests);
