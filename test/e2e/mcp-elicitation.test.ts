@@ -3,7 +3,8 @@
  * (2026-07-28 `input_required`, test/fixtures/eliciting-mcp-server.ts) stops the turn with a
  * pending approval that names its question; the human's answer through POST /approvals/:uuid
  * reaches the server once and the model reads the tool's result; a rejection declines the
- * question (the server's decline path runs) and the model is told; a second decision is 409.
+ * question (the server's decline path runs) and the model is told; a second decision is 409;
+ * a restart while the question waits loses nothing.
  * book_room has no annotations, so `approval: never` makes the question the call's only stop.
  */
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
@@ -116,4 +117,24 @@ describe("issue 18: an MCP server's question becomes a pending approval", () => 
     expect(answered.body.result.response).toBe('tool said: room C3 booked for Cy');
     expect(rooms.bookings.filter((booking) => booking.startsWith('C3:'))).toEqual(['C3:Cy']);
   });
+
+  it('a restart while the question waits loses nothing: the restarted agent sends the answer with the stored request state', async () => {
+    const config = { mcp_servers: [{ name: 'rooms', url: rooms.url, approval: { book_room: 'never' } }] };
+    const first = await startAgent({ geminiBaseUrl: model.geminiBaseUrl, config, dir: tempDir('asg-elicitation-restart-') });
+    let second: AgentProcess | undefined;
+    try {
+      const { uuid } = await askFor('D4', first);
+      expect(await first.stop()).toBe(0);
+      second = await startAgent({ geminiBaseUrl: model.geminiBaseUrl, config, dir: first.dir });
+      expect((await get(`${second.url}/approvals/${uuid}`)).body).toMatchObject({ status: 'pending', kind: 'input' });
+      const answered = await post(`${second.url}/approvals/${uuid}`, { approved: true, input: { name: 'Dee' } });
+      expect(answered.status).toBe(200);
+      expect(answered.body.result.response).toBe('tool said: room D4 booked for Dee');
+      expect(rooms.bookings.filter((booking) => booking.startsWith('D4:'))).toEqual(['D4:Dee']);
+      expect(rooms.states.filter((state) => state === 'room=D4')).toEqual(['room=D4']);
+    } finally {
+      await first.stop();
+      await second?.stop();
+    }
+  }, 60_000);
 });
