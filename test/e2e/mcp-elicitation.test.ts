@@ -68,6 +68,9 @@ describe("issue 18: an MCP server's question becomes a pending approval", () => 
     expect(bad.body.error).toMatch(/input\/name must be string/);
     const missing = await post(`${agent.url}/approvals/${uuid}`, { approved: true });
     expect(missing.status).toBe(400);
+    const edited = await post(`${agent.url}/approvals/${uuid}`, { approved: true, arguments: { room: 'B' } });
+    expect(edited.status).toBe(400);
+    expect(edited.body.error).toContain('answer with "input", not "arguments"');
     expect((await get(`${agent.url}/approvals/${uuid}`)).body.status).toBe('pending');
 
     const yes = await post(`${agent.url}/approvals/${uuid}`, { approved: true, input: { name: 'Ada' } });
@@ -105,6 +108,9 @@ describe("issue 18: an MCP server's question becomes a pending approval", () => 
     const first = await get(`${gated.url}/approvals/${uuid}`);
     expect(first.body.description).toBe('book_room on rooms with arguments {"room":"C3"}');
     expect(first.body).not.toHaveProperty('kind');
+    const notAsked = await post(`${gated.url}/approvals/${uuid}`, { approved: true, input: { name: 'Cy' } });
+    expect(notAsked.status).toBe(400);
+    expect(notAsked.body.error).toBe(`approval ${uuid} does not ask for input: decide it without "input"`);
     const approved = await post(`${gated.url}/approvals/${uuid}`, { approved: true });
     expect(approved.status).toBe(200);
     expect(approved.body.result.waiting_approval).toBe(true);
