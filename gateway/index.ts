@@ -8,6 +8,7 @@ import { loadMetrics } from '../services/common/metrics.js';
 import type { RunningService } from '../services/common/service.js';
 import { taskBackend } from './a2a/backend.js';
 import { a2aRouter } from './a2a/router.js';
+import type { PushConfigStore } from './a2a/push.js';
 import { createAgent, type Agent } from './app/agent.js';
 import { connectBackends, type BackendAddresses } from './app/backends.js';
 import { backendReadiness, type Readiness } from './app/readiness.js';
@@ -42,6 +43,8 @@ export interface GatewayParts {
   /** The application layer, unguarded: decisions and conversations are guarded here when `auth` is on. */
   agent: Agent;
   feed: EventFeed;
+  /** Where A2A push-notification configs are kept (the store); without it the A2A face offers none. */
+  pushConfigs?: PushConfigStore;
   readiness: Readiness;
   auth: GatewayAuth;
   /** The built web chat, served at `/`; none when it was not built. */
@@ -60,7 +63,13 @@ export function createGatewayApp(parts: GatewayParts): Express {
   const { config, log, auth, feed, webDist } = parts;
   // Every face's decisions and conversations pass the one guard (issue 15: the approve role, and who owns a conversation).
   const agent = auth.guard(parts.agent);
-  const a2a = a2aRouter({ backend: taskBackend(agent), identity: { name: config.name, description: config.description }, log, security: auth.card });
+  const a2a = a2aRouter({ backend: taskBackend(agent, feed),
+    identity: { name: config.name, description: config.description },
+    log,
+    security: auth.card,
+    cardUrl: { ...(config.server.public_url !== undefined && { publicUrl: config.server.public_url }), trustedProxies: config.server.trusted_proxies },
+    ...(parts.pushConfigs && { push: { store: parts.pushConfigs, allowPrivateNetworks: config.a2a_push.allow_private_networks } }),
+  });
   const mcp = mcpRouter({ agent, config, log });
   const events = eventStreamRouter({ feed, getConversation: (id) => agent.getConversation(id), viewConversation: (id) => agent.viewConversation(id) }, log);
   const trpc = trpcRouter({ agent, feed }, log);
@@ -92,6 +101,7 @@ export async function startGateway(options: GatewayOptions): Promise<RunningServ
     auth,
     agent,
     feed: createEventFeed(backends.store),
+    pushConfigs: backends.store,
     // Read at each probe, once `drain` below exists.
     readiness: backendReadiness(backends.health, () => drain.isDraining, async () => (await agent.toolListing()).servers),
     // The web chat at `/`, when it was built (npm run build); the API works without it.

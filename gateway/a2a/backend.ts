@@ -1,7 +1,8 @@
-import type { A2aOrigin, Conversation } from '../../gen/ts/asg/store/v1/store.js';
+import type { A2aOrigin, Conversation, ConversationEvent, ConversationSummary } from '../../gen/ts/asg/store/v1/store.js';
 import type { Tool } from '../../gen/ts/asg/tools/v1/tools.js';
 import type { TurnResult } from '../../gen/ts/asg/orchestrator/v1/orchestrator.js';
-import type { Agent, ApprovalOutcome, Turn } from '../app/agent.js';
+import type { Agent, ApprovalOutcome, PageRequest, Turn } from '../app/agent.js';
+import type { EventFeed } from '../app/event-feed.js';
 import { currentDecider } from '../app/decider.js';
 import type { Decision } from '../app/decision.js';
 
@@ -16,9 +17,13 @@ export interface TaskBackend {
   sendMessage(conversationId: string, message: string): Promise<Turn>;
   resolveApproval(uuid: string, decision: Decision, reason?: string): Promise<ApprovalOutcome>;
   listTools(): Promise<Tool[]>;
+  /** A page of the caller's conversations (summaries, newest first), as the ownership guard lists them. */
+  listConversations(page: PageRequest): Promise<{ conversations: Conversation[]; summary?: ConversationSummary; nextCursor?: string }>;
+  /** The conversation's live events (after its access was checked by a read): a turn beginning and ending. */
+  watch(conversationId: string): AsyncIterable<ConversationEvent>;
 }
 
-export function taskBackend(agent: Agent): TaskBackend {
+export function taskBackend(agent: Agent, feed: Pick<EventFeed, 'watch'>): TaskBackend {
   return {
     async createConversation(message, origin) {
       const { conversation, result } = await agent.createConversation(message, { a2aOrigin: origin });
@@ -28,5 +33,10 @@ export function taskBackend(agent: Agent): TaskBackend {
     sendMessage: (conversationId, message) => agent.sendMessage(conversationId, message),
     resolveApproval: (uuid, decision, reason) => agent.resolveApproval(uuid, decision, { decider: currentDecider('a2a'), reason }),
     listTools: () => agent.listTools(),
+    async listConversations(page) {
+      const { conversations, summary, nextCursor } = await agent.listConversations(page);
+      return { conversations, ...(summary && { summary }), ...(nextCursor && { nextCursor }) };
+    },
+    watch: (conversationId) => feed.watch({ conversationId, afterId: 0 }),
   };
 }

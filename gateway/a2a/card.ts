@@ -90,6 +90,8 @@ export interface CardFacts {
   tools: readonly Tool[];
   /** Set when callers must authenticate (issue 15). */
   security?: CardSecurity;
+  /** Whether push notifications are offered (issue 18). */
+  pushNotifications?: boolean;
 }
 
 const MODES = ['text/plain', 'application/json'];
@@ -103,18 +105,10 @@ export function agentCard(facts: CardFacts): AgentCardJson {
     protocolVersion: '0.3.0',
     preferredTransport: 'JSONRPC',
     supportedInterfaces: [{ url: facts.endpointUrl, protocolBinding: 'JSONRPC', protocolVersion: '1.0' }],
-    capabilities: { streaming: true, pushNotifications: false },
+    capabilities: { streaming: true, pushNotifications: facts.pushNotifications === true },
     defaultInputModes: [...MODES],
     defaultOutputModes: [...MODES],
     skills: facts.tools.map((tool) => ({ id: tool.name, name: tool.name, description: tool.description, tags: [] })),
     ...(facts.security && cardSecurity(facts.security)),
   };
-}
-
-/**
- * The endpoint's absolute URL from what the caller used to reach this request: its protocol
- * and its Host header (an IPv6 host keeps its brackets).
- */
-export function endpointUrl(protocol: string, host: string): string {
-  return `${protocol}://${host}${A2A_PATH}`;
 }

@@ -1,5 +1,5 @@
 import { describe, expect, it } from 'vitest';
-import { headerVersion, isPushNotificationMethod, legacyTaskDialect, methodInfo, originDialect, partsDialect, requestDialect } from './dialect.js';
+import { headerVersion, legacyTaskDialect, methodInfo, originDialect, partsDialect, requestDialect } from './dialect.js';
 
 const info = (method: string) => methodInfo(method)!;
 
@@ -11,13 +11,16 @@ describe('methodInfo', () => {
     expect(methodInfo('SendStreamingMessage')).toEqual({ operation: 'stream', family: 'v1.0' });
     expect(methodInfo('GetTask')).toEqual({ operation: 'get', family: 'v1.0' });
     expect(methodInfo('toString')).toBeUndefined();
-    expect(methodInfo('tasks/resubscribe')).toBeUndefined();
+    expect(methodInfo('tasks/resubscribe')).toEqual({ operation: 'subscribe', family: 'legacy' });
+    expect(methodInfo('SubscribeToTask')).toEqual({ operation: 'subscribe', family: 'v1.0' });
+    expect(methodInfo('ListTasks')).toEqual({ operation: 'list', family: 'v1.0' });
+    expect(methodInfo('tasks/list')).toEqual({ operation: 'list', family: 'legacy' });
   });
 
-  it('tells push notification methods of both versions apart', () => {
-    expect(isPushNotificationMethod('tasks/pushNotificationConfig/get')).toBe(true);
-    expect(isPushNotificationMethod('ListTaskPushNotificationConfigs')).toBe(true);
-    expect(isPushNotificationMethod('GetTask')).toBe(false);
+  it('knows the push notification methods of both versions', () => {
+    expect(methodInfo('tasks/pushNotificationConfig/get')).toEqual({ operation: 'pushGet', family: 'legacy' });
+    expect(methodInfo('ListTaskPushNotificationConfigs')).toEqual({ operation: 'pushList', family: 'v1.0' });
+    expect(methodInfo('CreateTaskPushNotificationConfig')).toEqual({ operation: 'pushSet', family: 'v1.0' });
   });
 });
 

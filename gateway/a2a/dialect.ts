@@ -12,7 +12,17 @@ export type Dialect = 'seed' | 'v0.3' | 'v1.0';
 export const DIALECTS: readonly Dialect[] = ['seed', 'v0.3', 'v1.0'];
 
 /** What a method does, whatever the dialect. */
-export type Operation = 'send' | 'stream' | 'get' | 'cancel';
+export type Operation =
+  | 'send'
+  | 'stream'
+  | 'get'
+  | 'cancel'
+  | 'subscribe'
+  | 'list'
+  | 'pushSet'
+  | 'pushGet'
+  | 'pushList'
+  | 'pushDelete';
 
 /**
  * `legacy`: the slash-named methods the seed's dialect and v0.3 share (`message/send`);
@@ -30,10 +40,23 @@ const METHODS: ReadonlyMap<string, MethodInfo> = new Map([
   ['message/stream', { operation: 'stream', family: 'legacy' }],
   ['tasks/get', { operation: 'get', family: 'legacy' }],
   ['tasks/cancel', { operation: 'cancel', family: 'legacy' }],
+  ['tasks/resubscribe', { operation: 'subscribe', family: 'legacy' }],
+  // Not in v0.3 itself; the slash-named twin of v1.0's ListTasks that @a2a-js/sdk's legacy transport sends.
+  ['tasks/list', { operation: 'list', family: 'legacy' }],
+  ['tasks/pushNotificationConfig/set', { operation: 'pushSet', family: 'legacy' }],
+  ['tasks/pushNotificationConfig/get', { operation: 'pushGet', family: 'legacy' }],
+  ['tasks/pushNotificationConfig/list', { operation: 'pushList', family: 'legacy' }],
+  ['tasks/pushNotificationConfig/delete', { operation: 'pushDelete', family: 'legacy' }],
   ['SendMessage', { operation: 'send', family: 'v1.0' }],
   ['SendStreamingMessage', { operation: 'stream', family: 'v1.0' }],
   ['GetTask', { operation: 'get', family: 'v1.0' }],
   ['CancelTask', { operation: 'cancel', family: 'v1.0' }],
+  ['SubscribeToTask', { operation: 'subscribe', family: 'v1.0' }],
+  ['ListTasks', { operation: 'list', family: 'v1.0' }],
+  ['CreateTaskPushNotificationConfig', { operation: 'pushSet', family: 'v1.0' }],
+  ['GetTaskPushNotificationConfig', { operation: 'pushGet', family: 'v1.0' }],
+  ['ListTaskPushNotificationConfigs', { operation: 'pushList', family: 'v1.0' }],
+  ['DeleteTaskPushNotificationConfig', { operation: 'pushDelete', family: 'v1.0' }],
 ]);
 
 /** The methods this server answers, for error messages. */
@@ -41,11 +64,6 @@ export const METHOD_NAMES: readonly string[] = [...METHODS.keys()];
 
 export function methodInfo(method: string): MethodInfo | undefined {
   return METHODS.get(method);
-}
-
-/** Push-notification configuration methods of v0.3 (`tasks/pushNotificationConfig/set`) and v1.0 (`CreateTaskPushNotificationConfig`). */
-export function isPushNotificationMethod(method: string): boolean {
-  return method.startsWith('tasks/pushNotificationConfig/') || /^(Create|Get|List|Delete)TaskPushNotificationConfigs?$/.test(method);
 }
 
 /** What an `A2A-Version` header says: absent, one of ours, or a version this agent does not speak. */
@@ -86,8 +104,8 @@ export function partsDialect(params: unknown): 'seed' | 'v0.3' | undefined {
  */
 export function requestDialect(method: MethodInfo, header: HeaderVersion, params: unknown): Dialect | undefined {
   if (method.family === 'v1.0') return 'v1.0';
-  // The seed's dialect had no streaming.
-  if (method.operation === 'stream') return 'v0.3';
+  // The seed's dialect had no streaming, no listing and no push notifications.
+  if (method.operation === 'stream' || method.operation === 'subscribe' || method.operation === 'list' || method.operation.startsWith('push')) return 'v0.3';
   if (method.operation === 'send') return partsDialect(params) ?? (header === 'v0.3' ? 'v0.3' : 'seed');
   return header === 'v0.3' ? 'v0.3' : undefined;
 }

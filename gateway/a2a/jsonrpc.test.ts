@@ -7,7 +7,7 @@ describe('parseEnvelope', () => {
   it('reads a request, with {} for absent params', () => {
     expect(parseEnvelope('{"jsonrpc":"2.0","id":1,"method":"tasks/get","params":{"id":"t"}}')).toEqual({ ok: true, request: { id: 1, method: 'tasks/get', params: { id: 't' } } });
     expect(parseEnvelope('{"jsonrpc":"2.0","id":"a","method":"GetTask"}')).toEqual({ ok: true, request: { id: 'a', method: 'GetTask', params: {} } });
-    expect(parseEnvelope('{"jsonrpc":"2.0","method":"GetTask"}')).toMatchObject({ ok: true, request: { id: null } });
+    expect(parseEnvelope('{"jsonrpc":"2.0","id":null,"method":"GetTask"}')).toMatchObject({ ok: true, request: { id: null } });
   });
 
   it('answers -32700 for what is not JSON, or nothing at all', () => {
@@ -63,5 +63,16 @@ describe('toJsonRpcError', () => {
     expect(mapped.error.code).toBe(-32603);
     expect(mapped.error.message).not.toContain('sk-test-secret-value');
     expect(failure(3, new JsonRpcError(-32603, 'Bearer abc.def'))).toEqual({ jsonrpc: '2.0', id: 3, error: { code: -32603, message: 'Bearer [redacted]' } });
+  });
+});
+
+describe('parseEnvelope strictness (issue 18)', () => {
+  it('refuses a request without id, with an id of the wrong type, or with members JSON-RPC does not have', () => {
+    const missing = parseEnvelope('{"jsonrpc": "2.0", "method": "tasks/get", "params": {"id": "x"}}');
+    expect(missing).toMatchObject({ ok: false, id: null, error: { code: -32600, message: expect.stringContaining('"id" is missing') } });
+    const object = parseEnvelope('{"jsonrpc": "2.0", "id": {}, "method": "tasks/get"}');
+    expect(object).toMatchObject({ ok: false, error: { code: -32600 } });
+    const extra = parseEnvelope('{"jsonrpc": "2.0", "id": 7, "method": "tasks/get", "parms": {}}');
+    expect(extra).toMatchObject({ ok: false, id: 7, error: { code: -32600, message: expect.stringContaining('"parms"') } });
   });
 });

@@ -86,6 +86,8 @@ function isId(value: unknown): value is JsonRpcId {
 
 const invalidRequest = (id: JsonRpcId, message: string): ParsedEnvelope => ({ ok: false, id, error: new JsonRpcError(JsonRpcCode.INVALID_REQUEST, `invalid request: ${message}`) });
 
+const ENVELOPE_MEMBERS = new Set(['jsonrpc', 'id', 'method', 'params']);
+
 /** Reads one JSON-RPC request from the raw body: -32700 when it is not JSON, -32600 when it is not a request. */
 export function parseEnvelope(body: string | undefined): ParsedEnvelope {
   if (body === undefined || body.trim() === '') {
@@ -103,7 +105,10 @@ export function parseEnvelope(body: string | undefined): ParsedEnvelope {
   // The id is echoed even on a bad request, when it is one an answer can carry.
   const id = isId(value.id) ? value.id : null;
   if (value.jsonrpc !== '2.0') return invalidRequest(id, '"jsonrpc" must be "2.0"');
-  if ('id' in value && !isId(value.id)) return invalidRequest(null, '"id" must be a string, a number or null');
+  if (!('id' in value)) return invalidRequest(null, '"id" is missing; every A2A method answers, so a request needs an id (notifications are not supported)');
+  if (!isId(value.id)) return invalidRequest(null, '"id" must be a string, a number or null');
+  const unknown = Object.keys(value).filter((key) => !ENVELOPE_MEMBERS.has(key));
+  if (unknown.length > 0) return invalidRequest(id, `unknown member ${JSON.stringify(unknown[0])}; a request has only "jsonrpc", "id", "method" and "params"`);
   if (typeof value.method !== 'string' || value.method === '') return invalidRequest(id, '"method" must be a non-empty string');
   if (value.params !== undefined && !isObject(value.params)) {
     return { ok: false, id, error: invalidParams('"params" must be an object') };

@@ -1,6 +1,5 @@
 import {
   headerVersion,
-  isPushNotificationMethod,
   legacyTaskDialect,
   METHOD_NAMES,
   methodInfo,
@@ -8,9 +7,10 @@ import {
   type Dialect,
 } from './dialect.js';
 import { failure, JsonRpcCode, JsonRpcError, success, toJsonRpcError, type JsonRpcFailure, type JsonRpcId, type JsonRpcRequest, type JsonRpcSuccess } from './jsonrpc.js';
-import { parseSendParams, parseTaskQuery } from './params.js';
+import { parseListParams, parsePushQuery, parsePushSetParams, parseSendParams, parseSubscribeParams, parseTaskQuery } from './params.js';
+import { pushConfigJson } from './push.js';
 import type { TaskEvent } from './task.js';
-import type { TaskAnswer, TaskService } from './tasks.js';
+import { pushNotSupported, type TaskAnswer, type TaskService } from './tasks.js';
 import { WIRES } from './wire/index.js';
 
 /**
@@ -39,15 +39,11 @@ export interface RpcInput {
   request: JsonRpcRequest;
   /** The request's `A2A-Version` header. */
   versionHeader: string | undefined;
+  /** Aborts when the caller went away: a subscription ends then (a send's turn runs on). */
+  signal?: AbortSignal;
 }
 
 function unknownMethod(method: string): JsonRpcError {
-  if (isPushNotificationMethod(method)) {
-    return new JsonRpcError(
-      JsonRpcCode.PUSH_NOTIFICATION_NOT_SUPPORTED,
-      `push notifications are not supported (${method}): the agent card says pushNotifications: false; use message/stream or SendStreamingMessage, or poll the task`,
-    );
-  }
   return new JsonRpcError(JsonRpcCode.METHOD_NOT_FOUND, `method not found: ${method}; this agent answers ${METHOD_NAMES.join(', ')}`);
 }
 
@@ -70,6 +66,8 @@ async function dispatch(input: RpcInput, tasks: TaskService): Promise<RpcReply> 
     throw new JsonRpcError(JsonRpcCode.VERSION_NOT_SUPPORTED, `A2A-Version ${JSON.stringify(versionHeader)} is not supported; this agent speaks A2A 1.0 and 0.3`);
   }
   const shown = requestDialect(method, header, request.params);
+  // Without push notifications (the card says so) their methods are refused before their params are read.
+  if (method.operation.startsWith('push') && !tasks.pushNotifications) throw pushNotSupported(request.method);
   switch (method.operation) {
     case 'send': {
       const dialect = shown ?? 'seed';
@@ -87,6 +85,40 @@ async function dispatch(input: RpcInput, tasks: TaskService): Promise<RpcReply> 
     case 'cancel': {
       const answer = await tasks.cancel(parseTaskQuery(request.params));
       return json(request.id, shown ?? legacyTaskDialect(answer.origin), answer, 'task');
+    }
+    case 'subscribe': {
+      const dialect = shown ?? 'v0.3';
+      const stream = await tasks.subscribe(parseSubscribeParams(request.params), input.signal);
+      return { kind: 'stream', sessionId: stream.sessionId, events: envelopes(request.id, dialect, stream.events) };
+    }
+    case 'list': {
+      const dialect = shown ?? 'v0.3';
+      const page = await tasks.list(parseListParams(dialect, request.params));
+      const write = WIRES[dialect].task;
+      const result = { tasks: page.tasks.map((task) => write(task)), nextPageToken: page.nextPageToken, pageSize: page.pageSize, totalSize: page.totalSize };
+      return { kind: 'json', body: success(request.id, result) };
+    }
+    case 'pushSet': {
+      const dialect = shown ?? 'v0.3';
+      const { taskId, config } = parsePushSetParams(dialect, request.params);
+      return { kind: 'json', body: success(request.id, pushConfigJson(await tasks.setPushConfig(taskId, config, dialect), dialect)) };
+    }
+    case 'pushGet': {
+      const dialect = shown ?? 'v0.3';
+      const config = await tasks.getPushConfig(parsePushQuery(dialect, request.params, dialect === 'v1.0'));
+      return { kind: 'json', body: success(request.id, pushConfigJson(config, dialect)) };
+    }
+    case 'pushList': {
+      const dialect = shown ?? 'v0.3';
+      const configs = (await tasks.listPushConfigs(parsePushQuery(dialect, request.params, false).taskId)).map((config) => pushConfigJson(config, dialect));
+      // v0.3 answers the array itself; v1.0 a ListTaskPushNotificationConfigsResponse (one page: a task has few).
+      return { kind: 'json', body: success(request.id, dialect === 'v1.0' ? { configs, nextPageToken: '' } : configs) };
+    }
+    case 'pushDelete': {
+      const dialect = shown ?? 'v0.3';
+      await tasks.deletePushConfig(parsePushQuery(dialect, request.params, true));
+      // v0.3: null; v1.0: google.protobuf.Empty.
+      return { kind: 'json', body: success(request.id, dialect === 'v1.0' ? {} : null) };
     }
   }
 }

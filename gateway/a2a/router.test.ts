@@ -12,6 +12,7 @@ import {
   MessageRole,
   type A2aOrigin,
   type Conversation,
+  type ConversationEvent,
   type PendingApproval,
 } from '../../gen/ts/asg/store/v1/store.js';
 import type { Tool } from '../../gen/ts/asg/tools/v1/tools.js';
@@ -164,6 +165,23 @@ class FakeMesh implements TaskBackend {
     const response = `Done. resources_add: added ${String(approval.toolArgs?.name)}`;
     this.message(conversation, MessageRole.MESSAGE_ROLE_ASSISTANT, response);
     return { decided: true, conversation: this.snapshot(conversation), result: { response, waitingApproval: false } };
+  }
+
+  async listConversations({ limit, cursor }: { limit: number; cursor?: string }) {
+    this.note('list');
+    const all = [...this.conversations.values()].reverse();
+    const start = cursor === undefined ? 0 : Number(cursor);
+    const page = all.slice(start, start + limit);
+    return {
+      conversations: page.map((conversation) => ({ ...this.snapshot(conversation), messages: [], title: conversation.messages.find((message) => message.role === MessageRole.MESSAGE_ROLE_USER)?.content ?? '' })),
+      summary: { total: all.length, active: 0, waitingApproval: 0, completed: 0 },
+      ...(start + limit < all.length && { nextCursor: String(start + limit) }),
+    };
+  }
+
+  /** The fake's conversations change only inside a call: there is nothing to watch live. */
+  watch(): AsyncIterable<ConversationEvent> {
+    return { [Symbol.asyncIterator]: () => ({ next: () => new Promise<IteratorResult<ConversationEvent>>(() => undefined), return: async () => ({ done: true, value: undefined }) }) };
   }
 
   async listTools(): Promise<Tool[]> {
@@ -592,9 +610,9 @@ describe('JSON-RPC errors (HTTP 200)', () => {
   });
 
   it('-32601 for an unknown method, naming it', async () => {
-    const response = await rpc('tasks/list', { id: 'x' }, {}, 42);
+    const response = await rpc('tasks/frobnicate', { id: 'x' }, {}, 42);
     expect(response.status).toBe(200);
-    expect(response.json).toMatchObject({ jsonrpc: '2.0', id: 42, error: { code: -32601, message: expect.stringContaining('tasks/list') } });
+    expect(response.json).toMatchObject({ jsonrpc: '2.0', id: 42, error: { code: -32601, message: expect.stringContaining('tasks/frobnicate') } });
   });
 
   it('-32602 for bad params, naming the field', async () => {

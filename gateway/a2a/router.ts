@@ -6,12 +6,14 @@ import { adoptSessionId, requestScope } from '../http/request-scope.js';
 import { failureOf } from '../app/errors.js';
 import { BODY_LIMIT_BYTES, JSON_BODY_TYPES } from '../app/inputs.js';
 import type { TaskBackend } from './backend.js';
-import { A2A_PATH, agentCard, CARD_PATHS, endpointUrl, type CardSecurity } from './card.js';
+import { A2A_PATH, agentCard, CARD_PATHS, type CardSecurity } from './card.js';
+import { cardUrlResolver, type CardUrlSettings } from './card-url.js';
 import { failure, JsonRpcCode, JsonRpcError, parseEnvelope, toJsonRpcError } from './jsonrpc.js';
 import { answerRpc } from './methods.js';
 import { openSse } from './sse.js';
 import { bearerChallenge } from '../http/challenge.js';
 import { TaskService } from './tasks.js';
+import type { PushSettings } from './push.js';
 import { agentVersion } from '../app/version.js';
 
 /**
@@ -35,6 +37,10 @@ export interface A2aRouterOptions {
   version?: string;
   /** With `auth` (issue 15): the security scheme the card advertises. */
   security?: CardSecurity;
+  /** Where the card says the endpoint is (`server.public_url`, `server.trusted_proxies`); the request's own Host by default. */
+  cardUrl?: CardUrlSettings;
+  /** Push notifications (issue 18): where their configs are kept; without it they are not offered (-32003). */
+  push?: PushSettings;
 }
 
 const A2A_VERSION_HEADER = 'A2A-Version';
@@ -53,7 +59,8 @@ function markRoute(route: string) {
 export function a2aRouter(options: A2aRouterOptions): Router {
   const { backend, identity, log } = options;
   const version = options.version ?? agentVersion();
-  const tasks = new TaskService(backend);
+  const tasks = new TaskService(backend, log, options.push);
+  const cardUrl = cardUrlResolver(options.cardUrl ?? { trustedProxies: [] });
   const router = express.Router();
 
   const serveCard = async (req: Request, res: Response) => {
@@ -62,8 +69,15 @@ export function a2aRouter(options: A2aRouterOptions): Router {
     if (!scope.sessionId) adoptSessionId(res, newSessionId());
     try {
       const tools = await withContextPatch({ sessionId: scope.sessionId }, () => backend.listTools());
-      const host = req.get('host') ?? `${req.socket.localAddress}:${req.socket.localPort}`;
-      res.json(agentCard({ ...identity, version, endpointUrl: endpointUrl(req.protocol, host), tools, ...(options.security && { security: options.security }) }));
+      const url = cardUrl({
+        // The socket's own protocol: forwarded headers count only from a trusted proxy (card-url.ts).
+        protocol: 'encrypted' in req.socket && req.socket.encrypted ? 'https' : 'http',
+        host: req.get('host') ?? `${req.socket.localAddress}:${req.socket.localPort}`,
+        remoteAddress: req.socket.remoteAddress,
+        forwardedProto: req.get('x-forwarded-proto'),
+        forwardedHost: req.get('x-forwarded-host'),
+      });
+      res.json(agentCard({ ...identity, version, endpointUrl: url, tools, pushNotifications: tasks.pushNotifications, ...(options.security && { security: options.security }) }));
     } catch (error) {
       const failure = failureOf(error);
       if (failure.unexpected) log.error('agent card failed', { error: failure.message });
@@ -80,7 +94,9 @@ export function a2aRouter(options: A2aRouterOptions): Router {
       return;
     }
     const { request } = envelope;
-    const reply = await answerRpc({ request, versionHeader: req.get(A2A_VERSION_HEADER) }, tasks);
+    const gone = new AbortController();
+    res.once('close', () => gone.abort());
+    const reply = await answerRpc({ request, versionHeader: req.get(A2A_VERSION_HEADER), signal: gone.signal }, tasks);
     if (reply.sessionId && !scope.sessionId) adoptSessionId(res, reply.sessionId);
     if (reply.kind === 'json') {
       if (reply.unexpected) log.error('a2a request failed', { method: request.method, error: reply.unexpected });

@@ -129,3 +129,18 @@ describe('finalEvents', () => {
     expect(finalEvents(taskOfConversation(waiting, 'ctx'))).toEqual([{ kind: 'status', task: taskOfConversation(waiting, 'ctx'), final: true }]);
   });
 });
+
+describe('taskOfConversation: submitted and working (issue 18)', () => {
+  const fresh: Conversation = { ...active, messages: [message(MessageRole.MESSAGE_ROLE_SYSTEM, 'You manage resources.')], title: '', a2aOrigin: { dialect: 'v1.0', contextId: 'ctx' } };
+
+  it('an A2A task whose first turn has not begun is submitted; one whose turn runs is working', () => {
+    expect(taskOfConversation(fresh, 'ctx').state).toBe('submitted');
+    expect(taskOfConversation({ ...fresh, messages: [], title: '' }, 'ctx').state).toBe('submitted');
+    expect(taskOfConversation({ ...fresh, turnRunning: true }, 'ctx').state).toBe('working');
+    expect(taskOfConversation({ ...fresh, messages: [], title: 'hello' }, 'ctx').state).toBe('completed');
+  });
+
+  it('a conversation made over REST without a message reads as before: completed', () => {
+    expect(taskOfConversation({ ...fresh, a2aOrigin: undefined }, 'c1').state).toBe('completed');
+  });
+});

@@ -7,7 +7,10 @@ import type { TurnResult } from '../../gen/ts/asg/orchestrator/v1/orchestrator.j
  * conversation and the turn that just ran.
  */
 
-export type TaskState = 'submitted' | 'working' | 'input-required' | 'completed' | 'canceled';
+export type TaskState = 'submitted' | 'working' | 'input-required' | 'completed' | 'canceled' | 'failed' | 'rejected' | 'auth-required';
+
+/** States no message changes any more (A2A: a message to such a task is refused, no new turn). */
+export const TERMINAL_STATES: ReadonlySet<TaskState> = new Set(['completed', 'canceled', 'failed', 'rejected']);
 
 /** The approval an input-required task waits for, as the status message's data part carries it. */
 export interface ApprovalRequest {
@@ -76,6 +79,15 @@ export function isWaiting(conversation: Conversation): boolean {
   return conversation.status === ConversationStatus.CONVERSATION_STATUS_WAITING_APPROVAL;
 }
 
+/**
+ * Whether the conversation has a user message. A summary (a listing) or a record carries no
+ * messages but its title, the first user message's first words.
+ */
+export function hasUserMessage(conversation: Conversation): boolean {
+  if (conversation.messages.length === 0) return (conversation.title ?? '') !== '';
+  return conversation.messages.some((message) => message.role === MessageRole.MESSAGE_ROLE_USER);
+}
+
 /** The text of the last assistant message with any: what a finished task answered. */
 export function lastAssistantText(conversation: Conversation): string | undefined {
   for (let index = conversation.messages.length - 1; index >= 0; index -= 1) {
@@ -122,6 +134,9 @@ export function taskOfConversation(conversation: Conversation, contextId: string
   if (isWaiting(conversation)) return inputRequired(conversation, contextId, undefined);
   // A turn runs on it (issue 13): a message sent now is refused until it ends.
   if (conversation.turnRunning) return base(conversation, contextId, 'working');
+  // Created over A2A, and its first turn not begun yet (a non-blocking send, a stream's first
+  // moment). A conversation made over REST without a message reads as it always did (the seed's).
+  if (conversation.a2aOrigin && !hasUserMessage(conversation)) return base(conversation, contextId, 'submitted');
   return completed(conversation, contextId, lastAssistantText(conversation));
 }
 

@@ -423,7 +423,7 @@ describe('issue 6 item 4 / seed 002: the MCP face over plain HTTP', () => {
     const sessionId = mesh.conversations.get((result.structuredContent as { conversation_id: string }).conversation_id)!.sessionId;
     expect(sessionId).toMatch(/^[0-9a-f]{8}$/);
     expect(seen).toEqual([sessionId]);
-    expect(requestLines.some((line) => line.path === '/mcp' && line.sid === sessionId)).toBe(true);
+    expect(requestLines.some((line) => line.path === '/mcp' && line.session_id === sessionId)).toBe(true);
   });
 
   it('logs the conversation\'s session id also when the answer streams (2025 SSE)', async () => {
@@ -431,7 +431,7 @@ describe('issue 6 item 4 / seed 002: the MCP face over plain HTTP', () => {
     expect(response.headers.get('content-type')).toContain('text/event-stream');
     const answer = await rpcAnswer(response);
     const sessionId = mesh.conversations.get(answer.result.structuredContent.conversation_id)!.sessionId;
-    await expect.poll(() => requestLines.some((line) => line.path === '/mcp' && line.sid === sessionId)).toBe(true);
+    await expect.poll(() => requestLines.some((line) => line.path === '/mcp' && line.session_id === sessionId)).toBe(true);
   });
 
   it('serves a 2025 call without a session statelessly: the approval comes back in the result', async () => {

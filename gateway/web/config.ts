@@ -20,8 +20,8 @@ export const webConfigSchema = z
      * What the chat's own port answers for (issue 12), as in the agent's config:
      * `allowed_hosts`, `public_url`, `cors.allowed_origins`. The same cross-site guard runs here.
      */
-    // The chat's server stops at once (it holds no turns): the agent's drain_delay is not one of its fields.
-    server: configSchema.shape.server.unwrap().omit({ drain_delay: true }).prefault({}),
+    // The chat's server stops at once (it holds no turns) and serves no agent card: the agent's drain_delay and trusted_proxies are not its fields.
+    server: configSchema.shape.server.unwrap().omit({ drain_delay: true, trusted_proxies: true }).prefault({}),
   })
   .strict();
 

@@ -3,7 +3,8 @@
  * CreateConversationRequest.owner, ListConversationsRequest.owner). The store records the owner
  * the gateway names and lists one owner's conversations, with the counts of that owner's only,
  * through an index of owners; who may see what is the gateway's rule (gateway/app/ownership.ts),
- * not the store's. Run on each driver (sqlite-storage.test.ts, postgres-storage.test.ts), each
+ * not the store's. Also (issue 18) a task's A2A push-notification configs, which belong to the
+ * conversation as its owner does. Run on each driver (sqlite-storage.test.ts, postgres-storage.test.ts), each
  * test on a database of its own.
  */
 import { join } from 'node:path';
@@ -12,7 +13,7 @@ import { describe, expect, it } from 'vitest';
 import { ConversationStatus, MessageRole, type ConversationSummary } from '../../gen/ts/asg/store/v1/store.js';
 import { DATABASE_FILE } from './sqlite/driver.js';
 import { SQL } from './sqlite/statements.js';
-import type { ConversationStorage } from './storage.js';
+import { MAX_PUSH_CONFIGS, type ConversationStorage } from './storage.js';
 import { DROP_POSTGRES_SCHEMA_6, DROP_SCHEMA_15 } from './testing/sqlite-schema-undo.js';
 import type { StorageDriver } from './testing/storage-drivers.js';
 import { storesPerTest } from './testing/stores-per-test.js';
@@ -152,6 +153,36 @@ export function ownersConformance(driver: StorageDriver): void {
       } finally {
         db.close();
       }
+    });
+  });
+
+  describe('issue 18: push-notification configs of a task', () => {
+    const config = (conversationId: string, id: string, url = `http://127.0.0.1:9/${id}`) => ({ conversationId, id, url, token: `token-${id}`, dialect: 'v1.0', createdAt: undefined });
+
+    it('adds, replaces by id (keeping created_at), lists oldest first, gets and deletes', async () => {
+      const id = await created();
+      const first = await storage.setPushConfig(config(id, 'a'));
+      expect(first).toMatchObject({ conversationId: id, id: 'a', token: 'token-a', dialect: 'v1.0', createdAt: expect.any(Date) });
+      await storage.setPushConfig(config(id, 'b'));
+      const replaced = await storage.setPushConfig(config(id, 'a', 'https://hooks.example.com/a'));
+      expect(replaced.url).toBe('https://hooks.example.com/a');
+      expect(replaced.createdAt).toEqual(first.createdAt);
+      expect((await storage.listPushConfigs(id)).map((entry) => entry.id)).toEqual(['a', 'b']);
+      expect(await storage.getPushConfig(id, 'b')).toMatchObject({ id: 'b', url: 'http://127.0.0.1:9/b' });
+      expect(await storage.deletePushConfig(id, 'b')).toBe(true);
+      expect(await storage.deletePushConfig(id, 'b')).toBe(false);
+      expect(await storage.getPushConfig(id, 'b')).toBeUndefined();
+      expect(await storage.listPushConfigs(await created())).toEqual([]);
+    });
+
+    it('refuses a config of an unknown conversation (NOT_FOUND) and more than MAX_PUSH_CONFIGS per task', async () => {
+      await expect(storage.setPushConfig(config('00000000-0000-4000-8000-000000000000', 'a'))).rejects.toMatchObject({ code: 5 });
+      expect(await storage.listPushConfigs('not-an-id')).toEqual([]);
+      const id = await created();
+      for (let index = 0; index < MAX_PUSH_CONFIGS; index++) await storage.setPushConfig(config(id, `c${index}`));
+      await expect(storage.setPushConfig(config(id, 'one-more'))).rejects.toMatchObject({ code: 9 });
+      // Replacing one is not adding one.
+      await storage.setPushConfig(config(id, 'c0', 'https://hooks.example.com/c0'));
     });
   });
 }

@@ -1,4 +1,4 @@
-import type { AuditEntry, Compaction, Conversation, ConversationEvent, Message, PendingApproval, Run } from '../../gen/ts/asg/store/v1/store.js';
+import type { AuditEntry, Compaction, Conversation, ConversationEvent, Message, PendingApproval, PushConfig, Run } from '../../gen/ts/asg/store/v1/store.js';
 import {
   agentChainFromStored,
   approvalStatus,
@@ -280,4 +280,18 @@ export function eventFromRow(row: EventRow): ConversationEvent {
     default:
       throw new Error(`stored event kind "${String(row.kind)}" is not one this build knows`);
   }
+}
+
+/** A row of push_configs (issue 18), the same in SQLite and PostgreSQL. */
+export interface PushConfigRow {
+  conversation_id: string;
+  id: string;
+  url: string;
+  token: string;
+  dialect: string;
+  created_at: string;
+}
+
+export function pushConfigOfRow(row: PushConfigRow): PushConfig {
+  return { conversationId: row.conversation_id, id: row.id, url: row.url, token: row.token, dialect: row.dialect, createdAt: new Date(row.created_at) };
 }

@@ -6,6 +6,7 @@ import {
   ConversationStoreServiceService,
   MessageRole,
   type Conversation,
+  type PushConfig,
 } from '../../gen/ts/asg/store/v1/store.js';
 import { MAX_REASON_LENGTH } from '../common/decision-reason.js';
 import { invalidArgument, notFound } from '../common/grpc/errors.js';
@@ -41,6 +42,7 @@ import {
 
 const required = (what: string) => z.string().refine((value) => value.trim() !== '', `required (${what})`);
 const conversationId = required('a conversation id');
+const pushConfigId = required('a push-notification config id').max(200, 'at most 200 characters');
 const approvalUuid = required('an approval uuid');
 // Approvals the orchestrator names itself are written as the store keeps them, so that the
 // run state that refers to them matches them character for character.
@@ -334,6 +336,19 @@ const schemas = {
     lastEventId: z.number().int().min(0, 'an event id, 0 or more'),
     ttlMs,
   }),
+  setPushConfig: z.object({
+    config: z.object({
+      conversationId,
+      id: pushConfigId,
+      // The gateway checks the url's scheme and host (SSRF) and the deliverer again before each POST.
+      url: z.url({ protocol: /^https?$/ }).max(2048, 'at most 2048 characters'),
+      token: z.string().max(1024, 'at most 1024 characters'),
+      dialect: z.enum(['v0.3', 'v1.0'], 'one of v0.3, v1.0'),
+    }),
+  }),
+  getPushConfig: z.object({ conversationId, id: pushConfigId }),
+  listPushConfigs: z.object({ conversationId }),
+  deletePushConfig: z.object({ conversationId, id: pushConfigId }),
 } satisfies Record<keyof typeof ConversationStoreServiceService, z.ZodType>;
 
 /** camelCase path of the decoded message → the proto field names callers know. */
@@ -440,5 +455,20 @@ export function conversationStoreHandlers(storage: ConversationStorage, feed: Ev
       return storage.claimWebhookCursor(endpoint, lease!);
     },
     advanceWebhookCursor: async (request) => ({ held: await storage.advanceWebhookCursor(validated('advanceWebhookCursor', request)) }),
+    setPushConfig: async (request) => {
+      const config = validated('setPushConfig', request).config!;
+      return { config: await storage.setPushConfig({ ...(config as PushConfig), createdAt: undefined }) };
+    },
+    getPushConfig: async (request) => {
+      const { conversationId: id, id: configId } = validated('getPushConfig', request);
+      const config = await storage.getPushConfig(id, configId);
+      if (!config) throw notFound(`push-notification config ${configId} of task ${id} not found`);
+      return { config };
+    },
+    listPushConfigs: async (request) => ({ configs: await storage.listPushConfigs(validated('listPushConfigs', request).conversationId) }),
+    deletePushConfig: async (request) => {
+      const { conversationId: id, id: configId } = validated('deletePushConfig', request);
+      return { deleted: await storage.deletePushConfig(id, configId) };
+    },
   };
 }

@@ -22,7 +22,11 @@ import type {
   TakenOverRun,
   UpdateRunRequest,
   ListPendingApprovalsRequest,
+  PushConfig,
 } from '../../gen/ts/asg/store/v1/store.js';
+
+/** At most this many push-notification configs per task (issue 18): each turn's end POSTs to every one. */
+export const MAX_PUSH_CONFIGS = 10;
 
 /**
  * What a conversation shows for a turn a crash cut off (issue 12): an assistant message, so
@@ -253,6 +257,19 @@ export interface ConversationStorage {
    * nothing changed (an unknown endpoint too).
    */
   advanceWebhookCursor(request: AdvanceWebhookCursorRequest): Promise<boolean>;
+
+  /**
+   * Issue 18: adds a task's push-notification config, or replaces the one with its id (keeping
+   * its created_at); NOT_FOUND for an unknown conversation; FAILED_PRECONDITION past
+   * MAX_PUSH_CONFIGS configs on one task.
+   */
+  setPushConfig(config: PushConfig): Promise<PushConfig>;
+  /** Issue 18: one config; undefined when the conversation or the config is unknown. */
+  getPushConfig(conversationId: string, id: string): Promise<PushConfig | undefined>;
+  /** Issue 18: the conversation's configs, oldest first (none for an unknown conversation). */
+  listPushConfigs(conversationId: string): Promise<PushConfig[]>;
+  /** Issue 18: false when there was no such config. */
+  deletePushConfig(conversationId: string, id: string): Promise<boolean>;
 
   /** The conversation's approvals that are approved or executing, oldest first. */
   listUnfinishedApprovals(conversationId: string): Promise<PendingApproval[]>;

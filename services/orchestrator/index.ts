@@ -9,6 +9,7 @@ import { RunLeases, runNode } from './leases.js';
 import { TakeoverLoop } from './takeover-loop.js';
 import { ExpiryLoop } from './expiry-loop.js';
 import { startWebhooks, webhookEndpoints, type DeliveryOptions } from './webhooks/index.js';
+import { a2aPushTarget } from './webhooks/push.js';
 
 export { runNode } from './leases.js';
 import { orchestratorHandlers } from './server.js';
@@ -51,7 +52,8 @@ export async function startOrchestrator(
   // Issue 15: approvals whose expires_at passed are decided as their on_timeout says, at the takeover loop's pace.
   const expiries = new ExpiryLoop(clients, options.config.runs.takeover_interval, (approval) => turns.expire(approval), options.log);
   expiries.start();
-  const webhooks = startWebhooks(endpoints, clients, { owner: leases.owner, node: leases.node }, { leaseTtlMs: options.config.runs.lease_ttl, ...options.webhookDelivery }, options.log);
+  const pushes = a2aPushTarget(clients, options.config.a2a_push.allow_private_networks);
+  const webhooks = startWebhooks(endpoints, [pushes], clients, { owner: leases.owner, node: leases.node }, { leaseTtlMs: options.config.runs.lease_ttl, ...options.webhookDelivery }, options.log);
   health.markServing();
   let stopping: Promise<void> | undefined;
   return {

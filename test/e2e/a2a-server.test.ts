@@ -105,7 +105,7 @@ describe('TS-011 agent card discovery (FR-018)', () => {
       protocolVersion: '0.3.0',
       preferredTransport: 'JSONRPC',
       supportedInterfaces: [{ url: `${agent.url}/a2a`, protocolBinding: 'JSONRPC', protocolVersion: '1.0' }],
-      capabilities: { streaming: true, pushNotifications: false },
+      capabilities: { streaming: true, pushNotifications: true },
     });
     const skills = card.skills.map((skill: any) => skill.id);
     expect(skills).toEqual(expect.arrayContaining(['resources_list', 'resources_add', 'resources_remove']));

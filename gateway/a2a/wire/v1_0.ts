@@ -27,6 +27,9 @@ const STATES: Record<SnapshotState, TaskState> = {
   'input-required': TaskState.TASK_STATE_INPUT_REQUIRED,
   completed: TaskState.TASK_STATE_COMPLETED,
   canceled: TaskState.TASK_STATE_CANCELED,
+  failed: TaskState.TASK_STATE_FAILED,
+  rejected: TaskState.TASK_STATE_REJECTED,
+  'auth-required': TaskState.TASK_STATE_AUTH_REQUIRED,
 };
 
 function textPart(text: string): Part {

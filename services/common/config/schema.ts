@@ -1,6 +1,7 @@
 import { z } from 'zod';
 import { LOG_FORMATS, LOG_LEVELS } from '../log-settings.js';
 import { duration } from './duration.js';
+import { proxyEntryProblem } from './proxies.js';
 import { treeProblems } from './tree.js';
 
 /**
@@ -310,8 +311,27 @@ export const configSchema = z
          * Bounded by `shutdown_grace`.
          */
         drain_delay: z.union([z.literal(0), duration]).default(0),
-        /** The URL the service is reached at from outside (e.g. behind a proxy); its host and origin are the server's own. */
+        /**
+         * The URL the service is reached at from outside (e.g. behind a proxy); its host and origin
+         * are the server's own, and the agent card gives `<public_url>/a2a` as the A2A endpoint.
+         */
         public_url: z.url().optional(),
+        /**
+         * Added (issue 18): proxies (IP addresses or CIDR ranges) whose `X-Forwarded-Proto` and
+         * `X-Forwarded-Host` the agent card's URL follows when `public_url` is not set. Empty by
+         * default: forwarded headers are ignored, and the card's URL is the request's own.
+         */
+        trusted_proxies: z
+          .array(
+            z
+              .string()
+              .trim()
+              .superRefine((entry, context) => {
+                const problem = proxyEntryProblem(entry);
+                if (problem) context.addIssue({ code: 'custom', message: problem });
+              }),
+          )
+          .default([]),
         cors: z
           .strictObject({
             /** Origins (scheme://host[:port], or `*`) besides the server's own that browsers may call from; CORS headers go only to these. */
@@ -334,6 +354,16 @@ export const configSchema = z
         takeover_interval: duration.refine((value) => value >= 100 && value <= 60_000, 'between 100ms and 1m').default(1_000),
         /** A turn taken over more often than this (it keeps killing its replicas) is ended with a note instead. */
         max_takeovers: z.number().int().min(1).max(100).default(3),
+      })
+      .prefault({}),
+    /**
+     * Added (issue 18): A2A push notifications. A caller names the url; by default only public
+     * addresses are called (no loopback, private or link-local network: SSRF).
+     */
+    a2a_push: z
+      .strictObject({
+        /** Also call receivers on loopback, private and link-local addresses (a receiver on the same network; tests). */
+        allow_private_networks: z.boolean().default(false),
       })
       .prefault({}),
     /** Added (issue 15): authentication at the gateway; see authSchema. */

@@ -19,10 +19,10 @@ export const CONFIG_SLICES = {
   // `llm`: the default model and the model-call deadline; `mcp_servers`: the tool deadlines.
   // `runs`: the lease on the turns it runs, and the takeover of runs whose replica died.
   // `approvals`: when the approvals it creates expire; `webhooks`: where it delivers their events.
-  orchestrator: ['prompt', 'llm', 'chat', 'mcp_servers', 'a2a', 'agent', 'runs', 'approvals', 'webhooks', 'grpc'],
+  orchestrator: ['prompt', 'llm', 'chat', 'mcp_servers', 'a2a', 'agent', 'runs', 'approvals', 'webhooks', 'a2a_push', 'grpc'],
   // `chat`: the turn deadline of its calls to the orchestrator.
-  // `auth`, `insecure`: who may call it (issue 15); `metrics`: whether GET /metrics is open (issue 17).
-  gateway: ['name', 'description', 'host', 'port', 'server', 'serve_mcp', 'chat', 'auth', 'insecure', 'metrics', 'grpc'],
+  // `auth`, `insecure`: who may call it (issue 15); `metrics`: whether GET /metrics is open (issue 17); `a2a_push`: which push URLs it accepts (issue 18).
+  gateway: ['name', 'description', 'host', 'port', 'server', 'serve_mcp', 'chat', 'auth', 'insecure', 'metrics', 'grpc', 'a2a_push'],
 } as const satisfies Record<string, readonly (keyof AgentConfig)[]>;
 
 export type ConfigSliceName = keyof typeof CONFIG_SLICES;

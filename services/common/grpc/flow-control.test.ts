@@ -131,7 +131,7 @@ describe('retrying idempotent reads on UNAVAILABLE (issue 12)', () => {
   it('configures retries for Get*/List*/Describe* unary methods only', () => {
     const config = JSON.parse(serviceConfigOf(ConversationStoreServiceService));
     const names = config.methodConfig[0].name.map((name: { method: string }) => name.method).sort();
-    expect(names).toEqual(['GetApproval', 'GetConversation', 'ListApprovals', 'ListAudit', 'ListConversations', 'ListDueApprovals', 'ListPendingApprovals', 'ListUnfinishedApprovals']);
+    expect(names).toEqual(['GetApproval', 'GetConversation', 'GetPushConfig', 'ListApprovals', 'ListAudit', 'ListConversations', 'ListDueApprovals', 'ListPendingApprovals', 'ListPushConfigs', 'ListUnfinishedApprovals']);
     expect(config.methodConfig[0].retryPolicy.retryableStatusCodes).toEqual(['UNAVAILABLE']);
     // The orchestrator's reads: listing tools and describing runs; never a turn.
     const orchestrator = JSON.parse(serviceConfigOf(OrchestratorServiceService));

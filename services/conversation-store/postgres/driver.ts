@@ -23,6 +23,7 @@ import {
   type Message,
   type NewMessage,
   type PendingApproval,
+  type PushConfig,
   type RunLease,
   type StartTurnRequest,
   type TakenOverRun,
@@ -72,6 +73,8 @@ import {
   eventFromRow,
   eventPayload,
   messageFromRow,
+  pushConfigOfRow,
+  type PushConfigRow,
   type ApprovalRow,
   type AuditRow,
   type ConversationRow,
@@ -84,6 +87,7 @@ import {
   INTERRUPTED_TURN_NOTE,
   MAX_PAGE_CONTENT_CHARS,
   MAX_PAGE_SIZE,
+  MAX_PUSH_CONFIGS,
   type ApprovalClaim,
   type ApprovalPage,
   type AuditPage,
@@ -526,6 +530,42 @@ export class PostgresConversationStorage implements ConversationStorage {
     if (claimed.rows[0]) return { held: true, lastEventId: claimed.rows[0].last_event_id };
     const held = await this.pool.query<{ last_event_id: number }>({ name: 'selectWebhookCursor', text: SQL.selectWebhookCursor, values: [endpoint] }).catch(rethrow);
     return { held: false, lastEventId: held.rows[0]?.last_event_id ?? 0 };
+  }
+
+  async setPushConfig(config: PushConfig): Promise<PushConfig> {
+    return this.write(async (tx) => {
+      const conversation = await this.requireConversation(tx.client, config.conversationId);
+      const [existing] = await this.query<PushConfigRow>(tx.client, 'selectPushConfig', [conversation.id, config.id]);
+      if (!existing) {
+        const [count] = await this.query<{ n: number }>(tx.client, 'countPushConfigs', [conversation.id]);
+        if ((count?.n ?? 0) >= MAX_PUSH_CONFIGS) throw failedPrecondition(`task ${conversation.id} has ${MAX_PUSH_CONFIGS} push-notification configs already; delete one first`);
+      }
+      const createdAt = existing?.created_at ?? new Date().toISOString();
+      const [row] = await this.query<PushConfigRow>(tx.client, 'upsertPushConfig', [conversation.id, config.id, config.url, config.token, config.dialect, createdAt]);
+      return pushConfigOfRow(row!);
+    });
+  }
+
+  async getPushConfig(conversationId: string, id: string): Promise<PushConfig | undefined> {
+    const stored = storedId(conversationId);
+    if (stored === undefined) return undefined;
+    return this.read(async (client) => {
+      const [row] = await this.query<PushConfigRow>(client, 'selectPushConfig', [stored, id]);
+      return row && pushConfigOfRow(row);
+    });
+  }
+
+  async listPushConfigs(conversationId: string): Promise<PushConfig[]> {
+    const stored = storedId(conversationId);
+    if (stored === undefined) return [];
+    return this.read(async (client) => (await this.query<PushConfigRow>(client, 'selectPushConfigs', [stored])).map(pushConfigOfRow));
+  }
+
+  async deletePushConfig(conversationId: string, id: string): Promise<boolean> {
+    const stored = storedId(conversationId);
+    if (stored === undefined) return false;
+    const { rowCount } = await this.pool.query({ name: 'deletePushConfig', text: SQL.deletePushConfig, values: [stored, id] }).catch(rethrow);
+    return (rowCount ?? 0) > 0;
   }
 
   async advanceWebhookCursor(request: AdvanceWebhookCursorRequest): Promise<boolean> {

@@ -223,6 +223,18 @@ const MIGRATIONS: readonly string[] = [
     PRIMARY KEY (owner, status)
   );
   `,
+  // 7 (issue 18): A2A push-notification configs, as SQLite schema 16.
+  `
+  CREATE TABLE push_configs (
+    conversation_id uuid NOT NULL REFERENCES conversations (id) ON DELETE CASCADE,
+    id              text NOT NULL,
+    url             text NOT NULL,
+    token           text NOT NULL,
+    dialect         text NOT NULL,
+    created_at      text NOT NULL,
+    PRIMARY KEY (conversation_id, id)
+  );
+  `,
 ];
 
 export const POSTGRES_SCHEMA_VERSION = MIGRATIONS.length;

@@ -193,6 +193,16 @@ export const SQL = {
   selectConversationEventsAfter: `SELECT * FROM events WHERE conversation_id = $1 AND id > $2 ORDER BY id LIMIT $3`,
   // Committed ids are gap-free, so the newest is the counter's value as of this snapshot.
   latestEventId: `SELECT last_id AS id FROM event_ids`,
+
+  upsertPushConfig: `
+    INSERT INTO push_configs (conversation_id, id, url, token, dialect, created_at)
+    VALUES ($1, $2, $3, $4, $5, $6)
+    ON CONFLICT (conversation_id, id) DO UPDATE SET url = excluded.url, token = excluded.token, dialect = excluded.dialect
+    RETURNING conversation_id::text AS conversation_id, id, url, token, dialect, created_at`,
+  selectPushConfig: `SELECT conversation_id::text AS conversation_id, id, url, token, dialect, created_at FROM push_configs WHERE conversation_id = $1 AND id = $2`,
+  selectPushConfigs: `SELECT conversation_id::text AS conversation_id, id, url, token, dialect, created_at FROM push_configs WHERE conversation_id = $1 ORDER BY created_at, id`,
+  countPushConfigs: `SELECT count(*)::int AS n FROM push_configs WHERE conversation_id = $1`,
+  deletePushConfig: `DELETE FROM push_configs WHERE conversation_id = $1 AND id = $2`,
   // The NATS outbox publisher (outbox-publisher.ts): its leader lock, and the last id it published to a stream.
   tryPublisherLock: `SELECT pg_try_advisory_lock(hashtext($1)) AS locked`,
   selectPublished: `SELECT last_id FROM event_publications WHERE stream = $1`,

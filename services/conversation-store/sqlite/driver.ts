@@ -25,6 +25,7 @@ import {
   type Message,
   type NewMessage,
   type PendingApproval,
+  type PushConfig,
   type RunLease,
   type StartTurnRequest,
   type TakenOverRun,
@@ -81,6 +82,7 @@ import {
   MAX_PAGE_CONTENT_CHARS,
   INTERRUPTED_TURN_NOTE,
   MAX_PAGE_SIZE,
+  MAX_PUSH_CONFIGS,
   type ApprovalClaim,
   type ApprovalPage,
   type AuditPage,
@@ -99,7 +101,9 @@ import {
   eventFromRow,
   eventPayload,
   messageFromRow,
+  pushConfigOfRow,
   type ApprovalRow,
+  type PushConfigRow,
   type ConversationRow,
   type EventChange,
   type MessageRow,
@@ -428,6 +432,47 @@ export class SqliteConversationStorage implements ConversationStorage {
       this.sql.insertWebhookCursor.run({ ...taken, last_event_id: lastEventId });
       return { held: true, lastEventId };
     });
+  }
+
+  async setPushConfig(config: PushConfig): Promise<PushConfig> {
+    return this.write(() => {
+      const conversation = this.requireConversation(config.conversationId);
+      const existing = this.sql.selectPushConfig.get(conversation.id, config.id);
+      if (!existing && (this.sql.countPushConfigs.get(conversation.id)?.n ?? 0) >= MAX_PUSH_CONFIGS) {
+        throw failedPrecondition(`task ${conversation.id} has ${MAX_PUSH_CONFIGS} push-notification configs already; delete one first`);
+      }
+      const row: PushConfigRow = {
+        conversation_id: conversation.id,
+        id: config.id,
+        url: config.url,
+        token: config.token,
+        dialect: config.dialect,
+        created_at: existing?.created_at ?? new Date(this.now()).toISOString(),
+      };
+      this.sql.upsertPushConfig.run(row);
+      return pushConfigOfRow(row);
+    });
+  }
+
+  async getPushConfig(conversationId: string, id: string): Promise<PushConfig | undefined> {
+    const stored = storedId(conversationId);
+    if (stored === undefined) return undefined;
+    return this.read(() => {
+      const row = this.sql.selectPushConfig.get(stored, id);
+      return row && pushConfigOfRow(row);
+    });
+  }
+
+  async listPushConfigs(conversationId: string): Promise<PushConfig[]> {
+    const stored = storedId(conversationId);
+    if (stored === undefined) return [];
+    return this.read(() => this.sql.selectPushConfigs.all(stored).map(pushConfigOfRow));
+  }
+
+  async deletePushConfig(conversationId: string, id: string): Promise<boolean> {
+    const stored = storedId(conversationId);
+    if (stored === undefined) return false;
+    return this.write(() => this.sql.deletePushConfig.run(stored, id).changes > 0);
   }
 
   async advanceWebhookCursor(request: AdvanceWebhookCursorRequest): Promise<boolean> {

@@ -307,6 +307,19 @@ const MIGRATIONS: readonly string[] = [
     UPDATE conversation_counts_by_owner SET count = count - 1 WHERE owner = OLD.owner AND status = OLD.status;
   END;
   `,
+  // 16 (issue 18): A2A push-notification configs, per task (conversation), read at each turn's
+  // end by the deliverer; they go with their conversation.
+  `
+  CREATE TABLE push_configs (
+    conversation_id TEXT NOT NULL REFERENCES conversations (id) ON DELETE CASCADE,
+    id              TEXT NOT NULL,
+    url             TEXT NOT NULL,
+    token           TEXT NOT NULL,
+    dialect         TEXT NOT NULL,
+    created_at      TEXT NOT NULL,
+    PRIMARY KEY (conversation_id, id)
+  ) WITHOUT ROWID;
+  `,
 ];
 
 export const SCHEMA_VERSION = MIGRATIONS.length;

@@ -1,7 +1,7 @@
 import type { Database, Statement } from 'better-sqlite3';
 import type { NewAuditRow } from '../changes.js';
 import type { ApprovalStatusName, ConversationStatusName } from '../records.js';
-import type { ApprovalRow, AuditRow, ConversationRow, EventRow, MessageRow } from '../rows.js';
+import type { ApprovalRow, AuditRow, ConversationRow, EventRow, MessageRow, PushConfigRow } from '../rows.js';
 
 /**
  * A conversation row with its run (schema 12): one primary-key lookup in `runs` per
@@ -185,6 +185,15 @@ export const SQL = {
   // max() of the rowid is one seek to the last row of the table.
   latestEventId: `SELECT max(id) AS id FROM events`,
 
+  upsertPushConfig: `
+    INSERT INTO push_configs (conversation_id, id, url, token, dialect, created_at)
+    VALUES (@conversation_id, @id, @url, @token, @dialect, @created_at)
+    ON CONFLICT (conversation_id, id) DO UPDATE SET url = excluded.url, token = excluded.token, dialect = excluded.dialect`,
+  selectPushConfig: `SELECT * FROM push_configs WHERE conversation_id = ? AND id = ?`,
+  selectPushConfigs: `SELECT * FROM push_configs WHERE conversation_id = ? ORDER BY created_at, id`,
+  countPushConfigs: `SELECT count(*) AS n FROM push_configs WHERE conversation_id = ?`,
+  deletePushConfig: `DELETE FROM push_configs WHERE conversation_id = ? AND id = ?`,
+
   // The running-turn mark (store.proto, StartTurn), apart from updateConversation: it changes
   // nothing a reader of the conversation sees.
   // The lease (issue 14) is part of the mark: set with it (NULLs for a mark without one) and
@@ -336,6 +345,11 @@ export interface Statements {
   selectEventsAfter: Statement<[{ after_id: number; limit: number }], EventRow>;
   selectConversationEventsAfter: Statement<[{ conversation_id: string; after_id: number; limit: number }], EventRow>;
   latestEventId: Statement<[], { id: number | null }>;
+  upsertPushConfig: Statement<[PushConfigRow]>;
+  selectPushConfig: Statement<[string, string], PushConfigRow>;
+  selectPushConfigs: Statement<[string], PushConfigRow>;
+  countPushConfigs: Statement<[string], { n: number }>;
+  deletePushConfig: Statement<[string, string]>;
   selectRunningTurn: Statement<[string], { running_turn_boot: string | null; running_turn_since: string | null; lease_owner: string | null }>;
   markTurnRunning: Statement<[TurnMark]>;
   clearTurnRunning: Statement<[string]>;

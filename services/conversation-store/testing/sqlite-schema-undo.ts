@@ -4,8 +4,13 @@
  * further back runs this before its own undo of older migrations.
  */
 
-/** Back to schema 14: what migration 15 added (issue 15: conversation owners, their index and counts). */
-export const DROP_SCHEMA_15 = `
+/** Back to schema 15: what migration 16 added (issue 18: A2A push-notification configs). */
+export const DROP_SCHEMA_16 = `
+  DROP TABLE push_configs;`;
+
+/** Back to schema 14: what migrations 16 and 15 added (15, issue 15: conversation owners, their index and counts). */
+export const DROP_SCHEMA_15 = `${DROP_SCHEMA_16}
+
   DROP TRIGGER conversations_owner_count_insert;
   DROP TRIGGER conversations_owner_count_status;
   DROP TRIGGER conversations_owner_count_delete;
@@ -42,8 +47,9 @@ export const DROP_SCHEMA_13 = `${DROP_SCHEMA_14}
   ALTER TABLE approvals DROP COLUMN outcome_unknown;
   ALTER TABLE approvals DROP COLUMN replaces_uuid;`;
 
-/** The PostgreSQL schema back to 5: what its migration 6 added (issue 15, as SQLite's 15). */
+/** The PostgreSQL schema back to 5: what its migrations 7 and 6 added (7, issue 18: push configs; 6, issue 15, as SQLite's 15). */
 export const DROP_POSTGRES_SCHEMA_6 = `
+  DROP TABLE push_configs;
   DROP TABLE conversation_counts_by_owner;
   DROP INDEX conversations_by_owner;
   ALTER TABLE conversations DROP COLUMN owner;`;

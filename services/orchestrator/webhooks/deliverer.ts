@@ -53,6 +53,56 @@ export interface WebhookEndpoint {
 
 type DeliveryClients = Pick<OrchestratorClients, 'store'>;
 
+/** One POST an event calls for. */
+export interface OutboundPost {
+  /** The same at every attempt, for the logs (and, for webhooks, the receiver: `webhook-id`). */
+  id: string;
+  url: string;
+  /** The url's origin: what the logs show (a url's path or query may hold a token). */
+  origin: string;
+  /** What the event is, for the logs. */
+  type: string;
+  body: string;
+  /** The headers of one attempt (a signature carries the attempt's time). */
+  headers(): Record<string, string>;
+  /** Checked before each attempt (SSRF: a name may resolve elsewhere now); a reason not to send at all. */
+  refuse?(): Promise<string | undefined>;
+}
+
+/**
+ * What one cursor over the outbox delivers: a configured webhook (its events, to its url), or
+ * the A2A push notifications of every task (push.ts). `posts` says what an event calls for;
+ * none, and the cursor just moves past it.
+ */
+export interface OutboxTarget {
+  /** For logs ("webhooks[0]", "a2a-push"). */
+  where: string;
+  /** What the logs show of where it goes. */
+  origin: string;
+  /** The cursor's name in the store. */
+  name: string;
+  /** What it delivers, for the logs: "webhook events", "A2A push notifications". */
+  label: string;
+  posts(event: ConversationEvent): Promise<OutboundPost[]>;
+}
+
+/** A configured webhook as an outbox target: its subscribed events, signed, to its url. */
+export function webhookTarget(endpoint: WebhookEndpoint): OutboxTarget {
+  return {
+    where: endpoint.where,
+    origin: endpoint.origin,
+    name: endpoint.name,
+    label: 'webhook events',
+    async posts(event) {
+      const payload = webhookPayload(event);
+      if (!payload || !endpoint.events.has(payload.type)) return [];
+      const id = webhookId(endpoint.name, event.id);
+      const body = JSON.stringify(payload);
+      return [{ id, url: endpoint.url, origin: endpoint.origin, type: payload.type, body, headers: () => webhookHeaders(endpoint.key, id, Math.floor(Date.now() / 1000), body) }];
+    },
+  };
+}
+
 /**
  * Delivers one endpoint's events (issue 15): the store's events table is the outbox, and the
  * endpoint's cursor (the id of the last event it got, or was given up on for) is held by one
@@ -68,7 +118,7 @@ export class WebhookDeliverer {
   private running: Promise<void> | undefined;
 
   constructor(
-    private readonly endpoint: WebhookEndpoint,
+    private readonly endpoint: OutboxTarget,
     private readonly clients: DeliveryClients,
     private readonly holder: { owner: string; node: string },
     private readonly options: DeliveryOptions,
@@ -100,7 +150,7 @@ export class WebhookDeliverer {
         await sleep(this.options.claimEveryMs, stop);
         continue;
       }
-      if (!holding) this.log.info('delivering webhook events', { ...this.fields, after: claimed.lastEventId });
+      if (!holding) this.log.info(`delivering ${this.endpoint.label}`, { ...this.fields, after: claimed.lastEventId });
       holding = true;
       const held = new AbortController();
       const onStop = () => held.abort();
@@ -190,46 +240,61 @@ export class WebhookDeliverer {
   }
 
   /**
-   * Delivers the event if the webhook subscribed to its type, with retries; gives up (logged)
-   * after the last attempt. True when the cursor may move past it (delivered, given up on, or
-   * not subscribed); false when it was cut short between attempts by a stop or a lost cursor.
+   * Delivers what the event calls for (posts(): a subscribed webhook event, a task's push
+   * notifications), each with retries; gives one up (logged) after its last attempt. True when
+   * the cursor may move past the event (delivered, given up on, or nothing to send); false when
+   * it was cut short between attempts by a stop or a lost cursor.
    */
   private async handle(event: ConversationEvent, held: AbortSignal): Promise<boolean> {
-    const payload = webhookPayload(event);
-    if (!payload || !this.endpoint.events.has(payload.type)) return true;
-    const id = webhookId(this.endpoint.name, event.id);
-    const body = JSON.stringify(payload);
+    let posts: OutboundPost[];
+    try {
+      posts = await this.endpoint.posts(event);
+    } catch (error) {
+      // What to send could not be read (the store, for a task's configs): the event is read again.
+      if (held.aborted) return false;
+      throw error;
+    }
+    for (const post of posts) if (!(await this.deliver(post, event, held))) return false;
+    return true;
+  }
+
+  private async deliver(post: OutboundPost, event: ConversationEvent, held: AbortSignal): Promise<boolean> {
+    const fields = { ...this.fields, origin: post.origin, type: post.type, event: event.id };
     for (let attempt = 1; ; attempt++) {
-      const failure = await this.post(id, body);
+      const refused = await post.refuse?.();
+      if (refused !== undefined) {
+        this.log.warn('delivery refused; not sent', { ...fields, error: refused });
+        return true;
+      }
+      const failure = await this.post(post);
       if (failure === undefined) {
-        this.log.info('webhook delivered', { ...this.fields, type: payload.type, event: event.id, attempt });
+        this.log.info('webhook delivered', { ...fields, attempt });
         return true;
       }
       if (attempt >= this.options.maxAttempts) {
-        this.log.error('webhook delivery given up', { ...this.fields, type: payload.type, event: event.id, attempts: attempt, error: failure });
+        this.log.error('webhook delivery given up', { ...fields, attempts: attempt, error: failure });
         return true;
       }
       if (held.aborted) return false;
       const delay = Math.min(this.options.maxDelayMs, this.options.baseDelayMs * 2 ** (attempt - 1));
-      this.log.warn('webhook delivery failed; trying again', { ...this.fields, type: payload.type, event: event.id, attempt, error: failure, retry_in_ms: delay });
+      this.log.warn('webhook delivery failed; trying again', { ...fields, attempt, error: failure, retry_in_ms: delay });
       await sleep(delay, held);
       if (held.aborted) return false;
     }
   }
 
   /**
-   * One signed POST: undefined when the receiver took it (2xx), else why not. A POST in flight
+   * One POST: undefined when the receiver took it (2xx), else why not. A POST in flight
    * is not cut by a stop (only by its own deadline): a receiver that took the event gets its
    * cursor advanced, rather than the same event again from the next holder.
    */
-  private async post(id: string, body: string): Promise<string | undefined> {
-    const headers = webhookHeaders(this.endpoint.key, id, Math.floor(Date.now() / 1000), body);
+  private async post(post: OutboundPost): Promise<string | undefined> {
     try {
-      const response = await fetch(this.endpoint.url, {
+      const response = await fetch(post.url, {
         method: 'POST',
-        headers: { 'content-type': 'application/json', 'user-agent': 'agent-stop-and-go-webhooks', ...headers },
-        body,
-        // A redirect is not followed: the signed event goes to the configured url or nowhere.
+        headers: { 'content-type': 'application/json', 'user-agent': 'agent-stop-and-go-webhooks', ...post.headers() },
+        body: post.body,
+        // A redirect is not followed: the event goes to the configured url or nowhere.
         redirect: 'manual',
         signal: AbortSignal.timeout(this.options.timeoutMs),
       });

@@ -4,7 +4,7 @@ import type { OrchestratorConfig } from '../../common/config/slices.js';
 import type { Logger } from '../../common/log.js';
 import { registerSecret } from '../../common/secrets.js';
 import type { OrchestratorClients } from '../clients.js';
-import { DEFAULT_DELIVERY, WebhookDeliverer, type DeliveryOptions, type WebhookEndpoint } from './deliverer.js';
+import { DEFAULT_DELIVERY, WebhookDeliverer, webhookTarget, type DeliveryOptions, type OutboxTarget, type WebhookEndpoint } from './deliverer.js';
 import { webhookKey, WebhookSecretError } from './signing.js';
 
 export { DEFAULT_DELIVERY, type DeliveryOptions } from './deliverer.js';
@@ -43,16 +43,18 @@ export interface Webhooks {
   stop(): Promise<void>;
 }
 
-/** Starts one deliverer per configured webhook (none: nothing runs). */
+/** Starts one deliverer per configured webhook, and one per further outbox target (the A2A push notifications). */
 export function startWebhooks(
   endpoints: readonly WebhookEndpoint[],
+  others: readonly OutboxTarget[],
   clients: Pick<OrchestratorClients, 'store'>,
   holder: { owner: string; node: string },
   options: Partial<DeliveryOptions>,
   log: Logger,
 ): Webhooks {
   const settings = { ...DEFAULT_DELIVERY, ...options };
-  const deliverers = endpoints.map((endpoint) => new WebhookDeliverer(endpoint, clients, holder, settings, log));
+  const targets = [...endpoints.map(webhookTarget), ...others];
+  const deliverers = targets.map((target) => new WebhookDeliverer(target, clients, holder, settings, log));
   for (const deliverer of deliverers) deliverer.start();
   return { stop: async () => void (await Promise.all(deliverers.map((deliverer) => deliverer.stop()))) };
 }
