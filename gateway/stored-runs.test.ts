@@ -59,7 +59,7 @@ async function startDescriber(): Promise<{ address: string; requests: DescribeRu
   const server = createServer();
   const describeRuns = (call: ServerUnaryCall<DescribeRunsRequest, DescribeRunsResponse>, callback: sendUnaryData<DescribeRunsResponse>) => {
     requests.push(call.request);
-    callback(null, { views: call.request.runs.map(({ run }) => (run?.state.equals(RUN.state) ? { pipeline: VIEW } : {})) });
+    callback(null, { views: call.request.runs.map(({ run }) => (run?.state.equals(RUN.state) ? { pipeline: VIEW, inputs: [] } : { inputs: [] })) });
   };
   // The other methods are left out: grpc-js answers them UNIMPLEMENTED.
   server.addService(OrchestratorServiceService, { describeRuns } as UntypedServiceImplementation);

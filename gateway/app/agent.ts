@@ -1,11 +1,12 @@
 import {
+  ApprovalStatus,
   ConversationStatus,
   type AuditEntry,
   type Conversation,
   type ConversationSummary,
   type PendingApproval,
 } from '../../gen/ts/asg/store/v1/store.js';
-import type { CreateConversationRequest, PipelineView, TurnResult } from '../../gen/ts/asg/orchestrator/v1/orchestrator.js';
+import type { CreateConversationRequest, InputView, PipelineView, TurnResult } from '../../gen/ts/asg/orchestrator/v1/orchestrator.js';
 import type { Tool, ToolServer } from '../../gen/ts/asg/tools/v1/tools.js';
 import { internal } from '../../services/common/grpc/errors.js';
 import type { Backends } from './backends.js';
@@ -58,6 +59,8 @@ export interface DecisionDetails {
   reason?: string;
   /** Approving only: run the call with these instead of the stored arguments (checked by the orchestrator). */
   arguments?: Record<string, unknown>;
+  /** Approving only: the answer to an MCP server's question (checked by the orchestrator, issue 18). */
+  input?: Record<string, unknown>;
 }
 
 export interface ApprovalQuery extends PageRequest {
@@ -76,6 +79,8 @@ export interface ApprovalRecord {
   approval: PendingApproval;
   /** The session id of the approval's conversation. */
   sessionId: string;
+  /** Issue 18: what the approval asks, when it waits for an answer to an MCP server's question (from its run, as the orchestrator reads it). */
+  input?: InputView;
 }
 
 export interface AuditQuery extends PageRequest {
@@ -213,7 +218,7 @@ export function createAgent(backends: Pick<Backends, 'orchestrator' | 'store'>):
       return { conversation, result: answer.result ?? resultFromConversation(conversation), pipeline: answer.pipeline };
     },
 
-    async resolveApproval(uuid, decision, { decider, reason, arguments: edited }) {
+    async resolveApproval(uuid, decision, { decider, reason, arguments: edited, input }) {
       const answer = await orchestrator.resolveApproval({
         uuid,
         approved: decision === 'approved',
@@ -221,6 +226,7 @@ export function createAgent(backends: Pick<Backends, 'orchestrator' | 'store'>):
         decidedBy: decider.name,
         via: decider.via,
         ...(edited !== undefined && { arguments: edited }),
+        ...(input !== undefined && { input }),
       });
       const approval = present(answer.approval, `approval ${uuid}`);
       if (!answer.decided) {
@@ -245,7 +251,11 @@ export function createAgent(backends: Pick<Backends, 'orchestrator' | 'store'>):
 
     async getApproval(uuid) {
       const answer = await store.getApproval({ uuid });
-      return { approval: present(answer.approval, `approval ${uuid}`), sessionId: answer.sessionId };
+      const approval = present(answer.approval, `approval ${uuid}`);
+      // Only the orchestrator reads a run: a pending approval's run says whether it asks for input (issue 18).
+      const pending = approval.status === ApprovalStatus.APPROVAL_STATUS_PENDING;
+      const input = pending && answer.run ? (await orchestrator.describeRuns({ runs: [{ run: answer.run, pendingApprovalUuid: '' }] })).views[0]?.inputs.find((view) => view.approvalUuid === uuid) : undefined;
+      return { approval, sessionId: answer.sessionId, ...(input && { input }) };
     },
 
     async listAudit({ limit, cursor, kinds = [] }) {

@@ -98,7 +98,7 @@ export function conversationListReply(page: ConversationPage): ConversationListR
 }
 
 export function approvalListReply(page: ApprovalPage): ApprovalListReply {
-  return { approvals: page.approvals.map(approvalRecordJson), ...(page.nextCursor && { next_cursor: page.nextCursor }) };
+  return { approvals: page.approvals.map((approval) => approvalRecordJson(approval)), ...(page.nextCursor && { next_cursor: page.nextCursor }) };
 }
 
 export function auditListReply(page: AuditPage): AuditListReply {

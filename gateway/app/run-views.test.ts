@@ -24,7 +24,7 @@ function fakeOrchestrator(answer: (request: DescribeRunsRequest) => DescribeRuns
 
 /** Views the tree runs, by the first character of their state ("t…"), and leaves the others (simple mode) without one. */
 const byState = (request: DescribeRunsRequest): DescribeRunsResponse => ({
-  views: request.runs.map(({ run }, index) => (run!.state.toString().startsWith('t') ? { pipeline: viewAt([index]) } : {})),
+  views: request.runs.map(({ run }, index) => (run!.state.toString().startsWith('t') ? { pipeline: viewAt([index]), inputs: [] } : { inputs: [] })),
 });
 
 describe('describeRunsOf', () => {
@@ -63,7 +63,7 @@ describe('describeRunsOf', () => {
   });
 
   it('fails with INTERNAL when the orchestrator answers another number of views than runs', async () => {
-    const orchestrator = fakeOrchestrator(() => ({ views: [{ pipeline: viewAt([0]) }] }));
+    const orchestrator = fakeOrchestrator(() => ({ views: [{ pipeline: viewAt([0]), inputs: [] }] }));
     const conversations = [conversationRecord({ id: 'a', run: runOf('t1') }), conversationRecord({ id: 'b', run: runOf('t2') })];
     await expect(describeRunsOf(orchestrator, conversations)).rejects.toMatchObject({
       code: GrpcStatus.INTERNAL,

@@ -354,7 +354,7 @@ export const ROUTES: RouteDoc[] = [
     tag: 'Approvals',
     summary: 'Approve or reject',
     description:
-      'Approves or rejects a pending destructive call. Approving runs the stored call (or, with "arguments", the call with the edited arguments) and the agent goes on; rejecting cancels it: the model is told "Rejected by a human: <reason>" and that the call must not be retried unless the user asks. In an agent tree a rejection cancels the pipeline. Each approval is decided once: a second decision, concurrent or later, runs nothing and gets 409 naming the first. The decision is recorded with who decided, when and through which face (via "rest", or "cli" with X-ASG-Via: cli).',
+      'Approves or rejects a pending destructive call. Approving runs the stored call (or, with "arguments", the call with the edited arguments) and the agent goes on; rejecting cancels it: the model is told "Rejected by a human: <reason>" and that the call must not be retried unless the user asks. In an agent tree a rejection cancels the pipeline. Each approval is decided once: a second decision, concurrent or later, runs nothing and gets 409 naming the first. The decision is recorded with who decided, when and through which face (via "rest", or "cli" with X-ASG-Via: cli). An approval whose description says that an MCP server asks for input (issue 18) is answered the same way: approving with "input" sends that answer to the server and the call goes on; rejecting declines the question.',
     pathParams: APPROVAL_PARAM,
     headers: z.object({ 'X-ASG-Via': z.literal('cli').optional().meta({ description: 'Set by `asg approvals`: the decision records via "cli" (a label, not a credential).' }) }),
     body: {
@@ -365,13 +365,14 @@ export const ROUTES: RouteDoc[] = [
         approve: { approved: true },
         'approve with edited arguments': { approved: true, arguments: { id: 'res-43' }, reason: 'the id was wrong' },
         'reject with a reason': { action: 'reject', reason: 'not this one' },
+        "answer an MCP server's question": { approved: true, input: { name: 'Ada' } },
         answer: { answer: 'yes' },
       },
     },
     responses: {
       200: json('decided; the reply has the turn that followed', shapes.conversationReply, examples.decided),
       400: refusal(
-        'a body that says neither yes nor no (or both); a "reason" that is not a string of at most 2,000 characters; "arguments" that are not an object, come with a rejection, or do not fit the tool\'s input schema; or a field the body does not take (named)',
+        'a body that says neither yes nor no (or both); a "reason" that is not a string of at most 2,000 characters; "arguments" that are not an object, come with a rejection, or do not fit the tool\'s input schema; "input" that is not an object, comes with a rejection, is given to an approval that asks for none, is missing when approving one that does, or does not fit the schema the server requested; or a field the body does not take (named)',
       ),
       404: refusal('no approval has this uuid'),
       409: json('already decided, or expired; the body names the first decision and who made it', shapes.approvalConflictReply, examples.conflict),

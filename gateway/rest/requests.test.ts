@@ -106,6 +106,15 @@ describe('parseApprovalDecision', () => {
     const error = rejection(() => parseApprovalDecision({ approved: false, arguments: { name: 'x' } }));
     expect(error.message).toBe('"arguments" are only taken with an approval: a rejected call does not run');
   });
+
+  it("issue 18: takes the answer to an MCP server's question as \"input\" with an approval; refuses it when it is not an object or comes with a rejection", () => {
+    expect(parseApprovalDecision({ approved: true, input: { name: 'Ada' } })).toEqual({ decision: 'approved', input: { name: 'Ada' } });
+    expect(parseApprovalDecision({ approved: true, input: null })).toEqual({ decision: 'approved' });
+    expect(rejection(() => parseApprovalDecision({ approved: true, input: 'Ada' })).message).toBe('"input" must be a JSON object: the answer to the MCP server\'s question');
+    const declined = rejection(() => parseApprovalDecision({ approved: false, input: { name: 'Ada' } }));
+    expect(declined.code).toBe(GrpcStatus.INVALID_ARGUMENT);
+    expect(declined.message).toBe('"input" is only taken with an approval: a rejection declines the question');
+  });
 });
 
 describe('parseApprovalQuery', () => {

@@ -180,12 +180,16 @@ export interface ApprovalDecision {
   reason?: string;
   /** Approving only: the arguments to run the call with instead of the stored ones (issue 15). */
   arguments?: Record<string, unknown>;
+  /** Approving only: the answer to an MCP server's question (issue 18). */
+  input?: Record<string, unknown>;
 }
 
 // null reads as "none", as for other optional fields; the orchestrator checks them against the tool's schema.
 const editedArguments = z
   .record(z.string(), z.unknown(), { error: '"arguments" must be a JSON object: the arguments to run the call with' })
   .nullish();
+
+const inputAnswer = z.record(z.string(), z.unknown(), { error: '"input" must be a JSON object: the answer to the MCP server\'s question' }).nullish();
 
 /**
  * The fields `POST /approvals/:uuid` takes, as documented. The parser below reads the decision
@@ -202,6 +206,10 @@ export const approvalDecisionBody = z.strictObject({
   reason: z.string().max(MAX_REASON_LENGTH).optional().meta({ description: 'Why: stored with the decision; with a rejection it is told to the model.' }),
   arguments: editedArguments.meta({
     description: "Approving only: the arguments to run the call with instead of the model's; checked against the tool's input schema first (400 when they do not fit).",
+  }),
+  input: inputAnswer.meta({
+    description:
+      "Approving an approval that asks for input (an MCP server's question, issue 18) only: the answer, checked against the schema the server requested (400, nothing decided, when it does not fit). One question: the form's content; several: the contents keyed by the server's request ids. Rejecting declines the question.",
   }),
 });
 
@@ -236,5 +244,9 @@ export function parseApprovalDecision(body: unknown): ApprovalDecision {
   const args = edited.data ?? undefined;
   // Edited arguments are what an approved call runs with: with a rejection nothing runs, so they would be silently lost.
   if (args !== undefined && first !== 'approved') throw invalidArgument('"arguments" are only taken with an approval: a rejected call does not run');
-  return { decision: first, ...(reason !== undefined && { reason }), ...(args !== undefined && { arguments: args }) };
+  const answered = inputAnswer.safeParse(fields.input);
+  if (!answered.success) throw invalidArgument(firstIssue(answered.error));
+  const input = answered.data ?? undefined;
+  if (input !== undefined && first !== 'approved') throw invalidArgument('"input" is only taken with an approval: a rejection declines the question');
+  return { decision: first, ...(reason !== undefined && { reason }), ...(args !== undefined && { arguments: args }), ...(input !== undefined && { input }) };
 }

@@ -88,8 +88,8 @@ export function restEndpoints(agent: Agent, readiness: Readiness): Endpoint[] {
       path: '/approvals/:uuid',
       session: 'conversation',
       handle: async (req) => {
-        const { approval, sessionId } = await agent.getApproval(String(req.params.uuid));
-        return { status: 200, body: approvalRecordJson(approval), sessionId };
+        const { approval, sessionId, input } = await agent.getApproval(String(req.params.uuid));
+        return { status: 200, body: approvalRecordJson(approval, input), sessionId };
       },
     },
     {
@@ -99,9 +99,9 @@ export function restEndpoints(agent: Agent, readiness: Readiness): Endpoint[] {
       jsonBody: true,
       handle: async (req) => {
         const uuid = String(req.params.uuid);
-        const { decision, reason, arguments: edited } = parseApprovalDecision(req.body);
+        const { decision, reason, arguments: edited, input } = parseApprovalDecision(req.body);
         const decider = currentDecider(restFace(req.get(VIA_HEADER)));
-        return approvalReply(uuid, await agent.resolveApproval(uuid, decision, { decider, reason, ...(edited && { arguments: edited }) }));
+        return approvalReply(uuid, await agent.resolveApproval(uuid, decision, { decider, reason, ...(edited && { arguments: edited }), ...(input && { input }) }));
       },
     },
     {

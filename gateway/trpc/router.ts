@@ -80,7 +80,10 @@ export function createAppRouter({ agent, feed }: AppRouterDependencies) {
         approvalListReply(await agent.listApprovals({ limit, ...(cursor !== undefined && { cursor }), ...(status && { statuses: status }), ...(conversationId !== undefined && { conversationId }) })),
       ),
       /** REST's `GET /approvals/:uuid`; NOT_FOUND for an unknown uuid. */
-      get: conversationProcedure.input(approvalInput).query(async ({ input }): Promise<ApprovalRecordJson> => approvalRecordJson((await agent.getApproval(input.uuid)).approval)),
+      get: conversationProcedure.input(approvalInput).query(async ({ input }): Promise<ApprovalRecordJson> => {
+        const record = await agent.getApproval(input.uuid);
+        return approvalRecordJson(record.approval, record.input);
+      }),
       /** 409 (CONFLICT) for an approval decided earlier; its `data.conflict` has REST's decision and approval. */
       resolve: conversationProcedure.input(resolveInput).mutation(async ({ input }): Promise<ConversationReply> => {
         const reason = givenReason(input.reason);

@@ -1,3 +1,4 @@
+import type { InputView } from '../../gen/ts/asg/orchestrator/v1/orchestrator.js';
 import { ApprovalStatus, ApprovalTimeoutAction, type PendingApproval } from '../../gen/ts/asg/store/v1/store.js';
 
 /**
@@ -102,8 +103,12 @@ export interface ApprovalRecordJson {
   /** rest, web, a2a, mcp, cli, timeout. */
   via?: string;
   reason?: string;
-  /** The arguments the call ran with when the human edited them before approving. */
+  /** The arguments the call ran with when the human edited them before approving; for an approval that asked for input (issue 18), the answer. */
   edited_args?: Record<string, unknown>;
+  /** Issue 18, while it waits: "input" when it asks for an answer to an MCP server's question (approve with "input"), not for a yes to a call. */
+  kind?: 'input';
+  /** With kind "input": who asks, what, and the schema the answer must fit. */
+  input_request?: { server: string; questions: string[]; requested_schema: Record<string, unknown> };
   expires_at?: string;
   on_timeout?: TimeoutActionName;
   remote_task_id?: string;
@@ -119,7 +124,12 @@ function isoTime(date: Date | undefined): string {
   return date ? date.toISOString() : '';
 }
 
-export function approvalRecordJson(approval: PendingApproval): ApprovalRecordJson {
+/**
+ * `input` (issue 18): what a pending approval asks when it waits for an answer to an MCP
+ * server's question; only a read of one approval knows it (it is in the run, which only the
+ * orchestrator reads), so lists and webhooks show such an approval by its description alone.
+ */
+export function approvalRecordJson(approval: PendingApproval, input?: InputView): ApprovalRecordJson {
   const execution = executionName(approval.status);
   const onTimeout = approval.expiresAt ? timeoutActionName(approval.onTimeout) : undefined;
   return {
@@ -143,5 +153,6 @@ export function approvalRecordJson(approval: PendingApproval): ApprovalRecordJso
     ...(approval.agentChain?.length && { agent_chain: [...approval.agentChain] }),
     ...(approval.outcomeUnknown && { outcome_unknown: true as const }),
     ...(approval.outcomeUnknown && approval.replacesUuid && { replaces: approval.replacesUuid }),
+    ...(input && { kind: 'input' as const, input_request: { server: input.server, questions: [...input.questions], requested_schema: input.requestedSchema ?? {} } }),
   };
 }

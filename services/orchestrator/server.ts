@@ -69,16 +69,28 @@ const decision = z.object({
     .record(z.string(), z.unknown())
     .refine((args) => JSON.stringify(args).length <= MAX_ARGUMENTS_CHARS, `arguments: at most ${MAX_ARGUMENTS_CHARS.toLocaleString('en')} characters of JSON`)
     .optional(),
+  input: z
+    .record(z.string(), z.unknown())
+    .refine((input) => JSON.stringify(input).length <= MAX_ARGUMENTS_CHARS, `input: at most ${MAX_ARGUMENTS_CHARS.toLocaleString('en')} characters of JSON`)
+    .optional(),
 });
 
 /** Who decides and how (issue 15): "anonymous" through "rest" when the caller does not say. */
-export function parseDecision(request: { approved: boolean; decidedBy?: string | undefined; via?: string | undefined; arguments?: Record<string, unknown> | undefined }): DecisionInput {
+export function parseDecision(request: {
+  approved: boolean;
+  decidedBy?: string | undefined;
+  via?: string | undefined;
+  arguments?: Record<string, unknown> | undefined;
+  input?: Record<string, unknown> | undefined;
+}): DecisionInput {
   // An empty string is proto3's "not given", as an absent field.
-  const parsed = decision.safeParse({ decidedBy: request.decidedBy || undefined, via: request.via || undefined, arguments: request.arguments });
+  const parsed = decision.safeParse({ decidedBy: request.decidedBy || undefined, via: request.via || undefined, arguments: request.arguments, input: request.input });
   if (!parsed.success) throw invalidArgument(parsed.error.issues[0]?.message ?? 'invalid decision');
-  const { decidedBy, via, arguments: args } = parsed.data;
+  const { decidedBy, via, arguments: args, input } = parsed.data;
   if (args !== undefined && !request.approved) throw invalidArgument('arguments can only be given with an approval ("approved": true)');
-  return { decidedBy: decidedBy ?? 'anonymous', via: via ?? 'rest', ...(args !== undefined && { arguments: args }) };
+  if (input !== undefined && !request.approved) throw invalidArgument('input can only be given with an approval ("approved": true); a rejection declines the question');
+  if (args !== undefined && input !== undefined) throw invalidArgument('give either arguments (an approval of a call) or input (the answer to a server\'s question), not both');
+  return { decidedBy: decidedBy ?? 'anonymous', via: via ?? 'rest', ...(args !== undefined && { arguments: args }), ...(input !== undefined && { input }) };
 }
 
 function parseReason(value: string | undefined): string | undefined {

@@ -1,5 +1,5 @@
 import { randomUUID } from 'node:crypto';
-import type { CreateConversationRequest, PipelineView, ResolveApprovalResponse, RunToDescribe, RunView, SendMessageResponse, TurnResult } from '../../gen/ts/asg/orchestrator/v1/orchestrator.js';
+import type { CreateConversationRequest, InputView, PipelineView, ResolveApprovalResponse, RunToDescribe, RunView, SendMessageResponse, TurnResult } from '../../gen/ts/asg/orchestrator/v1/orchestrator.js';
 import { ApprovalStatus, ConversationStatus, type Conversation, type PendingApproval } from '../../gen/ts/asg/store/v1/store.js';
 import type { Tool, ToolServer } from '../../gen/ts/asg/tools/v1/tools.js';
 import type { OrchestratorConfig } from '../common/config/slices.js';
@@ -13,6 +13,7 @@ import type { OrchestratorClients } from './clients.js';
 import { firstSchemaProblem } from '../common/json-schema.js';
 import { a2aPeers, a2aTool, a2aToolsOf } from './domain/a2a-tools.js';
 import { ExpiryPolicy, expiryDecision } from './domain/expiry.js';
+import { inputProblem, inputQuestions, requestedSchema, type InputRequest } from './domain/elicitation.js';
 import { approvalRequiredText, assistantText, CANCELLED_BY_USER, gatedCall, stillWaitingText, toolResult, userMessage } from './domain/messages.js';
 import { childGates, type AgentNode } from './domain/tree.js';
 import type { RunLeases } from './leases.js';
@@ -42,6 +43,8 @@ export interface DecisionInput {
   via: string;
   /** Edit on approve: the arguments to run the call with (checked against the tool's input schema here). */
   arguments?: Record<string, unknown>;
+  /** Issue 18: the answer to an MCP server's question (an approval that asks for input), checked against its requested schema here. */
+  input?: Record<string, unknown>;
   /** An expiry that rejects: the approval becomes expired, not rejected. */
   expired?: boolean;
 }
@@ -131,15 +134,26 @@ export class TurnRunner {
     const { approval, sessionId, run } = await this.clients.store.getApproval({ uuid });
     if (!approval) throw internal('the store returned no approval');
     return withContextPatch({ sessionId: currentContext()?.sessionId || sessionId, conversationId: approval.conversationId }, async () => {
-      // Checked before anything is claimed: arguments that do not fit leave the approval pending.
-      if (decision.arguments !== undefined && approval.status === ApprovalStatus.APPROVAL_STATUS_PENDING) await this.checkEditedArguments(approval, decision.arguments);
       const stored = run ? readRun(() => decodeRun(run, uuid)) : legacySimpleRun(approval);
+      // Checked before anything is claimed: arguments or an answer that do not fit leave the approval pending.
+      const pending = approval.status === ApprovalStatus.APPROVAL_STATUS_PENDING;
+      const asked = stored.pending.find((pause) => pause.approvalUuid === uuid)?.input;
+      if (asked && pending && approved && decision.via === 'timeout') {
+        // An expiry that approves has no answer to give: a question nobody answered in time is declined.
+        approved = false;
+        reason = 'nobody answered the question in time; the approval expired';
+        decision = { ...decision, expired: true };
+      }
+      if (pending) checkInput(uuid, asked, approved, decision);
+      if (decision.arguments !== undefined && pending) await this.checkEditedArguments(approval, decision.arguments);
       const activation: Activation = { conversationId: approval.conversationId, watched: false, conversation: emptyConversation(approval.conversationId), approval, holdsTurn: false };
       const state = storedRun(stored, run?.revision ?? (await this.runRevisionOf(approval)));
       const facts: DecisionFacts = {
         decidedBy: decision.decidedBy,
         via: decision.via,
         ...(decision.arguments !== undefined && { editedArgs: decision.arguments }),
+        // Issue 18: the answer to a server's question is recorded (and survives a restart) where edited arguments are.
+        ...(decision.input !== undefined && { editedArgs: decision.input }),
         ...(decision.expired && { expired: true }),
       };
       const answer = await this.activate(activation, () =>
@@ -198,9 +212,10 @@ export class TurnRunner {
   /** The public view of stored runs (REST "pipeline_state"), in request order. */
   describeRuns(runs: readonly RunToDescribe[]): RunView[] {
     return runs.map((entry) => {
-      if (!entry.run) return {};
-      const view = pipelineView(readRun(() => decodeRun(entry.run!, entry.pendingApprovalUuid)));
-      return view ? { pipeline: view } : {};
+      if (!entry.run) return { inputs: [] };
+      const stored = readRun(() => decodeRun(entry.run!, entry.pendingApprovalUuid));
+      const view = pipelineView(stored);
+      return { ...(view && { pipeline: view }), inputs: inputViews(stored) };
     });
   }
 
@@ -489,4 +504,28 @@ function busy(conversationId: string) {
 function required(conversation: Conversation | undefined): Conversation {
   if (!conversation) throw internal('the store returned no conversation');
   return conversation;
+}
+
+/**
+ * Issue 18: an approval that holds an MCP server's question is answered with `input` that fits
+ * the requested schema (approving) or declined (rejecting); any other approval takes no input.
+ * INVALID_ARGUMENT, nothing decided, otherwise.
+ */
+function checkInput(uuid: string, asked: InputRequest | undefined, approved: boolean, decision: DecisionInput): void {
+  if (!asked) {
+    if (decision.input !== undefined) throw invalidArgument(`approval ${uuid} does not ask for input: decide it without "input"`);
+    return;
+  }
+  if (decision.arguments !== undefined) throw invalidArgument(`approval ${uuid} asks for input from MCP server ${asked.server}: answer with "input", not "arguments"`);
+  if (!approved) return;
+  if (decision.input === undefined) throw invalidArgument(`approval ${uuid} asks for input from MCP server ${asked.server}: approve with "input" (the answer), or reject to decline. Nothing was decided.`);
+  const problem = inputProblem(asked, decision.input);
+  if (problem) throw invalidArgument(`the input does not fit what MCP server ${asked.server} asked for: ${problem}. Nothing was decided.`);
+}
+
+/** The pauses of a run that wait for an answer to a server's question (issue 18), as the approval resource shows them. */
+function inputViews(run: StoredRun): InputView[] {
+  return run.pending.flatMap((pause) =>
+    pause.input ? [{ approvalUuid: pause.approvalUuid, server: pause.input.server, questions: inputQuestions(pause.input), requestedSchema: requestedSchema(pause.input) }] : [],
+  );
 }

@@ -13,6 +13,7 @@ import { modelErrorCategory } from '../domain/error-category.js';
 import { systemPromptOf, toModelHistory, type HistoryEntry } from '../domain/history.js';
 import type { ExpiryPolicy } from '../domain/expiry.js';
 import { editedResultText, gatedCall, toolResult } from '../domain/messages.js';
+import { inputResponses } from '../domain/elicitation.js';
 import { tokenCounterFor, toolDefinitionTokens } from '../domain/tokens.js';
 import { catalogueWith, type ToolCatalogue } from '../tool-catalogue.js';
 import { errorText, type AgentIo } from './io.js';
@@ -25,7 +26,7 @@ import type { RunLeases } from '../leases.js';
 const ANSWER_RESERVE_TOKENS = 4096;
 
 /** Effects that touch the store run one after another, in the order the machine asked for them. */
-const IN_ORDER = new Set<Effect['kind']>(['loadHistory', 'loadApprovals', 'claim', 'runApproved', 'forwardRejection', 'append', 'write']);
+const IN_ORDER = new Set<Effect['kind']>(['loadHistory', 'loadApprovals', 'claim', 'runApproved', 'forwardRejection', 'declineInput', 'append', 'write']);
 
 /** One activation of a run: a message's turn, or a decision and what follows it. */
 export interface Activation {
@@ -185,7 +186,14 @@ export class RunDriver {
         return { kind: 'claimed', won: true };
       }
       case 'runApproved':
-        return { kind: 'approvedCallFinished', uuid: effect.uuid, outcome: await this.runApproved(activation.approval!, effect.node, activation, effect.edited) };
+        return { kind: 'approvedCallFinished', uuid: effect.uuid, outcome: await this.runApproved(activation.approval!, effect.node, activation, effect.edited, effect.input) };
+      case 'declineInput': {
+        // The decline is recorded already (the claim); the server hears it once, and its answer is only logged.
+        const { approval, request } = effect;
+        const outcome = await this.io.callTool(approval.toolName, approval.toolArgs ?? {}, '', '', { requestState: request.requestState, responses: inputResponses(request, undefined) });
+        this.log.info('declined input sent to the MCP server', { approval: approval.uuid, tool: approval.toolName, server: request.server, answer: outcome.text });
+        return undefined;
+      }
       case 'forwardRejection': {
         const outcome = await this.io.continueRemote(effect.approval.toolName, effect.approval.remoteTaskId!, false, effect.reason);
         if (outcome.isError && !outcome.remote) this.log.warn('rejection not confirmed by the sub-agent', { approval: effect.approval.uuid, agent: effect.approval.remoteAgentName, answer: outcome.text });
@@ -263,7 +271,13 @@ export class RunDriver {
    * call (the model's arguments, which the hash was taken of), and the result the model reads
    * says who edited them and what ran.
    */
-  private async runApproved(approval: PendingApproval, node: string | undefined, activation: Activation, edited?: { args: Record<string, unknown>; by: string }): Promise<ToolOutcome> {
+  private async runApproved(
+    approval: PendingApproval,
+    node: string | undefined,
+    activation: Activation,
+    edited?: { args: Record<string, unknown>; by: string },
+    input?: Extract<Effect, { kind: 'runApproved' }>['input'],
+  ): Promise<ToolOutcome> {
     const stored = approval.toolArgs ?? {};
     // A proxied call is the peer's own (the machine refuses to edit one): only a local call runs edited arguments.
     const edit = approval.remoteTaskId ? undefined : edited;
@@ -281,14 +295,19 @@ export class RunDriver {
         approval.conversationId,
         gatedCall(approval),
         args,
-        () => (remoteTaskId ? this.io.continueRemote(approval.toolName, remoteTaskId, true) : this.io.callTool(approval.toolName, args, approval.uuid)),
+        () =>
+          remoteTaskId
+            ? this.io.continueRemote(approval.toolName, remoteTaskId, true)
+            : input
+              ? this.io.callTool(approval.toolName, args, approval.uuid, '', { requestState: input.request.requestState, responses: input.responses })
+              : this.io.callTool(approval.toolName, args, approval.uuid),
         activation.watched,
       );
     }
     const finished = await this.clients.store.finishApprovalExecution({
       uuid: approval.uuid,
       success: !outcome.isError,
-      messages: outcome.remote ? [] : [{ ...toolResult(gatedCall(approval), args, edit && ran ? editedResultText(edit.by, edit.args, outcome.text) : outcome.text, outcome.isError), ...(node && { node }) }],
+      messages: outcome.remote || outcome.input ? [] : [{ ...toolResult(gatedCall(approval), args, edit && ran ? editedResultText(edit.by, edit.args, outcome.text) : outcome.text, outcome.isError), ...(node && { node }) }],
     });
     activation.conversation = required(finished.conversation);
     activation.approval = finished.approval ?? approval;

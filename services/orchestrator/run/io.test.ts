@@ -113,20 +113,17 @@ describe('AgentIo: tool calls', () => {
     ]);
   });
 
-  it("reports a server's request for input (input_required) as an unfinished call with the question, not as a success or an outage", async () => {
+  it("reports a server's request for input (input_required) as a call that waits for a human, with the question and the state to go on with; the answer goes back with it", async () => {
+    const requests = { guest: { method: 'elicitation/create', params: { message: 'Who is the room for?', requestedSchema: { type: 'object', properties: { name: { type: 'string' } }, required: ['name'] } } } };
     const mesh = new FakeMesh({
-      callTool: async () => ({
-        text: '',
-        isError: false,
-        server: 'rooms',
-        inputRequired: { inputRequests: { guest: { method: 'elicitation/create', params: { message: 'Who is the room for?' } } }, requestState: 'room=A' },
-      }),
+      callTool: async (request) =>
+        request.requestState === undefined ? { text: '', isError: false, server: 'rooms', inputRequired: { inputRequests: requests, requestState: 'room=A' } } : { text: 'booked', isError: false, server: 'rooms' },
     });
     const io = new AgentIo(mesh.clients, testLog);
-    expect(await io.callTool('book_room', { room: 'A' })).toEqual({
-      text: 'book_room did not finish: MCP server rooms asked for input during the call: "Who is the room for?". This agent cannot pass a server\'s question to a human yet, so it was not answered; do not retry unless the user asks you to.',
-      isError: true,
-    });
+    const asked = await io.callTool('book_room', { room: 'A' });
+    expect(asked).toEqual({ text: expect.stringContaining('MCP server rooms asks for input to finish book_room: "Who is the room for?" — answer with: name (string, required)'), isError: false, input: { server: 'rooms', requestState: 'room=A', requests } });
+    expect(await io.callTool('book_room', { room: 'A' }, 'approval-1', '', { requestState: 'room=A', responses: { guest: { action: 'accept', content: { name: 'Ada' } } } })).toEqual({ text: 'booked', isError: false });
+    expect(mesh.toolCalls.at(-1)).toMatchObject({ approvalUuid: 'approval-1', requestState: 'room=A', inputResponses: { guest: { action: 'accept', content: { name: 'Ada' } } } });
   });
 });
 

@@ -9,6 +9,7 @@ import type { OrchestratorClients } from '../clients.js';
 import { remoteOutcome, type A2aPeer } from '../domain/a2a-tools.js';
 import { StreamedReply, StreamedTextRedactor } from '../domain/streamed-reply.js';
 import { LiveEvents } from './live-events.js';
+import { inputDescription } from '../domain/elicitation.js';
 import type { ToolOutcome } from './types.js';
 
 /**
@@ -63,12 +64,21 @@ export class AgentIo {
     return outcome;
   }
 
-  async callTool(name: string, args: Record<string, unknown>, approvalUuid = '', unapprovedReason = ''): Promise<ToolOutcome> {
+  /**
+   * One tool call. With `answer`, the continuation of a call whose server asked for input
+   * (issue 18): its request state and the human's answers. A server that asks (again) comes
+   * back as `input`: the run waits for a human, as for an approval.
+   */
+  async callTool(name: string, args: Record<string, unknown>, approvalUuid = '', unapprovedReason = '', answer?: { requestState: string; responses: Record<string, unknown> }): Promise<ToolOutcome> {
     const peer = this.peers.get(name);
     if (peer) return this.delegate(name, peer, { text: typeof args.message === 'string' ? args.message : JSON.stringify(args) });
     try {
-      const result = await this.clients.tools.callTool({ name, arguments: args, approvalUuid, unapprovedReason });
-      if (result.inputRequired) return inputNotRelayed(name, result.server, result.inputRequired.inputRequests);
+      const result = await this.clients.tools.callTool({ name, arguments: args, approvalUuid, unapprovedReason, ...(answer && { requestState: answer.requestState, inputResponses: answer.responses }) });
+      if (result.inputRequired) {
+        const input = { server: result.server, requestState: result.inputRequired.requestState ?? '', requests: result.inputRequired.inputRequests ?? {} };
+        this.log.info('MCP server asks for input', { tool: name, server: result.server });
+        return { text: inputDescription(name, input), isError: false, input };
+      }
       return { text: result.text, isError: result.isError };
     } catch (error) {
       this.log.warn('tool call failed', { tool: name, error: errorText(error) });
@@ -101,23 +111,6 @@ export class AgentIo {
       return { text: `${name} failed: ${errorText(error)}`, isError: true };
     }
   }
-}
-
-/**
- * A server that asks for input during the call (MCP 2026-07-28 `input_required`, issue 18): the
- * broker tells it from a failure, but turning the question into a pending approval that a
- * human answers is not built yet in the run, so the model reads what was asked and that the
- * call did not finish — never an empty success.
- */
-export function inputNotRelayed(name: string, server: string, requests: Record<string, unknown> | undefined): ToolOutcome {
-  const questions = Object.values(requests ?? {})
-    .map((request) => (request as { params?: { message?: unknown } } | undefined)?.params?.message)
-    .filter((message): message is string => typeof message === 'string');
-  const asked = questions.length > 0 ? `: ${questions.map((question) => JSON.stringify(question)).join('; ')}` : '';
-  return {
-    text: `${name} did not finish: MCP server ${server} asked for input during the call${asked}. This agent cannot pass a server's question to a human yet, so it was not answered; do not retry unless the user asks you to.`,
-    isError: true,
-  };
 }
 
 export function errorText(error: unknown): string {

@@ -1473,3 +1473,77 @@ rows('a decision records who made it and how; edits run; expiries reject (issue 
     effects: [{ kind: 'runApproved', edited: { args: { name: 'y' }, by: 'alice' } }],
   },
 ]);
+
+// ---- issue 18: a server's question for a human ------------------------------------------
+
+const roomsTool: Tool = { name: 'book_room', description: 'Books a room', inputSchema: { type: 'object', properties: { room: { type: 'string' } } }, destructive: false, server: 'rooms' };
+const ROOM_REQUESTS = { guest: { method: 'elicitation/create', params: { message: 'Who is the room for?', requestedSchema: { type: 'object', properties: { name: { type: 'string' } }, required: ['name'] } } } };
+const asking = (state = 'room=A') => ({ server: 'rooms', requestState: state, requests: ROOM_REQUESTS });
+
+/** Simple mode where book_room {"room":"A"} answered input_required: paused, written at revision 4. */
+function inputPaused() {
+  const atModel = feed(freshRun('simple', 3), SIMPLE, ev.user('book A'), ev.tools([...TOOLS, roomsTool]), ev.history([], [userText('book A')], SYSTEM)).state;
+  const calling = feed(atModel, SIMPLE, ev.calls([], [call('c1', 'book_room', { room: 'A' })]));
+  const paused = step(calling.state, ev.tool([], 'c1', 'asks', { input: asking() }), SIMPLE);
+  const write = only(paused.effects, 'write');
+  const written = feed(paused.state, SIMPLE, ev.written(4));
+  return { calling, paused, write, run: write.run!, approval: pendingOf(write.approvals[0]!), state: written.state };
+}
+
+describe("issue 18: an MCP server's question stops the turn as a pending approval", () => {
+  it('toolFinished with input → the step stops like a gate: an approval naming the question and its fields, the question kept in the stored pause', () => {
+    const { calling, write, state } = inputPaused();
+    expect(only(calling.effects, 'callTool')).toMatchObject({ call: { name: 'book_room' }, args: { room: 'A' } });
+    expect(write.approvals).toEqual([
+      expect.objectContaining({ toolName: 'book_room', toolArgs: { room: 'A' }, description: 'MCP server rooms asks for input to finish book_room: "Who is the room for?" — answer with: name (string, required). Approve with "input" to answer, or reject to decline.' }),
+    ]);
+    expect(write.approvals[0]).not.toHaveProperty('remoteTaskId');
+    expect(write.messages).toMatchObject([{ toolCall: { name: 'book_room', arguments: { room: 'A' } } }]);
+    expect(write.run!.pending).toMatchObject([{ toolName: 'book_room', argsHash: callHash('book_room', { room: 'A' }), input: asking() }]);
+    expect(state.status).toBe('ended');
+  });
+
+  it('approved with an answer → claim, then runApproved once with the request state and the accepted content (not as edited arguments)', () => {
+    const { run, approval } = inputPaused();
+    const decided: RunEvent = { ...ev.decide(approval, true), editedArgs: { name: 'Ada' }, decidedBy: 'alice', via: 'rest' } as RunEvent;
+    const claiming = step(storedRun(run, 4), decided, SIMPLE);
+    expect(work(claiming.effects)).toMatchObject([{ kind: 'claim', uuid: approval.uuid, approved: true, editedArgs: { name: 'Ada' }, continuesTurn: true }]);
+    const running = step(claiming.state, ev.claimed(true), SIMPLE);
+    const runs = only(running.effects, 'runApproved');
+    expect(runs).toEqual({ kind: 'runApproved', uuid: approval.uuid, input: { request: asking(), responses: { guest: { action: 'accept', content: { name: 'Ada' } } } } });
+    const after = step(running.state, ev.ran(approval.uuid, 'room A booked for Ada'), SIMPLE);
+    expect(work(after.effects)).toEqual([{ kind: 'loadTools' }]);
+    expect(after.state.changes.resumed).toBe(approval.uuid);
+  });
+
+  it('a server that asks again after the answer → the same call waits on a new approval with the new question', () => {
+    const { run, approval } = inputPaused();
+    const state = feed(storedRun(run, 4), SIMPLE, { ...ev.decide(approval, true), editedArgs: { name: 'Ada' } } as RunEvent, ev.claimed(true)).state;
+    const again = step(state, ev.ran(approval.uuid, 'asks', { input: asking('room=A;step=2') }), SIMPLE);
+    const write = only(again.effects, 'write');
+    expect(write.approvals).toMatchObject([{ toolName: 'book_room', toolArgs: { room: 'A' }, description: expect.stringContaining('MCP server rooms asks for input') }]);
+    expect(write.approvals[0]!.uuid).not.toBe(approval.uuid);
+    expect(write.run!.pending).toMatchObject([{ approvalUuid: write.approvals[0]!.uuid, input: asking('room=A;step=2') }]);
+  });
+
+  it('rejected → the model reads that a human declined the server\'s question, and after the claim the server is told (declineInput), once', () => {
+    const { run, approval } = inputPaused();
+    const claiming = step(storedRun(run, 4), ev.decide(approval, false, 'not now'), SIMPLE);
+    const claim = only(claiming.effects, 'claim');
+    expect(claim).toMatchObject({ approved: false, continuesTurn: true, clearRun: false });
+    expect(claim.messages[0]!.content).toBe(
+      'book_room did not finish: a human declined to answer the question of MCP server rooms: not now. The server is told so, and the call ends there; do not retry it unless the user asks you to.',
+    );
+    const won = step(claiming.state, ev.claimed(true), SIMPLE);
+    expect(work(won.effects)).toEqual([{ kind: 'declineInput', approval, request: asking() }, { kind: 'loadTools' }]);
+    const lost = step(claiming.state, ev.claimed(false), SIMPLE);
+    expect(work(lost.effects).map((effect) => effect.kind)).toEqual(['done']);
+  });
+
+  it('a claimed answer taken over by another replica runs with the answer the claim recorded', () => {
+    const { run, approval } = inputPaused();
+    const claimedApproval: PendingApproval = { ...approval, status: ApprovalStatus.APPROVAL_STATUS_APPROVED, editedArgs: { name: 'Ada' } };
+    const out = step(storedRun(run, 4), { kind: 'takenOver', runId: 'run-1', activation: 'activation-9', userMessage: 'book A', approved: claimedApproval }, SIMPLE);
+    expect(only(out.effects, 'runApproved').input).toEqual({ request: asking(), responses: { guest: { action: 'accept', content: { name: 'Ada' } } } });
+  });
+});

@@ -6,6 +6,7 @@ import { callHash } from '../../common/call-hash.js';
 import { describeNodePath } from '../../common/config/tree.js';
 import { a2aTool, a2aToolsOf, A2A_SERVER, proxyDescription } from '../domain/a2a-tools.js';
 import { assistantCall, assistantText, CANCELLED_BY_USER, expiredText, gatedCall, NOT_RETRIED, rejectedResult, toolResult, userMessage } from '../domain/messages.js';
+import { inputDescription, inputResponses } from '../domain/elicitation.js';
 import { DEFERRED_REASON, describeCall, planToolCalls } from '../domain/plan.js';
 import { repeatedRejection } from '../domain/rejections.js';
 import { childGates, DEFAULT_MAX_ITERATIONS, EXIT_LOOP_TOOL, joinOutputs, nodeAt, resolvePlaceholders, treeFingerprint, type AgentNode } from '../domain/tree.js';
@@ -426,9 +427,10 @@ function toolFinished(m: Step, path: Path, callId: string, outcome: ToolOutcome)
   const step = frame.step;
   const planned = step.plan[step.index];
   if (planned?.kind !== 'run' || planned.call.id !== callId) return;
-  // A delegation that the peer holds for its own approval stops the step like a gate.
-  if (outcome.remote && !step.waiting) step.waiting = { kind: 'gate', call: planned.call, args: planned.args, tool: planned.tool, proxy: outcome.remote };
-  else if (outcome.remote) step.recorded.push(toolResult(planned.call, planned.args, DEFERRED_REASON(planned.call.name), true));
+  // A delegation that the peer holds for its own approval, or a server's question for a human (issue 18), stops the step like a gate.
+  const waits = outcome.remote || outcome.input;
+  if (waits && !step.waiting) step.waiting = { kind: 'gate', call: planned.call, args: planned.args, tool: planned.tool, ...(outcome.remote && { proxy: outcome.remote }), ...(outcome.input && { input: outcome.input }) };
+  else if (waits) step.recorded.push(toolResult(planned.call, planned.args, DEFERRED_REASON(planned.call.name), true));
   else step.recorded.push(toolResult(planned.call, planned.args, outcome.text, outcome.isError));
   step.index += 1;
   advanceStep(m, path, frame);
@@ -497,6 +499,7 @@ function setOutput(m: Step, node: AgentNode, output: string): void {
 /** The approval to store for a gated call: its stored arguments, and for a proxy where the call waits. */
 export function approvalOf(gate: GatedCall, uuid: string): NewApproval {
   const base = { uuid, toolCallId: gate.call.id, toolName: gate.call.name, toolArgs: gate.args };
+  if (gate.input) return { ...base, description: inputDescription(gate.call.name, gate.input), agentChain: [] };
   if (!gate.proxy) return { ...base, description: describeCall(gate.call.name, gate.tool.server, gate.args), agentChain: [] };
   const remote = gate.proxy;
   return {
@@ -523,6 +526,7 @@ function gateNode(m: Step, path: Path, gate: GatedCall, messages: NewMessage[], 
     nodeMessages: earlierSteps + messages.length,
     toolName: gate.call.name,
     argsHash: callHash(gate.call.name, gate.args),
+    ...(gate.input && { input: gate.input }),
   });
   m.s.gates.push({ approval: approvalOf(gate, uuid), messages });
   if (node) log(m, 'info', 'pipeline paused', { node: node.name, path: keyOf(path), approval: uuid });
@@ -898,7 +902,8 @@ function claim(m: Step): void {
   const node = decision.nodes[decision.uuid];
   // Issue 13: the model reads "Rejected by a human: <reason>" and that the call did not run;
   // issue 15: after an expiry, that nobody decided in time.
-  const text = facts.expired ? expiredText(reason) : undefined;
+  const asked = decision.pause?.input;
+  const text = facts.expired ? expiredText(reason) : asked ? declinedText(approval.toolName, asked.server, reason) : undefined;
   const rejected: NewMessage = { ...rejectedResult(gatedCall(approval), approval.toolArgs ?? {}, reason, text), ...(node && { node }) };
   // Simple mode goes on after a rejection, so that the model answers the "no" in the same run;
   // a rejection in an agent tree cancels its run (README, "rejecting any of them").
@@ -919,6 +924,12 @@ function claim(m: Step): void {
   });
 }
 
+/** What the model reads when a human declined to answer a server's question (issue 18). */
+export function declinedText(toolName: string, server: string, reason: string | undefined): string {
+  const said = reason?.trim() ? `: ${reason.trim()}` : '';
+  return `${toolName} did not finish: a human declined to answer the question of MCP server ${server}${said}. The server is told so, and the call ends there; do not retry it unless the user asks you to.`;
+}
+
 /** A waiting call cancelled with a rejected one, recorded as rejected with a result that names the rejection and its reason. */
 function cancelledWith(rejected: PendingApproval, other: PendingApproval, node: string | undefined, reason: string | undefined, expired: boolean): ApprovalRejection {
   const said = reason?.trim() ? `: ${reason.trim()}` : '';
@@ -936,10 +947,18 @@ function claimed(m: Step, won: boolean): void {
   if (decision.approved) {
     m.s.resume = pause;
     const node = decision.nodes[decision.uuid];
+    // Issue 18: an input request's "edit" is the human's answer to the server, not arguments.
+    if (pause.input) {
+      const input = { request: pause.input, responses: inputResponses(pause.input, decision.editedArgs ?? {}) };
+      m.fx.push({ kind: 'runApproved', uuid: decision.uuid, ...(node !== undefined && { node }), input });
+      return;
+    }
     const edited = decision.editedArgs && { args: decision.editedArgs, by: decision.decidedBy || 'anonymous' };
     m.fx.push({ kind: 'runApproved', uuid: decision.uuid, ...(node !== undefined && { node }), ...(edited && { edited }) });
     return;
   }
+  // A declined question reaches the server that asked it, once, now that the decline stands.
+  if (pause.input) m.fx.push({ kind: 'declineInput', approval: decision.approval, request: pause.input });
   // A rejection reaches the agent that holds the call: each proxied one is answered "rejected".
   for (const refused of [decision.approval, ...decision.others]) {
     if (refused.remoteTaskId) m.fx.push({ kind: 'forwardRejection', approval: refused, ...(decision.reason !== undefined && { reason: decision.reason }) });
@@ -956,16 +975,18 @@ function approvedCallFinished(m: Step, outcome: ToolOutcome): void {
   const pause = m.s.resume;
   if (!decision || !pause) return;
   m.s.changes.resumed = decision.uuid;
-  if (!outcome.remote) {
+  if (!outcome.remote && !outcome.input) {
     m.fx.push({ kind: 'loadTools' });
     return;
   }
-  // The peer asks for another approval before it finishes: the same call waits again.
+  // The peer asks for another approval, or the server for more input, before it finishes: the same call waits again.
   const approval = decision.approval;
   const args = approval.toolArgs ?? {};
-  const gate: GatedCall = { kind: 'gate', call: { ...gatedCall(approval), argumentsJson: JSON.stringify(args) }, args, tool: proxiedTool(approval.toolName), proxy: outcome.remote };
+  const tool = outcome.input ? { ...proxiedTool(approval.toolName), destructive: false, server: outcome.input.server } : proxiedTool(approval.toolName);
+  const gate: GatedCall = { kind: 'gate', call: { ...gatedCall(approval), argumentsJson: JSON.stringify(args) }, args, tool, ...(outcome.remote && { proxy: outcome.remote }), ...(outcome.input && { input: outcome.input }) };
   const uuid = freshId(m);
-  m.s.changes.pauses.push({ ...pause, approvalUuid: uuid });
+  const { input: _answered, ...rest } = pause;
+  m.s.changes.pauses.push({ ...rest, approvalUuid: uuid, ...(outcome.input && { input: outcome.input }) });
   m.s.gates.push({ approval: approvalOf(gate, uuid), messages: [] });
   pauseRun(m);
 }

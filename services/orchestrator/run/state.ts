@@ -29,6 +29,8 @@ const pendingCallSchema = z.object({
   /** The gated call and the hash of its arguments (common/call-hash.ts); empty in migrated states. */
   toolName: z.string(),
   argsHash: z.string(),
+  /** Issue 18: the call waits for a human's answer to its MCP server's question, not for an approval; what the server asked. */
+  input: z.object({ server: z.string(), requestState: z.string(), requests: z.record(z.string(), z.unknown()) }).optional(),
 });
 
 const branchOutputSchema = z.object({ output: z.string(), exitLoop: z.boolean() });

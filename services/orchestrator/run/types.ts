@@ -3,6 +3,7 @@ import type { ToolCallPart, ToolDefinition } from '../../../gen/ts/asg/llm/v1/ll
 import type { ApprovalRejection, NewApproval, NewMessage, PendingApproval, TokenUsage } from '../../../gen/ts/asg/store/v1/store.js';
 import type { Tool } from '../../../gen/ts/asg/tools/v1/tools.js';
 import type { HistoryEntry } from '../domain/history.js';
+import type { InputRequest } from '../domain/elicitation.js';
 import type { PlannedCall } from '../domain/plan.js';
 import type { AgentNode } from '../domain/tree.js';
 import type { BranchOutput, PendingCall, StoredRun } from './state.js';
@@ -32,10 +33,12 @@ export interface ToolOutcome {
   isError: boolean;
   /** An A2A peer answered input-required: the call waits for the peer's approval (a proxy approval here). */
   remote?: RemoteWait;
+  /** An MCP server asked for input before it could finish (issue 18): the call waits for a human's answer. */
+  input?: InputRequest;
 }
 
 /** A call that stops for approval: a destructive one, or a delegation the peer holds for its own approval (`proxy`). */
-export type GatedCall = Extract<PlannedCall, { kind: 'gate' }> & { proxy?: RemoteWait };
+export type GatedCall = Extract<PlannedCall, { kind: 'gate' }> & { proxy?: RemoteWait; input?: InputRequest };
 
 /** The model's answer, with secrets already redacted by the driver. */
 export interface ModelReply {
@@ -258,7 +261,9 @@ export type Effect =
   /** The atomic claim of a decision; with expectedRunRevision, only while the run is unchanged (a rejection that cancels it). */
   | ({ kind: 'claim'; uuid: string; approved: boolean; reason?: string; messages: NewMessage[]; clearRun: boolean; alsoReject: ApprovalRejection[]; continuesTurn: boolean; expectedRunRevision?: number } & DecisionFacts)
   /** Runs the claimed approval's stored call, at most once; with `edited`, with the arguments a human edited (the model is told who). */
-  | { kind: 'runApproved'; uuid: string; node?: string; edited?: { args: Record<string, unknown>; by: string } }
+  | { kind: 'runApproved'; uuid: string; node?: string; edited?: { args: Record<string, unknown>; by: string }; input?: { request: InputRequest; responses: Record<string, unknown> } }
+  /** Tells the MCP server whose question a human declined (issue 18), after the claim: its call goes on with the decline. */
+  | { kind: 'declineInput'; approval: PendingApproval; request: InputRequest }
   /** Tells the peer that holds a proxied call that it was rejected here. */
   | { kind: 'forwardRejection'; approval: PendingApproval; reason?: string }
   /** Messages written at once, in order, before anything the run writes later. */
