@@ -53,7 +53,7 @@ export function createEventFeed(store: Pick<ConversationStoreClient, 'watchEvent
           const opened = Date.now();
           let passedOn = false;
           try {
-            for await (const { event } of store.watchEvents({ conversationId, afterId: resumeAfter }, { timeoutMs: WATCH_STREAM_MS })) {
+            for await (const { event } of store.watchEvents({ conversationId, afterId: resumeAfter, storedOnly: false }, { timeoutMs: WATCH_STREAM_MS })) {
               if (!event) continue;
               if (event.id > 0) resumeAfter = event.id;
               passedOn = true;

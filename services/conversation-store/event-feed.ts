@@ -20,10 +20,19 @@ export interface WatchRequest {
   conversationId: string;
   /** Replay stored events after this id first; 0: live events only. */
   afterId: number;
+  /** Stored events only (an outbox): no live-only events, and the watch makes nothing "watched". */
+  storedOnly?: boolean;
 }
 
 /** Why a watcher was ended by the feed rather than by its own caller. */
 type Ending = 'fell-behind' | 'closing';
+
+/** The watchers of a set that see live events too: they make their conversations "watched". */
+function liveWatchers(set: Set<Watcher> | undefined): number {
+  let count = 0;
+  if (set) for (const watcher of set) if (!watcher.storedOnly) count += 1;
+  return count;
+}
 
 /**
  * One watcher's events not yet handed to it, bounded: when the backlog reaches the limit the
@@ -37,11 +46,13 @@ class Watcher {
   constructor(
     readonly key: string,
     private readonly maxBacklog: number,
+    readonly storedOnly = false,
   ) {}
 
   /** False when this event put the watcher over its backlog: it is ended and must be dropped. */
   push(event: ConversationEvent): boolean {
     if (this.ending) return false;
+    if (this.storedOnly && event.id === 0) return true;
     if (this.queue.length >= this.maxBacklog) {
       this.end('fell-behind');
       return false;
@@ -121,7 +132,7 @@ export class EventFeed {
 
   /** Whether a watcher of this conversation, or of every conversation, is subscribed now. */
   isWatched(conversationId: string): boolean {
-    return (this.watchers.get(conversationId)?.size ?? 0) > 0 || (this.watchers.get(EVERY_CONVERSATION)?.size ?? 0) > 0;
+    return liveWatchers(this.watchers.get(conversationId)) > 0 || liveWatchers(this.watchers.get(EVERY_CONVERSATION)) > 0;
   }
 
   /** PublishEvent: hands a live-only event to the current watchers; its id is always 0. */
@@ -141,7 +152,7 @@ export class EventFeed {
    */
   async *watch(request: WatchRequest, signal: AbortSignal): AsyncGenerator<ConversationEvent> {
     if (this.closed) throw stopping(request.afterId);
-    const watcher = new Watcher(request.conversationId, this.maxBacklog);
+    const watcher = new Watcher(request.conversationId, this.maxBacklog, request.storedOnly === true);
     this.subscribe(watcher);
     try {
       const conversationId = request.conversationId === EVERY_CONVERSATION ? undefined : request.conversationId;
@@ -207,16 +218,15 @@ export class EventFeed {
     const set = this.watchers.get(watcher.key) ?? new Set<Watcher>();
     set.add(watcher);
     this.watchers.set(watcher.key, set);
-    // The other replicas answer `watched` for this key from now on (PostgreSQL).
-    if (set.size === 1) this.storage.shareWatch(watcher.key, true);
+    // The other replicas answer `watched` for this key from now on (PostgreSQL); an outbox's stored-only watch does not count.
+    if (!watcher.storedOnly && liveWatchers(set) === 1) this.storage.shareWatch(watcher.key, true);
   }
 
   private unsubscribeWatcher(watcher: Watcher): void {
     const set = this.watchers.get(watcher.key);
     if (!set?.delete(watcher)) return;
-    if (set.size > 0) return;
-    this.watchers.delete(watcher.key);
-    if (!this.closed) this.storage.shareWatch(watcher.key, false);
+    if (set.size === 0) this.watchers.delete(watcher.key);
+    if (!watcher.storedOnly && liveWatchers(set) === 0 && !this.closed) this.storage.shareWatch(watcher.key, false);
   }
 }
 

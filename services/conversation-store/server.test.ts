@@ -533,7 +533,7 @@ describe('runs with leases over gRPC (issue 14)', () => {
 describe('WatchEvents and PublishEvent over gRPC', () => {
   const describeEvent = (event: ConversationEvent | undefined) =>
     event?.messageAdded ? `message_added ${event.messageAdded.content}` : event?.textDelta ? `text_delta ${event.textDelta.text}` : JSON.stringify(event);
-  const watch = (conversationId: string, afterId: number) => store.watchEvents({ conversationId, afterId })[Symbol.asyncIterator]();
+  const watch = (conversationId: string, afterId: number) => store.watchEvents({ conversationId, afterId, storedOnly: false })[Symbol.asyncIterator]();
   const appendText = (conversationId: string, content: string) =>
     store.appendMessages({
       conversationId,
@@ -577,6 +577,21 @@ describe('WatchEvents and PublishEvent over gRPC', () => {
     await every.next();
     expect(await read()).toBe(true);
     await every.return?.();
+  });
+
+  it('a stored-only watch (an outbox) gets stored events, no live ones, and marks nothing watched (issue 16)', async () => {
+    const { id } = await conversation('');
+    const read = async () => (await store.getConversation({ id, includeMessages: false })).conversation?.watched;
+    const outbox = store.watchEvents({ conversationId: '', afterId: 1, storedOnly: true })[Symbol.asyncIterator]();
+    // Subscribed once it has handed over its first event; then a live event, then a stored one.
+    await appendText(id, 'first');
+    const seen = [(await outbox.next()).value?.event];
+    await store.publishEvent({ event: { id: 0, conversationId: id, at: undefined, textDelta: { text: 'live only' } } });
+    await appendText(id, 'stored');
+    while (seen.at(-1)?.messageAdded?.content !== 'stored') seen.push((await outbox.next()).value?.event);
+    expect(seen.every((event) => event !== undefined && event.id > 0)).toBe(true);
+    expect(await read()).toBe(false);
+    await outbox.return?.();
   });
 
   it('watches every conversation with an empty id', async () => {
@@ -641,7 +656,7 @@ describe('WatchEvents and PublishEvent over gRPC', () => {
     try {
       const { conversation: created } = await client.createConversation({ sessionId: '0badcafe', systemPrompt: '' });
       const id = created!.id;
-      const events = client.watchEvents({ conversationId: id, afterId: 0 })[Symbol.asyncIterator]();
+      const events = client.watchEvents({ conversationId: id, afterId: 0, storedOnly: false })[Symbol.asyncIterator]();
       const first = events.next();
       const big = 'x'.repeat(32 * 1024);
       const append = (content: string) =>
@@ -669,7 +684,7 @@ describe('WatchEvents and PublishEvent over gRPC', () => {
       const lastId = received.at(-1)!.id;
       expect((failure as Error).message).toContain(`after_id ${lastId}`);
       // Watching again from there misses nothing.
-      const again = client.watchEvents({ conversationId: id, afterId: lastId })[Symbol.asyncIterator]();
+      const again = client.watchEvents({ conversationId: id, afterId: lastId, storedOnly: false })[Symbol.asyncIterator]();
       const rest: string[] = [];
       while (rest.length < 200 - received.length) rest.push((await again.next()).value!.event!.messageAdded!.content.split(' ')[0]!);
       expect([...received.map((event) => event.messageAdded!.content.split(' ')[0]), ...rest]).toEqual(Array.from({ length: 200 }, (_, index) => String(index)));

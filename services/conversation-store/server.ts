@@ -423,7 +423,7 @@ export function conversationStoreHandlers(storage: ConversationStorage, feed: Ev
       // NOT_FOUND for an unknown conversation; its stored id is the key its events carry.
       const conversationId =
         request.conversationId === '' ? '' : (await storage.getConversation({ id: request.conversationId, includeMessages: false })).id;
-      for await (const event of feed.watch({ conversationId, afterId }, ctx.signal)) yield { event };
+      for await (const event of feed.watch({ conversationId, afterId, storedOnly: request.storedOnly }, ctx.signal)) yield { event };
     },
     publishEvent: async (request) => {
       const event = validated('publishEvent', request).event!;

@@ -37,6 +37,13 @@ const WATCH_STREAM_MS = 60 * 60_000;
 /** Waits between attempts to read the events again after the stream failed (store down), doubling up to the maximum. */
 const STREAM_RETRY_MS = 1_000;
 const STREAM_RETRY_MAX_MS = 30_000;
+/**
+ * How long the cursor may stay behind events that called for nothing (most events, and every
+ * event when no webhook or push config wants it): moving it past each of them was a store write
+ * per event on every turn's path (issue 16). A holder that dies in between leaves the next one
+ * to read those events again and find nothing to send in them.
+ */
+const SKIPPED_ADVANCE_MS = 1_000;
 
 /** One configured webhook, checked at start. */
 export interface WebhookEndpoint {
@@ -206,20 +213,25 @@ export class WebhookDeliverer {
   private async deliverFrom(after: number, held: AbortSignal): Promise<void> {
     let cursor = after;
     let retryMs = STREAM_RETRY_MS;
+    let advancedAt = 0;
     while (!held.aborted) {
       try {
-        for await (const { event } of this.clients.store.watchEvents({ conversationId: '', afterId: cursor }, { timeoutMs: WATCH_STREAM_MS, signal: held })) {
+        for await (const { event } of this.clients.store.watchEvents({ conversationId: '', afterId: cursor, storedOnly: true }, { timeoutMs: WATCH_STREAM_MS, signal: held })) {
           // Live-only events (id 0) are not stored, so no webhook's: only stored events move the cursor.
           if (!event || event.id <= cursor) continue;
           if (held.aborted) return;
           // A delivery cut short (stop, lost cursor) leaves the cursor before its event: the next holder sends it again.
-          if (!(await this.handle(event, held))) return;
+          const handled = await this.handle(event, held);
+          if (!handled) return;
+          cursor = event.id;
+          retryMs = STREAM_RETRY_MS;
+          // Past a delivery at once (so that it is not sent again); past events with nothing to send, now and then.
+          if (handled === 'skipped' && Date.now() - advancedAt < SKIPPED_ADVANCE_MS) continue;
           if (!(await this.advance(event.id))) {
             this.log.warn('webhook cursor lost; another replica delivers now', this.fields);
             return;
           }
-          cursor = event.id;
-          retryMs = STREAM_RETRY_MS;
+          advancedAt = Date.now();
         }
       } catch (error) {
         if (held.aborted) return;
@@ -241,11 +253,11 @@ export class WebhookDeliverer {
 
   /**
    * Delivers what the event calls for (posts(): a subscribed webhook event, a task's push
-   * notifications), each with retries; gives one up (logged) after its last attempt. True when
-   * the cursor may move past the event (delivered, given up on, or nothing to send); false when
-   * it was cut short between attempts by a stop or a lost cursor.
+   * notifications), each with retries; gives one up (logged) after its last attempt. Truthy when
+   * the cursor may move past the event (delivered or given up on; 'skipped': nothing to send);
+   * false when it was cut short between attempts by a stop or a lost cursor.
    */
-  private async handle(event: ConversationEvent, held: AbortSignal): Promise<boolean> {
+  private async handle(event: ConversationEvent, held: AbortSignal): Promise<boolean | 'skipped'> {
     let posts: OutboundPost[];
     try {
       posts = await this.endpoint.posts(event);
@@ -254,6 +266,7 @@ export class WebhookDeliverer {
       if (held.aborted) return false;
       throw error;
     }
+    if (posts.length === 0) return 'skipped';
     for (const post of posts) if (!(await this.deliver(post, event, held))) return false;
     return true;
   }
