@@ -35,8 +35,8 @@ describe('EventFeed.watch', () => {
     expect((await collect(feed.watch({ conversationId: 'c1', afterId: 4 }), 1)).map((e) => e.id)).toEqual([5]);
     await collect(feed.watch({ afterId: 0 }), 1);
     expect(calls).toEqual([
-      [{ conversationId: 'c1', afterId: 4 }, WATCH_STREAM_MS],
-      [{ conversationId: '', afterId: 0 }, WATCH_STREAM_MS],
+      [{ conversationId: 'c1', afterId: 4, storedOnly: false }, WATCH_STREAM_MS],
+      [{ conversationId: '', afterId: 0, storedOnly: false }, WATCH_STREAM_MS],
     ]);
   });
 
