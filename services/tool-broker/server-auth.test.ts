@@ -3,8 +3,8 @@ import { createServer, type IncomingMessage } from 'node:http';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest';
+import { lineLogger } from '../../test/support/line-logger.js';
 import { configSchema } from '../common/config/schema.js';
-import type { LogFields, Logger } from '../common/log.js';
 import { startMcpResourcesHttp } from '../mcp-resources/index.js';
 import { ToolComposite } from './composite.js';
 
@@ -30,10 +30,6 @@ afterEach(async () => {
   while (cleanups.length) await cleanups.pop()!();
 });
 
-function recordingLogger(lines: string[] = [], base: LogFields = {}): Logger & { lines: string[] } {
-  const write = (level: string) => (msg: string, fields: LogFields = {}) => void lines.push(`${level} ${msg} ${JSON.stringify({ ...base, ...fields })}`);
-  return { lines, debug: write('debug'), info: write('info'), warn: write('warn'), error: write('error'), child: (fields) => recordingLogger(lines, { ...base, ...fields }) };
-}
 
 async function body(req: IncomingMessage): Promise<Buffer> {
   const chunks: Buffer[] = [];
@@ -94,7 +90,7 @@ async function gatedServer(accepted: string, oauth: boolean): Promise<Gate> {
 }
 
 async function start(entry: Record<string, unknown>, env: Record<string, string | undefined>) {
-  const log = recordingLogger();
+  const log = lineLogger();
   const saved = Object.fromEntries(Object.keys(env).map((key) => [key, process.env[key]]));
   for (const [key, value] of Object.entries(env)) {
     if (value === undefined) delete process.env[key];

@@ -13,6 +13,7 @@ import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { McpServer, WebStandardStreamableHTTPServerTransport } from '@modelcontextprotocol/server';
 import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest';
+import { lineLogger } from '../../test/support/line-logger.js';
 import { z } from 'zod';
 import { ToolBrokerServiceService } from '../../gen/ts/asg/tools/v1/tools.js';
 import { startModernServer, type ModernServer } from '../../test/fixtures/modern-mcp-server.js';
@@ -20,7 +21,6 @@ import { configSchema } from '../common/config/schema.js';
 import { configSlice } from '../common/config/slices.js';
 import { createPromiseClient, type PromiseClient } from '../common/grpc/client.js';
 import { GrpcStatus, RpcError, ServiceError } from '../common/grpc/errors.js';
-import type { LogFields, Logger } from '../common/log.js';
 import type { RunningService } from '../common/service.js';
 import { startToolBroker } from './index.js';
 
@@ -40,10 +40,6 @@ afterEach(async () => {
   while (cleanups.length) await cleanups.pop()!();
 });
 
-function recordingLogger(lines: string[] = [], base: LogFields = {}): Logger & { lines: string[] } {
-  const write = (level: string) => (msg: string, fields: LogFields = {}) => void lines.push(`${level} ${msg} ${JSON.stringify({ ...base, ...fields })}`);
-  return { lines, debug: write('debug'), info: write('info'), warn: write('warn'), error: write('error'), child: (fields) => recordingLogger(lines, { ...base, ...fields }) };
-}
 
 interface Broker {
   client: PromiseClient<typeof ToolBrokerServiceService>;
@@ -53,7 +49,7 @@ interface Broker {
 }
 
 async function startBroker(servers: Record<string, unknown>[]): Promise<Broker> {
-  const log = recordingLogger();
+  const log = lineLogger();
   const service: RunningService = await startToolBroker({ config: configSlice(configSchema.parse({ mcp_servers: servers }), 'toolBroker'), listen: '127.0.0.1:0', log });
   cleanups.push(() => service.stop());
   const client = createPromiseClient(ToolBrokerServiceService, service.address, 'test', 10_000);
