@@ -41,6 +41,17 @@ describe('the npm package', () => {
     expect(files.filter((file) => /\.test\.|^(cli|services|gateway|test|deploy)\//.test(file) || (file.endsWith('.ts') && !file.endsWith('.d.ts')))).toEqual([]);
   });
 
+  it('holds no test code: no shipped file imports vitest or a test helper', () => {
+    // Conformance suites and test helpers live beside the store's code but are kept out of the
+    // build; a file that imports vitest in the tarball would fail at run time where vitest is absent.
+    const shipped = join(installed, 'node_modules', pkg.name);
+    const importsTestCode = (file: string) => /from\s*['"](?:vitest|vitest\/[^'"]*)['"]|import\(\s*['"]vitest['"]\s*\)|require\(\s*['"]vitest['"]\s*\)/.test(readFileSync(join(shipped, file), 'utf8'));
+    const code = files.filter((file) => /\.(?:m?js|cjs)$/.test(file));
+    expect(code.length).toBeGreaterThan(100);
+    expect(code.filter(importsTestCode)).toEqual([]);
+    expect(files.filter((file) => /-conformance\.js$|\/testing\//.test(file))).toEqual([]);
+  });
+
   const nodes = [process.execPath, ...(process.env.ASG_TEST_NODE22 ? [process.env.ASG_TEST_NODE22] : [])];
   it.each(nodes)('runs asg --version and config check from the installed tarball (%s)', (node) => {
     const asg = (...args: string[]) => {
