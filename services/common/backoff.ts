@@ -14,7 +14,8 @@ import { backOff } from 'exponential-backoff';
  *
  * exponential-backoff runs the attempts (its count, its retry hook, its rethrow); the wait
  * between them is this module's, because the library's is a bare `setTimeout` that no signal
- * can cut and no server's Retry-After can replace.
+ * can cut and no server's Retry-After can replace. (The library still takes one zero-delay
+ * timer before each retry: tests on fake timers advance past it.)
  */
 
 /**
@@ -22,7 +23,7 @@ import { backOff } from 'exponential-backoff';
  * 'none' — the schedule exactly (a rule an operator configured); 'equal' — half fixed, half
  * random (never much shorter than the schedule); 'full' — anywhere from 0 to the schedule.
  */
-export type Jitter = 'none' | 'equal' | 'full';
+type Jitter = 'none' | 'equal' | 'full';
 
 export interface BackoffPolicy {
   /** Attempts in all, the first one included (4: one try and three retries); Infinity for no limit. */
@@ -77,7 +78,7 @@ export interface RetryOptions {
   random?: () => number;
 }
 
-export type StopReason = 'permanent' | 'exhausted' | 'deadline';
+type StopReason = 'permanent' | 'exhausted' | 'deadline';
 
 /** The run gave up; `cause` is what the last attempt threw. */
 export class AttemptsFailed extends Error {

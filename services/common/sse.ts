@@ -8,10 +8,10 @@ import { EventSourceParserStream } from 'eventsource-parser/stream';
  */
 
 /** A comment line this often keeps proxies and clients from dropping a quiet stream (a long turn, a slow tool). */
-export const SSE_KEEPALIVE_MS = 15_000;
+const SSE_KEEPALIVE_MS = 15_000;
 
 /** What a peer may send as one event before its stream is given up on: a stream is no way to fill our memory. */
-export const MAX_EVENT_CHARS = 4 * 1024 * 1024;
+const MAX_EVENT_CHARS = 4 * 1024 * 1024;
 
 export interface SseMessage {
   /** Sent as `id:`: the id an EventSource sends back as `Last-Event-ID` when it reconnects. */
