@@ -2,6 +2,7 @@ import express, { type NextFunction, type Request, type Response, type Router } 
 import { withContextPatch } from '../../services/common/context.js';
 import type { Logger } from '../../services/common/log.js';
 import { newSessionId } from '../../services/common/session-id.js';
+import { openEventStream } from '../../services/common/sse.js';
 import { adoptSessionId, requestScope } from '../http/request-scope.js';
 import { failureOf } from '../app/errors.js';
 import { BODY_LIMIT_BYTES, JSON_BODY_TYPES } from '../app/inputs.js';
@@ -10,7 +11,6 @@ import { A2A_PATH, agentCard, CARD_PATHS, type CardSecurity } from './card.js';
 import { cardUrlResolver, type CardUrlSettings } from './card-url.js';
 import { failure, JsonRpcCode, JsonRpcError, parseEnvelope, toJsonRpcError } from './jsonrpc.js';
 import { answerRpc } from './methods.js';
-import { openSse } from './sse.js';
 import { bearerChallenge } from '../http/challenge.js';
 import { TaskService } from './tasks.js';
 import type { PushSettings } from './push.js';
@@ -105,17 +105,18 @@ export function a2aRouter(options: A2aRouterOptions): Router {
       res.json(reply.body);
       return;
     }
-    const sse = openSse(res);
+    // Each event one `data:` line with a JSON-RPC answer, as A2A's streaming methods send them.
+    const stream = openEventStream(res);
     try {
       // Read to the end even when the caller went away: the turn runs on and is stored,
       // and the task can be fetched later.
-      for await (const event of reply.events) sse.send(event);
+      for await (const event of reply.events) stream.send({ data: event });
     } catch (error) {
       const mapped = toJsonRpcError(error);
       if (mapped.unexpected) log.error('a2a stream failed', { method: request.method, error: mapped.error.message });
-      sse.send(failure(request.id, mapped.error));
+      stream.send({ data: failure(request.id, mapped.error) });
     } finally {
-      sse.end();
+      stream.end();
     }
   };
 

@@ -1,6 +1,7 @@
 import type { Response } from 'express';
 import type { ConversationEvent } from '../../gen/ts/asg/store/v1/store.js';
 import type { Logger } from '../../services/common/log.js';
+import { openEventStream } from '../../services/common/sse.js';
 import { abortable, startReading } from '../app/abortable.js';
 import type { EventFeed } from '../app/event-feed.js';
 import {
@@ -28,13 +29,6 @@ import type { ChatCompletionRequest } from './requests.js';
  * A client that goes away does not stop the turn: it runs to its end, or to its approval.
  */
 
-/** A comment line this often keeps proxies from dropping a quiet stream (a long tool call). */
-export const KEEPALIVE_MS = 15_000;
-
-function data(value: unknown): string {
-  return `data: ${JSON.stringify(value)}\n\n`;
-}
-
 /** What of `response` the deltas of its model step did not carry. */
 export function remainderOf(response: string, streamed: string): string {
   if (streamed === '') return response;
@@ -60,22 +54,12 @@ export async function streamTurn(
     choices: [{ index: 0, delta, finish_reason: last ? 'stop' : null, logprobs: null }],
     ...extrasOf(target, last),
   });
-  const write = (text: string) => {
-    if (!res.writableEnded && !res.destroyed) res.write(text);
-  };
-
   // Open before the turn starts, so that its first deltas are not missed.
   const events = startReading(parts.feed.watch({ conversationId: target.conversationId, afterId: 0 }));
   const turnOver = new AbortController();
 
-  res.status(200);
-  res.setHeader('Content-Type', 'text/event-stream; charset=utf-8');
-  res.setHeader('Cache-Control', 'no-cache');
-  res.setHeader('X-Accel-Buffering', 'no');
-  res.flushHeaders();
-  const keepAlive = setInterval(() => write(': keep-alive\n\n'), KEEPALIVE_MS);
-  keepAlive.unref();
-  write(data(chunk({ role: 'assistant', content: '' })));
+  const stream = openEventStream(res);
+  stream.send({ data: chunk({ role: 'assistant', content: '' }) });
 
   // The text of the current model step shown so far: a tool call starts the next step.
   let stepText = '';
@@ -86,7 +70,7 @@ export async function streamTurn(
         const text = event.textDelta?.text;
         if (text) {
           stepText += text;
-          write(data(chunk({ content: text })));
+          stream.send({ data: chunk({ content: text }) });
         }
       }
     } catch (error) {
@@ -102,17 +86,16 @@ export async function streamTurn(
     const rest = remainderOf(outcome.response, stepText);
     const notice = outcome.approval ? answerText({ response: '', approval: outcome.approval }, target.conversationId) : '';
     const tail = notice ? (rest || stepText ? `${rest}\n\n${notice}` : notice) : rest;
-    if (tail) write(data(chunk({ content: tail })));
-    write(data(chunk({}, outcome)));
-    write('data: [DONE]\n\n');
+    if (tail) stream.send({ data: chunk({ content: tail }) });
+    stream.send({ data: chunk({}, outcome) });
+    stream.send({ data: '[DONE]' });
   } catch (error) {
     turnOver.abort();
     await relay;
     const failure = openAiFailureOf(error);
     if (failure.unexpected) parts.log.error('request failed', { route: '/v1/chat/completions', error: failure.body.error.message });
-    write(data(failure.body));
+    stream.send({ data: failure.body });
   } finally {
-    clearInterval(keepAlive);
-    if (!res.writableEnded) res.end();
+    stream.end();
   }
 }

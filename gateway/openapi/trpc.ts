@@ -1,3 +1,4 @@
+import type { AnyTRPCProcedure, TRPCRouterRecord } from '@trpc/server';
 import { z } from 'zod';
 import type { Agent } from '../app/agent.js';
 import type { EventFeed } from '../app/event-feed.js';
@@ -42,23 +43,27 @@ const trpcError = z
   })
   .meta({ id: 'TrpcError', description: 'A tRPC error: REST\'s status as data.httpStatus and code (BAD_REQUEST, NOT_FOUND, CONFLICT, …).' });
 
-interface ProcedureDef {
-  type: 'query' | 'mutation' | 'subscription';
-  inputs: z.ZodType[];
-}
-
 /** The input as JSON Schema, for the `input` query parameter (tRPC sends it URL-encoded JSON). */
 function inputJsonSchema(input: z.ZodType): Record<string, unknown> {
   const { $schema: _dialect, ...schema } = z.toJSONSchema(input, { io: 'input', unrepresentable: 'any' }) as Record<string, unknown>;
   return schema;
 }
 
+/**
+ * Every procedure of the router by its dotted path. tRPC has no other way to list them than
+ * the definition (`_def`) its exported types declare (TRPCRouterRecord, AnyTRPCProcedure):
+ * read through those types, a change of its shape fails the typecheck.
+ */
+function proceduresOf(record: TRPCRouterRecord, prefix = ''): Array<[string, AnyTRPCProcedure]> {
+  return Object.entries(record).flatMap(([key, value]) => (typeof value === 'function' ? [[`${prefix}${key}`, value] as [string, AnyTRPCProcedure]] : proceduresOf(value, `${prefix}${key}.`)));
+}
+
 export function trpcRoutes(): RouteDoc[] {
   // Only the procedures' definitions are read: nothing behind them is called.
-  const procedures = createAppRouter({ agent: {} as Agent, feed: {} as EventFeed })._def.procedures as unknown as Record<string, { _def: ProcedureDef }>;
-  return Object.entries(procedures).map(([name, procedure]): RouteDoc => {
+  const router = createAppRouter({ agent: {} as Agent, feed: {} as EventFeed });
+  return proceduresOf(router._def.record).map(([name, procedure]): RouteDoc => {
     const { type, inputs } = procedure._def;
-    const input = inputs[0];
+    const input = inputs[0] instanceof z.ZodType ? inputs[0] : undefined;
     const output = OUTPUTS[name];
     const post = type === 'mutation';
     return {

@@ -3,11 +3,12 @@ import type { AddressInfo } from 'node:net';
 import { afterAll, beforeAll, describe, expect, it, vi } from 'vitest';
 import { GrpcStatus, RpcError } from '../../services/common/grpc/errors.js';
 import type { Logger } from '../../services/common/log.js';
+import { sseFrame } from '../../services/common/sse.js';
 import { FakeEventFeed } from '../../test/support/fake-event-feed.js';
 import { openSse } from '../../test/support/sse-reader.js';
 import { conversationRecord, messageRecord } from '../../test/support/store-records.js';
 import { createHttpApp } from '../http/app.js';
-import { eventStreamRouter, parseLastEventId, sseFrame, sseMessageOf } from './event-stream.js';
+import { eventStreamRouter, parseLastEventId, sseMessageOf } from './event-stream.js';
 
 const quiet: Logger = { debug() {}, info() {}, warn() {}, error() {}, child: () => quiet };
 

@@ -1,6 +1,7 @@
 import express, { type Request, type Response, type Router } from 'express';
 import { invalidArgument } from '../../services/common/grpc/errors.js';
 import type { Logger } from '../../services/common/log.js';
+import { openEventStream, type SseMessage } from '../../services/common/sse.js';
 import { watchConversation, type ConversationSources, type ConversationUpdate } from '../app/conversation-updates.js';
 import { isResumable } from '../app/events.js';
 import { adoptSessionId, requestScope } from '../http/request-scope.js';
@@ -17,20 +18,6 @@ import { errorReply } from './error-reply.js';
  */
 
 export const EVENTS_ROUTE = '/conversations/:id/events';
-/** A comment line this often keeps proxies and clients from dropping a quiet stream. */
-export const SSE_KEEPALIVE_MS = 15_000;
-
-export interface SseMessage {
-  id?: string;
-  event: string;
-  data: unknown;
-}
-
-/** One SSE message. JSON has no raw newlines, so `data` is always one line. */
-export function sseFrame(message: SseMessage): string {
-  const id = message.id === undefined ? '' : `id: ${message.id}\n`;
-  return `${id}event: ${message.event}\ndata: ${JSON.stringify(message.data)}\n\n`;
-}
 
 export function sseMessageOf(update: ConversationUpdate): SseMessage {
   if (update.kind === 'snapshot') return { event: 'snapshot', data: { conversation: update.conversation } };
@@ -61,25 +48,18 @@ export function eventStreamRouter(sources: ConversationSources, log: Logger): Ro
       return;
     }
     if (!requestScope(res).sessionId) adoptSessionId(res, watch.sessionId);
-    res.status(200);
-    res.setHeader('Content-Type', 'text/event-stream; charset=utf-8');
-    res.setHeader('Cache-Control', 'no-cache');
-    res.setHeader('X-Accel-Buffering', 'no');
-    res.flushHeaders();
-    const keepAlive = setInterval(() => res.write(': keep-alive\n\n'), SSE_KEEPALIVE_MS);
-    keepAlive.unref();
+    const stream = openEventStream(res);
     try {
-      for await (const update of watch.updates) res.write(sseFrame(sseMessageOf(update)));
+      for await (const update of watch.updates) stream.send(sseMessageOf(update));
     } catch (error) {
       // Headers are gone: the failure is the stream's last message (not named "error", which
       // EventSource reserves for its own connection errors). The client reconnects
       // with its last event id and misses nothing.
       const reply = errorReply(error);
       if (reply.unexpected) log.error('event stream failed', { route: EVENTS_ROUTE, error: reply.body.error });
-      if (!res.writableEnded) res.write(sseFrame({ event: 'stream_error', data: { ...reply.body, status: reply.status } }));
+      stream.send({ event: 'stream_error', data: { ...reply.body, status: reply.status } });
     } finally {
-      clearInterval(keepAlive);
-      if (!res.writableEnded) res.end();
+      stream.end();
     }
   });
   return router;

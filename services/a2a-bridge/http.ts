@@ -1,4 +1,5 @@
 import { ServiceError } from '../common/grpc/errors.js';
+import { EventTooLarge, readEvents } from '../common/sse.js';
 import type { OutboundCall } from './outbound.js';
 
 /**
@@ -93,7 +94,14 @@ export class StreamCut extends Error {
  * error), or a plain answer when it answered without a stream (an error, or a peer that does
  * not stream after all).
  */
-export type JsonRpcStream = { kind: 'stream'; events: AsyncGenerator<JsonRpcOutcome, void> } | JsonRpcOutcome;
+export type JsonRpcStream =
+  | {
+      kind: 'stream';
+      events: AsyncGenerator<JsonRpcOutcome, void>;
+      /** The `id:` of the latest event that had one (HTML's last event ID): where a resubscribe picks up. */
+      lastEventId(): string | undefined;
+    }
+  | JsonRpcOutcome;
 
 function envelopeOutcome(json: unknown, status: number, statusText: string): JsonRpcOutcome {
   if (json && typeof json === 'object' && !Array.isArray(json)) {
@@ -104,29 +112,6 @@ function envelopeOutcome(json: unknown, status: number, statusText: string): Jso
     if (status >= 200 && status < 300 && 'result' in envelope) return { kind: 'result', result: envelope.result };
   }
   return { kind: 'http', status, detail: `HTTP ${status} ${statusText}, not a JSON-RPC response`.trim() };
-}
-
-/** The `data` of each server-sent event in `body`, as the events complete. */
-async function* sseData(body: ReadableStream<Uint8Array>): AsyncGenerator<string, void> {
-  const decoder = new TextDecoder();
-  let buffer = '';
-  const reader = body.getReader();
-  try {
-    for (;;) {
-      const { done, value } = await reader.read();
-      if (done) break;
-      buffer += decoder.decode(value, { stream: true }).replace(/\r\n?/g, '\n');
-      let end: number;
-      while ((end = buffer.indexOf('\n\n')) >= 0) {
-        const block = buffer.slice(0, end);
-        buffer = buffer.slice(end + 2);
-        const lines = block.split('\n').filter((line) => line.startsWith('data:'));
-        if (lines.length > 0) yield lines.map((line) => line.slice(5).replace(/^ /, '')).join('\n');
-      }
-    }
-  } finally {
-    reader.releaseLock();
-  }
 }
 
 /**
@@ -172,20 +157,30 @@ export async function postJsonRpcStream(call: OutboundCall, endpoint: string, re
     }
   }
   const stream = response.body;
+  let lastEventId: string | undefined;
   async function* events(): AsyncGenerator<JsonRpcOutcome, void> {
     try {
-      for await (const data of sseData(stream)) {
+      for await (const event of readEvents(stream)) {
+        if (event.id !== undefined) lastEventId = event.id;
+        // `message` carries the answers; `error` a JSON-RPC error (as A2A's SDK sends one); other types are not A2A's.
+        if (event.event !== 'message' && event.event !== 'error') continue;
         let json: unknown;
         try {
-          json = JSON.parse(data);
+          json = JSON.parse(event.data);
         } catch {
-          yield { kind: 'http', status: response.status, detail: 'an event of the stream is not JSON' };
+          yield { kind: 'http', status: response.status, detail: `an ${event.event} event of the stream is not JSON` };
           continue;
         }
-        yield envelopeOutcome(json, response.status, response.statusText);
+        const outcome = envelopeOutcome(json, response.status, response.statusText);
+        yield event.event === 'error' && outcome.kind === 'result' ? { kind: 'http', status: response.status, detail: 'an error event of the stream is no JSON-RPC error' } : outcome;
       }
     } catch (error) {
       if (controller.signal.aborted) throw call.deadlineExceeded();
+      // A peer that sends one event larger than we read is not cut: the same event would come again.
+      if (error instanceof EventTooLarge) {
+        yield { kind: 'http', status: response.status, detail: error.message };
+        return;
+      }
       throw new StreamCut(call.scrub(networkReason(error)));
     } finally {
       clearTimeout(timer);
@@ -193,5 +188,5 @@ export async function postJsonRpcStream(call: OutboundCall, endpoint: string, re
       controller.abort();
     }
   }
-  return { kind: 'stream', events: events() };
+  return { kind: 'stream', events: events(), lastEventId: () => lastEventId };
 }

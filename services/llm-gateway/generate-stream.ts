@@ -1,11 +1,11 @@
 import { stepCountIs, streamText } from 'ai';
 import type { GenerateStreamRequest, GenerateStreamResponse } from '../../gen/ts/asg/llm/v1/llm.js';
+import { AttemptsFailed, retry } from '../common/backoff.js';
 import { deadlineExceeded, type ServiceError } from '../common/grpc/errors.js';
 import { recordError, recordModelCall } from '../common/metrics.js';
 import { modelRetryRun, prepareCall, type GenerateDependencies } from './generate.js';
 import { ModelStream } from './model-stream.js';
 import { afterAttempts, formatDuration, statusOf, timedOut } from './provider-errors.js';
-import { AttemptsFailed, withRetries } from './retry.js';
 import type { ModelRoute } from './routing.js';
 import { afterEventsSent, reportedError, streamAttemptFailureOf, streamFailureOf } from './stream-failures.js';
 
@@ -67,8 +67,9 @@ export function createGenerateStream(dependencies: GenerateDependencies) {
     };
 
     try {
-      const opened = await withRetries(
+      const opened = await retry(
         open,
+        dependencies.retry,
         modelRetryRun(dependencies, { route, budgetMs, signal, stream: true }, {
           classify: streamAttemptFailureOf,
           status: (error) => statusOf(reportedError(error)),
@@ -111,7 +112,7 @@ function timeoutFailure(route: ModelRoute, budgetMs: number, attempts: number, e
 function streamFailure(error: unknown, route: ModelRoute, events: number): ServiceError {
   if (events > 0) return afterEventsSent(streamFailureOf(error, route), events);
   if (error instanceof AttemptsFailed) {
-    return afterAttempts(streamFailureOf(error.lastError, route), error.attempts, error.decision.reason === 'deadline' ? error.decision.delayMs : undefined);
+    return afterAttempts(streamFailureOf(error.lastError, route), error.attempts, error.reason === 'deadline' ? error.delayMs : undefined);
   }
   return streamFailureOf(error, route);
 }

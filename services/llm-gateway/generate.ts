@@ -1,5 +1,6 @@
 import { generateText, stepCountIs } from 'ai';
 import type { GenerateRequest, GenerateResponse } from '../../gen/ts/asg/llm/v1/llm.js';
+import { AttemptsFailed, retry, type BackoffPolicy, type Clock, type RetryOptions } from '../common/backoff.js';
 import type { AgentConfig } from '../common/config/schema.js';
 import { deadlineExceeded } from '../common/grpc/errors.js';
 import type { Logger } from '../common/log.js';
@@ -9,7 +10,7 @@ import type { ModelClients } from './clients.js';
 import { toModelPrompt } from './prompt.js';
 import { afterAttempts, attemptFailureOf, statusOf, timedOut, toServiceError } from './provider-errors.js';
 import { toGenerateResponse } from './reply.js';
-import { AttemptsFailed, withRetries, type AttemptFailure, type RetryClock, type RetryPolicy, type RetryRun } from './retry.js';
+import type { AttemptFailure } from './retry.js';
 import { routeModel, type ModelRoute } from './routing.js';
 
 export interface GenerateDependencies {
@@ -18,8 +19,8 @@ export interface GenerateDependencies {
   timeoutMs: number;
   /** `llm.temperature` and `llm.max_tokens`. */
   sampling: Pick<AgentConfig['llm'], 'temperature' | 'max_tokens'>;
-  retry: RetryPolicy;
-  clock: RetryClock;
+  retry: BackoffPolicy;
+  clock: Clock;
   log: Logger;
 }
 
@@ -57,20 +58,21 @@ export interface FailureReading {
 
 /**
  * The retry run of one model call, shared by Generate and GenerateStream: every attempt and
- * wait within the call's budget and signal, a warn line per retry (never a key: `describe`
- * gives the redacted service error), and a call cut off by our own deadline never retried.
+ * wait within the call's budget and signal, only transient failures retried (after the wait
+ * their Retry-After asks for, if any), and a warn line per retry (never a key: `describe`
+ * gives the redacted service error). A call cut off by our own deadline ends with the signal.
  */
 export function modelRetryRun(
-  { retry, clock, log }: Pick<GenerateDependencies, 'retry' | 'clock' | 'log'>,
+  { clock, log }: Pick<GenerateDependencies, 'clock' | 'log'>,
   call: { route: ModelRoute; budgetMs: number; signal: AbortSignal; stream?: boolean },
   failures: FailureReading,
-): RetryRun {
+): RetryOptions {
   return {
-    policy: retry,
     deadline: clock.now() + call.budgetMs,
     clock,
     signal: call.signal,
-    classify: (error) => (call.signal.aborted ? { transient: false } : failures.classify(error, clock.now())),
+    retry: (error) => failures.classify(error, clock.now()).transient,
+    waitOf: (error) => failures.classify(error, clock.now()).retryAfterMs,
     onRetry: ({ attempt, error, delayMs }) =>
       log.warn('model call failed, retrying', {
         model: call.route.model,
@@ -85,7 +87,7 @@ export function modelRetryRun(
 }
 
 /**
- * One model call, retried by retry.ts. `generateText` rather than the model's `doGenerate`,
+ * One model call, retried by the policy of retry.ts. `generateText` rather than the model's `doGenerate`,
  * because it already turns our messages and JSON-schema tools into each provider's prompt and
  * maps errors to typed SDK errors; with tools that have no `execute` and a single step it stops
  * at the model's first answer. It does not get in the way of tool calls it cannot use: a call to
@@ -101,7 +103,7 @@ export function createGenerate(dependencies: GenerateDependencies) {
     const started = performance.now();
     let attempts = 0;
     try {
-      const result = await withRetries(
+      const result = await retry(
         () => {
           attempts += 1;
           return generateText({
@@ -117,6 +119,7 @@ export function createGenerate(dependencies: GenerateDependencies) {
             abortSignal: signal,
           });
         },
+        dependencies.retry,
         modelRetryRun(dependencies, { route, budgetMs, signal }, {
           classify: attemptFailureOf,
           status: statusOf,
@@ -139,7 +142,7 @@ export function createGenerate(dependencies: GenerateDependencies) {
       const failure = signal.aborted
         ? afterAttempts(timedOut(route, budgetMs), attempts)
         : error instanceof AttemptsFailed
-          ? afterAttempts(toServiceError(error.lastError, route), error.attempts, error.decision.reason === 'deadline' ? error.decision.delayMs : undefined)
+          ? afterAttempts(toServiceError(error.lastError, route), error.attempts, error.reason === 'deadline' ? error.delayMs : undefined)
           : toServiceError(error, route);
       recordModelCall(route.provider, route.model, 'failed');
       recordError('model_call_failed', { provider: route.provider });

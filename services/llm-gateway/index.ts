@@ -1,4 +1,5 @@
 import { LlmGatewayServiceService } from '../../gen/ts/asg/llm/v1/llm.js';
+import { systemClock, type Clock } from '../common/backoff.js';
 import { ConfigError } from '../common/config/load.js';
 import { rateRules } from '../common/config/schema.js';
 import { RateLimiter } from '../common/rate-limit.js';
@@ -13,7 +14,7 @@ import { ModelClients } from './clients.js';
 import { readProviderEnvironment } from './environment.js';
 import { createGenerate, type GenerateDependencies } from './generate.js';
 import { createGenerateStream } from './generate-stream.js';
-import { retryPolicyFrom, systemClock, type RetryClock } from './retry.js';
+import { retryPolicyFrom } from './retry.js';
 import { configuredModels, routingErrors, startupWarnings } from './startup-checks.js';
 
 const SERVICE = 'llm-gateway';
@@ -22,7 +23,7 @@ export interface LlmGatewayOptions extends ServiceOptions<LlmGatewayConfig> {
   /** Where provider keys and base URLs are read, once, at start; `process.env` by default. */
   env?: NodeJS.ProcessEnv;
   /** The clock and sleep of the retry backoff; the system's by default. */
-  retryClock?: RetryClock;
+  retryClock?: Clock;
 }
 
 /**

@@ -1,19 +1,26 @@
 import { describe, expect, it } from 'vitest';
-import { AttemptsFailed, backoffMs, decideRetry, parseRetryAfter, withRetries, type AttemptFailure, type RetryClock, type RetryPolicy } from './retry.js';
+import { AttemptsFailed, backoffDelay, retry, type Clock } from '../common/backoff.js';
+import { configSchema } from '../common/config/schema.js';
+import type { Logger } from '../common/log.js';
+import { modelRetryRun, type FailureReading } from './generate.js';
+import { parseRetryAfter, retryPolicyFrom, type AttemptFailure } from './retry.js';
+import type { ModelRoute } from './routing.js';
 
-// Seed 002's defaults.
-const SEED: RetryPolicy = { maxRetries: 3, initialBackoffMs: 1_000, multiplier: 2, maxBackoffMs: 30_000 };
+// Seed 002's defaults, as the configuration gives them.
+const SEED = retryPolicyFrom(configSchema.parse({}).llm.retry);
 const TRANSIENT: AttemptFailure = { transient: true };
-const HOUR = 3_600_000;
+const ROUTE = { provider: 'openai', model: 'gpt-test' } as ModelRoute;
+const quiet: Logger = { debug() {}, info() {}, warn() {}, error() {}, child: () => quiet };
 
 /** A clock that moves only when slept on, and remembers every wait. */
-function fakeClock(start = 1_000_000): RetryClock & { waits: number[] } {
+function fakeClock(start = 1_000_000): Clock & { waits: number[] } {
   let now = start;
   const waits: number[] = [];
   return {
     waits,
     now: () => now,
-    sleep: async (ms) => {
+    sleep: async (ms, signal) => {
+      signal?.throwIfAborted();
       waits.push(ms);
       now += ms;
     },
@@ -43,41 +50,28 @@ async function gaveUp(promise: Promise<unknown>): Promise<AttemptsFailed> {
   return error;
 }
 
-describe('backoffMs', () => {
-  it('doubles from 1 s and stops at 30 s', () => {
-    expect([1, 2, 3, 4, 5, 6, 7].map((retry) => backoffMs(SEED, retry))).toEqual([1_000, 2_000, 4_000, 8_000, 16_000, 30_000, 30_000]);
+/** 'busy' is transient, 'slow down' asks for 3 s, anything else is permanent. */
+const reading: FailureReading = {
+  classify: (error) => (error === 'busy' ? TRANSIENT : error === 'slow down' ? { transient: true, retryAfterMs: 3_000 } : error === 'wait long' ? { transient: true, retryAfterMs: 600_000 } : { transient: false }),
+  status: () => 'none',
+  describe: String,
+};
+
+/** A model call's retry run as Generate makes it, with `budgetMs` left and the fake clock. */
+function modelRun(clock: Clock, budgetMs = 60_000, signal = new AbortController().signal, log = quiet) {
+  return modelRetryRun({ clock, log }, { route: ROUTE, budgetMs, signal }, reading);
+}
+
+describe('the model call retry policy', () => {
+  it('doubles from 1 s and stops at 30 s, without jitter', () => {
+    expect([1, 2, 3, 4, 5, 6, 7].map((retry) => backoffDelay(SEED, retry))).toEqual([1_000, 2_000, 4_000, 8_000, 16_000, 30_000, 30_000]);
+    expect(SEED).toMatchObject({ attempts: 4, jitter: 'none' });
   });
 
-  it('follows the configured multiplier', () => {
-    expect([1, 2, 3].map((retry) => backoffMs({ ...SEED, initialBackoffMs: 10, multiplier: 3 }, retry))).toEqual([10, 30, 90]);
-  });
-});
-
-describe('decideRetry', () => {
-  it('retries a transient failure with the backoff of its retry number', () => {
-    expect(decideRetry(SEED, 1, TRANSIENT, HOUR)).toEqual({ action: 'retry', delayMs: 1_000 });
-    expect(decideRetry(SEED, 3, TRANSIENT, HOUR)).toEqual({ action: 'retry', delayMs: 4_000 });
-  });
-
-  it('stops after max_retries retries', () => {
-    expect(decideRetry(SEED, 4, TRANSIENT, HOUR)).toEqual({ action: 'stop', reason: 'exhausted' });
-    expect(decideRetry({ ...SEED, maxRetries: 0 }, 1, TRANSIENT, HOUR)).toEqual({ action: 'stop', reason: 'exhausted' });
-  });
-
-  it('never retries a permanent failure', () => {
-    expect(decideRetry(SEED, 1, { transient: false }, HOUR)).toEqual({ action: 'stop', reason: 'permanent' });
-  });
-
-  it("waits what Retry-After asks instead of the backoff, but no longer than max_backoff", () => {
-    expect(decideRetry(SEED, 1, { transient: true, retryAfterMs: 7_000 }, HOUR)).toEqual({ action: 'retry', delayMs: 7_000 });
-    expect(decideRetry(SEED, 3, { transient: true, retryAfterMs: 0 }, HOUR)).toEqual({ action: 'retry', delayMs: 0 });
-    expect(decideRetry(SEED, 1, { transient: true, retryAfterMs: 600_000 }, HOUR)).toEqual({ action: 'retry', delayMs: 30_000 });
-  });
-
-  it('stops when the wait would reach the deadline', () => {
-    expect(decideRetry(SEED, 2, TRANSIENT, 2_000)).toEqual({ action: 'stop', reason: 'deadline', delayMs: 2_000 });
-    expect(decideRetry(SEED, 2, TRANSIENT, 2_001)).toEqual({ action: 'retry', delayMs: 2_000 });
-    expect(decideRetry(SEED, 1, { transient: true, retryAfterMs: 5_000 }, 4_000)).toEqual({ action: 'stop', reason: 'deadline', delayMs: 5_000 });
+  it('follows the configured multiplier and retry count', () => {
+    const policy = retryPolicyFrom(configSchema.parse({ llm: { retry: { max_retries: 0, initial_backoff: '10ms', multiplier: 3 } } }).llm.retry);
+    expect([1, 2, 3].map((retry) => backoffDelay(policy, retry))).toEqual([10, 30, 90]);
+    expect(policy.attempts).toBe(1);
   });
 });
 
@@ -104,44 +98,42 @@ describe('parseRetryAfter', () => {
   });
 });
 
-describe('withRetries', () => {
-  const classify = (error: unknown): AttemptFailure => (error === 'busy' ? TRANSIENT : error === 'slow down' ? { transient: true, retryAfterMs: 3_000 } : { transient: false });
-
-  it('succeeds after two transient failures, having waited 1 s and then 2 s', async () => {
+describe('a model call retried', () => {
+  it('succeeds after two transient failures, having waited 1 s and then 2 s, with a warning each', async () => {
     const clock = fakeClock();
     const model = failing('busy', 'busy');
-    const retries: unknown[] = [];
-    const result = await withRetries(model.attempt, { policy: SEED, deadline: clock.now() + 60_000, clock, classify, onRetry: (retry) => retries.push(retry) });
-    expect(result).toBe('ok');
+    const warnings: unknown[] = [];
+    const log: Logger = { ...quiet, warn: (msg, fields) => void warnings.push([msg, fields?.attempt, fields?.retry_in_ms]) };
+    expect(await retry(model.attempt, SEED, modelRun(clock, 60_000, undefined, log))).toBe('ok');
     expect(model.calls()).toBe(3);
     expect(clock.waits).toEqual([1_000, 2_000]);
-    expect(retries).toEqual([
-      { attempt: 1, error: 'busy', delayMs: 1_000 },
-      { attempt: 2, error: 'busy', delayMs: 2_000 },
+    expect(warnings).toEqual([
+      ['model call failed, retrying', 1, 1_000],
+      ['model call failed, retrying', 2, 2_000],
     ]);
   });
 
-  it('waits what the failure asked for', async () => {
+  it("waits what Retry-After asks instead of the backoff, but no longer than max_backoff", async () => {
     const clock = fakeClock();
-    await withRetries(failing('slow down', 'busy').attempt, { policy: SEED, deadline: clock.now() + 60_000, clock, classify });
-    expect(clock.waits).toEqual([3_000, 2_000]);
+    await retry(failing('slow down', 'busy', 'wait long').attempt, SEED, modelRun(clock, 3_600_000));
+    expect(clock.waits).toEqual([3_000, 2_000, 30_000]);
   });
 
   it('gives up after max_retries retries with the last error and the attempt count', async () => {
     const clock = fakeClock();
     const model = failing('busy', 'busy', 'busy', 'busy', 'busy');
-    const failure = await gaveUp(withRetries(model.attempt, { policy: SEED, deadline: clock.now() + 60_000, clock, classify }));
+    const failure = await gaveUp(retry(model.attempt, SEED, modelRun(clock)));
     expect(model.calls()).toBe(4);
-    expect(failure).toMatchObject({ lastError: 'busy', attempts: 4, decision: { action: 'stop', reason: 'exhausted' } });
+    expect(failure).toMatchObject({ lastError: 'busy', attempts: 4, reason: 'exhausted' });
     expect(clock.waits).toEqual([1_000, 2_000, 4_000]);
   });
 
   it('does not retry a permanent failure', async () => {
     const clock = fakeClock();
     const model = failing('bad request');
-    const failure = await gaveUp(withRetries(model.attempt, { policy: SEED, deadline: clock.now() + 60_000, clock, classify }));
+    const failure = await gaveUp(retry(model.attempt, SEED, modelRun(clock)));
     expect(model.calls()).toBe(1);
-    expect(failure).toMatchObject({ lastError: 'bad request', attempts: 1, decision: { reason: 'permanent' } });
+    expect(failure).toMatchObject({ lastError: 'bad request', attempts: 1, reason: 'permanent' });
     expect(clock.waits).toEqual([]);
   });
 
@@ -149,21 +141,24 @@ describe('withRetries', () => {
     const clock = fakeClock();
     const model = failing('busy', 'busy', 'busy');
     // 1 s fits in 2.5 s; after it, 2 s does not fit in the 1.5 s left.
-    const failure = await gaveUp(withRetries(model.attempt, { policy: SEED, deadline: clock.now() + 2_500, clock, classify }));
+    const failure = await gaveUp(retry(model.attempt, SEED, modelRun(clock, 2_500)));
     expect(model.calls()).toBe(2);
     expect(clock.waits).toEqual([1_000]);
-    expect(failure).toMatchObject({ attempts: 2, decision: { reason: 'deadline', delayMs: 2_000 } });
+    expect(failure).toMatchObject({ attempts: 2, reason: 'deadline', delayMs: 2_000 });
+    // Retry-After counts the same way.
+    const asked = fakeClock();
+    await expect(gaveUp(retry(failing('slow down').attempt, SEED, modelRun(asked, 2_000)))).resolves.toMatchObject({ reason: 'deadline', delayMs: 3_000 });
   });
 
   it('lets an abort during a wait through as it is', async () => {
     const controller = new AbortController();
-    const clock: RetryClock = {
+    const clock: Clock = {
       now: () => 0,
       sleep: async (_ms, signal) => {
         controller.abort(new Error('deadline reached'));
         signal?.throwIfAborted();
       },
     };
-    await expect(withRetries(failing('busy').attempt, { policy: SEED, deadline: 60_000, clock, classify, signal: controller.signal })).rejects.toThrow('deadline reached');
+    await expect(retry(failing('busy').attempt, SEED, modelRun(clock, 60_000, controller.signal))).rejects.toThrow('deadline reached');
   });
 });

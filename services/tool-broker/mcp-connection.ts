@@ -16,6 +16,7 @@ import {
   type Transport,
 } from '@modelcontextprotocol/client';
 import { getDefaultEnvironment, StdioClientTransport } from '@modelcontextprotocol/client/stdio';
+import { AttemptsFailed, retry } from '../common/backoff.js';
 import type { McpServerConfig } from '../common/config/schema.js';
 import { deadlineExceeded, unavailable } from '../common/grpc/errors.js';
 import type { Logger } from '../common/log.js';
@@ -23,7 +24,7 @@ import { tracedFetch } from '../common/telemetry.js';
 import { authorizingFetch, withCallAuthorization } from './call-authorization.js';
 import { schemaProblems } from '../common/json-schema.js';
 import { toolPolicy, type ToolPolicy } from './policy.js';
-import { backoffDelay, RECONNECT, startFailure, StderrTail, type ReconnectPolicy } from './reconnect.js';
+import { RECONNECT, reconnectBackoff, startFailure, StderrTail, type ReconnectPolicy } from './reconnect.js';
 import { serverAuth, type ServerAuth } from './server-auth.js';
 import { exitedAtProbe, LEGACY_ERA, ObservedStdioTransport, type ProcessExit } from './stdio-probe.js';
 import { invalidResultReason } from './tool-result.js';
@@ -185,10 +186,10 @@ export class McpConnection {
   private exitsAtProbe = false;
   /** Why the last connect failed (startFailure's words); undefined while the server is up. */
   private failure: string | undefined;
-  /** Failed connects in a row: the exponent of the backoff. */
+  /** Failed connects in a row, for the logs. */
   private failures = 0;
-  private retryTimer: NodeJS.Timeout | undefined;
-  private reconnect: ReconnectPolicy = RECONNECT;
+  /** Aborted by close(): ends the connect retries. */
+  private readonly stopping = new AbortController();
   /** What the stdio process of the connect in progress said and how it ended, for startFailure. */
   private starting: { stderr: StderrTail; exit: () => ProcessExit | undefined } | undefined;
   /** Credentials for an HTTP server (bearer_token_env, oauth), read from the environment once. */
@@ -229,13 +230,12 @@ export class McpConnection {
   }
 
   /**
-   * Startup: connect and list the tools. A server that fails is reported once (startFailure:
-   * command, exit code, stderr tail) and retried in the background with backoff
-   * (reconnect.ts) while the broker serves without its tools; its tools appear when it comes
-   * up. A `required` server is retried for `startupMs`, then this throws that report.
+   * Startup: connect and list the tools, retrying with backoff (reconnect.ts). A server that
+   * fails is reported once (startFailure: command, exit code, stderr tail) and retried in the
+   * background while the broker serves without its tools; its tools appear when it comes up.
+   * A `required` server is retried for `startupMs`, then this throws that report.
    */
   async start(policy: ReconnectPolicy = RECONNECT): Promise<void> {
-    this.reconnect = policy;
     try {
       this.auth = serverAuth(this.config);
     } catch (error) {
@@ -245,22 +245,45 @@ export class McpConnection {
       this.log.error('MCP server unavailable; the agent runs without its tools', { endpoint: endpointOf(this.config), error: this.failure });
       return;
     }
-    const giveUpAt = Date.now() + policy.startupMs;
-    for (;;) {
-      if (await this.attempt()) return;
-      if (this.closed) throw new Error(`MCP server ${this.name}: stopped while connecting`);
-      if (!this.config.required) {
-        this.log.error('MCP server unavailable; the agent runs without its tools and retries in the background', {
-          endpoint: endpointOf(this.config),
-          error: this.failure,
-        });
-        this.scheduleRetry();
-        return;
-      }
-      const wait = backoffDelay(policy, this.failures);
-      if (Date.now() + wait > giveUpAt) throw new Error(`${this.failure} (required: true, so the agent does not start without it)`);
-      await delay(wait);
-    }
+    const required = this.config.required;
+    let inBackground = false;
+    let startedWithout!: () => void;
+    const started = new Promise<void>((resolve) => (startedWithout = resolve));
+    let reported: string | undefined;
+    const connected = retry(
+      async (attempt) => {
+        // A call reopened it meanwhile: nothing left to retry.
+        if (this.client) return;
+        if (await this.attempt()) {
+          if (attempt > 1 && inBackground) this.log.info('MCP server is available again; its tools are back', { endpoint: endpointOf(this.config), tools: this.listed.length });
+          return;
+        }
+        throw new Error(this.failure);
+      },
+      reconnectBackoff(policy),
+      {
+        signal: this.stopping.signal,
+        ...(required && { deadline: Date.now() + policy.startupMs }),
+        onRetry: ({ delayMs }) => {
+          if (!required && !inBackground) {
+            this.log.error('MCP server unavailable; the agent runs without its tools and retries in the background', { endpoint: endpointOf(this.config), error: this.failure });
+            inBackground = true;
+            startedWithout();
+          } else if (inBackground && this.failure !== reported) {
+            this.log.warn('MCP server still unavailable, for another reason', { endpoint: endpointOf(this.config), error: this.failure });
+          }
+          reported = this.failure;
+          this.log.debug('MCP server retry scheduled', { in_ms: delayMs, failures: this.failures });
+        },
+      },
+    ).catch((error: unknown) => {
+      if (this.stopping.signal.aborted) throw new Error(`MCP server ${this.name}: stopped while connecting`);
+      if (error instanceof AttemptsFailed) throw new Error(`${this.failure} (required: true, so the agent does not start without it)`);
+      throw error;
+    });
+    // Once in the background, the run ends by itself (connected) or with close(): nothing waits for it.
+    connected.catch(() => undefined);
+    await Promise.race([connected, started]);
   }
 
   /** One connect; true when the server is up. A failure is kept in `failure`, not logged: the caller says it once. */
@@ -281,27 +304,6 @@ export class McpConnection {
       this.failure = this.explain(error);
       return false;
     }
-  }
-
-  /** The background retry of a server that is down: same failure again → a debug line only; a new reason → one warning. */
-  private scheduleRetry(): void {
-    if (this.closed) return;
-    const wait = backoffDelay(this.reconnect, this.failures);
-    this.log.debug('MCP server retry scheduled', { in_ms: wait, failures: this.failures });
-    this.retryTimer = setTimeout(() => {
-      void (async () => {
-        if (this.client || this.closed) return;
-        const before = this.failure;
-        if (await this.attempt()) {
-          this.log.info('MCP server is available again; its tools are back', { endpoint: endpointOf(this.config), tools: this.listed.length });
-          return;
-        }
-        if (this.closed) return;
-        if (this.failure !== before) this.log.warn('MCP server still unavailable, for another reason', { endpoint: endpointOf(this.config), error: this.failure });
-        this.scheduleRetry();
-      })();
-    }, wait);
-    this.retryTimer.unref();
   }
 
   /** An operator's account of a failed connect: startFailure with what the process left behind. */
@@ -381,8 +383,8 @@ export class McpConnection {
   /** Closes the client; for stdio this ends the child process, within a few seconds whatever it does. */
   async close(): Promise<void> {
     this.closed = true;
+    this.stopping.abort();
     clearTimeout(this.relistTimer);
-    clearTimeout(this.retryTimer);
     const client = this.client;
     this.client = undefined;
     await closeClient(client);

@@ -1,5 +1,6 @@
 import { afterEach, describe, expect, it } from 'vitest';
 import { ToolBrokerServiceService } from '../../gen/ts/asg/tools/v1/tools.js';
+import { backoffDelay } from '../common/backoff.js';
 import { configSchema } from '../common/config/schema.js';
 import { configSlice } from '../common/config/slices.js';
 import { createPromiseClient } from '../common/grpc/client.js';
@@ -7,7 +8,7 @@ import type { LogFields, Logger } from '../common/log.js';
 import { until } from '../../test/support/until.js';
 import { ToolComposite } from './composite.js';
 import { startToolBroker } from './index.js';
-import { backoffDelay, RECONNECT } from './reconnect.js';
+import { RECONNECT, reconnectBackoff } from './reconnect.js';
 
 /** Issue 17: an MCP server that cannot start is reported once, retried in the background, and the broker serves without it. */
 
@@ -73,9 +74,9 @@ describe('an MCP server that cannot start', () => {
 
 describe('reconnect backoff', () => {
   it('doubles from the initial delay up to the cap, with half of each delay random', () => {
-    const policy = { initialMs: 100, maxMs: 1000, startupMs: 0 };
+    const policy = reconnectBackoff({ initialMs: 100, maxMs: 1000, startupMs: 0 });
     expect([1, 2, 3, 4, 5, 40].map((failures) => backoffDelay(policy, failures, () => 0))).toEqual([50, 100, 200, 400, 500, 500]);
     expect([1, 2, 3, 4, 5, 40].map((failures) => backoffDelay(policy, failures, () => 0.999999))).toEqual([100, 200, 400, 800, 1000, 1000]);
-    expect(backoffDelay(RECONNECT, 1000, () => 0.5)).toBe(22_500);
+    expect(backoffDelay(reconnectBackoff(RECONNECT), 1000, () => 0.5)).toBe(22_500);
   });
 });

@@ -6,6 +6,7 @@
  */
 import { afterAll, afterEach, beforeAll } from 'vitest';
 import { ChatRole, LlmGatewayServiceService, type ChatMessage, type GenerateRequest, type ToolDefinition } from '../../gen/ts/asg/llm/v1/llm.js';
+import type { Clock } from '../../services/common/backoff.js';
 import { configSchema } from '../../services/common/config/schema.js';
 import { configSlice } from '../../services/common/config/slices.js';
 import { createPromiseClient, type PromiseClient } from '../../services/common/grpc/client.js';
@@ -13,7 +14,6 @@ import { RpcError } from '../../services/common/grpc/errors.js';
 import type { Logger, LogFields } from '../../services/common/log.js';
 import type { RunningService } from '../../services/common/service.js';
 import { startLlmGateway } from '../../services/llm-gateway/index.js';
-import type { RetryClock } from '../../services/llm-gateway/retry.js';
 import type { ProviderName } from '../../services/llm-gateway/routing.js';
 import { resourceAgentScript, startScriptedModel, type ScriptedModelServer, type ScriptedReply } from './scripted-model.js';
 
@@ -89,7 +89,7 @@ export function captureLog(): CapturedLog {
 }
 
 /** A sleep that returns at once and remembers what it was asked for; the clock is the real one unless `now` says otherwise. */
-export function recordingClock(now: () => number = () => Date.now()): RetryClock & { waits: number[] } {
+export function recordingClock(now: () => number = () => Date.now()): Clock & { waits: number[] } {
   const waits: number[] = [];
   return {
     waits,
@@ -119,7 +119,7 @@ export interface GatewayOptions {
   config?: Record<string, unknown>;
   /** The `llm` section, over `{ retry: { initial_backoff: '1ms' } }` (ignored when `config` is given). */
   llm?: Record<string, unknown>;
-  retryClock?: RetryClock;
+  retryClock?: Clock;
 }
 
 export interface LlmGatewayHarness {

@@ -1,6 +1,6 @@
 import { readFileSync } from 'node:fs';
 import { isMap, isScalar, isSeq, LineCounter, parseDocument, type Document } from 'yaml';
-import type { z } from 'zod';
+import { z } from 'zod';
 import { describeConfigIssue, describeConfigPath } from './issues.js';
 import { baseUrlError, ModelNameError, resolveModel, ROUTES, type ModelRoute } from './models.js';
 import { configSchema, type AgentConfig, type AgentNodeInput } from './schema.js';
@@ -175,40 +175,34 @@ function schemaProblems(issue: z.core.$ZodIssue, schema: z.ZodType): ConfigProbl
 }
 
 /**
- * The keys an object at `path` of the schema accepts, for "did you mean". Walks zod's own
- * definitions through wrappers (optional, default, lazy, pipes), arrays and records.
+ * The keys an object at `path` of the schema accepts, for "did you mean". Walks the schema
+ * through zod's public accessors: wrappers (optional, default, lazy, pipes…), arrays, records
+ * and unions.
  */
 export function knownKeys(schema: z.ZodType, path: ConfigPath): string[] {
   const objects = (type: unknown, rest: ConfigPath): string[] => {
-    const def = (type as { _zod?: { def?: Record<string, unknown> & { type: string } } })._zod?.def;
-    if (!def) return [];
-    switch (def.type) {
-      case 'object': {
-        const shape = def.shape as Record<string, unknown>;
-        if (rest.length === 0) return Object.keys(shape);
-        const next = shape[String(rest[0])];
-        return next ? objects(next, rest.slice(1)) : [];
-      }
-      case 'optional':
-      case 'default':
-      case 'prefault':
-      case 'nullable':
-      case 'readonly':
-      case 'catch':
-        return objects(def.innerType, rest);
-      case 'pipe':
-        return objects(def.in, rest);
-      case 'lazy':
-        return objects((def.getter as () => unknown)(), rest);
-      case 'array':
-        return typeof rest[0] === 'number' ? objects(def.element, rest.slice(1)) : [];
-      case 'record':
-        return rest.length > 0 ? objects(def.valueType, rest.slice(1)) : [];
-      case 'union':
-        return [...new Set((def.options as unknown[]).flatMap((option) => objects(option, rest)))];
-      default:
-        return [];
+    if (type instanceof z.ZodObject) {
+      const shape = type.shape as Record<string, unknown>;
+      if (rest.length === 0) return Object.keys(shape);
+      const next = shape[String(rest[0])];
+      return next ? objects(next, rest.slice(1)) : [];
     }
+    if (
+      type instanceof z.ZodOptional ||
+      type instanceof z.ZodDefault ||
+      type instanceof z.ZodPrefault ||
+      type instanceof z.ZodNullable ||
+      type instanceof z.ZodReadonly ||
+      type instanceof z.ZodCatch ||
+      type instanceof z.ZodLazy
+    ) {
+      return objects(type.unwrap(), rest);
+    }
+    if (type instanceof z.ZodPipe) return objects(type.in, rest);
+    if (type instanceof z.ZodArray) return typeof rest[0] === 'number' ? objects(type.element, rest.slice(1)) : [];
+    if (type instanceof z.ZodRecord) return rest.length > 0 ? objects(type.valueType, rest.slice(1)) : [];
+    if (type instanceof z.ZodUnion) return [...new Set((type.options as readonly unknown[]).flatMap((option) => objects(option, rest)))];
+    return [];
   };
   return objects(schema, path);
 }

@@ -25,10 +25,9 @@ export function jsonSchemaOf(schema: z.ZodType, meta: SchemaMeta): JsonSchema {
     target: 'draft-2020-12',
     // A duration's default is its parsed value (ms), which zod leaves out on the input side: say it as a file would.
     override: ({ zodSchema, jsonSchema }) => {
-      const def = (zodSchema as unknown as { _zod: { def: { type: string; defaultValue?: unknown } } })._zod.def;
-      if (def.type === 'default' && typeof def.defaultValue === 'number' && jsonSchema.default === undefined && isDuration(jsonSchema as JsonSchema)) {
-        jsonSchema.default = formatDuration(def.defaultValue);
-      }
+      if (!(zodSchema instanceof z.ZodDefault)) return;
+      const { defaultValue } = zodSchema.def;
+      if (typeof defaultValue === 'number' && jsonSchema.default === undefined && isDuration(jsonSchema as JsonSchema)) jsonSchema.default = formatDuration(defaultValue);
     },
   }) as JsonSchema;
   // zod numbers recursive schemas; the agent tree's node is the only one.

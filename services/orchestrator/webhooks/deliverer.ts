@@ -1,4 +1,5 @@
 import type { ConversationEvent } from '../../../gen/ts/asg/store/v1/store.js';
+import { AttemptsFailed, backoffDelay, retry, type BackoffPolicy } from '../../common/backoff.js';
 import { withContextPatch } from '../../common/context.js';
 import { GrpcStatus, isCode } from '../../common/grpc/errors.js';
 import type { Logger } from '../../common/log.js';
@@ -15,7 +16,7 @@ export interface DeliveryOptions {
   maxAttempts: number;
   /** The wait after the first failed attempt; it doubles after each further one… */
   baseDelayMs: number;
-  /** …up to this. */
+  /** …up to this (each wait jittered between half of it and all of it). */
   maxDelayMs: number;
   /** The lease on the endpoint's cursor; renewed every third of it while held. */
   leaseTtlMs: number;
@@ -34,9 +35,8 @@ export const DEFAULT_DELIVERY: DeliveryOptions = {
 
 /** One stream of events lasts at most this long; the next one opens after the cursor. */
 const WATCH_STREAM_MS = 60 * 60_000;
-/** Waits between attempts to read the events again after the stream failed (store down), doubling up to the maximum. */
-const STREAM_RETRY_MS = 1_000;
-const STREAM_RETRY_MAX_MS = 30_000;
+/** Waits between attempts to read the events again after the stream failed (store down): from 1 s, doubling up to 30 s. */
+const STREAM_RETRY: BackoffPolicy = { attempts: Infinity, baseMs: 1_000, maxMs: 30_000, jitter: 'equal' };
 /**
  * How long the cursor may stay behind events that called for nothing (most events, and every
  * event when no webhook or push config wants it): moving it past each of them was a store write
@@ -173,7 +173,7 @@ export class WebhookDeliverer {
       }
       if (!stop.aborted && held.signal.aborted) holding = false;
       // Whatever ended the hold, the next claim says where the cursor is and who holds it.
-      await sleep(Math.min(this.options.claimEveryMs, STREAM_RETRY_MS), stop);
+      await sleep(Math.min(this.options.claimEveryMs, STREAM_RETRY.baseMs), stop);
     }
   }
 
@@ -212,7 +212,8 @@ export class WebhookDeliverer {
   /** Reads the stored events after `cursor`, in order, delivering each and advancing the cursor, until `held` aborts. */
   private async deliverFrom(after: number, held: AbortSignal): Promise<void> {
     let cursor = after;
-    let retryMs = STREAM_RETRY_MS;
+    /** Failed reads since the last event: the backoff starts over once events flow. */
+    let failures = 0;
     let advancedAt = 0;
     while (!held.aborted) {
       try {
@@ -224,7 +225,7 @@ export class WebhookDeliverer {
           const handled = await this.handle(event, held);
           if (!handled) return;
           cursor = event.id;
-          retryMs = STREAM_RETRY_MS;
+          failures = 0;
           // Past a delivery at once (so that it is not sent again); past events with nothing to send, now and then.
           if (handled === 'skipped' && Date.now() - advancedAt < SKIPPED_ADVANCE_MS) continue;
           if (!(await this.advance(event.id))) {
@@ -237,9 +238,10 @@ export class WebhookDeliverer {
         if (held.aborted) return;
         // The stream's own deadline, not a failure: the next one opens after the cursor.
         if (isCode(error, GrpcStatus.DEADLINE_EXCEEDED)) continue;
+        failures += 1;
+        const retryMs = backoffDelay(STREAM_RETRY, failures);
         this.log.warn('webhook events could not be read; trying again', { ...this.fields, error: errorText(error), retry_in_ms: retryMs });
         await sleep(retryMs, held);
-        retryMs = Math.min(STREAM_RETRY_MAX_MS, retryMs * 2);
       }
     }
   }
@@ -271,28 +273,34 @@ export class WebhookDeliverer {
     return true;
   }
 
+  /** Posts with retries (jittered backoff); true when delivered, refused or given up on, false when cut short by `held`. */
   private async deliver(post: OutboundPost, event: ConversationEvent, held: AbortSignal): Promise<boolean> {
     const fields = { ...this.fields, origin: post.origin, type: post.type, event: event.id };
-    for (let attempt = 1; ; attempt++) {
-      const refused = await post.refuse?.();
-      if (refused !== undefined) {
-        this.log.warn('delivery refused; not sent', { ...fields, error: refused });
-        return true;
-      }
-      const failure = await this.post(post);
-      if (failure === undefined) {
-        this.log.info('webhook delivered', { ...fields, attempt });
-        return true;
-      }
-      if (attempt >= this.options.maxAttempts) {
-        this.log.error('webhook delivery given up', { ...fields, attempts: attempt, error: failure });
-        return true;
-      }
+    const { maxAttempts, baseDelayMs, maxDelayMs } = this.options;
+    try {
+      await retry(
+        async (attempt) => {
+          const refused = await post.refuse?.();
+          if (refused !== undefined) return this.log.warn('delivery refused; not sent', { ...fields, error: refused });
+          const failure = await this.post(post);
+          if (failure !== undefined) throw new DeliveryFailed(failure);
+          this.log.info('webhook delivered', { ...fields, attempt });
+        },
+        { attempts: maxAttempts, baseMs: baseDelayMs, maxMs: maxDelayMs, jitter: 'equal' },
+        {
+          signal: held,
+          retry: (error) => error instanceof DeliveryFailed,
+          onRetry: ({ attempt, error, delayMs }) => this.log.warn('webhook delivery failed; trying again', { ...fields, attempt, error: errorText(error), retry_in_ms: delayMs }),
+        },
+      );
+      return true;
+    } catch (error) {
       if (held.aborted) return false;
-      const delay = Math.min(this.options.maxDelayMs, this.options.baseDelayMs * 2 ** (attempt - 1));
-      this.log.warn('webhook delivery failed; trying again', { ...fields, attempt, error: failure, retry_in_ms: delay });
-      await sleep(delay, held);
-      if (held.aborted) return false;
+      if (!(error instanceof AttemptsFailed)) throw error;
+      // What to send could not be read (a push url's check failed): the event is read again.
+      if (error.reason === 'permanent') throw error.lastError;
+      this.log.error('webhook delivery given up', { ...fields, attempts: error.attempts, error: errorText(error.lastError) });
+      return true;
     }
   }
 
@@ -322,6 +330,11 @@ export class WebhookDeliverer {
       return `${errorText(error)}${cause}`;
     }
   }
+}
+
+/** Why a receiver did not take a POST (its status, a timeout, the network): worth another attempt. */
+class DeliveryFailed extends Error {
+  override name = 'DeliveryFailed';
 }
 
 /** Waits `ms`, or less when `signal` aborts. */
