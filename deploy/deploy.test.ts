@@ -122,6 +122,7 @@ describe('deploy/Dockerfile', () => {
       ...Object.values(config.services).map((address) => Number(address.slice(address.lastIndexOf(':') + 1))), // `asg serve <service>`
       loadWebConfig(join(root, 'config', 'web.yaml')).port, // `asg web`
       FILESYSTEM_DEFAULT_PORT, // `asg mcp-filesystem`
+      config.metrics.port, // the metrics port of every service of `asg serve`
     ];
     expect([...exposed].sort()).toEqual([...new Set(listening)].sort());
   });

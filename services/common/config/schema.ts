@@ -390,8 +390,9 @@ export const configSchema = z
     /**
      * Added (issue 17): Prometheus metrics at GET /metrics. On the gateway, with `auth` on, only
      * the admin role may read them unless `public` is true; without `auth` they are open like
-     * every route. A service run alone (`asg serve <service>`, not the gateway) serves them on
-     * `port` (all interfaces, like its gRPC port; ASG_METRICS_PORT wins; 0: no metrics port).
+     * every route. A service run alone (`asg serve <service>`) also serves them, without
+     * authentication, on `port` (a gRPC service on all interfaces, like its gRPC port; the
+     * gateway on its `host`; ASG_METRICS_PORT wins; 0: no metrics port).
      */
     metrics: z
       .strictObject({
