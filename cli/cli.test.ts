@@ -80,7 +80,7 @@ describe('asg usage', () => {
   });
 
   it('--help works on every command and exits 0 (issue 17)', () => {
-    const commands = [[], ['up'], ['serve'], ['mcp-resources'], ['mcp-filesystem'], ['config'], ['config', 'check'], ['web'], ['approvals']];
+    const commands = [[], ['up'], ['serve'], ['migrate'], ['mcp-resources'], ['mcp-filesystem'], ['config'], ['config', 'check'], ['web'], ['approvals']];
     for (const command of commands) {
       const { code, out } = asg(...command, '--help');
       expect(code, command.join(' ')).toBe(0);

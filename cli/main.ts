@@ -104,6 +104,16 @@ function program(): Command {
     });
 
   asg
+    .command('migrate')
+    .description("bring the conversation store's PostgreSQL schema to this build's, then exit: run it with a role that owns the schema before a new build's store starts (docs/deploy.md)")
+    .addOption(new Option('-c, --config <file>', 'agent configuration whose store.url names the database (ASG_DATABASE_URL wins)').env('ASG_CONFIG'))
+    .addHelpText('after', '\nThe database is ASG_DATABASE_URL, else store.url of --config. Exit codes: 0 done or nothing to do, 1 the database refused, 2 no database named.')
+    .action(async (options: { config?: string }) => {
+      const { migrateCommand } = await import('./migrate.js');
+      await migrateCommand(options);
+    });
+
+  asg
     .command('mcp-resources')
     .description('the built-in resources MCP server (stdio, or Streamable HTTP at /mcp with --http)')
     .option('--db <file>', 'its SQLite database', './resources.db')

@@ -57,14 +57,17 @@ function peers(config: AgentConfig): Peers {
 }
 
 /**
- * The metrics port of a service alone: ASG_METRICS_PORT, else `metrics.port`; 0 is none. It
- * listens where the service's gRPC port does (--host, else ASG_LISTEN's host, else all interfaces).
+ * The metrics port of a service alone: ASG_METRICS_PORT, else `metrics.port`; 0 is none. A
+ * gRPC service's listens where its gRPC port does (--host, else ASG_LISTEN's host, else all
+ * interfaces); the gateway's where the gateway does (its `host`, which --host replaced), so a
+ * gateway kept on loopback keeps its metrics there too.
  */
-function metricsAddress(config: AgentConfig, listen: Listen): { host: string; port: number } | undefined {
+function metricsAddress(service: string, config: AgentConfig, listen: Listen): { host: string; port: number } | undefined {
   const fromEnv = process.env.ASG_METRICS_PORT?.trim();
   const port = fromEnv ? Number(fromEnv) : config.metrics.port;
   if (!Number.isInteger(port) || port < 0 || port > 65535) throw new Error(`ASG_METRICS_PORT must be a port number (0 to 65535), not ${JSON.stringify(fromEnv)}`);
   if (port === 0) return undefined;
+  if (service === 'gateway') return { host: config.host, port };
   const grpc = process.env.ASG_LISTEN;
   const host = listen.host ?? (grpc ? grpc.slice(0, grpc.lastIndexOf(':')).replace(/^\[|\]$/g, '') : '0.0.0.0');
   return { host, port };
@@ -72,13 +75,14 @@ function metricsAddress(config: AgentConfig, listen: Listen): { host: string; po
 
 /**
  * Starts one service alone (`asg serve <service>`), for one container per service; only that
- * service's code is loaded. A service other than the gateway (which serves GET /metrics on
- * its own port) gets a metrics port too (issue 17), closed after the service stops.
+ * service's code is loaded. Every service gets a metrics port, closed after the
+ * service stops: the gRPC services' own ports speak only gRPC, and the gateway's GET /metrics
+ * on its HTTP port takes the admin role when `auth` is on, which a scraper inside the cluster
+ * should not need; its metrics port answers nothing but counts, like the others'.
  */
 export async function startOneService(service: ServiceName | 'gateway' | (typeof SERVICE_NAMES)[number], config: AgentConfig, listen: Listen = {}): Promise<RunningService> {
   const running = await startServiceAlone(service, config, listen);
-  if (service === 'gateway') return running;
-  const where = metricsAddress(config, listen);
+  const where = metricsAddress(service, config, listen);
   if (!where) return running;
   let metrics: MetricsServer;
   try {

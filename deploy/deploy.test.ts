@@ -122,6 +122,7 @@ describe('deploy/Dockerfile', () => {
       ...Object.values(config.services).map((address) => Number(address.slice(address.lastIndexOf(':') + 1))), // `asg serve <service>`
       loadWebConfig(join(root, 'config', 'web.yaml')).port, // `asg web`
       FILESYSTEM_DEFAULT_PORT, // `asg mcp-filesystem`
+      config.metrics.port, // the metrics port of every service of `asg serve`
     ];
     expect([...exposed].sort()).toEqual([...new Set(listening)].sort());
   });
@@ -213,7 +214,7 @@ describe('deploy/compose.replicated.yaml', () => {
     for (const volume of ['pg-data', 'nats-data', 'tool-data']) expect(Object.keys(replicated.volumes)).toContain(volume);
   });
 
-  it('gives the store and the orchestrator the database and events URLs of those services, the gateway the events', () => {
+  it('gives the store, and no other service, the database and events URLs of those services', () => {
     const databaseUrl = replicated.services['conversation-store']!.environment!.ASG_DATABASE_URL!;
     const eventsUrl = replicated.services['conversation-store']!.environment!.ASG_EVENTS_URL!;
     const database = new URL(databaseUrl);
@@ -226,11 +227,14 @@ describe('deploy/compose.replicated.yaml', () => {
     const events = new URL(eventsUrl);
     expect(events.protocol).toBe('nats:');
     expect(events.hostname).toBe('nats');
-    for (const name of ['conversation-store', 'orchestrator']) {
-      expect(replicated.services[name]!.environment, name).toMatchObject({ ASG_DATABASE_URL: databaseUrl, ASG_EVENTS_URL: eventsUrl });
-      expect(replicated.services[name]!.depends_on?.postgres?.condition, name).toBe('service_healthy');
+    expect(replicated.services['conversation-store']!.depends_on?.postgres?.condition).toBe('service_healthy');
+    // The store alone reads them (services/conversation-store); the others go through its gRPC API.
+    for (const [name, service] of Object.entries(replicated.services)) {
+      if (name === 'conversation-store') continue;
+      expect(Object.keys(service.environment ?? {}), name).not.toContain('ASG_DATABASE_URL');
+      expect(Object.keys(service.environment ?? {}), name).not.toContain('ASG_EVENTS_URL');
     }
-    expect(replicated.services.gateway!.environment).toEqual({ ASG_EVENTS_URL: eventsUrl, ASG_ADMIN_TOKEN: expect.stringMatching(/^\$\{ASG_ADMIN_TOKEN:\?/) });
+    expect(replicated.services.gateway!.environment).toEqual({ ASG_ADMIN_TOKEN: expect.stringMatching(/^\$\{ASG_ADMIN_TOKEN:\?/) });
   });
 
   it('dials every service at its compose name, starts callers after what they call, and publishes one host port per gateway replica', () => {

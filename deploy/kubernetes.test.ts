@@ -5,11 +5,16 @@
  * schemas (kubernetes-models: the model class of its apiVersion and kind), and what the schemas
  * cannot say is asserted here: probes, resources and a locked-down pod for every Deployment, an
  * autoscaler for every stateless service, Services that select real pods, network policies that
- * open exactly the calls the code makes, references that resolve, and no real secret in git.
+ * open exactly the calls the code makes, references that resolve, and no real secret in git; a
+ * metrics port on every service that the monitoring namespace alone may scrape (and the optional
+ * ServiceMonitor component); database and NATS URLs only in the pods whose code reads them; the
+ * migrations Job of the production layout; the demo MCP server run once for every tool broker;
+ * an Ingress with a class and TLS.
  */
 import { execFileSync } from 'node:child_process';
-import { readFileSync } from 'node:fs';
-import { join } from 'node:path';
+import { mkdtempSync, readdirSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join, relative } from 'node:path';
 import { beforeAll, describe, expect, it } from 'vitest';
 import { parseAllDocuments } from 'yaml';
 import { SERVICE_NAMES } from '../cli/serve.js';
@@ -23,6 +28,11 @@ const tree = join(here, 'kubernetes');
 const kubectl = process.env.KUBECTL_PATH || 'kubectl';
 
 type Service = (typeof SERVICE_NAMES)[number];
+/** The demo MCP server of agent.yaml, run once for every tool-broker replica. */
+const DEMO_MCP = 'mcp-resources';
+/** Every Deployment of a layout: the mesh's services and the demo MCP server. */
+type Workload = Service | typeof DEMO_MCP;
+const WORKLOADS: Workload[] = [...SERVICE_NAMES, DEMO_MCP];
 type Labels = Record<string, string>;
 
 /** The parts of the rendered objects these checks read; the schemas check the rest. */
@@ -50,6 +60,11 @@ interface Container {
 }
 
 const NAMESPACE = 'agent-stop-and-go';
+/** The namespace Prometheus scrapes from, by the label Kubernetes sets on every namespace. */
+const MONITORING_LABEL = 'kubernetes.io/metadata.name';
+const MONITORING_NAMESPACE = 'monitoring';
+/** The variables that carry the database's and NATS' URLs, with their credentials. */
+const URL_VARIABLES = ['ASG_DATABASE_URL', 'ASG_EVENTS_URL'] as const;
 /** The Secret that holds real credentials: created outside git, never rendered by an overlay. */
 const EXTERNAL_SECRET = 'asg-secrets';
 const EXAMPLE_SECRET_KEYS = readFileSync(join(tree, 'base', 'secrets.example.env'), 'utf8')
@@ -76,6 +91,19 @@ function callGraph(): Map<Service, Set<Service>> {
     graph.set(caller, new Set([...source.matchAll(/\bpeers\.(\w+)/g)].map((match) => byPeer[match[1]!]!)));
   }
   return graph;
+}
+
+/** The non-test TypeScript files under a directory of the repository. */
+function sourceFiles(dir: string): string[] {
+  return readdirSync(join(root, dir), { recursive: true, encoding: 'utf8' })
+    .filter((file) => file.endsWith('.ts') && !file.endsWith('.test.ts'))
+    .map((file) => join(root, dir, file));
+}
+
+/** Whether a service's own code names an environment variable (as a string literal): the variables a service reads are named in its code. */
+function readsVariable(service: Service, name: string): boolean {
+  const dir = service === 'gateway' ? 'gateway' : join('services', service);
+  return sourceFiles(dir).some((file) => new RegExp(`['"\`]${name}['"\`]`).test(readFileSync(file, 'utf8')));
 }
 
 function render(dir: string): K8sObject[] {
@@ -111,11 +139,11 @@ class Layout {
     return this.objects.find((object) => object.kind === kind && object.metadata.name === name);
   }
 
-  deployment(service: Service): K8sObject {
+  deployment(service: Workload): K8sObject {
     return only(this.all('Deployment').filter((object) => object.metadata.name === service), `Deployment ${service}`);
   }
 
-  container(service: Service): Container {
+  container(service: Workload): Container {
     return only(this.deployment(service).spec.template.spec.containers as Container[], `containers of ${service}`);
   }
 
@@ -125,14 +153,14 @@ class Layout {
     return parseConfig(parseAllDocuments(configMap.data!['agent.yaml']!)[0]!.toJS(), 'ConfigMap agent.yaml');
   }
 
-  /** The services whose pods a NetworkPolicy's peer list admits; 'outside' when it admits sources beyond the namespace's pods. */
-  peers(from: any[] | undefined): Set<Service | 'outside'> {
-    if (from === undefined || from.length === 0) return new Set([...SERVICE_NAMES, 'outside']);
-    const admitted = new Set<Service | 'outside'>();
+  /** The workloads whose pods a NetworkPolicy's peer list admits; 'outside' when it admits sources beyond the namespace's pods. */
+  peers(from: any[] | undefined): Set<Workload | 'outside'> {
+    if (from === undefined || from.length === 0) return new Set([...WORKLOADS, 'outside']);
+    const admitted = new Set<Workload | 'outside'>();
     for (const peer of from) {
       if (peer.ipBlock !== undefined || peer.namespaceSelector !== undefined) admitted.add('outside');
       if (peer.podSelector !== undefined && peer.namespaceSelector === undefined) {
-        for (const service of SERVICE_NAMES) {
+        for (const service of WORKLOADS) {
           if (matches(peer.podSelector.matchLabels ?? {}, this.deployment(service).spec.template.metadata.labels)) admitted.add(service);
         }
       }
@@ -140,13 +168,13 @@ class Layout {
     return admitted;
   }
 
-  policiesOf(service: Service): any[] {
+  policiesOf(service: Workload): any[] {
     const labels = this.deployment(service).spec.template.metadata.labels;
     return this.all('NetworkPolicy').filter((policy) => matches(policy.spec.podSelector.matchLabels ?? {}, labels));
   }
 
-  /** Whether the network policies let `from` open a connection to `to`'s gRPC port: egress on one end, ingress on the other. */
-  allows(from: Service, to: Service): boolean {
+  /** Whether the network policies let `from` open a connection to `to`'s own port (gRPC, or HTTP): egress on one end, ingress on the other. */
+  allows(from: Workload, to: Workload): boolean {
     const port = this.container(to).ports![0]!;
     const onPort = (rule: any) => rule.ports === undefined || rule.ports.some((p: any) => p.port === port.name || p.port === port.containerPort);
     const egress = this.policiesOf(from).some((policy) => (policy.spec.egress ?? []).some((rule: any) => rule.to !== undefined && onPort(rule) && this.peers(rule.to).has(to)));
@@ -198,8 +226,8 @@ describe('deploy/kubernetes', () => {
   describe.each(Object.entries(LAYOUTS))('%s overlay', (name, { stateless }) => {
     const layout = () => rendered.get(name)!;
 
-    it('runs each service of the mesh as one Deployment with `asg serve` and the config from the ConfigMap', () => {
-      expect(layout().all('Deployment').map((object) => object.metadata.name).sort()).toEqual([...SERVICE_NAMES].sort());
+    it('runs each service of the mesh as one Deployment with `asg serve` and the config from the ConfigMap, beside the demo MCP server', () => {
+      expect(layout().all('Deployment').map((object) => object.metadata.name).sort()).toEqual([...WORKLOADS].sort());
       const configMap = only(layout().all('ConfigMap'), 'ConfigMap');
       for (const service of SERVICE_NAMES) {
         const container = layout().container(service);
@@ -207,9 +235,41 @@ describe('deploy/kubernetes', () => {
         expect(container.volumeMounts).toContainEqual({ name: 'config', mountPath: '/config', readOnly: true });
         const volumes = layout().deployment(service).spec.template.spec.volumes as any[];
         expect(volumes.find((volume) => volume.name === 'config').configMap.name).toBe(configMap.metadata.name);
-        expect(container.ports).toHaveLength(1);
+        // Its own port first (what the others dial), then the metrics port.
+        expect(container.ports!.map((port) => port.name)).toEqual([service === 'gateway' ? 'http' : 'grpc', 'metrics']);
       }
       expect(layout().config().data_dir).toBe('/data');
+    });
+
+    it('runs the demo MCP server once, over HTTP, on one claim: every tool-broker replica sees the same resources', () => {
+      const config = layout().config();
+      // No stdio server: one would run inside each tool-broker pod, with its own files.
+      expect(config.mcp_servers.filter((server) => server.command !== undefined)).toEqual([]);
+      const server = only(config.mcp_servers, 'MCP servers');
+      const url = new URL(server.url!);
+      expect(url.hostname).toBe(DEMO_MCP);
+      const object = layout().find('Service', DEMO_MCP)!;
+      const port = only(object.spec.ports as any[], `ports of Service ${DEMO_MCP}`);
+      expect(port.port).toBe(Number(url.port));
+      const container = layout().container(DEMO_MCP);
+      expect(container.ports).toEqual([{ name: port.targetPort, containerPort: Number(url.port) }]);
+      const args = container.args!;
+      expect(args.slice(0, 3)).toEqual(['mcp-resources', '--http', url.port]);
+      expect(args[args.indexOf('--host') + 1]).toBe('0.0.0.0');
+      const database = args[args.indexOf('--db') + 1]!;
+      // SQLite on a ReadWriteOnce claim: one replica, the old pod gone before the new one opens the file.
+      const deployment = layout().deployment(DEMO_MCP);
+      expect(deployment.spec.replicas).toBe(1);
+      expect(deployment.spec.strategy).toEqual({ type: 'Recreate' });
+      expect(layout().find('HorizontalPodAutoscaler', DEMO_MCP)).toBeUndefined();
+      const mount = container.volumeMounts!.find((volume) => database.startsWith(`${volume.mountPath}/`))!;
+      const volume = (deployment.spec.template.spec.volumes as any[]).find((candidate) => candidate.name === mount.name);
+      const claim = layout().find('PersistentVolumeClaim', volume.persistentVolumeClaim.claimName)!;
+      expect(claim.spec.accessModes).toEqual(['ReadWriteOnce']);
+      // The tool broker keeps nothing of its own.
+      expect(layout().container('tool-broker').volumeMounts!.map((volume) => volume.mountPath).sort()).toEqual(['/config', '/tmp']);
+      // Only the tool broker reaches it.
+      for (const from of SERVICE_NAMES) expect(layout().allows(from, DEMO_MCP), `${from} → ${DEMO_MCP}`).toBe(from === 'tool-broker');
     });
 
     it('probes every container: gRPC health on the gRPC services, /ready and /health on the gateway', () => {
@@ -231,7 +291,7 @@ describe('deploy/kubernetes', () => {
     });
 
     it('gives every container resource requests and limits, and a locked-down non-root pod', () => {
-      for (const service of SERVICE_NAMES) {
+      for (const service of WORKLOADS) {
         const pod = layout().deployment(service).spec.template.spec;
         const container = layout().container(service);
         for (const bound of ['requests', 'limits'] as const) {
@@ -254,7 +314,7 @@ describe('deploy/kubernetes', () => {
 
     it('drains before it stops: a preStop pause, then shutdown_grace, all within the termination grace period', () => {
       const graceMs = layout().config().shutdown_grace;
-      for (const service of SERVICE_NAMES) {
+      for (const service of WORKLOADS) {
         const pod = layout().deployment(service).spec.template.spec;
         const command = layout().container(service).lifecycle?.preStop?.exec?.command;
         expect(command?.[0], service).toBe('sleep');
@@ -280,22 +340,22 @@ describe('deploy/kubernetes', () => {
     });
 
     it('gives every Deployment a PodDisruptionBudget over its pods', () => {
-      for (const service of SERVICE_NAMES) {
+      for (const service of WORKLOADS) {
         const labels = layout().deployment(service).spec.template.metadata.labels;
         const budgets = layout().all('PodDisruptionBudget').filter((pdb) => matches(pdb.spec.selector.matchLabels, labels));
         expect(budgets, service).toHaveLength(1);
       }
     });
 
-    it('has a Service per service that selects its pods, on a port the container names (grpc, or http for the gateway)', () => {
+    it('has a Service per service that selects its pods, on the ports the container names (grpc, or http for the gateway; and metrics)', () => {
       for (const service of SERVICE_NAMES) {
         const object = layout().find('Service', service)!;
         expect(object, service).toBeDefined();
         const selected = layout().all('Deployment').filter((deployment) => matches(object.spec.selector, deployment.spec.template.metadata.labels));
         expect(selected.map((deployment) => deployment.metadata.name), service).toEqual([service]);
-        const port = only(object.spec.ports as any[], `ports of Service ${service}`);
-        expect(port.name).toBe(service === 'gateway' ? 'http' : 'grpc');
-        expect(layout().container(service).ports!.map((p) => p.name)).toContain(port.targetPort);
+        const ports = object.spec.ports as any[];
+        expect(ports.map((port) => port.name)).toEqual([service === 'gateway' ? 'http' : 'grpc', 'metrics']);
+        for (const port of ports) expect(layout().container(service).ports!.map((p) => p.name)).toContain(port.targetPort);
       }
       // Every Service selects pods some Deployment makes.
       for (const object of layout().all('Service')) {
@@ -315,22 +375,56 @@ describe('deploy/kubernetes', () => {
       }
     });
 
-    it('lets only the gateway be reached from outside, through its Ingress', () => {
+    it('lets only the gateway be reached from outside, through its Ingress (with a class and TLS), and the monitoring namespace reach the metrics ports alone', () => {
       const denyAll = layout().all('NetworkPolicy').find((policy) => Object.keys(policy.spec.podSelector).length === 0 && policy.spec.ingress === undefined);
       expect(denyAll?.spec.policyTypes).toEqual(expect.arrayContaining(['Ingress', 'Egress']));
       for (const policy of layout().all('NetworkPolicy')) {
         for (const rule of policy.spec.ingress ?? []) {
           if (!layout().peers(rule.from).has('outside')) continue;
-          // A rule open to the outside applies to the gateway's pods and nothing else.
-          const selected = SERVICE_NAMES.filter((service) => layout().policiesOf(service).includes(policy));
+          const ports = rule.ports.map((p: any) => p.port);
+          if (ports.includes('metrics')) {
+            // The scraper's rule: from the monitoring namespace only, to the metrics port only.
+            expect(ports, policy.metadata.name).toEqual(['metrics']);
+            expect(rule.from, policy.metadata.name).toEqual([{ namespaceSelector: { matchLabels: { [MONITORING_LABEL]: MONITORING_NAMESPACE } } }]);
+            continue;
+          }
+          // Any other rule open to the outside applies to the gateway's pods and nothing else.
+          const selected = WORKLOADS.filter((service) => layout().policiesOf(service).includes(policy));
           expect(selected, policy.metadata.name).toEqual(['gateway']);
-          expect(rule.ports.map((p: any) => p.port)).toEqual(['http']);
+          expect(ports).toEqual(['http']);
         }
       }
       const ingress = only(layout().all('Ingress'), 'Ingress');
       const backends = ingress.spec.rules.flatMap((rule: any) => rule.http.paths.map((path: any) => path.backend.service));
       expect(backends).toEqual([{ name: 'gateway', port: { name: 'http' } }]);
+      expect(ingress.spec.ingressClassName).toEqual(expect.any(String));
+      // Every host it serves is covered by a TLS entry with a certificate Secret.
+      const hosts = ingress.spec.rules.map((rule: any) => rule.host);
+      expect(hosts.length).toBeGreaterThan(0);
+      for (const host of hosts) {
+        expect(ingress.spec.tls.find((tls: any) => tls.hosts.includes(host))?.secretName, host).toEqual(expect.any(String));
+      }
       expect(layout().all('Service').every((service) => (service.spec.type ?? 'ClusterIP') === 'ClusterIP')).toBe(true);
+    });
+
+    it('declares the metrics port on every service’s container and Service, annotates the pods for scraping, and admits the monitoring namespace to it', () => {
+      const port = layout().config().metrics.port;
+      expect(port).toBe(9464);
+      const scrape = layout().find('NetworkPolicy', 'metrics-scrape')!;
+      for (const service of SERVICE_NAMES) {
+        expect(layout().container(service).ports).toContainEqual({ name: 'metrics', containerPort: port });
+        expect(layout().find('Service', service)!.spec.ports).toContainEqual({ name: 'metrics', port, targetPort: 'metrics', appProtocol: 'http' });
+        expect(layout().deployment(service).spec.template.metadata.annotations, service).toEqual({
+          'prometheus.io/scrape': 'true',
+          'prometheus.io/port': String(port),
+          'prometheus.io/path': '/metrics',
+        });
+        // The scrape policy applies to the pod, on the metrics port, from the monitoring namespace.
+        expect(layout().policiesOf(service), service).toContain(scrape);
+        expect(scrape.spec.ingress).toEqual([{ from: [{ namespaceSelector: { matchLabels: { [MONITORING_LABEL]: MONITORING_NAMESPACE } } }], ports: [{ protocol: 'TCP', port: 'metrics' }] }]);
+      }
+      // The gateway listens on every interface, so its metrics port does too (cli/serve.ts: the gateway's on its host).
+      expect(layout().config().host).toBe('0.0.0.0');
     });
 
     it('opens exactly the calls the code makes between services', () => {
@@ -342,6 +436,17 @@ describe('deploy/kubernetes', () => {
           expect(layout().allows(from, to), `${from} → ${to}`).toBe(graph.get(from)?.has(to) ?? false);
         }
       }
+    });
+
+    it('gives the database and NATS URLs to the services whose code reads them, and to no other', () => {
+      for (const service of SERVICE_NAMES) {
+        const env = new Set((layout().container(service).env ?? []).map((variable) => variable.name));
+        for (const name of URL_VARIABLES) expect(env.has(name), `${service} ${name}`).toBe(readsVariable(service, name));
+        for (const source of layout().container(service).envFrom ?? []) expect(source.secretRef, `${service} takes the whole Secret`).toBeUndefined();
+      }
+      // What the code says today: the store alone reads them; the others go through its gRPC API.
+      expect(SERVICE_NAMES.filter((service) => URL_VARIABLES.some((name) => readsVariable(service, name)))).toEqual(['conversation-store']);
+      expect(layout().container(DEMO_MCP).env ?? []).toEqual([]);
     });
 
     it('lets every pod resolve names, and only the services given their URLs reach PostgreSQL and NATS', () => {
@@ -366,7 +471,7 @@ describe('deploy/kubernetes', () => {
 
     it('resolves every ConfigMap and Secret reference; the credentials come from the external Secret alone', () => {
       expect(layout().all('Secret')).toEqual([]);
-      for (const service of SERVICE_NAMES) {
+      for (const service of WORKLOADS) {
         const container = layout().container(service);
         for (const variable of container.env ?? []) {
           const secret = variable.valueFrom?.secretKeyRef;
@@ -424,18 +529,53 @@ describe('deploy/kubernetes', () => {
       }
     });
 
-    it('requires PostgreSQL and NATS by URL where they are used, rather than fall back to SQLite', () => {
-      const required = (service: Service, name: string) => layout().container(service).env!.find((variable) => variable.name === name)?.valueFrom?.secretKeyRef?.optional;
-      for (const service of ['conversation-store', 'orchestrator'] as const) {
-        expect(required(service, 'ASG_DATABASE_URL'), service).toBe(false);
-        expect(required(service, 'ASG_EVENTS_URL'), service).toBe(false);
+    it('requires PostgreSQL and NATS by URL in the store, rather than fall back to SQLite', () => {
+      const required = (name: string) => layout().container('conversation-store').env!.find((variable) => variable.name === name)?.valueFrom?.secretKeyRef?.optional;
+      expect(required('ASG_DATABASE_URL')).toBe(false);
+      expect(required('ASG_EVENTS_URL')).toBe(false);
+    });
+
+    it('migrates the schema with a Job of its own, as the schema’s owner, that can be applied alone before the rest', () => {
+      const job = only(layout().all('Job'), 'Job');
+      const pod = job.spec.template.spec;
+      const container = only(pod.containers as Container[], 'containers of the Job') as Container & { image: string };
+      expect(container.args).toEqual(['migrate']);
+      expect(container.image).toBe('registry.example.com/agent-stop-and-go:0.1.0');
+      // The owner's URL, under the name `asg migrate` reads; required: without it the Job fails at once.
+      expect(container.env).toEqual([{ name: 'ASG_DATABASE_URL', valueFrom: { secretKeyRef: { name: EXTERNAL_SECRET, key: 'ASG_MIGRATE_DATABASE_URL' } } }]);
+      expect(EXAMPLE_SECRET_KEYS).toContain('ASG_MIGRATE_DATABASE_URL');
+      // The store's role is another key: the store never holds the owner's password.
+      expect(layout().container('conversation-store').env!.find((variable) => variable.name === 'ASG_DATABASE_URL')!.valueFrom!.secretKeyRef!.key).toBe('ASG_DATABASE_URL');
+      for (const service of WORKLOADS) {
+        expect(JSON.stringify(layout().container(service).env ?? []), service).not.toContain('ASG_MIGRATE_DATABASE_URL');
       }
-      expect(required('gateway', 'ASG_EVENTS_URL')).toBe(false);
+      // Locked down like the services' pods (the namespace enforces the restricted standard).
+      expect(pod.restartPolicy).toBe('Never');
+      expect(pod.automountServiceAccountToken).toBe(false);
+      expect(pod.securityContext).toMatchObject({ runAsNonRoot: true, seccompProfile: { type: 'RuntimeDefault' } });
+      expect(container.securityContext).toMatchObject({ allowPrivilegeEscalation: false, readOnlyRootFilesystem: true, capabilities: { drop: ['ALL'] } });
+      expect(Object.keys(container.resources?.limits ?? {}).sort()).toEqual(['cpu', 'memory']);
+      expect(job.spec.backoffLimit).toBeGreaterThan(0);
+      expect(job.spec.activeDeadlineSeconds).toBeGreaterThan(0);
+      // Applied alone (kubectl apply -k … -l app.kubernetes.io/component=migrations): the Job and
+      // its network policy, which needs nothing else of the layout (no ConfigMap, volumes of its own).
+      const selected = layout().objects.filter((object) => object.metadata.labels?.['app.kubernetes.io/component'] === 'migrations');
+      expect(selected.map((object) => `${object.kind}/${object.metadata.name}`).sort()).toEqual(['Job/asg-migrate', 'NetworkPolicy/asg-migrate']);
+      expect((pod.volumes as any[]).every((volume) => volume.emptyDir !== undefined)).toBe(true);
+      // It reaches PostgreSQL (and DNS) and nothing else; nothing reaches it.
+      const policies = layout().all('NetworkPolicy').filter((policy) => matches(policy.spec.podSelector.matchLabels ?? {}, job.spec.template.metadata.labels));
+      const egress = policies.flatMap((policy) => policy.spec.egress ?? []);
+      expect(egress.flatMap((rule: any) => rule.ports.map((p: any) => p.port)).sort()).toEqual([53, 53, 5432].sort());
+      expect(policies.flatMap((policy) => policy.spec.ingress ?? []).filter((rule: any) => rule.ports?.some((p: any) => p.port !== 'metrics'))).toEqual([]);
     });
   });
 
   describe('single-node overlay', () => {
     const layout = () => rendered.get('single-node')!;
+
+    it('has no migrations Job: the store on SQLite migrates its own file when it opens', () => {
+      expect(layout().all('Job')).toEqual([]);
+    });
 
     it('keeps the store on SQLite in a PersistentVolumeClaim, one replica, replaced with Recreate', () => {
       const store = layout().deployment('conversation-store');
@@ -451,5 +591,77 @@ describe('deploy/kubernetes', () => {
       const database = layout().container('conversation-store').env!.find((variable) => variable.name === 'ASG_DATABASE_URL');
       expect(database?.valueFrom?.secretKeyRef?.optional).toBe(true);
     });
+  });
+});
+
+describe('deploy/kubernetes/components/service-monitor', () => {
+  it('adds to a layout one ServiceMonitor, in its namespace, over every Service’s metrics port, and nothing else', () => {
+    // As an operator adds it: a kustomization of their own with an overlay and the component.
+    const dir = mkdtempSync(join(tmpdir(), 'asg-kustomize-'));
+    try {
+      const path = (to: string) => relative(dir, join(tree, to));
+      writeFileSync(
+        join(dir, 'kustomization.yaml'),
+        `apiVersion: kustomize.config.k8s.io/v1beta1\nkind: Kustomization\nresources:\n  - ${path('overlays/production')}\ncomponents:\n  - ${path('components/service-monitor')}\n`,
+      );
+      const objects = render(dir);
+      const production = rendered.get('production')!;
+      const monitor = only(
+        objects.filter((object) => object.kind === 'ServiceMonitor'),
+        'ServiceMonitor',
+      );
+      expect(objects.filter((object) => object !== monitor)).toEqual(production.objects);
+      // The Prometheus Operator's monitoring.coreos.com/v1 (no model in kubernetes-models: checked here).
+      expect(monitor.apiVersion).toBe('monitoring.coreos.com/v1');
+      expect(monitor.metadata.namespace).toBe(NAMESPACE);
+      expect(monitor.spec.namespaceSelector).toEqual({ matchNames: [NAMESPACE] });
+      expect(monitor.spec.endpoints).toEqual([{ port: 'metrics', path: '/metrics', interval: expect.stringMatching(/^\d+s$/), scrapeTimeout: expect.stringMatching(/^\d+s$/) }]);
+      // It selects every Service of the mesh (each has a port named metrics) by its labels.
+      const selected = production.all('Service').filter((service) => matches(monitor.spec.selector.matchLabels, service.metadata.labels));
+      for (const service of SERVICE_NAMES) expect(selected.map((object) => object.metadata.name), service).toContain(service);
+      for (const service of selected) {
+        const hasMetrics = (service.spec.ports as any[]).some((port) => port.name === 'metrics');
+        expect(hasMetrics || service.metadata.name === DEMO_MCP, service.metadata.name).toBe(true);
+      }
+    } finally {
+      rmSync(dir, { recursive: true, force: true });
+    }
+  });
+});
+
+describe('docs/deploy.md against the layouts', () => {
+  const guide = readFileSync(join(root, 'docs', 'deploy.md'), 'utf8');
+
+  it('renders every layout its kubectl commands name; its migrations selector picks the Job and its policy alone', () => {
+    const commands = [...guide.matchAll(/kubectl (?:kustomize|apply -k) (deploy\/kubernetes[^\s`]*)(.*)$/gm)];
+    const paths = new Set(commands.map((match) => match[1]!));
+    expect([...paths].sort()).toEqual(['deploy/kubernetes', 'deploy/kubernetes/overlays/production', 'deploy/kubernetes/overlays/single-node']);
+    for (const path of paths) expect(render(join(root, path)).length, path).toBeGreaterThan(20);
+    const selectors = new Set(commands.flatMap((match) => [...match[2]!.matchAll(/-l (\S+)=(\S+)/g)].map((selector) => `${selector[1]}=${selector[2]}`)));
+    expect([...selectors]).toEqual(['app.kubernetes.io/component=migrations']);
+    const selected = rendered.get('production')!.objects.filter((object) => object.metadata.labels?.['app.kubernetes.io/component'] === 'migrations');
+    expect(selected.map((object) => object.kind).sort()).toEqual(['Job', 'NetworkPolicy']);
+    // The Job it waits for is the one the layout has.
+    expect(guide).toContain(`job/${only(rendered.get('production')!.all('Job'), 'Job').metadata.name}`);
+    // The component path it tells to add to an overlay exists from there.
+    const component = /^ {4}- (\.\.\/\.\.\/components\/\S+)$/m.exec(guide)![1]!;
+    expect(readFileSync(join(tree, 'overlays', 'production', component, 'kustomization.yaml'), 'utf8')).toContain('kind: Component');
+  });
+
+  it('lists every key of the Secret, with the pods that read it', () => {
+    const section = guide.slice(guide.indexOf('## Secrets'), guide.indexOf('## Migrations'));
+    const rows = [...section.matchAll(/^\| (`[A-Z_`, ]+) \| ([^|]+) \|/gm)].map((match) => ({ keys: [...match[1]!.matchAll(/`([A-Z_]+)`/g)].map((key) => key[1]!), readers: match[2]! }));
+    expect(rows.flatMap((row) => row.keys).sort()).toEqual([...EXAMPLE_SECRET_KEYS].sort());
+    const production = rendered.get('production')!;
+    const spoken = (service: Workload) => (service === 'conversation-store' ? 'conversation store' : service);
+    for (const { keys, readers } of rows) {
+      for (const key of keys) {
+        const readBy = WORKLOADS.filter((service) => (production.container(service).env ?? []).some((variable) => variable.valueFrom?.secretKeyRef?.key === key));
+        const byJob = production.all('Job').some((job) => JSON.stringify(job.spec.template.spec.containers).includes(`"key":"${key}"`));
+        expect(readBy.length + (byJob ? 1 : 0), key).toBeGreaterThan(0);
+        for (const service of readBy) expect(readers, key).toContain(spoken(service));
+        if (byJob) expect(readers, key).toContain('migrations Job');
+      }
+    }
   });
 });

@@ -14,7 +14,7 @@ import { connectBackends, type BackendAddresses } from './app/backends.js';
 import { backendReadiness, type Readiness } from './app/readiness.js';
 import { createHttpApp } from './http/app.js';
 import { HOST_EXEMPT_PATHS } from './http/cross-site.js';
-import { HttpDrain } from './http/drain.js';
+import { HttpDrain, serverDrainDelay } from './http/drain.js';
 import { reachableUrl } from './http/url.js';
 import { mcpRouter } from './mcp/router.js';
 import { openAiRouter } from './openai/router.js';
@@ -139,7 +139,7 @@ export async function startGateway(options: GatewayOptions): Promise<RunningServ
       stopping ??= (async () => {
         log.info('gateway draining', { grace_ms: Math.max(0, deadline - Date.now()) });
         try {
-          const outcome = await drain.drain(server, deadline, config.server.drain_delay);
+          const outcome = await drain.drain(server, deadline, serverDrainDelay(config));
           log.info('gateway drained', { finished: outcome.finished, streams_ended: outcome.streamsEnded, cut: outcome.cut });
         } finally {
           backends.close();

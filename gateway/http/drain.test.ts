@@ -3,7 +3,8 @@ import { createServer, request as httpRequest, type IncomingMessage, type Server
 import type { AddressInfo } from 'node:net';
 import { setTimeout as sleep } from 'node:timers/promises';
 import { afterEach, describe, expect, it } from 'vitest';
-import { HttpDrain, RETRY_AFTER_SECONDS } from './drain.js';
+import { configSchema } from '../../services/common/config/schema.js';
+import { HttpDrain, REMOTE_DRAIN_DELAY_MS, RETRY_AFTER_SECONDS, serverDrainDelay } from './drain.js';
 
 let server: Server | undefined;
 
@@ -133,5 +134,25 @@ describe('issue 12: HttpDrain', () => {
     await expect.poll(async () => (await send(`${url}/slow?ms=1`)).status, { timeout: 5_000, interval: 50 }).toBe(503);
     expect((await inFlight).status).toBe(200);
     expect(await drained).toEqual({ finished: 1, streamsEnded: 0, cut: 0 });
+  });
+});
+
+describe('server.drain_delay in effect', () => {
+  const resolved = (raw: Record<string, unknown>) => serverDrainDelay(configSchema.parse(raw));
+
+  it('defaults to a few seconds beyond loopback, where a balancer may still route to a stopping gateway', () => {
+    expect(REMOTE_DRAIN_DELAY_MS).toBe(5_000);
+    for (const host of ['0.0.0.0', '::', '10.1.2.3', 'agent.internal']) expect(resolved({ host }), host).toBe(REMOTE_DRAIN_DELAY_MS);
+  });
+
+  it('defaults to 0 on loopback, so that local starts and tests stop at once', () => {
+    for (const host of ['127.0.0.1', '127.0.0.2', 'localhost', '::1', ' LOCALHOST ']) expect(resolved({ host }), host).toBe(0);
+    expect(resolved({})).toBe(0);
+  });
+
+  it('takes the configured value wherever the gateway listens, 0 included', () => {
+    expect(resolved({ host: '0.0.0.0', server: { drain_delay: 0 } })).toBe(0);
+    expect(resolved({ host: '0.0.0.0', server: { drain_delay: '2s' } })).toBe(2_000);
+    expect(resolved({ host: '127.0.0.1', server: { drain_delay: '750ms' } })).toBe(750);
   });
 });

@@ -1,8 +1,27 @@
 import type { IncomingMessage, RequestListener, Server, ServerResponse } from 'node:http';
 import { setTimeout as delay } from 'node:timers/promises';
+import type { AgentConfig } from '../../services/common/config/schema.js';
+import { isLoopbackBinding } from './cross-site.js';
 
 /** What a client is told to wait before it tries again: about as long as a restart takes. */
 export const RETRY_AFTER_SECONDS = 5;
+/**
+ * `server.drain_delay` when the configuration leaves it unset and the gateway listens beyond
+ * loopback: a balancer or Kubernetes may still send requests for a few seconds after the stop
+ * began (a rolling restart behind a balancer dropped requests with 0), and one readiness period
+ * of the shipped layouts (5 s) covers them.
+ */
+export const REMOTE_DRAIN_DELAY_MS = 5_000;
+
+/**
+ * The drain delay in effect: `server.drain_delay` when set; else REMOTE_DRAIN_DELAY_MS beyond
+ * loopback, and 0 on loopback, where nothing balances over the gateway and a local start (or
+ * a test) should stop at once.
+ */
+export function serverDrainDelay(config: Pick<AgentConfig, 'host'> & { server: Pick<AgentConfig['server'], 'drain_delay'> }): number {
+  return config.server.drain_delay ?? (isLoopbackBinding(config.host) ? 0 : REMOTE_DRAIN_DELAY_MS);
+}
+
 /** How often a drain looks at what is still in flight (and for event streams that opened since). */
 const DRAIN_POLL_MS = 25;
 

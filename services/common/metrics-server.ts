@@ -10,10 +10,12 @@ export interface MetricsServer {
 }
 
 /**
- * The metrics port of a service run alone (`asg serve <service>`, issue 17), whose own port
- * speaks only gRPC: GET /metrics in Prometheus' text format, 404 for anything else. It
+ * The metrics port of a service run alone (`asg serve <service>`): GET /metrics in
+ * Prometheus' text format, 404 for anything else. A gRPC service's own port speaks only gRPC;
+ * the gateway's GET /metrics on its HTTP port takes the admin role when `auth` is on. This port
  * answers nothing but counts, so it takes no authentication, like the gRPC health service;
- * keep it inside the network that runs the services, as their gRPC ports are.
+ * keep it inside the network that runs the services, as their gRPC ports are (the Kubernetes
+ * layout admits only the monitoring namespace: docs/deploy.md).
  */
 export async function startMetricsServer(host: string, port: number, log: Logger): Promise<MetricsServer> {
   const server: Server = createServer((req, res) => {

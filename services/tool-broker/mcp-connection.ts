@@ -26,7 +26,7 @@ import { schemaProblems } from '../common/json-schema.js';
 import { toolPolicy, type ToolPolicy } from './policy.js';
 import { RECONNECT, reconnectBackoff, startFailure, StderrTail, type ReconnectPolicy } from './reconnect.js';
 import { serverAuth, type ServerAuth } from './server-auth.js';
-import { exitedAtProbe, LEGACY_ERA, ObservedStdioTransport, type ProcessExit } from './stdio-probe.js';
+import { exitedAtProbe, LEGACY_ERA, ObservedStdioTransport, signalGroup, type ProcessExit } from './stdio-probe.js';
 import { invalidResultReason } from './tool-result.js';
 
 const CLIENT_INFO = { name: 'asg-tool-broker', version: '0.1.0' };
@@ -116,14 +116,6 @@ export function isAlive(pid: number): boolean {
   }
 }
 
-function signal(pid: number, name: NodeJS.Signals): void {
-  try {
-    process.kill(pid, name);
-  } catch {
-    // It exited meanwhile.
-  }
-}
-
 /** Until the process is gone or `ms` passed; true when it is gone. */
 async function exitedWithin(pid: number, ms: number): Promise<boolean> {
   const deadline = Date.now() + ms;
@@ -139,7 +131,8 @@ async function exitedWithin(pid: number, ms: number): Promise<boolean> {
  * waits 2 s, then SIGTERM and 2 s more, then SIGKILL without waiting, and its close() can
  * hang on a child whose pipes stay open. Here: stdin closed (the SDK's close), then SIGTERM
  * after CHILD_EXIT_MS, SIGKILL after another, and a last wait for the exit, so a stop is
- * bounded and leaves no process behind.
+ * bounded and leaves no process behind. The signals go to the server's process group (it runs
+ * detached: stdio-probe.ts), which holds whatever it started itself.
  */
 async function closeClient(client: Client | undefined): Promise<void> {
   if (!client) return;
@@ -148,9 +141,9 @@ async function closeClient(client: Client | undefined): Promise<void> {
   const closing = client.close().catch(() => undefined);
   if (pid === null) return closing;
   if (await exitedWithin(pid, CHILD_EXIT_MS)) return;
-  signal(pid, 'SIGTERM');
+  signalGroup(pid, 'SIGTERM');
   if (await exitedWithin(pid, CHILD_EXIT_MS)) return;
-  signal(pid, 'SIGKILL');
+  signalGroup(pid, 'SIGKILL');
   await exitedWithin(pid, CHILD_EXIT_MS);
 }
 

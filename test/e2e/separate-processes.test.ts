@@ -25,10 +25,10 @@ let url: string;
 const metricsPorts = new Map<string, number>();
 
 async function serve(service: string, listen?: number): Promise<AsgProcess> {
-  if (service !== 'gateway' && !metricsPorts.has(service)) metricsPorts.set(service, await freePort());
+  if (!metricsPorts.has(service)) metricsPorts.set(service, await freePort());
   const env = testEnvironment(model.geminiBaseUrl, {
     ...(listen === undefined ? {} : { ASG_LISTEN: `127.0.0.1:${listen}` }),
-    ...(service === 'gateway' ? {} : { ASG_METRICS_PORT: String(metricsPorts.get(service)) }),
+    ASG_METRICS_PORT: String(metricsPorts.get(service)),
   });
   const process_ = spawnProcess(process.execPath, [ASG, 'serve', service, '--config', configFile], env);
   running.set(service, process_);
@@ -74,7 +74,7 @@ describe('services in separate processes', () => {
     expect(listed.body.result.waiting_approval).toBe(false);
   });
 
-  it('each serve their own metrics, on their metrics port (the gateway on its HTTP port)', async () => {
+  it('each serve their own metrics, on their metrics port (the gateway on its HTTP port too)', async () => {
     expect(await metricsOf('orchestrator')).toMatch(/^asg_turn_duration_seconds_count\{outcome="answered"\} [1-9]/m);
     expect(await metricsOf('llm-gateway')).toMatch(/^asg_model_calls_total\{provider="gemini",model="gemini-2\.5-flash",outcome="ok"\} [1-9]/m);
     expect(await metricsOf('tool-broker')).toMatch(/^asg_tool_calls_total\{tool="resources_list",outcome="ok"\} [1-9]/m);
@@ -84,6 +84,8 @@ describe('services in separate processes', () => {
     const gateway = await fetch(`${url}/metrics`, { signal: AbortSignal.timeout(10_000) });
     expect(gateway.status).toBe(200);
     expect(await gateway.text()).toContain('# TYPE target_info gauge');
+    // And on its metrics port, which a scraper inside the cluster reads without the admin role.
+    expect(await metricsOf('gateway')).toContain('# TYPE target_info gauge');
     const other = await fetch(`http://127.0.0.1:${metricsPorts.get('orchestrator')}/health`, { signal: AbortSignal.timeout(10_000) });
     expect(other.status).toBe(404);
   });

@@ -306,11 +306,12 @@ export const configSchema = z
         /**
          * Added (issue 14): on a stop, how long the gateway keeps serving new requests while /ready
          * already answers 503 "draining", so that a load balancer or Kubernetes takes the replica
-         * out before any request is refused (a rolling restart then fails none). 0 by default
-         * (one machine: nothing balances); under Kubernetes, the readiness probe's period or more.
-         * Bounded by `shutdown_grace`.
+         * out before any request is refused (a rolling restart then fails none). Unset: 5 s when
+         * `host` is beyond loopback (something may balance over it), 0 on loopback (nothing
+         * does; local starts and tests stop at once): gateway/http/drain.ts, serverDrainDelay.
+         * Under Kubernetes, the readiness probe's period or more. Bounded by `shutdown_grace`.
          */
-        drain_delay: z.union([z.literal(0), duration]).default(0),
+        drain_delay: z.union([z.literal(0), duration]).optional(),
         /**
          * The URL the service is reached at from outside (e.g. behind a proxy); its host and origin
          * are the server's own, and the agent card gives `<public_url>/a2a` as the A2A endpoint.
@@ -389,8 +390,9 @@ export const configSchema = z
     /**
      * Added (issue 17): Prometheus metrics at GET /metrics. On the gateway, with `auth` on, only
      * the admin role may read them unless `public` is true; without `auth` they are open like
-     * every route. A service run alone (`asg serve <service>`, not the gateway) serves them on
-     * `port` (all interfaces, like its gRPC port; ASG_METRICS_PORT wins; 0: no metrics port).
+     * every route. A service run alone (`asg serve <service>`) also serves them, without
+     * authentication, on `port` (a gRPC service on all interfaces, like its gRPC port; the
+     * gateway on its `host`; ASG_METRICS_PORT wins; 0: no metrics port).
      */
     metrics: z
       .strictObject({

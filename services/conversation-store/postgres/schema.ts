@@ -1,4 +1,4 @@
-import type { PoolClient } from 'pg';
+import type { ClientBase } from 'pg';
 import { FIRST_USER_TEXT_LENGTH } from '../records.js';
 
 /**
@@ -246,27 +246,64 @@ export const POSTGRES_SCHEMA_VERSION = MIGRATIONS.length;
  */
 export const MIGRATION_LOCK_KEY = 0x6173_672d_6d69_67n;
 
+/** PostgreSQL's SQLSTATE for a statement the role has no right to run (insufficient_privilege). */
+const INSUFFICIENT_PRIVILEGE = '42501';
+
+/** What a migrate did: the schema version it found and the one it left. */
+export interface MigrateOutcome {
+  from: number;
+  to: number;
+}
+
+/**
+ * The schema version of the database, read without any DDL (so that a role with DML rights only
+ * may read it): 0 when `schema_version` does not exist yet.
+ */
+export async function schemaVersion(client: ClientBase): Promise<number> {
+  const { rows: exists } = await client.query<{ table: string | null }>("SELECT to_regclass('schema_version')::text AS table");
+  if (exists[0]?.table == null) return 0;
+  const { rows } = await client.query<{ version: number }>('SELECT version FROM schema_version');
+  return rows[0]?.version ?? 0;
+}
+
 /**
  * Brings the schema to POSTGRES_SCHEMA_VERSION in one transaction under the advisory lock
  * (released by its COMMIT or ROLLBACK); refuses a database written by a newer build.
  * `where` names the database in errors (the URL without its password).
+ *
+ * A current schema is left alone without a single DDL statement or lock: the store's runtime
+ * role then needs DML rights only, and `asg migrate` (docs/deploy.md), run first with the
+ * schema owner's role, is what changes the schema. A schema behind this build is migrated by
+ * whoever opens it with the rights to; a role without them is told to run `asg migrate`.
  */
-export async function migrate(client: PoolClient, where: string): Promise<void> {
+export async function migrate(client: ClientBase, where: string): Promise<MigrateOutcome> {
+  const found = await schemaVersion(client);
+  if (found === POSTGRES_SCHEMA_VERSION) return { from: found, to: found };
+  if (found > POSTGRES_SCHEMA_VERSION) throw newerSchema(where, found);
   await client.query('BEGIN');
   try {
     await client.query('SELECT pg_advisory_xact_lock($1)', [MIGRATION_LOCK_KEY.toString()]);
     await client.query('CREATE TABLE IF NOT EXISTS schema_version (version integer NOT NULL)');
     const { rows } = await client.query<{ version: number }>('SELECT version FROM schema_version');
     const current = rows[0]?.version ?? 0;
-    if (current > POSTGRES_SCHEMA_VERSION) {
-      throw new Error(`${where} has schema version ${current}, newer than this build knows (${POSTGRES_SCHEMA_VERSION}); run a newer build`);
-    }
+    if (current > POSTGRES_SCHEMA_VERSION) throw newerSchema(where, current);
     for (const migration of MIGRATIONS.slice(current)) await client.query(migration);
     if (rows.length === 0) await client.query('INSERT INTO schema_version (version) VALUES ($1)', [POSTGRES_SCHEMA_VERSION]);
     else if (current !== POSTGRES_SCHEMA_VERSION) await client.query('UPDATE schema_version SET version = $1', [POSTGRES_SCHEMA_VERSION]);
     await client.query('COMMIT');
+    return { from: current, to: POSTGRES_SCHEMA_VERSION };
   } catch (error) {
     await client.query('ROLLBACK').catch(() => undefined);
+    if ((error as { code?: string }).code === INSUFFICIENT_PRIVILEGE) {
+      throw new Error(
+        `${where} has schema version ${found} and this build needs ${POSTGRES_SCHEMA_VERSION}, but its role may not change the schema (${(error as Error).message}): ` +
+          'run `asg migrate` with the URL of a role that owns the schema first (docs/deploy.md)',
+      );
+    }
     throw error;
   }
+}
+
+function newerSchema(where: string, version: number): Error {
+  return new Error(`${where} has schema version ${version}, newer than this build knows (${POSTGRES_SCHEMA_VERSION}); run a newer build`);
 }
