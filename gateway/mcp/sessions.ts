@@ -31,13 +31,13 @@ interface Session {
   server: McpServer;
   transport: WebStandardStreamableHTTPServerTransport;
   lastUsed: number;
-  /** Who opened it (issue 15): only they may use it, as the MCP security best practices ask of sessions. */
+  /** The principal that opened it: only it may use it, as the MCP security best practices ask of sessions. */
   owner: string;
 }
 
-/** The caller's name; "anonymous" without auth. */
+/** The caller's principal (a JWT and a token of one name are two); "anonymous" without auth. */
 function callerName(): string {
-  return currentAuthScope()?.principal.name ?? ANONYMOUS;
+  return currentAuthScope()?.principal.id ?? ANONYMOUS;
 }
 
 // The 2025 spec's code for an unknown session (the SDK's own transport answers the same).
