@@ -469,6 +469,16 @@ export const configSchema = z
             argument_description: z.string().default('What to ask the agent, in plain language.'),
           })
           .prefault({}),
+        /**
+         * Added: the 2025-era sessions (initialize + Mcp-Session-Id) the gateway keeps open: in all,
+         * and per principal (with `auth`). A principal's session past its bound closes one of its own.
+         */
+        sessions: z
+          .strictObject({
+            max: z.number().int().min(1).max(100_000).default(1000),
+            max_per_principal: z.number().int().min(1).max(100_000).default(20),
+          })
+          .prefault({}),
       })
       .prefault({}),
     a2a: z.array(a2aAgentSchema).default([]),
