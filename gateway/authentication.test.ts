@@ -45,7 +45,7 @@ const bearer = (token: string) => ({ authorization: `Bearer ${token}` });
 function miniature() {
   const decisions: ResolveApprovalRequest[] = [];
   const waiting = conversationRecord({
-    owner: 'chatty',
+    owner: 'token:chatty',
     status: ConversationStatus.CONVERSATION_STATUS_WAITING_APPROVAL,
     pendingApproval: APPROVAL,
     pendingApprovals: [APPROVAL],
@@ -213,7 +213,7 @@ describe('REST', () => {
     expect(answer.headers.get('www-authenticate')).toBe(`${REALM}, error="insufficient_scope"`);
     expect(answer.body.error).toContain('chatty may not do this: POST /approvals/:uuid needs the approve role');
     expect(gateway.decisions).toEqual([]);
-    expect(gateway.audit).toEqual([expect.objectContaining({ actor: 'chatty', via: 'rest', subject: 'POST /approvals/:uuid', detailJson: '{"reason":"role","needed":"approve"}' })]);
+    expect(gateway.audit).toEqual([expect.objectContaining({ actor: 'token:chatty', via: 'rest', subject: 'POST /approvals/:uuid', detailJson: '{"reason":"role","needed":"approve"}' })]);
   });
 
   it('200 with an approve token: the decision reaches the orchestrator as decided_by alice via rest (cli when the CLI says so)', async () => {
@@ -222,8 +222,8 @@ describe('REST', () => {
     const cli = await post(`${gateway.url}/approvals/${APPROVAL.uuid}`, { approved: false }, { ...bearer(TOKENS.approver), 'x-asg-via': 'cli' });
     expect(cli.status).toBe(200);
     expect(gateway.decisions).toEqual([
-      expect.objectContaining({ uuid: APPROVAL.uuid, approved: true, reason: 'fine', decidedBy: 'alice', via: 'rest' }),
-      expect.objectContaining({ uuid: APPROVAL.uuid, approved: false, decidedBy: 'approver', via: 'cli' }),
+      expect.objectContaining({ uuid: APPROVAL.uuid, approved: true, reason: 'fine', decidedBy: 'token:alice', via: 'rest' }),
+      expect.objectContaining({ uuid: APPROVAL.uuid, approved: false, decidedBy: 'token:approver', via: 'cli' }),
     ]);
     expect(gateway.audit).toEqual([]);
   });
@@ -254,17 +254,26 @@ describe('REST', () => {
   });
 
   it('GET /auth/whoami says who the caller is', async () => {
-    expect((await get(`${gateway.url}/auth/whoami`, bearer(TOKENS.alice))).body).toEqual({ name: 'alice', roles: ['chat', 'approve'], authentication: 'on' });
+    expect((await get(`${gateway.url}/auth/whoami`, bearer(TOKENS.alice))).body).toEqual({ principal: 'token:alice', name: 'alice', roles: ['chat', 'approve'], authentication: 'on' });
     expect((await get(`${gateway.url}/auth/whoami`)).status).toBe(401);
   });
 });
 
 describe('JWTs', () => {
-  it('a JWT of the issuer is as good as a token; its subject decides', async () => {
+  it('a JWT of the issuer is as good as a token; its principal (issuer and subject) decides', async () => {
     const jwt = await issuer.sign(key, { sub: 'erin', roles: ['approve'] });
     const answer = await post(`${gateway.url}/approvals/${APPROVAL.uuid}`, { approved: true }, bearer(jwt));
     expect(answer.status).toBe(200);
-    expect(gateway.decisions).toEqual([expect.objectContaining({ decidedBy: 'erin', via: 'rest' })]);
+    expect(gateway.decisions).toEqual([expect.objectContaining({ decidedBy: `jwt:${issuer.issuer}#erin`, via: 'rest' })]);
+    expect((await get(`${gateway.url}/auth/whoami`, bearer(jwt))).body).toEqual({ principal: `jwt:${issuer.issuer}#erin`, name: 'erin', roles: ['approve'], authentication: 'on' });
+  });
+
+  it('a JWT named as a token is not that token: the token\'s conversation is unknown to it', async () => {
+    const jwt = await issuer.sign(key, { sub: 'chatty', roles: ['chat'] });
+    // c1 is the token chatty's.
+    expect((await get(`${gateway.url}/conversations/c1`, bearer(TOKENS.chatty))).status).toBe(200);
+    expect((await get(`${gateway.url}/conversations/c1`, bearer(jwt))).status).toBe(404);
+    expect((await post(`${gateway.url}/conversations/c1/messages`, { message: 'hi' }, bearer(jwt))).status).toBe(404);
   });
 
   it('expired, foreign-audience and unsigned JWTs are 401, audited with their reason and never with the token', async () => {
@@ -277,8 +286,8 @@ describe('JWTs', () => {
       expect(JSON.stringify(answer.body)).not.toContain(jwt.split('.')[1]);
     }
     expect(gateway.audit.map((entry) => [entry.actor, JSON.parse(entry.detailJson).reason])).toEqual([
-      ['alice', 'expired'],
-      ['alice', 'wrong audience'],
+      [`jwt:${issuer.issuer}#alice`, 'expired'],
+      [`jwt:${issuer.issuer}#alice`, 'wrong audience'],
       ['anonymous', 'alg not allowed'],
       ['anonymous', 'alg not allowed'],
     ]);
@@ -323,15 +332,15 @@ describe('tRPC (the web chat)', () => {
     expect(gateway.decisions).toEqual([]);
     expect(gateway.audit.map((entry) => [entry.actor, entry.via, entry.subject])).toEqual([
       ['anonymous', 'web', 'GET /trpc/conversations.list'],
-      ['chatty', 'web', 'POST /trpc/approvals.resolve'],
+      ['token:chatty', 'web', 'POST /trpc/approvals.resolve'],
     ]);
   });
 
   it('a decision by alice is decided_by alice via web; whoami names her', async () => {
     const alice = client(TOKENS.alice);
     await alice.approvals.resolve.mutate({ uuid: APPROVAL.uuid, approved: true });
-    expect(gateway.decisions).toEqual([expect.objectContaining({ decidedBy: 'alice', via: 'web' })]);
-    expect(await alice.auth.whoami.query()).toEqual({ name: 'alice', roles: ['chat', 'approve'], authentication: 'on' });
+    expect(gateway.decisions).toEqual([expect.objectContaining({ decidedBy: 'token:alice', via: 'web' })]);
+    expect(await alice.auth.whoami.query()).toEqual({ principal: 'token:alice', name: 'alice', roles: ['chat', 'approve'], authentication: 'on' });
   });
 
   it('a batch needs every procedure’s role, and is refused in the batch shape', async () => {
@@ -369,11 +378,11 @@ describe('A2A', () => {
     expect(refused.headers.get('www-authenticate')).toBe(`${REALM}, error="insufficient_scope"`);
     expect(refused.body.error).toMatchObject({ code: -32000, message: expect.stringContaining('chatty may not decide approvals') });
     expect(gateway.decisions).toEqual([]);
-    expect(gateway.audit).toEqual([expect.objectContaining({ actor: 'chatty', via: 'a2a', subject: `POST /a2a (approval ${APPROVAL.uuid})`, detailJson: '{"reason":"role","needed":"approve"}' })]);
+    expect(gateway.audit).toEqual([expect.objectContaining({ actor: 'token:chatty', via: 'a2a', subject: `POST /a2a (approval ${APPROVAL.uuid})`, detailJson: '{"reason":"role","needed":"approve"}' })]);
 
     const allowed = await rpc('tasks/cancel', { id: 'c1' }, bearer(TOKENS.alice));
     expect(allowed.status).toBe(200);
-    expect(gateway.decisions).toEqual([expect.objectContaining({ approved: false, decidedBy: 'alice', via: 'a2a' })]);
+    expect(gateway.decisions).toEqual([expect.objectContaining({ approved: false, decidedBy: 'token:alice', via: 'a2a' })]);
   });
 });
 
@@ -401,6 +410,8 @@ describe('MCP', () => {
     const headers = { ...MCP_HEADERS, 'mcp-session-id': session, 'mcp-protocol-version': '2025-06-18' };
     expect((await post(`${gateway.url}/mcp`, ping, { ...headers, ...bearer(TOKENS.chatty) })).status).toBe(200);
     expect((await post(`${gateway.url}/mcp`, ping, { ...headers, ...bearer(TOKENS.alice) })).status).toBe(404);
+    // Nor a JWT that carries its name.
+    expect((await post(`${gateway.url}/mcp`, ping, { ...headers, ...bearer(await issuer.sign(key, { sub: 'chatty', roles: ['chat'] })) })).status).toBe(404);
   });
 });
 
@@ -431,7 +442,7 @@ describe('without auth', () => {
       expect((await get(`${open.url}/conversations`)).status).toBe(200);
       expect((await post(`${open.url}/approvals/${APPROVAL.uuid}`, { approved: true })).status).toBe(200);
       expect(open.decisions).toEqual([expect.objectContaining({ decidedBy: 'anonymous', via: 'rest' })]);
-      expect((await get(`${open.url}/auth/whoami`)).body).toEqual({ name: 'anonymous', roles: ['admin'], authentication: 'off' });
+      expect((await get(`${open.url}/auth/whoami`)).body).toEqual({ principal: 'anonymous', name: 'anonymous', roles: ['admin'], authentication: 'off' });
       const card = await get(`${open.url}/.well-known/agent-card.json`);
       expect(card.body.securitySchemes).toBeUndefined();
     } finally {

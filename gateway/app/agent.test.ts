@@ -101,7 +101,7 @@ describe('createAgent: conversations shown with the view of their run (issue 13)
     const { agent, described } = backends();
     expect((await agent.createConversation('go')).pipeline).toEqual(view);
     expect((await agent.sendMessage('tree', 'go')).pipeline).toEqual(view);
-    const outcome = await agent.resolveApproval(approval.uuid, 'approved', { decider: { name: 'anonymous', via: 'rest' } });
+    const outcome = await agent.resolveApproval(approval.uuid, 'approved', { decider: { principal: 'anonymous', via: 'rest' } });
     expect(outcome.decided && outcome.pipeline).toBeUndefined();
     expect(described).toEqual([]);
   });
@@ -147,17 +147,17 @@ describe('createAgent: approvals as resources and decisions with identity (issue
 
   it('sends who decides, through which face, the reason and the edited arguments to the orchestrator', async () => {
     const { agent, asked } = backends();
-    await agent.resolveApproval('u1', 'approved', { decider: { name: 'alice', via: 'web' }, reason: 'fixed', arguments: { name: 'web-9' } });
-    await agent.resolveApproval('u2', 'rejected', { decider: { name: 'anonymous', via: 'cli' } });
+    await agent.resolveApproval('u1', 'approved', { decider: { principal: 'token:alice', via: 'web' }, reason: 'fixed', arguments: { name: 'web-9' } });
+    await agent.resolveApproval('u2', 'rejected', { decider: { principal: 'anonymous', via: 'cli' } });
     expect(asked.resolveApproval).toEqual([
-      { uuid: 'u1', approved: true, reason: 'fixed', decidedBy: 'alice', via: 'web', arguments: { name: 'web-9' } },
+      { uuid: 'u1', approved: true, reason: 'fixed', decidedBy: 'token:alice', via: 'web', arguments: { name: 'web-9' } },
       { uuid: 'u2', approved: false, reason: undefined, decidedBy: 'anonymous', via: 'cli' },
     ]);
   });
 
   it('answers an expired approval as expired, not as an error', async () => {
     const { agent } = backends();
-    const outcome = await agent.resolveApproval('expired', 'approved', { decider: { name: 'alice', via: 'rest' } });
+    const outcome = await agent.resolveApproval('expired', 'approved', { decider: { principal: 'token:alice', via: 'rest' } });
     expect(outcome).toMatchObject({ decided: false, decision: 'expired', decidedAt: new Date('2025-01-15T10:32:00.000Z') });
   });
 

@@ -223,7 +223,7 @@ export function createAgent(backends: Pick<Backends, 'orchestrator' | 'store'>):
         uuid,
         approved: decision === 'approved',
         reason,
-        decidedBy: decider.name,
+        decidedBy: decider.principal,
         via: decider.via,
         ...(edited !== undefined && { arguments: edited }),
         ...(input !== undefined && { input }),

@@ -3,7 +3,7 @@ import { ANONYMOUS, currentAuthScope } from './principal.js';
 export { ANONYMOUS };
 
 /**
- * Who decides an approval and through which face (issue 15): stored with the decision
+ * Who decides an approval and through which face: stored with the decision
  * (PendingApproval.decided_by, via) and in the audit trail.
  */
 
@@ -11,8 +11,8 @@ export { ANONYMOUS };
 export type DecisionFace = 'rest' | 'web' | 'a2a' | 'mcp' | 'cli';
 
 export interface Decider {
-  /** A token's name, a JWT's subject, or ANONYMOUS without authentication. */
-  name: string;
+  /** The principal (`token:<name>`, `jwt:<issuer>#<name>`; principal.ts), or ANONYMOUS without authentication. */
+  principal: string;
   via: DecisionFace;
 }
 
@@ -24,11 +24,14 @@ export interface Decider {
  * the decider.
  */
 export function currentDecider(via: DecisionFace): Decider {
-  return { name: currentAuthScope()?.principal.name ?? ANONYMOUS, via };
+  return { principal: currentAuthScope()?.principal.id ?? ANONYMOUS, via };
 }
 
 /** Who the caller is, as `auth.whoami` tells the web chat; `authentication: "off"` when `auth` is not configured. */
 export interface Whoami {
+  /** The principal, as decided_by and a conversation's owner name it. */
+  principal: string;
+  /** The name within its source, to greet the caller with. */
   name: string;
   roles: string[];
   authentication: 'on' | 'off';
@@ -37,8 +40,8 @@ export interface Whoami {
 /** Read where currentDecider reads: without gateway authentication, everyone is anonymous and may do everything. */
 export function currentWhoami(): Whoami {
   const scope = currentAuthScope();
-  if (!scope) return { name: ANONYMOUS, roles: ['admin'], authentication: 'off' };
-  return { name: scope.principal.name, roles: [...scope.principal.roles], authentication: scope.authentication ? 'on' : 'off' };
+  if (!scope) return { principal: ANONYMOUS, name: ANONYMOUS, roles: ['admin'], authentication: 'off' };
+  return { principal: scope.principal.id, name: scope.principal.name, roles: [...scope.principal.roles], authentication: scope.authentication ? 'on' : 'off' };
 }
 
 /**

@@ -8,14 +8,17 @@ import { failureOf } from './errors.js';
 import { guardConversations, listingOwner, mayAccess, ownerOfNewConversation, requireAccess } from './ownership.js';
 import { withAuthScope, type AuthScope, type Role } from './principal.js';
 
-/** Who may see and talk to a conversation (issue 15): the rule, and the guard every face's operations pass. */
+/** Who may see and talk to a conversation: the rule, and the guard every face's operations pass. Owners are principals: `token:alice`, `jwt:<issuer>#alice`. */
 
 const ALICE = '11111111-1111-4111-8111-111111111111';
 const NOBODYS = '22222222-2222-4222-8222-222222222222';
 const UNKNOWN = '33333333-3333-4333-8333-333333333333';
 
-const who = (name: string, ...roles: Role[]) => ({ name, roles });
+const ISSUER = 'https://issuer.test';
+const who = (name: string, ...roles: Role[]) => ({ id: `token:${name}`, name, roles });
 const alice = who('alice', 'chat');
+/** A JWT whose name claim says alice: another principal than the token alice. */
+const jwtAlice = { id: `jwt:${ISSUER}#alice`, name: 'alice', roles: ['chat'] as Role[] };
 const bob = who('bob', 'chat');
 const carol = who('carol', 'approve');
 const carolWhoChats = who('carol', 'chat', 'approve');
@@ -23,33 +26,42 @@ const root = who('root', 'admin');
 
 describe('mayAccess: the rule', () => {
   it('lets a chat principal read and write its own conversations only', () => {
-    expect([mayAccess(alice, 'alice', 'read'), mayAccess(alice, 'alice', 'write')]).toEqual([true, true]);
-    expect([mayAccess(bob, 'alice', 'read'), mayAccess(bob, 'alice', 'write')]).toEqual([false, false]);
+    expect([mayAccess(alice, 'token:alice', 'read'), mayAccess(alice, 'token:alice', 'write')]).toEqual([true, true]);
+    expect([mayAccess(bob, 'token:alice', 'read'), mayAccess(bob, 'token:alice', 'write')]).toEqual([false, false]);
     expect([mayAccess(alice, undefined, 'read'), mayAccess(alice, undefined, 'write')]).toEqual([false, false]);
-    // Names are compared exactly.
-    expect(mayAccess(who('Alice', 'chat'), 'alice', 'read')).toBe(false);
+    // Principals are compared exactly.
+    expect(mayAccess(who('Alice', 'chat'), 'token:alice', 'read')).toBe(false);
+  });
+
+  it('keeps a JWT and an API token of the same name apart, both ways', () => {
+    expect([mayAccess(jwtAlice, 'token:alice', 'read'), mayAccess(jwtAlice, 'token:alice', 'write')]).toEqual([false, false]);
+    expect([mayAccess(alice, `jwt:${ISSUER}#alice`, 'read'), mayAccess(alice, `jwt:${ISSUER}#alice`, 'write')]).toEqual([false, false]);
+    expect(mayAccess(jwtAlice, `jwt:${ISSUER}#alice`, 'write')).toBe(true);
+    // A bare name (an owner from before principals named their source, not migrated) is nobody's.
+    expect([mayAccess(alice, 'alice', 'read'), mayAccess(jwtAlice, 'alice', 'read')]).toEqual([false, false]);
+    expect([listingOwner(alice), listingOwner(jwtAlice)]).toEqual(['token:alice', `jwt:${ISSUER}#alice`]);
   });
 
   it('lets an approver read every conversation, its own or not, owned or not, and write only its own with chat', () => {
-    for (const owner of ['alice', undefined, 'carol']) expect(mayAccess(carol, owner, 'read')).toBe(true);
-    expect(mayAccess(carol, 'alice', 'write')).toBe(false);
-    expect(mayAccess(carol, 'carol', 'write')).toBe(false);
-    expect(mayAccess(carolWhoChats, 'carol', 'write')).toBe(true);
-    expect(mayAccess(carolWhoChats, 'alice', 'write')).toBe(false);
+    for (const owner of ['token:alice', undefined, 'token:carol']) expect(mayAccess(carol, owner, 'read')).toBe(true);
+    expect(mayAccess(carol, 'token:alice', 'write')).toBe(false);
+    expect(mayAccess(carol, 'token:carol', 'write')).toBe(false);
+    expect(mayAccess(carolWhoChats, 'token:carol', 'write')).toBe(true);
+    expect(mayAccess(carolWhoChats, 'token:alice', 'write')).toBe(false);
   });
 
   it('lets an admin read and write everything, and a principal without roles nothing', () => {
-    for (const owner of ['alice', undefined]) for (const access of ['read', 'write'] as const) expect(mayAccess(root, owner, access)).toBe(true);
-    expect(mayAccess(who('alice'), 'alice', 'read')).toBe(false);
+    for (const owner of ['token:alice', undefined]) for (const access of ['read', 'write'] as const) expect(mayAccess(root, owner, access)).toBe(true);
+    expect(mayAccess(who('alice'), 'token:alice', 'read')).toBe(false);
   });
 
   it('lists only the own conversations of whoever may not read all of them', () => {
-    expect([listingOwner(alice), listingOwner(carol), listingOwner(carolWhoChats), listingOwner(root)]).toEqual(['alice', undefined, undefined, undefined]);
+    expect([listingOwner(alice), listingOwner(carol), listingOwner(carolWhoChats), listingOwner(root)]).toEqual(['token:alice', undefined, undefined, undefined]);
   });
 
   it('gives a new conversation its creator as owner when authentication is on, and none without', () => {
     const scope = (authentication: boolean): AuthScope => ({ principal: { ...alice, via: 'rest' }, subject: 'POST /conversations', authentication });
-    expect(ownerOfNewConversation(scope(true))).toBe('alice');
+    expect(ownerOfNewConversation(scope(true))).toBe('token:alice');
     expect(ownerOfNewConversation(scope(false))).toBeUndefined();
     expect(ownerOfNewConversation(undefined)).toBeUndefined();
   });
@@ -59,16 +71,16 @@ describe('requireAccess', () => {
   it("answers a stranger exactly as the store answers an unknown id, whether it reads or writes", () => {
     const store = failureOf(notFound(`conversation ${ALICE} not found`));
     for (const access of ['read', 'write'] as const) {
-      const error = catching(() => requireAccess(bob, { id: ALICE, owner: 'alice' }, access));
+      const error = catching(() => requireAccess(bob, { id: ALICE, owner: 'token:alice' }, access));
       expect(isCode(error, GrpcStatus.NOT_FOUND)).toBe(true);
       expect(failureOf(error)).toEqual(store);
     }
   });
 
   it('refuses an approver who writes to a conversation it may read with 403, naming whose it is', () => {
-    const error = catching(() => requireAccess(carolWhoChats, { id: ALICE, owner: 'alice' }, 'write'));
+    const error = catching(() => requireAccess(carolWhoChats, { id: ALICE, owner: 'token:alice' }, 'write'));
     expect(error).toBeInstanceOf(AccessDenied);
-    expect(failureOf(error)).toMatchObject({ status: 403, message: expect.stringContaining(`carol may read conversation ${ALICE} but not send to it: it belongs to alice`) });
+    expect(failureOf(error)).toMatchObject({ status: 403, message: expect.stringContaining(`token:carol may read conversation ${ALICE} but not send to it: it belongs to token:alice`) });
     expect(failureOf(catching(() => requireAccess(carol, { id: NOBODYS }, 'write'))).message).toContain('created without authentication and belongs to nobody');
   });
 });
@@ -85,7 +97,7 @@ function catching(run: () => void): unknown {
 /** The application layer in miniature: two conversations, alice's and one without owner; every call recorded. */
 function fakeAgent() {
   const stored = new Map<string, Conversation>([
-    [ALICE, conversationRecord({ id: ALICE, owner: 'alice' })],
+    [ALICE, conversationRecord({ id: ALICE, owner: 'token:alice' })],
     [NOBODYS, conversationRecord({ id: NOBODYS })],
   ]);
   const calls: string[] = [];
@@ -129,7 +141,7 @@ function fakeAgent() {
   return { agent: guardConversations(agent), calls, created, listed };
 }
 
-const as = <T>(principal: { name: string; roles: Role[] }, run: () => Promise<T>, authentication = true) =>
+const as = <T>(principal: { id: string; name: string; roles: Role[] }, run: () => Promise<T>, authentication = true) =>
   withAuthScope({ principal: { ...principal, via: 'rest' }, subject: 'GET /conversations/:id', authentication }, run);
 
 const failure = (promise: Promise<unknown>) => promise.then(() => undefined, (error: unknown) => failureOf(error));
@@ -173,20 +185,31 @@ describe('guardConversations', () => {
     expect(await as(alice, () => failure(agent.getConversation(NOBODYS)))).toMatchObject({ status: 404 });
   });
 
+  it("answers a JWT named alice 404 for the token alice's conversation, as for an unknown id, and gives its own conversations its own principal", async () => {
+    const { agent, calls, created } = fakeAgent();
+    const unknown = await as(jwtAlice, () => failure(agent.getConversation(UNKNOWN)));
+    for (const operation of [() => agent.getConversation(ALICE), () => agent.viewConversation(ALICE), () => agent.sendMessage(ALICE, 'hi')]) {
+      expect(await as(jwtAlice, () => failure(operation()))).toEqual({ ...unknown, message: unknown!.message.replace(UNKNOWN, ALICE) });
+    }
+    expect(calls.filter((call) => !call.startsWith('record'))).toEqual([]);
+    await as(jwtAlice, () => agent.createConversation('hi'));
+    expect(created).toEqual([{ owner: `jwt:${ISSUER}#alice` }]);
+  });
+
   it("lists only a chat principal's own conversations, everyone's for an approver or admin, whatever the query asked", async () => {
     const { agent, listed } = fakeAgent();
-    await as(alice, () => agent.listConversations({ limit: 10, owner: 'bob' }));
+    await as(alice, () => agent.listConversations({ limit: 10, owner: 'token:bob' }));
     await as(carol, () => agent.listConversations({ limit: 10 }));
     await as(root, () => agent.listConversations({ limit: 5, cursor: 'c' }));
-    expect(listed).toEqual([{ limit: 10, owner: 'alice' }, { limit: 10 }, { limit: 5, cursor: 'c' }]);
+    expect(listed).toEqual([{ limit: 10, owner: 'token:alice' }, { limit: 10 }, { limit: 5, cursor: 'c' }]);
   });
 
   it('makes the creator the owner of a new conversation, keeping its A2A origin', async () => {
     const { agent, created } = fakeAgent();
     const origin = { dialect: 'v1.0', contextId: 'ctx' };
     const { conversation } = await as(alice, () => agent.createConversation('hi', { a2aOrigin: origin }));
-    expect(conversation.owner).toBe('alice');
-    expect(created).toEqual([{ a2aOrigin: origin, owner: 'alice' }]);
+    expect(conversation.owner).toBe('token:alice');
+    expect(created).toEqual([{ a2aOrigin: origin, owner: 'token:alice' }]);
   });
 
   it('refuses every operation outside a request, and leaves the others (tools) alone', async () => {

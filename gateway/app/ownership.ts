@@ -5,10 +5,11 @@ import { AccessDenied } from './decision-guard.js';
 import { currentAuthScope, type AuthScope, type Principal } from './principal.js';
 
 /**
- * Who may see and talk to a conversation (issue 15: "`chat` may talk and read its
- * conversations"). With `auth` on, a conversation belongs to the principal that created it
- * (store.proto Conversation.owner); the rule, in one place for every face (REST, the event
- * streams, tRPC, A2A, MCP):
+ * Who may see and talk to a conversation. With `auth` on, a conversation belongs to the
+ * principal that created it (store.proto Conversation.owner): its source-qualified id
+ * (`token:carol`, `jwt:<issuer>#carol`; principal.ts), so that a JWT and an API token of the same
+ * name never share conversations unless `auth.jwt.token_principals` says so. The rule, in one
+ * place for every face (REST, the event streams, tRPC, A2A, MCP, the OpenAI-compatible `/v1`):
  *
  * - `admin` reads and talks to every conversation;
  * - `approve` reads every conversation — an approver needs the context of what it decides —
@@ -33,19 +34,19 @@ export function accessesEveryConversation(principal: Pick<Principal, 'roles'>, a
 }
 
 /** The rule: whether `principal` may read (or write to) a conversation that `owner` owns (undefined: nobody). */
-export function mayAccess(principal: Pick<Principal, 'name' | 'roles'>, owner: string | undefined, access: ConversationAccess): boolean {
+export function mayAccess(principal: Pick<Principal, 'id' | 'roles'>, owner: string | undefined, access: ConversationAccess): boolean {
   if (accessesEveryConversation(principal, access)) return true;
-  return owner !== undefined && owner === principal.name && principal.roles.includes('chat');
+  return owner !== undefined && owner === principal.id && principal.roles.includes('chat');
 }
 
 /** Whose conversations a listing of `principal` shows: undefined for every conversation. */
-export function listingOwner(principal: Pick<Principal, 'name' | 'roles'>): string | undefined {
-  return accessesEveryConversation(principal, 'read') ? undefined : principal.name;
+export function listingOwner(principal: Pick<Principal, 'id' | 'roles'>): string | undefined {
+  return accessesEveryConversation(principal, 'read') ? undefined : principal.id;
 }
 
-/** The owner of a conversation created in `scope`: the principal's name when `auth` is on; none otherwise. */
+/** The owner of a conversation created in `scope`: the principal when `auth` is on; none otherwise. */
 export function ownerOfNewConversation(scope: AuthScope | undefined): string | undefined {
-  return scope?.authentication ? scope.principal.name : undefined;
+  return scope?.authentication ? scope.principal.id : undefined;
 }
 
 /** The store's own answer for an id it does not know: a stranger's conversation reads the same. */
@@ -54,11 +55,11 @@ export function unknownConversation(id: string): Error {
 }
 
 /** Throws unless `principal` may access `conversation` as asked: NOT_FOUND when it may not even read it, else 403. */
-export function requireAccess(principal: Pick<Principal, 'name' | 'roles'>, conversation: Pick<Conversation, 'id' | 'owner'>, access: ConversationAccess): void {
+export function requireAccess(principal: Pick<Principal, 'id' | 'roles'>, conversation: Pick<Conversation, 'id' | 'owner'>, access: ConversationAccess): void {
   if (mayAccess(principal, conversation.owner, access)) return;
   if (access === 'read' || !mayAccess(principal, conversation.owner, 'read')) throw unknownConversation(conversation.id);
   const whose = conversation.owner === undefined ? 'it was created without authentication and belongs to nobody' : `it belongs to ${conversation.owner}`;
-  throw new AccessDenied(`${principal.name} may read conversation ${conversation.id} but not send to it: ${whose}; only its owner (with the chat role) or an admin may`);
+  throw new AccessDenied(`${principal.id} may read conversation ${conversation.id} but not send to it: ${whose}; only its owner (with the chat role) or an admin may`);
 }
 
 /** The principal of the current request; with `auth` on, a call outside any request has none and is refused. */

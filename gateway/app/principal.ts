@@ -5,11 +5,13 @@ import '../../services/common/context.js';
 import type { DecisionFace } from './decider.js';
 
 /**
- * Who a request is, as every face of the gateway sees it (issue 15 item 1): a name (a token's
- * name or a JWT's subject; "anonymous" without `auth`), the roles it holds and the face it came
+ * Who a request is, as every face of the gateway sees it: a principal — an identity qualified
+ * by where it comes from (principal-id.ts), so that an API token and a JWT that carry the same
+ * name are two principals —, the name it goes by there, the roles it holds and the face it came
  * through. The authentication middleware (auth/middleware.ts) puts it in the request's async
- * context; decider.ts reads it where a face makes a decision (`decided_by`), and the decision
- * guard (decision-guard.ts) where any decision passes.
+ * context; ownership.ts reads it for whose conversations it may see, decider.ts where a face
+ * makes a decision (`decided_by`), and the decision guard (decision-guard.ts) where any decision
+ * passes.
  */
 
 export type Role = (typeof ROLES)[number];
@@ -23,6 +25,12 @@ export type Role = (typeof ROLES)[number];
 export type Face = DecisionFace | 'openai';
 
 export interface Principal {
+  /**
+   * The principal: `token:<name>`, `jwt:<issuer>#<name>` (principal-id.ts), or "anonymous"
+   * without `auth`. What owns conversations and MCP sessions, decides approvals and is audited.
+   */
+  id: string;
+  /** The name within its source (a token's name, a JWT's name claim): how messages address the caller. */
   name: string;
   roles: readonly Role[];
   via: Face;
@@ -32,7 +40,7 @@ export interface Principal {
 export const ANONYMOUS = 'anonymous';
 
 export function anonymousPrincipal(via: Face): Principal {
-  return { name: ANONYMOUS, roles: ['admin'], via };
+  return { id: ANONYMOUS, name: ANONYMOUS, roles: ['admin'], via };
 }
 
 /** `admin` may do everything; otherwise the role itself is needed. */

@@ -14,7 +14,7 @@ import type { FailureReason } from './verdict.js';
  */
 
 export interface AuthFailure {
-  /** The token's name or the JWT's subject when known, else "anonymous". */
+  /** The principal (`token:<name>`, `jwt:<issuer>#<name>`) when known, else "anonymous". */
   actor: string;
   via: Face;
   /** The route, e.g. "POST /approvals/:uuid". */

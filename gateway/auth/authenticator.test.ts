@@ -44,8 +44,8 @@ describe('ApiTokens', () => {
       ],
       env,
     );
-    expect(tokens.verify(ALICE)).toEqual({ name: 'alice', roles: ['chat', 'approve'] });
-    expect(tokens.verify(BOB)).toEqual({ name: 'bob', roles: ['chat'] });
+    expect(tokens.verify(ALICE)).toEqual({ id: 'token:alice', name: 'alice', roles: ['chat', 'approve'] });
+    expect(tokens.verify(BOB)).toEqual({ id: 'token:bob', name: 'bob', roles: ['chat'] });
     expect(tokens.verify(`${ALICE}x`)).toBeUndefined();
     expect(tokens.verify(sha(BOB))).toBeUndefined();
     expect(tokens.verify('')).toBeUndefined();
@@ -88,7 +88,8 @@ describe('JwtVerifier against a JWKS on 127.0.0.1', () => {
   let ec: TestKey;
   let verifier: JwtVerifier;
 
-  const config = () => ({ issuer: issuer.issuer, audience: issuer.audience, jwks_url: issuer.jwksUrl, roles_claim: 'roles', name_claim: 'sub' });
+  const config = () => ({ issuer: issuer.issuer, audience: issuer.audience, jwks_url: issuer.jwksUrl, roles_claim: 'roles', name_claim: 'sub', token_principals: {} });
+  const jwtPrincipal = (name: string) => `jwt:${issuer.issuer}#${name}`;
 
   beforeAll(async () => {
     issuer = await startTestIssuer();
@@ -102,15 +103,29 @@ describe('JwtVerifier against a JWKS on 127.0.0.1', () => {
     await issuer?.close();
   });
 
-  it('accepts RS256 and ES256 tokens of the issuer, with the name and roles of their claims', async () => {
-    expect(await verifier.verify(await issuer.sign(rsa))).toEqual({ kind: 'authenticated', identity: { name: 'alice', roles: ['chat', 'approve'] } });
-    expect(await verifier.verify(await issuer.sign(ec, { sub: 'bob', roles: 'chat' }))).toEqual({ kind: 'authenticated', identity: { name: 'bob', roles: ['chat'] } });
+  it('accepts RS256 and ES256 tokens of the issuer, as the principal jwt:<issuer>#<name>, with the name and roles of their claims', async () => {
+    expect(await verifier.verify(await issuer.sign(rsa))).toEqual({ kind: 'authenticated', identity: { id: jwtPrincipal('alice'), name: 'alice', roles: ['chat', 'approve'] } });
+    expect(await verifier.verify(await issuer.sign(ec, { sub: 'bob', roles: 'chat' }))).toEqual({ kind: 'authenticated', identity: { id: jwtPrincipal('bob'), name: 'bob', roles: ['chat'] } });
+  });
+
+  it('makes a JWT name the token principal only where auth.jwt.token_principals maps it, keeping the JWT\'s own roles', async () => {
+    const mapping = new JwtVerifier({ ...config(), token_principals: { 'carol@example.com': 'carol' } });
+    expect(await mapping.verify(await issuer.sign(rsa, { sub: 'carol@example.com', roles: ['chat'] }))).toEqual({
+      kind: 'authenticated',
+      identity: { id: 'token:carol', name: 'carol@example.com', roles: ['chat'] },
+    });
+    // Only the mapped name: a JWT named as the token itself stays its own principal; "__proto__" is no key of the mapping.
+    expect(await mapping.verify(await issuer.sign(rsa, { sub: 'carol' }))).toMatchObject({ identity: { id: jwtPrincipal('carol') } });
+    expect(await mapping.verify(await issuer.sign(rsa, { sub: '__proto__' }))).toMatchObject({ identity: { id: jwtPrincipal('__proto__') } });
+    // A refusal names the mapped principal too (the audit's actor).
+    const now = Math.floor(Date.now() / 1000);
+    expect(await mapping.verify(await issuer.sign(rsa, { sub: 'carol@example.com', exp: now - 3600, iat: now - 7200 }))).toEqual({ kind: 'refused', reason: 'expired', claimedPrincipal: 'token:carol' });
   });
 
   it('reads the configured name and roles claims, nested ones too', async () => {
     const keycloak = new JwtVerifier({ ...config(), roles_claim: 'realm_access.roles', name_claim: 'preferred_username' });
     const token = await issuer.sign(rsa, { preferred_username: 'carol', realm_access: { roles: ['admin', 'offline_access'] } });
-    expect(await keycloak.verify(token)).toEqual({ kind: 'authenticated', identity: { name: 'carol', roles: ['admin'] } });
+    expect(await keycloak.verify(token)).toEqual({ kind: 'authenticated', identity: { id: jwtPrincipal('carol'), name: 'carol', roles: ['admin'] } });
   });
 
   it('refuses each forgery with its reason', async () => {
@@ -132,7 +147,7 @@ describe('JwtVerifier against a JWKS on 127.0.0.1', () => {
     ];
     for (const [reason, token, claimedName] of cases) {
       const verdict = await verifier.verify(token);
-      expect(verdict, reason).toEqual({ kind: 'refused', reason, ...(claimedName && { claimedName }) });
+      expect(verdict, reason).toEqual({ kind: 'refused', reason, ...(claimedName && { claimedPrincipal: jwtPrincipal(claimedName) }) });
     }
   });
 
@@ -180,7 +195,7 @@ describe('Authenticator', () => {
     key = await issuer.newKey('RS256', 'k1');
     const auth: AuthConfig = {
       tokens: [{ name: 'alice', token_env: 'ALICE_TOKEN', roles: ['chat', 'approve'] }],
-      jwt: { issuer: issuer.issuer, audience: issuer.audience, jwks_url: issuer.jwksUrl, roles_claim: 'roles', name_claim: 'sub' },
+      jwt: { issuer: issuer.issuer, audience: issuer.audience, jwks_url: issuer.jwksUrl, roles_claim: 'roles', name_claim: 'sub', token_principals: {} },
     };
     authenticator = Authenticator.fromConfig(auth, quiet, { env: { ALICE_TOKEN: ALICE } });
   });
@@ -189,9 +204,10 @@ describe('Authenticator', () => {
     await issuer?.close();
   });
 
-  it('takes API tokens and JWTs; anything else is an unknown token', async () => {
-    expect(await authenticator.verify(ALICE)).toEqual({ kind: 'authenticated', identity: { name: 'alice', roles: ['chat', 'approve'] } });
-    expect(await authenticator.verify(await issuer.sign(key, { sub: 'erin', roles: ['admin'] }))).toEqual({ kind: 'authenticated', identity: { name: 'erin', roles: ['admin'] } });
+  it('takes API tokens and JWTs, each as a principal of its source (a JWT named alice is not the token alice); anything else is an unknown token', async () => {
+    expect(await authenticator.verify(ALICE)).toEqual({ kind: 'authenticated', identity: { id: 'token:alice', name: 'alice', roles: ['chat', 'approve'] } });
+    expect(await authenticator.verify(await issuer.sign(key, { sub: 'alice', roles: ['chat'] }))).toEqual({ kind: 'authenticated', identity: { id: `jwt:${issuer.issuer}#alice`, name: 'alice', roles: ['chat'] } });
+    expect(await authenticator.verify(await issuer.sign(key, { sub: 'erin', roles: ['admin'] }))).toEqual({ kind: 'authenticated', identity: { id: `jwt:${issuer.issuer}#erin`, name: 'erin', roles: ['admin'] } });
     expect(await authenticator.verify('not-a-token-of-anyone')).toEqual({ kind: 'refused', reason: 'unknown token' });
     expect(await authenticator.verify(issuer.unsigned())).toEqual({ kind: 'refused', reason: 'alg not allowed' });
   });

@@ -62,7 +62,7 @@ export function setUpAuth(options: GatewayAuthOptions): GatewayAuth {
     guard: (agent) =>
       auth
         ? guardConversations(
-            guardDecisions(agent, (scope, uuid) => audit?.record({ actor: scope.principal.name, via: scope.principal.via, subject: `${scope.subject} (approval ${uuid})`, reason: 'role', needed: 'approve' })),
+            guardDecisions(agent, (scope, uuid) => audit?.record({ actor: scope.principal.id, via: scope.principal.via, subject: `${scope.subject} (approval ${uuid})`, reason: 'role', needed: 'approve' })),
           )
         : agent,
     router: authRouter({ issuer: auth?.jwt?.issuer, name: config.name }),

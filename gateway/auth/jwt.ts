@@ -1,9 +1,9 @@
 import { createRemoteJWKSet, errors, jwtVerify, type JWTPayload, type JWTVerifyGetKey } from 'jose';
 import type { AgentConfig } from '../../services/common/config/schema.js';
 import { ROLES } from '../../services/common/config/schema.js';
+import { jwtPrincipal, MAX_PRINCIPAL_NAME_LENGTH, tokenPrincipal } from '../../services/common/principal-id.js';
 import type { Role } from '../app/principal.js';
-import type { TokenIdentity } from './tokens.js';
-import type { Verdict } from './verdict.js';
+import type { Identity, Verdict } from './verdict.js';
 
 /**
  * JWTs from an OIDC issuer (`auth.jwt`), verified with `jose` against the issuer's JWKS:
@@ -13,6 +13,11 @@ import type { Verdict } from './verdict.js';
  * asymmetric algorithm (RFC 8725 §3.1: `none` and the HMAC family are refused before any key
  * is looked at, so a public key can never serve as an HMAC secret), carry `exp`, and match the
  * configured issuer and audience.
+ *
+ * The principal a JWT names is `jwt:<issuer>#<name>` (services/common/principal-id.ts): never
+ * the API token of the same name, unless `auth.jwt.token_principals` maps that name to a token
+ * principal on purpose. The roles are the JWT's own, mapped or not: a credential grants what it
+ * carries.
  */
 
 type JwtConfig = NonNullable<NonNullable<AgentConfig['auth']>['jwt']>;
@@ -36,8 +41,8 @@ const DEFAULTS = { timeoutMs: 5_000, cooldownMs: 30_000, cacheMaxAgeMs: 10 * 60_
 /** The issuer's keys could not be had (down, slow, not a JWKS): nothing is known about the token. */
 class KeysUnavailable extends Error {}
 
-/** A name fit for an audit line and a decision record: printable, at most 200 characters (what the store keeps of decided_by). */
-const NAME = /^[^\p{Cc}\p{Cf}]{1,200}$/u;
+/** A name fit for an audit line and a decision record: printable, at most MAX_PRINCIPAL_NAME_LENGTH characters. */
+const NAME = new RegExp(`^[^\\p{Cc}\\p{Cf}]{1,${MAX_PRINCIPAL_NAME_LENGTH}}$`, 'u');
 
 function claimAt(payload: JWTPayload, claim: string): unknown {
   if (claim in payload) return payload[claim];
@@ -108,8 +113,19 @@ export class JwtVerifier {
     }
     const name = nameOf(payload, this.config.name_claim);
     if (name === undefined) return { kind: 'refused', reason: 'invalid claims' };
-    const identity: TokenIdentity = { name, roles: rolesOf(claimAt(payload, this.config.roles_claim)) };
+    const identity: Identity = { id: this.principalOf(name), name, roles: rolesOf(claimAt(payload, this.config.roles_claim)) };
     return { kind: 'authenticated', identity };
+  }
+
+  /** The principal of a JWT named `name`: its own, or the token principal the config maps it to. */
+  private principalOf(name: string): string {
+    const mapped = Object.hasOwn(this.config.token_principals, name) ? this.config.token_principals[name] : undefined;
+    return mapped === undefined ? jwtPrincipal(this.config.issuer, name) : tokenPrincipal(mapped);
+  }
+
+  private claimedPrincipal(payload: JWTPayload | undefined): string | undefined {
+    const name = nameOf(payload, this.config.name_claim);
+    return name === undefined ? undefined : this.principalOf(name);
   }
 
   private refusal(error: unknown): Verdict {
@@ -119,11 +135,10 @@ export class JwtVerifier {
       return { kind: 'refused', reason: 'bad signature' };
     }
     // Claims are checked after the signature: the name in them is the issuer's word.
-    if (error instanceof errors.JWTExpired) return { kind: 'refused', reason: 'expired', claimedName: nameOf(error.payload, this.config.name_claim) };
+    if (error instanceof errors.JWTExpired) return { kind: 'refused', reason: 'expired', claimedPrincipal: this.claimedPrincipal(error.payload) };
     if (error instanceof errors.JWTClaimValidationFailed) {
-      const claimedName = nameOf(error.payload, this.config.name_claim);
       const reason = error.claim === 'iss' ? 'wrong issuer' : error.claim === 'aud' ? 'wrong audience' : error.claim === 'nbf' ? 'not yet valid' : 'invalid claims';
-      return { kind: 'refused', reason, claimedName };
+      return { kind: 'refused', reason, claimedPrincipal: this.claimedPrincipal(error.payload) };
     }
     return { kind: 'refused', reason: 'malformed' };
   }

@@ -64,7 +64,7 @@ export function authGate(options: AuthGateOptions): RequestHandler {
     }
     if (route.needs.every((need) => need.kind === 'open')) {
       // Open routes decide nothing: an identity without roles.
-      withAuthScope({ principal: { name: ANONYMOUS, roles: [], via: route.face }, subject: route.subject, authentication: true }, next);
+      withAuthScope({ principal: { id: ANONYMOUS, name: ANONYMOUS, roles: [], via: route.face }, subject: route.subject, authentication: true }, next);
       return;
     }
     const credential = credentialOf(req, route);
@@ -80,7 +80,7 @@ export function authGate(options: AuthGateOptions): RequestHandler {
           return;
         }
         if (verdict.kind === 'refused') {
-          refuse(req, res, route, { status: 401, reason: verdict.reason }, verdict.claimedName ?? ANONYMOUS);
+          refuse(req, res, route, { status: 401, reason: verdict.reason }, verdict.claimedPrincipal ?? ANONYMOUS);
           return;
         }
         const principal: Principal = { ...verdict.identity, via: route.face };
@@ -88,7 +88,7 @@ export function authGate(options: AuthGateOptions): RequestHandler {
         if (missing?.kind === 'role') {
           const needed = missing.roles.join(' or ');
           const message = `${principal.name} may not do this: ${route.subject} needs the ${needed} role (${principal.name} has ${principal.roles.length ? principal.roles.join(', ') : 'none'})`;
-          refuse(req, res, route, { status: 403, reason: 'role', message }, principal.name, needed);
+          refuse(req, res, route, { status: 403, reason: 'role', message }, principal.id, needed);
           return;
         }
         withContextPatch({ authorization: undefined }, () => withAuthScope({ principal, subject: route.subject, authentication: true }, next));

@@ -6,7 +6,7 @@ import { AUTH_WHOAMI_PATH, PROTECTED_RESOURCE_PATHS } from '../app/route-access.
 /**
  * The gateway's own authentication routes:
  *
- * - `GET /auth/whoami`: who the caller is — `{"name", "roles", "authentication": "on"|"off"}` —
+ * - `GET /auth/whoami`: who the caller is — `{"principal", "name", "roles", "authentication": "on"|"off"}` —
  *   so that a client (the web chat) can show who is signed in and check a token before use;
  * - with `auth.jwt`, `GET /.well-known/oauth-protected-resource[/mcp]`: the OAuth
  *   protected-resource metadata (RFC 9728) of `/mcp`, naming the issuer as its authorization

@@ -1,7 +1,9 @@
 import { createHash, timingSafeEqual } from 'node:crypto';
 import type { AgentConfig } from '../../services/common/config/schema.js';
+import { tokenPrincipal } from '../../services/common/principal-id.js';
 import { registerSecret } from '../../services/common/secrets.js';
 import type { Role } from '../app/principal.js';
+import type { Identity } from './verdict.js';
 
 /**
  * The API tokens of `auth.tokens`: each a name, its roles and the SHA-256 of its secret. A
@@ -12,12 +14,9 @@ import type { Role } from '../app/principal.js';
  * a guess was.
  */
 
-export interface TokenIdentity {
+interface HashedToken {
   name: string;
   roles: readonly Role[];
-}
-
-interface HashedToken extends TokenIdentity {
   digest: Buffer;
 }
 
@@ -72,13 +71,13 @@ export class ApiTokens {
     return this.tokens.length;
   }
 
-  /** The identity whose token this is, or undefined. Every configured hash is compared, whatever matched first. */
-  verify(token: string): TokenIdentity | undefined {
+  /** The identity whose token this is (the principal `token:<name>`), or undefined. Every configured hash is compared, whatever matched first. */
+  verify(token: string): Identity | undefined {
     const digest = sha256(token);
     let found: HashedToken | undefined;
     for (const candidate of this.tokens) {
       if (timingSafeEqual(candidate.digest, digest) && found === undefined) found = candidate;
     }
-    return found && { name: found.name, roles: found.roles };
+    return found && { id: tokenPrincipal(found.name), name: found.name, roles: found.roles };
   }
 }

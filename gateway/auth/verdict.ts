@@ -1,4 +1,11 @@
-import type { TokenIdentity } from './tokens.js';
+import type { Role } from '../app/principal.js';
+
+/** Who a credential proved to be: the principal (services/common/principal-id.ts), the name in its source, its roles. */
+export interface Identity {
+  id: string;
+  name: string;
+  roles: readonly Role[];
+}
 
 /**
  * What checking a request's credentials concluded. `reason` is what the audit records
@@ -19,9 +26,9 @@ export type FailureReason =
   | 'role';
 
 export type Verdict =
-  | { kind: 'authenticated'; identity: TokenIdentity }
-  /** `claimedName`: the token's identity when it is known to be the issuer's (a signed JWT whose claims failed). */
-  | { kind: 'refused'; reason: Exclude<FailureReason, 'role'>; claimedName?: string }
+  | { kind: 'authenticated'; identity: Identity }
+  /** `claimedPrincipal`: the token's principal when it is known to be the issuer's (a signed JWT whose claims failed). */
+  | { kind: 'refused'; reason: Exclude<FailureReason, 'role'>; claimedPrincipal?: string }
   /** The issuer's keys could not be fetched: the token is neither good nor bad (503, not 401). */
   | { kind: 'unverifiable'; detail: string };
 

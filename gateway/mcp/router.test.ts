@@ -524,9 +524,9 @@ describe('issue 6 item 4 / seed 002: 2025-era sessions are bounded', () => {
     return response.status;
   };
 
-  async function gatewayWith(sessions: { maxSessions?: number; idleMs?: number }): Promise<Gateway> {
-    const config = configSchema.parse({ name: 'test-agent', host: '127.0.0.1', port: 0 });
-    const server: Server = createServer(createHttpApp([mcpRouter({ agent: mesh, config, log: quiet, sessions })], quiet));
+  async function gatewayWith(sessions: { max?: number; idleMs?: number }): Promise<Gateway> {
+    const config = configSchema.parse({ name: 'test-agent', host: '127.0.0.1', port: 0, serve_mcp: { sessions: { ...(sessions.max !== undefined && { max: sessions.max }) } } });
+    const server: Server = createServer(createHttpApp([mcpRouter({ agent: mesh, config, log: quiet, sessionIdleMs: sessions.idleMs })], quiet));
     await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
     return {
       url: `http://127.0.0.1:${(server.address() as AddressInfo).port}`,
@@ -539,7 +539,7 @@ describe('issue 6 item 4 / seed 002: 2025-era sessions are bounded', () => {
   }
 
   it('closes the session unused the longest to make room for a new one', async () => {
-    const small = await gatewayWith({ maxSessions: 2 });
+    const small = await gatewayWith({ max: 2 });
     try {
       const first = await open(small.url);
       const second = await open(small.url);

@@ -28,11 +28,10 @@ export interface McpRouterOptions {
   log: Logger;
   /** The server's version; the project's package.json version by default. */
   version?: string;
-  /** 2025-era session bounds; defaults suit one gateway replica. */
-  sessions?: { maxSessions?: number; idleMs?: number };
+  /** How long a 2025-era session may go unused (tests); by default longer than any one call may take. */
+  sessionIdleMs?: number;
 }
 
-const DEFAULT_MAX_SESSIONS = 1000;
 const MIN_SESSION_IDLE_MS = 30 * 60_000;
 
 export function mcpRouter(options: McpRouterOptions): Router {
@@ -57,9 +56,10 @@ export function mcpRouter(options: McpRouterOptions): Router {
     () => createAgentMcpServer(serverOptions, 'legacy'),
     legacyStatelessFallback(() => createAgentMcpServer(serverOptions, 'legacy'), onerror, { maxRequestBodySize: BODY_LIMIT_BYTES }),
     {
-      maxSessions: options.sessions?.maxSessions ?? DEFAULT_MAX_SESSIONS,
+      maxSessions: config.serve_mcp.sessions.max,
+      maxPerPrincipal: config.serve_mcp.sessions.max_per_principal,
       // Longer than any one call may take, so that a session is never closed under a call.
-      idleMs: options.sessions?.idleMs ?? Math.max(MIN_SESSION_IDLE_MS, 2 * config.chat.turn_timeout),
+      idleMs: options.sessionIdleMs ?? Math.max(MIN_SESSION_IDLE_MS, 2 * config.chat.turn_timeout),
       maxRequestBodySize: BODY_LIMIT_BYTES,
     },
     log,

@@ -219,7 +219,7 @@ export const ROUTES: RouteDoc[] = [
     tag: 'Auth',
     summary: 'Who the caller is',
     description: 'Who the token is: its name (a token\'s name or a JWT\'s subject), its roles, and whether authentication is on. Without `auth` everyone is "anonymous" with every role.',
-    responses: { 200: json('the caller', shapes.whoami, { name: 'alice', roles: ['chat', 'approve'], authentication: 'on' }) },
+    responses: { 200: json('the caller', shapes.whoami, { principal: 'token:alice', name: 'alice', roles: ['chat', 'approve'], authentication: 'on' }) },
   },
   ...PROTECTED_RESOURCE_PATHS.map(
     (path): RouteDoc => ({

@@ -73,7 +73,7 @@ export const approvalRecord = z
     execution: z.enum(['executing', 'done', 'failed', 'interrupted']).optional().meta({ description: 'Approved only: what came of the call once it started.' }),
     requested_at: isoTime,
     decided_at: isoTime.optional(),
-    decided_by: z.string().optional().meta({ description: 'A token\'s name, a JWT\'s subject, "anonymous" without authentication, "timeout" for an expiry.' }),
+    decided_by: z.string().optional().meta({ description: 'The principal that decided: "token:<name>" (an API token), "jwt:<issuer>#<name>" (a JWT), "anonymous" without authentication; "timeout" for an expiry. Decisions stored before principals carried their source show the bare name.' }),
     via: z.string().optional().meta({ description: 'rest, web, a2a, mcp, cli, timeout.' }),
     reason: z.string().optional(),
     edited_args: jsonObject.optional().meta({ description: "The arguments the call ran with, when the human edited them before approving; for an approval that asked for an MCP server's input (issue 18), the answer given." }),
@@ -134,7 +134,7 @@ export const conversation = z
     pending_approvals: z.array(pendingApproval).optional(),
     pipeline_state: pipelineState.optional(),
     turn_running: z.literal(true).optional().meta({ description: 'A turn runs now: a message sent now gets 409.' }),
-    owner: z.string().optional(),
+    owner: z.string().optional().meta({ description: 'The principal that created it with authentication on: "token:<name>" or "jwt:<issuer>#<name>". Absent: created without authentication.' }),
     usage,
     created_at: isoTime,
     updated_at: isoTime,
@@ -151,7 +151,7 @@ export const conversationListItem = z
     pending_approvals: z.number().int(),
     pending_approval: pendingApproval.optional(),
     pipeline_state: pipelineState.optional(),
-    owner: z.string().optional(),
+    owner: z.string().optional().meta({ description: 'The principal that created it with authentication on: "token:<name>" or "jwt:<issuer>#<name>". Absent: created without authentication.' }),
     usage,
     created_at: isoTime,
     updated_at: isoTime,
@@ -209,7 +209,12 @@ export const approvalConflictReply = z
   .meta({ id: 'ApprovalConflict', description: 'The approval was decided (or expired) earlier: nothing ran again.' });
 
 export const whoami = z
-  .strictObject({ name: z.string(), roles: z.array(z.string()), authentication: z.enum(['on', 'off']) })
+  .strictObject({
+    principal: z.string().meta({ description: 'The principal, as decided_by and a conversation\'s owner name it: "token:<name>", "jwt:<issuer>#<name>" or "anonymous".' }),
+    name: z.string().meta({ description: 'The name within its source (the token\'s name, the JWT\'s name claim).' }),
+    roles: z.array(z.string()),
+    authentication: z.enum(['on', 'off']),
+  })
   .meta({ id: 'Whoami', description: 'Who the caller is; "anonymous" with every role when auth is off.' });
 
 export const errorReply = z.strictObject({ error: z.string() }).meta({ id: 'Error', description: 'Every refusal and failure: a message that says what was wrong.' });

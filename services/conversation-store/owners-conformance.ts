@@ -143,6 +143,27 @@ export function ownersConformance(driver: StorageDriver): void {
       expect((await listAll(undefined, 10)).summary).toEqual({ total: 2, active: 1, waitingApproval: 0, completed: 1 });
     });
 
+    it('migrates the bare owners stored before owners named their source to the token principal of their name, counts and all', async () => {
+      const carols = [await created('carol'), await created('carol')];
+      // A JWT could have been named "token:carol": its conversations stay apart from the token carol's.
+      const oddly = await created('token:carol');
+      const nobodys = await created();
+      await complete(carols[1]!);
+      await storage.close();
+      // Back to the schema whose owners were bare names (SQLite 16, PostgreSQL 7): its data is what it was.
+      await driver.execute(`UPDATE schema_version SET version = ${driver.name === 'sqlite' ? 16 : 7};`);
+      storage = await driver.open();
+      const ownerOf = async (id: string) => (await storage.getConversation({ id, includeMessages: false })).owner;
+      expect([await ownerOf(carols[0]!), await ownerOf(carols[1]!), await ownerOf(oddly), await ownerOf(nobodys)]).toEqual(['token:carol', 'token:carol', 'token:token:carol', undefined]);
+      expect(await listAll('token:carol', 1)).toMatchObject({ ids: [...carols].reverse(), summary: { total: 2, active: 1, waitingApproval: 0, completed: 1 } });
+      expect(await listAll('token:token:carol', 10)).toMatchObject({ ids: [oddly], summary: { total: 1, active: 1, waitingApproval: 0, completed: 0 } });
+      expect(await listAll('carol', 10)).toMatchObject({ ids: [], summary: { total: 0, active: 0, waitingApproval: 0, completed: 0 } });
+      // The counts go on from there.
+      await complete(carols[0]!);
+      expect((await listAll('token:carol', 10)).summary).toEqual({ total: 2, active: 0, waitingApproval: 0, completed: 2 });
+      expect((await listAll(undefined, 10)).summary).toEqual({ total: 4, active: 2, waitingApproval: 0, completed: 2 });
+    });
+
     sqliteIt("reads one owner's page through the index of owners, not by filtering every conversation", () => {
       const db = new Database(join(driver.dataDir!, DATABASE_FILE), { readonly: true });
       try {

@@ -256,7 +256,7 @@ describe('conversation owners over gRPC (issue 15)', () => {
     for (const [owner, message] of [
       ['', 'owner: a name, not blank'],
       ['  ', 'owner: a name, not blank'],
-      ['x'.repeat(201), 'owner: at most 200 characters'],
+      ['x'.repeat(513), 'owner: at most 512 characters'],
       ['al\nice', 'owner: no control characters'],
     ] as const) {
       await expect(store.createConversation({ sessionId: '0badcafe', systemPrompt: '', owner })).rejects.toMatchObject({ code: GrpcStatus.INVALID_ARGUMENT, message: expect.stringContaining(message) });
@@ -724,7 +724,7 @@ describe('approvals as audited resources over gRPC (issue 15)', () => {
       [{ editedArgs: { table: 'x' } }, 'edited_args: only an approval runs the call with edited arguments'],
       [{ approved: true, expired: true }, 'expired: an expiry that approves'],
       [{ decidedBy: '  ' }, 'decided_by: a name, not blank'],
-      [{ decidedBy: 'x'.repeat(201) }, 'decided_by: at most 200 characters'],
+      [{ decidedBy: 'x'.repeat(513) }, 'decided_by: at most 512 characters'],
       [{ via: 'v'.repeat(33) }, 'via: at most 32 characters'],
     ];
     for (const [change, message] of refused) await expect(store.claimApproval(claimRequest(approval.uuid, change))).rejects.toMatchObject(invalid(message));
@@ -755,7 +755,7 @@ describe('approvals as audited resources over gRPC (issue 15)', () => {
       [{ kind: 'Auth.Failed' }, 'entry.kind: dotted lower-case words'],
       [{ kind: 'auth' }, 'entry.kind: dotted lower-case words'],
       [{ kind: `a.${'b'.repeat(70)}` }, 'entry.kind: at most 64 characters'],
-      [{ actor: 'a'.repeat(201) }, 'entry.actor: at most 200 characters'],
+      [{ actor: 'a'.repeat(513) }, 'entry.actor: at most 512 characters'],
       [{ via: 'v'.repeat(33) }, 'entry.via: at most 32 characters'],
       [{ subject: 's'.repeat(201) }, 'entry.subject: at most 200 characters'],
       [{ detailJson: '[1]' }, 'entry.detail_json: a JSON object'],

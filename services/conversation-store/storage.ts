@@ -24,6 +24,7 @@ import type {
   ListPendingApprovalsRequest,
   PushConfig,
 } from '../../gen/ts/asg/store/v1/store.js';
+import { MAX_PRINCIPAL_LENGTH } from '../common/principal-id.js';
 
 /** At most this many push-notification configs per task (issue 18): each turn's end POSTs to every one. */
 export const MAX_PUSH_CONFIGS = 10;
@@ -55,14 +56,15 @@ export const MAX_DUE_APPROVALS_LIMIT = 100;
 export const MAX_APPROVAL_EXPIRY_MS = 366 * 24 * 3_600_000;
 export const AUDIT_KIND_PATTERN = /^[a-z]+(\.[a-z_]+)+$/;
 export const MAX_AUDIT_KIND_LENGTH = 64;
-export const MAX_AUDIT_ACTOR_LENGTH = 200;
+/** The longest actor (and decider): a principal (services/common/principal-id.ts). */
+export const MAX_AUDIT_ACTOR_LENGTH = MAX_PRINCIPAL_LENGTH;
 export const MAX_AUDIT_VIA_LENGTH = 32;
 export const MAX_AUDIT_SUBJECT_LENGTH = 200;
 export const MAX_AUDIT_DETAIL_BYTES = 16 * 1024;
 /** The most kinds one ListAudit filters by. */
 export const MAX_AUDIT_KINDS = 20;
 export const MAX_WEBHOOK_ENDPOINT_LENGTH = 200;
-/** The longest owner of a conversation (issue 15): a principal's name, bounded as an audit entry's actor. */
+/** The longest owner of a conversation: a principal, bounded as an audit entry's actor. */
 export const MAX_OWNER_LENGTH = MAX_AUDIT_ACTOR_LENGTH;
 
 /** A page size of 0 asks for this many conversations (store.proto, ListConversationsRequest). */

@@ -28,7 +28,7 @@ describe('ResolveApproval: who decides and how, at the gRPC edge (issue 15)', ()
     expect(refused({ approved: true, via: 'timeout' })).toContain('via: one of rest, web, a2a, mcp, cli');
     expect(refused({ approved: true, via: 'email' })).toContain('via: one of');
     expect(refused({ approved: true, decidedBy: 'ali\u0000ce' })).toContain('no control characters');
-    expect(refused({ approved: true, decidedBy: 'x'.repeat(201) })).toContain('at most 200');
+    expect(refused({ approved: true, decidedBy: 'x'.repeat(513) })).toContain('at most 512');
     expect(refused({ approved: true, decidedBy: '   ' })).toContain('non-empty');
     expect(refused({ approved: false, arguments: { name: 'y' } })).toContain('arguments can only be given with an approval');
   });

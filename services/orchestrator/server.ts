@@ -4,6 +4,7 @@ import type { A2aOrigin } from '../../gen/ts/asg/store/v1/store.js';
 import { notFound, invalidArgument } from '../common/grpc/errors.js';
 import type { UnaryHandlers } from '../common/grpc/server.js';
 import { givenReason, reasonProblem } from '../common/decision-reason.js';
+import { MAX_PRINCIPAL_LENGTH } from '../common/principal-id.js';
 import type { DecisionInput, TurnRunner } from './turns.js';
 
 const uuid = z.uuid();
@@ -27,11 +28,12 @@ function parseA2aOrigin(value: A2aOrigin | undefined): A2aOrigin | undefined {
   return value;
 }
 
-// Issue 15: the principal a conversation belongs to, as the gateway authenticated it
-// (the store's bound on an owner; blank or with control characters is no name).
+// The principal a conversation belongs to, as the gateway authenticated it
+// (services/common/principal-id.ts; the store's bound on an owner; blank or with control
+// characters is no name).
 const owner = z
   .string()
-  .max(200, 'owner: at most 200 characters')
+  .max(MAX_PRINCIPAL_LENGTH, `owner: at most ${MAX_PRINCIPAL_LENGTH} characters`)
   .refine((value) => value.trim() !== '', 'owner: a name, not blank (absent: no owner)')
   .refine((value) => !/\p{Cc}/u.test(value), 'owner: no control characters');
 
@@ -56,12 +58,12 @@ export const DECISION_FACES = ['rest', 'web', 'a2a', 'mcp', 'cli'] as const;
 const MAX_ARGUMENTS_CHARS = 1_000_000;
 
 const decision = z.object({
-  // A token's name or a JWT's subject, as the gateway authenticated it: printable, bounded.
+  // The principal, as the gateway authenticated it (services/common/principal-id.ts): printable, bounded.
   decidedBy: z
     .string()
     .trim()
     .min(1, 'decided_by: a non-empty identity')
-    .max(200, 'decided_by: at most 200 characters')
+    .max(MAX_PRINCIPAL_LENGTH, `decided_by: at most ${MAX_PRINCIPAL_LENGTH} characters`)
     .regex(/^[^\p{Cc}]*$/u, 'decided_by: no control characters')
     .optional(),
   via: z.enum(DECISION_FACES, { error: `via: one of ${DECISION_FACES.join(', ')}` }).optional(),

@@ -2,8 +2,8 @@
  * Issue 15, "who may approve", end to end: `bin/asg up` with `auth` (API tokens from the
  * environment and JWTs from an issuer whose JWKS is served on 127.0.0.1), the real mesh, the
  * real mcp-resources server and a scripted model. Without a token 401, with a chat-only token
- * 403 on approve; a decision by alice is recorded as hers (GET /approvals/:uuid, the audit), a
- * JWT's subject likewise; malformed and forged tokens and JWTs (bad signature, expired, wrong
+ * 403 on approve; a decision by alice is recorded as her token's (GET /approvals/:uuid, the
+ * audit: `token:alice`), a JWT's as `jwt:<issuer>#<subject>`; malformed and forged tokens and JWTs (bad signature, expired, wrong
  * audience, alg none) are 401 and in the audit; no token in any answer or log line; and the
  * gateway refuses to listen beyond loopback without auth.
  */
@@ -107,24 +107,24 @@ describe('issue 15: who may approve', () => {
 
     const record = await get(`${agent.url}/approvals/${uuid}`, alice);
     expect(record.status).toBe(200);
-    expect(record.body).toMatchObject({ uuid, decided_by: 'alice', via: 'rest', reason: 'checked the value' });
+    expect(record.body).toMatchObject({ uuid, decided_by: 'token:alice', via: 'rest', reason: 'checked the value' });
     const decisions = await auditEntries('approval.decided');
-    expect(decisions.find((entry) => entry.subject === uuid)).toMatchObject({ actor: 'alice', via: 'rest' });
+    expect(decisions.find((entry) => entry.subject === uuid)).toMatchObject({ actor: 'token:alice', via: 'rest' });
     await eventually(async () => {
       const failures = await auditEntries('auth.failed');
       expect(failures).toEqual(expect.arrayContaining([
         expect.objectContaining({ actor: 'anonymous', via: 'rest', subject: 'POST /conversations', detail: { reason: 'missing' } }),
-        expect.objectContaining({ actor: 'chatty', via: 'rest', subject: 'POST /approvals/:uuid', detail: { reason: 'role', needed: 'approve' } }),
+        expect.objectContaining({ actor: 'token:chatty', via: 'rest', subject: 'POST /approvals/:uuid', detail: { reason: 'role', needed: 'approve' } }),
       ]));
     });
   });
 
-  it('a JWT of the issuer decides as its subject; forged and malformed credentials are 401 and audited', async () => {
+  it('a JWT of the issuer decides as its principal (issuer and subject); forged and malformed credentials are 401 and audited', async () => {
     const erin = await issuer.sign(key, { sub: 'erin', roles: ['chat', 'approve'] });
     jwtsSent.push(erin);
     const uuid = await stopAt('add e2e-erin with value 3', bearer(erin));
     expect((await post(`${agent.url}/approvals/${uuid}`, { approved: false, reason: 'not today' }, bearer(erin))).status).toBe(200);
-    expect((await get(`${agent.url}/approvals/${uuid}`, bearer(erin))).body).toMatchObject({ decided_by: 'erin', via: 'rest', status: 'rejected' });
+    expect((await get(`${agent.url}/approvals/${uuid}`, bearer(erin))).body).toMatchObject({ decided_by: `jwt:${issuer.issuer}#erin`, via: 'rest', status: 'rejected' });
 
     const now = Math.floor(Date.now() / 1000);
     const stranger = await issuer.newKey('ES256', 'e2e-1', false);
@@ -154,7 +154,7 @@ describe('issue 15: who may approve', () => {
     const uuid = await stopAt('add e2e-web with value 2', alice);
     const resolved = await post(`${agent.url}/trpc/approvals.resolve`, { uuid, approved: true }, alice);
     expect(resolved.status).toBe(200);
-    expect((await get(`${agent.url}/approvals/${uuid}`, alice)).body).toMatchObject({ decided_by: 'alice', via: 'web' });
+    expect((await get(`${agent.url}/approvals/${uuid}`, alice)).body).toMatchObject({ decided_by: 'token:alice', via: 'web' });
 
     const task = await post(`${agent.url}/a2a`, { jsonrpc: '2.0', id: 1, method: 'message/send', params: { message: { kind: 'message', role: 'user', messageId: crypto.randomUUID(), parts: [{ kind: 'text', text: 'add e2e-a2a with value 4' }] } } }, chatty);
     expect(task.status).toBe(200);
@@ -165,7 +165,7 @@ describe('issue 15: who may approve', () => {
     const canceled = await post(`${agent.url}/a2a`, { jsonrpc: '2.0', id: 3, method: 'tasks/cancel', params: { id: taskId } }, alice);
     expect(canceled.status).toBe(200);
     const approvals = await get(`${agent.url}/approvals?conversation_id=${taskId}`, alice);
-    expect(approvals.body.approvals[0]).toMatchObject({ decided_by: 'alice', via: 'a2a', status: 'rejected' });
+    expect(approvals.body.approvals[0]).toMatchObject({ decided_by: 'token:alice', via: 'a2a', status: 'rejected' });
   });
 
   it('no token or JWT in any answer above or any log line', () => {

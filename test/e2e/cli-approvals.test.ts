@@ -4,7 +4,7 @@
  * with edited arguments (the tool gets those), rejects with a reason, and says clearly — with
  * its documented exit codes — when the approval is unknown, decided already, or the agent is
  * not there. With `auth` configured it signs its calls with --token or ASG_TOKEN: 401 without
- * one, 403 for a chat-only token, and a decision by alice is recorded as alice's.
+ * one, 403 for a chat-only token, and a decision by alice is recorded as her token's (token:alice).
  */
 import { spawn } from 'node:child_process';
 import { join } from 'node:path';
@@ -192,7 +192,7 @@ describe('asg approvals against an agent with authentication', () => {
     const approved = await asg(['approvals', 'approve', uuid, '--reason', 'looks right'], { ASG_URL: secured.url, ASG_TOKEN: TOKENS.alice });
     expect(approved.code).toBe(0);
     const shown = await asg(['approvals', 'show', uuid, '--url', secured.url], { ASG_TOKEN: TOKENS.alice });
-    expect(shown.stdout).toMatch(/Decided by:\s+alice via cli\n/);
+    expect(shown.stdout).toMatch(/Decided by:\s+token:alice via cli\n/);
     expect(shown.stdout).toMatch(/Reason:\s+looks right\n/);
     expect(resourceNames(join(secured.dir, 'resources.db'))).toContain('auth-1');
   });

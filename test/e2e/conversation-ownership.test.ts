@@ -73,7 +73,7 @@ describe('issue 15: whose conversation — REST', () => {
   it('gives the new conversation its creator as owner', async () => {
     const read = await get(`${agent.url}/conversations/${alices}`, alice);
     expect(read.status).toBe(200);
-    expect(read.body.conversation.owner).toBe('alice');
+    expect(read.body.conversation.owner).toBe('token:alice');
     expect((await post(`${agent.url}/conversations/${alices}/messages`, { message: 'and again' }, alice)).status).toBe(200);
   });
 
@@ -116,7 +116,7 @@ describe('issue 15: whose conversation — REST', () => {
     expect((await post(`${agent.url}/conversations/${alices}/messages`, { message: 'hi' }, carol)).status).toBe(403);
     const refused = await post(`${agent.url}/conversations/${alices}/messages`, { message: 'hi' }, dave);
     expect(refused.status).toBe(403);
-    expect(refused.body.error).toContain(`dave may read conversation ${alices} but not send to it: it belongs to alice`);
+    expect(refused.body.error).toContain(`token:dave may read conversation ${alices} but not send to it: it belongs to token:alice`);
   });
 
   it('lets root, an admin, see and talk to everything', async () => {
@@ -144,7 +144,7 @@ describe('issue 15: whose conversation — tRPC', () => {
 
   it("lets carol read alice's conversation and watch it", async () => {
     const client = trpcClient(agent.url, carol);
-    expect((await client.conversations.get.query({ id: alices })).conversation.owner).toBe('alice');
+    expect((await client.conversations.get.query({ id: alices })).conversation.owner).toBe('token:alice');
     const watch = record<ConversationUpdate>((callbacks) => client.conversation.events.subscribe({ conversationId: alices }, callbacks));
     await vi.waitFor(() => expect(watch.items[0]?.data.kind).toBe('snapshot'), { timeout: 10_000 });
     watch.stop();

@@ -11,12 +11,19 @@
  * table unread, as schema version 0, which the orchestrator migrates when it reads it), and
  * the approval resolves: approved once, the stored call runs once, a second decision is 409,
  * the conversation goes on.
+ *
+ * store-before-principals/owned.db was written with authentication on, by the release whose
+ * owners were bare names (SQLite schema 16): the API token carol (roles chat, approve) created
+ * a conversation waiting for the approval of `resources_add` upgrade-owned and one that is
+ * active, the token erin (chat) one. After the upgrade they belong to the token principals
+ * (`token:carol`, `token:erin`), not to a JWT that carries the name.
  */
 import { copyFileSync, mkdirSync } from 'node:fs';
 import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { REPO_ROOT, startAgent, tempDir, type AgentProcess } from '../support/agent-process.js';
 import { get, post } from '../support/http.js';
+import { startTestIssuer, type TestIssuer } from '../support/jwks-issuer.js';
 import { resourceNames } from '../support/resources-db.js';
 import { resourceAgentScript, startScriptedModel, type ScriptedModelServer } from '../support/scripted-model.js';
 
@@ -116,6 +123,74 @@ describe.each(cases)('a store written $name', (fixture) => {
     expect(next.status).toBe(200);
     expect(next.body.result.waiting_approval).toBe(false);
     expect(next.body.result.response).toContain(fixture.resource);
+  });
+});
+
+describe('a store written before owners named their source', () => {
+  const carols = { waiting: '7175a556-3d58-4152-ae2a-0ed19b47a587', active: 'ac0f2f82-a5f7-440b-b129-b05c2b8e940b' };
+  const erins = 'cf9588bd-2900-49fd-8cb0-946c24145d70';
+  const approval = '4ea80989-cd6c-4016-9a44-d5f0334cd957';
+  const TOKENS = { CAROL_TOKEN: 'upgrade-carol-token-5e2a8c1f', ERIN_TOKEN: 'upgrade-erin-token-9d4b7f3a', DAVE_TOKEN: 'upgrade-dave-token-2c6e0a8d' };
+  const bearer = (token: string) => ({ authorization: `Bearer ${token}` });
+  const carol = bearer(TOKENS.CAROL_TOKEN);
+  const erin = bearer(TOKENS.ERIN_TOKEN);
+  const dave = bearer(TOKENS.DAVE_TOKEN);
+  let issuer: TestIssuer;
+  let jwtCarol: Record<string, string>;
+  let agent: AgentProcess;
+
+  beforeAll(async () => {
+    issuer = await startTestIssuer();
+    const key = await issuer.newKey('ES256', 'upgrade-1');
+    jwtCarol = bearer(await issuer.sign(key, { sub: 'carol', roles: ['chat'] }));
+    const dir = tempDir('asg-upgrade-');
+    mkdirSync(join(dir, 'data'), { recursive: true });
+    copyFileSync(join(FIXTURES, 'store-before-principals', 'owned.db'), join(dir, 'data', 'conversations.db'));
+    agent = await startAgent({
+      geminiBaseUrl: model.geminiBaseUrl,
+      dir,
+      env: TOKENS,
+      config: {
+        auth: {
+          // carol chats only now, so that her listing shows what she owns, not all she may read.
+          tokens: [
+            { name: 'carol', token_env: 'CAROL_TOKEN', roles: ['chat'] },
+            { name: 'erin', token_env: 'ERIN_TOKEN', roles: ['chat'] },
+            { name: 'dave', token_env: 'DAVE_TOKEN', roles: ['approve'] },
+          ],
+          jwt: { issuer: issuer.issuer, audience: issuer.audience, jwks_url: issuer.jwksUrl },
+        },
+      },
+    });
+  });
+
+  afterAll(async () => {
+    await agent?.stop();
+    await issuer?.close();
+  });
+
+  it("keeps the token carol's conversations hers, with their counts; a JWT named carol sees none of them", async () => {
+    const listed = await get(`${agent.url}/conversations`, carol);
+    expect(listed.status).toBe(200);
+    expect(listed.body.conversations.map((conversation: { id: string }) => conversation.id).sort()).toEqual([carols.waiting, carols.active].sort());
+    expect(listed.body.summary).toEqual({ total: 2, active: 1, waiting_approval: 1, completed: 0 });
+    expect((await get(`${agent.url}/conversations/${carols.waiting}`, carol)).body.conversation).toMatchObject({ owner: 'token:carol', status: 'waiting_approval' });
+    expect((await get(`${agent.url}/conversations/${erins}`, erin)).body.conversation.owner).toBe('token:erin');
+    expect((await get(`${agent.url}/conversations/${erins}`, carol)).status).toBe(404);
+
+    const stranger = await get(`${agent.url}/conversations`, jwtCarol);
+    expect(stranger.body).toMatchObject({ conversations: [], summary: { total: 0 } });
+    for (const id of Object.values(carols)) expect((await get(`${agent.url}/conversations/${id}`, jwtCarol)).status).toBe(404);
+  });
+
+  it('resolves the approval pending from before, decided by a principal that names its source; carol goes on talking', async () => {
+    expect((await post(`${agent.url}/approvals/${approval}`, { approved: true }, dave)).status).toBe(200);
+    expect(resourceNames(join(agent.dir, 'resources.db'))).toEqual(['upgrade-owned']);
+    expect((await get(`${agent.url}/approvals/${approval}`, dave)).body).toMatchObject({ status: 'approved', decided_by: 'token:dave' });
+    const next = await post(`${agent.url}/conversations/${carols.waiting}/messages`, { message: 'list resources' }, carol);
+    expect(next.status).toBe(200);
+    expect(next.body.result.response).toContain('upgrade-owned');
+    expect((await post(`${agent.url}/conversations/${carols.waiting}/messages`, { message: 'list resources' }, jwtCarol)).status).toBe(404);
   });
 });
 

@@ -200,7 +200,7 @@ describe('signed in with a token (issue 15)', () => {
     await secured?.stop();
   });
 
-  it('asks for a token, refuses a bad one, signs alice in, and her decision is "approved by alice"', async () => {
+  it('asks for a token, refuses a bad one, signs alice in, and her decision is "approved by token:alice"', async () => {
     const { page, pageErrors } = await browser();
     await page.goto(secured.url);
     const identity = page.getByTestId('identity');
@@ -228,8 +228,8 @@ describe('signed in with a token (issue 15)', () => {
     const uuid = (await card.getAttribute('data-uuid'))!;
     await card.getByRole('button', { name: /^Approve/ }).click();
     const trace = chat(page).locator(`[data-testid="decision-trace"][data-uuid="${uuid}"] .decision-text`);
-    await expect.poll(() => trace.textContent(), { timeout: 30_000 }).toMatch(/^approved by alice · /);
-    expect((await get(`${secured.url}/approvals/${uuid}`, { authorization: `Bearer ${TOKENS.alice}` })).body).toMatchObject({ decided_by: 'alice', via: 'web' });
+    await expect.poll(() => trace.textContent(), { timeout: 30_000 }).toMatch(/^approved by token:alice · /);
+    expect((await get(`${secured.url}/approvals/${uuid}`, { authorization: `Bearer ${TOKENS.alice}` })).body).toMatchObject({ decided_by: 'token:alice', via: 'web' });
     await saveScreenshot(page, 'signed-in-trace.png');
 
     // Signing out forgets the token: the chat asks for one again.

@@ -1,5 +1,6 @@
 import { z } from 'zod';
 import { LOG_FORMATS, LOG_LEVELS } from '../log-settings.js';
+import { MAX_ISSUER_LENGTH, MAX_PRINCIPAL_NAME_LENGTH } from '../principal-id.js';
 import { duration } from './duration.js';
 import { proxyEntryProblem } from './proxies.js';
 import { treeProblems } from './tree.js';
@@ -20,6 +21,8 @@ export const WEBHOOK_EVENTS = ['approval.requested', 'approval.decided', 'run.co
 const envName = z.string().regex(/^[A-Za-z_][A-Za-z0-9_]{0,127}$/, 'an environment variable name');
 const timeoutAction = z.enum(['reject', 'approve']);
 
+const tokenName = z.string().regex(/^[A-Za-z0-9_.@-]{1,64}$/, 'a name of letters, digits, "_", ".", "@" or "-" (at most 64)');
+
 /** Issue 15: who may call the gateway. Absent: nobody is asked (loopback only, unless `insecure`). */
 export const authSchema = z.strictObject({
   /** API tokens: the secret is in an environment variable, or only its SHA-256 is in the file. */
@@ -27,8 +30,8 @@ export const authSchema = z.strictObject({
     .array(
       z
         .strictObject({
-          /** The identity a decision records (decided_by). */
-          name: z.string().regex(/^[A-Za-z0-9_.@-]{1,64}$/, 'a name of letters, digits, "_", ".", "@" or "-" (at most 64)'),
+          /** The token's name: its principal is `token:<name>` (what owns conversations and a decision records as decided_by). */
+          name: tokenName,
           token_env: envName.optional(),
           token_sha256: z.string().regex(/^[0-9a-f]{64}$/, '64 lower-case hex digits (sha256 of the token)').optional(),
           roles: z.array(z.enum(ROLES)).min(1, 'at least one of chat, approve, admin'),
@@ -39,13 +42,24 @@ export const authSchema = z.strictObject({
   /** JWTs from an OIDC issuer, verified against its JWKS (keys cached, refetched on an unknown key id). */
   jwt: z
     .strictObject({
-      issuer: z.string().min(1),
+      issuer: z.string().min(1).max(MAX_ISSUER_LENGTH, `at most ${MAX_ISSUER_LENGTH} characters`),
       audience: z.string().min(1),
       jwks_url: z.url(),
       /** The claim holding the roles (an array of chat/approve/admin, or a space-separated string). */
       roles_claim: z.string().min(1).default('roles'),
-      /** The claim naming the identity a decision records. */
+      /** The claim naming the identity: a JWT's principal is `jwt:<issuer>#<name>`. */
       name_claim: z.string().min(1).default('sub'),
+      /**
+       * Added: JWT names (values of `name_claim`) that act as an API token's principal
+       * (`token:<name>`) on purpose — owning its conversations and MCP sessions, deciding as it.
+       * Empty by default: a JWT and a token of the same name are two principals.
+       */
+      token_principals: z
+        .record(
+          z.string().min(1).max(MAX_PRINCIPAL_NAME_LENGTH, `a JWT name of at most ${MAX_PRINCIPAL_NAME_LENGTH} characters`).regex(/^[^\p{Cc}\p{Cf}]+$/u, 'a JWT name without control characters'),
+          tokenName,
+        )
+        .default({}),
     })
     .optional(),
 });
@@ -455,6 +469,16 @@ export const configSchema = z
             description: z.string().default('Ask the agent. It may use its tools, and stops for a human approval before any destructive call.'),
             argument_name: z.string().regex(/^[A-Za-z_][A-Za-z0-9_]{0,63}$/, 'an argument name: a letter or "_", then letters, digits or "_"').default('message'),
             argument_description: z.string().default('What to ask the agent, in plain language.'),
+          })
+          .prefault({}),
+        /**
+         * Added: the 2025-era sessions (initialize + Mcp-Session-Id) the gateway keeps open: in all,
+         * and per principal (with `auth`). A principal's session past its bound closes one of its own.
+         */
+        sessions: z
+          .strictObject({
+            max: z.number().int().min(1).max(100_000).default(1000),
+            max_per_principal: z.number().int().min(1).max(100_000).default(20),
           })
           .prefault({}),
       })

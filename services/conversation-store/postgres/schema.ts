@@ -1,4 +1,5 @@
 import type { ClientBase } from 'pg';
+import { TOKEN_PRINCIPAL_PREFIX } from '../../common/principal-id.js';
 import { FIRST_USER_TEXT_LENGTH } from '../records.js';
 
 /**
@@ -6,7 +7,7 @@ import { FIRST_USER_TEXT_LENGTH } from '../records.js';
  * behind. A released migration is never edited: a change is a new entry at the end.
  *
  * It holds what the SQLite schema holds after its migration 12 (sqlite/schema.ts; 4 here is
- * its 13, 5 its 14, 6 its 15), written
+ * its 13, 5 its 14, 6 its 15, 7 its 16, 8 its 17), written
  * for PostgreSQL, with three differences that concurrency from several store replicas needs:
  *
  * - `event_ids`: one row holding the last event id. A writing transaction raises it as its
@@ -234,6 +235,13 @@ const MIGRATIONS: readonly string[] = [
     created_at      text NOT NULL,
     PRIMARY KEY (conversation_id, id)
   );
+  `,
+  // 8: owners name their source, as SQLite schema 17: a bare owner becomes the token principal of its name.
+  `
+  UPDATE conversations SET owner = '${TOKEN_PRINCIPAL_PREFIX}' || owner WHERE owner IS NOT NULL;
+  CREATE TEMP TABLE renamed_owner_counts ON COMMIT DROP AS SELECT '${TOKEN_PRINCIPAL_PREFIX}' || owner AS owner, status, count FROM conversation_counts_by_owner;
+  DELETE FROM conversation_counts_by_owner;
+  INSERT INTO conversation_counts_by_owner (owner, status, count) SELECT owner, status, count FROM renamed_owner_counts;
   `,
 ];
 

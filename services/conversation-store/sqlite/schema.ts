@@ -1,4 +1,5 @@
 import type { Database } from 'better-sqlite3';
+import { TOKEN_PRINCIPAL_PREFIX } from '../../common/principal-id.js';
 import { FIRST_USER_TEXT_LENGTH } from '../records.js';
 
 /**
@@ -319,6 +320,19 @@ const MIGRATIONS: readonly string[] = [
     created_at      TEXT NOT NULL,
     PRIMARY KEY (conversation_id, id)
   ) WITHOUT ROWID;
+  `,
+  // 17: owners name their source (services/common/principal-id.ts), so that an API token and a
+  // JWT of one name are two principals. Until now an owner was a bare name, and whatever a JWT
+  // of that name created was the token's as well: every bare owner becomes the token principal
+  // of its name (a JWT that should keep them is mapped to it by auth.jwt.token_principals). The
+  // counts move with their owners (through a copy: renamed in place, one could meet another's
+  // old key — a JWT could be named "token:x"); no trigger fires, since no status changes.
+  `
+  UPDATE conversations SET owner = '${TOKEN_PRINCIPAL_PREFIX}' || owner WHERE owner IS NOT NULL;
+  CREATE TEMP TABLE renamed_owner_counts AS SELECT '${TOKEN_PRINCIPAL_PREFIX}' || owner AS owner, status, count FROM conversation_counts_by_owner;
+  DELETE FROM conversation_counts_by_owner;
+  INSERT INTO conversation_counts_by_owner (owner, status, count) SELECT owner, status, count FROM renamed_owner_counts;
+  DROP TABLE renamed_owner_counts;
   `,
 ];
 
