@@ -1,27 +1,20 @@
 import type { McpServerConfig } from '../common/config/schema.js';
+import type { BackoffPolicy } from '../common/backoff.js';
 import type { ProcessExit } from './stdio-probe.js';
 
 /**
- * Reconnecting a server that is down (issue 17): exponential backoff from `initialMs`, doubled
- * per failure up to `maxMs`, each delay with "equal jitter" (half fixed, half random) so that
- * replicas restarted together do not knock on a recovering server in step. Retries go on at the
- * cap for as long as the broker runs: a server that comes up later gets its tools listed.
+ * Reconnecting a server that is down: the services' backoff with jitter (common/backoff.ts).
+ * Retries go on at the cap for as long as the broker runs: a server that comes up later gets
+ * its tools listed.
  * A `required` server is tried for `startupMs` at startup, then the broker refuses to start.
  */
-export interface ReconnectPolicy {
-  initialMs: number;
-  maxMs: number;
+export interface ReconnectPolicy extends BackoffPolicy {
   startupMs: number;
 }
 
 export const RECONNECT: ReconnectPolicy = { initialMs: 500, maxMs: 30_000, startupMs: 10_000 };
 
-/** The delay before retry number `failures` (1-based), with jitter; `random` is in [0, 1). */
-export function backoffDelay(policy: ReconnectPolicy, failures: number, random: () => number = Math.random): number {
-  const exponent = Math.min(Math.max(failures - 1, 0), 30);
-  const ceiling = Math.min(policy.maxMs, policy.initialMs * 2 ** exponent);
-  return Math.round(ceiling / 2 + random() * (ceiling / 2));
-}
+export { backoffDelay } from '../common/backoff.js';
 
 /** The last lines a stdio server wrote to stderr while starting: what an operator needs to see why it did not. */
 export class StderrTail {
