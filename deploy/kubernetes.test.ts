@@ -21,6 +21,7 @@ import { SERVICE_NAMES } from '../cli/serve.js';
 import { parseConfig } from '../services/common/config/load.js';
 import { checkAuthConfig } from '../gateway/auth/preflight.js';
 import type { AgentConfig } from '../services/common/config/schema.js';
+import { LIVENESS_SERVICE } from '../services/common/grpc/health.js';
 
 const here = import.meta.dirname;
 const root = join(here, '..');
@@ -285,7 +286,9 @@ describe('deploy/kubernetes', () => {
           expect(container.livenessProbe.httpGet).toEqual({ path: '/health', port: 'http' });
         } else {
           expect(port.name).toBe('grpc');
-          for (const probe of [container.readinessProbe, container.livenessProbe, container.startupProbe]) expect(probe.grpc).toEqual({ port: port.containerPort });
+          // Ready is the whole server's status; alive only says the process answers (a store waiting for its database is not restarted).
+          expect(container.readinessProbe.grpc).toEqual({ port: port.containerPort });
+          for (const probe of [container.livenessProbe, container.startupProbe]) expect(probe.grpc).toEqual({ port: port.containerPort, service: LIVENESS_SERVICE });
         }
       }
     });

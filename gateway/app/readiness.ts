@@ -4,7 +4,7 @@ import { GrpcStatus, RpcError } from '../../services/common/grpc/errors.js';
 import { serviceNameOf, type HealthCheckResponse } from '../../services/common/grpc/health.js';
 import type { ToolServer } from '../../gen/ts/asg/tools/v1/tools.js';
 import type { HealthClient } from './backends.js';
-import { toolServerJson, type ToolServerJson } from './shapes.js';
+import { readyServerJson, type ReadyServerJson } from './shapes.js';
 
 /**
  * How long `/ready` waits for a backend's health answer. Under Kubernetes' default probe
@@ -15,11 +15,16 @@ export const READINESS_CHECK_MS = 800;
 /** What a backend's grpc.health.v1 Check said, or why it said nothing. */
 export type BackendState = HealthCheckResponse['status'] | 'UNREACHABLE' | 'NO_ANSWER' | 'NO_HEALTH_SERVICE' | 'FAILED';
 
+/**
+ * What `/ready` answers, with no token: states only. Why something is down (a database's
+ * error, an MCP server's stderr with its stack trace and paths) goes to the log, and to
+ * `GET /tools` for the callers allowed to list tools.
+ */
 export type ReadinessReport =
-  // `mcp_servers`: each configured MCP server and whether its tools are available (issue 17).
-  // A server that is down does not make the gateway unready: the agent serves without its
-  // tools while it is retried (a `required` server stops startup instead).
-  | { status: 'ready'; mcp_servers?: ToolServerJson[] }
+  // `mcp_servers`: each configured MCP server and whether its tools are available. A server
+  // that is down does not make the gateway unready: the agent serves without its tools while
+  // it is retried (a `required` server stops startup instead).
+  | { status: 'ready'; mcp_servers?: ReadyServerJson[] }
   | { status: 'not_ready'; backends: Record<BackendName, BackendState>; error: string }
   | { status: 'draining'; error: string };
 
@@ -58,13 +63,13 @@ export function backendReadiness(health: Record<BackendName, HealthClient>, isDr
 }
 
 /** The MCP servers' availability, when the orchestrator tells it in time; nothing otherwise (readiness is about the backends). */
-async function mcpServers(toolServers: (() => Promise<ToolServer[]>) | undefined): Promise<{ mcp_servers?: ToolServerJson[] }> {
+async function mcpServers(toolServers: (() => Promise<ToolServer[]>) | undefined): Promise<{ mcp_servers?: ReadyServerJson[] }> {
   if (!toolServers) return {};
   let timer: NodeJS.Timeout | undefined;
   const late = new Promise<undefined>((resolve) => (timer = setTimeout(() => resolve(undefined), READINESS_CHECK_MS)));
   try {
     const servers = await Promise.race([toolServers(), late]);
-    return servers ? { mcp_servers: servers.map(toolServerJson) } : {};
+    return servers ? { mcp_servers: servers.map(readyServerJson) } : {};
   } catch {
     return {};
   } finally {

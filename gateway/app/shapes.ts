@@ -196,7 +196,14 @@ export interface ToolServerJson {
 }
 
 export function toolServerJson(server: ToolServer): ToolServerJson {
-  return { name: server.name, status: server.available ? 'available' : 'unavailable', required: server.required, ...(!server.available && { error: server.error }) };
+  return { ...readyServerJson(server), ...(!server.available && { error: server.error }) };
+}
+
+/** One configured MCP server in GET /ready: its state without why (the log and GET /tools say why). */
+export type ReadyServerJson = Omit<ToolServerJson, 'error'>;
+
+export function readyServerJson(server: ToolServer): ReadyServerJson {
+  return { name: server.name, status: server.available ? 'available' : 'unavailable', required: server.required };
 }
 
 // The store always sets timestamps; an empty string keeps the field's type a string if a

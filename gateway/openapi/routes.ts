@@ -68,7 +68,7 @@ const readiness = z
     status: z.string().meta({ description: 'ready, not_ready or draining.' }),
     backends: z.record(z.string(), z.string()).optional().meta({ description: 'Not ready: what each backend said (SERVING, NOT_SERVING, UNREACHABLE, NO_ANSWER, NO_HEALTH_SERVICE).' }),
     error: z.string().optional(),
-    mcp_servers: z.array(shapes.toolServer).optional().meta({ description: 'Ready: each configured MCP server and whether its tools are available (an optional server that is down does not make the agent unready).' }),
+    mcp_servers: z.array(shapes.readyServer).optional().meta({ description: 'Ready: each configured MCP server and whether its tools are available (an optional server that is down does not make the agent unready); why one is not is in the log and GET /tools.' }),
   })
   .meta({ id: 'Readiness' });
 
@@ -175,7 +175,7 @@ export const ROUTES: RouteDoc[] = [
     tag: 'Probes',
     summary: 'Readiness',
     description:
-      'Whether the gateway can serve requests now: the orchestrator and the conversation store answer their gRPC health check (grpc.health.v1) with SERVING and the gateway is not stopping. For load balancers and readiness probes; /health is the liveness probe. Answered for any Host header.',
+      'Whether the gateway can serve requests now: the orchestrator and the conversation store answer their gRPC health check (grpc.health.v1) with SERVING — the store only while its database answers — and the gateway is not stopping. For load balancers and readiness probes; /health is the liveness probe. Open to all and answered for any Host header, so it tells states only: why something is down is in the log.',
     responses: {
       200: json('ready', readiness, { status: 'ready' }),
       503: json('a backend is not SERVING, unreachable or silent, or the gateway is draining', readiness, {

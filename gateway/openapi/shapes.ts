@@ -1,7 +1,7 @@
 import { z } from 'zod';
 import type { ApprovalConflictReply, ApprovalListReply, AuditListReply, ConversationListReply, ConversationPageReply, ConversationReply } from '../app/replies.js';
 import type { Whoami } from '../app/decider.js';
-import type { ApprovalRecordJson, AuditEntryJson, ConversationJson, ConversationListItemJson, PendingApprovalJson, ToolJson, ToolServerJson } from '../app/shapes.js';
+import type { ApprovalRecordJson, AuditEntryJson, ConversationJson, ConversationListItemJson, PendingApprovalJson, ToolJson, ReadyServerJson, ToolServerJson } from '../app/shapes.js';
 
 /**
  * The response shapes of DESIGN §4 as zod schemas, for the OpenAPI document only: the bodies
@@ -182,6 +182,10 @@ export const toolServer = z
   })
   .meta({ id: 'ToolServer', description: 'A configured MCP server and whether its tools can be called now.' });
 
+export const readyServer = toolServer
+  .omit({ error: true })
+  .meta({ id: 'ReadyServer', description: 'A configured MCP server and whether its tools can be called now; why not is in the log and GET /tools.' });
+
 export const conversationReply = z.strictObject({ conversation, result: turnResult.optional() }).meta({ id: 'ConversationReply' });
 
 export const conversationPageReply = z
@@ -229,6 +233,7 @@ agree<Same<z.infer<typeof approvalRecord>, ApprovalRecordJson>>();
 agree<Same<z.infer<typeof auditEntry>, AuditEntryJson>>();
 agree<Same<z.infer<typeof tool>, ToolJson>>();
 agree<Same<z.infer<typeof toolServer>, ToolServerJson>>();
+agree<Same<z.infer<typeof readyServer>, ReadyServerJson>>();
 agree<Same<z.infer<typeof conversationReply>, ConversationReply>>();
 agree<Same<z.infer<typeof conversationPageReply>, ConversationPageReply>>();
 agree<Same<z.infer<typeof conversationListReply>, ConversationListReply>>();

@@ -1,6 +1,6 @@
 import fc from 'fast-check';
 import { afterEach, describe, expect, it, vi } from 'vitest';
-import { AttemptsFailed, backoffDelay, retry, systemClock, type BackoffPolicy, type Clock } from './backoff.js';
+import { AttemptsFailed, Backoff, backoffDelay, reconnectSchedule, retry, systemClock, type BackoffPolicy, type Clock } from './backoff.js';
 
 const SCHEDULE: BackoffPolicy = { attempts: 4, baseMs: 1_000, maxMs: 30_000, jitter: 'none' };
 
@@ -216,5 +216,20 @@ describe('retry', () => {
     await expect(sleeping).resolves.toBe('why');
     expect(vi.getTimerCount()).toBe(0);
     await expect(rejection(systemClock.sleep(10, AbortSignal.abort('before')))).resolves.toBe('before');
+  });
+});
+
+describe('Backoff: failures of a long-lived connection in a row', () => {
+  it('counts the failures in a row, each wait within its jitter, and starts over after a success', () => {
+    const backoff = new Backoff(reconnectSchedule(100, 400));
+    const delays = [backoff.next(), backoff.next(), backoff.next(), backoff.next()];
+    expect(backoff.failuresInRow).toBe(4);
+    for (const [index, ceiling] of [100, 200, 400, 400].entries()) {
+      expect(delays[index]).toBeGreaterThanOrEqual(ceiling / 2);
+      expect(delays[index]).toBeLessThanOrEqual(ceiling);
+    }
+    backoff.reset();
+    expect(backoff.failuresInRow).toBe(0);
+    expect(backoff.next()).toBeLessThanOrEqual(100);
   });
 });

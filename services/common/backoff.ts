@@ -144,3 +144,36 @@ export async function retry<T>(attempt: (number: number) => Promise<T>, policy: 
     throw ended ?? error;
   }
 }
+
+/**
+ * The failures of one long-lived thing in a row (a connection that reconnects for as long as
+ * the process runs): each `next()` is the jittered wait before the next try; `reset()` once it
+ * worked, so the next outage starts from `baseMs` again.
+ */
+export class Backoff {
+  private failures = 0;
+
+  constructor(
+    private readonly policy: BackoffPolicy,
+    private readonly random: () => number = Math.random,
+  ) {}
+
+  next(): number {
+    this.failures += 1;
+    return backoffDelay(this.policy, this.failures, this.random);
+  }
+
+  reset(): void {
+    this.failures = 0;
+  }
+
+  /** Failures since the last success. */
+  get failuresInRow(): number {
+    return this.failures;
+  }
+}
+
+/** An endless reconnect schedule with equal jitter: from `baseMs`, doubled per failure, up to `maxMs`. */
+export function reconnectSchedule(baseMs: number, maxMs: number): BackoffPolicy {
+  return { attempts: Infinity, baseMs, maxMs, jitter: 'equal' };
+}

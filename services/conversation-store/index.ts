@@ -1,13 +1,16 @@
 import { ConversationStoreServiceService } from '../../gen/ts/asg/store/v1/store.js';
 import { ServingHealth } from '../common/grpc/health.js';
 import { serveInProcess } from '../common/grpc/in-process.js';
-import { createServer, DEFAULT_STOP_GRACE_MS, implement, listen, shutdown } from '../common/grpc/server.js';
+import { deferredHandlers } from '../common/grpc/deferred-handlers.js';
+import { unavailable } from '../common/grpc/errors.js';
+import { createServer, DEFAULT_STOP_GRACE_MS, implement, listen, shutdown, type ServiceHandlers } from '../common/grpc/server.js';
 import type { ConversationStoreConfig } from '../common/config/slices.js';
 import { observeGauge } from '../common/metrics.js';
 import { redactSecrets } from '../common/secrets.js';
 import type { RunningService, ServiceOptions } from '../common/service.js';
 import { EventFeed, type EventFeedOptions } from './event-feed.js';
-import { openConfiguredStorage } from './open-storage.js';
+import { openConfiguredStorage, storageTarget } from './open-storage.js';
+import { StorageOpening } from './opening.js';
 import { conversationStoreHandlers } from './server.js';
 import type { ConversationStorage } from './storage.js';
 
@@ -25,40 +28,74 @@ export interface ConversationStoreOptions extends ServiceOptions<ConversationSto
 }
 
 export async function startConversationStore(options: ConversationStoreOptions): Promise<RunningService> {
-  const { storage, where, events, eventsUrlIgnored } = await openConfiguredStorage(options.config, options.env ?? process.env, (what, error) =>
-    options.log.warn(what, { error: redactSecrets(error instanceof Error ? error.message : String(error)) }),
-  );
-  // Before anyone reads them: a conversation whose turn a crash cut off says so (store.proto, StartTurn).
-  let interrupted: number;
-  try {
-    interrupted = await storage.noteInterruptedTurns();
-  } catch (error) {
-    await storage.close();
-    throw error;
-  }
-  if (interrupted > 0) options.log.warn('turns cut off by an earlier stop noted as interrupted', { conversations: interrupted });
-  const feed = new EventFeed(storage, options.events);
+  const env = options.env ?? process.env;
+  const { where, events, eventsUrlIgnored } = storageTarget(options.config, env);
+  const onBackgroundError = (what: string, error: unknown) => options.log.warn(what, { error: redactSecrets(error instanceof Error ? error.message : String(error)) });
   // SERVER_OPTIONS: a long conversation read whole by a turn exceeds gRPC's 4 MiB default.
   const server = createServer(options.config.grpc);
-  // Ready once its migrations ran and interrupted turns were noted (both above): from then on
-  // every call is answered from the database.
+  // Ready while the database answers: from the moment it opened (migrations ran, interrupted
+  // turns noted), for as long as its probe gets an answer (docs/architecture.md, "Health").
   const health = new ServingHealth(server, [ConversationStoreServiceService]);
-  const handlers = conversationStoreHandlers(storage, feed);
+  let open: OpenStore | undefined;
+  const handlers = deferredHandlers(ConversationStoreServiceService, () => {
+    if (open) return open.handlers;
+    throw unavailable('the conversation store cannot reach its database yet; try again shortly');
+  });
+  const opening = new StorageOpening(
+    async () => {
+      const { storage } = await openConfiguredStorage(options.config, env, onBackgroundError);
+      // Before anyone reads them: a conversation whose turn a crash cut off says so (store.proto, StartTurn).
+      try {
+        const interrupted = await storage.noteInterruptedTurns();
+        if (interrupted > 0) options.log.warn('turns cut off by an earlier stop noted as interrupted', { conversations: interrupted });
+      } catch (error) {
+        await storage.close();
+        throw error;
+      }
+      return storage;
+    },
+    (storage) => {
+      const feed = new EventFeed(storage, options.events);
+      const stopFollowing = storage.onAvailability?.((available, reason) => {
+        if (available) {
+          options.log.info('the conversation store reaches its database again and is ready');
+          health.markServing();
+        } else {
+          options.log.warn('the conversation store cannot reach its database; it is not ready until the database answers', { error: redactSecrets(reason) });
+          health.markNotServing();
+        }
+      });
+      const stopObserving = observeGauge('asg_approvals_pending', 'Approvals waiting for a decision, counted in the store at each scrape', () => countPendingApprovals(storage));
+      open = {
+        storage,
+        feed,
+        handlers: conversationStoreHandlers(storage, feed),
+        release: () => {
+          stopFollowing?.();
+          stopObserving();
+        },
+      };
+      health.markServing();
+    },
+    options.log,
+  );
+  // A database that needs a person (a refused login, a newer schema) stops the start here.
+  await opening.first();
   server.addService(ConversationStoreServiceService, implement(ConversationStoreServiceService, SERVICE, handlers, options.log));
   let port: number;
   try {
     port = await listen(server, options.listen);
   } catch (error) {
     server.forceShutdown();
-    feed.close();
-    await storage.close();
+    await opening.stop(Date.now() + DEFAULT_STOP_GRACE_MS);
+    open?.release();
+    open?.feed.close();
+    await open?.storage.close();
     throw error;
   }
   const address = `${options.listen.slice(0, options.listen.lastIndexOf(':'))}:${port}`;
   const local = serveInProcess(options.inProcess, { definition: ConversationStoreServiceService, address, handlers, service: SERVICE, log: options.log }, health);
-  health.markServing();
-  const stopObserving = observeGauge('asg_approvals_pending', 'Approvals waiting for a decision, counted in the store at each scrape', () => countPendingApprovals(storage));
-  options.log.info('conversation store listening', { address, database: where, events });
+  options.log.info('conversation store listening', { address, database: where, events, ready: open !== undefined });
   if (eventsUrlIgnored) options.log.warn('events.url (ASG_EVENTS_URL) is ignored: the SQLite store is one replica and hands its events over in-process');
   let stopped: Promise<void> | undefined;
   return {
@@ -71,12 +108,22 @@ export async function startConversationStore(options: ConversationStoreOptions):
     stop: (deadline = Date.now() + DEFAULT_STOP_GRACE_MS) =>
       (stopped ??= (async () => {
         await health.beginStop(deadline, options.config.grpc.drain_delay);
-        stopObserving();
-        feed.close();
+        await opening.stop(deadline);
+        open?.release();
+        open?.feed.close();
         await Promise.all([shutdown(server, deadline), local.stop(deadline)]);
-        await storage.close();
+        await open?.storage.close();
       })()),
   };
+}
+
+/** The store once its storage opened: what its handlers serve from, and what its stop releases. */
+interface OpenStore {
+  storage: ConversationStorage;
+  feed: EventFeed;
+  handlers: ServiceHandlers<typeof ConversationStoreServiceService>;
+  /** Stops following the database's availability and the pending-approvals gauge. */
+  release(): void;
 }
 
 /** Pages read at most per scrape: past 10 000 pending approvals the gauge says 10 000. */

@@ -8,8 +8,8 @@ import { STALE_TURN_MARGIN_MS, type ConversationStorage } from './storage.js';
 /** The environment variable that names the store's database; it wins over `store.url`. */
 export const DATABASE_URL_ENV = 'ASG_DATABASE_URL';
 
-export interface OpenedStorage {
-  storage: ConversationStorage;
+/** Where the store keeps its data and how its events travel, as it may be logged (no credentials). */
+export interface StorageTarget {
   /** Where the data is, as it may be logged: a file, or the URL without its password. */
   where: string;
   /** How events reach the other replicas, as it may be logged (no credentials). */
@@ -18,11 +18,24 @@ export interface OpenedStorage {
   eventsUrlIgnored: boolean;
 }
 
+export interface OpenedStorage extends StorageTarget {
+  storage: ConversationStorage;
+}
+
 /** The database URL in effect: ASG_DATABASE_URL when set, else `store.url`; empty for SQLite. */
 export function databaseUrl(config: Pick<ConversationStoreConfig, 'store'>, env: NodeJS.ProcessEnv): string {
   const url = (env[DATABASE_URL_ENV] ?? '').trim() || config.store.url;
   if (url !== '' && !isPostgresUrl(url)) throw new Error(`${DATABASE_URL_ENV} must be a postgres:// URL (or unset for SQLite in data_dir)`);
   return url;
+}
+
+/** What openConfiguredStorage opens, told before it is opened (the database may be away). */
+export function storageTarget(config: Pick<ConversationStoreConfig, 'data_dir' | 'store' | 'events'>, env: NodeJS.ProcessEnv): StorageTarget {
+  const url = databaseUrl(config, env);
+  const natsUrl = eventsUrl(config, env);
+  if (url === '') return { where: resolve(config.data_dir, DATABASE_FILE), events: 'in-process', eventsUrlIgnored: natsUrl !== '' };
+  const events = natsUrl === '' ? 'PostgreSQL LISTEN/NOTIFY' : `NATS JetStream ${natsServer(natsUrl).redacted}`;
+  return { where: redactedDatabaseUrl(url), events, eventsUrlIgnored: false };
 }
 
 /**
@@ -38,10 +51,8 @@ export async function openConfiguredStorage(
   const staleTurnAfterMs = config.chat.turn_timeout + STALE_TURN_MARGIN_MS;
   const url = databaseUrl(config, env);
   const natsUrl = eventsUrl(config, env);
-  if (url === '') {
-    const dataDir = resolve(config.data_dir);
-    return { storage: openSqliteStorage({ dataDir, staleTurnAfterMs }), where: resolve(dataDir, DATABASE_FILE), events: 'in-process', eventsUrlIgnored: natsUrl !== '' };
-  }
+  const target = storageTarget(config, env);
+  if (url === '') return { storage: openSqliteStorage({ dataDir: resolve(config.data_dir), staleTurnAfterMs }), ...target };
   const { pool } = config.store;
   // Loaded only here: pg and the NATS client are not needed by a store on SQLite.
   const { openPostgresStorage } = await import('./postgres/driver.js');
@@ -57,6 +68,5 @@ export async function openConfiguredStorage(
     events: natsUrl === '' ? undefined : { url: natsUrl, prefix: config.events.prefix, maxAgeMs: config.events.max_age },
     onBackgroundError,
   });
-  const events = natsUrl === '' ? 'PostgreSQL LISTEN/NOTIFY' : `NATS JetStream ${natsServer(natsUrl).redacted}`;
-  return { storage, where: redactedDatabaseUrl(url), events, eventsUrlIgnored: false };
+  return { storage, ...target };
 }

@@ -150,6 +150,9 @@ export type LiveEventListener = (event: ConversationEvent) => void;
  *   message added, an approval requested or resolved, a status changed) in its own
  *   transaction, and hands them to the `onEventsCommitted` listeners after the commit.
  */
+/** The database answers again (`available`), or stopped answering, with why (for the log only). */
+export type AvailabilityListener = (available: boolean, reason: string) => void;
+
 export interface ConversationStorage {
   /** A new active conversation, with its `owner` if given (issue 15); a non-empty system prompt becomes message seq 1. */
   createConversation(request: CreateConversationRequest): Promise<Conversation>;
@@ -356,6 +359,13 @@ export interface ConversationStorage {
    * not a crash's to note: an orchestrator takes them over. Returns how many.
    */
   noteInterruptedTurns(): Promise<number>;
+
+  /**
+   * Calls `listener` each time the database stops or starts answering (the store's readiness
+   * follows it); returns the unsubscribe. Absent for a database inside the process (SQLite),
+   * which answers while the process runs.
+   */
+  onAvailability?(listener: AvailabilityListener): () => void;
 
   close(): Promise<void>;
 }

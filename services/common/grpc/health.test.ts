@@ -4,7 +4,7 @@ import { ToolBrokerServiceService } from '../../../gen/ts/asg/tools/v1/tools.js'
 import { createLogger } from '../log.js';
 import { createPromiseClient, type PromiseClient } from './client.js';
 import { GrpcStatus } from './errors.js';
-import { HEALTH_DEFINITION, serviceNameOf, ServingHealth, type HealthCheckResponse } from './health.js';
+import { HEALTH_DEFINITION, LIVENESS_SERVICE, serviceNameOf, ServingHealth, type HealthCheckResponse } from './health.js';
 import { createServer, implement, listen, shutdown, type Server } from './server.js';
 
 const log = createLogger('health-test');
@@ -79,6 +79,27 @@ describe('issue 14: ServingHealth', () => {
     expect(await watching).toMatchObject({ code: GrpcStatus.UNAVAILABLE });
     await stopping;
     expect(seen).toEqual(['NOT_SERVING', 'SERVING', 'NOT_SERVING']);
+  });
+
+  it('follows a service that is ready, then not (its dependency went away), then ready again, alive all along, and stays NOT_SERVING once a stop began', async () => {
+    const { health } = await start();
+    const seen: string[] = [];
+    const watching = watchUntil(client!.Watch({ service: BROKER }, { timeoutMs: 10_000 }), 'never', seen);
+    await eventually(() => seen.length === 1, 'the first status');
+    health.markServing();
+    health.markNotServing();
+    health.markServing();
+    await eventually(() => seen.length === 4, 'three changes');
+    // Alive all along: liveness probes never restart a process that only waits for a dependency.
+    expect(await client!.Check({ service: LIVENESS_SERVICE })).toEqual({ status: 'SERVING' });
+    expect(await health.handlers.Check({ service: LIVENESS_SERVICE }, undefined as never)).toEqual({ status: 'SERVING' });
+    const stopping = health.beginStop(Date.now() + 5000, 0);
+    // The dependency coming back during the stop does not make it ready again.
+    health.markServing();
+    expect(await client!.Check({ service: BROKER })).toEqual({ status: 'NOT_SERVING' });
+    expect(await watching).toMatchObject({ code: GrpcStatus.UNAVAILABLE });
+    await stopping;
+    expect(seen).toEqual(['NOT_SERVING', 'SERVING', 'NOT_SERVING', 'SERVING', 'NOT_SERVING']);
   });
 
   it('keeps serving NOT_SERVING for the drain delay before the stop goes on, and lets the server shut down at once after', async () => {

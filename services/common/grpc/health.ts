@@ -5,6 +5,14 @@ import { ServiceError } from './errors.js';
 import type { ServerStreamingMethodDefinition, UnaryMethodDefinition } from './method-definition.js';
 import type { ServiceHandlers } from './server.js';
 
+/**
+ * The health name that answers for the process alone: SERVING as long as the server answers,
+ * whether or not the service is ready (a store waiting for its database is alive). For
+ * liveness and startup probes, which restart a process that fails them; readiness probes ask
+ * "" or the service's name.
+ */
+export const LIVENESS_SERVICE = 'liveness';
+
 /** How a stop ends a health watch: its caller watches another replica. */
 const WATCH_ENDED = 'the server is stopping; watch the health of another replica';
 
@@ -27,13 +35,18 @@ export class ServingHealth {
   private readonly watches = new Set<ServerWritableStream<unknown, unknown>>();
   /** The status of every name, as `set` last made it. */
   private status: ServingStatus = 'NOT_SERVING';
+  /** A stop began: NOT_SERVING for good, whatever the service says after. */
+  private stopping = false;
   /** Open Watch calls from this process (in-process.ts): told each status, and the end of a stop. */
   private readonly localWatches = new Set<(event: ServingStatus | 'ended') => void>();
 
   /** Adds grpc.health.v1 to `server` for `definitions` (generated service definitions), all NOT_SERVING. */
   constructor(server: Server, definitions: Record<string, unknown>[]) {
     this.names = ['', ...definitions.map(serviceNameOf)];
-    this.health = new HealthImplementation(Object.fromEntries(this.names.map((name) => [name, 'NOT_SERVING' as ServingStatus])));
+    this.health = new HealthImplementation({
+      ...Object.fromEntries(this.names.map((name) => [name, 'NOT_SERVING' as ServingStatus])),
+      [LIVENESS_SERVICE]: 'SERVING',
+    });
     // The library adds its service itself; its Watch handler is wrapped on the way to keep
     // track of the open watches, which it never ends.
     this.health.addToServer({
@@ -57,8 +70,14 @@ export class ServingHealth {
     return this.names;
   }
 
+  /** Ready (again); ignored once a stop began. */
   markServing(): void {
-    this.set('SERVING');
+    if (!this.stopping) this.set('SERVING');
+  }
+
+  /** Not ready for now (a service whose dependency is away): probes take it out until markServing. */
+  markNotServing(): void {
+    if (!this.stopping) this.set('NOT_SERVING');
   }
 
   /**
@@ -68,6 +87,7 @@ export class ServingHealth {
    * another replica — so that nothing holds the server's shutdown, which comes next.
    */
   async beginStop(deadline: number, drainDelayMs: number): Promise<void> {
+    this.stopping = true;
     this.set('NOT_SERVING');
     const wait = Math.min(drainDelayMs, Math.max(0, deadline - Date.now()));
     if (wait > 0) await delay(wait);
@@ -88,6 +108,7 @@ export class ServingHealth {
   get handlers(): ServiceHandlers<typeof HEALTH_DEFINITION> {
     return {
       Check: async ({ service }) => {
+        if (service === LIVENESS_SERVICE) return { status: 'SERVING' };
         if (!this.names.includes(service)) throw new ServiceError(GrpcStatus.NOT_FOUND, `Health status unknown for service ${service}`);
         return { status: this.status };
       },
@@ -96,7 +117,8 @@ export class ServingHealth {
   }
 
   private async *watchHere(service: string, signal: AbortSignal): AsyncGenerator<HealthCheckResponse> {
-    const known = this.names.includes(service);
+    const alive = service === LIVENESS_SERVICE;
+    const known = alive || this.names.includes(service);
     const events: (ServingStatus | 'ended')[] = [];
     let wake: (() => void) | undefined;
     const listener = (event: ServingStatus | 'ended') => {
@@ -107,7 +129,7 @@ export class ServingHealth {
     this.localWatches.add(listener);
     signal.addEventListener('abort', onAbort);
     try {
-      yield { status: known ? this.status : 'SERVICE_UNKNOWN' };
+      yield { status: alive ? 'SERVING' : known ? this.status : 'SERVICE_UNKNOWN' };
       while (!signal.aborted) {
         const event = events.shift();
         if (event === undefined) {
@@ -115,7 +137,7 @@ export class ServingHealth {
           wake = undefined;
         } else if (event === 'ended') {
           throw new ServiceError(GrpcStatus.UNAVAILABLE, WATCH_ENDED);
-        } else if (known) {
+        } else if (known && !alive) {
           yield { status: event };
         }
       }
@@ -126,6 +148,7 @@ export class ServingHealth {
   }
 
   private set(status: ServingStatus): void {
+    if (status === this.status) return;
     this.status = status;
     for (const name of this.names) this.health.setStatus(name, status);
     for (const watch of this.localWatches) watch(status);

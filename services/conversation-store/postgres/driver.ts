@@ -98,8 +98,11 @@ import {
   type InterruptionMark,
   type LiveEventListener,
   type TurnStart,
+  type AvailabilityListener,
 } from '../storage.js';
 import { DEFAULT_STALE_TURN_MS } from '../sqlite/driver.js';
+import { DatabaseProbe } from './availability.js';
+import { isConnectionError } from './connection-errors.js';
 import { EventListener, liveEventPayloads, OrderedEventDelivery, storedEventsPayload } from './event-relay.js';
 import { NatsEvents } from './nats-events.js';
 import { connectionConfig, createPool, DEFAULT_POOL_LIMITS, redactedDatabaseUrl, type PostgresPoolLimits } from './pool.js';
@@ -125,7 +128,22 @@ export interface PostgresStorageOptions {
   onBackgroundError?: (what: string, error: unknown) => void;
 }
 
+/**
+ * The application_name of each kind of connection a replica opens, as pg_stat_activity shows
+ * them: the pool's, the LISTEN one (LISTEN/NOTIFY events), the outbox publisher's lock (NATS
+ * events) and the readiness probe's.
+ */
+export const POOL_APPLICATION_NAME = 'asg-conversation-store';
+export const LISTEN_APPLICATION_NAME = 'asg-conversation-store-listen';
+export const PUBLISHER_APPLICATION_NAME = 'asg-conversation-store-publisher';
+export const PROBE_APPLICATION_NAME = 'asg-conversation-store-probe';
+
 export const DEFAULT_HEARTBEAT_MS = 5_000;
+/** Runs of one transaction at most when its connection is lost before COMMIT (transaction()). */
+const TRANSACTION_ATTEMPTS = 3;
+/** What a write whose connection was lost during its COMMIT says: it may have been stored. */
+const OUTCOME_UNKNOWN =
+  "the conversation store lost its database connection while committing; whether the change was stored is unknown: read it back before trying again";
 /** Missed heartbeats after which a replica's running marks are read as a crash's. */
 const HEARTBEATS_TO_DEATH = 3;
 /** Rows of replicas unseen this long are deleted at a start (their marks read as dead without them). */
@@ -161,25 +179,26 @@ interface CountRow {
 /**
  * Opens the store on a PostgreSQL database: connects, migrates under the advisory lock,
  * registers this replica and starts its LISTEN connection. Several replicas may open one
- * database at once.
+ * database at once. Fails with UNAVAILABLE when the database (or NATS) cannot be reached or
+ * the connection was lost meanwhile — the caller tries again later (conversation-store
+ * index.ts) — and with the database's own error otherwise (a refused login, a database that
+ * does not exist, a schema newer than this build), which needs a person.
  */
 export async function openPostgresStorage(options: PostgresStorageOptions): Promise<PostgresConversationStorage> {
   const where = redactedDatabaseUrl(options.url);
   const limits = { ...DEFAULT_POOL_LIMITS, ...options.pool };
   const bootId = randomUUID();
-  const pool = createPool(options.url, limits, 'asg-conversation-store');
+  const pool = createPool(options.url, limits, POOL_APPLICATION_NAME);
   // An idle pooled connection that the server ends must not crash the process; the next query gets a new one.
   pool.on('error', (error) => options.onBackgroundError?.('an idle database connection failed', error));
   try {
-    const client = await pool.connect().catch((error: unknown) => {
-      throw unavailable(`cannot connect to the conversation store's database ${where}: ${(error as Error).message}`);
-    });
+    const client = await pool.connect();
     try {
       await migrate(client, where);
     } finally {
       client.release();
     }
-    const storage = new PostgresConversationStorage(pool, bootId, where, options, connectionConfig(options.url, limits, 'asg-conversation-store-listen'));
+    const storage = new PostgresConversationStorage(pool, bootId, where, options, connectionConfig(options.url, limits, LISTEN_APPLICATION_NAME), connectionConfig(options.url, limits, PROBE_APPLICATION_NAME));
     try {
       await storage.start();
     } catch (error) {
@@ -190,6 +209,9 @@ export async function openPostgresStorage(options: PostgresStorageOptions): Prom
     return storage;
   } catch (error) {
     if (!pool.ended) await pool.end().catch(() => undefined);
+    if (error instanceof ServiceError) throw error;
+    const message = redactSecrets((error as Error).message ?? String(error));
+    if (isConnectionError(error)) throw unavailable(`cannot reach the conversation store's database ${where}: ${message}`);
     throw error;
   }
 }
@@ -221,6 +243,8 @@ export class PostgresConversationStorage implements ConversationStorage {
   private listener: EventListener | undefined;
   private nats: NatsEvents | undefined;
   private heartbeat: NodeJS.Timeout | undefined;
+  private probe: DatabaseProbe | undefined;
+  private readonly availabilityListeners = new Set<AvailabilityListener>();
   /** Live events leave one at a time, so the other replicas get this one's deltas in order. */
   private liveChain: Promise<void> = Promise.resolve();
   private closed: Promise<void> | undefined;
@@ -233,6 +257,7 @@ export class PostgresConversationStorage implements ConversationStorage {
     private readonly where: string,
     private readonly options: PostgresStorageOptions,
     private readonly listenConnection: pg.ClientConfig,
+    private readonly probeConnection: pg.ClientConfig,
   ) {
     this.now = options.now ?? Date.now;
     this.staleTurnAfterMs = options.staleTurnAfterMs ?? DEFAULT_STALE_TURN_MS;
@@ -251,6 +276,8 @@ export class PostgresConversationStorage implements ConversationStorage {
     this.heartbeat.unref();
     if (this.options.events) await this.startNats(this.options.events);
     else await this.startListener();
+    this.probe = new DatabaseProbe({ connection: this.probeConnection, onChange: (available, reason) => this.availabilityChanged(available, reason) });
+    this.probe.start();
     this.delivery = new OrderedEventDelivery(
       await this.latestEventId(),
       (afterId, limit) => this.readEvents({ afterId, limit }),
@@ -285,7 +312,7 @@ export class PostgresConversationStorage implements ConversationStorage {
     this.nats = new NatsEvents({
       ...events,
       bootId: this.bootId,
-      lockConnection: this.listenConnection,
+      lockConnection: { ...this.listenConnection, application_name: PUBLISHER_APPLICATION_NAME },
       pool: this.pool,
       readEvents: (afterId, limit) => this.readEvents({ afterId, limit }),
       onStoredEvent: (event) => void this.delivery?.committed([event]),
@@ -753,6 +780,7 @@ export class PostgresConversationStorage implements ConversationStorage {
   close(): Promise<void> {
     return (this.closed ??= (async () => {
       clearInterval(this.heartbeat);
+      await this.probe?.close();
       await this.listener?.close();
       await this.nats?.close();
       await this.liveChain;
@@ -763,6 +791,8 @@ export class PostgresConversationStorage implements ConversationStorage {
   }
 
   private async beat(): Promise<void> {
+    // While the database is away the probe has said so; it beats again as soon as it is back.
+    if (this.probe?.available === false) return;
     try {
       const { rowCount } = await this.pool.query(SQL.heartbeat, [this.bootId]);
       // Forgotten while this process was paused: it is alive again.
@@ -773,6 +803,34 @@ export class PostgresConversationStorage implements ConversationStorage {
       if (this.beats % HEARTBEATS_TO_DEATH === 0 && !this.closed) await this.noteInterruptedTurns();
     } catch (error) {
       if (!this.closed) this.options.onBackgroundError?.('the store replica heartbeat failed', error);
+    }
+  }
+
+  onAvailability(listener: AvailabilityListener): () => void {
+    this.availabilityListeners.add(listener);
+    return () => this.availabilityListeners.delete(listener);
+  }
+
+  /**
+   * The database stopped or started answering (DatabaseProbe). Back: the connections that
+   * wait out a backoff (LISTEN, the outbox publisher) try now, and this replica beats at once
+   * and sweeps for crashed turns only HEARTBEATS_TO_DEATH beats later, once every live
+   * replica had the time to beat again (all of them looked dead while it was away).
+   */
+  private availabilityChanged(available: boolean, reason: string): void {
+    if (this.closed) return;
+    if (available) {
+      this.listener?.reconnectNow();
+      this.nats?.outboxPublisher?.wake();
+      this.beats = 0;
+      void this.beat();
+    }
+    for (const listener of this.availabilityListeners) {
+      try {
+        listener(available, reason);
+      } catch {
+        // In-process observers that do not throw.
+      }
     }
   }
 
@@ -839,26 +897,13 @@ export class PostgresConversationStorage implements ConversationStorage {
    * listeners of this replica, in id order (OrderedEventDelivery), before the method returns.
    */
   private async write<R>(body: (tx: WriteTx) => Promise<R>): Promise<R> {
-    const client = await this.connect();
-    let broken: Error | undefined;
-    let events: ConversationEvent[];
-    let result: R;
-    try {
-      await client.query('BEGIN');
+    let events: ConversationEvent[] = [];
+    const result = await this.transaction('BEGIN', 'write', async (client) => {
       const tx: WriteTx = { client, events: [], countDeltas: new Map(), ownerCountDeltas: new Map() };
-      try {
-        result = await body(tx);
-        events = await this.flush(tx);
-        await client.query('COMMIT');
-      } catch (error) {
-        await client.query('ROLLBACK').catch((rollbackError: Error) => (broken = rollbackError));
-        throw error;
-      }
-    } catch (error) {
-      throw fail(error);
-    } finally {
-      client.release(broken);
-    }
+      const written = await body(tx);
+      events = await this.flush(tx);
+      return written;
+    });
     if (events.length > 0) {
       // The outbox publisher (the leader, on this replica or another) publishes them from the table.
       this.nats?.committed();
@@ -868,23 +913,43 @@ export class PostgresConversationStorage implements ConversationStorage {
   }
 
   /** Every statement of the body sees one snapshot (REPEATABLE READ, read only). */
-  private async read<R>(body: (client: pg.PoolClient) => Promise<R>): Promise<R> {
-    const client = await this.connect();
-    let broken: Error | undefined;
-    try {
-      await client.query('BEGIN ISOLATION LEVEL REPEATABLE READ READ ONLY');
+  private read<R>(body: (client: pg.PoolClient) => Promise<R>): Promise<R> {
+    return this.transaction('BEGIN ISOLATION LEVEL REPEATABLE READ READ ONLY', 'read', body);
+  }
+
+  /**
+   * One transaction on a pooled connection. A connection lost before COMMIT was sent (its
+   * backend terminated, the database restarting) took the transaction with it: nothing of it
+   * happened, and it runs again from the start on another connection, up to
+   * TRANSACTION_ATTEMPTS times, so that one ended session fails no request. A write whose
+   * connection is lost while its COMMIT is on the way may or may not have been stored: it is
+   * never run again, and the caller is told so. A connection that cannot be had at all (the
+   * database is away) fails at once with UNAVAILABLE.
+   */
+  private async transaction<R>(begin: string, kind: 'read' | 'write', body: (client: pg.PoolClient) => Promise<R>): Promise<R> {
+    for (let attempt = 1; ; attempt += 1) {
+      const client = await this.connect();
+      let broken: Error | undefined;
+      let committing = false;
       try {
-        const result = await body(client);
-        await client.query('COMMIT');
-        return result;
+        await client.query(begin);
+        try {
+          const result = await body(client);
+          committing = true;
+          await client.query('COMMIT');
+          return result;
+        } catch (error) {
+          await client.query('ROLLBACK').catch((rollbackError: Error) => (broken = rollbackError));
+          throw error;
+        }
       } catch (error) {
-        await client.query('ROLLBACK').catch((rollbackError: Error) => (broken = rollbackError));
-        throw error;
+        const lost = isConnectionError(error);
+        if (lost && committing && kind === 'write') throw unavailable(`${OUTCOME_UNKNOWN}: ${(error as Error).message}`);
+        if (!lost || attempt >= TRANSACTION_ATTEMPTS) throw fail(error);
+        broken ??= error as Error;
+      } finally {
+        client.release(broken);
       }
-    } catch (error) {
-      throw fail(error);
-    } finally {
-      client.release(broken);
     }
   }
 
@@ -1132,12 +1197,7 @@ function fail(error: unknown): Error {
   const message = (error as Error).message ?? String(error);
   if (code === '57014') return deadlineExceeded(`a database statement of the conversation store ran past its statement_timeout: ${message}`);
   if (code === '40P01' || code === '40001') return aborted(`the conversation store's database refused the change under concurrency (${message}); try it again`);
-  if (typeof code === 'string' && (code.startsWith('08') || code === '57P01' || code === '57P03' || code.startsWith('53'))) {
-    return unavailable(`the conversation store's database is not available: ${message}`);
-  }
-  if (code === 'ECONNREFUSED' || code === 'ECONNRESET' || /Connection terminated|timeout exceeded when trying to connect/i.test(message)) {
-    return unavailable(`the conversation store's database is not available: ${message}`);
-  }
+  if (isConnectionError(error)) return unavailable(`the conversation store's database is not available: ${message}`);
   if (error instanceof Error) return internal(`the conversation store's database failed: ${message}`);
   return internal(String(error));
 }

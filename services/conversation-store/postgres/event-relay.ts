@@ -1,4 +1,5 @@
 import pg from 'pg';
+import { Backoff, reconnectSchedule, type BackoffPolicy } from '../../common/backoff.js';
 import { ConversationEvent } from '../../../gen/ts/asg/store/v1/store.js';
 import type { CommittedEventsListener } from '../storage.js';
 import { LIVE_EVENTS_CHANNEL, STORED_EVENTS_CHANNEL } from './statements.js';
@@ -133,19 +134,22 @@ export interface EventListenerOptions {
   onError(error: unknown): void;
 }
 
-const RECONNECT_MIN_MS = 100;
-const RECONNECT_MAX_MS = 5_000;
+/** How a lost LISTEN connection is opened again (common/backoff.ts). */
+const RECONNECT: BackoffPolicy = reconnectSchedule(100, 5_000);
 
 /**
  * The replica's own LISTEN connection (outside the pool: a pooled connection is shared, and a
- * LISTEN lives as long as its session). A lost connection is opened again with a backoff, and
- * each time LISTEN is in place `onListening` makes the replica read what it missed.
+ * LISTEN lives as long as its session). A lost connection is opened again with a backoff, at
+ * once when the database is known to be back (`reconnectNow`), and each time LISTEN is in
+ * place `onListening` makes the replica read what it missed.
  */
 export class EventListener {
   private client: pg.Client | undefined;
   private closed = false;
-  private retryMs = RECONNECT_MIN_MS;
+  private readonly backoff = new Backoff(RECONNECT);
   private timer: NodeJS.Timeout | undefined;
+  /** A connection attempt is under way (one at a time). */
+  private connecting = false;
 
   constructor(private readonly options: EventListenerOptions) {}
 
@@ -167,6 +171,13 @@ export class EventListener {
     this.client?.emit('error', new Error('connection dropped on purpose'));
   }
 
+  /** The database is back: a connection that is down is opened now rather than at the end of its backoff. */
+  reconnectNow(): void {
+    if (this.closed || this.client !== undefined || this.connecting) return;
+    clearTimeout(this.timer);
+    this.reconnect(0);
+  }
+
   private async connect(): Promise<void> {
     const client = new pg.Client(this.options.connection);
     client.on('notification', (message) => this.notified(message));
@@ -185,7 +196,7 @@ export class EventListener {
       return;
     }
     this.client = client;
-    this.retryMs = RECONNECT_MIN_MS;
+    this.backoff.reset();
     this.options.onListening();
   }
 
@@ -212,18 +223,23 @@ export class EventListener {
     void client.end().catch(() => undefined);
     if (this.closed) return;
     if (error) this.options.onError(error);
-    this.scheduleReconnect();
+    this.reconnect(this.backoff.next());
   }
 
-  private scheduleReconnect(): void {
+  private reconnect(afterMs: number): void {
     if (this.closed) return;
+    clearTimeout(this.timer);
     this.timer = setTimeout(() => {
-      this.connect().catch((error: unknown) => {
-        this.options.onError(error);
-        this.retryMs = Math.min(this.retryMs * 2, RECONNECT_MAX_MS);
-        this.scheduleReconnect();
-      });
-    }, this.retryMs);
+      this.connecting = true;
+      this.connect().then(
+        () => (this.connecting = false),
+        (error: unknown) => {
+          this.connecting = false;
+          this.options.onError(error);
+          this.reconnect(this.backoff.next());
+        },
+      );
+    }, afterMs);
     this.timer.unref();
   }
 }

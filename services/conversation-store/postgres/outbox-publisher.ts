@@ -1,5 +1,6 @@
 import type { JetStreamClient, JetStreamManager } from '@nats-io/jetstream';
 import pg from 'pg';
+import { Backoff, reconnectSchedule } from '../../common/backoff.js';
 import type { ConversationEvent } from '../../../gen/ts/asg/store/v1/store.js';
 import { storedEventMessage, type NatsEventNames } from './nats-subjects.js';
 import { SQL } from './statements.js';
@@ -23,6 +24,8 @@ export const PUBLISH_POLL_MS = 1_000;
 /** How often a replica that does not lead tries to take the lead (the leader may have died). */
 export const LEADER_RETRY_MS = 500;
 const RETRY_MAX_MS = 5_000;
+/** How long the leader's lock connection may take to answer before the lead is given up (confirmLead). */
+const LOCK_CHECK_MS = 2_000;
 
 /** The advisory lock key text of the publisher of `stream` (hashtext of it): one leader per stream and database. */
 export function publisherLockName(stream: string): string {
@@ -58,6 +61,8 @@ export class OutboxPublisher {
   private running: Promise<void> | undefined;
   private again = false;
   private closed = false;
+  /** After a failed pass: backing off (common/backoff.ts) from LEADER_RETRY_MS to RETRY_MAX_MS. */
+  private readonly backoff = new Backoff(reconnectSchedule(LEADER_RETRY_MS, RETRY_MAX_MS));
   private retryMs = LEADER_RETRY_MS;
 
   constructor(private readonly options: OutboxPublisherOptions) {}
@@ -109,19 +114,20 @@ export class OutboxPublisher {
     await this.dropLead();
   }
 
-  /** One pass: take the lead if free, publish what is pending; true when it failed. */
+  /** One pass: take the lead if free (or make sure it is still held), publish what is pending; true when it failed. */
   private async pass(): Promise<boolean> {
     try {
+      if (this.leading) await this.confirmLead();
       if (!this.leading && !(await this.takeLead())) return false;
       await this.publishPending();
-      this.retryMs = LEADER_RETRY_MS;
+      this.backoff.reset();
       return false;
     } catch (error) {
       if (this.closed) return false;
       this.options.onError('publishing stored events to NATS failed; retrying', error);
       // Read the stream again: whether the failed publish was stored is unknown.
       this.lastPublished = undefined;
-      this.retryMs = Math.min(this.retryMs * 2, RETRY_MAX_MS);
+      this.retryMs = this.backoff.next();
       return true;
     }
   }
@@ -140,10 +146,37 @@ export class OutboxPublisher {
     return this.leading;
   }
 
+  /**
+   * The lock lives as long as its session: a lock connection that answers within
+   * LOCK_CHECK_MS still holds it. One that does not (a network cut that no error reported
+   * yet: the server may have ended the session and another replica taken the lock) is given
+   * up, the lead first.
+   */
+  private async confirmLead(): Promise<void> {
+    const client = this.lockClient;
+    if (client === undefined) {
+      this.leading = false;
+      return;
+    }
+    let timer: NodeJS.Timeout | undefined;
+    const late = new Promise<never>((_, reject) => {
+      timer = setTimeout(() => reject(new Error(`the publisher's lock connection did not answer within ${LOCK_CHECK_MS} ms`)), LOCK_CHECK_MS);
+    });
+    try {
+      await Promise.race([client.query('SELECT 1'), late]);
+    } catch (error) {
+      this.lostLock(client);
+      throw error;
+    } finally {
+      clearTimeout(timer);
+    }
+  }
+
+  /** The lock's session ended or may have: this replica no longer leads, before anything else happens. */
   private lostLock(client: pg.Client): void {
     if (this.lockClient !== client) return;
-    this.lockClient = undefined;
     this.leading = false;
+    this.lockClient = undefined;
     client.removeAllListeners('end');
     client.on('error', () => undefined);
     void client.end().catch(() => undefined);

@@ -4,7 +4,10 @@ export { isPostgresUrl, redactedDatabaseUrl } from './url.js';
 
 /** The pool's limits (config `store.pool`, README); every field has a documented default. */
 export interface PostgresPoolLimits {
-  /** Connections the pool opens at most; the LISTEN connection is one more. */
+  /**
+   * Connections the pool opens at most; a replica has one or two more of its own: the probe
+   * of its readiness, and the LISTEN connection or (with NATS) the outbox publisher's lock.
+   */
   maxConnections: number;
   /** A statement running longer is cancelled by the server (`statement_timeout`). */
   statementTimeoutMs: number;
@@ -39,14 +42,33 @@ export function connectionConfig(url: string, limits: PostgresPoolLimits, applic
     statement_timeout: limits.statementTimeoutMs,
     idle_in_transaction_session_timeout: limits.idleInTransactionTimeoutMs,
     connectionTimeoutMillis: limits.connectTimeoutMs,
+    // A peer that vanished without a word (a failover, a cut network) is noticed by TCP.
+    keepAlive: true,
+    keepAliveInitialDelayMillis: KEEPALIVE_IDLE_MS,
     types,
   };
 }
 
+/** Idle time of a connection before TCP asks whether its peer is still there. */
+const KEEPALIVE_IDLE_MS = 10_000;
+
+/**
+ * The pool. Each of its connections handles its own 'error' all its life: pg emits one when
+ * its backend ends (a restart, a failover, pg_terminate_backend) while the connection is
+ * checked out between statements, and an unhandled one would end the process. The statement
+ * in flight fails with the error anyway, and the pool drops a connection that failed
+ * (pg marks it not queryable) when it comes back; an idle one is dropped by the pool, which
+ * reports it on its own 'error' event.
+ */
 export function createPool(url: string, limits: PostgresPoolLimits, applicationName: string): pg.Pool {
-  return new pg.Pool({
+  const pool = new pg.Pool({
     ...connectionConfig(url, limits, applicationName),
     max: limits.maxConnections,
     idleTimeoutMillis: 30_000,
   });
+  pool.on('connect', (client) => client.on('error', ignoreCheckedOutError));
+  return pool;
 }
+
+/** The error of a checked-out connection: its statement fails with it and the pool drops the connection (above). */
+function ignoreCheckedOutError(): void {}
