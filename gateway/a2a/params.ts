@@ -4,7 +4,7 @@ import type { TaskState } from './task.js';
 import { invalidParams } from './jsonrpc.js';
 
 /**
- * The params of each method in each dialect, checked at the edge (DESIGN rule 8) and read
+ * The params of each method in each dialect, checked at the edge and read
  * into one dialect-free shape. A bad field is refused with -32602 and a message that names
  * it (`message.parts[0].kind: …`). Unknown fields are allowed: A2A adds optional ones
  * (metadata, extensions, configuration) that this agent has no use for.

@@ -199,7 +199,7 @@ let baseUrl: string;
 
 beforeAll(async () => {
   mesh = new FakeMesh();
-  // The card test below calls with Host agents.example.com, a name the server must be told it answers for (issue 12).
+  // The card test below calls with Host agents.example.com, a name the server must be told it answers for.
   const site = { host: '127.0.0.1', server: { allowed_hosts: ['agents.example.com'], cors: { allowed_origins: [] } } };
   const app = createHttpApp([a2aRouter({ backend: mesh, identity: { name: 'test-agent', description: 'An agent under test' }, log: quiet, version: '9.8.7' })], quiet, site);
   server = createServer(app);

@@ -39,7 +39,7 @@ export interface TaskAnswer {
   task: TaskSnapshot;
   /** The dialect the task was created in. */
   origin: Dialect;
-  /** The effective session id of the request (DESIGN rule 6), for the X-Session-ID header. */
+  /** The effective session id of the request, for the X-Session-ID header. */
   sessionId: string;
 }
 
@@ -142,7 +142,7 @@ export class TaskService {
       const plan = planContinuation(conversation, message);
       await this.registerPush(conversation.id, message.pushConfig, dialect);
       if (message.returnImmediately && plan.kind !== 'unclear') {
-        // Refused now rather than failing unseen after the answer (one turn at a time, issue 13).
+        // Refused now rather than failing unseen after the answer (one turn at a time).
         if (conversation.turnRunning) throw new ConversationBusy(conversation.id);
         // The turn runs on after the answer; the client polls (tasks/get) or subscribes.
         this.detach(conversation.id, () => this.carryOut(conversation, plan, contextId));
@@ -434,7 +434,7 @@ export class TaskService {
       if (decision === 'rejected' && !outcome.result.waitingApproval) return { task: canceledTask(outcome.conversation, contextId, outcome.result.response || NOTHING_RUN), conversation: outcome.conversation };
       return { task: taskAfterTurn(outcome.conversation, outcome.result, contextId), conversation: outcome.conversation };
     }
-    // Someone decided first (exactly-once approvals, DESIGN rule 3): say so, run nothing.
+    // Someone decided first (an approval is decided exactly once): say so, run nothing.
     const conversation = await this.load(outcome.approval.conversationId);
     const task = taskOfConversation(conversation, contextId);
     const when = outcome.decidedAt ? ` at ${outcome.decidedAt.toISOString()}` : '';

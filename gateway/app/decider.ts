@@ -3,7 +3,7 @@ import { ANONYMOUS, currentAuthScope } from './principal.js';
 export { ANONYMOUS };
 
 /**
- * Who decides an approval and through which face (issue 15): stored with the decision
+ * Who decides an approval and through which face: stored with the decision
  * (PendingApproval.decided_by, via) and in the audit trail.
  */
 

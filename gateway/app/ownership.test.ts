@@ -8,7 +8,7 @@ import { failureOf } from './errors.js';
 import { guardConversations, listingOwner, mayAccess, ownerOfNewConversation, requireAccess } from './ownership.js';
 import { withAuthScope, type AuthScope, type Role } from './principal.js';
 
-/** Who may see and talk to a conversation (issue 15): the rule, and the guard every face's operations pass. */
+/** Who may see and talk to a conversation: the rule, and the guard every face's operations pass. */
 
 const ALICE = '11111111-1111-4111-8111-111111111111';
 const NOBODYS = '22222222-2222-4222-8222-222222222222';

@@ -5,7 +5,7 @@ import { AccessDenied } from './decision-guard.js';
 import { currentAuthScope, type AuthScope, type Principal } from './principal.js';
 
 /**
- * Who may see and talk to a conversation (issue 15: "`chat` may talk and read its
+ * Who may see and talk to a conversation ("`chat` may talk and read its
  * conversations"). With `auth` on, a conversation belongs to the principal that created it
  * (store.proto Conversation.owner); the rule, in one place for every face (REST, the event
  * streams, tRPC, A2A, MCP):

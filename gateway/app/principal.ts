@@ -5,7 +5,7 @@ import '../../services/common/context.js';
 import type { DecisionFace } from './decider.js';
 
 /**
- * Who a request is, as every face of the gateway sees it (issue 15 item 1): a name (a token's
+ * Who a request is, as every face of the gateway sees it: a name (a token's
  * name or a JWT's subject; "anonymous" without `auth`), the roles it holds and the face it came
  * through. The authentication middleware (auth/middleware.ts) puts it in the request's async
  * context; decider.ts reads it where a face makes a decision (`decided_by`), and the decision

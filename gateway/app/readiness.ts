@@ -16,7 +16,7 @@ export const READINESS_CHECK_MS = 800;
 export type BackendState = HealthCheckResponse['status'] | 'UNREACHABLE' | 'NO_ANSWER' | 'NO_HEALTH_SERVICE' | 'FAILED';
 
 export type ReadinessReport =
-  // `mcp_servers`: each configured MCP server and whether its tools are available (issue 17).
+  // `mcp_servers`: each configured MCP server and whether its tools are available.
   // A server that is down does not make the gateway unready: the agent serves without its
   // tools while it is retried (a `required` server stops startup instead).
   | { status: 'ready'; mcp_servers?: ToolServerJson[] }

@@ -31,7 +31,7 @@ interface Session {
   server: McpServer;
   transport: WebStandardStreamableHTTPServerTransport;
   lastUsed: number;
-  /** Who opened it (issue 15): only they may use it, as the MCP security best practices ask of sessions. */
+  /** Who opened it: only they may use it, as the MCP security best practices ask of sessions. */
   owner: string;
 }
 
