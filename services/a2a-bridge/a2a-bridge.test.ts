@@ -357,7 +357,7 @@ describe('interop with @dwmkerr/mock-llm (A2A v0.3, @a2a-js/sdk 0.3)', () => {
   });
 });
 
-describe('issue 18 item 2: peers that stream', () => {
+describe('peers that stream', () => {
   const methodsOf = (agent: A2aTestPeer) => agent.rpcRequests().map((request) => (request.body as { method: string }).method);
 
   it.each([

@@ -61,7 +61,7 @@ const approvalPart = z.object({
   }),
 });
 
-/** The seed's status message (DESIGN §4): "Approval required (id: <uuid>): <description>". */
+/** The approval line of a waiting task's status: "Approval required (id: <uuid>): <description>". */
 const APPROVAL_TEXT = /Approval required \(id: ([^)\s]+)\):?\s*([\s\S]*)$/;
 
 /** The approval a waiting peer asks for: its data part when it sent one, else parsed from its text. */

@@ -27,7 +27,7 @@ function parseA2aOrigin(value: A2aOrigin | undefined): A2aOrigin | undefined {
   return value;
 }
 
-// Issue 15: the principal a conversation belongs to, as the gateway authenticated it
+// The principal a conversation belongs to, as the gateway authenticated it
 // (the store's bound on an owner; blank or with control characters is no name).
 const owner = z
   .string()
@@ -49,7 +49,7 @@ function parseMessage(value: string): string {
   return value;
 }
 
-/** The faces a human decides through (issue 15); "timeout" is the expiry's own, never a caller's. */
+/** The faces a human decides through; "timeout" is the expiry's own, never a caller's. */
 export const DECISION_FACES = ['rest', 'web', 'a2a', 'mcp', 'cli'] as const;
 
 /** Edited arguments, as JSON: at most this long (the same bound as a message). */
@@ -75,7 +75,7 @@ const decision = z.object({
     .optional(),
 });
 
-/** Who decides and how (issue 15): "anonymous" through "rest" when the caller does not say. */
+/** Who decides and how: "anonymous" through "rest" when the caller does not say. */
 export function parseDecision(request: {
   approved: boolean;
   decidedBy?: string | undefined;

@@ -3,7 +3,7 @@ import type { JsonRpcRequest } from '../http.js';
 import type { TaskView } from '../remote-task.js';
 import type { StreamEvent } from '../stream-events.js';
 
-/** How a dialect streams (issue 18 item 2): the streaming send, the resubscribe, and one event read. */
+/** How a dialect streams: the streaming send, the resubscribe, and one event read. */
 export interface StreamingSpeaker {
   sendMessage(message: OutgoingMessage): JsonRpcRequest;
   resubscribe(taskId: string): JsonRpcRequest;
@@ -18,7 +18,7 @@ export interface OutgoingMessage {
   contextId?: string;
   /** An answer to the peer's approval; its text is then "approved" or "rejected". */
   approved?: boolean;
-  /** With approved=false: the human's reason (issue 13), sent in the v0.3/v1.0 data part. */
+  /** With approved=false: the human's reason, sent in the v0.3/v1.0 data part. */
   reason?: string;
 }
 
