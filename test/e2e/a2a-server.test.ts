@@ -1,8 +1,7 @@
 /**
- * The A2A server end to end (issue 5): the real mesh (`bin/asg up`), the real mcp-resources
+ * The A2A server end to end: the real mesh (`bin/asg up`), the real mcp-resources
  * server over stdio, a scripted Gemini model, and A2A callers of three kinds — raw JSON-RPC
  * in the seed's dialect, and @a2a-js/sdk's own clients in v1.0 and v0.3.
- * Scenarios TS-011..TS-014 and TS-020 of seed 003.
  */
 import { randomUUID } from 'node:crypto';
 import { join } from 'node:path';
@@ -90,7 +89,7 @@ function finalState(events: StreamResponse[]): TaskState | undefined {
   return last?.$case === 'statusUpdate' ? last.value.status?.state : undefined;
 }
 
-describe('TS-011 agent card discovery (FR-018)', () => {
+describe('agent card discovery', () => {
   it('serves the same card at /.well-known/agent.json and /.well-known/agent-card.json', async () => {
     const [legacy, modern] = await Promise.all([get(`${agent.url}/.well-known/agent.json`), get(`${agent.url}/.well-known/agent-card.json`)]);
     expect(legacy.status).toBe(200);
@@ -113,7 +112,7 @@ describe('TS-011 agent card discovery (FR-018)', () => {
   });
 });
 
-describe('TS-012 A2A message/send, non-destructive (FR-019)', () => {
+describe('A2A message/send, non-destructive', () => {
   it('answers "list all resources" with a completed task and an artifact', async () => {
     const task = await seedSend('list all resources');
     expect(task.id).toMatch(/^[0-9a-f-]{36}$/);
@@ -122,7 +121,7 @@ describe('TS-012 A2A message/send, non-destructive (FR-019)', () => {
   });
 });
 
-describe('TS-013 A2A message/send, destructive (FR-019, FR-020)', () => {
+describe('A2A message/send, destructive', () => {
   it('stops at input-required, is approved over REST, and tasks/get then says completed', async () => {
     const task = await seedSend('add resource a2a-test-item with value 77');
     expect(task.status.state).toBe('input-required');
@@ -140,7 +139,7 @@ describe('TS-013 A2A message/send, destructive (FR-019, FR-020)', () => {
   });
 });
 
-describe('TS-014 A2A tasks/get of a conversation made over REST (FR-020)', () => {
+describe('A2A tasks/get of a conversation made over REST', () => {
   it('maps the conversation id to the task id and answers completed with an artifact', async () => {
     const created = await post(`${agent.url}/conversations`, { message: 'list all resources' });
     expect(created.status).toBe(201);
@@ -155,7 +154,7 @@ describe('TS-014 A2A tasks/get of a conversation made over REST (FR-020)', () =>
   });
 });
 
-describe('TS-020 A2A continuation with taskId (FR-028)', () => {
+describe('A2A continuation with taskId', () => {
   it('"approved" runs the tool and completes the task', async () => {
     const task = await seedSend('add resource ts020-approved with value 1');
     expect(task.status.state).toBe('input-required');

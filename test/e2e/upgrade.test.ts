@@ -1,8 +1,8 @@
 /**
- * Issue 13 acceptance: an approval that was pending before an upgrade still resolves after it.
+ * An approval that was pending before an upgrade still resolves after it.
  * The fixtures are stores written by earlier releases, each holding pending `resources_add`
  * approvals: in simple mode, and paused in a sequential agent tree:
- *  - store-before-issue-12: the release before issue 12 (commit b8c5b1b, store schema 7: no list
+ *  - store-before-issue-12: a release with store schema 7 (commit b8c5b1b: no list
  *    summaries, running-turn marks, decision reasons or turn timestamps);
  *  - store-before-issue-13: the release before the run became a value (main at 0d6c1b0, schema
  *    11), whose agent-tree pauses are a pipeline-state JSON column and whose simple-mode pauses
@@ -25,7 +25,7 @@ const TREE = { agent: { name: 'pipeline', type: 'sequential', agents: [{ name: '
 
 const cases = [
   {
-    name: 'before issue 12, simple mode',
+    name: 'with schema 7, in simple mode',
     release: 'store-before-issue-12',
     file: 'simple.db',
     config: {},
@@ -34,7 +34,7 @@ const cases = [
     resource: 'upgrade-simple',
   },
   {
-    name: 'before issue 12, a sequential agent tree paused at its llm node',
+    name: 'with schema 7, a sequential agent tree paused at its llm node',
     release: 'store-before-issue-12',
     file: 'tree.db',
     config: { agent: { name: 'pipeline', type: 'sequential', agents: [{ name: 'worker', type: 'llm', prompt: '{user_message}' }] } },
@@ -44,7 +44,7 @@ const cases = [
     pipeline: { paused_node_path: [0], paused_node_output_key: '', session_state: {} },
   },
   {
-    name: 'before issue 13, simple mode',
+    name: 'with schema 11, in simple mode',
     release: 'store-before-issue-13',
     file: 'simple.db',
     config: {},
@@ -53,7 +53,7 @@ const cases = [
     resource: 'upgrade-simple',
   },
   {
-    name: 'before issue 13, a sequential agent tree paused at its llm node',
+    name: 'with schema 11, a sequential agent tree paused at its llm node',
     release: 'store-before-issue-13',
     file: 'tree.db',
     config: TREE,
@@ -119,7 +119,7 @@ describe.each(cases)('a store written $name', (fixture) => {
   });
 });
 
-describe('a store written before issue 13: an agent tree waiting at two parallel branches', () => {
+describe('a store written with schema 11: an agent tree waiting at two parallel branches', () => {
   const conversation = 'b74c6bdc-6302-45a1-acdd-86ee9aa4e308';
   const approvals = { a: 'd4b11231-7289-4e6e-8eca-19846615c16b', b: 'b78f7bf6-eb18-43a0-b42c-5cbbdd095a82' };
   const config = {

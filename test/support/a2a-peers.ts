@@ -70,7 +70,7 @@ function approvalText(uuid: string, text: string): string {
   return `Approval required (id: ${uuid}): ${approvalDescription(text)}`;
 }
 
-/** `true` approve, `false` reject, `undefined` neither (the words the DESIGN's A2A server knows, in short). */
+/** `true` approve, `false` reject, `undefined` neither (the approval words an A2A server knows, in short). */
 function decisionOf(text: string, data: unknown[]): boolean | undefined {
   for (const item of data) {
     if (item && typeof item === 'object' && typeof (item as { approved?: unknown }).approved === 'boolean') return (item as { approved: boolean }).approved;
