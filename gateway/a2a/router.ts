@@ -23,7 +23,7 @@ import { agentVersion } from '../app/version.js';
  *
  * The SDK's own server (DefaultRequestHandler + jsonRpcHandler) is not used: it keeps tasks
  * in its TaskStore and runs an AgentExecutor per request, while here a task is a stored
- * conversation that any replica continues, and it cannot speak the seed's dialect nor answer
+ * conversation that any replica continues, and it cannot speak the type-parts dialect nor answer
  * a `tasks/get` in the dialect its task was created in. Its types and ProtoJSON codecs
  * write the v1.0 answers (wire/v1_0.ts).
  */

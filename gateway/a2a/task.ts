@@ -63,7 +63,7 @@ export function approvalRequest(approval: PendingApproval): ApprovalRequest {
   };
 }
 
-/** The seed's status text, which remote agents parse: `Approval required (id: <uuid>): <description>`. */
+/** The approval line of a waiting task's status, which remote agents parse: `Approval required (id: <uuid>): <description>`. */
 export function approvalRequiredText(approval: ApprovalRequest): string {
   return `Approval required (id: ${approval.uuid}): ${approval.description}`;
 }

@@ -28,7 +28,7 @@ export function joinTexts(texts: string[]): string {
   return texts.filter((text) => text.length > 0).join('\n');
 }
 
-/** v0.3 and the seed name states in lowercase with hyphens; v0.3 spells it "canceled", some peers "cancelled". */
+/** v0.3 and type-parts name states in lowercase with hyphens; v0.3 spells it "canceled", some peers "cancelled". */
 const STATE_WORDS: Record<string, TaskState> = {
   submitted: TaskState.TASK_STATE_SUBMITTED,
   working: TaskState.TASK_STATE_WORKING,

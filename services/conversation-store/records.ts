@@ -84,7 +84,7 @@ export const approvalTimeoutAction = nameTable<ApprovalTimeoutAction, ApprovalTi
 export const TURN_OUTCOMES = ['answered', 'paused', 'failed', 'interrupted'] as const;
 export type TurnOutcome = (typeof TURN_OUTCOMES)[number];
 
-/** The dialects a conversation created over A2A is answered in (store.proto, A2aOrigin.dialect). */
+/** The dialects a conversation created over A2A is answered in (store.proto, A2aOrigin.dialect); "seed" is the early type-parts dialect. */
 export const A2A_DIALECTS = ['seed', 'v0.3', 'v1.0'] as const;
 export type A2aDialectName = (typeof A2A_DIALECTS)[number];
 

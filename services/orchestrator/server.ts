@@ -15,6 +15,7 @@ function parseId(kind: 'conversation' | 'approval', value: string): string {
   return value;
 }
 
+// The stored dialect codes (store.proto, A2aOrigin): "seed" is the early type-parts dialect.
 const a2aOrigin = z.object({
   dialect: z.enum(['seed', 'v0.3', 'v1.0'], { error: 'one of seed, v0.3, v1.0' }),
   contextId: z.string().min(1, 'a context id').max(256, 'at most 256 characters'),

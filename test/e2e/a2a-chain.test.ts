@@ -327,7 +327,7 @@ describe('a2a nodes in a pipeline', () => {
     }
   });
 
-  it('the pipeline answers over A2A (seed dialect) with a completed task and an artifact', async () => {
+  it('the pipeline answers over A2A (type-parts dialect) with a completed task and an artifact', async () => {
     const response = await post(`${a.url}/a2a`, {
       jsonrpc: '2.0',
       id: 1,

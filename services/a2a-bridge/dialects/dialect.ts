@@ -41,11 +41,11 @@ export interface DialectSpeaker {
   readSendResult(result: unknown): TaskView;
   getTask(taskId: string): JsonRpcRequest;
   readTask(result: unknown): TaskView;
-  /** Absent for a dialect without streaming (the seed's). */
+  /** Absent for a dialect without streaming (type-parts). */
   readonly streaming?: StreamingSpeaker;
 }
 
-/** The text a message carries: an approval answer is the word itself, as the seed's peers expect. */
+/** The text a message carries: an approval answer is the word itself, as type-parts peers expect. */
 export function messageText(message: OutgoingMessage): string {
   if (message.approved === undefined) return message.text;
   return message.approved ? 'approved' : 'rejected';
