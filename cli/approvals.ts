@@ -3,7 +3,7 @@ import { ApiFailure, approvalsApi, EXIT, type ApprovalsApi, type DecisionBody } 
 import { approvalListText, approvalText, decisionText } from './approvals-format.js';
 import { APPROVALS_USAGE } from './usage.js';
 
-/** `asg approvals …`: list, show, approve and reject approvals of a running agent over its REST API (issue 15). */
+/** `asg approvals …`: list, show, approve and reject approvals of a running agent over its REST API. */
 
 export const DEFAULT_AGENT_URL = 'http://127.0.0.1:8080';
 

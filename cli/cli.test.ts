@@ -48,7 +48,7 @@ describe('asg config check', () => {
   });
 });
 
-describe('asg up: who may approve (issue 15)', () => {
+describe('asg up: who may approve', () => {
   it('refuses a gateway beyond loopback without auth, and a token variable that is not set, before starting anything', () => {
     const dir = tempDir();
     const open = join(dir, 'open.yaml');
@@ -79,7 +79,7 @@ describe('asg usage', () => {
     expect(asg('--log-format', 'xml', 'config', 'check').code).toBe(2);
   });
 
-  it('--help works on every command and exits 0 (issue 17)', () => {
+  it('--help works on every command and exits 0', () => {
     const commands = [[], ['up'], ['serve'], ['migrate'], ['mcp-resources'], ['mcp-filesystem'], ['config'], ['config', 'check'], ['web'], ['approvals']];
     for (const command of commands) {
       const { code, out } = asg(...command, '--help');
@@ -98,7 +98,7 @@ describe('asg usage', () => {
     expect(asg('--version')).toEqual({ code: 0, out: `${version}\n` });
   });
 
-  it('config check reads --config, else ASG_CONFIG, else config/agent.yaml (issue 17)', () => {
+  it('config check reads --config, else ASG_CONFIG, else config/agent.yaml', () => {
     const withEnv = (env: Record<string, string>, ...args: string[]) => {
       const result = spawnSync(process.execPath, [ASG, ...args], { cwd: REPO_ROOT, encoding: 'utf8', timeout: 30_000, env: { ...process.env, ...env } });
       return { code: result.status, out: result.stdout + result.stderr };
@@ -125,7 +125,7 @@ describe('asg usage', () => {
   });
 });
 
-describe('what listens: --host and --port, else PORT, else the file (issue 17)', () => {
+describe('what listens: --host and --port, else PORT, else the file', () => {
   /** Whether something accepts TCP connections on 127.0.0.1:port. */
   const accepts = (port: number) =>
     new Promise<boolean>((resolve) => {
@@ -163,7 +163,7 @@ describe('what listens: --host and --port, else PORT, else the file (issue 17)',
   }, 60_000);
 });
 
-describe('what a command loads (issue 16)', () => {
+describe('what a command loads', () => {
   const RECORD_MODULES = join(REPO_ROOT, 'test', 'fixtures', 'record-modules.mjs');
   /** The services' code and the packages only they use: gRPC, OpenTelemetry, the AI SDK, HTTP frameworks, drivers. */
   const SERVICE_CODE = [
@@ -219,7 +219,7 @@ describe('what a command loads (issue 16)', () => {
     const loaded = readFileSync(modules, 'utf8').split('\n').filter(Boolean);
     expect(loaded).toContainEqual(expect.stringMatching(/\/dist\/services\/orchestrator\/domain\/tokens\.js$/));
     expect(loaded).toContainEqual(expect.stringContaining('/node_modules/@grpc/grpc-js/'));
-    // @opentelemetry/resources comes with the metrics SDK, which every service sets up as it starts (issue 17).
+    // @opentelemetry/resources comes with the metrics SDK, which every service sets up as it starts.
     expect(loaded.filter((url) => /\/node_modules\/(gpt-tokenizer|re2-wasm|@opentelemetry\/(sdk-trace-base|exporter-trace-otlp-http)|pg|@nats-io\/[^/]+)\//.test(url))).toEqual([]);
   }, 60_000);
 });

@@ -1,4 +1,4 @@
-/** The JSON Schemas of the configuration files (issue 17): generated from zod, committed, and named by every shipped file. */
+/** The JSON Schemas of the configuration files: generated from zod, committed, and named by every shipped file. */
 import { readFileSync } from 'node:fs';
 import { dirname, join, resolve } from 'node:path';
 import { Ajv2020 } from 'ajv/dist/2020.js';

@@ -5,7 +5,7 @@ import { filesystemFileSchema } from '../services/mcp-filesystem/config.js';
 import { webConfigSchema } from '../gateway/web/config.js';
 
 /**
- * The JSON Schemas of every kind of configuration file (issue 17), written to config/ by
+ * The JSON Schemas of every kind of configuration file, written to config/ by
  * scripts/write-config-schema.ts and named by the `# yaml-language-server: $schema=…` first
  * line of each shipped file (editor completion; `asg config check` picks the kind by it too).
  */

@@ -5,10 +5,10 @@ import { SERVICE_NAMES } from './service-names.js';
 import { APPROVALS_USAGE } from './usage.js';
 
 /**
- * `asg <command>` on commander (issue 17). Each command's code is imported when that command
+ * `asg <command>` on commander. Each command's code is imported when that command
  * runs, so that the help texts, `config check`, `approvals` and the built-in MCP servers (which
  * the tool broker starts as its children) load neither the services nor gRPC, OpenTelemetry or
- * the AI SDK (issue 16): `asg --help` loads commander and nothing else.
+ * the AI SDK: `asg --help` loads commander and nothing else.
  *
  * Exit codes: 0 done (help and --version included), 1 a failure while running, 2 bad usage or
  * configuration (commander's own refusals too); `asg approvals` documents its own.

@@ -2,7 +2,7 @@ import { fail } from './usage.js';
 
 /**
  * `asg mcp-resources` and `asg mcp-filesystem`: the built-in MCP servers. The tool broker starts
- * them over stdio as its children, so each loads only its own server's modules (issue 16): the
+ * them over stdio as its children, so each loads only its own server's modules: the
  * HTTP face, the logger and the signal handling are imported by the HTTP path alone. Their
  * options were parsed by commander (cli/main.ts).
  */

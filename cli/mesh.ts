@@ -23,8 +23,8 @@ export interface Mesh {
  * first while everything behind it still serves, then the orchestrator gets what is left of
  * the grace, then the services it called, the store last.
  *
- * The four services that need no peer start together, each as soon as its own code is loaded
- * (issue 16): the tool broker first of all, so that its MCP servers (child processes that
+ * The four services that need no peer start together, each as soon as its own code is loaded:
+ * the tool broker first of all, so that its MCP servers (child processes that
  * load their own code) boot on another core while this process loads the others' code. The
  * orchestrator, which needs their addresses, and then the gateway follow.
  */
@@ -63,7 +63,7 @@ export async function startMesh(given: AgentConfig, log: (service: string) => Lo
       log: log('orchestrator'),
       inProcess,
       peers: { conversationStore: storeService.address, llmGateway: llmService.address, toolBroker: toolsService.address, a2aBridge: a2aService.address },
-      // The services listen on ports picked at each start; the gateway's is what stays (issue 14: a restart takes over its own runs at once).
+      // The services listen on ports picked at each start; the gateway's is what stays (a restart takes over its own runs at once).
       node: runNode(`${config.host}:${config.port}`),
     });
     started.push(orchestrator);

@@ -3,7 +3,7 @@ import { checkAgentConfigFile, formatReport, type ConfigCheck, type ConfigProble
 import type { AgentConfig } from '../services/common/config/schema.js';
 
 /**
- * The one check of an agent configuration (issue 17): `asg config check` and every start run
+ * The one check of an agent configuration: `asg config check` and every start run
  * `checkAgentConfig`, so they agree on every file, in the same words. Beyond the file itself
  * (check.ts: YAML, fields, model names, provider keys) it runs what the services would refuse
  * at their start, without starting them: the gateway's bind rule and token variables, the
@@ -42,7 +42,7 @@ const PLAIN_LOOPBACK = new Set(['127.0.0.1', 'localhost', '::1']);
 
 /**
  * The services' own start checks that the configuration calls for, imported only then, so that
- * `asg config check` of a plain configuration loads no service code (issue 16).
+ * `asg config check` of a plain configuration loads no service code.
  */
 async function serviceChecks(config: AgentConfig, options: AgentCheckOptions): Promise<ConfigCheck<AgentConfig>[]> {
   const service = options.service ?? 'all';

@@ -20,7 +20,7 @@ const PARENT_CHECK_MS = 1_000;
 export type Stop = (deadline: number) => Promise<void>;
 
 /**
- * The clean stop of a long-running command (DESIGN §4, issue 12). SIGTERM or SIGINT: `stop`
+ * The clean stop of a long-running command. SIGTERM or SIGINT: `stop`
  * gets `graceMs` for the work in flight, telemetry is flushed, and the process exits 0: once
  * nothing is left on its event loop, or at once when the grace ran out and work was cut. A
  * second signal exits at once with 130. A stop that hangs past the grace exits 1 after a

@@ -1,6 +1,6 @@
 /**
  * Texts shared by the commands, kept apart from them: the help of `asg` (cli/main.ts, on
- * commander) loads this module and no package but commander (issues 16, 17).
+ * commander) loads this module and no package but commander, so that it answers at once.
  */
 
 export const APPROVALS_USAGE = `  approvals list [--status S] [--conversation ID] [--limit N] [--cursor C]

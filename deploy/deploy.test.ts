@@ -49,7 +49,7 @@ describe('deploy/compose.yaml', () => {
     expect(config.services.orchestrator).toBe('orchestrator:7104');
   });
 
-  it('starts a gateway beyond loopback only with authentication, its token required from the environment (issue 15)', () => {
+  it('starts a gateway beyond loopback only with authentication, its token required from the environment', () => {
     expect(config.host).toBe('0.0.0.0');
     // Without the token the gateway would refuse to start: compose must refuse first, saying why.
     expect(() => checkAuthConfig(config, {})).toThrow(/ASG_ADMIN_TOKEN is not set/);

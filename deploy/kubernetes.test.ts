@@ -1,6 +1,6 @@
 /**
- * No cluster runs where this project is built, so the Kubernetes manifests are checked offline
- * (issue 14, item 6): each layout is rendered with `kubectl kustomize` (found or installed by the
+ * No cluster runs where this project is built, so the Kubernetes manifests are checked offline:
+ * each layout is rendered with `kubectl kustomize` (found or installed by the
  * test set-up, test/support/requirements.ts), every object is validated against the Kubernetes
  * schemas (kubernetes-models: the model class of its apiVersion and kind), and what the schemas
  * cannot say is asserted here: probes, resources and a locked-down pod for every Deployment, an
@@ -502,7 +502,7 @@ describe('deploy/kubernetes', () => {
       }
     });
 
-    it('authenticates at the gateway, whose admin token is a required key of the external Secret (issue 15)', () => {
+    it('authenticates at the gateway, whose admin token is a required key of the external Secret', () => {
       const config = layout().config();
       expect(config.host).toBe('0.0.0.0');
       expect(() => checkAuthConfig(config, {})).toThrow(/ASG_ADMIN_TOKEN is not set/);

@@ -1,5 +1,5 @@
 /**
- * deploy/local-cluster.sh (issue 14, item 7): N replicas of the mesh, each `npm start` on its own
+ * deploy/local-cluster.sh: N replicas of the mesh, each `npm start` on its own
  * port with a config that differs from the given one in `port:` alone, sharing ASG_DATABASE_URL
  * and ASG_EVENTS_URL. What a cluster of real replicas does on PostgreSQL and NATS is the store's
  * and the events' own acceptance tests; here the script's part is checked: the configs it

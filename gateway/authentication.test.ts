@@ -19,7 +19,7 @@ import type { AppRouter } from './trpc/router.js';
 import { setUpAuth } from './auth/index.js';
 
 /**
- * Authentication on every face (issue 15), over real HTTP on 127.0.0.1: the gateway's own
+ * Authentication on every face, over real HTTP on 127.0.0.1: the gateway's own
  * application (createGatewayApp) with the real application layer over an orchestrator and a
  * store in miniature, which record what they are asked. 401 without or with a bad token (with
  * WWW-Authenticate, in each face's error shape), 403 for a role that does not allow the action,

@@ -1,4 +1,4 @@
-/** Issue 13: a busy conversation, as each face of the gateway answers it. */
+/** A busy conversation, as each face of the gateway answers it. */
 import { describe, expect, it } from 'vitest';
 import { GrpcStatus, RpcError } from '../services/common/grpc/errors.js';
 import { toJsonRpcError } from './a2a/jsonrpc.js';
@@ -9,7 +9,7 @@ import { busyOr, ConversationBusy } from './app/busy.js';
 const ID = '6f1c2a3b-0000-4000-8000-000000000001';
 const SEND = '/asg.orchestrator.v1.OrchestratorService/SendMessage';
 
-describe('issue 13: one active run per conversation, at the edges', () => {
+describe('one active run per conversation, at the edges', () => {
   it('reads the orchestrator\'s ABORTED as busy, and leaves every other failure alone', () => {
     expect(busyOr(new RpcError(GrpcStatus.ABORTED, 'conversation is busy', SEND), ID)).toBeInstanceOf(ConversationBusy);
     const other = new RpcError(GrpcStatus.FAILED_PRECONDITION, 'still running', SEND);

@@ -101,7 +101,7 @@ describe('gateway with its backends down', () => {
     expect(res.headers.get('x-powered-by')).toBeNull();
   });
 
-  it('GET /docs serves the Scalar reference over GET /openapi.json, both without any backend (issue 17)', async () => {
+  it('GET /docs serves the Scalar reference over GET /openapi.json, both without any backend', async () => {
     const res = await call(gateway, 'GET', '/docs');
     expect(res.status).toBe(200);
     expect(res.headers.get('content-type')).toMatch(/^text\/html/);
@@ -137,7 +137,7 @@ describe('gateway with its backends down', () => {
     }
   });
 
-  it('answers a body field the route does not take with 400 naming it, before any backend is asked (issue 17)', async () => {
+  it('answers a body field the route does not take with 400 naming it, before any backend is asked', async () => {
     for (const [path, body, named] of [
       ['/conversations', { message: 'hi', model: 'gpt-4o' }, 'unknown field "model"'],
       [`/conversations/${CONVERSATION_ID}/messages`, { mesage: 'hi' }, 'unknown field "mesage"'],
@@ -191,7 +191,7 @@ describe('gateway with its backends down', () => {
     }
   });
 
-  it('refuses bad approval and audit queries, and edited arguments with a rejection, with 400 before calling anything (issue 15)', async () => {
+  it('refuses bad approval and audit queries, and edited arguments with a rejection, with 400 before calling anything', async () => {
     const cases: [string, string, string | undefined, RegExp][] = [
       ['GET', '/approvals?status=waiting', undefined, /^"status" must be pending, approved, rejected or expired/],
       ['GET', '/approvals?status=pending&status=approved', undefined, /^"status" must be given once/],

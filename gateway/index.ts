@@ -61,7 +61,7 @@ const STARTED_AT = Math.floor(Date.now() / 1000);
  */
 export function createGatewayApp(parts: GatewayParts): Express {
   const { config, log, auth, feed, webDist } = parts;
-  // Every face's decisions and conversations pass the one guard (issue 15: the approve role, and who owns a conversation).
+  // Every face's decisions and conversations pass the one guard (the approve role, and who owns a conversation).
   const agent = auth.guard(parts.agent);
   const a2a = a2aRouter({ backend: taskBackend(agent, feed),
     identity: { name: config.name, description: config.description },

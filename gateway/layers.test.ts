@@ -5,12 +5,12 @@ import ts from 'typescript';
 import { describe, expect, it } from 'vitest';
 
 /**
- * Issue 13 item 6, "edges stay thin": the gateway's faces are adapters over one application
+ * Edges stay thin: the gateway's faces are adapters over one application
  * layer. An adapter folder imports the app layer (app/), the shared HTTP plumbing (http/),
  * services/common, gen/ and its own folder — never another adapter, never the composition
  * root (index.ts). http/ serves every adapter, so it imports none of them; app/ is beneath
- * both and imports neither. auth/ (issue 15) is the check in front of every adapter, like
- * http/: it imports app/ and http/ and no adapter. openapi/ (issue 17) describes every face and
+ * both and imports neither. auth/ is the check in front of every adapter, like
+ * http/: it imports app/ and http/ and no adapter. openapi/ describes every face and
  * auth's routes, so it reads them all, and nothing but the composition root imports it. Tests may start the whole gateway through the
  * composition root.
  */
@@ -66,7 +66,7 @@ function layerViolations(): string[] {
   return violations;
 }
 
-describe('gateway layers (issue 13 item 6)', () => {
+describe('gateway layers', () => {
   it('finds the adapters and reads their imports', () => {
     // Guards the guard: a moved folder or an unreadable import list would make the rule vacuous.
     for (const area of [...ADAPTERS, 'http', 'auth', 'openapi', 'app']) expect(sourceFiles(join(GATEWAY, area)).length, area).toBeGreaterThan(0);

@@ -1,5 +1,5 @@
 /**
- * Issue 14: the gateway's readiness, `GET /ready`, against a real conversation store and
+ * The gateway's readiness, `GET /ready`, against a real conversation store and
  * orchestrator over gRPC on loopback: ready while both say SERVING, not ready (naming the
  * backend) while one stops or is gone, "draining" while the gateway itself stops — and
  * `/health` answering 200 all along.
@@ -70,7 +70,7 @@ async function readyUntil(accept: (answer: { status: number; json: Record<string
   }
 }
 
-describe('issue 14: GET /ready', () => {
+describe('GET /ready', () => {
   it('is 200 {"status":"ready"} when the orchestrator and the store are SERVING, for any Host (probes use pod IPs)', async () => {
     expect(await get('/ready')).toEqual({ status: 200, json: { status: 'ready' } });
     expect(await get('/ready', { host: 'pod-10-0-0-7.internal' })).toEqual({ status: 200, json: { status: 'ready' } });

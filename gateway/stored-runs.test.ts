@@ -25,7 +25,7 @@ import { startGateway } from './index.js';
 import { freePort } from '../test/support/ports.js';
 
 /**
- * Conversations read from the store show the pipeline state of their run (issue 13): the
+ * Conversations read from the store show the pipeline state of their run: the
  * store keeps the run as opaque bytes, and the gateway asks the orchestrator to describe
  * them. A real store and gateway, and an orchestrator in miniature that only describes runs.
  */

@@ -1,6 +1,6 @@
 /**
  * Writes config/agent.schema.json (and web.schema.json, filesystem.schema.json) from the zod
- * schemas (issue 17):
+ * schemas:
  *   node --import tsx scripts/write-config-schema.ts
  * Run it after changing a configuration schema; a test fails while a committed file differs
  * from what the code generates.

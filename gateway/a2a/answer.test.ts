@@ -36,7 +36,7 @@ describe('interpretAnswer', () => {
     expect(interpretAnswer(pending, message(text))).toEqual({ kind: 'unclear', text });
   });
 
-  // Issue 13: the data part carries the reason; a text answer is only the word.
+  // The data part carries the reason; a text answer is only the word.
   it('reads a rejection\'s reason from the data part', () => {
     expect(interpretAnswer(pending, message('', [{ approved: false, reason: ' value too large ' }]))).toEqual({ kind: 'decision', uuid: 'u1', decision: 'rejected', reason: 'value too large' });
     expect(interpretAnswer(pending, message('', [{ approved: false, approval_uuid: 'u2', reason: 'not now' }]))).toEqual({ kind: 'decision', uuid: 'u2', decision: 'rejected', reason: 'not now' });

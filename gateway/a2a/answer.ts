@@ -6,9 +6,9 @@ import type { InboundMessage } from './params.js';
 import { isWaiting, pendingApprovals } from './task.js';
 
 /**
- * What a message sent to a waiting task means (DESIGN §4): a data part `{"approved": bool}`
+ * What a message sent to a waiting task means: a data part `{"approved": bool}`
  * decides (with `"approval_uuid"` it picks one of several pending approvals, with `"reason"`
- * it gives the human's reason, issue 13), else the text, when it is one of the approval words
+ * it gives the human's reason), else the text, when it is one of the approval words
  * (a text answer carries no reason: the word is the whole answer); anything else is no answer
  * at all. Pure.
  */

@@ -34,7 +34,7 @@ export interface AgentCardJson {
   defaultInputModes: string[];
   defaultOutputModes: string[];
   skills: AgentSkillJson[];
-  /** With `auth` (issue 15): the one scheme, in both generations' shapes (see cardSecurity). */
+  /** With `auth`: the one scheme, in both generations' shapes (see cardSecurity). */
   securitySchemes?: Record<string, SecuritySchemeJson>;
   /** v0.3: the schemes a request must satisfy. */
   security?: Record<string, string[]>[];
@@ -88,9 +88,9 @@ export interface CardFacts {
   endpointUrl: string;
   /** What the agent offers its model: MCP tools and `a2a_<name>` sub-agents. */
   tools: readonly Tool[];
-  /** Set when callers must authenticate (issue 15). */
+  /** Set when callers must authenticate. */
   security?: CardSecurity;
-  /** Whether push notifications are offered (issue 18). */
+  /** Whether push notifications are offered. */
   pushNotifications?: boolean;
 }
 

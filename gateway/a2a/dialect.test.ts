@@ -1,5 +1,5 @@
 import { describe, expect, it } from 'vitest';
-import { headerVersion, legacyTaskDialect, methodInfo, originDialect, partsDialect, requestDialect } from './dialect.js';
+import { headerVersion, legacyTaskDialect, methodInfo, originDialect, partsDialect, requestDialect, storedOrigin } from './dialect.js';
 
 const info = (method: string) => methodInfo(method)!;
 
@@ -42,9 +42,9 @@ describe('headerVersion', () => {
 });
 
 describe('partsDialect', () => {
-  it('reads kind as v0.3 and type as the seed', () => {
+  it('reads kind as v0.3 and type as type-parts', () => {
     expect(partsDialect({ message: { parts: [{ kind: 'text', text: 'a' }] } })).toBe('v0.3');
-    expect(partsDialect({ message: { parts: [{ type: 'text', text: 'a' }] } })).toBe('seed');
+    expect(partsDialect({ message: { parts: [{ type: 'text', text: 'a' }] } })).toBe('type-parts');
     expect(partsDialect({ message: { kind: 'message', parts: [] } })).toBe('v0.3');
     expect(partsDialect({ message: { parts: [{ text: 'a' }] } })).toBeUndefined();
     expect(partsDialect('nonsense')).toBeUndefined();
@@ -57,11 +57,11 @@ describe('requestDialect', () => {
     expect(requestDialect(info('GetTask'), 'v0.3', {})).toBe('v1.0');
   });
 
-  it('reads message/send by its parts, then by the header, else as the seed', () => {
+  it('reads message/send by its parts, then by the header, else as type-parts', () => {
     expect(requestDialect(info('message/send'), undefined, { message: { parts: [{ kind: 'text' }] } })).toBe('v0.3');
-    expect(requestDialect(info('message/send'), 'v0.3', { message: { parts: [{ type: 'text' }] } })).toBe('seed');
+    expect(requestDialect(info('message/send'), 'v0.3', { message: { parts: [{ type: 'text' }] } })).toBe('type-parts');
     expect(requestDialect(info('message/send'), 'v0.3', { message: { parts: [] } })).toBe('v0.3');
-    expect(requestDialect(info('message/send'), undefined, {})).toBe('seed');
+    expect(requestDialect(info('message/send'), undefined, {})).toBe('type-parts');
   });
 
   it('streams only in v0.3 among the slash-named methods', () => {
@@ -76,14 +76,20 @@ describe('requestDialect', () => {
 });
 
 describe('origin dialects', () => {
-  it('reads a conversation made over REST, or with an unknown origin, as the seed', () => {
-    expect(originDialect(undefined)).toBe('seed');
-    expect(originDialect({ dialect: 'v0.9', contextId: 'c' })).toBe('seed');
+  it('reads a conversation made over REST, or with an unknown origin, as type-parts', () => {
+    expect(originDialect(undefined)).toBe('type-parts');
+    expect(originDialect({ dialect: 'v0.9', contextId: 'c' })).toBe('type-parts');
     expect(originDialect({ dialect: 'v1.0', contextId: 'c' })).toBe('v1.0');
   });
 
+  it('stores type-parts as "seed", the code stored conversations already carry, and reads it back', () => {
+    expect(storedOrigin('type-parts', 'c')).toEqual({ dialect: 'seed', contextId: 'c' });
+    expect(storedOrigin('v0.3', 'c')).toEqual({ dialect: 'v0.3', contextId: 'c' });
+    for (const dialect of ['type-parts', 'v0.3', 'v1.0'] as const) expect(originDialect(storedOrigin(dialect, 'c'))).toBe(dialect);
+  });
+
   it('answers slash-named task methods in the task dialect, v1.0 tasks as v0.3', () => {
-    expect(legacyTaskDialect('seed')).toBe('seed');
+    expect(legacyTaskDialect('type-parts')).toBe('type-parts');
     expect(legacyTaskDialect('v0.3')).toBe('v0.3');
     expect(legacyTaskDialect('v1.0')).toBe('v0.3');
   });

@@ -1,15 +1,30 @@
 import type { A2aOrigin } from '../../gen/ts/asg/store/v1/store.js';
 
 /**
- * The three ways callers speak A2A to this agent (DESIGN §4 "A2A server"), and how a request
- * shows which one it speaks: its method name, its `A2A-Version` header and its parts
- * (`{"type": "text"}` in the seed's dialect, `{"kind": "text"}` in v0.3). Pure functions.
+ * The three ways callers speak A2A to this agent, and how a request shows which one it
+ * speaks: its method name, its `A2A-Version` header and its parts (`{"type": "text"}` in the
+ * type-parts dialect, `{"kind": "text"}` in v0.3). Pure functions.
  */
 
-/** The seed's early dialect, A2A v0.3 and A2A v1.0; stored as a conversation's `a2a_origin.dialect`. */
-export type Dialect = 'seed' | 'v0.3' | 'v1.0';
+/**
+ * The early type-parts dialect (from before A2A v0.3: parts `{"type": "text"}`, one artifact,
+ * the status message a plain string), A2A v0.3 and A2A v1.0.
+ */
+export type Dialect = 'type-parts' | 'v0.3' | 'v1.0';
 
-export const DIALECTS: readonly Dialect[] = ['seed', 'v0.3', 'v1.0'];
+export const DIALECTS: readonly Dialect[] = ['type-parts', 'v0.3', 'v1.0'];
+
+/**
+ * Each dialect as a conversation's `a2a_origin.dialect` stores it. The type-parts dialect is
+ * stored as "seed", the code every release has written for it, so that stored tasks, and the
+ * store and orchestrator of other releases during a rolling upgrade, read it as before.
+ */
+const STORED_CODES: Readonly<Record<Dialect, string>> = { 'type-parts': 'seed', 'v0.3': 'v0.3', 'v1.0': 'v1.0' };
+
+/** The A2A origin a conversation created in `dialect` is stored with. */
+export function storedOrigin(dialect: Dialect, contextId: string): A2aOrigin {
+  return { dialect: STORED_CODES[dialect], contextId };
+}
 
 /** What a method does, whatever the dialect. */
 export type Operation =
@@ -25,7 +40,7 @@ export type Operation =
   | 'pushDelete';
 
 /**
- * `legacy`: the slash-named methods the seed's dialect and v0.3 share (`message/send`);
+ * `legacy`: the slash-named methods the type-parts dialect and v0.3 share (`message/send`);
  * `v1.0`: the PascalCase methods of A2A v1.0 (`SendMessage`).
  */
 export type MethodFamily = 'legacy' | 'v1.0';
@@ -86,13 +101,13 @@ function isObject(value: unknown): value is Record<string, unknown> {
   return typeof value === 'object' && value !== null && !Array.isArray(value);
 }
 
-/** The dialect a message's parts are written in: `kind` → v0.3, `type` → seed; undefined when they do not say. */
-export function partsDialect(params: unknown): 'seed' | 'v0.3' | undefined {
+/** The dialect a message's parts are written in: `kind` → v0.3, `type` → type-parts; undefined when they do not say. */
+export function partsDialect(params: unknown): 'type-parts' | 'v0.3' | undefined {
   if (!isObject(params) || !isObject(params.message)) return undefined;
   const parts = Array.isArray(params.message.parts) ? params.message.parts : [];
   if (parts.some((part) => isObject(part) && typeof part.kind === 'string')) return 'v0.3';
-  if (parts.some((part) => isObject(part) && typeof part.type === 'string')) return 'seed';
-  // v0.3 messages carry kind "message"; the seed's never did.
+  if (parts.some((part) => isObject(part) && typeof part.type === 'string')) return 'type-parts';
+  // v0.3 messages carry kind "message"; type-parts messages never did.
   if (params.message.kind === 'message') return 'v0.3';
   return undefined;
 }
@@ -104,16 +119,16 @@ export function partsDialect(params: unknown): 'seed' | 'v0.3' | undefined {
  */
 export function requestDialect(method: MethodInfo, header: HeaderVersion, params: unknown): Dialect | undefined {
   if (method.family === 'v1.0') return 'v1.0';
-  // The seed's dialect had no streaming, no listing and no push notifications.
+  // The type-parts dialect had no streaming, no listing and no push notifications.
   if (method.operation === 'stream' || method.operation === 'subscribe' || method.operation === 'list' || method.operation.startsWith('push')) return 'v0.3';
-  if (method.operation === 'send') return partsDialect(params) ?? (header === 'v0.3' ? 'v0.3' : 'seed');
+  if (method.operation === 'send') return partsDialect(params) ?? (header === 'v0.3' ? 'v0.3' : 'type-parts');
   return header === 'v0.3' ? 'v0.3' : undefined;
 }
 
-/** The dialect a conversation's task was created in; a conversation created over REST (no origin) is the seed's. */
+/** The dialect a conversation's task was created in; a conversation created over REST (no origin) is type-parts. */
 export function originDialect(origin: A2aOrigin | undefined): Dialect {
   const stored = origin?.dialect;
-  return DIALECTS.find((dialect) => dialect === stored) ?? 'seed';
+  return DIALECTS.find((dialect) => STORED_CODES[dialect] === stored) ?? 'type-parts';
 }
 
 /**

@@ -66,7 +66,7 @@ describe('toJsonRpcError', () => {
   });
 });
 
-describe('parseEnvelope strictness (issue 18)', () => {
+describe('parseEnvelope strictness', () => {
   it('refuses a request without id, with an id of the wrong type, or with members JSON-RPC does not have', () => {
     const missing = parseEnvelope('{"jsonrpc": "2.0", "method": "tasks/get", "params": {"id": "x"}}');
     expect(missing).toMatchObject({ ok: false, id: null, error: { code: -32600, message: expect.stringContaining('"id" is missing') } });

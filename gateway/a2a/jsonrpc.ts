@@ -6,7 +6,7 @@ import { failureOf } from '../app/errors.js';
 /**
  * JSON-RPC 2.0 as the A2A server speaks it: the envelope of a request, the envelopes of
  * answers, and the error codes (JSON-RPC's own and A2A's, the same in every dialect).
- * Pure; every error message passes through secret redaction (DESIGN rule 5).
+ * Pure; every error message passes through secret redaction (secrets never appear in an answer).
  */
 
 export const JsonRpcCode = {
@@ -20,12 +20,12 @@ export const JsonRpcCode = {
   PUSH_NOTIFICATION_NOT_SUPPORTED: -32003,
   /**
    * A2A's UnsupportedOperationError, which the spec gives a request the task cannot take in
-   * its current state; here also a message to a task whose turn is still running (issue 13).
+   * its current state; here also a message to a task whose turn is still running.
    */
   UNSUPPORTED_OPERATION: -32004,
   VERSION_NOT_SUPPORTED: -32009,
   /**
-   * Refused for the caller's credentials or role (issue 15), sent inside an HTTP 401 or 403 as
+   * Refused for the caller's credentials or role, sent inside an HTTP 401 or 403 as
    * the A2A spec's authentication guidance asks. A2A defines no code for it; -32000 is the first
    * of JSON-RPC's implementation-defined server errors, below A2A's own (-32001 and on).
    */

@@ -70,7 +70,7 @@ async function dispatch(input: RpcInput, tasks: TaskService): Promise<RpcReply> 
   if (method.operation.startsWith('push') && !tasks.pushNotifications) throw pushNotSupported(request.method);
   switch (method.operation) {
     case 'send': {
-      const dialect = shown ?? 'seed';
+      const dialect = shown ?? 'type-parts';
       return json(request.id, dialect, await tasks.send(parseSendParams(dialect, request.params), dialect), 'sendResult');
     }
     case 'stream': {

@@ -13,11 +13,11 @@ function refusal(run: () => unknown): JsonRpcError {
 }
 
 describe('parseSendParams', () => {
-  it('reads the seed dialect: type parts, taskId beside the message', () => {
+  it('reads the type-parts dialect: type parts, taskId beside the message', () => {
     expect(
-      parseSendParams('seed', { taskId: 't1', message: { role: 'user', parts: [{ type: 'text', text: 'a' }, { type: 'text', text: 'b' }, { type: 'data', data: { approved: true } }] } }),
+      parseSendParams('type-parts', { taskId: 't1', message: { role: 'user', parts: [{ type: 'text', text: 'a' }, { type: 'text', text: 'b' }, { type: 'data', data: { approved: true } }] } }),
     ).toEqual({ text: 'a\nb', data: [{ approved: true }], taskId: 't1' });
-    expect(parseSendParams('seed', { message: { parts: [{ type: 'text', text: 'a' }], taskId: 't2' } })).toMatchObject({ taskId: 't2' });
+    expect(parseSendParams('type-parts', { message: { parts: [{ type: 'text', text: 'a' }], taskId: 't2' } })).toMatchObject({ taskId: 't2' });
   });
 
   it('reads v0.3: kind parts, taskId and contextId in the message, historyLength', () => {
@@ -36,9 +36,9 @@ describe('parseSendParams', () => {
   });
 
   it.each([
-    ['seed', {}, 'message:'],
-    ['seed', { message: { parts: [] } }, 'message.parts:'],
-    ['seed', { message: { parts: [{ kind: 'text', text: 'a' }] } }, 'message.parts[0].type:'],
+    ['type-parts', {}, 'message:'],
+    ['type-parts', { message: { parts: [] } }, 'message.parts:'],
+    ['type-parts', { message: { parts: [{ kind: 'text', text: 'a' }] } }, 'message.parts[0].type:'],
     ['v0.3', { message: { messageId: 'm', role: 'user', parts: [{ kind: 'text', text: 1 }] } }, 'message.parts[0].text:'],
     ['v0.3', { message: { messageId: 'm', role: 'robot', parts: [{ kind: 'text', text: 'a' }] } }, 'message.role:'],
     ['v0.3', { message: { messageId: 'm', role: 'agent', parts: [{ kind: 'text', text: 'a' }] } }, 'message.role:'],

@@ -4,7 +4,7 @@ import type { TaskState } from './task.js';
 import { invalidParams } from './jsonrpc.js';
 
 /**
- * The params of each method in each dialect, checked at the edge (DESIGN rule 8) and read
+ * The params of each method in each dialect, checked at the edge and read
  * into one dialect-free shape. A bad field is refused with -32602 and a message that names
  * it (`message.parts[0].kind: …`). Unknown fields are allowed: A2A adds optional ones
  * (metadata, extensions, configuration) that this agent has no use for.
@@ -61,15 +61,15 @@ const id = z.string().min(1, 'must be a non-empty string');
 const historyLength = z.number().int().min(0).optional();
 const jsonObject = z.record(z.string(), z.unknown());
 
-// Seed: {"type": "text", "text"} and {"type": "data", "data"}; taskId beside the message.
-const seedPart = z.discriminatedUnion('type', [
+// Type-parts: {"type": "text", "text"} and {"type": "data", "data"}; taskId beside the message.
+const typePart = z.discriminatedUnion('type', [
   z.looseObject({ type: z.literal('text'), text: z.string() }),
   z.looseObject({ type: z.literal('data'), data: z.unknown() }),
   z.looseObject({ type: z.literal('file') }),
 ]);
 
-const seedSend = z.looseObject({
-  message: z.looseObject({ parts: z.array(seedPart).min(1), taskId: id.optional(), contextId: id.optional() }),
+const typePartsSend = z.looseObject({
+  message: z.looseObject({ parts: z.array(typePart).min(1), taskId: id.optional(), contextId: id.optional() }),
   taskId: id.optional(),
   contextId: id.optional(),
 });
@@ -98,7 +98,7 @@ const v03Send = z.looseObject({
       pushNotificationConfig: z.lazy(() => v03PushConfig).optional(),
     })
     .optional(),
-  // Not in v0.3, but the seed's habit; accepted so that mixed clients still continue their task.
+  // Not in v0.3, but the type-parts habit; accepted so that mixed clients still continue their task.
   taskId: id.optional(),
 });
 
@@ -188,8 +188,8 @@ function v1PushInput(config: z.infer<typeof v1PushConfig>): PushConfigInput {
 /** The message of a `message/send`, `message/stream`, `SendMessage` or `SendStreamingMessage`. */
 export function parseSendParams(dialect: Dialect, params: unknown): InboundMessage {
   switch (dialect) {
-    case 'seed': {
-      const { message, taskId, contextId } = parse(seedSend, params);
+    case 'type-parts': {
+      const { message, taskId, contextId } = parse(typePartsSend, params);
       return inbound(
         message.parts.flatMap((part) => (part.type === 'text' ? [part.text] : [])),
         message.parts.flatMap((part) => (part.type === 'data' ? [part.data] : [])),

@@ -8,10 +8,10 @@ import { invalidParams, JsonRpcCode, JsonRpcError } from './jsonrpc.js';
 import type { PushConfigInput } from './params.js';
 
 /**
- * A2A push-notification configs (issue 18): kept in the store with their task, delivered by
+ * A2A push-notification configs: kept in the store with their task, delivered by
  * the orchestrator from the events outbox (services/orchestrator/webhooks/push.ts). Here: the
  * checks of a config a caller sets — an http(s) url that is not on a private network (SSRF,
- * services/common/push-url.ts), no credentials (they would have to be stored: DESIGN rule 5;
+ * services/common/push-url.ts), no credentials (they would have to be stored, and secrets are never stored;
  * the receiver checks the token instead) — and how each dialect writes a config.
  */
 

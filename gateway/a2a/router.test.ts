@@ -199,7 +199,7 @@ let baseUrl: string;
 
 beforeAll(async () => {
   mesh = new FakeMesh();
-  // The card test below calls with Host agents.example.com, a name the server must be told it answers for (issue 12).
+  // The card test below calls with Host agents.example.com, a name the server must be told it answers for.
   const site = { host: '127.0.0.1', server: { allowed_hosts: ['agents.example.com'], cors: { allowed_origins: [] } } };
   const app = createHttpApp([a2aRouter({ backend: mesh, identity: { name: 'test-agent', description: 'An agent under test' }, log: quiet, version: '9.8.7' })], quiet, site);
   server = createServer(app);
@@ -227,7 +227,7 @@ async function raw(body: string, headers: Record<string, string> = {}) {
   return { status: response.status, headers: response.headers, text, json: JSON.parse(text) as any };
 }
 
-const seedMessage = (text: string, extra: Record<string, unknown> = {}) => ({ message: { role: 'user', parts: [{ type: 'text', text }] }, ...extra });
+const typePartsMessage = (text: string, extra: Record<string, unknown> = {}) => ({ message: { role: 'user', parts: [{ type: 'text', text }] }, ...extra });
 
 function sdkMessage(parts: unknown[], extra: Record<string, unknown> = {}) {
   return SendMessageRequest.fromJSON({ message: { messageId: randomUUID(), role: 'ROLE_USER', parts, ...extra } });
@@ -303,9 +303,9 @@ describe('agent card', () => {
   });
 });
 
-describe('seed dialect', () => {
-  it('answers message/send with the seed task shape and the session id header', async () => {
-    const response = await rpc('message/send', seedMessage('hello'), { 'X-Session-ID': 'ABCDEF12' }, 'req-1');
+describe('type-parts dialect', () => {
+  it('answers message/send with the type-parts task shape and the session id header', async () => {
+    const response = await rpc('message/send', typePartsMessage('hello'), { 'X-Session-ID': 'ABCDEF12' }, 'req-1');
     expect(response.status).toBe(200);
     expect(response.headers.get('x-session-id')).toBe('abcdef12');
     expect(response.json).toEqual({
@@ -314,46 +314,47 @@ describe('seed dialect', () => {
       result: { id: expect.any(String), status: { state: 'completed' }, artifact: { parts: [{ type: 'text', text: 'echo: hello' }] } },
     });
     expect(mesh.sessions).toEqual([{ op: 'create', sessionId: 'abcdef12' }]);
+    // Stored under "seed", the code stored conversations already carry.
     expect(mesh.conversations.get(response.json.result.id)?.a2aOrigin).toEqual({ dialect: 'seed', contextId: expect.any(String) });
   });
 
   it('makes a session id at the entry when the caller sent none, and echoes it', async () => {
-    const response = await rpc('message/send', seedMessage('hello'));
+    const response = await rpc('message/send', typePartsMessage('hello'));
     const sid = response.headers.get('x-session-id');
     expect(sid).toMatch(/^[0-9a-f]{8}$/);
     expect(mesh.sessions).toEqual([{ op: 'create', sessionId: sid }]);
   });
 
   it('stops at input-required with the approval text, continues with "approved", and tasks/get says completed', async () => {
-    const stop = await rpc('message/send', seedMessage('add seed-item'));
+    const stop = await rpc('message/send', typePartsMessage('add typed-item'));
     const task = stop.json.result;
     const approval = mesh.conversations.get(task.id)!.pendingApprovals[0]!;
     expect(task.status).toEqual({ state: 'input-required', message: `Approval required (id: ${approval.uuid}): ${approval.description}` });
     expect(task.artifact).toBeUndefined();
 
-    const unclear = await rpc('message/send', seedMessage('maybe', { taskId: task.id }));
+    const unclear = await rpc('message/send', typePartsMessage('maybe', { taskId: task.id }));
     expect(unclear.json.result.status.state).toBe('input-required');
     expect(unclear.json.result.status.message).toContain(`Approval required (id: ${approval.uuid})`);
     expect(unclear.json.result.status.message).toContain('"maybe" is neither an approval nor a rejection');
     expect(mesh.sessions.map((s) => s.op)).not.toContain('resolve:approved');
 
-    const go = await rpc('message/send', seedMessage(' Approved ', { taskId: task.id }));
+    const go = await rpc('message/send', typePartsMessage(' Approved ', { taskId: task.id }));
     expect(go.headers.get('x-session-id')).toBe(mesh.conversations.get(task.id)!.sessionId);
-    expect(go.json.result).toEqual({ id: task.id, status: { state: 'completed' }, artifact: { parts: [{ type: 'text', text: 'Done. resources_add: added seed-item' }] } });
-    expect(mesh.ran).toContain('seed-item');
+    expect(go.json.result).toEqual({ id: task.id, status: { state: 'completed' }, artifact: { parts: [{ type: 'text', text: 'Done. resources_add: added typed-item' }] } });
+    expect(mesh.ran).toContain('typed-item');
 
     const got = await rpc('tasks/get', { id: task.id });
     expect(got.json.result).toEqual(go.json.result);
   });
 
   it('cancels with "no": the task is canceled and nothing ran', async () => {
-    const stop = await rpc('message/send', seedMessage('add never-item'));
-    const rejected = await rpc('message/send', seedMessage('NO', { taskId: stop.json.result.id }));
+    const stop = await rpc('message/send', typePartsMessage('add never-item'));
+    const rejected = await rpc('message/send', typePartsMessage('NO', { taskId: stop.json.result.id }));
     expect(rejected.json.result.status).toEqual({ state: 'canceled', message: 'Operation cancelled by user.' });
     expect(mesh.ran).not.toContain('never-item');
   });
 
-  it('answers tasks/get of a conversation made over REST in the seed dialect', async () => {
+  it('answers tasks/get of a conversation made over REST in the type-parts dialect', async () => {
     const conversation = mesh.restConversation('list everything');
     const got = await rpc('tasks/get', { id: conversation.id });
     expect(got.json.result).toEqual({ id: conversation.id, status: { state: 'completed' }, artifact: { parts: [{ type: 'text', text: 'echo: list everything' }] } });
@@ -361,7 +362,7 @@ describe('seed dialect', () => {
   });
 
   it('decides with a data part {"approved": false}', async () => {
-    const stop = await rpc('message/send', seedMessage('add data-item'));
+    const stop = await rpc('message/send', typePartsMessage('add data-item'));
     const answer = await rpc('message/send', { taskId: stop.json.result.id, message: { parts: [{ type: 'data', data: { approved: false } }] } });
     expect(answer.json.result.status.state).toBe('canceled');
   });
@@ -580,7 +581,7 @@ describe('streams on the wire', () => {
   });
 
   it('ends the stream with a JSON-RPC error event when the turn fails after it started', async () => {
-    const stop = await rpc('message/send', seedMessage('add fail-item'));
+    const stop = await rpc('message/send', typePartsMessage('add fail-item'));
     const id = stop.json.result.id;
     // The continuation is checked (one read), then the approval call fails.
     mesh.sessions.length = 0;
@@ -622,19 +623,19 @@ describe('JSON-RPC errors (HTTP 200)', () => {
     expect(badKind.json.error).toMatchObject({ code: -32602, message: expect.stringContaining('message.parts[0].kind') });
     const noId = await rpc('tasks/get', {});
     expect(noId.json.error).toMatchObject({ code: -32602, message: expect.stringContaining('id') });
-    const emptyText = await rpc('message/send', seedMessage('   '));
+    const emptyText = await rpc('message/send', typePartsMessage('   '));
     expect(emptyText.json.error.code).toBe(-32602);
   });
 
   it('-32001 for an unknown task, in get, send and cancel', async () => {
     const id = randomUUID();
     expect((await rpc('tasks/get', { id })).json.error).toMatchObject({ code: -32001, message: `task not found: ${id}` });
-    expect((await rpc('message/send', seedMessage('yes', { taskId: id }))).json.error.code).toBe(-32001);
+    expect((await rpc('message/send', typePartsMessage('yes', { taskId: id }))).json.error.code).toBe(-32001);
     expect((await rpc('CancelTask', { id }, { 'A2A-Version': '1.0' })).json.error.code).toBe(-32001);
   });
 
   it('-32002 for cancelling a task that waits for nothing', async () => {
-    const done = await rpc('message/send', seedMessage('hello'));
+    const done = await rpc('message/send', typePartsMessage('hello'));
     expect((await rpc('tasks/cancel', { id: done.json.result.id })).json.error).toMatchObject({ code: -32002, message: expect.stringContaining('not cancelable') });
   });
 
@@ -646,7 +647,7 @@ describe('JSON-RPC errors (HTTP 200)', () => {
 
   it('-32603 with the failing call named when a backend is down, without secrets', async () => {
     mesh.failNext = new RpcError(GrpcStatus.UNAVAILABLE, 'connect failed with Bearer abc.def.ghi', '/asg.orchestrator.v1.OrchestratorService/CreateConversation');
-    const response = await rpc('message/send', seedMessage('hello'));
+    const response = await rpc('message/send', typePartsMessage('hello'));
     expect(response.json.error.code).toBe(-32603);
     expect(response.json.error.message).toContain('CreateConversation on the orchestrator');
     expect(response.json.error.message).not.toContain('abc.def.ghi');
@@ -654,6 +655,6 @@ describe('JSON-RPC errors (HTTP 200)', () => {
 
   it('-32602 for INVALID_ARGUMENT from the orchestrator', async () => {
     mesh.failNext = new RpcError(GrpcStatus.INVALID_ARGUMENT, 'message must be a non-empty string', '/asg.orchestrator.v1.OrchestratorService/CreateConversation');
-    expect((await rpc('message/send', seedMessage('hello'))).json.error).toMatchObject({ code: -32602, message: expect.stringContaining('non-empty') });
+    expect((await rpc('message/send', typePartsMessage('hello'))).json.error).toMatchObject({ code: -32602, message: expect.stringContaining('non-empty') });
   });
 });

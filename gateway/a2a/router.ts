@@ -17,13 +17,13 @@ import type { PushSettings } from './push.js';
 import { agentVersion } from '../app/version.js';
 
 /**
- * The A2A server's HTTP face (DESIGN §4 "A2A server"): the agent card at both well-known
+ * The A2A server's HTTP face: the agent card at both well-known
  * paths, and `POST /a2a` for JSON-RPC 2.0 — JSON answers, or server-sent events for the
  * streaming methods. JSON-RPC errors are answered with HTTP 200, as the binding wants.
  *
  * The SDK's own server (DefaultRequestHandler + jsonRpcHandler) is not used: it keeps tasks
  * in its TaskStore and runs an AgentExecutor per request, while here a task is a stored
- * conversation that any replica continues, and it cannot speak the seed's dialect nor answer
+ * conversation that any replica continues, and it cannot speak the type-parts dialect nor answer
  * a `tasks/get` in the dialect its task was created in. Its types and ProtoJSON codecs
  * write the v1.0 answers (wire/v1_0.ts).
  */
@@ -35,17 +35,17 @@ export interface A2aRouterOptions {
   log: Logger;
   /** The card's version; the project's package.json version by default. */
   version?: string;
-  /** With `auth` (issue 15): the security scheme the card advertises. */
+  /** With `auth`: the security scheme the card advertises. */
   security?: CardSecurity;
   /** Where the card says the endpoint is (`server.public_url`, `server.trusted_proxies`); the request's own Host by default. */
   cardUrl?: CardUrlSettings;
-  /** Push notifications (issue 18): where their configs are kept; without it they are not offered (-32003). */
+  /** Push notifications: where their configs are kept; without it they are not offered (-32003). */
   push?: PushSettings;
 }
 
 const A2A_VERSION_HEADER = 'A2A-Version';
 
-// JSON-labelled bodies only (the cross-site guard refuses others with 415, issue 12), read as
+// JSON-labelled bodies only (the cross-site guard refuses others with 415), read as
 // text and parsed here so that malformed JSON is answered with -32700, not an HTTP 400.
 const rawBody = express.text({ type: JSON_BODY_TYPES, limit: BODY_LIMIT_BYTES });
 

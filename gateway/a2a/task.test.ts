@@ -130,7 +130,7 @@ describe('finalEvents', () => {
   });
 });
 
-describe('taskOfConversation: submitted and working (issue 18)', () => {
+describe('taskOfConversation: submitted and working', () => {
   const fresh: Conversation = { ...active, messages: [message(MessageRole.MESSAGE_ROLE_SYSTEM, 'You manage resources.')], title: '', a2aOrigin: { dialect: 'v1.0', contextId: 'ctx' } };
 
   it('an A2A task whose first turn has not begun is submitted; one whose turn runs is working', () => {

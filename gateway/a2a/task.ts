@@ -3,7 +3,7 @@ import type { TurnResult } from '../../gen/ts/asg/orchestrator/v1/orchestrator.j
 
 /**
  * A conversation seen as an A2A task, in no dialect in particular: what each dialect's
- * wire module renders. Task id = conversation id (DESIGN §4). Pure functions of the
+ * wire module renders. Task id = conversation id. Pure functions of the
  * conversation and the turn that just ran.
  */
 
@@ -63,7 +63,7 @@ export function approvalRequest(approval: PendingApproval): ApprovalRequest {
   };
 }
 
-/** The seed's status text, which remote agents parse: `Approval required (id: <uuid>): <description>`. */
+/** The approval line of a waiting task's status, which remote agents parse: `Approval required (id: <uuid>): <description>`. */
 export function approvalRequiredText(approval: ApprovalRequest): string {
   return `Approval required (id: ${approval.uuid}): ${approval.description}`;
 }
@@ -132,10 +132,10 @@ export function taskAfterTurn(conversation: Conversation, result: TurnResult, co
 /** The task as the stored conversation shows it (`tasks/get`). */
 export function taskOfConversation(conversation: Conversation, contextId: string): TaskSnapshot {
   if (isWaiting(conversation)) return inputRequired(conversation, contextId, undefined);
-  // A turn runs on it (issue 13): a message sent now is refused until it ends.
+  // A turn runs on it: a message sent now is refused until it ends.
   if (conversation.turnRunning) return base(conversation, contextId, 'working');
   // Created over A2A, and its first turn not begun yet (a non-blocking send, a stream's first
-  // moment). A conversation made over REST without a message reads as it always did (the seed's).
+  // moment). A conversation made over REST without a message reads as it always did.
   if (conversation.a2aOrigin && !hasUserMessage(conversation)) return base(conversation, contextId, 'submitted');
   return completed(conversation, contextId, lastAssistantText(conversation));
 }

@@ -9,7 +9,7 @@ import { newSessionId } from '../../services/common/session-id.js';
 import type { Decision } from '../app/decision.js';
 import { planContinuation, type Continuation } from './answer.js';
 import type { TaskBackend } from './backend.js';
-import { originDialect, type Dialect } from './dialect.js';
+import { originDialect, storedOrigin, type Dialect } from './dialect.js';
 import { invalidParams, JsonRpcCode, JsonRpcError, taskNotFound } from './jsonrpc.js';
 import type { InboundMessage, PushConfigInput, PushConfigQuery, TaskListQuery, TaskQuery } from './params.js';
 import { checkedPushConfig, pushConfigNotFound, type PushSettings } from './push.js';
@@ -39,7 +39,7 @@ export interface TaskAnswer {
   task: TaskSnapshot;
   /** The dialect the task was created in. */
   origin: Dialect;
-  /** The effective session id of the request (DESIGN rule 6), for the X-Session-ID header. */
+  /** The effective session id of the request, for the X-Session-ID header. */
   sessionId: string;
 }
 
@@ -82,10 +82,10 @@ export function contextIdOf(conversation: Conversation): string {
 
 /**
  * A message's contextId, when it gives one, must be its task's (A2A: a task belongs to one
- * context). The seed's dialect has no contexts: its contextId is taken as it was before.
+ * context). The type-parts dialect has no contexts: its contextId is taken as it was before.
  */
 function checkedContextId(conversation: Conversation, requested: string | undefined, dialect: Dialect): string {
-  if (dialect === 'seed') return conversation.a2aOrigin?.contextId || requested || conversation.id;
+  if (dialect === 'type-parts') return conversation.a2aOrigin?.contextId || requested || conversation.id;
   const contextId = contextIdOf(conversation);
   if (requested !== undefined && requested !== contextId) {
     throw invalidParams(`message.contextId: ${JSON.stringify(requested)} is not the context of task ${conversation.id}; its contextId is ${JSON.stringify(contextId)} (send it, or leave contextId out)`);
@@ -95,10 +95,10 @@ function checkedContextId(conversation: Conversation, requested: string | undefi
 
 /**
  * A2A tasks in a terminal state are immutable: a message to one is refused (-32004) and runs
- * nothing. The seed's dialect predates that rule and continues the conversation, as it did.
+ * nothing. The type-parts dialect predates that rule and continues the conversation, as it did.
  */
 function checkOpen(conversation: Conversation, contextId: string, dialect: Dialect): void {
-  if (dialect === 'seed') return;
+  if (dialect === 'type-parts') return;
   const { state } = taskOfConversation(conversation, contextId);
   if (!TERMINAL_STATES.has(state)) return;
   throw new JsonRpcError(
@@ -142,7 +142,7 @@ export class TaskService {
       const plan = planContinuation(conversation, message);
       await this.registerPush(conversation.id, message.pushConfig, dialect);
       if (message.returnImmediately && plan.kind !== 'unclear') {
-        // Refused now rather than failing unseen after the answer (one turn at a time, issue 13).
+        // Refused now rather than failing unseen after the answer (one turn at a time).
         if (conversation.turnRunning) throw new ConversationBusy(conversation.id);
         // The turn runs on after the answer; the client polls (tasks/get) or subscribes.
         this.detach(conversation.id, () => this.carryOut(conversation, plan, contextId));
@@ -157,7 +157,7 @@ export class TaskService {
     const inSession = <T>(call: () => Promise<T>) => withContextPatch({ sessionId }, call);
     if (message.returnImmediately || message.pushConfig) {
       // Created first, so that the answer (and the push config) has the task's id before the turn runs.
-      const { conversation } = await inSession(() => this.backend.createConversation(undefined, { dialect, contextId }));
+      const { conversation } = await inSession(() => this.backend.createConversation(undefined, storedOrigin(dialect, contextId)));
       await this.registerPush(conversation.id, message.pushConfig, dialect);
       const turn = () => inSession(() => this.backend.sendMessage(conversation.id, message.text));
       if (!message.returnImmediately) {
@@ -167,7 +167,7 @@ export class TaskService {
       this.detach(conversation.id, () => inSession(() => this.backend.sendMessage(conversation.id, message.text)));
       return { task: taskInProgress(conversation, contextId, 'submitted'), origin: dialect, sessionId };
     }
-    const { conversation, result } = await inSession(() => this.backend.createConversation(message.text, { dialect, contextId }));
+    const { conversation, result } = await inSession(() => this.backend.createConversation(message.text, storedOrigin(dialect, contextId)));
     const task = result ? taskAfterTurn(conversation, result, contextId) : taskOfConversation(conversation, contextId);
     return { task: withHistory(task, conversation, message.historyLength), origin: dialect, sessionId };
   }
@@ -266,7 +266,7 @@ export class TaskService {
     const inSession = <T>(call: () => Promise<T>) => withContextPatch({ sessionId }, call);
     // Created first and run after, so that the first event already carries the task id; a
     // failure to create is still a plain JSON-RPC error.
-    const { conversation } = await inSession(() => this.backend.createConversation(undefined, { dialect, contextId }));
+    const { conversation } = await inSession(() => this.backend.createConversation(undefined, storedOrigin(dialect, contextId)));
     await this.registerPush(conversation.id, message.pushConfig, dialect);
     async function* newTask(): AsyncGenerator<TaskEvent> {
       yield { kind: 'task', task: taskInProgress(conversation, contextId, 'submitted') };
@@ -434,7 +434,7 @@ export class TaskService {
       if (decision === 'rejected' && !outcome.result.waitingApproval) return { task: canceledTask(outcome.conversation, contextId, outcome.result.response || NOTHING_RUN), conversation: outcome.conversation };
       return { task: taskAfterTurn(outcome.conversation, outcome.result, contextId), conversation: outcome.conversation };
     }
-    // Someone decided first (exactly-once approvals, DESIGN rule 3): say so, run nothing.
+    // Someone decided first (an approval is decided exactly once): say so, run nothing.
     const conversation = await this.load(outcome.approval.conversationId);
     const task = taskOfConversation(conversation, contextId);
     const when = outcome.decidedAt ? ` at ${outcome.decidedAt.toISOString()}` : '';

@@ -1,7 +1,7 @@
 import { SendMessageResponse, StreamResponse, Task, TaskState } from '@a2a-js/sdk';
 import { describe, expect, it } from 'vitest';
 import type { TaskSnapshot } from './task.js';
-import { seedTask } from './wire/seed.js';
+import { typePartsTask } from './wire/type-parts.js';
 import { v03Event, v03Task } from './wire/v0_3.js';
 import { v10Event, v10SendResult, v10Task } from './wire/v1_0.js';
 
@@ -30,11 +30,11 @@ const waiting: TaskSnapshot = {
 };
 const approvalJson = { uuid: 'u1', tool_name: 'resources_add', tool_args: { name: 'x', value: 1 }, description: 'add x', chain: ['agent-b'] };
 
-describe('seed', () => {
+describe('type-parts', () => {
   it('writes one artifact with type parts and a plain-string status message', () => {
-    expect(seedTask(completed)).toEqual({ id: 't1', status: { state: 'completed' }, artifact: { parts: [{ type: 'text', text: 'Done.' }] } });
-    expect(seedTask(waiting)).toEqual({ id: 't1', status: { state: 'input-required', message: 'Approval required (id: u1): add x' } });
-    expect(seedTask({ ...completed, state: 'canceled', artifactText: undefined, statusText: 'Operation cancelled by user.' })).toEqual({
+    expect(typePartsTask(completed)).toEqual({ id: 't1', status: { state: 'completed' }, artifact: { parts: [{ type: 'text', text: 'Done.' }] } });
+    expect(typePartsTask(waiting)).toEqual({ id: 't1', status: { state: 'input-required', message: 'Approval required (id: u1): add x' } });
+    expect(typePartsTask({ ...completed, state: 'canceled', artifactText: undefined, statusText: 'Operation cancelled by user.' })).toEqual({
       id: 't1',
       status: { state: 'canceled', message: 'Operation cancelled by user.' },
     });

@@ -44,7 +44,7 @@ describe('resultFromConversation', () => {
   });
 });
 
-describe('createAgent: conversations shown with the view of their run (issue 13)', () => {
+describe('createAgent: conversations shown with the view of their run', () => {
   const view: PipelineView = { pausedNodePath: [0], pausedNodeOutputKey: 'out', sessionState: {}, userMessage: 'go', pauses: [], branchOutputs: {} };
   const run = { state: Buffer.from([0x01, 0xff]), schemaVersion: 3, revision: 2 };
   const approval = approvalRecord({ conversationId: 'tree' });
@@ -117,7 +117,7 @@ describe('createAgent: conversations shown with the view of their run (issue 13)
   });
 });
 
-describe('createAgent: approvals as resources and decisions with identity (issue 15)', () => {
+describe('createAgent: approvals as resources and decisions with identity', () => {
   function backends() {
     const asked: Record<string, unknown[]> = { resolveApproval: [], listApprovals: [], getApproval: [], listAudit: [] };
     const expired = approvalRecord({ uuid: 'expired', status: ApprovalStatus.APPROVAL_STATUS_EXPIRED, decidedBy: 'timeout', via: 'timeout', decidedAt: new Date('2025-01-15T10:32:00.000Z') });

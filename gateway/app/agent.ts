@@ -37,29 +37,29 @@ export interface Agent {
   viewConversation(id: string, page?: HistoryPage): Promise<ConversationView>;
   /** A page of summaries, with the views of their runs: every conversation, or one owner's. */
   listConversations(query: ConversationQuery): Promise<ConversationPage>;
-  /** ConversationBusy while a turn of the conversation runs (issue 13: one active run per conversation). */
+  /** ConversationBusy while a turn of the conversation runs (one active run per conversation). */
   sendMessage(conversationId: string, message: string): Promise<Turn>;
   /** Decides a pending approval as `details` say: who, through which face, why, and (approving) edited arguments. */
   resolveApproval(uuid: string, decision: Decision, details: DecisionDetails): Promise<ApprovalOutcome>;
-  /** Approvals as resources (issue 15): any status, oldest first, a page at a time. */
+  /** Approvals as resources: any status, oldest first, a page at a time. */
   listApprovals(query: ApprovalQuery): Promise<ApprovalPage>;
   /** One approval by uuid, whatever its status; NOT_FOUND when unknown. */
   getApproval(uuid: string): Promise<ApprovalRecord>;
-  /** The audit trail (issue 15), newest first, a page at a time. */
+  /** The audit trail, newest first, a page at a time. */
   listAudit(query: AuditQuery): Promise<AuditPage>;
   listTools(): Promise<Tool[]>;
-  /** The tools and the MCP servers behind them, each with its availability (issue 17): GET /tools, GET /ready. */
+  /** The tools and the MCP servers behind them, each with its availability: GET /tools, GET /ready. */
   toolListing(): Promise<{ tools: Tool[]; servers: ToolServer[] }>;
 }
 
-/** What a decision carries besides yes or no (issues 13 and 15). */
+/** What a decision carries besides yes or no. */
 export interface DecisionDetails {
   decider: Decider;
-  /** The human's, stored with the decision and, for a rejection, told to the model (issue 13). */
+  /** The human's, stored with the decision and, for a rejection, told to the model. */
   reason?: string;
   /** Approving only: run the call with these instead of the stored arguments (checked by the orchestrator). */
   arguments?: Record<string, unknown>;
-  /** Approving only: the answer to an MCP server's question (checked by the orchestrator, issue 18). */
+  /** Approving only: the answer to an MCP server's question (checked by the orchestrator). */
   input?: Record<string, unknown>;
 }
 
@@ -79,7 +79,7 @@ export interface ApprovalRecord {
   approval: PendingApproval;
   /** The session id of the approval's conversation. */
   sessionId: string;
-  /** Issue 18: what the approval asks, when it waits for an answer to an MCP server's question (from its run, as the orchestrator reads it). */
+  /** What the approval asks, when it waits for an answer to an MCP server's question (from its run, as the orchestrator reads it). */
   input?: InputView;
 }
 
@@ -113,13 +113,13 @@ export interface PageRequest {
 }
 
 export interface ConversationQuery extends PageRequest {
-  /** Only this owner's conversations, and the summary counts only them (issue 15); absent: every conversation. */
+  /** Only this owner's conversations, and the summary counts only them; absent: every conversation. */
   owner?: string;
 }
 
 /**
  * Where a new conversation comes from: a task's A2A origin (the A2A server), and who it belongs
- * to (issue 15: set by the ownership guard when `auth` is on).
+ * to (set by the ownership guard when `auth` is on).
  */
 export type NewConversationOrigin = Pick<CreateConversationRequest, 'a2aOrigin' | 'owner'>;
 
@@ -200,7 +200,7 @@ export function createAgent(backends: Pick<Backends, 'orchestrator' | 'store'>):
     },
 
     async listConversations({ limit, cursor, owner }) {
-      // Summaries: the store reads no message for a list (issue 12).
+      // Summaries: the store reads no message for a list.
       const answer = await store.listConversations({ pageSize: limit, pageToken: cursor ?? '', owner });
       return {
         conversations: answer.conversations,
@@ -252,7 +252,7 @@ export function createAgent(backends: Pick<Backends, 'orchestrator' | 'store'>):
     async getApproval(uuid) {
       const answer = await store.getApproval({ uuid });
       const approval = present(answer.approval, `approval ${uuid}`);
-      // Only the orchestrator reads a run: a pending approval's run says whether it asks for input (issue 18).
+      // Only the orchestrator reads a run: a pending approval's run says whether it asks for input.
       const pending = approval.status === ApprovalStatus.APPROVAL_STATUS_PENDING;
       const input = pending && answer.run ? (await orchestrator.describeRuns({ runs: [{ run: answer.run, pendingApprovalUuid: '' }] })).views[0]?.inputs.find((view) => view.approvalUuid === uuid) : undefined;
       return { approval, sessionId: answer.sessionId, ...(input && { input }) };

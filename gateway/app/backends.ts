@@ -20,7 +20,7 @@ export type ConversationStoreClient = PromiseClient<typeof ConversationStoreServ
 /** grpc.health.v1 Check of a backend (app/readiness.ts). */
 export type HealthClient = PromiseClient<typeof HEALTH_DEFINITION>;
 
-/** The two services the gateway calls, with their deadlines (DESIGN rule 7). */
+/** The two services the gateway calls, with their deadlines (every call has one, so nothing waits forever). */
 export interface Backends {
   orchestrator: OrchestratorClient;
   store: ConversationStoreClient;

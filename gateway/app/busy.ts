@@ -1,7 +1,7 @@
 import { GrpcStatus, isCode } from '../../services/common/grpc/errors.js';
 
 /**
- * One active run per conversation (issue 13): a message sent while a turn of its conversation
+ * One active run per conversation: a message sent while a turn of its conversation
  * runs (a message's turn, or an approved call and its continuation) is refused, not queued.
  * The orchestrator says so with ABORTED; every face answers it as a conflict that names the
  * conversation and how to wait for it: REST 409 `{"error", "conversation_id"}`, tRPC CONFLICT,

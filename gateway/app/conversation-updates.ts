@@ -29,7 +29,7 @@ export interface ConversationSources {
 }
 
 export interface ConversationWatch {
-  /** The conversation's stored session id (DESIGN rule 6). */
+  /** The conversation's stored session id, reused for every later request of the conversation. */
   sessionId: string;
   /** Read it to the end or until the request's signal aborts; it fails like a gRPC call. */
   updates: AsyncGenerator<ConversationUpdate, void>;

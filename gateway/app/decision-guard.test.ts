@@ -4,7 +4,7 @@ import { AccessDenied, guardDecisions } from './decision-guard.js';
 import { withAuthScope, type AuthScope } from './principal.js';
 import type { Agent } from './agent.js';
 
-/** Every face's decisions pass one check (issue 15): the approve role, or admin. */
+/** Every face's decisions pass one check: the approve role, or admin. */
 
 const decided = { decided: false as const, approval: {} as never, decision: 'approved' as const, decidedAt: undefined };
 

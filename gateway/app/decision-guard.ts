@@ -2,8 +2,8 @@ import type { Agent } from './agent.js';
 import { allows, currentAuthScope, type AuthScope } from './principal.js';
 
 /**
- * Deciding an approval needs the `approve` role, whichever face the decision comes through
- * (issue 15). REST and tRPC name the decision in the route, so the check in front of the
+ * Deciding an approval needs the `approve` role, whichever face the decision comes through.
+ * REST and tRPC name the decision in the route, so the check in front of the
  * routers (auth/middleware.ts) refuses it there; over A2A ("yes" to a task that waits, or
  * cancelling it) and MCP (the answer to an approval question) a decision is a message like any
  * other, known only once the application layer sees it — so the check is made again where

@@ -3,7 +3,7 @@ import type { ApprovalStatusName, Decision } from '../../services/common/approva
 
 /*
  * An approval decision as people say it: the REST body's `answer` and the A2A continuation
- * text share one vocabulary (DESIGN §4 "A2A server"). How the store records one, and an
+ * text share one vocabulary. How the store records one, and an
  * approval as a resource, are services/common/approval-resource.ts (the webhooks show it too).
  */
 

@@ -10,7 +10,7 @@ describe('httpStatusForGrpc', () => {
     [GrpcStatus.NOT_FOUND, 404],
     [GrpcStatus.INVALID_ARGUMENT, 400],
     [GrpcStatus.FAILED_PRECONDITION, 409],
-    // A pipeline write that lost a race with another branch's (store UpdatePipeline, issue 4 item 6).
+    // A pipeline write that lost a race with another branch's (store UpdatePipeline).
     [GrpcStatus.ABORTED, 409],
     [GrpcStatus.DEADLINE_EXCEEDED, 504],
     [GrpcStatus.UNAVAILABLE, 503],

@@ -4,7 +4,7 @@ import { ConversationBusy } from './busy.js';
 import { BODY_LIMIT_BYTES } from './inputs.js';
 
 /**
- * Every failure becomes an HTTP status and a message (DESIGN rule 8): gRPC statuses from the
+ * Every failure becomes an HTTP status and a message, never a crash: gRPC statuses from the
  * services, the JSON body parser's rejections, and anything unexpected. Messages pass through
  * secret redaction (rule 5); stack traces never leave the process. Each face wraps the result
  * in its own shape: REST's `{"error": "…"}` (rest/error-reply.ts), JSON-RPC errors
@@ -15,7 +15,7 @@ export interface Failure {
   status: number;
   /** Redacted, fit to show the caller. */
   message: string;
-  /** The busy conversation of a 409 (issue 13), for faces that name it (REST's `conversation_id`). */
+  /** The busy conversation of a 409, for faces that name it (REST's `conversation_id`). */
   conversationId?: string;
   /** True for failures nobody anticipated: worth an error line in the log. */
   unexpected: boolean;

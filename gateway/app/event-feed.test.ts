@@ -73,7 +73,7 @@ describe('EventFeed.watch', () => {
     await expect(collect(broken.watch({ afterId: 0 }), 1)).rejects.toMatchObject({ code: GrpcStatus.UNIMPLEMENTED });
   });
 
-  it('issue 14: resumes a stream whose connection was cut after it passed events on, after the last one', async () => {
+  it('resumes a stream whose connection was cut after it passed events on, after the last one', async () => {
     const requests: number[] = [];
     const feed = createEventFeed({
       watchEvents: (request) => {
@@ -90,7 +90,7 @@ describe('EventFeed.watch', () => {
     expect(requests).toEqual([2, 3, 4]);
   });
 
-  it('issue 14: resumes an idle stream cut after it stayed open RESUME_AFTER_OPEN_MS, though it passed nothing on', async () => {
+  it('resumes an idle stream cut after it stayed open RESUME_AFTER_OPEN_MS, though it passed nothing on', async () => {
     vi.useFakeTimers({ toFake: ['Date'] });
     try {
       const requests: number[] = [];
@@ -115,7 +115,7 @@ describe('EventFeed.watch', () => {
     }
   });
 
-  it('issue 14: passes on UNAVAILABLE from a stream that was cut before it was established (the store is unreachable)', async () => {
+  it('passes on UNAVAILABLE from a stream that was cut before it was established (the store is unreachable)', async () => {
     let calls = 0;
     const feed = createEventFeed({
       watchEvents: () => {

@@ -4,7 +4,7 @@ import type { ConversationStoreClient } from './backends.js';
 
 /**
  * The store's event stream (WatchEvents) as the gateway's faces use it. A watch is one
- * long-lived gRPC stream; every gRPC call here has a deadline (DESIGN rule 7), so a watch
+ * long-lived gRPC stream; every gRPC call here has a deadline, so a watch
  * that outlives its stream's deadline opens the next stream after the last stored event it
  * passed on: the caller sees one unbroken sequence. The same holds when the stream's
  * connection is cut under it — the store ends every connection at `grpc.max_connection_age`

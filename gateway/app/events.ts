@@ -32,7 +32,7 @@ export type StoredEventJson = EventBase &
     /** `decision` is what the approval left pending as; absent if the store sent it still pending. */
     | { kind: 'approval_resolved'; approval: PendingApprovalJson; decision?: Verdict }
     | { kind: 'status_changed'; status: ConversationStatusName }
-    /** A turn began / ended: between the two, a message sent to the conversation is refused (409, issue 13). */
+    /** A turn began / ended: between the two, a message sent to the conversation is refused (409). */
     | { kind: 'turn_started' }
     | { kind: 'turn_ended' }
   );

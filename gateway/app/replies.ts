@@ -24,7 +24,7 @@ import {
 } from './shapes.js';
 
 /**
- * The response bodies of DESIGN §4, built from the application layer's results: REST answers
+ * The public response bodies (README, "REST API"), built from the application layer's results: REST answers
  * with them and tRPC returns the same JSON (they are built by the same functions).
  */
 
@@ -44,21 +44,21 @@ export interface ConversationPageReply extends ConversationReply {
 }
 
 export interface ConversationListReply {
-  /** Summaries (issue 12): no messages. */
+  /** Summaries: no messages. */
   conversations: ConversationListItemJson[];
   summary: ConversationSummaryJson;
-  /** Added to the seed's shape: present when there is a next page; pass it back as `?cursor=`. */
+  /** Present when there is a next page; pass it back as `?cursor=`. */
   next_cursor?: string;
 }
 
-/** `GET /approvals` (issue 15): oldest first. */
+/** `GET /approvals`: oldest first. */
 export interface ApprovalListReply {
   approvals: ApprovalRecordJson[];
   /** Present when there is a next page; pass it back as `?cursor=`. */
   next_cursor?: string;
 }
 
-/** `GET /audit` (issue 15): newest first. */
+/** `GET /audit`: newest first. */
 export interface AuditListReply {
   entries: AuditEntryJson[];
   next_cursor?: string;
@@ -73,7 +73,7 @@ export interface ApprovalConflictReply {
 export interface RestReply<B> {
   status: number;
   body: B;
-  /** The conversation's session id, when the request did not bring one (DESIGN rule 6). */
+  /** The conversation's session id, when the request did not bring one: later requests of the conversation reuse it. */
   sessionId?: string;
 }
 
@@ -109,7 +109,7 @@ export function toolListReply(tools: Tool[], servers?: ToolServer[]): { tools: T
   return { tools: tools.map(toolJson), ...(servers && { servers: servers.map(toolServerJson) }) };
 }
 
-/** 200 with the turn that followed the decision, or 409 naming the earlier decision (DESIGN rule 3). */
+/** 200 with the turn that followed the decision, or 409 naming the earlier decision (an approval is decided once). */
 export function approvalReply(uuid: string, outcome: ApprovalOutcome): RestReply<ConversationReply | ApprovalConflictReply> {
   if (outcome.decided) {
     return { status: 200, body: conversationReply(outcome, outcome.result), sessionId: outcome.conversation.sessionId };

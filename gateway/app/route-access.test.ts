@@ -1,7 +1,7 @@
 import { describe, expect, it } from 'vitest';
 import { requirementsOf, type Need } from './route-access.js';
 
-/** The role table (issue 15): what each route needs, matched as Express routes paths. */
+/** The role table: what each route needs, matched as Express routes paths. */
 
 const needs = (method: string, path: string, isStatic?: (path: string) => boolean): Need[] => requirementsOf(method, path, isStatic).needs;
 const role = (...names: string[]): Need => ({ kind: 'role', roles: names } as Need);
@@ -32,7 +32,7 @@ describe('requirementsOf', () => {
     expect(needs('GET', '/auth/whoami')).toEqual([{ kind: 'signed-in' }]);
   });
 
-  it('keeps GET /metrics for admins, open only when metrics.public is true (issue 17)', () => {
+  it('keeps GET /metrics for admins, open only when metrics.public is true', () => {
     expect(needs('GET', '/metrics')).toEqual([role('admin')]);
     expect(requirementsOf('GET', '/metrics', undefined, undefined, true).needs).toEqual([{ kind: 'open' }]);
     // The flag opens that route and no other.
@@ -40,7 +40,7 @@ describe('requirementsOf', () => {
     expect(requirementsOf('GET', '/metrics/x', undefined, undefined, true).needs).toEqual([role('admin')]);
   });
 
-  it('lets approvers read conversations, and only their owners (chat) write them (issue 15)', () => {
+  it('lets approvers read conversations, and only their owners (chat) write them', () => {
     expect(needs('GET', '/conversations')).toEqual([readConversations]);
     expect(needs('HEAD', '/conversations/abc')).toEqual([readConversations]);
     expect(needs('GET', '/conversations/abc/events')).toEqual([readConversations]);

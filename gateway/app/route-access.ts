@@ -3,7 +3,7 @@ import { redactSecrets } from '../../services/common/secrets.js';
 import type { Face, Role } from './principal.js';
 
 /**
- * What each route of the gateway needs (issue 15): one table for every face, read by the one
+ * What each route of the gateway needs: one table for every face, read by the one
  * check in front of all routers (auth/middleware.ts).
  *
  * - open: the probes, the agent card, the OAuth protected-resource metadata, the API reference
@@ -16,7 +16,7 @@ import type { Face, Role } from './principal.js';
  *   approver needs the context of what it decides. Which conversations a caller may read or
  *   write is the application layer's rule (app/ownership.ts): this table only says who may ask;
  * - `approve`: everything under /approvals (reading and deciding) and the tRPC `approvals.*`;
- * - `admin`: /audit, /metrics (issue 17: what the agent does, summed over every caller —
+ * - `admin`: /audit, /metrics (what the agent does, summed over every caller —
  *   open instead when the configuration says `metrics.public: true`, for a scraper inside a
  *   trusted network), and any route this table does not know (new routes stay closed until
  *   they are listed here);

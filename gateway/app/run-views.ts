@@ -5,7 +5,7 @@ import type { OrchestratorClient } from './backends.js';
 
 /**
  * The public view of conversations' runs (REST "pipeline_state"), for what the gateway reads
- * from the store. The store keeps a run as opaque bytes (issue 13): only the orchestrator
+ * from the store. The store keeps a run as opaque bytes: only the orchestrator
  * knows their format, so a conversation read from the store is shown with the view the
  * orchestrator makes of its run. Answers of turns carry their view already (the
  * orchestrator fills `pipeline`); these reads need one call, for all their conversations at

@@ -120,7 +120,7 @@ describe('conversationJson (C)', () => {
     expect(JSON.stringify(json)).not.toContain('f00d');
   });
 
-  it('keeps the key order of DESIGN §4', () => {
+  it('keeps the documented key order', () => {
     expect(Object.keys(conversationJson(conversation, pipeline))).toEqual([
       'id',
       'session_id',
@@ -161,7 +161,7 @@ describe('conversationJson (C)', () => {
     }
   });
 
-  it('names the owner of a conversation created with authentication on, before usage, and none otherwise (issue 15)', () => {
+  it('names the owner of a conversation created with authentication on, before usage, and none otherwise', () => {
     const owned = { ...conversation, owner: 'alice' };
     expect(conversationJson(owned).owner).toBe('alice');
     expect(Object.keys(conversationJson(owned)).slice(-4)).toEqual(['owner', 'usage', 'created_at', 'updated_at']);
@@ -178,7 +178,7 @@ describe('conversationJson (C)', () => {
   });
 });
 
-describe('a pipeline waiting at several nodes (issue 4 item 6)', () => {
+describe('a pipeline waiting at several nodes', () => {
   const second: PendingApproval = { ...approval, uuid: 'c3f5e9a2-8b47-4da6-9f21-6e0a4b7d3f58', toolName: 'drop_table', createdAt: updated };
   const view: PipelineView = {
     ...pipeline,
@@ -290,7 +290,7 @@ describe('pendingApprovalJson (P)', () => {
   });
 });
 
-describe('approvalRecordJson (an approval as a resource, issue 15)', () => {
+describe('approvalRecordJson (an approval as a resource)', () => {
   const decidedAt = new Date('2025-01-15T10:04:00.000Z');
   const expiresAt = new Date('2025-01-15T10:32:03.000Z');
 
@@ -406,7 +406,7 @@ describe('conversationSummaryJson', () => {
 });
 
 describe('toolJson', () => {
-  it('uses the seed tool keys and the effective destructive flag, not the raw annotation', () => {
+  it('uses the camelCase tool keys and the effective destructive flag, not the raw annotation', () => {
     const schema = { type: 'object', properties: { id: { type: 'string' } } };
     expect(
       toolJson({ name: 'delete_resource', description: 'Deletes', inputSchema: schema, destructive: true, server: 'resources', destructiveHint: false }),

@@ -15,9 +15,9 @@ import { timeoutActionName, type TimeoutActionName } from '../../services/common
 export { approvalRecordJson, type ApprovalRecordJson, type TimeoutActionName } from '../../services/common/approval-resource.js';
 
 /**
- * The public JSON shapes of DESIGN §4 (C, M, P, S, R and the tool listing), mapped from the
+ * The public JSON shapes (C, M, P, S, R and the tool listing; README, "REST API"), mapped from the
  * proto types. Tests written outside the project read these field by field, so the names
- * are snake_case exactly as the seed's API has them, optional fields are left out rather
+ * are snake_case exactly as documented, optional fields are left out rather
  * than set to null, and internal fields (tool-call ids, hashes, approval status, message
  * seq) never appear.
  */
@@ -30,13 +30,13 @@ export interface ToolCallJson {
   arguments: Record<string, unknown>;
   result?: string;
   is_error?: boolean;
-  /** A human rejected the call (issue 13); nothing ran. Shown as rejected, never as a failure. */
+  /** A human rejected the call; nothing ran. Shown as rejected, never as a failure. */
   rejected?: true;
   /** With rejected: the reason the human gave, when one was given. */
   reason?: string;
 }
 
-/** Token counts of model calls (issue 3: per model step and summed per conversation). */
+/** Token counts of model calls (per model step and summed per conversation). */
 export interface UsageJson {
   input_tokens: number;
   output_tokens: number;
@@ -64,26 +64,26 @@ export interface PendingApprovalJson {
   remote_agent_name?: string;
   /** For proxy approvals: the agents the call came through, nearest first (left out when empty). */
   agent_chain?: string[];
-  /** The reason given with the decision (issue 13), once decided with one. */
+  /** The reason given with the decision, once decided with one. */
   reason?: string;
   /**
-   * Issue 14: the call was approved and had started when the replica running it died, before
+   * The call was approved and had started when the replica running it died, before
    * its result was recorded; approving runs it again. Left out when false.
    */
   outcome_unknown?: true;
   /** With outcome_unknown: the earlier approval of the same call. */
   replaces?: string;
-  /** Issue 15: who decided and through which face, once decided (in a 409's `approval`). */
+  /** Who decided and through which face, once decided (in a 409's `approval`). */
   decided_by?: string;
   via?: string;
-  /** Issue 15: when the approval expires if nobody decides it, and what the expiry decides. */
+  /** When the approval expires if nobody decides it, and what the expiry decides. */
   expires_at?: string;
   on_timeout?: TimeoutActionName;
   created_at: string;
 }
 
 
-/** One entry of the audit trail (`GET /audit`, issue 15). */
+/** One entry of the audit trail (`GET /audit`). */
 export interface AuditEntryJson {
   id: number;
   at: string;
@@ -96,7 +96,7 @@ export interface AuditEntryJson {
   detail: Record<string, unknown>;
 }
 
-/** One node an agent-tree pipeline waits at, for one approval (issue 4 item 6). */
+/** One node an agent-tree pipeline waits at, for one approval. */
 export interface PipelinePauseJson {
   approval_uuid: string;
   paused_node_path: number[];
@@ -132,9 +132,9 @@ export interface ConversationJson {
   pending_approval?: PendingApprovalJson;
   pending_approvals?: PendingApprovalJson[];
   pipeline_state?: PipelineStateJson;
-  /** Present (true) while a turn runs on the conversation: a message sent now gets 409 (issue 13). */
+  /** Present (true) while a turn runs on the conversation: a message sent now gets 409. */
   turn_running?: true;
-  /** Who it belongs to, when it was created with authentication on (issue 15; app/ownership.ts). */
+  /** Who it belongs to, when it was created with authentication on (app/ownership.ts). */
   owner?: string;
   usage: UsageJson;
   created_at: string;
@@ -142,7 +142,7 @@ export interface ConversationJson {
 }
 
 /**
- * One item of `GET /conversations` (DESIGN §4, "Lists are summaries"): C without `messages`,
+ * One item of `GET /conversations` (lists are summaries): C without `messages`,
  * with `title` (the first words of the first user message; "" before there is one),
  * `message_count`, and `pending_approvals` as a count (C's list of them stays on C).
  */
@@ -175,18 +175,18 @@ export interface ConversationSummaryJson {
   completed: number;
 }
 
-/** One entry of `GET /tools`; these keys are camelCase in the seed's API, unlike the rest. */
+/** One entry of `GET /tools`; these keys are camelCase, unlike the rest, as documented. */
 export interface ToolJson {
   name: string;
   description: string;
   inputSchema: Record<string, unknown>;
   destructiveHint: boolean;
   server: string;
-  /** Present (true) while the tool's MCP server is down: a call fails until it is back (issue 17). */
+  /** Present (true) while the tool's MCP server is down: a call fails until it is back. */
   unavailable?: true;
 }
 
-/** One configured MCP server in GET /tools and GET /ready (issue 17). */
+/** One configured MCP server in GET /tools and GET /ready. */
 export interface ToolServerJson {
   name: string;
   status: 'available' | 'unavailable';
@@ -255,7 +255,7 @@ export function usageJson(usage: TokenUsage | undefined): UsageJson {
   return { input_tokens: usage?.inputTokens ?? 0, output_tokens: usage?.outputTokens ?? 0 };
 }
 
-// Objects are built in DESIGN §4's key order, so responses read the way the docs show them.
+// Objects are built in the documented key order, so responses read the way the docs show them.
 export function messageJson(message: Message): MessageJson {
   return {
     id: message.id,

@@ -5,7 +5,7 @@ import type { Face } from '../app/principal.js';
 import type { FailureReason } from './verdict.js';
 
 /**
- * Every refused request is an "auth.failed" audit entry (issue 15 item 6): who it claimed to
+ * Every refused request is an "auth.failed" audit entry: who it claimed to
  * be when that is known, the face, the route, and why — never the token or any part of it.
  * The write is fire and forget with its own deadline: the 401 is sent at once whatever the
  * store does, and a failed write is a log line. Writes in flight are bounded, so a flood of

@@ -8,8 +8,8 @@ import { JwtVerifier, rolesOf } from './jwt.js';
 import { ApiTokens, AuthConfigError } from './tokens.js';
 
 /**
- * Token and JWT verification (issue 15 item 1), against a real JWKS served over HTTP on
- * 127.0.0.1 with real key pairs: every forgery the issue names is refused with its reason,
+ * Token and JWT verification, against a real JWKS served over HTTP on
+ * 127.0.0.1 with real key pairs: each kind of forged or invalid token is refused with its reason,
  * keys are cached and fetched again for an unknown key id, and an issuer that is down makes
  * a token unverifiable (503), not bad.
  */

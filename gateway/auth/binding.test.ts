@@ -2,7 +2,7 @@ import { describe, expect, it } from 'vitest';
 import type { Logger } from '../../services/common/log.js';
 import { checkBinding, InsecureBindingError } from './binding.js';
 
-/** The bind rule (issue 15): no non-loopback host without auth, unless insecure, and then loudly. */
+/** The bind rule: no non-loopback host without auth, unless insecure, and then loudly. */
 
 function recorder() {
   const warnings: string[] = [];

@@ -3,7 +3,7 @@ import type { Logger } from '../../services/common/log.js';
 import { isLoopbackBinding } from '../http/cross-site.js';
 
 /**
- * The bind rule (issue 15): without `auth`, whoever reaches the port may approve anything, so a
+ * The bind rule: without `auth`, whoever reaches the port may approve anything, so a
  * gateway without `auth` listens on loopback only — unless the operator says `insecure: true`
  * (or `--insecure` on `asg up` / `asg serve gateway`), which starts it with a loud warning.
  * On loopback without `auth` one warning line says that nobody is authenticated.

@@ -15,7 +15,7 @@ export { AuthConfigError } from './tokens.js';
 export { InsecureBindingError } from './binding.js';
 
 /**
- * Authentication at the gateway (issue 15), assembled from the config: the bind rule, the
+ * Authentication at the gateway, assembled from the config: the bind rule, the
  * check in front of every router, the decision guard of the application layer, the
  * gateway's own auth routes, and what the agent card advertises.
  */

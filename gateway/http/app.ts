@@ -8,7 +8,7 @@ import { requestScopeMiddleware } from './request-scope.js';
 /**
  * Refuses a path that is not valid percent-encoding (RFC 3986 §2.1: "%zz", a cut UTF-8
  * sequence) with 400 before any face sees it: routers decode their parameters and would
- * otherwise each fail in their own way (issue 12 item 3: it was a 500 on the events route).
+ * otherwise each fail in their own way (the events route would answer 500).
  */
 export function undecodablePathGuard() {
   return (req: Request, res: Response, next: NextFunction) => {

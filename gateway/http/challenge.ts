@@ -1,5 +1,5 @@
 /**
- * The `WWW-Authenticate` challenge of the gateway's refusals (RFC 6750 §3; issue 15): every 401
+ * The `WWW-Authenticate` challenge of the gateway's refusals (RFC 6750 §3): every 401
  * carries `Bearer realm="agent-stop-and-go"`, with `error="invalid_token"` for a token that was
  * refused and `error="invalid_request"` for a header that is no bearer token (none when nothing
  * was sent), and every 403 `error="insufficient_scope"`. An MCP 401 may also name the

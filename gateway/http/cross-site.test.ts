@@ -1,5 +1,5 @@
 /**
- * The cross-site guard (issue 12 item 2), one rule at a time, on a real HTTP server built with
+ * The cross-site guard, one rule at a time, on a real HTTP server built with
  * createHttpApp and a small router: Host, Origin (with CORS answers) and Content-Type.
  */
 import { createServer, type Server } from 'node:http';
@@ -51,7 +51,7 @@ afterAll(async () => {
 
 const JSON_TYPE = { 'content-type': 'application/json' };
 
-describe('issue 12: parsing the pieces', () => {
+describe('parsing the pieces', () => {
   it('reads Host values and allowed_hosts entries', () => {
     expect(parseHost('LocalHost:8080')).toEqual({ name: 'localhost', port: '8080' });
     expect(parseHost('[::1]:80')).toEqual({ name: '[::1]', port: '80' });
@@ -82,7 +82,7 @@ describe('issue 12: parsing the pieces', () => {
   });
 });
 
-describe('issue 12: Host on a loopback listener', async () => {
+describe('Host on a loopback listener', async () => {
   const url = await serve('127.0.0.1', { allowed_hosts: ['agent.test', 'pinned.test:9000', '*.apps.test'], public_url: 'https://public.test/agent' });
   const withHost = (host: string, path = '/things/1') => rawRequest(url, { path, headers: { host } });
 
@@ -107,13 +107,13 @@ describe('issue 12: Host on a loopback listener', async () => {
     const post = await rawRequest(url, { method: 'POST', path: '/things', headers: { host: 'evil.example', ...JSON_TYPE }, body: '{}' });
     expect(post.status).toBe(421);
     expect((await withHost('evil.example', '/health')).status).toBe(200);
-    // Issue 14: readiness probes address pods by IP too.
+    // Readiness probes address pods by IP too.
     expect((await withHost('evil.example', '/ready')).status).toBe(200);
     expect((await withHost('evil.example', '/nowhere')).status).toBe(421);
   });
 });
 
-describe('issue 12: Host on other addresses', async () => {
+describe('Host on other addresses', async () => {
   const open = await serve('0.0.0.0');
   const listed = await serve('0.0.0.0', { allowed_hosts: ['agent.example.com'] });
 
@@ -129,7 +129,7 @@ describe('issue 12: Host on other addresses', async () => {
   });
 });
 
-describe('issue 12: Origin', async () => {
+describe('Origin', async () => {
   const url = await serve('127.0.0.1', { public_url: 'https://public.test', cors: { allowed_origins: ['https://app.example', 'http://localhost:5173'] } });
   const own = url;
   const send = (method: string, origin: string | undefined, extra: Record<string, string> = {}, path = method === 'POST' ? '/things' : '/things/1') =>
@@ -200,7 +200,7 @@ describe('issue 12: Origin', async () => {
   });
 });
 
-describe('issue 12: Content-Type of state-changing requests', async () => {
+describe('Content-Type of state-changing requests', async () => {
   const url = await serve('127.0.0.1');
   const post = (headers: Record<string, string>, body?: string) => rawRequest(url, { method: 'POST', path: '/things', headers, body });
 
@@ -228,7 +228,7 @@ describe('issue 12: Content-Type of state-changing requests', async () => {
   });
 });
 
-describe('issue 12 item 3: undecodable paths and client errors are 4xx', async () => {
+describe('undecodable paths and client errors are 4xx', async () => {
   const url = await serve('127.0.0.1');
 
   it('answers %zz and cut UTF-8 in the path with 400, on known and unknown routes', async () => {

@@ -5,7 +5,7 @@ import { capText, type Logger } from '../../services/common/log.js';
 
 /**
  * The one guard in front of every face of an HTTP server (REST, events, /a2a, /trpc, /mcp, the
- * web app; issue 12 item 2). A local API without authentication must not be steerable by a web
+ * web app). A local API without authentication must not be steerable by a web
  * page its operator merely visits. Three rules, after Ollama's allowed-hosts/OLLAMA_ORIGINS
  * middleware and the MCP SDK's DNS-rebinding protection:
  *

@@ -1,4 +1,4 @@
-/** Issue 12: the gateway's drain on SIGTERM/SIGINT, on a bare HTTP server. */
+/** The gateway's drain on SIGTERM/SIGINT, on a bare HTTP server. */
 import { createServer, request as httpRequest, type IncomingMessage, type Server } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import { setTimeout as sleep } from 'node:timers/promises';
@@ -57,7 +57,7 @@ function send(url: string, headers: Record<string, string> = {}): Promise<Answer
   });
 }
 
-describe('issue 12: HttpDrain', () => {
+describe('HttpDrain', () => {
   it('lets requests in flight finish, answers new ones 503 with Retry-After, ends event streams at once, then closes', async () => {
     const { drain, url, server: http } = await start();
     const slow = send(`${url}/slow?ms=300`);
@@ -81,7 +81,7 @@ describe('issue 12: HttpDrain', () => {
     await expect(send(`${url}/slow`)).rejects.toThrow(/ECONNREFUSED/);
   });
 
-  it('issue 14: still passes the probe paths to the app while draining, untracked, and refuses the rest', async () => {
+  it('still passes the probe paths to the app while draining, untracked, and refuses the rest', async () => {
     const seen: string[] = [];
     const drain = new HttpDrain((req, res) => {
       seen.push(req.url ?? '');
@@ -120,7 +120,7 @@ describe('issue 12: HttpDrain', () => {
     expect(await long).toBe('cut');
   });
 
-  it('issue 14: with a drain delay, reports draining at once while new requests are still served (Connection: close), then refuses them', async () => {
+  it('with a drain delay, reports draining at once while new requests are still served (Connection: close), then refuses them', async () => {
     const { drain, url, server: http } = await start();
     expect(drain.isDraining).toBe(false);
     const drained = drain.drain(http, Date.now() + 5_000, 400);

@@ -48,7 +48,7 @@ function isEventStream(req: IncomingMessage, res: ServerResponse): boolean {
 }
 
 /**
- * The gateway's clean stop (DESIGN §4, issue 12): once draining, every new request but the
+ * The gateway's clean stop on SIGTERM/SIGINT: once draining, every new request but the
  * probes is answered 503 with `Retry-After` and `Connection: close` (the listener stays open, so a client is told
  * rather than refused a connection), requests in flight — turns, approvals — may finish until
  * the deadline, event streams are ended at once, and whatever still runs at the deadline is cut.

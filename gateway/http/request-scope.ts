@@ -8,7 +8,7 @@ import { entryTraceContext, SESSION_ATTRIBUTE, SpanKind, withSpan } from '../../
 
 /**
  * What the gateway knows about one HTTP request while serving it, shared by every
- * adapter: the effective session id (DESIGN rule 6) and the route that matched.
+ * adapter: the effective session id (the caller's X-Session-ID, else one made here) and the route that matched.
  */
 export interface RequestScope {
   /** 8 lowercase hex characters, or empty while not known yet. */

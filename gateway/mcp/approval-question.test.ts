@@ -3,7 +3,7 @@ import { ApprovalStatus, type PendingApproval } from '../../gen/ts/asg/store/v1/
 import { answerOf, approvalQuestion, canAskByForm } from './approval-question.js';
 import { decodeQuestionState, encodeQuestionState } from './request-state.js';
 
-/** Issue 6 item 4 (seed 002): the approval question the MCP face asks, and the state it carries across a 2026-07-28 retry. */
+/** The approval question the MCP face asks, and the state it carries across a 2026-07-28 retry. */
 
 const approval: PendingApproval = {
   uuid: '9b1e6c2a-0d4f-4e8a-b7c3-5a1f2e3d4c5b',
@@ -20,7 +20,7 @@ const approval: PendingApproval = {
 };
 
 describe('approvalQuestion', () => {
-  it('shows the seed line, the tool and its arguments, and asks for one boolean', () => {
+  it('shows the approval line, the tool and its arguments, and asks for one boolean', () => {
     const question = approvalQuestion(approval);
     expect(question.message.split('\n')).toEqual([
       'The agent wants to run a tool that needs your approval.',

@@ -13,7 +13,7 @@ export const APPROVAL_INPUT_KEY = 'approval';
 /** The form's one field. */
 export const APPROVE_FIELD = 'approve';
 
-/** The seed's wording, which remote agents and people parse: `Approval required (id: <uuid>): <description>`. */
+/** The approval line, which remote agents and people parse: `Approval required (id: <uuid>): <description>`. */
 export function approvalRequiredLine(approval: PendingApproval): string {
   return `Approval required (id: ${approval.uuid}): ${approval.description}`;
 }

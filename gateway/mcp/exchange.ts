@@ -6,7 +6,7 @@ import { AsyncLocalStorage } from 'node:async_hooks';
  * one request, so the tool reaches its exchange through async context rather than arguments.
  */
 export interface McpExchange {
-  /** The conversation's session id, once known: the request's effective session id (DESIGN rule 6). */
+  /** The conversation's session id, once known: the request's effective session id. */
   adoptSessionId(sessionId: string): void;
 }
 

@@ -9,7 +9,7 @@ import { z } from 'zod';
  * authorization or business logic, and this state names only things the caller may act on
  * anyway — the approval's UUID, which it was shown and could decide with POST /approvals/:uuid,
  * and its own deadline for asking again. Every use re-reads the approval from the store, where
- * the claim is atomic (DESIGN rule 3). A signing key would be one more secret for every
+ * the claim is atomic (an approval is decided once). A signing key would be one more secret for every
  * replica to share.
  */
 

@@ -17,7 +17,7 @@ import { mcpRouter } from './router.js';
 import type { TurnAgent } from './turns.js';
 
 /**
- * Issue 6 item 4 (seed 002: the agent served as an MCP tool): the MCP face over real HTTP on
+ * The agent served as an MCP tool: the MCP face over real HTTP on
  * 127.0.0.1, in front of an in-memory stand-in for the mesh, driven by the real MCP SDK client
  * in both protocol generations — 2026-07-28 (stateless, elicitation by input_required and a
  * retry) and 2025 (a session, elicitation as a server→client request). The whole mesh is in
@@ -229,7 +229,7 @@ beforeEach(() => {
   mesh.calls.length = 0;
 });
 
-describe.each(ERAS)('issue 6 item 4 / seed 002: the agent as an MCP server (%s protocol)', (era) => {
+describe.each(ERAS)('the agent as an MCP server (%s protocol)', (era) => {
   it('lists one tool named, described and shaped by serve_mcp.tool', async () => {
     const client = await connect(gateway.url, era);
     const { tools } = await client.listTools();
@@ -395,7 +395,7 @@ describe.each(ERAS)('issue 6 item 4 / seed 002: the agent as an MCP server (%s p
   });
 });
 
-describe('issue 6 item 4 / seed 002: the MCP face over plain HTTP', () => {
+describe('the MCP face over plain HTTP', () => {
   const initialize = { jsonrpc: '2.0', id: 1, method: 'initialize', params: { protocolVersion: '2025-06-18', capabilities: {}, clientInfo: { name: 'curl', version: '1' } } };
   const post = (body: unknown, headers: Record<string, string> = {}) =>
     fetch(`${gateway.url}/mcp`, { method: 'POST', headers: { 'content-type': 'application/json', accept: 'application/json, text/event-stream', ...headers }, body: JSON.stringify(body) });
@@ -458,7 +458,7 @@ describe('issue 6 item 4 / seed 002: the MCP face over plain HTTP', () => {
     await expect(refused).rejects.toThrow(/Invalid or expired requestState/);
   });
 
-  it('refuses a foreign Origin (403) and, on a loopback listener, a foreign Host (421: DNS rebinding) — the gateway-wide guard, issue 12', async () => {
+  it('refuses a foreign Origin (403) and, on a loopback listener, a foreign Host (421: DNS rebinding) — the gateway-wide guard', async () => {
     const response = await fetch(`${gateway.url}/mcp`, { method: 'POST', headers: { 'content-type': 'application/json', origin: 'http://evil.example' }, body: JSON.stringify(initialize) });
     expect(response.status).toBe(403);
     const rebound = await rawRequest(`${gateway.url}/mcp`, { method: 'POST', headers: { host: 'evil.example', 'content-type': 'application/json', accept: 'application/json, text/event-stream' }, body: JSON.stringify(initialize) });
@@ -468,7 +468,7 @@ describe('issue 6 item 4 / seed 002: the MCP face over plain HTTP', () => {
   });
 });
 
-describe('issue 6 item 4 / seed 002: asking is bounded by the turn deadline (chat.turn_timeout)', () => {
+describe('asking is bounded by the turn deadline (chat.turn_timeout)', () => {
   let slow: Gateway;
   beforeAll(async () => {
     slow = await startGateway(mesh, { chat: { turn_timeout: '300ms' } });
@@ -504,7 +504,7 @@ describe('issue 6 item 4 / seed 002: asking is bounded by the turn deadline (cha
   });
 });
 
-describe('issue 6 item 4 / seed 002: 2025-era sessions are bounded', () => {
+describe('2025-era sessions are bounded', () => {
   const open = async (url: string): Promise<string> => {
     const response = await fetch(`${url}/mcp`, {
       method: 'POST',
@@ -567,7 +567,7 @@ describe('issue 6 item 4 / seed 002: 2025-era sessions are bounded', () => {
   });
 });
 
-describe('issue 6 item 4 / seed 002: serve_mcp configuration', () => {
+describe('serve_mcp configuration', () => {
   it('names the tool and its argument as configured', async () => {
     const custom = await startGateway(mesh, {
       serve_mcp: { tool: { name: 'delegate', description: 'Hand a task to the resource agent.', argument_name: 'task', argument_description: 'The task, in words.' } },

@@ -12,12 +12,12 @@ import { LegacySessions } from './sessions.js';
 import type { TurnAgent } from './turns.js';
 
 /**
- * The MCP face of the gateway (issue 6 item 4, seed 002): the agent served as an MCP server at
+ * The MCP face of the gateway: the agent served as an MCP server at
  * `/mcp` over Streamable HTTP, speaking both protocol generations the SDK serves —
  * 2026-07-28 statelessly (each request stands alone; any replica answers), and the 2025
  * revisions with sessions (see sessions.ts for why). With `serve_mcp.enabled: false` nothing
  * is mounted and `/mcp` is the gateway's ordinary 404. Host and Origin are checked for every
- * face alike in front of this router (gateway/http/cross-site.ts, issue 12), not here.
+ * face alike in front of this router (gateway/http/cross-site.ts), not here.
  */
 
 export const MCP_PATH = '/mcp';

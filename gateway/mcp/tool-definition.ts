@@ -3,7 +3,7 @@ import { z } from 'zod';
 import type { AgentConfig } from '../../services/common/config/schema.js';
 
 /**
- * The one tool the agent offers as an MCP server (seed 002: the agent served as an MCP
+ * The one tool the agent offers as an MCP server (the agent served as an MCP
  * tool): its name, description and message argument come from `serve_mcp.tool`; an optional
  * second argument continues a conversation. Pure definitions, no I/O.
  */

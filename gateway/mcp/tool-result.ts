@@ -24,7 +24,7 @@ export function answerResult(step: Extract<TurnStep, { kind: 'answered' }>): Cal
   };
 }
 
-/** How to decide an approval outside this call: the REST API, or the tool again (DESIGN §4 words). */
+/** How to decide an approval outside this call: the REST API, or the tool again with the approval words. */
 export function howToDecide(tool: AskToolConfig, step: Extract<TurnStep, { kind: 'waiting' }>): string {
   return (
     `To decide, call ${tool.name} again with ${CONVERSATION_ID_ARGUMENT} "${step.conversationId}" and ${tool.argument_name} "yes" or "no", ` +
@@ -33,7 +33,7 @@ export function howToDecide(tool: AskToolConfig, step: Extract<TurnStep, { kind:
 }
 
 /**
- * A step that waits for an approval, handed back to the client: the seed's line first (which
+ * A step that waits for an approval, handed back to the client: the approval line first (which
  * programs parse), then why it was not asked here and how to decide.
  */
 export function approvalResult(tool: AskToolConfig, step: Extract<TurnStep, { kind: 'waiting' }>, reason: string | undefined): CallToolResult {

@@ -12,12 +12,12 @@ import type { AskArguments } from './tool-definition.js';
  * continue a turn, decide an approval, look at a conversation again. Each step ends either
  * answered or waiting for an approval; the call's driver decides what to do with a wait (ask
  * the client, or hand the approval back). Mirrors the A2A server's task operations: a
- * conversation that waits takes "yes"/"no" as its answer (DESIGN §4), never as a new message.
+ * conversation that waits takes "yes"/"no" as its answer, never as a new message.
  */
 
 interface StepBase {
   conversationId: string;
-  /** The conversation's stored session id (DESIGN rule 6). */
+  /** The conversation's stored session id, reused for every later request of it. */
   sessionId: string;
   /** What the agent said in this step; may be empty. */
   response: string;
@@ -73,7 +73,7 @@ export class McpTurns {
   /** A new conversation with the message, or the message sent to an existing one. */
   async begin(args: AskArguments): Promise<TurnStep> {
     if (args.conversationId === undefined) {
-      // A new conversation's session id is made here, at the entry point, unless the caller sent one (DESIGN rule 6).
+      // A new conversation's session id is made here, at the entry point, unless the caller sent one.
       const sessionId = currentContext()?.sessionId || newSessionId();
       const { conversation, result } = await withContextPatch({ sessionId }, () => this.agent.createConversation(args.message));
       return result ? stepAfterTurn(conversation, result) : stepOfConversation(conversation);
@@ -89,7 +89,7 @@ export class McpTurns {
     return stepAfterTurn(turn.conversation, turn.result);
   }
 
-  /** Decides an approval and goes on; when someone decided it first, says so and runs nothing (DESIGN rule 3). */
+  /** Decides an approval and goes on; when someone decided it first, says so and runs nothing (an approval is decided once). */
   async decide(uuid: string, decision: Decision): Promise<TurnStep> {
     const outcome = await this.agent.resolveApproval(uuid, decision, { decider: currentDecider('mcp') });
     if (outcome.decided) return stepAfterTurn(outcome.conversation, outcome.result);

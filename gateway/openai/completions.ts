@@ -9,7 +9,7 @@ import { OpenAiError } from './errors.js';
 import { CONVERSATION_HEADER, type ChatCompletionRequest } from './requests.js';
 
 /**
- * A Chat Completions request as a turn of a conversation (issue 18 item 4): the new input is
+ * A Chat Completions request as a turn of a conversation: the new input is
  * sent to the conversation the request names, or to a new one; what the agent answers is the
  * assistant message; a turn that stops for an approval answers with a text that names the
  * approval and how to decide it, and the approval itself in the extra field `approval`.
@@ -67,7 +67,7 @@ export interface ChatCompletionChunkJson extends Extras {
   choices: { index: 0; delta: { role?: 'assistant'; content?: string }; finish_reason: 'stop' | null; logprobs: null }[];
 }
 
-/** Where a conversation's turn runs, with the session id its calls carry (DESIGN rule 6). */
+/** Where a conversation's turn runs, with the session id its calls carry. */
 export interface TurnTarget {
   conversationId: string;
   sessionId: string;
@@ -142,7 +142,7 @@ export async function openTarget(agent: TurnsAgent, request: ChatCompletionReque
 
 /**
  * Runs the turn. A conversation that already waits for an approval processes no message: the
- * answer is the pending approval again (DESIGN §4, REST `POST /conversations/:id/messages`).
+ * answer is the pending approval again (as REST's `POST /conversations/:id/messages` answers).
  */
 export async function runTurn(agent: TurnsAgent, target: TurnTarget, input: string): Promise<TurnOutcome> {
   const turn = await withContextPatch({ sessionId: target.sessionId }, () => agent.sendMessage(target.conversationId, input));

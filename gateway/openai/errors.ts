@@ -2,7 +2,7 @@ import { failureOf } from '../app/errors.js';
 
 /**
  * Failures in OpenAI's error shape, `{"error": {"message", "type", "param", "code"}}`, with the
- * HTTP status of app/errors.ts (DESIGN rule 8): the openai clients read `type` and `code` to
+ * HTTP status of app/errors.ts: the openai clients read `type` and `code` to
  * raise their own error classes (BadRequestError, AuthenticationError, NotFoundError, …).
  */
 

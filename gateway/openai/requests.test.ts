@@ -12,7 +12,7 @@ function refusal(body: unknown, header?: string): OpenAiError {
   throw new Error('the request was accepted');
 }
 
-describe('parseChatCompletionRequest (issue 18 item 4)', () => {
+describe('parseChatCompletionRequest', () => {
   it('takes the last user message as the input, text parts joined', () => {
     const parsed = parseChatCompletionRequest({
       model: 'agent',

@@ -2,7 +2,7 @@ import { z } from 'zod';
 import { OpenAiError } from './errors.js';
 
 /**
- * What the OpenAI-compatible face accepts (issue 18 item 4), checked at the edge (DESIGN rule 8).
+ * What the OpenAI-compatible face accepts, checked at the edge with a clear error for anything else.
  * The zod schemas are exported for the API reference; the parser turns a body into what the
  * face needs, or throws OpenAiError (400) naming the field that is wrong.
  *

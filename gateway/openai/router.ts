@@ -11,7 +11,7 @@ import { CONVERSATION_HEADER, parseChatCompletionRequest } from './requests.js';
 import { streamTurn } from './stream.js';
 
 /**
- * The OpenAI-compatible face (issue 18 item 4), beside REST: `POST /v1/chat/completions` and
+ * The OpenAI-compatible face, beside REST: `POST /v1/chat/completions` and
  * `GET /v1/models`, over the application layer. Who may call is the route table's
  * (app/route-access.ts: the chat role); every answer, errors included, is in OpenAI's shapes.
  */

@@ -2,7 +2,7 @@ import { apiReference } from '@scalar/express-api-reference';
 import { OPENAPI_PATH } from './paths.js';
 
 /**
- * `GET /docs`: Scalar's interactive reference over `/openapi.json` (issue 17).
+ * `GET /docs`: Scalar's interactive reference over `/openapi.json`.
  *
  * Scalar's page is a script that runs in the reader's browser. Neither
  * @scalar/express-api-reference nor @scalar/core ships that script (only the HTML around

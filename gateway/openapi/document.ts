@@ -8,7 +8,7 @@ import { errorReply } from './shapes.js';
 import { trpcRoutes } from './trpc.js';
 
 /**
- * The gateway's OpenAPI 3.1 document (`GET /openapi.json`, issue 17), made from the route list
+ * The gateway's OpenAPI 3.1 document (`GET /openapi.json`), made from the route list
  * (routes.ts, trpc.ts) and the zod schemas the routes validate with. Who may call each route
  * comes from the table the gateway enforces (app/route-access.ts): an operation that needs a
  * token has the bearer security requirement, its 401 and 403, the roles in its description and

@@ -74,7 +74,7 @@ const completedConversation: Conversation = {
   usage: { inputTokens: 0, outputTokens: 0 },
 };
 
-// Issue 15: the same approval once alice approved it with edited arguments, and a second one still pending.
+// The same approval once alice approved it with edited arguments, and a second one still pending.
 const decidedApproval: PendingApproval = {
   ...exampleApproval,
   status: ApprovalStatus.APPROVAL_STATUS_DONE,

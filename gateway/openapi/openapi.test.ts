@@ -77,7 +77,7 @@ function mountedRoutes(stack: Layer[], prefix = ''): string[] {
   return found;
 }
 
-describe('GET /openapi.json (issue 17)', () => {
+describe('GET /openapi.json', () => {
   it('is a valid OpenAPI 3.1 document', async () => {
     const validator = new Validator();
     const result = await validator.validate(openApiDocument() as unknown as Parameters<Validator['validate']>[0]);

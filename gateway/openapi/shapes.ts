@@ -4,7 +4,7 @@ import type { Whoami } from '../app/decider.js';
 import type { ApprovalRecordJson, AuditEntryJson, ConversationJson, ConversationListItemJson, PendingApprovalJson, ToolJson, ReadyServerJson, ToolServerJson } from '../app/shapes.js';
 
 /**
- * The response shapes of DESIGN §4 as zod schemas, for the OpenAPI document only: the bodies
+ * The public response shapes as zod schemas, for the OpenAPI document only: the bodies
  * themselves are built by app/shapes.ts and app/replies.ts. `Same<>` at the bottom makes the
  * compiler refuse a schema that says other than those types, and openapi.test.ts parses the
  * examples (made by the real mapping code) with these schemas, strictly, so neither can drift.
@@ -76,7 +76,7 @@ export const approvalRecord = z
     decided_by: z.string().optional().meta({ description: 'The principal that decided: "token:<name>" (an API token), "jwt:<issuer>#<name>" (a JWT), "anonymous" without authentication; "timeout" for an expiry. Decisions stored before principals carried their source show the bare name.' }),
     via: z.string().optional().meta({ description: 'rest, web, a2a, mcp, cli, timeout.' }),
     reason: z.string().optional(),
-    edited_args: jsonObject.optional().meta({ description: "The arguments the call ran with, when the human edited them before approving; for an approval that asked for an MCP server's input (issue 18), the answer given." }),
+    edited_args: jsonObject.optional().meta({ description: "The arguments the call ran with, when the human edited them before approving; for an approval that asked for an MCP server's input, the answer given." }),
     expires_at: isoTime.optional(),
     on_timeout: timeoutAction.optional(),
     remote_task_id: z.string().optional(),
@@ -84,7 +84,7 @@ export const approvalRecord = z
     agent_chain: z.array(z.string()).optional(),
     outcome_unknown: z.literal(true).optional(),
     replaces: z.string().optional(),
-    kind: z.literal('input').optional().meta({ description: 'Issue 18, GET /approvals/:uuid while pending: the approval asks for an answer to an MCP server\'s question; approve with "input" (POST /approvals/:uuid), or reject to decline.' }),
+    kind: z.literal('input').optional().meta({ description: 'GET /approvals/:uuid while pending: the approval asks for an answer to an MCP server\'s question; approve with "input" (POST /approvals/:uuid), or reject to decline.' }),
     input_request: z
       .strictObject({ server: z.string(), questions: z.array(z.string()), requested_schema: jsonObject.meta({ description: 'The JSON Schema the answer ("input") must fit.' }) })
       .optional()

@@ -18,7 +18,7 @@ export interface Endpoint {
   path: string;
   /**
    * `conversation`: about an existing conversation; without a caller's id the orchestrator
-   * uses the conversation's stored one, learnt from the reply (DESIGN rule 6).
+   * uses the conversation's stored one, learnt from the reply.
    * `new`: starts work of its own; without a caller's id one is made here, at the entry point.
    * `none`: reaches no other service; it still gets a session id of its own for its log line.
    */

@@ -1,9 +1,9 @@
 import { failureOf } from '../app/errors.js';
 
-/** REST's failure answer (DESIGN rule 8): the status of app/errors.ts and `{"error": "…"}`. */
+/** REST's failure answer: the status of app/errors.ts and `{"error": "…"}`. */
 export interface ErrorReply {
   status: number;
-  /** `conversation_id`: the busy conversation of a 409 (issue 13). */
+  /** `conversation_id`: the busy conversation of a 409. */
   body: { error: string; conversation_id?: string };
   /** True for failures nobody anticipated: worth an error line in the log. */
   unexpected: boolean;

@@ -5,7 +5,7 @@ import type { Logger } from '../../services/common/log.js';
 import { prometheusText, PROMETHEUS_CONTENT_TYPE } from '../../services/common/metrics.js';
 
 /**
- * GET /metrics (issue 17): every metric of this process in Prometheus' text format. In `asg up`
+ * GET /metrics: every metric of this process in Prometheus' text format. In `asg up`
  * that is every service's, from the one MeterProvider they share (services/common/metrics.ts).
  * Who may read it is the route table's rule (app/route-access.ts).
  */

@@ -30,7 +30,7 @@ describe('parseApprovalDecision', () => {
     expect(parseApprovalDecision(body)).toEqual({ decision });
   });
 
-  // Issue 13: an optional reason beside each of the three forms.
+  // An optional reason beside each of the three forms.
   it.each([
     [{ approved: false, reason: 'value too large' }, 'rejected'],
     [{ action: 'reject', reason: '  value too large ' }, 'rejected'],
@@ -68,7 +68,7 @@ describe('parseApprovalDecision', () => {
     },
   );
 
-  // Issue 17: bodies are strict; a field the body does not take is named, not ignored.
+  // Bodies are strict; a field the body does not take is named, not ignored.
   it.each([
     [{ approved: true, comment: 'looks fine' }, 'unknown field "comment"'],
     [{ approve: true }, 'unknown field "approve"'],
@@ -88,7 +88,7 @@ describe('parseApprovalDecision', () => {
     expect(rejection(() => parseApprovalDecision({ approved: true, answer: 'maybe' })).message).toBe(APPROVAL_BODY_EXPECTED);
   });
 
-  // Issue 15: edit on approve.
+  // Edit on approve.
   it('takes edited arguments with an approval, in any of its forms; null is none', () => {
     const args = { name: 'web-1', value: 7, tags: ['a'], nested: { deep: true } };
     expect(parseApprovalDecision({ approved: true, arguments: args })).toEqual({ decision: 'approved', arguments: args });
@@ -107,7 +107,7 @@ describe('parseApprovalDecision', () => {
     expect(error.message).toBe('"arguments" are only taken with an approval: a rejected call does not run');
   });
 
-  it("issue 18: takes the answer to an MCP server's question as \"input\" with an approval; refuses it when it is not an object or comes with a rejection", () => {
+  it("takes the answer to an MCP server's question as \"input\" with an approval; refuses it when it is not an object or comes with a rejection", () => {
     expect(parseApprovalDecision({ approved: true, input: { name: 'Ada' } })).toEqual({ decision: 'approved', input: { name: 'Ada' } });
     expect(parseApprovalDecision({ approved: true, input: null })).toEqual({ decision: 'approved' });
     expect(rejection(() => parseApprovalDecision({ approved: true, input: 'Ada' })).message).toBe('"input" must be a JSON object: the answer to the MCP server\'s question');
@@ -175,7 +175,7 @@ describe('parseNewMessage', () => {
   });
 });
 
-describe('unknown fields in a message body (issue 17)', () => {
+describe('unknown fields in a message body', () => {
   it('are named, before a missing field they may be a misspelling of', () => {
     expect(rejection(() => parseNewMessage({ message: 'hi', stream: true })).message).toBe('unknown field "stream"; expected {"message": "<non-empty text>"}');
     expect(rejection(() => parseNewMessage({ mesage: 'hi' })).message).toBe('unknown field "mesage"; expected {"message": "<non-empty text>"}');

@@ -6,9 +6,9 @@ import { DEFAULT_HISTORY_LIMIT, type ApprovalQuery, type AuditQuery, type Histor
 import { DEFAULT_PAGE_SIZE, MAX_PAGE_SIZE, unknownFieldsMessage } from '../app/inputs.js';
 
 /**
- * What the REST routes accept, checked at the edge (DESIGN rule 8). Each parser returns
+ * What the REST routes accept, checked at the edge. Each parser returns
  * the value the application layer needs or throws INVALID_ARGUMENT (→ 400) with a message
- * that says what was expected. Bodies are strict (issue 17): a field a body does not take is
+ * that says what was expected. Bodies are strict: a field a body does not take is
  * refused by name. The schemas are exported for the OpenAPI document (gateway/openapi/).
  */
 
@@ -178,9 +178,9 @@ export interface ApprovalDecision {
   decision: Decision;
   /** Trimmed; absent when none (or only blanks) was given. */
   reason?: string;
-  /** Approving only: the arguments to run the call with instead of the stored ones (issue 15). */
+  /** Approving only: the arguments to run the call with instead of the stored ones. */
   arguments?: Record<string, unknown>;
-  /** Approving only: the answer to an MCP server's question (issue 18). */
+  /** Approving only: the answer to an MCP server's question. */
   input?: Record<string, unknown>;
 }
 
@@ -197,7 +197,7 @@ const inputAnswer = z.record(z.string(), z.unknown(), { error: '"input" must be 
  * which fields exist, so that any other is refused by name.
  */
 export const approvalDecisionBody = z.strictObject({
-  approved: z.boolean().optional().meta({ description: 'true approves, false rejects (the seed\'s form).' }),
+  approved: z.boolean().optional().meta({ description: 'true approves, false rejects (the original form).' }),
   action: z.enum(['approve', 'reject']).optional().meta({ description: 'approve or reject (any case).' }),
   answer: z
     .union([z.boolean(), z.string()])
@@ -209,17 +209,17 @@ export const approvalDecisionBody = z.strictObject({
   }),
   input: inputAnswer.meta({
     description:
-      "Approving an approval that asks for input (an MCP server's question, issue 18) only: the answer, checked against the schema the server requested (400, nothing decided, when it does not fit). One question: the form's content; several: the contents keyed by the server's request ids. Rejecting declines the question.",
+      "Approving an approval that asks for input (an MCP server's question) only: the answer, checked against the schema the server requested (400, nothing decided, when it does not fit). One question: the form's content; several: the contents keyed by the server's request ids. Rejecting declines the question.",
   }),
 });
 
 const DECISION_FIELDS: ReadonlySet<string> = new Set(Object.keys(approvalDecisionBody.shape));
 
 /**
- * `POST /approvals/:uuid`: the seed's `{"approved": bool}`, or `{"action": …}`, or a free
- * `{"answer": …}` in the A2A vocabulary, each with an optional `"reason"` (issue 13: a string
+ * `POST /approvals/:uuid`: the original `{"approved": bool}`, or `{"action": …}`, or a free
+ * `{"answer": …}` in the A2A vocabulary, each with an optional `"reason"` (a string
  * of at most 2,000 characters, told to the model with a rejection) and, approving, optional
- * `"arguments"` (issue 15: a JSON object the call runs with instead). Every form the body uses
+ * `"arguments"` (a JSON object the call runs with instead). Every form the body uses
  * must say the same thing; a body that says neither yes nor no (or both) decides nothing.
  */
 export function parseApprovalDecision(body: unknown): ApprovalDecision {

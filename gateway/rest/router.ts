@@ -9,7 +9,7 @@ import { approvalRecordJson } from '../app/shapes.js';
 import { parseApprovalDecision, parseApprovalQuery, parseAuditQuery, parseHistoryPage, parseNewConversation, parseNewMessage, parsePageRequest } from './requests.js';
 
 /**
- * The seed's REST API (DESIGN §4 "REST"), as thin handlers over the application layer. A route
+ * The REST API, as thin handlers over the application layer. A route
  * added here is also listed in the OpenAPI document (gateway/openapi/routes.ts): its test fails
  * until it is. The document and /docs are served by gateway/openapi/.
  */

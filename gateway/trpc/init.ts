@@ -13,7 +13,7 @@ export const SSE_PING_MS = 15_000;
 export const SSE_RECONNECT_AFTER_INACTIVITY_MS = 2 * SSE_PING_MS + 5_000;
 
 const t = initTRPC.context<TrpcContext>().create({
-  // Never send stack traces, whatever NODE_ENV says (DESIGN rule 5, and REST does not either).
+  // Never send stack traces, whatever NODE_ENV says (they may quote a secret, and REST does not send them either).
   isDev: false,
   errorFormatter({ shape, error }) {
     const conflict = error.cause instanceof ApprovalConflict ? error.cause.reply : undefined;
@@ -44,7 +44,7 @@ const restErrors = t.middleware(async ({ next }) => {
 });
 
 /**
- * The session id a call runs with (DESIGN rule 6): the caller's, else — for calls that start
+ * The session id a call runs with: the caller's, else — for calls that start
  * work of their own — one made here, at the entry point. Calls about an existing
  * conversation leave it empty, and the orchestrator uses the conversation's stored one.
  */

@@ -5,9 +5,9 @@ import { APPROVAL_STATUS_NAMES, type ApprovalStatusName } from '../app/decision.
 import { DEFAULT_PAGE_SIZE, MAX_PAGE_SIZE } from '../app/inputs.js';
 
 /**
- * What the tRPC procedures accept (DESIGN rule 8), with REST's rules: a message is non-empty
+ * What the tRPC procedures accept, with REST's rules: a message is non-empty
  * text, a page is 1 to 500 conversations or 1 to 1000 messages, ids are non-empty, and an
- * input object takes no field it does not name (issue 17: BAD_REQUEST naming the field). The SSE
+ * input object takes no field it does not name (BAD_REQUEST naming the field). The SSE
  * link adds `lastEventId` to a subscription's input when it reconnects (tRPC `tracked()`), so
  * subscriptions name it.
  */
@@ -44,7 +44,7 @@ export const conversationInput = z
 export const sendInput = z.strictObject({ conversationId: id, message });
 
 /**
- * `reason`: as REST's (issue 13), a string of at most 2,000 characters. `arguments` (issue 15):
+ * `reason`: as REST's, a string of at most 2,000 characters. `arguments`:
  * approving only, the arguments to run the call with; the orchestrator checks them against the
  * tool's input schema (BAD_REQUEST when they do not fit).
  */

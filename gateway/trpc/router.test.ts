@@ -53,7 +53,7 @@ const pagesAsked: unknown[] = [];
 /** Session ids the agent's calls ran with, by call. */
 const sessions: Record<string, string> = {};
 
-/** What resolveApproval and listApprovals were asked, in order (issue 15). */
+/** What resolveApproval and listApprovals were asked, in order. */
 const decisions: unknown[] = [];
 const approvalQueries: unknown[] = [];
 
@@ -157,7 +157,7 @@ describe('queries and mutations', () => {
     expect(await client.conversations.get.query({ id: 'c1', limit: 5, before: 'm9' })).toEqual(conversationPageReply({ conversation: waiting, pipeline }));
     expect(pagesAsked.at(-1)).toEqual({ limit: 5, before: 'm9' });
     expect((await client.conversations.get.query({ id: 'c1' })).conversation.pipeline_state).toMatchObject({ paused_node_path: [0], pauses: [{ approval_uuid: approvalRecord().uuid }] });
-    // Issue 12: the list the web chat reads is summaries — title and counts, no messages.
+    // The list the web chat reads is summaries — title and counts, no messages.
     const list = await client.conversations.list.query({ limit: 10 });
     expect(list).toEqual(conversationListReply(await agent.listConversations({ limit: 10 })));
     expect(list.conversations[0]).toMatchObject({ id: waiting.id, title: 'add resource web-1', message_count: 1, pending_approvals: 1, pipeline_state: { paused_node_path: [0] } });
@@ -178,7 +178,7 @@ describe('queries and mutations', () => {
     const tooMany = await trpcError(client.conversations.list.query({ limit: 501 }));
     expect(tooMany.data?.httpStatus).toBe(400);
     expect(tooMany.message).toMatch(/^limit: /);
-    // Issue 17: inputs are strict; a field the input does not take is named.
+    // Inputs are strict; a field the input does not take is named.
     const unknown = await trpcError(client.conversations.send.mutate({ conversationId: 'c1', message: 'hi', stream: true } as { conversationId: string; message: string }));
     expect(unknown.data).toMatchObject({ code: 'BAD_REQUEST', httpStatus: 400 });
     expect(unknown.message).toBe('unknown field "stream"');
@@ -202,7 +202,7 @@ describe('queries and mutations', () => {
     expect(conflict.message).toBe('approval decided was already approved at 2025-01-15T10:02:40.000Z');
   });
 
-  it('list and read approvals as REST does, and decide with the web face, a reason and edited arguments (issue 15)', async () => {
+  it('list and read approvals as REST does, and decide with the web face, a reason and edited arguments', async () => {
     expect(await client.approvals.list.query({ status: ['pending', 'expired'], conversationId: 'c1', limit: 5 })).toEqual({
       approvals: [approvalRecordJson(approvalRecord({ decidedBy: 'alice' }))],
       next_cursor: 'p2',

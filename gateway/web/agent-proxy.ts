@@ -7,7 +7,7 @@ import type { Request, RequestHandler, Response } from 'express';
  * `/trpc` (the chat's queries, mutations and subscriptions), the REST API, `/docs`. When the
  * browser goes away, the agent's side of a stream is closed too.
  *
- * The request goes as a server-side client's (issue 12): `Host` is the agent's, and the
+ * The request goes as a server-side client's: `Host` is the agent's, and the
  * browser's `Origin` and `Referer` are dropped — this server's own cross-site guard has already
  * checked them against its own origin, which the agent cannot know.
  */

@@ -4,7 +4,7 @@ import { ConfigError } from '../../services/common/config/load.js';
 import { configSchema } from '../../services/common/config/schema.js';
 
 /**
- * `config/web.yaml` of `asg web` (seed 000 "Web Chat Frontend", FR-027): where the chat is
+ * `config/web.yaml` of `asg web`: where the chat is
  * served and which agent it talks to.
  */
 export const webConfigSchema = z
@@ -17,7 +17,7 @@ export const webConfigSchema = z
       .default('http://localhost:8080')
       .transform((url) => url.replace(/\/+$/, '')),
     /**
-     * What the chat's own port answers for (issue 12), as in the agent's config:
+     * What the chat's own port answers for, as in the agent's config:
      * `allowed_hosts`, `public_url`, `cors.allowed_origins`. The same cross-site guard runs here.
      */
     // The chat's server stops at once (it holds no turns) and serves no agent card: the agent's drain_delay and trusted_proxies are not its fields.

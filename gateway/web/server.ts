@@ -8,7 +8,7 @@ import { requestScopeMiddleware } from '../http/request-scope.js';
 import { reachableUrl } from '../http/url.js';
 import { agentProxy } from './agent-proxy.js';
 import type { WebConfig } from './config.js';
-import { seedRoutes } from './seed-routes.js';
+import { apiRoutes } from './api-routes.js';
 import { webAppRouter } from './static-app.js';
 
 export interface WebServer {
@@ -17,10 +17,10 @@ export interface WebServer {
 }
 
 /**
- * `asg web`: the chat on its own port in front of an agent (seed 000's `cmd/web`). The
- * built app at `/`, the seed's `/api/*` routes, and everything else — `/trpc` above all —
+ * `asg web`: the chat on its own port in front of an agent. The
+ * built app at `/`, the earlier web server's `/api/*` routes, and everything else — `/trpc` above all —
  * passed on to `agent_url`, so the same app works here and on the agent's own port.
- * Its own requests pass the same cross-site guard as the agent's (issue 12), with this
+ * Its own requests pass the same cross-site guard as the agent's, with this
  * server's `host` and `server` settings; what it passes on goes as a server-side client's.
  */
 export async function startWebServer(options: { config: WebConfig; dist: string; log: Logger }): Promise<WebServer> {
@@ -31,7 +31,7 @@ export async function startWebServer(options: { config: WebConfig; dist: string;
   app.use(crossSiteGuard({ host: config.host, server: config.server }, log));
   app.use(undecodablePathGuard());
   app.use(webAppRouter(dist));
-  app.use(seedRoutes(config.agent_url));
+  app.use(apiRoutes(config.agent_url));
   app.use(agentProxy(config.agent_url));
   app.use(finalErrorHandler(log));
   const server = createServer(app);

@@ -1,10 +1,10 @@
 import { describe, expect, it } from 'vitest';
 import { agentRequestHeaders, endToEndHeaders } from './agent-proxy.js';
 import { parseWebConfig } from './config.js';
-import { approveCall, conversationCall, SeedRequestError, sendCall } from './seed-routes.js';
+import { ApiRequestError, approveCall, conversationCall, sendCall } from './api-routes.js';
 
 describe('parseWebConfig', () => {
-  it('fills the seed’s defaults and trims a trailing slash off agent_url', () => {
+  it('fills the defaults and trims a trailing slash off agent_url', () => {
     expect(parseWebConfig({}, 'web.yaml')).toEqual({ host: '127.0.0.1', port: 3000, agent_url: 'http://localhost:8080', server: { allowed_hosts: [], cors: { allowed_origins: [] } } });
     expect(parseWebConfig({ host: '127.0.0.1', port: 0, agent_url: 'http://agent:8080/' }, 'web.yaml').agent_url).toBe('http://agent:8080');
   });
@@ -15,11 +15,11 @@ describe('parseWebConfig', () => {
   });
 });
 
-describe('the seed’s /api routes', () => {
+describe('the /api routes', () => {
   it('POST /api/send starts a conversation, or continues one', () => {
     expect(sendCall({ message: 'hi' })).toEqual({ method: 'POST', path: '/conversations', body: { message: 'hi' } });
     expect(sendCall({ message: 'hi', conversation_id: 'a/b' })).toEqual({ method: 'POST', path: '/conversations/a%2Fb/messages', body: { message: 'hi' } });
-    expect(() => sendCall({})).toThrow(new SeedRequestError('"message" is required and must be a string'));
+    expect(() => sendCall({})).toThrow(new ApiRequestError('"message" is required and must be a string'));
     expect(() => sendCall('hi')).toThrow('the body must be a JSON object');
   });
 
@@ -40,7 +40,7 @@ describe('endToEndHeaders', () => {
   });
 });
 
-describe('agentRequestHeaders (issue 12)', () => {
+describe('agentRequestHeaders', () => {
   it('sends the agent what a server-side client would: no browser Origin or Referer', () => {
     expect(agentRequestHeaders({ host: 'web:3000', origin: 'http://web:3000', referer: 'http://web:3000/', 'content-type': 'application/json', 'x-session-id': 'abcd1234' })).toEqual({
       'content-type': 'application/json',

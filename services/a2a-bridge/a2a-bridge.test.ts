@@ -15,7 +15,7 @@ import {
   startHangingAgent,
   startMockLlm,
   startSdkAgent,
-  startSeedAgent,
+  startTypePartsAgent,
   unreachableUrl,
   type A2aTestPeer,
   type MockLlm,
@@ -96,12 +96,12 @@ describe('DescribeAgent', () => {
     expect((await asCaller({}, () => client.describeAgent({ peer: peer(agent.endpoint) }))).dialect).toBe(Dialect.DIALECT_V0_3);
   });
 
-  it('falls back to agent.json beside the origin and probes a card that declares no version: the seed dialect', async () => {
-    const seed = await peerOf(startSeedAgent());
+  it('falls back to agent.json beside the origin and probes a card that declares no version: the type-parts dialect', async () => {
+    const typeParts = await peerOf(startTypePartsAgent());
     const { client } = await startBridge();
-    const described = await asCaller({}, () => client.describeAgent({ peer: peer(seed.endpoint) }));
-    expect(described).toMatchObject({ name: 'seed-agent', dialect: Dialect.DIALECT_SEED, endpointUrl: seed.endpoint, skills: [{ id: 'resources_remove' }] });
-    expect(seed.requests.map((request) => `${request.method} ${request.path}`)).toEqual([
+    const described = await asCaller({}, () => client.describeAgent({ peer: peer(typeParts.endpoint) }));
+    expect(described).toMatchObject({ name: 'type-parts-agent', dialect: Dialect.DIALECT_TYPE_PARTS, endpointUrl: typeParts.endpoint, skills: [{ id: 'resources_remove' }] });
+    expect(typeParts.requests.map((request) => `${request.method} ${request.path}`)).toEqual([
       'GET /a2a/.well-known/agent-card.json',
       'GET /a2a/.well-known/agent.json',
       'GET /.well-known/agent-card.json',
@@ -110,10 +110,10 @@ describe('DescribeAgent', () => {
       'POST /a2a',
       'POST /a2a',
     ]);
-    // v1.0 first (with its header), then v0.3, then the seed's own tasks/get, which it understands.
-    expect(seed.rpcRequests().map((request) => (request.body as { method: string }).method)).toEqual(['GetTask', 'agent/getAuthenticatedExtendedCard', 'tasks/get']);
-    expect(seed.rpcRequests()[0]!.headers['a2a-version']).toBe('1.0');
-    expect(seed.rpcRequests()[1]!.headers['a2a-version']).toBeUndefined();
+    // v1.0 first (with its header), then v0.3, then the type-parts tasks/get, which it understands.
+    expect(typeParts.rpcRequests().map((request) => (request.body as { method: string }).method)).toEqual(['GetTask', 'agent/getAuthenticatedExtendedCard', 'tasks/get']);
+    expect(typeParts.rpcRequests()[0]!.headers['a2a-version']).toBe('1.0');
+    expect(typeParts.rpcRequests()[1]!.headers['a2a-version']).toBeUndefined();
   });
 
   it('probes a peer without a card, and remembers the answer', async () => {
@@ -145,8 +145,8 @@ describe('DescribeAgent', () => {
 describe.each([
   { dialect: Dialect.DIALECT_V1_0, start: () => startSdkAgent(), url: (agent: A2aTestPeer) => agent.baseUrl, dataParts: true },
   { dialect: Dialect.DIALECT_V0_3, start: () => startSdkAgent({ versions: ['0.3'] }), url: (agent: A2aTestPeer) => agent.endpoint, dataParts: true },
-  { dialect: Dialect.DIALECT_SEED, start: () => startSeedAgent(), url: (agent: A2aTestPeer) => agent.baseUrl, dataParts: false },
-])('SendMessage and GetTask in $dialect (1 = v1.0, 2 = v0.3, 3 = seed)', ({ dialect, start, url, dataParts }) => {
+  { dialect: Dialect.DIALECT_TYPE_PARTS, start: () => startTypePartsAgent(), url: (agent: A2aTestPeer) => agent.baseUrl, dataParts: false },
+])('SendMessage and GetTask in $dialect (1 = v1.0, 2 = v0.3, 3 = type-parts)', ({ dialect, start, url, dataParts }) => {
   it('asks, waits for the approval, goes on when approved, and reads the task again', async () => {
     const agent = await peerOf(start());
     const { client } = await startBridge();
@@ -234,10 +234,10 @@ describe('headers, hops and the depth limit', () => {
   });
 
   it('sends no Authorization when none came in, and hop 1 from a first agent', async () => {
-    const seed = await peerOf(startSeedAgent());
+    const typeParts = await peerOf(startTypePartsAgent());
     const { client } = await startBridge();
-    await asCaller({}, () => client.sendMessage({ peer: peer(seed.endpoint), text: 'remove r-1' }));
-    for (const request of seed.requests) {
+    await asCaller({}, () => client.sendMessage({ peer: peer(typeParts.endpoint), text: 'remove r-1' }));
+    for (const request of typeParts.requests) {
       expect(request.headers.authorization).toBeUndefined();
       expect(request.headers).toMatchObject({ 'x-session-id': SESSION, 'x-a2a-hops': '1' });
     }
@@ -357,7 +357,7 @@ describe('interop with @dwmkerr/mock-llm (A2A v0.3, @a2a-js/sdk 0.3)', () => {
   });
 });
 
-describe('issue 18 item 2: peers that stream', () => {
+describe('peers that stream', () => {
   const methodsOf = (agent: A2aTestPeer) => agent.rpcRequests().map((request) => (request.body as { method: string }).method);
 
   it.each([

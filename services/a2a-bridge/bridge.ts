@@ -10,7 +10,7 @@ import { displayUrl, openOutboundCall, type OutboundCall, type PeerRef } from '.
 import { isDialectMismatch, PeerDirectory, type PeerProfile } from './probe.js';
 import { toRemoteTask, UnreadableAnswer, type TaskView } from './remote-task.js';
 
-/** A2A's "task not found" (v0.3 and v1.0 alike; the seed's servers use it too). */
+/** A2A's "task not found" (v0.3 and v1.0 alike; type-parts servers use it too). */
 const TASK_NOT_FOUND = -32001;
 
 /**

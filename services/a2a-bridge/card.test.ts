@@ -38,8 +38,8 @@ describe('dialectFromCard', () => {
     });
   });
 
-  it('leaves the seed\'s card, and a v0.3-shaped card that claims 1.0, to the probe', () => {
-    expect(dialectFromCard({ name: 'seed', url: 'http://0.0.0.0:8080' })).toBeUndefined();
+  it('leaves a type-parts card, and a v0.3-shaped card that claims 1.0, to the probe', () => {
+    expect(dialectFromCard({ name: 'type-parts', url: 'http://0.0.0.0:8080' })).toBeUndefined();
     expect(dialectFromCard({ url: 'http://x/a2a/agents/echo', protocolVersion: '1.0' })).toBeUndefined();
   });
 });
@@ -54,7 +54,7 @@ describe('endpointFor', () => {
 });
 
 describe('approvalFrom', () => {
-  it('prefers the data part, and parses the seed\'s text otherwise', () => {
+  it('prefers the data part, and parses the approval line otherwise', () => {
     const data = { approval: { uuid: 'u-1', tool_name: 'deploy', tool_args: { env: 'prod' }, description: 'Deploy to prod', chain: ['agent-c'] } };
     expect(approvalFrom('Approval required (id: other): text', [{ unrelated: true }, data])).toEqual({ uuid: 'u-1', toolName: 'deploy', toolArgs: { env: 'prod' }, description: 'Deploy to prod', chain: ['agent-c'] });
     expect(approvalFrom('Approval required (id: 9b1e0c2a-1111-2222-3333-444455556666): Remove resource r-1', [])).toEqual({

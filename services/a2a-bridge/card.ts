@@ -7,7 +7,7 @@ import type { OutboundCall } from './outbound.js';
 /**
  * Agent cards: where to find one, and what it says about the peer's dialect and endpoint.
  * A v1.0 card lists `supportedInterfaces` (each with its protocolBinding and protocolVersion),
- * a v0.3 card has a top-level `url` and `protocolVersion`, the seed's card neither.
+ * a v0.3 card has a top-level `url` and `protocolVersion`, a type-parts card neither.
  */
 
 const lenientString = z.string().optional().catch(undefined);
@@ -34,7 +34,7 @@ export interface FoundCard {
 /**
  * Where to look, in order: beside the configured URL when it has a path (a host may serve
  * several agents under their own paths, mock-llm does), then at the origin's /.well-known/;
- * at each, agent-card.json (A2A v0.3 and later) before agent.json (the seed's, and A2A before 0.3).
+ * at each, agent-card.json (A2A v0.3 and later) before agent.json (type-parts peers', and A2A before 0.3).
  */
 export function cardLocations(peerUrl: string): string[] {
   const url = new URL(peerUrl);
@@ -74,7 +74,7 @@ const isJsonRpc = (binding: string | undefined) => (binding ?? '').toUpperCase()
 
 /**
  * The dialect a card declares, or undefined when it declares none we can trust: no version
- * at all (the seed's card), no JSON-RPC interface, or a v0.3-shaped card that claims 1.0
+ * at all (a type-parts card), no JSON-RPC interface, or a v0.3-shaped card that claims 1.0
  * (mock-llm's agents do; their server speaks v0.3). The probe decides those.
  */
 export function dialectFromCard(card: AgentCardDocument): CardDialect | undefined {
@@ -96,10 +96,10 @@ export function dialectFromCard(card: AgentCardDocument): CardDialect | undefine
 
 /**
  * Where JSON-RPC requests go. A configured URL with a path names the endpoint itself and
- * wins (seed 000: "the A2A endpoint URL is used directly"). A bare origin takes the path the
+ * wins (the A2A endpoint URL is used directly). A bare origin takes the path the
  * card names — on the configured origin: cards often name hosts that only resolve elsewhere
  * (0.0.0.0, a public name), and the caller's bearer token must only travel to the host the
- * config names. Without a card path, /a2a, where the seed's servers and ours listen.
+ * config names. Without a card path, /a2a, where type-parts servers and ours listen.
  */
 export function endpointFor(peerUrl: string, cardEndpoint?: string): string {
   const configured = new URL(peerUrl);

@@ -10,7 +10,7 @@ export interface PeerRef {
   timeoutMs: number;
 }
 
-/** DESIGN rule 7: A2A calls wait 60 s unless the peer's config says otherwise. */
+/** No call waits forever: A2A calls wait 60 s unless the peer's config says otherwise. */
 export const DEFAULT_PEER_TIMEOUT_MS = 60_000;
 
 /**

@@ -76,7 +76,7 @@ export class PeerDirectory {
     if (declared) {
       profile = { dialect: declared.dialect, endpoint: endpointFor(call.peer.url, declared.endpoint), card, via: 'card', streaming: streamsPerCard(found!.card) };
     } else {
-      // An undeclared card's url is no endpoint to trust (the seed's names its base URL).
+      // An undeclared card's url is no endpoint to trust (a type-parts card names its base URL).
       const endpoint = endpointFor(call.peer.url);
       // Without a card that declares its dialect, nothing says the peer streams: plain sends.
       profile = { dialect: await this.probe(call, endpoint), endpoint, card, via: 'probe', streaming: false };

@@ -28,7 +28,7 @@ export function joinTexts(texts: string[]): string {
   return texts.filter((text) => text.length > 0).join('\n');
 }
 
-/** v0.3 and the seed name states in lowercase with hyphens; v0.3 spells it "canceled", some peers "cancelled". */
+/** v0.3 and type-parts name states in lowercase with hyphens; v0.3 spells it "canceled", some peers "cancelled". */
 const STATE_WORDS: Record<string, TaskState> = {
   submitted: TaskState.TASK_STATE_SUBMITTED,
   working: TaskState.TASK_STATE_WORKING,
@@ -61,7 +61,7 @@ const approvalPart = z.object({
   }),
 });
 
-/** The seed's status message (DESIGN §4): "Approval required (id: <uuid>): <description>". */
+/** The approval line of a waiting task's status: "Approval required (id: <uuid>): <description>". */
 const APPROVAL_TEXT = /Approval required \(id: ([^)\s]+)\):?\s*([\s\S]*)$/;
 
 /** The approval a waiting peer asks for: its data part when it sent one, else parsed from its text. */

@@ -5,7 +5,7 @@ import { invalidArgument } from '../common/grpc/errors.js';
 import type { UnaryHandlers } from '../common/grpc/server.js';
 import type { A2aBridge } from './bridge.js';
 
-/** The gRPC face of the bridge: validate (zod, DESIGN rule 8), call the bridge, wrap the answer. */
+/** The gRPC face of the bridge: validate (zod: a clear INVALID_ARGUMENT, never a crash), call the bridge, wrap the answer. */
 
 const peerSchema = z.object(
   {

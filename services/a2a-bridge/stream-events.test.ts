@@ -5,7 +5,7 @@ import { TaskAssembler } from './stream-events.js';
 
 const view = (state: TaskState, extra: Partial<TaskView> = {}): TaskView => ({ id: 't-1', contextId: 'c-1', state, statusText: '', statusData: [], artifactText: '', ...extra });
 
-describe('TaskAssembler (issue 18 item 2)', () => {
+describe('TaskAssembler', () => {
   it('folds status and artifact events into the task, appended pieces joined, until it settles', () => {
     const task = new TaskAssembler();
     task.apply({ kind: 'task', view: view(TaskState.TASK_STATE_SUBMITTED) });

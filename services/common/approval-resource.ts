@@ -2,7 +2,7 @@ import type { InputView } from '../../gen/ts/asg/orchestrator/v1/orchestrator.js
 import { ApprovalStatus, ApprovalTimeoutAction, type PendingApproval } from '../../gen/ts/asg/store/v1/store.js';
 
 /**
- * An approval as the outside sees it (issue 15): its status named as decided, what came of the
+ * An approval as the outside sees it: its status named as decided, what came of the
  * call, and the whole record as one JSON resource. One definition for every place that shows
  * one — the gateway's REST and tRPC (`GET /approvals/:uuid`) and the orchestrator's webhooks —
  * so that a webhook's `data` is exactly what the REST resource says.
@@ -31,7 +31,7 @@ export function decisionOfStatus(status: ApprovalStatus): Decision | undefined {
 }
 
 /**
- * How an approval left pending: a decision, or (issue 15) an expiry that rejected it — nobody
+ * How an approval left pending: a decision, or an expiry that rejected it — nobody
  * decided, so it is neither a human's yes nor a human's no. An expiry that approves is approved.
  */
 export type Verdict = Decision | 'expired';
@@ -41,7 +41,7 @@ export function verdictOfStatus(status: ApprovalStatus): Verdict | undefined {
 }
 
 /**
- * The status of an approval as a resource (`GET /approvals`, issue 15): what was decided, not
+ * The status of an approval as a resource (`GET /approvals`): what was decided, not
  * what came of the call. Approved covers every approval a human (or an expiry that approves)
  * said yes to, whether its call waits to run, runs, ran or was cut off; `execution` says which.
  */
@@ -82,7 +82,7 @@ export function timeoutActionName(action: ApprovalTimeoutAction | undefined): Ti
 }
 
 /**
- * An approval as a resource (`GET /approvals`, `GET /approvals/:uuid`, issue 15): P's call and
+ * An approval as a resource (`GET /approvals`, `GET /approvals/:uuid`): P's call and
  * its whole record — the status as decided, who decided, when, through which face and why,
  * the arguments it ran with when they were edited, and its expiry.
  */
@@ -103,9 +103,9 @@ export interface ApprovalRecordJson {
   /** rest, web, a2a, mcp, cli, timeout. */
   via?: string;
   reason?: string;
-  /** The arguments the call ran with when the human edited them before approving; for an approval that asked for input (issue 18), the answer. */
+  /** The arguments the call ran with when the human edited them before approving; for an approval that asked for input, the answer. */
   edited_args?: Record<string, unknown>;
-  /** Issue 18, while it waits: "input" when it asks for an answer to an MCP server's question (approve with "input"), not for a yes to a call. */
+  /** While it waits: "input" when it asks for an answer to an MCP server's question (approve with "input"), not for a yes to a call. */
   kind?: 'input';
   /** With kind "input": who asks, what, and the schema the answer must fit. */
   input_request?: { server: string; questions: string[]; requested_schema: Record<string, unknown> };
@@ -125,7 +125,7 @@ function isoTime(date: Date | undefined): string {
 }
 
 /**
- * `input` (issue 18): what a pending approval asks when it waits for an answer to an MCP
+ * `input`: what a pending approval asks when it waits for an answer to an MCP
  * server's question; only a read of one approval knows it (it is in the run, which only the
  * orchestrator reads), so lists and webhooks show such an approval by its description alone.
  */

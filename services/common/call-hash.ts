@@ -12,7 +12,7 @@ export function canonicalJson(value: unknown): string {
 
 /**
  * The fingerprint of a gated call, fixed when its approval is created and checked again
- * right before it runs (DESIGN rule 4: the approved call is the stored call).
+ * right before it runs (the approved call is the stored call).
  */
 export function callHash(toolName: string, toolArgs: Record<string, unknown>): string {
   return createHash('sha256').update(canonicalJson({ tool_name: toolName, tool_args: toolArgs })).digest('hex');

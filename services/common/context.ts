@@ -16,7 +16,7 @@ export interface RequestContext {
    */
   a2aHops?: number;
   /**
-   * The conversation a turn runs in, once known (issue 17): every log line of the turn
+   * The conversation a turn runs in, once known: every log line of the turn
    * carries it as `conversation_id`, in each service it reaches (x-conversation-id metadata).
    */
   conversationId?: string;
@@ -60,7 +60,7 @@ export function withContextPatch<T>(patch: Partial<RequestContext>, fn: () => T)
 /**
  * Records ids a call learns as it runs — a turn sent to a conversation learns its session id
  * from the store, a new conversation its own id — on the call's own request context, so that
- * its later log lines, and the server's line about the call itself, carry them (issue 17).
+ * its later log lines, and the server's line about the call itself, carry them.
  * A served call's request context is its own (grpc/server.ts makes one per call); an id it
  * already has is never replaced. Outside any request, `fn` runs in a new context with them.
  */

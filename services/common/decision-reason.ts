@@ -1,5 +1,5 @@
 /**
- * A decision's reason ("value too large"), as every edge accepts it (issue 13): a string of at
+ * A decision's reason ("value too large"), as every edge accepts it: a string of at
  * most this many characters. Told to the model and stored with the approval.
  */
 export const MAX_REASON_LENGTH = 2000;

@@ -11,7 +11,7 @@ import { compileSafeRegex } from './safe-regex.js';
 
 /**
  * `pattern` and `patternProperties` of a tool's schema come from its MCP server and are matched
- * against arguments a model wrote, or a human edited before approving (issue 15): on RE2
+ * against arguments a model wrote, or a human edited before approving: on RE2
  * (safe-regex.ts, linear in the text) rather than the backtracking engine, so that no pattern
  * can hold the event loop. A pattern RE2 cannot run (lookaround, backreferences) leaves the
  * schema uncompiled here, and the server itself stays the judge (validatorFor). A compiled
@@ -63,7 +63,7 @@ export function schemaProblems(schema: Record<string, unknown> | undefined, valu
   return draft2020.errorsText(validate.errors, { dataVar, separator: '; ' });
 }
 
-/** The first thing wrong with `value` under `schema` (issue 15: an edited approval's arguments), or undefined as schemaProblems. */
+/** The first thing wrong with `value` under `schema` (an edited approval's arguments), or undefined as schemaProblems. */
 export function firstSchemaProblem(schema: Record<string, unknown> | undefined, value: unknown, dataVar: string): string | undefined {
   if (!schema || typeof schema !== 'object') return undefined;
   const validate = validatorFor(schema);

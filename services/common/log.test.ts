@@ -1,6 +1,6 @@
 /**
- * Log lines are JSON on pino (issue 17), carry the request's context, honour LOG_LEVEL, and
- * are bounded (issue 12 item 3): no field value, user text above all, is written whole past the cap.
+ * Log lines are JSON on pino, carry the request's context, honour LOG_LEVEL, and
+ * are bounded: no field value, user text above all, is written whole past the cap.
  */
 import { context, trace, TraceFlags } from '@opentelemetry/api';
 import { afterEach, describe, expect, it, vi } from 'vitest';

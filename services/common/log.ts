@@ -6,15 +6,15 @@ import { LOG_FORMATS, LOG_LEVELS, type LogFormat, type LogLevel } from './log-se
 import { redactSecrets } from './secrets.js';
 
 /**
- * Logs on pino (issue 17): one JSON object per line on stdout by default —
+ * Logs on pino: one JSON object per line on stdout by default —
  * `{"level":"info","time":"…","svc":"gateway","msg":"…",…fields,"trace_id":…,"session_id":…}` —
  * or pino-pretty's coloured lines when stdout is a terminal or LOG_FORMAT=pretty.
  *
  * Every line written while a request or turn is served carries what its context knows:
  * `trace_id` and `span_id` (the active OpenTelemetry span context, also when spans are not
- * recorded), `session_id` (DESIGN rule 6) and `conversation_id`. Secrets are kept out twice
- * (DESIGN rule 5): every message and field value goes through redactSecrets (and then is
- * capped at LOG_VALUE_LIMIT characters, issue 12), and pino's `redact` censors fields named
+ * recorded), `session_id` and `conversation_id`. Secrets are kept out twice:
+ * every message and field value goes through redactSecrets (and then is
+ * capped at LOG_VALUE_LIMIT characters), and pino's `redact` censors fields named
  * like a credential whatever their value looks like. The finished line is redacted once more.
  *
  * Settings, strongest first: the environment (LOG_LEVEL, LOG_FORMAT — the CLI's --log-level and
@@ -135,7 +135,7 @@ export function isLogLevelEnabled(level: LogLevel): boolean {
   return RANK[level] >= threshold;
 }
 
-/** The longest a field value or message may be in a log line (issue 12: user text is capped). */
+/** The longest a field value or message may be in a log line (user text is capped). */
 export const LOG_VALUE_LIMIT = 500;
 
 /** `text` cut to `limit` characters, saying how many were left out: "abc…(+1200 chars)". */

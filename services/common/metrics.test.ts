@@ -1,4 +1,4 @@
-/** The metrics of one process (issue 17): what each record becomes in Prometheus' text format. */
+/** The metrics of one process: what each record becomes in Prometheus' text format. */
 import { describe, expect, it } from 'vitest';
 import { observeGauge, prometheusText, recordApprovalDecided, recordError, recordModelCall, recordToolCall, recordTurn } from './metrics.js';
 

@@ -4,7 +4,7 @@ import type { PrometheusExporter } from '@opentelemetry/exporter-prometheus';
 import type { MeterProvider } from '@opentelemetry/sdk-metrics';
 
 /**
- * OpenTelemetry metrics, read by Prometheus (issue 17). One MeterProvider per process, made
+ * OpenTelemetry metrics, read by Prometheus. One MeterProvider per process, made
  * when the first service starts (loadMetrics): in `asg up` every service runs in this process and records into
  * it, so `GET /metrics` shows each series once; a service run alone has its own. Nothing is
  * pushed: the Prometheus exporter is a pull reader whose own server never starts — the

@@ -2,7 +2,7 @@ import { lookup } from 'node:dns/promises';
 import { BlockList, isIP } from 'node:net';
 
 /**
- * Whether a push-notification url (A2A, issue 18) may be called: a caller of this agent names
+ * Whether a push-notification url (A2A) may be called: a caller of this agent names
  * it, so it must not turn the agent into a way into its own network (SSRF). http(s) only, no
  * user or password in it, and every address its host resolves to outside the loopback,
  * private, link-local, shared, multicast and reserved ranges — unless the configuration allows

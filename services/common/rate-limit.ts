@@ -4,7 +4,7 @@ import { ServiceError } from './grpc/errors.js';
 import { wildcardPattern } from './wildcard.js';
 
 /**
- * Calls-per-window limits (seed 004's rate_limits) for model and tool calls. Each rule has a
+ * Calls-per-window limits (`rate_limits`) for model and tool calls. Each rule has a
  * name pattern with `*` and `?` wildcards and one budget shared by every name it matches; the
  * first matching rule applies. A call over the limit waits for the next free slot up to
  * `maxWaitMs` (and never past its deadline); beyond that it fails with RESOURCE_EXHAUSTED.

@@ -4,7 +4,7 @@ import type { RE2 } from 're2-wasm';
 /**
  * Regular expressions that come from outside (the built-in MCP servers take patterns from the
  * model, which takes them from users) run on RE2: matching is linear in the text, whatever the
- * pattern, so `(a+)+$` cannot hold the event loop (issue 12). RE2 syntax is JavaScript's
+ * pattern, so `(a+)+$` cannot hold the event loop. RE2 syntax is JavaScript's
  * without backreferences and lookaround; those are refused with a message that names them.
  *
  * re2-wasm runs RE2 in a WebAssembly heap of a fixed 16 MiB that the garbage collector does not
@@ -42,8 +42,8 @@ interface WasmHandle {
 
 /**
  * re2-wasm reserves its heap when it is loaded (some 13 MB of resident memory), so it is loaded
- * by the first pattern: a built-in MCP server that is never asked to search does not carry it
- * (issue 16). It is a CommonJS module, so loading it stays synchronous.
+ * by the first pattern: a built-in MCP server that is never asked to search does not carry it.
+ * It is a CommonJS module, so loading it stays synchronous.
  */
 let engine: typeof RE2 | undefined;
 function re2(): typeof RE2 {

@@ -2,7 +2,7 @@ import { randomBytes } from 'node:crypto';
 
 const SESSION_ID = /^[0-9a-f]{8}$/;
 
-/** A new session id: 4 random bytes as 8 lowercase hex characters (DESIGN rule 6). */
+/** A new session id: 4 random bytes as 8 lowercase hex characters, the session id format every face accepts. */
 export function newSessionId(): string {
   return randomBytes(4).toString('hex');
 }

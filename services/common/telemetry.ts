@@ -19,7 +19,7 @@ let provider: BasicTracerProvider | undefined;
 
 /**
  * The tracing SDK and its OTLP exporter, loaded only when spans are recorded: they take a
- * tenth of a second or more to load, which every start would pay for nothing (issue 16). They
+ * tenth of a second or more to load, which every start would pay for nothing. They
  * are CommonJS packages, which `import` loads from the same files, so this is the one copy.
  */
 function tracingSdk() {

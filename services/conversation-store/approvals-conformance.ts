@@ -1,5 +1,5 @@
 /**
- * Issue 15: approvals as audited resources (store.proto ClaimApprovalRequest.decided_by … expired,
+ * Approvals as audited resources (store.proto ClaimApprovalRequest.decided_by … expired,
  * ListApprovals, ListDueApprovals, AppendAudit, ListAudit, ClaimWebhookCursor,
  * AdvanceWebhookCursor, TurnEnded.outcome). A decision keeps who made it, through which face and
  * why, and is audited in its own transaction; approvals are listed by status and conversation;
@@ -91,7 +91,7 @@ export function approvalsConformance(driver: StorageDriver): void {
   const detail = (entry: AuditEntry | undefined) => JSON.parse(entry?.detailJson ?? 'null') as Record<string, unknown>;
   const uuids = (approvals: PendingApproval[]) => approvals.map((approval) => approval.uuid);
 
-  describe('issue 15: decisions with identity, audited in their transaction', () => {
+  describe('decisions with identity, audited in their transaction', () => {
     it('keeps who approved, through which face, why and the edited arguments, beside the arguments the model asked for', async () => {
       const approval = await waitingFor();
       const claimed = await claim(approval.uuid, { approved: true, decidedBy: 'alice', via: 'rest', reason: 'looks fine', editedArgs: { path: '/tmp/y' } });
@@ -206,7 +206,7 @@ export function approvalsConformance(driver: StorageDriver): void {
     });
   });
 
-  describe('issue 15: approvals as resources (ListApprovals)', () => {
+  describe('approvals as resources (ListApprovals)', () => {
     /** Approvals of two conversations in every state a list shows; uuids by number, created in the given order. */
     async function approvalsOfTwoConversations() {
       const a = await newConversation();
@@ -294,7 +294,7 @@ export function approvalsConformance(driver: StorageDriver): void {
     });
   });
 
-  describe('issue 15: expiry', () => {
+  describe('expiry', () => {
     it('sets expires_at from expires_in_ms on the store\'s clock with on_timeout (reject unless approve), and lists due approvals oldest expiry first', async () => {
       const id = await newConversation();
       const [late, first, middle, never, far] = [uuidOf(1), uuidOf(2), uuidOf(3), uuidOf(4), uuidOf(5)];
@@ -344,7 +344,7 @@ export function approvalsConformance(driver: StorageDriver): void {
     });
   });
 
-  describe('issue 15: the audit trail', () => {
+  describe('the audit trail', () => {
     const entry = (kind: string, actor: string, subject = 'gateway.yaml'): AuditEntry => ({ id: 0, at: undefined, kind, actor, via: 'rest', subject, detailJson: JSON.stringify({ cause: kind }) });
 
     it('appends entries with increasing ids and the store\'s time, and lists them newest first, a page at a time, by kind', async () => {
@@ -392,7 +392,7 @@ export function approvalsConformance(driver: StorageDriver): void {
     });
   });
 
-  describe('issue 15: webhook cursors', () => {
+  describe('webhook cursors', () => {
     const A = lease('a-boot-1', 'node-a');
     const B = lease('b-boot-1', 'node-b');
     const advance = (endpoint: string, owner: string, lastEventId: number, on: ConversationStorage = storage) =>
@@ -446,7 +446,7 @@ export function approvalsConformance(driver: StorageDriver): void {
     });
   });
 
-  describe('issue 15: how a turn ended (TurnEnded.outcome)', () => {
+  describe('how a turn ended (TurnEnded.outcome)', () => {
     const outcomes = () => events.flatMap((event) => (event.turnEnded ? [event.turnEnded.outcome] : []));
     const endWith = (conversationId: string, messages: NewMessage[]) =>
       storage.appendMessages({ conversationId, messages, status: ConversationStatus.CONVERSATION_STATUS_UNSPECIFIED, returnConversation: false, endsTurn: true });
@@ -483,14 +483,14 @@ export function approvalsConformance(driver: StorageDriver): void {
     });
   });
 
-  describe('issue 15: migration', () => {
-    it('migrates a database of the schema before issue 15: approvals keep their order and decisions, and can expire', async () => {
+  describe('migration', () => {
+    it('migrates a database of the schema before approvals were audited resources: approvals keep their order and decisions, and can expire', async () => {
       const id = await newConversation();
       // Created in one write, uuids in the reverse order: the insertion order is what keeps them in order.
       await update(id, 0, { approvals: [newApproval(uuidOf(9)), newApproval(uuidOf(8)), newApproval(uuidOf(7))], run: { state: Buffer.from('r'), schemaVersion: 1, revision: 0 } });
       await claim(uuidOf(8), { approved: true });
       await storage.close();
-      // Back to the schema before issue 15 (SQLite 13, PostgreSQL 4).
+      // Back to the schema before approvals were audited resources (SQLite 13, PostgreSQL 4).
       await driver.execute(driver.name === 'sqlite' ? `${DROP_SCHEMA_14} UPDATE schema_version SET version = 13;` : `${DROP_POSTGRES_SCHEMA_5} UPDATE schema_version SET version = 4;`);
       storage = await driver.open();
       const conversation = await storage.getConversation({ id, includeMessages: false });

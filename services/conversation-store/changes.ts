@@ -88,7 +88,7 @@ export type NewApprovalFields = Pick<CreateApprovalRequest, 'toolCallId' | 'tool
   Partial<Pick<NewApproval, 'outcomeUnknown' | 'replacesUuid' | 'expiresInMs' | 'onTimeout'>> & { uuid: string };
 
 /**
- * A new approval's expiry (issue 15, store.proto NewApproval.expires_in_ms): how long from now
+ * A new approval's expiry (store.proto NewApproval.expires_in_ms): how long from now
  * (the driver's clock: SQLite the store's, PostgreSQL the database's) and what it decides, reject
  * unless approve is asked for; none (nulls) when it waits for a human forever.
  */
@@ -99,7 +99,7 @@ export function approvalExpiry(approval: Pick<NewApprovalFields, 'expiresInMs' |
 }
 
 /**
- * The stored fields of a new approval: the arguments as proposed and their hash (DESIGN rule 4).
+ * The stored fields of a new approval: the arguments as proposed and their hash (the approved call is the stored call).
  * `expiresAt` is the driver's (approvalExpiry says when one is due): SQLite computes it before
  * the INSERT, PostgreSQL in it; null for none.
  */
@@ -132,7 +132,7 @@ export function insertedApprovalRow(row: ReturnType<typeof newApprovalRow>): App
 /** Who decided when the caller did not say (store.proto, PendingApproval.decided_by): a gateway without auth. */
 export const ANONYMOUS = 'anonymous';
 
-/** What a winning claim writes on the approval it decides (issue 15), in the claim statement's terms. */
+/** What a winning claim writes on the approval it decides, in the claim statement's terms. */
 export interface ClaimDecision {
   status: ApprovalStatusName;
   reason: string | null;
@@ -238,7 +238,7 @@ export interface LeaseMark {
 }
 
 /**
- * Fencing (issue 14, store.proto AppendMessagesRequest.lease_owner): a write that names a lease
+ * Fencing (store.proto AppendMessagesRequest.lease_owner): a write that names a lease
  * owner is made only while that owner holds the lease of a running turn; ABORTED otherwise, so
  * that a replica that lost its run (taken over, or the turn ended) writes nothing more. Absent:
  * no check. Called before the write's first change, inside its transaction.

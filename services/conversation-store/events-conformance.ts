@@ -1,5 +1,5 @@
 /**
- * The event log (issue 7 item 2): stored events written in the transaction of their change,
+ * The event log: stored events written in the transaction of their change,
  * and the feed that replays them and streams them live (event-feed.ts).
  */
 import { join } from 'node:path';
@@ -127,7 +127,7 @@ export function eventsConformance(driver: StorageDriver): void {
         ['message_added hello', 'message_added hi', 'status_changed CONVERSATION_STATUS_COMPLETED'],
         ['message_added again', 'status_changed CONVERSATION_STATUS_ACTIVE'],
         ['message_added calling c1', 'approval_requested c1 APPROVAL_STATUS_PENDING', 'status_changed CONVERSATION_STATUS_WAITING_APPROVAL'],
-        // Approved: the call and its continuation are a running turn (issue 13) until a write ends it.
+        // Approved: the call and its continuation are a running turn until a write ends it.
         ['approval_resolved c1 APPROVAL_STATUS_APPROVED', 'status_changed CONVERSATION_STATUS_ACTIVE', 'turn_started'],
         ['message_added c1 done'],
         [

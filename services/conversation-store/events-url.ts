@@ -28,7 +28,7 @@ export interface NatsServer {
 
 /**
  * The server and credentials of a `nats://` URL. The credentials are registered as secrets,
- * so that an error text that quotes them is redacted too (DESIGN rule 5), and never shown.
+ * so that an error text that quotes them is redacted too, and never shown.
  */
 export function natsServer(url: string): NatsServer {
   let parsed: URL;

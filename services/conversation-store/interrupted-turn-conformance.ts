@@ -1,5 +1,5 @@
 /**
- * Issue 12: a turn a crash cut off is visible as interrupted in its conversation, and the
+ * A turn a crash cut off is visible as interrupted in its conversation, and the
  * conversation goes on. A store object is one boot; opening the database again is a restart.
  * Run on each driver (sqlite-storage.test.ts, postgres-storage.test.ts).
  */
@@ -44,7 +44,7 @@ export function interruptedTurnConformance(driver: StorageDriver): void {
   const endTurn = (conversationId: string, messages: NewMessage[]) =>
     storage.appendMessages({ conversationId, messages, status: ConversationStatus.CONVERSATION_STATUS_UNSPECIFIED, returnConversation: false, endsTurn: true });
 
-  describe('issue 12: a turn a crash cut off', () => {
+  describe('a turn a crash cut off', () => {
     it('gets a note when the store starts again, once, and the next turn follows it', async () => {
       const id = await newConversation();
       await storage.startTurn({ conversationId: id, message: user('hello') });
@@ -72,7 +72,7 @@ export function interruptedTurnConformance(driver: StorageDriver): void {
     it('is not a turn that is still running in this boot', async () => {
       const id = await newConversation();
       await storage.startTurn({ conversationId: id, message: user('first') });
-      // Issue 13: a second message while the turn runs is refused (busy), not appended.
+      // A second message while the turn runs is refused (busy), not appended.
       expect((await storage.startTurn({ conversationId: id, message: user('second') })).busy).toBe(true);
       expect(await storage.noteInterruptedTurns()).toBe(0);
       expect(await transcript(id)).toEqual(['system: You help.', 'user: first']);

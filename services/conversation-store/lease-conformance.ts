@@ -1,5 +1,5 @@
 /**
- * Issue 14: runs with leases (store.proto RunLease, RenewRunLease, ReleaseRunLease,
+ * Runs with leases (store.proto RunLease, RenewRunLease, ReleaseRunLease,
  * TakeOverRuns). A turn started with a lease belongs to one orchestrator replica until it ends;
  * its owner renews it, a replica takes over a lease that expired or that a previous boot of its
  * node holds, and writes that name a lease owner are fenced. Run on each driver
@@ -80,7 +80,7 @@ export function leaseConformance(driver: StorageDriver): void {
     return (await storage.createConversation({ sessionId: 'a1b2c3d4', systemPrompt: '' })).id;
   }
 
-  /** A conversation with a turn started under `runLease` (null: a turn without a lease, as before issue 14). */
+  /** A conversation with a turn started under `runLease` (null: a turn without a lease, as stored before runs had leases). */
   async function leasedTurn(runLease: RunLease | null = A, text = 'go'): Promise<string> {
     const id = await newConversation();
     expect((await storage.startTurn({ conversationId: id, message: user(text), lease: runLease ?? undefined })).started).toBe(true);
@@ -107,7 +107,7 @@ export function leaseConformance(driver: StorageDriver): void {
     ...change,
   });
 
-  describe('issue 14: runs with leases (store)', () => {
+  describe('runs with leases (store)', () => {
     it('sets the lease with the mark of a started turn: its owner renews it, nobody else; the turn that ends clears it', async () => {
       const id = await leasedTurn(A);
       expect(await running(id)).toBe(true);
@@ -376,7 +376,7 @@ export function leaseConformance(driver: StorageDriver): void {
       const approval = await storage.createApproval({ conversationId: id, toolCallId: 'c1', toolName: 'delete', toolArgs: {}, description: 'delete', messages: [], agentChain: [] });
       const running = await leasedTurn(null, 'old turn');
       await storage.close();
-      // Back to the schema before issue 14 (SQLite 12, PostgreSQL 3).
+      // Back to the schema before runs had leases (SQLite 12, PostgreSQL 3).
       await driver.execute(
         driver.name === 'sqlite'
           ? `${DROP_SCHEMA_13} UPDATE schema_version SET version = 12;`

@@ -1,5 +1,5 @@
 /**
- * Issue 13 item 3: one active run per conversation. StartTurn refuses (busy) while a turn of
+ * One active run per conversation. StartTurn refuses (busy) while a turn of
  * this boot is marked running, atomically; every write that ends a turn frees the
  * conversation; a mark older than the stale limit does not keep it busy. Run on each driver
  * (sqlite-storage.test.ts, postgres-storage.test.ts).
@@ -49,7 +49,7 @@ export function oneRunConformance(driver: StorageDriver): void {
     return storage.createApproval({ conversationId: id, toolCallId: 'c1', toolName: 'delete', toolArgs: {}, description: 'delete', messages: [call], agentChain: [] });
   }
 
-  describe('issue 13: one active run per conversation (store)', () => {
+  describe('one active run per conversation (store)', () => {
     it('refuses a message while a turn runs: busy, nothing appended; the turn that ends frees it', async () => {
       const id = await newConversation();
       expect((await storage.startTurn({ conversationId: id, message: user('first') })).started).toBe(true);

@@ -1,5 +1,5 @@
 /**
- * Issue 14: which driver the store opens and how its events cross replicas, and that the
+ * Which driver the store opens and how its events cross replicas, and that the
  * database URL's password and the events URL's credentials are never shown.
  */
 import { mkdtempSync, rmSync } from 'node:fs';

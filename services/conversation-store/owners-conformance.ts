@@ -1,9 +1,9 @@
 /**
- * Issue 15: who a conversation belongs to (store.proto Conversation.owner,
+ * Who a conversation belongs to (store.proto Conversation.owner,
  * CreateConversationRequest.owner, ListConversationsRequest.owner). The store records the owner
  * the gateway names and lists one owner's conversations, with the counts of that owner's only,
  * through an index of owners; who may see what is the gateway's rule (gateway/app/ownership.ts),
- * not the store's. Also (issue 18) a task's A2A push-notification configs, which belong to the
+ * not the store's. Also a task's A2A push-notification configs, which belong to the
  * conversation as its owner does. Run on each driver (sqlite-storage.test.ts, postgres-storage.test.ts), each
  * test on a database of its own.
  */
@@ -60,7 +60,7 @@ export function ownersConformance(driver: StorageDriver): void {
   const waitForApproval = (conversationId: string) =>
     storage.createApproval({ conversationId, toolCallId: 'call-1', toolName: 'delete_file', toolArgs: {}, description: 'Delete', messages: [], agentChain: [] });
 
-  describe('issue 15: conversation owners', () => {
+  describe('conversation owners', () => {
     it('keeps the owner it was given, and none when given none', async () => {
       const alices = await created('alice');
       const nobodys = await created();
@@ -177,7 +177,7 @@ export function ownersConformance(driver: StorageDriver): void {
     });
   });
 
-  describe('issue 18: push-notification configs of a task', () => {
+  describe('push-notification configs of a task', () => {
     const config = (conversationId: string, id: string, url = `http://127.0.0.1:9/${id}`) => ({ conversationId, id, url, token: `token-${id}`, dialect: 'v1.0', createdAt: undefined });
 
     it('adds, replaces by id (keeping created_at), lists oldest first, gets and deletes', async () => {

@@ -42,7 +42,7 @@ export function decodePageToken(token: string, rpc = 'ListConversations'): PageC
 }
 
 /**
- * ListApprovals (issue 15): where the previous page ended in (created_at, uuid) order. The token
+ * ListApprovals: where the previous page ended in (created_at, uuid) order. The token
  * names its list, so that a token of another list is refused instead of read as a position.
  */
 export function encodeApprovalsPageToken(cursor: PageCursor): string {
@@ -59,7 +59,7 @@ export function decodeApprovalsPageToken(token: string): PageCursor {
   return foreign('ListApprovals');
 }
 
-/** ListAudit (issue 15): the id of the last entry of the previous page (newest first). */
+/** ListAudit: the id of the last entry of the previous page (newest first). */
 export function encodeAuditPageToken(id: number): string {
   return encoded(['audit', id]);
 }

@@ -1,5 +1,5 @@
 /**
- * Issue 14: store replicas on one PostgreSQL database whose events cross through NATS
+ * Store replicas on one PostgreSQL database whose events cross through NATS
  * JetStream (events.url) instead of LISTEN/NOTIFY. Each test has its own database and its own
  * stream and subjects (events.prefix), deleted after it. What is checked: stored and live
  * events reach another replica's watchers with no NOTIFY sent; a rolled-back write publishes
@@ -112,7 +112,7 @@ async function streamIds(): Promise<number[]> {
 
 const oneToN = (n: number) => Array.from({ length: n }, (_, index) => index + 1);
 
-describe('PostgreSQL store replicas with events through NATS JetStream (issue 14)', () => {
+describe('PostgreSQL store replicas with events through NATS JetStream', () => {
   it("hands replica A's stored and live events to watchers on replica B through NATS, with no NOTIFY sent", async () => {
     const notifications: string[] = [];
     const listening = await client();

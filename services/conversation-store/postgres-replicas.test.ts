@@ -1,5 +1,5 @@
 /**
- * Issue 14: several store replicas on one PostgreSQL database. What only concurrency from
+ * Several store replicas on one PostgreSQL database. What only concurrency from
  * several processes shows: migrations run once, event ids stay gap-free and in commit order
  * for a watcher on another replica, an approval is claimed once, UpdateRun's compare-and-set
  * holds, live and stored events cross replicas (also after a lost LISTEN connection), and a
@@ -77,7 +77,7 @@ function watchAll(feed: EventFeed, afterId: number, into: ConversationEvent[]): 
   return controller;
 }
 
-describe('PostgreSQL store replicas (issue 14)', () => {
+describe('PostgreSQL store replicas', () => {
   it('migrates an empty database once when three replicas open it at once', async () => {
     const stores = await Promise.all([replica(), replica(), replica()]);
     expect(await query('SELECT version FROM schema_version')).toEqual([{ version: POSTGRES_SCHEMA_VERSION }]);
@@ -139,7 +139,7 @@ describe('PostgreSQL store replicas (issue 14)', () => {
     }
   });
 
-  it('lets exactly one of three replicas expire an approval, and audits it once (issue 15)', async () => {
+  it('lets exactly one of three replicas expire an approval, and audits it once', async () => {
     const stores = await Promise.all([replica(), replica(), replica()]);
     for (let round = 0; round < 10; round++) {
       const { id } = await stores[0]!.createConversation({ sessionId: 's', systemPrompt: '' });
@@ -154,7 +154,7 @@ describe('PostgreSQL store replicas (issue 14)', () => {
     }
   });
 
-  it("gives a webhook endpoint's cursor to one of three replicas, and to exactly one other once the holder's lease expired (issue 15)", async () => {
+  it("gives a webhook endpoint's cursor to one of three replicas, and to exactly one other once the holder's lease expired", async () => {
     const stores = await Promise.all([replica(), replica(), replica()]);
     const lease = (index: number, ttlMs = 60_000) => ({ owner: `replica-${index}`, node: `node-${index}`, ttlMs });
     for (let round = 0; round < 5; round++) {

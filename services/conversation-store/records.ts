@@ -9,14 +9,14 @@ import {
 /**
  * How the store writes its data down, whatever the database: statuses and roles as the
  * lowercase names the REST API also uses (readable in the database, independent of proto
- * numbering), JSON columns in the snake_case shapes of DESIGN §4, and timestamps as ISO
+ * numbering), JSON columns in the snake_case shapes of the REST API, and timestamps as ISO
  * strings with millisecond precision, which sort as text in time order.
  */
 
 export type ConversationStatusName = 'active' | 'waiting_approval' | 'completed';
 export type MessageRoleName = 'system' | 'user' | 'assistant' | 'tool';
 export type ApprovalStatusName = 'pending' | 'approved' | 'rejected' | 'executing' | 'done' | 'failed' | 'interrupted' | 'expired';
-/** What an approval's expiry decides (issue 15), as stored. */
+/** What an approval's expiry decides, as stored. */
 export type ApprovalTimeoutActionName = 'reject' | 'approve';
 
 function nameTable<E extends number, N extends string>(pairs: ReadonlyArray<readonly [E, N]>, kind: string) {
@@ -78,13 +78,13 @@ export const approvalTimeoutAction = nameTable<ApprovalTimeoutAction, ApprovalTi
 );
 
 /**
- * How a turn ended (store.proto, TurnEnded.outcome; issue 15): the webhooks' run.completed for
+ * How a turn ended (store.proto, TurnEnded.outcome): the webhooks' run.completed for
  * answered and paused, run.failed for failed and interrupted.
  */
 export const TURN_OUTCOMES = ['answered', 'paused', 'failed', 'interrupted'] as const;
 export type TurnOutcome = (typeof TURN_OUTCOMES)[number];
 
-/** The dialects a conversation created over A2A is answered in (store.proto, A2aOrigin.dialect). */
+/** The dialects a conversation created over A2A is answered in (store.proto, A2aOrigin.dialect); "seed" is the early type-parts dialect. */
 export const A2A_DIALECTS = ['seed', 'v0.3', 'v1.0'] as const;
 export type A2aDialectName = (typeof A2A_DIALECTS)[number];
 

@@ -31,14 +31,14 @@ export interface ConversationRow {
   a2a_context_id: string | null;
   /** The start of the first user message (schema 8); NULL until there is one. */
   first_user_text: string | null;
-  /** Who the conversation belongs to (issue 15; SQLite schema 15, PostgreSQL schema 6); NULL: nobody. */
+  /** Who the conversation belongs to (SQLite schema 15, PostgreSQL schema 6); NULL: nobody. */
   owner: string | null;
   /** The running turn's mark (schema 9, store.proto StartTurn): the boot id of the store that set it. */
   running_turn_boot?: string | null;
   /** When the mark was set (schema 10); NULL for marks written before. */
   running_turn_since?: string | null;
   /**
-   * The running turn's lease (issue 14; SQLite schema 13, PostgreSQL schema 4), part of the
+   * The running turn's lease (SQLite schema 13, PostgreSQL schema 4), part of the
    * mark: set with it by a StartTurn or continuing claim that brings one, cleared with it.
    * The orchestrator replica that owns the turn, its node, and how often the turn was taken
    * over. When the lease expires is the driver's own (SQLite: epoch ms of its clock;
@@ -89,14 +89,14 @@ export interface ApprovalRow {
   /** The reason given with the decision (schema 10); absent in event payloads written before it. */
   reason?: string | null;
   /**
-   * Issue 14: the approval asks again for a call whose outcome is unknown (store.proto,
+   * The approval asks again for a call whose outcome is unknown (store.proto,
    * PendingApproval.outcome_unknown); SQLite reads 0/1, PostgreSQL a boolean, event payloads
    * written before it have none. With it, the interrupted approval it replaces.
    */
   outcome_unknown?: number | boolean | null;
   replaces_uuid?: string | null;
   /**
-   * Issue 15 (SQLite schema 14, PostgreSQL schema 5; absent in event payloads written before):
+   * Since SQLite schema 14, PostgreSQL schema 5 (absent in event payloads written before):
    * who decided and through which face; the arguments an approval ran with instead of
    * tool_args (JSON text); when it expires (ISO text with milliseconds: SQLite keeps it so,
    * PostgreSQL keeps a timestamptz it reads out as this text) and what its expiry decides.
@@ -108,7 +108,7 @@ export interface ApprovalRow {
   on_timeout?: ApprovalTimeoutActionName | null;
 }
 
-/** One entry of the audit trail (issue 15), as both drivers read it. */
+/** One entry of the audit trail, as both drivers read it. */
 export interface AuditRow {
   id: number;
   at: string;
@@ -282,7 +282,7 @@ export function eventFromRow(row: EventRow): ConversationEvent {
   }
 }
 
-/** A row of push_configs (issue 18), the same in SQLite and PostgreSQL. */
+/** A row of push_configs, the same in SQLite and PostgreSQL. */
 export interface PushConfigRow {
   conversation_id: string;
   id: string;

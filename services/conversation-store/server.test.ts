@@ -97,7 +97,7 @@ describe('conversation store over gRPC', () => {
   it('answers INVALID_ARGUMENT with the field and what was expected', async () => {
     await expect(store.createConversation({ sessionId: 'ABCDEF12', systemPrompt: '' })).rejects.toMatchObject({
       code: GrpcStatus.INVALID_ARGUMENT,
-      message: 'invalid CreateConversation request: session_id: 8 lowercase hex characters (DESIGN rule 6)',
+      message: 'invalid CreateConversation request: session_id: 8 lowercase hex characters',
     });
     await expect(store.getConversation({ id: '', includeMessages: false })).rejects.toMatchObject({
       code: GrpcStatus.INVALID_ARGUMENT,
@@ -108,7 +108,7 @@ describe('conversation store over gRPC', () => {
       message: expect.stringContaining('page_size: at most 500'),
     });
     const { id } = await conversation();
-    // History pages (issue 12): a limit of 1..1000, one cursor at most, and a cursor only with a limit.
+    // History pages: a limit of 1..1000, one cursor at most, and a cursor only with a limit.
     for (const [request, field] of [
       [{ messageLimit: 1001 }, 'message_limit: at most 1000'],
       [{ messageLimit: 5, beforeMessageId: id, afterMessageId: id }, 'at most one of before_message_id and after_message_id'],
@@ -239,7 +239,7 @@ describe('conversation store over gRPC', () => {
   });
 });
 
-describe('conversation owners over gRPC (issue 15)', () => {
+describe('conversation owners over gRPC', () => {
   it('carries the owner through create, get and a list filtered by it', async () => {
     const { conversation: alices } = await store.createConversation({ sessionId: '0badcafe', systemPrompt: '', owner: 'alice' });
     const plain = await conversation();
@@ -347,7 +347,7 @@ describe('A2A origins and agent chains over gRPC', () => {
   });
 });
 
-describe('UpdateRun over gRPC (issue 4 item 6)', () => {
+describe('UpdateRun over gRPC', () => {
   const A = '0e1d2c3b-4a59-4687-8796-a5b4c3d2e1f0';
   const B = '9f8e7d6c-5b4a-4938-8271-605f4e3d2c1b';
   const approvalFor = (uuid: string, toolCallId: string): NewApproval => ({
@@ -471,7 +471,7 @@ describe('UpdateRun over gRPC (issue 4 item 6)', () => {
   });
 });
 
-describe('runs with leases over gRPC (issue 14)', () => {
+describe('runs with leases over gRPC', () => {
   const lease = (owner: string, ttlMs = 60_000): RunLease => ({ owner, node: `node-of-${owner}`, ttlMs });
   const user = (content: string) => ({ role: MessageRole.MESSAGE_ROLE_USER, content });
 
@@ -579,7 +579,7 @@ describe('WatchEvents and PublishEvent over gRPC', () => {
     await every.return?.();
   });
 
-  it('a stored-only watch (an outbox) gets stored events, no live ones, and marks nothing watched (issue 16)', async () => {
+  it('a stored-only watch (an outbox) gets stored events, no live ones, and marks nothing watched', async () => {
     const { id } = await conversation('');
     const read = async () => (await store.getConversation({ id, includeMessages: false })).conversation?.watched;
     const outbox = store.watchEvents({ conversationId: '', afterId: 1, storedOnly: true })[Symbol.asyncIterator]();
@@ -696,7 +696,7 @@ describe('WatchEvents and PublishEvent over gRPC', () => {
   });
 });
 
-describe('approvals as audited resources over gRPC (issue 15)', () => {
+describe('approvals as audited resources over gRPC', () => {
   const lease = (owner: string, ttlMs = 60_000): RunLease => ({ owner, node: `node-of-${owner}`, ttlMs });
   const claimRequest = (uuid: string, change: Partial<ClaimApprovalRequest> = {}): ClaimApprovalRequest => ({ uuid, approved: false, messages: [], clearRun: false, alsoReject: [], ...change });
   const invalid = (message: string) => ({ code: GrpcStatus.INVALID_ARGUMENT, message: expect.stringContaining(message) });

@@ -82,7 +82,7 @@ const a2aOrigin = z.object({
   contextId: z.string().min(1, 'a context id, not empty').max(MAX_CONTEXT_ID, `at most ${MAX_CONTEXT_ID} characters`),
 });
 
-// Runs with leases (issue 14): who owns a turn, the replica across restarts, for how long.
+// Runs with leases: who owns a turn, the replica across restarts, for how long.
 const leaseName = (what: string) =>
   z
     .string()
@@ -98,7 +98,7 @@ const runLease = z.object(
   { error: 'a lease (owner, node, ttl_ms)' },
 );
 
-// Issue 15: how long a new approval waits for a human, and what its expiry decides.
+// How long a new approval waits for a human, and what its expiry decides.
 const TIMEOUT_ACTION = 'one of unspecified (reject), reject, approve';
 const newApproval = z
   .object({
@@ -126,13 +126,13 @@ const newApproval = z
     path: ['replacesUuid'],
   });
 
-// Issue 15: who decides and through which face, as an audit entry names them.
+// Who decides and through which face, as an audit entry names them.
 const decidedBy = z
   .string()
   .max(MAX_AUDIT_ACTOR_LENGTH, `at most ${MAX_AUDIT_ACTOR_LENGTH} characters`)
   .refine((value) => value.trim() !== '', 'a name, not blank (absent: anonymous)');
 const via = z.string().max(MAX_AUDIT_VIA_LENGTH, `at most ${MAX_AUDIT_VIA_LENGTH} characters`);
-// Issue 15: a conversation's owner, a principal's name as the gateway authenticated it.
+// A conversation's owner, a principal's name as the gateway authenticated it.
 const owner = z
   .string()
   .max(MAX_OWNER_LENGTH, `at most ${MAX_OWNER_LENGTH} characters`)
@@ -200,7 +200,7 @@ const liveEvent = z
 
 const schemas = {
   createConversation: z.object({
-    sessionId: z.string().regex(/^[0-9a-f]{8}$/, '8 lowercase hex characters (DESIGN rule 6)'),
+    sessionId: z.string().regex(/^[0-9a-f]{8}$/, '8 lowercase hex characters'),
     systemPrompt: z.string(),
     a2aOrigin: a2aOrigin.optional(),
     owner: owner.optional(),
@@ -381,7 +381,7 @@ export function conversationStoreHandlers(storage: ConversationStorage, feed: Ev
     startTurn: async (request, { request: caller }) => {
       const start = await storage.startTurn(validated('startTurn', request));
       // The first call of a turn sent to a conversation: its caller learns the session id from
-      // the answer, and this call's own log line names it too (issue 17).
+      // the answer, and this call's own log line names it too.
       if (!caller.sessionId && start.conversation?.sessionId) caller.sessionId = start.conversation.sessionId;
       return { ...start, conversation: watched(start.conversation) };
     },

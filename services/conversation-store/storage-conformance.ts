@@ -344,7 +344,7 @@ export function storageConformance(driver: StorageDriver): void {
       expect(start.unfinishedApprovals.map((a) => [a.uuid, a.status])).toEqual([[approval.uuid, ApprovalStatus.APPROVAL_STATUS_EXECUTING]]);
       expect(start.conversation.messageCount).toBe(0);
       await storage.finishApprovalExecution({ uuid: approval.uuid, success: true, messages: [] });
-      // Issue 13: the approved call's continuation is a running turn until its last write.
+      // The approved call's continuation is a running turn until its last write.
       expect((await storage.startTurn({ conversationId: conversation.id, message: user('next') })).busy).toBe(true);
       await storage.appendMessages({ conversationId: conversation.id, messages: [], status: ConversationStatus.CONVERSATION_STATUS_UNSPECIFIED, returnConversation: false, endsTurn: true });
       expect((await storage.startTurn({ conversationId: conversation.id, message: user('next') })).started).toBe(true);
@@ -385,7 +385,7 @@ export function storageConformance(driver: StorageDriver): void {
       expect(last.nextPageToken).toBe('');
     });
 
-    it('lists summaries: no messages, but each conversation\'s own count and title (issue 12)', async () => {
+    it('lists summaries: no messages, but each conversation\'s own count and title', async () => {
       const a = await newConversation('A');
       const b = await newConversation('B');
       await append(a.id, [user('a1'), user('a2')]);
@@ -778,7 +778,7 @@ export function storageConformance(driver: StorageDriver): void {
     });
   });
 
-  describe('pipelines waiting at several approvals (issue 4 item 6)', () => {
+  describe('pipelines waiting at several approvals', () => {
     const tool = (content: string): NewMessage => ({ role: MessageRole.MESSAGE_ROLE_TOOL, content });
     const read = (id: string) => storage.getConversation({ id, includeMessages: true });
     const statusOf = async (uuid: string) => (await storage.getApproval(uuid)).status;
@@ -903,7 +903,7 @@ export function storageConformance(driver: StorageDriver): void {
       expect(conversation.messages.map((message) => message.content)).toEqual(['A rejected', 'B rejected with A']);
     });
 
-    it('keeps a rejection\'s reason on the approval, those rejected with it, and the tool message (issue 13)', async () => {
+    it('keeps a rejection\'s reason on the approval, those rejected with it, and the tool message', async () => {
       const { id } = await newConversation();
       await update(id, 0, { approvals: [newApproval(A, 'call-a'), newApproval(B, 'call-b')], run: pausedAt(A, B) });
       const rejectedCall = { id: 'call-a', name: 'resources_add', arguments: { value: 1e9 }, result: 'Rejected by a human: value too large.', isError: true, rejected: true, reason: 'value too large' };
@@ -923,7 +923,7 @@ export function storageConformance(driver: StorageDriver): void {
       expect((await read(id)).messages[0]!.toolCall).toEqual(rejectedCall);
     });
 
-    it('claims only while the run is at expected_run_revision; otherwise ABORTED and nothing is written (issue 13)', async () => {
+    it('claims only while the run is at expected_run_revision; otherwise ABORTED and nothing is written', async () => {
       const { id } = await newConversation();
       await update(id, 0, { approvals: [newApproval(A, 'call-a'), newApproval(B, 'call-b')], run: pausedAt(A, B) });
       const stale = storage.claimApproval({ uuid: A, approved: false, messages: [tool('A rejected')], clearRun: true, alsoReject: [{ uuid: B, messages: [tool('B rejected with A')] }], expectedRunRevision: 0 });
@@ -1054,7 +1054,7 @@ export function storageConformance(driver: StorageDriver): void {
     });
   });
 
-  describe('runs kept opaquely (issue 13)', () => {
+  describe('runs kept opaquely', () => {
     const read = (id: string) => storage.getConversation({ id, includeMessages: false });
     const FIXTURES = fileURLToPath(new URL('../../test/fixtures/store-before-issue-12/', import.meta.url));
 
@@ -1120,7 +1120,7 @@ export function storageConformance(driver: StorageDriver): void {
       const db = new Database(join(dir, DATABASE_FILE));
       db.exec(DROP_SCHEMA_12);
       db.prepare('UPDATE schema_version SET version = 11').run();
-      // What a release before issue 13 wrote: the state as JSON text (not all of it ASCII) and
+      // What schema 11 stored (runs not yet versioned): the state as JSON text (not all of it ASCII) and
       // its revision beside it; a run that ended keeps its revision with no state.
       const legacy = JSON.stringify({ paused_node_path: [0], session_state: { note: 'café ☕ 𝄞' }, pauses: [{ approval_uuid: A, node_path: [0] }], run_id: 'r1' });
       db.prepare('UPDATE conversations SET pipeline_state = ?, pipeline_revision = 3 WHERE id = ?').run(legacy, paused.id);
@@ -1149,7 +1149,7 @@ export function storageConformance(driver: StorageDriver): void {
       }
     });
 
-    sqliteIt('opens the stores of releases before issue 12: the paused agent tree keeps its state as a schema 0 run', async () => {
+    sqliteIt('opens stores of schema 7 (before lists were summaries): the paused agent tree keeps its state as a schema 0 run', async () => {
       for (const fixture of ['simple.db', 'tree.db']) {
         const copy = mkdtempSync(join(tmpdir(), 'asg-store-fixture-'));
         try {
@@ -1265,7 +1265,7 @@ export function storageConformance(driver: StorageDriver): void {
     });
   });
 
-  describe('ListPendingApprovals (issue 7: the pending panel)', () => {
+  describe('ListPendingApprovals (the pending panel)', () => {
     it('pages every pending approval of every conversation, oldest first, and nothing decided', async () => {
       const uuids: string[] = [];
       for (let i = 0; i < 5; i++) {
@@ -1297,7 +1297,7 @@ export function storageConformance(driver: StorageDriver): void {
     });
   });
 
-  describe('lists are summaries, histories are paged (issue 12)', () => {
+  describe('lists are summaries, histories are paged', () => {
     it('titles a conversation by the first words of its first user message, cut at a word boundary', async () => {
       const { id } = await newConversation('You are terse.');
       expect((await storage.listConversations({ pageSize: 1, pageToken: '' })).conversations[0]?.title).toBe('');

@@ -26,11 +26,11 @@ import type {
 } from '../../gen/ts/asg/store/v1/store.js';
 import { MAX_PRINCIPAL_LENGTH } from '../common/principal-id.js';
 
-/** At most this many push-notification configs per task (issue 18): each turn's end POSTs to every one. */
+/** At most this many push-notification configs per task: each turn's end POSTs to every one. */
 export const MAX_PUSH_CONFIGS = 10;
 
 /**
- * What a conversation shows for a turn a crash cut off (issue 12): an assistant message, so
+ * What a conversation shows for a turn a crash cut off: an assistant message, so
  * that the web chat shows it like any answer and the model's history keeps alternating
  * (user, assistant, user) when the user sends the message again.
  */
@@ -41,7 +41,7 @@ export const STALE_TURN_MARGIN_MS = 60_000;
 export const DEFAULT_STALE_TURN_MS = 300_000 + STALE_TURN_MARGIN_MS;
 
 /**
- * Runs with leases (issue 14, store.proto RunLease / TakeOverRuns): the longest lease, the most
+ * Runs with leases (store.proto RunLease / TakeOverRuns): the longest lease, the most
  * runs one TakeOverRuns moves, and the longest owner or node name the store keeps.
  */
 export const MAX_LEASE_TTL_MS = 3_600_000;
@@ -49,7 +49,7 @@ export const MAX_TAKEOVER_LIMIT = 100;
 export const MAX_LEASE_NAME_LENGTH = 200;
 
 /**
- * Issue 15 (store.proto): the most due approvals one ListDueApprovals reads; the longest expiry
+ * The most due approvals one ListDueApprovals reads; the longest expiry
  * of a new approval (a year); the limits of an audit entry and of a webhook endpoint's name.
  */
 export const MAX_DUE_APPROVALS_LIMIT = 100;
@@ -144,8 +144,8 @@ export type LiveEventListener = (event: ConversationEvent) => void;
  * - each method is one transaction: messages are appended together with the status,
  *   pending approval and run change they belong to, or not at all;
  * - appending costs the same at any conversation length (seq = message_count + 1), and no
- *   method reads every conversation (DESIGN rule 2);
- * - an approval leaves `pending` exactly once, by a conditional update (DESIGN rule 3);
+ *   method reads every conversation;
+ * - an approval leaves `pending` exactly once, by a conditional update;
  * - every change writes the events that describe it (store.proto, ConversationEvent: a
  *   message added, an approval requested or resolved, a status changed) in its own
  *   transaction, and hands them to the `onEventsCommitted` listeners after the commit.
@@ -154,7 +154,7 @@ export type LiveEventListener = (event: ConversationEvent) => void;
 export type AvailabilityListener = (available: boolean, reason: string) => void;
 
 export interface ConversationStorage {
-  /** A new active conversation, with its `owner` if given (issue 15); a non-empty system prompt becomes message seq 1. */
+  /** A new active conversation, with its `owner` if given; a non-empty system prompt becomes message seq 1. */
   createConversation(request: CreateConversationRequest): Promise<Conversation>;
 
   /**
@@ -165,7 +165,7 @@ export interface ConversationStorage {
   getConversation(request: GetConversationRequest): Promise<Conversation>;
 
   /**
-   * Summaries (no messages; title, message_count, pending approvals). With `owner` (issue 15),
+   * Summaries (no messages; title, message_count, pending approvals). With `owner`,
    * only that owner's conversations, and the summary counts only them. INVALID_ARGUMENT for a
    * page token this store did not issue.
    */
@@ -173,12 +173,12 @@ export interface ConversationStorage {
 
   /**
    * The user's message appended unless the conversation waits, has a turn running (`busy`:
-   * one active run per conversation, issue 13) or has unfinished approved calls; one
+   * one active run per conversation) or has unfinished approved calls; one
    * transaction, so of concurrent StartTurns at most one starts. A started turn is marked
    * running until the write that ends it; a mark another boot of the store left is noted
    * first (INTERRUPTED_TURN_NOTE), a mark older than the stale limit is ignored (store.proto, StartTurn).
    *
-   * With `lease` (issue 14) the mark carries it (owner, node, expiry now + ttl, no takeovers).
+   * With `lease` the mark carries it (owner, node, expiry now + ttl, no takeovers).
    * A mark with a lease is busy whichever store boot wrote it, until it clears or goes stale,
    * and is never noted as interrupted: orchestrators take such runs over (`takeOverRuns`).
    */
@@ -190,7 +190,7 @@ export interface ConversationStorage {
    * `createApproval` and stops only through `claimApproval`, so FAILED_PRECONDITION when a
    * waiting conversation would change status here.
    *
-   * Fencing (issue 14): with `leaseOwner`, ABORTED and nothing written unless that owner holds
+   * Fencing: with `leaseOwner`, ABORTED and nothing written unless that owner holds
    * the conversation's lease on a running turn (expired or not: it is lost only to a takeover,
    * or when the turn ends).
    */
@@ -206,7 +206,7 @@ export interface ConversationStorage {
    * error. A winning claim that marks the turn running (approved, or `continuesTurn`) sets the
    * mark with the request's `lease` (none: a mark without one), as `startTurn` does.
    *
-   * Issue 15: the decision keeps who decided (`decidedBy`, "anonymous" when absent), through
+   * The decision keeps who decided (`decidedBy`, "anonymous" when absent), through
    * which face (`via`), the reason and an approval's edited arguments; `expired` makes a
    * rejection an expiry. A winning claim appends the audit entry of each approval it decided
    * (approval.decided, approval.expired) in its transaction; a lost one appends nothing.
@@ -224,7 +224,7 @@ export interface ConversationStorage {
   listPendingApprovals(request: ListPendingApprovalsRequest): Promise<{ approvals: PendingApproval[]; nextPageToken: string }>;
 
   /**
-   * Issue 15: approvals of the given statuses (none: every status), of one conversation or all
+   * Approvals of the given statuses (none: every status), of one conversation or all
    * (''), oldest first (created_at, uuid), a page at a time, through the index of approvals by
    * status or the conversation's; INVALID_ARGUMENT for a token this list did not issue. An
    * unknown or malformed conversation id lists nothing.
@@ -232,24 +232,24 @@ export interface ConversationStorage {
   listApprovals(request: ListApprovalsRequest): Promise<ApprovalPage>;
 
   /**
-   * Issue 15: up to `limit` pending approvals whose expires_at has passed (the driver's clock, as
+   * Up to `limit` pending approvals whose expires_at has passed (the driver's clock, as
    * when it was set), oldest expiry first, through the partial index of pending approvals with an
    * expiry. Only a read: claims decide them.
    */
   listDueApprovals(limit: number): Promise<PendingApproval[]>;
 
   /**
-   * Issue 15: appends an entry to the audit trail (its id and time are the store's; the request's
+   * Appends an entry to the audit trail (its id and time are the store's; the request's
    * are ignored) and returns it as stored. The trail is append-only: nothing updates or deletes.
    * Decisions are appended by `claimApproval` itself.
    */
   appendAudit(entry: AuditEntry): Promise<AuditEntry>;
 
-  /** Issue 15: the audit trail newest first, of the given kinds (none: every kind), a page at a time. */
+  /** The audit trail newest first, of the given kinds (none: every kind), a page at a time. */
   listAudit(request: ListAuditRequest): Promise<AuditPage>;
 
   /**
-   * Issue 15: takes the lease on an endpoint's webhook cursor when it is free, expired, the
+   * Takes the lease on an endpoint's webhook cursor when it is free, expired, the
    * caller's own, or held by an earlier boot of the caller's node (then renewed to now + ttl);
    * `held: false` otherwise. An endpoint claimed for the first time starts at the newest stored
    * event (no history is replayed). Answers the cursor either way.
@@ -257,23 +257,23 @@ export interface ConversationStorage {
   claimWebhookCursor(endpoint: string, lease: RunLease): Promise<ClaimWebhookCursorResponse>;
 
   /**
-   * Issue 15: moves the cursor forward (never back) and renews the lease by `ttlMs`, while
+   * Moves the cursor forward (never back) and renews the lease by `ttlMs`, while
    * `owner` holds it (expired or not: it is lost only to another claim); false otherwise, with
    * nothing changed (an unknown endpoint too).
    */
   advanceWebhookCursor(request: AdvanceWebhookCursorRequest): Promise<boolean>;
 
   /**
-   * Issue 18: adds a task's push-notification config, or replaces the one with its id (keeping
+   * Adds a task's push-notification config, or replaces the one with its id (keeping
    * its created_at); NOT_FOUND for an unknown conversation; FAILED_PRECONDITION past
    * MAX_PUSH_CONFIGS configs on one task.
    */
   setPushConfig(config: PushConfig): Promise<PushConfig>;
-  /** Issue 18: one config; undefined when the conversation or the config is unknown. */
+  /** One config; undefined when the conversation or the config is unknown. */
   getPushConfig(conversationId: string, id: string): Promise<PushConfig | undefined>;
-  /** Issue 18: the conversation's configs, oldest first (none for an unknown conversation). */
+  /** The conversation's configs, oldest first (none for an unknown conversation). */
   listPushConfigs(conversationId: string): Promise<PushConfig[]>;
-  /** Issue 18: false when there was no such config. */
+  /** False when there was no such config. */
   deletePushConfig(conversationId: string, id: string): Promise<boolean>;
 
   /** The conversation's approvals that are approved or executing, oldest first. */
@@ -288,7 +288,7 @@ export interface ConversationStorage {
    * with nothing written. Returns the new revision. The run's bytes are stored as given and
    * never read. The conversation waits exactly while an approval of it is pending.
    *
-   * Issue 14: `leaseOwner` fences the write as in `appendMessages`. `interruptedApproval` moves
+   * `leaseOwner` fences the write as in `appendMessages`. `interruptedApproval` moves
    * that executing approval of the conversation to interrupted in the same transaction, with no
    * message (FAILED_PRECONDITION, nothing written, for any other approval); new approvals keep
    * their `outcomeUnknown` and `replacesUuid`.
@@ -296,21 +296,21 @@ export interface ConversationStorage {
   updateRun(request: UpdateRunRequest): Promise<number>;
 
   /**
-   * Issue 14: extends the lease to now + `lease.ttlMs` when `lease.owner` holds it on a running
+   * Extends the lease to now + `lease.ttlMs` when `lease.owner` holds it on a running
    * turn; false otherwise (the turn ended, or another replica took it over). NOT_FOUND for an
    * unknown conversation.
    */
   renewRunLease(conversationId: string, lease: RunLease): Promise<boolean>;
 
   /**
-   * Issue 14: a lease `owner` holds expires now (not later than it would have), so that the next
+   * A lease `owner` holds expires now (not later than it would have), so that the next
    * `takeOverRuns` of any replica takes the run; the running mark stays. False when `owner` does
    * not hold it. NOT_FOUND for an unknown conversation.
    */
   releaseRunLease(conversationId: string, owner: string): Promise<boolean>;
 
   /**
-   * Issue 14: moves up to `limit` running turns with a lease to `lease` (owner, node, expiry
+   * Moves up to `limit` running turns with a lease to `lease` (owner, node, expiry
    * now + ttl), oldest expiry first: those whose lease expired, and those another boot of
    * `lease.node` holds; never the caller's own. Stale marks too: a run goes on after a long
    * outage. Each taken mark is fresh again (since now, this store boot's) and counts one more

@@ -1,7 +1,7 @@
 import type { AgentConfig } from '../common/config/schema.js';
 import type { ProviderName } from './routing.js';
 
-/** Anthropic's Messages API requires `max_tokens`; seed 000 fixes it at 4096 for Claude. */
+/** Anthropic's Messages API requires `max_tokens`; 4096 unless `llm.max_tokens` says otherwise. */
 export const ANTHROPIC_DEFAULT_MAX_TOKENS = 4096;
 
 /** The sampling settings of one call, in the AI SDK's names; an absent field is not sent. */
@@ -11,8 +11,8 @@ export interface CallSettings {
 }
 
 /**
- * `llm.temperature` and `llm.max_tokens` go out only when configured (seed 002's
- * TemperatureIsSet / MaxTokensIsSet): otherwise every provider applies its own default.
+ * `llm.temperature` and `llm.max_tokens` go out only when configured:
+ * otherwise every provider applies its own default.
  */
 export function callSettingsFor(provider: ProviderName, llm: Pick<AgentConfig['llm'], 'temperature' | 'max_tokens'>): CallSettings {
   const maxOutputTokens = llm.max_tokens ?? (provider === 'anthropic' ? ANTHROPIC_DEFAULT_MAX_TOKENS : undefined);

@@ -17,7 +17,7 @@ interface ClientSettings extends ProviderSettings {
 
 type ProviderFactory = (settings: ClientSettings) => (modelId: string) => ModelClient;
 
-/** Seed 000: OpenRouter gets these on every call, to attribute the traffic to the project. */
+/** OpenRouter gets these on every call, to attribute the traffic to the project. */
 export const OPENROUTER_HEADERS: Readonly<Record<string, string>> = {
   'HTTP-Referer': 'https://github.com/agentic-platform',
   'X-Title': 'Agent Stop and Go',
@@ -40,7 +40,7 @@ const FACTORIES: Record<ProviderName, ProviderFactory> = {
     return (modelId) => anthropic.messages(modelId);
   },
   // Chat Completions, not the Responses API that `openai(id)` would call: the endpoint
-  // every OpenAI-compatible server (and DESIGN §4) speaks.
+  // every OpenAI-compatible server speaks (`{base}/chat/completions`).
   openai: ({ apiKey, baseUrl, fetch }) => {
     const openai = createOpenAI({ apiKey, baseURL: baseUrl, fetch });
     return (modelId) => openai.chat(modelId);
@@ -81,7 +81,7 @@ export class ModelClients {
     if (cached) return cached;
     const model = this.provider(route)(route.modelId);
     // Model names come from the config, but the service answers whatever a caller names: a
-    // bound keeps a caller that names ever new models from growing the cache (issue 12).
+    // bound keeps a caller that names ever new models from growing the cache.
     if (this.models.size >= MAX_CACHED_MODELS) this.models.clear();
     this.models.set(route.model, model);
     return model;

@@ -27,7 +27,7 @@ export interface LlmGatewayOptions extends ServiceOptions<LlmGatewayConfig> {
 }
 
 /**
- * llm-gateway: one Generate call for any configured model (DESIGN §2). Holds no state but
+ * llm-gateway: one Generate call for any configured model. Holds no state but
  * its cached provider clients; API keys never leave it. A configured model that routes
  * nowhere stops the start with a ConfigError naming it and where it is configured. Ready
  * (health SERVING) once it listens, its routing checked: a provider that is down or out of

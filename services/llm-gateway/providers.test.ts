@@ -1,5 +1,5 @@
 /**
- * Contract tests of the six providers (DESIGN §4, seed 000): what the gateway sends over real
+ * Contract tests of the six providers (README, "Models"): what the gateway sends over real
  * HTTP to a local emulation of each vendor's wire format, and how it reads the answers, all
  * through real gRPC calls to startLlmGateway.
  */
@@ -175,7 +175,7 @@ const CONTRACTS: VendorContract[] = [
     sentModel: 'llama3',
     path: (server) => pathOf(server.ollamaBaseUrl, '/chat/completions'),
     credentials(headers) {
-      // Seed 000: no key, and no Authorization header at all.
+      // Ollama takes no key: no Authorization header at all.
       expect(headers.authorization).toBeUndefined();
       expect(headers['x-api-key']).toBeUndefined();
     },
@@ -330,13 +330,13 @@ describe('provider:model names', () => {
     expect(model().requests.map((sent) => [sent.provider, sent.model])).toEqual([[provider, sentModel]]);
   });
 
-  it('sends a bare Gemini name to Gemini, unchanged, and refuses a bare name of no provider without calling any (issue 17)', async () => {
+  it('sends a bare Gemini name to Gemini, unchanged, and refuses a bare name of no provider without calling any', async () => {
     const client = await startGateway();
     await client.generate(request('gemini-2.5-pro', [user('hello')]));
     expect(model().requests[0]?.path).toBe('/v1beta/models/gemini-2.5-pro:generateContent');
     await expect(client.generate(request('gpt-4o', [user('hello')]))).rejects.toThrow('did you mean "openai:gpt-4o"?');
     expect(model().requests).toHaveLength(1);
-    // Any other bare name goes to Gemini as DESIGN §4 says (the check warns of it).
+    // Any other bare name goes to Gemini, the documented default (the check warns of it).
     await client.generate(request('house-model', [user('hello')]));
     expect(model().requests[1]?.path).toBe('/v1beta/models/house-model:generateContent');
   });

@@ -6,8 +6,8 @@ import { modelRetryRun, type FailureReading } from './generate.js';
 import { parseRetryAfter, retryPolicyFrom, type AttemptFailure } from './retry.js';
 import type { ModelRoute } from './routing.js';
 
-// Seed 002's defaults, as the configuration gives them.
-const SEED = retryPolicyFrom(configSchema.parse({}).llm.retry);
+// The default policy, as the configuration gives it.
+const DEFAULTS = retryPolicyFrom(configSchema.parse({}).llm.retry);
 const TRANSIENT: AttemptFailure = { transient: true };
 const ROUTE = { provider: 'openai', model: 'gpt-test' } as ModelRoute;
 const quiet: Logger = { debug() {}, info() {}, warn() {}, error() {}, child: () => quiet };
@@ -64,8 +64,8 @@ function modelRun(clock: Clock, budgetMs = 60_000, signal = new AbortController(
 
 describe('the model call retry policy', () => {
   it('doubles from 1 s and stops at 30 s, without jitter', () => {
-    expect([1, 2, 3, 4, 5, 6, 7].map((retry) => backoffDelay(SEED, retry))).toEqual([1_000, 2_000, 4_000, 8_000, 16_000, 30_000, 30_000]);
-    expect(SEED).toMatchObject({ attempts: 4, jitter: 'none' });
+    expect([1, 2, 3, 4, 5, 6, 7].map((retry) => backoffDelay(DEFAULTS, retry))).toEqual([1_000, 2_000, 4_000, 8_000, 16_000, 30_000, 30_000]);
+    expect(DEFAULTS).toMatchObject({ attempts: 4, jitter: 'none' });
   });
 
   it('follows the configured multiplier and retry count', () => {
@@ -104,7 +104,7 @@ describe('a model call retried', () => {
     const model = failing('busy', 'busy');
     const warnings: unknown[] = [];
     const log: Logger = { ...quiet, warn: (msg, fields) => void warnings.push([msg, fields?.attempt, fields?.retry_in_ms]) };
-    expect(await retry(model.attempt, SEED, modelRun(clock, 60_000, undefined, log))).toBe('ok');
+    expect(await retry(model.attempt, DEFAULTS, modelRun(clock, 60_000, undefined, log))).toBe('ok');
     expect(model.calls()).toBe(3);
     expect(clock.waits).toEqual([1_000, 2_000]);
     expect(warnings).toEqual([
@@ -115,14 +115,14 @@ describe('a model call retried', () => {
 
   it("waits what Retry-After asks instead of the backoff, but no longer than max_backoff", async () => {
     const clock = fakeClock();
-    await retry(failing('slow down', 'busy', 'wait long').attempt, SEED, modelRun(clock, 3_600_000));
+    await retry(failing('slow down', 'busy', 'wait long').attempt, DEFAULTS, modelRun(clock, 3_600_000));
     expect(clock.waits).toEqual([3_000, 2_000, 30_000]);
   });
 
   it('gives up after max_retries retries with the last error and the attempt count', async () => {
     const clock = fakeClock();
     const model = failing('busy', 'busy', 'busy', 'busy', 'busy');
-    const failure = await gaveUp(retry(model.attempt, SEED, modelRun(clock)));
+    const failure = await gaveUp(retry(model.attempt, DEFAULTS, modelRun(clock)));
     expect(model.calls()).toBe(4);
     expect(failure).toMatchObject({ lastError: 'busy', attempts: 4, reason: 'exhausted' });
     expect(clock.waits).toEqual([1_000, 2_000, 4_000]);
@@ -131,7 +131,7 @@ describe('a model call retried', () => {
   it('does not retry a permanent failure', async () => {
     const clock = fakeClock();
     const model = failing('bad request');
-    const failure = await gaveUp(retry(model.attempt, SEED, modelRun(clock)));
+    const failure = await gaveUp(retry(model.attempt, DEFAULTS, modelRun(clock)));
     expect(model.calls()).toBe(1);
     expect(failure).toMatchObject({ lastError: 'bad request', attempts: 1, reason: 'permanent' });
     expect(clock.waits).toEqual([]);
@@ -141,13 +141,13 @@ describe('a model call retried', () => {
     const clock = fakeClock();
     const model = failing('busy', 'busy', 'busy');
     // 1 s fits in 2.5 s; after it, 2 s does not fit in the 1.5 s left.
-    const failure = await gaveUp(retry(model.attempt, SEED, modelRun(clock, 2_500)));
+    const failure = await gaveUp(retry(model.attempt, DEFAULTS, modelRun(clock, 2_500)));
     expect(model.calls()).toBe(2);
     expect(clock.waits).toEqual([1_000]);
     expect(failure).toMatchObject({ attempts: 2, reason: 'deadline', delayMs: 2_000 });
     // Retry-After counts the same way.
     const asked = fakeClock();
-    await expect(gaveUp(retry(failing('slow down').attempt, SEED, modelRun(asked, 2_000)))).resolves.toMatchObject({ reason: 'deadline', delayMs: 3_000 });
+    await expect(gaveUp(retry(failing('slow down').attempt, DEFAULTS, modelRun(asked, 2_000)))).resolves.toMatchObject({ reason: 'deadline', delayMs: 3_000 });
   });
 
   it('lets an abort during a wait through as it is', async () => {
@@ -159,6 +159,6 @@ describe('a model call retried', () => {
         signal?.throwIfAborted();
       },
     };
-    await expect(retry(failing('busy').attempt, SEED, modelRun(clock, 60_000, controller.signal))).rejects.toThrow('deadline reached');
+    await expect(retry(failing('busy').attempt, DEFAULTS, modelRun(clock, 60_000, controller.signal))).rejects.toThrow('deadline reached');
   });
 });

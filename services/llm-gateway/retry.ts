@@ -2,7 +2,7 @@ import type { BackoffPolicy } from '../common/backoff.js';
 import type { AgentConfig } from '../common/config/schema.js';
 
 /**
- * The retry policy of one model call (seed 002, "Retry Strategy"), run by the common backoff
+ * The retry policy of one model call, run by the common backoff
  * (services/common/backoff.ts): `llm.retry`'s schedule, and what a failure says about trying
  * again. No jitter: the schedule the configuration gives, predictable for operators and tests.
  * The server's Retry-After replaces the backoff but is capped by max_backoff, so that a

@@ -20,7 +20,7 @@ describe('routeModel', () => {
     ['claude-sonnet-4-5-20250929', 'anthropic', 'claude-sonnet-4-5-20250929', 'ANTHROPIC_API_KEY'],
     ['openai-gpt-4o', 'openai', 'gpt-4o', 'OPENAI_API_KEY'],
     ['openai-gpt-4o-mini', 'openai', 'gpt-4o-mini', 'OPENAI_API_KEY'],
-    // Issue 17: Mistral's own ids begin with "mistral-", so the prefix is kept, as "claude-" is.
+    // Mistral's own ids begin with "mistral-", so the prefix is kept, as "claude-" is.
     ['mistral-large-latest', 'mistral', 'mistral-large-latest', 'MISTRAL_API_KEY'],
     ['mistral-small-latest', 'mistral', 'mistral-small-latest', 'MISTRAL_API_KEY'],
     ['ollama-llama3', 'ollama', 'llama3', undefined],
@@ -45,7 +45,7 @@ describe('routeModel', () => {
     expect(routeModel(model)).toMatchObject({ model, provider, modelId });
   });
 
-  it('sends any other bare name to Gemini unchanged (DESIGN §4), with a notice for the check to print', () => {
+  it('sends any other bare name to Gemini unchanged, with a notice for the check to print', () => {
     const route = routeModel('scripted-model');
     expect(route).toMatchObject({ provider: 'gemini', model: 'scripted-model', modelId: 'scripted-model' });
     expect(route.notice).toContain('has no provider prefix, so it goes to Gemini');
@@ -67,7 +67,7 @@ describe('routeModel', () => {
     ['gemini-', 'names no model after the "gemini-" prefix'],
     ['azure:gpt-4o', 'model "azure:gpt-4o" names an unknown provider "azure" (known providers: anthropic, gemini, google, mistral, ollama, openai, openrouter)'],
     ['opnai:gpt-4o', 'names an unknown provider "opnai" (known providers: anthropic, gemini, google, mistral, ollama, openai, openrouter); did you mean "openai:gpt-4o"?'],
-    // Issue 17: a bare name of another vendor's family, or with a misspelt prefix, is not sent to Gemini.
+    // A bare name of another vendor's family, or with a misspelt prefix, is not sent to Gemini.
     ['gpt-4o', 'model "gpt-4o" names no provider (known providers: anthropic, gemini, google, mistral, ollama, openai, openrouter; write "<provider>:<model id>"'],
     ['gpt-4o', 'did you mean "openai:gpt-4o"?'],
     ['codestral-latest', 'did you mean "mistral:codestral-latest"?'],
@@ -81,7 +81,7 @@ describe('routeModel', () => {
     expect(error.message).toContain(message);
   });
 
-  it('moves every provider by the base URL variables of DESIGN §4', () => {
+  it('moves every provider by its base URL variable', () => {
     expect(PROVIDER_ROUTES.map((route) => [route.provider, route.baseUrlEnv, route.defaultBaseUrl])).toEqual([
       ['gemini', 'GEMINI_BASE_URL', 'https://generativelanguage.googleapis.com/v1beta'],
       ['anthropic', 'ANTHROPIC_BASE_URL', 'https://api.anthropic.com/v1'],

@@ -38,8 +38,8 @@ export function routingErrors(models: readonly ConfiguredModel[]): string[] {
 }
 
 /**
- * One line per missing key, naming the models it breaks. Not fatal (seed 000: "lazy
- * validation"): the models fail on use, and the warning says so up front.
+ * One line per missing key, naming the models it breaks. Not fatal (validation is
+ * lazy): the models fail on use, and the warning says so up front.
  */
 export function startupWarnings(models: readonly ConfiguredModel[], environment: ProviderEnvironment): string[] {
   const missingKey = new Map<string, Set<string>>();

@@ -5,7 +5,7 @@ import { checkConfigFile, formatReport, type ConfigProblem, type ConfigReport } 
 import { describeConfigIssue as describeIssue, describeConfigPath as describePath } from '../common/config/issues.js';
 
 /**
- * The YAML configuration of mcp-filesystem (seed 000, "Built-in MCP Server: mcp-filesystem"):
+ * The YAML configuration of mcp-filesystem:
  *
  * ```yaml
  * host: 127.0.0.1

@@ -1,4 +1,4 @@
-/** mcp-filesystem: the sandboxed filesystem MCP server of seed 000, over stdio or Streamable HTTP. */
+/** mcp-filesystem: the built-in sandboxed filesystem MCP server, over stdio or Streamable HTTP. */
 export { FilesystemConfigError, loadFilesystemConfig, parseFilesystemConfig, ROOT_TOOLS, type FilesystemConfig, type RootToolName } from './config.js';
 export { MCP_PATH, startFilesystemHttp, type FilesystemHttpServer } from './http.js';
 export { Sandbox } from './sandbox.js';

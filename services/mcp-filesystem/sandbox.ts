@@ -9,7 +9,7 @@ import { ReadWriteLock } from './lock.js';
  * Path resolution: the security core of mcp-filesystem.
  *
  * A tool names a root and a path inside it. The path is a `/`-separated string relative to the
- * root; a leading `/` means the root too (chroot-like, as seed 000 puts it). Resolution:
+ * root; a leading `/` means the root too (chroot-like). Resolution:
  *
  * 1. refuses null bytes and over-long input;
  * 2. cleans the path lexically — `.` and empty segments drop out, `..` removes the previous

@@ -13,7 +13,7 @@ import { entryType, isBinaryFile, type EntryType } from './files.js';
  */
 
 /**
- * Longest regex or glob accepted. Matching runs on RE2 (linear in the text, issue 12); the cap
+ * Longest regex or glob accepted. Matching runs on RE2 (linear in the text); the cap
  * keeps compiling cheap.
  */
 export const MAX_PATTERN_LENGTH = 1000;

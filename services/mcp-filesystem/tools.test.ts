@@ -50,7 +50,7 @@ const ws = (...parts: string[]) => join(fx.roots.workspace, ...parts);
 const read = (...parts: string[]) => readFileSync(ws(...parts), 'utf8');
 
 describe('the tool set', () => {
-  it('has the 15 tools of seed 000: read tools read-only, the others destructive', () => {
+  it('has its 15 tools: read tools read-only, the others destructive', () => {
     const readOnly = ['list_roots', 'list_folder', 'read_file', 'stat_file', 'hash_file', 'permissions_file', 'grep', 'glob'];
     expect(FILESYSTEM_TOOLS.map((tool) => tool.name)).toEqual([
       'list_roots', 'list_folder', 'read_file', 'write_file', 'remove_file', 'patch_file', 'create_folder', 'remove_folder',
@@ -175,7 +175,7 @@ describe('read_file', () => {
     expect(await ok('read_file', { root: 'workspace', path: 'image.png', offset_bytes: 0, limit_bytes: 100 })).toMatchObject({
       content: bytes.toString('base64'), encoding: 'base64', binary: true, bytes_read: 7,
     });
-    // Seed 000: only the first 8 KB decide.
+    // Only the first 8 KB decide.
     writeFileSync(ws('late-null.txt'), Buffer.concat([Buffer.alloc(8192, 'a'), Buffer.from([0])]));
     expect(await ok('read_file', { root: 'workspace', path: 'late-null.txt', offset_bytes: 0, limit_bytes: 4 })).toMatchObject({ content: 'aaaa', binary: false });
   });
@@ -438,7 +438,7 @@ describe('grep', () => {
     expect(await err('grep', { root: 'workspace', pattern: '[invalid' })).toMatch(/invalid pattern "\[invalid"/);
     expect(await err('grep', { root: 'restricted', pattern: 'x' })).toMatch(/grep is not allowed in root "restricted"/);
   });
-  it('runs catastrophic patterns in linear time and names unsupported syntax (issue 12)', async () => {
+  it('runs catastrophic patterns in linear time and names unsupported syntax', async () => {
     writeFileSync(ws('long.txt'), `short\n${'a'.repeat(50_000)}b\n${'a'.repeat(10)}\n`);
     // (a+)+$ backtracks 2^50000 ways on the long line in a JavaScript engine; RE2 does one pass.
     const found = await ok('grep', { root: 'workspace', pattern: '^(a+)+$', path: 'long.txt' });

@@ -27,7 +27,7 @@ export function newResourceId(now = Date.now()): string {
 
 /**
  * The SQLite table behind mcp-resources. Filtering by regex happens here in JavaScript:
- * SQLite has no REGEXP function of its own, and the patterns are RE2 regexes (linear-time, issue 12).
+ * SQLite has no REGEXP function of its own, and the patterns are RE2 regexes (linear-time).
  */
 export class ResourceStore {
   private readonly db: Database.Database;

@@ -4,14 +4,14 @@ import { compileSafeRegex, PatternError, type SafeRegex } from '../common/safe-r
 import type { ResourceStore } from './store.js';
 
 /**
- * The three tools of seed 000's built-in mcp-resources server. Every failure a caller can cause
+ * The three tools of the built-in mcp-resources server. Every failure a caller can cause
  * (a bad regex, a missing argument, an unknown id) comes back as a tool result with
  * `isError: true`, so the model reads what went wrong instead of the call crashing.
  */
 
 export const SERVER_INFO = { name: 'mcp-resources', version: '0.1.0' };
 
-// Matching is linear in RE2 whatever the pattern (issue 12); the length cap keeps compiling cheap.
+// Matching is linear in RE2 whatever the pattern; the length cap keeps compiling cheap.
 const MAX_PATTERN_LENGTH = 500;
 
 const PATTERN_DESCRIPTION = 'Regular expression (RE2 syntax: JavaScript-like, without lookaround or backreferences) matched against resource names';

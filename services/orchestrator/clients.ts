@@ -21,7 +21,7 @@ const STORE_TIMEOUT_MS = 10_000;
 // timeout itself, with its clearer message.
 export const HEADROOM_MS = 5_000;
 
-/** The slowest configured A2A peer (top-level agents, llm nodes' agents, a2a nodes), at least the seed's 60 s. */
+/** The slowest configured A2A peer (top-level agents, llm nodes' agents, a2a nodes), at least the default A2A deadline of 60 s. */
 function slowestPeer(config: OrchestratorConfig): number {
   const timeouts = config.a2a.map((agent) => agent.timeout);
   const visit = (node: NonNullable<OrchestratorConfig['agent']>): void => {

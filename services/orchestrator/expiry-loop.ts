@@ -13,7 +13,7 @@ const RETRY_FAILED_AFTER_MS = 60_000;
 /**
  * Every `interval` (the takeover loop's), asks the store for pending approvals whose
  * expires_at has passed (ListDueApprovals) and decides each as its on_timeout says, through
- * the turn runner's own decision path (issue 15). The timer is durable because it is a row:
+ * the turn runner's own decision path. The timer is durable because it is a row:
  * a restart, or any other replica, finds the approval due at its next poll. Exactly once
  * because the decision is a claim: of several replicas (or a human) deciding at once, one
  * claim wins and the others find the approval decided and do nothing.

@@ -49,7 +49,7 @@ export async function startOrchestrator(
   const local = serveInProcess(options.inProcess, { definition: OrchestratorServiceService, address: `${host}:${port}`, handlers, service: 'orchestrator', log: options.log }, health);
   const takeovers = new TakeoverLoop(leases, clients, options.config.runs.takeover_interval, (run) => turns.takeOver(run), options.log);
   takeovers.start();
-  // Issue 15: approvals whose expires_at passed are decided as their on_timeout says, at the takeover loop's pace.
+  // Approvals whose expires_at passed are decided as their on_timeout says, at the takeover loop's pace.
   const expiries = new ExpiryLoop(clients, options.config.runs.takeover_interval, (approval) => turns.expire(approval), options.log);
   expiries.start();
   const pushes = a2aPushTarget(clients, options.config.a2a_push.allow_private_networks);

@@ -7,7 +7,7 @@ import type { OrchestratorClients } from './clients.js';
 import { errorText } from './run/io.js';
 
 /**
- * This replica's leases on the turns it runs (issue 14, store.proto "Runs with leases"). The
+ * This replica's leases on the turns it runs (store.proto "Runs with leases"). The
  * owner id is new at every start; the node names the place the process runs (host and the
  * address it serves), so that a restart of it takes over what its previous boot left at once,
  * instead of after the lease has expired.

@@ -13,7 +13,7 @@ const refused = (request: Parameters<typeof parseDecision>[0]) => {
   throw new Error('accepted');
 };
 
-describe('ResolveApproval: who decides and how, at the gRPC edge (issue 15)', () => {
+describe('ResolveApproval: who decides and how, at the gRPC edge', () => {
   it('defaults: anonymous through rest; empty strings are proto3 for "not given"', () => {
     expect(parseDecision({ approved: true })).toEqual({ decidedBy: 'anonymous', via: 'rest' });
     expect(parseDecision({ approved: false, decidedBy: '', via: '' })).toEqual({ decidedBy: 'anonymous', via: 'rest' });

@@ -16,6 +16,7 @@ function parseId(kind: 'conversation' | 'approval', value: string): string {
   return value;
 }
 
+// The stored dialect codes (store.proto, A2aOrigin): "seed" is the early type-parts dialect.
 const a2aOrigin = z.object({
   dialect: z.enum(['seed', 'v0.3', 'v1.0'], { error: 'one of seed, v0.3, v1.0' }),
   contextId: z.string().min(1, 'a context id').max(256, 'at most 256 characters'),
@@ -51,7 +52,7 @@ function parseMessage(value: string): string {
   return value;
 }
 
-/** The faces a human decides through (issue 15); "timeout" is the expiry's own, never a caller's. */
+/** The faces a human decides through; "timeout" is the expiry's own, never a caller's. */
 export const DECISION_FACES = ['rest', 'web', 'a2a', 'mcp', 'cli'] as const;
 
 /** Edited arguments, as JSON: at most this long (the same bound as a message). */
@@ -77,7 +78,7 @@ const decision = z.object({
     .optional(),
 });
 
-/** Who decides and how (issue 15): "anonymous" through "rest" when the caller does not say. */
+/** Who decides and how: "anonymous" through "rest" when the caller does not say. */
 export function parseDecision(request: {
   approved: boolean;
   decidedBy?: string | undefined;

@@ -11,7 +11,7 @@ const MAX_CONCURRENT_TAKEOVERS = 8;
 
 /**
  * Every `interval`, asks the store for runs whose lease expired (their replica died) or was
- * handed back (it drained), and goes on with each (issue 14). The store hands a run to exactly
+ * handed back (it drained), and goes on with each. The store hands a run to exactly
  * one asking replica (TakeOverRuns), so any number of replicas may poll at once. A hand-written
  * loop rather than a job library: the lease lives on the conversation row, changed in the same
  * transaction as the turn's running mark and writes (docs/architecture.md, "Runs with leases").

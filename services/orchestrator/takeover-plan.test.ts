@@ -1,6 +1,6 @@
 /**
- * Issue 14 item 2: what a replica does with a run it took over, from what is stored alone.
- * The rule that never bends (DESIGN rule 3): a destructive call whose outcome is unknown is
+ * What a replica does with a run it took over, from what is stored alone.
+ * The rule that never bends: a destructive call whose outcome is unknown is
  * never run again by itself; anything else goes on without doing a recorded step twice.
  */
 import { describe, expect, it } from 'vitest';
@@ -36,7 +36,7 @@ function run(mode: 'simple' | 'tree', uuids: string[]): StoredRun {
 
 const input = (over: Partial<TakeoverInput>): TakeoverInput => ({ conversation: conversation([user('add x')]), unfinished: [], run: undefined, mode: 'simple', treeRunsUnapproved: false, takeovers: 1, maxTakeovers: 3, ...over });
 
-describe('issue 14: the plan for a run taken over', () => {
+describe('the plan for a run taken over', () => {
   it('an approved call that started without a recorded outcome is asked again, never run — even past max_takeovers', () => {
     const executing = approval('a1', ApprovalStatus.APPROVAL_STATUS_EXECUTING);
     for (const takeovers of [1, 10]) {

@@ -3,7 +3,7 @@ import type { StoredRun } from './run/state.js';
 import type { RunEvent } from './run/types.js';
 
 /**
- * What a replica does with a run it took over (issue 14), decided from what is stored alone:
+ * What a replica does with a run it took over, decided from what is stored alone:
  * the conversation, its approvals that were approved but never finished, and its run value.
  * The rule that never bends: a destructive call whose outcome is unknown (started, no result
  * recorded) is never run again silently — a human decides on a new approval marked so.

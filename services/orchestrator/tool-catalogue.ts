@@ -18,7 +18,7 @@ export class ToolCatalogue {
     return (await this.fetch()).tools;
   }
 
-  /** The MCP servers behind the tools and whether each is available (issue 17), as fresh as the tools. */
+  /** The MCP servers behind the tools and whether each is available, as fresh as the tools. */
   async servers(): Promise<ToolServer[]> {
     return (await this.fetch()).servers;
   }

@@ -6,7 +6,7 @@ import { errorText } from './run/io.js';
 
 /**
  * Clears the running mark of a turn that ended without its last write: a failure, or a
- * pipeline run that was superseded (issue 13: a mark left behind keeps the conversation busy).
+ * pipeline run that was superseded (a mark left behind keeps the conversation busy).
  * An AppendMessages with no message and ends_turn, made outside the request's deadline,
  * which may be what has just passed; a store that cannot be reached leaves the mark to go
  * stale (store.proto, StartTurn). Never throws: the caller reports the turn's own failure.

@@ -31,11 +31,11 @@ import { endTurn } from './turn-end.js';
 
 /**
  * Where a new conversation comes from, as the gRPC edge validated it: a task's A2A origin, and
- * the principal it belongs to (issue 15; absent without gateway authentication).
+ * the principal it belongs to (absent without gateway authentication).
  */
 export type NewConversationOrigin = Pick<CreateConversationRequest, 'a2aOrigin' | 'owner'>;
 
-/** Who decides an approval and how (issue 15), as the gRPC edge validated it. */
+/** Who decides an approval and how, as the gRPC edge validated it. */
 export interface DecisionInput {
   /** A token's name, a JWT's subject, "anonymous" without auth; "timeout" for an expiry. */
   decidedBy: string;
@@ -43,7 +43,7 @@ export interface DecisionInput {
   via: string;
   /** Edit on approve: the arguments to run the call with (checked against the tool's input schema here). */
   arguments?: Record<string, unknown>;
-  /** Issue 18: the answer to an MCP server's question (an approval that asks for input), checked against its requested schema here. */
+  /** The answer to an MCP server's question (an approval that asks for input), checked against its requested schema here. */
   input?: Record<string, unknown>;
   /** An expiry that rejects: the approval becomes expired, not rejected. */
   expired?: boolean;
@@ -64,7 +64,7 @@ export class TurnRunner {
   /** Every A2A tool of the configuration, for ListTools. */
   private readonly allA2aTools: Tool[];
   private readonly env: MachineEnv;
-  /** The activations running here, to hand back on a drain (issue 14). */
+  /** The activations running here, to hand back on a drain. */
   private readonly active = new Set<{ conversationId: string; controller: AbortController }>();
   private readonly treeRunsUnapproved: boolean;
   /** The tools of the configuration's a2a nodes (not in ListTools): an edited delegation is checked against their schema. */
@@ -92,7 +92,7 @@ export class TurnRunner {
     if (agent) visit(agent);
     this.allA2aTools = [...new Map([...simpleA2aTools, ...nodeTools].map((tool) => [tool.name, tool])).values()];
     this.env = {
-      // Simple mode: no agent, or a lone llm node (seed 000: its own prompt and model).
+      // Simple mode: no agent, or a lone llm node (with its own prompt and model).
       root: agent && !lone ? agent : undefined,
       simple: { model: lone?.model ?? config.llm.model, a2aTools: simpleA2aTools },
       defaultModel: config.llm.model,
@@ -103,13 +103,13 @@ export class TurnRunner {
     this.treeRunsUnapproved = this.env.root !== undefined && runsUnapproved(this.env.root, true);
   }
 
-  /** `origin`: the A2A origin of a task, and the principal the conversation belongs to (issue 15), as the gateway says. */
+  /** `origin`: the A2A origin of a task, and the principal the conversation belongs to, as the gateway says. */
   async createConversation(message: string | undefined, origin: NewConversationOrigin = {}): Promise<{ conversation: Conversation; result?: TurnResult; pipeline?: PipelineView }> {
     const { a2aOrigin, owner } = origin;
     if (message !== undefined && message.trim() === '') throw invalidArgument('message must be a non-empty string');
     const sessionId = currentContext()?.sessionId || newSessionId();
     return withLearnedIds({ sessionId }, async () => {
-      // Seed 000: the top-level prompt is simple mode's; each node of a tree has its own.
+      // The top-level prompt is simple mode's; each node of a tree has its own.
       const lone = this.config.agent?.type === 'llm' ? this.config.agent : undefined;
       const systemPrompt = this.env.root ? '' : (lone?.prompt ?? this.config.prompt);
       const { conversation } = await this.clients.store.createConversation({ sessionId, systemPrompt, a2aOrigin, owner });
@@ -152,7 +152,7 @@ export class TurnRunner {
         decidedBy: decision.decidedBy,
         via: decision.via,
         ...(decision.arguments !== undefined && { editedArgs: decision.arguments }),
-        // Issue 18: the answer to a server's question is recorded (and survives a restart) where edited arguments are.
+        // The answer to a server's question is recorded (and survives a restart) where edited arguments are.
         ...(decision.input !== undefined && { editedArgs: decision.input }),
         ...(decision.expired && { expired: true }),
       };
@@ -192,7 +192,7 @@ export class TurnRunner {
   }
 
   /**
-   * Decides an approval whose expires_at has passed (issue 15), as a human decision would
+   * Decides an approval whose expires_at has passed, as a human decision would
    * be carried out, by "timeout": its on_timeout says approve or reject (an expired rejection).
    * Of several replicas expiring it at once, or a human deciding it in the same moment,
    * exactly one claim wins; the others find it decided (decided=false) and do nothing.
@@ -223,7 +223,7 @@ export class TurnRunner {
   private async startTurn(conversationId: string, message: string): Promise<{ conversation: Conversation; result: TurnResult; pipeline?: PipelineView }> {
     if (message.trim() === '') throw invalidArgument('message must be a non-empty string');
     const started = performance.now();
-    // Every line of the turn, here and in each service it calls, names its conversation (issue 17).
+    // Every line of the turn, here and in each service it calls, names its conversation.
     return withLearnedIds({ conversationId }, async () => {
       try {
         const reply = await this.runTurn(conversationId, message);
@@ -301,7 +301,7 @@ export class TurnRunner {
     return view ? { pipeline: view } : {};
   }
 
-  /** The revision a decision's writes name when no run is stored (a simple-mode pause of a release before issue 13). */
+  /** The revision a decision's writes name when no run is stored (a simple-mode pause stored before runs were versioned values). */
   private async runRevisionOf(approval: PendingApproval): Promise<number> {
     const { conversation } = await this.clients.store.getConversation({ id: approval.conversationId, includeMessages: false });
     return required(conversation).runRevision;
@@ -309,10 +309,10 @@ export class TurnRunner {
 
   /**
    * Runs an activation that may hold the conversation's running mark, and while it does, the
-   * mark's lease (issue 14): renewed as it runs; when it is lost, the activation stops at
+   * mark's lease: renewed as it runs; when it is lost, the activation stops at
    * once and writes nothing more. Its normal ends clear the mark with their last write; one
    * that fails instead (a store write refused or past the turn's deadline, a bug) would leave
-   * the conversation busy (issue 13), so the failure clears it here before it is reported —
+   * the conversation busy, so the failure clears it here before it is reported —
    * unless the run was handed back or taken over, when it is another replica's to finish.
    */
   private async activate<T>(activation: Activation, run: () => Promise<T>): Promise<T> {
@@ -432,7 +432,7 @@ export class TurnRunner {
   }
 
   /**
-   * A drain (issue 14): activations may finish until `handBackAt`; those still running then
+   * A drain: activations may finish until `handBackAt`; those still running then
    * stop at once and their leases are released, so another replica takes their runs over
    * right away instead of after lease_ttl. Their callers get UNAVAILABLE.
    */
@@ -452,7 +452,7 @@ export class TurnRunner {
 
   /**
    * Approved calls whose outcome was never recorded were cut off by a crash. Each is
-   * recorded as interrupted (never re-run, DESIGN rule 3) so the history is whole again. A
+   * recorded as interrupted (an approved call runs at most once: never re-run) so the history is whole again. A
    * call that is younger than its deadline may still be running elsewhere: the turn waits.
    */
   private async settleInterruptedCalls(approvals: readonly PendingApproval[]): Promise<void> {
@@ -496,7 +496,7 @@ function emptyConversation(id: string): Conversation {
   return { id, sessionId: '', status: ConversationStatus.CONVERSATION_STATUS_UNSPECIFIED, messages: [], pendingApprovals: [], messageCount: 0, watched: false, runRevision: 0, createdAt: undefined, updatedAt: undefined, usage: undefined };
 }
 
-/** ABORTED: one active run per conversation (issue 13); the gateway answers it as busy (REST 409). */
+/** ABORTED: one active run per conversation; the gateway answers it as busy (REST 409). */
 function busy(conversationId: string) {
   return aborted(`conversation ${conversationId} is busy: a turn is running on it; send the message again when it has ended`);
 }
@@ -507,7 +507,7 @@ function required(conversation: Conversation | undefined): Conversation {
 }
 
 /**
- * Issue 18: an approval that holds an MCP server's question is answered with `input` that fits
+ * An approval that holds an MCP server's question is answered with `input` that fits
  * the requested schema (approving) or declined (rejecting); any other approval takes no input.
  * INVALID_ARGUMENT, nothing decided, otherwise.
  */
@@ -523,7 +523,7 @@ function checkInput(uuid: string, asked: InputRequest | undefined, approved: boo
   if (problem) throw invalidArgument(`the input does not fit what MCP server ${asked.server} asked for: ${problem}. Nothing was decided.`);
 }
 
-/** The pauses of a run that wait for an answer to a server's question (issue 18), as the approval resource shows them. */
+/** The pauses of a run that wait for an answer to a server's question, as the approval resource shows them. */
 function inputViews(run: StoredRun): InputView[] {
   return run.pending.flatMap((pause) =>
     pause.input ? [{ approvalUuid: pause.approvalUuid, server: pause.input.server, questions: inputQuestions(pause.input), requestedSchema: requestedSchema(pause.input) }] : [],

@@ -12,7 +12,7 @@ export interface BrokerTool {
   name: string;
   description: string;
   inputSchema: Record<string, unknown>;
-  /** Needs a human approval before it runs: the effective policy (DESIGN rule 9 and the server's config). */
+  /** Needs a human approval before it runs: the effective policy (the MCP annotations and the server's config; policy.ts). */
   destructive: boolean;
   server: string;
   /** The server's own annotations, as advertised (undefined when absent). */
@@ -24,7 +24,7 @@ export interface BrokerTool {
 
 export interface ToolCallResult extends ToolOutcome {
   server: string;
-  /** The server asks for input before it can finish (issue 18): the outcome fields are then empty. */
+  /** The server asks for input before it can finish: the outcome fields are then empty. */
   inputRequired?: { inputRequests: Record<string, unknown>; requestState?: string };
 }
 
@@ -37,7 +37,7 @@ export interface CallerContext {
   approvalUuid?: string;
   /** Why the caller's policy runs a destructive call without an approval (CallToolRequest.unapproved_reason). */
   unapprovedReason?: string;
-  /** The answers to the server's earlier input_required for this call (issue 18). */
+  /** The answers to the server's earlier input_required for this call. */
   continuation?: { requestState?: string; inputResponses?: Record<string, unknown> };
 }
 
@@ -75,7 +75,7 @@ function findDuplicate(connections: readonly McpConnection[]): { tool: string; f
 }
 
 /**
- * Seed 000's CompositeClient: every configured server's tools in one name space and each call
+ * One client over every MCP server: every configured server's tools in one name space and each call
  * routed to the server that offers the tool. Names must be unique across servers at startup;
  * a server restarted later that comes back with a name another server owns keeps only its own
  * unique tools (the routing table never changes owner under a running agent).
@@ -151,12 +151,12 @@ export class ToolComposite {
       // An audit line for every destructive call the caller's policy runs without a human.
       this.log.warn('destructive call without approval', { tool: name, server: connection.name, reason: caller.unapprovedReason });
     }
-    // DESIGN rule 7: the server's own timeout, cut short by the caller's deadline.
+    // No call waits forever: the server's own timeout, cut short by the caller's deadline.
     const timeoutMs = Math.min(connection.config.timeout, caller.deadline !== undefined ? caller.deadline - Date.now() : Infinity);
     if (timeoutMs <= 0) throw deadlineExceeded(`tool ${name} on server ${connection.name} was not called: the request's deadline had already passed`);
     const result = await connection.callTool(name, args, { timeoutMs, authorization: caller.authorization, continuation: caller.continuation });
     if (isInputRequiredResult(result)) {
-      // Not a failure and not a result: the call waits for a human's answer (issue 18).
+      // Not a failure and not a result: the call waits for a human's answer.
       return {
         text: '',
         isError: false,

@@ -8,7 +8,7 @@ import { ROOM_QUESTION, startElicitingServer, type ElicitingServer } from '../..
 import { startToolBroker } from './index.js';
 
 /**
- * Issue 18: a server that asks for input during a call (MCP 2026-07-28 `input_required` with a
+ * A server that asks for input during a call (MCP 2026-07-28 `input_required` with a
  * form elicitation) is told from a failure: the broker hands the question back
  * (CallToolResponse.input_required) and, called again with the answer and the server's
  * requestState, the call goes on. The server is real (test/fixtures/eliciting-mcp-server.ts).

@@ -39,7 +39,7 @@ export interface CallOptions {
   timeoutMs: number;
   /** The caller's `Authorization` value, sent on this call's HTTP requests only. */
   authorization?: string;
-  /** The answers to an earlier `input_required` of this call (issue 18): sent with the server's requestState. */
+  /** The answers to an earlier `input_required` of this call: sent with the server's requestState. */
   continuation?: { requestState?: string; inputResponses?: Record<string, unknown> };
 }
 
@@ -338,7 +338,7 @@ export class McpConnection {
             // The listed definition without its outputSchema turns the SDK's own output check off:
             // the SDK throws the same ProtocolError for "your result is wrong" (after the tool ran)
             // as for a server's JSON-RPC error, and the two need different words (see checkOutput).
-            // allowInputRequired: a server's input_required comes back as such (issue 18), for a
+            // allowInputRequired: a server's input_required comes back as such, for a
             // human to answer, instead of failing the call.
             { timeout: budget, allowInputRequired: true, ...(definition && { toolDefinition: { ...definition, outputSchema: undefined } }) },
           ),
@@ -440,7 +440,7 @@ export class McpConnection {
   private async connect(timeoutMs: number, legacyOnly: boolean): Promise<Client> {
     const client = new Client(CLIENT_INFO, {
       versionNegotiation: { mode: 'auto' },
-      // Form elicitation (issue 18): declared so that a 2026-07-28 server asks with
+      // Form elicitation: declared so that a 2026-07-28 server asks with
       // input_required, which is handed back to the caller as is (autoFulfill: false).
       capabilities: { elicitation: { form: {} } },
       inputRequired: { autoFulfill: false },

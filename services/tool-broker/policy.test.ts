@@ -3,7 +3,7 @@ import { configSchema } from '../common/config/schema.js';
 import { wildcardPattern } from '../common/wildcard.js';
 import { isDestructive, toolPolicy } from './policy.js';
 
-describe('isDestructive (DESIGN rule 9)', () => {
+describe('isDestructive (readOnlyHint safe, else destructive unless destructiveHint is false)', () => {
   it.each([
     ['no annotations at all', undefined, true],
     ['empty annotations', {}, true],

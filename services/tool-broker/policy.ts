@@ -1,7 +1,8 @@
 import { wildcardPattern } from '../common/wildcard.js';
 
 /**
- * Which tool calls stop for a human (DESIGN rule 9): the annotations a server advertises,
+ * Which tool calls stop for a human: the annotations a server advertises (`readOnlyHint: true`
+ * is safe; otherwise `destructiveHint !== false` is destructive, so no annotations is destructive),
  * unless its config says otherwise. Pure: names, hints and config in, a decision out.
  */
 
@@ -46,7 +47,7 @@ export type ToolPolicy = (toolName: string, hints: DestructiveHints | undefined)
 
 /**
  * Effective destructive for one server's tools: a matching `approval` rule `always` → true,
- * `never` → false; `auto` or no rule → the annotations (DESIGN rule 9) when the server's
+ * `never` → false; `auto` or no rule → the annotations when the server's
  * annotations are trusted, else true. A server that lies (`readOnlyHint: true` on a tool that
  * writes) is caught by `approval: {that_tool: always}` or `trust_annotations: false`.
  *

@@ -9,7 +9,7 @@ import { startMcpResourcesHttp } from '../mcp-resources/index.js';
 import { ToolComposite } from './composite.js';
 
 /**
- * Issue 18: HTTP MCP servers that need credentials. The fixture is the real mcp-resources
+ * HTTP MCP servers that need credentials. The fixture is the real mcp-resources
  * server behind a gate that answers 401 (with the RFC 9728 `resource_metadata` pointer) to any
  * request without the right bearer token, and, for OAuth, a small authorization server:
  * RFC 9728 protected-resource metadata, RFC 8414 metadata and a client_credentials token endpoint.

@@ -2,7 +2,7 @@ import { ClientCredentialsProvider, type AuthProvider, type OAuthClientProvider 
 import type { McpServerConfig } from '../common/config/schema.js';
 import { registerSecret } from '../common/secrets.js';
 
-/** The credentials the broker itself presents to an HTTP MCP server (issue 18). */
+/** The credentials the broker itself presents to an HTTP MCP server. */
 export interface ServerAuth {
   provider: AuthProvider | OAuthClientProvider;
 }

@@ -7,7 +7,7 @@ import { getDefaultEnvironment, StdioClientTransport, type StdioServerParameters
  * The SDK's stdio transport, probed on its own process. With `versionNegotiation: 'auto'` the
  * SDK sends its `server/discover` probe to a throw-away sibling process whenever the transport
  * is exactly its own `StdioClientTransport`, so every connect started the server twice: two
- * processes loading its code at every boot and every restart (issue 16). A subclass is probed
+ * processes loading its code at every boot and every restart. A subclass is probed
  * in place, on the process that then serves (the SDK's documented rule for subclasses).
  *
  * The sibling protects servers built on SDKs that exit at any request before `initialize`:

@@ -1,4 +1,4 @@
-/** Issue 12: stopping the tool broker leaves no MCP stdio child behind, even one that will not stop. */
+/** Stopping the tool broker leaves no MCP stdio child behind, even one that will not stop. */
 import { mkdtempSync, readFileSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
@@ -13,7 +13,7 @@ const STUBBORN = fileURLToPath(new URL('../../test/fixtures/stubborn-mcp-server.
 const dir = mkdtempSync(join(tmpdir(), 'tool-broker-stop-'));
 afterAll(() => rmSync(dir, { recursive: true, force: true }));
 
-describe('issue 12: the tool broker stops its MCP children', () => {
+describe('the tool broker stops its MCP children', () => {
   it('kills a stdio server that ignores its closed stdin and SIGTERM, within a few seconds', async () => {
     const pidFile = join(dir, 'stubborn.pid');
     const config = configSchema.parse({ mcp_servers: [{ name: 'stubborn', command: process.execPath, args: [STUBBORN], env: { PID_FILE: pidFile } }] });

@@ -341,7 +341,7 @@ describe('HTTP servers that drop', () => {
   });
 });
 
-describe('starting stdio servers (issue 16)', () => {
+describe('starting stdio servers', () => {
   it('starts each stdio server once per connection, whichever MCP generation it speaks', async () => {
     const wild = misbehaving();
     const modernStarts = join(dir, `modern-starts-${++counter}.txt`);

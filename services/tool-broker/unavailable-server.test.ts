@@ -10,7 +10,7 @@ import { ToolComposite } from './composite.js';
 import { startToolBroker } from './index.js';
 import { RECONNECT, reconnectBackoff } from './reconnect.js';
 
-/** Issue 17: an MCP server that cannot start is reported once, retried in the background, and the broker serves without it. */
+/** An MCP server that cannot start is reported once, retried in the background, and the broker serves without it. */
 
 const cleanups: Array<() => Promise<void> | void> = [];
 afterEach(async () => {

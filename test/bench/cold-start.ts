@@ -1,5 +1,5 @@
 /**
- * Cold start and memory (issue 16), on the built dist (`npm run build` first): how long
+ * Cold start and memory, on the built dist (`npm run build` first): how long
  * `asg --help` and `asg config check` take from spawn to exit, how long a built-in MCP server
  * (`asg mcp-resources` over stdio) takes from spawn to its answer to `tools/list` and how much
  * memory it holds then, how long `asg up` takes from spawn to a 200 from `/health`, and the

@@ -1,5 +1,5 @@
 /**
- * A CPU profile of the mesh process over sequential read turns (issue 16), for
+ * A CPU profile of the mesh process over sequential read turns, for
  * docs/performance.md: `node --import tsx test/bench/profile-turns.ts [--turns N]` (on the built
  * dist). Starts `asg up` under `node --cpu-prof` with the scripted Gemini model and the built-in
  * resources server over stdio, runs warm-up turns, then N read turns ("list resources": two model

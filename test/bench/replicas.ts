@@ -1,5 +1,5 @@
 /**
- * Throughput of 1, 2 and 3 mesh processes on one PostgreSQL database (issue 14): the same
+ * Throughput of 1, 2 and 3 mesh processes on one PostgreSQL database: the same
  * load (LOAD.clients clients, LOAD.durationMs) spread round robin over the replicas' HTTP
  * ports, so that each client's conversation is served by every replica in turn. Each replica
  * count gets a fresh database. On one machine the replicas share its cores: this measures what

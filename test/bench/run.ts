@@ -5,9 +5,9 @@
  * throughput on the store's SQLite and PostgreSQL drivers (store-drivers.ts) and the
  * throughput of 1, 2 and 3 replicas on one PostgreSQL database (replicas.ts), both skipped
  * on PostgreSQL, with one line saying why, when no server is reachable; last, cold start and
- * memory at rest (cold-start.ts); and issue 16's own table, row for row (issue16.ts: the overhead
+ * memory at rest (cold-start.ts); and the performance goals table, row for row (goal-measures.ts: the overhead
  * beside the Agents SDK, throughput with 1 and 4 clients, GET under 20 clients, 1,000 concurrent
- * conversations). `--only issue16` runs just the sections that table needs. Prints tables and
+ * conversations). `--only goals` runs just the sections that table needs. Prints tables and
  * writes bench-results/bench-<timestamp>.json. Bounded: fixed iteration counts or durations,
  * and every server and database it starts is stopped or dropped at the end.
  */
@@ -39,8 +39,8 @@ import { printDriverTable, storeDriverBenchmarks } from './store-drivers.js';
 import { coldStartBenchmarks, printColdStartTable } from './cold-start.js';
 import { printRows } from './table.js';
 import { LOAD } from './workloads.js';
-import { concurrentConversations, concurrentGets, peerOverhead, readThroughput } from './issue16.js';
-import { printIssue16Table, type Issue16Inputs } from './issue16-table.js';
+import { concurrentConversations, concurrentGets, peerOverhead, readThroughput } from './goal-measures.js';
+import { printGoalsTable, type GoalsInputs } from './goals-table.js';
 import type { ThroughputResult } from './throughput.js';
 import { parseArgs } from 'node:util';
 
@@ -52,7 +52,7 @@ async function buildConversationOf51(url: string): Promise<string> {
   const created = await post(`${url}/conversations`, {});
   const id = created.body.conversation.id as string;
   // 1 system + 4 (user, call, rejected result, the model's answer to the "no") + 11 × 4 (user,
-  // call, result, answer) + 2 (user, answer) = 51 (50 before a rejection continued the run, issue 13)
+  // call, result, answer) + 2 (user, answer) = 51
   const stop = await post(`${url}/conversations/${id}/messages`, { message: 'add resource bench-seed with value 1' });
   await post(`${url}/approvals/${stop.body.result.approval.uuid}`, { approved: false });
   for (let i = 0; i < 11; i++) await post(`${url}/conversations/${id}/messages`, { message: 'list resources' });
@@ -162,7 +162,7 @@ async function appendBenchmarks(): Promise<{ short: Summary; long: Summary; rati
 }
 
 /**
- * Orchestration overhead (issue 4): turns of a 10-node sequential pipeline and of a
+ * Orchestration overhead: turns of a 10-node sequential pipeline and of a
  * 10-branch parallel node whose llm nodes answer text at once, next to a simple-mode text
  * turn. Per node = (pipeline turn − simple turn) / 10.
  */
@@ -198,7 +198,7 @@ async function orchestrationOverhead(): Promise<[string, Summary][]> {
 }
 
 /**
- * The added latency of one A2A hop (issue 5): a turn on agent A whose model delegates to
+ * The added latency of one A2A hop: a turn on agent A whose model delegates to
  * agent B (a2a_agent-b, B answering with one instant model call) against the same turn on A
  * with an MCP read instead of the delegation. Both agents are whole meshes in their own
  * processes; B's own text turn is measured for reference.
@@ -351,10 +351,11 @@ function loadAverage(): string {
 }
 
 async function main(): Promise<void> {
-  // `--only issue16`: the rows of issue 16's table and nothing else (a shorter run).
+  // `--only goals`: the rows of the goals table and nothing else (a shorter run); `issue16`, its
+  // earlier name, is the same.
   const { values } = parseArgs({ options: { only: { type: 'string' } } });
   const all = values.only === undefined;
-  if (!all && values.only !== 'issue16') throw new Error(`--only takes "issue16", not "${values.only}"`);
+  if (!all && values.only !== 'goals' && values.only !== 'issue16') throw new Error(`--only takes "goals", not "${values.only}"`);
   const out: Record<string, unknown> = { date: new Date().toISOString(), node: process.version };
   const mesh = await meshBenchmarks();
   const append = await appendBenchmarks();
@@ -414,10 +415,10 @@ async function main(): Promise<void> {
   const coldStart = await coldStartBenchmarks();
   console.log(`\ncold start and memory (median of ${coldStart.current.runs} runs; ${cores} cores, load average ${loadAverage()}):`);
   printColdStartTable(coldStart);
-  const inputs: Issue16Inputs = { mesh: mesh.rows, get20: mesh.get20, throughput: mesh.throughput, appendRatio: append.ratio, burst, peers, coldStart: coldStart.current };
-  console.log(`\nissue 16 (${cores} cores, load average ${loadAverage()}):`);
-  const issue16 = printIssue16Table(inputs);
-  Object.assign(out, { cores, issue16, concurrent_conversations: burst, peer_overhead: peers, cold_start: coldStart.current });
+  const inputs: GoalsInputs = { mesh: mesh.rows, get20: mesh.get20, throughput: mesh.throughput, appendRatio: append.ratio, burst, peers, coldStart: coldStart.current };
+  console.log(`\nperformance goals (${cores} cores, load average ${loadAverage()}):`);
+  const goals = printGoalsTable(inputs);
+  Object.assign(out, { cores, goals, concurrent_conversations: burst, peer_overhead: peers, cold_start: coldStart.current });
   const outDir = join(REPO_ROOT, 'bench-results');
   mkdirSync(outDir, { recursive: true });
   const file = join(outDir, `bench-${new Date().toISOString().replace(/[:.]/g, '-')}.json`);

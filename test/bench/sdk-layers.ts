@@ -1,6 +1,6 @@
 /**
  * How much CPU of one model call is the AI SDK's `generateText` around the provider's own
- * `doGenerate` (issue 16): the same Gemini request with a 17-message history and one tool, both
+ * `doGenerate`: the same Gemini request with a 17-message history and one tool, both
  * against the scripted model in this process, alternating in four rounds; CPU from
  * `process.cpuUsage()` (the scripted model's share is the same in both). What `generateText`
  * adds is prompt standardisation (zod over the messages), conversion, tool preparation and

@@ -1,5 +1,5 @@
 /**
- * The conversation store's two drivers under the same turns (issue 14): one mesh on SQLite,
+ * The conversation store's two drivers under the same turns: one mesh on SQLite,
  * then one on a fresh PostgreSQL database, each measured for latency (one client, turn after
  * turn) and for throughput (LOAD.clients concurrent clients for LOAD.durationMs).
  */

@@ -1,9 +1,9 @@
 /**
- * Agents delegating to agents (issue 5), each a whole mesh in its own process, with one
- * scripted Gemini model that answers per agent (by the agent's system prompt): TS-009
- * (delegation as the a2a_<name> tool, destructive delegation gated), TS-026 and TS-027 (a
- * pipeline's a2a node, with a proxy approval for the peer's destructive call), TS-028 (a
- * pipeline served over A2A), a three-agent chain where the approval given on A executes on C
+ * Agents delegating to agents, each a whole mesh in its own process, with one
+ * scripted Gemini model that answers per agent (by the agent's system prompt): delegation
+ * as the a2a_<name> tool (destructive delegation gated), a pipeline's a2a node (with a proxy
+ * approval for the peer's destructive call), a pipeline served over A2A, a three-agent
+ * chain where the approval given on A executes on C
  * and a rejection on A leaves C unchanged and not waiting, the session id travelling to the
  * last agent, and the loop guard stopping two agents that call each other.
  */
@@ -76,7 +76,7 @@ describe('a chain of three agents: A → B → C, the call held by C', () => {
     await Promise.all([a?.stop(), b?.stop(), c?.stop()]);
   });
 
-  it('TS-009: delegates a read through the chain; the answer comes back and nobody waits', async () => {
+  it('delegates a read through the chain; the answer comes back and nobody waits', async () => {
     const { result, conversation } = await converse(a, 'list all resources');
     expect(result.waiting_approval).toBe(false);
     expect(result.response).toMatch(/^agent-a reports: agent-b reports: Done\. resources_list/);
@@ -129,7 +129,7 @@ describe('a chain of three agents: A → B → C, the call held by C', () => {
     expect((await conversationsOf(b))[0].status).toBe('active');
     const [cLatest] = await conversationsOf(c);
     expect(cLatest.status).toBe('active');
-    // Issue 13: the reason given on A travels down the chain (the v0.3/v1.0 data part) to C's model.
+    // The reason given on A travels down the chain (the v0.3/v1.0 data part) to C's model.
     const cTool = cLatest.messages.filter((m: any) => m.role === 'tool').at(-1);
     expect(cTool.tool_call).toMatchObject({ name: 'resources_add', rejected: true, reason: 'value too large' });
     expect(cTool.content).toBe('Rejected by a human: value too large. The call was not executed. Do not retry it unless the user asks you to.');
@@ -142,7 +142,7 @@ describe('a chain of three agents: A → B → C, the call held by C', () => {
   });
 });
 
-describe('a destructive A2A agent and an unreachable one (TS-009, FR-015)', () => {
+describe('a destructive A2A agent and an unreachable one', () => {
   let a: AgentProcess;
   let b: AgentProcess;
 
@@ -181,7 +181,7 @@ describe('a destructive A2A agent and an unreachable one (TS-009, FR-015)', () =
   });
 });
 
-describe('TS-010: the bearer token and session id reach the last agent of the chain', () => {
+describe('the bearer token and session id reach the last agent of the chain', () => {
   let a: AgentProcess;
   let b: AgentProcess;
   let peer: A2aTestPeer;
@@ -226,7 +226,7 @@ describe('TS-010: the bearer token and session id reach the last agent of the ch
   });
 });
 
-describe('issue 18 item 2: a peer that streams, and whose streams are cut mid-task', () => {
+describe('a peer that streams, and whose streams are cut mid-task', () => {
   let b: AgentProcess;
   let peer: A2aTestPeer;
 
@@ -254,7 +254,7 @@ describe('issue 18 item 2: a peer that streams, and whose streams are cut mid-ta
   });
 });
 
-describe('a2a nodes in a pipeline (TS-026, TS-027, TS-028)', () => {
+describe('a2a nodes in a pipeline', () => {
   let a: AgentProcess;
   let b: AgentProcess;
   let bDb: string;
@@ -277,7 +277,7 @@ describe('a2a nodes in a pipeline (TS-026, TS-027, TS-028)', () => {
     await Promise.all([a?.stop(), b?.stop()]);
   });
 
-  it('TS-026: the a2a node delegates a read; no approval, A stays active', async () => {
+  it('the a2a node delegates a read; no approval, A stays active', async () => {
     const { result, conversation } = await converse(a, 'list all resources');
     expect(result.waiting_approval).toBe(false);
     expect(result.response).toMatch(/^Done\. resources_list/);
@@ -285,7 +285,7 @@ describe('a2a nodes in a pipeline (TS-026, TS-027, TS-028)', () => {
     expect(conversation.messages.filter((m: any) => m.node === 'delegator').map((m: any) => m.role)).toEqual(['assistant', 'tool']);
   });
 
-  it('TS-027: the peer\'s destructive call becomes a proxy approval on A; approving it runs the call on B', async () => {
+  it('the peer\'s destructive call becomes a proxy approval on A; approving it runs the call on B', async () => {
     const stop = await converse(a, 'add resource chain-test with value 77');
     expect(stop.result.waiting_approval).toBe(true);
     const approval = stop.result.approval;
@@ -327,7 +327,7 @@ describe('a2a nodes in a pipeline (TS-026, TS-027, TS-028)', () => {
     }
   });
 
-  it('TS-028: the pipeline answers over A2A (seed dialect) with a completed task and an artifact', async () => {
+  it('the pipeline answers over A2A (type-parts dialect) with a completed task and an artifact', async () => {
     const response = await post(`${a.url}/a2a`, {
       jsonrpc: '2.0',
       id: 1,

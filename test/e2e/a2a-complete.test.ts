@@ -1,5 +1,5 @@
 /**
- * A2A v1.0 and v0.3 complete (issue 18, item 1): the real mesh (`bin/asg up`), a scripted
+ * A2A v1.0 and v0.3 complete: the real mesh (`bin/asg up`), a scripted
  * Gemini model whose slow answers wait for the test to release them (no timing), and callers
  * of both versions — @a2a-js/sdk's v1.0 client and its v0.3 LegacyJsonRpcTransport wherever
  * the SDK has the method, raw JSON-RPC otherwise and for the exact error codes.

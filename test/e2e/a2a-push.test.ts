@@ -1,5 +1,5 @@
 /**
- * A2A push notifications (issue 18): the real mesh with `a2a_push.allow_private_networks` (the
+ * A2A push notifications: the real mesh with `a2a_push.allow_private_networks` (the
  * receiver is on 127.0.0.1), a scripted model, @a2a-js/sdk clients of both versions for the
  * config methods, and a receiver that fails twice before it takes a notification. Delivery is
  * the orchestrator's outbox (the store's events, a leased cursor, retries with backoff).

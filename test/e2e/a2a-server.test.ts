@@ -1,8 +1,7 @@
 /**
- * The A2A server end to end (issue 5): the real mesh (`bin/asg up`), the real mcp-resources
+ * The A2A server end to end: the real mesh (`bin/asg up`), the real mcp-resources
  * server over stdio, a scripted Gemini model, and A2A callers of three kinds — raw JSON-RPC
- * in the seed's dialect, and @a2a-js/sdk's own clients in v1.0 and v0.3.
- * Scenarios TS-011..TS-014 and TS-020 of seed 003.
+ * in the type-parts dialect, and @a2a-js/sdk's own clients in v1.0 and v0.3.
  */
 import { randomUUID } from 'node:crypto';
 import { join } from 'node:path';
@@ -40,20 +39,20 @@ async function rpc(method: string, params: unknown, headers: Record<string, stri
   return response;
 }
 
-/** A seed-dialect `message/send`: parts `{"type": "text"}`, `taskId` beside the message. */
-async function seedSend(text: string, taskId?: string) {
+/** A type-parts `message/send`: parts `{"type": "text"}`, `taskId` beside the message. */
+async function typePartsSend(text: string, taskId?: string) {
   const response = await rpc('message/send', { ...(taskId && { taskId }), message: { role: 'user', parts: [{ type: 'text', text }] } });
   expect(response.body.error).toBeUndefined();
   return response.body.result;
 }
 
-async function seedGet(id: string) {
+async function typePartsGet(id: string) {
   const response = await rpc('tasks/get', { id });
   expect(response.body.error).toBeUndefined();
   return response.body.result;
 }
 
-/** The approval uuid out of the seed's status text. */
+/** The approval uuid out of the approval line of a task's status. */
 function approvalUuid(statusMessage: string): string {
   const match = /^Approval required \(id: ([0-9a-f-]{36})\): (.+)$/m.exec(statusMessage);
   expect(match, statusMessage).not.toBeNull();
@@ -90,7 +89,7 @@ function finalState(events: StreamResponse[]): TaskState | undefined {
   return last?.$case === 'statusUpdate' ? last.value.status?.state : undefined;
 }
 
-describe('TS-011 agent card discovery (FR-018)', () => {
+describe('agent card discovery', () => {
   it('serves the same card at /.well-known/agent.json and /.well-known/agent-card.json', async () => {
     const [legacy, modern] = await Promise.all([get(`${agent.url}/.well-known/agent.json`), get(`${agent.url}/.well-known/agent-card.json`)]);
     expect(legacy.status).toBe(200);
@@ -113,18 +112,18 @@ describe('TS-011 agent card discovery (FR-018)', () => {
   });
 });
 
-describe('TS-012 A2A message/send, non-destructive (FR-019)', () => {
+describe('A2A message/send, non-destructive', () => {
   it('answers "list all resources" with a completed task and an artifact', async () => {
-    const task = await seedSend('list all resources');
+    const task = await typePartsSend('list all resources');
     expect(task.id).toMatch(/^[0-9a-f-]{36}$/);
     expect(task.status.state).toBe('completed');
     expect(task.artifact.parts[0]).toMatchObject({ type: 'text', text: expect.stringContaining('resources_list') });
   });
 });
 
-describe('TS-013 A2A message/send, destructive (FR-019, FR-020)', () => {
+describe('A2A message/send, destructive', () => {
   it('stops at input-required, is approved over REST, and tasks/get then says completed', async () => {
-    const task = await seedSend('add resource a2a-test-item with value 77');
+    const task = await typePartsSend('add resource a2a-test-item with value 77');
     expect(task.status.state).toBe('input-required');
     const uuid = approvalUuid(task.status.message);
     expect(task.status.message).toContain('resources_add');
@@ -134,13 +133,13 @@ describe('TS-013 A2A message/send, destructive (FR-019, FR-020)', () => {
     expect(approved.status).toBe(200);
     expect(resourceNames(db)).toContain('a2a-test-item');
 
-    const after = await seedGet(task.id);
+    const after = await typePartsGet(task.id);
     expect(after).toMatchObject({ id: task.id, status: { state: 'completed' } });
     expect(after.artifact.parts[0].text).toContain('a2a-test-item');
   });
 });
 
-describe('TS-014 A2A tasks/get of a conversation made over REST (FR-020)', () => {
+describe('A2A tasks/get of a conversation made over REST', () => {
   it('maps the conversation id to the task id and answers completed with an artifact', async () => {
     const created = await post(`${agent.url}/conversations`, { message: 'list all resources' });
     expect(created.status).toBe(201);
@@ -155,30 +154,30 @@ describe('TS-014 A2A tasks/get of a conversation made over REST (FR-020)', () =>
   });
 });
 
-describe('TS-020 A2A continuation with taskId (FR-028)', () => {
+describe('A2A continuation with taskId', () => {
   it('"approved" runs the tool and completes the task', async () => {
-    const task = await seedSend('add resource ts020-approved with value 1');
+    const task = await typePartsSend('add resource continue-approved with value 1');
     expect(task.status.state).toBe('input-required');
-    const done = await seedSend('approved', task.id);
+    const done = await typePartsSend('approved', task.id);
     expect(done).toMatchObject({ id: task.id, status: { state: 'completed' } });
-    expect(done.artifact.parts[0].text).toContain('ts020-approved');
-    expect(resourceNames(db)).toContain('ts020-approved');
+    expect(done.artifact.parts[0].text).toContain('continue-approved');
+    expect(resourceNames(db)).toContain('continue-approved');
   });
 
   it('"rejected" cancels the task and the tool does not run', async () => {
-    const task = await seedSend('add resource ts020-rejected with value 2');
-    const canceled = await seedSend('rejected', task.id);
+    const task = await typePartsSend('add resource continue-rejected with value 2');
+    const canceled = await typePartsSend('rejected', task.id);
     expect(canceled).toMatchObject({ id: task.id, status: { state: 'canceled' } });
-    expect(resourceNames(db)).not.toContain('ts020-rejected');
+    expect(resourceNames(db)).not.toContain('continue-rejected');
     const conversation = await get(`${agent.url}/conversations/${task.id}`);
     expect(conversation.body.conversation.status).toBe('active');
   });
 
   it('"maybe" leaves the task input-required, says what is expected, and sends nothing on', async () => {
-    const task = await seedSend('add resource ts020-maybe with value 3');
+    const task = await typePartsSend('add resource continue-maybe with value 3');
     const uuid = approvalUuid(task.status.message);
     const before = model.requests.length;
-    const still = await seedSend('maybe', task.id);
+    const still = await typePartsSend('maybe', task.id);
     expect(still.status.state).toBe('input-required');
     expect(approvalUuid(still.status.message)).toBe(uuid);
     expect(still.status.message).toMatch(/approve.*reject/i);
@@ -189,8 +188,8 @@ describe('TS-020 A2A continuation with taskId (FR-028)', () => {
   });
 
   it('a message to a task that waits for nothing is the next turn of its conversation', async () => {
-    const task = await seedSend('list all resources');
-    const next = await seedSend('list all resources', task.id);
+    const task = await typePartsSend('list all resources');
+    const next = await typePartsSend('list all resources', task.id);
     expect(next).toMatchObject({ id: task.id, status: { state: 'completed' } });
     const conversation = await get(`${agent.url}/conversations/${task.id}`);
     expect(conversation.body.conversation.messages.filter((message: any) => message.role === 'user')).toHaveLength(2);
@@ -223,7 +222,7 @@ describe('JSON-RPC errors', () => {
 
 describe('tasks/cancel', () => {
   it('rejects the pending approval of a waiting task: canceled, nothing ran, the approval is decided', async () => {
-    const task = await seedSend('add resource cancel-me with value 4');
+    const task = await typePartsSend('add resource cancel-me with value 4');
     const uuid = approvalUuid(task.status.message);
     const canceled = await rpc('tasks/cancel', { id: task.id });
     expect(canceled.body.result).toMatchObject({ id: task.id, status: { state: 'canceled' } });

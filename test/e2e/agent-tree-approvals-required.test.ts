@@ -1,5 +1,5 @@
 /**
- * Issue 4 item 6: `approvals: required` keeps the human gate inside parallel and loop nodes.
+ * `approvals: required` keeps the human gate inside parallel and loop nodes.
  * The real mesh, the real mcp-resources server and a scripted Gemini model answering per
  * node. A gated branch waits while its siblings finish and keep their outputs; approval
  * resumes exactly that branch (or loop iteration, whose count survives); several pending

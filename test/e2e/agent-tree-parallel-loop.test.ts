@@ -1,8 +1,8 @@
 /**
- * Orchestrated mode, parallel and loop nodes end to end (issue 4): TS-017/TS-024 (parallel
- * branches run concurrently, their outputs reach the summarizer), TS-018/TS-025 (a loop that
- * adds resources until exit_loop, destructive calls running without approval), the
- * max_iterations cap, and a lone llm node behaving as simple mode (TS-015's counterpart).
+ * Orchestrated mode, parallel and loop nodes end to end: parallel branches run
+ * concurrently and their outputs reach the summarizer, a loop that
+ * adds resources until exit_loop (destructive calls running without approval), the
+ * max_iterations cap, and a lone llm node behaving as simple mode.
  */
 import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
@@ -31,7 +31,7 @@ async function converse(agent: AgentProcess, message: string) {
   return response.body;
 }
 
-describe('TS-017 / TS-024 parallel execution', () => {
+describe('parallel execution', () => {
   let agent: AgentProcess;
   const tree = {
     name: 'overview',
@@ -110,7 +110,7 @@ describe('TS-017 / TS-024 parallel execution', () => {
   });
 });
 
-describe('TS-018 / TS-025 loop with exit condition', () => {
+describe('loop with exit condition', () => {
   let agent: AgentProcess;
   let db: string;
   const tree = {

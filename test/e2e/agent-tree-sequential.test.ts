@@ -1,7 +1,7 @@
 /**
- * Orchestrated mode, sequential pipelines end to end (issue 4): the real mesh, the real
+ * Orchestrated mode, sequential pipelines end to end: the real mesh, the real
  * mcp-resources server and a scripted Gemini model that answers per node (each llm node
- * has its own system prompt). TS-016/TS-022 (data flow), TS-019/TS-023 (pause and resume),
+ * has its own system prompt). Data flow, pause and resume,
  * rejection, nested pauses, a restart while a pipeline waits, and a changed tree.
  */
 import { writeFileSync } from 'node:fs';
@@ -79,7 +79,7 @@ async function converse(agent: AgentProcess, message: string) {
 
 const byNode = (messages: any[], node: string) => messages.filter((m) => m.node === node);
 
-describe('TS-016 / TS-022 sequential pipeline with data flow', () => {
+describe('sequential pipeline with data flow', () => {
   it('runs analyzer then executor; the executor gets the analysis in its prompt and runs resources_list', async () => {
     const before = model.requests.length;
     const { conversation, result } = await converse(flat, 'list all resources');
@@ -89,7 +89,7 @@ describe('TS-016 / TS-022 sequential pipeline with data flow', () => {
     const requests = model.requests.slice(before);
     const executor = requests.filter((r) => nodeOf(r) === 'executor');
     expect(executor[0]!.system).toBe('You are the executor. Execute based on: ANALYSIS(list all resources)');
-    // Per-node model (issue 3 item 2): the executor's own, the analyzer the top-level one.
+    // Per-node model: the executor's own, the analyzer the top-level one.
     expect(executor.every((r) => r.model === 'gemini-2.5-pro')).toBe(true);
     expect(requests.find((r) => nodeOf(r) === 'analyzer')!.model).toBe('gemini-2.5-flash');
     // Each node sees the user message and its own steps: the executor never got the analyzer's answer as a turn.
@@ -113,7 +113,7 @@ describe('TS-016 / TS-022 sequential pipeline with data flow', () => {
   });
 });
 
-describe('TS-019 / TS-023 pause and resume in a sequential pipeline', () => {
+describe('pause and resume in a sequential pipeline', () => {
   it('pauses at the executor with the pipeline state, and approval resumes and completes the pipeline', async () => {
     const db = join(flat.dir, 'resources.db');
     const stop = await converse(flat, 'add resource seq-test with value 42');
@@ -248,7 +248,7 @@ describe('config errors with node paths', () => {
   });
 });
 
-describe('per-node timeout (issue 3: llm.timeout also settable per node)', () => {
+describe('per-node timeout (llm.timeout also settable per node)', () => {
   it("ends a node's model call at the node's own timeout, well before llm.timeout, and the pipeline goes on", async () => {
     const tree = {
       name: 'napping',

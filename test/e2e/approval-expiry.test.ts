@@ -1,6 +1,6 @@
 /**
- * Issue 15 acceptance: "an approval with a 2 s timeout and on_timeout: reject expires across a
- * restart of the mesh and the model sees the rejection". The whole agent (`asg up`: every
+ * An approval with a 2 s timeout and on_timeout: reject expires across a restart of the
+ * mesh, and the model sees the rejection. The whole agent (`asg up`: every
  * service and the MCP child) is killed with SIGKILL as soon as the approval is asked for, and
  * started again on the same data: nothing in memory survives, so the expiry can only come from
  * the stored expires_at, found by the restarted orchestrator.
@@ -26,7 +26,7 @@ afterAll(async () => {
   await model?.close();
 });
 
-describe('approval expiry across a restart of the mesh (issue 15)', () => {
+describe('approval expiry across a restart of the mesh', () => {
   it('a 2 s approval left pending by a killed agent is expired by the restarted one; the model reads the rejection and nothing ran', async () => {
     const first = await startAgent({ geminiBaseUrl: model.geminiBaseUrl, config: EXPIRING });
     let second: AgentProcess | undefined;

@@ -1,5 +1,5 @@
 /**
- * Issue 15, "who may approve", end to end: `bin/asg up` with `auth` (API tokens from the
+ * Who may approve, end to end: `bin/asg up` with `auth` (API tokens from the
  * environment and JWTs from an issuer whose JWKS is served on 127.0.0.1), the real mesh, the
  * real mcp-resources server and a scripted model. Without a token 401, with a chat-only token
  * 403 on approve; a decision by alice is recorded as her token's (GET /approvals/:uuid, the
@@ -88,7 +88,7 @@ async function eventually(check: () => Promise<void>, timeoutMs = 10_000): Promi
   }
 }
 
-describe('issue 15: who may approve', () => {
+describe('who may approve', () => {
   it('401 without a token, 403 for a chat-only token on approve; alice decides and the record says so', async () => {
     const anonymous = await post(`${agent.url}/conversations`, { message: 'add e2e-anon with value 1' });
     expect(anonymous.status).toBe(401);
@@ -177,7 +177,7 @@ describe('issue 15: who may approve', () => {
   });
 });
 
-describe('issue 15: the bind rule', () => {
+describe('the bind rule', () => {
   it('refuses to listen beyond loopback without auth; --insecure lets it try, with a loud warning', async () => {
     const dir = tempDir();
     const configFile = join(dir, 'agent.yaml');

@@ -1,5 +1,5 @@
 /**
- * Bad input (issue 2, DESIGN rule 8): each case gets a clear error and changes nothing.
+ * Bad input, never a crash: each case gets a clear error and changes nothing.
  */
 import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
@@ -87,7 +87,7 @@ describe('REST edge', () => {
     expect(resourceNames(db)).not.toContain('undecided');
   });
 
-  // Issue 17: bodies are strict — a misspelt or unknown field is refused by name, not silently ignored.
+  // Bodies are strict — a misspelt or unknown field is refused by name, not silently ignored.
   it('a body field the route does not take → 400 naming it, and nothing happens (REST and tRPC)', async () => {
     const id = await conversation();
     const misspelt = await post(`${agent.url}/conversations/${id}/messages`, { mesage: 'add resource typo with value 1' });
@@ -231,7 +231,7 @@ describe('failures outside the mesh', () => {
   });
 });
 
-describe('provider failures (issue 3, bad input)', () => {
+describe('provider failures (bad input)', () => {
   it('a provider that hangs: the call times out, the conversation says so and stays usable', async () => {
     model.setScript(() => ({ hang: true }));
     let id: string;

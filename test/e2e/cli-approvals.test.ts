@@ -1,5 +1,5 @@
 /**
- * `asg approvals` (issue 15 item 7): the real CLI (bin/asg, as built) against a real agent with a
+ * `asg approvals`: the real CLI (bin/asg, as built) against a real agent with a
  * scripted model. It lists the pending approvals of several conversations, shows one, approves
  * with edited arguments (the tool gets those), rejects with a reason, and says clearly — with
  * its documented exit codes — when the approval is unknown, decided already, or the agent is

@@ -1,5 +1,5 @@
 /**
- * History compaction end to end (issue 3, item 6): a small token budget, strategy
+ * History compaction end to end: a small token budget, strategy
  * partial-summary, the summary made by the (scripted) model, recorded in the conversation,
  * and the model's later requests carrying the summary instead of the old turns.
  */

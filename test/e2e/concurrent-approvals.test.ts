@@ -1,5 +1,5 @@
 /**
- * Exactly-once approvals (DESIGN rule 3): many decisions on one UUID at the same moment,
+ * Exactly-once approvals: many decisions on one UUID at the same moment,
  * one wins, the others get 409 with the first decision, and the tool runs once at most.
  */
 import { join } from 'node:path';

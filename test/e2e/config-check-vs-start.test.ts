@@ -1,5 +1,5 @@
 /**
- * Issue 17, "one validation path": `asg config check` and `asg up` give the same verdict, in
+ * One validation path: `asg config check` and `asg up` give the same verdict, in
  * the same words, on a corpus of good and bad configurations (test/fixtures/config-corpus:
  * `good-*` must start, `bad-*` must be refused; each bad file's first line `# expect: …` is the
  * `line:column: path: message` both must print). Real processes: bin/asg from dist.
@@ -102,7 +102,7 @@ describe.each(FILES)('%s: asg config check and asg up agree', (name) => {
   }, 120_000);
 });
 
-describe('the shipped configuration files pass asg config check (issue 17)', () => {
+describe('the shipped configuration files pass asg config check', () => {
   it.each(SHIPPED_CONFIGS)('$file', ({ file }) => {
     // Relative paths are relative to the working folder: filesystem.yaml's roots must exist there.
     const cwd = tempDir('asg-shipped-');

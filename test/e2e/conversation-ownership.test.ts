@@ -1,5 +1,5 @@
 /**
- * Issue 15, "`chat` may talk and read its conversations", end to end: `bin/asg up` with API
+ * `chat` may talk and read its own conversations, end to end: `bin/asg up` with API
  * tokens, the real mesh over gRPC, the real mcp-resources server and a scripted model. A
  * conversation belongs to the principal that created it: another chat principal (bob) gets
  * exactly the answer of an unknown conversation on every face — REST (read, send, the event
@@ -69,7 +69,7 @@ async function unknownAnswer(path: (id: string) => string, send?: unknown) {
 
 const ids = (conversations: { id: string }[]) => conversations.map((conversation) => conversation.id);
 
-describe('issue 15: whose conversation — REST', () => {
+describe('whose conversation — REST', () => {
   it('gives the new conversation its creator as owner', async () => {
     const read = await get(`${agent.url}/conversations/${alices}`, alice);
     expect(read.status).toBe(200);
@@ -126,7 +126,7 @@ describe('issue 15: whose conversation — REST', () => {
   });
 });
 
-describe('issue 15: whose conversation — tRPC', () => {
+describe('whose conversation — tRPC', () => {
   it("answers bob NOT_FOUND for alice's conversation on get, send and the events subscription, and lists only his", async () => {
     const client = trpcClient(agent.url, bob);
     const failure = (promise: Promise<unknown>) => promise.then(() => undefined, (error: { data?: { code?: string }; message: string }) => error);
@@ -151,7 +151,7 @@ describe('issue 15: whose conversation — tRPC', () => {
   });
 });
 
-describe('issue 15: whose task — A2A', () => {
+describe('whose task — A2A', () => {
   let rpcId = 0;
   async function rpc(method: string, params: unknown, headers: Record<string, string>) {
     const answer = await post(`${agent.url}/a2a`, { jsonrpc: '2.0', id: ++rpcId, method, params }, headers);
@@ -186,7 +186,7 @@ describe('issue 15: whose task — A2A', () => {
   });
 });
 
-describe('issue 15: whose conversation — MCP', () => {
+describe('whose conversation — MCP', () => {
   it("answers bob's turn on alice's conversation as one on an unknown conversation", async () => {
     const client = new Client({ name: 'ownership-e2e', version: '1.0.0' }, { capabilities: {} });
     await client.connect(new StreamableHTTPClientTransport(new URL(`${agent.url}/mcp`), { requestInit: { headers: bob } }));
@@ -206,7 +206,7 @@ describe('issue 15: whose conversation — MCP', () => {
   });
 });
 
-describe('issue 15: conversations from before auth', () => {
+describe('conversations from before auth', () => {
   it('belong to nobody: only approvers and admins see them once auth is on', async () => {
     let open: AgentProcess | undefined = await startAgent({ geminiBaseUrl: model.geminiBaseUrl });
     let restarted: AgentProcess | undefined;
@@ -231,7 +231,7 @@ describe('issue 15: conversations from before auth', () => {
   });
 });
 
-describe('issue 15: tokens stay secret', () => {
+describe('tokens stay secret', () => {
   it('no token in any log line', () => {
     const output = agent.output();
     for (const token of Object.values(TOKENS)) expect(output).not.toContain(token);

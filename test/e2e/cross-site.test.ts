@@ -1,5 +1,5 @@
 /**
- * Issue 12 item 2 and 3, end to end against a real mesh (bin/asg up) with a scripted model:
+ * End to end against a real mesh (bin/asg up) with a scripted model:
  * a web page cannot approve — a `text/plain` approval is 415, a foreign-Origin approval 403,
  * and the destructive call does not run; the server's own origin and a listed CORS origin
  * work; a foreign `Host` is refused on REST, /a2a, /trpc and /mcp (421), while
@@ -53,7 +53,7 @@ async function expectUntouched(pending: { id: string; messages: number }, name: 
   expect(resourceNames(resourcesDb())).not.toContain(name);
 }
 
-describe('issue 12: a web page cannot approve', () => {
+describe('a web page cannot approve', () => {
   it('a text/plain approval (valid JSON, mislabelled) is refused 415 and the tool does not run', async () => {
     const pending = await pendingApproval('plain-1');
     for (const type of ['text/plain', 'text/plain;charset=UTF-8', 'application/x-www-form-urlencoded', 'multipart/form-data; boundary=b']) {
@@ -104,7 +104,7 @@ describe('issue 12: a web page cannot approve', () => {
   });
 });
 
-describe('issue 12: Host', () => {
+describe('Host', () => {
   const jsonRpc = (method: string, params: unknown) => JSON.stringify({ jsonrpc: '2.0', id: 1, method, params });
   const faces = [
     { face: 'REST list', method: 'GET', path: '/conversations' },
@@ -130,7 +130,7 @@ describe('issue 12: Host', () => {
         expect(answer.json.error).toContain('server.allowed_hosts');
       }
     }
-    // Probes address pods by IP: /health and /ready (issue 14) answer whatever the Host.
+    // Probes address pods by IP: /health and /ready answer whatever the Host.
     expect((await rawRequest(agent.url, { path: '/health', headers: { host: 'evil.example' } })).status).toBe(200);
     expect((await rawRequest(agent.url, { path: '/ready', headers: { host: 'evil.example' } })).json).toMatchObject({ status: 'ready' });
   });
@@ -153,7 +153,7 @@ describe('issue 12: Host', () => {
   });
 });
 
-describe('issue 12 item 3: undecodable and bad ids are 4xx on every route, never logged at error level', () => {
+describe('undecodable and bad ids are 4xx on every route, never logged at error level', () => {
   const BAD_IDS = ['%zz', '%E0%A4', '%', 'not-a-uuid', '00000000-0000-4000-8000-000000000000', '..%2F..%2Fetc%2Fpasswd', 'x'.repeat(2000)];
   const trpcInput = (value: unknown) => encodeURIComponent(JSON.stringify(value));
   /** `inPath`: the id is a path segment as written (else it travels decoded, inside JSON). */

@@ -1,5 +1,5 @@
 /**
- * Events end to end (issue 7 item 2): a WatchEvents client on the conversation store of a real
+ * Events end to end: a WatchEvents client on the conversation store of a real
  * mesh (`bin/asg up`) sees turns as they happen — the stored events (messages added, approval
  * requested and resolved, status changes) and, in between, the live ones the orchestrator
  * publishes (tool calls starting and finishing, the model's text as it streams).
@@ -120,7 +120,7 @@ describe('watching a conversation while it runs', () => {
     const received = watch.received;
     expect(collapsed(received)).toEqual([
       'message_added user',
-      // Issue 13: a turn runs from the message until it stops for the approval, and again from the approval.
+      // A turn runs from the message until it stops for the approval, and again from the approval.
       'turn_started',
       'message_added assistant',
       'approval_requested resources_add APPROVAL_STATUS_PENDING',

@@ -1,5 +1,5 @@
 /**
- * Hostile input, fuzzed (issue 12, item 6): 20,000 seeded requests against one running agent —
+ * Hostile input, fuzzed: 20,000 seeded requests against one running agent —
  * malformed JSON, wrong types, deep nesting, huge and one-token strings, bad ids and UUIDs, path
  * traversal, wrong methods and content types, cross-site requests (foreign Origin, foreign Host),
  * bad JSON-RPC on /a2a and /mcp, bad tRPC inputs — spread over REST, /a2a, /trpc, /mcp and the
@@ -10,7 +10,7 @@
  * Asserts: no 5xx; no request left unanswered; the process stays up and GET /health answers
  * within 2 s throughout (a liveness bound against a stall, not a speed figure); no API key,
  * bearer token, stack trace or absolute path of this machine in any answer or any log line
- * the agent writes during the run; the issue's top cases behave as the issue asks (a 1,000,000
+ * the agent writes during the run; the fixed cases behave as the rules ask (a 1,000,000
  * character one-token message is answered or refused with a 4xx, a text/plain or foreign-Origin
  * approval is refused and the tool does not run, `%zz` ids are 400 on every route, a foreign
  * Host is refused on every face, `GET /conversations?limit=500` is a bounded summary).
@@ -42,7 +42,7 @@ const CONCURRENCY = 16;
 const FUZZ_DEADLINE_MS = 150_000;
 /** One request: far above any honest answer here, far below "the service is stalled". */
 const REQUEST_TIMEOUT_MS = 30_000;
-/** The issue's liveness bound for GET /health during the run. */
+/** The liveness bound for GET /health during the run. */
 const HEALTH_BOUND_MS = 2_000;
 const HEALTH_EVERY_MS = 250;
 /** The gateway's body limit (gateway/app/inputs.ts BODY_LIMIT_BYTES) and the documented message limit. */
@@ -50,7 +50,7 @@ const BODY_LIMIT = 1024 * 1024;
 const MESSAGE_LIMIT = 1_000_000;
 /** A conversation summary in a list: id, status, a title, counts and times — well under this. */
 const SUMMARY_BOUND_BYTES = 2048;
-/** Log lines carrying user text are capped (issue 12 item 3); a line longer than this was not. */
+/** Log lines carrying user text are capped; a line longer than this was not. */
 const LOG_LINE_BOUND = 16 * 1024;
 /** Answers are scanned for leaks up to this size; larger ones are counted, not kept. */
 const KEEP_BODY_BYTES = 4 * 1024 * 1024;
@@ -69,7 +69,7 @@ interface FuzzCase {
   path: string;
   headers?: Record<string, string>;
   body?: string | Buffer;
-  /** What the issue asks of this case beyond "no 5xx"; a status outside it is a failure. */
+  /** What the rules ask of this case beyond "no 5xx"; a status outside it is a failure. */
   expect?: { statuses: (status: number) => boolean; why: string };
   /** A body over the limit: the server may answer early and close while the body is still being sent. */
   mayReset?: boolean;
@@ -266,10 +266,10 @@ const JSON_HEADERS = { 'content-type': 'application/json' };
 const MCP_HEADERS = { 'content-type': 'application/json', accept: 'application/json, text/event-stream' };
 const is4xx = (status: number) => status >= 400 && status < 500;
 const isBadRequest = (status: number) => status === 400;
-const EXPECT_ZZ = { statuses: isBadRequest, why: 'issue 12 #3: %zz ids are 400 on every route' };
+const EXPECT_ZZ = { statuses: isBadRequest, why: '%zz ids are 400 on every route' };
 const EXPECT_4XX = (why: string) => ({ statuses: is4xx, why });
 
-/** Builds the corpus: fixed cases the issue names, then weighted random ones up to TOTAL. */
+/** Builds the corpus: fixed cases, then weighted random ones up to TOTAL. */
 function buildCorpus(rng: Rng, t: Targets): FuzzCase[] {
   const values = fc.sample(fc.jsonValue({ maxDepth: 3 }), { seed: SEED, numRuns: 600 });
   const strings = fc.sample(fc.string({ unit: 'binary', maxLength: 60 }), { seed: SEED + 1, numRuns: 600 });
@@ -292,12 +292,12 @@ function buildCorpus(rng: Rng, t: Targets): FuzzCase[] {
   const fixed: FuzzCase[] = [];
   const random: FuzzCase[] = [];
 
-  // --- The issue's top list (item 5, SIGTERM, is covered by its own suite). ---------------------
+  // --- The fixed cases (SIGTERM is covered by its own suite). ------------------------------------
   // 1. One-token messages: ~1 MB (under the documented limit) and 200 KB on every face that takes a message.
   for (const [i, size] of [MESSAGE_LIMIT, MESSAGE_LIMIT - 16, 200_000, 200_000, 200_000].entries()) {
     const text = oneToken(rng.pick(['a', 'z', '0', 'Q']), size);
     const heavy = t.heavy[i % t.heavy.length]!;
-    const ok = { statuses: (s: number) => s === 200 || s === 201 || is4xx(s), why: 'issue 12 #1: a one-token message up to the limit is answered or refused with a 4xx' };
+    const ok = { statuses: (s: number) => s === 200 || s === 201 || is4xx(s), why: 'a one-token message up to the limit is answered or refused with a 4xx' };
     fixed.push({ face: 'rest', kind: 'one-token', method: 'POST', path: `/conversations/${heavy}/messages`, headers: JSON_HEADERS, body: json({ message: text }), expect: ok });
     if (i < 2) {
       fixed.push({ face: 'rest', kind: 'one-token', method: 'POST', path: '/conversations', headers: JSON_HEADERS, body: json({ message: text }), expect: ok });
@@ -309,20 +309,20 @@ function buildCorpus(rng: Rng, t: Targets): FuzzCase[] {
   for (const victim of t.victims) {
     const body = json({ approved: true });
     for (const type of ['text/plain', 'text/plain;charset=UTF-8', 'application/x-www-form-urlencoded', 'multipart/form-data; boundary=x']) {
-      fixed.push({ face: 'rest', kind: 'cross-site', method: 'POST', path: `/approvals/${victim}`, headers: { 'content-type': type }, body: type.startsWith('application/x-www') ? 'approved=true' : body, expect: { statuses: (s) => s === 415, why: 'issue 12 #2: state-changing routes accept only application/json (415)' } });
+      fixed.push({ face: 'rest', kind: 'cross-site', method: 'POST', path: `/approvals/${victim}`, headers: { 'content-type': type }, body: type.startsWith('application/x-www') ? 'approved=true' : body, expect: { statuses: (s) => s === 415, why: 'state-changing routes accept only application/json (415)' } });
     }
     for (const origin of FOREIGN_ORIGINS) {
-      fixed.push({ face: 'rest', kind: 'cross-site', method: 'POST', path: `/approvals/${victim}`, headers: { ...JSON_HEADERS, origin }, body, expect: { statuses: (s) => s === 403, why: 'issue 12 #2: a foreign Origin on a state-changing route is 403' } });
-      fixed.push({ face: 'trpc', kind: 'cross-site', method: 'POST', path: '/trpc/approvals.resolve', headers: { ...JSON_HEADERS, origin }, body: json({ uuid: victim, approved: true }), expect: { statuses: (s) => s === 403, why: 'issue 12 #2: a foreign Origin on a state-changing route is 403' } });
+      fixed.push({ face: 'rest', kind: 'cross-site', method: 'POST', path: `/approvals/${victim}`, headers: { ...JSON_HEADERS, origin }, body, expect: { statuses: (s) => s === 403, why: 'a foreign Origin on a state-changing route is 403' } });
+      fixed.push({ face: 'trpc', kind: 'cross-site', method: 'POST', path: '/trpc/approvals.resolve', headers: { ...JSON_HEADERS, origin }, body: json({ uuid: victim, approved: true }), expect: { statuses: (s) => s === 403, why: 'a foreign Origin on a state-changing route is 403' } });
     }
-    fixed.push({ face: 'trpc', kind: 'cross-site', method: 'POST', path: '/trpc/approvals.resolve', headers: { 'content-type': 'text/plain' }, body: json({ uuid: victim, approved: true }), expect: { statuses: (s) => s === 415, why: 'issue 12 #2: state-changing routes accept only application/json (415)' } });
+    fixed.push({ face: 'trpc', kind: 'cross-site', method: 'POST', path: '/trpc/approvals.resolve', headers: { 'content-type': 'text/plain' }, body: json({ uuid: victim, approved: true }), expect: { statuses: (s) => s === 415, why: 'state-changing routes accept only application/json (415)' } });
     for (const host of FOREIGN_HOSTS) {
-      fixed.push({ face: 'rest', kind: 'cross-site', method: 'POST', path: `/approvals/${victim}`, headers: { ...JSON_HEADERS, host }, body, expect: EXPECT_4XX('issue 12 #2: a foreign Host is refused on every face') });
+      fixed.push({ face: 'rest', kind: 'cross-site', method: 'POST', path: `/approvals/${victim}`, headers: { ...JSON_HEADERS, host }, body, expect: EXPECT_4XX('a foreign Host is refused on every face') });
     }
   }
   // A foreign Host on every face (DNS rebinding reads the pending UUIDs from the list otherwise).
   for (const host of FOREIGN_HOSTS) {
-    const why = 'issue 12 #2: a foreign Host is refused on REST, /a2a, /trpc and /mcp';
+    const why = 'a foreign Host is refused on REST, /a2a, /trpc and /mcp';
     fixed.push({ face: 'rest', kind: 'foreign-host', method: 'GET', path: '/conversations', headers: { host }, expect: EXPECT_4XX(why) });
     fixed.push({ face: 'rest', kind: 'foreign-host', method: 'GET', path: `/conversations/${t.conversations[0]}`, headers: { host }, expect: EXPECT_4XX(why) });
     fixed.push({ face: 'trpc', kind: 'foreign-host', method: 'GET', path: `/trpc/conversations.list?input=${encodeURIComponent('{}')}`, headers: { host }, expect: EXPECT_4XX(why) });
@@ -381,7 +381,7 @@ function buildCorpus(rng: Rng, t: Targets): FuzzCase[] {
     [8, () => ({ face: 'rest', kind: 'malformed-json', method: 'POST', path: rng.pick(['/conversations', `/conversations/${id()}/messages`, `/approvals/${uuid()}`]), headers: { ...JSON_HEADERS, ...auth() }, body: rng.pick(MALFORMED_JSON) })],
     [8, () => ({ face: 'rest', kind: 'wrong-type', method: 'POST', path: rng.pick([`/conversations/${rng.pick(t.conversations)}/messages`, `/approvals/${uuid()}`]), headers: JSON_HEADERS, body: json(rng.chance(0.5) ? { message: wrongType(), approved: wrongType() } : wrongType()) })],
     [3, () => ({ face: 'rest', kind: 'wrong-type', method: 'POST', path: '/conversations', headers: JSON_HEADERS, body: json({ message: rng.pick([42, true, [], {}, ['list'], { text: 'x' }]) }), expect: EXPECT_4XX('a message that is not a string is a 400') })],
-    // Issue 17: bodies are strict; a field a route does not take is a 400, whatever else the body says.
+    // Bodies are strict; a field a route does not take is a 400, whatever else the body says.
     [3, () => {
       const [path, body] = rng.pick<[string, Record<string, unknown>]>([
         ['/conversations', { message: rng.pick(strings) || 'hi' }],
@@ -389,7 +389,7 @@ function buildCorpus(rng: Rng, t: Targets): FuzzCase[] {
         [`/approvals/${rng.pick([...t.approvals, crypto.randomUUID()])}`, { approved: rng.chance(0.5) }],
       ]);
       const extra = rng.pick(['mesage', 'model', 'stream', 'comment', '__proto__x', 'x'.repeat(rng.int(1, 300)), '']);
-      return { face: 'rest', kind: 'unknown-field', method: 'POST', path, headers: JSON_HEADERS, body: json({ ...body, [extra]: wrongType() }), expect: { statuses: (s) => s === 400, why: 'issue 17: a body field the route does not take is a 400 naming it' } };
+      return { face: 'rest', kind: 'unknown-field', method: 'POST', path, headers: JSON_HEADERS, body: json({ ...body, [extra]: wrongType() }), expect: { statuses: (s) => s === 400, why: 'a body field the route does not take is a 400 naming it' } };
     }],
     [2, () => ({ face: 'rest', kind: 'turn', method: 'POST', path: `/conversations/${rng.pick(t.conversations)}/messages`, headers: { ...JSON_HEADERS, ...auth() }, body: json({ message: rng.pick(['list resources', 'hello', rng.pick(strings) || 'hi', 'remove nothing-here']) }) })],
     [1, () => ({ face: 'rest', kind: 'turn', method: 'POST', path: '/conversations', headers: JSON_HEADERS, body: json(rng.chance(0.5) ? {} : { message: rng.pick(strings) || 'hi' }) })],
@@ -397,12 +397,12 @@ function buildCorpus(rng: Rng, t: Targets): FuzzCase[] {
     [3, () => ({ face: 'rest', kind: 'huge-string', method: 'POST', path: `/approvals/${uuid()}`, headers: JSON_HEADERS, body: json({ approved: 'yes'.repeat(rng.int(1_000, 60_000)), answer: 'x'.repeat(rng.int(1, 50_000)) }) })],
     [6, () => {
       const type = rng.pick(CONTENT_TYPES_NOT_JSON);
-      return { face: 'rest', kind: 'content-type', method: 'POST', path: rng.pick(['/conversations', `/conversations/${rng.pick(t.conversations)}/messages`, `/approvals/${rng.pick(t.approvals)}`]), headers: { 'content-type': type }, body: json({ message: 'list resources', approved: false }), expect: { statuses: (s) => s === 415, why: 'issue 12 #2: state-changing routes accept only application/json (415)' } };
+      return { face: 'rest', kind: 'content-type', method: 'POST', path: rng.pick(['/conversations', `/conversations/${rng.pick(t.conversations)}/messages`, `/approvals/${rng.pick(t.approvals)}`]), headers: { 'content-type': type }, body: json({ message: 'list resources', approved: false }), expect: { statuses: (s) => s === 415, why: 'state-changing routes accept only application/json (415)' } };
     }],
     [2, () => ({ face: 'rest', kind: 'content-type', method: 'POST', path: `/conversations/${rng.pick(t.conversations)}/messages`, headers: { 'content-type': rng.pick(['application/json; charset=utf-16', 'application/json; charset=latin1', 'application/json; charset=bogus']) }, body: json({ message: 'list resources' }) })],
-    [3, () => ({ face: 'rest', kind: 'cross-site', method: 'POST', path: rng.pick(['/conversations', `/conversations/${rng.pick(t.conversations)}/messages`]), headers: { ...JSON_HEADERS, origin: rng.pick(FOREIGN_ORIGINS) }, body: json({ message: 'list resources' }), expect: { statuses: (s) => s === 403, why: 'issue 12 #2: a foreign Origin on a state-changing route is 403' } })],
-    [1, () => ({ face: 'rest', kind: 'own-origin', method: 'POST', path: `/conversations/${rng.pick(t.conversations)}/messages`, headers: { ...JSON_HEADERS, origin: ownOrigin }, body: json({ message: 'hello' }), expect: { statuses: (s) => s === 200 || s === 409, why: 'the server\'s own origin (the web chat) keeps working (409: a turn of the conversation is still running, issue 13)' } })],
-    [3, () => ({ face: 'rest', kind: 'foreign-host', method: rng.pick(['GET', 'POST']), path: rng.pick(['/conversations', '/tools', `/conversations/${rng.pick(t.conversations)}`]), headers: { ...JSON_HEADERS, host: rng.pick(FOREIGN_HOSTS) }, body: '{}', expect: EXPECT_4XX('issue 12 #2: a foreign Host is refused on every face') })],
+    [3, () => ({ face: 'rest', kind: 'cross-site', method: 'POST', path: rng.pick(['/conversations', `/conversations/${rng.pick(t.conversations)}/messages`]), headers: { ...JSON_HEADERS, origin: rng.pick(FOREIGN_ORIGINS) }, body: json({ message: 'list resources' }), expect: { statuses: (s) => s === 403, why: 'a foreign Origin on a state-changing route is 403' } })],
+    [1, () => ({ face: 'rest', kind: 'own-origin', method: 'POST', path: `/conversations/${rng.pick(t.conversations)}/messages`, headers: { ...JSON_HEADERS, origin: ownOrigin }, body: json({ message: 'hello' }), expect: { statuses: (s) => s === 200 || s === 409, why: 'the server\'s own origin (the web chat) keeps working (409: a turn of the conversation is still running)' } })],
+    [3, () => ({ face: 'rest', kind: 'foreign-host', method: rng.pick(['GET', 'POST']), path: rng.pick(['/conversations', '/tools', `/conversations/${rng.pick(t.conversations)}`]), headers: { ...JSON_HEADERS, host: rng.pick(FOREIGN_HOSTS) }, body: '{}', expect: EXPECT_4XX('a foreign Host is refused on every face') })],
     // REST: methods, queries, headers.
     [6, () => ({ face: 'rest', kind: 'wrong-method', method: rng.pick(WRONG_METHODS), path: rng.pick(['/conversations', `/conversations/${id()}`, `/conversations/${id()}/messages`, `/conversations/${id()}/events`, `/approvals/${uuid()}`, '/tools', '/health', '/docs']), headers: JSON_HEADERS, body: rng.chance(0.5) ? '{}' : undefined })],
     [4, () => ({ face: 'rest', kind: 'bad-query', method: 'GET', path: `/conversations?${rng.pick(['limit=-1', 'limit=0', 'limit=abc', 'limit=1e10', 'limit=1.5', 'limit[]=1', 'limit=1&limit=2', 'limit[a]=1', 'cursor=%zz', 'cursor=' + 'x'.repeat(3000), 'cursor=../../', 'before=%zz', 'after=-1', '__proto__[x]=1', 'limit=%00', 'limit=2&cursor=' + crypto.randomUUID()])}` })],
@@ -421,7 +421,7 @@ function buildCorpus(rng: Rng, t: Targets): FuzzCase[] {
     }],
     [3, () => ({ face: 'a2a', kind: 'batch', method: 'POST', path: '/a2a', headers: JSON_HEADERS, body: json(rng.pick<unknown>([[], [{ jsonrpc: '2.0', id: 1, method: 'tasks/get', params: { id: rng.pick(t.conversations) } }, { jsonrpc: '2.0', id: 2, method: 'tasks/get' }], Array.from({ length: rng.int(2, 500) }, (_, i) => ({ jsonrpc: '2.0', id: i, method: 'tasks/get', params: { id: id() } })), [1, 2, 3], [null], [[]]])) })],
     [2, () => ({ face: 'a2a', kind: 'content-type', method: 'POST', path: '/a2a', headers: { 'content-type': rng.pick(CONTENT_TYPES_NOT_JSON) }, body: json({ jsonrpc: '2.0', id: 1, method: 'tasks/get', params: { id: rng.pick(t.conversations) } }) })],
-    [1, () => ({ face: 'a2a', kind: 'cross-site', method: 'POST', path: '/a2a', headers: { ...JSON_HEADERS, origin: rng.pick(FOREIGN_ORIGINS) }, body: json({ jsonrpc: '2.0', id: 1, method: 'message/send', params: { message: { kind: 'message', role: 'user', messageId: crypto.randomUUID(), parts: [{ kind: 'text', text: 'list resources' }] } } }), expect: { statuses: (s) => s === 403, why: 'issue 12 #2: a foreign Origin on a state-changing route is 403' } })],
+    [1, () => ({ face: 'a2a', kind: 'cross-site', method: 'POST', path: '/a2a', headers: { ...JSON_HEADERS, origin: rng.pick(FOREIGN_ORIGINS) }, body: json({ jsonrpc: '2.0', id: 1, method: 'message/send', params: { message: { kind: 'message', role: 'user', messageId: crypto.randomUUID(), parts: [{ kind: 'text', text: 'list resources' }] } } }), expect: { statuses: (s) => s === 403, why: 'a foreign Origin on a state-changing route is 403' } })],
     [2, () => ({ face: 'a2a', kind: 'wrong-method', method: rng.pick(['GET', ...WRONG_METHODS]), path: rng.pick(['/a2a', '/.well-known/agent-card.json', '/.well-known/agent.json', '/.well-known/%zz', '/.well-known/../../etc/passwd']) })],
     [1, () => ({ face: 'a2a', kind: 'read', method: 'GET', path: rng.pick(['/.well-known/agent-card.json', '/.well-known/agent.json']), headers: auth() })],
 
@@ -438,7 +438,7 @@ function buildCorpus(rng: Rng, t: Targets): FuzzCase[] {
     [3, () => ({ face: 'mcp', kind: 'batch', method: 'POST', path: '/mcp', headers: MCP_HEADERS, body: json(rng.pick<unknown>([[], [{ jsonrpc: '2.0', id: 1, method: 'ping' }, { jsonrpc: '2.0', id: 2, method: 'tools/list' }], Array.from({ length: rng.int(2, 300) }, (_, i) => ({ jsonrpc: '2.0', id: i, method: 'ping' })), [1, 'x'], [null], [{ jsonrpc: '2.0', method: 'notifications/initialized' }]])) })],
     [2, () => ({ face: 'mcp', kind: 'wrong-method', method: rng.pick(['GET', 'DELETE', 'PUT', 'PATCH', 'OPTIONS', 'HEAD']), path: rng.pick(['/mcp', '/mcp?x=%zz', '/mcp/']), headers: rng.chance(0.5) ? ({ accept: 'text/event-stream', 'mcp-session-id': rng.pick([crypto.randomUUID(), '%zz', '']) } as Record<string, string>) : {} })],
     [2, () => ({ face: 'mcp', kind: 'content-type', method: 'POST', path: '/mcp', headers: { 'content-type': rng.pick(CONTENT_TYPES_NOT_JSON), accept: 'application/json, text/event-stream' }, body: json({ jsonrpc: '2.0', id: 1, method: 'tools/list' }) })],
-    [1, () => ({ face: 'mcp', kind: 'cross-site', method: 'POST', path: '/mcp', headers: { ...MCP_HEADERS, origin: rng.pick(FOREIGN_ORIGINS) }, body: json({ jsonrpc: '2.0', id: 1, method: 'tools/list' }), expect: { statuses: (s) => s === 403, why: 'issue 12 #2: a foreign Origin on a state-changing route is 403' } })],
+    [1, () => ({ face: 'mcp', kind: 'cross-site', method: 'POST', path: '/mcp', headers: { ...MCP_HEADERS, origin: rng.pick(FOREIGN_ORIGINS) }, body: json({ jsonrpc: '2.0', id: 1, method: 'tools/list' }), expect: { statuses: (s) => s === 403, why: 'a foreign Origin on a state-changing route is 403' } })],
 
     // tRPC.
     [2, () => {
@@ -448,7 +448,7 @@ function buildCorpus(rng: Rng, t: Targets): FuzzCase[] {
         ['approvals.resolve', { uuid: rng.pick(t.approvals), approved: false }],
       ]);
       const extra = rng.pick(['mesage', 'reasons', 'stream', 'x'.repeat(rng.int(1, 300))]);
-      return { face: 'trpc', kind: 'unknown-field', method: 'POST', path: `/trpc/${procedure}`, headers: JSON_HEADERS, body: json({ ...input, [extra]: wrongType() }), expect: { statuses: (s) => s === 400, why: 'issue 17: an input field the procedure does not take is BAD_REQUEST' } };
+      return { face: 'trpc', kind: 'unknown-field', method: 'POST', path: `/trpc/${procedure}`, headers: JSON_HEADERS, body: json({ ...input, [extra]: wrongType() }), expect: { statuses: (s) => s === 400, why: 'an input field the procedure does not take is BAD_REQUEST' } };
     }],
     [8, () => {
       const procedure = rng.chance(0.9) ? rng.pick(TRPC_PROCEDURES) : rng.pick(['nope', '%zz', '..%2f..%2fhealth', 'conversations', 'conversations.', '.list', 'x'.repeat(2000), '__proto__.list', 'constructor']);
@@ -470,8 +470,8 @@ function buildCorpus(rng: Rng, t: Targets): FuzzCase[] {
       const body = rng.pick<string | Buffer>([json(trpcInput(rng, t, procedure, wrongType)), json(wrongType()), rng.pick(MALFORMED_JSON), '', json({ conversationId: id(), message: rng.pick(strings) || 'hi' }), json({ uuid: uuid(), approved: wrongType() })]);
       return { face: 'trpc', kind: 'mutation', method: 'POST', path: `/trpc/${procedure}`, headers: { ...JSON_HEADERS, ...auth() }, body };
     }],
-    [2, () => ({ face: 'trpc', kind: 'content-type', method: 'POST', path: `/trpc/${rng.pick([...TRPC_MUTATIONS])}`, headers: { 'content-type': rng.pick(CONTENT_TYPES_NOT_JSON) }, body: json({ conversationId: rng.pick(t.conversations), message: 'hello' }), expect: { statuses: (s) => s === 415, why: 'issue 12 #2: state-changing routes accept only application/json (415)' } })],
-    [1, () => ({ face: 'trpc', kind: 'cross-site', method: 'POST', path: '/trpc/conversations.send', headers: { ...JSON_HEADERS, origin: rng.pick(FOREIGN_ORIGINS) }, body: json({ conversationId: rng.pick(t.conversations), message: 'hello' }), expect: { statuses: (s) => s === 403, why: 'issue 12 #2: a foreign Origin on a state-changing route is 403' } })],
+    [2, () => ({ face: 'trpc', kind: 'content-type', method: 'POST', path: `/trpc/${rng.pick([...TRPC_MUTATIONS])}`, headers: { 'content-type': rng.pick(CONTENT_TYPES_NOT_JSON) }, body: json({ conversationId: rng.pick(t.conversations), message: 'hello' }), expect: { statuses: (s) => s === 415, why: 'state-changing routes accept only application/json (415)' } })],
+    [1, () => ({ face: 'trpc', kind: 'cross-site', method: 'POST', path: '/trpc/conversations.send', headers: { ...JSON_HEADERS, origin: rng.pick(FOREIGN_ORIGINS) }, body: json({ conversationId: rng.pick(t.conversations), message: 'hello' }), expect: { statuses: (s) => s === 403, why: 'a foreign Origin on a state-changing route is 403' } })],
     [2, () => ({ face: 'trpc', kind: 'wrong-method', method: rng.pick(['PUT', 'DELETE', 'PATCH', 'OPTIONS', 'HEAD', 'GET']), path: `/trpc/${rng.pick([...TRPC_MUTATIONS])}?input=${encodeURIComponent('{}')}` })],
 
     // Static files.
@@ -667,7 +667,7 @@ let agent: AgentProcess;
 beforeAll(async () => {
   model = await startScriptedModel(resourceAgentScript);
   // An OpenAI-family model: its token counting is the real tokenizer (services/orchestrator/domain/tokens.ts),
-  // the one whose byte-pair merge issue 12 #1 found quadratic in a one-token message; other
+  // the one whose byte-pair merge is quadratic in a one-token message unless bounded; other
   // providers are counted by an estimate that no input can slow down.
   agent = await startAgent({
     geminiBaseUrl: model.geminiBaseUrl,
@@ -682,7 +682,7 @@ afterAll(async () => {
   await model?.close();
 });
 
-describe('fuzz (issue 12 item 6)', () => {
+describe('fuzz', () => {
   it(`${TOTAL} seeded hostile requests: no 5xx, no stall, no leak`, { timeout: 240_000 }, async () => {
     const port = Number(new URL(agent.url).port);
     const start = async (message: string) => (await post(`${agent.url}/conversations`, { message })).body;
@@ -698,7 +698,7 @@ describe('fuzz (issue 12 item 6)', () => {
     }
     for (let i = 0; i < 3; i++) victims.push((await start(`add fuzz-victim-${i} with value ${i}`)).result.approval.uuid);
     for (let i = 0; i < 4; i++) heavy.push((await start('hello')).conversation.id);
-    // Ten conversations of 60 KB each: the list must stay a summary of them (acceptance: under 100 KB).
+    // Ten conversations of 60 KB each: the list must stay a summary of them (under 100 KB).
     for (let i = 0; i < 10; i++) await start(`${words(60_000)} ${i}`);
     const assets = readdirSync(join(REPO_ROOT, 'web', 'dist', 'assets'));
 
@@ -791,7 +791,7 @@ describe('fuzz (issue 12 item 6)', () => {
           /* over KEEP_BODY_BYTES, cut: far over any bound of summaries anyway */
         }
         const count = Array.isArray(items) ? items.length : 1;
-        if (r.bytes > SUMMARY_BOUND_BYTES * Math.max(1, count)) fail(`issue 12 #4: a list is summaries (≤ ${SUMMARY_BOUND_BYTES} B each): ${where}`, r, ` — ${r.bytes} bytes for ${count} conversations`);
+        if (r.bytes > SUMMARY_BOUND_BYTES * Math.max(1, count)) fail(`a list is summaries (≤ ${SUMMARY_BOUND_BYTES} B each): ${where}`, r, ` — ${r.bytes} bytes for ${count} conversations`);
       }
       const answer = `${json(r.headers)}\n${r.body}`;
       for (const [what, pattern] of patterns) if (pattern.test(answer)) fail(`${what} in an answer: ${where}`, r, ` — ${pattern.exec(answer)![0].slice(0, 120)}`);
@@ -805,17 +805,17 @@ describe('fuzz (issue 12 item 6)', () => {
     for (const line of log) {
       const shown = line.slice(0, 300);
       for (const [what, pattern] of patterns) if (pattern.test(line)) fail(`${what} in a log line`, undefined, shown);
-      if (line.length > LOG_LINE_BOUND) fail(`issue 12 #3: a log line longer than ${LOG_LINE_BOUND} characters`, undefined, `${line.length} chars: ${shown}`);
+      if (line.length > LOG_LINE_BOUND) fail(`a log line longer than ${LOG_LINE_BOUND} characters`, undefined, `${line.length} chars: ${shown}`);
       const parsed = asLogLine(line);
-      if (parsed?.level === 'error') fail(`issue 12 #3: an error-level log line during the run (${parsed.msg})`, undefined, shown);
+      if (parsed?.level === 'error') fail(`an error-level log line during the run (${parsed.msg})`, undefined, shown);
     }
 
     // The cross-site approvals decided nothing: still pending, and the tool never ran.
     const ran = resourceNames(join(agent.dir, 'resources.db')).filter((name) => name.startsWith('fuzz-victim-'));
-    if (ran.length > 0) fail('issue 12 #2: a cross-site approval ran the tool', undefined, ran.join(', '));
+    if (ran.length > 0) fail('a cross-site approval ran the tool', undefined, ran.join(', '));
     for (const victim of victims) {
       const decided = await send(port, { face: 'rest', kind: 'check', method: 'POST', path: `/approvals/${victim}`, headers: JSON_HEADERS, body: json({ approved: false }) }, false, 5_000);
-      if (decided.status !== 200) fail('issue 12 #2: a cross-site request decided a pending approval (or the agent did not answer)', undefined, `${victim} → ${decided.status} ${decided.body.slice(0, 200)}`);
+      if (decided.status !== 200) fail('a cross-site request decided a pending approval (or the agent did not answer)', undefined, `${victim} → ${decided.status} ${decided.body.slice(0, 200)}`);
     }
 
     const byKind: Record<string, { count: number; meanMs: number; maxMs: number }> = {};
@@ -845,7 +845,7 @@ describe('fuzz (issue 12 item 6)', () => {
 });
 
 // ---------------------------------------------------------------------------------------------
-// Issue 15 item 9: credentials. A second agent, with `auth` (API tokens and JWTs of an issuer on
+// Credentials. A second agent, with `auth` (API tokens and JWTs of an issuer on
 // 127.0.0.1), gets seeded garbage in the Authorization header and the `token` query parameter on
 // every route: malformed schemes, near-miss tokens, forged, tampered, expired and oversized JWTs,
 // and honest credentials with too few roles. Asserts: no 5xx; a bad credential is 401 with a
@@ -880,7 +880,7 @@ interface FuzzCredential {
 
 /** A list of grants: any one of them is enough (reading conversations: chat or approve). */
 type Need = 'open' | 'signed-in' | Grant | readonly Grant[];
-/** Reading conversations (issue 15): their owners and the approvers; which ones is the ownership rule's. */
+/** Reading conversations: their owners and the approvers; which ones is the ownership rule's. */
 const READ_CONVERSATIONS: readonly Grant[] = ['chat', 'approve'];
 
 interface AuthRoute {
@@ -892,7 +892,7 @@ interface AuthRoute {
   stream?: boolean;
   /**
    * Writes to a conversation of fuzz-admin's: a credential that may read it but not write it
-   * (approve, without admin) is refused by the ownership rule with 403 (issue 15).
+   * (approve, without admin) is refused by the ownership rule with 403.
    */
   writesAdminsConversation?: boolean;
   body?: () => string;
@@ -1035,11 +1035,11 @@ function buildAuthCorpus(rng: Rng, t: { conversations: string[]; approvals: stri
     let expected: FuzzCase['expect'];
     if (credential.oversized) expected = { statuses: (s) => s === 431, why: 'a header over the limit is refused before any route (431)' };
     else if (route.need === 'open') expected = { statuses: (s) => s !== 401 && s !== 403, why: 'open routes answer without a credential' };
-    else if (worth === null) expected = { statuses: (s) => s === 401, why: 'issue 15: a missing or bad credential is 401' };
-    else if (!allows(worth, route.need)) expected = { statuses: (s) => s === 403, why: `issue 15: a credential without the ${needText(route.need)} role is 403` };
+    else if (worth === null) expected = { statuses: (s) => s === 401, why: 'a missing or bad credential is 401' };
+    else if (!allows(worth, route.need)) expected = { statuses: (s) => s === 403, why: `a credential without the ${needText(route.need)} role is 403` };
     else if (route.writesAdminsConversation && worth.includes('approve') && !worth.includes('admin')) {
-      expected = { statuses: (s) => s === 403, why: "issue 15: an approver may read another's conversation but not write to it (403)" };
-    } else expected = { statuses: (s) => s !== 401 && s !== 403, why: 'issue 15: a credential with the role passes' };
+      expected = { statuses: (s) => s === 403, why: "an approver may read another's conversation but not write to it (403)" };
+    } else expected = { statuses: (s) => s !== 401 && s !== 403, why: 'a credential with the role passes' };
     const headers: Record<string, string> = { ...route.headers };
     if (credential.header !== undefined) headers.authorization = credential.header;
     if (rng.chance(0.05)) headers['x-asg-via'] = rng.pick(['cli', 'CLI', 'web', 'a2a', 'x'.repeat(500)]);
@@ -1048,7 +1048,7 @@ function buildAuthCorpus(rng: Rng, t: { conversations: string[]; approvals: stri
   return corpus;
 }
 
-describe('fuzz: credentials (issue 15 item 9)', () => {
+describe('fuzz: credentials', () => {
   let issuer: TestIssuer;
   let key: TestKey;
   let secured: AgentProcess;

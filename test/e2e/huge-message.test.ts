@@ -1,5 +1,5 @@
 /**
- * Issue 12, "no request can hold the event loop": a 1,000,000-character message of one character
+ * No request can hold the event loop: a 1,000,000-character message of one character
  * repeated (the documented message limit; its JSON body stays under the 1 MiB body limit) is
  * answered, or refused with a 4xx, while GET /health — polled throughout — answers each time
  * within 2 s. The 2 s is a liveness bound against the stall of minutes the quadratic tokenizer
@@ -62,7 +62,7 @@ function expectAlive(polls: { status: number; ms: number }[]): void {
 describe.each([
   ['a Gemini model (token estimate)', 'gemini-2.5-flash'],
   ['an openai-* model (exact tokenizer, in pieces)', 'openai-gpt-4o'],
-])('a 1,000,000-character one-token message with %s (issue 12)', (_label, modelName) => {
+])('a 1,000,000-character one-token message with %s', (_label, modelName) => {
   let model: ScriptedModelServer;
   let agent: AgentProcess;
 
@@ -121,7 +121,7 @@ describe.each([
   }, 120_000);
 });
 
-describe('deeply nested and oversized JSON bodies on every face (issue 12)', () => {
+describe('deeply nested and oversized JSON bodies on every face', () => {
   let model: ScriptedModelServer;
   let agent: AgentProcess;
 

@@ -1,5 +1,5 @@
 /**
- * Issue 12, "Lists are summaries, paged": `GET /conversations` (and the tRPC list the web chat
+ * Lists are summaries, paged: `GET /conversations` (and the tRPC list the web chat
  * reads) answers summaries — no messages — and `GET /conversations/:id` pages long histories.
  * The real mesh (`bin/asg up`) with a scripted model.
  */
@@ -33,7 +33,7 @@ async function bodyBytes(url: string): Promise<{ status: number; bytes: number; 
   return { status: response.status, bytes: Buffer.byteLength(text), body: JSON.parse(text) };
 }
 
-describe('GET /conversations lists summaries (issue 12)', () => {
+describe('GET /conversations lists summaries', () => {
   const ids: string[] = [];
 
   beforeAll(async () => {
@@ -86,7 +86,7 @@ describe('GET /conversations lists summaries (issue 12)', () => {
   });
 });
 
-describe('GET /conversations/:id pages long histories (issue 12)', () => {
+describe('GET /conversations/:id pages long histories', () => {
   let id: string;
 
   beforeAll(async () => {
@@ -107,7 +107,7 @@ describe('GET /conversations/:id pages long histories (issue 12)', () => {
     }
   });
 
-  it('answers a short history whole, in the seed shape', async () => {
+  it('answers a short history whole, in the documented shape', async () => {
     const created = await post(`${agent.url}/conversations`, { message: 'list resources' });
     const { body } = await get(`${agent.url}/conversations/${created.body.conversation.id}`);
     expect(body.conversation.messages.map((message: any) => message.role)).toEqual(['system', 'user', 'assistant', 'tool', 'assistant']);

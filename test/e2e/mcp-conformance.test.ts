@@ -1,5 +1,5 @@
 /**
- * Issue 18, item 5: the MCP conformance suite (@modelcontextprotocol/conformance 0.1.9) against
+ * The MCP conformance suite (@modelcontextprotocol/conformance 0.1.9) against
  * the agent's own MCP face (/mcp), the whole mesh running. The built-in servers (mcp-filesystem,
  * mcp-resources) are run through it in services/mcp-filesystem/conformance.test.ts.
  *

@@ -1,5 +1,5 @@
 /**
- * MCP servers that fail under a running agent (issue 6): a stdio server killed during a call,
+ * MCP servers that fail under a running agent: a stdio server killed during a call,
  * an HTTP server that hangs, HTTP servers restarted in the middle of a turn — one with 2025-era
  * sessions (server-everything), one stateless 2026-07-28 (test/fixtures/modern-mcp-server.ts).
  * Each failure is a clear error in the conversation, nothing runs twice, and the next call

@@ -1,5 +1,5 @@
 /**
- * Issue 18 item 3, end to end: an MCP server that asks for input during a tool call
+ * End to end: an MCP server that asks for input during a tool call
  * (2026-07-28 `input_required`, test/fixtures/eliciting-mcp-server.ts) stops the turn with a
  * pending approval that names its question; the human's answer through POST /approvals/:uuid
  * reaches the server once and the model reads the tool's result; a rejection declines the
@@ -50,7 +50,7 @@ async function askFor(room: string, of = agent) {
   return { id: created.body.conversation.id as string, uuid: created.body.result.approval.uuid as string, body: created.body };
 }
 
-describe("issue 18: an MCP server's question becomes a pending approval", () => {
+describe("an MCP server's question becomes a pending approval", () => {
   it('stops the turn with an approval naming the question and the fields; the answer reaches the server once and the model reads the result', async () => {
     const { id, uuid, body } = await askFor('A1');
     expect(body.result.response).toContain(ROOM_QUESTION.message);

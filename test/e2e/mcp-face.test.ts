@@ -1,5 +1,5 @@
 /**
- * Issue 6 item 4 — the agent as an MCP server (seed 002: the agent served as an MCP tool), end
+ * The agent as an MCP server (the agent served as an MCP tool), end
  * to end: the real mesh (`bin/asg up`), the real mcp-resources server over stdio, a scripted
  * model speaking Gemini's wire format, and the real MCP SDK client (@modelcontextprotocol/client)
  * at the gateway's /mcp, in both protocol generations: 2026-07-28 (stateless; elicitation by
@@ -69,7 +69,7 @@ async function ask(client: Client, args: Record<string, unknown>, tool = 'ask'):
 
 const count = (name: string) => resourceNames(db).filter((candidate) => candidate === name).length;
 
-describe('issue 6 item 4 / seed 002: tools/list', () => {
+describe('tools/list', () => {
   it.each<Era>(['modern', 'legacy'])('shows the one configured tool (%s protocol)', async (era) => {
     const client = await connect(agent.url, era);
     const { tools } = await client.listTools();
@@ -83,7 +83,7 @@ describe('issue 6 item 4 / seed 002: tools/list', () => {
   });
 });
 
-describe('issue 6 item 4 / seed 002: a read turn', () => {
+describe('a read turn', () => {
   it.each<Era>(['modern', 'legacy'])('answers "list all resources" with the agent\'s answer (%s protocol)', async (era) => {
     const client = await connect(agent.url, era);
     const answer = await ask(client, { message: 'list all resources' });
@@ -95,7 +95,7 @@ describe('issue 6 item 4 / seed 002: a read turn', () => {
   });
 });
 
-describe('issue 6 item 4 / seed 002: stop → elicitation → go', () => {
+describe('stop → elicitation → go', () => {
   it.each<[Era, string]>([
     ['modern', 'mcp-1'],
     ['legacy', 'mcp-legacy-1'],
@@ -138,7 +138,7 @@ describe('issue 6 item 4 / seed 002: stop → elicitation → go', () => {
   });
 });
 
-describe('issue 6 item 4 / seed 002: a client without elicitation', () => {
+describe('a client without elicitation', () => {
   it('gets the approval in the result and approves it over REST', async () => {
     const client = await connect(agent.url, 'modern');
     const answer = await ask(client, { message: 'add resource mcp-rest with value 4' });
@@ -168,7 +168,7 @@ describe('issue 6 item 4 / seed 002: a client without elicitation', () => {
   });
 });
 
-describe('issue 6 item 4 / seed 002: continuing a conversation', () => {
+describe('continuing a conversation', () => {
   it('sends the next message to the conversation named by conversation_id, in its session', async () => {
     const client = await connect(agent.url, 'modern', { headers: { 'X-Session-ID': '0a1b2c3d', Authorization: `Bearer ${TEST_BEARER}` } });
     const first = await ask(client, { message: 'hello' });
@@ -192,7 +192,7 @@ describe('issue 6 item 4 / seed 002: continuing a conversation', () => {
   });
 });
 
-describe('issue 6 item 4 / seed 002: serve_mcp configuration', () => {
+describe('serve_mcp configuration', () => {
   let custom: AgentProcess;
   let disabled: AgentProcess;
 

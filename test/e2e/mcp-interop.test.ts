@@ -1,5 +1,5 @@
 /**
- * MCP interoperability through the whole mesh (issue 6): the reference servers from npm —
+ * MCP interoperability through the whole mesh: the reference servers from npm —
  * server-everything over stdio and over Streamable HTTP (2025-era sessions), server-filesystem,
  * server-memory — and a stateless 2026-07-28 server built with @modelcontextprotocol/server
  * (test/fixtures/modern-mcp-server.ts). GET /tools shows their tools with destructiveHint as
@@ -104,7 +104,7 @@ describe('GET /tools: the servers\' tools with destructiveHint as the MCP spec r
   it('lists every server\'s tools under its name', async () => {
     const byName = await tools(agent);
     const count = (server: string) => Object.values(byName).filter((tool) => tool.server === server).length;
-    // The broker declares form elicitation (issue 18), so the everything server adds its elicitation tool.
+    // The broker declares form elicitation, so the everything server adds its elicitation tool.
     expect([count('everything'), count('filesystem'), count('memory'), count('modern')]).toEqual([14, 14, 9, 5]);
     expect(byName.read_text_file!.inputSchema).toMatchObject({ type: 'object', required: ['path'] });
   });

@@ -1,5 +1,5 @@
 /**
- * Logs and metrics of a real mesh (issue 17 items 4 and 5): `asg up` with a scripted model and
+ * Logs and metrics of a real mesh: `asg up` with a scripted model and
  * the mcp-resources server. Its log is JSON lines, each line of a turn carrying trace_id,
  * session_id and conversation_id, with no secret in any line; LOG_LEVEL is honoured; GET /metrics
  * shows the turns, their latency histogram, the model, tool and approval counters — and, with

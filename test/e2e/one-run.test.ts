@@ -1,5 +1,5 @@
 /**
- * Issue 13 item 3: one active run per conversation, through the whole mesh. A message sent
+ * One active run per conversation, through the whole mesh. A message sent
  * while a turn of its conversation runs is refused on every face (REST 409 with the
  * conversation id, A2A -32004, tRPC CONFLICT, an MCP tool error); the turn that runs is never interleaved with
  * another; and a turn that fails (a provider error, a turn past chat.turn_timeout) does not
@@ -75,7 +75,7 @@ async function slowTurn(id: string, message: string) {
   return { answer };
 }
 
-describe('issue 13: one active run per conversation', () => {
+describe('one active run per conversation', () => {
   it('of two concurrent messages on an idle conversation exactly one runs, the other is 409 — 50 rounds, no interleaving', async () => {
     const id = await newConversation();
     const before = model.requests.length;
@@ -197,7 +197,7 @@ describe('issue 13: one active run per conversation', () => {
   });
 });
 
-describe('issue 13: a pipeline run superseded by a rejection frees its conversation', () => {
+describe('a pipeline run superseded by a rejection frees its conversation', () => {
   let tree: AgentProcess;
 
   beforeAll(async () => {

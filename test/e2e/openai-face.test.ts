@@ -1,5 +1,5 @@
 /**
- * Issue 18 item 4 — the OpenAI-compatible face, end to end: the real mesh (`bin/asg up`), the
+ * The OpenAI-compatible face, end to end: the real mesh (`bin/asg up`), the
  * real mcp-resources server over stdio, a scripted model speaking Gemini's wire format, and the
  * official `openai` npm client at the gateway's /v1: chat.completions.create streaming and not,
  * a destructive request that stops for an approval decided with POST /approvals/:uuid, errors
@@ -51,7 +51,7 @@ async function failure(call: Promise<unknown>): Promise<APIError> {
   return error as APIError;
 }
 
-describe('issue 18 item 4: GET /v1/models', () => {
+describe('GET /v1/models', () => {
   it('lists the agent as the one model, and retrieves it by id', async () => {
     const models: OpenAI.Models.Model[] = [];
     for await (const entry of client.models.list()) models.push(entry);
@@ -63,7 +63,7 @@ describe('issue 18 item 4: GET /v1/models', () => {
   });
 });
 
-describe('issue 18 item 4: chat.completions.create', () => {
+describe('chat.completions.create', () => {
   it('answers without streaming, in a new conversation whose id comes back in a header and a field', async () => {
     const { data, response } = await client.chat.completions.create({ model: MODEL, messages: [{ role: 'user', content: 'list all resources' }] }).withResponse();
     expect(data.object).toBe('chat.completion');
@@ -130,7 +130,7 @@ describe('issue 18 item 4: chat.completions.create', () => {
   });
 });
 
-describe('issue 18 item 4: stop → approve over REST → go', () => {
+describe('stop → approve over REST → go', () => {
   it('answers a destructive request with the approval UUID; POST /approvals/:uuid runs the call once', async () => {
     const completion = await client.chat.completions.create({ model: MODEL, messages: [{ role: 'user', content: 'add resource oa-1 with value 3' }] });
     const extra = completion as unknown as { conversation_id: string; approval: { uuid: string; tool_name: string; tool_args: unknown } };
@@ -173,7 +173,7 @@ describe('issue 18 item 4: stop → approve over REST → go', () => {
   });
 });
 
-describe('issue 18 item 4: errors in OpenAI\'s shape', () => {
+describe('errors in OpenAI\'s shape', () => {
   it('an unknown model is a NotFoundError naming the model', async () => {
     const error = await failure(client.chat.completions.create({ model: 'gpt-4o', messages: [{ role: 'user', content: 'hi' }] }));
     expect(error).toBeInstanceOf(NotFoundError);
@@ -216,7 +216,7 @@ describe('issue 18 item 4: errors in OpenAI\'s shape', () => {
   });
 });
 
-describe('issue 18 item 4: with authentication', () => {
+describe('with authentication', () => {
   let secured: AgentProcess;
   const tokens = tokenAuth({ writer: { token: 'openai-e2e-writer-6a1f0c9e', roles: ['chat'] }, auditor: { token: 'openai-e2e-auditor-2b7d5e3a', roles: ['approve'] } });
 

@@ -1,5 +1,5 @@
 /**
- * The published package (issue 17 item 8): `npm pack` of the built tree, installed from the
+ * The published package: `npm pack` of the built tree, installed from the
  * tarball into an empty folder the way `npm install -g` or `npx` would, and run from there — no
  * path into this repository. Install scripts are skipped: they would only compile
  * better-sqlite3, which neither `--version` nor `config check` loads, and would make this test

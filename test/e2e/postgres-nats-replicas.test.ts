@@ -1,5 +1,5 @@
 /**
- * Issue 14: two full mesh processes (`bin/asg up`) on one PostgreSQL database whose events
+ * Two full mesh processes (`bin/asg up`) on one PostgreSQL database whose events
  * cross through NATS JetStream (ASG_EVENTS_URL). An SSE reader on B gets the events of a turn
  * that runs on A, and after a reconnect with Last-Event-ID misses none; so does a tRPC
  * subscriber on B whose connection is cut; the stream holds every stored event once, in id

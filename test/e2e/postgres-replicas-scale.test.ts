@@ -1,5 +1,5 @@
 /**
- * Issue 14 acceptance, scaled up: three full mesh processes (`bin/asg up`) on one PostgreSQL
+ * Replicas, scaled up: three full mesh processes (`bin/asg up`) on one PostgreSQL
  * database, 50 conversations each waiting for one approval, and 200 decisions — four per
  * approval — racing over the three replicas at once. Each approval is claimed exactly once
  * (50 × 200, 150 × 409, whichever replica is asked) and each stored call runs exactly once

@@ -1,5 +1,5 @@
 /**
- * Issue 14: two full mesh processes (`bin/asg up`) on one PostgreSQL database are replicas of
+ * Two full mesh processes (`bin/asg up`) on one PostgreSQL database are replicas of
  * every service. A conversation created on one is read on the other; twenty concurrent
  * decisions of one approval spread over both are claimed once (one 200, nineteen 409) and the
  * tool runs once, on a resources database both share; an SSE reader on B gets the events of a

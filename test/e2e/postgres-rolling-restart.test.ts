@@ -1,5 +1,5 @@
 /**
- * Issue 14 item 5, acceptance: SIGTERM of a replica under steady load fails no request. Two
+ * SIGTERM of a replica under steady load fails no request. Two
  * mesh replicas on one PostgreSQL sit behind a balancer that does what a Kubernetes Service
  * does with readiness: it sends requests only to replicas whose /ready said 200 at its last
  * probe (every 500 ms, as a readiness probe period). Four clients keep sending turns and approvals (bounded: a few seconds,
@@ -106,7 +106,7 @@ afterAll(async () => {
 
 const writes = (tag: string) => (existsSync(callsFile) ? readFileSync(callsFile, 'utf8').split('\n').filter((line) => line.includes(`"tag":"${tag}"`)).length : 0);
 
-describe('issue 14: a rolling restart under steady load', () => {
+describe('a rolling restart under steady load', () => {
   it('SIGTERM of each replica in turn, each replaced: every request answers 2xx, every approved call runs once', async () => {
     const start = async () => {
       const agent = await replica();

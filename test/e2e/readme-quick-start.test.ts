@@ -1,5 +1,5 @@
 /**
- * The README's quick start works when pasted (issue 17 item 9): its shell blocks that call the
+ * The README's quick start works when pasted: its shell blocks that call the
  * agent run as written — in bash, one after the other, sharing variables — against a started
  * agent with a scripted model, only `localhost:8080` pointed at that agent's port. Each such
  * block is followed by a JSON block that shows the answer to its last command; the real answer

@@ -1,5 +1,5 @@
 /**
- * Issue 13 item 4, rejection with a reason, end to end: the real mesh, the real mcp-resources
+ * Rejection with a reason, end to end: the real mesh, the real mcp-resources
  * server and a scripted Gemini model that records what it is sent. A "no" with a reason reaches
  * the model as the call's result, is stored on the tool message and the approval, and a call
  * that repeats a rejected one in the same run is refused at once instead of asking again.
@@ -21,7 +21,7 @@ const rejectionsSeen = new Map<string, number>();
 
 /**
  * The resource agent, except that for a message with "repeat" in it, it asks for the rejected
- * call once more after the human's "no" (the failure issue 13 guards against), then gives up.
+ * call once more after the human's "no" (it must not reach the human again), then gives up.
  */
 function script(request: ModelRequest) {
   const node = nodeOf(request);
@@ -73,7 +73,7 @@ async function stopAt(agent: AgentProcess, message: string) {
 
 const toolMessages = (conversation: any) => conversation.messages.filter((m: any) => m.role === 'tool');
 
-describe('issue 13: a rejection with a reason (simple mode)', () => {
+describe('a rejection with a reason (simple mode)', () => {
   it('tells the model "Rejected by a human: <reason>" and records it on the tool message and the approval', async () => {
     const { id, uuid } = await stopAt(simple, 'add big-1 with value 1000000000');
     const before = model.requests.length;
@@ -86,7 +86,7 @@ describe('issue 13: a rejection with a reason (simple mode)', () => {
     expect(next).toHaveLength(1);
     expect(next[0]!.toolResults).toEqual([{ name: 'resources_add', output: REJECTED('value too large') }]);
 
-    // The visible answer still says the operation was cancelled (seed 003 TS-007), then the model's.
+    // The visible answer still says the operation was cancelled, then the model's.
     expect(no.body.result.waiting_approval).toBe(false);
     expect(no.body.result.response).toBe(`Operation cancelled by user.\n\nDone. resources_add: ${REJECTED('value too large')}`);
     const conversation = no.body.conversation;
@@ -167,7 +167,7 @@ describe('issue 13: a rejection with a reason (simple mode)', () => {
   });
 });
 
-describe('issue 13: a rejection with a reason (agent tree, sequential)', () => {
+describe('a rejection with a reason (agent tree, sequential)', () => {
   it('records the reason on the node\'s tool message and cancels the pipeline', async () => {
     const { id, uuid } = await stopAt(orchestrated, 'add tree-big with value 1000000000');
     const before = model.requests.length;

@@ -1,6 +1,6 @@
 /**
- * Stop and go across a restart (TS-005, FR-006, NFR-006) and the start interface of
- * DESIGN §4: `npm start -- --config FILE` serves on the config's host and port with data
+ * Stop and go across a restart and the documented start interface:
+ * `npm start -- --config FILE` serves on the config's host and port with data
  * under data_dir.
  */
 import { existsSync } from 'node:fs';
@@ -23,7 +23,7 @@ afterAll(async () => {
   await model?.close();
 });
 
-describe('TS-005 approval survives a restart', () => {
+describe('an approval survives a restart', () => {
   it('executes the stored call with its original arguments after the mesh restarts', async () => {
     const first = await startAgent({ geminiBaseUrl: model.geminiBaseUrl });
     let second;
@@ -55,7 +55,7 @@ describe('TS-005 approval survives a restart', () => {
   });
 });
 
-describe('DESIGN §4 start: npm start -- --config FILE', () => {
+describe('start: npm start -- --config FILE', () => {
   it('serves on the configured host and port with data under data_dir, and stops on SIGTERM', async () => {
     const port = await freePort();
     const dir = tempDir();

@@ -1,5 +1,5 @@
 /**
- * One process or many (DESIGN §2) and "only the store holds state" (DESIGN rule 1): the
+ * One process or many, and only the store holds state: the
  * five services started apart with `asg serve`, wired by addresses from the config and the
  * environment; the orchestrator is killed between stop and go and a fresh one goes on.
  */
@@ -21,7 +21,7 @@ let configFile: string;
 let ports: Record<'conversation_store' | 'llm_gateway' | 'tool_broker' | 'orchestrator', number>;
 let url: string;
 
-/** Each service's metrics port (issue 17: a service alone serves GET /metrics beside its gRPC port). */
+/** Each service's metrics port (a service alone serves GET /metrics beside its gRPC port). */
 const metricsPorts = new Map<string, number>();
 
 async function serve(service: string, listen?: number): Promise<AsgProcess> {
@@ -90,7 +90,7 @@ describe('services in separate processes', () => {
     expect(other.status).toBe(404);
   });
 
-  it('go on after the orchestrator that stopped the turn is gone (DESIGN rule 1)', async () => {
+  it('go on after the orchestrator that stopped the turn is gone (only the store holds state)', async () => {
     const stop = await post(`${url}/conversations`, { message: 'add resource apart-1 with value 8' });
     expect(stop.body.result.waiting_approval).toBe(true);
 

@@ -1,5 +1,5 @@
 /**
- * Session ids (DESIGN rule 6, FR-030) and secrets (DESIGN rule 5, NFR-005): the session id
+ * Session ids and secrets: the session id
  * is taken or made at the entry point, stored and reused; API keys and bearer tokens reach
  * the services that need them and nothing else — no response, log line or stored file.
  */
@@ -42,7 +42,7 @@ afterAll(async () => {
   await model?.close();
 });
 
-describe('session id (DESIGN rule 6)', () => {
+describe('session id: taken or made at the entry point, stored and reused', () => {
   it('takes a valid X-Session-ID and stores it on the conversation', async () => {
     const created = await call('POST', '/conversations', {}, { 'X-Session-ID': 'abcdef12' });
     expect(created.body.conversation.session_id).toBe('abcdef12');
@@ -81,7 +81,7 @@ describe('session id (DESIGN rule 6)', () => {
   });
 });
 
-describe('secrets (DESIGN rule 5, NFR-005)', () => {
+describe('secrets: in no response, log line or stored file', () => {
   it('forwards the bearer token to the HTTP MCP server on each call', async () => {
     const seenBefore = proxy.headers.length;
     const created = await call('POST', '/conversations', { message: 'list resources' }, { Authorization: `Bearer ${TEST_BEARER}` });

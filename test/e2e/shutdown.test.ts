@@ -1,8 +1,8 @@
 /**
- * Issue 12, part 5 (DESIGN §4): a clean stop on one node. SIGTERM or SIGINT — to `npm start`
+ * A clean stop on one node. SIGTERM or SIGINT — to `npm start`
  * (npm only, as a process manager sends it), or to the process group of `bin/asg up` — stops
  * taking requests (503 with Retry-After), lets the turns in flight answer within
- * `shutdown_grace`, closes the MCP child and exits 0 with no process left. Issue 14: a turn
+ * `shutdown_grace`, closes the MCP child and exits 0 with no process left. A turn
  * that a stop cuts is handed back (its lease released) and a turn a crash cuts keeps its lease
  * until it expires; either way the restarted agent takes the run over and finishes it.
  */
@@ -76,7 +76,7 @@ async function threeTurnsInFlight(agent: AgentProcess, tag: string): Promise<{ t
 /** After the stop: all three answered 200, a request during the drain got 503 (the probes answered), and nothing is left. */
 async function expectCleanStop(agent: AgentProcess, tree: number[], answers: Promise<JsonResponse>[], tag: string): Promise<void> {
   await agent.waitForLine(logLineWhere((line) => line.msg === 'gateway draining'));
-  // Issue 14: liveness stays 200 while the process runs; readiness says it is draining.
+  // Liveness stays 200 while the process runs; readiness says it is draining.
   expect((await get(`${agent.url}/health`)).status).toBe(200);
   const ready = await get(`${agent.url}/ready`);
   expect(ready.status).toBe(503);
@@ -100,7 +100,7 @@ async function expectCleanStop(agent: AgentProcess, tree: number[], answers: Pro
   expect(agent.output()).not.toContain('something still holds the event loop');
 }
 
-describe('issue 12: a clean stop', () => {
+describe('a clean stop', () => {
   it.each([
     { how: 'SIGTERM to `npm start` (npm only, as a process manager sends it)', viaNpmStart: true, send: (pid: number) => process.kill(pid, 'SIGTERM') },
     { how: 'SIGINT to the process group of `bin/asg up` (Ctrl-C)', viaNpmStart: false, send: (pid: number) => process.kill(-pid, 'SIGINT') },

@@ -1,7 +1,6 @@
 /**
- * Simple mode end to end (issue 2): the real mesh (`bin/asg up`), the real mcp-resources
+ * Simple mode end to end: the real mesh (`bin/asg up`), the real mcp-resources
  * server over stdio, and a scripted model speaking Gemini's wire format over HTTP.
- * Scenarios TS-001..TS-004, TS-006..TS-008 and FR-004 of seed 003.
  */
 import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
@@ -41,7 +40,7 @@ async function decide(uuid: string, body: unknown) {
   return post(`${agent.url}/approvals/${uuid}`, body);
 }
 
-describe('TS-001 startup (FR-001, FR-009, FR-010)', () => {
+describe('startup', () => {
   it('answers /health', async () => {
     const response = await get(`${agent.url}/health`);
     expect(response.status).toBe(200);
@@ -61,7 +60,7 @@ describe('TS-001 startup (FR-001, FR-009, FR-010)', () => {
   });
 });
 
-describe('TS-002 create conversation (FR-003)', () => {
+describe('create conversation', () => {
   it('creates an empty conversation with the system prompt', async () => {
     const body = await createConversation();
     expect(body.result).toBeUndefined();
@@ -85,7 +84,7 @@ describe('TS-002 create conversation (FR-003)', () => {
   });
 });
 
-describe('TS-003 non-destructive tool (FR-004, FR-007, FR-012)', () => {
+describe('non-destructive tool', () => {
   it('runs resources_list at once and records call and result', async () => {
     const { conversation } = await createConversation();
     const body = await send(conversation.id, 'list all resources');
@@ -97,7 +96,7 @@ describe('TS-003 non-destructive tool (FR-004, FR-007, FR-012)', () => {
     expect(call.tool_call).toMatchObject({ name: 'resources_list', arguments: {} });
     const result = body.conversation.messages.find((m: any) => m.role === 'tool');
     expect(result.tool_call.result).toBeTypeOf('string');
-    // TS-015: without an agent tree nothing is tagged with a node.
+    // Without an agent tree nothing is tagged with a node.
     expect(body.conversation.messages.some((m: any) => 'node' in m)).toBe(false);
     // The history the model saw on its second call contained the tool result.
     expect(model.requests.some((r) => r.toolResults.some((t) => t.name === 'resources_list'))).toBe(true);
@@ -136,7 +135,7 @@ describe('TS-003 non-destructive tool (FR-004, FR-007, FR-012)', () => {
   });
 });
 
-describe('TS-004 destructive tool with approval (FR-004, FR-011)', () => {
+describe('destructive tool with approval', () => {
   it('stops before resources_add and goes on after approval', async () => {
     const { conversation } = await createConversation();
     const stop = await send(conversation.id, 'create a server my-test with value 42');
@@ -166,7 +165,7 @@ describe('TS-004 destructive tool with approval (FR-004, FR-011)', () => {
   });
 });
 
-describe('TS-006 natural language variations (FR-007)', () => {
+describe('natural language variations', () => {
   const cases: [string, string][] = [
     ['list', 'resources_list'],
     ['show me all resources', 'resources_list'],
@@ -188,13 +187,13 @@ describe('TS-006 natural language variations (FR-007)', () => {
   });
 });
 
-describe('TS-007 approval rejection (FR-011)', () => {
+describe('approval rejection', () => {
   it('cancels the call and leaves the conversation active', async () => {
     const { conversation } = await createConversation();
     const stop = await send(conversation.id, 'add resource rejected-one with value 7');
     const reject = await decide(stop.result.approval.uuid, { answer: 'no' });
     expect(reject.status).toBe(200);
-    // The answer says the operation was cancelled, then what the model made of the "no" (issue 13).
+    // The answer says the operation was cancelled, then what the model made of the "no".
     expect(reject.body.result.waiting_approval).toBe(false);
     expect(reject.body.result.response).toMatch(/^Operation cancelled by user\.\n\nDone\. resources_add: Rejected by a human\./);
     expect(reject.body.conversation.status).toBe('active');
@@ -211,7 +210,7 @@ describe('TS-007 approval rejection (FR-011)', () => {
   });
 });
 
-describe('TS-008 approval formats (FR-011)', () => {
+describe('approval formats', () => {
   it.each([
     ['approved', { approved: true }],
     ['action', { action: 'approve' }],
@@ -227,7 +226,7 @@ describe('TS-008 approval formats (FR-011)', () => {
   });
 });
 
-describe('FR-004 a message to a waiting conversation', () => {
+describe('a message to a waiting conversation', () => {
   it('is not processed and returns the pending approval', async () => {
     const { conversation } = await createConversation();
     const stop = await send(conversation.id, 'add resource waiting-one with value 3');
@@ -241,7 +240,7 @@ describe('FR-004 a message to a waiting conversation', () => {
   });
 });
 
-describe('FR-005 list conversations', () => {
+describe('list conversations', () => {
   it('pages newest first with a status summary that counts every conversation', async () => {
     const waiting = await createConversation('add resource listed-one with value 2');
     const active = await createConversation();
@@ -277,7 +276,7 @@ describe('trace context without an OTLP exporter', () => {
   });
 });
 
-describe('token usage (issue 3, item 8)', () => {
+describe('token usage', () => {
   it('is stored on the first message of each model step and summed on the conversation', async () => {
     const { conversation } = await createConversation();
     const before = model.requests.length;

@@ -1,7 +1,7 @@
 /**
- * Tracing (issue 2 item 11): one request is one trace across every service, with the
+ * Tracing: one request is one trace across every service, with the
  * session id as a span attribute, exported over OTLP when OTEL_EXPORTER_OTLP_ENDPOINT is set —
- * whether the services of `asg up` call each other in process (issue 16) or over loopback gRPC.
+ * whether the services of `asg up` call each other in process or over loopback gRPC.
  */
 import { randomBytes } from 'node:crypto';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';

@@ -1,8 +1,8 @@
 /**
- * Issue 13 acceptance: an approval that was pending before an upgrade still resolves after it.
+ * An approval that was pending before an upgrade still resolves after it.
  * The fixtures are stores written by earlier releases, each holding pending `resources_add`
  * approvals: in simple mode, and paused in a sequential agent tree:
- *  - store-before-issue-12: the release before issue 12 (commit b8c5b1b, store schema 7: no list
+ *  - store-before-issue-12: a release with store schema 7 (commit b8c5b1b: no list
  *    summaries, running-turn marks, decision reasons or turn timestamps);
  *  - store-before-issue-13: the release before the run became a value (main at 0d6c1b0, schema
  *    11), whose agent-tree pauses are a pipeline-state JSON column and whose simple-mode pauses
@@ -32,7 +32,7 @@ const TREE = { agent: { name: 'pipeline', type: 'sequential', agents: [{ name: '
 
 const cases = [
   {
-    name: 'before issue 12, simple mode',
+    name: 'with schema 7, in simple mode',
     release: 'store-before-issue-12',
     file: 'simple.db',
     config: {},
@@ -41,7 +41,7 @@ const cases = [
     resource: 'upgrade-simple',
   },
   {
-    name: 'before issue 12, a sequential agent tree paused at its llm node',
+    name: 'with schema 7, a sequential agent tree paused at its llm node',
     release: 'store-before-issue-12',
     file: 'tree.db',
     config: { agent: { name: 'pipeline', type: 'sequential', agents: [{ name: 'worker', type: 'llm', prompt: '{user_message}' }] } },
@@ -51,7 +51,7 @@ const cases = [
     pipeline: { paused_node_path: [0], paused_node_output_key: '', session_state: {} },
   },
   {
-    name: 'before issue 13, simple mode',
+    name: 'with schema 11, in simple mode',
     release: 'store-before-issue-13',
     file: 'simple.db',
     config: {},
@@ -60,7 +60,7 @@ const cases = [
     resource: 'upgrade-simple',
   },
   {
-    name: 'before issue 13, a sequential agent tree paused at its llm node',
+    name: 'with schema 11, a sequential agent tree paused at its llm node',
     release: 'store-before-issue-13',
     file: 'tree.db',
     config: TREE,

@@ -1,5 +1,5 @@
 /**
- * Issue 15 in the web chat, in a real browser against a real agent with a scripted model: the
+ * Approvals in the web chat, in a real browser against a real agent with a scripted model: the
  * approval card shows a call's arguments once and lets them be edited before approving (the
  * tool receives the edited ones; text that is not a JSON object cannot be approved), the
  * decision's trace appears under the call ("approved by anonymous · just now", with the reason),
@@ -49,7 +49,7 @@ async function waitingFor(name: string, value: number): Promise<{ conversationId
   return { conversationId: created.body.conversation.id, uuid: created.body.result.approval.uuid };
 }
 
-describe('the approval card (issue 15)', () => {
+describe('the approval card', () => {
   it('shows the arguments once and editable; what is not a JSON object cannot be approved; the tool receives the edited arguments; the trace says who decided', async () => {
     const { page, pageErrors } = await browser();
     await page.goto(agent.url);
@@ -134,7 +134,7 @@ describe('the approval card (issue 15)', () => {
   });
 });
 
-describe('the approvals page (issue 15)', () => {
+describe('the approvals page', () => {
   it('lists the pending approvals of every conversation, live, decides them, and shows the decisions made', async () => {
     const { page, pageErrors } = await browser();
     await page.goto(agent.url);
@@ -185,7 +185,7 @@ describe('the approvals page (issue 15)', () => {
   });
 });
 
-describe('signed in with a token (issue 15)', () => {
+describe('signed in with a token', () => {
   const TOKENS = { alice: 'alice-token-0b9c8d7e', chatty: 'chatty-token-1f2e3d4c' };
   let secured: AgentProcess;
 

@@ -76,7 +76,7 @@ describe('the web chat served by the agent at /', () => {
     await expect.poll(() => card.count(), { timeout: 30_000 }).toBe(1);
     await expect.poll(() => card.locator('.approval-tool').textContent()).toBe('resources_add');
     expect(await card.locator('.approval-description').textContent()).toContain('resources_add');
-    // Issue 15: shown once, formatted, in the card's editor.
+    // Shown once, formatted, in the card's editor.
     expect(await card.getByTestId('arguments-editor').inputValue()).toContain('"name": "web-1"');
     await expect.poll(() => chat(page).locator('.chat-header .status').textContent()).toBe('waiting for approval');
     // The conversation list puts it first, marked as waiting.
@@ -106,14 +106,14 @@ describe('the web chat served by the agent at /', () => {
     await expect.poll(() => card.count(), { timeout: 30_000 }).toBe(1);
     await card.getByRole('button', { name: 'Reject' }).click();
     await expect.poll(() => chat(page).getByTestId('approval-card').count(), { timeout: 30_000 }).toBe(0);
-    // Issue 13: a rejection is shown as rejected, never as failed.
+    // A rejection is shown as rejected, never as failed.
     await expect.poll(() => chat(page).locator('[data-role="tool"]').count()).toBe(1);
     expect(await chat(page).locator('[data-role="tool"] .tool-head').textContent()).toContain('resources_add rejected');
     expect(await chat(page).locator('[data-role="tool"]').getAttribute('data-outcome')).toBe('rejected');
     expect(resourceNames(resourcesDb())).not.toContain('web-2');
   });
 
-  it('Reject with a reason: the chat shows "rejected" with the reason, never "failed" (issue 13)', async () => {
+  it('Reject with a reason: the chat shows "rejected" with the reason, never "failed"', async () => {
     const { page } = await browser();
     await startChat(page, agent.url, 'add resource web-3 with value 1000000000');
     const card = chat(page).getByTestId('approval-card');
@@ -187,7 +187,7 @@ describe('the web chat served by the agent at /', () => {
     expect((await get(`${agent.url}/conversations/${id}`)).body.conversation.messages.map((m: any) => m.content).slice(1)).toEqual(['tell me about resources slowly', SLOW_ANSWER]);
   });
 
-  it('issue 13: disables the message box while a turn runs, started from anywhere, and shows a 409 as an error', async () => {
+  it('disables the message box while a turn runs, started from anywhere, and shows a 409 as an error', async () => {
     const created = await post(`${agent.url}/conversations`, {});
     const id = created.body.conversation.id as string;
     const { page } = await browser();
@@ -259,7 +259,7 @@ describe('the web chat served by the agent at /', () => {
   });
 });
 
-describe('a proxy approval from a chain of two agents (TS-021)', () => {
+describe('a proxy approval from a chain of two agents', () => {
   let b: AgentProcess;
   let a: AgentProcess;
 

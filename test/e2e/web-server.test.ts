@@ -1,6 +1,6 @@
 /**
- * `bin/asg web --config web.yaml` (seed 000 "Web Chat Frontend", FR-027): the chat on its own
- * port in front of an agent at `agent_url`, with the seed's /api routes, and tRPC (queries,
+ * `bin/asg web --config web.yaml`: the chat on its own
+ * port in front of an agent at `agent_url`, with the earlier web server's /api routes, and tRPC (queries,
  * mutations and subscriptions) passed on to the agent.
  */
 import { spawnSync } from 'node:child_process';
@@ -100,7 +100,7 @@ describe('asg web', () => {
     expect((await client.tools.list.query()).tools.map((tool) => tool.name)).toContain('resources_add');
   });
 
-  it('issue 12: guards its own port like the agent, and passes its pages’ requests on as a server-side client', async () => {
+  it('guards its own port like the agent, and passes its pages’ requests on as a server-side client', async () => {
     // A page of the chat itself: its Origin is the web server's, not the agent's; the agent must still take the call.
     const own = { origin: webUrl };
     const sent = await post(`${webUrl}/api/send`, { message: 'add resource web-origin with value 1' }, own);

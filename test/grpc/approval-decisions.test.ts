@@ -1,5 +1,5 @@
 /**
- * Issue 15, the orchestrator's side, over real gRPC on loopback: a conversation store
+ * The orchestrator's side, over real gRPC on loopback: a conversation store
  * (SQLite), an llm-gateway with a scripted model, a tool broker with two copies of the
  * misbehaving MCP server (its destructive `slow_write` logs every call it receives), and
  * orchestrators. The model's user message is an instruction: call this tool with these
@@ -126,7 +126,7 @@ const decided = new Map<string, string>();
 const requested = new Map<string, string>();
 const conversations = new Set<string>();
 
-describe('issue 15: edit on approve', () => {
+describe('edit on approve', () => {
   it('edited arguments that do not fit are refused with nothing decided; edited ones that fit are what the tool receives, and the model is told', async () => {
     const orchestratorClient = client(orchestrator);
     const { conversation, result } = await orchestratorClient.createConversation({ message: JSON.stringify({ call: 'edit_slow_write', args: { ms: 1, tag: 'from-model' } }) });
@@ -165,7 +165,7 @@ describe('issue 15: edit on approve', () => {
   }, 60_000);
 });
 
-describe('issue 15: expiry', () => {
+describe('expiry', () => {
   it('an approval with a 2 s timeout and on_timeout reject expires on a replica started after the one that asked stopped; the model sees it', async () => {
     const { conversation, result } = await client(orchestrator).createConversation({ message: JSON.stringify({ call: 'expire_slow_write', args: { ms: 1, tag: 'never' } }) });
     conversations.add(conversation!.id);
@@ -203,7 +203,7 @@ describe('issue 15: expiry', () => {
   }, 60_000);
 });
 
-describe('issue 15: webhooks', () => {
+describe('webhooks', () => {
   it('a receiver that fails twice before it answers 200 gets each event once, in order, each with a valid signature', async () => {
     const accepted = () => receiver.deliveries.filter((delivery) => delivery.status === 200);
     const decidedEvents = () => accepted().filter((delivery) => delivery.payload?.type === 'approval.decided');

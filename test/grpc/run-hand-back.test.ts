@@ -1,5 +1,5 @@
 /**
- * Issue 14 item 5: an orchestrator replica that stops hands its unfinished runs back. Two
+ * An orchestrator replica that stops hands its unfinished runs back. Two
  * orchestrators (A and B) over one conversation store (SQLite), one llm-gateway with a
  * scripted model, over real gRPC on loopback. A turn runs on A with the model slow; A is
  * stopped with a short grace: a second before the deadline it stops the turn, releases its
@@ -68,7 +68,7 @@ afterAll(async () => {
   rmSync(dataDir, { recursive: true, force: true });
 });
 
-describe('issue 14: a stopping orchestrator hands its runs back', () => {
+describe('a stopping orchestrator hands its runs back', () => {
   it('the turn still running near the deadline is handed back, its caller told UNAVAILABLE; the other replica finishes it', async () => {
     const onA = createPromiseClient(OrchestratorServiceService, a.address, 'test', 30_000);
     const storeClient = createPromiseClient(ConversationStoreServiceService, store.address, 'test', 5_000);

@@ -1,5 +1,5 @@
 /**
- * Issue 14: every gRPC service of the mesh serves grpc.health.v1 — SERVING once it started,
+ * Every gRPC service of the mesh serves grpc.health.v1 — SERVING once it started,
  * NOT_SERVING as soon as its stop begins, while it still answers (the drain delay) — over real
  * gRPC on loopback.
  */
@@ -48,7 +48,7 @@ const services: [string, string, () => Promise<RunningService>][] = [
   ],
 ];
 
-describe('issue 14: grpc.health.v1 on every service', () => {
+describe('grpc.health.v1 on every service', () => {
   it.each(services)('%s: SERVING after start; NOT_SERVING (Check and Watch) once its stop begins; gone after it', async (_name, serviceName, start) => {
     const service = await start();
     const client = createPromiseClient(HEALTH_DEFINITION, service.address, 'probe', 2000);

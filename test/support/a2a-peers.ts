@@ -15,14 +15,14 @@ import { spawnProcess, type AsgProcess } from './agent-process.js';
  * - `startSdkAgent`: an agent built with @a2a-js/sdk's own server (DefaultRequestHandler and
  *   its JSON-RPC express handler), speaking A2A v1.0 and, through the SDK's legacyCompat,
  *   v0.3 on the same endpoint.
- * - `startSeedAgent`: the seed's early dialect (parts `{"type":"text"}`, one artifact, the
+ * - `startTypePartsAgent`: the early type-parts dialect (parts `{"type":"text"}`, one artifact, the
  *   status message a plain string) on plain node:http.
  * - `startHangingAgent`: serves a card, then never answers a JSON-RPC request.
  * - `startMockLlm`: @dwmkerr/mock-llm as a process, whose v0.3 echo agent answers with a Message.
  *
- * The SDK and seed agents behave alike: the first message of a task asks for an approval
+ * The SDK and type-parts agents behave alike: the first message of a task asks for an approval
  * (input-required, the text "Approval required (id: <uuid>): <description>" and, except in the
- * seed dialect, a data part `{"approval": {...}}`); "approved" (or a data part
+ * type-parts dialect, a data part `{"approval": {...}}`); "approved" (or a data part
  * `{"approved": true}`) completes the task with the artifact text `done: <first message>`,
  * "rejected" cancels it, and anything else leaves it waiting. Every HTTP request they receive
  * is recorded with its headers.
@@ -70,7 +70,7 @@ function approvalText(uuid: string, text: string): string {
   return `Approval required (id: ${uuid}): ${approvalDescription(text)}`;
 }
 
-/** `true` approve, `false` reject, `undefined` neither (the words the DESIGN's A2A server knows, in short). */
+/** `true` approve, `false` reject, `undefined` neither (the approval words an A2A server knows, in short). */
 function decisionOf(text: string, data: unknown[]): boolean | undefined {
   for (const item of data) {
     if (item && typeof item === 'object' && typeof (item as { approved?: unknown }).approved === 'boolean') return (item as { approved: boolean }).approved;
@@ -259,9 +259,9 @@ export async function startSdkAgent(options: SdkAgentOptions = {}): Promise<A2aT
 }
 
 // ---------------------------------------------------------------------------------------------
-// The seed's dialect on plain node:http
+// The type-parts dialect on plain node:http
 
-interface SeedTask {
+interface TypePartsTask {
   id: string;
   state: string;
   message: string;
@@ -269,13 +269,13 @@ interface SeedTask {
   firstText: string;
 }
 
-export async function startSeedAgent(options: { name?: string } = {}): Promise<A2aTestPeer> {
+export async function startTypePartsAgent(options: { name?: string } = {}): Promise<A2aTestPeer> {
   const requests: RecordedRequest[] = [];
   const messages: ReceivedMessage[] = [];
-  const tasks = new Map<string, SeedTask>();
+  const tasks = new Map<string, TypePartsTask>();
   let baseUrl = '';
 
-  const toResult = (task: SeedTask) => ({
+  const toResult = (task: TypePartsTask) => ({
     id: task.id,
     status: { state: task.state, message: task.message },
     ...(task.artifactText !== undefined ? { artifact: { parts: [{ type: 'text', text: task.artifactText }] } } : {}),
@@ -292,7 +292,7 @@ export async function startSeedAgent(options: { name?: string } = {}): Promise<A
       const taskId = typeof params.taskId === 'string' ? params.taskId : undefined;
       messages.push({ taskId: taskId ?? '', text, data: [] });
       if (taskId === undefined) {
-        const task: SeedTask = { id: randomUUID(), state: 'input-required', message: approvalText(randomUUID(), text), firstText: text };
+        const task: TypePartsTask = { id: randomUUID(), state: 'input-required', message: approvalText(randomUUID(), text), firstText: text };
         tasks.set(task.id, task);
         return reply(toResult(task));
       }
@@ -329,9 +329,9 @@ export async function startSeedAgent(options: { name?: string } = {}): Promise<A
         res.writeHead(status, { 'content-type': 'application/json' });
         res.end(JSON.stringify(value));
       };
-      // The seed serves its card at agent.json only: the bridge's fallback path.
+      // A type-parts agent serves its card at agent.json only: the bridge's fallback path.
       if (req.method === 'GET' && path === '/.well-known/agent.json') {
-        return send(200, { name: options.name ?? 'seed-agent', description: 'A seed-dialect test agent', url: baseUrl, skills: [{ id: 'resources_remove', name: 'resources_remove', description: 'Removes a resource' }] });
+        return send(200, { name: options.name ?? 'type-parts-agent', description: 'A type-parts test agent', url: baseUrl, skills: [{ id: 'resources_remove', name: 'resources_remove', description: 'Removes a resource' }] });
       }
       if (req.method === 'POST' && path === '/a2a') {
         if (body === undefined || typeof body !== 'object') return send(200, { jsonrpc: '2.0', id: null, error: { code: -32700, message: 'parse error' } });

@@ -1,5 +1,5 @@
 /**
- * Vitest global set-up (issue 12): before any test runs, make sure the machine has what the
+ * Vitest global set-up: before any test runs, make sure the machine has what the
  * selected test files need (test/support/requirements.ts). For each requirement: find it; else
  * install it where the system allows it (Debian/Ubuntu apt as root or with passwordless sudo),
  * its output summarised in two lines and the whole of it kept in a log file; else stop the run at

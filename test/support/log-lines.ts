@@ -1,5 +1,5 @@
 /**
- * The log lines of a process's output, parsed (issue 17: one JSON object per line). Lines
+ * The log lines of a process's output, parsed (one JSON object per line). Lines
  * that are not JSON (a child's plain banner, a stack trace) are left out; `malformed` lists
  * them, for tests that say every line of the log is JSON.
  */

@@ -2,7 +2,7 @@ import { request as httpRequest } from 'node:http';
 
 /**
  * One HTTP request with exactly the headers given — `Host` included, which fetch() replaces —
- * for the cross-site tests (issue 12). The path is sent as written, %-escapes and all.
+ * for the cross-site tests. The path is sent as written, %-escapes and all.
  */
 export interface RawResponse {
   status: number;

@@ -1,5 +1,5 @@
 /**
- * How the test set-up finds what the suites need (issue 12): the variable a person set wins,
+ * How the test set-up finds what the suites need: the variable a person set wins,
  * and is refused rather than replaced when it names no executable; otherwise the PATH.
  */
 import { chmodSync, mkdtempSync, rmSync, writeFileSync } from 'node:fs';

@@ -1,6 +1,6 @@
 /**
- * What the test suites need from the machine beyond Node and npm, and how to get it (issue 12:
- * "the two README commands must do all the set-up on a fresh machine"). Each requirement says
+ * What the test suites need from the machine beyond Node and npm, and how to get it (the
+ * two README commands must do all the set-up on a fresh machine). Each requirement says
  * which test files need it, how to find it, which Debian packages provide it and, when neither
  * works, the one line that tells a person what to do. test/support/global-setup.ts walks this
  * list before any test runs; adding a service (PostgreSQL, NATS) is one more entry here.
@@ -131,7 +131,7 @@ async function reachable(url: string): Promise<boolean> {
 export const postgres: Requirement = {
   name: 'PostgreSQL',
   env: 'ASG_TEST_DATABASE_URL',
-  // The PostgreSQL driver's suites and the replicas' end-to-end test (issue 14).
+  // The PostgreSQL driver's suites and the replicas' end-to-end test.
   neededBy: /(^|\/)postgres[^/]*\.test\.ts$/,
   async find() {
     const url = process.env.ASG_TEST_DATABASE_URL || DEFAULT_TEST_DATABASE_URL;
@@ -188,7 +188,7 @@ function natsAnswers(url: string): Promise<boolean> {
 export const nats: Requirement = {
   name: 'NATS',
   env: 'ASG_TEST_EVENTS_URL',
-  // The NATS event suites and the replicas-over-NATS end-to-end test (issue 14).
+  // The NATS event suites and the replicas-over-NATS end-to-end test.
   neededBy: /(^|\/)[^/]*nats[^/]*\.test\.ts$/,
   async find() {
     const url = process.env.ASG_TEST_EVENTS_URL || DEFAULT_TEST_EVENTS_URL;

@@ -1,4 +1,4 @@
-/** Every configuration file the project ships, with the JSON Schema its first line names (issue 17). */
+/** Every configuration file the project ships, with the JSON Schema its first line names. */
 export const SHIPPED_CONFIGS: readonly { file: string; schema: string }[] = [
   { file: 'config/agent.yaml', schema: 'agent.schema.json' },
   { file: 'config/sequential.yaml', schema: 'agent.schema.json' },

@@ -1,5 +1,5 @@
 /**
- * A webhook receiver for tests (issue 15): an HTTP server on 127.0.0.1 that records every
+ * A webhook receiver for tests: an HTTP server on 127.0.0.1 that records every
  * delivery, verifies its Standard Webhooks signature with its own implementation of the
  * spec's verification (not the orchestrator's signing code) and with the spec's reference
  * library (standardwebhooks), and answers with the status the

@@ -7,7 +7,7 @@ import { authorizationHeaders, sessionToken } from './state/session-token.js';
  * HTTP, subscriptions over server-sent events (the browser's EventSource, which reconnects
  * by itself and names the last stored event it saw).
  *
- * Signed in (issue 15), every call carries the session's token: as `Authorization: Bearer …`
+ * Signed in, every call carries the session's token: as `Authorization: Bearer …`
  * on queries and mutations, and — since an EventSource cannot send headers — as the `token`
  * query parameter on the event streams, the one place the gateway takes it from the URL.
  */

@@ -3,7 +3,7 @@ import type { JsonRpcRequest } from '../http.js';
 import type { TaskView } from '../remote-task.js';
 import type { StreamEvent } from '../stream-events.js';
 
-/** How a dialect streams (issue 18 item 2): the streaming send, the resubscribe, and one event read. */
+/** How a dialect streams: the streaming send, the resubscribe, and one event read. */
 export interface StreamingSpeaker {
   sendMessage(message: OutgoingMessage): JsonRpcRequest;
   resubscribe(taskId: string): JsonRpcRequest;
@@ -18,7 +18,7 @@ export interface OutgoingMessage {
   contextId?: string;
   /** An answer to the peer's approval; its text is then "approved" or "rejected". */
   approved?: boolean;
-  /** With approved=false: the human's reason (issue 13), sent in the v0.3/v1.0 data part. */
+  /** With approved=false: the human's reason, sent in the v0.3/v1.0 data part. */
   reason?: string;
 }
 
@@ -41,11 +41,11 @@ export interface DialectSpeaker {
   readSendResult(result: unknown): TaskView;
   getTask(taskId: string): JsonRpcRequest;
   readTask(result: unknown): TaskView;
-  /** Absent for a dialect without streaming (the seed's). */
+  /** Absent for a dialect without streaming (type-parts). */
   readonly streaming?: StreamingSpeaker;
 }
 
-/** The text a message carries: an approval answer is the word itself, as the seed's peers expect. */
+/** The text a message carries: an approval answer is the word itself, as type-parts peers expect. */
 export function messageText(message: OutgoingMessage): string {
   if (message.approved === undefined) return message.text;
   return message.approved ? 'approved' : 'rejected';

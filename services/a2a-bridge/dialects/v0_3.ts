@@ -101,7 +101,7 @@ export const v0_3: DialectSpeaker = {
   label: 'A2A v0.3',
   headers: {},
   // A v0.3-only method without side effects: v0.3 servers answer it (with the card or an
-  // "unsupported" error), seed-dialect servers with "method not found". tasks/get would not
+  // "unsupported" error), type-parts servers with "method not found". tasks/get would not
   // tell the two apart.
   probe: { method: 'agent/getAuthenticatedExtendedCard' },
 

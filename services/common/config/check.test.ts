@@ -9,7 +9,7 @@ function check(text: string, env: NodeJS.ProcessEnv = { GEMINI_API_KEY: 'k', OPE
   return { report, text: formatReport(report) };
 }
 
-describe('checkConfigText: where, what, and what was meant (issue 17)', () => {
+describe('checkConfigText: where, what, and what was meant', () => {
   it('puts an unknown provider prefix at its line and column, lists the providers and suggests the near one', () => {
     const { report, text } = check('name: a\nllm:\n  model: opnai:gpt-4o\n');
     expect(report.config).toBeUndefined();
@@ -32,7 +32,7 @@ describe('checkConfigText: where, what, and what was meant (issue 17)', () => {
     expect(check('llm:\n  model: gemini-2.5-pro\n').report.errors).toEqual([]);
   });
 
-  it('routes another bare name to Gemini as DESIGN §4 says, and warns of it at its line', () => {
+  it('routes another bare name to Gemini, and warns of it at its line', () => {
     const { report, text } = check('llm:\n  model: house-model\n');
     expect(report.errors).toEqual([]);
     expect(text).toContain('agent.yaml:2:10: warning: llm.model: model "house-model" has no provider prefix, so it goes to Gemini');

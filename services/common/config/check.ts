@@ -7,7 +7,7 @@ import { configSchema, type AgentConfig, type AgentNodeInput } from './schema.js
 import { nearest } from './suggest.js';
 
 /**
- * The one check of a configuration file (issue 17): `asg config check` and every start
+ * The one check of a configuration file: `asg config check` and every start
  * (`asg up`, `asg serve`) run this and print what it finds in the same words, so a file
  * that passes the check starts and one that fails it does not. Each problem names the file,
  * line and column (YAML syntax, schema, model names), with a code frame and, for a misspelt
@@ -115,7 +115,7 @@ export function checkAgentConfigFile(file: string, options: CheckOptions<AgentCo
 /**
  * Every model name the configuration routes (`llm.model`, each llm node's `model`): one that
  * routes nowhere is an error; a provider whose key is not set is a warning naming the models
- * it breaks (seed 000 "lazy validation": they fail on use); a base URL variable that is not an
+ * it breaks (validation is lazy: they fail on use); a base URL variable that is not an
  * http(s) URL is an error, as in the llm-gateway.
  */
 export const checkModels: ConfigCheck<AgentConfig> = (config, env) => {

@@ -1,8 +1,8 @@
-/** Issue 14: the `grpc` section and the service addresses a gRPC target may take. */
+/** The `grpc` section and the service addresses a gRPC target may take. */
 import { describe, expect, it } from 'vitest';
 import { configSchema, DEFAULT_GRPC_SETTINGS } from './schema.js';
 
-describe('issue 14: grpc settings', () => {
+describe('grpc settings', () => {
   it('defaults: keepalive 30 s / 10 s, connection age 5 min with 30 s grace, no drain delay, in-process calls in one process', () => {
     expect(configSchema.parse({}).grpc).toEqual({
       keepalive_time: 30_000,

@@ -2,7 +2,7 @@ import { z } from 'zod';
 import { configSchema } from './schema.js';
 
 /**
- * The JSON Schema of agent.yaml (and of the other configuration files; issue 17), generated
+ * The JSON Schema of agent.yaml (and of the other configuration files), generated
  * from the zod schema with zod's own `toJSONSchema`, so editors complete and check the same
  * fields startup accepts. It describes what a file may say (zod's input side: a duration is a
  * number of seconds or "30s"). The defaults zod leaves out on that side (a duration's, known

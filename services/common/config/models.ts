@@ -1,8 +1,8 @@
 import { nearest } from './suggest.js';
 
 /**
- * Which provider serves a model name (seed 000 "Provider Routing", DESIGN §4 "Providers", issue
- * 17). Pure data and rules, no keys and no clients: the llm-gateway routes its calls with it,
+ * Which provider serves a model name (README, "Models"). Pure data
+ * and rules, no keys and no clients: the llm-gateway routes its calls with it,
  * and the configuration check (check.ts) refuses a name that routes nowhere before anything
  * starts, so both say the same thing about the same name.
  *
@@ -12,7 +12,7 @@ import { nearest } from './suggest.js';
  * and `openrouter-` are stripped. A bare name of another vendor's family (`gpt-4o`, `llama3`) or
  * with a misspelt prefix (`claud-…`) is an error that suggests the name meant (Gemini could only
  * answer it with a 404); any other bare name
- * goes to Gemini as DESIGN §4 and seed 000 say, with a warning from the check so it is never silent.
+ * goes to Gemini, the documented default, with a warning from the check so it is never silent.
  */
 export type ProviderName = 'gemini' | 'anthropic' | 'openai' | 'mistral' | 'ollama' | 'openrouter';
 
@@ -133,7 +133,7 @@ export function resolveModel(model: string): ModelRoute {
         suggestion,
       );
     }
-    // DESIGN §4 and seed 000: anything else goes to Gemini — said out loud, never silently.
+    // Anything else goes to Gemini, the documented default — said out loud, never silently.
     return { ...ROUTES.gemini, model: name, modelId: name, notice: `model "${name}" has no provider prefix, so it goes to Gemini (the rule for unprefixed names); write "gemini-…" or "<provider>:<model id>" to say so` };
   }
   const providerName = name.slice(0, colon);

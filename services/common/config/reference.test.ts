@@ -1,5 +1,5 @@
 /**
- * The README's configuration reference against the schema (issue 17): every field of
+ * The README's configuration reference against the schema: every field of
  * config/agent.schema.json has its row in the README's table, with the schema's default;
  * no row names a field the schema does not have.
  */

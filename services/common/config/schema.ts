@@ -6,8 +6,7 @@ import { proxyEntryProblem } from './proxies.js';
 import { treeProblems } from './tree.js';
 
 /**
- * The agent configuration: seed 000's "Full Configuration Schema" with its defaults, plus
- * the fields this project adds (each marked). Unknown keys are errors, so a typo never
+ * The agent configuration with its defaults. Unknown keys are errors, so a typo never
  * silently falls back to a default.
  */
 
@@ -15,7 +14,7 @@ const name = z.string().trim().min(1, 'a non-empty name');
 
 export const APPROVAL_RULES = ['always', 'never', 'auto'] as const;
 
-/** Issue 15: what a role allows — `chat` talks and reads, `approve` decides approvals, `admin` everything. */
+/** What a role allows — `chat` talks and reads, `approve` decides approvals, `admin` everything. */
 export const ROLES = ['chat', 'approve', 'admin'] as const;
 export const WEBHOOK_EVENTS = ['approval.requested', 'approval.decided', 'run.completed', 'run.failed'] as const;
 const envName = z.string().regex(/^[A-Za-z_][A-Za-z0-9_]{0,127}$/, 'an environment variable name');
@@ -64,7 +63,7 @@ export const authSchema = z.strictObject({
     .optional(),
 });
 
-/** Issue 15: when a pending approval expires, and what its expiry decides; per tool by the first matching pattern. */
+/** When a pending approval expires, and what its expiry decides; per tool by the first matching pattern. */
 export const approvalsSchema = z.strictObject({
   /** 0: an approval waits for a human forever. */
   timeout: z.union([z.literal(0), duration]).default(0),
@@ -73,7 +72,7 @@ export const approvalsSchema = z.strictObject({
   tools: z.record(z.string().min(1), z.strictObject({ timeout: z.union([z.literal(0), duration]), on_timeout: timeoutAction.optional() })).default({}),
 });
 
-/** Issue 15: signed notifications (Standard Webhooks) of approvals and runs. */
+/** Signed notifications (Standard Webhooks) of approvals and runs. */
 export const webhookSchema = z.strictObject({
   url: z.url(),
   /** The variable holding the secret, in the spec's `whsec_<base64>` form. */
@@ -89,35 +88,35 @@ export const mcpServerSchema = z
     /** stdio transport: the program to start. */
     command: z.string().min(1).optional(),
     args: z.array(z.string()).default([]),
-    /** Added: extra environment for a stdio server. */
+    /** Extra environment for a stdio server. */
     env: z.record(z.string(), z.string()).default({}),
-    /** Added: per-call deadline (DESIGN rule 7). */
+    /** Per-call deadline: no call waits forever. */
     timeout: duration.default(30_000),
     /**
-     * Added (issue 6): whether the server's readOnlyHint/destructiveHint annotations decide
-     * approvals (DESIGN rule 9). false: every tool of the server needs an approval unless an
+     * Whether the server's readOnlyHint/destructiveHint annotations decide
+     * approvals (services/tool-broker/policy.ts). false: every tool of the server needs an approval unless an
      * `approval` rule says otherwise — for servers that might lie about their tools.
      */
     trust_annotations: z.boolean().default(true),
     /**
-     * Added (issue 6, seed 004 style): per tool-name pattern (`*`, `?` wildcards; the first
+     * Per tool-name pattern (`*`, `?` wildcards; the first
      * matching pattern applies, in config order), `always` (every call needs an approval),
      * `never` (no call does) or `auto` (the annotations decide, as trust_annotations allows).
      */
     approval: z.record(z.string().min(1), z.enum(APPROVAL_RULES)).default({}),
     /**
-     * Added (issue 17): false (default): a server that cannot be started or reached is reported
+     * False (default): a server that cannot be started or reached is reported
      * once and retried in the background while the agent runs without its tools (GET /tools and
      * GET /ready say so). true: the agent does not start without it.
      */
     required: z.boolean().default(false),
     /**
-     * Added (issue 18), HTTP servers only: the name of an environment variable holding a bearer
+     * HTTP servers only: the name of an environment variable holding a bearer
      * token sent on every request to the server (the value is read at startup, never logged).
      */
     bearer_token_env: envName.optional(),
     /**
-     * Added (issue 18), HTTP servers only: OAuth 2 client credentials. The token endpoint is
+     * HTTP servers only: OAuth 2 client credentials. The token endpoint is
      * discovered from the server (MCP authorization: RFC 9728 protected-resource metadata, then
      * RFC 8414 authorization-server metadata); `issuer` pins the authorization server the
      * secret may be sent to.
@@ -146,14 +145,14 @@ export const a2aAgentSchema = z.strictObject({
   url: z.url(),
   description: z.string().default(''),
   destructiveHint: z.boolean().default(false),
-  /** Added: per-call deadline (DESIGN rule 7). */
+  /** Per-call deadline: no call waits forever. */
   timeout: duration.default(60_000),
 });
 
 export const NODE_TYPES = ['llm', 'sequential', 'parallel', 'loop', 'a2a'] as const;
 export const APPROVAL_MODES = ['auto', 'required'] as const;
 
-/** One node of the agent tree (seed 000, "Node Configuration Reference"). */
+/** One node of the agent tree (README, "The agent tree"). */
 export interface AgentNodeInput {
   name: string;
   type: (typeof NODE_TYPES)[number];
@@ -166,7 +165,7 @@ export interface AgentNodeInput {
   can_exit_loop?: boolean;
   max_iterations?: number;
   /**
-   * parallel and loop nodes: `auto` (seed 000, the default) lets destructive calls below run
+   * parallel and loop nodes: `auto` (the default) lets destructive calls below run
    * without approval, logged and marked; `required` keeps the approval gate for them.
    */
   approvals?: (typeof APPROVAL_MODES)[number];
@@ -211,7 +210,7 @@ const address = z
   .regex(/^(?:dns:\/\/[^/\s]*\/)?[^\s:/]+:\d{1,5}$|^ipv[46]:\S+$/, 'an address "host:port", "dns:///host:port" or "ipv4:host:port,host:port"');
 
 /**
- * Added (issue 14): the connections between services (docs/architecture.md, "gRPC connections").
+ * The connections between services (docs/architecture.md, "gRPC connections").
  * Every service reads it: the keepalive of its clients, and the connection age, ping policy and
  * drain of its server.
  */
@@ -232,7 +231,7 @@ export const grpcSchema = z.strictObject({
    */
   drain_delay: z.union([z.literal(0), duration]).default(0),
   /**
-   * Added (issue 16): in `asg up` (every service in one process), services call each other's
+   * In `asg up` (every service in one process), services call each other's
    * handlers directly instead of over loopback gRPC — the same contracts (protobuf bytes,
    * metadata, deadlines, statuses), without HTTP/2 and sockets. `false`: loopback gRPC
    * everywhere, to compare or debug. Services started alone (`asg serve`) always use gRPC.
@@ -253,7 +252,7 @@ export const configSchema = z
     port: z.number().int().min(0).max(65535).default(8080),
     data_dir: z.string().min(1).default('./data'),
     /**
-     * Added (issue 14): where the conversation store keeps its data. `url` empty: SQLite in
+     * Where the conversation store keeps its data. `url` empty: SQLite in
      * `data_dir` (one machine); `postgres://…`: PostgreSQL, shared by any number of store
      * replicas. ASG_DATABASE_URL, when set, wins over `url` (it may carry a password, which is
      * never logged).
@@ -280,7 +279,7 @@ export const configSchema = z
       })
       .prefault({}),
     /**
-     * Added (issue 14): how stored and live events reach the store replicas other than the one
+     * How stored and live events reach the store replicas other than the one
      * that wrote them. `url` empty: PostgreSQL LISTEN/NOTIFY (or nothing to cross with SQLite);
      * `nats://[user:password@]host:port`: NATS JetStream, with a PostgreSQL store only.
      * ASG_EVENTS_URL, when set, wins over `url` (its credentials are never logged).
@@ -306,7 +305,7 @@ export const configSchema = z
       })
       .prefault({}),
     /**
-     * Added (issue 12): what the HTTP server answers for, guarding a local API against the
+     * What the HTTP server answers for, guarding a local API against the
      * browser (DNS rebinding, cross-site requests).
      */
     server: z
@@ -318,7 +317,7 @@ export const configSchema = z
          */
         allowed_hosts: z.array(z.string().trim().min(1)).default([]),
         /**
-         * Added (issue 14): on a stop, how long the gateway keeps serving new requests while /ready
+         * On a stop, how long the gateway keeps serving new requests while /ready
          * already answers 503 "draining", so that a load balancer or Kubernetes takes the replica
          * out before any request is refused (a rolling restart then fails none). Unset: 5 s when
          * `host` is beyond loopback (something may balance over it), 0 on loopback (nothing
@@ -332,7 +331,7 @@ export const configSchema = z
          */
         public_url: z.url().optional(),
         /**
-         * Added (issue 18): proxies (IP addresses or CIDR ranges) whose `X-Forwarded-Proto` and
+         * Proxies (IP addresses or CIDR ranges) whose `X-Forwarded-Proto` and
          * `X-Forwarded-Host` the agent card's URL follows when `public_url` is not set. Empty by
          * default: forwarded headers are ignored, and the card's URL is the request's own.
          */
@@ -356,7 +355,7 @@ export const configSchema = z
       })
       .prefault({}),
     /**
-     * Added (issue 14): runs with leases. The orchestrator replica that runs a turn holds a
+     * Runs with leases. The orchestrator replica that runs a turn holds a
      * lease on it and renews it every third of `lease_ttl`; when the replica dies (or drains
      * and hands the run back), another replica takes the run over once the lease has expired
      * and finishes it from what is stored (docs/architecture.md, "Runs with leases").
@@ -372,7 +371,7 @@ export const configSchema = z
       })
       .prefault({}),
     /**
-     * Added (issue 18): A2A push notifications. A caller names the url; by default only public
+     * A2A push notifications. A caller names the url; by default only public
      * addresses are called (no loopback, private or link-local network: SSRF).
      */
     a2a_push: z
@@ -381,18 +380,18 @@ export const configSchema = z
         allow_private_networks: z.boolean().default(false),
       })
       .prefault({}),
-    /** Added (issue 15): authentication at the gateway; see authSchema. */
+    /** Authentication at the gateway; see authSchema. */
     auth: authSchema.optional(),
-    /** Added (issue 15): serve a non-loopback `host` without `auth` (anyone who reaches the port may approve). */
+    /** Serve a non-loopback `host` without `auth` (anyone who reaches the port may approve). */
     insecure: z.boolean().default(false),
-    /** Added (issue 15): approval expiry. */
+    /** Approval expiry. */
     approvals: approvalsSchema.prefault({}),
-    /** Added (issue 15): webhooks. */
+    /** Webhooks. */
     webhooks: z.array(webhookSchema).default([]),
-    /** Added (issue 12): on SIGTERM/SIGINT, how long in-flight requests may take to finish before the process stops anyway. */
+    /** On SIGTERM/SIGINT, how long in-flight requests may take to finish before the process stops anyway. */
     shutdown_grace: duration.default(10_000),
     /**
-     * Added (issue 17): the logs. LOG_LEVEL and LOG_FORMAT (the CLI's --log-level and
+     * The logs. LOG_LEVEL and LOG_FORMAT (the CLI's --log-level and
      * --log-format) win over these. `auto`: pretty lines on a terminal, JSON lines otherwise.
      */
     log: z
@@ -402,7 +401,7 @@ export const configSchema = z
       })
       .prefault({}),
     /**
-     * Added (issue 17): Prometheus metrics at GET /metrics. On the gateway, with `auth` on, only
+     * Prometheus metrics at GET /metrics. On the gateway, with `auth` on, only
      * the admin role may read them unless `public` is true; without `auth` they are open like
      * every route. A service run alone (`asg serve <service>`) also serves them, without
      * authentication, on `port` (a gRPC service on all interfaces, like its gRPC port; the
@@ -417,13 +416,13 @@ export const configSchema = z
     llm: z
       .strictObject({
         model: z.string().min(1).default('gemini-2.5-flash'),
-        /** Added: deadline of one model call. */
+        /** Deadline of one model call. */
         timeout: duration.default(60_000),
-        /** Sent only when set (seed 002). */
+        /** Sent only when set. */
         temperature: z.number().min(0).max(2).optional(),
-        /** Sent only when set (seed 002); Anthropic, which requires it, gets 4096 otherwise. */
+        /** Sent only when set; Anthropic, which requires it, gets 4096 otherwise. */
         max_tokens: z.number().int().positive().optional(),
-        /** Retries of a model call on 429, 5xx and network errors (seed 002's defaults). */
+        /** Retries of a model call on 429, 5xx and network errors. */
         retry: z
           .strictObject({
             max_retries: z.number().int().min(0).max(10).default(3),
@@ -434,19 +433,19 @@ export const configSchema = z
           .prefault({}),
       })
       .prefault({}),
-    /** Added: limits of one turn. */
+    /** Limits of one turn. */
     chat: z
       .strictObject({
         max_llm_iterations: z.number().int().positive().default(10),
-        /** Token budget of the prompt (seed 002); 0 = the model's context window from the built-in table. */
+        /** Token budget of the prompt; 0 = the model's context window from the built-in table. */
         max_tokens: z.number().int().min(0).default(0),
-        /** What to do when the history outgrows the budget (seed 002). */
+        /** What to do when the history outgrows the budget. */
         compaction_strategy: z.enum(['delete-old', 'delete-middle', 'partial-summary', 'none']).default('delete-old'),
         /** Deadline of one whole turn (every model and tool call in it). */
         turn_timeout: duration.default(300_000),
       })
       .prefault({}),
-    /** Added (seed 004): calls per window for models and tools, by name pattern with * and ? wildcards. */
+    /** Calls per window for models and tools, by name pattern with * and ? wildcards. */
     rate_limits: z
       .strictObject({
         /** How long a call over the limit may wait for a slot before it fails. */
@@ -457,7 +456,7 @@ export const configSchema = z
       .prefault({}),
     mcp_servers: z.array(mcpServerSchema).default([]),
     /**
-     * Added (issue 6, seed 002): the agent served as an MCP server at /mcp (Streamable HTTP)
+     * The agent served as an MCP server at /mcp (Streamable HTTP)
      * with one tool that runs a turn.
      */
     serve_mcp: z
@@ -484,11 +483,11 @@ export const configSchema = z
       })
       .prefault({}),
     a2a: z.array(a2aAgentSchema).default([]),
-    /** Added: the most A2A hops a chain of agents may take (a call past it fails: the loop guard). */
+    /** The most A2A hops a chain of agents may take (a call past it fails: the loop guard). */
     a2a_max_depth: z.number().int().min(1).max(50).default(5),
     agent: agentNodeSchema.optional(),
     /**
-     * Added: where each service listens and is reached when services run apart
+     * Where each service listens and is reached when services run apart
      * (`asg serve <service>`). `asg up` ignores it and uses free loopback ports.
      */
     grpc: grpcSchema.prefault({}),

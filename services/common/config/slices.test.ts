@@ -2,7 +2,7 @@ import { describe, expect, it } from 'vitest';
 import { configSchema, DEFAULT_GRPC_SETTINGS } from './schema.js';
 import { CONFIG_SLICES, configSlice, type ConfigSliceName } from './slices.js';
 
-// Issue 13 item 6: each service receives only its own slice of the configuration.
+// Each service receives only its own slice of the configuration.
 describe('config slices', () => {
   // Every optional field of a slice set, so that "exactly the fields" sees them all.
   const config = configSchema.parse({ agent: { name: 'root', type: 'llm' }, auth: { tokens: [{ name: 'alice', token_sha256: 'a'.repeat(64), roles: ['chat'] }] } });

@@ -1,7 +1,7 @@
 import type { AgentConfig } from './schema.js';
 
 /**
- * Each service receives only its own slice of the configuration (issue 13 item 6), so what a
+ * Each service receives only its own slice of the configuration, so what a
  * service may depend on is visible here and in docs/architecture.md, and a service started
  * alone (`asg serve <service>`) is known to need nothing else. The types are picked from the
  * zod schema's output (schema.ts), never written out again.
@@ -21,7 +21,7 @@ export const CONFIG_SLICES = {
   // `approvals`: when the approvals it creates expire; `webhooks`: where it delivers their events.
   orchestrator: ['prompt', 'llm', 'chat', 'mcp_servers', 'a2a', 'agent', 'runs', 'approvals', 'webhooks', 'a2a_push', 'grpc'],
   // `chat`: the turn deadline of its calls to the orchestrator.
-  // `auth`, `insecure`: who may call it (issue 15); `metrics`: whether GET /metrics is open (issue 17); `a2a_push`: which push URLs it accepts (issue 18).
+  // `auth`, `insecure`: who may call it; `metrics`: whether GET /metrics is open; `a2a_push`: which push URLs it accepts.
   gateway: ['name', 'description', 'host', 'port', 'server', 'serve_mcp', 'chat', 'auth', 'insecure', 'metrics', 'grpc', 'a2a_push'],
 } as const satisfies Record<string, readonly (keyof AgentConfig)[]>;
 

@@ -5,13 +5,13 @@ import { treeProblems } from './tree.js';
 const llm = (name: string, extra: Record<string, unknown> = {}) => ({ name, type: 'llm' as const, ...extra });
 
 describe('treeProblems', () => {
-  it('accepts the seed trees', () => {
+  it('accepts the documented trees', () => {
     expect(treeProblems({ name: 'p', type: 'sequential', agents: [llm('a', { output_key: 'x' }), llm('b', { prompt: '{x}' })] })).toEqual([]);
     expect(treeProblems({ name: 'l', type: 'loop', max_iterations: 3, agents: [llm('c', { can_exit_loop: true })] })).toEqual([]);
     expect(treeProblems(llm('solo', { model: 'gemini-2.5-pro' }))).toEqual([]);
   });
 
-  it('takes approvals: auto | required on parallel and loop nodes only (issue 4 item 6)', () => {
+  it('takes approvals: auto | required on parallel and loop nodes only', () => {
     expect(treeProblems({ name: 'p', type: 'parallel', approvals: 'required', agents: [llm('a')] })).toEqual([]);
     expect(treeProblems({ name: 'l', type: 'loop', approvals: 'auto', agents: [llm('a')] })).toEqual([]);
     expect(treeProblems({ name: 's', type: 'sequential', approvals: 'required', agents: [llm('a')] })).toEqual([
@@ -67,7 +67,7 @@ describe('parseConfig with a bad tree', () => {
   });
 });
 
-describe('per-node timeout (issue 3: llm.timeout also settable per node)', () => {
+describe('per-node timeout (llm.timeout also settable per node)', () => {
   it('reads a duration on an llm node and refuses it elsewhere', () => {
     const config = parseConfig({ agent: { name: 'p', type: 'sequential', agents: [llm('slow', { timeout: '2m' }), llm('quick', { timeout: 5 })] } }, 'tree.yaml');
     expect(config.agent?.agents?.map((node) => node.timeout)).toEqual([120_000, 5000]);

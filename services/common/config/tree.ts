@@ -1,8 +1,8 @@
 import type { AgentNodeInput } from './schema.js';
 
 /**
- * The rules of the agent tree that a per-node schema cannot express (seed 000, "Node
- * Configuration Reference"): which fields belong to which node type, children only on
+ * The rules of the agent tree that a per-node schema cannot express (README, "The agent
+ * tree"): which fields belong to which node type, children only on
  * container nodes, names unique in the whole tree. Pure: a parsed tree in, problems out,
  * each with the path of the node it is about (`['agent', 'agents', 1]`).
  */

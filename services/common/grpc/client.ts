@@ -91,7 +91,7 @@ const IDEMPOTENT_READ = /^(Get|List|Describe)[A-Z]/;
 
 /**
  * How often an idempotent read is tried when it fails with UNAVAILABLE — a stream the server
- * refused, a GOAWAY, a connection reset (issue 12: a burst of list reads surfaced them as 503
+ * refused, a GOAWAY, a connection reset (a burst of list reads surfaced them as 503
  * and 500). Attempts back off from 50 ms to 1 s and all stay under the call's one deadline.
  */
 export const READ_RETRY_POLICY = {

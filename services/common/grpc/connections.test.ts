@@ -1,5 +1,5 @@
 /**
- * Issue 14: the connections between services — round robin over every address of a target,
+ * The connections between services — round robin over every address of a target,
  * `dns:///` targets, keepalive that no server answers with GOAWAY, and connections recycled by
  * max_connection_age under a long WatchEvents reader. Real gRPC on 127.0.0.1.
  */
@@ -39,7 +39,7 @@ async function namedBroker(name: string, settings = DEFAULT_GRPC_SETTINGS): Prom
   return { server, port };
 }
 
-describe('issue 14: the channel service config', () => {
+describe('the channel service config', () => {
   it('balances round robin, and retries reads only: never StartTurn, UpdateRun, ClaimApproval or a tool call', () => {
     for (const definition of [ConversationStoreServiceService, OrchestratorServiceService, ToolBrokerServiceService]) {
       const config = JSON.parse(serviceConfigOf(definition));
@@ -52,7 +52,7 @@ describe('issue 14: the channel service config', () => {
   });
 });
 
-describe('issue 14: balancing and targets', () => {
+describe('balancing and targets', () => {
   it('spreads calls over both servers of an ipv4: target list', async () => {
     const a = await namedBroker('a');
     const b = await namedBroker('b');
@@ -75,7 +75,7 @@ describe('issue 14: balancing and targets', () => {
   });
 });
 
-describe('issue 14: keepalive', () => {
+describe('keepalive', () => {
   it('keeps an idle channel that pings every second connected for 10 s: no GOAWAY (too_many_pings or other), no reconnect', async () => {
     const settings = { ...DEFAULT_GRPC_SETTINGS, keepalive_time: 1000, keepalive_timeout: 1000 };
     const { port } = await namedBroker('idle', settings);
@@ -100,7 +100,7 @@ describe('issue 14: keepalive', () => {
   }, 20_000);
 });
 
-describe('issue 14: max_connection_age under a WatchEvents reader', () => {
+describe('max_connection_age under a WatchEvents reader', () => {
   const dataDir = mkdtempSync(join(tmpdir(), 'asg-age-'));
   afterAll(() => rmSync(dataDir, { recursive: true, force: true }));
 

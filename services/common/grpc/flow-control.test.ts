@@ -15,7 +15,7 @@ import { GrpcStatus, RpcError, unavailable } from './errors.js';
 import { createServer, implement, listen, SERVER_OPTIONS, shutdown } from './server.js';
 
 /**
- * Issue 12: under a burst of list reads the store refused streams ("Stream refused by server"
+ * Under a burst of list reads the store refused streams ("Stream refused by server"
  * → 503) and a GOAWAY surfaced as a 500. A burst over one channel must queue behind the
  * server's stream limit, and idempotent reads must survive refused streams and GOAWAYs.
  */
@@ -33,7 +33,7 @@ async function outcomes(calls: Promise<unknown>[]): Promise<Record<string, numbe
   return counts;
 }
 
-describe('a burst of list reads over one channel (issue 12)', () => {
+describe('a burst of list reads over one channel', () => {
   let dataDir: string;
   let storage: SqliteConversationStorage;
   let feed: EventFeed;
@@ -92,7 +92,7 @@ describe('a burst of list reads over one channel (issue 12)', () => {
   });
 });
 
-describe('retrying idempotent reads on UNAVAILABLE (issue 12)', () => {
+describe('retrying idempotent reads on UNAVAILABLE', () => {
   let server: Server;
   let address: string;
   const attempts = { listTools: 0, callTool: 0 };

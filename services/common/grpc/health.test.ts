@@ -1,4 +1,4 @@
-/** Issue 14: grpc.health.v1 on a server, over real gRPC on loopback. */
+/** grpc.health.v1 on a server, over real gRPC on loopback. */
 import { afterEach, describe, expect, it } from 'vitest';
 import { ToolBrokerServiceService } from '../../../gen/ts/asg/tools/v1/tools.js';
 import { createLogger } from '../log.js';
@@ -53,7 +53,7 @@ async function eventually(check: () => boolean, what: string): Promise<void> {
   }
 }
 
-describe('issue 14: ServingHealth', () => {
+describe('ServingHealth', () => {
   it('names a service by the full name of its definition', () => {
     expect(serviceNameOf(ToolBrokerServiceService)).toBe(BROKER);
   });

@@ -1,5 +1,5 @@
 /**
- * The in-process transport (issue 16) against a real generated definition: the llm-gateway's,
+ * The in-process transport against a real generated definition: the llm-gateway's,
  * which mixes a unary method (Generate) and a server stream (GenerateStream). The services are
  * registered at addresses nothing listens on, so a call that went over the network instead
  * would fail; one test gives a real gRPC server to show that an unregistered address still

@@ -19,7 +19,7 @@ import {
 } from './server.js';
 
 /**
- * The in-process transport (issue 16). In `asg up` every service runs in one process; a
+ * The in-process transport. In `asg up` every service runs in one process; a
  * call from one to another over loopback gRPC pays for HTTP/2 framing, grpc-js's call stack and
  * socket writes on both sides — a fifth of a turn's CPU. Here a client whose target is a
  * server of this process calls that server's handlers directly, behind the same generated

@@ -305,7 +305,7 @@ async function drained(call: ServerWritableStream<unknown, unknown>, cancelled: 
 }
 
 /**
- * What every service's gRPC server is created with (issue 12: a burst of reads was refused).
+ * What every service's gRPC server is created with (a burst of reads was refused).
  *
  * - `grpc.max_concurrent_streams`: the streams one connection may have open at once. A client
  *   learns it from the server's SETTINGS before its first call and queues the calls above it
@@ -325,7 +325,7 @@ export const SERVER_OPTIONS = {
 } as const;
 
 /**
- * The options a server takes from the `grpc` section of the configuration (issue 14):
+ * The options a server takes from the `grpc` section of the configuration:
  *
  * - `grpc.max_connection_age_ms` (+ grace): each connection is ended with a GOAWAY once it is
  *   this old (grpc-js adds ±10% jitter, so a fleet's connections do not all end at once). The

@@ -164,7 +164,7 @@ interface WriteTx {
   client: pg.PoolClient;
   events: PendingEvent[];
   countDeltas: Map<ConversationStatusName, number>;
-  /** The owners' count changes (issue 15), by ownerCountKey. */
+  /** The owners' count changes, by ownerCountKey. */
   ownerCountDeltas: Map<string, { owner: string; status: ConversationStatusName; delta: number }>;
 }
 
@@ -477,7 +477,7 @@ export class PostgresConversationStorage implements ConversationStorage {
       }
       const pending = await this.query<ApprovalRow>(tx.client, 'selectPendingApprovals', [conversation.id]);
       await this.applyChange(tx, conversation, { messages, ...waitingState(conversation.status, pending), run: request.clearRun ? null : undefined, resolved });
-      // Every decision it made is audited in its transaction (issue 15): a lost claim decided nothing.
+      // Every decision it made is audited in its transaction: a lost claim decided nothing.
       for (const decided of resolved) await this.insertAudit(tx.client, decisionAuditRow(decided, decided.decided_at!));
       // Its lease, when the caller brings one, is the continued turn's (store.proto, ClaimApprovalRequest.lease).
       if (request.approved || request.continuesTurn) await this.markTurnRunning(tx, conversation.id, request.lease);
@@ -859,7 +859,7 @@ export class PostgresConversationStorage implements ConversationStorage {
     const running = this.turnRunning(row);
     // A mark replaced without its turn's last write: a turn a crash (or a stale orchestrator) cut off.
     if (row.running_turn_boot && !running) this.recordEvent(tx, id, row.updated_at, { kind: 'turn_ended', outcome: 'interrupted' });
-    // The lease (issue 14) is the new turn's: a new owner, no takeovers yet; none clears an earlier one.
+    // The lease is the new turn's: a new owner, no takeovers yet; none clears an earlier one.
     await this.query(tx.client, 'markTurnRunning', [id, this.bootId, isoTimestamp(this.now()), lease?.owner ?? null, lease?.node ?? null, lease?.ttlMs ?? null]);
     if (!running) this.recordEvent(tx, id, row.updated_at, { kind: 'turn_started' });
   }
@@ -1040,7 +1040,7 @@ export class PostgresConversationStorage implements ConversationStorage {
     at: string,
   ): Promise<ApprovalRow> {
     const row = newApprovalRow(conversationId, approval, at);
-    // The expiry is the database's now() plus the approval's time (issue 15): one clock for every replica.
+    // The expiry is the database's now() plus the approval's time: one clock for every replica.
     const [inserted] = await this.query<{ expires_at: string | null }>(client, 'insertApproval', [
       row.uuid,
       row.conversation_id,
@@ -1061,7 +1061,7 @@ export class PostgresConversationStorage implements ConversationStorage {
     return insertedApprovalRow({ ...row, expires_at: inserted!.expires_at });
   }
 
-  /** UpdateRun's interrupted_approval (issue 14), as in the SQLite driver (interruptExecuting there), under the conversation's lock. */
+  /** UpdateRun's interrupted_approval, as in the SQLite driver (interruptExecuting there), under the conversation's lock. */
   private async interruptExecuting(client: pg.PoolClient, conversationId: string, uuid: string, at: string): Promise<void> {
     const stored = storedId(uuid);
     if (stored !== undefined && (await this.query(client, 'interruptExecutingApproval', [stored, conversationId, at])).length > 0) return;

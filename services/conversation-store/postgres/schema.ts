@@ -148,7 +148,7 @@ const MIGRATIONS: readonly string[] = [
     last_id bigint NOT NULL
   );
   `,
-  // 4 (issue 14): runs with leases, as SQLite schema 13 — except that a lease expires at a
+  // 4: runs with leases, as SQLite schema 13 — except that a lease expires at a
   // timestamptz compared with the database's now(), the one clock every store replica shares.
   // The partial index holds only the marks with a lease: TakeOverRuns finds the expired ones,
   // oldest first, without reading the other conversations, and locks them FOR UPDATE SKIP
@@ -164,7 +164,7 @@ const MIGRATIONS: readonly string[] = [
     ADD COLUMN outcome_unknown boolean NOT NULL DEFAULT false,
     ADD COLUMN replaces_uuid   uuid;
   `,
-  // 5 (issue 15): approvals as audited resources, as SQLite schema 14 — except that an expiry is
+  // 5: approvals as audited resources, as SQLite schema 14 — except that an expiry is
   // a timestamptz set and compared with the database's now() (the clock every replica shares;
   // read out as the ISO text of the other timestamps), the status CHECK is replaced in place,
   // and audit ids come from an identity (increasing; entries of concurrent transactions may
@@ -211,7 +211,7 @@ const MIGRATIONS: readonly string[] = [
     lease_expires_at timestamptz
   );
   `,
-  // 6 (issue 15): who a conversation belongs to, as SQLite schema 15 — except that, as for
+  // 6: who a conversation belongs to, as SQLite schema 15 — except that, as for
   // conversation_counts, no trigger keeps the owners' counts: the driver changes them with the
   // others, under the event_ids lock (a missing row is inserted by the same statement).
   `
@@ -224,7 +224,7 @@ const MIGRATIONS: readonly string[] = [
     PRIMARY KEY (owner, status)
   );
   `,
-  // 7 (issue 18): A2A push-notification configs, as SQLite schema 16.
+  // 7: A2A push-notification configs, as SQLite schema 16.
   `
   CREATE TABLE push_configs (
     conversation_id uuid NOT NULL REFERENCES conversations (id) ON DELETE CASCADE,

@@ -52,7 +52,7 @@ export const SQL = {
     ${CONVERSATION_WITH_RUN}
     WHERE (conversations.created_at, conversations.id) < ($3, $4::uuid)
     ORDER BY conversations.created_at DESC, conversations.id DESC LIMIT $5`,
-  // One owner's conversations (issue 15), through conversations_by_owner.
+  // One owner's conversations, through conversations_by_owner.
   ownerFirstPage: `${CONVERSATION_WITH_RUN} WHERE conversations.owner = $3 ORDER BY conversations.created_at DESC, conversations.id DESC LIMIT $4`,
   ownerPageAfter: `
     ${CONVERSATION_WITH_RUN}
@@ -100,10 +100,10 @@ export const SQL = {
     SELECT ${APPROVAL_COLUMNS} FROM approvals
     WHERE conversation_id = ANY($1::uuid[]) AND status = 'pending'
     ORDER BY conversation_id, created_at, position`,
-  // The exactly-once claim (DESIGN rule 3): only the update that still sees 'pending' wins.
+  // The exactly-once claim: only the update that still sees 'pending' wins.
   // Under READ COMMITTED a second claimer waits for the first one's row lock, then re-reads
   // the row and finds it decided: it updates nothing.
-  // The decision keeps who made it, through which face, and an approval's edited arguments (issue 15).
+  // The decision keeps who made it, through which face, and an approval's edited arguments.
   claimApproval: `
     UPDATE approvals SET status = $2, decided_at = $3, updated_at = $3, reason = $4, decided_by = $5, via = $6, edited_args = $7
     WHERE uuid = $1 AND status = 'pending'
@@ -116,7 +116,7 @@ export const SQL = {
     UPDATE approvals SET status = 'interrupted', updated_at = $2
     WHERE uuid = $1 AND status IN ('approved', 'executing') AND updated_at <= $3
     RETURNING ${APPROVAL_COLUMNS}`,
-  // UpdateRun's interrupted_approval (issue 14): only an executing call of this conversation.
+  // UpdateRun's interrupted_approval: only an executing call of this conversation.
   interruptExecutingApproval: `
     UPDATE approvals SET status = 'interrupted', updated_at = $3
     WHERE uuid = $1 AND conversation_id = $2 AND status = 'executing'
@@ -132,7 +132,7 @@ export const SQL = {
     SELECT ${APPROVAL_COLUMNS} FROM approvals
     WHERE conversation_id = $1 AND status IN ('approved', 'executing')
     ORDER BY created_at, uuid`,
-  // ListApprovals (issue 15), after a (created_at, uuid) cursor ('' before every row): for each
+  // ListApprovals, after a (created_at, uuid) cursor ('' before every row): for each
   // status asked for, a walk of approvals_by_status that stops at the page's size, merged; or the
   // approvals of one conversation through its index.
   approvalsOfStatusesAfter: `
@@ -147,13 +147,13 @@ export const SQL = {
     SELECT ${APPROVAL_COLUMNS} FROM approvals
     WHERE conversation_id = $1 AND status = ANY($2::text[]) AND (created_at, uuid) > ($3, $4::uuid)
     ORDER BY created_at, uuid LIMIT $5`,
-  // ListDueApprovals (issue 15): the partial index holds only pending approvals with an expiry.
+  // ListDueApprovals: the partial index holds only pending approvals with an expiry.
   dueApprovals: `
     SELECT ${APPROVAL_COLUMNS} FROM approvals
     WHERE status = 'pending' AND expires_at IS NOT NULL AND expires_at <= now()
     ORDER BY approvals.expires_at, uuid LIMIT $1`,
 
-  // The audit trail (issue 15): appended, never changed; newest first, before an id.
+  // The audit trail: appended, never changed; newest first, before an id.
   insertAudit: `
     INSERT INTO audit (at, kind, actor, via, subject, detail_json) VALUES ($1, $2, $3, $4, $5, $6)
     RETURNING id, at, kind, actor, via, subject, detail_json`,
@@ -163,7 +163,7 @@ export const SQL = {
     CROSS JOIN LATERAL (SELECT * FROM audit WHERE audit.kind = asked.kind AND id < $2 ORDER BY id DESC LIMIT $3) AS page
     ORDER BY page.id DESC LIMIT $3`,
 
-  // Webhook cursors (issue 15), on the database's clock. A claim is one statement: it inserts the
+  // Webhook cursors, on the database's clock. A claim is one statement: it inserts the
   // cursor of a new endpoint at the newest event id, or — on the row it locked — takes a lease
   // that is free, expired, the caller's own ($2) or an earlier boot's of its node ($3); two
   // replicas claiming at once are serialized on the row, and the second one sees the first one's
@@ -210,7 +210,7 @@ export const SQL = {
     INSERT INTO event_publications (stream, last_id) VALUES ($1, $2)
     ON CONFLICT (stream) DO UPDATE SET last_id = greatest(event_publications.last_id, excluded.last_id)`,
 
-  // The lease (issue 14) is part of the mark: set with it ($4..$6 NULL for a mark without one:
+  // The lease is part of the mark: set with it ($4..$6 NULL for a mark without one:
   // NULL milliseconds make a NULL expiry) and cleared with it.
   markTurnRunning: `
     UPDATE conversations
@@ -232,7 +232,7 @@ export const SQL = {
         WHERE boot_id = conversations.running_turn_boot AND last_seen > now() - make_interval(secs => $2::double precision / 1000)
       )`,
 
-  // Runs with leases (issue 14), on the database's clock. Renewing and releasing change only a
+  // Runs with leases, on the database's clock. Renewing and releasing change only a
   // lease its owner holds on a running turn; a release never makes a lease last longer.
   renewRunLease: `
     UPDATE conversations SET lease_expires_at = now() + make_interval(secs => $3::double precision / 1000)

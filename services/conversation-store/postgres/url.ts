@@ -2,7 +2,7 @@ import { registerSecret } from '../../common/secrets.js';
 
 /*
  * What the store needs to know about a database URL before it decides on a driver: kept apart
- * from the driver, so that a store on SQLite never loads pg or NATS (issue 16).
+ * from the driver, so that a store on SQLite never loads pg or NATS.
  */
 
 /** Whether a store URL names a PostgreSQL database (else the store is SQLite in data_dir). */
@@ -12,7 +12,7 @@ export function isPostgresUrl(url: string): boolean {
 
 /**
  * The URL as it may be shown: without its password. The password is registered as a secret,
- * so that an error text or log line that quotes the URL is redacted too (DESIGN rule 5).
+ * so that an error text or log line that quotes the URL is redacted too.
  */
 export function redactedDatabaseUrl(url: string): string {
   try {

@@ -219,7 +219,7 @@ export class SqliteConversationStorage implements ConversationStorage {
       // One row more than asked tells whether another page follows.
       const rows = this.pageRows(request.owner, cursor, limit + 1);
       const page = rows.slice(0, limit);
-      // Summaries: the row has the counts and the title; no message is read (issue 12).
+      // Summaries: the row has the counts and the title; no message is read.
       const pending = this.pendingApprovalsOf(page);
       const last = page.at(-1);
       return {
@@ -243,7 +243,7 @@ export class SqliteConversationStorage implements ConversationStorage {
       let conversation = this.requireConversation(request.conversationId);
       const unfinishedApprovals = this.sql.selectUnfinishedApprovals.all(conversation.id).map(approvalFromRow);
       const waiting = conversation.status === 'waiting_approval';
-      // One active run per conversation (issue 13): checked and marked in this one
+      // One active run per conversation: checked and marked in this one
       // transaction (BEGIN IMMEDIATE), so of two concurrent StartTurns exactly one starts.
       // A waiting conversation keeps its own answer (the pending approval).
       const busy = !waiting && this.turnRunning(conversation);
@@ -332,7 +332,7 @@ export class SqliteConversationStorage implements ConversationStorage {
         run: request.clearRun ? null : undefined,
         resolved,
       });
-      // Every decision it made is audited in its transaction (issue 15): a lost claim decided nothing.
+      // Every decision it made is audited in its transaction: a lost claim decided nothing.
       for (const decided of resolved) this.sql.insertAudit.run(decisionAuditRow(decided, decided.decided_at!));
       // Approved, the call runs and the turn goes on (so does a rejection in simple mode: the
       // model is told of the "no"): a crash from here on cuts a turn off too.
@@ -647,7 +647,7 @@ export class SqliteConversationStorage implements ConversationStorage {
     // A mark replaced without its turn's last write: a turn a crash (or a stale orchestrator) cut off.
     if (row.running_turn_boot && !running) this.recordEvent(id, row.updated_at, { kind: 'turn_ended', outcome: 'interrupted' });
     const now = this.now();
-    // The lease (issue 14) is the new turn's: a new owner, no takeovers yet; none clears an earlier one.
+    // The lease is the new turn's: a new owner, no takeovers yet; none clears an earlier one.
     this.sql.markTurnRunning.run({
       id,
       boot: this.bootId,
@@ -744,7 +744,7 @@ export class SqliteConversationStorage implements ConversationStorage {
   }
 
   private insertApproval(conversationId: string, approval: NewApprovalFields, at: string): ApprovalRow {
-    // An expiry counts from the approval's creation, on the store's clock (issue 15).
+    // An expiry counts from the approval's creation, on the store's clock.
     const { inMs } = approvalExpiry(approval);
     const row = newApprovalRow(conversationId, approval, at, inMs === null ? null : isoTimestamp(Date.parse(at) + inMs));
     this.sql.insertApproval.run({ ...row, outcome_unknown: row.outcome_unknown ? 1 : 0 });
@@ -752,7 +752,7 @@ export class SqliteConversationStorage implements ConversationStorage {
   }
 
   /**
-   * UpdateRun's interrupted_approval (issue 14): executing → interrupted, with no message and
+   * UpdateRun's interrupted_approval: executing → interrupted, with no message and
    * no event of its own (as MarkApprovalInterrupted); FAILED_PRECONDITION for anything but an
    * executing approval of this conversation, which rolls the whole write back.
    */

@@ -51,7 +51,7 @@ const MIGRATIONS: readonly string[] = [
   CREATE INDEX approvals_by_conversation_status ON approvals (conversation_id, status);
 
   -- The summary of ListConversations reads these three rows instead of counting
-  -- conversations (DESIGN rule 2); the triggers keep them exact in every transaction.
+  -- conversations (no operation scans them all); the triggers keep them exact in every transaction.
   CREATE TABLE conversation_counts (
     status TEXT PRIMARY KEY,
     count  INTEGER NOT NULL
@@ -117,7 +117,7 @@ const MIGRATIONS: readonly string[] = [
   `
   CREATE INDEX approvals_pending ON approvals (created_at, uuid) WHERE status = 'pending';
   `,
-  // 8: lists are summaries (issue 12). The start of the first user message, kept on the
+  // 8: lists are summaries. The start of the first user message, kept on the
   // conversation row by a trigger in the transaction that appends it, so that a list reads
   // its title without reading messages (the words are cut at read time, records.ts
   // conversationTitle); filled once here for the conversations that have one. And message ids
@@ -137,7 +137,7 @@ const MIGRATIONS: readonly string[] = [
   END;
   CREATE UNIQUE INDEX messages_by_id ON messages (id);
   `,
-  // 9 (issue 12): the turn in progress, marked with the boot id of the store process that
+  // 9: the turn in progress, marked with the boot id of the store process that
   // started it and cleared by the write that ends it (store.proto, StartTurn). A mark of an
   // earlier boot is a turn a crash cut off; the partial index finds those at start without
   // reading the other conversations.
@@ -145,17 +145,17 @@ const MIGRATIONS: readonly string[] = [
   ALTER TABLE conversations ADD COLUMN running_turn_boot TEXT;
   CREATE INDEX conversations_running_turn ON conversations (running_turn_boot) WHERE running_turn_boot IS NOT NULL;
   `,
-  // 10 (issue 13): the reason given with a decision (a rejection's "value too large").
+  // 10: the reason given with a decision (a rejection's "value too large").
   `
   ALTER TABLE approvals ADD COLUMN reason TEXT;
   `,
-  // 11 (issue 13): when the running mark was set, so that a mark older than the stale limit
+  // 11: when the running mark was set, so that a mark older than the stale limit
   // (a turn whose orchestrator died) does not keep the conversation busy for ever. Marks
   // written before it have none: they count as stale.
   `
   ALTER TABLE conversations ADD COLUMN running_turn_since TEXT;
   `,
-  // 12 (issue 13): the run as a value. A conversation's current run is the orchestrator's
+  // 12: the run as a value. A conversation's current run is the orchestrator's
   // bytes, kept opaquely with the orchestrator's number for their format (schema_version) and
   // the revision every change raises (compare-and-set, never reset); a row whose state is
   // NULL keeps the revision of a run that was cleared. A row exists once the conversation's
@@ -178,7 +178,7 @@ const MIGRATIONS: readonly string[] = [
   ALTER TABLE conversations DROP COLUMN pipeline_state;
   ALTER TABLE conversations DROP COLUMN pipeline_revision;
   `,
-  // 13 (issue 14): runs with leases. The running mark may carry the lease of the orchestrator
+  // 13: runs with leases. The running mark may carry the lease of the orchestrator
   // replica that owns the turn: its owner (one boot of a replica), its node (the replica across
   // restarts), when it expires (epoch milliseconds of the store's clock) and how often the turn
   // was taken over; all cleared with the mark. The partial index holds only the marks with a
@@ -194,7 +194,7 @@ const MIGRATIONS: readonly string[] = [
   ALTER TABLE approvals ADD COLUMN outcome_unknown INTEGER NOT NULL DEFAULT 0 CHECK (outcome_unknown IN (0, 1));
   ALTER TABLE approvals ADD COLUMN replaces_uuid TEXT;
   `,
-  // 14 (issue 15): approvals as audited resources.
+  // 14: approvals as audited resources.
   // - An approval may expire: 'expired' joins the statuses. SQLite cannot change a CHECK
   //   constraint, so the table is built anew with the rows copied over, rowids included (they
   //   order the approvals created in one transaction), and its indexes made again.
@@ -274,7 +274,7 @@ const MIGRATIONS: readonly string[] = [
     lease_expires_at INTEGER
   );
   `,
-  // 15 (issue 15): who a conversation belongs to — the principal that created it with gateway
+  // 15: who a conversation belongs to — the principal that created it with gateway
   // authentication on; NULL for the others (created without it, or before this migration), which
   // keep no owner. conversations_by_owner serves one owner's list, newest first, without reading
   // the others' conversations (only rows with an owner are in it); the owner's status counts
@@ -308,7 +308,7 @@ const MIGRATIONS: readonly string[] = [
     UPDATE conversation_counts_by_owner SET count = count - 1 WHERE owner = OLD.owner AND status = OLD.status;
   END;
   `,
-  // 16 (issue 18): A2A push-notification configs, per task (conversation), read at each turn's
+  // 16: A2A push-notification configs, per task (conversation), read at each turn's
   // end by the deliverer; they go with their conversation.
   `
   CREATE TABLE push_configs (

@@ -16,7 +16,7 @@ const CONVERSATION_WITH_RUN = `
 /**
  * Every statement the driver runs, as text. Each is prepared once at open and reused, so
  * a request costs no SQL compilation; the test suite checks that none of them scans a
- * whole table (DESIGN rule 2).
+ * whole table (a request costs the same however many conversations there are).
  */
 export const SQL = {
   insertConversation: `
@@ -39,7 +39,7 @@ export const SQL = {
     ${CONVERSATION_WITH_RUN}
     WHERE (conversations.created_at, conversations.id) < (@created_at, @id)
     ORDER BY conversations.created_at DESC, conversations.id DESC LIMIT @limit`,
-  // One owner's conversations (ListConversations with an owner, issue 15): a walk of
+  // One owner's conversations (ListConversations with an owner): a walk of
   // conversations_by_owner from the cursor, stopping at the limit.
   ownerFirstPage: `
     ${CONVERSATION_WITH_RUN}
@@ -95,8 +95,8 @@ export const SQL = {
     SELECT * FROM approvals
     WHERE conversation_id IN (SELECT value FROM json_each(?)) AND status = 'pending'
     ORDER BY conversation_id, created_at, rowid`,
-  // The exactly-once claim (DESIGN rule 3): only the update that still sees 'pending' wins.
-  // The decision keeps who made it, through which face, and an approval's edited arguments (issue 15).
+  // The exactly-once claim: only the update that still sees 'pending' wins.
+  // The decision keeps who made it, through which face, and an approval's edited arguments.
   claimApproval: `
     UPDATE approvals
     SET status = @status, decided_at = @now, updated_at = @now, reason = @reason,
@@ -111,7 +111,7 @@ export const SQL = {
     UPDATE approvals SET status = 'interrupted', updated_at = @now
     WHERE uuid = @uuid AND status IN ('approved', 'executing') AND updated_at <= @unchanged_since
     RETURNING *`,
-  // UpdateRun's interrupted_approval (issue 14): only an executing call of this conversation.
+  // UpdateRun's interrupted_approval: only an executing call of this conversation.
   interruptExecutingApproval: `
     UPDATE approvals SET status = 'interrupted', updated_at = @now
     WHERE uuid = @uuid AND conversation_id = @conversation_id AND status = 'executing'
@@ -128,7 +128,7 @@ export const SQL = {
     SELECT * FROM approvals
     WHERE conversation_id = ? AND status IN ('approved', 'executing')
     ORDER BY created_at, uuid`,
-  // ListApprovals (issue 15), after a (created_at, uuid) cursor ('' before every row): one status
+  // ListApprovals, after a (created_at, uuid) cursor ('' before every row): one status
   // at a time over approvals_by_status, each walk stopping at the page's size (the driver merges
   // the statuses asked for); or the approvals of one conversation, through its index.
   approvalsOfStatusAfter: `
@@ -140,14 +140,14 @@ export const SQL = {
     WHERE conversation_id = @conversation_id AND status IN (SELECT value FROM json_each(@statuses))
       AND (created_at, uuid) > (@created_at, @uuid)
     ORDER BY created_at, uuid LIMIT @limit`,
-  // ListDueApprovals (issue 15): the partial index holds only pending approvals with an expiry,
+  // ListDueApprovals: the partial index holds only pending approvals with an expiry,
   // named, since without statistics the planner would rather walk every pending approval by status.
   dueApprovals: `
     SELECT * FROM approvals INDEXED BY approvals_due
     WHERE status = 'pending' AND expires_at IS NOT NULL AND expires_at <= @now
     ORDER BY expires_at, uuid LIMIT @limit`,
 
-  // The audit trail (issue 15): appended, never changed; newest first, all kinds over the rowid
+  // The audit trail: appended, never changed; newest first, all kinds over the rowid
   // or one kind over audit_by_kind, before an id (a first page: before every id).
   insertAudit: `
     INSERT INTO audit (at, kind, actor, via, subject, detail_json)
@@ -156,7 +156,7 @@ export const SQL = {
   auditBefore: `SELECT * FROM audit WHERE id < @before ORDER BY id DESC LIMIT @limit`,
   auditOfKindBefore: `SELECT * FROM audit WHERE kind = @kind AND id < @before ORDER BY id DESC LIMIT @limit`,
 
-  // Webhook cursors (issue 15). A claim takes the lease when it is free, expired, the caller's
+  // Webhook cursors. A claim takes the lease when it is free, expired, the caller's
   // own or an earlier boot's of the caller's node; an advance only while the caller holds it,
   // never moving the cursor back.
   selectWebhookCursor: `SELECT last_event_id FROM webhook_cursors WHERE endpoint = ?`,
@@ -196,7 +196,7 @@ export const SQL = {
 
   // The running-turn mark (store.proto, StartTurn), apart from updateConversation: it changes
   // nothing a reader of the conversation sees.
-  // The lease (issue 14) is part of the mark: set with it (NULLs for a mark without one) and
+  // The lease is part of the mark: set with it (NULLs for a mark without one) and
   // cleared with it.
   selectRunningTurn: `SELECT running_turn_boot, running_turn_since, lease_owner FROM conversations WHERE id = ?`,
   markTurnRunning: `
@@ -213,7 +213,7 @@ export const SQL = {
   // lease are not a crash's to note: orchestrators take them over.
   selectTurnsOfOtherBoots: `SELECT id FROM conversations WHERE running_turn_boot IS NOT NULL AND running_turn_boot <> ? AND lease_owner IS NULL`,
 
-  // Runs with leases (issue 14). Renewing and releasing change only a lease its owner holds on
+  // Runs with leases. Renewing and releasing change only a lease its owner holds on
   // a running turn; a release never makes a lease last longer than it would have.
   renewRunLease: `
     UPDATE conversations SET lease_expires_at = @expires_at
@@ -292,7 +292,7 @@ interface WebhookLease {
   expires_at: number;
 }
 
-/** A running mark as set (issue 13), with its lease (issue 14) or NULLs. */
+/** A running mark as set, with its lease or NULLs. */
 export interface TurnMark {
   id: string;
   boot: string;

@@ -4,11 +4,11 @@
  * further back runs this before its own undo of older migrations.
  */
 
-/** Back to schema 15: what migration 16 added (issue 18: A2A push-notification configs). */
+/** Back to schema 15: what migration 16 added (A2A push-notification configs). */
 export const DROP_SCHEMA_16 = `
   DROP TABLE push_configs;`;
 
-/** Back to schema 14: what migrations 16 and 15 added (15, issue 15: conversation owners, their index and counts). */
+/** Back to schema 14: what migrations 16 and 15 added (15: conversation owners, their index and counts). */
 export const DROP_SCHEMA_15 = `${DROP_SCHEMA_16}
 
   DROP TRIGGER conversations_owner_count_insert;
@@ -19,7 +19,7 @@ export const DROP_SCHEMA_15 = `${DROP_SCHEMA_16}
   ALTER TABLE conversations DROP COLUMN owner;`;
 
 /**
- * Back to schema 13: what migrations 15 and 14 added (issue 15: decisions with identity, expiry, the
+ * Back to schema 13: what migrations 15 and 14 added (decisions with identity, expiry, the
  * audit trail, webhook cursors). The status CHECK that allows 'expired' stays: migration 14
  * builds the table anew anyway.
  */
@@ -35,7 +35,7 @@ export const DROP_SCHEMA_14 = `${DROP_SCHEMA_15}
   ALTER TABLE approvals DROP COLUMN on_timeout;`;
 
 /**
- * Back to schema 12: what migrations 14 and 13 added (13, issue 14: the running mark's lease, an
+ * Back to schema 12: what migrations 14 and 13 added (13: the running mark's lease, an
  * approval's outcome_unknown and replaces_uuid).
  */
 export const DROP_SCHEMA_13 = `${DROP_SCHEMA_14}
@@ -47,14 +47,14 @@ export const DROP_SCHEMA_13 = `${DROP_SCHEMA_14}
   ALTER TABLE approvals DROP COLUMN outcome_unknown;
   ALTER TABLE approvals DROP COLUMN replaces_uuid;`;
 
-/** The PostgreSQL schema back to 5: what its migrations 7 and 6 added (7, issue 18: push configs; 6, issue 15, as SQLite's 15). */
+/** The PostgreSQL schema back to 5: what its migrations 7 and 6 added (7: push configs; 6: conversation owners, as SQLite's 15). */
 export const DROP_POSTGRES_SCHEMA_6 = `
   DROP TABLE push_configs;
   DROP TABLE conversation_counts_by_owner;
   DROP INDEX conversations_by_owner;
   ALTER TABLE conversations DROP COLUMN owner;`;
 
-/** The PostgreSQL schema back to 4: what its migrations 6 and 5 added (issue 15, as SQLite's 15 and 14). */
+/** The PostgreSQL schema back to 4: what its migrations 6 and 5 added (as SQLite's 15 and 14). */
 export const DROP_POSTGRES_SCHEMA_5 = `${DROP_POSTGRES_SCHEMA_6}
   DROP TABLE webhook_cursors;
   DROP TABLE audit;

@@ -6,7 +6,7 @@ import { createFolder, patchFile, removeFile, removeFolder, writeFile } from './
 
 export { annotationsOf, callTool, runTool, type FilesystemTool, type UnexpectedErrorSink } from './registry.js';
 
-/** The 15 tools of seed 000, in the seed's order. */
+/** The 15 tools, in their documented order. */
 export const FILESYSTEM_TOOLS: readonly FilesystemTool[] = [
   listRoots,
   listFolder,

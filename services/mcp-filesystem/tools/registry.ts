@@ -14,7 +14,7 @@ export interface FilesystemTool<Input extends z.ZodObject = z.ZodObject> {
   title: string;
   description: string;
   input: Input;
-  /** Read tools say `readOnlyHint: true`; every other tool is destructive (seed 000's "Read-only" column). */
+  /** Read tools say `readOnlyHint: true`; every other tool is destructive. */
   readOnly: boolean;
   /** Calling it again with the same arguments changes nothing more. */
   idempotent: boolean;

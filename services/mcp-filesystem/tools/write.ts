@@ -12,7 +12,7 @@ import { defineTool, pathArg, rootArg } from './registry.js';
 
 const shownRel = (rel: string) => (rel === '' ? '.' : rel);
 
-/** Creates the missing folders above a file about to be written (write_file creates parents, as seed 000's tests expect). */
+/** Creates the missing folders above a file about to be written (write_file creates parents, as clients of the server expect). */
 async function ensureParent(target: ResolvedPath): Promise<void> {
   try {
     await mkdir(dirname(target.abs), { recursive: true });

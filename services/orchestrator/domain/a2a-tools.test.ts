@@ -4,7 +4,7 @@ import { a2aPeers, a2aTool, a2aToolsOf, proxyDescription, remoteOutcome } from '
 
 const task = (state: TaskState, text: string): RemoteTask => ({ id: 't-1', contextId: 'c-1', state, text, approval: undefined, dialect: 0 });
 
-describe('A2A agents as tools (issue 5 item 4, FR-013, FR-015)', () => {
+describe('A2A agents as tools', () => {
   it('offers a2a_<name> with one message parameter, gated by destructiveHint', () => {
     expect(a2aTool({ name: 'deployer', description: 'Deploys', destructiveHint: true })).toEqual({
       name: 'a2a_deployer',

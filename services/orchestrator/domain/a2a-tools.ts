@@ -5,7 +5,7 @@ import type { A2aAgentConfig, AgentConfig } from '../../common/config/schema.js'
 import type { AgentNode } from './tree.js';
 
 /**
- * A2A agents as tools (seed 000: synthetic tools `a2a_<name>` with one `message`
+ * A2A agents as tools (synthetic tools `a2a_<name>` with one `message`
  * parameter) and the registry that maps such a tool, or an a2a node, to its peer. Pure.
  */
 

@@ -6,7 +6,7 @@ import { chatMessageTokens, type TokenCounter } from './tokens.js';
 export type CompactionStrategy = AgentConfig['chat']['compaction_strategy'];
 
 /**
- * History compaction (seed 002) over an append-only conversation: nothing is deleted. A
+ * History compaction over an append-only conversation: nothing is deleted. A
  * compaction is a system message recording that messages from_seq..to_seq are no longer
  * sent to the model (with a summary for partial-summary); the latest one supersedes the
  * earlier ones, so each new range extends the previous. Cuts fall only between turns — a

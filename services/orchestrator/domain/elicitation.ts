@@ -1,8 +1,8 @@
 import { firstSchemaProblem } from '../../common/json-schema.js';
 
 /**
- * An MCP server's request for input during a tool call (MCP 2026-07-28 `input_required`,
- * issue 18), as a run keeps it while a human answers: the server's questions (form
+ * An MCP server's request for input during a tool call (MCP 2026-07-28
+ * `input_required`), as a run keeps it while a human answers: the server's questions (form
  * elicitations keyed by its request ids) and the opaque state the call goes on with. The run
  * stores it with its pause (run/state.ts), so nothing is held open while the human decides.
  */

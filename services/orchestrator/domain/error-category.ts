@@ -1,7 +1,7 @@
 import { status as GrpcStatus } from '@grpc/grpc-js';
 
 /**
- * The category a failed model call is reported with in the conversation (issue 3): what the
+ * The category a failed model call is reported with in the conversation: what the
  * reader can do about it follows from it — fix the request, try again, fix the provider's
  * set-up (key, model access), or report a bug.
  */

@@ -6,7 +6,7 @@ import { ExpiryPolicy, expiryDecision, formatDuration } from './expiry.js';
 const policy = (raw: unknown) => new ExpiryPolicy(approvalsSchema.parse(raw));
 const approval = (toolName: string, extra: Partial<NewApproval> = {}): NewApproval => ({ uuid: 'u-1', toolCallId: 'c1', toolName, toolArgs: {}, description: '', agentChain: [], ...extra });
 
-describe('approval expiry: which rule applies to a tool (issue 15)', () => {
+describe('approval expiry: which rule applies to a tool', () => {
   it('without approvals configured, nothing expires', () => {
     expect(policy({}).ruleFor('resources_delete')).toBeUndefined();
     expect(policy({}).withExpiry(approval('resources_delete'))).toEqual(approval('resources_delete'));

@@ -3,7 +3,7 @@ import type { OrchestratorConfig } from '../../common/config/slices.js';
 import { wildcardPattern } from '../../common/wildcard.js';
 
 /**
- * When an approval expires and what its expiry decides (issue 15, `approvals:` in the
+ * When an approval expires and what its expiry decides (`approvals:` in the
  * configuration). Per tool by the first matching pattern of `approvals.tools`, in config
  * order, with the same `*` / `?` wildcards as the broker's approval rules and the rate
  * limits; a pattern without its own `on_timeout` takes the top-level one. Pure.

@@ -3,10 +3,10 @@ import { MessageRole, type NewMessage, type PendingApproval } from '../../../gen
 
 /** Builders for the messages a turn appends; one place decides how a step is recorded. */
 
-/** The turn's visible answer to a rejection (seed 000/003 TS-007: the response says the operation was cancelled). */
+/** The turn's visible answer to a rejection: it says that the operation was cancelled, which clients look for. */
 export const CANCELLED_BY_USER = 'Operation cancelled by user.';
 
-/** Told to the model after every rejection, so that it does not ask again on its own (issue 13). */
+/** Told to the model after every rejection, so that it does not ask again on its own. */
 export const NOT_RETRIED = 'The call was not executed. Do not retry it unless the user asks you to.';
 
 /** The result the model sees for a call a human rejected: `Rejected by a human: <reason>.` and the fixed sentence. */
@@ -16,14 +16,14 @@ export function rejectionText(reason: string | undefined): string {
   return `Rejected by a human: ${said}${/[.!?]$/.test(said) ? '' : '.'} ${NOT_RETRIED}`;
 }
 
-/** The result the model sees for a call whose approval expired without a decision (issue 15): not run, and why. */
+/** The result the model sees for a call whose approval expired without a decision: not run, and why. */
 export function expiredText(reason: string | undefined): string {
   const said = reason?.trim() || 'nobody decided in time; the approval expired';
   return `Not approved: ${said}${/[.!?]$/.test(said) ? '' : '.'} ${NOT_RETRIED}`;
 }
 
 /**
- * The result the model sees for a call a human edited before approving (issue 15): the tool's
+ * The result the model sees for a call a human edited before approving: the tool's
  * output, after a note of who edited and what ran, so that the model does not believe its own
  * arguments were used.
  */

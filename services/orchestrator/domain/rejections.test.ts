@@ -5,7 +5,7 @@ import type { HistoryEntry } from './history.js';
 import { assistantCall, assistantText, rejectedResult, rejectionText, toolResult, userMessage } from './messages.js';
 import { rejectedInRun, repeatedRejection } from './rejections.js';
 
-// Issue 13: what the model is told of a "no", and which calls of a run were refused.
+// What the model is told of a "no", and which calls of a run were refused.
 
 const add = { id: 'c1', name: 'resources_add' };
 const args = { name: 'big', value: 1e9 };

@@ -14,7 +14,7 @@ export interface RejectedCall {
  * canonical arguments). The run starts at the last user message: simple mode's turn with its
  * continuations after decisions, or an agent-tree node's history, which starts with the run's
  * user message. A later user message ends the window, so the user can ask for the call again.
- * Issue 13: a call identical to one rejected in the run is answered with the same rejection
+ * A call identical to one rejected in the run is answered with the same rejection
  * instead of being put to a human a second time.
  */
 export function rejectedInRun(history: readonly HistoryEntry[]): Map<string, RejectedCall> {

@@ -50,7 +50,7 @@ describe('StreamedReply', () => {
   });
 });
 
-describe('StreamedTextRedactor in linear time (issue 12)', () => {
+describe('StreamedTextRedactor in linear time', () => {
   it('holds a long word streamed in many small deltas without scanning it again per delta', () => {
     const redactor = new StreamedTextRedactor();
     const shown: string[] = [];

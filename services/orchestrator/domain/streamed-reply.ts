@@ -36,14 +36,14 @@ const TRAILING_BEARER = /\bBearer\s+$/i;
 const BEARER_LOOKBACK_CHARS = 64;
 
 /**
- * Redacts model text that is shown while it streams, as the stored answer is redacted (DESIGN
- * rule 5). A secret may arrive split over several deltas, so the text is released a whole
+ * Redacts model text that is shown while it streams, as the stored answer is
+ * redacted. A secret may arrive split over several deltas, so the text is released a whole
  * word at a time: the trailing word is held back until whitespace follows it (or the answer
  * ends), and a trailing "Bearer " waits for its token. What is released, joined, is the
  * redacted answer. A known secret that itself contains whitespace is redacted in the stored
  * answer but may show in parts here.
  *
- * A delta costs time in its own length plus what it releases (issue 12), so a long answer
+ * A delta costs time in its own length plus what it releases, so a long answer
  * without spaces, streamed in many small deltas, stays linear.
  */
 export class StreamedTextRedactor {

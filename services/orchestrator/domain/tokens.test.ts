@@ -27,7 +27,7 @@ function spyEncoder(): { encode: (piece: string) => number; calls: number; longe
   return spy;
 }
 
-describe('token counting in bounded time (issue 12)', () => {
+describe('token counting in bounded time', () => {
   it('counts ordinary text as the exact tokenizer does, within 1 %', () => {
     for (const repeat of [1, 5, 40]) {
       const text = Array.from({ length: repeat }, (_, i) => `${i}. ${PROSE}`).join('\n');

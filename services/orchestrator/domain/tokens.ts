@@ -5,8 +5,8 @@ import type { ChatMessage, ToolDefinition } from '../../../gen/ts/asg/llm/v1/llm
 export type TokenCounter = (text: string) => number;
 
 /**
- * Counting runs on the event loop, so its cost must be linear and bounded whatever the text
- * (issue 12). The BPE merge of gpt-tokenizer is quadratic in the length of one pre-token: a
+ * Counting runs on the event loop, so its cost must be linear and bounded whatever the text.
+ * The BPE merge of gpt-tokenizer is quadratic in the length of one pre-token: a
  * message of one character repeated a million times would stall the service for minutes. So the
  * encoder never sees more than MAX_PIECE_CHARS at once, and past EXACT_COUNT_CHARS a text is
  * counted exactly over its start and estimated for the rest.
@@ -65,7 +65,7 @@ const AS_PLAIN_TEXT = { disallowedSpecial: new Set<string>() };
 
 /**
  * An encoding's tables take a quarter of a second and some 70 MB to load, and only OpenAI's
- * models use them: each is loaded by its first count (issue 16), synchronously (the CommonJS
+ * models use them: each is loaded by its first count, synchronously (the CommonJS
  * build), so that counting stays a plain function.
  */
 const encodings = new Map<string, typeof countTokens>();
@@ -85,7 +85,7 @@ export const MESSAGE_OVERHEAD_TOKENS = 4;
 
 /**
  * Documented estimate for models without a public tokenizer here (Gemini, Claude, Mistral,
- * Llama…): one token per 4 characters of text, the ratio seed 002 uses for English; code and
+ * Llama…): one token per 4 characters of text, the usual ratio for English; code and
  * JSON run denser, which the 25 % margin of the compaction target absorbs.
  */
 export const estimateTokens: TokenCounter = (text) => Math.ceil(text.length / 4);

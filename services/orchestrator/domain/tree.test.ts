@@ -85,7 +85,7 @@ describe('walker decisions', () => {
     expect(childGates(false, tree)).toBe(false);
   });
 
-  it('keeps the gate below parallel and loop nodes with approvals: required, the nearest deciding (issue 4 item 6)', () => {
+  it('keeps the gate below parallel and loop nodes with approvals: required, the nearest deciding', () => {
     expect(childGates(true, { name: 'p', type: 'parallel', approvals: 'required', agents: [] })).toBe(true);
     expect(childGates(false, { name: 'l', type: 'loop', approvals: 'required', agents: [] })).toBe(true);
     expect(childGates(true, { name: 'p', type: 'parallel', approvals: 'auto', agents: [] })).toBe(false);

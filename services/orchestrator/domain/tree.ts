@@ -10,7 +10,7 @@ import type { AgentNodeInput } from '../../common/config/schema.js';
 
 export type AgentNode = AgentNodeInput;
 
-/** Seed 000: a loop without `max_iterations` stops after 10 rounds. */
+/** The default: a loop without `max_iterations` stops after 10 rounds. */
 export const DEFAULT_MAX_ITERATIONS = 10;
 
 /** The tool an llm node with `can_exit_loop` gets; the orchestrator answers it, the broker never sees it. */
@@ -84,7 +84,7 @@ export function resumeIndex(resumePath: readonly number[] | undefined, path: rea
 }
 
 /**
- * Whether destructive calls below `parent` stop for approval. Seed behaviour: only where no
+ * Whether destructive calls below `parent` stop for approval. By default (`auto`): only where no
  * parallel or loop node is above; inside them they run at once (logged and marked). A
  * parallel or loop node with `approvals: required` keeps the gate for its subtree; the
  * nearest such node decides, so an `auto` node inside a `required` one turns it off again.

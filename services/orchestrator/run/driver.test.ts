@@ -266,7 +266,7 @@ describe('an approved call', () => {
     expect(mesh.approvals.get('a-1')!.status).toBe(ApprovalStatus.APPROVAL_STATUS_FAILED);
   });
 
-  it('with arguments a human edited (issue 15): the claim records who and what, the tool gets the edited ones, the model is told', async () => {
+  it('with arguments a human edited: the claim records who and what, the tool gets the edited ones, the model is told', async () => {
     const mesh = paused();
     const edited = { id: 'beta' };
     const answer = await approve(mesh, undefined, { decidedBy: 'alice', via: 'web', editedArgs: edited });
@@ -288,7 +288,7 @@ describe('an approved call', () => {
   });
 });
 
-describe('approvals asked (issue 15)', () => {
+describe('approvals asked', () => {
   it('are stored with the expiry of the first matching tool pattern', async () => {
     const mesh = new FakeMesh({ model: [[toolCall('c1', 'resources_delete', { id: 'alpha' }), finish('tool-calls')]] });
     const expiry = new ExpiryPolicy(approvalsSchema.parse({ timeout: '1h', tools: { 'resources_del*': { timeout: '2s' }, '*': { timeout: '5m', on_timeout: 'approve' } } }));

@@ -59,7 +59,7 @@ export class RunDriver {
     private readonly catalogue: ToolCatalogue,
     readonly env: MachineEnv,
     private readonly leases: RunLeases,
-    /** Issue 15: when the approvals this driver stores expire; absent, they wait forever. */
+    /** When the approvals this driver stores expire; absent, they wait forever. */
     private readonly expiry?: ExpiryPolicy,
   ) {}
 
@@ -157,7 +157,7 @@ export class RunDriver {
             continuesTurn: effect.continuesTurn,
             expectedRunRevision: effect.expectedRunRevision,
             ...(effect.continuesTurn && { lease: this.leases.lease() }),
-            // Issue 15: who decided and how, recorded with the decision (and audited) in the claim's transaction.
+            // Who decided and how, recorded with the decision (and audited) in the claim's transaction.
             decidedBy: effect.decidedBy,
             via: effect.via,
             editedArgs: effect.editedArgs,
@@ -232,7 +232,7 @@ export class RunDriver {
       const { revision, conversation } = await this.clients.store.updateRun({
         conversationId: activation.conversationId,
         messages: effect.messages,
-        // Issue 15: each new approval with its expiry, from the configuration (the machine knows no clock).
+        // Each new approval with its expiry, from the configuration (the machine knows no clock).
         approvals: this.expiry ? effect.approvals.map((approval) => this.expiry!.withExpiry(approval)) : effect.approvals,
         run: effect.run && { ...encodeRun(effect.run), revision: 0 },
         expectedRevision: effect.expectedRevision,
@@ -266,7 +266,7 @@ export class RunDriver {
    * Runs the stored call of a won approval, at most once: executing is recorded first. A
    * proxy approval's "call" is the answer to the peer that holds the call. When the peer
    * (or a delegation approved here) then waits for another approval, no result is recorded
-   * yet: the call waits again (`remote`). With `edited` (issue 15), the call runs with the
+   * yet: the call waits again (`remote`). With `edited`, the call runs with the
    * arguments a human edited before approving; the integrity check is still on the stored
    * call (the model's arguments, which the hash was taken of), and the result the model reads
    * says who edited them and what ran.
@@ -363,7 +363,7 @@ export class RunDriver {
     return { history: visibleHistory([...conversation.messages, marker]).messages, systemPrompt: withSummary(basePrompt, keptSummary) };
   }
 
-  /** Simple mode's prompt: the top-level one, or a lone llm node's own (seed 000). */
+  /** Simple mode's prompt: the top-level one, or a lone llm node's own. */
   private simplePrompt(): string {
     const agent = this.config.agent;
     return agent?.type === 'llm' ? (agent.prompt ?? this.config.prompt) : this.config.prompt;

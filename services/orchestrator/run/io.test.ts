@@ -1,6 +1,6 @@
 /**
  * The model call is a stream (GenerateStream) while someone watches, and a turn publishes live
- * events (issue 7 item 2): text deltas, tool calls starting and finishing. AgentIo's part is
+ * events: text deltas, tool calls starting and finishing. AgentIo's part is
  * checked against AgentIo; what the tool loop used to do (answer with the whole text and its
  * usage, run tool calls between the texts, the node's deadline, a failed model call's
  * category) is checked through the run driver, over a fake mesh, in simple mode and in a

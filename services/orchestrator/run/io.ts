@@ -65,8 +65,8 @@ export class AgentIo {
   }
 
   /**
-   * One tool call. With `answer`, the continuation of a call whose server asked for input
-   * (issue 18): its request state and the human's answers. A server that asks (again) comes
+   * One tool call. With `answer`, the continuation of a call whose server asked for input:
+   * its request state and the human's answers. A server that asks (again) comes
    * back as `input`: the run waits for a human, as for an approval.
    */
   async callTool(name: string, args: Record<string, unknown>, approvalUuid = '', unapprovedReason = '', answer?: { requestState: string; responses: Record<string, unknown> }): Promise<ToolOutcome> {

@@ -1,6 +1,6 @@
 /**
- * DESIGN rule 3 as a property of the machine (issue 13 item 5; seed 003 FR-011, NFR-006,
- * TS-004, TS-005, TS-007): for any interleaving of approvals, rejections, duplicate decisions
+ * Exactly-once approvals as a property of the machine:
+ * for any interleaving of approvals, rejections, duplicate decisions
  * (concurrent or later), crashes and resumes, every approved call runs at most once and every
  * rejected call never runs.
  *
@@ -64,7 +64,7 @@ type Move =
   | { kind: 'destructive'; n: number }
   /** Two destructive calls in one step: the second is deferred. */
   | { kind: 'two'; n: number }
-  /** The last call a human rejected, asked again exactly (issue 13: answered with the same "no"). */
+  /** The last call a human rejected, asked again exactly (answered with the same "no"). */
   | { kind: 'repeat' };
 
 // ---- the simulated store --------------------------------------------------------------
@@ -292,7 +292,7 @@ class Sim {
         for (const approval of effect.approvals) {
           if (store.approval(approval.uuid)) this.violations.push(`approval ${approval.uuid} created twice`);
           const argsHash = callHash(approval.toolName, approval.toolArgs ?? {});
-          // Issue 13: in a simple run, a call identical to one a human rejected in it is not put to a human again.
+          // In a simple run, a call identical to one a human rejected in it is not put to a human again.
           const again = store.approvals.find((old) => old.turn === store.turn && old.approval.status === ApprovalStatus.APPROVAL_STATUS_REJECTED && old.approval.argsHash === argsHash);
           if (again && this.mode === 'simple') this.violations.push(`approval ${approval.uuid} asks again for the call rejected as ${again.approval.uuid}`);
           store.approvals.push({
@@ -384,7 +384,7 @@ const commandArb: fc.Arbitrary<Command> = fc.oneof(
   { weight: 1, arbitrary: fc.constant<Command>({ kind: 'message' }) },
 );
 
-/** DESIGN rule 3 over the store as it is now. */
+/** Every approved call ran at most once and every rejected call never, over the store as it is now. */
 function checkCalls(sim: Sim): void {
   expect(sim.violations).toEqual([]);
   for (const stored of sim.store.approvals) {
@@ -443,12 +443,12 @@ function play(mode: Mode, moves: readonly Move[], commands: readonly Command[], 
 
 const scriptArb = fc.tuple(fc.array(moveArb, { maxLength: 14 }), fc.array(commandArb, { minLength: 5, maxLength: 70 }));
 
-describe('every approved call runs at most once, every rejected call never (DESIGN rule 3; FR-011, NFR-006; TS-004, TS-005, TS-007)', () => {
+describe('every approved call runs at most once, every rejected call never', () => {
   it('simple mode: approve, reject, duplicate decisions, crashes and resumes in any order', () => {
     fc.assert(fc.property(scriptArb, ([moves, commands]) => void play('simple', moves, commands)), { numRuns: 200 });
   });
 
-  it('an agent tree whose parallel node pauses two branches at once (FR-023, FR-026; TS-024, TS-027): concurrent resumes and write conflicts', () => {
+  it('an agent tree whose parallel node pauses two branches at once: concurrent resumes and write conflicts', () => {
     fc.assert(fc.property(scriptArb, ([moves, commands]) => void play('tree', moves, commands)), { numRuns: 200 });
   });
 

@@ -1,9 +1,8 @@
 /**
- * The run machine alone (issue 13 item 5): every transition of `next` as a table row — a
+ * The run machine alone: every transition of `next` as a table row — a
  * starting state built by feeding events from `freshRun`/`storedRun`, one event, and the
  * effects and state facts expected. Every step of every row goes through `step`, which
  * deep-freezes what `next` is given and checks it is unchanged afterwards: the machine is pure.
- * Describe titles name the seed-003 requirements and test scenarios a transition serves.
  */
 import { describe, expect, it } from 'vitest';
 import type { ToolCallPart } from '../../../gen/ts/asg/llm/v1/llm.js';
@@ -26,7 +25,7 @@ const TOOLS = [listTool, addTool, removeTool];
 const SIMPLE: MachineEnv = { root: undefined, simple: { model: 'gemini-simple', a2aTools: [] }, defaultModel: 'gemini-default', maxModelCalls: 5 };
 const treeEnv = (root: AgentNode, maxModelCalls = 5): MachineEnv => ({ root, simple: { model: 'gemini-simple', a2aTools: [] }, defaultModel: 'gemini-default', maxModelCalls });
 
-/** FR-022/FR-025: analyzer → executor, data through output_key and {placeholders}. */
+/** Analyzer → executor, data through output_key and {placeholders}. */
 const sequentialTree: AgentNode = {
   name: 'pipeline',
   type: 'sequential',
@@ -36,7 +35,7 @@ const sequentialTree: AgentNode = {
   ],
 };
 
-/** FR-023: two branches at once, then a summary of both. */
+/** Two branches at once, then a summary of both. */
 const parallelTree = (approvals?: 'auto' | 'required'): AgentNode => ({
   name: 'pipeline',
   type: 'sequential',
@@ -54,7 +53,7 @@ const parallelTree = (approvals?: 'auto' | 'required'): AgentNode => ({
   ],
 });
 
-/** FR-024: a loop around one node that may end it. */
+/** A loop around one node that may end it. */
 const loopTree = (approvals?: 'auto' | 'required', maxIterations = 3): AgentNode => ({
   name: 'repeat',
   type: 'loop',
@@ -63,7 +62,7 @@ const loopTree = (approvals?: 'auto' | 'required', maxIterations = 3): AgentNode
   agents: [{ name: 'worker', type: 'llm', prompt: 'Work on {user_message}', can_exit_loop: true }],
 });
 
-/** FR-014/FR-015/FR-029: an a2a node delegating the user's message to a peer. */
+/** An a2a node delegating the user's message to a peer. */
 const a2aTree = (destructiveHint: boolean): AgentNode => ({
   name: 'pipeline',
   type: 'sequential',
@@ -202,7 +201,7 @@ function alphaResumed() {
 
 // ---- the tables -----------------------------------------------------------------------
 
-rows('a user message starts a run (FR-004, FR-007; TS-003, TS-015)', [
+rows('a user message starts a run', [
   {
     name: 'userMessage → loadTools, with the run id, activation and message taken',
     env: SIMPLE,
@@ -291,7 +290,7 @@ rows('a user message starts a run (FR-004, FR-007; TS-003, TS-015)', [
   },
 ]);
 
-rows('the model answers with text (FR-007; TS-003)', [
+rows('the model answers with text', [
   {
     name: 'simple mode: the answer and its usage are the messages of the finish write',
     env: SIMPLE,
@@ -328,7 +327,7 @@ rows('the model answers with text (FR-007; TS-003)', [
   },
 ]);
 
-rows('safe calls run at once, in the model order (FR-012; TS-003)', [
+rows('safe calls run at once, in the model order', [
   {
     name: 'modelAnswered with calls → callTool of the first runnable one only',
     env: SIMPLE,
@@ -379,7 +378,7 @@ rows('safe calls run at once, in the model order (FR-012; TS-003)', [
   },
 ]);
 
-describe('safe calls: the whole step (FR-012; TS-003)', () => {
+describe('safe calls: the whole step', () => {
   it('results come back in the model order, with rejections in place, and the model sees them all', () => {
     const out = feed(
       simpleAtModel(),
@@ -412,7 +411,7 @@ describe('safe calls: the whole step (FR-012; TS-003)', () => {
   });
 });
 
-describe('a destructive call stops the run for approval (FR-011; TS-004, TS-005)', () => {
+describe('a destructive call stops the run for approval', () => {
   const paused = () => feed(simpleAtModel(), SIMPLE, ev.calls([], [call('c1', 'resources_add', { name: 'x' })], 'Adding x.'));
 
   it('the pause is one write: the step, the approval and the run with its pending call', () => {
@@ -479,7 +478,7 @@ describe('a destructive call stops the run for approval (FR-011; TS-004, TS-005)
     expect(write.run!.pending[0]).toMatchObject({ toolName: 'resources_add', nodeMessages: 7 });
   });
 
-  it('a call identical to one a human rejected in this run gets the same "no" without a new approval (issue 13)', () => {
+  it('a call identical to one a human rejected in this run gets the same "no" without a new approval', () => {
     const rejected: NewMessage = {
       role: MessageRole.MESSAGE_ROLE_TOOL,
       content: `Rejected by a human: not now. ${REJECTED_SUFFIX}`,
@@ -500,7 +499,7 @@ describe('a destructive call stops the run for approval (FR-011; TS-004, TS-005)
   });
 });
 
-rows('the model fails, or runs out of steps (FR-007; NFR-002)', [
+rows('the model fails, or runs out of steps', [
   {
     name: 'modelFailed → the failure, with its category, is the answer',
     env: SIMPLE,
@@ -542,7 +541,7 @@ rows('the model fails, or runs out of steps (FR-007; NFR-002)', [
   },
 ]);
 
-describe('sequential nodes: order, output_key and session state (FR-022, FR-025; TS-016, TS-022)', () => {
+describe('sequential nodes: order, output_key and session state', () => {
   const env = treeEnv(sequentialTree);
 
   it('a node done → its messages appended, its output in the session, the next node called with it', () => {
@@ -567,7 +566,7 @@ describe('sequential nodes: order, output_key and session state (FR-022, FR-025;
     ]);
   });
 
-  it('a pause in the second node stores the session so far, the node path, its output key and fingerprint (FR-026; TS-019, TS-023)', () => {
+  it('a pause in the second node stores the session so far, the node path, its output key and fingerprint', () => {
     const out = feed(treeAtModel(sequentialTree), env, ev.text([0], 'three servers'), ev.calls([1], [call('c1', 'resources_add', { name: 'x' })]));
     const write = only(out.effects, 'write');
     expect(write.messages).toMatchObject([{ node: 'executor', toolCall: { id: 'c1' } }]);
@@ -587,7 +586,7 @@ describe('sequential nodes: order, output_key and session state (FR-022, FR-025;
   });
 });
 
-describe('loop nodes: iterations, exit_loop and max_iterations (FR-024; TS-018, TS-025)', () => {
+describe('loop nodes: iterations, exit_loop and max_iterations', () => {
   const env = treeEnv(loopTree());
 
   it('the looping node gets the exit_loop tool; an answer without it starts the next iteration', () => {
@@ -637,7 +636,7 @@ describe('loop nodes: iterations, exit_loop and max_iterations (FR-024; TS-018, 
     expect(out.state.write).toMatchObject({ purpose: 'finish', response: 'all good' });
   });
 
-  it('a loop without max_iterations stops after 10 rounds (seed 000)', () => {
+  it('a loop without max_iterations stops after 10 rounds (the default)', () => {
     const root: AgentNode = { name: 'repeat', type: 'loop', agents: [{ name: 'worker', type: 'llm' }] };
     let out = feed(freshRun('tree', 0), treeEnv(root), ev.user('go'), ev.tools());
     for (let round = 1; round <= 10; round++) {
@@ -648,7 +647,7 @@ describe('loop nodes: iterations, exit_loop and max_iterations (FR-024; TS-018, 
   });
 });
 
-describe('parallel nodes in a fresh run (FR-023; TS-017, TS-024)', () => {
+describe('parallel nodes in a fresh run', () => {
   it("toolsLoaded → every branch's model call at once", () => {
     const state = feed(freshRun('tree', 3), treeEnv(parallelTree()), ev.user('overview')).state;
     const out = step(state, ev.tools(), treeEnv(parallelTree()));
@@ -692,7 +691,7 @@ describe('parallel nodes in a fresh run (FR-023; TS-017, TS-024)', () => {
   });
 });
 
-describe('parallel nodes resumed: one branch per decision (FR-023, FR-026; TS-024, TS-027)', () => {
+describe('parallel nodes resumed: one branch per decision', () => {
   it("the resumed branch's history is its steps and the approved call's result (nodeMessages)", () => {
     const { state, env } = alphaResumed();
     const out = step(state, ev.tools(), env);
@@ -741,7 +740,7 @@ describe('parallel nodes resumed: one branch per decision (FR-023, FR-026; TS-02
   });
 });
 
-describe('destructive calls inside parallel and loop nodes (FR-023, FR-024; issue 13 approvals mode)', () => {
+describe('destructive calls inside parallel and loop nodes (the `approvals` mode)', () => {
   it('approvals: auto (default) inside a parallel node: the call runs unapproved, is marked and appended at once', () => {
     const env = treeEnv(parallelTree());
     const out = feed(treeAtModel(parallelTree()), env, ev.calls([0, 0], [call('a1', 'resources_add', { name: 'a' })]));
@@ -797,7 +796,7 @@ describe('destructive calls inside parallel and loop nodes (FR-023, FR-024; issu
   });
 });
 
-describe('a2a nodes (FR-014, FR-015, FR-029; TS-009, TS-026, TS-027)', () => {
+describe('a2a nodes', () => {
   it('a destructiveHint a2a node gates where the tree gates: the delegation waits for approval', () => {
     const env = treeEnv(a2aTree(true));
     const out = feed(freshRun('tree', 2), env, ev.user('add z'), ev.tools());
@@ -859,7 +858,7 @@ describe('a2a nodes (FR-014, FR-015, FR-029; TS-009, TS-026, TS-027)', () => {
   });
 });
 
-describe('approve: claim, run the stored call once, go on (FR-011; TS-004, TS-005, TS-008, TS-013)', () => {
+describe('approve: claim, run the stored call once, go on', () => {
   it('simple mode, transition by transition', () => {
     const { run, approval } = simplePaused();
     const start = storedRun(run, 4);
@@ -920,7 +919,7 @@ describe('approve: claim, run the stored call once, go on (FR-011; TS-004, TS-00
   });
 });
 
-rows('a decision that cannot be carried out (FR-011, FR-026; issue 13)', [
+rows('a decision that cannot be carried out', [
   {
     name: 'approve a run of a tree when the configuration has none any more → refuse failedPrecondition',
     env: SIMPLE,
@@ -956,7 +955,7 @@ rows('a decision that cannot be carried out (FR-011, FR-026; issue 13)', [
   },
 ]);
 
-describe('a decision refused for a changed tree leaves nothing to do (FR-026)', () => {
+describe('a decision refused for a changed tree leaves nothing to do', () => {
   it('the fingerprint mismatch names where it paused, and later events are ignored', () => {
     const out = feed(treeAtModel(sequentialTree), treeEnv(sequentialTree), ev.text([0], 'three'), ev.calls([1], [call('c1', 'resources_add', { name: 'x' })]));
     const write = only(out.effects, 'write');
@@ -978,7 +977,7 @@ describe('a decision refused for a changed tree leaves nothing to do (FR-026)', 
   });
 });
 
-describe('reject (FR-011, FR-026; TS-007, TS-020)', () => {
+describe('reject', () => {
   it('simple mode: the claim records the "no"; the model hears it; the answer starts with "Operation cancelled by user."', () => {
     const { run, approval } = simplePaused();
     const decided = step(storedRun(run, 4), ev.decide(approval, false, 'too risky'), SIMPLE);
@@ -1083,7 +1082,7 @@ describe('reject (FR-011, FR-026; TS-007, TS-020)', () => {
   });
 });
 
-describe('write conflicts: the write is redone on the newer state (issue 13, concurrent resumes)', () => {
+describe('write conflicts: the write is redone on the newer state (concurrent resumes)', () => {
   it('a pause write that lost to a sibling’s pause → rewritten with both pauses, at the newer revision', () => {
     const { state, env, run, alpha, beta } = alphaResumed();
     const paused = feed(state, env, ev.tools(), ev.history([0, 0], []), ev.calls([0, 0], [call('a2', 'resources_add', { name: 'a2' })]));
@@ -1150,7 +1149,7 @@ describe('write conflicts: the write is redone on the newer state (issue 13, con
   });
 });
 
-describe('timerFired and cancel: no new work, in-flight results come back (NFR-002; issue 13)', () => {
+describe('timerFired and cancel: no new work, in-flight results come back', () => {
   it('the deadline while the model answers → its answer is not acted on; the run ends with the note', () => {
     const stopped = step(simpleAtModel(), { kind: 'timerFired' }, SIMPLE);
     expect(stopped.effects).toEqual([]);
@@ -1268,11 +1267,11 @@ describe('events that do not belong are ignored; the machine is pure and determi
   });
 });
 
-// ---- issue 14: a run taken over from a replica that stopped -----------------------------
+// ---- a run taken over from a replica that stopped -------------------------------------
 
 const takenOver = (extra: Partial<Extract<RunEvent, { kind: 'takenOver' }>> = {}): RunEvent => ({ kind: 'takenOver', runId: 'run-taken', activation: 'activation-taken', userMessage: 'add x', ...extra });
 
-rows('a run taken over goes on from what is stored (issue 14 item 2)', [
+rows('a run taken over goes on from what is stored', [
   {
     name: "a message's turn (nothing stored but the message): takenOver → loadTools, as a fresh run of that message",
     env: SIMPLE,
@@ -1297,7 +1296,7 @@ rows('a run taken over goes on from what is stored (issue 14 item 2)', [
     },
   },
   {
-    name: 'simple mode after a rejection whose "no" is recorded: the answer still begins with the cancellation (TS-007)',
+    name: 'simple mode after a rejection whose "no" is recorded: the answer still begins with the cancellation',
     env: SIMPLE,
     given: () => storedRun(simplePaused().run, 5),
     when: () => takenOver({ resumed: { uuid: simplePaused().approval.uuid, rejected: true } }),
@@ -1348,7 +1347,7 @@ rows('a run taken over goes on from what is stored (issue 14 item 2)', [
   },
 ]);
 
-// ---- issue 15: who decided, arguments edited before approving, expiries --------------------
+// ---- who decided, arguments edited before approving, expiries ----------------------------
 
 const decideWith = (approval: PendingApproval, approved: boolean, facts: Partial<Extract<RunEvent, { kind: 'approvalDecided' }>>, reason?: string): RunEvent => ({
   ...(ev.decide(approval, approved, reason) as Extract<RunEvent, { kind: 'approvalDecided' }>),
@@ -1356,7 +1355,7 @@ const decideWith = (approval: PendingApproval, approved: boolean, facts: Partial
 });
 const EXPIRED_REASON = 'no decision within 2s; the approval expired';
 
-rows('a decision records who made it and how; edits run; expiries reject (issue 15)', [
+rows('a decision records who made it and how; edits run; expiries reject', [
   {
     name: 'approve by alice through the web → the claim carries decidedBy and via',
     env: SIMPLE,
@@ -1474,7 +1473,7 @@ rows('a decision records who made it and how; edits run; expiries reject (issue 
   },
 ]);
 
-// ---- issue 18: a server's question for a human ------------------------------------------
+// ---- a server's question for a human --------------------------------------------------
 
 const roomsTool: Tool = { name: 'book_room', description: 'Books a room', inputSchema: { type: 'object', properties: { room: { type: 'string' } } }, destructive: false, server: 'rooms' };
 const ROOM_REQUESTS = { guest: { method: 'elicitation/create', params: { message: 'Who is the room for?', requestedSchema: { type: 'object', properties: { name: { type: 'string' } }, required: ['name'] } } } };
@@ -1490,7 +1489,7 @@ function inputPaused() {
   return { calling, paused, write, run: write.run!, approval: pendingOf(write.approvals[0]!), state: written.state };
 }
 
-describe("issue 18: an MCP server's question stops the turn as a pending approval", () => {
+describe("an MCP server's question stops the turn as a pending approval", () => {
   it('toolFinished with input → the step stops like a gate: an approval naming the question and its fields, the question kept in the stored pause', () => {
     const { calling, write, state } = inputPaused();
     expect(only(calling.effects, 'callTool')).toMatchObject({ call: { name: 'book_room' }, args: { room: 'A' } });

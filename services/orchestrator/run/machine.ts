@@ -427,7 +427,7 @@ function toolFinished(m: Step, path: Path, callId: string, outcome: ToolOutcome)
   const step = frame.step;
   const planned = step.plan[step.index];
   if (planned?.kind !== 'run' || planned.call.id !== callId) return;
-  // A delegation that the peer holds for its own approval, or a server's question for a human (issue 18), stops the step like a gate.
+  // A delegation that the peer holds for its own approval, or a server's question for a human, stops the step like a gate.
   const waits = outcome.remote || outcome.input;
   if (waits && !step.waiting) step.waiting = { kind: 'gate', call: planned.call, args: planned.args, tool: planned.tool, ...(outcome.remote && { proxy: outcome.remote }), ...(outcome.input && { input: outcome.input }) };
   else if (waits) step.recorded.push(toolResult(planned.call, planned.args, DEFERRED_REASON(planned.call.name), true));
@@ -440,7 +440,7 @@ function endStep(m: Step, path: Path, frame: LlmFrame): void {
   const step = frame.step!;
   frame.step = undefined;
   let planned = step.plan.find((call): call is GatedCall => call.kind === 'gate');
-  // Issue 13: a call identical to one a human rejected in this run gets the same "no" at once.
+  // A call identical to one a human rejected in this run gets the same "no" at once.
   const earlier = planned && repeatedRejection(frame.history, planned.call.name, planned.args);
   if (planned && earlier) {
     log(m, 'info', 'call repeats one rejected in this run; answered without asking again', { node: frame.node, tool: planned.call.name });
@@ -746,7 +746,7 @@ function applyStop(m: Step, text: string): void {
   emitWrite(m);
 }
 
-/** The answer of a simple-mode activation that went on after a rejection: it says first that the operation was cancelled (seed 003 TS-007). */
+/** The answer of a simple-mode activation that went on after a rejection: it says first that the operation was cancelled, which clients look for. */
 function afterRejection(response: string): string {
   return response ? `${CANCELLED_BY_USER}\n\n${response}` : CANCELLED_BY_USER;
 }
@@ -784,7 +784,7 @@ function decisionFacts(event: DecisionFacts & { approved: boolean }): DecisionFa
 }
 
 /**
- * Why a pending approval cannot be decided this way (issue 15); undefined when it can. A
+ * Why a pending approval cannot be decided this way; undefined when it can. A
  * proxied call is the peer's: what runs is the peer's own stored call, so arguments edited
  * here would never reach it.
  */
@@ -797,7 +797,7 @@ function decisionProblem(event: Extract<RunEvent, { kind: 'approvalDecided' }>):
 }
 
 /**
- * A run taken over from another replica (issue 14). Its stored value is the base; what the
+ * A run taken over from another replica. Its stored value is the base; what the
  * cut-off activation had not written is done again: a claimed call that never started runs
  * (its claim stands, and starting it is still at most once), a decided approval's
  * continuation goes on after it, and a message's turn runs from the stored history. The
@@ -811,7 +811,7 @@ function takenOver(m: Step, event: Extract<RunEvent, { kind: 'takenOver' }>): vo
   if (event.approved) {
     const approval = event.approved;
     const pause = m.s.base?.pending.find((candidate) => candidate.approvalUuid === approval.uuid);
-    // Issue 15: a claim with edited arguments runs them, whichever replica carries it out.
+    // A claim with edited arguments runs them, whichever replica carries it out.
     const facts = decisionFacts({ approved: true, ...(approval.decidedBy && { decidedBy: approval.decidedBy }), ...(approval.via && { via: approval.via }), ...(approval.editedArgs && { editedArgs: approval.editedArgs }) });
     m.s.decision = { uuid: approval.uuid, approved: true, ...facts, approval, ...(pause && { pause }), nodes: pauseNodes(m), others: [], claimed: false, conflicts: 0 };
     return claimed(m, true);
@@ -900,8 +900,8 @@ function claim(m: Step): void {
   }
   const approval = decision.approval;
   const node = decision.nodes[decision.uuid];
-  // Issue 13: the model reads "Rejected by a human: <reason>" and that the call did not run;
-  // issue 15: after an expiry, that nobody decided in time.
+  // The model reads "Rejected by a human: <reason>" and that the call did not run;
+  // after an expiry, that nobody decided in time.
   const asked = decision.pause?.input;
   const text = facts.expired ? expiredText(reason) : asked ? declinedText(approval.toolName, asked.server, reason) : undefined;
   const rejected: NewMessage = { ...rejectedResult(gatedCall(approval), approval.toolArgs ?? {}, reason, text), ...(node && { node }) };
@@ -924,7 +924,7 @@ function claim(m: Step): void {
   });
 }
 
-/** What the model reads when a human declined to answer a server's question (issue 18). */
+/** What the model reads when a human declined to answer a server's question. */
 export function declinedText(toolName: string, server: string, reason: string | undefined): string {
   const said = reason?.trim() ? `: ${reason.trim()}` : '';
   return `${toolName} did not finish: a human declined to answer the question of MCP server ${server}${said}. The server is told so, and the call ends there; do not retry it unless the user asks you to.`;
@@ -947,7 +947,7 @@ function claimed(m: Step, won: boolean): void {
   if (decision.approved) {
     m.s.resume = pause;
     const node = decision.nodes[decision.uuid];
-    // Issue 18: an input request's "edit" is the human's answer to the server, not arguments.
+    // An input request's "edit" is the human's answer to the server, not arguments.
     if (pause.input) {
       const input = { request: pause.input, responses: inputResponses(pause.input, decision.editedArgs ?? {}) };
       m.fx.push({ kind: 'runApproved', uuid: decision.uuid, ...(node !== undefined && { node }), input });

@@ -1,6 +1,6 @@
 /**
- * The stored run's bytes (issue 13): the current version round-trips, version 0 (the pipeline
- * state of releases before issue 13, seed 003 FR-025/FR-026 "PipelineState") migrates, and
+ * The stored run's bytes: the current version round-trips, version 0 (the pipeline
+ * state stored before runs were versioned values) migrates, and
  * anything else is refused with an UnreadableRun that says what is wrong.
  */
 import { describe, expect, it } from 'vitest';
@@ -21,7 +21,7 @@ const treeRun: StoredRun = {
 
 const bytes = (value: unknown) => Buffer.from(typeof value === 'string' ? value : JSON.stringify(value));
 
-describe('the current version (issue 13; FR-025, FR-026)', () => {
+describe('the current version', () => {
   it('encodes as JSON with RUN_SCHEMA_VERSION and decodes to the same run', () => {
     const record = encodeRun(treeRun);
     expect(record.schemaVersion).toBe(RUN_SCHEMA_VERSION);
@@ -46,7 +46,7 @@ describe('the current version (issue 13; FR-025, FR-026)', () => {
   });
 });
 
-describe('version 0: the pipeline state of releases before issue 13 (FR-026; TS-019, TS-023)', () => {
+describe('version 0: the pipeline state stored before runs were versioned values', () => {
   it('a state with `pauses` migrates each pause, its branch outputs and its run id', () => {
     const legacy = {
       paused_node_path: [0, 0],
@@ -75,9 +75,9 @@ describe('version 0: the pipeline state of releases before issue 13 (FR-026; TS-
     });
   });
 
-  it("the seed's shape (no pauses) names its one pause through the conversation's pending approval", () => {
-    const seed = { paused_node_path: [1], paused_node_output_key: 'result', session_state: { analysis: 'x' }, user_message: 'add resource test-seq with value 55', tree_fingerprint: 'a'.repeat(64) };
-    expect(decodeRun({ state: bytes(seed), schemaVersion: 0 }, 'pending-uuid')).toEqual({
+  it("the single-pause shape (no pauses) names its one pause through the conversation's pending approval", () => {
+    const single = { paused_node_path: [1], paused_node_output_key: 'result', session_state: { analysis: 'x' }, user_message: 'add resource test-seq with value 55', tree_fingerprint: 'a'.repeat(64) };
+    expect(decodeRun({ state: bytes(single), schemaVersion: 0 }, 'pending-uuid')).toEqual({
       runId: '',
       mode: 'tree',
       userMessage: 'add resource test-seq with value 55',
@@ -87,13 +87,13 @@ describe('version 0: the pipeline state of releases before issue 13 (FR-026; TS-
       modelCalls: 0,
     });
     // Without a pending approval there is nothing it waits for.
-    expect(decodeRun({ state: bytes(seed), schemaVersion: 0 }).pending).toEqual([]);
+    expect(decodeRun({ state: bytes(single), schemaVersion: 0 }).pending).toEqual([]);
     // Before fingerprints existed: an empty one, which no resume accepts (the machine refuses it).
-    const { tree_fingerprint: _dropped, ...older } = seed;
+    const { tree_fingerprint: _dropped, ...older } = single;
     expect(decodeRun({ state: bytes(older), schemaVersion: 0 }, 'p').pending[0]!.fingerprint).toBe('');
   });
 
-  it('an empty `pauses` with a paused path is read as the seed shape; with no path, as no pause', () => {
+  it('an empty `pauses` with a paused path is read as the single-pause shape; with no path, as no pause', () => {
     expect(decodeRun({ state: bytes({ paused_node_path: [2], pauses: [] }), schemaVersion: 0 }, 'p').pending).toMatchObject([{ approvalUuid: 'p', path: [2] }]);
     expect(decodeRun({ state: bytes({ paused_node_path: [], pauses: [] }), schemaVersion: 0 }, 'p').pending).toEqual([]);
   });
@@ -105,12 +105,12 @@ describe('version 0: the pipeline state of releases before issue 13 (FR-026; TS-
   it('a version-0 record that does not match its schema → UnreadableRun naming the field', () => {
     const read = () => decodeRun({ state: bytes({ paused_node_path: 'one' }), schemaVersion: 0 }, 'p');
     expect(read).toThrow(UnreadableRun);
-    expect(read).toThrow(/^the stored run does not match schema version 0 \(the pipeline state of releases before issue 13\): paused_node_path: /);
+    expect(read).toThrow(/^the stored run does not match schema version 0 \(the pipeline state stored before runs were versioned values\): paused_node_path: /);
     expect(() => decodeRun({ state: bytes('null'), schemaVersion: 0 })).toThrow(UnreadableRun);
   });
 });
 
-describe('what cannot be read is refused with a clear message (issue 13)', () => {
+describe('what cannot be read is refused with a clear message', () => {
   it('an unknown (newer) version', () => {
     const read = () => decodeRun({ state: encodeRun(treeRun).state, schemaVersion: 2 });
     expect(read).toThrow(UnreadableRun);
@@ -127,8 +127,8 @@ describe('what cannot be read is refused with a clear message (issue 13)', () =>
   });
 });
 
-describe('pipelineView: REST "pipeline_state" (FR-026; TS-019)', () => {
-  it("a tree run: the seed's fields from the first pause, with every pause and the branch outputs", () => {
+describe('pipelineView: REST "pipeline_state"', () => {
+  it("a tree run: the single-pause fields from the first pause, with every pause and the branch outputs", () => {
     expect(pipelineView(treeRun)).toEqual({
       pausedNodePath: [0, 0],
       pausedNodeOutputKey: 'a',
@@ -157,7 +157,7 @@ describe('pipelineView: REST "pipeline_state" (FR-026; TS-019)', () => {
   });
 });
 
-describe('legacySimpleRun: a simple-mode pause of a release before issue 13 (FR-011; TS-005)', () => {
+describe('legacySimpleRun: a simple-mode pause stored before runs were versioned values', () => {
   it('is a simple run waiting for that one approval at the root, with its call', () => {
     expect(legacySimpleRun({ uuid: 'u-1', toolName: 'resources_add', argsHash: 'a'.repeat(64) })).toEqual({
       runId: '',

@@ -8,10 +8,10 @@ import type { Run } from '../../../gen/ts/asg/store/v1/store.js';
  * RUN_SCHEMA_VERSION (store.proto, Run); only this module reads and writes those bytes.
  *
  * Versions:
- *  - 0: the JSON that releases before issue 13 stored as a conversation's pipeline state
+ *  - 0: the JSON stored as a conversation's pipeline state before runs were versioned values
  *    (snake_case, agent trees only); the store's migration moved it here unread.
  *  - 1: this module's JSON (StoredRun), for both modes: simple mode is a tree of one node.
- * A simple-mode pause of a release before issue 13 stored no state at all: legacySimpleRun.
+ * A simple-mode pause stored before then kept no state at all: legacySimpleRun.
  */
 export const RUN_SCHEMA_VERSION = 1;
 
@@ -29,7 +29,7 @@ const pendingCallSchema = z.object({
   /** The gated call and the hash of its arguments (common/call-hash.ts); empty in migrated states. */
   toolName: z.string(),
   argsHash: z.string(),
-  /** Issue 18: the call waits for a human's answer to its MCP server's question, not for an approval; what the server asked. */
+  /** The call waits for a human's answer to its MCP server's question, not for an approval; what the server asked. */
   input: z.object({ server: z.string(), requestState: z.string(), requests: z.record(z.string(), z.unknown()) }).optional(),
 });
 
@@ -53,7 +53,7 @@ export type StoredRun = z.infer<typeof storedRunSchema>;
 export type PendingCall = z.infer<typeof pendingCallSchema>;
 export type BranchOutput = z.infer<typeof branchOutputSchema>;
 
-/** The pipeline state as releases before issue 13 stored it (version 0). */
+/** The pipeline state as stored before runs were versioned values (version 0). */
 const legacySchema = z.object({
   paused_node_path: z.array(z.number().int()).default([]),
   paused_node_output_key: z.string().default(''),
@@ -93,7 +93,7 @@ export function decodeRun(record: Pick<Run, 'state' | 'schemaVersion'>, pendingU
   switch (record.schemaVersion) {
     case 0: {
       const parsed = legacySchema.safeParse(json);
-      if (!parsed.success) throw new UnreadableRun(`the stored run does not match schema version 0 (the pipeline state of releases before issue 13): ${firstProblem(parsed.error)}`);
+      if (!parsed.success) throw new UnreadableRun(`the stored run does not match schema version 0 (the pipeline state stored before runs were versioned values): ${firstProblem(parsed.error)}`);
       return fromLegacy(parsed.data, pendingUuid);
     }
     case 1: {
@@ -149,7 +149,7 @@ function fromLegacy(legacy: z.infer<typeof legacySchema>, pendingUuid: string): 
 }
 
 /**
- * The run of a simple-mode conversation that a release before issue 13 paused: it stored no
+ * The run of a simple-mode conversation paused before runs were versioned values: it stored no
  * state, only the approval; the conversation's history is all a simple run needs.
  */
 export function legacySimpleRun(approval: { uuid: string; toolName: string; argsHash: string }): StoredRun {
@@ -164,7 +164,7 @@ export function legacySimpleRun(approval: { uuid: string; toolName: string; args
   };
 }
 
-/** What REST shows of a run as "pipeline_state" (the seed's shape, with every pause); none for simple mode. */
+/** What REST shows of a run as "pipeline_state" (the first pause's fields, with every pause); none for simple mode. */
 export function pipelineView(run: StoredRun): PipelineView | undefined {
   if (run.mode !== 'tree') return undefined;
   const first = run.pending[0];

@@ -33,7 +33,7 @@ export interface ToolOutcome {
   isError: boolean;
   /** An A2A peer answered input-required: the call waits for the peer's approval (a proxy approval here). */
   remote?: RemoteWait;
-  /** An MCP server asked for input before it could finish (issue 18): the call waits for a human's answer. */
+  /** An MCP server asked for input before it could finish: the call waits for a human's answer. */
   input?: InputRequest;
 }
 
@@ -139,7 +139,7 @@ export type PendingWrite =
   | { purpose: 'settle'; attempts: number; path: number[]; children: number; joined?: BranchOutput[] };
 
 /**
- * Who decided an approval and how (issue 15): the identity (a token's name, a JWT's subject,
+ * Who decided an approval and how: the identity (a token's name, a JWT's subject,
  * "anonymous", "timeout"), the face (rest, web, a2a, mcp, cli, timeout), the arguments a human
  * edited before approving (already checked against the tool's schema), and whether the
  * decision is an expiry that rejects.
@@ -231,7 +231,7 @@ export type RunEvent =
   | { kind: 'timerFired' }
   | { kind: 'cancel'; reason: string }
   /**
-   * Issue 14: the run of a replica that died (or handed it back) goes on here from what is
+   * The run of a replica that died (or handed it back) goes on here from what is
    * stored. `approved`: an approval claimed but whose call never started — it runs now.
    * `resumed`: a decided approval whose continuation was cut off — it goes on after it.
    * Neither: a message's turn, run again from its stored history.
@@ -262,7 +262,7 @@ export type Effect =
   | ({ kind: 'claim'; uuid: string; approved: boolean; reason?: string; messages: NewMessage[]; clearRun: boolean; alsoReject: ApprovalRejection[]; continuesTurn: boolean; expectedRunRevision?: number } & DecisionFacts)
   /** Runs the claimed approval's stored call, at most once; with `edited`, with the arguments a human edited (the model is told who). */
   | { kind: 'runApproved'; uuid: string; node?: string; edited?: { args: Record<string, unknown>; by: string }; input?: { request: InputRequest; responses: Record<string, unknown> } }
-  /** Tells the MCP server whose question a human declined (issue 18), after the claim: its call goes on with the decline. */
+  /** Tells the MCP server whose question a human declined, after the claim: its call goes on with the decline. */
   | { kind: 'declineInput'; approval: PendingApproval; request: InputRequest }
   /** Tells the peer that holds a proxied call that it was rejected here. */
   | { kind: 'forwardRejection'; approval: PendingApproval; reason?: string }

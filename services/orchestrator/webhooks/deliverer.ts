@@ -40,7 +40,7 @@ const STREAM_RETRY: BackoffPolicy = { attempts: Infinity, baseMs: 1_000, maxMs: 
 /**
  * How long the cursor may stay behind events that called for nothing (most events, and every
  * event when no webhook or push config wants it): moving it past each of them was a store write
- * per event on every turn's path (issue 16). A holder that dies in between leaves the next one
+ * per event on every turn's path. A holder that dies in between leaves the next one
  * to read those events again and find nothing to send in them.
  */
 const SKIPPED_ADVANCE_MS = 1_000;
@@ -111,7 +111,7 @@ export function webhookTarget(endpoint: WebhookEndpoint): OutboxTarget {
 }
 
 /**
- * Delivers one endpoint's events (issue 15): the store's events table is the outbox, and the
+ * Delivers one endpoint's events: the store's events table is the outbox, and the
  * endpoint's cursor (the id of the last event it got, or was given up on for) is held by one
  * replica at a time with a lease, like a run. The holder reads the events after the cursor,
  * in id order, POSTs each one the webhook subscribed to — signed, with its own deadline,

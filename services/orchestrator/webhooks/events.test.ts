@@ -19,7 +19,7 @@ const approval: PendingApproval = {
 };
 const event = (extra: Partial<ConversationEvent>): ConversationEvent => ({ id: 7, conversationId: approval.conversationId, at, ...extra });
 
-describe('stored events as webhook events (issue 15)', () => {
+describe('stored events as webhook events', () => {
   it('approval_requested → approval.requested, with the approval as REST shows it', () => {
     expect(webhookPayload(event({ approvalRequested: approval }))).toEqual({
       type: 'approval.requested',

@@ -3,7 +3,7 @@ import { approvalRecordJson, type ApprovalRecordJson } from '../../common/approv
 import type { WEBHOOK_EVENTS } from '../../common/config/schema.js';
 
 /**
- * Which stored events a webhook hears of, and what it is sent (issue 15). Pure.
+ * Which stored events a webhook hears of, and what it is sent. Pure.
  *   approval_requested                      → approval.requested
  *   approval_resolved                       → approval.decided
  *   turn_ended, outcome answered | paused   → run.completed

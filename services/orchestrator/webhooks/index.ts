@@ -33,7 +33,7 @@ export function webhookEndpoints(webhooks: OrchestratorConfig['webhooks'], env: 
       if (error instanceof WebhookSecretError) throw new ConfigError(`invalid configuration: ${where}.secret_env: ${error.message}`);
       throw error;
     }
-    // Never in a log line, an answer or stored data (DESIGN rule 5).
+    // Never in a log line, an answer or stored data.
     registerSecret(env[webhook.secret_env]);
     return { where, url: webhook.url, origin: new URL(webhook.url).origin, name: endpointName(webhook.url), events: new Set(webhook.events), key };
   });

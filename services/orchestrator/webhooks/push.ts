@@ -7,7 +7,7 @@ import { approvalRequiredText } from '../domain/messages.js';
 import type { OutboundPost, OutboxTarget } from './deliverer.js';
 
 /**
- * A2A push notifications (issue 18) from the same outbox as the webhooks: one cursor over the
+ * A2A push notifications from the same outbox as the webhooks: one cursor over the
  * store's events, held by one orchestrator replica at a time, with the webhooks' retries and
  * backoff. When a turn of a conversation ends (`turn_ended`), each push-notification config of
  * its task gets the task as it now is — `completed` with its artifact, `input-required` with

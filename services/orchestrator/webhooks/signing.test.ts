@@ -7,7 +7,7 @@ import { webhookHeaders, webhookKey, webhookSignature } from './signing.js';
 
 const SECRET = 'whsec_MfKQ9r8GKYqrTwjUPD8ILPZIo2LaLaSw';
 
-describe('Standard Webhooks signatures (issue 15)', () => {
+describe('Standard Webhooks signatures', () => {
   it("matches the spec's reference test vector", () => {
     // The example of the Standard Webhooks reference libraries: this secret, id, timestamp and body give this signature.
     expect(webhookSignature(webhookKey('S', SECRET), 'msg_p5jXN8AQM9LWM0D4loKWxJek', 1614265330, '{"test": 2432232314}')).toBe('v1,g0hM9SsE+OTPJTGt/tmIKtSyZlE3uFJELVlNIOLJ1OE=');

@@ -7,7 +7,7 @@ import { ErrorNote } from './ErrorNote.js';
 
 /**
  * A call that waits for a human: the tool, its arguments — shown once, formatted, and editable
- * before approving (issue 15: edited arguments are checked against the tool's schema and the
+ * before approving (edited arguments are checked against the tool's schema and the
  * call runs with them) — the agent's description, and for a proxy approval the agents it passes
  * through. One Approve and one Reject (with an optional reason) per call. Approving runs the
  * call and the agent goes on — that can take a while, so the card says so.
@@ -15,7 +15,7 @@ import { ErrorNote } from './ErrorNote.js';
 export function ApprovalCard({ approval, onDecided, compact = false, now }: { approval: PendingApprovalJson; onDecided(conversation: ConversationJson): void; compact?: boolean; now: number }) {
   const [deciding, setDeciding] = useState<'approve' | 'reject'>();
   const [error, setError] = useState<string>();
-  // Told to the model with a rejection (issue 13), so that it knows why and does not ask again.
+  // Told to the model with a rejection, so that it knows why and does not ask again.
   const [reason, setReason] = useState('');
   const original = useMemo(() => formatArguments(approval.tool_args), [approval.tool_args]);
   const [argumentsText, setArgumentsText] = useState(original);

@@ -22,7 +22,7 @@ export interface ApprovalsPageProps {
 const FILTER_LABELS: Record<ApprovalFilter, string> = { pending: 'Pending', approved: 'Approved', rejected: 'Rejected', expired: 'Expired', all: 'All' };
 
 /**
- * Every approval across conversations (issue 15), pending ones by default: decide them here,
+ * Every approval across conversations, pending ones by default: decide them here,
  * or look back at who decided what. Live: the list is read again on every approval event.
  */
 export function ApprovalsPage({ status, pending, now, onFilter, onOpen, onDecided }: ApprovalsPageProps) {

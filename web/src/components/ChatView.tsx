@@ -59,7 +59,7 @@ function LiveNote({ live }: { live: LiveStatus }) {
   );
 }
 
-/** Why the message box is disabled, if it is: a decision is awaited, or a turn runs (one at a time per conversation, issue 13). */
+/** Why the message box is disabled, if it is: a decision is awaited, or a turn runs (one at a time per conversation). */
 function composerNote(waiting: boolean, turnRunning: boolean): string | undefined {
   if (waiting) return 'Waiting for your decision above: approve or reject before sending more.';
   if (turnRunning) return 'The agent is working on this conversation; you can send your next message when it has finished.';

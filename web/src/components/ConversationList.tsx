@@ -9,7 +9,7 @@ export interface ConversationListProps {
   error?: string;
   onOpen(id: string): void;
   onNew(): void;
-  /** The approvals page (issue 15): its link, with how many approvals wait, and whether it is open. */
+  /** The approvals page: its link, with how many approvals wait, and whether it is open. */
   pendingCount: number;
   approvalsOpen: boolean;
   onOpenApprovals(): void;

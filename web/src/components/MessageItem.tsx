@@ -21,7 +21,7 @@ export function MessageItem({ message, awaitingApproval = false, trace }: { mess
     );
   }
   if (message.role === 'tool' && call) {
-    // A rejection is a human's "no", not a broken tool (issue 13): it is never shown as failed.
+    // A rejection is a human's "no", not a broken tool: it is never shown as failed.
     const outcome = call.rejected ? 'rejected' : call.is_error === true ? 'failed' : 'returned';
     return (
       <div className={`message message-tool ${outcome === 'returned' ? '' : outcome}`} data-testid="message" data-role="tool" data-outcome={outcome}>

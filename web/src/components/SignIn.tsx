@@ -3,7 +3,7 @@ import { useWhoami } from '../hooks/use-whoami.js';
 import { bareToken, forgetSessionToken, keepSessionToken, sessionToken } from '../state/session-token.js';
 
 /**
- * Who is signed in, and the sign-in box (issue 15): an API token typed here is kept in this
+ * Who is signed in, and the sign-in box: an API token typed here is kept in this
  * tab's session storage and sent with every call. Signing in or out reloads the page, so that
  * the live streams reconnect with the new identity.
  */

@@ -27,7 +27,7 @@ describe('conversationsInOrder', () => {
 });
 
 describe('conversationTitle', () => {
-  it("is the server's title (issue 12: lists are summaries), or the id before there is one", () => {
+  it("is the server's title (lists are summaries), or the id before there is one", () => {
     expect(conversationTitle(conversation('c', 'active', '', 'add resource web-1 with value 5'))).toBe('add resource web-1 with value 5');
     expect(conversationTitle(conversation('6f1c9a52-3d47', 'active', ''))).toBe('Conversation 6f1c9a52');
   });

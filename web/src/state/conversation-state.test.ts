@@ -30,7 +30,7 @@ describe('applyUpdate', () => {
     expect(once.conversation!.messages.map((m) => m.id)).toEqual(['m1', 'm2']);
   });
 
-  it('follows the running turn (issue 13): turn_started sets it, turn_ended clears it with what was still streaming', () => {
+  it('follows the running turn: turn_started sets it, turn_ended clears it with what was still streaming', () => {
     let state = applyUpdate(start, event(4, { kind: 'turn_started' }, '2025-01-15T10:00:01.000Z'));
     expect(state.conversation!.turn_running).toBe(true);
     state = applyUpdate(state, event(0, { kind: 'text_delta', text: 'Half an ans' }));

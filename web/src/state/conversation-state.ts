@@ -52,7 +52,7 @@ export function applyUpdate(state: ChatState, update: ConversationUpdate): ChatS
       return addMessage(state, conversation, update.message);
     case 'status_changed':
       return { ...state, conversation: { ...conversation, status: update.status } };
-    // Issue 13: while a turn runs the conversation refuses messages; the chat's input follows.
+    // While a turn runs the conversation refuses messages; the chat's input follows.
     case 'turn_started':
       return { ...state, conversation: { ...conversation, turn_running: true } };
     case 'turn_ended': {

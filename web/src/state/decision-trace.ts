@@ -2,7 +2,7 @@ import type { ApprovalRecordJson, MessageJson } from '../api-types.js';
 import { canonicalJson } from './edited-arguments.js';
 
 /**
- * The decision trace the chat shows under a call that waited for approval (issue 15): who
+ * The decision trace the chat shows under a call that waited for approval: who
  * decided, how long ago, why, and whether the arguments were edited. Pure functions of the
  * conversation's approvals (`approvals.list`) and the current time.
  */

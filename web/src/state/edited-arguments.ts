@@ -1,5 +1,5 @@
 /**
- * The arguments of a pending call as the approval card edits them (issue 15, edit on approve):
+ * The arguments of a pending call as the approval card edits them (edit on approve):
  * shown once as formatted JSON, editable, and sent with the approval only when they differ
  * from what the model asked for. Pure, so that it is tested without a browser.
  */

@@ -1,5 +1,5 @@
 /**
- * The API token the web chat signs in with (issue 15): kept in the tab's session storage, so it
+ * The API token the web chat signs in with: kept in the tab's session storage, so it
  * is gone when the tab closes and never shared with other tabs or written to disk by the app,
  * and sent as `Authorization: Bearer …` on every call (trpc.ts).
  */

@@ -3,7 +3,7 @@ import { z } from 'zod';
 import { BODY_LIMIT_BYTES, JSON_BODY_TYPES } from '../app/inputs.js';
 
 /**
- * The seed web server's own routes (seed 000 "Web Chat Frontend", FR-027), kept for clients
+ * The `/api/*` routes of the earlier stand-alone web chat server, kept for clients
  * written against it. Each is one REST call to the agent, answered with the agent's status
  * and body unchanged:
  *
@@ -21,7 +21,7 @@ export interface AgentCall {
   body?: Record<string, unknown>;
 }
 
-export class SeedRequestError extends Error {}
+export class ApiRequestError extends Error {}
 
 const sendBody = z.object({
   message: z.string({ error: '"message" is required and must be a string' }),
@@ -31,9 +31,9 @@ const sendBody = z.object({
 const approveBody = z.looseObject({ uuid: z.string({ error: '"uuid" is required: the approval to decide' }).min(1, '"uuid" must not be empty') });
 
 function parsed<T>(schema: z.ZodType<T>, body: unknown): T {
-  if (typeof body !== 'object' || body === null || Array.isArray(body)) throw new SeedRequestError('the body must be a JSON object');
+  if (typeof body !== 'object' || body === null || Array.isArray(body)) throw new ApiRequestError('the body must be a JSON object');
   const result = schema.safeParse(body);
-  if (!result.success) throw new SeedRequestError(result.error.issues[0]?.message ?? 'invalid body');
+  if (!result.success) throw new ApiRequestError(result.error.issues[0]?.message ?? 'invalid body');
   return result.data;
 }
 
@@ -56,9 +56,9 @@ export function conversationCall(id: string): AgentCall {
 /** Request headers the agent should see: the caller's session id and credentials. */
 const FORWARDED_HEADERS = ['x-session-id', 'authorization'];
 
-export function seedRoutes(agentUrl: string): Router {
+export function apiRoutes(agentUrl: string): Router {
   const router = express.Router();
-  // JSON only, as the agent's REST API (issue 12); the cross-site guard has refused other types.
+  // JSON only, as the agent's REST API; the cross-site guard has refused other types.
   const jsonBody = express.json({ limit: BODY_LIMIT_BYTES, type: JSON_BODY_TYPES, strict: false });
 
   const forward = (toCall: (req: Request) => AgentCall) => async (req: Request, res: Response) => {
@@ -66,7 +66,7 @@ export function seedRoutes(agentUrl: string): Router {
     try {
       call = toCall(req);
     } catch (error) {
-      if (error instanceof SeedRequestError) {
+      if (error instanceof ApiRequestError) {
         res.status(400).json({ error: error.message });
         return;
       }

@@ -1,5 +1,5 @@
 /**
- * The rows of issue 16's table that the other sections do not measure: the overhead per turn
+ * The rows of the performance goals table that the other sections do not measure: the overhead per turn
  * beside the OpenAI Agents SDK (the peers' own scripts, as `compare.sh` runs them), read-turn
  * throughput with one and four clients, `GET /conversations/:id` under 20 concurrent clients,
  * and 1,000 concurrent conversations against a model that answers after 200 ms, with the peak

@@ -4,7 +4,7 @@ import { joinTexts, stateFromWord, UnreadableAnswer, type TaskView } from '../re
 import { messageText, probeTaskId, type DialectSpeaker, type OutgoingMessage } from './dialect.js';
 
 /**
- * The seed's early dialect (seed 000, DESIGN §4): `message/send` with parts `{"type":"text"}`
+ * The early type-parts dialect, from before A2A v0.3: `message/send` with parts `{"type":"text"}`
  * and the task to continue as `params.taskId`; a task is
  * `{"id","status":{"state","message": string},"artifact":{"parts":[...]}}`. No context ids,
  * no data parts: an approval travels only as the text "Approval required (id: …): …".
@@ -21,14 +21,14 @@ const texts = (parts: z.infer<typeof part>[]) => joinTexts(parts.flatMap((p) => 
 
 function taskView(raw: unknown): TaskView {
   const parsed = task.safeParse(raw);
-  if (!parsed.success) throw new UnreadableAnswer(`a seed-dialect task needs an "id" and a "status" with a "state" (${parsed.error.issues[0]?.path.join('.') || 'result'}: ${parsed.error.issues[0]?.message})`);
+  if (!parsed.success) throw new UnreadableAnswer(`a type-parts task needs an "id" and a "status" with a "state" (${parsed.error.issues[0]?.path.join('.') || 'result'}: ${parsed.error.issues[0]?.message})`);
   const { id, status, artifact } = parsed.data;
   return { id, contextId: '', state: stateFromWord(status.state), statusText: status.message ?? '', statusData: [], artifactText: artifact ? texts(artifact.parts) : '' };
 }
 
-export const seed: DialectSpeaker = {
-  dialect: Dialect.DIALECT_SEED,
-  label: 'the seed dialect',
+export const typeParts: DialectSpeaker = {
+  dialect: Dialect.DIALECT_TYPE_PARTS,
+  label: 'the type-parts dialect',
   headers: {},
   probe: { method: 'tasks/get', params: { id: probeTaskId() } },
 

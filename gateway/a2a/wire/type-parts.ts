@@ -2,18 +2,18 @@ import type { TaskSnapshot } from '../task.js';
 import type { DialectWire } from './wire.js';
 
 /**
- * The seed's dialect (seed 000/003): parts `{"type": "text", "text"}`, one `artifact`, and a
+ * The early type-parts dialect: parts `{"type": "text", "text"}`, one `artifact`, and a
  * status message that is a plain string — `Approval required (id: <uuid>): <description>`
  * while the task waits. It has no streaming and no context ids.
  */
 
-export interface SeedTask {
+export interface TypePartsTask {
   id: string;
   status: { state: string; message?: string };
   artifact?: { parts: { type: 'text'; text: string }[] };
 }
 
-export function seedTask(task: TaskSnapshot): SeedTask {
+export function typePartsTask(task: TaskSnapshot): TypePartsTask {
   return {
     id: task.id,
     status: { state: task.state, ...(task.statusText !== undefined && { message: task.statusText }) },
@@ -21,7 +21,7 @@ export function seedTask(task: TaskSnapshot): SeedTask {
   };
 }
 
-export const seedWire: DialectWire = {
-  task: seedTask,
-  sendResult: seedTask,
+export const typePartsWire: DialectWire = {
+  task: typePartsTask,
+  sendResult: typePartsTask,
 };
