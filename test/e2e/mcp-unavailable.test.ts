@@ -1,5 +1,5 @@
 /**
- * Issue 17, item 7: an MCP server that cannot start. The agent starts without its tools and
+ * An MCP server that cannot start: The agent starts without its tools and
  * says so once, clearly (the command and why), in GET /tools and its log (GET /ready, open to
  * anyone, shows the state only); the server is retried in the background. With `required: true` the agent does not start at all.
  */

@@ -194,7 +194,7 @@ describe('a store written before owners named their source', () => {
   });
 });
 
-describe('a store written before issue 13: an agent tree waiting at two parallel branches', () => {
+describe('a store written with schema 11: an agent tree waiting at two parallel branches', () => {
   const conversation = 'b74c6bdc-6302-45a1-acdd-86ee9aa4e308';
   const approvals = { a: 'd4b11231-7289-4e6e-8eca-19846615c16b', b: 'b78f7bf6-eb18-43a0-b42c-5cbbdd095a82' };
   const config = {

@@ -22,7 +22,7 @@ const timeoutAction = z.enum(['reject', 'approve']);
 
 const tokenName = z.string().regex(/^[A-Za-z0-9_.@-]{1,64}$/, 'a name of letters, digits, "_", ".", "@" or "-" (at most 64)');
 
-/** Issue 15: who may call the gateway. Absent: nobody is asked (loopback only, unless `insecure`). */
+/** Who may call the gateway. Absent: nobody is asked (loopback only, unless `insecure`). */
 export const authSchema = z.strictObject({
   /** API tokens: the secret is in an environment variable, or only its SHA-256 is in the file. */
   tokens: z
