@@ -1,6 +1,6 @@
 import { z } from 'zod';
 import { DEFAULT_HISTORY_LIMIT } from '../app/agent.js';
-import { BODY_LIMIT_BYTES, DEFAULT_PAGE_SIZE, MAX_PAGE_SIZE } from '../app/inputs.js';
+import { BODY_LIMIT_BYTES, MAX_PAGE_SIZE } from '../app/inputs.js';
 import { METHOD_NAMES } from '../a2a/dialect.js';
 import { A2A_PATH, CARD_PATHS } from '../a2a/card.js';
 import { JsonRpcCode } from '../a2a/jsonrpc.js';

@@ -1,6 +1,6 @@
 import { randomUUID } from 'node:crypto';
 import {
-  ApprovalStatus,
+  type ApprovalStatus,
   ApprovalTimeoutAction,
   MessageRole,
   type ClaimApprovalRequest,

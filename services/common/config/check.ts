@@ -151,7 +151,9 @@ export function configuredModels(config: Pick<AgentConfig, 'llm' | 'agent'>): { 
   const models: { model: string; path: ConfigPath }[] = [{ model: config.llm.model, path: ['llm', 'model'] }];
   const visit = (node: AgentNodeInput, path: (string | number)[]): void => {
     if (node.model !== undefined) models.push({ model: node.model, path: [...path, 'model'] });
-    node.agents?.forEach((child, index) => visit(child, [...path, 'agents', index]));
+    node.agents?.forEach((child, index) => {
+      visit(child, [...path, 'agents', index]);
+    });
   };
   if (config.agent) visit(config.agent, ['agent']);
   return models;

@@ -63,8 +63,6 @@ import {
   decodeApprovalsPageToken,
   decodeAuditPageToken,
   decodePageToken,
-  encodeApprovalsPageToken,
-  encodeAuditPageToken,
   encodePageToken,
   type PageCursor,
 } from '../page-token.js';
