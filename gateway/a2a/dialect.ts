@@ -9,10 +9,10 @@ import type { A2aOrigin } from '../../gen/ts/asg/store/v1/store.js';
 /** The seed's early dialect, A2A v0.3 and A2A v1.0; stored as a conversation's `a2a_origin.dialect`. */
 export type Dialect = 'seed' | 'v0.3' | 'v1.0';
 
-export const DIALECTS: readonly Dialect[] = ['seed', 'v0.3', 'v1.0'];
+const DIALECTS: readonly Dialect[] = ['seed', 'v0.3', 'v1.0'];
 
 /** What a method does, whatever the dialect. */
-export type Operation =
+type Operation =
   | 'send'
   | 'stream'
   | 'get'
@@ -28,7 +28,7 @@ export type Operation =
  * `legacy`: the slash-named methods the seed's dialect and v0.3 share (`message/send`);
  * `v1.0`: the PascalCase methods of A2A v1.0 (`SendMessage`).
  */
-export type MethodFamily = 'legacy' | 'v1.0';
+type MethodFamily = 'legacy' | 'v1.0';
 
 export interface MethodInfo {
   operation: Operation;

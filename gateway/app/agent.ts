@@ -53,7 +53,7 @@ export interface Agent {
 }
 
 /** What a decision carries besides yes or no (issues 13 and 15). */
-export interface DecisionDetails {
+interface DecisionDetails {
   decider: Decider;
   /** The human's, stored with the decision and, for a rejection, told to the model (issue 13). */
   reason?: string;
@@ -75,7 +75,7 @@ export interface ApprovalPage {
   nextCursor?: string;
 }
 
-export interface ApprovalRecord {
+interface ApprovalRecord {
   approval: PendingApproval;
   /** The session id of the approval's conversation. */
   sessionId: string;

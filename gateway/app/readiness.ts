@@ -10,12 +10,12 @@ import { toolServerJson, type ToolServerJson } from './shapes.js';
  * How long `/ready` waits for a backend's health answer. Under Kubernetes' default probe
  * timeout (1 s): a backend too slow to answer a health check in time is not ready for work.
  */
-export const READINESS_CHECK_MS = 800;
+const READINESS_CHECK_MS = 800;
 
 /** What a backend's grpc.health.v1 Check said, or why it said nothing. */
-export type BackendState = HealthCheckResponse['status'] | 'UNREACHABLE' | 'NO_ANSWER' | 'NO_HEALTH_SERVICE' | 'FAILED';
+type BackendState = HealthCheckResponse['status'] | 'UNREACHABLE' | 'NO_ANSWER' | 'NO_HEALTH_SERVICE' | 'FAILED';
 
-export type ReadinessReport =
+type ReadinessReport =
   // `mcp_servers`: each configured MCP server and whether its tools are available (issue 17).
   // A server that is down does not make the gateway unready: the agent serves without its
   // tools while it is retried (a `required` server stops startup instead).

@@ -22,9 +22,9 @@ import * as shapes from './shapes.js';
  * `openapi.test.ts` fails when the gateway mounts a route that is not listed here.
  */
 
-export type Tag = 'Probes' | 'Conversations' | 'Approvals' | 'Audit' | 'Tools' | 'Auth' | 'A2A' | 'MCP' | 'OpenAI' | 'Reference' | 'tRPC';
+type Tag = 'Probes' | 'Conversations' | 'Approvals' | 'Audit' | 'Tools' | 'Auth' | 'A2A' | 'MCP' | 'OpenAI' | 'Reference' | 'tRPC';
 
-export interface ReplyDoc {
+interface ReplyDoc {
   description: string;
   schema?: z.ZodType;
   example?: unknown;

@@ -6,7 +6,7 @@ import { eventsUrl, natsServer } from './events-url.js';
 import { STALE_TURN_MARGIN_MS, type ConversationStorage } from './storage.js';
 
 /** The environment variable that names the store's database; it wins over `store.url`. */
-export const DATABASE_URL_ENV = 'ASG_DATABASE_URL';
+const DATABASE_URL_ENV = 'ASG_DATABASE_URL';
 
 export interface OpenedStorage {
   storage: ConversationStorage;

@@ -2,7 +2,7 @@ import type { AgentConfig } from '../common/config/schema.js';
 import type { ProviderName } from './routing.js';
 
 /** Anthropic's Messages API requires `max_tokens`; seed 000 fixes it at 4096 for Claude. */
-export const ANTHROPIC_DEFAULT_MAX_TOKENS = 4096;
+const ANTHROPIC_DEFAULT_MAX_TOKENS = 4096;
 
 /** The sampling settings of one call, in the AI SDK's names; an absent field is not sent. */
 export interface CallSettings {

@@ -13,7 +13,7 @@ import { treeProblems } from './tree.js';
 
 const name = z.string().trim().min(1, 'a non-empty name');
 
-export const APPROVAL_RULES = ['always', 'never', 'auto'] as const;
+const APPROVAL_RULES = ['always', 'never', 'auto'] as const;
 
 /** Issue 15: what a role allows — `chat` talks and reads, `approve` decides approvals, `admin` everything. */
 export const ROLES = ['chat', 'approve', 'admin'] as const;
@@ -24,7 +24,7 @@ const timeoutAction = z.enum(['reject', 'approve']);
 const tokenName = z.string().regex(/^[A-Za-z0-9_.@-]{1,64}$/, 'a name of letters, digits, "_", ".", "@" or "-" (at most 64)');
 
 /** Issue 15: who may call the gateway. Absent: nobody is asked (loopback only, unless `insecure`). */
-export const authSchema = z.strictObject({
+const authSchema = z.strictObject({
   /** API tokens: the secret is in an environment variable, or only its SHA-256 is in the file. */
   tokens: z
     .array(
@@ -74,14 +74,14 @@ export const approvalsSchema = z.strictObject({
 });
 
 /** Issue 15: signed notifications (Standard Webhooks) of approvals and runs. */
-export const webhookSchema = z.strictObject({
+const webhookSchema = z.strictObject({
   url: z.url(),
   /** The variable holding the secret, in the spec's `whsec_<base64>` form. */
   secret_env: envName,
   events: z.array(z.enum(WEBHOOK_EVENTS)).min(1, 'at least one event'),
 });
 
-export const mcpServerSchema = z
+const mcpServerSchema = z
   .strictObject({
     name,
     /** Streamable HTTP endpoint, e.g. http://localhost:8090/mcp. */
@@ -141,7 +141,7 @@ export const mcpServerSchema = z
     message: 'at most one of "bearer_token_env" or "oauth"',
   });
 
-export const a2aAgentSchema = z.strictObject({
+const a2aAgentSchema = z.strictObject({
   name,
   url: z.url(),
   description: z.string().default(''),
@@ -150,8 +150,8 @@ export const a2aAgentSchema = z.strictObject({
   timeout: duration.default(60_000),
 });
 
-export const NODE_TYPES = ['llm', 'sequential', 'parallel', 'loop', 'a2a'] as const;
-export const APPROVAL_MODES = ['auto', 'required'] as const;
+const NODE_TYPES = ['llm', 'sequential', 'parallel', 'loop', 'a2a'] as const;
+const APPROVAL_MODES = ['auto', 'required'] as const;
 
 /** One node of the agent tree (seed 000, "Node Configuration Reference"). */
 export interface AgentNodeInput {
@@ -177,7 +177,7 @@ export interface AgentNodeInput {
 }
 
 // Output type AgentNodeInput (durations already in ms); the YAML input may spell them as strings.
-export const agentNodeSchema: z.ZodType<AgentNodeInput, unknown> = z.lazy(() =>
+const agentNodeSchema: z.ZodType<AgentNodeInput, unknown> = z.lazy(() =>
   z.strictObject({
     name,
     type: z.enum(NODE_TYPES),
@@ -215,7 +215,7 @@ const address = z
  * Every service reads it: the keepalive of its clients, and the connection age, ping policy and
  * drain of its server.
  */
-export const grpcSchema = z.strictObject({
+const grpcSchema = z.strictObject({
   /** A client pings a connection idle this long (also between calls), so a peer that vanished is noticed before the next call. */
   keepalive_time: duration.default(30_000),
   /** How long a ping may go unanswered before the connection is dropped. */

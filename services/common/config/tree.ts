@@ -15,7 +15,7 @@ export interface TreeProblem {
   message: string;
 }
 
-export const CONTAINER_TYPES = ['sequential', 'parallel', 'loop'] as const;
+const CONTAINER_TYPES = ['sequential', 'parallel', 'loop'] as const;
 
 /** Node fields by the node types that may carry them; `name` and `type` belong to every node. */
 const FIELD_TYPES: Record<string, readonly string[]> = {

@@ -125,7 +125,7 @@ export interface PostgresStorageOptions {
   onBackgroundError?: (what: string, error: unknown) => void;
 }
 
-export const DEFAULT_HEARTBEAT_MS = 5_000;
+const DEFAULT_HEARTBEAT_MS = 5_000;
 /** Missed heartbeats after which a replica's running marks are read as a crash's. */
 const HEARTBEATS_TO_DEATH = 3;
 /** Rows of replicas unseen this long are deleted at a start (their marks read as dead without them). */

@@ -19,9 +19,9 @@ export interface OutboxPublisherOptions {
 /** Events read from the table per page. */
 const PAGE_SIZE = 500;
 /** How often the leader looks for events no wake-up told it of (a lost core NATS message). */
-export const PUBLISH_POLL_MS = 1_000;
+const PUBLISH_POLL_MS = 1_000;
 /** How often a replica that does not lead tries to take the lead (the leader may have died). */
-export const LEADER_RETRY_MS = 500;
+const LEADER_RETRY_MS = 500;
 const RETRY_MAX_MS = 5_000;
 
 /** The advisory lock key text of the publisher of `stream` (hashtext of it): one leader per stream and database. */

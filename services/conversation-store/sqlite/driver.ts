@@ -123,7 +123,7 @@ export interface SqliteStorageOptions {
   staleTurnAfterMs?: number;
 }
 
-export { DEFAULT_STALE_TURN_MS, STALE_TURN_MARGIN_MS } from '../storage.js';
+export { DEFAULT_STALE_TURN_MS } from '../storage.js';
 
 
 /** Opens (creating and migrating when needed) `<dataDir>/conversations.db`. */
