@@ -26,7 +26,7 @@ export function compactJson(value: unknown, width: number): string {
 }
 
 /** The status as people read it: "approved (done)", "expired", … */
-export function statusText(approval: ApprovalRecordJson): string {
+function statusText(approval: ApprovalRecordJson): string {
   return approval.execution ? `${approval.status} (${approval.execution})` : approval.status;
 }
 

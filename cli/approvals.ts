@@ -5,7 +5,7 @@ import { APPROVALS_USAGE } from './usage.js';
 
 /** `asg approvals …`: list, show, approve and reject approvals of a running agent over its REST API. */
 
-export const DEFAULT_AGENT_URL = 'http://127.0.0.1:8080';
+const DEFAULT_AGENT_URL = 'http://127.0.0.1:8080';
 
 const HELP = `Usage: asg approvals <list|show|approve|reject> [options]
 

@@ -1,5 +1,5 @@
 import { readFileSync } from 'node:fs';
-import { Argument, Command, CommanderError, InvalidArgumentError, Option } from 'commander';
+import { Argument, Command, type CommanderError, InvalidArgumentError, Option } from 'commander';
 import { registerEnvironmentSecrets } from '../services/common/secrets.js';
 import { SERVICE_NAMES } from './service-names.js';
 import { APPROVALS_USAGE } from './usage.js';

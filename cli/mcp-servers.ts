@@ -1,3 +1,4 @@
+import type { FilesystemConfig } from '../services/mcp-filesystem/config.js';
 import { fail } from './usage.js';
 
 /**
@@ -28,7 +29,7 @@ export async function mcpResources(options: { db: string; host: string; port?: n
 /** Over HTTP on the config's host and port (or --host and --port), or over stdio. */
 export async function mcpFilesystem(options: { config: string; stdio: boolean; host?: string | undefined; port?: number | undefined }): Promise<void> {
   const { FilesystemConfigError, loadFilesystemConfig } = await import('../services/mcp-filesystem/config.js');
-  let config;
+  let config: FilesystemConfig;
   try {
     config = loadFilesystemConfig(options.config);
   } catch (error) {

@@ -29,7 +29,7 @@ function withListen(config: AgentConfig, options: AgentCheckOptions): AgentConfi
   return { ...config, ...(options.host !== undefined && { host: options.host }), ...(options.port !== undefined && { port: options.port }) };
 }
 
-export async function checkAgentConfig(file: string, options: AgentCheckOptions = {}): Promise<ConfigReport<AgentConfig>> {
+async function checkAgentConfig(file: string, options: AgentCheckOptions = {}): Promise<ConfigReport<AgentConfig>> {
   const env = options.env ?? process.env;
   const report = checkAgentConfigFile(file, { env });
   if (!report.config) return report;

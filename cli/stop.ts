@@ -2,7 +2,7 @@ import type { Logger } from '../services/common/log.js';
 import { shutdownTelemetry } from '../services/common/telemetry.js';
 
 /** The default of `shutdown_grace` (config/schema.ts), for commands that read no agent config. */
-export const DEFAULT_SHUTDOWN_GRACE_MS = 10_000;
+const DEFAULT_SHUTDOWN_GRACE_MS = 10_000;
 /**
  * One signal can arrive twice: Ctrl-C (or a supervisor's group kill) signals every process of
  * the group, and `npm start` also forwards it to its child (@npmcli/run-script's

@@ -10,9 +10,6 @@ export const APPROVALS_USAGE = `  approvals list [--status S] [--conversation ID
                                           approve; --arguments runs the call with these instead
   approvals reject UUID [--reason TEXT]   reject; the reason is told to the model`;
 
-/** Where to read more, after a usage error: each command's options are in its own --help. */
-export const USAGE = 'Run asg --help for the commands, and asg <command> --help for the options of one.';
-
 /** Says what went wrong on stderr and exits (2: bad usage or configuration). */
 export function fail(message: string, code = 1): never {
   process.stderr.write(`${message}\n`);

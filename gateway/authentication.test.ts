@@ -94,7 +94,12 @@ async function serve(settings: Record<string, unknown>, options: { sink?: (entry
   const { decisions, backends } = miniature();
   const auth = setUpAuth({
     config,
-    audit: { appendAudit: async ({ entry }) => (audit.push(entry), options.sink?.(entry)) },
+    audit: {
+      appendAudit: async ({ entry }) => {
+        audit.push(entry);
+        return options.sink?.(entry);
+      },
+    },
     log: options.log ?? quiet,
     env: ENV,
     jwks: { cooldownMs: 0, timeoutMs: 2_000 },

@@ -12,7 +12,7 @@ import type { Tool } from '../../gen/ts/asg/tools/v1/tools.js';
 export const A2A_PATH = '/a2a';
 export const CARD_PATHS = ['/.well-known/agent-card.json', '/.well-known/agent.json'] as const;
 
-export interface AgentSkillJson {
+interface AgentSkillJson {
   id: string;
   name: string;
   description: string;
@@ -47,7 +47,7 @@ export interface AgentCardJson {
  * object: `type`, `scheme`, `bearerFormat`) and v1.0 (ProtoJSON of SecurityScheme, the
  * `httpAuthSecurityScheme` member of its oneof). Each reader ignores the other's fields.
  */
-export interface SecuritySchemeJson {
+interface SecuritySchemeJson {
   type: 'http';
   scheme: 'bearer';
   bearerFormat?: string;
@@ -61,9 +61,9 @@ export interface CardSecurity {
   description: string;
 }
 
-export const SECURITY_SCHEME_NAME = 'bearer';
+const SECURITY_SCHEME_NAME = 'bearer';
 
-export function cardSecurity(security: CardSecurity): Pick<AgentCardJson, 'securitySchemes' | 'security' | 'securityRequirements'> {
+function cardSecurity(security: CardSecurity): Pick<AgentCardJson, 'securitySchemes' | 'security' | 'securityRequirements'> {
   const format = security.bearerFormat === undefined ? {} : { bearerFormat: security.bearerFormat };
   return {
     securitySchemes: {

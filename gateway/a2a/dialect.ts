@@ -27,7 +27,7 @@ export function storedOrigin(dialect: Dialect, contextId: string): A2aOrigin {
 }
 
 /** What a method does, whatever the dialect. */
-export type Operation =
+type Operation =
   | 'send'
   | 'stream'
   | 'get'
@@ -43,7 +43,7 @@ export type Operation =
  * `legacy`: the slash-named methods the type-parts dialect and v0.3 share (`message/send`);
  * `v1.0`: the PascalCase methods of A2A v1.0 (`SendMessage`).
  */
-export type MethodFamily = 'legacy' | 'v1.0';
+type MethodFamily = 'legacy' | 'v1.0';
 
 export interface MethodInfo {
   operation: Operation;

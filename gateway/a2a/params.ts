@@ -250,7 +250,7 @@ const V1_STATES: Record<string, TaskState> = {
 };
 
 /** The page sizes ListTasks allows (A2A v1.0: 1..100, 50 when unset). */
-export const LIST_PAGE_SIZE = { default: 50, max: 100 } as const;
+const LIST_PAGE_SIZE = { default: 50, max: 100 } as const;
 
 const listQuery = (state: z.ZodType<TaskState | undefined>) =>
   z.looseObject({

@@ -13,7 +13,7 @@ export type TaskState = 'submitted' | 'working' | 'input-required' | 'completed'
 export const TERMINAL_STATES: ReadonlySet<TaskState> = new Set(['completed', 'canceled', 'failed', 'rejected']);
 
 /** The approval an input-required task waits for, as the status message's data part carries it. */
-export interface ApprovalRequest {
+interface ApprovalRequest {
   uuid: string;
   toolName: string;
   toolArgs: Record<string, unknown>;
@@ -50,10 +50,10 @@ export type TaskEvent =
   | { kind: 'status'; task: TaskSnapshot; final: boolean }
   | { kind: 'artifact'; task: TaskSnapshot };
 
-export const UNCLEAR_ANSWER_HINT =
+const UNCLEAR_ANSWER_HINT =
   'Reply "approve" or "reject" (also: yes/no, ok/cancel), or send a data part {"approved": true|false}; {"approval_uuid": "<uuid>"} beside it picks one approval.';
 
-export function approvalRequest(approval: PendingApproval): ApprovalRequest {
+function approvalRequest(approval: PendingApproval): ApprovalRequest {
   return {
     uuid: approval.uuid,
     toolName: approval.toolName,
@@ -83,13 +83,13 @@ export function isWaiting(conversation: Conversation): boolean {
  * Whether the conversation has a user message. A summary (a listing) or a record carries no
  * messages but its title, the first user message's first words.
  */
-export function hasUserMessage(conversation: Conversation): boolean {
+function hasUserMessage(conversation: Conversation): boolean {
   if (conversation.messages.length === 0) return (conversation.title ?? '') !== '';
   return conversation.messages.some((message) => message.role === MessageRole.MESSAGE_ROLE_USER);
 }
 
 /** The text of the last assistant message with any: what a finished task answered. */
-export function lastAssistantText(conversation: Conversation): string | undefined {
+function lastAssistantText(conversation: Conversation): string | undefined {
   for (let index = conversation.messages.length - 1; index >= 0; index -= 1) {
     const message = conversation.messages[index]!;
     if (message.role === MessageRole.MESSAGE_ROLE_ASSISTANT && message.content.trim() !== '') return message.content;

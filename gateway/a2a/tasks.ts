@@ -76,7 +76,7 @@ function needsText(message: InboundMessage): void {
 }
 
 /** The context id a task is answered with: the one it was created with, else the task's own id. */
-export function contextIdOf(conversation: Conversation): string {
+function contextIdOf(conversation: Conversation): string {
   return conversation.a2aOrigin?.contextId || conversation.id;
 }
 

@@ -75,7 +75,7 @@ export interface ApprovalPage {
   nextCursor?: string;
 }
 
-export interface ApprovalRecord {
+interface ApprovalRecord {
   approval: PendingApproval;
   /** The session id of the approval's conversation. */
   sessionId: string;

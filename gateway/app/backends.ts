@@ -6,14 +6,14 @@ import { ConversationStoreServiceService } from '../../gen/ts/asg/store/v1/store
 import { HEALTH_DEFINITION } from '../../services/common/grpc/health.js';
 
 /** Reads from the store are single queries; ten seconds means the store is in trouble. */
-export const STORE_DEADLINE_MS = 10_000;
+const STORE_DEADLINE_MS = 10_000;
 /** Listing tools asks every MCP server; allow as long as one MCP call may take by default. */
-export const TOOL_LISTING_DEADLINE_MS = 30_000;
+const TOOL_LISTING_DEADLINE_MS = 30_000;
 /**
  * Describing runs (app/run-views.ts) is part of reading conversations and decodes what the
  * store read, with no other call: it gets the store reads' deadline, not a turn's.
  */
-export const RUN_VIEWS_DEADLINE_MS = STORE_DEADLINE_MS;
+const RUN_VIEWS_DEADLINE_MS = STORE_DEADLINE_MS;
 
 export type OrchestratorClient = PromiseClient<typeof OrchestratorServiceService>;
 export type ConversationStoreClient = PromiseClient<typeof ConversationStoreServiceService>;

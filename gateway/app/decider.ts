@@ -1,7 +1,5 @@
 import { ANONYMOUS, currentAuthScope } from './principal.js';
 
-export { ANONYMOUS };
-
 /**
  * Who decides an approval and through which face: stored with the decision
  * (PendingApproval.decided_by, via) and in the audit trail.

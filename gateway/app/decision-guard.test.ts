@@ -11,7 +11,11 @@ const decided = { decided: false as const, approval: {} as never, decision: 'app
 function guarded() {
   const calls: unknown[][] = [];
   const refusals: string[] = [];
-  const agent = guardDecisions<Pick<Agent, 'resolveApproval'>>({ resolveApproval: async (...args) => (calls.push(args), decided) }, (scope, uuid) => refusals.push(`${scope.principal.name} ${uuid}`));
+  const resolveApproval: Agent['resolveApproval'] = async (...args) => {
+    calls.push(args);
+    return decided;
+  };
+  const agent = guardDecisions<Pick<Agent, 'resolveApproval'>>({ resolveApproval }, (scope, uuid) => refusals.push(`${scope.principal.name} ${uuid}`));
   return { agent, calls, refusals };
 }
 

@@ -21,13 +21,10 @@ export function decisionFromWord(word: string): Decision | undefined {
 
 export {
   APPROVAL_STATUS_NAMES,
-  approvalStatusName,
   decisionOfStatus,
-  executionName,
   verdictOfStatus,
   type ApprovalStatusName,
   type Decision,
-  type ExecutionName,
   type Verdict,
 } from '../../services/common/approval-resource.js';
 

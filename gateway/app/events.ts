@@ -38,7 +38,7 @@ export type StoredEventJson = EventBase &
   );
 
 /** Events only a watcher connected at that moment sees: the turn as it happens. */
-export type LiveEventJson = EventBase &
+type LiveEventJson = EventBase &
   (
     | { kind: 'tool_call_started'; tool_call: ToolCallJson }
     | { kind: 'tool_call_finished'; tool_call: ToolCallJson }
@@ -46,7 +46,6 @@ export type LiveEventJson = EventBase &
   );
 
 export type ConversationEventJson = StoredEventJson | LiveEventJson;
-export type ConversationEventKind = ConversationEventJson['kind'];
 
 /** Whether a client can resume after this event: only stored events have an id (> 0). */
 export function isResumable(event: { id: number }): boolean {

@@ -29,7 +29,7 @@ import { currentAuthScope, type AuthScope, type Principal } from './principal.js
 export type ConversationAccess = 'read' | 'write';
 
 /** Whether `principal` may access every conversation as asked, whoever owns it. */
-export function accessesEveryConversation(principal: Pick<Principal, 'roles'>, access: ConversationAccess): boolean {
+function accessesEveryConversation(principal: Pick<Principal, 'roles'>, access: ConversationAccess): boolean {
   return principal.roles.includes('admin') || (access === 'read' && principal.roles.includes('approve'));
 }
 
@@ -50,7 +50,7 @@ export function ownerOfNewConversation(scope: AuthScope | undefined): string | u
 }
 
 /** The store's own answer for an id it does not know: a stranger's conversation reads the same. */
-export function unknownConversation(id: string): Error {
+function unknownConversation(id: string): Error {
   return notFound(`conversation ${id} not found`);
 }
 

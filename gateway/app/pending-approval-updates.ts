@@ -3,7 +3,7 @@ import type { EventFeed } from './event-feed.js';
 import { conversationEventJson, type StoredEventJson } from './events.js';
 import { pendingApprovalJson, type PendingApprovalJson } from './shapes.js';
 
-export type ApprovalEventJson = Extract<StoredEventJson, { kind: 'approval_requested' | 'approval_resolved' }>;
+type ApprovalEventJson = Extract<StoredEventJson, { kind: 'approval_requested' | 'approval_resolved' }>;
 
 /**
  * Every waiting approval of every conversation, live: without a last event id, a `snapshot`

@@ -1,5 +1,5 @@
 import { context, createContextKey } from '@opentelemetry/api';
-import { ROLES } from '../../services/common/config/schema.js';
+import type { ROLES } from '../../services/common/config/schema.js';
 // Registers the AsyncLocalStorage context manager the scope rides in, with the request context.
 import '../../services/common/context.js';
 import type { DecisionFace } from './decider.js';

@@ -10,10 +10,10 @@ import { readyServerJson, type ReadyServerJson } from './shapes.js';
  * How long `/ready` waits for a backend's health answer. Under Kubernetes' default probe
  * timeout (1 s): a backend too slow to answer a health check in time is not ready for work.
  */
-export const READINESS_CHECK_MS = 800;
+const READINESS_CHECK_MS = 800;
 
 /** What a backend's grpc.health.v1 Check said, or why it said nothing. */
-export type BackendState = HealthCheckResponse['status'] | 'UNREACHABLE' | 'NO_ANSWER' | 'NO_HEALTH_SERVICE' | 'FAILED';
+type BackendState = HealthCheckResponse['status'] | 'UNREACHABLE' | 'NO_ANSWER' | 'NO_HEALTH_SERVICE' | 'FAILED';
 
 /**
  * What `/ready` answers, with no token: states only. Why something is down (a database's

@@ -78,7 +78,7 @@ const PATH_RULES: PathRule[] = [
   { route: '/v1', need: role('chat'), face: 'openai', prefix: true },
 ];
 
-export const TRPC_PREFIX = '/trpc/';
+const TRPC_PREFIX = '/trpc/';
 
 /** The routes the table names (not those it matches by prefix), for the check that the OpenAPI document lists each. */
 export const LISTED_ROUTES: readonly string[] = [...new Set(PATH_RULES.filter((rule) => !rule.prefix).map((rule) => rule.route))];
@@ -102,7 +102,7 @@ const TRPC_ROUTERS: Record<string, Need> = {
 };
 
 /** tRPC subscriptions (SSE): where the `token` query parameter is taken. */
-export const TRPC_SUBSCRIPTIONS: ReadonlySet<string> = new Set(['approvals.pending', 'conversation.events']);
+const TRPC_SUBSCRIPTIONS: ReadonlySet<string> = new Set(['approvals.pending', 'conversation.events']);
 
 function compile(rule: PathRule): RegExp {
   const body = rule.route

@@ -12,7 +12,7 @@ import {
 import type { PipelinePauseView, PipelineView, TurnResult } from '../../gen/ts/asg/orchestrator/v1/orchestrator.js';
 import type { Tool, ToolServer } from '../../gen/ts/asg/tools/v1/tools.js';
 import { timeoutActionName, type TimeoutActionName } from '../../services/common/approval-resource.js';
-export { approvalRecordJson, type ApprovalRecordJson, type TimeoutActionName } from '../../services/common/approval-resource.js';
+export { approvalRecordJson, type ApprovalRecordJson } from '../../services/common/approval-resource.js';
 
 /**
  * The public JSON shapes (C, M, P, S, R and the tool listing; README, "REST API"), mapped from the
@@ -23,7 +23,7 @@ export { approvalRecordJson, type ApprovalRecordJson, type TimeoutActionName } f
  */
 
 export type ConversationStatusName = 'active' | 'waiting_approval' | 'completed';
-export type MessageRoleName = 'system' | 'user' | 'assistant' | 'tool';
+type MessageRoleName = 'system' | 'user' | 'assistant' | 'tool';
 
 export interface ToolCallJson {
   name: string;
@@ -225,7 +225,7 @@ export function conversationStatusName(status: ConversationStatus): Conversation
   }
 }
 
-export function messageRoleName(role: MessageRole): MessageRoleName {
+function messageRoleName(role: MessageRole): MessageRoleName {
   switch (role) {
     case MessageRole.MESSAGE_ROLE_SYSTEM:
       return 'system';
@@ -251,7 +251,7 @@ export function toolCallJson(call: ToolCall): ToolCallJson {
   };
 }
 
-export function usageJson(usage: TokenUsage | undefined): UsageJson {
+function usageJson(usage: TokenUsage | undefined): UsageJson {
   return { input_tokens: usage?.inputTokens ?? 0, output_tokens: usage?.outputTokens ?? 0 };
 }
 
@@ -317,7 +317,7 @@ export function auditEntryJson(entry: AuditEntry): AuditEntryJson {
 
 // The run itself is the orchestrator's (opaque to the store and to the gateway); its view
 // (orchestrator.proto, PipelineView) already has the public shape, field for field.
-export function pipelinePauseJson(pause: PipelinePauseView): PipelinePauseJson {
+function pipelinePauseJson(pause: PipelinePauseView): PipelinePauseJson {
   return {
     approval_uuid: pause.approvalUuid,
     paused_node_path: [...pause.pausedNodePath],

@@ -16,12 +16,18 @@ export function agentVersion(): string {
   for (;;) {
     try {
       const pkg = JSON.parse(readFileSync(join(dir, 'package.json'), 'utf8')) as { name?: unknown; version?: unknown };
-      if (pkg.name === PACKAGE_NAME && typeof pkg.version === 'string') return (cached = pkg.version);
+      if (pkg.name === PACKAGE_NAME && typeof pkg.version === 'string') {
+        cached = pkg.version;
+        return cached;
+      }
     } catch {
       /* no package.json here: look further up */
     }
     const parent = dirname(dir);
-    if (parent === dir) return (cached = '0.0.0');
+    if (parent === dir) {
+      cached = '0.0.0';
+      return cached;
+    }
     dir = parent;
   }
 }

@@ -29,8 +29,8 @@ export interface AuditSink {
   appendAudit(request: { entry: AuditEntry }): Promise<unknown>;
 }
 
-export const AUDIT_DEADLINE_MS = 2_000;
-export const MAX_AUDIT_WRITES_IN_FLIGHT = 64;
+const AUDIT_DEADLINE_MS = 2_000;
+const MAX_AUDIT_WRITES_IN_FLIGHT = 64;
 
 export class AuthAudit {
   private inFlight = 0;

@@ -13,7 +13,7 @@ import type { Verdict } from './verdict.js';
 export type AuthConfig = NonNullable<AgentConfig['auth']>;
 
 /** Longer than any real token or JWT; a longer value is refused before it is hashed or parsed. */
-export const MAX_TOKEN_LENGTH = 8192;
+const MAX_TOKEN_LENGTH = 8192;
 
 // RFC 6750's b64token is narrower; any visible ASCII is taken so that an API token made by other
 // means still works. A blank or a control character is never part of a token.

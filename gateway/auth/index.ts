@@ -11,9 +11,6 @@ import type { JwksOptions } from './jwt.js';
 import { authGate } from './middleware.js';
 import { authRouter, resourceMetadataUrl } from './router.js';
 
-export { AuthConfigError } from './tokens.js';
-export { InsecureBindingError } from './binding.js';
-
 /**
  * Authentication at the gateway, assembled from the config: the bind rule, the
  * check in front of every router, the decision guard of the application layer, the

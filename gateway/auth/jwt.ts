@@ -23,7 +23,7 @@ import type { Identity, Verdict } from './verdict.js';
 type JwtConfig = NonNullable<NonNullable<AgentConfig['auth']>['jwt']>;
 
 /** Signature algorithms a token may use: the asymmetric ones jose verifies. */
-export const ASYMMETRIC_ALGORITHMS = ['RS256', 'RS384', 'RS512', 'PS256', 'PS384', 'PS512', 'ES256', 'ES384', 'ES512', 'EdDSA', 'Ed25519'];
+const ASYMMETRIC_ALGORITHMS = ['RS256', 'RS384', 'RS512', 'PS256', 'PS384', 'PS512', 'ES256', 'ES384', 'ES512', 'EdDSA', 'Ed25519'];
 
 export interface JwksOptions {
   /** How long one JWKS fetch may take. */

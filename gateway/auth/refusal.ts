@@ -37,7 +37,7 @@ function bearerError(refusal: Refusal): BearerError | undefined {
   return refusal.reason === 'malformed' ? 'invalid_request' : 'invalid_token';
 }
 
-export function refusalMessage(refusal: Refusal): string {
+function refusalMessage(refusal: Refusal): string {
   return refusal.status === 401 ? REFUSAL_MESSAGES[refusal.reason] : refusal.message;
 }
 

@@ -14,7 +14,7 @@ import { AUTH_WHOAMI_PATH, PROTECTED_RESOURCE_PATHS } from '../app/route-access.
  */
 
 /** The origin the caller used to reach this request (as the agent card's endpoint URL is built). */
-export function requestOrigin(req: Request): string {
+function requestOrigin(req: Request): string {
   return `${req.protocol}://${req.get('host') ?? `${req.socket.localAddress}:${req.socket.localPort}`}`;
 }
 

@@ -21,7 +21,7 @@ interface HashedToken {
 }
 
 /** A secret shorter than this is refused at start: it could be guessed. */
-export const MIN_TOKEN_LENGTH = 16;
+const MIN_TOKEN_LENGTH = 16;
 
 export class AuthConfigError extends Error {
   constructor(message: string) {
@@ -30,7 +30,7 @@ export class AuthConfigError extends Error {
   }
 }
 
-export function sha256(text: string): Buffer {
+function sha256(text: string): Buffer {
   return createHash('sha256').update(text, 'utf8').digest();
 }
 

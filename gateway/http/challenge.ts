@@ -6,7 +6,7 @@
  * protected-resource metadata (RFC 9728 `resource_metadata`).
  */
 
-export const REALM = 'agent-stop-and-go';
+const REALM = 'agent-stop-and-go';
 
 export type BearerError = 'invalid_request' | 'invalid_token' | 'insufficient_scope';
 

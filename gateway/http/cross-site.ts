@@ -41,7 +41,7 @@ export const LOOPBACK_SETTINGS: CrossSiteSettings = { host: '127.0.0.1', server:
 const STATE_CHANGING = new Set(['POST', 'PUT', 'PATCH', 'DELETE']);
 
 /** Request headers a browser page on an allowed origin may send (the preflight's answer). */
-export const CORS_ALLOWED_HEADERS = ['content-type', 'authorization', 'x-session-id', 'a2a-version', 'mcp-session-id', 'mcp-protocol-version', 'last-event-id', 'trpc-accept'];
+const CORS_ALLOWED_HEADERS = ['content-type', 'authorization', 'x-session-id', 'a2a-version', 'mcp-session-id', 'mcp-protocol-version', 'last-event-id', 'trpc-accept'];
 const CORS_ALLOWED_METHODS = 'GET, HEAD, POST, PUT, PATCH, DELETE';
 /** Response headers such a page may read: the session ids the faces hand out. */
 const CORS_EXPOSED_HEADERS = 'X-Session-ID, Mcp-Session-Id, Mcp-Protocol-Version';
@@ -67,7 +67,7 @@ function isIpLiteral(name: string): boolean {
   return name.startsWith('[') ? isIP(name.slice(1, -1)) === 6 : isIP(name) === 4;
 }
 
-export function isLoopbackName(name: string): boolean {
+function isLoopbackName(name: string): boolean {
   return name === 'localhost' || name === '[::1]' || (isIP(name) === 4 && name.startsWith('127.'));
 }
 

@@ -19,7 +19,7 @@ export interface RequestScope {
   conversationId?: string;
 }
 
-export const SESSION_HEADER = 'X-Session-ID';
+const SESSION_HEADER = 'X-Session-ID';
 
 const scopes = new WeakMap<Response, RequestScope>();
 

@@ -79,9 +79,9 @@ describe('question state (2026-07-28 requestState)', () => {
   it('refuses what this server did not make', () => {
     expect(() => decodeQuestionState('forged')).toThrow(/not made by this server/);
     expect(() => decodeQuestionState('asg-approval.v1.!!!')).toThrow(/not valid base64url JSON|wrong shape/);
-    const extra = 'asg-approval.v1.' + Buffer.from(JSON.stringify({ ...state, admin: true })).toString('base64url');
+    const extra = `asg-approval.v1.${Buffer.from(JSON.stringify({ ...state, admin: true })).toString('base64url')}`;
     expect(() => decodeQuestionState(extra)).toThrow(/wrong shape/);
-    const missing = 'asg-approval.v1.' + Buffer.from(JSON.stringify({ deadline: 1 })).toString('base64url');
+    const missing = `asg-approval.v1.${Buffer.from(JSON.stringify({ deadline: 1 })).toString('base64url')}`;
     expect(() => decodeQuestionState(missing)).toThrow(/wrong shape/);
   });
 });

@@ -11,7 +11,7 @@ import { decisionFromWord, type Decision } from '../app/decision.js';
 export const APPROVAL_INPUT_KEY = 'approval';
 
 /** The form's one field. */
-export const APPROVE_FIELD = 'approve';
+const APPROVE_FIELD = 'approve';
 
 /** The approval line, which remote agents and people parse: `Approval required (id: <uuid>): <description>`. */
 export function approvalRequiredLine(approval: PendingApproval): string {

@@ -244,8 +244,8 @@ export class LegacySessions {
 
   private add(session: Session): void {
     this.sessions.set(session.id, session);
-    let own = this.byOwner.get(session.owner);
-    if (!own) this.byOwner.set(session.owner, (own = new Map()));
+    const own = this.byOwner.get(session.owner) ?? new Map<string, Session>();
+    this.byOwner.set(session.owner, own);
     own.set(session.id, session);
   }
 

@@ -67,7 +67,6 @@ export const askOutputSchema = z.object({
 });
 
 export type AskOutput = z.infer<typeof askOutputSchema>;
-export type ApprovalOutput = z.infer<typeof approvalSchema>;
 
 /** What one call asks for, from arguments the SDK has validated against askInputSchema. */
 export interface AskArguments {

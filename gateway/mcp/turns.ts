@@ -49,21 +49,21 @@ function withNote<T extends TurnStep>(step: T, note: string | undefined): T {
 }
 
 /** A conversation as it stands, e.g. after someone else decided its approval. */
-export function stepOfConversation(conversation: Conversation, note?: string, response = lastAssistantText(conversation)): TurnStep {
+function stepOfConversation(conversation: Conversation, note?: string, response = lastAssistantText(conversation)): TurnStep {
   const base = { conversationId: conversation.id, sessionId: conversation.sessionId, response };
   const [first] = pendingApprovals(conversation);
   return withNote(first ? { ...base, kind: 'waiting', approval: first } : { ...base, kind: 'answered' }, note);
 }
 
 /** Where a turn that just ran left the conversation. */
-export function stepAfterTurn(conversation: Conversation, result: TurnResult): TurnStep {
+function stepAfterTurn(conversation: Conversation, result: TurnResult): TurnStep {
   if (result.waitingApproval && result.approval) {
     return { kind: 'waiting', conversationId: conversation.id, sessionId: conversation.sessionId, response: result.response, approval: result.approval };
   }
   return stepOfConversation(conversation, undefined, result.response);
 }
 
-export function unclearAnswerNote(conversationId: string): string {
+function unclearAnswerNote(conversationId: string): string {
   return `Conversation ${conversationId} waits for an approval, so the message was not sent to the agent; answer "yes" or "no" (also approve/reject, ok/cancel).`;
 }
 

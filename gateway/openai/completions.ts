@@ -32,7 +32,7 @@ export interface ModelJson {
   owned_by: string;
 }
 
-export const MODEL_OWNER = 'agent-stop-and-go';
+const MODEL_OWNER = 'agent-stop-and-go';
 
 export function modelJson(model: AgentModel): ModelJson {
   return { id: model.id, object: 'model', created: model.created, owned_by: MODEL_OWNER };
@@ -80,7 +80,7 @@ export interface TurnOutcome {
 }
 
 /** The text that tells a chat client a turn stopped for an approval, and how to decide it. */
-export function approvalText(approval: PendingApproval, conversationId: string): string {
+function approvalText(approval: PendingApproval, conversationId: string): string {
   return [
     `Approval required (id: ${approval.uuid}): ${approval.description}`,
     `Tool: ${approval.toolName}`,
@@ -97,7 +97,7 @@ export function answerText(outcome: TurnOutcome, conversationId: string): string
   return outcome.response ? `${outcome.response}\n\n${notice}` : notice;
 }
 
-export function outcomeOf(result: TurnResult): TurnOutcome {
+function outcomeOf(result: TurnResult): TurnOutcome {
   return { response: result.response, ...(result.waitingApproval && result.approval && { approval: result.approval }) };
 }
 

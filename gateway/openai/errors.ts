@@ -24,7 +24,7 @@ export class OpenAiError extends Error {
 }
 
 /** OpenAI's error types, by status. */
-export function errorTypeOf(status: number): string {
+function errorTypeOf(status: number): string {
   if (status === 401) return 'authentication_error';
   if (status === 403) return 'permission_error';
   if (status === 404) return 'not_found_error';

@@ -76,8 +76,6 @@ export const chatCompletionRequestSchema = z.strictObject({
   ...ignored,
 });
 
-export type ChatCompletionRequestBody = z.infer<typeof chatCompletionRequestSchema>;
-
 /** The names of the ignored fields, for the documentation. */
 export const IGNORED_REQUEST_FIELDS = Object.keys(ignored).sort();
 

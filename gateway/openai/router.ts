@@ -16,7 +16,7 @@ import { streamTurn } from './stream.js';
  * (app/route-access.ts: the chat role); every answer, errors included, is in OpenAI's shapes.
  */
 
-export const OPENAI_PREFIX = '/v1';
+const OPENAI_PREFIX = '/v1';
 export const COMPLETIONS_ROUTE = '/v1/chat/completions';
 export const MODELS_ROUTE = '/v1/models';
 

@@ -23,7 +23,12 @@ const FALLBACK =
 export function docsPage(): string {
   let html = '';
   // The package offers only an Express handler; it is asked once for the HTML it sends.
-  const collect = { type: () => collect, send: (body: string) => void (html = body) };
+  const collect = {
+    type: () => collect,
+    send: (body: string) => {
+      html = body;
+    },
+  };
   const handler = apiReference({
     url: OPENAPI_PATH,
     cdn: SCALAR_SCRIPT_URL,

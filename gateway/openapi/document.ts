@@ -144,7 +144,9 @@ export function openApiDocument(): ReturnType<typeof createDocument> {
 function buildDocument(): ReturnType<typeof createDocument> {
   const paths: ZodOpenApiPathsObject = {};
   for (const route of documentedRoutes()) {
-    const item = (paths[openApiPath(route.path)] ??= {});
+    const path = openApiPath(route.path);
+    const item = paths[path] ?? {};
+    paths[path] = item;
     item[route.method] = operation(route);
   }
   return createDocument({

@@ -12,8 +12,12 @@ import { DOCS_PATH, OPENAPI_PATH } from './paths.js';
 export function openApiRouter(log: Logger): Router {
   const router = express.Router();
   let docs: string | undefined;
+  const docsPage = async (): Promise<string> => {
+    docs ??= (await import('./docs-page.js')).docsPage();
+    return docs;
+  };
   mountEndpoint(router, { method: 'get', path: OPENAPI_PATH, session: 'none', handle: async () => ({ status: 200, body: (await import('./document.js')).openApiDocument() }) }, log);
-  mountEndpoint(router, { method: 'get', path: DOCS_PATH, session: 'none', handle: async () => ({ status: 200, html: (docs ??= (await import('./docs-page.js')).docsPage()) }) }, log);
+  mountEndpoint(router, { method: 'get', path: DOCS_PATH, session: 'none', handle: async () => ({ status: 200, html: await docsPage() }) }, log);
   router.use(restErrorHandler(log));
   return router;
 }

@@ -1,6 +1,6 @@
 import { z } from 'zod';
 import { DEFAULT_HISTORY_LIMIT } from '../app/agent.js';
-import { BODY_LIMIT_BYTES, DEFAULT_PAGE_SIZE, MAX_PAGE_SIZE } from '../app/inputs.js';
+import { BODY_LIMIT_BYTES, MAX_PAGE_SIZE } from '../app/inputs.js';
 import { METHOD_NAMES } from '../a2a/dialect.js';
 import { A2A_PATH, CARD_PATHS } from '../a2a/card.js';
 import { JsonRpcCode } from '../a2a/jsonrpc.js';
@@ -22,9 +22,9 @@ import * as shapes from './shapes.js';
  * `openapi.test.ts` fails when the gateway mounts a route that is not listed here.
  */
 
-export type Tag = 'Probes' | 'Conversations' | 'Approvals' | 'Audit' | 'Tools' | 'Auth' | 'A2A' | 'MCP' | 'OpenAI' | 'Reference' | 'tRPC';
+type Tag = 'Probes' | 'Conversations' | 'Approvals' | 'Audit' | 'Tools' | 'Auth' | 'A2A' | 'MCP' | 'OpenAI' | 'Reference' | 'tRPC';
 
-export interface ReplyDoc {
+interface ReplyDoc {
   description: string;
   schema?: z.ZodType;
   example?: unknown;

@@ -14,9 +14,9 @@ import type { ApprovalRecordJson, AuditEntryJson, ConversationJson, Conversation
 const isoTime = z.string().meta({ format: 'date-time', example: '2025-01-15T10:02:03.000Z' });
 const jsonObject = z.record(z.string(), z.unknown());
 
-export const usage = z.strictObject({ input_tokens: z.number().int(), output_tokens: z.number().int() }).meta({ id: 'Usage', description: 'Token counts of model calls.' });
+const usage = z.strictObject({ input_tokens: z.number().int(), output_tokens: z.number().int() }).meta({ id: 'Usage', description: 'Token counts of model calls.' });
 
-export const toolCall = z
+const toolCall = z
   .strictObject({
     name: z.string(),
     arguments: jsonObject,
@@ -27,7 +27,7 @@ export const toolCall = z
   })
   .meta({ id: 'ToolCall' });
 
-export const message = z
+const message = z
   .strictObject({
     id: z.string(),
     role: z.enum(['system', 'user', 'assistant', 'tool']),
@@ -41,7 +41,7 @@ export const message = z
 
 const timeoutAction = z.enum(['reject', 'approve']);
 
-export const pendingApproval = z
+const pendingApproval = z
   .strictObject({
     uuid: z.string(),
     conversation_id: z.string(),
@@ -92,7 +92,7 @@ export const approvalRecord = z
   })
   .meta({ id: 'ApprovalRecord', description: 'A: an approval as a resource, with its whole record.' });
 
-export const auditEntry = z
+const auditEntry = z
   .strictObject({
     id: z.number().int(),
     at: isoTime,
@@ -111,7 +111,7 @@ const pipelinePause = z.strictObject({
   loop_iterations: z.record(z.string(), z.number().int()),
 });
 
-export const pipelineState = z
+const pipelineState = z
   .strictObject({
     paused_node_path: z.array(z.number().int()),
     paused_node_output_key: z.string(),
@@ -141,7 +141,7 @@ export const conversation = z
   })
   .meta({ id: 'Conversation', description: 'C' });
 
-export const conversationListItem = z
+const conversationListItem = z
   .strictObject({
     id: z.string(),
     session_id: z.string(),
@@ -158,11 +158,11 @@ export const conversationListItem = z
   })
   .meta({ id: 'ConversationSummary', description: 'A conversation in a list: without its messages.' });
 
-export const turnResult = z
+const turnResult = z
   .strictObject({ response: z.string(), waiting_approval: z.boolean(), approval: pendingApproval.optional() })
   .meta({ id: 'TurnResult', description: 'R: what a turn came to.' });
 
-export const tool = z
+const tool = z
   .strictObject({
     name: z.string(),
     description: z.string(),

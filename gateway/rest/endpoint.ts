@@ -27,7 +27,7 @@ export interface Endpoint {
   handle(req: Request): Promise<EndpointReply>;
 }
 
-export type EndpointReply = RestReply<unknown> | { status: number; html: string };
+type EndpointReply = RestReply<unknown> | { status: number; html: string };
 
 // JSON only (app/inputs.ts). Not strict: a body that is valid JSON but not an object
 // ("hi", 42) reaches the route's own validation, which says what was expected instead of

@@ -13,7 +13,7 @@ import { parseApprovalDecision, parseApprovalQuery, parseAuditQuery, parseHistor
  * added here is also listed in the OpenAPI document (gateway/openapi/routes.ts): its test fails
  * until it is. The document and /docs are served by gateway/openapi/.
  */
-export function restEndpoints(agent: Agent, readiness: Readiness): Endpoint[] {
+function restEndpoints(agent: Agent, readiness: Readiness): Endpoint[] {
   return [
     {
       method: 'get',

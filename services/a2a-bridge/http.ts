@@ -10,7 +10,7 @@ import type { OutboundCall } from './outbound.js';
  * for a card is normal, a -32601 while probing means "not this dialect").
  */
 
-export interface HttpAnswer {
+interface HttpAnswer {
   status: number;
   statusText: string;
   text: string;

@@ -33,7 +33,7 @@ export const PROFILE_TTL_MS = 5 * 60_000;
  */
 const NOT_THIS_DIALECT = new Set([-32601, -32600, -32700, -32009]);
 
-export function understood(outcome: JsonRpcOutcome): boolean {
+function understood(outcome: JsonRpcOutcome): boolean {
   if (outcome.kind === 'result') return true;
   return outcome.kind === 'error' && !NOT_THIS_DIALECT.has(outcome.code);
 }

@@ -26,7 +26,7 @@ const SETTLED: ReadonlySet<TaskState> = new Set([
   TaskState.TASK_STATE_AUTH_REQUIRED,
 ]);
 
-export function isSettled(state: TaskState): boolean {
+function isSettled(state: TaskState): boolean {
   return SETTLED.has(state);
 }
 

@@ -21,7 +21,7 @@ import { TaskAssembler } from './stream-events.js';
  */
 
 /** Resubscribe attempts after the stream that carried the message broke. */
-export const RESUBSCRIBE_ATTEMPTS = 5;
+const RESUBSCRIBE_ATTEMPTS = 5;
 /** The first attempt sends the message; each later one resubscribes, after 100 ms doubling up to 2 s. */
 const RESUBSCRIBE: BackoffPolicy = { attempts: 1 + RESUBSCRIBE_ATTEMPTS, baseMs: 100, maxMs: 2_000, jitter: 'equal' };
 

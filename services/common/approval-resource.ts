@@ -50,15 +50,15 @@ export type ApprovalStatusName = 'pending' | 'approved' | 'rejected' | 'expired'
 export const APPROVAL_STATUS_NAMES: readonly ApprovalStatusName[] = ['pending', 'approved', 'rejected', 'expired'];
 
 /** What came of an approved call once it started; absent before it does. */
-export type ExecutionName = 'executing' | 'done' | 'failed' | 'interrupted';
+type ExecutionName = 'executing' | 'done' | 'failed' | 'interrupted';
 
 
-export function approvalStatusName(status: ApprovalStatus): ApprovalStatusName {
+function approvalStatusName(status: ApprovalStatus): ApprovalStatusName {
   // UNSPECIFIED, which the store never writes, reads as still waiting: nothing was decided.
   return verdictOfStatus(status) ?? 'pending';
 }
 
-export function executionName(status: ApprovalStatus): ExecutionName | undefined {
+function executionName(status: ApprovalStatus): ExecutionName | undefined {
   switch (status) {
     case ApprovalStatus.APPROVAL_STATUS_EXECUTING:
       return 'executing';

@@ -121,7 +121,11 @@ describe('retry', () => {
     const clock = recordingClock();
     const model = failing('busy', 'bad request', 'busy');
     const judged: Array<[unknown, number]> = [];
-    const error = await rejection(retry(model.attempt, SCHEDULE, { clock, retry: (failure, attempt) => (judged.push([failure, attempt]), failure === 'busy') }));
+    const judge = (failure: unknown, attempt: number) => {
+      judged.push([failure, attempt]);
+      return failure === 'busy';
+    };
+    const error = await rejection(retry(model.attempt, SCHEDULE, { clock, retry: judge }));
     expect(error).toMatchObject({ reason: 'permanent', attempts: 2, lastError: 'bad request' });
     expect(judged).toEqual([
       ['busy', 1],
@@ -189,7 +193,11 @@ describe('retry', () => {
       controller.abort(new Error('deadline reached'));
       throw new Error('request aborted');
     };
-    const error = await rejection(retry(attempt, SCHEDULE, { signal: controller.signal, clock: recordingClock(), retry: (failure) => (judged.push(failure), true) }));
+    const judge = (failure: unknown) => {
+      judged.push(failure);
+      return true;
+    };
+    const error = await rejection(retry(attempt, SCHEDULE, { signal: controller.signal, clock: recordingClock(), retry: judge }));
     expect(error).toMatchObject({ message: 'deadline reached' });
     expect(judged).toEqual([]);
   });

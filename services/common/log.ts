@@ -21,7 +21,7 @@ import { redactSecrets } from './secrets.js';
  * --log-format set them), then the configuration's `log` section (configureLogging), then
  * the defaults (info, auto). ASG_LOG_LEVEL, the earlier name, is still read after LOG_LEVEL.
  */
-export { LOG_FORMATS, LOG_LEVELS, type LogFormat, type LogLevel };
+export type { LogLevel };
 export type LogFields = Record<string, string | number | boolean | undefined | null>;
 
 export interface LogSettings {
@@ -30,7 +30,7 @@ export interface LogSettings {
 }
 
 /** Field names whose values are credentials whatever they look like: censored by pino's redact. */
-export const SECRET_FIELDS = ['authorization', 'api_key', 'apiKey', 'token', 'access_token', 'refresh_token', 'password', 'secret', 'cookie', 'client_secret'];
+const SECRET_FIELDS = ['authorization', 'api_key', 'apiKey', 'token', 'access_token', 'refresh_token', 'password', 'secret', 'cookie', 'client_secret'];
 
 const RANK: Record<LogLevel, number> = { debug: 20, info: 30, warn: 40, error: 50 };
 
@@ -123,11 +123,6 @@ export function configureLogging(settings: Partial<LogSettings> = {}): void {
   root = undefined;
   generation += 1;
   threshold = RANK[logSettings().level];
-}
-
-/** Re-reads LOG_LEVEL and LOG_FORMAT (for tests that change them at run time). */
-export function refreshLogLevel(): void {
-  configureLogging();
 }
 
 export function isLogLevelEnabled(level: LogLevel): boolean {

@@ -14,7 +14,7 @@
  */
 
 export const TOKEN_PRINCIPAL_PREFIX = 'token:';
-export const JWT_PRINCIPAL_PREFIX = 'jwt:';
+const JWT_PRINCIPAL_PREFIX = 'jwt:';
 
 /** The longest issuer `auth.jwt.issuer` may name, so that every principal fits MAX_PRINCIPAL_LENGTH. */
 export const MAX_ISSUER_LENGTH = 200;

@@ -47,7 +47,8 @@ interface WasmHandle {
  */
 let engine: typeof RE2 | undefined;
 function re2(): typeof RE2 {
-  return (engine ??= (createRequire(import.meta.url)('re2-wasm') as typeof import('re2-wasm')).RE2);
+  engine ??= (createRequire(import.meta.url)('re2-wasm') as typeof import('re2-wasm')).RE2;
+  return engine;
 }
 
 // A pattern that was never disposed is still freed once it is garbage, so a forgotten dispose

@@ -16,11 +16,6 @@ export interface RunningService {
   stop(deadline?: number): Promise<void>;
 }
 
-/** What is left of a stop's grace period, in ms: 0 once it is over. */
-export function remainingGrace(deadline: number): number {
-  return Math.max(0, deadline - Date.now());
-}
-
 /** What every service's `start…` function receives: `config` is its own slice (config/slices.ts). */
 export interface ServiceOptions<Config> {
   config: OnlySlice<Config>;

@@ -55,7 +55,7 @@ export function tracer(service: string): Tracer {
 }
 
 /** Reads a W3C trace context from any carrier of header-like pairs. */
-export function extractTraceContext(get: (key: string) => string | undefined): Context {
+function extractTraceContext(get: (key: string) => string | undefined): Context {
   return propagation.extract(context.active(), {}, {
     keys: () => ['traceparent', 'tracestate'],
     get: (_carrier, key) => get(key),

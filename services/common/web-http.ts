@@ -26,7 +26,9 @@ export function toWebRequest(req: IncomingMessage, url: URL, signal: AbortSignal
 /** Writes a web Response to Node's response, streaming SSE bodies event by event until either side ends. */
 export async function writeWebResponse(response: Response, res: ServerResponse): Promise<void> {
   res.statusCode = response.status;
-  response.headers.forEach((value, name) => res.setHeader(name, value));
+  response.headers.forEach((value, name) => {
+    res.setHeader(name, value);
+  });
   if (!response.body) {
     res.end();
     return;

@@ -1,6 +1,6 @@
 import { randomUUID } from 'node:crypto';
 import {
-  ApprovalStatus,
+  type ApprovalStatus,
   ApprovalTimeoutAction,
   MessageRole,
   type ClaimApprovalRequest,
@@ -130,7 +130,7 @@ export function insertedApprovalRow(row: ReturnType<typeof newApprovalRow>): App
 }
 
 /** Who decided when the caller did not say (store.proto, PendingApproval.decided_by): a gateway without auth. */
-export const ANONYMOUS = 'anonymous';
+const ANONYMOUS = 'anonymous';
 
 /** What a winning claim writes on the approval it decides, in the claim statement's terms. */
 export interface ClaimDecision {

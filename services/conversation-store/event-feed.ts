@@ -12,8 +12,8 @@ export interface EventFeedOptions {
   catchUpPageSize?: number;
 }
 
-export const DEFAULT_MAX_BACKLOG = 1000;
-export const DEFAULT_CATCH_UP_PAGE_SIZE = 500;
+const DEFAULT_MAX_BACKLOG = 1000;
+const DEFAULT_CATCH_UP_PAGE_SIZE = 500;
 
 export interface WatchRequest {
   /** Empty: every conversation. */

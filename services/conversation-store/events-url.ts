@@ -1,10 +1,10 @@
 import { registerSecret } from '../common/secrets.js';
 
 /** The environment variable that names the NATS server of the events; it wins over `events.url`. */
-export const EVENTS_URL_ENV = 'ASG_EVENTS_URL';
+const EVENTS_URL_ENV = 'ASG_EVENTS_URL';
 
 /** Whether a URL names a NATS server. */
-export function isNatsUrl(url: string): boolean {
+function isNatsUrl(url: string): boolean {
   return /^nats:\/\//i.test(url);
 }
 

@@ -221,7 +221,7 @@ export function leaseConformance(driver: StorageDriver): void {
     it('takes over a lease once its ttl passed', async () => {
       const id = await leasedTurn(lease('short', 'node-short', 1));
       let runs: TakenOverRun[] = [];
-      await until('the 1 ms lease to expire', async () => (runs = await storage.takeOverRuns(B, 10)).length > 0);
+      await until('the 1 ms lease to expire', async () => { runs = await storage.takeOverRuns(B, 10); return runs.length > 0; });
       expect(taken(runs)).toEqual([[id, 'short', 1]]);
       // A renewal of the expired owner comes too late.
       expect(await storage.renewRunLease(id, lease('short', 'node-short'))).toBe(false);

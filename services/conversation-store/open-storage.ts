@@ -6,7 +6,7 @@ import { eventsUrl, natsServer } from './events-url.js';
 import { STALE_TURN_MARGIN_MS, type ConversationStorage } from './storage.js';
 
 /** The environment variable that names the store's database; it wins over `store.url`. */
-export const DATABASE_URL_ENV = 'ASG_DATABASE_URL';
+const DATABASE_URL_ENV = 'ASG_DATABASE_URL';
 
 /** Where the store keeps its data and how its events travel, as it may be logged (no credentials). */
 export interface StorageTarget {

@@ -81,12 +81,11 @@ export const approvalTimeoutAction = nameTable<ApprovalTimeoutAction, ApprovalTi
  * How a turn ended (store.proto, TurnEnded.outcome): the webhooks' run.completed for
  * answered and paused, run.failed for failed and interrupted.
  */
-export const TURN_OUTCOMES = ['answered', 'paused', 'failed', 'interrupted'] as const;
+const TURN_OUTCOMES = ['answered', 'paused', 'failed', 'interrupted'] as const;
 export type TurnOutcome = (typeof TURN_OUTCOMES)[number];
 
 /** The dialects a conversation created over A2A is answered in (store.proto, A2aOrigin.dialect); "seed" is the early type-parts dialect. */
 export const A2A_DIALECTS = ['seed', 'v0.3', 'v1.0'] as const;
-export type A2aDialectName = (typeof A2A_DIALECTS)[number];
 
 /** An approval's agent chain as stored: a JSON array of agent names, nearest first; none is NULL. */
 export function storedAgentChain(chain: readonly string[] | undefined): string | null {
@@ -152,7 +151,7 @@ export function timestampAfter(previous: string | undefined, nowMs: number): str
 /** How much of the first user message the conversation row keeps (schema 8): enough for any title. */
 export const FIRST_USER_TEXT_LENGTH = 200;
 /** A title's longest length, "…" included (store.proto, Conversation.title). */
-export const TITLE_LENGTH = 60;
+const TITLE_LENGTH = 60;
 
 /**
  * A conversation's title: the first words of its first user message, whitespace collapsed,

@@ -198,7 +198,7 @@ export function conversationFromRow(row: ConversationRow, messages: Message[], p
 }
 
 /** The kinds of stored events (store.proto, ConversationEvent); live-only kinds are never stored. */
-export type StoredEventKind = 'message_added' | 'approval_requested' | 'approval_resolved' | 'status_changed' | 'turn_started' | 'turn_ended';
+type StoredEventKind = 'message_added' | 'approval_requested' | 'approval_resolved' | 'status_changed' | 'turn_started' | 'turn_ended';
 
 export interface EventRow {
   /** Strictly increasing over all conversations (AUTOINCREMENT: never reused). */

@@ -3,7 +3,7 @@ import {
   ApprovalStatus,
   ApprovalTimeoutAction,
   ConversationStatus,
-  ConversationStoreServiceService,
+  type ConversationStoreServiceService,
   MessageRole,
   type Conversation,
   type PushConfig,

@@ -95,7 +95,7 @@ export function modelRetryRun(
  * `invalid` (plus a `tool-error` part), and reply.ts returns it like any other call.
  */
 export function createGenerate(dependencies: GenerateDependencies) {
-  const { clock, log } = dependencies;
+  const { log } = dependencies;
   return async function generate(request: GenerateRequest, deadline: number | undefined): Promise<GenerateResponse> {
     const { route, model, prompt, settings, budgetMs } = prepareCall(request, deadline, dependencies);
     // One signal for every attempt and every wait: retries share the call's deadline.

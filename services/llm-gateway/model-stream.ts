@@ -3,7 +3,7 @@ import type { GenerateStreamResponse } from '../../gen/ts/asg/llm/v1/llm.js';
 import { normaliseFinishReason, toolCallPartOf, toolCallPartOfError } from './reply.js';
 
 /** The stream ended because its abort signal fired; the caller knows which signal and why. */
-export class ModelStreamAborted extends Error {
+class ModelStreamAborted extends Error {
   constructor() {
     super('the model stream was aborted');
     this.name = 'ModelStreamAborted';

@@ -13,7 +13,9 @@ export function configuredModels(config: Pick<AgentConfig, 'llm' | 'agent'>): Co
   const models: ConfiguredModel[] = [{ model: config.llm.model, where: 'llm.model' }];
   const visit = (node: AgentNodeInput, path: string): void => {
     if (node.model) models.push({ model: node.model, where: `${path}.model (node "${node.name}")` });
-    node.agents?.forEach((child, index) => visit(child, `${path}.agents[${index}]`));
+    node.agents?.forEach((child, index) => {
+      visit(child, `${path}.agents[${index}]`);
+    });
   };
   if (config.agent) visit(config.agent, 'agent');
   return models;

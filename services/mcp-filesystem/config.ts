@@ -39,9 +39,9 @@ export type RootToolName = (typeof ROOT_TOOLS)[number];
 /** What a root allows when its entry names no `allowed_tools`: looking, never touching. */
 export const READ_ONLY_TOOLS: readonly RootToolName[] = ['list_folder', 'read_file', 'stat_file', 'hash_file', 'permissions_file', 'grep', 'glob'];
 
-export const DEFAULT_HOST = '127.0.0.1';
+const DEFAULT_HOST = '127.0.0.1';
 export const DEFAULT_PORT = 8091;
-export const DEFAULT_MAX_FULL_READ_SIZE = 1_048_576;
+const DEFAULT_MAX_FULL_READ_SIZE = 1_048_576;
 
 const rootSchema = z.strictObject({
   name: z.string().regex(/^[A-Za-z0-9][A-Za-z0-9_.-]{0,63}$/, 'a name of up to 64 letters, digits, "_", "." or "-"'),
@@ -149,7 +149,7 @@ export function loadFilesystemConfigReport(file: string, cwd = process.cwd()): C
 }
 
 /** The roots' folders: each exists, is a folder, and lies inside no other root. */
-export function rootsCheck(file: string, cwd = process.cwd()) {
+function rootsCheck(file: string, cwd = process.cwd()) {
   return (config: FilesystemConfigFile): { errors: ConfigProblem[] } => {
     try {
       parseFilesystemConfig(config, file, cwd);

@@ -3,7 +3,7 @@ import { dirname } from 'node:path';
 import fc from 'fast-check';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { ToolError } from './errors.js';
-import type { ResolveMode } from './sandbox.js';
+import type { ResolvedPath, ResolveMode } from './sandbox.js';
 import { makeFixture, type Fixture } from './testing/fixture.js';
 import { callTool, toolNamed } from './tools/index.js';
 
@@ -58,7 +58,7 @@ describe('path fuzzing', () => {
   it.each<ResolveMode>(['follow', 'entry'])('resolution in %s mode refuses, or stays inside the root', async (mode) => {
     await fc.assert(
       fc.asyncProperty(pathInput, async (input) => {
-        let resolved;
+        let resolved: ResolvedPath;
         try {
           resolved = await fx.sandbox.resolve(ws(), input, mode);
         } catch (error) {

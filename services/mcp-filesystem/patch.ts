@@ -13,12 +13,12 @@ import { ToolError } from './errors.js';
  * - one file per patch; a patch that deletes the file is refused (remove_file does that).
  */
 
-export interface HunkLine {
+interface HunkLine {
   op: ' ' | '-' | '+';
   text: string;
 }
 
-export interface Hunk {
+interface Hunk {
   /** The header as written, for messages. */
   header: string;
   oldStart: number;

@@ -16,13 +16,13 @@ import { entryType, isBinaryFile, type EntryType } from './files.js';
  * Longest regex or glob accepted. Matching runs on RE2 (linear in the text); the cap
  * keeps compiling cheap.
  */
-export const MAX_PATTERN_LENGTH = 1000;
+const MAX_PATTERN_LENGTH = 1000;
 /** A search stops (and says so) after visiting this many entries… */
-export const MAX_ENTRIES_VISITED = 200_000;
+const MAX_ENTRIES_VISITED = 200_000;
 /** …or after this long, inside the 30 s an MCP call has by default. */
-export const SEARCH_TIME_BUDGET_MS = 20_000;
+const SEARCH_TIME_BUDGET_MS = 20_000;
 /** Matched lines and context lines are cut to this many characters in results. */
-export const MAX_LINE_CHARS = 1000;
+const MAX_LINE_CHARS = 1000;
 
 /**
  * A glob as a regular expression over `/`-separated relative paths: `*` and `?` stay within one
@@ -121,14 +121,14 @@ export function matchOrToolError(regex: SafeRegex, text: string): boolean {
   }
 }
 
-export interface WalkEntry {
+interface WalkEntry {
   abs: string;
   /** Relative to the folder the walk started in, `/`-separated. */
   rel: string;
   stats: Stats;
 }
 
-export interface WalkLimits {
+interface WalkLimits {
   /** 0: only the folder's own entries; 1: also those of its subfolders; undefined: no limit. */
   maxDepth?: number;
   deadline: number;
@@ -141,7 +141,7 @@ export interface WalkState {
 }
 
 /** Entries below `base` in name order, depth first; symbolic links are yielded, never entered. */
-export async function* walk(base: string, limits: WalkLimits, state: WalkState, prefix = '', depth = 0): AsyncGenerator<WalkEntry> {
+async function* walk(base: string, limits: WalkLimits, state: WalkState, prefix = '', depth = 0): AsyncGenerator<WalkEntry> {
   let names: string[];
   try {
     names = (await readdir(base)).sort();
@@ -205,7 +205,7 @@ export async function globSearch(base: string, options: GlobOptions): Promise<{ 
   return { matches, truncated: truncated || state.stoppedBy !== undefined, state };
 }
 
-export interface GrepMatch {
+interface GrepMatch {
   /** Relative to the search folder (the file's name when a single file was searched). */
   rel: string;
   line_number: number;

@@ -144,14 +144,14 @@ describe('read_file', () => {
   });
 
   it('reads line ranges (1-based), counting every line', async () => {
-    writeFileSync(ws('lines.txt'), Array.from({ length: 100 }, (_, i) => `line ${i + 1}`).join('\n') + '\n');
+    writeFileSync(ws('lines.txt'), `${Array.from({ length: 100 }, (_, i) => `line ${i + 1}`).join('\n')}\n`);
     expect(await ok('read_file', { root: 'workspace', path: 'lines.txt', offset_lines: 50, limit_lines: 3 })).toMatchObject({
       content: 'line 50\nline 51\nline 52\n', lines_returned: 3, lines_total: 100, truncated: true, next_offset_lines: 53,
     });
     expect(await ok('read_file', { root: 'workspace', path: 'lines.txt', offset_lines: 99 })).toMatchObject({ content: 'line 99\nline 100\n', truncated: false, lines_total: 100 });
     expect(await ok('read_file', { root: 'workspace', path: 'lines.txt', offset_lines: 500, limit_lines: 5 })).toMatchObject({ content: '', lines_returned: 0, lines_total: 100, truncated: false });
     // Past the byte budget, a line read stops at a line boundary and says where to go on.
-    writeFileSync(ws('many.txt'), Array.from({ length: 300 }, (_, i) => `row ${i + 1}`).join('\n') + '\n');
+    writeFileSync(ws('many.txt'), `${Array.from({ length: 300 }, (_, i) => `row ${i + 1}`).join('\n')}\n`);
     const budget = await ok('read_file', { root: 'workspace', path: 'many.txt', offset_lines: 1 });
     expect(budget.truncated).toBe(true);
     expect(budget.content.endsWith('\n')).toBe(true);

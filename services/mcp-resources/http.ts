@@ -14,7 +14,7 @@ import { logToStderr } from './log.js';
 import { ResourceStore } from './store.js';
 import { createResourcesServer } from './tools.js';
 
-export const MCP_PATH = '/mcp';
+const MCP_PATH = '/mcp';
 
 const LOOPBACK_HOSTS = new Set(['127.0.0.1', 'localhost', '::1']);
 

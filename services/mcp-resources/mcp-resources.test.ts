@@ -215,7 +215,7 @@ describe('mcp-resources stdio face', () => {
     createInterface({ input: child.stdout }).on('line', (line) => lines.push(line));
     const exited = new Promise<number | null>((resolve) => child.once('exit', (code) => resolve(code)));
 
-    const send = (message: object) => child.stdin.write(JSON.stringify(message) + '\n');
+    const send = (message: object) => child.stdin.write(`${JSON.stringify(message)}\n`);
     send({ jsonrpc: '2.0', id: 1, method: 'initialize', params: { protocolVersion: '2025-06-18', capabilities: {}, clientInfo: { name: 'raw', version: '1' } } });
     send({ jsonrpc: '2.0', method: 'notifications/initialized' });
     send({ jsonrpc: '2.0', id: 2, method: 'tools/call', params: { name: 'resources_add', arguments: { name: 'raw', value: 1 } } });

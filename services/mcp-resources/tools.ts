@@ -9,7 +9,7 @@ import type { ResourceStore } from './store.js';
  * `isError: true`, so the model reads what went wrong instead of the call crashing.
  */
 
-export const SERVER_INFO = { name: 'mcp-resources', version: '0.1.0' };
+const SERVER_INFO = { name: 'mcp-resources', version: '0.1.0' };
 
 // Matching is linear in RE2 whatever the pattern; the length cap keeps compiling cheap.
 const MAX_PATTERN_LENGTH = 500;

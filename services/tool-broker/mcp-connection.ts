@@ -51,7 +51,7 @@ const LEGACY_ELICITATION_REFUSED =
 const CONNECT_MIN_MS = 10_000;
 
 /** "30s", "1.5s", "500ms": how long a call was given, for error messages. */
-export function formatBudget(ms: number): string {
+function formatBudget(ms: number): string {
   if (ms < 1000) return `${Math.max(0, Math.round(ms))}ms`;
   return ms % 1000 === 0 ? `${ms / 1000}s` : `${(ms / 1000).toFixed(1)}s`;
 }

@@ -24,7 +24,7 @@ export function isDestructive(hints: DestructiveHints | undefined): boolean {
 }
 
 /** `mcp_servers[].approval` values: `always` (needs an approval), `never` (does not), `auto` (as the annotations say). */
-export type ApprovalRule = 'always' | 'never' | 'auto';
+type ApprovalRule = 'always' | 'never' | 'auto';
 
 /** The part of one `mcp_servers[]` entry the policy reads. */
 export interface ServerPolicyConfig {
@@ -34,7 +34,7 @@ export interface ServerPolicyConfig {
   approval: Readonly<Record<string, ApprovalRule>>;
 }
 
-export interface PolicyDecision {
+interface PolicyDecision {
   /** The effective policy: true when a call needs a human approval. */
   destructive: boolean;
   /** Why, for logs: `rule "write_*": always`, `annotations`, or `trust_annotations: false`. */

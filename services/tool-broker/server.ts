@@ -1,5 +1,5 @@
 import type { CallToolResponse, ListToolsResponse, Tool } from '../../gen/ts/asg/tools/v1/tools.js';
-import { ToolBrokerServiceService } from '../../gen/ts/asg/tools/v1/tools.js';
+import type { ToolBrokerServiceService } from '../../gen/ts/asg/tools/v1/tools.js';
 import { invalidArgument } from '../common/grpc/errors.js';
 import type { UnaryHandlers } from '../common/grpc/server.js';
 import type { RateLimiter } from '../common/rate-limit.js';

@@ -15,7 +15,7 @@ import { getDefaultEnvironment, StdioClientTransport, type StdioServerParameters
  * `exitedAtProbe` recognizes; the connection then starts it once more with a plain 2025-era
  * `initialize` (LEGACY_ERA), and keeps doing so on every later start.
  */
-export class InPlaceProbeStdioTransport extends StdioClientTransport {}
+class InPlaceProbeStdioTransport extends StdioClientTransport {}
 
 /** `connect({ prior })` for a server known to speak only the 2025-era handshake: no probe. */
 export const LEGACY_ERA = { kind: 'legacy' } as const;

@@ -9,7 +9,7 @@ export interface ToolOutcome {
 }
 
 /** One content block as text: text as is, anything else a short bracketed summary. */
-export function contentText(block: ContentBlock): string {
+function contentText(block: ContentBlock): string {
   switch (block.type) {
     case 'text':
       return block.text;

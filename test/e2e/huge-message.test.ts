@@ -9,7 +9,7 @@
  */
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { startAgent, type AgentProcess } from '../support/agent-process.js';
-import { get, post } from '../support/http.js';
+import { get, post, type JsonResponse } from '../support/http.js';
 import { logLines } from '../support/log-lines.js';
 import { startScriptedModel, type ModelScript, type ScriptedModelServer } from '../support/scripted-model.js';
 
@@ -83,7 +83,7 @@ describe.each([
   it('is answered while /health keeps answering, and the conversation goes on with a normal message', async () => {
     expect(JSON.stringify({ message: HUGE }).length).toBeLessThan(1024 * 1024);
     const poller = pollHealth(agent.url);
-    let created;
+    let created: JsonResponse;
     try {
       created = await post(`${agent.url}/conversations`, { message: HUGE });
     } finally {
@@ -96,7 +96,7 @@ describe.each([
     const id = created.body.conversation.id;
 
     const again = pollHealth(agent.url);
-    let next;
+    let next: JsonResponse;
     try {
       next = await post(`${agent.url}/conversations/${id}/messages`, { message: 'and now a short one' });
     } finally {
@@ -137,7 +137,7 @@ describe('deeply nested and oversized JSON bodies on every face', () => {
 
   const LEVELS = 100_000;
   const deepArray = '['.repeat(LEVELS) + ']'.repeat(LEVELS);
-  const deepObject = '{"a":'.repeat(LEVELS) + '1' + '}'.repeat(LEVELS);
+  const deepObject = `${'{"a":'.repeat(LEVELS)}1${'}'.repeat(LEVELS)}`;
 
   it('answers 100,000 levels of nesting and bodies over 1 MiB with a 4xx or a JSON-RPC error, never a 5xx', async () => {
     const created = await post(`${agent.url}/conversations`, {});

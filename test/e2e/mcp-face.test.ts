@@ -11,7 +11,7 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { startAgent, TEST_BEARER, type AgentProcess } from '../support/agent-process.js';
 import { get, post } from '../support/http.js';
 import { resourceNames } from '../support/resources-db.js';
-import { logLines, logLineWhere } from '../support/log-lines.js';
+import { logLineWhere } from '../support/log-lines.js';
 import { resourceAgentScript, startScriptedModel, type ScriptedModelServer } from '../support/scripted-model.js';
 
 type Era = 'modern' | 'legacy';

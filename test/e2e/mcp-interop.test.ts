@@ -13,7 +13,7 @@ import { startAgent, tempDir, type AgentProcess } from '../support/agent-process
 import { get, post } from '../support/http.js';
 import { startScriptedModel, type ModelScript, type ScriptedModelServer } from '../support/scripted-model.js';
 import { everythingStdio, filesystemStdio, memoryStdio, startHttpPeer, type HttpPeer } from '../fixtures/mcp-peers.js';
-import { logLines, logLineWhere } from '../support/log-lines.js';
+import { logLines } from '../support/log-lines.js';
 import { startModernServer, type ModernServer } from '../fixtures/modern-mcp-server.js';
 
 /**

@@ -6,7 +6,7 @@
 import { existsSync } from 'node:fs';
 import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { startAgent, tempDir } from '../support/agent-process.js';
+import { startAgent, tempDir, type AgentProcess } from '../support/agent-process.js';
 import { get, post } from '../support/http.js';
 import { freePort } from '../support/ports.js';
 import { resourceNames } from '../support/resources-db.js';
@@ -26,7 +26,7 @@ afterAll(async () => {
 describe('an approval survives a restart', () => {
   it('executes the stored call with its original arguments after the mesh restarts', async () => {
     const first = await startAgent({ geminiBaseUrl: model.geminiBaseUrl });
-    let second;
+    let second: AgentProcess | undefined;
     try {
       const created = await post(`${first.url}/conversations`, { message: 'add resource persisted-one with value 5' });
       expect(created.status).toBe(201);

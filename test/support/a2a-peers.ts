@@ -28,7 +28,7 @@ import { spawnProcess, type AsgProcess } from './agent-process.js';
  * is recorded with its headers.
  */
 
-export interface RecordedRequest {
+interface RecordedRequest {
   method: string;
   path: string;
   headers: IncomingHttpHeaders;
@@ -39,7 +39,7 @@ export interface RecordedRequest {
 }
 
 /** What the agent's logic saw in one message: its text and its data parts. */
-export interface ReceivedMessage {
+interface ReceivedMessage {
   taskId: string;
   text: string;
   data: unknown[];

@@ -8,13 +8,13 @@ import { REPO_ROOT } from './agent-process.js';
  * The browser to drive: found or installed by the test set-up (test/support/global-setup.ts,
  * which reads and sets CHROMIUM_PATH); playwright-core downloads nothing of its own.
  */
-export const CHROMIUM = process.env.CHROMIUM_PATH || '/usr/bin/chromium';
+const CHROMIUM = process.env.CHROMIUM_PATH || '/usr/bin/chromium';
 
 /** Headless, no sandbox (containers run as root), and nothing that reaches the network on its own. */
-export const CHROMIUM_FLAGS = ['--headless', '--no-sandbox', '--disable-gpu', '--disable-quic', '--no-first-run', '--disable-background-networking', '--disable-component-update', '--disable-sync'];
+const CHROMIUM_FLAGS = ['--headless', '--no-sandbox', '--disable-gpu', '--disable-quic', '--no-first-run', '--disable-background-networking', '--disable-component-update', '--disable-sync'];
 
 /** Where a test run leaves its screenshots (gitignored). */
-export const ARTIFACTS_DIR = join(REPO_ROOT, 'test', 'artifacts');
+const ARTIFACTS_DIR = join(REPO_ROOT, 'test', 'artifacts');
 
 export interface BrowserSession {
   context: BrowserContext;

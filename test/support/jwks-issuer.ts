@@ -9,7 +9,7 @@ import { base64url, exportJWK, exportSPKI, generateKeyPair, SignJWT, type Crypto
  * keyed with the public key).
  */
 
-export type TestAlgorithm = 'RS256' | 'ES256';
+type TestAlgorithm = 'RS256' | 'ES256';
 
 export interface TestKey {
   kid: string;

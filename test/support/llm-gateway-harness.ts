@@ -35,7 +35,7 @@ export const MODELS_AND_KEY_VARIABLES: [model: string, keyEnv: keyof typeof KEYS
   ['openrouter-anthropic/claude-3-opus', 'OPENROUTER_API_KEY'],
 ];
 
-export const SYSTEM_PROMPT = 'You manage resources.';
+const SYSTEM_PROMPT = 'You manage resources.';
 
 export const RESOURCE_TOOLS: ToolDefinition[] = [
   { name: 'resources_list', description: 'List resources', inputSchema: { type: 'object', properties: {} } },
@@ -110,9 +110,9 @@ export async function rpcError(promise: Promise<unknown>): Promise<RpcError> {
   return error;
 }
 
-export type LlmGatewayClient = PromiseClient<typeof LlmGatewayServiceService>;
+type LlmGatewayClient = PromiseClient<typeof LlmGatewayServiceService>;
 
-export interface GatewayOptions {
+interface GatewayOptions {
   /** The gateway's environment; by default every key in KEYS and every base URL of the scripted model. */
   env?: NodeJS.ProcessEnv;
   /** The whole configuration, as is: no 1 ms retry backoff unless it says so. */

@@ -47,7 +47,7 @@ export const CONVERSATION = '6f1c2b3a-0000-4000-8000-000000000001';
 /** The run a test's user message starts (turns.ts picks a random one). */
 export const RUN_ID = '0c7d5e8f-0000-4000-8000-000000000002';
 
-export const testConfig: OrchestratorConfig = configSlice(configSchema.parse({ data_dir: '/tmp/asg-unused' }), 'orchestrator');
+const testConfig: OrchestratorConfig = configSlice(configSchema.parse({ data_dir: '/tmp/asg-unused' }), 'orchestrator');
 export const testLog = createLogger('orchestrator-run-test');
 
 /** One model call as the fake model received it. */
@@ -66,8 +66,8 @@ export const toolCall = (id: string, name: string, args: Record<string, unknown>
   toolCall: { id, name, argumentsJson: JSON.stringify(args), ...(providerMetadataJson !== undefined && { providerMetadataJson }) },
 });
 
-export const listTool: Tool = { name: 'resources_list', description: 'Lists resources', inputSchema: { type: 'object', properties: {} }, destructive: false, server: 'resources' };
-export const deleteTool: Tool = { name: 'resources_delete', description: 'Deletes a resource', inputSchema: { type: 'object', properties: { id: { type: 'string' } } }, destructive: true, server: 'resources' };
+const listTool: Tool = { name: 'resources_list', description: 'Lists resources', inputSchema: { type: 'object', properties: {} }, destructive: false, server: 'resources' };
+const deleteTool: Tool = { name: 'resources_delete', description: 'Deletes a resource', inputSchema: { type: 'object', properties: { id: { type: 'string' } } }, destructive: true, server: 'resources' };
 
 export interface FakeMeshOptions {
   /** The model's answers, one per call, in order. */

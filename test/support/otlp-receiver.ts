@@ -2,7 +2,7 @@ import { createServer } from 'node:http';
 import type { AddressInfo } from 'node:net';
 
 /** One span as received over OTLP/HTTP JSON, flattened for assertions. */
-export interface ReceivedSpan {
+interface ReceivedSpan {
   traceId: string;
   spanId: string;
   parentSpanId?: string;

@@ -75,7 +75,7 @@ export const chromium: Requirement = {
  * with a target and `replicas` in a kustomization. kubectl 1.27 and later carry v5; older ones
  * (Debian bookworm's kubernetes-client is 1.20, with kustomize v2) cannot.
  */
-export const MIN_KUSTOMIZE_MAJOR = 5;
+const MIN_KUSTOMIZE_MAJOR = 5;
 
 /** The major version of the kustomize built into the kubectl at `path`, or undefined when it says none. */
 export function kustomizeMajor(path: string): number | undefined {
@@ -111,7 +111,7 @@ export const kubectl: Requirement = {
 
 
 /** The PostgreSQL server the tests create their own databases on (`CREATE DATABASE asg_test_…`). */
-export const DEFAULT_TEST_DATABASE_URL = 'postgres://postgres@127.0.0.1:5432/postgres';
+const DEFAULT_TEST_DATABASE_URL = 'postgres://postgres@127.0.0.1:5432/postgres';
 
 /** Whether a PostgreSQL server answers at `url` (within a few seconds). */
 async function reachable(url: string): Promise<boolean> {
@@ -155,7 +155,7 @@ export const postgres: Requirement = {
 };
 
 /** The NATS server (with JetStream) the tests create their own streams on. */
-export const DEFAULT_TEST_EVENTS_URL = 'nats://127.0.0.1:4222';
+const DEFAULT_TEST_EVENTS_URL = 'nats://127.0.0.1:4222';
 
 /** Whether a NATS server answers at `url`: its first line on a new connection is `INFO {…"jetstream":true…}`. */
 function natsAnswers(url: string): Promise<boolean> {

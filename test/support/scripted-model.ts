@@ -21,7 +21,7 @@ import { resourceAgentScript } from './scripted-model/resource-agent.js';
 import { asObject } from './scripted-model/json.js';
 import type { ModelRequest, ModelScript, ScriptedReply, StreamScript, VendorWire, WireResponse, WireStream } from './scripted-model/types.js';
 
-export type { ModelRequest, ModelScript, ScriptedReply, StreamScript } from './scripted-model/types.js';
+export type { ModelRequest, ModelScript, ScriptedReply } from './scripted-model/types.js';
 export { resourceAgentScript } from './scripted-model/resource-agent.js';
 
 export interface ScriptedModelServer {

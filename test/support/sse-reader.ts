@@ -8,7 +8,7 @@ export interface SseEvent {
 }
 
 /** Splits a complete event-stream text into events; comments and blank-data messages are dropped. */
-export function parseSse(text: string): SseEvent[] {
+function parseSse(text: string): SseEvent[] {
   const events: SseEvent[] = [];
   for (const block of text.split(/\r?\n\r?\n/)) {
     let id: string | undefined;

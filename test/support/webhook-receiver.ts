@@ -41,7 +41,7 @@ export function verifyStandardWebhook(secret: string, headers: Record<string, st
   return JSON.parse(body);
 }
 
-export interface Delivery {
+interface Delivery {
   id: string;
   timestamp: string;
   signature: string;

@@ -1,4 +1,3 @@
-import type { inferRouterInputs, inferRouterOutputs } from '@trpc/server';
 import type { AppRouter } from '../../gateway/trpc/router.js';
 
 /**
@@ -7,15 +6,8 @@ import type { AppRouter } from '../../gateway/trpc/router.js';
  * type error here.
  */
 export type { AppRouter };
-export type RouterOutputs = inferRouterOutputs<AppRouter>;
-export type RouterInputs = inferRouterInputs<AppRouter>;
-
-export type ConversationReply = RouterOutputs['conversations']['get'];
-export type ConversationList = RouterOutputs['conversations']['list'];
-export type ApprovalList = RouterOutputs['approvals']['list'];
 export type { ApprovalRecordJson, ConversationJson, ConversationListItemJson, MessageJson, PendingApprovalJson, ToolCallJson, ConversationStatusName } from '../../gateway/app/shapes.js';
 export type { ApprovalStatusName } from '../../gateway/app/decision.js';
-export type { ConversationEventJson, LiveEventJson, StoredEventJson } from '../../gateway/app/events.js';
 export type { ConversationUpdate } from '../../gateway/app/conversation-updates.js';
 export type { PendingApprovalUpdate } from '../../gateway/app/pending-approval-updates.js';
 

@@ -9,9 +9,9 @@ import { approvalData, RESPONSE_ARTIFACT, statusMessageId, type DialectWire } fr
  * not export its v0.3 types, so they are spelt out here.
  */
 
-export type V03Part = { kind: 'text'; text: string } | { kind: 'data'; data: Record<string, unknown> };
+type V03Part = { kind: 'text'; text: string } | { kind: 'data'; data: Record<string, unknown> };
 
-export interface V03Message {
+interface V03Message {
   kind: 'message';
   messageId: string;
   role: 'user' | 'agent';
@@ -20,13 +20,13 @@ export interface V03Message {
   contextId: string;
 }
 
-export interface V03TaskStatus {
+interface V03TaskStatus {
   state: string;
   message?: V03Message;
   timestamp: string;
 }
 
-export interface V03Artifact {
+interface V03Artifact {
   artifactId: string;
   name: string;
   parts: V03Part[];

@@ -61,7 +61,7 @@ function artifact(task: TaskSnapshot): Artifact | undefined {
   return { ...RESPONSE_ARTIFACT, description: '', parts: [textPart(task.artifactText)], metadata: undefined, extensions: [] };
 }
 
-export function coreTask(task: TaskSnapshot): Task {
+function coreTask(task: TaskSnapshot): Task {
   const answer = artifact(task);
   return {
     id: task.id,

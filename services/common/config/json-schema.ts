@@ -19,7 +19,7 @@ export interface SchemaMeta {
 }
 
 /** The JSON Schema of a configuration file's zod schema, with the defaults in the file's own form. */
-export function jsonSchemaOf(schema: z.ZodType, meta: SchemaMeta): JsonSchema {
+function jsonSchemaOf(schema: z.ZodType, meta: SchemaMeta): JsonSchema {
   const generated = z.toJSONSchema(schema, {
     io: 'input',
     target: 'draft-2020-12',
@@ -66,7 +66,7 @@ export function isDuration(schema: JsonSchema): boolean {
 }
 
 /** 300000 → "5m", 60000 → "60s", 1500 → "1500ms": a unit that says it exactly, minutes from 2 on. */
-export function formatDuration(ms: number): number | string {
+function formatDuration(ms: number): number | string {
   if (ms === 0) return 0;
   if (ms % 3_600_000 === 0) return `${ms / 3_600_000}h`;
   if (ms % 60_000 === 0 && ms > 60_000) return `${ms / 60_000}m`;

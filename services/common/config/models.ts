@@ -51,7 +51,7 @@ interface PrefixRule {
   keepPrefix: boolean;
 }
 
-export const PREFIX_RULES: readonly PrefixRule[] = [
+const PREFIX_RULES: readonly PrefixRule[] = [
   { prefix: 'gemini-', provider: 'gemini', keepPrefix: true },
   { prefix: 'gemma-', provider: 'gemini', keepPrefix: true },
   { prefix: 'claude-', provider: 'anthropic', keepPrefix: true },
@@ -62,7 +62,7 @@ export const PREFIX_RULES: readonly PrefixRule[] = [
 ];
 
 /** The names `provider:model` accepts; "google" and "gemini" are the same provider. */
-export const PROVIDER_NAMES: Readonly<Record<string, ProviderName>> = {
+const PROVIDER_NAMES: Readonly<Record<string, ProviderName>> = {
   anthropic: 'anthropic',
   gemini: 'gemini',
   google: 'gemini',

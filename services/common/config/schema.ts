@@ -12,7 +12,7 @@ import { treeProblems } from './tree.js';
 
 const name = z.string().trim().min(1, 'a non-empty name');
 
-export const APPROVAL_RULES = ['always', 'never', 'auto'] as const;
+const APPROVAL_RULES = ['always', 'never', 'auto'] as const;
 
 /** What a role allows — `chat` talks and reads, `approve` decides approvals, `admin` everything. */
 export const ROLES = ['chat', 'approve', 'admin'] as const;
@@ -80,7 +80,7 @@ export const webhookSchema = z.strictObject({
   events: z.array(z.enum(WEBHOOK_EVENTS)).min(1, 'at least one event'),
 });
 
-export const mcpServerSchema = z
+const mcpServerSchema = z
   .strictObject({
     name,
     /** Streamable HTTP endpoint, e.g. http://localhost:8090/mcp. */
@@ -140,7 +140,7 @@ export const mcpServerSchema = z
     message: 'at most one of "bearer_token_env" or "oauth"',
   });
 
-export const a2aAgentSchema = z.strictObject({
+const a2aAgentSchema = z.strictObject({
   name,
   url: z.url(),
   description: z.string().default(''),
@@ -149,8 +149,8 @@ export const a2aAgentSchema = z.strictObject({
   timeout: duration.default(60_000),
 });
 
-export const NODE_TYPES = ['llm', 'sequential', 'parallel', 'loop', 'a2a'] as const;
-export const APPROVAL_MODES = ['auto', 'required'] as const;
+const NODE_TYPES = ['llm', 'sequential', 'parallel', 'loop', 'a2a'] as const;
+const APPROVAL_MODES = ['auto', 'required'] as const;
 
 /** One node of the agent tree (README, "The agent tree"). */
 export interface AgentNodeInput {
@@ -176,7 +176,7 @@ export interface AgentNodeInput {
 }
 
 // Output type AgentNodeInput (durations already in ms); the YAML input may spell them as strings.
-export const agentNodeSchema: z.ZodType<AgentNodeInput, unknown> = z.lazy(() =>
+const agentNodeSchema: z.ZodType<AgentNodeInput, unknown> = z.lazy(() =>
   z.strictObject({
     name,
     type: z.enum(NODE_TYPES),
@@ -214,7 +214,7 @@ const address = z
  * Every service reads it: the keepalive of its clients, and the connection age, ping policy and
  * drain of its server.
  */
-export const grpcSchema = z.strictObject({
+const grpcSchema = z.strictObject({
   /** A client pings a connection idle this long (also between calls), so a peer that vanished is noticed before the next call. */
   keepalive_time: duration.default(30_000),
   /** How long a ping may go unanswered before the connection is dropped. */

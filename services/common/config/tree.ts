@@ -15,7 +15,7 @@ export interface TreeProblem {
   message: string;
 }
 
-export const CONTAINER_TYPES = ['sequential', 'parallel', 'loop'] as const;
+const CONTAINER_TYPES = ['sequential', 'parallel', 'loop'] as const;
 
 /** Node fields by the node types that may carry them; `name` and `type` belong to every node. */
 const FIELD_TYPES: Record<string, readonly string[]> = {
@@ -56,7 +56,11 @@ export function treeProblems(root: AgentNodeInput, rootPath: (string | number)[]
     // exit_loop ends the nearest loop above; without one it would cut the pipeline short.
     if (node.can_exit_loop && !inLoop) problem('"can_exit_loop" needs a loop node above this node');
     // Children of a node that may not have them are not walked: the node is already wrong.
-    if (isContainer) node.agents?.forEach((child, index) => visit(child, [...path, 'agents', index], inLoop || node.type === 'loop'));
+    if (isContainer) {
+      node.agents?.forEach((child, index) => {
+        visit(child, [...path, 'agents', index], inLoop || node.type === 'loop');
+      });
+    }
   };
 
   visit(root, rootPath, false);

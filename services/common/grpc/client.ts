@@ -27,7 +27,7 @@ export type PromiseClient<S> = {
 } & { close(): void };
 
 /** Metadata every hop carries: x-session-id, authorization, x-a2a-hops and x-conversation-id (when present), traceparent. */
-export function outgoingMetadata(): Metadata {
+function outgoingMetadata(): Metadata {
   const metadata = new Metadata();
   const ctx = currentContext();
   if (ctx?.sessionId) metadata.set('x-session-id', ctx.sessionId);
@@ -39,7 +39,7 @@ export function outgoingMetadata(): Metadata {
 }
 
 /** The earlier of `now + timeoutMs` and the deadline of the request being served. */
-export function effectiveDeadline(timeoutMs: number): Date {
+function effectiveDeadline(timeoutMs: number): Date {
   const own = Date.now() + timeoutMs;
   const inherited = currentContext()?.deadline;
   return new Date(inherited !== undefined ? Math.min(own, inherited) : own);
@@ -81,7 +81,7 @@ export const MAX_MESSAGE_BYTES = 64 * 1024 * 1024;
  * that a page of history or of conversations crosses loopback in a few round trips, small
  * enough that a burst of reads buffers at most this much per connection.
  */
-export const FLOW_CONTROL_WINDOW_BYTES = 1024 * 1024;
+const FLOW_CONTROL_WINDOW_BYTES = 1024 * 1024;
 
 /**
  * Unary methods that only read (store.proto and the others name them so): safe to send again.
@@ -94,7 +94,7 @@ const IDEMPOTENT_READ = /^(Get|List|Describe)[A-Z]/;
  * refused, a GOAWAY, a connection reset (a burst of list reads surfaced them as 503
  * and 500). Attempts back off from 50 ms to 1 s and all stay under the call's one deadline.
  */
-export const READ_RETRY_POLICY = {
+const READ_RETRY_POLICY = {
   maxAttempts: 4,
   initialBackoff: '0.05s',
   maxBackoff: '1s',

@@ -163,8 +163,6 @@ export function serviceNameOf(definition: Record<string, unknown>): string {
   return name;
 }
 
-export { healthDefinition };
-
 /** grpc.health.v1 HealthCheckRequest / HealthCheckResponse as the library's proto loader reads them (enums as names). */
 export interface HealthCheckRequest {
   service: string;

@@ -19,7 +19,7 @@ import {
 } from '../../../gen/ts/asg/llm/v1/llm.js';
 import { recordingLogger } from '../../../test/support/recording-logger.js';
 import { until } from '../../../test/support/until.js';
-import { currentContext, runWithContext } from '../context.js';
+import { runWithContext } from '../context.js';
 import { registerSecret } from '../secrets.js';
 import { initTelemetry } from '../telemetry.js';
 import { createPromiseClient, type PromiseClient } from './client.js';
@@ -400,7 +400,18 @@ describe('the in-process transport: health and addresses served elsewhere', () =
     let overTheNetwork: string | undefined;
     grpcServer.addService(
       LlmGatewayServiceService,
-      implement(LlmGatewayServiceService, 'remote', { ...handlers(), generate: async (_request, ctx) => ((overTheNetwork = String(ctx.metadata.get('user-agent')[0])), answer('remote')) }, recordingLogger('remote', [])),
+      implement(
+        LlmGatewayServiceService,
+        'remote',
+        {
+          ...handlers(),
+          generate: async (_request, ctx) => {
+            overTheNetwork = String(ctx.metadata.get('user-agent')[0]);
+            return answer('remote');
+          },
+        },
+        recordingLogger('remote', []),
+      ),
     );
     const remote = `127.0.0.1:${await listen(grpcServer, '127.0.0.1:0')}`;
     try {

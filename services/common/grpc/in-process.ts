@@ -277,8 +277,10 @@ function whileOpen<T>(work: () => Promise<T>, ...signals: AbortSignal[]): Promis
       forget();
       reject((event.target as AbortSignal).reason as CallStatus);
     };
-    const forget = () => signals.forEach((signal) => signal.removeEventListener('abort', onAbort));
-    signals.forEach((signal) => signal.addEventListener('abort', onAbort, { once: true }));
+    const forget = () => {
+      for (const signal of signals) signal.removeEventListener('abort', onAbort);
+    };
+    for (const signal of signals) signal.addEventListener('abort', onAbort, { once: true });
     work().then(
       (value) => {
         forget();

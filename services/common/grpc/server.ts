@@ -7,7 +7,6 @@ import {
   type sendUnaryData,
   type ServerUnaryCall,
   type ServerWritableStream,
-  type ServiceDefinition,
   type UntypedServiceImplementation,
 } from '@grpc/grpc-js';
 import { context, ROOT_CONTEXT, SpanStatusCode, trace, type Context } from '@opentelemetry/api';
@@ -89,7 +88,7 @@ function deadlineMsOf(call: Pick<IncomingCall, 'getDeadline'>): number | undefin
 }
 
 /** Read from any server call: unary calls and server streams carry the same metadata and deadline. */
-export function requestContextFrom(call: IncomingCall): RequestContext {
+function requestContextFrom(call: IncomingCall): RequestContext {
   return {
     sessionId: parseSessionId(first(call.metadata, 'x-session-id')) ?? '',
     authorization: first(call.metadata, 'authorization'),
@@ -104,7 +103,7 @@ export function requestContextFrom(call: IncomingCall): RequestContext {
  * code, so NOT_FOUND stays NOT_FOUND end to end; anything else is a bug here, logged, and
  * INTERNAL naming the method. Details are always redacted.
  */
-export function toGrpcError(error: unknown, log: Logger, path: string): CallStatus {
+function toGrpcError(error: unknown, log: Logger, path: string): CallStatus {
   if (error instanceof ServiceError || error instanceof RpcError) return { code: error.code, details: redactSecrets(error.message) };
   const message = error instanceof Error ? error.message : String(error);
   recordError('internal');
@@ -341,7 +340,7 @@ export const SERVER_OPTIONS = {
  *   (client.ts, channelOptions), so this allows half of that, with room for timer jitter.
  *   grpc-js itself does not police pings; the option speaks for servers and proxies that do.
  */
-export function serverOptions(settings: Omit<GrpcSettings, 'drain_delay'> = DEFAULT_GRPC_SETTINGS): Record<string, number> {
+function serverOptions(settings: Omit<GrpcSettings, 'drain_delay'> = DEFAULT_GRPC_SETTINGS): Record<string, number> {
   return {
     ...SERVER_OPTIONS,
     'grpc.max_connection_age_ms': settings.max_connection_age,
@@ -387,4 +386,4 @@ export async function shutdown(server: Server, deadline?: number): Promise<void>
   });
 }
 
-export { Server, type ServiceDefinition };
+export { Server };

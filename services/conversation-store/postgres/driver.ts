@@ -727,7 +727,7 @@ export class PostgresConversationStorage implements ConversationStorage {
   }
 
   shareLiveEvent(event: ConversationEvent): void {
-    if (this.nats) return this.nats.shareLive(event);
+    if (this.nats) { this.nats.shareLive(event); return; }
     const payloads = liveEventPayloads(this.bootId, event);
     if (payloads.length === 0 || this.closed) return;
     this.liveChain = this.liveChain.then(async () => {

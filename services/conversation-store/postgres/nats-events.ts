@@ -1,6 +1,6 @@
 import { connect, type NatsConnection, type Subscription } from '@nats-io/transport-node';
 import { DeliverPolicy, jetstream, jetstreamManager, type ConsumerMessages, type JetStreamManager } from '@nats-io/jetstream';
-import pg from 'pg';
+import type pg from 'pg';
 import { ConversationEvent } from '../../../gen/ts/asg/store/v1/store.js';
 import { natsServer } from '../events-url.js';
 import { liveEventPayloads, parseLiveEventPayload } from './event-relay.js';

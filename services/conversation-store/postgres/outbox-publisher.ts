@@ -20,9 +20,9 @@ export interface OutboxPublisherOptions {
 /** Events read from the table per page. */
 const PAGE_SIZE = 500;
 /** How often the leader looks for events no wake-up told it of (a lost core NATS message). */
-export const PUBLISH_POLL_MS = 1_000;
+const PUBLISH_POLL_MS = 1_000;
 /** How often a replica that does not lead tries to take the lead (the leader may have died). */
-export const LEADER_RETRY_MS = 500;
+const LEADER_RETRY_MS = 500;
 const RETRY_MAX_MS = 5_000;
 /** How long the leader's lock connection may take to answer before the lead is given up (confirmLead). */
 const LOCK_CHECK_MS = 2_000;

@@ -252,7 +252,7 @@ export const POSTGRES_SCHEMA_VERSION = MIGRATIONS.length;
  * takes it first, so of several replicas opening one empty database at once, one migrates
  * and the others find the schema current.
  */
-export const MIGRATION_LOCK_KEY = 0x6173_672d_6d69_67n;
+const MIGRATION_LOCK_KEY = 0x6173_672d_6d69_67n;
 
 /** PostgreSQL's SQLSTATE for a statement the role has no right to run (insufficient_privilege). */
 const INSUFFICIENT_PRIVILEGE = '42501';
@@ -267,7 +267,7 @@ export interface MigrateOutcome {
  * The schema version of the database, read without any DDL (so that a role with DML rights only
  * may read it): 0 when `schema_version` does not exist yet.
  */
-export async function schemaVersion(client: ClientBase): Promise<number> {
+async function schemaVersion(client: ClientBase): Promise<number> {
   const { rows: exists } = await client.query<{ table: string | null }>("SELECT to_regclass('schema_version')::text AS table");
   if (exists[0]?.table == null) return 0;
   const { rows } = await client.query<{ version: number }>('SELECT version FROM schema_version');

@@ -63,8 +63,6 @@ import {
   decodeApprovalsPageToken,
   decodeAuditPageToken,
   decodePageToken,
-  encodeApprovalsPageToken,
-  encodeAuditPageToken,
   encodePageToken,
   type PageCursor,
 } from '../page-token.js';
@@ -125,7 +123,7 @@ export interface SqliteStorageOptions {
   staleTurnAfterMs?: number;
 }
 
-export { DEFAULT_STALE_TURN_MS, STALE_TURN_MARGIN_MS } from '../storage.js';
+export { DEFAULT_STALE_TURN_MS } from '../storage.js';
 
 
 /** Opens (creating and migrating when needed) `<dataDir>/conversations.db`. */

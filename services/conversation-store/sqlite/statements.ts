@@ -248,7 +248,7 @@ export interface ConversationState {
 }
 
 /** A conversation's run as written: NULL state and schema version clear it. */
-export interface RunRow {
+interface RunRow {
   conversation_id: string;
   state: Buffer | null;
   schema_version: number | null;
@@ -257,17 +257,17 @@ export interface RunRow {
 }
 
 /** A conversation as inserted: the rest of its row starts at its defaults. */
-export type NewConversationRow = Pick<ConversationRow, 'id' | 'session_id' | 'created_at' | 'a2a_dialect' | 'a2a_context_id' | 'owner'>;
+type NewConversationRow = Pick<ConversationRow, 'id' | 'session_id' | 'created_at' | 'a2a_dialect' | 'a2a_context_id' | 'owner'>;
 
 /** An approval as inserted: the store sets status, decided_at and updated_at itself; SQLite binds the flag as 0/1. */
-export type NewApprovalRow = Omit<ApprovalRow, 'status' | 'decided_at' | 'updated_at' | 'outcome_unknown' | 'reason' | 'decided_by' | 'via' | 'edited_args'> & {
+type NewApprovalRow = Omit<ApprovalRow, 'status' | 'decided_at' | 'updated_at' | 'outcome_unknown' | 'reason' | 'decided_by' | 'via' | 'edited_args'> & {
   outcome_unknown: 0 | 1;
   expires_at: string | null;
   on_timeout: ApprovalRow['on_timeout'];
 };
 
 /** The columns a winning claim writes (changes.ts, ClaimDecision). */
-export interface ClaimRow {
+interface ClaimRow {
   uuid: string;
   status: ApprovalStatusName;
   now: string;

@@ -4,7 +4,7 @@ import { glob, grep } from './search.js';
 import { copy, move } from './transfer.js';
 import { createFolder, patchFile, removeFile, removeFolder, writeFile } from './write.js';
 
-export { annotationsOf, callTool, runTool, type FilesystemTool, type UnexpectedErrorSink } from './registry.js';
+export { annotationsOf, callTool, runTool, type FilesystemTool } from './registry.js';
 
 /** The 15 tools, in their documented order. */
 export const FILESYSTEM_TOOLS: readonly FilesystemTool[] = [

@@ -32,11 +32,11 @@ export function annotationsOf(tool: FilesystemTool): ToolAnnotations {
     : { title: tool.title, readOnlyHint: false, destructiveHint: true, idempotentHint: tool.idempotent, openWorldHint: false };
 }
 
-export function success(payload: Record<string, unknown>): CallToolResult {
+function success(payload: Record<string, unknown>): CallToolResult {
   return { content: [{ type: 'text', text: JSON.stringify(payload) }], structuredContent: payload };
 }
 
-export function failure(message: string): CallToolResult {
+function failure(message: string): CallToolResult {
   return { content: [{ type: 'text', text: message }], isError: true };
 }
 

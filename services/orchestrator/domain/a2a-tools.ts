@@ -12,7 +12,7 @@ import type { AgentNode } from './tree.js';
 /** The `server` of an A2A tool in the catalogue (GET /tools shows it). */
 export const A2A_SERVER = 'a2a';
 
-export const a2aToolName = (agent: string) => `a2a_${agent}`;
+const a2aToolName = (agent: string) => `a2a_${agent}`;
 
 /** Where an A2A tool or node is, and whether delegating to it needs an approval first. */
 export interface A2aPeer {

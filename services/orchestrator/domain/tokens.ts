@@ -81,7 +81,7 @@ const o200k: TokenCounter = (text) => countInPieces(text, (piece) => encodingCou
 const cl100k: TokenCounter = (text) => countInPieces(text, (piece) => encodingCount('cl100k_base')(piece, AS_PLAIN_TEXT));
 
 /** Roles, separators and call framing each message costs in every provider's format. */
-export const MESSAGE_OVERHEAD_TOKENS = 4;
+const MESSAGE_OVERHEAD_TOKENS = 4;
 
 /**
  * Documented estimate for models without a public tokenizer here (Gemini, Claude, Mistral,

@@ -24,7 +24,7 @@ export function nodeAt(root: AgentNode, path: readonly number[]): AgentNode | un
 }
 
 /** The nodes from the root down to the node at `path`, or undefined when the path leads nowhere. */
-export function nodesOnPath(root: AgentNode, path: readonly number[]): AgentNode[] | undefined {
+function nodesOnPath(root: AgentNode, path: readonly number[]): AgentNode[] | undefined {
   const nodes = [root];
   for (const index of path) {
     const child = nodes[nodes.length - 1]!.agents?.[index];

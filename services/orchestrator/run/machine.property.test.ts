@@ -412,7 +412,9 @@ function play(mode: Mode, moves: readonly Move[], commands: readonly Command[], 
         sim.decide(command.pick, command.approved, command.reason);
         break;
       case 'decideWaiting':
-        sim.store.pending().forEach((waiting, index) => sim.decide(sim.indexOf(waiting.uuid), command.approved[index % command.approved.length]!, undefined));
+        sim.store.pending().forEach((waiting, index) => {
+          sim.decide(sim.indexOf(waiting.uuid), command.approved[index % command.approved.length]!, undefined);
+        });
         break;
       case 'decideTwice':
         sim.decide(command.pick, command.first, undefined);

@@ -35,7 +35,7 @@ const pendingCallSchema = z.object({
 
 const branchOutputSchema = z.object({ output: z.string(), exitLoop: z.boolean() });
 
-export const storedRunSchema = z.object({
+const storedRunSchema = z.object({
   runId: z.string(),
   mode: z.enum(['simple', 'tree']),
   userMessage: z.string(),

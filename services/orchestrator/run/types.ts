@@ -18,7 +18,7 @@ import type { BranchOutput, PendingCall, StoredRun } from './state.js';
 export type Path = readonly number[];
 
 /** A delegation that waits at the A2A peer for the peer's own approval. */
-export interface RemoteWait {
+interface RemoteWait {
   /** The peer's name as configured. */
   agent: string;
   taskId: string;
@@ -63,7 +63,7 @@ export interface MachineEnv {
 export type NodeOutcome = { kind: 'done'; output: string; exitLoop: boolean } | { kind: 'paused' };
 
 /** One model step whose tool calls are being worked through, in the model's order. */
-export interface StepState {
+interface StepState {
   plan: PlannedCall[];
   /** The next planned call to handle. */
   index: number;
@@ -113,7 +113,7 @@ export type Frame =
   | LlmFrame;
 
 /** What one activation changed since the stored run it started from (or last wrote). */
-export interface RunChanges {
+interface RunChanges {
   /** The approval whose pause this activation resumed; its pause goes. */
   resumed?: string;
   /** Pauses reached, one per new approval. */
@@ -125,13 +125,13 @@ export interface RunChanges {
 }
 
 /** An approval this activation pauses for, with the steps that led to it; written with the pause. */
-export interface Gate {
+interface Gate {
   approval: NewApproval;
   messages: NewMessage[];
 }
 
 /** A write of the run in flight; redone on the newer state when another request wrote first. */
-export type PendingWrite =
+type PendingWrite =
   | { purpose: 'pause'; attempts: number }
   /** The run ends; with keepWaiting (a stop while other approvals of it wait) its waiting pauses stay stored. */
   | { purpose: 'finish'; attempts: number; messages: NewMessage[]; response: string; keepWaiting?: boolean }
@@ -152,7 +152,7 @@ export interface DecisionFacts {
 }
 
 /** A decision on an approval being carried out. */
-export interface Decision extends DecisionFacts {
+interface Decision extends DecisionFacts {
   uuid: string;
   approved: boolean;
   reason?: string;

@@ -7,7 +7,7 @@ import type { OrchestratorClients } from '../clients.js';
 import { DEFAULT_DELIVERY, WebhookDeliverer, webhookTarget, type DeliveryOptions, type OutboxTarget, type WebhookEndpoint } from './deliverer.js';
 import { webhookKey, WebhookSecretError } from './signing.js';
 
-export { DEFAULT_DELIVERY, type DeliveryOptions } from './deliverer.js';
+export type { DeliveryOptions } from './deliverer.js';
 
 /** The cursor's name of a webhook in the store: sha256 of its url (the url itself may hold a token). */
 export function endpointName(url: string): string {

@@ -16,7 +16,7 @@ import type { OutboundPost, OutboxTarget } from './deliverer.js';
  * `X-A2A-Notification-Token`. Most turns belong to tasks with no config: one indexed read each.
  */
 
-export const PUSH_CURSOR = 'a2a-push';
+const PUSH_CURSOR = 'a2a-push';
 
 /** The newest messages read to find the answer's text (the artifact). */
 const ANSWER_WINDOW = 50;

@@ -23,7 +23,7 @@ describe('Standard Webhooks signatures', () => {
     expect(() => verifyStandardWebhook(SECRET, headers, body.replace('"u"', '"v"'), now)).toThrow(WebhookVerificationError);
     expect(() => verifyStandardWebhook(SECRET, { ...headers, 'webhook-id': 'msg_2' }, body, now)).toThrow(WebhookVerificationError);
     expect(() => verifyStandardWebhook(SECRET, { ...headers, 'webhook-timestamp': String(now + 1) }, body, now)).toThrow(WebhookVerificationError);
-    expect(() => verifyStandardWebhook('whsec_' + Buffer.alloc(24, 7).toString('base64'), headers, body, now)).toThrow(WebhookVerificationError);
+    expect(() => verifyStandardWebhook(`whsec_${Buffer.alloc(24, 7).toString('base64')}`, headers, body, now)).toThrow(WebhookVerificationError);
   });
 
   it('a missing or malformed secret names the variable, never the value', () => {

@@ -93,6 +93,7 @@ export function ApprovalCard({ approval, onDecided, compact = false, now }: { ap
         <p className="approval-chain" data-testid="agent-chain">
           held by{' '}
           {chain.map((agent, index) => (
+            // biome-ignore lint/suspicious/noArrayIndexKey: a chain may name one agent twice, and it is shown whole, never reordered.
             <span key={`${agent}-${index}`}>
               {index > 0 && <span className="chain-arrow"> → </span>}
               <span className="chain-agent">{agent}</span>

@@ -118,6 +118,7 @@ export function ChatView({ chat, loadError, live, sending, sendError, onSend, on
           </div>
         )}
         {toolsInFlight.map((call, index) => (
+          // biome-ignore lint/suspicious/noArrayIndexKey: calls in flight carry no id, and their rows hold no state to lose.
           <div key={`${call.name}-${index}`} className="message message-call in-flight" data-testid="tool-in-flight">
             <div className="tool-head">
               <span className="spinner" aria-hidden /> running <code>{call.name}</code>…

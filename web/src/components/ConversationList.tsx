@@ -19,6 +19,7 @@ export interface ConversationListProps {
 export function ConversationList({ conversations, selectedId, error, onOpen, onNew, pendingCount, approvalsOpen, onOpenApprovals }: ConversationListProps) {
   return (
     <nav className="conversation-list" aria-label="Conversations">
+      {/* biome-ignore lint/a11y/useValidAnchor: a real link to the #/approvals route; the click also shows the chat pane on a phone. */}
       <a
         className={`approvals-link ${approvalsOpen ? 'selected' : ''}`}
         href="#/approvals"

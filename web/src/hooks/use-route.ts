@@ -13,7 +13,7 @@ export type ApprovalFilter = ApprovalStatusName | 'all';
 
 export const APPROVAL_FILTERS: readonly ApprovalFilter[] = ['pending', 'approved', 'rejected', 'expired', 'all'];
 
-export function routeFromHash(hash: string): Route {
+function routeFromHash(hash: string): Route {
   const conversation = /^#\/c\/([^/?#]+)$/.exec(hash);
   if (conversation) {
     try {
