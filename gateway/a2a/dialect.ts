@@ -12,7 +12,7 @@ import type { A2aOrigin } from '../../gen/ts/asg/store/v1/store.js';
  */
 export type Dialect = 'type-parts' | 'v0.3' | 'v1.0';
 
-export const DIALECTS: readonly Dialect[] = ['type-parts', 'v0.3', 'v1.0'];
+const DIALECTS: readonly Dialect[] = ['type-parts', 'v0.3', 'v1.0'];
 
 /**
  * Each dialect as a conversation's `a2a_origin.dialect` stores it. The type-parts dialect is

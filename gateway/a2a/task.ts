@@ -64,7 +64,7 @@ function approvalRequest(approval: PendingApproval): ApprovalRequest {
 }
 
 /** The approval line of a waiting task's status, which remote agents parse: `Approval required (id: <uuid>): <description>`. */
-export function approvalRequiredText(approval: ApprovalRequest): string {
+function approvalRequiredText(approval: ApprovalRequest): string {
   return `Approval required (id: ${approval.uuid}): ${approval.description}`;
 }
 

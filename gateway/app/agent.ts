@@ -53,7 +53,7 @@ export interface Agent {
 }
 
 /** What a decision carries besides yes or no. */
-export interface DecisionDetails {
+interface DecisionDetails {
   decider: Decider;
   /** The human's, stored with the decision and, for a rejection, told to the model. */
   reason?: string;

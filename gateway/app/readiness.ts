@@ -20,7 +20,7 @@ type BackendState = HealthCheckResponse['status'] | 'UNREACHABLE' | 'NO_ANSWER' 
  * error, an MCP server's stderr with its stack trace and paths) goes to the log, and to
  * `GET /tools` for the callers allowed to list tools.
  */
-export type ReadinessReport =
+type ReadinessReport =
   // `mcp_servers`: each configured MCP server and whether its tools are available. A server
   // that is down does not make the gateway unready: the agent serves without its tools while
   // it is retried (a `required` server stops startup instead).

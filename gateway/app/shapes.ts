@@ -37,7 +37,7 @@ export interface ToolCallJson {
 }
 
 /** Token counts of model calls (per model step and summed per conversation). */
-export interface UsageJson {
+interface UsageJson {
   input_tokens: number;
   output_tokens: number;
 }
@@ -97,7 +97,7 @@ export interface AuditEntryJson {
 }
 
 /** One node an agent-tree pipeline waits at, for one approval. */
-export interface PipelinePauseJson {
+interface PipelinePauseJson {
   approval_uuid: string;
   paused_node_path: number[];
   paused_node_output_key: string;

@@ -25,7 +25,7 @@ export function answerResult(step: Extract<TurnStep, { kind: 'answered' }>): Cal
 }
 
 /** How to decide an approval outside this call: the REST API, or the tool again with the approval words. */
-export function howToDecide(tool: AskToolConfig, step: Extract<TurnStep, { kind: 'waiting' }>): string {
+function howToDecide(tool: AskToolConfig, step: Extract<TurnStep, { kind: 'waiting' }>): string {
   return (
     `To decide, call ${tool.name} again with ${CONVERSATION_ID_ARGUMENT} "${step.conversationId}" and ${tool.argument_name} "yes" or "no", ` +
     `or POST /approvals/${step.approval.uuid} with {"approved": true} or {"approved": false}.`

@@ -173,7 +173,7 @@ const tool = z
   })
   .meta({ id: 'Tool' });
 
-export const toolServer = z
+const toolServer = z
   .strictObject({
     name: z.string(),
     status: z.enum(['available', 'unavailable']),

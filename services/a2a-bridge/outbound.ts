@@ -11,7 +11,7 @@ export interface PeerRef {
 }
 
 /** No call waits forever: A2A calls wait 60 s unless the peer's config says otherwise. */
-export const DEFAULT_PEER_TIMEOUT_MS = 60_000;
+const DEFAULT_PEER_TIMEOUT_MS = 60_000;
 
 /**
  * Everything one bridge call needs to talk to one peer: the headers every HTTP request

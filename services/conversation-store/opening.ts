@@ -8,10 +8,10 @@ import type { ConversationStorage } from './storage.js';
  * How often a store whose database cannot be reached tries again: soon at first, then every
  * 2 s at most, so that it is ready within about 2 s of the database's return.
  */
-export const REOPEN: BackoffPolicy = reconnectSchedule(250, 2_000);
+const REOPEN: BackoffPolicy = reconnectSchedule(250, 2_000);
 
 /** Whether opening failed because the database (or NATS) could not be reached: it is tried again. */
-export function isUnreachable(error: unknown): boolean {
+function isUnreachable(error: unknown): boolean {
   return error instanceof ServiceError && error.code === GrpcStatus.UNAVAILABLE;
 }
 

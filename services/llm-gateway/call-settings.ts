@@ -2,7 +2,7 @@ import type { AgentConfig } from '../common/config/schema.js';
 import type { ProviderName } from './routing.js';
 
 /** Anthropic's Messages API requires `max_tokens`; 4096 unless `llm.max_tokens` says otherwise. */
-export const ANTHROPIC_DEFAULT_MAX_TOKENS = 4096;
+const ANTHROPIC_DEFAULT_MAX_TOKENS = 4096;
 
 /** The sampling settings of one call, in the AI SDK's names; an absent field is not sent. */
 export interface CallSettings {

@@ -18,7 +18,7 @@ interface ClientSettings extends ProviderSettings {
 type ProviderFactory = (settings: ClientSettings) => (modelId: string) => ModelClient;
 
 /** OpenRouter gets these on every call, to attribute the traffic to the project. */
-export const OPENROUTER_HEADERS: Readonly<Record<string, string>> = {
+const OPENROUTER_HEADERS: Readonly<Record<string, string>> = {
   'HTTP-Referer': 'https://github.com/agentic-platform',
   'X-Title': 'Agent Stop and Go',
 };

@@ -6,7 +6,7 @@ import { basename, dirname, join, resolve } from 'node:path';
 /** Filesystem steps the tools share. Paths here are absolute and already checked by the sandbox. */
 
 /** A file is binary when its first 8 KB hold a null byte. */
-export const BINARY_SNIFF_BYTES = 8192;
+const BINARY_SNIFF_BYTES = 8192;
 
 export function looksBinary(head: Buffer): boolean {
   return head.subarray(0, BINARY_SNIFF_BYTES).includes(0);

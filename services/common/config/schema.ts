@@ -23,7 +23,7 @@ const timeoutAction = z.enum(['reject', 'approve']);
 const tokenName = z.string().regex(/^[A-Za-z0-9_.@-]{1,64}$/, 'a name of letters, digits, "_", ".", "@" or "-" (at most 64)');
 
 /** Who may call the gateway. Absent: nobody is asked (loopback only, unless `insecure`). */
-export const authSchema = z.strictObject({
+const authSchema = z.strictObject({
   /** API tokens: the secret is in an environment variable, or only its SHA-256 is in the file. */
   tokens: z
     .array(
@@ -73,7 +73,7 @@ export const approvalsSchema = z.strictObject({
 });
 
 /** Signed notifications (Standard Webhooks) of approvals and runs. */
-export const webhookSchema = z.strictObject({
+const webhookSchema = z.strictObject({
   url: z.url(),
   /** The variable holding the secret, in the spec's `whsec_<base64>` form. */
   secret_env: envName,

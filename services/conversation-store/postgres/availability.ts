@@ -1,9 +1,9 @@
 import pg from 'pg';
 
 /** How often a replica asks its database whether it answers. */
-export const PROBE_EVERY_MS = 500;
+const PROBE_EVERY_MS = 500;
 /** How long one probe (a connection, then `SELECT 1`) may take before the database counts as away. */
-export const PROBE_TIMEOUT_MS = 1_000;
+const PROBE_TIMEOUT_MS = 1_000;
 
 export interface DatabaseProbeOptions {
   /** The settings of the store's connections; the probe keeps one of its own, outside the pool. */

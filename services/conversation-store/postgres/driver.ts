@@ -138,7 +138,7 @@ export const LISTEN_APPLICATION_NAME = 'asg-conversation-store-listen';
 export const PUBLISHER_APPLICATION_NAME = 'asg-conversation-store-publisher';
 export const PROBE_APPLICATION_NAME = 'asg-conversation-store-probe';
 
-export const DEFAULT_HEARTBEAT_MS = 5_000;
+const DEFAULT_HEARTBEAT_MS = 5_000;
 /** Runs of one transaction at most when its connection is lost before COMMIT (transaction()). */
 const TRANSACTION_ATTEMPTS = 3;
 /** What a write whose connection was lost during its COMMIT says: it may have been stored. */

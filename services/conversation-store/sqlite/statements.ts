@@ -293,7 +293,7 @@ interface WebhookLease {
 }
 
 /** A running mark as set, with its lease or NULLs. */
-export interface TurnMark {
+interface TurnMark {
   id: string;
   boot: string;
   since: string;

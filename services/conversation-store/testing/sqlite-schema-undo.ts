@@ -5,7 +5,7 @@
  */
 
 /** Back to schema 15: what migration 16 added (A2A push-notification configs). */
-export const DROP_SCHEMA_16 = `
+const DROP_SCHEMA_16 = `
   DROP TABLE push_configs;`;
 
 /** Back to schema 14: what migrations 16 and 15 added (15: conversation owners, their index and counts). */
