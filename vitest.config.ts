@@ -1,9 +1,20 @@
-import { defineConfig } from 'vitest/config';
+import { configDefaults, defineConfig } from 'vitest/config';
+import SlowestFirst from './test/support/sequencer.js';
 
+/** Needs a PostgreSQL server (and some NATS): test/support/requirements.ts. */
+const POSTGRES = ['services/**/postgres*.test.ts', 'test/e2e/postgres*.test.ts'];
+/** Drives Chromium. */
+const BROWSER = ['test/e2e/**/*.browser.test.ts'];
+const EXCLUDE = [...configDefaults.exclude, 'dist/**', 'gen/**'];
+
+/**
+ * One run, five projects: each a part of the suite that can be run alone
+ * (`npx vitest run --project postgres`). They share the two workers, and their files start in
+ * one order, slowest first (test/support/sequencer.ts).
+ */
 export default defineConfig({
   test: {
-    include: ['services/**/*.test.ts', 'gateway/**/*.test.ts', 'cli/**/*.test.ts', 'deploy/**/*.test.ts', 'test/**/*.test.ts', 'web/src/**/*.test.ts'],
-    exclude: ['node_modules/**', 'dist/**', 'gen/**'],
+    exclude: EXCLUDE,
     // Finds or installs what the selected suites need (a browser), or stops with one line saying what to do.
     globalSetup: ['test/support/global-setup.ts'],
     testTimeout: 60_000,
@@ -12,5 +23,23 @@ export default defineConfig({
     // The end-to-end suites start whole meshes; two at a time fit two cores.
     maxWorkers: 2,
     fileParallelism: true,
+    sequence: { sequencer: SlowestFirst },
+    projects: [
+      // Modules and services in one process: real gRPC, SQLite and HTTP on 127.0.0.1, no mesh process.
+      {
+        extends: true,
+        test: {
+          name: 'unit',
+          include: ['services/**/*.test.ts', 'gateway/**/*.test.ts', 'cli/**/*.test.ts', 'deploy/**/*.test.ts', 'web/src/**/*.test.ts', 'test/support/**/*.test.ts', 'test/bench/**/*.test.ts'],
+          exclude: [...EXCLUDE, ...POSTGRES],
+        },
+      },
+      // Several services of the mesh wired together over gRPC in one process.
+      { extends: true, test: { name: 'grpc', include: ['test/grpc/**/*.test.ts'] } },
+      // Whole agents: bin/asg processes from dist/.
+      { extends: true, test: { name: 'e2e', include: ['test/e2e/**/*.test.ts'], exclude: [...EXCLUDE, ...POSTGRES, ...BROWSER] } },
+      { extends: true, test: { name: 'postgres', include: POSTGRES } },
+      { extends: true, test: { name: 'browser', include: BROWSER } },
+    ],
   },
 });

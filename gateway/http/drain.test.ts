@@ -1,9 +1,9 @@
 /** The gateway's drain on SIGTERM/SIGINT, on a bare HTTP server. */
 import { createServer, request as httpRequest, type IncomingMessage, type Server } from 'node:http';
 import type { AddressInfo } from 'node:net';
-import { setTimeout as sleep } from 'node:timers/promises';
 import { afterEach, describe, expect, it } from 'vitest';
 import { configSchema } from '../../services/common/config/schema.js';
+import { until } from '../../test/support/until.js';
 import { HttpDrain, REMOTE_DRAIN_DELAY_MS, RETRY_AFTER_SECONDS, serverDrainDelay } from './drain.js';
 
 let server: Server | undefined;
@@ -14,10 +14,21 @@ afterEach(() => {
   server = undefined;
 });
 
-/** A server whose `/slow?ms=N` answers after N ms and whose `/events` streams until the client leaves. */
-async function start(): Promise<{ drain: HttpDrain; url: string; server: Server }> {
+/**
+ * A server whose `/slow?ms=N` answers after N ms, whose `/held` answers when the test calls
+ * `release()`, and whose `/events` streams until the client leaves; `arrived` lists the paths
+ * of the requests that reached the app.
+ */
+async function start(): Promise<{ drain: HttpDrain; url: string; server: Server; arrived: string[]; release(): void }> {
+  const arrived: string[] = [];
+  const held: (() => void)[] = [];
   const drain = new HttpDrain((req, res) => {
     const url = new URL(req.url ?? '/', 'http://localhost');
+    arrived.push(url.pathname);
+    if (url.pathname === '/held') {
+      held.push(() => res.end('{}'));
+      return;
+    }
     if (url.pathname === '/events') {
       res.writeHead(200, { 'content-type': 'text/event-stream' });
       res.write(': open\n\n');
@@ -33,7 +44,9 @@ async function start(): Promise<{ drain: HttpDrain; url: string; server: Server 
   });
   server = createServer(drain.listener);
   await new Promise<void>((resolve) => server!.listen(0, '127.0.0.1', resolve));
-  return { drain, server, url: `http://127.0.0.1:${(server.address() as AddressInfo).port}` };
+  return { drain, server, arrived, url: `http://127.0.0.1:${(server.address() as AddressInfo).port}`, release: () => {
+      for (const answer of held.splice(0)) answer();
+    } };
 }
 
 interface Answer {
@@ -59,13 +72,13 @@ function send(url: string, headers: Record<string, string> = {}): Promise<Answer
 
 describe('HttpDrain', () => {
   it('lets requests in flight finish, answers new ones 503 with Retry-After, ends event streams at once, then closes', async () => {
-    const { drain, url, server: http } = await start();
-    const slow = send(`${url}/slow?ms=300`);
+    const { drain, url, server: http, arrived, release } = await start();
+    const slow = send(`${url}/held`);
     const stream = send(`${url}/events`, { accept: 'text/event-stream' }).then(
       (answer) => `ended: ${answer.body.startsWith(': open')}`,
       (error: Error) => `cut: ${error.message}`,
     );
-    await sleep(50);
+    await until('both requests in flight', () => arrived.includes('/held') && arrived.includes('/events'));
     const drained = drain.drain(http, Date.now() + 5_000);
     expect(drain.isDraining).toBe(true);
 
@@ -75,6 +88,7 @@ describe('HttpDrain', () => {
     expect(refused.headers.connection).toBe('close');
     expect(JSON.parse(refused.body)).toEqual({ error: expect.stringContaining('stopping') });
 
+    release();
     expect((await slow).status).toBe(200);
     expect(await stream).toMatch(/^(ended|cut)/);
     expect(await drained).toEqual({ finished: 1, streamsEnded: 1, cut: 0 });
@@ -83,9 +97,13 @@ describe('HttpDrain', () => {
 
   it('still passes the probe paths to the app while draining, untracked, and refuses the rest', async () => {
     const seen: string[] = [];
+    let release = () => {};
     const drain = new HttpDrain((req, res) => {
       seen.push(req.url ?? '');
-      if (req.url === '/slow') return setTimeout(() => res.end('{}'), 300);
+      if (req.url === '/slow') {
+        release = () => res.end('{}');
+        return;
+      }
       res.setHeader('content-type', 'application/json');
       res.end(JSON.stringify({ path: req.url }));
     }, new Set(['/health', '/ready']));
@@ -93,7 +111,7 @@ describe('HttpDrain', () => {
     await new Promise<void>((resolve) => server!.listen(0, '127.0.0.1', resolve));
     const url = `http://127.0.0.1:${(server.address() as AddressInfo).port}`;
     const slow = send(`${url}/slow`);
-    await sleep(50);
+    await until('the request in flight', () => seen.includes('/slow'));
     const drained = drain.drain(server, Date.now() + 5_000);
 
     const health = await send(`${url}/health?verbose=1`);
@@ -101,6 +119,7 @@ describe('HttpDrain', () => {
     expect(health.headers.connection).toBe('close');
     expect((await send(`${url}/ready`)).status).toBe(200);
     expect((await send(`${url}/other`)).status).toBe(503);
+    release();
     expect((await slow).status).toBe(200);
     // The probes were answered by the app but are not counted as drained work.
     expect(await drained).toEqual({ finished: 1, streamsEnded: 0, cut: 0 });
@@ -108,30 +127,30 @@ describe('HttpDrain', () => {
   });
 
   it('cuts what is still running at the deadline', async () => {
-    const { drain, url, server: http } = await start();
-    const long = send(`${url}/slow?ms=10000`).then(
+    const { drain, url, server: http, arrived } = await start();
+    // Never answered: the drain can only end by cutting it at the deadline.
+    const long = send(`${url}/held`).then(
       () => 'answered',
       () => 'cut',
     );
-    await sleep(50);
-    const started = Date.now();
+    await until('the request in flight', () => arrived.includes('/held'));
     expect(await drain.drain(http, Date.now() + 200)).toEqual({ finished: 0, streamsEnded: 0, cut: 1 });
-    expect(Date.now() - started).toBeLessThan(2_000);
     expect(await long).toBe('cut');
   });
 
   it('with a drain delay, reports draining at once while new requests are still served (Connection: close), then refuses them', async () => {
-    const { drain, url, server: http } = await start();
+    const { drain, url, server: http, release } = await start();
     expect(drain.isDraining).toBe(false);
     const drained = drain.drain(http, Date.now() + 5_000, 400);
     // Announced: what readiness reads turns at once, and the app still answers.
     expect(drain.isDraining).toBe(true);
+    // A turn taken during the delay is in flight when it ends: new requests then get the 503, and it finishes.
+    const inFlight = send(`${url}/held`);
     const during = await send(`${url}/slow?ms=1`);
     expect(during.status).toBe(200);
     expect(during.headers.connection).toBe('close');
-    // A turn taken during the delay is in flight when it ends: new requests then get the 503, and it finishes.
-    const inFlight = send(`${url}/slow?ms=2000`);
-    await expect.poll(async () => (await send(`${url}/slow?ms=1`)).status, { timeout: 5_000, interval: 50 }).toBe(503);
+    await until('new requests refused', async () => (await send(`${url}/slow?ms=1`)).status === 503);
+    release();
     expect((await inFlight).status).toBe(200);
     expect(await drained).toEqual({ finished: 1, streamsEnded: 0, cut: 0 });
   });

@@ -1,3 +1,4 @@
+import { afterAll, describe } from 'vitest';
 import { approvalsConformance } from './approvals-conformance.js';
 import { eventsConformance } from './events-conformance.js';
 import { interruptedTurnConformance } from './interrupted-turn-conformance.js';
@@ -5,13 +6,16 @@ import { leaseConformance } from './lease-conformance.js';
 import { oneRunConformance } from './one-run-conformance.js';
 import { ownersConformance } from './owners-conformance.js';
 import { storageConformance } from './storage-conformance.js';
-import { postgresDriver } from './testing/storage-drivers.js';
+import { dropFinishedTestDatabases, postgresDriver } from './testing/storage-drivers.js';
 
-// The storage tests on the PostgreSQL driver, each on a database of its own: one behaviour, both drivers.
-storageConformance(postgresDriver());
-oneRunConformance(postgresDriver());
-interruptedTurnConformance(postgresDriver());
-eventsConformance(postgresDriver());
-leaseConformance(postgresDriver());
-approvalsConformance(postgresDriver());
-ownersConformance(postgresDriver());
+// The storage tests on the PostgreSQL driver, each on a database of its own: one behaviour, both
+// drivers. Each suite in a describe of its own, so that its per-test set-up runs for its tests only.
+describe('storage', () => storageConformance(postgresDriver()));
+describe('one run', () => oneRunConformance(postgresDriver()));
+describe('interrupted turn', () => interruptedTurnConformance(postgresDriver()));
+describe('events', () => eventsConformance(postgresDriver()));
+describe('leases', () => leaseConformance(postgresDriver()));
+describe('approvals', () => approvalsConformance(postgresDriver()));
+describe('owners', () => ownersConformance(postgresDriver()));
+// Each test's database goes with others: a DROP DATABASE waits for a checkpoint, drops at once share one.
+afterAll(dropFinishedTestDatabases);

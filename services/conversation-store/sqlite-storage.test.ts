@@ -1,3 +1,4 @@
+import { describe } from 'vitest';
 import { approvalsConformance } from './approvals-conformance.js';
 import { eventsConformance } from './events-conformance.js';
 import { interruptedTurnConformance } from './interrupted-turn-conformance.js';
@@ -7,11 +8,12 @@ import { ownersConformance } from './owners-conformance.js';
 import { storageConformance } from './storage-conformance.js';
 import { sqliteDriver } from './testing/storage-drivers.js';
 
-// The storage tests on the embedded SQLite driver: one behaviour, both drivers.
-storageConformance(sqliteDriver());
-oneRunConformance(sqliteDriver());
-interruptedTurnConformance(sqliteDriver());
-eventsConformance(sqliteDriver());
-leaseConformance(sqliteDriver());
-approvalsConformance(sqliteDriver());
-ownersConformance(sqliteDriver());
+// The storage tests on the embedded SQLite driver: one behaviour, both drivers. Each suite in a
+// describe of its own, so that its per-test set-up (a database and a store) runs for its tests only.
+describe('storage', () => storageConformance(sqliteDriver()));
+describe('one run', () => oneRunConformance(sqliteDriver()));
+describe('interrupted turn', () => interruptedTurnConformance(sqliteDriver()));
+describe('events', () => eventsConformance(sqliteDriver()));
+describe('leases', () => leaseConformance(sqliteDriver()));
+describe('approvals', () => approvalsConformance(sqliteDriver()));
+describe('owners', () => ownersConformance(sqliteDriver()));

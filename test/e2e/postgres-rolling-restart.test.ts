@@ -17,6 +17,7 @@ import { startAgent, tempDir, type AgentProcess } from '../support/agent-process
 import { get, post } from '../support/http.js';
 import { logLines } from '../support/log-lines.js';
 import { startScriptedModel, type ModelScript, type ScriptedModelServer } from '../support/scripted-model.js';
+import { until } from '../support/until.js';
 
 const PROBE_EVERY_MS = 500;
 const CLIENTS = 4;
@@ -145,8 +146,13 @@ describe('a rolling restart under steady load', () => {
     };
     const load = Promise.all(Array.from({ length: CLIENTS }, (_, index) => client(index)));
 
+    /** Load running on what the balancer has: another round of every client's requests. */
+    const loaded = (what: string) => {
+      const from = requests;
+      return until(what, () => requests >= from + CLIENTS * 3, 30_000);
+    };
     const roll = async (old: AgentProcess) => {
-      await sleep(1_500);
+      await loaded('load before the SIGTERM');
       const before = requests;
       process.kill(old.pid, 'SIGTERM');
       expect(await old.exited).toBe(0);
@@ -159,7 +165,7 @@ describe('a rolling restart under steady load', () => {
     try {
       await roll(a);
       await roll(b);
-      await sleep(1_000);
+      await loaded('load after the last replacement');
     } finally {
       running = false;
       await load;

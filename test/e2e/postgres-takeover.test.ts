@@ -1,7 +1,8 @@
 /**
  * `kill -9` of the mesh process running a turn (the model slow on
  * purpose) → another replica takes the run over once its lease has expired and finishes it
- * within lease + 10 s. Twenty times in a loop, over two replicas on one PostgreSQL, each killed
+ * within lease + 10 s. Twenty times in a loop (six on CI: each of the three places, on each of the
+ * two replicas; ASG_TEST_SIZE=full for twenty), over two replicas on one PostgreSQL, each killed
  * replica replaced by a new process: no run is lost, no destructive call runs twice, no
  * conversation is left stuck. The kills land at three places of a turn:
  *  - at the model of a message's turn: the run goes on from the stored history;
@@ -18,12 +19,13 @@ import { MISBEHAVING } from '../fixtures/mcp-peers.js';
 import { startAgent, tempDir, type AgentProcess } from '../support/agent-process.js';
 import { get, post } from '../support/http.js';
 import { startScriptedModel, type ModelScript, type ScriptedModelServer } from '../support/scripted-model.js';
+import { sized } from '../support/size.js';
 import { until } from '../support/until.js';
 
 const LEASE_TTL_MS = 2_000;
 /** How long the model takes over each answer: the kill lands while it thinks. */
 const MODEL_MS = 800;
-const ROUNDS = 20;
+const ROUNDS = sized(6, 20);
 
 let model: ScriptedModelServer;
 let database: string;
@@ -110,13 +112,12 @@ describe('kill -9 of the replica running a turn', () => {
         const message = `slow ${tag}`;
         void post(`${victim.url}/conversations/${id}/messages`, { message }).catch(() => undefined);
         await until('the turn at the model', () => (modelSaw((text) => text === message) > 0 ? true : undefined), 10_000);
-        const killedAt = Date.now();
         const replacing = killAndReplace(victimIndex);
+        // The bound of the rule is each poll's deadline: the lease, 10 s, and the model's own answer where one is asked.
         const done = await until('the taken-over answer', async () => {
           const conversation = await conversationOn(survivor(), id);
           return conversation.messages.at(-1)?.content === `answer to ${message}` && !conversation.turn_running ? conversation : undefined;
         }, LEASE_TTL_MS + 10_000 + MODEL_MS);
-        expect(Date.now() - killedAt).toBeLessThan(LEASE_TTL_MS + 10_000 + MODEL_MS);
         expect(done.messages.map((entry) => entry.role)).toEqual(['system', 'user', 'assistant']);
         await replacing;
       } else {
@@ -129,21 +130,18 @@ describe('kill -9 of the replica running a turn', () => {
         void post(`${victim.url}/approvals/${uuid}`, { approved: true }).catch(() => undefined);
         if (place === 1) await until('the continuation at the model', () => (modelSaw((text, results) => text === message && results) > 0 ? true : undefined), 10_000);
         else await until('the destructive call running', () => (writes(tag) > 0 ? true : undefined), 10_000);
-        const killedAt = Date.now();
         const replacing = killAndReplace(victimIndex);
         if (place === 1) {
           const done = await until('the taken-over continuation', async () => {
             const conversation = await conversationOn(survivor(), id);
             return conversation.messages.at(-1)?.content.startsWith(`wrote ${tag}:`) && !conversation.turn_running ? conversation : undefined;
           }, LEASE_TTL_MS + 10_000 + MODEL_MS);
-          expect(Date.now() - killedAt).toBeLessThan(LEASE_TTL_MS + 10_000 + MODEL_MS);
           expect(done.messages.filter((entry) => entry.role === 'tool')).toHaveLength(1);
         } else {
           const waiting = await until('the outcome-unknown approval', async () => {
             const conversation = await conversationOn(survivor(), id);
             return conversation.status === 'waiting_approval' && !conversation.turn_running ? conversation : undefined;
           }, LEASE_TTL_MS + 10_000);
-          expect(Date.now() - killedAt).toBeLessThan(LEASE_TTL_MS + 10_000);
           const again = waiting.pending_approvals!;
           expect(again).toHaveLength(1);
           expect(again[0]).toMatchObject({ tool_name: 'slow_write', outcome_unknown: true, replaces: uuid });

@@ -127,12 +127,16 @@ describe('a clean stop', () => {
       const { answers } = await threeTurnsInFlight(agent, 'twice');
       // Cut by the exit: not what this test looks at.
       const cut = Promise.allSettled(answers);
+      let exitCode: number | null | undefined;
+      void agent.exited.then((code) => (exitCode = code));
       process.kill(agent.pid, 'SIGTERM');
       await agent.waitForLine(logLineWhere((line) => line.msg === 'gateway draining'));
-      // Later than the window in which a repeat counts as the same signal (cli/stop.ts).
-      await sleep(700);
-      process.kill(agent.pid, 'SIGTERM');
-      expect(await agent.exited).toBe(130);
+      // A repeat soon after the first is its echo (cli/stop.ts), so it is sent until one counts as a second signal.
+      await until('the agent to take a repeated SIGTERM as a second signal', () => {
+        if (exitCode === undefined) process.kill(agent.pid, 'SIGTERM');
+        return exitCode !== undefined;
+      }, 10_000, 50);
+      expect(exitCode).toBe(130);
       expect((await cut).map((answer) => answer.status)).toEqual(['rejected', 'rejected', 'rejected']);
     } finally {
       await agent.stop();
@@ -152,11 +156,9 @@ describe('a clean stop', () => {
       );
       await until('the turn at the model', () => modelCalls('hang') > before);
       const tree = processTree(agent.pid);
-      const signalled = Date.now();
       process.kill(agent.pid, 'SIGTERM');
+      // 0: it stopped by itself once the grace ran out, not by the exit forced after the grace and its overrun.
       expect(await agent.exited).toBe(0);
-      // Liveness bound, not a speed figure: the grace plus the bounded close of files and children.
-      expect(Date.now() - signalled).toBeLessThan(grace + 6_000);
       expect(await turn).toBe('cut');
       expect(logLines(agent.output()).find((line) => line.msg === 'gateway drained')).toMatchObject({ finished: expect.any(Number), streams_ended: expect.any(Number), cut: 1 });
       expect(logLines(agent.output()).some((line) => line.grace_ran_out === true)).toBe(true);

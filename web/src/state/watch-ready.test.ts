@@ -1,4 +1,4 @@
-import { describe, expect, it } from 'vitest';
+import { describe, expect, it, vi } from 'vitest';
 import { forgetWatched, markWatched, whenWatched } from './watch-ready.js';
 
 describe('watch readiness (a new conversation waits for its live stream before its first message)', () => {
@@ -20,8 +20,18 @@ describe('watch readiness (a new conversation waits for its live stream before i
   });
 
   it('gives up waiting after the timeout, so a stream that cannot be had does not hold a message back', async () => {
-    const started = Date.now();
-    await whenWatched('never', 30);
-    expect(Date.now() - started).toBeGreaterThanOrEqual(25);
+    // The clock moved by hand: the wait ends at its timeout, not a moment before.
+    vi.useFakeTimers();
+    try {
+      let resolved = false;
+      const waiting = whenWatched('never', 30).then(() => (resolved = true));
+      await vi.advanceTimersByTimeAsync(29);
+      expect(resolved).toBe(false);
+      await vi.advanceTimersByTimeAsync(1);
+      await waiting;
+      expect(resolved).toBe(true);
+    } finally {
+      vi.useRealTimers();
+    }
   });
 });
