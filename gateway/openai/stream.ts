@@ -64,9 +64,10 @@ export async function streamTurn(
     if (!res.writableEnded && !res.destroyed) res.write(text);
   };
 
-  // Open before the turn starts, so that its first deltas are not missed.
-  const events = startReading(parts.feed.watch({ conversationId: target.conversationId, afterId: 0 }));
+  // Open before the turn starts, so that its first deltas are not missed; its store stream is
+  // cancelled when the turn is over (the client leaving does not stop the turn).
   const turnOver = new AbortController();
+  const events = startReading(parts.feed.watch({ conversationId: target.conversationId, afterId: 0, signal: turnOver.signal }));
 
   res.status(200);
   res.setHeader('Content-Type', 'text/event-stream; charset=utf-8');

@@ -57,7 +57,13 @@ export async function startConversationStore(options: ConversationStoreOptions):
   const address = `${options.listen.slice(0, options.listen.lastIndexOf(':'))}:${port}`;
   const local = serveInProcess(options.inProcess, { definition: ConversationStoreServiceService, address, handlers, service: SERVICE, log: options.log }, health);
   health.markServing();
-  const stopObserving = observeGauge('asg_approvals_pending', 'Approvals waiting for a decision, counted in the store at each scrape', () => countPendingApprovals(storage));
+  const stopObservingApprovals = observeGauge('asg_approvals_pending', 'Approvals waiting for a decision, counted in the store at each scrape', () => countPendingApprovals(storage));
+  // Every WatchEvents stream open on this replica: each live subscription of a gateway, and each outbox.
+  const stopObservingWatchers = observeGauge('asg_store_event_watchers', 'WatchEvents streams open on this store replica', async () => feed.watcherCount);
+  const stopObserving = () => {
+    stopObservingApprovals();
+    stopObservingWatchers();
+  };
   options.log.info('conversation store listening', { address, database: where, events });
   if (eventsUrlIgnored) options.log.warn('events.url (ASG_EVENTS_URL) is ignored: the SQLite store is one replica and hands its events over in-process');
   let stopped: Promise<void> | undefined;
