@@ -6,13 +6,14 @@
  * gateway's streams to the store and the store's watchers are back to where they were, the
  * agent's heap after a collection is within a few MB of where it began for each kind (an
  * aborted subscription that kept 50 KB would add 25 MB at the CI size), and its RSS is within
- * 50 MB of its start.
+ * 50 MB of its start. The same event streams refuse a foreign Origin with 403.
  */
 import { request as httpRequest } from 'node:http';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { startAgent, type AgentProcess } from '../support/agent-process.js';
 import { post } from '../support/http.js';
 import { collectGarbage, MB, openWatches, residentBytes } from '../support/memory.js';
+import { rawRequest } from '../support/raw-http.js';
 import { resourceAgentScript, startScriptedModel, type ScriptedModelServer } from '../support/scripted-model.js';
 import { sized } from '../support/size.js';
 import { until } from '../support/until.js';
@@ -145,4 +146,56 @@ describe('aborted event streams release everything they took', () => {
     ).catch(() => residentBytes(agent.pid));
     expect(settled - start.rss, `RSS from ${(start.rss / MB).toFixed(0)} MB to ${(settled / MB).toFixed(0)} MB`).toBeLessThan(RSS_SLACK);
   }, sized(120_000, 900_000));
+});
+
+describe('event streams and a foreign Origin (auth off)', () => {
+  it('each event stream refuses a foreign Origin with 403; same-origin and Origin-less clients are served', async () => {
+    const own = agent.url;
+    for (const kind of KINDS) {
+      const send = (origin?: string) =>
+        new Promise<{ status: number; type: string; body: string }>((resolve, reject) => {
+          const target = new URL(agent.url);
+          const req = httpRequest(
+            {
+              host: target.hostname,
+              port: target.port,
+              method: kind.method,
+              path: kind.path(),
+              headers: { accept: 'text/event-stream', ...kind.headers, ...(origin && { origin }) },
+              timeout: 10_000,
+            },
+            (res) => {
+              const type = String(res.headers['content-type']);
+              let body = '';
+              res.setEncoding('utf8');
+              res.on('data', (chunk: string) => {
+                body += chunk;
+                // A stream stays open: its first message is enough.
+                if (type.startsWith('text/event-stream')) req.destroy();
+              });
+              const done = () => resolve({ status: res.statusCode ?? 0, type, body });
+              res.on('end', done);
+              res.on('close', done);
+            },
+          );
+          req.on('timeout', () => req.destroy(new Error(`${kind.name}: no answer within 10 s`)));
+          req.on('error', (error: NodeJS.ErrnoException) => (error.code === 'ECONNRESET' ? undefined : reject(error)));
+          req.end(kind.body?.());
+        });
+      for (const origin of ['https://evil.example', 'null']) {
+        const refused = await send(origin);
+        expect(refused.status, `${kind.name} from ${origin}`).toBe(403);
+        expect(JSON.parse(refused.body).error).toContain('server.cors.allowed_origins');
+      }
+      for (const origin of [own, undefined]) {
+        const served = await send(origin);
+        expect(served.status, `${kind.name} from ${origin ?? 'no Origin'}`).toBe(200);
+        expect(served.type, kind.name).toMatch(/^text\/event-stream/);
+      }
+    }
+    // Refused before any subscription was opened, and those served were released.
+    await until('the served streams to be released', async () => (await openWatches(agent.url)).gateway === 0);
+    // Reading stays open to any origin: a page cannot read the answer without CORS headers.
+    expect((await rawRequest(agent.url, { path: `/conversations/${conversationId}`, headers: { origin: 'https://evil.example' } })).status).toBe(200);
+  });
 });
