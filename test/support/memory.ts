@@ -32,6 +32,10 @@ export function treeResidentBytes(pids: number[]): number {
 export interface AfterCollection {
   /** V8's heap in use right after the collection. */
   heapUsed: number;
+  /** V8's heap as reserved from the system (used, and free pages it keeps). */
+  heapTotal: number;
+  /** Memory of Buffers and other objects outside V8's heap that JavaScript holds. */
+  external: number;
   /** The process's resident set right after it. */
   rss: number;
 }
@@ -42,7 +46,7 @@ export async function collectGarbage(agent: AsgProcess): Promise<AfterCollection
   const from = agent.output().length;
   process.kill(agent.pid, 'SIGUSR2');
   const line = await until('the agent to log "garbage collected"', () => logLines(agent.output().slice(from)).find((candidate) => candidate.msg === 'garbage collected'), 20_000);
-  return { heapUsed: Number(line.heap_used), rss: residentBytes(agent.pid) };
+  return { heapUsed: Number(line.heap_used), heapTotal: Number(line.heap_total), external: Number(line.external), rss: residentBytes(agent.pid) };
 }
 
 /** The value of an unlabelled gauge in Prometheus text, as GET /metrics answers it. */
