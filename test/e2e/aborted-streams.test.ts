@@ -5,7 +5,7 @@
  * approvals.pending, A2A tasks/resubscribe — read its first message and hang up. Afterwards the
  * gateway's streams to the store and the store's watchers are back to where they were, the
  * agent's heap after a collection is within a few MB of where it began for each kind (an
- * aborted subscription that kept 50 KB would add 25 MB at the CI size), and its RSS is within
+ * aborted subscription that kept 50 KB would add 20 MB at the CI size), and its RSS is within
  * 50 MB of its start. The same event streams refuse a foreign Origin with 403.
  */
 import { request as httpRequest } from 'node:http';
@@ -18,8 +18,8 @@ import { resourceAgentScript, startScriptedModel, type ScriptedModelServer } fro
 import { sized } from '../support/size.js';
 import { until } from '../support/until.js';
 
-/** Aborted subscriptions of each kind: enough at the CI size for a 50 KB leak to show as 25 MB. */
-const ABORTS = sized(500, 5000);
+/** Aborted subscriptions of each kind: enough at the CI size for a 50 KB leak to show as 20 MB. */
+const ABORTS = sized(400, 5000);
 /** Clients at once: a browser tab reconnecting, several tabs, a flaky network. */
 const PARALLEL = 4;
 /** What a kind's aborts may leave in the heap after a collection (compiled code, grown tables). */
