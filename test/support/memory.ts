@@ -1,4 +1,5 @@
 import { readFileSync } from 'node:fs';
+import { GC_SIGNAL } from '../../cli/gc-signal.js';
 import type { AsgProcess } from './agent-process.js';
 import { logLines } from './log-lines.js';
 import { until } from './until.js';
@@ -44,7 +45,7 @@ export interface AfterCollection {
 export async function collectGarbage(agent: AsgProcess): Promise<AfterCollection> {
   // Only what the agent writes from now on: its output holds a line for every request so far.
   const from = agent.output().length;
-  process.kill(agent.pid, 'SIGUSR2');
+  process.kill(agent.pid, GC_SIGNAL);
   const line = await until('the agent to log "garbage collected"', () => logLines(agent.output().slice(from)).find((candidate) => candidate.msg === 'garbage collected'), 20_000);
   return { heapUsed: Number(line.heap_used), heapTotal: Number(line.heap_total), external: Number(line.external), rss: residentBytes(agent.pid) };
 }
