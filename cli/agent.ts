@@ -4,6 +4,7 @@ import { configureLogging, createLogger } from '../services/common/log.js';
 import type { RunningService } from '../services/common/service.js';
 import { initTelemetry } from '../services/common/telemetry.js';
 import { readConfig } from './read-config.js';
+import { collectGarbageOnSignal } from './gc-signal.js';
 import { stopOnSignal } from './stop.js';
 
 /** `asg up` and `asg serve <service>`: the agent's own services, in one process or one each. */
@@ -29,6 +30,7 @@ export async function up(configFile: string, options: StartOptions): Promise<voi
   const mesh = await startMesh(config, (service) => createLogger(service));
   log.info('agent up', { config: configFile, url: mesh.url, services: mesh.services.map((s) => `${s.name}@${s.address}`).join(',') });
   stopOnSignal(mesh.stop, log, config.shutdown_grace);
+  collectGarbageOnSignal(log);
 }
 
 /** `service` is one of SERVICE_NAMES (commander checked it). */
@@ -41,4 +43,5 @@ export async function serve(service: ServiceName | 'gateway' | (typeof SERVICE_N
   const running: RunningService = await startOneService(service, config, { host: options.host, port: options.port });
   log.info('service up', { service: running.name, address: running.address });
   stopOnSignal(running.stop, log, config.shutdown_grace);
+  collectGarbageOnSignal(log);
 }

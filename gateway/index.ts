@@ -4,7 +4,7 @@ import type { Express } from 'express';
 import type { GatewayConfig, OnlySlice } from '../services/common/config/slices.js';
 import type { InProcessChannels } from '../services/common/grpc/in-process.js';
 import type { Logger } from '../services/common/log.js';
-import { loadMetrics } from '../services/common/metrics.js';
+import { loadMetrics, observeGauge } from '../services/common/metrics.js';
 import type { RunningService } from '../services/common/service.js';
 import { taskBackend } from './a2a/backend.js';
 import { a2aRouter } from './a2a/router.js';
@@ -95,12 +95,15 @@ export async function startGateway(options: GatewayOptions): Promise<RunningServ
   const auth = setUpAuth({ config, audit: { appendAudit: (request) => backends.store.appendAudit(request) }, log });
   const backends = connectBackends(options.peers, config, options.inProcess);
   const agent = createAgent(backends);
+  const feed = createEventFeed(backends.store);
+  // What every face's subscriptions hold open now: back to where it was once their clients are gone.
+  const stopObserving = observeGauge('asg_gateway_event_watches', 'Event streams this gateway holds open to the store: the live subscriptions of every face', async () => feed.openWatches);
   const app = createGatewayApp({
     config,
     log,
     auth,
     agent,
-    feed: createEventFeed(backends.store),
+    feed,
     pushConfigs: backends.store,
     // Read at each probe, once `drain` below exists.
     readiness: backendReadiness(backends.health, () => drain.isDraining, async () => (await agent.toolListing()).servers),
@@ -120,6 +123,7 @@ export async function startGateway(options: GatewayOptions): Promise<RunningServ
       });
     });
   } catch (error) {
+    stopObserving();
     backends.close();
     const reason = error instanceof Error ? error.message : String(error);
     throw new Error(`gateway cannot listen on ${config.host}:${config.port}: ${reason}`);
@@ -142,6 +146,7 @@ export async function startGateway(options: GatewayOptions): Promise<RunningServ
           const outcome = await drain.drain(server, deadline, serverDrainDelay(config));
           log.info('gateway drained', { finished: outcome.finished, streams_ended: outcome.streamsEnded, cut: outcome.cut });
         } finally {
+          stopObserving();
           backends.close();
         }
       })();

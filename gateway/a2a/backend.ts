@@ -19,8 +19,8 @@ export interface TaskBackend {
   listTools(): Promise<Tool[]>;
   /** A page of the caller's conversations (summaries, newest first), as the ownership guard lists them. */
   listConversations(page: PageRequest): Promise<{ conversations: Conversation[]; summary?: ConversationSummary; nextCursor?: string }>;
-  /** The conversation's live events (after its access was checked by a read): a turn beginning and ending. */
-  watch(conversationId: string): AsyncIterable<ConversationEvent>;
+  /** The conversation's live events (after its access was checked by a read): a turn beginning and ending, until `signal` aborts. */
+  watch(conversationId: string, signal: AbortSignal): AsyncIterable<ConversationEvent>;
 }
 
 export function taskBackend(agent: Agent, feed: Pick<EventFeed, 'watch'>): TaskBackend {
@@ -37,6 +37,6 @@ export function taskBackend(agent: Agent, feed: Pick<EventFeed, 'watch'>): TaskB
       const { conversations, summary, nextCursor } = await agent.listConversations(page);
       return { conversations, ...(summary && { summary }), ...(nextCursor && { nextCursor }) };
     },
-    watch: (conversationId) => feed.watch({ conversationId, afterId: 0 }),
+    watch: (conversationId, signal) => feed.watch({ conversationId, afterId: 0, signal }),
   };
 }

@@ -1,7 +1,7 @@
 import { randomUUID } from 'node:crypto';
 import type { Conversation, ConversationEvent, ConversationSummary, PushConfig } from '../../gen/ts/asg/store/v1/store.js';
 import type { Logger } from '../../services/common/log.js';
-import { abortable, startReading } from '../app/abortable.js';
+import { abortable, startReading, watchLifetime } from '../app/abortable.js';
 import { ConversationBusy } from '../app/busy.js';
 import { currentContext, withContextPatch } from '../../services/common/context.js';
 import { GrpcStatus, isCode } from '../../services/common/grpc/errors.js';
@@ -290,32 +290,33 @@ export class TaskService {
    * nothing that happens in between is missed. A terminal task has no more events: -32004.
    */
   async subscribe(taskId: string, signal?: AbortSignal): Promise<TaskStream> {
-    const events = startReading(this.backend.watch(taskId));
+    const watching = watchLifetime(signal);
+    const events = startReading(this.backend.watch(taskId, watching.signal));
     let conversation: Conversation;
     try {
       conversation = await this.load(taskId);
     } catch (error) {
-      void events.return?.().catch(() => undefined);
+      watching.end();
       throw error;
     }
     const contextId = contextIdOf(conversation);
     const now = taskOfConversation(conversation, contextId);
     if (TERMINAL_STATES.has(now.state)) {
-      void events.return?.().catch(() => undefined);
+      watching.end();
       throw new JsonRpcError(JsonRpcCode.UNSUPPORTED_OPERATION, `task ${taskId} is ${now.state}: a task in a terminal state sends no more events; read it with tasks/get (GetTask)`);
     }
     const service = this;
     async function* updates(): AsyncGenerator<TaskEvent> {
       try {
         yield { kind: 'task', task: now };
-        for await (const event of abortable(events, signal)) {
+        for await (const event of abortable(events, watching.signal)) {
           const next = await service.eventOf(taskId, contextId, event);
           if (!next) continue;
           yield* next;
           if (next.at(-1)?.kind === 'status' && (next.at(-1) as { final: boolean }).final) return;
         }
       } finally {
-        void events.return?.().catch(() => undefined);
+        watching.end();
       }
     }
     return { sessionId: callerSessionId() ?? conversation.sessionId, events: updates() };

@@ -1,5 +1,6 @@
+import { getEventListeners } from 'node:events';
 import { describe, expect, it } from 'vitest';
-import { abortable, startReading } from './abortable.js';
+import { abortable, startReading, watchLifetime } from './abortable.js';
 
 /** A source whose reads wait until `push`; records whether it was asked to return. */
 function quietSource() {
@@ -95,5 +96,39 @@ describe('startReading', () => {
     source.push(8);
     expect(await iterator.next()).toEqual({ done: false, value: 8 });
     expect(source.reads).toBe(2);
+  });
+});
+
+describe('watchLifetime', () => {
+  it('ends when the client goes away', () => {
+    const client = new AbortController();
+    const watch = watchLifetime(client.signal);
+    expect(watch.signal.aborted).toBe(false);
+    client.abort();
+    expect(watch.signal.aborted).toBe(true);
+  });
+
+  it('ends when its owner ends it, and lets go of the client\'s signal then', () => {
+    const client = new AbortController();
+    const watch = watchLifetime(client.signal);
+    expect(getEventListeners(client.signal, 'abort')).toHaveLength(1);
+    let heard = 0;
+    watch.signal.addEventListener('abort', () => (heard += 1));
+    watch.end();
+    watch.end();
+    expect(watch.signal.aborted).toBe(true);
+    expect(heard).toBe(1);
+    // A long-lived client signal keeps nothing of a watch that ended.
+    expect(getEventListeners(client.signal, 'abort')).toHaveLength(0);
+  });
+
+  it('starts ended when the client is gone already, and works without a client', () => {
+    const gone = new AbortController();
+    gone.abort();
+    expect(watchLifetime(gone.signal).signal.aborted).toBe(true);
+    const alone = watchLifetime(undefined);
+    expect(alone.signal.aborted).toBe(false);
+    alone.end();
+    expect(alone.signal.aborted).toBe(true);
   });
 });

@@ -2,8 +2,9 @@
  * Reads `source` until it ends or `signal` aborts. An async generator asked to return while
  * it awaits its next value only returns once that value arrives — for a quiet event stream,
  * possibly never. Here the reader stops waiting at once when the signal aborts, and asks the
- * source to return without waiting for it to finish: a gRPC stream is then cancelled as soon
- * as it wakes up (its next message or its deadline).
+ * source to return without waiting for it to finish. What the source holds is released by
+ * the same signal given to the source itself (a store stream: `watchLifetime` below), not by
+ * that request to return.
  */
 export async function* abortable<T>(source: AsyncIterable<T> | AsyncIterator<T>, signal: AbortSignal | undefined): AsyncGenerator<T> {
   const iterator = Symbol.asyncIterator in source ? source[Symbol.asyncIterator]() : source;
@@ -50,4 +51,30 @@ export function startReading<T>(source: AsyncIterable<T>): AsyncIterator<T> {
       return iterator.return?.(value) ?? Promise.resolve({ done: true, value: undefined });
     },
   };
+}
+
+/** A watch's own signal (see `watchLifetime`) and the call that ends it. */
+export interface WatchLifetime {
+  readonly signal: AbortSignal;
+  /** Ends the watch now: its store stream is cancelled. Safe to call more than once. */
+  end(): void;
+}
+
+/**
+ * The lifetime of one subscription's store stream: it ends when the client goes away
+ * (`client` aborts) or when its owner calls `end()` — the reader left, or the watch failed
+ * to open (an unknown conversation). The store stream is given this signal, so it is
+ * cancelled at that moment: asking a generator that waits for its next event to return only
+ * takes effect at that event, which on a quiet conversation may be an hour away, and every
+ * aborted subscription would keep its stream, its store-side watcher and its buffers until then.
+ */
+export function watchLifetime(client: AbortSignal | undefined): WatchLifetime {
+  const controller = new AbortController();
+  const end = () => {
+    client?.removeEventListener('abort', end);
+    if (!controller.signal.aborted) controller.abort();
+  };
+  if (client?.aborted) end();
+  else client?.addEventListener('abort', end, { once: true });
+  return { signal: controller.signal, end };
 }

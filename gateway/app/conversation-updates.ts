@@ -1,5 +1,5 @@
 import type { Conversation } from '../../gen/ts/asg/store/v1/store.js';
-import { abortable, startReading } from './abortable.js';
+import { abortable, startReading, watchLifetime } from './abortable.js';
 import type { ConversationView } from './agent.js';
 import type { EventFeed } from './event-feed.js';
 import { conversationEventJson, type ConversationEventJson } from './events.js';
@@ -45,25 +45,26 @@ export async function watchConversation(sources: ConversationSources, request: C
   // is in the snapshot, in the stream, or in both — never in neither. Events the snapshot
   // already shows are harmless to apply again: messages carry ids, and the others describe
   // a state the later events of the stream move on from.
-  const events = startReading(sources.feed.watch({ conversationId, afterId }));
+  const watching = watchLifetime(signal);
+  const events = startReading(sources.feed.watch({ conversationId, afterId, signal: watching.signal }));
   let view: ConversationView;
   try {
     // Read on a resume too: an unknown id gets a clear NOT_FOUND, not a stream that stays
     // silent. Only a snapshot shows the run: a resume needs no view of it.
     view = afterId === 0 ? await sources.viewConversation(conversationId) : { conversation: await sources.getConversation(conversationId) };
   } catch (error) {
-    void events.return?.().catch(() => undefined);
+    watching.end();
     throw error;
   }
   async function* updates(): AsyncGenerator<ConversationUpdate, void> {
     try {
       if (afterId === 0) yield { kind: 'snapshot', conversation: conversationJson(view.conversation, view.pipeline) };
-      for await (const event of abortable(events, signal)) {
+      for await (const event of abortable(events, watching.signal)) {
         const json = conversationEventJson(event);
         if (json) yield json;
       }
     } finally {
-      void events.return?.().catch(() => undefined);
+      watching.end();
     }
   }
   return { sessionId: view.conversation.sessionId, updates: updates() };

@@ -1,7 +1,24 @@
-import { describe, expect, it, vi } from 'vitest';
-import { ConversationStatus, type ConversationEvent, type ListPendingApprovalsRequest, type ListPendingApprovalsResponse, type WatchEventsRequest } from '../../gen/ts/asg/store/v1/store.js';
+import { mkdtempSync, rmSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { afterAll, describe, expect, it, vi } from 'vitest';
+import {
+  ConversationStatus,
+  ConversationStoreServiceService,
+  type ConversationEvent,
+  type ListPendingApprovalsRequest,
+  type ListPendingApprovalsResponse,
+  type WatchEventsRequest,
+} from '../../gen/ts/asg/store/v1/store.js';
+import { configSchema } from '../../services/common/config/schema.js';
+import { configSlice } from '../../services/common/config/slices.js';
+import { createPromiseClient } from '../../services/common/grpc/client.js';
 import { GrpcStatus, RpcError } from '../../services/common/grpc/errors.js';
+import { InProcessChannels } from '../../services/common/grpc/in-process.js';
+import { createLogger } from '../../services/common/log.js';
+import { startConversationStore } from '../../services/conversation-store/index.js';
 import { approvalRecord } from '../../test/support/store-records.js';
+import { until } from '../../test/support/until.js';
 import { createEventFeed, RESUME_AFTER_OPEN_MS, WATCH_STREAM_MS } from './event-feed.js';
 
 const WATCH = '/asg.store.v1.ConversationStoreService/WatchEvents';
@@ -15,6 +32,9 @@ async function collect<T>(iterable: AsyncIterable<T>, count: number): Promise<T[
   }
   return seen;
 }
+
+/** The signal of a watch nobody ends: the test leaves its loop instead. */
+const open = () => new AbortController().signal;
 
 const unusedList = async (): Promise<ListPendingApprovalsResponse> => {
   throw new Error('not called');
@@ -32,8 +52,8 @@ describe('EventFeed.watch', () => {
       },
       listPendingApprovals: unusedList,
     });
-    expect((await collect(feed.watch({ conversationId: 'c1', afterId: 4 }), 1)).map((e) => e.id)).toEqual([5]);
-    await collect(feed.watch({ afterId: 0 }), 1);
+    expect((await collect(feed.watch({ conversationId: 'c1', afterId: 4, signal: open() }), 1)).map((e) => e.id)).toEqual([5]);
+    await collect(feed.watch({ afterId: 0, signal: open() }), 1);
     expect(calls).toEqual([
       [{ conversationId: 'c1', afterId: 4, storedOnly: false }, WATCH_STREAM_MS],
       [{ conversationId: '', afterId: 0, storedOnly: false }, WATCH_STREAM_MS],
@@ -56,13 +76,13 @@ describe('EventFeed.watch', () => {
       },
       listPendingApprovals: unusedList,
     });
-    expect((await collect(feed.watch({ afterId: 1 }), 3)).map((e) => e.id)).toEqual([3, 0, 4]);
+    expect((await collect(feed.watch({ afterId: 1, signal: open() }), 3)).map((e) => e.id)).toEqual([3, 0, 4]);
     expect(requests).toEqual([1, 3]);
   });
 
   it('fails with UNAVAILABLE when the store ends the stream, and passes other failures on', async () => {
     const ended = createEventFeed({ watchEvents: () => (async function* () {})(), listPendingApprovals: unusedList });
-    await expect(collect(ended.watch({ afterId: 0 }), 1)).rejects.toMatchObject({ code: GrpcStatus.UNAVAILABLE });
+    await expect(collect(ended.watch({ afterId: 0, signal: open() }), 1)).rejects.toMatchObject({ code: GrpcStatus.UNAVAILABLE });
     const broken = createEventFeed({
       watchEvents: () =>
         (async function* () {
@@ -70,7 +90,7 @@ describe('EventFeed.watch', () => {
         })(),
       listPendingApprovals: unusedList,
     });
-    await expect(collect(broken.watch({ afterId: 0 }), 1)).rejects.toMatchObject({ code: GrpcStatus.UNIMPLEMENTED });
+    await expect(collect(broken.watch({ afterId: 0, signal: open() }), 1)).rejects.toMatchObject({ code: GrpcStatus.UNIMPLEMENTED });
   });
 
   it('resumes a stream whose connection was cut after it passed events on, after the last one', async () => {
@@ -86,7 +106,7 @@ describe('EventFeed.watch', () => {
       },
       listPendingApprovals: unusedList,
     });
-    expect((await collect(feed.watch({ afterId: 2 }), 3)).map((e) => e.id)).toEqual([3, 4, 5]);
+    expect((await collect(feed.watch({ afterId: 2, signal: open() }), 3)).map((e) => e.id)).toEqual([3, 4, 5]);
     expect(requests).toEqual([2, 3, 4]);
   });
 
@@ -108,7 +128,7 @@ describe('EventFeed.watch', () => {
         },
         listPendingApprovals: unusedList,
       });
-      expect((await collect(feed.watch({ afterId: 7 }), 1)).map((e) => e.id)).toEqual([8]);
+      expect((await collect(feed.watch({ afterId: 7, signal: open() }), 1)).map((e) => e.id)).toEqual([8]);
       expect(requests).toEqual([7, 7]);
     } finally {
       vi.useRealTimers();
@@ -126,7 +146,7 @@ describe('EventFeed.watch', () => {
       },
       listPendingApprovals: unusedList,
     });
-    await expect(collect(feed.watch({ afterId: 0 }), 1)).rejects.toMatchObject({ code: GrpcStatus.UNAVAILABLE });
+    await expect(collect(feed.watch({ afterId: 0, signal: open() }), 1)).rejects.toMatchObject({ code: GrpcStatus.UNAVAILABLE });
     expect(calls).toBe(1);
   });
 });
@@ -148,4 +168,42 @@ describe('EventFeed.pendingApprovals', () => {
     expect((await feed.pendingApprovals()).map((approval) => approval.uuid)).toEqual(['u1', 'u2', 'u3']);
     expect(asked.map((request) => request.pageToken)).toEqual(['', 'p2']);
   });
+});
+
+describe('EventFeed.watch against a real store: a watch whose signal aborts releases its stream at once', () => {
+  const dataDir = mkdtempSync(join(tmpdir(), 'asg-feed-cancel-'));
+  afterAll(() => rmSync(dataDir, { recursive: true, force: true }));
+
+  // Over a gRPC channel (services in separate processes) and in-process (`asg up`).
+  for (const transport of ['grpc', 'in-process'] as const) {
+    it(`${transport}: the store's watcher is gone and the loop ends quietly, with no event to wake it`, async () => {
+      const channels = transport === 'in-process' ? new InProcessChannels() : undefined;
+      const config = configSchema.parse({ data_dir: join(dataDir, transport) });
+      const store = await startConversationStore({ config: configSlice(config, 'conversationStore'), listen: '127.0.0.1:0', log: createLogger('feed-cancel-test'), ...(channels && { inProcess: channels }) });
+      const client = createPromiseClient(ConversationStoreServiceService, store.address, 'gateway', 10_000, {}, channels ? { inProcess: channels } : {});
+      try {
+        const feed = createEventFeed(client);
+        const { conversation } = await client.createConversation({ sessionId: '0badcafe', systemPrompt: '' });
+        const id = conversation!.id;
+        const watched = async () => (await client.getConversation({ id, includeMessages: false })).conversation!.watched;
+        const lifetime = new AbortController();
+        const seen: ConversationEvent[] = [];
+        const reading = (async () => {
+          for await (const event of feed.watch({ conversationId: id, afterId: 0, signal: lifetime.signal })) seen.push(event);
+        })();
+        await until('the store to count the watch', watched);
+        expect(feed.openWatches).toBe(1);
+
+        lifetime.abort();
+        // Nothing happens on the conversation: only the cancellation can end the stream.
+        await reading;
+        expect(seen).toEqual([]);
+        expect(feed.openWatches).toBe(0);
+        await until('the store to drop its watcher', async () => !(await watched()));
+      } finally {
+        client.close();
+        await store.stop(Date.now() + 1000);
+      }
+    }, 20_000);
+  }
 });

@@ -31,45 +31,65 @@ export interface WatchRequest {
   conversationId?: string;
   /** Replays the stored events with a greater id first; 0 replays none (live events only). */
   afterId: number;
+  /**
+   * The watch's lifetime (app/abortable.ts, watchLifetime): when it aborts, the store stream
+   * is cancelled at once and the iteration ends quietly, also while it waits for an event.
+   */
+  signal: AbortSignal;
 }
 
 export interface EventFeed {
   /**
-   * Stored events after `afterId`, then live ones as they happen, until the loop is left.
-   * Fails with UNAVAILABLE when the store cannot be watched (it is down, or stopped and came
-   * back on no replica): clients reconnect with the last id they saw.
+   * Stored events after `afterId`, then live ones as they happen, until the request's signal
+   * aborts (or the loop is left). Fails with UNAVAILABLE when the store cannot be watched (it
+   * is down, or stopped and came back on no replica): clients reconnect with the last id they saw.
    */
   watch(request: WatchRequest): AsyncIterable<ConversationEvent>;
   /** Every approval that is pending now, oldest conversation last. */
   pendingApprovals(): Promise<PendingApproval[]>;
+  /** Store streams open now: one per subscription of any face (the `asg_gateway_event_watches` gauge). */
+  readonly openWatches: number;
 }
 
 export function createEventFeed(store: Pick<ConversationStoreClient, 'watchEvents' | 'listPendingApprovals'>): EventFeed {
+  let openWatches = 0;
   return {
-    watch: ({ conversationId = '', afterId }) => ({
+    get openWatches() {
+      return openWatches;
+    },
+    watch: ({ conversationId = '', afterId, signal }) => ({
       async *[Symbol.asyncIterator]() {
         let resumeAfter = afterId;
-        for (;;) {
-          const opened = Date.now();
-          let passedOn = false;
-          try {
-            for await (const { event } of store.watchEvents({ conversationId, afterId: resumeAfter, storedOnly: false }, { timeoutMs: WATCH_STREAM_MS })) {
-              if (!event) continue;
-              if (event.id > 0) resumeAfter = event.id;
-              passedOn = true;
-              yield event;
+        openWatches += 1;
+        try {
+          for (;;) {
+            if (signal.aborted) return;
+            const opened = Date.now();
+            let passedOn = false;
+            try {
+              for await (const { event } of store.watchEvents({ conversationId, afterId: resumeAfter, storedOnly: false }, { timeoutMs: WATCH_STREAM_MS, signal })) {
+                if (!event) continue;
+                if (event.id > 0) resumeAfter = event.id;
+                passedOn = true;
+                yield event;
+              }
+            } catch (error) {
+              // Cancelled by the watch's own signal: the watcher went away, nobody hears a failure.
+              if (signal.aborted) return;
+              // The stream's own deadline, not a failure. Renewing after the last stored event
+              // loses nothing; a watch that has seen none yet (afterId 0) may miss what happens
+              // in the moment between the two streams, once an hour at most.
+              if (isCode(error, GrpcStatus.DEADLINE_EXCEEDED)) continue;
+              // A cut connection under an established stream: the same renewal, on a new
+              // connection (to another replica, if the channel has several).
+              if (isCode(error, GrpcStatus.UNAVAILABLE) && (passedOn || Date.now() - opened >= RESUME_AFTER_OPEN_MS)) continue;
+              throw error;
             }
-          } catch (error) {
-            // The stream's own deadline, not a failure. Renewing after the last stored event
-            // loses nothing; a watch that has seen none yet (afterId 0) may miss what happens
-            // in the moment between the two streams, once an hour at most.
-            if (isCode(error, GrpcStatus.DEADLINE_EXCEEDED)) continue;
-            // A cut connection under an established stream: the same renewal, on a new
-            // connection (to another replica, if the channel has several).
-            if (isCode(error, GrpcStatus.UNAVAILABLE) && (passedOn || Date.now() - opened >= RESUME_AFTER_OPEN_MS)) continue;
-            throw error;
+            if (signal.aborted) return;
+            throw unavailable('the conversation store ended the event stream; reconnect with the last event id');
           }
-          throw unavailable('the conversation store ended the event stream; reconnect with the last event id');
+        } finally {
+          openWatches -= 1;
         }
       },
     }),

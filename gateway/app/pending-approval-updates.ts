@@ -1,4 +1,4 @@
-import { abortable, startReading } from './abortable.js';
+import { abortable, startReading, watchLifetime } from './abortable.js';
 import type { EventFeed } from './event-feed.js';
 import { conversationEventJson, type StoredEventJson } from './events.js';
 import { pendingApprovalJson, type PendingApprovalJson } from './shapes.js';
@@ -25,23 +25,24 @@ export async function watchPendingApprovals(feed: EventFeed, request: PendingApp
   // Opened before the snapshot is read (see watchConversation): a request or resolution in
   // between reaches the watcher in the snapshot, the stream or both, and adding or removing
   // the same uuid twice changes nothing.
-  const events = startReading(feed.watch({ afterId }));
+  const watching = watchLifetime(signal);
+  const events = startReading(feed.watch({ afterId, signal: watching.signal }));
   let snapshot: PendingApprovalJson[] | undefined;
   try {
     if (afterId === 0) snapshot = (await feed.pendingApprovals()).map(pendingApprovalJson);
   } catch (error) {
-    void events.return?.().catch(() => undefined);
+    watching.end();
     throw error;
   }
   async function* updates(): AsyncGenerator<PendingApprovalUpdate, void> {
     try {
       if (snapshot) yield { kind: 'snapshot', approvals: snapshot };
-      for await (const event of abortable(events, signal)) {
+      for await (const event of abortable(events, watching.signal)) {
         const json = conversationEventJson(event);
         if (json?.kind === 'approval_requested' || json?.kind === 'approval_resolved') yield json;
       }
     } finally {
-      void events.return?.().catch(() => undefined);
+      watching.end();
     }
   }
   return updates();

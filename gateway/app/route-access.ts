@@ -155,19 +155,34 @@ function routeRequirements(method: string, path: string, isStatic: (path: string
   return { needs: [role('admin')], face: 'rest', subject, queryToken: false };
 }
 
+/**
+ * Whether a GET (or HEAD) opens one of the gateway's event streams: a route the table marks as
+ * a stream, or a tRPC call that names a subscription (alone, or in a batch). The cross-site
+ * guard refuses these to foreign origins (http/cross-site.ts).
+ */
+export function isEventStreamRoute(method: string, path: string): boolean {
+  const upper = method.toUpperCase();
+  if (upper !== 'GET' && upper !== 'HEAD') return false;
+  if (path.toLowerCase().startsWith(TRPC_PREFIX)) return trpcProcedures(path).some((name) => TRPC_SUBSCRIPTIONS.has(name));
+  return COMPILED.some(({ rule, pattern }) => rule.stream === true && pattern.test(path));
+}
+
 /** A table's own entry: a name like "constructor" finds nothing, not Object's. */
 function ownEntry(table: Record<string, Need>, name: string): Need | undefined {
   return Object.hasOwn(table, name) ? table[name] : undefined;
 }
 
-function trpcRequirements(method: string, path: string): RouteRequirements {
-  let procedures: string[];
+/** The procedures a `/trpc/…` path names: tRPC decodes the path and splits a batch at ",", and so does every check. */
+function trpcProcedures(path: string): string[] {
   try {
-    // tRPC decodes the path and splits a batch at ",": the check reads the same names.
-    procedures = decodeURIComponent(path.slice(TRPC_PREFIX.length)).split(',');
+    return decodeURIComponent(path.slice(TRPC_PREFIX.length)).split(',');
   } catch {
-    procedures = [];
+    return [];
   }
+}
+
+function trpcRequirements(method: string, path: string): RouteRequirements {
+  const procedures = trpcProcedures(path);
   // A batch needs what each of its procedures needs.
   const needs = procedures.map((name) => ownEntry(TRPC_PROCEDURES, name) ?? ownEntry(TRPC_ROUTERS, name.split('.')[0]!) ?? role('admin'));
   return {

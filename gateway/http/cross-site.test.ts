@@ -22,6 +22,9 @@ function echoRouter(): Router {
   router.get('/things/:id', (req, res) => res.json({ id: req.params.id }));
   router.post('/things', express.json({ type: ['application/json', 'application/*+json'] }), (req, res) => res.status(201).json({ got: req.body ?? null }));
   router.delete('/things/:id', (_req, res) => res.status(204).end());
+  // Stand-ins for the event streams: the guard knows them by path and Accept, not by their answer.
+  router.get('/conversations/:id/events', (_req, res) => res.json({ stream: 'rest' }));
+  router.get('/trpc/:procedures', (req, res) => res.json({ stream: req.params.procedures }));
   return router;
 }
 
@@ -174,6 +177,35 @@ describe('Origin', async () => {
     const answer = await send('GET', 'https://evil.example');
     expect(answer.status).toBe(200);
     expect(answer.headers['access-control-allow-origin']).toBeUndefined();
+  });
+
+  it('a foreign origin may not open an event stream: the stream routes, tRPC subscriptions (also in a batch), any GET asking for text/event-stream', async () => {
+    const streams: { path: string; accept?: string }[] = [
+      { path: '/conversations/c1/events' },
+      { path: '/Conversations/c1/events/' },
+      { path: `/trpc/conversation.events?input=${encodeURIComponent('{"conversationId":"c1"}')}` },
+      { path: '/trpc/approvals.pending' },
+      { path: '/trpc/tools.list,approvals.pending?batch=1' },
+      { path: '/trpc/approvals%2Epending' },
+      { path: '/things/1', accept: 'text/event-stream' },
+      { path: '/things/1', accept: 'application/json, Text/Event-Stream' },
+    ];
+    for (const { path, accept } of streams) {
+      const headers: Record<string, string> = accept === undefined ? {} : { accept };
+      for (const origin of ['https://evil.example', 'null']) {
+        const refused = await rawRequest(url, { path, headers: { ...headers, origin } });
+        expect(refused.status, `${origin} ${path} ${accept ?? ''}`).toBe(403);
+        expect(refused.json.error).toContain('server.cors.allowed_origins');
+        expect(refused.headers['access-control-allow-origin']).toBeUndefined();
+      }
+      // Same origin, a listed origin, and clients that send no Origin are unaffected.
+      for (const origin of [own, 'https://public.test', 'https://app.example', undefined]) {
+        const answer = await rawRequest(url, { path, headers: { ...headers, ...(origin === undefined ? {} : { origin }) } });
+        expect(answer.status, `${origin ?? 'no Origin'} ${path}`).toBe(200);
+      }
+    }
+    // What is not a stream stays readable by GET, as above: queries of tRPC too.
+    expect((await rawRequest(url, { path: '/trpc/tools.list', headers: { origin: 'https://evil.example' } })).status).toBe(200);
   });
 
   it('answers the preflight of a listed origin with methods and headers, and refuses a foreign one', async () => {

@@ -2,6 +2,7 @@ import { isIP } from 'node:net';
 import type { NextFunction, Request, RequestHandler, Response } from 'express';
 import type { AgentConfig } from '../../services/common/config/schema.js';
 import { capText, type Logger } from '../../services/common/log.js';
+import { isEventStreamRoute } from '../app/route-access.js';
 
 /**
  * The one guard in front of every face of an HTTP server (REST, events, /a2a, /trpc, /mcp, the
@@ -19,7 +20,11 @@ import { capText, type Logger } from '../../services/common/log.js';
  *    `GET /health` and `GET /ready` are exempt: probes address a pod by its IP or a name nobody configured.
  * 2. A request with an `Origin` that is neither this server's own (`scheme://Host` of the
  *    request, or the origin of `server.public_url`) nor in `server.cors.allowed_origins` (`*`:
- *    all) is refused with **403** when its method changes state, and its preflight is refused.
+ *    all) is refused with **403** when its method changes state or when it opens an event
+ *    stream, and its preflight is refused. An event stream is a GET of a stream route (the
+ *    route table's: `/conversations/:id/events`, the tRPC subscriptions) or any GET that asks
+ *    for `text/event-stream`: a page on another origin cannot read one, yet each would hold a
+ *    subscription open on the server (a browser's EventSource reconnects on its own, for ever).
  *    CORS headers go only to allowed foreign origins. Without `Origin` (curl, SDKs, servers)
  *    nothing changes.
  * 3. A state-changing request with a body must say `Content-Type: application/json` (or
@@ -39,6 +44,13 @@ export interface CrossSiteSettings {
 export const LOOPBACK_SETTINGS: CrossSiteSettings = { host: '127.0.0.1', server: { allowed_hosts: [], cors: { allowed_origins: [] } } };
 
 const STATE_CHANGING = new Set(['POST', 'PUT', 'PATCH', 'DELETE']);
+
+/** Whether a request opens an event stream (rule 2): a stream route, or a GET that asks for one. */
+function opensEventStream(req: Pick<Request, 'method' | 'path' | 'headers'>): boolean {
+  if (req.method !== 'GET' && req.method !== 'HEAD') return false;
+  if (isEventStreamRoute(req.method, req.path)) return true;
+  return req.headers.accept?.toLowerCase().includes('text/event-stream') === true;
+}
 
 /** Request headers a browser page on an allowed origin may send (the preflight's answer). */
 const CORS_ALLOWED_HEADERS = ['content-type', 'authorization', 'x-session-id', 'a2a-version', 'mcp-session-id', 'mcp-protocol-version', 'last-event-id', 'trpc-accept'];
@@ -205,7 +217,7 @@ export function crossSiteGuard(settings: CrossSiteSettings, log: Logger): Reques
     if (origin !== undefined) {
       addVary(res, 'Origin');
       const kind = policy.classifyOrigin(origin, req);
-      if (kind === 'foreign' && (preflight || STATE_CHANGING.has(req.method))) {
+      if (kind === 'foreign' && (preflight || STATE_CHANGING.has(req.method) || opensEventStream(req))) {
         log.info('request refused', { rule: 'origin', method: req.method, origin });
         return refuse(
           res,

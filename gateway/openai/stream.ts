@@ -54,9 +54,10 @@ export async function streamTurn(
     choices: [{ index: 0, delta, finish_reason: last ? 'stop' : null, logprobs: null }],
     ...extrasOf(target, last),
   });
-  // Open before the turn starts, so that its first deltas are not missed.
-  const events = startReading(parts.feed.watch({ conversationId: target.conversationId, afterId: 0 }));
+  // Open before the turn starts, so that its first deltas are not missed; its store stream is
+  // cancelled when the turn is over (the client leaving does not stop the turn).
   const turnOver = new AbortController();
+  const events = startReading(parts.feed.watch({ conversationId: target.conversationId, afterId: 0, signal: turnOver.signal }));
 
   const stream = openEventStream(res);
   stream.send({ data: chunk({ role: 'assistant', content: '' }) });

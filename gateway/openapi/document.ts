@@ -131,7 +131,7 @@ All bodies are JSON (at most ${BODY_LIMIT_BYTES / 1024 / 1024} MB) with snake_ca
 
 **Deadlines.** A turn may take up to \`chat.turn_timeout\`; reads up to 10 s. A deadline that passes gives 504; a service that cannot be reached, 503.
 
-**Refusals on every route.** A request that changes state and carries a body must say \`Content-Type: application/json\` (else 415). A \`Host\` the server does not answer for gets 421 (DNS rebinding). A state-changing request with an \`Origin\` that is neither the server's own nor in \`server.cors.allowed_origins\` gets 403. A path that is not valid %-encoding gets 400. While the server stops, new requests get 503 with \`Retry-After\`.`;
+**Refusals on every route.** A request that changes state and carries a body must say \`Content-Type: application/json\` (else 415). A \`Host\` the server does not answer for gets 421 (DNS rebinding). A state-changing request, or one that opens an event stream, with an \`Origin\` that is neither the server's own nor in \`server.cors.allowed_origins\` gets 403. A path that is not valid %-encoding gets 400. While the server stops, new requests get 503 with \`Retry-After\`.`;
 
 let built: ReturnType<typeof createDocument> | undefined;
 

@@ -65,14 +65,17 @@ export async function startConversationStore(options: ConversationStoreOptions):
           health.markNotServing();
         }
       });
-      const stopObserving = observeGauge('asg_approvals_pending', 'Approvals waiting for a decision, counted in the store at each scrape', () => countPendingApprovals(storage));
+      const stopObservingApprovals = observeGauge('asg_approvals_pending', 'Approvals waiting for a decision, counted in the store at each scrape', () => countPendingApprovals(storage));
+      // Every WatchEvents stream open on this replica: each live subscription of a gateway, and each outbox.
+      const stopObservingWatchers = observeGauge('asg_store_event_watchers', 'WatchEvents streams open on this store replica', async () => feed.watcherCount);
       open = {
         storage,
         feed,
         handlers: conversationStoreHandlers(storage, feed),
         release: () => {
           stopFollowing?.();
-          stopObserving();
+          stopObservingApprovals();
+          stopObservingWatchers();
         },
       };
       health.markServing();

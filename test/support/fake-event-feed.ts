@@ -9,7 +9,8 @@ import type { EventFeed, WatchRequest } from '../../gateway/app/event-feed.js';
  */
 export class FakeEventFeed implements EventFeed {
   readonly stored: ConversationEvent[] = [];
-  readonly watchRequests: WatchRequest[] = [];
+  /** What each watch asked for (its signal left out). */
+  readonly watchRequests: Omit<WatchRequest, 'signal'>[] = [];
   pending: PendingApproval[] = [];
   /** How many watches are open right now. */
   openWatches = 0;
@@ -31,7 +32,8 @@ export class FakeEventFeed implements EventFeed {
   }
 
   watch(request: WatchRequest): AsyncIterable<ConversationEvent> {
-    this.watchRequests.push(request);
+    const { signal: _signal, ...asked } = request;
+    this.watchRequests.push(asked);
     const feed = this;
     return {
       async *[Symbol.asyncIterator]() {
@@ -60,8 +62,14 @@ export class FakeEventFeed implements EventFeed {
               if (event.id > 0 && event.id <= lastReplayed) continue;
               yield event;
             }
-            await new Promise<void>((resolve) => (wake = resolve));
+            // Like the real feed, a watch whose signal aborts ends at once, also while it waits.
+            if (request.signal.aborted) return;
+            await new Promise<void>((resolve) => {
+              wake = resolve;
+              request.signal.addEventListener('abort', () => resolve(), { once: true });
+            });
             wake = undefined;
+            if (request.signal.aborted) return;
           }
         } finally {
           feed.watchers.delete(deliver);

@@ -149,7 +149,7 @@ describe('max_connection_age under a WatchEvents reader', () => {
     const total = 30;
     const received: ConversationEvent[] = [];
     const reading = (async () => {
-      for await (const event of feed.watch({ conversationId: id, afterId: 0 })) {
+      for await (const event of feed.watch({ conversationId: id, afterId: 0, signal: new AbortController().signal })) {
         if (!event.messageAdded) continue;
         received.push(event);
         if (received.length === total) return;
