@@ -43,7 +43,15 @@ async function start(): Promise<{ drain: HttpDrain; url: string; server: Server;
   });
   server = createServer(drain.listener);
   await new Promise<void>((resolve) => server!.listen(0, '127.0.0.1', resolve));
-  return { drain, server, arrived, url: `http://127.0.0.1:${(server.address() as AddressInfo).port}`, release: () => held.splice(0).forEach((answer) => answer()) };
+  return {
+    drain,
+    server,
+    arrived,
+    url: `http://127.0.0.1:${(server.address() as AddressInfo).port}`,
+    release: () => {
+      for (const answer of held.splice(0)) answer();
+    },
+  };
 }
 
 interface Answer {
@@ -97,7 +105,10 @@ describe('issue 12: HttpDrain', () => {
     let release = () => {};
     const drain = new HttpDrain((req, res) => {
       seen.push(req.url ?? '');
-      if (req.url === '/slow') return void (release = () => res.end('{}'));
+      if (req.url === '/slow') {
+        release = () => res.end('{}');
+        return;
+      }
       res.setHeader('content-type', 'application/json');
       res.end(JSON.stringify({ path: req.url }));
     }, new Set(['/health', '/ready']));

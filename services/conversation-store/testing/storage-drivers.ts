@@ -120,7 +120,7 @@ export async function dropTestDatabase(name: string): Promise<void> {
  * migrated template, made in a fraction of the time a migration takes. For tests of a store
  * on its schema; a test of migrating an empty database takes createTestDatabase().
  */
-export async function createMigratedTestDatabase(): Promise<string> {
+async function createMigratedTestDatabase(): Promise<string> {
   const source = await migratedTemplate();
   const name = `asg_test_${randomBytes(6).toString('hex')}`;
   await onTestServer(`CREATE DATABASE ${name} TEMPLATE ${source}`);
@@ -139,7 +139,7 @@ let dropping: Promise<void> | undefined;
 let dropFailure: unknown;
 
 /** Drops `name` soon, with others; dropFinishedTestDatabases() waits for it. Only for a database no store uses any more. */
-export function dropTestDatabaseLater(name: string): void {
+function dropTestDatabaseLater(name: string): void {
   finished.push(name);
   dropping ??= (async () => {
     while (finished.length > 0) {
