@@ -43,15 +43,9 @@ async function start(): Promise<{ drain: HttpDrain; url: string; server: Server;
   });
   server = createServer(drain.listener);
   await new Promise<void>((resolve) => server!.listen(0, '127.0.0.1', resolve));
-  return {
-    drain,
-    server,
-    arrived,
-    url: `http://127.0.0.1:${(server.address() as AddressInfo).port}`,
-    release: () => {
+  return { drain, server, arrived, url: `http://127.0.0.1:${(server.address() as AddressInfo).port}`, release: () => {
       for (const answer of held.splice(0)) answer();
-    },
-  };
+    } };
 }
 
 interface Answer {
