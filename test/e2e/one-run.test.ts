@@ -9,6 +9,7 @@ import { afterAll, beforeAll, describe, expect, it, vi } from 'vitest';
 import { Client, StreamableHTTPClientTransport } from '@modelcontextprotocol/client';
 import { TRPCClientError } from '@trpc/client';
 import { startAgent, type AgentProcess } from '../support/agent-process.js';
+import { gates } from '../support/gates.js';
 import { get, post } from '../support/http.js';
 import { startScriptedModel, type ModelRequest, type ScriptedModelServer, type ScriptedReply } from '../support/scripted-model.js';
 import { sized } from '../support/size.js';
@@ -23,23 +24,8 @@ const ROUNDS = sized(25, 50);
 let model: ScriptedModelServer;
 let agent: AgentProcess;
 
-/**
- * Answers the test lets go, by name: a turn that waits at the model for one is surely running
- * until the test opens it, however slow the machine, and no test waits longer than it must.
- */
-const gates = new Map<string, { opened: Promise<void>; open(): void }>();
-function gate(name: string): { opened: Promise<void>; open(): void } {
-  let entry = gates.get(name);
-  if (!entry) {
-    let open = () => {};
-    const opened = new Promise<void>((resolve) => {
-      open = resolve;
-    });
-    entry = { opened, open };
-    gates.set(name, entry);
-  }
-  return entry;
-}
+/** Answers the test lets go (test/support/gates.ts): a turn waiting at the model for one is surely running until then. */
+const gate = gates();
 
 /**
  * The model answers "answer to: <message>", for "round …" and "slow …" messages once their gate
