@@ -1,6 +1,6 @@
 /**
- * Issue 14 item 2, acceptance: `kill -9` of the mesh process running a turn (the model holding
- * its answer until the kill) → another replica takes the run over once its lease has expired and finishes it
+ * `kill -9` of the mesh process running a turn (the model slow on
+ * purpose) → another replica takes the run over once its lease has expired and finishes it
  * within lease + 10 s. Twenty times in a loop (six on CI: each of the three places, on each of the
  * two replicas; ASG_TEST_SIZE=full for twenty), over two replicas on one PostgreSQL, each killed
  * replica replaced by a new process: no run is lost, no destructive call runs twice, no
@@ -99,7 +99,7 @@ async function killAndReplace(index: number, tag: string): Promise<void> {
   replicas[index] = await replica();
 }
 
-describe('issue 14: kill -9 of the replica running a turn', () => {
+describe('kill -9 of the replica running a turn', () => {
   it(`another replica finishes the run within lease + 10 s, ${ROUNDS} times: no run lost, no destructive call twice, none stuck`, async () => {
     const finished: string[] = [];
     for (let round = 0; round < ROUNDS; round++) {
