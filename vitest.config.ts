@@ -30,7 +30,15 @@ export default defineConfig({
         extends: true,
         test: {
           name: 'unit',
-          include: ['services/**/*.test.ts', 'gateway/**/*.test.ts', 'cli/**/*.test.ts', 'deploy/**/*.test.ts', 'web/src/**/*.test.ts', 'test/support/**/*.test.ts', 'test/bench/**/*.test.ts'],
+          include: [
+            'services/**/*.test.ts',
+            'gateway/**/*.test.ts',
+            'cli/**/*.test.ts',
+            'deploy/**/*.test.ts',
+            'web/src/**/*.test.ts',
+            'test/support/**/*.test.ts',
+            'test/bench/**/*.test.ts',
+          ],
           exclude: [...EXCLUDE, ...POSTGRES],
         },
       },

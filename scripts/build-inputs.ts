@@ -35,7 +35,11 @@ function filesUnder(folder: string): string[] {
 function inputsHash(): string {
   const hash = createHash('sha256');
   const paths = [...FILES.filter((file) => existsSync(join(ROOT, file))), ...FOLDERS.flatMap(filesUnder)].sort();
-  for (const path of paths) hash.update(`${path}\0`).update(readFileSync(join(ROOT, path))).update('\0');
+  for (const path of paths)
+    hash
+      .update(`${path}\0`)
+      .update(readFileSync(join(ROOT, path)))
+      .update('\0');
   return hash.digest('hex');
 }
 

@@ -9,45 +9,47 @@ import { afterAll, beforeAll, describe, expect, it, vi } from 'vitest';
 import { Client, StreamableHTTPClientTransport } from '@modelcontextprotocol/client';
 import { TRPCClientError } from '@trpc/client';
 import { startAgent, type AgentProcess } from '../support/agent-process.js';
+import { gates } from '../support/gates.js';
 import { get, post } from '../support/http.js';
 import { startScriptedModel, type ModelRequest, type ScriptedModelServer, type ScriptedReply } from '../support/scripted-model.js';
 import { sized } from '../support/size.js';
 import { openSse } from '../support/sse-reader.js';
 import { trpcClient } from '../support/trpc-client.js';
+import { until } from '../support/until.js';
 
-/** Long enough that a second request sent at the same moment reaches the store while the first turn runs. */
-const SLOW_MS = 400;
-/** "slow …" messages: long enough for a test to see the turn running and then send another message, on a busy machine. */
-const VERY_SLOW_MS = 3000;
 const TURN_TIMEOUT_MS = 6000;
 /** Races of two messages on one conversation: each round is a fresh race of the one rule. */
-const ROUNDS = sized(12, 50);
+const ROUNDS = sized(25, 50);
 
 let model: ScriptedModelServer;
 let agent: AgentProcess;
 
+/** Answers the test lets go (test/support/gates.ts): a turn waiting at the model for one is surely running until then. */
+const gate = gates();
+
 /**
- * The model answers "answer to: <message>" after SLOW_MS (VERY_SLOW_MS for "slow …"); "fail …" gets a provider error
- * (400, not retried) and "hang …" no answer at all (the turn runs past chat.turn_timeout).
+ * The model answers "answer to: <message>", for "round …" and "slow …" messages once their gate
+ * opens; "fail …" gets a provider error (400, not retried) and "hang …" no answer at all (the
+ * turn runs past chat.turn_timeout).
  */
 async function script(request: ModelRequest): Promise<ScriptedReply> {
   const adder = /You are the adder-(\w+)\./.exec(request.system)?.[1];
   if (adder) {
-    // Agent-tree branches: each adds a resource (gated), then answers; adder-a slowly.
+    // Agent-tree branches: each adds a resource (gated), then answers; adder-a once its gate opens.
     if (request.toolResults.length === 0) return { toolCalls: [{ name: 'resources_add', args: { name: `${adder}-${request.lastUserText}`, value: 1 } }] };
-    if (adder === 'a') await new Promise((resolve) => setTimeout(resolve, VERY_SLOW_MS));
+    if (adder === 'a') await gate(`adder-a ${request.lastUserText}`).opened;
     return { text: `ADDED ${adder}` };
   }
   if (/You are the summarizer\./.test(request.system)) return { text: 'SUMMARY' };
   if (request.lastUserText.startsWith('fail')) return { httpStatus: 400, message: 'scripted provider failure' };
   if (request.lastUserText.startsWith('hang')) return { hang: true };
   if (request.lastUserText.startsWith('approve-me')) {
-    // A destructive call that stops for approval; once approved and run, a slow answer (the continuation).
+    // A destructive call that stops for approval; once approved and run, the continuation, once its gate opens.
     if (request.toolResults.length === 0) return { toolCalls: [{ name: 'resources_add', args: { name: 'busy-1', value: 1 } }] };
-    await new Promise((resolve) => setTimeout(resolve, VERY_SLOW_MS));
+    await gate('approve-me').opened;
     return { text: 'added it' };
   }
-  await new Promise((resolve) => setTimeout(resolve, request.lastUserText.startsWith('slow') ? VERY_SLOW_MS : SLOW_MS));
+  if (/^(round|slow) /.test(request.lastUserText)) await gate(request.lastUserText).opened;
   return { text: `answer to: ${request.lastUserText}` };
 }
 
@@ -71,7 +73,7 @@ const send = (id: string, message: string) => post(`${agent.url}/conversations/$
 const conversation = async (id: string) => (await get(`${agent.url}/conversations/${id}`)).body.conversation;
 const transcript = async (id: string): Promise<string[]> => (await conversation(id)).messages.filter((m: any) => m.role !== 'system').map((m: any) => `${m.role}: ${m.content}`);
 
-/** Sends a slow message without waiting for its answer (wrapped: an async function would wait for a promise it returns), once its turn runs. */
+/** Sends a slow message without waiting for its answer (wrapped: an async function would wait for a promise it returns), once its turn runs; it answers once its gate opens. */
 async function slowTurn(id: string, message: string) {
   const answer = send(id, message);
   await vi.waitFor(async () => expect((await conversation(id)).turn_running).toBe(true), { timeout: 10_000, interval: 20 });
@@ -84,7 +86,16 @@ describe('one active run per conversation', () => {
     const before = model.requests.length;
     const expected: string[] = [];
     for (let round = 1; round <= ROUNDS; round++) {
-      const [a, b] = await Promise.all([send(id, `round ${round} a`), send(id, `round ${round} b`)]);
+      // Both sent at once; the one that runs waits at the model until the other has had its answer.
+      let answered = 0;
+      const counted = (answer: ReturnType<typeof send>) =>
+        answer.finally(() => {
+          answered += 1;
+        });
+      const sent = [counted(send(id, `round ${round} a`)), counted(send(id, `round ${round} b`))] as const;
+      await until(`an answer in round ${round}`, () => answered > 0, 10_000);
+      for (const message of [`round ${round} a`, `round ${round} b`]) gate(message).open();
+      const [a, b] = await Promise.all(sent);
       const statuses = [a.status, b.status].sort();
       expect(statuses, `round ${round}`).toEqual([200, 409]);
       const [won, lost] = a.status === 200 ? [a, b] : [b, a];
@@ -153,6 +164,7 @@ describe('one active run per conversation', () => {
     const refused = await send(id, 'me too');
     expect(refused.status).toBe(409);
     expect(refused.body.conversation_id).toBe(id);
+    gate('approve-me').open();
     expect((await go).status).toBe(200);
     const roles = (await conversation(id)).messages.filter((m: any) => m.role !== 'system').map((m: any) => `${m.role}: ${m.tool_call ? m.tool_call.name : m.content}`);
     expect(roles).toEqual(['user: approve-me please', 'assistant: resources_add', 'tool: resources_add', 'assistant: added it']);
@@ -163,6 +175,7 @@ describe('one active run per conversation', () => {
     const running = await slowTurn(id, 'slow one');
     const continued = await post(`${agent.url}/a2a`, { jsonrpc: '2.0', id: 1, method: 'message/send', params: { taskId: id, message: { role: 'user', parts: [{ type: 'text', text: 'me too' }] } } });
     const task = await post(`${agent.url}/a2a`, { jsonrpc: '2.0', id: 2, method: 'tasks/get', params: { id } });
+    gate('slow one').open();
     expect((await running.answer).status).toBe(200);
     expect(continued.status).toBe(200);
     expect(continued.body).toMatchObject({ jsonrpc: '2.0', id: 1, error: { code: -32004, message: expect.stringContaining(`task ${id} is busy`) } });
@@ -176,6 +189,7 @@ describe('one active run per conversation', () => {
     const error = await trpcClient(agent.url)
       .conversations.send.mutate({ conversationId: id, message: 'me too' })
       .then(() => undefined, (failure: unknown) => failure);
+    gate('slow two').open();
     expect((await running.answer).status).toBe(200);
     expect(error).toBeInstanceOf(TRPCClientError);
     expect((error as TRPCClientError<any>).data?.code).toBe('CONFLICT');
@@ -190,6 +204,7 @@ describe('one active run per conversation', () => {
     try {
       const running = await slowTurn(id, 'slow three');
       const result = await client.callTool({ name: 'ask', arguments: { message: 'me too', conversation_id: id } });
+      gate('slow three').open();
       expect((await running.answer).status).toBe(200);
       expect(result.isError).toBe(true);
       expect((result.content as { text?: string }[]).map((block) => block.text ?? '').join('\n')).toContain(`conversation ${id} is busy`);
@@ -237,6 +252,7 @@ describe('a pipeline run superseded by a rejection frees its conversation', () =
     const resumed = post(`${tree.url}/approvals/${a!.uuid}`, { approved: true });
     await vi.waitFor(async () => expect((await get(`${tree.url}/conversations/${id}`)).body.conversation.turn_running).toBe(true), { timeout: 10_000, interval: 20 });
     expect((await post(`${tree.url}/approvals/${b!.uuid}`, { approved: false })).status).toBe(200);
+    gate('adder-a run1').open();
     const stopped = await resumed;
     expect(stopped.status).toBe(200);
     expect(stopped.body.result.response).toContain('This run of the pipeline stopped');

@@ -17,14 +17,13 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { createTestDatabase, databaseUrl, dropTestDatabase } from '../../services/conversation-store/testing/storage-drivers.js';
 import { MISBEHAVING } from '../fixtures/mcp-peers.js';
 import { startAgent, tempDir, type AgentProcess } from '../support/agent-process.js';
+import { gates } from '../support/gates.js';
 import { get, post } from '../support/http.js';
 import { startScriptedModel, type ModelScript, type ScriptedModelServer } from '../support/scripted-model.js';
 import { sized } from '../support/size.js';
 import { until } from '../support/until.js';
 
 const LEASE_TTL_MS = 2_000;
-/** How long the model takes over each answer: the kill lands while it thinks. */
-const MODEL_MS = 800;
 const ROUNDS = sized(6, 20);
 
 let model: ScriptedModelServer;
@@ -33,15 +32,18 @@ let callsFile: string;
 let replicas: AgentProcess[] = [];
 const retired: AgentProcess[] = [];
 
-const sleep = (ms: number) => new Promise((resolve) => setTimeout(resolve, ms));
+/** The model call a kill lands on waits at gate(tag) until the killed replica is gone: it surely lands while the model thinks. */
+const gate = gates();
 
 /**
  * "slow <tag>": a text answer. "write <tag> <ms>": the destructive slow_write, then a text
- * answer after its result. Every answer takes MODEL_MS.
+ * answer after its result. In a round (tag rN), the answer to "slow" and the one after a
+ * 10 ms write's result wait for the kill.
  */
 const script: ModelScript = async (request) => {
-  await sleep(MODEL_MS);
   const [verb, tag, ms] = request.lastUserText.split(' ');
+  const killedHere = /^r\d+$/.test(tag ?? '') && (verb === 'slow' || (verb === 'write' && ms === '10' && request.toolResults.length > 0));
+  if (killedHere) await gate(tag!).opened;
   if (verb === 'write' && request.toolResults.length === 0) return { toolCalls: [{ name: 'slow_write', args: { ms: Number(ms), tag } }] };
   if (verb === 'write') return { text: `wrote ${tag}: ${request.toolResults.map((result) => result.output).join(' | ')}` };
   return { text: `answer to ${request.lastUserText}` };
@@ -87,11 +89,12 @@ async function conversationOn(agent: AgentProcess, id: string): Promise<Conversa
   return response.body.conversation as ConversationJson;
 }
 
-/** Kills the whole process group (the mesh and its MCP child) with SIGKILL; a new replica takes its place. */
-async function killAndReplace(index: number): Promise<void> {
+/** Kills the whole process group (the mesh and its MCP child) with SIGKILL, then lets the model answer round `tag`; a new replica takes its place. */
+async function killAndReplace(index: number, tag: string): Promise<void> {
   const victim = replicas[index]!;
   process.kill(-victim.pid, 'SIGKILL');
   await victim.exited;
+  gate(tag).open();
   retired.push(victim);
   replicas[index] = await replica();
 }
@@ -112,12 +115,12 @@ describe('kill -9 of the replica running a turn', () => {
         const message = `slow ${tag}`;
         void post(`${victim.url}/conversations/${id}/messages`, { message }).catch(() => undefined);
         await until('the turn at the model', () => (modelSaw((text) => text === message) > 0 ? true : undefined), 10_000);
-        const replacing = killAndReplace(victimIndex);
-        // The bound of the rule is each poll's deadline: the lease, 10 s, and the model's own answer where one is asked.
+        const replacing = killAndReplace(victimIndex, tag);
+        // The bound of the rule is each poll's deadline: the lease and 10 s.
         const done = await until('the taken-over answer', async () => {
           const conversation = await conversationOn(survivor(), id);
           return conversation.messages.at(-1)?.content === `answer to ${message}` && !conversation.turn_running ? conversation : undefined;
-        }, LEASE_TTL_MS + 10_000 + MODEL_MS);
+        }, LEASE_TTL_MS + 10_000);
         expect(done.messages.map((entry) => entry.role)).toEqual(['system', 'user', 'assistant']);
         await replacing;
       } else {
@@ -130,12 +133,12 @@ describe('kill -9 of the replica running a turn', () => {
         void post(`${victim.url}/approvals/${uuid}`, { approved: true }).catch(() => undefined);
         if (place === 1) await until('the continuation at the model', () => (modelSaw((text, results) => text === message && results) > 0 ? true : undefined), 10_000);
         else await until('the destructive call running', () => (writes(tag) > 0 ? true : undefined), 10_000);
-        const replacing = killAndReplace(victimIndex);
+        const replacing = killAndReplace(victimIndex, tag);
         if (place === 1) {
           const done = await until('the taken-over continuation', async () => {
             const conversation = await conversationOn(survivor(), id);
             return conversation.messages.at(-1)?.content.startsWith(`wrote ${tag}:`) && !conversation.turn_running ? conversation : undefined;
-          }, LEASE_TTL_MS + 10_000 + MODEL_MS);
+          }, LEASE_TTL_MS + 10_000);
           expect(done.messages.filter((entry) => entry.role === 'tool')).toHaveLength(1);
         } else {
           const waiting = await until('the outcome-unknown approval', async () => {

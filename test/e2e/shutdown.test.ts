@@ -7,30 +7,30 @@
  * until it expires; either way the restarted agent takes the run over and finishes it.
  */
 import { connect } from 'node:net';
-import { setTimeout as sleep } from 'node:timers/promises';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { commandLine, isRunning, processTree, startAgent, type AgentProcess } from '../support/agent-process.js';
+import { gates } from '../support/gates.js';
 import { get, post, type JsonResponse } from '../support/http.js';
 import { startScriptedModel, type ScriptedModelServer } from '../support/scripted-model.js';
 import { logLines, logLineWhere } from '../support/log-lines.js';
 import { until } from '../support/until.js';
 
-/** How long the model takes over a "slow" message: long enough for a signal to land mid-turn. */
-const SLOW_ANSWER_MS = 2_000;
 /** A short lease, so that the restart after a kill -9 takes the run over soon. */
 const LEASE_TTL = '2s';
 
 let model: ScriptedModelServer;
+/** "slow <tag> …" answers wait for gate(tag): the turns are in flight until a test lets them finish. */
+const gate = gates();
 
 beforeAll(async () => {
-  // Text answers only: "slow …" after a pause; "hang …" never the first time it is asked, at once after.
+  // Text answers only: "slow <tag> …" once gate(tag) opens; "hang …" never the first time it is asked, at once after.
   const hung = new Set<string>();
   model = await startScriptedModel(async (request) => {
     if (request.lastUserText.startsWith('hang') && !hung.has(request.lastUserText)) {
       hung.add(request.lastUserText);
       return { hang: true };
     }
-    if (request.lastUserText.startsWith('slow')) await sleep(SLOW_ANSWER_MS);
+    if (request.lastUserText.startsWith('slow')) await gate(request.lastUserText.split(' ')[1]!).opened;
     return { text: `answer to ${request.lastUserText}` };
   });
 });
@@ -88,6 +88,8 @@ async function expectCleanStop(agent: AgentProcess, tree: number[], answers: Pro
   const refusedTurn = await post(`${agent.url}/conversations`, { message: 'too late' });
   expect(refusedTurn.status).toBe(503);
 
+  // The turns in flight all along; now they may finish, and the drain waits for them.
+  gate(tag).open();
   const answered = await Promise.all(answers);
   expect(answered.map((answer) => answer.status)).toEqual([200, 200, 200]);
   expect(answered.map((answer) => answer.body.result.response).sort()).toEqual([0, 1, 2].map((i) => `answer to slow ${tag} ${i}`));

@@ -11,12 +11,13 @@ import type { Page } from 'playwright-core';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { startAgent, type AgentProcess } from '../support/agent-process.js';
 import { openBrowser, saveScreenshot, type BrowserSession } from '../support/browser.js';
+import { gates } from '../support/gates.js';
 import { get, post } from '../support/http.js';
 import { resourceNames } from '../support/resources-db.js';
 import { resourceAgentScript, startScriptedModel, type ModelRequest, type ScriptedModelServer, type ScriptedReply } from '../support/scripted-model.js';
 
-/** How long the scripted model thinks about a message that says "slowly": long enough to reload the page meanwhile. */
-const SLOW_ANSWER_MS = 2_500;
+/** The scripted model answers a message that says "slowly" once the test opens its gate: the turn runs until then. */
+const gate = gates();
 const SLOW_ANSWER = 'Here is my slow answer.';
 
 /** Streamed word by word, slowly enough to watch it arrive. */
@@ -30,7 +31,7 @@ async function script(request: ModelRequest): Promise<ScriptedReply> {
   }
   if (request.toolResults.length === 0 && /\bword by word\b/.test(request.lastUserText)) return { text: STREAMED_ANSWER, stream: { delayMs: 150 } };
   if (request.toolResults.length === 0 && /\bslowly\b/.test(request.lastUserText)) {
-    await new Promise((resolve) => setTimeout(resolve, SLOW_ANSWER_MS));
+    await gate(request.lastUserText).opened;
     return { text: SLOW_ANSWER };
   }
   return resourceAgentScript(request);
@@ -175,6 +176,7 @@ describe('the web chat served by the agent at /', () => {
     const url = page.url();
     await page.reload();
     expect(page.url()).toBe(url);
+    gate('tell me about resources slowly').open();
     await expect.poll(() => chat(page).getByText(SLOW_ANSWER).count(), { timeout: 30_000 }).toBe(1);
     const shown = await chat(page).getByTestId('messages').getByTestId('message').evaluateAll((nodes) => nodes.map((node) => [node.getAttribute('data-role'), node.querySelector('.bubble')?.textContent ?? '']));
     expect(shown).toEqual([
@@ -201,6 +203,7 @@ describe('the web chat served by the agent at /', () => {
     await expect.poll(() => box.isDisabled(), { timeout: 10_000 }).toBe(true);
     expect(await chat(page).locator('.composer-note').textContent()).toContain('The agent is working on this conversation');
     await saveScreenshot(page, 'chat-busy.png');
+    gate('explain resources slowly').open();
     expect((await turn).status).toBe(200);
     await expect.poll(() => box.isEnabled(), { timeout: 10_000 }).toBe(true);
     await expect.poll(() => chat(page).getByText(SLOW_ANSWER).count()).toBe(1);
@@ -222,6 +225,7 @@ describe('the web chat served by the agent at /', () => {
     await deafBox.fill('me too');
     await chat(deaf).getByRole('button', { name: 'Send' }).click();
     await expect.poll(() => chat(deaf).getByRole('alert').filter({ hasText: `conversation ${id} is busy` }).count(), { timeout: 10_000 }).toBe(1);
+    gate('once more, slowly').open();
     expect((await second).status).toBe(200);
     const stored = (await get(`${agent.url}/conversations/${id}`)).body.conversation.messages.map((m: any) => m.content).slice(1);
     expect(stored).toEqual(['explain resources slowly', SLOW_ANSWER, 'once more, slowly', SLOW_ANSWER]);

@@ -26,7 +26,8 @@ export function readTimings(): Record<string, number> {
 export default class SlowestFirst extends BaseSequencer {
   override async sort(files: TestSpecification[]): Promise<TestSpecification[]> {
     const timings = readTimings();
-    const expected = (spec: TestSpecification) => timings[relative(spec.project.config.root, spec.moduleId)] ?? USUAL_MS[spec.project.name] ?? UNIT_MS;
+    const expected = (spec: TestSpecification) =>
+      timings[relative(spec.project.config.root, spec.moduleId)] ?? USUAL_MS[spec.project.name] ?? UNIT_MS;
     return [...files].sort((a, b) => expected(b) - expected(a) || a.moduleId.localeCompare(b.moduleId));
   }
 }
