@@ -36,6 +36,8 @@ export async function startMesh(given: AgentConfig, log: (service: string) => Lo
   const inProcess = config.grpc.in_process ? new InProcessChannels() : undefined;
   const started: RunningService[] = [];
   const stopAll = async (deadline?: number) => {
+    // The gateway drains first, until the deadline: what the services behind it hand on before then still reaches its callers.
+    if (deadline !== undefined) for (const service of started) service.stopsAt?.(deadline);
     for (const service of [...started].reverse()) {
       await service.stop(deadline).catch((error: unknown) => log('asg').error('stop failed', { service: service.name, error: String(error) }));
     }

@@ -285,10 +285,12 @@ describe('gateway with a backend that never answers', () => {
     await hung?.close();
   });
 
-  it('answers 504 once the turn deadline has passed, and stays up', async () => {
+  it('answers 504 once the turn deadline has passed, as an unknown outcome naming the conversation, and stays up', async () => {
     const res = await call(gateway, 'POST', `/conversations/${CONVERSATION_ID}/messages`, { body: '{"message": "hi"}' });
     expect(res.status).toBe(504);
-    expect(String(res.json?.error)).toMatch(/^deadline exceeded: SendMessage on the orchestrator did not finish in time: /);
+    expect(res.json).toMatchObject({ outcome: 'unknown', conversation_id: CONVERSATION_ID });
+    expect(String(res.json?.error)).toMatch(/^outcome unknown: the orchestrator did not answer before the request's deadline \(chat.turn_timeout\), so whether the turn finished is not known here /);
+    expect(String(res.json?.error)).toContain(`GET /conversations/${CONVERSATION_ID}`);
     expect((await call(gateway, 'GET', '/health')).status).toBe(200);
   });
 });

@@ -11,6 +11,7 @@ import type { Tool, ToolServer } from '../../gen/ts/asg/tools/v1/tools.js';
 import { internal } from '../../services/common/grpc/errors.js';
 import type { Backends } from './backends.js';
 import { busyOr } from './busy.js';
+import { OutcomeUnknown, unknownIfLate } from './outcome-unknown.js';
 import type { Decider } from './decider.js';
 import { storeStatusesOf, verdictOfStatus, type ApprovalStatusName, type Decision, type Verdict } from './decision.js';
 import { describeRunOf, describeRunsOf, type RunViews } from './run-views.js';
@@ -37,7 +38,11 @@ export interface Agent {
   viewConversation(id: string, page?: HistoryPage): Promise<ConversationView>;
   /** A page of summaries, with the views of their runs: every conversation, or one owner's. */
   listConversations(query: ConversationQuery): Promise<ConversationPage>;
-  /** ConversationBusy while a turn of the conversation runs (one active run per conversation). */
+  /**
+   * ConversationBusy while a turn of the conversation runs (one active run per
+   * conversation). OutcomeUnknown, here and for the other turns and decisions, when how it
+   * ended is not known when it answers (outcome-unknown.ts).
+   */
   sendMessage(conversationId: string, message: string): Promise<Turn>;
   /** Decides a pending approval as `details` say: who, through which face, why, and (approving) edited arguments. */
   resolveApproval(uuid: string, decision: Decision, details: DecisionDetails): Promise<ApprovalOutcome>;
@@ -184,7 +189,10 @@ export function createAgent(backends: Pick<Backends, 'orchestrator' | 'store'>):
   return {
     // Answers of turns carry the view of the run as they leave it: no second call.
     async createConversation(message, { a2aOrigin, owner } = {}) {
-      const answer = await orchestrator.createConversation({ message, a2aOrigin, owner });
+      const answer = await orchestrator.createConversation({ message, a2aOrigin, owner }).catch((error: unknown) => {
+        throw message === undefined ? error : unknownIfLate(error, {});
+      });
+      if (answer.unsettled) throw new OutcomeUnknown(answer.unsettled);
       return { conversation: present(answer.conversation, 'the created conversation'), result: answer.result, pipeline: answer.pipeline };
     },
 
@@ -212,8 +220,9 @@ export function createAgent(backends: Pick<Backends, 'orchestrator' | 'store'>):
 
     async sendMessage(conversationId, message) {
       const answer = await orchestrator.sendMessage({ conversationId, message }).catch((error: unknown) => {
-        throw busyOr(error, conversationId);
+        throw unknownIfLate(busyOr(error, conversationId), { conversationId });
       });
+      if (answer.unsettled) throw new OutcomeUnknown(answer.unsettled);
       const conversation = present(answer.conversation, `conversation ${conversationId}`);
       return { conversation, result: answer.result ?? resultFromConversation(conversation), pipeline: answer.pipeline };
     },
@@ -227,7 +236,10 @@ export function createAgent(backends: Pick<Backends, 'orchestrator' | 'store'>):
         via: decider.via,
         ...(edited !== undefined && { arguments: edited }),
         ...(input !== undefined && { input }),
+      }).catch((error: unknown) => {
+        throw unknownIfLate(error, { approvalUuid: uuid });
       });
+      if (answer.unsettled) throw new OutcomeUnknown(answer.unsettled);
       const approval = present(answer.approval, `approval ${uuid}`);
       if (!answer.decided) {
         const earlier = verdictOfStatus(approval.status);

@@ -1,6 +1,7 @@
 import { GrpcStatus, RpcError, ServiceError } from '../../services/common/grpc/errors.js';
 import { redactSecrets } from '../../services/common/secrets.js';
 import { ConversationBusy } from './busy.js';
+import { LOOK_AGAIN_AFTER_SECONDS, OutcomeUnknown } from './outcome-unknown.js';
 import { BODY_LIMIT_BYTES } from './inputs.js';
 
 /**
@@ -15,8 +16,14 @@ export interface Failure {
   status: number;
   /** Redacted, fit to show the caller. */
   message: string;
-  /** The busy conversation of a 409, for faces that name it (REST's `conversation_id`). */
+  /** The conversation the failure is about (a busy one, one whose outcome is unknown), for faces that name it (REST's `conversation_id`). */
   conversationId?: string;
+  /** `unknown`: the request may have done all or part of what it asked (OutcomeUnknown); absent: nothing was done. */
+  outcome?: 'unknown';
+  /** The approval of a decision whose outcome is unknown (REST's `approval_uuid`). */
+  approvalUuid?: string;
+  /** Seconds after which to look again (HTTP `Retry-After`). */
+  retryAfterSeconds?: number;
   /** True for failures nobody anticipated: worth an error line in the log. */
   unexpected: boolean;
 }
@@ -109,6 +116,18 @@ function clientErrorStatus(error: unknown): number | undefined {
 export function failureOf(error: unknown): Failure {
   if (error instanceof ConversationBusy) {
     return { status: 409, message: error.message, conversationId: error.conversationId, unexpected: false };
+  }
+  if (error instanceof OutcomeUnknown) {
+    return {
+      // Stopping, the replica handed the run on: 503 and when to look again. Otherwise the gateway cannot tell how it ended: 504.
+      status: error.handedBack ? 503 : 504,
+      message: redactSecrets(error.message),
+      outcome: 'unknown',
+      ...(error.conversationId !== undefined && { conversationId: error.conversationId }),
+      ...(error.approvalUuid !== undefined && { approvalUuid: error.approvalUuid }),
+      ...(error.handedBack && { retryAfterSeconds: LOOK_AGAIN_AFTER_SECONDS }),
+      unexpected: false,
+    };
   }
   if (error instanceof RpcError) {
     const status = httpStatusForGrpc(error.code);

@@ -129,7 +129,7 @@ All bodies are JSON (at most ${BODY_LIMIT_BYTES / 1024 / 1024} MB) with snake_ca
 
 **Authorization forwarding.** Without \`auth\`, an \`Authorization\` header is forwarded as is to the services behind the gateway and on to HTTP MCP servers and A2A sub-agents; with \`auth\` it is this agent's own credential and goes no further. It is never logged, stored or echoed.
 
-**Deadlines.** A turn may take up to \`chat.turn_timeout\`; reads up to 10 s. A deadline that passes gives 504; a service that cannot be reached, 503.
+**Deadlines.** A turn may take up to \`chat.turn_timeout\`; reads up to 10 s. A service that cannot be reached gives 503: nothing was done. A turn or a decision whose outcome is not known when it is answered gives 504 (503 with \`Retry-After\` when the replica stopped and handed it on) with \`"outcome": "unknown"\` and where to look: do not send it again. A read past its deadline gives 504.
 
 **Refusals on every route.** A request that changes state and carries a body must say \`Content-Type: application/json\` (else 415). A \`Host\` the server does not answer for gets 421 (DNS rebinding). A state-changing request, or one that opens an event stream, with an \`Origin\` that is neither the server's own nor in \`server.cors.allowed_origins\` gets 403. A path that is not valid %-encoding gets 400. While the server stops, new requests get 503 with \`Retry-After\`.`;
 

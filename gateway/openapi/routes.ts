@@ -58,6 +58,9 @@ const BODY_MB = `${BODY_LIMIT_BYTES / 1024 / 1024} MB`;
 const json = (description: string, schema: z.ZodType, example?: unknown): ReplyDoc => ({ description, schema, ...(example !== undefined && { example }) });
 const refusal = (description: string): ReplyDoc => ({ description, schema: shapes.errorReply });
 const UNREACHABLE = refusal('a backend service is unreachable');
+const unknownOutcome = (description: string): ReplyDoc => ({ description, schema: shapes.unknownOutcomeReply });
+/** Turns and decisions: 503 says nothing was done, unless its body says the outcome is unknown. */
+const TURN_UNAVAILABLE = refusal('a backend service is unreachable and nothing was done; or, with "outcome": "unknown" and Retry-After, the replica is stopping and handed the turn to another replica, whose answer will be in the conversation named');
 const TOO_LARGE = refusal(`the body is larger than ${BODY_MB}`);
 const sessionHeader = z.object({
   'X-Session-ID': z.string().optional().meta({ description: 'Choose the session id (8 hex characters); anything else is ignored.', example: '4be2a91c' }),
@@ -256,8 +259,8 @@ export const ROUTES: RouteDoc[] = [
       201: json('created; "result" is present when a message was given', shapes.conversationReply, examples.created),
       400: refusal('malformed JSON, an empty or non-string "message", or a field the body does not take (named)'),
       413: TOO_LARGE,
-      503: UNREACHABLE,
-      504: refusal('the turn took longer than chat.turn_timeout'),
+      503: TURN_UNAVAILABLE,
+      504: unknownOutcome('the outcome is not known: the turn had not finished by chat.turn_timeout, or went on from what is stored without this replica; the conversation named shows it'),
     },
   },
   {
@@ -304,8 +307,8 @@ export const ROUTES: RouteDoc[] = [
       404: refusal('no conversation has this id (or, with auth, none the caller may read)'),
       409: json('a turn is running on the conversation; nothing stored', z.object({ error: z.string(), conversation_id: z.string() })),
       413: TOO_LARGE,
-      503: UNREACHABLE,
-      504: refusal('the turn took longer than chat.turn_timeout'),
+      503: TURN_UNAVAILABLE,
+      504: unknownOutcome('the outcome is not known: the turn had not finished by chat.turn_timeout, or went on from what is stored without this replica; the conversation named shows it'),
     },
   },
   {
@@ -377,8 +380,8 @@ export const ROUTES: RouteDoc[] = [
       404: refusal('no approval has this uuid'),
       409: json('already decided, or expired; the body names the first decision and who made it', shapes.approvalConflictReply, examples.conflict),
       413: TOO_LARGE,
-      503: UNREACHABLE,
-      504: refusal('the resumed turn took longer than chat.turn_timeout'),
+      503: TURN_UNAVAILABLE,
+      504: unknownOutcome('the outcome is not known: the decision was (or may have been) recorded, and what followed had not finished by chat.turn_timeout or went on without this replica; the approval and conversation named show it'),
     },
   },
   {

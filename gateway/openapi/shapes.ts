@@ -223,6 +223,18 @@ export const whoami = z
 
 export const errorReply = z.strictObject({ error: z.string() }).meta({ id: 'Error', description: 'Every refusal and failure: a message that says what was wrong.' });
 
+export const unknownOutcomeReply = z
+  .strictObject({
+    error: z.string(),
+    outcome: z.literal('unknown'),
+    conversation_id: z.string().optional().meta({ description: 'The conversation to look at (GET /conversations/{id}); absent when a new conversation may not have been created.' }),
+    approval_uuid: z.string().optional().meta({ description: "A decision's approval (GET /approvals/{uuid}): decided or still pending." }),
+  })
+  .meta({
+    id: 'UnknownOutcome',
+    description: 'The outcome is not known when the request is answered: what it asked for was, or may have been, stored, and goes on from there. Do not send it again: look where it says.',
+  });
+
 // Compile-time: each schema says exactly what the mapping code's type says.
 type Same<A, B> = [A] extends [B] ? ([B] extends [A] ? true : false) : false;
 const agree = <T extends true>(): T | undefined => undefined;

@@ -37,6 +37,7 @@ const jsonBody = express.json({ limit: BODY_LIMIT_BYTES, type: JSON_BODY_TYPES, 
 function sendErrorReply(res: Response, error: unknown, log: Logger): void {
   const reply = errorReply(error);
   if (reply.unexpected) log.error('request failed', { route: requestScope(res).route, error: reply.body.error });
+  for (const [name, value] of Object.entries(reply.headers ?? {})) res.setHeader(name, value);
   res.status(reply.status).json(reply.body);
 }
 

@@ -77,7 +77,8 @@ function instruments(): Instruments {
   return setUp().instruments;
 }
 
-export type TurnOutcome = 'answered' | 'waiting_approval' | 'failed';
+/** `unknown`: the turn's outcome was not known when its caller was answered (orchestrator.proto, Unsettled). */
+export type TurnOutcome = 'answered' | 'waiting_approval' | 'failed' | 'unknown';
 
 export function recordTurn(outcome: TurnOutcome, seconds: number): void {
   const { turns, turnDuration } = instruments();

@@ -14,6 +14,12 @@ export interface RunningService {
    * are released. Called more than once, it returns the first stop.
    */
   stop(deadline?: number): Promise<void>;
+  /**
+   * The process stops at `deadline` (epoch ms), the services of one process one after another
+   * (cli/mesh.ts): work that cannot finish by then is handed on a little before it, while the
+   * services in front of this one still answer their callers. Called once, before any stop.
+   */
+  stopsAt?(deadline: number): void;
 }
 
 /** What every service's `start…` function receives: `config` is its own slice (config/slices.ts). */

@@ -337,6 +337,49 @@ export function approvalsConformance(driver: StorageDriver): void {
       expect((await storage.getApproval(middle)).status).toBe(ApprovalStatus.APPROVAL_STATUS_PENDING);
     });
 
+    it('refuses a human claim after expires_at in the claim itself, before any expiry ran: too late, still pending, nothing audited; the expiry then decides', async () => {
+      const id = await newConversation();
+      const [expiring, lasting] = [uuidOf(1), uuidOf(2)];
+      await update(id, 0, {
+        approvals: [newApproval(expiring, { expiresInMs: 50 }), newApproval(lasting, { expiresInMs: 3_600_000 })],
+        run: { state: Buffer.from('r'), schemaVersion: 1, revision: 0 },
+      });
+      await until('the approval due', async () => (await storage.listDueApprovals(10)).length === 1);
+      const before = events.length;
+      for (const approved of [true, false]) {
+        const late = await claim(expiring, { approved, decidedBy: 'alice', via: 'rest', continuesTurn: true, lease: lease('a-boot') });
+        expect(late).toMatchObject({ claimed: false, tooLate: true, approval: { uuid: expiring, status: ApprovalStatus.APPROVAL_STATUS_PENDING } });
+      }
+      // Nothing was decided: no event, no audit, no running turn, the conversation still waits.
+      expect(events.slice(before)).toEqual([]);
+      expect(await audit()).toEqual([]);
+      const waiting = await storage.getConversation({ id, includeMessages: false });
+      expect([waiting.status, waiting.turnRunning]).toEqual([ConversationStatus.CONVERSATION_STATUS_WAITING_APPROVAL, false]);
+      // One not yet due is decided as usual; the claim of the expiry (via "timeout") is never too late.
+      expect((await claim(lasting, { approved: true, decidedBy: 'bob', via: 'web' })).claimed).toBe(true);
+      const expired = await claim(expiring, { expired: true, decidedBy: 'timeout', via: 'timeout', reason: 'no decision in time' });
+      expect(expired).toMatchObject({ claimed: true, approval: { status: ApprovalStatus.APPROVAL_STATUS_EXPIRED, decidedBy: 'timeout' } });
+      // Decided, a later claim loses as any late one does: the first decision, not "too late".
+      const after = await claim(expiring, { approved: true, decidedBy: 'alice', via: 'rest' });
+      expect(after.claimed).toBe(false);
+      expect(after.tooLate).toBeUndefined();
+      expect(after.approval.status).toBe(ApprovalStatus.APPROVAL_STATUS_EXPIRED);
+    });
+
+    it('lets a rejection that cancels a run reject its other approvals whatever their expiry', async () => {
+      const id = await newConversation();
+      const [rejected, sibling] = [uuidOf(1), uuidOf(2)];
+      await update(id, 0, {
+        approvals: [newApproval(rejected, { expiresInMs: 3_600_000 }), newApproval(sibling, { expiresInMs: 50 })],
+        run: { state: Buffer.from('r'), schemaVersion: 1, revision: 0 },
+      });
+      await until('the sibling due', async () => (await storage.listDueApprovals(10)).length === 1);
+      const cancelling = await claim(rejected, { decidedBy: 'alice', via: 'rest', clearRun: true, alsoReject: [{ uuid: sibling, messages: [] }] });
+      expect(cancelling.claimed).toBe(true);
+      expect((await storage.getApproval(sibling)).status).toBe(ApprovalStatus.APPROVAL_STATUS_REJECTED);
+      expect(await storage.listDueApprovals(10)).toEqual([]);
+    });
+
     it('lists no due approval while none has passed its expiry', async () => {
       const id = await newConversation();
       await update(id, 0, { approvals: [newApproval(uuidOf(1), { expiresInMs: 3_600_000 }), newApproval(uuidOf(2))], run: { state: Buffer.from('r'), schemaVersion: 1, revision: 0 } });

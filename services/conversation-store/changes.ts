@@ -1,6 +1,6 @@
 import { randomUUID } from 'node:crypto';
 import {
-  type ApprovalStatus,
+  ApprovalStatus,
   ApprovalTimeoutAction,
   MessageRole,
   type ClaimApprovalRequest,
@@ -25,7 +25,7 @@ import {
   type TurnOutcome,
 } from './records.js';
 import { approvalFromRow, auditEntryFromRow, type ApprovalRow, type AuditRow, type MessageRow } from './rows.js';
-import type { ApprovalPage, AuditPage } from './storage.js';
+import type { ApprovalClaim, ApprovalPage, AuditPage } from './storage.js';
 
 /**
  * The store's rules that do not depend on the database: what a change does to a
@@ -140,7 +140,15 @@ export interface ClaimDecision {
   via: string | null;
   /** JSON text; only on an approval. */
   edited_args: string | null;
+  /**
+   * 1: the claim wins only before the approval's expires_at (a human's); 0: whenever it is
+   * still pending (the expiry's own, via "timeout", and the approvals a rejection cancels with it).
+   */
+  on_time: 0 | 1;
 }
+
+/** The face of an approval's expiry (orchestrator expiry loop): the only decision the deadline does not refuse. */
+const EXPIRY_VIA = 'timeout';
 
 /**
  * The decision a ClaimApproval makes (store.proto, ClaimApprovalRequest): approved, expired (an
@@ -157,12 +165,23 @@ export function claimDecision(request: ClaimApprovalRequest): ClaimDecision {
     decided_by: request.decidedBy ?? ANONYMOUS,
     via: request.via ?? null,
     edited_args: request.editedArgs === undefined ? null : JSON.stringify(request.editedArgs),
+    // The deadline is the deadline: after expires_at only the expiry decides.
+    on_time: request.via === EXPIRY_VIA ? 0 : 1,
   };
+}
+
+/**
+ * A claim that decided nothing: another decision came first, or — the approval still pending —
+ * its expires_at had passed and the claim was not the expiry's (too late).
+ */
+export function lostClaim(approval: ApprovalClaim['approval']): ApprovalClaim {
+  return { claimed: false, approval, ...(approval.status === ApprovalStatus.APPROVAL_STATUS_PENDING && { tooLate: true }) };
 }
 
 /** An approval that also_reject rejects with a claim: the claim's identity and reason, nothing edited. */
 export function alsoRejected(decision: ClaimDecision): ClaimDecision {
-  return { ...decision, status: 'rejected', edited_args: null };
+  // Cancelled with the run whatever their own expiry: the rejection that cancels them was on time.
+  return { ...decision, status: 'rejected', edited_args: null, on_time: 0 };
 }
 
 /** An audit entry as the drivers insert it: the store numbers it. */

@@ -9,3 +9,8 @@ export function storedId(value: string): string | undefined {
   const id = value.trim().toLowerCase();
   return UUID.test(id) ? id : undefined;
 }
+
+/** The stored forms of those of `values` that can be ids; the others name nothing. */
+export function storedIds(values: readonly string[]): string[] {
+  return values.flatMap((value) => storedId(value) ?? []);
+}

@@ -24,6 +24,7 @@ import {
   type TakenOverRun,
   type UpdateRunRequest,
 } from '../../gen/ts/asg/store/v1/store.js';
+import { runWithContext } from '../common/context.js';
 import { GrpcStatus } from '../common/grpc/errors.js';
 import { DATABASE_FILE } from './sqlite/driver.js';
 import { SQL } from './sqlite/statements.js';
@@ -218,6 +219,25 @@ export function leaseConformance(driver: StorageDriver): void {
       expect(await storage.takeOverRuns(restarted, 10)).toEqual([]);
     });
 
+    it('takes back the caller\'s own run only where it says it gave it up, at once, expired or not; a given-up id of another\'s lease or of no run changes nothing', async () => {
+      const kept = await leasedTurn(A, 'kept');
+      const givenUp = await leasedTurn(A, 'given up');
+      const others = await leasedTurn(B, 'of b');
+      const ended = await leasedTurn(A, 'ended');
+      await append(ended, [assistant('done')], A.owner, true);
+      expect(await storage.takeOverRuns(A, 10, [givenUp, others, ended, 'not-an-id', UNKNOWN_UUID])).toMatchObject([{ conversationId: givenUp, previousOwner: A.owner, takeovers: 1 }]);
+      // Taken back, it is a fresh lease of the same owner: the fence lets its writes through again.
+      expect(await storage.renewRunLease(givenUp, A)).toBe(true);
+      await append(givenUp, [assistant('went on')], A.owner);
+      expect(await contents(givenUp)).toEqual(['given up', 'went on']);
+      // Not named, the caller's own run is never its to take; nor is another's, named or not.
+      expect(await storage.takeOverRuns(A, 10)).toEqual([]);
+      expect(await storage.renewRunLease(others, B)).toBe(true);
+      expect([await running(kept), await running(ended)]).toEqual([true, false]);
+      // Only the caller's own: named by another taker, it stays where it is.
+      expect(await storage.takeOverRuns(C, 10, [kept])).toEqual([]);
+    });
+
     it('takes over a lease once its ttl passed', async () => {
       const id = await leasedTurn(lease('short', 'node-short', 1));
       let runs: TakenOverRun[] = [];
@@ -402,11 +422,24 @@ export function leaseConformance(driver: StorageDriver): void {
       // chosen index is named.
       const db = new Database(join(driver.dataDir!, DATABASE_FILE), { readonly: true });
       try {
-        const plan = db.prepare(`EXPLAIN QUERY PLAN ${SQL.selectTakeoverCandidates}`).all({ owner: '', node: '', now: 0, limit: 1 }) as { detail: string }[];
+        const plan = db.prepare(`EXPLAIN QUERY PLAN ${SQL.selectTakeoverCandidates}`).all({ owner: '', node: '', now: 0, limit: 1, given_up: '[]' }) as { detail: string }[];
         expect(plan.map((step) => step.detail).join(' | ')).toMatch(/USING INDEX conversations_leased/);
       } finally {
         db.close();
       }
+    });
+
+    postgresIt('commits no write once its caller stopped waiting: past the deadline it is rolled back, and the caller told so finds nothing done', async () => {
+      const id = await newConversation();
+      const late = runWithContext({ sessionId: '', deadline: Date.now() - 1 }, () => storage.startTurn({ conversationId: id, message: user('too late'), lease: A }));
+      await expect(late).rejects.toMatchObject({ code: GrpcStatus.DEADLINE_EXCEEDED, message: expect.stringContaining('nothing was written') });
+      expect(await contents(id)).toEqual([]);
+      expect(await running(id)).toBe(false);
+      expect(await storage.renewRunLease(id, A)).toBe(false);
+      // In time, the same write is made.
+      const inTime = runWithContext({ sessionId: '', deadline: Date.now() + MINUTE }, () => storage.startTurn({ conversationId: id, message: user('in time'), lease: A }));
+      expect((await inTime).started).toBe(true);
+      expect(await contents(id)).toEqual(['in time']);
     });
 
     postgresIt('gives each of 30 expired runs to exactly one of two replicas asking at once, many times over', async () => {

@@ -481,9 +481,9 @@ describe('runs with leases over gRPC', () => {
     expect([start.started, start.conversation?.turnRunning]).toEqual([true, true]);
     expect(await store.renewRunLease({ conversationId: id, lease: lease('a') })).toEqual({ held: true });
     expect(await store.renewRunLease({ conversationId: id, lease: lease('b') })).toEqual({ held: false });
-    expect(await store.takeOverRuns({ lease: lease('b'), limit: 10 })).toEqual({ runs: [] });
+    expect(await store.takeOverRuns({ lease: lease('b'), limit: 10, givenUp: [] })).toEqual({ runs: [] });
     expect(await store.releaseRunLease({ conversationId: id, owner: 'a' })).toEqual({ released: true });
-    expect(await store.takeOverRuns({ lease: lease('b'), limit: 10 })).toEqual({ runs: [{ conversationId: id, previousOwner: 'a', takeovers: 1 }] });
+    expect(await store.takeOverRuns({ lease: lease('b'), limit: 10, givenUp: [] })).toEqual({ runs: [{ conversationId: id, previousOwner: 'a', takeovers: 1 }] });
     const append = (leaseOwner: string) =>
       store.appendMessages({ conversationId: id, messages: [{ role: MessageRole.MESSAGE_ROLE_ASSISTANT, content: leaseOwner }], status: ConversationStatus.CONVERSATION_STATUS_UNSPECIFIED, returnConversation: false, leaseOwner });
     await expect(append('a')).rejects.toMatchObject({ code: GrpcStatus.ABORTED, message: expect.stringContaining('lease is held by another replica') });
@@ -504,8 +504,9 @@ describe('runs with leases over gRPC', () => {
       [store.renewRunLease({ conversationId: id, lease: lease('a', 3_600_001) }), 'lease.ttl_ms: at most 3600000 milliseconds'],
       [store.releaseRunLease({ conversationId: id, owner: '' }), 'owner: required'],
       [store.releaseRunLease({ conversationId: '', owner: 'a' }), 'conversation_id: required'],
-      [store.takeOverRuns({ lease: lease('a'), limit: 0 }), 'limit: from 1 to 100'],
-      [store.takeOverRuns({ lease: lease('a'), limit: 101 }), 'limit: at most 100'],
+      [store.takeOverRuns({ lease: lease('a'), limit: 0, givenUp: [] }), 'limit: from 1 to 100'],
+      [store.takeOverRuns({ lease: lease('a'), limit: 101, givenUp: [] }), 'limit: at most 100'],
+      [store.takeOverRuns({ lease: lease('a'), limit: 1, givenUp: Array.from({ length: 101 }, () => id) }), 'given_up: at most 100 conversation ids'],
       [store.startTurn({ conversationId: id, message: user('go'), lease: lease('a', -5) }), 'lease.ttl_ms'],
       [store.claimApproval({ uuid: id, approved: true, messages: [], clearRun: false, alsoReject: [], continuesTurn: true, lease: { ...lease('a'), node: '' } }), 'lease.node: required'],
       [

@@ -312,6 +312,7 @@ const schemas = {
   takeOverRuns: z.object({
     lease: runLease,
     limit: z.number().int().min(1, `from 1 to ${MAX_TAKEOVER_LIMIT}`).max(MAX_TAKEOVER_LIMIT, `at most ${MAX_TAKEOVER_LIMIT}`),
+    givenUp: z.array(z.string().max(64, 'a conversation id')).max(MAX_TAKEOVER_LIMIT, `at most ${MAX_TAKEOVER_LIMIT} conversation ids`),
   }),
   listApprovals: z.object({
     statuses: z.array(approvalStatusValue).max(16, 'at most 16 statuses'),
@@ -400,7 +401,7 @@ export function conversationStoreHandlers(storage: ConversationStorage, feed: Ev
     },
     claimApproval: async (request) => {
       const claim = await storage.claimApproval(validated('claimApproval', request));
-      return { ...claim, conversation: await conversationOf(claim.approval.conversationId) };
+      return { ...claim, tooLate: claim.tooLate ?? false, conversation: await conversationOf(claim.approval.conversationId) };
     },
     startApprovalExecution: async (request) => ({
       approval: await storage.startApprovalExecution(validated('startApprovalExecution', request).uuid),
@@ -443,8 +444,8 @@ export function conversationStoreHandlers(storage: ConversationStorage, feed: Ev
       return { released: await storage.releaseRunLease(conversationId, owner) };
     },
     takeOverRuns: async (request) => {
-      const { lease, limit } = validated('takeOverRuns', request);
-      return { runs: await storage.takeOverRuns(lease!, limit) };
+      const { lease, limit, givenUp } = validated('takeOverRuns', request);
+      return { runs: await storage.takeOverRuns(lease!, limit, givenUp) };
     },
     listApprovals: async (request) => storage.listApprovals(validated('listApprovals', request)),
     listDueApprovals: async (request) => ({ approvals: await storage.listDueApprovals(validated('listDueApprovals', request).limit) }),

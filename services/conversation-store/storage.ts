@@ -92,6 +92,8 @@ export interface ApprovalClaim {
   claimed: boolean;
   /** After a lost claim: the approval as the winner left it (its decision). */
   approval: PendingApproval;
+  /** Lost because the approval's expires_at had passed and the claim was not its expiry's: it is still pending. */
+  tooLate?: boolean;
 }
 
 export interface TurnStart {
@@ -312,11 +314,12 @@ export interface ConversationStorage {
   /**
    * Moves up to `limit` running turns with a lease to `lease` (owner, node, expiry
    * now + ttl), oldest expiry first: those whose lease expired, and those another boot of
-   * `lease.node` holds; never the caller's own. Stale marks too: a run goes on after a long
+   * `lease.node` holds; never the caller's own, except those in `givenUp` (runs the caller
+   * stopped without finishing them). Stale marks too: a run goes on after a long
    * outage. Each taken mark is fresh again (since now, this store boot's) and counts one more
    * takeover. Atomic per run: of concurrent takers (on any replica) exactly one gets it.
    */
-  takeOverRuns(lease: RunLease, limit: number): Promise<TakenOverRun[]>;
+  takeOverRuns(lease: RunLease, limit: number, givenUp?: readonly string[]): Promise<TakenOverRun[]>;
 
   /** Stored events in `range`, oldest first; none for a conversation that does not exist. */
   readEvents(range: EventRange): Promise<ConversationEvent[]>;

@@ -1,3 +1,4 @@
+import type { Unsettled } from '../../gen/ts/asg/orchestrator/v1/orchestrator.js';
 import type { PendingApproval } from '../../gen/ts/asg/store/v1/store.js';
 import { withContextPatch } from '../common/context.js';
 import type { Logger } from '../common/log.js';
@@ -28,7 +29,7 @@ export class ExpiryLoop {
   constructor(
     private readonly clients: Pick<OrchestratorClients, 'store'>,
     private readonly intervalMs: number,
-    private readonly expire: (approval: PendingApproval) => Promise<{ decided: boolean }>,
+    private readonly expire: (approval: PendingApproval) => Promise<{ decided: boolean; unsettled?: Unsettled | undefined }>,
     private readonly log: Logger,
   ) {
     this.poller = new Poller(intervalMs, 'look for expired approvals', () => this.poll(), log);
@@ -65,8 +66,9 @@ export class ExpiryLoop {
 
   private begin(approval: PendingApproval): void {
     const going = this.expire(approval)
-      .then(({ decided }) => {
+      .then(({ decided, unsettled }) => {
         if (decided) this.log.info('approval decided by its expiry', { approval: approval.uuid, conversation: approval.conversationId, tool: approval.toolName });
+        else if (unsettled) this.log.warn('expiry of an approval went on from what is stored; its outcome is not known here', { approval: approval.uuid, reason: unsettled.reason });
         else this.log.info('expired approval was decided first elsewhere', { approval: approval.uuid });
       })
       .catch((error: unknown) => {

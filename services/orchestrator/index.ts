@@ -56,10 +56,15 @@ export async function startOrchestrator(
   const webhooks = startWebhooks(endpoints, [pushes], clients, { owner: leases.owner, node: leases.node }, { leaseTtlMs: options.config.runs.lease_ttl, ...options.webhookDelivery }, options.log);
   health.markServing();
   let stopping: Promise<void> | undefined;
+  let handingBack: Promise<void> | undefined;
+  // Turns still running a little before the deadline are handed to another replica (their
+  // leases released) rather than cut with nothing recorded; their callers are told so.
+  const handBack = (deadline: number) => (handingBack ??= turns.drain(deadline - HAND_BACK_MARGIN_MS));
   return {
     name: 'orchestrator',
     address: `${host}:${port}`,
     port,
+    stopsAt: (deadline) => void handBack(deadline),
     // The gateway has drained before this runs (cli/mesh.ts): turns still in flight here are
     // ones it cut, or callers of a served orchestrator; they get what is left of the grace.
     stop: (deadline = Date.now() + DEFAULT_STOP_GRACE_MS) =>
@@ -69,9 +74,7 @@ export async function startOrchestrator(
         // A delivery cut here is sent again by the next holder of its cursor (the same webhook-id).
         const webhooksStopped = webhooks.stop();
         await health.beginStop(deadline, options.config.grpc.drain_delay);
-        // Turns still running a little before the deadline are handed to another replica
-        // (their leases released) rather than cut with nothing recorded.
-        await Promise.all([turns.drain(deadline - HAND_BACK_MARGIN_MS), shutdown(server, deadline), local.stop(deadline), webhooksStopped]);
+        await Promise.all([handBack(deadline), shutdown(server, deadline), local.stop(deadline), webhooksStopped]);
         clients.close();
       })()),
   };

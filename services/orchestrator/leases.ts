@@ -14,6 +14,8 @@ import { errorText } from './run/io.js';
  */
 export class RunLeases {
   readonly owner = randomUUID();
+  /** Runs whose activation stopped here unfinished while this replica may still hold their lease (giveUp). */
+  private readonly givenUp = new Set<string>();
 
   constructor(
     readonly node: string,
@@ -66,6 +68,36 @@ export class RunLeases {
       }
     };
     return { stop: () => stop() };
+  }
+
+  /**
+   * The activation on `conversationId` stopped without finishing its run while this replica
+   * may still hold the lease: the lease was lost (not renewed for a whole ttl, or the store said
+   * so), or a store call failed with its outcome unknown. The run must go on from what is
+   * stored, and nobody else may be there to do it: the lease is handed back (released) so that
+   * the first replica to look takes it over, and the run is named as given up to this
+   * replica's own takeover loop, which takes its own lease back (TakeOverRunsRequest.given_up).
+   * Alone, a replica would otherwise leave the conversation busy until its mark went stale.
+   */
+  async giveUp(conversationId: string): Promise<void> {
+    // Released first: a release that arrived after this replica took the run back would expire its fresh lease.
+    await this.release(conversationId);
+    this.givenUp.add(conversationId);
+  }
+
+  /** Up to `limit` runs given up here, for the next TakeOverRuns. */
+  givenUpRuns(limit: number): string[] {
+    return [...this.givenUp].slice(0, limit);
+  }
+
+  /**
+   * The store answered a TakeOverRuns that named `named` as given up and took `taken` runs of
+   * at most `limit`: the named ones it took are taken back, and, when it took fewer than it
+   * could, the others are not this replica's to take (their turn ended, or another took them).
+   */
+  takenBack(named: readonly string[], taken: readonly string[], limit: number): void {
+    const all = taken.length < limit;
+    for (const id of named) if (all || taken.includes(id)) this.givenUp.delete(id);
   }
 
   /** Hands a lease back at once (a draining replica): the next takeover of any replica gets the run. */

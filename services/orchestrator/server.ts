@@ -110,7 +110,10 @@ export function orchestratorHandlers(turns: TurnRunner): UnaryHandlers<typeof Or
         a2aOrigin: parseA2aOrigin(request.a2aOrigin),
         owner: parseOwner(request.owner),
       }),
-    sendMessage: async (request) => turns.sendMessage(parseId('conversation', request.conversationId), parseMessage(request.message)),
+    sendMessage: async (request) => {
+      const reply = await turns.sendMessage(parseId('conversation', request.conversationId), parseMessage(request.message));
+      return { ...reply, result: reply.result };
+    },
     resolveApproval: async (request) => turns.resolveApproval(parseId('approval', request.uuid), request.approved, parseReason(request.reason), parseDecision(request)),
     listTools: async () => turns.listTools(),
     describeRuns: async (request) => ({ views: turns.describeRuns(request.runs) }),

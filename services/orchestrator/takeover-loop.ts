@@ -11,7 +11,8 @@ const MAX_CONCURRENT_TAKEOVERS = 8;
 
 /**
  * Every `interval`, asks the store for runs whose lease expired (their replica died) or was
- * handed back (it drained), and goes on with each. The store hands a run to exactly
+ * handed back (it drained), and those this replica gave up itself (RunLeases.giveUp), and goes
+ * on with each. The store hands a run to exactly
  * one asking replica (TakeOverRuns), so any number of replicas may poll at once. A hand-written
  * loop rather than a job library: the lease lives on the conversation row, changed in the same
  * transaction as the turn's running mark and writes (docs/architecture.md, "Runs with leases").
@@ -45,7 +46,15 @@ export class TakeoverLoop {
   }
 
   private async takeOverSome(room: number): Promise<void> {
-    const { runs } = await withContextPatch({ deadline: Date.now() + Math.max(1_000, this.intervalMs) }, () => this.clients.store.takeOverRuns({ lease: this.leases.lease(), limit: room }));
+    const givenUp = this.leases.givenUpRuns(room);
+    const { runs } = await withContextPatch({ deadline: Date.now() + Math.max(1_000, this.intervalMs) }, () =>
+      this.clients.store.takeOverRuns({ lease: this.leases.lease(), limit: room, givenUp }),
+    );
+    this.leases.takenBack(
+      givenUp,
+      runs.map((run) => run.conversationId),
+      room,
+    );
     for (const run of runs) {
       if (this.poller.stopped) {
         // Taken in the same moment as the stop: give it straight back.

@@ -1,11 +1,11 @@
 import { randomUUID } from 'node:crypto';
-import type { CreateConversationRequest, InputView, PipelineView, ResolveApprovalResponse, RunToDescribe, RunView, SendMessageResponse, TurnResult } from '../../gen/ts/asg/orchestrator/v1/orchestrator.js';
-import { ApprovalStatus, ConversationStatus, type Conversation, type PendingApproval } from '../../gen/ts/asg/store/v1/store.js';
+import type { CreateConversationRequest, InputView, PipelineView, ResolveApprovalResponse, RunToDescribe, RunView, TurnResult, Unsettled } from '../../gen/ts/asg/orchestrator/v1/orchestrator.js';
+import { ApprovalStatus, ConversationStatus, type Conversation, type PendingApproval, type Run, type StartTurnResponse } from '../../gen/ts/asg/store/v1/store.js';
 import type { Tool, ToolServer } from '../../gen/ts/asg/tools/v1/tools.js';
 import type { OrchestratorConfig } from '../common/config/slices.js';
 import { recordApprovalDecided, recordError, recordTurn } from '../common/metrics.js';
 import { currentContext, withContextPatch, withLearnedIds } from '../common/context.js';
-import { aborted, failedPrecondition, internal, invalidArgument, unavailable } from '../common/grpc/errors.js';
+import { aborted, failedPrecondition, internal, invalidArgument, outcomeUnknown, unavailable } from '../common/grpc/errors.js';
 import type { Logger } from '../common/log.js';
 import { redactSecrets } from '../common/secrets.js';
 import { newSessionId } from '../common/session-id.js';
@@ -28,6 +28,7 @@ import { decodeRun, legacySimpleRun, pipelineView, UnreadableRun, type StoredRun
 import type { DecisionFacts, MachineEnv, RunAnswer } from './run/types.js';
 import { catalogueWith, ToolCatalogue } from './tool-catalogue.js';
 import { endTurn } from './turn-end.js';
+import { answerBy, answerDeadline, storedResult, turnEnded, unsettled } from './unsettled.js';
 
 /**
  * Where a new conversation comes from, as the gRPC edge validated it: a task's A2A origin, and
@@ -65,7 +66,7 @@ export class TurnRunner {
   private readonly allA2aTools: Tool[];
   private readonly env: MachineEnv;
   /** The activations running here, to hand back on a drain. */
-  private readonly active = new Set<{ conversationId: string; controller: AbortController }>();
+  private readonly active = new Set<ActiveEntry>();
   private readonly treeRunsUnapproved: boolean;
   /** The tools of the configuration's a2a nodes (not in ListTools): an edited delegation is checked against their schema. */
   private readonly a2aNodeTools: Tool[];
@@ -104,7 +105,7 @@ export class TurnRunner {
   }
 
   /** `origin`: the A2A origin of a task, and the principal the conversation belongs to, as the gateway says. */
-  async createConversation(message: string | undefined, origin: NewConversationOrigin = {}): Promise<{ conversation: Conversation; result?: TurnResult; pipeline?: PipelineView }> {
+  async createConversation(message: string | undefined, origin: NewConversationOrigin = {}): Promise<TurnReply> {
     const { a2aOrigin, owner } = origin;
     if (message !== undefined && message.trim() === '') throw invalidArgument('message must be a non-empty string');
     const sessionId = currentContext()?.sessionId || newSessionId();
@@ -120,7 +121,7 @@ export class TurnRunner {
     });
   }
 
-  async sendMessage(conversationId: string, message: string): Promise<SendMessageResponse> {
+  async sendMessage(conversationId: string, message: string): Promise<TurnReply> {
     return this.startTurn(conversationId, message);
   }
 
@@ -131,8 +132,32 @@ export class TurnRunner {
    */
   async resolveApproval(uuid: string, approved: boolean, reason: string | undefined, decision: DecisionInput = { decidedBy: 'anonymous', via: 'rest' }): Promise<ResolveApprovalResponse> {
     if (decision.arguments !== undefined && !approved) throw invalidArgument('arguments can only be given with an approval ("approved": true)');
-    const { approval, sessionId, run } = await this.clients.store.getApproval({ uuid });
+    const by = answerDeadline();
+    const found = await this.clients.store.getApproval({ uuid }).catch((error: unknown) => {
+      // Only read so far: whatever went wrong, nothing was decided.
+      if (outcomeUnknown(error)) throw unavailable(`approval ${uuid} could not be read (${errorText(error)}); nothing was decided: decide again`);
+      throw error;
+    });
+    const { approval, sessionId, run } = found;
     if (!approval) throw internal('the store returned no approval');
+    const where = unsettled('', approval.conversationId, uuid);
+    return answerBy(
+      by,
+      this.decide(uuid, approved, reason, decision, { approval, sessionId, run }, by),
+      () => unsettledDecision({ ...where, reason: `the decision had not been carried out when its caller's deadline came; approval ${uuid} shows whether it was recorded, and conversation ${approval.conversationId} what followed` }),
+      (error) => this.log.warn('decision failed after its caller was answered', { approval: uuid, error: errorText(error) }),
+    );
+  }
+
+  /** A decision on an approval read from the store: claimed, and carried out when the claim wins. */
+  private async decide(
+    uuid: string,
+    approved: boolean,
+    reason: string | undefined,
+    decision: DecisionInput,
+    { approval, sessionId, run }: { approval: PendingApproval; sessionId: string; run: Run | undefined },
+    by: number | undefined,
+  ): Promise<ResolveApprovalResponse> {
     return withContextPatch({ sessionId: currentContext()?.sessionId || sessionId, conversationId: approval.conversationId }, async () => {
       const stored = run ? readRun(() => decodeRun(run, uuid)) : legacySimpleRun(approval);
       // Checked before anything is claimed: arguments or an answer that do not fit leave the approval pending.
@@ -159,8 +184,13 @@ export class TurnRunner {
       const answer = await this.activate(activation, () =>
         this.driver.drive(state, { kind: 'approvalDecided', activation: randomUUID(), uuid, approved, ...(reason !== undefined && { reason }), ...facts, approval }, activation),
       );
+      if (answer.kind === 'handedBack' || answer.kind === 'unknown') return this.followDecision(approval, { approved, ...facts }, answer, by);
       const decided = activation.approval ?? approval;
       if (answer.kind !== 'notDecided') recordApprovalDecided(decision.expired ? 'expired' : approved ? 'approved' : 'rejected');
+      if (answer.kind === 'notDecided' && decided.status === ApprovalStatus.APPROVAL_STATUS_PENDING && decision.via !== 'timeout') {
+        // The store refused the claim as too late (its expires_at passed): the deadline is the deadline, the expiry decides.
+        return this.tooLate(decided);
+      }
       if (answer.kind === 'notDecided') {
         this.log.info('approval already decided', { approval: uuid, status: ApprovalStatus[decided.status] });
         return { decided: false, approval: decided, conversation: activation.conversation, ...this.viewOf(activation.conversation) };
@@ -171,6 +201,53 @@ export class TurnRunner {
       const reply = await this.reply(answer, activation);
       return { decided: true, approval: decided, ...reply };
     });
+  }
+
+  /**
+   * A human's decision the store refused because the approval's expires_at had passed, before
+   * the expiry loop got to it: the expiry is carried out now, as the loop would (exactly once:
+   * its claim is the one that stands), and the caller is told of the decision that stands.
+   */
+  private async tooLate(approval: PendingApproval): Promise<ResolveApprovalResponse> {
+    this.log.info('decision refused: the approval had expired', { approval: approval.uuid, expires_at: approval.expiresAt?.toISOString() });
+    const expiry = await this.expire(approval);
+    if (expiry.unsettled) {
+      return unsettledDecision({ ...expiry.unsettled, reason: `this decision came after the approval's expires_at and was refused; its expiry was carried out instead, and ${expiry.unsettled.reason}` });
+    }
+    const { approval: stands } = await this.clients.store.getApproval({ uuid: approval.uuid });
+    const { conversation } = await this.clients.store.getConversation({ id: approval.conversationId, includeMessages: true });
+    return { decided: false, approval: stands ?? approval, conversation, ...(conversation && this.viewOf(conversation)) };
+  }
+
+  /**
+   * The reply of a decision whose carrying out went on without this activation (lease lost,
+   * or the store's answer lost): what the approval and its conversation show once its turn
+   * has ended, when that is before `by`; else unsettled, naming both. A decision whose claim
+   * got no answer may not be recorded: only an approval decided as this request decided it
+   * (same decision, same decider, same face) counts as this request's.
+   */
+  private async followDecision(approval: PendingApproval, asked: DecisionFacts & { approved: boolean }, ended: Unfinished, by: number | undefined): Promise<ResolveApprovalResponse> {
+    const { uuid, conversationId } = approval;
+    const where = `approval ${uuid} (and conversation ${conversationId})`;
+    const recorded = ended.stored ? 'the decision is recorded' : 'whether the decision was recorded is not known';
+    if (ended.kind === 'handedBack') return unsettledDecision(unsettled(`${recorded}; ${ended.reason}; ${where} will show the outcome: do not decide again`, conversationId, uuid, true));
+    const conversation = by === undefined ? undefined : await turnEnded(this.clients.store, conversationId, by);
+    if (conversation) {
+      const stands = conversation.pendingApprovals.some((pending) => pending.uuid === uuid) ? undefined : await this.readApproval(uuid, by!);
+      const ours = stands !== undefined && stands.status !== ApprovalStatus.APPROVAL_STATUS_PENDING && (ended.stored || decidedAsAsked(stands, asked));
+      if (ours) return { decided: true, approval: stands, conversation, result: storedResult(conversation), ...this.viewOf(conversation) };
+      if (stands && stands.status !== ApprovalStatus.APPROVAL_STATUS_PENDING) return { decided: false, approval: stands, conversation, ...this.viewOf(conversation) };
+    }
+    return unsettledDecision(unsettled(`${recorded}, but what followed is not known here (${ended.reason}); it goes on from what is stored: ${where} will show the outcome`, conversationId, uuid));
+  }
+
+  /** The approval as stored, or undefined when it cannot be read by `by`. */
+  private async readApproval(uuid: string, by: number): Promise<PendingApproval | undefined> {
+    try {
+      return (await withContextPatch({ deadline: Math.max(Date.now() + 1, by) }, () => this.clients.store.getApproval({ uuid }))).approval;
+    } catch {
+      return undefined;
+    }
   }
 
   /**
@@ -219,15 +296,25 @@ export class TurnRunner {
     });
   }
 
-  /** Appends the user's message (unless the conversation waits or is busy) and runs it. */
-  private async startTurn(conversationId: string, message: string): Promise<{ conversation: Conversation; result: TurnResult; pipeline?: PipelineView }> {
+  /**
+   * Appends the user's message (unless the conversation waits or is busy) and runs it. A turn
+   * that has not answered a little before the caller's deadline is answered as unsettled: it
+   * goes on, and is stopped at its deadline with a note in the conversation.
+   */
+  private async startTurn(conversationId: string, message: string): Promise<TurnReply> {
     if (message.trim() === '') throw invalidArgument('message must be a non-empty string');
     const started = performance.now();
+    const by = answerDeadline();
     // Every line of the turn, here and in each service it calls, names its conversation.
     return withLearnedIds({ conversationId }, async () => {
       try {
-        const reply = await this.runTurn(conversationId, message);
-        recordTurn(reply.result.waitingApproval ? 'waiting_approval' : 'answered', (performance.now() - started) / 1000);
+        const reply = await answerBy(
+          by,
+          this.runTurn(conversationId, message, by),
+          () => unsettledTurn(unsettled(`the turn had not finished when its caller's deadline came; it is stopped at its deadline (chat.turn_timeout) with a note, and what it did is recorded in conversation ${conversationId}`, conversationId)),
+          (error) => this.log.warn('turn failed after its caller was answered', { conversation: conversationId, error: errorText(error) }),
+        );
+        recordTurn(reply.unsettled ? 'unknown' : reply.result?.waitingApproval ? 'waiting_approval' : 'answered', (performance.now() - started) / 1000);
         return reply;
       } catch (error) {
         recordTurn('failed', (performance.now() - started) / 1000);
@@ -237,8 +324,18 @@ export class TurnRunner {
     });
   }
 
-  private async runTurn(conversationId: string, message: string): Promise<{ conversation: Conversation; result: TurnResult; pipeline?: PipelineView }> {
-    let start = await this.clients.store.startTurn({ conversationId, message: userMessage(message), lease: this.leases.lease() });
+  private async runTurn(conversationId: string, message: string, by: number | undefined): Promise<TurnReply> {
+    let start: StartTurnResponse;
+    try {
+      start = await this.clients.store.startTurn({ conversationId, message: userMessage(message), lease: this.leases.lease() });
+    } catch (error) {
+      if (!outcomeUnknown(error)) throw error;
+      // The message may have been appended and its turn marked with this replica's lease.
+      void this.leases.giveUp(conversationId);
+      return unsettledTurn(
+        unsettled(`whether the message was stored is not known: the conversation store did not answer (${errorText(error)}); if it was, its turn is run from what is stored. Do not send it again before you look at conversation ${conversationId}`, conversationId),
+      );
+    }
     return withLearnedIds({ sessionId: required(start.conversation).sessionId }, async () => {
       const waiting = required(start.conversation);
       if (!start.started && waiting.status === ConversationStatus.CONVERSATION_STATUS_WAITING_APPROVAL && waiting.pendingApproval) {
@@ -253,15 +350,30 @@ export class TurnRunner {
         if (!start.started) throw failedPrecondition(`conversation ${conversationId} changed while its interrupted calls were recorded; send the message again`);
       }
       const started = required(start.conversation);
-      const activation: Activation = { conversationId, watched: started.watched, conversation: started, holdsTurn: true };
+      const activation: Activation = { conversationId, watched: started.watched, conversation: started, holdsTurn: true, stored: 'yes' };
       const state = freshRun(this.env.root ? 'tree' : 'simple', started.runRevision);
-      const answer = await this.activate(activation, () => this.driver.drive(state, { kind: 'userMessage', runId: randomUUID(), activation: randomUUID(), text: message }, activation));
-      return this.reply(answer, activation);
+      const ended = await this.activate(activation, () => this.driver.drive(state, { kind: 'userMessage', runId: randomUUID(), activation: randomUUID(), text: message }, activation));
+      if (ended.kind === 'handedBack' || ended.kind === 'unknown') return this.followTurn(conversationId, ended, by);
+      return this.reply(ended, activation);
     });
   }
 
+  /**
+   * The reply of a turn whose run went on without this activation (lease lost, or the store's
+   * answer lost): the turn as the conversation shows it once it has ended, when that is
+   * before `by`; else unsettled, naming the conversation. A replica that hands its runs back
+   * as it stops says so at once.
+   */
+  private async followTurn(conversationId: string, ended: Unfinished, by: number | undefined): Promise<TurnReply> {
+    const where = `conversation ${conversationId}`;
+    if (ended.kind === 'handedBack') return unsettledTurn(unsettled(`${ended.reason}; its answer will be in ${where}: do not send the message again`, conversationId, undefined, true));
+    const conversation = ended.stored && by !== undefined ? await turnEnded(this.clients.store, conversationId, by) : undefined;
+    if (conversation) return { conversation, result: storedResult(conversation), ...this.viewOf(conversation) };
+    return unsettledTurn(unsettled(`the message is stored, but how its turn ended is not known here (${ended.reason}); it goes on from what is stored, and its answer will be in ${where}`, conversationId));
+  }
+
   /** The reply to a run's answer, with the conversation as the answer leaves it. */
-  private async reply(answer: RunAnswer, activation: Activation): Promise<{ conversation: Conversation; result: TurnResult; pipeline?: PipelineView }> {
+  private async reply(answer: Exclude<RunAnswer, { kind: 'lost' }>, activation: Activation): Promise<{ conversation: Conversation; result: TurnResult; pipeline?: PipelineView }> {
     let conversation = activation.conversation;
     let result: TurnResult;
     switch (answer.kind) {
@@ -309,25 +421,49 @@ export class TurnRunner {
 
   /**
    * Runs an activation that may hold the conversation's running mark, and while it does, the
-   * mark's lease: renewed as it runs; when it is lost, the activation stops at
-   * once and writes nothing more. Its normal ends clear the mark with their last write; one
-   * that fails instead (a store write refused or past the turn's deadline, a bug) would leave
-   * the conversation busy, so the failure clears it here before it is reported —
-   * unless the run was handed back or taken over, when it is another replica's to finish.
+   * mark's lease: renewed as it runs; when it is lost, the machine stops the
+   * activation (leaseLost) unless the write that ends its turn is already on its way.
+   *
+   * How it ended, as its request must tell it: its answer; handed back (this replica stops);
+   * or unknown — its lease was lost, or a store call failed without an answer after its
+   * message or decision was (or may have been) stored. An unknown end gives the run up
+   * (RunLeases.giveUp): whichever replica looks first goes on from what is stored, so nothing
+   * stays busy and an approved call whose outcome was not recorded is asked again, never left
+   * executing. Any other failure is a refusal: the mark is cleared here before it is reported
+   * (a mark left behind keeps the conversation busy).
    */
-  private async activate<T>(activation: Activation, run: () => Promise<T>): Promise<T> {
-    const entry = { conversationId: activation.conversationId, controller: new AbortController() };
+  private async activate(activation: Activation, run: () => Promise<RunAnswer>): Promise<Exclude<RunAnswer, { kind: 'lost' }> | Unfinished> {
+    const entry: ActiveEntry = { conversationId: activation.conversationId, controller: new AbortController(), handedBack: false };
     activation.signal = entry.controller.signal;
     this.active.add(entry);
     const lease = this.leases.keep(
       activation.conversationId,
       () => activation.holdsTurn,
-      (reason) => entry.controller.abort(unavailable(`this replica lost the run of conversation ${activation.conversationId} (${reason}); another replica finishes it`)),
+      (reason) => entry.controller.abort(`this replica lost the lease on the run: ${reason}`),
     );
+    const mayHoldLease = () => activation.holdsTurn || activation.stored === 'maybe';
+    // Stopped by a drain before anything of its request was stored: nothing was done, and its caller may send it again.
+    const handedBack = (reason: string): Unfinished => {
+      if (activation.stored === undefined && !activation.holdsTurn) throw unavailable(`${reason}; nothing was done: send it again`);
+      return { kind: 'handedBack', reason, stored: activation.stored === 'yes' };
+    };
     try {
-      return await run();
+      const answer = await run();
+      if (answer.kind !== 'lost') return answer;
+      if (entry.handedBack) return handedBack(answer.reason);
+      if (mayHoldLease()) void this.leases.giveUp(activation.conversationId);
+      return { kind: 'unknown', reason: answer.reason, stored: activation.stored === 'yes' };
     } catch (error) {
-      if (activation.holdsTurn && !entry.controller.signal.aborted) await endTurn(this.clients, this.log, activation.conversationId, error, this.leases.owner);
+      if (entry.handedBack) return handedBack(String(entry.controller.signal.reason));
+      const lost = entry.controller.signal.aborted;
+      const callDecided = activation.approval?.status === ApprovalStatus.APPROVAL_STATUS_APPROVED || activation.approval?.status === ApprovalStatus.APPROVAL_STATUS_EXECUTING;
+      const unknown = lost || activation.stored === 'maybe' || (activation.stored === 'yes' && (outcomeUnknown(error) || callDecided));
+      if (unknown && mayHoldLease()) void this.leases.giveUp(activation.conversationId);
+      else if (activation.holdsTurn) await endTurn(this.clients, this.log, activation.conversationId, error, this.leases.owner);
+      if (unknown) {
+        this.log.warn('activation ended with its outcome unknown; its run goes on from what is stored', { conversation: activation.conversationId, error: errorText(error) });
+        return { kind: 'unknown', reason: errorText(error), stored: activation.stored === 'yes' };
+      }
       throw error;
     } finally {
       lease.stop();
@@ -345,7 +481,8 @@ export class TurnRunner {
     const { conversation } = await this.clients.store.getConversation({ id: conversationId, includeMessages: true });
     const current = required(conversation);
     await withContextPatch({ sessionId: current.sessionId, conversationId, deadline: Date.now() + this.config.chat.turn_timeout }, async () => {
-      this.log.warn('run taken over from a replica that stopped', { conversation: conversationId, previous_owner: taken.previousOwner, takeovers: taken.takeovers });
+      if (taken.previousOwner === this.leases.owner) this.log.warn('run taken back after this replica gave it up', { conversation: conversationId, takeovers: taken.takeovers });
+      else this.log.warn('run taken over from a replica that stopped', { conversation: conversationId, previous_owner: taken.previousOwner, takeovers: taken.takeovers });
       const { approvals: unfinished } = await this.clients.store.listUnfinishedApprovals({ conversationId });
       let stored: StoredRun | undefined;
       try {
@@ -368,7 +505,7 @@ export class TurnRunner {
       const state = stored ? storedRun(stored, current.runRevision) : freshRun(this.env.root ? 'tree' : 'simple', current.runRevision);
       const answer = await this.activate(activation, () => this.driver.drive(state, { kind: 'takenOver', runId: randomUUID(), activation: randomUUID(), ...plan.event }, activation));
       if (answer.kind === 'superseded' && answer.endTurn) await endTurn(this.clients, this.log, conversationId, new Error(answer.reason), this.leases.owner);
-      this.log.info('taken-over run went on', { conversation: conversationId, answer: answer.kind });
+      this.log.info('taken-over run went on', { conversation: conversationId, answer: answer.kind, ...((answer.kind === 'unknown' || answer.kind === 'handedBack') && { reason: answer.reason }) });
     });
   }
 
@@ -433,15 +570,19 @@ export class TurnRunner {
 
   /**
    * A drain: activations may finish until `handBackAt`; those still running then
-   * stop at once and their leases are released, so another replica takes their runs over
-   * right away instead of after lease_ttl. Their callers get UNAVAILABLE.
+   * stop at once (as a lost lease stops them) and their leases are released, so another
+   * replica takes their runs over right away instead of after lease_ttl. Their callers are
+   * answered that the run was handed back, with where its outcome will be (Unsettled).
    */
   async drain(handBackAt: number): Promise<void> {
     while (this.active.size > 0 && Date.now() < handBackAt) {
       await new Promise((resolve) => setTimeout(resolve, Math.min(50, Math.max(1, handBackAt - Date.now()))));
     }
     const left = [...this.active];
-    for (const entry of left) entry.controller.abort(unavailable(`the replica running conversation ${entry.conversationId} is stopping; its run was handed to another replica, which finishes it`));
+    for (const entry of left) {
+      entry.handedBack = true;
+      entry.controller.abort('this replica is stopping and handed the run to another replica, which finishes it');
+    }
     await Promise.all(
       left.map(async (entry) => {
         const released = await this.leases.release(entry.conversationId);
@@ -494,6 +635,42 @@ function readRun(read: () => StoredRun): StoredRun {
 /** A placeholder until the first store answer of a decision brings the conversation. */
 function emptyConversation(id: string): Conversation {
   return { id, sessionId: '', status: ConversationStatus.CONVERSATION_STATUS_UNSPECIFIED, messages: [], pendingApprovals: [], messageCount: 0, watched: false, runRevision: 0, createdAt: undefined, updatedAt: undefined, usage: undefined };
+}
+
+/** How an activation ended when not with its run's answer (TurnRunner.activate). */
+type Unfinished =
+  /** This replica is stopping: it handed the run to another replica (its lease released). */
+  | { kind: 'handedBack'; reason: string; stored: boolean }
+  /** Its lease was lost, or a store call got no answer: the run goes on from what is stored; `stored` when the request's message or decision surely is. */
+  | { kind: 'unknown'; reason: string; stored: boolean };
+
+/** An activation running here, to hand back on a drain. */
+interface ActiveEntry {
+  conversationId: string;
+  controller: AbortController;
+  handedBack: boolean;
+}
+
+/** The reply of a turn (CreateConversation, SendMessage): with `unsettled`, the rest is not to be read. */
+export interface TurnReply {
+  conversation: Conversation | undefined;
+  result?: TurnResult;
+  pipeline?: PipelineView;
+  unsettled?: Unsettled;
+}
+
+function unsettledTurn(outcome: Unsettled): TurnReply {
+  return { conversation: undefined, unsettled: outcome };
+}
+
+function unsettledDecision(outcome: Unsettled): ResolveApprovalResponse {
+  return { decided: false, approval: undefined, conversation: undefined, unsettled: outcome };
+}
+
+/** Whether an approval stands decided as a request asked: its decision, by the same decider, through the same face. */
+function decidedAsAsked(approval: PendingApproval, asked: DecisionFacts & { approved: boolean }): boolean {
+  const status = asked.approved ? [ApprovalStatus.APPROVAL_STATUS_APPROVED, ApprovalStatus.APPROVAL_STATUS_EXECUTING, ApprovalStatus.APPROVAL_STATUS_DONE, ApprovalStatus.APPROVAL_STATUS_FAILED, ApprovalStatus.APPROVAL_STATUS_INTERRUPTED] : [asked.expired ? ApprovalStatus.APPROVAL_STATUS_EXPIRED : ApprovalStatus.APPROVAL_STATUS_REJECTED];
+  return status.includes(approval.status) && approval.decidedBy === asked.decidedBy && (approval.via ?? undefined) === asked.via;
 }
 
 /** ABORTED: one active run per conversation; the gateway answers it as busy (REST 409). */

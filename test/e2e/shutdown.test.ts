@@ -3,8 +3,10 @@
  * (npm only, as a process manager sends it), or to the process group of `bin/asg up` — stops
  * taking requests (503 with Retry-After), lets the turns in flight answer within
  * `shutdown_grace`, closes the MCP child and exits 0 with no process left. A turn
- * that a stop cuts is handed back (its lease released) and a turn a crash cuts keeps its lease
- * until it expires; either way the restarted agent takes the run over and finishes it.
+ * that a stop cuts is handed back (its lease released) — its caller answered 503 with
+ * Retry-After and the conversation where its answer will be, not left with a closed
+ * connection — and a turn a crash cuts keeps its lease until it expires; either way the
+ * restarted agent takes the run over and finishes it.
  */
 import { connect } from 'node:net';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
@@ -145,7 +147,7 @@ describe('a clean stop', () => {
     }
   });
 
-  it('cuts a turn longer than shutdown_grace, exits 0 within the grace plus a bound, hands the run back, and the restarted agent finishes it', async () => {
+  it('hands back a turn longer than shutdown_grace, telling its caller where the answer will be, exits 0 within the grace plus a bound, and the restarted agent finishes it', async () => {
     const grace = 1_000;
     const agent = await startAgent({ geminiBaseUrl: model.geminiBaseUrl, config: { shutdown_grace: `${grace}ms` } });
     let second: AgentProcess | undefined;
@@ -153,16 +155,22 @@ describe('a clean stop', () => {
       const id = (await post(`${agent.url}/conversations`, {})).body.conversation.id as string;
       const before = modelCalls('hang');
       const turn = post(`${agent.url}/conversations/${id}/messages`, { message: 'hang on grace' }).then(
-        (answer) => answer.status,
-        () => 'cut',
+        (answer) => answer,
+        () => 'cut' as const,
       );
       await until('the turn at the model', () => modelCalls('hang') > before);
       const tree = processTree(agent.pid);
       process.kill(agent.pid, 'SIGTERM');
       // 0: it stopped by itself once the grace ran out, not by the exit forced after the grace and its overrun.
       expect(await agent.exited).toBe(0);
-      expect(await turn).toBe('cut');
-      expect(logLines(agent.output()).find((line) => line.msg === 'gateway drained')).toMatchObject({ finished: expect.any(Number), streams_ended: expect.any(Number), cut: 1 });
+      const handedBack = await turn;
+      if (handedBack === 'cut') throw new Error('the turn was cut with no answer');
+      expect(handedBack.status).toBe(503);
+      expect(handedBack.headers.get('retry-after')).toBe('5');
+      expect(handedBack.body).toMatchObject({ outcome: 'unknown', conversation_id: id });
+      expect(handedBack.body.error).toMatch(/handed the run to another replica, which finishes it; its answer will be in conversation /);
+      // Answered before the gateway's grace ran out: nothing was cut.
+      expect(logLines(agent.output()).find((line) => line.msg === 'gateway drained')).toMatchObject({ finished: 1, streams_ended: expect.any(Number), cut: 0 });
       expect(logLines(agent.output()).some((line) => line.grace_ran_out === true)).toBe(true);
       await until('every process of the tree gone', () => tree.every((pid) => !isRunning(pid)), 5_000);
 

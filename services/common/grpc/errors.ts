@@ -39,3 +39,17 @@ export function isCode(error: unknown, code: GrpcStatus): boolean {
 }
 
 export { GrpcStatus };
+
+/** Statuses of a call that got no answer (in time, or at all), or failed in a way nobody anticipated. */
+const UNANSWERED = new Set<GrpcStatus>([GrpcStatus.DEADLINE_EXCEEDED, GrpcStatus.UNAVAILABLE, GrpcStatus.CANCELLED, GrpcStatus.UNKNOWN, GrpcStatus.INTERNAL]);
+
+/**
+ * Whether a failed call may still have done what it was asked (a write that may be stored):
+ * one that got no answer — its deadline passed, its peer or connection went away — or failed
+ * in a way nobody anticipated (anything that is not a gRPC status, too). Every other status is
+ * a refusal: nothing was done.
+ */
+export function outcomeUnknown(error: unknown): boolean {
+  if (!(error instanceof RpcError || error instanceof ServiceError)) return true;
+  return UNANSWERED.has(error.code);
+}

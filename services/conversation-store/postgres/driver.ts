@@ -30,6 +30,7 @@ import {
   type UpdateRunRequest,
 } from '../../../gen/ts/asg/store/v1/store.js';
 import { redactSecrets } from '../../common/secrets.js';
+import { currentContext } from '../../common/context.js';
 import { aborted, deadlineExceeded, failedPrecondition, internal, invalidArgument, notFound, ServiceError, unavailable } from '../../common/grpc/errors.js';
 import {
   alsoRejected,
@@ -43,6 +44,7 @@ import {
   endingOutcome,
   FIRST_APPROVAL,
   insertedApprovalRow,
+  lostClaim,
   listedStatuses,
   interruptedApprovalProblem,
   newApprovalRow,
@@ -56,7 +58,7 @@ import {
   type NewApprovalFields,
   type NewAuditRow,
 } from '../changes.js';
-import { storedId } from '../ids.js';
+import { storedId, storedIds } from '../ids.js';
 import { decodeApprovalsPageToken, decodeAuditPageToken, decodePageToken, encodePageToken, type PageCursor } from '../page-token.js';
 import {
   conversationStatus,
@@ -454,7 +456,7 @@ export class PostgresConversationStorage implements ConversationStorage {
       // The conversation first (the lock order of every write), then the conditional claim.
       let conversation = await this.lockConversation(tx.client, found.conversation_id);
       const claimed = await this.decide(tx.client, found.uuid, decision);
-      if (!claimed) return { claimed: false, approval: approvalFromRow(await this.requireApproval(tx.client, found.uuid)) };
+      if (!claimed) return lostClaim(approvalFromRow(await this.requireApproval(tx.client, found.uuid)));
       const messages = [...request.messages];
       const resolved = [claimed];
       for (const other of request.approved ? [] : request.alsoReject) {
@@ -671,7 +673,7 @@ export class PostgresConversationStorage implements ConversationStorage {
    * run goes to exactly one. The taken marks become live marks of this replica, so that no
    * sweep takes them for a crash's. No event: the turn goes on, only its owner changed.
    */
-  async takeOverRuns(lease: RunLease, limit: number): Promise<TakenOverRun[]> {
+  async takeOverRuns(lease: RunLease, limit: number, givenUp: readonly string[] = []): Promise<TakenOverRun[]> {
     return this.write(async (tx) => {
       const rows = await this.query<{ id: string; previous_owner: string; previous_expiry: Date; takeovers: number }>(tx.client, 'takeOverRuns', [
         lease.owner,
@@ -680,6 +682,7 @@ export class PostgresConversationStorage implements ConversationStorage {
         limit,
         this.bootId,
         isoTimestamp(this.now()),
+        storedIds(givenUp),
       ]);
       // RETURNING keeps no order: the answer lists them oldest expiry first, as they were chosen.
       rows.sort((a, b) => a.previous_expiry.getTime() - b.previous_expiry.getTime() || a.id.localeCompare(b.id));
@@ -872,7 +875,7 @@ export class PostgresConversationStorage implements ConversationStorage {
 
   /** The conditional claim of one pending approval with a decision, under its conversation's lock; undefined when it is no longer pending. */
   private async decide(client: pg.PoolClient, uuid: string, decision: ClaimDecision): Promise<ApprovalRow | undefined> {
-    const values = [uuid, decision.status, isoTimestamp(this.now()), decision.reason, decision.decided_by, decision.via, decision.edited_args];
+    const values = [uuid, decision.status, isoTimestamp(this.now()), decision.reason, decision.decided_by, decision.via, decision.edited_args, decision.on_time === 1];
     return (await this.query<ApprovalRow>(client, 'claimApproval', values))[0];
   }
 
@@ -895,13 +898,22 @@ export class PostgresConversationStorage implements ConversationStorage {
    * their ids, the counts their changes and the other replicas their NOTIFY as its last
    * statements, under the event_ids lock; once COMMIT succeeded the events go to the
    * listeners of this replica, in id order (OrderedEventDelivery), before the method returns.
+   *
+   * A transaction is committed only while its caller still waits: past the caller's deadline
+   * (the database was slow, or away and back) it is rolled back, so that a caller told its
+   * call did not finish in time does not find it done later (a claim that nobody carries out,
+   * a turn started for a request that answered).
    */
   private async write<R>(body: (tx: WriteTx) => Promise<R>): Promise<R> {
+    const deadline = currentContext()?.deadline;
     let events: ConversationEvent[] = [];
     const result = await this.transaction('BEGIN', 'write', async (client) => {
       const tx: WriteTx = { client, events: [], countDeltas: new Map(), ownerCountDeltas: new Map() };
       const written = await body(tx);
       events = await this.flush(tx);
+      if (deadline !== undefined && Date.now() >= deadline) {
+        throw deadlineExceeded(`the conversation store's database took longer than its caller waits; the change was rolled back: nothing was written`);
+      }
       return written;
     });
     if (events.length > 0) {

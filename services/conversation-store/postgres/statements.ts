@@ -104,9 +104,11 @@ export const SQL = {
   // Under READ COMMITTED a second claimer waits for the first one's row lock, then re-reads
   // the row and finds it decided: it updates nothing.
   // The decision keeps who made it, through which face, and an approval's edited arguments.
+  // A claim on time ($8) also needs the approval's expires_at not to have passed, on the
+  // database's clock (the one expires_at was set on).
   claimApproval: `
     UPDATE approvals SET status = $2, decided_at = $3, updated_at = $3, reason = $4, decided_by = $5, via = $6, edited_args = $7
-    WHERE uuid = $1 AND status = 'pending'
+    WHERE uuid = $1 AND status = 'pending' AND (NOT $8::boolean OR expires_at IS NULL OR expires_at > now())
     RETURNING ${APPROVAL_COLUMNS}`,
   moveApproval: `
     UPDATE approvals SET status = $3, updated_at = $4
@@ -246,12 +248,13 @@ export const SQL = {
   // is left to it, and one it took meanwhile is re-checked on its new version under READ
   // COMMITTED (its fresh lease has not expired, and is not this node's) — then moved to the
   // caller with a fresh lease ($3 ms), a live mark of this replica ($5) set now ($6), and one
-  // more takeover. Returns the previous owner and expiry too, to answer in expiry order.
+  // more takeover. The caller's own leases only where it gave them up ($7). Returns the previous owner and expiry too, to answer in expiry order.
   takeOverRuns: `
     WITH candidates AS (
       SELECT id, lease_owner, lease_expires_at FROM conversations
-      WHERE lease_owner IS NOT NULL AND running_turn_boot IS NOT NULL AND lease_owner <> $1
-        AND (lease_expires_at <= now() OR lease_node = $2)
+      WHERE lease_owner IS NOT NULL AND running_turn_boot IS NOT NULL
+        AND ((lease_owner <> $1 AND (lease_expires_at <= now() OR lease_node = $2))
+          OR (lease_owner = $1 AND id = ANY($7::uuid[])))
       ORDER BY lease_expires_at, id
       LIMIT $4
       FOR UPDATE SKIP LOCKED

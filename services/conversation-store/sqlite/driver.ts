@@ -44,6 +44,7 @@ import {
   endingOutcome,
   FIRST_APPROVAL,
   insertedApprovalRow,
+  lostClaim,
   listedStatuses,
   newestFirst,
   oldestFirst,
@@ -58,7 +59,7 @@ import {
   type ConversationChange,
   type NewApprovalFields,
 } from '../changes.js';
-import { storedId } from '../ids.js';
+import { storedId, storedIds } from '../ids.js';
 import {
   decodeApprovalsPageToken,
   decodeAuditPageToken,
@@ -303,7 +304,7 @@ export class SqliteConversationStorage implements ConversationStorage {
     return this.write(() => {
       const uuid = storedId(request.uuid);
       const claimed = uuid === undefined ? undefined : this.decide(uuid, decision);
-      if (!claimed) return { claimed: false, approval: approvalFromRow(this.requireApproval(request.uuid)) };
+      if (!claimed) return lostClaim(approvalFromRow(this.requireApproval(request.uuid)));
       const messages = [...request.messages];
       const resolved = [claimed];
       for (const other of request.approved ? [] : request.alsoReject) {
@@ -557,10 +558,11 @@ export class SqliteConversationStorage implements ConversationStorage {
    * One transaction (BEGIN IMMEDIATE: the only writer of the file), so no two takers get one
    * run. No event: the turn goes on, only its owner changed.
    */
-  async takeOverRuns(lease: RunLease, limit: number): Promise<TakenOverRun[]> {
+  async takeOverRuns(lease: RunLease, limit: number, givenUp: readonly string[] = []): Promise<TakenOverRun[]> {
     return this.write(() => {
       const now = this.now();
-      const candidates = this.sql.selectTakeoverCandidates.all({ owner: lease.owner, node: lease.node, now, limit });
+      const given_up = JSON.stringify(storedIds(givenUp));
+      const candidates = this.sql.selectTakeoverCandidates.all({ owner: lease.owner, node: lease.node, now, limit, given_up });
       return candidates.map((candidate) => {
         const taken = this.sql.takeOverRun.get({
           id: candidate.id,

@@ -97,11 +97,12 @@ export const SQL = {
     ORDER BY conversation_id, created_at, rowid`,
   // The exactly-once claim: only the update that still sees 'pending' wins.
   // The decision keeps who made it, through which face, and an approval's edited arguments.
+  // A claim on time (@on_time = 1) also needs the approval's expires_at not to have passed.
   claimApproval: `
     UPDATE approvals
     SET status = @status, decided_at = @now, updated_at = @now, reason = @reason,
         decided_by = @decided_by, via = @via, edited_args = @edited_args
-    WHERE uuid = @uuid AND status = 'pending'
+    WHERE uuid = @uuid AND status = 'pending' AND (@on_time = 0 OR expires_at IS NULL OR expires_at > @now)
     RETURNING *`,
   moveApproval: `
     UPDATE approvals SET status = @to, updated_at = @now
@@ -223,10 +224,12 @@ export const SQL = {
     WHERE id = @id AND lease_owner = @owner AND running_turn_boot IS NOT NULL`,
   // What TakeOverRuns may take, oldest expiry first, walking the partial index of leased marks
   // (schema 13): expired leases, and those a previous boot of the taker's node holds.
+  // The taker's own leases only where it gave them up (@given_up, a JSON array of ids).
   selectTakeoverCandidates: `
     SELECT id, lease_owner FROM conversations
-    WHERE lease_owner IS NOT NULL AND running_turn_boot IS NOT NULL AND lease_owner <> @owner
-      AND (lease_expires_at <= @now OR lease_node = @node)
+    WHERE lease_owner IS NOT NULL AND running_turn_boot IS NOT NULL
+      AND ((lease_owner <> @owner AND (lease_expires_at <= @now OR lease_node = @node))
+        OR (lease_owner = @owner AND id IN (SELECT value FROM json_each(@given_up))))
     ORDER BY lease_expires_at, id LIMIT @limit`,
   // The taken mark is fresh and this boot's: the run goes on as a running turn of the taker.
   takeOverRun: `
@@ -275,6 +278,7 @@ interface ClaimRow {
   decided_by: string;
   via: string | null;
   edited_args: string | null;
+  on_time: 0 | 1;
 }
 
 /** A cursor of ListApprovals: after (created_at, uuid), at most `limit` rows. */
@@ -356,7 +360,7 @@ export interface Statements {
   selectTurnsOfOtherBoots: Statement<[string], { id: string }>;
   renewRunLease: Statement<[{ id: string; owner: string; expires_at: number }]>;
   releaseRunLease: Statement<[{ id: string; owner: string; now: number }]>;
-  selectTakeoverCandidates: Statement<[{ owner: string; node: string; now: number; limit: number }], { id: string; lease_owner: string }>;
+  selectTakeoverCandidates: Statement<[{ owner: string; node: string; now: number; limit: number; given_up: string }], { id: string; lease_owner: string }>;
   takeOverRun: Statement<[{ id: string; owner: string; node: string; expires_at: number; boot: string; since: string }], { lease_takeovers: number }>;
 }
 

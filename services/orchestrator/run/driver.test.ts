@@ -13,11 +13,12 @@ import { GrpcStatus, RpcError } from '../../common/grpc/errors.js';
 import { CONVERSATION, delta, driverOf, FakeMesh, finish, RUN_ID, simpleEnv, startTurn, toolCall, treeEnv, type ModelCall, type ModelTurn } from '../../../test/support/orchestrator-mesh.js';
 import { assistantCall, toolResult } from '../domain/messages.js';
 import type { Activation } from './driver.js';
-import { MAX_WRITE_ATTEMPTS, STOPPED_BY_DEADLINE, storedRun } from './machine.js';
+import { freshRun, MAX_WRITE_ATTEMPTS, STOPPED_BY_DEADLINE, storedRun } from './machine.js';
 import { decodeRun, encodeRun, type StoredRun } from './state.js';
 import type { DecisionFacts, MachineEnv, RunAnswer } from './types.js';
 import { approvalsSchema } from '../../common/config/schema.js';
 import { ExpiryPolicy } from '../domain/expiry.js';
+import { until } from '../../../test/support/until.js';
 
 const sleep = (ms: number) => new Promise<void>((resolve) => setTimeout(resolve, ms));
 
@@ -204,6 +205,42 @@ describe("the request's deadline", () => {
       ['First done.', 'first'],
       [STOPPED_BY_DEADLINE, undefined],
     ]);
+  });
+});
+
+describe('a lost lease', () => {
+  /** A user message's run whose lease is lost when `lose` says, through the activation's signal as turns.ts gives it. */
+  async function runLosing(mesh: FakeMesh, lose: (abort: () => void) => void): Promise<RunAnswer> {
+    const controller = new AbortController();
+    lose(() => controller.abort('another replica took the run over'));
+    const conversation = mesh.snapshot();
+    const activation: Activation = { conversationId: CONVERSATION, watched: false, conversation, holdsTurn: true, stored: 'yes', signal: controller.signal };
+    return driverOf(mesh, simpleEnv()).drive(freshRun('simple', conversation.runRevision), { kind: 'userMessage', runId: RUN_ID, activation: 'activation-1', text: 'list resources' }, activation);
+  }
+
+  it('while the turn\'s last write is on its way (a renewal answered after it): the turn has answered, and says so', async () => {
+    const mesh = new FakeMesh({ model: [[delta('Done.'), finish()]] });
+    const answer = await runLosing(mesh, (abort) => (mesh.before.updateRun = abort));
+    expect(answer).toEqual({ kind: 'answered', response: 'Done.' });
+    expect(mesh.conversation.messages.at(-1)).toMatchObject({ role: MessageRole.MESSAGE_ROLE_ASSISTANT, content: 'Done.' });
+  });
+
+  it('at the model: ends at once as lost, without waiting for the model, and writes nothing', async () => {
+    let answerNow!: () => void;
+    let answered = false;
+    const late = async function* () {
+      await new Promise<void>((resolve) => (answerNow = resolve));
+      yield delta('Too late.');
+      answered = true;
+      yield finish();
+    };
+    const mesh = new FakeMesh({ model: [late] });
+    const answer = await runLosing(mesh, (abort) => void until('the model call', () => mesh.modelCalls.length > 0).then(abort));
+    expect(answer).toEqual({ kind: 'lost', reason: 'another replica took the run over' });
+    answerNow();
+    await until('the model answered', () => answered);
+    await new Promise((resolve) => setImmediate(resolve));
+    expect([mesh.writes, mesh.appends]).toEqual([[], []]);
   });
 });
 

@@ -3,7 +3,7 @@ import { MessageRole, type Compaction, type Conversation, type Message, type New
 import { callHash } from '../../common/call-hash.js';
 import type { OrchestratorConfig } from '../../common/config/slices.js';
 import { currentContext, withContextPatch } from '../../common/context.js';
-import { aborted, failedPrecondition, GrpcStatus, internal, isCode, RpcError } from '../../common/grpc/errors.js';
+import { aborted, failedPrecondition, GrpcStatus, internal, isCode, outcomeUnknown, RpcError } from '../../common/grpc/errors.js';
 import type { Logger } from '../../common/log.js';
 import { redactSecrets } from '../../common/secrets.js';
 import { HEADROOM_MS, type OrchestratorClients } from '../clients.js';
@@ -39,7 +39,12 @@ export interface Activation {
   approval?: PendingApproval;
   /** This activation holds the conversation's running mark (store.proto, StartTurn): a failure must clear it. */
   holdsTurn: boolean;
-  /** Aborted when the activation must stop at once and write nothing more (its lease was lost, or it was handed back). */
+  /**
+   * What of the request is stored: `yes` once its message was appended or its claim won, `maybe`
+   * while a claim was sent and its answer never came (the decision may be stored or not).
+   */
+  stored?: 'maybe' | 'yes';
+  /** Aborted, with why as its reason (a string), when the activation's lease is gone (it was lost, or handed back). */
   signal?: AbortSignal;
 }
 
@@ -82,9 +87,12 @@ export class RunDriver {
     const deadline = currentContext()?.deadline;
     const timer = deadline === undefined ? undefined : setTimeout(() => push({ kind: 'timerFired' }), Math.max(0, deadline - Date.now()));
     timer?.unref();
-    const abort = () => fail(activation.signal?.reason);
+    // A lost lease is the machine's to judge: the write that ends the turn may already be stored.
+    const abort = () => push({ kind: 'leaseLost', reason: String(activation.signal?.reason) });
     if (activation.signal?.aborted) abort();
     activation.signal?.addEventListener('abort', abort);
+    // Once the activation is over, store effects still queued behind others are not started.
+    let over = false;
     try {
       for (;;) {
         while (events.length === 0) {
@@ -101,9 +109,11 @@ export class RunDriver {
           if (effect.kind === 'done') answer = effect.answer;
           else if (effect.kind === 'log') this.log[effect.level](effect.message, { conversation: activation.conversationId, ...effect.fields });
           else if (effect.kind === 'refuse') throw effect.code === 'aborted' ? aborted(effect.message) : failedPrecondition(effect.message);
-          else if (IN_ORDER.has(effect.kind)) inOrder = inOrder.then(() => this.execute(effect, activation).then(push, fail));
+          else if (IN_ORDER.has(effect.kind)) inOrder = inOrder.then(() => (over ? undefined : this.execute(effect, activation).then(push, fail)));
           else void this.execute(effect, activation).then(push, fail);
         }
+        // A lost run is left at once: what is queued for the store is no longer this activation's to write.
+        if (answer?.kind === 'lost') return answer;
         if (answer) {
           // What the machine asked the store for before it answered (a rejection forwarded, a node's messages) is done first.
           await inOrder;
@@ -112,6 +122,7 @@ export class RunDriver {
         }
       }
     } finally {
+      over = true;
       if (timer) clearTimeout(timer);
       activation.signal?.removeEventListener('abort', abort);
     }
@@ -146,6 +157,8 @@ export class RunDriver {
       }
       case 'claim': {
         let claim;
+        // From here until the store answers, the decision may be stored: a claim that gets no answer leaves it unknown.
+        activation.stored = 'maybe';
         try {
           claim = await this.clients.store.claimApproval({
             uuid: effect.uuid,
@@ -164,10 +177,12 @@ export class RunDriver {
             ...(effect.expired && { expired: true }),
           });
         } catch (error) {
+          if (!outcomeUnknown(error)) activation.stored = undefined;
           if (effect.expectedRunRevision === undefined || !isCode(error, GrpcStatus.ABORTED)) throw error;
           const { latest, revision } = await this.storedRun(activation);
           return { kind: 'claimConflict', latest, revision };
         }
+        activation.stored = claim.claimed ? 'yes' : undefined;
         activation.conversation = required(claim.conversation);
         activation.watched = activation.conversation.watched;
         activation.approval = claim.approval ?? activation.approval;

@@ -1235,6 +1235,68 @@ describe('timerFired and cancel: no new work, in-flight results come back', () =
   });
 });
 
+describe('a lost lease: the run is no longer this activation\'s, but a turn that answered has answered', () => {
+  const lost: RunEvent = { kind: 'leaseLost', reason: 'another replica took the run over' };
+  const lostAnswer = { kind: 'done', answer: { kind: 'lost', reason: 'another replica took the run over' } };
+
+  it('the turn\'s last write on its way when the lease goes (a renewal that reached the store after it): once written, the answer stands', () => {
+    const finishing = step(simpleAtModel(), ev.text([], 'all done'), SIMPLE);
+    expect(only(finishing.effects, 'write').run).toBeUndefined();
+    const losing = step(finishing.state, lost, SIMPLE);
+    expect(losing.effects).toEqual([]);
+    expect(losing.state).toMatchObject({ status: 'running', lost: 'another replica took the run over' });
+    expect(work(step(losing.state, ev.written(4), SIMPLE).effects)).toEqual([{ kind: 'done', answer: { kind: 'answered', response: 'all done' } }]);
+  });
+
+  it('a pause write on its way: once written, the run paused for its approval', () => {
+    const pausing = step(simpleAtModel(), ev.calls([], [call('c1', 'resources_add', { name: 'x' })]), SIMPLE);
+    const uuid = only(pausing.effects, 'write').approvals[0]!.uuid;
+    const losing = step(pausing.state, lost, SIMPLE);
+    expect(work(step(losing.state, ev.written(4), SIMPLE).effects)).toEqual([{ kind: 'done', answer: { kind: 'paused', approvals: [uuid] } }]);
+  });
+
+  it('nothing on its way: the activation ends at once, lost, and what comes back later starts nothing', () => {
+    const losing = step(simpleAtModel(), lost, SIMPLE);
+    expect(work(losing.effects)).toEqual([lostAnswer]);
+    expect(step(losing.state, ev.text([], 'too late'), SIMPLE).effects).toEqual([]);
+  });
+
+  it('a write refused after the loss (the fence, or a newer run) is not written again: lost', () => {
+    const finishing = step(simpleAtModel(), ev.text([], 'all done'), SIMPLE);
+    const losing = step(finishing.state, lost, SIMPLE);
+    const { run } = simplePaused();
+    expect(work(step(losing.state, ev.conflict({ ...run, runId: 'run-1' }, 9), SIMPLE).effects)).toEqual([lostAnswer]);
+  });
+
+  it('a settle write that joins, stored after the loss: what it stored stands, but the run does not go on after the parallel node', () => {
+    const { env, run, beta } = parallelPaused();
+    const settled: StoredRun = { ...run, pending: [run.pending[1]!], branchOutputs: { '0.0': { output: 'A out', exitLoop: false } }, session: { a: 'A out' } };
+    const joining = feed(storedRun(settled, 6), env, ev.decide(beta, true), ev.claimed(true), ev.ran(beta.uuid, 'added b'), ev.tools(), ev.history([0, 1], []), ev.text([0, 1], 'B out'));
+    expect(joining.state.write).toMatchObject({ purpose: 'settle', joined: [{ output: 'A out' }, { output: 'B out' }] });
+    const losing = step(joining.state, lost, env);
+    expect(losing.effects).toEqual([]);
+    expect(work(step(losing.state, ev.written(7), env).effects)).toEqual([lostAnswer]);
+  });
+
+  it('a claim on its way: won, the decision stands and its call is left to what is stored (not run here); lost, nothing was decided', () => {
+    const { run, approval } = simplePaused();
+    const claiming = step(storedRun(run, 4), ev.decide(approval, true), SIMPLE);
+    expect(only(claiming.effects, 'claim').approved).toBe(true);
+    const losing = step(claiming.state, lost, SIMPLE);
+    expect(losing.effects).toEqual([]);
+    expect(work(step(losing.state, ev.claimed(true), SIMPLE).effects)).toEqual([lostAnswer]);
+    expect(work(step(losing.state, ev.claimed(false), SIMPLE).effects)).toEqual([{ kind: 'done', answer: { kind: 'notDecided' } }]);
+  });
+
+  it('a second loss keeps the first reason, and a loss after the end changes nothing', () => {
+    const finishing = step(simpleAtModel(), ev.text([], 'all done'), SIMPLE);
+    const first = step(finishing.state, lost, SIMPLE);
+    expect(step(first.state, { kind: 'leaseLost', reason: 'later' }, SIMPLE).state.lost).toBe('another replica took the run over');
+    const done = step(first.state, ev.written(4), SIMPLE);
+    expect(step(done.state, { kind: 'leaseLost', reason: 'after the end' }, SIMPLE).effects).toEqual([]);
+  });
+});
+
 describe('events that do not belong are ignored; the machine is pure and deterministic', () => {
   it('events for a path with no node waiting change nothing but the in-flight count', () => {
     const state = simpleAtModel();

@@ -66,6 +66,7 @@ export function next(state: RunState, event: RunEvent, env: MachineEnv): { state
   if (ANSWERS.has(event.kind)) m.s.inFlight = Math.max(0, m.s.inFlight - 1);
   handle(m, event);
   if (m.s.stop !== undefined && m.s.status === 'running') applyStop(m, m.s.stop);
+  if (m.s.lost !== undefined && m.s.status === 'running') applyLoss(m, m.s.lost);
   m.s.inFlight += m.fx.filter((effect) => ASKS.has(effect.kind)).length;
   return { state: m.s, effects: m.fx };
 }
@@ -185,6 +186,9 @@ function handle(m: Step, event: RunEvent): void {
       return;
     case 'cancel':
       m.s.stop ??= stoppedText(event.reason);
+      return;
+    case 'leaseLost':
+      m.s.lost ??= event.reason;
       return;
     case 'takenOver':
       return takenOver(m, event);
@@ -746,6 +750,25 @@ function applyStop(m: Step, text: string): void {
   emitWrite(m);
 }
 
+/**
+ * The lease is lost: the run is no longer this activation's, so it asks for nothing more, and
+ * ends at once — unless a write or a claim it asked for before is on its way. A write passed
+ * the store's fence or it will be refused; when it is stored (written) its answer stands: the
+ * turn answered (or paused) before the lease went, and a renewal that reaches the store just
+ * after the turn's last write ended it is not a lost run. A claim's answer says whether the
+ * decision stands (what it decided is then carried out from what is stored) or nothing was
+ * decided. A write or a claim it would ask for now is not asked.
+ */
+function applyLoss(m: Step, reason: string): void {
+  const wroteNow = m.fx.some((effect) => effect.kind === 'write');
+  const claimedNow = m.fx.some((effect) => effect.kind === 'claim');
+  m.fx = m.fx.filter((effect) => effect.kind === 'log');
+  if (wroteNow) m.s.write = undefined;
+  if (claimedNow && m.s.decision) m.s.decision.inClaim = false;
+  if (m.s.write || m.s.decision?.inClaim) return;
+  end(m, { kind: 'lost', reason });
+}
+
 /** The answer of a simple-mode activation that went on after a rejection: it says first that the operation was cancelled, which clients look for. */
 function afterRejection(response: string): string {
   return response ? `${CANCELLED_BY_USER}\n\n${response}` : CANCELLED_BY_USER;
@@ -761,6 +784,7 @@ function approvalDecided(m: Step, event: Extract<RunEvent, { kind: 'approvalDeci
   m.s.decision = { uuid: event.uuid, approved: event.approved, ...(event.reason !== undefined && { reason: event.reason }), ...facts, approval, ...(pause && { pause }), nodes: {}, others: [], claimed: false, conflicts: 0 };
   if (approval.status !== ApprovalStatus.APPROVAL_STATUS_PENDING) {
     // Decided already: the claim loses and says how; nothing else is checked or prepared.
+    m.s.decision.inClaim = true;
     m.fx.push({ kind: 'claim', uuid: event.uuid, approved: event.approved, ...(event.reason !== undefined && { reason: event.reason }), ...facts, messages: [], clearRun: false, alsoReject: [], continuesTurn: false });
     return;
   }
@@ -864,6 +888,7 @@ function prepareClaim(m: Step): void {
 function claimConflict(m: Step, latest: StoredRun | undefined, revision: number): void {
   const decision = m.s.decision;
   if (!decision || decision.claimed) return;
+  decision.inClaim = false;
   decision.conflicts += 1;
   if (decision.conflicts >= MAX_WRITE_ATTEMPTS) {
     m.s.status = 'ended';
@@ -894,6 +919,7 @@ function claim(m: Step): void {
   const decision = m.s.decision!;
   const reason = decision.reason;
   const facts = decisionFacts(decision);
+  decision.inClaim = true;
   if (decision.approved) {
     m.fx.push({ kind: 'claim', uuid: decision.uuid, approved: true, ...(reason !== undefined && { reason }), ...facts, messages: [], clearRun: false, alsoReject: [], continuesTurn: true });
     return;
@@ -941,6 +967,7 @@ function cancelledWith(rejected: PendingApproval, other: PendingApproval, node: 
 function claimed(m: Step, won: boolean): void {
   const decision = m.s.decision;
   if (!decision) return;
+  decision.inClaim = false;
   if (!won) return end(m, { kind: 'notDecided' });
   decision.claimed = true;
   const pause = decision.pause ?? { approvalUuid: decision.uuid, path: [], outputKey: '', fingerprint: '', loopIterations: {}, nodeMessages: null, toolName: decision.approval.toolName, argsHash: decision.approval.argsHash };

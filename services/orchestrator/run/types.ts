@@ -166,6 +166,8 @@ interface Decision extends DecisionFacts {
   claimed: boolean;
   /** Claims refused because the run changed under them (claimConflict). */
   conflicts: number;
+  /** Its claim was asked and has not come back: until it does, the decision may or may not be stored. */
+  inClaim?: boolean;
 }
 
 export interface RunState {
@@ -201,6 +203,8 @@ export interface RunState {
   inFlight: number;
   /** A cancel or the deadline came: no new work starts, and once nothing is in flight the run ends with this note. */
   stop?: string;
+  /** The activation lost its lease (leaseLost) while the write it waits for was on its way: why. */
+  lost?: string;
 }
 
 export type RunEvent =
@@ -231,6 +235,12 @@ export type RunEvent =
   | { kind: 'timerFired' }
   | { kind: 'cancel'; reason: string }
   /**
+   * The activation's lease on its turn is gone (another replica took the run over, it could not
+   * be renewed for a whole lease_ttl, or this replica hands the run back as it stops): it is no
+   * longer this activation's run, which stops at once and asks for nothing more.
+   */
+  | { kind: 'leaseLost'; reason: string }
+  /**
    * The run of a replica that died (or handed it back) goes on here from what is
    * stored. `approved`: an approval claimed but whose call never started — it runs now.
    * `resumed`: a decided approval whose continuation was cut off — it goes on after it.
@@ -250,7 +260,9 @@ export type RunAnswer =
   /** A rejection cancelled the agent tree's run. */
   | { kind: 'cancelled' }
   /** The stored run belongs to another run now, or none: this activation is over. */
-  | { kind: 'superseded'; reason: string; endTurn: boolean };
+  | { kind: 'superseded'; reason: string; endTurn: boolean }
+  /** The lease was lost before the turn's last write was stored: what the run does next is another activation's (leaseLost). */
+  | { kind: 'lost'; reason: string };
 
 export type Effect =
   | { kind: 'loadTools' }
