@@ -8,6 +8,7 @@ import { startGateway } from './index.js';
 import { SCALAR_SCRIPT_URL } from './openapi/docs-page.js';
 import { logLines } from '../test/support/log-lines.js';
 import { freePort } from '../test/support/ports.js';
+import { rawRequest } from '../test/support/raw-http.js';
 
 /**
  * The real gateway on 127.0.0.1:0. Nothing here needs a working backend: the routes are
@@ -127,6 +128,15 @@ describe('gateway with its backends down', () => {
       expect(res.status).toBe(404);
       expect(res.json?.error).toBe(`no route for ${method} ${path.split('?')[0]}; the API reference is at GET /docs`);
     }
+  });
+
+  it('answers TRACE with 405 on every route, the faces that hand a request on as a web Request (tRPC, MCP) included, and logs no error', async () => {
+    const before = stdout.lines().length;
+    for (const path of ['/conversations', `/approvals/${APPROVAL_UUID}`, '/health', '/trpc/conversations.list', '/trpc/approvals.resolve', '/mcp', '/a2a', '/v1/chat/completions', '/', '/nowhere']) {
+      const res = await rawRequest(gateway.url, { method: 'TRACE', path });
+      expect([path, res.status, res.json?.error]).toEqual([path, 405, 'TRACE is not allowed on any route of this server']);
+    }
+    expect(logLines(stdout.lines().slice(before).join('\n')).filter((line) => line.level === 'error')).toEqual([]);
   });
 
   it('answers malformed JSON with 400', async () => {
