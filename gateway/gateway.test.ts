@@ -139,6 +139,23 @@ describe('gateway with its backends down', () => {
     expect(logLines(stdout.lines().slice(before).join('\n')).filter((line) => line.level === 'error')).toEqual([]);
   });
 
+  it('logs no error for a DELETE /mcp whose body was sent unframed (its bytes break the connection after the request)', async () => {
+    const before = stdout.lines().length;
+    const socket = net.connect(gateway.port, '127.0.0.1');
+    const answer = new Promise<string>((resolve) => {
+      let text = '';
+      socket.on('data', (chunk) => (text += chunk.toString('utf8')));
+      socket.on('close', () => resolve(text));
+      socket.on('error', () => resolve(text));
+    });
+    // No Content-Length and no chunked framing: the body is, to HTTP, the start of a next request.
+    socket.end(`DELETE /mcp HTTP/1.1\r\nHost: 127.0.0.1:${gateway.port}\r\nContent-Type: application/json\r\n\r\n{"jsonrpc":"2.0","id":1,"method":"ping"}`);
+    expect(await answer).toMatch(/^HTTP\/1\.1 [45]\d\d /);
+    const logged = () => logLines(stdout.lines().slice(before).join('\n'));
+    await vi.waitFor(() => expect(logged().some((line) => line.msg === 'request' && line.method === 'DELETE' && line.path === '/mcp')).toBe(true));
+    expect(logged().filter((line) => line.level === 'error')).toEqual([]);
+  });
+
   it('answers malformed JSON with 400', async () => {
     for (const path of ['/conversations', `/conversations/${CONVERSATION_ID}/messages`, `/approvals/${APPROVAL_UUID}`]) {
       const res = await call(gateway, 'POST', path, { body: '{"message": "unterminated' });
