@@ -127,6 +127,35 @@ describe('edited arguments', () => {
   });
 });
 
+describe('the faces that store no JSON value of the caller', () => {
+  it('A2A, MCP and OpenAI refuse deep values in their own way, decide nothing, and approvals still read', async () => {
+    const { uuid, conversation } = await pendingApproval('other-faces');
+    const deep = nestedObjects(200);
+    // A2A: a data part that says neither yes nor no leaves the task waiting; its depth changes nothing.
+    const a2a = await post(`${agent.url}/a2a`, {
+      jsonrpc: '2.0',
+      id: 1,
+      method: 'message/send',
+      params: { message: { kind: 'message', role: 'user', messageId: 'm-1', taskId: conversation, parts: [{ kind: 'data', data: { deep } }], metadata: { deep } } },
+    });
+    expect(a2a.status).toBe(200);
+    expect(a2a.body.result).toMatchObject({ kind: 'task', id: conversation, status: { state: 'input-required' } });
+    // MCP: arguments that are not the tool's are an error result.
+    const mcp = await request(`${agent.url}/mcp`, 'POST', JSON.stringify({ jsonrpc: '2.0', id: 2, method: 'tools/call', params: { name: 'ask', arguments: { deep } } }), {
+      accept: 'application/json, text/event-stream',
+    });
+    expect(mcp.status).toBe(200);
+    expect(mcp.body).toMatch(/"isError":true/);
+    // OpenAI: a message content that is no text is a 400 in OpenAI's error shape.
+    const openai = await post(`${agent.url}/v1/chat/completions`, { model: 'test-agent', messages: [{ role: 'user', content: deep }] });
+    expect(openai.status).toBe(400);
+    expect(openai.body.error.type).toBe('invalid_request_error');
+
+    expect((await get(`${agent.url}/approvals/${uuid}`)).body.status).toBe('pending');
+    expect((await get(`${agent.url}/approvals`)).status).toBe(200);
+  });
+});
+
 describe("the model's arguments", () => {
   it.each([
     ['deep arguments', DEPTH_REFUSED],
