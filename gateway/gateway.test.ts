@@ -8,6 +8,7 @@ import { startGateway } from './index.js';
 import { SCALAR_SCRIPT_URL } from './openapi/docs-page.js';
 import { logLines } from '../test/support/log-lines.js';
 import { freePort } from '../test/support/ports.js';
+import { rawRequest } from '../test/support/raw-http.js';
 
 /**
  * The real gateway on 127.0.0.1:0. Nothing here needs a working backend: the routes are
@@ -127,6 +128,32 @@ describe('gateway with its backends down', () => {
       expect(res.status).toBe(404);
       expect(res.json?.error).toBe(`no route for ${method} ${path.split('?')[0]}; the API reference is at GET /docs`);
     }
+  });
+
+  it('answers TRACE with 405 on every route, the faces that hand a request on as a web Request (tRPC, MCP) included, and logs no error', async () => {
+    const before = stdout.lines().length;
+    for (const path of ['/conversations', `/approvals/${APPROVAL_UUID}`, '/health', '/trpc/conversations.list', '/trpc/approvals.resolve', '/mcp', '/a2a', '/v1/chat/completions', '/', '/nowhere']) {
+      const res = await rawRequest(gateway.url, { method: 'TRACE', path });
+      expect([path, res.status, res.json?.error]).toEqual([path, 405, 'TRACE is not allowed on any route of this server']);
+    }
+    expect(logLines(stdout.lines().slice(before).join('\n')).filter((line) => line.level === 'error')).toEqual([]);
+  });
+
+  it('logs no error for a DELETE /mcp whose body was sent unframed (its bytes break the connection after the request)', async () => {
+    const before = stdout.lines().length;
+    const socket = net.connect(gateway.port, '127.0.0.1');
+    const answer = new Promise<string>((resolve) => {
+      let text = '';
+      socket.on('data', (chunk) => (text += chunk.toString('utf8')));
+      socket.on('close', () => resolve(text));
+      socket.on('error', () => resolve(text));
+    });
+    // No Content-Length and no chunked framing: the body is, to HTTP, the start of a next request.
+    socket.end(`DELETE /mcp HTTP/1.1\r\nHost: 127.0.0.1:${gateway.port}\r\nContent-Type: application/json\r\n\r\n{"jsonrpc":"2.0","id":1,"method":"ping"}`);
+    expect(await answer).toMatch(/^HTTP\/1\.1 [45]\d\d /);
+    const logged = () => logLines(stdout.lines().slice(before).join('\n'));
+    await vi.waitFor(() => expect(logged().some((line) => line.msg === 'request' && line.method === 'DELETE' && line.path === '/mcp')).toBe(true));
+    expect(logged().filter((line) => line.level === 'error')).toEqual([]);
   });
 
   it('answers malformed JSON with 400', async () => {

@@ -91,7 +91,7 @@ beforeAll(async () => {
   await storeClient.updateRun({
     conversationId: tree,
     messages: [{ role: MessageRole.MESSAGE_ROLE_ASSISTANT, content: 'asks to publish', node: 'writer' }],
-    approvals: [{ uuid: APPROVAL, toolCallId: 'call-1', toolName: 'publish', toolArgs: {}, description: 'Publish the draft', agentChain: [] }],
+    approvals: [{ uuid: APPROVAL, toolCallId: 'call-1', toolName: 'publish', toolArgsJson: '{}', description: 'Publish the draft', agentChain: [] }],
     run: RUN,
     expectedRevision: 0,
     returnConversation: false,

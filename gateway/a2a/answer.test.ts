@@ -9,7 +9,7 @@ function approval(uuid: string): PendingApproval {
     uuid,
     conversationId: 'c1',
     toolName: 'resources_add',
-    toolArgs: {},
+    toolArgsJson: '{}',
     description: 'add',
     createdAt: new Date(0),
     status: ApprovalStatus.APPROVAL_STATUS_PENDING,

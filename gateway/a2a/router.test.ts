@@ -59,7 +59,7 @@ class FakeMesh implements TaskBackend {
       uuid: randomUUID(),
       conversationId,
       toolName: 'resources_add',
-      toolArgs: { name, value: 1 },
+      toolArgsJson: JSON.stringify({ name, value: 1 }),
       description: `resources_add on resources: {"name":"${name}","value":1}`,
       createdAt: new Date(),
       status: ApprovalStatus.APPROVAL_STATUS_PENDING,
@@ -161,8 +161,9 @@ class FakeMesh implements TaskBackend {
       this.message(conversation, MessageRole.MESSAGE_ROLE_TOOL, 'Operation cancelled by user.');
       return { decided: true, conversation: this.snapshot(conversation), result: { response: 'Operation cancelled by user.', waitingApproval: false } };
     }
-    this.ran.push(String(approval.toolArgs?.name));
-    const response = `Done. resources_add: added ${String(approval.toolArgs?.name)}`;
+    const { name } = JSON.parse(approval.toolArgsJson) as { name?: string };
+    this.ran.push(String(name));
+    const response = `Done. resources_add: added ${String(name)}`;
     this.message(conversation, MessageRole.MESSAGE_ROLE_ASSISTANT, response);
     return { decided: true, conversation: this.snapshot(conversation), result: { response, waitingApproval: false } };
   }

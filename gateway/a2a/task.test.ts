@@ -9,7 +9,7 @@ function approval(uuid: string, chain: string[] = []): PendingApproval {
     uuid,
     conversationId: 'c1',
     toolName: 'resources_add',
-    toolArgs: { name: 'x', value: 1 },
+    toolArgsJson: JSON.stringify({ name: 'x', value: 1 }),
     description: 'resources_add on resources: {"name":"x","value":1}',
     createdAt: at,
     status: ApprovalStatus.APPROVAL_STATUS_PENDING,
@@ -31,7 +31,7 @@ const active: Conversation = {
   messages: [
     message(MessageRole.MESSAGE_ROLE_SYSTEM, 'You manage resources.'),
     message(MessageRole.MESSAGE_ROLE_USER, 'list'),
-    message(MessageRole.MESSAGE_ROLE_ASSISTANT, '', { toolCall: { id: 't', name: 'resources_list', arguments: {} } }),
+    message(MessageRole.MESSAGE_ROLE_ASSISTANT, '', { toolCall: { id: 't', name: 'resources_list', argumentsJson: '{}' } }),
     message(MessageRole.MESSAGE_ROLE_TOOL, '[]'),
     message(MessageRole.MESSAGE_ROLE_ASSISTANT, 'There are none.'),
     message(MessageRole.MESSAGE_ROLE_TOOL, 'late tool output'),

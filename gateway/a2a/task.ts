@@ -1,5 +1,6 @@
 import { ConversationStatus, MessageRole, type Conversation, type PendingApproval } from '../../gen/ts/asg/store/v1/store.js';
 import type { TurnResult } from '../../gen/ts/asg/orchestrator/v1/orchestrator.js';
+import { jsonObjectOf } from '../../services/common/json-value.js';
 
 /**
  * A conversation seen as an A2A task, in no dialect in particular: what each dialect's
@@ -57,7 +58,7 @@ function approvalRequest(approval: PendingApproval): ApprovalRequest {
   return {
     uuid: approval.uuid,
     toolName: approval.toolName,
-    toolArgs: approval.toolArgs ?? {},
+    toolArgs: jsonObjectOf(approval.toolArgsJson),
     description: approval.description,
     chain: [...(approval.agentChain ?? [])],
   };

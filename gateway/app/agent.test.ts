@@ -30,7 +30,7 @@ describe('resultFromConversation', () => {
       uuid: 'u1',
       conversationId: 'c1',
       toolName: 'delete',
-      toolArgs: {},
+      toolArgsJson: '{}',
       description: 'delete',
       createdAt: new Date(0),
       status: ApprovalStatus.APPROVAL_STATUS_PENDING,
@@ -150,7 +150,7 @@ describe('createAgent: approvals as resources and decisions with identity', () =
     await agent.resolveApproval('u1', 'approved', { decider: { principal: 'token:alice', via: 'web' }, reason: 'fixed', arguments: { name: 'web-9' } });
     await agent.resolveApproval('u2', 'rejected', { decider: { principal: 'anonymous', via: 'cli' } });
     expect(asked.resolveApproval).toEqual([
-      { uuid: 'u1', approved: true, reason: 'fixed', decidedBy: 'token:alice', via: 'web', arguments: { name: 'web-9' } },
+      { uuid: 'u1', approved: true, reason: 'fixed', decidedBy: 'token:alice', via: 'web', argumentsJson: '{"name":"web-9"}' },
       { uuid: 'u2', approved: false, reason: undefined, decidedBy: 'anonymous', via: 'cli' },
     ]);
   });

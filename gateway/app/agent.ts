@@ -9,6 +9,7 @@ import {
 import type { CreateConversationRequest, InputView, PipelineView, TurnResult } from '../../gen/ts/asg/orchestrator/v1/orchestrator.js';
 import type { Tool, ToolServer } from '../../gen/ts/asg/tools/v1/tools.js';
 import { internal } from '../../services/common/grpc/errors.js';
+import { jsonObjectText } from '../../services/common/json-value.js';
 import type { Backends } from './backends.js';
 import { busyOr } from './busy.js';
 import { OutcomeUnknown, unknownIfLate } from './outcome-unknown.js';
@@ -234,8 +235,9 @@ export function createAgent(backends: Pick<Backends, 'orchestrator' | 'store'>):
         reason,
         decidedBy: decider.principal,
         via: decider.via,
-        ...(edited !== undefined && { arguments: edited }),
-        ...(input !== undefined && { input }),
+        // Bounded here, for every face at once: nothing over the limits of a stored JSON value leaves the edge (400).
+        ...(edited !== undefined && { argumentsJson: jsonObjectText(edited, '"arguments"') }),
+        ...(input !== undefined && { inputJson: jsonObjectText(input, '"input"') }),
       }).catch((error: unknown) => {
         throw unknownIfLate(error, { approvalUuid: uuid });
       });

@@ -34,8 +34,8 @@ describe('conversationEventJson', () => {
   it('maps live-only events with id 0', () => {
     expect(conversationEventJson(event(0, { textDelta: { text: 'Hel', node: 'writer' } }))).toEqual({ id: 0, ...base, kind: 'text_delta', text: 'Hel', node: 'writer' });
     expect(conversationEventJson(event(0, { textDelta: { text: 'lo' } }))).toEqual({ id: 0, ...base, kind: 'text_delta', text: 'lo' });
-    expect(conversationEventJson(event(0, { toolCallStarted: { id: 'call-1', name: 'resources_list', arguments: {} } }))).toEqual({ id: 0, ...base, kind: 'tool_call_started', tool_call: { name: 'resources_list', arguments: {} } });
-    expect(conversationEventJson(event(0, { toolCallFinished: { id: 'call-1', name: 'resources_list', arguments: {}, result: '[]', isError: false } }))).toMatchObject({
+    expect(conversationEventJson(event(0, { toolCallStarted: { id: 'call-1', name: 'resources_list', argumentsJson: '{}' } }))).toEqual({ id: 0, ...base, kind: 'tool_call_started', tool_call: { name: 'resources_list', arguments: {} } });
+    expect(conversationEventJson(event(0, { toolCallFinished: { id: 'call-1', name: 'resources_list', argumentsJson: '{}', result: '[]', isError: false } }))).toMatchObject({
       kind: 'tool_call_finished',
       tool_call: { name: 'resources_list', result: '[]', is_error: false },
     });

@@ -8,7 +8,7 @@ const approval: PendingApproval = {
   uuid: 'b2e4d8f1-7a36-4c95-8e10-5d9f3a6c2e47',
   conversationId: 'c1',
   toolName: 'delete_resource',
-  toolArgs: { id: 'res-42' },
+  toolArgsJson: JSON.stringify({ id: 'res-42' }),
   description: 'delete res-42',
   createdAt: new Date('2025-01-15T10:02:03.000Z'),
   status: ApprovalStatus.APPROVAL_STATUS_REJECTED,

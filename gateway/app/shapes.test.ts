@@ -21,7 +21,7 @@ const approval: PendingApproval = {
   uuid: 'b2e4d8f1-7a36-4c95-8e10-5d9f3a6c2e47',
   conversationId: '6f1c9a52-3d47-4b8e-9a21-0c5e7d4f8b13',
   toolName: 'delete_resource',
-  toolArgs: { id: 'res-42', force: true },
+  toolArgsJson: JSON.stringify({ id: 'res-42', force: true }),
   description: 'delete_resource({"id":"res-42"})',
   createdAt: created,
   status: ApprovalStatus.APPROVAL_STATUS_PENDING,
@@ -41,7 +41,7 @@ const conversation: Conversation = {
       id: 'm2',
       role: MessageRole.MESSAGE_ROLE_ASSISTANT,
       content: '',
-      toolCall: { id: 'call-1', name: 'delete_resource', arguments: { id: 'res-42' } },
+      toolCall: { id: 'call-1', name: 'delete_resource', argumentsJson: JSON.stringify({ id: 'res-42' }) },
       createdAt: created,
       seq: 2,
     },
@@ -252,7 +252,7 @@ describe('messageJson (M)', () => {
       id: 'm3',
       role: MessageRole.MESSAGE_ROLE_TOOL,
       content: '',
-      toolCall: { id: 'call-1', name: 'list', arguments: undefined, result: '', isError: false },
+      toolCall: { id: 'call-1', name: 'list', argumentsJson: JSON.stringify(undefined), result: '', isError: false },
       createdAt: created,
       seq: 3,
     });
@@ -282,7 +282,7 @@ describe('pendingApprovalJson (P)', () => {
   });
 
   it('treats empty proxy fields (an empty agent chain too) as absent and missing arguments as {}', () => {
-    const json = pendingApprovalJson({ ...approval, remoteTaskId: '', remoteAgentName: '', toolArgs: undefined, agentChain: [] });
+    const json = pendingApprovalJson({ ...approval, remoteTaskId: '', remoteAgentName: '', toolArgsJson: JSON.stringify(undefined), agentChain: [] });
     expect(json).not.toHaveProperty('remote_task_id');
     expect(json).not.toHaveProperty('remote_agent_name');
     expect(json).not.toHaveProperty('agent_chain');
@@ -317,7 +317,7 @@ describe('approvalRecordJson (an approval as a resource)', () => {
       decidedBy: 'alice',
       via: 'web',
       reason: 'force off',
-      editedArgs: { id: 'res-42', force: false },
+      editedArgsJson: JSON.stringify({ id: 'res-42', force: false }),
     });
     expect(Object.keys(json)).toEqual(['uuid', 'conversation_id', 'tool_name', 'tool_args', 'description', 'status', 'execution', 'requested_at', 'decided_at', 'decided_by', 'via', 'reason', 'edited_args']);
     expect(json).toMatchObject({ status: 'approved', execution: 'done', decided_at: '2025-01-15T10:04:00.000Z', decided_by: 'alice', via: 'web', reason: 'force off' });

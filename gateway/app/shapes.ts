@@ -12,6 +12,7 @@ import {
 import type { PipelinePauseView, PipelineView, TurnResult } from '../../gen/ts/asg/orchestrator/v1/orchestrator.js';
 import type { Tool, ToolServer } from '../../gen/ts/asg/tools/v1/tools.js';
 import { timeoutActionName, type TimeoutActionName } from '../../services/common/approval-resource.js';
+import { jsonObjectOf } from '../../services/common/json-value.js';
 export { approvalRecordJson, type ApprovalRecordJson } from '../../services/common/approval-resource.js';
 
 /**
@@ -243,7 +244,7 @@ export function toolCallJson(call: ToolCall): ToolCallJson {
   // The provider's tool-call id only pairs calls with results inside the model history.
   return {
     name: call.name,
-    arguments: call.arguments ?? {},
+    arguments: jsonObjectOf(call.argumentsJson),
     ...(call.result !== undefined && { result: call.result }),
     ...(call.isError !== undefined && { is_error: call.isError }),
     ...(call.rejected && { rejected: true as const }),
@@ -273,7 +274,7 @@ export function pendingApprovalJson(approval: PendingApproval): PendingApprovalJ
     uuid: approval.uuid,
     conversation_id: approval.conversationId,
     tool_name: approval.toolName,
-    tool_args: approval.toolArgs ?? {},
+    tool_args: jsonObjectOf(approval.toolArgsJson),
     description: approval.description,
     // Only proxy approvals (a sub-agent's own approval) have these; empty means none.
     ...(approval.remoteTaskId && { remote_task_id: approval.remoteTaskId }),

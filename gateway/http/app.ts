@@ -1,6 +1,7 @@
 import express, { type Express, type NextFunction, type Request, type RequestHandler, type Response, type Router } from 'express';
 import { capText, type Logger } from '../../services/common/log.js';
 import { redactSecrets } from '../../services/common/secrets.js';
+import { isForbiddenWebMethod } from '../../services/common/web-http.js';
 import { failureOf } from '../app/errors.js';
 import { crossSiteGuard, LOOPBACK_SETTINGS, type CrossSiteSettings } from './cross-site.js';
 import { requestScopeMiddleware } from './request-scope.js';
@@ -23,6 +24,18 @@ export function undecodablePathGuard() {
 }
 
 /**
+ * TRACE is answered 405 on every path, before any face: no route serves it, and the faces that
+ * hand a request on as a web Request (tRPC, MCP) cannot even make one of it — fetch forbids
+ * the method (services/common/web-http.ts) — which made it a 500.
+ */
+export function traceGuard() {
+  return (req: Request, res: Response, next: NextFunction) => {
+    if (!isForbiddenWebMethod(req.method)) return next();
+    res.status(405).json({ error: `${req.method} is not allowed on any route of this server` });
+  };
+}
+
+/**
  * The last error handler of a server: failures no adapter answered, in the `{"error"}` shape.
  * A client's mistake that reached here (a body parser's refusal, an undecodable parameter) keeps
  * its 4xx and is not logged as an error — its text is the caller's; anything else is a 500 with
@@ -40,7 +53,8 @@ export function finalErrorHandler(log: Logger) {
 
 /**
  * The HTTP application all faces share: request scope (context, span, request log) first,
- * then the cross-site guard (Host, Origin, Content-Type; see cross-site.ts) and the path check,
+ * then the cross-site guard (Host, Origin, Content-Type; see cross-site.ts), the path check
+ * and the refusal of TRACE,
  * then authentication (`authGate`, gateway/auth/middleware.ts; none for servers without it),
  * then each adapter's router, then JSON answers for unknown paths and for any error no
  * adapter handled — Express's own fallback would print a stack trace as HTML.
@@ -52,6 +66,7 @@ export function createHttpApp(adapters: Router[], log: Logger, site: CrossSiteSe
   app.use(requestScopeMiddleware(log));
   app.use(crossSiteGuard(site, log));
   app.use(undecodablePathGuard());
+  app.use(traceGuard());
   if (authGate) app.use(authGate);
   for (const adapter of adapters) app.use(adapter);
   app.use((req: Request, res: Response) => {

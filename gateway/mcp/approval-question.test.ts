@@ -9,7 +9,7 @@ const approval: PendingApproval = {
   uuid: '9b1e6c2a-0d4f-4e8a-b7c3-5a1f2e3d4c5b',
   conversationId: 'c0ffee00-0000-4000-8000-000000000000',
   toolName: 'resources_remove',
-  toolArgs: { pattern: '^web-1$' },
+  toolArgsJson: JSON.stringify({ pattern: '^web-1$' }),
   description: 'resources_remove on resources: {"pattern":"^web-1$"}',
   createdAt: new Date(),
   status: ApprovalStatus.APPROVAL_STATUS_PENDING,

@@ -23,7 +23,7 @@ export function approvalQuestion(approval: PendingApproval): ElicitRequestFormPa
     'The agent wants to run a tool that needs your approval.',
     approvalRequiredLine(approval),
     `Tool: ${approval.toolName}`,
-    `Arguments: ${JSON.stringify(approval.toolArgs ?? {})}`,
+    `Arguments: ${approval.toolArgsJson || '{}'}`,
   ];
   if (approval.agentChain.length > 0) lines.push(`Held by: ${approval.agentChain.join(' → ')}`);
   return {

@@ -60,7 +60,7 @@ class FakeMesh implements TurnAgent {
       uuid: randomUUID(),
       conversationId: conversation.id,
       toolName: 'resources_add',
-      toolArgs: { name, value: 1 },
+      toolArgsJson: JSON.stringify({ name, value: 1 }),
       description: `resources_add on resources: {"name":"${name}","value":1}`,
       createdAt: new Date(),
       status: ApprovalStatus.APPROVAL_STATUS_PENDING,
@@ -143,7 +143,7 @@ class FakeMesh implements TurnAgent {
       this.queued.delete(conversation.id);
       return { decided: true, conversation: structuredClone(conversation), result: { response: 'Operation cancelled by user.', waitingApproval: false } };
     }
-    const name = String(approval.toolArgs?.name);
+    const name = String((JSON.parse(approval.toolArgsJson) as { name?: string }).name);
     this.ran.push(name);
     const next = this.queued.get(conversation.id)?.shift();
     if (next) return { decided: true, conversation: structuredClone(conversation), result: this.stop(conversation, next) };
@@ -361,7 +361,7 @@ describe.each(ERAS)('the agent as an MCP server (%s protocol)', (era) => {
     const client = await connect(gateway.url, era, {
       elicit: async () => {
         // While the user looks at the question, an operator approves over REST.
-        const waiting = [...mesh.conversations.values()].find((c) => c.pendingApprovals[0]?.toolArgs?.name === 'epsilon')!;
+        const waiting = [...mesh.conversations.values()].find((c) => c.pendingApprovals[0]?.toolArgsJson.includes('"epsilon"'))!;
         await mesh.decideElsewhere(waiting.pendingApprovals[0]!.uuid, 'approved');
         return { action: 'accept', content: { approve: false } };
       },

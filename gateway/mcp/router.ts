@@ -87,8 +87,8 @@ export function mcpRouter(options: McpRouterOptions): Router {
     try {
       response = await runInExchange(exchange, () => route(toWebRequest(req, gone.signal)));
     } catch (error) {
-      // The caller went away: nobody to answer.
-      if (gone.signal.aborted) return;
+      // The caller went away (or its connection broke, e.g. on bytes after a body it did not frame): nobody to answer.
+      if (gone.signal.aborted || req.destroyed) return;
       const message = error instanceof Error ? error.message : String(error);
       log.error('mcp request failed', { error: message });
       response = jsonRpcErrorResponse(500, -32603, `internal error: ${message}`);

@@ -3,6 +3,7 @@ import { redactSecrets } from '../../services/common/secrets.js';
 import { approvalRequiredLine } from './approval-question.js';
 import { CONVERSATION_ID_ARGUMENT, type AskOutput, type AskToolConfig } from './tool-definition.js';
 import type { TurnStep } from './turns.js';
+import { jsonObjectOf } from '../../services/common/json-value.js';
 
 /**
  * The results of the tool: the agent's answer, or the approval it waits for, as text content
@@ -42,7 +43,7 @@ export function approvalResult(tool: AskToolConfig, step: Extract<TurnStep, { ki
     conversation_id: step.conversationId,
     response: step.response,
     waiting_approval: true,
-    approval: { uuid: approval.uuid, tool_name: approval.toolName, tool_args: approval.toolArgs ?? {}, description: approval.description },
+    approval: { uuid: approval.uuid, tool_name: approval.toolName, tool_args: jsonObjectOf(approval.toolArgsJson), description: approval.description },
   };
   const lines = [approvalRequiredLine(approval), ...[step.note, reason].filter((line): line is string => Boolean(line)), howToDecide(tool, step)];
   return { content: [{ type: 'text', text: lines.join('\n\n') }], structuredContent: structured };

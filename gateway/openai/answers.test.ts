@@ -6,7 +6,7 @@ import { answerText, requireModel } from './completions.js';
 import { OpenAiError, openAiFailureOf } from './errors.js';
 import { remainderOf } from './stream.js';
 
-const approval = { uuid: '11111111-2222-4333-8444-555555555555', conversationId: 'c-1', toolName: 'resources_add', toolArgs: { name: 'x' }, description: 'Add x', status: ApprovalStatus.APPROVAL_STATUS_PENDING } as unknown as PendingApproval;
+const approval = { uuid: '11111111-2222-4333-8444-555555555555', conversationId: 'c-1', toolName: 'resources_add', toolArgsJson: '{"name":"x"}', description: 'Add x', status: ApprovalStatus.APPROVAL_STATUS_PENDING } as unknown as PendingApproval;
 
 describe('the OpenAI face\'s answers', () => {
   it('names the approval, how to decide it and how to go on, after the agent\'s own text', () => {

@@ -84,7 +84,7 @@ function approvalText(approval: PendingApproval, conversationId: string): string
   return [
     `Approval required (id: ${approval.uuid}): ${approval.description}`,
     `Tool: ${approval.toolName}`,
-    `Arguments: ${JSON.stringify(approval.toolArgs ?? {})}`,
+    `Arguments: ${approval.toolArgsJson || '{}'}`,
     `Nothing runs until a human decides. Approve with POST /approvals/${approval.uuid} and the body {"approved": true}, or reject with {"approved": false} (the approve role, when authentication is on); the agent then goes on with conversation ${conversationId}.`,
     `To continue the conversation, send the next request with the header ${CONVERSATION_HEADER}: ${conversationId} (or "user": "${conversationId}").`,
   ].join('\n');

@@ -205,11 +205,12 @@ export const approvalDecisionBody = z.strictObject({
     .meta({ description: 'A free answer in the A2A vocabulary: yes, y, true, approve, approved, ok, confirm approve; no, n, false, reject, rejected, deny, cancel reject (any case).' }),
   reason: z.string().max(MAX_REASON_LENGTH).optional().meta({ description: 'Why: stored with the decision; with a rejection it is told to the model.' }),
   arguments: editedArguments.meta({
-    description: "Approving only: the arguments to run the call with instead of the model's; checked against the tool's input schema first (400 when they do not fit).",
+    description:
+      "Approving only: the arguments to run the call with instead of the model's; at most 32 levels of objects and arrays and 1 MiB of JSON (the limit of a stored JSON value), and checked against the tool's input schema first (400, nothing decided, when they do not fit).",
   }),
   input: inputAnswer.meta({
     description:
-      "Approving an approval that asks for input (an MCP server's question) only: the answer, checked against the schema the server requested (400, nothing decided, when it does not fit). One question: the form's content; several: the contents keyed by the server's request ids. Rejecting declines the question.",
+      "Approving an approval that asks for input (an MCP server's question) only: the answer, bounded as arguments are and checked against the schema the server requested (400, nothing decided, when it does not fit). One question: the form's content; several: the contents keyed by the server's request ids. Rejecting declines the question.",
   }),
 });
 

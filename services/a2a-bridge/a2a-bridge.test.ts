@@ -161,7 +161,7 @@ describe.each([
     expect(waiting.text).toBe(`Approval required (id: ${waiting.approval!.uuid}): ${approvalDescription('remove r-42')}`);
     if (dataParts) {
       // From the data part: the tool and its arguments too.
-      expect(waiting.approval).toMatchObject({ toolName: APPROVAL_TOOL, toolArgs: APPROVAL_ARGS, chain: [] });
+      expect(waiting.approval).toMatchObject({ toolName: APPROVAL_TOOL, toolArgsJson: JSON.stringify(APPROVAL_ARGS), chain: [] });
       expect(waiting.contextId).not.toBe('');
     } else {
       expect(waiting.approval).toMatchObject({ toolName: '', chain: [] });
@@ -369,7 +369,7 @@ describe('peers that stream', () => {
     const target = peer(agent.baseUrl);
     const waiting = (await asCaller({}, () => client.sendMessage({ peer: target, text: 'remove r-42' }))).task!;
     expect(waiting).toMatchObject({ state: TaskState.TASK_STATE_INPUT_REQUIRED, dialect });
-    expect(waiting.approval).toMatchObject({ toolName: APPROVAL_TOOL, toolArgs: APPROVAL_ARGS, description: approvalDescription('remove r-42') });
+    expect(waiting.approval).toMatchObject({ toolName: APPROVAL_TOOL, toolArgsJson: JSON.stringify(APPROVAL_ARGS), description: approvalDescription('remove r-42') });
     const answered = (await asCaller({}, () => client.sendMessage({ peer: target, text: '', taskId: waiting.id, contextId: waiting.contextId, approved: true }))).task!;
     expect(answered).toMatchObject({ id: waiting.id, state: TaskState.TASK_STATE_COMPLETED, text: 'done: remove r-42', dialect });
     expect(methodsOf(agent)).toEqual([method, method]);

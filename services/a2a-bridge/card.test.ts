@@ -56,11 +56,11 @@ describe('endpointFor', () => {
 describe('approvalFrom', () => {
   it('prefers the data part, and parses the approval line otherwise', () => {
     const data = { approval: { uuid: 'u-1', tool_name: 'deploy', tool_args: { env: 'prod' }, description: 'Deploy to prod', chain: ['agent-c'] } };
-    expect(approvalFrom('Approval required (id: other): text', [{ unrelated: true }, data])).toEqual({ uuid: 'u-1', toolName: 'deploy', toolArgs: { env: 'prod' }, description: 'Deploy to prod', chain: ['agent-c'] });
+    expect(approvalFrom('Approval required (id: other): text', [{ unrelated: true }, data])).toEqual({ uuid: 'u-1', toolName: 'deploy', toolArgsJson: '{"env":"prod"}', description: 'Deploy to prod', chain: ['agent-c'] });
     expect(approvalFrom('Approval required (id: 9b1e0c2a-1111-2222-3333-444455556666): Remove resource r-1', [])).toEqual({
       uuid: '9b1e0c2a-1111-2222-3333-444455556666',
       toolName: '',
-      toolArgs: {},
+      toolArgsJson: '{}',
       description: 'Remove resource r-1',
       chain: [],
     });

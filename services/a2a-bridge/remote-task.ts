@@ -1,5 +1,6 @@
 import { z } from 'zod';
 import { TaskState, type Dialect, type RemoteApproval, type RemoteTask } from '../../gen/ts/asg/a2a/v1/a2a.js';
+import { jsonValueProblem } from '../common/json-value.js';
 
 /**
  * A task as any dialect reports it, reduced to what RemoteTask needs. Each dialect module
@@ -70,11 +71,13 @@ export function approvalFrom(statusText: string, statusData: unknown[]): RemoteA
     const parsed = approvalPart.safeParse(data);
     if (!parsed.success) continue;
     const { uuid, tool_name, tool_args, description, chain } = parsed.data.approval;
-    return { uuid, toolName: tool_name ?? '', toolArgs: tool_args ?? {}, description: description ?? '', chain: chain ?? [] };
+    // A peer's arguments past the limits of a stored JSON value are left out (the description still says what waits), so that no peer can make the task unreadable.
+    const args = tool_args === undefined || jsonValueProblem(tool_args, 'tool_args') ? {} : tool_args;
+    return { uuid, toolName: tool_name ?? '', toolArgsJson: JSON.stringify(args), description: description ?? '', chain: chain ?? [] };
   }
   const match = APPROVAL_TEXT.exec(statusText);
   if (!match) return undefined;
-  return { uuid: match[1]!, toolName: '', toolArgs: {}, description: match[2]!.trim(), chain: [] };
+  return { uuid: match[1]!, toolName: '', toolArgsJson: '{}', description: match[2]!.trim(), chain: [] };
 }
 
 export function toRemoteTask(view: TaskView, dialect: Dialect): RemoteTask {

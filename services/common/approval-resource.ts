@@ -1,5 +1,6 @@
 import type { InputView } from '../../gen/ts/asg/orchestrator/v1/orchestrator.js';
 import { ApprovalStatus, ApprovalTimeoutAction, type PendingApproval } from '../../gen/ts/asg/store/v1/store.js';
+import { jsonObjectOf } from './json-value.js';
 
 /**
  * An approval as the outside sees it: its status named as decided, what came of the
@@ -136,7 +137,7 @@ export function approvalRecordJson(approval: PendingApproval, input?: InputView)
     uuid: approval.uuid,
     conversation_id: approval.conversationId,
     tool_name: approval.toolName,
-    tool_args: approval.toolArgs ?? {},
+    tool_args: jsonObjectOf(approval.toolArgsJson),
     description: approval.description,
     status: approvalStatusName(approval.status),
     ...(execution && { execution }),
@@ -145,7 +146,7 @@ export function approvalRecordJson(approval: PendingApproval, input?: InputView)
     ...(approval.decidedBy && { decided_by: approval.decidedBy }),
     ...(approval.via && { via: approval.via }),
     ...(approval.reason && { reason: approval.reason }),
-    ...(approval.editedArgs && { edited_args: approval.editedArgs }),
+    ...(approval.editedArgsJson && { edited_args: jsonObjectOf(approval.editedArgsJson) }),
     ...(approval.expiresAt && { expires_at: isoTime(approval.expiresAt) }),
     ...(onTimeout && { on_timeout: onTimeout }),
     ...(approval.remoteTaskId && { remote_task_id: approval.remoteTaskId }),

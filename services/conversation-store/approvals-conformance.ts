@@ -68,7 +68,7 @@ export function approvalsConformance(driver: StorageDriver): void {
     uuid,
     toolCallId: `call-${uuid.slice(-4)}`,
     toolName: 'delete_file',
-    toolArgs: { path: '/tmp/x' },
+    toolArgsJson: JSON.stringify({ path: '/tmp/x' }),
     description: 'Delete /tmp/x',
     agentChain: [],
     ...change,
@@ -80,7 +80,7 @@ export function approvalsConformance(driver: StorageDriver): void {
   /** A conversation waiting for one approval of delete_file (simple mode). */
   async function waitingFor(toolArgs: Record<string, unknown> = { path: '/tmp/x' }): Promise<PendingApproval> {
     const id = await newConversation();
-    return storage.createApproval({ conversationId: id, toolCallId: 'call-1', toolName: 'delete_file', toolArgs, description: 'Delete', messages: [], agentChain: [] });
+    return storage.createApproval({ conversationId: id, toolCallId: 'call-1', toolName: 'delete_file', toolArgsJson: JSON.stringify(toolArgs), description: 'Delete', messages: [], agentChain: [] });
   }
 
   const claim = (uuid: string, change: Partial<ClaimApprovalRequest> = {}, on: ConversationStorage = storage) =>
@@ -94,7 +94,7 @@ export function approvalsConformance(driver: StorageDriver): void {
   describe('decisions with identity, audited in their transaction', () => {
     it('keeps who approved, through which face, why and the edited arguments, beside the arguments the model asked for', async () => {
       const approval = await waitingFor();
-      const claimed = await claim(approval.uuid, { approved: true, decidedBy: 'alice', via: 'rest', reason: 'looks fine', editedArgs: { path: '/tmp/y' } });
+      const claimed = await claim(approval.uuid, { approved: true, decidedBy: 'alice', via: 'rest', reason: 'looks fine', editedArgsJson: JSON.stringify({ path: '/tmp/y' }) });
       expect(claimed.claimed).toBe(true);
       const stored = await storage.getApproval(approval.uuid);
       expect(stored).toMatchObject({
@@ -102,8 +102,8 @@ export function approvalsConformance(driver: StorageDriver): void {
         decidedBy: 'alice',
         via: 'rest',
         reason: 'looks fine',
-        editedArgs: { path: '/tmp/y' },
-        toolArgs: { path: '/tmp/x' },
+        editedArgsJson: '{"path":"/tmp/y"}',
+        toolArgsJson: '{"path":"/tmp/x"}',
         argsHash: approval.argsHash,
       });
       expect(stored.decidedAt).toBeInstanceOf(Date);
@@ -123,7 +123,7 @@ export function approvalsConformance(driver: StorageDriver): void {
       const approval = await waitingFor();
       await claim(approval.uuid);
       const stored = await storage.getApproval(approval.uuid);
-      expect([stored.status, stored.decidedBy, stored.via, stored.reason, stored.editedArgs]).toEqual([
+      expect([stored.status, stored.decidedBy, stored.via, stored.reason, stored.editedArgsJson]).toEqual([
         ApprovalStatus.APPROVAL_STATUS_REJECTED,
         'anonymous',
         undefined,
@@ -135,7 +135,7 @@ export function approvalsConformance(driver: StorageDriver): void {
       expect(detail(entry)).toEqual({ conversation_id: approval.conversationId, tool_name: 'delete_file', approved: false, status: 'rejected', edited: false });
       // A pending approval names nobody.
       const pending = await waitingFor();
-      expect([pending.decidedBy, pending.via, pending.editedArgs, pending.expiresAt, pending.onTimeout]).toEqual([undefined, undefined, undefined, undefined, undefined]);
+      expect([pending.decidedBy, pending.via, pending.editedArgsJson, pending.expiresAt, pending.onTimeout]).toEqual([undefined, undefined, undefined, undefined, undefined]);
     });
 
     it('expires an approval as a rejection would reject it: its messages, also_reject, a continued turn; audited as approval.expired', async () => {
@@ -169,7 +169,7 @@ export function approvalsConformance(driver: StorageDriver): void {
 
     it('refuses edited arguments on a rejection and an approving expiry: INVALID_ARGUMENT, nothing decided or audited', async () => {
       const approval = await waitingFor();
-      await expect(claim(approval.uuid, { editedArgs: { path: '/' } })).rejects.toMatchObject({ code: GrpcStatus.INVALID_ARGUMENT, message: expect.stringContaining('edited_args') });
+      await expect(claim(approval.uuid, { editedArgsJson: JSON.stringify({ path: '/' }) })).rejects.toMatchObject({ code: GrpcStatus.INVALID_ARGUMENT, message: expect.stringContaining('edited_args') });
       await expect(claim(approval.uuid, { approved: true, expired: true })).rejects.toMatchObject({ code: GrpcStatus.INVALID_ARGUMENT, message: expect.stringContaining('expired') });
       expect((await storage.getApproval(approval.uuid)).status).toBe(ApprovalStatus.APPROVAL_STATUS_PENDING);
       expect(await audit()).toEqual([]);
@@ -501,7 +501,7 @@ export function approvalsConformance(driver: StorageDriver): void {
       await storage.startTurn({ conversationId: id, message: user('again') });
       await endWith(id, []);
       await storage.startTurn({ conversationId: id, message: user('delete it') });
-      const approval = await storage.createApproval({ conversationId: id, toolCallId: 'c', toolName: 'delete_file', toolArgs: {}, description: 'd', messages: [], agentChain: [] });
+      const approval = await storage.createApproval({ conversationId: id, toolCallId: 'c', toolName: 'delete_file', toolArgsJson: '{}', description: 'd', messages: [], agentChain: [] });
       expect(outcomes()).toEqual(['answered', 'failed', 'paused']);
 
       // Runs (UpdateRun): a pause, an answer after the call, a run that ended without one. The

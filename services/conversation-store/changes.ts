@@ -11,6 +11,7 @@ import {
   type Run,
 } from '../../gen/ts/asg/store/v1/store.js';
 import { callHash } from '../common/call-hash.js';
+import { jsonObjectOf } from '../common/json-value.js';
 import { aborted, invalidArgument } from '../common/grpc/errors.js';
 import { storedId } from './ids.js';
 import { encodeApprovalsPageToken, encodeAuditPageToken, type PageCursor } from './page-token.js';
@@ -84,7 +85,7 @@ export function appendedMessageRow(conversationId: string, message: NewMessage, 
   };
 }
 
-export type NewApprovalFields = Pick<CreateApprovalRequest, 'toolCallId' | 'toolName' | 'toolArgs' | 'description' | 'remoteTaskId' | 'remoteAgentName' | 'agentChain'> &
+export type NewApprovalFields = Pick<CreateApprovalRequest, 'toolCallId' | 'toolName' | 'toolArgsJson' | 'description' | 'remoteTaskId' | 'remoteAgentName' | 'agentChain'> &
   Partial<Pick<NewApproval, 'outcomeUnknown' | 'replacesUuid' | 'expiresInMs' | 'onTimeout'>> & { uuid: string };
 
 /**
@@ -104,14 +105,14 @@ export function approvalExpiry(approval: Pick<NewApprovalFields, 'expiresInMs' |
  * the INSERT, PostgreSQL in it; null for none.
  */
 export function newApprovalRow(conversationId: string, approval: NewApprovalFields, at: string, expiresAt: string | null = null) {
-  const toolArgs = approval.toolArgs ?? {};
   return {
     uuid: approval.uuid,
     conversation_id: conversationId,
     tool_call_id: approval.toolCallId,
     tool_name: approval.toolName,
-    tool_args: JSON.stringify(toolArgs),
-    args_hash: callHash(approval.toolName, toolArgs),
+    // The text as the caller sent it (checked at the service's edge), so that it reads back as written.
+    tool_args: approval.toolArgsJson,
+    args_hash: callHash(approval.toolName, jsonObjectOf(approval.toolArgsJson)),
     description: approval.description,
     remote_task_id: approval.remoteTaskId ?? null,
     remote_agent_name: approval.remoteAgentName ?? null,
@@ -157,14 +158,14 @@ const EXPIRY_VIA = 'timeout';
  * approving expiry (an expiry that approves is an approval by "timeout").
  */
 export function claimDecision(request: ClaimApprovalRequest): ClaimDecision {
-  if (request.editedArgs !== undefined && !request.approved) throw invalidArgument('edited_args: only an approval runs the call with edited arguments');
+  if (request.editedArgsJson !== undefined && !request.approved) throw invalidArgument('edited_args_json: only an approval runs the call with edited arguments');
   if (request.expired && request.approved) throw invalidArgument('expired: an expiry that approves is an approval (decided_by "timeout"), not expired');
   return {
     status: request.approved ? 'approved' : request.expired ? 'expired' : 'rejected',
     reason: request.reason ?? null,
     decided_by: request.decidedBy ?? ANONYMOUS,
     via: request.via ?? null,
-    edited_args: request.editedArgs === undefined ? null : JSON.stringify(request.editedArgs),
+    edited_args: request.editedArgsJson ?? null,
     // The deadline is the deadline: after expires_at only the expiry decides.
     on_time: request.via === EXPIRY_VIA ? 0 : 1,
   };

@@ -44,7 +44,7 @@ const newApproval = (uuid: string, toolCallId: string): NewApproval => ({
   uuid,
   toolCallId,
   toolName: 'delete_file',
-  toolArgs: { path: `/tmp/${toolCallId}` },
+  toolArgsJson: JSON.stringify({ path: `/tmp/${toolCallId}` }),
   description: `Delete /tmp/${toolCallId}`,
   agentChain: [],
 });
@@ -103,7 +103,7 @@ export function eventsConformance(driver: StorageDriver): void {
         conversationId: id,
         toolCallId: 'c1',
         toolName: 'delete_file',
-        toolArgs: { path: '/tmp/c1' },
+        toolArgsJson: JSON.stringify({ path: '/tmp/c1' }),
         description: 'Delete /tmp/c1',
         agentChain: [],
         messages: [assistant('calling c1')],
@@ -155,12 +155,12 @@ export function eventsConformance(driver: StorageDriver): void {
 
     it('stamps each event with its change and snapshots what it is about at that moment', async () => {
       const { id } = await newConversation();
-      const [message] = await append(id, [{ ...assistant('tagged'), node: 'writer', usage: { inputTokens: 3, outputTokens: 4 }, toolCall: { id: 'c', name: 't', arguments: { a: [1, { b: true }] } } }]);
+      const [message] = await append(id, [{ ...assistant('tagged'), node: 'writer', usage: { inputTokens: 3, outputTokens: 4 }, toolCall: { id: 'c', name: 't', argumentsJson: JSON.stringify({ a: [1, { b: true }] }) } }]);
       const approval = await storage.createApproval({
         conversationId: id,
         toolCallId: 'c1',
         toolName: 'delete_file',
-        toolArgs: { path: '/tmp/c1', options: { force: true } },
+        toolArgsJson: JSON.stringify({ path: '/tmp/c1', options: { force: true } }),
         description: 'Delete /tmp/c1',
         agentChain: ['peer', 'peer-of-peer'],
         remoteTaskId: 'task-1',
@@ -406,7 +406,7 @@ export function eventsConformance(driver: StorageDriver): void {
       const storedBefore = await storage.latestEventId();
 
       feed!.publish({ id: 12345, conversationId: id, at: new Date(), textDelta: { text: 'Hel', node: 'writer' } });
-      feed!.publish({ id: 0, conversationId: id, at: new Date(), toolCallStarted: { id: 'c1', name: 'resources_list', arguments: {} } });
+      feed!.publish({ id: 0, conversationId: id, at: new Date(), toolCallStarted: { id: 'c1', name: 'resources_list', argumentsJson: '{}' } });
 
       for (const watcher of [own, every]) {
         const events = await watcher.take(2);

@@ -86,7 +86,7 @@ export function interruptedTurnConformance(driver: StorageDriver): void {
 
       const stopped = await newConversation();
       await storage.startTurn({ conversationId: stopped, message: user('delete it') });
-      await storage.createApproval({ conversationId: stopped, toolCallId: 'c1', toolName: 'delete', toolArgs: {}, description: 'delete', messages: [], agentChain: [] });
+      await storage.createApproval({ conversationId: stopped, toolCallId: 'c1', toolName: 'delete', toolArgsJson: '{}', description: 'delete', messages: [], agentChain: [] });
 
       const piped = await newConversation();
       const start = await storage.startTurn({ conversationId: piped, message: user('run the tree') });
@@ -100,8 +100,8 @@ export function interruptedTurnConformance(driver: StorageDriver): void {
       const id = await newConversation();
       await storage.startTurn({ conversationId: id, message: user('delete it') });
       const call = assistant('');
-      call.toolCall = { id: 'c1', name: 'delete', arguments: {} };
-      const approval = await storage.createApproval({ conversationId: id, toolCallId: 'c1', toolName: 'delete', toolArgs: {}, description: 'delete', messages: [call], agentChain: [] });
+      call.toolCall = { id: 'c1', name: 'delete', argumentsJson: '{}' };
+      const approval = await storage.createApproval({ conversationId: id, toolCallId: 'c1', toolName: 'delete', toolArgsJson: '{}', description: 'delete', messages: [call], agentChain: [] });
       await storage.claimApproval({ uuid: approval.uuid, approved: true, messages: [], clearRun: false, alsoReject: [] });
       await storage.startApprovalExecution(approval.uuid);
 
@@ -110,7 +110,7 @@ export function interruptedTurnConformance(driver: StorageDriver): void {
       const refused = await storage.startTurn({ conversationId: id, message: user('again') });
       expect(refused.started).toBe(false);
       expect(refused.unfinishedApprovals.map((unfinished) => unfinished.status)).toEqual([ApprovalStatus.APPROVAL_STATUS_EXECUTING]);
-      const result: NewMessage = { role: MessageRole.MESSAGE_ROLE_TOOL, content: 'interrupted', toolCall: { id: 'c1', name: 'delete', arguments: {}, result: 'interrupted', isError: true } };
+      const result: NewMessage = { role: MessageRole.MESSAGE_ROLE_TOOL, content: 'interrupted', toolCall: { id: 'c1', name: 'delete', argumentsJson: '{}', result: 'interrupted', isError: true } };
       expect((await storage.markApprovalInterrupted({ uuid: approval.uuid, minAgeMs: 0, messages: [result] })).marked).toBe(true);
       const started = await storage.startTurn({ conversationId: id, message: user('again') });
       expect(started.started).toBe(true);

@@ -102,7 +102,7 @@ export function leaseConformance(driver: StorageDriver): void {
     uuid,
     toolCallId: 'call-1',
     toolName: 'delete_file',
-    toolArgs: { path: '/tmp/x' },
+    toolArgsJson: JSON.stringify({ path: '/tmp/x' }),
     description: 'Delete /tmp/x',
     agentChain: [],
     ...change,
@@ -131,7 +131,7 @@ export function leaseConformance(driver: StorageDriver): void {
 
     it('sets the lease with the mark of a claim that continues the turn, and a new turn with no takeovers', async () => {
       const id = await leasedTurn(A);
-      const approval = await storage.createApproval({ conversationId: id, toolCallId: 'c1', toolName: 'delete', toolArgs: {}, description: 'delete', messages: [], agentChain: [] });
+      const approval = await storage.createApproval({ conversationId: id, toolCallId: 'c1', toolName: 'delete', toolArgsJson: '{}', description: 'delete', messages: [], agentChain: [] });
       // Stopping for an approval ends the turn and its lease.
       expect(await storage.renewRunLease(id, A)).toBe(false);
       const claim = await storage.claimApproval({ uuid: approval.uuid, approved: true, messages: [], clearRun: false, alsoReject: [], continuesTurn: true, lease: B });
@@ -393,7 +393,7 @@ export function leaseConformance(driver: StorageDriver): void {
 
     it('migrates a database of the schema before leases: its approvals ask for the first time, its marks have no lease', async () => {
       const id = await newConversation();
-      const approval = await storage.createApproval({ conversationId: id, toolCallId: 'c1', toolName: 'delete', toolArgs: {}, description: 'delete', messages: [], agentChain: [] });
+      const approval = await storage.createApproval({ conversationId: id, toolCallId: 'c1', toolName: 'delete', toolArgsJson: '{}', description: 'delete', messages: [], agentChain: [] });
       const running = await leasedTurn(null, 'old turn');
       await storage.close();
       // Back to the schema before runs had leases (SQLite 12, PostgreSQL 3).

@@ -45,8 +45,8 @@ export function oneRunConformance(driver: StorageDriver): void {
   const turnEvents = () => events.flatMap((event) => (event.turnStarted ? ['turn_started'] : event.turnEnded ? ['turn_ended'] : []));
 
   async function pendingApproval(id: string) {
-    const call: NewMessage = { ...assistant(''), toolCall: { id: 'c1', name: 'delete', arguments: {} } };
-    return storage.createApproval({ conversationId: id, toolCallId: 'c1', toolName: 'delete', toolArgs: {}, description: 'delete', messages: [call], agentChain: [] });
+    const call: NewMessage = { ...assistant(''), toolCall: { id: 'c1', name: 'delete', argumentsJson: '{}' } };
+    return storage.createApproval({ conversationId: id, toolCallId: 'c1', toolName: 'delete', toolArgsJson: '{}', description: 'delete', messages: [call], agentChain: [] });
   }
 
   describe('one active run per conversation (store)', () => {
@@ -95,7 +95,7 @@ export function oneRunConformance(driver: StorageDriver): void {
       await storage.claimApproval({ uuid: approval.uuid, approved: true, messages: [], clearRun: false, alsoReject: [] });
       expect(await storage.startTurn({ conversationId: id, message: user('hello?') })).toMatchObject({ started: false, busy: true });
       await storage.startApprovalExecution(approval.uuid);
-      await storage.finishApprovalExecution({ uuid: approval.uuid, success: true, messages: [{ role: MessageRole.MESSAGE_ROLE_TOOL, content: 'deleted', toolCall: { id: 'c1', name: 'delete', arguments: {}, result: 'deleted' } }] });
+      await storage.finishApprovalExecution({ uuid: approval.uuid, success: true, messages: [{ role: MessageRole.MESSAGE_ROLE_TOOL, content: 'deleted', toolCall: { id: 'c1', name: 'delete', argumentsJson: '{}', result: 'deleted' } }] });
       // The call finished, its continuation (the model's answer) still runs.
       expect(await storage.startTurn({ conversationId: id, message: user('hello?') })).toMatchObject({ started: false, busy: true });
       await endTurn(id, [assistant('deleted it')]);

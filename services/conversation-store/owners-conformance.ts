@@ -58,7 +58,7 @@ export function ownersConformance(driver: StorageDriver): void {
     });
 
   const waitForApproval = (conversationId: string) =>
-    storage.createApproval({ conversationId, toolCallId: 'call-1', toolName: 'delete_file', toolArgs: {}, description: 'Delete', messages: [], agentChain: [] });
+    storage.createApproval({ conversationId, toolCallId: 'call-1', toolName: 'delete_file', toolArgsJson: '{}', description: 'Delete', messages: [], agentChain: [] });
 
   describe('conversation owners', () => {
     it('keeps the owner it was given, and none when given none', async () => {

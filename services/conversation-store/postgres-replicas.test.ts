@@ -127,7 +127,7 @@ describe('PostgreSQL store replicas', () => {
     const [a, b] = await Promise.all([replica(), replica()]);
     for (let round = 0; round < 10; round++) {
       const { id } = await a.createConversation({ sessionId: 's', systemPrompt: '' });
-      const approval = await a.createApproval({ conversationId: id, toolCallId: 'c', toolName: 'delete', toolArgs: {}, description: 'd', messages: [], agentChain: [] });
+      const approval = await a.createApproval({ conversationId: id, toolCallId: 'c', toolName: 'delete', toolArgsJson: '{}', description: 'd', messages: [], agentChain: [] });
       const claims = await Promise.all(
         [a, b, a, b].map((store, index) => store.claimApproval({ uuid: approval.uuid, approved: index % 2 === 0, messages: [assistant(`by ${index}`)], clearRun: false, alsoReject: [] })),
       );
@@ -143,7 +143,7 @@ describe('PostgreSQL store replicas', () => {
     const stores = await Promise.all([replica(), replica(), replica()]);
     for (let round = 0; round < 10; round++) {
       const { id } = await stores[0]!.createConversation({ sessionId: 's', systemPrompt: '' });
-      const approval = await stores[0]!.createApproval({ conversationId: id, toolCallId: 'c', toolName: 'delete', toolArgs: {}, description: 'd', messages: [], agentChain: [] });
+      const approval = await stores[0]!.createApproval({ conversationId: id, toolCallId: 'c', toolName: 'delete', toolArgsJson: '{}', description: 'd', messages: [], agentChain: [] });
       const claims = await Promise.all(
         stores.flatMap((store) => [0, 1].map(() => store.claimApproval({ uuid: approval.uuid, approved: false, expired: true, decidedBy: 'timeout', via: 'timeout', messages: [assistant('expired')], clearRun: false, alsoReject: [] }))),
       );

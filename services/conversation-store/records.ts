@@ -5,6 +5,7 @@ import {
   MessageRole,
   type ToolCall,
 } from '../../gen/ts/asg/store/v1/store.js';
+import { jsonObjectOf } from '../common/json-value.js';
 
 /**
  * How the store writes its data down, whatever the database: statuses and roles as the
@@ -97,6 +98,10 @@ export function agentChainFromStored(stored: string | null): string[] {
   return stored === null ? [] : (JSON.parse(stored) as string[]);
 }
 
+/**
+ * A tool call as a message row keeps it: the arguments nested as a JSON object (the shape every
+ * release wrote), while the service carries them as text (store.proto, ToolCall.arguments_json).
+ */
 export interface StoredToolCall {
   id: string;
   name: string;
@@ -112,7 +117,7 @@ export function storedToolCall(call: ToolCall): StoredToolCall {
   return {
     id: call.id,
     name: call.name,
-    ...(call.arguments !== undefined && { arguments: call.arguments }),
+    ...(call.argumentsJson !== undefined && { arguments: jsonObjectOf(call.argumentsJson) }),
     ...(call.result !== undefined && { result: call.result }),
     ...(call.isError !== undefined && { is_error: call.isError }),
     ...(call.providerMetadataJson !== undefined && { provider_metadata_json: call.providerMetadataJson }),
@@ -125,7 +130,8 @@ export function toolCallFromStored(stored: StoredToolCall): ToolCall {
   return {
     id: stored.id,
     name: stored.name,
-    arguments: stored.arguments,
+    // Text of any depth: a value stored before the limits existed reads back like any other.
+    argumentsJson: stored.arguments === undefined ? undefined : JSON.stringify(stored.arguments),
     result: stored.result,
     isError: stored.is_error,
     providerMetadataJson: stored.provider_metadata_json,

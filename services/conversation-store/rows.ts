@@ -143,7 +143,8 @@ export function approvalFromRow(row: ApprovalRow): PendingApproval {
     uuid: row.uuid,
     conversationId: row.conversation_id,
     toolName: row.tool_name,
-    toolArgs: JSON.parse(row.tool_args) as Record<string, unknown>,
+    // The stored text, never decoded here: whatever was stored reads back (store.proto says why text).
+    toolArgsJson: row.tool_args,
     description: row.description,
     remoteTaskId: row.remote_task_id ?? undefined,
     remoteAgentName: row.remote_agent_name ?? undefined,
@@ -160,7 +161,7 @@ export function approvalFromRow(row: ApprovalRow): PendingApproval {
     replacesUuid: row.replaces_uuid ?? undefined,
     decidedBy: row.decided_by ?? undefined,
     via: row.via ?? undefined,
-    editedArgs: row.edited_args ? (JSON.parse(row.edited_args) as Record<string, unknown>) : undefined,
+    editedArgsJson: row.edited_args || undefined,
     expiresAt: row.expires_at ? new Date(row.expires_at) : undefined,
     onTimeout: row.on_timeout ? approvalTimeoutAction.value(row.on_timeout) : undefined,
   };

@@ -68,10 +68,10 @@ async function pendingApproval(conversationId: string): Promise<PendingApproval>
     conversationId,
     toolCallId: 'call-1',
     toolName: 'drop_table',
-    toolArgs: { table: 'users' },
+    toolArgsJson: JSON.stringify({ table: 'users' }),
     description: 'Drop the users table',
     agentChain: [],
-    messages: [{ role: MessageRole.MESSAGE_ROLE_ASSISTANT, content: '', toolCall: { id: 'call-1', name: 'drop_table', arguments: { table: 'users' } } }],
+    messages: [{ role: MessageRole.MESSAGE_ROLE_ASSISTANT, content: '', toolCall: { id: 'call-1', name: 'drop_table', argumentsJson: JSON.stringify({ table: 'users' }) } }],
   });
   return approval!;
 }
@@ -150,7 +150,7 @@ describe('conversation store over gRPC', () => {
 
     const { conversation: waiting } = await store.getConversation({ id, includeMessages: false });
     expect(waiting?.status).toBe(ConversationStatus.CONVERSATION_STATUS_WAITING_APPROVAL);
-    expect(waiting?.pendingApproval?.toolArgs).toEqual({ table: 'users' });
+    expect(JSON.parse(waiting!.pendingApproval!.toolArgsJson)).toEqual({ table: 'users' });
 
     const fetched = await store.getApproval({ uuid: approval.uuid });
     expect(fetched.sessionId).toMatch(/^[0-9a-f]{8}$/);
@@ -168,7 +168,7 @@ describe('conversation store over gRPC', () => {
     const { approval: done } = await store.finishApprovalExecution({
       uuid: approval.uuid,
       success: true,
-      messages: [{ role: MessageRole.MESSAGE_ROLE_TOOL, content: 'dropped', toolCall: { id: 'call-1', name: 'drop_table', arguments: { table: 'users' }, result: 'dropped' } }],
+      messages: [{ role: MessageRole.MESSAGE_ROLE_TOOL, content: 'dropped', toolCall: { id: 'call-1', name: 'drop_table', argumentsJson: JSON.stringify({ table: 'users' }), result: 'dropped' } }],
     });
     expect(done?.status).toBe(ApprovalStatus.APPROVAL_STATUS_DONE);
     const { conversation: after } = await store.getConversation({ id, includeMessages: true });
@@ -239,6 +239,56 @@ describe('conversation store over gRPC', () => {
   });
 });
 
+describe('JSON values over gRPC', () => {
+  // A value this deep as google.protobuf.Struct fails every protobuf decoder (100 levels of nesting); as text it is one string.
+  const deep = `${'{"a":'.repeat(200)}1${'}'.repeat(200)}`;
+
+  it('carries arguments of any depth as text: stored, and read back unchanged by every reader', async () => {
+    const { id } = await conversation();
+    // A new database: event 1 is the conversation's status; its replay starts after it.
+    const events = store.watchEvents({ conversationId: id, afterId: 1, storedOnly: true })[Symbol.asyncIterator]();
+    const { approval } = await store.createApproval({
+      conversationId: id,
+      toolCallId: 'call-1',
+      toolName: 'drop_table',
+      toolArgsJson: deep,
+      description: 'Drop',
+      agentChain: [],
+      messages: [{ role: MessageRole.MESSAGE_ROLE_ASSISTANT, content: '', toolCall: { id: 'call-1', name: 'drop_table', argumentsJson: deep } }],
+    });
+    await store.claimApproval({ uuid: approval!.uuid, approved: true, messages: [], clearRun: false, alsoReject: [], editedArgsJson: deep });
+
+    expect((await store.getApproval({ uuid: approval!.uuid })).approval).toMatchObject({ toolArgsJson: deep, editedArgsJson: deep });
+    const listed = await store.listApprovals({ statuses: [], conversationId: id, pageSize: 0, pageToken: '' });
+    expect(listed.approvals.map((item) => [item.toolArgsJson, item.editedArgsJson])).toEqual([[deep, deep]]);
+    const { conversation: read } = await store.getConversation({ id, includeMessages: true });
+    expect(read?.messages.at(-1)?.toolCall?.argumentsJson).toBe(deep);
+    const kinds: string[] = [];
+    while (!kinds.includes('approvalResolved')) {
+      const { value } = await events.next();
+      const event = value!.event!;
+      if (event.messageAdded?.toolCall) expect(event.messageAdded.toolCall.argumentsJson).toBe(deep);
+      if (event.approvalResolved) expect(event.approvalResolved.editedArgsJson).toBe(deep);
+      kinds.push(...(['messageAdded', 'approvalRequested', 'approvalResolved'] as const).filter((key) => event[key] !== undefined));
+    }
+    expect(kinds).toEqual(expect.arrayContaining(['messageAdded', 'approvalRequested', 'approvalResolved']));
+    await events.return?.();
+  });
+
+  it('answers INVALID_ARGUMENT for a value that is not the text of a JSON object, and stores nothing', async () => {
+    const { id } = await conversation();
+    for (const [text, problem] of [['[1]', 'must be a JSON object'], ['{"a":', 'must be valid JSON'], ['', 'must be valid JSON']] as const) {
+      const request = { conversationId: id, toolCallId: 'c', toolName: 't', toolArgsJson: text, description: 'd', agentChain: [], messages: [] };
+      await expect(store.createApproval(request)).rejects.toMatchObject({ code: GrpcStatus.INVALID_ARGUMENT, message: expect.stringContaining(`tool_args_json: the value ${problem}`) });
+    }
+    const call = { id: 'c', name: 't', argumentsJson: '"text"' };
+    await expect(
+      store.appendMessages({ conversationId: id, messages: [{ role: MessageRole.MESSAGE_ROLE_ASSISTANT, content: '', toolCall: call }], status: ConversationStatus.CONVERSATION_STATUS_UNSPECIFIED, returnConversation: false }),
+    ).rejects.toMatchObject({ code: GrpcStatus.INVALID_ARGUMENT, message: expect.stringContaining('messages[0].tool_call.arguments_json: the value must be a JSON object') });
+    expect((await store.getConversation({ id, includeMessages: false })).conversation).toMatchObject({ status: ConversationStatus.CONVERSATION_STATUS_ACTIVE, messageCount: 1 });
+  });
+});
+
 describe('conversation owners over gRPC', () => {
   it('carries the owner through create, get and a list filtered by it', async () => {
     const { conversation: alices } = await store.createConversation({ sessionId: '0badcafe', systemPrompt: '', owner: 'alice' });
@@ -287,7 +337,7 @@ describe('A2A origins and agent chains over gRPC', () => {
       conversationId: id,
       toolCallId: 'call-1',
       toolName: 'drop_table',
-      toolArgs: { table: 'users' },
+      toolArgsJson: JSON.stringify({ table: 'users' }),
       description: 'Drop the users table',
       remoteAgentName: 'summarizer',
       remoteTaskId: 'task-1',
@@ -307,7 +357,7 @@ describe('A2A origins and agent chains over gRPC', () => {
     const reply = await store.updateRun({
       conversationId: other.id,
       messages: [],
-      approvals: [{ uuid, toolCallId: 'call-2', toolName: 'drop_table', toolArgs: {}, description: 'Drop', agentChain: chain }],
+      approvals: [{ uuid, toolCallId: 'call-2', toolName: 'drop_table', toolArgsJson: '{}', description: 'Drop', agentChain: chain }],
       expectedRevision: 0,
       returnConversation: true,
     });
@@ -336,9 +386,9 @@ describe('A2A origins and agent chains over gRPC', () => {
       [Array.from({ length: 21 }, (_, index) => `agent-${index}`), 'agent_chain: at most 20 agents'],
     ];
     for (const [agentChain, message] of refusedChains) {
-      const request = { conversationId: id, toolCallId: 'call-1', toolName: 'drop_table', toolArgs: {}, description: 'Drop', agentChain, messages: [] };
+      const request = { conversationId: id, toolCallId: 'call-1', toolName: 'drop_table', toolArgsJson: '{}', description: 'Drop', agentChain, messages: [] };
       await expect(store.createApproval(request)).rejects.toMatchObject({ code: GrpcStatus.INVALID_ARGUMENT, message: expect.stringContaining(message) });
-      const approvals = [{ uuid: '1a2b3c4d-5e6f-4a7b-8c9d-0e1f2a3b4c5d', toolCallId: 'call-1', toolName: 'drop_table', toolArgs: {}, description: 'Drop', agentChain }];
+      const approvals = [{ uuid: '1a2b3c4d-5e6f-4a7b-8c9d-0e1f2a3b4c5d', toolCallId: 'call-1', toolName: 'drop_table', toolArgsJson: '{}', description: 'Drop', agentChain }];
       await expect(
         store.updateRun({ conversationId: id, messages: [], approvals, expectedRevision: 0, returnConversation: false }),
       ).rejects.toMatchObject({ code: GrpcStatus.INVALID_ARGUMENT, message: expect.stringContaining(`approvals[0].${message}`) });
@@ -354,7 +404,7 @@ describe('UpdateRun over gRPC', () => {
     uuid,
     toolCallId,
     toolName: 'drop_table',
-    toolArgs: { table: toolCallId },
+    toolArgsJson: JSON.stringify({ table: toolCallId }),
     description: `Drop ${toolCallId}`,
     agentChain: [],
   });
@@ -381,7 +431,7 @@ describe('UpdateRun over gRPC', () => {
     );
     expect(reply.revision).toBe(1);
     expect(reply.conversation?.status).toBe(ConversationStatus.CONVERSATION_STATUS_WAITING_APPROVAL);
-    expect(reply.conversation?.pendingApprovals.map((approval) => [approval.uuid, approval.toolArgs])).toEqual([
+    expect(reply.conversation?.pendingApprovals.map((approval) => [approval.uuid, JSON.parse(approval.toolArgsJson)])).toEqual([
       [A, { table: 'users' }],
       [B, { table: 'orders' }],
     ]);
@@ -518,7 +568,7 @@ describe('runs with leases over gRPC', () => {
         store.updateRun({
           conversationId: id,
           messages: [],
-          approvals: [{ uuid: '0e1d2c3b-4a59-4687-8796-a5b4c3d2e1f0', toolCallId: 'c', toolName: 't', toolArgs: {}, description: '', agentChain: [], replacesUuid: '9f8e7d6c-5b4a-4938-8271-605f4e3d2c1b' }],
+          approvals: [{ uuid: '0e1d2c3b-4a59-4687-8796-a5b4c3d2e1f0', toolCallId: 'c', toolName: 't', toolArgsJson: '{}', description: '', agentChain: [], replacesUuid: '9f8e7d6c-5b4a-4938-8271-605f4e3d2c1b' }],
           expectedRevision: 0,
           returnConversation: false,
         }),
@@ -617,7 +667,7 @@ describe('WatchEvents and PublishEvent over gRPC', () => {
     const refused: [PublishEventRequest, string][] = [
       [{ event: undefined }, 'event: an event'],
       [{ event: { id: 0, conversationId: id, at: undefined, messageAdded: { id: 'm', role: 2, content: 'forged', seq: 9, createdAt: undefined } } }, 'stored kinds are written by the store itself'],
-      [{ event: { id: 0, conversationId: id, at: undefined, textDelta: { text: 'a' }, toolCallStarted: { id: 'c', name: 't', arguments: {} } } }, 'exactly one of'],
+      [{ event: { id: 0, conversationId: id, at: undefined, textDelta: { text: 'a' }, toolCallStarted: { id: 'c', name: 't', argumentsJson: '{}' } } }, 'exactly one of'],
       [{ event: { id: 0, conversationId: id, at: undefined } }, 'exactly one of'],
       [{ event: { id: 0, conversationId: id, at: undefined, textDelta: { text: '' } } }, 'event.text_delta.text: the text, not empty'],
       [{ event: { id: 0, conversationId: '', at: undefined, textDelta: { text: 'a' } } }, 'event.conversation_id: required'],
@@ -705,10 +755,10 @@ describe('approvals as audited resources over gRPC', () => {
   it('decides with identity and edited arguments, lists the approval, and shows the decision in the audit trail', async () => {
     const { id } = await conversation();
     const approval = await pendingApproval(id);
-    const { claimed } = await store.claimApproval(claimRequest(approval.uuid, { approved: true, decidedBy: 'alice', via: 'web', reason: 'ok', editedArgs: { table: 'tmp_users' } }));
+    const { claimed } = await store.claimApproval(claimRequest(approval.uuid, { approved: true, decidedBy: 'alice', via: 'web', reason: 'ok', editedArgsJson: JSON.stringify({ table: 'tmp_users' }) }));
     expect(claimed).toBe(true);
     const { approvals, nextPageToken } = await store.listApprovals({ statuses: [ApprovalStatus.APPROVAL_STATUS_APPROVED], conversationId: id, pageSize: 0, pageToken: '' });
-    expect(approvals.map((item) => [item.uuid, item.decidedBy, item.via, item.reason, item.editedArgs, item.toolArgs])).toEqual([
+    expect(approvals.map((item) => [item.uuid, item.decidedBy, item.via, item.reason, JSON.parse(item.editedArgsJson!), JSON.parse(item.toolArgsJson)])).toEqual([
       [approval.uuid, 'alice', 'web', 'ok', { table: 'tmp_users' }, { table: 'users' }],
     ]);
     expect(nextPageToken).toBe('');
@@ -722,7 +772,7 @@ describe('approvals as audited resources over gRPC', () => {
     const { id } = await conversation();
     const approval = await pendingApproval(id);
     const refused: [Partial<ClaimApprovalRequest>, string][] = [
-      [{ editedArgs: { table: 'x' } }, 'edited_args: only an approval runs the call with edited arguments'],
+      [{ editedArgsJson: JSON.stringify({ table: 'x' }) }, 'edited_args_json: only an approval runs the call with edited arguments'],
       [{ approved: true, expired: true }, 'expired: an expiry that approves'],
       [{ decidedBy: '  ' }, 'decided_by: a name, not blank'],
       [{ decidedBy: 'x'.repeat(513) }, 'decided_by: at most 512 characters'],
@@ -735,7 +785,7 @@ describe('approvals as audited resources over gRPC', () => {
       const request = {
         conversationId: id,
         messages: [],
-        approvals: [{ uuid: '0f1e2d3c-4b5a-4968-8776-a5b4c3d2e1f0', toolCallId: 'c', toolName: 't', toolArgs: {}, description: 'd', agentChain: [], expiresInMs }],
+        approvals: [{ uuid: '0f1e2d3c-4b5a-4968-8776-a5b4c3d2e1f0', toolCallId: 'c', toolName: 't', toolArgsJson: '{}', description: 'd', agentChain: [], expiresInMs }],
         expectedRevision: 0,
         returnConversation: false,
       };

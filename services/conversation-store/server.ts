@@ -10,6 +10,7 @@ import {
 } from '../../gen/ts/asg/store/v1/store.js';
 import { MAX_REASON_LENGTH } from '../common/decision-reason.js';
 import { invalidArgument, notFound } from '../common/grpc/errors.js';
+import { jsonObjectTextSchema } from '../common/json-value.js';
 import type { ServiceHandlers } from '../common/grpc/server.js';
 import type { EventFeed } from './event-feed.js';
 import { storedId } from './ids.js';
@@ -47,7 +48,6 @@ const approvalUuid = required('an approval uuid');
 // Approvals the orchestrator names itself are written as the store keeps them, so that the
 // run state that refers to them matches them character for character.
 const newApprovalUuid = z.string().regex(/^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$/, 'a UUID in lower case');
-const struct = z.record(z.string(), z.unknown());
 
 const ROLE = 'one of system, user, assistant, tool';
 const role = z.enum(MessageRole, { error: ROLE }).refine((value) => value !== MessageRole.MESSAGE_ROLE_UNSPECIFIED, ROLE);
@@ -55,7 +55,7 @@ const role = z.enum(MessageRole, { error: ROLE }).refine((value) => value !== Me
 const toolCall = z.object({
   id: z.string(),
   name: required('the tool name'),
-  arguments: struct.optional(),
+  argumentsJson: jsonObjectTextSchema('the value').optional(),
   result: z.string().optional(),
   isError: z.boolean().optional(),
   rejected: z.boolean().optional(),
@@ -105,7 +105,7 @@ const newApproval = z
     uuid: newApprovalUuid,
     toolCallId: z.string(),
     toolName: required('the tool to approve'),
-    toolArgs: struct.optional(),
+    toolArgsJson: jsonObjectTextSchema('the value'),
     description: z.string(),
     remoteTaskId: z.string().optional(),
     remoteAgentName: z.string().optional(),
@@ -246,7 +246,7 @@ const schemas = {
     conversationId,
     toolCallId: z.string(),
     toolName: required('the tool to approve'),
-    toolArgs: struct.optional(),
+    toolArgsJson: jsonObjectTextSchema('the value'),
     description: z.string(),
     remoteTaskId: z.string().optional(),
     remoteAgentName: z.string().optional(),
@@ -267,16 +267,16 @@ const schemas = {
       lease: runLease.optional(),
       decidedBy: decidedBy.optional(),
       via: via.optional(),
-      editedArgs: struct.optional(),
+      editedArgsJson: jsonObjectTextSchema('the value').optional(),
       expired: z.boolean().optional(),
     })
     .refine((request) => !request.approved || request.alsoReject.length === 0, {
       message: 'only a rejection rejects other approvals with it',
       path: ['alsoReject'],
     })
-    .refine((request) => request.approved || request.editedArgs === undefined, {
+    .refine((request) => request.approved || request.editedArgsJson === undefined, {
       message: 'only an approval runs the call with edited arguments',
-      path: ['editedArgs'],
+      path: ['editedArgsJson'],
     })
     .refine((request) => !request.approved || !request.expired, {
       message: 'an expiry that approves is an approval by "timeout", not expired',

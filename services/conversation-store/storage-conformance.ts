@@ -94,7 +94,7 @@ export function storageConformance(driver: StorageDriver): void {
       conversationId,
       toolCallId: 'call-1',
       toolName: 'delete_file',
-      toolArgs: { path: '/tmp/x', options: { force: true, depth: 2 } },
+      toolArgsJson: JSON.stringify({ path: '/tmp/x', options: { force: true, depth: 2 } }),
       description: 'Delete /tmp/x',
       messages: [],
       agentChain: [],
@@ -110,7 +110,7 @@ export function storageConformance(driver: StorageDriver): void {
     uuid,
     toolCallId,
     toolName: 'delete_file',
-    toolArgs: { path: `/tmp/${toolCallId}` },
+    toolArgsJson: JSON.stringify({ path: `/tmp/${toolCallId}` }),
     description: `Delete /tmp/${toolCallId}`,
     agentChain: [],
   });
@@ -186,7 +186,7 @@ export function storageConformance(driver: StorageDriver): void {
   describe('appending messages', () => {
     it("keeps a tool call's opaque provider state", async () => {
       const created = await newConversation();
-      const toolCall = { id: 'c1', name: 'resources_list', arguments: {}, providerMetadataJson: '{"google":{"thoughtSignature":"abc"}}' };
+      const toolCall = { id: 'c1', name: 'resources_list', argumentsJson: '{}', providerMetadataJson: '{"google":{"thoughtSignature":"abc"}}' };
       await append(created.id, [{ role: MessageRole.MESSAGE_ROLE_ASSISTANT, content: 'calling', toolCall }]);
       const read = await storage.getConversation({ id: created.id, includeMessages: true });
       expect(read.messages[0]!.toolCall).toEqual({ ...toolCall, result: undefined, isError: undefined });
@@ -212,7 +212,7 @@ export function storageConformance(driver: StorageDriver): void {
 
     it('stores tool calls with their arguments and results', async () => {
       const { id } = await newConversation();
-      const call = { id: 'call-7', name: 'list_files', arguments: { dir: '/srv', filters: { hidden: false }, limit: 3 } };
+      const call = { id: 'call-7', name: 'list_files', argumentsJson: JSON.stringify({ dir: '/srv', filters: { hidden: false }, limit: 3 }) };
       await append(id, [
         { role: MessageRole.MESSAGE_ROLE_ASSISTANT, content: '', toolCall: call },
         { role: MessageRole.MESSAGE_ROLE_TOOL, content: 'a, b', toolCall: { ...call, result: 'a, b', isError: false } },
@@ -221,6 +221,23 @@ export function storageConformance(driver: StorageDriver): void {
       expect(asked?.toolCall).toEqual({ ...call, result: undefined, isError: undefined });
       expect(answered?.toolCall).toEqual({ ...call, result: 'a, b', isError: false });
       expect(answered?.role).toBe(MessageRole.MESSAGE_ROLE_TOOL);
+    });
+
+    it('keeps JSON values of any depth and reads them back as stored: messages, approvals, decisions, events', async () => {
+      // Deeper than any bound the edge applies: what an earlier release may have stored must read back.
+      const deep = JSON.stringify({ list: [JSON.parse(`${'{"a":['.repeat(150)}1${']}'.repeat(150)}`)] });
+      const { id } = await newConversation();
+      const call = { id: 'call-1', name: 'delete_file', argumentsJson: deep };
+      const approval = await storage.createApproval(approvalRequest(id, { toolArgsJson: deep, messages: [{ role: MessageRole.MESSAGE_ROLE_ASSISTANT, content: '', toolCall: call }] }));
+      await storage.claimApproval({ uuid: approval.uuid, approved: true, messages: [], clearRun: false, alsoReject: [], editedArgsJson: deep });
+      const stored = await storage.getApproval(approval.uuid);
+      expect([stored.toolArgsJson, stored.editedArgsJson]).toEqual([deep, deep]);
+      expect((await storage.listApprovals({ statuses: [], conversationId: id, pageSize: 0, pageToken: '' })).approvals[0]?.editedArgsJson).toBe(deep);
+      expect((await storage.getConversation({ id, includeMessages: true })).messages.at(-1)?.toolCall?.argumentsJson).toBe(deep);
+      const events = await storage.readEvents({ conversationId: id, afterId: 0, limit: 100 });
+      expect(events.find((event) => event.messageAdded?.toolCall)?.messageAdded?.toolCall?.argumentsJson).toBe(deep);
+      expect(events.find((event) => event.approvalRequested)?.approvalRequested?.toolArgsJson).toBe(deep);
+      expect(events.find((event) => event.approvalResolved)?.approvalResolved?.editedArgsJson).toBe(deep);
     });
 
     it('changes the status in the same call, unspecified keeps it, and the run is left alone', async () => {
@@ -429,7 +446,7 @@ export function storageConformance(driver: StorageDriver): void {
       clock += 1_000;
       const approval = await storage.createApproval(
         approvalRequest(id, {
-          messages: [user('delete it'), { role: MessageRole.MESSAGE_ROLE_ASSISTANT, content: '', toolCall: { id: 'call-1', name: 'delete_file', arguments: { path: '/tmp/x' } } }],
+          messages: [user('delete it'), { role: MessageRole.MESSAGE_ROLE_ASSISTANT, content: '', toolCall: { id: 'call-1', name: 'delete_file', argumentsJson: JSON.stringify({ path: '/tmp/x' }) } }],
           remoteAgentName: 'ops',
           remoteTaskId: 'task-9',
         }),
@@ -438,7 +455,7 @@ export function storageConformance(driver: StorageDriver): void {
         conversationId: id,
         toolCallId: 'call-1',
         toolName: 'delete_file',
-        toolArgs: { path: '/tmp/x', options: { force: true, depth: 2 } },
+        toolArgsJson: JSON.stringify({ path: '/tmp/x', options: { force: true, depth: 2 } }),
         description: 'Delete /tmp/x',
         status: ApprovalStatus.APPROVAL_STATUS_PENDING,
         remoteAgentName: 'ops',
@@ -459,9 +476,9 @@ export function storageConformance(driver: StorageDriver): void {
     });
 
     it('hashes equal arguments equally whatever their key order', async () => {
-      const a = await storage.createApproval(approvalRequest((await newConversation()).id, { toolArgs: { b: [1, { y: 2, x: 1 }], a: 'z' } }));
-      const b = await storage.createApproval(approvalRequest((await newConversation()).id, { toolArgs: { a: 'z', b: [1, { x: 1, y: 2 }] } }));
-      const c = await storage.createApproval(approvalRequest((await newConversation()).id, { toolArgs: { a: 'z', b: [{ x: 1, y: 2 }, 1] } }));
+      const a = await storage.createApproval(approvalRequest((await newConversation()).id, { toolArgsJson: JSON.stringify({ b: [1, { y: 2, x: 1 }], a: 'z' }) }));
+      const b = await storage.createApproval(approvalRequest((await newConversation()).id, { toolArgsJson: JSON.stringify({ a: 'z', b: [1, { x: 1, y: 2 }] }) }));
+      const c = await storage.createApproval(approvalRequest((await newConversation()).id, { toolArgsJson: JSON.stringify({ a: 'z', b: [{ x: 1, y: 2 }, 1] }) }));
       expect(a.argsHash).toBe(b.argsHash);
       expect(c.argsHash).not.toBe(a.argsHash);
     });
@@ -906,7 +923,7 @@ export function storageConformance(driver: StorageDriver): void {
     it('keeps a rejection\'s reason on the approval, those rejected with it, and the tool message', async () => {
       const { id } = await newConversation();
       await update(id, 0, { approvals: [newApproval(A, 'call-a'), newApproval(B, 'call-b')], run: pausedAt(A, B) });
-      const rejectedCall = { id: 'call-a', name: 'resources_add', arguments: { value: 1e9 }, result: 'Rejected by a human: value too large.', isError: true, rejected: true, reason: 'value too large' };
+      const rejectedCall = { id: 'call-a', name: 'resources_add', argumentsJson: JSON.stringify({ value: 1e9 }), result: 'Rejected by a human: value too large.', isError: true, rejected: true, reason: 'value too large' };
       const won = await storage.claimApproval({
         uuid: A,
         approved: false,

@@ -13,6 +13,7 @@ import type { FilesystemConfig } from './config.js';
 import { logToStderr } from './log.js';
 import { Sandbox } from './sandbox.js';
 import { createFilesystemServer } from './server.js';
+import { isForbiddenWebMethod, mcpMethodNotAllowed } from '../common/web-http.js';
 
 export const MCP_PATH = '/mcp';
 const HEALTH_PATH = '/health';
@@ -69,6 +70,10 @@ export async function startFilesystemHttp(config: FilesystemConfig, overrides: {
     const path = new URL(req.url ?? '/', 'http://placeholder').pathname;
     if (path === HEALTH_PATH && req.method === 'GET') return json(res, 200, { status: 'ok' });
     if (path !== MCP_PATH) return json(res, 404, { error: `not found; the MCP endpoint is ${MCP_PATH}` });
+    if (isForbiddenWebMethod(req.method)) {
+      void sendResponse(mcpMethodNotAllowed(), res).catch(() => res.destroy());
+      return;
+    }
     const aborted = new AbortController();
     res.once('close', () => {
       if (!res.writableFinished) aborted.abort(); // the client left before the answer was complete

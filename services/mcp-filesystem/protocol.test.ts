@@ -123,6 +123,19 @@ describe('the HTTP face', () => {
     expect(await post('evil.example')).toBe(403);
     expect(await post(`127.0.0.1:${http.port}`)).toBe(200);
   });
+
+  it('answers TRACE with 405 and the methods it serves, and goes on serving (a web Request cannot carry TRACE)', async () => {
+    const trace = await new Promise<{ status: number; allow: unknown }>((resolve, reject) => {
+      const req = request(http.url, { method: 'TRACE' }, (res) => {
+        res.resume();
+        resolve({ status: res.statusCode ?? 0, allow: res.headers.allow });
+      });
+      req.on('error', reject);
+      req.end();
+    });
+    expect(trace).toEqual({ status: 405, allow: 'GET, POST, DELETE' });
+    expect((await fetch(`http://127.0.0.1:${http.port}/health`)).status).toBe(200);
+  });
 });
 
 describe('bin/asg mcp-filesystem (cli/main.ts)', () => {

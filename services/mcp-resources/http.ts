@@ -9,7 +9,7 @@ import {
   type McpHttpHandler,
   type McpServerFactory,
 } from '@modelcontextprotocol/server';
-import { toWebRequest, writeWebResponse } from '../common/web-http.js';
+import { isForbiddenWebMethod, mcpMethodNotAllowed, toWebRequest, writeWebResponse } from '../common/web-http.js';
 import { logToStderr } from './log.js';
 import { ResourceStore } from './store.js';
 import { createResourcesServer } from './tools.js';
@@ -48,6 +48,10 @@ export async function serveMcpHttp(factory: McpServerFactory, opts: { host?: str
     void (async () => {
       if (new URL(req.url ?? '/', 'http://localhost').pathname !== MCP_PATH) {
         res.writeHead(404, { 'content-type': 'application/json' }).end(JSON.stringify({ error: `not found; the MCP endpoint is ${MCP_PATH}` }));
+        return;
+      }
+      if (isForbiddenWebMethod(req.method)) {
+        await writeWebResponse(mcpMethodNotAllowed(), res);
         return;
       }
       // The bound address, not the Host header, is the URL base: a hostile Host must reach the guard below, not break URL parsing.

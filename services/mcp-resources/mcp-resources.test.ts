@@ -201,6 +201,22 @@ describe('mcp-resources HTTP face', () => {
     expect(await post(`localhost:${server.port}`)).toBe(200);
   });
 
+  it('answers TRACE with 405 and the methods it serves, and goes on serving (a web Request cannot carry TRACE)', async () => {
+    const server = await httpServer();
+    const trace = await new Promise<{ status: number; allow: unknown }>((resolve, reject) => {
+      const req = request(server.url, { method: 'TRACE' }, (res) => {
+        res.resume();
+        resolve({ status: res.statusCode ?? 0, allow: res.headers.allow });
+      });
+      req.on('error', reject);
+      req.end();
+    });
+    expect(trace).toEqual({ status: 405, allow: 'GET, POST, DELETE' });
+    const client = await connect(new StreamableHTTPClientTransport(new URL(server.url)), 'auto');
+    cleanups.push(() => client.close());
+    expect((await client.listTools()).tools.length).toBeGreaterThan(0);
+  });
+
   it('port 0 gives distinct free ports', async () => {
     const [a, b] = await Promise.all([httpServer(), httpServer()]);
     expect(a.port).not.toBe(b.port);

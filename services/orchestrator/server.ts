@@ -5,6 +5,7 @@ import { notFound, invalidArgument } from '../common/grpc/errors.js';
 import type { UnaryHandlers } from '../common/grpc/server.js';
 import { givenReason, reasonProblem } from '../common/decision-reason.js';
 import { MAX_PRINCIPAL_LENGTH } from '../common/principal-id.js';
+import { readJsonObjectText } from '../common/json-value.js';
 import type { DecisionInput, TurnRunner } from './turns.js';
 
 const uuid = z.uuid();
@@ -55,9 +56,6 @@ function parseMessage(value: string): string {
 /** The faces a human decides through; "timeout" is the expiry's own, never a caller's. */
 export const DECISION_FACES = ['rest', 'web', 'a2a', 'mcp', 'cli'] as const;
 
-/** Edited arguments, as JSON: at most this long (the same bound as a message). */
-const MAX_ARGUMENTS_CHARS = 1_000_000;
-
 const decision = z.object({
   // The principal, as the gateway authenticated it (services/common/principal-id.ts): printable, bounded.
   decidedBy: z
@@ -68,28 +66,30 @@ const decision = z.object({
     .regex(/^[^\p{Cc}]*$/u, 'decided_by: no control characters')
     .optional(),
   via: z.enum(DECISION_FACES, { error: `via: one of ${DECISION_FACES.join(', ')}` }).optional(),
-  arguments: z
-    .record(z.string(), z.unknown())
-    .refine((args) => JSON.stringify(args).length <= MAX_ARGUMENTS_CHARS, `arguments: at most ${MAX_ARGUMENTS_CHARS.toLocaleString('en')} characters of JSON`)
-    .optional(),
-  input: z
-    .record(z.string(), z.unknown())
-    .refine((input) => JSON.stringify(input).length <= MAX_ARGUMENTS_CHARS, `input: at most ${MAX_ARGUMENTS_CHARS.toLocaleString('en')} characters of JSON`)
-    .optional(),
 });
+
+/** A `*_json` field of a decision: absent, or a JSON object within the limits of a stored JSON value. */
+function decisionObject(text: string | undefined, what: string): Record<string, unknown> | undefined {
+  if (text === undefined) return undefined;
+  const read = readJsonObjectText(text, what);
+  if (!read.ok) throw invalidArgument(read.problem);
+  return read.value;
+}
 
 /** Who decides and how: "anonymous" through "rest" when the caller does not say. */
 export function parseDecision(request: {
   approved: boolean;
   decidedBy?: string | undefined;
   via?: string | undefined;
-  arguments?: Record<string, unknown> | undefined;
-  input?: Record<string, unknown> | undefined;
+  argumentsJson?: string | undefined;
+  inputJson?: string | undefined;
 }): DecisionInput {
   // An empty string is proto3's "not given", as an absent field.
-  const parsed = decision.safeParse({ decidedBy: request.decidedBy || undefined, via: request.via || undefined, arguments: request.arguments, input: request.input });
+  const parsed = decision.safeParse({ decidedBy: request.decidedBy || undefined, via: request.via || undefined });
   if (!parsed.success) throw invalidArgument(parsed.error.issues[0]?.message ?? 'invalid decision');
-  const { decidedBy, via, arguments: args, input } = parsed.data;
+  const { decidedBy, via } = parsed.data;
+  const args = decisionObject(request.argumentsJson, 'arguments');
+  const input = decisionObject(request.inputJson, 'input');
   if (args !== undefined && !request.approved) throw invalidArgument('arguments can only be given with an approval ("approved": true)');
   if (input !== undefined && !request.approved) throw invalidArgument('input can only be given with an approval ("approved": true); a rejection declines the question');
   if (args !== undefined && input !== undefined) throw invalidArgument('give either arguments (an approval of a call) or input (the answer to a server\'s question), not both');

@@ -12,10 +12,10 @@ let seq = 0;
 const message = (role: MessageRole, content: string, toolCall?: Message['toolCall']): Message => ({ id: `m${++seq}`, role, content, seq, createdAt: undefined, ...(toolCall && { toolCall }) });
 const user = (content: string) => message(MessageRole.MESSAGE_ROLE_USER, content);
 const assistant = (content: string) => message(MessageRole.MESSAGE_ROLE_ASSISTANT, content);
-const result = (name: string, rejected = false) => message(MessageRole.MESSAGE_ROLE_TOOL, 'done', { id: 'call-1', name, arguments: {}, result: 'done', ...(rejected && { rejected: true }) });
+const result = (name: string, rejected = false) => message(MessageRole.MESSAGE_ROLE_TOOL, 'done', { id: 'call-1', name, argumentsJson: '{}', result: 'done', ...(rejected && { rejected: true }) });
 
 function approval(uuid: string, status: ApprovalStatus): PendingApproval {
-  return { uuid, conversationId: 'c1', toolName: 'resources_add', toolArgs: { name: 'x' }, description: 'add x', createdAt: undefined, status, argsHash: 'h', toolCallId: 'call-1', updatedAt: undefined, agentChain: [] };
+  return { uuid, conversationId: 'c1', toolName: 'resources_add', toolArgsJson: JSON.stringify({ name: 'x' }), description: 'add x', createdAt: undefined, status, argsHash: 'h', toolCallId: 'call-1', updatedAt: undefined, agentChain: [] };
 }
 
 function conversation(messages: Message[], pendingApprovals: PendingApproval[] = []): Conversation {

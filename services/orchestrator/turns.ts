@@ -11,6 +11,7 @@ import { redactSecrets } from '../common/secrets.js';
 import { newSessionId } from '../common/session-id.js';
 import type { OrchestratorClients } from './clients.js';
 import { firstSchemaProblem } from '../common/json-schema.js';
+import { jsonObjectOf } from '../common/json-value.js';
 import { a2aPeers, a2aTool, a2aToolsOf } from './domain/a2a-tools.js';
 import { ExpiryPolicy, expiryDecision } from './domain/expiry.js';
 import { inputProblem, inputQuestions, requestedSchema, type InputRequest } from './domain/elicitation.js';
@@ -525,7 +526,7 @@ export class TurnRunner {
         uuid,
         toolCallId: approval.toolCallId,
         toolName: approval.toolName,
-        toolArgs: approval.toolArgs,
+        toolArgsJson: approval.toolArgsJson,
         description: outcomeUnknownText(approval),
         ...(approval.remoteTaskId !== undefined && { remoteTaskId: approval.remoteTaskId }),
         ...(approval.remoteAgentName !== undefined && { remoteAgentName: approval.remoteAgentName }),
@@ -602,7 +603,7 @@ export class TurnRunner {
       const { marked } = await this.clients.store.markApprovalInterrupted({
         uuid: approval.uuid,
         minAgeMs: this.interruptedAfterMs,
-        messages: [toolResult(gatedCall(approval), approval.toolArgs ?? {}, text, true)],
+        messages: [toolResult(gatedCall(approval), jsonObjectOf(approval.toolArgsJson), text, true)],
       });
       if (!marked) throw failedPrecondition(`the approved call ${approval.toolName} (approval ${approval.uuid}) is still running; send the message again when it has finished`);
       this.log.warn('approved call marked interrupted', { approval: approval.uuid, tool: approval.toolName });

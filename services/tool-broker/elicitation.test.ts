@@ -31,7 +31,7 @@ async function setUp(): Promise<{ rooms: ElicitingServer; call: (request: Record
   cleanups.push(() => service.stop());
   const client = createPromiseClient(ToolBrokerServiceService, service.address, 'test', 10_000);
   cleanups.push(() => client.close());
-  return { rooms, call: (request) => client.callTool({ name: 'book_room', arguments: { room: 'A' }, approvalUuid: 'approval-under-test', unapprovedReason: '', ...request }) };
+  return { rooms, call: (request) => client.callTool({ name: 'book_room', argumentsJson: JSON.stringify({ room: 'A' }), approvalUuid: 'approval-under-test', unapprovedReason: '', ...request }) };
 }
 
 describe('a server that asks for input during a call', () => {
@@ -47,7 +47,7 @@ describe('a server that asks for input during a call', () => {
   it('goes on with an accepted answer, once', async () => {
     const { rooms, call } = await setUp();
     const asked = await call({});
-    const done = await call({ requestState: asked.inputRequired!.requestState, inputResponses: { guest: { action: 'accept', content: { name: 'Ada' } } } });
+    const done = await call({ requestState: asked.inputRequired!.requestState, inputResponsesJson: JSON.stringify({ guest: { action: 'accept', content: { name: 'Ada' } } }) });
     expect(done).toMatchObject({ text: 'room A booked for Ada', isError: false, server: 'rooms' });
     expect(done.inputRequired).toBeUndefined();
     expect(rooms.bookings).toEqual(['A:Ada']);
@@ -57,7 +57,7 @@ describe('a server that asks for input during a call', () => {
   it('goes on with a decline, and the server books nothing', async () => {
     const { rooms, call } = await setUp();
     const asked = await call({});
-    const done = await call({ requestState: asked.inputRequired!.requestState, inputResponses: { guest: { action: 'decline' } } });
+    const done = await call({ requestState: asked.inputRequired!.requestState, inputResponsesJson: JSON.stringify({ guest: { action: 'decline' } }) });
     expect(done.text).toBe('room A not booked: the answer was decline');
     expect(rooms.bookings).toEqual([]);
   });

@@ -1,6 +1,7 @@
 import type { CallToolResponse, ListToolsResponse, Tool } from '../../gen/ts/asg/tools/v1/tools.js';
 import type { ToolBrokerServiceService } from '../../gen/ts/asg/tools/v1/tools.js';
 import { invalidArgument } from '../common/grpc/errors.js';
+import { parseJsonObject } from '../common/json-value.js';
 import type { UnaryHandlers } from '../common/grpc/server.js';
 import type { RateLimiter } from '../common/rate-limit.js';
 import { recordError, recordToolCall } from '../common/metrics.js';
@@ -21,6 +22,18 @@ function toProtoTool(tool: BrokerTool): Tool {
   };
 }
 
+/**
+ * A `*_json` field of CallTool: the text of a JSON object, empty for none; INVALID_ARGUMENT
+ * otherwise. Its size was bounded where the value entered the mesh; a call stored before the
+ * bounds existed still runs as it was approved.
+ */
+function callObject(text: string, field: string): Record<string, unknown> {
+  if (text === '') return {};
+  const read = parseJsonObject(text, field);
+  if (!read.ok) throw invalidArgument(read.problem);
+  return read.value;
+}
+
 export function toolBrokerHandlers(composite: ToolComposite, limiter?: RateLimiter): UnaryHandlers<typeof ToolBrokerServiceService> {
   return {
     listTools: async (): Promise<ListToolsResponse> => ({
@@ -33,12 +46,14 @@ export function toolBrokerHandlers(composite: ToolComposite, limiter?: RateLimit
       await limiter?.acquire(request.name, caller.deadline);
       let result: Awaited<ReturnType<ToolComposite['callTool']>>;
       try {
-        result = await composite.callTool(request.name, request.arguments ?? {}, {
+        result = await composite.callTool(request.name, callObject(request.argumentsJson, 'arguments_json'), {
           authorization: caller.authorization,
           deadline: caller.deadline,
           approvalUuid: request.approvalUuid || undefined,
           unapprovedReason: request.unapprovedReason || undefined,
-          ...((request.requestState !== undefined || request.inputResponses) && { continuation: { requestState: request.requestState, inputResponses: request.inputResponses } }),
+          ...((request.requestState !== undefined || request.inputResponsesJson !== undefined) && {
+            continuation: { requestState: request.requestState, ...(request.inputResponsesJson !== undefined && { inputResponses: callObject(request.inputResponsesJson, 'input_responses_json') }) },
+          }),
         });
       } catch (error) {
         // Only the names of known tools become labels: a caller's made-up name would grow the series without bound.

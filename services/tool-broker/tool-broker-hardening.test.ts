@@ -57,7 +57,7 @@ async function startBroker(servers: Record<string, unknown>[]): Promise<Broker> 
   return {
     client,
     log: log.lines,
-    call: (name, args = {}, approvalUuid = '') => client.callTool({ name, arguments: args, approvalUuid, unapprovedReason: '' }),
+    call: (name, args = {}, approvalUuid = '') => client.callTool({ name, argumentsJson: JSON.stringify(args), approvalUuid, unapprovedReason: '' }),
     tools: async () => Object.fromEntries((await client.listTools({})).tools.map((tool) => [tool.name, tool])),
   };
 }

@@ -171,30 +171,30 @@ describe('tool-broker over stdio and Streamable HTTP', () => {
     const server = kind === 'stdio' ? stdioResources('resources', dbPath()) : { name: 'resources', url: (await httpResources()).url };
     const { client } = await startBroker([server]);
 
-    const added = await client.callTool({ name: 'resources_add', arguments: { name: 'server-1', value: 42 }, approvalUuid: APPROVED, unapprovedReason: '' });
+    const added = await client.callTool({ name: 'resources_add', argumentsJson: JSON.stringify({ name: 'server-1', value: 42 }), approvalUuid: APPROVED, unapprovedReason: '' });
     expect(added).toMatchObject({ isError: false, server: 'resources' });
     expect(added.structuredContent).toMatchObject({ name: 'server-1', value: 42 });
     expect(JSON.parse(added.text)).toEqual(added.structuredContent);
     const id = added.structuredContent!.id as string;
 
-    const listed = await client.callTool({ name: 'resources_list', arguments: { pattern: '^server-' }, approvalUuid: APPROVED, unapprovedReason: '' });
+    const listed = await client.callTool({ name: 'resources_list', argumentsJson: JSON.stringify({ pattern: '^server-' }), approvalUuid: APPROVED, unapprovedReason: '' });
     expect(listed.structuredContent).toMatchObject({ count: 1, resources: [{ id, name: 'server-1', value: 42 }] });
 
-    const removed = await client.callTool({ name: 'resources_remove', arguments: { id }, approvalUuid: APPROVED, unapprovedReason: '' });
+    const removed = await client.callTool({ name: 'resources_remove', argumentsJson: JSON.stringify({ id }), approvalUuid: APPROVED, unapprovedReason: '' });
     expect(removed.structuredContent).toEqual({ removed: 1, ids: [id] });
-    expect((await client.callTool({ name: 'resources_list', arguments: {}, approvalUuid: APPROVED, unapprovedReason: '' })).structuredContent).toEqual({ resources: [], count: 0 });
+    expect((await client.callTool({ name: 'resources_list', argumentsJson: '{}', approvalUuid: APPROVED, unapprovedReason: '' })).structuredContent).toEqual({ resources: [], count: 0 });
   });
 
   it('refuses a destructive call that comes without an approval, and runs safe ones without', async () => {
     const db = dbPath();
     const { client } = await startBroker([stdioResources('resources', db)]);
-    expect(await failure(client.callTool({ name: 'resources_add', arguments: { name: 'sneaky', value: 1 }, approvalUuid: '', unapprovedReason: '' }))).toEqual({
+    expect(await failure(client.callTool({ name: 'resources_add', argumentsJson: JSON.stringify({ name: 'sneaky', value: 1 }), approvalUuid: '', unapprovedReason: '' }))).toEqual({
       code: GrpcStatus.FAILED_PRECONDITION,
       message: 'tool resources_add on server resources is destructive and was called without an approval; nothing was executed',
     });
-    const listed = await client.callTool({ name: 'resources_list', arguments: {}, approvalUuid: '', unapprovedReason: '' });
+    const listed = await client.callTool({ name: 'resources_list', argumentsJson: '{}', approvalUuid: '', unapprovedReason: '' });
     // The agent tree's policy inside parallel and loop nodes: an explicit reason instead of an approval.
-    const exempt = await client.callTool({ name: 'resources_add', arguments: { name: 'in-a-loop', value: 1 }, approvalUuid: '', unapprovedReason: 'loop node "checker"' });
+    const exempt = await client.callTool({ name: 'resources_add', argumentsJson: JSON.stringify({ name: 'in-a-loop', value: 1 }), approvalUuid: '', unapprovedReason: 'loop node "checker"' });
     expect(exempt.isError).toBe(false);
     expect(listed.structuredContent).toEqual({ resources: [], count: 0 });
   });
@@ -202,9 +202,9 @@ describe('tool-broker over stdio and Streamable HTTP', () => {
   it('applies rate_limits.tools: over the limit with no time to wait, RESOURCE_EXHAUSTED and nothing runs', async () => {
     const db = dbPath();
     const { client } = await startBroker([stdioResources('resources', db)], { rate_limits: { max_wait: '10ms', tools: { 'resources_*': { calls: 2, window: '1m' } } } });
-    await client.callTool({ name: 'resources_add', arguments: { name: 'one', value: 1 }, approvalUuid: APPROVED, unapprovedReason: '' });
-    await client.callTool({ name: 'resources_list', arguments: {}, approvalUuid: '', unapprovedReason: '' });
-    const refused = await failure(client.callTool({ name: 'resources_add', arguments: { name: 'three', value: 3 }, approvalUuid: APPROVED, unapprovedReason: '' }));
+    await client.callTool({ name: 'resources_add', argumentsJson: JSON.stringify({ name: 'one', value: 1 }), approvalUuid: APPROVED, unapprovedReason: '' });
+    await client.callTool({ name: 'resources_list', argumentsJson: '{}', approvalUuid: '', unapprovedReason: '' });
+    const refused = await failure(client.callTool({ name: 'resources_add', argumentsJson: JSON.stringify({ name: 'three', value: 3 }), approvalUuid: APPROVED, unapprovedReason: '' }));
     expect(refused.code).toBe(GrpcStatus.RESOURCE_EXHAUSTED);
     expect(refused.message).toContain('rule "resources_*": 2 calls per 1m');
     expect(resourceNames(db)).toEqual(['one']);
@@ -213,28 +213,28 @@ describe('tool-broker over stdio and Streamable HTTP', () => {
   it('returns tool errors as results and unknown tools as NOT_FOUND', async () => {
     const { client } = await startBroker([{ name: 'resources', url: (await httpResources()).url }]);
 
-    const neither = await client.callTool({ name: 'resources_remove', arguments: {}, approvalUuid: APPROVED, unapprovedReason: '' });
+    const neither = await client.callTool({ name: 'resources_remove', argumentsJson: '{}', approvalUuid: APPROVED, unapprovedReason: '' });
     expect(neither).toMatchObject({ isError: true, server: 'resources' });
     expect(neither.text).toMatch(/needs "id" or "pattern"/);
     expect(neither.structuredContent).toBeUndefined();
 
-    const badRegex = await client.callTool({ name: 'resources_list', arguments: { pattern: '[' }, approvalUuid: APPROVED, unapprovedReason: '' });
+    const badRegex = await client.callTool({ name: 'resources_list', argumentsJson: JSON.stringify({ pattern: '[' }), approvalUuid: APPROVED, unapprovedReason: '' });
     expect(badRegex.isError).toBe(true);
     expect(badRegex.text).toMatch(/invalid regular expression/);
 
     // Arguments that do not fit the tool's inputSchema never reach the server.
-    expect(await failure(client.callTool({ name: 'resources_add', arguments: { name: 'x', value: 1.5 }, approvalUuid: APPROVED, unapprovedReason: '' }))).toEqual({
+    expect(await failure(client.callTool({ name: 'resources_add', argumentsJson: JSON.stringify({ name: 'x', value: 1.5 }), approvalUuid: APPROVED, unapprovedReason: '' }))).toEqual({
       code: GrpcStatus.INVALID_ARGUMENT,
       message: 'the arguments of tool resources_add on server resources do not match its inputSchema: arguments/value must be integer; nothing was executed',
     });
 
-    expect(await failure(client.callTool({ name: 'nope', arguments: {}, approvalUuid: APPROVED, unapprovedReason: '' }))).toEqual({ code: GrpcStatus.NOT_FOUND, message: 'unknown tool nope' });
+    expect(await failure(client.callTool({ name: 'nope', argumentsJson: '{}', approvalUuid: APPROVED, unapprovedReason: '' }))).toEqual({ code: GrpcStatus.NOT_FOUND, message: 'unknown tool nope' });
   });
 
   it('summarises non-text content', async () => {
     const fixture = await fixtureServer();
     const { client } = await startBroker([{ name: 'fixture', url: fixture.url }]);
-    expect(await client.callTool({ name: 'picture', arguments: {}, approvalUuid: APPROVED, unapprovedReason: '' })).toMatchObject({ text: 'a red dot\n[image image/png]', isError: false });
+    expect(await client.callTool({ name: 'picture', argumentsJson: '{}', approvalUuid: APPROVED, unapprovedReason: '' })).toMatchObject({ text: 'a red dot\n[image image/png]', isError: false });
   });
 });
 
@@ -307,9 +307,9 @@ describe('tool-broker bearer forwarding', () => {
   it('turns an HTTP 401 for the caller\'s token into a tool error and keeps the connection', async () => {
     const gate = await tokenGate((await httpResources()).url, 'Bearer refused-token');
     const { client } = await startBroker([{ name: 'gated', url: gate }]);
-    const refused = await runWithContext({ sessionId: 'abcd1234', authorization: 'Bearer refused-token' }, () => client.callTool({ name: 'resources_list', arguments: {}, approvalUuid: APPROVED, unapprovedReason: '' }));
+    const refused = await runWithContext({ sessionId: 'abcd1234', authorization: 'Bearer refused-token' }, () => client.callTool({ name: 'resources_list', argumentsJson: '{}', approvalUuid: APPROVED, unapprovedReason: '' }));
     expect(refused).toMatchObject({ isError: true, server: 'gated', text: 'MCP server gated refused the call of resources_list: HTTP 401' });
-    const allowed = await runWithContext({ sessionId: 'abcd1234', authorization: 'Bearer good-token' }, () => client.callTool({ name: 'resources_list', arguments: {}, approvalUuid: APPROVED, unapprovedReason: '' }));
+    const allowed = await runWithContext({ sessionId: 'abcd1234', authorization: 'Bearer good-token' }, () => client.callTool({ name: 'resources_list', argumentsJson: '{}', approvalUuid: APPROVED, unapprovedReason: '' }));
     expect(allowed).toMatchObject({ isError: false, structuredContent: { count: 0 } });
   });
 
@@ -321,7 +321,7 @@ describe('tool-broker bearer forwarding', () => {
     expect(setupRequests).toBeGreaterThan(0);
 
     const callAs = (authorization: string | undefined, text: string) =>
-      runWithContext({ sessionId: 'abcd1234', authorization }, () => client.callTool({ name: 'echo', arguments: { text }, approvalUuid: APPROVED, unapprovedReason: '' }));
+      runWithContext({ sessionId: 'abcd1234', authorization }, () => client.callTool({ name: 'echo', argumentsJson: JSON.stringify({ text }), approvalUuid: APPROVED, unapprovedReason: '' }));
     const results = await Promise.all([callAs('Bearer t1-secret-one', 'one'), callAs('Bearer t2-secret-two', 'two'), callAs(undefined, 'three')]);
     expect(results.map((result) => result.text)).toEqual(['one', 'two', 'three']);
     // The calls were in the server at the same time, so a shared header would have mixed them up.
@@ -349,7 +349,7 @@ describe('tool-broker bearer forwarding', () => {
     const fixture = await fixtureServer();
     const { client, log } = await startBroker([{ name: 'fixture', url: fixture.url }]);
     await fixture.close();
-    const { code, message } = await failure(runWithContext({ sessionId: 'abcd1234', authorization: 'Bearer t3-secret-three' }, () => client.callTool({ name: 'echo', arguments: { text: 'x' }, approvalUuid: APPROVED, unapprovedReason: '' })));
+    const { code, message } = await failure(runWithContext({ sessionId: 'abcd1234', authorization: 'Bearer t3-secret-three' }, () => client.callTool({ name: 'echo', argumentsJson: JSON.stringify({ text: 'x' }), approvalUuid: APPROVED, unapprovedReason: '' })));
     expect(code).toBe(GrpcStatus.UNAVAILABLE);
     expect(message).toMatch(/^MCP server fixture is not running: /);
     expect(message + log.join('\n')).not.toContain('t3-secret-three');
@@ -360,13 +360,13 @@ describe('tool-broker when servers fail', () => {
   it('restarts a stdio server that died between calls', async () => {
     const db = dbPath();
     const { client, log } = await startBroker([stdioResources('local', db)]);
-    await client.callTool({ name: 'resources_add', arguments: { name: 'kept', value: 1 }, approvalUuid: APPROVED, unapprovedReason: '' });
+    await client.callTool({ name: 'resources_add', argumentsJson: JSON.stringify({ name: 'kept', value: 1 }), approvalUuid: APPROVED, unapprovedReason: '' });
     const [first] = childProcesses(db);
     expect(first).toBeDefined();
     process.kill(first!, 'SIGKILL');
     await expect.poll(() => log.some((line) => line.includes('MCP server connection closed'))).toBe(true);
 
-    const listed = await client.callTool({ name: 'resources_list', arguments: {}, approvalUuid: APPROVED, unapprovedReason: '' });
+    const listed = await client.callTool({ name: 'resources_list', argumentsJson: '{}', approvalUuid: APPROVED, unapprovedReason: '' });
     expect(listed.structuredContent).toMatchObject({ count: 1, resources: [{ name: 'kept' }] });
     const restarted = childProcesses(db);
     expect(restarted).toHaveLength(1);
@@ -380,7 +380,7 @@ describe('tool-broker when servers fail', () => {
     const [pid] = childProcesses(db);
     // Frozen, the server cannot answer: the call is surely in flight when the process dies.
     process.kill(pid!, 'SIGSTOP');
-    const inFlight = failure(client.callTool({ name: 'resources_list', arguments: {}, approvalUuid: APPROVED, unapprovedReason: '' }));
+    const inFlight = failure(client.callTool({ name: 'resources_list', argumentsJson: '{}', approvalUuid: APPROVED, unapprovedReason: '' }));
     await new Promise((resolve) => setTimeout(resolve, 200));
     process.kill(pid!, 'SIGKILL');
     expect(await inFlight).toEqual({
@@ -388,8 +388,8 @@ describe('tool-broker when servers fail', () => {
       message: 'MCP server local is not running: its process exited during the call (the call may have run and is not retried); the next call restarts the server',
     });
 
-    expect((await client.callTool({ name: 'echo', arguments: { text: 'still here' }, approvalUuid: APPROVED, unapprovedReason: '' })).text).toBe('still here');
-    expect((await client.callTool({ name: 'resources_list', arguments: {}, approvalUuid: APPROVED, unapprovedReason: '' })).structuredContent).toEqual({ resources: [], count: 0 });
+    expect((await client.callTool({ name: 'echo', argumentsJson: JSON.stringify({ text: 'still here' }), approvalUuid: APPROVED, unapprovedReason: '' })).text).toBe('still here');
+    expect((await client.callTool({ name: 'resources_list', argumentsJson: '{}', approvalUuid: APPROVED, unapprovedReason: '' })).structuredContent).toEqual({ resources: [], count: 0 });
     expect(childProcesses(db)).toHaveLength(1);
   });
 
@@ -402,10 +402,10 @@ describe('tool-broker when servers fail', () => {
     for (const pid of childProcesses(db)) process.kill(pid, 'SIGKILL');
     await expect.poll(() => log.some((line) => line.includes('MCP server connection closed'))).toBe(true);
 
-    const { code, message } = await failure(client.callTool({ name: 'resources_list', arguments: {}, approvalUuid: APPROVED, unapprovedReason: '' }));
+    const { code, message } = await failure(client.callTool({ name: 'resources_list', argumentsJson: '{}', approvalUuid: APPROVED, unapprovedReason: '' }));
     expect(code).toBe(GrpcStatus.UNAVAILABLE);
     expect(message).toMatch(/^MCP server local is not running: restart failed: /);
-    expect((await client.callTool({ name: 'echo', arguments: { text: 'fine' }, approvalUuid: APPROVED, unapprovedReason: '' })).text).toBe('fine');
+    expect((await client.callTool({ name: 'echo', argumentsJson: JSON.stringify({ text: 'fine' }), approvalUuid: APPROVED, unapprovedReason: '' })).text).toBe('fine');
     // Its tools stay listed: the next call tries the restart again.
     expect((await client.listTools({})).tools.filter((tool) => tool.server === 'local')).toHaveLength(3);
   });
@@ -414,26 +414,26 @@ describe('tool-broker when servers fail', () => {
     const db = dbPath();
     const http = await httpResources(db);
     const { client } = await startBroker([{ name: 'remote', url: http.url }]);
-    await client.callTool({ name: 'resources_add', arguments: { name: 'survivor', value: 1 }, approvalUuid: APPROVED, unapprovedReason: '' });
+    await client.callTool({ name: 'resources_add', argumentsJson: JSON.stringify({ name: 'survivor', value: 1 }), approvalUuid: APPROVED, unapprovedReason: '' });
     await http.close();
 
-    const down = await failure(client.callTool({ name: 'resources_list', arguments: {}, approvalUuid: APPROVED, unapprovedReason: '' }));
+    const down = await failure(client.callTool({ name: 'resources_list', argumentsJson: '{}', approvalUuid: APPROVED, unapprovedReason: '' }));
     expect(down.code).toBe(GrpcStatus.UNAVAILABLE);
     expect(down.message).toMatch(/^MCP server remote is not running: .*ECONNREFUSED/);
 
     await httpResources(db, http.port);
-    expect((await client.callTool({ name: 'resources_list', arguments: {}, approvalUuid: APPROVED, unapprovedReason: '' })).structuredContent).toMatchObject({ count: 1, resources: [{ name: 'survivor' }] });
+    expect((await client.callTool({ name: 'resources_list', argumentsJson: '{}', approvalUuid: APPROVED, unapprovedReason: '' })).structuredContent).toMatchObject({ count: 1, resources: [{ name: 'survivor' }] });
   });
 
   it('gives DEADLINE_EXCEEDED when a server does not answer within its timeout', async () => {
     const fixture = await fixtureServer();
     const { client } = await startBroker([{ name: 'slow', url: fixture.url, timeout: '500ms' }]);
-    expect(await failure(client.callTool({ name: 'wait', arguments: { ms: 10_000 }, approvalUuid: APPROVED, unapprovedReason: '' }))).toEqual({
+    expect(await failure(client.callTool({ name: 'wait', argumentsJson: JSON.stringify({ ms: 10_000 }), approvalUuid: APPROVED, unapprovedReason: '' }))).toEqual({
       code: GrpcStatus.DEADLINE_EXCEEDED,
       message: 'tool wait on server slow did not answer within 500ms',
     });
     // A slow answer is not a dead server: the next call goes through.
-    expect((await client.callTool({ name: 'wait', arguments: { ms: 10 }, approvalUuid: APPROVED, unapprovedReason: '' })).text).toBe('waited');
+    expect((await client.callTool({ name: 'wait', argumentsJson: JSON.stringify({ ms: 10 }), approvalUuid: APPROVED, unapprovedReason: '' })).text).toBe('waited');
   });
 
   it('cuts a call short at the caller\'s deadline when it comes before the server timeout', async () => {

@@ -164,7 +164,7 @@ describe('model mistakes are reported in the conversation and nothing runs', () 
       expect(last.model).toBe('gpt-4o-mini');
       const result = body.conversation.messages.find((m: any) => m.role === 'tool');
       expect(result.tool_call).toMatchObject({ name: 'resources_add', is_error: true });
-      expect(result.content).toMatch(/not valid JSON/);
+      expect(result.content).toMatch(/the arguments must be valid JSON/);
       expect(body.result.waiting_approval).toBe(false);
       expect(body.conversation.status).toBe('active');
       expect(resourceNames(join(openai.dir, 'resources.db'))).toEqual([]);

@@ -3,8 +3,10 @@
  * (4,000 on CI, where each weighted kind still gets dozens; ASG_TEST_SIZE=full for 20,000) —
  * malformed JSON, wrong types, deep nesting, huge and one-token strings, bad ids and UUIDs, path
  * traversal, wrong methods and content types, cross-site requests (foreign Origin, foreign Host),
- * bad JSON-RPC on /a2a and /mcp, bad tRPC inputs — spread over REST, /a2a, /trpc, /mcp and the
- * static files, 16 at a time over loopback, under a hard deadline. The agent runs the real
+ * bad JSON-RPC on /a2a and /mcp, bad tRPC inputs, JSON values nested 30 to 200 levels deep and
+ * huge keys wherever a face takes JSON, TRACE and odd methods on every route family — spread
+ * over REST, /a2a, /trpc, /mcp, /v1 and the static files, 16 at a time over loopback, under a
+ * hard deadline. The agent runs the real
  * mesh with mcp-resources and a scripted OpenAI-family model (quick answers; "add X with value N"
  * stops at an approval, so real approvals exist to aim at).
  *
@@ -14,7 +16,9 @@
  * the agent writes during the run; the fixed cases behave as the rules ask (a 1,000,000
  * character one-token message is answered or refused with a 4xx, a text/plain or foreign-Origin
  * approval is refused and the tool does not run, `%zz` ids are 400 on every route, a foreign
- * Host is refused on every face, `GET /conversations?limit=500` is a bounded summary).
+ * Host is refused on every face, `GET /conversations?limit=500` is a bounded summary); a JSON
+ * value that would be stored nested deeper than its limit (32 levels) is a 400, TRACE is a 405
+ * everywhere, and every read of approvals still answers 200 after the run.
  *
  * The seed is fixed and printed; ASG_FUZZ_SEED replays another one. ASG_FUZZ_SKIP (comma-
  * separated kinds, e.g. `one-token`) leaves kinds out when chasing one failure. Counts by face
@@ -60,7 +64,7 @@ const RESULTS_FILE = join(tmpdir(), 'asg-fuzz-results.json');
 /** A fake key in the agent's environment, shaped to be found if it ever leaks. */
 const TEST_OPENAI_KEY = 'test-openai-key-7e6d5c4b3a2f1e0d';
 
-type Face = 'rest' | 'a2a' | 'trpc' | 'mcp' | 'static';
+type Face = 'rest' | 'a2a' | 'trpc' | 'mcp' | 'openai' | 'static';
 
 interface FuzzCase {
   face: Face;
@@ -359,6 +363,7 @@ function buildCorpus(rng: Rng, t: Targets): FuzzCase[] {
     fixed.push({ face: 'mcp', kind: 'deep-nesting', method: 'POST', path: '/mcp', headers: MCP_HEADERS, body: `{"jsonrpc":"2.0","id":1,"method":"tools/call","params":{"name":"x","arguments":${deep}}}`, mayReset: depth * 2 > BODY_LIMIT });
     fixed.push({ face: 'trpc', kind: 'deep-nesting', method: 'GET', path: `/trpc/conversations.list?input=${encodeURIComponent(nested(Math.min(depth, 2000)))}` });
   }
+  fixed.push(...deepValueCases(rng, t), ...oddMethodCases(rng, t));
   for (const [face, path] of [['rest', '/conversations'], ['a2a', '/a2a'], ['mcp', '/mcp']] as const) {
     const manyKeys = json(Object.fromEntries(Array.from({ length: 40_000 }, (_, i) => [`k${i}`, i])));
     fixed.push({ face, kind: 'huge-object', method: 'POST', path, headers: face === 'mcp' ? MCP_HEADERS : JSON_HEADERS, body: manyKeys });
@@ -495,6 +500,117 @@ function buildCorpus(rng: Rng, t: Targets): FuzzCase[] {
   // The fixed cases spread over the run, so that a stall they cause meets the other traffic.
   const corpus = rng.shuffle([...fixed, ...random]);
   return corpus.filter((c) => !SKIP.has(c.kind));
+}
+
+/** The limit of a stored JSON value (services/common/json-value.ts): deeper is refused where it would be stored. */
+const STORED_JSON_DEPTH = 32;
+
+/** JSON text of a value `depth` levels deep: objects (`{"a":{"a":1}}`) or arrays (`[[1]]`). */
+function deepValue(depth: number, shape: 'objects' | 'arrays'): string {
+  const [open, close] = shape === 'objects' ? ['{"a":', '}'] : ['[', ']'];
+  return `${open.repeat(depth)}1${close.repeat(depth)}`;
+}
+
+/**
+ * JSON values nested 30 to 200 levels deep (around the depth where a stored value once became
+ * unreadable, and far past it) and huge keys, on every face that takes a JSON value: edited
+ * arguments and answers (REST, tRPC), A2A data parts, MCP tool arguments, OpenAI messages, a
+ * REST message. Where the value would be stored (wrapped one level deeper than `depth`), past
+ * the limit is a 400; below it the body is still wrong (arguments that do not fit the tool, an
+ * approval decided meanwhile): a 4xx, never a decision. Every depth in full size, a spread of
+ * them in CI.
+ */
+function deepValueCases(rng: Rng, t: Targets): FuzzCase[] {
+  const step = sized(10, 1);
+  const depths = [...new Set([31, 32, 33, 34, ...Array.from({ length: Math.floor(170 / step) + 1 }, (_, i) => 30 + i * step)])];
+  const cases: FuzzCase[] = [];
+  const stored = (depth: number) =>
+    depth + 1 > STORED_JSON_DEPTH
+      ? { statuses: isBadRequest, why: `a value to store nested deeper than ${STORED_JSON_DEPTH} levels is a 400` }
+      : EXPECT_4XX('arguments that do not fit the tool (or an approval decided meanwhile) are refused');
+  const values = (depth: number) => (['objects', 'arrays'] as const).map((shape) => ({ shape, value: deepValue(depth, shape) }));
+  for (const depth of depths) {
+    for (const { shape, value } of values(depth)) {
+      const kind = `deep-${shape}`;
+      const approval = rng.pick(t.approvals);
+      const waiting = rng.pick(t.conversations);
+      cases.push(
+        { face: 'rest', kind, method: 'POST', path: `/approvals/${approval}`, headers: JSON_HEADERS, body: `{"approved":true,"arguments":{"deep":${value}}}`, expect: stored(depth) },
+        { face: 'rest', kind, method: 'POST', path: `/approvals/${approval}`, headers: JSON_HEADERS, body: `{"approved":true,"input":{"deep":${value}}}`, expect: stored(depth) },
+        { face: 'trpc', kind, method: 'POST', path: '/trpc/approvals.resolve', headers: JSON_HEADERS, body: `{"uuid":"${approval}","approved":true,"arguments":{"deep":${value}}}`, expect: stored(depth) },
+        { face: 'rest', kind, method: 'POST', path: `/conversations/${waiting}/messages`, headers: JSON_HEADERS, body: `{"message":${value}}`, expect: EXPECT_4XX('a message that is not a string is a 400') },
+        {
+          face: 'a2a',
+          kind,
+          method: 'POST',
+          path: '/a2a',
+          headers: JSON_HEADERS,
+          body: `{"jsonrpc":"2.0","id":1,"method":"message/send","params":{"message":{"kind":"message","role":"user","messageId":"${crypto.randomUUID()}","taskId":"${waiting}","parts":[{"kind":"data","data":{"deep":${value}}}],"metadata":{"deep":${value}}}}}`,
+          rpcErrorIsRefusal: true,
+        },
+        { face: 'mcp', kind, method: 'POST', path: '/mcp', headers: MCP_HEADERS, body: `{"jsonrpc":"2.0","id":1,"method":"tools/call","params":{"name":"ask","arguments":{"deep":${value}}}}` },
+        { face: 'openai', kind, method: 'POST', path: '/v1/chat/completions', headers: JSON_HEADERS, body: `{"model":"test-agent","messages":[{"role":"user","content":${value}}]}`, expect: EXPECT_4XX('a message content that is no text is refused') },
+      );
+    }
+  }
+  for (const size of [1_000, 100_000, sized(600_000, 900_000)]) {
+    const key = json('k'.repeat(size));
+    const approval = rng.pick(t.approvals);
+    cases.push(
+      { face: 'rest', kind: 'huge-key', method: 'POST', path: `/approvals/${approval}`, headers: JSON_HEADERS, body: `{"approved":true,"arguments":{${key}:1}}`, expect: EXPECT_4XX('arguments that do not fit the tool are refused') },
+      { face: 'trpc', kind: 'huge-key', method: 'POST', path: '/trpc/approvals.resolve', headers: JSON_HEADERS, body: `{"uuid":"${approval}","approved":true,"arguments":{${key}:1}}`, expect: EXPECT_4XX('arguments that do not fit the tool are refused') },
+      { face: 'a2a', kind: 'huge-key', method: 'POST', path: '/a2a', headers: JSON_HEADERS, body: `{"jsonrpc":"2.0","id":1,"method":"message/send","params":{"message":{"kind":"message","role":"user","messageId":"m","parts":[{"kind":"data","data":{${key}:1}}]}}}`, rpcErrorIsRefusal: true },
+      { face: 'mcp', kind: 'huge-key', method: 'POST', path: '/mcp', headers: MCP_HEADERS, body: `{"jsonrpc":"2.0","id":1,"method":"tools/call","params":{"name":"ask","arguments":{${key}:1}}}` },
+      { face: 'openai', kind: 'huge-key', method: 'POST', path: '/v1/chat/completions', headers: JSON_HEADERS, body: `{"model":"test-agent","messages":[{"role":"user","content":"hi",${key}:1}]}` },
+    );
+  }
+  return cases;
+}
+
+/** TRACE (a 405 on every path) and methods no route serves, on every route family, some with a body. */
+function oddMethodCases(rng: Rng, t: Targets): FuzzCase[] {
+  const id = rng.pick(t.conversations);
+  const paths: Array<[Face, string]> = [
+    ['rest', '/conversations'],
+    ['rest', `/conversations/${id}`],
+    ['rest', `/conversations/${id}/messages`],
+    ['rest', `/conversations/${id}/events`],
+    ['rest', '/approvals'],
+    ['rest', `/approvals/${rng.pick(t.approvals)}`],
+    ['rest', '/tools'],
+    ['rest', '/health'],
+    ['rest', '/ready'],
+    ['rest', '/docs'],
+    ['rest', '/openapi.json'],
+    ['rest', '/metrics'],
+    ['rest', '/audit'],
+    ['rest', '/auth/whoami'],
+    ['a2a', '/a2a'],
+    ['a2a', '/.well-known/agent-card.json'],
+    ['a2a', '/.well-known/agent.json'],
+    ['trpc', '/trpc/conversations.list'],
+    ['trpc', '/trpc/approvals.resolve'],
+    ['trpc', '/trpc/conversation.events'],
+    ['mcp', '/mcp'],
+    ['openai', '/v1/chat/completions'],
+    ['openai', '/v1/models'],
+    ['static', '/'],
+    ['static', '/index.html'],
+    ['static', `/assets/${rng.pick(t.assets)}`],
+  ];
+  const cases: FuzzCase[] = [];
+  for (const [face, path] of paths) {
+    cases.push({ face, kind: 'trace', method: 'TRACE', path, expect: { statuses: (s) => s === 405, why: 'TRACE is a 405 on every route' } });
+    for (const method of ['PROPFIND', 'PURGE', 'MKCOL', 'SEARCH', 'LINK', 'PUT', 'PATCH', 'DELETE']) {
+      const withBody = rng.chance(0.5);
+      cases.push({ face, kind: 'odd-method', method, path, headers: withBody ? JSON_HEADERS : {}, body: withBody ? '{"a":1}' : undefined });
+    }
+  }
+  // DELETE /mcp with a body: with a session id or without, and a body in any case.
+  for (const headers of [MCP_HEADERS, { ...MCP_HEADERS, 'mcp-session-id': crypto.randomUUID() }, { ...MCP_HEADERS, 'mcp-protocol-version': '2025-03-26' }]) {
+    cases.push({ face: 'mcp', kind: 'delete-body', method: 'DELETE', path: '/mcp', headers, body: json({ jsonrpc: '2.0', id: 1, method: 'ping' }) });
+  }
+  return cases;
 }
 
 function a2aParams(rng: Rng, t: Targets, wrongType: () => unknown, strings: string[]): unknown {
@@ -827,6 +943,12 @@ describe('fuzz', () => {
     for (const victim of victims) {
       const decided = await send(port, { face: 'rest', kind: 'check', method: 'POST', path: `/approvals/${victim}`, headers: JSON_HEADERS, body: json({ approved: false }) }, false, 5_000);
       if (decided.status !== 200) fail('a cross-site request decided a pending approval (or the agent did not answer)', undefined, `${victim} → ${decided.status} ${decided.body.slice(0, 200)}`);
+    }
+
+    // Nothing the run sent was stored in a form that a read of approvals cannot answer.
+    for (const path of ['/approvals', '/approvals?status=approved', '/approvals?status=pending', `/trpc/approvals.list?input=${encodeURIComponent('{}')}`]) {
+      const read = await send(port, { face: 'rest', kind: 'check', method: 'GET', path }, false, 5_000);
+      if (read.status !== 200) fail('every read of approvals answers 200 after the run', undefined, `${path} → ${read.status} ${read.body.slice(0, 200)}`);
     }
 
     const byKind: Record<string, { count: number; meanMs: number; maxMs: number }> = {};

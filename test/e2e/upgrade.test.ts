@@ -17,6 +17,13 @@
  * a conversation waiting for the approval of `resources_add` upgrade-owned and one that is
  * active, the token erin (chat) one. After the upgrade they belong to the token principals
  * (`token:carol`, `token:erin`), not to a JWT that carries the name.
+ *
+ * store-before-json-limits holds JSON values that the release before JSON values were bounded
+ * and carried as text (main at 2375517) stored but could not read back: an approval approved
+ * with edited arguments 33 levels deep (its decision stored, the answer a 500, and from then on
+ * every list of approvals a 500), and a pending approval whose model arguments are 32 levels
+ * deep. Written by that release's own bin/asg with a scripted model: the REST calls as in the
+ * test below, then a clean stop. The current build reads every one of them back whole.
  */
 import { copyFileSync, mkdirSync } from 'node:fs';
 import { join } from 'node:path';
@@ -24,6 +31,9 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { REPO_ROOT, startAgent, tempDir, type AgentProcess } from '../support/agent-process.js';
 import { get, post } from '../support/http.js';
 import { startTestIssuer, type TestIssuer } from '../support/jwks-issuer.js';
+import { openSse } from '../support/sse-reader.js';
+import { trpcClient } from '../support/trpc-client.js';
+import { until } from '../support/until.js';
 import { resourceNames } from '../support/resources-db.js';
 import { resourceAgentScript, startScriptedModel, type ScriptedModelServer } from '../support/scripted-model.js';
 
@@ -255,5 +265,76 @@ describe('a store written with schema 11: an agent tree waiting at two parallel 
     // The reporter saw both branches' outputs: the one stored while b waited, and b's own.
     expect(second.body.result.response).toMatch(/^Report: Done\. resources_add: .*upgrade-par-a.* \/ Done\. resources_add: .*upgrade-par-b/s);
     expect(resourceNames(join(agent.dir, 'resources.db')).sort()).toEqual(['upgrade-par-a', 'upgrade-par-b']);
+  });
+});
+
+describe('a store written before JSON values were bounded: values nested deeper than its readers could decode', () => {
+  const edited = { conversation: 'f3070904-4fb0-4cc0-b51b-64e33b68c94b', approval: '87999172-9f1c-445f-b1cd-4b0a03489090' };
+  const fromModel = { conversation: 'dbb65f0f-e779-4c1b-b85a-acc274365ea9', approval: 'e7730fa2-4917-45ae-8d19-93acdaf17627' };
+  /** `levels` objects nested as that release's writer nested them: `{"a": … {"leaf": "end"}}`. */
+  const deep = (levels: number): Record<string, unknown> => {
+    let value: Record<string, unknown> = { leaf: 'end' };
+    for (let level = 1; level < levels; level++) value = { a: value };
+    return value;
+  };
+  const editedArgs = { name: 'deep-edit', value: 7, extra: deep(32) };
+  const modelArgs = { name: 'deep-model', value: 8, extra: deep(31) };
+  let agent: AgentProcess;
+
+  beforeAll(async () => {
+    const dir = tempDir('asg-upgrade-');
+    mkdirSync(join(dir, 'data'), { recursive: true });
+    copyFileSync(join(FIXTURES, 'store-before-json-limits', 'deep-values.db'), join(dir, 'data', 'conversations.db'));
+    // The approved call's turn was left marked running by that release's orchestrator: a short lease lets this one take it over.
+    agent = await startAgent({ geminiBaseUrl: model.geminiBaseUrl, dir, config: { runs: { lease_ttl: '1s' } } });
+  });
+
+  afterAll(async () => {
+    await agent?.stop();
+  });
+
+  it('answers every list and get with 200 and the values whole', async () => {
+    const list = await get(`${agent.url}/approvals`);
+    expect(list.status).toBe(200);
+    const byUuid = new Map(list.body.approvals.map((approval: { uuid: string }) => [approval.uuid, approval]));
+    expect(byUuid.get(edited.approval)).toMatchObject({ status: 'approved', decided_by: 'anonymous', via: 'rest', tool_args: { name: 'deep-edit', value: 7 }, edited_args: editedArgs });
+    expect(byUuid.get(fromModel.approval)).toMatchObject({ status: 'pending', tool_args: modelArgs });
+    for (const status of ['pending', 'approved']) expect((await get(`${agent.url}/approvals?status=${status}`)).status).toBe(200);
+    expect((await get(`${agent.url}/approvals/${edited.approval}`)).body).toMatchObject({ uuid: edited.approval, edited_args: editedArgs });
+    expect((await get(`${agent.url}/approvals/${fromModel.approval}`)).body).toMatchObject({ uuid: fromModel.approval, tool_args: modelArgs });
+
+    const conversations = await get(`${agent.url}/conversations`);
+    expect(conversations.status).toBe(200);
+    expect(conversations.body.conversations.map((conversation: { id: string }) => conversation.id).sort()).toEqual([edited.conversation, fromModel.conversation].sort());
+    const waiting = await get(`${agent.url}/conversations/${fromModel.conversation}`);
+    expect(waiting.status).toBe(200);
+    expect(waiting.body.conversation.pending_approval).toMatchObject({ uuid: fromModel.approval, tool_args: modelArgs });
+    expect(waiting.body.conversation.messages.find((message: { tool_call?: unknown }) => message.tool_call).tool_call.arguments).toEqual(modelArgs);
+
+    const approvals = await trpcClient(agent.url).approvals.list.query({});
+    expect(approvals.approvals.map((approval) => approval.uuid).sort()).toEqual([edited.approval, fromModel.approval].sort());
+
+    // The stored events replay: the decision, and the model's call with its arguments.
+    const replay = async (conversation: string, kind: string) => {
+      const stream = await openSse(`${agent.url}/conversations/${conversation}/events`, { 'Last-Event-ID': '1' });
+      try {
+        expect(stream.status).toBe(200);
+        const found = await until(`${kind} replayed`, () => stream.events.find((event) => event.event === kind && (kind !== 'message_added' || event.data.includes('"tool_call"'))));
+        return JSON.parse(found.data);
+      } finally {
+        stream.close();
+      }
+    };
+    expect(await replay(edited.conversation, 'approval_resolved')).toMatchObject({ approval: { uuid: edited.approval, tool_args: { name: 'deep-edit', value: 7 } }, decision: 'approved' });
+    expect((await replay(fromModel.conversation, 'message_added')).message.tool_call.arguments).toEqual(modelArgs);
+  });
+
+  it('goes on: the approved call runs with its edited arguments once taken over, and the pending one is decided', async () => {
+    await until('the approved call ran', () => resourceNames(join(agent.dir, 'resources.db')).includes('deep-edit'));
+    const approved = await post(`${agent.url}/approvals/${fromModel.approval}`, { approved: true });
+    expect(approved.status).toBe(200);
+    expect(approved.body.result.waiting_approval).toBe(false);
+    expect(resourceNames(join(agent.dir, 'resources.db')).sort()).toEqual(['deep-edit', 'deep-model']);
+    expect((await get(`${agent.url}/approvals`)).status).toBe(200);
   });
 });

@@ -137,28 +137,29 @@ describe('edit on approve', () => {
     // No expiry for this tool (approvals.timeout 0, and no pattern matches).
     expect((await approvalOf(uuid)).expiresAt).toBeUndefined();
 
-    await expect(orchestratorClient.resolveApproval({ uuid, approved: true, decidedBy: 'alice', via: 'web', arguments: { tag: 'no ms' } })).rejects.toMatchObject({
+    await expect(orchestratorClient.resolveApproval({ uuid, approved: true, decidedBy: 'alice', via: 'web', argumentsJson: JSON.stringify({ tag: 'no ms' }) })).rejects.toMatchObject({
       code: GrpcStatus.INVALID_ARGUMENT,
       message: expect.stringMatching(/edited arguments do not fit the input schema of edit_slow_write: arguments must have required property 'ms'/),
     });
-    await expect(orchestratorClient.resolveApproval({ uuid, approved: false, arguments: { ms: 1 } })).rejects.toMatchObject({ code: GrpcStatus.INVALID_ARGUMENT });
+    await expect(orchestratorClient.resolveApproval({ uuid, approved: false, argumentsJson: JSON.stringify({ ms: 1 }) })).rejects.toMatchObject({ code: GrpcStatus.INVALID_ARGUMENT });
     await expect(orchestratorClient.resolveApproval({ uuid, approved: true, via: 'carrier-pigeon' })).rejects.toMatchObject({ code: GrpcStatus.INVALID_ARGUMENT });
     expect((await approvalOf(uuid)).status).toBe(ApprovalStatus.APPROVAL_STATUS_PENDING);
     expect(callsIn(editCalls)).toEqual([]);
 
     const edited = { ms: 1, tag: 'from-alice' };
-    const answer = await orchestratorClient.resolveApproval({ uuid, approved: true, decidedBy: 'alice', via: 'web', arguments: edited });
+    const answer = await orchestratorClient.resolveApproval({ uuid, approved: true, decidedBy: 'alice', via: 'web', argumentsJson: JSON.stringify(edited) });
     expect(answer.decided).toBe(true);
     decided.set(uuid, 'alice');
     expect(callsIn(editCalls)).toEqual([`slow_write ${JSON.stringify(edited)}`]);
 
     const stored = await approvalOf(uuid);
-    expect(stored).toMatchObject({ status: ApprovalStatus.APPROVAL_STATUS_DONE, decidedBy: 'alice', via: 'web', toolArgs: { ms: 1, tag: 'from-model' }, editedArgs: edited });
+    expect(stored).toMatchObject({ status: ApprovalStatus.APPROVAL_STATUS_DONE, decidedBy: 'alice', via: 'web', editedArgsJson: JSON.stringify(edited) });
+    expect(JSON.parse(stored!.toolArgsJson)).toEqual({ ms: 1, tag: 'from-model' });
     const note = `(arguments edited by alice before approval: ${JSON.stringify(edited)}) wrote from-alice`;
     const { conversation: after } = await storeClient.getConversation({ id: conversation!.id, includeMessages: true });
     const toolMessage = after!.messages.find((message) => message.role === MessageRole.MESSAGE_ROLE_TOOL)!;
     expect(toolMessage.content).toBe(note);
-    expect(toolMessage.toolCall!.arguments).toEqual(edited);
+    expect(JSON.parse(toolMessage.toolCall!.argumentsJson!)).toEqual(edited);
     // The model read the note with the result, and answered from it.
     expect(model.requests.some((request) => request.toolResults.some((result) => result.output.includes(note)))).toBe(true);
     expect(answer.result!.response).toBe(`result: ${note}`);

@@ -16,6 +16,7 @@ import {
 } from '../../gen/ts/asg/store/v1/store.js';
 import type { CallToolRequest, CallToolResponse, Tool } from '../../gen/ts/asg/tools/v1/tools.js';
 import { callHash } from '../../services/common/call-hash.js';
+import { jsonObjectOf } from '../../services/common/json-value.js';
 import { currentContext } from '../../services/common/context.js';
 import type { CallOpts } from '../../services/common/grpc/client.js';
 import { GrpcStatus, RpcError } from '../../services/common/grpc/errors.js';
@@ -193,14 +194,14 @@ export class FakeMesh {
   }
 
   /** A pending approval of a gated call, as a pause of the run stored it. */
-  addApproval(approval: Pick<PendingApproval, 'uuid' | 'toolCallId' | 'toolName' | 'toolArgs'> & Partial<PendingApproval>): PendingApproval {
+  addApproval(approval: Pick<PendingApproval, 'uuid' | 'toolCallId' | 'toolName' | 'toolArgsJson'> & Partial<PendingApproval>): PendingApproval {
     const stored: PendingApproval = {
       conversationId: CONVERSATION,
       description: `${approval.toolName} on resources`,
       createdAt: new Date(0),
       updatedAt: new Date(0),
       status: ApprovalStatus.APPROVAL_STATUS_PENDING,
-      argsHash: callHash(approval.toolName, approval.toolArgs ?? {}),
+      argsHash: callHash(approval.toolName, jsonObjectOf(approval.toolArgsJson)),
       agentChain: [],
       ...approval,
     };

@@ -13,7 +13,7 @@ export function approvalRecord(overrides: Partial<PendingApproval> = {}): Pendin
     uuid: 'b2e4d8f1-7a36-4c95-8e10-5d9f3a6c2e47',
     conversationId: 'c1',
     toolName: 'resources_add',
-    toolArgs: { name: 'web-1', value: 5 },
+    toolArgsJson: '{"name":"web-1","value":5}',
     description: 'resources_add on resources with arguments {"name":"web-1","value":5}',
     createdAt: AT,
     status: ApprovalStatus.APPROVAL_STATUS_PENDING,

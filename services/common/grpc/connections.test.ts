@@ -22,7 +22,7 @@ import { channelOptions, createPromiseClient, idempotentReads, serviceConfigOf }
 import { createServer, implement, listen, shutdown, type Server } from './server.js';
 
 const log = createLogger('connections-test');
-const CALL = { name: 't', arguments: {}, approvalUuid: '', unapprovedReason: '' };
+const CALL = { name: 't', argumentsJson: '{}', approvalUuid: '', unapprovedReason: '' };
 const cleanups: (() => unknown)[] = [];
 afterEach(async () => {
   for (const cleanup of cleanups.splice(0).reverse()) await cleanup();

@@ -145,7 +145,7 @@ describe('retrying idempotent reads on UNAVAILABLE', () => {
       Object.assign(failFirst, { listTools: 2, callTool: 1 });
       expect(await client.listTools({})).toEqual({ tools: [], servers: [] });
       expect(attempts.listTools).toBe(3);
-      await expect(client.callTool({ name: 'delete', arguments: {}, approvalUuid: '', unapprovedReason: '' })).rejects.toMatchObject({ code: GrpcStatus.UNAVAILABLE });
+      await expect(client.callTool({ name: 'delete', argumentsJson: '{}', approvalUuid: '', unapprovedReason: '' })).rejects.toMatchObject({ code: GrpcStatus.UNAVAILABLE });
       expect(attempts.callTool).toBe(1);
 
       // A bounded number of attempts: a read that keeps failing fails after four.

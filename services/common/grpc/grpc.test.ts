@@ -48,7 +48,7 @@ describe('gRPC client and server wrappers', () => {
     const deadline = Date.now() + 3000;
     const { text, callerTraceId } = await runWithContext({ sessionId: 'feedbeef', authorization: 'Bearer abc', deadline }, async () =>
       trace.getTracer('test').startActiveSpan('outer', async (span) => {
-        const response = await client.callTool({ name: 'echo', arguments: {}, approvalUuid: '', unapprovedReason: '' });
+        const response = await client.callTool({ name: 'echo', argumentsJson: '{}', approvalUuid: '', unapprovedReason: '' });
         span.end();
         return { text: response.text, callerTraceId: span.spanContext().traceId };
       }),
@@ -69,7 +69,7 @@ describe('gRPC client and server wrappers', () => {
 
   it('sends no authorization when the caller had none, and an empty session id stays empty', async () => {
     const client = createPromiseClient(ToolBrokerServiceService, address, 'caller', 5000);
-    const { text } = await client.callTool({ name: 'echo', arguments: {}, approvalUuid: '', unapprovedReason: '' });
+    const { text } = await client.callTool({ name: 'echo', argumentsJson: '{}', approvalUuid: '', unapprovedReason: '' });
     expect(JSON.parse(text).context).toMatchObject({ sessionId: '' });
     expect(JSON.parse(text).context.authorization).toBeUndefined();
     client.close();
@@ -77,7 +77,7 @@ describe('gRPC client and server wrappers', () => {
 
   it('keeps the status code and message of a service error', async () => {
     const client = createPromiseClient(ToolBrokerServiceService, address, 'caller', 5000);
-    const error = await client.callTool({ name: 'missing', arguments: {}, approvalUuid: '', unapprovedReason: '' }).catch((e: unknown) => e);
+    const error = await client.callTool({ name: 'missing', argumentsJson: '{}', approvalUuid: '', unapprovedReason: '' }).catch((e: unknown) => e);
     expect(error).toBeInstanceOf(RpcError);
     expect(error).toMatchObject({ code: GrpcStatus.NOT_FOUND, message: 'no tool called missing' });
     client.close();

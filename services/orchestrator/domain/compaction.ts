@@ -107,7 +107,7 @@ export function transcriptOf(messages: readonly Message[], previousSummary: stri
     else if (message.role === MessageRole.MESSAGE_ROLE_TOOL && call) {
       const output = call.result ?? message.content;
       lines.push(`Result of ${call.name}${call.isError ? ' (error)' : ''}: ${output.length > maxResultChars ? `${output.slice(0, maxResultChars)}…` : output}`);
-    } else if (call) lines.push(`Assistant called ${call.name} with ${JSON.stringify(call.arguments ?? {})}`);
+    } else if (call) lines.push(`Assistant called ${call.name} with ${call.argumentsJson || '{}'}`);
     else if (message.content) lines.push(`Assistant: ${message.content}`);
   }
   return lines.join('\n');

@@ -4,7 +4,7 @@ import { approvalsSchema } from '../../common/config/schema.js';
 import { ExpiryPolicy, expiryDecision, formatDuration } from './expiry.js';
 
 const policy = (raw: unknown) => new ExpiryPolicy(approvalsSchema.parse(raw));
-const approval = (toolName: string, extra: Partial<NewApproval> = {}): NewApproval => ({ uuid: 'u-1', toolCallId: 'c1', toolName, toolArgs: {}, description: '', agentChain: [], ...extra });
+const approval = (toolName: string, extra: Partial<NewApproval> = {}): NewApproval => ({ uuid: 'u-1', toolCallId: 'c1', toolName, toolArgsJson: '{}', description: '', agentChain: [], ...extra });
 
 describe('approval expiry: which rule applies to a tool', () => {
   it('without approvals configured, nothing expires', () => {
@@ -55,7 +55,7 @@ describe('what an expiry decides', () => {
     uuid: 'u-1',
     conversationId: 'c-1',
     toolName: 'resources_add',
-    toolArgs: {},
+    toolArgsJson: '{}',
     description: '',
     status: ApprovalStatus.APPROVAL_STATUS_PENDING,
     argsHash: '',

@@ -41,7 +41,7 @@ export function toModelHistory(messages: readonly HistoryEntry[]): ChatMessage[]
           history.push({ role: ChatRole.CHAT_ROLE_ASSISTANT, text: message.content, toolCalls: [], toolResults: [] });
           break;
         }
-        const part: ToolCallPart = { id: call.id, name: call.name, argumentsJson: JSON.stringify(call.arguments ?? {}), providerMetadataJson: call.providerMetadataJson };
+        const part: ToolCallPart = { id: call.id, name: call.name, argumentsJson: call.argumentsJson || '{}', providerMetadataJson: call.providerMetadataJson };
         // A call joins the preceding assistant turn unless that turn's calls were already answered.
         if (last?.role === ChatRole.CHAT_ROLE_ASSISTANT) {
           last.toolCalls.push(part);

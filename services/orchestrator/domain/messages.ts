@@ -39,13 +39,13 @@ export const assistantCall = (call: Pick<ToolCallPart, 'id' | 'name' | 'provider
   role: MessageRole.MESSAGE_ROLE_ASSISTANT,
   content: `Calling ${call.name} with ${JSON.stringify(args)}`,
   // The provider's state of the call is kept so the model gets it back with the history.
-  toolCall: { id: call.id, name: call.name, arguments: args, providerMetadataJson: call.providerMetadataJson },
+  toolCall: { id: call.id, name: call.name, argumentsJson: JSON.stringify(args), providerMetadataJson: call.providerMetadataJson },
 });
 
 export const toolResult = (call: Pick<ToolCallPart, 'id' | 'name'>, args: Record<string, unknown>, result: string, isError: boolean): NewMessage => ({
   role: MessageRole.MESSAGE_ROLE_TOOL,
   content: result,
-  toolCall: { id: call.id, name: call.name, arguments: args, result, isError },
+  toolCall: { id: call.id, name: call.name, argumentsJson: JSON.stringify(args), result, isError },
 });
 
 /** The tool message of a rejected call: not run, marked rejected (never a tool failure), with the human's reason. */

@@ -31,7 +31,7 @@ describe('rejectedResult', () => {
     const message = rejectedResult(add, args, 'value too large');
     expect(message.role).toBe(MessageRole.MESSAGE_ROLE_TOOL);
     expect(message.content).toBe(rejectionText('value too large'));
-    expect(message.toolCall).toEqual({ ...add, arguments: args, result: rejectionText('value too large'), isError: true, rejected: true, reason: 'value too large' });
+    expect(message.toolCall).toEqual({ ...add, argumentsJson: JSON.stringify(args), result: rejectionText('value too large'), isError: true, rejected: true, reason: 'value too large' });
   });
 
   it('leaves the reason out when none was given', () => {

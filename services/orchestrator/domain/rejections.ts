@@ -1,5 +1,6 @@
 import { MessageRole } from '../../../gen/ts/asg/store/v1/store.js';
 import { callHash } from '../../common/call-hash.js';
+import { jsonObjectOf } from '../../common/json-value.js';
 import type { HistoryEntry } from './history.js';
 
 /** A call a human rejected in the current run, as the model was told of it. */
@@ -29,7 +30,7 @@ export function rejectedInRun(history: readonly HistoryEntry[]): Map<string, Rej
   for (const message of history.slice(start)) {
     const call = message.toolCall;
     if (message.role !== MessageRole.MESSAGE_ROLE_TOOL || !call?.rejected) continue;
-    rejected.set(callHash(call.name, call.arguments ?? {}), { text: call.result ?? message.content, ...(call.reason && { reason: call.reason }) });
+    rejected.set(callHash(call.name, jsonObjectOf(call.argumentsJson)), { text: call.result ?? message.content, ...(call.reason && { reason: call.reason }) });
   }
   return rejected;
 }

@@ -125,7 +125,7 @@ describe('parallel branches', () => {
 describe('refusals', () => {
   it('reject with FAILED_PRECONDITION when a decision cannot be carried out, before anything runs', async () => {
     const mesh = new FakeMesh();
-    const approval = mesh.addApproval({ uuid: 'a-1', toolCallId: 'c1', toolName: 'resources_delete', toolArgs: { id: 'alpha' } });
+    const approval = mesh.addApproval({ uuid: 'a-1', toolCallId: 'c1', toolName: 'resources_delete', toolArgsJson: JSON.stringify({ id: 'alpha' }) });
     const stored = runOf({ mode: 'tree', pending: [{ approvalUuid: 'a-1', path: [0], outputKey: '', fingerprint: 'f', loopIterations: {}, nodeMessages: 1, toolName: 'resources_delete', argsHash: approval.argsHash }] });
     // The configuration has no agent tree any more.
     const driver = driverOf(mesh, simpleEnv());
@@ -249,7 +249,7 @@ describe('an approved call', () => {
 
   /** A simple-mode run paused at resources_delete {id: alpha}, and the human's approval of it. */
   async function approve(mesh: FakeMesh, argsHash = callHash('resources_delete', args), facts: DecisionFacts = {}): Promise<RunAnswer> {
-    const approval = mesh.addApproval({ uuid: 'a-1', toolCallId: 'c1', toolName: 'resources_delete', toolArgs: args, argsHash });
+    const approval = mesh.addApproval({ uuid: 'a-1', toolCallId: 'c1', toolName: 'resources_delete', toolArgsJson: JSON.stringify(args), argsHash });
     const stored = runOf({ pending: [{ approvalUuid: 'a-1', path: [], outputKey: '', fingerprint: '', loopIterations: {}, nodeMessages: null, toolName: 'resources_delete', argsHash }] });
     mesh.storeRun({ ...encodeRun(stored), revision: 0 });
     const activation: Activation = { conversationId: CONVERSATION, watched: false, conversation: mesh.snapshot(), approval, holdsTurn: false };
@@ -278,7 +278,7 @@ describe('an approved call', () => {
       'llm.generate',
       'store.updateRun',
     ]);
-    expect(mesh.toolCalls).toEqual([{ name: 'resources_delete', arguments: args, approvalUuid: 'a-1', unapprovedReason: '' }]);
+    expect(mesh.toolCalls).toEqual([{ name: 'resources_delete', argumentsJson: JSON.stringify(args), approvalUuid: 'a-1', unapprovedReason: '' }]);
     expect(mesh.finished).toEqual([{ uuid: 'a-1', success: true, messages: [toolResult({ id: 'c1', name: 'resources_delete' }, args, 'deleted alpha', false)] }]);
     expect(mesh.approvals.get('a-1')!.status).toBe(ApprovalStatus.APPROVAL_STATUS_DONE);
     // The model goes on with the result, and the run ends: nothing stays stored.
@@ -309,9 +309,9 @@ describe('an approved call', () => {
     const answer = await approve(mesh, undefined, { decidedBy: 'alice', via: 'web', editedArgs: edited });
 
     expect(answer.kind).toBe('answered');
-    expect(mesh.claims).toMatchObject([{ uuid: 'a-1', approved: true, decidedBy: 'alice', via: 'web', editedArgs: edited }]);
+    expect(mesh.claims).toMatchObject([{ uuid: 'a-1', approved: true, decidedBy: 'alice', via: 'web', editedArgsJson: JSON.stringify(edited) }]);
     // The hash is of the stored (model's) arguments, and it still matches: the edited call runs.
-    expect(mesh.toolCalls).toEqual([{ name: 'resources_delete', arguments: edited, approvalUuid: 'a-1', unapprovedReason: '' }]);
+    expect(mesh.toolCalls).toEqual([{ name: 'resources_delete', argumentsJson: JSON.stringify(edited), approvalUuid: 'a-1', unapprovedReason: '' }]);
     const note = '(arguments edited by alice before approval: {"id":"beta"}) deleted alpha';
     expect(mesh.finished).toEqual([{ uuid: 'a-1', success: true, messages: [toolResult({ id: 'c1', name: 'resources_delete' }, edited, note, false)] }]);
     expect(mesh.modelCalls[0]!.request.messages.at(-1)?.toolResults).toEqual([{ id: 'c1', name: 'resources_delete', output: note, isError: false }]);

@@ -1,6 +1,7 @@
 import { ChatRole, type ToolDefinition } from '../../../gen/ts/asg/llm/v1/llm.js';
 import { MessageRole, type Compaction, type Conversation, type Message, type NewMessage, type PendingApproval, type TokenUsage } from '../../../gen/ts/asg/store/v1/store.js';
 import { callHash } from '../../common/call-hash.js';
+import { jsonObjectOf } from '../../common/json-value.js';
 import type { OrchestratorConfig } from '../../common/config/slices.js';
 import { currentContext, withContextPatch } from '../../common/context.js';
 import { aborted, failedPrecondition, GrpcStatus, internal, isCode, outcomeUnknown, RpcError } from '../../common/grpc/errors.js';
@@ -173,7 +174,7 @@ export class RunDriver {
             // Who decided and how, recorded with the decision (and audited) in the claim's transaction.
             decidedBy: effect.decidedBy,
             via: effect.via,
-            editedArgs: effect.editedArgs,
+            ...(effect.editedArgs && { editedArgsJson: JSON.stringify(effect.editedArgs) }),
             ...(effect.expired && { expired: true }),
           });
         } catch (error) {
@@ -205,7 +206,7 @@ export class RunDriver {
       case 'declineInput': {
         // The decline is recorded already (the claim); the server hears it once, and its answer is only logged.
         const { approval, request } = effect;
-        const outcome = await this.io.callTool(approval.toolName, approval.toolArgs ?? {}, '', '', { requestState: request.requestState, responses: inputResponses(request, undefined) });
+        const outcome = await this.io.callTool(approval.toolName, jsonObjectOf(approval.toolArgsJson), '', '', { requestState: request.requestState, responses: inputResponses(request, undefined) });
         this.log.info('declined input sent to the MCP server', { approval: approval.uuid, tool: approval.toolName, server: request.server, answer: outcome.text });
         return undefined;
       }
@@ -293,7 +294,7 @@ export class RunDriver {
     edited?: { args: Record<string, unknown>; by: string },
     input?: Extract<Effect, { kind: 'runApproved' }>['input'],
   ): Promise<ToolOutcome> {
-    const stored = approval.toolArgs ?? {};
+    const stored = jsonObjectOf(approval.toolArgsJson);
     // A proxied call is the peer's own (the machine refuses to edit one): only a local call runs edited arguments.
     const edit = approval.remoteTaskId ? undefined : edited;
     const args = edit?.args ?? stored;

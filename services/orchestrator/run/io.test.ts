@@ -21,7 +21,7 @@ const watched = { conversationId: CONVERSATION, watched: true };
 
 function describeEvent(event: ConversationEvent): string {
   if (event.textDelta) return `text_delta ${JSON.stringify(event.textDelta.text)}${event.textDelta.node ? ` @${event.textDelta.node}` : ''}`;
-  if (event.toolCallStarted) return `tool_call_started ${event.toolCallStarted.id} ${event.toolCallStarted.name} ${JSON.stringify(event.toolCallStarted.arguments)}`;
+  if (event.toolCallStarted) return `tool_call_started ${event.toolCallStarted.id} ${event.toolCallStarted.name} ${event.toolCallStarted.argumentsJson}`;
   if (event.toolCallFinished) return `tool_call_finished ${event.toolCallFinished.id} ${event.toolCallFinished.result} ${event.toolCallFinished.isError}`;
   return JSON.stringify(event);
 }
@@ -107,7 +107,7 @@ describe('AgentIo: tool calls', () => {
     const io = new AgentIo(mesh.clients, testLog);
     expect(await io.callTool('resources_list', {}, 'approval-1', 'auto')).toEqual({ text: 'ok', isError: false });
     expect(await io.callTool('resources_delete', { id: 'alpha' })).toEqual({ text: 'resources_delete failed: resources_delete needs an approval', isError: true });
-    expect(mesh.toolCalls.map(({ name, arguments: args, approvalUuid, unapprovedReason }) => [name, args, approvalUuid, unapprovedReason])).toEqual([
+    expect(mesh.toolCalls.map(({ name, argumentsJson, approvalUuid, unapprovedReason }) => [name, JSON.parse(argumentsJson), approvalUuid, unapprovedReason])).toEqual([
       ['resources_list', {}, 'approval-1', 'auto'],
       ['resources_delete', { id: 'alpha' }, '', ''],
     ]);
@@ -123,7 +123,7 @@ describe('AgentIo: tool calls', () => {
     const asked = await io.callTool('book_room', { room: 'A' });
     expect(asked).toEqual({ text: expect.stringContaining('MCP server rooms asks for input to finish book_room: "Who is the room for?" — answer with: name (string, required)'), isError: false, input: { server: 'rooms', requestState: 'room=A', requests } });
     expect(await io.callTool('book_room', { room: 'A' }, 'approval-1', '', { requestState: 'room=A', responses: { guest: { action: 'accept', content: { name: 'Ada' } } } })).toEqual({ text: 'booked', isError: false });
-    expect(mesh.toolCalls.at(-1)).toMatchObject({ approvalUuid: 'approval-1', requestState: 'room=A', inputResponses: { guest: { action: 'accept', content: { name: 'Ada' } } } });
+    expect(mesh.toolCalls.at(-1)).toMatchObject({ approvalUuid: 'approval-1', requestState: 'room=A', inputResponsesJson: JSON.stringify({ guest: { action: 'accept', content: { name: 'Ada' } } }) });
   });
 });
 

@@ -57,7 +57,7 @@ export class AgentIo {
    */
   async withCallEvents(conversationId: string, call: Pick<ToolCallPart, 'id' | 'name'>, args: Record<string, unknown>, run: () => Promise<ToolOutcome>, live = true): Promise<ToolOutcome> {
     if (!live) return run();
-    const started: ToolCall = { id: call.id, name: call.name, arguments: args };
+    const started: ToolCall = { id: call.id, name: call.name, argumentsJson: JSON.stringify(args) };
     this.events.toolCallStarted(conversationId, started);
     const outcome = await run();
     this.events.toolCallFinished(conversationId, { ...started, result: outcome.text, isError: outcome.isError });
@@ -73,7 +73,7 @@ export class AgentIo {
     const peer = this.peers.get(name);
     if (peer) return this.delegate(name, peer, { text: typeof args.message === 'string' ? args.message : JSON.stringify(args) });
     try {
-      const result = await this.clients.tools.callTool({ name, arguments: args, approvalUuid, unapprovedReason, ...(answer && { requestState: answer.requestState, inputResponses: answer.responses }) });
+      const result = await this.clients.tools.callTool({ name, argumentsJson: JSON.stringify(args), approvalUuid, unapprovedReason, ...(answer && { requestState: answer.requestState, inputResponsesJson: JSON.stringify(answer.responses) }) });
       if (result.inputRequired) {
         const input = { server: result.server, requestState: result.inputRequired.requestState ?? '', requests: result.inputRequired.inputRequests ?? {} };
         this.log.info('MCP server asks for input', { tool: name, server: result.server });

@@ -269,7 +269,7 @@ class Sim {
             return undefined;
           }
           stored.approval.status = ApprovalStatus.APPROVAL_STATUS_EXECUTING;
-          if (callHash(stored.approval.toolName, stored.approval.toolArgs ?? {}) !== stored.approval.argsHash) this.violations.push(`approval ${effect.uuid}: the stored call changed`);
+          if (callHash(stored.approval.toolName, JSON.parse(stored.approval.toolArgsJson)) !== stored.approval.argsHash) this.violations.push(`approval ${effect.uuid}: the stored call changed`);
           stored.executions += 1;
           task.ran = true;
           return undefined;
@@ -291,7 +291,7 @@ class Sim {
         store.messages.push(...structuredClone(effect.messages));
         for (const approval of effect.approvals) {
           if (store.approval(approval.uuid)) this.violations.push(`approval ${approval.uuid} created twice`);
-          const argsHash = callHash(approval.toolName, approval.toolArgs ?? {});
+          const argsHash = callHash(approval.toolName, JSON.parse(approval.toolArgsJson));
           // In a simple run, a call identical to one a human rejected in it is not put to a human again.
           const again = store.approvals.find((old) => old.turn === store.turn && old.approval.status === ApprovalStatus.APPROVAL_STATUS_REJECTED && old.approval.argsHash === argsHash);
           if (again && this.mode === 'simple') this.violations.push(`approval ${approval.uuid} asks again for the call rejected as ${again.approval.uuid}`);
@@ -327,7 +327,7 @@ class Sim {
       case 'repeat': {
         const rejected = effect.history.findLast((message: HistoryEntry) => message.role === MessageRole.MESSAGE_ROLE_TOOL && message.toolCall?.rejected);
         if (!rejected?.toolCall) return answer('', [resource(0)]);
-        return answer('', [{ id: id(), name: rejected.toolCall.name, argumentsJson: JSON.stringify(rejected.toolCall.arguments ?? {}) }]);
+        return answer('', [{ id: id(), name: rejected.toolCall.name, argumentsJson: rejected.toolCall.argumentsJson ?? '{}' }]);
       }
     }
   }
@@ -344,8 +344,7 @@ function nodeSteps(messages: readonly NewMessage[], node: string, nodeMessages: 
 }
 
 function toolMessage(approval: PendingApproval, result: string, isError: boolean): NewMessage {
-  const args = approval.toolArgs ?? {};
-  return { role: MessageRole.MESSAGE_ROLE_TOOL, content: result, toolCall: { id: approval.toolCallId, name: approval.toolName, arguments: args, result, isError } };
+  return { role: MessageRole.MESSAGE_ROLE_TOOL, content: result, toolCall: { id: approval.toolCallId, name: approval.toolName, argumentsJson: approval.toolArgsJson, result, isError } };
 }
 
 // ---- the property -----------------------------------------------------------------------

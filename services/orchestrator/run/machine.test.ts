@@ -99,7 +99,7 @@ const ev = {
 
 /** A stored approval as the store returns it for a NewApproval the machine asked for. */
 function pendingOf(approval: NewApproval, status = ApprovalStatus.APPROVAL_STATUS_PENDING): PendingApproval {
-  return { ...approval, conversationId: 'conversation-1', createdAt: undefined, updatedAt: undefined, status, argsHash: callHash(approval.toolName, approval.toolArgs ?? {}) };
+  return { ...approval, conversationId: 'conversation-1', createdAt: undefined, updatedAt: undefined, status, argsHash: callHash(approval.toolName, JSON.parse(approval.toolArgsJson)) };
 }
 
 // ---- the harness ----------------------------------------------------------------------
@@ -372,7 +372,7 @@ rows('safe calls run at once, in the model order', [
     then: (state, effects) => {
       const last = only(effects, 'callModel').history.at(-1)!;
       expect(last.toolCall).toMatchObject({ id: 'c1', isError: true });
-      expect(last.content).toMatch(/^invalid call to resources_list: the arguments are not valid JSON/);
+      expect(last.content).toMatch(/^invalid call to resources_list: the arguments must be valid JSON/);
       expect(state.modelCalls).toBe(1);
     },
   },
@@ -422,8 +422,8 @@ describe('a destructive call stops the run for approval', () => {
     expect(uuid).toMatch(/^[0-9a-f]{8}-[0-9a-f]{4}-4[0-9a-f]{3}-[89ab][0-9a-f]{3}-[0-9a-f]{12}$/);
     expect(write).toMatchObject({
       expectedRevision: 3,
-      messages: [{ content: 'Adding x.' }, { role: MessageRole.MESSAGE_ROLE_ASSISTANT, toolCall: { id: 'c1', name: 'resources_add', arguments: { name: 'x' } } }],
-      approvals: [{ uuid, toolCallId: 'c1', toolName: 'resources_add', toolArgs: { name: 'x' }, description: 'resources_add on resources with arguments {"name":"x"}', agentChain: [] }],
+      messages: [{ content: 'Adding x.' }, { role: MessageRole.MESSAGE_ROLE_ASSISTANT, toolCall: { id: 'c1', name: 'resources_add', argumentsJson: '{"name":"x"}' } }],
+      approvals: [{ uuid, toolCallId: 'c1', toolName: 'resources_add', toolArgsJson: '{"name":"x"}', description: 'resources_add on resources with arguments {"name":"x"}', agentChain: [] }],
     });
     expect(write.run).toEqual({
       runId: 'run-1',
@@ -482,9 +482,9 @@ describe('a destructive call stops the run for approval', () => {
     const rejected: NewMessage = {
       role: MessageRole.MESSAGE_ROLE_TOOL,
       content: `Rejected by a human: not now. ${REJECTED_SUFFIX}`,
-      toolCall: { id: 'c1', name: 'resources_add', arguments: { name: 'x' }, result: `Rejected by a human: not now. ${REJECTED_SUFFIX}`, isError: true, rejected: true, reason: 'not now' },
+      toolCall: { id: 'c1', name: 'resources_add', argumentsJson: JSON.stringify({ name: 'x' }), result: `Rejected by a human: not now. ${REJECTED_SUFFIX}`, isError: true, rejected: true, reason: 'not now' },
     };
-    const history = [userText('add x'), { role: MessageRole.MESSAGE_ROLE_ASSISTANT, content: 'Calling resources_add with {"name":"x"}', toolCall: { id: 'c1', name: 'resources_add', arguments: { name: 'x' } } }, rejected];
+    const history = [userText('add x'), { role: MessageRole.MESSAGE_ROLE_ASSISTANT, content: 'Calling resources_add with {"name":"x"}', toolCall: { id: 'c1', name: 'resources_add', argumentsJson: '{"name":"x"}' } }, rejected];
     const out = feed(simpleAtModel(history), SIMPLE, ev.calls([], [call('c9', 'resources_add', { name: 'x' })]));
     expect(work(out.effects).map((effect) => effect.kind)).toEqual(['callModel']);
     expect(logs(out.effects)).toContain('call repeats one rejected in this run; answered without asking again');
@@ -701,7 +701,7 @@ describe('parallel nodes resumed: one branch per decision', () => {
 
   it('a resumed branch finishing while a sibling waits → settle write of its output, then answer `waiting`', () => {
     const { state, env, beta, run } = alphaResumed();
-    const atModel = feed(state, env, ev.tools(), ev.history([0, 0], [{ role: MessageRole.MESSAGE_ROLE_ASSISTANT, content: 'call', toolCall: { id: 'a1', name: 'resources_add', arguments: { name: 'a' } } }, { role: MessageRole.MESSAGE_ROLE_TOOL, content: 'added a', toolCall: { id: 'a1', name: 'resources_add', arguments: { name: 'a' }, result: 'added a' } }]));
+    const atModel = feed(state, env, ev.tools(), ev.history([0, 0], [{ role: MessageRole.MESSAGE_ROLE_ASSISTANT, content: 'call', toolCall: { id: 'a1', name: 'resources_add', argumentsJson: JSON.stringify({ name: 'a' }) } }, { role: MessageRole.MESSAGE_ROLE_TOOL, content: 'added a', toolCall: { id: 'a1', name: 'resources_add', argumentsJson: JSON.stringify({ name: 'a' }), result: 'added a' } }]));
     expect(only(atModel.effects, 'callModel').history).toHaveLength(3);
     const out = step(atModel.state, ev.text([0, 0], 'A out'), env);
     expect(work(out.effects)).toMatchObject([
@@ -801,8 +801,8 @@ describe('a2a nodes', () => {
     const env = treeEnv(a2aTree(true));
     const out = feed(freshRun('tree', 2), env, ev.user('add z'), ev.tools());
     const write = only(out.effects, 'write');
-    expect(write.approvals).toMatchObject([{ toolName: 'a2a_remote', toolArgs: { message: 'Please do: add z' }, description: 'a2a_remote on a2a with arguments {"message":"Please do: add z"}' }]);
-    expect(write.messages).toMatchObject([{ node: 'remote', toolCall: { name: 'a2a_remote', arguments: { message: 'Please do: add z' } } }]);
+    expect(write.approvals).toMatchObject([{ toolName: 'a2a_remote', toolArgsJson: '{"message":"Please do: add z"}', description: 'a2a_remote on a2a with arguments {"message":"Please do: add z"}' }]);
+    expect(write.messages).toMatchObject([{ node: 'remote', toolCall: { name: 'a2a_remote', argumentsJson: '{"message":"Please do: add z"}' } }]);
     expect(write.run!.pending).toMatchObject([{ path: [0], outputKey: 'remote_out', nodeMessages: 1, toolName: 'a2a_remote', argsHash: callHash('a2a_remote', { message: 'Please do: add z' }) }]);
   });
 
@@ -822,7 +822,7 @@ describe('a2a nodes', () => {
     const env = treeEnv(a2aTree(false));
     const out = feed(freshRun('tree', 2), env, ev.user('add z'), ev.tools());
     const delegated = only(out.effects, 'callTool');
-    const remote = { agent: 'remote', taskId: 'task-9', approval: { uuid: 'r-1', toolName: 'resources_add', toolArgs: { name: 'z' }, description: 'resources_add with {"name":"z"}', chain: ['deeper'] }, text: 'Approval required (id: r-1): …' };
+    const remote = { agent: 'remote', taskId: 'task-9', approval: { uuid: 'r-1', toolName: 'resources_add', toolArgsJson: '{"name":"z"}', description: 'resources_add with {"name":"z"}', chain: ['deeper'] }, text: 'Approval required (id: r-1): …' };
     const paused = step(out.state, ev.tool([0], delegated.call.id, remote.text, { remote }), env);
     const write = only(paused.effects, 'write');
     expect(write.approvals).toEqual([
@@ -830,7 +830,7 @@ describe('a2a nodes', () => {
         uuid: write.approvals[0]!.uuid,
         toolCallId: delegated.call.id,
         toolName: 'a2a_remote',
-        toolArgs: { message: 'Please do: add z' },
+        toolArgsJson: '{"message":"Please do: add z"}',
         description: 'remote asks for approval: resources_add with {"name":"z"}',
         remoteTaskId: 'task-9',
         remoteAgentName: 'remote',
@@ -853,7 +853,7 @@ describe('a2a nodes', () => {
 
   it('approvalOf: a plain gate describes its call; a proxy names the peer and where the call waits', () => {
     const gate = { kind: 'gate' as const, call: call('c1', 'resources_add', { name: 'x' }), args: { name: 'x' }, tool: addTool };
-    expect(approvalOf(gate, 'u-1')).toEqual({ uuid: 'u-1', toolCallId: 'c1', toolName: 'resources_add', toolArgs: { name: 'x' }, description: 'resources_add on resources with arguments {"name":"x"}', agentChain: [] });
+    expect(approvalOf(gate, 'u-1')).toEqual({ uuid: 'u-1', toolCallId: 'c1', toolName: 'resources_add', toolArgsJson: '{"name":"x"}', description: 'resources_add on resources with arguments {"name":"x"}', agentChain: [] });
     expect(approvalOf({ ...gate, proxy: { agent: 'peer', taskId: 't', approval: undefined, text: 'held' } }, 'u-2')).toMatchObject({ description: 'peer asks for approval: held', remoteTaskId: 't', agentChain: ['peer'] });
   });
 });
@@ -988,7 +988,7 @@ describe('reject', () => {
       uuid: approval.uuid,
       approved: false,
       reason: 'too risky',
-      messages: [{ role: MessageRole.MESSAGE_ROLE_TOOL, content: text, toolCall: { id: 'c1', name: 'resources_add', arguments: { name: 'x' }, result: text, isError: true, rejected: true, reason: 'too risky' } }],
+      messages: [{ role: MessageRole.MESSAGE_ROLE_TOOL, content: text, toolCall: { id: 'c1', name: 'resources_add', argumentsJson: '{"name":"x"}', result: text, isError: true, rejected: true, reason: 'too risky' } }],
       clearRun: false,
       alsoReject: [],
       continuesTurn: true,
@@ -1530,7 +1530,7 @@ rows('a decision records who made it and how; edits run; expiries reject', [
     name: 'a run taken over after a claim with edited arguments whose call never started → it runs the edited arguments',
     env: SIMPLE,
     given: () => storedRun(simplePaused().run, 5),
-    when: () => takenOver({ approved: { ...simplePaused().approval, status: ApprovalStatus.APPROVAL_STATUS_APPROVED, decidedBy: 'alice', via: 'web', editedArgs: { name: 'y' } } }),
+    when: () => takenOver({ approved: { ...simplePaused().approval, status: ApprovalStatus.APPROVAL_STATUS_APPROVED, decidedBy: 'alice', via: 'web', editedArgsJson: JSON.stringify({ name: 'y' }) } }),
     effects: [{ kind: 'runApproved', edited: { args: { name: 'y' }, by: 'alice' } }],
   },
 ]);
@@ -1556,10 +1556,10 @@ describe("an MCP server's question stops the turn as a pending approval", () => 
     const { calling, write, state } = inputPaused();
     expect(only(calling.effects, 'callTool')).toMatchObject({ call: { name: 'book_room' }, args: { room: 'A' } });
     expect(write.approvals).toEqual([
-      expect.objectContaining({ toolName: 'book_room', toolArgs: { room: 'A' }, description: 'MCP server rooms asks for input to finish book_room: "Who is the room for?" — answer with: name (string, required). Approve with "input" to answer, or reject to decline.' }),
+      expect.objectContaining({ toolName: 'book_room', toolArgsJson: '{"room":"A"}', description: 'MCP server rooms asks for input to finish book_room: "Who is the room for?" — answer with: name (string, required). Approve with "input" to answer, or reject to decline.' }),
     ]);
     expect(write.approvals[0]).not.toHaveProperty('remoteTaskId');
-    expect(write.messages).toMatchObject([{ toolCall: { name: 'book_room', arguments: { room: 'A' } } }]);
+    expect(write.messages).toMatchObject([{ toolCall: { name: 'book_room', argumentsJson: '{"room":"A"}' } }]);
     expect(write.run!.pending).toMatchObject([{ toolName: 'book_room', argsHash: callHash('book_room', { room: 'A' }), input: asking() }]);
     expect(state.status).toBe('ended');
   });
@@ -1582,7 +1582,7 @@ describe("an MCP server's question stops the turn as a pending approval", () => 
     const state = feed(storedRun(run, 4), SIMPLE, { ...ev.decide(approval, true), editedArgs: { name: 'Ada' } } as RunEvent, ev.claimed(true)).state;
     const again = step(state, ev.ran(approval.uuid, 'asks', { input: asking('room=A;step=2') }), SIMPLE);
     const write = only(again.effects, 'write');
-    expect(write.approvals).toMatchObject([{ toolName: 'book_room', toolArgs: { room: 'A' }, description: expect.stringContaining('MCP server rooms asks for input') }]);
+    expect(write.approvals).toMatchObject([{ toolName: 'book_room', toolArgsJson: '{"room":"A"}', description: expect.stringContaining('MCP server rooms asks for input') }]);
     expect(write.approvals[0]!.uuid).not.toBe(approval.uuid);
     expect(write.run!.pending).toMatchObject([{ approvalUuid: write.approvals[0]!.uuid, input: asking('room=A;step=2') }]);
   });
@@ -1603,7 +1603,7 @@ describe("an MCP server's question stops the turn as a pending approval", () => 
 
   it('a claimed answer taken over by another replica runs with the answer the claim recorded', () => {
     const { run, approval } = inputPaused();
-    const claimedApproval: PendingApproval = { ...approval, status: ApprovalStatus.APPROVAL_STATUS_APPROVED, editedArgs: { name: 'Ada' } };
+    const claimedApproval: PendingApproval = { ...approval, status: ApprovalStatus.APPROVAL_STATUS_APPROVED, editedArgsJson: JSON.stringify({ name: 'Ada' }) };
     const out = step(storedRun(run, 4), { kind: 'takenOver', runId: 'run-1', activation: 'activation-9', userMessage: 'book A', approved: claimedApproval }, SIMPLE);
     expect(only(out.effects, 'runApproved').input).toEqual({ request: asking(), responses: { guest: { action: 'accept', content: { name: 'Ada' } } } });
   });

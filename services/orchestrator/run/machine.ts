@@ -3,6 +3,7 @@ import type { ToolDefinition } from '../../../gen/ts/asg/llm/v1/llm.js';
 import { ApprovalStatus, type ApprovalRejection, type NewApproval, type NewMessage, type PendingApproval } from '../../../gen/ts/asg/store/v1/store.js';
 import type { Tool } from '../../../gen/ts/asg/tools/v1/tools.js';
 import { callHash } from '../../common/call-hash.js';
+import { jsonObjectOf } from '../../common/json-value.js';
 import { describeNodePath } from '../../common/config/tree.js';
 import { a2aTool, a2aToolsOf, A2A_SERVER, proxyDescription } from '../domain/a2a-tools.js';
 import { assistantCall, assistantText, CANCELLED_BY_USER, expiredText, gatedCall, NOT_RETRIED, rejectedResult, toolResult, userMessage } from '../domain/messages.js';
@@ -502,7 +503,7 @@ function setOutput(m: Step, node: AgentNode, output: string): void {
 
 /** The approval to store for a gated call: its stored arguments, and for a proxy where the call waits. */
 export function approvalOf(gate: GatedCall, uuid: string): NewApproval {
-  const base = { uuid, toolCallId: gate.call.id, toolName: gate.call.name, toolArgs: gate.args };
+  const base = { uuid, toolCallId: gate.call.id, toolName: gate.call.name, toolArgsJson: JSON.stringify(gate.args) };
   if (gate.input) return { ...base, description: inputDescription(gate.call.name, gate.input), agentChain: [] };
   if (!gate.proxy) return { ...base, description: describeCall(gate.call.name, gate.tool.server, gate.args), agentChain: [] };
   const remote = gate.proxy;
@@ -836,7 +837,7 @@ function takenOver(m: Step, event: Extract<RunEvent, { kind: 'takenOver' }>): vo
     const approval = event.approved;
     const pause = m.s.base?.pending.find((candidate) => candidate.approvalUuid === approval.uuid);
     // A claim with edited arguments runs them, whichever replica carries it out.
-    const facts = decisionFacts({ approved: true, ...(approval.decidedBy && { decidedBy: approval.decidedBy }), ...(approval.via && { via: approval.via }), ...(approval.editedArgs && { editedArgs: approval.editedArgs }) });
+    const facts = decisionFacts({ approved: true, ...(approval.decidedBy && { decidedBy: approval.decidedBy }), ...(approval.via && { via: approval.via }), ...(approval.editedArgsJson && { editedArgs: jsonObjectOf(approval.editedArgsJson) }) });
     m.s.decision = { uuid: approval.uuid, approved: true, ...facts, approval, ...(pause && { pause }), nodes: pauseNodes(m), others: [], claimed: false, conflicts: 0 };
     return claimed(m, true);
   }
@@ -930,7 +931,7 @@ function claim(m: Step): void {
   // after an expiry, that nobody decided in time.
   const asked = decision.pause?.input;
   const text = facts.expired ? expiredText(reason) : asked ? declinedText(approval.toolName, asked.server, reason) : undefined;
-  const rejected: NewMessage = { ...rejectedResult(gatedCall(approval), approval.toolArgs ?? {}, reason, text), ...(node && { node }) };
+  const rejected: NewMessage = { ...rejectedResult(gatedCall(approval), jsonObjectOf(approval.toolArgsJson), reason, text), ...(node && { node }) };
   // Simple mode goes on after a rejection, so that the model answers the "no" in the same run;
   // a rejection in an agent tree cancels its run (README, "rejecting any of them").
   const continues = m.s.mode === 'simple';
@@ -961,7 +962,7 @@ function cancelledWith(rejected: PendingApproval, other: PendingApproval, node: 
   const said = reason?.trim() ? `: ${reason.trim()}` : '';
   const how = expired ? 'expired without a decision' : 'was rejected by a human';
   const text = `Cancelled: the pipeline was cancelled when approval ${rejected.uuid} (${rejected.toolName}) ${how}${said}; ${other.toolName} was not run. ${NOT_RETRIED}`;
-  return { uuid: other.uuid, messages: [{ ...rejectedResult(gatedCall(other), other.toolArgs ?? {}, reason, text), ...(node && { node }) }] };
+  return { uuid: other.uuid, messages: [{ ...rejectedResult(gatedCall(other), jsonObjectOf(other.toolArgsJson), reason, text), ...(node && { node }) }] };
 }
 
 function claimed(m: Step, won: boolean): void {
@@ -1008,7 +1009,7 @@ function approvedCallFinished(m: Step, outcome: ToolOutcome): void {
   }
   // The peer asks for another approval, or the server for more input, before it finishes: the same call waits again.
   const approval = decision.approval;
-  const args = approval.toolArgs ?? {};
+  const args = jsonObjectOf(approval.toolArgsJson);
   const tool = outcome.input ? { ...proxiedTool(approval.toolName), destructive: false, server: outcome.input.server } : proxiedTool(approval.toolName);
   const gate: GatedCall = { kind: 'gate', call: { ...gatedCall(approval), argumentsJson: JSON.stringify(args) }, args, tool, ...(outcome.remote && { proxy: outcome.remote }), ...(outcome.input && { input: outcome.input }) };
   const uuid = freshId(m);

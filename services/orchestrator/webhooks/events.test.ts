@@ -7,7 +7,7 @@ const approval: PendingApproval = {
   uuid: '8d0c3d6e-0000-4000-8000-000000000001',
   conversationId: '6f1c2b3a-0000-4000-8000-000000000001',
   toolName: 'resources_add',
-  toolArgs: { name: 'x' },
+  toolArgsJson: JSON.stringify({ name: 'x' }),
   description: 'resources_add with arguments {"name":"x"}',
   status: ApprovalStatus.APPROVAL_STATUS_PENDING,
   argsHash: 'h',
@@ -38,7 +38,7 @@ describe('stored events as webhook events', () => {
   });
 
   it('approval_resolved → approval.decided, with who, how, why and the edited arguments', () => {
-    const decided = { ...approval, status: ApprovalStatus.APPROVAL_STATUS_APPROVED, decidedAt: at, decidedBy: 'alice', via: 'web', reason: 'ok', editedArgs: { name: 'y' } };
+    const decided = { ...approval, status: ApprovalStatus.APPROVAL_STATUS_APPROVED, decidedAt: at, decidedBy: 'alice', via: 'web', reason: 'ok', editedArgsJson: '{"name":"y"}' };
     expect(webhookPayload(event({ approvalResolved: decided }))).toMatchObject({
       type: 'approval.decided',
       data: { status: 'approved', decided_at: at.toISOString(), decided_by: 'alice', via: 'web', reason: 'ok', edited_args: { name: 'y' } },
