@@ -15,7 +15,6 @@ import { ConversationStoreServiceService, MessageRole } from '../../gen/ts/asg/s
 import { configSchema } from '../../services/common/config/schema.js';
 import { configSlice } from '../../services/common/config/slices.js';
 import { createPromiseClient } from '../../services/common/grpc/client.js';
-import { GrpcStatus } from '../../services/common/grpc/errors.js';
 import type { Logger } from '../../services/common/log.js';
 import type { RunningService } from '../../services/common/service.js';
 import { startA2aBridge } from '../../services/a2a-bridge/index.js';
