@@ -1,23 +1,10 @@
 import fc from 'fast-check';
 import { afterEach, describe, expect, it, vi } from 'vitest';
-import { AttemptsFailed, Backoff, backoffDelay, reconnectSchedule, retry, systemClock, type BackoffPolicy, type Clock } from './backoff.js';
+import { recordingClock } from '../../test/support/recording-clock.js';
+import { AttemptsFailed, Backoff, backoffDelay, reconnectSchedule, retry, systemClock, type BackoffPolicy } from './backoff.js';
 
 const SCHEDULE: BackoffPolicy = { attempts: 4, baseMs: 1_000, maxMs: 30_000, jitter: 'none' };
 
-/** A clock that moves only when slept on, and remembers every wait. */
-function recordingClock(start = 1_000_000): Clock & { waits: number[] } {
-  let now = start;
-  const waits: number[] = [];
-  return {
-    waits,
-    now: () => now,
-    sleep: async (ms, signal) => {
-      signal?.throwIfAborted();
-      waits.push(ms);
-      now += ms;
-    },
-  };
-}
 
 /** An attempt that throws the given errors in turn, then answers "ok". */
 function failing(...errors: unknown[]): { attempt: (number: number) => Promise<string>; numbers: number[] } {

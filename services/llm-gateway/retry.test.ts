@@ -1,4 +1,5 @@
 import { describe, expect, it } from 'vitest';
+import { recordingClock } from '../../test/support/recording-clock.js';
 import { AttemptsFailed, backoffDelay, retry, type Clock } from '../common/backoff.js';
 import { configSchema } from '../common/config/schema.js';
 import type { Logger } from '../common/log.js';
@@ -12,20 +13,6 @@ const TRANSIENT: AttemptFailure = { transient: true };
 const ROUTE = { provider: 'openai', model: 'gpt-test' } as ModelRoute;
 const quiet: Logger = { debug() {}, info() {}, warn() {}, error() {}, child: () => quiet };
 
-/** A clock that moves only when slept on, and remembers every wait. */
-function fakeClock(start = 1_000_000): Clock & { waits: number[] } {
-  let now = start;
-  const waits: number[] = [];
-  return {
-    waits,
-    now: () => now,
-    sleep: async (ms, signal) => {
-      signal?.throwIfAborted();
-      waits.push(ms);
-      now += ms;
-    },
-  };
-}
 
 /** An attempt that throws the given errors in turn, then answers "ok". */
 function failing(...errors: unknown[]): { attempt: () => Promise<string>; calls: () => number } {
@@ -100,7 +87,7 @@ describe('parseRetryAfter', () => {
 
 describe('a model call retried', () => {
   it('succeeds after two transient failures, having waited 1 s and then 2 s, with a warning each', async () => {
-    const clock = fakeClock();
+    const clock = recordingClock();
     const model = failing('busy', 'busy');
     const warnings: unknown[] = [];
     const log: Logger = { ...quiet, warn: (msg, fields) => void warnings.push([msg, fields?.attempt, fields?.retry_in_ms]) };
@@ -114,13 +101,13 @@ describe('a model call retried', () => {
   });
 
   it("waits what Retry-After asks instead of the backoff, but no longer than max_backoff", async () => {
-    const clock = fakeClock();
+    const clock = recordingClock();
     await retry(failing('slow down', 'busy', 'wait long').attempt, DEFAULTS, modelRun(clock, 3_600_000));
     expect(clock.waits).toEqual([3_000, 2_000, 30_000]);
   });
 
   it('gives up after max_retries retries with the last error and the attempt count', async () => {
-    const clock = fakeClock();
+    const clock = recordingClock();
     const model = failing('busy', 'busy', 'busy', 'busy', 'busy');
     const failure = await gaveUp(retry(model.attempt, DEFAULTS, modelRun(clock)));
     expect(model.calls()).toBe(4);
@@ -129,7 +116,7 @@ describe('a model call retried', () => {
   });
 
   it('does not retry a permanent failure', async () => {
-    const clock = fakeClock();
+    const clock = recordingClock();
     const model = failing('bad request');
     const failure = await gaveUp(retry(model.attempt, DEFAULTS, modelRun(clock)));
     expect(model.calls()).toBe(1);
@@ -138,7 +125,7 @@ describe('a model call retried', () => {
   });
 
   it('makes no retry whose wait would pass the deadline', async () => {
-    const clock = fakeClock();
+    const clock = recordingClock();
     const model = failing('busy', 'busy', 'busy');
     // 1 s fits in 2.5 s; after it, 2 s does not fit in the 1.5 s left.
     const failure = await gaveUp(retry(model.attempt, DEFAULTS, modelRun(clock, 2_500)));
@@ -146,7 +133,7 @@ describe('a model call retried', () => {
     expect(clock.waits).toEqual([1_000]);
     expect(failure).toMatchObject({ attempts: 2, reason: 'deadline', delayMs: 2_000 });
     // Retry-After counts the same way.
-    const asked = fakeClock();
+    const asked = recordingClock();
     await expect(gaveUp(retry(failing('slow down').attempt, DEFAULTS, modelRun(asked, 2_000)))).resolves.toMatchObject({ reason: 'deadline', delayMs: 3_000 });
   });
 
