@@ -34,7 +34,11 @@ export async function up(configFile: string, options: StartOptions): Promise<voi
 }
 
 /** `service` is one of SERVICE_NAMES (commander checked it). */
-export async function serve(service: ServiceName | 'gateway' | (typeof SERVICE_NAMES)[number], configFile: string, options: StartOptions): Promise<void> {
+export async function serve(
+  service: ServiceName | 'gateway' | (typeof SERVICE_NAMES)[number],
+  configFile: string,
+  options: StartOptions,
+): Promise<void> {
   // --host/--port are the gateway's listen address only when it is the gateway that is served.
   const config = await readConfig(configFile, service === 'gateway' ? { ...options, service } : { insecure: options.insecure, service });
   configureLogging(config.log);

@@ -107,7 +107,8 @@ function parseJson(text: string): unknown {
 
 /** The agent's own `{"error": "…"}`, else the start of whatever it sent. */
 function serverMessage(parsed: unknown, text: string): string {
-  if (typeof parsed === 'object' && parsed !== null && typeof (parsed as { error?: unknown }).error === 'string') return (parsed as { error: string }).error;
+  if (typeof parsed === 'object' && parsed !== null && typeof (parsed as { error?: unknown }).error === 'string')
+    return (parsed as { error: string }).error;
   const trimmed = text.trim().slice(0, 200);
   return trimmed || 'no answer body';
 }
@@ -120,7 +121,10 @@ function failureOf(status: number, parsed: unknown, text: string, what: string):
     case 401:
       return new ApiFailure(`not signed in: ${message}; pass a token with --token or ASG_TOKEN`, EXIT.denied);
     case 403:
-      return new ApiFailure(`not allowed: ${message}; the token's roles do not allow this (deciding needs "approve" or "admin")`, EXIT.denied);
+      return new ApiFailure(
+        `not allowed: ${message}; the token's roles do not allow this (deciding needs "approve" or "admin")`,
+        EXIT.denied,
+      );
     case 404:
       return new ApiFailure(message, EXIT.notFound);
     case 409:

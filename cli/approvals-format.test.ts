@@ -56,7 +56,9 @@ describe('approvalListText', () => {
   });
 
   it('says how to read the next page, and when nothing matches', () => {
-    expect(approvalListText({ approvals: [pending], next_cursor: 'abc' }, now, (cursor) => `asg approvals list --cursor ${cursor}`)).toContain('\nMore: asg approvals list --cursor abc\n');
+    expect(
+      approvalListText({ approvals: [pending], next_cursor: 'abc' }, now, (cursor) => `asg approvals list --cursor ${cursor}`),
+    ).toContain('\nMore: asg approvals list --cursor abc\n');
     expect(approvalListText({ approvals: [] }, now, () => '')).toBe('No approvals match.\n');
   });
 
@@ -72,7 +74,9 @@ describe('approvalText', () => {
     expect(text).toContain('Decided by:   alice via web\n');
     expect(text).toContain('Reason:       value fixed\n');
     expect(text).toContain('Decided:      2025-01-15T08:10:00.000Z (2 h ago)\n');
-    expect(text).toContain('Arguments:\n  {\n    "name": "web-1",\n    "value": 5\n  }\nRan with edited arguments:\n  {\n    "name": "web-1",\n    "value": 50\n  }\n');
+    expect(text).toContain(
+      'Arguments:\n  {\n    "name": "web-1",\n    "value": 5\n  }\nRan with edited arguments:\n  {\n    "name": "web-1",\n    "value": 50\n  }\n',
+    );
   });
 
   it('shows when a pending approval expires and what then happens', () => {
@@ -82,8 +86,13 @@ describe('approvalText', () => {
 
 describe('decisionText', () => {
   it("says what was decided, the agent's answer, and a next approval", () => {
-    const reply = { conversation: {} as never, result: { response: 'Done.', waiting_approval: true, approval: { ...pending, created_at: pending.requested_at } } };
-    expect(decisionText('u1', true, reply)).toBe(`Approved u1.\nThe agent answered: Done.\nIt now waits for another approval: ${pending.uuid} (resources_add); see asg approvals show ${pending.uuid}\n`);
+    const reply = {
+      conversation: {} as never,
+      result: { response: 'Done.', waiting_approval: true, approval: { ...pending, created_at: pending.requested_at } },
+    };
+    expect(decisionText('u1', true, reply)).toBe(
+      `Approved u1.\nThe agent answered: Done.\nIt now waits for another approval: ${pending.uuid} (resources_add); see asg approvals show ${pending.uuid}\n`,
+    );
     expect(decisionText('u2', false, { conversation: {} as never })).toBe('Rejected u2.\n');
   });
 });

@@ -14,7 +14,16 @@ export function relativeTime(iso: string | undefined, now: Date): string {
   const seconds = Math.round((now.getTime() - then) / 1000);
   const ahead = seconds < 0;
   const span = Math.abs(seconds);
-  const text = span < 5 ? undefined : span < 60 ? `${span} s` : span < 3600 ? `${Math.floor(span / 60)} min` : span < 86_400 ? `${Math.floor(span / 3600)} h` : `${Math.floor(span / 86_400)} d`;
+  const text =
+    span < 5
+      ? undefined
+      : span < 60
+        ? `${span} s`
+        : span < 3600
+          ? `${Math.floor(span / 60)} min`
+          : span < 86_400
+            ? `${Math.floor(span / 3600)} h`
+            : `${Math.floor(span / 86_400)} d`;
   if (text === undefined) return ahead ? 'in a moment' : 'just now';
   return ahead ? `in ${text}` : `${text} ago`;
 }
@@ -40,7 +49,14 @@ function decidedText(approval: ApprovalRecordJson, now: Date): string {
 /** Columns padded to their widest cell; the last column is not padded. */
 function table(rows: string[][]): string {
   const widths = rows[0]!.map((_, column) => Math.max(...rows.map((row) => row[column]!.length)));
-  return rows.map((row) => row.map((cell, column) => (column === row.length - 1 ? cell : cell.padEnd(widths[column]!))).join('  ').trimEnd()).join('\n');
+  return rows
+    .map((row) =>
+      row
+        .map((cell, column) => (column === row.length - 1 ? cell : cell.padEnd(widths[column]!)))
+        .join('  ')
+        .trimEnd(),
+    )
+    .join('\n');
 }
 
 const ARGS_WIDTH = 40;
@@ -84,7 +100,11 @@ export function approvalText(approval: ApprovalRecordJson, now: Date): string {
     ['Decided by', approval.decided_by && (approval.via ? `${approval.decided_by} via ${approval.via}` : approval.decided_by)],
     ['Reason', approval.reason],
     ['Held by', approval.agent_chain?.join(' → ')],
-    ['Outcome unknown', approval.outcome_unknown && `it was approved and had started when its service stopped; approving runs it again (replaces ${approval.replaces ?? 'an earlier approval'})`],
+    [
+      'Outcome unknown',
+      approval.outcome_unknown &&
+        `it was approved and had started when its service stopped; approving runs it again (replaces ${approval.replaces ?? 'an earlier approval'})`,
+    ],
   ];
   const shown = fields.filter(([, value]) => value);
   const width = Math.max(...shown.map(([label]) => label.length)) + 1;
@@ -100,7 +120,9 @@ export function decisionText(uuid: string, approved: boolean, reply: Conversatio
   const result = reply.result;
   if (result?.response) lines.push(`The agent answered: ${result.response}`);
   if (result?.waiting_approval && result.approval) {
-    lines.push(`It now waits for another approval: ${result.approval.uuid} (${result.approval.tool_name}); see asg approvals show ${result.approval.uuid}`);
+    lines.push(
+      `It now waits for another approval: ${result.approval.uuid} (${result.approval.tool_name}); see asg approvals show ${result.approval.uuid}`,
+    );
   }
   return `${lines.join('\n')}\n`;
 }

@@ -65,12 +65,15 @@ function agentUrl(values: Values, env: NodeJS.ProcessEnv): string {
   } catch {
     throw new UsageError(`--url must be an http:// or https:// URL, got ${JSON.stringify(url)}`);
   }
-  if (parsed.protocol !== 'http:' && parsed.protocol !== 'https:') throw new UsageError(`--url must be an http:// or https:// URL, got ${JSON.stringify(url)}`);
+  if (parsed.protocol !== 'http:' && parsed.protocol !== 'https:')
+    throw new UsageError(`--url must be an http:// or https:// URL, got ${JSON.stringify(url)}`);
   return url;
 }
 
 function onlyWith(values: Values, allowed: (keyof Values)[], command: string): void {
-  const given = (['status', 'conversation', 'limit', 'cursor', 'arguments', 'reason'] as const).filter((name) => values[name] !== undefined && !allowed.includes(name));
+  const given = (['status', 'conversation', 'limit', 'cursor', 'arguments', 'reason'] as const).filter(
+    (name) => values[name] !== undefined && !allowed.includes(name),
+  );
   if (given.length > 0) throw new UsageError(`${command} does not take --${given[0]}`);
 }
 
@@ -88,7 +91,8 @@ function statusFilter(status: string | undefined): string | undefined {
 
 function limitOf(limit: string | undefined): number | undefined {
   if (limit === undefined) return undefined;
-  if (!/^\d+$/.test(limit) || Number(limit) < 1 || Number(limit) > 500) throw new UsageError(`--limit must be an integer from 1 to 500, got ${JSON.stringify(limit)}`);
+  if (!/^\d+$/.test(limit) || Number(limit) < 1 || Number(limit) > 500)
+    throw new UsageError(`--limit must be an integer from 1 to 500, got ${JSON.stringify(limit)}`);
   return Number(limit);
 }
 
@@ -100,7 +104,8 @@ function editedArguments(text: string | undefined): Record<string, unknown> | un
   } catch (error) {
     throw new UsageError(`--arguments must be JSON: ${error instanceof Error ? error.message : String(error)}`);
   }
-  if (typeof parsed !== 'object' || parsed === null || Array.isArray(parsed)) throw new UsageError('--arguments must be a JSON object, e.g. \'{"name": "x"}\'');
+  if (typeof parsed !== 'object' || parsed === null || Array.isArray(parsed))
+    throw new UsageError('--arguments must be a JSON object, e.g. \'{"name": "x"}\'');
   return parsed as Record<string, unknown>;
 }
 
@@ -116,7 +121,12 @@ async function run(api: ApprovalsApi, command: string, positionals: string[], va
     case 'list': {
       onlyWith(values, ['status', 'conversation', 'limit', 'cursor'], 'list');
       if (positionals.length > 0) throw new UsageError(`list takes no UUID; unexpected ${JSON.stringify(positionals[0])}`);
-      const reply = await api.list({ status: statusFilter(values.status), conversationId: values.conversation, limit: limitOf(values.limit), cursor: values.cursor });
+      const reply = await api.list({
+        status: statusFilter(values.status),
+        conversationId: values.conversation,
+        limit: limitOf(values.limit),
+        cursor: values.cursor,
+      });
       // The same filters with the next cursor; never --url or --token (a token is not printed).
       const next = (cursor: string) => {
         const words = ['list'];
@@ -140,7 +150,11 @@ async function run(api: ApprovalsApi, command: string, positionals: string[], va
       onlyWith(values, approved ? ['arguments', 'reason'] : ['reason'], command);
       const uuid = oneUuid(positionals, command);
       const edited = editedArguments(values.arguments);
-      const body: DecisionBody = { approved, ...(values.reason !== undefined && { reason: values.reason }), ...(edited && { arguments: edited }) };
+      const body: DecisionBody = {
+        approved,
+        ...(values.reason !== undefined && { reason: values.reason }),
+        ...(edited && { arguments: edited }),
+      };
       const reply = await api.decide(uuid, body);
       print(reply, () => decisionText(uuid, approved, reply));
       return;

@@ -59,7 +59,10 @@ describe('asg up: who may approve', () => {
     expect(refused.out).toContain('--insecure');
     expect(asg('serve', 'gateway', '--config', open).code).toBe(1);
     const unset = join(dir, 'unset.yaml');
-    writeFileSync(unset, 'host: 0.0.0.0\nport: 0\nauth:\n  tokens:\n    - {name: alice, token_env: ASG_TEST_UNSET_TOKEN, roles: [approve]}\n');
+    writeFileSync(
+      unset,
+      'host: 0.0.0.0\nport: 0\nauth:\n  tokens:\n    - {name: alice, token_env: ASG_TEST_UNSET_TOKEN, roles: [approve]}\n',
+    );
     const missing = asg('up', '--config', unset);
     expect(missing.code).toBe(1);
     expect(missing.out).toContain(`${unset}:5:32: auth.tokens[0].token_env: the environment variable ASG_TEST_UNSET_TOKEN is not set`);
@@ -80,11 +83,24 @@ describe('asg usage', () => {
   });
 
   it('--help works on every command and exits 0', () => {
-    const commands = [[], ['up'], ['serve'], ['migrate'], ['mcp-resources'], ['mcp-filesystem'], ['config'], ['config', 'check'], ['web'], ['approvals']];
+    const commands = [
+      [],
+      ['up'],
+      ['serve'],
+      ['migrate'],
+      ['mcp-resources'],
+      ['mcp-filesystem'],
+      ['config'],
+      ['config', 'check'],
+      ['web'],
+      ['approvals'],
+    ];
     for (const command of commands) {
       const { code, out } = asg(...command, '--help');
       expect(code, command.join(' ')).toBe(0);
-      expect(out, command.join(' ')).toMatch(command[0] === 'approvals' ? /^Usage: asg approvals / : new RegExp(`^Usage: asg ${command.join(' ')}`.trimEnd()));
+      expect(out, command.join(' ')).toMatch(
+        command[0] === 'approvals' ? /^Usage: asg approvals / : new RegExp(`^Usage: asg ${command.join(' ')}`.trimEnd()),
+      );
     }
     expect(asg('serve', '--help').out).toMatch(/--port <port>.*\(env: PORT\)/s);
     expect(asg('up', '--help').out).toMatch(/--config <file>.*env:\s+ASG_CONFIG/s);
@@ -100,13 +116,22 @@ describe('asg usage', () => {
 
   it('config check reads --config, else ASG_CONFIG, else config/agent.yaml', () => {
     const withEnv = (env: Record<string, string>, ...args: string[]) => {
-      const result = spawnSync(process.execPath, [ASG, ...args], { cwd: REPO_ROOT, encoding: 'utf8', timeout: 30_000, env: { ...process.env, ...env } });
+      const result = spawnSync(process.execPath, [ASG, ...args], {
+        cwd: REPO_ROOT,
+        encoding: 'utf8',
+        timeout: 30_000,
+        env: { ...process.env, ...env },
+      });
       return { code: result.status, out: result.stdout + result.stderr };
     };
     const { ASG_CONFIG: _ignored, ...clean } = process.env;
-    expect(spawnSync(process.execPath, [ASG, 'config', 'check'], { cwd: REPO_ROOT, encoding: 'utf8', timeout: 30_000, env: clean }).stdout).toContain('config/agent.yaml: valid');
+    expect(
+      spawnSync(process.execPath, [ASG, 'config', 'check'], { cwd: REPO_ROOT, encoding: 'utf8', timeout: 30_000, env: clean }).stdout,
+    ).toContain('config/agent.yaml: valid');
     expect(withEnv({ ASG_CONFIG: 'config/sequential.yaml' }, 'config', 'check').out).toContain('config/sequential.yaml: valid');
-    expect(withEnv({ ASG_CONFIG: 'config/sequential.yaml' }, 'config', 'check', '--config', 'config/agent.yaml').out).toContain('config/agent.yaml: valid');
+    expect(withEnv({ ASG_CONFIG: 'config/sequential.yaml' }, 'config', 'check', '--config', 'config/agent.yaml').out).toContain(
+      'config/agent.yaml: valid',
+    );
     const missing = withEnv({ ASG_CONFIG: '/nonexistent/agent.yaml' }, 'up');
     expect(missing.code).toBe(1);
     expect(missing.out).toContain('/nonexistent/agent.yaml: cannot read the configuration file (ENOENT)');
@@ -114,12 +139,27 @@ describe('asg usage', () => {
 
   it('--log-format and --log-level become LOG_FORMAT and LOG_LEVEL, wherever they stand (the logger reads those)', () => {
     const file = join(tempDir(), 'env.json');
-    const run = spawnSync(process.execPath, ['--import', join(REPO_ROOT, 'test', 'fixtures', 'record-log-env.mjs'), ASG, 'config', 'check', '--log-format', 'pretty', 'config/agent.yaml', '--log-level', 'warn'], {
-      cwd: REPO_ROOT,
-      encoding: 'utf8',
-      timeout: 30_000,
-      env: { ...process.env, LOG_ENV_FILE: file, LOG_FORMAT: 'json', LOG_LEVEL: 'info' },
-    });
+    const run = spawnSync(
+      process.execPath,
+      [
+        '--import',
+        join(REPO_ROOT, 'test', 'fixtures', 'record-log-env.mjs'),
+        ASG,
+        'config',
+        'check',
+        '--log-format',
+        'pretty',
+        'config/agent.yaml',
+        '--log-level',
+        'warn',
+      ],
+      {
+        cwd: REPO_ROOT,
+        encoding: 'utf8',
+        timeout: 30_000,
+        env: { ...process.env, LOG_ENV_FILE: file, LOG_FORMAT: 'json', LOG_LEVEL: 'info' },
+      },
+    );
     expect(run.status, run.stderr).toBe(0);
     expect(JSON.parse(readFileSync(file, 'utf8'))).toEqual({ LOG_FORMAT: 'pretty', LOG_LEVEL: 'warn' });
   });
@@ -135,7 +175,7 @@ describe('what listens: --host and --port, else PORT, else the file', () => {
       socket.once('timeout', () => resolve(socket.destroy() === undefined));
     });
 
-  it('asg up puts the gateway on PORT over the file\'s port 0', async () => {
+  it("asg up puts the gateway on PORT over the file's port 0", async () => {
     const port = await freePort();
     const agent = await startAgent({ geminiBaseUrl: 'http://127.0.0.1:9', env: { PORT: String(port) } });
     try {
@@ -151,7 +191,11 @@ describe('what listens: --host and --port, else PORT, else the file', () => {
     const file = join(dir, 'agent.yaml');
     writeFileSync(file, `data_dir: ${JSON.stringify(join(dir, 'data'))}\nservices:\n  conversation_store: 127.0.0.1:1\n`);
     const [port, other] = [await freePort(), await freePort()];
-    const served = spawnProcess(process.execPath, [ASG, 'serve', 'conversation-store', '--config', file, '--host', '127.0.0.1', '--port', String(port)], { ...process.env, PORT: String(other) });
+    const served = spawnProcess(
+      process.execPath,
+      [ASG, 'serve', 'conversation-store', '--config', file, '--host', '127.0.0.1', '--port', String(port)],
+      { ...process.env, PORT: String(other) },
+    );
     try {
       // Logged once it listens and stops on a signal.
       await served.waitForLine((line) => line.includes('service up'), 30_000);
@@ -177,7 +221,13 @@ describe('what a command loads', () => {
   /** The module URLs `asg <args>` loaded, with `input` on its stdin (which then ends). */
   function modulesOf(args: string[], input = ''): string[] {
     const file = join(tempDir(), 'modules.txt');
-    const result = spawnSync(process.execPath, ['--import', RECORD_MODULES, ASG, ...args], { cwd: REPO_ROOT, input, encoding: 'utf8', timeout: 30_000, env: { ...process.env, MODULES_FILE: file } });
+    const result = spawnSync(process.execPath, ['--import', RECORD_MODULES, ASG, ...args], {
+      cwd: REPO_ROOT,
+      input,
+      encoding: 'utf8',
+      timeout: 30_000,
+      env: { ...process.env, MODULES_FILE: file },
+    });
     expect(result.status, result.stderr).toBe(0);
     return readFileSync(file, 'utf8').split('\n').filter(Boolean);
   }
@@ -197,10 +247,17 @@ describe('what a command loads', () => {
   it('the built-in MCP servers over stdio load their own modules and none of the services', () => {
     const dir = tempDir();
     const session = [
-      { jsonrpc: '2.0', id: 1, method: 'initialize', params: { protocolVersion: '2025-06-18', capabilities: {}, clientInfo: { name: 'test', version: '0' } } },
+      {
+        jsonrpc: '2.0',
+        id: 1,
+        method: 'initialize',
+        params: { protocolVersion: '2025-06-18', capabilities: {}, clientInfo: { name: 'test', version: '0' } },
+      },
       { jsonrpc: '2.0', method: 'notifications/initialized' },
       { jsonrpc: '2.0', id: 2, method: 'tools/list' },
-    ].map((message) => `${JSON.stringify(message)}\n`).join('');
+    ]
+      .map((message) => `${JSON.stringify(message)}\n`)
+      .join('');
     const resources = modulesOf(['mcp-resources', '--db', join(dir, 'resources.db')], session);
     expect(resources).toContainEqual(expect.stringMatching(/\/dist\/services\/mcp-resources\/tools\.js$/));
     expect(resources).toContainEqual(expect.stringContaining('/node_modules/@modelcontextprotocol/server/'));
@@ -214,12 +271,20 @@ describe('what a command loads', () => {
 
   it('asg up loads no OpenAI encoding, regular expression engine, tracing SDK or PostgreSQL and NATS client before something needs one', async () => {
     const modules = join(tempDir(), 'modules.txt');
-    const agent = await startAgent({ geminiBaseUrl: 'http://127.0.0.1:9', nodeArgs: ['--import', RECORD_MODULES], env: { MODULES_FILE: modules } });
+    const agent = await startAgent({
+      geminiBaseUrl: 'http://127.0.0.1:9',
+      nodeArgs: ['--import', RECORD_MODULES],
+      env: { MODULES_FILE: modules },
+    });
     expect(await agent.stop()).toBe(0);
     const loaded = readFileSync(modules, 'utf8').split('\n').filter(Boolean);
     expect(loaded).toContainEqual(expect.stringMatching(/\/dist\/services\/orchestrator\/domain\/tokens\.js$/));
     expect(loaded).toContainEqual(expect.stringContaining('/node_modules/@grpc/grpc-js/'));
     // @opentelemetry/resources comes with the metrics SDK, which every service sets up as it starts.
-    expect(loaded.filter((url) => /\/node_modules\/(gpt-tokenizer|re2-wasm|@opentelemetry\/(sdk-trace-base|exporter-trace-otlp-http)|pg|@nats-io\/[^/]+)\//.test(url))).toEqual([]);
+    expect(
+      loaded.filter((url) =>
+        /\/node_modules\/(gpt-tokenizer|re2-wasm|@opentelemetry\/(sdk-trace-base|exporter-trace-otlp-http)|pg|@nats-io\/[^/]+)\//.test(url),
+      ),
+    ).toEqual([]);
   }, 60_000);
 });

@@ -10,9 +10,12 @@ import { CONFIG_SCHEMAS, generatedSchemaFiles } from './config-schemas.js';
 import { configKind } from './read-config.js';
 
 describe('config/*.schema.json', () => {
-  it.each(generatedSchemaFiles(join(REPO_ROOT, 'config')))('$path is what the zod schema generates (node --import tsx scripts/write-config-schema.ts)', ({ path, text }) => {
-    expect(readFileSync(path, 'utf8'), `${path} is stale: run node --import tsx scripts/write-config-schema.ts`).toBe(text);
-  });
+  it.each(generatedSchemaFiles(join(REPO_ROOT, 'config')))(
+    '$path is what the zod schema generates (node --import tsx scripts/write-config-schema.ts)',
+    ({ path, text }) => {
+      expect(readFileSync(path, 'utf8'), `${path} is stale: run node --import tsx scripts/write-config-schema.ts`).toBe(text);
+    },
+  );
 
   it('gives the defaults in the form a file writes them', () => {
     const agent = JSON.parse(readFileSync(join(REPO_ROOT, 'config', 'agent.schema.json'), 'utf8'));
@@ -27,7 +30,9 @@ describe('config/*.schema.json', () => {
 
 describe('shipped configuration files', () => {
   const ajv = new Ajv2020({ allErrors: true, strict: false });
-  const validators = new Map(CONFIG_SCHEMAS.map(({ file }) => [file, ajv.compile(JSON.parse(readFileSync(join(REPO_ROOT, 'config', file), 'utf8')))]));
+  const validators = new Map(
+    CONFIG_SCHEMAS.map(({ file }) => [file, ajv.compile(JSON.parse(readFileSync(join(REPO_ROOT, 'config', file), 'utf8')))]),
+  );
 
   it.each(SHIPPED_CONFIGS)('$file names $schema on its first line, and the editor would find nothing to flag', ({ file, schema }) => {
     const path = join(REPO_ROOT, file);

@@ -12,7 +12,11 @@ import { webConfigSchema } from '../gateway/web/config.js';
 export const CONFIG_SCHEMAS: readonly (SchemaMeta & { schema: Parameters<typeof jsonSchemaText>[0] })[] = [
   { ...AGENT_SCHEMA, schema: configSchema },
   { title: 'Agent Stop and Go: web chat configuration (asg web, web.yaml)', file: 'web.schema.json', schema: webConfigSchema },
-  { title: 'Agent Stop and Go: mcp-filesystem configuration (asg mcp-filesystem, filesystem.yaml)', file: 'filesystem.schema.json', schema: filesystemFileSchema },
+  {
+    title: 'Agent Stop and Go: mcp-filesystem configuration (asg mcp-filesystem, filesystem.yaml)',
+    file: 'filesystem.schema.json',
+    schema: filesystemFileSchema,
+  },
 ];
 
 /** Each schema file's path under `configDir` and the text the code generates for it. */

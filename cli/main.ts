@@ -43,11 +43,16 @@ function hostName(value: string): string {
 
 const configOption = () => new Option('-c, --config <file>', 'agent configuration').env('ASG_CONFIG').default(DEFAULT_CONFIG);
 const insecureOption = () =>
-  new Option('--insecure', 'let the gateway listen beyond loopback without auth (as insecure: true): anyone who reaches the port may chat and approve');
+  new Option(
+    '--insecure',
+    'let the gateway listen beyond loopback without auth (as insecure: true): anyone who reaches the port may chat and approve',
+  );
 /** What listens: `--port` beats PORT, which beats the configuration. */
 const listenOptions = (what: string) => [
   new Option('--host <host>', `interface ${what} listens on (default: the configuration's)`).argParser(hostName),
-  new Option('--port <port>', `port ${what} listens on; 0 picks a free one (default: the configuration's)`).env('PORT').argParser(portNumber),
+  new Option('--port <port>', `port ${what} listens on; 0 picks a free one (default: the configuration's)`)
+    .env('PORT')
+    .argParser(portNumber),
 ];
 
 interface ListenOptions {
@@ -57,9 +62,16 @@ interface ListenOptions {
 
 function program(): Command {
   const asg = new Command('asg')
-    .description('Agent Stop and Go: LLM agents that call MCP tools and A2A agents, and stop before destructive actions until a human approves.')
+    .description(
+      'Agent Stop and Go: LLM agents that call MCP tools and A2A agents, and stop before destructive actions until a human approves.',
+    )
     .version(version(), '-V, --version', 'print the version')
-    .addOption(new Option('--log-format <format>', 'log lines as JSON or pretty text (sets LOG_FORMAT; default: json, pretty on a terminal)').choices(['json', 'pretty']))
+    .addOption(
+      new Option(
+        '--log-format <format>',
+        'log lines as JSON or pretty text (sets LOG_FORMAT; default: json, pretty on a terminal)',
+      ).choices(['json', 'pretty']),
+    )
     .addOption(new Option('--log-level <level>', 'the least severe level logged (sets LOG_LEVEL; default: info)').choices(LOG_LEVELS))
     .helpOption('-h, --help', 'show help (also after any command)')
     .configureHelp({ showGlobalOptions: true, sortSubcommands: false })
@@ -97,7 +109,10 @@ function program(): Command {
     .addOption(insecureOption())
     .addOption(listenOptions('the service')[0]!)
     .addOption(listenOptions('the service')[1]!)
-    .addHelpText('after', '\nWithout --host and --port, a service other than the gateway listens on 0.0.0.0 (or ASG_LISTEN) at the port of its address in services.<name>.')
+    .addHelpText(
+      'after',
+      '\nWithout --host and --port, a service other than the gateway listens on 0.0.0.0 (or ASG_LISTEN) at the port of its address in services.<name>.',
+    )
     .action(async (service: (typeof SERVICE_NAMES)[number], options: { config: string; insecure?: boolean } & ListenOptions) => {
       const { serve } = await import('./agent.js');
       await serve(service, options.config, { insecure: options.insecure === true, host: options.host, port: options.port });
@@ -105,9 +120,16 @@ function program(): Command {
 
   asg
     .command('migrate')
-    .description("bring the conversation store's PostgreSQL schema to this build's, then exit: run it with a role that owns the schema before a new build's store starts (docs/deploy.md)")
-    .addOption(new Option('-c, --config <file>', 'agent configuration whose store.url names the database (ASG_DATABASE_URL wins)').env('ASG_CONFIG'))
-    .addHelpText('after', '\nThe database is ASG_DATABASE_URL, else store.url of --config. Exit codes: 0 done or nothing to do, 1 the database refused, 2 no database named.')
+    .description(
+      "bring the conversation store's PostgreSQL schema to this build's, then exit: run it with a role that owns the schema before a new build's store starts (docs/deploy.md)",
+    )
+    .addOption(
+      new Option('-c, --config <file>', 'agent configuration whose store.url names the database (ASG_DATABASE_URL wins)').env('ASG_CONFIG'),
+    )
+    .addHelpText(
+      'after',
+      '\nThe database is ASG_DATABASE_URL, else store.url of --config. Exit codes: 0 done or nothing to do, 1 the database refused, 2 no database named.',
+    )
     .action(async (options: { config?: string }) => {
       const { migrateCommand } = await import('./migrate.js');
       await migrateCommand(options);
@@ -163,7 +185,9 @@ function program(): Command {
   // `asg approvals` parses its own arguments: its options, help and exit codes are documented there (cli/approvals.ts).
   asg
     .command('approvals')
-    .description('list, show, approve and reject the approvals of a running agent (asg approvals --help: --url, --token, --json, exit codes)')
+    .description(
+      'list, show, approve and reject the approvals of a running agent (asg approvals --help: --url, --token, --json, exit codes)',
+    )
     .usage('<list|show|approve|reject> [options]')
     .argument('[arguments...]')
     .helpOption(false)
@@ -173,7 +197,10 @@ function program(): Command {
     .allowExcessArguments()
     .action(async (args: string[]) => {
       const { approvalsCommand } = await import('./approvals.js');
-      process.exitCode = await approvalsCommand(args, process.env, { out: (text) => process.stdout.write(text), err: (text) => process.stderr.write(text) });
+      process.exitCode = await approvalsCommand(args, process.env, {
+        out: (text) => process.stdout.write(text),
+        err: (text) => process.stderr.write(text),
+      });
     });
 
   asg.addHelpText('after', `\nApprovals:\n${APPROVALS_USAGE}\n\nRun asg <command> --help for the options of a command.`);

@@ -27,7 +27,12 @@ export async function mcpResources(options: { db: string; host: string; port?: n
 }
 
 /** Over HTTP on the config's host and port (or --host and --port), or over stdio. */
-export async function mcpFilesystem(options: { config: string; stdio: boolean; host?: string | undefined; port?: number | undefined }): Promise<void> {
+export async function mcpFilesystem(options: {
+  config: string;
+  stdio: boolean;
+  host?: string | undefined;
+  port?: number | undefined;
+}): Promise<void> {
   const { FilesystemConfigError, loadFilesystemConfig } = await import('../services/mcp-filesystem/config.js');
   let config: FilesystemConfig;
   try {
@@ -41,7 +46,10 @@ export async function mcpFilesystem(options: { config: string; stdio: boolean; h
     return runFilesystemStdio(config);
   }
   const [{ startFilesystemHttp }, stopOnSignal] = await Promise.all([import('../services/mcp-filesystem/http.js'), signalHandling()]);
-  const server = await startFilesystemHttp(config, { ...(options.host !== undefined && { host: options.host }), ...(options.port !== undefined && { port: options.port }) });
+  const server = await startFilesystemHttp(config, {
+    ...(options.host !== undefined && { host: options.host }),
+    ...(options.port !== undefined && { port: options.port }),
+  });
   stopOnSignal(server.close);
   process.stderr.write(`mcp-filesystem listening url=${server.url} roots=${config.roots.map((root) => root.name).join(',')}\n`);
 }

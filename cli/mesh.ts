@@ -39,32 +39,58 @@ export async function startMesh(given: AgentConfig, log: (service: string) => Lo
     // The gateway drains first, until the deadline: what the services behind it hand on before then still reaches its callers.
     if (deadline !== undefined) for (const service of started) service.stopsAt?.(deadline);
     for (const service of [...started].reverse()) {
-      await service.stop(deadline).catch((error: unknown) => log('asg').error('stop failed', { service: service.name, error: String(error) }));
+      await service
+        .stop(deadline)
+        .catch((error: unknown) => log('asg').error('stop failed', { service: service.name, error: String(error) }));
     }
   };
   try {
     // The tool broker's code alone first: loaded with the others, it would finish with them.
     const { startToolBroker } = await import('../services/tool-broker/index.js');
-    const tools = startToolBroker({ config: configSlice(config, 'toolBroker'), listen: LOOPBACK_ANY_PORT, log: log('tool-broker'), inProcess });
+    const tools = startToolBroker({
+      config: configSlice(config, 'toolBroker'),
+      listen: LOOPBACK_ANY_PORT,
+      log: log('tool-broker'),
+      inProcess,
+    });
     const store = import('../services/conversation-store/index.js').then(({ startConversationStore }) =>
-      startConversationStore({ config: configSlice(config, 'conversationStore'), listen: LOOPBACK_ANY_PORT, log: log('conversation-store'), inProcess }),
+      startConversationStore({
+        config: configSlice(config, 'conversationStore'),
+        listen: LOOPBACK_ANY_PORT,
+        log: log('conversation-store'),
+        inProcess,
+      }),
     );
-    const llm = import('../services/llm-gateway/index.js').then(({ startLlmGateway }) => startLlmGateway({ config: configSlice(config, 'llmGateway'), listen: LOOPBACK_ANY_PORT, log: log('llm-gateway'), inProcess }));
-    const a2a = import('../services/a2a-bridge/index.js').then(({ startA2aBridge }) => startA2aBridge({ config: configSlice(config, 'a2aBridge'), listen: LOOPBACK_ANY_PORT, log: log('a2a-bridge'), inProcess }));
+    const llm = import('../services/llm-gateway/index.js').then(({ startLlmGateway }) =>
+      startLlmGateway({ config: configSlice(config, 'llmGateway'), listen: LOOPBACK_ANY_PORT, log: log('llm-gateway'), inProcess }),
+    );
+    const a2a = import('../services/a2a-bridge/index.js').then(({ startA2aBridge }) =>
+      startA2aBridge({ config: configSlice(config, 'a2aBridge'), listen: LOOPBACK_ANY_PORT, log: log('a2a-bridge'), inProcess }),
+    );
     const later = Promise.all([import('../services/orchestrator/index.js'), import('../gateway/index.js')]);
     later.catch(() => undefined); // awaited below unless a peer failed first
     const peers = await Promise.allSettled([store, llm, tools, a2a]);
     for (const outcome of peers) if (outcome.status === 'fulfilled') started.push(outcome.value);
     const failed = peers.find((outcome) => outcome.status === 'rejected');
     if (failed) throw failed.reason;
-    const [storeService, llmService, toolsService, a2aService] = started as [RunningService, RunningService, RunningService, RunningService];
+    const [storeService, llmService, toolsService, a2aService] = started as [
+      RunningService,
+      RunningService,
+      RunningService,
+      RunningService,
+    ];
     const [{ startOrchestrator, runNode }, { startGateway }] = await later;
     const orchestrator = await startOrchestrator({
       config: configSlice(config, 'orchestrator'),
       listen: LOOPBACK_ANY_PORT,
       log: log('orchestrator'),
       inProcess,
-      peers: { conversationStore: storeService.address, llmGateway: llmService.address, toolBroker: toolsService.address, a2aBridge: a2aService.address },
+      peers: {
+        conversationStore: storeService.address,
+        llmGateway: llmService.address,
+        toolBroker: toolsService.address,
+        a2aBridge: a2aService.address,
+      },
       // The services listen on ports picked at each start; the gateway's is what stays (a restart takes over its own runs at once).
       node: runNode(`${config.host}:${config.port}`),
     });

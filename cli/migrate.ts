@@ -24,9 +24,15 @@ export async function migrateCommand(options: { config?: string | undefined }, e
     }
   }
   if (url === '') {
-    fail('asg migrate: no PostgreSQL database named: set ASG_DATABASE_URL (or store.url in --config). A store on SQLite migrates its own file when it opens.', 2);
+    fail(
+      'asg migrate: no PostgreSQL database named: set ASG_DATABASE_URL (or store.url in --config). A store on SQLite migrates its own file when it opens.',
+      2,
+    );
   }
-  const [{ isPostgresUrl }, { migrateDatabase }] = await Promise.all([import('../services/conversation-store/postgres/url.js'), import('../services/conversation-store/postgres/migrate-database.js')]);
+  const [{ isPostgresUrl }, { migrateDatabase }] = await Promise.all([
+    import('../services/conversation-store/postgres/url.js'),
+    import('../services/conversation-store/postgres/migrate-database.js'),
+  ]);
   if (!isPostgresUrl(url)) fail(`asg migrate: ${fromEnv ? 'ASG_DATABASE_URL' : 'store.url'} must be a postgres:// URL`, 2);
   try {
     const outcome = await migrateDatabase(url);

@@ -1,5 +1,11 @@
 import { readFileSync } from 'node:fs';
-import { checkAgentConfigFile, formatReport, type ConfigCheck, type ConfigProblem, type ConfigReport } from '../services/common/config/check.js';
+import {
+  checkAgentConfigFile,
+  formatReport,
+  type ConfigCheck,
+  type ConfigProblem,
+  type ConfigReport,
+} from '../services/common/config/check.js';
 import type { AgentConfig } from '../services/common/config/schema.js';
 
 /**
@@ -26,7 +32,11 @@ export interface AgentCheckOptions {
 
 /** The file's configuration with --host and --port (or PORT) over its `host` and `port`. */
 function withListen(config: AgentConfig, options: AgentCheckOptions): AgentConfig {
-  return { ...config, ...(options.host !== undefined && { host: options.host }), ...(options.port !== undefined && { port: options.port }) };
+  return {
+    ...config,
+    ...(options.host !== undefined && { host: options.host }),
+    ...(options.port !== undefined && { port: options.port }),
+  };
 }
 
 async function checkAgentConfig(file: string, options: AgentCheckOptions = {}): Promise<ConfigReport<AgentConfig>> {
@@ -53,7 +63,8 @@ async function serviceChecks(config: AgentConfig, options: AgentCheckOptions): P
     const check = gatewayCheck(await import('../gateway/auth/preflight.js'), options.insecure ?? false);
     checks.push((file, env) => check(withListen(file, options), env));
   }
-  if ((service === 'all' || service === 'orchestrator') && config.webhooks.length > 0) checks.push(webhookCheck(await import('../services/orchestrator/webhooks/signing.js')));
+  if ((service === 'all' || service === 'orchestrator') && config.webhooks.length > 0)
+    checks.push(webhookCheck(await import('../services/orchestrator/webhooks/signing.js')));
   return checks;
 }
 
@@ -87,11 +98,15 @@ export async function configCheck(file: string | undefined, options: AgentCheckO
   if (kind === 'filesystem') {
     const { loadFilesystemConfigReport } = await import('../services/mcp-filesystem/config.js');
     const config = passOrExit(loadFilesystemConfigReport(file));
-    process.stdout.write(`${file}: valid (mcp-filesystem on ${config.host}:${config.port}, ${config.roots.length} root(s): ${config.roots.map((root) => root.name).join(', ')})\n`);
+    process.stdout.write(
+      `${file}: valid (mcp-filesystem on ${config.host}:${config.port}, ${config.roots.length} root(s): ${config.roots.map((root) => root.name).join(', ')})\n`,
+    );
     return;
   }
   const config = await readConfig(file, options);
-  process.stdout.write(`${file}: valid (model ${config.llm.model}, ${config.mcp_servers.length} MCP server(s), ${config.a2a.length} A2A agent(s), ${config.agent ? 'agent tree' : 'simple mode'})\n`);
+  process.stdout.write(
+    `${file}: valid (model ${config.llm.model}, ${config.mcp_servers.length} MCP server(s), ${config.a2a.length} A2A agent(s), ${config.agent ? 'agent tree' : 'simple mode'})\n`,
+  );
 }
 
 function passOrExit<T>(report: ConfigReport<T>): T {
@@ -114,7 +129,10 @@ export function configKind(file: string): 'agent' | 'web' | 'filesystem' {
   return 'agent';
 }
 
-function gatewayCheck({ AuthConfigError, checkAuthConfig, InsecureBindingError }: typeof import('../gateway/auth/preflight.js'), insecure: boolean): ConfigCheck<AgentConfig> {
+function gatewayCheck(
+  { AuthConfigError, checkAuthConfig, InsecureBindingError }: typeof import('../gateway/auth/preflight.js'),
+  insecure: boolean,
+): ConfigCheck<AgentConfig> {
   return (config, env) => {
     try {
       checkAuthConfig(insecure ? { ...config, insecure: true } : config, env);
@@ -134,15 +152,17 @@ function tokenProblem(message: string): ConfigProblem {
   return { path: ['auth', 'tokens', Number(entry[1]), 'token_env'], message: message.slice(entry[0].length) };
 }
 
-const webhookCheck = ({ webhookKey, WebhookSecretError }: typeof import('../services/orchestrator/webhooks/signing.js')): ConfigCheck<AgentConfig> => (config, env) => {
-  const errors: ConfigProblem[] = [];
-  config.webhooks.forEach((webhook, index) => {
-    try {
-      webhookKey(webhook.secret_env, env[webhook.secret_env]);
-    } catch (error) {
-      if (!(error instanceof WebhookSecretError)) throw error;
-      errors.push({ path: ['webhooks', index, 'secret_env'], message: error.message });
-    }
-  });
-  return { errors };
-};
+const webhookCheck =
+  ({ webhookKey, WebhookSecretError }: typeof import('../services/orchestrator/webhooks/signing.js')): ConfigCheck<AgentConfig> =>
+  (config, env) => {
+    const errors: ConfigProblem[] = [];
+    config.webhooks.forEach((webhook, index) => {
+      try {
+        webhookKey(webhook.secret_env, env[webhook.secret_env]);
+      } catch (error) {
+        if (!(error instanceof WebhookSecretError)) throw error;
+        errors.push({ path: ['webhooks', index, 'secret_env'], message: error.message });
+      }
+    });
+    return { errors };
+  };

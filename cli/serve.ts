@@ -65,7 +65,8 @@ function peers(config: AgentConfig): Peers {
 function metricsAddress(service: string, config: AgentConfig, listen: Listen): { host: string; port: number } | undefined {
   const fromEnv = process.env.ASG_METRICS_PORT?.trim();
   const port = fromEnv ? Number(fromEnv) : config.metrics.port;
-  if (!Number.isInteger(port) || port < 0 || port > 65535) throw new Error(`ASG_METRICS_PORT must be a port number (0 to 65535), not ${JSON.stringify(fromEnv)}`);
+  if (!Number.isInteger(port) || port < 0 || port > 65535)
+    throw new Error(`ASG_METRICS_PORT must be a port number (0 to 65535), not ${JSON.stringify(fromEnv)}`);
   if (port === 0) return undefined;
   if (service === 'gateway') return { host: config.host, port };
   const grpc = process.env.ASG_LISTEN;
@@ -80,7 +81,11 @@ function metricsAddress(service: string, config: AgentConfig, listen: Listen): {
  * on its HTTP port takes the admin role when `auth` is on, which a scraper inside the cluster
  * should not need; its metrics port answers nothing but counts, like the others'.
  */
-export async function startOneService(service: ServiceName | 'gateway' | (typeof SERVICE_NAMES)[number], config: AgentConfig, listen: Listen = {}): Promise<RunningService> {
+export async function startOneService(
+  service: ServiceName | 'gateway' | (typeof SERVICE_NAMES)[number],
+  config: AgentConfig,
+  listen: Listen = {},
+): Promise<RunningService> {
   const running = await startServiceAlone(service, config, listen);
   const where = metricsAddress(service, config, listen);
   if (!where) return running;
@@ -103,7 +108,11 @@ export async function startOneService(service: ServiceName | 'gateway' | (typeof
   };
 }
 
-async function startServiceAlone(service: ServiceName | 'gateway' | (typeof SERVICE_NAMES)[number], config: AgentConfig, listen: Listen): Promise<RunningService> {
+async function startServiceAlone(
+  service: ServiceName | 'gateway' | (typeof SERVICE_NAMES)[number],
+  config: AgentConfig,
+  listen: Listen,
+): Promise<RunningService> {
   const log = createLogger(service);
   // The gateway listens on the config's host and port, which --host and --port replaced already (cli/agent.ts).
   switch (service) {
@@ -113,12 +122,21 @@ async function startServiceAlone(service: ServiceName | 'gateway' | (typeof SERV
     }
     case 'orchestrator': {
       const { startOrchestrator } = await import('../services/orchestrator/index.js');
-      return startOrchestrator({ config: configSlice(config, 'orchestrator'), log, listen: listenAddress(config, 'orchestrator', listen), peers: peers(config) });
+      return startOrchestrator({
+        config: configSlice(config, 'orchestrator'),
+        log,
+        listen: listenAddress(config, 'orchestrator', listen),
+        peers: peers(config),
+      });
     }
     case 'conversation-store':
     case 'conversation_store': {
       const { startConversationStore } = await import('../services/conversation-store/index.js');
-      return startConversationStore({ config: configSlice(config, 'conversationStore'), log, listen: listenAddress(config, 'conversation_store', listen) });
+      return startConversationStore({
+        config: configSlice(config, 'conversationStore'),
+        log,
+        listen: listenAddress(config, 'conversation_store', listen),
+      });
     }
     case 'llm-gateway':
     case 'llm_gateway': {

@@ -36,7 +36,10 @@ export function stopOnSignal(stop: Stop, log: Logger, graceMs = DEFAULT_SHUTDOWN
     const deadline = firstSignalAt + graceMs;
     log.info('stopping', { reason, grace_ms: graceMs });
     setTimeout(() => {
-      log.error('the stop did not finish within the grace period and its overrun; exiting anyway', { grace_ms: graceMs, overrun_ms: STOP_OVERRUN_MS });
+      log.error('the stop did not finish within the grace period and its overrun; exiting anyway', {
+        grace_ms: graceMs,
+        overrun_ms: STOP_OVERRUN_MS,
+      });
       process.exit(1);
     }, graceMs + STOP_OVERRUN_MS).unref();
     void stop(deadline)
@@ -76,7 +79,9 @@ export function stopOnSignal(stop: Stop, log: Logger, graceMs = DEFAULT_SHUTDOWN
 function exitWhenIdle(log: Logger): void {
   process.exitCode = 0;
   setTimeout(() => {
-    log.warn('something still holds the event loop after the stop; exiting anyway', { resources: process.getActiveResourcesInfo().join(',') });
+    log.warn('something still holds the event loop after the stop; exiting anyway', {
+      resources: process.getActiveResourcesInfo().join(','),
+    });
     process.exit(0);
   }, EXIT_FALLBACK_MS).unref();
 }

@@ -16,7 +16,11 @@ export interface WebOptions {
 
 /** `asg web --config config/web.yaml`: the chat on its own port, in front of the agent at agent_url. */
 async function startWeb(options: WebOptions, log: Logger): Promise<WebServer> {
-  const config = { ...loadWebConfig(options.config), ...(options.host !== undefined && { host: options.host }), ...(options.port !== undefined && { port: options.port }) };
+  const config = {
+    ...loadWebConfig(options.config),
+    ...(options.host !== undefined && { host: options.host }),
+    ...(options.port !== undefined && { port: options.port }),
+  };
   const dist = findWebDist();
   if (!dist) throw new ConfigError('the web app is not built (web/dist/index.html is missing); run `npm run build` first');
   const server = await startWebServer({ config, dist, log });

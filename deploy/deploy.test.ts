@@ -19,7 +19,9 @@ import { DEFAULT_PORT as FILESYSTEM_DEFAULT_PORT } from '../services/mcp-filesys
 
 const here = import.meta.dirname;
 const root = join(here, '..');
-const compose = parse(readFileSync(join(here, 'compose.yaml'), 'utf8'), { merge: true }) as { services: Record<string, { command: string[]; volumes?: string[] }> };
+const compose = parse(readFileSync(join(here, 'compose.yaml'), 'utf8'), { merge: true }) as {
+  services: Record<string, { command: string[]; volumes?: string[] }>;
+};
 const config = loadConfig(join(here, 'agent.compose.yaml'));
 
 describe('deploy/compose.yaml', () => {
@@ -70,7 +72,12 @@ describe('deploy/compose.yaml', () => {
         continue;
       }
       const address = config.services[name.replace('-', '_') as keyof typeof config.services];
-      expect(service.healthcheck?.test, name).toEqual(['CMD', 'node', 'deploy/healthcheck.mjs', address.slice(address.lastIndexOf(':') + 1)]);
+      expect(service.healthcheck?.test, name).toEqual([
+        'CMD',
+        'node',
+        'deploy/healthcheck.mjs',
+        address.slice(address.lastIndexOf(':') + 1),
+      ]);
     }
   });
 
@@ -116,7 +123,9 @@ describe('deploy/Dockerfile', () => {
   });
 
   it('exposes every port something in the image listens on', () => {
-    const exposed = instruction('EXPOSE').flatMap((ports) => ports.split(/\s+/)).map(Number);
+    const exposed = instruction('EXPOSE')
+      .flatMap((ports) => ports.split(/\s+/))
+      .map(Number);
     const listening = [
       config.port, // the gateway of `asg up` and `asg serve gateway`
       ...Object.values(config.services).map((address) => Number(address.slice(address.lastIndexOf(':') + 1))), // `asg serve <service>`
@@ -136,10 +145,14 @@ describe('deploy/Dockerfile', () => {
 
 describe('deploy/.dockerignore', () => {
   it('keeps secrets, installed packages, built output and local data out of the build context', () => {
-    const ignored = readFileSync(join(root, '.dockerignore'), 'utf8').split('\n').filter((line) => line && !line.startsWith('#'));
-    for (const entry of ['.git', 'node_modules', 'dist', 'gen', 'web/dist', '.env', 'data', '*.db']) expect(ignored, entry).toContain(entry);
+    const ignored = readFileSync(join(root, '.dockerignore'), 'utf8')
+      .split('\n')
+      .filter((line) => line && !line.startsWith('#'));
+    for (const entry of ['.git', 'node_modules', 'dist', 'gen', 'web/dist', '.env', 'data', '*.db'])
+      expect(ignored, entry).toContain(entry);
     // Nothing the Dockerfile copies is ignored.
-    for (const match of readFileSync(join(here, 'Dockerfile'), 'utf8').matchAll(/^COPY (?!--from)(.+) \S+$/gm)) for (const path of match[1]!.split(/\s+/)) expect(ignored, path).not.toContain(path);
+    for (const match of readFileSync(join(here, 'Dockerfile'), 'utf8').matchAll(/^COPY (?!--from)(.+) \S+$/gm))
+      for (const path of match[1]!.split(/\s+/)) expect(ignored, path).not.toContain(path);
   });
 });
 
@@ -189,7 +202,10 @@ function interpolateDefaults(text: string): string {
 }
 
 describe('deploy/compose.replicated.yaml', () => {
-  const replicated = parse(interpolateDefaults(readFileSync(join(here, 'compose.replicated.yaml'), 'utf8')), { merge: true }) as { services: Record<string, ReplicatedService>; volumes: Record<string, unknown> };
+  const replicated = parse(interpolateDefaults(readFileSync(join(here, 'compose.replicated.yaml'), 'utf8')), { merge: true }) as {
+    services: Record<string, ReplicatedService>;
+    volumes: Record<string, unknown>;
+  };
   const mesh = Object.entries(replicated.services).filter(([, service]) => service.command?.[0] === 'serve');
   const postgres = replicated.services.postgres!;
   const nats = replicated.services.nats!;
@@ -242,7 +258,9 @@ describe('deploy/compose.replicated.yaml', () => {
     for (const service of Object.values(replicated.services)) {
       for (const dependency of Object.keys(service.depends_on ?? {})) expect(Object.keys(replicated.services)).toContain(dependency);
     }
-    expect(Object.keys(replicated.services.orchestrator!.depends_on!)).toEqual(expect.arrayContaining(['conversation-store', 'llm-gateway', 'tool-broker', 'a2a-bridge']));
+    expect(Object.keys(replicated.services.orchestrator!.depends_on!)).toEqual(
+      expect.arrayContaining(['conversation-store', 'llm-gateway', 'tool-broker', 'a2a-bridge']),
+    );
     expect(Object.keys(replicated.services.gateway!.depends_on!)).toEqual(expect.arrayContaining(['orchestrator', 'conversation-store']));
     const [range] = replicated.services.gateway!.ports!;
     const [, first, last, target] = /^"?(\d+)-(\d+):(\d+)"?$/.exec(range!)!;
@@ -255,7 +273,12 @@ describe('deploy/compose.replicated.yaml', () => {
     for (const [name, service] of mesh as [string, ReplicatedService & { healthcheck?: { test: string[] } }][]) {
       if (name === 'gateway') continue;
       const address = config.services[name.replace('-', '_') as keyof typeof config.services];
-      expect(service.healthcheck?.test, name).toEqual(['CMD', 'node', 'deploy/healthcheck.mjs', address.slice(address.lastIndexOf(':') + 1)]);
+      expect(service.healthcheck?.test, name).toEqual([
+        'CMD',
+        'node',
+        'deploy/healthcheck.mjs',
+        address.slice(address.lastIndexOf(':') + 1),
+      ]);
     }
   });
 

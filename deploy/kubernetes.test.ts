@@ -49,7 +49,10 @@ interface Container {
   name: string;
   args?: string[];
   ports?: { name?: string; containerPort: number }[];
-  env?: { name: string; valueFrom?: { secretKeyRef?: { name: string; key: string; optional?: boolean }; configMapKeyRef?: { name: string; key: string } } }[];
+  env?: {
+    name: string;
+    valueFrom?: { secretKeyRef?: { name: string; key: string; optional?: boolean }; configMapKeyRef?: { name: string; key: string } };
+  }[];
   envFrom?: { secretRef?: { name: string }; configMapRef?: { name: string } }[];
   volumeMounts?: { name: string; mountPath: string; readOnly?: boolean }[];
   readinessProbe?: any;
@@ -57,7 +60,12 @@ interface Container {
   startupProbe?: any;
   lifecycle?: { preStop?: { exec?: { command: string[] } } };
   resources?: { requests?: Record<string, string | number>; limits?: Record<string, string | number> };
-  securityContext?: { allowPrivilegeEscalation?: boolean; readOnlyRootFilesystem?: boolean; runAsNonRoot?: boolean; capabilities?: { drop?: string[] } };
+  securityContext?: {
+    allowPrivilegeEscalation?: boolean;
+    readOnlyRootFilesystem?: boolean;
+    runAsNonRoot?: boolean;
+    capabilities?: { drop?: string[] };
+  };
 }
 
 const NAMESPACE = 'agent-stop-and-go';
@@ -141,7 +149,10 @@ class Layout {
   }
 
   deployment(service: Workload): K8sObject {
-    return only(this.all('Deployment').filter((object) => object.metadata.name === service), `Deployment ${service}`);
+    return only(
+      this.all('Deployment').filter((object) => object.metadata.name === service),
+      `Deployment ${service}`,
+    );
   }
 
   container(service: Workload): Container {
@@ -177,9 +188,14 @@ class Layout {
   /** Whether the network policies let `from` open a connection to `to`'s own port (gRPC, or HTTP): egress on one end, ingress on the other. */
   allows(from: Workload, to: Workload): boolean {
     const port = this.container(to).ports![0]!;
-    const onPort = (rule: any) => rule.ports === undefined || rule.ports.some((p: any) => p.port === port.name || p.port === port.containerPort);
-    const egress = this.policiesOf(from).some((policy) => (policy.spec.egress ?? []).some((rule: any) => rule.to !== undefined && onPort(rule) && this.peers(rule.to).has(to)));
-    const ingress = this.policiesOf(to).some((policy) => (policy.spec.ingress ?? []).some((rule: any) => onPort(rule) && this.peers(rule.from).has(from)));
+    const onPort = (rule: any) =>
+      rule.ports === undefined || rule.ports.some((p: any) => p.port === port.name || p.port === port.containerPort);
+    const egress = this.policiesOf(from).some((policy) =>
+      (policy.spec.egress ?? []).some((rule: any) => rule.to !== undefined && onPort(rule) && this.peers(rule.to).has(to)),
+    );
+    const ingress = this.policiesOf(to).some((policy) =>
+      (policy.spec.ingress ?? []).some((rule: any) => onPort(rule) && this.peers(rule.from).has(from)),
+    );
     return egress && ingress;
   }
 }
@@ -202,16 +218,19 @@ describe('deploy/kubernetes', () => {
     expect(render(tree)).toEqual(rendered.get('production')!.objects);
   });
 
-  it.each(['base', 'production', 'single-node'])('%s: every object is valid against the Kubernetes schemas, in one namespace', async (name) => {
-    const layout = rendered.get(name)!;
-    expect(layout.objects.length).toBeGreaterThan(20);
-    for (const object of layout.objects) {
-      await expect(validate(object), `${object.kind} ${object.metadata.name}`).resolves.toBeUndefined();
-      if (object.kind === 'Namespace') expect(object.metadata.name).toBe(NAMESPACE);
-      else expect(object.metadata.namespace, `${object.kind} ${object.metadata.name}`).toBe(NAMESPACE);
-    }
-    expect(layout.find('Namespace', NAMESPACE)!.metadata.labels!['pod-security.kubernetes.io/enforce']).toBe('restricted');
-  });
+  it.each(['base', 'production', 'single-node'])(
+    '%s: every object is valid against the Kubernetes schemas, in one namespace',
+    async (name) => {
+      const layout = rendered.get(name)!;
+      expect(layout.objects.length).toBeGreaterThan(20);
+      for (const object of layout.objects) {
+        await expect(validate(object), `${object.kind} ${object.metadata.name}`).resolves.toBeUndefined();
+        if (object.kind === 'Namespace') expect(object.metadata.name).toBe(NAMESPACE);
+        else expect(object.metadata.namespace, `${object.kind} ${object.metadata.name}`).toBe(NAMESPACE);
+      }
+      expect(layout.find('Namespace', NAMESPACE)!.metadata.labels!['pod-security.kubernetes.io/enforce']).toBe('restricted');
+    },
+  );
 
   it('base: the only Secret it renders holds no credential, only the keys the example file names', () => {
     const secret = only(rendered.get('base')!.all('Secret'), 'Secret');
@@ -228,7 +247,12 @@ describe('deploy/kubernetes', () => {
     const layout = () => rendered.get(name)!;
 
     it('runs each service of the mesh as one Deployment with `asg serve` and the config from the ConfigMap, beside the demo MCP server', () => {
-      expect(layout().all('Deployment').map((object) => object.metadata.name).sort()).toEqual([...WORKLOADS].sort());
+      expect(
+        layout()
+          .all('Deployment')
+          .map((object) => object.metadata.name)
+          .sort(),
+      ).toEqual([...WORKLOADS].sort());
       const configMap = only(layout().all('ConfigMap'), 'ConfigMap');
       for (const service of SERVICE_NAMES) {
         const container = layout().container(service);
@@ -268,7 +292,12 @@ describe('deploy/kubernetes', () => {
       const claim = layout().find('PersistentVolumeClaim', volume.persistentVolumeClaim.claimName)!;
       expect(claim.spec.accessModes).toEqual(['ReadWriteOnce']);
       // The tool broker keeps nothing of its own.
-      expect(layout().container('tool-broker').volumeMounts!.map((volume) => volume.mountPath).sort()).toEqual(['/config', '/tmp']);
+      expect(
+        layout()
+          .container('tool-broker')
+          .volumeMounts!.map((volume) => volume.mountPath)
+          .sort(),
+      ).toEqual(['/config', '/tmp']);
       // Only the tool broker reaches it.
       for (const from of SERVICE_NAMES) expect(layout().allows(from, DEMO_MCP), `${from} → ${DEMO_MCP}`).toBe(from === 'tool-broker');
     });
@@ -288,7 +317,8 @@ describe('deploy/kubernetes', () => {
           expect(port.name).toBe('grpc');
           // Ready is the whole server's status; alive only says the process answers (a store waiting for its database is not restarted).
           expect(container.readinessProbe.grpc).toEqual({ port: port.containerPort });
-          for (const probe of [container.livenessProbe, container.startupProbe]) expect(probe.grpc).toEqual({ port: port.containerPort, service: LIVENESS_SERVICE });
+          for (const probe of [container.livenessProbe, container.startupProbe])
+            expect(probe.grpc).toEqual({ port: port.containerPort, service: LIVENESS_SERVICE });
         }
       }
     });
@@ -302,7 +332,11 @@ describe('deploy/kubernetes', () => {
         }
         expect(pod.securityContext.runAsNonRoot || container.securityContext?.runAsNonRoot, service).toBe(true);
         expect(pod.securityContext.runAsUser).toBeGreaterThan(0);
-        expect(container.securityContext).toMatchObject({ allowPrivilegeEscalation: false, readOnlyRootFilesystem: true, capabilities: { drop: ['ALL'] } });
+        expect(container.securityContext).toMatchObject({
+          allowPrivilegeEscalation: false,
+          readOnlyRootFilesystem: true,
+          capabilities: { drop: ['ALL'] },
+        });
         expect(pod.automountServiceAccountToken).toBe(false);
         // The root filesystem is read-only: temporary files go to an emptyDir.
         expect(container.volumeMounts).toContainEqual({ name: 'tmp', mountPath: '/tmp' });
@@ -311,7 +345,9 @@ describe('deploy/kubernetes', () => {
           pod.topologySpreadConstraints[0].labelSelector.matchLabels,
           pod.topologySpreadConstraints[0].labelSelector.matchLabels,
         ]);
-        expect(matches(pod.topologySpreadConstraints[0].labelSelector.matchLabels, layout().deployment(service).spec.template.metadata.labels)).toBe(true);
+        expect(
+          matches(pod.topologySpreadConstraints[0].labelSelector.matchLabels, layout().deployment(service).spec.template.metadata.labels),
+        ).toBe(true);
       }
     });
 
@@ -335,7 +371,10 @@ describe('deploy/kubernetes', () => {
         const target = hpa.spec.scaleTargetRef;
         expect(target.kind).toBe('Deployment');
         const deployment = layout().deployment(target.name);
-        expect(hpa.spec.metrics).toContainEqual({ type: 'Resource', resource: { name: 'cpu', target: { type: 'Utilization', averageUtilization: expect.any(Number) } } });
+        expect(hpa.spec.metrics).toContainEqual({
+          type: 'Resource',
+          resource: { name: 'cpu', target: { type: 'Utilization', averageUtilization: expect.any(Number) } },
+        });
         expect(hpa.spec.minReplicas).toBeLessThanOrEqual(hpa.spec.maxReplicas);
         expect(deployment.spec.replicas).toBeGreaterThanOrEqual(hpa.spec.minReplicas);
         if (name === 'production') expect(hpa.spec.minReplicas).toBeGreaterThanOrEqual(2);
@@ -345,7 +384,9 @@ describe('deploy/kubernetes', () => {
     it('gives every Deployment a PodDisruptionBudget over its pods', () => {
       for (const service of WORKLOADS) {
         const labels = layout().deployment(service).spec.template.metadata.labels;
-        const budgets = layout().all('PodDisruptionBudget').filter((pdb) => matches(pdb.spec.selector.matchLabels, labels));
+        const budgets = layout()
+          .all('PodDisruptionBudget')
+          .filter((pdb) => matches(pdb.spec.selector.matchLabels, labels));
         expect(budgets, service).toHaveLength(1);
       }
     });
@@ -354,15 +395,30 @@ describe('deploy/kubernetes', () => {
       for (const service of SERVICE_NAMES) {
         const object = layout().find('Service', service)!;
         expect(object, service).toBeDefined();
-        const selected = layout().all('Deployment').filter((deployment) => matches(object.spec.selector, deployment.spec.template.metadata.labels));
-        expect(selected.map((deployment) => deployment.metadata.name), service).toEqual([service]);
+        const selected = layout()
+          .all('Deployment')
+          .filter((deployment) => matches(object.spec.selector, deployment.spec.template.metadata.labels));
+        expect(
+          selected.map((deployment) => deployment.metadata.name),
+          service,
+        ).toEqual([service]);
         const ports = object.spec.ports as any[];
         expect(ports.map((port) => port.name)).toEqual([service === 'gateway' ? 'http' : 'grpc', 'metrics']);
-        for (const port of ports) expect(layout().container(service).ports!.map((p) => p.name)).toContain(port.targetPort);
+        for (const port of ports)
+          expect(
+            layout()
+              .container(service)
+              .ports!.map((p) => p.name),
+          ).toContain(port.targetPort);
       }
       // Every Service selects pods some Deployment makes.
       for (const object of layout().all('Service')) {
-        expect(layout().all('Deployment').some((deployment) => matches(object.spec.selector, deployment.spec.template.metadata.labels)), object.metadata.name).toBe(true);
+        expect(
+          layout()
+            .all('Deployment')
+            .some((deployment) => matches(object.spec.selector, deployment.spec.template.metadata.labels)),
+          object.metadata.name,
+        ).toBe(true);
       }
     });
 
@@ -379,7 +435,9 @@ describe('deploy/kubernetes', () => {
     });
 
     it('lets only the gateway be reached from outside, through its Ingress (with a class and TLS), and the monitoring namespace reach the metrics ports alone', () => {
-      const denyAll = layout().all('NetworkPolicy').find((policy) => Object.keys(policy.spec.podSelector).length === 0 && policy.spec.ingress === undefined);
+      const denyAll = layout()
+        .all('NetworkPolicy')
+        .find((policy) => Object.keys(policy.spec.podSelector).length === 0 && policy.spec.ingress === undefined);
       expect(denyAll?.spec.policyTypes).toEqual(expect.arrayContaining(['Ingress', 'Egress']));
       for (const policy of layout().all('NetworkPolicy')) {
         for (const rule of policy.spec.ingress ?? []) {
@@ -388,7 +446,9 @@ describe('deploy/kubernetes', () => {
           if (ports.includes('metrics')) {
             // The scraper's rule: from the monitoring namespace only, to the metrics port only.
             expect(ports, policy.metadata.name).toEqual(['metrics']);
-            expect(rule.from, policy.metadata.name).toEqual([{ namespaceSelector: { matchLabels: { [MONITORING_LABEL]: MONITORING_NAMESPACE } } }]);
+            expect(rule.from, policy.metadata.name).toEqual([
+              { namespaceSelector: { matchLabels: { [MONITORING_LABEL]: MONITORING_NAMESPACE } } },
+            ]);
             continue;
           }
           // Any other rule open to the outside applies to the gateway's pods and nothing else.
@@ -407,7 +467,11 @@ describe('deploy/kubernetes', () => {
       for (const host of hosts) {
         expect(ingress.spec.tls.find((tls: any) => tls.hosts.includes(host))?.secretName, host).toEqual(expect.any(String));
       }
-      expect(layout().all('Service').every((service) => (service.spec.type ?? 'ClusterIP') === 'ClusterIP')).toBe(true);
+      expect(
+        layout()
+          .all('Service')
+          .every((service) => (service.spec.type ?? 'ClusterIP') === 'ClusterIP'),
+      ).toBe(true);
     });
 
     it('declares the metrics port on every service’s container and Service, annotates the pods for scraping, and admits the monitoring namespace to it', () => {
@@ -416,7 +480,12 @@ describe('deploy/kubernetes', () => {
       const scrape = layout().find('NetworkPolicy', 'metrics-scrape')!;
       for (const service of SERVICE_NAMES) {
         expect(layout().container(service).ports).toContainEqual({ name: 'metrics', containerPort: port });
-        expect(layout().find('Service', service)!.spec.ports).toContainEqual({ name: 'metrics', port, targetPort: 'metrics', appProtocol: 'http' });
+        expect(layout().find('Service', service)!.spec.ports).toContainEqual({
+          name: 'metrics',
+          port,
+          targetPort: 'metrics',
+          appProtocol: 'http',
+        });
         expect(layout().deployment(service).spec.template.metadata.annotations, service).toEqual({
           'prometheus.io/scrape': 'true',
           'prometheus.io/port': String(port),
@@ -424,7 +493,12 @@ describe('deploy/kubernetes', () => {
         });
         // The scrape policy applies to the pod, on the metrics port, from the monitoring namespace.
         expect(layout().policiesOf(service), service).toContain(scrape);
-        expect(scrape.spec.ingress).toEqual([{ from: [{ namespaceSelector: { matchLabels: { [MONITORING_LABEL]: MONITORING_NAMESPACE } } }], ports: [{ protocol: 'TCP', port: 'metrics' }] }]);
+        expect(scrape.spec.ingress).toEqual([
+          {
+            from: [{ namespaceSelector: { matchLabels: { [MONITORING_LABEL]: MONITORING_NAMESPACE } } }],
+            ports: [{ protocol: 'TCP', port: 'metrics' }],
+          },
+        ]);
       }
       // The gateway listens on every interface, so its metrics port does too (cli/serve.ts: the gateway's on its host).
       expect(layout().config().host).toBe('0.0.0.0');
@@ -445,7 +519,8 @@ describe('deploy/kubernetes', () => {
       for (const service of SERVICE_NAMES) {
         const env = new Set((layout().container(service).env ?? []).map((variable) => variable.name));
         for (const name of URL_VARIABLES) expect(env.has(name), `${service} ${name}`).toBe(readsVariable(service, name));
-        for (const source of layout().container(service).envFrom ?? []) expect(source.secretRef, `${service} takes the whole Secret`).toBeUndefined();
+        for (const source of layout().container(service).envFrom ?? [])
+          expect(source.secretRef, `${service} takes the whole Secret`).toBeUndefined();
       }
       // What the code says today: the store alone reads them; the others go through its gRPC API.
       expect(SERVICE_NAMES.filter((service) => URL_VARIABLES.some((name) => readsVariable(service, name)))).toEqual(['conversation-store']);
@@ -457,14 +532,23 @@ describe('deploy/kubernetes', () => {
         new Set(
           layout()
             .policiesOf(service)
-            .flatMap((policy) => (policy.spec.egress ?? []).filter((rule: any) => rule.to === undefined).flatMap((rule: any) => rule.ports.map((p: any) => p.port))),
+            .flatMap((policy) =>
+              (policy.spec.egress ?? [])
+                .filter((rule: any) => rule.to === undefined)
+                .flatMap((rule: any) => rule.ports.map((p: any) => p.port)),
+            ),
         );
       for (const service of SERVICE_NAMES) {
         const dns = layout()
           .policiesOf(service)
           .flatMap((policy) => policy.spec.egress ?? [])
           .find((rule: any) => rule.to?.some((peer: any) => peer.podSelector?.matchLabels?.['k8s-app'] === 'kube-dns'));
-        expect(dns?.ports, service).toEqual(expect.arrayContaining([{ protocol: 'UDP', port: 53 }, { protocol: 'TCP', port: 53 }]));
+        expect(dns?.ports, service).toEqual(
+          expect.arrayContaining([
+            { protocol: 'UDP', port: 53 },
+            { protocol: 'TCP', port: 53 },
+          ]),
+        );
         const env = new Set((layout().container(service).env ?? []).map((variable) => variable.name));
         expect(egressPorts(service).has(5432), `${service} → PostgreSQL`).toBe(env.has('ASG_DATABASE_URL'));
         expect(egressPorts(service).has(4222), `${service} → NATS`).toBe(env.has('ASG_EVENTS_URL'));
@@ -492,7 +576,11 @@ describe('deploy/kubernetes', () => {
         for (const volume of layout().deployment(service).spec.template.spec.volumes as any[]) {
           if (volume.configMap) expect(layout().find('ConfigMap', volume.configMap.name), `${service} volume ${volume.name}`).toBeDefined();
           if (volume.secret) expect(volume.secret.secretName).toBe(EXTERNAL_SECRET);
-          if (volume.persistentVolumeClaim) expect(layout().find('PersistentVolumeClaim', volume.persistentVolumeClaim.claimName), `${service} volume ${volume.name}`).toBeDefined();
+          if (volume.persistentVolumeClaim)
+            expect(
+              layout().find('PersistentVolumeClaim', volume.persistentVolumeClaim.claimName),
+              `${service} volume ${volume.name}`,
+            ).toBeDefined();
         }
       }
       // The model keys go to the llm-gateway only.
@@ -507,10 +595,18 @@ describe('deploy/kubernetes', () => {
       expect(config.host).toBe('0.0.0.0');
       expect(() => checkAuthConfig(config, {})).toThrow(/ASG_ADMIN_TOKEN is not set/);
       expect(() => checkAuthConfig(config, { ASG_ADMIN_TOKEN: 'x'.repeat(32) })).not.toThrow();
-      const token = layout().container('gateway').env!.find((variable) => variable.name === 'ASG_ADMIN_TOKEN');
+      const token = layout()
+        .container('gateway')
+        .env!.find((variable) => variable.name === 'ASG_ADMIN_TOKEN');
       expect(token?.valueFrom?.secretKeyRef).toEqual({ name: EXTERNAL_SECRET, key: 'ASG_ADMIN_TOKEN' });
       for (const service of SERVICE_NAMES) {
-        if (service !== 'gateway') expect(layout().container(service).env?.some((variable) => variable.name === 'ASG_ADMIN_TOKEN'), service).toBeFalsy();
+        if (service !== 'gateway')
+          expect(
+            layout()
+              .container(service)
+              .env?.some((variable) => variable.name === 'ASG_ADMIN_TOKEN'),
+            service,
+          ).toBeFalsy();
       }
     });
 
@@ -533,7 +629,10 @@ describe('deploy/kubernetes', () => {
     });
 
     it('requires PostgreSQL and NATS by URL in the store, rather than fall back to SQLite', () => {
-      const required = (name: string) => layout().container('conversation-store').env!.find((variable) => variable.name === name)?.valueFrom?.secretKeyRef?.optional;
+      const required = (name: string) =>
+        layout()
+          .container('conversation-store')
+          .env!.find((variable) => variable.name === name)?.valueFrom?.secretKeyRef?.optional;
       expect(required('ASG_DATABASE_URL')).toBe(false);
       expect(required('ASG_EVENTS_URL')).toBe(false);
     });
@@ -545,10 +644,16 @@ describe('deploy/kubernetes', () => {
       expect(container.args).toEqual(['migrate']);
       expect(container.image).toBe('registry.example.com/agent-stop-and-go:0.1.0');
       // The owner's URL, under the name `asg migrate` reads; required: without it the Job fails at once.
-      expect(container.env).toEqual([{ name: 'ASG_DATABASE_URL', valueFrom: { secretKeyRef: { name: EXTERNAL_SECRET, key: 'ASG_MIGRATE_DATABASE_URL' } } }]);
+      expect(container.env).toEqual([
+        { name: 'ASG_DATABASE_URL', valueFrom: { secretKeyRef: { name: EXTERNAL_SECRET, key: 'ASG_MIGRATE_DATABASE_URL' } } },
+      ]);
       expect(EXAMPLE_SECRET_KEYS).toContain('ASG_MIGRATE_DATABASE_URL');
       // The store's role is another key: the store never holds the owner's password.
-      expect(layout().container('conversation-store').env!.find((variable) => variable.name === 'ASG_DATABASE_URL')!.valueFrom!.secretKeyRef!.key).toBe('ASG_DATABASE_URL');
+      expect(
+        layout()
+          .container('conversation-store')
+          .env!.find((variable) => variable.name === 'ASG_DATABASE_URL')!.valueFrom!.secretKeyRef!.key,
+      ).toBe('ASG_DATABASE_URL');
       for (const service of WORKLOADS) {
         expect(JSON.stringify(layout().container(service).env ?? []), service).not.toContain('ASG_MIGRATE_DATABASE_URL');
       }
@@ -556,20 +661,31 @@ describe('deploy/kubernetes', () => {
       expect(pod.restartPolicy).toBe('Never');
       expect(pod.automountServiceAccountToken).toBe(false);
       expect(pod.securityContext).toMatchObject({ runAsNonRoot: true, seccompProfile: { type: 'RuntimeDefault' } });
-      expect(container.securityContext).toMatchObject({ allowPrivilegeEscalation: false, readOnlyRootFilesystem: true, capabilities: { drop: ['ALL'] } });
+      expect(container.securityContext).toMatchObject({
+        allowPrivilegeEscalation: false,
+        readOnlyRootFilesystem: true,
+        capabilities: { drop: ['ALL'] },
+      });
       expect(Object.keys(container.resources?.limits ?? {}).sort()).toEqual(['cpu', 'memory']);
       expect(job.spec.backoffLimit).toBeGreaterThan(0);
       expect(job.spec.activeDeadlineSeconds).toBeGreaterThan(0);
       // Applied alone (kubectl apply -k … -l app.kubernetes.io/component=migrations): the Job and
       // its network policy, which needs nothing else of the layout (no ConfigMap, volumes of its own).
       const selected = layout().objects.filter((object) => object.metadata.labels?.['app.kubernetes.io/component'] === 'migrations');
-      expect(selected.map((object) => `${object.kind}/${object.metadata.name}`).sort()).toEqual(['Job/asg-migrate', 'NetworkPolicy/asg-migrate']);
+      expect(selected.map((object) => `${object.kind}/${object.metadata.name}`).sort()).toEqual([
+        'Job/asg-migrate',
+        'NetworkPolicy/asg-migrate',
+      ]);
       expect((pod.volumes as any[]).every((volume) => volume.emptyDir !== undefined)).toBe(true);
       // It reaches PostgreSQL (and DNS) and nothing else; nothing reaches it.
-      const policies = layout().all('NetworkPolicy').filter((policy) => matches(policy.spec.podSelector.matchLabels ?? {}, job.spec.template.metadata.labels));
+      const policies = layout()
+        .all('NetworkPolicy')
+        .filter((policy) => matches(policy.spec.podSelector.matchLabels ?? {}, job.spec.template.metadata.labels));
       const egress = policies.flatMap((policy) => policy.spec.egress ?? []);
       expect(egress.flatMap((rule: any) => rule.ports.map((p: any) => p.port)).sort()).toEqual([53, 53, 5432].sort());
-      expect(policies.flatMap((policy) => policy.spec.ingress ?? []).filter((rule: any) => rule.ports?.some((p: any) => p.port !== 'metrics'))).toEqual([]);
+      expect(
+        policies.flatMap((policy) => policy.spec.ingress ?? []).filter((rule: any) => rule.ports?.some((p: any) => p.port !== 'metrics')),
+      ).toEqual([]);
     });
   });
 
@@ -585,13 +701,17 @@ describe('deploy/kubernetes', () => {
       expect(store.spec.replicas).toBe(1);
       expect(store.spec.strategy).toEqual({ type: 'Recreate' });
       const dataDir = layout().config().data_dir;
-      const mount = layout().container('conversation-store').volumeMounts!.find((volume) => volume.mountPath === dataDir)!;
+      const mount = layout()
+        .container('conversation-store')
+        .volumeMounts!.find((volume) => volume.mountPath === dataDir)!;
       const volume = (store.spec.template.spec.volumes as any[]).find((candidate) => candidate.name === mount.name);
       expect(volume).toEqual({ name: mount.name, persistentVolumeClaim: { claimName: 'conversation-store-data' } });
       expect(layout().find('PersistentVolumeClaim', 'conversation-store-data')!.spec.accessModes).toEqual(['ReadWriteOnce']);
       expect(layout().find('HorizontalPodAutoscaler', 'conversation-store')).toBeUndefined();
       // SQLite needs no URL: the store starts without one.
-      const database = layout().container('conversation-store').env!.find((variable) => variable.name === 'ASG_DATABASE_URL');
+      const database = layout()
+        .container('conversation-store')
+        .env!.find((variable) => variable.name === 'ASG_DATABASE_URL');
       expect(database?.valueFrom?.secretKeyRef?.optional).toBe(true);
     });
   });
@@ -618,10 +738,16 @@ describe('deploy/kubernetes/components/service-monitor', () => {
       expect(monitor.apiVersion).toBe('monitoring.coreos.com/v1');
       expect(monitor.metadata.namespace).toBe(NAMESPACE);
       expect(monitor.spec.namespaceSelector).toEqual({ matchNames: [NAMESPACE] });
-      expect(monitor.spec.endpoints).toEqual([{ port: 'metrics', path: '/metrics', interval: expect.stringMatching(/^\d+s$/), scrapeTimeout: expect.stringMatching(/^\d+s$/) }]);
+      expect(monitor.spec.endpoints).toEqual([
+        { port: 'metrics', path: '/metrics', interval: expect.stringMatching(/^\d+s$/), scrapeTimeout: expect.stringMatching(/^\d+s$/) },
+      ]);
       // It selects every Service of the mesh (each has a port named metrics) by its labels.
       const selected = production.all('Service').filter((service) => matches(monitor.spec.selector.matchLabels, service.metadata.labels));
-      for (const service of SERVICE_NAMES) expect(selected.map((object) => object.metadata.name), service).toContain(service);
+      for (const service of SERVICE_NAMES)
+        expect(
+          selected.map((object) => object.metadata.name),
+          service,
+        ).toContain(service);
       for (const service of selected) {
         const hasMetrics = (service.spec.ports as any[]).some((port) => port.name === 'metrics');
         expect(hasMetrics || service.metadata.name === DEMO_MCP, service.metadata.name).toBe(true);
@@ -638,11 +764,19 @@ describe('docs/deploy.md against the layouts', () => {
   it('renders every layout its kubectl commands name; its migrations selector picks the Job and its policy alone', () => {
     const commands = [...guide.matchAll(/kubectl (?:kustomize|apply -k) (deploy\/kubernetes[^\s`]*)(.*)$/gm)];
     const paths = new Set(commands.map((match) => match[1]!));
-    expect([...paths].sort()).toEqual(['deploy/kubernetes', 'deploy/kubernetes/overlays/production', 'deploy/kubernetes/overlays/single-node']);
+    expect([...paths].sort()).toEqual([
+      'deploy/kubernetes',
+      'deploy/kubernetes/overlays/production',
+      'deploy/kubernetes/overlays/single-node',
+    ]);
     for (const path of paths) expect(render(join(root, path)).length, path).toBeGreaterThan(20);
-    const selectors = new Set(commands.flatMap((match) => [...match[2]!.matchAll(/-l (\S+)=(\S+)/g)].map((selector) => `${selector[1]}=${selector[2]}`)));
+    const selectors = new Set(
+      commands.flatMap((match) => [...match[2]!.matchAll(/-l (\S+)=(\S+)/g)].map((selector) => `${selector[1]}=${selector[2]}`)),
+    );
     expect([...selectors]).toEqual(['app.kubernetes.io/component=migrations']);
-    const selected = rendered.get('production')!.objects.filter((object) => object.metadata.labels?.['app.kubernetes.io/component'] === 'migrations');
+    const selected = rendered
+      .get('production')!
+      .objects.filter((object) => object.metadata.labels?.['app.kubernetes.io/component'] === 'migrations');
     expect(selected.map((object) => object.kind).sort()).toEqual(['Job', 'NetworkPolicy']);
     // The Job it waits for is the one the layout has.
     expect(guide).toContain(`job/${only(rendered.get('production')!.all('Job'), 'Job').metadata.name}`);
@@ -653,13 +787,18 @@ describe('docs/deploy.md against the layouts', () => {
 
   it('lists every key of the Secret, with the pods that read it', () => {
     const section = guide.slice(guide.indexOf('## Secrets'), guide.indexOf('## Migrations'));
-    const rows = [...section.matchAll(/^\| (`[A-Z_`, ]+) \| ([^|]+) \|/gm)].map((match) => ({ keys: [...match[1]!.matchAll(/`([A-Z_]+)`/g)].map((key) => key[1]!), readers: match[2]! }));
+    const rows = [...section.matchAll(/^\| (`[A-Z_`, ]+) \| ([^|]+) \|/gm)].map((match) => ({
+      keys: [...match[1]!.matchAll(/`([A-Z_]+)`/g)].map((key) => key[1]!),
+      readers: match[2]!,
+    }));
     expect(rows.flatMap((row) => row.keys).sort()).toEqual([...EXAMPLE_SECRET_KEYS].sort());
     const production = rendered.get('production')!;
     const spoken = (service: Workload) => (service === 'conversation-store' ? 'conversation store' : service);
     for (const { keys, readers } of rows) {
       for (const key of keys) {
-        const readBy = WORKLOADS.filter((service) => (production.container(service).env ?? []).some((variable) => variable.valueFrom?.secretKeyRef?.key === key));
+        const readBy = WORKLOADS.filter((service) =>
+          (production.container(service).env ?? []).some((variable) => variable.valueFrom?.secretKeyRef?.key === key),
+        );
         const byJob = production.all('Job').some((job) => JSON.stringify(job.spec.template.spec.containers).includes(`"key":"${key}"`));
         expect(readBy.length + (byJob ? 1 : 0), key).toBeGreaterThan(0);
         for (const service of readBy) expect(readers, key).toContain(spoken(service));

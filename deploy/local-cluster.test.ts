@@ -91,8 +91,15 @@ while true; do sleep 0.1; done
     const exited = new Promise<number | null>((resolve) => cluster.on('exit', (code) => resolve(code)));
     const started = () => readdirSync(records).filter((name) => name.endsWith('.started'));
     await until(() => started().length === 2, 'two replicas to start');
-    const lines = started().map((name) => readFileSync(join(records, name), 'utf8').trim()).sort();
-    expect(lines).toEqual([1, 2].map((i) => `start --silent -- --config ${join(dir, 'cluster', `replica-${i}.yaml`)} | ${URLS.ASG_DATABASE_URL} | ${URLS.ASG_EVENTS_URL}`));
+    const lines = started()
+      .map((name) => readFileSync(join(records, name), 'utf8').trim())
+      .sort();
+    expect(lines).toEqual(
+      [1, 2].map(
+        (i) =>
+          `start --silent -- --config ${join(dir, 'cluster', `replica-${i}.yaml`)} | ${URLS.ASG_DATABASE_URL} | ${URLS.ASG_EVENTS_URL}`,
+      ),
+    );
     cluster.kill('SIGTERM');
     expect(await exited).toBe(143);
     for (const name of started()) expect(existsSync(join(records, name.replace('.started', '.stopped'))), name).toBe(true);

@@ -117,12 +117,16 @@ describe('docs/deploy.md on a PostgreSQL server', () => {
     writeFileSync(config, `data_dir: ${JSON.stringify(join(dir, 'data'))}\n`);
     const serve = async () => {
       const port = await freePort();
-      const store = spawnProcess(process.execPath, [ASG, 'serve', 'conversation-store', '--config', config, '--host', '127.0.0.1', '--port', String(port)], {
-        ...process.env,
-        ASG_DATABASE_URL: onTestDatabase(appUrl!),
-        ASG_METRICS_PORT: '0',
-        LOG_FORMAT: 'json',
-      });
+      const store = spawnProcess(
+        process.execPath,
+        [ASG, 'serve', 'conversation-store', '--config', config, '--host', '127.0.0.1', '--port', String(port)],
+        {
+          ...process.env,
+          ASG_DATABASE_URL: onTestDatabase(appUrl!),
+          ASG_METRICS_PORT: '0',
+          LOG_FORMAT: 'json',
+        },
+      );
       return { store, port };
     };
 
@@ -138,13 +142,19 @@ describe('docs/deploy.md on a PostgreSQL server', () => {
     expect(migrated.output).toContain(`: schema version 0 → ${POSTGRES_SCHEMA_VERSION}\n`);
     expect(migrated.output).not.toContain('OWNER_PASSWORD');
     const again = await asg(['migrate'], { ASG_DATABASE_URL: onTestDatabase(ownerUrl!) });
-    expect(again).toMatchObject({ code: 0, output: expect.stringContaining(`is at schema version ${POSTGRES_SCHEMA_VERSION} already: nothing to do`) });
+    expect(again).toMatchObject({
+      code: 0,
+      output: expect.stringContaining(`is at schema version ${POSTGRES_SCHEMA_VERSION} already: nothing to do`),
+    });
 
     // The store as the app role: it starts, writes and reads.
     const { store, port } = await serve();
     const client = createPromiseClient(ConversationStoreServiceService, `127.0.0.1:${port}`, 'deploy-guide-test', 10_000);
     try {
-      await store.waitForLine(logLineWhere((line) => line.msg === 'service up'), 30_000);
+      await store.waitForLine(
+        logLineWhere((line) => line.msg === 'service up'),
+        30_000,
+      );
       const { conversation } = await client.createConversation({ sessionId: '0badcafe', systemPrompt: 'hi' });
       await client.appendMessages({
         conversationId: conversation!.id,

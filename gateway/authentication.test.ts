@@ -64,7 +64,9 @@ function miniature() {
       return { decided: true, approval: APPROVAL, conversation: done, result: { response: 'done', waitingApproval: false } };
     },
     async listTools() {
-      return { tools: [{ name: 'resources_add', description: 'Adds', inputSchema: { type: 'object' }, destructive: true, server: 'resources' }] };
+      return {
+        tools: [{ name: 'resources_add', description: 'Adds', inputSchema: { type: 'object' }, destructive: true, server: 'resources' }],
+      };
     },
   };
   const store = {
@@ -88,7 +90,10 @@ interface Running {
   close(): Promise<void>;
 }
 
-async function serve(settings: Record<string, unknown>, options: { sink?: (entry: AuditEntry) => Promise<unknown>; log?: Logger } = {}): Promise<Running> {
+async function serve(
+  settings: Record<string, unknown>,
+  options: { sink?: (entry: AuditEntry) => Promise<unknown>; log?: Logger } = {},
+): Promise<Running> {
   const config = configSlice(configSchema.parse({ host: '127.0.0.1', port: 0, ...settings }), 'gateway');
   const audit: AuditEntry[] = [];
   const { decisions, backends } = miniature();
@@ -132,7 +137,10 @@ async function serve(settings: Record<string, unknown>, options: { sink?: (entry
 }
 
 /** Reads an event stream's status and first bytes, then hangs up. */
-async function openStream(url: string, headers: Record<string, string> = {}): Promise<{ status: number; type: string | null; headers: Headers }> {
+async function openStream(
+  url: string,
+  headers: Record<string, string> = {},
+): Promise<{ status: number; type: string | null; headers: Headers }> {
   const controller = new AbortController();
   const response = await fetch(url, { headers: { accept: 'text/event-stream', ...headers }, signal: controller.signal });
   const answer = { status: response.status, type: response.headers.get('content-type'), headers: response.headers };
@@ -183,7 +191,11 @@ describe('open routes', () => {
     for (const path of ['/.well-known/agent-card.json', '/.well-known/agent.json']) {
       const card = await get(`${gateway.url}${path}`);
       expect(card.status).toBe(200);
-      expect(card.body.securitySchemes.bearer).toMatchObject({ type: 'http', scheme: 'bearer', httpAuthSecurityScheme: { scheme: 'Bearer' } });
+      expect(card.body.securitySchemes.bearer).toMatchObject({
+        type: 'http',
+        scheme: 'bearer',
+        httpAuthSecurityScheme: { scheme: 'Bearer' },
+      });
       expect(card.body.security).toEqual([{ bearer: [] }]);
       expect(card.body.securityRequirements).toEqual([{ schemes: { bearer: { list: [] } } }]);
     }
@@ -197,7 +209,15 @@ describe('REST', () => {
     expect(answer.status).toBe(401);
     expect(answer.headers.get('www-authenticate')).toBe(REALM);
     expect(answer.body.error).toContain('Authorization: Bearer');
-    expect(gateway.audit).toEqual([expect.objectContaining({ kind: 'auth.failed', actor: 'anonymous', via: 'rest', subject: 'GET /conversations', detailJson: '{"reason":"missing"}' })]);
+    expect(gateway.audit).toEqual([
+      expect.objectContaining({
+        kind: 'auth.failed',
+        actor: 'anonymous',
+        via: 'rest',
+        subject: 'GET /conversations',
+        detailJson: '{"reason":"missing"}',
+      }),
+    ]);
   });
 
   it('401 with error="invalid_token" for a token nobody has, error="invalid_request" for a header that is no bearer token', async () => {
@@ -218,13 +238,24 @@ describe('REST', () => {
     expect(answer.headers.get('www-authenticate')).toBe(`${REALM}, error="insufficient_scope"`);
     expect(answer.body.error).toContain('chatty may not do this: POST /approvals/:uuid needs the approve role');
     expect(gateway.decisions).toEqual([]);
-    expect(gateway.audit).toEqual([expect.objectContaining({ actor: 'token:chatty', via: 'rest', subject: 'POST /approvals/:uuid', detailJson: '{"reason":"role","needed":"approve"}' })]);
+    expect(gateway.audit).toEqual([
+      expect.objectContaining({
+        actor: 'token:chatty',
+        via: 'rest',
+        subject: 'POST /approvals/:uuid',
+        detailJson: '{"reason":"role","needed":"approve"}',
+      }),
+    ]);
   });
 
   it('200 with an approve token: the decision reaches the orchestrator as decided_by alice via rest (cli when the CLI says so)', async () => {
     const answer = await post(`${gateway.url}/approvals/${APPROVAL.uuid}`, { approved: true, reason: 'fine' }, bearer(TOKENS.alice));
     expect(answer.status).toBe(200);
-    const cli = await post(`${gateway.url}/approvals/${APPROVAL.uuid}`, { approved: false }, { ...bearer(TOKENS.approver), 'x-asg-via': 'cli' });
+    const cli = await post(
+      `${gateway.url}/approvals/${APPROVAL.uuid}`,
+      { approved: false },
+      { ...bearer(TOKENS.approver), 'x-asg-via': 'cli' },
+    );
     expect(cli.status).toBe(200);
     expect(gateway.decisions).toEqual([
       expect.objectContaining({ uuid: APPROVAL.uuid, approved: true, reason: 'fine', decidedBy: 'token:alice', via: 'rest' }),
@@ -259,7 +290,12 @@ describe('REST', () => {
   });
 
   it('GET /auth/whoami says who the caller is', async () => {
-    expect((await get(`${gateway.url}/auth/whoami`, bearer(TOKENS.alice))).body).toEqual({ principal: 'token:alice', name: 'alice', roles: ['chat', 'approve'], authentication: 'on' });
+    expect((await get(`${gateway.url}/auth/whoami`, bearer(TOKENS.alice))).body).toEqual({
+      principal: 'token:alice',
+      name: 'alice',
+      roles: ['chat', 'approve'],
+      authentication: 'on',
+    });
     expect((await get(`${gateway.url}/auth/whoami`)).status).toBe(401);
   });
 });
@@ -270,10 +306,15 @@ describe('JWTs', () => {
     const answer = await post(`${gateway.url}/approvals/${APPROVAL.uuid}`, { approved: true }, bearer(jwt));
     expect(answer.status).toBe(200);
     expect(gateway.decisions).toEqual([expect.objectContaining({ decidedBy: `jwt:${issuer.issuer}#erin`, via: 'rest' })]);
-    expect((await get(`${gateway.url}/auth/whoami`, bearer(jwt))).body).toEqual({ principal: `jwt:${issuer.issuer}#erin`, name: 'erin', roles: ['approve'], authentication: 'on' });
+    expect((await get(`${gateway.url}/auth/whoami`, bearer(jwt))).body).toEqual({
+      principal: `jwt:${issuer.issuer}#erin`,
+      name: 'erin',
+      roles: ['approve'],
+      authentication: 'on',
+    });
   });
 
-  it('a JWT named as a token is not that token: the token\'s conversation is unknown to it', async () => {
+  it("a JWT named as a token is not that token: the token's conversation is unknown to it", async () => {
     const jwt = await issuer.sign(key, { sub: 'chatty', roles: ['chat'] });
     // c1 is the token chatty's.
     expect((await get(`${gateway.url}/conversations/c1`, bearer(TOKENS.chatty))).status).toBe(200);
@@ -283,7 +324,12 @@ describe('JWTs', () => {
 
   it('expired, foreign-audience and unsigned JWTs are 401, audited with their reason and never with the token', async () => {
     const now = Math.floor(Date.now() / 1000);
-    const forged = [await issuer.sign(key, { exp: now - 60, iat: now - 3600 }), await issuer.sign(key, { aud: 'other' }), issuer.unsigned(), await issuer.hmacWithPublicKey(key)];
+    const forged = [
+      await issuer.sign(key, { exp: now - 60, iat: now - 3600 }),
+      await issuer.sign(key, { aud: 'other' }),
+      issuer.unsigned(),
+      await issuer.hmacWithPublicKey(key),
+    ];
     for (const jwt of forged) {
       const answer = await get(`${gateway.url}/tools`, bearer(jwt));
       expect(answer.status).toBe(401);
@@ -296,7 +342,8 @@ describe('JWTs', () => {
       ['anonymous', 'alg not allowed'],
       ['anonymous', 'alg not allowed'],
     ]);
-    for (const jwt of forged) for (const part of jwt.split('.').filter((p) => p.length > 8)) expect(JSON.stringify(gateway.audit)).not.toContain(part);
+    for (const jwt of forged)
+      for (const part of jwt.split('.').filter((p) => p.length > 8)) expect(JSON.stringify(gateway.audit)).not.toContain(part);
   });
 
   it('503, not 401, while the issuer keys cannot be fetched', async () => {
@@ -329,10 +376,14 @@ describe('tRPC (the web chat)', () => {
   };
 
   it('401 and 403 reach the tRPC client as errors with their HTTP status', async () => {
-    const anonymous = await client().conversations.list.query({ limit: 5 }).catch((error: unknown) => error);
+    const anonymous = await client()
+      .conversations.list.query({ limit: 5 })
+      .catch((error: unknown) => error);
     expect(anonymous).toBeInstanceOf(TRPCClientError);
     expect((anonymous as TRPCClientError<AppRouter>).data).toMatchObject({ code: 'UNAUTHORIZED', httpStatus: 401 });
-    const chatOnly = await client(TOKENS.chatty).approvals.resolve.mutate({ uuid: APPROVAL.uuid, approved: true }).catch((error: unknown) => error);
+    const chatOnly = await client(TOKENS.chatty)
+      .approvals.resolve.mutate({ uuid: APPROVAL.uuid, approved: true })
+      .catch((error: unknown) => error);
     expect((chatOnly as TRPCClientError<AppRouter>).data).toMatchObject({ code: 'FORBIDDEN', httpStatus: 403 });
     expect(gateway.decisions).toEqual([]);
     expect(gateway.audit.map((entry) => [entry.actor, entry.via, entry.subject])).toEqual([
@@ -345,7 +396,12 @@ describe('tRPC (the web chat)', () => {
     const alice = client(TOKENS.alice);
     await alice.approvals.resolve.mutate({ uuid: APPROVAL.uuid, approved: true });
     expect(gateway.decisions).toEqual([expect.objectContaining({ decidedBy: 'token:alice', via: 'web' })]);
-    expect(await alice.auth.whoami.query()).toEqual({ principal: 'token:alice', name: 'alice', roles: ['chat', 'approve'], authentication: 'on' });
+    expect(await alice.auth.whoami.query()).toEqual({
+      principal: 'token:alice',
+      name: 'alice',
+      roles: ['chat', 'approve'],
+      authentication: 'on',
+    });
   });
 
   it('a batch needs every procedure’s role, and is refused in the batch shape', async () => {
@@ -367,7 +423,8 @@ describe('tRPC (the web chat)', () => {
 });
 
 describe('A2A', () => {
-  const rpc = (method: string, params: unknown, headers: Record<string, string> = {}) => post(`${gateway.url}/a2a`, { jsonrpc: '2.0', id: 7, method, params }, headers);
+  const rpc = (method: string, params: unknown, headers: Record<string, string> = {}) =>
+    post(`${gateway.url}/a2a`, { jsonrpc: '2.0', id: 7, method, params }, headers);
 
   it('401 is a JSON-RPC error inside HTTP 401, with the challenge', async () => {
     const answer = await rpc('tasks/get', { id: 'c1' });
@@ -383,7 +440,14 @@ describe('A2A', () => {
     expect(refused.headers.get('www-authenticate')).toBe(`${REALM}, error="insufficient_scope"`);
     expect(refused.body.error).toMatchObject({ code: -32000, message: expect.stringContaining('chatty may not decide approvals') });
     expect(gateway.decisions).toEqual([]);
-    expect(gateway.audit).toEqual([expect.objectContaining({ actor: 'token:chatty', via: 'a2a', subject: `POST /a2a (approval ${APPROVAL.uuid})`, detailJson: '{"reason":"role","needed":"approve"}' })]);
+    expect(gateway.audit).toEqual([
+      expect.objectContaining({
+        actor: 'token:chatty',
+        via: 'a2a',
+        subject: `POST /a2a (approval ${APPROVAL.uuid})`,
+        detailJson: '{"reason":"role","needed":"approve"}',
+      }),
+    ]);
 
     const allowed = await rpc('tasks/cancel', { id: 'c1' }, bearer(TOKENS.alice));
     expect(allowed.status).toBe(200);
@@ -392,7 +456,12 @@ describe('A2A', () => {
 });
 
 describe('MCP', () => {
-  const initialize = { jsonrpc: '2.0', id: 1, method: 'initialize', params: { protocolVersion: '2025-06-18', capabilities: {}, clientInfo: { name: 'test', version: '1' } } };
+  const initialize = {
+    jsonrpc: '2.0',
+    id: 1,
+    method: 'initialize',
+    params: { protocolVersion: '2025-06-18', capabilities: {}, clientInfo: { name: 'test', version: '1' } },
+  };
   const MCP_HEADERS = { accept: 'application/json, text/event-stream' };
 
   it('401 as the MCP authorization spec says: the challenge names the protected-resource metadata, which names the issuer', async () => {
@@ -403,7 +472,11 @@ describe('MCP', () => {
     expect(answer.body).toEqual({ error: 'invalid_token', error_description: expect.any(String) });
     const resource = await get(metadata);
     expect(resource.status).toBe(200);
-    expect(resource.body).toMatchObject({ resource: `${gateway.url}/mcp`, authorization_servers: [issuer.issuer], bearer_methods_supported: ['header'] });
+    expect(resource.body).toMatchObject({
+      resource: `${gateway.url}/mcp`,
+      authorization_servers: [issuer.issuer],
+      bearer_methods_supported: ['header'],
+    });
   });
 
   it('a chat token opens a session, which only its owner may use', async () => {
@@ -416,7 +489,10 @@ describe('MCP', () => {
     expect((await post(`${gateway.url}/mcp`, ping, { ...headers, ...bearer(TOKENS.chatty) })).status).toBe(200);
     expect((await post(`${gateway.url}/mcp`, ping, { ...headers, ...bearer(TOKENS.alice) })).status).toBe(404);
     // Nor a JWT that carries its name.
-    expect((await post(`${gateway.url}/mcp`, ping, { ...headers, ...bearer(await issuer.sign(key, { sub: 'chatty', roles: ['chat'] })) })).status).toBe(404);
+    expect(
+      (await post(`${gateway.url}/mcp`, ping, { ...headers, ...bearer(await issuer.sign(key, { sub: 'chatty', roles: ['chat'] })) }))
+        .status,
+    ).toBe(404);
   });
 });
 
@@ -431,7 +507,8 @@ describe('the audit', () => {
       expect((await get(`${hanging.url}/tools`)).status).toBe(401);
       expect((await get(`${failing.url}/tools`)).status).toBe(401);
       const deadline = Date.now() + 5_000;
-      while (!warnings.includes('an authentication failure could not be written to the audit') && Date.now() < deadline) await new Promise((resolve) => setTimeout(resolve, 10));
+      while (!warnings.includes('an authentication failure could not be written to the audit') && Date.now() < deadline)
+        await new Promise((resolve) => setTimeout(resolve, 10));
       expect(warnings).toContain('an authentication failure could not be written to the audit');
     } finally {
       await hanging.close();
@@ -447,7 +524,12 @@ describe('without auth', () => {
       expect((await get(`${open.url}/conversations`)).status).toBe(200);
       expect((await post(`${open.url}/approvals/${APPROVAL.uuid}`, { approved: true })).status).toBe(200);
       expect(open.decisions).toEqual([expect.objectContaining({ decidedBy: 'anonymous', via: 'rest' })]);
-      expect((await get(`${open.url}/auth/whoami`)).body).toEqual({ principal: 'anonymous', name: 'anonymous', roles: ['admin'], authentication: 'off' });
+      expect((await get(`${open.url}/auth/whoami`)).body).toEqual({
+        principal: 'anonymous',
+        name: 'anonymous',
+        roles: ['admin'],
+        authentication: 'off',
+      });
       const card = await get(`${open.url}/.well-known/agent-card.json`);
       expect(card.body.securitySchemes).toBeUndefined();
     } finally {

@@ -58,7 +58,11 @@ function captureStdout(): { lines: () => string[]; restore: () => void } {
 }
 
 async function call(gateway: Gateway, method: string, path: string, init: { body?: string; headers?: Record<string, string> } = {}) {
-  const response = await fetch(gateway.url + path, { method, body: init.body, headers: { 'content-type': 'application/json', ...init.headers } });
+  const response = await fetch(gateway.url + path, {
+    method,
+    body: init.body,
+    headers: { 'content-type': 'application/json', ...init.headers },
+  });
   const text = await response.text();
   let json: Record<string, unknown> | undefined;
   try {
@@ -132,7 +136,18 @@ describe('gateway with its backends down', () => {
 
   it('answers TRACE with 405 on every route, the faces that hand a request on as a web Request (tRPC, MCP) included, and logs no error', async () => {
     const before = stdout.lines().length;
-    for (const path of ['/conversations', `/approvals/${APPROVAL_UUID}`, '/health', '/trpc/conversations.list', '/trpc/approvals.resolve', '/mcp', '/a2a', '/v1/chat/completions', '/', '/nowhere']) {
+    for (const path of [
+      '/conversations',
+      `/approvals/${APPROVAL_UUID}`,
+      '/health',
+      '/trpc/conversations.list',
+      '/trpc/approvals.resolve',
+      '/mcp',
+      '/a2a',
+      '/v1/chat/completions',
+      '/',
+      '/nowhere',
+    ]) {
       const res = await rawRequest(gateway.url, { method: 'TRACE', path });
       expect([path, res.status, res.json?.error]).toEqual([path, 405, 'TRACE is not allowed on any route of this server']);
     }
@@ -149,10 +164,14 @@ describe('gateway with its backends down', () => {
       socket.on('error', () => resolve(text));
     });
     // No Content-Length and no chunked framing: the body is, to HTTP, the start of a next request.
-    socket.end(`DELETE /mcp HTTP/1.1\r\nHost: 127.0.0.1:${gateway.port}\r\nContent-Type: application/json\r\n\r\n{"jsonrpc":"2.0","id":1,"method":"ping"}`);
+    socket.end(
+      `DELETE /mcp HTTP/1.1\r\nHost: 127.0.0.1:${gateway.port}\r\nContent-Type: application/json\r\n\r\n{"jsonrpc":"2.0","id":1,"method":"ping"}`,
+    );
     expect(await answer).toMatch(/^HTTP\/1\.1 [45]\d\d /);
     const logged = () => logLines(stdout.lines().slice(before).join('\n'));
-    await vi.waitFor(() => expect(logged().some((line) => line.msg === 'request' && line.method === 'DELETE' && line.path === '/mcp')).toBe(true));
+    await vi.waitFor(() =>
+      expect(logged().some((line) => line.msg === 'request' && line.method === 'DELETE' && line.path === '/mcp')).toBe(true),
+    );
     expect(logged().filter((line) => line.level === 'error')).toEqual([]);
   });
 
@@ -175,9 +194,14 @@ describe('gateway with its backends down', () => {
       expect(res.json?.error, path).toMatch(new RegExp(`^${named}; expected `));
     }
     // tRPC, in its own error shape.
-    const trpc = await call(gateway, 'POST', '/trpc/conversations.send', { body: JSON.stringify({ conversationId: CONVERSATION_ID, message: 'hi', stream: true }) });
+    const trpc = await call(gateway, 'POST', '/trpc/conversations.send', {
+      body: JSON.stringify({ conversationId: CONVERSATION_ID, message: 'hi', stream: true }),
+    });
     expect(trpc.status).toBe(400);
-    expect(trpc.json?.error).toMatchObject({ message: 'unknown field "stream"', data: { code: 'BAD_REQUEST', httpStatus: 400, path: 'conversations.send' } });
+    expect(trpc.json?.error).toMatchObject({
+      message: 'unknown field "stream"',
+      data: { code: 'BAD_REQUEST', httpStatus: 400, path: 'conversations.send' },
+    });
   });
 
   it('answers a body over 1 MB with 413', async () => {
@@ -206,7 +230,10 @@ describe('gateway with its backends down', () => {
     for (const body of ['{}', '{"answer": "maybe"}', '{"approved": "sure"}', '[]']) {
       const res = await call(gateway, 'POST', `/approvals/${APPROVAL_UUID}`, { body });
       expect(res.status).toBe(400);
-      expect(res.json).toEqual({ error: 'expected {"approved": true|false}, {"action": "approve"|"reject"} or {"answer": "yes"|"no"}, each with an optional "reason"' });
+      expect(res.json).toEqual({
+        error:
+          'expected {"approved": true|false}, {"action": "approve"|"reject"} or {"answer": "yes"|"no"}, each with an optional "reason"',
+      });
     }
   });
 
@@ -225,7 +252,12 @@ describe('gateway with its backends down', () => {
       ['GET', '/approvals?limit=0', undefined, /^"limit" must be an integer from 1 to 500$/],
       ['GET', '/approvals?conversation_id=', undefined, /^"conversation_id" must not be empty/],
       ['GET', '/audit?kind=%3Cscript%3E', undefined, /^"kind" must be an entry kind/],
-      ['POST', `/approvals/${APPROVAL_UUID}`, '{"approved": false, "arguments": {"id": 1}}', /^"arguments" are only taken with an approval/],
+      [
+        'POST',
+        `/approvals/${APPROVAL_UUID}`,
+        '{"approved": false, "arguments": {"id": 1}}',
+        /^"arguments" are only taken with an approval/,
+      ],
       ['POST', `/approvals/${APPROVAL_UUID}`, '{"approved": true, "arguments": [1]}', /^"arguments" must be a JSON object/],
     ];
     for (const [method, path, body, expected] of cases) {
@@ -241,7 +273,12 @@ describe('gateway with its backends down', () => {
       ['POST', '/conversations', undefined, 'service unavailable: CreateConversation on the orchestrator failed: '],
       ['GET', '/conversations', undefined, 'service unavailable: ListConversations on the conversation store failed: '],
       ['GET', `/conversations/${CONVERSATION_ID}`, undefined, 'service unavailable: GetConversation on the conversation store failed: '],
-      ['POST', `/conversations/${CONVERSATION_ID}/messages`, '{"message": "hi"}', 'service unavailable: SendMessage on the orchestrator failed: '],
+      [
+        'POST',
+        `/conversations/${CONVERSATION_ID}/messages`,
+        '{"message": "hi"}',
+        'service unavailable: SendMessage on the orchestrator failed: ',
+      ],
       ['POST', `/approvals/${APPROVAL_UUID}`, '{"approved": true}', 'service unavailable: ResolveApproval on the orchestrator failed: '],
       ['GET', '/approvals?status=pending', undefined, 'service unavailable: ListApprovals on the conversation store failed: '],
       ['GET', `/approvals/${APPROVAL_UUID}`, undefined, 'service unavailable: GetApproval on the conversation store failed: '],
@@ -278,13 +315,24 @@ describe('gateway with its backends down', () => {
 
   it('logs one JSON request line with method, path without query, status, duration, session and trace ids — and no headers', async () => {
     const authorization = 'Basic dXNlcjpodW50ZXIy';
-    const res = await call(gateway, 'GET', '/conversations?limit=0&token=private', { headers: { 'X-Session-ID': '0badc0de', authorization } });
+    const res = await call(gateway, 'GET', '/conversations?limit=0&token=private', {
+      headers: { 'X-Session-ID': '0badc0de', authorization },
+    });
     expect(res.status).toBe(400);
     expect(JSON.stringify([...res.headers])).not.toContain('dXNlcjpodW50ZXIy');
-    const requestLine = () => logLines(stdout.lines().join('\n')).find((entry) => entry.msg === 'request' && entry.session_id === '0badc0de');
+    const requestLine = () =>
+      logLines(stdout.lines().join('\n')).find((entry) => entry.msg === 'request' && entry.session_id === '0badc0de');
     await vi.waitFor(() => expect(requestLine()).toBeDefined());
     const { time, ms, trace_id, span_id, ...rest } = requestLine()!;
-    expect(rest).toEqual({ level: 'info', svc: 'gateway', msg: 'request', method: 'GET', path: '/conversations', status: 400, session_id: '0badc0de' });
+    expect(rest).toEqual({
+      level: 'info',
+      svc: 'gateway',
+      msg: 'request',
+      method: 'GET',
+      path: '/conversations',
+      status: 400,
+      session_id: '0badc0de',
+    });
     expect(Date.parse(time)).not.toBeNaN();
     expect(ms).toEqual(expect.any(Number));
     expect(trace_id).toMatch(/^[0-9a-f]{32}$/);
@@ -316,7 +364,9 @@ describe('gateway with a backend that never answers', () => {
     const res = await call(gateway, 'POST', `/conversations/${CONVERSATION_ID}/messages`, { body: '{"message": "hi"}' });
     expect(res.status).toBe(504);
     expect(res.json).toMatchObject({ outcome: 'unknown', conversation_id: CONVERSATION_ID });
-    expect(String(res.json?.error)).toMatch(/^outcome unknown: the orchestrator did not answer before the request's deadline \(chat.turn_timeout\), so whether the turn finished is not known here /);
+    expect(String(res.json?.error)).toMatch(
+      /^outcome unknown: the orchestrator did not answer before the request's deadline \(chat.turn_timeout\), so whether the turn finished is not known here /,
+    );
     expect(String(res.json?.error)).toContain(`GET /conversations/${CONVERSATION_ID}`);
     expect((await call(gateway, 'GET', '/health')).status).toBe(200);
   });
@@ -329,7 +379,11 @@ describe('gateway lifecycle', () => {
   });
 
   it('stop() closes the port and idle keep-alive connections, and may be called twice', async () => {
-    const gateway = await startGateway({ config: testConfig(), log: quiet, peers: { orchestrator: '127.0.0.1:1', conversationStore: '127.0.0.1:1' } });
+    const gateway = await startGateway({
+      config: testConfig(),
+      log: quiet,
+      peers: { orchestrator: '127.0.0.1:1', conversationStore: '127.0.0.1:1' },
+    });
     expect((await call(gateway, 'GET', '/health')).status).toBe(200);
     await gateway.stop();
     await gateway.stop();
@@ -337,10 +391,18 @@ describe('gateway lifecycle', () => {
   });
 
   it('refuses to start on a port that is taken, saying which', async () => {
-    const first = await startGateway({ config: testConfig(), log: quiet, peers: { orchestrator: '127.0.0.1:1', conversationStore: '127.0.0.1:1' } });
+    const first = await startGateway({
+      config: testConfig(),
+      log: quiet,
+      peers: { orchestrator: '127.0.0.1:1', conversationStore: '127.0.0.1:1' },
+    });
     running.push(first);
     await expect(
-      startGateway({ config: testConfig({ port: first.port }), log: quiet, peers: { orchestrator: '127.0.0.1:1', conversationStore: '127.0.0.1:1' } }),
+      startGateway({
+        config: testConfig({ port: first.port }),
+        log: quiet,
+        peers: { orchestrator: '127.0.0.1:1', conversationStore: '127.0.0.1:1' },
+      }),
     ).rejects.toThrow(`gateway cannot listen on 127.0.0.1:${first.port}: listen EADDRINUSE`);
   });
 });

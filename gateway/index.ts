@@ -63,20 +63,32 @@ export function createGatewayApp(parts: GatewayParts): Express {
   const { config, log, auth, feed, webDist } = parts;
   // Every face's decisions and conversations pass the one guard (the approve role, and who owns a conversation).
   const agent = auth.guard(parts.agent);
-  const a2a = a2aRouter({ backend: taskBackend(agent, feed),
+  const a2a = a2aRouter({
+    backend: taskBackend(agent, feed),
     identity: { name: config.name, description: config.description },
     log,
     security: auth.card,
-    cardUrl: { ...(config.server.public_url !== undefined && { publicUrl: config.server.public_url }), trustedProxies: config.server.trusted_proxies },
+    cardUrl: {
+      ...(config.server.public_url !== undefined && { publicUrl: config.server.public_url }),
+      trustedProxies: config.server.trusted_proxies,
+    },
     ...(parts.pushConfigs && { push: { store: parts.pushConfigs, allowPrivateNetworks: config.a2a_push.allow_private_networks } }),
   });
   const mcp = mcpRouter({ agent, config, log });
-  const events = eventStreamRouter({ feed, getConversation: (id) => agent.getConversation(id), viewConversation: (id) => agent.viewConversation(id) }, log);
+  const events = eventStreamRouter(
+    { feed, getConversation: (id) => agent.getConversation(id), viewConversation: (id) => agent.viewConversation(id) },
+    log,
+  );
   const trpc = trpcRouter({ agent, feed }, log);
   const openai = openAiRouter({ agent, feed, model: { id: config.name, created: STARTED_AT }, log });
   const web = webDist ? [webAppRouter(webDist)] : [];
   const gate = auth.gate(webDist ? webAppPaths(webDist) : undefined);
-  return createHttpApp([auth.router, restRouter(agent, parts.readiness, log), openApiRouter(log), metricsRouter(log), openai, events, trpc, a2a, mcp, ...web], log, { host: config.host, server: config.server }, gate);
+  return createHttpApp(
+    [auth.router, restRouter(agent, parts.readiness, log), openApiRouter(log), metricsRouter(log), openai, events, trpc, a2a, mcp, ...web],
+    log,
+    { host: config.host, server: config.server },
+    gate,
+  );
 }
 
 /**
@@ -97,7 +109,11 @@ export async function startGateway(options: GatewayOptions): Promise<RunningServ
   const agent = createAgent(backends);
   const feed = createEventFeed(backends.store);
   // What every face's subscriptions hold open now: back to where it was once their clients are gone.
-  const stopObserving = observeGauge('asg_gateway_event_watches', 'Event streams this gateway holds open to the store: the live subscriptions of every face', async () => feed.openWatches);
+  const stopObserving = observeGauge(
+    'asg_gateway_event_watches',
+    'Event streams this gateway holds open to the store: the live subscriptions of every face',
+    async () => feed.openWatches,
+  );
   const app = createGatewayApp({
     config,
     log,
@@ -106,7 +122,11 @@ export async function startGateway(options: GatewayOptions): Promise<RunningServ
     feed,
     pushConfigs: backends.store,
     // Read at each probe, once `drain` below exists.
-    readiness: backendReadiness(backends.health, () => drain.isDraining, async () => (await agent.toolListing()).servers),
+    readiness: backendReadiness(
+      backends.health,
+      () => drain.isDraining,
+      async () => (await agent.toolListing()).servers,
+    ),
     // The web chat at `/`, when it was built (npm run build); the API works without it.
     webDist: findWebDist(),
   });

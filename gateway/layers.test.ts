@@ -60,7 +60,9 @@ function layerViolations(): string[] {
       const target = gatewayArea(file, specifier);
       if (target === undefined || target === area || allowed.includes(target)) continue;
       if (isTest && target === 'root' && specifier.endsWith('/index.js')) continue;
-      violations.push(`gateway/${relative(GATEWAY, file).split(sep).join('/')} imports '${specifier}' (${target}/), which ${area}/ may not import`);
+      violations.push(
+        `gateway/${relative(GATEWAY, file).split(sep).join('/')} imports '${specifier}' (${target}/), which ${area}/ may not import`,
+      );
     }
   }
   return violations;
@@ -69,7 +71,8 @@ function layerViolations(): string[] {
 describe('gateway layers', () => {
   it('finds the adapters and reads their imports', () => {
     // Guards the guard: a moved folder or an unreadable import list would make the rule vacuous.
-    for (const area of [...ADAPTERS, 'http', 'auth', 'openapi', 'app']) expect(sourceFiles(join(GATEWAY, area)).length, area).toBeGreaterThan(0);
+    for (const area of [...ADAPTERS, 'http', 'auth', 'openapi', 'app'])
+      expect(sourceFiles(join(GATEWAY, area)).length, area).toBeGreaterThan(0);
     expect(importsOf(join(GATEWAY, 'rest', 'router.ts'))).toContain('../app/agent.js');
     expect(gatewayArea(join(GATEWAY, 'trpc', 'x.ts'), '../rest/replies.js')).toBe('rest');
     expect(gatewayArea(join(GATEWAY, 'trpc', 'x.ts'), '../../services/common/log.js')).toBeUndefined();

@@ -21,8 +21,15 @@ import { createGatewayApp } from './index.js';
 const quiet: Logger = { debug() {}, info() {}, warn() {}, error() {}, child: () => quiet };
 const TOKENS = { alice: 'alice-mcp-session-token-5d2c', bob: 'bob-mcp-session-token-8e1f', carol: 'carol-mcp-session-token-3a7b' };
 const ENV = { ALICE_TOKEN: TOKENS.alice, BOB_TOKEN: TOKENS.bob, CAROL_TOKEN: TOKENS.carol };
-const AUTH = { tokens: (['alice', 'bob', 'carol'] as const).map((name) => ({ name, token_env: `${name.toUpperCase()}_TOKEN`, roles: ['chat'] })) };
-const INITIALIZE = { jsonrpc: '2.0', id: 1, method: 'initialize', params: { protocolVersion: '2025-06-18', capabilities: {}, clientInfo: { name: 'curl', version: '1' } } };
+const AUTH = {
+  tokens: (['alice', 'bob', 'carol'] as const).map((name) => ({ name, token_env: `${name.toUpperCase()}_TOKEN`, roles: ['chat'] })),
+};
+const INITIALIZE = {
+  jsonrpc: '2.0',
+  id: 1,
+  method: 'initialize',
+  params: { protocolVersion: '2025-06-18', capabilities: {}, clientInfo: { name: 'curl', version: '1' } },
+};
 
 interface Gateway {
   url: string;
@@ -30,7 +37,10 @@ interface Gateway {
 }
 
 async function gatewayWith(sessions: { max: number; max_per_principal: number }): Promise<Gateway> {
-  const config = configSlice(configSchema.parse({ name: 'test-agent', host: '127.0.0.1', port: 0, auth: AUTH, serve_mcp: { sessions } }), 'gateway');
+  const config = configSlice(
+    configSchema.parse({ name: 'test-agent', host: '127.0.0.1', port: 0, auth: AUTH, serve_mcp: { sessions } }),
+    'gateway',
+  );
   const auth = setUpAuth({ config, audit: { appendAudit: async () => ({}) }, log: quiet, env: ENV });
   const app = createGatewayApp({
     config,
@@ -60,7 +70,12 @@ const mcpHeaders = (token: string, sessionId?: string) => ({
 });
 
 async function opened(url: string, token: string): Promise<{ status: number; sessionId: string | null; body: string }> {
-  const response = await fetch(`${url}/mcp`, { method: 'POST', headers: mcpHeaders(token), body: JSON.stringify(INITIALIZE), signal: AbortSignal.timeout(10_000) });
+  const response = await fetch(`${url}/mcp`, {
+    method: 'POST',
+    headers: mcpHeaders(token),
+    body: JSON.stringify(INITIALIZE),
+    signal: AbortSignal.timeout(10_000),
+  });
   return { status: response.status, sessionId: response.headers.get('mcp-session-id'), body: await response.text() };
 }
 
@@ -71,7 +86,12 @@ async function open(url: string, token: string): Promise<string> {
 }
 
 async function ping(url: string, token: string, sessionId: string): Promise<number> {
-  const response = await fetch(`${url}/mcp`, { method: 'POST', headers: mcpHeaders(token, sessionId), body: JSON.stringify({ jsonrpc: '2.0', id: 2, method: 'ping' }), signal: AbortSignal.timeout(10_000) });
+  const response = await fetch(`${url}/mcp`, {
+    method: 'POST',
+    headers: mcpHeaders(token, sessionId),
+    body: JSON.stringify({ jsonrpc: '2.0', id: 2, method: 'ping' }),
+    signal: AbortSignal.timeout(10_000),
+  });
   await response.text();
   return response.status;
 }
@@ -101,7 +121,11 @@ describe("2025-era MCP sessions are bounded per principal: nobody closes anyone 
       const busy = await open(gateway.url, TOKENS.alice);
       const idle = await open(gateway.url, TOKENS.alice);
       // busy holds its server→client stream open (a request in flight), then idle is used after it.
-      const listening = await fetch(`${gateway.url}/mcp`, { method: 'GET', headers: { ...mcpHeaders(TOKENS.alice, busy), accept: 'text/event-stream' }, signal: stream.signal });
+      const listening = await fetch(`${gateway.url}/mcp`, {
+        method: 'GET',
+        headers: { ...mcpHeaders(TOKENS.alice, busy), accept: 'text/event-stream' },
+        signal: stream.signal,
+      });
       expect(listening.status).toBe(200);
       expect(await ping(gateway.url, TOKENS.alice, idle)).toBe(200);
       const third = await open(gateway.url, TOKENS.alice);
@@ -127,11 +151,18 @@ describe("2025-era MCP sessions are bounded per principal: nobody closes anyone 
       const refused = await opened(gateway.url, TOKENS.carol);
       expect(refused.status).toBe(429);
       expect(refused.sessionId).toBeNull();
-      expect(JSON.parse(refused.body)).toMatchObject({ jsonrpc: '2.0', error: { code: -32000, message: expect.stringContaining('none of them yours') } });
+      expect(JSON.parse(refused.body)).toMatchObject({
+        jsonrpc: '2.0',
+        error: { code: -32000, message: expect.stringContaining('none of them yours') },
+      });
       for (const id of alices) expect(await ping(gateway.url, TOKENS.alice, id)).toBe(200);
       expect(await ping(gateway.url, TOKENS.bob, secondOfBob)).toBe(200);
       // Once one closes (DELETE), carol gets its place.
-      const closed = await fetch(`${gateway.url}/mcp`, { method: 'DELETE', headers: mcpHeaders(TOKENS.bob, secondOfBob), signal: AbortSignal.timeout(10_000) });
+      const closed = await fetch(`${gateway.url}/mcp`, {
+        method: 'DELETE',
+        headers: mcpHeaders(TOKENS.bob, secondOfBob),
+        signal: AbortSignal.timeout(10_000),
+      });
       expect(closed.status).toBe(200);
       const carols = await open(gateway.url, TOKENS.carol);
       expect(await ping(gateway.url, TOKENS.carol, carols)).toBe(200);

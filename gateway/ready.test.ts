@@ -28,14 +28,22 @@ let orchestrator: RunningService;
 let gateway: RunningService & { url: string };
 
 beforeAll(async () => {
-  store = await startConversationStore({ config: configSlice(config, 'conversationStore'), listen: '127.0.0.1:0', log: createLogger('store') });
+  store = await startConversationStore({
+    config: configSlice(config, 'conversationStore'),
+    listen: '127.0.0.1:0',
+    log: createLogger('store'),
+  });
   orchestrator = await startOrchestrator({
     config: configSlice(config, 'orchestrator'),
     listen: '127.0.0.1:0',
     log: createLogger('orchestrator'),
     peers: { conversationStore: store.address, llmGateway: nowhere, toolBroker: nowhere, a2aBridge: nowhere },
   });
-  gateway = await startGateway({ config: configSlice(config, 'gateway'), log: createLogger('gateway'), peers: { orchestrator: orchestrator.address, conversationStore: store.address } });
+  gateway = await startGateway({
+    config: configSlice(config, 'gateway'),
+    log: createLogger('gateway'),
+    peers: { orchestrator: orchestrator.address, conversationStore: store.address },
+  });
 });
 
 afterAll(async () => {

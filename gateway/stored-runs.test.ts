@@ -57,9 +57,14 @@ const PIPELINE_STATE = {
 async function startDescriber(): Promise<{ address: string; requests: DescribeRunsRequest[]; server: Server }> {
   const requests: DescribeRunsRequest[] = [];
   const server = createServer();
-  const describeRuns = (call: ServerUnaryCall<DescribeRunsRequest, DescribeRunsResponse>, callback: sendUnaryData<DescribeRunsResponse>) => {
+  const describeRuns = (
+    call: ServerUnaryCall<DescribeRunsRequest, DescribeRunsResponse>,
+    callback: sendUnaryData<DescribeRunsResponse>,
+  ) => {
     requests.push(call.request);
-    callback(null, { views: call.request.runs.map(({ run }) => (run?.state.equals(RUN.state) ? { pipeline: VIEW, inputs: [] } : { inputs: [] })) });
+    callback(null, {
+      views: call.request.runs.map(({ run }) => (run?.state.equals(RUN.state) ? { pipeline: VIEW, inputs: [] } : { inputs: [] })),
+    });
   };
   // The other methods are left out: grpc-js answers them UNIMPLEMENTED.
   server.addService(OrchestratorServiceService, { describeRuns } as UntypedServiceImplementation);
@@ -80,18 +85,32 @@ const config = () => configSlice(configSchema.parse({ host: '127.0.0.1', port: 0
 
 beforeAll(async () => {
   dataDir = mkdtempSync(join(tmpdir(), 'asg-stored-runs-'));
-  store = await startConversationStore({ config: configSlice(configSchema.parse({ data_dir: dataDir }), 'conversationStore'), listen: '127.0.0.1:0', log: quiet });
+  store = await startConversationStore({
+    config: configSlice(configSchema.parse({ data_dir: dataDir }), 'conversationStore'),
+    listen: '127.0.0.1:0',
+    log: quiet,
+  });
   storeClient = createPromiseClient(ConversationStoreServiceService, store.address, 'test', 5000);
   describer = await startDescriber();
-  gateway = await startGateway({ config: config(), log: quiet, peers: { orchestrator: describer.address, conversationStore: store.address } });
-  withoutOrchestrator = await startGateway({ config: config(), log: quiet, peers: { orchestrator: `127.0.0.1:${await freePort()}`, conversationStore: store.address } });
+  gateway = await startGateway({
+    config: config(),
+    log: quiet,
+    peers: { orchestrator: describer.address, conversationStore: store.address },
+  });
+  withoutOrchestrator = await startGateway({
+    config: config(),
+    log: quiet,
+    peers: { orchestrator: `127.0.0.1:${await freePort()}`, conversationStore: store.address },
+  });
 
   // Created in this order, so the list (newest first) reads plain, then tree.
   tree = (await storeClient.createConversation({ sessionId: '0badcafe', systemPrompt: '' })).conversation!.id;
   await storeClient.updateRun({
     conversationId: tree,
     messages: [{ role: MessageRole.MESSAGE_ROLE_ASSISTANT, content: 'asks to publish', node: 'writer' }],
-    approvals: [{ uuid: APPROVAL, toolCallId: 'call-1', toolName: 'publish', toolArgsJson: '{}', description: 'Publish the draft', agentChain: [] }],
+    approvals: [
+      { uuid: APPROVAL, toolCallId: 'call-1', toolName: 'publish', toolArgsJson: '{}', description: 'Publish the draft', agentChain: [] },
+    ],
     run: RUN,
     expectedRevision: 0,
     returnConversation: false,
@@ -163,7 +182,9 @@ describe('conversations read from the store while the orchestrator is unreachabl
       expect(status, path).toBe(503);
       expect(body.error, path).toMatch(/^service unavailable: DescribeRuns on the orchestrator failed: /);
     }
-    const failure = await trpcClient(withoutOrchestrator.url).conversations.get.query({ id: tree }).catch((error: unknown) => error);
+    const failure = await trpcClient(withoutOrchestrator.url)
+      .conversations.get.query({ id: tree })
+      .catch((error: unknown) => error);
     expect(failure).toBeInstanceOf(TRPCClientError);
     expect((failure as TRPCClientError<any>).data?.code).toBe('SERVICE_UNAVAILABLE');
   });

@@ -37,9 +37,19 @@ describe('interpretAnswer', () => {
   });
 
   // The data part carries the reason; a text answer is only the word.
-  it('reads a rejection\'s reason from the data part', () => {
-    expect(interpretAnswer(pending, message('', [{ approved: false, reason: ' value too large ' }]))).toEqual({ kind: 'decision', uuid: 'u1', decision: 'rejected', reason: 'value too large' });
-    expect(interpretAnswer(pending, message('', [{ approved: false, approval_uuid: 'u2', reason: 'not now' }]))).toEqual({ kind: 'decision', uuid: 'u2', decision: 'rejected', reason: 'not now' });
+  it("reads a rejection's reason from the data part", () => {
+    expect(interpretAnswer(pending, message('', [{ approved: false, reason: ' value too large ' }]))).toEqual({
+      kind: 'decision',
+      uuid: 'u1',
+      decision: 'rejected',
+      reason: 'value too large',
+    });
+    expect(interpretAnswer(pending, message('', [{ approved: false, approval_uuid: 'u2', reason: 'not now' }]))).toEqual({
+      kind: 'decision',
+      uuid: 'u2',
+      decision: 'rejected',
+      reason: 'not now',
+    });
     expect(interpretAnswer(pending, message('no, value too large'))).toEqual({ kind: 'unclear', text: 'no, value too large' });
   });
 
@@ -50,8 +60,16 @@ describe('interpretAnswer', () => {
 
   it('lets a data part decide before the text, and pick an approval by uuid', () => {
     expect(interpretAnswer(pending, message('yes', [{ approved: false }]))).toEqual({ kind: 'decision', uuid: 'u1', decision: 'rejected' });
-    expect(interpretAnswer(pending, message('', [{ approved: true, approval_uuid: 'u2' }]))).toEqual({ kind: 'decision', uuid: 'u2', decision: 'approved' });
-    expect(interpretAnswer(pending, message('', [{ approved: 'approve' }]))).toEqual({ kind: 'decision', uuid: 'u1', decision: 'approved' });
+    expect(interpretAnswer(pending, message('', [{ approved: true, approval_uuid: 'u2' }]))).toEqual({
+      kind: 'decision',
+      uuid: 'u2',
+      decision: 'approved',
+    });
+    expect(interpretAnswer(pending, message('', [{ approved: 'approve' }]))).toEqual({
+      kind: 'decision',
+      uuid: 'u1',
+      decision: 'approved',
+    });
     // A data part that decides nothing leaves the text to decide.
     expect(interpretAnswer(pending, message('no', [{ note: 'x' }]))).toEqual({ kind: 'decision', uuid: 'u1', decision: 'rejected' });
   });
@@ -72,11 +90,17 @@ describe('planContinuation', () => {
     messageCount: 0,
     usage: undefined,
     pendingApprovals: [],
-    runRevision: 0, watched: false,
+    runRevision: 0,
+    watched: false,
   };
 
   it('takes a message to a waiting task as an answer', () => {
-    const waiting = { ...base, status: ConversationStatus.CONVERSATION_STATUS_WAITING_APPROVAL, pendingApproval: pending[0], pendingApprovals: pending };
+    const waiting = {
+      ...base,
+      status: ConversationStatus.CONVERSATION_STATUS_WAITING_APPROVAL,
+      pendingApproval: pending[0],
+      pendingApprovals: pending,
+    };
     expect(planContinuation(waiting, message('approved'))).toEqual({ kind: 'decision', uuid: 'u1', decision: 'approved' });
   });
 

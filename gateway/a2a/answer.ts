@@ -56,7 +56,9 @@ export type Continuation = ApprovalAnswer | { kind: 'message'; text: string };
 export function planContinuation(conversation: Conversation, message: InboundMessage): Continuation {
   if (isWaiting(conversation)) return interpretAnswer(pendingApprovals(conversation), message);
   if (message.text.trim() === '') {
-    throw invalidParams(`message.parts: task ${conversation.id} is not waiting for an approval, so the message needs a text part with some text`);
+    throw invalidParams(
+      `message.parts: task ${conversation.id} is not waiting for an approval, so the message needs a text part with some text`,
+    );
   }
   return { kind: 'message', text: message.text };
 }

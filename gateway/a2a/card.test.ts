@@ -56,8 +56,12 @@ describe('cardUrlResolver', () => {
 
   it('follows X-Forwarded-Proto and -Host from a trusted proxy (an address or a range, IPv4-mapped or not)', () => {
     expect(cardUrlResolver({ trustedProxies: ['10.1.2.3'] })(request())).toBe('https://agents.example.com/a2a');
-    expect(cardUrlResolver({ trustedProxies: ['10.0.0.0/8'] })(request({ remoteAddress: '10.200.0.1' }))).toBe('https://agents.example.com/a2a');
-    expect(cardUrlResolver({ trustedProxies: ['::1'] })(request({ remoteAddress: '::1', forwardedHost: 'a.example.com, b.example.com:8443' }))).toBe('https://b.example.com:8443/a2a');
+    expect(cardUrlResolver({ trustedProxies: ['10.0.0.0/8'] })(request({ remoteAddress: '10.200.0.1' }))).toBe(
+      'https://agents.example.com/a2a',
+    );
+    expect(
+      cardUrlResolver({ trustedProxies: ['::1'] })(request({ remoteAddress: '::1', forwardedHost: 'a.example.com, b.example.com:8443' })),
+    ).toBe('https://b.example.com:8443/a2a');
   });
 
   it('ignores forwarded values that are not a protocol or a host', () => {
@@ -66,7 +70,9 @@ describe('cardUrlResolver', () => {
   });
 
   it('prefers server.public_url, keeping its path', () => {
-    expect(cardUrlResolver({ publicUrl: 'https://gw.example.com/agents/one/', trustedProxies: ['10.1.2.3'] })(request())).toBe('https://gw.example.com/agents/one/a2a');
+    expect(cardUrlResolver({ publicUrl: 'https://gw.example.com/agents/one/', trustedProxies: ['10.1.2.3'] })(request())).toBe(
+      'https://gw.example.com/agents/one/a2a',
+    );
   });
 });
 

@@ -27,17 +27,7 @@ export function storedOrigin(dialect: Dialect, contextId: string): A2aOrigin {
 }
 
 /** What a method does, whatever the dialect. */
-type Operation =
-  | 'send'
-  | 'stream'
-  | 'get'
-  | 'cancel'
-  | 'subscribe'
-  | 'list'
-  | 'pushSet'
-  | 'pushGet'
-  | 'pushList'
-  | 'pushDelete';
+type Operation = 'send' | 'stream' | 'get' | 'cancel' | 'subscribe' | 'list' | 'pushSet' | 'pushGet' | 'pushList' | 'pushDelete';
 
 /**
  * `legacy`: the slash-named methods the type-parts dialect and v0.3 share (`message/send`);
@@ -120,7 +110,13 @@ export function partsDialect(params: unknown): 'type-parts' | 'v0.3' | undefined
 export function requestDialect(method: MethodInfo, header: HeaderVersion, params: unknown): Dialect | undefined {
   if (method.family === 'v1.0') return 'v1.0';
   // The type-parts dialect had no streaming, no listing and no push notifications.
-  if (method.operation === 'stream' || method.operation === 'subscribe' || method.operation === 'list' || method.operation.startsWith('push')) return 'v0.3';
+  if (
+    method.operation === 'stream' ||
+    method.operation === 'subscribe' ||
+    method.operation === 'list' ||
+    method.operation.startsWith('push')
+  )
+    return 'v0.3';
   if (method.operation === 'send') return partsDialect(params) ?? (header === 'v0.3' ? 'v0.3' : 'type-parts');
   return header === 'v0.3' ? 'v0.3' : undefined;
 }

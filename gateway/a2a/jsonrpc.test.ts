@@ -5,8 +5,14 @@ import { failure, JsonRpcCode, JsonRpcError, parseEnvelope, toJsonRpcError } fro
 
 describe('parseEnvelope', () => {
   it('reads a request, with {} for absent params', () => {
-    expect(parseEnvelope('{"jsonrpc":"2.0","id":1,"method":"tasks/get","params":{"id":"t"}}')).toEqual({ ok: true, request: { id: 1, method: 'tasks/get', params: { id: 't' } } });
-    expect(parseEnvelope('{"jsonrpc":"2.0","id":"a","method":"GetTask"}')).toEqual({ ok: true, request: { id: 'a', method: 'GetTask', params: {} } });
+    expect(parseEnvelope('{"jsonrpc":"2.0","id":1,"method":"tasks/get","params":{"id":"t"}}')).toEqual({
+      ok: true,
+      request: { id: 1, method: 'tasks/get', params: { id: 't' } },
+    });
+    expect(parseEnvelope('{"jsonrpc":"2.0","id":"a","method":"GetTask"}')).toEqual({
+      ok: true,
+      request: { id: 'a', method: 'GetTask', params: {} },
+    });
     expect(parseEnvelope('{"jsonrpc":"2.0","id":null,"method":"GetTask"}')).toMatchObject({ ok: true, request: { id: null } });
   });
 
@@ -32,7 +38,11 @@ describe('parseEnvelope', () => {
   });
 
   it('answers -32602 for params that are not an object', () => {
-    expect(parseEnvelope('{"jsonrpc":"2.0","id":5,"method":"x","params":[1]}')).toMatchObject({ ok: false, id: 5, error: { code: JsonRpcCode.INVALID_PARAMS } });
+    expect(parseEnvelope('{"jsonrpc":"2.0","id":5,"method":"x","params":[1]}')).toMatchObject({
+      ok: false,
+      id: 5,
+      error: { code: JsonRpcCode.INVALID_PARAMS },
+    });
   });
 });
 
@@ -45,8 +55,14 @@ describe('toJsonRpcError', () => {
   });
 
   it('maps NOT_FOUND to -32001 and INVALID_ARGUMENT to -32602', () => {
-    expect(toJsonRpcError(new RpcError(GrpcStatus.NOT_FOUND, 'conversation x not found', method)).error).toMatchObject({ code: -32001, message: 'conversation x not found' });
-    expect(toJsonRpcError(new ServiceError(GrpcStatus.INVALID_ARGUMENT, 'message must be a non-empty string')).error).toMatchObject({ code: -32602, message: 'invalid params: message must be a non-empty string' });
+    expect(toJsonRpcError(new RpcError(GrpcStatus.NOT_FOUND, 'conversation x not found', method)).error).toMatchObject({
+      code: -32001,
+      message: 'conversation x not found',
+    });
+    expect(toJsonRpcError(new ServiceError(GrpcStatus.INVALID_ARGUMENT, 'message must be a non-empty string')).error).toMatchObject({
+      code: -32602,
+      message: 'invalid params: message must be a non-empty string',
+    });
   });
 
   it('maps outages to -32603 naming the failed call', () => {
@@ -62,7 +78,11 @@ describe('toJsonRpcError', () => {
     expect(mapped.unexpected).toBe(true);
     expect(mapped.error.code).toBe(-32603);
     expect(mapped.error.message).not.toContain('sk-test-secret-value');
-    expect(failure(3, new JsonRpcError(-32603, 'Bearer abc.def'))).toEqual({ jsonrpc: '2.0', id: 3, error: { code: -32603, message: 'Bearer [redacted]' } });
+    expect(failure(3, new JsonRpcError(-32603, 'Bearer abc.def'))).toEqual({
+      jsonrpc: '2.0',
+      id: 3,
+      error: { code: -32603, message: 'Bearer [redacted]' },
+    });
   });
 });
 

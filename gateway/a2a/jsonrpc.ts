@@ -84,31 +84,45 @@ function isId(value: unknown): value is JsonRpcId {
   return value === null || typeof value === 'string' || (typeof value === 'number' && Number.isFinite(value));
 }
 
-const invalidRequest = (id: JsonRpcId, message: string): ParsedEnvelope => ({ ok: false, id, error: new JsonRpcError(JsonRpcCode.INVALID_REQUEST, `invalid request: ${message}`) });
+const invalidRequest = (id: JsonRpcId, message: string): ParsedEnvelope => ({
+  ok: false,
+  id,
+  error: new JsonRpcError(JsonRpcCode.INVALID_REQUEST, `invalid request: ${message}`),
+});
 
 const ENVELOPE_MEMBERS = new Set(['jsonrpc', 'id', 'method', 'params']);
 
 /** Reads one JSON-RPC request from the raw body: -32700 when it is not JSON, -32600 when it is not a request. */
 export function parseEnvelope(body: string | undefined): ParsedEnvelope {
   if (body === undefined || body.trim() === '') {
-    return { ok: false, id: null, error: new JsonRpcError(JsonRpcCode.PARSE_ERROR, 'parse error: the request body is empty; expected a JSON-RPC 2.0 request object') };
+    return {
+      ok: false,
+      id: null,
+      error: new JsonRpcError(JsonRpcCode.PARSE_ERROR, 'parse error: the request body is empty; expected a JSON-RPC 2.0 request object'),
+    };
   }
   let value: unknown;
   try {
     value = JSON.parse(body);
   } catch (error) {
     const reason = error instanceof Error ? error.message : String(error);
-    return { ok: false, id: null, error: new JsonRpcError(JsonRpcCode.PARSE_ERROR, `parse error: the request body is not valid JSON: ${reason}`) };
+    return {
+      ok: false,
+      id: null,
+      error: new JsonRpcError(JsonRpcCode.PARSE_ERROR, `parse error: the request body is not valid JSON: ${reason}`),
+    };
   }
   if (Array.isArray(value)) return invalidRequest(null, 'batch requests are not supported; send one request object per call');
   if (!isObject(value)) return invalidRequest(null, 'expected a JSON-RPC 2.0 request object');
   // The id is echoed even on a bad request, when it is one an answer can carry.
   const id = isId(value.id) ? value.id : null;
   if (value.jsonrpc !== '2.0') return invalidRequest(id, '"jsonrpc" must be "2.0"');
-  if (!('id' in value)) return invalidRequest(null, '"id" is missing; every A2A method answers, so a request needs an id (notifications are not supported)');
+  if (!('id' in value))
+    return invalidRequest(null, '"id" is missing; every A2A method answers, so a request needs an id (notifications are not supported)');
   if (!isId(value.id)) return invalidRequest(null, '"id" must be a string, a number or null');
   const unknown = Object.keys(value).filter((key) => !ENVELOPE_MEMBERS.has(key));
-  if (unknown.length > 0) return invalidRequest(id, `unknown member ${JSON.stringify(unknown[0])}; a request has only "jsonrpc", "id", "method" and "params"`);
+  if (unknown.length > 0)
+    return invalidRequest(id, `unknown member ${JSON.stringify(unknown[0])}; a request has only "jsonrpc", "id", "method" and "params"`);
   if (typeof value.method !== 'string' || value.method === '') return invalidRequest(id, '"method" must be a non-empty string');
   if (value.params !== undefined && !isObject(value.params)) {
     return { ok: false, id, error: invalidParams('"params" must be an object') };
@@ -133,6 +147,7 @@ export function toJsonRpcError(error: unknown): { error: JsonRpcError; unexpecte
     if (error.code === GrpcStatus.INVALID_ARGUMENT) return { error: invalidParams(message), unexpected: false };
   }
   const failure = failureOf(error);
-  if (failure.status === 401 || failure.status === 403) return { error: new JsonRpcError(JsonRpcCode.ACCESS_DENIED, failure.message), unexpected: false };
+  if (failure.status === 401 || failure.status === 403)
+    return { error: new JsonRpcError(JsonRpcCode.ACCESS_DENIED, failure.message), unexpected: false };
   return { error: new JsonRpcError(JsonRpcCode.INTERNAL_ERROR, failure.message), unexpected: failure.unexpected };
 }

@@ -1,12 +1,15 @@
+import { headerVersion, legacyTaskDialect, METHOD_NAMES, methodInfo, requestDialect, type Dialect } from './dialect.js';
 import {
-  headerVersion,
-  legacyTaskDialect,
-  METHOD_NAMES,
-  methodInfo,
-  requestDialect,
-  type Dialect,
-} from './dialect.js';
-import { failure, JsonRpcCode, JsonRpcError, success, toJsonRpcError, type JsonRpcFailure, type JsonRpcId, type JsonRpcRequest, type JsonRpcSuccess } from './jsonrpc.js';
+  failure,
+  JsonRpcCode,
+  JsonRpcError,
+  success,
+  toJsonRpcError,
+  type JsonRpcFailure,
+  type JsonRpcId,
+  type JsonRpcRequest,
+  type JsonRpcSuccess,
+} from './jsonrpc.js';
 import { parseListParams, parsePushQuery, parsePushSetParams, parseSendParams, parseSubscribeParams, parseTaskQuery } from './params.js';
 import { pushConfigJson } from './push.js';
 import type { TaskEvent } from './task.js';
@@ -63,7 +66,10 @@ async function dispatch(input: RpcInput, tasks: TaskService): Promise<RpcReply> 
   if (!method) throw unknownMethod(request.method);
   const header = headerVersion(versionHeader);
   if (header === 'unsupported') {
-    throw new JsonRpcError(JsonRpcCode.VERSION_NOT_SUPPORTED, `A2A-Version ${JSON.stringify(versionHeader)} is not supported; this agent speaks A2A 1.0 and 0.3`);
+    throw new JsonRpcError(
+      JsonRpcCode.VERSION_NOT_SUPPORTED,
+      `A2A-Version ${JSON.stringify(versionHeader)} is not supported; this agent speaks A2A 1.0 and 0.3`,
+    );
   }
   const shown = requestDialect(method, header, request.params);
   // Without push notifications (the card says so) their methods are refused before their params are read.
@@ -95,7 +101,12 @@ async function dispatch(input: RpcInput, tasks: TaskService): Promise<RpcReply> 
       const dialect = shown ?? 'v0.3';
       const page = await tasks.list(parseListParams(dialect, request.params));
       const write = WIRES[dialect].task;
-      const result = { tasks: page.tasks.map((task) => write(task)), nextPageToken: page.nextPageToken, pageSize: page.pageSize, totalSize: page.totalSize };
+      const result = {
+        tasks: page.tasks.map((task) => write(task)),
+        nextPageToken: page.nextPageToken,
+        pageSize: page.pageSize,
+        totalSize: page.totalSize,
+      };
       return { kind: 'json', body: success(request.id, result) };
     }
     case 'pushSet': {
@@ -110,7 +121,9 @@ async function dispatch(input: RpcInput, tasks: TaskService): Promise<RpcReply> 
     }
     case 'pushList': {
       const dialect = shown ?? 'v0.3';
-      const configs = (await tasks.listPushConfigs(parsePushQuery(dialect, request.params, false).taskId)).map((config) => pushConfigJson(config, dialect));
+      const configs = (await tasks.listPushConfigs(parsePushQuery(dialect, request.params, false).taskId)).map((config) =>
+        pushConfigJson(config, dialect),
+      );
       // v0.3 answers the array itself; v1.0 a ListTaskPushNotificationConfigsResponse (one page: a task has few).
       return { kind: 'json', body: success(request.id, dialect === 'v1.0' ? { configs, nextPageToken: '' } : configs) };
     }

@@ -50,7 +50,6 @@ export interface TaskListQuery {
   includeArtifacts: boolean;
 }
 
-
 /** `tasks/get`, `tasks/cancel`, `GetTask`, `CancelTask`. */
 export interface TaskQuery {
   id: string;
@@ -139,7 +138,10 @@ const v1Send = z.looseObject({
 const taskQuery = z.looseObject({ id, historyLength });
 
 function fieldPath(path: readonly PropertyKey[]): string {
-  return path.reduce<string>((text, key) => (typeof key === 'number' ? `${text}[${key}]` : text ? `${text}.${String(key)}` : String(key)), '');
+  return path.reduce<string>(
+    (text, key) => (typeof key === 'number' ? `${text}[${key}]` : text ? `${text}.${String(key)}` : String(key)),
+    '',
+  );
 }
 
 function parse<T>(schema: z.ZodType<T>, params: unknown): T {
@@ -172,7 +174,12 @@ function v03PushInput(config: V03PushConfig): PushConfigInput {
     url: config.url,
     ...(config.id && { id: config.id }),
     ...(config.token !== undefined && { token: config.token }),
-    ...(scheme && { authentication: { scheme, ...(config.authentication?.credentials !== undefined && { credentials: config.authentication.credentials }) } }),
+    ...(scheme && {
+      authentication: {
+        scheme,
+        ...(config.authentication?.credentials !== undefined && { credentials: config.authentication.credentials }),
+      },
+    }),
   };
 }
 
@@ -181,7 +188,12 @@ function v1PushInput(config: z.infer<typeof v1PushConfig>): PushConfigInput {
     url: config.url,
     ...(config.id && { id: config.id }),
     ...(config.token !== undefined && config.token !== '' && { token: config.token }),
-    ...(config.authentication && { authentication: { scheme: config.authentication.scheme, ...(config.authentication.credentials !== undefined && { credentials: config.authentication.credentials }) } }),
+    ...(config.authentication && {
+      authentication: {
+        scheme: config.authentication.scheme,
+        ...(config.authentication.credentials !== undefined && { credentials: config.authentication.credentials }),
+      },
+    }),
   };
 }
 
@@ -316,6 +328,9 @@ export function parsePushQuery(dialect: Dialect, params: unknown, needsConfig: b
     const { taskId, id: configId } = parse(z.looseObject({ taskId: id, id: needsConfig ? id : id.optional() }), params);
     return { taskId, ...(configId && { configId }) };
   }
-  const { id: taskId, pushNotificationConfigId } = parse(z.looseObject({ id, pushNotificationConfigId: needsConfig ? id : id.optional() }), params);
+  const { id: taskId, pushNotificationConfigId } = parse(
+    z.looseObject({ id, pushNotificationConfigId: needsConfig ? id : id.optional() }),
+    params,
+  );
   return { taskId, ...(pushNotificationConfigId && { configId: pushNotificationConfigId }) };
 }

@@ -24,22 +24,47 @@ export interface PushSettings {
 }
 
 /** The config to store, or -32602 saying what is wrong with it. */
-export async function checkedPushConfig(taskId: string, input: PushConfigInput, dialect: Dialect, allowPrivateNetworks: boolean): Promise<PushConfig> {
+export async function checkedPushConfig(
+  taskId: string,
+  input: PushConfigInput,
+  dialect: Dialect,
+  allowPrivateNetworks: boolean,
+): Promise<PushConfig> {
   if (input.authentication?.credentials !== undefined && input.authentication.credentials !== '') {
-    throw invalidParams('authentication.credentials: this agent does not store credentials for push notifications; give a token (sent back in X-A2A-Notification-Token) instead');
+    throw invalidParams(
+      'authentication.credentials: this agent does not store credentials for push notifications; give a token (sent back in X-A2A-Notification-Token) instead',
+    );
   }
   const problem = await pushUrlProblem(input.url, allowPrivateNetworks);
   if (problem) throw invalidParams(`url: ${JSON.stringify(input.url.slice(0, 200))} cannot receive push notifications: ${problem}`);
   if (input.id !== undefined && input.id.length > 200) throw invalidParams('id: at most 200 characters');
-  return { conversationId: taskId, id: input.id ?? randomUUID(), url: input.url, token: input.token ?? '', dialect: dialect === 'v1.0' ? 'v1.0' : 'v0.3', createdAt: undefined };
+  return {
+    conversationId: taskId,
+    id: input.id ?? randomUUID(),
+    url: input.url,
+    token: input.token ?? '',
+    dialect: dialect === 'v1.0' ? 'v1.0' : 'v0.3',
+    createdAt: undefined,
+  };
 }
 
-export const pushConfigNotFound = (taskId: string, id: string) => new JsonRpcError(JsonRpcCode.TASK_NOT_FOUND, `push-notification config ${id} of task ${taskId} not found`);
+export const pushConfigNotFound = (taskId: string, id: string) =>
+  new JsonRpcError(JsonRpcCode.TASK_NOT_FOUND, `push-notification config ${id} of task ${taskId} not found`);
 
 /** A config as each dialect writes it: v0.3 `{"taskId", "pushNotificationConfig": {…}}`, v1.0 TaskPushNotificationConfig. */
 export function pushConfigJson(config: PushConfig, dialect: Dialect): unknown {
   if (dialect === 'v1.0') {
-    return TaskPushNotificationConfig.toJSON({ tenant: '', id: config.id, taskId: config.conversationId, url: config.url, token: config.token, authentication: undefined });
+    return TaskPushNotificationConfig.toJSON({
+      tenant: '',
+      id: config.id,
+      taskId: config.conversationId,
+      url: config.url,
+      token: config.token,
+      authentication: undefined,
+    });
   }
-  return { taskId: config.conversationId, pushNotificationConfig: { id: config.id, url: config.url, ...(config.token !== '' && { token: config.token }) } };
+  return {
+    taskId: config.conversationId,
+    pushNotificationConfig: { id: config.id, url: config.url, ...(config.token !== '' && { token: config.token }) },
+  };
 }

@@ -104,7 +104,8 @@ class FakeMesh implements TaskBackend {
       messageCount: 0,
       usage: undefined,
       pendingApprovals: [],
-      runRevision: 0, watched: false,
+      runRevision: 0,
+      watched: false,
       a2aOrigin: origin,
     };
     this.conversations.set(conversation.id, conversation);
@@ -124,7 +125,8 @@ class FakeMesh implements TaskBackend {
       messageCount: 0,
       usage: undefined,
       pendingApprovals: [],
-      runRevision: 0, watched: false,
+      runRevision: 0,
+      watched: false,
     };
     this.conversations.set(conversation.id, conversation);
     this.turn(conversation, text);
@@ -133,7 +135,8 @@ class FakeMesh implements TaskBackend {
 
   private find(id: string): Conversation {
     const conversation = this.conversations.get(id);
-    if (!conversation) throw new RpcError(GrpcStatus.NOT_FOUND, `conversation ${id} not found`, '/asg.store.v1.ConversationStoreService/GetConversation');
+    if (!conversation)
+      throw new RpcError(GrpcStatus.NOT_FOUND, `conversation ${id} not found`, '/asg.store.v1.ConversationStoreService/GetConversation');
     return conversation;
   }
 
@@ -151,15 +154,22 @@ class FakeMesh implements TaskBackend {
 
   async resolveApproval(uuid: string, decision: Decision): Promise<ApprovalOutcome> {
     this.note(`resolve:${decision}`);
-    const conversation = [...this.conversations.values()].find((candidate) => candidate.pendingApprovals.some((approval) => approval.uuid === uuid));
-    if (!conversation) throw new RpcError(GrpcStatus.NOT_FOUND, `approval ${uuid} not found`, '/asg.orchestrator.v1.OrchestratorService/ResolveApproval');
+    const conversation = [...this.conversations.values()].find((candidate) =>
+      candidate.pendingApprovals.some((approval) => approval.uuid === uuid),
+    );
+    if (!conversation)
+      throw new RpcError(GrpcStatus.NOT_FOUND, `approval ${uuid} not found`, '/asg.orchestrator.v1.OrchestratorService/ResolveApproval');
     const approval = conversation.pendingApprovals.find((candidate) => candidate.uuid === uuid)!;
     conversation.pendingApprovals = [];
     conversation.pendingApproval = undefined;
     conversation.status = ConversationStatus.CONVERSATION_STATUS_ACTIVE;
     if (decision === 'rejected') {
       this.message(conversation, MessageRole.MESSAGE_ROLE_TOOL, 'Operation cancelled by user.');
-      return { decided: true, conversation: this.snapshot(conversation), result: { response: 'Operation cancelled by user.', waitingApproval: false } };
+      return {
+        decided: true,
+        conversation: this.snapshot(conversation),
+        result: { response: 'Operation cancelled by user.', waitingApproval: false },
+      };
     }
     const { name } = JSON.parse(approval.toolArgsJson) as { name?: string };
     this.ran.push(String(name));
@@ -174,7 +184,11 @@ class FakeMesh implements TaskBackend {
     const start = cursor === undefined ? 0 : Number(cursor);
     const page = all.slice(start, start + limit);
     return {
-      conversations: page.map((conversation) => ({ ...this.snapshot(conversation), messages: [], title: conversation.messages.find((message) => message.role === MessageRole.MESSAGE_ROLE_USER)?.content ?? '' })),
+      conversations: page.map((conversation) => ({
+        ...this.snapshot(conversation),
+        messages: [],
+        title: conversation.messages.find((message) => message.role === MessageRole.MESSAGE_ROLE_USER)?.content ?? '',
+      })),
       summary: { total: all.length, active: 0, waitingApproval: 0, completed: 0 },
       ...(start + limit < all.length && { nextCursor: String(start + limit) }),
     };
@@ -182,7 +196,12 @@ class FakeMesh implements TaskBackend {
 
   /** The fake's conversations change only inside a call: there is nothing to watch live. */
   watch(): AsyncIterable<ConversationEvent> {
-    return { [Symbol.asyncIterator]: () => ({ next: () => new Promise<IteratorResult<ConversationEvent>>(() => undefined), return: async () => ({ done: true, value: undefined }) }) };
+    return {
+      [Symbol.asyncIterator]: () => ({
+        next: () => new Promise<IteratorResult<ConversationEvent>>(() => undefined),
+        return: async () => ({ done: true, value: undefined }),
+      }),
+    };
   }
 
   async listTools(): Promise<Tool[]> {
@@ -202,7 +221,11 @@ beforeAll(async () => {
   mesh = new FakeMesh();
   // The card test below calls with Host agents.example.com, a name the server must be told it answers for.
   const site = { host: '127.0.0.1', server: { allowed_hosts: ['agents.example.com'], cors: { allowed_origins: [] } } };
-  const app = createHttpApp([a2aRouter({ backend: mesh, identity: { name: 'test-agent', description: 'An agent under test' }, log: quiet, version: '9.8.7' })], quiet, site);
+  const app = createHttpApp(
+    [a2aRouter({ backend: mesh, identity: { name: 'test-agent', description: 'An agent under test' }, log: quiet, version: '9.8.7' })],
+    quiet,
+    site,
+  );
   server = createServer(app);
   await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
   baseUrl = `http://127.0.0.1:${(server.address() as AddressInfo).port}`;
@@ -228,7 +251,10 @@ async function raw(body: string, headers: Record<string, string> = {}) {
   return { status: response.status, headers: response.headers, text, json: JSON.parse(text) as any };
 }
 
-const typePartsMessage = (text: string, extra: Record<string, unknown> = {}) => ({ message: { role: 'user', parts: [{ type: 'text', text }] }, ...extra });
+const typePartsMessage = (text: string, extra: Record<string, unknown> = {}) => ({
+  message: { role: 'user', parts: [{ type: 'text', text }] },
+  ...extra,
+});
 
 function sdkMessage(parts: unknown[], extra: Record<string, unknown> = {}) {
   return SendMessageRequest.fromJSON({ message: { messageId: randomUUID(), role: 'ROLE_USER', parts, ...extra } });
@@ -240,7 +266,9 @@ function asTask(result: unknown): Task {
 }
 
 function textOf(task: Task): string {
-  return task.artifacts.flatMap((artifact) => artifact.parts.flatMap((part) => (part.content?.$case === 'text' ? [part.content.value] : []))).join('\n');
+  return task.artifacts
+    .flatMap((artifact) => artifact.parts.flatMap((part) => (part.content?.$case === 'text' ? [part.content.value] : [])))
+    .join('\n');
 }
 
 function statusParts(task: Task) {
@@ -341,7 +369,11 @@ describe('type-parts dialect', () => {
 
     const go = await rpc('message/send', typePartsMessage(' Approved ', { taskId: task.id }));
     expect(go.headers.get('x-session-id')).toBe(mesh.conversations.get(task.id)!.sessionId);
-    expect(go.json.result).toEqual({ id: task.id, status: { state: 'completed' }, artifact: { parts: [{ type: 'text', text: 'Done. resources_add: added typed-item' }] } });
+    expect(go.json.result).toEqual({
+      id: task.id,
+      status: { state: 'completed' },
+      artifact: { parts: [{ type: 'text', text: 'Done. resources_add: added typed-item' }] },
+    });
     expect(mesh.ran).toContain('typed-item');
 
     const got = await rpc('tasks/get', { id: task.id });
@@ -358,20 +390,29 @@ describe('type-parts dialect', () => {
   it('answers tasks/get of a conversation made over REST in the type-parts dialect', async () => {
     const conversation = mesh.restConversation('list everything');
     const got = await rpc('tasks/get', { id: conversation.id });
-    expect(got.json.result).toEqual({ id: conversation.id, status: { state: 'completed' }, artifact: { parts: [{ type: 'text', text: 'echo: list everything' }] } });
+    expect(got.json.result).toEqual({
+      id: conversation.id,
+      status: { state: 'completed' },
+      artifact: { parts: [{ type: 'text', text: 'echo: list everything' }] },
+    });
     expect(got.headers.get('x-session-id')).toBe('abcd1234');
   });
 
   it('decides with a data part {"approved": false}', async () => {
     const stop = await rpc('message/send', typePartsMessage('add data-item'));
-    const answer = await rpc('message/send', { taskId: stop.json.result.id, message: { parts: [{ type: 'data', data: { approved: false } }] } });
+    const answer = await rpc('message/send', {
+      taskId: stop.json.result.id,
+      message: { parts: [{ type: 'data', data: { approved: false } }] },
+    });
     expect(answer.json.result.status.state).toBe('canceled');
   });
 });
 
 describe('v0.3 dialect (raw)', () => {
   it('answers with kind-tagged tasks, a context id, artifacts[] and the approval data part', async () => {
-    const response = await rpc('message/send', { message: { kind: 'message', messageId: 'm1', role: 'user', parts: [{ kind: 'text', text: 'add v03-item' }], contextId: 'ctx-9' } });
+    const response = await rpc('message/send', {
+      message: { kind: 'message', messageId: 'm1', role: 'user', parts: [{ kind: 'text', text: 'add v03-item' }], contextId: 'ctx-9' },
+    });
     const task = response.json.result;
     expect(task).toMatchObject({ kind: 'task', contextId: 'ctx-9', status: { state: 'input-required', timestamp: expect.any(String) } });
     const approval = mesh.conversations.get(task.id)!.pendingApprovals[0]!;
@@ -382,17 +423,39 @@ describe('v0.3 dialect (raw)', () => {
       contextId: 'ctx-9',
       parts: [
         { kind: 'text', text: `Approval required (id: ${approval.uuid}): ${approval.description}` },
-        { kind: 'data', data: { approval: { uuid: approval.uuid, tool_name: 'resources_add', tool_args: { name: 'v03-item', value: 1 }, description: approval.description, chain: [] } } },
+        {
+          kind: 'data',
+          data: {
+            approval: {
+              uuid: approval.uuid,
+              tool_name: 'resources_add',
+              tool_args: { name: 'v03-item', value: 1 },
+              description: approval.description,
+              chain: [],
+            },
+          },
+        },
       ],
     });
     // tasks/get without a header: the task's own dialect.
     const got = await rpc('tasks/get', { id: task.id, historyLength: 5 });
     expect(got.json.result).toMatchObject({ kind: 'task', id: task.id, contextId: 'ctx-9', status: { state: 'input-required' } });
-    expect(got.json.result.history).toEqual([{ kind: 'message', messageId: expect.any(String), role: 'user', parts: [{ kind: 'text', text: 'add v03-item' }], taskId: task.id, contextId: 'ctx-9' }]);
+    expect(got.json.result.history).toEqual([
+      {
+        kind: 'message',
+        messageId: expect.any(String),
+        role: 'user',
+        parts: [{ kind: 'text', text: 'add v03-item' }],
+        taskId: task.id,
+        contextId: 'ctx-9',
+      },
+    ]);
   });
 
   it('lists every pending approval and lets approval_uuid pick one', async () => {
-    const response = await rpc('message/send', { message: { kind: 'message', messageId: 'm2', role: 'user', parts: [{ kind: 'text', text: 'add one and two' }] } });
+    const response = await rpc('message/send', {
+      message: { kind: 'message', messageId: 'm2', role: 'user', parts: [{ kind: 'text', text: 'add one and two' }] },
+    });
     const task = response.json.result;
     const [first, second] = mesh.conversations.get(task.id)!.pendingApprovals;
     const data = task.status.message.parts[1].data;
@@ -400,12 +463,28 @@ describe('v0.3 dialect (raw)', () => {
     expect(data.approvals.map((a: any) => a.uuid)).toEqual([first!.uuid, second!.uuid]);
     expect(task.status.message.parts[0].text.split('\n')).toHaveLength(2);
 
-    const wrong = await rpc('message/send', { message: { kind: 'message', messageId: 'm3', role: 'user', taskId: task.id, parts: [{ kind: 'data', data: { approved: true, approval_uuid: 'nope' } }] } });
+    const wrong = await rpc('message/send', {
+      message: {
+        kind: 'message',
+        messageId: 'm3',
+        role: 'user',
+        taskId: task.id,
+        parts: [{ kind: 'data', data: { approved: true, approval_uuid: 'nope' } }],
+      },
+    });
     expect(wrong.json.error.code).toBe(-32602);
     expect(wrong.json.error.message).toContain('approval_uuid "nope"');
 
     mesh.sessions.length = 0;
-    await rpc('message/send', { message: { kind: 'message', messageId: 'm4', role: 'user', taskId: task.id, parts: [{ kind: 'data', data: { approved: true, approval_uuid: second!.uuid } }] } });
+    await rpc('message/send', {
+      message: {
+        kind: 'message',
+        messageId: 'm4',
+        role: 'user',
+        taskId: task.id,
+        parts: [{ kind: 'data', data: { approved: true, approval_uuid: second!.uuid } }],
+      },
+    });
     expect(mesh.ran.at(-1)).toBe('second');
   });
 });
@@ -429,13 +508,26 @@ describe('A2A v1.0 through @a2a-js/sdk ClientFactory', () => {
     expect(mesh.conversations.get(stop.id)!.a2aOrigin).toEqual({ dialect: 'v1.0', contextId: stop.contextId });
     expect(statusParts(stop)).toEqual([
       { $case: 'text', value: `Approval required (id: ${approval.uuid}): ${approval.description}` },
-      { $case: 'data', value: { approval: { uuid: approval.uuid, tool_name: 'resources_add', tool_args: { name: 'v1-item', value: 1 }, description: approval.description, chain: ['agent-b', 'agent-c'] } } },
+      {
+        $case: 'data',
+        value: {
+          approval: {
+            uuid: approval.uuid,
+            tool_name: 'resources_add',
+            tool_args: { name: 'v1-item', value: 1 },
+            description: approval.description,
+            chain: ['agent-b', 'agent-c'],
+          },
+        },
+      },
     ]);
 
     const maybe = asTask(await client.sendMessage(sdkMessage([{ text: 'maybe' }], { taskId: stop.id })));
     expect(maybe.status?.state).toBe(TaskState.TASK_STATE_INPUT_REQUIRED);
 
-    const done = asTask(await client.sendMessage(sdkMessage([{ data: { approved: true } }], { taskId: stop.id, contextId: stop.contextId })));
+    const done = asTask(
+      await client.sendMessage(sdkMessage([{ data: { approved: true } }], { taskId: stop.id, contextId: stop.contextId })),
+    );
     expect(done.status?.state).toBe(TaskState.TASK_STATE_COMPLETED);
     expect(done.contextId).toBe(stop.contextId);
     expect(textOf(done)).toBe('Done. resources_add: added v1-item');
@@ -493,7 +585,11 @@ describe('A2A v0.3 through @a2a-js/sdk (its v0.3 card reader and LegacyJsonRpcTr
 
   beforeAll(async () => {
     const { json } = await card('/.well-known/agent.json');
-    const factory = new ClientFactory(ClientFactoryOptions.createFrom(ClientFactoryOptions.default, { transports: [new JsonRpcTransportFactory({ legacyCompat: { enabled: true } })] }));
+    const factory = new ClientFactory(
+      ClientFactoryOptions.createFrom(ClientFactoryOptions.default, {
+        transports: [new JsonRpcTransportFactory({ legacyCompat: { enabled: true } })],
+      }),
+    );
     // What a v0.3 client reads of the card: url, preferredTransport, protocolVersion.
     client = await factory.createFromAgentCard(parseLegacyAgentCard(json));
   });
@@ -507,7 +603,10 @@ describe('A2A v0.3 through @a2a-js/sdk (its v0.3 card reader and LegacyJsonRpcTr
     expect(stop.status?.state).toBe(TaskState.TASK_STATE_INPUT_REQUIRED);
     expect(mesh.conversations.get(stop.id)!.a2aOrigin?.dialect).toBe('v0.3');
     const approval = mesh.conversations.get(stop.id)!.pendingApprovals[0]!;
-    expect(statusParts(stop)[1]).toEqual({ $case: 'data', value: { approval: expect.objectContaining({ uuid: approval.uuid, chain: [] }) } });
+    expect(statusParts(stop)[1]).toEqual({
+      $case: 'data',
+      value: { approval: expect.objectContaining({ uuid: approval.uuid, chain: [] }) },
+    });
 
     const done = asTask(await client.sendMessage(sdkMessage([{ text: 'yes' }], { taskId: stop.id })));
     expect(done.status?.state).toBe(TaskState.TASK_STATE_COMPLETED);
@@ -550,7 +649,9 @@ describe('streams on the wire', () => {
   }
 
   it('v0.3: status-update events carry final, the last one true, all with the request id', async () => {
-    const { response, events } = await sse('message/stream', { message: { kind: 'message', messageId: 's1', role: 'user', parts: [{ kind: 'text', text: 'add wire-item' }] } });
+    const { response, events } = await sse('message/stream', {
+      message: { kind: 'message', messageId: 's1', role: 'user', parts: [{ kind: 'text', text: 'add wire-item' }] },
+    });
     expect(response.headers.get('content-type')).toContain('text/event-stream');
     expect(response.headers.get('x-session-id')).toMatch(/^[0-9a-f]{8}$/);
     expect(events.every((event) => event.jsonrpc === '2.0' && event.id === 7)).toBe(true);
@@ -561,7 +662,11 @@ describe('streams on the wire', () => {
   });
 
   it('v1.0: statusUpdate and task events in ProtoJSON', async () => {
-    const { events } = await sse('SendStreamingMessage', { message: { messageId: 's2', role: 'ROLE_USER', parts: [{ text: 'hi' }] } }, { 'A2A-Version': '1.0' });
+    const { events } = await sse(
+      'SendStreamingMessage',
+      { message: { messageId: 's2', role: 'ROLE_USER', parts: [{ text: 'hi' }] } },
+      { 'A2A-Version': '1.0' },
+    );
     expect(events.map((event) => Object.keys(event.result)[0])).toEqual(['task', 'statusUpdate', 'artifactUpdate', 'statusUpdate']);
     expect(events[0].result.task.status.state).toBe('TASK_STATE_SUBMITTED');
     expect(events[1].result.statusUpdate.status.state).toBe('TASK_STATE_WORKING');
@@ -569,14 +674,22 @@ describe('streams on the wire', () => {
   });
 
   it('refuses a stream for an unknown task with a plain JSON-RPC error', async () => {
-    const response = await rpc('message/stream', { message: { kind: 'message', messageId: 's3', role: 'user', taskId: randomUUID(), parts: [{ kind: 'text', text: 'x' }] } });
+    const response = await rpc('message/stream', {
+      message: { kind: 'message', messageId: 's3', role: 'user', taskId: randomUUID(), parts: [{ kind: 'text', text: 'x' }] },
+    });
     expect(response.headers.get('content-type')).toContain('application/json');
     expect(response.json.error.code).toBe(-32001);
   });
 
   it('refuses a stream whose task cannot be created with a plain JSON-RPC error', async () => {
-    mesh.failNext = new RpcError(GrpcStatus.UNAVAILABLE, 'No connection established', '/asg.orchestrator.v1.OrchestratorService/CreateConversation');
-    const response = await rpc('message/stream', { message: { kind: 'message', messageId: 's5', role: 'user', parts: [{ kind: 'text', text: 'x' }] } });
+    mesh.failNext = new RpcError(
+      GrpcStatus.UNAVAILABLE,
+      'No connection established',
+      '/asg.orchestrator.v1.OrchestratorService/CreateConversation',
+    );
+    const response = await rpc('message/stream', {
+      message: { kind: 'message', messageId: 's5', role: 'user', parts: [{ kind: 'text', text: 'x' }] },
+    });
     expect(response.headers.get('content-type')).toContain('application/json');
     expect(response.json.error).toMatchObject({ code: -32603, message: expect.stringContaining('CreateConversation') });
   });
@@ -591,8 +704,14 @@ describe('streams on the wire', () => {
       throw new RpcError(GrpcStatus.UNAVAILABLE, 'No connection established', '/asg.orchestrator.v1.OrchestratorService/ResolveApproval');
     };
     try {
-      const { events } = await sse('message/stream', { message: { kind: 'message', messageId: 's4', role: 'user', taskId: id, parts: [{ kind: 'text', text: 'ok' }] } });
-      expect(events.at(-1)).toEqual({ jsonrpc: '2.0', id: 7, error: { code: -32603, message: expect.stringContaining('service unavailable: ResolveApproval on the orchestrator failed') } });
+      const { events } = await sse('message/stream', {
+        message: { kind: 'message', messageId: 's4', role: 'user', taskId: id, parts: [{ kind: 'text', text: 'ok' }] },
+      });
+      expect(events.at(-1)).toEqual({
+        jsonrpc: '2.0',
+        id: 7,
+        error: { code: -32603, message: expect.stringContaining('service unavailable: ResolveApproval on the orchestrator failed') },
+      });
     } finally {
       mesh.resolveApproval = original;
     }
@@ -614,7 +733,11 @@ describe('JSON-RPC errors (HTTP 200)', () => {
   it('-32601 for an unknown method, naming it', async () => {
     const response = await rpc('tasks/frobnicate', { id: 'x' }, {}, 42);
     expect(response.status).toBe(200);
-    expect(response.json).toMatchObject({ jsonrpc: '2.0', id: 42, error: { code: -32601, message: expect.stringContaining('tasks/frobnicate') } });
+    expect(response.json).toMatchObject({
+      jsonrpc: '2.0',
+      id: 42,
+      error: { code: -32601, message: expect.stringContaining('tasks/frobnicate') },
+    });
   });
 
   it('-32602 for bad params, naming the field', async () => {
@@ -637,7 +760,10 @@ describe('JSON-RPC errors (HTTP 200)', () => {
 
   it('-32002 for cancelling a task that waits for nothing', async () => {
     const done = await rpc('message/send', typePartsMessage('hello'));
-    expect((await rpc('tasks/cancel', { id: done.json.result.id })).json.error).toMatchObject({ code: -32002, message: expect.stringContaining('not cancelable') });
+    expect((await rpc('tasks/cancel', { id: done.json.result.id })).json.error).toMatchObject({
+      code: -32002,
+      message: expect.stringContaining('not cancelable'),
+    });
   });
 
   it('-32003 for push notification configuration, -32009 for an A2A version this agent does not speak', async () => {
@@ -647,7 +773,11 @@ describe('JSON-RPC errors (HTTP 200)', () => {
   });
 
   it('-32603 with the failing call named when a backend is down, without secrets', async () => {
-    mesh.failNext = new RpcError(GrpcStatus.UNAVAILABLE, 'connect failed with Bearer abc.def.ghi', '/asg.orchestrator.v1.OrchestratorService/CreateConversation');
+    mesh.failNext = new RpcError(
+      GrpcStatus.UNAVAILABLE,
+      'connect failed with Bearer abc.def.ghi',
+      '/asg.orchestrator.v1.OrchestratorService/CreateConversation',
+    );
     const response = await rpc('message/send', typePartsMessage('hello'));
     expect(response.json.error.code).toBe(-32603);
     expect(response.json.error.message).toContain('CreateConversation on the orchestrator');
@@ -655,7 +785,14 @@ describe('JSON-RPC errors (HTTP 200)', () => {
   });
 
   it('-32602 for INVALID_ARGUMENT from the orchestrator', async () => {
-    mesh.failNext = new RpcError(GrpcStatus.INVALID_ARGUMENT, 'message must be a non-empty string', '/asg.orchestrator.v1.OrchestratorService/CreateConversation');
-    expect((await rpc('message/send', typePartsMessage('hello'))).json.error).toMatchObject({ code: -32602, message: expect.stringContaining('non-empty') });
+    mesh.failNext = new RpcError(
+      GrpcStatus.INVALID_ARGUMENT,
+      'message must be a non-empty string',
+      '/asg.orchestrator.v1.OrchestratorService/CreateConversation',
+    );
+    expect((await rpc('message/send', typePartsMessage('hello'))).json.error).toMatchObject({
+      code: -32602,
+      message: expect.stringContaining('non-empty'),
+    });
   });
 });

@@ -77,7 +77,16 @@ export function a2aRouter(options: A2aRouterOptions): Router {
         forwardedProto: req.get('x-forwarded-proto'),
         forwardedHost: req.get('x-forwarded-host'),
       });
-      res.json(agentCard({ ...identity, version, endpointUrl: url, tools, pushNotifications: tasks.pushNotifications, ...(options.security && { security: options.security }) }));
+      res.json(
+        agentCard({
+          ...identity,
+          version,
+          endpointUrl: url,
+          tools,
+          pushNotifications: tasks.pushNotifications,
+          ...(options.security && { security: options.security }),
+        }),
+      );
     } catch (error) {
       const failure = failureOf(error);
       if (failure.unexpected) log.error('agent card failed', { error: failure.message });
@@ -101,7 +110,8 @@ export function a2aRouter(options: A2aRouterOptions): Router {
     if (reply.kind === 'json') {
       if (reply.unexpected) log.error('a2a request failed', { method: request.method, error: reply.unexpected });
       // A decision the caller's role does not allow (auth/decisions.ts): HTTP 403, as the check in front answers.
-      if ('error' in reply.body && reply.body.error.code === JsonRpcCode.ACCESS_DENIED) res.status(403).setHeader('WWW-Authenticate', bearerChallenge('insufficient_scope'));
+      if ('error' in reply.body && reply.body.error.code === JsonRpcCode.ACCESS_DENIED)
+        res.status(403).setHeader('WWW-Authenticate', bearerChallenge('insufficient_scope'));
       res.json(reply.body);
       return;
     }

@@ -1,5 +1,12 @@
 import { describe, expect, it } from 'vitest';
-import { ApprovalStatus, ConversationStatus, MessageRole, type Conversation, type Message, type PendingApproval } from '../../gen/ts/asg/store/v1/store.js';
+import {
+  ApprovalStatus,
+  ConversationStatus,
+  MessageRole,
+  type Conversation,
+  type Message,
+  type PendingApproval,
+} from '../../gen/ts/asg/store/v1/store.js';
 import { canceledTask, finalEvents, taskAfterTurn, taskInProgress, taskOfConversation, unclearAnswerTask, withHistory } from './task.js';
 
 const at = new Date('2026-01-02T03:04:05.000Z');
@@ -41,12 +48,18 @@ const active: Conversation = {
   messageCount: 6,
   usage: undefined,
   pendingApprovals: [],
-  runRevision: 0, watched: false,
+  runRevision: 0,
+  watched: false,
 };
 
 const first = approval('u1', ['agent-b']);
 const second = approval('u2');
-const waiting: Conversation = { ...active, status: ConversationStatus.CONVERSATION_STATUS_WAITING_APPROVAL, pendingApproval: first, pendingApprovals: [first, second] };
+const waiting: Conversation = {
+  ...active,
+  status: ConversationStatus.CONVERSATION_STATUS_WAITING_APPROVAL,
+  pendingApproval: first,
+  pendingApprovals: [first, second],
+};
 
 describe('taskOfConversation', () => {
   it('reads a conversation that waits for nothing as completed with its last assistant text', () => {
@@ -81,7 +94,10 @@ describe('taskOfConversation', () => {
 
 describe('taskAfterTurn', () => {
   it('takes the turn response as the artifact', () => {
-    expect(taskAfterTurn(active, { response: 'Done.', waitingApproval: false }, 'ctx')).toMatchObject({ state: 'completed', artifactText: 'Done.' });
+    expect(taskAfterTurn(active, { response: 'Done.', waitingApproval: false }, 'ctx')).toMatchObject({
+      state: 'completed',
+      artifactText: 'Done.',
+    });
   });
 
   it('puts the turn approval first, should the stored list not have it yet', () => {
@@ -93,7 +109,10 @@ describe('taskAfterTurn', () => {
 
 describe('other states', () => {
   it('canceled carries the rejection text', () => {
-    expect(canceledTask(active, 'ctx', 'Operation cancelled by user.')).toMatchObject({ state: 'canceled', statusText: 'Operation cancelled by user.' });
+    expect(canceledTask(active, 'ctx', 'Operation cancelled by user.')).toMatchObject({
+      state: 'canceled',
+      statusText: 'Operation cancelled by user.',
+    });
   });
 
   it('an unclear answer keeps the approval line first and says what is expected', () => {
@@ -106,7 +125,14 @@ describe('other states', () => {
   });
 
   it('in progress: no artifact, no status text', () => {
-    expect(taskInProgress(active, 'ctx', 'working')).toEqual({ id: 'c1', contextId: 'ctx', state: 'working', approvals: [], timestamp: '2026-01-02T03:04:05.000Z', history: [] });
+    expect(taskInProgress(active, 'ctx', 'working')).toEqual({
+      id: 'c1',
+      contextId: 'ctx',
+      state: 'working',
+      approvals: [],
+      timestamp: '2026-01-02T03:04:05.000Z',
+      history: [],
+    });
   });
 });
 
@@ -126,12 +152,19 @@ describe('finalEvents', () => {
   it('sends the artifact of a completed task before its final status', () => {
     const task = taskOfConversation(active, 'ctx');
     expect(finalEvents(task).map((event) => event.kind)).toEqual(['artifact', 'status']);
-    expect(finalEvents(taskOfConversation(waiting, 'ctx'))).toEqual([{ kind: 'status', task: taskOfConversation(waiting, 'ctx'), final: true }]);
+    expect(finalEvents(taskOfConversation(waiting, 'ctx'))).toEqual([
+      { kind: 'status', task: taskOfConversation(waiting, 'ctx'), final: true },
+    ]);
   });
 });
 
 describe('taskOfConversation: submitted and working', () => {
-  const fresh: Conversation = { ...active, messages: [message(MessageRole.MESSAGE_ROLE_SYSTEM, 'You manage resources.')], title: '', a2aOrigin: { dialect: 'v1.0', contextId: 'ctx' } };
+  const fresh: Conversation = {
+    ...active,
+    messages: [message(MessageRole.MESSAGE_ROLE_SYSTEM, 'You manage resources.')],
+    title: '',
+    a2aOrigin: { dialect: 'v1.0', contextId: 'ctx' },
+  };
 
   it('an A2A task whose first turn has not begun is submitted; one whose turn runs is working', () => {
     expect(taskOfConversation(fresh, 'ctx').state).toBe('submitted');

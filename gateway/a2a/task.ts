@@ -149,7 +149,8 @@ export function canceledTask(conversation: Conversation, contextId: string, text
 /** An answer that is neither yes nor no: the task still waits, and the status says what it expects. */
 export function unclearAnswerTask(conversation: Conversation, contextId: string, answer: string): TaskSnapshot {
   const waiting = inputRequired(conversation, contextId, undefined);
-  const heard = answer.trim() === '' ? 'The message did not say whether to approve.' : `"${answer.trim()}" is neither an approval nor a rejection.`;
+  const heard =
+    answer.trim() === '' ? 'The message did not say whether to approve.' : `"${answer.trim()}" is neither an approval nor a rejection.`;
   return { ...waiting, statusText: `${waiting.statusText}\n${heard} ${UNCLEAR_ANSWER_HINT}` };
 }
 

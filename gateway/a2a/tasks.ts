@@ -88,7 +88,9 @@ function checkedContextId(conversation: Conversation, requested: string | undefi
   if (dialect === 'type-parts') return conversation.a2aOrigin?.contextId || requested || conversation.id;
   const contextId = contextIdOf(conversation);
   if (requested !== undefined && requested !== contextId) {
-    throw invalidParams(`message.contextId: ${JSON.stringify(requested)} is not the context of task ${conversation.id}; its contextId is ${JSON.stringify(contextId)} (send it, or leave contextId out)`);
+    throw invalidParams(
+      `message.contextId: ${JSON.stringify(requested)} is not the context of task ${conversation.id}; its contextId is ${JSON.stringify(contextId)} (send it, or leave contextId out)`,
+    );
   }
   return contextId;
 }
@@ -162,7 +164,11 @@ export class TaskService {
       const turn = () => inSession(() => this.backend.sendMessage(conversation.id, message.text));
       if (!message.returnImmediately) {
         const done = await turn();
-        return { task: withHistory(taskAfterTurn(done.conversation, done.result, contextId), done.conversation, message.historyLength), origin: dialect, sessionId };
+        return {
+          task: withHistory(taskAfterTurn(done.conversation, done.result, contextId), done.conversation, message.historyLength),
+          origin: dialect,
+          sessionId,
+        };
       }
       this.detach(conversation.id, () => inSession(() => this.backend.sendMessage(conversation.id, message.text)));
       return { task: taskInProgress(conversation, contextId, 'submitted'), origin: dialect, sessionId };
@@ -175,7 +181,10 @@ export class TaskService {
   /** Runs a turn nobody waits for: it is stored as any other, and a failure is logged (and shows in the task). */
   private detach(taskId: string, turn: () => Promise<unknown>): void {
     void turn().catch((error: unknown) => {
-      this.log.warn('a2a turn that was sent without waiting failed', { task: taskId, error: error instanceof Error ? error.message : String(error) });
+      this.log.warn('a2a turn that was sent without waiting failed', {
+        task: taskId,
+        error: error instanceof Error ? error.message : String(error),
+      });
     });
   }
 
@@ -201,7 +210,9 @@ export class TaskService {
   async setPushConfig(taskId: string, input: PushConfigInput, dialect: Dialect): Promise<PushConfig> {
     const push = this.pushSettings('tasks/pushNotificationConfig/set');
     const conversation = await this.load(taskId);
-    const { config } = await push.store.setPushConfig({ config: await checkedPushConfig(conversation.id, input, dialect, push.allowPrivateNetworks) });
+    const { config } = await push.store.setPushConfig({
+      config: await checkedPushConfig(conversation.id, input, dialect, push.allowPrivateNetworks),
+    });
     if (!config) throw new JsonRpcError(JsonRpcCode.INTERNAL_ERROR, 'the store answered without the config');
     return config;
   }
@@ -279,7 +290,11 @@ export class TaskService {
 
   async get(query: TaskQuery): Promise<TaskAnswer> {
     const conversation = await this.load(query.id);
-    return this.answer({ task: taskOfConversation(conversation, contextIdOf(conversation)), conversation }, query.historyLength, conversation);
+    return this.answer(
+      { task: taskOfConversation(conversation, contextIdOf(conversation)), conversation },
+      query.historyLength,
+      conversation,
+    );
   }
 
   /**
@@ -303,7 +318,10 @@ export class TaskService {
     const now = taskOfConversation(conversation, contextId);
     if (TERMINAL_STATES.has(now.state)) {
       watching.end();
-      throw new JsonRpcError(JsonRpcCode.UNSUPPORTED_OPERATION, `task ${taskId} is ${now.state}: a task in a terminal state sends no more events; read it with tasks/get (GetTask)`);
+      throw new JsonRpcError(
+        JsonRpcCode.UNSUPPORTED_OPERATION,
+        `task ${taskId} is ${now.state}: a task in a terminal state sends no more events; read it with tasks/get (GetTask)`,
+      );
     }
     const service = this;
     async function* updates(): AsyncGenerator<TaskEvent> {
@@ -334,7 +352,11 @@ export class TaskService {
     if (conversation.turnRunning) return undefined;
     const outcome = event.turnEnded.outcome;
     if (outcome === 'failed' || outcome === 'interrupted') {
-      const failed = { ...taskOfConversation(conversation, contextId), state: 'failed' as const, statusText: `The turn ${outcome === 'failed' ? 'failed' : 'was interrupted'}; send a new message to try again.` };
+      const failed = {
+        ...taskOfConversation(conversation, contextId),
+        state: 'failed' as const,
+        statusText: `The turn ${outcome === 'failed' ? 'failed' : 'was interrupted'}; send a new message to try again.`,
+      };
       return [{ kind: 'status', task: { ...failed, artifactText: undefined }, final: true }];
     }
     return finalEvents(taskOfConversation(conversation, contextId));
@@ -350,7 +372,8 @@ export class TaskService {
     const page = await this.backend.listConversations({ limit: query.pageSize, ...(query.pageToken && { cursor: query.pageToken }) });
     const wanted = page.conversations.filter((conversation) => {
       if (query.contextId !== undefined && contextIdOf(conversation) !== query.contextId) return false;
-      if (query.statusTimestampAfter && (conversation.updatedAt ?? conversation.createdAt ?? new Date(0)) < query.statusTimestampAfter) return false;
+      if (query.statusTimestampAfter && (conversation.updatedAt ?? conversation.createdAt ?? new Date(0)) < query.statusTimestampAfter)
+        return false;
       return query.state === undefined || taskOfConversation(conversation, contextIdOf(conversation)).state === query.state;
     });
     const full = query.includeArtifacts || query.historyLength !== undefined;
@@ -371,7 +394,10 @@ export class TaskService {
     const pending = pendingApprovals(conversation);
     if (pending.length === 0) {
       const state = taskOfConversation(conversation, contextId).state;
-      throw new JsonRpcError(JsonRpcCode.TASK_NOT_CANCELABLE, `task ${query.id} is not cancelable: it is ${state} and waits for no approval`);
+      throw new JsonRpcError(
+        JsonRpcCode.TASK_NOT_CANCELABLE,
+        `task ${query.id} is not cancelable: it is ${state} and waits for no approval`,
+      );
     }
     let outcome: Outcome | undefined;
     // Rejecting one approval of an agent tree cancels the whole pipeline, the others with it;
@@ -380,17 +406,26 @@ export class TaskService {
       const decided = await this.backend.resolveApproval(approval.uuid, 'rejected');
       if (!decided.decided) {
         if (decided.decision === 'approved') {
-          throw new JsonRpcError(JsonRpcCode.TASK_NOT_CANCELABLE, `task ${query.id} is not cancelable: approval ${approval.uuid} was already approved and its call has run or is running`);
+          throw new JsonRpcError(
+            JsonRpcCode.TASK_NOT_CANCELABLE,
+            `task ${query.id} is not cancelable: approval ${approval.uuid} was already approved and its call has run or is running`,
+          );
         }
         continue;
       }
-      outcome = { task: canceledTask(decided.conversation, contextId, decided.result.response || NOTHING_RUN), conversation: decided.conversation };
+      outcome = {
+        task: canceledTask(decided.conversation, contextId, decided.result.response || NOTHING_RUN),
+        conversation: decided.conversation,
+      };
       if (!isWaiting(decided.conversation)) break;
     }
     if (!outcome) {
       // Every approval had been rejected by someone else in the meantime: canceled all the same.
       const after = await this.load(query.id);
-      outcome = { task: canceledTask(after, contextId, `The approvals of task ${query.id} had already been rejected. ${NOTHING_RUN}`), conversation: after };
+      outcome = {
+        task: canceledTask(after, contextId, `The approvals of task ${query.id} had already been rejected. ${NOTHING_RUN}`),
+        conversation: after,
+      };
     }
     return this.answer(outcome, query.historyLength, conversation);
   }
@@ -432,7 +467,11 @@ export class TaskService {
     const outcome = await this.backend.resolveApproval(uuid, decision, reason);
     if (outcome.decided) {
       // After a rejection the model may go on and stop again for another call: then it waits.
-      if (decision === 'rejected' && !outcome.result.waitingApproval) return { task: canceledTask(outcome.conversation, contextId, outcome.result.response || NOTHING_RUN), conversation: outcome.conversation };
+      if (decision === 'rejected' && !outcome.result.waitingApproval)
+        return {
+          task: canceledTask(outcome.conversation, contextId, outcome.result.response || NOTHING_RUN),
+          conversation: outcome.conversation,
+        };
       return { task: taskAfterTurn(outcome.conversation, outcome.result, contextId), conversation: outcome.conversation };
     }
     // Someone decided first (an approval is decided exactly once): say so, run nothing.

@@ -28,16 +28,28 @@ const waiting: TaskSnapshot = {
   timestamp: '2026-01-02T03:04:05.000Z',
   history: [],
 };
-const approvalJson = { uuid: 'u1', tool_name: 'resources_add', tool_args: { name: 'x', value: 1 }, description: 'add x', chain: ['agent-b'] };
+const approvalJson = {
+  uuid: 'u1',
+  tool_name: 'resources_add',
+  tool_args: { name: 'x', value: 1 },
+  description: 'add x',
+  chain: ['agent-b'],
+};
 
 describe('type-parts', () => {
   it('writes one artifact with type parts and a plain-string status message', () => {
-    expect(typePartsTask(completed)).toEqual({ id: 't1', status: { state: 'completed' }, artifact: { parts: [{ type: 'text', text: 'Done.' }] } });
-    expect(typePartsTask(waiting)).toEqual({ id: 't1', status: { state: 'input-required', message: 'Approval required (id: u1): add x' } });
-    expect(typePartsTask({ ...completed, state: 'canceled', artifactText: undefined, statusText: 'Operation cancelled by user.' })).toEqual({
+    expect(typePartsTask(completed)).toEqual({
       id: 't1',
-      status: { state: 'canceled', message: 'Operation cancelled by user.' },
+      status: { state: 'completed' },
+      artifact: { parts: [{ type: 'text', text: 'Done.' }] },
     });
+    expect(typePartsTask(waiting)).toEqual({ id: 't1', status: { state: 'input-required', message: 'Approval required (id: u1): add x' } });
+    expect(typePartsTask({ ...completed, state: 'canceled', artifactText: undefined, statusText: 'Operation cancelled by user.' })).toEqual(
+      {
+        id: 't1',
+        status: { state: 'canceled', message: 'Operation cancelled by user.' },
+      },
+    );
   });
 });
 
@@ -75,11 +87,20 @@ describe('v0.3', () => {
   it('lists every approval when several wait', () => {
     const second = { ...approval, uuid: 'u2', chain: [] };
     const task = v03Task({ ...waiting, approvals: [approval, second] });
-    expect(task.status.message?.parts[1]).toEqual({ kind: 'data', data: { approval: approvalJson, approvals: [approvalJson, { ...approvalJson, uuid: 'u2', chain: [] }] } });
+    expect(task.status.message?.parts[1]).toEqual({
+      kind: 'data',
+      data: { approval: approvalJson, approvals: [approvalJson, { ...approvalJson, uuid: 'u2', chain: [] }] },
+    });
   });
 
   it('writes stream events: status-update with final, artifact-update as the last chunk', () => {
-    expect(v03Event({ kind: 'status', task: waiting, final: true })).toMatchObject({ kind: 'status-update', taskId: 't1', contextId: 'ctx', status: { state: 'input-required' }, final: true });
+    expect(v03Event({ kind: 'status', task: waiting, final: true })).toMatchObject({
+      kind: 'status-update',
+      taskId: 't1',
+      contextId: 'ctx',
+      status: { state: 'input-required' },
+      final: true,
+    });
     expect(v03Event({ kind: 'artifact', task: completed })).toEqual({
       kind: 'artifact-update',
       taskId: 't1',
@@ -127,14 +148,24 @@ describe('v1.0', () => {
     expect(task.artifacts[0]?.parts[0]?.content).toEqual({ $case: 'text', value: 'Done.' });
     const sent = SendMessageResponse.fromJSON(v10SendResult(waiting));
     expect(sent.payload?.$case).toBe('task');
-    expect(v10SendResult(waiting)).toEqual({ task: { id: 't1', contextId: 'ctx', status: expect.objectContaining({ state: 'TASK_STATE_INPUT_REQUIRED' }) } });
+    expect(v10SendResult(waiting)).toEqual({
+      task: { id: 't1', contextId: 'ctx', status: expect.objectContaining({ state: 'TASK_STATE_INPUT_REQUIRED' }) },
+    });
   });
 
   it('writes stream events as task, statusUpdate and artifactUpdate', () => {
     const status = StreamResponse.fromJSON(v10Event({ kind: 'status', task: completed, final: true }));
-    expect(status.payload).toMatchObject({ $case: 'statusUpdate', value: { taskId: 't1', contextId: 'ctx', status: { state: TaskState.TASK_STATE_COMPLETED } } });
+    expect(status.payload).toMatchObject({
+      $case: 'statusUpdate',
+      value: { taskId: 't1', contextId: 'ctx', status: { state: TaskState.TASK_STATE_COMPLETED } },
+    });
     expect(v10Event({ kind: 'artifact', task: completed })).toEqual({
-      artifactUpdate: { taskId: 't1', contextId: 'ctx', artifact: { artifactId: 'response', name: 'response', parts: [{ text: 'Done.' }] }, lastChunk: true },
+      artifactUpdate: {
+        taskId: 't1',
+        contextId: 'ctx',
+        artifact: { artifactId: 'response', name: 'response', parts: [{ text: 'Done.' }] },
+        lastChunk: true,
+      },
     });
     expect(Object.keys(v10Event({ kind: 'task', task: completed }) as object)).toEqual(['task']);
   });

@@ -108,7 +108,7 @@ describe('watchLifetime', () => {
     expect(watch.signal.aborted).toBe(true);
   });
 
-  it('ends when its owner ends it, and lets go of the client\'s signal then', () => {
+  it("ends when its owner ends it, and lets go of the client's signal then", () => {
     const client = new AbortController();
     const watch = watchLifetime(client.signal);
     expect(getEventListeners(client.signal, 'abort')).toHaveLength(1);

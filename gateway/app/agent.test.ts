@@ -17,7 +17,8 @@ const base: Conversation = {
   messageCount: 0,
   usage: { inputTokens: 0, outputTokens: 0 },
   pendingApprovals: [],
-  runRevision: 0, watched: false,
+  runRevision: 0,
+  watched: false,
 };
 
 describe('resultFromConversation', () => {
@@ -39,13 +40,25 @@ describe('resultFromConversation', () => {
       updatedAt: new Date(0),
       agentChain: [],
     };
-    const waiting = { ...base, status: ConversationStatus.CONVERSATION_STATUS_WAITING_APPROVAL, pendingApproval, pendingApprovals: [pendingApproval] };
+    const waiting = {
+      ...base,
+      status: ConversationStatus.CONVERSATION_STATUS_WAITING_APPROVAL,
+      pendingApproval,
+      pendingApprovals: [pendingApproval],
+    };
     expect(resultFromConversation(waiting)).toEqual({ response: '', waitingApproval: true, approval: pendingApproval });
   });
 });
 
 describe('createAgent: conversations shown with the view of their run', () => {
-  const view: PipelineView = { pausedNodePath: [0], pausedNodeOutputKey: 'out', sessionState: {}, userMessage: 'go', pauses: [], branchOutputs: {} };
+  const view: PipelineView = {
+    pausedNodePath: [0],
+    pausedNodeOutputKey: 'out',
+    sessionState: {},
+    userMessage: 'go',
+    pauses: [],
+    branchOutputs: {},
+  };
   const run = { state: Buffer.from([0x01, 0xff]), schemaVersion: 3, revision: 2 };
   const approval = approvalRecord({ conversationId: 'tree' });
   const tree = conversationRecord({
@@ -72,7 +85,11 @@ describe('createAgent: conversations shown with the view of their run', () => {
         if (outage) throw outage;
         return { views: request.runs.map(() => ({ pipeline: view })) };
       },
-      createConversation: async () => ({ conversation: tree, result: { response: 'asks', waitingApproval: true, approval }, pipeline: view }),
+      createConversation: async () => ({
+        conversation: tree,
+        result: { response: 'asks', waitingApproval: true, approval },
+        pipeline: view,
+      }),
       sendMessage: async () => ({ conversation: tree, result: { response: 'asks', waitingApproval: true, approval }, pipeline: view }),
       resolveApproval: async () => ({ decided: true, approval, conversation: plain, result: { response: 'done', waitingApproval: false } }),
     };
@@ -106,12 +123,19 @@ describe('createAgent: conversations shown with the view of their run', () => {
     expect(described).toEqual([]);
   });
 
-  it("fails the read when the orchestrator cannot describe the run, as any backend failure: never a conversation without its state", async () => {
-    const outage = new RpcError(GrpcStatus.UNAVAILABLE, 'No connection established', '/asg.orchestrator.v1.OrchestratorService/DescribeRuns');
+  it('fails the read when the orchestrator cannot describe the run, as any backend failure: never a conversation without its state', async () => {
+    const outage = new RpcError(
+      GrpcStatus.UNAVAILABLE,
+      'No connection established',
+      '/asg.orchestrator.v1.OrchestratorService/DescribeRuns',
+    );
     const { agent } = backends(outage);
     await expect(agent.viewConversation('tree')).rejects.toBe(outage);
     await expect(agent.listConversations({ limit: 10 })).rejects.toBe(outage);
-    expect(failureOf(outage)).toMatchObject({ status: 503, message: 'service unavailable: DescribeRuns on the orchestrator failed: No connection established' });
+    expect(failureOf(outage)).toMatchObject({
+      status: 503,
+      message: 'service unavailable: DescribeRuns on the orchestrator failed: No connection established',
+    });
     // A conversation without a run does not need the orchestrator.
     expect((await agent.viewConversation('plain')).conversation).toEqual(plain);
   });
@@ -120,12 +144,23 @@ describe('createAgent: conversations shown with the view of their run', () => {
 describe('createAgent: approvals as resources and decisions with identity', () => {
   function backends() {
     const asked: Record<string, unknown[]> = { resolveApproval: [], listApprovals: [], getApproval: [], listAudit: [] };
-    const expired = approvalRecord({ uuid: 'expired', status: ApprovalStatus.APPROVAL_STATUS_EXPIRED, decidedBy: 'timeout', via: 'timeout', decidedAt: new Date('2025-01-15T10:32:00.000Z') });
+    const expired = approvalRecord({
+      uuid: 'expired',
+      status: ApprovalStatus.APPROVAL_STATUS_EXPIRED,
+      decidedBy: 'timeout',
+      via: 'timeout',
+      decidedAt: new Date('2025-01-15T10:32:00.000Z'),
+    });
     const orchestrator = {
       resolveApproval: async (request: { uuid: string }) => {
         asked.resolveApproval!.push(request);
         if (request.uuid === 'expired') return { decided: false, approval: expired };
-        return { decided: true, approval: approvalRecord(), conversation: conversationRecord(), result: { response: 'done', waitingApproval: false } };
+        return {
+          decided: true,
+          approval: approvalRecord(),
+          conversation: conversationRecord(),
+          result: { response: 'done', waitingApproval: false },
+        };
       },
     };
     const store = {
@@ -147,7 +182,11 @@ describe('createAgent: approvals as resources and decisions with identity', () =
 
   it('sends who decides, through which face, the reason and the edited arguments to the orchestrator', async () => {
     const { agent, asked } = backends();
-    await agent.resolveApproval('u1', 'approved', { decider: { principal: 'token:alice', via: 'web' }, reason: 'fixed', arguments: { name: 'web-9' } });
+    await agent.resolveApproval('u1', 'approved', {
+      decider: { principal: 'token:alice', via: 'web' },
+      reason: 'fixed',
+      arguments: { name: 'web-9' },
+    });
     await agent.resolveApproval('u2', 'rejected', { decider: { principal: 'anonymous', via: 'cli' } });
     expect(asked.resolveApproval).toEqual([
       { uuid: 'u1', approved: true, reason: 'fixed', decidedBy: 'token:alice', via: 'web', argumentsJson: '{"name":"web-9"}' },
@@ -163,7 +202,10 @@ describe('createAgent: approvals as resources and decisions with identity', () =
 
   it('lists approvals with the store statuses a filter stands for, and reads one with its session id', async () => {
     const { agent, asked } = backends();
-    expect(await agent.listApprovals({ limit: 10, statuses: ['approved', 'expired'], conversationId: 'c1', cursor: 'p1' })).toEqual({ approvals: [approvalRecord()], nextCursor: 'p2' });
+    expect(await agent.listApprovals({ limit: 10, statuses: ['approved', 'expired'], conversationId: 'c1', cursor: 'p1' })).toEqual({
+      approvals: [approvalRecord()],
+      nextCursor: 'p2',
+    });
     await agent.listApprovals({ limit: 50 });
     expect(asked.listApprovals).toEqual([
       {

@@ -229,18 +229,20 @@ export function createAgent(backends: Pick<Backends, 'orchestrator' | 'store'>):
     },
 
     async resolveApproval(uuid, decision, { decider, reason, arguments: edited, input }) {
-      const answer = await orchestrator.resolveApproval({
-        uuid,
-        approved: decision === 'approved',
-        reason,
-        decidedBy: decider.principal,
-        via: decider.via,
-        // Bounded here, for every face at once: nothing over the limits of a stored JSON value leaves the edge (400).
-        ...(edited !== undefined && { argumentsJson: jsonObjectText(edited, '"arguments"') }),
-        ...(input !== undefined && { inputJson: jsonObjectText(input, '"input"') }),
-      }).catch((error: unknown) => {
-        throw unknownIfLate(error, { approvalUuid: uuid });
-      });
+      const answer = await orchestrator
+        .resolveApproval({
+          uuid,
+          approved: decision === 'approved',
+          reason,
+          decidedBy: decider.principal,
+          via: decider.via,
+          // Bounded here, for every face at once: nothing over the limits of a stored JSON value leaves the edge (400).
+          ...(edited !== undefined && { argumentsJson: jsonObjectText(edited, '"arguments"') }),
+          ...(input !== undefined && { inputJson: jsonObjectText(input, '"input"') }),
+        })
+        .catch((error: unknown) => {
+          throw unknownIfLate(error, { approvalUuid: uuid });
+        });
       if (answer.unsettled) throw new OutcomeUnknown(answer.unsettled);
       const approval = present(answer.approval, `approval ${uuid}`);
       if (!answer.decided) {
@@ -268,7 +270,12 @@ export function createAgent(backends: Pick<Backends, 'orchestrator' | 'store'>):
       const approval = present(answer.approval, `approval ${uuid}`);
       // Only the orchestrator reads a run: a pending approval's run says whether it asks for input.
       const pending = approval.status === ApprovalStatus.APPROVAL_STATUS_PENDING;
-      const input = pending && answer.run ? (await orchestrator.describeRuns({ runs: [{ run: answer.run, pendingApprovalUuid: '' }] })).views[0]?.inputs.find((view) => view.approvalUuid === uuid) : undefined;
+      const input =
+        pending && answer.run
+          ? (await orchestrator.describeRuns({ runs: [{ run: answer.run, pendingApprovalUuid: '' }] })).views[0]?.inputs.find(
+              (view) => view.approvalUuid === uuid,
+            )
+          : undefined;
       return { approval, sessionId: answer.sessionId, ...(input && { input }) };
     },
 

@@ -35,15 +35,26 @@ export interface BackendAddresses {
 }
 
 /** The gateway's clients; a backend served in this process (`inProcess`, `asg up`) is called directly. */
-export function connectBackends(peers: BackendAddresses, config: Pick<GatewayConfig, 'chat' | 'grpc'>, inProcess?: InProcessChannels): Backends {
+export function connectBackends(
+  peers: BackendAddresses,
+  config: Pick<GatewayConfig, 'chat' | 'grpc'>,
+  inProcess?: InProcessChannels,
+): Backends {
   // A turn runs the model and tools until it answers or stops for approval: it gets the
   // configured turn deadline. The clients connect lazily, so a peer that is not up yet only
   // fails the requests that need it.
   const options = { channel: config.grpc, inProcess };
-  const orchestrator = createPromiseClient(OrchestratorServiceService, peers.orchestrator, 'gateway', config.chat.turn_timeout, {
-    listTools: TOOL_LISTING_DEADLINE_MS,
-    describeRuns: RUN_VIEWS_DEADLINE_MS,
-  }, options);
+  const orchestrator = createPromiseClient(
+    OrchestratorServiceService,
+    peers.orchestrator,
+    'gateway',
+    config.chat.turn_timeout,
+    {
+      listTools: TOOL_LISTING_DEADLINE_MS,
+      describeRuns: RUN_VIEWS_DEADLINE_MS,
+    },
+    options,
+  );
   const store = createPromiseClient(ConversationStoreServiceService, peers.conversationStore, 'gateway', STORE_DEADLINE_MS, {}, options);
   const health = {
     orchestrator: createPromiseClient(HEALTH_DEFINITION, peers.orchestrator, 'gateway', STORE_DEADLINE_MS, {}, options),

@@ -62,9 +62,20 @@ describe('watchConversation', () => {
 
   it("shows the view of the conversation's run as pipeline_state in the snapshot", async () => {
     const feed = new FakeEventFeed();
-    const pipeline: PipelineView = { pausedNodePath: [1], pausedNodeOutputKey: 'out', sessionState: { a: 'b' }, userMessage: 'go', pauses: [], branchOutputs: { '0': 'done' } };
+    const pipeline: PipelineView = {
+      pausedNodePath: [1],
+      pausedNodeOutputKey: 'out',
+      sessionState: { a: 'b' },
+      userMessage: 'go',
+      pauses: [],
+      branchOutputs: { '0': 'done' },
+    };
     const { updates } = await watchConversation(
-      { feed, getConversation: unexpectedRecordRead, viewConversation: async () => ({ conversation: conversationRecord({ id: 'c1' }), pipeline }) },
+      {
+        feed,
+        getConversation: unexpectedRecordRead,
+        viewConversation: async () => ({ conversation: conversationRecord({ id: 'c1' }), pipeline }),
+      },
       { conversationId: 'c1', afterId: 0 },
     );
     const [snapshot] = await take(updates, 1);
@@ -73,7 +84,11 @@ describe('watchConversation', () => {
 
   it('fails before streaming for an unknown conversation, and closes the stream it opened', async () => {
     const feed = new FakeEventFeed();
-    const missing = new RpcError(GrpcStatus.NOT_FOUND, 'conversation nope not found', '/asg.store.v1.ConversationStoreService/GetConversation');
+    const missing = new RpcError(
+      GrpcStatus.NOT_FOUND,
+      'conversation nope not found',
+      '/asg.store.v1.ConversationStoreService/GetConversation',
+    );
     await expect(
       watchConversation(
         {

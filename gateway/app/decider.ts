@@ -39,7 +39,12 @@ export interface Whoami {
 export function currentWhoami(): Whoami {
   const scope = currentAuthScope();
   if (!scope) return { principal: ANONYMOUS, name: ANONYMOUS, roles: ['admin'], authentication: 'off' };
-  return { principal: scope.principal.id, name: scope.principal.name, roles: [...scope.principal.roles], authentication: scope.authentication ? 'on' : 'off' };
+  return {
+    principal: scope.principal.id,
+    name: scope.principal.name,
+    roles: [...scope.principal.roles],
+    authentication: scope.authentication ? 'on' : 'off',
+  };
 }
 
 /**

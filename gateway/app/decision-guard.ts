@@ -24,7 +24,10 @@ export class AccessDenied extends Error {
  * reported to `onRefused` (the audit) with the approval's uuid. A call outside any request
  * (no scope) is refused too: with `auth` on, a decision always has someone behind it.
  */
-export function guardDecisions<T extends Pick<Agent, 'resolveApproval'>>(agent: T, onRefused: (scope: AuthScope, uuid: string) => void = () => undefined): T {
+export function guardDecisions<T extends Pick<Agent, 'resolveApproval'>>(
+  agent: T,
+  onRefused: (scope: AuthScope, uuid: string) => void = () => undefined,
+): T {
   const resolveApproval: Agent['resolveApproval'] = (...args) => {
     const scope = currentAuthScope();
     if (!scope || !allows(scope.principal, 'approve')) {

@@ -7,7 +7,6 @@ import type { ApprovalStatusName, Decision } from '../../services/common/approva
  * approval as a resource, are services/common/approval-resource.ts (the webhooks show it too).
  */
 
-
 const APPROVE_WORDS = new Set(['yes', 'y', 'true', 'approve', 'approved', 'ok', 'confirm']);
 const REJECT_WORDS = new Set(['no', 'n', 'false', 'reject', 'rejected', 'deny', 'cancel']);
 

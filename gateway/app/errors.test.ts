@@ -33,15 +33,24 @@ describe('failureOf', () => {
   });
 
   it('names the call that met an outage', () => {
-    const down = failureOf(new RpcError(GrpcStatus.UNAVAILABLE, 'No connection established. Last error: connect ECONNREFUSED 127.0.0.1:7104. Resolution note: ', ORCHESTRATOR));
+    const down = failureOf(
+      new RpcError(
+        GrpcStatus.UNAVAILABLE,
+        'No connection established. Last error: connect ECONNREFUSED 127.0.0.1:7104. Resolution note: ',
+        ORCHESTRATOR,
+      ),
+    );
     expect(down).toEqual({
       status: 503,
-      message: 'service unavailable: SendMessage on the orchestrator failed: No connection established. Last error: connect ECONNREFUSED 127.0.0.1:7104.',
+      message:
+        'service unavailable: SendMessage on the orchestrator failed: No connection established. Last error: connect ECONNREFUSED 127.0.0.1:7104.',
       unexpected: false,
     });
     const slow = failureOf(new RpcError(GrpcStatus.DEADLINE_EXCEEDED, 'Deadline exceeded after 10.001s', STORE));
     expect(slow.status).toBe(504);
-    expect(slow.message).toBe('deadline exceeded: GetConversation on the conversation store did not finish in time: Deadline exceeded after 10.001s');
+    expect(slow.message).toBe(
+      'deadline exceeded: GetConversation on the conversation store did not finish in time: Deadline exceeded after 10.001s',
+    );
   });
 
   it('marks internal failures as unexpected', () => {
@@ -51,14 +60,23 @@ describe('failureOf', () => {
   });
 
   it('redacts bearer tokens and key-shaped strings from every message', () => {
-    const reply = failureOf(new RpcError(GrpcStatus.UNAUTHENTICATED, 'MCP server refused Bearer eyJhbGciOi.secret.part with key sk-abcdefghijklmnopqrstuv', ORCHESTRATOR));
+    const reply = failureOf(
+      new RpcError(
+        GrpcStatus.UNAUTHENTICATED,
+        'MCP server refused Bearer eyJhbGciOi.secret.part with key sk-abcdefghijklmnopqrstuv',
+        ORCHESTRATOR,
+      ),
+    );
     expect(reply.message).not.toContain('eyJhbGciOi');
     expect(reply.message).not.toContain('sk-abcdefghijklmnopqrstuv');
     expect(reply.message).toContain('Bearer [redacted]');
   });
 
   it('maps the body parser’s rejections to 400 and 413', () => {
-    const malformed = Object.assign(new SyntaxError("Expected property name or '}' in JSON at position 1"), { type: 'entity.parse.failed', status: 400 });
+    const malformed = Object.assign(new SyntaxError("Expected property name or '}' in JSON at position 1"), {
+      type: 'entity.parse.failed',
+      status: 400,
+    });
     expect(failureOf(malformed)).toEqual({
       status: 400,
       message: "malformed JSON body: Expected property name or '}' in JSON at position 1",

@@ -22,7 +22,12 @@ import { until } from '../../test/support/until.js';
 import { createEventFeed, RESUME_AFTER_OPEN_MS, WATCH_STREAM_MS } from './event-feed.js';
 
 const WATCH = '/asg.store.v1.ConversationStoreService/WatchEvents';
-const event = (id: number): ConversationEvent => ({ id, conversationId: 'c1', at: new Date(), statusChanged: ConversationStatus.CONVERSATION_STATUS_ACTIVE });
+const event = (id: number): ConversationEvent => ({
+  id,
+  conversationId: 'c1',
+  at: new Date(),
+  statusChanged: ConversationStatus.CONVERSATION_STATUS_ACTIVE,
+});
 
 async function collect<T>(iterable: AsyncIterable<T>, count: number): Promise<T[]> {
   const seen: T[] = [];
@@ -152,7 +157,7 @@ describe('EventFeed.watch', () => {
 });
 
 describe('EventFeed.pendingApprovals', () => {
-  it('reads every page of the store\'s pending approvals, oldest first', async () => {
+  it("reads every page of the store's pending approvals, oldest first", async () => {
     const pages: Record<string, ListPendingApprovalsResponse> = {
       '': { approvals: [approvalRecord({ uuid: 'u1' }), approvalRecord({ uuid: 'u2' })], nextPageToken: 'p2' },
       p2: { approvals: [approvalRecord({ uuid: 'u3' })], nextPageToken: '' },
@@ -179,8 +184,20 @@ describe('EventFeed.watch against a real store: a watch whose signal aborts rele
     it(`${transport}: the store's watcher is gone and the loop ends quietly, with no event to wake it`, async () => {
       const channels = transport === 'in-process' ? new InProcessChannels() : undefined;
       const config = configSchema.parse({ data_dir: join(dataDir, transport) });
-      const store = await startConversationStore({ config: configSlice(config, 'conversationStore'), listen: '127.0.0.1:0', log: createLogger('feed-cancel-test'), ...(channels && { inProcess: channels }) });
-      const client = createPromiseClient(ConversationStoreServiceService, store.address, 'gateway', 10_000, {}, channels ? { inProcess: channels } : {});
+      const store = await startConversationStore({
+        config: configSlice(config, 'conversationStore'),
+        listen: '127.0.0.1:0',
+        log: createLogger('feed-cancel-test'),
+        ...(channels && { inProcess: channels }),
+      });
+      const client = createPromiseClient(
+        ConversationStoreServiceService,
+        store.address,
+        'gateway',
+        10_000,
+        {},
+        channels ? { inProcess: channels } : {},
+      );
       try {
         const feed = createEventFeed(client);
         const { conversation } = await client.createConversation({ sessionId: '0badcafe', systemPrompt: '' });

@@ -67,7 +67,10 @@ export function createEventFeed(store: Pick<ConversationStoreClient, 'watchEvent
             const opened = Date.now();
             let passedOn = false;
             try {
-              for await (const { event } of store.watchEvents({ conversationId, afterId: resumeAfter, storedOnly: false }, { timeoutMs: WATCH_STREAM_MS, signal })) {
+              for await (const { event } of store.watchEvents(
+                { conversationId, afterId: resumeAfter, storedOnly: false },
+                { timeoutMs: WATCH_STREAM_MS, signal },
+              )) {
                 if (!event) continue;
                 if (event.id > 0) resumeAfter = event.id;
                 passedOn = true;

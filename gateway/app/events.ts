@@ -69,6 +69,7 @@ export function conversationEventJson(event: ConversationEvent): ConversationEve
   if (event.turnEnded) return { ...base, kind: 'turn_ended' };
   if (event.toolCallStarted) return { ...base, kind: 'tool_call_started', tool_call: toolCallJson(event.toolCallStarted) };
   if (event.toolCallFinished) return { ...base, kind: 'tool_call_finished', tool_call: toolCallJson(event.toolCallFinished) };
-  if (event.textDelta) return { ...base, kind: 'text_delta', text: event.textDelta.text, ...(event.textDelta.node && { node: event.textDelta.node }) };
+  if (event.textDelta)
+    return { ...base, kind: 'text_delta', text: event.textDelta.text, ...(event.textDelta.node && { node: event.textDelta.node }) };
   return undefined;
 }

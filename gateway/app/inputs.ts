@@ -20,7 +20,10 @@ export const DEFAULT_PAGE_SIZE = 50;
  * a misspelt field ("mesage") is found at once instead of being silently ignored.
  */
 export function unknownFieldsMessage(keys: readonly string[]): string {
-  const named = keys.slice(0, 10).map((key) => JSON.stringify(key.slice(0, 60))).join(', ');
+  const named = keys
+    .slice(0, 10)
+    .map((key) => JSON.stringify(key.slice(0, 60)))
+    .join(', ');
   const more = keys.length > 10 ? ` and ${keys.length - 10} more` : '';
   return `unknown field${keys.length === 1 ? '' : 's'} ${named}${more}`;
 }

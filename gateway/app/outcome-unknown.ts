@@ -20,7 +20,10 @@ export class OutcomeUnknown extends Error {
   readonly handedBack: boolean;
 
   constructor(outcome: Unsettled) {
-    const look = [outcome.approvalUuid && `GET /approvals/${outcome.approvalUuid}`, outcome.conversationId && `GET /conversations/${outcome.conversationId}`].filter(Boolean);
+    const look = [
+      outcome.approvalUuid && `GET /approvals/${outcome.approvalUuid}`,
+      outcome.conversationId && `GET /conversations/${outcome.conversationId}`,
+    ].filter(Boolean);
     const where = look.length > 0 ? `look at ${look.join(' and ')}` : 'look at GET /conversations';
     super(`outcome unknown: ${outcome.reason}. ${where.charAt(0).toUpperCase()}${where.slice(1)} before doing it again.`);
     this.name = 'OutcomeUnknown';

@@ -51,16 +51,26 @@ describe('mayAccess: the rule', () => {
   });
 
   it('lets an admin read and write everything, and a principal without roles nothing', () => {
-    for (const owner of ['token:alice', undefined]) for (const access of ['read', 'write'] as const) expect(mayAccess(root, owner, access)).toBe(true);
+    for (const owner of ['token:alice', undefined])
+      for (const access of ['read', 'write'] as const) expect(mayAccess(root, owner, access)).toBe(true);
     expect(mayAccess(who('alice'), 'token:alice', 'read')).toBe(false);
   });
 
   it('lists only the own conversations of whoever may not read all of them', () => {
-    expect([listingOwner(alice), listingOwner(carol), listingOwner(carolWhoChats), listingOwner(root)]).toEqual(['token:alice', undefined, undefined, undefined]);
+    expect([listingOwner(alice), listingOwner(carol), listingOwner(carolWhoChats), listingOwner(root)]).toEqual([
+      'token:alice',
+      undefined,
+      undefined,
+      undefined,
+    ]);
   });
 
   it('gives a new conversation its creator as owner when authentication is on, and none without', () => {
-    const scope = (authentication: boolean): AuthScope => ({ principal: { ...alice, via: 'rest' }, subject: 'POST /conversations', authentication });
+    const scope = (authentication: boolean): AuthScope => ({
+      principal: { ...alice, via: 'rest' },
+      subject: 'POST /conversations',
+      authentication,
+    });
     expect(ownerOfNewConversation(scope(true))).toBe('token:alice');
     expect(ownerOfNewConversation(scope(false))).toBeUndefined();
     expect(ownerOfNewConversation(undefined)).toBeUndefined();
@@ -68,7 +78,7 @@ describe('mayAccess: the rule', () => {
 });
 
 describe('requireAccess', () => {
-  it("answers a stranger exactly as the store answers an unknown id, whether it reads or writes", () => {
+  it('answers a stranger exactly as the store answers an unknown id, whether it reads or writes', () => {
     const store = failureOf(notFound(`conversation ${ALICE} not found`));
     for (const access of ['read', 'write'] as const) {
       const error = catching(() => requireAccess(bob, { id: ALICE, owner: 'token:alice' }, access));
@@ -80,8 +90,13 @@ describe('requireAccess', () => {
   it('refuses an approver who writes to a conversation it may read with 403, naming whose it is', () => {
     const error = catching(() => requireAccess(carolWhoChats, { id: ALICE, owner: 'token:alice' }, 'write'));
     expect(error).toBeInstanceOf(AccessDenied);
-    expect(failureOf(error)).toMatchObject({ status: 403, message: expect.stringContaining(`token:carol may read conversation ${ALICE} but not send to it: it belongs to token:alice`) });
-    expect(failureOf(catching(() => requireAccess(carol, { id: NOBODYS }, 'write'))).message).toContain('created without authentication and belongs to nobody');
+    expect(failureOf(error)).toMatchObject({
+      status: 403,
+      message: expect.stringContaining(`token:carol may read conversation ${ALICE} but not send to it: it belongs to token:alice`),
+    });
+    expect(failureOf(catching(() => requireAccess(carol, { id: NOBODYS }, 'write'))).message).toContain(
+      'created without authentication and belongs to nobody',
+    );
   });
 });
 
@@ -108,7 +123,16 @@ function fakeAgent() {
     if (!conversation) throw notFound(`conversation ${id} not found`);
     return conversation;
   };
-  const agent: Pick<Agent, 'createConversation' | 'getConversation' | 'getConversationRecord' | 'viewConversation' | 'listConversations' | 'sendMessage' | 'listTools'> = {
+  const agent: Pick<
+    Agent,
+    | 'createConversation'
+    | 'getConversation'
+    | 'getConversationRecord'
+    | 'viewConversation'
+    | 'listConversations'
+    | 'sendMessage'
+    | 'listTools'
+  > = {
     async createConversation(_message, origin) {
       created.push(origin);
       return { conversation: conversationRecord({ owner: origin?.owner }) };
@@ -144,10 +168,14 @@ function fakeAgent() {
 const as = <T>(principal: { id: string; name: string; roles: Role[] }, run: () => Promise<T>, authentication = true) =>
   withAuthScope({ principal: { ...principal, via: 'rest' }, subject: 'GET /conversations/:id', authentication }, run);
 
-const failure = (promise: Promise<unknown>) => promise.then(() => undefined, (error: unknown) => failureOf(error));
+const failure = (promise: Promise<unknown>) =>
+  promise.then(
+    () => undefined,
+    (error: unknown) => failureOf(error),
+  );
 
 describe('guardConversations', () => {
-  it("lets alice read and talk to her conversation, checked on its record first", async () => {
+  it('lets alice read and talk to her conversation, checked on its record first', async () => {
     const { agent, calls } = fakeAgent();
     await as(alice, () => agent.getConversation(ALICE));
     await as(alice, () => agent.viewConversation(ALICE));
@@ -158,7 +186,12 @@ describe('guardConversations', () => {
   it("answers bob 404 for alice's conversation on every operation, as for an unknown id, and reads, describes and runs nothing", async () => {
     const { agent, calls } = fakeAgent();
     const unknown = await as(bob, () => failure(agent.getConversation(UNKNOWN)));
-    for (const operation of [() => agent.getConversation(ALICE), () => agent.getConversationRecord(ALICE), () => agent.viewConversation(ALICE), () => agent.sendMessage(ALICE, 'hi')]) {
+    for (const operation of [
+      () => agent.getConversation(ALICE),
+      () => agent.getConversationRecord(ALICE),
+      () => agent.viewConversation(ALICE),
+      () => agent.sendMessage(ALICE, 'hi'),
+    ]) {
       expect(await as(bob, () => failure(operation()))).toEqual({ ...unknown, message: unknown!.message.replace(UNKNOWN, ALICE) });
     }
     expect(unknown).toMatchObject({ status: 404 });
@@ -188,7 +221,11 @@ describe('guardConversations', () => {
   it("answers a JWT named alice 404 for the token alice's conversation, as for an unknown id, and gives its own conversations its own principal", async () => {
     const { agent, calls, created } = fakeAgent();
     const unknown = await as(jwtAlice, () => failure(agent.getConversation(UNKNOWN)));
-    for (const operation of [() => agent.getConversation(ALICE), () => agent.viewConversation(ALICE), () => agent.sendMessage(ALICE, 'hi')]) {
+    for (const operation of [
+      () => agent.getConversation(ALICE),
+      () => agent.viewConversation(ALICE),
+      () => agent.sendMessage(ALICE, 'hi'),
+    ]) {
       expect(await as(jwtAlice, () => failure(operation()))).toEqual({ ...unknown, message: unknown!.message.replace(UNKNOWN, ALICE) });
     }
     expect(calls.filter((call) => !call.startsWith('record'))).toEqual([]);

@@ -55,11 +55,20 @@ function unknownConversation(id: string): Error {
 }
 
 /** Throws unless `principal` may access `conversation` as asked: NOT_FOUND when it may not even read it, else 403. */
-export function requireAccess(principal: Pick<Principal, 'id' | 'roles'>, conversation: Pick<Conversation, 'id' | 'owner'>, access: ConversationAccess): void {
+export function requireAccess(
+  principal: Pick<Principal, 'id' | 'roles'>,
+  conversation: Pick<Conversation, 'id' | 'owner'>,
+  access: ConversationAccess,
+): void {
   if (mayAccess(principal, conversation.owner, access)) return;
   if (access === 'read' || !mayAccess(principal, conversation.owner, 'read')) throw unknownConversation(conversation.id);
-  const whose = conversation.owner === undefined ? 'it was created without authentication and belongs to nobody' : `it belongs to ${conversation.owner}`;
-  throw new AccessDenied(`${principal.id} may read conversation ${conversation.id} but not send to it: ${whose}; only its owner (with the chat role) or an admin may`);
+  const whose =
+    conversation.owner === undefined
+      ? 'it was created without authentication and belongs to nobody'
+      : `it belongs to ${conversation.owner}`;
+  throw new AccessDenied(
+    `${principal.id} may read conversation ${conversation.id} but not send to it: ${whose}; only its owner (with the chat role) or an admin may`,
+  );
 }
 
 /** The principal of the current request; with `auth` on, a call outside any request has none and is refused. */
@@ -69,7 +78,10 @@ function currentPrincipal(): Principal {
   return scope.principal;
 }
 
-type GuardedOperations = Pick<Agent, 'createConversation' | 'getConversation' | 'getConversationRecord' | 'viewConversation' | 'listConversations' | 'sendMessage'>;
+type GuardedOperations = Pick<
+  Agent,
+  'createConversation' | 'getConversation' | 'getConversationRecord' | 'viewConversation' | 'listConversations' | 'sendMessage'
+>;
 
 /**
  * `agent` whose conversations obey the rule for the caller of each request (applied when `auth`

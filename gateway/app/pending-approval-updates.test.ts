@@ -23,11 +23,9 @@ describe('watchPendingApprovals', () => {
     feed.store({ conversationId: 'c2', approvalRequested: approvalRecord({ uuid: 'u2', conversationId: 'c2' }) });
     feed.store({ conversationId: 'c1', approvalResolved: approvalRecord({ uuid: 'u1', status: ApprovalStatus.APPROVAL_STATUS_APPROVED }) });
     const seen: PendingApprovalUpdate[] = await take(updates, 3);
-    expect(seen.map((update) => (update.kind === 'snapshot' ? update.approvals.map((a) => a.uuid) : [update.kind, update.approval.uuid]))).toEqual([
-      ['u1'],
-      ['approval_requested', 'u2'],
-      ['approval_resolved', 'u1'],
-    ]);
+    expect(
+      seen.map((update) => (update.kind === 'snapshot' ? update.approvals.map((a) => a.uuid) : [update.kind, update.approval.uuid])),
+    ).toEqual([['u1'], ['approval_requested', 'u2'], ['approval_resolved', 'u1']]);
     expect(feed.watchRequests).toEqual([{ afterId: 0 }]);
   });
 

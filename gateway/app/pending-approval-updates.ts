@@ -20,7 +20,10 @@ export interface PendingApprovalUpdatesRequest {
 }
 
 /** Opens the watch; fails at once (UNAVAILABLE) when the snapshot cannot be read. */
-export async function watchPendingApprovals(feed: EventFeed, request: PendingApprovalUpdatesRequest): Promise<AsyncGenerator<PendingApprovalUpdate, void>> {
+export async function watchPendingApprovals(
+  feed: EventFeed,
+  request: PendingApprovalUpdatesRequest,
+): Promise<AsyncGenerator<PendingApprovalUpdate, void>> {
   const { afterId, signal } = request;
   // Opened before the snapshot is read (see watchConversation): a request or resolution in
   // between reaches the watcher in the snapshot, the stream or both, and adding or removing

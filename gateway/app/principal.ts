@@ -67,4 +67,3 @@ export function withAuthScope<T>(scope: AuthScope, fn: () => T): T {
 export function currentAuthScope(): AuthScope | undefined {
   return context.active().getValue(AUTH_SCOPE) as AuthScope | undefined;
 }
-

@@ -41,7 +41,11 @@ export interface Readiness {
  * replicas behind a name, the answer is that of the replica the channel picked, which is the
  * one the next call would go to.
  */
-export function backendReadiness(health: Record<BackendName, HealthClient>, isDraining: () => boolean, toolServers?: () => Promise<ToolServer[]>): Readiness {
+export function backendReadiness(
+  health: Record<BackendName, HealthClient>,
+  isDraining: () => boolean,
+  toolServers?: () => Promise<ToolServer[]>,
+): Readiness {
   const names: Record<BackendName, string> = {
     orchestrator: serviceNameOf(OrchestratorServiceService),
     conversation_store: serviceNameOf(ConversationStoreServiceService),
@@ -57,7 +61,11 @@ export function backendReadiness(health: Record<BackendName, HealthClient>, isDr
       if (isDraining()) return { status: 'draining', error: 'the gateway is stopping and takes no new requests' };
       const notReady = entries.filter(([, state]) => state !== 'SERVING');
       if (notReady.length === 0) return { status: 'ready', ...(await mcpServers(toolServers)) };
-      return { status: 'not_ready', backends, error: `not ready: ${notReady.map(([backend, state]) => `${backend} is ${state}`).join(', ')}` };
+      return {
+        status: 'not_ready',
+        backends,
+        error: `not ready: ${notReady.map(([backend, state]) => `${backend} is ${state}`).join(', ')}`,
+      };
     },
   };
 }

@@ -29,7 +29,8 @@ const conversation: Conversation = {
   messageCount: 0,
   usage: { inputTokens: 0, outputTokens: 0 },
   pendingApprovals: [],
-  runRevision: 0, watched: false,
+  runRevision: 0,
+  watched: false,
 };
 
 const pipeline: PipelineView = {
@@ -46,11 +47,19 @@ describe('approvalReply', () => {
     const reply = approvalReply(approval.uuid, { decided: true, conversation, result: { response: 'cancelled', waitingApproval: false } });
     expect(reply.status).toBe(200);
     expect(reply.sessionId).toBe('4be2a91c');
-    expect(reply.body).toEqual({ conversation: conversationReply({ conversation }).conversation, result: { response: 'cancelled', waiting_approval: false } });
+    expect(reply.body).toEqual({
+      conversation: conversationReply({ conversation }).conversation,
+      result: { response: 'cancelled', waiting_approval: false },
+    });
   });
 
   it("shows the pipeline state of the turn's answer", () => {
-    const reply = approvalReply(approval.uuid, { decided: true, conversation, pipeline, result: { response: 'waiting', waitingApproval: true } });
+    const reply = approvalReply(approval.uuid, {
+      decided: true,
+      conversation,
+      pipeline,
+      result: { response: 'waiting', waitingApproval: true },
+    });
     expect((reply.body as { conversation: { pipeline_state?: unknown } }).conversation.pipeline_state).toEqual(pipelineStateJson(pipeline));
   });
 
@@ -80,7 +89,10 @@ describe('approvalReply', () => {
 describe('conversationReply', () => {
   it('adds result only when the turn ran', () => {
     expect(Object.keys(conversationReply({ conversation }))).toEqual(['conversation']);
-    expect(Object.keys(conversationReply({ conversation }, { response: 'hi', waitingApproval: false }))).toEqual(['conversation', 'result']);
+    expect(Object.keys(conversationReply({ conversation }, { response: 'hi', waitingApproval: false }))).toEqual([
+      'conversation',
+      'result',
+    ]);
   });
 
   it('shows pipeline_state from the view it is given, on a turn and on a page of history', () => {
@@ -94,13 +106,22 @@ describe('conversationListReply', () => {
   it('adds next_cursor only when there is a next page', () => {
     const summary = { total: 1, active: 1, waitingApproval: 0, completed: 0 };
     const last = conversationListReply({ conversations: [conversation], pipelines: new Map(), summary });
-    expect(last).toEqual({ conversations: [conversationListItemJson(conversation)], summary: { total: 1, active: 1, waiting_approval: 0, completed: 0 } });
-    expect(conversationListReply({ conversations: [conversation], pipelines: new Map(), summary, nextCursor: 'p2' }).next_cursor).toBe('p2');
+    expect(last).toEqual({
+      conversations: [conversationListItemJson(conversation)],
+      summary: { total: 1, active: 1, waiting_approval: 0, completed: 0 },
+    });
+    expect(conversationListReply({ conversations: [conversation], pipelines: new Map(), summary, nextCursor: 'p2' }).next_cursor).toBe(
+      'p2',
+    );
   });
 
   it("shows each conversation's pipeline state by its id, and none on the others", () => {
     const other = { ...conversation, id: 'c2' };
-    const page = conversationListReply({ conversations: [conversation, other], pipelines: new Map([['c2', pipeline]]), summary: undefined });
+    const page = conversationListReply({
+      conversations: [conversation, other],
+      pipelines: new Map([['c2', pipeline]]),
+      summary: undefined,
+    });
     expect(page.conversations.map((item) => item.pipeline_state)).toEqual([undefined, pipelineStateJson(pipeline)]);
   });
 });

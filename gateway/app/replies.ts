@@ -98,7 +98,10 @@ export function conversationListReply(page: ConversationPage): ConversationListR
 }
 
 export function approvalListReply(page: ApprovalPage): ApprovalListReply {
-  return { approvals: page.approvals.map((approval) => approvalRecordJson(approval)), ...(page.nextCursor && { next_cursor: page.nextCursor }) };
+  return {
+    approvals: page.approvals.map((approval) => approvalRecordJson(approval)),
+    ...(page.nextCursor && { next_cursor: page.nextCursor }),
+  };
 }
 
 export function auditListReply(page: AuditPage): AuditListReply {
@@ -119,7 +122,10 @@ export function approvalReply(uuid: string, outcome: ApprovalOutcome): RestReply
   return {
     status: 409,
     body: {
-      error: outcome.decision === 'expired' ? `approval ${uuid} had expired${when}; nobody decided it in time` : `approval ${uuid} was already ${outcome.decision}${by}${when}`,
+      error:
+        outcome.decision === 'expired'
+          ? `approval ${uuid} had expired${when}; nobody decided it in time`
+          : `approval ${uuid} was already ${outcome.decision}${by}${when}`,
       decision: outcome.decision,
       approval: pendingApprovalJson(outcome.approval),
     },

@@ -4,13 +4,14 @@ import { requirementsOf, type Need } from './route-access.js';
 /** The role table: what each route needs, matched as Express routes paths. */
 
 const needs = (method: string, path: string, isStatic?: (path: string) => boolean): Need[] => requirementsOf(method, path, isStatic).needs;
-const role = (...names: string[]): Need => ({ kind: 'role', roles: names } as Need);
+const role = (...names: string[]): Need => ({ kind: 'role', roles: names }) as Need;
 /** Reading conversations: their owners (chat) and approvers (approve); app/ownership.ts says which. */
 const readConversations = role('chat', 'approve');
 
 describe('requirementsOf', () => {
   it('leaves the probes, the card, the API reference and the web chat files open', () => {
-    for (const path of ['/health', '/ready', '/docs', '/.well-known/agent-card.json', '/.well-known/agent.json', '/HEALTH', '/ready/']) expect(needs('GET', path), path).toEqual([{ kind: 'open' }]);
+    for (const path of ['/health', '/ready', '/docs', '/.well-known/agent-card.json', '/.well-known/agent.json', '/HEALTH', '/ready/'])
+      expect(needs('GET', path), path).toEqual([{ kind: 'open' }]);
     const isStatic = (path: string) => path === '/' || path.startsWith('/assets/');
     expect(needs('GET', '/', isStatic)).toEqual([{ kind: 'open' }]);
     expect(needs('GET', '/assets/index-abc.js', isStatic)).toEqual([{ kind: 'open' }]);
@@ -54,11 +55,16 @@ describe('requirementsOf', () => {
   });
 
   it('closes what it does not know to all but admin', () => {
-    for (const path of ['/webhooks', '//conversations', '/conversations/a/b/c', '/approvalsx']) expect(needs('GET', path), path).toEqual([role('admin')]);
+    for (const path of ['/webhooks', '//conversations', '/conversations/a/b/c', '/approvalsx'])
+      expect(needs('GET', path), path).toEqual([role('admin')]);
   });
 
   it('names the face, and takes the query token on event streams only', () => {
-    expect(requirementsOf('GET', '/conversations/c1/events')).toMatchObject({ face: 'rest', subject: 'GET /conversations/:id/events', queryToken: true });
+    expect(requirementsOf('GET', '/conversations/c1/events')).toMatchObject({
+      face: 'rest',
+      subject: 'GET /conversations/:id/events',
+      queryToken: true,
+    });
     expect(requirementsOf('POST', '/conversations/c1/events').queryToken).toBe(false);
     expect(requirementsOf('GET', '/conversations/c1').queryToken).toBe(false);
     expect(requirementsOf('POST', '/a2a')).toMatchObject({ face: 'a2a', queryToken: false });
@@ -68,7 +74,11 @@ describe('requirementsOf', () => {
   });
 
   it('reads a tRPC batch as its procedures, each with its router’s role', () => {
-    expect(requirementsOf('GET', '/trpc/conversations.get,tools.list')).toMatchObject({ face: 'web', needs: [readConversations, role('chat')], queryToken: false });
+    expect(requirementsOf('GET', '/trpc/conversations.get,tools.list')).toMatchObject({
+      face: 'web',
+      needs: [readConversations, role('chat')],
+      queryToken: false,
+    });
     expect(needs('POST', '/trpc/approvals.resolve')).toEqual([role('approve')]);
     expect(needs('GET', '/trpc/conversations.list%2Capprovals.pending')).toEqual([readConversations, role('approve')]);
     expect(needs('GET', '/trpc/auth.whoami')).toEqual([{ kind: 'signed-in' }]);

@@ -83,7 +83,6 @@ const TRPC_PREFIX = '/trpc/';
 /** The routes the table names (not those it matches by prefix), for the check that the OpenAPI document lists each. */
 export const LISTED_ROUTES: readonly string[] = [...new Set(PATH_RULES.filter((rule) => !rule.prefix).map((rule) => rule.route))];
 
-
 /** tRPC procedures that need other than their router: the reads of conversations. */
 const TRPC_PROCEDURES: Record<string, Need> = {
   'conversations.list': READ_CONVERSATIONS,
@@ -147,7 +146,12 @@ function routeRequirements(method: string, path: string, isStatic: (path: string
   for (const { rule, pattern } of COMPILED) {
     if (pattern.test(path)) {
       const need = publicMetrics && rule.publicWithMetrics ? OPEN : reading && rule.read ? rule.read : rule.need;
-      return { needs: [need], face: rule.face ?? 'rest', subject: `${upper} ${rule.route}`, queryToken: Boolean(rule.stream) && upper === 'GET' };
+      return {
+        needs: [need],
+        face: rule.face ?? 'rest',
+        subject: `${upper} ${rule.route}`,
+        queryToken: Boolean(rule.stream) && upper === 'GET',
+      };
     }
   }
   const subject = `${upper} ${redactSecrets(capText(path, 200))}`;

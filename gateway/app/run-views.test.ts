@@ -8,7 +8,14 @@ import { describeRunOf, describeRunsOf } from './run-views.js';
 const DESCRIBE_RUNS = '/asg.orchestrator.v1.OrchestratorService/DescribeRuns';
 
 const runOf = (text: string): Run => ({ state: Buffer.from(text), schemaVersion: 1, revision: 4 });
-const viewAt = (path: number[]): PipelineView => ({ pausedNodePath: path, pausedNodeOutputKey: 'out', sessionState: {}, userMessage: 'go', pauses: [], branchOutputs: {} });
+const viewAt = (path: number[]): PipelineView => ({
+  pausedNodePath: path,
+  pausedNodeOutputKey: 'out',
+  sessionState: {},
+  userMessage: 'go',
+  pauses: [],
+  branchOutputs: {},
+});
 
 /** The orchestrator's DescribeRuns, answering each run with `answer` and recording every request. */
 function fakeOrchestrator(answer: (request: DescribeRunsRequest) => DescribeRunsResponse) {
@@ -24,7 +31,9 @@ function fakeOrchestrator(answer: (request: DescribeRunsRequest) => DescribeRuns
 
 /** Views the tree runs, by the first character of their state ("t…"), and leaves the others (simple mode) without one. */
 const byState = (request: DescribeRunsRequest): DescribeRunsResponse => ({
-  views: request.runs.map(({ run }, index) => (run!.state.toString().startsWith('t') ? { pipeline: viewAt([index]), inputs: [] } : { inputs: [] })),
+  views: request.runs.map(({ run }, index) =>
+    run!.state.toString().startsWith('t') ? { pipeline: viewAt([index]), inputs: [] } : { inputs: [] },
+  ),
 });
 
 describe('describeRunsOf', () => {
@@ -40,7 +49,12 @@ describe('describeRunsOf', () => {
     const orchestrator = fakeOrchestrator(byState);
     const waiting = approvalRecord({ uuid: 'u-first' });
     const conversations = [
-      conversationRecord({ id: 'tree', run: runOf('tree'), pendingApproval: waiting, pendingApprovals: [waiting, approvalRecord({ uuid: 'u-second' })] }),
+      conversationRecord({
+        id: 'tree',
+        run: runOf('tree'),
+        pendingApproval: waiting,
+        pendingApprovals: [waiting, approvalRecord({ uuid: 'u-second' })],
+      }),
       conversationRecord({ id: 'none' }),
       conversationRecord({ id: 'simple', run: runOf('simple') }),
       conversationRecord({ id: 'tree2', run: runOf('tree2') }),

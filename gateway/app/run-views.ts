@@ -23,13 +23,20 @@ const NO_VIEWS: RunViews = new Map();
  * Each run goes with its conversation's first pending approval: states stored by early
  * releases name their one pause only through it.
  */
-export async function describeRunsOf(orchestrator: Pick<OrchestratorClient, 'describeRuns'>, conversations: readonly Conversation[]): Promise<RunViews> {
+export async function describeRunsOf(
+  orchestrator: Pick<OrchestratorClient, 'describeRuns'>,
+  conversations: readonly Conversation[],
+): Promise<RunViews> {
   const withRun = conversations.filter((conversation) => conversation.run !== undefined);
   if (withRun.length === 0) return NO_VIEWS;
-  const runs: RunToDescribe[] = withRun.map((conversation) => ({ run: conversation.run, pendingApprovalUuid: conversation.pendingApproval?.uuid ?? '' }));
+  const runs: RunToDescribe[] = withRun.map((conversation) => ({
+    run: conversation.run,
+    pendingApprovalUuid: conversation.pendingApproval?.uuid ?? '',
+  }));
   const { views } = await orchestrator.describeRuns({ runs });
   // Views are matched to runs by position: any other count would show one conversation's state on another.
-  if (views.length !== runs.length) throw internal(`the orchestrator described ${views.length} runs of the ${runs.length} it was asked for`);
+  if (views.length !== runs.length)
+    throw internal(`the orchestrator described ${views.length} runs of the ${runs.length} it was asked for`);
   const byConversation = new Map<string, PipelineView>();
   withRun.forEach((conversation, index) => {
     const pipeline = views[index]!.pipeline;
@@ -39,6 +46,9 @@ export async function describeRunsOf(orchestrator: Pick<OrchestratorClient, 'des
 }
 
 /** The view of one conversation's run: one call when it has a run, none otherwise. */
-export async function describeRunOf(orchestrator: Pick<OrchestratorClient, 'describeRuns'>, conversation: Conversation): Promise<PipelineView | undefined> {
+export async function describeRunOf(
+  orchestrator: Pick<OrchestratorClient, 'describeRuns'>,
+  conversation: Conversation,
+): Promise<PipelineView | undefined> {
   return (await describeRunsOf(orchestrator, [conversation])).get(conversation.id);
 }

@@ -1,6 +1,13 @@
 import { describe, expect, it } from 'vitest';
 import type { PipelineView } from '../../gen/ts/asg/orchestrator/v1/orchestrator.js';
-import { ApprovalStatus, ApprovalTimeoutAction, ConversationStatus, MessageRole, type Conversation, type PendingApproval } from '../../gen/ts/asg/store/v1/store.js';
+import {
+  ApprovalStatus,
+  ApprovalTimeoutAction,
+  ConversationStatus,
+  MessageRole,
+  type Conversation,
+  type PendingApproval,
+} from '../../gen/ts/asg/store/v1/store.js';
 import {
   approvalRecordJson,
   auditEntryJson,
@@ -76,7 +83,13 @@ describe('conversationJson (C)', () => {
       status: 'waiting_approval',
       messages: [
         { id: 'm1', role: 'user', content: 'delete res-42', created_at: '2025-01-15T10:02:03.000Z' },
-        { id: 'm2', role: 'assistant', content: '', tool_call: { name: 'delete_resource', arguments: { id: 'res-42' } }, created_at: '2025-01-15T10:02:03.000Z' },
+        {
+          id: 'm2',
+          role: 'assistant',
+          content: '',
+          tool_call: { name: 'delete_resource', arguments: { id: 'res-42' } },
+          created_at: '2025-01-15T10:02:03.000Z',
+        },
       ],
       pending_approval: {
         uuid: 'b2e4d8f1-7a36-4c95-8e10-5d9f3a6c2e47',
@@ -113,7 +126,10 @@ describe('conversationJson (C)', () => {
   });
 
   it('names the agent-tree node on the messages that have one, and shows no tree fingerprint', () => {
-    const json = conversationJson({ ...conversation, messages: [{ ...conversation.messages[0]!, node: 'executor' }, conversation.messages[1]!] });
+    const json = conversationJson({
+      ...conversation,
+      messages: [{ ...conversation.messages[0]!, node: 'executor' }, conversation.messages[1]!],
+    });
     expect(json.messages[0]!.node).toBe('executor');
     expect(json.messages[1]).not.toHaveProperty('node');
     expect(Object.keys(json.messages[0]!)).toEqual(['id', 'role', 'content', 'node', 'created_at']);
@@ -156,7 +172,16 @@ describe('conversationJson (C)', () => {
 
   it('never shows internal fields (message seq and count, approval status and hash, tool-call ids)', () => {
     const text = JSON.stringify(conversationJson(conversation));
-    for (const internal of ['seq', 'message_count', 'messageCount', 'args_hash', 'abc123', 'call-1', 'tool_call_id', '"status":"pending"']) {
+    for (const internal of [
+      'seq',
+      'message_count',
+      'messageCount',
+      'args_hash',
+      'abc123',
+      'call-1',
+      'tool_call_id',
+      '"status":"pending"',
+    ]) {
       expect(text).not.toContain(internal);
     }
   });
@@ -263,8 +288,20 @@ describe('messageJson (M)', () => {
 
 describe('pendingApprovalJson (P)', () => {
   it('has exactly the keys of P, with the proxy fields only when set', () => {
-    expect(Object.keys(pendingApprovalJson(approval))).toEqual(['uuid', 'conversation_id', 'tool_name', 'tool_args', 'description', 'created_at']);
-    const proxied = pendingApprovalJson({ ...approval, remoteTaskId: 'task-7', remoteAgentName: 'summarizer', agentChain: ['summarizer', 'db-agent'] });
+    expect(Object.keys(pendingApprovalJson(approval))).toEqual([
+      'uuid',
+      'conversation_id',
+      'tool_name',
+      'tool_args',
+      'description',
+      'created_at',
+    ]);
+    const proxied = pendingApprovalJson({
+      ...approval,
+      remoteTaskId: 'task-7',
+      remoteAgentName: 'summarizer',
+      agentChain: ['summarizer', 'db-agent'],
+    });
     expect(Object.keys(proxied)).toEqual([
       'uuid',
       'conversation_id',
@@ -282,7 +319,13 @@ describe('pendingApprovalJson (P)', () => {
   });
 
   it('treats empty proxy fields (an empty agent chain too) as absent and missing arguments as {}', () => {
-    const json = pendingApprovalJson({ ...approval, remoteTaskId: '', remoteAgentName: '', toolArgsJson: JSON.stringify(undefined), agentChain: [] });
+    const json = pendingApprovalJson({
+      ...approval,
+      remoteTaskId: '',
+      remoteAgentName: '',
+      toolArgsJson: JSON.stringify(undefined),
+      agentChain: [],
+    });
     expect(json).not.toHaveProperty('remote_task_id');
     expect(json).not.toHaveProperty('remote_agent_name');
     expect(json).not.toHaveProperty('agent_chain');
@@ -319,8 +362,29 @@ describe('approvalRecordJson (an approval as a resource)', () => {
       reason: 'force off',
       editedArgsJson: JSON.stringify({ id: 'res-42', force: false }),
     });
-    expect(Object.keys(json)).toEqual(['uuid', 'conversation_id', 'tool_name', 'tool_args', 'description', 'status', 'execution', 'requested_at', 'decided_at', 'decided_by', 'via', 'reason', 'edited_args']);
-    expect(json).toMatchObject({ status: 'approved', execution: 'done', decided_at: '2025-01-15T10:04:00.000Z', decided_by: 'alice', via: 'web', reason: 'force off' });
+    expect(Object.keys(json)).toEqual([
+      'uuid',
+      'conversation_id',
+      'tool_name',
+      'tool_args',
+      'description',
+      'status',
+      'execution',
+      'requested_at',
+      'decided_at',
+      'decided_by',
+      'via',
+      'reason',
+      'edited_args',
+    ]);
+    expect(json).toMatchObject({
+      status: 'approved',
+      execution: 'done',
+      decided_at: '2025-01-15T10:04:00.000Z',
+      decided_by: 'alice',
+      via: 'web',
+      reason: 'force off',
+    });
     expect(json.tool_args).toEqual({ id: 'res-42', force: true });
     expect(json.edited_args).toEqual({ id: 'res-42', force: false });
   });
@@ -341,17 +405,12 @@ describe('approvalRecordJson (an approval as a resource)', () => {
   });
 
   it('keeps P lean while pending and names the decider in a decided P (a 409 body)', () => {
-    expect(Object.keys(pendingApprovalJson({ ...approval, expiresAt, onTimeout: ApprovalTimeoutAction.APPROVAL_TIMEOUT_ACTION_APPROVE }))).toEqual([
-      'uuid',
-      'conversation_id',
-      'tool_name',
-      'tool_args',
-      'description',
-      'expires_at',
-      'on_timeout',
-      'created_at',
-    ]);
-    expect(pendingApprovalJson({ ...approval, status: ApprovalStatus.APPROVAL_STATUS_REJECTED, decidedBy: 'bob', via: 'cli', reason: 'no' })).toMatchObject({ decided_by: 'bob', via: 'cli', reason: 'no' });
+    expect(
+      Object.keys(pendingApprovalJson({ ...approval, expiresAt, onTimeout: ApprovalTimeoutAction.APPROVAL_TIMEOUT_ACTION_APPROVE })),
+    ).toEqual(['uuid', 'conversation_id', 'tool_name', 'tool_args', 'description', 'expires_at', 'on_timeout', 'created_at']);
+    expect(
+      pendingApprovalJson({ ...approval, status: ApprovalStatus.APPROVAL_STATUS_REJECTED, decidedBy: 'bob', via: 'cli', reason: 'no' }),
+    ).toMatchObject({ decided_by: 'bob', via: 'cli', reason: 'no' });
   });
 });
 
@@ -359,7 +418,17 @@ describe('auditEntryJson', () => {
   const at = new Date('2025-01-15T10:04:00.000Z');
 
   it('parses the detail and leaves out an empty face', () => {
-    expect(auditEntryJson({ id: 7, at, kind: 'approval.decided', actor: 'alice', via: 'rest', subject: approval.uuid, detailJson: '{"decision":"approved","reason":"ok"}' })).toEqual({
+    expect(
+      auditEntryJson({
+        id: 7,
+        at,
+        kind: 'approval.decided',
+        actor: 'alice',
+        via: 'rest',
+        subject: approval.uuid,
+        detailJson: '{"decision":"approved","reason":"ok"}',
+      }),
+    ).toEqual({
       id: 7,
       at: '2025-01-15T10:04:00.000Z',
       kind: 'approval.decided',
@@ -374,8 +443,12 @@ describe('auditEntryJson', () => {
   });
 
   it('keeps a detail that is not a JSON object as text', () => {
-    expect(auditEntryJson({ id: 9, at, kind: 'auth.failed', actor: '', via: 'rest', subject: '', detailJson: 'not json' }).detail).toEqual({ text: 'not json' });
-    expect(auditEntryJson({ id: 9, at, kind: 'auth.failed', actor: '', via: 'rest', subject: '', detailJson: '[1]' }).detail).toEqual({ text: '[1]' });
+    expect(auditEntryJson({ id: 9, at, kind: 'auth.failed', actor: '', via: 'rest', subject: '', detailJson: 'not json' }).detail).toEqual({
+      text: 'not json',
+    });
+    expect(auditEntryJson({ id: 9, at, kind: 'auth.failed', actor: '', via: 'rest', subject: '', detailJson: '[1]' }).detail).toEqual({
+      text: '[1]',
+    });
   });
 });
 
@@ -400,7 +473,12 @@ describe('turnResultJson (R)', () => {
 
 describe('conversationSummaryJson', () => {
   it('maps the counts and reads a missing summary as zeros', () => {
-    expect(conversationSummaryJson({ total: 5, active: 2, waitingApproval: 1, completed: 2 })).toEqual({ total: 5, active: 2, waiting_approval: 1, completed: 2 });
+    expect(conversationSummaryJson({ total: 5, active: 2, waitingApproval: 1, completed: 2 })).toEqual({
+      total: 5,
+      active: 2,
+      waiting_approval: 1,
+      completed: 2,
+    });
     expect(conversationSummaryJson(undefined)).toEqual({ total: 0, active: 0, waiting_approval: 0, completed: 0 });
   });
 });
@@ -409,11 +487,21 @@ describe('toolJson', () => {
   it('uses the camelCase tool keys and the effective destructive flag, not the raw annotation', () => {
     const schema = { type: 'object', properties: { id: { type: 'string' } } };
     expect(
-      toolJson({ name: 'delete_resource', description: 'Deletes', inputSchema: schema, destructive: true, server: 'resources', destructiveHint: false }),
+      toolJson({
+        name: 'delete_resource',
+        description: 'Deletes',
+        inputSchema: schema,
+        destructive: true,
+        server: 'resources',
+        destructiveHint: false,
+      }),
     ).toEqual({ name: 'delete_resource', description: 'Deletes', inputSchema: schema, destructiveHint: true, server: 'resources' });
   });
 
   it('gives a tool without a schema an empty object schema', () => {
-    expect(toolJson({ name: 'ping', description: '', inputSchema: undefined, destructive: false, server: 's' }).inputSchema).toEqual({ type: 'object', properties: {} });
+    expect(toolJson({ name: 'ping', description: '', inputSchema: undefined, destructive: false, server: 's' }).inputSchema).toEqual({
+      type: 'object',
+      properties: {},
+    });
   });
 });

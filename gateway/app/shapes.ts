@@ -83,7 +83,6 @@ export interface PendingApprovalJson {
   created_at: string;
 }
 
-
 /** One entry of the audit trail (`GET /audit`). */
 export interface AuditEntryJson {
   id: number;

@@ -51,13 +51,26 @@ export class AuthAudit {
     this.inFlight += 1;
     const detail = { reason: failure.reason, ...(failure.needed && { needed: failure.needed }) };
     // id and at are the store's to set.
-    const entry: AuditEntry = { id: 0, at: undefined, kind: 'auth.failed', actor: failure.actor, via: failure.via, subject: failure.subject, detailJson: JSON.stringify(detail) };
+    const entry: AuditEntry = {
+      id: 0,
+      at: undefined,
+      kind: 'auth.failed',
+      actor: failure.actor,
+      via: failure.via,
+      subject: failure.subject,
+      detailJson: JSON.stringify(detail),
+    };
     // Its own deadline, not the request's: the request is answered before the write ends. The
     // refused credential stays out of the call's metadata.
-    const write = async () => withContextPatch({ deadline: Date.now() + this.limits.deadlineMs, authorization: undefined }, () => this.sink.appendAudit({ entry }));
+    const write = async () =>
+      withContextPatch({ deadline: Date.now() + this.limits.deadlineMs, authorization: undefined }, () => this.sink.appendAudit({ entry }));
     void write()
       .catch((error: unknown) => {
-        this.log.warn('an authentication failure could not be written to the audit', { reason: failure.reason, subject: failure.subject, error: error instanceof Error ? error.message : String(error) });
+        this.log.warn('an authentication failure could not be written to the audit', {
+          reason: failure.reason,
+          subject: failure.subject,
+          error: error instanceof Error ? error.message : String(error),
+        });
       })
       .finally(() => {
         this.inFlight -= 1;

@@ -54,7 +54,9 @@ describe('ApiTokens', () => {
   it('refuses to start when a token variable is unset, naming it; or too short; or shared by two names', () => {
     expect(() => ApiTokens.load([{ name: 'carol', token_env: 'CAROL_TOKEN', roles: ['admin'] }], env)).toThrow(AuthConfigError);
     expect(() => ApiTokens.load([{ name: 'carol', token_env: 'CAROL_TOKEN', roles: ['admin'] }], env)).toThrow(/CAROL_TOKEN is not set/);
-    expect(() => ApiTokens.load([{ name: 'carol', token_env: 'SHORT_TOKEN', roles: ['admin'] }], env)).toThrow(/SHORT_TOKEN is 5 characters; use at least 16/);
+    expect(() => ApiTokens.load([{ name: 'carol', token_env: 'SHORT_TOKEN', roles: ['admin'] }], env)).toThrow(
+      /SHORT_TOKEN is 5 characters; use at least 16/,
+    );
     expect(() =>
       ApiTokens.load(
         [
@@ -88,7 +90,14 @@ describe('JwtVerifier against a JWKS on 127.0.0.1', () => {
   let ec: TestKey;
   let verifier: JwtVerifier;
 
-  const config = () => ({ issuer: issuer.issuer, audience: issuer.audience, jwks_url: issuer.jwksUrl, roles_claim: 'roles', name_claim: 'sub', token_principals: {} });
+  const config = () => ({
+    issuer: issuer.issuer,
+    audience: issuer.audience,
+    jwks_url: issuer.jwksUrl,
+    roles_claim: 'roles',
+    name_claim: 'sub',
+    token_principals: {},
+  });
   const jwtPrincipal = (name: string) => `jwt:${issuer.issuer}#${name}`;
 
   beforeAll(async () => {
@@ -104,11 +113,17 @@ describe('JwtVerifier against a JWKS on 127.0.0.1', () => {
   });
 
   it('accepts RS256 and ES256 tokens of the issuer, as the principal jwt:<issuer>#<name>, with the name and roles of their claims', async () => {
-    expect(await verifier.verify(await issuer.sign(rsa))).toEqual({ kind: 'authenticated', identity: { id: jwtPrincipal('alice'), name: 'alice', roles: ['chat', 'approve'] } });
-    expect(await verifier.verify(await issuer.sign(ec, { sub: 'bob', roles: 'chat' }))).toEqual({ kind: 'authenticated', identity: { id: jwtPrincipal('bob'), name: 'bob', roles: ['chat'] } });
+    expect(await verifier.verify(await issuer.sign(rsa))).toEqual({
+      kind: 'authenticated',
+      identity: { id: jwtPrincipal('alice'), name: 'alice', roles: ['chat', 'approve'] },
+    });
+    expect(await verifier.verify(await issuer.sign(ec, { sub: 'bob', roles: 'chat' }))).toEqual({
+      kind: 'authenticated',
+      identity: { id: jwtPrincipal('bob'), name: 'bob', roles: ['chat'] },
+    });
   });
 
-  it('makes a JWT name the token principal only where auth.jwt.token_principals maps it, keeping the JWT\'s own roles', async () => {
+  it("makes a JWT name the token principal only where auth.jwt.token_principals maps it, keeping the JWT's own roles", async () => {
     const mapping = new JwtVerifier({ ...config(), token_principals: { 'carol@example.com': 'carol' } });
     expect(await mapping.verify(await issuer.sign(rsa, { sub: 'carol@example.com', roles: ['chat'] }))).toEqual({
       kind: 'authenticated',
@@ -116,16 +131,25 @@ describe('JwtVerifier against a JWKS on 127.0.0.1', () => {
     });
     // Only the mapped name: a JWT named as the token itself stays its own principal; "__proto__" is no key of the mapping.
     expect(await mapping.verify(await issuer.sign(rsa, { sub: 'carol' }))).toMatchObject({ identity: { id: jwtPrincipal('carol') } });
-    expect(await mapping.verify(await issuer.sign(rsa, { sub: '__proto__' }))).toMatchObject({ identity: { id: jwtPrincipal('__proto__') } });
+    expect(await mapping.verify(await issuer.sign(rsa, { sub: '__proto__' }))).toMatchObject({
+      identity: { id: jwtPrincipal('__proto__') },
+    });
     // A refusal names the mapped principal too (the audit's actor).
     const now = Math.floor(Date.now() / 1000);
-    expect(await mapping.verify(await issuer.sign(rsa, { sub: 'carol@example.com', exp: now - 3600, iat: now - 7200 }))).toEqual({ kind: 'refused', reason: 'expired', claimedPrincipal: 'token:carol' });
+    expect(await mapping.verify(await issuer.sign(rsa, { sub: 'carol@example.com', exp: now - 3600, iat: now - 7200 }))).toEqual({
+      kind: 'refused',
+      reason: 'expired',
+      claimedPrincipal: 'token:carol',
+    });
   });
 
   it('reads the configured name and roles claims, nested ones too', async () => {
     const keycloak = new JwtVerifier({ ...config(), roles_claim: 'realm_access.roles', name_claim: 'preferred_username' });
     const token = await issuer.sign(rsa, { preferred_username: 'carol', realm_access: { roles: ['admin', 'offline_access'] } });
-    expect(await keycloak.verify(token)).toEqual({ kind: 'authenticated', identity: { id: jwtPrincipal('carol'), name: 'carol', roles: ['admin'] } });
+    expect(await keycloak.verify(token)).toEqual({
+      kind: 'authenticated',
+      identity: { id: jwtPrincipal('carol'), name: 'carol', roles: ['admin'] },
+    });
   });
 
   it('refuses each forgery with its reason', async () => {
@@ -168,7 +192,8 @@ describe('JwtVerifier against a JWKS on 127.0.0.1', () => {
     await cooling.prefetch();
     const before = issuer.fetches;
     const stray = await issuer.newKey('RS256', 'made-up', false);
-    for (let i = 0; i < 5; i++) expect(await cooling.verify(await issuer.sign(stray))).toEqual({ kind: 'refused', reason: 'bad signature' });
+    for (let i = 0; i < 5; i++)
+      expect(await cooling.verify(await issuer.sign(stray))).toEqual({ kind: 'refused', reason: 'bad signature' });
     expect(issuer.fetches).toBe(before);
   });
 
@@ -195,7 +220,14 @@ describe('Authenticator', () => {
     key = await issuer.newKey('RS256', 'k1');
     const auth: AuthConfig = {
       tokens: [{ name: 'alice', token_env: 'ALICE_TOKEN', roles: ['chat', 'approve'] }],
-      jwt: { issuer: issuer.issuer, audience: issuer.audience, jwks_url: issuer.jwksUrl, roles_claim: 'roles', name_claim: 'sub', token_principals: {} },
+      jwt: {
+        issuer: issuer.issuer,
+        audience: issuer.audience,
+        jwks_url: issuer.jwksUrl,
+        roles_claim: 'roles',
+        name_claim: 'sub',
+        token_principals: {},
+      },
     };
     authenticator = Authenticator.fromConfig(auth, quiet, { env: { ALICE_TOKEN: ALICE } });
   });
@@ -205,15 +237,26 @@ describe('Authenticator', () => {
   });
 
   it('takes API tokens and JWTs, each as a principal of its source (a JWT named alice is not the token alice); anything else is an unknown token', async () => {
-    expect(await authenticator.verify(ALICE)).toEqual({ kind: 'authenticated', identity: { id: 'token:alice', name: 'alice', roles: ['chat', 'approve'] } });
-    expect(await authenticator.verify(await issuer.sign(key, { sub: 'alice', roles: ['chat'] }))).toEqual({ kind: 'authenticated', identity: { id: `jwt:${issuer.issuer}#alice`, name: 'alice', roles: ['chat'] } });
-    expect(await authenticator.verify(await issuer.sign(key, { sub: 'erin', roles: ['admin'] }))).toEqual({ kind: 'authenticated', identity: { id: `jwt:${issuer.issuer}#erin`, name: 'erin', roles: ['admin'] } });
+    expect(await authenticator.verify(ALICE)).toEqual({
+      kind: 'authenticated',
+      identity: { id: 'token:alice', name: 'alice', roles: ['chat', 'approve'] },
+    });
+    expect(await authenticator.verify(await issuer.sign(key, { sub: 'alice', roles: ['chat'] }))).toEqual({
+      kind: 'authenticated',
+      identity: { id: `jwt:${issuer.issuer}#alice`, name: 'alice', roles: ['chat'] },
+    });
+    expect(await authenticator.verify(await issuer.sign(key, { sub: 'erin', roles: ['admin'] }))).toEqual({
+      kind: 'authenticated',
+      identity: { id: `jwt:${issuer.issuer}#erin`, name: 'erin', roles: ['admin'] },
+    });
     expect(await authenticator.verify('not-a-token-of-anyone')).toEqual({ kind: 'refused', reason: 'unknown token' });
     expect(await authenticator.verify(issuer.unsigned())).toEqual({ kind: 'refused', reason: 'alg not allowed' });
   });
 
   it('without auth.jwt, a JWT is just an unknown token', async () => {
-    const tokensOnly = Authenticator.fromConfig({ tokens: [{ name: 'alice', token_env: 'ALICE_TOKEN', roles: ['chat'] }] }, quiet, { env: { ALICE_TOKEN: ALICE } });
+    const tokensOnly = Authenticator.fromConfig({ tokens: [{ name: 'alice', token_env: 'ALICE_TOKEN', roles: ['chat'] }] }, quiet, {
+      env: { ALICE_TOKEN: ALICE },
+    });
     expect(await tokensOnly.verify(await issuer.sign(key))).toEqual({ kind: 'refused', reason: 'unknown token' });
   });
 });

@@ -53,10 +53,15 @@ export class Authenticator {
       jwt = new JwtVerifier(auth.jwt, options.jwks);
       const url = new URL(auth.jwt.jwks_url);
       if (url.protocol !== 'https:' && !['localhost', '127.0.0.1', '[::1]'].includes(url.hostname)) {
-        log.warn('auth.jwt.jwks_url is plain http: whoever sits between this agent and the issuer could swap the keys', { jwks_url: auth.jwt.jwks_url });
+        log.warn('auth.jwt.jwks_url is plain http: whoever sits between this agent and the issuer could swap the keys', {
+          jwks_url: auth.jwt.jwks_url,
+        });
       }
       jwt.prefetch().catch((error: unknown) => {
-        log.warn('the issuer keys (auth.jwt.jwks_url) could not be fetched yet; JWTs are answered 503 until they can', { jwks_url: auth.jwt!.jwks_url, error: error instanceof Error ? error.message : String(error) });
+        log.warn('the issuer keys (auth.jwt.jwks_url) could not be fetched yet; JWTs are answered 503 until they can', {
+          jwks_url: auth.jwt!.jwks_url,
+          error: error instanceof Error ? error.message : String(error),
+        });
       });
     }
     if (tokens.size === 0 && !jwt) log.warn('auth is configured with no tokens and no jwt: every request but the open ones is refused');

@@ -17,7 +17,9 @@ describe('checkBinding', () => {
     for (const host of ['0.0.0.0', '::', '192.168.1.5', 'agent.internal']) {
       expect(() => checkBinding({ host, port: 8080, insecure: false }, recorder().log)).toThrow(InsecureBindingError);
     }
-    expect(() => checkBinding({ host: '0.0.0.0', port: 8080, insecure: false }, recorder().log)).toThrow(/refusing to listen on 0.0.0.0 without authentication.*insecure: true.*--insecure/);
+    expect(() => checkBinding({ host: '0.0.0.0', port: 8080, insecure: false }, recorder().log)).toThrow(
+      /refusing to listen on 0.0.0.0 without authentication.*insecure: true.*--insecure/,
+    );
   });
 
   it('starts beyond loopback with insecure, warning loudly; with auth, silently', () => {

@@ -32,12 +32,18 @@ export function checkBinding(config: BindingConfig, log: Logger): void {
   assertBindingAllowed(config);
   if (config.auth) return;
   if (isLoopbackBinding(config.host)) {
-    log.warn('authentication is off: nobody is asked who they are; anyone who can reach this machine\'s loopback may chat and approve', { host: config.host, hint: 'configure auth to require tokens' });
+    log.warn("authentication is off: nobody is asked who they are; anyone who can reach this machine's loopback may chat and approve", {
+      host: config.host,
+      hint: 'configure auth to require tokens',
+    });
     return;
   }
-  log.warn('INSECURE: listening beyond loopback without authentication; anyone who can reach this port may chat and approve every tool call', {
-    host: config.host,
-    port: config.port,
-    hint: 'configure auth (auth.tokens or auth.jwt) and drop insecure',
-  });
+  log.warn(
+    'INSECURE: listening beyond loopback without authentication; anyone who can reach this port may chat and approve every tool call',
+    {
+      host: config.host,
+      port: config.port,
+      hint: 'configure auth (auth.tokens or auth.jwt) and drop insecure',
+    },
+  );
 }

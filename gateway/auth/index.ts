@@ -55,11 +55,27 @@ export function setUpAuth(options: GatewayAuthOptions): GatewayAuth {
   return {
     enabled: Boolean(auth),
     jwt,
-    gate: (isStatic) => authGate({ authenticator, audit, isStatic, log, publicMetrics: config.metrics?.public ?? false, ...(jwt && { resourceMetadataUrl }) }),
+    gate: (isStatic) =>
+      authGate({
+        authenticator,
+        audit,
+        isStatic,
+        log,
+        publicMetrics: config.metrics?.public ?? false,
+        ...(jwt && { resourceMetadataUrl }),
+      }),
     guard: (agent) =>
       auth
         ? guardConversations(
-            guardDecisions(agent, (scope, uuid) => audit?.record({ actor: scope.principal.id, via: scope.principal.via, subject: `${scope.subject} (approval ${uuid})`, reason: 'role', needed: 'approve' })),
+            guardDecisions(agent, (scope, uuid) =>
+              audit?.record({
+                actor: scope.principal.id,
+                via: scope.principal.via,
+                subject: `${scope.subject} (approval ${uuid})`,
+                reason: 'role',
+                needed: 'approve',
+              }),
+            ),
           )
         : agent,
     router: authRouter({ issuer: auth?.jwt?.issuer, name: config.name }),

@@ -57,7 +57,11 @@ function claimAt(payload: JWTPayload, claim: string): unknown {
 
 /** Roles from an array of strings or a space-separated string (OAuth's `scope` style); others ignored. */
 export function rolesOf(value: unknown): Role[] {
-  const words = Array.isArray(value) ? value.filter((item): item is string => typeof item === 'string') : typeof value === 'string' ? value.split(/\s+/) : [];
+  const words = Array.isArray(value)
+    ? value.filter((item): item is string => typeof item === 'string')
+    : typeof value === 'string'
+      ? value.split(/\s+/)
+      : [];
   return [...new Set(words.filter((word): word is Role => (ROLES as readonly string[]).includes(word)))];
 }
 
@@ -131,13 +135,25 @@ export class JwtVerifier {
   private refusal(error: unknown): Verdict {
     if (error instanceof KeysUnavailable) return { kind: 'unverifiable', detail: error.message };
     if (error instanceof errors.JOSEAlgNotAllowed) return { kind: 'refused', reason: 'alg not allowed' };
-    if (error instanceof errors.JWSSignatureVerificationFailed || error instanceof errors.JWKSNoMatchingKey || error instanceof errors.JWKSMultipleMatchingKeys) {
+    if (
+      error instanceof errors.JWSSignatureVerificationFailed ||
+      error instanceof errors.JWKSNoMatchingKey ||
+      error instanceof errors.JWKSMultipleMatchingKeys
+    ) {
       return { kind: 'refused', reason: 'bad signature' };
     }
     // Claims are checked after the signature: the name in them is the issuer's word.
-    if (error instanceof errors.JWTExpired) return { kind: 'refused', reason: 'expired', claimedPrincipal: this.claimedPrincipal(error.payload) };
+    if (error instanceof errors.JWTExpired)
+      return { kind: 'refused', reason: 'expired', claimedPrincipal: this.claimedPrincipal(error.payload) };
     if (error instanceof errors.JWTClaimValidationFailed) {
-      const reason = error.claim === 'iss' ? 'wrong issuer' : error.claim === 'aud' ? 'wrong audience' : error.claim === 'nbf' ? 'not yet valid' : 'invalid claims';
+      const reason =
+        error.claim === 'iss'
+          ? 'wrong issuer'
+          : error.claim === 'aud'
+            ? 'wrong audience'
+            : error.claim === 'nbf'
+              ? 'not yet valid'
+              : 'invalid claims';
       return { kind: 'refused', reason, claimedPrincipal: this.claimedPrincipal(error.payload) };
     }
     return { kind: 'refused', reason: 'malformed' };

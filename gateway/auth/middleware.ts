@@ -64,7 +64,10 @@ export function authGate(options: AuthGateOptions): RequestHandler {
     }
     if (route.needs.every((need) => need.kind === 'open')) {
       // Open routes decide nothing: an identity without roles.
-      withAuthScope({ principal: { id: ANONYMOUS, name: ANONYMOUS, roles: [], via: route.face }, subject: route.subject, authentication: true }, next);
+      withAuthScope(
+        { principal: { id: ANONYMOUS, name: ANONYMOUS, roles: [], via: route.face }, subject: route.subject, authentication: true },
+        next,
+      );
       return;
     }
     const credential = credentialOf(req, route);
@@ -76,7 +79,16 @@ export function authGate(options: AuthGateOptions): RequestHandler {
       (verdict) => {
         if (verdict.kind === 'unverifiable') {
           log.warn('a JWT could not be checked: the issuer keys are unreachable', { error: verdict.detail });
-          refuse(req, res, route, { status: 503, message: "the token cannot be checked now: the issuer's keys (auth.jwt.jwks_url) are unreachable; try again shortly" }, ANONYMOUS);
+          refuse(
+            req,
+            res,
+            route,
+            {
+              status: 503,
+              message: "the token cannot be checked now: the issuer's keys (auth.jwt.jwks_url) are unreachable; try again shortly",
+            },
+            ANONYMOUS,
+          );
           return;
         }
         if (verdict.kind === 'refused') {
@@ -91,7 +103,9 @@ export function authGate(options: AuthGateOptions): RequestHandler {
           refuse(req, res, route, { status: 403, reason: 'role', message }, principal.id, needed);
           return;
         }
-        withContextPatch({ authorization: undefined }, () => withAuthScope({ principal, subject: route.subject, authentication: true }, next));
+        withContextPatch({ authorization: undefined }, () =>
+          withAuthScope({ principal, subject: route.subject, authentication: true }, next),
+        );
       },
       (error: unknown) => next(error),
     );

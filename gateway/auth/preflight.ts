@@ -10,7 +10,10 @@ export { AuthConfigError } from './tokens.js';
  * it starts the mesh (and loads none of the services to do so). The bind rule, and that every
  * `token_env` is set.
  */
-export function checkAuthConfig(config: Pick<GatewayConfig, 'host' | 'port' | 'auth' | 'insecure'>, env: NodeJS.ProcessEnv = process.env): void {
+export function checkAuthConfig(
+  config: Pick<GatewayConfig, 'host' | 'port' | 'auth' | 'insecure'>,
+  env: NodeJS.ProcessEnv = process.env,
+): void {
   assertBindingAllowed(config);
   if (config.auth) ApiTokens.load(config.auth.tokens, env);
 }

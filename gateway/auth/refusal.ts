@@ -43,7 +43,9 @@ function refusalMessage(refusal: Refusal): string {
 
 function trpcEnvelope(refusal: Refusal, path: string) {
   const code = refusal.status === 401 ? 'UNAUTHORIZED' : refusal.status === 403 ? 'FORBIDDEN' : 'SERVICE_UNAVAILABLE';
-  return { error: { message: refusalMessage(refusal), code: TRPC_ERROR_CODES_BY_KEY[code], data: { code, httpStatus: refusal.status, path } } };
+  return {
+    error: { message: refusalMessage(refusal), code: TRPC_ERROR_CODES_BY_KEY[code], data: { code, httpStatus: refusal.status, path } },
+  };
 }
 
 function trpcBody(req: Request, refusal: Refusal): unknown {
@@ -63,7 +65,12 @@ function mcpBody(refusal: Refusal) {
  * missing or wrong.
  */
 function openAiBody(refusal: Refusal) {
-  const [type, code] = refusal.status === 401 ? ['authentication_error', 'invalid_api_key'] : refusal.status === 403 ? ['permission_error', 'insufficient_role'] : ['server_error', null];
+  const [type, code] =
+    refusal.status === 401
+      ? ['authentication_error', 'invalid_api_key']
+      : refusal.status === 403
+        ? ['permission_error', 'insufficient_role']
+        : ['server_error', null];
   return { error: { message: refusalMessage(refusal), type, param: null, code } };
 }
 
@@ -75,7 +82,8 @@ export interface RefusalOptions {
 /** Answers a refused request in its face's shape. */
 export function sendRefusal(req: Request, res: Response, face: Face, refusal: Refusal, options: RefusalOptions = {}): void {
   const error = bearerError(refusal);
-  if (refusal.status !== 503) res.setHeader('WWW-Authenticate', bearerChallenge(error, face === 'mcp' ? options.resourceMetadataUrl?.(req) : undefined));
+  if (refusal.status !== 503)
+    res.setHeader('WWW-Authenticate', bearerChallenge(error, face === 'mcp' ? options.resourceMetadataUrl?.(req) : undefined));
   // Retry-After: the issuer's keys are fetched again on the next request.
   else res.setHeader('Retry-After', '5');
   res.status(refusal.status);

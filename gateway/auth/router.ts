@@ -33,7 +33,12 @@ export function authRouter(options: { issuer?: string; name: string }): Router {
     for (const path of PROTECTED_RESOURCE_PATHS) {
       router.get(path, (req: Request, res: Response) => {
         requestScope(res).route = path;
-        res.json({ resource: `${requestOrigin(req)}/mcp`, resource_name: options.name, authorization_servers: [issuer], bearer_methods_supported: ['header'] });
+        res.json({
+          resource: `${requestOrigin(req)}/mcp`,
+          resource_name: options.name,
+          authorization_servers: [issuer],
+          bearer_methods_supported: ['header'],
+        });
       });
     }
   }

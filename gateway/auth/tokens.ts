@@ -49,10 +49,14 @@ export class ApiTokens {
       const variable = entry.token_env!;
       const secret = env[variable];
       if (secret === undefined || secret === '') {
-        throw new AuthConfigError(`${where}: the environment variable ${variable} is not set; it must hold ${entry.name}'s token (or give token_sha256 instead)`);
+        throw new AuthConfigError(
+          `${where}: the environment variable ${variable} is not set; it must hold ${entry.name}'s token (or give token_sha256 instead)`,
+        );
       }
       if (secret.length < MIN_TOKEN_LENGTH) {
-        throw new AuthConfigError(`${where}: the token in ${variable} is ${secret.length} characters; use at least ${MIN_TOKEN_LENGTH} (e.g. openssl rand -hex 32)`);
+        throw new AuthConfigError(
+          `${where}: the token in ${variable} is ${secret.length} characters; use at least ${MIN_TOKEN_LENGTH} (e.g. openssl rand -hex 32)`,
+        );
       }
       registerSecret(secret);
       return { name: entry.name, roles: entry.roles, digest: sha256(secret) };
@@ -61,7 +65,8 @@ export class ApiTokens {
     for (const token of tokens) {
       const key = token.digest.toString('hex');
       const other = seen.get(key);
-      if (other !== undefined) throw new AuthConfigError(`auth.tokens: ${other} and ${token.name} have the same token; each token must name one identity`);
+      if (other !== undefined)
+        throw new AuthConfigError(`auth.tokens: ${other} and ${token.name} have the same token; each token must name one identity`);
       seen.set(key, token.name);
     }
     return new ApiTokens(tokens);

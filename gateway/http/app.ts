@@ -60,7 +60,12 @@ export function finalErrorHandler(log: Logger) {
  * adapter handled — Express's own fallback would print a stack trace as HTML.
  * Without `site` the guard takes a loopback listener with nothing configured.
  */
-export function createHttpApp(adapters: Router[], log: Logger, site: CrossSiteSettings = LOOPBACK_SETTINGS, authGate?: RequestHandler): Express {
+export function createHttpApp(
+  adapters: Router[],
+  log: Logger,
+  site: CrossSiteSettings = LOOPBACK_SETTINGS,
+  authGate?: RequestHandler,
+): Express {
   const app = express();
   app.disable('x-powered-by');
   app.use(requestScopeMiddleware(log));
@@ -70,7 +75,9 @@ export function createHttpApp(adapters: Router[], log: Logger, site: CrossSiteSe
   if (authGate) app.use(authGate);
   for (const adapter of adapters) app.use(adapter);
   app.use((req: Request, res: Response) => {
-    res.status(404).json({ error: redactSecrets(`no route for ${req.method} ${capText(req.path, 200)}; the API reference is at GET /docs`) });
+    res
+      .status(404)
+      .json({ error: redactSecrets(`no route for ${req.method} ${capText(req.path, 200)}; the API reference is at GET /docs`) });
   });
   app.use(finalErrorHandler(log));
   return app;

@@ -20,7 +20,9 @@ function echoRouter(): Router {
   router.get('/health', (_req, res) => res.json({ status: 'ok' }));
   router.get('/ready', (_req, res) => res.json({ status: 'ready' }));
   router.get('/things/:id', (req, res) => res.json({ id: req.params.id }));
-  router.post('/things', express.json({ type: ['application/json', 'application/*+json'] }), (req, res) => res.status(201).json({ got: req.body ?? null }));
+  router.post('/things', express.json({ type: ['application/json', 'application/*+json'] }), (req, res) =>
+    res.status(201).json({ got: req.body ?? null }),
+  );
   router.delete('/things/:id', (_req, res) => res.status(204).end());
   // Stand-ins for the event streams: the guard knows them by path and Accept, not by their answer.
   router.get('/conversations/:id/events', (_req, res) => res.json({ stream: 'rest' }));
@@ -68,8 +70,23 @@ describe('parsing the pieces', () => {
   });
 
   it('takes application/json and application/*+json, parameters allowed', () => {
-    for (const type of ['application/json', 'Application/JSON; charset=utf-8', 'application/merge-patch+json', 'application/vnd.api+json ; q=1']) expect(isJsonContentType(type)).toBe(true);
-    for (const type of [undefined, '', 'text/plain', 'text/plain;charset=UTF-8', 'application/x-www-form-urlencoded', 'multipart/form-data; boundary=x', 'application/jsonp', 'text/json'])
+    for (const type of [
+      'application/json',
+      'Application/JSON; charset=utf-8',
+      'application/merge-patch+json',
+      'application/vnd.api+json ; q=1',
+    ])
+      expect(isJsonContentType(type)).toBe(true);
+    for (const type of [
+      undefined,
+      '',
+      'text/plain',
+      'text/plain;charset=UTF-8',
+      'application/x-www-form-urlencoded',
+      'multipart/form-data; boundary=x',
+      'application/jsonp',
+      'text/json',
+    ])
       expect(isJsonContentType(type)).toBe(false);
   });
 
@@ -80,13 +97,19 @@ describe('parsing the pieces', () => {
   });
 
   it('refuses an allowed_hosts entry that is not a host, at startup', () => {
-    const settings: CrossSiteSettings = { host: '127.0.0.1', server: { allowed_hosts: ['http://agent.example.com/'], cors: { allowed_origins: [] } } };
+    const settings: CrossSiteSettings = {
+      host: '127.0.0.1',
+      server: { allowed_hosts: ['http://agent.example.com/'], cors: { allowed_origins: [] } },
+    };
     expect(() => crossSitePolicy(settings)).toThrow('server.allowed_hosts: "http://agent.example.com/" is not a host');
   });
 });
 
 describe('Host on a loopback listener', async () => {
-  const url = await serve('127.0.0.1', { allowed_hosts: ['agent.test', 'pinned.test:9000', '*.apps.test'], public_url: 'https://public.test/agent' });
+  const url = await serve('127.0.0.1', {
+    allowed_hosts: ['agent.test', 'pinned.test:9000', '*.apps.test'],
+    public_url: 'https://public.test/agent',
+  });
   const withHost = (host: string, path = '/things/1') => rawRequest(url, { path, headers: { host } });
 
   it('answers the loopback names on any port', async () => {
@@ -96,13 +119,31 @@ describe('Host on a loopback listener', async () => {
   });
 
   it('answers allowed_hosts (name, name:port, *.domain) and the host of public_url', async () => {
-    for (const host of ['agent.test', 'AGENT.test:8080', 'pinned.test:9000', 'x.apps.test', 'a.b.apps.test:3000', 'public.test', 'public.test:443']) {
+    for (const host of [
+      'agent.test',
+      'AGENT.test:8080',
+      'pinned.test:9000',
+      'x.apps.test',
+      'a.b.apps.test:3000',
+      'public.test',
+      'public.test:443',
+    ]) {
       expect((await withHost(host)).status, host).toBe(200);
     }
   });
 
   it('refuses any other Host with 421 naming server.allowed_hosts, on every route but GET /health and /ready', async () => {
-    for (const host of ['evil.example', 'evil.example:8080', 'pinned.test:9001', 'apps.test', 'agent.test.evil.example', '10.0.0.1', 'localhost.evil.example', '%zz', 'a b']) {
+    for (const host of [
+      'evil.example',
+      'evil.example:8080',
+      'pinned.test:9001',
+      'apps.test',
+      'agent.test.evil.example',
+      '10.0.0.1',
+      'localhost.evil.example',
+      '%zz',
+      'a b',
+    ]) {
       const refused = await withHost(host);
       expect(refused.status, host).toBe(421);
       expect(refused.json.error).toContain('server.allowed_hosts');
@@ -133,10 +174,23 @@ describe('Host on other addresses', async () => {
 });
 
 describe('Origin', async () => {
-  const url = await serve('127.0.0.1', { public_url: 'https://public.test', cors: { allowed_origins: ['https://app.example', 'http://localhost:5173'] } });
+  const url = await serve('127.0.0.1', {
+    public_url: 'https://public.test',
+    cors: { allowed_origins: ['https://app.example', 'http://localhost:5173'] },
+  });
   const own = url;
-  const send = (method: string, origin: string | undefined, extra: Record<string, string> = {}, path = method === 'POST' ? '/things' : '/things/1') =>
-    rawRequest(url, { method, path, headers: { ...(origin === undefined ? {} : { origin }), ...(method === 'POST' ? JSON_TYPE : {}), ...extra }, body: method === 'POST' ? '{"a":1}' : undefined });
+  const send = (
+    method: string,
+    origin: string | undefined,
+    extra: Record<string, string> = {},
+    path = method === 'POST' ? '/things' : '/things/1',
+  ) =>
+    rawRequest(url, {
+      method,
+      path,
+      headers: { ...(origin === undefined ? {} : { origin }), ...(method === 'POST' ? JSON_TYPE : {}), ...extra },
+      body: method === 'POST' ? '{"a":1}' : undefined,
+    });
 
   it('without Origin (curl, SDKs) nothing changes and no CORS headers are sent', async () => {
     const answer = await send('POST', undefined);
@@ -215,7 +269,16 @@ describe('Origin', async () => {
     expect(allowed.headers['access-control-allow-origin']).toBe('https://app.example');
     expect(allowed.headers['access-control-allow-methods']).toContain('POST');
     const headers = String(allowed.headers['access-control-allow-headers']).split(', ');
-    for (const name of ['content-type', 'authorization', 'x-session-id', 'a2a-version', 'mcp-session-id', 'mcp-protocol-version', 'last-event-id']) expect(headers).toContain(name);
+    for (const name of [
+      'content-type',
+      'authorization',
+      'x-session-id',
+      'a2a-version',
+      'mcp-session-id',
+      'mcp-protocol-version',
+      'last-event-id',
+    ])
+      expect(headers).toContain(name);
     const foreign = await send('OPTIONS', 'https://evil.example', preflight, '/things');
     expect(foreign.status).toBe(403);
     expect(foreign.headers['access-control-allow-origin']).toBeUndefined();
@@ -250,7 +313,8 @@ describe('Content-Type of state-changing requests', async () => {
   });
 
   it('takes application/json with a charset and application/*+json', async () => {
-    for (const type of ['application/json; charset=utf-8', 'application/merge-patch+json']) expect((await post({ 'content-type': type }, '{"a":1}')).status, type).toBe(201);
+    for (const type of ['application/json; charset=utf-8', 'application/merge-patch+json'])
+      expect((await post({ 'content-type': type }, '{"a":1}')).status, type).toBe(201);
   });
 
   it('leaves a POST without a body alone, and GET with any content type', async () => {
@@ -273,6 +337,15 @@ describe('undecodable paths and client errors are 4xx', async () => {
 
   it('answers malformed JSON and an unsupported charset with 4xx, not 500', async () => {
     expect((await rawRequest(url, { method: 'POST', path: '/things', headers: JSON_TYPE, body: '{"a":' })).status).toBe(400);
-    expect((await rawRequest(url, { method: 'POST', path: '/things', headers: { 'content-type': 'application/json; charset=koi8-r' }, body: '{}' })).status).toBe(415);
+    expect(
+      (
+        await rawRequest(url, {
+          method: 'POST',
+          path: '/things',
+          headers: { 'content-type': 'application/json; charset=koi8-r' },
+          body: '{}',
+        })
+      ).status,
+    ).toBe(415);
   });
 });

@@ -53,7 +53,16 @@ function opensEventStream(req: Pick<Request, 'method' | 'path' | 'headers'>): bo
 }
 
 /** Request headers a browser page on an allowed origin may send (the preflight's answer). */
-const CORS_ALLOWED_HEADERS = ['content-type', 'authorization', 'x-session-id', 'a2a-version', 'mcp-session-id', 'mcp-protocol-version', 'last-event-id', 'trpc-accept'];
+const CORS_ALLOWED_HEADERS = [
+  'content-type',
+  'authorization',
+  'x-session-id',
+  'a2a-version',
+  'mcp-session-id',
+  'mcp-protocol-version',
+  'last-event-id',
+  'trpc-accept',
+];
 const CORS_ALLOWED_METHODS = 'GET, HEAD, POST, PUT, PATCH, DELETE';
 /** Response headers such a page may read: the session ids the faces hand out. */
 const CORS_EXPOSED_HEADERS = 'X-Session-ID, Mcp-Session-Id, Mcp-Protocol-Version';
@@ -136,7 +145,9 @@ export function crossSitePolicy(settings: CrossSiteSettings): CrossSitePolicy {
   // Not loopback and nothing listed: the operator has said nothing about names; any is taken.
   const anyHost = !loopback && server.allowed_hosts.length === 0;
   const allowAll = server.cors.allowed_origins.some((entry) => entry.trim() === '*');
-  const allowedOrigins = new Set(server.cors.allowed_origins.map((entry) => normalizeOrigin(entry)).filter((origin): origin is string => origin !== undefined));
+  const allowedOrigins = new Set(
+    server.cors.allowed_origins.map((entry) => normalizeOrigin(entry)).filter((origin): origin is string => origin !== undefined),
+  );
   const publicOrigin = publicUrl?.origin;
 
   return {

@@ -44,9 +44,15 @@ async function start(): Promise<{ drain: HttpDrain; url: string; server: Server;
   });
   server = createServer(drain.listener);
   await new Promise<void>((resolve) => server!.listen(0, '127.0.0.1', resolve));
-  return { drain, server, arrived, url: `http://127.0.0.1:${(server.address() as AddressInfo).port}`, release: () => {
+  return {
+    drain,
+    server,
+    arrived,
+    url: `http://127.0.0.1:${(server.address() as AddressInfo).port}`,
+    release: () => {
       for (const answer of held.splice(0)) answer();
-    } };
+    },
+  };
 }
 
 interface Answer {
@@ -98,15 +104,18 @@ describe('HttpDrain', () => {
   it('still passes the probe paths to the app while draining, untracked, and refuses the rest', async () => {
     const seen: string[] = [];
     let release = () => {};
-    const drain = new HttpDrain((req, res) => {
-      seen.push(req.url ?? '');
-      if (req.url === '/slow') {
-        release = () => res.end('{}');
-        return;
-      }
-      res.setHeader('content-type', 'application/json');
-      res.end(JSON.stringify({ path: req.url }));
-    }, new Set(['/health', '/ready']));
+    const drain = new HttpDrain(
+      (req, res) => {
+        seen.push(req.url ?? '');
+        if (req.url === '/slow') {
+          release = () => res.end('{}');
+          return;
+        }
+        res.setHeader('content-type', 'application/json');
+        res.end(JSON.stringify({ path: req.url }));
+      },
+      new Set(['/health', '/ready']),
+    );
     server = createServer(drain.listener);
     await new Promise<void>((resolve) => server!.listen(0, '127.0.0.1', resolve));
     const url = `http://127.0.0.1:${(server.address() as AddressInfo).port}`;

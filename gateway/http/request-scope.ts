@@ -93,7 +93,14 @@ export function requestScopeMiddleware(log: Logger): RequestHandler {
         if (scope.sessionId) span.setAttribute(SESSION_ATTRIBUTE, scope.sessionId);
         // OpenTelemetry HTTP conventions: only 5xx marks a server span as failed.
         if (status >= 500) span.setStatus({ code: SpanStatusCode.ERROR, message: `HTTP ${status}` });
-        const fields = { method, path, status, ms: Math.round(performance.now() - started), session_id: scope.sessionId, conversation_id: scope.conversationId };
+        const fields = {
+          method,
+          path,
+          status,
+          ms: Math.round(performance.now() - started),
+          session_id: scope.sessionId,
+          conversation_id: scope.conversationId,
+        };
         if (status >= 500) recordError('http_5xx');
         if (status >= 500) log.warn('request', fields);
         else log.info('request', fields);

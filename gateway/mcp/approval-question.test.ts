@@ -28,7 +28,11 @@ describe('approvalQuestion', () => {
       'Tool: resources_remove',
       'Arguments: {"pattern":"^web-1$"}',
     ]);
-    expect(question.requestedSchema).toMatchObject({ type: 'object', properties: { approve: { type: 'boolean', default: false } }, required: ['approve'] });
+    expect(question.requestedSchema).toMatchObject({
+      type: 'object',
+      properties: { approve: { type: 'boolean', default: false } },
+      required: ['approve'],
+    });
   });
 
   it('names the agents that hold a proxied call', () => {

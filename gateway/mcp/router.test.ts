@@ -4,7 +4,13 @@ import type { AddressInfo } from 'node:net';
 import { Client, StreamableHTTPClientTransport, type ElicitRequestFormParams, type ElicitResult } from '@modelcontextprotocol/client';
 import { afterAll, beforeAll, beforeEach, describe, expect, it } from 'vitest';
 import type { TurnResult } from '../../gen/ts/asg/orchestrator/v1/orchestrator.js';
-import { ApprovalStatus, ConversationStatus, MessageRole, type Conversation, type PendingApproval } from '../../gen/ts/asg/store/v1/store.js';
+import {
+  ApprovalStatus,
+  ConversationStatus,
+  MessageRole,
+  type Conversation,
+  type PendingApproval,
+} from '../../gen/ts/asg/store/v1/store.js';
 import { configSchema } from '../../services/common/config/schema.js';
 import { currentContext } from '../../services/common/context.js';
 import { GrpcStatus, RpcError } from '../../services/common/grpc/errors.js';
@@ -91,7 +97,8 @@ class FakeMesh implements TurnAgent {
 
   private find(id: string): Conversation {
     const conversation = this.conversations.get(id);
-    if (!conversation) throw new RpcError(GrpcStatus.NOT_FOUND, `conversation ${id} not found`, '/asg.store.v1.ConversationStoreService/GetConversation');
+    if (!conversation)
+      throw new RpcError(GrpcStatus.NOT_FOUND, `conversation ${id} not found`, '/asg.store.v1.ConversationStoreService/GetConversation');
     return conversation;
   }
 
@@ -107,7 +114,8 @@ class FakeMesh implements TurnAgent {
       messageCount: 0,
       usage: undefined,
       pendingApprovals: [],
-      runRevision: 0, watched: false,
+      runRevision: 0,
+      watched: false,
     };
     this.conversations.set(conversation.id, conversation);
     const result = message === undefined ? undefined : this.turn(conversation, message);
@@ -128,10 +136,13 @@ class FakeMesh implements TurnAgent {
 
   async resolveApproval(uuid: string, decision: Decision): Promise<ApprovalOutcome> {
     this.note(`resolve:${decision}`);
-    const conversation = [...this.conversations.values()].find((candidate) => candidate.pendingApprovals.some((approval) => approval.uuid === uuid));
+    const conversation = [...this.conversations.values()].find((candidate) =>
+      candidate.pendingApprovals.some((approval) => approval.uuid === uuid),
+    );
     if (!conversation) {
       const decided = this.decided.get(uuid);
-      if (decided) return { decided: false, approval: decided.approval, decision: decided.decision, decidedAt: new Date('2026-01-02T03:04:05Z') };
+      if (decided)
+        return { decided: false, approval: decided.approval, decision: decided.decision, decidedAt: new Date('2026-01-02T03:04:05Z') };
       throw new RpcError(GrpcStatus.NOT_FOUND, `approval ${uuid} not found`, '/asg.orchestrator.v1.OrchestratorService/ResolveApproval');
     }
     const approval = conversation.pendingApprovals[0]!;
@@ -141,7 +152,11 @@ class FakeMesh implements TurnAgent {
     conversation.status = ConversationStatus.CONVERSATION_STATUS_ACTIVE;
     if (decision === 'rejected') {
       this.queued.delete(conversation.id);
-      return { decided: true, conversation: structuredClone(conversation), result: { response: 'Operation cancelled by user.', waitingApproval: false } };
+      return {
+        decided: true,
+        conversation: structuredClone(conversation),
+        result: { response: 'Operation cancelled by user.', waitingApproval: false },
+      };
     }
     const name = String((JSON.parse(approval.toolArgsJson) as { name?: string }).name);
     this.ran.push(name);
@@ -194,7 +209,10 @@ const clients: Client[] = [];
 async function connect(url: string, era: Era, options: ConnectOptions = {}): Promise<Client> {
   const client = new Client(
     { name: 'mcp-face-test', version: '1.0.0' },
-    { capabilities: options.elicit ? { elicitation: { form: {} } } : {}, versionNegotiation: { mode: era === 'modern' ? 'auto' : 'legacy' } },
+    {
+      capabilities: options.elicit ? { elicitation: { form: {} } } : {},
+      versionNegotiation: { mode: era === 'modern' ? 'auto' : 'legacy' },
+    },
   );
   if (options.elicit) {
     const answer = options.elicit;
@@ -243,11 +261,17 @@ describe.each(ERAS)('the agent as an MCP server (%s protocol)', (era) => {
     });
     expect(tool!.inputSchema).toMatchObject({
       type: 'object',
-      properties: { message: { type: 'string', description: 'What to ask the agent, in plain language.' }, conversation_id: { type: 'string' } },
+      properties: {
+        message: { type: 'string', description: 'What to ask the agent, in plain language.' },
+        conversation_id: { type: 'string' },
+      },
       required: ['message'],
     });
     expect((tool!.inputSchema.properties as Record<string, { description: string }>).conversation_id!.description).toContain('continue');
-    expect(tool!.outputSchema).toMatchObject({ type: 'object', required: expect.arrayContaining(['conversation_id', 'response', 'waiting_approval']) });
+    expect(tool!.outputSchema).toMatchObject({
+      type: 'object',
+      required: expect.arrayContaining(['conversation_id', 'response', 'waiting_approval']),
+    });
     expect(client.getServerVersion()).toMatchObject({ name: 'test-agent', version: '9.8.7' });
   });
 
@@ -267,7 +291,10 @@ describe.each(ERAS)('the agent as an MCP server (%s protocol)', (era) => {
     const id = (first.structuredContent as { conversation_id: string }).conversation_id;
     const second = await client.callTool({ name: 'ask', arguments: { message: 'again', conversation_id: id } });
     expect(second.structuredContent).toEqual({ conversation_id: id, response: 'echo: again', waiting_approval: false });
-    const users = mesh.conversations.get(id)!.messages.filter((m) => m.role === MessageRole.MESSAGE_ROLE_USER).map((m) => m.content);
+    const users = mesh.conversations
+      .get(id)!
+      .messages.filter((m) => m.role === MessageRole.MESSAGE_ROLE_USER)
+      .map((m) => m.content);
     expect(users).toEqual(['hello', 'again']);
   });
 
@@ -286,7 +313,9 @@ describe.each(ERAS)('the agent as an MCP server (%s protocol)', (era) => {
     expect(mesh.ran).toEqual(['alpha']);
     expect(asked).toHaveLength(1);
     const question = asked[0]!;
-    expect(question.message).toMatch(/^The agent wants to run a tool that needs your approval\.\nApproval required \(id: [0-9a-f-]{36}\): resources_add on resources/);
+    expect(question.message).toMatch(
+      /^The agent wants to run a tool that needs your approval\.\nApproval required \(id: [0-9a-f-]{36}\): resources_add on resources/,
+    );
     expect(question.message).toContain('Tool: resources_add');
     expect(question.message).toContain('Arguments: {"name":"alpha","value":1}');
     expect(question.requestedSchema).toEqual({
@@ -331,7 +360,12 @@ describe.each(ERAS)('the agent as an MCP server (%s protocol)', (era) => {
     const structured = result.structuredContent as { conversation_id: string; waiting_approval: boolean; approval: { uuid: string } };
     expect(structured).toMatchObject({
       waiting_approval: true,
-      approval: { uuid: expect.any(String), tool_name: 'resources_add', tool_args: { name: 'gamma', value: 1 }, description: expect.stringContaining('resources_add') },
+      approval: {
+        uuid: expect.any(String),
+        tool_name: 'resources_add',
+        tool_args: { name: 'gamma', value: 1 },
+        description: expect.stringContaining('resources_add'),
+      },
     });
     const uuid = structured.approval.uuid;
     expect(text(result)).toMatch(new RegExp(`^Approval required \\(id: ${uuid}\\): resources_add on resources`));
@@ -339,7 +373,10 @@ describe.each(ERAS)('the agent as an MCP server (%s protocol)', (era) => {
     expect(text(result)).toContain(`POST /approvals/${uuid}`);
     expect(mesh.ran).toEqual([]);
 
-    const unclear = await client.callTool({ name: 'ask', arguments: { message: 'what now?', conversation_id: structured.conversation_id } });
+    const unclear = await client.callTool({
+      name: 'ask',
+      arguments: { message: 'what now?', conversation_id: structured.conversation_id },
+    });
     expect(text(unclear)).toContain('was not sent to the agent; answer "yes" or "no"');
     expect(unclear.structuredContent).toMatchObject({ waiting_approval: true, approval: { uuid } });
 
@@ -367,7 +404,9 @@ describe.each(ERAS)('the agent as an MCP server (%s protocol)', (era) => {
       },
     });
     const result = await client.callTool({ name: 'ask', arguments: { message: 'add epsilon' } });
-    expect(text(result)).toMatch(/Approval [0-9a-f-]{36} had already been approved at 2026-01-02T03:04:05.000Z; nothing was run this time\./);
+    expect(text(result)).toMatch(
+      /Approval [0-9a-f-]{36} had already been approved at 2026-01-02T03:04:05.000Z; nothing was run this time\./,
+    );
     expect(mesh.ran).toEqual(['epsilon']);
   });
 
@@ -396,9 +435,18 @@ describe.each(ERAS)('the agent as an MCP server (%s protocol)', (era) => {
 });
 
 describe('the MCP face over plain HTTP', () => {
-  const initialize = { jsonrpc: '2.0', id: 1, method: 'initialize', params: { protocolVersion: '2025-06-18', capabilities: {}, clientInfo: { name: 'curl', version: '1' } } };
+  const initialize = {
+    jsonrpc: '2.0',
+    id: 1,
+    method: 'initialize',
+    params: { protocolVersion: '2025-06-18', capabilities: {}, clientInfo: { name: 'curl', version: '1' } },
+  };
   const post = (body: unknown, headers: Record<string, string> = {}) =>
-    fetch(`${gateway.url}/mcp`, { method: 'POST', headers: { 'content-type': 'application/json', accept: 'application/json, text/event-stream', ...headers }, body: JSON.stringify(body) });
+    fetch(`${gateway.url}/mcp`, {
+      method: 'POST',
+      headers: { 'content-type': 'application/json', accept: 'application/json, text/event-stream', ...headers },
+      body: JSON.stringify(body),
+    });
 
   /** The JSON-RPC answer of a response, whether sent as JSON or as server-sent events. */
   // eslint-disable-next-line @typescript-eslint/no-explicit-any
@@ -409,7 +457,7 @@ describe('the MCP face over plain HTTP', () => {
     return JSON.parse(data.at(-1)!.slice(6));
   };
 
-  it('echoes the conversation\'s session id when the answer is plain JSON (2026-07-28), and logs it', async () => {
+  it("echoes the conversation's session id when the answer is plain JSON (2026-07-28), and logs it", async () => {
     const seen: (string | null)[] = [];
     const client = new Client({ name: 'header-watcher', version: '1' }, { versionNegotiation: { mode: 'auto' } });
     const watching: typeof fetch = async (input, init) => {
@@ -426,8 +474,13 @@ describe('the MCP face over plain HTTP', () => {
     expect(requestLines.some((line) => line.path === '/mcp' && line.session_id === sessionId)).toBe(true);
   });
 
-  it('logs the conversation\'s session id also when the answer streams (2025 SSE)', async () => {
-    const response = await post({ jsonrpc: '2.0', id: 7, method: 'tools/call', params: { name: 'ask', arguments: { message: 'streamed' } } });
+  it("logs the conversation's session id also when the answer streams (2025 SSE)", async () => {
+    const response = await post({
+      jsonrpc: '2.0',
+      id: 7,
+      method: 'tools/call',
+      params: { name: 'ask', arguments: { message: 'streamed' } },
+    });
     expect(response.headers.get('content-type')).toContain('text/event-stream');
     const answer = await rpcAnswer(response);
     const sessionId = mesh.conversations.get(answer.result.structuredContent.conversation_id)!.sessionId;
@@ -435,9 +488,17 @@ describe('the MCP face over plain HTTP', () => {
   });
 
   it('serves a 2025 call without a session statelessly: the approval comes back in the result', async () => {
-    const response = await post({ jsonrpc: '2.0', id: 8, method: 'tools/call', params: { name: 'ask', arguments: { message: 'add zeta' } } });
+    const response = await post({
+      jsonrpc: '2.0',
+      id: 8,
+      method: 'tools/call',
+      params: { name: 'ask', arguments: { message: 'add zeta' } },
+    });
     const answer = await rpcAnswer(response);
-    expect(answer.result.structuredContent).toMatchObject({ waiting_approval: true, approval: { tool_name: 'resources_add', tool_args: { name: 'zeta', value: 1 } } });
+    expect(answer.result.structuredContent).toMatchObject({
+      waiting_approval: true,
+      approval: { tool_name: 'resources_add', tool_args: { name: 'zeta', value: 1 } },
+    });
     expect(answer.result.content[0].text).toMatch(/^Approval required \(id: [0-9a-f-]{36}\): /);
     expect(mesh.ran).toEqual([]);
   });
@@ -447,9 +508,14 @@ describe('the MCP face over plain HTTP', () => {
     expect(opened.status).toBe(200);
     expect(opened.headers.get('mcp-session-id')).toMatch(/^[0-9a-f-]{36}$/);
     await opened.text();
-    const unknown = await post({ jsonrpc: '2.0', id: 2, method: 'tools/list' }, { 'mcp-session-id': 'not-a-session', 'mcp-protocol-version': '2025-06-18' });
+    const unknown = await post(
+      { jsonrpc: '2.0', id: 2, method: 'tools/list' },
+      { 'mcp-session-id': 'not-a-session', 'mcp-protocol-version': '2025-06-18' },
+    );
     expect(unknown.status).toBe(404);
-    expect(await unknown.json()).toMatchObject({ error: { code: -32001, message: expect.stringContaining('send initialize to open a new one') } });
+    expect(await unknown.json()).toMatchObject({
+      error: { code: -32001, message: expect.stringContaining('send initialize to open a new one') },
+    });
   });
 
   it('refuses a requestState it did not make with -32602', async () => {
@@ -459,11 +525,23 @@ describe('the MCP face over plain HTTP', () => {
   });
 
   it('refuses a foreign Origin (403) and, on a loopback listener, a foreign Host (421: DNS rebinding) — the gateway-wide guard', async () => {
-    const response = await fetch(`${gateway.url}/mcp`, { method: 'POST', headers: { 'content-type': 'application/json', origin: 'http://evil.example' }, body: JSON.stringify(initialize) });
+    const response = await fetch(`${gateway.url}/mcp`, {
+      method: 'POST',
+      headers: { 'content-type': 'application/json', origin: 'http://evil.example' },
+      body: JSON.stringify(initialize),
+    });
     expect(response.status).toBe(403);
-    const rebound = await rawRequest(`${gateway.url}/mcp`, { method: 'POST', headers: { host: 'evil.example', 'content-type': 'application/json', accept: 'application/json, text/event-stream' }, body: JSON.stringify(initialize) });
+    const rebound = await rawRequest(`${gateway.url}/mcp`, {
+      method: 'POST',
+      headers: { host: 'evil.example', 'content-type': 'application/json', accept: 'application/json, text/event-stream' },
+      body: JSON.stringify(initialize),
+    });
     expect(rebound.status).toBe(421);
-    const plain = await fetch(`${gateway.url}/mcp`, { method: 'POST', headers: { 'content-type': 'text/plain', accept: 'application/json, text/event-stream' }, body: JSON.stringify(initialize) });
+    const plain = await fetch(`${gateway.url}/mcp`, {
+      method: 'POST',
+      headers: { 'content-type': 'text/plain', accept: 'application/json, text/event-stream' },
+      body: JSON.stringify(initialize),
+    });
     expect(plain.status).toBe(415);
   });
 });
@@ -509,7 +587,12 @@ describe('2025-era sessions are bounded', () => {
     const response = await fetch(`${url}/mcp`, {
       method: 'POST',
       headers: { 'content-type': 'application/json', accept: 'application/json, text/event-stream' },
-      body: JSON.stringify({ jsonrpc: '2.0', id: 1, method: 'initialize', params: { protocolVersion: '2025-06-18', capabilities: {}, clientInfo: { name: 'curl', version: '1' } } }),
+      body: JSON.stringify({
+        jsonrpc: '2.0',
+        id: 1,
+        method: 'initialize',
+        params: { protocolVersion: '2025-06-18', capabilities: {}, clientInfo: { name: 'curl', version: '1' } },
+      }),
     });
     await response.text();
     return response.headers.get('mcp-session-id')!;
@@ -517,7 +600,12 @@ describe('2025-era sessions are bounded', () => {
   const ping = async (url: string, sessionId: string): Promise<number> => {
     const response = await fetch(`${url}/mcp`, {
       method: 'POST',
-      headers: { 'content-type': 'application/json', accept: 'application/json, text/event-stream', 'mcp-session-id': sessionId, 'mcp-protocol-version': '2025-06-18' },
+      headers: {
+        'content-type': 'application/json',
+        accept: 'application/json, text/event-stream',
+        'mcp-session-id': sessionId,
+        'mcp-protocol-version': '2025-06-18',
+      },
       body: JSON.stringify({ jsonrpc: '2.0', id: 2, method: 'ping' }),
     });
     await response.text();
@@ -525,8 +613,15 @@ describe('2025-era sessions are bounded', () => {
   };
 
   async function gatewayWith(sessions: { max?: number; idleMs?: number }): Promise<Gateway> {
-    const config = configSchema.parse({ name: 'test-agent', host: '127.0.0.1', port: 0, serve_mcp: { sessions: { ...(sessions.max !== undefined && { max: sessions.max }) } } });
-    const server: Server = createServer(createHttpApp([mcpRouter({ agent: mesh, config, log: quiet, sessionIdleMs: sessions.idleMs })], quiet));
+    const config = configSchema.parse({
+      name: 'test-agent',
+      host: '127.0.0.1',
+      port: 0,
+      serve_mcp: { sessions: { ...(sessions.max !== undefined && { max: sessions.max }) } },
+    });
+    const server: Server = createServer(
+      createHttpApp([mcpRouter({ agent: mesh, config, log: quiet, sessionIdleMs: sessions.idleMs })], quiet),
+    );
     await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
     return {
       url: `http://127.0.0.1:${(server.address() as AddressInfo).port}`,
@@ -570,14 +665,24 @@ describe('2025-era sessions are bounded', () => {
 describe('serve_mcp configuration', () => {
   it('names the tool and its argument as configured', async () => {
     const custom = await startGateway(mesh, {
-      serve_mcp: { tool: { name: 'delegate', description: 'Hand a task to the resource agent.', argument_name: 'task', argument_description: 'The task, in words.' } },
+      serve_mcp: {
+        tool: {
+          name: 'delegate',
+          description: 'Hand a task to the resource agent.',
+          argument_name: 'task',
+          argument_description: 'The task, in words.',
+        },
+      },
     });
     try {
       for (const era of ERAS) {
         const client = await connect(custom.url, era);
         const { tools } = await client.listTools();
         expect(tools.map((tool) => tool.name)).toEqual(['delegate']);
-        expect(tools[0]).toMatchObject({ description: 'Hand a task to the resource agent.', inputSchema: { properties: { task: { description: 'The task, in words.' } }, required: ['task'] } });
+        expect(tools[0]).toMatchObject({
+          description: 'Hand a task to the resource agent.',
+          inputSchema: { properties: { task: { description: 'The task, in words.' } }, required: ['task'] },
+        });
         const result = await client.callTool({ name: 'delegate', arguments: { task: 'hello there' } });
         expect(text(result)).toBe('echo: hello there');
         const waiting = await client.callTool({ name: 'delegate', arguments: { task: 'add eta' } });
@@ -592,7 +697,11 @@ describe('serve_mcp configuration', () => {
   it('is not served when serve_mcp.enabled is false: /mcp is 404', async () => {
     const disabled = await startGateway(mesh, { serve_mcp: { enabled: false } });
     try {
-      const response = await fetch(`${disabled.url}/mcp`, { method: 'POST', headers: { 'content-type': 'application/json' }, body: JSON.stringify({ jsonrpc: '2.0', id: 1, method: 'tools/list' }) });
+      const response = await fetch(`${disabled.url}/mcp`, {
+        method: 'POST',
+        headers: { 'content-type': 'application/json' },
+        body: JSON.stringify({ jsonrpc: '2.0', id: 1, method: 'tools/list' }),
+      });
       expect(response.status).toBe(404);
       expect(await response.json()).toEqual({ error: expect.stringContaining('no route for POST /mcp') });
     } finally {
@@ -601,6 +710,8 @@ describe('serve_mcp configuration', () => {
   });
 
   it('refuses conversation_id as the argument name at startup', async () => {
-    await expect(startGateway(mesh, { serve_mcp: { tool: { argument_name: 'conversation_id' } } })).rejects.toThrow(/must not be "conversation_id"/);
+    await expect(startGateway(mesh, { serve_mcp: { tool: { argument_name: 'conversation_id' } } })).rejects.toThrow(
+      /must not be "conversation_id"/,
+    );
   });
 });

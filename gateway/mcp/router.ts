@@ -51,7 +51,11 @@ export function mcpRouter(options: McpRouterOptions): Router {
 
   // The SDK reports requests it refused (a client's mistake, answered with a JSON-RPC error).
   const onerror = (error: Error) => log.info('mcp request refused', { error: error.message });
-  const modern = createMcpHandler(() => createAgentMcpServer(serverOptions, 'modern'), { legacy: 'reject', onerror, maxRequestBodySize: BODY_LIMIT_BYTES });
+  const modern = createMcpHandler(() => createAgentMcpServer(serverOptions, 'modern'), {
+    legacy: 'reject',
+    onerror,
+    maxRequestBodySize: BODY_LIMIT_BYTES,
+  });
   const sessions = new LegacySessions(
     () => createAgentMcpServer(serverOptions, 'legacy'),
     legacyStatelessFallback(() => createAgentMcpServer(serverOptions, 'legacy'), onerror, { maxRequestBodySize: BODY_LIMIT_BYTES }),

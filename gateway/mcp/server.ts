@@ -97,12 +97,19 @@ export function createAgentMcpServer(options: AgentMcpServerOptions, era: Protoc
         const question = approvalQuestion(step.approval);
         if (era === 'modern') {
           const next: QuestionState = { conversation_id: step.conversationId, approval_uuid: step.approval.uuid, deadline };
-          return inputRequired({ inputRequests: { [APPROVAL_INPUT_KEY]: inputRequired.elicit(question) }, requestState: encodeQuestionState(next) });
+          return inputRequired({
+            inputRequests: { [APPROVAL_INPUT_KEY]: inputRequired.elicit(question) },
+            requestState: encodeQuestionState(next),
+          });
         }
         let reply: unknown;
         try {
           // On the call's own response stream (relatedRequestId), as the 2025 transport needs.
-          reply = await server.server.elicitInput(question, { relatedRequestId: ctx.mcpReq.id, timeout: remaining, signal: ctx.mcpReq.signal });
+          reply = await server.server.elicitInput(question, {
+            relatedRequestId: ctx.mcpReq.id,
+            timeout: remaining,
+            signal: ctx.mcpReq.signal,
+          });
         } catch (error) {
           const why = error instanceof Error ? error.message : String(error);
           return approvalResult(tool, step, `The approval question got no answer (${why}), so nothing was decided.`);

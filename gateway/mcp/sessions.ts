@@ -1,5 +1,10 @@
 import { randomUUID } from 'node:crypto';
-import { isInitializeRequest, WebStandardStreamableHTTPServerTransport, type LegacyHttpHandler, type McpServer } from '@modelcontextprotocol/server';
+import {
+  isInitializeRequest,
+  WebStandardStreamableHTTPServerTransport,
+  type LegacyHttpHandler,
+  type McpServer,
+} from '@modelcontextprotocol/server';
 import type { Logger } from '../../services/common/log.js';
 import { ANONYMOUS, currentAuthScope } from '../app/principal.js';
 import { jsonRpcErrorResponse } from './http-bridge.js';
@@ -167,7 +172,9 @@ export class LegacySessions {
   private async open(request: Request, initialize: unknown): Promise<Response> {
     const { owner, authenticated } = caller();
     if (!this.makeRoom(owner, authenticated)) {
-      this.log.warn('mcp session refused: the gateway holds as many as it may, none of them the caller\'s', { session_limit: this.limits.maxSessions });
+      this.log.warn("mcp session refused: the gateway holds as many as it may, none of them the caller's", {
+        session_limit: this.limits.maxSessions,
+      });
       return jsonRpcErrorResponse(
         429,
         NO_ROOM,

@@ -34,7 +34,9 @@ const nonBlank = (what: string) => z.string().refine((text) => text.trim() !== '
 
 export function askInputSchema(tool: AskToolConfig) {
   if (tool.argument_name === CONVERSATION_ID_ARGUMENT) {
-    throw new Error(`serve_mcp.tool.argument_name must not be "${CONVERSATION_ID_ARGUMENT}": the tool uses that argument to continue a conversation; choose another name`);
+    throw new Error(
+      `serve_mcp.tool.argument_name must not be "${CONVERSATION_ID_ARGUMENT}": the tool uses that argument to continue a conversation; choose another name`,
+    );
   }
   return z.object({
     [tool.argument_name]: nonBlank(`"${tool.argument_name}"`).describe(tool.argument_description),

@@ -37,15 +37,28 @@ function howToDecide(tool: AskToolConfig, step: Extract<TurnStep, { kind: 'waiti
  * A step that waits for an approval, handed back to the client: the approval line first (which
  * programs parse), then why it was not asked here and how to decide.
  */
-export function approvalResult(tool: AskToolConfig, step: Extract<TurnStep, { kind: 'waiting' }>, reason: string | undefined): CallToolResult {
+export function approvalResult(
+  tool: AskToolConfig,
+  step: Extract<TurnStep, { kind: 'waiting' }>,
+  reason: string | undefined,
+): CallToolResult {
   const { approval } = step;
   const structured: AskOutput = {
     conversation_id: step.conversationId,
     response: step.response,
     waiting_approval: true,
-    approval: { uuid: approval.uuid, tool_name: approval.toolName, tool_args: jsonObjectOf(approval.toolArgsJson), description: approval.description },
+    approval: {
+      uuid: approval.uuid,
+      tool_name: approval.toolName,
+      tool_args: jsonObjectOf(approval.toolArgsJson),
+      description: approval.description,
+    },
   };
-  const lines = [approvalRequiredLine(approval), ...[step.note, reason].filter((line): line is string => Boolean(line)), howToDecide(tool, step)];
+  const lines = [
+    approvalRequiredLine(approval),
+    ...[step.note, reason].filter((line): line is string => Boolean(line)),
+    howToDecide(tool, step),
+  ];
   return { content: [{ type: 'text', text: lines.join('\n\n') }], structuredContent: structured };
 }
 

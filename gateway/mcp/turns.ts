@@ -58,7 +58,13 @@ function stepOfConversation(conversation: Conversation, note?: string, response 
 /** Where a turn that just ran left the conversation. */
 function stepAfterTurn(conversation: Conversation, result: TurnResult): TurnStep {
   if (result.waitingApproval && result.approval) {
-    return { kind: 'waiting', conversationId: conversation.id, sessionId: conversation.sessionId, response: result.response, approval: result.approval };
+    return {
+      kind: 'waiting',
+      conversationId: conversation.id,
+      sessionId: conversation.sessionId,
+      response: result.response,
+      approval: result.approval,
+    };
   }
   return stepOfConversation(conversation, undefined, result.response);
 }

@@ -6,10 +6,17 @@ import { answerText, requireModel } from './completions.js';
 import { OpenAiError, openAiFailureOf } from './errors.js';
 import { remainderOf } from './stream.js';
 
-const approval = { uuid: '11111111-2222-4333-8444-555555555555', conversationId: 'c-1', toolName: 'resources_add', toolArgsJson: '{"name":"x"}', description: 'Add x', status: ApprovalStatus.APPROVAL_STATUS_PENDING } as unknown as PendingApproval;
+const approval = {
+  uuid: '11111111-2222-4333-8444-555555555555',
+  conversationId: 'c-1',
+  toolName: 'resources_add',
+  toolArgsJson: '{"name":"x"}',
+  description: 'Add x',
+  status: ApprovalStatus.APPROVAL_STATUS_PENDING,
+} as unknown as PendingApproval;
 
-describe('the OpenAI face\'s answers', () => {
-  it('names the approval, how to decide it and how to go on, after the agent\'s own text', () => {
+describe("the OpenAI face's answers", () => {
+  it("names the approval, how to decide it and how to go on, after the agent's own text", () => {
     const text = answerText({ response: 'I will add it.', approval }, 'c-1');
     expect(text.split('\n')[0]).toBe('I will add it.');
     expect(text).toContain(`Approval required (id: ${approval.uuid}): Add x`);
@@ -25,11 +32,24 @@ describe('the OpenAI face\'s answers', () => {
     expect(remainderOf('Done. all', 'other text')).toBe('\n\nDone. all');
   });
 
-  it('errors: OpenAI\'s shape with the status of app/errors.ts', () => {
-    expect(openAiFailureOf(new OpenAiError(400, 'bad', 'messages'))).toEqual({ status: 400, unexpected: false, body: { error: { message: 'bad', type: 'invalid_request_error', param: 'messages', code: null } } });
-    expect(openAiFailureOf(new RpcError(GrpcStatus.NOT_FOUND, 'conversation x not found', '/asg.store.v1.ConversationStoreService/GetConversation'))).toMatchObject({ status: 404, body: { error: { type: 'not_found_error', message: 'conversation x not found' } } });
-    expect(openAiFailureOf(new ConversationBusy('c-1'))).toMatchObject({ status: 409, body: { error: { type: 'conflict_error', code: 'conversation_busy' } } });
+  it("errors: OpenAI's shape with the status of app/errors.ts", () => {
+    expect(openAiFailureOf(new OpenAiError(400, 'bad', 'messages'))).toEqual({
+      status: 400,
+      unexpected: false,
+      body: { error: { message: 'bad', type: 'invalid_request_error', param: 'messages', code: null } },
+    });
+    expect(
+      openAiFailureOf(
+        new RpcError(GrpcStatus.NOT_FOUND, 'conversation x not found', '/asg.store.v1.ConversationStoreService/GetConversation'),
+      ),
+    ).toMatchObject({ status: 404, body: { error: { type: 'not_found_error', message: 'conversation x not found' } } });
+    expect(openAiFailureOf(new ConversationBusy('c-1'))).toMatchObject({
+      status: 409,
+      body: { error: { type: 'conflict_error', code: 'conversation_busy' } },
+    });
     expect(openAiFailureOf(new Error('boom'))).toMatchObject({ status: 500, unexpected: true, body: { error: { type: 'server_error' } } });
-    expect(() => requireModel({ id: 'agent', created: 0 }, 'gpt-4o')).toThrow(expect.objectContaining({ status: 404, code: 'model_not_found', param: 'model' }));
+    expect(() => requireModel({ id: 'agent', created: 0 }, 'gpt-4o')).toThrow(
+      expect.objectContaining({ status: 404, code: 'model_not_found', param: 'model' }),
+    );
   });
 });

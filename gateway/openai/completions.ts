@@ -40,7 +40,12 @@ export function modelJson(model: AgentModel): ModelJson {
 
 export function requireModel(model: AgentModel, asked: string): void {
   if (asked === model.id) return;
-  throw new OpenAiError(404, `The model ${JSON.stringify(asked.slice(0, 200))} does not exist; this agent answers as the model ${JSON.stringify(model.id)} (GET /v1/models)`, 'model', 'model_not_found');
+  throw new OpenAiError(
+    404,
+    `The model ${JSON.stringify(asked.slice(0, 200))} does not exist; this agent answers as the model ${JSON.stringify(model.id)} (GET /v1/models)`,
+    'model',
+    'model_not_found',
+  );
 }
 
 /** The extra fields of a completion and of every chunk. */
@@ -119,7 +124,14 @@ export function completionJson(request: ChatCompletionRequest, target: TurnTarge
     object: 'chat.completion',
     created: nowSeconds(),
     model: request.model,
-    choices: [{ index: 0, message: { role: 'assistant', content: answerText(outcome, target.conversationId), refusal: null }, finish_reason: 'stop', logprobs: null }],
+    choices: [
+      {
+        index: 0,
+        message: { role: 'assistant', content: answerText(outcome, target.conversationId), refusal: null },
+        finish_reason: 'stop',
+        logprobs: null,
+      },
+    ],
     ...extrasOf(target, outcome),
   };
 }

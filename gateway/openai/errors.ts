@@ -45,7 +45,8 @@ export interface OpenAiFailure {
 }
 
 export function openAiFailureOf(error: unknown): OpenAiFailure {
-  if (error instanceof OpenAiError) return { status: error.status, body: openAiErrorBody(error.status, error.message, error.param, error.code), unexpected: false };
+  if (error instanceof OpenAiError)
+    return { status: error.status, body: openAiErrorBody(error.status, error.message, error.param, error.code), unexpected: false };
   const { status, message, unexpected, conversationId } = failureOf(error);
   const code = conversationId !== undefined ? 'conversation_busy' : null;
   return { status, body: openAiErrorBody(status, message, null, code), unexpected };

@@ -20,7 +20,13 @@ describe('parseChatCompletionRequest', () => {
         { role: 'system', content: 'x' },
         { role: 'user', content: 'first' },
         { role: 'assistant', content: 'reply' },
-        { role: 'user', content: [{ type: 'text', text: 'a' }, { type: 'text', text: 'b' }] },
+        {
+          role: 'user',
+          content: [
+            { type: 'text', text: 'a' },
+            { type: 'text', text: 'b' },
+          ],
+        },
         { role: 'tool', content: 'after', tool_call_id: 't' },
       ],
     });
@@ -29,7 +35,14 @@ describe('parseChatCompletionRequest', () => {
 
   it('accepts every standard field and ignores those that do not apply', () => {
     const ignored = Object.fromEntries(IGNORED_REQUEST_FIELDS.map((name) => [name, null]));
-    const parsed = parseChatCompletionRequest({ model: 'agent', messages: [{ role: 'user', content: 'hi' }], stream: true, stream_options: { include_usage: true }, n: 1, ...ignored });
+    const parsed = parseChatCompletionRequest({
+      model: 'agent',
+      messages: [{ role: 'user', content: 'hi' }],
+      stream: true,
+      stream_options: { include_usage: true },
+      n: 1,
+      ...ignored,
+    });
     expect(parsed).toEqual({ model: 'agent', input: 'hi', stream: true });
   });
 
@@ -49,7 +62,9 @@ describe('parseChatCompletionRequest', () => {
     expect(refusal({ model: 'agent', messages: [{ role: 'robot', content: 'hi' }] })).toMatchObject({ param: 'messages[0].role' });
     expect(refusal({ model: 'agent', messages: [{ role: 'system', content: 'hi' }] })).toMatchObject({ param: 'messages' });
     expect(refusal({ model: 'agent', messages: [{ role: 'user', content: '  ' }] })).toMatchObject({ param: 'messages[0].content' });
-    expect(refusal({ model: 'agent', messages: [{ role: 'user', content: [{ type: 'image_url', image_url: { url: 'x' } }] }] })).toMatchObject({ param: 'messages[0].content[0].type' });
+    expect(
+      refusal({ model: 'agent', messages: [{ role: 'user', content: [{ type: 'image_url', image_url: { url: 'x' } }] }] }),
+    ).toMatchObject({ param: 'messages[0].content[0].type' });
     expect(refusal({ model: 'agent', messages: [{ role: 'user', content: 'hi' }], n: 2 })).toMatchObject({ param: 'n' });
     expect(refusal({ model: 'agent', messages: [{ role: 'user', content: 'hi' }], stream: 'yes' })).toMatchObject({ param: 'stream' });
     expect(refusal([1, 2])).toMatchObject({ status: 400, param: null });

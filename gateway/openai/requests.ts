@@ -65,7 +65,7 @@ const ignored = {
 
 /** `POST /v1/chat/completions`. */
 export const chatCompletionRequestSchema = z.strictObject({
-  model: z.string({ error: 'is required: the agent\'s model id (GET /v1/models)' }).min(1, 'must not be empty'),
+  model: z.string({ error: "is required: the agent's model id (GET /v1/models)" }).min(1, 'must not be empty'),
   messages: z.array(message, { error: 'is required: an array of messages' }).min(1, 'must hold at least one message'),
   stream: z.boolean().nullish(),
   stream_options: z.looseObject({ include_usage: z.boolean().optional() }).nullish(),
@@ -98,7 +98,10 @@ function problemOf(error: z.ZodError): { message: string; param: string | null }
   if (issue.code === 'unrecognized_keys') {
     const keys = issue.keys.map((key) => JSON.stringify(key)).join(', ');
     const where = issue.path.length ? ` in ${fieldPath(issue.path)}` : '';
-    return { message: `unknown field${issue.keys.length > 1 ? 's' : ''}${where}: ${keys}; the Chat Completions API defines no such field`, param: issue.keys[0] ?? null };
+    return {
+      message: `unknown field${issue.keys.length > 1 ? 's' : ''}${where}: ${keys}; the Chat Completions API defines no such field`,
+      param: issue.keys[0] ?? null,
+    };
   }
   const param = issue.path.length ? fieldPath(issue.path) : null;
   return { message: param ? `${param} ${issue.message}` : issue.message, param };
@@ -110,7 +113,11 @@ function textOf(content: z.infer<typeof messageContent>, index: number): string 
   return content
     .map((part, partIndex) => {
       if (part.type === 'text' && typeof part.text === 'string') return part.text;
-      throw new OpenAiError(400, `messages[${index}].content[${partIndex}] is a "${part.type}" part; the agent reads text parts only`, `messages[${index}].content[${partIndex}].type`);
+      throw new OpenAiError(
+        400,
+        `messages[${index}].content[${partIndex}] is a "${part.type}" part; the agent reads text parts only`,
+        `messages[${index}].content[${partIndex}].type`,
+      );
     })
     .join('\n');
 }
@@ -120,7 +127,8 @@ function textOf(content: z.infer<typeof messageContent>, index: number): string 
  * conversation to continue and wins over `user`.
  */
 export function parseChatCompletionRequest(body: unknown, headerConversation?: string): ChatCompletionRequest {
-  if (typeof body !== 'object' || body === null || Array.isArray(body)) throw new OpenAiError(400, 'the body must be a JSON object: a Chat Completions request');
+  if (typeof body !== 'object' || body === null || Array.isArray(body))
+    throw new OpenAiError(400, 'the body must be a JSON object: a Chat Completions request');
   const parsed = chatCompletionRequestSchema.safeParse(body);
   if (!parsed.success) {
     const { message, param } = problemOf(parsed.error);
@@ -128,13 +136,16 @@ export function parseChatCompletionRequest(body: unknown, headerConversation?: s
   }
   const { model, messages, stream, user } = parsed.data;
   const lastUser = messages.findLastIndex((candidate) => candidate.role === 'user');
-  if (lastUser < 0) throw new OpenAiError(400, 'messages holds no user message: the last user message is what the agent is asked', 'messages');
+  if (lastUser < 0)
+    throw new OpenAiError(400, 'messages holds no user message: the last user message is what the agent is asked', 'messages');
   const input = textOf(messages[lastUser]!.content, lastUser);
-  if (input.trim() === '') throw new OpenAiError(400, `messages[${lastUser}] (the last user message) has no text`, `messages[${lastUser}].content`);
+  if (input.trim() === '')
+    throw new OpenAiError(400, `messages[${lastUser}] (the last user message) has no text`, `messages[${lastUser}].content`);
   let fromHeader: string | undefined;
   if (headerConversation !== undefined) {
     const header = conversationId.safeParse(headerConversation);
-    if (!header.success) throw new OpenAiError(400, `the ${CONVERSATION_HEADER} header ${header.error.issues[0]!.message}`, CONVERSATION_HEADER);
+    if (!header.success)
+      throw new OpenAiError(400, `the ${CONVERSATION_HEADER} header ${header.error.issues[0]!.message}`, CONVERSATION_HEADER);
     fromHeader = header.data;
   }
   const chosen = fromHeader ?? user ?? undefined;

@@ -61,7 +61,9 @@ export function openAiRouter(parts: OpenAiParts): Router {
     try {
       const request = parseChatCompletionRequest(req.body, req.get(CONVERSATION_HEADER));
       requireModel(model, request.model);
-      const target = await withContextPatch({ sessionId: requestScope(res).sessionId }, () => openTarget(agent, request, requestScope(res).sessionId));
+      const target = await withContextPatch({ sessionId: requestScope(res).sessionId }, () =>
+        openTarget(agent, request, requestScope(res).sessionId),
+      );
       if (!requestScope(res).sessionId) adoptSessionId(res, target.sessionId);
       res.setHeader(CONVERSATION_HEADER, target.conversationId);
       if (request.stream) {
@@ -77,10 +79,16 @@ export function openAiRouter(parts: OpenAiParts): Router {
 
   // Anything else under /v1, and failures before a handler ran (an unreadable body), in OpenAI's shape.
   router.use(OPENAI_PREFIX, (req: Request, res: Response) => {
-    const known = [COMPLETIONS_ROUTE, MODELS_ROUTE].some((route) => req.originalUrl.split('?')[0]!.toLowerCase().replace(/\/$/, '') === route);
+    const known = [COMPLETIONS_ROUTE, MODELS_ROUTE].some(
+      (route) => req.originalUrl.split('?')[0]!.toLowerCase().replace(/\/$/, '') === route,
+    );
     const status = known ? 405 : 404;
-    const message = known ? `${req.method} is not allowed on ${req.baseUrl}${req.path}` : `no route for ${req.method} ${req.baseUrl}${req.path}; this face serves POST ${COMPLETIONS_ROUTE} and GET ${MODELS_ROUTE}`;
-    res.status(status).json(openAiErrorBody(status, redactSecrets(capText(message, 300)), null, known ? 'method_not_allowed' : 'unknown_url'));
+    const message = known
+      ? `${req.method} is not allowed on ${req.baseUrl}${req.path}`
+      : `no route for ${req.method} ${req.baseUrl}${req.path}; this face serves POST ${COMPLETIONS_ROUTE} and GET ${MODELS_ROUTE}`;
+    res
+      .status(status)
+      .json(openAiErrorBody(status, redactSecrets(capText(message, 300)), null, known ? 'method_not_allowed' : 'unknown_url'));
   });
   router.use(OPENAI_PREFIX, (error: unknown, _req: Request, res: Response, next: NextFunction) => {
     if (res.headersSent) return next(error);

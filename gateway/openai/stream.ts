@@ -76,7 +76,9 @@ export async function streamTurn(
       }
     } catch (error) {
       // Deltas are a courtesy: without them the answer still comes whole at the end.
-      parts.log.warn('the conversation events could not be followed; the answer comes at the end of the turn', { error: error instanceof Error ? error.message : String(error) });
+      parts.log.warn('the conversation events could not be followed; the answer comes at the end of the turn', {
+        error: error instanceof Error ? error.message : String(error),
+      });
     }
   })();
 

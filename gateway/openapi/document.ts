@@ -48,7 +48,8 @@ function accessOf(route: RouteDoc): { access: Access; text: string } {
   // Any value stands for a path parameter: the table matches the route's shape.
   const requirements = requirementsOf(route.method, route.path.replace(/:[A-Za-z0-9_]+/g, 'x'));
   const needs = requirements.needs;
-  if (needs.every((need) => need.kind === 'open')) return { access: { auth: 'none' }, text: 'anyone, without a token, also when auth is configured' };
+  if (needs.every((need) => need.kind === 'open'))
+    return { access: { auth: 'none' }, text: 'anyone, without a token, also when auth is configured' };
   const roleNeeds = needs.filter((need): need is Extract<Need, { kind: 'role' }> => need.kind === 'role');
   const access: Access =
     roleNeeds.length > 0 ? { auth: 'role', roles: [...new Set(roleNeeds.flatMap((need) => need.roles))] } : { auth: 'signed-in' };
@@ -58,7 +59,12 @@ function accessOf(route: RouteDoc): { access: Access; text: string } {
 
 function response(reply: RouteDoc['responses'][number]): ZodOpenApiResponseObject {
   if (!reply.schema) return { description: reply.description };
-  return { description: reply.description, content: { [reply.type ?? 'application/json']: { schema: reply.schema, ...(reply.example !== undefined && { example: reply.example }) } } };
+  return {
+    description: reply.description,
+    content: {
+      [reply.type ?? 'application/json']: { schema: reply.schema, ...(reply.example !== undefined && { example: reply.example }) },
+    },
+  };
 }
 
 const UNAUTHORIZED: ZodOpenApiResponseObject = {
@@ -82,21 +88,33 @@ function operation(route: RouteDoc): ZodOpenApiOperationObject {
     responses['401'] = UNAUTHORIZED;
     if (access.auth === 'role') responses['403'] ??= FORBIDDEN;
   }
-  const security: Record<string, string[]>[] = access.auth === 'none' ? [] : [{ [BEARER]: [] }, ...(access.query_token ? [{ [QUERY_TOKEN]: [] }] : [])];
+  const security: Record<string, string[]>[] =
+    access.auth === 'none' ? [] : [{ [BEARER]: [] }, ...(access.query_token ? [{ [QUERY_TOKEN]: [] }] : [])];
   return {
     operationId: operationId(route),
     tags: [route.tag],
     summary: route.summary,
-    description: [route.description, `**Who may call**: ${text}.`, ...(route.onlyWhen ? [`Served only when ${route.onlyWhen}.`] : [])].join('\n\n'),
+    description: [route.description, `**Who may call**: ${text}.`, ...(route.onlyWhen ? [`Served only when ${route.onlyWhen}.`] : [])].join(
+      '\n\n',
+    ),
     security,
     'x-asg-access': access,
     requestParams: {
-      ...(params.length > 0 && { path: z.object(Object.fromEntries(params.map(([name, description]) => [name, z.string().meta({ description })]))) }),
+      ...(params.length > 0 && {
+        path: z.object(Object.fromEntries(params.map(([name, description]) => [name, z.string().meta({ description })]))),
+      }),
       ...(route.query && { query: route.query }),
       ...(route.headers && { header: route.headers }),
     },
     ...(route.queryJson && {
-      parameters: [{ name: route.queryJson.name, in: 'query', description: 'The input, as JSON.', content: { 'application/json': { schema: route.queryJson.schema } } }],
+      parameters: [
+        {
+          name: route.queryJson.name,
+          in: 'query',
+          description: 'The input, as JSON.',
+          content: { 'application/json': { schema: route.queryJson.schema } },
+        },
+      ],
     }),
     ...(route.body && {
       requestBody: {
@@ -105,7 +123,9 @@ function operation(route: RouteDoc): ZodOpenApiOperationObject {
         content: {
           'application/json': {
             schema: route.body.schema,
-            ...(Object.keys(route.body.examples).length > 0 && { examples: Object.fromEntries(Object.entries(route.body.examples).map(([name, value]) => [name, { value }])) }),
+            ...(Object.keys(route.body.examples).length > 0 && {
+              examples: Object.fromEntries(Object.entries(route.body.examples).map(([name, value]) => [name, { value }])),
+            }),
           },
         },
       },
@@ -167,8 +187,18 @@ function buildDocument(): ReturnType<typeof createDocument> {
     ],
     components: {
       securitySchemes: {
-        [BEARER]: { type: 'http', scheme: 'bearer', description: 'An API token of auth.tokens, or a JWT of the configured OIDC issuer (auth.jwt). Needed only when auth is configured.' },
-        [QUERY_TOKEN]: { type: 'apiKey', in: 'query', name: 'token', description: 'The same token as ?token=, for event streams only (a browser\'s EventSource cannot send headers).' },
+        [BEARER]: {
+          type: 'http',
+          scheme: 'bearer',
+          description:
+            'An API token of auth.tokens, or a JWT of the configured OIDC issuer (auth.jwt). Needed only when auth is configured.',
+        },
+        [QUERY_TOKEN]: {
+          type: 'apiKey',
+          in: 'query',
+          name: 'token',
+          description: "The same token as ?token=, for event streams only (a browser's EventSource cannot send headers).",
+        },
       },
     },
     paths,

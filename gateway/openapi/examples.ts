@@ -1,5 +1,20 @@
-import { ApprovalStatus, ApprovalTimeoutAction, ConversationStatus, MessageRole, type Conversation, type PendingApproval } from '../../gen/ts/asg/store/v1/store.js';
-import { approvalListReply, approvalReply, auditListReply, conversationListReply, conversationPageReply, conversationReply, toolListReply } from '../app/replies.js';
+import {
+  ApprovalStatus,
+  ApprovalTimeoutAction,
+  ConversationStatus,
+  MessageRole,
+  type Conversation,
+  type PendingApproval,
+} from '../../gen/ts/asg/store/v1/store.js';
+import {
+  approvalListReply,
+  approvalReply,
+  auditListReply,
+  conversationListReply,
+  conversationPageReply,
+  conversationReply,
+  toolListReply,
+} from '../app/replies.js';
 import { approvalRecordJson } from '../app/shapes.js';
 
 /**
@@ -63,7 +78,13 @@ const completedConversation: Conversation = {
       id: 'm4',
       role: MessageRole.MESSAGE_ROLE_TOOL,
       content: 'Resource res-42 deleted',
-      toolCall: { id: 'call-1', name: 'delete_resource', argumentsJson: '{"id":"res-42"}', result: 'Resource res-42 deleted', isError: false },
+      toolCall: {
+        id: 'call-1',
+        name: 'delete_resource',
+        argumentsJson: '{"id":"res-42"}',
+        result: 'Resource res-42 deleted',
+        isError: false,
+      },
       createdAt: at(40),
       seq: 4,
     },
@@ -117,13 +138,16 @@ export const examples = {
   }),
   conversationPage: conversationPageReply({ conversation: waitingConversation }),
   turn: conversationReply({ conversation: waitingConversation }, waitingResult),
-  decided: conversationReply({ conversation: completedConversation }, { response: 'Resource res-42 has been deleted.', waitingApproval: false }),
+  decided: conversationReply(
+    { conversation: completedConversation },
+    { response: 'Resource res-42 has been deleted.', waitingApproval: false },
+  ),
   conflict: approvalReply(APPROVAL_UUID, {
-  decided: false,
-  approval: { ...exampleApproval, status: ApprovalStatus.APPROVAL_STATUS_DONE, decidedAt: at(40), decidedBy: 'token:alice', via: 'web' },
-  decision: 'approved',
-  decidedAt: at(40),
-}).body,
+    decided: false,
+    approval: { ...exampleApproval, status: ApprovalStatus.APPROVAL_STATUS_DONE, decidedAt: at(40), decidedBy: 'token:alice', via: 'web' },
+    decision: 'approved',
+    decidedAt: at(40),
+  }).body,
   approvalList: approvalListReply({ approvals: [pendingApproval], nextCursor: 'eyJhZnRlciI6IjljN2QyZTEwIn0' }),
   approval: approvalRecordJson(decidedApproval),
   audit: auditListReply({
@@ -137,7 +161,15 @@ export const examples = {
         subject: APPROVAL_UUID,
         detailJson: JSON.stringify({ decision: 'approved', reason: 'the id was wrong', edited: true, conversation_id: CONVERSATION_ID }),
       },
-      { id: 41, at: at(2), kind: 'auth.failed', actor: '', via: 'rest', subject: '/approvals', detailJson: JSON.stringify({ cause: 'unknown token' }) },
+      {
+        id: 41,
+        at: at(2),
+        kind: 'auth.failed',
+        actor: '',
+        via: 'rest',
+        subject: '/approvals',
+        detailJson: JSON.stringify({ cause: 'unknown token' }),
+      },
     ],
     nextCursor: 'eyJiZWZvcmUiOjQxfQ',
   }),

@@ -49,7 +49,14 @@ function fullGatewayApp(): Express {
     'gateway',
   );
   const auth = setUpAuth({ config, audit: { appendAudit: async () => ({}) }, log: quiet, env: { OPENAPI_TEST_TOKEN: 'x'.repeat(32) } });
-  return createGatewayApp({ config, log: quiet, auth, agent: {} as Agent, feed: new FakeEventFeed(), readiness: { check: async () => ({ status: 'ready' }) } });
+  return createGatewayApp({
+    config,
+    log: quiet,
+    auth,
+    agent: {} as Agent,
+    feed: new FakeEventFeed(),
+    readiness: { check: async () => ({ status: 'ready' }) },
+  });
 }
 
 interface Layer {
@@ -89,7 +96,17 @@ describe('GET /openapi.json', () => {
   it('lists every route the gateway mounts', () => {
     const mounted = mountedRoutes((fullGatewayApp() as unknown as { router: { stack: Layer[] } }).router.stack);
     // A walk that finds nothing would prove nothing.
-    expect(mounted).toEqual(expect.arrayContaining(['get /health', 'post /approvals/:uuid', 'get /conversations/:id/events', 'post /a2a', '* /mcp', '* /trpc/*', 'get /.well-known/oauth-protected-resource/mcp']));
+    expect(mounted).toEqual(
+      expect.arrayContaining([
+        'get /health',
+        'post /approvals/:uuid',
+        'get /conversations/:id/events',
+        'post /a2a',
+        '* /mcp',
+        '* /trpc/*',
+        'get /.well-known/oauth-protected-resource/mcp',
+      ]),
+    );
     for (const entry of mounted) {
       const [method, path] = entry.split(' ') as [string, string];
       if (path.endsWith('/*')) {
@@ -104,13 +121,24 @@ describe('GET /openapi.json', () => {
     }
     // And the other way: nothing documented that the gateway does not serve.
     for (const route of documentedRoutes().filter((route) => route.tag !== 'tRPC')) {
-      expect(mounted.includes(`${route.method} ${route.path}`) || mounted.includes(`* ${route.path}`), `${route.method} ${route.path} is documented but not mounted`).toBe(true);
+      expect(
+        mounted.includes(`${route.method} ${route.path}`) || mounted.includes(`* ${route.path}`),
+        `${route.method} ${route.path} is documented but not mounted`,
+      ).toBe(true);
     }
   });
 
   it('lists every route of the access table, and every tRPC procedure', () => {
     for (const route of LISTED_ROUTES) expect(document.paths[openApiPath(route)], route).toBeDefined();
-    for (const procedure of ['conversations.create', 'conversations.send', 'approvals.resolve', 'approvals.pending', 'conversation.events', 'tools.list', 'auth.whoami']) {
+    for (const procedure of [
+      'conversations.create',
+      'conversations.send',
+      'approvals.resolve',
+      'approvals.pending',
+      'conversation.events',
+      'tools.list',
+      'auth.whoami',
+    ]) {
       expect(document.paths[`/trpc/${procedure}`], procedure).toBeDefined();
     }
   });
@@ -153,7 +181,9 @@ describe('GET /openapi.json', () => {
   });
 
   it('describes request bodies as strict, as the routes parse them', () => {
-    const body = operationOf('post', '/conversations/:id/messages').requestBody?.content['application/json'] as { schema: { additionalProperties?: boolean } };
+    const body = operationOf('post', '/conversations/:id/messages').requestBody?.content['application/json'] as {
+      schema: { additionalProperties?: boolean };
+    };
     expect(body.schema.additionalProperties).toBe(false);
   });
 

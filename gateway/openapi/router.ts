@@ -16,8 +16,21 @@ export function openApiRouter(log: Logger): Router {
     docs ??= (await import('./docs-page.js')).docsPage();
     return docs;
   };
-  mountEndpoint(router, { method: 'get', path: OPENAPI_PATH, session: 'none', handle: async () => ({ status: 200, body: (await import('./document.js')).openApiDocument() }) }, log);
-  mountEndpoint(router, { method: 'get', path: DOCS_PATH, session: 'none', handle: async () => ({ status: 200, html: await docsPage() }) }, log);
+  mountEndpoint(
+    router,
+    {
+      method: 'get',
+      path: OPENAPI_PATH,
+      session: 'none',
+      handle: async () => ({ status: 200, body: (await import('./document.js')).openApiDocument() }),
+    },
+    log,
+  );
+  mountEndpoint(
+    router,
+    { method: 'get', path: DOCS_PATH, session: 'none', handle: async () => ({ status: 200, html: await docsPage() }) },
+    log,
+  );
   router.use(restErrorHandler(log));
   return router;
 }

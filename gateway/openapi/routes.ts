@@ -9,7 +9,16 @@ import { COMPLETIONS_ROUTE, MODELS_ROUTE } from '../openai/router.js';
 import { chatCompletionRequestSchema, CONVERSATION_HEADER, IGNORED_REQUEST_FIELDS } from '../openai/requests.js';
 import { EVENTS_ROUTE } from '../rest/event-stream.js';
 import { AUTH_WHOAMI_PATH, PROTECTED_RESOURCE_PATHS } from '../app/route-access.js';
-import { APPROVAL_BODY_EXPECTED, approvalDecisionBody, approvalsQuery, auditQuery, historyQuery, listQuery, newConversationBody, newMessageBody } from '../rest/requests.js';
+import {
+  APPROVAL_BODY_EXPECTED,
+  approvalDecisionBody,
+  approvalsQuery,
+  auditQuery,
+  historyQuery,
+  listQuery,
+  newConversationBody,
+  newMessageBody,
+} from '../rest/requests.js';
 import { CONVERSATION_ID, examples } from './examples.js';
 import * as shapes from './shapes.js';
 
@@ -55,23 +64,38 @@ const CONVERSATION_PARAM = { id: 'The conversation id (a UUID).' };
 const APPROVAL_PARAM = { uuid: 'The approval uuid.' };
 const BODY_MB = `${BODY_LIMIT_BYTES / 1024 / 1024} MB`;
 
-const json = (description: string, schema: z.ZodType, example?: unknown): ReplyDoc => ({ description, schema, ...(example !== undefined && { example }) });
+const json = (description: string, schema: z.ZodType, example?: unknown): ReplyDoc => ({
+  description,
+  schema,
+  ...(example !== undefined && { example }),
+});
 const refusal = (description: string): ReplyDoc => ({ description, schema: shapes.errorReply });
 const UNREACHABLE = refusal('a backend service is unreachable');
 const unknownOutcome = (description: string): ReplyDoc => ({ description, schema: shapes.unknownOutcomeReply });
 /** Turns and decisions: 503 says nothing was done, unless its body says the outcome is unknown. */
-const TURN_UNAVAILABLE = refusal('a backend service is unreachable and nothing was done; or, with "outcome": "unknown" and Retry-After, the replica is stopping and handed the turn to another replica, whose answer will be in the conversation named');
+const TURN_UNAVAILABLE = refusal(
+  'a backend service is unreachable and nothing was done; or, with "outcome": "unknown" and Retry-After, the replica is stopping and handed the turn to another replica, whose answer will be in the conversation named',
+);
 const TOO_LARGE = refusal(`the body is larger than ${BODY_MB}`);
 const sessionHeader = z.object({
-  'X-Session-ID': z.string().optional().meta({ description: 'Choose the session id (8 hex characters); anything else is ignored.', example: '4be2a91c' }),
+  'X-Session-ID': z
+    .string()
+    .optional()
+    .meta({ description: 'Choose the session id (8 hex characters); anything else is ignored.', example: '4be2a91c' }),
 });
 
 const readiness = z
   .object({
     status: z.string().meta({ description: 'ready, not_ready or draining.' }),
-    backends: z.record(z.string(), z.string()).optional().meta({ description: 'Not ready: what each backend said (SERVING, NOT_SERVING, UNREACHABLE, NO_ANSWER, NO_HEALTH_SERVICE).' }),
+    backends: z
+      .record(z.string(), z.string())
+      .optional()
+      .meta({ description: 'Not ready: what each backend said (SERVING, NOT_SERVING, UNREACHABLE, NO_ANSWER, NO_HEALTH_SERVICE).' }),
     error: z.string().optional(),
-    mcp_servers: z.array(shapes.readyServer).optional().meta({ description: 'Ready: each configured MCP server and whether its tools are available (an optional server that is down does not make the agent unready); why one is not is in the log and GET /tools.' }),
+    mcp_servers: z.array(shapes.readyServer).optional().meta({
+      description:
+        'Ready: each configured MCP server and whether its tools are available (an optional server that is down does not make the agent unready); why one is not is in the log and GET /tools.',
+    }),
   })
   .meta({ id: 'Readiness' });
 
@@ -103,27 +127,45 @@ const mcpRequest = z
   })
   .meta({ id: 'McpRequest', description: 'A JSON-RPC 2.0 message of MCP.' });
 
-const agentCard = z.record(z.string(), z.unknown()).meta({ id: 'AgentCard', description: 'The A2A agent card: name, description, url, version, capabilities, skills (one per tool).' });
+const agentCard = z
+  .record(z.string(), z.unknown())
+  .meta({ id: 'AgentCard', description: 'The A2A agent card: name, description, url, version, capabilities, skills (one per tool).' });
 
 // The OpenAI-compatible face (gateway/openai/): its answers in OpenAI's shapes, with the agent's extra fields.
 const openAiError = z
   .object({ error: z.object({ message: z.string(), type: z.string(), param: z.string().nullable(), code: z.string().nullable() }) })
   .meta({ id: 'OpenAiError', description: "OpenAI's error shape." });
-const openAiModel = z.object({ id: z.string(), object: z.literal('model'), created: z.number().int(), owned_by: z.string() }).meta({ id: 'OpenAiModel' });
-const openAiApproval = z.looseObject({ uuid: z.string() }).meta({ description: 'The approval the turn waits for (the approval resource of GET /approvals/:uuid).' });
+const openAiModel = z
+  .object({ id: z.string(), object: z.literal('model'), created: z.number().int(), owned_by: z.string() })
+  .meta({ id: 'OpenAiModel' });
+const openAiApproval = z
+  .looseObject({ uuid: z.string() })
+  .meta({ description: 'The approval the turn waits for (the approval resource of GET /approvals/:uuid).' });
 const chatCompletion = z
   .looseObject({
     id: z.string(),
     object: z.literal('chat.completion'),
     created: z.number().int(),
     model: z.string(),
-    choices: z.array(z.looseObject({ index: z.number().int(), message: z.looseObject({ role: z.literal('assistant'), content: z.string().nullable() }), finish_reason: z.string() })),
+    choices: z.array(
+      z.looseObject({
+        index: z.number().int(),
+        message: z.looseObject({ role: z.literal('assistant'), content: z.string().nullable() }),
+        finish_reason: z.string(),
+      }),
+    ),
     conversation_id: z.string().meta({ description: 'The conversation this turn ran in (also the X-Conversation-Id header).' }),
     approval: openAiApproval.optional(),
   })
   .meta({ id: 'ChatCompletion' });
 const openAiErrors = (extra: Record<number, string>): Record<number, ReplyDoc> =>
-  Object.fromEntries(Object.entries({ 400: 'a body that is not a valid request (the field is named in param)', 404: 'a model other than the agent', ...extra }).map(([status, description]) => [Number(status), { description, schema: openAiError }]));
+  Object.fromEntries(
+    Object.entries({
+      400: 'a body that is not a valid request (the field is named in param)',
+      404: 'a model other than the agent',
+      ...extra,
+    }).map(([status, description]) => [Number(status), { description, schema: openAiError }]),
+  );
 
 const openAiRoutes: RouteDoc[] = [
   {
@@ -131,7 +173,7 @@ const openAiRoutes: RouteDoc[] = [
     path: MODELS_ROUTE,
     tag: 'OpenAI',
     summary: 'The agent as a model',
-    description: 'One model: the agent, with the configuration\'s `name` as its id.',
+    description: "One model: the agent, with the configuration's `name` as its id.",
     responses: { 200: json('the list', z.object({ object: z.literal('list'), data: z.array(openAiModel) })) },
   },
   {
@@ -139,8 +181,8 @@ const openAiRoutes: RouteDoc[] = [
     path: `${MODELS_ROUTE}/:model`,
     tag: 'OpenAI',
     summary: 'The agent as a model, by id',
-    description: 'The agent, when `model` is its id; 404 in OpenAI\'s shape otherwise.',
-    pathParams: { model: 'The agent\'s name.' },
+    description: "The agent, when `model` is its id; 404 in OpenAI's shape otherwise.",
+    pathParams: { model: "The agent's name." },
     responses: { 200: json('the model', openAiModel), 404: { description: 'not the agent', schema: openAiError } },
   },
   {
@@ -148,9 +190,10 @@ const openAiRoutes: RouteDoc[] = [
     path: COMPLETIONS_ROUTE,
     tag: 'OpenAI',
     summary: 'A turn as a chat completion',
-    description:
-      `The last user message is the turn's input; the conversation is the one named by the ${CONVERSATION_HEADER} header, else by \`user\`, else a new one (its id in the ${CONVERSATION_HEADER} header and \`conversation_id\`). With \`stream: true\` the answer is server-sent \`chat.completion.chunk\` events ending with \`data: [DONE]\`. A turn that stops for approval answers with a text naming the approval uuid and how to decide it (POST /approvals/:uuid), and the approval in \`approval\` (on the last chunk when streaming). Fields accepted and ignored: ${IGNORED_REQUEST_FIELDS.join(', ')}; any other unknown field is a 400.`,
-    headers: z.object({ [CONVERSATION_HEADER]: z.string().optional().meta({ description: 'The conversation to continue; wins over `user`.' }) }),
+    description: `The last user message is the turn's input; the conversation is the one named by the ${CONVERSATION_HEADER} header, else by \`user\`, else a new one (its id in the ${CONVERSATION_HEADER} header and \`conversation_id\`). With \`stream: true\` the answer is server-sent \`chat.completion.chunk\` events ending with \`data: [DONE]\`. A turn that stops for approval answers with a text naming the approval uuid and how to decide it (POST /approvals/:uuid), and the approval in \`approval\` (on the last chunk when streaming). Fields accepted and ignored: ${IGNORED_REQUEST_FIELDS.join(', ')}; any other unknown field is a 400.`,
+    headers: z.object({
+      [CONVERSATION_HEADER]: z.string().optional().meta({ description: 'The conversation to continue; wins over `user`.' }),
+    }),
     body: {
       schema: chatCompletionRequestSchema,
       required: true,
@@ -158,7 +201,10 @@ const openAiRoutes: RouteDoc[] = [
     },
     responses: {
       200: { description: 'the completion, or (stream: true) an event stream of chunks', schema: chatCompletion },
-      ...openAiErrors({ 409: 'the conversation is busy with another turn, or waits for an approval decision', 503: 'a backend service is unreachable' }),
+      ...openAiErrors({
+        409: 'the conversation is busy with another turn, or waits for an approval decision',
+        503: 'a backend service is unreachable',
+      }),
     },
   },
 ];
@@ -169,7 +215,8 @@ export const ROUTES: RouteDoc[] = [
     path: '/health',
     tag: 'Probes',
     summary: 'Liveness',
-    description: 'Liveness of the gateway process. It calls no other service, and answers 200 also while the gateway stops (see /ready). Answered for any Host header.',
+    description:
+      'Liveness of the gateway process. It calls no other service, and answers 200 also while the gateway stops (see /ready). Answered for any Host header.',
     responses: { 200: json('the gateway process is up', z.object({ status: z.literal('ok') }), { status: 'ok' }) },
   },
   {
@@ -196,7 +243,12 @@ export const ROUTES: RouteDoc[] = [
     description:
       "Every metric of this process in Prometheus' text format (text/plain; version=0.0.4): turns and their latency histogram, model calls and tokens by provider and model, tool calls by tool and outcome, approvals pending and decided, errors by kind (README, Metrics). In `asg up` every service's, once. With auth: the admin role, or anyone when metrics.public is true.",
     responses: {
-      200: { description: 'the metrics', type: 'text/plain', schema: z.string(), example: '# TYPE asg_turns_total counter\nasg_turns_total{outcome="completed"} 1\n' },
+      200: {
+        description: 'the metrics',
+        type: 'text/plain',
+        schema: z.string(),
+        example: '# TYPE asg_turns_total counter\nasg_turns_total{outcome="completed"} 1\n',
+      },
       500: refusal('the metrics could not be collected'),
     },
   },
@@ -213,7 +265,8 @@ export const ROUTES: RouteDoc[] = [
     path: '/docs',
     tag: 'Reference',
     summary: 'Interactive reference',
-    description: "The interactive API reference (Scalar) over /openapi.json. The page loads Scalar's script from cdn.jsdelivr.net in the reader's browser; without it, read /openapi.json.",
+    description:
+      "The interactive API reference (Scalar) over /openapi.json. The page loads Scalar's script from cdn.jsdelivr.net in the reader's browser; without it, read /openapi.json.",
     responses: { 200: { description: 'HTML', type: 'text/html', schema: z.string() } },
   },
   {
@@ -221,8 +274,11 @@ export const ROUTES: RouteDoc[] = [
     path: AUTH_WHOAMI_PATH,
     tag: 'Auth',
     summary: 'Who the caller is',
-    description: 'Who the token is: its name (a token\'s name or a JWT\'s subject), its roles, and whether authentication is on. Without `auth` everyone is "anonymous" with every role.',
-    responses: { 200: json('the caller', shapes.whoami, { principal: 'token:alice', name: 'alice', roles: ['chat', 'approve'], authentication: 'on' }) },
+    description:
+      'Who the token is: its name (a token\'s name or a JWT\'s subject), its roles, and whether authentication is on. Without `auth` everyone is "anonymous" with every role.',
+    responses: {
+      200: json('the caller', shapes.whoami, { principal: 'token:alice', name: 'alice', roles: ['chat', 'approve'], authentication: 'on' }),
+    },
   },
   ...PROTECTED_RESOURCE_PATHS.map(
     (path): RouteDoc => ({
@@ -230,10 +286,19 @@ export const ROUTES: RouteDoc[] = [
       path,
       tag: 'Auth',
       summary: 'OAuth protected-resource metadata',
-      description: "The OAuth protected-resource metadata (RFC 9728) of /mcp, naming the OIDC issuer as its authorization server: an MCP client reads it from a 401's `resource_metadata` to learn where to sign in.",
+      description:
+        "The OAuth protected-resource metadata (RFC 9728) of /mcp, naming the OIDC issuer as its authorization server: an MCP client reads it from a 401's `resource_metadata` to learn where to sign in.",
       onlyWhen: 'auth.jwt is configured',
       responses: {
-        200: json('the metadata', z.object({ resource: z.string(), resource_name: z.string(), authorization_servers: z.array(z.string()), bearer_methods_supported: z.array(z.string()) })),
+        200: json(
+          'the metadata',
+          z.object({
+            resource: z.string(),
+            resource_name: z.string(),
+            authorization_servers: z.array(z.string()),
+            bearer_methods_supported: z.array(z.string()),
+          }),
+        ),
       },
     }),
   ),
@@ -245,22 +310,34 @@ export const ROUTES: RouteDoc[] = [
     description:
       'Every MCP server\'s tools and every A2A sub-agent as a tool named a2a_<name> with one string parameter "message". destructiveHint is the effective policy: true means a call stops for a human approval.',
     headers: sessionHeader,
-    responses: { 200: json('the tool list', shapes.toolListReply, examples.tools), 503: refusal('the orchestrator or an MCP server is unreachable'), 504: refusal('listing took longer than its deadline') },
+    responses: {
+      200: json('the tool list', shapes.toolListReply, examples.tools),
+      503: refusal('the orchestrator or an MCP server is unreachable'),
+      504: refusal('listing took longer than its deadline'),
+    },
   },
   {
     method: 'post',
     path: '/conversations',
     tag: 'Conversations',
     summary: 'Create a conversation',
-    description: 'Creates a conversation. With a message, the agent runs a turn at once: the reply has "result", which may be an approval request instead of an answer.',
+    description:
+      'Creates a conversation. With a message, the agent runs a turn at once: the reply has "result", which may be an approval request instead of an answer.',
     headers: sessionHeader,
-    body: { schema: newConversationBody, required: false, description: 'Optional: no body, {} or a first message.', examples: { 'with a message': { message: 'Delete resource res-42' }, empty: {} } },
+    body: {
+      schema: newConversationBody,
+      required: false,
+      description: 'Optional: no body, {} or a first message.',
+      examples: { 'with a message': { message: 'Delete resource res-42' }, empty: {} },
+    },
     responses: {
       201: json('created; "result" is present when a message was given', shapes.conversationReply, examples.created),
       400: refusal('malformed JSON, an empty or non-string "message", or a field the body does not take (named)'),
       413: TOO_LARGE,
       503: TURN_UNAVAILABLE,
-      504: unknownOutcome('the outcome is not known: the turn had not finished by chat.turn_timeout, or went on from what is stored without this replica; the conversation named shows it'),
+      504: unknownOutcome(
+        'the outcome is not known: the turn had not finished by chat.turn_timeout, or went on from what is stored without this replica; the conversation named shows it',
+      ),
     },
   },
   {
@@ -286,7 +363,9 @@ export const ROUTES: RouteDoc[] = [
     query: historyQuery,
     responses: {
       200: json('the conversation, with one page of its messages', shapes.conversationPageReply, examples.conversationPage),
-      400: refusal(`limit is not an integer from 1 to ${DEFAULT_HISTORY_LIMIT}, before and after are both given, or before / after is not a message of this conversation`),
+      400: refusal(
+        `limit is not an integer from 1 to ${DEFAULT_HISTORY_LIMIT}, before and after are both given, or before / after is not a message of this conversation`,
+      ),
       404: refusal('no conversation has this id (or, with auth, none the caller may read)'),
       503: UNREACHABLE,
     },
@@ -308,7 +387,9 @@ export const ROUTES: RouteDoc[] = [
       409: json('a turn is running on the conversation; nothing stored', z.object({ error: z.string(), conversation_id: z.string() })),
       413: TOO_LARGE,
       503: TURN_UNAVAILABLE,
-      504: unknownOutcome('the outcome is not known: the turn had not finished by chat.turn_timeout, or went on from what is stored without this replica; the conversation named shows it'),
+      504: unknownOutcome(
+        'the outcome is not known: the turn had not finished by chat.turn_timeout, or went on from what is stored without this replica; the conversation named shows it',
+      ),
     },
   },
   {
@@ -321,7 +402,12 @@ export const ROUTES: RouteDoc[] = [
     pathParams: CONVERSATION_PARAM,
     headers: z.object({ 'Last-Event-ID': z.string().optional().meta({ description: 'Resume after this event id (decimal digits).' }) }),
     responses: {
-      200: { description: 'the event stream', type: 'text/event-stream', schema: z.string(), example: 'event: snapshot\ndata: {"conversation":{…}}\n\nid: 17\nevent: message_added\ndata: {…}\n\n' },
+      200: {
+        description: 'the event stream',
+        type: 'text/event-stream',
+        schema: z.string(),
+        example: 'event: snapshot\ndata: {"conversation":{…}}\n\nid: 17\nevent: message_added\ndata: {…}\n\n',
+      },
       400: refusal('Last-Event-ID is not an event id'),
       404: refusal('no conversation has this id (or, with auth, none the caller may read)'),
       503: UNREACHABLE,
@@ -337,7 +423,9 @@ export const ROUTES: RouteDoc[] = [
     query: approvalsQuery,
     responses: {
       200: json('one page', shapes.approvalListReply, examples.approvalList),
-      400: refusal(`status is not one of pending, approved, rejected, expired; limit is not an integer from 1 to ${MAX_PAGE_SIZE}; conversation_id or cursor is empty or the cursor is not one this API gave out`),
+      400: refusal(
+        `status is not one of pending, approved, rejected, expired; limit is not an integer from 1 to ${MAX_PAGE_SIZE}; conversation_id or cursor is empty or the cursor is not one this API gave out`,
+      ),
       503: UNREACHABLE,
     },
   },
@@ -349,7 +437,11 @@ export const ROUTES: RouteDoc[] = [
     description:
       'One approval, whatever its status: the call as the model asked for it (tool_args) and its record — who decided, when, through which face, the reason, the arguments the call ran with when they were edited (edited_args), and when it expires if nobody decides it.',
     pathParams: APPROVAL_PARAM,
-    responses: { 200: json('the approval', shapes.approvalRecord, examples.approval), 404: refusal('no approval has this uuid'), 503: UNREACHABLE },
+    responses: {
+      200: json('the approval', shapes.approvalRecord, examples.approval),
+      404: refusal('no approval has this uuid'),
+      503: UNREACHABLE,
+    },
   },
   {
     method: 'post',
@@ -359,7 +451,12 @@ export const ROUTES: RouteDoc[] = [
     description:
       'Approves or rejects a pending destructive call. Approving runs the stored call (or, with "arguments", the call with the edited arguments) and the agent goes on; rejecting cancels it: the model is told "Rejected by a human: <reason>" and that the call must not be retried unless the user asks. In an agent tree a rejection cancels the pipeline. Each approval is decided once: a second decision, concurrent or later, runs nothing and gets 409 naming the first. The decision is recorded with who decided, when and through which face (via "rest", or "cli" with X-ASG-Via: cli). An approval whose description says that an MCP server asks for input is answered the same way: approving with "input" sends that answer to the server and the call goes on; rejecting declines the question.',
     pathParams: APPROVAL_PARAM,
-    headers: z.object({ 'X-ASG-Via': z.literal('cli').optional().meta({ description: 'Set by `asg approvals`: the decision records via "cli" (a label, not a credential).' }) }),
+    headers: z.object({
+      'X-ASG-Via': z
+        .literal('cli')
+        .optional()
+        .meta({ description: 'Set by `asg approvals`: the decision records via "cli" (a label, not a credential).' }),
+    }),
     body: {
       schema: approvalDecisionBody,
       required: true,
@@ -378,10 +475,16 @@ export const ROUTES: RouteDoc[] = [
         'a body that says neither yes nor no (or both); a "reason" that is not a string of at most 2,000 characters; "arguments" that are not an object, come with a rejection, or do not fit the tool\'s input schema; "input" that is not an object, comes with a rejection, is given to an approval that asks for none, is missing when approving one that does, or does not fit the schema the server requested; or a field the body does not take (named)',
       ),
       404: refusal('no approval has this uuid'),
-      409: json('already decided, or expired; the body names the first decision and who made it', shapes.approvalConflictReply, examples.conflict),
+      409: json(
+        'already decided, or expired; the body names the first decision and who made it',
+        shapes.approvalConflictReply,
+        examples.conflict,
+      ),
       413: TOO_LARGE,
       503: TURN_UNAVAILABLE,
-      504: unknownOutcome('the outcome is not known: the decision was (or may have been) recorded, and what followed had not finished by chat.turn_timeout or went on without this replica; the approval and conversation named show it'),
+      504: unknownOutcome(
+        'the outcome is not known: the decision was (or may have been) recorded, and what followed had not finished by chat.turn_timeout or went on without this replica; the approval and conversation named show it',
+      ),
     },
   },
   {
@@ -394,7 +497,9 @@ export const ROUTES: RouteDoc[] = [
     query: auditQuery,
     responses: {
       200: json('one page', shapes.auditListReply, examples.audit),
-      400: refusal(`kind is not an entry kind, limit is not an integer from 1 to ${MAX_PAGE_SIZE}, or the cursor is not one this API gave out`),
+      400: refusal(
+        `kind is not an entry kind, limit is not an integer from 1 to ${MAX_PAGE_SIZE}, or the cursor is not one this API gave out`,
+      ),
       503: UNREACHABLE,
     },
   },
@@ -404,7 +509,8 @@ export const ROUTES: RouteDoc[] = [
       path,
       tag: 'A2A',
       summary: path.endsWith('agent-card.json') ? 'A2A agent card' : 'A2A agent card (older path)',
-      description: 'The agent card: the agent as an A2A server, its endpoint (/a2a), its skills (its tools) and, with auth, its security scheme.',
+      description:
+        'The agent card: the agent as an A2A server, its endpoint (/a2a), its skills (its tools) and, with auth, its security scheme.',
       responses: { 200: json('the card', agentCard), 503: UNREACHABLE },
     }),
   ),
@@ -415,7 +521,9 @@ export const ROUTES: RouteDoc[] = [
     summary: 'A2A JSON-RPC endpoint',
     description:
       'JSON-RPC 2.0 in three dialects: type-parts, the early one (message/send, tasks/get, parts {"type":"text"}), A2A v0.3 (message/send, message/stream, tasks/get, tasks/list, tasks/cancel, tasks/resubscribe, tasks/pushNotificationConfig/set|get|list|delete) and A2A v1.0 (SendMessage, SendStreamingMessage, GetTask, ListTasks, CancelTask, SubscribeToTask, Create/Get/List/DeleteTaskPushNotificationConfig(s), with the header A2A-Version: 1.0). A message to a terminal task is -32004 and starts no turn; a contextId that is not the task\'s is -32602; blocking: false (v0.3) / returnImmediately (v1.0) answers the task at once while the turn runs. Task id = conversation id; a waiting conversation is input-required with "Approval required (id: <uuid>): <description>" and, in v0.3/v1.0, a data part {"approval": {...}}; a message/send with taskId and yes/no (or a data part {"approved": bool}, with an optional "reason") decides it. JSON-RPC errors are answered with HTTP 200: -32700 parse error, -32600 invalid request, -32601 unknown method, -32602 bad params, -32001 unknown task, -32004 unsupported operation. The streaming methods answer with server-sent events, each data a JSON-RPC answer.',
-    headers: z.object({ 'A2A-Version': z.string().optional().meta({ description: '1.0 or 0.3; absent: the method name and parts decide.' }) }),
+    headers: z.object({
+      'A2A-Version': z.string().optional().meta({ description: '1.0 or 0.3; absent: the method name and parts decide.' }),
+    }),
     body: {
       schema: a2aRequest,
       required: true,
@@ -424,15 +532,30 @@ export const ROUTES: RouteDoc[] = [
           jsonrpc: '2.0',
           id: 1,
           method: 'message/send',
-          params: { message: { kind: 'message', role: 'user', messageId: '0d9f6a4e-1c2b-4f3a-9e8d-7c6b5a4f3e2d', parts: [{ kind: 'text', text: 'list resources' }] } },
+          params: {
+            message: {
+              kind: 'message',
+              role: 'user',
+              messageId: '0d9f6a4e-1c2b-4f3a-9e8d-7c6b5a4f3e2d',
+              parts: [{ kind: 'text', text: 'list resources' }],
+            },
+          },
         },
         'tasks/get': { jsonrpc: '2.0', id: 2, method: 'tasks/get', params: { id: CONVERSATION_ID } },
-        'SendMessage (v1.0)': { jsonrpc: '2.0', id: 3, method: 'SendMessage', params: { message: { role: 'ROLE_USER', messageId: '5b4a3c2d-1e0f-4a9b-8c7d-6e5f4a3b2c1d', parts: [{ text: 'hello' }] } } },
+        'SendMessage (v1.0)': {
+          jsonrpc: '2.0',
+          id: 3,
+          method: 'SendMessage',
+          params: { message: { role: 'ROLE_USER', messageId: '5b4a3c2d-1e0f-4a9b-8c7d-6e5f4a3b2c1d', parts: [{ text: 'hello' }] } },
+        },
       },
     },
     responses: {
       200: { description: 'a JSON-RPC answer (errors too), or for the streaming methods an event stream', schema: jsonRpcResponse },
-      403: { description: `a decision the caller's role does not allow (JSON-RPC error ${JsonRpcCode.ACCESS_DENIED})`, schema: jsonRpcResponse },
+      403: {
+        description: `a decision the caller's role does not allow (JSON-RPC error ${JsonRpcCode.ACCESS_DENIED})`,
+        schema: jsonRpcResponse,
+      },
     },
   },
   ...(['post', 'get', 'delete'] as const).map(
@@ -443,7 +566,7 @@ export const ROUTES: RouteDoc[] = [
       summary: { post: 'MCP JSON-RPC endpoint', get: 'MCP server-to-client stream', delete: 'End an MCP session' }[method],
       description: {
         post: 'The agent as an MCP server over Streamable HTTP: one tool that runs a turn, and approvals asked back through elicitation. Both protocol generations the SDK serves: 2026-07-28 statelessly (any replica answers), and the 2025 revisions with sessions (Mcp-Session-Id). Answers are JSON or server-sent events, as the client accepts (send Accept: application/json, text/event-stream).',
-        get: 'The 2025 revisions\' stream of server-to-client messages of a session (Mcp-Session-Id).',
+        get: "The 2025 revisions' stream of server-to-client messages of a session (Mcp-Session-Id).",
         delete: 'Ends a 2025-revision session (Mcp-Session-Id).',
       }[method],
       onlyWhen: 'serve_mcp.enabled is true (the default)',
@@ -456,7 +579,12 @@ export const ROUTES: RouteDoc[] = [
           schema: mcpRequest,
           required: true,
           examples: {
-            initialize: { jsonrpc: '2.0', id: 1, method: 'initialize', params: { protocolVersion: '2025-06-18', capabilities: {}, clientInfo: { name: 'curl', version: '1' } } },
+            initialize: {
+              jsonrpc: '2.0',
+              id: 1,
+              method: 'initialize',
+              params: { protocolVersion: '2025-06-18', capabilities: {}, clientInfo: { name: 'curl', version: '1' } },
+            },
             'tools/list': { jsonrpc: '2.0', id: 2, method: 'tools/list' },
           },
         },

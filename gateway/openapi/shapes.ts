@@ -1,7 +1,23 @@
 import { z } from 'zod';
-import type { ApprovalConflictReply, ApprovalListReply, AuditListReply, ConversationListReply, ConversationPageReply, ConversationReply } from '../app/replies.js';
+import type {
+  ApprovalConflictReply,
+  ApprovalListReply,
+  AuditListReply,
+  ConversationListReply,
+  ConversationPageReply,
+  ConversationReply,
+} from '../app/replies.js';
 import type { Whoami } from '../app/decider.js';
-import type { ApprovalRecordJson, AuditEntryJson, ConversationJson, ConversationListItemJson, PendingApprovalJson, ToolJson, ReadyServerJson, ToolServerJson } from '../app/shapes.js';
+import type {
+  ApprovalRecordJson,
+  AuditEntryJson,
+  ConversationJson,
+  ConversationListItemJson,
+  PendingApprovalJson,
+  ToolJson,
+  ReadyServerJson,
+  ToolServerJson,
+} from '../app/shapes.js';
 
 /**
  * The public response shapes as zod schemas, for the OpenAPI document only: the bodies
@@ -14,7 +30,9 @@ import type { ApprovalRecordJson, AuditEntryJson, ConversationJson, Conversation
 const isoTime = z.string().meta({ format: 'date-time', example: '2025-01-15T10:02:03.000Z' });
 const jsonObject = z.record(z.string(), z.unknown());
 
-const usage = z.strictObject({ input_tokens: z.number().int(), output_tokens: z.number().int() }).meta({ id: 'Usage', description: 'Token counts of model calls.' });
+const usage = z
+  .strictObject({ input_tokens: z.number().int(), output_tokens: z.number().int() })
+  .meta({ id: 'Usage', description: 'Token counts of model calls.' });
 
 const toolCall = z
   .strictObject({
@@ -52,7 +70,10 @@ const pendingApproval = z
     remote_agent_name: z.string().optional(),
     agent_chain: z.array(z.string()).optional().meta({ description: 'Proxy approvals: the agents the call came through, nearest first.' }),
     reason: z.string().optional(),
-    outcome_unknown: z.literal(true).optional().meta({ description: 'Approved and started when the replica running it died; approving runs it again.' }),
+    outcome_unknown: z
+      .literal(true)
+      .optional()
+      .meta({ description: 'Approved and started when the replica running it died; approving runs it again.' }),
     replaces: z.string().optional(),
     decided_by: z.string().optional(),
     via: z.string().optional(),
@@ -70,13 +91,22 @@ export const approvalRecord = z
     tool_args: jsonObject.meta({ description: 'The arguments as the model asked for them.' }),
     description: z.string(),
     status: z.enum(['pending', 'approved', 'rejected', 'expired']),
-    execution: z.enum(['executing', 'done', 'failed', 'interrupted']).optional().meta({ description: 'Approved only: what came of the call once it started.' }),
+    execution: z
+      .enum(['executing', 'done', 'failed', 'interrupted'])
+      .optional()
+      .meta({ description: 'Approved only: what came of the call once it started.' }),
     requested_at: isoTime,
     decided_at: isoTime.optional(),
-    decided_by: z.string().optional().meta({ description: 'The principal that decided: "token:<name>" (an API token), "jwt:<issuer>#<name>" (a JWT), "anonymous" without authentication; "timeout" for an expiry. Decisions stored before principals carried their source show the bare name.' }),
+    decided_by: z.string().optional().meta({
+      description:
+        'The principal that decided: "token:<name>" (an API token), "jwt:<issuer>#<name>" (a JWT), "anonymous" without authentication; "timeout" for an expiry. Decisions stored before principals carried their source show the bare name.',
+    }),
     via: z.string().optional().meta({ description: 'rest, web, a2a, mcp, cli, timeout.' }),
     reason: z.string().optional(),
-    edited_args: jsonObject.optional().meta({ description: "The arguments the call ran with, when the human edited them before approving; for an approval that asked for an MCP server's input, the answer given." }),
+    edited_args: jsonObject.optional().meta({
+      description:
+        "The arguments the call ran with, when the human edited them before approving; for an approval that asked for an MCP server's input, the answer given.",
+    }),
     expires_at: isoTime.optional(),
     on_timeout: timeoutAction.optional(),
     remote_task_id: z.string().optional(),
@@ -84,9 +114,16 @@ export const approvalRecord = z
     agent_chain: z.array(z.string()).optional(),
     outcome_unknown: z.literal(true).optional(),
     replaces: z.string().optional(),
-    kind: z.literal('input').optional().meta({ description: 'GET /approvals/:uuid while pending: the approval asks for an answer to an MCP server\'s question; approve with "input" (POST /approvals/:uuid), or reject to decline.' }),
+    kind: z.literal('input').optional().meta({
+      description:
+        'GET /approvals/:uuid while pending: the approval asks for an answer to an MCP server\'s question; approve with "input" (POST /approvals/:uuid), or reject to decline.',
+    }),
     input_request: z
-      .strictObject({ server: z.string(), questions: z.array(z.string()), requested_schema: jsonObject.meta({ description: 'The JSON Schema the answer ("input") must fit.' }) })
+      .strictObject({
+        server: z.string(),
+        questions: z.array(z.string()),
+        requested_schema: jsonObject.meta({ description: 'The JSON Schema the answer ("input") must fit.' }),
+      })
       .optional()
       .meta({ description: 'With kind "input": who asks, what, and the schema of the answer.' }),
   })
@@ -134,7 +171,10 @@ export const conversation = z
     pending_approvals: z.array(pendingApproval).optional(),
     pipeline_state: pipelineState.optional(),
     turn_running: z.literal(true).optional().meta({ description: 'A turn runs now: a message sent now gets 409.' }),
-    owner: z.string().optional().meta({ description: 'The principal that created it with authentication on: "token:<name>" or "jwt:<issuer>#<name>". Absent: created without authentication.' }),
+    owner: z.string().optional().meta({
+      description:
+        'The principal that created it with authentication on: "token:<name>" or "jwt:<issuer>#<name>". Absent: created without authentication.',
+    }),
     usage,
     created_at: isoTime,
     updated_at: isoTime,
@@ -151,7 +191,10 @@ const conversationListItem = z
     pending_approvals: z.number().int(),
     pending_approval: pendingApproval.optional(),
     pipeline_state: pipelineState.optional(),
-    owner: z.string().optional().meta({ description: 'The principal that created it with authentication on: "token:<name>" or "jwt:<issuer>#<name>". Absent: created without authentication.' }),
+    owner: z.string().optional().meta({
+      description:
+        'The principal that created it with authentication on: "token:<name>" or "jwt:<issuer>#<name>". Absent: created without authentication.',
+    }),
     usage,
     created_at: isoTime,
     updated_at: isoTime,
@@ -169,7 +212,10 @@ const tool = z
     inputSchema: jsonObject,
     destructiveHint: z.boolean().meta({ description: 'The effective policy: true means a call stops for a human approval.' }),
     server: z.string(),
-    unavailable: z.literal(true).optional().meta({ description: 'Present while the tool\'s MCP server is down: a call fails until it is back.' }),
+    unavailable: z
+      .literal(true)
+      .optional()
+      .meta({ description: "Present while the tool's MCP server is down: a call fails until it is back." }),
   })
   .meta({ id: 'Tool' });
 
@@ -178,13 +224,17 @@ const toolServer = z
     name: z.string(),
     status: z.enum(['available', 'unavailable']),
     required: z.boolean().meta({ description: 'required: true in the configuration: the agent does not start without it.' }),
-    error: z.string().optional().meta({ description: 'Why it is unavailable: the command, exit code and last stderr lines, or the HTTP error.' }),
+    error: z
+      .string()
+      .optional()
+      .meta({ description: 'Why it is unavailable: the command, exit code and last stderr lines, or the HTTP error.' }),
   })
   .meta({ id: 'ToolServer', description: 'A configured MCP server and whether its tools can be called now.' });
 
-export const readyServer = toolServer
-  .omit({ error: true })
-  .meta({ id: 'ReadyServer', description: 'A configured MCP server and whether its tools can be called now; why not is in the log and GET /tools.' });
+export const readyServer = toolServer.omit({ error: true }).meta({
+  id: 'ReadyServer',
+  description: 'A configured MCP server and whether its tools can be called now; why not is in the log and GET /tools.',
+});
 
 export const conversationReply = z.strictObject({ conversation, result: turnResult.optional() }).meta({ id: 'ConversationReply' });
 
@@ -197,12 +247,19 @@ const nextCursor = z.string().optional().meta({ description: 'Present when there
 export const conversationListReply = z
   .strictObject({
     conversations: z.array(conversationListItem),
-    summary: z.strictObject({ total: z.number().int(), active: z.number().int(), waiting_approval: z.number().int(), completed: z.number().int() }),
+    summary: z.strictObject({
+      total: z.number().int(),
+      active: z.number().int(),
+      waiting_approval: z.number().int(),
+      completed: z.number().int(),
+    }),
     next_cursor: nextCursor,
   })
   .meta({ id: 'ConversationList' });
 
-export const approvalListReply = z.strictObject({ approvals: z.array(approvalRecord), next_cursor: nextCursor }).meta({ id: 'ApprovalList' });
+export const approvalListReply = z
+  .strictObject({ approvals: z.array(approvalRecord), next_cursor: nextCursor })
+  .meta({ id: 'ApprovalList' });
 
 export const auditListReply = z.strictObject({ entries: z.array(auditEntry), next_cursor: nextCursor }).meta({ id: 'AuditList' });
 
@@ -214,25 +271,33 @@ export const approvalConflictReply = z
 
 export const whoami = z
   .strictObject({
-    principal: z.string().meta({ description: 'The principal, as decided_by and a conversation\'s owner name it: "token:<name>", "jwt:<issuer>#<name>" or "anonymous".' }),
-    name: z.string().meta({ description: 'The name within its source (the token\'s name, the JWT\'s name claim).' }),
+    principal: z.string().meta({
+      description:
+        'The principal, as decided_by and a conversation\'s owner name it: "token:<name>", "jwt:<issuer>#<name>" or "anonymous".',
+    }),
+    name: z.string().meta({ description: "The name within its source (the token's name, the JWT's name claim)." }),
     roles: z.array(z.string()),
     authentication: z.enum(['on', 'off']),
   })
   .meta({ id: 'Whoami', description: 'Who the caller is; "anonymous" with every role when auth is off.' });
 
-export const errorReply = z.strictObject({ error: z.string() }).meta({ id: 'Error', description: 'Every refusal and failure: a message that says what was wrong.' });
+export const errorReply = z
+  .strictObject({ error: z.string() })
+  .meta({ id: 'Error', description: 'Every refusal and failure: a message that says what was wrong.' });
 
 export const unknownOutcomeReply = z
   .strictObject({
     error: z.string(),
     outcome: z.literal('unknown'),
-    conversation_id: z.string().optional().meta({ description: 'The conversation to look at (GET /conversations/{id}); absent when a new conversation may not have been created.' }),
+    conversation_id: z.string().optional().meta({
+      description: 'The conversation to look at (GET /conversations/{id}); absent when a new conversation may not have been created.',
+    }),
     approval_uuid: z.string().optional().meta({ description: "A decision's approval (GET /approvals/{uuid}): decided or still pending." }),
   })
   .meta({
     id: 'UnknownOutcome',
-    description: 'The outcome is not known when the request is answered: what it asked for was, or may have been, stored, and goes on from there. Do not send it again: look where it says.',
+    description:
+      'The outcome is not known when the request is answered: what it asked for was, or may have been, stored, and goes on from there. Do not send it again: look where it says.',
   });
 
 // Compile-time: each schema says exactly what the mapping code's type says.

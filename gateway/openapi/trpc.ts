@@ -30,18 +30,28 @@ const OUTPUTS: Record<string, z.ZodType> = {
 const EXAMPLES: Record<string, Record<string, unknown>> = {
   'conversations.create': { 'with a message': { message: 'Delete resource res-42' } },
   'conversations.send': { message: { conversationId: CONVERSATION_ID, message: 'list resources' } },
-  'approvals.resolve': { approve: { uuid: APPROVAL_UUID, approved: true }, 'reject with a reason': { uuid: APPROVAL_UUID, approved: false, reason: 'not this one' } },
+  'approvals.resolve': {
+    approve: { uuid: APPROVAL_UUID, approved: true },
+    'reject with a reason': { uuid: APPROVAL_UUID, approved: false, reason: 'not this one' },
+  },
 };
 
 const trpcError = z
   .object({
     error: z.object({
-      message: z.string().meta({ description: 'For BAD_REQUEST: each problem as `field: what was expected`; a field the input does not take is named.' }),
+      message: z
+        .string()
+        .meta({ description: 'For BAD_REQUEST: each problem as `field: what was expected`; a field the input does not take is named.' }),
       code: z.number().int().meta({ description: 'The JSON-RPC code (-32600 for BAD_REQUEST).' }),
-      data: z.object({ code: z.string().meta({ example: 'BAD_REQUEST' }), httpStatus: z.number().int(), path: z.string().optional(), conflict: z.unknown().optional() }),
+      data: z.object({
+        code: z.string().meta({ example: 'BAD_REQUEST' }),
+        httpStatus: z.number().int(),
+        path: z.string().optional(),
+        conflict: z.unknown().optional(),
+      }),
     }),
   })
-  .meta({ id: 'TrpcError', description: 'A tRPC error: REST\'s status as data.httpStatus and code (BAD_REQUEST, NOT_FOUND, CONFLICT, …).' });
+  .meta({ id: 'TrpcError', description: "A tRPC error: REST's status as data.httpStatus and code (BAD_REQUEST, NOT_FOUND, CONFLICT, …)." });
 
 /** The input as JSON Schema, for the `input` query parameter (tRPC sends it URL-encoded JSON). */
 function inputJsonSchema(input: z.ZodType): Record<string, unknown> {
@@ -55,7 +65,9 @@ function inputJsonSchema(input: z.ZodType): Record<string, unknown> {
  * read through those types, a change of its shape fails the typecheck.
  */
 function proceduresOf(record: TRPCRouterRecord, prefix = ''): Array<[string, AnyTRPCProcedure]> {
-  return Object.entries(record).flatMap(([key, value]) => (typeof value === 'function' ? [[`${prefix}${key}`, value] as [string, AnyTRPCProcedure]] : proceduresOf(value, `${prefix}${key}.`)));
+  return Object.entries(record).flatMap(([key, value]) =>
+    typeof value === 'function' ? [[`${prefix}${key}`, value] as [string, AnyTRPCProcedure]] : proceduresOf(value, `${prefix}${key}.`),
+  );
 }
 
 export function trpcRoutes(): RouteDoc[] {
@@ -72,13 +84,11 @@ export function trpcRoutes(): RouteDoc[] {
       tag: 'tRPC',
       summary: `${name} (${type})`,
       description:
-        (post
-          ? 'A tRPC mutation: the input is the JSON body.'
-          : `A tRPC ${type}: the input goes URL-encoded as JSON in ?input=.`) +
+        (post ? 'A tRPC mutation: the input is the JSON body.' : `A tRPC ${type}: the input goes URL-encoded as JSON in ?input=.`) +
         (type === 'subscription'
           ? ' Answers with server-sent events (httpSubscriptionLink); stored events carry ids, and a reconnect resumes after the last one (lastEventId).'
           : ' Answers {"result": {"data": …}}. Several procedures may be batched: /trpc/a,b?batch=1 with inputs keyed by position.') +
-        ' The web chat speaks this face; its answers are REST\'s shapes.',
+        " The web chat speaks this face; its answers are REST's shapes.",
       ...(input && !post && { queryJson: { name: 'input', schema: inputJsonSchema(input) } }),
       ...(input && post && { body: { schema: input, required: !input.safeParse(undefined).success, examples: EXAMPLES[name] ?? {} } }),
       responses: {

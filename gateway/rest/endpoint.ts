@@ -52,7 +52,9 @@ export function mountEndpoint(router: Router, endpoint: Endpoint, log: Logger): 
     const scope = requestScope(res);
     if (endpoint.session !== 'conversation' && !scope.sessionId) adoptSessionId(res, newSessionId());
     try {
-      const reply = await withContextPatch({ sessionId: scope.sessionId, conversationId: scope.conversationId }, () => endpoint.handle(req));
+      const reply = await withContextPatch({ sessionId: scope.sessionId, conversationId: scope.conversationId }, () =>
+        endpoint.handle(req),
+      );
       if ('html' in reply) {
         res.status(reply.status).type('html').send(reply.html);
         return;

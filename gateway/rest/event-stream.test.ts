@@ -14,7 +14,9 @@ const quiet: Logger = { debug() {}, info() {}, warn() {}, error() {}, child: () 
 
 describe('sseFrame and sseMessageOf', () => {
   it('writes id, event and one line of JSON data', () => {
-    expect(sseFrame({ id: '12', event: 'message_added', data: { a: 'x\ny' } })).toBe('id: 12\nevent: message_added\ndata: {"a":"x\\ny"}\n\n');
+    expect(sseFrame({ id: '12', event: 'message_added', data: { a: 'x\ny' } })).toBe(
+      'id: 12\nevent: message_added\ndata: {"a":"x\\ny"}\n\n',
+    );
     expect(sseFrame({ event: 'text_delta', data: { text: 'hi' } })).toBe('event: text_delta\ndata: {"text":"hi"}\n\n');
   });
 
@@ -33,7 +35,9 @@ describe('parseLastEventId', () => {
   });
 
   it('refuses anything else with INVALID_ARGUMENT', () => {
-    expect(() => parseLastEventId('abc')).toThrow(expect.objectContaining({ code: GrpcStatus.INVALID_ARGUMENT, message: expect.stringContaining('Last-Event-ID must be') }));
+    expect(() => parseLastEventId('abc')).toThrow(
+      expect.objectContaining({ code: GrpcStatus.INVALID_ARGUMENT, message: expect.stringContaining('Last-Event-ID must be') }),
+    );
   });
 });
 
@@ -42,7 +46,8 @@ describe('GET /conversations/:id/events', () => {
   let server: Server;
   let url: string;
   const getConversation = async (id: string) => {
-    if (id !== 'c1') throw new RpcError(GrpcStatus.NOT_FOUND, `conversation ${id} not found`, '/asg.store.v1.ConversationStoreService/GetConversation');
+    if (id !== 'c1')
+      throw new RpcError(GrpcStatus.NOT_FOUND, `conversation ${id} not found`, '/asg.store.v1.ConversationStoreService/GetConversation');
     return conversationRecord({ id: 'c1', sessionId: '4be2a91c' });
   };
 
@@ -70,7 +75,9 @@ describe('GET /conversations/:id/events', () => {
     await vi.waitFor(() => expect(stream.events).toHaveLength(3));
     stream.close();
     expect(stream.events[0]).toMatchObject({ event: 'snapshot' });
-    expect(JSON.parse(stream.events[0]!.data)).toEqual({ conversation: expect.objectContaining({ id: 'c1', session_id: '4be2a91c', status: 'active' }) });
+    expect(JSON.parse(stream.events[0]!.data)).toEqual({
+      conversation: expect.objectContaining({ id: 'c1', session_id: '4be2a91c', status: 'active' }),
+    });
     expect(stream.events[1]).toMatchObject({ id: String(stored.id), event: 'message_added' });
     expect(JSON.parse(stream.events[1]!.data)).toMatchObject({ id: stored.id, kind: 'message_added', message: { content: 'one' } });
     expect(stream.events[2]).toEqual({ event: 'text_delta', data: expect.stringContaining('"text":"typing"') });

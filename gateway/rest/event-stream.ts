@@ -27,7 +27,10 @@ export function sseMessageOf(update: ConversationUpdate): SseMessage {
 /** The id to resume after: absent or empty → 0 (a first connection). */
 export function parseLastEventId(header: string | undefined): number {
   if (header === undefined || header.trim() === '') return 0;
-  if (!/^\d{1,15}$/.test(header.trim())) throw invalidArgument(`Last-Event-ID must be the id of an event this stream sent (decimal digits), got ${JSON.stringify(header.slice(0, 40))}`);
+  if (!/^\d{1,15}$/.test(header.trim()))
+    throw invalidArgument(
+      `Last-Event-ID must be the id of an event this stream sent (decimal digits), got ${JSON.stringify(header.slice(0, 40))}`,
+    );
   return Number(header.trim());
 }
 

@@ -1,6 +1,14 @@
 import { describe, expect, it } from 'vitest';
 import { GrpcStatus, ServiceError } from '../../services/common/grpc/errors.js';
-import { APPROVAL_BODY_EXPECTED, parseApprovalDecision, parseApprovalQuery, parseAuditQuery, parseNewConversation, parseNewMessage, parsePageRequest } from './requests.js';
+import {
+  APPROVAL_BODY_EXPECTED,
+  parseApprovalDecision,
+  parseApprovalQuery,
+  parseAuditQuery,
+  parseNewConversation,
+  parseNewMessage,
+  parsePageRequest,
+} from './requests.js';
 
 function rejection(parse: () => unknown): ServiceError {
   try {
@@ -59,14 +67,23 @@ describe('parseApprovalDecision', () => {
     expect(error.message).toBe(message);
   });
 
-  it.each([[{}], [{ answer: 'maybe' }], [{ approved: 'yes' }], [{ approved: 1 }], [{ action: 'yes' }], [{ answer: 42 }], [null], [[]], ['yes'], [undefined], [{ approved: null }]])(
-    '%j is refused with what was expected',
-    (body) => {
-      const error = rejection(() => parseApprovalDecision(body));
-      expect(error.code).toBe(GrpcStatus.INVALID_ARGUMENT);
-      expect(error.message).toBe(APPROVAL_BODY_EXPECTED);
-    },
-  );
+  it.each([
+    [{}],
+    [{ answer: 'maybe' }],
+    [{ approved: 'yes' }],
+    [{ approved: 1 }],
+    [{ action: 'yes' }],
+    [{ answer: 42 }],
+    [null],
+    [[]],
+    ['yes'],
+    [undefined],
+    [{ approved: null }],
+  ])('%j is refused with what was expected', (body) => {
+    const error = rejection(() => parseApprovalDecision(body));
+    expect(error.code).toBe(GrpcStatus.INVALID_ARGUMENT);
+    expect(error.message).toBe(APPROVAL_BODY_EXPECTED);
+  });
 
   // Bodies are strict; a field the body does not take is named, not ignored.
   it.each([
@@ -92,7 +109,11 @@ describe('parseApprovalDecision', () => {
   it('takes edited arguments with an approval, in any of its forms; null is none', () => {
     const args = { name: 'web-1', value: 7, tags: ['a'], nested: { deep: true } };
     expect(parseApprovalDecision({ approved: true, arguments: args })).toEqual({ decision: 'approved', arguments: args });
-    expect(parseApprovalDecision({ action: 'approve', arguments: {}, reason: 'fixed the value' })).toEqual({ decision: 'approved', reason: 'fixed the value', arguments: {} });
+    expect(parseApprovalDecision({ action: 'approve', arguments: {}, reason: 'fixed the value' })).toEqual({
+      decision: 'approved',
+      reason: 'fixed the value',
+      arguments: {},
+    });
     expect(parseApprovalDecision({ answer: 'yes', arguments: null })).toEqual({ decision: 'approved' });
   });
 
@@ -107,10 +128,12 @@ describe('parseApprovalDecision', () => {
     expect(error.message).toBe('"arguments" are only taken with an approval: a rejected call does not run');
   });
 
-  it("takes the answer to an MCP server's question as \"input\" with an approval; refuses it when it is not an object or comes with a rejection", () => {
+  it('takes the answer to an MCP server\'s question as "input" with an approval; refuses it when it is not an object or comes with a rejection', () => {
     expect(parseApprovalDecision({ approved: true, input: { name: 'Ada' } })).toEqual({ decision: 'approved', input: { name: 'Ada' } });
     expect(parseApprovalDecision({ approved: true, input: null })).toEqual({ decision: 'approved' });
-    expect(rejection(() => parseApprovalDecision({ approved: true, input: 'Ada' })).message).toBe('"input" must be a JSON object: the answer to the MCP server\'s question');
+    expect(rejection(() => parseApprovalDecision({ approved: true, input: 'Ada' })).message).toBe(
+      '"input" must be a JSON object: the answer to the MCP server\'s question',
+    );
     const declined = rejection(() => parseApprovalDecision({ approved: false, input: { name: 'Ada' } }));
     expect(declined.code).toBe(GrpcStatus.INVALID_ARGUMENT);
     expect(declined.message).toBe('"input" is only taken with an approval: a rejection declines the question');
@@ -124,7 +147,12 @@ describe('parseApprovalQuery', () => {
   });
 
   it('takes a status or several, a conversation and a page', () => {
-    expect(parseApprovalQuery({ status: 'pending', conversation_id: 'c1', limit: '10', cursor: 'next' })).toEqual({ limit: 10, cursor: 'next', statuses: ['pending'], conversationId: 'c1' });
+    expect(parseApprovalQuery({ status: 'pending', conversation_id: 'c1', limit: '10', cursor: 'next' })).toEqual({
+      limit: 10,
+      cursor: 'next',
+      statuses: ['pending'],
+      conversationId: 'c1',
+    });
     expect(parseApprovalQuery({ status: 'approved, rejected,approved' })).toEqual({ limit: 50, statuses: ['approved', 'rejected'] });
     expect(parseApprovalQuery({ status: 'expired' }).statuses).toEqual(['expired']);
   });
@@ -132,7 +160,10 @@ describe('parseApprovalQuery', () => {
   it.each([
     [{ status: 'waiting' }, '"status" must be pending, approved, rejected or expired (several separated by commas), got "waiting"'],
     [{ status: 'pending,' }, '"status" must be pending, approved, rejected or expired (several separated by commas), got ""'],
-    [{ status: ['pending', 'approved'] }, '"status" must be given once, as pending, approved, rejected or expired (several separated by commas)'],
+    [
+      { status: ['pending', 'approved'] },
+      '"status" must be given once, as pending, approved, rejected or expired (several separated by commas)',
+    ],
     [{ conversation_id: '' }, '"conversation_id" must not be empty; omit it for every conversation'],
     [{ conversation_id: ['a', 'b'] }, '"conversation_id" must be given once, as the id of a conversation'],
     [{ limit: '501' }, '"limit" must be an integer from 1 to 500'],
@@ -147,12 +178,19 @@ describe('parseApprovalQuery', () => {
 describe('parseAuditQuery', () => {
   it('defaults to every kind, 50 at a time, and takes kinds and a page', () => {
     expect(parseAuditQuery({})).toEqual({ limit: 50 });
-    expect(parseAuditQuery({ kind: 'approval.decided,auth.failed', limit: '5', cursor: 'c' })).toEqual({ limit: 5, cursor: 'c', kinds: ['approval.decided', 'auth.failed'] });
+    expect(parseAuditQuery({ kind: 'approval.decided,auth.failed', limit: '5', cursor: 'c' })).toEqual({
+      limit: 5,
+      cursor: 'c',
+      kinds: ['approval.decided', 'auth.failed'],
+    });
   });
 
-  it.each([[{ kind: 'Approval' }], [{ kind: 'approval..decided' }], [{ kind: '<script>' }], [{ kind: ['a', 'b'] }], [{ limit: '0' }]])('refuses %j', (query) => {
-    expect(rejection(() => parseAuditQuery(query)).code).toBe(GrpcStatus.INVALID_ARGUMENT);
-  });
+  it.each([[{ kind: 'Approval' }], [{ kind: 'approval..decided' }], [{ kind: '<script>' }], [{ kind: ['a', 'b'] }], [{ limit: '0' }]])(
+    'refuses %j',
+    (query) => {
+      expect(rejection(() => parseAuditQuery(query)).code).toBe(GrpcStatus.INVALID_ARGUMENT);
+    },
+  );
 });
 
 describe('parseNewMessage', () => {
@@ -177,8 +215,12 @@ describe('parseNewMessage', () => {
 
 describe('unknown fields in a message body', () => {
   it('are named, before a missing field they may be a misspelling of', () => {
-    expect(rejection(() => parseNewMessage({ message: 'hi', stream: true })).message).toBe('unknown field "stream"; expected {"message": "<non-empty text>"}');
-    expect(rejection(() => parseNewMessage({ mesage: 'hi' })).message).toBe('unknown field "mesage"; expected {"message": "<non-empty text>"}');
+    expect(rejection(() => parseNewMessage({ message: 'hi', stream: true })).message).toBe(
+      'unknown field "stream"; expected {"message": "<non-empty text>"}',
+    );
+    expect(rejection(() => parseNewMessage({ mesage: 'hi' })).message).toBe(
+      'unknown field "mesage"; expected {"message": "<non-empty text>"}',
+    );
     expect(rejection(() => parseNewConversation({ message: 'hi', title: 'x', model: 'y' })).message).toBe(
       'unknown fields "title", "model"; expected no body, {} or {"message": "<non-empty text>"}',
     );

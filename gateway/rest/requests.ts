@@ -12,7 +12,8 @@ import { DEFAULT_PAGE_SIZE, MAX_PAGE_SIZE, unknownFieldsMessage } from '../app/i
  * refused by name. The schemas are exported for the OpenAPI document (gateway/openapi/).
  */
 
-export const APPROVAL_BODY_EXPECTED = 'expected {"approved": true|false}, {"action": "approve"|"reject"} or {"answer": "yes"|"no"}, each with an optional "reason"';
+export const APPROVAL_BODY_EXPECTED =
+  'expected {"approved": true|false}, {"action": "approve"|"reject"} or {"answer": "yes"|"no"}, each with an optional "reason"';
 const MESSAGE_EXPECTED = 'expected {"message": "<non-empty text>"}';
 
 // An unknown field is named first: it is usually a misspelling of the field that is then "required".
@@ -25,14 +26,19 @@ const messageText = z
   .refine((text) => text.trim().length > 0, '"message" must not be empty');
 
 const jsonObject = {
-  error: (issue: z.core.$ZodRawIssue) => (issue.code === 'unrecognized_keys' ? unknownFieldsMessage(issue.keys) : 'the body must be a JSON object'),
+  error: (issue: z.core.$ZodRawIssue) =>
+    issue.code === 'unrecognized_keys' ? unknownFieldsMessage(issue.keys) : 'the body must be a JSON object',
 };
 
 export const newMessageBody = z.strictObject({ message: messageText.meta({ description: 'What the user says; not empty.' }) }, jsonObject);
 
 // null is read as "no message": clients that serialise an unset field as null mean none.
 export const newConversationBody = z.strictObject(
-  { message: messageText.nullish().meta({ description: 'A first message: the agent runs a turn at once. Absent or null: the conversation starts empty.' }) },
+  {
+    message: messageText
+      .nullish()
+      .meta({ description: 'A first message: the agent runs a turn at once. Absent or null: the conversation starts empty.' }),
+  },
   jsonObject,
 );
 
@@ -75,17 +81,18 @@ export function parsePageRequest(query: unknown): PageRequest {
 
 /** A comma-separated list given once (`?status=approved,rejected`), each item checked by `item`. */
 function listParameter<T extends string>(name: string, expected: string, item: (word: string) => word is T) {
-  return z
-    .string({ error: `"${name}" must be given once, as ${expected} (several separated by commas)` })
-    .transform((text, context) => {
-      const words = text.split(',').map((word) => word.trim());
-      const wrong = words.find((word) => !item(word));
-      if (wrong !== undefined) {
-        context.addIssue({ code: 'custom', message: `"${name}" must be ${expected} (several separated by commas), got ${JSON.stringify(wrong.slice(0, 40))}` });
-        return z.NEVER;
-      }
-      return [...new Set(words as T[])];
-    });
+  return z.string({ error: `"${name}" must be given once, as ${expected} (several separated by commas)` }).transform((text, context) => {
+    const words = text.split(',').map((word) => word.trim());
+    const wrong = words.find((word) => !item(word));
+    if (wrong !== undefined) {
+      context.addIssue({
+        code: 'custom',
+        message: `"${name}" must be ${expected} (several separated by commas), got ${JSON.stringify(wrong.slice(0, 40))}`,
+      });
+      return z.NEVER;
+    }
+    return [...new Set(words as T[])];
+  });
 }
 
 const isStatusName = (word: string): word is ApprovalStatusName => (APPROVAL_STATUS_NAMES as readonly string[]).includes(word);
@@ -111,16 +118,22 @@ export function parseApprovalQuery(query: unknown): ApprovalQuery {
   const parsed = approvalsQuery.safeParse(query ?? {});
   if (!parsed.success) throw invalidArgument(firstIssue(parsed.error));
   const { limit = DEFAULT_PAGE_SIZE, cursor, status, conversation_id: conversationId } = parsed.data;
-  return { limit, ...(cursor !== undefined && { cursor }), ...(status && { statuses: status }), ...(conversationId !== undefined && { conversationId }) };
+  return {
+    limit,
+    ...(cursor !== undefined && { cursor }),
+    ...(status && { statuses: status }),
+    ...(conversationId !== undefined && { conversationId }),
+  };
 }
 
 // approval.decided, auth.failed, …: lowercase words joined by dots.
 const isAuditKind = (word: string): word is string => /^[a-z][a-z_]*(\.[a-z][a-z_]*)*$/.test(word) && word.length <= 64;
 
 export const auditQuery = listQuery.extend({
-  kind: listParameter('kind', 'an entry kind such as approval.decided', isAuditKind)
-    .optional()
-    .meta({ description: 'Entry kinds (approval.decided, approval.expired, auth.failed, config.loaded); several separated by commas.', example: 'approval.decided' }),
+  kind: listParameter('kind', 'an entry kind such as approval.decided', isAuditKind).optional().meta({
+    description: 'Entry kinds (approval.decided, approval.expired, auth.failed, config.loaded); several separated by commas.',
+    example: 'approval.decided',
+  }),
 });
 
 /** `GET /audit?kind=&limit=&cursor=`: newest first; other parameters are ignored. */
@@ -144,11 +157,16 @@ const messageCursor = (name: 'before' | 'after') =>
 
 export const historyQuery = z
   .object({
-    limit: historyLimit.optional().meta({ description: `How many messages, 1 to ${DEFAULT_HISTORY_LIMIT} (default ${DEFAULT_HISTORY_LIMIT}).` }),
+    limit: historyLimit
+      .optional()
+      .meta({ description: `How many messages, 1 to ${DEFAULT_HISTORY_LIMIT} (default ${DEFAULT_HISTORY_LIMIT}).` }),
     before: messageCursor('before').optional().meta({ description: 'Only messages before this one (a message id, exclusive).' }),
     after: messageCursor('after').optional().meta({ description: 'Only messages after this one (a message id, exclusive).' }),
   })
-  .refine((query) => query.before === undefined || query.after === undefined, '"before" and "after" cannot be used together; page one way at a time');
+  .refine(
+    (query) => query.before === undefined || query.after === undefined,
+    '"before" and "after" cannot be used together; page one way at a time',
+  );
 
 /**
  * `GET /conversations/:id?limit=&before=&after=`: at most `limit` messages (default and most
@@ -189,7 +207,9 @@ const editedArguments = z
   .record(z.string(), z.unknown(), { error: '"arguments" must be a JSON object: the arguments to run the call with' })
   .nullish();
 
-const inputAnswer = z.record(z.string(), z.unknown(), { error: '"input" must be a JSON object: the answer to the MCP server\'s question' }).nullish();
+const inputAnswer = z
+  .record(z.string(), z.unknown(), { error: '"input" must be a JSON object: the answer to the MCP server\'s question' })
+  .nullish();
 
 /**
  * The fields `POST /approvals/:uuid` takes, as documented. The parser below reads the decision
@@ -199,11 +219,15 @@ const inputAnswer = z.record(z.string(), z.unknown(), { error: '"input" must be 
 export const approvalDecisionBody = z.strictObject({
   approved: z.boolean().optional().meta({ description: 'true approves, false rejects (the original form).' }),
   action: z.enum(['approve', 'reject']).optional().meta({ description: 'approve or reject (any case).' }),
-  answer: z
-    .union([z.boolean(), z.string()])
+  answer: z.union([z.boolean(), z.string()]).optional().meta({
+    description:
+      'A free answer in the A2A vocabulary: yes, y, true, approve, approved, ok, confirm approve; no, n, false, reject, rejected, deny, cancel reject (any case).',
+  }),
+  reason: z
+    .string()
+    .max(MAX_REASON_LENGTH)
     .optional()
-    .meta({ description: 'A free answer in the A2A vocabulary: yes, y, true, approve, approved, ok, confirm approve; no, n, false, reject, rejected, deny, cancel reject (any case).' }),
-  reason: z.string().max(MAX_REASON_LENGTH).optional().meta({ description: 'Why: stored with the decision; with a rejection it is told to the model.' }),
+    .meta({ description: 'Why: stored with the decision; with a rejection it is told to the model.' }),
   arguments: editedArguments.meta({
     description:
       "Approving only: the arguments to run the call with instead of the model's; at most 32 levels of objects and arrays and 1 MiB of JSON (the limit of a stored JSON value), and checked against the tool's input schema first (400, nothing decided, when they do not fit).",
@@ -244,10 +268,17 @@ export function parseApprovalDecision(body: unknown): ApprovalDecision {
   if (!edited.success) throw invalidArgument(firstIssue(edited.error));
   const args = edited.data ?? undefined;
   // Edited arguments are what an approved call runs with: with a rejection nothing runs, so they would be silently lost.
-  if (args !== undefined && first !== 'approved') throw invalidArgument('"arguments" are only taken with an approval: a rejected call does not run');
+  if (args !== undefined && first !== 'approved')
+    throw invalidArgument('"arguments" are only taken with an approval: a rejected call does not run');
   const answered = inputAnswer.safeParse(fields.input);
   if (!answered.success) throw invalidArgument(firstIssue(answered.error));
   const input = answered.data ?? undefined;
-  if (input !== undefined && first !== 'approved') throw invalidArgument('"input" is only taken with an approval: a rejection declines the question');
-  return { decision: first, ...(reason !== undefined && { reason }), ...(args !== undefined && { arguments: args }), ...(input !== undefined && { input }) };
+  if (input !== undefined && first !== 'approved')
+    throw invalidArgument('"input" is only taken with an approval: a rejection declines the question');
+  return {
+    decision: first,
+    ...(reason !== undefined && { reason }),
+    ...(args !== undefined && { arguments: args }),
+    ...(input !== undefined && { input }),
+  };
 }

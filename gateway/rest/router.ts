@@ -4,9 +4,25 @@ import type { Agent } from '../app/agent.js';
 import type { Readiness } from '../app/readiness.js';
 import { mountEndpoint, restErrorHandler, type Endpoint } from './endpoint.js';
 import { currentDecider, restFace, VIA_HEADER } from '../app/decider.js';
-import { approvalListReply, approvalReply, auditListReply, conversationListReply, conversationPageReply, conversationReply, toolListReply } from '../app/replies.js';
+import {
+  approvalListReply,
+  approvalReply,
+  auditListReply,
+  conversationListReply,
+  conversationPageReply,
+  conversationReply,
+  toolListReply,
+} from '../app/replies.js';
 import { approvalRecordJson } from '../app/shapes.js';
-import { parseApprovalDecision, parseApprovalQuery, parseAuditQuery, parseHistoryPage, parseNewConversation, parseNewMessage, parsePageRequest } from './requests.js';
+import {
+  parseApprovalDecision,
+  parseApprovalQuery,
+  parseAuditQuery,
+  parseHistoryPage,
+  parseNewConversation,
+  parseNewMessage,
+  parsePageRequest,
+} from './requests.js';
 
 /**
  * The REST API, as thin handlers over the application layer. A route
@@ -101,7 +117,10 @@ function restEndpoints(agent: Agent, readiness: Readiness): Endpoint[] {
         const uuid = String(req.params.uuid);
         const { decision, reason, arguments: edited, input } = parseApprovalDecision(req.body);
         const decider = currentDecider(restFace(req.get(VIA_HEADER)));
-        return approvalReply(uuid, await agent.resolveApproval(uuid, decision, { decider, reason, ...(edited && { arguments: edited }), ...(input && { input }) }));
+        return approvalReply(
+          uuid,
+          await agent.resolveApproval(uuid, decision, { decider, reason, ...(edited && { arguments: edited }), ...(input && { input }) }),
+        );
       },
     },
     {

@@ -19,7 +19,13 @@ describe('trpcCodeForStatus', () => {
 
 describe('trpcErrorOf', () => {
   it('keeps REST’s message, redacted, and drops the original error', () => {
-    const error = trpcErrorOf(new RpcError(GrpcStatus.UNAUTHENTICATED, 'MCP server refused Bearer eyJhbGciOi.secret.part', '/asg.orchestrator.v1.OrchestratorService/SendMessage'));
+    const error = trpcErrorOf(
+      new RpcError(
+        GrpcStatus.UNAUTHENTICATED,
+        'MCP server refused Bearer eyJhbGciOi.secret.part',
+        '/asg.orchestrator.v1.OrchestratorService/SendMessage',
+      ),
+    );
     expect(error.code).toBe('INTERNAL_SERVER_ERROR');
     expect(error.message).toContain('Bearer [redacted]');
     expect(error.message).not.toContain('eyJhbGciOi');
@@ -34,7 +40,14 @@ describe('trpcErrorOf', () => {
 
 describe('validationMessage', () => {
   it('names each failing field', () => {
-    expect(validationMessage({ issues: [{ path: ['message'], message: 'must not be empty' }, { path: [], message: 'bad' }] })).toBe('message: must not be empty; bad');
+    expect(
+      validationMessage({
+        issues: [
+          { path: ['message'], message: 'must not be empty' },
+          { path: [], message: 'bad' },
+        ],
+      }),
+    ).toBe('message: must not be empty; bad');
     expect(validationMessage(new Error('plain'))).toBeUndefined();
   });
 });

@@ -49,7 +49,9 @@ const restErrors = t.middleware(async ({ next }) => {
  * conversation leave it empty, and the orchestrator uses the conversation's stored one.
  */
 function session(kind: 'new' | 'conversation') {
-  return t.middleware(({ ctx, next }) => withContextPatch({ sessionId: ctx.sessionId || (kind === 'new' ? newSessionId() : '') }, () => next()));
+  return t.middleware(({ ctx, next }) =>
+    withContextPatch({ sessionId: ctx.sessionId || (kind === 'new' ? newSessionId() : '') }, () => next()),
+  );
 }
 
 export const newWorkProcedure = t.procedure.use(restErrors).use(session('new'));

@@ -55,7 +55,10 @@ export const resolveInput = z
     reason: z.string().max(MAX_REASON_LENGTH, `must be at most ${MAX_REASON_LENGTH} characters`).optional(),
     arguments: z.record(z.string(), z.unknown()).optional(),
   })
-  .refine((input) => input.arguments === undefined || input.approved, { message: 'arguments are only taken with an approval: a rejected call does not run', path: ['arguments'] });
+  .refine((input) => input.arguments === undefined || input.approved, {
+    message: 'arguments are only taken with an approval: a rejected call does not run',
+    path: ['arguments'],
+  });
 
 /** REST's `GET /approvals` filters: statuses (none: every status), one conversation, a page. */
 export const approvalListInput = z

@@ -23,7 +23,8 @@ export function trpcRouter(dependencies: AppRouterDependencies, log: Logger): Ro
     maxBodySize: BODY_LIMIT_BYTES,
     onError({ error, path }) {
       // Caller mistakes and outages are answered with their code; only the unexpected is logged.
-      if (error.code === 'INTERNAL_SERVER_ERROR') log.error('tRPC call failed', { procedure: path ?? '', error: redactSecrets(error.message) });
+      if (error.code === 'INTERNAL_SERVER_ERROR')
+        log.error('tRPC call failed', { procedure: path ?? '', error: redactSecrets(error.message) });
     },
   });
   router.use(TRPC_PATH, markRoute, handler);

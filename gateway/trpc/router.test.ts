@@ -60,12 +60,17 @@ const approvalQueries: unknown[] = [];
 const agent: Agent = {
   async createConversation(message) {
     sessions.create = currentContext()?.sessionId ?? '';
-    return { conversation: waiting, pipeline, ...(message && { result: { response: 'Approval required', waitingApproval: true, approval: approvalRecord() } }) };
+    return {
+      conversation: waiting,
+      pipeline,
+      ...(message && { result: { response: 'Approval required', waitingApproval: true, approval: approvalRecord() } }),
+    };
   },
   async getConversation(id, page) {
     sessions.get = currentContext()?.sessionId ?? '';
     pagesAsked.push(page);
-    if (id !== 'c1') throw new RpcError(GrpcStatus.NOT_FOUND, `conversation ${id} not found`, '/asg.store.v1.ConversationStoreService/GetConversation');
+    if (id !== 'c1')
+      throw new RpcError(GrpcStatus.NOT_FOUND, `conversation ${id} not found`, '/asg.store.v1.ConversationStoreService/GetConversation');
     return waiting;
   },
   async getConversationRecord(id) {
@@ -83,7 +88,12 @@ const agent: Agent = {
     };
   },
   async sendMessage(conversationId, message) {
-    if (message === 'outage') throw new RpcError(GrpcStatus.UNAVAILABLE, 'No connection established. Last error: connect ECONNREFUSED 127.0.0.1:7104.', ORCHESTRATOR);
+    if (message === 'outage')
+      throw new RpcError(
+        GrpcStatus.UNAVAILABLE,
+        'No connection established. Last error: connect ECONNREFUSED 127.0.0.1:7104.',
+        ORCHESTRATOR,
+      );
     return { conversation: { ...waiting, id: conversationId }, result: { response: 'ok', waitingApproval: false } };
   },
   async resolveApproval(uuid, decision, details) {
@@ -92,7 +102,10 @@ const agent: Agent = {
       const approval = approvalRecord({ uuid, status: ApprovalStatus.APPROVAL_STATUS_DONE });
       return { decided: false, approval, decision: 'approved', decidedAt: new Date('2025-01-15T10:02:40.000Z') };
     }
-    const conversation = conversationRecord({ id: 'c1', messages: [messageRecord({ role: MessageRole.MESSAGE_ROLE_TOOL, content: decision })] });
+    const conversation = conversationRecord({
+      id: 'c1',
+      messages: [messageRecord({ role: MessageRole.MESSAGE_ROLE_TOOL, content: decision })],
+    });
     return { decided: true, conversation, result: { response: decision, waitingApproval: false } };
   },
   async listApprovals(query) {
@@ -100,8 +113,12 @@ const agent: Agent = {
     return { approvals: [approvalRecord({ decidedBy: 'alice' })], nextCursor: 'p2' };
   },
   async getApproval(uuid) {
-    if (uuid !== approvalRecord().uuid) throw new RpcError(GrpcStatus.NOT_FOUND, `approval ${uuid} not found`, '/asg.store.v1.ConversationStoreService/GetApproval');
-    return { approval: approvalRecord({ status: ApprovalStatus.APPROVAL_STATUS_REJECTED, decidedBy: 'alice', via: 'web', reason: 'no' }), sessionId: '4be2a91c' };
+    if (uuid !== approvalRecord().uuid)
+      throw new RpcError(GrpcStatus.NOT_FOUND, `approval ${uuid} not found`, '/asg.store.v1.ConversationStoreService/GetApproval');
+    return {
+      approval: approvalRecord({ status: ApprovalStatus.APPROVAL_STATUS_REJECTED, decidedBy: 'alice', via: 'web', reason: 'no' }),
+      sessionId: '4be2a91c',
+    };
   },
   async listAudit() {
     return { entries: [] };
@@ -154,19 +171,35 @@ async function trpcError(promise: Promise<unknown>): Promise<TRPCClientError<any
 describe('queries and mutations', () => {
   it('answer with the REST shapes, built by the same functions', async () => {
     expect(await client.conversations.get.query({ id: 'c1' })).toEqual(conversationPageReply({ conversation: waiting, pipeline }));
-    expect(await client.conversations.get.query({ id: 'c1', limit: 5, before: 'm9' })).toEqual(conversationPageReply({ conversation: waiting, pipeline }));
+    expect(await client.conversations.get.query({ id: 'c1', limit: 5, before: 'm9' })).toEqual(
+      conversationPageReply({ conversation: waiting, pipeline }),
+    );
     expect(pagesAsked.at(-1)).toEqual({ limit: 5, before: 'm9' });
-    expect((await client.conversations.get.query({ id: 'c1' })).conversation.pipeline_state).toMatchObject({ paused_node_path: [0], pauses: [{ approval_uuid: approvalRecord().uuid }] });
+    expect((await client.conversations.get.query({ id: 'c1' })).conversation.pipeline_state).toMatchObject({
+      paused_node_path: [0],
+      pauses: [{ approval_uuid: approvalRecord().uuid }],
+    });
     // The list the web chat reads is summaries — title and counts, no messages.
     const list = await client.conversations.list.query({ limit: 10 });
     expect(list).toEqual(conversationListReply(await agent.listConversations({ limit: 10 })));
-    expect(list.conversations[0]).toMatchObject({ id: waiting.id, title: 'add resource web-1', message_count: 1, pending_approvals: 1, pipeline_state: { paused_node_path: [0] } });
+    expect(list.conversations[0]).toMatchObject({
+      id: waiting.id,
+      title: 'add resource web-1',
+      message_count: 1,
+      pending_approvals: 1,
+      pipeline_state: { paused_node_path: [0] },
+    });
     expect(list.conversations[0]).not.toHaveProperty('messages');
     expect(await client.conversations.create.mutate({ message: 'add resource web-1 with value 5' })).toEqual(
-      conversationReply({ conversation: waiting, pipeline }, { response: 'Approval required', waitingApproval: true, approval: approvalRecord() }),
+      conversationReply(
+        { conversation: waiting, pipeline },
+        { response: 'Approval required', waitingApproval: true, approval: approvalRecord() },
+      ),
     );
     expect(await client.conversations.create.mutate({})).toEqual(conversationReply({ conversation: waiting, pipeline }));
-    expect(await client.conversations.send.mutate({ conversationId: 'c1', message: 'hi' })).toMatchObject({ result: { response: 'ok', waiting_approval: false } });
+    expect(await client.conversations.send.mutate({ conversationId: 'c1', message: 'hi' })).toMatchObject({
+      result: { response: 'ok', waiting_approval: false },
+    });
     expect(await client.approvals.resolve.mutate({ uuid: 'u1', approved: false })).toMatchObject({ result: { response: 'rejected' } });
     expect(await client.tools.list.query()).toEqual(toolListReply(await agent.listTools()));
   });
@@ -179,10 +212,17 @@ describe('queries and mutations', () => {
     expect(tooMany.data?.httpStatus).toBe(400);
     expect(tooMany.message).toMatch(/^limit: /);
     // Inputs are strict; a field the input does not take is named.
-    const unknown = await trpcError(client.conversations.send.mutate({ conversationId: 'c1', message: 'hi', stream: true } as { conversationId: string; message: string }));
+    const unknown = await trpcError(
+      client.conversations.send.mutate({ conversationId: 'c1', message: 'hi', stream: true } as {
+        conversationId: string;
+        message: string;
+      }),
+    );
     expect(unknown.data).toMatchObject({ code: 'BAD_REQUEST', httpStatus: 400 });
     expect(unknown.message).toBe('unknown field "stream"');
-    const misspelt = await trpcError(client.approvals.resolve.mutate({ uuid: 'u1', approved: true, reasons: 'x' } as { uuid: string; approved: boolean }));
+    const misspelt = await trpcError(
+      client.approvals.resolve.mutate({ uuid: 'u1', approved: true, reasons: 'x' } as { uuid: string; approved: boolean }),
+    );
     expect(misspelt.message).toBe('unknown field "reasons"');
   });
 
@@ -192,13 +232,19 @@ describe('queries and mutations', () => {
     expect(missing.message).toBe('conversation nope not found');
     const outage = await trpcError(client.conversations.send.mutate({ conversationId: 'c1', message: 'outage' }));
     expect(outage.data).toMatchObject({ code: 'SERVICE_UNAVAILABLE', httpStatus: 503 });
-    expect(outage.message).toBe('service unavailable: SendMessage on the orchestrator failed: No connection established. Last error: connect ECONNREFUSED 127.0.0.1:7104.');
+    expect(outage.message).toBe(
+      'service unavailable: SendMessage on the orchestrator failed: No connection established. Last error: connect ECONNREFUSED 127.0.0.1:7104.',
+    );
     expect(JSON.stringify(outage.data)).not.toContain('stack');
   });
 
   it('answer a decision made earlier with CONFLICT and REST’s 409 body in data.conflict', async () => {
     const conflict = await trpcError(client.approvals.resolve.mutate({ uuid: 'decided', approved: true }));
-    expect(conflict.data).toMatchObject({ code: 'CONFLICT', httpStatus: 409, conflict: { decision: 'approved', approval: { uuid: 'decided', tool_name: 'resources_add' } } });
+    expect(conflict.data).toMatchObject({
+      code: 'CONFLICT',
+      httpStatus: 409,
+      conflict: { decision: 'approved', approval: { uuid: 'decided', tool_name: 'resources_add' } },
+    });
     expect(conflict.message).toBe('approval decided was already approved at 2025-01-15T10:02:40.000Z');
   });
 
@@ -209,7 +255,12 @@ describe('queries and mutations', () => {
     });
     await client.approvals.list.query();
     expect(approvalQueries.slice(-2)).toEqual([{ limit: 5, statuses: ['pending', 'expired'], conversationId: 'c1' }, { limit: 50 }]);
-    expect(await client.approvals.get.query({ uuid: approvalRecord().uuid })).toMatchObject({ status: 'rejected', decided_by: 'alice', via: 'web', reason: 'no' });
+    expect(await client.approvals.get.query({ uuid: approvalRecord().uuid })).toMatchObject({
+      status: 'rejected',
+      decided_by: 'alice',
+      via: 'web',
+      reason: 'no',
+    });
     const missing = await trpcError(client.approvals.get.query({ uuid: 'nope' }));
     expect(missing.data).toMatchObject({ code: 'NOT_FOUND', httpStatus: 404 });
 
@@ -247,7 +298,9 @@ describe('subscriptions', () => {
   it('conversation.events: a snapshot, stored events tracked by id, live events untracked', async () => {
     const watch = record<ConversationUpdate>((callbacks) => client.conversation.events.subscribe({ conversationId: 'c1' }, callbacks));
     await vi.waitFor(() => expect(watch.items).toHaveLength(1));
-    expect(watch.items[0]).toEqual({ data: { kind: 'snapshot', conversation: conversationReply({ conversation: waiting, pipeline }).conversation } });
+    expect(watch.items[0]).toEqual({
+      data: { kind: 'snapshot', conversation: conversationReply({ conversation: waiting, pipeline }).conversation },
+    });
     const stored = feed.store(added('first'));
     feed.publish({ conversationId: 'c1', textDelta: { text: 'Do' } });
     feed.store({ conversationId: 'other', messageAdded: messageRecord() });
@@ -256,7 +309,10 @@ describe('subscriptions', () => {
     watch.stop();
     // The server lets go of the store's stream when the client leaves, with no event to wake it.
     await vi.waitFor(() => expect(feed.openWatches).toBe(open - 1));
-    expect(watch.items[1]).toEqual({ id: String(stored.id), data: expect.objectContaining({ id: stored.id, kind: 'message_added', conversation_id: 'c1' }) });
+    expect(watch.items[1]).toEqual({
+      id: String(stored.id),
+      data: expect.objectContaining({ id: stored.id, kind: 'message_added', conversation_id: 'c1' }),
+    });
     expect(watch.items[2]).toEqual({ data: expect.objectContaining({ id: 0, kind: 'text_delta', text: 'Do' }) });
   });
 
@@ -289,7 +345,9 @@ describe('subscriptions', () => {
     expect(feed.watchRequests.slice(watchesBefore)).toEqual([{ conversationId: 'c1', afterId: before.id }]);
     expect(watch.items.map((item) => contentOf(item.data))).toEqual(['snapshot', 'before', 'text_delta', 'missed-1', 'missed-2', 'after']);
     // No second snapshot, nothing twice; every stored event kept its id.
-    expect(watch.items.filter((item) => item.id !== undefined).map((item) => Number(item.id))).toEqual(feed.stored.filter((event) => event.conversationId === 'c1' && event.id >= before.id).map((event) => event.id));
+    expect(watch.items.filter((item) => item.id !== undefined).map((item) => Number(item.id))).toEqual(
+      feed.stored.filter((event) => event.conversationId === 'c1' && event.id >= before.id).map((event) => event.id),
+    );
   }, 20_000);
 
   it('approvals.pending: the pending ones, then requests and resolutions of any conversation, and nothing else', async () => {
@@ -299,10 +357,16 @@ describe('subscriptions', () => {
     expect(watch.items[0]!.data).toMatchObject({ kind: 'snapshot', approvals: [{ uuid: 'u-old', conversation_id: 'c0' }] });
     feed.store({ conversationId: 'c2', messageAdded: messageRecord() });
     const requested = feed.store({ conversationId: 'c2', approvalRequested: approvalRecord({ uuid: 'u-new', conversationId: 'c2' }) });
-    feed.store({ conversationId: 'c0', approvalResolved: approvalRecord({ uuid: 'u-old', conversationId: 'c0', status: ApprovalStatus.APPROVAL_STATUS_REJECTED }) });
+    feed.store({
+      conversationId: 'c0',
+      approvalResolved: approvalRecord({ uuid: 'u-old', conversationId: 'c0', status: ApprovalStatus.APPROVAL_STATUS_REJECTED }),
+    });
     await vi.waitFor(() => expect(watch.items).toHaveLength(3));
     watch.stop();
-    expect(watch.items[1]).toEqual({ id: String(requested.id), data: expect.objectContaining({ kind: 'approval_requested', approval: expect.objectContaining({ uuid: 'u-new' }) }) });
+    expect(watch.items[1]).toEqual({
+      id: String(requested.id),
+      data: expect.objectContaining({ kind: 'approval_requested', approval: expect.objectContaining({ uuid: 'u-new' }) }),
+    });
     expect(watch.items[2]!.data).toMatchObject({ kind: 'approval_resolved', decision: 'rejected', approval: { uuid: 'u-old' } });
   });
 
@@ -313,7 +377,10 @@ describe('subscriptions', () => {
     await vi.waitFor(() => expect(watch.items).toHaveLength(2));
     const watchesBefore = feed.watchRequests.length;
     dropConnections();
-    feed.store({ conversationId: 'c5', approvalResolved: approvalRecord({ uuid: 'u5', conversationId: 'c5', status: ApprovalStatus.APPROVAL_STATUS_APPROVED }) });
+    feed.store({
+      conversationId: 'c5',
+      approvalResolved: approvalRecord({ uuid: 'u5', conversationId: 'c5', status: ApprovalStatus.APPROVAL_STATUS_APPROVED }),
+    });
     await vi.waitFor(() => expect(watch.items).toHaveLength(3), { timeout: 10_000 });
     watch.stop();
     expect(feed.watchRequests.slice(watchesBefore)).toEqual([{ afterId: first.id }]);

@@ -19,7 +19,17 @@ import {
 } from '../app/replies.js';
 import { ApprovalConflict, trpcErrorOf } from './errors.js';
 import { conversationProcedure, newWorkProcedure, router, subscriptionProcedure } from './init.js';
-import { approvalInput, approvalListInput, conversationEventsInput, conversationInput, newConversationInput, pageInput, pendingApprovalsInput, resolveInput, sendInput } from './inputs.js';
+import {
+  approvalInput,
+  approvalListInput,
+  conversationEventsInput,
+  conversationInput,
+  newConversationInput,
+  pageInput,
+  pendingApprovalsInput,
+  resolveInput,
+  sendInput,
+} from './inputs.js';
 
 /**
  * The tRPC face of the gateway: REST's operations with REST's JSON shapes (they are built by
@@ -66,7 +76,9 @@ export function createAppRouter({ agent, feed }: AppRouterDependencies) {
       get: conversationProcedure
         .input(conversationInput)
         .query(async ({ input: { id, limit = DEFAULT_HISTORY_LIMIT, before, after } }) =>
-          conversationPageReply(await agent.viewConversation(id, { limit, ...(before !== undefined && { before }), ...(after !== undefined && { after }) })),
+          conversationPageReply(
+            await agent.viewConversation(id, { limit, ...(before !== undefined && { before }), ...(after !== undefined && { after }) }),
+          ),
         ),
       send: conversationProcedure.input(sendInput).mutation(async ({ input }): Promise<ConversationReply> => {
         const turn = await agent.sendMessage(input.conversationId, input.message);
@@ -77,7 +89,14 @@ export function createAppRouter({ agent, feed }: AppRouterDependencies) {
     approvals: router({
       /** REST's `GET /approvals`: every status unless filtered, oldest first, a page at a time. */
       list: newWorkProcedure.input(approvalListInput).query(async ({ input: { status, conversationId, limit, cursor } }) =>
-        approvalListReply(await agent.listApprovals({ limit, ...(cursor !== undefined && { cursor }), ...(status && { statuses: status }), ...(conversationId !== undefined && { conversationId }) })),
+        approvalListReply(
+          await agent.listApprovals({
+            limit,
+            ...(cursor !== undefined && { cursor }),
+            ...(status && { statuses: status }),
+            ...(conversationId !== undefined && { conversationId }),
+          }),
+        ),
       ),
       /** REST's `GET /approvals/:uuid`; NOT_FOUND for an unknown uuid. */
       get: conversationProcedure.input(approvalInput).query(async ({ input }): Promise<ApprovalRecordJson> => {
@@ -87,7 +106,11 @@ export function createAppRouter({ agent, feed }: AppRouterDependencies) {
       /** 409 (CONFLICT) for an approval decided earlier; its `data.conflict` has REST's decision and approval. */
       resolve: conversationProcedure.input(resolveInput).mutation(async ({ input }): Promise<ConversationReply> => {
         const reason = givenReason(input.reason);
-        const details = { decider: currentDecider('web'), ...(reason !== undefined && { reason }), ...(input.arguments && { arguments: input.arguments }) };
+        const details = {
+          decider: currentDecider('web'),
+          ...(reason !== undefined && { reason }),
+          ...(input.arguments && { arguments: input.arguments }),
+        };
         const reply = approvalReply(input.uuid, await agent.resolveApproval(input.uuid, input.approved ? 'approved' : 'rejected', details));
         if (reply.status === 409) throw new ApprovalConflict(reply.body as ApprovalConflictReply);
         return reply.body as ConversationReply;
@@ -107,7 +130,11 @@ export function createAppRouter({ agent, feed }: AppRouterDependencies) {
       events: subscriptionProcedure.input(conversationEventsInput).subscription(async function* ({ input, signal }) {
         let updates: AsyncGenerator<ConversationUpdate, void>;
         try {
-          const sources = { feed, getConversation: (id: string) => agent.getConversation(id), viewConversation: (id: string) => agent.viewConversation(id) };
+          const sources = {
+            feed,
+            getConversation: (id: string) => agent.getConversation(id),
+            viewConversation: (id: string) => agent.viewConversation(id),
+          };
           ({ updates } = await watchConversation(sources, { conversationId: input.conversationId, afterId: input.lastEventId, signal }));
         } catch (error) {
           throw trpcErrorOf(error);

@@ -13,7 +13,18 @@ import type { Request, RequestHandler, Response } from 'express';
  */
 
 // RFC 9110 §7.6.1: these describe one connection, not the message, and are not forwarded.
-const HOP_BY_HOP = new Set(['connection', 'keep-alive', 'proxy-authenticate', 'proxy-authorization', 'proxy-connection', 'te', 'trailer', 'transfer-encoding', 'upgrade', 'host']);
+const HOP_BY_HOP = new Set([
+  'connection',
+  'keep-alive',
+  'proxy-authenticate',
+  'proxy-authorization',
+  'proxy-connection',
+  'te',
+  'trailer',
+  'transfer-encoding',
+  'upgrade',
+  'host',
+]);
 /** The browser's word on where the request came from: for this server's guard, not the agent's. */
 const BROWSER_ONLY = new Set(['origin', 'referer']);
 

@@ -28,7 +28,9 @@ const sendBody = z.object({
   conversation_id: z.string().min(1, '"conversation_id" must not be empty; omit it to start a conversation').optional(),
 });
 
-const approveBody = z.looseObject({ uuid: z.string({ error: '"uuid" is required: the approval to decide' }).min(1, '"uuid" must not be empty') });
+const approveBody = z.looseObject({
+  uuid: z.string({ error: '"uuid" is required: the approval to decide' }).min(1, '"uuid" must not be empty'),
+});
 
 function parsed<T>(schema: z.ZodType<T>, body: unknown): T {
   if (typeof body !== 'object' || body === null || Array.isArray(body)) throw new ApiRequestError('the body must be a JSON object');
@@ -40,7 +42,9 @@ function parsed<T>(schema: z.ZodType<T>, body: unknown): T {
 /** The agent call behind `POST /api/send`; the agent itself checks that the message is not empty. */
 export function sendCall(body: unknown): AgentCall {
   const { message, conversation_id: id } = parsed(sendBody, body);
-  return id === undefined ? { method: 'POST', path: '/conversations', body: { message } } : { method: 'POST', path: `/conversations/${encodeURIComponent(id)}/messages`, body: { message } };
+  return id === undefined
+    ? { method: 'POST', path: '/conversations', body: { message } }
+    : { method: 'POST', path: `/conversations/${encodeURIComponent(id)}/messages`, body: { message } };
 }
 
 /** The agent call behind `POST /api/approve`: the decision fields go through as REST reads them. */
@@ -82,17 +86,33 @@ export function apiRoutes(agentUrl: string): Router {
     try {
       answer = await fetch(`${agentUrl}${call.path}`, { method: call.method, headers, body: call.body && JSON.stringify(call.body) });
     } catch (error) {
-      res.status(502).json({ error: `the agent at ${agentUrl} is unreachable: ${(error as Error).cause instanceof Error ? ((error as Error).cause as Error).message : (error as Error).message}` });
+      res.status(502).json({
+        error: `the agent at ${agentUrl} is unreachable: ${(error as Error).cause instanceof Error ? ((error as Error).cause as Error).message : (error as Error).message}`,
+      });
       return;
     }
     const sessionId = answer.headers.get('x-session-id');
     if (sessionId) res.setHeader('X-Session-ID', sessionId);
-    res.status(answer.status).type(answer.headers.get('content-type') ?? 'application/json').send(Buffer.from(await answer.arrayBuffer()));
+    res
+      .status(answer.status)
+      .type(answer.headers.get('content-type') ?? 'application/json')
+      .send(Buffer.from(await answer.arrayBuffer()));
   };
 
-  router.post('/api/send', jsonBody, forward((req) => sendCall(req.body)));
-  router.post('/api/approve', jsonBody, forward((req) => approveCall(req.body)));
-  router.get('/api/conversation/:id', forward((req) => conversationCall(String(req.params.id))));
+  router.post(
+    '/api/send',
+    jsonBody,
+    forward((req) => sendCall(req.body)),
+  );
+  router.post(
+    '/api/approve',
+    jsonBody,
+    forward((req) => approveCall(req.body)),
+  );
+  router.get(
+    '/api/conversation/:id',
+    forward((req) => conversationCall(String(req.params.id))),
+  );
   // The body parser's own rejections (malformed JSON, too large) in the API's error shape.
   router.use('/api', (error: { status?: number; message?: string }, _req: Request, res: Response, next: NextFunction) => {
     if (res.headersSent || typeof error?.status !== 'number' || error.status >= 500) return next(error);

@@ -29,7 +29,8 @@ export type WebConfig = z.infer<typeof webConfigSchema>;
 
 function describeIssue(issue: z.core.$ZodIssue): string {
   const path = issue.path.length > 0 ? issue.path.map(String).join('.') : '(top level)';
-  if (issue.code === 'unrecognized_keys') return `${path}: unknown field${issue.keys.length > 1 ? 's' : ''} ${issue.keys.map((key) => `"${key}"`).join(', ')} (expected host, port, agent_url, server)`;
+  if (issue.code === 'unrecognized_keys')
+    return `${path}: unknown field${issue.keys.length > 1 ? 's' : ''} ${issue.keys.map((key) => `"${key}"`).join(', ')} (expected host, port, agent_url, server)`;
   return `${path}: ${issue.message}`;
 }
 

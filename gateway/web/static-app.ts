@@ -43,6 +43,10 @@ export function webAppRouter(dist: string): Router {
  * can sign in, and the files hold no data. The static server itself refuses what is not a file.
  */
 export function webAppPaths(dist: string): (path: string) => boolean {
-  const files = new Set(readdirSync(dist, { withFileTypes: true }).filter((entry) => entry.isFile()).map((entry) => `/${entry.name}`));
+  const files = new Set(
+    readdirSync(dist, { withFileTypes: true })
+      .filter((entry) => entry.isFile())
+      .map((entry) => `/${entry.name}`),
+  );
   return (path) => path === '/' || files.has(path) || path.startsWith('/assets/');
 }

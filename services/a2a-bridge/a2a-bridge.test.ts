@@ -33,8 +33,18 @@ afterEach(async () => {
 });
 
 function recordingLogger(lines: string[] = [], base: LogFields = {}): Logger & { lines: string[] } {
-  const write = (level: string) => (msg: string, fields: LogFields = {}) => void lines.push(`${level} ${msg} ${JSON.stringify({ ...base, ...fields })}`);
-  return { lines, debug: write('debug'), info: write('info'), warn: write('warn'), error: write('error'), child: (fields) => recordingLogger(lines, { ...base, ...fields }) };
+  const write =
+    (level: string) =>
+    (msg: string, fields: LogFields = {}) =>
+      void lines.push(`${level} ${msg} ${JSON.stringify({ ...base, ...fields })}`);
+  return {
+    lines,
+    debug: write('debug'),
+    info: write('info'),
+    warn: write('warn'),
+    error: write('error'),
+    child: (fields) => recordingLogger(lines, { ...base, ...fields }),
+  };
 }
 
 interface Bridge {
@@ -44,7 +54,11 @@ interface Bridge {
 
 async function startBridge(config: Record<string, unknown> = {}, logger?: Logger): Promise<Bridge> {
   const log = recordingLogger();
-  const service = await startA2aBridge({ config: configSlice(configSchema.parse(config), 'a2aBridge'), listen: '127.0.0.1:0', log: logger ?? log });
+  const service = await startA2aBridge({
+    config: configSlice(configSchema.parse(config), 'a2aBridge'),
+    listen: '127.0.0.1:0',
+    log: logger ?? log,
+  });
   cleanups.push(() => service.stop());
   const client = createPromiseClient(A2ABridgeServiceService, service.address, 'test', 10_000);
   cleanups.push(() => client.close());
@@ -100,7 +114,12 @@ describe('DescribeAgent', () => {
     const typeParts = await peerOf(startTypePartsAgent());
     const { client } = await startBridge();
     const described = await asCaller({}, () => client.describeAgent({ peer: peer(typeParts.endpoint) }));
-    expect(described).toMatchObject({ name: 'type-parts-agent', dialect: Dialect.DIALECT_TYPE_PARTS, endpointUrl: typeParts.endpoint, skills: [{ id: 'resources_remove' }] });
+    expect(described).toMatchObject({
+      name: 'type-parts-agent',
+      dialect: Dialect.DIALECT_TYPE_PARTS,
+      endpointUrl: typeParts.endpoint,
+      skills: [{ id: 'resources_remove' }],
+    });
     expect(typeParts.requests.map((request) => `${request.method} ${request.path}`)).toEqual([
       'GET /a2a/.well-known/agent-card.json',
       'GET /a2a/.well-known/agent.json',
@@ -111,7 +130,11 @@ describe('DescribeAgent', () => {
       'POST /a2a',
     ]);
     // v1.0 first (with its header), then v0.3, then the type-parts tasks/get, which it understands.
-    expect(typeParts.rpcRequests().map((request) => (request.body as { method: string }).method)).toEqual(['GetTask', 'agent/getAuthenticatedExtendedCard', 'tasks/get']);
+    expect(typeParts.rpcRequests().map((request) => (request.body as { method: string }).method)).toEqual([
+      'GetTask',
+      'agent/getAuthenticatedExtendedCard',
+      'tasks/get',
+    ]);
     expect(typeParts.rpcRequests()[0]!.headers['a2a-version']).toBe('1.0');
     expect(typeParts.rpcRequests()[1]!.headers['a2a-version']).toBeUndefined();
   });
@@ -120,7 +143,13 @@ describe('DescribeAgent', () => {
     const agent = await peerOf(startSdkAgent({ card: false }));
     const { client } = await startBridge();
     const described = await asCaller({}, () => client.describeAgent({ peer: peer(agent.endpoint, 'cardless') }));
-    expect(described).toMatchObject({ name: 'cardless', description: '', dialect: Dialect.DIALECT_V1_0, endpointUrl: agent.endpoint, skills: [] });
+    expect(described).toMatchObject({
+      name: 'cardless',
+      description: '',
+      dialect: Dialect.DIALECT_V1_0,
+      endpointUrl: agent.endpoint,
+      skills: [],
+    });
     const seen = agent.requests.length;
     await asCaller({}, () => client.describeAgent({ peer: peer(agent.endpoint, 'cardless') }));
     expect(agent.requests.length).toBe(seen);
@@ -144,7 +173,12 @@ describe('DescribeAgent', () => {
 
 describe.each([
   { dialect: Dialect.DIALECT_V1_0, start: () => startSdkAgent(), url: (agent: A2aTestPeer) => agent.baseUrl, dataParts: true },
-  { dialect: Dialect.DIALECT_V0_3, start: () => startSdkAgent({ versions: ['0.3'] }), url: (agent: A2aTestPeer) => agent.endpoint, dataParts: true },
+  {
+    dialect: Dialect.DIALECT_V0_3,
+    start: () => startSdkAgent({ versions: ['0.3'] }),
+    url: (agent: A2aTestPeer) => agent.endpoint,
+    dataParts: true,
+  },
   { dialect: Dialect.DIALECT_TYPE_PARTS, start: () => startTypePartsAgent(), url: (agent: A2aTestPeer) => agent.baseUrl, dataParts: false },
 ])('SendMessage and GetTask in $dialect (1 = v1.0, 2 = v0.3, 3 = type-parts)', ({ dialect, start, url, dataParts }) => {
   it('asks, waits for the approval, goes on when approved, and reads the task again', async () => {
@@ -167,7 +201,9 @@ describe.each([
       expect(waiting.approval).toMatchObject({ toolName: '', chain: [] });
     }
 
-    const answered = await asCaller({}, () => client.sendMessage({ peer: target, text: '', taskId: waiting.id, contextId: waiting.contextId, approved: true }));
+    const answered = await asCaller({}, () =>
+      client.sendMessage({ peer: target, text: '', taskId: waiting.id, contextId: waiting.contextId, approved: true }),
+    );
     expect(answered.task).toMatchObject({ id: waiting.id, state: TaskState.TASK_STATE_COMPLETED, text: 'done: remove r-42', dialect });
     expect(answered.task!.approval).toBeUndefined();
     expect(agent.messages.at(-1)).toEqual({ taskId: waiting.id, text: 'approved', data: dataParts ? [{ approved: true }] : [] });
@@ -209,9 +245,17 @@ describe('SendMessage details', () => {
   it('refuses requests that make no sense, before any HTTP call', async () => {
     const agent = await peerOf(startSdkAgent());
     const { client } = await startBridge();
-    expect(await failure(client.sendMessage({ peer: undefined, text: 'hi' }))).toEqual({ code: GrpcStatus.INVALID_ARGUMENT, message: 'SendMessage: peer: expected a peer {name, url, timeout_ms}' });
-    expect(await failure(client.sendMessage({ peer: peer('ftp://example.org/a2a'), text: 'hi' }))).toEqual({ code: GrpcStatus.INVALID_ARGUMENT, message: 'SendMessage: peer.url: expected an http(s) URL' });
-    expect((await failure(client.sendMessage({ peer: peer(agent.baseUrl), text: ' ' }))).message).toMatch(/^SendMessage: text: expected the text of the message/);
+    expect(await failure(client.sendMessage({ peer: undefined, text: 'hi' }))).toEqual({
+      code: GrpcStatus.INVALID_ARGUMENT,
+      message: 'SendMessage: peer: expected a peer {name, url, timeout_ms}',
+    });
+    expect(await failure(client.sendMessage({ peer: peer('ftp://example.org/a2a'), text: 'hi' }))).toEqual({
+      code: GrpcStatus.INVALID_ARGUMENT,
+      message: 'SendMessage: peer.url: expected an http(s) URL',
+    });
+    expect((await failure(client.sendMessage({ peer: peer(agent.baseUrl), text: ' ' }))).message).toMatch(
+      /^SendMessage: text: expected the text of the message/,
+    );
     expect(await failure(client.sendMessage({ peer: peer(agent.baseUrl), text: '', approved: true }))).toEqual({
       code: GrpcStatus.INVALID_ARGUMENT,
       message: 'SendMessage: task_id: expected the id of the task whose approval "approved" answers',
@@ -246,14 +290,21 @@ describe('headers, hops and the depth limit', () => {
   it('refuses past a2a_max_depth without any HTTP call', async () => {
     const agent = await peerOf(startSdkAgent());
     const { client, log } = await startBridge({ a2a_max_depth: 3 });
-    const failed = await failure(asCaller({ a2aHops: 3 }, () => client.sendMessage({ peer: peer(agent.baseUrl, 'looper'), text: 'again' })));
+    const failed = await failure(
+      asCaller({ a2aHops: 3 }, () => client.sendMessage({ peer: peer(agent.baseUrl, 'looper'), text: 'again' })),
+    );
     expect(failed).toEqual({
       code: GrpcStatus.FAILED_PRECONDITION,
-      message: 'A2A call to looper refused: the chain of agents is 4 hops deep, past a2a_max_depth (3); agents may be calling each other in a cycle',
+      message:
+        'A2A call to looper refused: the chain of agents is 4 hops deep, past a2a_max_depth (3); agents may be calling each other in a cycle',
     });
-    expect((await failure(asCaller({ a2aHops: 3 }, () => client.describeAgent({ peer: peer(agent.baseUrl, 'looper') })))).code).toBe(GrpcStatus.FAILED_PRECONDITION);
+    expect((await failure(asCaller({ a2aHops: 3 }, () => client.describeAgent({ peer: peer(agent.baseUrl, 'looper') })))).code).toBe(
+      GrpcStatus.FAILED_PRECONDITION,
+    );
     expect(agent.requests).toEqual([]);
-    expect(log.some((line) => line.startsWith('warn a2a call failed') && line.includes('looper') && line.includes('FAILED_PRECONDITION'))).toBe(true);
+    expect(
+      log.some((line) => line.startsWith('warn a2a call failed') && line.includes('looper') && line.includes('FAILED_PRECONDITION')),
+    ).toBe(true);
 
     // At the limit itself the call goes out.
     await asCaller({ a2aHops: 2 }, () => client.sendMessage({ peer: peer(agent.baseUrl, 'looper'), text: 'once more' }));
@@ -280,8 +331,13 @@ describe('failures', () => {
     cleanups.push(() => new Promise<void>((resolve) => server.close(() => resolve())));
     const { port } = server.address() as AddressInfo;
     const { client } = await startBridge();
-    const failed = await failure(asCaller({}, () => client.sendMessage({ peer: peer(`http://127.0.0.1:${port}/a2a`, 'busy'), text: 'hello' })));
-    expect(failed).toEqual({ code: GrpcStatus.UNAVAILABLE, message: `sub-agent unavailable: busy at http://127.0.0.1:${port}/a2a: HTTP 503 Service Unavailable` });
+    const failed = await failure(
+      asCaller({}, () => client.sendMessage({ peer: peer(`http://127.0.0.1:${port}/a2a`, 'busy'), text: 'hello' })),
+    );
+    expect(failed).toEqual({
+      code: GrpcStatus.UNAVAILABLE,
+      message: `sub-agent unavailable: busy at http://127.0.0.1:${port}/a2a: HTTP 503 Service Unavailable`,
+    });
   });
 
   it('a hanging peer: DEADLINE_EXCEEDED within its timeout_ms', async () => {
@@ -289,29 +345,45 @@ describe('failures', () => {
     const { client } = await startBridge();
     const failed = await failure(asCaller({}, () => client.sendMessage({ peer: peer(hanging.endpoint, 'sleeper', 400), text: 'hello' })));
     // The message says which deadline ended it: the peer's own timeout, not the caller's.
-    expect(failed).toEqual({ code: GrpcStatus.DEADLINE_EXCEEDED, message: `sub-agent sleeper at ${hanging.endpoint} did not answer within 400 ms (its timeout)` });
+    expect(failed).toEqual({
+      code: GrpcStatus.DEADLINE_EXCEEDED,
+      message: `sub-agent sleeper at ${hanging.endpoint} did not answer within 400 ms (its timeout)`,
+    });
     // The request did reach the peer: it was the answer that never came.
     expect(hanging.rpcRequests()).toHaveLength(1);
   });
 
-  it('a caller with an earlier deadline than the peer\'s timeout: the request to the peer ends at the caller\'s deadline', async () => {
+  it("a caller with an earlier deadline than the peer's timeout: the request to the peer ends at the caller's deadline", async () => {
     const hanging = await peerOf(startHangingAgent());
     const { client } = await startBridge();
-    const failed = await failure(asCaller({}, () => client.sendMessage({ peer: peer(hanging.endpoint, 'sleeper', 60_000), text: 'hello' }, { timeoutMs: 300 })));
+    const failed = await failure(
+      asCaller({}, () => client.sendMessage({ peer: peer(hanging.endpoint, 'sleeper', 60_000), text: 'hello' }, { timeoutMs: 300 })),
+    );
     // Ended by the caller's 300 ms, not the peer's 60 s (the test's own timeout would say otherwise).
     expect(failed.code).toBe(GrpcStatus.DEADLINE_EXCEEDED);
     // The bridge does not keep waiting for the peer after its caller has gone.
     await expect.poll(() => hanging.rpcRequests()[0]?.closedAt, { timeout: 2000 }).toBeDefined();
   });
 
-  it('a JSON-RPC error is INVALID_ARGUMENT with the peer\'s message, and the token shows nowhere', async () => {
+  it("a JSON-RPC error is INVALID_ARGUMENT with the peer's message, and the token shows nowhere", async () => {
     // A careless peer that echoes the caller's Authorization header back in its error.
     let baseUrl = '';
     const server = createServer((req, res) => {
       res.writeHead(200, { 'content-type': 'application/json' });
       if (req.method === 'GET') return res.end(JSON.stringify({ name: 'echoer', url: `${baseUrl}/a2a`, protocolVersion: '0.3.0' }));
       req.resume();
-      req.on('end', () => res.end(JSON.stringify({ jsonrpc: '2.0', id: 1, error: { code: -32602, message: `bad params for ${req.headers.authorization} (token ${String(req.headers.authorization).split(' ')[1]})` } })));
+      req.on('end', () =>
+        res.end(
+          JSON.stringify({
+            jsonrpc: '2.0',
+            id: 1,
+            error: {
+              code: -32602,
+              message: `bad params for ${req.headers.authorization} (token ${String(req.headers.authorization).split(' ')[1]})`,
+            },
+          }),
+        ),
+      );
     });
     server.listen(0, '127.0.0.1');
     await new Promise((resolve) => server.once('listening', resolve));
@@ -325,10 +397,14 @@ describe('failures', () => {
     });
     cleanups.push(() => spy.mockRestore());
     const { client } = await startBridge({}, createLogger('a2a-bridge'));
-    const failed = await failure(asCaller({ authorization: TOKEN }, () => client.sendMessage({ peer: peer(baseUrl, 'echoer'), text: 'hello' })));
+    const failed = await failure(
+      asCaller({ authorization: TOKEN }, () => client.sendMessage({ peer: peer(baseUrl, 'echoer'), text: 'hello' })),
+    );
     spy.mockRestore();
     expect(failed.code).toBe(GrpcStatus.INVALID_ARGUMENT);
-    expect(failed.message).toBe(`sub-agent echoer at ${baseUrl} refused message/send: bad params for [redacted] (token [redacted]) (JSON-RPC -32602)`);
+    expect(failed.message).toBe(
+      `sub-agent echoer at ${baseUrl} refused message/send: bad params for [redacted] (token [redacted]) (JSON-RPC -32602)`,
+    );
     const secret = TOKEN.split(' ')[1]!;
     expect(written.join('')).not.toContain(secret);
     const warning = logLines(written.join('')).find((line) => line.msg === 'a2a call failed');
@@ -349,7 +425,12 @@ describe('interop with @dwmkerr/mock-llm (A2A v0.3, @a2a-js/sdk 0.3)', () => {
     const { client } = await startBridge();
     const echo = peer(mock.agentUrl('echo-agent'), 'echo');
     const described = await asCaller({}, () => client.describeAgent({ peer: echo }));
-    expect(described).toMatchObject({ name: 'Echo Agent', dialect: Dialect.DIALECT_V0_3, endpointUrl: mock.agentUrl('echo-agent'), skills: [{ id: 'echo', name: 'Echo' }] });
+    expect(described).toMatchObject({
+      name: 'Echo Agent',
+      dialect: Dialect.DIALECT_V0_3,
+      endpointUrl: mock.agentUrl('echo-agent'),
+      skills: [{ id: 'echo', name: 'Echo' }],
+    });
 
     const sent = await asCaller({ authorization: TOKEN }, () => client.sendMessage({ peer: echo, text: 'Hello, world!' }));
     expect(sent.task).toMatchObject({ state: TaskState.TASK_STATE_COMPLETED, text: 'Hello, world!', dialect: Dialect.DIALECT_V0_3 });
@@ -363,17 +444,28 @@ describe('peers that stream', () => {
   it.each([
     ['1.0', 'SendStreamingMessage', Dialect.DIALECT_V1_0],
     ['0.3', 'message/stream', Dialect.DIALECT_V0_3],
-  ] as const)('A2A v%s: a card with capabilities.streaming gets its messages as %s, approval and answer alike', async (version, method, dialect) => {
-    const agent = await peerOf(startSdkAgent({ versions: [version], streaming: true }));
-    const { client } = await startBridge();
-    const target = peer(agent.baseUrl);
-    const waiting = (await asCaller({}, () => client.sendMessage({ peer: target, text: 'remove r-42' }))).task!;
-    expect(waiting).toMatchObject({ state: TaskState.TASK_STATE_INPUT_REQUIRED, dialect });
-    expect(waiting.approval).toMatchObject({ toolName: APPROVAL_TOOL, toolArgsJson: JSON.stringify(APPROVAL_ARGS), description: approvalDescription('remove r-42') });
-    const answered = (await asCaller({}, () => client.sendMessage({ peer: target, text: '', taskId: waiting.id, contextId: waiting.contextId, approved: true }))).task!;
-    expect(answered).toMatchObject({ id: waiting.id, state: TaskState.TASK_STATE_COMPLETED, text: 'done: remove r-42', dialect });
-    expect(methodsOf(agent)).toEqual([method, method]);
-  });
+  ] as const)(
+    'A2A v%s: a card with capabilities.streaming gets its messages as %s, approval and answer alike',
+    async (version, method, dialect) => {
+      const agent = await peerOf(startSdkAgent({ versions: [version], streaming: true }));
+      const { client } = await startBridge();
+      const target = peer(agent.baseUrl);
+      const waiting = (await asCaller({}, () => client.sendMessage({ peer: target, text: 'remove r-42' }))).task!;
+      expect(waiting).toMatchObject({ state: TaskState.TASK_STATE_INPUT_REQUIRED, dialect });
+      expect(waiting.approval).toMatchObject({
+        toolName: APPROVAL_TOOL,
+        toolArgsJson: JSON.stringify(APPROVAL_ARGS),
+        description: approvalDescription('remove r-42'),
+      });
+      const answered = (
+        await asCaller({}, () =>
+          client.sendMessage({ peer: target, text: '', taskId: waiting.id, contextId: waiting.contextId, approved: true }),
+        )
+      ).task!;
+      expect(answered).toMatchObject({ id: waiting.id, state: TaskState.TASK_STATE_COMPLETED, text: 'done: remove r-42', dialect });
+      expect(methodsOf(agent)).toEqual([method, method]);
+    },
+  );
 
   it('a peer whose card does not stream gets plain sends', async () => {
     const agent = await peerOf(startSdkAgent({ streaming: false }));
@@ -385,25 +477,32 @@ describe('peers that stream', () => {
   it.each([
     ['1.0', 'SendStreamingMessage', 'SubscribeToTask'],
     ['0.3', 'message/stream', 'tasks/resubscribe'],
-  ] as const)('A2A v%s: a stream cut after its first event is resubscribed; the turn gets the final answer, and the peer acted once', async (version, send, resubscribe) => {
-    const agent = await peerOf(startSdkAgent({ versions: [version], streaming: true, cutStreams: 2 }));
-    const { client, log } = await startBridge();
-    const target = peer(agent.baseUrl);
-    const waiting = (await asCaller({}, () => client.sendMessage({ peer: target, text: 'remove r-42' }))).task!;
-    expect(waiting).toMatchObject({ state: TaskState.TASK_STATE_INPUT_REQUIRED });
-    expect(waiting.approval!.uuid).toMatch(UUID);
+  ] as const)(
+    'A2A v%s: a stream cut after its first event is resubscribed; the turn gets the final answer, and the peer acted once',
+    async (version, send, resubscribe) => {
+      const agent = await peerOf(startSdkAgent({ versions: [version], streaming: true, cutStreams: 2 }));
+      const { client, log } = await startBridge();
+      const target = peer(agent.baseUrl);
+      const waiting = (await asCaller({}, () => client.sendMessage({ peer: target, text: 'remove r-42' }))).task!;
+      expect(waiting).toMatchObject({ state: TaskState.TASK_STATE_INPUT_REQUIRED });
+      expect(waiting.approval!.uuid).toMatch(UUID);
 
-    const answered = (await asCaller({}, () => client.sendMessage({ peer: target, text: '', taskId: waiting.id, contextId: waiting.contextId, approved: true }))).task!;
-    expect(answered).toMatchObject({ id: waiting.id, state: TaskState.TASK_STATE_COMPLETED, text: 'done: remove r-42' });
-    // Each message reached the peer's logic once: nothing was sent again after the cuts.
-    expect(agent.messages.map((message) => message.text)).toEqual(['remove r-42', 'approved']);
-    const methods = methodsOf(agent);
-    expect(methods.filter((method) => method === send)).toHaveLength(2);
-    // The rest of the approved task came on the resubscribed stream, not from a read of the task.
-    expect(methods.filter((method) => method === resubscribe).length).toBeGreaterThanOrEqual(1);
-    expect(methods.filter((method) => method === 'GetTask' || method === 'tasks/get')).toEqual([]);
-    expect(log.some((line) => line.includes('a2a stream broke; resubscribing'))).toBe(true);
-  });
+      const answered = (
+        await asCaller({}, () =>
+          client.sendMessage({ peer: target, text: '', taskId: waiting.id, contextId: waiting.contextId, approved: true }),
+        )
+      ).task!;
+      expect(answered).toMatchObject({ id: waiting.id, state: TaskState.TASK_STATE_COMPLETED, text: 'done: remove r-42' });
+      // Each message reached the peer's logic once: nothing was sent again after the cuts.
+      expect(agent.messages.map((message) => message.text)).toEqual(['remove r-42', 'approved']);
+      const methods = methodsOf(agent);
+      expect(methods.filter((method) => method === send)).toHaveLength(2);
+      // The rest of the approved task came on the resubscribed stream, not from a read of the task.
+      expect(methods.filter((method) => method === resubscribe).length).toBeGreaterThanOrEqual(1);
+      expect(methods.filter((method) => method === 'GetTask' || method === 'tasks/get')).toEqual([]);
+      expect(log.some((line) => line.includes('a2a stream broke; resubscribing'))).toBe(true);
+    },
+  );
 
   it('a peer that refuses to resubscribe is asked for the task until it settles', async () => {
     const agent = await peerOf(startSdkAgent({ versions: ['1.0'], streaming: true, cutStreams: 2, refuseResubscribe: true }));
@@ -426,7 +525,13 @@ describe('peers that stream', () => {
       if (req.url?.startsWith('/.well-known/agent-card.json')) {
         const { port } = server.address() as AddressInfo;
         res.setHeader('content-type', 'application/json');
-        res.end(JSON.stringify({ name: 'dropper', supportedInterfaces: [{ url: `http://127.0.0.1:${port}/a2a`, protocolBinding: 'JSONRPC', protocolVersion: '1.0' }], capabilities: { streaming: true } }));
+        res.end(
+          JSON.stringify({
+            name: 'dropper',
+            supportedInterfaces: [{ url: `http://127.0.0.1:${port}/a2a`, protocolBinding: 'JSONRPC', protocolVersion: '1.0' }],
+            capabilities: { streaming: true },
+          }),
+        );
         return;
       }
       if (req.url === '/.well-known/agent.json') {

@@ -48,7 +48,15 @@ export class A2aBridge {
       const task = streaming
         ? await this.sendStreaming(call, profile, speaker, streaming, message)
         : await this.ask(call, profile, speaker, speaker.sendMessage(message), (result) => speaker.readSendResult(result));
-      this.log.info('a2a message sent', { peer: peer.name, dialect: Dialect[profile.dialect], task: task.id, state: task.state, continued: message.taskId !== undefined, streamed: streaming !== undefined, hops: call.hops });
+      this.log.info('a2a message sent', {
+        peer: peer.name,
+        dialect: Dialect[profile.dialect],
+        task: task.id,
+        state: task.state,
+        continued: message.taskId !== undefined,
+        streamed: streaming !== undefined,
+        hops: call.hops,
+      });
       return task;
     });
   }
@@ -63,7 +71,13 @@ export class A2aBridge {
   }
 
   /** A peer whose card says it streams: the message as a stream, resubscribed if it breaks (stream.ts). */
-  private async sendStreaming(call: OutboundCall, profile: PeerProfile, speaker: DialectSpeaker, streaming: StreamingSpeaker, message: OutgoingMessage): Promise<RemoteTask> {
+  private async sendStreaming(
+    call: OutboundCall,
+    profile: PeerProfile,
+    speaker: DialectSpeaker,
+    streaming: StreamingSpeaker,
+    message: OutgoingMessage,
+  ): Promise<RemoteTask> {
     const view = await sendStreaming({
       call,
       endpoint: profile.endpoint,
@@ -87,16 +101,31 @@ export class A2aBridge {
 
   private unreadable(call: OutboundCall, speaker: DialectSpeaker, request: JsonRpcRequest, error: UnreadableAnswer): ServiceError {
     const where = `${call.peer.name} at ${displayUrl(call.peer.url)}`;
-    return failedPrecondition(call.scrub(`sub-agent ${where} answered ${request.method} with something ${speaker.label} does not allow: ${error.message}`));
+    return failedPrecondition(
+      call.scrub(`sub-agent ${where} answered ${request.method} with something ${speaker.label} does not allow: ${error.message}`),
+    );
   }
 
-  private async ask(call: OutboundCall, profile: PeerProfile, speaker: DialectSpeaker, request: JsonRpcRequest, read: (result: unknown) => TaskView): Promise<RemoteTask> {
+  private async ask(
+    call: OutboundCall,
+    profile: PeerProfile,
+    speaker: DialectSpeaker,
+    request: JsonRpcRequest,
+    read: (result: unknown) => TaskView,
+  ): Promise<RemoteTask> {
     const outcome = await postJsonRpc(call, profile.endpoint, request, speaker.headers);
     return toRemoteTask(this.settle(call, profile, speaker, request, outcome, read), profile.dialect);
   }
 
   /** What a peer's answer to `request` means: the task it reports, or the failure the contract names. */
-  private settle(call: OutboundCall, profile: PeerProfile, speaker: DialectSpeaker, request: JsonRpcRequest, outcome: JsonRpcOutcome, read: (result: unknown) => TaskView): TaskView {
+  private settle(
+    call: OutboundCall,
+    profile: PeerProfile,
+    speaker: DialectSpeaker,
+    request: JsonRpcRequest,
+    outcome: JsonRpcOutcome,
+    read: (result: unknown) => TaskView,
+  ): TaskView {
     const where = `${call.peer.name} at ${displayUrl(call.peer.url)}`;
     if (outcome.kind === 'result') {
       try {
@@ -109,14 +138,23 @@ export class A2aBridge {
     if (isDialectMismatch(outcome)) {
       // The peer was redeployed with another version, or its card promised too much: ask again next time.
       this.directory.forget(call.peer.url);
-      throw failedPrecondition(call.scrub(`sub-agent ${where} does not understand ${request.method} in ${speaker.label} any more (${outcome.kind === 'error' ? `JSON-RPC ${outcome.code} ${outcome.message}` : ''}); its card is read again on the next call`));
+      throw failedPrecondition(
+        call.scrub(
+          `sub-agent ${where} does not understand ${request.method} in ${speaker.label} any more (${outcome.kind === 'error' ? `JSON-RPC ${outcome.code} ${outcome.message}` : ''}); its card is read again on the next call`,
+        ),
+      );
     }
     if (outcome.kind === 'error') {
-      if (outcome.code === TASK_NOT_FOUND) throw notFound(call.scrub(`sub-agent ${where} has no such task: ${outcome.message || 'task not found'}`));
-      throw invalidArgument(call.scrub(`sub-agent ${where} refused ${request.method}: ${outcome.message || 'no message'} (JSON-RPC ${outcome.code})`));
+      if (outcome.code === TASK_NOT_FOUND)
+        throw notFound(call.scrub(`sub-agent ${where} has no such task: ${outcome.message || 'task not found'}`));
+      throw invalidArgument(
+        call.scrub(`sub-agent ${where} refused ${request.method}: ${outcome.message || 'no message'} (JSON-RPC ${outcome.code})`),
+      );
     }
-    if (outcome.status === 401) throw new ServiceError(GrpcStatus.UNAUTHENTICATED, `sub-agent ${where} wants credentials the caller did not give (HTTP 401)`);
-    if (outcome.status === 403) throw new ServiceError(GrpcStatus.PERMISSION_DENIED, `sub-agent ${where} refused the caller's credentials (HTTP 403)`);
+    if (outcome.status === 401)
+      throw new ServiceError(GrpcStatus.UNAUTHENTICATED, `sub-agent ${where} wants credentials the caller did not give (HTTP 401)`);
+    if (outcome.status === 403)
+      throw new ServiceError(GrpcStatus.PERMISSION_DENIED, `sub-agent ${where} refused the caller's credentials (HTTP 403)`);
     if (outcome.status === 404 || outcome.status === 405) {
       this.directory.forget(call.peer.url);
       throw failedPrecondition(`sub-agent ${where} has no A2A endpoint at ${displayUrl(profile.endpoint)} (${outcome.detail})`);

@@ -11,7 +11,10 @@ describe('cardLocations', () => {
       'http://agent-b:8082/.well-known/agent-card.json',
       'http://agent-b:8082/.well-known/agent.json',
     ]);
-    expect(cardLocations('https://summarizer.example.com/')).toEqual(['https://summarizer.example.com/.well-known/agent-card.json', 'https://summarizer.example.com/.well-known/agent.json']);
+    expect(cardLocations('https://summarizer.example.com/')).toEqual([
+      'https://summarizer.example.com/.well-known/agent-card.json',
+      'https://summarizer.example.com/.well-known/agent.json',
+    ]);
   });
 });
 
@@ -26,13 +29,26 @@ describe('dialectFromCard', () => {
 
   it('prefers a v1.0 JSON-RPC interface, then a v0.3 one', () => {
     expect(dialectFromCard(v1Card)).toEqual({ dialect: Dialect.DIALECT_V1_0, endpoint: 'http://x/rpc' });
-    expect(dialectFromCard({ supportedInterfaces: [v1Card.supportedInterfaces[0]!, v1Card.supportedInterfaces[1]!] })).toEqual({ dialect: Dialect.DIALECT_V0_3, endpoint: 'http://x/rpc03' });
+    expect(dialectFromCard({ supportedInterfaces: [v1Card.supportedInterfaces[0]!, v1Card.supportedInterfaces[1]!] })).toEqual({
+      dialect: Dialect.DIALECT_V0_3,
+      endpoint: 'http://x/rpc03',
+    });
     expect(dialectFromCard({ supportedInterfaces: [v1Card.supportedInterfaces[1]!] })).toBeUndefined();
   });
 
   it('reads a v0.3 card by its protocolVersion and transport', () => {
-    expect(dialectFromCard({ url: 'http://x/a2a', protocolVersion: '0.3.0' })).toEqual({ dialect: Dialect.DIALECT_V0_3, endpoint: 'http://x/a2a' });
-    expect(dialectFromCard({ url: 'http://x/grpc', protocolVersion: '0.3.0', preferredTransport: 'GRPC', additionalInterfaces: [{ url: 'http://x/jsonrpc', transport: 'JSONRPC' }] })).toEqual({
+    expect(dialectFromCard({ url: 'http://x/a2a', protocolVersion: '0.3.0' })).toEqual({
+      dialect: Dialect.DIALECT_V0_3,
+      endpoint: 'http://x/a2a',
+    });
+    expect(
+      dialectFromCard({
+        url: 'http://x/grpc',
+        protocolVersion: '0.3.0',
+        preferredTransport: 'GRPC',
+        additionalInterfaces: [{ url: 'http://x/jsonrpc', transport: 'JSONRPC' }],
+      }),
+    ).toEqual({
       dialect: Dialect.DIALECT_V0_3,
       endpoint: 'http://x/jsonrpc',
     });
@@ -55,8 +71,16 @@ describe('endpointFor', () => {
 
 describe('approvalFrom', () => {
   it('prefers the data part, and parses the approval line otherwise', () => {
-    const data = { approval: { uuid: 'u-1', tool_name: 'deploy', tool_args: { env: 'prod' }, description: 'Deploy to prod', chain: ['agent-c'] } };
-    expect(approvalFrom('Approval required (id: other): text', [{ unrelated: true }, data])).toEqual({ uuid: 'u-1', toolName: 'deploy', toolArgsJson: '{"env":"prod"}', description: 'Deploy to prod', chain: ['agent-c'] });
+    const data = {
+      approval: { uuid: 'u-1', tool_name: 'deploy', tool_args: { env: 'prod' }, description: 'Deploy to prod', chain: ['agent-c'] },
+    };
+    expect(approvalFrom('Approval required (id: other): text', [{ unrelated: true }, data])).toEqual({
+      uuid: 'u-1',
+      toolName: 'deploy',
+      toolArgsJson: '{"env":"prod"}',
+      description: 'Deploy to prod',
+      chain: ['agent-c'],
+    });
     expect(approvalFrom('Approval required (id: 9b1e0c2a-1111-2222-3333-444455556666): Remove resource r-1', [])).toEqual({
       uuid: '9b1e0c2a-1111-2222-3333-444455556666',
       toolName: '',

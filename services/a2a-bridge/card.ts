@@ -17,10 +17,22 @@ const cardSchema = z.looseObject({
   url: lenientString,
   protocolVersion: lenientString,
   preferredTransport: lenientString,
-  additionalInterfaces: z.array(z.looseObject({ url: z.string(), transport: lenientString })).optional().catch(undefined),
-  supportedInterfaces: z.array(z.looseObject({ url: z.string(), protocolBinding: lenientString, protocolVersion: lenientString })).optional().catch(undefined),
-  skills: z.array(z.looseObject({ id: lenientString, name: lenientString, description: lenientString })).optional().catch(undefined),
-  capabilities: z.looseObject({ streaming: z.boolean().optional().catch(undefined) }).optional().catch(undefined),
+  additionalInterfaces: z
+    .array(z.looseObject({ url: z.string(), transport: lenientString }))
+    .optional()
+    .catch(undefined),
+  supportedInterfaces: z
+    .array(z.looseObject({ url: z.string(), protocolBinding: lenientString, protocolVersion: lenientString }))
+    .optional()
+    .catch(undefined),
+  skills: z
+    .array(z.looseObject({ id: lenientString, name: lenientString, description: lenientString }))
+    .optional()
+    .catch(undefined),
+  capabilities: z
+    .looseObject({ streaming: z.boolean().optional().catch(undefined) })
+    .optional()
+    .catch(undefined),
 });
 
 export type AgentCardDocument = z.infer<typeof cardSchema>;
@@ -87,7 +99,8 @@ export function dialectFromCard(card: AgentCardDocument): CardDialect | undefine
     return undefined;
   }
   if (card.protocolVersion !== undefined && majorVersion(card.protocolVersion) === 0) {
-    if (card.preferredTransport === undefined || isJsonRpc(card.preferredTransport)) return { dialect: Dialect.DIALECT_V0_3, endpoint: card.url };
+    if (card.preferredTransport === undefined || isJsonRpc(card.preferredTransport))
+      return { dialect: Dialect.DIALECT_V0_3, endpoint: card.url };
     const jsonRpc = card.additionalInterfaces?.find((entry) => isJsonRpc(entry.transport));
     return jsonRpc ? { dialect: Dialect.DIALECT_V0_3, endpoint: jsonRpc.url } : undefined;
   }
@@ -130,6 +143,10 @@ export function summarizeCard(card: AgentCardDocument): CardSummary {
   return {
     name: card.name ?? '',
     description: card.description ?? '',
-    skills: (card.skills ?? []).map((skill) => ({ id: skill.id ?? skill.name ?? '', name: skill.name ?? skill.id ?? '', description: skill.description ?? '' })),
+    skills: (card.skills ?? []).map((skill) => ({
+      id: skill.id ?? skill.name ?? '',
+      name: skill.name ?? skill.id ?? '',
+      description: skill.description ?? '',
+    })),
   };
 }

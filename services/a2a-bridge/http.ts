@@ -56,7 +56,11 @@ function networkReason(error: unknown): string {
   return error instanceof Error ? error.message : String(error);
 }
 
-export async function getJson(call: OutboundCall, url: string, extraHeaders: Record<string, string> = {}): Promise<{ status: number; json?: unknown }> {
+export async function getJson(
+  call: OutboundCall,
+  url: string,
+  extraHeaders: Record<string, string> = {},
+): Promise<{ status: number; json?: unknown }> {
   const answer = await exchange(call, url, { method: 'GET', headers: { Accept: 'application/json', ...call.headers, ...extraHeaders } });
   if (answer.status < 200 || answer.status >= 300) return { status: answer.status };
   try {
@@ -68,8 +72,18 @@ export async function getJson(call: OutboundCall, url: string, extraHeaders: Rec
 
 let nextId = 1;
 
-export async function postJsonRpc(call: OutboundCall, endpoint: string, request: JsonRpcRequest, extraHeaders: Record<string, string> = {}): Promise<JsonRpcOutcome> {
-  const body = JSON.stringify({ jsonrpc: '2.0', id: nextId++, method: request.method, ...(request.params !== undefined ? { params: request.params } : {}) });
+export async function postJsonRpc(
+  call: OutboundCall,
+  endpoint: string,
+  request: JsonRpcRequest,
+  extraHeaders: Record<string, string> = {},
+): Promise<JsonRpcOutcome> {
+  const body = JSON.stringify({
+    jsonrpc: '2.0',
+    id: nextId++,
+    method: request.method,
+    ...(request.params !== undefined ? { params: request.params } : {}),
+  });
   const answer = await exchange(call, endpoint, {
     method: 'POST',
     headers: { 'Content-Type': 'application/json', Accept: 'application/json', ...call.headers, ...extraHeaders },
@@ -107,7 +121,11 @@ function envelopeOutcome(json: unknown, status: number, statusText: string): Jso
   if (json && typeof json === 'object' && !Array.isArray(json)) {
     const envelope = json as { error?: { code?: unknown; message?: unknown }; result?: unknown };
     if (envelope.error && typeof envelope.error === 'object' && typeof envelope.error.code === 'number') {
-      return { kind: 'error', code: envelope.error.code, message: typeof envelope.error.message === 'string' ? envelope.error.message : '' };
+      return {
+        kind: 'error',
+        code: envelope.error.code,
+        message: typeof envelope.error.message === 'string' ? envelope.error.message : '',
+      };
     }
     if (status >= 200 && status < 300 && 'result' in envelope) return { kind: 'result', result: envelope.result };
   }
@@ -119,12 +137,22 @@ function envelopeOutcome(json: unknown, status: number, statusText: string): Jso
  * Fails like postJsonRpc before the stream opens; once open, a broken connection ends the
  * events with StreamCut, the deadline with DEADLINE_EXCEEDED.
  */
-export async function postJsonRpcStream(call: OutboundCall, endpoint: string, request: JsonRpcRequest, extraHeaders: Record<string, string> = {}): Promise<JsonRpcStream> {
+export async function postJsonRpcStream(
+  call: OutboundCall,
+  endpoint: string,
+  request: JsonRpcRequest,
+  extraHeaders: Record<string, string> = {},
+): Promise<JsonRpcStream> {
   const remaining = call.deadline - Date.now();
   if (remaining <= 0) throw call.deadlineExceeded();
   const controller = new AbortController();
   const timer = setTimeout(() => controller.abort(), remaining);
-  const body = JSON.stringify({ jsonrpc: '2.0', id: nextId++, method: request.method, ...(request.params !== undefined ? { params: request.params } : {}) });
+  const body = JSON.stringify({
+    jsonrpc: '2.0',
+    id: nextId++,
+    method: request.method,
+    ...(request.params !== undefined ? { params: request.params } : {}),
+  });
   let response: Response;
   try {
     response = await fetch(endpoint, {
@@ -172,7 +200,9 @@ export async function postJsonRpcStream(call: OutboundCall, endpoint: string, re
           continue;
         }
         const outcome = envelopeOutcome(json, response.status, response.statusText);
-        yield event.event === 'error' && outcome.kind === 'result' ? { kind: 'http', status: response.status, detail: 'an error event of the stream is no JSON-RPC error' } : outcome;
+        yield event.event === 'error' && outcome.kind === 'result'
+          ? { kind: 'http', status: response.status, detail: 'an error event of the stream is no JSON-RPC error' }
+          : outcome;
       }
     } catch (error) {
       if (controller.signal.aborted) throw call.deadlineExceeded();

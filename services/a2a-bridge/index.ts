@@ -21,7 +21,11 @@ export async function startA2aBridge(options: ServiceOptions<A2aBridgeConfig>): 
   server.addService(A2ABridgeServiceService, implement(A2ABridgeServiceService, 'a2a-bridge', handlers, log));
   const port = await listen(server, options.listen);
   const host = options.listen.slice(0, options.listen.lastIndexOf(':'));
-  const local = serveInProcess(options.inProcess, { definition: A2ABridgeServiceService, address: `${host}:${port}`, handlers, service: 'a2a-bridge', log }, health);
+  const local = serveInProcess(
+    options.inProcess,
+    { definition: A2ABridgeServiceService, address: `${host}:${port}`, handlers, service: 'a2a-bridge', log },
+    health,
+  );
   health.markServing();
   log.info('a2a-bridge listening', { address: `${host}:${port}`, max_depth: config.a2a_max_depth });
   let stopping: Promise<void> | undefined;

@@ -14,7 +14,7 @@ afterEach(async () => {
 });
 
 describe('PeerDirectory', () => {
-  it('remembers a peer\'s dialect for PROFILE_TTL_MS, then reads its card again', async () => {
+  it("remembers a peer's dialect for PROFILE_TTL_MS, then reads its card again", async () => {
     agent = await startSdkAgent();
     let now = 1_000_000;
     const directory = new PeerDirectory(quiet, PROFILE_TTL_MS, () => now);

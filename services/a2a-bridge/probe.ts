@@ -74,7 +74,13 @@ export class PeerDirectory {
     const card = found ? summarizeCard(found.card) : undefined;
     let profile: PeerProfile;
     if (declared) {
-      profile = { dialect: declared.dialect, endpoint: endpointFor(call.peer.url, declared.endpoint), card, via: 'card', streaming: streamsPerCard(found!.card) };
+      profile = {
+        dialect: declared.dialect,
+        endpoint: endpointFor(call.peer.url, declared.endpoint),
+        card,
+        via: 'card',
+        streaming: streamsPerCard(found!.card),
+      };
     } else {
       // An undeclared card's url is no endpoint to trust (a type-parts card names its base URL).
       const endpoint = endpointFor(call.peer.url);
@@ -106,7 +112,9 @@ export class PeerDirectory {
       answers.push(`${speaker.label}: ${describeOutcome(outcome)}`);
     }
     throw failedPrecondition(
-      call.scrub(`sub-agent ${call.peer.name} at ${displayUrl(call.peer.url)} speaks no A2A dialect we know (no card declares one, and ${displayUrl(endpoint)} answered ${answers.join('; ')})`),
+      call.scrub(
+        `sub-agent ${call.peer.name} at ${displayUrl(call.peer.url)} speaks no A2A dialect we know (no card declares one, and ${displayUrl(endpoint)} answered ${answers.join('; ')})`,
+      ),
     );
   }
 }

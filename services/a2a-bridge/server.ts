@@ -9,7 +9,7 @@ import type { A2aBridge } from './bridge.js';
 
 const peerSchema = z.object(
   {
-    name: z.string().trim().min(1, 'a name (the config\'s name of the agent)'),
+    name: z.string().trim().min(1, "a name (the config's name of the agent)"),
     url: z.url({ protocol: /^https?$/, error: 'an http(s) URL' }),
     timeoutMs: z.number().int().min(0, '0 (60 s) or a positive number of milliseconds'),
   },
@@ -33,8 +33,14 @@ const sendMessageSchema = z
     approved: z.boolean().optional(),
     reason: z.string().max(MAX_REASON_LENGTH, `at most ${MAX_REASON_LENGTH} characters`).optional(),
   })
-  .refine((request) => request.approved !== undefined || request.text.trim() !== '', { path: ['text'], message: 'the text of the message (empty unless the message answers an approval)' })
-  .refine((request) => request.approved === undefined || request.taskId !== undefined, { path: ['taskId'], message: 'the id of the task whose approval "approved" answers' });
+  .refine((request) => request.approved !== undefined || request.text.trim() !== '', {
+    path: ['text'],
+    message: 'the text of the message (empty unless the message answers an approval)',
+  })
+  .refine((request) => request.approved === undefined || request.taskId !== undefined, {
+    path: ['taskId'],
+    message: 'the id of the task whose approval "approved" answers',
+  });
 
 const getTaskSchema = z.object({ peer: peerSchema, taskId: z.string().trim().min(1, 'the id of the task at the peer') });
 

@@ -58,10 +58,24 @@ export class TaskAssembler {
       this.artifacts.clear();
       return;
     }
-    const base: TaskView = this.view ?? { id: event.taskId, contextId: event.contextId, state: TaskState.TASK_STATE_SUBMITTED, statusText: '', statusData: [], artifactText: '' };
+    const base: TaskView = this.view ?? {
+      id: event.taskId,
+      contextId: event.contextId,
+      state: TaskState.TASK_STATE_SUBMITTED,
+      statusText: '',
+      statusData: [],
+      artifactText: '',
+    };
     this.moved = true;
     if (event.kind === 'status') {
-      this.view = { ...base, id: event.taskId || base.id, contextId: event.contextId || base.contextId, state: event.state, statusText: event.statusText, statusData: event.statusData };
+      this.view = {
+        ...base,
+        id: event.taskId || base.id,
+        contextId: event.contextId || base.contextId,
+        state: event.state,
+        statusText: event.statusText,
+        statusData: event.statusData,
+      };
       return;
     }
     const earlier = this.artifacts.get(event.artifactId);

@@ -41,7 +41,14 @@ async function startPeer(answer: Answer): Promise<{ url: string; rpcs: Rpc[] }> 
     if (req.method === 'GET') {
       if (req.url !== '/.well-known/agent-card.json') return void res.writeHead(404).end();
       res.setHeader('content-type', 'application/json');
-      return void res.end(JSON.stringify({ name: 'resumer', url: `http://127.0.0.1:${port}/a2a`, protocolVersion: '0.3.0', capabilities: { streaming: true } }));
+      return void res.end(
+        JSON.stringify({
+          name: 'resumer',
+          url: `http://127.0.0.1:${port}/a2a`,
+          protocolVersion: '0.3.0',
+          capabilities: { streaming: true },
+        }),
+      );
     }
     let body = '';
     req.on('data', (chunk: Buffer) => (body += chunk));
@@ -65,11 +72,22 @@ async function sendThroughBridge(url: string) {
   cleanups.push(() => service.stop());
   const client = createPromiseClient(A2ABridgeServiceService, service.address, 'test', 10_000);
   cleanups.push(() => client.close());
-  return runWithContext({ sessionId: 'a1b2c3d4' }, () => client.sendMessage({ peer: { name: 'resumer', url, timeoutMs: 0 }, text: 'remove r-1' }));
+  return runWithContext({ sessionId: 'a1b2c3d4' }, () =>
+    client.sendMessage({ peer: { name: 'resumer', url, timeoutMs: 0 }, text: 'remove r-1' }),
+  );
 }
 
 const working = { kind: 'task', id: 't-1', contextId: 'c-1', status: { state: 'working' } };
-const completed = { kind: 'status-update', taskId: 't-1', contextId: 'c-1', status: { state: 'completed', message: { kind: 'message', messageId: 'm-1', role: 'agent', parts: [{ kind: 'text', text: 'removed r-1' }] } }, final: true };
+const completed = {
+  kind: 'status-update',
+  taskId: 't-1',
+  contextId: 'c-1',
+  status: {
+    state: 'completed',
+    message: { kind: 'message', messageId: 'm-1', role: 'agent', parts: [{ kind: 'text', text: 'removed r-1' }] },
+  },
+  final: true,
+};
 const result = (rpc: Rpc, value: unknown) => ({ jsonrpc: '2.0', id: rpc.id, result: value });
 
 describe('a streaming peer, read as an event stream', () => {
@@ -106,7 +124,10 @@ describe('a streaming peer, read as an event stream', () => {
       (error: unknown) => error,
     );
     expect(failed).toBeInstanceOf(RpcError);
-    expect(failed).toMatchObject({ code: GrpcStatus.INVALID_ARGUMENT, message: expect.stringContaining('refused message/stream: an error event of the stream is no JSON-RPC error') });
+    expect(failed).toMatchObject({
+      code: GrpcStatus.INVALID_ARGUMENT,
+      message: expect.stringContaining('refused message/stream: an error event of the stream is no JSON-RPC error'),
+    });
     expect(peer.rpcs.map((rpc) => rpc.method)).toEqual(['message/stream']);
   });
 
@@ -116,6 +137,9 @@ describe('a streaming peer, read as an event stream', () => {
       stream.send({ event: 'error', data: { jsonrpc: '2.0', id: rpc.id, error: { code: -32602, message: 'no such resource' } } });
       stream.end();
     });
-    await expect(sendThroughBridge(peer.url)).rejects.toMatchObject({ code: GrpcStatus.INVALID_ARGUMENT, message: expect.stringContaining('refused message/stream: no such resource (JSON-RPC -32602)') });
+    await expect(sendThroughBridge(peer.url)).rejects.toMatchObject({
+      code: GrpcStatus.INVALID_ARGUMENT,
+      message: expect.stringContaining('refused message/stream: no such resource (JSON-RPC -32602)'),
+    });
   });
 });

@@ -53,8 +53,13 @@ interface Following {
 }
 
 /** Reads one stream into the task until the task settles (returned) or the stream ends or breaks (undefined). */
-async function readStream(options: FollowOptions, request: JsonRpcRequest, following: Following): Promise<{ settled?: TaskView; refused?: JsonRpcOutcome }> {
-  const resume: Record<string, string> = following.lastEventId !== undefined && following.lastEventId !== '' ? { 'Last-Event-ID': following.lastEventId } : {};
+async function readStream(
+  options: FollowOptions,
+  request: JsonRpcRequest,
+  following: Following,
+): Promise<{ settled?: TaskView; refused?: JsonRpcOutcome }> {
+  const resume: Record<string, string> =
+    following.lastEventId !== undefined && following.lastEventId !== '' ? { 'Last-Event-ID': following.lastEventId } : {};
   const opened = await postJsonRpcStream(options.call, options.endpoint, request, { ...options.headers, ...resume });
   if (opened.kind !== 'stream') return { refused: opened };
   try {
@@ -109,15 +114,19 @@ export async function sendStreaming(options: FollowOptions): Promise<TaskView> {
       // Without a task id there is nothing to resubscribe to, and sending again could act twice.
       retry: (error) => error instanceof StreamBroke && task.taskId !== undefined,
       deadline: call.deadline,
-      onRetry: ({ attempt, error }) => log.info('a2a stream broke; resubscribing', { peer: call.peer.name, task: task.taskId, attempt, reason: (error as Error).message }),
+      onRetry: ({ attempt, error }) =>
+        log.info('a2a stream broke; resubscribing', { peer: call.peer.name, task: task.taskId, attempt, reason: (error as Error).message }),
     });
   } catch (error) {
     if (!(error instanceof AttemptsFailed)) throw error;
     const last = error.lastError;
     if (!(last instanceof StreamBroke)) throw last;
     if (error.reason === 'deadline') throw call.deadlineExceeded();
-    if (!task.taskId) throw call.unavailable(`the stream broke before the peer named its task (${last.message}); the message was not sent again`);
-    throw call.unavailable(`the stream of task ${task.taskId} broke and ${RESUBSCRIBE_ATTEMPTS} resubscribe attempts did not see it settle (last: ${last.message})`);
+    if (!task.taskId)
+      throw call.unavailable(`the stream broke before the peer named its task (${last.message}); the message was not sent again`);
+    throw call.unavailable(
+      `the stream of task ${task.taskId} broke and ${RESUBSCRIBE_ATTEMPTS} resubscribe attempts did not see it settle (last: ${last.message})`,
+    );
   }
 }
 

@@ -53,7 +53,6 @@ export const APPROVAL_STATUS_NAMES: readonly ApprovalStatusName[] = ['pending', 
 /** What came of an approved call once it started; absent before it does. */
 type ExecutionName = 'executing' | 'done' | 'failed' | 'interrupted';
 
-
 function approvalStatusName(status: ApprovalStatus): ApprovalStatusName {
   // UNSPECIFIED, which the store never writes, reads as still waiting: nothing was decided.
   return verdictOfStatus(status) ?? 'pending';
@@ -154,6 +153,9 @@ export function approvalRecordJson(approval: PendingApproval, input?: InputView)
     ...(approval.agentChain?.length && { agent_chain: [...approval.agentChain] }),
     ...(approval.outcomeUnknown && { outcome_unknown: true as const }),
     ...(approval.outcomeUnknown && approval.replacesUuid && { replaces: approval.replacesUuid }),
-    ...(input && { kind: 'input' as const, input_request: { server: input.server, questions: [...input.questions], requested_schema: input.requestedSchema ?? {} } }),
+    ...(input && {
+      kind: 'input' as const,
+      input_request: { server: input.server, questions: [...input.questions], requested_schema: input.requestedSchema ?? {} },
+    }),
   };
 }

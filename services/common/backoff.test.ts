@@ -5,7 +5,6 @@ import { AttemptsFailed, Backoff, backoffDelay, reconnectSchedule, retry, system
 
 const SCHEDULE: BackoffPolicy = { attempts: 4, baseMs: 1_000, maxMs: 30_000, jitter: 'none' };
 
-
 /** An attempt that throws the given errors in turn, then answers "ok". */
 function failing(...errors: unknown[]): { attempt: (number: number) => Promise<string>; numbers: number[] } {
   const numbers: number[] = [];
@@ -35,7 +34,9 @@ afterEach(() => {
 
 describe('backoffDelay', () => {
   it('grows by the multiplier from the base and stops at the cap', () => {
-    expect([1, 2, 3, 4, 5, 6, 7].map((failure) => backoffDelay(SCHEDULE, failure))).toEqual([1_000, 2_000, 4_000, 8_000, 16_000, 30_000, 30_000]);
+    expect([1, 2, 3, 4, 5, 6, 7].map((failure) => backoffDelay(SCHEDULE, failure))).toEqual([
+      1_000, 2_000, 4_000, 8_000, 16_000, 30_000, 30_000,
+    ]);
     expect([1, 2, 3].map((failure) => backoffDelay({ ...SCHEDULE, baseMs: 10, multiplier: 3 }, failure))).toEqual([10, 30, 90]);
     // An endless run's count does not overflow the schedule.
     expect(backoffDelay(SCHEDULE, 100_000)).toBe(30_000);
@@ -92,7 +93,13 @@ describe('retry', () => {
     const model = failing('a', 'b', 'c', 'd', 'e');
     const error = await rejection(retry(model.attempt, SCHEDULE, { clock }));
     expect(error).toBeInstanceOf(AttemptsFailed);
-    expect(error).toMatchObject({ reason: 'exhausted', attempts: 4, lastError: 'd', cause: 'd', message: 'gave up after 4 attempts (exhausted)' });
+    expect(error).toMatchObject({
+      reason: 'exhausted',
+      attempts: 4,
+      lastError: 'd',
+      cause: 'd',
+      message: 'gave up after 4 attempts (exhausted)',
+    });
     expect(model.numbers).toEqual([1, 2, 3, 4]);
     expect(clock.waits).toEqual([1_000, 2_000, 4_000]);
   });
@@ -124,7 +131,11 @@ describe('retry', () => {
   it('waits what a failure asks for instead of the schedule, never above the cap and without jitter', async () => {
     const clock = recordingClock();
     const waitOf = (error: unknown) => (typeof error === 'number' ? error : undefined);
-    await retry(failing(7_000, 'busy', 0, 600_000).attempt, { ...SCHEDULE, attempts: 5, jitter: 'full' }, { clock, waitOf, random: () => 0.5 });
+    await retry(
+      failing(7_000, 'busy', 0, 600_000).attempt,
+      { ...SCHEDULE, attempts: 5, jitter: 'full' },
+      { clock, waitOf, random: () => 0.5 },
+    );
     // 'busy' after two failures: the schedule's 2 s, fully jittered by 0.5.
     expect(clock.waits).toEqual([7_000, 1_000, 0, 30_000]);
   });
@@ -139,7 +150,10 @@ describe('retry', () => {
     expect(clock.waits).toEqual([1_000]);
     // A wait that would end exactly at the deadline is not made either.
     const exact = recordingClock();
-    await expect(retry(failing('busy').attempt, SCHEDULE, { clock: exact, deadline: exact.now() + 1_000 })).rejects.toMatchObject({ reason: 'deadline', delayMs: 1_000 });
+    await expect(retry(failing('busy').attempt, SCHEDULE, { clock: exact, deadline: exact.now() + 1_000 })).rejects.toMatchObject({
+      reason: 'deadline',
+      delayMs: 1_000,
+    });
   });
 
   it('goes on without limit until the attempt succeeds', async () => {
@@ -168,7 +182,9 @@ describe('retry', () => {
 
   it('makes no attempt under a signal that already aborted', async () => {
     const model = failing();
-    const error = await rejection(retry(model.attempt, SCHEDULE, { signal: AbortSignal.abort(new Error('gone')), clock: recordingClock() }));
+    const error = await rejection(
+      retry(model.attempt, SCHEDULE, { signal: AbortSignal.abort(new Error('gone')), clock: recordingClock() }),
+    );
     expect(error).toMatchObject({ message: 'gone' });
     expect(model.numbers).toEqual([]);
   });

@@ -15,5 +15,7 @@ function canonicalJson(value: unknown): string {
  * right before it runs (the approved call is the stored call).
  */
 export function callHash(toolName: string, toolArgs: Record<string, unknown>): string {
-  return createHash('sha256').update(canonicalJson({ tool_name: toolName, tool_args: toolArgs })).digest('hex');
+  return createHash('sha256')
+    .update(canonicalJson({ tool_name: toolName, tool_args: toolArgs }))
+    .digest('hex');
 }

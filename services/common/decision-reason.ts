@@ -7,7 +7,8 @@ export const MAX_REASON_LENGTH = 2000;
 /** Why a reason is refused, or undefined when it is acceptable (absent counts as acceptable). */
 export function reasonProblem(reason: unknown): string | undefined {
   if (reason === undefined) return undefined;
-  if (typeof reason !== 'string') return `"reason" must be a string of at most ${MAX_REASON_LENGTH} characters, not ${reason === null ? 'null' : typeof reason}`;
+  if (typeof reason !== 'string')
+    return `"reason" must be a string of at most ${MAX_REASON_LENGTH} characters, not ${reason === null ? 'null' : typeof reason}`;
   if (reason.length > MAX_REASON_LENGTH) return `"reason" is ${reason.length} characters long; at most ${MAX_REASON_LENGTH} are accepted`;
   return undefined;
 }

@@ -1,6 +1,14 @@
 import { describe, expect, it } from 'vitest';
 import { GrpcStatus, ServiceError } from './grpc/errors.js';
-import { JSON_VALUE_LIMITS, jsonObjectOf, jsonObjectText, jsonObjectTextSchema, jsonValueProblem, parseJsonObject, readJsonObjectText } from './json-value.js';
+import {
+  JSON_VALUE_LIMITS,
+  jsonObjectOf,
+  jsonObjectText,
+  jsonObjectTextSchema,
+  jsonValueProblem,
+  parseJsonObject,
+  readJsonObjectText,
+} from './json-value.js';
 
 /** JSON text of `levels` containers, each in the one before; `open`/`close` pick objects or arrays. */
 const nestedText = (levels: number, open = '{"a":', close = '}', leaf = '1') => open.repeat(levels) + leaf + close.repeat(levels);
@@ -13,7 +21,9 @@ describe('the bound of a stored JSON value', () => {
     expect(jsonValueProblem(nested(32), 'x')).toBeUndefined();
     expect(jsonValueProblem(nested(32, '[', ']'), 'x')).toBeUndefined();
     expect(jsonValueProblem({ list: nested(31, '[', ']') }, 'x')).toBeUndefined();
-    expect(jsonValueProblem(nested(33), '"arguments"')).toBe('"arguments" must not nest objects and arrays more than 32 levels deep (the limit of a stored JSON value)');
+    expect(jsonValueProblem(nested(33), '"arguments"')).toBe(
+      '"arguments" must not nest objects and arrays more than 32 levels deep (the limit of a stored JSON value)',
+    );
     expect(jsonValueProblem(nested(33, '[', ']'), 'x')).toMatch(/more than 32 levels deep/);
     expect(jsonValueProblem({ list: [nested(31)] }, 'x')).toMatch(/more than 32 levels deep/);
     // Scalars take no level: a string of brackets is one value.
@@ -34,7 +44,10 @@ describe('the bound of a stored JSON value', () => {
     expect(jsonValueProblem({ text: 'é'.repeat(JSON_VALUE_LIMITS.bytes / 2) }, 'the arguments')).toBe(
       `the arguments must be at most 1048576 bytes of JSON (the limit of a stored JSON value), not ${JSON_VALUE_LIMITS.bytes + 11}`,
     );
-    expect(readJsonObjectText(JSON.stringify({ text: 'x'.repeat(JSON_VALUE_LIMITS.bytes) }), 'x')).toEqual({ ok: false, problem: expect.stringMatching(/at most 1048576 bytes/) });
+    expect(readJsonObjectText(JSON.stringify({ text: 'x'.repeat(JSON_VALUE_LIMITS.bytes) }), 'x')).toEqual({
+      ok: false,
+      problem: expect.stringMatching(/at most 1048576 bytes/),
+    });
   });
 });
 
@@ -42,8 +55,12 @@ describe('JSON objects as text', () => {
   it('reads the text of an object, within the bound or whatever its size', () => {
     expect(readJsonObjectText('{"a":[1,{"b":null}]}', 'x')).toEqual({ ok: true, value: { a: [1, { b: null }] } });
     expect(parseJsonObject(nestedText(100), 'x')).toEqual({ ok: true, value: nested(100) });
-    for (const text of ['[]', 'null', '"text"', '42']) expect(readJsonObjectText(text, 'the arguments')).toEqual({ ok: false, problem: 'the arguments must be a JSON object' });
-    expect(readJsonObjectText('{"a":', 'the arguments')).toEqual({ ok: false, problem: expect.stringMatching(/^the arguments must be valid JSON \(/) });
+    for (const text of ['[]', 'null', '"text"', '42'])
+      expect(readJsonObjectText(text, 'the arguments')).toEqual({ ok: false, problem: 'the arguments must be a JSON object' });
+    expect(readJsonObjectText('{"a":', 'the arguments')).toEqual({
+      ok: false,
+      problem: expect.stringMatching(/^the arguments must be valid JSON \(/),
+    });
   });
 
   it('makes the text a service sends, refusing a value over the bound with INVALID_ARGUMENT (a face answers 400)', () => {

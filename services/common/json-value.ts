@@ -39,8 +39,10 @@ function nestsDeeperThan(value: unknown, limit: number): boolean {
   return false;
 }
 
-const depthProblem = (what: string) => `${what} must not nest objects and arrays more than ${JSON_VALUE_LIMITS.depth} levels deep (the limit of a stored JSON value)`;
-const sizeProblem = (what: string, bytes: number) => `${what} must be at most ${JSON_VALUE_LIMITS.bytes} bytes of JSON (the limit of a stored JSON value), not ${bytes}`;
+const depthProblem = (what: string) =>
+  `${what} must not nest objects and arrays more than ${JSON_VALUE_LIMITS.depth} levels deep (the limit of a stored JSON value)`;
+const sizeProblem = (what: string, bytes: number) =>
+  `${what} must be at most ${JSON_VALUE_LIMITS.bytes} bytes of JSON (the limit of a stored JSON value), not ${bytes}`;
 
 /**
  * The JSON text of `value` when it is within JSON_VALUE_LIMITS, else what keeps it from being

@@ -64,22 +64,43 @@ describe('JSON lines', () => {
     vi.stubEnv('LOG_FORMAT', 'json');
     configureLogging();
     const out = capture();
-    createLogger('gateway', { node: 'root' }).info('gateway listening', { url: 'http://127.0.0.1:1', port: 1, tls: false, gone: undefined, empty: '' });
+    createLogger('gateway', { node: 'root' }).info('gateway listening', {
+      url: 'http://127.0.0.1:1',
+      port: 1,
+      tls: false,
+      gone: undefined,
+      empty: '',
+    });
     out.restore();
     const { lines, malformed } = parseLogLines(out.lines.join(''));
     expect(malformed).toEqual([]);
     expect(lines).toHaveLength(1);
-    expect(lines[0]).toMatchObject({ level: 'info', svc: 'gateway', msg: 'gateway listening', node: 'root', url: 'http://127.0.0.1:1', port: 1, tls: false });
+    expect(lines[0]).toMatchObject({
+      level: 'info',
+      svc: 'gateway',
+      msg: 'gateway listening',
+      node: 'root',
+      url: 'http://127.0.0.1:1',
+      port: 1,
+      tls: false,
+    });
     expect(Date.parse(lines[0]!.time)).not.toBeNaN();
     expect(lines[0]).not.toHaveProperty('gone');
     expect(lines[0]).not.toHaveProperty('empty');
   });
 
   it('adds trace_id, span_id, session_id and conversation_id from the request context', () => {
-    const spanContext = { traceId: '0af7651916cd43dd8448eb211c80319c', spanId: 'b7ad6b7169203331', traceFlags: TraceFlags.NONE, isRemote: true };
+    const spanContext = {
+      traceId: '0af7651916cd43dd8448eb211c80319c',
+      spanId: 'b7ad6b7169203331',
+      traceFlags: TraceFlags.NONE,
+      isRemote: true,
+    };
     const out = capture();
     context.with(trace.setSpanContext(context.active(), spanContext), () =>
-      runWithContext({ sessionId: '0badc0de', conversationId: '3f1c2d4e-0000-4000-8000-000000000001' }, () => createLogger('orchestrator').warn('turn step')),
+      runWithContext({ sessionId: '0badc0de', conversationId: '3f1c2d4e-0000-4000-8000-000000000001' }, () =>
+        createLogger('orchestrator').warn('turn step'),
+      ),
     );
     createLogger('orchestrator').info('outside');
     out.restore();
@@ -130,7 +151,12 @@ describe('JSON lines', () => {
     createLogger('test').info('sent message-borne-secret-123 along', { authorization: 'opaque', password: 'hunter22', api_key: 'k' });
     out.restore();
     const [line] = parseLogLines(out.lines.join('')).lines;
-    expect(line).toMatchObject({ authorization: '[redacted]', password: '[redacted]', api_key: '[redacted]', msg: 'sent [redacted] along' });
+    expect(line).toMatchObject({
+      authorization: '[redacted]',
+      password: '[redacted]',
+      api_key: '[redacted]',
+      msg: 'sent [redacted] along',
+    });
     expect(out.lines.join('')).not.toContain('hunter22');
   });
 });

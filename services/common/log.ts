@@ -30,7 +30,18 @@ export interface LogSettings {
 }
 
 /** Field names whose values are credentials whatever they look like: censored by pino's redact. */
-const SECRET_FIELDS = ['authorization', 'api_key', 'apiKey', 'token', 'access_token', 'refresh_token', 'password', 'secret', 'cookie', 'client_secret'];
+const SECRET_FIELDS = [
+  'authorization',
+  'api_key',
+  'apiKey',
+  'token',
+  'access_token',
+  'refresh_token',
+  'password',
+  'secret',
+  'cookie',
+  'client_secret',
+];
 
 const RANK: Record<LogLevel, number> = { debug: 20, info: 30, warn: 40, error: 50 };
 

@@ -41,7 +41,9 @@ export async function startMetricsServer(host: string, port: number, log: Logger
       resolve();
     });
   }).catch((error: unknown) => {
-    throw new Error(`the metrics port cannot listen on ${host}:${port}: ${error instanceof Error ? error.message : String(error)} (set metrics.port or ASG_METRICS_PORT; 0 turns it off)`);
+    throw new Error(
+      `the metrics port cannot listen on ${host}:${port}: ${error instanceof Error ? error.message : String(error)} (set metrics.port or ASG_METRICS_PORT; 0 turns it off)`,
+    );
   });
   const bound = (server.address() as AddressInfo).port;
   log.info('metrics listening', { url: `http://${host.includes(':') ? `[${host}]` : host}:${bound}/metrics` });

@@ -1,6 +1,14 @@
 /** The metrics of one process: what each record becomes in Prometheus' text format. */
 import { describe, expect, it } from 'vitest';
-import { observeGauge, prometheusText, recordApprovalDecided, recordError, recordModelCall, recordToolCall, recordTurn } from './metrics.js';
+import {
+  observeGauge,
+  prometheusText,
+  recordApprovalDecided,
+  recordError,
+  recordModelCall,
+  recordToolCall,
+  recordTurn,
+} from './metrics.js';
 
 /** The value of the sample `name{labels}` exactly as Prometheus would read it. */
 function sample(text: string, series: string): number | undefined {

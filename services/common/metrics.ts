@@ -51,12 +51,22 @@ function setUp(): NonNullable<typeof state> {
   const meter = provider.getMeter('asg');
   const instruments: Instruments = {
     meter,
-    turns: meter.createCounter('asg_turns', { description: 'Turns run (a user message up to its answer or its pause for approval), by outcome' }),
-    turnDuration: meter.createHistogram('asg_turn_duration_seconds', { unit: 's', description: 'How long a turn took, by outcome', advice: { explicitBucketBoundaries: TURN_SECONDS_BUCKETS } }),
+    turns: meter.createCounter('asg_turns', {
+      description: 'Turns run (a user message up to its answer or its pause for approval), by outcome',
+    }),
+    turnDuration: meter.createHistogram('asg_turn_duration_seconds', {
+      unit: 's',
+      description: 'How long a turn took, by outcome',
+      advice: { explicitBucketBoundaries: TURN_SECONDS_BUCKETS },
+    }),
     modelCalls: meter.createCounter('asg_model_calls', { description: 'Model calls (after retries), by provider, model and outcome' }),
-    modelTokens: meter.createCounter('asg_model_tokens', { description: 'Tokens the providers counted, by provider, model and kind (input, output)' }),
+    modelTokens: meter.createCounter('asg_model_tokens', {
+      description: 'Tokens the providers counted, by provider, model and kind (input, output)',
+    }),
     toolCalls: meter.createCounter('asg_tool_calls', { description: 'MCP tool calls through the tool broker, by tool and outcome' }),
-    approvalsDecided: meter.createCounter('asg_approvals_decided', { description: 'Approvals decided, by outcome (approved, rejected, expired)' }),
+    approvalsDecided: meter.createCounter('asg_approvals_decided', {
+      description: 'Approvals decided, by outcome (approved, rejected, expired)',
+    }),
     errors: meter.createCounter('asg_errors', { description: 'Failures, by kind' }),
   };
   state = { provider, exporter, instruments };
@@ -86,7 +96,12 @@ export function recordTurn(outcome: TurnOutcome, seconds: number): void {
   turnDuration.record(seconds, { outcome });
 }
 
-export function recordModelCall(provider: string, model: string, outcome: 'ok' | 'failed', usage?: { inputTokens?: number; outputTokens?: number }): void {
+export function recordModelCall(
+  provider: string,
+  model: string,
+  outcome: 'ok' | 'failed',
+  usage?: { inputTokens?: number; outputTokens?: number },
+): void {
   const { modelCalls, modelTokens } = instruments();
   modelCalls.add(1, { provider, model, outcome });
   if (usage?.inputTokens) modelTokens.add(usage.inputTokens, { provider, model, kind: 'input' });

@@ -24,7 +24,8 @@ describe('isPrivateAddress', () => {
 });
 
 describe('pushUrlProblem', () => {
-  const resolvesTo = (...addresses: string[]) => (async () => addresses.map((address) => ({ address, family: address.includes(':') ? 6 : 4 }))) as never;
+  const resolvesTo = (...addresses: string[]) =>
+    (async () => addresses.map((address) => ({ address, family: address.includes(':') ? 6 : 4 }))) as never;
 
   it('allows a public http(s) url', async () => {
     expect(await pushUrlProblem('https://hooks.example.com/a2a', false, resolvesTo('93.184.216.34'))).toBeUndefined();

@@ -55,7 +55,8 @@ export async function pushUrlProblem(value: string, allowPrivateNetworks: boolea
   } catch {
     return 'not a url';
   }
-  if (url.protocol !== 'http:' && url.protocol !== 'https:') return `the scheme must be http or https, not ${url.protocol.replace(/:$/, '')}`;
+  if (url.protocol !== 'http:' && url.protocol !== 'https:')
+    return `the scheme must be http or https, not ${url.protocol.replace(/:$/, '')}`;
   if (url.username !== '' || url.password !== '') return 'a user or password in the url is not allowed (use the token)';
   if (allowPrivateNetworks) return undefined;
   const host = url.hostname.replace(/^\[|\]$/g, '');
@@ -66,6 +67,7 @@ export async function pushUrlProblem(value: string, allowPrivateNetworks: boolea
     return `its host ${url.hostname} does not resolve`;
   }
   const inside = addresses.find(isPrivateAddress);
-  if (inside !== undefined) return `its host ${url.hostname} is (or resolves to) ${inside}, an address on a private, loopback or reserved network (a2a_push.allow_private_networks allows it)`;
+  if (inside !== undefined)
+    return `its host ${url.hostname} is (or resolves to) ${inside}, an address on a private, loopback or reserved network (a2a_push.allow_private_networks allows it)`;
   return undefined;
 }

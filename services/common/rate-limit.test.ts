@@ -47,7 +47,9 @@ describe('RateLimiter', () => {
     await limiter.acquire('gemini-2.5-flash');
     await expect(limiter.acquire('gemini-2.5-pro')).rejects.toMatchObject({
       code: GrpcStatus.RESOURCE_EXHAUSTED,
-      message: expect.stringMatching(/rate limit for model gemini-2\.5-pro \(rule "gemini-\*": 1 calls per 1m\) reached; the next slot is in 60000 ms, longer than the wait allowed \(rate_limits\.max_wait 5s\)/),
+      message: expect.stringMatching(
+        /rate limit for model gemini-2\.5-pro \(rule "gemini-\*": 1 calls per 1m\) reached; the next slot is in 60000 ms, longer than the wait allowed \(rate_limits\.max_wait 5s\)/,
+      ),
     });
     expect(clock.waits).toEqual([]);
   });
@@ -56,7 +58,10 @@ describe('RateLimiter', () => {
     const clock = manualClock();
     const limiter = new RateLimiter([{ pattern: '*', calls: 1, windowMs: 10_000 }], 60_000, 'tool', clock);
     await limiter.acquire('echo');
-    await expect(limiter.acquire('echo', clock.now() + 5000)).rejects.toMatchObject({ code: GrpcStatus.RESOURCE_EXHAUSTED, message: expect.stringContaining("call's deadline") });
+    await expect(limiter.acquire('echo', clock.now() + 5000)).rejects.toMatchObject({
+      code: GrpcStatus.RESOURCE_EXHAUSTED,
+      message: expect.stringContaining("call's deadline"),
+    });
   });
 
   it('applies the first matching rule, and leaves unmatched names alone', async () => {
@@ -78,7 +83,16 @@ describe('RateLimiter', () => {
   });
 
   it('reads its rules from rate_limits in config order', () => {
-    const config = parseConfig({ rate_limits: { max_wait: '2s', tools: { 'resources_*': { calls: 5, window: '10s' } }, models: { 'claude-*': { calls: 3, window: 20 } } } }, 'test.yaml');
+    const config = parseConfig(
+      {
+        rate_limits: {
+          max_wait: '2s',
+          tools: { 'resources_*': { calls: 5, window: '10s' } },
+          models: { 'claude-*': { calls: 3, window: 20 } },
+        },
+      },
+      'test.yaml',
+    );
     expect(config.rate_limits.max_wait).toBe(2000);
     expect(rateRules(config.rate_limits.tools)).toEqual([{ pattern: 'resources_*', calls: 5, windowMs: 10_000 }]);
     expect(rateRules(config.rate_limits.models)).toEqual([{ pattern: 'claude-*', calls: 3, windowMs: 20_000 }]);

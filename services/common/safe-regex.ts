@@ -91,7 +91,10 @@ export function compileSafeRegex(pattern: string, options: SafeRegexOptions = {}
   const what = options.what ?? 'pattern';
   const shown = JSON.stringify(options.shown ?? pattern);
   const missing = unsupportedFeature(pattern);
-  if (missing) throw new PatternError(`invalid ${what} ${shown}: ${missing} not supported (patterns are RE2 syntax: no lookaround, no backreferences)`);
+  if (missing)
+    throw new PatternError(
+      `invalid ${what} ${shown}: ${missing} not supported (patterns are RE2 syntax: no lookaround, no backreferences)`,
+    );
   let regex: RE2;
   try {
     regex = new (re2())(pattern, options.ignoreCase ? 'iu' : 'u');
@@ -112,7 +115,8 @@ export function compileSafeRegex(pattern: string, options: SafeRegexOptions = {}
         return regex.test(subject);
       } catch (error) {
         // The fixed heap ran out (emscripten aborts the call; the next calls work again).
-        if (error instanceof Error && error.name === 'RuntimeError') throw new PatternError(`the ${what} ${shown} needs more memory than the regular expression engine has; use a simpler one`);
+        if (error instanceof Error && error.name === 'RuntimeError')
+          throw new PatternError(`the ${what} ${shown} needs more memory than the regular expression engine has; use a simpler one`);
         throw error;
       }
     },

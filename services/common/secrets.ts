@@ -9,7 +9,11 @@ const BEARER = /\b(Bearer)\s+[A-Za-z0-9._~+/=-]+/gi;
 // Shapes of common provider keys, caught even when they were never registered; and of a JWT
 // (base64url of '{"' is "eyJ": a header and a payload that are JSON objects), which the
 // gateway's callers present as bearer tokens.
-const KEY_SHAPES = [/\bsk-[A-Za-z0-9_-]{16,}/g, /\bAIza[0-9A-Za-z_-]{20,}/g, /\beyJ[A-Za-z0-9_-]{8,}\.eyJ[A-Za-z0-9_-]{8,}\.[A-Za-z0-9_-]*/g];
+const KEY_SHAPES = [
+  /\bsk-[A-Za-z0-9_-]{16,}/g,
+  /\bAIza[0-9A-Za-z_-]{20,}/g,
+  /\beyJ[A-Za-z0-9_-]{8,}\.eyJ[A-Za-z0-9_-]{8,}\.[A-Za-z0-9_-]*/g,
+];
 
 /** Registers a value that must never be shown; values shorter than 6 characters are ignored. */
 export function registerSecret(value: string | undefined): void {

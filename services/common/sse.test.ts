@@ -10,7 +10,10 @@ afterEach(async () => {
 });
 
 /** A server whose every request is answered by `serve` with an event stream. */
-async function serveEvents(serve: (stream: EventStream, res: ServerResponse) => void, keepAliveMs?: number): Promise<{ url: string; streams: EventStream[] }> {
+async function serveEvents(
+  serve: (stream: EventStream, res: ServerResponse) => void,
+  keepAliveMs?: number,
+): Promise<{ url: string; streams: EventStream[] }> {
   const streams: EventStream[] = [];
   const server: Server = createServer((_req, res) => {
     const stream = openEventStream(res, keepAliveMs);
@@ -43,7 +46,9 @@ function bodyOf(...pieces: string[]): ReadableStream<Uint8Array> {
 
 describe('sseFrame', () => {
   it('writes id, event and one data line per line of the data; JSON for anything but a string', () => {
-    expect(sseFrame({ id: '12', event: 'message_added', data: { a: 'x\ny' } })).toBe('id: 12\nevent: message_added\ndata: {"a":"x\\ny"}\n\n');
+    expect(sseFrame({ id: '12', event: 'message_added', data: { a: 'x\ny' } })).toBe(
+      'id: 12\nevent: message_added\ndata: {"a":"x\\ny"}\n\n',
+    );
     expect(sseFrame({ data: '[DONE]' })).toBe('data: [DONE]\n\n');
     expect(sseFrame({ data: 'one\ntwo\r\nthree' })).toBe('data: one\ndata: two\ndata: three\n\n');
   });
@@ -65,7 +70,11 @@ describe('an event stream, written and read back', () => {
     });
     const response = await fetch(url, { signal: AbortSignal.timeout(10_000) });
     expect(response.status).toBe(200);
-    expect(Object.fromEntries(['content-type', 'cache-control', 'connection', 'x-accel-buffering'].map((name) => [name, response.headers.get(name)]))).toEqual({
+    expect(
+      Object.fromEntries(
+        ['content-type', 'cache-control', 'connection', 'x-accel-buffering'].map((name) => [name, response.headers.get(name)]),
+      ),
+    ).toEqual({
       'content-type': 'text/event-stream; charset=utf-8',
       'cache-control': 'no-cache',
       connection: 'keep-alive',
@@ -112,7 +121,13 @@ describe('an event stream, written and read back', () => {
 
 describe('readEvents', () => {
   it('reads events cut anywhere between chunks, with CRLF or CR line ends, and skips comments, retry and unknown fields', async () => {
-    const body = bodyOf(': hi\r\nid: 4\r', '\nevent: st', 'atus\r\nretry: 10\r\nfoo: bar\r\ndata: {"a"', ':1}\r\n\r\ndata: x\r\rdata: y\n', '\n');
+    const body = bodyOf(
+      ': hi\r\nid: 4\r',
+      '\nevent: st',
+      'atus\r\nretry: 10\r\nfoo: bar\r\ndata: {"a"',
+      ':1}\r\n\r\ndata: x\r\rdata: y\n',
+      '\n',
+    );
     expect(await collect(readEvents(body))).toEqual([
       { id: '4', event: 'status', data: '{"a":1}' },
       { event: 'message', data: 'x' },

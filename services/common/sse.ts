@@ -115,7 +115,8 @@ export async function* readEvents(body: ReadableStream<Uint8Array>, maxEventChar
       try {
         next = await reader.read();
       } catch (error) {
-        if (error instanceof Error && 'type' in error && error.type === 'max-buffer-size-exceeded') throw new EventTooLarge(`an event of the stream is over ${maxEventChars} characters`);
+        if (error instanceof Error && 'type' in error && error.type === 'max-buffer-size-exceeded')
+          throw new EventTooLarge(`an event of the stream is over ${maxEventChars} characters`);
         throw error;
       }
       if (next.done) {

@@ -1,7 +1,18 @@
 import './context.js';
 import { randomBytes } from 'node:crypto';
 import { createRequire } from 'node:module';
-import { context, isSpanContextValid, propagation, trace, SpanKind, SpanStatusCode, TraceFlags, type Context, type Span, type Tracer } from '@opentelemetry/api';
+import {
+  context,
+  isSpanContextValid,
+  propagation,
+  trace,
+  SpanKind,
+  SpanStatusCode,
+  TraceFlags,
+  type Context,
+  type Span,
+  type Tracer,
+} from '@opentelemetry/api';
 import { W3CTraceContextPropagator } from '@opentelemetry/core';
 import type { BasicTracerProvider, SpanProcessor } from '@opentelemetry/sdk-trace-base';
 
@@ -56,10 +67,14 @@ export function tracer(service: string): Tracer {
 
 /** Reads a W3C trace context from any carrier of header-like pairs. */
 function extractTraceContext(get: (key: string) => string | undefined): Context {
-  return propagation.extract(context.active(), {}, {
-    keys: () => ['traceparent', 'tracestate'],
-    get: (_carrier, key) => get(key),
-  });
+  return propagation.extract(
+    context.active(),
+    {},
+    {
+      keys: () => ['traceparent', 'tracestate'],
+      get: (_carrier, key) => get(key),
+    },
+  );
 }
 
 /**
@@ -113,13 +128,19 @@ export function tracedFetch(service: string, inner: typeof fetch = fetch): typeo
     const url = typeof input === 'string' ? input : input instanceof URL ? input.href : input.url;
     const method = init?.method ?? (typeof input === 'object' && 'method' in input ? input.method : 'GET');
     const { origin, pathname } = new URL(url);
-    return withSpan(service, `HTTP ${method}`, SpanKind.CLIENT, { 'http.request.method': method, 'url.full': origin + pathname }, async (span) => {
-      const headers = new Headers(init?.headers ?? (typeof input === 'object' && 'headers' in input ? input.headers : undefined));
-      injectTraceContext((key, value) => headers.set(key, value));
-      const response = await inner(input, { ...init, headers });
-      span.setAttribute('http.response.status_code', response.status);
-      return response;
-    });
+    return withSpan(
+      service,
+      `HTTP ${method}`,
+      SpanKind.CLIENT,
+      { 'http.request.method': method, 'url.full': origin + pathname },
+      async (span) => {
+        const headers = new Headers(init?.headers ?? (typeof input === 'object' && 'headers' in input ? input.headers : undefined));
+        injectTraceContext((key, value) => headers.set(key, value));
+        const response = await inner(input, { ...init, headers });
+        span.setAttribute('http.response.status_code', response.status);
+        return response;
+      },
+    );
   }) as typeof fetch;
 }
 

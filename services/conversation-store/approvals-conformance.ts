@@ -80,7 +80,15 @@ export function approvalsConformance(driver: StorageDriver): void {
   /** A conversation waiting for one approval of delete_file (simple mode). */
   async function waitingFor(toolArgs: Record<string, unknown> = { path: '/tmp/x' }): Promise<PendingApproval> {
     const id = await newConversation();
-    return storage.createApproval({ conversationId: id, toolCallId: 'call-1', toolName: 'delete_file', toolArgsJson: JSON.stringify(toolArgs), description: 'Delete', messages: [], agentChain: [] });
+    return storage.createApproval({
+      conversationId: id,
+      toolCallId: 'call-1',
+      toolName: 'delete_file',
+      toolArgsJson: JSON.stringify(toolArgs),
+      description: 'Delete',
+      messages: [],
+      agentChain: [],
+    });
   }
 
   const claim = (uuid: string, change: Partial<ClaimApprovalRequest> = {}, on: ConversationStorage = storage) =>
@@ -94,7 +102,13 @@ export function approvalsConformance(driver: StorageDriver): void {
   describe('decisions with identity, audited in their transaction', () => {
     it('keeps who approved, through which face, why and the edited arguments, beside the arguments the model asked for', async () => {
       const approval = await waitingFor();
-      const claimed = await claim(approval.uuid, { approved: true, decidedBy: 'alice', via: 'rest', reason: 'looks fine', editedArgsJson: JSON.stringify({ path: '/tmp/y' }) });
+      const claimed = await claim(approval.uuid, {
+        approved: true,
+        decidedBy: 'alice',
+        via: 'rest',
+        reason: 'looks fine',
+        editedArgsJson: JSON.stringify({ path: '/tmp/y' }),
+      });
       expect(claimed.claimed).toBe(true);
       const stored = await storage.getApproval(approval.uuid);
       expect(stored).toMatchObject({
@@ -116,7 +130,14 @@ export function approvalsConformance(driver: StorageDriver): void {
       expect(rest).toEqual([]);
       expect(entry).toMatchObject({ kind: 'approval.decided', actor: 'alice', via: 'rest', subject: approval.uuid });
       expect(entry!.at).toEqual(stored.decidedAt);
-      expect(detail(entry)).toEqual({ conversation_id: approval.conversationId, tool_name: 'delete_file', approved: true, status: 'approved', reason: 'looks fine', edited: true });
+      expect(detail(entry)).toEqual({
+        conversation_id: approval.conversationId,
+        tool_name: 'delete_file',
+        approved: true,
+        status: 'approved',
+        reason: 'looks fine',
+        edited: true,
+      });
     });
 
     it('names an undisclosed decider anonymous, with no face, and audits a rejection without reason as not edited', async () => {
@@ -132,15 +153,30 @@ export function approvalsConformance(driver: StorageDriver): void {
       ]);
       const [entry] = await audit();
       expect(entry).toMatchObject({ kind: 'approval.decided', actor: 'anonymous', via: '', subject: approval.uuid });
-      expect(detail(entry)).toEqual({ conversation_id: approval.conversationId, tool_name: 'delete_file', approved: false, status: 'rejected', edited: false });
+      expect(detail(entry)).toEqual({
+        conversation_id: approval.conversationId,
+        tool_name: 'delete_file',
+        approved: false,
+        status: 'rejected',
+        edited: false,
+      });
       // A pending approval names nobody.
       const pending = await waitingFor();
-      expect([pending.decidedBy, pending.via, pending.editedArgsJson, pending.expiresAt, pending.onTimeout]).toEqual([undefined, undefined, undefined, undefined, undefined]);
+      expect([pending.decidedBy, pending.via, pending.editedArgsJson, pending.expiresAt, pending.onTimeout]).toEqual([
+        undefined,
+        undefined,
+        undefined,
+        undefined,
+        undefined,
+      ]);
     });
 
     it('expires an approval as a rejection would reject it: its messages, also_reject, a continued turn; audited as approval.expired', async () => {
       const id = await newConversation();
-      await update(id, 0, { approvals: [newApproval(uuidOf(1)), newApproval(uuidOf(2))], run: { state: Buffer.from('r'), schemaVersion: 1, revision: 0 } });
+      await update(id, 0, {
+        approvals: [newApproval(uuidOf(1)), newApproval(uuidOf(2))],
+        run: { state: Buffer.from('r'), schemaVersion: 1, revision: 0 },
+      });
       const claimed = await claim(uuidOf(1), {
         expired: true,
         decidedBy: 'timeout',
@@ -169,8 +205,14 @@ export function approvalsConformance(driver: StorageDriver): void {
 
     it('refuses edited arguments on a rejection and an approving expiry: INVALID_ARGUMENT, nothing decided or audited', async () => {
       const approval = await waitingFor();
-      await expect(claim(approval.uuid, { editedArgsJson: JSON.stringify({ path: '/' }) })).rejects.toMatchObject({ code: GrpcStatus.INVALID_ARGUMENT, message: expect.stringContaining('edited_args') });
-      await expect(claim(approval.uuid, { approved: true, expired: true })).rejects.toMatchObject({ code: GrpcStatus.INVALID_ARGUMENT, message: expect.stringContaining('expired') });
+      await expect(claim(approval.uuid, { editedArgsJson: JSON.stringify({ path: '/' }) })).rejects.toMatchObject({
+        code: GrpcStatus.INVALID_ARGUMENT,
+        message: expect.stringContaining('edited_args'),
+      });
+      await expect(claim(approval.uuid, { approved: true, expired: true })).rejects.toMatchObject({
+        code: GrpcStatus.INVALID_ARGUMENT,
+        message: expect.stringContaining('expired'),
+      });
       expect((await storage.getApproval(approval.uuid)).status).toBe(ApprovalStatus.APPROVAL_STATUS_PENDING);
       expect(await audit()).toEqual([]);
     });
@@ -185,7 +227,9 @@ export function approvalsConformance(driver: StorageDriver): void {
 
       const id = await newConversation();
       await update(id, 0, { approvals: [newApproval(uuidOf(7))], run: { state: Buffer.from('r'), schemaVersion: 1, revision: 0 } });
-      await expect(claim(uuidOf(7), { decidedBy: 'carol', expectedRunRevision: 5, clearRun: true })).rejects.toMatchObject({ code: GrpcStatus.ABORTED });
+      await expect(claim(uuidOf(7), { decidedBy: 'carol', expectedRunRevision: 5, clearRun: true })).rejects.toMatchObject({
+        code: GrpcStatus.ABORTED,
+      });
       expect((await storage.getApproval(uuidOf(7))).status).toBe(ApprovalStatus.APPROVAL_STATUS_PENDING);
       expect((await audit()).map((entry) => entry.actor)).toEqual(['alice']);
     });
@@ -195,7 +239,9 @@ export function approvalsConformance(driver: StorageDriver): void {
       for (let round = 0; round < 8; round++) {
         const approval = await waitingFor();
         const claims = await Promise.all(
-          [storage, second, storage, second].map((on, index) => claim(approval.uuid, { expired: true, decidedBy: 'timeout', via: 'timeout', messages: [assistant(`expired by ${index}`)] }, on)),
+          [storage, second, storage, second].map((on, index) =>
+            claim(approval.uuid, { expired: true, decidedBy: 'timeout', via: 'timeout', messages: [assistant(`expired by ${index}`)] }, on),
+          ),
         );
         expect(claims.filter((result) => result.claimed)).toHaveLength(1);
         expect((await storage.getApproval(approval.uuid)).status).toBe(ApprovalStatus.APPROVAL_STATUS_EXPIRED);
@@ -212,7 +258,10 @@ export function approvalsConformance(driver: StorageDriver): void {
       const a = await newConversation();
       const b = await newConversation();
       // Three in one write share created_at: their uuids order them.
-      await update(a, 0, { approvals: [newApproval(uuidOf(3)), newApproval(uuidOf(1)), newApproval(uuidOf(2))], run: { state: Buffer.from('r'), schemaVersion: 1, revision: 0 } });
+      await update(a, 0, {
+        approvals: [newApproval(uuidOf(3)), newApproval(uuidOf(1)), newApproval(uuidOf(2))],
+        run: { state: Buffer.from('r'), schemaVersion: 1, revision: 0 },
+      });
       await update(b, 0, { approvals: [newApproval(uuidOf(5))], run: { state: Buffer.from('r'), schemaVersion: 1, revision: 0 } });
       await update(b, 1, { approvals: [newApproval(uuidOf(4))], run: { state: Buffer.from('r'), schemaVersion: 1, revision: 0 } });
       await claim(uuidOf(1), { approved: true, decidedBy: 'alice' });
@@ -231,8 +280,13 @@ export function approvalsConformance(driver: StorageDriver): void {
 
       const list = async (change: Partial<ListApprovalsRequest>) => uuids((await storage.listApprovals({ ...all, ...change })).approvals);
       expect(await list({ statuses: [ApprovalStatus.APPROVAL_STATUS_PENDING] })).toEqual([uuidOf(3), uuidOf(4)]);
-      expect(await list({ statuses: [ApprovalStatus.APPROVAL_STATUS_EXPIRED, ApprovalStatus.APPROVAL_STATUS_APPROVED] })).toEqual([uuidOf(1), uuidOf(5)]);
-      expect(await list({ statuses: [ApprovalStatus.APPROVAL_STATUS_REJECTED, ApprovalStatus.APPROVAL_STATUS_REJECTED] })).toEqual([uuidOf(2)]);
+      expect(await list({ statuses: [ApprovalStatus.APPROVAL_STATUS_EXPIRED, ApprovalStatus.APPROVAL_STATUS_APPROVED] })).toEqual([
+        uuidOf(1),
+        uuidOf(5),
+      ]);
+      expect(await list({ statuses: [ApprovalStatus.APPROVAL_STATUS_REJECTED, ApprovalStatus.APPROVAL_STATUS_REJECTED] })).toEqual([
+        uuidOf(2),
+      ]);
       expect(await list({ statuses: [ApprovalStatus.APPROVAL_STATUS_DONE] })).toEqual([]);
       expect(await list({ conversationId: a })).toEqual([uuidOf(1), uuidOf(2), uuidOf(3)]);
       expect(await list({ conversationId: b.toUpperCase() })).toEqual([uuidOf(5), uuidOf(4)]);
@@ -245,7 +299,14 @@ export function approvalsConformance(driver: StorageDriver): void {
       const { a } = await approvalsOfTwoConversations();
       for (const filter of [
         { statuses: [], conversationId: '' },
-        { statuses: [ApprovalStatus.APPROVAL_STATUS_PENDING, ApprovalStatus.APPROVAL_STATUS_APPROVED, ApprovalStatus.APPROVAL_STATUS_EXPIRED], conversationId: '' },
+        {
+          statuses: [
+            ApprovalStatus.APPROVAL_STATUS_PENDING,
+            ApprovalStatus.APPROVAL_STATUS_APPROVED,
+            ApprovalStatus.APPROVAL_STATUS_EXPIRED,
+          ],
+          conversationId: '',
+        },
         { statuses: [], conversationId: a },
       ]) {
         const whole = uuids((await storage.listApprovals({ ...filter, pageSize: 0, pageToken: '' })).approvals);
@@ -267,35 +328,51 @@ export function approvalsConformance(driver: StorageDriver): void {
       await approvalsOfTwoConversations();
       const request = { statuses: [], conversationId: '', pageSize: 1, pageToken: '' };
       const conversationsToken = encodePageToken({ createdAt: '2025-01-01T00:00:00.000Z', id: uuidOf(1) });
-      for (const pageToken of ['garbage', conversationsToken, encodeAuditPageToken(3), Buffer.from('["approvals","yesterday","x"]').toString('base64url')]) {
-        await expect(storage.listApprovals({ ...request, pageToken })).rejects.toMatchObject({ code: GrpcStatus.INVALID_ARGUMENT, message: expect.stringContaining('page_token') });
+      for (const pageToken of [
+        'garbage',
+        conversationsToken,
+        encodeAuditPageToken(3),
+        Buffer.from('["approvals","yesterday","x"]').toString('base64url'),
+      ]) {
+        await expect(storage.listApprovals({ ...request, pageToken })).rejects.toMatchObject({
+          code: GrpcStatus.INVALID_ARGUMENT,
+          message: expect.stringContaining('page_token'),
+        });
       }
       for (const status of [99 as ApprovalStatus, ApprovalStatus.APPROVAL_STATUS_UNSPECIFIED]) {
-        await expect(storage.listApprovals({ ...request, statuses: [status] })).rejects.toMatchObject({ code: GrpcStatus.INVALID_ARGUMENT, message: expect.stringContaining('statuses') });
+        await expect(storage.listApprovals({ ...request, statuses: [status] })).rejects.toMatchObject({
+          code: GrpcStatus.INVALID_ARGUMENT,
+          message: expect.stringContaining('statuses'),
+        });
       }
       // Its own token works.
       const first = await storage.listApprovals(request);
       expect((await storage.listApprovals({ ...request, pageToken: first.nextPageToken })).approvals).toHaveLength(1);
     });
 
-    sqliteIt('lists through the index of approvals by status or the conversation\'s, and finds due approvals through their partial index', () => {
-      const db = new Database(join(driver.dataDir!, DATABASE_FILE), { readonly: true });
-      try {
-        const plan = (sql: string, parameters: Record<string, unknown>) =>
-          (db.prepare(`EXPLAIN QUERY PLAN ${sql}`).all(parameters) as { detail: string }[]).map((step) => step.detail).join(' | ');
-        const after = { created_at: '', uuid: '', limit: 1 };
-        expect(plan(SQL.approvalsOfStatusAfter, { ...after, status: 'pending' })).toMatch(/USING (COVERING )?INDEX approvals_by_status/);
-        expect(plan(SQL.approvalsOfConversationAfter, { ...after, conversation_id: '', statuses: '[]' })).toMatch(/USING INDEX approvals_by_conversation_status/);
-        expect(plan(SQL.dueApprovals, { now: '', limit: 1 })).toMatch(/USING INDEX approvals_due/);
-        expect(plan(SQL.auditOfKindBefore, { kind: '', before: 1, limit: 1 })).toMatch(/USING (COVERING )?INDEX audit_by_kind/);
-      } finally {
-        db.close();
-      }
-    });
+    sqliteIt(
+      "lists through the index of approvals by status or the conversation's, and finds due approvals through their partial index",
+      () => {
+        const db = new Database(join(driver.dataDir!, DATABASE_FILE), { readonly: true });
+        try {
+          const plan = (sql: string, parameters: Record<string, unknown>) =>
+            (db.prepare(`EXPLAIN QUERY PLAN ${sql}`).all(parameters) as { detail: string }[]).map((step) => step.detail).join(' | ');
+          const after = { created_at: '', uuid: '', limit: 1 };
+          expect(plan(SQL.approvalsOfStatusAfter, { ...after, status: 'pending' })).toMatch(/USING (COVERING )?INDEX approvals_by_status/);
+          expect(plan(SQL.approvalsOfConversationAfter, { ...after, conversation_id: '', statuses: '[]' })).toMatch(
+            /USING INDEX approvals_by_conversation_status/,
+          );
+          expect(plan(SQL.dueApprovals, { now: '', limit: 1 })).toMatch(/USING INDEX approvals_due/);
+          expect(plan(SQL.auditOfKindBefore, { kind: '', before: 1, limit: 1 })).toMatch(/USING (COVERING )?INDEX audit_by_kind/);
+        } finally {
+          db.close();
+        }
+      },
+    );
   });
 
   describe('expiry', () => {
-    it('sets expires_at from expires_in_ms on the store\'s clock with on_timeout (reject unless approve), and lists due approvals oldest expiry first', async () => {
+    it("sets expires_at from expires_in_ms on the store's clock with on_timeout (reject unless approve), and lists due approvals oldest expiry first", async () => {
       const id = await newConversation();
       const [late, first, middle, never, far] = [uuidOf(1), uuidOf(2), uuidOf(3), uuidOf(4), uuidOf(5)];
       await update(id, 0, {
@@ -312,7 +389,11 @@ export function approvalsConformance(driver: StorageDriver): void {
       for (const uuid of [late, first, middle, never, far]) stored.set(uuid, await storage.getApproval(uuid));
       const expiry = (uuid: string) => stored.get(uuid)!.expiresAt!.getTime();
       // One write, one clock reading: the expiries are as far apart as their times.
-      expect([expiry(middle) - expiry(first), expiry(late) - expiry(first), expiry(far) - expiry(first)]).toEqual([100, 200, 3_600_000 - 100]);
+      expect([expiry(middle) - expiry(first), expiry(late) - expiry(first), expiry(far) - expiry(first)]).toEqual([
+        100,
+        200,
+        3_600_000 - 100,
+      ]);
       expect([...stored.values()].map((approval) => approval.onTimeout)).toEqual([
         ApprovalTimeoutAction.APPROVAL_TIMEOUT_ACTION_APPROVE,
         ApprovalTimeoutAction.APPROVAL_TIMEOUT_ACTION_REJECT,
@@ -324,7 +405,13 @@ export function approvalsConformance(driver: StorageDriver): void {
       if (driver.name === 'sqlite') expect(expiry(first) - stored.get(first)!.createdAt!.getTime()).toBe(100);
       // The request event shows the expiry too.
       const requested = events.flatMap((event) => (event.approvalRequested ? [event.approvalRequested] : []));
-      expect(requested.map((approval) => approval.expiresAt?.getTime())).toEqual([expiry(late), expiry(first), expiry(middle), undefined, expiry(far)]);
+      expect(requested.map((approval) => approval.expiresAt?.getTime())).toEqual([
+        expiry(late),
+        expiry(first),
+        expiry(middle),
+        undefined,
+        expiry(far),
+      ]);
 
       await until('three approvals due', async () => (await storage.listDueApprovals(10)).length === 3);
       expect(uuids(await storage.listDueApprovals(10))).toEqual([first, middle, late]);
@@ -348,7 +435,11 @@ export function approvalsConformance(driver: StorageDriver): void {
       const before = events.length;
       for (const approved of [true, false]) {
         const late = await claim(expiring, { approved, decidedBy: 'alice', via: 'rest', continuesTurn: true, lease: lease('a-boot') });
-        expect(late).toMatchObject({ claimed: false, tooLate: true, approval: { uuid: expiring, status: ApprovalStatus.APPROVAL_STATUS_PENDING } });
+        expect(late).toMatchObject({
+          claimed: false,
+          tooLate: true,
+          approval: { uuid: expiring, status: ApprovalStatus.APPROVAL_STATUS_PENDING },
+        });
       }
       // Nothing was decided: no event, no audit, no running turn, the conversation still waits.
       expect(events.slice(before)).toEqual([]);
@@ -374,7 +465,12 @@ export function approvalsConformance(driver: StorageDriver): void {
         run: { state: Buffer.from('r'), schemaVersion: 1, revision: 0 },
       });
       await until('the sibling due', async () => (await storage.listDueApprovals(10)).length === 1);
-      const cancelling = await claim(rejected, { decidedBy: 'alice', via: 'rest', clearRun: true, alsoReject: [{ uuid: sibling, messages: [] }] });
+      const cancelling = await claim(rejected, {
+        decidedBy: 'alice',
+        via: 'rest',
+        clearRun: true,
+        alsoReject: [{ uuid: sibling, messages: [] }],
+      });
       expect(cancelling.claimed).toBe(true);
       expect((await storage.getApproval(sibling)).status).toBe(ApprovalStatus.APPROVAL_STATUS_REJECTED);
       expect(await storage.listDueApprovals(10)).toEqual([]);
@@ -382,21 +478,39 @@ export function approvalsConformance(driver: StorageDriver): void {
 
     it('lists no due approval while none has passed its expiry', async () => {
       const id = await newConversation();
-      await update(id, 0, { approvals: [newApproval(uuidOf(1), { expiresInMs: 3_600_000 }), newApproval(uuidOf(2))], run: { state: Buffer.from('r'), schemaVersion: 1, revision: 0 } });
+      await update(id, 0, {
+        approvals: [newApproval(uuidOf(1), { expiresInMs: 3_600_000 }), newApproval(uuidOf(2))],
+        run: { state: Buffer.from('r'), schemaVersion: 1, revision: 0 },
+      });
       expect(await storage.listDueApprovals(100)).toEqual([]);
     });
   });
 
   describe('the audit trail', () => {
-    const entry = (kind: string, actor: string, subject = 'gateway.yaml'): AuditEntry => ({ id: 0, at: undefined, kind, actor, via: 'rest', subject, detailJson: JSON.stringify({ cause: kind }) });
+    const entry = (kind: string, actor: string, subject = 'gateway.yaml'): AuditEntry => ({
+      id: 0,
+      at: undefined,
+      kind,
+      actor,
+      via: 'rest',
+      subject,
+      detailJson: JSON.stringify({ cause: kind }),
+    });
 
-    it('appends entries with increasing ids and the store\'s time, and lists them newest first, a page at a time, by kind', async () => {
+    it("appends entries with increasing ids and the store's time, and lists them newest first, a page at a time, by kind", async () => {
       const kinds = ['auth.failed', 'config.loaded', 'auth.failed', 'approval.decided', 'auth.failed'];
       const appended: AuditEntry[] = [];
-      for (const [index, kind] of kinds.entries()) appended.push(await storage.appendAudit({ ...entry(kind, `actor-${index}`), id: 999, at: new Date(0) }));
+      for (const [index, kind] of kinds.entries())
+        appended.push(await storage.appendAudit({ ...entry(kind, `actor-${index}`), id: 999, at: new Date(0) }));
       expect(appended.map((stored) => stored.id)).toEqual([...appended.map((stored) => stored.id)].sort((x, y) => x - y));
       expect(new Set(appended.map((stored) => stored.id)).size).toBe(5);
-      expect(appended[0]).toMatchObject({ kind: 'auth.failed', actor: 'actor-0', via: 'rest', subject: 'gateway.yaml', detailJson: '{"cause":"auth.failed"}' });
+      expect(appended[0]).toMatchObject({
+        kind: 'auth.failed',
+        actor: 'actor-0',
+        via: 'rest',
+        subject: 'gateway.yaml',
+        detailJson: '{"cause":"auth.failed"}',
+      });
       // The store's id and time, not the request's.
       expect(appended.every((stored) => stored.id !== 999 && stored.at!.getTime() > 0)).toBe(true);
       const newest = [...appended].reverse();
@@ -421,15 +535,23 @@ export function approvalsConformance(driver: StorageDriver): void {
 
     it('refuses a token it did not issue for the audit trail: INVALID_ARGUMENT', async () => {
       await storage.appendAudit(entry('auth.failed', 'x'));
-      for (const pageToken of ['garbage', encodePageToken({ createdAt: '2025-01-01T00:00:00.000Z', id: uuidOf(1) }), Buffer.from('["audit",-1]').toString('base64url')]) {
-        await expect(storage.listAudit({ kinds: [], pageSize: 1, pageToken })).rejects.toMatchObject({ code: GrpcStatus.INVALID_ARGUMENT, message: expect.stringContaining('page_token') });
+      for (const pageToken of [
+        'garbage',
+        encodePageToken({ createdAt: '2025-01-01T00:00:00.000Z', id: uuidOf(1) }),
+        Buffer.from('["audit",-1]').toString('base64url'),
+      ]) {
+        await expect(storage.listAudit({ kinds: [], pageSize: 1, pageToken })).rejects.toMatchObject({
+          code: GrpcStatus.INVALID_ARGUMENT,
+          message: expect.stringContaining('page_token'),
+        });
       }
     });
 
     it('is append-only: the database refuses to change or delete an entry', async () => {
       const stored = await storage.appendAudit(entry('auth.failed', 'mallory'));
       await storage.close();
-      for (const sql of [`UPDATE audit SET actor = 'someone else'`, 'DELETE FROM audit']) await expect(driver.execute(sql)).rejects.toThrow(/append-only/);
+      for (const sql of [`UPDATE audit SET actor = 'someone else'`, 'DELETE FROM audit'])
+        await expect(driver.execute(sql)).rejects.toThrow(/append-only/);
       storage = await driver.open();
       expect(await audit()).toEqual([stored]);
     });
@@ -477,13 +599,17 @@ export function approvalsConformance(driver: StorageDriver): void {
       for (let round = 0; round < 10; round++) {
         const endpoint = `hook-race-${round}`;
         const answers = await Promise.all(
-          [storage, second, storage, second].map((on, index) => on.claimWebhookCursor(endpoint, lease(`replica-${index}`, `node-${index}`))),
+          [storage, second, storage, second].map((on, index) =>
+            on.claimWebhookCursor(endpoint, lease(`replica-${index}`, `node-${index}`)),
+          ),
         );
         expect(answers.filter((answer) => answer.held)).toHaveLength(1);
         expect(new Set(answers.map((answer) => answer.lastEventId)).size).toBe(1);
         // Only the holder advances it.
         const holder = answers.findIndex((answer) => answer.held);
-        const advanced = await Promise.all([0, 1, 2, 3].map((index) => advance(endpoint, `replica-${index}`, 100 + index, index % 2 === 0 ? storage : second)));
+        const advanced = await Promise.all(
+          [0, 1, 2, 3].map((index) => advance(endpoint, `replica-${index}`, 100 + index, index % 2 === 0 ? storage : second)),
+        );
         expect(advanced).toEqual([0, 1, 2, 3].map((index) => index === holder));
       }
     });
@@ -492,7 +618,13 @@ export function approvalsConformance(driver: StorageDriver): void {
   describe('how a turn ended (TurnEnded.outcome)', () => {
     const outcomes = () => events.flatMap((event) => (event.turnEnded ? [event.turnEnded.outcome] : []));
     const endWith = (conversationId: string, messages: NewMessage[]) =>
-      storage.appendMessages({ conversationId, messages, status: ConversationStatus.CONVERSATION_STATUS_UNSPECIFIED, returnConversation: false, endsTurn: true });
+      storage.appendMessages({
+        conversationId,
+        messages,
+        status: ConversationStatus.CONVERSATION_STATUS_UNSPECIFIED,
+        returnConversation: false,
+        endsTurn: true,
+      });
 
     it('says answered, paused, failed or interrupted, from the write that ended the turn', async () => {
       const id = await newConversation();
@@ -501,7 +633,15 @@ export function approvalsConformance(driver: StorageDriver): void {
       await storage.startTurn({ conversationId: id, message: user('again') });
       await endWith(id, []);
       await storage.startTurn({ conversationId: id, message: user('delete it') });
-      const approval = await storage.createApproval({ conversationId: id, toolCallId: 'c', toolName: 'delete_file', toolArgsJson: '{}', description: 'd', messages: [], agentChain: [] });
+      const approval = await storage.createApproval({
+        conversationId: id,
+        toolCallId: 'c',
+        toolName: 'delete_file',
+        toolArgsJson: '{}',
+        description: 'd',
+        messages: [],
+        agentChain: [],
+      });
       expect(outcomes()).toEqual(['answered', 'failed', 'paused']);
 
       // Runs (UpdateRun): a pause, an answer after the call, a run that ended without one. The
@@ -511,7 +651,9 @@ export function approvalsConformance(driver: StorageDriver): void {
       const revision = (await storage.getConversation({ id, includeMessages: false })).runRevision;
       await update(id, revision, { approvals: [newApproval(uuidOf(1))], run });
       await claim(uuidOf(1), { continuesTurn: true });
-      await update(id, revision + 1, { messages: [{ role: MessageRole.MESSAGE_ROLE_TOOL, content: 'not deleted' }, assistant('as you wish')] });
+      await update(id, revision + 1, {
+        messages: [{ role: MessageRole.MESSAGE_ROLE_TOOL, content: 'not deleted' }, assistant('as you wish')],
+      });
       expect((await storage.startTurn({ conversationId: id, message: user('and now?') })).started).toBe(true);
       await update(id, revision + 2, { messages: [{ role: MessageRole.MESSAGE_ROLE_TOOL, content: 'nothing' }] });
       expect(outcomes()).toEqual(['answered', 'failed', 'paused', 'paused', 'answered', 'failed']);
@@ -521,7 +663,9 @@ export function approvalsConformance(driver: StorageDriver): void {
       await storage.close();
       storage = await driver.open();
       await storage.noteInterruptedTurns();
-      const replayed = (await storage.readEvents({ conversationId: id, afterId: 0, limit: 1000 })).flatMap((event) => (event.turnEnded ? [event.turnEnded.outcome] : []));
+      const replayed = (await storage.readEvents({ conversationId: id, afterId: 0, limit: 1000 })).flatMap((event) =>
+        event.turnEnded ? [event.turnEnded.outcome] : [],
+      );
       expect(replayed).toEqual([...outcomes(), 'interrupted']);
     });
   });
@@ -530,17 +674,33 @@ export function approvalsConformance(driver: StorageDriver): void {
     it('migrates a database of the schema before approvals were audited resources: approvals keep their order and decisions, and can expire', async () => {
       const id = await newConversation();
       // Created in one write, uuids in the reverse order: the insertion order is what keeps them in order.
-      await update(id, 0, { approvals: [newApproval(uuidOf(9)), newApproval(uuidOf(8)), newApproval(uuidOf(7))], run: { state: Buffer.from('r'), schemaVersion: 1, revision: 0 } });
+      await update(id, 0, {
+        approvals: [newApproval(uuidOf(9)), newApproval(uuidOf(8)), newApproval(uuidOf(7))],
+        run: { state: Buffer.from('r'), schemaVersion: 1, revision: 0 },
+      });
       await claim(uuidOf(8), { approved: true });
       await storage.close();
       // Back to the schema before approvals were audited resources (SQLite 13, PostgreSQL 4).
-      await driver.execute(driver.name === 'sqlite' ? `${DROP_SCHEMA_14} UPDATE schema_version SET version = 13;` : `${DROP_POSTGRES_SCHEMA_5} UPDATE schema_version SET version = 4;`);
+      await driver.execute(
+        driver.name === 'sqlite'
+          ? `${DROP_SCHEMA_14} UPDATE schema_version SET version = 13;`
+          : `${DROP_POSTGRES_SCHEMA_5} UPDATE schema_version SET version = 4;`,
+      );
       storage = await driver.open();
       const conversation = await storage.getConversation({ id, includeMessages: false });
       expect(uuids(conversation.pendingApprovals)).toEqual([uuidOf(9), uuidOf(7)]);
       expect(await storage.getApproval(uuidOf(8))).toMatchObject({ status: ApprovalStatus.APPROVAL_STATUS_APPROVED });
       expect((await claim(uuidOf(9), { expired: true, decidedBy: 'timeout' })).claimed).toBe(true);
-      expect((await storage.listApprovals({ statuses: [ApprovalStatus.APPROVAL_STATUS_EXPIRED], conversationId: '', pageSize: 0, pageToken: '' })).approvals).toHaveLength(1);
+      expect(
+        (
+          await storage.listApprovals({
+            statuses: [ApprovalStatus.APPROVAL_STATUS_EXPIRED],
+            conversationId: '',
+            pageSize: 0,
+            pageToken: '',
+          })
+        ).approvals,
+      ).toHaveLength(1);
       expect((await audit()).map((entry) => entry.kind)).toEqual(['approval.expired']);
       expect((await storage.claimWebhookCursor('hook', lease('a'))).held).toBe(true);
     });

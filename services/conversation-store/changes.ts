@@ -49,7 +49,10 @@ export interface ConversationChange {
 }
 
 /** The waiting state that follows from a conversation's pending approvals, oldest first. */
-export function waitingState(current: ConversationStatusName, pending: readonly ApprovalRow[]): Pick<ConversationChange, 'status' | 'pendingApprovalUuid'> {
+export function waitingState(
+  current: ConversationStatusName,
+  pending: readonly ApprovalRow[],
+): Pick<ConversationChange, 'status' | 'pendingApprovalUuid'> {
   if (pending.length > 0) return { status: 'waiting_approval', pendingApprovalUuid: pending[0]!.uuid };
   return { status: current === 'waiting_approval' ? 'active' : current, pendingApprovalUuid: null };
 }
@@ -85,7 +88,10 @@ export function appendedMessageRow(conversationId: string, message: NewMessage, 
   };
 }
 
-export type NewApprovalFields = Pick<CreateApprovalRequest, 'toolCallId' | 'toolName' | 'toolArgsJson' | 'description' | 'remoteTaskId' | 'remoteAgentName' | 'agentChain'> &
+export type NewApprovalFields = Pick<
+  CreateApprovalRequest,
+  'toolCallId' | 'toolName' | 'toolArgsJson' | 'description' | 'remoteTaskId' | 'remoteAgentName' | 'agentChain'
+> &
   Partial<Pick<NewApproval, 'outcomeUnknown' | 'replacesUuid' | 'expiresInMs' | 'onTimeout'>> & { uuid: string };
 
 /**
@@ -93,7 +99,10 @@ export type NewApprovalFields = Pick<CreateApprovalRequest, 'toolCallId' | 'tool
  * (the driver's clock: SQLite the store's, PostgreSQL the database's) and what it decides, reject
  * unless approve is asked for; none (nulls) when it waits for a human forever.
  */
-export function approvalExpiry(approval: Pick<NewApprovalFields, 'expiresInMs' | 'onTimeout'>): { inMs: number | null; onTimeout: ApprovalTimeoutActionName | null } {
+export function approvalExpiry(approval: Pick<NewApprovalFields, 'expiresInMs' | 'onTimeout'>): {
+  inMs: number | null;
+  onTimeout: ApprovalTimeoutActionName | null;
+} {
   const inMs = approval.expiresInMs ?? 0;
   if (inMs <= 0) return { inMs: null, onTimeout: null };
   return { inMs, onTimeout: approval.onTimeout === ApprovalTimeoutAction.APPROVAL_TIMEOUT_ACTION_APPROVE ? 'approve' : 'reject' };
@@ -127,7 +136,16 @@ export function newApprovalRow(conversationId: string, approval: NewApprovalFiel
 
 /** A new approval's row as its INSERT leaves it (pending, undecided). */
 export function insertedApprovalRow(row: ReturnType<typeof newApprovalRow>): ApprovalRow {
-  return { ...row, status: 'pending', decided_at: null, updated_at: row.created_at, reason: null, decided_by: null, via: null, edited_args: null };
+  return {
+    ...row,
+    status: 'pending',
+    decided_at: null,
+    updated_at: row.created_at,
+    reason: null,
+    decided_by: null,
+    via: null,
+    edited_args: null,
+  };
 }
 
 /** Who decided when the caller did not say (store.proto, PendingApproval.decided_by): a gateway without auth. */
@@ -158,8 +176,10 @@ const EXPIRY_VIA = 'timeout';
  * approving expiry (an expiry that approves is an approval by "timeout").
  */
 export function claimDecision(request: ClaimApprovalRequest): ClaimDecision {
-  if (request.editedArgsJson !== undefined && !request.approved) throw invalidArgument('edited_args_json: only an approval runs the call with edited arguments');
-  if (request.expired && request.approved) throw invalidArgument('expired: an expiry that approves is an approval (decided_by "timeout"), not expired');
+  if (request.editedArgsJson !== undefined && !request.approved)
+    throw invalidArgument('edited_args_json: only an approval runs the call with edited arguments');
+  if (request.expired && request.approved)
+    throw invalidArgument('expired: an expiry that approves is an approval (decided_by "timeout"), not expired');
   return {
     status: request.approved ? 'approved' : request.expired ? 'expired' : 'rejected',
     reason: request.reason ?? null,
@@ -247,7 +267,12 @@ export function byConversation(approvals: readonly ApprovalRow[]): Map<string, A
 
 /** The list summary from the per-status counts. */
 export function summaryOf(counts: Readonly<Record<ConversationStatusName, number>>): ConversationSummary {
-  return { total: counts.active + counts.waiting_approval + counts.completed, active: counts.active, waitingApproval: counts.waiting_approval, completed: counts.completed };
+  return {
+    total: counts.active + counts.waiting_approval + counts.completed,
+    active: counts.active,
+    waitingApproval: counts.waiting_approval,
+    completed: counts.completed,
+  };
 }
 
 /** The lease columns of a conversation row that fencing reads (rows.ts). */
@@ -266,15 +291,23 @@ export interface LeaseMark {
 export function requireLease(row: LeaseMark, leaseOwner: string | undefined): void {
   if (leaseOwner === undefined) return;
   if (row.running_turn_boot && row.lease_owner === leaseOwner) return;
-  const why = !row.running_turn_boot ? 'the turn ended' : row.lease_owner ? 'the lease is held by another replica' : 'the running turn has no lease';
-  throw aborted(`conversation ${row.id}: lease owner ${leaseOwner} does not hold its lease (${why}); nothing was written: the run is no longer this replica's`);
+  const why = !row.running_turn_boot
+    ? 'the turn ended'
+    : row.lease_owner
+      ? 'the lease is held by another replica'
+      : 'the running turn has no lease';
+  throw aborted(
+    `conversation ${row.id}: lease owner ${leaseOwner} does not hold its lease (${why}); nothing was written: the run is no longer this replica's`,
+  );
 }
 
 /** Why UpdateRun's interrupted_approval names no executing approval of the conversation (FAILED_PRECONDITION). */
 export function interruptedApprovalProblem(conversationId: string, uuid: string, found: ApprovalRow | undefined): string {
   const rule = 'only an executing call of the conversation can be marked interrupted';
-  if (!found) return `interrupted_approval: ${storedId(uuid) ?? JSON.stringify(uuid)} is not an approval of conversation ${conversationId}; ${rule}`;
-  if (found.conversation_id !== conversationId) return `interrupted_approval: approval ${found.uuid} belongs to another conversation than ${conversationId}; ${rule}`;
+  if (!found)
+    return `interrupted_approval: ${storedId(uuid) ?? JSON.stringify(uuid)} is not an approval of conversation ${conversationId}; ${rule}`;
+  if (found.conversation_id !== conversationId)
+    return `interrupted_approval: approval ${found.uuid} belongs to another conversation than ${conversationId}; ${rule}`;
   return `interrupted_approval: approval ${found.uuid} is ${found.status}; ${rule}`;
 }
 
@@ -290,7 +323,16 @@ export function replacedUuid(uuid: string | undefined): string | undefined {
 export const FIRST_APPROVAL: PageCursor = { createdAt: '', id: '00000000-0000-0000-0000-000000000000' };
 
 /** Every status an approval can have, as stored. */
-const APPROVAL_STATUSES: readonly ApprovalStatusName[] = ['pending', 'approved', 'rejected', 'executing', 'done', 'failed', 'interrupted', 'expired'];
+const APPROVAL_STATUSES: readonly ApprovalStatusName[] = [
+  'pending',
+  'approved',
+  'rejected',
+  'executing',
+  'done',
+  'failed',
+  'interrupted',
+  'expired',
+];
 
 /**
  * The statuses a ListApprovals asks for, as stored, each once; none means every status.
@@ -301,7 +343,10 @@ export function listedStatuses(statuses: readonly ApprovalStatus[]): ApprovalSta
   const names = new Set<ApprovalStatusName>();
   for (const status of statuses) {
     const name = APPROVAL_STATUSES.find((candidate) => approvalStatus.value(candidate) === status);
-    if (name === undefined) throw invalidArgument(`statuses: ${String(status)} is not an approval status (pending, approved, rejected, executing, done, failed, interrupted, expired)`);
+    if (name === undefined)
+      throw invalidArgument(
+        `statuses: ${String(status)} is not an approval status (pending, approved, rejected, executing, done, failed, interrupted, expired)`,
+      );
     names.add(name);
   }
   return [...names];

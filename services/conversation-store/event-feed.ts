@@ -231,7 +231,10 @@ export class EventFeed {
 }
 
 function stopping(afterId: number): ServiceError {
-  return new ServiceError(GrpcStatus.UNAVAILABLE, `the conversation store is stopping; watch again with after_id ${afterId} once it is back`);
+  return new ServiceError(
+    GrpcStatus.UNAVAILABLE,
+    `the conversation store is stopping; watch again with after_id ${afterId} once it is back`,
+  );
 }
 
 function endingError(ending: Ending, lastId: number, maxBacklog: number): ServiceError {

@@ -52,8 +52,10 @@ const newApproval = (uuid: string, toolCallId: string): NewApproval => ({
 /** The kind of an event and what it says, compactly. */
 function describeEvent(event: ConversationEvent): string {
   if (event.messageAdded) return `message_added ${event.messageAdded.content}`;
-  if (event.approvalRequested) return `approval_requested ${event.approvalRequested.toolCallId} ${ApprovalStatus[event.approvalRequested.status]}`;
-  if (event.approvalResolved) return `approval_resolved ${event.approvalResolved.toolCallId} ${ApprovalStatus[event.approvalResolved.status]}`;
+  if (event.approvalRequested)
+    return `approval_requested ${event.approvalRequested.toolCallId} ${ApprovalStatus[event.approvalRequested.status]}`;
+  if (event.approvalResolved)
+    return `approval_resolved ${event.approvalResolved.toolCallId} ${ApprovalStatus[event.approvalResolved.status]}`;
   if (event.statusChanged !== undefined) return `status_changed ${ConversationStatus[event.statusChanged]}`;
   if (event.textDelta) return `text_delta ${event.textDelta.text}`;
   if (event.toolCallStarted) return `tool_call_started ${event.toolCallStarted.name}`;
@@ -110,7 +112,11 @@ export function eventsConformance(driver: StorageDriver): void {
       });
       await claim(approval.uuid, true);
       await storage.startApprovalExecution(approval.uuid);
-      await storage.finishApprovalExecution({ uuid: approval.uuid, success: true, messages: [{ role: MessageRole.MESSAGE_ROLE_TOOL, content: 'c1 done' }] });
+      await storage.finishApprovalExecution({
+        uuid: approval.uuid,
+        success: true,
+        messages: [{ role: MessageRole.MESSAGE_ROLE_TOOL, content: 'c1 done' }],
+      });
       const { runRevision } = await storage.getConversation({ id, includeMessages: false });
       await storage.updateRun({
         conversationId: id,
@@ -126,7 +132,11 @@ export function eventsConformance(driver: StorageDriver): void {
         ['status_changed CONVERSATION_STATUS_ACTIVE', 'message_added be brief'],
         ['message_added hello', 'message_added hi', 'status_changed CONVERSATION_STATUS_COMPLETED'],
         ['message_added again', 'status_changed CONVERSATION_STATUS_ACTIVE'],
-        ['message_added calling c1', 'approval_requested c1 APPROVAL_STATUS_PENDING', 'status_changed CONVERSATION_STATUS_WAITING_APPROVAL'],
+        [
+          'message_added calling c1',
+          'approval_requested c1 APPROVAL_STATUS_PENDING',
+          'status_changed CONVERSATION_STATUS_WAITING_APPROVAL',
+        ],
         // Approved: the call and its continuation are a running turn until a write ends it.
         ['approval_resolved c1 APPROVAL_STATUS_APPROVED', 'status_changed CONVERSATION_STATUS_ACTIVE', 'turn_started'],
         ['message_added c1 done'],
@@ -155,7 +165,14 @@ export function eventsConformance(driver: StorageDriver): void {
 
     it('stamps each event with its change and snapshots what it is about at that moment', async () => {
       const { id } = await newConversation();
-      const [message] = await append(id, [{ ...assistant('tagged'), node: 'writer', usage: { inputTokens: 3, outputTokens: 4 }, toolCall: { id: 'c', name: 't', argumentsJson: JSON.stringify({ a: [1, { b: true }] }) } }]);
+      const [message] = await append(id, [
+        {
+          ...assistant('tagged'),
+          node: 'writer',
+          usage: { inputTokens: 3, outputTokens: 4 },
+          toolCall: { id: 'c', name: 't', argumentsJson: JSON.stringify({ a: [1, { b: true }] }) },
+        },
+      ]);
       const approval = await storage.createApproval({
         conversationId: id,
         toolCallId: 'c1',
@@ -184,18 +201,36 @@ export function eventsConformance(driver: StorageDriver): void {
     it('writes no event for a change that was refused or rolled back, and tells no listener', async () => {
       const { id } = await newConversation();
       const other = await newConversation();
-      await storage.updateRun({ conversationId: id, messages: [], approvals: [newApproval(A, 'c1')], expectedRevision: 0, returnConversation: false });
-      await storage.updateRun({ conversationId: other.id, messages: [], approvals: [newApproval(B, 'c2')], expectedRevision: 0, returnConversation: false });
+      await storage.updateRun({
+        conversationId: id,
+        messages: [],
+        approvals: [newApproval(A, 'c1')],
+        expectedRevision: 0,
+        returnConversation: false,
+      });
+      await storage.updateRun({
+        conversationId: other.id,
+        messages: [],
+        approvals: [newApproval(B, 'c2')],
+        expectedRevision: 0,
+        returnConversation: false,
+      });
       const before = await allEvents();
       const batches = committed();
 
       // Refused before anything was written.
-      await expect(storage.updateRun({ conversationId: id, messages: [user('x')], approvals: [], expectedRevision: 0, returnConversation: false })).rejects.toMatchObject({
+      await expect(
+        storage.updateRun({ conversationId: id, messages: [user('x')], approvals: [], expectedRevision: 0, returnConversation: false }),
+      ).rejects.toMatchObject({
         code: GrpcStatus.ABORTED,
       });
       // Refused after the claim and its event were written: all of it is rolled back.
-      await expect(claim(A, false, [assistant('cancelled')], [{ uuid: B, messages: [] }])).rejects.toMatchObject({ code: GrpcStatus.INVALID_ARGUMENT });
-      await expect(append(id, [user('x')], ConversationStatus.CONVERSATION_STATUS_COMPLETED)).rejects.toMatchObject({ code: GrpcStatus.FAILED_PRECONDITION });
+      await expect(claim(A, false, [assistant('cancelled')], [{ uuid: B, messages: [] }])).rejects.toMatchObject({
+        code: GrpcStatus.INVALID_ARGUMENT,
+      });
+      await expect(append(id, [user('x')], ConversationStatus.CONVERSATION_STATUS_COMPLETED)).rejects.toMatchObject({
+        code: GrpcStatus.FAILED_PRECONDITION,
+      });
 
       expect(await allEvents()).toEqual(before);
       expect(batches).toEqual([]);
@@ -248,7 +283,10 @@ export function eventsConformance(driver: StorageDriver): void {
       ]);
       expect(await storage.latestEventId()).toBe(all.at(-1)!.id);
       expect(await storage.readEvents({ afterId: all[1]!.id, limit: 2 })).toEqual(all.slice(2, 4));
-      expect((await storage.readEvents({ conversationId: first.id, afterId: all[0]!.id, limit: 10 })).map(describeEvent)).toEqual(['message_added f1', 'message_added f2']);
+      expect((await storage.readEvents({ conversationId: first.id, afterId: all[0]!.id, limit: 10 })).map(describeEvent)).toEqual([
+        'message_added f1',
+        'message_added f2',
+      ]);
       // Unknown and malformed ids have no events (WatchEvents answers NOT_FOUND before it reads).
       expect(await storage.readEvents({ conversationId: '00000000-0000-4000-8000-000000000000', afterId: 0, limit: 10 })).toEqual([]);
       expect(await storage.readEvents({ conversationId: 'nope', afterId: 0, limit: 10 })).toEqual([]);
@@ -260,8 +298,12 @@ export function eventsConformance(driver: StorageDriver): void {
       const db = new Database(join(dir, DATABASE_FILE));
       // Back to schema 5: migrations 13 (leases), 12 (the runs table: its columns back on the conversation) to 6 undone, newest first.
       db.exec(DROP_SCHEMA_13);
-      db.exec('ALTER TABLE conversations ADD COLUMN pipeline_state TEXT; ALTER TABLE conversations ADD COLUMN pipeline_revision INTEGER NOT NULL DEFAULT 0; DROP TABLE runs');
-      db.exec('ALTER TABLE conversations DROP COLUMN running_turn_since; ALTER TABLE approvals DROP COLUMN reason; DROP INDEX conversations_running_turn; ALTER TABLE conversations DROP COLUMN running_turn_boot; DROP TRIGGER conversations_first_user_text; DROP INDEX messages_by_id; ALTER TABLE conversations DROP COLUMN first_user_text; DROP INDEX approvals_pending; DROP TABLE events');
+      db.exec(
+        'ALTER TABLE conversations ADD COLUMN pipeline_state TEXT; ALTER TABLE conversations ADD COLUMN pipeline_revision INTEGER NOT NULL DEFAULT 0; DROP TABLE runs',
+      );
+      db.exec(
+        'ALTER TABLE conversations DROP COLUMN running_turn_since; ALTER TABLE approvals DROP COLUMN reason; DROP INDEX conversations_running_turn; ALTER TABLE conversations DROP COLUMN running_turn_boot; DROP TRIGGER conversations_first_user_text; DROP INDEX messages_by_id; ALTER TABLE conversations DROP COLUMN first_user_text; DROP INDEX approvals_pending; DROP TABLE events',
+      );
       db.prepare('UPDATE schema_version SET version = 5').run();
       db.close();
       storage = await driver.open();
@@ -293,7 +335,9 @@ export function eventsConformance(driver: StorageDriver): void {
           const { value, done } = await Promise.race([
             next(),
             // A gap shows as an event that never comes: fail with what was missing, not a test timeout.
-            new Promise<never>((_, reject) => setTimeout(() => reject(new Error(`no event ${taken.length + 1} of ${count} within 3 s`)), 3000).unref()),
+            new Promise<never>((_, reject) =>
+              setTimeout(() => reject(new Error(`no event ${taken.length + 1} of ${count} within 3 s`)), 3000).unref(),
+            ),
           ]);
           if (done) throw new Error(`the watch ended after ${taken.length} of ${count} events`);
           taken.push(value);
@@ -406,7 +450,12 @@ export function eventsConformance(driver: StorageDriver): void {
       const storedBefore = await storage.latestEventId();
 
       feed!.publish({ id: 12345, conversationId: id, at: new Date(), textDelta: { text: 'Hel', node: 'writer' } });
-      feed!.publish({ id: 0, conversationId: id, at: new Date(), toolCallStarted: { id: 'c1', name: 'resources_list', argumentsJson: '{}' } });
+      feed!.publish({
+        id: 0,
+        conversationId: id,
+        at: new Date(),
+        toolCallStarted: { id: 'c1', name: 'resources_list', argumentsJson: '{}' },
+      });
 
       for (const watcher of [own, every]) {
         const events = await watcher.take(2);

@@ -30,7 +30,8 @@ export interface ConversationStoreOptions extends ServiceOptions<ConversationSto
 export async function startConversationStore(options: ConversationStoreOptions): Promise<RunningService> {
   const env = options.env ?? process.env;
   const { where, events, eventsUrlIgnored } = storageTarget(options.config, env);
-  const onBackgroundError = (what: string, error: unknown) => options.log.warn(what, { error: redactSecrets(error instanceof Error ? error.message : String(error)) });
+  const onBackgroundError = (what: string, error: unknown) =>
+    options.log.warn(what, { error: redactSecrets(error instanceof Error ? error.message : String(error)) });
   // SERVER_OPTIONS: a long conversation read whole by a turn exceeds gRPC's 4 MiB default.
   const server = createServer(options.config.grpc);
   // Ready while the database answers: from the moment it opened (migrations ran, interrupted
@@ -61,13 +62,23 @@ export async function startConversationStore(options: ConversationStoreOptions):
           options.log.info('the conversation store reaches its database again and is ready');
           health.markServing();
         } else {
-          options.log.warn('the conversation store cannot reach its database; it is not ready until the database answers', { error: redactSecrets(reason) });
+          options.log.warn('the conversation store cannot reach its database; it is not ready until the database answers', {
+            error: redactSecrets(reason),
+          });
           health.markNotServing();
         }
       });
-      const stopObservingApprovals = observeGauge('asg_approvals_pending', 'Approvals waiting for a decision, counted in the store at each scrape', () => countPendingApprovals(storage));
+      const stopObservingApprovals = observeGauge(
+        'asg_approvals_pending',
+        'Approvals waiting for a decision, counted in the store at each scrape',
+        () => countPendingApprovals(storage),
+      );
       // Every WatchEvents stream open on this replica: each live subscription of a gateway, and each outbox.
-      const stopObservingWatchers = observeGauge('asg_store_event_watchers', 'WatchEvents streams open on this store replica', async () => feed.watcherCount);
+      const stopObservingWatchers = observeGauge(
+        'asg_store_event_watchers',
+        'WatchEvents streams open on this store replica',
+        async () => feed.watcherCount,
+      );
       open = {
         storage,
         feed,
@@ -97,9 +108,14 @@ export async function startConversationStore(options: ConversationStoreOptions):
     throw error;
   }
   const address = `${options.listen.slice(0, options.listen.lastIndexOf(':'))}:${port}`;
-  const local = serveInProcess(options.inProcess, { definition: ConversationStoreServiceService, address, handlers, service: SERVICE, log: options.log }, health);
+  const local = serveInProcess(
+    options.inProcess,
+    { definition: ConversationStoreServiceService, address, handlers, service: SERVICE, log: options.log },
+    health,
+  );
   options.log.info('conversation store listening', { address, database: where, events, ready: open !== undefined });
-  if (eventsUrlIgnored) options.log.warn('events.url (ASG_EVENTS_URL) is ignored: the SQLite store is one replica and hands its events over in-process');
+  if (eventsUrlIgnored)
+    options.log.warn('events.url (ASG_EVENTS_URL) is ignored: the SQLite store is one replica and hands its events over in-process');
   let stopped: Promise<void> | undefined;
   return {
     name: SERVICE,

@@ -38,11 +38,19 @@ export function interruptedTurnConformance(driver: StorageDriver): void {
 
   async function transcript(id: string): Promise<string[]> {
     const conversation = await storage.getConversation({ id, includeMessages: true });
-    return conversation.messages.map((message) => `${MessageRole[message.role].replace('MESSAGE_ROLE_', '').toLowerCase()}: ${message.content}`);
+    return conversation.messages.map(
+      (message) => `${MessageRole[message.role].replace('MESSAGE_ROLE_', '').toLowerCase()}: ${message.content}`,
+    );
   }
 
   const endTurn = (conversationId: string, messages: NewMessage[]) =>
-    storage.appendMessages({ conversationId, messages, status: ConversationStatus.CONVERSATION_STATUS_UNSPECIFIED, returnConversation: false, endsTurn: true });
+    storage.appendMessages({
+      conversationId,
+      messages,
+      status: ConversationStatus.CONVERSATION_STATUS_UNSPECIFIED,
+      returnConversation: false,
+      endsTurn: true,
+    });
 
   describe('a turn a crash cut off', () => {
     it('gets a note when the store starts again, once, and the next turn follows it', async () => {
@@ -81,19 +89,42 @@ export function interruptedTurnConformance(driver: StorageDriver): void {
     it('leaves turns that ended alone: an answer with ends_turn, a stop for approval, a run that ended', async () => {
       const answered = await newConversation();
       await storage.startTurn({ conversationId: answered, message: user('question') });
-      await storage.appendMessages({ conversationId: answered, messages: [], status: ConversationStatus.CONVERSATION_STATUS_UNSPECIFIED, returnConversation: false, endsTurn: false });
+      await storage.appendMessages({
+        conversationId: answered,
+        messages: [],
+        status: ConversationStatus.CONVERSATION_STATUS_UNSPECIFIED,
+        returnConversation: false,
+        endsTurn: false,
+      });
       await endTurn(answered, [assistant('answer')]);
 
       const stopped = await newConversation();
       await storage.startTurn({ conversationId: stopped, message: user('delete it') });
-      await storage.createApproval({ conversationId: stopped, toolCallId: 'c1', toolName: 'delete', toolArgsJson: '{}', description: 'delete', messages: [], agentChain: [] });
+      await storage.createApproval({
+        conversationId: stopped,
+        toolCallId: 'c1',
+        toolName: 'delete',
+        toolArgsJson: '{}',
+        description: 'delete',
+        messages: [],
+        agentChain: [],
+      });
 
       const piped = await newConversation();
       const start = await storage.startTurn({ conversationId: piped, message: user('run the tree') });
-      await storage.updateRun({ conversationId: piped, messages: [assistant('done')], approvals: [], run: undefined, expectedRevision: start.conversation!.runRevision, returnConversation: false });
+      await storage.updateRun({
+        conversationId: piped,
+        messages: [assistant('done')],
+        approvals: [],
+        run: undefined,
+        expectedRevision: start.conversation!.runRevision,
+        returnConversation: false,
+      });
 
       expect(await restart()).toBe(0);
-      expect((await storage.getConversation({ id: stopped, includeMessages: false })).status).toBe(ConversationStatus.CONVERSATION_STATUS_WAITING_APPROVAL);
+      expect((await storage.getConversation({ id: stopped, includeMessages: false })).status).toBe(
+        ConversationStatus.CONVERSATION_STATUS_WAITING_APPROVAL,
+      );
     });
 
     it('after an approved call without an outcome: the call is settled first, then the note, then the new message', async () => {
@@ -101,7 +132,15 @@ export function interruptedTurnConformance(driver: StorageDriver): void {
       await storage.startTurn({ conversationId: id, message: user('delete it') });
       const call = assistant('');
       call.toolCall = { id: 'c1', name: 'delete', argumentsJson: '{}' };
-      const approval = await storage.createApproval({ conversationId: id, toolCallId: 'c1', toolName: 'delete', toolArgsJson: '{}', description: 'delete', messages: [call], agentChain: [] });
+      const approval = await storage.createApproval({
+        conversationId: id,
+        toolCallId: 'c1',
+        toolName: 'delete',
+        toolArgsJson: '{}',
+        description: 'delete',
+        messages: [call],
+        agentChain: [],
+      });
       await storage.claimApproval({ uuid: approval.uuid, approved: true, messages: [], clearRun: false, alsoReject: [] });
       await storage.startApprovalExecution(approval.uuid);
 
@@ -110,7 +149,11 @@ export function interruptedTurnConformance(driver: StorageDriver): void {
       const refused = await storage.startTurn({ conversationId: id, message: user('again') });
       expect(refused.started).toBe(false);
       expect(refused.unfinishedApprovals.map((unfinished) => unfinished.status)).toEqual([ApprovalStatus.APPROVAL_STATUS_EXECUTING]);
-      const result: NewMessage = { role: MessageRole.MESSAGE_ROLE_TOOL, content: 'interrupted', toolCall: { id: 'c1', name: 'delete', argumentsJson: '{}', result: 'interrupted', isError: true } };
+      const result: NewMessage = {
+        role: MessageRole.MESSAGE_ROLE_TOOL,
+        content: 'interrupted',
+        toolCall: { id: 'c1', name: 'delete', argumentsJson: '{}', result: 'interrupted', isError: true },
+      };
       expect((await storage.markApprovalInterrupted({ uuid: approval.uuid, minAgeMs: 0, messages: [result] })).marked).toBe(true);
       const started = await storage.startTurn({ conversationId: id, message: user('again') });
       expect(started.started).toBe(true);

@@ -89,7 +89,14 @@ export function leaseConformance(driver: StorageDriver): void {
   }
 
   const append = (conversationId: string, messages: NewMessage[], leaseOwner?: string, endsTurn = false) =>
-    storage.appendMessages({ conversationId, messages, status: ConversationStatus.CONVERSATION_STATUS_UNSPECIFIED, returnConversation: false, endsTurn, leaseOwner });
+    storage.appendMessages({
+      conversationId,
+      messages,
+      status: ConversationStatus.CONVERSATION_STATUS_UNSPECIFIED,
+      returnConversation: false,
+      endsTurn,
+      leaseOwner,
+    });
   const update = (conversationId: string, expectedRevision: number, change: Partial<UpdateRunRequest> = {}) =>
     storage.updateRun({ conversationId, messages: [], approvals: [], expectedRevision, returnConversation: false, ...change });
   const read = (id: string) => storage.getConversation({ id, includeMessages: true });
@@ -131,10 +138,26 @@ export function leaseConformance(driver: StorageDriver): void {
 
     it('sets the lease with the mark of a claim that continues the turn, and a new turn with no takeovers', async () => {
       const id = await leasedTurn(A);
-      const approval = await storage.createApproval({ conversationId: id, toolCallId: 'c1', toolName: 'delete', toolArgsJson: '{}', description: 'delete', messages: [], agentChain: [] });
+      const approval = await storage.createApproval({
+        conversationId: id,
+        toolCallId: 'c1',
+        toolName: 'delete',
+        toolArgsJson: '{}',
+        description: 'delete',
+        messages: [],
+        agentChain: [],
+      });
       // Stopping for an approval ends the turn and its lease.
       expect(await storage.renewRunLease(id, A)).toBe(false);
-      const claim = await storage.claimApproval({ uuid: approval.uuid, approved: true, messages: [], clearRun: false, alsoReject: [], continuesTurn: true, lease: B });
+      const claim = await storage.claimApproval({
+        uuid: approval.uuid,
+        approved: true,
+        messages: [],
+        clearRun: false,
+        alsoReject: [],
+        continuesTurn: true,
+        lease: B,
+      });
       expect(claim.claimed).toBe(true);
       expect(await running(id)).toBe(true);
       expect(await storage.renewRunLease(id, A)).toBe(false);
@@ -219,13 +242,15 @@ export function leaseConformance(driver: StorageDriver): void {
       expect(await storage.takeOverRuns(restarted, 10)).toEqual([]);
     });
 
-    it('takes back the caller\'s own run only where it says it gave it up, at once, expired or not; a given-up id of another\'s lease or of no run changes nothing', async () => {
+    it("takes back the caller's own run only where it says it gave it up, at once, expired or not; a given-up id of another's lease or of no run changes nothing", async () => {
       const kept = await leasedTurn(A, 'kept');
       const givenUp = await leasedTurn(A, 'given up');
       const others = await leasedTurn(B, 'of b');
       const ended = await leasedTurn(A, 'ended');
       await append(ended, [assistant('done')], A.owner, true);
-      expect(await storage.takeOverRuns(A, 10, [givenUp, others, ended, 'not-an-id', UNKNOWN_UUID])).toMatchObject([{ conversationId: givenUp, previousOwner: A.owner, takeovers: 1 }]);
+      expect(await storage.takeOverRuns(A, 10, [givenUp, others, ended, 'not-an-id', UNKNOWN_UUID])).toMatchObject([
+        { conversationId: givenUp, previousOwner: A.owner, takeovers: 1 },
+      ]);
       // Taken back, it is a fresh lease of the same owner: the fence lets its writes through again.
       expect(await storage.renewRunLease(givenUp, A)).toBe(true);
       await append(givenUp, [assistant('went on')], A.owner);
@@ -241,7 +266,10 @@ export function leaseConformance(driver: StorageDriver): void {
     it('takes over a lease once its ttl passed', async () => {
       const id = await leasedTurn(lease('short', 'node-short', 1));
       let runs: TakenOverRun[] = [];
-      await until('the 1 ms lease to expire', async () => { runs = await storage.takeOverRuns(B, 10); return runs.length > 0; });
+      await until('the 1 ms lease to expire', async () => {
+        runs = await storage.takeOverRuns(B, 10);
+        return runs.length > 0;
+      });
       expect(taken(runs)).toEqual([[id, 'short', 1]]);
       // A renewal of the expired owner comes too late.
       expect(await storage.renewRunLease(id, lease('short', 'node-short'))).toBe(false);
@@ -281,7 +309,9 @@ export function leaseConformance(driver: StorageDriver): void {
       const fenced = { code: GrpcStatus.ABORTED, message: expect.stringMatching(/lease is held by another replica/) };
       await expect(append(id, [assistant('intruder')], B.owner)).rejects.toMatchObject(fenced);
       await expect(append(id, [assistant('intruder')], B.owner, true)).rejects.toMatchObject(fenced);
-      await expect(update(id, revision, { messages: [assistant('intruder')], run: runOf('x'), leaseOwner: B.owner })).rejects.toMatchObject(fenced);
+      await expect(update(id, revision, { messages: [assistant('intruder')], run: runOf('x'), leaseOwner: B.owner })).rejects.toMatchObject(
+        fenced,
+      );
       expect(await running(id)).toBe(true);
 
       // Taken over: the previous owner is fenced off, the new one writes.
@@ -311,7 +341,15 @@ export function leaseConformance(driver: StorageDriver): void {
       const Y = '3f1c2b4a-0000-4000-8000-000000000002';
       const id = await leasedTurn(A);
       const paused = await update(id, 0, { approvals: [newApproval(X)], run: runOf('paused at X'), leaseOwner: A.owner });
-      await storage.claimApproval({ uuid: X, approved: true, messages: [], clearRun: false, alsoReject: [], continuesTurn: true, lease: A });
+      await storage.claimApproval({
+        uuid: X,
+        approved: true,
+        messages: [],
+        clearRun: false,
+        alsoReject: [],
+        continuesTurn: true,
+        lease: A,
+      });
       await storage.startApprovalExecution(X);
       // A dies while the call runs; B takes the run over.
       expect(await storage.releaseRunLease(id, A.owner)).toBe(true);
@@ -331,17 +369,31 @@ export function leaseConformance(driver: StorageDriver): void {
       expect([again.status, again.outcomeUnknown, again.replacesUuid]).toEqual([ApprovalStatus.APPROVAL_STATUS_PENDING, true, X]);
       // No message for the interruption; the conversation waits for Y and its turn is over.
       const after = await read(id);
-      expect([after.status, after.messageCount, after.turnRunning]).toEqual([ConversationStatus.CONVERSATION_STATUS_WAITING_APPROVAL, before.messageCount, false]);
-      expect([after.pendingApproval?.uuid, after.pendingApproval?.outcomeUnknown, after.pendingApproval?.replacesUuid]).toEqual([Y, true, X]);
+      expect([after.status, after.messageCount, after.turnRunning]).toEqual([
+        ConversationStatus.CONVERSATION_STATUS_WAITING_APPROVAL,
+        before.messageCount,
+        false,
+      ]);
+      expect([after.pendingApproval?.uuid, after.pendingApproval?.outcomeUnknown, after.pendingApproval?.replacesUuid]).toEqual([
+        Y,
+        true,
+        X,
+      ]);
       expect(await storage.renewRunLease(id, B)).toBe(false);
       // Everywhere approvals are returned: lists, the pending approvals, the events.
-      const listed = (await storage.listConversations({ pageSize: 10, pageToken: '' })).conversations.find((conversation) => conversation.id === id);
-      expect(listed?.pendingApprovals.map((approval) => [approval.uuid, approval.outcomeUnknown, approval.replacesUuid])).toEqual([[Y, true, X]]);
+      const listed = (await storage.listConversations({ pageSize: 10, pageToken: '' })).conversations.find(
+        (conversation) => conversation.id === id,
+      );
+      expect(listed?.pendingApprovals.map((approval) => [approval.uuid, approval.outcomeUnknown, approval.replacesUuid])).toEqual([
+        [Y, true, X],
+      ]);
       const pending = (await storage.listPendingApprovals({ pageSize: 10, pageToken: '' })).approvals;
       expect(pending.map((approval) => [approval.uuid, approval.outcomeUnknown, approval.replacesUuid])).toEqual([[Y, true, X]]);
       const requested = events.flatMap((event) => (event.approvalRequested ? [event.approvalRequested] : []));
       expect(requested.map((approval) => [approval.uuid, approval.outcomeUnknown, approval.replacesUuid])).toEqual([[Y, true, X]]);
-      const replayed = (await storage.readEvents({ conversationId: id, afterId: 0, limit: 100 })).flatMap((event) => (event.approvalRequested ? [event.approvalRequested] : []));
+      const replayed = (await storage.readEvents({ conversationId: id, afterId: 0, limit: 100 })).flatMap((event) =>
+        event.approvalRequested ? [event.approvalRequested] : [],
+      );
       expect(replayed.map((approval) => [approval.uuid, approval.outcomeUnknown ?? false, approval.replacesUuid])).toEqual([
         [X, false, undefined],
         [Y, true, X],
@@ -349,7 +401,15 @@ export function leaseConformance(driver: StorageDriver): void {
       expect(turnEvents()).toEqual(['turn_ended']);
 
       // Approved, it runs again (knowingly) and its outcome is recorded as any other's.
-      const claim = await storage.claimApproval({ uuid: Y, approved: true, messages: [], clearRun: false, alsoReject: [], continuesTurn: true, lease: B });
+      const claim = await storage.claimApproval({
+        uuid: Y,
+        approved: true,
+        messages: [],
+        clearRun: false,
+        alsoReject: [],
+        continuesTurn: true,
+        lease: B,
+      });
       expect([claim.claimed, claim.approval.outcomeUnknown, claim.approval.replacesUuid]).toEqual([true, true, X]);
       const resolved = events.flatMap((event) => (event.approvalResolved ? [event.approvalResolved] : []));
       expect(resolved.map((approval) => [approval.uuid, approval.outcomeUnknown])).toEqual([[Y, true]]);
@@ -363,7 +423,15 @@ export function leaseConformance(driver: StorageDriver): void {
       const revision = await update(id, 0, { approvals: [newApproval(X)], run: runOf('paused at X') });
       const other = await leasedTurn(B);
       await update(other, 0, { approvals: [newApproval(Z)], run: runOf('paused at Z') });
-      await storage.claimApproval({ uuid: Z, approved: true, messages: [], clearRun: false, alsoReject: [], continuesTurn: true, lease: B });
+      await storage.claimApproval({
+        uuid: Z,
+        approved: true,
+        messages: [],
+        clearRun: false,
+        alsoReject: [],
+        continuesTurn: true,
+        lease: B,
+      });
       await storage.startApprovalExecution(Z);
       const before = await read(id);
 
@@ -375,11 +443,20 @@ export function leaseConformance(driver: StorageDriver): void {
         ['nope', /not an approval of conversation/],
       ] as const) {
         await expect(
-          update(id, revision, { interruptedApproval: uuid, approvals: [newApproval(Y, { outcomeUnknown: true, replacesUuid: X })], messages: [assistant('x')], run: runOf('y') }),
+          update(id, revision, {
+            interruptedApproval: uuid,
+            approvals: [newApproval(Y, { outcomeUnknown: true, replacesUuid: X })],
+            messages: [assistant('x')],
+            run: runOf('y'),
+          }),
         ).rejects.toMatchObject({ code: GrpcStatus.FAILED_PRECONDITION, message: expect.stringMatching(problem) });
       }
       const after = await read(id);
-      expect([after.runRevision, after.messageCount, after.pendingApprovals.map((approval) => approval.uuid)]).toEqual([before.runRevision, before.messageCount, [X]]);
+      expect([after.runRevision, after.messageCount, after.pendingApprovals.map((approval) => approval.uuid)]).toEqual([
+        before.runRevision,
+        before.messageCount,
+        [X],
+      ]);
       await expect(storage.getApproval(Y)).rejects.toMatchObject({ code: GrpcStatus.NOT_FOUND });
       expect((await storage.getApproval(Z)).status).toBe(ApprovalStatus.APPROVAL_STATUS_EXECUTING);
     });
@@ -393,7 +470,15 @@ export function leaseConformance(driver: StorageDriver): void {
 
     it('migrates a database of the schema before leases: its approvals ask for the first time, its marks have no lease', async () => {
       const id = await newConversation();
-      const approval = await storage.createApproval({ conversationId: id, toolCallId: 'c1', toolName: 'delete', toolArgsJson: '{}', description: 'delete', messages: [], agentChain: [] });
+      const approval = await storage.createApproval({
+        conversationId: id,
+        toolCallId: 'c1',
+        toolName: 'delete',
+        toolArgsJson: '{}',
+        description: 'delete',
+        messages: [],
+        agentChain: [],
+      });
       const running = await leasedTurn(null, 'old turn');
       await storage.close();
       // Back to the schema before runs had leases (SQLite 12, PostgreSQL 3).
@@ -408,7 +493,11 @@ export function leaseConformance(driver: StorageDriver): void {
       );
       storage = await open();
       const migrated = await storage.getApproval(approval.uuid);
-      expect([migrated.status, migrated.outcomeUnknown, migrated.replacesUuid]).toEqual([ApprovalStatus.APPROVAL_STATUS_PENDING, undefined, undefined]);
+      expect([migrated.status, migrated.outcomeUnknown, migrated.replacesUuid]).toEqual([
+        ApprovalStatus.APPROVAL_STATUS_PENDING,
+        undefined,
+        undefined,
+      ]);
       // The old mark is a crash's, as before (PostgreSQL's heartbeat may have swept it already);
       // leases work on the migrated database.
       await storage.noteInterruptedTurns();
@@ -422,25 +511,37 @@ export function leaseConformance(driver: StorageDriver): void {
       // chosen index is named.
       const db = new Database(join(driver.dataDir!, DATABASE_FILE), { readonly: true });
       try {
-        const plan = db.prepare(`EXPLAIN QUERY PLAN ${SQL.selectTakeoverCandidates}`).all({ owner: '', node: '', now: 0, limit: 1, given_up: '[]' }) as { detail: string }[];
+        const plan = db
+          .prepare(`EXPLAIN QUERY PLAN ${SQL.selectTakeoverCandidates}`)
+          .all({ owner: '', node: '', now: 0, limit: 1, given_up: '[]' }) as { detail: string }[];
         expect(plan.map((step) => step.detail).join(' | ')).toMatch(/USING INDEX conversations_leased/);
       } finally {
         db.close();
       }
     });
 
-    postgresIt('commits no write once its caller stopped waiting: past the deadline it is rolled back, and the caller told so finds nothing done', async () => {
-      const id = await newConversation();
-      const late = runWithContext({ sessionId: '', deadline: Date.now() - 1 }, () => storage.startTurn({ conversationId: id, message: user('too late'), lease: A }));
-      await expect(late).rejects.toMatchObject({ code: GrpcStatus.DEADLINE_EXCEEDED, message: expect.stringContaining('nothing was written') });
-      expect(await contents(id)).toEqual([]);
-      expect(await running(id)).toBe(false);
-      expect(await storage.renewRunLease(id, A)).toBe(false);
-      // In time, the same write is made.
-      const inTime = runWithContext({ sessionId: '', deadline: Date.now() + MINUTE }, () => storage.startTurn({ conversationId: id, message: user('in time'), lease: A }));
-      expect((await inTime).started).toBe(true);
-      expect(await contents(id)).toEqual(['in time']);
-    });
+    postgresIt(
+      'commits no write once its caller stopped waiting: past the deadline it is rolled back, and the caller told so finds nothing done',
+      async () => {
+        const id = await newConversation();
+        const late = runWithContext({ sessionId: '', deadline: Date.now() - 1 }, () =>
+          storage.startTurn({ conversationId: id, message: user('too late'), lease: A }),
+        );
+        await expect(late).rejects.toMatchObject({
+          code: GrpcStatus.DEADLINE_EXCEEDED,
+          message: expect.stringContaining('nothing was written'),
+        });
+        expect(await contents(id)).toEqual([]);
+        expect(await running(id)).toBe(false);
+        expect(await storage.renewRunLease(id, A)).toBe(false);
+        // In time, the same write is made.
+        const inTime = runWithContext({ sessionId: '', deadline: Date.now() + MINUTE }, () =>
+          storage.startTurn({ conversationId: id, message: user('in time'), lease: A }),
+        );
+        expect((await inTime).started).toBe(true);
+        expect(await contents(id)).toEqual(['in time']);
+      },
+    );
 
     postgresIt('gives each of 30 expired runs to exactly one of two replicas asking at once, many times over', async () => {
       const RUNS = 30;
@@ -458,7 +559,9 @@ export function leaseConformance(driver: StorageDriver): void {
             replicas.flatMap((replica, index) =>
               Array.from({ length: 8 }, (_, call) => {
                 const taker = lease(`replica-${index}-caller-${call}`, `node-${index}-${call}`);
-                return replica.takeOverRuns(taker, 1 + (call % 3)).then((runs) => runs.map((run) => [run.conversationId, taker.owner, run] as const));
+                return replica
+                  .takeOverRuns(taker, 1 + (call % 3))
+                  .then((runs) => runs.map((run) => [run.conversationId, taker.owner, run] as const));
               }),
             ),
           );

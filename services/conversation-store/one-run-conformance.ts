@@ -38,15 +38,30 @@ export function oneRunConformance(driver: StorageDriver): void {
   }
 
   const endTurn = (conversationId: string, messages: NewMessage[]) =>
-    storage.appendMessages({ conversationId, messages, status: ConversationStatus.CONVERSATION_STATUS_UNSPECIFIED, returnConversation: false, endsTurn: true });
+    storage.appendMessages({
+      conversationId,
+      messages,
+      status: ConversationStatus.CONVERSATION_STATUS_UNSPECIFIED,
+      returnConversation: false,
+      endsTurn: true,
+    });
 
-  const contents = async (id: string) => (await storage.getConversation({ id, includeMessages: true })).messages.map((message) => message.content);
+  const contents = async (id: string) =>
+    (await storage.getConversation({ id, includeMessages: true })).messages.map((message) => message.content);
   const running = async (id: string) => (await storage.getConversation({ id, includeMessages: false })).turnRunning;
   const turnEvents = () => events.flatMap((event) => (event.turnStarted ? ['turn_started'] : event.turnEnded ? ['turn_ended'] : []));
 
   async function pendingApproval(id: string) {
     const call: NewMessage = { ...assistant(''), toolCall: { id: 'c1', name: 'delete', argumentsJson: '{}' } };
-    return storage.createApproval({ conversationId: id, toolCallId: 'c1', toolName: 'delete', toolArgsJson: '{}', description: 'delete', messages: [call], agentChain: [] });
+    return storage.createApproval({
+      conversationId: id,
+      toolCallId: 'c1',
+      toolName: 'delete',
+      toolArgsJson: '{}',
+      description: 'delete',
+      messages: [call],
+      agentChain: [],
+    });
   }
 
   describe('one active run per conversation (store)', () => {
@@ -69,7 +84,9 @@ export function oneRunConformance(driver: StorageDriver): void {
 
     it('lets exactly one of many concurrent StartTurns start', async () => {
       const id = await newConversation();
-      const starts = await Promise.all(Array.from({ length: 20 }, (_, index) => storage.startTurn({ conversationId: id, message: user(`m${index}`) })));
+      const starts = await Promise.all(
+        Array.from({ length: 20 }, (_, index) => storage.startTurn({ conversationId: id, message: user(`m${index}`) })),
+      );
       expect(starts.filter((start) => start.started)).toHaveLength(1);
       expect(starts.filter((start) => start.busy)).toHaveLength(19);
       expect(await contents(id)).toHaveLength(1);
@@ -95,7 +112,17 @@ export function oneRunConformance(driver: StorageDriver): void {
       await storage.claimApproval({ uuid: approval.uuid, approved: true, messages: [], clearRun: false, alsoReject: [] });
       expect(await storage.startTurn({ conversationId: id, message: user('hello?') })).toMatchObject({ started: false, busy: true });
       await storage.startApprovalExecution(approval.uuid);
-      await storage.finishApprovalExecution({ uuid: approval.uuid, success: true, messages: [{ role: MessageRole.MESSAGE_ROLE_TOOL, content: 'deleted', toolCall: { id: 'c1', name: 'delete', argumentsJson: '{}', result: 'deleted' } }] });
+      await storage.finishApprovalExecution({
+        uuid: approval.uuid,
+        success: true,
+        messages: [
+          {
+            role: MessageRole.MESSAGE_ROLE_TOOL,
+            content: 'deleted',
+            toolCall: { id: 'c1', name: 'delete', argumentsJson: '{}', result: 'deleted' },
+          },
+        ],
+      });
       // The call finished, its continuation (the model's answer) still runs.
       expect(await storage.startTurn({ conversationId: id, message: user('hello?') })).toMatchObject({ started: false, busy: true });
       await endTurn(id, [assistant('deleted it')]);
@@ -116,9 +143,23 @@ export function oneRunConformance(driver: StorageDriver): void {
       const id = await newConversation();
       const start = await storage.startTurn({ conversationId: id, message: user('run the tree') });
       const state = { state: Buffer.from('{"run_id":"r1"}'), schemaVersion: 1, revision: 0 };
-      const revision = await storage.updateRun({ conversationId: id, messages: [assistant('step')], approvals: [], run: state, expectedRevision: start.conversation!.runRevision, returnConversation: false });
+      const revision = await storage.updateRun({
+        conversationId: id,
+        messages: [assistant('step')],
+        approvals: [],
+        run: state,
+        expectedRevision: start.conversation!.runRevision,
+        returnConversation: false,
+      });
       expect(await running(id)).toBe(true);
-      await storage.updateRun({ conversationId: id, messages: [assistant('done')], approvals: [], run: undefined, expectedRevision: revision, returnConversation: false });
+      await storage.updateRun({
+        conversationId: id,
+        messages: [assistant('done')],
+        approvals: [],
+        run: undefined,
+        expectedRevision: revision,
+        returnConversation: false,
+      });
       expect(await running(id)).toBe(false);
     });
 

@@ -20,7 +20,9 @@ describe('choosing the store database', () => {
   it('is SQLite in data_dir by default, store.url when set, and ASG_DATABASE_URL over both', () => {
     expect(databaseUrl(config(), {})).toBe('');
     expect(databaseUrl(config({ url: 'postgres://db.internal/asg' }), {})).toBe('postgres://db.internal/asg');
-    expect(databaseUrl(config({ url: 'postgres://db.internal/asg' }), { ASG_DATABASE_URL: 'postgresql://other/asg' })).toBe('postgresql://other/asg');
+    expect(databaseUrl(config({ url: 'postgres://db.internal/asg' }), { ASG_DATABASE_URL: 'postgresql://other/asg' })).toBe(
+      'postgresql://other/asg',
+    );
     expect(databaseUrl(config(), { ASG_DATABASE_URL: '' })).toBe('');
     expect(() => databaseUrl(config(), { ASG_DATABASE_URL: 'mysql://db/asg' })).toThrow(/ASG_DATABASE_URL must be a postgres:\/\/ URL/);
   });
@@ -44,7 +46,10 @@ describe('choosing the store database', () => {
 
   it('fails to start with UNAVAILABLE naming the database without its password when nothing answers', async () => {
     const opening = openPostgresStorage({ url: 'postgres://asg:unreachable-pw-5512@127.0.0.1:1/asg', pool: { connectTimeoutMs: 2_000 } });
-    await expect(opening).rejects.toMatchObject({ code: GrpcStatus.UNAVAILABLE, message: expect.stringContaining('postgres://asg:***@127.0.0.1:1/asg') });
+    await expect(opening).rejects.toMatchObject({
+      code: GrpcStatus.UNAVAILABLE,
+      message: expect.stringContaining('postgres://asg:***@127.0.0.1:1/asg'),
+    });
     await expect(opening).rejects.not.toMatchObject({ message: expect.stringContaining('unreachable-pw-5512') });
   });
 });
@@ -61,8 +66,17 @@ describe('choosing how events cross replicas', () => {
   });
 
   it('takes user and password, or a token, from the URL, and shows it without them', () => {
-    expect(natsServer('nats://asg:nats-pw-4410@nats.internal:4222')).toEqual({ server: 'nats.internal:4222', user: 'asg', pass: 'nats-pw-4410', redacted: 'nats://***@nats.internal:4222' });
-    expect(natsServer('nats://token-4410-abcdef@nats.internal')).toEqual({ server: 'nats.internal:4222', token: 'token-4410-abcdef', redacted: 'nats://***@nats.internal:4222' });
+    expect(natsServer('nats://asg:nats-pw-4410@nats.internal:4222')).toEqual({
+      server: 'nats.internal:4222',
+      user: 'asg',
+      pass: 'nats-pw-4410',
+      redacted: 'nats://***@nats.internal:4222',
+    });
+    expect(natsServer('nats://token-4410-abcdef@nats.internal')).toEqual({
+      server: 'nats.internal:4222',
+      token: 'token-4410-abcdef',
+      redacted: 'nats://***@nats.internal:4222',
+    });
     expect(natsServer('nats://127.0.0.1:4222')).toEqual({ server: '127.0.0.1:4222', redacted: 'nats://127.0.0.1:4222' });
     expect(redactSecrets('auth failed for nats-pw-4410 and token-4410-abcdef')).toBe('auth failed for [redacted] and [redacted]');
   });
@@ -70,7 +84,11 @@ describe('choosing how events cross replicas', () => {
   it('opens SQLite in data_dir and says that it does not use an events URL', async () => {
     const dir = mkdtempSync(join(tmpdir(), 'asg-open-'));
     try {
-      const opened = await openConfiguredStorage(configSchema.parse({ data_dir: dir }), { ASG_EVENTS_URL: 'nats://127.0.0.1:4222' }, () => undefined);
+      const opened = await openConfiguredStorage(
+        configSchema.parse({ data_dir: dir }),
+        { ASG_EVENTS_URL: 'nats://127.0.0.1:4222' },
+        () => undefined,
+      );
       expect([opened.events, opened.eventsUrlIgnored]).toEqual(['in-process', true]);
       await opened.storage.close();
     } finally {

@@ -30,7 +30,10 @@ export function databaseUrl(config: Pick<ConversationStoreConfig, 'store'>, env:
 }
 
 /** What openConfiguredStorage opens, told before it is opened (the database may be away). */
-export function storageTarget(config: Pick<ConversationStoreConfig, 'data_dir' | 'store' | 'events'>, env: NodeJS.ProcessEnv): StorageTarget {
+export function storageTarget(
+  config: Pick<ConversationStoreConfig, 'data_dir' | 'store' | 'events'>,
+  env: NodeJS.ProcessEnv,
+): StorageTarget {
   const url = databaseUrl(config, env);
   const natsUrl = eventsUrl(config, env);
   if (url === '') return { where: resolve(config.data_dir, DATABASE_FILE), events: 'in-process', eventsUrlIgnored: natsUrl !== '' };

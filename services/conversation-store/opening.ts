@@ -70,7 +70,8 @@ export class StorageOpening {
     const wait = this.backoff.next();
     const fields = { error: reason, retry_in_ms: wait, failures: this.backoff.failuresInRow };
     if (reason === this.lastReason) this.log.debug('the conversation store still cannot reach its database', fields);
-    else if (isUnreachable(error)) this.log.warn('the conversation store cannot reach its database; it is not ready and tries again', fields);
+    else if (isUnreachable(error))
+      this.log.warn('the conversation store cannot reach its database; it is not ready and tries again', fields);
     else this.log.error('the conversation store cannot open its database; it is not ready and tries again', fields);
     this.lastReason = reason;
     this.schedule(wait);

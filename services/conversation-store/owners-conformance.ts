@@ -34,7 +34,10 @@ export function ownersConformance(driver: StorageDriver): void {
   }
 
   /** Every page of a listing, newest first, `pageSize` at a time. */
-  async function listAll(owner: string | undefined, pageSize: number): Promise<{ ids: string[]; pages: number; summary: ConversationSummary | undefined }> {
+  async function listAll(
+    owner: string | undefined,
+    pageSize: number,
+  ): Promise<{ ids: string[]; pages: number; summary: ConversationSummary | undefined }> {
     const ids: string[] = [];
     let pageToken = '';
     let pages = 0;
@@ -58,7 +61,15 @@ export function ownersConformance(driver: StorageDriver): void {
     });
 
   const waitForApproval = (conversationId: string) =>
-    storage.createApproval({ conversationId, toolCallId: 'call-1', toolName: 'delete_file', toolArgsJson: '{}', description: 'Delete', messages: [], agentChain: [] });
+    storage.createApproval({
+      conversationId,
+      toolCallId: 'call-1',
+      toolName: 'delete_file',
+      toolArgsJson: '{}',
+      description: 'Delete',
+      messages: [],
+      agentChain: [],
+    });
 
   describe('conversation owners', () => {
     it('keeps the owner it was given, and none when given none', async () => {
@@ -68,7 +79,12 @@ export function ownersConformance(driver: StorageDriver): void {
       expect((await storage.getConversation({ id: alices, includeMessages: false })).owner).toBe('alice');
       expect((await storage.getConversation({ id: nobodys, includeMessages: false })).owner).toBeUndefined();
       const listed = new Map((await storage.listConversations({ pageSize: 10, pageToken: '' })).conversations.map((c) => [c.id, c.owner]));
-      expect(listed).toEqual(new Map([[alices, 'alice'], [nobodys, undefined]]));
+      expect(listed).toEqual(
+        new Map([
+          [alices, 'alice'],
+          [nobodys, undefined],
+        ]),
+      );
       // A turn, an approval and its claim leave the owner as it was.
       const approval = await waitForApproval(alices);
       await storage.claimApproval({ uuid: approval.uuid, approved: false, messages: [], clearRun: false, alsoReject: [] });
@@ -95,7 +111,12 @@ export function ownersConformance(driver: StorageDriver): void {
     });
 
     it("counts an owner's conversations by status as they change; the summary of everyone counts every one", async () => {
-      const [active, waiting, completed, resumed] = [await created('alice'), await created('alice'), await created('alice'), await created('alice')];
+      const [active, waiting, completed, resumed] = [
+        await created('alice'),
+        await created('alice'),
+        await created('alice'),
+        await created('alice'),
+      ];
       await created('bob');
       await created();
       await complete(completed!);
@@ -115,11 +136,20 @@ export function ownersConformance(driver: StorageDriver): void {
 
     it('keeps the counts exact when two stores create and finish conversations of one owner at once', async () => {
       const second = await another();
-      const ids = await Promise.all(Array.from({ length: 20 }, (_, index) => created(index % 2 === 0 ? 'alice' : 'bob', index % 4 < 2 ? storage : second)));
+      const ids = await Promise.all(
+        Array.from({ length: 20 }, (_, index) => created(index % 2 === 0 ? 'alice' : 'bob', index % 4 < 2 ? storage : second)),
+      );
       await Promise.all(
-        ids.filter((_, index) => index % 3 === 0).map((id, index) =>
-          (index % 2 === 0 ? storage : second).appendMessages({ conversationId: id, messages: [], status: ConversationStatus.CONVERSATION_STATUS_COMPLETED, returnConversation: false }),
-        ),
+        ids
+          .filter((_, index) => index % 3 === 0)
+          .map((id, index) =>
+            (index % 2 === 0 ? storage : second).appendMessages({
+              conversationId: id,
+              messages: [],
+              status: ConversationStatus.CONVERSATION_STATUS_COMPLETED,
+              returnConversation: false,
+            }),
+          ),
       );
       const expected = (owner: string) => {
         const theirs = ids.filter((_, index) => (index % 2 === 0 ? 'alice' : 'bob') === owner);
@@ -134,12 +164,19 @@ export function ownersConformance(driver: StorageDriver): void {
       const earlier = await created();
       await storage.close();
       // Back to the schema before owners (SQLite 14, PostgreSQL 5).
-      await driver.execute(driver.name === 'sqlite' ? `${DROP_SCHEMA_15} UPDATE schema_version SET version = 14;` : `${DROP_POSTGRES_SCHEMA_6} UPDATE schema_version SET version = 5;`);
+      await driver.execute(
+        driver.name === 'sqlite'
+          ? `${DROP_SCHEMA_15} UPDATE schema_version SET version = 14;`
+          : `${DROP_POSTGRES_SCHEMA_6} UPDATE schema_version SET version = 5;`,
+      );
       storage = await driver.open();
       expect((await storage.getConversation({ id: earlier, includeMessages: false })).owner).toBeUndefined();
       const alices = await created('alice');
       await complete(alices);
-      expect(await listAll('alice', 10)).toMatchObject({ ids: [alices], summary: { total: 1, active: 0, waitingApproval: 0, completed: 1 } });
+      expect(await listAll('alice', 10)).toMatchObject({
+        ids: [alices],
+        summary: { total: 1, active: 0, waitingApproval: 0, completed: 1 },
+      });
       expect((await listAll(undefined, 10)).summary).toEqual({ total: 2, active: 1, waitingApproval: 0, completed: 1 });
     });
 
@@ -154,9 +191,20 @@ export function ownersConformance(driver: StorageDriver): void {
       await driver.execute(`UPDATE schema_version SET version = ${driver.name === 'sqlite' ? 16 : 7};`);
       storage = await driver.open();
       const ownerOf = async (id: string) => (await storage.getConversation({ id, includeMessages: false })).owner;
-      expect([await ownerOf(carols[0]!), await ownerOf(carols[1]!), await ownerOf(oddly), await ownerOf(nobodys)]).toEqual(['token:carol', 'token:carol', 'token:token:carol', undefined]);
-      expect(await listAll('token:carol', 1)).toMatchObject({ ids: [...carols].reverse(), summary: { total: 2, active: 1, waitingApproval: 0, completed: 1 } });
-      expect(await listAll('token:token:carol', 10)).toMatchObject({ ids: [oddly], summary: { total: 1, active: 1, waitingApproval: 0, completed: 0 } });
+      expect([await ownerOf(carols[0]!), await ownerOf(carols[1]!), await ownerOf(oddly), await ownerOf(nobodys)]).toEqual([
+        'token:carol',
+        'token:carol',
+        'token:token:carol',
+        undefined,
+      ]);
+      expect(await listAll('token:carol', 1)).toMatchObject({
+        ids: [...carols].reverse(),
+        summary: { total: 2, active: 1, waitingApproval: 0, completed: 1 },
+      });
+      expect(await listAll('token:token:carol', 10)).toMatchObject({
+        ids: [oddly],
+        summary: { total: 1, active: 1, waitingApproval: 0, completed: 0 },
+      });
       expect(await listAll('carol', 10)).toMatchObject({ ids: [], summary: { total: 0, active: 0, waitingApproval: 0, completed: 0 } });
       // The counts go on from there.
       await complete(carols[0]!);
@@ -168,7 +216,9 @@ export function ownersConformance(driver: StorageDriver): void {
       const db = new Database(join(driver.dataDir!, DATABASE_FILE), { readonly: true });
       try {
         for (const name of ['ownerFirstPage', 'ownerPageAfter'] as const) {
-          const plan = db.prepare(`EXPLAIN QUERY PLAN ${SQL[name]}`).all({ owner: 'alice', created_at: '', id: '', limit: 1 }) as { detail: string }[];
+          const plan = db.prepare(`EXPLAIN QUERY PLAN ${SQL[name]}`).all({ owner: 'alice', created_at: '', id: '', limit: 1 }) as {
+            detail: string;
+          }[];
           expect(plan.map((step) => step.detail).join(' | '), name).toMatch(/conversations USING INDEX conversations_by_owner/);
         }
       } finally {
@@ -178,7 +228,14 @@ export function ownersConformance(driver: StorageDriver): void {
   });
 
   describe('push-notification configs of a task', () => {
-    const config = (conversationId: string, id: string, url = `http://127.0.0.1:9/${id}`) => ({ conversationId, id, url, token: `token-${id}`, dialect: 'v1.0', createdAt: undefined });
+    const config = (conversationId: string, id: string, url = `http://127.0.0.1:9/${id}`) => ({
+      conversationId,
+      id,
+      url,
+      token: `token-${id}`,
+      dialect: 'v1.0',
+      createdAt: undefined,
+    });
 
     it('adds, replaces by id (keeping created_at), lists oldest first, gets and deletes', async () => {
       const id = await created();

@@ -24,7 +24,9 @@ function decoded(token: string): unknown {
 }
 
 function foreign(rpc: string): never {
-  throw invalidArgument(`page_token was not issued by this store for ${rpc}: pass next_page_token from the previous ${rpc} response unchanged`);
+  throw invalidArgument(
+    `page_token was not issued by this store for ${rpc}: pass next_page_token from the previous ${rpc} response unchanged`,
+  );
 }
 
 export function encodePageToken(cursor: PageCursor): string {

@@ -62,7 +62,10 @@ function watchAll(storage: PostgresConversationStorage, afterId: number, into: C
 
 /** The backends of this test's database with `applicationName`, as pg_stat_activity shows them. */
 async function backends(applicationName: string): Promise<{ pid: number; state: string; query: string }[]> {
-  return onTestServer('SELECT pid, state, query FROM pg_stat_activity WHERE datname = $1 AND application_name = $2', [database, applicationName]);
+  return onTestServer('SELECT pid, state, query FROM pg_stat_activity WHERE datname = $1 AND application_name = $2', [
+    database,
+    applicationName,
+  ]);
 }
 
 async function terminate(pids: number[]): Promise<void> {
@@ -84,7 +87,12 @@ afterEach(async () => {
 
 const user = (content: string): NewMessage => ({ role: MessageRole.MESSAGE_ROLE_USER, content });
 const append = (storage: PostgresConversationStorage, conversationId: string, messages: NewMessage[]) =>
-  storage.appendMessages({ conversationId, messages, status: ConversationStatus.CONVERSATION_STATUS_UNSPECIFIED, returnConversation: false });
+  storage.appendMessages({
+    conversationId,
+    messages,
+    status: ConversationStatus.CONVERSATION_STATUS_UNSPECIFIED,
+    returnConversation: false,
+  });
 
 describe('a PostgreSQL store replica whose connections are ended', () => {
   it('runs a write whose backend was ended inside its transaction again on another connection, and stores it once', async () => {
@@ -118,8 +126,14 @@ describe('a PostgreSQL store replica whose connections are ended', () => {
     expect(listening).toHaveLength(2);
     await terminate(listening.map(({ pid }) => pid));
     for (let index = 0; index < 5; index++) await append(a, id, [user(`after ${index}`)]);
-    await until('the events committed after the LISTEN backends ended', () => seen.filter((event) => event.messageAdded?.content.startsWith('after')).length === 5);
-    await until('LISTEN in place again on both replicas', async () => (await backends(LISTEN_APPLICATION_NAME)).filter(({ query }) => query.startsWith('LISTEN')).length === 2);
+    await until(
+      'the events committed after the LISTEN backends ended',
+      () => seen.filter((event) => event.messageAdded?.content.startsWith('after')).length === 5,
+    );
+    await until(
+      'LISTEN in place again on both replicas',
+      async () => (await backends(LISTEN_APPLICATION_NAME)).filter(({ query }) => query.startsWith('LISTEN')).length === 2,
+    );
     const ids = seen.map((event) => event.id);
     expect(ids).toEqual(Array.from({ length: ids.length }, (_, index) => ids[0]! + index));
   });
@@ -133,15 +147,21 @@ describe('a PostgreSQL store replica whose connections are ended', () => {
     const changes: boolean[] = [];
     storage.onAvailability((available) => changes.push(available));
 
-    const [probe] = await until('the probe connection', async () => ((await backends(PROBE_APPLICATION_NAME)).length === 1 ? backends(PROBE_APPLICATION_NAME) : undefined));
+    const [probe] = await until('the probe connection', async () =>
+      (await backends(PROBE_APPLICATION_NAME)).length === 1 ? backends(PROBE_APPLICATION_NAME) : undefined,
+    );
     await terminate([probe!.pid]);
     // A new probe connection has answered a probe: the ended session was not taken for the database going away.
-    await until('a new probe connection that answered', async () => (await backends(PROBE_APPLICATION_NAME)).some(({ pid, state }) => pid !== probe!.pid && state === 'idle'));
+    await until('a new probe connection that answered', async () =>
+      (await backends(PROBE_APPLICATION_NAME)).some(({ pid, state }) => pid !== probe!.pid && state === 'idle'),
+    );
     expect(changes).toEqual([]);
 
     proxy.refuse(true);
     await until('unavailable', () => changes.at(-1) === false, 5_000);
-    const { id } = await storage.createConversation({ sessionId: 's', systemPrompt: '' }).catch((error: unknown) => ({ id: (error as { code?: number }).code }));
+    const { id } = await storage
+      .createConversation({ sessionId: 's', systemPrompt: '' })
+      .catch((error: unknown) => ({ id: (error as { code?: number }).code }));
     expect(id).toBe(14); // UNAVAILABLE, never a hang or an unhandled error
     proxy.refuse(false);
     await until('available again', () => changes.at(-1) === true, 5_000);

@@ -68,7 +68,9 @@ describe('migrations by the schema’s owner, the store on DML rights', () => {
       () => undefined,
       (error: Error) => error.message,
     );
-    expect(refused).toContain(`has schema version 0 and this build needs ${POSTGRES_SCHEMA_VERSION}, but its role may not change the schema`);
+    expect(refused).toContain(
+      `has schema version 0 and this build needs ${POSTGRES_SCHEMA_VERSION}, but its role may not change the schema`,
+    );
     expect(refused).toContain('run `asg migrate` with the URL of a role that owns the schema first');
     expect(refused).not.toContain(PASSWORD);
     // Nothing was created.
@@ -105,7 +107,9 @@ describe('migrations by the schema’s owner, the store on DML rights', () => {
   it('refuses a database whose schema is newer than this build, changing nothing', async () => {
     await migrateDatabase(urlAs(owner));
     await as(owner, `UPDATE schema_version SET version = ${POSTGRES_SCHEMA_VERSION + 1}`);
-    await expect(migrateDatabase(urlAs(owner))).rejects.toThrow(`has schema version ${POSTGRES_SCHEMA_VERSION + 1}, newer than this build knows (${POSTGRES_SCHEMA_VERSION}); run a newer build`);
+    await expect(migrateDatabase(urlAs(owner))).rejects.toThrow(
+      `has schema version ${POSTGRES_SCHEMA_VERSION + 1}, newer than this build knows (${POSTGRES_SCHEMA_VERSION}); run a newer build`,
+    );
     await expect(openPostgresStorage(postgresOptions(urlAs(app)))).rejects.toThrow(/newer than this build knows/);
   });
 

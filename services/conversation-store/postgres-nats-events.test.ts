@@ -78,7 +78,12 @@ afterEach(async () => {
 const user = (content: string): NewMessage => ({ role: MessageRole.MESSAGE_ROLE_USER, content });
 const assistant = (content: string): NewMessage => ({ role: MessageRole.MESSAGE_ROLE_ASSISTANT, content });
 const append = (storage: PostgresConversationStorage, conversationId: string, messages: NewMessage[]) =>
-  storage.appendMessages({ conversationId, messages, status: ConversationStatus.CONVERSATION_STATUS_UNSPECIFIED, returnConversation: false });
+  storage.appendMessages({
+    conversationId,
+    messages,
+    status: ConversationStatus.CONVERSATION_STATUS_UNSPECIFIED,
+    returnConversation: false,
+  });
 
 /** Polls `check` until it holds, failing after `ms`. */
 async function until(check: () => boolean | Promise<boolean>, what: string, ms = 15_000): Promise<void> {
@@ -218,7 +223,12 @@ describe('PostgreSQL store replicas with events through NATS JetStream', () => {
     // The same event again (a publish retried after a lost ack): JetStream answers duplicate and stores nothing.
     expect((await js.publish(storedSubject, body, { msgID: String(latest) })).duplicate).toBe(true);
     // An event that claims to follow one that is not the stream's last: refused.
-    await expect(js.publish(storedSubject, JSON.stringify({ id: latest + 1 }), { msgID: String(latest + 1), expect: { lastMsgID: String(latest - 1) } })).rejects.toThrow(/wrong last msg ID/i);
+    await expect(
+      js.publish(storedSubject, JSON.stringify({ id: latest + 1 }), {
+        msgID: String(latest + 1),
+        expect: { lastMsgID: String(latest - 1) },
+      }),
+    ).rejects.toThrow(/wrong last msg ID/i);
     expect(await streamIds()).toEqual(oneToN(latest));
   });
 
@@ -236,7 +246,8 @@ describe('PostgreSQL store replicas with events through NATS JetStream', () => {
     const ROUNDS = 25;
     const writing = Promise.all(
       writers.map(async (writer, index) => {
-        for (let round = 0; round < ROUNDS; round++) await append(writer, conversations[index]!.id, [user(`w${index} r${round}`), assistant('ok')]);
+        for (let round = 0; round < ROUNDS; round++)
+          await append(writer, conversations[index]!.id, [user(`w${index} r${round}`), assistant('ok')]);
       }),
     );
     // Midway the watcher drops and resumes from the last id it got; later the watcher's replica loses NATS for a moment.
@@ -270,7 +281,10 @@ describe('PostgreSQL store replicas with events through NATS JetStream', () => {
     // Writes do not wait on NATS: each of these commits while no replica reaches it.
     for (let index = 0; index < 5; index++) await append(a, id, [user(`during ${index}`)]);
     await gate.up();
-    await until(() => seen.filter((event) => event.messageAdded?.content.startsWith('during')).length === 5, 'the events written while NATS was away');
+    await until(
+      () => seen.filter((event) => event.messageAdded?.content.startsWith('during')).length === 5,
+      'the events written while NATS was away',
+    );
     const latest = await a.latestEventId();
     await until(() => seen.at(-1)?.id === latest, 'the newest event');
     const ids = seen.map((event) => event.id);
@@ -291,7 +305,11 @@ describe('PostgreSQL store replicas with events through NATS JetStream', () => {
     for (let index = 0; index < 3; index++) await append(a, id, [user(`after ${index}`)]);
     // Noticing the deletion takes the consumer's missed heartbeats, then a resubscribe with
     // backoff: seconds, and more on a loaded machine.
-    await until(() => seen.filter((event) => event.messageAdded?.content.startsWith('after')).length === 3, 'the events after the deletion', 45_000);
+    await until(
+      () => seen.filter((event) => event.messageAdded?.content.startsWith('after')).length === 3,
+      'the events after the deletion',
+      45_000,
+    );
     const latest = await a.latestEventId();
     await until(() => seen.at(-1)?.id === latest, 'the newest event');
     const ids = seen.map((event) => event.id);

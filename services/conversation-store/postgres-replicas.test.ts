@@ -47,7 +47,12 @@ afterEach(async () => {
 const user = (content: string): NewMessage => ({ role: MessageRole.MESSAGE_ROLE_USER, content });
 const assistant = (content: string): NewMessage => ({ role: MessageRole.MESSAGE_ROLE_ASSISTANT, content });
 const append = (storage: PostgresConversationStorage, conversationId: string, messages: NewMessage[]) =>
-  storage.appendMessages({ conversationId, messages, status: ConversationStatus.CONVERSATION_STATUS_UNSPECIFIED, returnConversation: false });
+  storage.appendMessages({
+    conversationId,
+    messages,
+    status: ConversationStatus.CONVERSATION_STATUS_UNSPECIFIED,
+    returnConversation: false,
+  });
 
 async function query<T extends pg.QueryResultRow>(sql: string): Promise<T[]> {
   const client = new pg.Client({ connectionString: url });
@@ -101,7 +106,8 @@ describe('PostgreSQL store replicas', () => {
     const ROUNDS = 25;
     const writing = Promise.all(
       writers.map(async (writer, index) => {
-        for (let round = 0; round < ROUNDS; round++) await append(writer, conversations[index]!.id, [user(`w${index} r${round}`), assistant('ok')]);
+        for (let round = 0; round < ROUNDS; round++)
+          await append(writer, conversations[index]!.id, [user(`w${index} r${round}`), assistant('ok')]);
       }),
     );
     // Midway the watcher drops and resumes from the last id it got.
@@ -120,16 +126,34 @@ describe('PostgreSQL store replicas', () => {
     expect(ids).toEqual(expected);
     // 8 × (1 status + 25 × 2 messages) events, and the table's ids are 1…n with no hole.
     expect(newest - start).toBe(8 * (1 + ROUNDS * 2));
-    expect(await query('SELECT count(*)::int AS n, min(id)::int AS min, max(id)::int AS max FROM events')).toEqual([{ n: newest, min: 1, max: newest }]);
+    expect(await query('SELECT count(*)::int AS n, min(id)::int AS min, max(id)::int AS max FROM events')).toEqual([
+      { n: newest, min: 1, max: newest },
+    ]);
   });
 
   it('lets exactly one of two replicas claim an approval, every time', async () => {
     const [a, b] = await Promise.all([replica(), replica()]);
     for (let round = 0; round < 10; round++) {
       const { id } = await a.createConversation({ sessionId: 's', systemPrompt: '' });
-      const approval = await a.createApproval({ conversationId: id, toolCallId: 'c', toolName: 'delete', toolArgsJson: '{}', description: 'd', messages: [], agentChain: [] });
+      const approval = await a.createApproval({
+        conversationId: id,
+        toolCallId: 'c',
+        toolName: 'delete',
+        toolArgsJson: '{}',
+        description: 'd',
+        messages: [],
+        agentChain: [],
+      });
       const claims = await Promise.all(
-        [a, b, a, b].map((store, index) => store.claimApproval({ uuid: approval.uuid, approved: index % 2 === 0, messages: [assistant(`by ${index}`)], clearRun: false, alsoReject: [] })),
+        [a, b, a, b].map((store, index) =>
+          store.claimApproval({
+            uuid: approval.uuid,
+            approved: index % 2 === 0,
+            messages: [assistant(`by ${index}`)],
+            clearRun: false,
+            alsoReject: [],
+          }),
+        ),
       );
       expect(claims.filter((claim) => claim.claimed)).toHaveLength(1);
       const conversation = await b.getConversation({ id, includeMessages: true });
@@ -143,14 +167,39 @@ describe('PostgreSQL store replicas', () => {
     const stores = await Promise.all([replica(), replica(), replica()]);
     for (let round = 0; round < 10; round++) {
       const { id } = await stores[0]!.createConversation({ sessionId: 's', systemPrompt: '' });
-      const approval = await stores[0]!.createApproval({ conversationId: id, toolCallId: 'c', toolName: 'delete', toolArgsJson: '{}', description: 'd', messages: [], agentChain: [] });
+      const approval = await stores[0]!.createApproval({
+        conversationId: id,
+        toolCallId: 'c',
+        toolName: 'delete',
+        toolArgsJson: '{}',
+        description: 'd',
+        messages: [],
+        agentChain: [],
+      });
       const claims = await Promise.all(
-        stores.flatMap((store) => [0, 1].map(() => store.claimApproval({ uuid: approval.uuid, approved: false, expired: true, decidedBy: 'timeout', via: 'timeout', messages: [assistant('expired')], clearRun: false, alsoReject: [] }))),
+        stores.flatMap((store) =>
+          [0, 1].map(() =>
+            store.claimApproval({
+              uuid: approval.uuid,
+              approved: false,
+              expired: true,
+              decidedBy: 'timeout',
+              via: 'timeout',
+              messages: [assistant('expired')],
+              clearRun: false,
+              alsoReject: [],
+            }),
+          ),
+        ),
       );
       expect(claims.filter((claim) => claim.claimed)).toHaveLength(1);
-      const audited = (await stores[1]!.listAudit({ kinds: ['approval.expired'], pageSize: 500, pageToken: '' })).entries.filter((entry) => entry.subject === approval.uuid);
+      const audited = (await stores[1]!.listAudit({ kinds: ['approval.expired'], pageSize: 500, pageToken: '' })).entries.filter(
+        (entry) => entry.subject === approval.uuid,
+      );
       expect(audited).toHaveLength(1);
-      expect((await stores[2]!.getConversation({ id, includeMessages: true })).messages.map((message) => message.content)).toEqual(['expired']);
+      expect((await stores[2]!.getConversation({ id, includeMessages: true })).messages.map((message) => message.content)).toEqual([
+        'expired',
+      ]);
     }
   });
 
@@ -175,7 +224,9 @@ describe('PostgreSQL store replicas', () => {
       }, 'the expired cursor taken over');
       expect(taken).toHaveLength(1);
       // The new holder advances it; the one that is gone no longer can.
-      expect(await stores[taken[0]!]!.advanceWebhookCursor({ endpoint, owner: `replica-${taken[0]}`, lastEventId: 10, ttlMs: 60_000 })).toBe(true);
+      expect(
+        await stores[taken[0]!]!.advanceWebhookCursor({ endpoint, owner: `replica-${taken[0]}`, lastEventId: 10, ttlMs: 60_000 }),
+      ).toBe(true);
       expect(await stores[gone]!.advanceWebhookCursor({ endpoint, owner: `replica-${gone}`, lastEventId: 20, ttlMs: 60_000 })).toBe(false);
       const other = rest.find(({ index }) => index !== taken[0])!;
       expect(await other.store.claimWebhookCursor(endpoint, lease(other.index))).toEqual({ held: false, lastEventId: 10 });
@@ -187,7 +238,14 @@ describe('PostgreSQL store replicas', () => {
     for (let round = 0; round < 10; round++) {
       const { id } = await a.createConversation({ sessionId: 's', systemPrompt: '' });
       const write = (store: PostgresConversationStorage, text: string) =>
-        store.updateRun({ conversationId: id, expectedRevision: 0, messages: [assistant(text)], approvals: [], run: { state: Buffer.from(text), schemaVersion: 1, revision: 0 }, returnConversation: false });
+        store.updateRun({
+          conversationId: id,
+          expectedRevision: 0,
+          messages: [assistant(text)],
+          approvals: [],
+          run: { state: Buffer.from(text), schemaVersion: 1, revision: 0 },
+          returnConversation: false,
+        });
       const results = await Promise.allSettled([write(a, 'from a'), write(b, 'from b')]);
       const won = results.filter((result) => result.status === 'fulfilled');
       const lost = results.filter((result): result is PromiseRejectedResult => result.status === 'rejected');
@@ -219,7 +277,10 @@ describe('PostgreSQL store replicas', () => {
     // B's LISTEN connection drops; what A commits meanwhile still reaches B's watcher, in order.
     b.eventListener!.dropConnection();
     for (let index = 0; index < 5; index++) await append(a, id, [user(`while down ${index}`)]);
-    await until(() => seen.filter((event) => event.messageAdded?.content.startsWith('while down')).length === 5, 'the events written while B was not listening');
+    await until(
+      () => seen.filter((event) => event.messageAdded?.content.startsWith('while down')).length === 5,
+      'the events written while B was not listening',
+    );
     controller.abort();
     const stored = seen.filter((event) => event.id !== 0).map((event) => event.id);
     expect(stored).toEqual([...stored].sort((x, y) => x - y));
@@ -250,7 +311,9 @@ describe('PostgreSQL store replicas', () => {
     const payloads = liveEventPayloads('boot', { id: 0, conversationId: 'c', at: new Date(0), textDelta: { text } });
     expect(payloads.length).toBeGreaterThan(1);
     for (const payload of payloads) expect(Buffer.byteLength(payload)).toBeLessThanOrEqual(MAX_NOTIFY_PAYLOAD);
-    expect(payloads.map((payload) => (JSON.parse(payload) as { event: { textDelta: { text: string } } }).event.textDelta.text).join('')).toBe(text);
+    expect(
+      payloads.map((payload) => (JSON.parse(payload) as { event: { textDelta: { text: string } } }).event.textDelta.text).join(''),
+    ).toBe(text);
   });
 
   it("counts another live replica's running turn as busy, and only a gone replica's mark as a turn a crash cut off", async () => {
@@ -270,7 +333,7 @@ describe('PostgreSQL store replicas', () => {
     expect((await b.startTurn({ conversationId: id, message: user('again') })).started).toBe(true);
   });
 
-  it("reads a replica that stopped beating as gone, without a clean stop", async () => {
+  it('reads a replica that stopped beating as gone, without a clean stop', async () => {
     const a = await replica({ heartbeatMs: 100 });
     const b = await replica({ heartbeatMs: 100 });
     const { id } = await a.createConversation({ sessionId: 's', systemPrompt: '' });
@@ -282,7 +345,11 @@ describe('PostgreSQL store replicas', () => {
     await query(`UPDATE store_replicas SET last_seen = now() - interval '1 second' WHERE boot_id = '${a.bootId}'`);
     expect((await b.getConversation({ id, includeMessages: false })).turnRunning).toBe(false);
     // B's heartbeat sweeps it: the conversation says so before anyone writes to it.
-    await until(async () => (await b.getConversation({ id, includeMessages: true })).messages.some((message) => message.content === INTERRUPTED_TURN_NOTE), 'the sweep');
+    await until(
+      async () =>
+        (await b.getConversation({ id, includeMessages: true })).messages.some((message) => message.content === INTERRUPTED_TURN_NOTE),
+      'the sweep',
+    );
     const started = await b.startTurn({ conversationId: id, message: user('again') });
     expect(started.started).toBe(true);
     expect(started.conversation.messages.map((message) => message.content)).toEqual(['first', INTERRUPTED_TURN_NOTE, 'again']);

@@ -1,10 +1,4 @@
-import {
-  ApprovalStatus,
-  ApprovalTimeoutAction,
-  ConversationStatus,
-  MessageRole,
-  type ToolCall,
-} from '../../gen/ts/asg/store/v1/store.js';
+import { ApprovalStatus, ApprovalTimeoutAction, ConversationStatus, MessageRole, type ToolCall } from '../../gen/ts/asg/store/v1/store.js';
 import { jsonObjectOf } from '../common/json-value.js';
 
 /**

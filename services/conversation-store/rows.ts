@@ -1,4 +1,13 @@
-import type { AuditEntry, Compaction, Conversation, ConversationEvent, Message, PendingApproval, PushConfig, Run } from '../../gen/ts/asg/store/v1/store.js';
+import type {
+  AuditEntry,
+  Compaction,
+  Conversation,
+  ConversationEvent,
+  Message,
+  PendingApproval,
+  PushConfig,
+  Run,
+} from '../../gen/ts/asg/store/v1/store.js';
 import {
   agentChainFromStored,
   approvalStatus,
@@ -121,7 +130,15 @@ export interface AuditRow {
 }
 
 export function auditEntryFromRow(row: AuditRow): AuditEntry {
-  return { id: row.id, at: new Date(row.at), kind: row.kind, actor: row.actor, via: row.via, subject: row.subject, detailJson: row.detail_json };
+  return {
+    id: row.id,
+    at: new Date(row.at),
+    kind: row.kind,
+    actor: row.actor,
+    via: row.via,
+    subject: row.subject,
+    detailJson: row.detail_json,
+  };
 }
 
 export function messageFromRow(row: MessageRow): Message {
@@ -268,9 +285,15 @@ export function eventFromRow(row: EventRow): ConversationEvent {
     case 'message_added':
       return { ...event, messageAdded: messageFromRow(rowOfPayload<MessageRow>(row.payload, row.conversation_id, MESSAGE_JSON_COLUMNS)) };
     case 'approval_requested':
-      return { ...event, approvalRequested: approvalFromRow(rowOfPayload<ApprovalRow>(row.payload, row.conversation_id, APPROVAL_JSON_COLUMNS)) };
+      return {
+        ...event,
+        approvalRequested: approvalFromRow(rowOfPayload<ApprovalRow>(row.payload, row.conversation_id, APPROVAL_JSON_COLUMNS)),
+      };
     case 'approval_resolved':
-      return { ...event, approvalResolved: approvalFromRow(rowOfPayload<ApprovalRow>(row.payload, row.conversation_id, APPROVAL_JSON_COLUMNS)) };
+      return {
+        ...event,
+        approvalResolved: approvalFromRow(rowOfPayload<ApprovalRow>(row.payload, row.conversation_id, APPROVAL_JSON_COLUMNS)),
+      };
     case 'status_changed':
       return { ...event, statusChanged: conversationStatus.value((JSON.parse(row.payload) as { status: string }).status) };
     case 'turn_started':
@@ -294,5 +317,12 @@ export interface PushConfigRow {
 }
 
 export function pushConfigOfRow(row: PushConfigRow): PushConfig {
-  return { conversationId: row.conversation_id, id: row.id, url: row.url, token: row.token, dialect: row.dialect, createdAt: new Date(row.created_at) };
+  return {
+    conversationId: row.conversation_id,
+    id: row.id,
+    url: row.url,
+    token: row.token,
+    dialect: row.dialect,
+    createdAt: new Date(row.created_at),
+  };
 }

@@ -71,7 +71,13 @@ async function pendingApproval(conversationId: string): Promise<PendingApproval>
     toolArgsJson: JSON.stringify({ table: 'users' }),
     description: 'Drop the users table',
     agentChain: [],
-    messages: [{ role: MessageRole.MESSAGE_ROLE_ASSISTANT, content: '', toolCall: { id: 'call-1', name: 'drop_table', argumentsJson: JSON.stringify({ table: 'users' }) } }],
+    messages: [
+      {
+        role: MessageRole.MESSAGE_ROLE_ASSISTANT,
+        content: '',
+        toolCall: { id: 'call-1', name: 'drop_table', argumentsJson: JSON.stringify({ table: 'users' }) },
+      },
+    ],
   });
   return approval!;
 }
@@ -85,7 +91,9 @@ describe('conversation store over gRPC', () => {
     const created = await conversation('be brief');
     const { conversation: read } = await store.getConversation({ id: created.id, includeMessages: true });
     expect(read?.sessionId).toBe('0badcafe');
-    expect(read?.messages.map((message) => [message.seq, message.role, message.content])).toEqual([[1, MessageRole.MESSAGE_ROLE_SYSTEM, 'be brief']]);
+    expect(read?.messages.map((message) => [message.seq, message.role, message.content])).toEqual([
+      [1, MessageRole.MESSAGE_ROLE_SYSTEM, 'be brief'],
+    ]);
     expect(read?.createdAt).toBeInstanceOf(Date);
 
     const page = await store.listConversations({ pageSize: 0, pageToken: '' });
@@ -146,7 +154,10 @@ describe('conversation store over gRPC', () => {
   it('runs an approval through its whole lifecycle', async () => {
     const { id } = await conversation();
     const approval = await pendingApproval(id);
-    await expect(pendingApproval(id)).rejects.toMatchObject({ code: GrpcStatus.FAILED_PRECONDITION, message: expect.stringContaining(approval.uuid) });
+    await expect(pendingApproval(id)).rejects.toMatchObject({
+      code: GrpcStatus.FAILED_PRECONDITION,
+      message: expect.stringContaining(approval.uuid),
+    });
 
     const { conversation: waiting } = await store.getConversation({ id, includeMessages: false });
     expect(waiting?.status).toBe(ConversationStatus.CONVERSATION_STATUS_WAITING_APPROVAL);
@@ -168,11 +179,19 @@ describe('conversation store over gRPC', () => {
     const { approval: done } = await store.finishApprovalExecution({
       uuid: approval.uuid,
       success: true,
-      messages: [{ role: MessageRole.MESSAGE_ROLE_TOOL, content: 'dropped', toolCall: { id: 'call-1', name: 'drop_table', argumentsJson: JSON.stringify({ table: 'users' }), result: 'dropped' } }],
+      messages: [
+        {
+          role: MessageRole.MESSAGE_ROLE_TOOL,
+          content: 'dropped',
+          toolCall: { id: 'call-1', name: 'drop_table', argumentsJson: JSON.stringify({ table: 'users' }), result: 'dropped' },
+        },
+      ],
     });
     expect(done?.status).toBe(ApprovalStatus.APPROVAL_STATUS_DONE);
     const { conversation: after } = await store.getConversation({ id, includeMessages: true });
-    expect(after).toEqual((await store.appendMessages({ conversationId: id, messages: [], status: 0, returnConversation: true })).conversation);
+    expect(after).toEqual(
+      (await store.appendMessages({ conversationId: id, messages: [], status: 0, returnConversation: true })).conversation,
+    );
     expect(after?.status).toBe(ConversationStatus.CONVERSATION_STATUS_ACTIVE);
     expect(after?.messages.at(-1)?.toolCall?.result).toBe('dropped');
     expect(after?.messageCount).toBe(3);
@@ -254,9 +273,18 @@ describe('JSON values over gRPC', () => {
       toolArgsJson: deep,
       description: 'Drop',
       agentChain: [],
-      messages: [{ role: MessageRole.MESSAGE_ROLE_ASSISTANT, content: '', toolCall: { id: 'call-1', name: 'drop_table', argumentsJson: deep } }],
+      messages: [
+        { role: MessageRole.MESSAGE_ROLE_ASSISTANT, content: '', toolCall: { id: 'call-1', name: 'drop_table', argumentsJson: deep } },
+      ],
     });
-    await store.claimApproval({ uuid: approval!.uuid, approved: true, messages: [], clearRun: false, alsoReject: [], editedArgsJson: deep });
+    await store.claimApproval({
+      uuid: approval!.uuid,
+      approved: true,
+      messages: [],
+      clearRun: false,
+      alsoReject: [],
+      editedArgsJson: deep,
+    });
 
     expect((await store.getApproval({ uuid: approval!.uuid })).approval).toMatchObject({ toolArgsJson: deep, editedArgsJson: deep });
     const listed = await store.listApprovals({ statuses: [], conversationId: id, pageSize: 0, pageToken: '' });
@@ -277,15 +305,41 @@ describe('JSON values over gRPC', () => {
 
   it('answers INVALID_ARGUMENT for a value that is not the text of a JSON object, and stores nothing', async () => {
     const { id } = await conversation();
-    for (const [text, problem] of [['[1]', 'must be a JSON object'], ['{"a":', 'must be valid JSON'], ['', 'must be valid JSON']] as const) {
-      const request = { conversationId: id, toolCallId: 'c', toolName: 't', toolArgsJson: text, description: 'd', agentChain: [], messages: [] };
-      await expect(store.createApproval(request)).rejects.toMatchObject({ code: GrpcStatus.INVALID_ARGUMENT, message: expect.stringContaining(`tool_args_json: the value ${problem}`) });
+    for (const [text, problem] of [
+      ['[1]', 'must be a JSON object'],
+      ['{"a":', 'must be valid JSON'],
+      ['', 'must be valid JSON'],
+    ] as const) {
+      const request = {
+        conversationId: id,
+        toolCallId: 'c',
+        toolName: 't',
+        toolArgsJson: text,
+        description: 'd',
+        agentChain: [],
+        messages: [],
+      };
+      await expect(store.createApproval(request)).rejects.toMatchObject({
+        code: GrpcStatus.INVALID_ARGUMENT,
+        message: expect.stringContaining(`tool_args_json: the value ${problem}`),
+      });
     }
     const call = { id: 'c', name: 't', argumentsJson: '"text"' };
     await expect(
-      store.appendMessages({ conversationId: id, messages: [{ role: MessageRole.MESSAGE_ROLE_ASSISTANT, content: '', toolCall: call }], status: ConversationStatus.CONVERSATION_STATUS_UNSPECIFIED, returnConversation: false }),
-    ).rejects.toMatchObject({ code: GrpcStatus.INVALID_ARGUMENT, message: expect.stringContaining('messages[0].tool_call.arguments_json: the value must be a JSON object') });
-    expect((await store.getConversation({ id, includeMessages: false })).conversation).toMatchObject({ status: ConversationStatus.CONVERSATION_STATUS_ACTIVE, messageCount: 1 });
+      store.appendMessages({
+        conversationId: id,
+        messages: [{ role: MessageRole.MESSAGE_ROLE_ASSISTANT, content: '', toolCall: call }],
+        status: ConversationStatus.CONVERSATION_STATUS_UNSPECIFIED,
+        returnConversation: false,
+      }),
+    ).rejects.toMatchObject({
+      code: GrpcStatus.INVALID_ARGUMENT,
+      message: expect.stringContaining('messages[0].tool_call.arguments_json: the value must be a JSON object'),
+    });
+    expect((await store.getConversation({ id, includeMessages: false })).conversation).toMatchObject({
+      status: ConversationStatus.CONVERSATION_STATUS_ACTIVE,
+      messageCount: 1,
+    });
   });
 });
 
@@ -299,7 +353,10 @@ describe('conversation owners over gRPC', () => {
     const mine = await store.listConversations({ pageSize: 0, pageToken: '', owner: 'alice' });
     expect(mine.conversations.map((item) => [item.id, item.owner])).toEqual([[alices!.id, 'alice']]);
     expect(mine.summary).toEqual({ total: 1, active: 1, waitingApproval: 0, completed: 0 });
-    expect((await store.listConversations({ pageSize: 0, pageToken: '' })).conversations.map((item) => item.id)).toEqual([plain.id, alices!.id]);
+    expect((await store.listConversations({ pageSize: 0, pageToken: '' })).conversations.map((item) => item.id)).toEqual([
+      plain.id,
+      alices!.id,
+    ]);
   });
 
   it('answers INVALID_ARGUMENT for a blank, too long or control-character owner', async () => {
@@ -309,8 +366,14 @@ describe('conversation owners over gRPC', () => {
       ['x'.repeat(513), 'owner: at most 512 characters'],
       ['al\nice', 'owner: no control characters'],
     ] as const) {
-      await expect(store.createConversation({ sessionId: '0badcafe', systemPrompt: '', owner })).rejects.toMatchObject({ code: GrpcStatus.INVALID_ARGUMENT, message: expect.stringContaining(message) });
-      await expect(store.listConversations({ pageSize: 0, pageToken: '', owner })).rejects.toMatchObject({ code: GrpcStatus.INVALID_ARGUMENT, message: expect.stringContaining(message) });
+      await expect(store.createConversation({ sessionId: '0badcafe', systemPrompt: '', owner })).rejects.toMatchObject({
+        code: GrpcStatus.INVALID_ARGUMENT,
+        message: expect.stringContaining(message),
+      });
+      await expect(store.listConversations({ pageSize: 0, pageToken: '', owner })).rejects.toMatchObject({
+        code: GrpcStatus.INVALID_ARGUMENT,
+        message: expect.stringContaining(message),
+      });
     }
   });
 });
@@ -377,7 +440,11 @@ describe('A2A origins and agent chains over gRPC', () => {
         message: expect.stringContaining(message),
       });
     }
-    const longest = await store.createConversation({ sessionId: '0badcafe', systemPrompt: '', a2aOrigin: { dialect: 'seed', contextId: 'x'.repeat(256) } });
+    const longest = await store.createConversation({
+      sessionId: '0badcafe',
+      systemPrompt: '',
+      a2aOrigin: { dialect: 'seed', contextId: 'x'.repeat(256) },
+    });
     expect(longest.conversation?.a2aOrigin?.contextId).toHaveLength(256);
 
     const { id } = await conversation();
@@ -386,14 +453,36 @@ describe('A2A origins and agent chains over gRPC', () => {
       [Array.from({ length: 21 }, (_, index) => `agent-${index}`), 'agent_chain: at most 20 agents'],
     ];
     for (const [agentChain, message] of refusedChains) {
-      const request = { conversationId: id, toolCallId: 'call-1', toolName: 'drop_table', toolArgsJson: '{}', description: 'Drop', agentChain, messages: [] };
-      await expect(store.createApproval(request)).rejects.toMatchObject({ code: GrpcStatus.INVALID_ARGUMENT, message: expect.stringContaining(message) });
-      const approvals = [{ uuid: '1a2b3c4d-5e6f-4a7b-8c9d-0e1f2a3b4c5d', toolCallId: 'call-1', toolName: 'drop_table', toolArgsJson: '{}', description: 'Drop', agentChain }];
+      const request = {
+        conversationId: id,
+        toolCallId: 'call-1',
+        toolName: 'drop_table',
+        toolArgsJson: '{}',
+        description: 'Drop',
+        agentChain,
+        messages: [],
+      };
+      await expect(store.createApproval(request)).rejects.toMatchObject({
+        code: GrpcStatus.INVALID_ARGUMENT,
+        message: expect.stringContaining(message),
+      });
+      const approvals = [
+        {
+          uuid: '1a2b3c4d-5e6f-4a7b-8c9d-0e1f2a3b4c5d',
+          toolCallId: 'call-1',
+          toolName: 'drop_table',
+          toolArgsJson: '{}',
+          description: 'Drop',
+          agentChain,
+        },
+      ];
       await expect(
         store.updateRun({ conversationId: id, messages: [], approvals, expectedRevision: 0, returnConversation: false }),
       ).rejects.toMatchObject({ code: GrpcStatus.INVALID_ARGUMENT, message: expect.stringContaining(`approvals[0].${message}`) });
     }
-    expect((await store.getConversation({ id, includeMessages: false })).conversation?.status).toBe(ConversationStatus.CONVERSATION_STATUS_ACTIVE);
+    expect((await store.getConversation({ id, includeMessages: false })).conversation?.status).toBe(
+      ConversationStatus.CONVERSATION_STATUS_ACTIVE,
+    );
   });
 });
 
@@ -409,7 +498,11 @@ describe('UpdateRun over gRPC', () => {
     agentChain: [],
   });
   // Opaque bytes, some not UTF-8, so that nothing on the way may treat them as text.
-  const state: Run = { state: Buffer.concat([Buffer.from(`{"pauses":["${A}","${B}"]}`), Buffer.from([0x00, 0xff, 0xc3])]), schemaVersion: 1, revision: 0 };
+  const state: Run = {
+    state: Buffer.concat([Buffer.from(`{"pauses":["${A}","${B}"]}`), Buffer.from([0x00, 0xff, 0xc3])]),
+    schemaVersion: 1,
+    revision: 0,
+  };
   const updateRequest = (conversationId: string, change: Partial<UpdateRunRequest> = {}): UpdateRunRequest => ({
     conversationId,
     messages: [],
@@ -467,7 +560,9 @@ describe('UpdateRun over gRPC', () => {
     // Only the winner's messages and run were stored.
     const { conversation: after } = await store.getConversation({ id, includeMessages: true });
     const winner = after!.run!.state.toString();
-    expect(after?.messages.filter((message) => message.content.startsWith('branch ')).map((message) => message.content)).toEqual([`branch ${winner}`]);
+    expect(after?.messages.filter((message) => message.content.startsWith('branch ')).map((message) => message.content)).toEqual([
+      `branch ${winner}`,
+    ]);
     expect(after?.runRevision).toBe(1);
   });
 
@@ -480,13 +575,19 @@ describe('UpdateRun over gRPC', () => {
       [{ expectedRevision: -1 }, 'expected_revision: a revision, 0 or more'],
     ];
     for (const [change, message] of refused) {
-      await expect(store.updateRun(updateRequest(id, change))).rejects.toMatchObject({ code: GrpcStatus.INVALID_ARGUMENT, message: expect.stringContaining(message) });
+      await expect(store.updateRun(updateRequest(id, change))).rejects.toMatchObject({
+        code: GrpcStatus.INVALID_ARGUMENT,
+        message: expect.stringContaining(message),
+      });
     }
     expect((await store.getConversation({ id, includeMessages: false })).conversation?.runRevision).toBe(0);
     const uuid = '0f1e2d3c-4b5a-4968-8776-a5b4c3d2e1f0';
     await expect(
       store.claimApproval({ uuid, approved: true, messages: [], clearRun: false, alsoReject: [{ uuid, messages: [] }] }),
-    ).rejects.toMatchObject({ code: GrpcStatus.INVALID_ARGUMENT, message: expect.stringContaining('also_reject: only a rejection rejects other approvals with it') });
+    ).rejects.toMatchObject({
+      code: GrpcStatus.INVALID_ARGUMENT,
+      message: expect.stringContaining('also_reject: only a rejection rejects other approvals with it'),
+    });
   });
 
   it('rejects the other pending approval with a winning rejection (also_reject) and returns the active conversation', async () => {
@@ -504,7 +605,10 @@ describe('UpdateRun over gRPC', () => {
     expect(claim.conversation?.pendingApprovals).toEqual([]);
     expect(claim.conversation?.run).toBeUndefined();
     expect(claim.conversation?.runRevision).toBe(2);
-    expect(claim.conversation?.messages.slice(-2).map((message) => message.content)).toEqual(['users: rejected', 'orders: rejected with users']);
+    expect(claim.conversation?.messages.slice(-2).map((message) => message.content)).toEqual([
+      'users: rejected',
+      'orders: rejected with users',
+    ]);
     expect((await store.getApproval({ uuid: B })).approval?.status).toBe(ApprovalStatus.APPROVAL_STATUS_REJECTED);
   });
 
@@ -516,7 +620,9 @@ describe('UpdateRun over gRPC', () => {
     expect(start.started).toBe(true);
     expect(start.conversation?.run).toBeUndefined();
     expect(start.conversation?.runRevision).toBe(2);
-    await expect(store.updateRun(updateRequest(id, { expectedRevision: 1, run: state }))).rejects.toMatchObject({ code: GrpcStatus.ABORTED });
+    await expect(store.updateRun(updateRequest(id, { expectedRevision: 1, run: state }))).rejects.toMatchObject({
+      code: GrpcStatus.ABORTED,
+    });
     expect((await store.getConversation({ id, includeMessages: false })).conversation?.runRevision).toBe(2);
   });
 });
@@ -533,14 +639,27 @@ describe('runs with leases over gRPC', () => {
     expect(await store.renewRunLease({ conversationId: id, lease: lease('b') })).toEqual({ held: false });
     expect(await store.takeOverRuns({ lease: lease('b'), limit: 10, givenUp: [] })).toEqual({ runs: [] });
     expect(await store.releaseRunLease({ conversationId: id, owner: 'a' })).toEqual({ released: true });
-    expect(await store.takeOverRuns({ lease: lease('b'), limit: 10, givenUp: [] })).toEqual({ runs: [{ conversationId: id, previousOwner: 'a', takeovers: 1 }] });
+    expect(await store.takeOverRuns({ lease: lease('b'), limit: 10, givenUp: [] })).toEqual({
+      runs: [{ conversationId: id, previousOwner: 'a', takeovers: 1 }],
+    });
     const append = (leaseOwner: string) =>
-      store.appendMessages({ conversationId: id, messages: [{ role: MessageRole.MESSAGE_ROLE_ASSISTANT, content: leaseOwner }], status: ConversationStatus.CONVERSATION_STATUS_UNSPECIFIED, returnConversation: false, leaseOwner });
-    await expect(append('a')).rejects.toMatchObject({ code: GrpcStatus.ABORTED, message: expect.stringContaining('lease is held by another replica') });
+      store.appendMessages({
+        conversationId: id,
+        messages: [{ role: MessageRole.MESSAGE_ROLE_ASSISTANT, content: leaseOwner }],
+        status: ConversationStatus.CONVERSATION_STATUS_UNSPECIFIED,
+        returnConversation: false,
+        leaseOwner,
+      });
+    await expect(append('a')).rejects.toMatchObject({
+      code: GrpcStatus.ABORTED,
+      message: expect.stringContaining('lease is held by another replica'),
+    });
     await append('b');
     const { conversation: read } = await store.getConversation({ id, includeMessages: true });
     expect(read?.messages.map((message) => message.content)).toEqual(['be brief', 'go', 'b']);
-    await expect(store.renewRunLease({ conversationId: '11111111-2222-4333-8444-555555555555', lease: lease('a') })).rejects.toMatchObject({ code: GrpcStatus.NOT_FOUND });
+    await expect(store.renewRunLease({ conversationId: '11111111-2222-4333-8444-555555555555', lease: lease('a') })).rejects.toMatchObject({
+      code: GrpcStatus.NOT_FOUND,
+    });
   });
 
   it('answers INVALID_ARGUMENT for a missing lease, an empty or too long owner or node, a ttl or limit out of range, and replaces_uuid without outcome_unknown', async () => {
@@ -556,26 +675,67 @@ describe('runs with leases over gRPC', () => {
       [store.releaseRunLease({ conversationId: '', owner: 'a' }), 'conversation_id: required'],
       [store.takeOverRuns({ lease: lease('a'), limit: 0, givenUp: [] }), 'limit: from 1 to 100'],
       [store.takeOverRuns({ lease: lease('a'), limit: 101, givenUp: [] }), 'limit: at most 100'],
-      [store.takeOverRuns({ lease: lease('a'), limit: 1, givenUp: Array.from({ length: 101 }, () => id) }), 'given_up: at most 100 conversation ids'],
-      [store.startTurn({ conversationId: id, message: user('go'), lease: lease('a', -5) }), 'lease.ttl_ms'],
-      [store.claimApproval({ uuid: id, approved: true, messages: [], clearRun: false, alsoReject: [], continuesTurn: true, lease: { ...lease('a'), node: '' } }), 'lease.node: required'],
       [
-        store.appendMessages({ conversationId: id, messages: [], status: ConversationStatus.CONVERSATION_STATUS_UNSPECIFIED, returnConversation: false, leaseOwner: long }),
+        store.takeOverRuns({ lease: lease('a'), limit: 1, givenUp: Array.from({ length: 101 }, () => id) }),
+        'given_up: at most 100 conversation ids',
+      ],
+      [store.startTurn({ conversationId: id, message: user('go'), lease: lease('a', -5) }), 'lease.ttl_ms'],
+      [
+        store.claimApproval({
+          uuid: id,
+          approved: true,
+          messages: [],
+          clearRun: false,
+          alsoReject: [],
+          continuesTurn: true,
+          lease: { ...lease('a'), node: '' },
+        }),
+        'lease.node: required',
+      ],
+      [
+        store.appendMessages({
+          conversationId: id,
+          messages: [],
+          status: ConversationStatus.CONVERSATION_STATUS_UNSPECIFIED,
+          returnConversation: false,
+          leaseOwner: long,
+        }),
         'lease_owner: at most 200 characters',
       ],
-      [store.updateRun({ conversationId: id, messages: [], approvals: [], expectedRevision: 0, returnConversation: false, interruptedApproval: '' }), 'interrupted_approval: required'],
       [
         store.updateRun({
           conversationId: id,
           messages: [],
-          approvals: [{ uuid: '0e1d2c3b-4a59-4687-8796-a5b4c3d2e1f0', toolCallId: 'c', toolName: 't', toolArgsJson: '{}', description: '', agentChain: [], replacesUuid: '9f8e7d6c-5b4a-4938-8271-605f4e3d2c1b' }],
+          approvals: [],
+          expectedRevision: 0,
+          returnConversation: false,
+          interruptedApproval: '',
+        }),
+        'interrupted_approval: required',
+      ],
+      [
+        store.updateRun({
+          conversationId: id,
+          messages: [],
+          approvals: [
+            {
+              uuid: '0e1d2c3b-4a59-4687-8796-a5b4c3d2e1f0',
+              toolCallId: 'c',
+              toolName: 't',
+              toolArgsJson: '{}',
+              description: '',
+              agentChain: [],
+              replacesUuid: '9f8e7d6c-5b4a-4938-8271-605f4e3d2c1b',
+            },
+          ],
           expectedRevision: 0,
           returnConversation: false,
         }),
         'approvals[0].replaces_uuid: only an approval with outcome_unknown replaces another',
       ],
     ];
-    for (const [call, message] of refused) await expect(call).rejects.toMatchObject({ code: GrpcStatus.INVALID_ARGUMENT, message: expect.stringContaining(message) });
+    for (const [call, message] of refused)
+      await expect(call).rejects.toMatchObject({ code: GrpcStatus.INVALID_ARGUMENT, message: expect.stringContaining(message) });
     const { conversation: read } = await store.getConversation({ id, includeMessages: true });
     expect([read?.messageCount, read?.turnRunning, read?.runRevision]).toEqual([1, false, 0]);
   });
@@ -583,8 +743,13 @@ describe('runs with leases over gRPC', () => {
 
 describe('WatchEvents and PublishEvent over gRPC', () => {
   const describeEvent = (event: ConversationEvent | undefined) =>
-    event?.messageAdded ? `message_added ${event.messageAdded.content}` : event?.textDelta ? `text_delta ${event.textDelta.text}` : JSON.stringify(event);
-  const watch = (conversationId: string, afterId: number) => store.watchEvents({ conversationId, afterId, storedOnly: false })[Symbol.asyncIterator]();
+    event?.messageAdded
+      ? `message_added ${event.messageAdded.content}`
+      : event?.textDelta
+        ? `text_delta ${event.textDelta.text}`
+        : JSON.stringify(event);
+  const watch = (conversationId: string, afterId: number) =>
+    store.watchEvents({ conversationId, afterId, storedOnly: false })[Symbol.asyncIterator]();
   const appendText = (conversationId: string, content: string) =>
     store.appendMessages({
       conversationId,
@@ -605,7 +770,9 @@ describe('WatchEvents and PublishEvent over gRPC', () => {
     expect([committed?.id, describeEvent(committed)]).toEqual([3, 'message_added hello']);
 
     // Published events go to the conversation's watchers (the id as any case names it), with id 0 and a time.
-    await store.publishEvent({ event: { id: 99, conversationId: id.toUpperCase(), at: undefined, textDelta: { text: 'Hel', node: 'writer' } } });
+    await store.publishEvent({
+      event: { id: 99, conversationId: id.toUpperCase(), at: undefined, textDelta: { text: 'Hel', node: 'writer' } },
+    });
     const published = (await events.next()).value?.event;
     expect(published).toMatchObject({ id: 0, conversationId: id, textDelta: { text: 'Hel', node: 'writer' } });
     expect(published?.at).toBeInstanceOf(Date);
@@ -620,7 +787,10 @@ describe('WatchEvents and PublishEvent over gRPC', () => {
     await appendText(id, 'seen');
     await mine.next();
     expect(await read()).toBe(true);
-    expect((await store.startTurn({ conversationId: id, message: { role: MessageRole.MESSAGE_ROLE_USER, content: 'hi' } })).conversation?.watched).toBe(true);
+    expect(
+      (await store.startTurn({ conversationId: id, message: { role: MessageRole.MESSAGE_ROLE_USER, content: 'hi' } })).conversation
+        ?.watched,
+    ).toBe(true);
     await mine.return?.();
     await expect.poll(read).toBe(false);
     const every = watch('', 1);
@@ -652,7 +822,9 @@ describe('WatchEvents and PublishEvent over gRPC', () => {
     await appendText(first.id, 'to the first');
     const seen = [];
     for (let index = 0; index < 3; index++) seen.push((await events.next()).value?.event);
-    expect(seen.map((event) => [event?.conversationId, event?.messageAdded?.content ?? ConversationStatus[event?.statusChanged ?? 0]])).toEqual([
+    expect(
+      seen.map((event) => [event?.conversationId, event?.messageAdded?.content ?? ConversationStatus[event?.statusChanged ?? 0]]),
+    ).toEqual([
       [second.id, 'CONVERSATION_STATUS_ACTIVE'],
       [second.id, 'second'],
       [first.id, 'to the first'],
@@ -663,19 +835,48 @@ describe('WatchEvents and PublishEvent over gRPC', () => {
   it('refuses a bad watch or publish with INVALID_ARGUMENT, and an unknown conversation with NOT_FOUND', async () => {
     const { id } = await conversation();
     await expect(watch('00000000-0000-4000-8000-000000000000', 0).next()).rejects.toMatchObject({ code: GrpcStatus.NOT_FOUND });
-    await expect(watch(id, -1).next()).rejects.toMatchObject({ code: GrpcStatus.INVALID_ARGUMENT, message: expect.stringContaining('after_id') });
+    await expect(watch(id, -1).next()).rejects.toMatchObject({
+      code: GrpcStatus.INVALID_ARGUMENT,
+      message: expect.stringContaining('after_id'),
+    });
     const refused: [PublishEventRequest, string][] = [
       [{ event: undefined }, 'event: an event'],
-      [{ event: { id: 0, conversationId: id, at: undefined, messageAdded: { id: 'm', role: 2, content: 'forged', seq: 9, createdAt: undefined } } }, 'stored kinds are written by the store itself'],
-      [{ event: { id: 0, conversationId: id, at: undefined, textDelta: { text: 'a' }, toolCallStarted: { id: 'c', name: 't', argumentsJson: '{}' } } }, 'exactly one of'],
+      [
+        {
+          event: {
+            id: 0,
+            conversationId: id,
+            at: undefined,
+            messageAdded: { id: 'm', role: 2, content: 'forged', seq: 9, createdAt: undefined },
+          },
+        },
+        'stored kinds are written by the store itself',
+      ],
+      [
+        {
+          event: {
+            id: 0,
+            conversationId: id,
+            at: undefined,
+            textDelta: { text: 'a' },
+            toolCallStarted: { id: 'c', name: 't', argumentsJson: '{}' },
+          },
+        },
+        'exactly one of',
+      ],
       [{ event: { id: 0, conversationId: id, at: undefined } }, 'exactly one of'],
       [{ event: { id: 0, conversationId: id, at: undefined, textDelta: { text: '' } } }, 'event.text_delta.text: the text, not empty'],
       [{ event: { id: 0, conversationId: '', at: undefined, textDelta: { text: 'a' } } }, 'event.conversation_id: required'],
     ];
     for (const [request, message] of refused) {
-      await expect(store.publishEvent(request)).rejects.toMatchObject({ code: GrpcStatus.INVALID_ARGUMENT, message: expect.stringContaining(message) });
+      await expect(store.publishEvent(request)).rejects.toMatchObject({
+        code: GrpcStatus.INVALID_ARGUMENT,
+        message: expect.stringContaining(message),
+      });
     }
-    await expect(store.publishEvent({ event: { id: 0, conversationId: 'not-a-uuid', at: undefined, textDelta: { text: 'a' } } })).rejects.toMatchObject({
+    await expect(
+      store.publishEvent({ event: { id: 0, conversationId: 'not-a-uuid', at: undefined, textDelta: { text: 'a' } } }),
+    ).rejects.toMatchObject({
       code: GrpcStatus.NOT_FOUND,
     });
   });
@@ -691,7 +892,10 @@ describe('WatchEvents and PublishEvent over gRPC', () => {
     pending.catch(() => undefined);
     // A stop that waited for its watchers would never return: this watcher never ends by itself.
     await service.stop();
-    await expect(pending).rejects.toMatchObject({ code: GrpcStatus.UNAVAILABLE, message: expect.stringContaining('watch again with after_id 3') });
+    await expect(pending).rejects.toMatchObject({
+      code: GrpcStatus.UNAVAILABLE,
+      message: expect.stringContaining('watch again with after_id 3'),
+    });
   });
 
   it('ends a watcher that stops reading with RESOURCE_EXHAUSTED once it falls too far behind, naming the id to watch again with', async () => {
@@ -711,7 +915,12 @@ describe('WatchEvents and PublishEvent over gRPC', () => {
       const first = events.next();
       const big = 'x'.repeat(32 * 1024);
       const append = (content: string) =>
-        client.appendMessages({ conversationId: id, messages: [{ role: MessageRole.MESSAGE_ROLE_USER, content }], status: ConversationStatus.CONVERSATION_STATUS_UNSPECIFIED, returnConversation: false });
+        client.appendMessages({
+          conversationId: id,
+          messages: [{ role: MessageRole.MESSAGE_ROLE_USER, content }],
+          status: ConversationStatus.CONVERSATION_STATUS_UNSPECIFIED,
+          returnConversation: false,
+        });
       await append('first');
       expect(describeEvent((await first).value?.event)).toBe('message_added first');
       // The watcher reads nothing while 200 events of 32 KiB commit.
@@ -738,7 +947,9 @@ describe('WatchEvents and PublishEvent over gRPC', () => {
       const again = client.watchEvents({ conversationId: id, afterId: lastId, storedOnly: false })[Symbol.asyncIterator]();
       const rest: string[] = [];
       while (rest.length < 200 - received.length) rest.push((await again.next()).value!.event!.messageAdded!.content.split(' ')[0]!);
-      expect([...received.map((event) => event.messageAdded!.content.split(' ')[0]), ...rest]).toEqual(Array.from({ length: 200 }, (_, index) => String(index)));
+      expect([...received.map((event) => event.messageAdded!.content.split(' ')[0]), ...rest]).toEqual(
+        Array.from({ length: 200 }, (_, index) => String(index)),
+      );
       await again.return?.();
     } finally {
       client.close();
@@ -749,21 +960,50 @@ describe('WatchEvents and PublishEvent over gRPC', () => {
 
 describe('approvals as audited resources over gRPC', () => {
   const lease = (owner: string, ttlMs = 60_000): RunLease => ({ owner, node: `node-of-${owner}`, ttlMs });
-  const claimRequest = (uuid: string, change: Partial<ClaimApprovalRequest> = {}): ClaimApprovalRequest => ({ uuid, approved: false, messages: [], clearRun: false, alsoReject: [], ...change });
+  const claimRequest = (uuid: string, change: Partial<ClaimApprovalRequest> = {}): ClaimApprovalRequest => ({
+    uuid,
+    approved: false,
+    messages: [],
+    clearRun: false,
+    alsoReject: [],
+    ...change,
+  });
   const invalid = (message: string) => ({ code: GrpcStatus.INVALID_ARGUMENT, message: expect.stringContaining(message) });
 
   it('decides with identity and edited arguments, lists the approval, and shows the decision in the audit trail', async () => {
     const { id } = await conversation();
     const approval = await pendingApproval(id);
-    const { claimed } = await store.claimApproval(claimRequest(approval.uuid, { approved: true, decidedBy: 'alice', via: 'web', reason: 'ok', editedArgsJson: JSON.stringify({ table: 'tmp_users' }) }));
+    const { claimed } = await store.claimApproval(
+      claimRequest(approval.uuid, {
+        approved: true,
+        decidedBy: 'alice',
+        via: 'web',
+        reason: 'ok',
+        editedArgsJson: JSON.stringify({ table: 'tmp_users' }),
+      }),
+    );
     expect(claimed).toBe(true);
-    const { approvals, nextPageToken } = await store.listApprovals({ statuses: [ApprovalStatus.APPROVAL_STATUS_APPROVED], conversationId: id, pageSize: 0, pageToken: '' });
-    expect(approvals.map((item) => [item.uuid, item.decidedBy, item.via, item.reason, JSON.parse(item.editedArgsJson!), JSON.parse(item.toolArgsJson)])).toEqual([
-      [approval.uuid, 'alice', 'web', 'ok', { table: 'tmp_users' }, { table: 'users' }],
-    ]);
+    const { approvals, nextPageToken } = await store.listApprovals({
+      statuses: [ApprovalStatus.APPROVAL_STATUS_APPROVED],
+      conversationId: id,
+      pageSize: 0,
+      pageToken: '',
+    });
+    expect(
+      approvals.map((item) => [
+        item.uuid,
+        item.decidedBy,
+        item.via,
+        item.reason,
+        JSON.parse(item.editedArgsJson!),
+        JSON.parse(item.toolArgsJson),
+      ]),
+    ).toEqual([[approval.uuid, 'alice', 'web', 'ok', { table: 'tmp_users' }, { table: 'users' }]]);
     expect(nextPageToken).toBe('');
     const { entries } = await store.listAudit({ kinds: ['approval.decided'], pageSize: 10, pageToken: '' });
-    expect(entries.map((entry) => [entry.kind, entry.actor, entry.via, entry.subject])).toEqual([['approval.decided', 'alice', 'web', approval.uuid]]);
+    expect(entries.map((entry) => [entry.kind, entry.actor, entry.via, entry.subject])).toEqual([
+      ['approval.decided', 'alice', 'web', approval.uuid],
+    ]);
     expect(JSON.parse(entries[0]!.detailJson)).toMatchObject({ approved: true, status: 'approved', reason: 'ok', edited: true });
     expect((await store.listDueApprovals({ limit: 100 })).approvals).toEqual([]);
   });
@@ -778,14 +1018,28 @@ describe('approvals as audited resources over gRPC', () => {
       [{ decidedBy: 'x'.repeat(513) }, 'decided_by: at most 512 characters'],
       [{ via: 'v'.repeat(33) }, 'via: at most 32 characters'],
     ];
-    for (const [change, message] of refused) await expect(store.claimApproval(claimRequest(approval.uuid, change))).rejects.toMatchObject(invalid(message));
+    for (const [change, message] of refused)
+      await expect(store.claimApproval(claimRequest(approval.uuid, change))).rejects.toMatchObject(invalid(message));
     expect((await store.getApproval({ uuid: approval.uuid })).approval?.status).toBe(ApprovalStatus.APPROVAL_STATUS_PENDING);
     // An expiry that is longer than a year, or negative, is refused with the approval.
-    for (const [expiresInMs, message] of [[-1, 'expires_in_ms: milliseconds, 0 or more'], [400 * 24 * 3_600_000, 'expires_in_ms: at most']] as const) {
+    for (const [expiresInMs, message] of [
+      [-1, 'expires_in_ms: milliseconds, 0 or more'],
+      [400 * 24 * 3_600_000, 'expires_in_ms: at most'],
+    ] as const) {
       const request = {
         conversationId: id,
         messages: [],
-        approvals: [{ uuid: '0f1e2d3c-4b5a-4968-8776-a5b4c3d2e1f0', toolCallId: 'c', toolName: 't', toolArgsJson: '{}', description: 'd', agentChain: [], expiresInMs }],
+        approvals: [
+          {
+            uuid: '0f1e2d3c-4b5a-4968-8776-a5b4c3d2e1f0',
+            toolCallId: 'c',
+            toolName: 't',
+            toolArgsJson: '{}',
+            description: 'd',
+            agentChain: [],
+            expiresInMs,
+          },
+        ],
         expectedRevision: 0,
         returnConversation: false,
       };
@@ -795,13 +1049,25 @@ describe('approvals as audited resources over gRPC', () => {
 
   it('answers INVALID_ARGUMENT for lists, audit entries and webhook cursors outside their rules', async () => {
     const list = { statuses: [], conversationId: '', pageSize: 0, pageToken: '' };
-    await expect(store.listApprovals({ ...list, statuses: [99 as ApprovalStatus] })).rejects.toMatchObject(invalid('statuses[0]: one of pending'));
-    await expect(store.listApprovals({ ...list, statuses: [ApprovalStatus.APPROVAL_STATUS_UNSPECIFIED] })).rejects.toMatchObject(invalid('statuses[0]'));
+    await expect(store.listApprovals({ ...list, statuses: [99 as ApprovalStatus] })).rejects.toMatchObject(
+      invalid('statuses[0]: one of pending'),
+    );
+    await expect(store.listApprovals({ ...list, statuses: [ApprovalStatus.APPROVAL_STATUS_UNSPECIFIED] })).rejects.toMatchObject(
+      invalid('statuses[0]'),
+    );
     await expect(store.listApprovals({ ...list, pageSize: 501 })).rejects.toMatchObject(invalid('page_size: at most 500'));
     await expect(store.listApprovals({ ...list, pageToken: 'forged' })).rejects.toMatchObject(invalid('page_token'));
     for (const limit of [0, 101]) await expect(store.listDueApprovals({ limit })).rejects.toMatchObject(invalid('limit'));
 
-    const entry = { id: 0, at: undefined, kind: 'auth.failed', actor: 'gateway', via: 'rest', subject: '/approvals', detailJson: '{"cause":"bad token"}' };
+    const entry = {
+      id: 0,
+      at: undefined,
+      kind: 'auth.failed',
+      actor: 'gateway',
+      via: 'rest',
+      subject: '/approvals',
+      detailJson: '{"cause":"bad token"}',
+    };
     const refused: [Partial<typeof entry>, string][] = [
       [{ kind: 'Auth.Failed' }, 'entry.kind: dotted lower-case words'],
       [{ kind: 'auth' }, 'entry.kind: dotted lower-case words'],
@@ -813,20 +1079,33 @@ describe('approvals as audited resources over gRPC', () => {
       [{ detailJson: 'not json' }, 'entry.detail_json: a JSON object'],
       [{ detailJson: JSON.stringify({ big: 'é'.repeat(8200) }) }, 'entry.detail_json: at most 16384 bytes'],
     ];
-    for (const [change, message] of refused) await expect(store.appendAudit({ entry: { ...entry, ...change } })).rejects.toMatchObject(invalid(message));
+    for (const [change, message] of refused)
+      await expect(store.appendAudit({ entry: { ...entry, ...change } })).rejects.toMatchObject(invalid(message));
     await expect(store.appendAudit({ entry: undefined })).rejects.toMatchObject(invalid('entry: an audit entry'));
     await expect(store.listAudit({ kinds: ['NOPE'], pageSize: 0, pageToken: '' })).rejects.toMatchObject(invalid('kinds[0]'));
     const { entry: stored } = await store.appendAudit({ entry });
-    expect(stored).toMatchObject({ kind: 'auth.failed', actor: 'gateway', via: 'rest', subject: '/approvals', detailJson: '{"cause":"bad token"}' });
+    expect(stored).toMatchObject({
+      kind: 'auth.failed',
+      actor: 'gateway',
+      via: 'rest',
+      subject: '/approvals',
+      detailJson: '{"cause":"bad token"}',
+    });
     expect(stored!.id).toBeGreaterThan(0);
     expect(stored!.at).toBeInstanceOf(Date);
     expect((await store.listAudit({ kinds: [], pageSize: 0, pageToken: '' })).entries).toEqual([stored]);
 
     await expect(store.claimWebhookCursor({ endpoint: ' ', lease: lease('a') })).rejects.toMatchObject(invalid('endpoint: required'));
-    await expect(store.claimWebhookCursor({ endpoint: 'e'.repeat(201), lease: lease('a') })).rejects.toMatchObject(invalid('endpoint: at most 200 characters'));
+    await expect(store.claimWebhookCursor({ endpoint: 'e'.repeat(201), lease: lease('a') })).rejects.toMatchObject(
+      invalid('endpoint: at most 200 characters'),
+    );
     await expect(store.claimWebhookCursor({ endpoint: 'hook', lease: undefined })).rejects.toMatchObject(invalid('lease: a lease'));
-    await expect(store.advanceWebhookCursor({ endpoint: 'hook', owner: 'a', lastEventId: -1, ttlMs: 1000 })).rejects.toMatchObject(invalid('last_event_id'));
-    await expect(store.advanceWebhookCursor({ endpoint: 'hook', owner: 'a', lastEventId: 1, ttlMs: 0 })).rejects.toMatchObject(invalid('ttl_ms'));
+    await expect(store.advanceWebhookCursor({ endpoint: 'hook', owner: 'a', lastEventId: -1, ttlMs: 1000 })).rejects.toMatchObject(
+      invalid('last_event_id'),
+    );
+    await expect(store.advanceWebhookCursor({ endpoint: 'hook', owner: 'a', lastEventId: 1, ttlMs: 0 })).rejects.toMatchObject(
+      invalid('ttl_ms'),
+    );
     expect(await store.claimWebhookCursor({ endpoint: 'hook', lease: lease('a') })).toEqual({ held: true, lastEventId: 0 });
     expect(await store.advanceWebhookCursor({ endpoint: 'hook', owner: 'a', lastEventId: 4, ttlMs: 1000 })).toEqual({ held: true });
     expect(await store.claimWebhookCursor({ endpoint: 'hook', lease: lease('b') })).toEqual({ held: false, lastEventId: 4 });

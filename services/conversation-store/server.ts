@@ -62,7 +62,12 @@ const toolCall = z.object({
   reason: z.string().optional(),
 });
 
-const newMessage = z.object({ role, content: z.string(), toolCall: toolCall.optional(), node: z.string().min(1, 'a node name, or absent').optional() });
+const newMessage = z.object({
+  role,
+  content: z.string(),
+  toolCall: toolCall.optional(),
+  node: z.string().min(1, 'a node name, or absent').optional(),
+});
 const messages = z.array(newMessage);
 
 // A run is the orchestrator's bytes: the store checks only what it keeps beside them.
@@ -93,7 +98,11 @@ const runLease = z.object(
   {
     owner: leaseOwner,
     node: leaseName('the node of the replica'),
-    ttlMs: z.number().int().min(1, `from 1 to ${MAX_LEASE_TTL_MS} milliseconds`).max(MAX_LEASE_TTL_MS, `at most ${MAX_LEASE_TTL_MS} milliseconds`),
+    ttlMs: z
+      .number()
+      .int()
+      .min(1, `from 1 to ${MAX_LEASE_TTL_MS} milliseconds`)
+      .max(MAX_LEASE_TTL_MS, `at most ${MAX_LEASE_TTL_MS} milliseconds`),
   },
   { error: 'a lease (owner, node, ttl_ms)' },
 );
@@ -140,7 +149,9 @@ const owner = z
   .refine((value) => !/\p{Cc}/u.test(value), 'no control characters');
 
 const STATUS = 'one of pending, approved, rejected, executing, done, failed, interrupted, expired';
-const approvalStatusValue = z.enum(ApprovalStatus, { error: STATUS }).refine((value) => value !== ApprovalStatus.APPROVAL_STATUS_UNSPECIFIED, STATUS);
+const approvalStatusValue = z
+  .enum(ApprovalStatus, { error: STATUS })
+  .refine((value) => value !== ApprovalStatus.APPROVAL_STATUS_UNSPECIFIED, STATUS);
 const pageSize = z.number().int().min(0, `from 1 to ${MAX_PAGE_SIZE}, or 0 for the default`).max(MAX_PAGE_SIZE, `at most ${MAX_PAGE_SIZE}`);
 
 const auditKind = z
@@ -175,8 +186,12 @@ const auditEntry = z.object(
 const webhookEndpoint = z
   .string()
   .max(MAX_WEBHOOK_ENDPOINT_LENGTH, `at most ${MAX_WEBHOOK_ENDPOINT_LENGTH} characters`)
-  .refine((value) => value.trim() !== '', 'required (the endpoint\'s name)');
-const ttlMs = z.number().int().min(1, `from 1 to ${MAX_LEASE_TTL_MS} milliseconds`).max(MAX_LEASE_TTL_MS, `at most ${MAX_LEASE_TTL_MS} milliseconds`);
+  .refine((value) => value.trim() !== '', "required (the endpoint's name)");
+const ttlMs = z
+  .number()
+  .int()
+  .min(1, `from 1 to ${MAX_LEASE_TTL_MS} milliseconds`)
+  .max(MAX_LEASE_TTL_MS, `at most ${MAX_LEASE_TTL_MS} milliseconds`);
 
 // PublishEvent carries live-only events; the stored kinds are the store's own to write, in the
 // transaction of their change (store.proto, ConversationEvent).
@@ -189,7 +204,9 @@ const liveEvent = z
       conversationId,
       toolCallStarted: toolCall.optional(),
       toolCallFinished: toolCall.optional(),
-      textDelta: z.object({ text: z.string().min(1, 'the text, not empty'), node: z.string().min(1, 'a node name, or absent').optional() }).optional(),
+      textDelta: z
+        .object({ text: z.string().min(1, 'the text, not empty'), node: z.string().min(1, 'a node name, or absent').optional() })
+        .optional(),
     },
     { error: 'an event' },
   )
@@ -222,10 +239,13 @@ const schemas = {
       message: 'at most one of before_message_id and after_message_id',
       path: ['afterMessageId'],
     })
-    .refine((request) => (!request.beforeMessageId && !request.afterMessageId) || (request.includeMessages && Boolean(request.messageLimit)), {
-      message: 'a cursor needs include_messages and a message_limit',
-      path: ['messageLimit'],
-    }),
+    .refine(
+      (request) => (!request.beforeMessageId && !request.afterMessageId) || (request.includeMessages && Boolean(request.messageLimit)),
+      {
+        message: 'a cursor needs include_messages and a message_limit',
+        path: ['messageLimit'],
+      },
+    ),
   listConversations: z.object({
     pageSize: z.number().int().min(0, `from 1 to ${MAX_PAGE_SIZE}, or 0 for the default`).max(MAX_PAGE_SIZE, `at most ${MAX_PAGE_SIZE}`),
     pageToken: z.string(),
@@ -322,7 +342,11 @@ const schemas = {
     pageToken: z.string(),
   }),
   listDueApprovals: z.object({
-    limit: z.number().int().min(1, `from 1 to ${MAX_DUE_APPROVALS_LIMIT}`).max(MAX_DUE_APPROVALS_LIMIT, `at most ${MAX_DUE_APPROVALS_LIMIT}`),
+    limit: z
+      .number()
+      .int()
+      .min(1, `from 1 to ${MAX_DUE_APPROVALS_LIMIT}`)
+      .max(MAX_DUE_APPROVALS_LIMIT, `at most ${MAX_DUE_APPROVALS_LIMIT}`),
   }),
   appendAudit: z.object({ entry: auditEntry }),
   listAudit: z.object({
@@ -369,14 +393,22 @@ function validated<T>(method: keyof typeof schemas, request: T): T {
   throw invalidArgument(`invalid ${rpc} request: ${problems.join('; ')}`);
 }
 
-export function conversationStoreHandlers(storage: ConversationStorage, feed: EventFeed): ServiceHandlers<typeof ConversationStoreServiceService> {
+export function conversationStoreHandlers(
+  storage: ConversationStorage,
+  feed: EventFeed,
+): ServiceHandlers<typeof ConversationStoreServiceService> {
   // Whether anyone watches it now is the feed's to say, not the driver's.
   // Watchers of this replica, or of another one sharing the database (the driver's `watched`).
-  const watched = (conversation: Conversation): Conversation => ({ ...conversation, watched: conversation.watched || feed.isWatched(conversation.id) });
+  const watched = (conversation: Conversation): Conversation => ({
+    ...conversation,
+    watched: conversation.watched || feed.isWatched(conversation.id),
+  });
   // Read right after a change so the caller needs no second round trip for it.
   const conversationOf = async (id: string) => watched(await storage.getConversation({ id, includeMessages: true }));
   return {
-    createConversation: async (request) => ({ conversation: watched(await storage.createConversation(validated('createConversation', request))) }),
+    createConversation: async (request) => ({
+      conversation: watched(await storage.createConversation(validated('createConversation', request))),
+    }),
     getConversation: async (request) => ({ conversation: watched(await storage.getConversation(validated('getConversation', request))) }),
     listConversations: async (request) => storage.listConversations(validated('listConversations', request)),
     startTurn: async (request, { request: caller }) => {

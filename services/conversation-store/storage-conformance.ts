@@ -186,7 +186,12 @@ export function storageConformance(driver: StorageDriver): void {
   describe('appending messages', () => {
     it("keeps a tool call's opaque provider state", async () => {
       const created = await newConversation();
-      const toolCall = { id: 'c1', name: 'resources_list', argumentsJson: '{}', providerMetadataJson: '{"google":{"thoughtSignature":"abc"}}' };
+      const toolCall = {
+        id: 'c1',
+        name: 'resources_list',
+        argumentsJson: '{}',
+        providerMetadataJson: '{"google":{"thoughtSignature":"abc"}}',
+      };
       await append(created.id, [{ role: MessageRole.MESSAGE_ROLE_ASSISTANT, content: 'calling', toolCall }]);
       const read = await storage.getConversation({ id: created.id, includeMessages: true });
       expect(read.messages[0]!.toolCall).toEqual({ ...toolCall, result: undefined, isError: undefined });
@@ -212,7 +217,11 @@ export function storageConformance(driver: StorageDriver): void {
 
     it('stores tool calls with their arguments and results', async () => {
       const { id } = await newConversation();
-      const call = { id: 'call-7', name: 'list_files', argumentsJson: JSON.stringify({ dir: '/srv', filters: { hidden: false }, limit: 3 }) };
+      const call = {
+        id: 'call-7',
+        name: 'list_files',
+        argumentsJson: JSON.stringify({ dir: '/srv', filters: { hidden: false }, limit: 3 }),
+      };
       await append(id, [
         { role: MessageRole.MESSAGE_ROLE_ASSISTANT, content: '', toolCall: call },
         { role: MessageRole.MESSAGE_ROLE_TOOL, content: 'a, b', toolCall: { ...call, result: 'a, b', isError: false } },
@@ -228,11 +237,22 @@ export function storageConformance(driver: StorageDriver): void {
       const deep = JSON.stringify({ list: [JSON.parse(`${'{"a":['.repeat(150)}1${']}'.repeat(150)}`)] });
       const { id } = await newConversation();
       const call = { id: 'call-1', name: 'delete_file', argumentsJson: deep };
-      const approval = await storage.createApproval(approvalRequest(id, { toolArgsJson: deep, messages: [{ role: MessageRole.MESSAGE_ROLE_ASSISTANT, content: '', toolCall: call }] }));
-      await storage.claimApproval({ uuid: approval.uuid, approved: true, messages: [], clearRun: false, alsoReject: [], editedArgsJson: deep });
+      const approval = await storage.createApproval(
+        approvalRequest(id, { toolArgsJson: deep, messages: [{ role: MessageRole.MESSAGE_ROLE_ASSISTANT, content: '', toolCall: call }] }),
+      );
+      await storage.claimApproval({
+        uuid: approval.uuid,
+        approved: true,
+        messages: [],
+        clearRun: false,
+        alsoReject: [],
+        editedArgsJson: deep,
+      });
       const stored = await storage.getApproval(approval.uuid);
       expect([stored.toolArgsJson, stored.editedArgsJson]).toEqual([deep, deep]);
-      expect((await storage.listApprovals({ statuses: [], conversationId: id, pageSize: 0, pageToken: '' })).approvals[0]?.editedArgsJson).toBe(deep);
+      expect(
+        (await storage.listApprovals({ statuses: [], conversationId: id, pageSize: 0, pageToken: '' })).approvals[0]?.editedArgsJson,
+      ).toBe(deep);
       expect((await storage.getConversation({ id, includeMessages: true })).messages.at(-1)?.toolCall?.argumentsJson).toBe(deep);
       const events = await storage.readEvents({ conversationId: id, afterId: 0, limit: 100 });
       expect(events.find((event) => event.messageAdded?.toolCall)?.messageAdded?.toolCall?.argumentsJson).toBe(deep);
@@ -321,7 +341,9 @@ export function storageConformance(driver: StorageDriver): void {
           const plan = (Object.keys(named).length > 0 ? statement.all(named) : statement.all(...parameters)) as { detail: string }[];
           const details = plan.map((step) => step.detail);
           // Ordered reads may walk an index (stopping at LIMIT); a bare SCAN reads every row.
-          const fullScans = details.filter((detail) => /^SCAN (conversations|messages|approvals|events|runs|audit|webhook_cursors)\b(?! USING)/.test(detail));
+          const fullScans = details.filter((detail) =>
+            /^SCAN (conversations|messages|approvals|events|runs|audit|webhook_cursors)\b(?! USING)/.test(detail),
+          );
           expect(fullScans, `${name}: ${details.join(' | ')}`).toEqual([]);
         }
       } finally {
@@ -363,12 +385,20 @@ export function storageConformance(driver: StorageDriver): void {
       await storage.finishApprovalExecution({ uuid: approval.uuid, success: true, messages: [] });
       // The approved call's continuation is a running turn until its last write.
       expect((await storage.startTurn({ conversationId: conversation.id, message: user('next') })).busy).toBe(true);
-      await storage.appendMessages({ conversationId: conversation.id, messages: [], status: ConversationStatus.CONVERSATION_STATUS_UNSPECIFIED, returnConversation: false, endsTurn: true });
+      await storage.appendMessages({
+        conversationId: conversation.id,
+        messages: [],
+        status: ConversationStatus.CONVERSATION_STATUS_UNSPECIFIED,
+        returnConversation: false,
+        endsTurn: true,
+      });
       expect((await storage.startTurn({ conversationId: conversation.id, message: user('next') })).started).toBe(true);
     });
 
     it('is NOT_FOUND for an unknown conversation', async () => {
-      await expect(storage.startTurn({ conversationId: UNKNOWN_UUID, message: user('x') })).rejects.toMatchObject({ code: GrpcStatus.NOT_FOUND });
+      await expect(storage.startTurn({ conversationId: UNKNOWN_UUID, message: user('x') })).rejects.toMatchObject({
+        code: GrpcStatus.NOT_FOUND,
+      });
     });
   });
 
@@ -385,7 +415,9 @@ export function storageConformance(driver: StorageDriver): void {
         const page = await storage.listConversations({ pageSize: 3, pageToken });
         sizes.push(page.conversations.length);
         seen.push(...page.conversations.map((conversation) => conversation.id));
-        expect(page.conversations.every((conversation) => conversation.messages.length === 0 && conversation.messageCount === 1)).toBe(true);
+        expect(page.conversations.every((conversation) => conversation.messages.length === 0 && conversation.messageCount === 1)).toBe(
+          true,
+        );
         pageToken = page.nextPageToken;
       } while (pageToken !== '');
       expect(sizes).toEqual([3, 3, 1]);
@@ -402,18 +434,28 @@ export function storageConformance(driver: StorageDriver): void {
       expect(last.nextPageToken).toBe('');
     });
 
-    it('lists summaries: no messages, but each conversation\'s own count and title', async () => {
+    it("lists summaries: no messages, but each conversation's own count and title", async () => {
       const a = await newConversation('A');
       const b = await newConversation('B');
       await append(a.id, [user('a1'), user('a2')]);
       await append(b.id, [assistant('hello'), user('b1')]);
       const page = await storage.listConversations({ pageSize: 10, pageToken: '' });
-      const summaries = Object.fromEntries(page.conversations.map((conversation) => [conversation.id, [conversation.messages.length, conversation.messageCount, conversation.title]]));
+      const summaries = Object.fromEntries(
+        page.conversations.map((conversation) => [
+          conversation.id,
+          [conversation.messages.length, conversation.messageCount, conversation.title],
+        ]),
+      );
       expect(summaries).toEqual({ [a.id]: [0, 3, 'a1'], [b.id]: [0, 3, 'b1'] });
     });
 
     it('counts conversations by status as they change, and shows pending approvals', async () => {
-      const [active, waiting, completed, resumed] = [await newConversation(), await newConversation(), await newConversation(), await newConversation()];
+      const [active, waiting, completed, resumed] = [
+        await newConversation(),
+        await newConversation(),
+        await newConversation(),
+        await newConversation(),
+      ];
       await append(completed!.id, [], { status: ConversationStatus.CONVERSATION_STATUS_COMPLETED });
       const approval = await storage.createApproval(approvalRequest(waiting!.id));
       const other = await storage.createApproval(approvalRequest(resumed!.id));
@@ -446,7 +488,14 @@ export function storageConformance(driver: StorageDriver): void {
       clock += 1_000;
       const approval = await storage.createApproval(
         approvalRequest(id, {
-          messages: [user('delete it'), { role: MessageRole.MESSAGE_ROLE_ASSISTANT, content: '', toolCall: { id: 'call-1', name: 'delete_file', argumentsJson: JSON.stringify({ path: '/tmp/x' }) } }],
+          messages: [
+            user('delete it'),
+            {
+              role: MessageRole.MESSAGE_ROLE_ASSISTANT,
+              content: '',
+              toolCall: { id: 'call-1', name: 'delete_file', argumentsJson: JSON.stringify({ path: '/tmp/x' }) },
+            },
+          ],
           remoteAgentName: 'ops',
           remoteTaskId: 'task-9',
         }),
@@ -476,9 +525,15 @@ export function storageConformance(driver: StorageDriver): void {
     });
 
     it('hashes equal arguments equally whatever their key order', async () => {
-      const a = await storage.createApproval(approvalRequest((await newConversation()).id, { toolArgsJson: JSON.stringify({ b: [1, { y: 2, x: 1 }], a: 'z' }) }));
-      const b = await storage.createApproval(approvalRequest((await newConversation()).id, { toolArgsJson: JSON.stringify({ a: 'z', b: [1, { x: 1, y: 2 }] }) }));
-      const c = await storage.createApproval(approvalRequest((await newConversation()).id, { toolArgsJson: JSON.stringify({ a: 'z', b: [{ x: 1, y: 2 }, 1] }) }));
+      const a = await storage.createApproval(
+        approvalRequest((await newConversation()).id, { toolArgsJson: JSON.stringify({ b: [1, { y: 2, x: 1 }], a: 'z' }) }),
+      );
+      const b = await storage.createApproval(
+        approvalRequest((await newConversation()).id, { toolArgsJson: JSON.stringify({ a: 'z', b: [1, { x: 1, y: 2 }] }) }),
+      );
+      const c = await storage.createApproval(
+        approvalRequest((await newConversation()).id, { toolArgsJson: JSON.stringify({ a: 'z', b: [{ x: 1, y: 2 }, 1] }) }),
+      );
       expect(a.argsHash).toBe(b.argsHash);
       expect(c.argsHash).not.toBe(a.argsHash);
     });
@@ -560,12 +615,18 @@ export function storageConformance(driver: StorageDriver): void {
         message: expect.stringContaining('is executing'),
       });
 
-      const done = await storage.finishApprovalExecution({ uuid: approval.uuid, success: true, messages: [{ role: MessageRole.MESSAGE_ROLE_TOOL, content: 'deleted' }] });
+      const done = await storage.finishApprovalExecution({
+        uuid: approval.uuid,
+        success: true,
+        messages: [{ role: MessageRole.MESSAGE_ROLE_TOOL, content: 'deleted' }],
+      });
       expect(done.status).toBe(ApprovalStatus.APPROVAL_STATUS_DONE);
       const read = await storage.getConversation({ id: conversation.id, includeMessages: true });
       expect(read.messages.map((message) => message.content)).toEqual(['deleted']);
 
-      await expect(storage.finishApprovalExecution({ uuid: approval.uuid, success: false, messages: [user('twice')] })).rejects.toMatchObject({
+      await expect(
+        storage.finishApprovalExecution({ uuid: approval.uuid, success: false, messages: [user('twice')] }),
+      ).rejects.toMatchObject({
         code: GrpcStatus.FAILED_PRECONDITION,
         message: expect.stringContaining('is done'),
       });
@@ -606,7 +667,9 @@ export function storageConformance(driver: StorageDriver): void {
 
     it('answers NOT_FOUND for unknown approvals', async () => {
       await expect(storage.startApprovalExecution(UNKNOWN_UUID)).rejects.toMatchObject({ code: GrpcStatus.NOT_FOUND });
-      await expect(storage.finishApprovalExecution({ uuid: 'bad', success: true, messages: [] })).rejects.toMatchObject({ code: GrpcStatus.NOT_FOUND });
+      await expect(storage.finishApprovalExecution({ uuid: 'bad', success: true, messages: [] })).rejects.toMatchObject({
+        code: GrpcStatus.NOT_FOUND,
+      });
       await expect(storage.markApprovalInterrupted({ uuid: UNKNOWN_UUID, minAgeMs: 0, messages: [] })).rejects.toMatchObject({
         code: GrpcStatus.NOT_FOUND,
       });
@@ -726,7 +789,14 @@ export function storageConformance(driver: StorageDriver): void {
   describe('compaction records', () => {
     it('keeps the compaction of the message that announces it', async () => {
       const created = await newConversation('system');
-      const compaction = { strategy: 'partial-summary', fromSeq: 2, toSeq: 9, summary: 'They listed things.', tokensBefore: 900, tokensAfter: 300 };
+      const compaction = {
+        strategy: 'partial-summary',
+        fromSeq: 2,
+        toSeq: 9,
+        summary: 'They listed things.',
+        tokensBefore: 900,
+        tokensAfter: 300,
+      };
       await append(created.id, [{ role: MessageRole.MESSAGE_ROLE_SYSTEM, content: 'History compacted', compaction }]);
       const read = await storage.getConversation({ id: created.id, includeMessages: true });
       expect(read.messages[1]!.compaction).toEqual(compaction);
@@ -742,9 +812,17 @@ export function storageConformance(driver: StorageDriver): void {
       await append(created.id, [{ ...assistant('step two'), usage: { inputTokens: 120, outputTokens: 9 } }]);
       const read = await storage.getConversation({ id: created.id, includeMessages: true });
       expect(read.usage).toEqual({ inputTokens: 220, outputTokens: 16 });
-      expect(read.messages.map((m) => m.usage)).toEqual([undefined, { inputTokens: 100, outputTokens: 7 }, undefined, { inputTokens: 120, outputTokens: 9 }]);
+      expect(read.messages.map((m) => m.usage)).toEqual([
+        undefined,
+        { inputTokens: 100, outputTokens: 7 },
+        undefined,
+        { inputTokens: 120, outputTokens: 9 },
+      ]);
       // The sum is kept, not recomputed: a conversation read without its messages has it too.
-      expect((await storage.getConversation({ id: created.id, includeMessages: false })).usage).toEqual({ inputTokens: 220, outputTokens: 16 });
+      expect((await storage.getConversation({ id: created.id, includeMessages: false })).usage).toEqual({
+        inputTokens: 220,
+        outputTokens: 16,
+      });
     });
 
     sqliteIt('migrates a version-1 database, keeping its rows', async () => {
@@ -754,7 +832,9 @@ export function storageConformance(driver: StorageDriver): void {
       // Back to schema 1: the shape of a database written before usage existed.
       db.exec(DROP_SCHEMA_6);
       db.exec(DROP_SCHEMA_5);
-      db.exec('ALTER TABLE messages DROP COLUMN input_tokens; ALTER TABLE messages DROP COLUMN output_tokens; ALTER TABLE messages DROP COLUMN compaction;');
+      db.exec(
+        'ALTER TABLE messages DROP COLUMN input_tokens; ALTER TABLE messages DROP COLUMN output_tokens; ALTER TABLE messages DROP COLUMN compaction;',
+      );
       db.exec('ALTER TABLE conversations DROP COLUMN pipeline_revision;');
       db.exec('ALTER TABLE messages DROP COLUMN node;');
       db.exec('ALTER TABLE conversations DROP COLUMN input_tokens; ALTER TABLE conversations DROP COLUMN output_tokens;');
@@ -825,7 +905,11 @@ export function storageConformance(driver: StorageDriver): void {
       expect(conversation.runRevision).toBe(1);
       expect(await pendingApprovalColumn(id)).toBe(A);
       // One change: the new messages, both approvals and the conversation share one timestamp.
-      const stamps = [conversation.updatedAt, ...conversation.messages.slice(1).map((m) => m.createdAt), ...conversation.pendingApprovals.map((a) => a.createdAt)];
+      const stamps = [
+        conversation.updatedAt,
+        ...conversation.messages.slice(1).map((m) => m.createdAt),
+        ...conversation.pendingApprovals.map((a) => a.createdAt),
+      ];
       expect(new Set(stamps.map((stamp) => stamp!.getTime()))).toEqual(new Set([clock]));
       expect(conversation.messages.map((message) => [message.seq, message.content])).toEqual([
         [1, 'system'],
@@ -899,7 +983,10 @@ export function storageConformance(driver: StorageDriver): void {
 
     it('rejects the other pending approvals with a winning rejection, in its transaction, skipping one already decided', async () => {
       const { id } = await newConversation();
-      await update(id, 0, { approvals: [newApproval(A, 'call-a'), newApproval(B, 'call-b'), newApproval(C, 'call-c')], run: pausedAt(A, B, C) });
+      await update(id, 0, {
+        approvals: [newApproval(A, 'call-a'), newApproval(B, 'call-b'), newApproval(C, 'call-c')],
+        run: pausedAt(A, B, C),
+      });
       await claim(C, true);
       clock += 5_000;
 
@@ -920,10 +1007,18 @@ export function storageConformance(driver: StorageDriver): void {
       expect(conversation.messages.map((message) => message.content)).toEqual(['A rejected', 'B rejected with A']);
     });
 
-    it('keeps a rejection\'s reason on the approval, those rejected with it, and the tool message', async () => {
+    it("keeps a rejection's reason on the approval, those rejected with it, and the tool message", async () => {
       const { id } = await newConversation();
       await update(id, 0, { approvals: [newApproval(A, 'call-a'), newApproval(B, 'call-b')], run: pausedAt(A, B) });
-      const rejectedCall = { id: 'call-a', name: 'resources_add', argumentsJson: JSON.stringify({ value: 1e9 }), result: 'Rejected by a human: value too large.', isError: true, rejected: true, reason: 'value too large' };
+      const rejectedCall = {
+        id: 'call-a',
+        name: 'resources_add',
+        argumentsJson: JSON.stringify({ value: 1e9 }),
+        result: 'Rejected by a human: value too large.',
+        isError: true,
+        rejected: true,
+        reason: 'value too large',
+      };
       const won = await storage.claimApproval({
         uuid: A,
         approved: false,
@@ -943,13 +1038,27 @@ export function storageConformance(driver: StorageDriver): void {
     it('claims only while the run is at expected_run_revision; otherwise ABORTED and nothing is written', async () => {
       const { id } = await newConversation();
       await update(id, 0, { approvals: [newApproval(A, 'call-a'), newApproval(B, 'call-b')], run: pausedAt(A, B) });
-      const stale = storage.claimApproval({ uuid: A, approved: false, messages: [tool('A rejected')], clearRun: true, alsoReject: [{ uuid: B, messages: [tool('B rejected with A')] }], expectedRunRevision: 0 });
+      const stale = storage.claimApproval({
+        uuid: A,
+        approved: false,
+        messages: [tool('A rejected')],
+        clearRun: true,
+        alsoReject: [{ uuid: B, messages: [tool('B rejected with A')] }],
+        expectedRunRevision: 0,
+      });
       await expect(stale).rejects.toMatchObject({ code: GrpcStatus.ABORTED, message: expect.stringContaining('is at revision 1, not 0') });
       const unchanged = await read(id);
       expect(unchanged.pendingApprovals.map((approval) => approval.uuid)).toEqual([A, B]);
       expect(unchanged.run).toBeDefined();
       expect(unchanged.messages).toEqual([]);
-      const won = await storage.claimApproval({ uuid: A, approved: false, messages: [tool('A rejected')], clearRun: true, alsoReject: [{ uuid: B, messages: [tool('B rejected with A')] }], expectedRunRevision: 1 });
+      const won = await storage.claimApproval({
+        uuid: A,
+        approved: false,
+        messages: [tool('A rejected')],
+        clearRun: true,
+        alsoReject: [{ uuid: B, messages: [tool('B rejected with A')] }],
+        expectedRunRevision: 1,
+      });
       expect(won.claimed).toBe(true);
       const after = await read(id);
       expect(after.pendingApprovals).toEqual([]);
@@ -1015,7 +1124,11 @@ export function storageConformance(driver: StorageDriver): void {
         });
       }
       const untouched = await read(id);
-      expect([untouched.messageCount, untouched.runRevision, untouched.status]).toEqual([0, 0, ConversationStatus.CONVERSATION_STATUS_ACTIVE]);
+      expect([untouched.messageCount, untouched.runRevision, untouched.status]).toEqual([
+        0,
+        0,
+        ConversationStatus.CONVERSATION_STATUS_ACTIVE,
+      ]);
       await expect(storage.getApproval(A)).rejects.toMatchObject({ code: GrpcStatus.NOT_FOUND });
 
       // A uuid some approval already has, even in another conversation, is never reused.
@@ -1049,26 +1162,35 @@ export function storageConformance(driver: StorageDriver): void {
       expect(got.runRevision).toBe(2);
     });
 
-    sqliteIt('migrates a version-3 database: a stored state without pauses becomes a schema 0 run at revision 0 that can be written', async () => {
-      const { id } = await newConversation('old');
-      await storage.close();
-      const db = new Database(join(dir, DATABASE_FILE));
-      db.exec(DROP_SCHEMA_6);
-      db.exec(DROP_SCHEMA_5);
-      db.exec('ALTER TABLE conversations DROP COLUMN pipeline_revision;');
-      // What a version-3 store wrote: one pause, no pauses, branch outputs or run id.
-      const legacy = { paused_node_path: [1, 0], paused_node_output_key: 'draft', session_state: { topic: 'tides' }, user_message: 'go on', tree_fingerprint: 'f00d' };
-      db.prepare('UPDATE conversations SET pipeline_state = ? WHERE id = ?').run(JSON.stringify(legacy), id);
-      db.prepare('UPDATE schema_version SET version = 3').run();
-      db.close();
+    sqliteIt(
+      'migrates a version-3 database: a stored state without pauses becomes a schema 0 run at revision 0 that can be written',
+      async () => {
+        const { id } = await newConversation('old');
+        await storage.close();
+        const db = new Database(join(dir, DATABASE_FILE));
+        db.exec(DROP_SCHEMA_6);
+        db.exec(DROP_SCHEMA_5);
+        db.exec('ALTER TABLE conversations DROP COLUMN pipeline_revision;');
+        // What a version-3 store wrote: one pause, no pauses, branch outputs or run id.
+        const legacy = {
+          paused_node_path: [1, 0],
+          paused_node_output_key: 'draft',
+          session_state: { topic: 'tides' },
+          user_message: 'go on',
+          tree_fingerprint: 'f00d',
+        };
+        db.prepare('UPDATE conversations SET pipeline_state = ? WHERE id = ?').run(JSON.stringify(legacy), id);
+        db.prepare('UPDATE schema_version SET version = 3').run();
+        db.close();
 
-      storage = await open();
-      const migrated = await read(id);
-      expect(migrated.runRevision).toBe(0);
-      expect(migrated.run).toEqual({ state: Buffer.from(JSON.stringify(legacy)), schemaVersion: 0, revision: 0 });
-      expect(migrated.messages.map((message) => message.content)).toEqual(['old']);
-      expect(await update(id, 0, { run: pausedAt() })).toBe(1);
-    });
+        storage = await open();
+        const migrated = await read(id);
+        expect(migrated.runRevision).toBe(0);
+        expect(migrated.run).toEqual({ state: Buffer.from(JSON.stringify(legacy)), schemaVersion: 0, revision: 0 });
+        expect(migrated.messages.map((message) => message.content)).toEqual(['old']);
+        expect(await update(id, 0, { run: pausedAt() })).toBe(1);
+      },
+    );
   });
 
   describe('runs kept opaquely', () => {
@@ -1078,7 +1200,10 @@ export function storageConformance(driver: StorageDriver): void {
     it('keeps the bytes of a run exactly as written, whatever they are, through reads, lists and a reopen', async () => {
       // Every byte value, then sequences that are not UTF-8 (a lone continuation byte, a cut
       // two-byte sequence, an overlong NUL): a store that decoded them as text would change them.
-      const binary = Buffer.concat([Buffer.from(Array.from({ length: 256 }, (_, value) => value)), Buffer.from([0x80, 0xc3, 0x00, 0xc0, 0x80, 0xff, 0xfe])]);
+      const binary = Buffer.concat([
+        Buffer.from(Array.from({ length: 256 }, (_, value) => value)),
+        Buffer.from([0x80, 0xc3, 0x00, 0xc0, 0x80, 0xff, 0xfe]),
+      ]);
       const cases: [string, Run][] = [
         ['binary', { state: binary, schemaVersion: 7, revision: 0 }],
         // An empty state is still a run: only an absent one clears it.
@@ -1111,7 +1236,9 @@ export function storageConformance(driver: StorageDriver): void {
       if (driver.name !== 'sqlite') return;
       const db = new Database(join(dir, DATABASE_FILE), { readonly: true });
       try {
-        const row = db.prepare('SELECT state, typeof(state) AS type, schema_version, revision FROM runs WHERE conversation_id = ?').get(ids.get('binary')) as Record<string, unknown>;
+        const row = db
+          .prepare('SELECT state, typeof(state) AS type, schema_version, revision FROM runs WHERE conversation_id = ?')
+          .get(ids.get('binary')) as Record<string, unknown>;
         expect(row).toEqual({ state: binary, type: 'blob', schema_version: 7, revision: 1 });
       } finally {
         db.close();
@@ -1129,72 +1256,85 @@ export function storageConformance(driver: StorageDriver): void {
       expect([(await read(id)).run, (await read(id)).runRevision]).toEqual([atRevision(pausedAt(), 3), 3]);
     });
 
-    sqliteIt('moves the pipeline states of a schema 11 database into runs: schema version 0, the same bytes, the same revision', async () => {
-      const paused = await newConversation('paused');
-      const ended = await newConversation('ended');
-      const never = await newConversation('never');
-      await storage.close();
-      const db = new Database(join(dir, DATABASE_FILE));
-      db.exec(DROP_SCHEMA_12);
-      db.prepare('UPDATE schema_version SET version = 11').run();
-      // What schema 11 stored (runs not yet versioned): the state as JSON text (not all of it ASCII) and
-      // its revision beside it; a run that ended keeps its revision with no state.
-      const legacy = JSON.stringify({ paused_node_path: [0], session_state: { note: 'café ☕ 𝄞' }, pauses: [{ approval_uuid: A, node_path: [0] }], run_id: 'r1' });
-      db.prepare('UPDATE conversations SET pipeline_state = ?, pipeline_revision = 3 WHERE id = ?').run(legacy, paused.id);
-      db.prepare('UPDATE conversations SET pipeline_revision = 2 WHERE id = ?').run(ended.id);
-      db.close();
+    sqliteIt(
+      'moves the pipeline states of a schema 11 database into runs: schema version 0, the same bytes, the same revision',
+      async () => {
+        const paused = await newConversation('paused');
+        const ended = await newConversation('ended');
+        const never = await newConversation('never');
+        await storage.close();
+        const db = new Database(join(dir, DATABASE_FILE));
+        db.exec(DROP_SCHEMA_12);
+        db.prepare('UPDATE schema_version SET version = 11').run();
+        // What schema 11 stored (runs not yet versioned): the state as JSON text (not all of it ASCII) and
+        // its revision beside it; a run that ended keeps its revision with no state.
+        const legacy = JSON.stringify({
+          paused_node_path: [0],
+          session_state: { note: 'café ☕ 𝄞' },
+          pauses: [{ approval_uuid: A, node_path: [0] }],
+          run_id: 'r1',
+        });
+        db.prepare('UPDATE conversations SET pipeline_state = ?, pipeline_revision = 3 WHERE id = ?').run(legacy, paused.id);
+        db.prepare('UPDATE conversations SET pipeline_revision = 2 WHERE id = ?').run(ended.id);
+        db.close();
 
-      storage = await open();
-      expect((await read(paused.id)).run).toEqual({ state: Buffer.from(legacy, 'utf8'), schemaVersion: 0, revision: 3 });
-      expect((await read(ended.id)).run).toBeUndefined();
-      expect((await read(ended.id)).runRevision).toBe(2);
-      expect((await read(never.id)).run).toBeUndefined();
-      expect((await read(never.id)).runRevision).toBe(0);
+        storage = await open();
+        expect((await read(paused.id)).run).toEqual({ state: Buffer.from(legacy, 'utf8'), schemaVersion: 0, revision: 3 });
+        expect((await read(ended.id)).run).toBeUndefined();
+        expect((await read(ended.id)).runRevision).toBe(2);
+        expect((await read(never.id)).run).toBeUndefined();
+        expect((await read(never.id)).runRevision).toBe(0);
 
-      // Writers go on from the migrated revisions; the old columns are gone.
-      await expect(update(paused.id, 0, { run: pausedAt() })).rejects.toMatchObject({ code: GrpcStatus.ABORTED });
-      expect(await update(paused.id, 3, { run: pausedAt() })).toBe(4);
-      expect(await update(ended.id, 2)).toBe(3);
-      const check = new Database(join(dir, DATABASE_FILE), { readonly: true });
-      try {
-        const columns = (check.prepare("SELECT name FROM pragma_table_info('conversations')").all() as { name: string }[]).map((column) => column.name);
-        expect(columns).not.toContain('pipeline_state');
-        expect(columns).not.toContain('pipeline_revision');
-        expect(check.prepare('SELECT version FROM schema_version').get()).toEqual({ version: SCHEMA_VERSION });
-      } finally {
-        check.close();
-      }
-    });
-
-    sqliteIt('opens stores of schema 7 (before lists were summaries): the paused agent tree keeps its state as a schema 0 run', async () => {
-      for (const fixture of ['simple.db', 'tree.db']) {
-        const copy = mkdtempSync(join(tmpdir(), 'asg-store-fixture-'));
+        // Writers go on from the migrated revisions; the old columns are gone.
+        await expect(update(paused.id, 0, { run: pausedAt() })).rejects.toMatchObject({ code: GrpcStatus.ABORTED });
+        expect(await update(paused.id, 3, { run: pausedAt() })).toBe(4);
+        expect(await update(ended.id, 2)).toBe(3);
+        const check = new Database(join(dir, DATABASE_FILE), { readonly: true });
         try {
-          copyFileSync(join(FIXTURES, fixture), join(copy, DATABASE_FILE));
-          const old = openSqliteStorage({ dataDir: copy, now: () => clock });
-          try {
-            const { conversations } = await old.listConversations({ pageSize: 10, pageToken: '' });
-            expect(conversations.length, fixture).toBeGreaterThan(0);
-            const waiting = conversations.filter((c) => c.status === ConversationStatus.CONVERSATION_STATUS_WAITING_APPROVAL);
-            expect(waiting.length, fixture).toBeGreaterThan(0);
-            const runs = conversations.flatMap((c) => (c.run ? [c.run] : []));
-            if (fixture === 'simple.db') {
-              expect(runs).toEqual([]);
-              continue;
-            }
-            const paused = await old.getConversation({ id: waiting[0]!.id, includeMessages: true });
-            expect(paused.run?.schemaVersion).toBe(0);
-            expect(paused.run?.revision).toBe(paused.runRevision);
-            const state = JSON.parse(paused.run!.state.toString('utf8')) as { pauses: { approval_uuid: string }[] };
-            expect(state.pauses.map((pause) => pause.approval_uuid)).toEqual([paused.pendingApproval?.uuid]);
-          } finally {
-            await old.close();
-          }
+          const columns = (check.prepare("SELECT name FROM pragma_table_info('conversations')").all() as { name: string }[]).map(
+            (column) => column.name,
+          );
+          expect(columns).not.toContain('pipeline_state');
+          expect(columns).not.toContain('pipeline_revision');
+          expect(check.prepare('SELECT version FROM schema_version').get()).toEqual({ version: SCHEMA_VERSION });
         } finally {
-          rmSync(copy, { recursive: true, force: true });
+          check.close();
         }
-      }
-    });
+      },
+    );
+
+    sqliteIt(
+      'opens stores of schema 7 (before lists were summaries): the paused agent tree keeps its state as a schema 0 run',
+      async () => {
+        for (const fixture of ['simple.db', 'tree.db']) {
+          const copy = mkdtempSync(join(tmpdir(), 'asg-store-fixture-'));
+          try {
+            copyFileSync(join(FIXTURES, fixture), join(copy, DATABASE_FILE));
+            const old = openSqliteStorage({ dataDir: copy, now: () => clock });
+            try {
+              const { conversations } = await old.listConversations({ pageSize: 10, pageToken: '' });
+              expect(conversations.length, fixture).toBeGreaterThan(0);
+              const waiting = conversations.filter((c) => c.status === ConversationStatus.CONVERSATION_STATUS_WAITING_APPROVAL);
+              expect(waiting.length, fixture).toBeGreaterThan(0);
+              const runs = conversations.flatMap((c) => (c.run ? [c.run] : []));
+              if (fixture === 'simple.db') {
+                expect(runs).toEqual([]);
+                continue;
+              }
+              const paused = await old.getConversation({ id: waiting[0]!.id, includeMessages: true });
+              expect(paused.run?.schemaVersion).toBe(0);
+              expect(paused.run?.revision).toBe(paused.runRevision);
+              const state = JSON.parse(paused.run!.state.toString('utf8')) as { pauses: { approval_uuid: string }[] };
+              expect(state.pauses.map((pause) => pause.approval_uuid)).toEqual([paused.pendingApproval?.uuid]);
+            } finally {
+              await old.close();
+            }
+          } finally {
+            rmSync(copy, { recursive: true, force: true });
+          }
+        }
+      },
+    );
   });
 
   describe('A2A origins and agent chains', () => {
@@ -1221,7 +1361,9 @@ export function storageConformance(driver: StorageDriver): void {
 
     it("keeps a proxy approval's agent chain in order through get, claim and the conversation's pending approvals", async () => {
       const { id } = await newConversation();
-      const created = await storage.createApproval(approvalRequest(id, { remoteAgentName: 'summarizer', remoteTaskId: 'task-1', agentChain: chain }));
+      const created = await storage.createApproval(
+        approvalRequest(id, { remoteAgentName: 'summarizer', remoteTaskId: 'task-1', agentChain: chain }),
+      );
       expect(created.agentChain).toEqual(chain);
       expect((await storage.getApproval(created.uuid)).agentChain).toEqual(chain);
       expect((await storage.getConversation({ id, includeMessages: false })).pendingApprovals.map((a) => a.agentChain)).toEqual([chain]);
@@ -1238,7 +1380,10 @@ export function storageConformance(driver: StorageDriver): void {
 
     it('keeps the agent chains of approvals created by UpdateRun, each its own; none reads as []', async () => {
       const { id } = await newConversation();
-      await update(id, 0, { approvals: [{ ...newApproval(A, 'call-a'), agentChain: chain }, newApproval(B, 'call-b')], run: pausedAt(A, B) });
+      await update(id, 0, {
+        approvals: [{ ...newApproval(A, 'call-a'), agentChain: chain }, newApproval(B, 'call-b')],
+        run: pausedAt(A, B),
+      });
       expect((await storage.getConversation({ id, includeMessages: false })).pendingApprovals.map((a) => [a.uuid, a.agentChain])).toEqual([
         [A, chain],
         [B, []],
@@ -1300,7 +1445,9 @@ export function storageConformance(driver: StorageDriver): void {
     });
 
     it('refuses a page token it did not issue', async () => {
-      await expect(storage.listPendingApprovals({ pageSize: 10, pageToken: 'not-a-token' })).rejects.toMatchObject({ code: GrpcStatus.INVALID_ARGUMENT });
+      await expect(storage.listPendingApprovals({ pageSize: 10, pageToken: 'not-a-token' })).rejects.toMatchObject({
+        code: GrpcStatus.INVALID_ARGUMENT,
+      });
     });
 
     sqliteIt('adds its index to a schema 6 database', async () => {
@@ -1342,7 +1489,12 @@ export function storageConformance(driver: StorageDriver): void {
       await append(id, [user('delete it'), assistant('asking')]);
       const approval = await storage.createApproval(approvalRequest(id, { messages: [assistant('calling delete_file')] }));
       let [listed] = (await storage.listConversations({ pageSize: 1, pageToken: '' })).conversations;
-      expect([listed?.messageCount, listed?.pendingApprovals.length, listed?.pendingApproval?.uuid, listed?.messages]).toEqual([4, 1, approval.uuid, []]);
+      expect([listed?.messageCount, listed?.pendingApprovals.length, listed?.pendingApproval?.uuid, listed?.messages]).toEqual([
+        4,
+        1,
+        approval.uuid,
+        [],
+      ]);
       await claim(approval.uuid, true, [assistant('approved')]);
       [listed] = (await storage.listConversations({ pageSize: 1, pageToken: '' })).conversations;
       expect([listed?.messageCount, listed?.pendingApprovals.length, listed?.pendingApproval]).toEqual([5, 0, undefined]);
@@ -1365,7 +1517,10 @@ export function storageConformance(driver: StorageDriver): void {
 
     async function history(count: number) {
       const { id } = await newConversation();
-      await append(id, Array.from({ length: count }, (_, index) => user(`m${index + 1}`)));
+      await append(
+        id,
+        Array.from({ length: count }, (_, index) => user(`m${index + 1}`)),
+      );
       const all = (await storage.getConversation({ id, includeMessages: true })).messages;
       return { id, ids: all.map((message) => message.id) };
     }
@@ -1374,7 +1529,12 @@ export function storageConformance(driver: StorageDriver): void {
     it('returns the newest page, and the pages before and after a message id', async () => {
       const { id, ids } = await history(10);
       const newest = await storage.getConversation({ id, includeMessages: true, messageLimit: 3 });
-      expect([contents(newest), newest.hasMoreBefore, newest.hasMoreAfter, newest.messageCount]).toEqual([['m8', 'm9', 'm10'], true, false, 10]);
+      expect([contents(newest), newest.hasMoreBefore, newest.hasMoreAfter, newest.messageCount]).toEqual([
+        ['m8', 'm9', 'm10'],
+        true,
+        false,
+        10,
+      ]);
       const older = await storage.getConversation({ id, includeMessages: true, messageLimit: 3, beforeMessageId: ids[7] });
       expect([contents(older), older.hasMoreBefore, older.hasMoreAfter]).toEqual([['m5', 'm6', 'm7'], true, true]);
       const oldest = await storage.getConversation({ id, includeMessages: true, messageLimit: 5, beforeMessageId: ids[2] });
@@ -1424,8 +1584,9 @@ export function storageConformance(driver: StorageDriver): void {
       expect((await storage.listConversations({ pageSize: 1, pageToken: '' })).conversations[0]?.title).toBe('first question here');
       // Cursors are found through the new index of message ids.
       const later = await history(3);
-      expect(contents(await storage.getConversation({ id: later.id, includeMessages: true, messageLimit: 1, beforeMessageId: later.ids[2] }))).toEqual(['m2']);
+      expect(
+        contents(await storage.getConversation({ id: later.id, includeMessages: true, messageLimit: 1, beforeMessageId: later.ids[2] })),
+      ).toEqual(['m2']);
     });
   });
-
 }

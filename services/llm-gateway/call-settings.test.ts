@@ -15,6 +15,8 @@ describe('callSettingsFor', () => {
 
   it.each([...OTHERS, 'anthropic' as const])('sends %s what is configured, a temperature of 0 included', (provider) => {
     expect(callSettingsFor(provider, { temperature: 0, max_tokens: 512 })).toEqual({ temperature: 0, maxOutputTokens: 512 });
-    expect(callSettingsFor(provider, { temperature: 0.7 })).toEqual(provider === 'anthropic' ? { temperature: 0.7, maxOutputTokens: 4096 } : { temperature: 0.7 });
+    expect(callSettingsFor(provider, { temperature: 0.7 })).toEqual(
+      provider === 'anthropic' ? { temperature: 0.7, maxOutputTokens: 4096 } : { temperature: 0.7 },
+    );
   });
 });

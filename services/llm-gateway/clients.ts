@@ -57,7 +57,14 @@ const FACTORIES: Record<ProviderName, ProviderFactory> = {
     return (modelId) => ollama.chatModel(modelId);
   },
   openrouter: ({ apiKey, baseUrl, fetch }) => {
-    const openrouter = createOpenAICompatible({ name: 'openrouter', baseURL: baseUrl, apiKey, headers: { ...OPENROUTER_HEADERS }, includeUsage: true, fetch });
+    const openrouter = createOpenAICompatible({
+      name: 'openrouter',
+      baseURL: baseUrl,
+      apiKey,
+      headers: { ...OPENROUTER_HEADERS },
+      includeUsage: true,
+      fetch,
+    });
     return (modelId) => openrouter.chatModel(modelId);
   },
 };

@@ -7,7 +7,18 @@ import { describe, expect, it } from 'vitest';
 import type { GenerateStreamRequest, GenerateStreamResponse } from '../../gen/ts/asg/llm/v1/llm.js';
 import { GrpcStatus, RpcError } from '../common/grpc/errors.js';
 import type { ScriptedModelServer } from '../../test/support/scripted-model.js';
-import { generateRequest, inTurnThen, KEYS, MODELS_AND_KEY_VARIABLES, pathOf, recordingClock, useLlmGateway, user, type ProviderContract, type WireBody as Body } from '../../test/support/llm-gateway-harness.js';
+import {
+  generateRequest,
+  inTurnThen,
+  KEYS,
+  MODELS_AND_KEY_VARIABLES,
+  pathOf,
+  recordingClock,
+  useLlmGateway,
+  user,
+  type ProviderContract,
+  type WireBody as Body,
+} from '../../test/support/llm-gateway-harness.js';
 
 const request = (name: string, text = 'hello'): GenerateStreamRequest => generateRequest(name, [user(text)]);
 
@@ -91,7 +102,8 @@ async function drain(events: AsyncIterable<GenerateStreamResponse>): Promise<{ e
   }
 }
 
-const textDeltas = (events: GenerateStreamResponse[]): string[] => events.flatMap((event) => (event.textDelta !== undefined ? [event.textDelta] : []));
+const textDeltas = (events: GenerateStreamResponse[]): string[] =>
+  events.flatMap((event) => (event.textDelta !== undefined ? [event.textDelta] : []));
 const toolCalls = (events: GenerateStreamResponse[]) => events.flatMap((event) => (event.toolCall ? [event.toolCall] : []));
 
 const SENTENCE = 'The quick brown fox jumps over the lazy dog and streams every word.';
@@ -161,7 +173,12 @@ describe.each(CONTRACTS)('$provider ($model)', (contract) => {
 describe('provider specifics', () => {
   it("carries Gemini's thoughtSignature with the call it came with", async () => {
     const signature = 'CiQB0e2Kb3dRh7s+/Pq1Z9kGv0m2nT6Ew1vQ8oXhY4cR5aJ7bLs=';
-    model().setScript(() => ({ toolCalls: [{ name: 'resources_add', args: { name: 'x', value: 1 }, thoughtSignature: signature }, { name: 'resources_list', args: {} }] }));
+    model().setScript(() => ({
+      toolCalls: [
+        { name: 'resources_add', args: { name: 'x', value: 1 }, thoughtSignature: signature },
+        { name: 'resources_list', args: {} },
+      ],
+    }));
     const { client } = await startGateway();
     const calls = toolCalls((await drain(client.generateStream(request('gemini-2.5-flash')))).events);
     expect(calls[0]!.providerMetadataJson).toBe(JSON.stringify({ google: { thoughtSignature: signature } }));
@@ -198,7 +215,9 @@ describe('failures before the first event', () => {
     expect(textDeltas(events).join('')).toBe('finally here');
     expect(model().requests).toHaveLength(3);
     expect(retryClock.waits).toEqual([1_000, 2_000]);
-    expect(log.lines.filter((line) => line.msg === 'model call failed, retrying').map((line) => [line.fields.attempt, line.fields.status])).toEqual([
+    expect(
+      log.lines.filter((line) => line.msg === 'model call failed, retrying').map((line) => [line.fields.attempt, line.fields.status]),
+    ).toEqual([
       [1, 429],
       [2, 429],
     ]);
@@ -219,7 +238,9 @@ describe('failures before the first event', () => {
     const { events, error } = await drain(client.generateStream(request('gemini-2.5-flash')));
     expect(events).toEqual([]);
     expect(error?.code).toBe(GrpcStatus.UNAVAILABLE);
-    expect(error?.message).toMatch(/^the provider gemini failed to answer for model gemini-2\.5-flash \(HTTP 503\): .* \(after 3 attempts\)$/);
+    expect(error?.message).toMatch(
+      /^the provider gemini failed to answer for model gemini-2\.5-flash \(HTTP 503\): .* \(after 3 attempts\)$/,
+    );
     expect(model().requests).toHaveLength(3);
   });
 
@@ -228,7 +249,9 @@ describe('failures before the first event', () => {
     const { client } = await startGateway();
     const { error } = await drain(client.generateStream(request('openai-gpt-4o')));
     expect(error?.code).toBe(GrpcStatus.INVALID_ARGUMENT);
-    expect(error?.message).toBe('the provider openai refused the request for model openai-gpt-4o (HTTP 400): tools[0].name: bad name for key [redacted]');
+    expect(error?.message).toBe(
+      'the provider openai refused the request for model openai-gpt-4o (HTTP 400): tools[0].name: bad name for key [redacted]',
+    );
     expect(model().requests).toHaveLength(1);
   });
 
@@ -240,7 +263,9 @@ describe('failures before the first event', () => {
       const { events, error } = await drain(client.generateStream(request(name)));
       expect(events).toEqual([]);
       expect(error?.code).toBe(GrpcStatus.INTERNAL);
-      expect(error?.message).toMatch(/^the provider (gemini|openai) sent a reply for model .* that could not be understood: the response held no stream events/);
+      expect(error?.message).toMatch(
+        /^the provider (gemini|openai) sent a reply for model .* that could not be understood: the response held no stream events/,
+      );
       expect(model().requests.length - before).toBe(1);
     }
   });
@@ -256,7 +281,10 @@ describe('failures before the first event', () => {
 
 describe('failures after the first event', () => {
   it.each([
-    ['claude-sonnet-4-5', /^the provider anthropic reported an error in the stream of model claude-sonnet-4-5: Overloaded just now \(api_error\)/],
+    [
+      'claude-sonnet-4-5',
+      /^the provider anthropic reported an error in the stream of model claude-sonnet-4-5: Overloaded just now \(api_error\)/,
+    ],
     ['openai-gpt-4o', /^the provider openai reported an error in the stream of model openai-gpt-4o: Overloaded just now \(server_error\)/],
     ['gemini-2.5-flash', /^the provider gemini failed to answer for model gemini-2\.5-flash \(HTTP 503\): Overloaded just now/],
   ])('ends the stream of %s with UNAVAILABLE at the vendor error event, without a retry', async (modelName, message) => {
@@ -291,7 +319,9 @@ describe('failures after the first event', () => {
     expect(textDeltas(events).length).toBeGreaterThan(0);
     expect(textDeltas(events).join('')).not.toContain('have');
     expect(error?.code).toBe(GrpcStatus.DEADLINE_EXCEEDED);
-    expect(error?.message).toMatch(/^model ollama-llama3 did not finish its answer within 700ms \(after \d+ events? of the answer had been sent/);
+    expect(error?.message).toMatch(
+      /^model ollama-llama3 did not finish its answer within 700ms \(after \d+ events? of the answer had been sent/,
+    );
   });
 });
 

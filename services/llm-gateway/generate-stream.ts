@@ -30,7 +30,11 @@ interface OpenedStream {
  */
 export function createGenerateStream(dependencies: GenerateDependencies) {
   const { log } = dependencies;
-  return async function* generateStream(request: GenerateStreamRequest, deadline: number | undefined, cancelled: AbortSignal): AsyncGenerator<GenerateStreamResponse> {
+  return async function* generateStream(
+    request: GenerateStreamRequest,
+    deadline: number | undefined,
+    cancelled: AbortSignal,
+  ): AsyncGenerator<GenerateStreamResponse> {
     const { route, model, prompt, settings, budgetMs } = prepareCall(request, deadline, dependencies);
     const timeout = AbortSignal.timeout(budgetMs);
     // Aborted on the way out, whatever the way: a consumer that stops reading must not leave
@@ -70,11 +74,15 @@ export function createGenerateStream(dependencies: GenerateDependencies) {
       const opened = await retry(
         open,
         dependencies.retry,
-        modelRetryRun(dependencies, { route, budgetMs, signal, stream: true }, {
-          classify: streamAttemptFailureOf,
-          status: (error) => statusOf(reportedError(error)),
-          describe: (error) => streamFailureOf(error, route).message,
-        }),
+        modelRetryRun(
+          dependencies,
+          { route, budgetMs, signal, stream: true },
+          {
+            classify: streamAttemptFailureOf,
+            status: (error) => statusOf(reportedError(error)),
+            describe: (error) => streamFailureOf(error, route).message,
+          },
+        ),
       );
       let event: GenerateStreamResponse | undefined = opened.first;
       let usage: { inputTokens?: number; outputTokens?: number } | undefined;
@@ -84,7 +92,14 @@ export function createGenerateStream(dependencies: GenerateDependencies) {
         yield event;
       }
       recordModelCall(route.provider, route.model, 'ok', usage);
-      log.debug('model answered', { model: route.model, provider: route.provider, stream: true, ms: Math.round(performance.now() - started), attempts, events });
+      log.debug('model answered', {
+        model: route.model,
+        provider: route.provider,
+        stream: true,
+        ms: Math.round(performance.now() - started),
+        attempts,
+        events,
+      });
     } catch (error) {
       if (cancelled.aborted && !timeout.aborted) {
         log.debug('model stream cancelled by the caller', { model: route.model, provider: route.provider, events });
@@ -93,7 +108,15 @@ export function createGenerateStream(dependencies: GenerateDependencies) {
       const failure = timeout.aborted ? timeoutFailure(route, budgetMs, attempts, events) : streamFailure(error, route, events);
       recordModelCall(route.provider, route.model, 'failed');
       recordError('model_call_failed', { provider: route.provider });
-      log.warn('model call failed', { model: route.model, provider: route.provider, stream: true, ms: Math.round(performance.now() - started), attempts, events, error: failure.message });
+      log.warn('model call failed', {
+        model: route.model,
+        provider: route.provider,
+        stream: true,
+        ms: Math.round(performance.now() - started),
+        attempts,
+        events,
+        error: failure.message,
+      });
       throw failure;
     } finally {
       done.abort();

@@ -120,11 +120,15 @@ export function createGenerate(dependencies: GenerateDependencies) {
           });
         },
         dependencies.retry,
-        modelRetryRun(dependencies, { route, budgetMs, signal }, {
-          classify: attemptFailureOf,
-          status: statusOf,
-          describe: (error) => toServiceError(error, route).message,
-        }),
+        modelRetryRun(
+          dependencies,
+          { route, budgetMs, signal },
+          {
+            classify: attemptFailureOf,
+            status: statusOf,
+            describe: (error) => toServiceError(error, route).message,
+          },
+        ),
       );
       for (const warning of result.warnings ?? []) log.debug('provider warning', { model: route.model, warning: JSON.stringify(warning) });
       const response = toGenerateResponse(result);
@@ -146,7 +150,13 @@ export function createGenerate(dependencies: GenerateDependencies) {
           : toServiceError(error, route);
       recordModelCall(route.provider, route.model, 'failed');
       recordError('model_call_failed', { provider: route.provider });
-      log.warn('model call failed', { model: route.model, provider: route.provider, ms: Math.round(performance.now() - started), attempts, error: failure.message });
+      log.warn('model call failed', {
+        model: route.model,
+        provider: route.provider,
+        ms: Math.round(performance.now() - started),
+        attempts,
+        error: failure.message,
+      });
       throw failure;
     }
   };

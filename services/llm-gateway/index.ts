@@ -74,7 +74,11 @@ export async function startLlmGateway(options: LlmGatewayOptions): Promise<Runni
   server.addService(LlmGatewayServiceService, implement(LlmGatewayServiceService, SERVICE, handlers, log));
   const port = await listen(server, options.listen);
   const address = `${options.listen.slice(0, options.listen.lastIndexOf(':'))}:${port}`;
-  const local = serveInProcess(options.inProcess, { definition: LlmGatewayServiceService, address, handlers, service: SERVICE, log }, health);
+  const local = serveInProcess(
+    options.inProcess,
+    { definition: LlmGatewayServiceService, address, handlers, service: SERVICE, log },
+    health,
+  );
   health.markServing();
   log.info('listening', { address });
   let stopping: Promise<void> | undefined;

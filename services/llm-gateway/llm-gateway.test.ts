@@ -10,7 +10,17 @@ import { configSlice } from '../common/config/slices.js';
 import { GrpcStatus } from '../common/grpc/errors.js';
 import { context, trace } from '@opentelemetry/api';
 import { initTelemetry } from '../common/telemetry.js';
-import { captureLog, generateRequest, inTurnThen, KEYS, MODELS_AND_KEY_VARIABLES, recordingClock, rpcError, useLlmGateway, user } from '../../test/support/llm-gateway-harness.js';
+import {
+  captureLog,
+  generateRequest,
+  inTurnThen,
+  KEYS,
+  MODELS_AND_KEY_VARIABLES,
+  recordingClock,
+  rpcError,
+  useLlmGateway,
+  user,
+} from '../../test/support/llm-gateway-harness.js';
 import { startLlmGateway } from './index.js';
 
 /** One model of each keyed provider, with its key. */
@@ -33,12 +43,26 @@ describe('start-up', () => {
   it.each([
     [{ llm: { model: 'azure:gpt-4o' } }, 'invalid configuration: llm.model: model "azure:gpt-4o" names an unknown provider "azure"'],
     [
-      { agent: { name: 'root', type: 'sequential', agents: [{ name: 'ok', type: 'llm', model: 'claude-sonnet-4-5' }, { name: 'analyzer', type: 'llm', model: 'openai-' }] } },
+      {
+        agent: {
+          name: 'root',
+          type: 'sequential',
+          agents: [
+            { name: 'ok', type: 'llm', model: 'claude-sonnet-4-5' },
+            { name: 'analyzer', type: 'llm', model: 'openai-' },
+          ],
+        },
+      },
       'invalid configuration: agent.agents[1].model (node "analyzer"): model "openai-" names no model after the "openai-" prefix',
     ],
   ])('refuses to start when a configured model routes nowhere (%j)', async (config, message) => {
     const log = captureLog();
-    const starting = startLlmGateway({ config: configSlice(configSchema.parse(config), 'llmGateway'), listen: '127.0.0.1:0', log, env: { ...KEYS } });
+    const starting = startLlmGateway({
+      config: configSlice(configSchema.parse(config), 'llmGateway'),
+      listen: '127.0.0.1:0',
+      log,
+      env: { ...KEYS },
+    });
     await expect(starting).rejects.toBeInstanceOf(ConfigError);
     await expect(starting).rejects.toThrow(message);
     expect(log.lines.filter((line) => line.msg === 'listening')).toEqual([]);
@@ -118,7 +142,11 @@ describe('retries', () => {
     expect(reply.text).toBe('finally');
     expect(model().requests).toHaveLength(3);
     expect(retryClock.waits).toEqual([1_000, 2_000]);
-    expect(log.lines.filter((line) => line.msg === 'model call failed, retrying').map((line) => [line.level, line.fields.attempt, line.fields.status, line.fields.retry_in_ms])).toEqual([
+    expect(
+      log.lines
+        .filter((line) => line.msg === 'model call failed, retrying')
+        .map((line) => [line.level, line.fields.attempt, line.fields.status, line.fields.retry_in_ms]),
+    ).toEqual([
       ['warn', 1, 429, 1_000],
       ['warn', 2, 429, 2_000],
     ]);
@@ -128,7 +156,11 @@ describe('retries', () => {
     const now = Date.now();
     const date = new Date(now + 7_000).toUTCString();
     model().setScript(
-      inTurn({ httpStatus: 429, headers: { 'retry-after': '3' } }, { httpStatus: 503, headers: { 'retry-after': date } }, { httpStatus: 429, headers: { 'retry-after': '120' } }),
+      inTurn(
+        { httpStatus: 429, headers: { 'retry-after': '3' } },
+        { httpStatus: 503, headers: { 'retry-after': date } },
+        { httpStatus: 429, headers: { 'retry-after': '120' } },
+      ),
     );
     // A clock that stands still, so that the HTTP date gives an exact wait.
     const retryClock = recordingClock(() => now);
@@ -142,10 +174,15 @@ describe('retries', () => {
   it('retries a 500 max_retries times, then answers UNAVAILABLE with the attempt count', async () => {
     model().setScript(() => ({ httpStatus: 500 }));
     const retryClock = recordingClock();
-    const { client } = await startGateway({ config: { llm: { retry: { max_retries: 2, initial_backoff: '10ms', multiplier: 3 } } }, retryClock });
+    const { client } = await startGateway({
+      config: { llm: { retry: { max_retries: 2, initial_backoff: '10ms', multiplier: 3 } } },
+      retryClock,
+    });
     const error = await rpcError(client.generate(request('gemini-2.5-flash')));
     expect(error.code).toBe(GrpcStatus.UNAVAILABLE);
-    expect(error.message).toMatch(/^the provider gemini failed to answer for model gemini-2\.5-flash \(HTTP 500\): .* \(after 3 attempts\)$/);
+    expect(error.message).toMatch(
+      /^the provider gemini failed to answer for model gemini-2\.5-flash \(HTTP 500\): .* \(after 3 attempts\)$/,
+    );
     expect(model().requests).toHaveLength(3);
     expect(retryClock.waits).toEqual([10, 30]);
   });
@@ -196,18 +233,26 @@ describe('retries', () => {
 
   it('retries a provider it cannot reach, then answers UNAVAILABLE', async () => {
     // Port 1 on loopback: nothing listens there, so the connection is refused at once.
-    const { client, log } = await startGateway({ env: { GEMINI_API_KEY: KEYS.GEMINI_API_KEY, GEMINI_BASE_URL: 'http://127.0.0.1:1/v1beta' } });
+    const { client, log } = await startGateway({
+      env: { GEMINI_API_KEY: KEYS.GEMINI_API_KEY, GEMINI_BASE_URL: 'http://127.0.0.1:1/v1beta' },
+    });
     const error = await rpcError(client.generate(request('gemini-2.5-flash')));
     expect(error.code).toBe(GrpcStatus.UNAVAILABLE);
     expect(error.message).toContain('could not reach the provider gemini for model gemini-2.5-flash at http://127.0.0.1:1');
     expect(error.message).toMatch(/\(after 4 attempts\)$/);
-    expect(log.lines.filter((line) => line.msg === 'model call failed, retrying').map((line) => line.fields.status)).toEqual(['none', 'none', 'none']);
+    expect(log.lines.filter((line) => line.msg === 'model call failed, retrying').map((line) => line.fields.status)).toEqual([
+      'none',
+      'none',
+      'none',
+    ]);
   });
 });
 
 describe('rate limits (rate_limits.models)', () => {
   it('lets the budget through, then refuses beyond max_wait with RESOURCE_EXHAUSTED and sends nothing', async () => {
-    const { client } = await startGateway({ config: { rate_limits: { max_wait: '10ms', models: { 'gemini-*': { calls: 2, window: '1m' } } } } });
+    const { client } = await startGateway({
+      config: { rate_limits: { max_wait: '10ms', models: { 'gemini-*': { calls: 2, window: '1m' } } } },
+    });
     await client.generate(request('gemini-2.5-flash'));
     await client.generate(request('gemini-2.5-pro'));
     const sent = model().requests.length;
@@ -253,14 +298,21 @@ describe('deadlines', () => {
     const error = await rpcError(client.generate(request('openai-gpt-4o'), { timeoutMs: 400 }));
     expect(error.code).toBe(GrpcStatus.DEADLINE_EXCEEDED);
     // The gateway's own abort shows in its log, well before the 60 s llm.timeout.
-    await expect.poll(() => log.lines.find((line) => line.msg === 'model call failed')?.fields.error, { timeout: 3000 }).toMatch(/^model openai-gpt-4o did not answer within \d+ms$/);
+    await expect
+      .poll(() => log.lines.find((line) => line.msg === 'model call failed')?.fields.error, { timeout: 3000 })
+      .toMatch(/^model openai-gpt-4o did not answer within \d+ms$/);
   });
 });
 
 describe('requests that cannot be sent', () => {
   it('rejects a tool result that answers no call, before calling the provider', async () => {
     const { client } = await startGateway();
-    const orphan: ChatMessage = { role: ChatRole.CHAT_ROLE_TOOL, text: '', toolCalls: [], toolResults: [{ id: 'nope', name: 'resources_add', output: 'x', isError: false }] };
+    const orphan: ChatMessage = {
+      role: ChatRole.CHAT_ROLE_TOOL,
+      text: '',
+      toolCalls: [],
+      toolResults: [{ id: 'nope', name: 'resources_add', output: 'x', isError: false }],
+    };
     const error = await rpcError(client.generate(request('gemini-2.5-flash', [user('hello'), orphan])));
     expect(error.code).toBe(GrpcStatus.INVALID_ARGUMENT);
     expect(error.message).toContain('message 1: tool result for resources_add (id "nope") answers no tool call');

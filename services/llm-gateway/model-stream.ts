@@ -82,7 +82,9 @@ export class ModelStream {
         return undefined;
       case 'finish':
         if (this.rawChunks === 0) {
-          throw new ModelStreamFailed(new NoContentGeneratedError({ message: 'the response held no stream events (it is not a server-sent event stream)' }));
+          throw new ModelStreamFailed(
+            new NoContentGeneratedError({ message: 'the response held no stream events (it is not a server-sent event stream)' }),
+          );
         }
         return {
           finish: {

@@ -16,7 +16,12 @@ const results = (...parts: { id: string; name: string; output?: string; isError?
   toolCalls: [],
   toolResults: parts.map((part) => ({ output: 'ok', isError: false, ...part })),
 });
-const request = (messages: ChatMessage[], systemPrompt = ''): GenerateRequest => ({ model: 'gemini-2.5-flash', systemPrompt, messages, tools: [] });
+const request = (messages: ChatMessage[], systemPrompt = ''): GenerateRequest => ({
+  model: 'gemini-2.5-flash',
+  systemPrompt,
+  messages,
+  tools: [],
+});
 
 function rejection(messages: ChatMessage[]): ServiceError {
   try {
@@ -30,7 +35,13 @@ function rejection(messages: ChatMessage[]): ServiceError {
 
 describe('toModelPrompt', () => {
   it('pairs results with calls by id, and by name when a result has no id', () => {
-    const prompt = toModelPrompt(request([user('go'), assistantCalls({ id: 'a', name: 'one' }, { id: '', name: 'two' }), results({ id: '', name: 'two', output: '2' }, { id: 'a', name: 'one', output: '1', isError: true })]));
+    const prompt = toModelPrompt(
+      request([
+        user('go'),
+        assistantCalls({ id: 'a', name: 'one' }, { id: '', name: 'two' }),
+        results({ id: '', name: 'two', output: '2' }, { id: 'a', name: 'one', output: '1', isError: true }),
+      ]),
+    );
     expect(prompt.messages[2]).toEqual({
       role: 'tool',
       content: [
@@ -41,27 +52,54 @@ describe('toModelPrompt', () => {
   });
 
   it('sends arguments that are not a JSON object back as {}', () => {
-    const prompt = toModelPrompt(request([user('go'), assistantCalls({ id: 'a', name: 'one', argumentsJson: '{"x":' }, { id: 'b', name: 'two', argumentsJson: '[1]' }), results({ id: 'a', name: 'one' }, { id: 'b', name: 'two' })]));
+    const prompt = toModelPrompt(
+      request([
+        user('go'),
+        assistantCalls({ id: 'a', name: 'one', argumentsJson: '{"x":' }, { id: 'b', name: 'two', argumentsJson: '[1]' }),
+        results({ id: 'a', name: 'one' }, { id: 'b', name: 'two' }),
+      ]),
+    );
     expect(prompt.messages[1]).toMatchObject({ content: [{ input: {} }, { input: {} }] });
   });
 
   it("hands a call's provider metadata back as its provider options, and adds none where there was none", () => {
     const signed = '{"google":{"thoughtSignature":"CiQB0e2Kb7+/sig=="}}';
-    const prompt = toModelPrompt(request([user('go'), assistantCalls({ id: 'a', name: 'one', providerMetadataJson: signed }, { id: 'b', name: 'two' }), results({ id: 'a', name: 'one' }, { id: 'b', name: 'two' })]));
+    const prompt = toModelPrompt(
+      request([
+        user('go'),
+        assistantCalls({ id: 'a', name: 'one', providerMetadataJson: signed }, { id: 'b', name: 'two' }),
+        results({ id: 'a', name: 'one' }, { id: 'b', name: 'two' }),
+      ]),
+    );
     expect(prompt.messages[1]).toEqual({
       role: 'assistant',
       content: [
-        { type: 'tool-call', toolCallId: 'a', toolName: 'one', input: {}, providerOptions: { google: { thoughtSignature: 'CiQB0e2Kb7+/sig==' } } },
+        {
+          type: 'tool-call',
+          toolCallId: 'a',
+          toolName: 'one',
+          input: {},
+          providerOptions: { google: { thoughtSignature: 'CiQB0e2Kb7+/sig==' } },
+        },
         { type: 'tool-call', toolCallId: 'b', toolName: 'two', input: {} },
       ],
     });
   });
 
-  it.each(['not json', '"a string"', '{"google":"sig"}', '[{"google":{}}]'])('rejects provider metadata %j that no reply could have given', (providerMetadataJson) => {
-    const error = rejection([user('go'), assistantCalls({ id: 'a', name: 'one', providerMetadataJson }), results({ id: 'a', name: 'one' })]);
-    expect(error.code).toBe(GrpcStatus.INVALID_ARGUMENT);
-    expect(error.message).toContain('message 1: tool call one (id "a"): provider_metadata_json must be a JSON object of per-provider objects');
-  });
+  it.each(['not json', '"a string"', '{"google":"sig"}', '[{"google":{}}]'])(
+    'rejects provider metadata %j that no reply could have given',
+    (providerMetadataJson) => {
+      const error = rejection([
+        user('go'),
+        assistantCalls({ id: 'a', name: 'one', providerMetadataJson }),
+        results({ id: 'a', name: 'one' }),
+      ]);
+      expect(error.code).toBe(GrpcStatus.INVALID_ARGUMENT);
+      expect(error.message).toContain(
+        'message 1: tool call one (id "a"): provider_metadata_json must be a JSON object of per-provider objects',
+      );
+    },
+  );
 
   it('leaves out an empty system prompt and an empty tool list', () => {
     const prompt = toModelPrompt(request([user('hi')]));
@@ -70,10 +108,26 @@ describe('toModelPrompt', () => {
 
   it.each([
     ['no messages', [], 'no messages for model gemini-2.5-flash'],
-    ['a result without a call', [user('go'), results({ id: 'x', name: 'one' })], 'message 1: tool result for one (id "x") answers no tool call'],
-    ['a result naming another tool', [user('go'), assistantCalls({ id: 'a', name: 'one' }), results({ id: 'a', name: 'two' })], 'message 2: tool result for two (id "a")'],
-    ['a call without a result', [user('go'), assistantCalls({ id: 'a', name: 'one' }), user('again')], 'message 2: tool call one (id "a") of message 1 has no tool result'],
-    ['a trailing call without a result', [user('go'), assistantCalls({ id: 'a', name: 'one' })], 'message 2: tool call one (id "a") of message 1 has no tool result'],
+    [
+      'a result without a call',
+      [user('go'), results({ id: 'x', name: 'one' })],
+      'message 1: tool result for one (id "x") answers no tool call',
+    ],
+    [
+      'a result naming another tool',
+      [user('go'), assistantCalls({ id: 'a', name: 'one' }), results({ id: 'a', name: 'two' })],
+      'message 2: tool result for two (id "a")',
+    ],
+    [
+      'a call without a result',
+      [user('go'), assistantCalls({ id: 'a', name: 'one' }), user('again')],
+      'message 2: tool call one (id "a") of message 1 has no tool result',
+    ],
+    [
+      'a trailing call without a result',
+      [user('go'), assistantCalls({ id: 'a', name: 'one' })],
+      'message 2: tool call one (id "a") of message 1 has no tool result',
+    ],
     ['a message without a role', [{ ...user('go'), role: ChatRole.CHAT_ROLE_UNSPECIFIED }], 'message 0 has no role'],
   ])('rejects %s', (_case, messages, message) => {
     const error = rejection(messages as ChatMessage[]);

@@ -1,4 +1,12 @@
-import { jsonSchema, tool, type JSONSchema7, type ModelMessage, type ToolCallPart as SdkToolCallPart, type ToolResultPart as SdkToolResultPart, type ToolSet } from 'ai';
+import {
+  jsonSchema,
+  tool,
+  type JSONSchema7,
+  type ModelMessage,
+  type ToolCallPart as SdkToolCallPart,
+  type ToolResultPart as SdkToolResultPart,
+  type ToolSet,
+} from 'ai';
 import { ChatRole, type ChatMessage, type GenerateRequest, type ToolDefinition } from '../../gen/ts/asg/llm/v1/llm.js';
 import { invalidArgument } from '../common/grpc/errors.js';
 
@@ -31,7 +39,10 @@ export function toModelPrompt(request: GenerateRequest): ModelPrompt {
 
   const requireAnswered = (index: number): void => {
     const call = openCalls[0];
-    if (call) throw invalidArgument(`message ${index}: tool call ${call.name} (id "${call.id}") of message ${call.message} has no tool result before it`);
+    if (call)
+      throw invalidArgument(
+        `message ${index}: tool call ${call.name} (id "${call.id}") of message ${call.message} has no tool result before it`,
+      );
   };
 
   request.messages.forEach((message, index) => {
@@ -48,7 +59,10 @@ export function toModelPrompt(request: GenerateRequest): ModelPrompt {
         break;
       }
       case ChatRole.CHAT_ROLE_TOOL:
-        messages.push({ role: 'tool', content: message.toolResults.map((result) => toolResultOf(result, claimCall(openCalls, result, index))) });
+        messages.push({
+          role: 'tool',
+          content: message.toolResults.map((result) => toolResultOf(result, claimCall(openCalls, result, index))),
+        });
         break;
       default:
         throw invalidArgument(`message ${index} has no role: expected user, assistant or tool`);
@@ -65,10 +79,14 @@ export function toModelPrompt(request: GenerateRequest): ModelPrompt {
 
 /** Finds (and removes) the open call a result answers: by id, or by name when the result has no id. */
 function claimCall(openCalls: OpenCall[], result: ChatMessage['toolResults'][number], index: number): OpenCall {
-  const position = result.id ? openCalls.findIndex((call) => call.id === result.id) : openCalls.findIndex((call) => call.name === result.name);
+  const position = result.id
+    ? openCalls.findIndex((call) => call.id === result.id)
+    : openCalls.findIndex((call) => call.name === result.name);
   const call = openCalls[position];
   if (!call || (result.name && result.name !== call.name)) {
-    throw invalidArgument(`message ${index}: tool result for ${result.name || '(no name)'} (id "${result.id}") answers no tool call of the preceding assistant message`);
+    throw invalidArgument(
+      `message ${index}: tool result for ${result.name || '(no name)'} (id "${result.id}") answers no tool call of the preceding assistant message`,
+    );
   }
   openCalls.splice(position, 1);
   return call;
@@ -76,7 +94,13 @@ function claimCall(openCalls: OpenCall[], result: ChatMessage['toolResults'][num
 
 function toolCallOf(id: string, call: ChatMessage['toolCalls'][number], index: number): SdkToolCallPart {
   const providerOptions = providerOptionsOf(call.providerMetadataJson, `message ${index}: tool call ${call.name} (id "${id}")`);
-  return { type: 'tool-call', toolCallId: id, toolName: call.name, input: argumentsObject(call.argumentsJson), ...(providerOptions ? { providerOptions } : {}) };
+  return {
+    type: 'tool-call',
+    toolCallId: id,
+    toolName: call.name,
+    input: argumentsObject(call.argumentsJson),
+    ...(providerOptions ? { providerOptions } : {}),
+  };
 }
 
 /**
@@ -93,7 +117,9 @@ function providerOptionsOf(json: string | undefined, where: string): ProviderOpt
     parsed = undefined;
   }
   if (!isObject(parsed) || !Object.values(parsed).every(isObject)) {
-    throw invalidArgument(`${where}: provider_metadata_json must be a JSON object of per-provider objects, as a reply gave it (e.g. {"google":{"thoughtSignature":"…"}})`);
+    throw invalidArgument(
+      `${where}: provider_metadata_json must be a JSON object of per-provider objects, as a reply gave it (e.g. {"google":{"thoughtSignature":"…"}})`,
+    );
   }
   return parsed as ProviderOptions;
 }

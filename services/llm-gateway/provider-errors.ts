@@ -93,7 +93,10 @@ export function statusOf(error: unknown): number | 'none' {
 export function afterAttempts(error: ServiceError, attempts: number, retryPastDeadlineMs?: number): ServiceError {
   const count = `after ${attempts} attempt${attempts === 1 ? '' : 's'}`;
   if (retryPastDeadlineMs !== undefined) {
-    return new ServiceError(error.code, `${error.message} (${count}; a retry in ${formatDuration(retryPastDeadlineMs)} would pass the call's deadline)`);
+    return new ServiceError(
+      error.code,
+      `${error.message} (${count}; a retry in ${formatDuration(retryPastDeadlineMs)} would pass the call's deadline)`,
+    );
   }
   return attempts > 1 ? new ServiceError(error.code, `${error.message} (${count})`) : error;
 }

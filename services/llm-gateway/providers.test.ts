@@ -7,7 +7,17 @@ import { describe, expect, it } from 'vitest';
 import { ChatRole, type ChatMessage, type GenerateRequest } from '../../gen/ts/asg/llm/v1/llm.js';
 import { GrpcStatus } from '../common/grpc/errors.js';
 import { resourceAgentScript, type ScriptedModelServer } from '../../test/support/scripted-model.js';
-import { generateRequest, KEYS, pathOf, RESOURCE_TOOLS, rpcError, useLlmGateway, user, type ProviderContract, type WireBody as Body } from '../../test/support/llm-gateway-harness.js';
+import {
+  generateRequest,
+  KEYS,
+  pathOf,
+  RESOURCE_TOOLS,
+  rpcError,
+  useLlmGateway,
+  user,
+  type ProviderContract,
+  type WireBody as Body,
+} from '../../test/support/llm-gateway-harness.js';
 
 /** Here every request names its messages; each offers RESOURCE_TOOLS. */
 const request = (name: string, messages: ChatMessage[]): GenerateRequest => generateRequest(name, messages);
@@ -51,7 +61,12 @@ interface VendorContract extends ProviderContract {
   toolResultTurn: Body;
 }
 
-const openaiTools = (body: Body) => body.tools.map((entry: Body) => ({ name: entry.function.name, description: entry.function.description, schema: entry.function.parameters }));
+const openaiTools = (body: Body) =>
+  body.tools.map((entry: Body) => ({
+    name: entry.function.name,
+    description: entry.function.description,
+    schema: entry.function.parameters,
+  }));
 const openaiSampling = (body: Body) => ({ temperature: body.temperature, maxTokens: body.max_tokens });
 
 /** The OpenAI Chat Completions history as the OpenAI and OpenAI-compatible clients send it. */
@@ -89,13 +104,23 @@ const CONTRACTS: VendorContract[] = [
     },
     // The SDK leaves out `parameters` of a tool without properties; Gemini reads that as "no arguments".
     declaredTools: (body) =>
-      body.tools[0].functionDeclarations.map((entry: Body) => ({ name: entry.name, description: entry.description, schema: 'parameters' in entry ? entry.parameters : { type: 'object', properties: {} } })),
+      body.tools[0].functionDeclarations.map((entry: Body) => ({
+        name: entry.name,
+        description: entry.description,
+        schema: 'parameters' in entry ? entry.parameters : { type: 'object', properties: {} },
+      })),
     sampling: (body) => ({ temperature: body.generationConfig?.temperature, maxTokens: body.generationConfig?.maxOutputTokens }),
     toolResultTurn: {
       systemInstruction: { parts: [{ text: 'You manage resources.' }] },
       contents: [
         { role: 'user', parts: [{ text: 'create x with value 1 and y with value 2' }] },
-        { role: 'model', parts: [{ functionCall: { name: 'resources_add', args: { name: 'x', value: 1 } } }, { functionCall: { name: 'resources_add', args: { name: 'y', value: 2 } } }] },
+        {
+          role: 'model',
+          parts: [
+            { functionCall: { name: 'resources_add', args: { name: 'x', value: 1 } } },
+            { functionCall: { name: 'resources_add', args: { name: 'y', value: 2 } } },
+          ],
+        },
         {
           role: 'user',
           parts: [
@@ -116,7 +141,8 @@ const CONTRACTS: VendorContract[] = [
       expect(headers['anthropic-version']).toBe('2023-06-01');
       expect(headers.authorization).toBeUndefined();
     },
-    declaredTools: (body) => body.tools.map((entry: Body) => ({ name: entry.name, description: entry.description, schema: entry.input_schema })),
+    declaredTools: (body) =>
+      body.tools.map((entry: Body) => ({ name: entry.name, description: entry.description, schema: entry.input_schema })),
     sampling: (body) => ({ temperature: body.temperature, maxTokens: body.max_tokens }),
     toolResultTurn: {
       system: [{ type: 'text', text: 'You manage resources.' }],
@@ -224,7 +250,9 @@ describe.each(CONTRACTS)('$provider ($model)', (contract) => {
   it('declares every tool with its description and JSON schema', async () => {
     const client = await startGateway();
     await client.generate(request(contract.model, [user('hello')]));
-    expect(contract.declaredTools(model().requests[0]!.body)).toEqual(RESOURCE_TOOLS.map((tool) => ({ name: tool.name, description: tool.description, schema: tool.inputSchema })));
+    expect(contract.declaredTools(model().requests[0]!.body)).toEqual(
+      RESOURCE_TOOLS.map((tool) => ({ name: tool.name, description: tool.description, schema: tool.inputSchema })),
+    );
   });
 
   it('sends two tool calls and their results, one an error, in the vendor shape', async () => {
@@ -276,7 +304,10 @@ describe.each(CONTRACTS)('$provider ($model)', (contract) => {
   it(`sends no temperature and ${contract.provider === 'anthropic' ? 'max_tokens 4096' : 'no token limit'} unless configured`, async () => {
     const client = await startGateway();
     await client.generate(request(contract.model, [user('hello')]));
-    expect(contract.sampling(model().requests[0]!.body)).toEqual({ temperature: undefined, maxTokens: contract.provider === 'anthropic' ? 4096 : undefined });
+    expect(contract.sampling(model().requests[0]!.body)).toEqual({
+      temperature: undefined,
+      maxTokens: contract.provider === 'anthropic' ? 4096 : undefined,
+    });
   });
 
   it('sends llm.temperature and llm.max_tokens when configured', async () => {
@@ -290,27 +321,42 @@ describe.each(CONTRACTS)('$provider ($model)', (contract) => {
     const client = await startGateway();
     const error = await rpcError(client.generate(request(contract.model, [user('hello')])));
     expect(error.code).toBe(GrpcStatus.INVALID_ARGUMENT);
-    expect(error.message).toBe(`the provider ${contract.provider} refused the request for model ${contract.model} (HTTP 400): tools[0].name: bad name`);
+    expect(error.message).toBe(
+      `the provider ${contract.provider} refused the request for model ${contract.model} (HTTP 400): tools[0].name: bad name`,
+    );
     expect(model().requests).toHaveLength(1);
   });
 
-  it(contract.provider === 'ollama' ? 'answers INVALID_ARGUMENT for a 401, though Ollama takes no key' : 'answers INVALID_ARGUMENT for a 401, naming the key variable', async () => {
-    model().setScript(() => ({ httpStatus: 401 }));
-    const client = await startGateway();
-    const error = await rpcError(client.generate(request(contract.model, [user('hello')])));
-    expect(error.code).toBe(GrpcStatus.INVALID_ARGUMENT);
-    const keyEnv = `${contract.provider.toUpperCase()}_API_KEY`;
-    if (contract.provider === 'ollama') expect(error.message).toMatch(/^the provider ollama refused the request for model ollama-llama3 \(HTTP 401\)/);
-    else expect(error.message).toMatch(new RegExp(`^the provider ${contract.provider} rejected the API key for model ${contract.model.replace(/[/.]/g, '\\$&')} \\(HTTP 401\\); check ${keyEnv}`));
-    expect(model().requests).toHaveLength(1);
-  });
+  it(
+    contract.provider === 'ollama'
+      ? 'answers INVALID_ARGUMENT for a 401, though Ollama takes no key'
+      : 'answers INVALID_ARGUMENT for a 401, naming the key variable',
+    async () => {
+      model().setScript(() => ({ httpStatus: 401 }));
+      const client = await startGateway();
+      const error = await rpcError(client.generate(request(contract.model, [user('hello')])));
+      expect(error.code).toBe(GrpcStatus.INVALID_ARGUMENT);
+      const keyEnv = `${contract.provider.toUpperCase()}_API_KEY`;
+      if (contract.provider === 'ollama')
+        expect(error.message).toMatch(/^the provider ollama refused the request for model ollama-llama3 \(HTTP 401\)/);
+      else
+        expect(error.message).toMatch(
+          new RegExp(
+            `^the provider ${contract.provider} rejected the API key for model ${contract.model.replace(/[/.]/g, '\\$&')} \\(HTTP 401\\); check ${keyEnv}`,
+          ),
+        );
+      expect(model().requests).toHaveLength(1);
+    },
+  );
 
   it('answers UNAVAILABLE for a 5xx once the retries are spent', async () => {
     model().setScript(() => ({ httpStatus: 503 }));
     const client = await startGateway({ retry: { max_retries: 2, initial_backoff: '1ms' } });
     const error = await rpcError(client.generate(request(contract.model, [user('hello')])));
     expect(error.code).toBe(GrpcStatus.UNAVAILABLE);
-    expect(error.message).toMatch(new RegExp(`^the provider ${contract.provider} failed to answer for model .+ \\(HTTP 503\\).* \\(after 3 attempts\\)$`));
+    expect(error.message).toMatch(
+      new RegExp(`^the provider ${contract.provider} failed to answer for model .+ \\(HTTP 503\\).* \\(after 3 attempts\\)$`),
+    );
     expect(model().requests).toHaveLength(3);
   });
 });
@@ -437,8 +483,18 @@ describe('Mistral specifics', () => {
     const client = await startGateway();
     const history: ChatMessage[] = [
       user('add x'),
-      { role: ChatRole.CHAT_ROLE_ASSISTANT, text: '', toolCalls: [{ id: 'call_1', name: 'resources_add', argumentsJson: '{}' }], toolResults: [] },
-      { role: ChatRole.CHAT_ROLE_TOOL, text: '', toolCalls: [], toolResults: [{ id: 'call_1', name: 'resources_add', output: 'ok', isError: false }] },
+      {
+        role: ChatRole.CHAT_ROLE_ASSISTANT,
+        text: '',
+        toolCalls: [{ id: 'call_1', name: 'resources_add', argumentsJson: '{}' }],
+        toolResults: [],
+      },
+      {
+        role: ChatRole.CHAT_ROLE_TOOL,
+        text: '',
+        toolCalls: [],
+        toolResults: [{ id: 'call_1', name: 'resources_add', output: 'ok', isError: false }],
+      },
     ];
     const error = await rpcError(client.generate(request('mistral:mistral-large-latest', history)));
     expect(error.code).toBe(GrpcStatus.INVALID_ARGUMENT);

@@ -10,19 +10,32 @@ function reply(content: unknown[], finishReason: ModelReply['finishReason'] = 's
 
 describe('toGenerateResponse', () => {
   it('re-serialises the parsed input of a valid call', () => {
-    const result = toGenerateResponse(reply([{ type: 'tool-call', toolCallId: 'a', toolName: 'resources_add', input: { name: 'x', value: 1 } }]));
+    const result = toGenerateResponse(
+      reply([{ type: 'tool-call', toolCallId: 'a', toolName: 'resources_add', input: { name: 'x', value: 1 } }]),
+    );
     expect(result.toolCalls).toEqual([{ id: 'a', name: 'resources_add', argumentsJson: '{"name":"x","value":1}' }]);
   });
 
   it("keeps a call's provider metadata whole, as JSON, and adds none where there was none", () => {
     const result = toGenerateResponse(
       reply([
-        { type: 'tool-call', toolCallId: 'a', toolName: 'one', input: {}, providerMetadata: { google: { thoughtSignature: 'CiQB0e2Kb7+/sig==' } } },
+        {
+          type: 'tool-call',
+          toolCallId: 'a',
+          toolName: 'one',
+          input: {},
+          providerMetadata: { google: { thoughtSignature: 'CiQB0e2Kb7+/sig==' } },
+        },
         { type: 'tool-call', toolCallId: 'b', toolName: 'two', input: {}, providerMetadata: {} },
         { type: 'tool-call', toolCallId: 'c', toolName: 'three', input: {} },
       ]),
     );
-    expect(result.toolCalls[0]).toEqual({ id: 'a', name: 'one', argumentsJson: '{}', providerMetadataJson: '{"google":{"thoughtSignature":"CiQB0e2Kb7+/sig=="}}' });
+    expect(result.toolCalls[0]).toEqual({
+      id: 'a',
+      name: 'one',
+      argumentsJson: '{}',
+      providerMetadataJson: '{"google":{"thoughtSignature":"CiQB0e2Kb7+/sig=="}}',
+    });
     expect(result.toolCalls.slice(1).map((call) => Object.hasOwn(call, 'providerMetadataJson'))).toEqual([false, false]);
   });
 
@@ -49,17 +62,23 @@ describe('toGenerateResponse', () => {
   });
 
   it('keeps a call that only shows up as a tool-error part', () => {
-    const result = toGenerateResponse(reply([{ type: 'tool-error', toolCallId: 'c', toolName: 'resources_add', input: 'not json', error: 'x', dynamic: true }]));
+    const result = toGenerateResponse(
+      reply([{ type: 'tool-error', toolCallId: 'c', toolName: 'resources_add', input: 'not json', error: 'x', dynamic: true }]),
+    );
     expect(result.toolCalls).toEqual([{ id: 'c', name: 'resources_add', argumentsJson: 'not json' }]);
   });
 
   it('skips calls the provider ran itself', () => {
-    const result = toGenerateResponse(reply([{ type: 'tool-call', toolCallId: 'd', toolName: 'server:search', input: {}, providerExecuted: true, dynamic: true }]));
+    const result = toGenerateResponse(
+      reply([{ type: 'tool-call', toolCallId: 'd', toolName: 'server:search', input: {}, providerExecuted: true, dynamic: true }]),
+    );
     expect(result.toolCalls).toEqual([]);
   });
 
   it('reports tool-calls when Gemini says STOP for a function call', () => {
-    expect(toGenerateResponse(reply([{ type: 'tool-call', toolCallId: 'e', toolName: 't', input: {} }], 'stop')).finishReason).toBe('tool-calls');
+    expect(toGenerateResponse(reply([{ type: 'tool-call', toolCallId: 'e', toolName: 't', input: {} }], 'stop')).finishReason).toBe(
+      'tool-calls',
+    );
     expect(toGenerateResponse(reply([], 'stop', 'hi')).finishReason).toBe('stop');
     expect(toGenerateResponse(reply([], 'length', 'hi')).finishReason).toBe('length');
   });

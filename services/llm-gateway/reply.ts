@@ -45,7 +45,12 @@ export type ToolErrorContent = Extract<ContentPart<ToolSet>, { type: 'tool-error
 /** A call the model made, valid or not, as the proto carries it (also for each call of a stream). */
 export function toolCallPartOf(part: ToolCallContent): ToolCallPart {
   const providerMetadataJson = providerMetadataJsonOf(part);
-  return { id: part.toolCallId, name: part.toolName, argumentsJson: argumentsJsonOf(part), ...(providerMetadataJson ? { providerMetadataJson } : {}) };
+  return {
+    id: part.toolCallId,
+    name: part.toolName,
+    argumentsJson: argumentsJsonOf(part),
+    ...(providerMetadataJson ? { providerMetadataJson } : {}),
+  };
 }
 
 /** The call behind a tool error that came without its call. */

@@ -13,7 +13,6 @@ const TRANSIENT: AttemptFailure = { transient: true };
 const ROUTE = { provider: 'openai', model: 'gpt-test' } as ModelRoute;
 const quiet: Logger = { debug() {}, info() {}, warn() {}, error() {}, child: () => quiet };
 
-
 /** An attempt that throws the given errors in turn, then answers "ok". */
 function failing(...errors: unknown[]): { attempt: () => Promise<string>; calls: () => number } {
   let calls = 0;
@@ -39,7 +38,14 @@ async function gaveUp(promise: Promise<unknown>): Promise<AttemptsFailed> {
 
 /** 'busy' is transient, 'slow down' asks for 3 s, anything else is permanent. */
 const reading: FailureReading = {
-  classify: (error) => (error === 'busy' ? TRANSIENT : error === 'slow down' ? { transient: true, retryAfterMs: 3_000 } : error === 'wait long' ? { transient: true, retryAfterMs: 600_000 } : { transient: false }),
+  classify: (error) =>
+    error === 'busy'
+      ? TRANSIENT
+      : error === 'slow down'
+        ? { transient: true, retryAfterMs: 3_000 }
+        : error === 'wait long'
+          ? { transient: true, retryAfterMs: 600_000 }
+          : { transient: false },
   status: () => 'none',
   describe: String,
 };
@@ -51,12 +57,16 @@ function modelRun(clock: Clock, budgetMs = 60_000, signal = new AbortController(
 
 describe('the model call retry policy', () => {
   it('doubles from 1 s and stops at 30 s, without jitter', () => {
-    expect([1, 2, 3, 4, 5, 6, 7].map((retry) => backoffDelay(DEFAULTS, retry))).toEqual([1_000, 2_000, 4_000, 8_000, 16_000, 30_000, 30_000]);
+    expect([1, 2, 3, 4, 5, 6, 7].map((retry) => backoffDelay(DEFAULTS, retry))).toEqual([
+      1_000, 2_000, 4_000, 8_000, 16_000, 30_000, 30_000,
+    ]);
     expect(DEFAULTS).toMatchObject({ attempts: 4, jitter: 'none' });
   });
 
   it('follows the configured multiplier and retry count', () => {
-    const policy = retryPolicyFrom(configSchema.parse({ llm: { retry: { max_retries: 0, initial_backoff: '10ms', multiplier: 3 } } }).llm.retry);
+    const policy = retryPolicyFrom(
+      configSchema.parse({ llm: { retry: { max_retries: 0, initial_backoff: '10ms', multiplier: 3 } } }).llm.retry,
+    );
     expect([1, 2, 3].map((retry) => backoffDelay(policy, retry))).toEqual([10, 30, 90]);
     expect(policy.attempts).toBe(1);
   });
@@ -100,7 +110,7 @@ describe('a model call retried', () => {
     ]);
   });
 
-  it("waits what Retry-After asks instead of the backoff, but no longer than max_backoff", async () => {
+  it('waits what Retry-After asks instead of the backoff, but no longer than max_backoff', async () => {
     const clock = recordingClock();
     await retry(failing('slow down', 'busy', 'wait long').attempt, DEFAULTS, modelRun(clock, 3_600_000));
     expect(clock.waits).toEqual([3_000, 2_000, 30_000]);
@@ -134,7 +144,10 @@ describe('a model call retried', () => {
     expect(failure).toMatchObject({ attempts: 2, reason: 'deadline', delayMs: 2_000 });
     // Retry-After counts the same way.
     const asked = recordingClock();
-    await expect(gaveUp(retry(failing('slow down').attempt, DEFAULTS, modelRun(asked, 2_000)))).resolves.toMatchObject({ reason: 'deadline', delayMs: 3_000 });
+    await expect(gaveUp(retry(failing('slow down').attempt, DEFAULTS, modelRun(asked, 2_000)))).resolves.toMatchObject({
+      reason: 'deadline',
+      delayMs: 3_000,
+    });
   });
 
   it('lets an abort during a wait through as it is', async () => {

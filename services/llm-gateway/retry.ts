@@ -10,7 +10,13 @@ import type { AgentConfig } from '../common/config/schema.js';
  */
 export function retryPolicyFrom(retry: AgentConfig['llm']['retry']): BackoffPolicy {
   // max_retries counts the retries after the first attempt: 3 allows four attempts in all.
-  return { attempts: retry.max_retries + 1, baseMs: retry.initial_backoff, multiplier: retry.multiplier, maxMs: retry.max_backoff, jitter: 'none' };
+  return {
+    attempts: retry.max_retries + 1,
+    baseMs: retry.initial_backoff,
+    multiplier: retry.multiplier,
+    maxMs: retry.max_backoff,
+    jitter: 'none',
+  };
 }
 
 /** What a failed attempt says about trying again. */

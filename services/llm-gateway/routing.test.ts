@@ -65,10 +65,19 @@ describe('routeModel', () => {
     ['claude-', 'names no model after the "claude-" prefix'],
     ['openai:', 'model "openai:" names no model after "openai:" (expected "openai:<model id>")'],
     ['gemini-', 'names no model after the "gemini-" prefix'],
-    ['azure:gpt-4o', 'model "azure:gpt-4o" names an unknown provider "azure" (known providers: anthropic, gemini, google, mistral, ollama, openai, openrouter)'],
-    ['opnai:gpt-4o', 'names an unknown provider "opnai" (known providers: anthropic, gemini, google, mistral, ollama, openai, openrouter); did you mean "openai:gpt-4o"?'],
+    [
+      'azure:gpt-4o',
+      'model "azure:gpt-4o" names an unknown provider "azure" (known providers: anthropic, gemini, google, mistral, ollama, openai, openrouter)',
+    ],
+    [
+      'opnai:gpt-4o',
+      'names an unknown provider "opnai" (known providers: anthropic, gemini, google, mistral, ollama, openai, openrouter); did you mean "openai:gpt-4o"?',
+    ],
     // A bare name of another vendor's family, or with a misspelt prefix, is not sent to Gemini.
-    ['gpt-4o', 'model "gpt-4o" names no provider (known providers: anthropic, gemini, google, mistral, ollama, openai, openrouter; write "<provider>:<model id>"'],
+    [
+      'gpt-4o',
+      'model "gpt-4o" names no provider (known providers: anthropic, gemini, google, mistral, ollama, openai, openrouter; write "<provider>:<model id>"',
+    ],
     ['gpt-4o', 'did you mean "openai:gpt-4o"?'],
     ['codestral-latest', 'did you mean "mistral:codestral-latest"?'],
     ['llama3', 'did you mean "ollama:llama3"?'],

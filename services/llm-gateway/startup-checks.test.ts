@@ -16,7 +16,14 @@ describe('configuredModels', () => {
         type: 'sequential',
         agents: [
           { name: 'a', type: 'llm', model: 'openai-gpt-4o' },
-          { name: 'loop', type: 'loop', agents: [{ name: 'b', type: 'llm', model: 'ollama-llama3' }, { name: 'c', type: 'llm', model: 'gemini-2.5-flash' }] },
+          {
+            name: 'loop',
+            type: 'loop',
+            agents: [
+              { name: 'b', type: 'llm', model: 'ollama-llama3' },
+              { name: 'c', type: 'llm', model: 'gemini-2.5-flash' },
+            ],
+          },
           { name: 'd', type: 'llm' },
         ],
       },
@@ -45,7 +52,20 @@ describe('routingErrors', () => {
   });
 
   it('accepts every prefix and every provider: form', () => {
-    expect(routingErrors(at('gemini-2.5-flash', 'claude-sonnet-4-5', 'openai-gpt-4o', 'mistral-large-latest', 'ollama-llama3', 'openrouter-x/y', 'anthropic:claude-3', 'google:gemini-2.5-pro'))).toEqual([]);
+    expect(
+      routingErrors(
+        at(
+          'gemini-2.5-flash',
+          'claude-sonnet-4-5',
+          'openai-gpt-4o',
+          'mistral-large-latest',
+          'ollama-llama3',
+          'openrouter-x/y',
+          'anthropic:claude-3',
+          'google:gemini-2.5-pro',
+        ),
+      ),
+    ).toEqual([]);
   });
 });
 
@@ -57,7 +77,20 @@ describe('startupWarnings', () => {
 
   it('warns once per missing key (a blank key is missing), naming each model once', () => {
     const environment = readProviderEnvironment({ GEMINI_API_KEY: '  ' });
-    expect(startupWarnings(at('gemini-2.5-flash', 'openai-gpt-4o', 'google:gemini-2.5-pro', 'gemini-2.5-flash', 'claude-sonnet-4-5', 'mistral:mistral-small-latest', 'openrouter-x/y'), environment)).toEqual([
+    expect(
+      startupWarnings(
+        at(
+          'gemini-2.5-flash',
+          'openai-gpt-4o',
+          'google:gemini-2.5-pro',
+          'gemini-2.5-flash',
+          'claude-sonnet-4-5',
+          'mistral:mistral-small-latest',
+          'openrouter-x/y',
+        ),
+        environment,
+      ),
+    ).toEqual([
       'GEMINI_API_KEY is not set; models gemini-2.5-flash, google:gemini-2.5-pro will fail',
       'OPENAI_API_KEY is not set; models openai-gpt-4o will fail',
       'ANTHROPIC_API_KEY is not set; models claude-sonnet-4-5 will fail',
@@ -75,7 +108,9 @@ describe('readProviderEnvironment', () => {
   });
 
   it('refuses a base URL that is not an http(s) URL, at start', () => {
-    expect(() => readProviderEnvironment({ OPENAI_BASE_URL: 'localhost:8080/v1' })).toThrow('OPENAI_BASE_URL must be an absolute http(s) URL');
+    expect(() => readProviderEnvironment({ OPENAI_BASE_URL: 'localhost:8080/v1' })).toThrow(
+      'OPENAI_BASE_URL must be an absolute http(s) URL',
+    );
   });
 });
 

@@ -52,7 +52,8 @@ export function startupWarnings(models: readonly ConfiguredModel[], environment:
     } catch {
       continue;
     }
-    if (route.keyEnv && !environment.get(route.provider)?.apiKey) missingKey.set(route.keyEnv, (missingKey.get(route.keyEnv) ?? new Set()).add(route.model));
+    if (route.keyEnv && !environment.get(route.provider)?.apiKey)
+      missingKey.set(route.keyEnv, (missingKey.get(route.keyEnv) ?? new Set()).add(route.model));
   }
   return [...missingKey].map(([keyEnv, names]) => `${keyEnv} is not set; models ${[...names].join(', ')} will fail`);
 }

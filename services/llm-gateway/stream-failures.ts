@@ -34,12 +34,20 @@ export function streamAttemptFailureOf(error: unknown, nowMs: number): AttemptFa
 export function streamFailureOf(error: unknown, route: ModelRoute): ServiceError {
   const reported = reportedError(error);
   if (isConnectionLoss(reported)) {
-    return unavailable(redactSecrets(`the connection to the provider ${route.provider} broke off while model ${route.model} was answering: ${detailOf(reported)}`));
+    return unavailable(
+      redactSecrets(
+        `the connection to the provider ${route.provider} broke off while model ${route.model} was answering: ${detailOf(reported)}`,
+      ),
+    );
   }
   const event = vendorErrorEvent(reported);
   if (event) {
     const kind = event.type ? ` (${event.type})` : '';
-    return unavailable(redactSecrets(`the provider ${route.provider} reported an error in the stream of model ${route.model}: ${clip(event.message)}${kind}`));
+    return unavailable(
+      redactSecrets(
+        `the provider ${route.provider} reported an error in the stream of model ${route.model}: ${clip(event.message)}${kind}`,
+      ),
+    );
   }
   return toServiceError(reported, route);
 }
@@ -49,7 +57,10 @@ export function streamFailureOf(error: unknown, route: ModelRoute): ServiceError
  * The client already holds part of the answer; a second attempt would send it another one.
  */
 export function afterEventsSent(failure: ServiceError, events: number): ServiceError {
-  return new ServiceError(failure.code, `${failure.message} (after ${events} event${events === 1 ? '' : 's'} of the answer had been sent; a stream that has begun is not retried)`);
+  return new ServiceError(
+    failure.code,
+    `${failure.message} (after ${events} event${events === 1 ? '' : 's'} of the answer had been sent; a stream that has begun is not retried)`,
+  );
 }
 
 /** A vendor error object handed on as is: `{message, type?}`, never an Error. */
@@ -76,7 +87,8 @@ function isConnectionLoss(error: unknown): boolean {
 /** The error's words, and its cause's when they add something (undici's "terminated" alone says little). */
 function detailOf(error: unknown): string {
   const message = error instanceof Error ? error.message : String(error);
-  const cause = error instanceof Error && error.cause instanceof Error && !message.includes(error.cause.message) ? `: ${error.cause.message}` : '';
+  const cause =
+    error instanceof Error && error.cause instanceof Error && !message.includes(error.cause.message) ? `: ${error.cause.message}` : '';
   return clip(`${message}${cause}`);
 }
 

@@ -37,7 +37,15 @@ export const ROOT_TOOLS = [
 export type RootToolName = (typeof ROOT_TOOLS)[number];
 
 /** What a root allows when its entry names no `allowed_tools`: looking, never touching. */
-export const READ_ONLY_TOOLS: readonly RootToolName[] = ['list_folder', 'read_file', 'stat_file', 'hash_file', 'permissions_file', 'grep', 'glob'];
+export const READ_ONLY_TOOLS: readonly RootToolName[] = [
+  'list_folder',
+  'read_file',
+  'stat_file',
+  'hash_file',
+  'permissions_file',
+  'grep',
+  'glob',
+];
 
 const DEFAULT_HOST = '127.0.0.1';
 export const DEFAULT_PORT = 8091;
@@ -59,7 +67,12 @@ export const filesystemFileSchema = z
   .superRefine((config, ctx) => {
     const seen = new Set<string>();
     config.roots.forEach((root, index) => {
-      if (seen.has(root.name)) ctx.addIssue({ code: 'custom', path: ['roots', index, 'name'], message: `expected a unique root name ("${root.name}" is used twice)` });
+      if (seen.has(root.name))
+        ctx.addIssue({
+          code: 'custom',
+          path: ['roots', index, 'name'],
+          message: `expected a unique root name ("${root.name}" is used twice)`,
+        });
       seen.add(root.name);
     });
   });
@@ -108,7 +121,11 @@ export function parseFilesystemConfig(raw: unknown, file: string, cwd = process.
       real = realpathSync(resolve(cwd, root.path));
     } catch (error) {
       const code = (error as NodeJS.ErrnoException).code;
-      problems.push(code === 'ENOENT' ? `${field}: "${root.path}" does not exist (create the folder first)` : `${field}: "${root.path}" cannot be resolved (${code ?? 'error'})`);
+      problems.push(
+        code === 'ENOENT'
+          ? `${field}: "${root.path}" does not exist (create the folder first)`
+          : `${field}: "${root.path}" cannot be resolved (${code ?? 'error'})`,
+      );
       return;
     }
     if (!statSync(real).isDirectory()) {
@@ -157,10 +174,13 @@ function rootsCheck(file: string, cwd = process.cwd()) {
     } catch (error) {
       if (!(error instanceof FilesystemConfigError)) throw error;
       // Lines "file: roots[2].path: what is wrong", after the heading.
-      const errors = error.message.split('\n').slice(1).map((line): ConfigProblem => {
-        const match = /^.*?: roots\[(\d+)\]\.(\w+): (.*)$/.exec(line);
-        return match ? { path: ['roots', Number(match[1]), match[2]!], message: match[3]! } : { message: line };
-      });
+      const errors = error.message
+        .split('\n')
+        .slice(1)
+        .map((line): ConfigProblem => {
+          const match = /^.*?: roots\[(\d+)\]\.(\w+): (.*)$/.exec(line);
+          return match ? { path: ['roots', Number(match[1]), match[2]!], message: match[3]! } : { message: line };
+        });
       return { errors };
     }
   };

@@ -26,7 +26,12 @@ interface Outcome {
 
 async function runTool(command: string, args: string[], cwd: string): Promise<Outcome> {
   try {
-    const { stdout, stderr } = await run(join(BIN, command), args, { cwd, timeout: 40_000, maxBuffer: 8 * 1024 * 1024, env: { ...process.env, NO_COLOR: '1', FORCE_COLOR: '0' } });
+    const { stdout, stderr } = await run(join(BIN, command), args, {
+      cwd,
+      timeout: 40_000,
+      maxBuffer: 8 * 1024 * 1024,
+      env: { ...process.env, NO_COLOR: '1', FORCE_COLOR: '0' },
+    });
     return { code: 0, output: stdout + stderr };
   } catch (error) {
     const failed = error as { code?: number; stdout?: string; stderr?: string };
@@ -75,7 +80,13 @@ describe('MCP conformance suite', () => {
   ];
 
   it('passes every applicable server scenario, against both servers', async () => {
-    const runs = servers().flatMap(([name, url]) => SCENARIOS.map(async (scenario) => ({ name, scenario, ...(await runTool('conformance', ['server', '--url', url!, '--scenario', scenario], scratch)) })));
+    const runs = servers().flatMap(([name, url]) =>
+      SCENARIOS.map(async (scenario) => ({
+        name,
+        scenario,
+        ...(await runTool('conformance', ['server', '--url', url!, '--scenario', scenario], scratch)),
+      })),
+    );
     for (const { name, scenario, code, output } of await Promise.all(runs)) {
       const where = `${name} ${scenario}:\n${output}`;
       expect(code, where).toBe(0);
@@ -88,7 +99,11 @@ describe('MCP conformance suite', () => {
   });
 
   it('does fail a scenario that does not apply (the runner has teeth)', async () => {
-    const { code, output } = await runTool('conformance', ['server', '--url', filesystem.url, '--scenario', 'tools-call-simple-text'], scratch);
+    const { code, output } = await runTool(
+      'conformance',
+      ['server', '--url', filesystem.url, '--scenario', 'tools-call-simple-text'],
+      scratch,
+    );
     expect(code).not.toBe(0);
     expect(output).toMatch(/Tool test_simple_text not found/);
   });
@@ -112,9 +127,43 @@ describe('MCP Inspector CLI', () => {
   it('lists and calls the tools of mcp-filesystem over Streamable HTTP and stdio', async () => {
     const [listed, read, refused, overStdio] = await Promise.all([
       inspect([filesystem.url, '--transport', 'http', '--method', 'tools/list']),
-      inspect([filesystem.url, '--transport', 'http', '--method', 'tools/call', '--tool-name', 'read_file', '--tool-arg', 'root=workspace', 'path=sub/note.md']),
-      inspect([filesystem.url, '--transport', 'http', '--method', 'tools/call', '--tool-name', 'read_file', '--tool-arg', 'root=workspace', 'path=../../outside/secret.txt']),
-      inspect(['--method', 'tools/call', '--tool-name', 'list_roots', '--', process.execPath, '--import', 'tsx', STDIO_ENTRY, '--config', fx.configFile]),
+      inspect([
+        filesystem.url,
+        '--transport',
+        'http',
+        '--method',
+        'tools/call',
+        '--tool-name',
+        'read_file',
+        '--tool-arg',
+        'root=workspace',
+        'path=sub/note.md',
+      ]),
+      inspect([
+        filesystem.url,
+        '--transport',
+        'http',
+        '--method',
+        'tools/call',
+        '--tool-name',
+        'read_file',
+        '--tool-arg',
+        'root=workspace',
+        'path=../../outside/secret.txt',
+      ]),
+      inspect([
+        '--method',
+        'tools/call',
+        '--tool-name',
+        'list_roots',
+        '--',
+        process.execPath,
+        '--import',
+        'tsx',
+        STDIO_ENTRY,
+        '--config',
+        fx.configFile,
+      ]),
     ]);
     expect(listed.tools).toHaveLength(15);
     const byName = Object.fromEntries(listed.tools.map((tool: any) => [tool.name, tool]));
@@ -130,7 +179,18 @@ describe('MCP Inspector CLI', () => {
   it('lists and calls the tools of mcp-resources over Streamable HTTP', async () => {
     const [listed, added] = await Promise.all([
       inspect([resources.url, '--transport', 'http', '--method', 'tools/list']),
-      inspect([resources.url, '--transport', 'http', '--method', 'tools/call', '--tool-name', 'resources_add', '--tool-arg', 'name=inspected', 'value=3']),
+      inspect([
+        resources.url,
+        '--transport',
+        'http',
+        '--method',
+        'tools/call',
+        '--tool-name',
+        'resources_add',
+        '--tool-arg',
+        'name=inspected',
+        'value=3',
+      ]),
     ]);
     expect(listed.tools.map((tool: any) => tool.name).sort()).toEqual(['resources_add', 'resources_list', 'resources_remove']);
     expect(listed.tools.find((tool: any) => tool.name === 'resources_list').annotations).toMatchObject({ readOnlyHint: true });

@@ -34,51 +34,136 @@ function corpus(fx: Fixture): Attempt[] {
   const out = fx.outside;
   const attempts: Attempt[] = [];
   const add = (refuse: Refusal, ...paths: string[]) => {
-    for (const path of paths) attempts.push({ label: JSON.stringify(path.length > 60 ? `${path.slice(0, 60)}…(${path.length})` : path), path, refuse });
+    for (const path of paths)
+      attempts.push({ label: JSON.stringify(path.length > 60 ? `${path.slice(0, 60)}…(${path.length})` : path), path, refuse });
   };
   // ".." in many forms
   add(
     'always',
-    '..', '../', '../..', '../outside/secret.txt', '../../outside/secret.txt', '../../../../../../../../../../etc/passwd',
-    'sub/../../outside/secret.txt', 'sub/../../../outside', './../outside', '.././../outside/secret.txt', 'sub/./../..//../outside/secret.txt',
-    '..//..//outside//secret.txt', '/../outside/secret.txt', '/..', '../workspace', '../workspace/file.txt', '../readonly/readme.txt',
-    '../../roots/readonly/readme.txt', 'sub/../../readonly', 'sub/inner/../../../dest', 'link_in_dir/../..', 'link_in_dir/../../outside',
-    `${'a/'.repeat(500)}${'../'.repeat(501)}outside`, '../'.repeat(1300), 'sub/..//..', './.././..', '/./../.', 'x/../../',
+    '..',
+    '../',
+    '../..',
+    '../outside/secret.txt',
+    '../../outside/secret.txt',
+    '../../../../../../../../../../etc/passwd',
+    'sub/../../outside/secret.txt',
+    'sub/../../../outside',
+    './../outside',
+    '.././../outside/secret.txt',
+    'sub/./../..//../outside/secret.txt',
+    '..//..//outside//secret.txt',
+    '/../outside/secret.txt',
+    '/..',
+    '../workspace',
+    '../workspace/file.txt',
+    '../readonly/readme.txt',
+    '../../roots/readonly/readme.txt',
+    'sub/../../readonly',
+    'sub/inner/../../../dest',
+    'link_in_dir/../..',
+    'link_in_dir/../../outside',
+    `${'a/'.repeat(500)}${'../'.repeat(501)}outside`,
+    '../'.repeat(1300),
+    'sub/..//..',
+    './.././..',
+    '/./../.',
+    'x/../../',
   );
   // literal names that only look like ".."
   add('maybe', '....//....//outside', '.../outside', '..;/outside', '...', '. ./outside', '.. /outside', ' ../outside');
   // absolute paths (a leading "/" is the root: chroot-like)
   add(
     'maybe',
-    join(out, 'secret.txt'), out, '/etc/passwd', '/etc', join(fx.roots.workspace, 'file.txt'), join(fx.roots.readonly, 'readme.txt'),
-    '/proc/self/root/etc/passwd', '/proc/self/cwd', '/dev/null', '/dev/zero', '~/.ssh/id_rsa', '~root', 'file:///etc/passwd', fx.base, '//etc/passwd',
+    join(out, 'secret.txt'),
+    out,
+    '/etc/passwd',
+    '/etc',
+    join(fx.roots.workspace, 'file.txt'),
+    join(fx.roots.readonly, 'readme.txt'),
+    '/proc/self/root/etc/passwd',
+    '/proc/self/cwd',
+    '/dev/null',
+    '/dev/zero',
+    '~/.ssh/id_rsa',
+    '~root',
+    'file:///etc/passwd',
+    fx.base,
+    '//etc/passwd',
   );
   // percent-encoded separators and dots are never decoded
   add(
     'maybe',
-    '%2e%2e%2f%2e%2e%2foutside%2fsecret.txt', '%2e%2e/%2e%2e/outside/secret.txt', '..%2f..%2foutside%2fsecret.txt', '%252e%252e%252f',
-    '..%c0%af..%c0%afoutside', '..%5c..%5coutside', '%2e%2e', '%2F..%2F..%2Fetc%2Fpasswd', '%u002e%u002e/outside',
+    '%2e%2e%2f%2e%2e%2foutside%2fsecret.txt',
+    '%2e%2e/%2e%2e/outside/secret.txt',
+    '..%2f..%2foutside%2fsecret.txt',
+    '%252e%252e%252f',
+    '..%c0%af..%c0%afoutside',
+    '..%5c..%5coutside',
+    '%2e%2e',
+    '%2F..%2F..%2Fetc%2Fpasswd',
+    '%u002e%u002e/outside',
   );
   add('maybe', '%2e%2e/../outside');
   // backslashes are name characters on POSIX
-  add('maybe', '..\\..\\outside\\secret.txt', '..\\', '\\..\\..\\outside', 'sub\\..\\..\\outside', 'C:\\Windows\\System32', '\\\\server\\share', '..\\/secret');
+  add(
+    'maybe',
+    '..\\..\\outside\\secret.txt',
+    '..\\',
+    '\\..\\..\\outside',
+    'sub\\..\\..\\outside',
+    'C:\\Windows\\System32',
+    '\\\\server\\share',
+    '..\\/secret',
+  );
   add('maybe', '..\\/../outside');
   // null bytes
   add('always', 'file.txt\0', '\0', 'file.txt\0../../outside/secret.txt', '../\0/outside', 'sub/\0', '\0/etc/passwd', 'link_out_dir\0');
   // Unicode look-alikes of "." and "/" are not normalised into them
   add(
     'maybe',
-    '\u2025/outside', '\uFF0E\uFF0E/\uFF0E\uFF0E/outside/secret.txt', '..\u2215..\u2215outside', '..\u2044..\u2044outside', '.\u200B./outside',
-    '..\u0338/outside', '\uFE52\uFE52/outside', '..\uFF0Foutside', '\u3002\u3002/outside', '\uFF45\uFF54\uFF43/passwd', '..\u00A0/outside', '\u0131\u0307..',
+    '\u2025/outside',
+    '\uFF0E\uFF0E/\uFF0E\uFF0E/outside/secret.txt',
+    '..\u2215..\u2215outside',
+    '..\u2044..\u2044outside',
+    '.\u200B./outside',
+    '..\u0338/outside',
+    '\uFE52\uFE52/outside',
+    '..\uFF0Foutside',
+    '\u3002\u3002/outside',
+    '\uFF45\uFF54\uFF43/passwd',
+    '..\u00A0/outside',
+    '\u0131\u0307..',
   );
   add('always', '\u002E\u002E/outside');
   // symbolic links
   add(
     'follow',
-    'link_out_file', 'link_out_dir', 'link_out_dir/secret.txt', 'link_out_dir/sub/deep.txt', 'link_out_dir/newfile.txt', 'link_out_rel', 'link_out_rel/secret.txt',
-    'link_root_parent', 'link_root_parent/readonly/readme.txt', 'link_other_root', 'link_other_root/readme.txt', 'link_dangling_out', 'link_dangling_in',
-    'link_loop_a', 'link_loop_a/x', 'link_self', 'link_chain_out', 'link_chain_out/secret.txt', 'sub/link_up', 'sub/link_up/outside/secret.txt',
-    'link_proc', 'link_proc/etc/passwd', 'link_dev_zero', 'link_base', 'link_base/top-secret.txt', 'link_in_dir/link_up/outside',
+    'link_out_file',
+    'link_out_dir',
+    'link_out_dir/secret.txt',
+    'link_out_dir/sub/deep.txt',
+    'link_out_dir/newfile.txt',
+    'link_out_rel',
+    'link_out_rel/secret.txt',
+    'link_root_parent',
+    'link_root_parent/readonly/readme.txt',
+    'link_other_root',
+    'link_other_root/readme.txt',
+    'link_dangling_out',
+    'link_dangling_in',
+    'link_loop_a',
+    'link_loop_a/x',
+    'link_self',
+    'link_chain_out',
+    'link_chain_out/secret.txt',
+    'sub/link_up',
+    'sub/link_up/outside/secret.txt',
+    'link_proc',
+    'link_proc/etc/passwd',
+    'link_dev_zero',
+    'link_base',
+    'link_base/top-secret.txt',
+    'link_in_dir/link_up/outside',
   );
   // the root itself, under many names
   add('destroy', '.', '', '/', '//', './', 'sub/..', 'sub/inner/../..', 'link_to_root/..', '/./');
@@ -87,7 +172,18 @@ function corpus(fx: Fixture): Attempt[] {
   add('always', 'a/'.repeat(2100), 'x'.repeat(256), `sub/${'n'.repeat(300)}`, '\u00e9'.repeat(200));
   add('maybe', 'sub/'.repeat(1000), `${'d'.repeat(255)}/${'e'.repeat(255)}`);
   // root names that try to be paths
-  for (const root of ['..', '../outside', '/', 'workspace/..', 'workspace/../..', 'WORKSPACE', 'workspace\0', fx.outside, '', ' workspace']) {
+  for (const root of [
+    '..',
+    '../outside',
+    '/',
+    'workspace/..',
+    'workspace/../..',
+    'WORKSPACE',
+    'workspace\0',
+    fx.outside,
+    '',
+    ' workspace',
+  ]) {
     attempts.push({ label: `root ${JSON.stringify(root)}`, root, path: 'file.txt', refuse: 'always' });
   }
   // roots that exist but do not allow the tool (checked against the allowlists below)
@@ -113,9 +209,21 @@ const CREATE_PATCH = '--- /dev/null\n+++ b/x\n@@ -0,0 +1 @@\n+PWNED\n';
 const VARIANTS: Variant[] = [
   { label: 'list_folder', tool: 'list_folder', follows: true, destroys: false, args: (root, path) => ({ root, path }) },
   { label: 'read_file', tool: 'read_file', follows: true, destroys: false, args: (root, path) => ({ root, path }) },
-  { label: 'read_file (bytes)', tool: 'read_file', follows: true, destroys: false, args: (root, path) => ({ root, path, offset_bytes: 0, limit_bytes: 64 }) },
+  {
+    label: 'read_file (bytes)',
+    tool: 'read_file',
+    follows: true,
+    destroys: false,
+    args: (root, path) => ({ root, path, offset_bytes: 0, limit_bytes: 64 }),
+  },
   { label: 'write_file', tool: 'write_file', follows: true, destroys: true, args: (root, path) => ({ root, path, content: 'PWNED' }) },
-  { label: 'write_file (append)', tool: 'write_file', follows: true, destroys: true, args: (root, path) => ({ root, path, content: 'PWNED', mode: 'append' }) },
+  {
+    label: 'write_file (append)',
+    tool: 'write_file',
+    follows: true,
+    destroys: true,
+    args: (root, path) => ({ root, path, content: 'PWNED', mode: 'append' }),
+  },
   { label: 'remove_file', tool: 'remove_file', follows: false, destroys: true, args: (root, path) => ({ root, path }) },
   { label: 'patch_file', tool: 'patch_file', follows: true, destroys: true, args: (root, path) => ({ root, path, patch: CREATE_PATCH }) },
   { label: 'create_folder', tool: 'create_folder', follows: true, destroys: false, args: (root, path) => ({ root, path }) },
@@ -123,10 +231,34 @@ const VARIANTS: Variant[] = [
   { label: 'stat_file', tool: 'stat_file', follows: true, destroys: false, args: (root, path) => ({ root, path }) },
   { label: 'hash_file', tool: 'hash_file', follows: true, destroys: false, args: (root, path) => ({ root, path }) },
   { label: 'permissions_file', tool: 'permissions_file', follows: true, destroys: false, args: (root, path) => ({ root, path }) },
-  { label: 'copy (source)', tool: 'copy', follows: true, destroys: false, args: (root, path) => ({ source_root: root, source_path: path, dest_root: 'workspace', dest_path: 'copied' }) },
-  { label: 'copy (destination)', tool: 'copy', follows: false, destroys: true, args: (root, path) => ({ source_root: 'workspace', source_path: 'sub', dest_root: root, dest_path: path, overwrite: true }) },
-  { label: 'move (source)', tool: 'move', follows: false, destroys: true, args: (root, path) => ({ source_root: root, source_path: path, dest_root: 'workspace', dest_path: 'moved' }) },
-  { label: 'move (destination)', tool: 'move', follows: false, destroys: true, args: (root, path) => ({ source_root: 'workspace', source_path: 'file.txt', dest_root: root, dest_path: path, overwrite: true }) },
+  {
+    label: 'copy (source)',
+    tool: 'copy',
+    follows: true,
+    destroys: false,
+    args: (root, path) => ({ source_root: root, source_path: path, dest_root: 'workspace', dest_path: 'copied' }),
+  },
+  {
+    label: 'copy (destination)',
+    tool: 'copy',
+    follows: false,
+    destroys: true,
+    args: (root, path) => ({ source_root: 'workspace', source_path: 'sub', dest_root: root, dest_path: path, overwrite: true }),
+  },
+  {
+    label: 'move (source)',
+    tool: 'move',
+    follows: false,
+    destroys: true,
+    args: (root, path) => ({ source_root: root, source_path: path, dest_root: 'workspace', dest_path: 'moved' }),
+  },
+  {
+    label: 'move (destination)',
+    tool: 'move',
+    follows: false,
+    destroys: true,
+    args: (root, path) => ({ source_root: 'workspace', source_path: 'file.txt', dest_root: root, dest_path: path, overwrite: true }),
+  },
   { label: 'grep', tool: 'grep', follows: true, destroys: false, args: (root, path) => ({ root, path, pattern: '.', context_lines: 2 }) },
   { label: 'glob', tool: 'glob', follows: true, destroys: false, args: (root, path) => ({ root, path, pattern: '*' }) },
 ];
@@ -200,7 +332,10 @@ describe('the escape corpus', () => {
   });
 
   it('left /etc/passwd alone and refused most attempts', () => {
-    if (process.env.MCP_FS_TALLY) process.stderr.write(`escape corpus: ${corpus(fx).length} attempts x ${VARIANTS.length} tool variants = ${tally.calls} calls, ${tally.refused} refused, ${tally.harmless} harmless successes inside the root\n`);
+    if (process.env.MCP_FS_TALLY)
+      process.stderr.write(
+        `escape corpus: ${corpus(fx).length} attempts x ${VARIANTS.length} tool variants = ${tally.calls} calls, ${tally.refused} refused, ${tally.harmless} harmless successes inside the root\n`,
+      );
     expect(sha256('/etc/passwd')).toBe(passwdBefore);
     expect(tally.calls).toBe(VARIANTS.length * corpus(fx).length);
     expect(tally.refused).toBeGreaterThan(tally.harmless);

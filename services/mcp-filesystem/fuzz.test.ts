@@ -22,22 +22,65 @@ afterAll(() => fx.cleanup());
 
 /** Segments that mean something in the fixture, and the usual suspects, plus any text at all. */
 const segment = fc.oneof(
-  { weight: 3, arbitrary: fc.constantFrom('..', '.', '', 'sub', 'inner', 'file.txt', 'note.md', 'missing', 'outside', 'secret.txt', 'readonly', 'roots', 'workspace') },
   {
     weight: 3,
     arbitrary: fc.constantFrom(
-      'link_in_file', 'link_in_dir', 'link_abs_in', 'link_out_file', 'link_out_dir', 'link_out_rel', 'link_root_parent', 'link_other_root',
-      'link_dangling_out', 'link_dangling_in', 'link_loop_a', 'link_self', 'link_chain_out', 'link_to_root', 'link_proc', 'link_base', 'link_up',
+      '..',
+      '.',
+      '',
+      'sub',
+      'inner',
+      'file.txt',
+      'note.md',
+      'missing',
+      'outside',
+      'secret.txt',
+      'readonly',
+      'roots',
+      'workspace',
     ),
   },
-  { weight: 1, arbitrary: fc.constantFrom('%2e%2e', '%2f', '..\\', '\\', '\u2025', '\uFF0E\uFF0E', '..\u2215', '\0', '~', '...', ' ..', '.. ') },
+  {
+    weight: 3,
+    arbitrary: fc.constantFrom(
+      'link_in_file',
+      'link_in_dir',
+      'link_abs_in',
+      'link_out_file',
+      'link_out_dir',
+      'link_out_rel',
+      'link_root_parent',
+      'link_other_root',
+      'link_dangling_out',
+      'link_dangling_in',
+      'link_loop_a',
+      'link_self',
+      'link_chain_out',
+      'link_to_root',
+      'link_proc',
+      'link_base',
+      'link_up',
+    ),
+  },
+  {
+    weight: 1,
+    arbitrary: fc.constantFrom('%2e%2e', '%2f', '..\\', '\\', '\u2025', '\uFF0E\uFF0E', '..\u2215', '\0', '~', '...', ' ..', '.. '),
+  },
   { weight: 2, arbitrary: fc.string({ unit: 'binary', maxLength: 12 }) },
 );
 
 const pathInput = fc.oneof(
-  { weight: 6, arbitrary: fc.tuple(fc.boolean(), fc.array(segment, { maxLength: 14 }), fc.constantFrom('/', '//', '/./')).map(([absolute, segments, separator]) => (absolute ? '/' : '') + segments.join(separator)) },
+  {
+    weight: 6,
+    arbitrary: fc
+      .tuple(fc.boolean(), fc.array(segment, { maxLength: 14 }), fc.constantFrom('/', '//', '/./'))
+      .map(([absolute, segments, separator]) => (absolute ? '/' : '') + segments.join(separator)),
+  },
   { weight: 1, arbitrary: fc.string({ unit: 'binary', maxLength: 80 }) },
-  { weight: 1, arbitrary: fc.array(fc.constantFrom('../', 'a/', './', 'link_in_dir/', 'sub/'), { maxLength: 40 }).map((parts) => parts.join('')) },
+  {
+    weight: 1,
+    arbitrary: fc.array(fc.constantFrom('../', 'a/', './', 'link_in_dir/', 'sub/'), { maxLength: 40 }).map((parts) => parts.join('')),
+  },
 );
 
 const ws = () => fx.sandbox.roots.get('workspace')!;
@@ -81,7 +124,20 @@ describe('path fuzzing', () => {
 
   it('tool calls with generated paths never read, list or change anything outside the roots', async () => {
     const outsideBefore = fx.snapshotOutside();
-    const tools = ['read_file', 'list_folder', 'stat_file', 'write_file', 'create_folder', 'remove_file', 'remove_folder', 'move', 'copy', 'grep', 'glob', 'patch_file'] as const;
+    const tools = [
+      'read_file',
+      'list_folder',
+      'stat_file',
+      'write_file',
+      'create_folder',
+      'remove_file',
+      'remove_folder',
+      'move',
+      'copy',
+      'grep',
+      'glob',
+      'patch_file',
+    ] as const;
     const argsFor = (tool: (typeof tools)[number], path: string, other: string): Record<string, unknown> => {
       switch (tool) {
         case 'write_file':

@@ -57,7 +57,10 @@ function json(res: ServerResponse, status: number, body: unknown): void {
  * gets a fresh MCP server over the one shared sandbox, so there are no sessions to lose. On a
  * loopback address, a foreign Host or Origin header is refused (DNS rebinding).
  */
-export async function startFilesystemHttp(config: FilesystemConfig, overrides: { host?: string; port?: number } = {}): Promise<FilesystemHttpServer> {
+export async function startFilesystemHttp(
+  config: FilesystemConfig,
+  overrides: { host?: string; port?: number } = {},
+): Promise<FilesystemHttpServer> {
   const host = overrides.host ?? config.host;
   const sandbox = new Sandbox(config);
   const handler = createMcpHandler(() => createFilesystemServer(sandbox), {
@@ -79,7 +82,9 @@ export async function startFilesystemHttp(config: FilesystemConfig, overrides: {
       if (!res.writableFinished) aborted.abort(); // the client left before the answer was complete
     });
     const request = fetchRequest(req, base, aborted.signal);
-    const refused = guarded ? (hostHeaderValidationResponse(request, localhostAllowedHostnames()) ?? originValidationResponse(request, localhostAllowedOrigins())) : undefined;
+    const refused = guarded
+      ? (hostHeaderValidationResponse(request, localhostAllowedHostnames()) ?? originValidationResponse(request, localhostAllowedOrigins()))
+      : undefined;
     Promise.resolve(refused ?? handler.fetch(request))
       .then((response) => sendResponse(response, res))
       .catch((error: unknown) => {

@@ -1,5 +1,12 @@
 /** mcp-filesystem: the built-in sandboxed filesystem MCP server, over stdio or Streamable HTTP. */
-export { FilesystemConfigError, loadFilesystemConfig, parseFilesystemConfig, ROOT_TOOLS, type FilesystemConfig, type RootToolName } from './config.js';
+export {
+  FilesystemConfigError,
+  loadFilesystemConfig,
+  parseFilesystemConfig,
+  ROOT_TOOLS,
+  type FilesystemConfig,
+  type RootToolName,
+} from './config.js';
 export { MCP_PATH, startFilesystemHttp, type FilesystemHttpServer } from './http.js';
 export { Sandbox } from './sandbox.js';
 export { createFilesystemServer, SERVER_INFO } from './server.js';

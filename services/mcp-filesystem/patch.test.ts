@@ -5,8 +5,25 @@ const apply = (original: string | undefined, patch: string) => applyUnifiedDiff(
 
 describe('unified diffs', () => {
   it('applies a git diff with its preamble and keeps the other lines', () => {
-    const patch = ['diff --git a/f b/f', 'index 1234..5678 100644', '--- a/f', '+++ b/f', '@@ -2,3 +2,3 @@ fn context', ' b', '-c', '+C', ' d', ''].join('\n');
-    expect(apply('a\nb\nc\nd\ne\n', patch)).toMatchObject({ content: 'a\nb\nC\nd\ne\n', hunksApplied: 1, linesAdded: 1, linesRemoved: 1, offsets: [0] });
+    const patch = [
+      'diff --git a/f b/f',
+      'index 1234..5678 100644',
+      '--- a/f',
+      '+++ b/f',
+      '@@ -2,3 +2,3 @@ fn context',
+      ' b',
+      '-c',
+      '+C',
+      ' d',
+      '',
+    ].join('\n');
+    expect(apply('a\nb\nc\nd\ne\n', patch)).toMatchObject({
+      content: 'a\nb\nC\nd\ne\n',
+      hunksApplied: 1,
+      linesAdded: 1,
+      linesRemoved: 1,
+      offsets: [0],
+    });
   });
 
   it('finds a hunk whose line numbers are off, nearest first, and reports the offset', () => {
@@ -30,7 +47,10 @@ describe('unified diffs', () => {
   it('inserts with pure-addition hunks and creates files', () => {
     expect(apply('a\nb\n', '@@ -1,0 +2 @@\n+between\n').content).toBe('a\nbetween\nb\n');
     expect(apply('a\n', '@@ -0,0 +1 @@\n+first\n').content).toBe('first\na\n');
-    expect(apply(undefined, '--- /dev/null\n+++ b/new\n@@ -0,0 +1,2 @@\n+one\n+two')).toMatchObject({ content: 'one\ntwo\n', linesAdded: 2 });
+    expect(apply(undefined, '--- /dev/null\n+++ b/new\n@@ -0,0 +1,2 @@\n+one\n+two')).toMatchObject({
+      content: 'one\ntwo\n',
+      linesAdded: 2,
+    });
     expect(apply('', '@@ -0,0 +1 @@\n+only\n').content).toBe('only\n');
   });
 
@@ -40,11 +60,15 @@ describe('unified diffs', () => {
 
   it('refuses what is not a single-file unified diff', () => {
     expect(() => parseUnifiedDiff('hello')).toThrow(/no hunks/);
-    expect(() => parseUnifiedDiff('--- a/x\n+++ b/x\n@@ -1 +1 @@\n-a\n+b\n--- a/y\n+++ b/y\n@@ -1 +1 @@\n-a\n+b\n')).toThrow(/more than one file/);
+    expect(() => parseUnifiedDiff('--- a/x\n+++ b/x\n@@ -1 +1 @@\n-a\n+b\n--- a/y\n+++ b/y\n@@ -1 +1 @@\n-a\n+b\n')).toThrow(
+      /more than one file/,
+    );
     expect(() => parseUnifiedDiff('--- a/x\n+++ /dev/null\n@@ -1 +0,0 @@\n-a\n')).toThrow(/remove_file/);
     expect(() => parseUnifiedDiff('@@ -1 +1 @@\n-a\n*b\n')).toThrow(/line 3 of the patch is not part of a unified diff hunk/);
     expect(() => parseUnifiedDiff('@@ -1 +1 @@\n@@ -2 +2 @@\n-a\n+b\n')).toThrow(/has no lines/);
-    expect(() => apply('a\nb\n', '@@ -1 +1 @@\n-zzz\n+y\n')).toThrow(/hunk 1 \(@@ -1 \+1 @@\) does not match r:f: its lines "zzz"… were not found \(line 1 is "a"\)/);
+    expect(() => apply('a\nb\n', '@@ -1 +1 @@\n-zzz\n+y\n')).toThrow(
+      /hunk 1 \(@@ -1 \+1 @@\) does not match r:f: its lines "zzz"… were not found \(line 1 is "a"\)/,
+    );
     expect(() => apply('a\n', '--- /dev/null\n+++ b/f\n@@ -0,0 +1 @@\n+x\n')).toThrow(/already exists/);
     expect(() => apply(undefined, '@@ -1 +1 @@\n-a\n+b\n')).toThrow(/not found/);
   });

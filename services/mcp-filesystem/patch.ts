@@ -84,7 +84,9 @@ export function parseUnifiedDiff(patch: string): ParsedPatch {
     }
     const op = line === '' ? ' ' : line[0];
     if (op !== ' ' && op !== '-' && op !== '+') {
-      throw new ToolError(`line ${index + 1} of the patch is not part of a unified diff hunk (a hunk line starts with " ", "-" or "+"): ${JSON.stringify(line.slice(0, 80))}`);
+      throw new ToolError(
+        `line ${index + 1} of the patch is not part of a unified diff hunk (a hunk line starts with " ", "-" or "+"): ${JSON.stringify(line.slice(0, 80))}`,
+      );
     }
     current.lines.push({ op, text: line.slice(1) });
     lastSide = op === ' ' ? 'both' : op === '-' ? 'old' : 'new';
@@ -120,8 +122,10 @@ function locate(fileLines: string[], expected: string[], wanted: number, floor: 
 
 /** Applies `patch` to `original` (undefined when the file does not exist). */
 export function applyUnifiedDiff(original: string | undefined, patch: ParsedPatch, shown: string): PatchOutcome {
-  if (patch.creates && original !== undefined) throw new ToolError(`the patch creates ${shown} (it starts from /dev/null), but ${shown} already exists`);
-  if (!patch.creates && original === undefined) throw new ToolError(`${shown} not found; a patch that creates a file starts with "--- /dev/null"`);
+  if (patch.creates && original !== undefined)
+    throw new ToolError(`the patch creates ${shown} (it starts from /dev/null), but ${shown} already exists`);
+  if (!patch.creates && original === undefined)
+    throw new ToolError(`${shown} not found; a patch that creates a file starts with "--- /dev/null"`);
   const text = original ?? '';
   const crlf = text.includes('\r\n');
   let lines = text.split('\n');

@@ -36,10 +36,19 @@ async function connect(transport: StdioClientTransport | StreamableHTTPClientTra
 
 const overHttp = (mode: Mode) => connect(new StreamableHTTPClientTransport(new URL(http.url)), mode);
 const overStdio = (mode: Mode) =>
-  connect(new StdioClientTransport({ command: process.execPath, args: ['--import', 'tsx', STDIO_ENTRY, '--config', fx.configFile], cwd: REPO_ROOT, stderr: 'pipe' }), mode);
+  connect(
+    new StdioClientTransport({
+      command: process.execPath,
+      args: ['--import', 'tsx', STDIO_ENTRY, '--config', fx.configFile],
+      cwd: REPO_ROOT,
+      stderr: 'pipe',
+    }),
+    mode,
+  );
 
 const text = (result: CallToolResult) => result.content.map((block) => (block.type === 'text' ? block.text : `[${block.type}]`)).join('\n');
-const call = (client: Client, name: string, args: Record<string, unknown>) => client.callTool({ name, arguments: args }) as Promise<CallToolResult>;
+const call = (client: Client, name: string, args: Record<string, unknown>) =>
+  client.callTool({ name, arguments: args }) as Promise<CallToolResult>;
 
 const READ_ONLY = ['list_roots', 'list_folder', 'read_file', 'stat_file', 'hash_file', 'permissions_file', 'grep', 'glob'];
 const DESTRUCTIVE = ['write_file', 'remove_file', 'patch_file', 'create_folder', 'remove_folder', 'copy', 'move'];
@@ -113,10 +122,14 @@ describe('the HTTP face', () => {
     const post = (host: string) =>
       new Promise<number>((resolve, reject) => {
         // fetch() drops a hand-set Host header; node:http sends it as given.
-        const req = request(http.url, { method: 'POST', headers: { host, 'content-type': 'application/json', accept: 'application/json, text/event-stream' } }, (res) => {
-          res.resume();
-          resolve(res.statusCode ?? 0);
-        });
+        const req = request(
+          http.url,
+          { method: 'POST', headers: { host, 'content-type': 'application/json', accept: 'application/json, text/event-stream' } },
+          (res) => {
+            res.resume();
+            resolve(res.statusCode ?? 0);
+          },
+        );
         req.on('error', reject);
         req.end(body);
       });
@@ -145,7 +158,10 @@ describe('bin/asg mcp-filesystem (cli/main.ts)', () => {
   });
 
   function runCli(args: string[]) {
-    const child = spawn(process.execPath, ['--import', 'tsx', CLI, 'mcp-filesystem', ...args], { cwd: REPO_ROOT, stdio: ['ignore', 'pipe', 'pipe'] });
+    const child = spawn(process.execPath, ['--import', 'tsx', CLI, 'mcp-filesystem', ...args], {
+      cwd: REPO_ROOT,
+      stdio: ['ignore', 'pipe', 'pipe'],
+    });
     children.push(child);
     let output = '';
     child.stdout!.on('data', (chunk) => (output += chunk));

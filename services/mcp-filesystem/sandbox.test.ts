@@ -89,7 +89,17 @@ describe('resolution', () => {
   });
 
   it('refuses links that lead outside the root, without naming their target', async () => {
-    for (const path of ['link_out_file', 'link_out_dir', 'link_out_dir/secret.txt', 'link_out_rel/sub', 'link_root_parent', 'link_chain_out/x', 'sub/link_up', 'link_proc/etc/passwd', 'link_base']) {
+    for (const path of [
+      'link_out_file',
+      'link_out_dir',
+      'link_out_dir/secret.txt',
+      'link_out_rel/sub',
+      'link_root_parent',
+      'link_chain_out/x',
+      'sub/link_up',
+      'link_proc/etc/passwd',
+      'link_base',
+    ]) {
       const message = await refusal(path);
       expect(message).toMatch(/outside root "workspace"/);
       expect(message).not.toContain(fx.base);
@@ -123,8 +133,12 @@ describe('resolution', () => {
 
 describe('allowlists', () => {
   it('refuses unknown roots and tools a root does not allow', () => {
-    expect(() => fx.sandbox.root('nope', 'read_file')).toThrow(/unknown root "nope"; the roots are "workspace", "readonly", "restricted", "dest"/);
-    expect(() => fx.sandbox.root('readonly', 'write_file')).toThrow(/write_file is not allowed in root "readonly" \(it allows list_folder, read_file, stat_file, grep, glob\)/);
+    expect(() => fx.sandbox.root('nope', 'read_file')).toThrow(
+      /unknown root "nope"; the roots are "workspace", "readonly", "restricted", "dest"/,
+    );
+    expect(() => fx.sandbox.root('readonly', 'write_file')).toThrow(
+      /write_file is not allowed in root "readonly" \(it allows list_folder, read_file, stat_file, grep, glob\)/,
+    );
     expect(() => fx.sandbox.root('restricted', 'grep')).toThrow(/not allowed/);
     expect(fx.sandbox.root('restricted', 'list_folder').name).toBe('restricted');
     expect([...fx.sandbox.root('workspace', 'move').allowed]).toEqual([...ROOT_TOOLS]);
@@ -135,16 +149,21 @@ describe('configuration', () => {
   it('applies the defaults and expands "*"', () => {
     const config = parseFilesystemConfig({ roots: [{ name: 'a', path: fx.roots.dest }] }, 'f.yaml');
     expect(config).toMatchObject({ host: '127.0.0.1', port: 8091, max_full_read_size: 1_048_576 });
-    expect([...config.roots[0]!.allowed].sort()).toEqual(['glob', 'grep', 'hash_file', 'list_folder', 'permissions_file', 'read_file', 'stat_file']);
+    expect([...config.roots[0]!.allowed].sort()).toEqual([
+      'glob',
+      'grep',
+      'hash_file',
+      'list_folder',
+      'permissions_file',
+      'read_file',
+      'stat_file',
+    ]);
     expect(config.roots[0]!.real).toBe(fx.roots.dest);
   });
 
   it('names the file, the field and what was expected', () => {
     const bad = () =>
-      parseFilesystemConfig(
-        { port: 'x', extra: 1, roots: [{ name: 'a b', path: fx.roots.dest, allowed_tools: ['raed_file'] }] },
-        'f.yaml',
-      );
+      parseFilesystemConfig({ port: 'x', extra: 1, roots: [{ name: 'a b', path: fx.roots.dest, allowed_tools: ['raed_file'] }] }, 'f.yaml');
     expect(bad).toThrow(FilesystemConfigError);
     const message = (() => {
       try {
@@ -158,20 +177,47 @@ describe('configuration', () => {
     expect(message).toContain('f.yaml: (top level): unknown field "extra"');
     expect(message).toContain('f.yaml: roots[0].name: expected a name of up to 64 letters');
     expect(message).toContain('f.yaml: roots[0].allowed_tools[0]: expected one of "list_folder"');
-    const duplicate = { roots: [{ name: 'c', path: fx.roots.readonly }, { name: 'c', path: fx.roots.restricted }] };
-    expect(() => parseFilesystemConfig(duplicate, 'f.yaml')).toThrow('f.yaml: roots[1].name: expected a unique root name ("c" is used twice)');
+    const duplicate = {
+      roots: [
+        { name: 'c', path: fx.roots.readonly },
+        { name: 'c', path: fx.roots.restricted },
+      ],
+    };
+    expect(() => parseFilesystemConfig(duplicate, 'f.yaml')).toThrow(
+      'f.yaml: roots[1].name: expected a unique root name ("c" is used twice)',
+    );
     expect(() => parseFilesystemConfig({ roots: [] }, 'f.yaml')).toThrow('f.yaml: roots: expected at least one root');
     expect(() => parseFilesystemConfig({}, 'f.yaml')).toThrow(/roots: expected array \(required\)/);
   });
 
   it('refuses missing folders, files as roots and overlapping roots', () => {
     writeFileSync(join(fx.base, 'plain-file'), 'x');
-    expect(() => parseFilesystemConfig({ roots: [{ name: 'a', path: join(fx.base, 'missing') }] }, 'f.yaml')).toThrow(/roots\[0\]\.path: ".*missing" does not exist/);
+    expect(() => parseFilesystemConfig({ roots: [{ name: 'a', path: join(fx.base, 'missing') }] }, 'f.yaml')).toThrow(
+      /roots\[0\]\.path: ".*missing" does not exist/,
+    );
     expect(() => parseFilesystemConfig({ roots: [{ name: 'a', path: join(fx.base, 'plain-file') }] }, 'f.yaml')).toThrow(/is not a folder/);
     expect(() =>
-      parseFilesystemConfig({ roots: [{ name: 'outer', path: join(fx.base, 'roots') }, { name: 'inner', path: fx.roots.dest }] }, 'f.yaml'),
+      parseFilesystemConfig(
+        {
+          roots: [
+            { name: 'outer', path: join(fx.base, 'roots') },
+            { name: 'inner', path: fx.roots.dest },
+          ],
+        },
+        'f.yaml',
+      ),
     ).toThrow(/roots\[1\]\.path: root "inner" lies inside root "outer"; roots may not overlap/);
-    expect(() => parseFilesystemConfig({ roots: [{ name: 'a', path: fx.roots.dest }, { name: 'b', path: `${fx.roots.dest}/.` }] }, 'f.yaml')).toThrow(/overlap/);
+    expect(() =>
+      parseFilesystemConfig(
+        {
+          roots: [
+            { name: 'a', path: fx.roots.dest },
+            { name: 'b', path: `${fx.roots.dest}/.` },
+          ],
+        },
+        'f.yaml',
+      ),
+    ).toThrow(/overlap/);
   });
 
   it('reads YAML files, with relative root paths taken from the working directory', () => {
@@ -203,7 +249,12 @@ describe('the call lock', () => {
       await new Promise((resolve) => setTimeout(resolve, ms));
       events.push(`${name}-`);
     };
-    await Promise.all([lock.run(false, task('r1', 20)), lock.run(false, task('r2', 5)), lock.run(true, task('w', 5)), lock.run(false, task('r3', 1))]);
+    await Promise.all([
+      lock.run(false, task('r1', 20)),
+      lock.run(false, task('r2', 5)),
+      lock.run(true, task('w', 5)),
+      lock.run(false, task('r3', 1)),
+    ]);
     expect(events.slice(0, 2).sort()).toEqual(['r1+', 'r2+']);
     expect(events.indexOf('w+')).toBe(events.indexOf('r1-') + 1);
     expect(events.indexOf('r3+')).toBe(events.indexOf('w-') + 1);

@@ -56,7 +56,8 @@ function errnoCode(error: unknown): string | undefined {
 export function cleanSegments(input: string, rootName: string): string[] {
   if (typeof input !== 'string') throw new ToolError('path must be a string');
   if (input.includes('\0')) throw new ToolError('path contains a null byte; null bytes are never valid in a path');
-  if (input.length > MAX_PATH_LENGTH) throw new ToolError(`path is ${input.length} characters long; at most ${MAX_PATH_LENGTH} are allowed`);
+  if (input.length > MAX_PATH_LENGTH)
+    throw new ToolError(`path is ${input.length} characters long; at most ${MAX_PATH_LENGTH} are allowed`);
   const segments: string[] = [];
   for (const segment of input.split('/')) {
     if (segment === '' || segment === '.') continue;
@@ -161,11 +162,15 @@ export class Sandbox {
       const code = errnoCode(error);
       const shown = showPath(root.name, requested);
       if (code === 'ELOOP') throw new ToolError(`${shown} is a symbolic link loop; it was refused`);
-      if (code === 'ENOENT' || code === 'ENOTDIR') throw new ToolError(`${shown} is a symbolic link whose target does not exist; it was refused`);
+      if (code === 'ENOENT' || code === 'ENOTDIR')
+        throw new ToolError(`${shown} is a symbolic link whose target does not exist; it was refused`);
       throw fsError(error, shown, 'resolve');
     }
     // The target is not named: it may be a host path outside every root.
-    if (!this.contains(root, target)) throw new ToolError(`path is outside root "${root.name}": ${showPath(root.name, requested)} is a symbolic link that leads outside the root`);
+    if (!this.contains(root, target))
+      throw new ToolError(
+        `path is outside root "${root.name}": ${showPath(root.name, requested)} is a symbolic link that leads outside the root`,
+      );
     return target;
   }
 

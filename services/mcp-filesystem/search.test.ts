@@ -57,7 +57,9 @@ describe('outside patterns run in linear time', () => {
   });
 
   it('refuses lookaround and backreferences as tool errors that name them', () => {
-    expect(() => compileRegex('(x)\\1', {}, 'pattern')).toThrow(/^invalid pattern "\(x\)\\\\1": backreferences .* not supported \(patterns are RE2 syntax/);
+    expect(() => compileRegex('(x)\\1', {}, 'pattern')).toThrow(
+      /^invalid pattern "\(x\)\\\\1": backreferences .* not supported \(patterns are RE2 syntax/,
+    );
     expect(() => compileRegex('a(?!b)', {}, 'regex')).toThrow(/^invalid regex .*lookahead/);
   });
 });

@@ -92,17 +92,20 @@ export interface PathMatcher {
 }
 
 export function compileGlob(glob: string): PathMatcher {
-  if (glob.length > MAX_PATTERN_LENGTH) throw new ToolError(`glob is ${glob.length} characters long; at most ${MAX_PATTERN_LENGTH} are allowed`);
+  if (glob.length > MAX_PATTERN_LENGTH)
+    throw new ToolError(`glob is ${glob.length} characters long; at most ${MAX_PATTERN_LENGTH} are allowed`);
   const cleaned = glob.replace(/^\.\//, '').replace(/^\/+/, '');
   const regex = globToRegExp(cleaned);
   const dispose = () => regex.dispose();
-  if (!cleaned.includes('/')) return { matches: (relPath) => matchOrToolError(regex, relPath.slice(relPath.lastIndexOf('/') + 1)), dispose };
+  if (!cleaned.includes('/'))
+    return { matches: (relPath) => matchOrToolError(regex, relPath.slice(relPath.lastIndexOf('/') + 1)), dispose };
   return { matches: (relPath) => matchOrToolError(regex, relPath), dispose };
 }
 
 /** A user's regular expression in RE2 syntax; lookaround and backreferences are refused by name. */
 export function compileRegex(pattern: string, options: { ignoreCase?: boolean }, what: 'pattern' | 'regex'): SafeRegex {
-  if (pattern.length > MAX_PATTERN_LENGTH) throw new ToolError(`${what} is ${pattern.length} characters long; at most ${MAX_PATTERN_LENGTH} are allowed`);
+  if (pattern.length > MAX_PATTERN_LENGTH)
+    throw new ToolError(`${what} is ${pattern.length} characters long; at most ${MAX_PATTERN_LENGTH} are allowed`);
   try {
     return compileSafeRegex(pattern, { ignoreCase: options.ignoreCase, what });
   } catch (error) {
@@ -188,7 +191,10 @@ export interface GlobOptions {
   maxResults: number;
 }
 
-export async function globSearch(base: string, options: GlobOptions): Promise<{ matches: GlobMatch[]; truncated: boolean; state: WalkState }> {
+export async function globSearch(
+  base: string,
+  options: GlobOptions,
+): Promise<{ matches: GlobMatch[]; truncated: boolean; state: WalkState }> {
   const state: WalkState = { visited: 0 };
   const matches: GlobMatch[] = [];
   let truncated = false;
@@ -237,7 +243,14 @@ const cut = (line: string) => (line.length > MAX_LINE_CHARS ? `${line.slice(0, M
  * Searches one file line by line. Returns false once `maxResults` matches are held and one more
  * was seen (the search is then truncated).
  */
-async function grepFile(abs: string, rel: string, options: GrepOptions, matches: GrepMatch[], deadline: number, state: WalkState): Promise<boolean> {
+async function grepFile(
+  abs: string,
+  rel: string,
+  options: GrepOptions,
+  matches: GrepMatch[],
+  deadline: number,
+  state: WalkState,
+): Promise<boolean> {
   const handle = await open(abs, constants.O_RDONLY | constants.O_NOFOLLOW);
   const stream = handle.createReadStream({ encoding: 'utf8' });
   const lines = createInterface({ input: stream, crlfDelay: Infinity });

@@ -23,7 +23,10 @@ export function createFilesystemServer(sandbox: Sandbox): McpServer {
       { title: tool.title, description: tool.description, inputSchema: tool.input, annotations: annotationsOf(tool) },
       (args: unknown) =>
         runTool(sandbox, tool, args, (name, error) =>
-          logToStderr('error', 'tool failed unexpectedly', { tool: name, error: error instanceof Error ? `${error.name}: ${error.message}` : String(error) }),
+          logToStderr('error', 'tool failed unexpectedly', {
+            tool: name,
+            error: error instanceof Error ? `${error.name}: ${error.message}` : String(error),
+          }),
         ),
     );
   }

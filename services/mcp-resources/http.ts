@@ -47,7 +47,9 @@ export async function serveMcpHttp(factory: McpServerFactory, opts: { host?: str
     });
     void (async () => {
       if (new URL(req.url ?? '/', 'http://localhost').pathname !== MCP_PATH) {
-        res.writeHead(404, { 'content-type': 'application/json' }).end(JSON.stringify({ error: `not found; the MCP endpoint is ${MCP_PATH}` }));
+        res
+          .writeHead(404, { 'content-type': 'application/json' })
+          .end(JSON.stringify({ error: `not found; the MCP endpoint is ${MCP_PATH}` }));
         return;
       }
       if (isForbiddenWebMethod(req.method)) {
@@ -57,7 +59,8 @@ export async function serveMcpHttp(factory: McpServerFactory, opts: { host?: str
       // The bound address, not the Host header, is the URL base: a hostile Host must reach the guard below, not break URL parsing.
       const request = toWebRequest(req, new URL(req.url ?? '/', origin), aborter.signal);
       const rejected = guardLocalhost
-        ? (hostHeaderValidationResponse(request, localhostAllowedHostnames()) ?? originValidationResponse(request, localhostAllowedOrigins()))
+        ? (hostHeaderValidationResponse(request, localhostAllowedHostnames()) ??
+          originValidationResponse(request, localhostAllowedOrigins()))
         : undefined;
       await writeWebResponse(rejected ?? (await handler.fetch(request)), res);
     })().catch((error: unknown) => {

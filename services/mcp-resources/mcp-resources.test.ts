@@ -45,7 +45,10 @@ async function connect(transport: StdioClientTransport | StreamableHTTPClientTra
 
 const overHttp = async (mode: Mode = 'auto') => connect(new StreamableHTTPClientTransport(new URL((await httpServer()).url)), mode);
 const overStdio = async (mode: Mode = 'auto', dbPath = freshDb()) =>
-  connect(new StdioClientTransport({ command: process.execPath, args: ['--import', 'tsx', STDIO_ENTRY, '--db', dbPath], stderr: 'pipe' }), mode);
+  connect(
+    new StdioClientTransport({ command: process.execPath, args: ['--import', 'tsx', STDIO_ENTRY, '--db', dbPath], stderr: 'pipe' }),
+    mode,
+  );
 
 function text(result: CallToolResult): string {
   return result.content.map((block) => (block.type === 'text' ? block.text : `[${block.type}]`)).join('\n');
@@ -58,7 +61,8 @@ function json(result: CallToolResult): any {
   return parsed;
 }
 
-const call = (client: Client, name: string, args: Record<string, unknown>) => client.callTool({ name, arguments: args }) as Promise<CallToolResult>;
+const call = (client: Client, name: string, args: Record<string, unknown>) =>
+  client.callTool({ name, arguments: args }) as Promise<CallToolResult>;
 
 describe('resource ids', () => {
   it('are unique and sort in creation order', () => {
@@ -84,7 +88,10 @@ describe.each([
     expect(byName.resources_add!.annotations).toMatchObject({ destructiveHint: true, readOnlyHint: false });
     expect(byName.resources_remove!.annotations).toMatchObject({ destructiveHint: true, readOnlyHint: false });
     expect(byName.resources_list!.annotations).toMatchObject({ readOnlyHint: true, destructiveHint: false });
-    expect(byName.resources_add!.inputSchema).toMatchObject({ required: ['name', 'value'], properties: { name: { type: 'string' }, value: { type: 'integer' } } });
+    expect(byName.resources_add!.inputSchema).toMatchObject({
+      required: ['name', 'value'],
+      properties: { name: { type: 'string' }, value: { type: 'integer' } },
+    });
     expect(byName.resources_remove!.inputSchema.required ?? []).toEqual([]);
   });
 
@@ -146,7 +153,11 @@ describe.each([
     expect(json(await call(client, 'resources_list', { pattern: '^(a+)+$' })).count).toBe(1);
     expect(json(await call(client, 'resources_remove', { pattern: '(a+)+b$' }))).toEqual({ removed: 1, ids: [long.id] });
 
-    for (const [pattern, named] of [['(a)\\1', /backreferences .*not supported/], ['a(?=b)', /lookahead .*not supported/], ['(?<!x)a', /lookbehind .*not supported/]] as const) {
+    for (const [pattern, named] of [
+      ['(a)\\1', /backreferences .*not supported/],
+      ['a(?=b)', /lookahead .*not supported/],
+      ['(?<!x)a', /lookbehind .*not supported/],
+    ] as const) {
       const refused = await call(client, 'resources_list', { pattern });
       expect(refused.isError).toBe(true);
       expect(text(refused)).toMatch(named);
@@ -190,10 +201,14 @@ describe('mcp-resources HTTP face', () => {
     const post = (host: string) =>
       new Promise<number>((resolve, reject) => {
         // fetch() drops a Host header set by hand; node:http sends it as given.
-        const req = request(server.url, { method: 'POST', headers: { host, 'content-type': 'application/json', accept: 'application/json, text/event-stream' } }, (res) => {
-          res.resume();
-          resolve(res.statusCode ?? 0);
-        });
+        const req = request(
+          server.url,
+          { method: 'POST', headers: { host, 'content-type': 'application/json', accept: 'application/json, text/event-stream' } },
+          (res) => {
+            res.resume();
+            resolve(res.statusCode ?? 0);
+          },
+        );
         req.on('error', reject);
         req.end(body);
       });
@@ -232,7 +247,12 @@ describe('mcp-resources stdio face', () => {
     const exited = new Promise<number | null>((resolve) => child.once('exit', (code) => resolve(code)));
 
     const send = (message: object) => child.stdin.write(`${JSON.stringify(message)}\n`);
-    send({ jsonrpc: '2.0', id: 1, method: 'initialize', params: { protocolVersion: '2025-06-18', capabilities: {}, clientInfo: { name: 'raw', version: '1' } } });
+    send({
+      jsonrpc: '2.0',
+      id: 1,
+      method: 'initialize',
+      params: { protocolVersion: '2025-06-18', capabilities: {}, clientInfo: { name: 'raw', version: '1' } },
+    });
     send({ jsonrpc: '2.0', method: 'notifications/initialized' });
     send({ jsonrpc: '2.0', id: 2, method: 'tools/call', params: { name: 'resources_add', arguments: { name: 'raw', value: 1 } } });
     await expect.poll(() => lines.length, { timeout: 10_000 }).toBeGreaterThanOrEqual(2);

@@ -48,8 +48,16 @@ export class ResourceStore {
 
   add(name: string, value: number): Resource {
     const now = new Date();
-    const resource: Resource = { id: newResourceId(now.getTime()), name, value, created_at: now.toISOString(), updated_at: now.toISOString() };
-    this.db.prepare('INSERT INTO resources (id, name, value, created_at, updated_at) VALUES (@id, @name, @value, @created_at, @updated_at)').run(resource);
+    const resource: Resource = {
+      id: newResourceId(now.getTime()),
+      name,
+      value,
+      created_at: now.toISOString(),
+      updated_at: now.toISOString(),
+    };
+    this.db
+      .prepare('INSERT INTO resources (id, name, value, created_at, updated_at) VALUES (@id, @name, @value, @created_at, @updated_at)')
+      .run(resource);
     return resource;
   }
 

@@ -14,7 +14,8 @@ const SERVER_INFO = { name: 'mcp-resources', version: '0.1.0' };
 // Matching is linear in RE2 whatever the pattern; the length cap keeps compiling cheap.
 const MAX_PATTERN_LENGTH = 500;
 
-const PATTERN_DESCRIPTION = 'Regular expression (RE2 syntax: JavaScript-like, without lookaround or backreferences) matched against resource names';
+const PATTERN_DESCRIPTION =
+  'Regular expression (RE2 syntax: JavaScript-like, without lookaround or backreferences) matched against resource names';
 
 function success(payload: Record<string, unknown>): CallToolResult {
   return { content: [{ type: 'text', text: JSON.stringify(payload) }], structuredContent: payload };
@@ -27,7 +28,8 @@ function failure(message: string): CallToolResult {
 /** Runs `use` with `pattern` compiled (or with none), or answers why the pattern is unusable. */
 function withPattern(pattern: string | undefined, use: (regex: SafeRegex | undefined) => CallToolResult): CallToolResult {
   if (pattern === undefined) return use(undefined);
-  if (pattern.length > MAX_PATTERN_LENGTH) return failure(`pattern is ${pattern.length} characters long; at most ${MAX_PATTERN_LENGTH} are allowed`);
+  if (pattern.length > MAX_PATTERN_LENGTH)
+    return failure(`pattern is ${pattern.length} characters long; at most ${MAX_PATTERN_LENGTH} are allowed`);
   let regex: SafeRegex | undefined;
   try {
     regex = compileSafeRegex(pattern, { what: 'regular expression' });
@@ -70,11 +72,16 @@ export function createResourcesServer(store: ResourceStore): McpServer {
       annotations: { title: 'Remove resources', readOnlyHint: false, destructiveHint: true, idempotentHint: false, openWorldHint: false },
     },
     ({ id, pattern }) => {
-      if (id === undefined && pattern === undefined) return failure('resources_remove needs "id" or "pattern" (or both); neither was given');
+      if (id === undefined && pattern === undefined)
+        return failure('resources_remove needs "id" or "pattern" (or both); neither was given');
       return withPattern(pattern, (regex) => {
         const removal = store.remove({ id, pattern: regex });
         if (id !== undefined && removal.removed === 0) {
-          return failure(pattern === undefined ? `no resource with id ${JSON.stringify(id)}` : `no resource with id ${JSON.stringify(id)} whose name matches ${JSON.stringify(pattern)}`);
+          return failure(
+            pattern === undefined
+              ? `no resource with id ${JSON.stringify(id)}`
+              : `no resource with id ${JSON.stringify(id)} whose name matches ${JSON.stringify(pattern)}`,
+          );
         }
         return success({ ...removal });
       });

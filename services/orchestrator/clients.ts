@@ -40,8 +40,22 @@ export function createClients(
 ): OrchestratorClients {
   const slowestTool = Math.max(30_000, ...config.mcp_servers.map((server) => server.timeout));
   const options = { channel: config.grpc, inProcess };
-  const store = createPromiseClient(ConversationStoreServiceService, peers.conversationStore, 'orchestrator', STORE_TIMEOUT_MS, {}, options);
-  const llm = createPromiseClient(LlmGatewayServiceService, peers.llmGateway, 'orchestrator', config.llm.timeout + HEADROOM_MS, {}, options);
+  const store = createPromiseClient(
+    ConversationStoreServiceService,
+    peers.conversationStore,
+    'orchestrator',
+    STORE_TIMEOUT_MS,
+    {},
+    options,
+  );
+  const llm = createPromiseClient(
+    LlmGatewayServiceService,
+    peers.llmGateway,
+    'orchestrator',
+    config.llm.timeout + HEADROOM_MS,
+    {},
+    options,
+  );
   const tools = createPromiseClient(ToolBrokerServiceService, peers.toolBroker, 'orchestrator', slowestTool + HEADROOM_MS, {}, options);
   const a2a = createPromiseClient(A2ABridgeServiceService, peers.a2aBridge, 'orchestrator', slowestPeer(config) + HEADROOM_MS, {}, options);
   return {

@@ -54,7 +54,9 @@ export class ExpiryLoop {
     for (const [uuid, until] of this.failedUntil) if (until <= now) this.failedUntil.delete(uuid);
     // Asks for more than there is room for: some may be in flight here or waiting to be retried.
     const limit = Math.min(100, room + this.inFlight.size + this.failedUntil.size);
-    const { approvals } = await withContextPatch({ deadline: Date.now() + Math.max(1_000, this.intervalMs) }, () => this.clients.store.listDueApprovals({ limit }));
+    const { approvals } = await withContextPatch({ deadline: Date.now() + Math.max(1_000, this.intervalMs) }, () =>
+      this.clients.store.listDueApprovals({ limit }),
+    );
     let started = 0;
     for (const approval of approvals) {
       if (this.poller.stopped || started >= room) break;
@@ -67,13 +69,26 @@ export class ExpiryLoop {
   private begin(approval: PendingApproval): void {
     const going = this.expire(approval)
       .then(({ decided, unsettled }) => {
-        if (decided) this.log.info('approval decided by its expiry', { approval: approval.uuid, conversation: approval.conversationId, tool: approval.toolName });
-        else if (unsettled) this.log.warn('expiry of an approval went on from what is stored; its outcome is not known here', { approval: approval.uuid, reason: unsettled.reason });
+        if (decided)
+          this.log.info('approval decided by its expiry', {
+            approval: approval.uuid,
+            conversation: approval.conversationId,
+            tool: approval.toolName,
+          });
+        else if (unsettled)
+          this.log.warn('expiry of an approval went on from what is stored; its outcome is not known here', {
+            approval: approval.uuid,
+            reason: unsettled.reason,
+          });
         else this.log.info('expired approval was decided first elsewhere', { approval: approval.uuid });
       })
       .catch((error: unknown) => {
         this.failedUntil.set(approval.uuid, Date.now() + RETRY_FAILED_AFTER_MS);
-        this.log.error('expiry of an approval failed; it stays pending and is tried again', { approval: approval.uuid, conversation: approval.conversationId, error: errorText(error) });
+        this.log.error('expiry of an approval failed; it stays pending and is tried again', {
+          approval: approval.uuid,
+          conversation: approval.conversationId,
+          error: errorText(error),
+        });
       })
       .finally(() => this.inFlight.delete(approval.uuid));
     this.inFlight.set(approval.uuid, going);

@@ -46,14 +46,25 @@ export async function startOrchestrator(
   server.addService(OrchestratorServiceService, implement(OrchestratorServiceService, 'orchestrator', handlers, options.log));
   const port = await listen(server, options.listen);
   const host = options.listen.slice(0, options.listen.lastIndexOf(':'));
-  const local = serveInProcess(options.inProcess, { definition: OrchestratorServiceService, address: `${host}:${port}`, handlers, service: 'orchestrator', log: options.log }, health);
+  const local = serveInProcess(
+    options.inProcess,
+    { definition: OrchestratorServiceService, address: `${host}:${port}`, handlers, service: 'orchestrator', log: options.log },
+    health,
+  );
   const takeovers = new TakeoverLoop(leases, clients, options.config.runs.takeover_interval, (run) => turns.takeOver(run), options.log);
   takeovers.start();
   // Approvals whose expires_at passed are decided as their on_timeout says, at the takeover loop's pace.
   const expiries = new ExpiryLoop(clients, options.config.runs.takeover_interval, (approval) => turns.expire(approval), options.log);
   expiries.start();
   const pushes = a2aPushTarget(clients, options.config.a2a_push.allow_private_networks);
-  const webhooks = startWebhooks(endpoints, [pushes], clients, { owner: leases.owner, node: leases.node }, { leaseTtlMs: options.config.runs.lease_ttl, ...options.webhookDelivery }, options.log);
+  const webhooks = startWebhooks(
+    endpoints,
+    [pushes],
+    clients,
+    { owner: leases.owner, node: leases.node },
+    { leaseTtlMs: options.config.runs.lease_ttl, ...options.webhookDelivery },
+    options.log,
+  );
   health.markServing();
   let stopping: Promise<void> | undefined;
   let handingBack: Promise<void> | undefined;

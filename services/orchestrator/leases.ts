@@ -45,7 +45,9 @@ export class RunLeases {
       }
       renewing = true;
       try {
-        const { held } = await withContextPatch({ deadline: Date.now() + this.ttlMs / 3 }, () => this.clients.store.renewRunLease({ conversationId, lease: this.lease() }));
+        const { held } = await withContextPatch({ deadline: Date.now() + this.ttlMs / 3 }, () =>
+          this.clients.store.renewRunLease({ conversationId, lease: this.lease() }),
+        );
         if (stopped) return;
         if (held) lastRenewed = Date.now();
         else return stop('another replica took the run over, or its turn ended');
@@ -103,7 +105,9 @@ export class RunLeases {
   /** Hands a lease back at once (a draining replica): the next takeover of any replica gets the run. */
   async release(conversationId: string): Promise<boolean> {
     try {
-      const { released } = await withContextPatch({ deadline: Date.now() + 5_000 }, () => this.clients.store.releaseRunLease({ conversationId, owner: this.owner }));
+      const { released } = await withContextPatch({ deadline: Date.now() + 5_000 }, () =>
+        this.clients.store.releaseRunLease({ conversationId, owner: this.owner }),
+      );
       return released;
     } catch (error) {
       this.log.warn('run lease not released; it expires after lease_ttl', { conversation: conversationId, error: errorText(error) });

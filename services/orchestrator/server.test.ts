@@ -20,7 +20,9 @@ describe('ResolveApproval: who decides and how, at the gRPC edge', () => {
   });
 
   it('an identity and a face pass through; edited arguments with an approval', () => {
-    expect(parseDecision({ approved: true, decidedBy: ' alice@example.com ', via: 'web', argumentsJson: JSON.stringify({ name: 'y' }) })).toEqual({ decidedBy: 'alice@example.com', via: 'web', arguments: { name: 'y' } });
+    expect(
+      parseDecision({ approved: true, decidedBy: ' alice@example.com ', via: 'web', argumentsJson: JSON.stringify({ name: 'y' }) }),
+    ).toEqual({ decidedBy: 'alice@example.com', via: 'web', arguments: { name: 'y' } });
     for (const via of ['rest', 'web', 'a2a', 'mcp', 'cli']) expect(parseDecision({ approved: true, via }).via).toBe(via);
   });
 
@@ -30,6 +32,8 @@ describe('ResolveApproval: who decides and how, at the gRPC edge', () => {
     expect(refused({ approved: true, decidedBy: 'ali\u0000ce' })).toContain('no control characters');
     expect(refused({ approved: true, decidedBy: 'x'.repeat(513) })).toContain('at most 512');
     expect(refused({ approved: true, decidedBy: '   ' })).toContain('non-empty');
-    expect(refused({ approved: false, argumentsJson: JSON.stringify({ name: 'y' }) })).toContain('arguments can only be given with an approval');
+    expect(refused({ approved: false, argumentsJson: JSON.stringify({ name: 'y' }) })).toContain(
+      'arguments can only be given with an approval',
+    );
   });
 });

@@ -26,7 +26,8 @@ const a2aOrigin = z.object({
 function parseA2aOrigin(value: A2aOrigin | undefined): A2aOrigin | undefined {
   if (value === undefined) return undefined;
   const parsed = a2aOrigin.safeParse(value);
-  if (!parsed.success) throw invalidArgument(`a2a_origin: ${parsed.error.issues.map((issue) => `${issue.path.join('.')}: ${issue.message}`).join('; ')}`);
+  if (!parsed.success)
+    throw invalidArgument(`a2a_origin: ${parsed.error.issues.map((issue) => `${issue.path.join('.')}: ${issue.message}`).join('; ')}`);
   return value;
 }
 
@@ -91,9 +92,16 @@ export function parseDecision(request: {
   const args = decisionObject(request.argumentsJson, 'arguments');
   const input = decisionObject(request.inputJson, 'input');
   if (args !== undefined && !request.approved) throw invalidArgument('arguments can only be given with an approval ("approved": true)');
-  if (input !== undefined && !request.approved) throw invalidArgument('input can only be given with an approval ("approved": true); a rejection declines the question');
-  if (args !== undefined && input !== undefined) throw invalidArgument('give either arguments (an approval of a call) or input (the answer to a server\'s question), not both');
-  return { decidedBy: decidedBy ?? 'anonymous', via: via ?? 'rest', ...(args !== undefined && { arguments: args }), ...(input !== undefined && { input }) };
+  if (input !== undefined && !request.approved)
+    throw invalidArgument('input can only be given with an approval ("approved": true); a rejection declines the question');
+  if (args !== undefined && input !== undefined)
+    throw invalidArgument("give either arguments (an approval of a call) or input (the answer to a server's question), not both");
+  return {
+    decidedBy: decidedBy ?? 'anonymous',
+    via: via ?? 'rest',
+    ...(args !== undefined && { arguments: args }),
+    ...(input !== undefined && { input }),
+  };
 }
 
 function parseReason(value: string | undefined): string | undefined {
@@ -114,7 +122,8 @@ export function orchestratorHandlers(turns: TurnRunner): UnaryHandlers<typeof Or
       const reply = await turns.sendMessage(parseId('conversation', request.conversationId), parseMessage(request.message));
       return { ...reply, result: reply.result };
     },
-    resolveApproval: async (request) => turns.resolveApproval(parseId('approval', request.uuid), request.approved, parseReason(request.reason), parseDecision(request)),
+    resolveApproval: async (request) =>
+      turns.resolveApproval(parseId('approval', request.uuid), request.approved, parseReason(request.reason), parseDecision(request)),
     listTools: async () => turns.listTools(),
     describeRuns: async (request) => ({ views: turns.describeRuns(request.runs) }),
   };

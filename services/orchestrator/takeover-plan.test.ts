@@ -4,22 +4,67 @@
  * never run again by itself; anything else goes on without doing a recorded step twice.
  */
 import { describe, expect, it } from 'vitest';
-import { ApprovalStatus, ConversationStatus, MessageRole, type Conversation, type Message, type PendingApproval } from '../../gen/ts/asg/store/v1/store.js';
+import {
+  ApprovalStatus,
+  ConversationStatus,
+  MessageRole,
+  type Conversation,
+  type Message,
+  type PendingApproval,
+} from '../../gen/ts/asg/store/v1/store.js';
 import type { StoredRun } from './run/state.js';
 import { MODE_CHANGED, NOT_RESUMABLE, planTakeover, TOO_MANY_TAKEOVERS, type TakeoverInput } from './takeover-plan.js';
 
 let seq = 0;
-const message = (role: MessageRole, content: string, toolCall?: Message['toolCall']): Message => ({ id: `m${++seq}`, role, content, seq, createdAt: undefined, ...(toolCall && { toolCall }) });
+const message = (role: MessageRole, content: string, toolCall?: Message['toolCall']): Message => ({
+  id: `m${++seq}`,
+  role,
+  content,
+  seq,
+  createdAt: undefined,
+  ...(toolCall && { toolCall }),
+});
 const user = (content: string) => message(MessageRole.MESSAGE_ROLE_USER, content);
 const assistant = (content: string) => message(MessageRole.MESSAGE_ROLE_ASSISTANT, content);
-const result = (name: string, rejected = false) => message(MessageRole.MESSAGE_ROLE_TOOL, 'done', { id: 'call-1', name, argumentsJson: '{}', result: 'done', ...(rejected && { rejected: true }) });
+const result = (name: string, rejected = false) =>
+  message(MessageRole.MESSAGE_ROLE_TOOL, 'done', {
+    id: 'call-1',
+    name,
+    argumentsJson: '{}',
+    result: 'done',
+    ...(rejected && { rejected: true }),
+  });
 
 function approval(uuid: string, status: ApprovalStatus): PendingApproval {
-  return { uuid, conversationId: 'c1', toolName: 'resources_add', toolArgsJson: JSON.stringify({ name: 'x' }), description: 'add x', createdAt: undefined, status, argsHash: 'h', toolCallId: 'call-1', updatedAt: undefined, agentChain: [] };
+  return {
+    uuid,
+    conversationId: 'c1',
+    toolName: 'resources_add',
+    toolArgsJson: JSON.stringify({ name: 'x' }),
+    description: 'add x',
+    createdAt: undefined,
+    status,
+    argsHash: 'h',
+    toolCallId: 'call-1',
+    updatedAt: undefined,
+    agentChain: [],
+  };
 }
 
 function conversation(messages: Message[], pendingApprovals: PendingApproval[] = []): Conversation {
-  return { id: 'c1', sessionId: 'abcd1234', status: ConversationStatus.CONVERSATION_STATUS_ACTIVE, messages, pendingApprovals, messageCount: messages.length, watched: false, runRevision: 4, createdAt: undefined, updatedAt: undefined, usage: undefined };
+  return {
+    id: 'c1',
+    sessionId: 'abcd1234',
+    status: ConversationStatus.CONVERSATION_STATUS_ACTIVE,
+    messages,
+    pendingApprovals,
+    messageCount: messages.length,
+    watched: false,
+    runRevision: 4,
+    createdAt: undefined,
+    updatedAt: undefined,
+    usage: undefined,
+  };
 }
 
 function run(mode: 'simple' | 'tree', uuids: string[]): StoredRun {
@@ -28,47 +73,93 @@ function run(mode: 'simple' | 'tree', uuids: string[]): StoredRun {
     mode,
     userMessage: 'add x',
     session: {},
-    pending: uuids.map((uuid) => ({ approvalUuid: uuid, path: mode === 'tree' ? [0] : [], outputKey: '', fingerprint: 'f', loopIterations: {}, nodeMessages: 1, toolName: 'resources_add', argsHash: 'h' })),
+    pending: uuids.map((uuid) => ({
+      approvalUuid: uuid,
+      path: mode === 'tree' ? [0] : [],
+      outputKey: '',
+      fingerprint: 'f',
+      loopIterations: {},
+      nodeMessages: 1,
+      toolName: 'resources_add',
+      argsHash: 'h',
+    })),
     branchOutputs: {},
     modelCalls: 1,
   };
 }
 
-const input = (over: Partial<TakeoverInput>): TakeoverInput => ({ conversation: conversation([user('add x')]), unfinished: [], run: undefined, mode: 'simple', treeRunsUnapproved: false, takeovers: 1, maxTakeovers: 3, ...over });
+const input = (over: Partial<TakeoverInput>): TakeoverInput => ({
+  conversation: conversation([user('add x')]),
+  unfinished: [],
+  run: undefined,
+  mode: 'simple',
+  treeRunsUnapproved: false,
+  takeovers: 1,
+  maxTakeovers: 3,
+  ...over,
+});
 
 describe('the plan for a run taken over', () => {
   it('an approved call that started without a recorded outcome is asked again, never run — even past max_takeovers', () => {
     const executing = approval('a1', ApprovalStatus.APPROVAL_STATUS_EXECUTING);
     for (const takeovers of [1, 10]) {
-      expect(planTakeover(input({ unfinished: [executing], run: run('simple', ['a1']), takeovers }))).toEqual({ kind: 'outcomeUnknown', executing: [executing] });
+      expect(planTakeover(input({ unfinished: [executing], run: run('simple', ['a1']), takeovers }))).toEqual({
+        kind: 'outcomeUnknown',
+        executing: [executing],
+      });
     }
   });
 
   it("a simple-mode message's turn runs again from its stored history, whatever it recorded", () => {
     expect(planTakeover(input({}))).toEqual({ kind: 'drive', event: { userMessage: 'add x' } });
-    expect(planTakeover(input({ conversation: conversation([user('add x'), assistant('compacted')]) }))).toEqual({ kind: 'drive', event: { userMessage: 'add x' } });
+    expect(planTakeover(input({ conversation: conversation([user('add x'), assistant('compacted')]) }))).toEqual({
+      kind: 'drive',
+      event: { userMessage: 'add x' },
+    });
   });
 
   it('a claimed approval whose call never started runs now (the one run the human approved)', () => {
     const approved = approval('a1', ApprovalStatus.APPROVAL_STATUS_APPROVED);
-    expect(planTakeover(input({ unfinished: [approved], run: run('simple', ['a1']) }))).toEqual({ kind: 'drive', event: { userMessage: 'add x', approved } });
+    expect(planTakeover(input({ unfinished: [approved], run: run('simple', ['a1']) }))).toEqual({
+      kind: 'drive',
+      event: { userMessage: 'add x', approved },
+    });
   });
 
   it("a decided approval's continuation goes on after it; a recorded rejection is passed on", () => {
     const done = conversation([user('add x'), result('resources_add')]);
-    expect(planTakeover(input({ conversation: done, run: run('simple', ['a1']) }))).toEqual({ kind: 'drive', event: { userMessage: 'add x', resumed: { uuid: 'a1', rejected: false } } });
+    expect(planTakeover(input({ conversation: done, run: run('simple', ['a1']) }))).toEqual({
+      kind: 'drive',
+      event: { userMessage: 'add x', resumed: { uuid: 'a1', rejected: false } },
+    });
     const no = conversation([user('add x'), result('resources_add', true)]);
-    expect(planTakeover(input({ conversation: no, run: run('simple', ['a1']) }))).toEqual({ kind: 'drive', event: { userMessage: 'add x', resumed: { uuid: 'a1', rejected: true } } });
+    expect(planTakeover(input({ conversation: no, run: run('simple', ['a1']) }))).toEqual({
+      kind: 'drive',
+      event: { userMessage: 'add x', resumed: { uuid: 'a1', rejected: true } },
+    });
   });
 
-  it("an agent tree goes on only where nothing it recorded would be done again", () => {
+  it('an agent tree goes on only where nothing it recorded would be done again', () => {
     const tree = { mode: 'tree' as const };
     expect(planTakeover(input({ ...tree }))).toEqual({ kind: 'drive', event: { userMessage: 'add x' } });
     // A node finished and recorded its messages: running the tree again would repeat them.
-    expect(planTakeover(input({ ...tree, conversation: conversation([user('add x'), assistant('analysis')]) }))).toEqual({ kind: 'end', note: NOT_RESUMABLE });
+    expect(planTakeover(input({ ...tree, conversation: conversation([user('add x'), assistant('analysis')]) }))).toEqual({
+      kind: 'end',
+      note: NOT_RESUMABLE,
+    });
     // Resumed after the approved call's result: fine; after more was recorded: not.
-    expect(planTakeover(input({ ...tree, conversation: conversation([user('add x'), result('resources_add')]), run: run('tree', ['a1']) })).kind).toBe('drive');
-    expect(planTakeover(input({ ...tree, conversation: conversation([user('add x'), result('resources_add'), assistant('next node')]), run: run('tree', ['a1']) }))).toEqual({ kind: 'end', note: NOT_RESUMABLE });
+    expect(
+      planTakeover(input({ ...tree, conversation: conversation([user('add x'), result('resources_add')]), run: run('tree', ['a1']) })).kind,
+    ).toBe('drive');
+    expect(
+      planTakeover(
+        input({
+          ...tree,
+          conversation: conversation([user('add x'), result('resources_add'), assistant('next node')]),
+          run: run('tree', ['a1']),
+        }),
+      ),
+    ).toEqual({ kind: 'end', note: NOT_RESUMABLE });
     // A tree that runs destructive calls unapproved somewhere may have one in flight with no record.
     expect(planTakeover(input({ ...tree, treeRunsUnapproved: true }))).toEqual({ kind: 'end', note: NOT_RESUMABLE });
   });
@@ -76,7 +167,9 @@ describe('the plan for a run taken over', () => {
   it('a waiting sibling approval is not taken for the decided one', () => {
     const waiting = approval('a2', ApprovalStatus.APPROVAL_STATUS_PENDING);
     const stored = run('tree', ['a1', 'a2']);
-    const plan = planTakeover(input({ mode: 'tree', conversation: conversation([user('add x'), result('resources_add')], [waiting]), run: stored }));
+    const plan = planTakeover(
+      input({ mode: 'tree', conversation: conversation([user('add x'), result('resources_add')], [waiting]), run: stored }),
+    );
     expect(plan).toEqual({ kind: 'drive', event: { userMessage: 'add x', resumed: { uuid: 'a1', rejected: false } } });
   });
 

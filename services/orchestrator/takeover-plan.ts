@@ -35,7 +35,8 @@ export const TOO_MANY_TAKEOVERS = (count: number) =>
   `This turn was stopped: it was taken over ${count} times after the replica running it stopped, so it may be what stops them (runs.max_takeovers). What it recorded is kept; send your message again to retry.`;
 export const NOT_RESUMABLE =
   'This turn was interrupted: the replica running it stopped after some of its steps were recorded, and running it again would repeat them. What it recorded is kept; send your message again to retry.';
-export const MODE_CHANGED = 'This turn was interrupted: the replica running it stopped, and the configuration now runs turns differently, so it cannot go on. Send your message again to retry.';
+export const MODE_CHANGED =
+  'This turn was interrupted: the replica running it stopped, and the configuration now runs turns differently, so it cannot go on. Send your message again to retry.';
 
 export function planTakeover(input: TakeoverInput): TakeoverPlan {
   const executing = input.unfinished.filter((approval) => approval.status === ApprovalStatus.APPROVAL_STATUS_EXECUTING);
@@ -57,12 +58,16 @@ export function planTakeover(input: TakeoverInput): TakeoverPlan {
     // The decision's outcome is the last thing recorded (the call's result, or the "no"); after it the continuation had written nothing.
     const outcome = last?.role === MessageRole.MESSAGE_ROLE_TOOL && last.toolCall?.name === decided.toolName ? last : undefined;
     if (input.mode === 'tree' && (!outcome || input.treeRunsUnapproved)) return { kind: 'end', note: NOT_RESUMABLE };
-    return { kind: 'drive', event: { userMessage, resumed: { uuid: decided.approvalUuid, rejected: outcome?.toolCall?.rejected === true } } };
+    return {
+      kind: 'drive',
+      event: { userMessage, resumed: { uuid: decided.approvalUuid, rejected: outcome?.toolCall?.rejected === true } },
+    };
   }
   // A message's turn. Simple mode reads the whole stored history, whatever it holds (its
   // destructive calls always stop for approval). An agent tree starts again from the user's
   // message only if none of its nodes recorded anything, and none can have run a destructive
   // call without approval that is not recorded yet.
-  if (input.mode === 'tree' && (last?.role !== MessageRole.MESSAGE_ROLE_USER || input.treeRunsUnapproved)) return { kind: 'end', note: NOT_RESUMABLE };
+  if (input.mode === 'tree' && (last?.role !== MessageRole.MESSAGE_ROLE_USER || input.treeRunsUnapproved))
+    return { kind: 'end', note: NOT_RESUMABLE };
   return { kind: 'drive', event: { userMessage } };
 }

@@ -11,7 +11,13 @@ import { errorText } from './run/io.js';
  * which may be what has just passed; a store that cannot be reached leaves the mark to go
  * stale (store.proto, StartTurn). Never throws: the caller reports the turn's own failure.
  */
-export async function endTurn(clients: Pick<OrchestratorClients, 'store'>, log: Logger, conversationId: string, cause: unknown, leaseOwner?: string): Promise<void> {
+export async function endTurn(
+  clients: Pick<OrchestratorClients, 'store'>,
+  log: Logger,
+  conversationId: string,
+  cause: unknown,
+  leaseOwner?: string,
+): Promise<void> {
   try {
     await withContextPatch({ deadline: undefined }, () =>
       clients.store.appendMessages({
@@ -26,6 +32,9 @@ export async function endTurn(clients: Pick<OrchestratorClients, 'store'>, log: 
     );
     log.warn('turn ended without its last write; conversation freed', { conversation: conversationId, reason: errorText(cause) });
   } catch (error) {
-    log.error('running mark of an ended turn not cleared; it goes stale after chat.turn_timeout', { conversation: conversationId, error: errorText(error) });
+    log.error('running mark of an ended turn not cleared; it goes stale after chat.turn_timeout', {
+      conversation: conversationId,
+      error: errorText(error),
+    });
   }
 }

@@ -1,6 +1,22 @@
 import { randomUUID } from 'node:crypto';
-import type { CreateConversationRequest, InputView, PipelineView, ResolveApprovalResponse, RunToDescribe, RunView, TurnResult, Unsettled } from '../../gen/ts/asg/orchestrator/v1/orchestrator.js';
-import { ApprovalStatus, ConversationStatus, type Conversation, type PendingApproval, type Run, type StartTurnResponse } from '../../gen/ts/asg/store/v1/store.js';
+import type {
+  CreateConversationRequest,
+  InputView,
+  PipelineView,
+  ResolveApprovalResponse,
+  RunToDescribe,
+  RunView,
+  TurnResult,
+  Unsettled,
+} from '../../gen/ts/asg/orchestrator/v1/orchestrator.js';
+import {
+  ApprovalStatus,
+  ConversationStatus,
+  type Conversation,
+  type PendingApproval,
+  type Run,
+  type StartTurnResponse,
+} from '../../gen/ts/asg/store/v1/store.js';
 import type { Tool, ToolServer } from '../../gen/ts/asg/tools/v1/tools.js';
 import type { OrchestratorConfig } from '../common/config/slices.js';
 import { recordApprovalDecided, recordError, recordTurn } from '../common/metrics.js';
@@ -15,7 +31,15 @@ import { jsonObjectOf } from '../common/json-value.js';
 import { a2aPeers, a2aTool, a2aToolsOf } from './domain/a2a-tools.js';
 import { ExpiryPolicy, expiryDecision } from './domain/expiry.js';
 import { inputProblem, inputQuestions, requestedSchema, type InputRequest } from './domain/elicitation.js';
-import { approvalRequiredText, assistantText, CANCELLED_BY_USER, gatedCall, stillWaitingText, toolResult, userMessage } from './domain/messages.js';
+import {
+  approvalRequiredText,
+  assistantText,
+  CANCELLED_BY_USER,
+  gatedCall,
+  stillWaitingText,
+  toolResult,
+  userMessage,
+} from './domain/messages.js';
 import { childGates, type AgentNode } from './domain/tree.js';
 import type { RunLeases } from './leases.js';
 import { errorText } from './run/io.js';
@@ -88,7 +112,10 @@ export class TurnRunner {
     this.a2aNodeTools = [];
     const visit = (node: NonNullable<OrchestratorConfig['agent']>): void => {
       nodeTools.push(...a2aToolsOf(node.a2a));
-      if (node.type === 'a2a') this.a2aNodeTools.push(a2aTool({ name: node.name, description: node.description ?? '', destructiveHint: node.destructiveHint ?? false }));
+      if (node.type === 'a2a')
+        this.a2aNodeTools.push(
+          a2aTool({ name: node.name, description: node.description ?? '', destructiveHint: node.destructiveHint ?? false }),
+        );
       node.agents?.forEach(visit);
     };
     if (agent) visit(agent);
@@ -101,7 +128,16 @@ export class TurnRunner {
       maxModelCalls: config.chat.max_llm_iterations,
     };
     this.expiry = new ExpiryPolicy(config.approvals);
-    this.driver = new RunDriver(config, clients, log, new AgentIo(clients, log, a2aPeers(config)), this.catalogue, this.env, leases, this.expiry);
+    this.driver = new RunDriver(
+      config,
+      clients,
+      log,
+      new AgentIo(clients, log, a2aPeers(config)),
+      this.catalogue,
+      this.env,
+      leases,
+      this.expiry,
+    );
     this.treeRunsUnapproved = this.env.root !== undefined && runsUnapproved(this.env.root, true);
   }
 
@@ -131,12 +167,19 @@ export class TurnRunner {
    * edited before approving), or its expiry's (expireDue). Either goes through the same claim,
    * so that of two at once exactly one stands.
    */
-  async resolveApproval(uuid: string, approved: boolean, reason: string | undefined, decision: DecisionInput = { decidedBy: 'anonymous', via: 'rest' }): Promise<ResolveApprovalResponse> {
-    if (decision.arguments !== undefined && !approved) throw invalidArgument('arguments can only be given with an approval ("approved": true)');
+  async resolveApproval(
+    uuid: string,
+    approved: boolean,
+    reason: string | undefined,
+    decision: DecisionInput = { decidedBy: 'anonymous', via: 'rest' },
+  ): Promise<ResolveApprovalResponse> {
+    if (decision.arguments !== undefined && !approved)
+      throw invalidArgument('arguments can only be given with an approval ("approved": true)');
     const by = answerDeadline();
     const found = await this.clients.store.getApproval({ uuid }).catch((error: unknown) => {
       // Only read so far: whatever went wrong, nothing was decided.
-      if (outcomeUnknown(error)) throw unavailable(`approval ${uuid} could not be read (${errorText(error)}); nothing was decided: decide again`);
+      if (outcomeUnknown(error))
+        throw unavailable(`approval ${uuid} could not be read (${errorText(error)}); nothing was decided: decide again`);
       throw error;
     });
     const { approval, sessionId, run } = found;
@@ -145,7 +188,11 @@ export class TurnRunner {
     return answerBy(
       by,
       this.decide(uuid, approved, reason, decision, { approval, sessionId, run }, by),
-      () => unsettledDecision({ ...where, reason: `the decision had not been carried out when its caller's deadline came; approval ${uuid} shows whether it was recorded, and conversation ${approval.conversationId} what followed` }),
+      () =>
+        unsettledDecision({
+          ...where,
+          reason: `the decision had not been carried out when its caller's deadline came; approval ${uuid} shows whether it was recorded, and conversation ${approval.conversationId} what followed`,
+        }),
       (error) => this.log.warn('decision failed after its caller was answered', { approval: uuid, error: errorText(error) }),
     );
   }
@@ -172,7 +219,13 @@ export class TurnRunner {
       }
       if (pending) checkInput(uuid, asked, approved, decision);
       if (decision.arguments !== undefined && pending) await this.checkEditedArguments(approval, decision.arguments);
-      const activation: Activation = { conversationId: approval.conversationId, watched: false, conversation: emptyConversation(approval.conversationId), approval, holdsTurn: false };
+      const activation: Activation = {
+        conversationId: approval.conversationId,
+        watched: false,
+        conversation: emptyConversation(approval.conversationId),
+        approval,
+        holdsTurn: false,
+      };
       const state = storedRun(stored, run?.revision ?? (await this.runRevisionOf(approval)));
       const facts: DecisionFacts = {
         decidedBy: decision.decidedBy,
@@ -183,9 +236,22 @@ export class TurnRunner {
         ...(decision.expired && { expired: true }),
       };
       const answer = await this.activate(activation, () =>
-        this.driver.drive(state, { kind: 'approvalDecided', activation: randomUUID(), uuid, approved, ...(reason !== undefined && { reason }), ...facts, approval }, activation),
+        this.driver.drive(
+          state,
+          {
+            kind: 'approvalDecided',
+            activation: randomUUID(),
+            uuid,
+            approved,
+            ...(reason !== undefined && { reason }),
+            ...facts,
+            approval,
+          },
+          activation,
+        ),
       );
-      if (answer.kind === 'handedBack' || answer.kind === 'unknown') return this.followDecision(approval, { approved, ...facts }, answer, by);
+      if (answer.kind === 'handedBack' || answer.kind === 'unknown')
+        return this.followDecision(approval, { approved, ...facts }, answer, by);
       const decided = activation.approval ?? approval;
       if (answer.kind !== 'notDecided') recordApprovalDecided(decision.expired ? 'expired' : approved ? 'approved' : 'rejected');
       if (answer.kind === 'notDecided' && decided.status === ApprovalStatus.APPROVAL_STATUS_PENDING && decision.via !== 'timeout') {
@@ -197,7 +263,13 @@ export class TurnRunner {
         return { decided: false, approval: decided, conversation: activation.conversation, ...this.viewOf(activation.conversation) };
       }
       if (answer.kind === 'cancelled') {
-        return { decided: true, approval: decided, conversation: activation.conversation, result: { response: CANCELLED_BY_USER, waitingApproval: false }, ...this.viewOf(activation.conversation) };
+        return {
+          decided: true,
+          approval: decided,
+          conversation: activation.conversation,
+          result: { response: CANCELLED_BY_USER, waitingApproval: false },
+          ...this.viewOf(activation.conversation),
+        };
       }
       const reply = await this.reply(answer, activation);
       return { decided: true, approval: decided, ...reply };
@@ -213,7 +285,10 @@ export class TurnRunner {
     this.log.info('decision refused: the approval had expired', { approval: approval.uuid, expires_at: approval.expiresAt?.toISOString() });
     const expiry = await this.expire(approval);
     if (expiry.unsettled) {
-      return unsettledDecision({ ...expiry.unsettled, reason: `this decision came after the approval's expires_at and was refused; its expiry was carried out instead, and ${expiry.unsettled.reason}` });
+      return unsettledDecision({
+        ...expiry.unsettled,
+        reason: `this decision came after the approval's expires_at and was refused; its expiry was carried out instead, and ${expiry.unsettled.reason}`,
+      });
     }
     const { approval: stands } = await this.clients.store.getApproval({ uuid: approval.uuid });
     const { conversation } = await this.clients.store.getConversation({ id: approval.conversationId, includeMessages: true });
@@ -227,19 +302,37 @@ export class TurnRunner {
    * got no answer may not be recorded: only an approval decided as this request decided it
    * (same decision, same decider, same face) counts as this request's.
    */
-  private async followDecision(approval: PendingApproval, asked: DecisionFacts & { approved: boolean }, ended: Unfinished, by: number | undefined): Promise<ResolveApprovalResponse> {
+  private async followDecision(
+    approval: PendingApproval,
+    asked: DecisionFacts & { approved: boolean },
+    ended: Unfinished,
+    by: number | undefined,
+  ): Promise<ResolveApprovalResponse> {
     const { uuid, conversationId } = approval;
     const where = `approval ${uuid} (and conversation ${conversationId})`;
     const recorded = ended.stored ? 'the decision is recorded' : 'whether the decision was recorded is not known';
-    if (ended.kind === 'handedBack') return unsettledDecision(unsettled(`${recorded}; ${ended.reason}; ${where} will show the outcome: do not decide again`, conversationId, uuid, true));
+    if (ended.kind === 'handedBack')
+      return unsettledDecision(
+        unsettled(`${recorded}; ${ended.reason}; ${where} will show the outcome: do not decide again`, conversationId, uuid, true),
+      );
     const conversation = by === undefined ? undefined : await turnEnded(this.clients.store, conversationId, by);
     if (conversation) {
-      const stands = conversation.pendingApprovals.some((pending) => pending.uuid === uuid) ? undefined : await this.readApproval(uuid, by!);
-      const ours = stands !== undefined && stands.status !== ApprovalStatus.APPROVAL_STATUS_PENDING && (ended.stored || decidedAsAsked(stands, asked));
+      const stands = conversation.pendingApprovals.some((pending) => pending.uuid === uuid)
+        ? undefined
+        : await this.readApproval(uuid, by!);
+      const ours =
+        stands !== undefined && stands.status !== ApprovalStatus.APPROVAL_STATUS_PENDING && (ended.stored || decidedAsAsked(stands, asked));
       if (ours) return { decided: true, approval: stands, conversation, result: storedResult(conversation), ...this.viewOf(conversation) };
-      if (stands && stands.status !== ApprovalStatus.APPROVAL_STATUS_PENDING) return { decided: false, approval: stands, conversation, ...this.viewOf(conversation) };
+      if (stands && stands.status !== ApprovalStatus.APPROVAL_STATUS_PENDING)
+        return { decided: false, approval: stands, conversation, ...this.viewOf(conversation) };
     }
-    return unsettledDecision(unsettled(`${recorded}, but what followed is not known here (${ended.reason}); it goes on from what is stored: ${where} will show the outcome`, conversationId, uuid));
+    return unsettledDecision(
+      unsettled(
+        `${recorded}, but what followed is not known here (${ended.reason}); it goes on from what is stored: ${where} will show the outcome`,
+        conversationId,
+        uuid,
+      ),
+    );
   }
 
   /** The approval as stored, or undefined when it cannot be read by `by`. */
@@ -264,9 +357,13 @@ export class TurnRunner {
     }
     const tools = catalogueWith(catalogueWith(await this.catalogue.current(), this.allA2aTools), this.a2aNodeTools);
     const tool = tools.get(approval.toolName);
-    if (!tool) throw failedPrecondition(`the tool ${approval.toolName} is not available now, so edited arguments cannot be checked against its input schema. Nothing was decided.`);
+    if (!tool)
+      throw failedPrecondition(
+        `the tool ${approval.toolName} is not available now, so edited arguments cannot be checked against its input schema. Nothing was decided.`,
+      );
     const problem = firstSchemaProblem(tool.inputSchema, args, 'arguments');
-    if (problem) throw invalidArgument(`the edited arguments do not fit the input schema of ${approval.toolName}: ${problem}. Nothing was decided.`);
+    if (problem)
+      throw invalidArgument(`the edited arguments do not fit the input schema of ${approval.toolName}: ${problem}. Nothing was decided.`);
   }
 
   /**
@@ -312,10 +409,19 @@ export class TurnRunner {
         const reply = await answerBy(
           by,
           this.runTurn(conversationId, message, by),
-          () => unsettledTurn(unsettled(`the turn had not finished when its caller's deadline came; it is stopped at its deadline (chat.turn_timeout) with a note, and what it did is recorded in conversation ${conversationId}`, conversationId)),
+          () =>
+            unsettledTurn(
+              unsettled(
+                `the turn had not finished when its caller's deadline came; it is stopped at its deadline (chat.turn_timeout) with a note, and what it did is recorded in conversation ${conversationId}`,
+                conversationId,
+              ),
+            ),
           (error) => this.log.warn('turn failed after its caller was answered', { conversation: conversationId, error: errorText(error) }),
         );
-        recordTurn(reply.unsettled ? 'unknown' : reply.result?.waitingApproval ? 'waiting_approval' : 'answered', (performance.now() - started) / 1000);
+        recordTurn(
+          reply.unsettled ? 'unknown' : reply.result?.waitingApproval ? 'waiting_approval' : 'answered',
+          (performance.now() - started) / 1000,
+        );
         return reply;
       } catch (error) {
         recordTurn('failed', (performance.now() - started) / 1000);
@@ -334,26 +440,38 @@ export class TurnRunner {
       // The message may have been appended and its turn marked with this replica's lease.
       void this.leases.giveUp(conversationId);
       return unsettledTurn(
-        unsettled(`whether the message was stored is not known: the conversation store did not answer (${errorText(error)}); if it was, its turn is run from what is stored. Do not send it again before you look at conversation ${conversationId}`, conversationId),
+        unsettled(
+          `whether the message was stored is not known: the conversation store did not answer (${errorText(error)}); if it was, its turn is run from what is stored. Do not send it again before you look at conversation ${conversationId}`,
+          conversationId,
+        ),
       );
     }
     return withLearnedIds({ sessionId: required(start.conversation).sessionId }, async () => {
       const waiting = required(start.conversation);
       if (!start.started && waiting.status === ConversationStatus.CONVERSATION_STATUS_WAITING_APPROVAL && waiting.pendingApproval) {
         const approval = waiting.pendingApproval;
-        return { conversation: waiting, result: { response: stillWaitingText(approval), waitingApproval: true, approval }, ...this.viewOf(waiting) };
+        return {
+          conversation: waiting,
+          result: { response: stillWaitingText(approval), waitingApproval: true, approval },
+          ...this.viewOf(waiting),
+        };
       }
       if (start.busy) throw busy(conversationId);
       if (!start.started) {
         await this.settleInterruptedCalls(start.unfinishedApprovals);
         start = await this.clients.store.startTurn({ conversationId, message: userMessage(message), lease: this.leases.lease() });
         if (start.busy) throw busy(conversationId);
-        if (!start.started) throw failedPrecondition(`conversation ${conversationId} changed while its interrupted calls were recorded; send the message again`);
+        if (!start.started)
+          throw failedPrecondition(
+            `conversation ${conversationId} changed while its interrupted calls were recorded; send the message again`,
+          );
       }
       const started = required(start.conversation);
       const activation: Activation = { conversationId, watched: started.watched, conversation: started, holdsTurn: true, stored: 'yes' };
       const state = freshRun(this.env.root ? 'tree' : 'simple', started.runRevision);
-      const ended = await this.activate(activation, () => this.driver.drive(state, { kind: 'userMessage', runId: randomUUID(), activation: randomUUID(), text: message }, activation));
+      const ended = await this.activate(activation, () =>
+        this.driver.drive(state, { kind: 'userMessage', runId: randomUUID(), activation: randomUUID(), text: message }, activation),
+      );
       if (ended.kind === 'handedBack' || ended.kind === 'unknown') return this.followTurn(conversationId, ended, by);
       return this.reply(ended, activation);
     });
@@ -367,14 +485,25 @@ export class TurnRunner {
    */
   private async followTurn(conversationId: string, ended: Unfinished, by: number | undefined): Promise<TurnReply> {
     const where = `conversation ${conversationId}`;
-    if (ended.kind === 'handedBack') return unsettledTurn(unsettled(`${ended.reason}; its answer will be in ${where}: do not send the message again`, conversationId, undefined, true));
+    if (ended.kind === 'handedBack')
+      return unsettledTurn(
+        unsettled(`${ended.reason}; its answer will be in ${where}: do not send the message again`, conversationId, undefined, true),
+      );
     const conversation = ended.stored && by !== undefined ? await turnEnded(this.clients.store, conversationId, by) : undefined;
     if (conversation) return { conversation, result: storedResult(conversation), ...this.viewOf(conversation) };
-    return unsettledTurn(unsettled(`the message is stored, but how its turn ended is not known here (${ended.reason}); it goes on from what is stored, and its answer will be in ${where}`, conversationId));
+    return unsettledTurn(
+      unsettled(
+        `the message is stored, but how its turn ended is not known here (${ended.reason}); it goes on from what is stored, and its answer will be in ${where}`,
+        conversationId,
+      ),
+    );
   }
 
   /** The reply to a run's answer, with the conversation as the answer leaves it. */
-  private async reply(answer: Exclude<RunAnswer, { kind: 'lost' }>, activation: Activation): Promise<{ conversation: Conversation; result: TurnResult; pipeline?: PipelineView }> {
+  private async reply(
+    answer: Exclude<RunAnswer, { kind: 'lost' }>,
+    activation: Activation,
+  ): Promise<{ conversation: Conversation; result: TurnResult; pipeline?: PipelineView }> {
     let conversation = activation.conversation;
     let result: TurnResult;
     switch (answer.kind) {
@@ -382,22 +511,40 @@ export class TurnRunner {
         result = { response: redactSecrets(answer.response), waitingApproval: false };
         break;
       case 'paused': {
-        const created = answer.approvals.map((uuid) => conversation.pendingApprovals.find((approval) => approval.uuid === uuid)).filter((approval) => approval !== undefined);
-        for (const approval of created) this.log.info('approval requested', { conversation: conversation.id, approval: approval.uuid, tool: approval.toolName });
-        result = { response: created.map(approvalRequiredText).join('\n'), waitingApproval: true, approval: created[0] ?? conversation.pendingApproval };
+        const created = answer.approvals
+          .map((uuid) => conversation.pendingApprovals.find((approval) => approval.uuid === uuid))
+          .filter((approval) => approval !== undefined);
+        for (const approval of created)
+          this.log.info('approval requested', { conversation: conversation.id, approval: approval.uuid, tool: approval.toolName });
+        result = {
+          response: created.map(approvalRequiredText).join('\n'),
+          waitingApproval: true,
+          approval: created[0] ?? conversation.pendingApproval,
+        };
         break;
       }
       case 'waiting': {
         const waiting = conversation.pendingApproval;
-        result = { response: waiting ? stillWaitingText(waiting) : 'The pipeline waits for other approvals.', waitingApproval: waiting !== undefined, approval: waiting };
+        result = {
+          response: waiting ? stillWaitingText(waiting) : 'The pipeline waits for other approvals.',
+          waitingApproval: waiting !== undefined,
+          approval: waiting,
+        };
         break;
       }
       case 'superseded': {
         // Cancelled under it (a sibling's approval was rejected): no write of this run ended the turn.
-        if (answer.endTurn && activation.holdsTurn) await endTurn(this.clients, this.log, activation.conversationId, new Error(answer.reason), this.leases.owner);
-        conversation = required((await this.clients.store.getConversation({ id: activation.conversationId, includeMessages: true })).conversation);
+        if (answer.endTurn && activation.holdsTurn)
+          await endTurn(this.clients, this.log, activation.conversationId, new Error(answer.reason), this.leases.owner);
+        conversation = required(
+          (await this.clients.store.getConversation({ id: activation.conversationId, includeMessages: true })).conversation,
+        );
         const waiting = conversation.pendingApproval;
-        result = { response: `This run of the pipeline stopped: ${answer.reason}. What it did so far is recorded in the conversation.`, waitingApproval: waiting !== undefined, approval: waiting };
+        result = {
+          response: `This run of the pipeline stopped: ${answer.reason}. What it did so far is recorded in the conversation.`,
+          waitingApproval: waiting !== undefined,
+          approval: waiting,
+        };
         break;
       }
       case 'notDecided':
@@ -433,7 +580,10 @@ export class TurnRunner {
    * executing. Any other failure is a refusal: the mark is cleared here before it is reported
    * (a mark left behind keeps the conversation busy).
    */
-  private async activate(activation: Activation, run: () => Promise<RunAnswer>): Promise<Exclude<RunAnswer, { kind: 'lost' }> | Unfinished> {
+  private async activate(
+    activation: Activation,
+    run: () => Promise<RunAnswer>,
+  ): Promise<Exclude<RunAnswer, { kind: 'lost' }> | Unfinished> {
     const entry: ActiveEntry = { conversationId: activation.conversationId, controller: new AbortController(), handedBack: false };
     activation.signal = entry.controller.signal;
     this.active.add(entry);
@@ -457,12 +607,17 @@ export class TurnRunner {
     } catch (error) {
       if (entry.handedBack) return handedBack(String(entry.controller.signal.reason));
       const lost = entry.controller.signal.aborted;
-      const callDecided = activation.approval?.status === ApprovalStatus.APPROVAL_STATUS_APPROVED || activation.approval?.status === ApprovalStatus.APPROVAL_STATUS_EXECUTING;
+      const callDecided =
+        activation.approval?.status === ApprovalStatus.APPROVAL_STATUS_APPROVED ||
+        activation.approval?.status === ApprovalStatus.APPROVAL_STATUS_EXECUTING;
       const unknown = lost || activation.stored === 'maybe' || (activation.stored === 'yes' && (outcomeUnknown(error) || callDecided));
       if (unknown && mayHoldLease()) void this.leases.giveUp(activation.conversationId);
       else if (activation.holdsTurn) await endTurn(this.clients, this.log, activation.conversationId, error, this.leases.owner);
       if (unknown) {
-        this.log.warn('activation ended with its outcome unknown; its run goes on from what is stored', { conversation: activation.conversationId, error: errorText(error) });
+        this.log.warn('activation ended with its outcome unknown; its run goes on from what is stored', {
+          conversation: activation.conversationId,
+          error: errorText(error),
+        });
         return { kind: 'unknown', reason: errorText(error), stored: activation.stored === 'yes' };
       }
       throw error;
@@ -481,33 +636,58 @@ export class TurnRunner {
     const conversationId = taken.conversationId;
     const { conversation } = await this.clients.store.getConversation({ id: conversationId, includeMessages: true });
     const current = required(conversation);
-    await withContextPatch({ sessionId: current.sessionId, conversationId, deadline: Date.now() + this.config.chat.turn_timeout }, async () => {
-      if (taken.previousOwner === this.leases.owner) this.log.warn('run taken back after this replica gave it up', { conversation: conversationId, takeovers: taken.takeovers });
-      else this.log.warn('run taken over from a replica that stopped', { conversation: conversationId, previous_owner: taken.previousOwner, takeovers: taken.takeovers });
-      const { approvals: unfinished } = await this.clients.store.listUnfinishedApprovals({ conversationId });
-      let stored: StoredRun | undefined;
-      try {
-        stored = current.run && decodeRun(current.run, current.pendingApproval?.uuid);
-      } catch (error) {
-        return this.endTakenOver(conversationId, `This turn was interrupted: the replica running it stopped, and its stored run cannot be read (${errorText(error)}). Send your message again to retry.`);
-      }
-      const plan = planTakeover({
-        conversation: current,
-        unfinished,
-        run: stored,
-        mode: this.env.root ? 'tree' : 'simple',
-        treeRunsUnapproved: this.treeRunsUnapproved,
-        takeovers: taken.takeovers,
-        maxTakeovers: this.config.runs.max_takeovers,
-      });
-      if (plan.kind === 'end') return this.endTakenOver(conversationId, plan.note);
-      if (plan.kind === 'outcomeUnknown') return this.askAgain(current, stored, plan.executing);
-      const activation: Activation = { conversationId, watched: current.watched, conversation: current, holdsTurn: true, ...(plan.event.approved && { approval: plan.event.approved }) };
-      const state = stored ? storedRun(stored, current.runRevision) : freshRun(this.env.root ? 'tree' : 'simple', current.runRevision);
-      const answer = await this.activate(activation, () => this.driver.drive(state, { kind: 'takenOver', runId: randomUUID(), activation: randomUUID(), ...plan.event }, activation));
-      if (answer.kind === 'superseded' && answer.endTurn) await endTurn(this.clients, this.log, conversationId, new Error(answer.reason), this.leases.owner);
-      this.log.info('taken-over run went on', { conversation: conversationId, answer: answer.kind, ...((answer.kind === 'unknown' || answer.kind === 'handedBack') && { reason: answer.reason }) });
-    });
+    await withContextPatch(
+      { sessionId: current.sessionId, conversationId, deadline: Date.now() + this.config.chat.turn_timeout },
+      async () => {
+        if (taken.previousOwner === this.leases.owner)
+          this.log.warn('run taken back after this replica gave it up', { conversation: conversationId, takeovers: taken.takeovers });
+        else
+          this.log.warn('run taken over from a replica that stopped', {
+            conversation: conversationId,
+            previous_owner: taken.previousOwner,
+            takeovers: taken.takeovers,
+          });
+        const { approvals: unfinished } = await this.clients.store.listUnfinishedApprovals({ conversationId });
+        let stored: StoredRun | undefined;
+        try {
+          stored = current.run && decodeRun(current.run, current.pendingApproval?.uuid);
+        } catch (error) {
+          return this.endTakenOver(
+            conversationId,
+            `This turn was interrupted: the replica running it stopped, and its stored run cannot be read (${errorText(error)}). Send your message again to retry.`,
+          );
+        }
+        const plan = planTakeover({
+          conversation: current,
+          unfinished,
+          run: stored,
+          mode: this.env.root ? 'tree' : 'simple',
+          treeRunsUnapproved: this.treeRunsUnapproved,
+          takeovers: taken.takeovers,
+          maxTakeovers: this.config.runs.max_takeovers,
+        });
+        if (plan.kind === 'end') return this.endTakenOver(conversationId, plan.note);
+        if (plan.kind === 'outcomeUnknown') return this.askAgain(current, stored, plan.executing);
+        const activation: Activation = {
+          conversationId,
+          watched: current.watched,
+          conversation: current,
+          holdsTurn: true,
+          ...(plan.event.approved && { approval: plan.event.approved }),
+        };
+        const state = stored ? storedRun(stored, current.runRevision) : freshRun(this.env.root ? 'tree' : 'simple', current.runRevision);
+        const answer = await this.activate(activation, () =>
+          this.driver.drive(state, { kind: 'takenOver', runId: randomUUID(), activation: randomUUID(), ...plan.event }, activation),
+        );
+        if (answer.kind === 'superseded' && answer.endTurn)
+          await endTurn(this.clients, this.log, conversationId, new Error(answer.reason), this.leases.owner);
+        this.log.info('taken-over run went on', {
+          conversation: conversationId,
+          answer: answer.kind,
+          ...((answer.kind === 'unknown' || answer.kind === 'handedBack') && { reason: answer.reason }),
+        });
+      },
+    );
   }
 
   /**
@@ -521,7 +701,10 @@ export class TurnRunner {
     let revision = conversation.runRevision;
     for (const [index, approval] of executing.entries()) {
       const uuid = randomUUID();
-      run = run && { ...run, pending: run.pending.map((pause) => (pause.approvalUuid === approval.uuid ? { ...pause, approvalUuid: uuid } : pause)) };
+      run = run && {
+        ...run,
+        pending: run.pending.map((pause) => (pause.approvalUuid === approval.uuid ? { ...pause, approvalUuid: uuid } : pause)),
+      };
       const again: NewApproval = {
         uuid,
         toolCallId: approval.toolCallId,
@@ -547,7 +730,12 @@ export class TurnRunner {
         ...(index === 0 && { leaseOwner: this.leases.owner }),
       });
       revision = written.revision;
-      this.log.warn('approved call with unknown outcome asked again', { conversation: conversation.id, approval: approval.uuid, again: uuid, tool: approval.toolName });
+      this.log.warn('approved call with unknown outcome asked again', {
+        conversation: conversation.id,
+        approval: approval.uuid,
+        again: uuid,
+        tool: approval.toolName,
+      });
     }
   }
 
@@ -605,7 +793,10 @@ export class TurnRunner {
         minAgeMs: this.interruptedAfterMs,
         messages: [toolResult(gatedCall(approval), jsonObjectOf(approval.toolArgsJson), text, true)],
       });
-      if (!marked) throw failedPrecondition(`the approved call ${approval.toolName} (approval ${approval.uuid}) is still running; send the message again when it has finished`);
+      if (!marked)
+        throw failedPrecondition(
+          `the approved call ${approval.toolName} (approval ${approval.uuid}) is still running; send the message again when it has finished`,
+        );
       this.log.warn('approved call marked interrupted', { approval: approval.uuid, tool: approval.toolName });
     }
   }
@@ -635,7 +826,19 @@ function readRun(read: () => StoredRun): StoredRun {
 
 /** A placeholder until the first store answer of a decision brings the conversation. */
 function emptyConversation(id: string): Conversation {
-  return { id, sessionId: '', status: ConversationStatus.CONVERSATION_STATUS_UNSPECIFIED, messages: [], pendingApprovals: [], messageCount: 0, watched: false, runRevision: 0, createdAt: undefined, updatedAt: undefined, usage: undefined };
+  return {
+    id,
+    sessionId: '',
+    status: ConversationStatus.CONVERSATION_STATUS_UNSPECIFIED,
+    messages: [],
+    pendingApprovals: [],
+    messageCount: 0,
+    watched: false,
+    runRevision: 0,
+    createdAt: undefined,
+    updatedAt: undefined,
+    usage: undefined,
+  };
 }
 
 /** How an activation ended when not with its run's answer (TurnRunner.activate). */
@@ -670,7 +873,15 @@ function unsettledDecision(outcome: Unsettled): ResolveApprovalResponse {
 
 /** Whether an approval stands decided as a request asked: its decision, by the same decider, through the same face. */
 function decidedAsAsked(approval: PendingApproval, asked: DecisionFacts & { approved: boolean }): boolean {
-  const status = asked.approved ? [ApprovalStatus.APPROVAL_STATUS_APPROVED, ApprovalStatus.APPROVAL_STATUS_EXECUTING, ApprovalStatus.APPROVAL_STATUS_DONE, ApprovalStatus.APPROVAL_STATUS_FAILED, ApprovalStatus.APPROVAL_STATUS_INTERRUPTED] : [asked.expired ? ApprovalStatus.APPROVAL_STATUS_EXPIRED : ApprovalStatus.APPROVAL_STATUS_REJECTED];
+  const status = asked.approved
+    ? [
+        ApprovalStatus.APPROVAL_STATUS_APPROVED,
+        ApprovalStatus.APPROVAL_STATUS_EXECUTING,
+        ApprovalStatus.APPROVAL_STATUS_DONE,
+        ApprovalStatus.APPROVAL_STATUS_FAILED,
+        ApprovalStatus.APPROVAL_STATUS_INTERRUPTED,
+      ]
+    : [asked.expired ? ApprovalStatus.APPROVAL_STATUS_EXPIRED : ApprovalStatus.APPROVAL_STATUS_REJECTED];
   return status.includes(approval.status) && approval.decidedBy === asked.decidedBy && (approval.via ?? undefined) === asked.via;
 }
 
@@ -694,9 +905,13 @@ function checkInput(uuid: string, asked: InputRequest | undefined, approved: boo
     if (decision.input !== undefined) throw invalidArgument(`approval ${uuid} does not ask for input: decide it without "input"`);
     return;
   }
-  if (decision.arguments !== undefined) throw invalidArgument(`approval ${uuid} asks for input from MCP server ${asked.server}: answer with "input", not "arguments"`);
+  if (decision.arguments !== undefined)
+    throw invalidArgument(`approval ${uuid} asks for input from MCP server ${asked.server}: answer with "input", not "arguments"`);
   if (!approved) return;
-  if (decision.input === undefined) throw invalidArgument(`approval ${uuid} asks for input from MCP server ${asked.server}: approve with "input" (the answer), or reject to decline. Nothing was decided.`);
+  if (decision.input === undefined)
+    throw invalidArgument(
+      `approval ${uuid} asks for input from MCP server ${asked.server}: approve with "input" (the answer), or reject to decline. Nothing was decided.`,
+    );
   const problem = inputProblem(asked, decision.input);
   if (problem) throw invalidArgument(`the input does not fit what MCP server ${asked.server} asked for: ${problem}. Nothing was decided.`);
 }
@@ -704,6 +919,15 @@ function checkInput(uuid: string, asked: InputRequest | undefined, approved: boo
 /** The pauses of a run that wait for an answer to a server's question, as the approval resource shows them. */
 function inputViews(run: StoredRun): InputView[] {
   return run.pending.flatMap((pause) =>
-    pause.input ? [{ approvalUuid: pause.approvalUuid, server: pause.input.server, questions: inputQuestions(pause.input), requestedSchema: requestedSchema(pause.input) }] : [],
+    pause.input
+      ? [
+          {
+            approvalUuid: pause.approvalUuid,
+            server: pause.input.server,
+            questions: inputQuestions(pause.input),
+            requestedSchema: requestedSchema(pause.input),
+          },
+        ]
+      : [],
   );
 }

@@ -32,7 +32,12 @@ export function answerDeadline(now = Date.now()): number | undefined {
  * `work`'s reply, or `late()`'s when `by` comes first; the work goes on (its turn is stopped
  * by the turn's own deadline, and its failure is reported through `onLateFailure`).
  */
-export async function answerBy<T>(by: number | undefined, work: Promise<T>, late: () => T, onLateFailure: (error: unknown) => void): Promise<T> {
+export async function answerBy<T>(
+  by: number | undefined,
+  work: Promise<T>,
+  late: () => T,
+  onLateFailure: (error: unknown) => void,
+): Promise<T> {
   if (by === undefined) return work;
   const timer = new AbortController();
   const tooLate = sleep(Math.max(0, by - Date.now()), undefined, { signal: timer.signal, ref: false }).then(
@@ -58,14 +63,24 @@ export function unsettled(reason: string, conversationId: string, approvalUuid?:
  * this one took it back), read until `by`; undefined when it has not ended by then or the
  * store could not say. The reads are cheap (no messages) until the last one.
  */
-export async function turnEnded(store: OrchestratorClients['store'], conversationId: string, by: number): Promise<Conversation | undefined> {
+export async function turnEnded(
+  store: OrchestratorClients['store'],
+  conversationId: string,
+  by: number,
+): Promise<Conversation | undefined> {
   for (;;) {
     const left = by - Date.now();
     if (left <= 0) return undefined;
     try {
-      const { conversation } = await withContextPatch({ deadline: Date.now() + left }, () => store.getConversation({ id: conversationId, includeMessages: false }));
+      const { conversation } = await withContextPatch({ deadline: Date.now() + left }, () =>
+        store.getConversation({ id: conversationId, includeMessages: false }),
+      );
       if (conversation && !conversation.turnRunning) {
-        return (await withContextPatch({ deadline: Date.now() + Math.max(1, by - Date.now()) }, () => store.getConversation({ id: conversationId, includeMessages: true }))).conversation;
+        return (
+          await withContextPatch({ deadline: Date.now() + Math.max(1, by - Date.now()) }, () =>
+            store.getConversation({ id: conversationId, includeMessages: true }),
+          )
+        ).conversation;
       }
     } catch {
       // The store may be away for a while: the next read may find it.
@@ -76,7 +91,8 @@ export async function turnEnded(store: OrchestratorClients['store'], conversatio
 
 /** The result of a turn that ended without this replica: what the conversation shows now. */
 export function storedResult(conversation: Conversation): TurnResult {
-  const waiting: PendingApproval | undefined = conversation.status === ConversationStatus.CONVERSATION_STATUS_WAITING_APPROVAL ? conversation.pendingApproval : undefined;
+  const waiting: PendingApproval | undefined =
+    conversation.status === ConversationStatus.CONVERSATION_STATUS_WAITING_APPROVAL ? conversation.pendingApproval : undefined;
   if (waiting) return { response: approvalRequiredText(waiting), waitingApproval: true, approval: waiting };
   const last = conversation.messages.at(-1);
   return { response: last?.role === MessageRole.MESSAGE_ROLE_ASSISTANT ? last.content : '', waitingApproval: false };

@@ -105,12 +105,16 @@ export class ToolComposite {
   static async start(servers: readonly McpServerConfig[], log: Logger, reconnect: ReconnectPolicy = RECONNECT): Promise<ToolComposite> {
     const connections = servers.map((server) => new McpConnection(server, log.child({ mcp_server: server.name })));
     const outcomes = await Promise.allSettled(connections.map((connection) => connection.start(reconnect)));
-    const failures = outcomes.flatMap((outcome) => (outcome.status === 'rejected' ? [outcome.reason instanceof Error ? outcome.reason.message : String(outcome.reason)] : []));
+    const failures = outcomes.flatMap((outcome) =>
+      outcome.status === 'rejected' ? [outcome.reason instanceof Error ? outcome.reason.message : String(outcome.reason)] : [],
+    );
     const duplicate = failures.length === 0 ? findDuplicate(connections) : undefined;
     if (failures.length > 0 || duplicate) {
       await Promise.all(connections.map((connection) => connection.close()));
       if (duplicate) {
-        throw new Error(`tool ${JSON.stringify(duplicate.tool)} is offered by both MCP server ${JSON.stringify(duplicate.first)} and MCP server ${JSON.stringify(duplicate.second)}; tool names must be unique across mcp_servers`);
+        throw new Error(
+          `tool ${JSON.stringify(duplicate.tool)} is offered by both MCP server ${JSON.stringify(duplicate.first)} and MCP server ${JSON.stringify(duplicate.second)}; tool names must be unique across mcp_servers`,
+        );
       }
       throw new Error(failures.join('; '));
     }
@@ -126,7 +130,11 @@ export class ToolComposite {
 
   /** Every configured server, in config order, and whether its tools can be called now. */
   servers(): BrokerServer[] {
-    return this.connections.map((connection) => ({ name: connection.name, required: connection.config.required, ...connection.availability }));
+    return this.connections.map((connection) => ({
+      name: connection.name,
+      required: connection.config.required,
+      ...connection.availability,
+    }));
   }
 
   /**
@@ -140,12 +148,17 @@ export class ToolComposite {
     if (!connection) throw notFound(`unknown tool ${name}`);
     const tool = connection.tools.find((candidate) => candidate.name === name);
     const problem = schemaProblems(tool?.inputSchema as Record<string, unknown> | undefined, args ?? {}, 'arguments');
-    if (problem) throw invalidArgument(`the arguments of tool ${name} on server ${connection.name} do not match its inputSchema: ${problem}; nothing was executed`);
+    if (problem)
+      throw invalidArgument(
+        `the arguments of tool ${name} on server ${connection.name} do not match its inputSchema: ${problem}; nothing was executed`,
+      );
     // The orchestrator gates destructive calls; refusing one that comes without an approval
     // here keeps the rule even if a caller skipped the gate or had a stale tool list.
     const destructive = tool ? connection.policy(name, tool.annotations).destructive : true;
     if (destructive && !caller.approvalUuid && !caller.unapprovedReason) {
-      throw failedPrecondition(`tool ${name} on server ${connection.name} is destructive and was called without an approval; nothing was executed`);
+      throw failedPrecondition(
+        `tool ${name} on server ${connection.name} is destructive and was called without an approval; nothing was executed`,
+      );
     }
     if (destructive && !caller.approvalUuid) {
       // An audit line for every destructive call the caller's policy runs without a human.
@@ -153,15 +166,23 @@ export class ToolComposite {
     }
     // No call waits forever: the server's own timeout, cut short by the caller's deadline.
     const timeoutMs = Math.min(connection.config.timeout, caller.deadline !== undefined ? caller.deadline - Date.now() : Infinity);
-    if (timeoutMs <= 0) throw deadlineExceeded(`tool ${name} on server ${connection.name} was not called: the request's deadline had already passed`);
-    const result = await connection.callTool(name, args, { timeoutMs, authorization: caller.authorization, continuation: caller.continuation });
+    if (timeoutMs <= 0)
+      throw deadlineExceeded(`tool ${name} on server ${connection.name} was not called: the request's deadline had already passed`);
+    const result = await connection.callTool(name, args, {
+      timeoutMs,
+      authorization: caller.authorization,
+      continuation: caller.continuation,
+    });
     if (isInputRequiredResult(result)) {
       // Not a failure and not a result: the call waits for a human's answer.
       return {
         text: '',
         isError: false,
         server: connection.name,
-        inputRequired: { inputRequests: (result.inputRequests ?? {}) as Record<string, unknown>, ...(result.requestState !== undefined && { requestState: result.requestState }) },
+        inputRequired: {
+          inputRequests: (result.inputRequests ?? {}) as Record<string, unknown>,
+          ...(result.requestState !== undefined && { requestState: result.requestState }),
+        },
       };
     }
     return { ...toolOutcome(result), server: connection.name };
@@ -180,7 +201,11 @@ export class ToolComposite {
       if (decision.source !== 'annotations') (decision.destructive ? approval : noApproval).push(tool.name);
     }
     if (approval.length === 0 && noApproval.length === 0) return;
-    this.log.info('approval policy set by config', { server: connection.name, needs_approval: approval.join(',') || undefined, no_approval: noApproval.join(',') || undefined });
+    this.log.info('approval policy set by config', {
+      server: connection.name,
+      needs_approval: approval.join(',') || undefined,
+      no_approval: noApproval.join(',') || undefined,
+    });
   }
 
   /** Rebuilds the routing table after a listing: a name stays with its owner while the owner still offers it. */
@@ -193,7 +218,12 @@ export class ToolComposite {
       for (const tool of connection.tools) {
         const owner = routes.get(tool.name);
         if (owner === undefined) routes.set(tool.name, connection);
-        else if (owner !== connection) this.log.warn('tool name offered by two MCP servers; the first keeps it', { tool: tool.name, kept: owner.name, ignored: connection.name });
+        else if (owner !== connection)
+          this.log.warn('tool name offered by two MCP servers; the first keeps it', {
+            tool: tool.name,
+            kept: owner.name,
+            ignored: connection.name,
+          });
       }
     }
     this.routes = routes;

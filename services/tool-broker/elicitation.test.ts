@@ -20,18 +20,47 @@ afterEach(async () => {
 });
 
 function recordingLogger(lines: string[] = [], base: LogFields = {}): Logger & { lines: string[] } {
-  const write = (level: string) => (msg: string, fields: LogFields = {}) => void lines.push(`${level} ${msg} ${JSON.stringify({ ...base, ...fields })}`);
-  return { lines, debug: write('debug'), info: write('info'), warn: write('warn'), error: write('error'), child: (fields) => recordingLogger(lines, { ...base, ...fields }) };
+  const write =
+    (level: string) =>
+    (msg: string, fields: LogFields = {}) =>
+      void lines.push(`${level} ${msg} ${JSON.stringify({ ...base, ...fields })}`);
+  return {
+    lines,
+    debug: write('debug'),
+    info: write('info'),
+    warn: write('warn'),
+    error: write('error'),
+    child: (fields) => recordingLogger(lines, { ...base, ...fields }),
+  };
 }
 
-async function setUp(): Promise<{ rooms: ElicitingServer; call: (request: Record<string, unknown>) => ReturnType<ReturnType<typeof createPromiseClient<typeof ToolBrokerServiceService>>['callTool']> }> {
+async function setUp(): Promise<{
+  rooms: ElicitingServer;
+  call: (
+    request: Record<string, unknown>,
+  ) => ReturnType<ReturnType<typeof createPromiseClient<typeof ToolBrokerServiceService>>['callTool']>;
+}> {
   const rooms = await startElicitingServer();
   cleanups.push(() => rooms.close());
-  const service = await startToolBroker({ config: configSlice(configSchema.parse({ mcp_servers: [{ name: 'rooms', url: rooms.url }] }), 'toolBroker'), listen: '127.0.0.1:0', log: recordingLogger() });
+  const service = await startToolBroker({
+    config: configSlice(configSchema.parse({ mcp_servers: [{ name: 'rooms', url: rooms.url }] }), 'toolBroker'),
+    listen: '127.0.0.1:0',
+    log: recordingLogger(),
+  });
   cleanups.push(() => service.stop());
   const client = createPromiseClient(ToolBrokerServiceService, service.address, 'test', 10_000);
   cleanups.push(() => client.close());
-  return { rooms, call: (request) => client.callTool({ name: 'book_room', argumentsJson: JSON.stringify({ room: 'A' }), approvalUuid: 'approval-under-test', unapprovedReason: '', ...request }) };
+  return {
+    rooms,
+    call: (request) =>
+      client.callTool({
+        name: 'book_room',
+        argumentsJson: JSON.stringify({ room: 'A' }),
+        approvalUuid: 'approval-under-test',
+        unapprovedReason: '',
+        ...request,
+      }),
+  };
 }
 
 describe('a server that asks for input during a call', () => {
@@ -47,7 +76,10 @@ describe('a server that asks for input during a call', () => {
   it('goes on with an accepted answer, once', async () => {
     const { rooms, call } = await setUp();
     const asked = await call({});
-    const done = await call({ requestState: asked.inputRequired!.requestState, inputResponsesJson: JSON.stringify({ guest: { action: 'accept', content: { name: 'Ada' } } }) });
+    const done = await call({
+      requestState: asked.inputRequired!.requestState,
+      inputResponsesJson: JSON.stringify({ guest: { action: 'accept', content: { name: 'Ada' } } }),
+    });
     expect(done).toMatchObject({ text: 'room A booked for Ada', isError: false, server: 'rooms' });
     expect(done.inputRequired).toBeUndefined();
     expect(rooms.bookings).toEqual(['A:Ada']);
@@ -57,7 +89,10 @@ describe('a server that asks for input during a call', () => {
   it('goes on with a decline, and the server books nothing', async () => {
     const { rooms, call } = await setUp();
     const asked = await call({});
-    const done = await call({ requestState: asked.inputRequired!.requestState, inputResponsesJson: JSON.stringify({ guest: { action: 'decline' } }) });
+    const done = await call({
+      requestState: asked.inputRequired!.requestState,
+      inputResponsesJson: JSON.stringify({ guest: { action: 'decline' } }),
+    });
     expect(done.text).toBe('room A not booked: the answer was decline');
     expect(rooms.bookings).toEqual([]);
   });

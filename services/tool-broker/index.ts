@@ -31,7 +31,11 @@ export async function startToolBroker(options: ServiceOptions<ToolBrokerConfig>)
     throw error;
   }
   const host = options.listen.slice(0, options.listen.lastIndexOf(':'));
-  const local = serveInProcess(options.inProcess, { definition: ToolBrokerServiceService, address: `${host}:${port}`, handlers, service: 'tool-broker', log }, health);
+  const local = serveInProcess(
+    options.inProcess,
+    { definition: ToolBrokerServiceService, address: `${host}:${port}`, handlers, service: 'tool-broker', log },
+    health,
+  );
   health.markServing();
   log.info('tool-broker listening', { address: `${host}:${port}`, tools: composite.listTools().length });
   let stopping: Promise<void> | undefined;

@@ -45,7 +45,7 @@ export interface CallOptions {
 
 /** Which elicitation a 2025-era server may not send: the broker cannot hold a server's request open across a human's wait. */
 const LEGACY_ELICITATION_REFUSED =
-  'this client (the agent\'s tool broker) answers elicitation only as an MCP 2026-07-28 input_required result, which it hands back to the agent; a 2025-era elicitation/create during a call cannot be held open across a human\'s wait';
+  "this client (the agent's tool broker) answers elicitation only as an MCP 2026-07-28 input_required result, which it hands back to the agent; a 2025-era elicitation/create during a call cannot be held open across a human's wait";
 
 /** The least time a connect outside a call gets (see McpConnection.connectBudget). */
 const CONNECT_MIN_MS = 10_000;
@@ -235,7 +235,10 @@ export class McpConnection {
       // A missing secret does not fix itself: no retries.
       this.failure = `MCP server ${this.name} (${endpointOf(this.config)}) cannot be used: ${describe(error)}`;
       if (this.config.required) throw new Error(this.failure);
-      this.log.error('MCP server unavailable; the agent runs without its tools', { endpoint: endpointOf(this.config), error: this.failure });
+      this.log.error('MCP server unavailable; the agent runs without its tools', {
+        endpoint: endpointOf(this.config),
+        error: this.failure,
+      });
       return;
     }
     const required = this.config.required;
@@ -248,7 +251,11 @@ export class McpConnection {
         // A call reopened it meanwhile: nothing left to retry.
         if (this.client) return;
         if (await this.attempt()) {
-          if (attempt > 1 && inBackground) this.log.info('MCP server is available again; its tools are back', { endpoint: endpointOf(this.config), tools: this.listed.length });
+          if (attempt > 1 && inBackground)
+            this.log.info('MCP server is available again; its tools are back', {
+              endpoint: endpointOf(this.config),
+              tools: this.listed.length,
+            });
           return;
         }
         throw new Error(this.failure);
@@ -259,7 +266,10 @@ export class McpConnection {
         ...(required && { deadline: Date.now() + policy.startupMs }),
         onRetry: ({ delayMs }) => {
           if (!required && !inBackground) {
-            this.log.error('MCP server unavailable; the agent runs without its tools and retries in the background', { endpoint: endpointOf(this.config), error: this.failure });
+            this.log.error('MCP server unavailable; the agent runs without its tools and retries in the background', {
+              endpoint: endpointOf(this.config),
+              error: this.failure,
+            });
             inBackground = true;
             startedWithout();
           } else if (inBackground && this.failure !== reported) {
@@ -303,7 +313,10 @@ export class McpConnection {
   private explain(error: unknown): string {
     const starting = this.starting;
     this.starting = undefined;
-    const reason = error instanceof SdkError && error.code === SdkErrorCode.RequestTimeout ? `no answer within ${formatBudget(this.connectBudget)} (${describe(error)})` : describe(error);
+    const reason =
+      error instanceof SdkError && error.code === SdkErrorCode.RequestTimeout
+        ? `no answer within ${formatBudget(this.connectBudget)} (${describe(error)})`
+        : describe(error);
     return startFailure(this.config, endpointOf(this.config), reason, starting?.exit(), starting?.stderr.take() ?? []);
   }
 
@@ -315,7 +328,11 @@ export class McpConnection {
    * the model to read. A call is sent once: only a request the server provably turned away
    * unread (a lost HTTP session) is sent again, on a new session.
    */
-  async callTool(tool: string, args: Record<string, unknown> | undefined, options: CallOptions): Promise<CallToolResult | InputRequiredResult> {
+  async callTool(
+    tool: string,
+    args: Record<string, unknown> | undefined,
+    options: CallOptions,
+  ): Promise<CallToolResult | InputRequiredResult> {
     const started = Date.now();
     const remaining = () => options.timeoutMs - (Date.now() - started);
     let client = await this.liveClient(tool, options.timeoutMs);
@@ -340,11 +357,18 @@ export class McpConnection {
             // as for a server's JSON-RPC error, and the two need different words (see checkOutput).
             // allowInputRequired: a server's input_required comes back as such, for a
             // human to answer, instead of failing the call.
-            { timeout: budget, allowInputRequired: true, ...(definition && { toolDefinition: { ...definition, outputSchema: undefined } }) },
+            {
+              timeout: budget,
+              allowInputRequired: true,
+              ...(definition && { toolDefinition: { ...definition, outputSchema: undefined } }),
+            },
           ),
         );
         if (isInputRequiredResult(result)) {
-          this.log.info('MCP server asks for input before it can finish the call', { tool, requests: Object.keys(result.inputRequests ?? {}).join(',') || undefined });
+          this.log.info('MCP server asks for input before it can finish the call', {
+            tool,
+            requests: Object.keys(result.inputRequests ?? {}).join(',') || undefined,
+          });
           return result;
         }
         return this.checkOutput(tool, definition, result);
@@ -354,7 +378,9 @@ export class McpConnection {
             throw this.timedOut(tool, options.timeoutMs);
           case 'invalid':
             this.log.warn('MCP server answered a call with an invalid result', { tool, error: describe(error) });
-            return toolError(`MCP server ${this.name} answered the call of ${tool} with a result that is not valid MCP (${invalidResultReason(describe(error))}); the call may have run and is not retried`);
+            return toolError(
+              `MCP server ${this.name} answered the call of ${tool} with a result that is not valid MCP (${invalidResultReason(describe(error))}); the call may have run and is not retried`,
+            );
           case 'rejected':
             return toolError(`MCP server ${this.name} rejected the call of ${tool}: ${describe(error)}`);
           case 'refused':
@@ -362,7 +388,10 @@ export class McpConnection {
           case 'lost-session':
             this.discard(client);
             if (attempt > 1) throw this.notRunning(error);
-            this.log.info('MCP session lost (the server restarted or expired it); reconnecting and sending the call again', { tool, status: httpStatus(error) });
+            this.log.info('MCP session lost (the server restarted or expired it); reconnecting and sending the call again', {
+              tool,
+              status: httpStatus(error),
+            });
             client = await this.liveClient(tool, Math.max(1, remaining()));
             continue;
           case 'broken':
@@ -392,10 +421,14 @@ export class McpConnection {
     const schema = definition?.outputSchema as Record<string, unknown> | undefined;
     if (!schema || result.isError) return result;
     const problem =
-      result.structuredContent === undefined ? 'it returned no structuredContent although the tool declares an outputSchema' : schemaProblems(schema, result.structuredContent, 'structuredContent');
+      result.structuredContent === undefined
+        ? 'it returned no structuredContent although the tool declares an outputSchema'
+        : schemaProblems(schema, result.structuredContent, 'structuredContent');
     if (!problem) return result;
     this.log.warn('MCP tool result does not match its outputSchema', { tool, problem });
-    return toolError(`MCP server ${this.name} answered the call of ${tool} with a result that does not match the tool's outputSchema (${problem}); the call ran and is not retried`);
+    return toolError(
+      `MCP server ${this.name} answered the call of ${tool} with a result that does not match the tool's outputSchema (${problem}); the call ran and is not retried`,
+    );
   }
 
   private async liveClient(tool: string, timeoutMs: number): Promise<Client> {
@@ -431,7 +464,9 @@ export class McpConnection {
     } catch (error) {
       if (this.transportKind !== 'stdio' || this.exitsAtProbe || !exitedAtProbe(error)) throw error;
       this.exitsAtProbe = true;
-      this.log.info('MCP server exited at the protocol probe (server/discover); starting it again for a 2025-era initialize', { endpoint: endpointOf(this.config) });
+      this.log.info('MCP server exited at the protocol probe (server/discover); starting it again for a 2025-era initialize', {
+        endpoint: endpointOf(this.config),
+      });
       return this.connect(Math.max(1, deadline - Date.now()), true);
     }
   }
@@ -536,7 +571,8 @@ export class McpConnection {
     try {
       ({ tools } = await client.listTools(undefined, { cacheMode: 'refresh', timeout: this.config.timeout }));
     } catch (error) {
-      if (this.client === client) this.log.warn('MCP server said its tools changed, but listing them failed; the last listing stays', { error: describe(error) });
+      if (this.client === client)
+        this.log.warn('MCP server said its tools changed, but listing them failed; the last listing stays', { error: describe(error) });
       return;
     }
     if (this.client !== client || this.closed) return;
@@ -603,7 +639,9 @@ export class McpConnection {
     if (closed && !prefix) {
       // The connection broke under a call in flight: it may or may not have run, and it is not sent again.
       const what = this.transportKind === 'stdio' ? 'its process exited during the call' : 'the connection closed during the call';
-      return unavailable(`MCP server ${this.name} is not running: ${what} (the call may have run and is not retried); the next call restarts the server`);
+      return unavailable(
+        `MCP server ${this.name} is not running: ${what} (the call may have run and is not retried); the next call restarts the server`,
+      );
     }
     const reason = closed ? (this.transportKind === 'stdio' ? 'its process exited' : 'the connection closed') : describe(error);
     return unavailable(`MCP server ${this.name} is not running: ${prefix}${reason}`);

@@ -66,13 +66,23 @@ describe('toolPolicy (effective destructive)', () => {
   });
 
   it('the first matching pattern in config order wins', () => {
-    expect(toolPolicy({ trust_annotations: true, approval: { 'write_*': 'never', write_file: 'always' } })('write_file', unannotated).destructive).toBe(false);
-    expect(toolPolicy({ trust_annotations: true, approval: { write_file: 'always', 'write_*': 'never' } })('write_file', unannotated).destructive).toBe(true);
-    expect(toolPolicy({ trust_annotations: true, approval: { 'write_*': 'never', write_file: 'always' } })('write_dir', unannotated).source).toBe('rule "write_*": never');
+    expect(
+      toolPolicy({ trust_annotations: true, approval: { 'write_*': 'never', write_file: 'always' } })('write_file', unannotated)
+        .destructive,
+    ).toBe(false);
+    expect(
+      toolPolicy({ trust_annotations: true, approval: { write_file: 'always', 'write_*': 'never' } })('write_file', unannotated)
+        .destructive,
+    ).toBe(true);
+    expect(
+      toolPolicy({ trust_annotations: true, approval: { 'write_*': 'never', write_file: 'always' } })('write_dir', unannotated).source,
+    ).toBe('rule "write_*": never');
   });
 
   it('reads the config as the schema parses it (defaults: trusted, no rules; order kept from YAML)', () => {
-    const [server] = configSchema.parse({ mcp_servers: [{ name: 's', command: 'x', approval: { 'b*': 'never', 'a*': 'always', '*': 'always' } }] }).mcp_servers;
+    const [server] = configSchema.parse({
+      mcp_servers: [{ name: 's', command: 'x', approval: { 'b*': 'never', 'a*': 'always', '*': 'always' } }],
+    }).mcp_servers;
     expect(server!.trust_annotations).toBe(true);
     const policy = toolPolicy(server!);
     expect(policy('ab', readOnly).destructive).toBe(true);

@@ -41,7 +41,6 @@ interface PolicyDecision {
   source: string;
 }
 
-
 /** Decides tool by tool for one server. Patterns are compiled once. */
 export type ToolPolicy = (toolName: string, hints: DestructiveHints | undefined) => PolicyDecision;
 

@@ -55,7 +55,13 @@ function exitText(exit: ProcessExit | undefined): string | undefined {
  * how its process ended and the last lines of its stderr; for HTTP the endpoint and the error.
  * `reason` is the error's own text (a spawn ENOENT, a fetch failure, a timeout).
  */
-export function startFailure(config: McpServerConfig, endpoint: string, reason: string, exit: ProcessExit | undefined, stderr: readonly string[]): string {
+export function startFailure(
+  config: McpServerConfig,
+  endpoint: string,
+  reason: string,
+  exit: ProcessExit | undefined,
+  stderr: readonly string[],
+): string {
   if (!config.command) return `MCP server ${config.name} (${endpoint}) could not be reached: ${reason}`;
   const notFound = /\bENOENT\b/.test(reason) ? ' (command not found: check "command" and PATH)' : '';
   const how = exitText(exit);

@@ -32,7 +32,13 @@ export function serverAuth(config: McpServerConfig, env: NodeJS.ProcessEnv = pro
     const { client_id, client_secret_env, scope, issuer } = config.oauth;
     const clientSecret = secretFrom(env, client_secret_env, 'oauth.client_secret_env');
     return {
-      provider: new ClientCredentialsProvider({ clientId: client_id, clientSecret, clientName: 'asg-tool-broker', ...(scope && { scope }), ...(issuer && { expectedIssuer: issuer }) }),
+      provider: new ClientCredentialsProvider({
+        clientId: client_id,
+        clientSecret,
+        clientName: 'asg-tool-broker',
+        ...(scope && { scope }),
+        ...(issuer && { expectedIssuer: issuer }),
+      }),
     };
   }
   return undefined;

@@ -52,7 +52,12 @@ export function toolBrokerHandlers(composite: ToolComposite, limiter?: RateLimit
           approvalUuid: request.approvalUuid || undefined,
           unapprovedReason: request.unapprovedReason || undefined,
           ...((request.requestState !== undefined || request.inputResponsesJson !== undefined) && {
-            continuation: { requestState: request.requestState, ...(request.inputResponsesJson !== undefined && { inputResponses: callObject(request.inputResponsesJson, 'input_responses_json') }) },
+            continuation: {
+              requestState: request.requestState,
+              ...(request.inputResponsesJson !== undefined && {
+                inputResponses: callObject(request.inputResponsesJson, 'input_responses_json'),
+              }),
+            },
           }),
         });
       } catch (error) {
@@ -63,7 +68,13 @@ export function toolBrokerHandlers(composite: ToolComposite, limiter?: RateLimit
         throw error;
       }
       recordToolCall(request.name, result.inputRequired ? 'input_required' : result.isError ? 'tool_error' : 'ok');
-      return { text: result.text, isError: result.isError, structuredContent: result.structuredContent, server: result.server, inputRequired: result.inputRequired };
+      return {
+        text: result.text,
+        isError: result.isError,
+        structuredContent: result.structuredContent,
+        server: result.server,
+        inputRequired: result.inputRequired,
+      };
     },
   };
 }

@@ -22,7 +22,11 @@ export const LEGACY_ERA = { kind: 'legacy' } as const;
 
 /** Whether a connect failed because the stdio server exited at the `server/discover` probe. */
 export function exitedAtProbe(error: unknown): boolean {
-  return error instanceof SdkError && error.code === SdkErrorCode.EraNegotiationFailed && error.message.includes('closed during the server/discover probe');
+  return (
+    error instanceof SdkError &&
+    error.code === SdkErrorCode.EraNegotiationFailed &&
+    error.message.includes('closed during the server/discover probe')
+  );
 }
 
 /** How a stdio server's process ended, when it did. */

@@ -17,7 +17,9 @@ describe('the tool broker stops its MCP children', () => {
   // Its bound is the test's timeout: stdin closed, SIGTERM after 1 s, SIGKILL after another (mcp-connection.ts).
   it('kills a stdio server that ignores its closed stdin and SIGTERM, within a few seconds', { timeout: 15_000 }, async () => {
     const pidFile = join(dir, 'stubborn.pid');
-    const config = configSchema.parse({ mcp_servers: [{ name: 'stubborn', command: process.execPath, args: [STUBBORN], env: { PID_FILE: pidFile } }] });
+    const config = configSchema.parse({
+      mcp_servers: [{ name: 'stubborn', command: process.execPath, args: [STUBBORN], env: { PID_FILE: pidFile } }],
+    });
     const composite = await ToolComposite.start(config.mcp_servers, createLogger('tool-broker-test'));
     const pid = Number(readFileSync(pidFile, 'utf8'));
     expect(isAlive(pid)).toBe(true);

@@ -40,24 +40,32 @@ afterEach(async () => {
   while (cleanups.length) await cleanups.pop()!();
 });
 
-
 interface Broker {
   client: PromiseClient<typeof ToolBrokerServiceService>;
   log: string[];
-  call(name: string, args?: Record<string, unknown>, approvalUuid?: string): ReturnType<PromiseClient<typeof ToolBrokerServiceService>['callTool']>;
+  call(
+    name: string,
+    args?: Record<string, unknown>,
+    approvalUuid?: string,
+  ): ReturnType<PromiseClient<typeof ToolBrokerServiceService>['callTool']>;
   tools(): Promise<Record<string, { destructive: boolean; readOnlyHint?: boolean; destructiveHint?: boolean; server: string }>>;
 }
 
 async function startBroker(servers: Record<string, unknown>[]): Promise<Broker> {
   const log = lineLogger();
-  const service: RunningService = await startToolBroker({ config: configSlice(configSchema.parse({ mcp_servers: servers }), 'toolBroker'), listen: '127.0.0.1:0', log });
+  const service: RunningService = await startToolBroker({
+    config: configSlice(configSchema.parse({ mcp_servers: servers }), 'toolBroker'),
+    listen: '127.0.0.1:0',
+    log,
+  });
   cleanups.push(() => service.stop());
   const client = createPromiseClient(ToolBrokerServiceService, service.address, 'test', 10_000);
   cleanups.push(() => client.close());
   return {
     client,
     log: log.lines,
-    call: (name, args = {}, approvalUuid = '') => client.callTool({ name, argumentsJson: JSON.stringify(args), approvalUuid, unapprovedReason: '' }),
+    call: (name, args = {}, approvalUuid = '') =>
+      client.callTool({ name, argumentsJson: JSON.stringify(args), approvalUuid, unapprovedReason: '' }),
     tools: async () => Object.fromEntries((await client.listTools({})).tools.map((tool) => [tool.name, tool])),
   };
 }
@@ -76,9 +84,21 @@ let counter = 0;
 /** The misbehaving server's config entry, with files that tell what it did. */
 function misbehaving(extra: Record<string, unknown> = {}) {
   const n = ++counter;
-  const files = { calls: join(dir, `calls-${n}.txt`), writes: join(dir, `writes-${n}.txt`), pid: join(dir, `pid-${n}.txt`), starts: join(dir, `starts-${n}.txt`) };
+  const files = {
+    calls: join(dir, `calls-${n}.txt`),
+    writes: join(dir, `writes-${n}.txt`),
+    pid: join(dir, `pid-${n}.txt`),
+    starts: join(dir, `starts-${n}.txt`),
+  };
   const { env, ...rest } = extra as { env?: Record<string, string> };
-  const entry = { name: 'wild', command: process.execPath, args: [MISBEHAVING], env: { CALLS_FILE: files.calls, WRITES_FILE: files.writes, PID_FILE: files.pid, STARTS_FILE: files.starts, ...env }, timeout: '1s', ...rest };
+  const entry = {
+    name: 'wild',
+    command: process.execPath,
+    args: [MISBEHAVING],
+    env: { CALLS_FILE: files.calls, WRITES_FILE: files.writes, PID_FILE: files.pid, STARTS_FILE: files.starts, ...env },
+    timeout: '1s',
+    ...rest,
+  };
   const read = (path: string) => (existsSync(path) ? readFileSync(path, 'utf8').split('\n').filter(Boolean) : []);
   return {
     entry,
@@ -113,7 +133,9 @@ describe('approval policy from annotations and config', () => {
     // The advertised annotation says read-only; the effective policy says it needs an approval.
     expect(tools.peek).toMatchObject({ destructive: true, readOnlyHint: true, server: 'wild' });
     expect(tools.echo).toMatchObject({ destructive: false, readOnlyHint: true });
-    expect(broker.log.some((line) => line.includes('approval policy set by config') && line.includes('"needs_approval":"peek"'))).toBe(true);
+    expect(broker.log.some((line) => line.includes('approval policy set by config') && line.includes('"needs_approval":"peek"'))).toBe(
+      true,
+    );
 
     expect(await failure(broker.call('peek', { note: 'sneaky' }))).toEqual({
       code: GrpcStatus.FAILED_PRECONDITION,
@@ -125,7 +147,10 @@ describe('approval policy from annotations and config', () => {
   });
 
   it('trust_annotations: false makes every tool need an approval unless a rule says never; the first matching rule wins', async () => {
-    const wild = misbehaving({ trust_annotations: false, approval: { 'ech?': 'never', 'bad_*': 'auto', bad_shape: 'always', 'late*': 'never' } });
+    const wild = misbehaving({
+      trust_annotations: false,
+      approval: { 'ech?': 'never', 'bad_*': 'auto', bad_shape: 'always', 'late*': 'never' },
+    });
     const broker = await startBroker([wild.entry]);
     const tools = await broker.tools();
     expect(tools.echo!.destructive).toBe(false); // rule "ech?": never
@@ -175,7 +200,13 @@ describe('tool lists follow the server', () => {
     modern.addTool('late_tool');
     await expect.poll(async () => (await broker.tools()).late_tool?.server, { timeout: 3000 }).toBe('modern');
     await broker.call('add_tool');
-    await expect.poll(() => broker.log.some((line) => line.includes('tool name offered by two MCP servers; the first keeps it') && line.includes('"ignored":"wild"'))).toBe(true);
+    await expect
+      .poll(() =>
+        broker.log.some(
+          (line) => line.includes('tool name offered by two MCP servers; the first keeps it') && line.includes('"ignored":"wild"'),
+        ),
+      )
+      .toBe(true);
     expect((await broker.tools()).late_tool!.server).toBe('modern');
     expect(await broker.call('late_tool')).toMatchObject({ text: 'late_tool is here', server: 'modern' });
     expect(wild.calls()).toEqual(['add_tool']);
@@ -183,11 +214,19 @@ describe('tool lists follow the server', () => {
 
   it('speaks 2026-07-28 to an SDK server over stdio, and keeps structuredContent (as text when there is no text)', async () => {
     const wild = misbehaving();
-    const broker = await startBroker([{ name: 'modern-stdio', command: process.execPath, args: ['--import', 'tsx', MODERN, '--stdio'] }, wild.entry]);
+    const broker = await startBroker([
+      { name: 'modern-stdio', command: process.execPath, args: ['--import', 'tsx', MODERN, '--stdio'] },
+      wild.entry,
+    ]);
     expect(protocolOf(broker.log, 'modern-stdio')).toBe('2026-07-28');
     expect(await broker.call('notes_write', { text: 'one' }, APPROVED)).toMatchObject({ text: 'wrote note 1', server: 'modern-stdio' });
     expect(await broker.call('notes_stats')).toMatchObject({ text: '{"count":1}', structuredContent: { count: 1 }, isError: false });
-    expect(await broker.call('structured_only')).toMatchObject({ text: '{"count":3}', structuredContent: { count: 3 }, isError: false, server: 'wild' });
+    expect(await broker.call('structured_only')).toMatchObject({
+      text: '{"count":3}',
+      structuredContent: { count: 3 },
+      isError: false,
+      server: 'wild',
+    });
   }, 20_000);
 });
 
@@ -197,10 +236,17 @@ describe('bad input', () => {
     const broker = await startBroker([wild.entry]);
     expect(await failure(broker.call('echo', { text: 5 }))).toEqual({
       code: GrpcStatus.INVALID_ARGUMENT,
-      message: 'the arguments of tool echo on server wild do not match its inputSchema: arguments/text must be string; nothing was executed',
+      message:
+        'the arguments of tool echo on server wild do not match its inputSchema: arguments/text must be string; nothing was executed',
     });
-    expect(await failure(broker.call('echo', { text: 'a', extra: true }))).toMatchObject({ code: GrpcStatus.INVALID_ARGUMENT, message: expect.stringContaining('must NOT have additional properties') });
-    expect(await failure(broker.call('echo', {}))).toMatchObject({ code: GrpcStatus.INVALID_ARGUMENT, message: expect.stringContaining("must have required property 'text'") });
+    expect(await failure(broker.call('echo', { text: 'a', extra: true }))).toMatchObject({
+      code: GrpcStatus.INVALID_ARGUMENT,
+      message: expect.stringContaining('must NOT have additional properties'),
+    });
+    expect(await failure(broker.call('echo', {}))).toMatchObject({
+      code: GrpcStatus.INVALID_ARGUMENT,
+      message: expect.stringContaining("must have required property 'text'"),
+    });
     expect(wild.calls()).toEqual([]);
   });
 
@@ -212,7 +258,10 @@ describe('bad input', () => {
       isError: true,
       text: 'MCP server wild answered the call of bad_shape with a result that is not valid MCP (content: Invalid input: expected array, received string); the call may have run and is not retried',
     });
-    expect(await broker.call('bad_block')).toMatchObject({ isError: true, text: expect.stringContaining('(content.0.text: Invalid input: expected string, received undefined)') });
+    expect(await broker.call('bad_block')).toMatchObject({
+      isError: true,
+      text: expect.stringContaining('(content.0.text: Invalid input: expected string, received undefined)'),
+    });
     expect(await broker.call('bad_structured')).toMatchObject({
       isError: true,
       text: "MCP server wild answered the call of bad_structured with a result that does not match the tool's outputSchema (structuredContent/count must be integer); the call ran and is not retried",
@@ -229,7 +278,10 @@ describe('bad input', () => {
     const pid = wild.pid();
     expect((await broker.call('garbage')).text).toBe('answered after garbage');
     expect(broker.log.filter((line) => line.includes('not JSON-RPC'))).toHaveLength(1);
-    expect(await failure(broker.call('garbled_reply'))).toEqual({ code: GrpcStatus.DEADLINE_EXCEEDED, message: 'tool garbled_reply on server wild did not answer within 1s' });
+    expect(await failure(broker.call('garbled_reply'))).toEqual({
+      code: GrpcStatus.DEADLINE_EXCEEDED,
+      message: 'tool garbled_reply on server wild did not answer within 1s',
+    });
     expect((await broker.call('echo', { text: 'after the noise' })).text).toBe('after the noise');
     expect(wild.pid()).toBe(pid);
     expect(wild.calls()).toEqual(['garbage', 'garbled_reply', 'echo']);
@@ -255,7 +307,8 @@ describe('bad input', () => {
     const pid = wild.pid();
     expect(await failure(broker.call('crash'))).toEqual({
       code: GrpcStatus.UNAVAILABLE,
-      message: 'MCP server wild is not running: its process exited during the call (the call may have run and is not retried); the next call restarts the server',
+      message:
+        'MCP server wild is not running: its process exited during the call (the call may have run and is not retried); the next call restarts the server',
     });
     expect((await broker.call('echo', { text: 'back' })).text).toBe('back');
     expect(wild.pid()).not.toBe(pid);
@@ -274,8 +327,14 @@ async function sessionfulServer() {
     void (async () => {
       const chunks: Buffer[] = [];
       for await (const chunk of req) chunks.push(chunk as Buffer);
-      const headers = new Headers(Object.entries(req.headers).flatMap(([name, value]) => (typeof value === 'string' ? [[name, value] as [string, string]] : [])));
-      const request = new Request(`http://127.0.0.1${req.url}`, { method: req.method, headers, body: req.method === 'POST' ? Buffer.concat(chunks) : undefined });
+      const headers = new Headers(
+        Object.entries(req.headers).flatMap(([name, value]) => (typeof value === 'string' ? [[name, value] as [string, string]] : [])),
+      );
+      const request = new Request(`http://127.0.0.1${req.url}`, {
+        method: req.method,
+        headers,
+        body: req.method === 'POST' ? Buffer.concat(chunks) : undefined,
+      });
       const id = req.headers['mcp-session-id'] as string | undefined;
       let transport = id ? sessions.get(id) : undefined;
       if (!transport && !id) {
@@ -284,12 +343,18 @@ async function sessionfulServer() {
           calls.push(text);
           return { content: [{ type: 'text', text }] };
         });
-        const created = new WebStandardStreamableHTTPServerTransport({ sessionIdGenerator: () => crypto.randomUUID(), onsessioninitialized: (sid) => void sessions.set(sid, created), enableJsonResponse: true });
+        const created = new WebStandardStreamableHTTPServerTransport({
+          sessionIdGenerator: () => crypto.randomUUID(),
+          onsessioninitialized: (sid) => void sessions.set(sid, created),
+          enableJsonResponse: true,
+        });
         await server.connect(created);
         transport = created;
       }
       if (!transport) {
-        res.writeHead(404, { 'content-type': 'application/json' }).end(JSON.stringify({ jsonrpc: '2.0', error: { code: -32001, message: 'Session not found' }, id: null }));
+        res
+          .writeHead(404, { 'content-type': 'application/json' })
+          .end(JSON.stringify({ jsonrpc: '2.0', error: { code: -32001, message: 'Session not found' }, id: null }));
         return;
       }
       const response = await transport.handleRequest(request);
@@ -346,7 +411,12 @@ describe('starting stdio servers', () => {
     const wild = misbehaving();
     const modernStarts = join(dir, `modern-starts-${++counter}.txt`);
     const broker = await startBroker([
-      { name: 'modern-stdio', command: process.execPath, args: ['--import', 'tsx', '--import', RECORD_START, MODERN, '--stdio'], env: { STARTS_FILE: modernStarts } },
+      {
+        name: 'modern-stdio',
+        command: process.execPath,
+        args: ['--import', 'tsx', '--import', RECORD_START, MODERN, '--stdio'],
+        env: { STARTS_FILE: modernStarts },
+      },
       wild.entry,
     ]);
     expect(protocolOf(broker.log, 'modern-stdio')).toBe('2026-07-28');

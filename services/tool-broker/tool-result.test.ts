@@ -15,20 +15,40 @@ describe('toolOutcome', () => {
       ],
     });
     expect(outcome.text).toBe(
-      ['first', '[image image/png]', '[audio audio/wav]', '[resource link file:///a.txt]', 'embedded text', '[resource file:///c.bin application/octet-stream]', 'last'].join('\n'),
+      [
+        'first',
+        '[image image/png]',
+        '[audio audio/wav]',
+        '[resource link file:///a.txt]',
+        'embedded text',
+        '[resource file:///c.bin application/octet-stream]',
+        'last',
+      ].join('\n'),
     );
     expect(outcome.isError).toBe(false);
     expect(outcome.structuredContent).toBeUndefined();
   });
 
   it('keeps the error flag and the structured content', () => {
-    expect(toolOutcome({ content: [{ type: 'text', text: 'no' }], isError: true })).toEqual({ text: 'no', isError: true, structuredContent: undefined });
+    expect(toolOutcome({ content: [{ type: 'text', text: 'no' }], isError: true })).toEqual({
+      text: 'no',
+      isError: true,
+      structuredContent: undefined,
+    });
     expect(toolOutcome({ content: [], structuredContent: { n: 1 } }).structuredContent).toEqual({ n: 1 });
   });
 
   it('puts the structured content into the text when the content has no text, so the model sees it', () => {
-    expect(toolOutcome({ content: [], structuredContent: { n: 1 } })).toEqual({ text: '{"n":1}', isError: false, structuredContent: { n: 1 } });
-    expect(toolOutcome({ content: [{ type: 'text', text: '  ' }], structuredContent: [1, 2] })).toEqual({ text: '[1,2]', isError: false, structuredContent: { result: [1, 2] } });
+    expect(toolOutcome({ content: [], structuredContent: { n: 1 } })).toEqual({
+      text: '{"n":1}',
+      isError: false,
+      structuredContent: { n: 1 },
+    });
+    expect(toolOutcome({ content: [{ type: 'text', text: '  ' }], structuredContent: [1, 2] })).toEqual({
+      text: '[1,2]',
+      isError: false,
+      structuredContent: { result: [1, 2] },
+    });
     // Text there already: left as the server wrote it.
     expect(toolOutcome({ content: [{ type: 'text', text: 'one note' }], structuredContent: { n: 1 } }).text).toBe('one note');
     expect(toolOutcome({ content: [] }).text).toBe('');
@@ -47,7 +67,7 @@ describe('structuredObject', () => {
 });
 
 describe('invalidResultReason', () => {
-  it('turns the SDK\'s schema issues into short path: message lines', () => {
+  it("turns the SDK's schema issues into short path: message lines", () => {
     const message = `Invalid result for tools/call: ${JSON.stringify([{ expected: 'array', code: 'invalid_type', path: ['content'], message: 'Invalid input: expected array, received string' }], null, 2)}`;
     expect(invalidResultReason(message)).toBe('content: Invalid input: expected array, received string');
   });
@@ -67,7 +87,9 @@ describe('invalidResultReason', () => {
         ],
       },
     ];
-    expect(invalidResultReason(`Invalid result for tools/call: ${JSON.stringify(issues)}`)).toBe('content.0.text: Invalid input: expected string, received undefined');
+    expect(invalidResultReason(`Invalid result for tools/call: ${JSON.stringify(issues)}`)).toBe(
+      'content.0.text: Invalid input: expected string, received undefined',
+    );
   });
 
   it('keeps any other message, shortened', () => {

@@ -20,7 +20,9 @@ function contentText(block: ContentBlock): string {
       return `[resource link ${block.uri}]`;
     case 'resource':
       // An embedded text resource is content the model should read; a binary one is not.
-      return 'text' in block.resource ? block.resource.text : `[resource ${block.resource.uri}${block.resource.mimeType ? ` ${block.resource.mimeType}` : ''}]`;
+      return 'text' in block.resource
+        ? block.resource.text
+        : `[resource ${block.resource.uri}${block.resource.mimeType ? ` ${block.resource.mimeType}` : ''}]`;
     default:
       return `[${(block as { type: string }).type}]`;
   }
@@ -72,7 +74,9 @@ export function invalidResultReason(message: string): string {
   if (json >= 0) {
     try {
       const issues = JSON.parse(message.slice(json)) as SchemaIssue[];
-      const lines = issues.flatMap(closestIssues).map((issue) => `${(issue.path ?? []).map(String).join('.') || 'result'}: ${issue.message ?? issue.code ?? 'invalid'}`);
+      const lines = issues
+        .flatMap(closestIssues)
+        .map((issue) => `${(issue.path ?? []).map(String).join('.') || 'result'}: ${issue.message ?? issue.code ?? 'invalid'}`);
       if (lines.length > 0) return lines.slice(0, 5).join('; ');
     } catch {
       // Not the JSON we expected: fall through to the message itself.

@@ -18,14 +18,28 @@ afterEach(async () => {
 });
 
 function recordingLogger(lines: string[] = [], base: LogFields = {}): Logger & { lines: string[] } {
-  const write = (level: string) => (msg: string, fields: LogFields = {}) => void lines.push(`${level} ${msg} ${JSON.stringify({ ...base, ...fields })}`);
-  return { lines, debug: write('debug'), info: write('info'), warn: write('warn'), error: write('error'), child: (fields) => recordingLogger(lines, { ...base, ...fields }) };
+  const write =
+    (level: string) =>
+    (msg: string, fields: LogFields = {}) =>
+      void lines.push(`${level} ${msg} ${JSON.stringify({ ...base, ...fields })}`);
+  return {
+    lines,
+    debug: write('debug'),
+    info: write('info'),
+    warn: write('warn'),
+    error: write('error'),
+    child: (fields) => recordingLogger(lines, { ...base, ...fields }),
+  };
 }
 
 const FAST = { initialMs: 20, maxMs: 80, startupMs: 300 };
 const servers = (entries: unknown[]) => configSchema.parse({ mcp_servers: entries }).mcp_servers;
 /** A server that says why on stderr and exits 3 before any handshake. */
-const crashing = { name: 'crashing', command: process.execPath, args: ['-e', "console.error('loading config'); console.error('boom: no such table'); process.exit(3)"] };
+const crashing = {
+  name: 'crashing',
+  command: process.execPath,
+  args: ['-e', "console.error('loading config'); console.error('boom: no such table'); process.exit(3)"],
+};
 const missing = { name: 'missing', command: 'asg-no-such-mcp-server-7f3a' };
 
 describe('an MCP server that cannot start', () => {
@@ -40,7 +54,9 @@ describe('an MCP server that cannot start', () => {
     expect(loud[0]).toContain('MCP server unavailable; the agent runs without its tools');
     const [server] = composite.servers();
     expect(server).toMatchObject({ name: 'crashing', available: false, required: false });
-    expect(server!.error).toMatch(/^MCP server crashing could not be started: command `.*node -e .*` exited with code 3 before the MCP handshake; last stderr lines:\n {2}loading config\n {2}boom: no such table$/);
+    expect(server!.error).toMatch(
+      /^MCP server crashing could not be started: command `.*node -e .*` exited with code 3 before the MCP handshake; last stderr lines:\n {2}loading config\n {2}boom: no such table$/,
+    );
     // The stderr lines are in the report, not logged one by one.
     expect(log.lines.filter((line) => line.includes('MCP server stderr'))).toEqual([]);
     expect(composite.listTools()).toEqual([]);
@@ -50,18 +66,31 @@ describe('an MCP server that cannot start', () => {
     const log = recordingLogger();
     const composite = await ToolComposite.start(servers([missing]), log, FAST);
     cleanups.push(() => composite.close());
-    expect(composite.servers()[0]!.error).toMatch(/^MCP server missing could not be started: command `asg-no-such-mcp-server-7f3a` failed: .*ENOENT.* \(command not found: check "command" and PATH\)$/);
+    expect(composite.servers()[0]!.error).toMatch(
+      /^MCP server missing could not be started: command `asg-no-such-mcp-server-7f3a` failed: .*ENOENT.* \(command not found: check "command" and PATH\)$/,
+    );
   });
 
   it('shows as unavailable over gRPC, and the broker serves its other servers', async () => {
     const log = recordingLogger();
-    const service = await startToolBroker({ config: configSlice(configSchema.parse({ mcp_servers: [missing] }), 'toolBroker'), listen: '127.0.0.1:0', log });
+    const service = await startToolBroker({
+      config: configSlice(configSchema.parse({ mcp_servers: [missing] }), 'toolBroker'),
+      listen: '127.0.0.1:0',
+      log,
+    });
     cleanups.push(() => service.stop());
     const client = createPromiseClient(ToolBrokerServiceService, service.address, 'test', 5000);
     cleanups.push(() => client.close());
     const { tools, servers: listed } = await client.listTools({});
     expect(tools).toEqual([]);
-    expect(listed).toEqual([{ name: 'missing', available: false, required: false, error: expect.stringContaining('command `asg-no-such-mcp-server-7f3a` failed') }]);
+    expect(listed).toEqual([
+      {
+        name: 'missing',
+        available: false,
+        required: false,
+        error: expect.stringContaining('command `asg-no-such-mcp-server-7f3a` failed'),
+      },
+    ]);
   });
 
   it('stops startup when it is required, with that report', async () => {

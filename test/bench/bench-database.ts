@@ -17,7 +17,9 @@ export async function postgresUnavailable(): Promise<string | undefined> {
   client.on('error', () => undefined);
   try {
     await client.connect();
-    const [role] = (await client.query<{ can: boolean }>('SELECT rolcreatedb OR rolsuper AS can FROM pg_roles WHERE rolname = current_user')).rows;
+    const [role] = (
+      await client.query<{ can: boolean }>('SELECT rolcreatedb OR rolsuper AS can FROM pg_roles WHERE rolname = current_user')
+    ).rows;
     return role?.can ? undefined : `the role of ${where} may not create databases`;
   } catch (error) {
     return `no PostgreSQL answers at ${where} (${error instanceof Error ? error.message : String(error)}); set ASG_TEST_DATABASE_URL to a server where the bench may create databases`;

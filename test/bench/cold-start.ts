@@ -20,7 +20,15 @@ import { createInterface } from 'node:readline';
 import { parseArgs } from 'node:util';
 import { pathToFileURL } from 'node:url';
 import { stringify } from 'yaml';
-import { defaultConfig, processTree, REPO_ROOT, spawnProcess, tempDir, testEnvironment, type AsgProcess } from '../support/agent-process.js';
+import {
+  defaultConfig,
+  processTree,
+  REPO_ROOT,
+  spawnProcess,
+  tempDir,
+  testEnvironment,
+  type AsgProcess,
+} from '../support/agent-process.js';
 import { freePort } from '../support/ports.js';
 import { percentile } from './stats.js';
 import { printRows } from './table.js';
@@ -107,7 +115,10 @@ async function timeCommand(root: string, args: string[]): Promise<number> {
  */
 async function mcpChild(root: string, dir: string): Promise<{ ms: number; rss: number }> {
   const started = performance.now();
-  const child = spawn(process.execPath, [asgOf(root), 'mcp-resources', '--db', join(dir, 'resources.db')], { cwd: root, stdio: ['pipe', 'pipe', 'ignore'] });
+  const child = spawn(process.execPath, [asgOf(root), 'mcp-resources', '--db', join(dir, 'resources.db')], {
+    cwd: root,
+    stdio: ['pipe', 'pipe', 'ignore'],
+  });
   const lines = createInterface({ input: child.stdout });
   const answers = new Map<number, (message: unknown) => void>();
   lines.on('line', (line) => {
@@ -120,7 +131,10 @@ async function mcpChild(root: string, dir: string): Promise<{ ms: number; rss: n
   });
   const request = (id: number, method: string, params: Record<string, unknown>) =>
     new Promise((resolve, reject) => {
-      const timer = setTimeout(() => reject(new Error(`mcp-resources did not answer ${method} within ${START_DEADLINE_MS} ms`)), START_DEADLINE_MS);
+      const timer = setTimeout(
+        () => reject(new Error(`mcp-resources did not answer ${method} within ${START_DEADLINE_MS} ms`)),
+        START_DEADLINE_MS,
+      );
       answers.set(id, (message) => {
         clearTimeout(timer);
         resolve(message);
@@ -171,7 +185,11 @@ async function testConfig(root: string): Promise<{ configFile: string; port: num
   const dir = tempDir('asg-bench-cold-');
   const port = await freePort();
   const configFile = join(dir, 'agent.yaml');
-  const resources = { name: 'resources', command: process.execPath, args: [asgOf(root), 'mcp-resources', '--db', join(dir, 'resources.db')] };
+  const resources = {
+    name: 'resources',
+    command: process.execPath,
+    args: [asgOf(root), 'mcp-resources', '--db', join(dir, 'resources.db')],
+  };
   writeFileSync(configFile, stringify({ ...defaultConfig(dir), port, mcp_servers: [resources] }));
   return { configFile, port };
 }
@@ -180,7 +198,8 @@ async function testConfig(root: string): Promise<{ configFile: string; port: num
 async function untilHealthy(port: number, agent: AsgProcess, what: string): Promise<number> {
   const deadline = Date.now() + START_DEADLINE_MS;
   while (!(await healthy(`http://127.0.0.1:${port}/health`))) {
-    if (Date.now() > deadline) throw new Error(`${what} did not answer /health within ${START_DEADLINE_MS} ms:\n${agent.output().slice(-4000)}`);
+    if (Date.now() > deadline)
+      throw new Error(`${what} did not answer /health within ${START_DEADLINE_MS} ms:\n${agent.output().slice(-4000)}`);
     await new Promise((resolve) => setTimeout(resolve, 10));
   }
   return performance.now();
@@ -190,7 +209,11 @@ async function untilHealthy(port: number, agent: AsgProcess, what: string): Prom
 async function npmStartToHealth(root: string): Promise<number> {
   const { configFile, port } = await testConfig(root);
   const started = performance.now();
-  const agent = spawnProcess('npm', ['--prefix', root, 'start', '--silent', '--', '--config', configFile], testEnvironment('http://127.0.0.1:9'));
+  const agent = spawnProcess(
+    'npm',
+    ['--prefix', root, 'start', '--silent', '--', '--config', configFile],
+    testEnvironment('http://127.0.0.1:9'),
+  );
   try {
     return (await untilHealthy(port, agent, 'npm start')) - started;
   } finally {
@@ -222,7 +245,20 @@ async function upToHealth(root: string): Promise<{ ms: number; started: TreeMemo
 type Samples = Record<string, number[]>;
 
 function emptySamples(): Samples {
-  return { help: [], config_check: [], mcp_child_ready: [], mcp_child_rss: [], up_to_health: [], npm_start_to_health: [], started_tree_rss: [], mesh_rss: [], mcp_children_rss: [], tree_rss: [], tree_pss: [], tree_processes: [] };
+  return {
+    help: [],
+    config_check: [],
+    mcp_child_ready: [],
+    mcp_child_rss: [],
+    up_to_health: [],
+    npm_start_to_health: [],
+    started_tree_rss: [],
+    mesh_rss: [],
+    mcp_children_rss: [],
+    tree_rss: [],
+    tree_pss: [],
+    tree_processes: [],
+  };
 }
 
 /** One run of every measure on the checkout at `root`, added to `samples`. */
@@ -266,7 +302,10 @@ function resultsOf(runs: number, samples: Samples): ColdStartResults {
  * Every measure `runs` times on this checkout and, when `baseline` names another built
  * checkout, as often on that one, the two alternating run by run.
  */
-export async function coldStartBenchmarks(runs = DEFAULT_RUNS, baseline?: string): Promise<{ current: ColdStartResults; baseline?: ColdStartResults }> {
+export async function coldStartBenchmarks(
+  runs = DEFAULT_RUNS,
+  baseline?: string,
+): Promise<{ current: ColdStartResults; baseline?: ColdStartResults }> {
   const current = emptySamples();
   const before = emptySamples();
   const dir = tempDir('asg-bench-cold-');
@@ -282,13 +321,43 @@ export async function coldStartBenchmarks(runs = DEFAULT_RUNS, baseline?: string
 
 const ROWS: Array<{ label: string; key: string; median: keyof ColdStartResults; digits: number; goal: string }> = [
   { label: 'asg --help, spawn to exit (ms)', key: 'help', median: 'help_ms', digits: 0, goal: '< 200' },
-  { label: 'asg config check config/agent.yaml, spawn to exit (ms)', key: 'config_check', median: 'config_check_ms', digits: 0, goal: '< 200' },
-  { label: 'asg mcp-resources (stdio), spawn to tools/list answered (ms)', key: 'mcp_child_ready', median: 'mcp_child_ready_ms', digits: 0, goal: '' },
+  {
+    label: 'asg config check config/agent.yaml, spawn to exit (ms)',
+    key: 'config_check',
+    median: 'config_check_ms',
+    digits: 0,
+    goal: '< 200',
+  },
+  {
+    label: 'asg mcp-resources (stdio), spawn to tools/list answered (ms)',
+    key: 'mcp_child_ready',
+    median: 'mcp_child_ready_ms',
+    digits: 0,
+    goal: '',
+  },
   { label: 'asg mcp-resources RSS then (MB)', key: 'mcp_child_rss', median: 'mcp_child_rss_mb', digits: 1, goal: '' },
   { label: 'asg up, spawn to /health 200 (ms)', key: 'up_to_health', median: 'up_to_health_ms', digits: 0, goal: '< 1500' },
-  { label: 'npm start -- --config FILE, spawn to /health 200 (ms)', key: 'npm_start_to_health', median: 'npm_start_to_health_ms', digits: 0, goal: '< 1500' },
-  { label: `RSS ${JUST_STARTED_MS / 1000} s after /health: the whole tree (MB)`, key: 'started_tree_rss', median: 'started_tree_rss_mb', digits: 1, goal: '' },
-  { label: `RSS at rest (${AT_REST_MS / 1000} s after): the mesh process (MB)`, key: 'mesh_rss', median: 'mesh_rss_mb', digits: 1, goal: '' },
+  {
+    label: 'npm start -- --config FILE, spawn to /health 200 (ms)',
+    key: 'npm_start_to_health',
+    median: 'npm_start_to_health_ms',
+    digits: 0,
+    goal: '< 1500',
+  },
+  {
+    label: `RSS ${JUST_STARTED_MS / 1000} s after /health: the whole tree (MB)`,
+    key: 'started_tree_rss',
+    median: 'started_tree_rss_mb',
+    digits: 1,
+    goal: '',
+  },
+  {
+    label: `RSS at rest (${AT_REST_MS / 1000} s after): the mesh process (MB)`,
+    key: 'mesh_rss',
+    median: 'mesh_rss_mb',
+    digits: 1,
+    goal: '',
+  },
   { label: 'RSS at rest: its MCP children (MB)', key: 'mcp_children_rss', median: 'mcp_children_rss_mb', digits: 1, goal: '' },
   { label: 'RSS at rest: the whole tree (MB)', key: 'tree_rss', median: 'tree_rss_mb', digits: 1, goal: '< 200' },
   { label: 'PSS at rest: the whole tree, shared pages once (MB)', key: 'tree_pss', median: 'tree_pss_mb', digits: 1, goal: '' },
@@ -313,11 +382,27 @@ if (import.meta.url === pathToFileURL(process.argv[1]!).href) {
   const { values } = parseArgs({ options: { runs: { type: 'string', default: String(DEFAULT_RUNS) }, baseline: { type: 'string' } } });
   const runs = Number(values.runs);
   const results = await coldStartBenchmarks(runs, values.baseline);
-  console.log(`cold start (${runs} runs${values.baseline ? `, alternating with the baseline ${values.baseline}` : ''}; ${cpus().length} cores, load average ${loadavg()[0]!.toFixed(2)}):`);
+  console.log(
+    `cold start (${runs} runs${values.baseline ? `, alternating with the baseline ${values.baseline}` : ''}; ${cpus().length} cores, load average ${loadavg()[0]!.toFixed(2)}):`,
+  );
   printColdStartTable(results);
   const outDir = join(REPO_ROOT, 'bench-results');
   mkdirSync(outDir, { recursive: true });
   const file = join(outDir, `cold-start-${new Date().toISOString().replace(/[:.]/g, '-')}.json`);
-  writeFileSync(file, JSON.stringify({ date: new Date().toISOString(), node: process.version, cores: cpus().length, load: loadavg()[0], baseline_dir: values.baseline ?? null, cold_start: results }, null, 2));
+  writeFileSync(
+    file,
+    JSON.stringify(
+      {
+        date: new Date().toISOString(),
+        node: process.version,
+        cores: cpus().length,
+        load: loadavg()[0],
+        baseline_dir: values.baseline ?? null,
+        cold_start: results,
+      },
+      null,
+      2,
+    ),
+  );
   console.log(`written: ${file}`);
 }

@@ -79,7 +79,13 @@ export async function peerOverhead(): Promise<OverheadResults | { skipped: strin
       createInterface({ input: fake.stdout }).once('line', (line) => resolvePort(line.trim()));
       fake.once('exit', () => reject(new Error('the fake LLM exited before it listened')));
     });
-    const env: NodeJS.ProcessEnv = { ...process.env, FAKE_LLM_PORT: port, N: String(PEER_N), WARM: '20', OPENAI_AGENTS_DISABLE_TRACING: '1' };
+    const env: NodeJS.ProcessEnv = {
+      ...process.env,
+      FAKE_LLM_PORT: port,
+      N: String(PEER_N),
+      WARM: '20',
+      OPENAI_AGENTS_DISABLE_TRACING: '1',
+    };
     for (const name of ['OPENAI_API_KEY', 'OPENAI_BASE_URL', 'LANGSMITH_TRACING', 'LANGCHAIN_TRACING_V2']) delete env[name];
     // compare.sh warms the fake LLM (and the machine's loopback) first the same way.
     await runScript([join(PEER_BENCH, 'floor.mjs')], PEER_BENCH, { ...env, N: '1500', WARM: '0' });
@@ -104,7 +110,12 @@ export async function peerOverhead(): Promise<OverheadResults | { skipped: strin
       systems,
       overhead,
       ...(peer
-        ? { ratio: { W1: { p50: ratio(project.W1.p50, peer.W1.p50), p99: ratio(project.W1.p99, peer.W1.p99) }, W2: { p50: ratio(project.W2.p50, peer.W2.p50), p99: ratio(project.W2.p99, peer.W2.p99) } } }
+        ? {
+            ratio: {
+              W1: { p50: ratio(project.W1.p50, peer.W1.p50), p99: ratio(project.W1.p99, peer.W1.p99) },
+              W2: { p50: ratio(project.W2.p50, peer.W2.p50), p99: ratio(project.W2.p99, peer.W2.p99) },
+            },
+          }
         : { skipped: `the Agents SDK is not installed in ${PEER_BENCH} (the first \`compare.sh\` run installs it)` }),
     };
   } finally {
@@ -212,12 +223,16 @@ export async function concurrentConversations(conversations = 1000, modelDelayMs
             signal: AbortSignal.timeout(BURST_DEADLINE_MS),
           });
           const body = (await response.json()) as { result?: { waiting_approval?: boolean } };
-          if (response.status !== 201 || body.result?.waiting_approval !== false) throw new Error(`${response.status} ${JSON.stringify(body).slice(0, 200)}`);
+          if (response.status !== 201 || body.result?.waiting_approval !== false)
+            throw new Error(`${response.status} ${JSON.stringify(body).slice(0, 200)}`);
           samples.push(performance.now() - t0);
         } catch (error) {
           errors += 1;
           // fetch's own message ("fetch failed") says nothing: the cause (a connect timeout, a reset) does.
-          const cause = error instanceof Error && error.cause instanceof Error ? `: ${(error.cause as Error & { code?: string }).code ?? error.cause.message}` : '';
+          const cause =
+            error instanceof Error && error.cause instanceof Error
+              ? `: ${(error.cause as Error & { code?: string }).code ?? error.cause.message}`
+              : '';
           if (errorSamples.length < 5) errorSamples.push(`${error instanceof Error ? error.message : String(error)}${cause}`);
         }
       }),
@@ -225,7 +240,16 @@ export async function concurrentConversations(conversations = 1000, modelDelayMs
     const wallMs = performance.now() - started;
     clearInterval(sampler);
     peak = Math.max(peak, tree());
-    return { conversations, modelDelayMs, errors, errorSamples, wallMs: Math.round(wallMs), latency: summarize(samples), peakTreeRssMb: Math.round(peak * 10) / 10, beforeTreeRssMb: Math.round(beforeTreeRssMb * 10) / 10 };
+    return {
+      conversations,
+      modelDelayMs,
+      errors,
+      errorSamples,
+      wallMs: Math.round(wallMs),
+      latency: summarize(samples),
+      peakTreeRssMb: Math.round(peak * 10) / 10,
+      beforeTreeRssMb: Math.round(beforeTreeRssMb * 10) / 10,
+    };
   } finally {
     await agent.stop();
     await model.close();

@@ -15,14 +15,19 @@ const TURNS_PER_CONVERSATION = 10;
 
 async function createConversation(url: string): Promise<string> {
   const created = await post(`${url}/conversations`, {});
-  if (created.status !== 201) throw new Error(`POST ${url}/conversations answered ${created.status}: ${JSON.stringify(created.body).slice(0, 200)}`);
+  if (created.status !== 201)
+    throw new Error(`POST ${url}/conversations answered ${created.status}: ${JSON.stringify(created.body).slice(0, 200)}`);
   return created.body.conversation.id as string;
 }
 
 async function sendTurn(url: string, conversation: string, message: string): Promise<void> {
   const answered = await post(`${url}/conversations/${conversation}/messages`, { message });
-  if (answered.status !== 200) throw new Error(`POST ${url}/conversations/${conversation}/messages answered ${answered.status}: ${JSON.stringify(answered.body).slice(0, 200)}`);
-  if (answered.body.result?.waiting_approval) throw new Error(`"${message}" stopped for an approval: the bench measures turns that run through`);
+  if (answered.status !== 200)
+    throw new Error(
+      `POST ${url}/conversations/${conversation}/messages answered ${answered.status}: ${JSON.stringify(answered.body).slice(0, 200)}`,
+    );
+  if (answered.body.result?.waiting_approval)
+    throw new Error(`"${message}" stopped for an approval: the bench measures turns that run through`);
 }
 
 /** `samples` turns of `message` one after the other on one mesh, after `warmup` turns left out. */

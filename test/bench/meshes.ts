@@ -11,7 +11,10 @@ export interface BenchMesh {
 
 /** One mesh (`bin/asg up`) on SQLite, or on the PostgreSQL database `databaseUrl`. */
 export async function startMesh(model: ScriptedModelServer, databaseUrl?: string): Promise<BenchMesh> {
-  const agent = await startAgent({ geminiBaseUrl: model.geminiBaseUrl, ...(databaseUrl ? { env: { ASG_DATABASE_URL: databaseUrl } } : {}) });
+  const agent = await startAgent({
+    geminiBaseUrl: model.geminiBaseUrl,
+    ...(databaseUrl ? { env: { ASG_DATABASE_URL: databaseUrl } } : {}),
+  });
   return { url: agent.url, stop: undoOnInterrupt(() => agent.stop()) };
 }
 
@@ -25,7 +28,11 @@ export async function startReplicas(model: ScriptedModelServer, databaseUrl: str
   try {
     // One after the other: the first migrates the schema, the others find it made.
     for (let i = 0; i < count; i++) {
-      const agent = await startAgent({ geminiBaseUrl: model.geminiBaseUrl, config: { mcp_servers: [resourcesServer(resources)] }, env: { ASG_DATABASE_URL: databaseUrl } });
+      const agent = await startAgent({
+        geminiBaseUrl: model.geminiBaseUrl,
+        config: { mcp_servers: [resourcesServer(resources)] },
+        env: { ASG_DATABASE_URL: databaseUrl },
+      });
       meshes.push({ url: agent.url, stop: undoOnInterrupt(() => agent.stop()) });
     }
     return meshes;

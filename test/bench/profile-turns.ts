@@ -76,10 +76,19 @@ const COMPONENTS: Array<[string, RegExp]> = [
   ['protobuf encode/decode (generated code, @bufbuild/protobuf)', /\/gen\/ts\/|@bufbuild\/protobuf/],
   ['conversation store (SQLite driver, better-sqlite3, rows)', /services\/conversation-store\/|better-sqlite3/],
   ['MCP: tool broker, MCP client, stdio to the child', /services\/tool-broker\/|@modelcontextprotocol\/|re2-wasm/],
-  ['model client: AI SDK, its zod, fetch (undici) and its socket writes', /services\/llm-gateway\/|\/ai\/dist\/|@ai-sdk\/|\/zod\/|undici|bootstrap\/web\/exposed/],
+  [
+    'model client: AI SDK, its zod, fetch (undici) and its socket writes',
+    /services\/llm-gateway\/|\/ai\/dist\/|@ai-sdk\/|\/zod\/|undici|bootstrap\/web\/exposed/,
+  ],
   ['orchestrator (turn loop, domain)', /services\/orchestrator\//],
-  ['in-process gRPC hops: metadata, deadlines, spans, OpenTelemetry API', /services\/common\/grpc\/|services\/common\/telemetry|@opentelemetry\//],
-  ['HTTP edge: Node HTTP server, Express, gateway, response writes', /_http_server|_http_outgoing|_http_common|express|body-parser|\/gateway\//],
+  [
+    'in-process gRPC hops: metadata, deadlines, spans, OpenTelemetry API',
+    /services\/common\/grpc\/|services\/common\/telemetry|@opentelemetry\//,
+  ],
+  [
+    'HTTP edge: Node HTTP server, Express, gateway, response writes',
+    /_http_server|_http_outgoing|_http_common|express|body-parser|\/gateway\//,
+  ],
   ['logging', /services\/common\/log|pino/],
 ];
 
@@ -113,7 +122,10 @@ function selfTimeByComponent(file: string, fromMs: number, toMs: number): Array<
 const model = await startScriptedModel(resourceAgentScript);
 const dir = tempDir('asg-profile-');
 const spawned = performance.now();
-const agent = await startAgent({ geminiBaseUrl: model.geminiBaseUrl, nodeArgs: ['--cpu-prof', '--cpu-prof-dir', dir, '--cpu-prof-interval', '200'] });
+const agent = await startAgent({
+  geminiBaseUrl: model.geminiBaseUrl,
+  nodeArgs: ['--cpu-prof', '--cpu-prof-dir', dir, '--cpu-prof-interval', '200'],
+});
 let window: [number, number];
 let cpu: { mesh: number; children: number };
 try {
@@ -134,14 +146,19 @@ const file = join(dir, readdirSync(dir).find((name) => name.endsWith('.cpuprofil
 const places = selfTimeByPlace(file, window[0], window[1]);
 const busy = places.reduce((sum, [, ms]) => sum + ms, 0);
 console.log(`\nmesh main thread, measured window (${file}): busy ${busy.toFixed(0)} ms; self time by place, scaled to the CPU per turn:`);
-for (const [name, ms] of places.slice(0, 40)) console.log(`${((100 * ms) / busy).toFixed(1).padStart(5)} %  ${((ms / busy) * (cpu.mesh / TURNS)).toFixed(3).padStart(6)} ms  ${name}`);
+for (const [name, ms] of places.slice(0, 40))
+  console.log(`${((100 * ms) / busy).toFixed(1).padStart(5)} %  ${((ms / busy) * (cpu.mesh / TURNS)).toFixed(3).padStart(6)} ms  ${name}`);
 
 console.log('\nthe same by component (the first matching frame from the leaf up):');
-for (const [name, ms] of selfTimeByComponent(file, window[0], window[1])) console.log(`${((100 * ms) / busy).toFixed(1).padStart(5)} %  ${((ms / busy) * (cpu.mesh / TURNS)).toFixed(3).padStart(6)} ms  ${name}`);
+for (const [name, ms] of selfTimeByComponent(file, window[0], window[1]))
+  console.log(`${((100 * ms) / busy).toFixed(1).padStart(5)} %  ${((ms / busy) * (cpu.mesh / TURNS)).toFixed(3).padStart(6)} ms  ${name}`);
 
 // gRPC calls per turn, from the client spans of a traced run.
 const receiver = await startOtlpReceiver();
-const traced = await startAgent({ geminiBaseUrl: model.geminiBaseUrl, env: { OTEL_EXPORTER_OTLP_ENDPOINT: receiver.endpoint, OTEL_BSP_SCHEDULE_DELAY: '200' } });
+const traced = await startAgent({
+  geminiBaseUrl: model.geminiBaseUrl,
+  env: { OTEL_EXPORTER_OTLP_ENDPOINT: receiver.endpoint, OTEL_BSP_SCHEDULE_DELAY: '200' },
+});
 try {
   await turns(traced.url, 20);
   await new Promise((resolve) => setTimeout(resolve, 1500));

@@ -38,7 +38,12 @@ export async function replicaBenchmarks(options: ReplicaBenchOptions = {}): Prom
           const targets = meshes.map((mesh) => mesh.url);
           for (const workload of WORKLOADS) {
             await concurrentTurns({ targets, clients: load.clients, durationMs: load.warmupMs, message: workload.message });
-            const throughput = await concurrentTurns({ targets, clients: load.clients, durationMs: load.durationMs, message: workload.message });
+            const throughput = await concurrentTurns({
+              targets,
+              clients: load.clients,
+              durationMs: load.durationMs,
+              message: workload.message,
+            });
             measurements.push({ replicas: count, workload: workload.key, label: workload.label, throughput });
           }
         } finally {
@@ -71,6 +76,7 @@ export function printReplicaTable(measurements: readonly ReplicaMeasurement[]): 
     ]),
   );
   for (const m of measurements) {
-    if (m.throughput.failures > 0) console.log(`${m.replicas} replica(s), ${m.label}: ${m.throughput.failures} failed turns, e.g. ${m.throughput.failureSamples[0]}`);
+    if (m.throughput.failures > 0)
+      console.log(`${m.replicas} replica(s), ${m.label}: ${m.throughput.failures} failed turns, e.g. ${m.throughput.failureSamples[0]}`);
   }
 }

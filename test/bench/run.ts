@@ -98,7 +98,8 @@ async function meshBenchmarks(): Promise<MeshResults> {
       const conversation = (await post(`${agent.url}/conversations`, {})).body.conversation.id;
       let uuid = '';
       const stopMs = await timed(async () => {
-        uuid = (await post(`${agent.url}/conversations/${conversation}/messages`, { message: `add resource bench-${i} with value ${i}` })).body.result.approval.uuid;
+        uuid = (await post(`${agent.url}/conversations/${conversation}/messages`, { message: `add resource bench-${i} with value ${i}` }))
+          .body.result.approval.uuid;
       });
       const goMs = await timed(() => post(`${agent.url}/approvals/${uuid}`, { approved: true }));
       if (i >= 20) stopAndGo.push(stopMs + goMs);
@@ -123,10 +124,19 @@ async function meshBenchmarks(): Promise<MeshResults> {
 async function appendBenchmarks(): Promise<{ short: Summary; long: Summary; ratio: number }> {
   const dir = tempDir('asg-bench-');
   const config = parseConfig({ data_dir: join(dir, 'data') }, 'bench');
-  const store = await startConversationStore({ config: configSlice(config, 'conversationStore'), listen: '127.0.0.1:0', log: createLogger('conversation-store') });
+  const store = await startConversationStore({
+    config: configSlice(config, 'conversationStore'),
+    listen: '127.0.0.1:0',
+    log: createLogger('conversation-store'),
+  });
   const client = createPromiseClient(ConversationStoreServiceService, store.address, 'bench', 10_000);
   const append = (conversationId: string, content: string) =>
-    client.appendMessages({ conversationId, messages: [{ role: MessageRole.MESSAGE_ROLE_USER, content }], status: ConversationStatus.CONVERSATION_STATUS_UNSPECIFIED, returnConversation: false });
+    client.appendMessages({
+      conversationId,
+      messages: [{ role: MessageRole.MESSAGE_ROLE_USER, content }],
+      status: ConversationStatus.CONVERSATION_STATUS_UNSPECIFIED,
+      returnConversation: false,
+    });
   try {
     const short = (await client.createConversation({ sessionId: 'be0c0000', systemPrompt: 'bench' })).conversation!.id;
     const long = (await client.createConversation({ sessionId: 'be0c0000', systemPrompt: 'bench' })).conversation!.id;
@@ -134,7 +144,10 @@ async function appendBenchmarks(): Promise<{ short: Summary; long: Summary; rati
     for (let i = 0; i < 9999; i += 100) {
       await client.appendMessages({
         conversationId: long,
-        messages: Array.from({ length: Math.min(100, 9999 - i) }, (_, k) => ({ role: MessageRole.MESSAGE_ROLE_USER, content: `filler ${i + k}` })),
+        messages: Array.from({ length: Math.min(100, 9999 - i) }, (_, k) => ({
+          role: MessageRole.MESSAGE_ROLE_USER,
+          content: `filler ${i + k}`,
+        })),
         status: ConversationStatus.CONVERSATION_STATUS_UNSPECIFIED,
         returnConversation: false,
       });
@@ -168,7 +181,12 @@ async function appendBenchmarks(): Promise<{ short: Summary; long: Summary; rati
  */
 async function orchestrationOverhead(): Promise<[string, Summary][]> {
   const model = await startScriptedModel(resourceAgentScript);
-  const nodes = Array.from({ length: 10 }, (_, i) => ({ name: `step-${i}`, type: 'llm', output_key: `out${i}`, prompt: `You are step ${i}.` }));
+  const nodes = Array.from({ length: 10 }, (_, i) => ({
+    name: `step-${i}`,
+    type: 'llm',
+    output_key: `out${i}`,
+    prompt: `You are step ${i}.`,
+  }));
   const trees = {
     simple: undefined,
     sequential: { name: 'pipeline', type: 'sequential', agents: nodes },
@@ -186,7 +204,10 @@ async function orchestrationOverhead(): Promise<[string, Summary][]> {
           const ms = await timed(() => post(`${agent.url}/conversations/${conversation}/messages`, { message: 'hello' }));
           if (i >= 20) samples.push(ms);
         }
-        results.push([label === 'simple' ? 'text turn, simple mode (1 model call)' : `text turn, 10-node ${label} (10 model calls)`, summarize(samples)]);
+        results.push([
+          label === 'simple' ? 'text turn, simple mode (1 model call)' : `text turn, 10-node ${label} (10 model calls)`,
+          summarize(samples),
+        ]);
       } finally {
         await agent.stop();
       }
@@ -211,7 +232,10 @@ async function a2aHop(): Promise<[string, Summary][]> {
     return { toolCalls: [{ name: 'resources_list', args: {} }] };
   });
   const b = await startAgent({ geminiBaseUrl: model.geminiBaseUrl, config: { name: 'agent-b', prompt: 'You are agent-b.' } });
-  const a = await startAgent({ geminiBaseUrl: model.geminiBaseUrl, config: { name: 'agent-a', prompt: 'You are agent-a.', a2a: [{ name: 'agent-b', url: `${b.url}/a2a` }] } });
+  const a = await startAgent({
+    geminiBaseUrl: model.geminiBaseUrl,
+    config: { name: 'agent-a', prompt: 'You are agent-a.', a2a: [{ name: 'agent-b', url: `${b.url}/a2a` }] },
+  });
   const turns = async (url: string, message: string): Promise<Summary> => {
     const samples: number[] = [];
     let conversation = '';
@@ -243,7 +267,12 @@ async function llmGatewayOverhead(): Promise<[string, Summary][]> {
   const dir = tempDir('asg-bench-');
   const config = parseConfig({ data_dir: join(dir, 'data') }, 'bench');
   const env = { ...process.env, GEMINI_BASE_URL: model.geminiBaseUrl, GEMINI_API_KEY: 'bench-key-0123456789' };
-  const gateway = await startLlmGateway({ config: configSlice(config, 'llmGateway'), listen: '127.0.0.1:0', log: createLogger('llm-gateway'), env });
+  const gateway = await startLlmGateway({
+    config: configSlice(config, 'llmGateway'),
+    listen: '127.0.0.1:0',
+    log: createLogger('llm-gateway'),
+    env,
+  });
   const client = createPromiseClient(LlmGatewayServiceService, gateway.address, 'bench', 10_000);
   const schema = { type: 'object', properties: { pattern: { type: 'string' } } };
   const direct = createGoogleGenerativeAI({ apiKey: 'bench-key-0123456789', baseURL: model.geminiBaseUrl })('gemini-2.5-flash');
@@ -287,10 +316,20 @@ async function llmGatewayOverhead(): Promise<[string, Summary][]> {
 
 /** planCompaction over a 10,000-message conversation (2,500 turns), the pure part of a compaction. */
 function compactionTime(): [string, Summary] {
-  const messages = [{ role: MessageRole.MESSAGE_ROLE_SYSTEM, content: 'You manage resources.' }, ...Array.from({ length: 2500 }, (_, i) => {
-    const call = { id: `call-${i}`, name: 'resources_list' };
-    return [userMessage(`question ${i}`), assistantCall(call, {}), toolResult(call, {}, `{"resources":[],"count":${i}}`, false), assistantText(`answer ${i}`)];
-  }).flat()].slice(0, 10_000).map((message, index) => ({ ...message, id: `m${index}`, seq: index + 1, createdAt: undefined }));
+  const messages = [
+    { role: MessageRole.MESSAGE_ROLE_SYSTEM, content: 'You manage resources.' },
+    ...Array.from({ length: 2500 }, (_, i) => {
+      const call = { id: `call-${i}`, name: 'resources_list' };
+      return [
+        userMessage(`question ${i}`),
+        assistantCall(call, {}),
+        toolResult(call, {}, `{"resources":[],"count":${i}}`, false),
+        assistantText(`answer ${i}`),
+      ];
+    }).flat(),
+  ]
+    .slice(0, 10_000)
+    .map((message, index) => ({ ...message, id: `m${index}`, seq: index + 1, createdAt: undefined }));
   const samples: number[] = [];
   for (let i = 0; i < 30; i++) {
     samples.push(
@@ -315,7 +354,12 @@ async function hopBreakdown(): Promise<[string, Summary][]> {
   const receiver = await startOtlpReceiver();
   const agent = await startAgent({
     geminiBaseUrl: model.geminiBaseUrl,
-    env: { OTEL_EXPORTER_OTLP_ENDPOINT: receiver.endpoint, OTEL_BSP_SCHEDULE_DELAY: '1000', OTEL_BSP_MAX_QUEUE_SIZE: '100000', OTEL_BSP_MAX_EXPORT_BATCH_SIZE: '5000' },
+    env: {
+      OTEL_EXPORTER_OTLP_ENDPOINT: receiver.endpoint,
+      OTEL_BSP_SCHEDULE_DELAY: '1000',
+      OTEL_BSP_MAX_QUEUE_SIZE: '100000',
+      OTEL_BSP_MAX_EXPORT_BATCH_SIZE: '5000',
+    },
   });
   try {
     let conversation = '';
@@ -335,7 +379,10 @@ async function hopBreakdown(): Promise<[string, Summary][]> {
     const key = `${span.attributes['asg.service']} ${kinds[span.kind] ?? span.kind}: ${span.name}`;
     byHop.set(key, [...(byHop.get(key) ?? []), span.durationMs]);
   }
-  return [...byHop].filter(([, samples]) => samples.length >= 50).sort(([a], [b]) => a.localeCompare(b)).map(([key, samples]) => [key, summarize(samples)]);
+  return [...byHop]
+    .filter(([, samples]) => samples.length >= 50)
+    .sort(([a], [b]) => a.localeCompare(b))
+    .map(([key, samples]) => [key, summarize(samples)]);
 }
 
 function printTable(rows: [string, Summary][]): void {
@@ -359,10 +406,16 @@ async function main(): Promise<void> {
   const out: Record<string, unknown> = { date: new Date().toISOString(), node: process.version };
   const mesh = await meshBenchmarks();
   const append = await appendBenchmarks();
-  const rows: [string, Summary][] = [...Object.entries(mesh.rows), ['append message at length 10 (gRPC)', append.short], ['append message at length 10,000 (gRPC)', append.long]];
+  const rows: [string, Summary][] = [
+    ...Object.entries(mesh.rows),
+    ['append message at length 10 (gRPC)', append.short],
+    ['append message at length 10,000 (gRPC)', append.long],
+  ];
   printTable(rows);
   console.log(`\nappend cost ratio (p50 at 10,000 / p50 at 10): ${append.ratio}`);
-  console.log(`read turns/s, sequential: 1 client ${mesh.throughput.one.turnsPerSecond}, 4 clients ${mesh.throughput.four.turnsPerSecond} (failures ${mesh.throughput.one.failures + mesh.throughput.four.failures})`);
+  console.log(
+    `read turns/s, sequential: 1 client ${mesh.throughput.one.turnsPerSecond}, 4 clients ${mesh.throughput.four.turnsPerSecond} (failures ${mesh.throughput.one.failures + mesh.throughput.four.failures})`,
+  );
   Object.assign(out, { results: Object.fromEntries(rows), append_ratio: append.ratio, read_throughput: mesh.throughput });
   const cores = cpus().length;
   if (all) {
@@ -376,7 +429,9 @@ async function main(): Promise<void> {
     console.log('\norchestration:');
     printTable(orchestration);
     const simpleTurn = orchestration[0]![1].p50;
-    const perNode = Object.fromEntries(orchestration.slice(1).map(([name, summary]) => [name, Math.round(((summary.p50 - simpleTurn) / 10) * 1000) / 1000]));
+    const perNode = Object.fromEntries(
+      orchestration.slice(1).map(([name, summary]) => [name, Math.round(((summary.p50 - simpleTurn) / 10) * 1000) / 1000]),
+    );
     for (const [name, ms] of Object.entries(perNode)) console.log(`per node, ${name}: ${ms} ms over a simple turn, per node`);
     const a2a = await a2aHop();
     console.log('\nA2A:');
@@ -389,17 +444,36 @@ async function main(): Promise<void> {
     const postgresSkipped = await postgresUnavailable();
     if (postgresSkipped) console.log(`\nPostgreSQL sections skipped (store drivers on SQLite only, no replicas): ${postgresSkipped}`);
     const drivers = await storeDriverBenchmarks({ postgres: postgresSkipped === undefined });
-    console.log(`\nconversation store drivers (latency: 1 client; throughput: ${LOAD.clients} clients for ${LOAD.durationMs / 1000} s; ${cores} cores, load average ${loadAverage()}):`);
+    console.log(
+      `\nconversation store drivers (latency: 1 client; throughput: ${LOAD.clients} clients for ${LOAD.durationMs / 1000} s; ${cores} cores, load average ${loadAverage()}):`,
+    );
     printDriverTable(drivers);
     const replicas = postgresSkipped ? [] : await replicaBenchmarks();
     if (replicas.length > 0) {
-      console.log(`\nreplicas on one PostgreSQL database (${LOAD.clients} clients round robin over the replicas for ${LOAD.durationMs / 1000} s; ${cores} cores, load average ${loadAverage()}):`);
+      console.log(
+        `\nreplicas on one PostgreSQL database (${LOAD.clients} clients round robin over the replicas for ${LOAD.durationMs / 1000} s; ${cores} cores, load average ${loadAverage()}):`,
+      );
       printReplicaTable(replicas);
     }
-    Object.assign(out, { read_turn_hops: Object.fromEntries(hops), llm_gateway: Object.fromEntries(llm), llm_gateway_overhead_ms: overhead, compaction: compaction[1], orchestration: Object.fromEntries(orchestration), orchestration_per_node_ms: perNode, a2a: Object.fromEntries(a2a), a2a_hop_ms: a2aHopMs, load: LOAD, postgres_skipped: postgresSkipped ?? null, store_drivers: drivers, replicas });
+    Object.assign(out, {
+      read_turn_hops: Object.fromEntries(hops),
+      llm_gateway: Object.fromEntries(llm),
+      llm_gateway_overhead_ms: overhead,
+      compaction: compaction[1],
+      orchestration: Object.fromEntries(orchestration),
+      orchestration_per_node_ms: perNode,
+      a2a: Object.fromEntries(a2a),
+      a2a_hop_ms: a2aHopMs,
+      load: LOAD,
+      postgres_skipped: postgresSkipped ?? null,
+      store_drivers: drivers,
+      replicas,
+    });
   }
   const burst = await concurrentConversations();
-  console.log(`\n${burst.conversations} concurrent conversations, model answering after ${burst.modelDelayMs} ms: ${burst.errors} errors, wall ${burst.wallMs} ms, p50 ${burst.latency.p50.toFixed(0)} ms, p99 ${burst.latency.p99.toFixed(0)} ms, peak tree RSS ${burst.peakTreeRssMb} MB${burst.errorSamples.length ? `; e.g. ${burst.errorSamples[0]}` : ''}`);
+  console.log(
+    `\n${burst.conversations} concurrent conversations, model answering after ${burst.modelDelayMs} ms: ${burst.errors} errors, wall ${burst.wallMs} ms, p50 ${burst.latency.p50.toFixed(0)} ms, p99 ${burst.latency.p99.toFixed(0)} ms, peak tree RSS ${burst.peakTreeRssMb} MB${burst.errorSamples.length ? `; e.g. ${burst.errorSamples[0]}` : ''}`,
+  );
   const peers = await peerOverhead();
   if ('systems' in peers) {
     console.log(`\npeer workloads (compare.sh's W1/W2, N=${peers.n}; overhead = p50 (p99) minus the floor's):`);
@@ -415,7 +489,15 @@ async function main(): Promise<void> {
   const coldStart = await coldStartBenchmarks();
   console.log(`\ncold start and memory (median of ${coldStart.current.runs} runs; ${cores} cores, load average ${loadAverage()}):`);
   printColdStartTable(coldStart);
-  const inputs: GoalsInputs = { mesh: mesh.rows, get20: mesh.get20, throughput: mesh.throughput, appendRatio: append.ratio, burst, peers, coldStart: coldStart.current };
+  const inputs: GoalsInputs = {
+    mesh: mesh.rows,
+    get20: mesh.get20,
+    throughput: mesh.throughput,
+    appendRatio: append.ratio,
+    burst,
+    peers,
+    coldStart: coldStart.current,
+  };
   console.log(`\nperformance goals (${cores} cores, load average ${loadAverage()}):`);
   const goals = printGoalsTable(inputs);
   Object.assign(out, { cores, goals, concurrent_conversations: burst, peer_overhead: peers, cold_start: coldStart.current });

@@ -12,15 +12,49 @@ import { resourceAgentScript, startScriptedModel } from '../support/scripted-mod
 const model = await startScriptedModel(resourceAgentScript);
 const m = createGoogleGenerativeAI({ apiKey: 'bench-key-0123456789', baseURL: model.geminiBaseUrl })('gemini-2.5-flash');
 const schema = { type: 'object', properties: { pattern: { type: 'string' } } } as const;
-const history = Array.from({ length: 8 }, (_, i) => [{ role: 'user' as const, content: `question ${i}` }, { role: 'assistant' as const, content: `answer ${i} `.repeat(20) }]).flat();
-const viaSdk = () => generateText({ model: m, system: 'You manage resources.', messages: [...history, { role: 'user', content: 'list resources' }], tools: { resources_list: tool({ description: 'List resources', inputSchema: jsonSchema(schema) }) }, maxRetries: 0, stopWhen: stepCountIs(1) });
-const viaProvider = () => m.doGenerate({ prompt: [{ role: 'system', content: 'You manage resources.' }, ...history.map((h) => ({ role: h.role, content: [{ type: 'text' as const, text: h.content }] })), { role: 'user', content: [{ type: 'text', text: 'list resources' }] }], tools: [{ type: 'function', name: 'resources_list', description: 'List resources', inputSchema: schema }] } as any);
-const cpu = () => { const u = process.cpuUsage(); return (u.user + u.system) / 1000; };
-for (let i = 0; i < 200; i++) { await viaSdk(); await viaProvider(); }
-const N = 1000; let a = 0, b = 0;
-for (let r = 0; r < 4; r++) {
-  let c = cpu(); for (let i = 0; i < N / 4; i++) await viaSdk(); a += cpu() - c;
-  c = cpu(); for (let i = 0; i < N / 4; i++) await viaProvider(); b += cpu() - c;
+const history = Array.from({ length: 8 }, (_, i) => [
+  { role: 'user' as const, content: `question ${i}` },
+  { role: 'assistant' as const, content: `answer ${i} `.repeat(20) },
+]).flat();
+const viaSdk = () =>
+  generateText({
+    model: m,
+    system: 'You manage resources.',
+    messages: [...history, { role: 'user', content: 'list resources' }],
+    tools: { resources_list: tool({ description: 'List resources', inputSchema: jsonSchema(schema) }) },
+    maxRetries: 0,
+    stopWhen: stepCountIs(1),
+  });
+const viaProvider = () =>
+  m.doGenerate({
+    prompt: [
+      { role: 'system', content: 'You manage resources.' },
+      ...history.map((h) => ({ role: h.role, content: [{ type: 'text' as const, text: h.content }] })),
+      { role: 'user', content: [{ type: 'text', text: 'list resources' }] },
+    ],
+    tools: [{ type: 'function', name: 'resources_list', description: 'List resources', inputSchema: schema }],
+  } as any);
+const cpu = () => {
+  const u = process.cpuUsage();
+  return (u.user + u.system) / 1000;
+};
+for (let i = 0; i < 200; i++) {
+  await viaSdk();
+  await viaProvider();
 }
-console.log(`CPU per call (this process incl. the scripted model): generateText ${(a / N).toFixed(3)} ms, doGenerate ${(b / N).toFixed(3)} ms, difference ${((a - b) / N).toFixed(3)} ms`);
-await model.close(); process.exit(0);
+const N = 1000;
+let a = 0,
+  b = 0;
+for (let r = 0; r < 4; r++) {
+  let c = cpu();
+  for (let i = 0; i < N / 4; i++) await viaSdk();
+  a += cpu() - c;
+  c = cpu();
+  for (let i = 0; i < N / 4; i++) await viaProvider();
+  b += cpu() - c;
+}
+console.log(
+  `CPU per call (this process incl. the scripted model): generateText ${(a / N).toFixed(3)} ms, doGenerate ${(b / N).toFixed(3)} ms, difference ${((a - b) / N).toFixed(3)} ms`,
+);
+await model.close();
+process.exit(0);

@@ -17,7 +17,13 @@ export interface Summary {
 export function summarize(samples: readonly number[]): Summary {
   const mean = samples.reduce((sum, value) => sum + value, 0) / samples.length;
   const round = (value: number) => Math.round(value * 1000) / 1000;
-  return { n: samples.length, p50: round(percentile(samples, 50)), p90: round(percentile(samples, 90)), p99: round(percentile(samples, 99)), mean: round(mean) };
+  return {
+    n: samples.length,
+    p50: round(percentile(samples, 50)),
+    p90: round(percentile(samples, 90)),
+    p99: round(percentile(samples, 99)),
+    mean: round(mean),
+  };
 }
 
 export async function timed(fn: () => Promise<unknown>): Promise<number> {

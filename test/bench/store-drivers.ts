@@ -48,7 +48,12 @@ export async function storeDriverBenchmarks(options: DriverBenchOptions): Promis
           for (const workload of WORKLOADS) {
             const latency = await sequentialTurns(mesh.url, workload.message, samples);
             await concurrentTurns({ targets: [mesh.url], clients: load.clients, durationMs: load.warmupMs, message: workload.message });
-            const throughput = await concurrentTurns({ targets: [mesh.url], clients: load.clients, durationMs: load.durationMs, message: workload.message });
+            const throughput = await concurrentTurns({
+              targets: [mesh.url],
+              clients: load.clients,
+              durationMs: load.durationMs,
+              message: workload.message,
+            });
             measurements.push({ driver, workload: workload.key, label: workload.label, latency, throughput });
           }
         } finally {
@@ -84,6 +89,7 @@ export function printDriverTable(measurements: readonly DriverMeasurement[]): vo
     ]),
   );
   for (const m of measurements) {
-    if (m.throughput.failures > 0) console.log(`${m.driver}, ${m.label}: ${m.throughput.failures} failed turns, e.g. ${m.throughput.failureSamples[0]}`);
+    if (m.throughput.failures > 0)
+      console.log(`${m.driver}, ${m.label}: ${m.throughput.failures} failed turns, e.g. ${m.throughput.failureSamples[0]}`);
   }
 }

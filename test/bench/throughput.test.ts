@@ -33,7 +33,15 @@ describe('ThroughputTally', () => {
     tally.turn(0, 30);
     tally.failure('POST /conversations/c1/messages answered 500');
     const result = tally.result(2_000);
-    expect(result).toMatchObject({ clients: 4, targets: 2, turns: 3, failures: 1, turnsPerSecond: 1.5, turnsPerTarget: [2, 1], elapsedMs: 2000 });
+    expect(result).toMatchObject({
+      clients: 4,
+      targets: 2,
+      turns: 3,
+      failures: 1,
+      turnsPerSecond: 1.5,
+      turnsPerTarget: [2, 1],
+      elapsedMs: 2000,
+    });
     expect(result.latency).toMatchObject({ n: 3, p50: 20, p99: 30 });
     expect(result.failureSamples).toEqual(['POST /conversations/c1/messages answered 500']);
   });

@@ -13,11 +13,22 @@ import { startAgent, type AgentProcess } from '../support/agent-process.js';
 import { get, post } from '../support/http.js';
 import { approvalDescription, startSdkAgent, type A2aTestPeer } from '../support/a2a-peers.js';
 import { resourceNames } from '../support/resources-db.js';
-import { resourceAgentScript, startScriptedModel, type ModelRequest, type ScriptedReply, type ScriptedModelServer } from '../support/scripted-model.js';
+import {
+  resourceAgentScript,
+  startScriptedModel,
+  type ModelRequest,
+  type ScriptedReply,
+  type ScriptedModelServer,
+} from '../support/scripted-model.js';
 
 const agentOf = (request: ModelRequest) => /You are (agent-[a-z]+)\./.exec(request.system)?.[1];
 /** Who each agent delegates to: the tool it is offered for that agent. */
-const DELEGATES: Record<string, string> = { 'agent-a': 'a2a_agent-b', 'agent-b': 'a2a_agent-c', 'agent-x': 'a2a_agent-y', 'agent-y': 'a2a_agent-x' };
+const DELEGATES: Record<string, string> = {
+  'agent-a': 'a2a_agent-b',
+  'agent-b': 'a2a_agent-c',
+  'agent-x': 'a2a_agent-y',
+  'agent-y': 'a2a_agent-x',
+};
 
 /**
  * An agent with a delegate passes the user's message on and reports the answer; the last
@@ -44,8 +55,17 @@ afterAll(async () => {
   await model?.close();
 });
 
-const agentConfig = (name: string, extra: Record<string, unknown> = {}) => ({ name, prompt: `You are ${name}. Delegate resource work when you can.`, ...extra });
-const a2aEntry = (name: string, peer: AgentProcess, extra: Record<string, unknown> = {}) => ({ name, url: `${peer.url}/a2a`, description: `The agent ${name}`, ...extra });
+const agentConfig = (name: string, extra: Record<string, unknown> = {}) => ({
+  name,
+  prompt: `You are ${name}. Delegate resource work when you can.`,
+  ...extra,
+});
+const a2aEntry = (name: string, peer: AgentProcess, extra: Record<string, unknown> = {}) => ({
+  name,
+  url: `${peer.url}/a2a`,
+  description: `The agent ${name}`,
+  ...extra,
+});
 
 async function converse(agent: AgentProcess, message: string, headers: Record<string, string> = {}) {
   const response = await post(`${agent.url}/conversations`, { message }, headers);
@@ -93,7 +113,11 @@ describe('a chain of three agents: A → B → C, the call held by C', () => {
 
   it('lists the peers as a2a_<name> tools (GET /tools)', async () => {
     const { body } = await get(`${a.url}/tools`);
-    expect(body.tools.find((tool: any) => tool.name === 'a2a_agent-b')).toMatchObject({ server: 'a2a', destructiveHint: false, inputSchema: { required: ['message'] } });
+    expect(body.tools.find((tool: any) => tool.name === 'a2a_agent-b')).toMatchObject({
+      server: 'a2a',
+      destructiveHint: false,
+      inputSchema: { required: ['message'] },
+    });
   });
 
   it('an approval given on A executes on C; every agent of the chain is active again', async () => {
@@ -132,7 +156,9 @@ describe('a chain of three agents: A → B → C, the call held by C', () => {
     // The reason given on A travels down the chain (the v0.3/v1.0 data part) to C's model.
     const cTool = cLatest.messages.filter((m: any) => m.role === 'tool').at(-1);
     expect(cTool.tool_call).toMatchObject({ name: 'resources_add', rejected: true, reason: 'value too large' });
-    expect(cTool.content).toBe('Rejected by a human: value too large. The call was not executed. Do not retry it unless the user asks you to.');
+    expect(cTool.content).toBe(
+      'Rejected by a human: value too large. The call was not executed. Do not retry it unless the user asks you to.',
+    );
   });
 
   it('carries the session id to the last agent of the chain', async () => {
@@ -148,7 +174,10 @@ describe('a destructive A2A agent and an unreachable one', () => {
 
   beforeAll(async () => {
     b = await startAgent({ geminiBaseUrl: model.geminiBaseUrl, config: agentConfig('agent-b') });
-    a = await startAgent({ geminiBaseUrl: model.geminiBaseUrl, config: agentConfig('agent-a', { a2a: [a2aEntry('agent-b', b, { destructiveHint: true })] }) });
+    a = await startAgent({
+      geminiBaseUrl: model.geminiBaseUrl,
+      config: agentConfig('agent-a', { a2a: [a2aEntry('agent-b', b, { destructiveHint: true })] }),
+    });
   }, 120_000);
 
   afterAll(async () => {
@@ -168,7 +197,10 @@ describe('a destructive A2A agent and an unreachable one', () => {
   });
 
   it('reports an unreachable peer in the conversation as sub-agent unavailable', async () => {
-    const gone = await startAgent({ geminiBaseUrl: model.geminiBaseUrl, config: agentConfig('agent-a', { a2a: [{ name: 'agent-b', url: 'http://127.0.0.1:9/a2a' }] }) });
+    const gone = await startAgent({
+      geminiBaseUrl: model.geminiBaseUrl,
+      config: agentConfig('agent-a', { a2a: [{ name: 'agent-b', url: 'http://127.0.0.1:9/a2a' }] }),
+    });
     try {
       const { result, conversation } = await converse(gone, 'list all resources');
       expect(result.waiting_approval).toBe(false);
@@ -189,7 +221,10 @@ describe('the bearer token and session id reach the last agent of the chain', ()
   beforeAll(async () => {
     // The last agent is built with @a2a-js/sdk's own server; it asks for an approval first.
     peer = await startSdkAgent({ name: 'sdk-agent' });
-    b = await startAgent({ geminiBaseUrl: model.geminiBaseUrl, config: agentConfig('agent-b', { a2a: [{ name: 'agent-c', url: peer.endpoint }] }) });
+    b = await startAgent({
+      geminiBaseUrl: model.geminiBaseUrl,
+      config: agentConfig('agent-b', { a2a: [{ name: 'agent-c', url: peer.endpoint }] }),
+    });
     a = await startAgent({ geminiBaseUrl: model.geminiBaseUrl, config: agentConfig('agent-a', { a2a: [a2aEntry('agent-b', b)] }) });
   }, 120_000);
 
@@ -197,12 +232,14 @@ describe('the bearer token and session id reach the last agent of the chain', ()
     await Promise.all([a?.stop(), b?.stop(), peer?.close()]);
   });
 
-  it('forwards Authorization and X-Session-ID over two hops, and the SDK agent\'s approval completes from A', async () => {
+  it("forwards Authorization and X-Session-ID over two hops, and the SDK agent's approval completes from A", async () => {
     const stop = await converse(a, 'list all resources', { Authorization: 'Bearer test-token-123', 'X-Session-ID': 'a11ce0b5' });
     expect(stop.result.waiting_approval).toBe(true);
     expect(stop.result.approval).toMatchObject({ agent_chain: ['agent-b', 'agent-c'] });
     // The SDK agent's own description travels up, nested in each agent's.
-    expect(stop.result.approval.description).toBe(`agent-b asks for approval: agent-c asks for approval: ${approvalDescription('list all resources')}`);
+    expect(stop.result.approval.description).toBe(
+      `agent-b asks for approval: agent-c asks for approval: ${approvalDescription('list all resources')}`,
+    );
     const calls = peer.rpcRequests();
     expect(calls.length).toBeGreaterThan(0);
     for (const call of calls) {
@@ -210,7 +247,11 @@ describe('the bearer token and session id reach the last agent of the chain', ()
       expect(call.headers['x-session-id']).toBe('a11ce0b5');
       expect(call.headers['x-a2a-hops']).toBe('2');
     }
-    const go = await post(`${a.url}/approvals/${stop.result.approval.uuid}`, { approved: true }, { Authorization: 'Bearer test-token-123' });
+    const go = await post(
+      `${a.url}/approvals/${stop.result.approval.uuid}`,
+      { approved: true },
+      { Authorization: 'Bearer test-token-123' },
+    );
     expect(go.status).toBe(200);
     expect(go.body.result.response).toBe('agent-a reports: agent-b reports: done: list all resources');
     expect(peer.messages.map((message) => message.text)).toEqual(['list all resources', 'approved']);
@@ -233,14 +274,17 @@ describe('a peer that streams, and whose streams are cut mid-task', () => {
   beforeAll(async () => {
     // @a2a-js/sdk's server with capabilities.streaming; the first two streams it answers are cut after their first event.
     peer = await startSdkAgent({ name: 'streamer', streaming: true, cutStreams: 2 });
-    b = await startAgent({ geminiBaseUrl: model.geminiBaseUrl, config: agentConfig('agent-b', { a2a: [{ name: 'agent-c', url: peer.endpoint }] }) });
+    b = await startAgent({
+      geminiBaseUrl: model.geminiBaseUrl,
+      config: agentConfig('agent-b', { a2a: [{ name: 'agent-c', url: peer.endpoint }] }),
+    });
   }, 120_000);
 
   afterAll(async () => {
     await Promise.all([b?.stop(), peer?.close()]);
   });
 
-  it('the turn still completes with the peer\'s final answer, and the peer acted on each message once', async () => {
+  it("the turn still completes with the peer's final answer, and the peer acted on each message once", async () => {
     const stop = await converse(b, 'list all resources');
     expect(stop.result.waiting_approval).toBe(true);
     expect(stop.result.approval).toMatchObject({ remote_agent_name: 'agent-c', agent_chain: ['agent-c'] });
@@ -285,7 +329,7 @@ describe('a2a nodes in a pipeline', () => {
     expect(conversation.messages.filter((m: any) => m.node === 'delegator').map((m: any) => m.role)).toEqual(['assistant', 'tool']);
   });
 
-  it('the peer\'s destructive call becomes a proxy approval on A; approving it runs the call on B', async () => {
+  it("the peer's destructive call becomes a proxy approval on A; approving it runs the call on B", async () => {
     const stop = await converse(a, 'add resource chain-test with value 77');
     expect(stop.result.waiting_approval).toBe(true);
     const approval = stop.result.approval;
@@ -301,7 +345,7 @@ describe('a2a nodes in a pipeline', () => {
     expect((await conversationsOf(b))[0].status).toBe('active');
   });
 
-  it('a peer\'s approval holds in an llm node\'s own a2a tool, even inside a parallel node with approvals: auto', async () => {
+  it("a peer's approval holds in an llm node's own a2a tool, even inside a parallel node with approvals: auto", async () => {
     const tree = {
       name: 'fan',
       type: 'parallel',
@@ -352,7 +396,10 @@ describe('the loop guard (a2a_max_depth)', () => {
       geminiBaseUrl: model.geminiBaseUrl,
       config: agentConfig('agent-y', { a2a_max_depth: 3, a2a: [{ name: 'agent-x', url: `http://127.0.0.1:${xPort}/a2a` }] }),
     });
-    const x = await startAgent({ geminiBaseUrl: model.geminiBaseUrl, config: agentConfig('agent-x', { port: xPort, a2a_max_depth: 3, a2a: [a2aEntry('agent-y', y)] }) });
+    const x = await startAgent({
+      geminiBaseUrl: model.geminiBaseUrl,
+      config: agentConfig('agent-x', { port: xPort, a2a_max_depth: 3, a2a: [a2aEntry('agent-y', y)] }),
+    });
     try {
       const { result } = await converse(x, 'list all resources');
       expect(result.waiting_approval).toBe(false);

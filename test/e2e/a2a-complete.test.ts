@@ -61,7 +61,11 @@ beforeAll(async () => {
   agent = await startAgent({ geminiBaseUrl: model.geminiBaseUrl });
   v1 = await new ClientFactory().createFromUrl(agent.url);
   const card = await get(`${agent.url}/.well-known/agent.json`);
-  const legacy = new ClientFactory(ClientFactoryOptions.createFrom(ClientFactoryOptions.default, { transports: [new JsonRpcTransportFactory({ legacyCompat: { enabled: true } })] }));
+  const legacy = new ClientFactory(
+    ClientFactoryOptions.createFrom(ClientFactoryOptions.default, {
+      transports: [new JsonRpcTransportFactory({ legacyCompat: { enabled: true } })],
+    }),
+  );
   v03 = await legacy.createFromAgentCard(parseLegacyAgentCard(card.body));
 });
 
@@ -81,10 +85,19 @@ async function rpc(method: string, params: unknown, headers: Record<string, stri
 }
 
 function message(parts: unknown[], extra: Record<string, unknown> = {}, configuration?: Record<string, unknown>) {
-  return SendMessageRequest.fromJSON({ message: { messageId: randomUUID(), role: 'ROLE_USER', parts, ...extra }, ...(configuration && { configuration }) });
+  return SendMessageRequest.fromJSON({
+    message: { messageId: randomUUID(), role: 'ROLE_USER', parts, ...extra },
+    ...(configuration && { configuration }),
+  });
 }
 
-const v03Message = (text: string, extra: Record<string, unknown> = {}) => ({ kind: 'message', messageId: randomUUID(), role: 'user', parts: [{ kind: 'text', text }], ...extra });
+const v03Message = (text: string, extra: Record<string, unknown> = {}) => ({
+  kind: 'message',
+  messageId: randomUUID(),
+  role: 'user',
+  parts: [{ kind: 'text', text }],
+  ...extra,
+});
 
 function asTask(result: unknown): Task {
   expect(result).toHaveProperty('status');
@@ -92,7 +105,9 @@ function asTask(result: unknown): Task {
 }
 
 function artifactText(task: Pick<Task, 'artifacts'>): string {
-  return task.artifacts.flatMap((artifact) => artifact.parts.flatMap((part) => (part.content?.$case === 'text' ? [part.content.value] : []))).join('\n');
+  return task.artifacts
+    .flatMap((artifact) => artifact.parts.flatMap((part) => (part.content?.$case === 'text' ? [part.content.value] : [])))
+    .join('\n');
 }
 
 const modelCallsFor = (text: string) => model.requests.filter((request) => request.lastUserText === text).length;
@@ -130,7 +145,9 @@ describe.each([
     const rest: StreamResponse[] = [];
     for await (const event of resumed) rest.push(event);
     const artifact = rest.find((event) => event.payload?.$case === 'artifactUpdate');
-    expect(artifact?.payload?.$case === 'artifactUpdate' && artifactText({ artifacts: [artifact.payload.value.artifact!] })).toContain(SLOW_ANSWER);
+    expect(artifact?.payload?.$case === 'artifactUpdate' && artifactText({ artifacts: [artifact.payload.value.artifact!] })).toContain(
+      SLOW_ANSWER,
+    );
     const last = rest.at(-1)?.payload;
     expect(last?.$case === 'statusUpdate' && last.value.status?.state).toBe(TaskState.TASK_STATE_COMPLETED);
     // The turn ran once: the resubscription only watched it.
@@ -142,7 +159,10 @@ describe('subscribing to a task in a terminal state', () => {
   it('is -32004 in both versions (nothing more will happen to it); an unknown task is -32001', async () => {
     const done = asTask(await v1.sendMessage(message([{ text: 'hello there' }])));
     expect(done.status?.state).toBe(TaskState.TASK_STATE_COMPLETED);
-    expect((await rpc('SubscribeToTask', { id: done.id }, { 'A2A-Version': '1.0' })).error).toMatchObject({ code: -32004, message: expect.stringContaining('completed') });
+    expect((await rpc('SubscribeToTask', { id: done.id }, { 'A2A-Version': '1.0' })).error).toMatchObject({
+      code: -32004,
+      message: expect.stringContaining('completed'),
+    });
     expect((await rpc('tasks/resubscribe', { id: done.id })).error).toMatchObject({ code: -32004 });
     expect((await rpc('SubscribeToTask', { id: randomUUID() }, { 'A2A-Version': '1.0' })).error).toMatchObject({ code: -32001 });
     expect((await rpc('tasks/resubscribe', { id: randomUUID() })).error).toMatchObject({ code: -32001 });
@@ -185,7 +205,9 @@ describe('ListTasks', () => {
   });
 
   it('filters by status, and carries artifacts and history when asked', async () => {
-    const page = await v1.listTasks(ListTasksRequest.fromJSON({ contextId, pageSize: 5, status: 'TASK_STATE_COMPLETED', includeArtifacts: true, historyLength: 1 }));
+    const page = await v1.listTasks(
+      ListTasksRequest.fromJSON({ contextId, pageSize: 5, status: 'TASK_STATE_COMPLETED', includeArtifacts: true, historyLength: 1 }),
+    );
     expect(page.tasks).toHaveLength(5);
     expect(artifactText(page.tasks[0]!)).toBe('I can list, add and remove resources.');
     expect(page.tasks[0]!.history).toHaveLength(1);
@@ -204,9 +226,15 @@ describe('ListTasks', () => {
       pageToken = body.result.nextPageToken || undefined;
     } while (pageToken);
     expect(seen).toEqual([...created].reverse());
-    expect((await rpc('ListTasks', { pageSize: 0 }, { 'A2A-Version': '1.0' })).error).toMatchObject({ code: -32602, message: expect.stringContaining('pageSize') });
+    expect((await rpc('ListTasks', { pageSize: 0 }, { 'A2A-Version': '1.0' })).error).toMatchObject({
+      code: -32602,
+      message: expect.stringContaining('pageSize'),
+    });
     expect((await rpc('ListTasks', { pageSize: 101 }, { 'A2A-Version': '1.0' })).error).toMatchObject({ code: -32602 });
-    expect((await rpc('ListTasks', { status: 'DONE' }, { 'A2A-Version': '1.0' })).error).toMatchObject({ code: -32602, message: expect.stringContaining('status') });
+    expect((await rpc('ListTasks', { status: 'DONE' }, { 'A2A-Version': '1.0' })).error).toMatchObject({
+      code: -32602,
+      message: expect.stringContaining('status'),
+    });
     expect((await rpc('tasks/list', { pageToken: 'not-a-token' })).error).toMatchObject({ code: -32602 });
   });
 });
@@ -218,9 +246,17 @@ describe('a message to a completed task', () => {
     expect(done.status?.state).toBe(TaskState.TASK_STATE_COMPLETED);
     const calls = model.requests.length;
 
-    await expect(v1.sendMessage(message([{ text: 'and another thing' }], { taskId: done.id, contextId: done.contextId }))).rejects.toMatchObject({ name: 'UnsupportedOperationError' });
-    await expect(v03.sendMessage(message([{ text: 'and another thing' }], { taskId: done.id }))).rejects.toMatchObject({ name: 'UnsupportedOperationError' });
-    const raw1 = await rpc('SendMessage', { message: { messageId: randomUUID(), role: 'ROLE_USER', parts: [{ text: 'again' }], taskId: done.id } }, { 'A2A-Version': '1.0' });
+    await expect(
+      v1.sendMessage(message([{ text: 'and another thing' }], { taskId: done.id, contextId: done.contextId })),
+    ).rejects.toMatchObject({ name: 'UnsupportedOperationError' });
+    await expect(v03.sendMessage(message([{ text: 'and another thing' }], { taskId: done.id }))).rejects.toMatchObject({
+      name: 'UnsupportedOperationError',
+    });
+    const raw1 = await rpc(
+      'SendMessage',
+      { message: { messageId: randomUUID(), role: 'ROLE_USER', parts: [{ text: 'again' }], taskId: done.id } },
+      { 'A2A-Version': '1.0' },
+    );
     expect(raw1.error).toMatchObject({ code: -32004, message: expect.stringContaining('terminal') });
     const raw03 = await rpc('message/send', { message: v03Message('again', { taskId: done.id }) });
     expect(raw03.error).toMatchObject({ code: -32004 });
@@ -237,8 +273,14 @@ describe('a wrong contextId for an existing task', () => {
     const stop = asTask(await v1.sendMessage(message([{ text: 'add resource ctx-item with value 3' }])));
     expect(stop.status?.state).toBe(TaskState.TASK_STATE_INPUT_REQUIRED);
 
-    await expect(v1.sendMessage(message([{ text: 'yes' }], { taskId: stop.id, contextId: 'some-other-context' }))).rejects.toMatchObject({ name: 'RequestMalformedError' });
-    const raw1 = await rpc('SendMessage', { message: { messageId: randomUUID(), role: 'ROLE_USER', parts: [{ text: 'yes' }], taskId: stop.id, contextId: 'elsewhere' } }, { 'A2A-Version': '1.0' });
+    await expect(v1.sendMessage(message([{ text: 'yes' }], { taskId: stop.id, contextId: 'some-other-context' }))).rejects.toMatchObject({
+      name: 'RequestMalformedError',
+    });
+    const raw1 = await rpc(
+      'SendMessage',
+      { message: { messageId: randomUUID(), role: 'ROLE_USER', parts: [{ text: 'yes' }], taskId: stop.id, contextId: 'elsewhere' } },
+      { 'A2A-Version': '1.0' },
+    );
     expect(raw1.error).toMatchObject({ code: -32602, message: expect.stringContaining(stop.contextId) });
     const raw03 = await rpc('message/send', { message: v03Message('yes', { taskId: stop.id, contextId: 'elsewhere' }) });
     expect(raw03.error).toMatchObject({ code: -32602, message: expect.stringContaining('contextId') });
@@ -296,7 +338,11 @@ describe('strict requests: the spec’s error codes in both versions', () => {
   it('-32602 for a message without messageId or role, or with a bad configuration', async () => {
     const v1NoId = await rpc('SendMessage', { message: { role: 'ROLE_USER', parts: [{ text: 'x' }] } }, { 'A2A-Version': '1.0' });
     expect(v1NoId.error).toMatchObject({ code: -32602, message: expect.stringContaining('messageId') });
-    const v1Agent = await rpc('SendMessage', { message: { messageId: 'm', role: 'ROLE_AGENT', parts: [{ text: 'x' }] } }, { 'A2A-Version': '1.0' });
+    const v1Agent = await rpc(
+      'SendMessage',
+      { message: { messageId: 'm', role: 'ROLE_AGENT', parts: [{ text: 'x' }] } },
+      { 'A2A-Version': '1.0' },
+    );
     expect(v1Agent.error).toMatchObject({ code: -32602, message: expect.stringContaining('role') });
     const v03NoRole = await rpc('message/send', { message: { kind: 'message', messageId: 'm', parts: [{ kind: 'text', text: 'x' }] } });
     expect(v03NoRole.error).toMatchObject({ code: -32602, message: expect.stringContaining('role') });
@@ -308,13 +354,22 @@ describe('strict requests: the spec’s error codes in both versions', () => {
     const card = await get(`${agent.url}/.well-known/agent-card.json`);
     expect(card.body.capabilities.pushNotifications).toBe(true);
     const task = asTask(await v1.sendMessage(message([{ text: 'hello ssrf' }])));
-    for (const url of ['http://127.0.0.1:1/hook', 'http://10.0.0.1/hook', 'http://169.254.169.254/latest/meta-data', 'http://[::1]/hook', 'http://localhost/hook']) {
+    for (const url of [
+      'http://127.0.0.1:1/hook',
+      'http://10.0.0.1/hook',
+      'http://169.254.169.254/latest/meta-data',
+      'http://[::1]/hook',
+      'http://localhost/hook',
+    ]) {
       const set03 = await rpc('tasks/pushNotificationConfig/set', { taskId: task.id, pushNotificationConfig: { url } });
       expect(set03.error, url).toMatchObject({ code: -32602, message: expect.stringContaining('private') });
       const set1 = await rpc('CreateTaskPushNotificationConfig', { taskId: task.id, url }, { 'A2A-Version': '1.0' });
       expect(set1.error, url).toMatchObject({ code: -32602 });
     }
-    const inMessage = await rpc('message/send', { message: v03Message('x'), configuration: { pushNotificationConfig: { url: 'http://127.0.0.1:1/hook' } } });
+    const inMessage = await rpc('message/send', {
+      message: v03Message('x'),
+      configuration: { pushNotificationConfig: { url: 'http://127.0.0.1:1/hook' } },
+    });
     expect(inMessage.error).toMatchObject({ code: -32602 });
   });
 });

@@ -69,7 +69,9 @@ function asTask(result: unknown): Task {
 }
 
 function artifactText(task: Task): string {
-  return task.artifacts.flatMap((artifact) => artifact.parts.flatMap((part) => (part.content?.$case === 'text' ? [part.content.value] : []))).join('\n');
+  return task.artifacts
+    .flatMap((artifact) => artifact.parts.flatMap((part) => (part.content?.$case === 'text' ? [part.content.value] : [])))
+    .join('\n');
 }
 
 /** The `{"approval": {...}}` data part of an input-required task's status message. */
@@ -91,7 +93,10 @@ function finalState(events: StreamResponse[]): TaskState | undefined {
 
 describe('agent card discovery', () => {
   it('serves the same card at /.well-known/agent.json and /.well-known/agent-card.json', async () => {
-    const [legacy, modern] = await Promise.all([get(`${agent.url}/.well-known/agent.json`), get(`${agent.url}/.well-known/agent-card.json`)]);
+    const [legacy, modern] = await Promise.all([
+      get(`${agent.url}/.well-known/agent.json`),
+      get(`${agent.url}/.well-known/agent-card.json`),
+    ]);
     expect(legacy.status).toBe(200);
     expect(modern.status).toBe(200);
     expect(modern.body).toEqual(legacy.body);
@@ -108,7 +113,11 @@ describe('agent card discovery', () => {
     });
     const skills = card.skills.map((skill: any) => skill.id);
     expect(skills).toEqual(expect.arrayContaining(['resources_list', 'resources_add', 'resources_remove']));
-    expect(card.skills.find((skill: any) => skill.id === 'resources_list')).toMatchObject({ name: 'resources_list', description: expect.any(String), tags: [] });
+    expect(card.skills.find((skill: any) => skill.id === 'resources_list')).toMatchObject({
+      name: 'resources_list',
+      description: expect.any(String),
+      tags: [],
+    });
   });
 });
 
@@ -251,13 +260,23 @@ describe('A2A v1.0 interop: @a2a-js/sdk ClientFactory and its JSON-RPC transport
     expect(stop.status?.state).toBe(TaskState.TASK_STATE_INPUT_REQUIRED);
     expect(stop.contextId).not.toBe('');
     const approval = approvalData(stop);
-    expect(approval).toMatchObject({ uuid: expect.any(String), tool_name: 'resources_add', tool_args: { name: 'v1-item', value: 5 }, description: expect.any(String), chain: [] });
+    expect(approval).toMatchObject({
+      uuid: expect.any(String),
+      tool_name: 'resources_add',
+      tool_args: { name: 'v1-item', value: 5 },
+      description: expect.any(String),
+      chain: [],
+    });
     expect(resourceNames(db)).not.toContain('v1-item');
 
     const maybe = asTask(await client.sendMessage(sdkMessage([{ text: 'not sure' }], { taskId: stop.id })));
     expect(maybe.status?.state).toBe(TaskState.TASK_STATE_INPUT_REQUIRED);
 
-    const done = asTask(await client.sendMessage(sdkMessage([{ data: { approved: true, approval_uuid: approval.uuid } }], { taskId: stop.id, contextId: stop.contextId })));
+    const done = asTask(
+      await client.sendMessage(
+        sdkMessage([{ data: { approved: true, approval_uuid: approval.uuid } }], { taskId: stop.id, contextId: stop.contextId }),
+      ),
+    );
     expect(done.status?.state).toBe(TaskState.TASK_STATE_COMPLETED);
     expect(done.id).toBe(stop.id);
     expect(done.contextId).toBe(stop.contextId);
@@ -275,7 +294,10 @@ describe('A2A v1.0 interop: @a2a-js/sdk ClientFactory and its JSON-RPC transport
     expect(events[0]?.payload?.$case).toBe('task');
     expect(finalState(events)).toBe(TaskState.TASK_STATE_COMPLETED);
     const artifact = events.find((event) => event.payload?.$case === 'artifactUpdate')?.payload;
-    expect(artifact?.$case === 'artifactUpdate' && artifact.value.artifact?.parts[0]?.content).toMatchObject({ $case: 'text', value: expect.stringContaining('resources_list') });
+    expect(artifact?.$case === 'artifactUpdate' && artifact.value.artifact?.parts[0]?.content).toMatchObject({
+      $case: 'text',
+      value: expect.stringContaining('resources_list'),
+    });
   });
 
   it('streams a destructive turn to input-required, then cancels the task', async () => {
@@ -294,7 +316,11 @@ describe('A2A v0.3 interop: @a2a-js/sdk v0.3 card reader and LegacyJsonRpcTransp
 
   beforeAll(async () => {
     const card = await get(`${agent.url}/.well-known/agent.json`);
-    const factory = new ClientFactory(ClientFactoryOptions.createFrom(ClientFactoryOptions.default, { transports: [new JsonRpcTransportFactory({ legacyCompat: { enabled: true } })] }));
+    const factory = new ClientFactory(
+      ClientFactoryOptions.createFrom(ClientFactoryOptions.default, {
+        transports: [new JsonRpcTransportFactory({ legacyCompat: { enabled: true } })],
+      }),
+    );
     client = await factory.createFromAgentCard(parseLegacyAgentCard(card.body));
   });
 

@@ -76,7 +76,14 @@ function openAndAbort(kind: StreamKind): Promise<void> {
   const target = new URL(agent.url);
   return new Promise((resolve, reject) => {
     const req = httpRequest(
-      { host: target.hostname, port: target.port, method: kind.method, path: kind.path(), headers: { accept: 'text/event-stream', ...kind.headers }, timeout: 10_000 },
+      {
+        host: target.hostname,
+        port: target.port,
+        method: kind.method,
+        path: kind.path(),
+        headers: { accept: 'text/event-stream', ...kind.headers },
+        timeout: 10_000,
+      },
       (res) => {
         const type = String(res.headers['content-type']);
         if (res.statusCode !== 200 || !type.startsWith('text/event-stream')) {
@@ -111,41 +118,47 @@ async function abortMany(kind: StreamKind, count: number): Promise<void> {
 }
 
 describe('aborted event streams release everything they took', () => {
-  it(`${ABORTS} aborted subscriptions of each kind leave the streams, the heap and the RSS where they were`, async () => {
-    // Every code path once, so that what it compiles and caches for good is in the baseline.
-    for (const kind of KINDS) await abortMany(kind, 50);
-    const idle = await until('the warm-up streams to be released', async () => {
-      const now = await openWatches(agent.url);
-      return now.gateway === 0 && now;
-    });
-    const start = await collectGarbage(agent);
-
-    let heapBefore = start.heapUsed;
-    for (const kind of KINDS) {
-      await abortMany(kind, ABORTS);
-      // Nothing stays open: not the gateway's streams to the store, not the store's watchers.
-      await until(`${kind.name}: every stream released`, async () => {
+  it(
+    `${ABORTS} aborted subscriptions of each kind leave the streams, the heap and the RSS where they were`,
+    async () => {
+      // Every code path once, so that what it compiles and caches for good is in the baseline.
+      for (const kind of KINDS) await abortMany(kind, 50);
+      const idle = await until('the warm-up streams to be released', async () => {
         const now = await openWatches(agent.url);
-        return now.gateway === 0 && now.store === idle.store;
+        return now.gateway === 0 && now;
       });
-      const after = await collectGarbage(agent);
-      const grown = after.heapUsed - heapBefore;
-      expect(grown, `${kind.name}: heap grew ${(grown / MB).toFixed(1)} MB over ${ABORTS} aborted subscriptions`).toBeLessThan(HEAP_SLACK);
-      heapBefore = after.heapUsed;
-    }
+      const start = await collectGarbage(agent);
 
-    // Pages V8 and malloc gave back after a collection leave the resident set a moment later.
-    const settled = await until(
-      'the RSS after a collection to be within its bound',
-      async () => {
-        const { rss } = await collectGarbage(agent);
-        return rss - start.rss < RSS_SLACK && rss;
-      },
-      30_000,
-      500,
-    ).catch(() => residentBytes(agent.pid));
-    expect(settled - start.rss, `RSS from ${(start.rss / MB).toFixed(0)} MB to ${(settled / MB).toFixed(0)} MB`).toBeLessThan(RSS_SLACK);
-  }, sized(120_000, 900_000));
+      let heapBefore = start.heapUsed;
+      for (const kind of KINDS) {
+        await abortMany(kind, ABORTS);
+        // Nothing stays open: not the gateway's streams to the store, not the store's watchers.
+        await until(`${kind.name}: every stream released`, async () => {
+          const now = await openWatches(agent.url);
+          return now.gateway === 0 && now.store === idle.store;
+        });
+        const after = await collectGarbage(agent);
+        const grown = after.heapUsed - heapBefore;
+        expect(grown, `${kind.name}: heap grew ${(grown / MB).toFixed(1)} MB over ${ABORTS} aborted subscriptions`).toBeLessThan(
+          HEAP_SLACK,
+        );
+        heapBefore = after.heapUsed;
+      }
+
+      // Pages V8 and malloc gave back after a collection leave the resident set a moment later.
+      const settled = await until(
+        'the RSS after a collection to be within its bound',
+        async () => {
+          const { rss } = await collectGarbage(agent);
+          return rss - start.rss < RSS_SLACK && rss;
+        },
+        30_000,
+        500,
+      ).catch(() => residentBytes(agent.pid));
+      expect(settled - start.rss, `RSS from ${(start.rss / MB).toFixed(0)} MB to ${(settled / MB).toFixed(0)} MB`).toBeLessThan(RSS_SLACK);
+    },
+    sized(120_000, 900_000),
+  );
 });
 
 describe('event streams and a foreign Origin (auth off)', () => {
@@ -196,6 +209,8 @@ describe('event streams and a foreign Origin (auth off)', () => {
     // Refused before any subscription was opened, and those served were released.
     await until('the served streams to be released', async () => (await openWatches(agent.url)).gateway === 0);
     // Reading stays open to any origin: a page cannot read the answer without CORS headers.
-    expect((await rawRequest(agent.url, { path: `/conversations/${conversationId}`, headers: { origin: 'https://evil.example' } })).status).toBe(200);
+    expect(
+      (await rawRequest(agent.url, { path: `/conversations/${conversationId}`, headers: { origin: 'https://evil.example' } })).status,
+    ).toBe(200);
   });
 });

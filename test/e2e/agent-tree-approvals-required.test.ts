@@ -11,7 +11,13 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { startAgent, type AgentProcess } from '../support/agent-process.js';
 import { get, post } from '../support/http.js';
 import { resourceNames } from '../support/resources-db.js';
-import { resourceAgentScript, startScriptedModel, type ModelRequest, type ScriptedReply, type ScriptedModelServer } from '../support/scripted-model.js';
+import {
+  resourceAgentScript,
+  startScriptedModel,
+  type ModelRequest,
+  type ScriptedReply,
+  type ScriptedModelServer,
+} from '../support/scripted-model.js';
 
 const nodeOf = (request: ModelRequest) => /You are the ([\w-]+)\./.exec(request.system)?.[1];
 
@@ -229,7 +235,10 @@ describe('two pending approvals in one pipeline', () => {
     expect(results.map((m: any) => [m.tool_call.arguments.name, m.content])).toEqual(
       expect.arrayContaining([
         ['b-rej', 'Rejected by a human. The call was not executed. Do not retry it unless the user asks you to.'],
-        ['a-rej', `Cancelled: the pipeline was cancelled when approval ${waiting.b} (resources_add) was rejected by a human; resources_add was not run. The call was not executed. Do not retry it unless the user asks you to.`],
+        [
+          'a-rej',
+          `Cancelled: the pipeline was cancelled when approval ${waiting.b} (resources_add) was rejected by a human; resources_add was not run. The call was not executed. Do not retry it unless the user asks you to.`,
+        ],
       ]),
     );
     expect(results.every((m: any) => m.tool_call.is_error === true && m.tool_call.rejected === true)).toBe(true);
@@ -255,7 +264,13 @@ describe('approvals: required in a loop node', () => {
     name: 'pipeline',
     type: 'sequential',
     agents: [
-      { name: 'grower', type: 'loop', approvals: 'required', max_iterations: 3, agents: [{ name: 'step', type: 'llm', prompt: 'You are the step.' }] },
+      {
+        name: 'grower',
+        type: 'loop',
+        approvals: 'required',
+        max_iterations: 3,
+        agents: [{ name: 'step', type: 'llm', prompt: 'You are the step.' }],
+      },
       { name: 'reporter', type: 'llm', prompt: 'You are the reporter.' },
     ],
   };

@@ -10,7 +10,13 @@ import { startAgent, type AgentProcess } from '../support/agent-process.js';
 import { get, post } from '../support/http.js';
 import { resourceNames } from '../support/resources-db.js';
 import { logLineWhere } from '../support/log-lines.js';
-import { resourceAgentScript, startScriptedModel, type ModelRequest, type ModelScript, type ScriptedModelServer } from '../support/scripted-model.js';
+import {
+  resourceAgentScript,
+  startScriptedModel,
+  type ModelRequest,
+  type ModelScript,
+  type ScriptedModelServer,
+} from '../support/scripted-model.js';
 
 const nodeOf = (request: ModelRequest) => /You are the ([\w-]+)\./.exec(request.system)?.[1];
 
@@ -70,7 +76,10 @@ describe('parallel execution', () => {
       if (!node || !waits.has(node)) return resourceAgentScript(request);
       if (request.toolResults.length > 0) return { text: `${node} result: ${request.toolResults[0]!.name}` };
       arrived.get(node)!();
-      const together = await Promise.race([waits.get(other(node))!.then(() => true), new Promise<boolean>((resolve) => setTimeout(() => resolve(false), 5000))]);
+      const together = await Promise.race([
+        waits.get(other(node))!.then(() => true),
+        new Promise<boolean>((resolve) => setTimeout(() => resolve(false), 5000)),
+      ]);
       if (!together) return { text: `${node} ran alone` };
       return { toolCalls: [{ name: 'resources_list', args: {} }] };
     };
@@ -78,7 +87,9 @@ describe('parallel execution', () => {
       const { conversation, result } = await converse(agent, 'give me an overview of all resources');
       expect(result.waiting_approval).toBe(false);
       expect(conversation.status).toBe('active');
-      expect(result.response).toBe('SUMMARY of You are the summarizer. Data: list-all result: resources_list Metadata: count-analysis result: resources_list');
+      expect(result.response).toBe(
+        'SUMMARY of You are the summarizer. Data: list-all result: resources_list Metadata: count-analysis result: resources_list',
+      );
       const nodes = new Set(conversation.messages.map((m: any) => m.node));
       expect(nodes).toEqual(new Set([undefined, 'list-all', 'count-analysis', 'summarizer']));
       expect(conversation.messages.filter((m: any) => m.role === 'tool' && m.tool_call.name === 'resources_list')).toHaveLength(2);
@@ -117,7 +128,14 @@ describe('loop with exit condition', () => {
     name: 'ensure',
     type: 'loop',
     max_iterations: 5,
-    agents: [{ name: 'checker', type: 'llm', can_exit_loop: true, prompt: 'You are the checker. Add resources until there are 2, then call exit_loop.' }],
+    agents: [
+      {
+        name: 'checker',
+        type: 'llm',
+        can_exit_loop: true,
+        prompt: 'You are the checker. Add resources until there are 2, then call exit_loop.',
+      },
+    ],
   };
 
   beforeAll(async () => {
@@ -162,7 +180,9 @@ describe('loop with exit condition', () => {
       // Destructive calls that ran without approval are marked in the conversation and logged.
       expect(calls[0].content).toContain('ran without approval');
       expect(calls.every((m: any) => m.node === 'checker')).toBe(true);
-      await agent.waitForLine(logLineWhere((line) => line.msg.includes('destructive call ran without approval') && line.tool === 'resources_add'));
+      await agent.waitForLine(
+        logLineWhere((line) => line.msg.includes('destructive call ran without approval') && line.tool === 'resources_add'),
+      );
     } finally {
       current = resourceAgentScript;
     }
@@ -170,7 +190,8 @@ describe('loop with exit condition', () => {
 
   it('stops after max_iterations when nothing calls exit_loop', async () => {
     const before = model.requests.length;
-    current = (request) => (request.toolResults.length > 0 ? { text: 'still going' } : { toolCalls: [{ name: 'resources_list', args: {} }] });
+    current = (request) =>
+      request.toolResults.length > 0 ? { text: 'still going' } : { toolCalls: [{ name: 'resources_list', args: {} }] };
     try {
       const { result } = await converse(agent, 'never stop');
       expect(result.response).toBe('still going');

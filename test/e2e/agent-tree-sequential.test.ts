@@ -36,7 +36,13 @@ const flatTree = {
   type: 'sequential',
   agents: [
     { name: 'analyzer', type: 'llm', output_key: 'analysis', prompt: 'You are the analyzer. Analyze: {user_message}' },
-    { name: 'executor', type: 'llm', model: 'gemini-2.5-pro', output_key: 'result', prompt: 'You are the executor. Execute based on: {analysis}' },
+    {
+      name: 'executor',
+      type: 'llm',
+      model: 'gemini-2.5-pro',
+      output_key: 'result',
+      prompt: 'You are the executor. Execute based on: {analysis}',
+    },
     { name: 'reporter', type: 'llm', prompt: 'You are the reporter. Report on: {result} {unknown_key}' },
   ],
 };
@@ -138,7 +144,11 @@ describe('pause and resume in a sequential pipeline', () => {
     expect(after.status).toBe('active');
     expect(after.pipeline_state).toBeUndefined();
     const executor = byNode(after.messages, 'executor');
-    expect(executor.find((m: any) => m.role === 'tool').tool_call).toMatchObject({ name: 'resources_add', arguments: { name: 'seq-test', value: 42 }, is_error: false });
+    expect(executor.find((m: any) => m.role === 'tool').tool_call).toMatchObject({
+      name: 'resources_add',
+      arguments: { name: 'seq-test', value: 42 },
+      is_error: false,
+    });
     // The executor's loop went on from its own steps, then the reporter ran with its output.
     expect(executor.at(-1).content).toMatch(/^Done\. resources_add: /);
     expect(go.body.result.response).toContain('reporter saw: You are the reporter. Report on: Done. resources_add:');
@@ -155,7 +165,12 @@ describe('pause and resume in a sequential pipeline', () => {
     expect(no.body.conversation.pipeline_state).toBeUndefined();
     expect(resourceNames(db)).not.toContain('rejected-one');
     expect(model.requests.length).toBe(before);
-    expect(no.body.conversation.messages.at(-1)).toMatchObject({ role: 'tool', node: 'executor', content: 'Rejected by a human. The call was not executed. Do not retry it unless the user asks you to.', tool_call: { rejected: true } });
+    expect(no.body.conversation.messages.at(-1)).toMatchObject({
+      role: 'tool',
+      node: 'executor',
+      content: 'Rejected by a human. The call was not executed. Do not retry it unless the user asks you to.',
+      tool_call: { rejected: true },
+    });
     expect(byNode(no.body.conversation.messages, 'reporter')).toEqual([]);
     // The conversation goes on with a fresh run.
     const next = await post(`${flat.url}/conversations/${no.body.conversation.id}/messages`, { message: 'list all resources' });
@@ -175,7 +190,9 @@ describe('nested sequential pauses, restarts and changed trees', () => {
       const nodes = go.body.conversation.messages.map((m: any) => m.node).filter(Boolean);
       expect([...new Set(nodes)]).toEqual(['analyzer', 'executor', 'reporter', 'finisher']);
       // The finisher got the reporter's output, which got the executor's.
-      expect(go.body.result.response).toMatch(/^finisher saw: You are the finisher\. Finish with: reporter saw: You are the reporter\. Report on: Done\. resources_add:/);
+      expect(go.body.result.response).toMatch(
+        /^finisher saw: You are the finisher\. Finish with: reporter saw: You are the reporter\. Report on: Done\. resources_add:/,
+      );
     } finally {
       await agent.stop();
     }
@@ -215,7 +232,9 @@ describe('nested sequential pauses, restarts and changed trees', () => {
       const before = model.requests.length;
       const go = await post(`${second.url}/approvals/${uuid}`, { approved: true });
       expect(go.status).toBe(409);
-      expect(go.body.error).toContain(`approval ${uuid} cannot resume its pipeline: the agent tree changed since it paused at agent.agents[1].agents[0]`);
+      expect(go.body.error).toContain(
+        `approval ${uuid} cannot resume its pipeline: the agent tree changed since it paused at agent.agents[1].agents[0]`,
+      );
       expect(resourceNames(join(first.dir, 'resources.db'))).toEqual([]);
       expect(model.requests.length).toBe(before);
       const still = await get(`${second.url}/conversations/${stop.conversation.id}`);
@@ -236,7 +255,16 @@ describe('config errors with node paths', () => {
   it('refuses to start a tree with an llm node that has children, naming the node', async () => {
     const dir = flat.dir;
     const file = join(dir, 'bad-tree.yaml');
-    const bad = { ...defaultConfig(dir), agent: { ...nestedTree, agents: [nestedTree.agents[0], { ...nestedTree.agents[1], agents: [{ name: 'executor', type: 'llm', agents: [{ name: 'x', type: 'llm' }] }] }] } };
+    const bad = {
+      ...defaultConfig(dir),
+      agent: {
+        ...nestedTree,
+        agents: [
+          nestedTree.agents[0],
+          { ...nestedTree.agents[1], agents: [{ name: 'executor', type: 'llm', agents: [{ name: 'x', type: 'llm' }] }] },
+        ],
+      },
+    };
     writeFileSync(file, stringify(bad));
     const { spawnSync } = await import('node:child_process');
     const { ASG, REPO_ROOT } = await import('../support/agent-process.js');
@@ -244,7 +272,9 @@ describe('config errors with node paths', () => {
     expect(run.status).toBe(1);
     const out = run.stdout + run.stderr;
     // Where in the file (line and column), then the node's path and name.
-    expect(out.split('\n').find((line) => line.startsWith(`${file}:`))).toMatch(/^.*:\d+:\d+: agent\.agents\[1\]\.agents\[0\] \(node "executor"\): "agents" is a field of sequential, parallel and loop nodes, not of an llm node$/);
+    expect(out.split('\n').find((line) => line.startsWith(`${file}:`))).toMatch(
+      /^.*:\d+:\d+: agent\.agents\[1\]\.agents\[0\] \(node "executor"\): "agents" is a field of sequential, parallel and loop nodes, not of an llm node$/,
+    );
   });
 });
 

@@ -14,7 +14,8 @@ import { startScriptedModel, type ScriptedModelServer } from '../support/scripte
 import { until } from '../support/until.js';
 
 const EXPIRING = { approvals: { timeout: '2s', on_timeout: 'reject' } };
-const REJECTION = 'Not approved: no decision within 2s; the approval expired. The call was not executed. Do not retry it unless the user asks you to.';
+const REJECTION =
+  'Not approved: no decision within 2s; the approval expired. The call was not executed. Do not retry it unless the user asks you to.';
 
 let model: ScriptedModelServer;
 
@@ -48,15 +49,24 @@ describe('approval expiry across a restart of the mesh', () => {
       expect(record).toMatchObject({ decided_by: 'timeout', via: 'timeout', reason: 'no decision within 2s; the approval expired' });
       // Decided after the kill: by the restarted mesh, not by the first before it died.
       expect(Date.parse(record.decided_at)).toBeGreaterThan(killedAt);
-      const audited = (await get(`${second.url}/audit?kind=approval.expired`)).body.entries.filter((entry: { subject: string }) => entry.subject === approval.uuid);
+      const audited = (await get(`${second.url}/audit?kind=approval.expired`)).body.entries.filter(
+        (entry: { subject: string }) => entry.subject === approval.uuid,
+      );
       expect(audited).toMatchObject([{ actor: 'timeout', via: 'timeout' }]);
 
       const conversationId = created.body.conversation.id as string;
       const after = await until('the run to go on after the expiry', async () => {
         const conversation = (await get(`${second!.url}/conversations/${conversationId}`)).body.conversation;
-        return !conversation.turn_running && conversation.status !== 'waiting_approval' && conversation.messages.at(-1)?.role === 'assistant' && conversation;
+        return (
+          !conversation.turn_running &&
+          conversation.status !== 'waiting_approval' &&
+          conversation.messages.at(-1)?.role === 'assistant' &&
+          conversation
+        );
       });
-      expect(after.messages.filter((message: { role: string }) => message.role === 'tool')).toMatchObject([{ content: REJECTION, tool_call: { rejected: true } }]);
+      expect(after.messages.filter((message: { role: string }) => message.role === 'tool')).toMatchObject([
+        { content: REJECTION, tool_call: { rejected: true } },
+      ]);
       expect(model.requests.filter((request) => request.toolResults.some((result) => result.output === REJECTION))).toHaveLength(1);
       expect(resourceNames(join(first.dir, 'resources.db'))).not.toContain('expiring-1');
       // A late human decision finds it decided.

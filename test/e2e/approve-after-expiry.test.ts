@@ -12,7 +12,8 @@ import { resourceNames } from '../support/resources-db.js';
 import { resourceAgentScript, startScriptedModel, type ScriptedModelServer } from '../support/scripted-model.js';
 import { until } from '../support/until.js';
 
-const EXPIRED_RESULT = 'Not approved: no decision within 1s; the approval expired. The call was not executed. Do not retry it unless the user asks you to.';
+const EXPIRED_RESULT =
+  'Not approved: no decision within 1s; the approval expired. The call was not executed. Do not retry it unless the user asks you to.';
 
 let model: ScriptedModelServer;
 let agent: AgentProcess;
@@ -20,7 +21,10 @@ let agent: AgentProcess;
 beforeAll(async () => {
   model = await startScriptedModel(resourceAgentScript);
   // The expiry loop polls at start, then only after a minute: any expiry in this test is the claim's.
-  agent = await startAgent({ geminiBaseUrl: model.geminiBaseUrl, config: { approvals: { timeout: '1s', on_timeout: 'reject' }, runs: { takeover_interval: '60s' } } });
+  agent = await startAgent({
+    geminiBaseUrl: model.geminiBaseUrl,
+    config: { approvals: { timeout: '1s', on_timeout: 'reject' }, runs: { takeover_interval: '60s' } },
+  });
 }, 60_000);
 
 afterAll(async () => {
@@ -49,11 +53,15 @@ describe('a decision after expires_at', () => {
       expect(record).toMatchObject({ status: 'expired', decided_by: 'timeout', via: 'timeout' });
       expect(Date.parse(record.decided_at)).toBeGreaterThanOrEqual(expiresAt);
       // The audit has the expiry alone: the late human decided nothing.
-      const audited = (await get(`${agent.url}/audit`)).body.entries.filter((entry: { subject: string }) => entry.subject === approval.uuid);
+      const audited = (await get(`${agent.url}/audit`)).body.entries.filter(
+        (entry: { subject: string }) => entry.subject === approval.uuid,
+      );
       expect(audited).toMatchObject([{ kind: 'approval.expired', actor: 'timeout' }]);
       const conversation = (await get(`${agent.url}/conversations/${created.body.conversation.id}`)).body.conversation;
       expect(conversation.turn_running).toBeUndefined();
-      expect(conversation.messages.filter((message: { role: string }) => message.role === 'tool')).toMatchObject([{ content: EXPIRED_RESULT }]);
+      expect(conversation.messages.filter((message: { role: string }) => message.role === 'tool')).toMatchObject([
+        { content: EXPIRED_RESULT },
+      ]);
       expect(resourceNames(join(agent.dir, 'resources.db'))).not.toContain(name);
     });
   }

@@ -112,10 +112,17 @@ describe('who may approve', () => {
     expect(decisions.find((entry) => entry.subject === uuid)).toMatchObject({ actor: 'token:alice', via: 'rest' });
     await eventually(async () => {
       const failures = await auditEntries('auth.failed');
-      expect(failures).toEqual(expect.arrayContaining([
-        expect.objectContaining({ actor: 'anonymous', via: 'rest', subject: 'POST /conversations', detail: { reason: 'missing' } }),
-        expect.objectContaining({ actor: 'token:chatty', via: 'rest', subject: 'POST /approvals/:uuid', detail: { reason: 'role', needed: 'approve' } }),
-      ]));
+      expect(failures).toEqual(
+        expect.arrayContaining([
+          expect.objectContaining({ actor: 'anonymous', via: 'rest', subject: 'POST /conversations', detail: { reason: 'missing' } }),
+          expect.objectContaining({
+            actor: 'token:chatty',
+            via: 'rest',
+            subject: 'POST /approvals/:uuid',
+            detail: { reason: 'role', needed: 'approve' },
+          }),
+        ]),
+      );
     });
   });
 
@@ -124,7 +131,11 @@ describe('who may approve', () => {
     jwtsSent.push(erin);
     const uuid = await stopAt('add e2e-erin with value 3', bearer(erin));
     expect((await post(`${agent.url}/approvals/${uuid}`, { approved: false, reason: 'not today' }, bearer(erin))).status).toBe(200);
-    expect((await get(`${agent.url}/approvals/${uuid}`, bearer(erin))).body).toMatchObject({ decided_by: `jwt:${issuer.issuer}#erin`, via: 'rest', status: 'rejected' });
+    expect((await get(`${agent.url}/approvals/${uuid}`, bearer(erin))).body).toMatchObject({
+      decided_by: `jwt:${issuer.issuer}#erin`,
+      via: 'rest',
+      status: 'rejected',
+    });
 
     const now = Math.floor(Date.now() / 1000);
     const stranger = await issuer.newKey('ES256', 'e2e-1', false);
@@ -146,7 +157,8 @@ describe('who may approve', () => {
 
     await eventually(async () => {
       const reasons = (await auditEntries('auth.failed')).map((entry) => entry.detail.reason);
-      for (const reason of ['bad signature', 'expired', 'wrong audience', 'alg not allowed', 'malformed', 'unknown token']) expect(reasons).toContain(reason);
+      for (const reason of ['bad signature', 'expired', 'wrong audience', 'alg not allowed', 'malformed', 'unknown token'])
+        expect(reasons).toContain(reason);
     });
   });
 
@@ -156,7 +168,23 @@ describe('who may approve', () => {
     expect(resolved.status).toBe(200);
     expect((await get(`${agent.url}/approvals/${uuid}`, alice)).body).toMatchObject({ decided_by: 'token:alice', via: 'web' });
 
-    const task = await post(`${agent.url}/a2a`, { jsonrpc: '2.0', id: 1, method: 'message/send', params: { message: { kind: 'message', role: 'user', messageId: crypto.randomUUID(), parts: [{ kind: 'text', text: 'add e2e-a2a with value 4' }] } } }, chatty);
+    const task = await post(
+      `${agent.url}/a2a`,
+      {
+        jsonrpc: '2.0',
+        id: 1,
+        method: 'message/send',
+        params: {
+          message: {
+            kind: 'message',
+            role: 'user',
+            messageId: crypto.randomUUID(),
+            parts: [{ kind: 'text', text: 'add e2e-a2a with value 4' }],
+          },
+        },
+      },
+      chatty,
+    );
     expect(task.status).toBe(200);
     const taskId = task.body.result.id as string;
     const cancel = await post(`${agent.url}/a2a`, { jsonrpc: '2.0', id: 2, method: 'tasks/cancel', params: { id: taskId } }, chatty);
@@ -192,9 +220,17 @@ describe('the bind rule', () => {
       expect(await refused.exited).toBe(1);
       expect(refused.output()).toContain('host: refusing to listen on 0.0.0.0 without authentication');
 
-      const insecure = spawnProcess(process.execPath, [ASG, 'serve', 'gateway', '--config', configFile, '--insecure'], testEnvironment(model.geminiBaseUrl));
+      const insecure = spawnProcess(
+        process.execPath,
+        [ASG, 'serve', 'gateway', '--config', configFile, '--insecure'],
+        testEnvironment(model.geminiBaseUrl),
+      );
       expect(await insecure.exited).toBe(1);
-      expect(logLines(insecure.output()).some((line) => line.level === 'warn' && line.msg.startsWith('INSECURE: listening beyond loopback without authentication'))).toBe(true);
+      expect(
+        logLines(insecure.output()).some(
+          (line) => line.level === 'warn' && line.msg.startsWith('INSECURE: listening beyond loopback without authentication'),
+        ),
+      ).toBe(true);
       expect(insecure.output()).toContain(`gateway cannot listen on 0.0.0.0:${port}`);
     } finally {
       await new Promise((resolve) => taken.close(resolve));

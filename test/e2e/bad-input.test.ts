@@ -20,7 +20,10 @@ beforeAll(async () => {
     geminiBaseUrl: model.geminiBaseUrl,
     dir,
     config: {
-      mcp_servers: [resourcesServer(db), { name: 'fragile', command: process.execPath, args: [join(REPO_ROOT, 'test/fixtures/fragile-mcp-server.mjs')], timeout: '2s' }],
+      mcp_servers: [
+        resourcesServer(db),
+        { name: 'fragile', command: process.execPath, args: [join(REPO_ROOT, 'test/fixtures/fragile-mcp-server.mjs')], timeout: '2s' },
+      ],
       // A short model deadline so that the hanging-provider case ends quickly.
       llm: { model: 'gemini-2.5-flash', timeout: '2s', retry: { initial_backoff: '10ms', max_backoff: '50ms' } },
     },
@@ -136,7 +139,9 @@ describe('model mistakes are reported in the conversation and nothing runs', () 
   });
 
   it('arguments that fail the schema', async () => {
-    model.setScript((r) => (r.toolResults.length ? { text: 'ok' } : { toolCalls: [{ name: 'resources_add', args: { name: 'bad-args', value: 'ten' } }] }));
+    model.setScript((r) =>
+      r.toolResults.length ? { text: 'ok' } : { toolCalls: [{ name: 'resources_add', args: { name: 'bad-args', value: 'ten' } }] },
+    );
     try {
       const id = await conversation();
       const body = (await post(`${agent.url}/conversations/${id}/messages`, { message: 'anything' })).body;
@@ -177,7 +182,9 @@ describe('model mistakes are reported in the conversation and nothing runs', () 
 
 describe('failures outside the mesh', () => {
   it('an MCP server that crashes mid-call: error in the conversation, the service keeps serving', async () => {
-    model.setScript((r) => (r.toolResults.length ? { text: `result: ${r.toolResults[0]!.output}` } : { toolCalls: [{ name: 'crash_now', args: {} }] }));
+    model.setScript((r) =>
+      r.toolResults.length ? { text: `result: ${r.toolResults[0]!.output}` } : { toolCalls: [{ name: 'crash_now', args: {} }] },
+    );
     try {
       const id = await conversation();
       const body = (await post(`${agent.url}/conversations/${id}/messages`, { message: 'crash' })).body;
@@ -190,7 +197,11 @@ describe('failures outside the mesh', () => {
     // The other server still works, and the crashed one is started again on the next call.
     const listed = await post(`${agent.url}/conversations`, { message: 'list resources' });
     expect(listed.body.result.waiting_approval).toBe(false);
-    model.setScript((r) => (r.toolResults.length ? { text: `result: ${r.toolResults[0]!.output}` } : { toolCalls: [{ name: 'echo', args: { text: 'back again' } }] }));
+    model.setScript((r) =>
+      r.toolResults.length
+        ? { text: `result: ${r.toolResults[0]!.output}` }
+        : { toolCalls: [{ name: 'echo', args: { text: 'back again' } }] },
+    );
     try {
       const echoed = await post(`${agent.url}/conversations`, { message: 'echo' });
       expect(echoed.body.result.response).toBe('result: back again');
@@ -200,7 +211,9 @@ describe('failures outside the mesh', () => {
   });
 
   it('an MCP server that hangs: the call times out with a clear error', async () => {
-    model.setScript((r) => (r.toolResults.length ? { text: `result: ${r.toolResults[0]!.output}` } : { toolCalls: [{ name: 'never_answers', args: {} }] }));
+    model.setScript((r) =>
+      r.toolResults.length ? { text: `result: ${r.toolResults[0]!.output}` } : { toolCalls: [{ name: 'never_answers', args: {} }] },
+    );
     try {
       const body = (await post(`${agent.url}/conversations`, { message: 'hang' })).body;
       const result = body.conversation.messages.find((m: any) => m.role === 'tool');
@@ -213,7 +226,10 @@ describe('failures outside the mesh', () => {
   });
 
   it('an LLM error: a message in the conversation, without the key, and the conversation stays usable', async () => {
-    model.setScript(() => ({ httpStatus: 503, body: { error: { code: 503, message: 'The model is overloaded.', status: 'UNAVAILABLE' } } }));
+    model.setScript(() => ({
+      httpStatus: 503,
+      body: { error: { code: 503, message: 'The model is overloaded.', status: 'UNAVAILABLE' } },
+    }));
     let id: string;
     try {
       const created = await post(`${agent.url}/conversations`, { message: 'list resources' });

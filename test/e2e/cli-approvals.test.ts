@@ -41,7 +41,11 @@ interface CliRun {
  */
 function asg(args: string[], env: Record<string, string> = {}): Promise<CliRun> {
   return new Promise((resolve, reject) => {
-    const child = spawn(process.execPath, [ASG, ...args], { cwd: REPO_ROOT, env: { ...process.env, ASG_URL: '', ASG_TOKEN: '', ...env }, stdio: ['ignore', 'pipe', 'pipe'] });
+    const child = spawn(process.execPath, [ASG, ...args], {
+      cwd: REPO_ROOT,
+      env: { ...process.env, ASG_URL: '', ASG_TOKEN: '', ...env },
+      stdio: ['ignore', 'pipe', 'pipe'],
+    });
     let stdout = '';
     let stderr = '';
     child.stdout.setEncoding('utf8').on('data', (chunk: string) => (stdout += chunk));
@@ -91,7 +95,17 @@ describe('asg approvals against a running agent', () => {
     expect(show.stdout).toContain('Tool:         resources_add');
     expect(show.stdout).toMatch(/Arguments:\n {2}\{\n {4}"name": "cli-1",\n {4}"value": 5\n {2}\}/);
 
-    const approve = await asg(['approvals', 'approve', first.uuid, '--url', agent.url, '--arguments', '{"name": "cli-1", "value": 50}', '--reason', 'five was a typo']);
+    const approve = await asg([
+      'approvals',
+      'approve',
+      first.uuid,
+      '--url',
+      agent.url,
+      '--arguments',
+      '{"name": "cli-1", "value": 50}',
+      '--reason',
+      'five was a typo',
+    ]);
     expect(approve.stderr).toBe('');
     expect(approve.code).toBe(0);
     expect(approve.stdout).toContain(`Approved ${first.uuid}.`);
@@ -100,7 +114,14 @@ describe('asg approvals against a running agent', () => {
     expect(resourceValues(resourcesDb())['cli-1']).toBe(50);
 
     const record = await get(`${agent.url}/approvals/${first.uuid}`);
-    expect(record.body).toMatchObject({ status: 'approved', decided_by: 'anonymous', via: 'cli', reason: 'five was a typo', tool_args: { name: 'cli-1', value: 5 }, edited_args: { name: 'cli-1', value: 50 } });
+    expect(record.body).toMatchObject({
+      status: 'approved',
+      decided_by: 'anonymous',
+      via: 'cli',
+      reason: 'five was a typo',
+      tool_args: { name: 'cli-1', value: 5 },
+      edited_args: { name: 'cli-1', value: 50 },
+    });
     const shown = await asg(['approvals', 'show', first.uuid, '--url', agent.url]);
     expect(shown.stdout).toMatch(/Status:\s+approved \(done\)/);
     expect(shown.stdout).toMatch(/Decided by:\s+anonymous via cli/);
@@ -142,10 +163,21 @@ describe('asg approvals against a running agent', () => {
     const port = await freePort();
     const down = await asg(['approvals', 'list', '--url', `http://127.0.0.1:${port}`, '--token', 'secret-token-4f3e2d1c']);
     expect(down.code).toBe(3);
-    expect(down.stderr).toBe(`asg approvals: cannot reach the agent at http://127.0.0.1:${port} (connection refused); is it running? Point --url or ASG_URL at it\n`);
+    expect(down.stderr).toBe(
+      `asg approvals: cannot reach the agent at http://127.0.0.1:${port} (connection refused); is it running? Point --url or ASG_URL at it\n`,
+    );
     expect(down.stdout + down.stderr).not.toContain('secret-token-4f3e2d1c');
 
-    for (const args of [['approve'], ['show', 'a', 'b'], ['approve', 'x', '--arguments', 'not json'], ['reject', 'x', '--arguments', '{}'], ['list', '--limit', '0'], ['list', '--url', 'ftp://x'], ['frobnicate'], ['list', '--bogus']]) {
+    for (const args of [
+      ['approve'],
+      ['show', 'a', 'b'],
+      ['approve', 'x', '--arguments', 'not json'],
+      ['reject', 'x', '--arguments', '{}'],
+      ['list', '--limit', '0'],
+      ['list', '--url', 'ftp://x'],
+      ['frobnicate'],
+      ['list', '--bogus'],
+    ]) {
       const run = await asg(['approvals', ...args]);
       expect(run.code, args.join(' ')).toBe(2);
       expect(run.stderr).toMatch(/^asg approvals: .+\nRun asg approvals --help for the options\.\n$/);
@@ -173,7 +205,11 @@ describe('asg approvals against an agent with authentication', () => {
   });
 
   it('is 401 without a token (4), 403 with a chat-only one (4), and records a decision by alice as hers', async () => {
-    const created = await post(`${secured.url}/conversations`, { message: 'add resource auth-1 with value 3' }, { authorization: `Bearer ${TOKENS.chatty}` });
+    const created = await post(
+      `${secured.url}/conversations`,
+      { message: 'add resource auth-1 with value 3' },
+      { authorization: `Bearer ${TOKENS.chatty}` },
+    );
     expect(created.status).toBe(201);
     const uuid = created.body.result.approval.uuid as string;
 
@@ -189,7 +225,10 @@ describe('asg approvals against an agent with authentication', () => {
     const listed = await asg(['approvals', 'list', '--url', secured.url, '--token', TOKENS.alice]);
     expect(listed.code).toBe(0);
     expect(listed.stdout).toContain(uuid);
-    const approved = await asg(['approvals', 'approve', uuid, '--reason', 'looks right'], { ASG_URL: secured.url, ASG_TOKEN: TOKENS.alice });
+    const approved = await asg(['approvals', 'approve', uuid, '--reason', 'looks right'], {
+      ASG_URL: secured.url,
+      ASG_TOKEN: TOKENS.alice,
+    });
     expect(approved.code).toBe(0);
     const shown = await asg(['approvals', 'show', uuid, '--url', secured.url], { ASG_TOKEN: TOKENS.alice });
     expect(shown.stdout).toMatch(/Decided by:\s+token:alice via cli\n/);

@@ -9,14 +9,18 @@ import { post } from '../support/http.js';
 import { resourceAgentScript, startScriptedModel, type ModelScript, type ScriptedModelServer } from '../support/scripted-model.js';
 
 const SUMMARY = 'SUMMARY-OF-EARLIER: the user listed the resources several times; there were none.';
-const summarizing: ModelScript = (request) => (request.system.startsWith('Summarize the conversation') ? { text: SUMMARY } : resourceAgentScript(request));
+const summarizing: ModelScript = (request) =>
+  request.system.startsWith('Summarize the conversation') ? { text: SUMMARY } : resourceAgentScript(request);
 
 let model: ScriptedModelServer;
 let agent: AgentProcess;
 
 beforeAll(async () => {
   model = await startScriptedModel(summarizing);
-  agent = await startAgent({ geminiBaseUrl: model.geminiBaseUrl, config: { chat: { max_tokens: 1500, compaction_strategy: 'partial-summary' } } });
+  agent = await startAgent({
+    geminiBaseUrl: model.geminiBaseUrl,
+    config: { chat: { max_tokens: 1500, compaction_strategy: 'partial-summary' } },
+  });
 });
 
 afterAll(async () => {

@@ -64,7 +64,10 @@ async function placed(name: string): Promise<{ file: string; dir: string; port: 
   const dir = tempDir('asg-corpus-');
   const file = join(dir, name);
   const port = await freePort();
-  writeFileSync(file, `${readFileSync(join(CORPUS, name), 'utf8').trimEnd()}\nport: ${port}\ndata_dir: ${JSON.stringify(join(dir, 'data'))}\n`);
+  writeFileSync(
+    file,
+    `${readFileSync(join(CORPUS, name), 'utf8').trimEnd()}\nport: ${port}\ndata_dir: ${JSON.stringify(join(dir, 'data'))}\n`,
+  );
   return { file, dir, port };
 }
 
@@ -73,7 +76,8 @@ describe('the configuration corpus', () => {
     expect(FILES.length).toBeGreaterThanOrEqual(20);
     expect(FILES.filter((name) => name.startsWith('good-')).length).toBeGreaterThanOrEqual(6);
     expect(FILES.every((name) => /^(good|bad)-/.test(name))).toBe(true);
-    for (const name of FILES.filter((file) => file.startsWith('bad-'))) expect(readFileSync(join(CORPUS, name), 'utf8'), name).toMatch(/^# expect: \d+:\d+: /);
+    for (const name of FILES.filter((file) => file.startsWith('bad-')))
+      expect(readFileSync(join(CORPUS, name), 'utf8'), name).toMatch(/^# expect: \d+:\d+: /);
   });
 });
 
@@ -109,7 +113,12 @@ describe('the shipped configuration files pass asg config check', () => {
     mkdirSync(join(cwd, 'data', 'workspace'), { recursive: true });
     mkdirSync(join(cwd, 'data', 'docs'), { recursive: true });
     // The deploy configs name the admin token's variable; a deployment sets it.
-    const run = spawnSync(process.execPath, [ASG, 'config', 'check', join(REPO_ROOT, file)], { cwd, env: { ...ENV, ASG_ADMIN_TOKEN: 'admin-token-0123456789abcdef' }, encoding: 'utf8', timeout: 30_000 });
+    const run = spawnSync(process.execPath, [ASG, 'config', 'check', join(REPO_ROOT, file)], {
+      cwd,
+      env: { ...ENV, ASG_ADMIN_TOKEN: 'admin-token-0123456789abcdef' },
+      encoding: 'utf8',
+      timeout: 30_000,
+    });
     expect(run.status, run.stderr).toBe(0);
     expect(run.stdout).toContain(': valid (');
     expect(run.stderr).toBe('');

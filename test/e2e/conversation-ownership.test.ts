@@ -79,11 +79,15 @@ describe('whose conversation — REST', () => {
 
   it("answers bob 404 for alice's conversation, word for word as for an id nobody has: read, send, event stream", async () => {
     const read = await get(`${agent.url}/conversations/${alices}`, bob);
-    expect({ status: read.status, error: read.body.error.replace(alices, '<id>') }).toEqual(await unknownAnswer((id) => `/conversations/${id}`));
+    expect({ status: read.status, error: read.body.error.replace(alices, '<id>') }).toEqual(
+      await unknownAnswer((id) => `/conversations/${id}`),
+    );
 
     const before = (await get(`${agent.url}/conversations/${alices}`, alice)).body.conversation.messages.length;
     const send = await post(`${agent.url}/conversations/${alices}/messages`, { message: 'list all resources' }, bob);
-    expect({ status: send.status, error: send.body.error.replace(alices, '<id>') }).toEqual(await unknownAnswer((id) => `/conversations/${id}/messages`, { message: 'list all resources' }));
+    expect({ status: send.status, error: send.body.error.replace(alices, '<id>') }).toEqual(
+      await unknownAnswer((id) => `/conversations/${id}/messages`, { message: 'list all resources' }),
+    );
     expect((await get(`${agent.url}/conversations/${alices}`, alice)).body.conversation.messages).toHaveLength(before);
 
     const stream = await openSse(`${agent.url}/conversations/${alices}/events`, bob);
@@ -120,7 +124,9 @@ describe('whose conversation — REST', () => {
   });
 
   it('lets root, an admin, see and talk to everything', async () => {
-    expect(ids((await get(`${agent.url}/conversations?limit=500`, root)).body.conversations)).toEqual(expect.arrayContaining([alices, bobs]));
+    expect(ids((await get(`${agent.url}/conversations?limit=500`, root)).body.conversations)).toEqual(
+      expect.arrayContaining([alices, bobs]),
+    );
     expect((await get(`${agent.url}/conversations/${alices}`, root)).status).toBe(200);
     expect((await post(`${agent.url}/conversations/${bobs}/messages`, { message: 'hi from root' }, root)).status).toBe(200);
   });
@@ -129,10 +135,16 @@ describe('whose conversation — REST', () => {
 describe('whose conversation — tRPC', () => {
   it("answers bob NOT_FOUND for alice's conversation on get, send and the events subscription, and lists only his", async () => {
     const client = trpcClient(agent.url, bob);
-    const failure = (promise: Promise<unknown>) => promise.then(() => undefined, (error: { data?: { code?: string }; message: string }) => error);
+    const failure = (promise: Promise<unknown>) =>
+      promise.then(
+        () => undefined,
+        (error: { data?: { code?: string }; message: string }) => error,
+      );
     const read = await failure(client.conversations.get.query({ id: alices }));
     expect(read).toMatchObject({ data: { code: 'NOT_FOUND' }, message: `conversation ${alices} not found` });
-    expect(await failure(client.conversations.send.mutate({ conversationId: alices, message: 'hi' }))).toMatchObject({ data: { code: 'NOT_FOUND' } });
+    expect(await failure(client.conversations.send.mutate({ conversationId: alices, message: 'hi' }))).toMatchObject({
+      data: { code: 'NOT_FOUND' },
+    });
     expect(ids((await client.conversations.list.query({ limit: 500 })).conversations)).toEqual([bobs]);
 
     const watch = record<ConversationUpdate>((callbacks) => client.conversation.events.subscribe({ conversationId: alices }, callbacks));
@@ -158,7 +170,9 @@ describe('whose task — A2A', () => {
     expect(answer.status).toBe(200);
     return answer.body;
   }
-  const message = (text: string, taskId?: string) => ({ message: { kind: 'message', role: 'user', messageId: randomUUID(), parts: [{ kind: 'text', text }], ...(taskId && { taskId }) } });
+  const message = (text: string, taskId?: string) => ({
+    message: { kind: 'message', role: 'user', messageId: randomUUID(), parts: [{ kind: 'text', text }], ...(taskId && { taskId }) },
+  });
 
   it("answers bob's tasks/get, message/send, message/stream and tasks/cancel on alice's task as an unknown task (-32001)", async () => {
     const task = await rpc('message/send', message('add e2e-owned with value 3'), alice);
@@ -173,10 +187,18 @@ describe('whose task — A2A', () => {
       const answer = await rpc(method, params, bob);
       expect(answer.error, method).toEqual({ code: -32001, message: `task not found: ${taskId}` });
     }
-    const stream = await post(`${agent.url}/a2a`, { jsonrpc: '2.0', id: ++rpcId, method: 'message/stream', params: message('yes', taskId) }, { ...bob, accept: 'text/event-stream' });
+    const stream = await post(
+      `${agent.url}/a2a`,
+      { jsonrpc: '2.0', id: ++rpcId, method: 'message/stream', params: message('yes', taskId) },
+      { ...bob, accept: 'text/event-stream' },
+    );
     expect(JSON.stringify(stream.body)).toContain('"code":-32001');
     // A2A v1.0's TaskNotFound.
-    const v1 = await post(`${agent.url}/a2a`, { jsonrpc: '2.0', id: ++rpcId, method: 'GetTask', params: { id: taskId } }, { ...bob, 'a2a-version': '1.0' });
+    const v1 = await post(
+      `${agent.url}/a2a`,
+      { jsonrpc: '2.0', id: ++rpcId, method: 'GetTask', params: { id: taskId } },
+      { ...bob, 'a2a-version': '1.0' },
+    );
     expect(v1.body.error.code).toBe(-32001);
 
     // Still waiting, undecided: alice's own view, and dave's (an approver who chats) read of it.
@@ -192,7 +214,10 @@ describe('whose conversation — MCP', () => {
     await client.connect(new StreamableHTTPClientTransport(new URL(`${agent.url}/mcp`), { requestInit: { headers: bob } }));
     try {
       const ask = async (conversationId: string) => {
-        const result = await client.callTool({ name: 'ask', arguments: { message: 'list all resources', conversation_id: conversationId } });
+        const result = await client.callTool({
+          name: 'ask',
+          arguments: { message: 'list all resources', conversation_id: conversationId },
+        });
         return { isError: result.isError, text: (result.content as { text?: string }[]).map((block) => block.text ?? '').join('\n') };
       };
       const unknown = randomUUID();

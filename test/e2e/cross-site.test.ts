@@ -57,7 +57,11 @@ describe('a web page cannot approve', () => {
   it('a text/plain approval (valid JSON, mislabelled) is refused 415 and the tool does not run', async () => {
     const pending = await pendingApproval('plain-1');
     for (const type of ['text/plain', 'text/plain;charset=UTF-8', 'application/x-www-form-urlencoded', 'multipart/form-data; boundary=b']) {
-      const answer = await fetch(`${agent.url}/approvals/${pending.uuid}`, { method: 'POST', headers: { 'content-type': type }, body: '{"approved": true}' });
+      const answer = await fetch(`${agent.url}/approvals/${pending.uuid}`, {
+        method: 'POST',
+        headers: { 'content-type': type },
+        body: '{"approved": true}',
+      });
       expect(answer.status, type).toBe(415);
       expect(((await answer.json()) as { error: string }).error).toContain('application/json');
     }
@@ -73,7 +77,14 @@ describe('a web page cannot approve', () => {
       expect(answer.headers.get('access-control-allow-origin')).toBeNull();
     }
     // Its preflight too: a page could not even ask.
-    const preflight = await fetch(`${agent.url}/approvals/${pending.uuid}`, { method: 'OPTIONS', headers: { origin: 'https://evil.example', 'access-control-request-method': 'POST', 'access-control-request-headers': 'content-type' } });
+    const preflight = await fetch(`${agent.url}/approvals/${pending.uuid}`, {
+      method: 'OPTIONS',
+      headers: {
+        origin: 'https://evil.example',
+        'access-control-request-method': 'POST',
+        'access-control-request-headers': 'content-type',
+      },
+    });
     expect(preflight.status).toBe(403);
     expect(preflight.headers.get('access-control-allow-origin')).toBeNull();
     await expectUntouched(pending, 'foreign-1');
@@ -91,7 +102,11 @@ describe('a web page cannot approve', () => {
     const pending = await pendingApproval('cors-1');
     const preflight = await fetch(`${agent.url}/approvals/${pending.uuid}`, {
       method: 'OPTIONS',
-      headers: { origin: ALLOWED_ORIGIN, 'access-control-request-method': 'POST', 'access-control-request-headers': 'content-type, x-session-id' },
+      headers: {
+        origin: ALLOWED_ORIGIN,
+        'access-control-request-method': 'POST',
+        'access-control-request-headers': 'content-type, x-session-id',
+      },
     });
     expect(preflight.status).toBe(204);
     expect(preflight.headers.get('access-control-allow-origin')).toBe(ALLOWED_ORIGIN);
@@ -109,9 +124,19 @@ describe('Host', () => {
   const faces = [
     { face: 'REST list', method: 'GET', path: '/conversations' },
     { face: 'REST approval', method: 'POST', path: '/approvals/00000000-0000-4000-8000-000000000000', body: '{"approved":true}' },
-    { face: '/a2a', method: 'POST', path: '/a2a', body: jsonRpc('message/send', { message: { role: 'user', parts: [{ kind: 'text', text: 'hi' }], messageId: 'm1' } }) },
+    {
+      face: '/a2a',
+      method: 'POST',
+      path: '/a2a',
+      body: jsonRpc('message/send', { message: { role: 'user', parts: [{ kind: 'text', text: 'hi' }], messageId: 'm1' } }),
+    },
     { face: '/trpc', method: 'GET', path: `/trpc/conversations.list?input=${encodeURIComponent('{}')}` },
-    { face: '/mcp', method: 'POST', path: '/mcp', body: jsonRpc('initialize', { protocolVersion: '2025-06-18', capabilities: {}, clientInfo: { name: 'probe', version: '1' } }) },
+    {
+      face: '/mcp',
+      method: 'POST',
+      path: '/mcp',
+      body: jsonRpc('initialize', { protocolVersion: '2025-06-18', capabilities: {}, clientInfo: { name: 'probe', version: '1' } }),
+    },
     { face: 'web app', method: 'GET', path: '/' },
   ];
   const send = (face: (typeof faces)[number], host: string) =>
@@ -178,7 +203,12 @@ describe('undecodable and bad ids are 4xx on every route, never logged at error 
     const seen: string[] = [];
     for (const id of BAD_IDS) {
       for (const route of routes(id)) {
-        const answer = await rawRequest(agent.url, { method: route.method, path: route.path, headers: route.body ? { 'content-type': 'application/json' } : {}, body: route.body });
+        const answer = await rawRequest(agent.url, {
+          method: route.method,
+          path: route.path,
+          headers: route.body ? { 'content-type': 'application/json' } : {},
+          body: route.body,
+        });
         const label = `${route.method} ${route.path.slice(0, 80)}`;
         seen.push(`${answer.status} ${label}`);
         expect(answer.status, label).toBeGreaterThanOrEqual(400);
@@ -192,7 +222,12 @@ describe('undecodable and bad ids are 4xx on every route, never logged at error 
 
   it('A2A JSON-RPC with bad task ids answers JSON-RPC errors (HTTP 200, as the binding wants), never a 5xx', async () => {
     for (const id of BAD_IDS) {
-      const answer = await rawRequest(agent.url, { method: 'POST', path: '/a2a', headers: { 'content-type': 'application/json' }, body: JSON.stringify({ jsonrpc: '2.0', id: 1, method: 'tasks/get', params: { id } }) });
+      const answer = await rawRequest(agent.url, {
+        method: 'POST',
+        path: '/a2a',
+        headers: { 'content-type': 'application/json' },
+        body: JSON.stringify({ jsonrpc: '2.0', id: 1, method: 'tasks/get', params: { id } }),
+      });
       expect(answer.status, id).toBe(200);
       expect(answer.json.error, id).toBeDefined();
     }

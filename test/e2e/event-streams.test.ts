@@ -38,17 +38,30 @@ async function newConversation(): Promise<string> {
 }
 
 /** The stored events a recording got: id and kind, in the order received. */
-const storedOf = (recording: Recording<ConversationUpdate>) => recording.items.filter((item) => item.id !== undefined).map((item) => `${item.id}:${item.data.kind}`);
+const storedOf = (recording: Recording<ConversationUpdate>) =>
+  recording.items.filter((item) => item.id !== undefined).map((item) => `${item.id}:${item.data.kind}`);
 const hasFinalAnswer = (recording: Recording<ConversationUpdate>, text: RegExp) =>
-  recording.items.some((item) => item.data.kind === 'message_added' && item.data.message.role === 'assistant' && !item.data.message.tool_call && text.test(item.data.message.content));
+  recording.items.some(
+    (item) =>
+      item.data.kind === 'message_added' &&
+      item.data.message.role === 'assistant' &&
+      !item.data.message.tool_call &&
+      text.test(item.data.message.content),
+  );
 
 describe('conversation.events over tRPC', () => {
   it('a subscriber whose connection dropped resumes from its last event id and misses nothing', async () => {
     const id = await newConversation();
-    const steady = record<ConversationUpdate>((callbacks) => trpcClient(agent.url).conversation.events.subscribe({ conversationId: id }, callbacks));
-    const dropping = record<ConversationUpdate>((callbacks) => trpcClient(proxy.url).conversation.events.subscribe({ conversationId: id }, callbacks));
+    const steady = record<ConversationUpdate>((callbacks) =>
+      trpcClient(agent.url).conversation.events.subscribe({ conversationId: id }, callbacks),
+    );
+    const dropping = record<ConversationUpdate>((callbacks) =>
+      trpcClient(proxy.url).conversation.events.subscribe({ conversationId: id }, callbacks),
+    );
     try {
-      await vi.waitFor(() => expect([steady.items[0]?.data.kind, dropping.items[0]?.data.kind]).toEqual(['snapshot', 'snapshot']), { timeout: 10_000 });
+      await vi.waitFor(() => expect([steady.items[0]?.data.kind, dropping.items[0]?.data.kind]).toEqual(['snapshot', 'snapshot']), {
+        timeout: 10_000,
+      });
 
       expect((await post(`${agent.url}/conversations/${id}/messages`, { message: 'list resources' })).status).toBe(200);
       await vi.waitFor(() => expect(hasFinalAnswer(dropping, /^Done\. resources_list/)).toBe(true), { timeout: 10_000 });
@@ -77,7 +90,9 @@ describe('conversation.events over tRPC', () => {
       const ids = storedOf(steady).map((entry) => Number(entry.split(':')[0]));
       expect(ids).toEqual([...ids].sort((a, b) => a - b));
       expect(new Set(ids).size).toBe(ids.length);
-      expect(storedOf(steady).map((entry) => entry.split(':')[1])).toEqual(expect.arrayContaining(['message_added', 'approval_requested', 'approval_resolved', 'status_changed']));
+      expect(storedOf(steady).map((entry) => entry.split(':')[1])).toEqual(
+        expect.arrayContaining(['message_added', 'approval_requested', 'approval_resolved', 'status_changed']),
+      );
     } finally {
       steady.stop();
       dropping.stop();
@@ -91,10 +106,16 @@ describe('conversation.events over tRPC', () => {
       const id = await newConversation();
       const stop = await post(`${agent.url}/conversations/${id}/messages`, { message: 'add resource web-2 with value 6' });
       const uuid = stop.body.result.approval.uuid;
-      await vi.waitFor(() => expect(watcher.items.some((item) => item.data.kind === 'approval_requested' && item.data.approval.uuid === uuid)).toBe(true), { timeout: 10_000 });
+      await vi.waitFor(
+        () => expect(watcher.items.some((item) => item.data.kind === 'approval_requested' && item.data.approval.uuid === uuid)).toBe(true),
+        { timeout: 10_000 },
+      );
       proxy.cut();
       expect((await post(`${agent.url}/approvals/${uuid}`, { approved: false })).status).toBe(200);
-      await vi.waitFor(() => expect(watcher.items.some((item) => item.data.kind === 'approval_resolved' && item.data.approval.uuid === uuid)).toBe(true), { timeout: 15_000 });
+      await vi.waitFor(
+        () => expect(watcher.items.some((item) => item.data.kind === 'approval_resolved' && item.data.approval.uuid === uuid)).toBe(true),
+        { timeout: 15_000 },
+      );
       const resolved = watcher.items.find((item) => item.data.kind === 'approval_resolved' && item.data.approval.uuid === uuid)!;
       expect(resolved.data).toMatchObject({ decision: 'rejected' });
       expect(watcher.items.filter((item) => item.data.kind === 'snapshot')).toHaveLength(1);
@@ -117,7 +138,13 @@ describe('GET /conversations/:id/events (plain SSE)', () => {
       expect(JSON.parse(first.events[0]!.data).conversation).toMatchObject({ id, status: 'active' });
 
       expect((await post(`${agent.url}/conversations/${id}/messages`, { message: 'list resources' })).status).toBe(200);
-      await vi.waitFor(() => expect(first.events.some((event) => event.event === 'message_added' && JSON.parse(event.data).message.content.startsWith('Done.'))).toBe(true), { timeout: 10_000 });
+      await vi.waitFor(
+        () =>
+          expect(
+            first.events.some((event) => event.event === 'message_added' && JSON.parse(event.data).message.content.startsWith('Done.')),
+          ).toBe(true),
+        { timeout: 10_000 },
+      );
       first.close();
       const lastSeen = stored(first.events).at(-1)!.split(':')[0]!;
 
@@ -134,7 +161,12 @@ describe('GET /conversations/:id/events (plain SSE)', () => {
         expect(resumed.events.some((event) => event.event === 'snapshot')).toBe(false);
         // The data is the JSON of the event, with its id and REST shapes inside.
         const approval = resumed.events.find((event) => event.event === 'approval_requested')!;
-        expect(JSON.parse(approval.data)).toMatchObject({ id: Number(approval.id), conversation_id: id, kind: 'approval_requested', approval: { tool_name: 'resources_add', tool_args: { name: 'web-3', value: 7 } } });
+        expect(JSON.parse(approval.data)).toMatchObject({
+          id: Number(approval.id),
+          conversation_id: id,
+          kind: 'approval_requested',
+          approval: { tool_name: 'resources_add', tool_args: { name: 'web-3', value: 7 } },
+        });
       } finally {
         resumed.close();
       }

@@ -5,7 +5,13 @@
  * publishes (tool calls starting and finishing, the model's text as it streams).
  */
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { ApprovalStatus, ConversationStatus, ConversationStoreServiceService, MessageRole, type ConversationEvent } from '../../gen/ts/asg/store/v1/store.js';
+import {
+  ApprovalStatus,
+  ConversationStatus,
+  ConversationStoreServiceService,
+  MessageRole,
+  type ConversationEvent,
+} from '../../gen/ts/asg/store/v1/store.js';
 import { createPromiseClient, type PromiseClient } from '../../services/common/grpc/client.js';
 import { startAgent, type AgentProcess } from '../support/agent-process.js';
 import { post } from '../support/http.js';
@@ -34,8 +40,10 @@ afterAll(async () => {
 /** An event in a few words: its kind and what identifies it. */
 function describeEvent(event: ConversationEvent): string {
   if (event.messageAdded) return `message_added ${MessageRole[event.messageAdded.role].replace('MESSAGE_ROLE_', '').toLowerCase()}`;
-  if (event.approvalRequested) return `approval_requested ${event.approvalRequested.toolName} ${ApprovalStatus[event.approvalRequested.status]}`;
-  if (event.approvalResolved) return `approval_resolved ${event.approvalResolved.toolName} ${ApprovalStatus[event.approvalResolved.status]}`;
+  if (event.approvalRequested)
+    return `approval_requested ${event.approvalRequested.toolName} ${ApprovalStatus[event.approvalRequested.status]}`;
+  if (event.approvalResolved)
+    return `approval_resolved ${event.approvalResolved.toolName} ${ApprovalStatus[event.approvalResolved.status]}`;
   if (event.statusChanged !== undefined) return `status_changed ${ConversationStatus[event.statusChanged]}`;
   if (event.toolCallStarted) return `tool_call_started ${event.toolCallStarted.name}`;
   if (event.toolCallFinished) return `tool_call_finished ${event.toolCallFinished.name}`;
@@ -46,7 +54,8 @@ function describeEvent(event: ConversationEvent): string {
 }
 
 /** Consecutive text deltas as one entry, so the sequence does not depend on how the text was cut. */
-const collapsed = (events: ConversationEvent[]) => events.map(describeEvent).filter((kind, index, all) => kind !== 'text_delta' || all[index - 1] !== 'text_delta');
+const collapsed = (events: ConversationEvent[]) =>
+  events.map(describeEvent).filter((kind, index, all) => kind !== 'text_delta' || all[index - 1] !== 'text_delta');
 
 async function until(condition: () => boolean, what: string, timeoutMs = 15_000): Promise<void> {
   const deadline = Date.now() + timeoutMs;
@@ -57,7 +66,8 @@ async function until(condition: () => boolean, what: string, timeoutMs = 15_000)
 }
 
 /** The model's answer after a tool result (resource-agent script): the last event of a turn here. */
-const isFinalAnswer = (event: ConversationEvent) => event.messageAdded?.role === MessageRole.MESSAGE_ROLE_ASSISTANT && event.messageAdded.content.startsWith('Done.');
+const isFinalAnswer = (event: ConversationEvent) =>
+  event.messageAdded?.role === MessageRole.MESSAGE_ROLE_ASSISTANT && event.messageAdded.content.startsWith('Done.');
 
 /**
  * Watches one conversation from its beginning, in the background, until `last` arrives:
@@ -108,7 +118,10 @@ describe('watching a conversation while it runs', () => {
     const stop = await post(`${agent.url}/conversations/${id}/messages`, { message: 'add resource watched-1 with value 7' });
     expect(stop.body.result.waiting_approval).toBe(true);
     const uuid = stop.body.result.approval.uuid as string;
-    await until(() => watch.received.some((event) => event.statusChanged === ConversationStatus.CONVERSATION_STATUS_WAITING_APPROVAL), 'the conversation waits');
+    await until(
+      () => watch.received.some((event) => event.statusChanged === ConversationStatus.CONVERSATION_STATUS_WAITING_APPROVAL),
+      'the conversation waits',
+    );
 
     // Go: approved, the stored call runs, and the model answers, streamed.
     const go = await post(`${agent.url}/approvals/${uuid}`, { approved: true });
@@ -143,7 +156,9 @@ describe('watching a conversation while it runs', () => {
     expect(started.result).toBeUndefined();
     const finished = received.find((event) => event.toolCallFinished)!.toolCallFinished!;
     expect(finished.isError).toBe(false);
-    expect(received.find((event) => event.messageAdded?.role === MessageRole.MESSAGE_ROLE_TOOL)?.messageAdded?.content).toBe(finished.result);
+    expect(received.find((event) => event.messageAdded?.role === MessageRole.MESSAGE_ROLE_TOOL)?.messageAdded?.content).toBe(
+      finished.result,
+    );
     // The answer streamed word by word, and the deltas joined are the stored answer.
     const deltas = received.filter((event) => event.textDelta);
     expect(deltas.length).toBeGreaterThan(2);

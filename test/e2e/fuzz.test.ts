@@ -129,7 +129,14 @@ type Rng = ReturnType<typeof prng>;
 // The ingredients.
 
 const FOREIGN_ORIGINS = ['http://evil.example', 'https://attacker.test:8443', 'null', 'http://127.0.0.1.evil.example', 'file://'];
-const FOREIGN_HOSTS = ['evil.example', 'evil.example:80', 'attacker.test:8080', '127.0.0.1.nip.io', 'localhost.evil.example', '0x7f000001.evil'];
+const FOREIGN_HOSTS = [
+  'evil.example',
+  'evil.example:80',
+  'attacker.test:8080',
+  '127.0.0.1.nip.io',
+  'localhost.evil.example',
+  '0x7f000001.evil',
+];
 
 /** Ids as they appear in a path, already percent-encoded where a raw byte could not be sent. */
 const BAD_IDS = [
@@ -203,7 +210,16 @@ const MALFORMED_JSON = [
   '[{"message":"a"}]',
 ];
 
-const CONTENT_TYPES_NOT_JSON = ['text/plain', 'text/plain;charset=UTF-8', 'application/x-www-form-urlencoded', 'multipart/form-data; boundary=xyz', 'application/xml', 'text/html', 'application/jsonx', 'application/octet-stream'];
+const CONTENT_TYPES_NOT_JSON = [
+  'text/plain',
+  'text/plain;charset=UTF-8',
+  'application/x-www-form-urlencoded',
+  'multipart/form-data; boundary=xyz',
+  'application/xml',
+  'text/html',
+  'application/jsonx',
+  'application/octet-stream',
+];
 
 const WRONG_METHODS = ['PUT', 'DELETE', 'PATCH', 'OPTIONS', 'HEAD', 'TRACE', 'PROPFIND', 'FOO', 'CONNECTX'];
 
@@ -241,9 +257,49 @@ const TRAVERSALS = [
 /** Text of files outside web/dist: a 200 carrying any of these served what it must not. */
 const OUTSIDE_FILES = ['root:x:0:0', '"name": "agent-stop-and-go"', 'GEMINI_API_KEY', '[core]', 'mcp_servers'];
 
-const A2A_METHODS = ['message/send', 'message/stream', 'tasks/get', 'tasks/cancel', 'tasks/resubscribe', 'tasks/pushNotificationConfig/set', 'SendMessage', 'SendStreamingMessage', 'GetTask', 'CancelTask', 'agent/getAuthenticatedExtendedCard', '', '__proto__', 'constructor', 'toString', 'rpc.discover', 'x'.repeat(3000)];
-const MCP_METHODS = ['initialize', 'tools/list', 'tools/call', 'resources/list', 'prompts/list', 'ping', 'notifications/initialized', 'logging/setLevel', 'completion/complete', '', '__proto__', 'x'.repeat(3000)];
-const TRPC_PROCEDURES = ['conversations.list', 'conversations.get', 'conversations.create', 'conversations.send', 'approvals.resolve', 'approvals.pending', 'conversation.events', 'tools.list'];
+const A2A_METHODS = [
+  'message/send',
+  'message/stream',
+  'tasks/get',
+  'tasks/cancel',
+  'tasks/resubscribe',
+  'tasks/pushNotificationConfig/set',
+  'SendMessage',
+  'SendStreamingMessage',
+  'GetTask',
+  'CancelTask',
+  'agent/getAuthenticatedExtendedCard',
+  '',
+  '__proto__',
+  'constructor',
+  'toString',
+  'rpc.discover',
+  'x'.repeat(3000),
+];
+const MCP_METHODS = [
+  'initialize',
+  'tools/list',
+  'tools/call',
+  'resources/list',
+  'prompts/list',
+  'ping',
+  'notifications/initialized',
+  'logging/setLevel',
+  'completion/complete',
+  '',
+  '__proto__',
+  'x'.repeat(3000),
+];
+const TRPC_PROCEDURES = [
+  'conversations.list',
+  'conversations.get',
+  'conversations.create',
+  'conversations.send',
+  'approvals.resolve',
+  'approvals.pending',
+  'conversation.events',
+  'tools.list',
+];
 const TRPC_MUTATIONS = new Set(['conversations.create', 'conversations.send', 'approvals.resolve']);
 const JSONRPC_VERSIONS: unknown[] = ['2.0', '1.0', '2.1', 2, 2.0, null, '', true, ['2.0'], undefined];
 const JSONRPC_IDS: unknown[] = [1, 0, -1, 1.5, 1e308, '', 'id', 'x'.repeat(10_000), null, {}, [], true, { nested: [1] }, undefined];
@@ -303,188 +359,957 @@ function buildCorpus(rng: Rng, t: Targets): FuzzCase[] {
   for (const [i, size] of [MESSAGE_LIMIT, MESSAGE_LIMIT - 16, 200_000, 200_000, 200_000].entries()) {
     const text = oneToken(rng.pick(['a', 'z', '0', 'Q']), size);
     const heavy = t.heavy[i % t.heavy.length]!;
-    const ok = { statuses: (s: number) => s === 200 || s === 201 || is4xx(s), why: 'a one-token message up to the limit is answered or refused with a 4xx' };
-    fixed.push({ face: 'rest', kind: 'one-token', method: 'POST', path: `/conversations/${heavy}/messages`, headers: JSON_HEADERS, body: json({ message: text }), expect: ok });
+    const ok = {
+      statuses: (s: number) => s === 200 || s === 201 || is4xx(s),
+      why: 'a one-token message up to the limit is answered or refused with a 4xx',
+    };
+    fixed.push({
+      face: 'rest',
+      kind: 'one-token',
+      method: 'POST',
+      path: `/conversations/${heavy}/messages`,
+      headers: JSON_HEADERS,
+      body: json({ message: text }),
+      expect: ok,
+    });
     if (i < 2) {
-      fixed.push({ face: 'rest', kind: 'one-token', method: 'POST', path: '/conversations', headers: JSON_HEADERS, body: json({ message: text }), expect: ok });
-      fixed.push({ face: 'trpc', kind: 'one-token', method: 'POST', path: '/trpc/conversations.send', headers: JSON_HEADERS, body: json({ conversationId: heavy, message: text }) });
-      fixed.push({ face: 'a2a', kind: 'one-token', method: 'POST', path: '/a2a', headers: JSON_HEADERS, body: json({ jsonrpc: '2.0', id: i, method: 'message/send', params: { message: { kind: 'message', role: 'user', messageId: crypto.randomUUID(), parts: [{ kind: 'text', text }] } } }) });
+      fixed.push({
+        face: 'rest',
+        kind: 'one-token',
+        method: 'POST',
+        path: '/conversations',
+        headers: JSON_HEADERS,
+        body: json({ message: text }),
+        expect: ok,
+      });
+      fixed.push({
+        face: 'trpc',
+        kind: 'one-token',
+        method: 'POST',
+        path: '/trpc/conversations.send',
+        headers: JSON_HEADERS,
+        body: json({ conversationId: heavy, message: text }),
+      });
+      fixed.push({
+        face: 'a2a',
+        kind: 'one-token',
+        method: 'POST',
+        path: '/a2a',
+        headers: JSON_HEADERS,
+        body: json({
+          jsonrpc: '2.0',
+          id: i,
+          method: 'message/send',
+          params: { message: { kind: 'message', role: 'user', messageId: crypto.randomUUID(), parts: [{ kind: 'text', text }] } },
+        }),
+      });
     }
   }
   // 2. Cross-site approvals: text/plain (a "simple" request, no preflight), a form, a foreign Origin, a foreign Host.
   for (const victim of t.victims) {
     const body = json({ approved: true });
     for (const type of ['text/plain', 'text/plain;charset=UTF-8', 'application/x-www-form-urlencoded', 'multipart/form-data; boundary=x']) {
-      fixed.push({ face: 'rest', kind: 'cross-site', method: 'POST', path: `/approvals/${victim}`, headers: { 'content-type': type }, body: type.startsWith('application/x-www') ? 'approved=true' : body, expect: { statuses: (s) => s === 415, why: 'state-changing routes accept only application/json (415)' } });
+      fixed.push({
+        face: 'rest',
+        kind: 'cross-site',
+        method: 'POST',
+        path: `/approvals/${victim}`,
+        headers: { 'content-type': type },
+        body: type.startsWith('application/x-www') ? 'approved=true' : body,
+        expect: { statuses: (s) => s === 415, why: 'state-changing routes accept only application/json (415)' },
+      });
     }
     for (const origin of FOREIGN_ORIGINS) {
-      fixed.push({ face: 'rest', kind: 'cross-site', method: 'POST', path: `/approvals/${victim}`, headers: { ...JSON_HEADERS, origin }, body, expect: { statuses: (s) => s === 403, why: 'a foreign Origin on a state-changing route is 403' } });
-      fixed.push({ face: 'trpc', kind: 'cross-site', method: 'POST', path: '/trpc/approvals.resolve', headers: { ...JSON_HEADERS, origin }, body: json({ uuid: victim, approved: true }), expect: { statuses: (s) => s === 403, why: 'a foreign Origin on a state-changing route is 403' } });
+      fixed.push({
+        face: 'rest',
+        kind: 'cross-site',
+        method: 'POST',
+        path: `/approvals/${victim}`,
+        headers: { ...JSON_HEADERS, origin },
+        body,
+        expect: { statuses: (s) => s === 403, why: 'a foreign Origin on a state-changing route is 403' },
+      });
+      fixed.push({
+        face: 'trpc',
+        kind: 'cross-site',
+        method: 'POST',
+        path: '/trpc/approvals.resolve',
+        headers: { ...JSON_HEADERS, origin },
+        body: json({ uuid: victim, approved: true }),
+        expect: { statuses: (s) => s === 403, why: 'a foreign Origin on a state-changing route is 403' },
+      });
     }
-    fixed.push({ face: 'trpc', kind: 'cross-site', method: 'POST', path: '/trpc/approvals.resolve', headers: { 'content-type': 'text/plain' }, body: json({ uuid: victim, approved: true }), expect: { statuses: (s) => s === 415, why: 'state-changing routes accept only application/json (415)' } });
+    fixed.push({
+      face: 'trpc',
+      kind: 'cross-site',
+      method: 'POST',
+      path: '/trpc/approvals.resolve',
+      headers: { 'content-type': 'text/plain' },
+      body: json({ uuid: victim, approved: true }),
+      expect: { statuses: (s) => s === 415, why: 'state-changing routes accept only application/json (415)' },
+    });
     for (const host of FOREIGN_HOSTS) {
-      fixed.push({ face: 'rest', kind: 'cross-site', method: 'POST', path: `/approvals/${victim}`, headers: { ...JSON_HEADERS, host }, body, expect: EXPECT_4XX('a foreign Host is refused on every face') });
+      fixed.push({
+        face: 'rest',
+        kind: 'cross-site',
+        method: 'POST',
+        path: `/approvals/${victim}`,
+        headers: { ...JSON_HEADERS, host },
+        body,
+        expect: EXPECT_4XX('a foreign Host is refused on every face'),
+      });
     }
   }
   // A foreign Host on every face (DNS rebinding reads the pending UUIDs from the list otherwise).
   for (const host of FOREIGN_HOSTS) {
     const why = 'a foreign Host is refused on REST, /a2a, /trpc and /mcp';
     fixed.push({ face: 'rest', kind: 'foreign-host', method: 'GET', path: '/conversations', headers: { host }, expect: EXPECT_4XX(why) });
-    fixed.push({ face: 'rest', kind: 'foreign-host', method: 'GET', path: `/conversations/${t.conversations[0]}`, headers: { host }, expect: EXPECT_4XX(why) });
-    fixed.push({ face: 'trpc', kind: 'foreign-host', method: 'GET', path: `/trpc/conversations.list?input=${encodeURIComponent('{}')}`, headers: { host }, expect: EXPECT_4XX(why) });
-    fixed.push({ face: 'a2a', kind: 'foreign-host', method: 'POST', path: '/a2a', headers: { ...JSON_HEADERS, host }, body: json({ jsonrpc: '2.0', id: 1, method: 'tasks/get', params: { id: t.conversations[0] } }), expect: EXPECT_4XX(why) });
-    fixed.push({ face: 'mcp', kind: 'foreign-host', method: 'POST', path: '/mcp', headers: { ...MCP_HEADERS, host }, body: json({ jsonrpc: '2.0', id: 1, method: 'tools/list' }), expect: EXPECT_4XX(why) });
+    fixed.push({
+      face: 'rest',
+      kind: 'foreign-host',
+      method: 'GET',
+      path: `/conversations/${t.conversations[0]}`,
+      headers: { host },
+      expect: EXPECT_4XX(why),
+    });
+    fixed.push({
+      face: 'trpc',
+      kind: 'foreign-host',
+      method: 'GET',
+      path: `/trpc/conversations.list?input=${encodeURIComponent('{}')}`,
+      headers: { host },
+      expect: EXPECT_4XX(why),
+    });
+    fixed.push({
+      face: 'a2a',
+      kind: 'foreign-host',
+      method: 'POST',
+      path: '/a2a',
+      headers: { ...JSON_HEADERS, host },
+      body: json({ jsonrpc: '2.0', id: 1, method: 'tasks/get', params: { id: t.conversations[0] } }),
+      expect: EXPECT_4XX(why),
+    });
+    fixed.push({
+      face: 'mcp',
+      kind: 'foreign-host',
+      method: 'POST',
+      path: '/mcp',
+      headers: { ...MCP_HEADERS, host },
+      body: json({ jsonrpc: '2.0', id: 1, method: 'tools/list' }),
+      expect: EXPECT_4XX(why),
+    });
   }
   // 3. %zz on every route that takes an id.
   for (const suffix of ['', '/events', '/messages']) {
     const method = suffix === '/messages' ? 'POST' : 'GET';
-    fixed.push({ face: 'rest', kind: 'bad-id', method, path: `/conversations/%zz${suffix}`, headers: method === 'POST' ? JSON_HEADERS : {}, body: method === 'POST' ? json({ message: 'hi' }) : undefined, expect: EXPECT_ZZ });
+    fixed.push({
+      face: 'rest',
+      kind: 'bad-id',
+      method,
+      path: `/conversations/%zz${suffix}`,
+      headers: method === 'POST' ? JSON_HEADERS : {},
+      body: method === 'POST' ? json({ message: 'hi' }) : undefined,
+      expect: EXPECT_ZZ,
+    });
   }
-  fixed.push({ face: 'rest', kind: 'bad-id', method: 'POST', path: '/approvals/%zz', headers: JSON_HEADERS, body: json({ approved: true }), expect: EXPECT_ZZ });
+  fixed.push({
+    face: 'rest',
+    kind: 'bad-id',
+    method: 'POST',
+    path: '/approvals/%zz',
+    headers: JSON_HEADERS,
+    body: json({ approved: true }),
+    expect: EXPECT_ZZ,
+  });
   // 4. The size of a list: summaries, whatever the limit asked.
   for (const limit of ['500', '500', '100000', '1000']) {
     fixed.push({ face: 'rest', kind: 'list-size', method: 'GET', path: `/conversations?limit=${limit}`, summaryBound: true });
   }
-  fixed.push({ face: 'trpc', kind: 'list-size', method: 'GET', path: `/trpc/conversations.list?input=${encodeURIComponent(json({ limit: 500 }))}`, summaryBound: true });
+  fixed.push({
+    face: 'trpc',
+    kind: 'list-size',
+    method: 'GET',
+    path: `/trpc/conversations.list?input=${encodeURIComponent(json({ limit: 500 }))}`,
+    summaryBound: true,
+  });
 
   // --- Bodies over the limit and other heavy ones: a small, fixed number. --------------------------
-  for (const [face, path] of [['rest', '/conversations'], ['rest', `/conversations/${t.conversations[1]}/messages`], ['a2a', '/a2a'], ['trpc', '/trpc/conversations.create'], ['mcp', '/mcp']] as const) {
+  for (const [face, path] of [
+    ['rest', '/conversations'],
+    ['rest', `/conversations/${t.conversations[1]}/messages`],
+    ['a2a', '/a2a'],
+    ['trpc', '/trpc/conversations.create'],
+    ['mcp', '/mcp'],
+  ] as const) {
     for (const extra of [1, 4096, BODY_LIMIT]) {
       const message = words(BODY_LIMIT + extra);
-      const body = face === 'a2a' || face === 'mcp' ? json({ jsonrpc: '2.0', id: 1, method: face === 'a2a' ? 'message/send' : 'tools/call', params: { message } }) : json({ message });
-      fixed.push({ face, kind: 'over-limit', method: 'POST', path, headers: face === 'mcp' ? MCP_HEADERS : JSON_HEADERS, body, mayReset: true, expect: EXPECT_4XX('a body over the 1 MiB limit is refused'), rpcErrorIsRefusal: face === 'a2a' });
+      const body =
+        face === 'a2a' || face === 'mcp'
+          ? json({ jsonrpc: '2.0', id: 1, method: face === 'a2a' ? 'message/send' : 'tools/call', params: { message } })
+          : json({ message });
+      fixed.push({
+        face,
+        kind: 'over-limit',
+        method: 'POST',
+        path,
+        headers: face === 'mcp' ? MCP_HEADERS : JSON_HEADERS,
+        body,
+        mayReset: true,
+        expect: EXPECT_4XX('a body over the 1 MiB limit is refused'),
+        rpcErrorIsRefusal: face === 'a2a',
+      });
     }
   }
   for (const depth of [1_000, 10_000, 100_000, 400_000]) {
     const deep = nested(depth);
-    fixed.push({ face: 'rest', kind: 'deep-nesting', method: 'POST', path: '/conversations', headers: JSON_HEADERS, body: `{"message":${deep}}`, mayReset: depth * 2 > BODY_LIMIT, expect: EXPECT_4XX('a message that is not a string is a 400') });
-    fixed.push({ face: 'trpc', kind: 'deep-nesting', method: 'POST', path: '/trpc/conversations.send', headers: JSON_HEADERS, body: `{"conversationId":"${t.conversations[2]}","message":${deep}}`, mayReset: depth * 2 > BODY_LIMIT });
-    fixed.push({ face: 'a2a', kind: 'deep-nesting', method: 'POST', path: '/a2a', headers: JSON_HEADERS, body: `{"jsonrpc":"2.0","id":1,"method":"message/send","params":${nested(depth, '{"a":', '}').replace(/\{"a":\}/, '{"a":1}')}}`, mayReset: depth * 6 > BODY_LIMIT });
-    fixed.push({ face: 'mcp', kind: 'deep-nesting', method: 'POST', path: '/mcp', headers: MCP_HEADERS, body: `{"jsonrpc":"2.0","id":1,"method":"tools/call","params":{"name":"x","arguments":${deep}}}`, mayReset: depth * 2 > BODY_LIMIT });
-    fixed.push({ face: 'trpc', kind: 'deep-nesting', method: 'GET', path: `/trpc/conversations.list?input=${encodeURIComponent(nested(Math.min(depth, 2000)))}` });
+    fixed.push({
+      face: 'rest',
+      kind: 'deep-nesting',
+      method: 'POST',
+      path: '/conversations',
+      headers: JSON_HEADERS,
+      body: `{"message":${deep}}`,
+      mayReset: depth * 2 > BODY_LIMIT,
+      expect: EXPECT_4XX('a message that is not a string is a 400'),
+    });
+    fixed.push({
+      face: 'trpc',
+      kind: 'deep-nesting',
+      method: 'POST',
+      path: '/trpc/conversations.send',
+      headers: JSON_HEADERS,
+      body: `{"conversationId":"${t.conversations[2]}","message":${deep}}`,
+      mayReset: depth * 2 > BODY_LIMIT,
+    });
+    fixed.push({
+      face: 'a2a',
+      kind: 'deep-nesting',
+      method: 'POST',
+      path: '/a2a',
+      headers: JSON_HEADERS,
+      body: `{"jsonrpc":"2.0","id":1,"method":"message/send","params":${nested(depth, '{"a":', '}').replace(/\{"a":\}/, '{"a":1}')}}`,
+      mayReset: depth * 6 > BODY_LIMIT,
+    });
+    fixed.push({
+      face: 'mcp',
+      kind: 'deep-nesting',
+      method: 'POST',
+      path: '/mcp',
+      headers: MCP_HEADERS,
+      body: `{"jsonrpc":"2.0","id":1,"method":"tools/call","params":{"name":"x","arguments":${deep}}}`,
+      mayReset: depth * 2 > BODY_LIMIT,
+    });
+    fixed.push({
+      face: 'trpc',
+      kind: 'deep-nesting',
+      method: 'GET',
+      path: `/trpc/conversations.list?input=${encodeURIComponent(nested(Math.min(depth, 2000)))}`,
+    });
   }
   fixed.push(...deepValueCases(rng, t), ...oddMethodCases(rng, t));
-  for (const [face, path] of [['rest', '/conversations'], ['a2a', '/a2a'], ['mcp', '/mcp']] as const) {
+  for (const [face, path] of [
+    ['rest', '/conversations'],
+    ['a2a', '/a2a'],
+    ['mcp', '/mcp'],
+  ] as const) {
     const manyKeys = json(Object.fromEntries(Array.from({ length: 40_000 }, (_, i) => [`k${i}`, i])));
     fixed.push({ face, kind: 'huge-object', method: 'POST', path, headers: face === 'mcp' ? MCP_HEADERS : JSON_HEADERS, body: manyKeys });
-    fixed.push({ face, kind: 'huge-string', method: 'POST', path, headers: face === 'mcp' ? MCP_HEADERS : JSON_HEADERS, body: json({ jsonrpc: '2.0', id: 'x'.repeat(500_000), method: 'x'.repeat(300_000), message: 5 }) });
+    fixed.push({
+      face,
+      kind: 'huge-string',
+      method: 'POST',
+      path,
+      headers: face === 'mcp' ? MCP_HEADERS : JSON_HEADERS,
+      body: json({ jsonrpc: '2.0', id: 'x'.repeat(500_000), method: 'x'.repeat(300_000), message: 5 }),
+    });
   }
 
   // --- Random cases, by weight. -----------------------------------------------------------------------
   const generators: Array<[number, () => FuzzCase]> = [
     // REST: ids.
-    [6, () => {
-      const bad = rng.pick(BAD_IDS);
-      return { face: 'rest', kind: 'bad-id', method: 'GET', path: `/conversations/${bad}`, headers: auth(), expect: bad === '%zz' ? EXPECT_ZZ : undefined };
-    }],
-    [4, () => {
-      const bad = rng.pick(BAD_IDS);
-      return { face: 'rest', kind: 'bad-id', method: 'GET', path: `/conversations/${bad}/events`, expect: bad === '%zz' ? EXPECT_ZZ : undefined };
-    }],
-    [4, () => ({ face: 'rest', kind: 'bad-id', method: 'POST', path: `/conversations/${rng.pick(BAD_IDS)}/messages`, headers: { ...JSON_HEADERS, ...auth() }, body: json({ message: 'list resources' }), expect: EXPECT_4XX('a message to an id that is no conversation is refused') })],
-    [4, () => ({ face: 'rest', kind: 'bad-id', method: 'POST', path: `/approvals/${rng.pick(BAD_IDS)}`, headers: JSON_HEADERS, body: json({ approved: rng.chance(0.5) }), expect: EXPECT_4XX('an approval id that is no UUID is refused') })],
-    [2, () => ({ face: 'rest', kind: 'bad-id', method: 'POST', path: `/approvals/${crypto.randomUUID()}`, headers: JSON_HEADERS, body: json({ approved: true }), expect: EXPECT_4XX('an unknown approval is refused') })],
+    [
+      6,
+      () => {
+        const bad = rng.pick(BAD_IDS);
+        return {
+          face: 'rest',
+          kind: 'bad-id',
+          method: 'GET',
+          path: `/conversations/${bad}`,
+          headers: auth(),
+          expect: bad === '%zz' ? EXPECT_ZZ : undefined,
+        };
+      },
+    ],
+    [
+      4,
+      () => {
+        const bad = rng.pick(BAD_IDS);
+        return {
+          face: 'rest',
+          kind: 'bad-id',
+          method: 'GET',
+          path: `/conversations/${bad}/events`,
+          expect: bad === '%zz' ? EXPECT_ZZ : undefined,
+        };
+      },
+    ],
+    [
+      4,
+      () => ({
+        face: 'rest',
+        kind: 'bad-id',
+        method: 'POST',
+        path: `/conversations/${rng.pick(BAD_IDS)}/messages`,
+        headers: { ...JSON_HEADERS, ...auth() },
+        body: json({ message: 'list resources' }),
+        expect: EXPECT_4XX('a message to an id that is no conversation is refused'),
+      }),
+    ],
+    [
+      4,
+      () => ({
+        face: 'rest',
+        kind: 'bad-id',
+        method: 'POST',
+        path: `/approvals/${rng.pick(BAD_IDS)}`,
+        headers: JSON_HEADERS,
+        body: json({ approved: rng.chance(0.5) }),
+        expect: EXPECT_4XX('an approval id that is no UUID is refused'),
+      }),
+    ],
+    [
+      2,
+      () => ({
+        face: 'rest',
+        kind: 'bad-id',
+        method: 'POST',
+        path: `/approvals/${crypto.randomUUID()}`,
+        headers: JSON_HEADERS,
+        body: json({ approved: true }),
+        expect: EXPECT_4XX('an unknown approval is refused'),
+      }),
+    ],
     // REST: bodies.
-    [8, () => ({ face: 'rest', kind: 'malformed-json', method: 'POST', path: rng.pick(['/conversations', `/conversations/${id()}/messages`, `/approvals/${uuid()}`]), headers: { ...JSON_HEADERS, ...auth() }, body: rng.pick(MALFORMED_JSON) })],
-    [8, () => ({ face: 'rest', kind: 'wrong-type', method: 'POST', path: rng.pick([`/conversations/${rng.pick(t.conversations)}/messages`, `/approvals/${uuid()}`]), headers: JSON_HEADERS, body: json(rng.chance(0.5) ? { message: wrongType(), approved: wrongType() } : wrongType()) })],
-    [3, () => ({ face: 'rest', kind: 'wrong-type', method: 'POST', path: '/conversations', headers: JSON_HEADERS, body: json({ message: rng.pick([42, true, [], {}, ['list'], { text: 'x' }]) }), expect: EXPECT_4XX('a message that is not a string is a 400') })],
+    [
+      8,
+      () => ({
+        face: 'rest',
+        kind: 'malformed-json',
+        method: 'POST',
+        path: rng.pick(['/conversations', `/conversations/${id()}/messages`, `/approvals/${uuid()}`]),
+        headers: { ...JSON_HEADERS, ...auth() },
+        body: rng.pick(MALFORMED_JSON),
+      }),
+    ],
+    [
+      8,
+      () => ({
+        face: 'rest',
+        kind: 'wrong-type',
+        method: 'POST',
+        path: rng.pick([`/conversations/${rng.pick(t.conversations)}/messages`, `/approvals/${uuid()}`]),
+        headers: JSON_HEADERS,
+        body: json(rng.chance(0.5) ? { message: wrongType(), approved: wrongType() } : wrongType()),
+      }),
+    ],
+    [
+      3,
+      () => ({
+        face: 'rest',
+        kind: 'wrong-type',
+        method: 'POST',
+        path: '/conversations',
+        headers: JSON_HEADERS,
+        body: json({ message: rng.pick([42, true, [], {}, ['list'], { text: 'x' }]) }),
+        expect: EXPECT_4XX('a message that is not a string is a 400'),
+      }),
+    ],
     // Bodies are strict; a field a route does not take is a 400, whatever else the body says.
-    [3, () => {
-      const [path, body] = rng.pick<[string, Record<string, unknown>]>([
-        ['/conversations', { message: rng.pick(strings) || 'hi' }],
-        [`/conversations/${rng.pick([...t.conversations, crypto.randomUUID()])}/messages`, { message: 'list resources' }],
-        [`/approvals/${rng.pick([...t.approvals, crypto.randomUUID()])}`, { approved: rng.chance(0.5) }],
-      ]);
-      const extra = rng.pick(['mesage', 'model', 'stream', 'comment', '__proto__x', 'x'.repeat(rng.int(1, 300)), '']);
-      return { face: 'rest', kind: 'unknown-field', method: 'POST', path, headers: JSON_HEADERS, body: json({ ...body, [extra]: wrongType() }), expect: { statuses: (s) => s === 400, why: 'a body field the route does not take is a 400 naming it' } };
-    }],
-    [2, () => ({ face: 'rest', kind: 'turn', method: 'POST', path: `/conversations/${rng.pick(t.conversations)}/messages`, headers: { ...JSON_HEADERS, ...auth() }, body: json({ message: rng.pick(['list resources', 'hello', rng.pick(strings) || 'hi', 'remove nothing-here']) }) })],
-    [1, () => ({ face: 'rest', kind: 'turn', method: 'POST', path: '/conversations', headers: JSON_HEADERS, body: json(rng.chance(0.5) ? {} : { message: rng.pick(strings) || 'hi' }) })],
-    [3, () => ({ face: 'rest', kind: 'unicode', method: 'POST', path: `/conversations/${rng.pick(t.conversations)}/messages`, headers: JSON_HEADERS, body: rng.pick(['{"message":"\\ud800"}', '{"message":"\\udfff\\ud800"}', '{"message":"\\u0000"}', '{"message":"\u202e\u0000\uffff"}', Buffer.from([0x7b, 0x22, 0x6d, 0x22, 0x3a, 0x22, 0xff, 0xfe, 0xc0, 0x22, 0x7d])]) })],
-    [3, () => ({ face: 'rest', kind: 'huge-string', method: 'POST', path: `/approvals/${uuid()}`, headers: JSON_HEADERS, body: json({ approved: 'yes'.repeat(rng.int(1_000, 60_000)), answer: 'x'.repeat(rng.int(1, 50_000)) }) })],
-    [6, () => {
-      const type = rng.pick(CONTENT_TYPES_NOT_JSON);
-      return { face: 'rest', kind: 'content-type', method: 'POST', path: rng.pick(['/conversations', `/conversations/${rng.pick(t.conversations)}/messages`, `/approvals/${rng.pick(t.approvals)}`]), headers: { 'content-type': type }, body: json({ message: 'list resources', approved: false }), expect: { statuses: (s) => s === 415, why: 'state-changing routes accept only application/json (415)' } };
-    }],
-    [2, () => ({ face: 'rest', kind: 'content-type', method: 'POST', path: `/conversations/${rng.pick(t.conversations)}/messages`, headers: { 'content-type': rng.pick(['application/json; charset=utf-16', 'application/json; charset=latin1', 'application/json; charset=bogus']) }, body: json({ message: 'list resources' }) })],
-    [3, () => ({ face: 'rest', kind: 'cross-site', method: 'POST', path: rng.pick(['/conversations', `/conversations/${rng.pick(t.conversations)}/messages`]), headers: { ...JSON_HEADERS, origin: rng.pick(FOREIGN_ORIGINS) }, body: json({ message: 'list resources' }), expect: { statuses: (s) => s === 403, why: 'a foreign Origin on a state-changing route is 403' } })],
-    [1, () => ({ face: 'rest', kind: 'own-origin', method: 'POST', path: `/conversations/${rng.pick(t.conversations)}/messages`, headers: { ...JSON_HEADERS, origin: ownOrigin }, body: json({ message: 'hello' }), expect: { statuses: (s) => s === 200 || s === 409, why: 'the server\'s own origin (the web chat) keeps working (409: a turn of the conversation is still running)' } })],
-    [3, () => ({ face: 'rest', kind: 'foreign-host', method: rng.pick(['GET', 'POST']), path: rng.pick(['/conversations', '/tools', `/conversations/${rng.pick(t.conversations)}`]), headers: { ...JSON_HEADERS, host: rng.pick(FOREIGN_HOSTS) }, body: '{}', expect: EXPECT_4XX('a foreign Host is refused on every face') })],
+    [
+      3,
+      () => {
+        const [path, body] = rng.pick<[string, Record<string, unknown>]>([
+          ['/conversations', { message: rng.pick(strings) || 'hi' }],
+          [`/conversations/${rng.pick([...t.conversations, crypto.randomUUID()])}/messages`, { message: 'list resources' }],
+          [`/approvals/${rng.pick([...t.approvals, crypto.randomUUID()])}`, { approved: rng.chance(0.5) }],
+        ]);
+        const extra = rng.pick(['mesage', 'model', 'stream', 'comment', '__proto__x', 'x'.repeat(rng.int(1, 300)), '']);
+        return {
+          face: 'rest',
+          kind: 'unknown-field',
+          method: 'POST',
+          path,
+          headers: JSON_HEADERS,
+          body: json({ ...body, [extra]: wrongType() }),
+          expect: { statuses: (s) => s === 400, why: 'a body field the route does not take is a 400 naming it' },
+        };
+      },
+    ],
+    [
+      2,
+      () => ({
+        face: 'rest',
+        kind: 'turn',
+        method: 'POST',
+        path: `/conversations/${rng.pick(t.conversations)}/messages`,
+        headers: { ...JSON_HEADERS, ...auth() },
+        body: json({ message: rng.pick(['list resources', 'hello', rng.pick(strings) || 'hi', 'remove nothing-here']) }),
+      }),
+    ],
+    [
+      1,
+      () => ({
+        face: 'rest',
+        kind: 'turn',
+        method: 'POST',
+        path: '/conversations',
+        headers: JSON_HEADERS,
+        body: json(rng.chance(0.5) ? {} : { message: rng.pick(strings) || 'hi' }),
+      }),
+    ],
+    [
+      3,
+      () => ({
+        face: 'rest',
+        kind: 'unicode',
+        method: 'POST',
+        path: `/conversations/${rng.pick(t.conversations)}/messages`,
+        headers: JSON_HEADERS,
+        body: rng.pick([
+          '{"message":"\\ud800"}',
+          '{"message":"\\udfff\\ud800"}',
+          '{"message":"\\u0000"}',
+          '{"message":"\u202e\u0000\uffff"}',
+          Buffer.from([0x7b, 0x22, 0x6d, 0x22, 0x3a, 0x22, 0xff, 0xfe, 0xc0, 0x22, 0x7d]),
+        ]),
+      }),
+    ],
+    [
+      3,
+      () => ({
+        face: 'rest',
+        kind: 'huge-string',
+        method: 'POST',
+        path: `/approvals/${uuid()}`,
+        headers: JSON_HEADERS,
+        body: json({ approved: 'yes'.repeat(rng.int(1_000, 60_000)), answer: 'x'.repeat(rng.int(1, 50_000)) }),
+      }),
+    ],
+    [
+      6,
+      () => {
+        const type = rng.pick(CONTENT_TYPES_NOT_JSON);
+        return {
+          face: 'rest',
+          kind: 'content-type',
+          method: 'POST',
+          path: rng.pick(['/conversations', `/conversations/${rng.pick(t.conversations)}/messages`, `/approvals/${rng.pick(t.approvals)}`]),
+          headers: { 'content-type': type },
+          body: json({ message: 'list resources', approved: false }),
+          expect: { statuses: (s) => s === 415, why: 'state-changing routes accept only application/json (415)' },
+        };
+      },
+    ],
+    [
+      2,
+      () => ({
+        face: 'rest',
+        kind: 'content-type',
+        method: 'POST',
+        path: `/conversations/${rng.pick(t.conversations)}/messages`,
+        headers: {
+          'content-type': rng.pick([
+            'application/json; charset=utf-16',
+            'application/json; charset=latin1',
+            'application/json; charset=bogus',
+          ]),
+        },
+        body: json({ message: 'list resources' }),
+      }),
+    ],
+    [
+      3,
+      () => ({
+        face: 'rest',
+        kind: 'cross-site',
+        method: 'POST',
+        path: rng.pick(['/conversations', `/conversations/${rng.pick(t.conversations)}/messages`]),
+        headers: { ...JSON_HEADERS, origin: rng.pick(FOREIGN_ORIGINS) },
+        body: json({ message: 'list resources' }),
+        expect: { statuses: (s) => s === 403, why: 'a foreign Origin on a state-changing route is 403' },
+      }),
+    ],
+    [
+      1,
+      () => ({
+        face: 'rest',
+        kind: 'own-origin',
+        method: 'POST',
+        path: `/conversations/${rng.pick(t.conversations)}/messages`,
+        headers: { ...JSON_HEADERS, origin: ownOrigin },
+        body: json({ message: 'hello' }),
+        expect: {
+          statuses: (s) => s === 200 || s === 409,
+          why: "the server's own origin (the web chat) keeps working (409: a turn of the conversation is still running)",
+        },
+      }),
+    ],
+    [
+      3,
+      () => ({
+        face: 'rest',
+        kind: 'foreign-host',
+        method: rng.pick(['GET', 'POST']),
+        path: rng.pick(['/conversations', '/tools', `/conversations/${rng.pick(t.conversations)}`]),
+        headers: { ...JSON_HEADERS, host: rng.pick(FOREIGN_HOSTS) },
+        body: '{}',
+        expect: EXPECT_4XX('a foreign Host is refused on every face'),
+      }),
+    ],
     // REST: methods, queries, headers.
-    [6, () => ({ face: 'rest', kind: 'wrong-method', method: rng.pick(WRONG_METHODS), path: rng.pick(['/conversations', `/conversations/${id()}`, `/conversations/${id()}/messages`, `/conversations/${id()}/events`, `/approvals/${uuid()}`, '/tools', '/health', '/docs']), headers: JSON_HEADERS, body: rng.chance(0.5) ? '{}' : undefined })],
-    [4, () => ({ face: 'rest', kind: 'bad-query', method: 'GET', path: `/conversations?${rng.pick(['limit=-1', 'limit=0', 'limit=abc', 'limit=1e10', 'limit=1.5', 'limit[]=1', 'limit=1&limit=2', 'limit[a]=1', 'cursor=%zz', `cursor=${'x'.repeat(3000)}`, 'cursor=../../', 'before=%zz', 'after=-1', '__proto__[x]=1', 'limit=%00', `limit=2&cursor=${crypto.randomUUID()}`])}` })],
-    [3, () => ({ face: 'rest', kind: 'read', method: 'GET', path: rng.pick(['/health', '/tools', '/docs', '/health?x=%zz', '/tools?verbose=1&verbose=2', `/conversations/${rng.pick(t.conversations)}`, '/conversations?limit=2']), headers: { ...auth(), accept: rng.pick(['application/json', 'text/html', '*/*', 'application/xml', '', 'garbage/!!']) } })],
-    [2, () => ({ face: 'rest', kind: 'bad-header', method: 'GET', path: rng.pick(['/tools', '/conversations?limit=1', `/conversations/${rng.pick(t.conversations)}`]), headers: rng.pick<Record<string, string>>([{ 'x-session-id': 'x'.repeat(5000) }, { 'x-session-id': '../../etc' }, { 'x-session-id': '%zz' }, { authorization: `Bearer ${'x'.repeat(8000)}` }, { authorization: 'Basic %%%' }, { traceparent: '00-zz-zz-zz' }, { traceparent: 'x'.repeat(2000) }, { 'accept-encoding': 'gzip;q=NaN' }, { 'x-forwarded-for': '1.2.3.4, evil' }, { cookie: 'a'.repeat(7000) }]) })],
-    [1, () => ({ face: 'rest', kind: 'huge-url', method: 'GET', path: `/conversations/${'a'.repeat(rng.int(8_000, 90_000))}`, mayReset: true })],
-    [1, () => ({ face: 'rest', kind: 'sse', method: 'GET', path: `/conversations/${rng.pick(t.conversations)}/events`, headers: { 'last-event-id': rng.pick(['-1', 'abc', '%zz', '1e309', 'x'.repeat(2000), '0']) } })],
+    [
+      6,
+      () => ({
+        face: 'rest',
+        kind: 'wrong-method',
+        method: rng.pick(WRONG_METHODS),
+        path: rng.pick([
+          '/conversations',
+          `/conversations/${id()}`,
+          `/conversations/${id()}/messages`,
+          `/conversations/${id()}/events`,
+          `/approvals/${uuid()}`,
+          '/tools',
+          '/health',
+          '/docs',
+        ]),
+        headers: JSON_HEADERS,
+        body: rng.chance(0.5) ? '{}' : undefined,
+      }),
+    ],
+    [
+      4,
+      () => ({
+        face: 'rest',
+        kind: 'bad-query',
+        method: 'GET',
+        path: `/conversations?${rng.pick(['limit=-1', 'limit=0', 'limit=abc', 'limit=1e10', 'limit=1.5', 'limit[]=1', 'limit=1&limit=2', 'limit[a]=1', 'cursor=%zz', `cursor=${'x'.repeat(3000)}`, 'cursor=../../', 'before=%zz', 'after=-1', '__proto__[x]=1', 'limit=%00', `limit=2&cursor=${crypto.randomUUID()}`])}`,
+      }),
+    ],
+    [
+      3,
+      () => ({
+        face: 'rest',
+        kind: 'read',
+        method: 'GET',
+        path: rng.pick([
+          '/health',
+          '/tools',
+          '/docs',
+          '/health?x=%zz',
+          '/tools?verbose=1&verbose=2',
+          `/conversations/${rng.pick(t.conversations)}`,
+          '/conversations?limit=2',
+        ]),
+        headers: { ...auth(), accept: rng.pick(['application/json', 'text/html', '*/*', 'application/xml', '', 'garbage/!!']) },
+      }),
+    ],
+    [
+      2,
+      () => ({
+        face: 'rest',
+        kind: 'bad-header',
+        method: 'GET',
+        path: rng.pick(['/tools', '/conversations?limit=1', `/conversations/${rng.pick(t.conversations)}`]),
+        headers: rng.pick<Record<string, string>>([
+          { 'x-session-id': 'x'.repeat(5000) },
+          { 'x-session-id': '../../etc' },
+          { 'x-session-id': '%zz' },
+          { authorization: `Bearer ${'x'.repeat(8000)}` },
+          { authorization: 'Basic %%%' },
+          { traceparent: '00-zz-zz-zz' },
+          { traceparent: 'x'.repeat(2000) },
+          { 'accept-encoding': 'gzip;q=NaN' },
+          { 'x-forwarded-for': '1.2.3.4, evil' },
+          { cookie: 'a'.repeat(7000) },
+        ]),
+      }),
+    ],
+    [
+      1,
+      () => ({
+        face: 'rest',
+        kind: 'huge-url',
+        method: 'GET',
+        path: `/conversations/${'a'.repeat(rng.int(8_000, 90_000))}`,
+        mayReset: true,
+      }),
+    ],
+    [
+      1,
+      () => ({
+        face: 'rest',
+        kind: 'sse',
+        method: 'GET',
+        path: `/conversations/${rng.pick(t.conversations)}/events`,
+        headers: { 'last-event-id': rng.pick(['-1', 'abc', '%zz', '1e309', 'x'.repeat(2000), '0']) },
+      }),
+    ],
 
     // A2A.
-    [3, () => ({ face: 'a2a', kind: 'malformed-json', method: 'POST', path: '/a2a', headers: JSON_HEADERS, body: rng.pick(MALFORMED_JSON) })],
-    [10, () => {
-      const request = jsonRpcRequest(A2A_METHODS, () => a2aParams(rng, t, wrongType, strings));
-      const headers: Record<string, string> = { ...JSON_HEADERS, ...auth() };
-      if (rng.chance(0.3)) headers['a2a-version'] = rng.pick(A2A_VERSION_HEADERS);
-      return { face: 'a2a', kind: 'json-rpc', method: 'POST', path: '/a2a', headers, body: json(request) };
-    }],
-    [3, () => ({ face: 'a2a', kind: 'batch', method: 'POST', path: '/a2a', headers: JSON_HEADERS, body: json(rng.pick<unknown>([[], [{ jsonrpc: '2.0', id: 1, method: 'tasks/get', params: { id: rng.pick(t.conversations) } }, { jsonrpc: '2.0', id: 2, method: 'tasks/get' }], Array.from({ length: rng.int(2, 500) }, (_, i) => ({ jsonrpc: '2.0', id: i, method: 'tasks/get', params: { id: id() } })), [1, 2, 3], [null], [[]]])) })],
-    [2, () => ({ face: 'a2a', kind: 'content-type', method: 'POST', path: '/a2a', headers: { 'content-type': rng.pick(CONTENT_TYPES_NOT_JSON) }, body: json({ jsonrpc: '2.0', id: 1, method: 'tasks/get', params: { id: rng.pick(t.conversations) } }) })],
-    [1, () => ({ face: 'a2a', kind: 'cross-site', method: 'POST', path: '/a2a', headers: { ...JSON_HEADERS, origin: rng.pick(FOREIGN_ORIGINS) }, body: json({ jsonrpc: '2.0', id: 1, method: 'message/send', params: { message: { kind: 'message', role: 'user', messageId: crypto.randomUUID(), parts: [{ kind: 'text', text: 'list resources' }] } } }), expect: { statuses: (s) => s === 403, why: 'a foreign Origin on a state-changing route is 403' } })],
-    [2, () => ({ face: 'a2a', kind: 'wrong-method', method: rng.pick(['GET', ...WRONG_METHODS]), path: rng.pick(['/a2a', '/.well-known/agent-card.json', '/.well-known/agent.json', '/.well-known/%zz', '/.well-known/../../etc/passwd']) })],
-    [1, () => ({ face: 'a2a', kind: 'read', method: 'GET', path: rng.pick(['/.well-known/agent-card.json', '/.well-known/agent.json']), headers: auth() })],
+    [
+      3,
+      () => ({ face: 'a2a', kind: 'malformed-json', method: 'POST', path: '/a2a', headers: JSON_HEADERS, body: rng.pick(MALFORMED_JSON) }),
+    ],
+    [
+      10,
+      () => {
+        const request = jsonRpcRequest(A2A_METHODS, () => a2aParams(rng, t, wrongType, strings));
+        const headers: Record<string, string> = { ...JSON_HEADERS, ...auth() };
+        if (rng.chance(0.3)) headers['a2a-version'] = rng.pick(A2A_VERSION_HEADERS);
+        return { face: 'a2a', kind: 'json-rpc', method: 'POST', path: '/a2a', headers, body: json(request) };
+      },
+    ],
+    [
+      3,
+      () => ({
+        face: 'a2a',
+        kind: 'batch',
+        method: 'POST',
+        path: '/a2a',
+        headers: JSON_HEADERS,
+        body: json(
+          rng.pick<unknown>([
+            [],
+            [
+              { jsonrpc: '2.0', id: 1, method: 'tasks/get', params: { id: rng.pick(t.conversations) } },
+              { jsonrpc: '2.0', id: 2, method: 'tasks/get' },
+            ],
+            Array.from({ length: rng.int(2, 500) }, (_, i) => ({ jsonrpc: '2.0', id: i, method: 'tasks/get', params: { id: id() } })),
+            [1, 2, 3],
+            [null],
+            [[]],
+          ]),
+        ),
+      }),
+    ],
+    [
+      2,
+      () => ({
+        face: 'a2a',
+        kind: 'content-type',
+        method: 'POST',
+        path: '/a2a',
+        headers: { 'content-type': rng.pick(CONTENT_TYPES_NOT_JSON) },
+        body: json({ jsonrpc: '2.0', id: 1, method: 'tasks/get', params: { id: rng.pick(t.conversations) } }),
+      }),
+    ],
+    [
+      1,
+      () => ({
+        face: 'a2a',
+        kind: 'cross-site',
+        method: 'POST',
+        path: '/a2a',
+        headers: { ...JSON_HEADERS, origin: rng.pick(FOREIGN_ORIGINS) },
+        body: json({
+          jsonrpc: '2.0',
+          id: 1,
+          method: 'message/send',
+          params: {
+            message: { kind: 'message', role: 'user', messageId: crypto.randomUUID(), parts: [{ kind: 'text', text: 'list resources' }] },
+          },
+        }),
+        expect: { statuses: (s) => s === 403, why: 'a foreign Origin on a state-changing route is 403' },
+      }),
+    ],
+    [
+      2,
+      () => ({
+        face: 'a2a',
+        kind: 'wrong-method',
+        method: rng.pick(['GET', ...WRONG_METHODS]),
+        path: rng.pick([
+          '/a2a',
+          '/.well-known/agent-card.json',
+          '/.well-known/agent.json',
+          '/.well-known/%zz',
+          '/.well-known/../../etc/passwd',
+        ]),
+      }),
+    ],
+    [
+      1,
+      () => ({
+        face: 'a2a',
+        kind: 'read',
+        method: 'GET',
+        path: rng.pick(['/.well-known/agent-card.json', '/.well-known/agent.json']),
+        headers: auth(),
+      }),
+    ],
 
     // MCP.
-    [3, () => ({ face: 'mcp', kind: 'malformed-json', method: 'POST', path: '/mcp', headers: MCP_HEADERS, body: rng.pick(MALFORMED_JSON) })],
-    [10, () => {
-      const request = jsonRpcRequest(MCP_METHODS, () => mcpParams(rng, wrongType, strings));
-      const headers: Record<string, string> = rng.chance(0.8) ? { ...MCP_HEADERS } : { 'content-type': 'application/json', accept: rng.pick(['application/json', 'text/event-stream', '*/*', 'text/html']) };
-      if (rng.chance(0.4)) headers['mcp-protocol-version'] = rng.pick(['2025-03-26', '2025-06-18', '2025-11-25', '2026-07-28', '1999-01-01', '', 'garbage', '%zz']);
-      if (rng.chance(0.2)) headers['mcp-session-id'] = rng.pick([crypto.randomUUID(), '', '%zz', '../../', 'x'.repeat(3000), '\u00e9t\u00e9']);
-      Object.assign(headers, auth());
-      return { face: 'mcp', kind: 'json-rpc', method: 'POST', path: '/mcp', headers, body: json(request) };
-    }],
-    [3, () => ({ face: 'mcp', kind: 'batch', method: 'POST', path: '/mcp', headers: MCP_HEADERS, body: json(rng.pick<unknown>([[], [{ jsonrpc: '2.0', id: 1, method: 'ping' }, { jsonrpc: '2.0', id: 2, method: 'tools/list' }], Array.from({ length: rng.int(2, 300) }, (_, i) => ({ jsonrpc: '2.0', id: i, method: 'ping' })), [1, 'x'], [null], [{ jsonrpc: '2.0', method: 'notifications/initialized' }]])) })],
-    [2, () => ({ face: 'mcp', kind: 'wrong-method', method: rng.pick(['GET', 'DELETE', 'PUT', 'PATCH', 'OPTIONS', 'HEAD']), path: rng.pick(['/mcp', '/mcp?x=%zz', '/mcp/']), headers: rng.chance(0.5) ? ({ accept: 'text/event-stream', 'mcp-session-id': rng.pick([crypto.randomUUID(), '%zz', '']) } as Record<string, string>) : {} })],
-    [2, () => ({ face: 'mcp', kind: 'content-type', method: 'POST', path: '/mcp', headers: { 'content-type': rng.pick(CONTENT_TYPES_NOT_JSON), accept: 'application/json, text/event-stream' }, body: json({ jsonrpc: '2.0', id: 1, method: 'tools/list' }) })],
-    [1, () => ({ face: 'mcp', kind: 'cross-site', method: 'POST', path: '/mcp', headers: { ...MCP_HEADERS, origin: rng.pick(FOREIGN_ORIGINS) }, body: json({ jsonrpc: '2.0', id: 1, method: 'tools/list' }), expect: { statuses: (s) => s === 403, why: 'a foreign Origin on a state-changing route is 403' } })],
+    [
+      3,
+      () => ({ face: 'mcp', kind: 'malformed-json', method: 'POST', path: '/mcp', headers: MCP_HEADERS, body: rng.pick(MALFORMED_JSON) }),
+    ],
+    [
+      10,
+      () => {
+        const request = jsonRpcRequest(MCP_METHODS, () => mcpParams(rng, wrongType, strings));
+        const headers: Record<string, string> = rng.chance(0.8)
+          ? { ...MCP_HEADERS }
+          : { 'content-type': 'application/json', accept: rng.pick(['application/json', 'text/event-stream', '*/*', 'text/html']) };
+        if (rng.chance(0.4))
+          headers['mcp-protocol-version'] = rng.pick([
+            '2025-03-26',
+            '2025-06-18',
+            '2025-11-25',
+            '2026-07-28',
+            '1999-01-01',
+            '',
+            'garbage',
+            '%zz',
+          ]);
+        if (rng.chance(0.2))
+          headers['mcp-session-id'] = rng.pick([crypto.randomUUID(), '', '%zz', '../../', 'x'.repeat(3000), '\u00e9t\u00e9']);
+        Object.assign(headers, auth());
+        return { face: 'mcp', kind: 'json-rpc', method: 'POST', path: '/mcp', headers, body: json(request) };
+      },
+    ],
+    [
+      3,
+      () => ({
+        face: 'mcp',
+        kind: 'batch',
+        method: 'POST',
+        path: '/mcp',
+        headers: MCP_HEADERS,
+        body: json(
+          rng.pick<unknown>([
+            [],
+            [
+              { jsonrpc: '2.0', id: 1, method: 'ping' },
+              { jsonrpc: '2.0', id: 2, method: 'tools/list' },
+            ],
+            Array.from({ length: rng.int(2, 300) }, (_, i) => ({ jsonrpc: '2.0', id: i, method: 'ping' })),
+            [1, 'x'],
+            [null],
+            [{ jsonrpc: '2.0', method: 'notifications/initialized' }],
+          ]),
+        ),
+      }),
+    ],
+    [
+      2,
+      () => ({
+        face: 'mcp',
+        kind: 'wrong-method',
+        method: rng.pick(['GET', 'DELETE', 'PUT', 'PATCH', 'OPTIONS', 'HEAD']),
+        path: rng.pick(['/mcp', '/mcp?x=%zz', '/mcp/']),
+        headers: rng.chance(0.5)
+          ? ({ accept: 'text/event-stream', 'mcp-session-id': rng.pick([crypto.randomUUID(), '%zz', '']) } as Record<string, string>)
+          : {},
+      }),
+    ],
+    [
+      2,
+      () => ({
+        face: 'mcp',
+        kind: 'content-type',
+        method: 'POST',
+        path: '/mcp',
+        headers: { 'content-type': rng.pick(CONTENT_TYPES_NOT_JSON), accept: 'application/json, text/event-stream' },
+        body: json({ jsonrpc: '2.0', id: 1, method: 'tools/list' }),
+      }),
+    ],
+    [
+      1,
+      () => ({
+        face: 'mcp',
+        kind: 'cross-site',
+        method: 'POST',
+        path: '/mcp',
+        headers: { ...MCP_HEADERS, origin: rng.pick(FOREIGN_ORIGINS) },
+        body: json({ jsonrpc: '2.0', id: 1, method: 'tools/list' }),
+        expect: { statuses: (s) => s === 403, why: 'a foreign Origin on a state-changing route is 403' },
+      }),
+    ],
 
     // tRPC.
-    [2, () => {
-      const [procedure, input] = rng.pick<[string, Record<string, unknown>]>([
-        ['conversations.create', { message: 'hi' }],
-        ['conversations.send', { conversationId: rng.pick(t.conversations), message: 'hi' }],
-        ['approvals.resolve', { uuid: rng.pick(t.approvals), approved: false }],
-      ]);
-      const extra = rng.pick(['mesage', 'reasons', 'stream', 'x'.repeat(rng.int(1, 300))]);
-      return { face: 'trpc', kind: 'unknown-field', method: 'POST', path: `/trpc/${procedure}`, headers: JSON_HEADERS, body: json({ ...input, [extra]: wrongType() }), expect: { statuses: (s) => s === 400, why: 'an input field the procedure does not take is BAD_REQUEST' } };
-    }],
-    [8, () => {
-      const procedure = rng.chance(0.9) ? rng.pick(TRPC_PROCEDURES) : rng.pick(['nope', '%zz', '..%2f..%2fhealth', 'conversations', 'conversations.', '.list', 'x'.repeat(2000), '__proto__.list', 'constructor']);
-      const input = rng.pick<string>([json(trpcInput(rng, t, procedure, wrongType)), json(wrongType()), '%zz', '{', 'x'.repeat(rng.int(1, 5000)), encodeURIComponent(json({ id: '%zz' })), '']);
-      const query = rng.chance(0.8) ? `?input=${encodeURIComponent(input)}` : rng.pick(['?input', '?input=', '?input=%zz', '?batch=1', '?batch=x&input=1', '']);
-      return { face: 'trpc', kind: 'bad-input', method: 'GET', path: `/trpc/${procedure}${query}`, headers: auth() };
-    }],
-    [4, () => {
-      const procedures = Array.from({ length: rng.int(1, 4) }, () => rng.pick(TRPC_PROCEDURES));
-      const inputs = Object.fromEntries(procedures.map((p, i) => [rng.chance(0.9) ? String(i) : rng.pick(['-1', 'x', '99', '__proto__']), trpcInput(rng, t, p, wrongType)]));
-      const input = rng.chance(0.85) ? json(inputs) : rng.pick(['[1,2]', '{', json(wrongType()), json(Array.from({ length: 200 }, () => ({})))]);
-      const method = procedures.some((p) => TRPC_MUTATIONS.has(p)) && rng.chance(0.5) ? 'POST' : 'GET';
-      return method === 'GET'
-        ? { face: 'trpc', kind: 'batch', method, path: `/trpc/${procedures.join(',')}?batch=1&input=${encodeURIComponent(input)}` }
-        : { face: 'trpc', kind: 'batch', method, path: `/trpc/${procedures.join(',')}?batch=1`, headers: JSON_HEADERS, body: input };
-    }],
-    [8, () => {
-      const procedure = rng.pick([...TRPC_MUTATIONS, 'conversations.list', 'approvals.pending']);
-      const body = rng.pick<string | Buffer>([json(trpcInput(rng, t, procedure, wrongType)), json(wrongType()), rng.pick(MALFORMED_JSON), '', json({ conversationId: id(), message: rng.pick(strings) || 'hi' }), json({ uuid: uuid(), approved: wrongType() })]);
-      return { face: 'trpc', kind: 'mutation', method: 'POST', path: `/trpc/${procedure}`, headers: { ...JSON_HEADERS, ...auth() }, body };
-    }],
-    [2, () => ({ face: 'trpc', kind: 'content-type', method: 'POST', path: `/trpc/${rng.pick([...TRPC_MUTATIONS])}`, headers: { 'content-type': rng.pick(CONTENT_TYPES_NOT_JSON) }, body: json({ conversationId: rng.pick(t.conversations), message: 'hello' }), expect: { statuses: (s) => s === 415, why: 'state-changing routes accept only application/json (415)' } })],
-    [1, () => ({ face: 'trpc', kind: 'cross-site', method: 'POST', path: '/trpc/conversations.send', headers: { ...JSON_HEADERS, origin: rng.pick(FOREIGN_ORIGINS) }, body: json({ conversationId: rng.pick(t.conversations), message: 'hello' }), expect: { statuses: (s) => s === 403, why: 'a foreign Origin on a state-changing route is 403' } })],
-    [2, () => ({ face: 'trpc', kind: 'wrong-method', method: rng.pick(['PUT', 'DELETE', 'PATCH', 'OPTIONS', 'HEAD', 'GET']), path: `/trpc/${rng.pick([...TRPC_MUTATIONS])}?input=${encodeURIComponent('{}')}` })],
+    [
+      2,
+      () => {
+        const [procedure, input] = rng.pick<[string, Record<string, unknown>]>([
+          ['conversations.create', { message: 'hi' }],
+          ['conversations.send', { conversationId: rng.pick(t.conversations), message: 'hi' }],
+          ['approvals.resolve', { uuid: rng.pick(t.approvals), approved: false }],
+        ]);
+        const extra = rng.pick(['mesage', 'reasons', 'stream', 'x'.repeat(rng.int(1, 300))]);
+        return {
+          face: 'trpc',
+          kind: 'unknown-field',
+          method: 'POST',
+          path: `/trpc/${procedure}`,
+          headers: JSON_HEADERS,
+          body: json({ ...input, [extra]: wrongType() }),
+          expect: { statuses: (s) => s === 400, why: 'an input field the procedure does not take is BAD_REQUEST' },
+        };
+      },
+    ],
+    [
+      8,
+      () => {
+        const procedure = rng.chance(0.9)
+          ? rng.pick(TRPC_PROCEDURES)
+          : rng.pick([
+              'nope',
+              '%zz',
+              '..%2f..%2fhealth',
+              'conversations',
+              'conversations.',
+              '.list',
+              'x'.repeat(2000),
+              '__proto__.list',
+              'constructor',
+            ]);
+        const input = rng.pick<string>([
+          json(trpcInput(rng, t, procedure, wrongType)),
+          json(wrongType()),
+          '%zz',
+          '{',
+          'x'.repeat(rng.int(1, 5000)),
+          encodeURIComponent(json({ id: '%zz' })),
+          '',
+        ]);
+        const query = rng.chance(0.8)
+          ? `?input=${encodeURIComponent(input)}`
+          : rng.pick(['?input', '?input=', '?input=%zz', '?batch=1', '?batch=x&input=1', '']);
+        return { face: 'trpc', kind: 'bad-input', method: 'GET', path: `/trpc/${procedure}${query}`, headers: auth() };
+      },
+    ],
+    [
+      4,
+      () => {
+        const procedures = Array.from({ length: rng.int(1, 4) }, () => rng.pick(TRPC_PROCEDURES));
+        const inputs = Object.fromEntries(
+          procedures.map((p, i) => [
+            rng.chance(0.9) ? String(i) : rng.pick(['-1', 'x', '99', '__proto__']),
+            trpcInput(rng, t, p, wrongType),
+          ]),
+        );
+        const input = rng.chance(0.85)
+          ? json(inputs)
+          : rng.pick(['[1,2]', '{', json(wrongType()), json(Array.from({ length: 200 }, () => ({})))]);
+        const method = procedures.some((p) => TRPC_MUTATIONS.has(p)) && rng.chance(0.5) ? 'POST' : 'GET';
+        return method === 'GET'
+          ? { face: 'trpc', kind: 'batch', method, path: `/trpc/${procedures.join(',')}?batch=1&input=${encodeURIComponent(input)}` }
+          : { face: 'trpc', kind: 'batch', method, path: `/trpc/${procedures.join(',')}?batch=1`, headers: JSON_HEADERS, body: input };
+      },
+    ],
+    [
+      8,
+      () => {
+        const procedure = rng.pick([...TRPC_MUTATIONS, 'conversations.list', 'approvals.pending']);
+        const body = rng.pick<string | Buffer>([
+          json(trpcInput(rng, t, procedure, wrongType)),
+          json(wrongType()),
+          rng.pick(MALFORMED_JSON),
+          '',
+          json({ conversationId: id(), message: rng.pick(strings) || 'hi' }),
+          json({ uuid: uuid(), approved: wrongType() }),
+        ]);
+        return {
+          face: 'trpc',
+          kind: 'mutation',
+          method: 'POST',
+          path: `/trpc/${procedure}`,
+          headers: { ...JSON_HEADERS, ...auth() },
+          body,
+        };
+      },
+    ],
+    [
+      2,
+      () => ({
+        face: 'trpc',
+        kind: 'content-type',
+        method: 'POST',
+        path: `/trpc/${rng.pick([...TRPC_MUTATIONS])}`,
+        headers: { 'content-type': rng.pick(CONTENT_TYPES_NOT_JSON) },
+        body: json({ conversationId: rng.pick(t.conversations), message: 'hello' }),
+        expect: { statuses: (s) => s === 415, why: 'state-changing routes accept only application/json (415)' },
+      }),
+    ],
+    [
+      1,
+      () => ({
+        face: 'trpc',
+        kind: 'cross-site',
+        method: 'POST',
+        path: '/trpc/conversations.send',
+        headers: { ...JSON_HEADERS, origin: rng.pick(FOREIGN_ORIGINS) },
+        body: json({ conversationId: rng.pick(t.conversations), message: 'hello' }),
+        expect: { statuses: (s) => s === 403, why: 'a foreign Origin on a state-changing route is 403' },
+      }),
+    ],
+    [
+      2,
+      () => ({
+        face: 'trpc',
+        kind: 'wrong-method',
+        method: rng.pick(['PUT', 'DELETE', 'PATCH', 'OPTIONS', 'HEAD', 'GET']),
+        path: `/trpc/${rng.pick([...TRPC_MUTATIONS])}?input=${encodeURIComponent('{}')}`,
+      }),
+    ],
 
     // Static files.
-    [5, () => ({ face: 'static', kind: 'traversal', method: rng.pick(['GET', 'GET', 'HEAD']), path: rng.pick(TRAVERSALS), forbiddenInBody: OUTSIDE_FILES })],
-    [3, () => ({ face: 'static', kind: 'read', method: 'GET', path: rng.pick(['/', '/index.html', `/assets/${rng.pick(t.assets)}`, `/assets/${rng.pick(t.assets)}?v=%zz`, '/favicon.ico', '/assets/nope.js']), headers: rng.pick<Record<string, string>>([{}, { range: rng.pick(['bytes=0-10', 'bytes=-1', 'bytes=999999999-', 'bytes=5-1', 'bytes=x', 'bytes=0-1,2-3,4-5']) }, { 'if-none-match': rng.pick(['*', '"x"', 'W/"%zz"']) }, { 'if-modified-since': 'not a date' }, { 'accept-encoding': 'br, gzip, x'.repeat(100) }]) })],
-    [2, () => ({ face: 'static', kind: 'wrong-method', method: rng.pick(['POST', 'PUT', 'DELETE', 'PATCH', 'OPTIONS']), path: rng.pick(['/', '/index.html', `/assets/${rng.pick(t.assets)}`]), headers: JSON_HEADERS, body: '{}' })],
+    [
+      5,
+      () => ({
+        face: 'static',
+        kind: 'traversal',
+        method: rng.pick(['GET', 'GET', 'HEAD']),
+        path: rng.pick(TRAVERSALS),
+        forbiddenInBody: OUTSIDE_FILES,
+      }),
+    ],
+    [
+      3,
+      () => ({
+        face: 'static',
+        kind: 'read',
+        method: 'GET',
+        path: rng.pick([
+          '/',
+          '/index.html',
+          `/assets/${rng.pick(t.assets)}`,
+          `/assets/${rng.pick(t.assets)}?v=%zz`,
+          '/favicon.ico',
+          '/assets/nope.js',
+        ]),
+        headers: rng.pick<Record<string, string>>([
+          {},
+          { range: rng.pick(['bytes=0-10', 'bytes=-1', 'bytes=999999999-', 'bytes=5-1', 'bytes=x', 'bytes=0-1,2-3,4-5']) },
+          { 'if-none-match': rng.pick(['*', '"x"', 'W/"%zz"']) },
+          { 'if-modified-since': 'not a date' },
+          { 'accept-encoding': 'br, gzip, x'.repeat(100) },
+        ]),
+      }),
+    ],
+    [
+      2,
+      () => ({
+        face: 'static',
+        kind: 'wrong-method',
+        method: rng.pick(['POST', 'PUT', 'DELETE', 'PATCH', 'OPTIONS']),
+        path: rng.pick(['/', '/index.html', `/assets/${rng.pick(t.assets)}`]),
+        headers: JSON_HEADERS,
+        body: '{}',
+      }),
+    ],
   ];
   const weights = generators.map(([w]) => w);
   const sum = weights.reduce((a, b) => a + b, 0);
@@ -535,10 +1360,42 @@ function deepValueCases(rng: Rng, t: Targets): FuzzCase[] {
       const approval = rng.pick(t.approvals);
       const waiting = rng.pick(t.conversations);
       cases.push(
-        { face: 'rest', kind, method: 'POST', path: `/approvals/${approval}`, headers: JSON_HEADERS, body: `{"approved":true,"arguments":{"deep":${value}}}`, expect: stored(depth) },
-        { face: 'rest', kind, method: 'POST', path: `/approvals/${approval}`, headers: JSON_HEADERS, body: `{"approved":true,"input":{"deep":${value}}}`, expect: stored(depth) },
-        { face: 'trpc', kind, method: 'POST', path: '/trpc/approvals.resolve', headers: JSON_HEADERS, body: `{"uuid":"${approval}","approved":true,"arguments":{"deep":${value}}}`, expect: stored(depth) },
-        { face: 'rest', kind, method: 'POST', path: `/conversations/${waiting}/messages`, headers: JSON_HEADERS, body: `{"message":${value}}`, expect: EXPECT_4XX('a message that is not a string is a 400') },
+        {
+          face: 'rest',
+          kind,
+          method: 'POST',
+          path: `/approvals/${approval}`,
+          headers: JSON_HEADERS,
+          body: `{"approved":true,"arguments":{"deep":${value}}}`,
+          expect: stored(depth),
+        },
+        {
+          face: 'rest',
+          kind,
+          method: 'POST',
+          path: `/approvals/${approval}`,
+          headers: JSON_HEADERS,
+          body: `{"approved":true,"input":{"deep":${value}}}`,
+          expect: stored(depth),
+        },
+        {
+          face: 'trpc',
+          kind,
+          method: 'POST',
+          path: '/trpc/approvals.resolve',
+          headers: JSON_HEADERS,
+          body: `{"uuid":"${approval}","approved":true,"arguments":{"deep":${value}}}`,
+          expect: stored(depth),
+        },
+        {
+          face: 'rest',
+          kind,
+          method: 'POST',
+          path: `/conversations/${waiting}/messages`,
+          headers: JSON_HEADERS,
+          body: `{"message":${value}}`,
+          expect: EXPECT_4XX('a message that is not a string is a 400'),
+        },
         {
           face: 'a2a',
           kind,
@@ -548,8 +1405,23 @@ function deepValueCases(rng: Rng, t: Targets): FuzzCase[] {
           body: `{"jsonrpc":"2.0","id":1,"method":"message/send","params":{"message":{"kind":"message","role":"user","messageId":"${crypto.randomUUID()}","taskId":"${waiting}","parts":[{"kind":"data","data":{"deep":${value}}}],"metadata":{"deep":${value}}}}}`,
           rpcErrorIsRefusal: true,
         },
-        { face: 'mcp', kind, method: 'POST', path: '/mcp', headers: MCP_HEADERS, body: `{"jsonrpc":"2.0","id":1,"method":"tools/call","params":{"name":"ask","arguments":{"deep":${value}}}}` },
-        { face: 'openai', kind, method: 'POST', path: '/v1/chat/completions', headers: JSON_HEADERS, body: `{"model":"test-agent","messages":[{"role":"user","content":${value}}]}`, expect: EXPECT_4XX('a message content that is no text is refused') },
+        {
+          face: 'mcp',
+          kind,
+          method: 'POST',
+          path: '/mcp',
+          headers: MCP_HEADERS,
+          body: `{"jsonrpc":"2.0","id":1,"method":"tools/call","params":{"name":"ask","arguments":{"deep":${value}}}}`,
+        },
+        {
+          face: 'openai',
+          kind,
+          method: 'POST',
+          path: '/v1/chat/completions',
+          headers: JSON_HEADERS,
+          body: `{"model":"test-agent","messages":[{"role":"user","content":${value}}]}`,
+          expect: EXPECT_4XX('a message content that is no text is refused'),
+        },
       );
     }
   }
@@ -557,11 +1429,49 @@ function deepValueCases(rng: Rng, t: Targets): FuzzCase[] {
     const key = json('k'.repeat(size));
     const approval = rng.pick(t.approvals);
     cases.push(
-      { face: 'rest', kind: 'huge-key', method: 'POST', path: `/approvals/${approval}`, headers: JSON_HEADERS, body: `{"approved":true,"arguments":{${key}:1}}`, expect: EXPECT_4XX('arguments that do not fit the tool are refused') },
-      { face: 'trpc', kind: 'huge-key', method: 'POST', path: '/trpc/approvals.resolve', headers: JSON_HEADERS, body: `{"uuid":"${approval}","approved":true,"arguments":{${key}:1}}`, expect: EXPECT_4XX('arguments that do not fit the tool are refused') },
-      { face: 'a2a', kind: 'huge-key', method: 'POST', path: '/a2a', headers: JSON_HEADERS, body: `{"jsonrpc":"2.0","id":1,"method":"message/send","params":{"message":{"kind":"message","role":"user","messageId":"m","parts":[{"kind":"data","data":{${key}:1}}]}}}`, rpcErrorIsRefusal: true },
-      { face: 'mcp', kind: 'huge-key', method: 'POST', path: '/mcp', headers: MCP_HEADERS, body: `{"jsonrpc":"2.0","id":1,"method":"tools/call","params":{"name":"ask","arguments":{${key}:1}}}` },
-      { face: 'openai', kind: 'huge-key', method: 'POST', path: '/v1/chat/completions', headers: JSON_HEADERS, body: `{"model":"test-agent","messages":[{"role":"user","content":"hi",${key}:1}]}` },
+      {
+        face: 'rest',
+        kind: 'huge-key',
+        method: 'POST',
+        path: `/approvals/${approval}`,
+        headers: JSON_HEADERS,
+        body: `{"approved":true,"arguments":{${key}:1}}`,
+        expect: EXPECT_4XX('arguments that do not fit the tool are refused'),
+      },
+      {
+        face: 'trpc',
+        kind: 'huge-key',
+        method: 'POST',
+        path: '/trpc/approvals.resolve',
+        headers: JSON_HEADERS,
+        body: `{"uuid":"${approval}","approved":true,"arguments":{${key}:1}}`,
+        expect: EXPECT_4XX('arguments that do not fit the tool are refused'),
+      },
+      {
+        face: 'a2a',
+        kind: 'huge-key',
+        method: 'POST',
+        path: '/a2a',
+        headers: JSON_HEADERS,
+        body: `{"jsonrpc":"2.0","id":1,"method":"message/send","params":{"message":{"kind":"message","role":"user","messageId":"m","parts":[{"kind":"data","data":{${key}:1}}]}}}`,
+        rpcErrorIsRefusal: true,
+      },
+      {
+        face: 'mcp',
+        kind: 'huge-key',
+        method: 'POST',
+        path: '/mcp',
+        headers: MCP_HEADERS,
+        body: `{"jsonrpc":"2.0","id":1,"method":"tools/call","params":{"name":"ask","arguments":{${key}:1}}}`,
+      },
+      {
+        face: 'openai',
+        kind: 'huge-key',
+        method: 'POST',
+        path: '/v1/chat/completions',
+        headers: JSON_HEADERS,
+        body: `{"model":"test-agent","messages":[{"role":"user","content":"hi",${key}:1}]}`,
+      },
     );
   }
   return cases;
@@ -600,22 +1510,45 @@ function oddMethodCases(rng: Rng, t: Targets): FuzzCase[] {
   ];
   const cases: FuzzCase[] = [];
   for (const [face, path] of paths) {
-    cases.push({ face, kind: 'trace', method: 'TRACE', path, expect: { statuses: (s) => s === 405, why: 'TRACE is a 405 on every route' } });
+    cases.push({
+      face,
+      kind: 'trace',
+      method: 'TRACE',
+      path,
+      expect: { statuses: (s) => s === 405, why: 'TRACE is a 405 on every route' },
+    });
     for (const method of ['PROPFIND', 'PURGE', 'MKCOL', 'SEARCH', 'LINK', 'PUT', 'PATCH', 'DELETE']) {
       const withBody = rng.chance(0.5);
       cases.push({ face, kind: 'odd-method', method, path, headers: withBody ? JSON_HEADERS : {}, body: withBody ? '{"a":1}' : undefined });
     }
   }
   // DELETE /mcp with a body: with a session id or without, and a body in any case.
-  for (const headers of [MCP_HEADERS, { ...MCP_HEADERS, 'mcp-session-id': crypto.randomUUID() }, { ...MCP_HEADERS, 'mcp-protocol-version': '2025-03-26' }]) {
-    cases.push({ face: 'mcp', kind: 'delete-body', method: 'DELETE', path: '/mcp', headers, body: json({ jsonrpc: '2.0', id: 1, method: 'ping' }) });
+  for (const headers of [
+    MCP_HEADERS,
+    { ...MCP_HEADERS, 'mcp-session-id': crypto.randomUUID() },
+    { ...MCP_HEADERS, 'mcp-protocol-version': '2025-03-26' },
+  ]) {
+    cases.push({
+      face: 'mcp',
+      kind: 'delete-body',
+      method: 'DELETE',
+      path: '/mcp',
+      headers,
+      body: json({ jsonrpc: '2.0', id: 1, method: 'ping' }),
+    });
   }
   return cases;
 }
 
 function a2aParams(rng: Rng, t: Targets, wrongType: () => unknown, strings: string[]): unknown {
   const text = rng.chance(0.3) ? rng.pick(['list resources', 'hello', 'add fuzz-a2a with value 1']) : rng.pick(strings);
-  const part = rng.pick<unknown>([{ kind: 'text', text }, { text }, { kind: 'file', file: { uri: 'file:///etc/passwd' } }, { kind: 'data', data: wrongType() }, wrongType()]);
+  const part = rng.pick<unknown>([
+    { kind: 'text', text },
+    { text },
+    { kind: 'file', file: { uri: 'file:///etc/passwd' } },
+    { kind: 'data', data: wrongType() },
+    wrongType(),
+  ]);
   const message = rng.pick<unknown>([
     { kind: 'message', role: 'user', messageId: crypto.randomUUID(), parts: [part] },
     { role: 'ROLE_USER', messageId: crypto.randomUUID(), content: [part] },
@@ -623,13 +1556,26 @@ function a2aParams(rng: Rng, t: Targets, wrongType: () => unknown, strings: stri
     { kind: 'message', role: 'user', parts: [part], contextId: rng.pick([...t.conversations, ...BAD_IDS]), taskId: rng.pick(BAD_IDS) },
     wrongType(),
   ]);
-  return rng.pick<unknown>([{ message }, { id: rng.pick([...t.conversations, ...BAD_IDS]), historyLength: wrongType() }, { id: wrongType() }, { message, configuration: { blocking: wrongType(), acceptedOutputModes: wrongType() } }, { name: rng.pick(['tasks/../x', '%zz', `tasks/${rng.pick(t.conversations)}`]) }]);
+  return rng.pick<unknown>([
+    { message },
+    { id: rng.pick([...t.conversations, ...BAD_IDS]), historyLength: wrongType() },
+    { id: wrongType() },
+    { message, configuration: { blocking: wrongType(), acceptedOutputModes: wrongType() } },
+    { name: rng.pick(['tasks/../x', '%zz', `tasks/${rng.pick(t.conversations)}`]) },
+  ]);
 }
 
 function mcpParams(rng: Rng, wrongType: () => unknown, strings: string[]): unknown {
   return rng.pick<unknown>([
-    { protocolVersion: rng.pick(['2025-03-26', '2025-06-18', '2026-07-28', 'x', 42]), capabilities: wrongType(), clientInfo: rng.pick([{ name: 'fuzz', version: '1' }, wrongType()]) },
-    { name: rng.pick(['chat', 'resources_add', '', '../x', 'x'.repeat(2000), 42]), arguments: rng.pick<unknown>([{ message: rng.pick(strings) }, wrongType(), { message: wrongType() }]) },
+    {
+      protocolVersion: rng.pick(['2025-03-26', '2025-06-18', '2026-07-28', 'x', 42]),
+      capabilities: wrongType(),
+      clientInfo: rng.pick([{ name: 'fuzz', version: '1' }, wrongType()]),
+    },
+    {
+      name: rng.pick(['chat', 'resources_add', '', '../x', 'x'.repeat(2000), 42]),
+      arguments: rng.pick<unknown>([{ message: rng.pick(strings) }, wrongType(), { message: wrongType() }]),
+    },
     { _meta: wrongType(), cursor: rng.pick(['%zz', 'x'.repeat(3000), 42]) },
     { level: rng.pick(['debug', 'nope', 42]) },
     { ref: wrongType(), argument: wrongType() },
@@ -640,14 +1586,27 @@ function trpcInput(rng: Rng, t: Targets, procedure: string, wrongType: () => unk
   const id = rng.chance(0.5) ? rng.pick(t.conversations) : rng.pick([...BAD_IDS, 'x'.repeat(20_000)]);
   switch (procedure) {
     case 'conversations.list':
-      return rng.pick<unknown>([{ limit: rng.pick([-1, 0, 1.5, 1e9, '10', null]) }, { cursor: rng.pick(['%zz', 42, 'x'.repeat(3000)]) }, wrongType()]);
+      return rng.pick<unknown>([
+        { limit: rng.pick([-1, 0, 1.5, 1e9, '10', null]) },
+        { cursor: rng.pick(['%zz', 42, 'x'.repeat(3000)]) },
+        wrongType(),
+      ]);
     case 'conversations.get':
     case 'conversation.events':
       return rng.pick<unknown>([{ id }, { conversationId: id, lastEventId: wrongType() }, { id: wrongType() }, wrongType()]);
     case 'conversations.send':
-      return rng.pick<unknown>([{ conversationId: id, message: wrongType() }, { conversationId: wrongType(), message: 'hi' }, { conversationId: id, message: 'x'.repeat(rng.int(1, 20_000)) }, wrongType()]);
+      return rng.pick<unknown>([
+        { conversationId: id, message: wrongType() },
+        { conversationId: wrongType(), message: 'hi' },
+        { conversationId: id, message: 'x'.repeat(rng.int(1, 20_000)) },
+        wrongType(),
+      ]);
     case 'approvals.resolve':
-      return rng.pick<unknown>([{ uuid: rng.pick([...t.approvals, ...BAD_IDS]), approved: wrongType() }, { uuid: wrongType(), approved: false }, wrongType()]);
+      return rng.pick<unknown>([
+        { uuid: rng.pick([...t.approvals, ...BAD_IDS]), approved: wrongType() },
+        { uuid: wrongType(), approved: false },
+        wrongType(),
+      ]);
     default:
       return wrongType();
   }
@@ -672,7 +1631,12 @@ async function send(port: number, c: FuzzCase, agent: HttpAgent | false = keepAl
   return { ...result, ms: Date.now() - started };
 }
 
-function sendOnce(port: number, c: FuzzCase, agent: HttpAgent | false, timeoutMs: number): Promise<FuzzResult & { reusedSocket?: boolean }> {
+function sendOnce(
+  port: number,
+  c: FuzzCase,
+  agent: HttpAgent | false,
+  timeoutMs: number,
+): Promise<FuzzResult & { reusedSocket?: boolean }> {
   return new Promise((resolve) => {
     let settled = false;
     const done = (result: Omit<FuzzResult, 'c' | 'ms'>) => {
@@ -783,7 +1747,11 @@ function rssKb(pid: number): number {
 function memory(configFile: string) {
   const { main, all } = agentProcessTree(configFile);
   if (main === undefined) throw new Error('the agent process was not found in /proc');
-  return { agentRssMb: Math.round(rssKb(main) / 1024), treeRssMb: Math.round(all.reduce((sum, pid) => sum + rssKb(pid), 0) / 1024), processes: all.length };
+  return {
+    agentRssMb: Math.round(rssKb(main) / 1024),
+    treeRssMb: Math.round(all.reduce((sum, pid) => sum + rssKb(pid), 0) / 1024),
+    processes: all.length,
+  };
 }
 
 // ---------------------------------------------------------------------------------------------
@@ -831,12 +1799,16 @@ describe('fuzz', () => {
 
     const rng = prng(SEED);
     const corpus = buildCorpus(rng, { port, conversations, approvals, victims, heavy, assets });
-    console.log(`fuzz: seed ${SEED} (ASG_FUZZ_SEED to replay), ${corpus.length} requests, ${CONCURRENCY} at a time${SKIP.size ? `, skipping ${[...SKIP].join(', ')}` : ''}`);
+    console.log(
+      `fuzz: seed ${SEED} (ASG_FUZZ_SEED to replay), ${corpus.length} requests, ${CONCURRENCY} at a time${SKIP.size ? `, skipping ${[...SKIP].join(', ')}` : ''}`,
+    );
     // Fuzz inputs never carry what the leak checks look for: a hit is the server's own text.
     const patterns = leakPatterns(agent);
     for (const c of corpus) {
       const sent = `${c.path}\n${json(c.headers ?? {})}\n${typeof c.body === 'string' ? c.body.slice(0, 200_000) : ''}`;
-      for (const [what, pattern] of patterns) if (!c.headers?.authorization?.includes(TEST_BEARER) || what !== 'bearer token') expect(pattern.test(sent), `the corpus itself carries a ${what}`).toBe(false);
+      for (const [what, pattern] of patterns)
+        if (!c.headers?.authorization?.includes(TEST_BEARER) || what !== 'bearer token')
+          expect(pattern.test(sent), `the corpus itself carries a ${what}`).toBe(false);
     }
 
     const before = memory(agent.configFile);
@@ -876,7 +1848,9 @@ describe('fuzz', () => {
     // The process is up and answers.
     const alive = agentProcessTree(agent.configFile).main !== undefined;
     // Bounded like every request here: a stalled agent must fail the test with its report, not hang it.
-    const healthAfter = alive ? await send(port, { face: 'rest', kind: 'health', method: 'GET', path: '/health' }, false, 5_000) : undefined;
+    const healthAfter = alive
+      ? await send(port, { face: 'rest', kind: 'health', method: 'GET', path: '/health' }, false, 5_000)
+      : undefined;
     const after = alive ? memory(agent.configFile) : undefined;
 
     // The table: face × status.
@@ -888,17 +1862,33 @@ describe('fuzz', () => {
     }
     const statuses = [...new Set(results.map((r) => String(r.status)))].sort();
     const lines = [['face', ...statuses, 'total'].map((s) => s.padStart(8)).join('')];
-    for (const [face, row] of [...table].sort()) lines.push([face, ...statuses.map((s) => String(row.get(s) ?? 0)), String([...row.values()].reduce((a, b) => a + b, 0))].map((s) => s.padStart(8)).join(''));
-    console.log(`fuzz: ${results.length} of ${corpus.length} requests in ${seconds.toFixed(1)} s; /health polled ${health.polls} times, slowest ${health.slowestMs} ms\n${lines.join('\n')}\nagent RSS before ${before.agentRssMb} MB, after ${after?.agentRssMb ?? '?'} MB (process tree: ${before.treeRssMb} → ${after?.treeRssMb ?? '?'} MB)`);
+    for (const [face, row] of [...table].sort())
+      lines.push(
+        [face, ...statuses.map((s) => String(row.get(s) ?? 0)), String([...row.values()].reduce((a, b) => a + b, 0))]
+          .map((s) => s.padStart(8))
+          .join(''),
+      );
+    console.log(
+      `fuzz: ${results.length} of ${corpus.length} requests in ${seconds.toFixed(1)} s; /health polled ${health.polls} times, slowest ${health.slowestMs} ms\n${lines.join('\n')}\nagent RSS before ${before.agentRssMb} MB, after ${after?.agentRssMb ?? '?'} MB (process tree: ${before.treeRssMb} → ${after?.treeRssMb ?? '?'} MB)`,
+    );
 
     // Failures, grouped by what they are, with one sample request each.
     const failures = new Map<string, { count: number; sample: string }>();
     const fail = (group: string, r: FuzzResult | undefined, detail = '') => {
-      const entry = failures.get(group) ?? { count: 0, sample: r ? `${r.c.method} ${r.c.path.slice(0, 160)}${r.c.headers ? ` ${json(r.c.headers).slice(0, 160)}` : ''}${r.c.body !== undefined ? ` body(${Buffer.byteLength(r.c.body)} B) ${String(r.c.body).slice(0, 80)}` : ''} → ${r.status} ${r.body.slice(0, 200)}${detail}` : detail };
+      const entry = failures.get(group) ?? {
+        count: 0,
+        sample: r
+          ? `${r.c.method} ${r.c.path.slice(0, 160)}${r.c.headers ? ` ${json(r.c.headers).slice(0, 160)}` : ''}${r.c.body !== undefined ? ` body(${Buffer.byteLength(r.c.body)} B) ${String(r.c.body).slice(0, 80)}` : ''} → ${r.status} ${r.body.slice(0, 200)}${detail}`
+          : detail,
+      };
       entry.count++;
       failures.set(group, entry);
     };
-    const route = (c: FuzzCase) => `${c.face} ${c.method} ${c.path.split('?')[0]!.replace(/\/(?:[0-9a-f-]{36}|%zz|x{100,})(?=\/|$)/g, '/:id').slice(0, 60)}`;
+    const route = (c: FuzzCase) =>
+      `${c.face} ${c.method} ${c.path
+        .split('?')[0]!
+        .replace(/\/(?:[0-9a-f-]{36}|%zz|x{100,})(?=\/|$)/g, '/:id')
+        .slice(0, 60)}`;
     for (const r of results) {
       const where = `${route(r.c)} [${r.c.kind}]`;
       if (typeof r.status === 'number' && r.status >= 500) fail(`5xx ${r.status}: ${where}`, r);
@@ -907,8 +1897,10 @@ describe('fuzz', () => {
       const mayReset = r.c.mayReset || /\P{ASCII}/u.test(r.c.path);
       if (r.status === 'error' || (r.status === 'reset' && !mayReset)) fail(`connection ${r.status}: ${where}`, r, ` ${r.error ?? ''}`);
       const refusedByRpc = r.status === 200 && r.c.rpcErrorIsRefusal && /^\{"jsonrpc":"2\.0",[\s\S]*"error":\{"code":-32\d{3}/.test(r.body);
-      if (typeof r.status === 'number' && r.c.expect && !r.c.expect.statuses(r.status) && !refusedByRpc) fail(`${r.c.expect.why}: ${where} answered ${r.status}`, r);
-      if (r.status === 200 && r.c.forbiddenInBody?.some((text) => r.body.includes(text))) fail(`served a file outside web/dist: ${where}`, r);
+      if (typeof r.status === 'number' && r.c.expect && !r.c.expect.statuses(r.status) && !refusedByRpc)
+        fail(`${r.c.expect.why}: ${where} answered ${r.status}`, r);
+      if (r.status === 200 && r.c.forbiddenInBody?.some((text) => r.body.includes(text)))
+        fail(`served a file outside web/dist: ${where}`, r);
       if (r.status === 200 && r.c.summaryBound) {
         let items: unknown;
         try {
@@ -918,12 +1910,18 @@ describe('fuzz', () => {
           /* over KEEP_BODY_BYTES, cut: far over any bound of summaries anyway */
         }
         const count = Array.isArray(items) ? items.length : 1;
-        if (r.bytes > SUMMARY_BOUND_BYTES * Math.max(1, count)) fail(`a list is summaries (≤ ${SUMMARY_BOUND_BYTES} B each): ${where}`, r, ` — ${r.bytes} bytes for ${count} conversations`);
+        if (r.bytes > SUMMARY_BOUND_BYTES * Math.max(1, count))
+          fail(`a list is summaries (≤ ${SUMMARY_BOUND_BYTES} B each): ${where}`, r, ` — ${r.bytes} bytes for ${count} conversations`);
       }
       const answer = `${json(r.headers)}\n${r.body}`;
-      for (const [what, pattern] of patterns) if (pattern.test(answer)) fail(`${what} in an answer: ${where}`, r, ` — ${pattern.exec(answer)![0].slice(0, 120)}`);
+      for (const [what, pattern] of patterns)
+        if (pattern.test(answer)) fail(`${what} in an answer: ${where}`, r, ` — ${pattern.exec(answer)![0].slice(0, 120)}`);
     }
-    if (results.length < corpus.length) fail(`deadline: ${corpus.length - results.length} of ${corpus.length} requests not sent within ${FUZZ_DEADLINE_MS / 1000} s`, undefined);
+    if (results.length < corpus.length)
+      fail(
+        `deadline: ${corpus.length - results.length} of ${corpus.length} requests not sent within ${FUZZ_DEADLINE_MS / 1000} s`,
+        undefined,
+      );
     for (const failure of health.failures) fail(`GET /health did not answer 200 within ${HEALTH_BOUND_MS} ms`, undefined, failure);
     if (!alive || healthAfter?.status !== 200) fail('the agent process is gone or does not answer /health after the run', undefined);
 
@@ -932,7 +1930,8 @@ describe('fuzz', () => {
     for (const line of log) {
       const shown = line.slice(0, 300);
       for (const [what, pattern] of patterns) if (pattern.test(line)) fail(`${what} in a log line`, undefined, shown);
-      if (line.length > LOG_LINE_BOUND) fail(`a log line longer than ${LOG_LINE_BOUND} characters`, undefined, `${line.length} chars: ${shown}`);
+      if (line.length > LOG_LINE_BOUND)
+        fail(`a log line longer than ${LOG_LINE_BOUND} characters`, undefined, `${line.length} chars: ${shown}`);
       const parsed = asLogLine(line);
       if (parsed?.level === 'error') fail(`an error-level log line during the run (${parsed.msg})`, undefined, shown);
     }
@@ -941,14 +1940,37 @@ describe('fuzz', () => {
     const ran = resourceNames(join(agent.dir, 'resources.db')).filter((name) => name.startsWith('fuzz-victim-'));
     if (ran.length > 0) fail('a cross-site approval ran the tool', undefined, ran.join(', '));
     for (const victim of victims) {
-      const decided = await send(port, { face: 'rest', kind: 'check', method: 'POST', path: `/approvals/${victim}`, headers: JSON_HEADERS, body: json({ approved: false }) }, false, 5_000);
-      if (decided.status !== 200) fail('a cross-site request decided a pending approval (or the agent did not answer)', undefined, `${victim} → ${decided.status} ${decided.body.slice(0, 200)}`);
+      const decided = await send(
+        port,
+        {
+          face: 'rest',
+          kind: 'check',
+          method: 'POST',
+          path: `/approvals/${victim}`,
+          headers: JSON_HEADERS,
+          body: json({ approved: false }),
+        },
+        false,
+        5_000,
+      );
+      if (decided.status !== 200)
+        fail(
+          'a cross-site request decided a pending approval (or the agent did not answer)',
+          undefined,
+          `${victim} → ${decided.status} ${decided.body.slice(0, 200)}`,
+        );
     }
 
     // Nothing the run sent was stored in a form that a read of approvals cannot answer.
-    for (const path of ['/approvals', '/approvals?status=approved', '/approvals?status=pending', `/trpc/approvals.list?input=${encodeURIComponent('{}')}`]) {
+    for (const path of [
+      '/approvals',
+      '/approvals?status=approved',
+      '/approvals?status=pending',
+      `/trpc/approvals.list?input=${encodeURIComponent('{}')}`,
+    ]) {
       const read = await send(port, { face: 'rest', kind: 'check', method: 'GET', path }, false, 5_000);
-      if (read.status !== 200) fail('every read of approvals answers 200 after the run', undefined, `${path} → ${read.status} ${read.body.slice(0, 200)}`);
+      if (read.status !== 200)
+        fail('every read of approvals answers 200 after the run', undefined, `${path} → ${read.status} ${read.body.slice(0, 200)}`);
     }
 
     const byKind: Record<string, { count: number; meanMs: number; maxMs: number }> = {};
@@ -1042,25 +2064,110 @@ function authRoutes(rng: Rng, t: { conversations: string[]; approvals: string[] 
   const trpcInput = (value: unknown) => `input=${encodeURIComponent(json(value))}`;
   return [
     { face: 'rest', method: 'GET', path: () => '/health', need: 'open', weight: 2 },
-    { face: 'a2a', method: 'GET', path: () => rng.pick(['/.well-known/agent-card.json', '/.well-known/agent.json']), need: 'open', weight: 1 },
-    { face: 'mcp', method: 'GET', path: () => rng.pick(['/.well-known/oauth-protected-resource', '/.well-known/oauth-protected-resource/mcp']), need: 'open', weight: 1 },
+    {
+      face: 'a2a',
+      method: 'GET',
+      path: () => rng.pick(['/.well-known/agent-card.json', '/.well-known/agent.json']),
+      need: 'open',
+      weight: 1,
+    },
+    {
+      face: 'mcp',
+      method: 'GET',
+      path: () => rng.pick(['/.well-known/oauth-protected-resource', '/.well-known/oauth-protected-resource/mcp']),
+      need: 'open',
+      weight: 1,
+    },
     { face: 'rest', method: 'GET', path: () => '/auth/whoami', need: 'signed-in', weight: 3 },
     { face: 'rest', method: 'GET', path: () => '/tools', need: 'chat', weight: 3 },
-    { face: 'rest', method: 'GET', path: () => rng.pick(['/conversations?limit=3', `/conversations/${rng.pick(t.conversations)}`]), need: READ_CONVERSATIONS, weight: 5 },
-    { face: 'rest', method: 'POST', path: () => `/conversations/${rng.pick(t.conversations)}/messages`, need: 'chat', writesAdminsConversation: true, body: () => json({ message: 'hello' }), headers: JSON_HEADERS, weight: 1 },
-    { face: 'rest', method: 'GET', path: () => `/conversations/${rng.pick(t.conversations)}/events`, need: READ_CONVERSATIONS, stream: true, weight: 5 },
-    { face: 'rest', method: 'GET', path: () => rng.pick(['/approvals?status=pending', '/approvals?limit=2', `/approvals/${rng.pick(t.approvals)}`]), need: 'approve', weight: 5 },
-    { face: 'rest', method: 'POST', path: () => `/approvals/${rng.pick(t.approvals)}`, need: 'approve', body: () => json({ approved: false, reason: 'fuzz' }), headers: JSON_HEADERS, weight: 4 },
+    {
+      face: 'rest',
+      method: 'GET',
+      path: () => rng.pick(['/conversations?limit=3', `/conversations/${rng.pick(t.conversations)}`]),
+      need: READ_CONVERSATIONS,
+      weight: 5,
+    },
+    {
+      face: 'rest',
+      method: 'POST',
+      path: () => `/conversations/${rng.pick(t.conversations)}/messages`,
+      need: 'chat',
+      writesAdminsConversation: true,
+      body: () => json({ message: 'hello' }),
+      headers: JSON_HEADERS,
+      weight: 1,
+    },
+    {
+      face: 'rest',
+      method: 'GET',
+      path: () => `/conversations/${rng.pick(t.conversations)}/events`,
+      need: READ_CONVERSATIONS,
+      stream: true,
+      weight: 5,
+    },
+    {
+      face: 'rest',
+      method: 'GET',
+      path: () => rng.pick(['/approvals?status=pending', '/approvals?limit=2', `/approvals/${rng.pick(t.approvals)}`]),
+      need: 'approve',
+      weight: 5,
+    },
+    {
+      face: 'rest',
+      method: 'POST',
+      path: () => `/approvals/${rng.pick(t.approvals)}`,
+      need: 'approve',
+      body: () => json({ approved: false, reason: 'fuzz' }),
+      headers: JSON_HEADERS,
+      weight: 4,
+    },
     { face: 'rest', method: 'GET', path: () => '/audit?limit=3', need: 'admin', weight: 3 },
-    { face: 'rest', method: rng.pick(['GET', 'POST']), path: () => rng.pick(['/nothing-here', '/webhooks', '/approvalsx']), need: 'admin', weight: 2 },
-    { face: 'a2a', method: 'POST', path: () => '/a2a', need: 'chat', body: () => json({ jsonrpc: '2.0', id: 1, method: 'tasks/get', params: { id: rng.pick(t.conversations) } }), headers: JSON_HEADERS, weight: 5 },
-    { face: 'mcp', method: 'POST', path: () => '/mcp', need: 'chat', body: () => json({ jsonrpc: '2.0', id: 1, method: 'ping' }), headers: MCP_HEADERS, weight: 4 },
+    {
+      face: 'rest',
+      method: rng.pick(['GET', 'POST']),
+      path: () => rng.pick(['/nothing-here', '/webhooks', '/approvalsx']),
+      need: 'admin',
+      weight: 2,
+    },
+    {
+      face: 'a2a',
+      method: 'POST',
+      path: () => '/a2a',
+      need: 'chat',
+      body: () => json({ jsonrpc: '2.0', id: 1, method: 'tasks/get', params: { id: rng.pick(t.conversations) } }),
+      headers: JSON_HEADERS,
+      weight: 5,
+    },
+    {
+      face: 'mcp',
+      method: 'POST',
+      path: () => '/mcp',
+      need: 'chat',
+      body: () => json({ jsonrpc: '2.0', id: 1, method: 'ping' }),
+      headers: MCP_HEADERS,
+      weight: 4,
+    },
     { face: 'trpc', method: 'GET', path: () => '/trpc/tools.list', need: 'chat', weight: 2 },
     { face: 'trpc', method: 'GET', path: () => `/trpc/conversations.list?${trpcInput({ limit: 2 })}`, need: READ_CONVERSATIONS, weight: 2 },
     { face: 'trpc', method: 'GET', path: () => `/trpc/approvals.list?${trpcInput({})}`, need: 'approve', weight: 3 },
-    { face: 'trpc', method: 'POST', path: () => '/trpc/approvals.resolve', need: 'approve', body: () => json({ uuid: rng.pick(t.approvals), approved: false }), headers: JSON_HEADERS, weight: 3 },
+    {
+      face: 'trpc',
+      method: 'POST',
+      path: () => '/trpc/approvals.resolve',
+      need: 'approve',
+      body: () => json({ uuid: rng.pick(t.approvals), approved: false }),
+      headers: JSON_HEADERS,
+      weight: 3,
+    },
     { face: 'trpc', method: 'GET', path: () => `/trpc/approvals.pending?${trpcInput({})}`, need: 'approve', stream: true, weight: 3 },
-    { face: 'trpc', method: 'GET', path: () => `/trpc/conversation.events?${trpcInput({ conversationId: rng.pick(t.conversations) })}`, need: READ_CONVERSATIONS, stream: true, weight: 3 },
+    {
+      face: 'trpc',
+      method: 'GET',
+      path: () => `/trpc/conversation.events?${trpcInput({ conversationId: rng.pick(t.conversations) })}`,
+      need: READ_CONVERSATIONS,
+      stream: true,
+      weight: 3,
+    },
     { face: 'trpc', method: 'GET', path: () => '/trpc/auth.whoami', need: 'signed-in', weight: 2 },
   ];
 }
@@ -1073,7 +2180,8 @@ async function jwtPool(issuer: TestIssuer, key: TestKey, rng: Rng): Promise<Fuzz
   const secretsOf = (jwt: string) => [jwt, ...parts(jwt).filter(isDistinctive)];
   const b64 = (value: unknown) => base64url.encode(typeof value === 'string' ? value : json(value));
   const pool: FuzzCredential[] = [];
-  const add = (kind: string, jwt: string, grants: Grant[] | null) => pool.push({ kind, header: `Bearer ${jwt}`, grants, secrets: secretsOf(jwt) });
+  const add = (kind: string, jwt: string, grants: Grant[] | null) =>
+    pool.push({ kind, header: `Bearer ${jwt}`, grants, secrets: secretsOf(jwt) });
   const ROLE_SETS: Grant[][] = [['chat'], ['approve'], ['admin'], ['chat', 'approve'], []];
   for (let i = 0; i < 20; i++) {
     const roles = rng.pick(ROLE_SETS);
@@ -1082,30 +2190,60 @@ async function jwtPool(issuer: TestIssuer, key: TestKey, rng: Rng): Promise<Fuzz
   add('jwt-audience-list', await issuer.sign(key, { aud: ['someone', issuer.audience], roles: ['chat'] }), ['chat']);
   for (let i = 0; i < 5; i++) {
     add('jwt-expired', await issuer.sign(key, { exp: now - rng.int(60, 100_000), iat: now - 200_000 }), null);
-    add('jwt-audience', await issuer.sign(key, { aud: rng.pick(['other', '', 'agent-stop-and-go-2', issuer.audience.toUpperCase()]) }), null);
+    add(
+      'jwt-audience',
+      await issuer.sign(key, { aud: rng.pick(['other', '', 'agent-stop-and-go-2', issuer.audience.toUpperCase()]) }),
+      null,
+    );
     add('jwt-issuer', await issuer.sign(key, { iss: rng.pick(['https://evil.test', `${issuer.issuer}/`, '']) }), null);
     add('jwt-not-yet', await issuer.sign(key, { nbf: now + rng.int(3600, 100_000) }), null);
     add('jwt-bad-signature', await issuer.sign(stranger), null);
     add('jwt-none', issuer.unsigned({ roles: ['admin'] }), null);
     add('jwt-hs256-public-key', await issuer.hmacWithPublicKey(key, { roles: ['admin'] }), null);
     add('jwt-no-sub', await issuer.sign(key, { sub: undefined }), null);
-    add('jwt-odd-sub', await issuer.sign(key, { sub: rng.pick<unknown>([42, '', 'a\u0000b', 'x'.repeat(300), ['alice'], { name: 'a' }, '\u202e\u200b']) as string }), null);
+    add(
+      'jwt-odd-sub',
+      await issuer.sign(key, {
+        sub: rng.pick<unknown>([42, '', 'a\u0000b', 'x'.repeat(300), ['alice'], { name: 'a' }, '\u202e\u200b']) as string,
+      }),
+      null,
+    );
     add('jwt-no-exp', await issuer.sign(key, { exp: undefined }), null);
     add('jwt-exp-string', await issuer.sign(key, { exp: String(now + 3600) as unknown as number }), null);
-    add('jwt-unknown-kid', await issuer.sign(key, {}, { kid: rng.pick(['nope', '../../etc/passwd', 'x'.repeat(2000), '', '%zz', '\u00e9']) }), null);
+    add(
+      'jwt-unknown-kid',
+      await issuer.sign(key, {}, { kid: rng.pick(['nope', '../../etc/passwd', 'x'.repeat(2000), '', '%zz', '\u00e9']) }),
+      null,
+    );
     const honest = await issuer.sign(key, { roles: ['chat'] });
     const [header, payload, signature] = parts(honest) as [string, string, string];
     const claims = JSON.parse(Buffer.from(payload, 'base64url').toString('utf8')) as Record<string, unknown>;
     add('jwt-tampered-payload', `${header}.${b64({ ...claims, sub: 'root', roles: ['admin'] })}.${signature}`, null);
-    add('jwt-tampered-alg', `${b64({ alg: rng.pick(['none', 'HS256', 'RS256', 'ES512', 'NONE', '']), kid: key.kid })}.${payload}.${signature}`, null);
-    add('jwt-jku', `${b64({ alg: 'ES256', kid: 'evil', jku: 'http://127.0.0.1:1/keys', x5u: 'http://127.0.0.1:1/x5u' })}.${payload}.${signature}`, null);
+    add(
+      'jwt-tampered-alg',
+      `${b64({ alg: rng.pick(['none', 'HS256', 'RS256', 'ES512', 'NONE', '']), kid: key.kid })}.${payload}.${signature}`,
+      null,
+    );
+    add(
+      'jwt-jku',
+      `${b64({ alg: 'ES256', kid: 'evil', jku: 'http://127.0.0.1:1/keys', x5u: 'http://127.0.0.1:1/x5u' })}.${payload}.${signature}`,
+      null,
+    );
     add('jwt-crit', `${b64({ alg: 'ES256', kid: key.kid, crit: ['exp'] })}.${payload}.${signature}`, null);
     add('jwt-truncated', honest.slice(0, rng.int(10, honest.length - 2)), null);
     add('jwt-extra-segment', `${honest}.${signature}`, null);
     add('jwt-empty-signature', `${header}.${payload}.`, null);
-    add('jwt-garbage-segments', `${b64(rng.pick(['{', '[]', 'null', '"x"', '{"alg":{}}']))}.${b64(rng.pick(['{', '[]', '{"sub":1e999}', nested(500, '{"a":', '}')]))}.${b64('sig')}`, null);
+    add(
+      'jwt-garbage-segments',
+      `${b64(rng.pick(['{', '[]', 'null', '"x"', '{"alg":{}}']))}.${b64(rng.pick(['{', '[]', '{"sub":1e999}', nested(500, '{"a":', '}')]))}.${b64('sig')}`,
+      null,
+    );
     // Under the 8 KiB a token may have: honest, with no role this agent knows.
-    add('jwt-big-claims', await issuer.sign(key, { roles: Array.from({ length: 200 }, (_, n) => `role-${n}`), pad: 'p'.repeat(rng.int(500, 2_000)) }), []);
+    add(
+      'jwt-big-claims',
+      await issuer.sign(key, { roles: Array.from({ length: 200 }, (_, n) => `role-${n}`), pad: 'p'.repeat(rng.int(500, 2_000)) }),
+      [],
+    );
   }
   return pool;
 }
@@ -1122,25 +2260,74 @@ function tokenCredentials(rng: Rng): Array<() => FuzzCredential> {
     () => ({ kind: 'none', grants: null, secrets: [] }),
     () => {
       const [token, grants] = rng.pick(tokens);
-      return { kind: 'token', header: `${rng.pick(['Bearer', 'bearer', 'BEARER'])}${rng.pick([' ', '  '])}${token}`, grants, secrets: [token] };
+      return {
+        kind: 'token',
+        header: `${rng.pick(['Bearer', 'bearer', 'BEARER'])}${rng.pick([' ', '  '])}${token}`,
+        grants,
+        secrets: [token],
+      };
     },
     () => {
       const [token] = rng.pick(tokens);
-      const near = rng.pick([`${token}x`, token.slice(0, -1), token.toUpperCase(), ` ${token}x`, `${token.slice(0, 8)} ${token.slice(8)}`, `${token}${token}`, `${token.slice(0, -1)}${token.endsWith('0') ? '1' : '0'}`]);
+      const near = rng.pick([
+        `${token}x`,
+        token.slice(0, -1),
+        token.toUpperCase(),
+        ` ${token}x`,
+        `${token.slice(0, 8)} ${token.slice(8)}`,
+        `${token}${token}`,
+        `${token.slice(0, -1)}${token.endsWith('0') ? '1' : '0'}`,
+      ]);
       return refused('token-near-miss', `Bearer ${near}`, [token]);
     },
     () => {
       const [token] = rng.pick(tokens);
-      return refused('scheme', `${rng.pick(['Basic', 'Token', 'Digest', 'Bearer:', 'Bearer,', 'Bear', 'BearerX', 'Negotiate', ''])} ${token}`, [token]);
+      return refused(
+        'scheme',
+        `${rng.pick(['Basic', 'Token', 'Digest', 'Bearer:', 'Bearer,', 'Bear', 'BearerX', 'Negotiate', ''])} ${token}`,
+        [token],
+      );
     },
-    () => refused('garbage', rng.pick(['Bearer', 'Bearer ', 'Bearer  \t', 'Bearer a b', `Bearer ${printable()}`, printable(), 'Bearer %zz', 'Bearer ..', 'Bearer null', 'Bearer undefined', 'Bearer eyJ', 'Bearer ...', 'Bearer a.b.c', `Bearer ${'\u00e9'.repeat(10)}`, 'Bearer \u00ff\u00fe'])),
+    () =>
+      refused(
+        'garbage',
+        rng.pick([
+          'Bearer',
+          'Bearer ',
+          'Bearer  \t',
+          'Bearer a b',
+          `Bearer ${printable()}`,
+          printable(),
+          'Bearer %zz',
+          'Bearer ..',
+          'Bearer null',
+          'Bearer undefined',
+          'Bearer eyJ',
+          'Bearer ...',
+          'Bearer a.b.c',
+          `Bearer ${'\u00e9'.repeat(10)}`,
+          'Bearer \u00ff\u00fe',
+        ]),
+      ),
     () => refused('long', `Bearer ${'y'.repeat(rng.int(8_193, 15_000))}`),
     () => ({ ...refused('oversized', `Bearer ${'z'.repeat(rng.int(17_000, 40_000))}`), oversized: true }),
     () => {
       const [token, grants] = rng.pick(tokens);
       return { kind: 'query-token', query: encodeURIComponent(token), grants, secrets: [token] };
     },
-    () => ({ kind: 'query-garbage', query: rng.pick(['', '%zz', encodeURIComponent(printable()), `${encodeURIComponent(AUTH_ENV.FUZZ_CHAT_TOKEN)}&token=x`, 'a%00b', encodeURIComponent('x'.repeat(9000))]), grants: null, secrets: [AUTH_ENV.FUZZ_CHAT_TOKEN] }),
+    () => ({
+      kind: 'query-garbage',
+      query: rng.pick([
+        '',
+        '%zz',
+        encodeURIComponent(printable()),
+        `${encodeURIComponent(AUTH_ENV.FUZZ_CHAT_TOKEN)}&token=x`,
+        'a%00b',
+        encodeURIComponent('x'.repeat(9000)),
+      ]),
+      grants: null,
+      secrets: [AUTH_ENV.FUZZ_CHAT_TOKEN],
+    }),
   ];
 }
 
@@ -1152,7 +2339,11 @@ function allows(grants: Grant[], need: Need): boolean {
 
 const needText = (need: Need): string => (typeof need === 'string' ? need : need.join(' or '));
 
-function buildAuthCorpus(rng: Rng, t: { conversations: string[]; approvals: string[] }, jwts: FuzzCredential[]): Array<FuzzCase & { credential: FuzzCredential }> {
+function buildAuthCorpus(
+  rng: Rng,
+  t: { conversations: string[]; approvals: string[] },
+  jwts: FuzzCredential[],
+): Array<FuzzCase & { credential: FuzzCredential }> {
   const routes = authRoutes(rng, t);
   const makers = tokenCredentials(rng);
   const weights = routes.map((route) => route.weight);
@@ -1175,14 +2366,26 @@ function buildAuthCorpus(rng: Rng, t: { conversations: string[]; approvals: stri
     if (credential.oversized) expected = { statuses: (s) => s === 431, why: 'a header over the limit is refused before any route (431)' };
     else if (route.need === 'open') expected = { statuses: (s) => s !== 401 && s !== 403, why: 'open routes answer without a credential' };
     else if (worth === null) expected = { statuses: (s) => s === 401, why: 'a missing or bad credential is 401' };
-    else if (!allows(worth, route.need)) expected = { statuses: (s) => s === 403, why: `a credential without the ${needText(route.need)} role is 403` };
+    else if (!allows(worth, route.need))
+      expected = { statuses: (s) => s === 403, why: `a credential without the ${needText(route.need)} role is 403` };
     else if (route.writesAdminsConversation && worth.includes('approve') && !worth.includes('admin')) {
       expected = { statuses: (s) => s === 403, why: "an approver may read another's conversation but not write to it (403)" };
     } else expected = { statuses: (s) => s !== 401 && s !== 403, why: 'a credential with the role passes' };
     const headers: Record<string, string> = { ...route.headers };
     if (credential.header !== undefined) headers.authorization = credential.header;
     if (rng.chance(0.05)) headers['x-asg-via'] = rng.pick(['cli', 'CLI', 'web', 'a2a', 'x'.repeat(500)]);
-    corpus.push({ face: route.face, kind: `auth-${credential.kind}`, method: route.method, path: withQuery, headers, body: route.body?.(), expect: expected, rpcErrorIsRefusal: false, credential, mayReset: credential.oversized });
+    corpus.push({
+      face: route.face,
+      kind: `auth-${credential.kind}`,
+      method: route.method,
+      path: withQuery,
+      headers,
+      body: route.body?.(),
+      expect: expected,
+      rpcErrorIsRefusal: false,
+      credential,
+      mayReset: credential.oversized,
+    });
   }
   return corpus;
 }
@@ -1217,12 +2420,15 @@ describe('fuzz: credentials', () => {
     await issuer?.close();
   });
 
-  it(`${AUTH_TOTAL} seeded credentials on every route: 401/403 as the roles say, no 5xx, no token anywhere`, { timeout: 240_000 }, async () => {
+  it(`${AUTH_TOTAL} seeded credentials on every route: 401/403 as the roles say, no 5xx, no token anywhere`, {
+    timeout: 240_000,
+  }, async () => {
     const port = Number(new URL(secured.url).port);
     const admin = { authorization: `Bearer ${AUTH_ENV.FUZZ_ADMIN_TOKEN}` };
     const conversations: string[] = [];
     const approvals: string[] = [];
-    for (let i = 0; i < 4; i++) conversations.push((await post(`${secured.url}/conversations`, { message: 'hello' }, admin)).body.conversation.id);
+    for (let i = 0; i < 4; i++)
+      conversations.push((await post(`${secured.url}/conversations`, { message: 'hello' }, admin)).body.conversation.id);
     for (let i = 0; i < 6; i++) {
       const body = (await post(`${secured.url}/conversations`, { message: `add fuzz-auth-${i} with value ${i}` }, admin)).body;
       conversations.push(body.conversation.id);
@@ -1231,7 +2437,9 @@ describe('fuzz: credentials', () => {
     const rng = prng(SEED + 15);
     const jwts = await jwtPool(issuer, key, rng);
     const corpus = buildAuthCorpus(rng, { conversations, approvals }, jwts);
-    console.log(`fuzz: credentials, seed ${SEED + 15}, ${corpus.length} requests (${jwts.length} JWTs in the pool), ${CONCURRENCY} at a time`);
+    console.log(
+      `fuzz: credentials, seed ${SEED + 15}, ${corpus.length} requests (${jwts.length} JWTs in the pool), ${CONCURRENCY} at a time`,
+    );
     const logOffset = secured.output().length;
 
     const results: Array<FuzzResult & { c: (typeof corpus)[number] }> = [];
@@ -1253,19 +2461,25 @@ describe('fuzz: credentials', () => {
       failures.set(group, entry);
     };
     const configured = Object.values(AUTH_ENV);
-    const describeCase = (r: (typeof results)[number]) => `${r.c.method} ${r.c.path.slice(0, 100)} [${r.c.credential.kind}] → ${r.status} ${r.body.slice(0, 160)}`;
+    const describeCase = (r: (typeof results)[number]) =>
+      `${r.c.method} ${r.c.path.slice(0, 100)} [${r.c.credential.kind}] → ${r.status} ${r.body.slice(0, 160)}`;
     const byStatus = new Map<string, number>();
     for (const r of results) {
       byStatus.set(String(r.status), (byStatus.get(String(r.status)) ?? 0) + 1);
       const where = `${r.c.face} ${r.c.method} ${r.c.path.split('?')[0]!.replace(/\/[0-9a-f-]{36}(?=\/|$)/g, '/:id')} [${r.c.kind}]`;
       if (typeof r.status === 'number' && r.status >= 500) fail(`5xx: ${where}`, describeCase(r));
-      if (r.status === 'timeout' || r.status === 'error' || (r.status === 'reset' && !r.c.mayReset)) fail(`${r.status}: ${where}`, describeCase(r));
-      if (typeof r.status === 'number' && r.c.expect && !r.c.expect.statuses(r.status)) fail(`${r.c.expect.why}: ${where}`, describeCase(r));
-      if (r.status === 401 && !String(r.headers['www-authenticate'] ?? '').startsWith('Bearer realm="agent-stop-and-go"')) fail(`401 without the challenge: ${where}`, describeCase(r));
+      if (r.status === 'timeout' || r.status === 'error' || (r.status === 'reset' && !r.c.mayReset))
+        fail(`${r.status}: ${where}`, describeCase(r));
+      if (typeof r.status === 'number' && r.c.expect && !r.c.expect.statuses(r.status))
+        fail(`${r.c.expect.why}: ${where}`, describeCase(r));
+      if (r.status === 401 && !String(r.headers['www-authenticate'] ?? '').startsWith('Bearer realm="agent-stop-and-go"'))
+        fail(`401 without the challenge: ${where}`, describeCase(r));
       const answer = `${json(r.headers)}\n${r.body}`;
-      for (const secret of [...configured, ...r.c.credential.secrets.filter(isDistinctive)]) if (answer.includes(secret)) fail(`a credential in an answer: ${where}`, describeCase(r));
+      for (const secret of [...configured, ...r.c.credential.secrets.filter(isDistinctive)])
+        if (answer.includes(secret)) fail(`a credential in an answer: ${where}`, describeCase(r));
     }
-    if (results.length < corpus.length) fail('deadline', `${corpus.length - results.length} of ${corpus.length} requests not sent within ${AUTH_DEADLINE_MS / 1000} s`);
+    if (results.length < corpus.length)
+      fail('deadline', `${corpus.length - results.length} of ${corpus.length} requests not sent within ${AUTH_DEADLINE_MS / 1000} s`);
 
     // Every credential the run sent, and the configured ones: none in a log line or the audit.
     const sent = new Set<string>(configured);
@@ -1285,9 +2499,15 @@ describe('fuzz: credentials', () => {
       if (!cursor) break;
     }
     expect(audit.some((entry) => entry.includes('"auth.failed"'))).toBe(true);
-    for (const entry of audit) for (const secret of sent) if (entry.includes(secret)) fail('a credential in the audit', entry.slice(0, 300));
+    for (const entry of audit)
+      for (const secret of sent) if (entry.includes(secret)) fail('a credential in the audit', entry.slice(0, 300));
 
-    console.log(`fuzz: credentials, ${results.length} answers: ${[...byStatus].sort().map(([status, count]) => `${status}×${count}`).join(' ')}; ${audit.length} audit entries read`);
+    console.log(
+      `fuzz: credentials, ${results.length} answers: ${[...byStatus]
+        .sort()
+        .map(([status, count]) => `${status}×${count}`)
+        .join(' ')}; ${audit.length} audit entries read`,
+    );
     const summary = [...failures].map(([group, { count, sample }]) => `${count} × ${group}\n    e.g. ${sample}`).join('\n');
     expect(failures.size, `credential fuzz failures (seed ${SEED + 15}):\n${summary}`).toBe(0);
   });

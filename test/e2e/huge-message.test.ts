@@ -90,7 +90,9 @@ describe.each([
       expectAlive(await poller.stop());
     }
     // Answered (201) or refused as the client's fault (4xx): never a 5xx, never a stall.
-    expect(created.status === 201 || (created.status >= 400 && created.status < 500), JSON.stringify(created.body).slice(0, 500)).toBe(true);
+    expect(created.status === 201 || (created.status >= 400 && created.status < 500), JSON.stringify(created.body).slice(0, 500)).toBe(
+      true,
+    );
     if (created.status !== 201) return;
     expect(created.body.result.response).toBe('received 1000000 characters');
     const id = created.body.conversation.id;
@@ -156,13 +158,23 @@ describe('deeply nested and oversized JSON bodies on every face', () => {
       ['tRPC', '/trpc/conversations.send', `{"conversationId":"${id}","message":${deepObject}}`],
       ['tRPC', '/trpc/conversations.create', deepArray],
       ['tRPC', '/trpc/conversations.create', over('x')],
-      ['MCP', '/mcp', rpc('tools/call', `{"name":"x","arguments":{"a":${deepArray}}}`), { accept: 'application/json, text/event-stream', 'mcp-protocol-version': '2025-06-18' }],
+      [
+        'MCP',
+        '/mcp',
+        rpc('tools/call', `{"name":"x","arguments":{"a":${deepArray}}}`),
+        { accept: 'application/json, text/event-stream', 'mcp-protocol-version': '2025-06-18' },
+      ],
       ['MCP', '/mcp', deepObject, { accept: 'application/json, text/event-stream' }],
       ['MCP', '/mcp', over('x'), { accept: 'application/json, text/event-stream' }],
     ];
     const answers: string[] = [];
     for (const [face, path, body, headers] of cases) {
-      const response = await fetch(`${agent.url}${path}`, { method: 'POST', headers: { 'content-type': 'application/json', ...headers }, body, signal: AbortSignal.timeout(30_000) });
+      const response = await fetch(`${agent.url}${path}`, {
+        method: 'POST',
+        headers: { 'content-type': 'application/json', ...headers },
+        body,
+        signal: AbortSignal.timeout(30_000),
+      });
       const text = await response.text();
       answers.push(`${face} ${path} (${body.length} bytes): ${response.status} ${text.slice(0, 120)}`);
     }

@@ -43,9 +43,12 @@ let agent: AgentProcess;
 beforeAll(async () => {
   model = await startScriptedModel((request: ModelRequest) => {
     if (request.toolResults.length > 0) return { text: `Told: ${request.toolResults.map((result) => result.output).join(' | ')}` };
-    if (request.lastUserText === 'deep arguments') return { toolCalls: [{ name: 'resources_add', args: addArguments('too-deep', nestedObjects(LIMIT)) }] };
-    if (request.lastUserText === 'deep array arguments') return { toolCalls: [{ name: 'resources_add', args: addArguments('too-deep-array', nestedArrays(60)) }] };
-    if (request.lastUserText === 'huge arguments') return { toolCalls: [{ name: 'resources_add', args: addArguments('too-big', 'x'.repeat(1024 * 1024)) }] };
+    if (request.lastUserText === 'deep arguments')
+      return { toolCalls: [{ name: 'resources_add', args: addArguments('too-deep', nestedObjects(LIMIT)) }] };
+    if (request.lastUserText === 'deep array arguments')
+      return { toolCalls: [{ name: 'resources_add', args: addArguments('too-deep-array', nestedArrays(60)) }] };
+    if (request.lastUserText === 'huge arguments')
+      return { toolCalls: [{ name: 'resources_add', args: addArguments('too-big', 'x'.repeat(1024 * 1024)) }] };
     return resourceAgentScript(request);
   });
   agent = await startAgent({ geminiBaseUrl: model.geminiBaseUrl });
@@ -85,7 +88,8 @@ describe('edited arguments', () => {
     expect(record.status).toBe(200);
     expect(record.body).toMatchObject({ status: 'pending' });
     expect(record.body.edited_args).toBeUndefined();
-    for (const path of ['/approvals', '/approvals?status=pending', '/approvals?status=approved', '/conversations']) expect((await get(`${agent.url}${path}`)).status).toBe(200);
+    for (const path of ['/approvals', '/approvals?status=pending', '/approvals?status=approved', '/conversations'])
+      expect((await get(`${agent.url}${path}`)).status).toBe(200);
     expect(resourceNames(join(agent.dir, 'resources.db'))).not.toContain('edit-refused');
   });
 
@@ -97,18 +101,24 @@ describe('edited arguments', () => {
     expect(resourceNames(join(agent.dir, 'resources.db'))).toContain('edit-deep');
 
     expect((await get(`${agent.url}/approvals/${uuid}`)).body).toMatchObject({ status: 'approved', edited_args: edited });
-    const listed = (await get(`${agent.url}/approvals?status=approved`)).body.approvals.find((approval: { uuid: string }) => approval.uuid === uuid);
+    const listed = (await get(`${agent.url}/approvals?status=approved`)).body.approvals.find(
+      (approval: { uuid: string }) => approval.uuid === uuid,
+    );
     expect(listed.edited_args).toEqual(edited);
     const read = await get(`${agent.url}/conversations/${conversation}`);
     expect(read.status).toBe(200);
-    const ran = read.body.conversation.messages.find((message: { role: string; tool_call?: { arguments: unknown } }) => message.role === 'tool');
+    const ran = read.body.conversation.messages.find(
+      (message: { role: string; tool_call?: { arguments: unknown } }) => message.role === 'tool',
+    );
     expect(ran.tool_call.arguments).toEqual(edited);
     const approvals = await trpcClient(agent.url).approvals.list.query({ conversationId: conversation });
     expect(approvals.approvals[0]).toMatchObject({ uuid, edited_args: edited });
 
     const stream = await openSse(`${agent.url}/conversations/${conversation}/events`, { 'Last-Event-ID': '1' });
     try {
-      await until('the decision in the event stream', () => stream.events.some((event) => event.event === 'approval_resolved' && event.data.includes(uuid)));
+      await until('the decision in the event stream', () =>
+        stream.events.some((event) => event.event === 'approval_resolved' && event.data.includes(uuid)),
+      );
       expect(stream.events.some((event) => event.event === 'stream_error')).toBe(false);
     } finally {
       stream.close();
@@ -118,7 +128,9 @@ describe('edited arguments', () => {
   it('over tRPC: BAD_REQUEST naming the limit, nothing decided', async () => {
     const { uuid } = await pendingApproval('edit-trpc');
     const client = trpcClient(agent.url);
-    const error = await client.approvals.resolve.mutate({ uuid, approved: true, arguments: addArguments('edit-trpc', nestedObjects(LIMIT)) }).catch((caught: unknown) => caught);
+    const error = await client.approvals.resolve
+      .mutate({ uuid, approved: true, arguments: addArguments('edit-trpc', nestedObjects(LIMIT)) })
+      .catch((caught: unknown) => caught);
     expect(error).toBeInstanceOf(TRPCClientError);
     expect((error as TRPCClientError<never>).data).toMatchObject({ code: 'BAD_REQUEST', httpStatus: 400 });
     expect((error as TRPCClientError<never>).message).toMatch(DEPTH_REFUSED);
@@ -136,14 +148,28 @@ describe('the faces that store no JSON value of the caller', () => {
       jsonrpc: '2.0',
       id: 1,
       method: 'message/send',
-      params: { message: { kind: 'message', role: 'user', messageId: 'm-1', taskId: conversation, parts: [{ kind: 'data', data: { deep } }], metadata: { deep } } },
+      params: {
+        message: {
+          kind: 'message',
+          role: 'user',
+          messageId: 'm-1',
+          taskId: conversation,
+          parts: [{ kind: 'data', data: { deep } }],
+          metadata: { deep },
+        },
+      },
     });
     expect(a2a.status).toBe(200);
     expect(a2a.body.result).toMatchObject({ kind: 'task', id: conversation, status: { state: 'input-required' } });
     // MCP: arguments that are not the tool's are an error result.
-    const mcp = await request(`${agent.url}/mcp`, 'POST', JSON.stringify({ jsonrpc: '2.0', id: 2, method: 'tools/call', params: { name: 'ask', arguments: { deep } } }), {
-      accept: 'application/json, text/event-stream',
-    });
+    const mcp = await request(
+      `${agent.url}/mcp`,
+      'POST',
+      JSON.stringify({ jsonrpc: '2.0', id: 2, method: 'tools/call', params: { name: 'ask', arguments: { deep } } }),
+      {
+        accept: 'application/json, text/event-stream',
+      },
+    );
     expect(mcp.status).toBe(200);
     expect(mcp.body).toMatch(/"isError":true/);
     // OpenAI: a message content that is no text is a 400 in OpenAI's error shape.
@@ -172,7 +198,11 @@ describe("the model's arguments", () => {
     const result = read.body.conversation.messages.find((entry: { role: string }) => entry.role === 'tool');
     expect(result.tool_call).toMatchObject({ name: 'resources_add', arguments: {}, is_error: true });
     expect(result.content).toMatch(refusal);
-    expect((await get(`${agent.url}/approvals?status=pending`)).body.approvals.some((approval: { conversation_id: string }) => approval.conversation_id === id)).toBe(false);
+    expect(
+      (await get(`${agent.url}/approvals?status=pending`)).body.approvals.some(
+        (approval: { conversation_id: string }) => approval.conversation_id === id,
+      ),
+    ).toBe(false);
     expect((await get(`${agent.url}/approvals`)).status).toBe(200);
     expect(resourceNames(join(agent.dir, 'resources.db')).some((name) => name.startsWith('too-'))).toBe(false);
   });

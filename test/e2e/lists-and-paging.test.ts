@@ -25,7 +25,8 @@ afterAll(async () => {
 });
 
 /** About 60 KB of ordinary words (many tokens, as a long paste is). */
-const sixtyKb = (n: number) => `Report ${n}: ${'the quarterly numbers look steady and the team is on track '.repeat(1000)}`.slice(0, 60_000);
+const sixtyKb = (n: number) =>
+  `Report ${n}: ${'the quarterly numbers look steady and the team is on track '.repeat(1000)}`.slice(0, 60_000);
 
 async function bodyBytes(url: string): Promise<{ status: number; bytes: number; body: any }> {
   const response = await fetch(url, { signal: AbortSignal.timeout(30_000) });
@@ -51,7 +52,12 @@ describe('GET /conversations lists summaries', () => {
     expect(body.conversations.map((item: any) => item.id).sort()).toEqual([...ids].sort());
     for (const item of body.conversations) {
       expect(item).not.toHaveProperty('messages');
-      expect(item).toMatchObject({ status: 'active', message_count: 3, pending_approvals: 0, session_id: expect.stringMatching(/^[0-9a-f]{8}$/) });
+      expect(item).toMatchObject({
+        status: 'active',
+        message_count: 3,
+        pending_approvals: 0,
+        session_id: expect.stringMatching(/^[0-9a-f]{8}$/),
+      });
       expect(item.title).toMatch(/^Report \d: the quarterly numbers look steady and the team\b.*…$/);
       expect([...item.title].length).toBeLessThanOrEqual(60);
     }
@@ -80,7 +86,9 @@ describe('GET /conversations lists summaries', () => {
     expect(page.conversations).toHaveLength(3);
     for (const item of page.conversations) {
       expect(item).not.toHaveProperty('messages');
-      expect(item).toEqual(expect.objectContaining({ title: expect.any(String), message_count: expect.any(Number), pending_approvals: expect.any(Number) }));
+      expect(item).toEqual(
+        expect.objectContaining({ title: expect.any(String), message_count: expect.any(Number), pending_approvals: expect.any(Number) }),
+      );
     }
     expect(page.summary.total).toBe(11);
   });
@@ -98,7 +106,10 @@ describe('GET /conversations/:id pages long histories', () => {
     try {
       await storage.appendMessages({
         conversationId: id,
-        messages: Array.from({ length: 1200 }, (_, index) => ({ role: index % 2 ? MessageRole.MESSAGE_ROLE_ASSISTANT : MessageRole.MESSAGE_ROLE_USER, content: `line ${index + 1}` })),
+        messages: Array.from({ length: 1200 }, (_, index) => ({
+          role: index % 2 ? MessageRole.MESSAGE_ROLE_ASSISTANT : MessageRole.MESSAGE_ROLE_USER,
+          content: `line ${index + 1}`,
+        })),
         status: 0,
         returnConversation: false,
       });
@@ -137,7 +148,10 @@ describe('GET /conversations/:id pages long histories', () => {
 
     const first = page.conversation.messages[0].id;
     const after = (await get(`${agent.url}/conversations/${id}?after=${first}&limit=2`)).body;
-    expect(after.conversation.messages.map((message: any) => message.content)).toEqual(['hello there', 'I can list, add and remove resources.']);
+    expect(after.conversation.messages.map((message: any) => message.content)).toEqual([
+      'hello there',
+      'I can list, add and remove resources.',
+    ]);
     expect(after).toMatchObject({ has_more_before: true, has_more_after: true });
   });
 

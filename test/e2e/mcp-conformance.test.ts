@@ -43,11 +43,15 @@ afterAll(async () => {
 
 async function conformance(scenario: string): Promise<{ code: number; output: string }> {
   try {
-    const { stdout, stderr } = await run(join(REPO_ROOT, 'node_modules', '.bin', 'conformance'), ['server', '--url', `${agent.url}/mcp`, '--scenario', scenario], {
-      cwd: scratch,
-      timeout: 60_000,
-      env: { ...process.env, NO_COLOR: '1', FORCE_COLOR: '0' },
-    });
+    const { stdout, stderr } = await run(
+      join(REPO_ROOT, 'node_modules', '.bin', 'conformance'),
+      ['server', '--url', `${agent.url}/mcp`, '--scenario', scenario],
+      {
+        cwd: scratch,
+        timeout: 60_000,
+        env: { ...process.env, NO_COLOR: '1', FORCE_COLOR: '0' },
+      },
+    );
     return { code: 0, output: stdout + stderr };
   } catch (error) {
     const failed = error as { code?: number; stdout?: string; stderr?: string };
@@ -56,15 +60,19 @@ async function conformance(scenario: string): Promise<{ code: number; output: st
 }
 
 describe("MCP conformance suite against the agent's own /mcp", () => {
-  it.each(SCENARIOS)('passes %s', async (scenario) => {
-    const { code, output } = await conformance(scenario);
-    expect(code, output).toBe(0);
-    const passed = /Passed: (\d+)\/(\d+), (\d+) failed/.exec(output);
-    expect(passed, output).not.toBeNull();
-    expect(Number(passed![1]), output).toBeGreaterThan(0);
-    expect(passed![1], output).toBe(passed![2]);
-    expect(passed![3], output).toBe('0');
-  }, 90_000);
+  it.each(SCENARIOS)(
+    'passes %s',
+    async (scenario) => {
+      const { code, output } = await conformance(scenario);
+      expect(code, output).toBe(0);
+      const passed = /Passed: (\d+)\/(\d+), (\d+) failed/.exec(output);
+      expect(passed, output).not.toBeNull();
+      expect(Number(passed![1]), output).toBeGreaterThan(0);
+      expect(passed![1], output).toBe(passed![2]);
+      expect(passed![3], output).toBe('0');
+    },
+    90_000,
+  );
 
   it('fails a scenario for a capability the face does not declare (the runner has teeth)', async () => {
     const { code, output } = await conformance('prompts-list');

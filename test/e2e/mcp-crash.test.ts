@@ -52,7 +52,13 @@ beforeAll(async () => {
     geminiBaseUrl: model.geminiBaseUrl,
     config: {
       mcp_servers: [
-        { name: 'wild', command: process.execPath, args: [MISBEHAVING], env: { TOOL_PREFIX: 'wild_', CALLS_FILE: callsFile, PID_FILE: pidFile }, timeout: '20s' },
+        {
+          name: 'wild',
+          command: process.execPath,
+          args: [MISBEHAVING],
+          env: { TOOL_PREFIX: 'wild_', CALLS_FILE: callsFile, PID_FILE: pidFile },
+          timeout: '20s',
+        },
         { name: 'everything', url: everything.url, timeout: '2s' },
         { name: 'modern', url: modern.url, timeout: '2s' },
       ],
@@ -71,9 +77,16 @@ async function turn(instruction: Instruction) {
   return response.body;
 }
 
-const toolResults = (body: { conversation: { messages: Array<{ role: string; content: string; tool_call?: { name: string; is_error?: boolean } }> } }) =>
-  body.conversation.messages.filter((message) => message.role === 'tool');
-const wildCalls = () => (existsSync(callsFile) ? readFileSync(callsFile, 'utf8').split('\n').filter(Boolean).map((line) => line.split(' ')[0]) : []);
+const toolResults = (body: {
+  conversation: { messages: Array<{ role: string; content: string; tool_call?: { name: string; is_error?: boolean } }> };
+}) => body.conversation.messages.filter((message) => message.role === 'tool');
+const wildCalls = () =>
+  existsSync(callsFile)
+    ? readFileSync(callsFile, 'utf8')
+        .split('\n')
+        .filter(Boolean)
+        .map((line) => line.split(' ')[0])
+    : [];
 const wildPid = () => Number(readFileSync(pidFile, 'utf8'));
 
 describe('a stdio server killed during a call', () => {
@@ -86,7 +99,9 @@ describe('a stdio server killed during a call', () => {
 
     const [result] = toolResults(body);
     expect(result!.tool_call).toMatchObject({ name: 'wild_slow', is_error: true });
-    expect(result!.content).toContain('MCP server wild is not running: its process exited during the call (the call may have run and is not retried); the next call restarts the server');
+    expect(result!.content).toContain(
+      'MCP server wild is not running: its process exited during the call (the call may have run and is not retried); the next call restarts the server',
+    );
     expect(body.result).toMatchObject({ waiting_approval: false, response: expect.stringContaining('its process exited during the call') });
     expect(body.conversation.status).toBe('active');
 
@@ -123,7 +138,12 @@ describe('an HTTP server that hangs', () => {
 describe('HTTP servers restarted during a turn', () => {
   it('server-everything (2025-era session): the next call opens a new session and goes through', async () => {
     const pid = everything.pid();
-    const body = await turn({ call: 'echo', args: { message: 'before' }, restart: 'everything', then: { call: 'echo', args: { message: 'after' } } });
+    const body = await turn({
+      call: 'echo',
+      args: { message: 'before' },
+      restart: 'everything',
+      then: { call: 'echo', args: { message: 'after' } },
+    });
     expect(everything.pid()).not.toBe(pid);
     expect(toolResults(body).map((message) => [message.tool_call!.name, message.tool_call!.is_error, message.content])).toEqual([
       ['echo', false, 'Echo: before'],

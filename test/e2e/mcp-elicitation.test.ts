@@ -32,8 +32,16 @@ beforeAll(async () => {
   rooms = await startElicitingServer();
   model = await startScriptedModel(script);
   [agent, gated] = await Promise.all([
-    startAgent({ geminiBaseUrl: model.geminiBaseUrl, config: { mcp_servers: [{ name: 'rooms', url: rooms.url, approval: { book_room: 'never' } }] }, dir: tempDir('asg-elicitation-') }),
-    startAgent({ geminiBaseUrl: model.geminiBaseUrl, config: { mcp_servers: [{ name: 'rooms', url: rooms.url }] }, dir: tempDir('asg-elicitation-gated-') }),
+    startAgent({
+      geminiBaseUrl: model.geminiBaseUrl,
+      config: { mcp_servers: [{ name: 'rooms', url: rooms.url, approval: { book_room: 'never' } }] },
+      dir: tempDir('asg-elicitation-'),
+    }),
+    startAgent({
+      geminiBaseUrl: model.geminiBaseUrl,
+      config: { mcp_servers: [{ name: 'rooms', url: rooms.url }] },
+      dir: tempDir('asg-elicitation-gated-'),
+    }),
   ]);
 }, 60_000);
 
@@ -59,7 +67,10 @@ describe("an MCP server's question becomes a pending approval", () => {
     expect(approval.body).toMatchObject({ status: 'pending', tool_name: 'book_room', tool_args: { room: 'A1' } });
     expect(approval.body.description).toContain('MCP server rooms asks for input to finish book_room: "Who is the room for?"');
     expect(approval.body.description).toContain('name (string, required, Guest name)');
-    expect(approval.body).toMatchObject({ kind: 'input', input_request: { server: 'rooms', questions: [ROOM_QUESTION.message], requested_schema: ROOM_QUESTION.requestedSchema } });
+    expect(approval.body).toMatchObject({
+      kind: 'input',
+      input_request: { server: 'rooms', questions: [ROOM_QUESTION.message], requested_schema: ROOM_QUESTION.requestedSchema },
+    });
     expect(rooms.bookings).toEqual([]);
 
     // An answer that does not fit the requested schema decides nothing.
@@ -94,7 +105,9 @@ describe("an MCP server's question becomes a pending approval", () => {
     const before = rooms.states.length;
     const no = await post(`${agent.url}/approvals/${uuid}`, { approved: false, reason: 'not now' });
     expect(no.status).toBe(200);
-    expect(no.body.result.response).toMatch(/^Operation cancelled by user\.[\s\S]*tool said: book_room did not finish: a human declined to answer the question of MCP server rooms: not now\./);
+    expect(no.body.result.response).toMatch(
+      /^Operation cancelled by user\.[\s\S]*tool said: book_room did not finish: a human declined to answer the question of MCP server rooms: not now\./,
+    );
     await until('the decline at the server', () => rooms.states.length > before, 10_000);
     expect(rooms.states.slice(before)).toEqual(['room=B2']);
     expect(rooms.bookings).toEqual(['A1:Ada']);

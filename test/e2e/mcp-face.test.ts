@@ -25,7 +25,12 @@ interface ConnectOptions {
 interface ToolAnswer {
   text: string;
   isError: boolean;
-  structured: { conversation_id: string; response: string; waiting_approval: boolean; approval?: { uuid: string; tool_name: string; tool_args: Record<string, unknown>; description: string } };
+  structured: {
+    conversation_id: string;
+    response: string;
+    waiting_approval: boolean;
+    approval?: { uuid: string; tool_name: string; tool_args: Record<string, unknown>; description: string };
+  };
 }
 
 let model: ScriptedModelServer;
@@ -48,7 +53,10 @@ afterAll(async () => {
 async function connect(url: string, era: Era, options: ConnectOptions = {}): Promise<Client> {
   const client = new Client(
     { name: 'mcp-face-e2e', version: '1.0.0' },
-    { capabilities: options.elicit ? { elicitation: { form: {} } } : {}, versionNegotiation: { mode: era === 'modern' ? 'auto' : 'legacy' } },
+    {
+      capabilities: options.elicit ? { elicitation: { form: {} } } : {},
+      versionNegotiation: { mode: era === 'modern' ? 'auto' : 'legacy' },
+    },
   );
   if (options.elicit) {
     const answer = options.elicit;
@@ -76,7 +84,11 @@ describe('tools/list', () => {
     expect(tools.map((tool) => tool.name)).toEqual(['ask']);
     expect(tools[0]).toMatchObject({
       description: 'Ask the agent. It may use its tools, and stops for a human approval before any destructive call.',
-      inputSchema: { type: 'object', properties: { message: { type: 'string' }, conversation_id: { type: 'string' } }, required: ['message'] },
+      inputSchema: {
+        type: 'object',
+        properties: { message: { type: 'string' }, conversation_id: { type: 'string' } },
+        required: ['message'],
+      },
       annotations: { readOnlyHint: false, destructiveHint: false, openWorldHint: true },
     });
     expect(client.getServerVersion()?.name).toBe('test-agent');
@@ -89,7 +101,11 @@ describe('a read turn', () => {
     const answer = await ask(client, { message: 'list all resources' });
     expect(answer.isError).toBe(false);
     expect(answer.text).toContain('resources_list');
-    expect(answer.structured).toEqual({ conversation_id: expect.stringMatching(/^[0-9a-f-]{36}$/), response: answer.text, waiting_approval: false });
+    expect(answer.structured).toEqual({
+      conversation_id: expect.stringMatching(/^[0-9a-f-]{36}$/),
+      response: answer.text,
+      waiting_approval: false,
+    });
     const { body } = await get(`${agent.url}/conversations/${answer.structured.conversation_id}`);
     expect(body.conversation.messages.map((m: any) => m.role)).toEqual(['system', 'user', 'assistant', 'tool', 'assistant']);
   });
@@ -134,7 +150,12 @@ describe('stop → elicitation → go', () => {
     const { body } = await get(`${agent.url}/conversations/${answer.structured.conversation_id}`);
     expect(body.conversation.status).toBe('active');
     const tool = body.conversation.messages.find((m: any) => m.role === 'tool');
-    expect(tool.tool_call).toMatchObject({ name: 'resources_add', is_error: true, rejected: true, result: 'Rejected by a human. The call was not executed. Do not retry it unless the user asks you to.' });
+    expect(tool.tool_call).toMatchObject({
+      name: 'resources_add',
+      is_error: true,
+      rejected: true,
+      result: 'Rejected by a human. The call was not executed. Do not retry it unless the user asks you to.',
+    });
   });
 });
 
@@ -144,7 +165,10 @@ describe('a client without elicitation', () => {
     const answer = await ask(client, { message: 'add resource mcp-rest with value 4' });
     expect(answer.isError).toBe(false);
     const approval = answer.structured.approval!;
-    expect(answer.structured).toMatchObject({ waiting_approval: true, approval: { tool_name: 'resources_add', tool_args: { name: 'mcp-rest', value: 4 } } });
+    expect(answer.structured).toMatchObject({
+      waiting_approval: true,
+      approval: { tool_name: 'resources_add', tool_args: { name: 'mcp-rest', value: 4 } },
+    });
     expect(answer.text.startsWith(`Approval required (id: ${approval.uuid}): ${approval.description}`)).toBe(true);
     expect(count('mcp-rest')).toBe(0);
 
@@ -178,7 +202,10 @@ describe('continuing a conversation', () => {
     expect(second.text).toContain('resources_list');
     const { body } = await get(`${agent.url}/conversations/${id}`);
     expect(body.conversation.session_id).toBe('0a1b2c3d');
-    expect(body.conversation.messages.filter((m: any) => m.role === 'user').map((m: any) => m.content)).toEqual(['hello', 'list all resources']);
+    expect(body.conversation.messages.filter((m: any) => m.role === 'user').map((m: any) => m.content)).toEqual([
+      'hello',
+      'list all resources',
+    ]);
     await agent.waitForLine(logLineWhere((line) => line.path === '/mcp' && line.session_id === '0a1b2c3d'));
     expect(agent.output()).not.toContain(TEST_BEARER);
   });
@@ -200,7 +227,16 @@ describe('serve_mcp configuration', () => {
     [custom, disabled] = await Promise.all([
       startAgent({
         geminiBaseUrl: model.geminiBaseUrl,
-        config: { serve_mcp: { tool: { name: 'resource_agent', description: 'Manage resources in words.', argument_name: 'request', argument_description: 'What to do with the resources.' } } },
+        config: {
+          serve_mcp: {
+            tool: {
+              name: 'resource_agent',
+              description: 'Manage resources in words.',
+              argument_name: 'request',
+              argument_description: 'What to do with the resources.',
+            },
+          },
+        },
       }),
       startAgent({ geminiBaseUrl: model.geminiBaseUrl, config: { serve_mcp: { enabled: false } } }),
     ]);

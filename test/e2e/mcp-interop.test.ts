@@ -43,7 +43,11 @@ beforeAll(async () => {
   notesFile = join(dir, 'notes.txt');
   mkdirSync(files);
   writeFileSync(join(files, 'hello.txt'), 'hello from disk\n');
-  [model, modern, everythingHttp] = await Promise.all([startScriptedModel(callWhatTheUserSays), startModernServer({ port: 0, notesFile }), startHttpPeer('everything')]);
+  [model, modern, everythingHttp] = await Promise.all([
+    startScriptedModel(callWhatTheUserSays),
+    startModernServer({ port: 0, notesFile }),
+    startHttpPeer('everything'),
+  ]);
   const start = (config: Record<string, unknown>) => startAgent({ geminiBaseUrl: model.geminiBaseUrl, config });
   // Two agents: server-everything over stdio and over HTTP offer the same tool names, which
   // cannot share one agent (the third start proves it).
@@ -64,7 +68,14 @@ beforeAll(async () => {
 }, 60_000);
 
 afterAll(async () => {
-  await Promise.all([agent?.stop(), httpAgent?.stop(), duplicate?.then((extra) => extra.stop(), () => undefined)]);
+  await Promise.all([
+    agent?.stop(),
+    httpAgent?.stop(),
+    duplicate?.then(
+      (extra) => extra.stop(),
+      () => undefined,
+    ),
+  ]);
   await Promise.all([modern?.close(), everythingHttp?.stop(), model?.close()]);
 });
 
@@ -92,7 +103,8 @@ interface Message {
   content: string;
   tool_call: { name: string; is_error?: boolean };
 }
-const toolMessages = (conversation: { messages: Message[] }): Message[] => conversation.messages.filter((message) => message.role === 'tool');
+const toolMessages = (conversation: { messages: Message[] }): Message[] =>
+  conversation.messages.filter((message) => message.role === 'tool');
 
 /** The protocol version the broker logged for a server. */
 function protocolOf(of: AgentProcess, server: string): string | undefined {
@@ -100,8 +112,8 @@ function protocolOf(of: AgentProcess, server: string): string | undefined {
   return line?.protocol === undefined ? undefined : String(line.protocol);
 }
 
-describe('GET /tools: the servers\' tools with destructiveHint as the MCP spec reads their annotations', () => {
-  it('lists every server\'s tools under its name', async () => {
+describe("GET /tools: the servers' tools with destructiveHint as the MCP spec reads their annotations", () => {
+  it("lists every server's tools under its name", async () => {
     const byName = await tools(agent);
     const count = (server: string) => Object.values(byName).filter((tool) => tool.server === server).length;
     // The broker declares form elicitation, so the everything server adds its elicitation tool.
@@ -111,17 +123,31 @@ describe('GET /tools: the servers\' tools with destructiveHint as the MCP spec r
 
   it('server-filesystem: readOnlyHint tools are safe; write, edit and move are destructive; create_directory says destructiveHint: false', async () => {
     const byName = await tools(agent);
-    for (const name of ['read_file', 'read_text_file', 'read_media_file', 'read_multiple_files', 'list_directory', 'list_directory_with_sizes', 'directory_tree', 'search_files', 'get_file_info', 'list_allowed_directories']) {
+    for (const name of [
+      'read_file',
+      'read_text_file',
+      'read_media_file',
+      'read_multiple_files',
+      'list_directory',
+      'list_directory_with_sizes',
+      'directory_tree',
+      'search_files',
+      'get_file_info',
+      'list_allowed_directories',
+    ]) {
       expect(byName[name], name).toMatchObject({ destructiveHint: false, server: 'filesystem' });
     }
-    for (const name of ['write_file', 'edit_file', 'move_file']) expect(byName[name], name).toMatchObject({ destructiveHint: true, server: 'filesystem' });
+    for (const name of ['write_file', 'edit_file', 'move_file'])
+      expect(byName[name], name).toMatchObject({ destructiveHint: true, server: 'filesystem' });
     expect(byName.create_directory!.destructiveHint).toBe(false);
   });
 
   it('server-memory: deletes are destructive, reads and creations are not', async () => {
     const byName = await tools(agent);
-    for (const name of ['delete_entities', 'delete_observations', 'delete_relations']) expect(byName[name], name).toMatchObject({ destructiveHint: true, server: 'memory' });
-    for (const name of ['read_graph', 'search_nodes', 'open_nodes', 'create_entities', 'create_relations', 'add_observations']) expect(byName[name], name).toMatchObject({ destructiveHint: false });
+    for (const name of ['delete_entities', 'delete_observations', 'delete_relations'])
+      expect(byName[name], name).toMatchObject({ destructiveHint: true, server: 'memory' });
+    for (const name of ['read_graph', 'search_nodes', 'open_nodes', 'create_entities', 'create_relations', 'add_observations'])
+      expect(byName[name], name).toMatchObject({ destructiveHint: false });
   });
 
   it('server-everything: all annotated safe, except where the config says approval: always', async () => {
@@ -138,7 +164,7 @@ describe('GET /tools: the servers\' tools with destructiveHint as the MCP spec r
     expect(byName.notes_write).toMatchObject({ destructiveHint: true, server: 'modern' });
   });
 
-  it('speaks each server\'s generation: 2025-era with the reference servers, 2026-07-28 with the SDK v2 server', () => {
+  it("speaks each server's generation: 2025-era with the reference servers, 2026-07-28 with the SDK v2 server", () => {
     expect(protocolOf(agent, 'everything')).toMatch(/^2025-/);
     expect(protocolOf(agent, 'filesystem')).toMatch(/^2025-/);
     expect(protocolOf(agent, 'memory')).toMatch(/^2025-/);
@@ -191,7 +217,9 @@ describe('destructive tools stop for approval and run once after it', () => {
   });
 
   it('create_entities runs at once; delete_entities waits (memory)', async () => {
-    const created = await ask(agent, 'create_entities', { entities: [{ name: 'kettle', entityType: 'device', observations: ['boils water'] }] });
+    const created = await ask(agent, 'create_entities', {
+      entities: [{ name: 'kettle', entityType: 'device', observations: ['boils water'] }],
+    });
     expect(created.result.waiting_approval).toBe(false);
     expect(readFileSync(memoryFile, 'utf8')).toContain('kettle');
 

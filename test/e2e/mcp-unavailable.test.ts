@@ -16,7 +16,11 @@ let model: ScriptedModelServer;
 let agent: AgentProcess;
 
 /** Lines of the agent's output above debug level that name the bad command. */
-const reports = () => agent.output().split('\n').filter((line) => line.includes(BAD_COMMAND) && !/level=debug|"level":"debug"|"level":20\b/.test(line));
+const reports = () =>
+  agent
+    .output()
+    .split('\n')
+    .filter((line) => line.includes(BAD_COMMAND) && !/level=debug|"level":"debug"|"level":20\b/.test(line));
 
 beforeAll(async () => {
   model = await startScriptedModel(async (request) => ({ text: `tools offered: ${[...request.tools].sort().join(',')}` }));
@@ -37,7 +41,10 @@ afterAll(async () => {
 
 describe('an agent with an MCP server that cannot start', () => {
   it('starts, reports the server once with its command, and retries it in the background without repeating the report', async () => {
-    await agent.waitForLine((line) => line.includes('MCP server retry scheduled') && line.includes('broken') && /failures.{0,3}3/.test(line), 30_000);
+    await agent.waitForLine(
+      (line) => line.includes('MCP server retry scheduled') && line.includes('broken') && /failures.{0,3}3/.test(line),
+      30_000,
+    );
     const lines = reports();
     expect(lines).toHaveLength(1);
     expect(lines[0]).toContain('MCP server unavailable');
@@ -54,15 +61,27 @@ describe('an agent with an MCP server that cannot start', () => {
   it('marks the server unavailable in GET /tools, with why, and in GET /ready without it', async () => {
     const tools = await get(`${agent.url}/tools`);
     expect(tools.status).toBe(200);
-    expect(tools.body.tools.map((tool: { name: string }) => tool.name).sort()).toEqual(['resources_add', 'resources_list', 'resources_remove']);
+    expect(tools.body.tools.map((tool: { name: string }) => tool.name).sort()).toEqual([
+      'resources_add',
+      'resources_list',
+      'resources_remove',
+    ]);
     expect(tools.body.servers).toEqual([
       { name: 'resources', status: 'available', required: false },
-      { name: 'broken', status: 'unavailable', required: false, error: expect.stringContaining(`command \`${BAD_COMMAND} --serve\` failed: spawn ${BAD_COMMAND} ENOENT`) },
+      {
+        name: 'broken',
+        status: 'unavailable',
+        required: false,
+        error: expect.stringContaining(`command \`${BAD_COMMAND} --serve\` failed: spawn ${BAD_COMMAND} ENOENT`),
+      },
     ]);
     const ready = await get(`${agent.url}/ready`);
     expect(ready.status).toBe(200);
     // /ready is open to anyone: states only; why is in the log and GET /tools.
-    expect(ready.body).toEqual({ status: 'ready', mcp_servers: tools.body.servers.map(({ error: _error, ...state }: { error?: string }) => state) });
+    expect(ready.body).toEqual({
+      status: 'ready',
+      mcp_servers: tools.body.servers.map(({ error: _error, ...state }: { error?: string }) => state),
+    });
   });
 });
 
@@ -70,6 +89,10 @@ describe('a required MCP server that cannot start', () => {
   it('stops the agent from starting, with the same clear error', async () => {
     const dir = tempDir('asg-mcp-required-');
     const started = startAgent({ geminiBaseUrl: model.geminiBaseUrl, config: { mcp_servers: [{ ...broken, required: true }] }, dir });
-    await expect(started).rejects.toThrow(new RegExp(`MCP server broken could not be started: command \`${BAD_COMMAND} --serve\` failed: .*ENOENT.*required: true, so the agent does not start without it`));
+    await expect(started).rejects.toThrow(
+      new RegExp(
+        `MCP server broken could not be started: command \`${BAD_COMMAND} --serve\` failed: .*ENOENT.*required: true, so the agent does not start without it`,
+      ),
+    );
   }, 60_000);
 });

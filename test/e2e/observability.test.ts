@@ -9,7 +9,17 @@ import { writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { stringify } from 'yaml';
-import { ASG, defaultConfig, spawnProcess, startAgent, tempDir, testEnvironment, TEST_BEARER, TEST_GEMINI_KEY, type AgentProcess } from '../support/agent-process.js';
+import {
+  ASG,
+  defaultConfig,
+  spawnProcess,
+  startAgent,
+  tempDir,
+  testEnvironment,
+  TEST_BEARER,
+  TEST_GEMINI_KEY,
+  type AgentProcess,
+} from '../support/agent-process.js';
 import { get, post } from '../support/http.js';
 import { parseLogLines, type LogLine } from '../support/log-lines.js';
 import { freePort } from '../support/ports.js';
@@ -54,11 +64,17 @@ describe('a real turn through `asg up`', () => {
     conversationId = created.body.conversation.id;
     sessionId = created.body.conversation.session_id;
     // One that pauses for an approval (resources_add is destructive), then the approval.
-    const paused = await post(`${agent.url}/conversations/${conversationId}/messages`, { message: 'add resource observed-one with value 7' });
+    const paused = await post(`${agent.url}/conversations/${conversationId}/messages`, {
+      message: 'add resource observed-one with value 7',
+    });
     expect(paused.body.result.waiting_approval).toBe(true);
     const decided = await post(`${agent.url}/approvals/${paused.body.result.approval.uuid}`, { approved: true });
     expect(decided.status).toBe(200);
-    await until('the request line of the approval', () => parseLogLines(agent.output()).lines.some((line) => line.msg === 'request' && line.path === `/approvals/${paused.body.result.approval.uuid}`));
+    await until('the request line of the approval', () =>
+      parseLogLines(agent.output()).lines.some(
+        (line) => line.msg === 'request' && line.path === `/approvals/${paused.body.result.approval.uuid}`,
+      ),
+    );
     ({ lines: logs, malformed } = parseLogLines(agent.output()));
   }, 120_000);
 
@@ -71,7 +87,11 @@ describe('a real turn through `asg up`', () => {
     expect(malformed).toEqual([]);
     expect(logs.length).toBeGreaterThan(10);
     for (const line of logs) {
-      expect(line).toMatchObject({ level: expect.stringMatching(/^(debug|info|warn|error)$/), svc: expect.any(String), msg: expect.any(String) });
+      expect(line).toMatchObject({
+        level: expect.stringMatching(/^(debug|info|warn|error)$/),
+        svc: expect.any(String),
+        msg: expect.any(String),
+      });
       expect(Date.parse(line.time)).not.toBeNaN();
     }
   });
@@ -86,12 +106,16 @@ describe('a real turn through `asg up`', () => {
       expect(line.session_id, JSON.stringify(line)).toBe(sessionId);
     }
     // Lines with the session and a trace but not the conversation: only those written before the conversation existed.
-    const unattributed = logs.filter((line) => line.session_id === sessionId && line.trace_id && !line.conversation_id && line.svc !== 'gateway');
+    const unattributed = logs.filter(
+      (line) => line.session_id === sessionId && line.trace_id && !line.conversation_id && line.svc !== 'gateway',
+    );
     for (const line of unattributed) expect(['rpc'], JSON.stringify(line)).toContain(line.msg);
   });
 
   it('keeps one trace id across the services of one request', () => {
-    const send = logs.find((line) => line.svc === 'gateway' && line.msg === 'request' && line.path === `/conversations/${conversationId}/messages`)!;
+    const send = logs.find(
+      (line) => line.svc === 'gateway' && line.msg === 'request' && line.path === `/conversations/${conversationId}/messages`,
+    )!;
     expect(send).toBeDefined();
     const sameTrace = logs.filter((line) => line.trace_id === send.trace_id);
     expect(sameTrace.map((line) => line.svc)).toEqual(expect.arrayContaining(['gateway', 'orchestrator', 'llm-gateway']));
@@ -129,7 +153,9 @@ describe('a real turn through `asg up`', () => {
   });
 
   it('counts a pending approval while it waits', async () => {
-    const paused = await post(`${agent.url}/conversations/${conversationId}/messages`, { message: 'add resource waiting-one with value 1' });
+    const paused = await post(`${agent.url}/conversations/${conversationId}/messages`, {
+      message: 'add resource waiting-one with value 1',
+    });
     expect(paused.body.result.waiting_approval).toBe(true);
     expect(sample(await metrics(agent.url), 'asg_approvals_pending')).toBe(1);
     const rejected = await post(`${agent.url}/approvals/${paused.body.result.approval.uuid}`, { approved: false });
@@ -141,15 +167,24 @@ describe('a real turn through `asg up`', () => {
 });
 
 describe('LOG_LEVEL=warn', () => {
-  it('leaves out the info lines, over the configuration\'s log.level', async () => {
+  it("leaves out the info lines, over the configuration's log.level", async () => {
     const quiet = await startScriptedModel(resourceAgentScript);
     const dir = tempDir();
     const port = await freePort();
     const configFile = join(dir, 'agent.yaml');
     writeFileSync(configFile, stringify({ ...defaultConfig(dir), port, log: { level: 'debug' } }));
-    const agent = spawnProcess(process.execPath, [ASG, 'up', '--config', configFile], testEnvironment(quiet.geminiBaseUrl, { LOG_LEVEL: 'warn' }));
+    const agent = spawnProcess(
+      process.execPath,
+      [ASG, 'up', '--config', configFile],
+      testEnvironment(quiet.geminiBaseUrl, { LOG_LEVEL: 'warn' }),
+    );
     try {
-      await until('the agent to answer /health', async () => (await fetch(`http://127.0.0.1:${port}/health`, { signal: AbortSignal.timeout(2_000) }).catch(() => undefined))?.status === 200, 60_000);
+      await until(
+        'the agent to answer /health',
+        async () =>
+          (await fetch(`http://127.0.0.1:${port}/health`, { signal: AbortSignal.timeout(2_000) }).catch(() => undefined))?.status === 200,
+        60_000,
+      );
       expect((await post(`http://127.0.0.1:${port}/conversations`, { message: 'list resources' })).status).toBe(201);
     } finally {
       await agent.stop();
@@ -164,7 +199,12 @@ describe('LOG_LEVEL=warn', () => {
 describe('GET /metrics with auth on', () => {
   it('is for admins, unless metrics.public is true', async () => {
     const scripted = await startScriptedModel(resourceAgentScript);
-    const tokens = { tokens: [{ name: 'ops', token_env: 'OPS_TOKEN', roles: ['admin'] }, { name: 'user', token_env: 'USER_TOKEN', roles: ['chat'] }] };
+    const tokens = {
+      tokens: [
+        { name: 'ops', token_env: 'OPS_TOKEN', roles: ['admin'] },
+        { name: 'user', token_env: 'USER_TOKEN', roles: ['chat'] },
+      ],
+    };
     const env = { OPS_TOKEN: 'ops-token-0123456789abcdef', USER_TOKEN: 'user-token-0123456789abcdef' };
     const closed = await startAgent({ geminiBaseUrl: scripted.geminiBaseUrl, config: { auth: tokens }, env });
     const open = await startAgent({ geminiBaseUrl: scripted.geminiBaseUrl, config: { auth: tokens, metrics: { public: true } }, env });

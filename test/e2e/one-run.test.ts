@@ -36,7 +36,8 @@ async function script(request: ModelRequest): Promise<ScriptedReply> {
   const adder = /You are the adder-(\w+)\./.exec(request.system)?.[1];
   if (adder) {
     // Agent-tree branches: each adds a resource (gated), then answers; adder-a once its gate opens.
-    if (request.toolResults.length === 0) return { toolCalls: [{ name: 'resources_add', args: { name: `${adder}-${request.lastUserText}`, value: 1 } }] };
+    if (request.toolResults.length === 0)
+      return { toolCalls: [{ name: 'resources_add', args: { name: `${adder}-${request.lastUserText}`, value: 1 } }] };
     if (adder === 'a') await gate(`adder-a ${request.lastUserText}`).opened;
     return { text: `ADDED ${adder}` };
   }
@@ -71,7 +72,8 @@ async function newConversation(): Promise<string> {
 
 const send = (id: string, message: string) => post(`${agent.url}/conversations/${id}/messages`, { message });
 const conversation = async (id: string) => (await get(`${agent.url}/conversations/${id}`)).body.conversation;
-const transcript = async (id: string): Promise<string[]> => (await conversation(id)).messages.filter((m: any) => m.role !== 'system').map((m: any) => `${m.role}: ${m.content}`);
+const transcript = async (id: string): Promise<string[]> =>
+  (await conversation(id)).messages.filter((m: any) => m.role !== 'system').map((m: any) => `${m.role}: ${m.content}`);
 
 /** Sends a slow message without waiting for its answer (wrapped: an async function would wait for a promise it returns), once its turn runs; it answers once its gate opens. */
 async function slowTurn(id: string, message: string) {
@@ -150,7 +152,7 @@ describe('one active run per conversation', () => {
     expect(next.body.result.response).toBe('answer to: still there?');
   });
 
-  it('keeps the waiting answer while an approval is pending, and is busy while the approved call\'s continuation runs', async () => {
+  it("keeps the waiting answer while an approval is pending, and is busy while the approved call's continuation runs", async () => {
     const id = await newConversation();
     const stop = await send(id, 'approve-me please');
     expect(stop.body.result.waiting_approval).toBe(true);
@@ -166,19 +168,30 @@ describe('one active run per conversation', () => {
     expect(refused.body.conversation_id).toBe(id);
     gate('approve-me').open();
     expect((await go).status).toBe(200);
-    const roles = (await conversation(id)).messages.filter((m: any) => m.role !== 'system').map((m: any) => `${m.role}: ${m.tool_call ? m.tool_call.name : m.content}`);
+    const roles = (await conversation(id)).messages
+      .filter((m: any) => m.role !== 'system')
+      .map((m: any) => `${m.role}: ${m.tool_call ? m.tool_call.name : m.content}`);
     expect(roles).toEqual(['user: approve-me please', 'assistant: resources_add', 'tool: resources_add', 'assistant: added it']);
   });
 
   it('answers a busy A2A message/send continuing the task with -32004, and tasks/get shows it working', async () => {
     const id = await newConversation();
     const running = await slowTurn(id, 'slow one');
-    const continued = await post(`${agent.url}/a2a`, { jsonrpc: '2.0', id: 1, method: 'message/send', params: { taskId: id, message: { role: 'user', parts: [{ type: 'text', text: 'me too' }] } } });
+    const continued = await post(`${agent.url}/a2a`, {
+      jsonrpc: '2.0',
+      id: 1,
+      method: 'message/send',
+      params: { taskId: id, message: { role: 'user', parts: [{ type: 'text', text: 'me too' }] } },
+    });
     const task = await post(`${agent.url}/a2a`, { jsonrpc: '2.0', id: 2, method: 'tasks/get', params: { id } });
     gate('slow one').open();
     expect((await running.answer).status).toBe(200);
     expect(continued.status).toBe(200);
-    expect(continued.body).toMatchObject({ jsonrpc: '2.0', id: 1, error: { code: -32004, message: expect.stringContaining(`task ${id} is busy`) } });
+    expect(continued.body).toMatchObject({
+      jsonrpc: '2.0',
+      id: 1,
+      error: { code: -32004, message: expect.stringContaining(`task ${id} is busy`) },
+    });
     expect(task.body.result.status.state).toBe('working');
     expect(await transcript(id)).toEqual(['user: slow one', 'assistant: answer to: slow one']);
   });
@@ -188,7 +201,10 @@ describe('one active run per conversation', () => {
     const running = await slowTurn(id, 'slow two');
     const error = await trpcClient(agent.url)
       .conversations.send.mutate({ conversationId: id, message: 'me too' })
-      .then(() => undefined, (failure: unknown) => failure);
+      .then(
+        () => undefined,
+        (failure: unknown) => failure,
+      );
     gate('slow two').open();
     expect((await running.answer).status).toBe(200);
     expect(error).toBeInstanceOf(TRPCClientError);
@@ -235,7 +251,10 @@ describe('a pipeline run superseded by a rejection frees its conversation', () =
         { name: 'summarizer', type: 'llm', prompt: 'You are the summarizer.' },
       ],
     };
-    tree = await startAgent({ geminiBaseUrl: model.geminiBaseUrl, config: { agent: agentTree, chat: { turn_timeout: `${TURN_TIMEOUT_MS}ms` } } });
+    tree = await startAgent({
+      geminiBaseUrl: model.geminiBaseUrl,
+      config: { agent: agentTree, chat: { turn_timeout: `${TURN_TIMEOUT_MS}ms` } },
+    });
   });
 
   afterAll(async () => {
@@ -246,11 +265,16 @@ describe('a pipeline run superseded by a rejection frees its conversation', () =
     const created = await post(`${tree.url}/conversations`, { message: 'run1' });
     expect(created.status).toBe(201);
     const id = created.body.conversation.id as string;
-    const [a, b] = (created.body.conversation.pending_approvals as { uuid: string; tool_args: { name: string } }[]).sort((x, y) => x.tool_args.name.localeCompare(y.tool_args.name));
+    const [a, b] = (created.body.conversation.pending_approvals as { uuid: string; tool_args: { name: string } }[]).sort((x, y) =>
+      x.tool_args.name.localeCompare(y.tool_args.name),
+    );
     expect([a!.tool_args.name, b!.tool_args.name]).toEqual(['a-run1', 'b-run1']);
 
     const resumed = post(`${tree.url}/approvals/${a!.uuid}`, { approved: true });
-    await vi.waitFor(async () => expect((await get(`${tree.url}/conversations/${id}`)).body.conversation.turn_running).toBe(true), { timeout: 10_000, interval: 20 });
+    await vi.waitFor(async () => expect((await get(`${tree.url}/conversations/${id}`)).body.conversation.turn_running).toBe(true), {
+      timeout: 10_000,
+      interval: 20,
+    });
     expect((await post(`${tree.url}/approvals/${b!.uuid}`, { approved: false })).status).toBe(200);
     gate('adder-a run1').open();
     const stopped = await resumed;

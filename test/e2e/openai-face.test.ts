@@ -65,7 +65,9 @@ describe('GET /v1/models', () => {
 
 describe('chat.completions.create', () => {
   it('answers without streaming, in a new conversation whose id comes back in a header and a field', async () => {
-    const { data, response } = await client.chat.completions.create({ model: MODEL, messages: [{ role: 'user', content: 'list all resources' }] }).withResponse();
+    const { data, response } = await client.chat.completions
+      .create({ model: MODEL, messages: [{ role: 'user', content: 'list all resources' }] })
+      .withResponse();
     expect(data.object).toBe('chat.completion');
     expect(data.model).toBe(MODEL);
     expect(data.choices).toHaveLength(1);
@@ -79,7 +81,11 @@ describe('chat.completions.create', () => {
   });
 
   it('streams chat.completion.chunk objects that add up to the answer, ending with data: [DONE]', async () => {
-    const stream = await client.chat.completions.create({ model: MODEL, messages: [{ role: 'user', content: 'list all resources' }], stream: true });
+    const stream = await client.chat.completions.create({
+      model: MODEL,
+      messages: [{ role: 'user', content: 'list all resources' }],
+      stream: true,
+    });
     const chunks: OpenAI.Chat.Completions.ChatCompletionChunk[] = [];
     for await (const chunk of stream) chunks.push(chunk);
     expect(chunks.length).toBeGreaterThanOrEqual(2);
@@ -123,27 +129,46 @@ describe('chat.completions.create', () => {
       ],
     });
     expect((byUser as unknown as { conversation_id: string }).conversation_id).toBe(conversationId);
-    const byHeader = await client.chat.completions.create({ model: MODEL, messages: [{ role: 'user', content: 'list all resources' }] }, { headers: { 'X-Conversation-Id': conversationId } });
+    const byHeader = await client.chat.completions.create(
+      { model: MODEL, messages: [{ role: 'user', content: 'list all resources' }] },
+      { headers: { 'X-Conversation-Id': conversationId } },
+    );
     expect((byHeader as unknown as { conversation_id: string }).conversation_id).toBe(conversationId);
     const { body } = await get(`${agent.url}/conversations/${conversationId}`);
-    expect(body.conversation.messages.filter((m: any) => m.role === 'user').map((m: any) => m.content)).toEqual(['hello', 'list all resources', 'list all resources']);
+    expect(body.conversation.messages.filter((m: any) => m.role === 'user').map((m: any) => m.content)).toEqual([
+      'hello',
+      'list all resources',
+      'list all resources',
+    ]);
   });
 });
 
 describe('stop → approve over REST → go', () => {
   it('answers a destructive request with the approval UUID; POST /approvals/:uuid runs the call once', async () => {
-    const completion = await client.chat.completions.create({ model: MODEL, messages: [{ role: 'user', content: 'add resource oa-1 with value 3' }] });
+    const completion = await client.chat.completions.create({
+      model: MODEL,
+      messages: [{ role: 'user', content: 'add resource oa-1 with value 3' }],
+    });
     const extra = completion as unknown as { conversation_id: string; approval: { uuid: string; tool_name: string; tool_args: unknown } };
     const content = completion.choices[0]!.message.content!;
     const uuid = /Approval required \(id: ([0-9a-f-]{36})\)/.exec(content)?.[1];
     expect(uuid).toMatch(UUID);
     expect(content).toContain(`POST /approvals/${uuid}`);
     expect(content).toContain('Tool: resources_add');
-    expect(extra.approval).toMatchObject({ uuid, conversation_id: extra.conversation_id, tool_name: 'resources_add', tool_args: { name: 'oa-1', value: 3 } });
+    expect(extra.approval).toMatchObject({
+      uuid,
+      conversation_id: extra.conversation_id,
+      tool_name: 'resources_add',
+      tool_args: { name: 'oa-1', value: 3 },
+    });
     expect(count('oa-1')).toBe(0);
 
     // Asking again while it waits runs nothing and names the same approval.
-    const again = await client.chat.completions.create({ model: MODEL, user: extra.conversation_id, messages: [{ role: 'user', content: 'list all resources' }] });
+    const again = await client.chat.completions.create({
+      model: MODEL,
+      user: extra.conversation_id,
+      messages: [{ role: 'user', content: 'list all resources' }],
+    });
     expect((again as unknown as { approval: { uuid: string } }).approval.uuid).toBe(uuid);
 
     const decided = await post(`${agent.url}/approvals/${uuid}`, { approved: true });
@@ -151,7 +176,11 @@ describe('stop → approve over REST → go', () => {
     expect(count('oa-1')).toBe(1);
     expect((await post(`${agent.url}/approvals/${uuid}`, { approved: true })).status).toBe(409);
 
-    const next = await client.chat.completions.create({ model: MODEL, user: extra.conversation_id, messages: [{ role: 'user', content: 'list all resources' }] });
+    const next = await client.chat.completions.create({
+      model: MODEL,
+      user: extra.conversation_id,
+      messages: [{ role: 'user', content: 'list all resources' }],
+    });
     expect(next.choices[0]!.message.content).toContain('oa-1');
     expect((next as unknown as { approval?: unknown }).approval).toBeUndefined();
     expect(await toolMessages(extra.conversation_id, 'resources_add')).toHaveLength(1);
@@ -159,7 +188,11 @@ describe('stop → approve over REST → go', () => {
   });
 
   it('streaming: the last chunk carries the approval, and the text names it', async () => {
-    const stream = await client.chat.completions.create({ model: MODEL, messages: [{ role: 'user', content: 'add resource oa-2 with value 4' }], stream: true });
+    const stream = await client.chat.completions.create({
+      model: MODEL,
+      messages: [{ role: 'user', content: 'add resource oa-2 with value 4' }],
+      stream: true,
+    });
     const chunks: OpenAI.Chat.Completions.ChatCompletionChunk[] = [];
     for await (const chunk of stream) chunks.push(chunk);
     const last = chunks.at(-1)! as unknown as { approval: { uuid: string }; conversation_id: string; choices: { finish_reason: string }[] };
@@ -173,7 +206,7 @@ describe('stop → approve over REST → go', () => {
   });
 });
 
-describe('errors in OpenAI\'s shape', () => {
+describe("errors in OpenAI's shape", () => {
   it('an unknown model is a NotFoundError naming the model', async () => {
     const error = await failure(client.chat.completions.create({ model: 'gpt-4o', messages: [{ role: 'user', content: 'hi' }] }));
     expect(error).toBeInstanceOf(NotFoundError);
@@ -183,7 +216,9 @@ describe('errors in OpenAI\'s shape', () => {
   });
 
   it('an unknown field is a BadRequestError naming it; the standard fields are accepted', async () => {
-    const error = await failure(client.chat.completions.create({ model: MODEL, messages: [{ role: 'user', content: 'hi' }], colour: 'blue' } as never));
+    const error = await failure(
+      client.chat.completions.create({ model: MODEL, messages: [{ role: 'user', content: 'hi' }], colour: 'blue' } as never),
+    );
     expect(error).toBeInstanceOf(BadRequestError);
     expect(error.error).toMatchObject({ type: 'invalid_request_error', param: 'colour' });
     expect(error.message).toContain('"colour"');
@@ -201,13 +236,20 @@ describe('errors in OpenAI\'s shape', () => {
   });
 
   it('a request without a user message, bad JSON, an unknown conversation: 400, 400, 404', async () => {
-    const noUser = await failure(client.chat.completions.create({ model: MODEL, messages: [{ role: 'system', content: 'only a prompt' }] }));
+    const noUser = await failure(
+      client.chat.completions.create({ model: MODEL, messages: [{ role: 'system', content: 'only a prompt' }] }),
+    );
     expect(noUser.status).toBe(400);
     expect(noUser.error).toMatchObject({ param: 'messages' });
     const malformed = await request(`${agent.url}/v1/chat/completions`, 'POST', '{"model": ', {});
     expect(malformed.status).toBe(400);
     expect(malformed.body.error).toMatchObject({ type: 'invalid_request_error', message: expect.stringContaining('malformed JSON') });
-    const unknown = await failure(client.chat.completions.create({ model: MODEL, messages: [{ role: 'user', content: 'hi' }] }, { headers: { 'X-Conversation-Id': '00000000-0000-4000-8000-000000000000' } }));
+    const unknown = await failure(
+      client.chat.completions.create(
+        { model: MODEL, messages: [{ role: 'user', content: 'hi' }] },
+        { headers: { 'X-Conversation-Id': '00000000-0000-4000-8000-000000000000' } },
+      ),
+    );
     expect(unknown).toBeInstanceOf(NotFoundError);
     expect(unknown.error).toMatchObject({ type: 'not_found_error' });
     const route = await get(`${agent.url}/v1/embeddings`);
@@ -218,7 +260,10 @@ describe('errors in OpenAI\'s shape', () => {
 
 describe('with authentication', () => {
   let secured: AgentProcess;
-  const tokens = tokenAuth({ writer: { token: 'openai-e2e-writer-6a1f0c9e', roles: ['chat'] }, auditor: { token: 'openai-e2e-auditor-2b7d5e3a', roles: ['approve'] } });
+  const tokens = tokenAuth({
+    writer: { token: 'openai-e2e-writer-6a1f0c9e', roles: ['chat'] },
+    auditor: { token: 'openai-e2e-auditor-2b7d5e3a', roles: ['approve'] },
+  });
 
   beforeAll(async () => {
     secured = await startAgent({ geminiBaseUrl: model.geminiBaseUrl, config: tokens.config, env: tokens.env });
@@ -230,22 +275,34 @@ describe('with authentication', () => {
 
   const clientWith = (apiKey: string) => new OpenAI({ apiKey, baseURL: `${secured.url}/v1`, maxRetries: 0, timeout: 60_000 });
 
-  it('a wrong key is an AuthenticationError (401) in OpenAI\'s shape; a chat token talks', async () => {
-    const refused = await failure(clientWith('wrong-key').chat.completions.create({ model: MODEL, messages: [{ role: 'user', content: 'hello' }] }));
+  it("a wrong key is an AuthenticationError (401) in OpenAI's shape; a chat token talks", async () => {
+    const refused = await failure(
+      clientWith('wrong-key').chat.completions.create({ model: MODEL, messages: [{ role: 'user', content: 'hello' }] }),
+    );
     expect(refused).toBeInstanceOf(AuthenticationError);
     expect(refused.status).toBe(401);
-    expect(refused.error).toMatchObject({ type: 'authentication_error', code: 'invalid_api_key', param: null, message: expect.any(String) });
+    expect(refused.error).toMatchObject({
+      type: 'authentication_error',
+      code: 'invalid_api_key',
+      param: null,
+      message: expect.any(String),
+    });
     expect(refused.headers?.get('www-authenticate')).toMatch(/^Bearer /);
     expect(JSON.stringify(refused.error)).not.toContain('wrong-key');
 
     const models = await failure(clientWith('wrong-key').models.retrieve(MODEL));
     expect(models).toBeInstanceOf(AuthenticationError);
 
-    const wrongRole = await failure(clientWith('openai-e2e-auditor-2b7d5e3a').chat.completions.create({ model: MODEL, messages: [{ role: 'user', content: 'hello' }] }));
+    const wrongRole = await failure(
+      clientWith('openai-e2e-auditor-2b7d5e3a').chat.completions.create({ model: MODEL, messages: [{ role: 'user', content: 'hello' }] }),
+    );
     expect(wrongRole).toBeInstanceOf(PermissionDeniedError);
     expect(wrongRole.error).toMatchObject({ type: 'permission_error' });
 
-    const answer = await clientWith('openai-e2e-writer-6a1f0c9e').chat.completions.create({ model: MODEL, messages: [{ role: 'user', content: 'hello' }] });
+    const answer = await clientWith('openai-e2e-writer-6a1f0c9e').chat.completions.create({
+      model: MODEL,
+      messages: [{ role: 'user', content: 'hello' }],
+    });
     expect(answer.choices[0]!.message.content).toBe('I can list, add and remove resources.');
   });
 });

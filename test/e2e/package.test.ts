@@ -28,24 +28,48 @@ let installed: string;
 beforeAll(() => {
   const dir = tempDir('asg-package-');
   // The tree is built already (the e2e tests run bin/asg from dist/); `prepare` would build it again.
-  const [packed] = JSON.parse(npm(['pack', '--ignore-scripts', '--json', '--pack-destination', dir], REPO_ROOT, 120_000)) as { filename: string; files: { path: string }[] }[];
+  const [packed] = JSON.parse(npm(['pack', '--ignore-scripts', '--json', '--pack-destination', dir], REPO_ROOT, 120_000)) as {
+    filename: string;
+    files: { path: string }[];
+  }[];
   files = packed!.files.map((file) => file.path);
   installed = join(dir, 'app');
-  npm(['install', '--prefix', installed, '--ignore-scripts', '--prefer-offline', '--no-audit', '--no-fund', join(dir, packed!.filename)], dir, INSTALL_TIMEOUT_MS);
+  npm(
+    ['install', '--prefix', installed, '--ignore-scripts', '--prefer-offline', '--no-audit', '--no-fund', join(dir, packed!.filename)],
+    dir,
+    INSTALL_TIMEOUT_MS,
+  );
 }, INSTALL_TIMEOUT_MS + 150_000);
 
 describe('the npm package', () => {
   it('is publishable and ships what runs, without sources or tests', () => {
     expect(pkg.private).toBeUndefined();
-    for (const file of ['bin/asg', 'dist/cli/main.js', 'dist/gen/ts/asg/orchestrator/v1/orchestrator.js', 'web/dist/index.html', 'config/agent.yaml', 'README.md', 'LICENSE', 'package.json']) expect(files, file).toContain(file);
-    expect(files.filter((file) => /\.test\.|^(cli|services|gateway|test|deploy)\//.test(file) || (file.endsWith('.ts') && !file.endsWith('.d.ts')))).toEqual([]);
+    for (const file of [
+      'bin/asg',
+      'dist/cli/main.js',
+      'dist/gen/ts/asg/orchestrator/v1/orchestrator.js',
+      'web/dist/index.html',
+      'config/agent.yaml',
+      'README.md',
+      'LICENSE',
+      'package.json',
+    ])
+      expect(files, file).toContain(file);
+    expect(
+      files.filter(
+        (file) => /\.test\.|^(cli|services|gateway|test|deploy)\//.test(file) || (file.endsWith('.ts') && !file.endsWith('.d.ts')),
+      ),
+    ).toEqual([]);
   });
 
   it('holds no test code: no shipped file imports vitest or a test helper', () => {
     // Conformance suites and test helpers live beside the store's code but are kept out of the
     // build; a file that imports vitest in the tarball would fail at run time where vitest is absent.
     const shipped = join(installed, 'node_modules', pkg.name);
-    const importsTestCode = (file: string) => /from\s*['"](?:vitest|vitest\/[^'"]*)['"]|import\(\s*['"]vitest['"]\s*\)|require\(\s*['"]vitest['"]\s*\)/.test(readFileSync(join(shipped, file), 'utf8'));
+    const importsTestCode = (file: string) =>
+      /from\s*['"](?:vitest|vitest\/[^'"]*)['"]|import\(\s*['"]vitest['"]\s*\)|require\(\s*['"]vitest['"]\s*\)/.test(
+        readFileSync(join(shipped, file), 'utf8'),
+      );
     const code = files.filter((file) => /\.(?:m?js|cjs)$/.test(file));
     expect(code.length).toBeGreaterThan(100);
     expect(code.filter(importsTestCode)).toEqual([]);
@@ -56,7 +80,11 @@ describe('the npm package', () => {
   it.each(nodes)('runs asg --version and config check from the installed tarball (%s)', (node) => {
     const asg = (...args: string[]) => {
       // Through the link npm made, as a user's shell would; cwd is the empty folder.
-      const result = spawnSync(node, [join(installed, 'node_modules', '.bin', 'asg'), ...args], { cwd: installed, encoding: 'utf8', timeout: 30_000 });
+      const result = spawnSync(node, [join(installed, 'node_modules', '.bin', 'asg'), ...args], {
+        cwd: installed,
+        encoding: 'utf8',
+        timeout: 30_000,
+      });
       return { code: result.status, out: result.stdout + result.stderr };
     };
     expect(asg('--version')).toEqual({ code: 0, out: `${pkg.version}\n` });

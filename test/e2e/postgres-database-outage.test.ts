@@ -47,7 +47,9 @@ beforeAll(async () => {
   url.port = new URL(proxy.url).port;
   agent = await startAgent({
     geminiBaseUrl: model.geminiBaseUrl,
-    config: { mcp_servers: [resourcesServer(join(dir, 'resources.db')), { name: 'crashing', command: process.execPath, args: [crashing] }] },
+    config: {
+      mcp_servers: [resourcesServer(join(dir, 'resources.db')), { name: 'crashing', command: process.execPath, args: [crashing] }],
+    },
     env: { ASG_DATABASE_URL: url.toString() },
     dir,
   });
@@ -81,11 +83,21 @@ describe('a replica whose database is away', () => {
     await until('ready', async () => (await ready()) === 200, 20_000, 50);
     for (let outage = 0; outage < 2; outage++) {
       proxy.refuse(true);
-      await until(`not ready within ${READINESS_FOLLOWS_MS} ms of the database going away`, async () => (await ready()) === 503, READINESS_FOLLOWS_MS, 50);
+      await until(
+        `not ready within ${READINESS_FOLLOWS_MS} ms of the database going away`,
+        async () => (await ready()) === 503,
+        READINESS_FOLLOWS_MS,
+        50,
+      );
       const during = await get(`${agent.url}/conversations`);
       expect(during.status).toBe(503);
       proxy.refuse(false);
-      await until(`ready within ${READINESS_FOLLOWS_MS} ms of the database's return`, async () => (await ready()) === 200, READINESS_FOLLOWS_MS, 50);
+      await until(
+        `ready within ${READINESS_FOLLOWS_MS} ms of the database's return`,
+        async () => (await ready()) === 200,
+        READINESS_FOLLOWS_MS,
+        50,
+      );
       expect((await post(`${agent.url}/conversations`, { message: 'list resources' })).status).toBe(201);
     }
     expect(isRunning(agent.pid)).toBe(true);

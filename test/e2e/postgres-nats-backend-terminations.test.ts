@@ -38,7 +38,12 @@ survivesBackendTerminations('two replicas, events over NATS JetStream, every bac
     try {
       const manager = await jetstreamManager(nats);
       // Each id is published once, in order (a second leader's publish would be refused or doubled).
-      await until('every stored event in the stream', async () => (await manager.streams.info(stream)).state.messages === latest, 15_000, 50);
+      await until(
+        'every stored event in the stream',
+        async () => (await manager.streams.info(stream)).state.messages === latest,
+        15_000,
+        50,
+      );
       const last = await manager.streams.getMessage(stream, { last_by_subj: natsEventNames(prefix).storedSubject });
       expect(last!.json<{ id: number }>().id).toBe(latest);
     } finally {

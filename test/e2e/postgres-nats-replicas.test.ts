@@ -75,15 +75,22 @@ describe('two mesh replicas whose events cross through NATS JetStream', () => {
     const steady = await openSse(`${b.url}/conversations/${id}/events`);
     const first = await openSse(`${b.url}/conversations/${id}/events`);
     try {
-      await vi.waitFor(() => expect([steady.events[0]?.event, first.events[0]?.event]).toEqual(['snapshot', 'snapshot']), { timeout: 10_000 });
+      await vi.waitFor(() => expect([steady.events[0]?.event, first.events[0]?.event]).toEqual(['snapshot', 'snapshot']), {
+        timeout: 10_000,
+      });
       expect((await post(`${a.url}/conversations/${id}/messages`, { message: 'list resources' })).status).toBe(200);
-      await vi.waitFor(() => expect(storedSseEvents(first.events).some((entry) => entry.endsWith(':turn_ended'))).toBe(true), { timeout: 10_000 });
+      await vi.waitFor(() => expect(storedSseEvents(first.events).some((entry) => entry.endsWith(':turn_ended'))).toBe(true), {
+        timeout: 10_000,
+      });
       first.close();
       const lastSeen = storedSseEvents(first.events).at(-1)!.split(':')[0]!;
 
       // While it is away, two more turns run on A.
-      for (let turn = 0; turn < 2; turn++) expect((await post(`${a.url}/conversations/${id}/messages`, { message: 'list resources' })).status).toBe(200);
-      await vi.waitFor(() => expect(storedSseEvents(steady.events).filter((entry) => entry.endsWith(':turn_ended'))).toHaveLength(3), { timeout: 10_000 });
+      for (let turn = 0; turn < 2; turn++)
+        expect((await post(`${a.url}/conversations/${id}/messages`, { message: 'list resources' })).status).toBe(200);
+      await vi.waitFor(() => expect(storedSseEvents(steady.events).filter((entry) => entry.endsWith(':turn_ended'))).toHaveLength(3), {
+        timeout: 10_000,
+      });
 
       expect(await expectResumeMissesNone(`${b.url}/conversations/${id}/events`, lastSeen, steady)).toBeGreaterThanOrEqual(6);
     } finally {
@@ -110,14 +117,22 @@ describe('two mesh replicas whose events cross through NATS JetStream', () => {
   }, 60_000);
 
   it('delivers to tRPC subscribers on B the events of turns on A, and one whose connection was cut resumes with none missed', async () => {
-    const storedOf = (recording: Recording<ConversationUpdate>) => recording.items.filter((item) => item.id !== undefined).map((item) => `${item.id}:${item.data.kind}`);
-    const turnsEnded = (recording: Recording<ConversationUpdate>) => storedOf(recording).filter((entry) => entry.endsWith(':turn_ended')).length;
+    const storedOf = (recording: Recording<ConversationUpdate>) =>
+      recording.items.filter((item) => item.id !== undefined).map((item) => `${item.id}:${item.data.kind}`);
+    const turnsEnded = (recording: Recording<ConversationUpdate>) =>
+      storedOf(recording).filter((entry) => entry.endsWith(':turn_ended')).length;
     const proxy = await startCuttableProxy(b.url);
     const id = (await post(`${a.url}/conversations`, {})).body.conversation.id as string;
-    const steady = record<ConversationUpdate>((callbacks) => trpcClient(b.url).conversation.events.subscribe({ conversationId: id }, callbacks));
-    const dropping = record<ConversationUpdate>((callbacks) => trpcClient(proxy.url).conversation.events.subscribe({ conversationId: id }, callbacks));
+    const steady = record<ConversationUpdate>((callbacks) =>
+      trpcClient(b.url).conversation.events.subscribe({ conversationId: id }, callbacks),
+    );
+    const dropping = record<ConversationUpdate>((callbacks) =>
+      trpcClient(proxy.url).conversation.events.subscribe({ conversationId: id }, callbacks),
+    );
     try {
-      await vi.waitFor(() => expect([steady.items[0]?.data.kind, dropping.items[0]?.data.kind]).toEqual(['snapshot', 'snapshot']), { timeout: 10_000 });
+      await vi.waitFor(() => expect([steady.items[0]?.data.kind, dropping.items[0]?.data.kind]).toEqual(['snapshot', 'snapshot']), {
+        timeout: 10_000,
+      });
       expect((await post(`${a.url}/conversations/${id}/messages`, { message: 'list resources' })).status).toBe(200);
       await vi.waitFor(() => expect(turnsEnded(dropping)).toBe(1), { timeout: 10_000 });
       await vi.waitFor(() => expect(storedOf(dropping)).toEqual(storedOf(steady)), { timeout: 10_000 });

@@ -102,7 +102,11 @@ describe('a database partition during decisions', () => {
     const healedAt = Date.now();
 
     // Busy no longer than lease_ttl after the network is back, whatever the answers are doing.
-    await until('no conversation busy', async () => (await busy([...early, ...late])) === 0, Math.max(1, healedAt + LEASE_TTL_MS - Date.now()));
+    await until(
+      'no conversation busy',
+      async () => (await busy([...early, ...late])) === 0,
+      Math.max(1, healedAt + LEASE_TTL_MS - Date.now()),
+    );
 
     const answers = await Promise.all([...earlyAnswers, ...lateAnswers]);
     const all = [...early, ...late];
@@ -132,8 +136,17 @@ describe('a database partition during decisions', () => {
       }
     }
     // Every answer is one of the three, and nothing that went through the partition is left half done.
-    expect(Object.keys(seen).every((key) => /^(early|late) (success 200|unknown 50[34]|nothing [45]\d\d)$/.test(key)), JSON.stringify(seen)).toBe(true);
-    const approvals = (await get(`${agent.url}/approvals?limit=500`)).body.approvals as { uuid: string; status: string; execution?: string; outcome_unknown?: true; replaces?: string }[];
+    expect(
+      Object.keys(seen).every((key) => /^(early|late) (success 200|unknown 50[34]|nothing [45]\d\d)$/.test(key)),
+      JSON.stringify(seen),
+    ).toBe(true);
+    const approvals = (await get(`${agent.url}/approvals?limit=500`)).body.approvals as {
+      uuid: string;
+      status: string;
+      execution?: string;
+      outcome_unknown?: true;
+      replaces?: string;
+    }[];
     expect(approvals.filter((approval) => approval.execution === 'executing')).toEqual([]);
     for (const interrupted of approvals.filter((approval) => approval.execution === 'interrupted')) {
       expect(approvals.some((again) => again.outcome_unknown && again.replaces === interrupted.uuid)).toBe(true);

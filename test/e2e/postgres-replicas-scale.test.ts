@@ -29,7 +29,11 @@ beforeAll(async () => {
   // One after the other: later ones find the schema the first one's migration made.
   for (let index = 0; index < 3; index++) {
     replicas.push(
-      await startAgent({ geminiBaseUrl: model.geminiBaseUrl, config: { mcp_servers: [resourcesServer(resources)] }, env: { ASG_DATABASE_URL: databaseUrl(database) } }),
+      await startAgent({
+        geminiBaseUrl: model.geminiBaseUrl,
+        config: { mcp_servers: [resourcesServer(resources)] },
+        env: { ASG_DATABASE_URL: databaseUrl(database) },
+      }),
     );
   }
 }, 240_000);
@@ -54,11 +58,21 @@ describe('three mesh replicas on one PostgreSQL database', () => {
     );
     expect(new Set(uuids).size).toBe(APPROVALS);
 
-    const decisions = uuids.flatMap((uuid, index) => Array.from({ length: DECISIONS_PER_APPROVAL }, (_, copy) => ({ uuid, replica: replicaOf(index + copy) })));
-    const answers = await Promise.all(decisions.map(async ({ uuid, replica }) => ({ uuid, status: (await post(`${replica.url}/approvals/${uuid}`, { approved: true })).status })));
+    const decisions = uuids.flatMap((uuid, index) =>
+      Array.from({ length: DECISIONS_PER_APPROVAL }, (_, copy) => ({ uuid, replica: replicaOf(index + copy) })),
+    );
+    const answers = await Promise.all(
+      decisions.map(async ({ uuid, replica }) => ({
+        uuid,
+        status: (await post(`${replica.url}/approvals/${uuid}`, { approved: true })).status,
+      })),
+    );
 
     for (const uuid of uuids) {
-      const statuses = answers.filter((answer) => answer.uuid === uuid).map((answer) => answer.status).sort();
+      const statuses = answers
+        .filter((answer) => answer.uuid === uuid)
+        .map((answer) => answer.status)
+        .sort();
       expect(statuses, uuid).toEqual([200, 409, 409, 409]);
     }
     const names = resourceNames(resources);

@@ -73,7 +73,9 @@ describe('two mesh replicas on one PostgreSQL database', () => {
     const created = await post(`${a.url}/conversations`, { message: 'add resource replicated-once with value 9' });
     expect(created.body.result.waiting_approval).toBe(true);
     const uuid = created.body.result.approval.uuid as string;
-    const responses = await Promise.all(Array.from({ length: 20 }, (_, index) => post(`${(index % 2 === 0 ? a : b).url}/approvals/${uuid}`, { approved: true })));
+    const responses = await Promise.all(
+      Array.from({ length: 20 }, (_, index) => post(`${(index % 2 === 0 ? a : b).url}/approvals/${uuid}`, { approved: true })),
+    );
     const statuses = responses.map((response) => response.status);
     expect(statuses.filter((status) => status === 200)).toHaveLength(1);
     expect(statuses.filter((status) => status === 409)).toHaveLength(19);
@@ -86,13 +88,20 @@ describe('two mesh replicas on one PostgreSQL database', () => {
     const steady = await openSse(`${b.url}/conversations/${id}/events`);
     const first = await openSse(`${b.url}/conversations/${id}/events`);
     try {
-      await vi.waitFor(() => expect([steady.events[0]?.event, first.events[0]?.event]).toEqual(['snapshot', 'snapshot']), { timeout: 10_000 });
+      await vi.waitFor(() => expect([steady.events[0]?.event, first.events[0]?.event]).toEqual(['snapshot', 'snapshot']), {
+        timeout: 10_000,
+      });
       expect((await post(`${a.url}/conversations/${id}/messages`, { message: 'list resources' })).status).toBe(200);
       await vi.waitFor(
-        () => expect(first.events.some((event) => event.event === 'message_added' && JSON.parse(event.data).message.content.startsWith('Done.'))).toBe(true),
+        () =>
+          expect(
+            first.events.some((event) => event.event === 'message_added' && JSON.parse(event.data).message.content.startsWith('Done.')),
+          ).toBe(true),
         { timeout: 10_000 },
       );
-      await vi.waitFor(() => expect(storedSseEvents(first.events).some((entry) => entry.endsWith(':turn_ended'))).toBe(true), { timeout: 10_000 });
+      await vi.waitFor(() => expect(storedSseEvents(first.events).some((entry) => entry.endsWith(':turn_ended'))).toBe(true), {
+        timeout: 10_000,
+      });
       first.close();
       const lastSeen = storedSseEvents(first.events).at(-1)!.split(':')[0]!;
 

@@ -105,7 +105,12 @@ afterAll(async () => {
   if (database) await dropTestDatabase(database);
 });
 
-const writes = (tag: string) => (existsSync(callsFile) ? readFileSync(callsFile, 'utf8').split('\n').filter((line) => line.includes(`"tag":"${tag}"`)).length : 0);
+const writes = (tag: string) =>
+  existsSync(callsFile)
+    ? readFileSync(callsFile, 'utf8')
+        .split('\n')
+        .filter((line) => line.includes(`"tag":"${tag}"`)).length
+    : 0;
 
 describe('a rolling restart under steady load', () => {
   it('SIGTERM of each replica in turn, each replaced: every request answers 2xx, every approved call runs once', async () => {
@@ -127,7 +132,8 @@ describe('a rolling restart under steady load', () => {
       const target = balancer.pick();
       requests += 1;
       const response = await post(`${target.url}${path}`, body).catch((error: Error) => ({ status: 0, body: { error: error.message } }));
-      if (response.status !== expected) failures.push(`${path} on ${target.url}: ${response.status} ${JSON.stringify(response.body).slice(0, 200)}`);
+      if (response.status !== expected)
+        failures.push(`${path} on ${target.url}: ${response.status} ${JSON.stringify(response.body).slice(0, 200)}`);
       return response;
     };
     const client = async (client: number) => {
@@ -158,7 +164,11 @@ describe('a rolling restart under steady load', () => {
       expect(await old.exited).toBe(0);
       balancer.remove(old);
       // The drain finished what it had: nothing was cut.
-      expect(logLines(old.output()).find((line) => line.msg === 'gateway drained')).toMatchObject({ finished: expect.any(Number), streams_ended: expect.any(Number), cut: 0 });
+      expect(logLines(old.output()).find((line) => line.msg === 'gateway drained')).toMatchObject({
+        finished: expect.any(Number),
+        streams_ended: expect.any(Number),
+        cut: 0,
+      });
       expect(requests).toBeGreaterThan(before);
       balancer.add(await start());
     };

@@ -73,8 +73,14 @@ afterAll(async () => {
 });
 
 /** Lines slow_write appended for `tag`: how often the destructive call ran (started). */
-const writes = (tag: string) => (existsSync(callsFile) ? readFileSync(callsFile, 'utf8').split('\n').filter((line) => line.startsWith('slow_write ') && line.includes(`"tag":"${tag}"`)).length : 0);
-const modelSaw = (predicate: (text: string, withResults: boolean) => boolean) => model.requests.filter((request) => predicate(request.lastUserText, request.toolResults.length > 0)).length;
+const writes = (tag: string) =>
+  existsSync(callsFile)
+    ? readFileSync(callsFile, 'utf8')
+        .split('\n')
+        .filter((line) => line.startsWith('slow_write ') && line.includes(`"tag":"${tag}"`)).length
+    : 0;
+const modelSaw = (predicate: (text: string, withResults: boolean) => boolean) =>
+  model.requests.filter((request) => predicate(request.lastUserText, request.toolResults.length > 0)).length;
 
 interface ConversationJson {
   status: string;
@@ -117,10 +123,16 @@ describe('kill -9 of the replica running a turn', () => {
         await until('the turn at the model', () => (modelSaw((text) => text === message) > 0 ? true : undefined), 10_000);
         const replacing = killAndReplace(victimIndex, tag);
         // The bound of the rule is each poll's deadline: the lease and 10 s.
-        const done = await until('the taken-over answer', async () => {
-          const conversation = await conversationOn(survivor(), id);
-          return conversation.messages.at(-1)?.content === `answer to ${message}` && !conversation.turn_running ? conversation : undefined;
-        }, LEASE_TTL_MS + 10_000);
+        const done = await until(
+          'the taken-over answer',
+          async () => {
+            const conversation = await conversationOn(survivor(), id);
+            return conversation.messages.at(-1)?.content === `answer to ${message}` && !conversation.turn_running
+              ? conversation
+              : undefined;
+          },
+          LEASE_TTL_MS + 10_000,
+        );
         expect(done.messages.map((entry) => entry.role)).toEqual(['system', 'user', 'assistant']);
         await replacing;
       } else {
@@ -131,20 +143,35 @@ describe('kill -9 of the replica running a turn', () => {
         expect(asked.body.result.waiting_approval).toBe(true);
         const uuid = asked.body.result.approval.uuid as string;
         void post(`${victim.url}/approvals/${uuid}`, { approved: true }).catch(() => undefined);
-        if (place === 1) await until('the continuation at the model', () => (modelSaw((text, results) => text === message && results) > 0 ? true : undefined), 10_000);
+        if (place === 1)
+          await until(
+            'the continuation at the model',
+            () => (modelSaw((text, results) => text === message && results) > 0 ? true : undefined),
+            10_000,
+          );
         else await until('the destructive call running', () => (writes(tag) > 0 ? true : undefined), 10_000);
         const replacing = killAndReplace(victimIndex, tag);
         if (place === 1) {
-          const done = await until('the taken-over continuation', async () => {
-            const conversation = await conversationOn(survivor(), id);
-            return conversation.messages.at(-1)?.content.startsWith(`wrote ${tag}:`) && !conversation.turn_running ? conversation : undefined;
-          }, LEASE_TTL_MS + 10_000);
+          const done = await until(
+            'the taken-over continuation',
+            async () => {
+              const conversation = await conversationOn(survivor(), id);
+              return conversation.messages.at(-1)?.content.startsWith(`wrote ${tag}:`) && !conversation.turn_running
+                ? conversation
+                : undefined;
+            },
+            LEASE_TTL_MS + 10_000,
+          );
           expect(done.messages.filter((entry) => entry.role === 'tool')).toHaveLength(1);
         } else {
-          const waiting = await until('the outcome-unknown approval', async () => {
-            const conversation = await conversationOn(survivor(), id);
-            return conversation.status === 'waiting_approval' && !conversation.turn_running ? conversation : undefined;
-          }, LEASE_TTL_MS + 10_000);
+          const waiting = await until(
+            'the outcome-unknown approval',
+            async () => {
+              const conversation = await conversationOn(survivor(), id);
+              return conversation.status === 'waiting_approval' && !conversation.turn_running ? conversation : undefined;
+            },
+            LEASE_TTL_MS + 10_000,
+          );
           const again = waiting.pending_approvals!;
           expect(again).toHaveLength(1);
           expect(again[0]).toMatchObject({ tool_name: 'slow_write', outcome_unknown: true, replaces: uuid });

@@ -65,7 +65,12 @@ beforeAll(async () => {
           { name: 'frank', token_env: 'FRANK_TOKEN', roles: ['chat'] },
           { name: 'root', token_env: 'ROOT_TOKEN', roles: ['admin'] },
         ],
-        jwt: { issuer: issuer.issuer, audience: issuer.audience, jwks_url: issuer.jwksUrl, token_principals: { 'frank@example.com': 'frank' } },
+        jwt: {
+          issuer: issuer.issuer,
+          audience: issuer.audience,
+          jwks_url: issuer.jwksUrl,
+          token_principals: { 'frank@example.com': 'frank' },
+        },
       },
     },
   });
@@ -97,11 +102,21 @@ async function unknownAnswer(headers: Record<string, string>, path: (id: string)
 
 describe('a JWT and an API token with the same name are two principals', () => {
   it('say who they are: token:erin and jwt:<issuer>#erin', async () => {
-    expect((await get(`${agent.url}/auth/whoami`, tokenErin)).body).toEqual({ principal: 'token:erin', name: 'erin', roles: ['chat'], authentication: 'on' });
-    expect((await get(`${agent.url}/auth/whoami`, jwtErin)).body).toEqual({ principal: jwtPrincipal('erin'), name: 'erin', roles: ['chat'], authentication: 'on' });
+    expect((await get(`${agent.url}/auth/whoami`, tokenErin)).body).toEqual({
+      principal: 'token:erin',
+      name: 'erin',
+      roles: ['chat'],
+      authentication: 'on',
+    });
+    expect((await get(`${agent.url}/auth/whoami`, jwtErin)).body).toEqual({
+      principal: jwtPrincipal('erin'),
+      name: 'erin',
+      roles: ['chat'],
+      authentication: 'on',
+    });
   });
 
-  it('REST: each owns, lists and reads only its own; the other\'s is answered as an unknown id, on read and on send', async () => {
+  it("REST: each owns, lists and reads only its own; the other's is answered as an unknown id, on read and on send", async () => {
     expect((await get(`${agent.url}/conversations/${tokensOwn}`, tokenErin)).body.conversation.owner).toBe('token:erin');
     expect((await get(`${agent.url}/conversations/${jwtsOwn}`, jwtErin)).body.conversation.owner).toBe(jwtPrincipal('erin'));
     for (const [headers, own, other] of [
@@ -112,24 +127,35 @@ describe('a JWT and an API token with the same name are two principals', () => {
       expect(ids(list.body.conversations)).toContain(own);
       expect(ids(list.body.conversations)).not.toContain(other);
       const read = await get(`${agent.url}/conversations/${other}`, headers);
-      expect({ status: read.status, error: JSON.stringify(read.body).replaceAll(other, '<id>') }).toEqual(await unknownAnswer(headers, (id) => `/conversations/${id}`));
+      expect({ status: read.status, error: JSON.stringify(read.body).replaceAll(other, '<id>') }).toEqual(
+        await unknownAnswer(headers, (id) => `/conversations/${id}`),
+      );
       const send = await post(`${agent.url}/conversations/${other}/messages`, { message: 'list resources' }, headers);
-      expect({ status: send.status, error: JSON.stringify(send.body).replaceAll(other, '<id>') }).toEqual(await unknownAnswer(headers, (id) => `/conversations/${id}/messages`, { message: 'list resources' }));
+      expect({ status: send.status, error: JSON.stringify(send.body).replaceAll(other, '<id>') }).toEqual(
+        await unknownAnswer(headers, (id) => `/conversations/${id}/messages`, { message: 'list resources' }),
+      );
     }
     // Nothing of the stranger's send reached either conversation.
     for (const [headers, id] of [
       [tokenErin, tokensOwn],
       [jwtErin, jwtsOwn],
     ] as const) {
-      const messages = (await get(`${agent.url}/conversations/${id}`, headers)).body.conversation.messages as { role: string; content: string }[];
+      const messages = (await get(`${agent.url}/conversations/${id}`, headers)).body.conversation.messages as {
+        role: string;
+        content: string;
+      }[];
       expect(messages.filter((message) => message.role === 'user').map((message) => message.content)).toHaveLength(1);
     }
   });
 
-  it('tRPC: each lists only its own; the other\'s is NOT_FOUND', async () => {
+  it("tRPC: each lists only its own; the other's is NOT_FOUND", async () => {
     const byToken = trpcClient(agent.url, tokenErin);
     const byJwt = trpcClient(agent.url, jwtErin);
-    const failure = (promise: Promise<unknown>) => promise.then(() => undefined, (error: { data?: { code?: string } }) => error.data?.code);
+    const failure = (promise: Promise<unknown>) =>
+      promise.then(
+        () => undefined,
+        (error: { data?: { code?: string } }) => error.data?.code,
+      );
     expect(ids((await byToken.conversations.list.query({ limit: 500 })).conversations)).not.toContain(jwtsOwn);
     expect(ids((await byJwt.conversations.list.query({ limit: 500 })).conversations)).not.toContain(tokensOwn);
     expect(await failure(byToken.conversations.get.query({ id: jwtsOwn }))).toBe('NOT_FOUND');
@@ -145,12 +171,15 @@ describe('a JWT and an API token with the same name are two principals', () => {
       expect(answer.status).toBe(200);
       return answer.body;
     };
-    const message = (text: string, taskId?: string) => ({ message: { kind: 'message', role: 'user', messageId: randomUUID(), parts: [{ kind: 'text', text }], ...(taskId && { taskId }) } });
+    const message = (text: string, taskId?: string) => ({
+      message: { kind: 'message', role: 'user', messageId: randomUUID(), parts: [{ kind: 'text', text }], ...(taskId && { taskId }) },
+    });
     const tokensTask = (await rpc('message/send', message('add resource principal-a2a with value 3'), tokenErin)).result;
     expect(tokensTask.status.state).toBe('input-required');
     const jwtsTask = (await rpc('message/send', message('hello over a2a'), jwtErin)).result;
 
-    const listed = async (headers: Record<string, string>) => ((await rpc('tasks/list', { pageSize: 100 }, headers)).result.tasks as { id: string }[]).map((task) => task.id);
+    const listed = async (headers: Record<string, string>) =>
+      ((await rpc('tasks/list', { pageSize: 100 }, headers)).result.tasks as { id: string }[]).map((task) => task.id);
     const tokens = await listed(tokenErin);
     const jwts = await listed(jwtErin);
     expect(tokens).toEqual(expect.arrayContaining([tokensTask.id, tokensOwn]));
@@ -186,7 +215,11 @@ describe('a JWT and an API token with the same name are two principals', () => {
 
   it("/v1: a completion naming the other's conversation is 404 as for an unknown one; its own conversation continues", async () => {
     const complete = (headers: Record<string, string>, conversationId?: string) =>
-      post(`${agent.url}/v1/chat/completions`, { model: 'test-agent', messages: [{ role: 'user', content: 'list resources' }] }, { ...headers, ...(conversationId && { 'x-conversation-id': conversationId }) });
+      post(
+        `${agent.url}/v1/chat/completions`,
+        { model: 'test-agent', messages: [{ role: 'user', content: 'list resources' }] },
+        { ...headers, ...(conversationId && { 'x-conversation-id': conversationId }) },
+      );
     const unknown = randomUUID();
     const stranger = await complete(jwtErin, tokensOwn);
     const nobody = await complete(jwtErin, unknown);
@@ -197,7 +230,9 @@ describe('a JWT and an API token with the same name are two principals', () => {
     expect(own.body.conversation_id).toBe(tokensOwn);
     // A new conversation from /v1 belongs to its caller.
     const fresh = await complete(jwtErin);
-    expect((await get(`${agent.url}/conversations/${fresh.body.conversation_id}`, jwtErin)).body.conversation.owner).toBe(jwtPrincipal('erin'));
+    expect((await get(`${agent.url}/conversations/${fresh.body.conversation_id}`, jwtErin)).body.conversation.owner).toBe(
+      jwtPrincipal('erin'),
+    );
     expect((await get(`${agent.url}/conversations/${fresh.body.conversation_id}`, tokenErin)).status).toBe(404);
   });
 
@@ -211,9 +246,20 @@ describe('a JWT and an API token with the same name are two principals', () => {
     const byToken = await stop('principal-token-decides');
     expect((await post(`${agent.url}/approvals/${byJwt}`, { approved: true }, jwtCarol)).status).toBe(200);
     expect((await post(`${agent.url}/approvals/${byToken}`, { approved: false, reason: 'not this one' }, tokenCarol)).status).toBe(200);
-    expect((await get(`${agent.url}/approvals/${byJwt}`, tokenCarol)).body).toMatchObject({ status: 'approved', decided_by: jwtPrincipal('carol'), via: 'rest' });
-    expect((await get(`${agent.url}/approvals/${byToken}`, jwtCarol)).body).toMatchObject({ status: 'rejected', decided_by: 'token:carol', via: 'rest' });
-    const audit = (await get(`${agent.url}/audit?kind=approval.decided&limit=500`, root)).body.entries as { subject: string; actor: string }[];
+    expect((await get(`${agent.url}/approvals/${byJwt}`, tokenCarol)).body).toMatchObject({
+      status: 'approved',
+      decided_by: jwtPrincipal('carol'),
+      via: 'rest',
+    });
+    expect((await get(`${agent.url}/approvals/${byToken}`, jwtCarol)).body).toMatchObject({
+      status: 'rejected',
+      decided_by: 'token:carol',
+      via: 'rest',
+    });
+    const audit = (await get(`${agent.url}/audit?kind=approval.decided&limit=500`, root)).body.entries as {
+      subject: string;
+      actor: string;
+    }[];
     expect(audit.find((entry) => entry.subject === byJwt)).toMatchObject({ actor: jwtPrincipal('carol') });
     expect(audit.find((entry) => entry.subject === byToken)).toMatchObject({ actor: 'token:carol' });
     expect(resourceNames(join(agent.dir, 'resources.db'))).toContain('principal-jwt-decides');
@@ -223,8 +269,14 @@ describe('a JWT and an API token with the same name are two principals', () => {
 
 describe('auth.jwt.token_principals: a JWT mapped to a token principal on purpose', () => {
   it('owns what the token owns, both ways, and says so in whoami', async () => {
-    expect((await get(`${agent.url}/auth/whoami`, jwtFrank)).body).toEqual({ principal: 'token:frank', name: 'frank@example.com', roles: ['chat'], authentication: 'on' });
-    const byToken = (await post(`${agent.url}/conversations`, { message: 'hello from the token' }, tokenFrank)).body.conversation.id as string;
+    expect((await get(`${agent.url}/auth/whoami`, jwtFrank)).body).toEqual({
+      principal: 'token:frank',
+      name: 'frank@example.com',
+      roles: ['chat'],
+      authentication: 'on',
+    });
+    const byToken = (await post(`${agent.url}/conversations`, { message: 'hello from the token' }, tokenFrank)).body.conversation
+      .id as string;
     const byJwt = (await post(`${agent.url}/conversations`, { message: 'hello from the jwt' }, jwtFrank)).body.conversation;
     expect(byJwt.owner).toBe('token:frank');
     expect(ids((await get(`${agent.url}/conversations`, jwtFrank)).body.conversations).sort()).toEqual([byToken, byJwt.id].sort());

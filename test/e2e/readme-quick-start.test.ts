@@ -85,7 +85,10 @@ describe('the README quick start', () => {
     const script = ['set -euo pipefail', ...commands.map((command) => `${command}\necho; echo '${marker}'`)].join('\n');
     // Not spawnSync: the scripted model that answers the turns runs on this process's event loop.
     const run = await new Promise<{ code: number | null; stdout: string; stderr: string }>((resolve, reject) => {
-      const child = spawn('bash', ['-c', script], { cwd: tempDir(), env: { ...process.env, PATH: `${dirname(process.execPath)}:${process.env.PATH}` } });
+      const child = spawn('bash', ['-c', script], {
+        cwd: tempDir(),
+        env: { ...process.env, PATH: `${dirname(process.execPath)}:${process.env.PATH}` },
+      });
       let stdout = '';
       let stderr = '';
       child.stdout.setEncoding('utf8').on('data', (chunk: string) => (stdout += chunk));

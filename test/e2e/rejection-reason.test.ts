@@ -11,7 +11,8 @@ import { get, post } from '../support/http.js';
 import { resourceNames } from '../support/resources-db.js';
 import { resourceAgentScript, startScriptedModel, type ModelRequest, type ScriptedModelServer } from '../support/scripted-model.js';
 
-const REJECTED = (reason: string) => `Rejected by a human: ${reason}. The call was not executed. Do not retry it unless the user asks you to.`;
+const REJECTED = (reason: string) =>
+  `Rejected by a human: ${reason}. The call was not executed. Do not retry it unless the user asks you to.`;
 
 /** Tree prompts start with "You are the <node>."; simple mode has none. */
 const nodeOf = (request: ModelRequest) => /You are the ([\w-]+)\./.exec(request.system)?.[1];
@@ -95,7 +96,14 @@ describe('a rejection with a reason (simple mode)', () => {
     expect(toolMessages(conversation)).toEqual([
       expect.objectContaining({
         content: REJECTED('value too large'),
-        tool_call: { name: 'resources_add', arguments: { name: 'big-1', value: 1000000000 }, result: REJECTED('value too large'), is_error: true, rejected: true, reason: 'value too large' },
+        tool_call: {
+          name: 'resources_add',
+          arguments: { name: 'big-1', value: 1000000000 },
+          result: REJECTED('value too large'),
+          is_error: true,
+          rejected: true,
+          reason: 'value too large',
+        },
       }),
     ]);
     // Stored, not only answered: a later read shows the same.
@@ -146,7 +154,10 @@ describe('a rejection with a reason (simple mode)', () => {
       [{ name: 'resources_add', output: REJECTED('value too large') }],
       [{ name: 'resources_add', output: REJECTED('value too large') }],
     ]);
-    expect(no.body.result).toMatchObject({ waiting_approval: false, response: 'Operation cancelled by user.\n\nUnderstood: I will not add it (told 2 times).' });
+    expect(no.body.result).toMatchObject({
+      waiting_approval: false,
+      response: 'Operation cancelled by user.\n\nUnderstood: I will not add it (told 2 times).',
+    });
     const conversation = no.body.conversation;
     expect(conversation.status).toBe('active');
     expect(conversation.pending_approval).toBeUndefined();
@@ -168,7 +179,7 @@ describe('a rejection with a reason (simple mode)', () => {
 });
 
 describe('a rejection with a reason (agent tree, sequential)', () => {
-  it('records the reason on the node\'s tool message and cancels the pipeline', async () => {
+  it("records the reason on the node's tool message and cancels the pipeline", async () => {
     const { id, uuid } = await stopAt(orchestrated, 'add tree-big with value 1000000000');
     const before = model.requests.length;
     const no = await post(`${orchestrated.url}/approvals/${uuid}`, { answer: 'no', reason: 'value too large' });

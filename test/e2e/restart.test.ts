@@ -35,7 +35,11 @@ describe('an approval survives a restart', () => {
       expect(await first.stop()).toBe(0);
 
       // After the restart the model would ask for something else if it were asked again.
-      model.setScript((request) => (request.toolResults.length > 0 ? resourceAgentScript(request) : { toolCalls: [{ name: 'resources_add', args: { name: 'wrong', value: 0 } }] }));
+      model.setScript((request) =>
+        request.toolResults.length > 0
+          ? resourceAgentScript(request)
+          : { toolCalls: [{ name: 'resources_add', args: { name: 'wrong', value: 0 } }] },
+      );
       second = await startAgent({ geminiBaseUrl: model.geminiBaseUrl, dir: first.dir });
       const waiting = await get(`${second.url}/conversations/${conversationId}`);
       expect(waiting.body.conversation.status).toBe('waiting_approval');

@@ -32,7 +32,10 @@ async function serve(service: string, listen?: number): Promise<AsgProcess> {
   });
   const process_ = spawnProcess(process.execPath, [ASG, 'serve', service, '--config', configFile], env);
   running.set(service, process_);
-  await process_.waitForLine(logLineWhere((line) => line.msg === 'service up'), 30_000);
+  await process_.waitForLine(
+    logLineWhere((line) => line.msg === 'service up'),
+    30_000,
+  );
   return process_;
 }
 
@@ -45,7 +48,12 @@ async function metricsOf(service: string): Promise<string> {
 beforeAll(async () => {
   model = await startScriptedModel(resourceAgentScript);
   dir = tempDir();
-  ports = { conversation_store: await freePort(), llm_gateway: await freePort(), tool_broker: await freePort(), orchestrator: await freePort() };
+  ports = {
+    conversation_store: await freePort(),
+    llm_gateway: await freePort(),
+    tool_broker: await freePort(),
+    orchestrator: await freePort(),
+  };
   const gatewayPort = await freePort();
   configFile = join(dir, 'agent.yaml');
   const services = Object.fromEntries(Object.entries(ports).map(([name, port]) => [name, `127.0.0.1:${port}`]));
@@ -76,7 +84,9 @@ describe('services in separate processes', () => {
 
   it('each serve their own metrics, on their metrics port (the gateway on its HTTP port too)', async () => {
     expect(await metricsOf('orchestrator')).toMatch(/^asg_turn_duration_seconds_count\{outcome="answered"\} [1-9]/m);
-    expect(await metricsOf('llm-gateway')).toMatch(/^asg_model_calls_total\{provider="gemini",model="gemini-2\.5-flash",outcome="ok"\} [1-9]/m);
+    expect(await metricsOf('llm-gateway')).toMatch(
+      /^asg_model_calls_total\{provider="gemini",model="gemini-2\.5-flash",outcome="ok"\} [1-9]/m,
+    );
     expect(await metricsOf('tool-broker')).toMatch(/^asg_tool_calls_total\{tool="resources_list",outcome="ok"\} [1-9]/m);
     expect(await metricsOf('conversation-store')).toMatch(/^asg_approvals_pending 0$/m);
     // Only what each records: the store calls no model.

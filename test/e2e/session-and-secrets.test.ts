@@ -66,7 +66,8 @@ describe('session id: taken or made at the entry point, stored and reused', () =
     const fetched = await call('GET', `/conversations/${id}`);
     expect(fetched.body.conversation.session_id).toBe(sid);
     // Every service logged its lines about this request with the same sid.
-    const about = (svc: string, test: (line: LogLine) => boolean = () => true) => logLineWhere((line) => line.session_id === sid && line.svc === svc && test(line));
+    const about = (svc: string, test: (line: LogLine) => boolean = () => true) =>
+      logLineWhere((line) => line.session_id === sid && line.svc === svc && test(line));
     await agent.waitForLine(about('gateway', (line) => line.path === `/conversations/${id}/messages`));
     await agent.waitForLine(about('gateway', (line) => line.path === `/conversations/${id}`));
     await agent.waitForLine(about('orchestrator'));
@@ -95,7 +96,10 @@ describe('secrets: in no response, log line or stored file', () => {
   });
 
   it('keeps a key that a provider error echoes out of the conversation', async () => {
-    model.setScript(() => ({ httpStatus: 500, body: { error: { code: 500, message: `internal error for key ${TEST_GEMINI_KEY}`, status: 'INTERNAL' } } }));
+    model.setScript(() => ({
+      httpStatus: 500,
+      body: { error: { code: 500, message: `internal error for key ${TEST_GEMINI_KEY}`, status: 'INTERNAL' } },
+    }));
     try {
       const created = await call('POST', '/conversations', { message: 'list resources' }, { Authorization: `Bearer ${TEST_BEARER}` });
       expect(created.status).toBe(201);

@@ -87,7 +87,11 @@ describe('runs.lease_ttl: 1s — a turn that answered is answered', () => {
 
   it(`PostgreSQL: ${CLIENTS} clients × ${ROUNDS} create-then-approve, no 503 and no duplicated conversation`, async () => {
     const database = await createTestDatabase();
-    const agent = await startAgent({ geminiBaseUrl: model.geminiBaseUrl, config: SHORT_LEASE, env: { ASG_DATABASE_URL: databaseUrl(database) } });
+    const agent = await startAgent({
+      geminiBaseUrl: model.geminiBaseUrl,
+      config: SHORT_LEASE,
+      env: { ASG_DATABASE_URL: databaseUrl(database) },
+    });
     try {
       await hammer(agent);
     } finally {

@@ -98,7 +98,12 @@ async function expectCleanStop(agent: AgentProcess, tree: number[], answers: Pro
   expect(await agent.exited).toBe(0);
   expect(await listening(portOf(agent))).toBe(false);
   await until('every process of the tree gone', () => tree.every((pid) => !isRunning(pid)), 5_000).catch(() => {
-    throw new Error(`processes left: ${tree.filter(isRunning).map((pid) => `${pid} ${commandLine(pid)}`).join('; ')}`);
+    throw new Error(
+      `processes left: ${tree
+        .filter(isRunning)
+        .map((pid) => `${pid} ${commandLine(pid)}`)
+        .join('; ')}`,
+    );
   });
   expect(logLines(agent.output()).find((line) => line.msg === 'gateway drained')).toMatchObject({ finished: 3, streams_ended: 1, cut: 0 });
   expect(agent.output()).not.toContain('something still holds the event loop');
@@ -106,24 +111,35 @@ async function expectCleanStop(agent: AgentProcess, tree: number[], answers: Pro
 
 describe('a clean stop', () => {
   it.each([
-    { how: 'SIGTERM to `npm start` (npm only, as a process manager sends it)', viaNpmStart: true, send: (pid: number) => process.kill(pid, 'SIGTERM') },
-    { how: 'SIGINT to the process group of `bin/asg up` (Ctrl-C)', viaNpmStart: false, send: (pid: number) => process.kill(-pid, 'SIGINT') },
+    {
+      how: 'SIGTERM to `npm start` (npm only, as a process manager sends it)',
+      viaNpmStart: true,
+      send: (pid: number) => process.kill(pid, 'SIGTERM'),
+    },
+    {
+      how: 'SIGINT to the process group of `bin/asg up` (Ctrl-C)',
+      viaNpmStart: false,
+      send: (pid: number) => process.kill(-pid, 'SIGINT'),
+    },
     // npm forwards the signal its child already got from the group: that echo is not a second signal.
     { how: 'SIGINT to the process group of `npm start`', viaNpmStart: true, send: (pid: number) => process.kill(-pid, 'SIGINT') },
-  ])('$how: three turns in flight answer 200, new requests get 503, then nothing listens and no process is left', async ({ viaNpmStart, send }) => {
-    const agent = await startAgent({ geminiBaseUrl: model.geminiBaseUrl, viaNpmStart });
-    const tag = `${viaNpmStart ? 'npm' : 'asg'}-${Math.random().toString(36).slice(2, 8)}`;
-    try {
-      const { tree, answers } = await threeTurnsInFlight(agent, tag);
-      // The MCP stdio child is part of the tree (and npm with the node process it execs).
-      expect(tree.length).toBeGreaterThanOrEqual(viaNpmStart ? 3 : 2);
-      expect(tree.some((pid) => commandLine(pid)?.includes('mcp-resources'))).toBe(true);
-      send(agent.pid);
-      await expectCleanStop(agent, tree, answers, tag);
-    } finally {
-      await agent.stop();
-    }
-  });
+  ])(
+    '$how: three turns in flight answer 200, new requests get 503, then nothing listens and no process is left',
+    async ({ viaNpmStart, send }) => {
+      const agent = await startAgent({ geminiBaseUrl: model.geminiBaseUrl, viaNpmStart });
+      const tag = `${viaNpmStart ? 'npm' : 'asg'}-${Math.random().toString(36).slice(2, 8)}`;
+      try {
+        const { tree, answers } = await threeTurnsInFlight(agent, tag);
+        // The MCP stdio child is part of the tree (and npm with the node process it execs).
+        expect(tree.length).toBeGreaterThanOrEqual(viaNpmStart ? 3 : 2);
+        expect(tree.some((pid) => commandLine(pid)?.includes('mcp-resources'))).toBe(true);
+        send(agent.pid);
+        await expectCleanStop(agent, tree, answers, tag);
+      } finally {
+        await agent.stop();
+      }
+    },
+  );
 
   it('a second signal during the drain exits at once with 130', async () => {
     const agent = await startAgent({ geminiBaseUrl: model.geminiBaseUrl });
@@ -136,10 +152,15 @@ describe('a clean stop', () => {
       process.kill(agent.pid, 'SIGTERM');
       await agent.waitForLine(logLineWhere((line) => line.msg === 'gateway draining'));
       // A repeat soon after the first is its echo (cli/stop.ts), so it is sent until one counts as a second signal.
-      await until('the agent to take a repeated SIGTERM as a second signal', () => {
-        if (exitCode === undefined) process.kill(agent.pid, 'SIGTERM');
-        return exitCode !== undefined;
-      }, 10_000, 50);
+      await until(
+        'the agent to take a repeated SIGTERM as a second signal',
+        () => {
+          if (exitCode === undefined) process.kill(agent.pid, 'SIGTERM');
+          return exitCode !== undefined;
+        },
+        10_000,
+        50,
+      );
       expect(exitCode).toBe(130);
       expect((await cut).map((answer) => answer.status)).toEqual(['rejected', 'rejected', 'rejected']);
     } finally {
@@ -170,7 +191,11 @@ describe('a clean stop', () => {
       expect(handedBack.body).toMatchObject({ outcome: 'unknown', conversation_id: id });
       expect(handedBack.body.error).toMatch(/handed the run to another replica, which finishes it; its answer will be in conversation /);
       // Answered before the gateway's grace ran out: nothing was cut.
-      expect(logLines(agent.output()).find((line) => line.msg === 'gateway drained')).toMatchObject({ finished: 1, streams_ended: expect.any(Number), cut: 0 });
+      expect(logLines(agent.output()).find((line) => line.msg === 'gateway drained')).toMatchObject({
+        finished: 1,
+        streams_ended: expect.any(Number),
+        cut: 0,
+      });
       expect(logLines(agent.output()).some((line) => line.grace_ran_out === true)).toBe(true);
       await until('every process of the tree gone', () => tree.every((pid) => !isRunning(pid)), 5_000);
 
@@ -223,7 +248,12 @@ describe('a clean stop', () => {
       // The model saw the whole story: the message the crash cut, its answer, the new message.
       const last = model.requests.at(-1)!;
       expect(JSON.stringify(last.body)).toContain('answer to hang before the crash');
-      expect(next.body.conversation.messages.slice(-4).map((message: { role: string }) => message.role)).toEqual(['user', 'assistant', 'user', 'assistant']);
+      expect(next.body.conversation.messages.slice(-4).map((message: { role: string }) => message.role)).toEqual([
+        'user',
+        'assistant',
+        'user',
+        'assistant',
+      ]);
     } finally {
       await agent.stop();
       await second?.stop();

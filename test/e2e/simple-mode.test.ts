@@ -121,7 +121,9 @@ describe('non-destructive tool', () => {
   });
 
   it('stops a turn after chat.max_llm_iterations model calls', async () => {
-    model.setScript((request) => (request.lastUserText === 'loop forever' ? { toolCalls: [{ name: 'resources_list', args: {} }] } : resourceAgentScript(request)));
+    model.setScript((request) =>
+      request.lastUserText === 'loop forever' ? { toolCalls: [{ name: 'resources_list', args: {} }] } : resourceAgentScript(request),
+    );
     try {
       const before = model.requests.length;
       const { conversation } = await createConversation();
@@ -142,7 +144,11 @@ describe('destructive tool with approval', () => {
     expect(stop.result.waiting_approval).toBe(true);
     const approval = stop.result.approval;
     expect(approval.uuid).toMatch(/^[0-9a-f-]{36}$/);
-    expect(approval).toMatchObject({ conversation_id: conversation.id, tool_name: 'resources_add', tool_args: { name: 'my-test', value: 42 } });
+    expect(approval).toMatchObject({
+      conversation_id: conversation.id,
+      tool_name: 'resources_add',
+      tool_args: { name: 'my-test', value: 42 },
+    });
     expect(approval.description).toContain('resources_add');
     expect(stop.result.response).toContain(approval.uuid);
     expect(stop.conversation.status).toBe('waiting_approval');
@@ -179,7 +185,10 @@ describe('natural language variations', () => {
     const body = await send(conversation.id, message);
     const call = body.conversation.messages.find((m: any) => m.role === 'assistant' && m.tool_call);
     expect(call.tool_call.name).toBe(tool);
-    if (tool === 'resources_add') expect(body.result.approval.tool_args).toEqual(message.includes('test-1') ? { name: 'test-1', value: 10 } : { name: 'test-2', value: 20 });
+    if (tool === 'resources_add')
+      expect(body.result.approval.tool_args).toEqual(
+        message.includes('test-1') ? { name: 'test-1', value: 10 } : { name: 'test-2', value: 20 },
+      );
     if (tool !== 'resources_list') {
       expect(body.result.waiting_approval).toBe(true);
       expect((await decide(body.result.approval.uuid, { approved: false })).status).toBe(200);
@@ -270,7 +279,11 @@ describe('trace context without an OTLP exporter', () => {
     expect(model.requests.at(-1)!.headers.traceparent!.slice(3, 35)).not.toBe(made!.slice(3, 35));
 
     const traceId = 'a3ce929d0e0e47364bf92f3577b34da6';
-    const response = await post(`${agent.url}/conversations/${conversation.id}/messages`, { message: 'list resources' }, { traceparent: `00-${traceId}-00f067aa0ba902b7-01` });
+    const response = await post(
+      `${agent.url}/conversations/${conversation.id}/messages`,
+      { message: 'list resources' },
+      { traceparent: `00-${traceId}-00f067aa0ba902b7-01` },
+    );
     expect(response.status).toBe(200);
     expect(model.requests.at(-1)!.headers.traceparent).toMatch(new RegExp(`^00-${traceId}-[0-9a-f]{16}-01$`));
   });

@@ -97,7 +97,10 @@ async function watchedTurn(): Promise<void> {
   const stop = new AbortController();
   const deadline = setTimeout(() => stop.abort(new Error('the watched turn did not end in time')), REQUEST_MS);
   try {
-    const stream = await fetch(`${agent.url}/conversations/${id}/events`, { headers: { accept: 'text/event-stream' }, signal: stop.signal });
+    const stream = await fetch(`${agent.url}/conversations/${id}/events`, {
+      headers: { accept: 'text/event-stream' },
+      signal: stop.signal,
+    });
     const reader = stream.body!.pipeThrough(new TextDecoderStream()).getReader();
     let text = (await reader.read()).value ?? '';
     await send('POST', `/conversations/${id}/messages`, { message: 'list resources' });
@@ -116,7 +119,12 @@ let counter = 0;
 const a2a = (method: string, params: unknown) => ({ jsonrpc: '2.0', id: ++counter, method, params });
 const chat = (stream: boolean) => ({ model: 'test-agent', stream, messages: [{ role: 'user', content: 'hello' }] });
 const trpcInput = (value: unknown) => encodeURIComponent(JSON.stringify(value));
-const MCP_INITIALIZE = { jsonrpc: '2.0', id: 1, method: 'initialize', params: { protocolVersion: '2025-06-18', capabilities: {}, clientInfo: { name: 'soak', version: '1' } } };
+const MCP_INITIALIZE = {
+  jsonrpc: '2.0',
+  id: 1,
+  method: 'initialize',
+  params: { protocolVersion: '2025-06-18', capabilities: {}, clientInfo: { name: 'soak', version: '1' } },
+};
 
 /** One of each kind of request a client of the agent makes, in turn. */
 const OPERATIONS: (() => Promise<unknown>)[] = [
@@ -138,7 +146,11 @@ const OPERATIONS: (() => Promise<unknown>)[] = [
     await send('GET', '/tools');
   },
   async () => {
-    const sent = await send('POST', '/a2a', a2a('message/send', { message: { role: 'user', parts: [{ kind: 'text', text: 'hello' }], messageId: `m-${++counter}` } }));
+    const sent = await send(
+      'POST',
+      '/a2a',
+      a2a('message/send', { message: { role: 'user', parts: [{ kind: 'text', text: 'hello' }], messageId: `m-${++counter}` } }),
+    );
     await send('POST', '/a2a', a2a('tasks/get', { id: sent.result.id }));
   },
   () => send('POST', '/v1/chat/completions', chat(false)),
@@ -180,38 +192,47 @@ async function workload(count: number): Promise<void> {
 const treeBytes = () => treeResidentBytes(processTree(agent.pid));
 
 describe('soak: a mixed workload', () => {
-  it(`${ROUNDS} rounds of ${PER_ROUND} mixed requests leave the streams released and the heap and the tree's memory within bounds`, async () => {
-    // Every path once or twice, so that what it compiles and caches for good is in the baseline.
-    await workload(OPERATIONS.length * 3);
-    const idle = await until('the warm-up streams to be released', async () => {
-      const now = await openWatches(agent.url);
-      return now.gateway === 0 && now;
-    });
-    const start = await collectGarbage(agent);
-    const treeAtStart = treeBytes();
-
-    for (let round = 1; round <= ROUNDS; round += 1) {
-      await workload(PER_ROUND);
-      await until(`round ${round}: every event stream released`, async () => {
+  it(
+    `${ROUNDS} rounds of ${PER_ROUND} mixed requests leave the streams released and the heap and the tree's memory within bounds`,
+    async () => {
+      // Every path once or twice, so that what it compiles and caches for good is in the baseline.
+      await workload(OPERATIONS.length * 3);
+      const idle = await until('the warm-up streams to be released', async () => {
         const now = await openWatches(agent.url);
-        return now.gateway === 0 && now.store === idle.store;
+        return now.gateway === 0 && now;
       });
-    }
+      const start = await collectGarbage(agent);
+      const treeAtStart = treeBytes();
 
-    const end = await collectGarbage(agent);
-    expect(end.heapUsed - start.heapUsed, `heap from ${(start.heapUsed / MB).toFixed(1)} MB to ${(end.heapUsed / MB).toFixed(1)} MB`).toBeLessThan(HEAP_SLACK);
-    // Pages V8 and malloc gave back after a collection leave the resident set a moment later.
-    let tree = treeBytes();
-    await until(
-      "the tree's memory after a collection to be within its bound",
-      async () => {
-        await collectGarbage(agent);
-        tree = treeBytes();
-        return tree - treeAtStart < TREE_SLACK;
-      },
-      30_000,
-      500,
-    ).catch(() => undefined);
-    expect(tree - treeAtStart, `tree RSS from ${(treeAtStart / MB).toFixed(0)} MB to ${(tree / MB).toFixed(0)} MB`).toBeLessThan(TREE_SLACK);
-  }, sized(180_000, 1_800_000));
+      for (let round = 1; round <= ROUNDS; round += 1) {
+        await workload(PER_ROUND);
+        await until(`round ${round}: every event stream released`, async () => {
+          const now = await openWatches(agent.url);
+          return now.gateway === 0 && now.store === idle.store;
+        });
+      }
+
+      const end = await collectGarbage(agent);
+      expect(
+        end.heapUsed - start.heapUsed,
+        `heap from ${(start.heapUsed / MB).toFixed(1)} MB to ${(end.heapUsed / MB).toFixed(1)} MB`,
+      ).toBeLessThan(HEAP_SLACK);
+      // Pages V8 and malloc gave back after a collection leave the resident set a moment later.
+      let tree = treeBytes();
+      await until(
+        "the tree's memory after a collection to be within its bound",
+        async () => {
+          await collectGarbage(agent);
+          tree = treeBytes();
+          return tree - treeAtStart < TREE_SLACK;
+        },
+        30_000,
+        500,
+      ).catch(() => undefined);
+      expect(tree - treeAtStart, `tree RSS from ${(treeAtStart / MB).toFixed(0)} MB to ${(tree / MB).toFixed(0)} MB`).toBeLessThan(
+        TREE_SLACK,
+      );
+    },
+    sized(180_000, 1_800_000),
+  );
 });

@@ -22,7 +22,9 @@ let model: ScriptedModelServer;
 beforeAll(async () => {
   // One call of held_echo with the message's text, then an answer that quotes what the tool said.
   model = await startScriptedModel((request) =>
-    request.toolResults.length > 0 ? { text: `done: ${request.toolResults[0]!.output}` } : { toolCalls: [{ name: 'held_echo', args: { text: request.lastUserText } }] },
+    request.toolResults.length > 0
+      ? { text: `done: ${request.toolResults[0]!.output}` }
+      : { toolCalls: [{ name: 'held_echo', args: { text: request.lastUserText } }] },
   );
 });
 
@@ -49,7 +51,14 @@ async function turnHeldAtTheTool(stubborn = false): Promise<HeldCall> {
     geminiBaseUrl: model.geminiBaseUrl,
     dir,
     config: {
-      mcp_servers: [{ name: 'held', command: process.execPath, args: [HELD], env: { CALL_FILE: callFile, RELEASE_FILE: releaseFile, ...(stubborn && { STUBBORN: '1' }) } }],
+      mcp_servers: [
+        {
+          name: 'held',
+          command: process.execPath,
+          args: [HELD],
+          env: { CALL_FILE: callFile, RELEASE_FILE: releaseFile, ...(stubborn && { STUBBORN: '1' }) },
+        },
+      ],
     },
   });
   const conversation = (await post(`${held.url}/conversations`, {})).body.conversation.id as string;
@@ -67,7 +76,12 @@ async function turnHeldAtTheTool(stubborn = false): Promise<HeldCall> {
 
 async function expectNothingLeft(tree: number[]): Promise<void> {
   await until('every process of the tree gone', () => tree.every((pid) => !isRunning(pid)), 5_000).catch(() => {
-    throw new Error(`processes left: ${tree.filter(isRunning).map((pid) => `${pid} ${commandLine(pid)}`).join('; ')}`);
+    throw new Error(
+      `processes left: ${tree
+        .filter(isRunning)
+        .map((pid) => `${pid} ${commandLine(pid)}`)
+        .join('; ')}`,
+    );
   });
 }
 

@@ -31,7 +31,11 @@ async function traceOfOneRequest(agent: AgentProcess, sessionId: string) {
   const created = await post(`${agent.url}/conversations`, { message: 'list resources' }, { traceparent, 'X-Session-ID': sessionId });
   expect(created.status).toBe(201);
   const services = () => new Set(receiver.spans.filter((s) => s.traceId === traceId).map((s) => s.attributes['asg.service']));
-  await until('a span of every service', () => ['gateway', 'orchestrator', 'conversation-store', 'llm-gateway', 'tool-broker'].every((name) => services().has(name)), 15_000);
+  await until(
+    'a span of every service',
+    () => ['gateway', 'orchestrator', 'conversation-store', 'llm-gateway', 'tool-broker'].every((name) => services().has(name)),
+    15_000,
+  );
   return { traceId, spans: receiver.spans.filter((s) => s.traceId === traceId) };
 }
 

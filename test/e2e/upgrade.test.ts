@@ -38,7 +38,9 @@ import { resourceNames } from '../support/resources-db.js';
 import { resourceAgentScript, startScriptedModel, type ScriptedModelServer } from '../support/scripted-model.js';
 
 const FIXTURES = join(REPO_ROOT, 'test', 'fixtures');
-const TREE = { agent: { name: 'pipeline', type: 'sequential', agents: [{ name: 'worker', type: 'llm', prompt: '{user_message}', output_key: 'work' }] } };
+const TREE = {
+  agent: { name: 'pipeline', type: 'sequential', agents: [{ name: 'worker', type: 'llm', prompt: '{user_message}', output_key: 'work' }] },
+};
 
 const cases = [
   {
@@ -77,7 +79,12 @@ const cases = [
     conversation: 'd76d54a7-57b4-4b4e-a1b7-527129f515ec',
     approval: '90dd0bb1-3a22-49be-81ca-86022b252dde',
     resource: 'upgrade-tree',
-    pipeline: { paused_node_path: [0], paused_node_output_key: 'work', session_state: {}, user_message: 'add resource upgrade-tree with value 7' },
+    pipeline: {
+      paused_node_path: [0],
+      paused_node_output_key: 'work',
+      session_state: {},
+      user_message: 'add resource upgrade-tree with value 7',
+    },
   },
 ];
 
@@ -110,12 +117,20 @@ describe.each(cases)('a store written $name', (fixture) => {
     const { status, body } = await get(`${agent.url}/conversations/${fixture.conversation}`);
     expect(status).toBe(200);
     expect(body.conversation.status).toBe('waiting_approval');
-    expect(body.conversation.pending_approval).toMatchObject({ uuid: fixture.approval, tool_name: 'resources_add', tool_args: { name: fixture.resource, value: 7 } });
+    expect(body.conversation.pending_approval).toMatchObject({
+      uuid: fixture.approval,
+      tool_name: 'resources_add',
+      tool_args: { name: fixture.resource, value: 7 },
+    });
     // The old pipeline state, read through the orchestrator (schema version 0), shows as before.
     if ('pipeline' in fixture) expect(body.conversation.pipeline_state).toMatchObject(fixture.pipeline!);
     else expect(body.conversation.pipeline_state).toBeUndefined();
     const list = await get(`${agent.url}/conversations`);
-    expect(list.body.conversations[0]).toMatchObject({ id: fixture.conversation, pending_approvals: 1, title: `add resource ${fixture.resource} with value 7` });
+    expect(list.body.conversations[0]).toMatchObject({
+      id: fixture.conversation,
+      pending_approvals: 1,
+      title: `add resource ${fixture.resource} with value 7`,
+    });
   });
 
   it('resolves it: the stored call runs once, a second decision is 409, and the conversation goes on', async () => {
@@ -140,7 +155,11 @@ describe('a store written before owners named their source', () => {
   const carols = { waiting: '7175a556-3d58-4152-ae2a-0ed19b47a587', active: 'ac0f2f82-a5f7-440b-b129-b05c2b8e940b' };
   const erins = 'cf9588bd-2900-49fd-8cb0-946c24145d70';
   const approval = '4ea80989-cd6c-4016-9a44-d5f0334cd957';
-  const TOKENS = { CAROL_TOKEN: 'upgrade-carol-token-5e2a8c1f', ERIN_TOKEN: 'upgrade-erin-token-9d4b7f3a', DAVE_TOKEN: 'upgrade-dave-token-2c6e0a8d' };
+  const TOKENS = {
+    CAROL_TOKEN: 'upgrade-carol-token-5e2a8c1f',
+    ERIN_TOKEN: 'upgrade-erin-token-9d4b7f3a',
+    DAVE_TOKEN: 'upgrade-dave-token-2c6e0a8d',
+  };
   const bearer = (token: string) => ({ authorization: `Bearer ${token}` });
   const carol = bearer(TOKENS.CAROL_TOKEN);
   const erin = bearer(TOKENS.ERIN_TOKEN);
@@ -182,9 +201,14 @@ describe('a store written before owners named their source', () => {
   it("keeps the token carol's conversations hers, with their counts; a JWT named carol sees none of them", async () => {
     const listed = await get(`${agent.url}/conversations`, carol);
     expect(listed.status).toBe(200);
-    expect(listed.body.conversations.map((conversation: { id: string }) => conversation.id).sort()).toEqual([carols.waiting, carols.active].sort());
+    expect(listed.body.conversations.map((conversation: { id: string }) => conversation.id).sort()).toEqual(
+      [carols.waiting, carols.active].sort(),
+    );
     expect(listed.body.summary).toEqual({ total: 2, active: 1, waiting_approval: 1, completed: 0 });
-    expect((await get(`${agent.url}/conversations/${carols.waiting}`, carol)).body.conversation).toMatchObject({ owner: 'token:carol', status: 'waiting_approval' });
+    expect((await get(`${agent.url}/conversations/${carols.waiting}`, carol)).body.conversation).toMatchObject({
+      owner: 'token:carol',
+      status: 'waiting_approval',
+    });
     expect((await get(`${agent.url}/conversations/${erins}`, erin)).body.conversation.owner).toBe('token:erin');
     expect((await get(`${agent.url}/conversations/${erins}`, carol)).status).toBe(404);
 
@@ -230,7 +254,9 @@ describe('a store written with schema 11: an agent tree waiting at two parallel 
 
   beforeAll(async () => {
     // The reporter answers with the joined outputs; the branches go on as the resource agent does.
-    reporting = await startScriptedModel((request) => (request.system.startsWith('Report:') ? { text: request.system } : resourceAgentScript(request)));
+    reporting = await startScriptedModel((request) =>
+      request.system.startsWith('Report:') ? { text: request.system } : resourceAgentScript(request),
+    );
     const dir = tempDir('asg-upgrade-');
     mkdirSync(join(dir, 'data'), { recursive: true });
     copyFileSync(join(FIXTURES, 'store-before-issue-13', 'parallel.db'), join(dir, 'data', 'conversations.db'));
@@ -244,7 +270,12 @@ describe('a store written with schema 11: an agent tree waiting at two parallel 
 
   it('shows both pauses, resumes each branch once, and joins them after the second approval', async () => {
     const before = await get(`${agent.url}/conversations/${conversation}`);
-    expect(before.body.conversation.pipeline_state.pauses.map((pause: { approval_uuid: string; paused_node_path: number[] }) => [pause.approval_uuid, pause.paused_node_path])).toEqual([
+    expect(
+      before.body.conversation.pipeline_state.pauses.map((pause: { approval_uuid: string; paused_node_path: number[] }) => [
+        pause.approval_uuid,
+        pause.paused_node_path,
+      ]),
+    ).toEqual([
       [approvals.a, [0, 0]],
       [approvals.b, [0, 1]],
     ]);
@@ -254,7 +285,9 @@ describe('a store written with schema 11: an agent tree waiting at two parallel 
     // Branch a is done; the run still waits for branch b, and says so.
     expect(first.body.result.waiting_approval).toBe(true);
     expect(first.body.result.approval.uuid).toBe(approvals.b);
-    expect(first.body.conversation.pipeline_state.pauses.map((pause: { approval_uuid: string }) => pause.approval_uuid)).toEqual([approvals.b]);
+    expect(first.body.conversation.pipeline_state.pauses.map((pause: { approval_uuid: string }) => pause.approval_uuid)).toEqual([
+      approvals.b,
+    ]);
     expect(Object.keys(first.body.conversation.pipeline_state.branch_outputs)).toEqual(['0.0']);
 
     const second = await post(`${agent.url}/approvals/${approvals.b}`, { approved: true });
@@ -263,7 +296,9 @@ describe('a store written with schema 11: an agent tree waiting at two parallel 
     expect(second.body.conversation.status).toBe('active');
     expect(second.body.conversation.pipeline_state).toBeUndefined();
     // The reporter saw both branches' outputs: the one stored while b waited, and b's own.
-    expect(second.body.result.response).toMatch(/^Report: Done\. resources_add: .*upgrade-par-a.* \/ Done\. resources_add: .*upgrade-par-b/s);
+    expect(second.body.result.response).toMatch(
+      /^Report: Done\. resources_add: .*upgrade-par-a.* \/ Done\. resources_add: .*upgrade-par-b/s,
+    );
     expect(resourceNames(join(agent.dir, 'resources.db')).sort()).toEqual(['upgrade-par-a', 'upgrade-par-b']);
   });
 });
@@ -297,19 +332,32 @@ describe('a store written before JSON values were bounded: values nested deeper 
     const list = await get(`${agent.url}/approvals`);
     expect(list.status).toBe(200);
     const byUuid = new Map(list.body.approvals.map((approval: { uuid: string }) => [approval.uuid, approval]));
-    expect(byUuid.get(edited.approval)).toMatchObject({ status: 'approved', decided_by: 'anonymous', via: 'rest', tool_args: { name: 'deep-edit', value: 7 }, edited_args: editedArgs });
+    expect(byUuid.get(edited.approval)).toMatchObject({
+      status: 'approved',
+      decided_by: 'anonymous',
+      via: 'rest',
+      tool_args: { name: 'deep-edit', value: 7 },
+      edited_args: editedArgs,
+    });
     expect(byUuid.get(fromModel.approval)).toMatchObject({ status: 'pending', tool_args: modelArgs });
     for (const status of ['pending', 'approved']) expect((await get(`${agent.url}/approvals?status=${status}`)).status).toBe(200);
     expect((await get(`${agent.url}/approvals/${edited.approval}`)).body).toMatchObject({ uuid: edited.approval, edited_args: editedArgs });
-    expect((await get(`${agent.url}/approvals/${fromModel.approval}`)).body).toMatchObject({ uuid: fromModel.approval, tool_args: modelArgs });
+    expect((await get(`${agent.url}/approvals/${fromModel.approval}`)).body).toMatchObject({
+      uuid: fromModel.approval,
+      tool_args: modelArgs,
+    });
 
     const conversations = await get(`${agent.url}/conversations`);
     expect(conversations.status).toBe(200);
-    expect(conversations.body.conversations.map((conversation: { id: string }) => conversation.id).sort()).toEqual([edited.conversation, fromModel.conversation].sort());
+    expect(conversations.body.conversations.map((conversation: { id: string }) => conversation.id).sort()).toEqual(
+      [edited.conversation, fromModel.conversation].sort(),
+    );
     const waiting = await get(`${agent.url}/conversations/${fromModel.conversation}`);
     expect(waiting.status).toBe(200);
     expect(waiting.body.conversation.pending_approval).toMatchObject({ uuid: fromModel.approval, tool_args: modelArgs });
-    expect(waiting.body.conversation.messages.find((message: { tool_call?: unknown }) => message.tool_call).tool_call.arguments).toEqual(modelArgs);
+    expect(waiting.body.conversation.messages.find((message: { tool_call?: unknown }) => message.tool_call).tool_call.arguments).toEqual(
+      modelArgs,
+    );
 
     const approvals = await trpcClient(agent.url).approvals.list.query({});
     expect(approvals.approvals.map((approval) => approval.uuid).sort()).toEqual([edited.approval, fromModel.approval].sort());
@@ -319,13 +367,18 @@ describe('a store written before JSON values were bounded: values nested deeper 
       const stream = await openSse(`${agent.url}/conversations/${conversation}/events`, { 'Last-Event-ID': '1' });
       try {
         expect(stream.status).toBe(200);
-        const found = await until(`${kind} replayed`, () => stream.events.find((event) => event.event === kind && (kind !== 'message_added' || event.data.includes('"tool_call"'))));
+        const found = await until(`${kind} replayed`, () =>
+          stream.events.find((event) => event.event === kind && (kind !== 'message_added' || event.data.includes('"tool_call"'))),
+        );
         return JSON.parse(found.data);
       } finally {
         stream.close();
       }
     };
-    expect(await replay(edited.conversation, 'approval_resolved')).toMatchObject({ approval: { uuid: edited.approval, tool_args: { name: 'deep-edit', value: 7 } }, decision: 'approved' });
+    expect(await replay(edited.conversation, 'approval_resolved')).toMatchObject({
+      approval: { uuid: edited.approval, tool_args: { name: 'deep-edit', value: 7 } },
+      decision: 'approved',
+    });
     expect((await replay(fromModel.conversation, 'message_added')).message.tool_call.arguments).toEqual(modelArgs);
   });
 

@@ -70,7 +70,9 @@ describe('the approval card', () => {
     const approve = card.getByRole('button', { name: /^Approve/ });
     await editor.fill('{"name": "edit-1", "value": ');
     await expect.poll(() => approve.isDisabled()).toBe(true);
-    expect(await card.getByTestId('arguments-problem').textContent()).toMatch(/^The arguments are not valid JSON: .*Approve is disabled until they are\.$/);
+    expect(await card.getByTestId('arguments-problem').textContent()).toMatch(
+      /^The arguments are not valid JSON: .*Approve is disabled until they are\.$/,
+    );
     await editor.fill('[1, 2]');
     expect(await card.getByTestId('arguments-problem').textContent()).toContain('The arguments must be a JSON object');
     await editor.fill('{"name": "edit-1", "value": 55}');
@@ -85,7 +87,14 @@ describe('the approval card', () => {
     // The tool received the edited arguments, and the record keeps both.
     await expect.poll(() => resourceValues(resourcesDb())['edit-1'], { timeout: 30_000 }).toBe(55);
     const record = (await get(`${agent.url}/approvals/${uuid}`)).body;
-    expect(record).toMatchObject({ status: 'approved', decided_by: 'anonymous', via: 'web', reason: 'the value was off by ten', tool_args: { name: 'edit-1', value: 5 }, edited_args: { name: 'edit-1', value: 55 } });
+    expect(record).toMatchObject({
+      status: 'approved',
+      decided_by: 'anonymous',
+      via: 'web',
+      reason: 'the value was off by ten',
+      tool_args: { name: 'edit-1', value: 5 },
+      edited_args: { name: 'edit-1', value: 55 },
+    });
 
     // The trace under the call.
     const trace = chat(page).locator(`[data-testid="decision-trace"][data-uuid="${uuid}"]`);
@@ -101,7 +110,11 @@ describe('the approval card', () => {
 
     // A reload reads the trace from the approvals of the conversation.
     await page.reload();
-    await expect.poll(() => chat(page).locator(`[data-testid="decision-trace"][data-uuid="${uuid}"] .decision-text`).textContent(), { timeout: 15_000 }).toMatch(/^approved by anonymous/);
+    await expect
+      .poll(() => chat(page).locator(`[data-testid="decision-trace"][data-uuid="${uuid}"] .decision-text`).textContent(), {
+        timeout: 15_000,
+      })
+      .toMatch(/^approved by anonymous/);
     expect(pageErrors).toEqual([]);
   });
 
@@ -172,14 +185,20 @@ describe('the approvals page', () => {
     await list.getByRole('button', { name: 'Rejected' }).click();
     await expect.poll(() => page.url()).toMatch(/#\/approvals\/rejected$/);
     const rejected = itemOf(first.conversationId);
-    await expect.poll(() => rejected.getByTestId('decision-trace').locator('.decision-text').textContent(), { timeout: 15_000 }).toMatch(/^rejected by anonymous · /);
+    await expect
+      .poll(() => rejected.getByTestId('decision-trace').locator('.decision-text').textContent(), { timeout: 15_000 })
+      .toMatch(/^rejected by anonymous · /);
     expect(await rejected.locator('.decision-reason').textContent()).toBe(': “page says no”');
     await list.getByRole('button', { name: 'Approved' }).click();
-    await expect.poll(() => itemOf(second.conversationId).getByTestId('decision-trace').locator('.decision-text').textContent(), { timeout: 15_000 }).toMatch(/^approved by anonymous · /);
+    await expect
+      .poll(() => itemOf(second.conversationId).getByTestId('decision-trace').locator('.decision-text').textContent(), { timeout: 15_000 })
+      .toMatch(/^approved by anonymous · /);
     expect(await itemOf(second.conversationId).textContent()).toContain('(done)');
 
     // An item opens its conversation.
-    await itemOf(second.conversationId).getByRole('button', { name: /^Conversation / }).click();
+    await itemOf(second.conversationId)
+      .getByRole('button', { name: /^Conversation / })
+      .click();
     await expect.poll(() => page.url()).toContain(`#/c/${second.conversationId}`);
     expect(pageErrors).toEqual([]);
   });
@@ -229,7 +248,10 @@ describe('signed in with a token', () => {
     await card.getByRole('button', { name: /^Approve/ }).click();
     const trace = chat(page).locator(`[data-testid="decision-trace"][data-uuid="${uuid}"] .decision-text`);
     await expect.poll(() => trace.textContent(), { timeout: 30_000 }).toMatch(/^approved by token:alice · /);
-    expect((await get(`${secured.url}/approvals/${uuid}`, { authorization: `Bearer ${TOKENS.alice}` })).body).toMatchObject({ decided_by: 'token:alice', via: 'web' });
+    expect((await get(`${secured.url}/approvals/${uuid}`, { authorization: `Bearer ${TOKENS.alice}` })).body).toMatchObject({
+      decided_by: 'token:alice',
+      via: 'web',
+    });
     await saveScreenshot(page, 'signed-in-trace.png');
 
     // Signing out forgets the token: the chat asks for one again.

@@ -14,7 +14,13 @@ import { openBrowser, saveScreenshot, type BrowserSession } from '../support/bro
 import { gates } from '../support/gates.js';
 import { get, post } from '../support/http.js';
 import { resourceNames } from '../support/resources-db.js';
-import { resourceAgentScript, startScriptedModel, type ModelRequest, type ScriptedModelServer, type ScriptedReply } from '../support/scripted-model.js';
+import {
+  resourceAgentScript,
+  startScriptedModel,
+  type ModelRequest,
+  type ScriptedModelServer,
+  type ScriptedReply,
+} from '../support/scripted-model.js';
 
 /** The scripted model answers a message that says "slowly" once the test opens its gate: the turn runs until then. */
 const gate = gates();
@@ -29,7 +35,8 @@ async function script(request: ModelRequest): Promise<ScriptedReply> {
     if (request.toolResults.length > 0) return { text: `agent-a reports: ${request.toolResults[0]!.output}` };
     return { toolCalls: [{ name: 'a2a_agent-b', args: { message: request.lastUserText } }] };
   }
-  if (request.toolResults.length === 0 && /\bword by word\b/.test(request.lastUserText)) return { text: STREAMED_ANSWER, stream: { delayMs: 150 } };
+  if (request.toolResults.length === 0 && /\bword by word\b/.test(request.lastUserText))
+    return { text: STREAMED_ANSWER, stream: { delayMs: 150 } };
   if (request.toolResults.length === 0 && /\bslowly\b/.test(request.lastUserText)) {
     await gate(request.lastUserText).opened;
     return { text: SLOW_ANSWER };
@@ -163,7 +170,9 @@ describe('the web chat served by the agent at /', () => {
     expect(partial.length).toBeGreaterThan(0);
     expect(STREAMED_ANSWER.startsWith(partial), `partial text: ${JSON.stringify(partial)}`).toBe(true);
     expect(partial).not.toBe(STREAMED_ANSWER);
-    await expect.poll(() => chat(page).locator('[data-role="assistant"] .bubble').last().textContent(), { timeout: 30_000 }).toBe(STREAMED_ANSWER);
+    await expect
+      .poll(() => chat(page).locator('[data-role="assistant"] .bubble').last().textContent(), { timeout: 30_000 })
+      .toBe(STREAMED_ANSWER);
     expect(await streaming.count()).toBe(0);
   });
 
@@ -172,13 +181,18 @@ describe('the web chat served by the agent at /', () => {
     await startChat(page, agent.url, 'tell me about resources slowly');
     // The turn has begun when the conversation is in the URL and the model is thinking.
     await expect.poll(() => page.url(), { timeout: 10_000 }).toMatch(/#\/c\/[0-9a-f-]{36}$/);
-    await expect.poll(() => model.requests.filter((request) => request.lastUserText === 'tell me about resources slowly').length, { timeout: 10_000 }).toBe(1);
+    await expect
+      .poll(() => model.requests.filter((request) => request.lastUserText === 'tell me about resources slowly').length, { timeout: 10_000 })
+      .toBe(1);
     const url = page.url();
     await page.reload();
     expect(page.url()).toBe(url);
     gate('tell me about resources slowly').open();
     await expect.poll(() => chat(page).getByText(SLOW_ANSWER).count(), { timeout: 30_000 }).toBe(1);
-    const shown = await chat(page).getByTestId('messages').getByTestId('message').evaluateAll((nodes) => nodes.map((node) => [node.getAttribute('data-role'), node.querySelector('.bubble')?.textContent ?? '']));
+    const shown = await chat(page)
+      .getByTestId('messages')
+      .getByTestId('message')
+      .evaluateAll((nodes) => nodes.map((node) => [node.getAttribute('data-role'), node.querySelector('.bubble')?.textContent ?? '']));
     expect(shown).toEqual([
       ['system', ''],
       ['user', 'tell me about resources slowly'],
@@ -186,7 +200,10 @@ describe('the web chat served by the agent at /', () => {
     ]);
     // What the page shows is what the store has.
     const id = decodeURIComponent(url.split('#/c/')[1]!);
-    expect((await get(`${agent.url}/conversations/${id}`)).body.conversation.messages.map((m: any) => m.content).slice(1)).toEqual(['tell me about resources slowly', SLOW_ANSWER]);
+    expect((await get(`${agent.url}/conversations/${id}`)).body.conversation.messages.map((m: any) => m.content).slice(1)).toEqual([
+      'tell me about resources slowly',
+      SLOW_ANSWER,
+    ]);
   });
 
   it('disables the message box while a turn runs, started from anywhere, and shows a 409 as an error', async () => {
@@ -221,10 +238,21 @@ describe('the web chat served by the agent at /', () => {
     const deafBox = chat(deaf).getByLabel('Message');
     await expect.poll(() => deafBox.isEnabled(), { timeout: 10_000 }).toBe(true);
     const second = post(`${agent.url}/conversations/${id}/messages`, { message: 'once more, slowly' });
-    await expect.poll(async () => (await get(`${agent.url}/conversations/${id}`)).body.conversation.turn_running, { timeout: 10_000 }).toBe(true);
+    await expect
+      .poll(async () => (await get(`${agent.url}/conversations/${id}`)).body.conversation.turn_running, { timeout: 10_000 })
+      .toBe(true);
     await deafBox.fill('me too');
     await chat(deaf).getByRole('button', { name: 'Send' }).click();
-    await expect.poll(() => chat(deaf).getByRole('alert').filter({ hasText: `conversation ${id} is busy` }).count(), { timeout: 10_000 }).toBe(1);
+    await expect
+      .poll(
+        () =>
+          chat(deaf)
+            .getByRole('alert')
+            .filter({ hasText: `conversation ${id} is busy` })
+            .count(),
+        { timeout: 10_000 },
+      )
+      .toBe(1);
     gate('once more, slowly').open();
     expect((await second).status).toBe(200);
     const stored = (await get(`${agent.url}/conversations/${id}`)).body.conversation.messages.map((m: any) => m.content).slice(1);
@@ -243,7 +271,9 @@ describe('the web chat served by the agent at /', () => {
     const uuid = (await card.getAttribute('data-uuid'))!;
     expect((await post(`${agent.url}/approvals/${uuid}`, { approved: false })).status).toBe(200);
     await card.getByRole('button', { name: 'Approve' }).click();
-    await expect.poll(() => card.getByRole('alert').textContent(), { timeout: 10_000 }).toMatch(new RegExp(`^approval ${uuid} was already rejected by anonymous at `));
+    await expect
+      .poll(() => card.getByRole('alert').textContent(), { timeout: 10_000 })
+      .toMatch(new RegExp(`^approval ${uuid} was already rejected by anonymous at `));
     expect(resourceNames(resourcesDb())).not.toContain('web-4');
   });
 
@@ -269,7 +299,10 @@ describe('a proxy approval from a chain of two agents', () => {
 
   beforeAll(async () => {
     b = await startAgent({ geminiBaseUrl: model.geminiBaseUrl, config: { name: 'agent-b', prompt: 'You are agent-b.' } });
-    a = await startAgent({ geminiBaseUrl: model.geminiBaseUrl, config: { name: 'agent-a', prompt: 'You are agent-a.', a2a: [{ name: 'agent-b', url: `${b.url}/a2a` }] } });
+    a = await startAgent({
+      geminiBaseUrl: model.geminiBaseUrl,
+      config: { name: 'agent-a', prompt: 'You are agent-a.', a2a: [{ name: 'agent-b', url: `${b.url}/a2a` }] },
+    });
   }, 120_000);
 
   afterAll(async () => {
@@ -288,7 +321,9 @@ describe('a proxy approval from a chain of two agents', () => {
 
     await card.getByRole('button', { name: 'Approve' }).click();
     await expect.poll(() => chat(page).getByTestId('approval-card').count(), { timeout: 30_000 }).toBe(0);
-    await expect.poll(() => chat(page).locator('.message-assistant .bubble').last().textContent(), { timeout: 30_000 }).toMatch(/^agent-a reports: Done\. resources_add: /);
+    await expect
+      .poll(() => chat(page).locator('.message-assistant .bubble').last().textContent(), { timeout: 30_000 })
+      .toMatch(/^agent-a reports: Done\. resources_add: /);
     expect(resourceNames(join(b.dir, 'resources.db'))).toContain('chain-1');
   });
 });

@@ -32,7 +32,10 @@ beforeAll(async () => {
   model = await startScriptedModel(resourceAgentScript);
   agent = await startAgent({ geminiBaseUrl: model.geminiBaseUrl });
   web = startWeb({ host: '127.0.0.1', port: 0, agent_url: agent.url });
-  const line = await web.waitForLine(logLineWhere((candidate) => candidate.msg === 'web up'), 30_000);
+  const line = await web.waitForLine(
+    logLineWhere((candidate) => candidate.msg === 'web up'),
+    30_000,
+  );
   webUrl = String(logLines(line)[0]!.url);
 }, 120_000);
 
@@ -80,8 +83,14 @@ describe('asg web', () => {
   });
 
   it('answers bad /api requests with 400 and the agent’s errors as they are', async () => {
-    expect(await post(`${webUrl}/api/send`, {})).toMatchObject({ status: 400, body: { error: '"message" is required and must be a string' } });
-    expect(await post(`${webUrl}/api/send`, '{not json')).toMatchObject({ status: 400, body: { error: expect.stringMatching(/^malformed request body/) } });
+    expect(await post(`${webUrl}/api/send`, {})).toMatchObject({
+      status: 400,
+      body: { error: '"message" is required and must be a string' },
+    });
+    expect(await post(`${webUrl}/api/send`, '{not json')).toMatchObject({
+      status: 400,
+      body: { error: expect.stringMatching(/^malformed request body/) },
+    });
     expect(await post(`${webUrl}/api/approve`, { approved: true })).toMatchObject({ status: 400 });
     expect((await get(`${webUrl}/api/conversation/6f1c9a52-3d47-4b8e-9a21-0c5e7d4f8b13`)).status).toBe(404);
   });
@@ -89,11 +98,19 @@ describe('asg web', () => {
   it('passes tRPC on to the agent: queries, and subscriptions as a stream', async () => {
     const client = trpcClient(webUrl);
     const { conversation } = await client.conversations.create.mutate({});
-    const events = record<ConversationUpdate>((callbacks) => client.conversation.events.subscribe({ conversationId: conversation.id }, callbacks));
+    const events = record<ConversationUpdate>((callbacks) =>
+      client.conversation.events.subscribe({ conversationId: conversation.id }, callbacks),
+    );
     try {
       await vi.waitFor(() => expect(events.items[0]?.data.kind).toBe('snapshot'), { timeout: 10_000 });
       await client.conversations.send.mutate({ conversationId: conversation.id, message: 'list resources' });
-      await vi.waitFor(() => expect(events.items.some((item) => item.data.kind === 'message_added' && item.data.message.content.startsWith('Done.'))).toBe(true), { timeout: 10_000 });
+      await vi.waitFor(
+        () =>
+          expect(events.items.some((item) => item.data.kind === 'message_added' && item.data.message.content.startsWith('Done.'))).toBe(
+            true,
+          ),
+        { timeout: 10_000 },
+      );
     } finally {
       events.stop();
     }
@@ -113,7 +130,11 @@ describe('asg web', () => {
 
     const foreign = await post(`${webUrl}/trpc/conversations.create`, {}, { origin: 'https://evil.example' });
     expect(foreign.status).toBe(403);
-    const plain = await fetch(`${webUrl}/api/send`, { method: 'POST', headers: { 'content-type': 'text/plain' }, body: '{"message":"hi"}' });
+    const plain = await fetch(`${webUrl}/api/send`, {
+      method: 'POST',
+      headers: { 'content-type': 'text/plain' },
+      body: '{"message":"hi"}',
+    });
     expect(plain.status).toBe(415);
     const rebound = await rawRequest(webUrl, { path: '/api/conversation/x', headers: { host: 'evil.example' } });
     expect(rebound.status).toBe(421);

@@ -75,7 +75,9 @@ function config(webhookUrl: string) {
       { name: 'expire', command: process.execPath, args: [MISBEHAVING], env: { TOOL_PREFIX: 'expire_', CALLS_FILE: expireCalls } },
     ],
     approvals: { timeout: 0, tools: { 'expire_*': { timeout: '2s', on_timeout: 'reject' } } },
-    webhooks: [{ url: webhookUrl, secret_env: SECRET_ENV, events: ['approval.requested', 'approval.decided', 'run.completed', 'run.failed'] }],
+    webhooks: [
+      { url: webhookUrl, secret_env: SECRET_ENV, events: ['approval.requested', 'approval.decided', 'run.completed', 'run.failed'] },
+    ],
   });
 }
 
@@ -98,7 +100,12 @@ beforeAll(async () => {
   receiver = await startWebhookReceiver(SECRET, twiceThenOk);
   const parsed = config(receiver.url);
   store = await startConversationStore({ config: configSlice(parsed, 'conversationStore'), listen, log: recording('store') });
-  const llm = await startLlmGateway({ config: configSlice(parsed, 'llmGateway'), listen, log: recording('llm'), env: { GEMINI_BASE_URL: model.geminiBaseUrl, GEMINI_API_KEY: TEST_GEMINI_KEY } });
+  const llm = await startLlmGateway({
+    config: configSlice(parsed, 'llmGateway'),
+    listen,
+    log: recording('llm'),
+    env: { GEMINI_BASE_URL: model.geminiBaseUrl, GEMINI_API_KEY: TEST_GEMINI_KEY },
+  });
   const tools = await startToolBroker({ config: configSlice(parsed, 'toolBroker'), listen, log: recording('tools') });
   const bridge = await startA2aBridge({ config: configSlice(parsed, 'a2aBridge'), listen, log: recording('a2a') });
   started.push(store, llm, tools, bridge);
@@ -129,7 +136,9 @@ const conversations = new Set<string>();
 describe('edit on approve', () => {
   it('edited arguments that do not fit are refused with nothing decided; edited ones that fit are what the tool receives, and the model is told', async () => {
     const orchestratorClient = client(orchestrator);
-    const { conversation, result } = await orchestratorClient.createConversation({ message: JSON.stringify({ call: 'edit_slow_write', args: { ms: 1, tag: 'from-model' } }) });
+    const { conversation, result } = await orchestratorClient.createConversation({
+      message: JSON.stringify({ call: 'edit_slow_write', args: { ms: 1, tag: 'from-model' } }),
+    });
     conversations.add(conversation!.id);
     expect(result).toMatchObject({ waitingApproval: true });
     const uuid = result!.approval!.uuid;
@@ -137,23 +146,48 @@ describe('edit on approve', () => {
     // No expiry for this tool (approvals.timeout 0, and no pattern matches).
     expect((await approvalOf(uuid)).expiresAt).toBeUndefined();
 
-    await expect(orchestratorClient.resolveApproval({ uuid, approved: true, decidedBy: 'alice', via: 'web', argumentsJson: JSON.stringify({ tag: 'no ms' }) })).rejects.toMatchObject({
+    await expect(
+      orchestratorClient.resolveApproval({
+        uuid,
+        approved: true,
+        decidedBy: 'alice',
+        via: 'web',
+        argumentsJson: JSON.stringify({ tag: 'no ms' }),
+      }),
+    ).rejects.toMatchObject({
       code: GrpcStatus.INVALID_ARGUMENT,
-      message: expect.stringMatching(/edited arguments do not fit the input schema of edit_slow_write: arguments must have required property 'ms'/),
+      message: expect.stringMatching(
+        /edited arguments do not fit the input schema of edit_slow_write: arguments must have required property 'ms'/,
+      ),
     });
-    await expect(orchestratorClient.resolveApproval({ uuid, approved: false, argumentsJson: JSON.stringify({ ms: 1 }) })).rejects.toMatchObject({ code: GrpcStatus.INVALID_ARGUMENT });
-    await expect(orchestratorClient.resolveApproval({ uuid, approved: true, via: 'carrier-pigeon' })).rejects.toMatchObject({ code: GrpcStatus.INVALID_ARGUMENT });
+    await expect(
+      orchestratorClient.resolveApproval({ uuid, approved: false, argumentsJson: JSON.stringify({ ms: 1 }) }),
+    ).rejects.toMatchObject({ code: GrpcStatus.INVALID_ARGUMENT });
+    await expect(orchestratorClient.resolveApproval({ uuid, approved: true, via: 'carrier-pigeon' })).rejects.toMatchObject({
+      code: GrpcStatus.INVALID_ARGUMENT,
+    });
     expect((await approvalOf(uuid)).status).toBe(ApprovalStatus.APPROVAL_STATUS_PENDING);
     expect(callsIn(editCalls)).toEqual([]);
 
     const edited = { ms: 1, tag: 'from-alice' };
-    const answer = await orchestratorClient.resolveApproval({ uuid, approved: true, decidedBy: 'alice', via: 'web', argumentsJson: JSON.stringify(edited) });
+    const answer = await orchestratorClient.resolveApproval({
+      uuid,
+      approved: true,
+      decidedBy: 'alice',
+      via: 'web',
+      argumentsJson: JSON.stringify(edited),
+    });
     expect(answer.decided).toBe(true);
     decided.set(uuid, 'alice');
     expect(callsIn(editCalls)).toEqual([`slow_write ${JSON.stringify(edited)}`]);
 
     const stored = await approvalOf(uuid);
-    expect(stored).toMatchObject({ status: ApprovalStatus.APPROVAL_STATUS_DONE, decidedBy: 'alice', via: 'web', editedArgsJson: JSON.stringify(edited) });
+    expect(stored).toMatchObject({
+      status: ApprovalStatus.APPROVAL_STATUS_DONE,
+      decidedBy: 'alice',
+      via: 'web',
+      editedArgsJson: JSON.stringify(edited),
+    });
     expect(JSON.parse(stored!.toolArgsJson)).toEqual({ ms: 1, tag: 'from-model' });
     const note = `(arguments edited by alice before approval: ${JSON.stringify(edited)}) wrote from-alice`;
     const { conversation: after } = await storeClient.getConversation({ id: conversation!.id, includeMessages: true });
@@ -168,7 +202,9 @@ describe('edit on approve', () => {
 
 describe('expiry', () => {
   it('an approval with a 2 s timeout and on_timeout reject expires on a replica started after the one that asked stopped; the model sees it', async () => {
-    const { conversation, result } = await client(orchestrator).createConversation({ message: JSON.stringify({ call: 'expire_slow_write', args: { ms: 1, tag: 'never' } }) });
+    const { conversation, result } = await client(orchestrator).createConversation({
+      message: JSON.stringify({ call: 'expire_slow_write', args: { ms: 1, tag: 'never' } }),
+    });
     conversations.add(conversation!.id);
     const uuid = result!.approval!.uuid;
     requested.set(uuid, conversation!.id);
@@ -177,16 +213,23 @@ describe('expiry', () => {
     const asked = await approvalOf(uuid);
     expect(asked.status).toBe(ApprovalStatus.APPROVAL_STATUS_PENDING);
     expect(asked.expiresAt!.getTime() - asked.createdAt!.getTime()).toBe(2_000);
-    await until('the approval due', async () => (await storeClient.listDueApprovals({ limit: 100 })).approvals.some((due) => due.uuid === uuid));
+    await until('the approval due', async () =>
+      (await storeClient.listDueApprovals({ limit: 100 })).approvals.some((due) => due.uuid === uuid),
+    );
     expect((await approvalOf(uuid)).status).toBe(ApprovalStatus.APPROVAL_STATUS_PENDING);
 
     // Two replicas start at once and both find it due at their first poll: one claim decides it.
     [orchestrator] = await Promise.all([startOrchestratorReplica('orchestrator-b'), startOrchestratorReplica('orchestrator-c')]);
     await until('the approval expired', async () => (await approvalOf(uuid)).status === ApprovalStatus.APPROVAL_STATUS_EXPIRED);
     decided.set(uuid, 'timeout');
-    expect(await approvalOf(uuid)).toMatchObject({ decidedBy: 'timeout', via: 'timeout', reason: 'no decision within 2s; the approval expired' });
+    expect(await approvalOf(uuid)).toMatchObject({
+      decidedBy: 'timeout',
+      via: 'timeout',
+      reason: 'no decision within 2s; the approval expired',
+    });
 
-    const rejection = 'Not approved: no decision within 2s; the approval expired. The call was not executed. Do not retry it unless the user asks you to.';
+    const rejection =
+      'Not approved: no decision within 2s; the approval expired. The call was not executed. Do not retry it unless the user asks you to.';
     await until('the run went on after the expiry', async () => {
       const { conversation: now } = await storeClient.getConversation({ id: conversation!.id, includeMessages: true });
       return !now!.turnRunning && now!.messages.at(-1)?.content === `result: ${rejection}`;
@@ -197,7 +240,9 @@ describe('expiry', () => {
     expect(toolMessages[0]).toMatchObject({ content: rejection, toolCall: { rejected: true } });
     expect(model.requests.filter((request) => request.toolResults.some((result) => result.output === rejection))).toHaveLength(1);
     expect(callsIn(expireCalls)).toEqual([]);
-    expect(lines.filter((line) => /^orchestrator-[bc] info approval decided by its expiry/.test(line) && line.includes(uuid))).toHaveLength(1);
+    expect(lines.filter((line) => /^orchestrator-[bc] info approval decided by its expiry/.test(line) && line.includes(uuid))).toHaveLength(
+      1,
+    );
     // The store audited the expiry, once, as the timeout's.
     const { entries } = await storeClient.listAudit({ kinds: ['approval.expired'], pageSize: 50, pageToken: '' });
     expect(entries.filter((entry) => entry.subject === uuid)).toMatchObject([{ actor: 'timeout', via: 'timeout' }]);
@@ -209,30 +254,45 @@ describe('webhooks', () => {
     const accepted = () => receiver.deliveries.filter((delivery) => delivery.status === 200);
     const decidedEvents = () => accepted().filter((delivery) => delivery.payload?.type === 'approval.decided');
     await until('every decision delivered', () => decidedEvents().length >= decided.size, 30_000);
-    await until('both conversations answered, delivered', () => {
-      const answered = accepted().filter((delivery) => delivery.payload?.type === 'run.completed' && delivery.payload.data.outcome === 'answered');
-      return [...conversations].every((id) => answered.some((delivery) => delivery.payload!.data.conversation_id === id));
-    }, 30_000);
+    await until(
+      'both conversations answered, delivered',
+      () => {
+        const answered = accepted().filter(
+          (delivery) => delivery.payload?.type === 'run.completed' && delivery.payload.data.outcome === 'answered',
+        );
+        return [...conversations].every((id) => answered.some((delivery) => delivery.payload!.data.conversation_id === id));
+      },
+      30_000,
+    );
 
     // Every attempt was signed right; each event was accepted exactly once, after two failures.
     expect(receiver.deliveries.every((delivery) => delivery.payload !== undefined)).toBe(true);
     const ids = accepted().map((delivery) => delivery.id);
     expect(new Set(ids).size).toBe(ids.length);
-    for (const id of ids) expect(receiver.deliveries.filter((delivery) => delivery.id === id).map((delivery) => delivery.status)).toEqual([500, 500, 200]);
+    for (const id of ids)
+      expect(receiver.deliveries.filter((delivery) => delivery.id === id).map((delivery) => delivery.status)).toEqual([500, 500, 200]);
     // In the order of the stored events (the id ends with the event's id).
     const eventIds = ids.map((id) => Number(id.split('_').at(-1)));
     expect(eventIds).toEqual([...eventIds].sort((a, b) => a - b));
 
     for (const [uuid, conversationId] of requested) {
-      const asked = accepted().filter((delivery) => delivery.payload!.type === 'approval.requested' && delivery.payload!.data.uuid === uuid);
+      const asked = accepted().filter(
+        (delivery) => delivery.payload!.type === 'approval.requested' && delivery.payload!.data.uuid === uuid,
+      );
       expect(asked).toHaveLength(1);
       expect(asked[0]!.payload!.data).toMatchObject({ conversation_id: conversationId, status: 'pending' });
       const decision = decidedEvents().filter((delivery) => delivery.payload!.data.uuid === uuid);
       expect(decision).toHaveLength(1);
       expect(decision[0]!.payload!.data).toMatchObject({ decided_by: decided.get(uuid) });
     }
-    expect(decidedEvents().find((delivery) => delivery.payload!.data.decided_by === 'timeout')!.payload!.data).toMatchObject({ status: 'expired', via: 'timeout' });
-    expect(decidedEvents().find((delivery) => delivery.payload!.data.decided_by === 'alice')!.payload!.data).toMatchObject({ via: 'web', edited_args: { ms: 1, tag: 'from-alice' } });
+    expect(decidedEvents().find((delivery) => delivery.payload!.data.decided_by === 'timeout')!.payload!.data).toMatchObject({
+      status: 'expired',
+      via: 'timeout',
+    });
+    expect(decidedEvents().find((delivery) => delivery.payload!.data.decided_by === 'alice')!.payload!.data).toMatchObject({
+      via: 'web',
+      edited_args: { ms: 1, tag: 'from-alice' },
+    });
     // Two replicas delivered (one after the other took over the cursor), never both at once.
     expect(lines.filter((line) => / info delivering webhook events /.test(line)).length).toBeGreaterThanOrEqual(2);
     // The secret is in no log line.

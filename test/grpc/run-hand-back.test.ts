@@ -51,7 +51,12 @@ beforeAll(async () => {
     return { text: `answer to ${request.lastUserText}` };
   });
   store = await startConversationStore({ config: configSlice(config, 'conversationStore'), listen, log: recording('store') });
-  const llm = await startLlmGateway({ config: configSlice(config, 'llmGateway'), listen, log: recording('llm'), env: { GEMINI_BASE_URL: model.geminiBaseUrl, GEMINI_API_KEY: TEST_GEMINI_KEY } });
+  const llm = await startLlmGateway({
+    config: configSlice(config, 'llmGateway'),
+    listen,
+    log: recording('llm'),
+    env: { GEMINI_BASE_URL: model.geminiBaseUrl, GEMINI_API_KEY: TEST_GEMINI_KEY },
+  });
   const tools = await startToolBroker({ config: configSlice(config, 'toolBroker'), listen, log: recording('tools') });
   const bridge = await startA2aBridge({ config: configSlice(config, 'a2aBridge'), listen, log: recording('a2a') });
   started.push(store, llm, tools, bridge);
@@ -83,18 +88,26 @@ describe('a stopping orchestrator hands its runs back', () => {
     await a.stop(Date.now() + 1_500);
     // Its caller is answered, not cut: the run was handed back, and the conversation will show its answer.
     expect(await turn).toMatchObject({ handedBack: true, conversationId: id });
-    expect(lines.some((line) => line.startsWith('orchestrator-a warn run handed back on stop') && line.includes('"released":true'))).toBe(true);
+    expect(lines.some((line) => line.startsWith('orchestrator-a warn run handed back on stop') && line.includes('"released":true'))).toBe(
+      true,
+    );
 
     await until('the run finished on B', async () => {
       const { conversation: now } = await storeClient.getConversation({ id, includeMessages: true });
       return !now!.turnRunning && now!.messages.at(-1)?.content === 'answer to hand me back';
     });
     const { conversation: done } = await storeClient.getConversation({ id, includeMessages: true });
-    expect(done!.messages.filter((message) => message.role !== MessageRole.MESSAGE_ROLE_SYSTEM).map((message) => [message.role, message.content])).toEqual([
+    expect(
+      done!.messages
+        .filter((message) => message.role !== MessageRole.MESSAGE_ROLE_SYSTEM)
+        .map((message) => [message.role, message.content]),
+    ).toEqual([
       [MessageRole.MESSAGE_ROLE_USER, 'hand me back'],
       [MessageRole.MESSAGE_ROLE_ASSISTANT, 'answer to hand me back'],
     ]);
-    expect(lines.some((line) => line.startsWith('orchestrator-b warn run taken over from a replica that stopped') && line.includes(id))).toBe(true);
+    expect(
+      lines.some((line) => line.startsWith('orchestrator-b warn run taken over from a replica that stopped') && line.includes(id)),
+    ).toBe(true);
     expect(model.requests.filter((request) => request.lastUserText === 'hand me back')).toHaveLength(2);
   }, 60_000);
 });

@@ -31,10 +31,26 @@ const log = (service: string) => createLogger(service);
 const nowhere = '127.0.0.1:1';
 
 const services: [string, string, () => Promise<RunningService>][] = [
-  ['conversation-store', 'asg.store.v1.ConversationStoreService', () => startConversationStore({ config: configSlice(config, 'conversationStore'), listen, log: log('store') })],
-  ['llm-gateway', 'asg.llm.v1.LlmGatewayService', () => startLlmGateway({ config: configSlice(config, 'llmGateway'), listen, log: log('llm'), env: {} })],
-  ['tool-broker', 'asg.tools.v1.ToolBrokerService', () => startToolBroker({ config: configSlice(config, 'toolBroker'), listen, log: log('tools') })],
-  ['a2a-bridge', 'asg.a2a.v1.A2ABridgeService', () => startA2aBridge({ config: configSlice(config, 'a2aBridge'), listen, log: log('a2a') })],
+  [
+    'conversation-store',
+    'asg.store.v1.ConversationStoreService',
+    () => startConversationStore({ config: configSlice(config, 'conversationStore'), listen, log: log('store') }),
+  ],
+  [
+    'llm-gateway',
+    'asg.llm.v1.LlmGatewayService',
+    () => startLlmGateway({ config: configSlice(config, 'llmGateway'), listen, log: log('llm'), env: {} }),
+  ],
+  [
+    'tool-broker',
+    'asg.tools.v1.ToolBrokerService',
+    () => startToolBroker({ config: configSlice(config, 'toolBroker'), listen, log: log('tools') }),
+  ],
+  [
+    'a2a-bridge',
+    'asg.a2a.v1.A2ABridgeService',
+    () => startA2aBridge({ config: configSlice(config, 'a2aBridge'), listen, log: log('a2a') }),
+  ],
   [
     'orchestrator',
     'asg.orchestrator.v1.OrchestratorService',
@@ -49,41 +65,44 @@ const services: [string, string, () => Promise<RunningService>][] = [
 ];
 
 describe('grpc.health.v1 on every service', () => {
-  it.each(services)('%s: SERVING after start; NOT_SERVING (Check and Watch) once its stop begins; gone after it', async (_name, serviceName, start) => {
-    const service = await start();
-    const client = createPromiseClient(HEALTH_DEFINITION, service.address, 'probe', 2000);
-    try {
-      expect(await client.Check({ service: '' })).toEqual({ status: 'SERVING' });
-      expect(await client.Check({ service: serviceName })).toEqual({ status: 'SERVING' });
+  it.each(services)(
+    '%s: SERVING after start; NOT_SERVING (Check and Watch) once its stop begins; gone after it',
+    async (_name, serviceName, start) => {
+      const service = await start();
+      const client = createPromiseClient(HEALTH_DEFINITION, service.address, 'probe', 2000);
+      try {
+        expect(await client.Check({ service: '' })).toEqual({ status: 'SERVING' });
+        expect(await client.Check({ service: serviceName })).toEqual({ status: 'SERVING' });
 
-      const seen: string[] = [];
-      const watching = (async () => {
-        try {
-          for await (const { status } of client.Watch({ service: serviceName }, { timeoutMs: 20_000 })) seen.push(status);
-          return 'ended';
-        } catch (error) {
-          return error;
-        }
-      })();
-      await until(() => seen.length === 1);
+        const seen: string[] = [];
+        const watching = (async () => {
+          try {
+            for await (const { status } of client.Watch({ service: serviceName }, { timeoutMs: 20_000 })) seen.push(status);
+            return 'ended';
+          } catch (error) {
+            return error;
+          }
+        })();
+        await until(() => seen.length === 1);
 
-      const stopped = service.stop(Date.now() + 10_000);
-      await until(() => seen.length === 2);
-      // Still answering during the drain delay, with NOT_SERVING for the server and the service.
-      expect(await client.Check({ service: '' })).toEqual({ status: 'NOT_SERVING' });
-      expect(await client.Check({ service: serviceName })).toEqual({ status: 'NOT_SERVING' });
-      await stopped;
-      expect(seen).toEqual(['SERVING', 'NOT_SERVING']);
-      expect(await watching).toMatchObject({ code: GrpcStatus.UNAVAILABLE });
-      // A new prober finds nobody there (the old channel would wait a moment for a restart: client.ts).
-      const late = createPromiseClient(HEALTH_DEFINITION, service.address, 'probe', 2000);
-      await expect(late.Check({ service: '' })).rejects.toMatchObject({ code: GrpcStatus.UNAVAILABLE });
-      late.close();
-    } finally {
-      client.close();
-      await service.stop();
-    }
-  });
+        const stopped = service.stop(Date.now() + 10_000);
+        await until(() => seen.length === 2);
+        // Still answering during the drain delay, with NOT_SERVING for the server and the service.
+        expect(await client.Check({ service: '' })).toEqual({ status: 'NOT_SERVING' });
+        expect(await client.Check({ service: serviceName })).toEqual({ status: 'NOT_SERVING' });
+        await stopped;
+        expect(seen).toEqual(['SERVING', 'NOT_SERVING']);
+        expect(await watching).toMatchObject({ code: GrpcStatus.UNAVAILABLE });
+        // A new prober finds nobody there (the old channel would wait a moment for a restart: client.ts).
+        const late = createPromiseClient(HEALTH_DEFINITION, service.address, 'probe', 2000);
+        await expect(late.Check({ service: '' })).rejects.toMatchObject({ code: GrpcStatus.UNAVAILABLE });
+        late.close();
+      } finally {
+        client.close();
+        await service.stop();
+      }
+    },
+  );
 });
 
 async function until(condition: () => boolean): Promise<void> {

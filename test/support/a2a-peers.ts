@@ -4,7 +4,14 @@ import { createServer, type IncomingHttpHeaders, type IncomingMessage, type Serv
 import type { AddressInfo } from 'node:net';
 import express from 'express';
 import { Role, TaskState, type AgentCard, type Message, type Part, type Task } from '@a2a-js/sdk';
-import { AgentEvent, DefaultRequestHandler, InMemoryTaskStore, type AgentExecutor, type ExecutionEventBus, type RequestContext } from '@a2a-js/sdk/server';
+import {
+  AgentEvent,
+  DefaultRequestHandler,
+  InMemoryTaskStore,
+  type AgentExecutor,
+  type ExecutionEventBus,
+  type RequestContext,
+} from '@a2a-js/sdk/server';
 import { agentCardHandler, jsonRpcHandler, UserBuilder } from '@a2a-js/sdk/server/express';
 import { freePort } from './ports.js';
 import { spawnProcess, type AsgProcess } from './agent-process.js';
@@ -73,7 +80,8 @@ function approvalText(uuid: string, text: string): string {
 /** `true` approve, `false` reject, `undefined` neither (the approval words an A2A server knows, in short). */
 function decisionOf(text: string, data: unknown[]): boolean | undefined {
   for (const item of data) {
-    if (item && typeof item === 'object' && typeof (item as { approved?: unknown }).approved === 'boolean') return (item as { approved: boolean }).approved;
+    if (item && typeof item === 'object' && typeof (item as { approved?: unknown }).approved === 'boolean')
+      return (item as { approved: boolean }).approved;
   }
   const word = text.trim().toLowerCase();
   if (['yes', 'y', 'true', 'approve', 'approved', 'ok', 'confirm'].includes(word)) return true;
@@ -130,7 +138,16 @@ const textPart = (text: string): Part => ({ content: { $case: 'text', value: tex
 const dataPart = (data: unknown): Part => ({ content: { $case: 'data', value: data }, metadata: undefined, filename: '', mediaType: '' });
 
 function agentMessage(taskId: string, contextId: string, parts: Part[]): Message {
-  return { messageId: randomUUID(), contextId, taskId, role: Role.ROLE_AGENT, parts, metadata: undefined, extensions: [], referenceTaskIds: [] };
+  return {
+    messageId: randomUUID(),
+    contextId,
+    taskId,
+    role: Role.ROLE_AGENT,
+    parts,
+    metadata: undefined,
+    extensions: [],
+    referenceTaskIds: [],
+  };
 }
 
 /** The approval flow of the test agents, on the SDK's executor interface. */
@@ -150,13 +167,21 @@ class ApprovalExecutor implements AgentExecutor {
     const text = parts.flatMap((part) => (part.content?.$case === 'text' ? [part.content.value] : [])).join('\n');
     const data = parts.flatMap((part) => (part.content?.$case === 'data' ? [part.content.value as unknown] : []));
     this.messages.push({ taskId, text, data });
-    const status = (state: TaskState, message: Message) => AgentEvent.statusUpdate({ taskId, contextId, status: { state, message, timestamp: new Date().toISOString() }, metadata: undefined });
+    const status = (state: TaskState, message: Message) =>
+      AgentEvent.statusUpdate({ taskId, contextId, status: { state, message, timestamp: new Date().toISOString() }, metadata: undefined });
 
     if (!context.task) {
       this.firstText.set(taskId, text);
       const uuid = randomUUID();
       const approval = { uuid, tool_name: APPROVAL_TOOL, tool_args: APPROVAL_ARGS, description: approvalDescription(text), chain: [] };
-      const task: Task = { id: taskId, contextId, status: { state: TaskState.TASK_STATE_SUBMITTED, message: undefined, timestamp: new Date().toISOString() }, artifacts: [], history: [context.userMessage], metadata: undefined };
+      const task: Task = {
+        id: taskId,
+        contextId,
+        status: { state: TaskState.TASK_STATE_SUBMITTED, message: undefined, timestamp: new Date().toISOString() },
+        artifacts: [],
+        history: [context.userMessage],
+        metadata: undefined,
+      };
       bus.publish(AgentEvent.task(task));
       const messageParts = [textPart(approvalText(uuid, text)), ...(this.approvalData ? [dataPart({ approval })] : [])];
       bus.publish(status(TaskState.TASK_STATE_INPUT_REQUIRED, agentMessage(taskId, contextId, messageParts)));
@@ -171,12 +196,30 @@ class ApprovalExecutor implements AgentExecutor {
       bus.publish(status(TaskState.TASK_STATE_WORKING, agentMessage(taskId, contextId, [textPart('working on it')])));
       await this.mayFinish(taskId);
       const answer = `done: ${this.firstText.get(taskId) ?? ''}`;
-      bus.publish(AgentEvent.artifactUpdate({ taskId, contextId, artifact: { artifactId: randomUUID(), name: 'result', description: '', parts: [textPart(answer)], metadata: undefined, extensions: [] }, append: false, lastChunk: true, metadata: undefined }));
+      bus.publish(
+        AgentEvent.artifactUpdate({
+          taskId,
+          contextId,
+          artifact: {
+            artifactId: randomUUID(),
+            name: 'result',
+            description: '',
+            parts: [textPart(answer)],
+            metadata: undefined,
+            extensions: [],
+          },
+          append: false,
+          lastChunk: true,
+          metadata: undefined,
+        }),
+      );
       bus.publish(status(TaskState.TASK_STATE_COMPLETED, agentMessage(taskId, contextId, [textPart('approved and done')])));
     } else if (decision === false) {
       bus.publish(status(TaskState.TASK_STATE_CANCELED, agentMessage(taskId, contextId, [textPart('rejected: nothing was done')])));
     } else {
-      bus.publish(status(TaskState.TASK_STATE_INPUT_REQUIRED, agentMessage(taskId, contextId, [textPart('Please answer "approved" or "rejected".')])));
+      bus.publish(
+        status(TaskState.TASK_STATE_INPUT_REQUIRED, agentMessage(taskId, contextId, [textPart('Please answer "approved" or "rejected".')])),
+      );
     }
     bus.finished();
   }
@@ -201,7 +244,18 @@ export async function startSdkAgent(options: SdkAgentOptions = {}): Promise<A2aT
     securityRequirements: [],
     defaultInputModes: ['text/plain'],
     defaultOutputModes: ['text/plain'],
-    skills: [{ id: 'remove', name: 'Remove resources', description: 'Removes resources, after an approval', tags: [], examples: [], inputModes: [], outputModes: [], securityRequirements: [] }],
+    skills: [
+      {
+        id: 'remove',
+        name: 'Remove resources',
+        description: 'Removes resources, after an approval',
+        tags: [],
+        examples: [],
+        inputModes: [],
+        outputModes: [],
+        securityRequirements: [],
+      },
+    ],
     signatures: [],
   };
   // cutStreams: an approved task finishes once the client asks about it after its stream was cut.
@@ -209,8 +263,14 @@ export async function startSdkAgent(options: SdkAgentOptions = {}): Promise<A2aT
   const followed = new Map<string, () => void>();
   const asked = new Set<string>();
   const mayFinish = (taskId: string) =>
-    options.cutStreams === undefined || asked.has(taskId) ? Promise.resolve() : new Promise<void>((resolve) => followed.set(taskId, resolve));
-  const handler = new DefaultRequestHandler(card, new InMemoryTaskStore(), new ApprovalExecutor(messages, options.approvalData ?? true, mayFinish));
+    options.cutStreams === undefined || asked.has(taskId)
+      ? Promise.resolve()
+      : new Promise<void>((resolve) => followed.set(taskId, resolve));
+  const handler = new DefaultRequestHandler(
+    card,
+    new InMemoryTaskStore(),
+    new ApprovalExecutor(messages, options.approvalData ?? true, mayFinish),
+  );
   const legacyCompat = { enabled: versions.includes('0.3') };
   const app = express();
   app.use(express.json(), (req, res, next) => {
@@ -223,7 +283,11 @@ export async function startSdkAgent(options: SdkAgentOptions = {}): Promise<A2aT
         followed.get(id)?.();
       };
       if (RESUBSCRIBES.has(method) && options.refuseResubscribe) {
-        res.json({ jsonrpc: '2.0', id: (req.body as { id?: unknown }).id ?? null, error: { code: -32004, message: 'resubscribe is not supported here' } });
+        res.json({
+          jsonrpc: '2.0',
+          id: (req.body as { id?: unknown }).id ?? null,
+          error: { code: -32004, message: 'resubscribe is not supported here' },
+        });
         return;
       }
       if (!RESUBSCRIBES.has(method)) release();
@@ -249,12 +313,18 @@ export async function startSdkAgent(options: SdkAgentOptions = {}): Promise<A2aT
     }
     next();
   });
-  if (options.card ?? true) app.use('/.well-known/agent-card.json', agentCardHandler({ agentCardProvider: handler, legacyCompat, cache: { maxAge: 0 } }));
+  if (options.card ?? true)
+    app.use('/.well-known/agent-card.json', agentCardHandler({ agentCardProvider: handler, legacyCompat, cache: { maxAge: 0 } }));
   app.use(path, jsonRpcHandler({ requestHandler: handler, userBuilder: UserBuilder.noAuthentication, legacyCompat }));
   const server = createServer(app);
   const port = await listenLoopback(server);
   const baseUrl = `http://127.0.0.1:${port}`;
-  card.supportedInterfaces = versions.map((protocolVersion) => ({ url: `${baseUrl}${path}`, protocolBinding: 'JSONRPC', tenant: '', protocolVersion }));
+  card.supportedInterfaces = versions.map((protocolVersion) => ({
+    url: `${baseUrl}${path}`,
+    protocolBinding: 'JSONRPC',
+    tenant: '',
+    protocolVersion,
+  }));
   return { baseUrl, endpoint: `${baseUrl}${path}`, requests, rpcRequests: rpcOnly(requests), messages, close: () => closeServer(server) };
 }
 
@@ -287,19 +357,26 @@ export async function startTypePartsAgent(options: { name?: string } = {}): Prom
     const params = body.params ?? {};
     if (body.method === 'message/send') {
       const message = params.message as { parts?: Array<{ type?: string; text?: string }> } | undefined;
-      if (!message || !Array.isArray(message.parts) || message.parts.some((part) => part.type !== 'text')) return fail(-32602, 'params.message.parts must be text parts {"type":"text","text"}');
+      if (!message || !Array.isArray(message.parts) || message.parts.some((part) => part.type !== 'text'))
+        return fail(-32602, 'params.message.parts must be text parts {"type":"text","text"}');
       const text = message.parts.map((part) => part.text ?? '').join('\n');
       const taskId = typeof params.taskId === 'string' ? params.taskId : undefined;
       messages.push({ taskId: taskId ?? '', text, data: [] });
       if (taskId === undefined) {
-        const task: TypePartsTask = { id: randomUUID(), state: 'input-required', message: approvalText(randomUUID(), text), firstText: text };
+        const task: TypePartsTask = {
+          id: randomUUID(),
+          state: 'input-required',
+          message: approvalText(randomUUID(), text),
+          firstText: text,
+        };
         tasks.set(task.id, task);
         return reply(toResult(task));
       }
       const task = tasks.get(taskId);
       if (!task) return fail(-32001, `task not found: ${taskId}`);
       const decision = decisionOf(text, []);
-      if (decision === true) Object.assign(task, { state: 'completed', message: 'approved and done', artifactText: `done: ${task.firstText}` });
+      if (decision === true)
+        Object.assign(task, { state: 'completed', message: 'approved and done', artifactText: `done: ${task.firstText}` });
       else if (decision === false) Object.assign(task, { state: 'canceled', message: 'rejected: nothing was done' });
       else task.message = 'Please answer "approved" or "rejected".';
       return reply(toResult(task));
@@ -331,10 +408,16 @@ export async function startTypePartsAgent(options: { name?: string } = {}): Prom
       };
       // A type-parts agent serves its card at agent.json only: the bridge's fallback path.
       if (req.method === 'GET' && path === '/.well-known/agent.json') {
-        return send(200, { name: options.name ?? 'type-parts-agent', description: 'A type-parts test agent', url: baseUrl, skills: [{ id: 'resources_remove', name: 'resources_remove', description: 'Removes a resource' }] });
+        return send(200, {
+          name: options.name ?? 'type-parts-agent',
+          description: 'A type-parts test agent',
+          url: baseUrl,
+          skills: [{ id: 'resources_remove', name: 'resources_remove', description: 'Removes a resource' }],
+        });
       }
       if (req.method === 'POST' && path === '/a2a') {
-        if (body === undefined || typeof body !== 'object') return send(200, { jsonrpc: '2.0', id: null, error: { code: -32700, message: 'parse error' } });
+        if (body === undefined || typeof body !== 'object')
+          return send(200, { jsonrpc: '2.0', id: null, error: { code: -32700, message: 'parse error' } });
         return send(200, rpc(body as Parameters<typeof rpc>[0]));
       }
       send(404, { error: 'not found' });
@@ -359,7 +442,9 @@ export async function startHangingAgent(): Promise<A2aTestPeer> {
     res.on('close', () => (recorded.closedAt = Date.now()));
     if (req.method === 'GET' && path === '/.well-known/agent-card.json') {
       res.writeHead(200, { 'content-type': 'application/json' });
-      res.end(JSON.stringify({ name: 'hanging', description: 'never answers', url: `${baseUrl}/a2a`, protocolVersion: '0.3.0', skills: [] }));
+      res.end(
+        JSON.stringify({ name: 'hanging', description: 'never answers', url: `${baseUrl}/a2a`, protocolVersion: '0.3.0', skills: [] }),
+      );
       return;
     }
     if (req.method === 'GET') {

@@ -81,7 +81,10 @@ export function spawnProcess(command: string, args: string[], env: NodeJS.Proces
   // The output pipes close only when every process writing to them is gone: with npm in
   // front, the node process under it may still be shutting down after npm itself exited.
   let closed = false;
-  const streamsClosed = Promise.all([new Promise((done) => child.stdout.on('close', done)), new Promise((done) => child.stderr.on('close', done))]).then(() => {
+  const streamsClosed = Promise.all([
+    new Promise((done) => child.stdout.on('close', done)),
+    new Promise((done) => child.stderr.on('close', done)),
+  ]).then(() => {
     closed = true;
   });
   const stop = async (): Promise<number | null> => {
@@ -107,7 +110,8 @@ export function spawnProcess(command: string, args: string[], env: NodeJS.Proces
     for (;;) {
       const line = text.split('\n').find(predicate);
       if (line !== undefined) return line;
-      if (closed) throw new Error(`process exited (${child.exitCode ?? child.signalCode}) before the expected output:\n${text.slice(-4000)}`);
+      if (closed)
+        throw new Error(`process exited (${child.exitCode ?? child.signalCode}) before the expected output:\n${text.slice(-4000)}`);
       if (Date.now() > deadline) throw new Error(`no matching output line within ${timeoutMs} ms:\n${text.slice(-4000)}`);
       await new Promise((resolveWait) => setTimeout(resolveWait, 20));
     }
@@ -160,7 +164,13 @@ export function isRunning(pid: number): boolean {
 
 /** The environment of a test process: the caller's, with the scripted provider and overrides (`null` removes). */
 export function testEnvironment(geminiBaseUrl: string, overrides: Record<string, string | null> = {}): NodeJS.ProcessEnv {
-  const env: NodeJS.ProcessEnv = { ...process.env, GEMINI_BASE_URL: geminiBaseUrl, GEMINI_API_KEY: TEST_GEMINI_KEY, LOG_LEVEL: 'info', LOG_FORMAT: 'json' };
+  const env: NodeJS.ProcessEnv = {
+    ...process.env,
+    GEMINI_BASE_URL: geminiBaseUrl,
+    GEMINI_API_KEY: TEST_GEMINI_KEY,
+    LOG_LEVEL: 'info',
+    LOG_FORMAT: 'json',
+  };
   for (const [key, value] of Object.entries(overrides)) {
     if (value === null) delete env[key];
     else env[key] = value;
@@ -181,7 +191,10 @@ export async function startAgent(options: AgentOptions): Promise<AgentProcess> {
     : [process.execPath, [...(options.nodeArgs ?? []), ASG, 'up', '--config', configFile]];
   const agent = spawnProcess(command, args, env);
   try {
-    const line = await agent.waitForLine(logLineWhere((candidate) => candidate.msg === 'agent up'), 60_000);
+    const line = await agent.waitForLine(
+      logLineWhere((candidate) => candidate.msg === 'agent up'),
+      60_000,
+    );
     const url = String(logLines(line)[0]!.url);
     return { ...agent, url, dir, dataDir: config.data_dir as string, configFile };
   } catch (error) {

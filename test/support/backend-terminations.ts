@@ -1,6 +1,11 @@
 import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { createTestDatabase, databaseUrl, dropTestDatabase, onTestServer } from '../../services/conversation-store/testing/storage-drivers.js';
+import {
+  createTestDatabase,
+  databaseUrl,
+  dropTestDatabase,
+  onTestServer,
+} from '../../services/conversation-store/testing/storage-drivers.js';
 import { resourcesServer, startAgent, tempDir, type AgentProcess } from './agent-process.js';
 import { get, post, type JsonResponse } from './http.js';
 import { resourceNames } from './resources-db.js';
@@ -16,13 +21,18 @@ const ANSWERED = [200, 201, 409, 503];
 
 /** Terminates every backend of `database` (the test's own connection is on the maintenance database); how many. */
 async function terminateBackends(database: string): Promise<number> {
-  const rows = await onTestServer<{ terminated: boolean }>('SELECT pg_terminate_backend(pid) AS terminated FROM pg_stat_activity WHERE datname = $1', [database]);
+  const rows = await onTestServer<{ terminated: boolean }>(
+    'SELECT pg_terminate_backend(pid) AS terminated FROM pg_stat_activity WHERE datname = $1',
+    [database],
+  );
   return rows.filter((row) => row.terminated).length;
 }
 
 /** Whether a backend of `database` is in the middle of a statement or a transaction now. */
 async function busy(database: string): Promise<boolean> {
-  const rows = await onTestServer("SELECT 1 FROM pg_stat_activity WHERE datname = $1 AND state IN ('active', 'idle in transaction')", [database]);
+  const rows = await onTestServer("SELECT 1 FROM pg_stat_activity WHERE datname = $1 AND state IN ('active', 'idle in transaction')", [
+    database,
+  ]);
   return rows.length > 0;
 }
 
@@ -104,7 +114,11 @@ export function survivesBackendTerminations(label: string, terminations: Termina
         // Decisions of every approval on both replicas, and turns of new conversations, all at once.
         const load = Promise.all([
           Promise.all(names.map((name, index) => approveOnBoth(replicas, name, uuids[index]!))),
-          Promise.all(names.map((_, index) => post(`${replicas[index % 2]!.url}/conversations`, { message: 'list resources' }).then((reply) => reply.status))),
+          Promise.all(
+            names.map((_, index) =>
+              post(`${replicas[index % 2]!.url}/conversations`, { message: 'list resources' }).then((reply) => reply.status),
+            ),
+          ),
         ]);
         // In the middle of it: while some backend runs a statement or holds a transaction open.
         await until(`a busy backend of ${database} in round ${round}`, () => busy(database), 20_000, 5);
@@ -119,13 +133,16 @@ export function survivesBackendTerminations(label: string, terminations: Termina
 
       // Every later request is answered as if nothing happened, on both replicas: the
       // decisions the terminations cut are taken again, and new calls stop and run.
-      for (const replica of replicas) await until('ready again', async () => (await get(`${replica.url}/ready`)).status === 200, 20_000, 50);
+      for (const replica of replicas)
+        await until('ready again', async () => (await get(`${replica.url}/ready`)).status === 200, 20_000, 50);
       for (const cut of decided.filter(({ statuses }) => !statuses.includes(200))) {
         const again = await post(`${replicas[0]!.url}/approvals/${cut.uuid}`, { approved: true });
         expect([200, 409]).toContain(again.status);
       }
       const names = Array.from({ length: PER_ROUND }, (_, index) => `after-${index}`);
-      const after = await Promise.all(names.map(async (name, index) => approveOnBoth(replicas, name, await waitingCall(replicas[index % 2]!, name, index))));
+      const after = await Promise.all(
+        names.map(async (name, index) => approveOnBoth(replicas, name, await waitingCall(replicas[index % 2]!, name, index))),
+      );
       for (const { statuses } of after) expect([...statuses].sort()).toEqual([200, 409]);
 
       // Each approved call ran at most once, whatever the terminations cut; once for each

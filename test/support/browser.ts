@@ -11,7 +11,16 @@ import { REPO_ROOT } from './agent-process.js';
 const CHROMIUM = process.env.CHROMIUM_PATH || '/usr/bin/chromium';
 
 /** Headless, no sandbox (containers run as root), and nothing that reaches the network on its own. */
-const CHROMIUM_FLAGS = ['--headless', '--no-sandbox', '--disable-gpu', '--disable-quic', '--no-first-run', '--disable-background-networking', '--disable-component-update', '--disable-sync'];
+const CHROMIUM_FLAGS = [
+  '--headless',
+  '--no-sandbox',
+  '--disable-gpu',
+  '--disable-quic',
+  '--no-first-run',
+  '--disable-background-networking',
+  '--disable-component-update',
+  '--disable-sync',
+];
 
 /** Where a test run leaves its screenshots (gitignored). */
 const ARTIFACTS_DIR = join(REPO_ROOT, 'test', 'artifacts');

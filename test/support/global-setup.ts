@@ -47,14 +47,18 @@ async function provide(requirement: Requirement): Promise<string> {
     }
   }
   const chosen = process.env[requirement.env];
-  if (chosen && requirement.aptPackages === undefined) stop(`${requirement.name} not reachable at ${requirement.env}=${chosen}: ${requirement.explain}`);
+  if (chosen && requirement.aptPackages === undefined)
+    stop(`${requirement.name} not reachable at ${requirement.env}=${chosen}: ${requirement.explain}`);
   if (chosen) stop(`${requirement.env}=${chosen} is not a usable ${requirement.name}: ${requirement.explain}`);
   const apt = aptCommand();
   if (requirement.aptPackages === undefined || apt === undefined) stop(`${requirement.name} not found: ${requirement.explain}`);
   await aptInstall(requirement, apt, requirement.aptPackages);
   // A server installed just now (nats-server) may need starting too.
   const installed = (await requirement.find()) ?? (requirement.start?.() ? await requirement.find() : undefined);
-  return installed ?? stop(`${requirement.name} still not found after apt-get installed ${requirement.aptPackages.join(' ')}: ${requirement.explain}`);
+  return (
+    installed ??
+    stop(`${requirement.name} still not found after apt-get installed ${requirement.aptPackages.join(' ')}: ${requirement.explain}`)
+  );
 }
 
 /** How to run apt-get here: directly as root, through passwordless sudo, or not at all. */
@@ -67,16 +71,24 @@ function aptCommand(): string[] | undefined {
 
 async function aptInstall(requirement: Requirement, prefix: string[], packages: string[]): Promise<void> {
   const sudo = prefix.join(' ');
-  const script = `${sudo} apt-get update && ${sudo} apt-get install -y -o DPkg::Lock::Timeout=120 ${packages.join(' ')}`.trim().replace(/\s+/g, ' ');
+  const script = `${sudo} apt-get update && ${sudo} apt-get install -y -o DPkg::Lock::Timeout=120 ${packages.join(' ')}`
+    .trim()
+    .replace(/\s+/g, ' ');
   const log = join(tmpdir(), `asg-test-setup-${requirement.name}.log`);
-  console.log(`test set-up: ${requirement.name} not found; installing it: ${script} (up to ${INSTALL_TIMEOUT_MS / 60_000} min, log: ${log})`);
+  console.log(
+    `test set-up: ${requirement.name} not found; installing it: ${script} (up to ${INSTALL_TIMEOUT_MS / 60_000} min, log: ${log})`,
+  );
   const started = Date.now();
   const { code, output } = await run(script, INSTALL_TIMEOUT_MS);
   writeFileSync(log, output);
   const seconds = Math.round((Date.now() - started) / 1000);
   if (code !== 0) {
     // apt's own reason is its last "E:" line; the rest is in the log.
-    const reason = output.split('\n').filter((line) => line.startsWith('E:')).pop() ?? (code === null ? `timed out after ${seconds} s` : `exit ${code}`);
+    const reason =
+      output
+        .split('\n')
+        .filter((line) => line.startsWith('E:'))
+        .pop() ?? (code === null ? `timed out after ${seconds} s` : `exit ${code}`);
     stop(`installing ${requirement.name} with apt-get failed (${reason.trim()}; log: ${log}): ${requirement.explain}`);
   }
   const summary = /^\d+ upgraded, \d+ newly installed.*$/m.exec(output)?.[0] ?? 'done';
@@ -85,7 +97,11 @@ async function aptInstall(requirement: Requirement, prefix: string[], packages: 
 
 function run(script: string, timeoutMs: number): Promise<{ code: number | null; output: string }> {
   return new Promise((resolve) => {
-    const child = spawn('sh', ['-c', script], { env: { ...process.env, DEBIAN_FRONTEND: 'noninteractive' }, stdio: ['ignore', 'pipe', 'pipe'], detached: true });
+    const child = spawn('sh', ['-c', script], {
+      env: { ...process.env, DEBIAN_FRONTEND: 'noninteractive' },
+      stdio: ['ignore', 'pipe', 'pipe'],
+      detached: true,
+    });
     let output = '';
     child.stdout.setEncoding('utf8').on('data', (chunk: string) => (output += chunk));
     child.stderr.setEncoding('utf8').on('data', (chunk: string) => (output += chunk));

@@ -5,7 +5,12 @@ export interface JsonResponse<T = any> {
   headers: Headers;
 }
 
-export async function request<T = any>(url: string, method: string, body?: unknown, headers: Record<string, string> = {}): Promise<JsonResponse<T>> {
+export async function request<T = any>(
+  url: string,
+  method: string,
+  body?: unknown,
+  headers: Record<string, string> = {},
+): Promise<JsonResponse<T>> {
   const init: RequestInit = { method, headers: { ...headers }, signal: AbortSignal.timeout(60_000) };
   if (body !== undefined) {
     init.body = typeof body === 'string' ? body : JSON.stringify(body);

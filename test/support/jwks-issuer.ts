@@ -73,7 +73,13 @@ export async function startTestIssuer(options: { issuer?: string; audience?: str
     },
     async newKey(alg, kid, publish = true) {
       const { privateKey, publicKey } = await generateKeyPair(alg, { extractable: true });
-      const key: TestKey = { kid, alg, privateKey, publicJwk: { ...(await exportJWK(publicKey)), kid, alg, use: 'sig' }, publicPem: await exportSPKI(publicKey) };
+      const key: TestKey = {
+        kid,
+        alg,
+        privateKey,
+        publicJwk: { ...(await exportJWK(publicKey)), kid, alg, use: 'sig' },
+        publicPem: await exportSPKI(publicKey),
+      };
       if (publish) testIssuer.publish(key);
       return key;
     },

@@ -5,7 +5,13 @@
  * Holds no assertions: the suites make those.
  */
 import { afterAll, afterEach, beforeAll } from 'vitest';
-import { ChatRole, LlmGatewayServiceService, type ChatMessage, type GenerateRequest, type ToolDefinition } from '../../gen/ts/asg/llm/v1/llm.js';
+import {
+  ChatRole,
+  LlmGatewayServiceService,
+  type ChatMessage,
+  type GenerateRequest,
+  type ToolDefinition,
+} from '../../gen/ts/asg/llm/v1/llm.js';
 import type { Clock } from '../../services/common/backoff.js';
 import { configSchema } from '../../services/common/config/schema.js';
 import { configSlice } from '../../services/common/config/slices.js';
@@ -49,7 +55,11 @@ export const RESOURCE_TOOLS: ToolDefinition[] = [
 export const user = (text: string): ChatMessage => ({ role: ChatRole.CHAT_ROLE_USER, text, toolCalls: [], toolResults: [] });
 
 /** A Generate (or GenerateStream: the same shape) request with the resource system prompt. */
-export function generateRequest(model: string, messages: ChatMessage[] = [user('hello')], tools: ToolDefinition[] = RESOURCE_TOOLS): GenerateRequest {
+export function generateRequest(
+  model: string,
+  messages: ChatMessage[] = [user('hello')],
+  tools: ToolDefinition[] = RESOURCE_TOOLS,
+): GenerateRequest {
   return { model, systemPrompt: SYSTEM_PROMPT, messages, tools };
 }
 
@@ -83,7 +93,10 @@ export interface CapturedLog extends Logger {
 /** Captures log lines unredacted, so that a key our own code put there would show. */
 export function captureLog(): CapturedLog {
   const lines: CapturedLog['lines'] = [];
-  const at = (level: string) => (msg: string, fields: LogFields = {}) => void lines.push({ level, msg, fields });
+  const at =
+    (level: string) =>
+    (msg: string, fields: LogFields = {}) =>
+      void lines.push({ level, msg, fields });
   const log: CapturedLog = { lines, debug: at('debug'), info: at('info'), warn: at('warn'), error: at('error'), child: () => log };
   return log;
 }
@@ -161,8 +174,17 @@ export function useLlmGateway(): LlmGatewayHarness {
     async start(options = {}) {
       const log = captureLog();
       const env = options.env ?? { ...KEYS, ...current().baseUrlEnv };
-      const config = configSlice(configSchema.parse(options.config ?? { llm: { retry: { initial_backoff: '1ms' }, ...options.llm } }), 'llmGateway');
-      const service = await startLlmGateway({ config, listen: '127.0.0.1:0', log, env, ...(options.retryClock ? { retryClock: options.retryClock } : {}) });
+      const config = configSlice(
+        configSchema.parse(options.config ?? { llm: { retry: { initial_backoff: '1ms' }, ...options.llm } }),
+        'llmGateway',
+      );
+      const service = await startLlmGateway({
+        config,
+        listen: '127.0.0.1:0',
+        log,
+        env,
+        ...(options.retryClock ? { retryClock: options.retryClock } : {}),
+      });
       const client = createPromiseClient(LlmGatewayServiceService, service.address, 'test', 5000);
       running.push({ service, client });
       return { client, log };

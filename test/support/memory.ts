@@ -46,8 +46,17 @@ export async function collectGarbage(agent: AsgProcess): Promise<AfterCollection
   // Only what the agent writes from now on: its output holds a line for every request so far.
   const from = agent.output().length;
   process.kill(agent.pid, GC_SIGNAL);
-  const line = await until('the agent to log "garbage collected"', () => logLines(agent.output().slice(from)).find((candidate) => candidate.msg === 'garbage collected'), 20_000);
-  return { heapUsed: Number(line.heap_used), heapTotal: Number(line.heap_total), external: Number(line.external), rss: residentBytes(agent.pid) };
+  const line = await until(
+    'the agent to log "garbage collected"',
+    () => logLines(agent.output().slice(from)).find((candidate) => candidate.msg === 'garbage collected'),
+    20_000,
+  );
+  return {
+    heapUsed: Number(line.heap_used),
+    heapTotal: Number(line.heap_total),
+    external: Number(line.external),
+    rss: residentBytes(agent.pid),
+  };
 }
 
 /** The value of an unlabelled gauge in Prometheus text, as GET /metrics answers it. */

@@ -62,13 +62,32 @@ export interface ModelCall {
 export type ModelTurn = readonly GenerateStreamResponse[] | ((call: ModelCall) => AsyncIterable<GenerateStreamResponse>);
 
 export const delta = (textDelta: string): GenerateStreamResponse => ({ textDelta });
-export const finish = (finishReason = 'stop', inputTokens = 3, outputTokens = 4): GenerateStreamResponse => ({ finish: { finishReason, usage: { inputTokens, outputTokens } } });
-export const toolCall = (id: string, name: string, args: Record<string, unknown> = {}, providerMetadataJson?: string): GenerateStreamResponse => ({
+export const finish = (finishReason = 'stop', inputTokens = 3, outputTokens = 4): GenerateStreamResponse => ({
+  finish: { finishReason, usage: { inputTokens, outputTokens } },
+});
+export const toolCall = (
+  id: string,
+  name: string,
+  args: Record<string, unknown> = {},
+  providerMetadataJson?: string,
+): GenerateStreamResponse => ({
   toolCall: { id, name, argumentsJson: JSON.stringify(args), ...(providerMetadataJson !== undefined && { providerMetadataJson }) },
 });
 
-const listTool: Tool = { name: 'resources_list', description: 'Lists resources', inputSchema: { type: 'object', properties: {} }, destructive: false, server: 'resources' };
-const deleteTool: Tool = { name: 'resources_delete', description: 'Deletes a resource', inputSchema: { type: 'object', properties: { id: { type: 'string' } } }, destructive: true, server: 'resources' };
+const listTool: Tool = {
+  name: 'resources_list',
+  description: 'Lists resources',
+  inputSchema: { type: 'object', properties: {} },
+  destructive: false,
+  server: 'resources',
+};
+const deleteTool: Tool = {
+  name: 'resources_delete',
+  description: 'Deletes a resource',
+  inputSchema: { type: 'object', properties: { id: { type: 'string' } } },
+  destructive: true,
+  server: 'resources',
+};
 
 export interface FakeMeshOptions {
   /** The model's answers, one per call, in order. */
@@ -98,7 +117,10 @@ export class FakeMesh {
   readonly conversation: Conversation;
   readonly approvals = new Map<string, PendingApproval>();
   /** Runs before the store handles the call: a test delays it, or changes the store under it. */
-  readonly before: { updateRun?: (request: UpdateRunRequest) => Promise<void> | void; appendMessages?: (request: AppendMessagesRequest) => Promise<void> | void } = {};
+  readonly before: {
+    updateRun?: (request: UpdateRunRequest) => Promise<void> | void;
+    appendMessages?: (request: AppendMessagesRequest) => Promise<void> | void;
+  } = {};
   readonly clients: OrchestratorClients;
   private readonly turns: ModelTurn[];
 
@@ -120,7 +142,8 @@ export class FakeMesh {
     this.append([{ role: MessageRole.MESSAGE_ROLE_USER, content: options.userMessage ?? 'list resources' }]);
     this.clients = {
       llm: {
-        generate: (request: GenerateRequest, opts?: CallOpts) => this.unary('llm.generate', async () => unaryReply(this.answer({ request, opts, streamed: false }), request.model)),
+        generate: (request: GenerateRequest, opts?: CallOpts) =>
+          this.unary('llm.generate', async () => unaryReply(this.answer({ request, opts, streamed: false }), request.model)),
         generateStream: (request: GenerateRequest, opts?: CallOpts) => {
           this.calls.push('llm.generateStream');
           return this.answer({ request, opts, streamed: true });
@@ -146,7 +169,11 @@ export class FakeMesh {
           this.unary('store.updateRun', async () => {
             await this.before.updateRun?.(request);
             if (request.expectedRevision !== this.conversation.runRevision) {
-              throw new RpcError(GrpcStatus.ABORTED, `the run of conversation ${CONVERSATION} is at revision ${this.conversation.runRevision}, not ${request.expectedRevision}`, '/asg.store.v1.ConversationStoreService/UpdateRun');
+              throw new RpcError(
+                GrpcStatus.ABORTED,
+                `the run of conversation ${CONVERSATION} is at revision ${this.conversation.runRevision}, not ${request.expectedRevision}`,
+                '/asg.store.v1.ConversationStoreService/UpdateRun',
+              );
             }
             this.writes.push(request);
             this.append(request.messages);
@@ -162,7 +189,8 @@ export class FakeMesh {
           this.unary('store.claimApproval', async () => {
             this.claims.push(request);
             const approval = this.approval(request.uuid);
-            if (approval.status !== ApprovalStatus.APPROVAL_STATUS_PENDING) return { claimed: false, approval, conversation: this.snapshot() };
+            if (approval.status !== ApprovalStatus.APPROVAL_STATUS_PENDING)
+              return { claimed: false, approval, conversation: this.snapshot() };
             approval.status = request.approved ? ApprovalStatus.APPROVAL_STATUS_APPROVED : ApprovalStatus.APPROVAL_STATUS_REJECTED;
             this.append(request.messages);
             if (request.clearRun) this.storeRun(undefined);
@@ -194,7 +222,9 @@ export class FakeMesh {
   }
 
   /** A pending approval of a gated call, as a pause of the run stored it. */
-  addApproval(approval: Pick<PendingApproval, 'uuid' | 'toolCallId' | 'toolName' | 'toolArgsJson'> & Partial<PendingApproval>): PendingApproval {
+  addApproval(
+    approval: Pick<PendingApproval, 'uuid' | 'toolCallId' | 'toolName' | 'toolArgsJson'> & Partial<PendingApproval>,
+  ): PendingApproval {
     const stored: PendingApproval = {
       conversationId: CONVERSATION,
       description: `${approval.toolName} on resources`,
@@ -230,28 +260,40 @@ export class FakeMesh {
   private async unary<T>(name: string, handle: () => Promise<T>): Promise<T> {
     this.calls.push(name);
     const deadline = currentContext()?.deadline;
-    if (deadline !== undefined && Date.now() >= deadline) throw new RpcError(GrpcStatus.DEADLINE_EXCEEDED, `${name}: deadline exceeded`, name);
+    if (deadline !== undefined && Date.now() >= deadline)
+      throw new RpcError(GrpcStatus.DEADLINE_EXCEEDED, `${name}: deadline exceeded`, name);
     return handle();
   }
 
   /** Stores messages as the store appends them: each gets its seq. */
   append(messages: readonly NewMessage[]): Message[] {
-    const added = messages.map((message): Message => ({ ...message, id: `m${this.conversation.messageCount + 1}`, seq: ++this.conversation.messageCount, createdAt: new Date(0) }));
+    const added = messages.map(
+      (message): Message => ({
+        ...message,
+        id: `m${this.conversation.messageCount + 1}`,
+        seq: ++this.conversation.messageCount,
+        createdAt: new Date(0),
+      }),
+    );
     this.conversation.messages.push(...added);
     return added;
   }
 
   private approval(uuid: string): PendingApproval {
     const approval = this.approvals.get(uuid);
-    if (!approval) throw new RpcError(GrpcStatus.NOT_FOUND, `approval ${uuid} not found`, '/asg.store.v1.ConversationStoreService/GetApproval');
+    if (!approval)
+      throw new RpcError(GrpcStatus.NOT_FOUND, `approval ${uuid} not found`, '/asg.store.v1.ConversationStoreService/GetApproval');
     return approval;
   }
 
   private refreshPending(): void {
-    const pending = [...this.approvals.values()].filter((approval) => approval.status === ApprovalStatus.APPROVAL_STATUS_PENDING).map((approval) => ({ ...approval }));
+    const pending = [...this.approvals.values()]
+      .filter((approval) => approval.status === ApprovalStatus.APPROVAL_STATUS_PENDING)
+      .map((approval) => ({ ...approval }));
     this.conversation.pendingApprovals = pending;
     this.conversation.pendingApproval = pending[0];
-    this.conversation.status = pending.length > 0 ? ConversationStatus.CONVERSATION_STATUS_WAITING_APPROVAL : ConversationStatus.CONVERSATION_STATUS_ACTIVE;
+    this.conversation.status =
+      pending.length > 0 ? ConversationStatus.CONVERSATION_STATUS_WAITING_APPROVAL : ConversationStatus.CONVERSATION_STATUS_ACTIVE;
   }
 }
 
@@ -264,12 +306,21 @@ async function unaryReply(events: AsyncIterable<GenerateStreamResponse>, model: 
     if (event.toolCall) toolCalls.push(event.toolCall);
     if (event.finish) return { text, toolCalls, finishReason: event.finish.finishReason, usage: event.finish.usage };
   }
-  throw new RpcError(GrpcStatus.INTERNAL, `the answer of model ${model} ended without its finish event`, '/asg.llm.v1.LlmGatewayService/Generate');
+  throw new RpcError(
+    GrpcStatus.INTERNAL,
+    `the answer of model ${model} ended without its finish event`,
+    '/asg.llm.v1.LlmGatewayService/Generate',
+  );
 }
 
 /** Simple mode: no agent tree, the configured model with no A2A agents. */
 export function simpleEnv(): MachineEnv {
-  return { root: undefined, simple: { model: testConfig.llm.model, a2aTools: [] }, defaultModel: testConfig.llm.model, maxModelCalls: testConfig.chat.max_llm_iterations };
+  return {
+    root: undefined,
+    simple: { model: testConfig.llm.model, a2aTools: [] },
+    defaultModel: testConfig.llm.model,
+    maxModelCalls: testConfig.chat.max_llm_iterations,
+  };
 }
 
 /** An agent tree rooted at `root`. */
@@ -279,14 +330,31 @@ export function treeEnv(root: AgentNode): MachineEnv {
 
 /** The driver as turns.ts builds it, over the fake mesh. */
 export function driverOf(mesh: FakeMesh, env: MachineEnv, expiry?: ExpiryPolicy): RunDriver {
-  return new RunDriver(testConfig, mesh.clients, testLog, new AgentIo(mesh.clients, testLog), new ToolCatalogue(mesh.clients), env, new RunLeases('test-node', testConfig.runs.lease_ttl, mesh.clients, testLog), expiry);
+  return new RunDriver(
+    testConfig,
+    mesh.clients,
+    testLog,
+    new AgentIo(mesh.clients, testLog),
+    new ToolCatalogue(mesh.clients),
+    env,
+    new RunLeases('test-node', testConfig.runs.lease_ttl, mesh.clients, testLog),
+    expiry,
+  );
 }
 
 /** A user message's run, as turns.ts startTurn begins it (the store has appended the message). */
-export async function startTurn(mesh: FakeMesh, env: MachineEnv, driver = driverOf(mesh, env)): Promise<{ answer: RunAnswer; activation: Activation }> {
+export async function startTurn(
+  mesh: FakeMesh,
+  env: MachineEnv,
+  driver = driverOf(mesh, env),
+): Promise<{ answer: RunAnswer; activation: Activation }> {
   const conversation = mesh.snapshot();
   const activation: Activation = { conversationId: CONVERSATION, watched: conversation.watched, conversation, holdsTurn: true };
   const text = conversation.messages.at(-1)!.content;
-  const answer = await driver.drive(freshRun(env.root ? 'tree' : 'simple', conversation.runRevision), { kind: 'userMessage', runId: RUN_ID, activation: 'activation-1', text }, activation);
+  const answer = await driver.drive(
+    freshRun(env.root ? 'tree' : 'simple', conversation.runRevision),
+    { kind: 'userMessage', runId: RUN_ID, activation: 'activation-1', text },
+    activation,
+  );
   return { answer, activation };
 }

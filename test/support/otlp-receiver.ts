@@ -43,7 +43,9 @@ export async function startOtlpReceiver(): Promise<OtlpReceiver> {
       if (req.url === '/v1/traces') {
         const payload = JSON.parse(body) as { resourceSpans?: any[] };
         for (const resourceSpans of payload.resourceSpans ?? []) {
-          const serviceName = plain((resourceSpans.resource?.attributes ?? []).find((a: any) => a.key === 'service.name')?.value ?? {}) as string;
+          const serviceName = plain(
+            (resourceSpans.resource?.attributes ?? []).find((a: any) => a.key === 'service.name')?.value ?? {},
+          ) as string;
           for (const scopeSpans of resourceSpans.scopeSpans ?? []) {
             for (const span of scopeSpans.spans ?? []) {
               spans.push({

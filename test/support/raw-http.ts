@@ -12,7 +12,10 @@ export interface RawResponse {
   json: any;
 }
 
-export function rawRequest(url: string, options: { method?: string; path?: string; headers?: Record<string, string>; body?: string } = {}): Promise<RawResponse> {
+export function rawRequest(
+  url: string,
+  options: { method?: string; path?: string; headers?: Record<string, string>; body?: string } = {},
+): Promise<RawResponse> {
   const target = new URL(url);
   return new Promise((resolve, reject) => {
     const req = httpRequest(
@@ -21,7 +24,12 @@ export function rawRequest(url: string, options: { method?: string; path?: strin
         port: target.port,
         method: options.method ?? 'GET',
         path: options.path ?? `${target.pathname}${target.search}`,
-        headers: { ...(options.body === undefined || options.headers?.['transfer-encoding'] ? {} : { 'content-length': String(Buffer.byteLength(options.body)) }), ...options.headers },
+        headers: {
+          ...(options.body === undefined || options.headers?.['transfer-encoding']
+            ? {}
+            : { 'content-length': String(Buffer.byteLength(options.body)) }),
+          ...options.headers,
+        },
         timeout: 60_000,
       },
       (res) => {

@@ -7,11 +7,9 @@ import { createLogger, type Logger } from '../../services/common/log.js';
  */
 export function recordingLogger(service: string, lines: string[]): Logger {
   const base = createLogger(service);
-  const keep =
-    (level: 'debug' | 'info' | 'warn' | 'error') =>
-    (message: string, fields?: Record<string, unknown>) => {
-      lines.push(`${service} ${level} ${message} ${JSON.stringify(fields ?? {})}`);
-      base[level](message, fields as never);
-    };
+  const keep = (level: 'debug' | 'info' | 'warn' | 'error') => (message: string, fields?: Record<string, unknown>) => {
+    lines.push(`${service} ${level} ${message} ${JSON.stringify(fields ?? {})}`);
+    base[level](message, fields as never);
+  };
   return { ...base, debug: keep('debug'), info: keep('info'), warn: keep('warn'), error: keep('error') } as Logger;
 }

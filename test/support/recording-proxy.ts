@@ -17,7 +17,13 @@ export async function startRecordingProxy(target: string): Promise<RecordingProx
   const server = createServer((req, res) => {
     headers.push(req.headers);
     const upstream = httpRequest(
-      { hostname: targetUrl.hostname, port: targetUrl.port, path: req.url, method: req.method, headers: { ...req.headers, host: targetUrl.host } },
+      {
+        hostname: targetUrl.hostname,
+        port: targetUrl.port,
+        path: req.url,
+        method: req.method,
+        headers: { ...req.headers, host: targetUrl.host },
+      },
       (response) => {
         res.writeHead(response.statusCode ?? 502, response.headers);
         response.pipe(res);

@@ -109,7 +109,6 @@ export const kubectl: Requirement = {
   explain: `install kubectl 1.27 or later, whose built-in kustomize is v${MIN_KUSTOMIZE_MAJOR} or later (Debian/Ubuntu: apt-get install -y kubernetes-client where the distribution's is that new), or set KUBECTL_PATH to one`,
 };
 
-
 /** The PostgreSQL server the tests create their own databases on (`CREATE DATABASE asg_test_…`). */
 const DEFAULT_TEST_DATABASE_URL = 'postgres://postgres@127.0.0.1:5432/postgres';
 
@@ -147,7 +146,9 @@ export const postgres: Requirement = {
       return false;
     }
     return versions.some(
-      (version) => spawnSync('pg_ctlcluster', ['--skip-systemctl-redirect', version, 'main', 'start'], { stdio: 'ignore', timeout: 60_000 }).status === 0,
+      (version) =>
+        spawnSync('pg_ctlcluster', ['--skip-systemctl-redirect', version, 'main', 'start'], { stdio: 'ignore', timeout: 60_000 }).status ===
+        0,
     );
   },
   explain:
@@ -196,8 +197,30 @@ export const nats: Requirement = {
   },
   start() {
     // Debian's nats-server, as root (CI): started in the background with JetStream, without systemd.
-    if (process.platform !== 'linux' || process.getuid?.() !== 0 || !isExecutable('/usr/sbin/nats-server') || onPath(['start-stop-daemon']) === undefined) return false;
-    const args = ['--start', '--oknodo', '--background', '--exec', '/usr/sbin/nats-server', '--', '-a', '127.0.0.1', '-p', '4222', '-js', '-sd', '/var/lib/nats-server', '-l', '/var/log/nats-server.log'];
+    if (
+      process.platform !== 'linux' ||
+      process.getuid?.() !== 0 ||
+      !isExecutable('/usr/sbin/nats-server') ||
+      onPath(['start-stop-daemon']) === undefined
+    )
+      return false;
+    const args = [
+      '--start',
+      '--oknodo',
+      '--background',
+      '--exec',
+      '/usr/sbin/nats-server',
+      '--',
+      '-a',
+      '127.0.0.1',
+      '-p',
+      '4222',
+      '-js',
+      '-sd',
+      '/var/lib/nats-server',
+      '-l',
+      '/var/log/nats-server.log',
+    ];
     if (spawnSync('start-stop-daemon', args, { stdio: 'ignore', timeout: 30_000 }).status !== 0) return false;
     // It answers a moment after the daemon forked.
     spawnSync('sleep', ['1']);

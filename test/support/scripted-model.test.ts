@@ -19,11 +19,22 @@ afterEach(() => {
 
 // `any`: the assertions below read the vendors' JSON shapes field by field.
 async function post(url: string, headers: Record<string, string>, body: unknown): Promise<{ status: number; json: any }> {
-  const response = await fetch(url, { method: 'POST', headers: { 'content-type': 'application/json', ...headers }, body: typeof body === 'string' ? body : JSON.stringify(body) });
+  const response = await fetch(url, {
+    method: 'POST',
+    headers: { 'content-type': 'application/json', ...headers },
+    body: typeof body === 'string' ? body : JSON.stringify(body),
+  });
   return { status: response.status, json: await response.json() };
 }
 
-const geminiTools = [{ functionDeclarations: [{ name: 'resources_list', parameters: { type: 'object' } }, { name: 'resources_add', parameters: { type: 'object' } }] }];
+const geminiTools = [
+  {
+    functionDeclarations: [
+      { name: 'resources_list', parameters: { type: 'object' } },
+      { name: 'resources_add', parameters: { type: 'object' } },
+    ],
+  },
+];
 const openaiTools = [
   { type: 'function', function: { name: 'resources_list', parameters: { type: 'object', properties: {} } } },
   { type: 'function', function: { name: 'resources_add', parameters: { type: 'object', properties: {} } } },
@@ -31,11 +42,15 @@ const openaiTools = [
 
 const gemini = (body: unknown, headers: Record<string, string> = { 'x-goog-api-key': 'test-key' }, modelName = 'gemini-2.5-flash') =>
   post(`${model.geminiBaseUrl}/models/${modelName}:generateContent`, headers, body);
-const openai = (body: unknown, headers: Record<string, string> = { authorization: 'Bearer test-key' }) => post(`${model.openaiBaseUrl}/chat/completions`, headers, body);
-const anthropic = (body: unknown, headers: Record<string, string> = { 'x-api-key': 'test-key', 'anthropic-version': '2023-06-01' }) => post(`${model.anthropicBaseUrl}/messages`, headers, body);
-const mistral = (body: unknown, headers: Record<string, string> = { authorization: 'Bearer test-key' }) => post(`${model.mistralBaseUrl}/chat/completions`, headers, body);
+const openai = (body: unknown, headers: Record<string, string> = { authorization: 'Bearer test-key' }) =>
+  post(`${model.openaiBaseUrl}/chat/completions`, headers, body);
+const anthropic = (body: unknown, headers: Record<string, string> = { 'x-api-key': 'test-key', 'anthropic-version': '2023-06-01' }) =>
+  post(`${model.anthropicBaseUrl}/messages`, headers, body);
+const mistral = (body: unknown, headers: Record<string, string> = { authorization: 'Bearer test-key' }) =>
+  post(`${model.mistralBaseUrl}/chat/completions`, headers, body);
 const ollama = (body: unknown, headers: Record<string, string> = {}) => post(`${model.ollamaBaseUrl}/chat/completions`, headers, body);
-const openrouter = (body: unknown, headers: Record<string, string> = { authorization: 'Bearer test-key' }) => post(`${model.openrouterBaseUrl}/chat/completions`, headers, body);
+const openrouter = (body: unknown, headers: Record<string, string> = { authorization: 'Bearer test-key' }) =>
+  post(`${model.openrouterBaseUrl}/chat/completions`, headers, body);
 
 describe('startScriptedModel', () => {
   it('listens on loopback only', () => {
@@ -66,7 +81,10 @@ describe('startScriptedModel', () => {
 describe('Gemini generateContent', () => {
   it('answers text as candidates[].content.parts[] with STOP and usageMetadata', async () => {
     model.setScript(() => ({ text: 'Hello.' }));
-    const { status, json } = await gemini({ systemInstruction: { parts: [{ text: 'Be brief.' }] }, contents: [{ role: 'user', parts: [{ text: 'hi' }] }] });
+    const { status, json } = await gemini({
+      systemInstruction: { parts: [{ text: 'Be brief.' }] },
+      contents: [{ role: 'user', parts: [{ text: 'hi' }] }],
+    });
     expect(status).toBe(200);
     expect(json.candidates).toEqual([{ content: { parts: [{ text: 'Hello.' }], role: 'model' }, finishReason: 'STOP', index: 0 }]);
     expect(json.usageMetadata.promptTokenCount).toBeGreaterThan(0);
@@ -74,7 +92,15 @@ describe('Gemini generateContent', () => {
   });
 
   it('records what the model was asked', async () => {
-    await gemini({ systemInstruction: { parts: [{ text: 'Be brief.' }] }, contents: [{ role: 'user', parts: [{ text: 'list them' }] }], tools: geminiTools }, { 'x-goog-api-key': 'k-1' }, 'gemini-2.5-pro');
+    await gemini(
+      {
+        systemInstruction: { parts: [{ text: 'Be brief.' }] },
+        contents: [{ role: 'user', parts: [{ text: 'list them' }] }],
+        tools: geminiTools,
+      },
+      { 'x-goog-api-key': 'k-1' },
+      'gemini-2.5-pro',
+    );
     expect(model.requests).toHaveLength(1);
     const seen: ModelRequest = model.requests[0]!;
     expect(seen).toMatchObject({
@@ -90,7 +116,10 @@ describe('Gemini generateContent', () => {
   });
 
   it('answers tool calls as functionCall parts, still with finishReason STOP', async () => {
-    const { json } = await gemini({ contents: [{ role: 'user', parts: [{ text: 'create a server my-test with value 42' }] }], tools: geminiTools });
+    const { json } = await gemini({
+      contents: [{ role: 'user', parts: [{ text: 'create a server my-test with value 42' }] }],
+      tools: geminiTools,
+    });
     expect(json.candidates[0].finishReason).toBe('STOP');
     expect(json.candidates[0].content.parts).toEqual([{ functionCall: { name: 'resources_add', args: { name: 'my-test', value: 42 } } }]);
   });
@@ -100,7 +129,10 @@ describe('Gemini generateContent', () => {
       contents: [
         { role: 'user', parts: [{ text: 'list' }] },
         { role: 'model', parts: [{ functionCall: { name: 'resources_list', args: {} } }] },
-        { role: 'user', parts: [{ functionResponse: { name: 'resources_list', response: { name: 'resources_list', content: '[a, b]' } } }] },
+        {
+          role: 'user',
+          parts: [{ functionResponse: { name: 'resources_list', response: { name: 'resources_list', content: '[a, b]' } } }],
+        },
       ],
       tools: geminiTools,
     });
@@ -117,7 +149,10 @@ describe('Gemini generateContent', () => {
       ],
     }));
     const { json } = await gemini({ contents: [{ role: 'user', parts: [{ text: 'go' }] }] });
-    expect(json.candidates[0].content.parts).toEqual([{ functionCall: { name: 'resources_add', args: { name: 'x', value: 1 } }, thoughtSignature: 'sig-1' }, { functionCall: { name: 'resources_list', args: {} } }]);
+    expect(json.candidates[0].content.parts).toEqual([
+      { functionCall: { name: 'resources_add', args: { name: 'x', value: 1 } }, thoughtSignature: 'sig-1' },
+      { functionCall: { name: 'resources_list', args: {} } },
+    ]);
   });
 
   it('refuses a call without x-goog-api-key as Gemini does', async () => {
@@ -132,17 +167,40 @@ describe('OpenAI chat completions', () => {
     model.setScript(() => ({ text: 'Hello.' }));
     const { status, json } = await openai({ model: 'gpt-4o', messages: [{ role: 'user', content: 'hi' }] });
     expect(status).toBe(200);
-    expect(json).toMatchObject({ object: 'chat.completion', model: 'gpt-4o', choices: [{ index: 0, message: { role: 'assistant', content: 'Hello.' }, finish_reason: 'stop' }] });
+    expect(json).toMatchObject({
+      object: 'chat.completion',
+      model: 'gpt-4o',
+      choices: [{ index: 0, message: { role: 'assistant', content: 'Hello.' }, finish_reason: 'stop' }],
+    });
     expect(json.usage.total_tokens).toBe(json.usage.prompt_tokens + json.usage.completion_tokens);
   });
 
   it('answers tool calls with arguments as a JSON string and finish_reason tool_calls', async () => {
-    const { json } = await openai({ model: 'gpt-4o', messages: [{ role: 'system', content: 'sys' }, { role: 'user', content: [{ type: 'text', text: 'add resource test-2 value 20' }] }], tools: openaiTools });
+    const { json } = await openai({
+      model: 'gpt-4o',
+      messages: [
+        { role: 'system', content: 'sys' },
+        { role: 'user', content: [{ type: 'text', text: 'add resource test-2 value 20' }] },
+      ],
+      tools: openaiTools,
+    });
     const choice = json.choices[0];
     expect(choice.finish_reason).toBe('tool_calls');
     expect(choice.message.content).toBeNull();
-    expect(choice.message.tool_calls).toEqual([{ id: expect.stringMatching(/^call_/), type: 'function', function: { name: 'resources_add', arguments: '{"name":"test-2","value":20}' } }]);
-    expect(model.requests[0]).toMatchObject({ provider: 'openai', path: '/v1/chat/completions', model: 'gpt-4o', system: 'sys', lastUserText: 'add resource test-2 value 20' });
+    expect(choice.message.tool_calls).toEqual([
+      {
+        id: expect.stringMatching(/^call_/),
+        type: 'function',
+        function: { name: 'resources_add', arguments: '{"name":"test-2","value":20}' },
+      },
+    ]);
+    expect(model.requests[0]).toMatchObject({
+      provider: 'openai',
+      path: '/v1/chat/completions',
+      model: 'gpt-4o',
+      system: 'sys',
+      lastUserText: 'add resource test-2 value 20',
+    });
   });
 
   it('sends scripted string arguments unchanged, even when they are not JSON', async () => {
@@ -156,7 +214,11 @@ describe('OpenAI chat completions', () => {
       model: 'gpt-4o',
       messages: [
         { role: 'user', content: 'remove test-2' },
-        { role: 'assistant', content: null, tool_calls: [{ id: 'call_9', type: 'function', function: { name: 'resources_remove', arguments: '{}' } }] },
+        {
+          role: 'assistant',
+          content: null,
+          tool_calls: [{ id: 'call_9', type: 'function', function: { name: 'resources_remove', arguments: '{}' } }],
+        },
         { role: 'tool', tool_call_id: 'call_9', content: 'removed 1' },
       ],
     });
@@ -177,17 +239,39 @@ describe('Anthropic messages', () => {
     model.setScript(() => ({ text: 'Hello.' }));
     const { status, json } = await anthropic({ model: 'claude-sonnet-4-5', max_tokens: 4096, messages });
     expect(status).toBe(200);
-    expect(json).toMatchObject({ type: 'message', role: 'assistant', model: 'claude-sonnet-4-5', content: [{ type: 'text', text: 'Hello.' }], stop_reason: 'end_turn', stop_sequence: null });
+    expect(json).toMatchObject({
+      type: 'message',
+      role: 'assistant',
+      model: 'claude-sonnet-4-5',
+      content: [{ type: 'text', text: 'Hello.' }],
+      stop_reason: 'end_turn',
+      stop_sequence: null,
+    });
     expect(json.id).toMatch(/^msg_/);
     expect(json.usage.input_tokens).toBeGreaterThan(0);
     expect(json.usage.output_tokens).toBeGreaterThan(0);
   });
 
   it('answers tool calls as tool_use blocks with an object input and stop_reason tool_use', async () => {
-    const { json } = await anthropic({ model: 'claude-sonnet-4-5', max_tokens: 100, system: [{ type: 'text', text: 'sys' }], messages, tools: [{ name: 'resources_add', input_schema: { type: 'object' } }] });
+    const { json } = await anthropic({
+      model: 'claude-sonnet-4-5',
+      max_tokens: 100,
+      system: [{ type: 'text', text: 'sys' }],
+      messages,
+      tools: [{ name: 'resources_add', input_schema: { type: 'object' } }],
+    });
     expect(json.stop_reason).toBe('tool_use');
-    expect(json.content).toEqual([{ type: 'tool_use', id: expect.stringMatching(/^toolu_/), name: 'resources_add', input: { name: 'test-2', value: 20 } }]);
-    expect(model.requests[0]).toMatchObject({ provider: 'anthropic', path: '/anthropic/v1/messages', model: 'claude-sonnet-4-5', system: 'sys', lastUserText: 'add resource test-2 value 20', tools: ['resources_add'] });
+    expect(json.content).toEqual([
+      { type: 'tool_use', id: expect.stringMatching(/^toolu_/), name: 'resources_add', input: { name: 'test-2', value: 20 } },
+    ]);
+    expect(model.requests[0]).toMatchObject({
+      provider: 'anthropic',
+      path: '/anthropic/v1/messages',
+      model: 'claude-sonnet-4-5',
+      system: 'sys',
+      lastUserText: 'add resource test-2 value 20',
+      tools: ['resources_add'],
+    });
   });
 
   it('reads tool_result blocks of the last user message, named after the tool_use blocks they answer', async () => {
@@ -201,12 +285,30 @@ describe('Anthropic messages', () => {
         { role: 'user', content: [{ type: 'tool_result', tool_use_id: 'toolu_9', content: [{ type: 'text', text: 'removed 1' }] }] },
       ],
     });
-    expect(model.requests[0]).toMatchObject({ system: 'sys', lastUserText: 'remove test-2', toolResults: [{ name: 'resources_remove', output: 'removed 1' }] });
+    expect(model.requests[0]).toMatchObject({
+      system: 'sys',
+      lastUserText: 'remove test-2',
+      toolResults: [{ name: 'resources_remove', output: 'removed 1' }],
+    });
   });
 
   it.each([
-    ['no x-api-key', { 'anthropic-version': '2023-06-01' }, { model: 'c', max_tokens: 1, messages }, 401, 'authentication_error', 'x-api-key header is required'],
-    ['no anthropic-version', { 'x-api-key': 'k' }, { model: 'c', max_tokens: 1, messages }, 400, 'invalid_request_error', 'anthropic-version: header is required'],
+    [
+      'no x-api-key',
+      { 'anthropic-version': '2023-06-01' },
+      { model: 'c', max_tokens: 1, messages },
+      401,
+      'authentication_error',
+      'x-api-key header is required',
+    ],
+    [
+      'no anthropic-version',
+      { 'x-api-key': 'k' },
+      { model: 'c', max_tokens: 1, messages },
+      400,
+      'invalid_request_error',
+      'anthropic-version: header is required',
+    ],
     ['no max_tokens', undefined, { model: 'c', messages }, 400, 'invalid_request_error', 'max_tokens: Field required'],
   ])('refuses a request with %s as Anthropic does', async (_case, headers, body, status, type, message) => {
     expect(await anthropic(body, headers)).toEqual({ status, json: { type: 'error', error: { type, message } } });
@@ -229,13 +331,23 @@ describe('OpenAI-compatible vendors', () => {
       model: 'm',
       messages: [
         { role: 'user', content: 'x' },
-        { role: 'assistant', content: '', tool_calls: [{ id: 'call_abc', type: 'function', function: { name: 'resources_list', arguments: '{}' } }] },
+        {
+          role: 'assistant',
+          content: '',
+          tool_calls: [{ id: 'call_abc', type: 'function', function: { name: 'resources_list', arguments: '{}' } }],
+        },
         { role: 'tool', tool_call_id: 'call_abc', content: 'ok' },
       ],
     };
     const { status, json } = await mistral(history);
     expect(status).toBe(400);
-    expect(json).toEqual({ object: 'error', message: 'Tool call id was call_abc but must be a-z, A-Z, 0-9, with a length of 9.', type: 'invalid_function_call', param: null, code: '3280' });
+    expect(json).toEqual({
+      object: 'error',
+      message: 'Tool call id was call_abc but must be a-z, A-Z, 0-9, with a length of 9.',
+      type: 'invalid_function_call',
+      param: null,
+      code: '3280',
+    });
   });
 
   it('Ollama: answers without any credentials', async () => {
@@ -243,7 +355,11 @@ describe('OpenAI-compatible vendors', () => {
     expect(status).toBe(200);
     expect(json).toMatchObject({ object: 'chat.completion', system_fingerprint: 'fp_ollama', choices: [{ finish_reason: 'tool_calls' }] });
     expect(json.choices[0].message.tool_calls[0].id).toMatch(/^call_[a-z0-9]{8}$/);
-    expect(model.requests[0]).toMatchObject({ provider: 'ollama', path: '/ollama/v1/chat/completions', headers: expect.not.objectContaining({ authorization: expect.anything() }) });
+    expect(model.requests[0]).toMatchObject({
+      provider: 'ollama',
+      path: '/ollama/v1/chat/completions',
+      headers: expect.not.objectContaining({ authorization: expect.anything() }),
+    });
   });
 
   it('OpenRouter: gen- ids with the upstream provider, Bearer required, errors with a numeric code', async () => {
@@ -278,7 +394,13 @@ describe('scripted failures', () => {
     expect(response.status).toBe(429);
     expect(response.headers.get('retry-after')).toBe('7');
     expect(await response.json()).toEqual({ type: 'error', error: { type: 'rate_limit_error', message: 'slow down' } });
-    expect((await mistral({ model: 'm', messages: [] })).json).toEqual({ object: 'error', message: 'slow down', type: 'rate_limited', param: null, code: null });
+    expect((await mistral({ model: 'm', messages: [] })).json).toEqual({
+      object: 'error',
+      message: 'slow down',
+      type: 'rate_limited',
+      param: null,
+      code: null,
+    });
   });
 
   it('waits delayMs before an HTTP answer', async () => {
@@ -304,7 +426,11 @@ describe('scripted failures', () => {
 
   it('never answers a hanging request, and close() does not wait for it', async () => {
     const server = await startScriptedModel(() => ({ hang: true }));
-    const abandoned = fetch(`${server.openaiBaseUrl}/chat/completions`, { method: 'POST', headers: { authorization: 'Bearer k' }, body: '{}' }).then(
+    const abandoned = fetch(`${server.openaiBaseUrl}/chat/completions`, {
+      method: 'POST',
+      headers: { authorization: 'Bearer k' },
+      body: '{}',
+    }).then(
       () => 'answered',
       () => 'cut off',
     );
@@ -316,8 +442,16 @@ describe('scripted failures', () => {
 });
 
 /** A streamed answer: its content type, and each event as its name (when it has one) and parsed data. */
-async function postStream(url: string, headers: Record<string, string>, body: unknown): Promise<{ status: number; contentType: string | null; events: { event?: string; data: any }[] }> {
-  const response = await fetch(url, { method: 'POST', headers: { 'content-type': 'application/json', ...headers }, body: JSON.stringify(body) });
+async function postStream(
+  url: string,
+  headers: Record<string, string>,
+  body: unknown,
+): Promise<{ status: number; contentType: string | null; events: { event?: string; data: any }[] }> {
+  const response = await fetch(url, {
+    method: 'POST',
+    headers: { 'content-type': 'application/json', ...headers },
+    body: JSON.stringify(body),
+  });
   const text = await response.text();
   const events = text
     .split('\n\n')
@@ -331,45 +465,96 @@ async function postStream(url: string, headers: Record<string, string>, body: un
 }
 
 const STREAM_TEXT = 'Streams arrive word by word.';
-const STREAM_CALLS = { text: 'Adding.', toolCalls: [{ name: 'resources_add', args: { name: 'a', value: 1 } }, { name: 'resources_list', args: {} }] };
+const STREAM_CALLS = {
+  text: 'Adding.',
+  toolCalls: [
+    { name: 'resources_add', args: { name: 'a', value: 1 } },
+    { name: 'resources_list', args: {} },
+  ],
+};
 
 describe('streamed answers', () => {
   it('Gemini: streamGenerateContent?alt=sse sends one response per piece, the last with STOP and usage', async () => {
     model.setScript(() => ({ text: STREAM_TEXT }));
-    const { status, contentType, events } = await postStream(`${model.geminiBaseUrl}/models/gemini-2.5-flash:streamGenerateContent?alt=sse`, { 'x-goog-api-key': 'k' }, { contents: [{ role: 'user', parts: [{ text: 'hi' }] }] });
+    const { status, contentType, events } = await postStream(
+      `${model.geminiBaseUrl}/models/gemini-2.5-flash:streamGenerateContent?alt=sse`,
+      { 'x-goog-api-key': 'k' },
+      { contents: [{ role: 'user', parts: [{ text: 'hi' }] }] },
+    );
     expect(status).toBe(200);
     expect(contentType).toBe('text/event-stream');
     const texts = events.map(({ data }) => data.candidates[0].content.parts[0].text);
     expect(texts.slice(0, -1)).toEqual(['Streams ', 'arrive ', 'word ', 'by ', 'word.']);
-    expect(events.slice(0, -1).every(({ data }) => data.candidates[0].finishReason === undefined && data.usageMetadata === undefined)).toBe(true);
-    expect(events.at(-1)!.data).toMatchObject({ candidates: [{ finishReason: 'STOP' }], usageMetadata: { promptTokenCount: expect.any(Number) } });
-    expect(model.requests[0]).toMatchObject({ path: '/v1beta/models/gemini-2.5-flash:streamGenerateContent', query: '?alt=sse', stream: true, model: 'gemini-2.5-flash', streamEnd: 'complete' });
+    expect(events.slice(0, -1).every(({ data }) => data.candidates[0].finishReason === undefined && data.usageMetadata === undefined)).toBe(
+      true,
+    );
+    expect(events.at(-1)!.data).toMatchObject({
+      candidates: [{ finishReason: 'STOP' }],
+      usageMetadata: { promptTokenCount: expect.any(Number) },
+    });
+    expect(model.requests[0]).toMatchObject({
+      path: '/v1beta/models/gemini-2.5-flash:streamGenerateContent',
+      query: '?alt=sse',
+      stream: true,
+      model: 'gemini-2.5-flash',
+      streamEnd: 'complete',
+    });
   });
 
   it('Gemini: streams function calls whole, and has no stream without alt=sse', async () => {
     model.setScript(() => STREAM_CALLS);
-    const { events } = await postStream(`${model.geminiBaseUrl}/models/g:streamGenerateContent?alt=sse`, { 'x-goog-api-key': 'k' }, { contents: [] });
+    const { events } = await postStream(
+      `${model.geminiBaseUrl}/models/g:streamGenerateContent?alt=sse`,
+      { 'x-goog-api-key': 'k' },
+      { contents: [] },
+    );
     expect(events.map(({ data }) => data.candidates[0].content.parts).find((parts) => parts[0].functionCall)).toEqual([
       { functionCall: { name: 'resources_add', args: { name: 'a', value: 1 } } },
       { functionCall: { name: 'resources_list', args: {} } },
     ]);
-    expect((await post(`${model.geminiBaseUrl}/models/g:streamGenerateContent`, { 'x-goog-api-key': 'k' }, { contents: [] })).status).toBe(404);
+    expect((await post(`${model.geminiBaseUrl}/models/g:streamGenerateContent`, { 'x-goog-api-key': 'k' }, { contents: [] })).status).toBe(
+      404,
+    );
   });
 
   it('Anthropic: "stream": true gets named events, text_delta and input_json_delta fragments, then message_delta and message_stop', async () => {
     model.setScript(() => STREAM_CALLS);
-    const { events } = await postStream(`${model.anthropicBaseUrl}/messages`, { 'x-api-key': 'k', 'anthropic-version': '2023-06-01' }, { model: 'claude-sonnet-4-5', max_tokens: 10, stream: true, messages: [] });
+    const { events } = await postStream(
+      `${model.anthropicBaseUrl}/messages`,
+      { 'x-api-key': 'k', 'anthropic-version': '2023-06-01' },
+      { model: 'claude-sonnet-4-5', max_tokens: 10, stream: true, messages: [] },
+    );
     expect(events.every(({ event, data }) => event === data.type)).toBe(true);
     expect(events.map(({ event }) => event)).toEqual([
-      'message_start', 'ping',
-      'content_block_start', 'content_block_delta', 'content_block_stop',
-      'content_block_start', 'content_block_delta', 'content_block_delta', 'content_block_stop',
-      'content_block_start', 'content_block_delta', 'content_block_delta', 'content_block_stop',
-      'message_delta', 'message_stop',
+      'message_start',
+      'ping',
+      'content_block_start',
+      'content_block_delta',
+      'content_block_stop',
+      'content_block_start',
+      'content_block_delta',
+      'content_block_delta',
+      'content_block_stop',
+      'content_block_start',
+      'content_block_delta',
+      'content_block_delta',
+      'content_block_stop',
+      'message_delta',
+      'message_stop',
     ]);
     const blockOne = events.filter(({ data }) => data.index === 1);
-    expect(blockOne[0]!.data.content_block).toMatchObject({ type: 'tool_use', id: expect.stringMatching(/^toolu_/), name: 'resources_add', input: {} });
-    expect(blockOne.filter(({ event }) => event === 'content_block_delta').map(({ data }) => data.delta.partial_json).join('')).toBe('{"name":"a","value":1}');
+    expect(blockOne[0]!.data.content_block).toMatchObject({
+      type: 'tool_use',
+      id: expect.stringMatching(/^toolu_/),
+      name: 'resources_add',
+      input: {},
+    });
+    expect(
+      blockOne
+        .filter(({ event }) => event === 'content_block_delta')
+        .map(({ data }) => data.delta.partial_json)
+        .join(''),
+    ).toBe('{"name":"a","value":1}');
     expect(events.at(-2)!.data).toMatchObject({ delta: { stop_reason: 'tool_use' }, usage: { output_tokens: expect.any(Number) } });
     expect(model.requests[0]).toMatchObject({ stream: true, query: '' });
   });
@@ -377,7 +562,11 @@ describe('streamed answers', () => {
   it('OpenAI: chat.completion.chunk deltas, arguments in fragments, usage only when asked, then [DONE]', async () => {
     model.setScript(() => STREAM_CALLS);
     const url = `${model.openaiBaseUrl}/chat/completions`;
-    const asked = await postStream(url, { authorization: 'Bearer k' }, { model: 'gpt-4o', stream: true, stream_options: { include_usage: true }, messages: [] });
+    const asked = await postStream(
+      url,
+      { authorization: 'Bearer k' },
+      { model: 'gpt-4o', stream: true, stream_options: { include_usage: true }, messages: [] },
+    );
     const chunks = asked.events.slice(0, -1).map(({ data }) => data);
     expect(chunks.every((chunk) => chunk.object === 'chat.completion.chunk')).toBe(true);
     expect(chunks.map((chunk) => chunk.choices[0]?.delta.content ?? '').join('')).toBe('Adding.');
@@ -395,7 +584,11 @@ describe('streamed answers', () => {
 
   it('Mistral: whole tool calls, and usage on the chunk with the finish reason', async () => {
     model.setScript(() => STREAM_CALLS);
-    const { events } = await postStream(`${model.mistralBaseUrl}/chat/completions`, { authorization: 'Bearer k' }, { model: 'm', stream: true, messages: [] });
+    const { events } = await postStream(
+      `${model.mistralBaseUrl}/chat/completions`,
+      { authorization: 'Bearer k' },
+      { model: 'm', stream: true, messages: [] },
+    );
     const calls = events.flatMap(({ data }) => data.choices?.[0]?.delta.tool_calls ?? []);
     expect(calls.map((call: any) => [call.function.name, call.function.arguments])).toEqual([
       ['resources_add', '{"name":"a","value":1}'],
@@ -413,18 +606,37 @@ describe('streamed answers', () => {
 
   it('breaks a stream off with the vendor error event instead of its end', async () => {
     model.setScript(() => ({ text: 'Partial.', stream: { breakOff: { errorEvent: 'Overloaded' } } }));
-    const anthropicStream = await postStream(`${model.anthropicBaseUrl}/messages`, { 'x-api-key': 'k', 'anthropic-version': '2023-06-01' }, { model: 'c', max_tokens: 1, stream: true, messages: [] });
-    expect(anthropicStream.events.at(-1)).toEqual({ event: 'error', data: { type: 'error', error: { type: 'api_error', message: 'Overloaded' } } });
+    const anthropicStream = await postStream(
+      `${model.anthropicBaseUrl}/messages`,
+      { 'x-api-key': 'k', 'anthropic-version': '2023-06-01' },
+      { model: 'c', max_tokens: 1, stream: true, messages: [] },
+    );
+    expect(anthropicStream.events.at(-1)).toEqual({
+      event: 'error',
+      data: { type: 'error', error: { type: 'api_error', message: 'Overloaded' } },
+    });
     expect(anthropicStream.events.some(({ event }) => event === 'message_stop')).toBe(false);
-    const openaiStream = await postStream(`${model.openaiBaseUrl}/chat/completions`, { authorization: 'Bearer k' }, { model: 'gpt-4o', stream: true, messages: [] });
+    const openaiStream = await postStream(
+      `${model.openaiBaseUrl}/chat/completions`,
+      { authorization: 'Bearer k' },
+      { model: 'gpt-4o', stream: true, messages: [] },
+    );
     expect(openaiStream.events.at(-1)!.data).toEqual({ error: { message: 'Overloaded', type: 'server_error', param: null, code: null } });
-    const geminiStream = await postStream(`${model.geminiBaseUrl}/models/g:streamGenerateContent?alt=sse`, { 'x-goog-api-key': 'k' }, { contents: [] });
+    const geminiStream = await postStream(
+      `${model.geminiBaseUrl}/models/g:streamGenerateContent?alt=sse`,
+      { 'x-goog-api-key': 'k' },
+      { contents: [] },
+    );
     expect(geminiStream.events.at(-1)!.data).toEqual({ error: { code: 503, message: 'Overloaded', status: 'UNAVAILABLE' } });
   });
 
   it('drops the connection after the content when told to', async () => {
     model.setScript(() => ({ text: 'Partial.', stream: { breakOff: 'drop' } }));
-    const response = await fetch(`${model.openaiBaseUrl}/chat/completions`, { method: 'POST', headers: { authorization: 'Bearer k' }, body: JSON.stringify({ model: 'gpt-4o', stream: true, messages: [] }) });
+    const response = await fetch(`${model.openaiBaseUrl}/chat/completions`, {
+      method: 'POST',
+      headers: { authorization: 'Bearer k' },
+      body: JSON.stringify({ model: 'gpt-4o', stream: true, messages: [] }),
+    });
     expect(response.status).toBe(200);
     await expect(response.text()).rejects.toThrow('terminated');
     expect(model.requests[0]?.streamEnd).toBe('dropped');
@@ -433,7 +645,12 @@ describe('streamed answers', () => {
   it('paces the events by delayMs, and notes a client that closes the stream before its end', async () => {
     model.setScript(() => ({ text: 'one two three four five six', stream: { delayMs: 100 } }));
     const aborter = new AbortController();
-    const response = await fetch(`${model.openaiBaseUrl}/chat/completions`, { method: 'POST', headers: { authorization: 'Bearer k' }, body: JSON.stringify({ model: 'gpt-4o', stream: true, messages: [] }), signal: aborter.signal });
+    const response = await fetch(`${model.openaiBaseUrl}/chat/completions`, {
+      method: 'POST',
+      headers: { authorization: 'Bearer k' },
+      body: JSON.stringify({ model: 'gpt-4o', stream: true, messages: [] }),
+      signal: aborter.signal,
+    });
     const reader = response.body!.getReader();
     let received = '';
     while (!received.includes('"two ')) received += new TextDecoder().decode((await reader.read()).value);
@@ -444,7 +661,17 @@ describe('streamed answers', () => {
 
 describe('resourceAgentScript', () => {
   const ask = (lastUserText: string, tools = ['resources_list', 'resources_add', 'resources_remove']) =>
-    resourceAgentScript({ provider: 'openai', path: '/v1/chat/completions', model: 'm', system: '', lastUserText, toolResults: [], tools, headers: {}, body: {} });
+    resourceAgentScript({
+      provider: 'openai',
+      path: '/v1/chat/completions',
+      model: 'm',
+      system: '',
+      lastUserText,
+      toolResults: [],
+      tools,
+      headers: {},
+      body: {},
+    });
 
   it.each([
     ['List all resources', { toolCalls: [{ name: 'resources_list', args: {} }] }],
@@ -460,7 +687,9 @@ describe('resourceAgentScript', () => {
   });
 
   it('says so when the tool it needs is not offered', async () => {
-    expect(await ask('remove my-test', ['resources_list'])).toEqual({ text: 'I would use the resources_remove tool, but it is not available to me.' });
+    expect(await ask('remove my-test', ['resources_list'])).toEqual({
+      text: 'I would use the resources_remove tool, but it is not available to me.',
+    });
   });
 
   it('reports tool results back with their outputs', async () => {

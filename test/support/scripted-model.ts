@@ -19,7 +19,15 @@ import { openaiWire } from './scripted-model/openai.js';
 import { openrouterWire } from './scripted-model/openrouter.js';
 import { resourceAgentScript } from './scripted-model/resource-agent.js';
 import { asObject } from './scripted-model/json.js';
-import type { ModelRequest, ModelScript, ScriptedReply, StreamScript, VendorWire, WireResponse, WireStream } from './scripted-model/types.js';
+import type {
+  ModelRequest,
+  ModelScript,
+  ScriptedReply,
+  StreamScript,
+  VendorWire,
+  WireResponse,
+  WireStream,
+} from './scripted-model/types.js';
 
 export type { ModelRequest, ModelScript, ScriptedReply } from './scripted-model/types.js';
 export { resourceAgentScript } from './scripted-model/resource-agent.js';
@@ -38,7 +46,10 @@ export interface ScriptedModelServer {
   /** e.g. http://127.0.0.1:PORT/openrouter/api/v1, for OPENROUTER_BASE_URL. */
   openrouterBaseUrl: string;
   /** Every base URL above under its environment variable, to spread into a process environment. */
-  baseUrlEnv: Record<'GEMINI_BASE_URL' | 'ANTHROPIC_BASE_URL' | 'OPENAI_BASE_URL' | 'MISTRAL_BASE_URL' | 'OLLAMA_BASE_URL' | 'OPENROUTER_BASE_URL', string>;
+  baseUrlEnv: Record<
+    'GEMINI_BASE_URL' | 'ANTHROPIC_BASE_URL' | 'OPENAI_BASE_URL' | 'MISTRAL_BASE_URL' | 'OLLAMA_BASE_URL' | 'OPENROUTER_BASE_URL',
+    string
+  >;
   /** Every model request received, in order (also those refused for missing credentials or a missing required field). */
   requests: ModelRequest[];
   setScript(script: ModelScript): void;
@@ -65,7 +76,11 @@ async function readBody(req: IncomingMessage): Promise<string> {
 function send(res: ServerResponse, answer: WireResponse): void {
   if (res.destroyed || res.headersSent) return;
   const text = typeof answer.body === 'string' ? answer.body : JSON.stringify(answer.body ?? {});
-  res.writeHead(answer.status, { ...answer.headers, 'content-type': 'application/json; charset=UTF-8', 'content-length': Buffer.byteLength(text) });
+  res.writeHead(answer.status, {
+    ...answer.headers,
+    'content-type': 'application/json; charset=UTF-8',
+    'content-length': Buffer.byteLength(text),
+  });
   res.end(text);
 }
 
@@ -89,11 +104,16 @@ export async function startScriptedModel(script: ModelScript = resourceAgentScri
    * undefined for never answering. Errors are whole responses also when a stream was asked
    * for: vendors refuse before they start streaming.
    */
-  const answerFor = async (wire: VendorWire, reply: ScriptedReply, request: ModelRequest): Promise<WireResponse | { stream: WireStream; script: StreamScript } | undefined> => {
+  const answerFor = async (
+    wire: VendorWire,
+    reply: ScriptedReply,
+    request: ModelRequest,
+  ): Promise<WireResponse | { stream: WireStream; script: StreamScript } | undefined> => {
     if ('hang' in reply) return undefined;
     if ('httpStatus' in reply) {
       if (reply.delayMs) await later(reply.delayMs);
-      const answer = reply.body === undefined ? wire.renderError(reply.httpStatus, reply.message) : { status: reply.httpStatus, body: reply.body };
+      const answer =
+        reply.body === undefined ? wire.renderError(reply.httpStatus, reply.message) : { status: reply.httpStatus, body: reply.body };
       return reply.headers ? { ...answer, headers: reply.headers } : answer;
     }
     if (request.stream) return { stream: wire.renderStream(reply, request), script: reply.stream ?? {} };
@@ -101,9 +121,20 @@ export async function startScriptedModel(script: ModelScript = resourceAgentScri
   };
 
   /** Sends the events one by one, noting in `request.streamEnd` how the stream ended. */
-  const sendStream = async (res: ServerResponse, wire: VendorWire, stream: WireStream, script: StreamScript, request: ModelRequest): Promise<void> => {
+  const sendStream = async (
+    res: ServerResponse,
+    wire: VendorWire,
+    stream: WireStream,
+    script: StreamScript,
+    request: ModelRequest,
+  ): Promise<void> => {
     const { breakOff, delayMs } = script;
-    const events = breakOff === undefined ? [...stream.content, ...stream.end] : breakOff === 'drop' ? stream.content : [...stream.content, wire.renderStreamError(breakOff.errorEvent)];
+    const events =
+      breakOff === undefined
+        ? [...stream.content, ...stream.end]
+        : breakOff === 'drop'
+          ? stream.content
+          : [...stream.content, wire.renderStreamError(breakOff.errorEvent)];
     let sent = 0;
     res.on('close', () => {
       if (sent < events.length && !closing) request.streamEnd = 'client-closed';
@@ -133,9 +164,15 @@ export async function startScriptedModel(script: ModelScript = resourceAgentScri
     const url = new URL(req.url ?? '/', 'http://127.0.0.1');
     const path = url.pathname;
     const query = url.search;
-    const match = req.method === 'POST' ? VENDORS.map((wire) => ({ wire, route: wire.matchPath(path, query) })).find((entry) => entry.route) : undefined;
+    const match =
+      req.method === 'POST'
+        ? VENDORS.map((wire) => ({ wire, route: wire.matchPath(path, query) })).find((entry) => entry.route)
+        : undefined;
     if (!match?.route) {
-      send(res, { status: 404, body: { error: { code: 404, message: `no scripted model at ${req.method} ${path}`, status: 'NOT_FOUND' } } });
+      send(res, {
+        status: 404,
+        body: { error: { code: 404, message: `no scripted model at ${req.method} ${path}`, status: 'NOT_FOUND' } },
+      });
       return;
     }
     const { wire, route } = match;

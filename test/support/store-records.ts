@@ -1,4 +1,11 @@
-import { ApprovalStatus, ConversationStatus, MessageRole, type Conversation, type Message, type PendingApproval } from '../../gen/ts/asg/store/v1/store.js';
+import {
+  ApprovalStatus,
+  ConversationStatus,
+  MessageRole,
+  type Conversation,
+  type Message,
+  type PendingApproval,
+} from '../../gen/ts/asg/store/v1/store.js';
 
 /** Store records (proto types) with every required field, for unit tests of the gateway. */
 

@@ -21,13 +21,19 @@ export class WebhookVerificationError extends Error {}
  * equal (constant time) to HMAC-SHA256 of `id.timestamp.body` under the decoded secret.
  * Returns the parsed body.
  */
-export function verifyStandardWebhook(secret: string, headers: Record<string, string | undefined>, body: string, nowSeconds = Math.floor(Date.now() / 1000)): unknown {
+export function verifyStandardWebhook(
+  secret: string,
+  headers: Record<string, string | undefined>,
+  body: string,
+  nowSeconds = Math.floor(Date.now() / 1000),
+): unknown {
   const id = headers['webhook-id'];
   const timestamp = headers['webhook-timestamp'];
   const signatures = headers['webhook-signature'];
   if (!id || !timestamp || !signatures) throw new WebhookVerificationError('missing webhook headers');
   if (!/^\d+$/.test(timestamp)) throw new WebhookVerificationError('webhook-timestamp is not unix seconds');
-  if (Math.abs(nowSeconds - Number(timestamp)) > TOLERANCE_SECONDS) throw new WebhookVerificationError('webhook-timestamp outside the tolerance');
+  if (Math.abs(nowSeconds - Number(timestamp)) > TOLERANCE_SECONDS)
+    throw new WebhookVerificationError('webhook-timestamp outside the tolerance');
   if (!secret.startsWith('whsec_')) throw new WebhookVerificationError('the secret is not whsec_…');
   const key = Buffer.from(secret.slice('whsec_'.length), 'base64');
   const expected = createHmac('sha256', key).update(`${id}.${timestamp}.${body}`).digest();
@@ -65,7 +71,11 @@ async function readBody(req: IncomingMessage): Promise<string> {
 }
 
 /** `answer(delivery, attempt)`: the status for this attempt of this webhook-id (attempt 1, 2, …). */
-export async function startWebhookReceiver(secret: string, answer: (id: string, attempt: number) => number = () => 200, path = '/hooks/asg'): Promise<WebhookReceiver> {
+export async function startWebhookReceiver(
+  secret: string,
+  answer: (id: string, attempt: number) => number = () => 200,
+  path = '/hooks/asg',
+): Promise<WebhookReceiver> {
   const deliveries: Delivery[] = [];
   const attempts = new Map<string, number>();
   const server = createServer(async (req, res) => {
@@ -74,7 +84,11 @@ export async function startWebhookReceiver(secret: string, answer: (id: string, 
     const id = header('webhook-id') ?? '';
     let payload: Delivery['payload'];
     try {
-      const headers = { 'webhook-id': header('webhook-id'), 'webhook-timestamp': header('webhook-timestamp'), 'webhook-signature': header('webhook-signature') };
+      const headers = {
+        'webhook-id': header('webhook-id'),
+        'webhook-timestamp': header('webhook-timestamp'),
+        'webhook-signature': header('webhook-signature'),
+      };
       payload = verifyStandardWebhook(secret, headers, body) as Delivery['payload'];
       // And as the spec's reference library verifies it, which any receiver may use.
       new Webhook(secret).verify(body, headers as Record<string, string>);
@@ -84,7 +98,14 @@ export async function startWebhookReceiver(secret: string, answer: (id: string, 
     const attempt = (attempts.get(id) ?? 0) + 1;
     attempts.set(id, attempt);
     const status = req.method === 'POST' && req.url === path ? (payload ? answer(id, attempt) : 401) : 404;
-    deliveries.push({ id, timestamp: header('webhook-timestamp') ?? '', signature: header('webhook-signature') ?? '', body, payload, status });
+    deliveries.push({
+      id,
+      timestamp: header('webhook-timestamp') ?? '',
+      signature: header('webhook-signature') ?? '',
+      body,
+      payload,
+      status,
+    });
     res.writeHead(status, { 'content-type': 'text/plain' });
     res.end(status < 300 ? 'ok' : 'no');
   });

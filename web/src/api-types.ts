@@ -6,7 +6,15 @@ import type { AppRouter } from '../../gateway/trpc/router.js';
  * type error here.
  */
 export type { AppRouter };
-export type { ApprovalRecordJson, ConversationJson, ConversationListItemJson, MessageJson, PendingApprovalJson, ToolCallJson, ConversationStatusName } from '../../gateway/app/shapes.js';
+export type {
+  ApprovalRecordJson,
+  ConversationJson,
+  ConversationListItemJson,
+  MessageJson,
+  PendingApprovalJson,
+  ToolCallJson,
+  ConversationStatusName,
+} from '../../gateway/app/shapes.js';
 export type { ApprovalStatusName } from '../../gateway/app/decision.js';
 export type { ConversationUpdate } from '../../gateway/app/conversation-updates.js';
 export type { PendingApprovalUpdate } from '../../gateway/app/pending-approval-updates.js';

@@ -65,7 +65,9 @@ function status(task: TaskSnapshot): V03TaskStatus {
   if (task.statusText !== undefined) parts.push({ kind: 'text', text: task.statusText });
   if (data) parts.push({ kind: 'data', data });
   const message: V03Message | undefined =
-    parts.length > 0 ? { kind: 'message', messageId: statusMessageId(), role: 'agent', parts, taskId: task.id, contextId: task.contextId } : undefined;
+    parts.length > 0
+      ? { kind: 'message', messageId: statusMessageId(), role: 'agent', parts, taskId: task.id, contextId: task.contextId }
+      : undefined;
   return { state: task.state, ...(message && { message }), timestamp: task.timestamp };
 }
 
@@ -74,7 +76,14 @@ function artifact(task: TaskSnapshot): V03Artifact | undefined {
 }
 
 function historyMessage(task: TaskSnapshot, entry: HistoryEntry): V03Message {
-  return { kind: 'message', messageId: entry.id, role: entry.role, parts: [{ kind: 'text', text: entry.text }], taskId: task.id, contextId: task.contextId };
+  return {
+    kind: 'message',
+    messageId: entry.id,
+    role: entry.role,
+    parts: [{ kind: 'text', text: entry.text }],
+    taskId: task.id,
+    contextId: task.contextId,
+  };
 }
 
 export function v03Task(task: TaskSnapshot): V03Task {

@@ -68,7 +68,9 @@ function coreTask(task: TaskSnapshot): Task {
     contextId: task.contextId,
     status: status(task),
     artifacts: answer ? [answer] : [],
-    history: task.history.map((entry) => message(task, entry.id, entry.role === 'user' ? Role.ROLE_USER : Role.ROLE_AGENT, [textPart(entry.text)])),
+    history: task.history.map((entry) =>
+      message(task, entry.id, entry.role === 'user' ? Role.ROLE_USER : Role.ROLE_AGENT, [textPart(entry.text)]),
+    ),
     metadata: undefined,
   };
 }
@@ -87,12 +89,24 @@ export function v10Event(event: TaskEvent): unknown {
     case 'task':
       return StreamResponse.toJSON({ payload: { $case: 'task', value: coreTask(task) } });
     case 'status':
-      return StreamResponse.toJSON({ payload: { $case: 'statusUpdate', value: { taskId: task.id, contextId: task.contextId, status: status(task), metadata: undefined } } });
+      return StreamResponse.toJSON({
+        payload: {
+          $case: 'statusUpdate',
+          value: { taskId: task.id, contextId: task.contextId, status: status(task), metadata: undefined },
+        },
+      });
     case 'artifact':
       return StreamResponse.toJSON({
         payload: {
           $case: 'artifactUpdate',
-          value: { taskId: task.id, contextId: task.contextId, artifact: artifact(task), append: false, lastChunk: true, metadata: undefined },
+          value: {
+            taskId: task.id,
+            contextId: task.contextId,
+            artifact: artifact(task),
+            append: false,
+            lastChunk: true,
+            metadata: undefined,
+          },
         },
       });
   }

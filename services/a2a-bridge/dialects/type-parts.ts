@@ -14,16 +14,30 @@ const part = z.looseObject({ type: z.string().optional(), text: z.unknown().opti
 const task = z.looseObject({
   id: z.string().min(1),
   status: z.looseObject({ state: z.string(), message: z.string().optional().nullable() }),
-  artifact: z.looseObject({ parts: z.array(part) }).optional().nullable(),
+  artifact: z
+    .looseObject({ parts: z.array(part) })
+    .optional()
+    .nullable(),
 });
 
-const texts = (parts: z.infer<typeof part>[]) => joinTexts(parts.flatMap((p) => ((p.type === 'text' || p.type === undefined) && typeof p.text === 'string' ? [p.text] : [])));
+const texts = (parts: z.infer<typeof part>[]) =>
+  joinTexts(parts.flatMap((p) => ((p.type === 'text' || p.type === undefined) && typeof p.text === 'string' ? [p.text] : [])));
 
 function taskView(raw: unknown): TaskView {
   const parsed = task.safeParse(raw);
-  if (!parsed.success) throw new UnreadableAnswer(`a type-parts task needs an "id" and a "status" with a "state" (${parsed.error.issues[0]?.path.join('.') || 'result'}: ${parsed.error.issues[0]?.message})`);
+  if (!parsed.success)
+    throw new UnreadableAnswer(
+      `a type-parts task needs an "id" and a "status" with a "state" (${parsed.error.issues[0]?.path.join('.') || 'result'}: ${parsed.error.issues[0]?.message})`,
+    );
   const { id, status, artifact } = parsed.data;
-  return { id, contextId: '', state: stateFromWord(status.state), statusText: status.message ?? '', statusData: [], artifactText: artifact ? texts(artifact.parts) : '' };
+  return {
+    id,
+    contextId: '',
+    state: stateFromWord(status.state),
+    statusText: status.message ?? '',
+    statusData: [],
+    artifactText: artifact ? texts(artifact.parts) : '',
+  };
 }
 
 export const typeParts: DialectSpeaker = {

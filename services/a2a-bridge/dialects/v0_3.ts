@@ -29,12 +29,16 @@ const task = z.looseObject({
 
 type Parts = z.infer<typeof part>[];
 
-const texts = (parts: Parts) => joinTexts(parts.flatMap((p) => ((p.kind === 'text' || p.kind === undefined) && typeof p.text === 'string' ? [p.text] : [])));
+const texts = (parts: Parts) =>
+  joinTexts(parts.flatMap((p) => ((p.kind === 'text' || p.kind === undefined) && typeof p.text === 'string' ? [p.text] : [])));
 const data = (parts: Parts) => parts.flatMap((p) => (p.kind === 'data' && p.data !== undefined ? [p.data] : []));
 
 function taskView(raw: unknown): TaskView {
   const parsed = task.safeParse(raw);
-  if (!parsed.success) throw new UnreadableAnswer(`a v0.3 Task needs an "id" and a "status" with a "state" (${parsed.error.issues[0]?.path.join('.') || 'result'}: ${parsed.error.issues[0]?.message})`);
+  if (!parsed.success)
+    throw new UnreadableAnswer(
+      `a v0.3 Task needs an "id" and a "status" with a "state" (${parsed.error.issues[0]?.path.join('.') || 'result'}: ${parsed.error.issues[0]?.message})`,
+    );
   const { id, contextId, status, artifacts } = parsed.data;
   const statusParts = status.message?.parts ?? [];
   return {
@@ -84,16 +88,32 @@ function readEvent(result: unknown): StreamEvent {
     const parsed = statusUpdate.safeParse(result);
     if (!parsed.success) throw new UnreadableAnswer('a v0.3 status-update needs a "taskId" and a "status" with a "state"');
     const parts = parsed.data.status.message?.parts ?? [];
-    return { kind: 'status', taskId: parsed.data.taskId, contextId: parsed.data.contextId ?? '', state: stateFromWord(parsed.data.status.state), statusText: texts(parts), statusData: data(parts) };
+    return {
+      kind: 'status',
+      taskId: parsed.data.taskId,
+      contextId: parsed.data.contextId ?? '',
+      state: stateFromWord(parsed.data.status.state),
+      statusText: texts(parts),
+      statusData: data(parts),
+    };
   }
   if (kind === 'artifact-update') {
     const parsed = artifactUpdate.safeParse(result);
     if (!parsed.success) throw new UnreadableAnswer('a v0.3 artifact-update needs a "taskId" and an "artifact" with "parts"');
     const { taskId, contextId, artifact, append } = parsed.data;
-    return { kind: 'artifact', taskId, contextId: contextId ?? '', artifactId: artifact.artifactId ?? '', text: texts(artifact.parts), append: append === true };
+    return {
+      kind: 'artifact',
+      taskId,
+      contextId: contextId ?? '',
+      artifactId: artifact.artifactId ?? '',
+      text: texts(artifact.parts),
+      append: append === true,
+    };
   }
   const view = v0_3.readSendResult(result);
-  return kind === 'task' || (result as { status?: unknown } | null)?.status !== undefined ? { kind: 'task', view } : { kind: 'task', view, answer: true };
+  return kind === 'task' || (result as { status?: unknown } | null)?.status !== undefined
+    ? { kind: 'task', view }
+    : { kind: 'task', view, answer: true };
 }
 
 export const v0_3: DialectSpeaker = {
@@ -116,7 +136,14 @@ export const v0_3: DialectSpeaker = {
       const parsed = message.safeParse(result);
       if (!parsed.success) throw new UnreadableAnswer('a v0.3 message/send result is a Task or a Message with "parts"');
       const text = texts(parsed.data.parts);
-      return { id: parsed.data.taskId ?? '', contextId: parsed.data.contextId ?? '', state: TaskState.TASK_STATE_COMPLETED, statusText: text, statusData: data(parsed.data.parts), artifactText: text };
+      return {
+        id: parsed.data.taskId ?? '',
+        contextId: parsed.data.contextId ?? '',
+        state: TaskState.TASK_STATE_COMPLETED,
+        statusText: text,
+        statusData: data(parsed.data.parts),
+        artifactText: text,
+      };
     }
     return taskView(result);
   },
@@ -133,4 +160,3 @@ export const v0_3: DialectSpeaker = {
     readEvent,
   },
 };
-

@@ -41,7 +41,8 @@ function isObject(value: unknown): value is Record<string, unknown> {
 }
 
 function taskView(raw: unknown): TaskView {
-  if (!isObject(raw) || typeof raw.id !== 'string' || !raw.id || !isObject(raw.status)) throw new UnreadableAnswer('a v1.0 Task needs an "id" and a "status"');
+  if (!isObject(raw) || typeof raw.id !== 'string' || !raw.id || !isObject(raw.status))
+    throw new UnreadableAnswer('a v1.0 Task needs an "id" and a "status"');
   const task = Task.fromJSON(raw);
   const message = task.status?.message;
   return {
@@ -56,7 +57,14 @@ function taskView(raw: unknown): TaskView {
 
 /** A peer that answers with a Message instead of a Task is done: its message is the answer. */
 function messageView(message: Message): TaskView {
-  return { id: message.taskId, contextId: message.contextId, state: TaskState.TASK_STATE_COMPLETED, statusText: texts(message.parts), statusData: data(message.parts), artifactText: texts(message.parts) };
+  return {
+    id: message.taskId,
+    contextId: message.contextId,
+    state: TaskState.TASK_STATE_COMPLETED,
+    statusText: texts(message.parts),
+    statusData: data(message.parts),
+    artifactText: texts(message.parts),
+  };
 }
 
 function sendRequest(outgoing: OutgoingMessage): unknown {
@@ -78,7 +86,8 @@ function sendRequest(outgoing: OutgoingMessage): unknown {
 
 /** One StreamResponse: `{"task"}`, `{"message"}`, `{"statusUpdate"}` or `{"artifactUpdate"}`, read by the SDK's codec. */
 function readEvent(result: unknown): StreamEvent {
-  if (!isObject(result)) throw new UnreadableAnswer('a v1.0 StreamResponse is an object {"task"}, {"message"}, {"statusUpdate"} or {"artifactUpdate"}');
+  if (!isObject(result))
+    throw new UnreadableAnswer('a v1.0 StreamResponse is an object {"task"}, {"message"}, {"statusUpdate"} or {"artifactUpdate"}');
   if (isObject(result.task)) return { kind: 'task', view: taskView(result.task) };
   const payload = StreamResponse.fromJSON(result).payload;
   switch (payload?.$case) {
@@ -98,7 +107,14 @@ function readEvent(result: unknown): StreamEvent {
     }
     case 'artifactUpdate': {
       const { taskId, contextId, artifact, append } = payload.value;
-      return { kind: 'artifact', taskId, contextId, artifactId: artifact?.artifactId ?? '', text: artifact ? texts(artifact.parts) : '', append };
+      return {
+        kind: 'artifact',
+        taskId,
+        contextId,
+        artifactId: artifact?.artifactId ?? '',
+        text: artifact ? texts(artifact.parts) : '',
+        append,
+      };
     }
     default:
       throw new UnreadableAnswer('a v1.0 StreamResponse is an object {"task"}, {"message"}, {"statusUpdate"} or {"artifactUpdate"}');

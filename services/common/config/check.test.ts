@@ -4,7 +4,16 @@ import { configSchema } from './schema.js';
 import { editDistance, nearest } from './suggest.js';
 
 /** The agent check of a YAML text, in an environment with every key but the ones taken out. */
-function check(text: string, env: NodeJS.ProcessEnv = { GEMINI_API_KEY: 'k', OPENAI_API_KEY: 'k', MISTRAL_API_KEY: 'k', ANTHROPIC_API_KEY: 'k', OPENROUTER_API_KEY: 'k' }) {
+function check(
+  text: string,
+  env: NodeJS.ProcessEnv = {
+    GEMINI_API_KEY: 'k',
+    OPENAI_API_KEY: 'k',
+    MISTRAL_API_KEY: 'k',
+    ANTHROPIC_API_KEY: 'k',
+    OPENROUTER_API_KEY: 'k',
+  },
+) {
   const report = checkConfigText(text, 'agent.yaml', configSchema, { env, checks: [checkModels] });
   return { report, text: formatReport(report) };
 }
@@ -39,7 +48,9 @@ describe('checkConfigText: where, what, and what was meant', () => {
   });
 
   it('points at a misspelt key and suggests the field, at every depth', () => {
-    const { report, text } = check('llm:\n  modle: gemini-2.5-flash\nmcp_servers:\n  - name: a\n    comand: node\n    url: http://127.0.0.1:1/mcp\n');
+    const { report, text } = check(
+      'llm:\n  modle: gemini-2.5-flash\nmcp_servers:\n  - name: a\n    comand: node\n    url: http://127.0.0.1:1/mcp\n',
+    );
     expect(report.errors.map((error) => [error.line, error.column, error.message, error.suggestion])).toEqual([
       [2, 3, 'unknown field "modle"', 'model'],
       [5, 5, 'unknown field "comand"', 'command'],
@@ -48,8 +59,12 @@ describe('checkConfigText: where, what, and what was meant', () => {
   });
 
   it('suggests the nearest allowed value, and gives no suggestion when nothing is near', () => {
-    expect(check('agent:\n  name: p\n  type: sequentail\n').text).toContain('agent.yaml:3:9: agent.type: expected one of "llm", "sequential", "parallel", "loop", "a2a" (did you mean "sequential"?)');
-    expect(check('zebra: 1\n').report.errors).toMatchObject([{ message: 'unknown field "zebra"', suggestion: undefined, line: 1, column: 1 }]);
+    expect(check('agent:\n  name: p\n  type: sequentail\n').text).toContain(
+      'agent.yaml:3:9: agent.type: expected one of "llm", "sequential", "parallel", "loop", "a2a" (did you mean "sequential"?)',
+    );
+    expect(check('zebra: 1\n').report.errors).toMatchObject([
+      { message: 'unknown field "zebra"', suggestion: undefined, line: 1, column: 1 },
+    ]);
   });
 
   it('gives a YAML syntax error its line and column', () => {
@@ -61,18 +76,27 @@ describe('checkConfigText: where, what, and what was meant', () => {
   });
 
   it('shows a missing field at the object that lacks it, and a tree problem with its node', () => {
-    expect(check('webhooks:\n  - url: http://127.0.0.1:1/hook\n    events: [run.failed]\n').text).toContain('agent.yaml:2:5: webhooks[0].secret_env: expected string (required)');
-    expect(check('agent:\n  name: p\n  type: loop\n').text).toContain('agent.yaml:1:1: agent (node "p"): a loop node needs at least one child under "agents"');
+    expect(check('webhooks:\n  - url: http://127.0.0.1:1/hook\n    events: [run.failed]\n').text).toContain(
+      'agent.yaml:2:5: webhooks[0].secret_env: expected string (required)',
+    );
+    expect(check('agent:\n  name: p\n  type: loop\n').text).toContain(
+      'agent.yaml:1:1: agent (node "p"): a loop node needs at least one child under "agents"',
+    );
   });
 
   it('warns of a missing provider key, one line per variable, and still passes', () => {
-    const { report, text } = check('llm:\n  model: openai-gpt-4o\nagent:\n  name: p\n  type: sequential\n  agents:\n    - {name: a, type: llm, model: openai:gpt-4o-mini}\n', { GEMINI_API_KEY: 'k' });
+    const { report, text } = check(
+      'llm:\n  model: openai-gpt-4o\nagent:\n  name: p\n  type: sequential\n  agents:\n    - {name: a, type: llm, model: openai:gpt-4o-mini}\n',
+      { GEMINI_API_KEY: 'k' },
+    );
     expect(report.config).toBeDefined();
     expect(text).toBe('agent.yaml:2:10: warning: llm.model: OPENAI_API_KEY is not set; models openai-gpt-4o, openai:gpt-4o-mini will fail');
   });
 
   it('gives a warning about a default that is not in the file no line of its own', () => {
-    expect(check('name: a\nport: 1\n', {}).text).toBe('agent.yaml: warning: llm.model: GEMINI_API_KEY is not set; models gemini-2.5-flash will fail');
+    expect(check('name: a\nport: 1\n', {}).text).toBe(
+      'agent.yaml: warning: llm.model: GEMINI_API_KEY is not set; models gemini-2.5-flash will fail',
+    );
   });
 
   it('refuses a provider base URL that is not http(s), as the llm-gateway would', () => {
@@ -82,7 +106,9 @@ describe('checkConfigText: where, what, and what was meant', () => {
   });
 
   it('names a file it cannot read', () => {
-    expect(formatReport(checkAgentConfigFile('/nonexistent/agent.yaml'))).toBe('/nonexistent/agent.yaml: cannot read the configuration file (ENOENT)');
+    expect(formatReport(checkAgentConfigFile('/nonexistent/agent.yaml'))).toBe(
+      '/nonexistent/agent.yaml: cannot read the configuration file (ENOENT)',
+    );
   });
 });
 

@@ -56,7 +56,11 @@ export function checkConfigFile<T>(file: string, schema: z.ZodType<T>, options: 
   try {
     text = readFileSync(file, 'utf8');
   } catch (error) {
-    return { file, errors: [{ message: `cannot read the configuration file (${(error as NodeJS.ErrnoException).code ?? String(error)})` }], warnings: [] };
+    return {
+      file,
+      errors: [{ message: `cannot read the configuration file (${(error as NodeJS.ErrnoException).code ?? String(error)})` }],
+      warnings: [],
+    };
   }
   return checkConfigText(text, file, schema, options);
 }
@@ -69,7 +73,8 @@ export function checkConfigText<T>(text: string, file: string, schema: z.ZodType
     if (!offsets) return problem;
     const start = lineCounter.linePos(offsets[0]);
     const end = lineCounter.linePos(Math.max(offsets[0], offsets[1]));
-    const width = end.line === start.line ? Math.max(1, end.col - start.col) : Math.max(1, (lines[start.line - 1]?.length ?? 0) - start.col + 1);
+    const width =
+      end.line === start.line ? Math.max(1, end.col - start.col) : Math.max(1, (lines[start.line - 1]?.length ?? 0) - start.col + 1);
     return { ...problem, line: start.line, column: start.col, frame: codeFrame(lines, start.line, start.col, width) };
   };
   if (doc.errors.length > 0) {
@@ -78,9 +83,15 @@ export function checkConfigText<T>(text: string, file: string, schema: z.ZodType
     );
     return { file, errors, warnings: [] };
   }
-  const located = (problem: ConfigProblem, exact = false) => place(problem, problem.path ? locate(doc, problem.path, problem.atKey, exact) : undefined);
+  const located = (problem: ConfigProblem, exact = false) =>
+    place(problem, problem.path ? locate(doc, problem.path, problem.atKey, exact) : undefined);
   const result = schema.safeParse(doc.toJS() ?? {}, { reportInput: true });
-  if (!result.success) return { file, errors: result.error.issues.flatMap((issue) => schemaProblems(issue, schema)).map((problem) => located(problem)), warnings: [] };
+  if (!result.success)
+    return {
+      file,
+      errors: result.error.issues.flatMap((issue) => schemaProblems(issue, schema)).map((problem) => located(problem)),
+      warnings: [],
+    };
   const env = options.env ?? process.env;
   const errors: ConfigProblem[] = [];
   const warnings: ConfigProblem[] = [];
@@ -104,7 +115,9 @@ export function formatReport(report: ConfigReport<unknown>): string {
     const frame = problem.frame && kind === 'error' ? `\n${problem.frame}` : '';
     return `${where}: ${kind === 'warning' ? 'warning: ' : ''}${path}${problem.message}${hint}${frame}`;
   };
-  return [...report.errors.map((problem) => block(problem, 'error')), ...report.warnings.map((problem) => block(problem, 'warning'))].join('\n');
+  return [...report.errors.map((problem) => block(problem, 'error')), ...report.warnings.map((problem) => block(problem, 'warning'))].join(
+    '\n',
+  );
 }
 
 /** The agent configuration's own check: the schema, the model names, and the provider keys. */
@@ -142,7 +155,13 @@ export const checkModels: ConfigCheck<AgentConfig> = (config, env) => {
     const problem = baseUrlError(route, env);
     if (problem) errors.push({ message: problem });
   }
-  const warnings = [...notices, ...[...missingKey].map(([keyEnv, { path, models }]) => ({ path, message: `${keyEnv} is not set; models ${[...models].join(', ')} will fail` }))];
+  const warnings = [
+    ...notices,
+    ...[...missingKey].map(([keyEnv, { path, models }]) => ({
+      path,
+      message: `${keyEnv} is not set; models ${[...models].join(', ')} will fail`,
+    })),
+  ];
   return { errors, warnings };
 };
 
@@ -164,7 +183,12 @@ function schemaProblems(issue: z.core.$ZodIssue, schema: z.ZodType): ConfigProbl
   const path = issue.path.filter((part): part is string | number => typeof part !== 'symbol');
   if (issue.code === 'unrecognized_keys') {
     const known = knownKeys(schema, path).filter((key) => !issue.keys.includes(key));
-    return issue.keys.map((key) => ({ path: [...path, key], message: `unknown field "${key}"`, suggestion: nearest(key, known), atKey: true }));
+    return issue.keys.map((key) => ({
+      path: [...path, key],
+      message: `unknown field "${key}"`,
+      suggestion: nearest(key, known),
+      atKey: true,
+    }));
   }
   if (issue.code === 'invalid_value' && typeof issue.input === 'string') {
     return [{ path, message: describeConfigIssue(issue), suggestion: nearest(issue.input, issue.values.map(String)) }];
@@ -255,7 +279,8 @@ function codeFrame(lines: readonly string[], line: number, column: number, width
   for (let number = first; number <= last; number++) {
     const text = lines[number - 1] ?? '';
     out.push(`${number === line ? '>' : ' '} ${String(number).padStart(gutter)} | ${text}`.trimEnd());
-    if (number === line) out.push(`  ${' '.repeat(gutter)} | ${' '.repeat(column - 1)}${'^'.repeat(Math.min(width, Math.max(1, text.length - column + 1)))}`);
+    if (number === line)
+      out.push(`  ${' '.repeat(gutter)} | ${' '.repeat(column - 1)}${'^'.repeat(Math.min(width, Math.max(1, text.length - column + 1)))}`);
   }
   return out.join('\n');
 }

@@ -7,7 +7,10 @@ const UNIT_MS: Record<string, number> = { ms: 1, s: 1000, m: 60_000, h: 3_600_00
  * `2m`, `1h`). Parsed to milliseconds.
  */
 export const duration = z
-  .union([z.number().positive(), z.string().regex(/^\d+(\.\d+)?(ms|s|m|h)$/, 'a duration such as "500ms", "30s", "2m" or a number of seconds')])
+  .union([
+    z.number().positive(),
+    z.string().regex(/^\d+(\.\d+)?(ms|s|m|h)$/, 'a duration such as "500ms", "30s", "2m" or a number of seconds'),
+  ])
   .transform((value) => {
     if (typeof value === 'number') return Math.round(value * 1000);
     const match = /^(\d+(?:\.\d+)?)(ms|s|m|h)$/.exec(value)!;

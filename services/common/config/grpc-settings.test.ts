@@ -16,18 +16,25 @@ describe('grpc settings', () => {
   });
 
   it('reads durations, and refuses unknown keys', () => {
-    expect(configSchema.parse({ grpc: { max_connection_age: '10m', drain_delay: '5s' } }).grpc).toMatchObject({ max_connection_age: 600_000, drain_delay: 5000 });
+    expect(configSchema.parse({ grpc: { max_connection_age: '10m', drain_delay: '5s' } }).grpc).toMatchObject({
+      max_connection_age: 600_000,
+      drain_delay: 5000,
+    });
     expect(() => configSchema.parse({ grpc: { max_age: '10m' } })).toThrow();
     expect(configSchema.parse({ grpc: { in_process: false } }).grpc.in_process).toBe(false);
     expect(() => configSchema.parse({ grpc: { in_process: 'no' } })).toThrow();
   });
 
-  it.each(['127.0.0.1:7101', 'store:7101', 'dns:///store.asg.svc.cluster.local:7101', 'dns://10.0.0.10:53/store:7101', 'ipv4:127.0.0.1:7101,127.0.0.1:7201', 'ipv6:[::1]:7101'])(
-    'takes %s as a service address',
-    (address) => {
-      expect(configSchema.parse({ services: { conversation_store: address } }).services.conversation_store).toBe(address);
-    },
-  );
+  it.each([
+    '127.0.0.1:7101',
+    'store:7101',
+    'dns:///store.asg.svc.cluster.local:7101',
+    'dns://10.0.0.10:53/store:7101',
+    'ipv4:127.0.0.1:7101,127.0.0.1:7201',
+    'ipv6:[::1]:7101',
+  ])('takes %s as a service address', (address) => {
+    expect(configSchema.parse({ services: { conversation_store: address } }).services.conversation_store).toBe(address);
+  });
 
   it.each(['store', 'http://store:7101', 'dns:///store', 'store:port'])('refuses %s as a service address', (address) => {
     expect(() => configSchema.parse({ services: { conversation_store: address } })).toThrow();

@@ -10,7 +10,13 @@ import { configSchema } from './schema.js';
  * and compared with them by a test.
  */
 
-type JsonSchema = { [key: string]: unknown; properties?: Record<string, JsonSchema>; items?: JsonSchema; anyOf?: JsonSchema[]; default?: unknown };
+type JsonSchema = {
+  [key: string]: unknown;
+  properties?: Record<string, JsonSchema>;
+  items?: JsonSchema;
+  anyOf?: JsonSchema[];
+  default?: unknown;
+};
 
 export interface SchemaMeta {
   title: string;
@@ -27,7 +33,8 @@ function jsonSchemaOf(schema: z.ZodType, meta: SchemaMeta): JsonSchema {
     override: ({ zodSchema, jsonSchema }) => {
       if (!(zodSchema instanceof z.ZodDefault)) return;
       const { defaultValue } = zodSchema.def;
-      if (typeof defaultValue === 'number' && jsonSchema.default === undefined && isDuration(jsonSchema as JsonSchema)) jsonSchema.default = formatDuration(defaultValue);
+      if (typeof defaultValue === 'number' && jsonSchema.default === undefined && isDuration(jsonSchema as JsonSchema))
+        jsonSchema.default = formatDuration(defaultValue);
     },
   }) as JsonSchema;
   // zod numbers recursive schemas; the agent tree's node is the only one.
@@ -43,7 +50,8 @@ function jsonSchemaOf(schema: z.ZodType, meta: SchemaMeta): JsonSchema {
     $schema: renamed.$schema,
     $id: `https://agent-stop-and-go.dev/config/${meta.file}`,
     title: meta.title,
-    description: 'Generated from the zod schema by scripts/write-config-schema.ts; the README ("Configuration") says what each field means.',
+    description:
+      'Generated from the zod schema by scripts/write-config-schema.ts; the README ("Configuration") says what each field means.',
     ...Object.fromEntries(Object.entries(renamed).filter(([key]) => key !== '$schema')),
   };
 }
@@ -79,7 +87,8 @@ function addDefaults(schema: JsonSchema, defaults: unknown): void {
   for (const [key, property] of Object.entries(schema.properties)) {
     const value = (defaults as Record<string, unknown>)[key];
     if (value === undefined) continue;
-    if (property.default === undefined) property.default = typeof value === 'number' && isDuration(property) ? formatDuration(value) : value;
+    if (property.default === undefined)
+      property.default = typeof value === 'number' && isDuration(property) ? formatDuration(value) : value;
     addDefaults(property, value);
   }
 }

@@ -35,13 +35,28 @@ export interface ModelRoute extends ProviderRoute {
 }
 
 export const ROUTES: Readonly<Record<ProviderName, ProviderRoute>> = {
-  gemini: { provider: 'gemini', keyEnv: 'GEMINI_API_KEY', baseUrlEnv: 'GEMINI_BASE_URL', defaultBaseUrl: 'https://generativelanguage.googleapis.com/v1beta' },
-  anthropic: { provider: 'anthropic', keyEnv: 'ANTHROPIC_API_KEY', baseUrlEnv: 'ANTHROPIC_BASE_URL', defaultBaseUrl: 'https://api.anthropic.com/v1' },
+  gemini: {
+    provider: 'gemini',
+    keyEnv: 'GEMINI_API_KEY',
+    baseUrlEnv: 'GEMINI_BASE_URL',
+    defaultBaseUrl: 'https://generativelanguage.googleapis.com/v1beta',
+  },
+  anthropic: {
+    provider: 'anthropic',
+    keyEnv: 'ANTHROPIC_API_KEY',
+    baseUrlEnv: 'ANTHROPIC_BASE_URL',
+    defaultBaseUrl: 'https://api.anthropic.com/v1',
+  },
   openai: { provider: 'openai', keyEnv: 'OPENAI_API_KEY', baseUrlEnv: 'OPENAI_BASE_URL', defaultBaseUrl: 'https://api.openai.com/v1' },
   mistral: { provider: 'mistral', keyEnv: 'MISTRAL_API_KEY', baseUrlEnv: 'MISTRAL_BASE_URL', defaultBaseUrl: 'https://api.mistral.ai/v1' },
   // Ollama takes no key: its OpenAI-compatible endpoint is called without Authorization.
   ollama: { provider: 'ollama', baseUrlEnv: 'OLLAMA_BASE_URL', defaultBaseUrl: 'http://localhost:11434/v1' },
-  openrouter: { provider: 'openrouter', keyEnv: 'OPENROUTER_API_KEY', baseUrlEnv: 'OPENROUTER_BASE_URL', defaultBaseUrl: 'https://openrouter.ai/api/v1' },
+  openrouter: {
+    provider: 'openrouter',
+    keyEnv: 'OPENROUTER_API_KEY',
+    baseUrlEnv: 'OPENROUTER_BASE_URL',
+    defaultBaseUrl: 'https://openrouter.ai/api/v1',
+  },
 };
 
 interface PrefixRule {
@@ -102,7 +117,10 @@ function suggestionFor(name: string): string | undefined {
   }
   const dash = name.indexOf('-');
   if (dash > 0) {
-    const prefix = nearest(name.slice(0, dash + 1), PREFIX_RULES.map((rule) => rule.prefix));
+    const prefix = nearest(
+      name.slice(0, dash + 1),
+      PREFIX_RULES.map((rule) => rule.prefix),
+    );
     if (prefix) return `${prefix}${name.slice(dash + 1)}`;
   }
   const family = FAMILIES.find(([pattern]) => pattern.test(name));
@@ -119,7 +137,8 @@ export function resolveModel(model: string): ModelRoute {
   // Prefixes first, so that a colon inside a model id (`ollama-llama3:8b`) is not taken for a provider.
   const rule = PREFIX_RULES.find((candidate) => name.startsWith(candidate.prefix));
   if (rule) {
-    if (name.length === rule.prefix.length) throw new ModelNameError(`model "${name}" names no model after the "${rule.prefix}" prefix (expected "${rule.prefix}<model id>")`);
+    if (name.length === rule.prefix.length)
+      throw new ModelNameError(`model "${name}" names no model after the "${rule.prefix}" prefix (expected "${rule.prefix}<model id>")`);
     return { ...ROUTES[rule.provider], model: name, modelId: rule.keepPrefix ? name : name.slice(rule.prefix.length) };
   }
   const colon = name.indexOf(':');
@@ -134,13 +153,19 @@ export function resolveModel(model: string): ModelRoute {
       );
     }
     // Anything else goes to Gemini, the documented default — said out loud, never silently.
-    return { ...ROUTES.gemini, model: name, modelId: name, notice: `model "${name}" has no provider prefix, so it goes to Gemini (the rule for unprefixed names); write "gemini-…" or "<provider>:<model id>" to say so` };
+    return {
+      ...ROUTES.gemini,
+      model: name,
+      modelId: name,
+      notice: `model "${name}" has no provider prefix, so it goes to Gemini (the rule for unprefixed names); write "gemini-…" or "<provider>:<model id>" to say so`,
+    };
   }
   const providerName = name.slice(0, colon);
   const provider = PROVIDER_NAMES[providerName];
   if (!provider) throw new ModelNameError(`model "${name}" names an unknown provider "${providerName}" (${KNOWN})`, suggestionFor(name));
   const modelId = name.slice(colon + 1).trim();
-  if (modelId === '') throw new ModelNameError(`model "${name}" names no model after "${providerName}:" (expected "${providerName}:<model id>")`);
+  if (modelId === '')
+    throw new ModelNameError(`model "${name}" names no model after "${providerName}:" (expected "${providerName}:<model id>")`);
   return { ...ROUTES[provider], model: name, modelId };
 }
 

@@ -24,7 +24,8 @@ function fields(schema: Schema, prefix = ''): Field[] {
   if (schema.type === 'object' && schema.properties) {
     return Object.entries(schema.properties).flatMap(([key, property]) => fields(property, prefix ? `${prefix}.${key}` : key));
   }
-  if (schema.type === 'array' && schema.items?.type === 'object' && schema.items.properties) return [{ ...here, path: `${prefix}[]` }, ...fields(schema.items, `${prefix}[]`)];
+  if (schema.type === 'array' && schema.items?.type === 'object' && schema.items.properties)
+    return [{ ...here, path: `${prefix}[]` }, ...fields(schema.items, `${prefix}[]`)];
   return [here];
 }
 
@@ -46,8 +47,15 @@ function saysDefault(cell: string, field: Field): boolean {
   if (field.default === undefined) return cell === 'required' || cell === '—';
   const code = /^`(.*)`$/.exec(cell)?.[1];
   if (code === undefined) return false;
-  if (field.duration && typeof field.default !== 'object') return duration.safeParse(/^\d+$/.test(code) ? Number(code) : code).data === duration.safeParse(field.default).data || (code === '0' && field.default === 0);
-  if (typeof field.default === 'string') return field.default === '' ? code === '""' : code === field.default || (code.endsWith('…') && field.default.startsWith(code.slice(0, -1).trimEnd()));
+  if (field.duration && typeof field.default !== 'object')
+    return (
+      duration.safeParse(/^\d+$/.test(code) ? Number(code) : code).data === duration.safeParse(field.default).data ||
+      (code === '0' && field.default === 0)
+    );
+  if (typeof field.default === 'string')
+    return field.default === ''
+      ? code === '""'
+      : code === field.default || (code.endsWith('…') && field.default.startsWith(code.slice(0, -1).trimEnd()));
   return code === JSON.stringify(field.default);
 }
 
@@ -57,13 +65,18 @@ describe('README "Configuration" reference', () => {
 
   it.each(schemaFields.map((field) => [field.path, field] as const))('has a row for %s with its default', (path, field) => {
     expect(rows.has(path), `README "Configuration" has no row for \`${path}\``).toBe(true);
-    expect(saysDefault(rows.get(path)!, field), `README row \`${path}\` says default ${rows.get(path)}, the schema ${JSON.stringify(field.default)}`).toBe(true);
+    expect(
+      saysDefault(rows.get(path)!, field),
+      `README row \`${path}\` says default ${rows.get(path)}, the schema ${JSON.stringify(field.default)}`,
+    ).toBe(true);
   });
 
   it('names no field the schema does not have', () => {
     const known = new Set(schemaFields.map((field) => field.path));
     // Rows for whole sections that also have rows for their fields (`auth`, `webhooks[]`) are fine.
-    const sections = new Set(schemaFields.flatMap((field) => field.path.split('.').map((_, index, parts) => parts.slice(0, index + 1).join('.'))));
+    const sections = new Set(
+      schemaFields.flatMap((field) => field.path.split('.').map((_, index, parts) => parts.slice(0, index + 1).join('.'))),
+    );
     expect([...rows.keys()].filter((path) => !known.has(path) && !sections.has(path))).toEqual([]);
   });
 });

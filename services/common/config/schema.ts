@@ -32,10 +32,15 @@ const authSchema = z.strictObject({
           /** The token's name: its principal is `token:<name>` (what owns conversations and a decision records as decided_by). */
           name: tokenName,
           token_env: envName.optional(),
-          token_sha256: z.string().regex(/^[0-9a-f]{64}$/, '64 lower-case hex digits (sha256 of the token)').optional(),
+          token_sha256: z
+            .string()
+            .regex(/^[0-9a-f]{64}$/, '64 lower-case hex digits (sha256 of the token)')
+            .optional(),
           roles: z.array(z.enum(ROLES)).min(1, 'at least one of chat, approve, admin'),
         })
-        .refine((token) => (token.token_env === undefined) !== (token.token_sha256 === undefined), { message: 'exactly one of "token_env" or "token_sha256"' }),
+        .refine((token) => (token.token_env === undefined) !== (token.token_sha256 === undefined), {
+          message: 'exactly one of "token_env" or "token_sha256"',
+        }),
     )
     .default([]),
   /** JWTs from an OIDC issuer, verified against its JWKS (keys cached, refetched on an unknown key id). */
@@ -55,7 +60,11 @@ const authSchema = z.strictObject({
        */
       token_principals: z
         .record(
-          z.string().min(1).max(MAX_PRINCIPAL_NAME_LENGTH, `a JWT name of at most ${MAX_PRINCIPAL_NAME_LENGTH} characters`).regex(/^[^\p{Cc}\p{Cf}]+$/u, 'a JWT name without control characters'),
+          z
+            .string()
+            .min(1)
+            .max(MAX_PRINCIPAL_NAME_LENGTH, `a JWT name of at most ${MAX_PRINCIPAL_NAME_LENGTH} characters`)
+            .regex(/^[^\p{Cc}\p{Cf}]+$/u, 'a JWT name without control characters'),
           tokenName,
         )
         .default({}),
@@ -69,7 +78,9 @@ export const approvalsSchema = z.strictObject({
   timeout: z.union([z.literal(0), duration]).default(0),
   on_timeout: timeoutAction.default('reject'),
   /** Per tool-name pattern (`*`, `?` wildcards; the first matching pattern applies, in config order). */
-  tools: z.record(z.string().min(1), z.strictObject({ timeout: z.union([z.literal(0), duration]), on_timeout: timeoutAction.optional() })).default({}),
+  tools: z
+    .record(z.string().min(1), z.strictObject({ timeout: z.union([z.literal(0), duration]), on_timeout: timeoutAction.optional() }))
+    .default({}),
 });
 
 /** Signed notifications (Standard Webhooks) of approvals and runs. */
@@ -207,7 +218,10 @@ const rateRuleSchema = z.strictObject({
  */
 const address = z
   .string()
-  .regex(/^(?:dns:\/\/[^/\s]*\/)?[^\s:/]+:\d{1,5}$|^ipv[46]:\S+$/, 'an address "host:port", "dns:///host:port" or "ipv4:host:port,host:port"');
+  .regex(
+    /^(?:dns:\/\/[^/\s]*\/)?[^\s:/]+:\d{1,5}$|^ipv[46]:\S+$/,
+    'an address "host:port", "dns:///host:port" or "ipv4:host:port,host:port"',
+  );
 
 /**
  * The connections between services (docs/architecture.md, "gRPC connections").
@@ -464,9 +478,17 @@ export const configSchema = z
         enabled: z.boolean().default(true),
         tool: z
           .strictObject({
-            name: z.string().regex(/^[A-Za-z0-9_.-]{1,64}$/, 'a tool name: letters, digits, "_", "-", "." (at most 64)').default('ask'),
-            description: z.string().default('Ask the agent. It may use its tools, and stops for a human approval before any destructive call.'),
-            argument_name: z.string().regex(/^[A-Za-z_][A-Za-z0-9_]{0,63}$/, 'an argument name: a letter or "_", then letters, digits or "_"').default('message'),
+            name: z
+              .string()
+              .regex(/^[A-Za-z0-9_.-]{1,64}$/, 'a tool name: letters, digits, "_", "-", "." (at most 64)')
+              .default('ask'),
+            description: z
+              .string()
+              .default('Ask the agent. It may use its tools, and stops for a human approval before any destructive call.'),
+            argument_name: z
+              .string()
+              .regex(/^[A-Za-z_][A-Za-z0-9_]{0,63}$/, 'an argument name: a letter or "_", then letters, digits or "_"')
+              .default('message'),
             argument_description: z.string().default('What to ask the agent, in plain language.'),
           })
           .prefault({}),
@@ -504,12 +526,18 @@ export const configSchema = z
   .superRefine((config, ctx) => {
     const seen = new Set<string>();
     config.mcp_servers.forEach((server, index) => {
-      if (seen.has(server.name)) ctx.addIssue({ code: 'custom', path: ['mcp_servers', index, 'name'], message: `a unique server name ("${server.name}" is used twice)` });
+      if (seen.has(server.name))
+        ctx.addIssue({
+          code: 'custom',
+          path: ['mcp_servers', index, 'name'],
+          message: `a unique server name ("${server.name}" is used twice)`,
+        });
       seen.add(server.name);
     });
     const agents = new Set<string>();
     config.a2a.forEach((agent, index) => {
-      if (agents.has(agent.name)) ctx.addIssue({ code: 'custom', path: ['a2a', index, 'name'], message: `a unique agent name ("${agent.name}" is used twice)` });
+      if (agents.has(agent.name))
+        ctx.addIssue({ code: 'custom', path: ['a2a', index, 'name'], message: `a unique agent name ("${agent.name}" is used twice)` });
       agents.add(agent.name);
     });
     if (config.agent) {

@@ -5,7 +5,10 @@ import { CONFIG_SLICES, configSlice, type ConfigSliceName } from './slices.js';
 // Each service receives only its own slice of the configuration.
 describe('config slices', () => {
   // Every optional field of a slice set, so that "exactly the fields" sees them all.
-  const config = configSchema.parse({ agent: { name: 'root', type: 'llm' }, auth: { tokens: [{ name: 'alice', token_sha256: 'a'.repeat(64), roles: ['chat'] }] } });
+  const config = configSchema.parse({
+    agent: { name: 'root', type: 'llm' },
+    auth: { tokens: [{ name: 'alice', token_sha256: 'a'.repeat(64), roles: ['chat'] }] },
+  });
   const services = Object.keys(CONFIG_SLICES) as ConfigSliceName[];
 
   it.each(services)('%s gets exactly the fields of its slice', (service) => {

@@ -6,7 +6,9 @@ const llm = (name: string, extra: Record<string, unknown> = {}) => ({ name, type
 
 describe('treeProblems', () => {
   it('accepts the documented trees', () => {
-    expect(treeProblems({ name: 'p', type: 'sequential', agents: [llm('a', { output_key: 'x' }), llm('b', { prompt: '{x}' })] })).toEqual([]);
+    expect(treeProblems({ name: 'p', type: 'sequential', agents: [llm('a', { output_key: 'x' }), llm('b', { prompt: '{x}' })] })).toEqual(
+      [],
+    );
     expect(treeProblems({ name: 'l', type: 'loop', max_iterations: 3, agents: [llm('c', { can_exit_loop: true })] })).toEqual([]);
     expect(treeProblems(llm('solo', { model: 'gemini-2.5-pro' }))).toEqual([]);
   });
@@ -25,7 +27,9 @@ describe('treeProblems', () => {
     expect(treeProblems({ name: 'p', type: 'sequential', agents: [llm('a', { can_exit_loop: true })] })).toEqual([
       { path: ['agent', 'agents', 0], node: 'a', message: '"can_exit_loop" needs a loop node above this node' },
     ]);
-    expect(treeProblems({ name: 'l', type: 'loop', agents: [{ name: 's', type: 'sequential', agents: [llm('a', { can_exit_loop: true })] }] })).toEqual([]);
+    expect(
+      treeProblems({ name: 'l', type: 'loop', agents: [{ name: 's', type: 'sequential', agents: [llm('a', { can_exit_loop: true })] }] }),
+    ).toEqual([]);
   });
 
   it('names the path and node of each problem', () => {
@@ -40,8 +44,16 @@ describe('treeProblems', () => {
       ],
     });
     expect(problems).toEqual([
-      { path: ['agent', 'agents', 0], node: 'a', message: '"agents" is a field of sequential, parallel and loop nodes, not of an llm node' },
-      { path: ['agent', 'agents', 1, 'agents', 0], node: 'a', message: 'node names must be unique in the tree; "a" is also the name of agent.agents[0]' },
+      {
+        path: ['agent', 'agents', 0],
+        node: 'a',
+        message: '"agents" is a field of sequential, parallel and loop nodes, not of an llm node',
+      },
+      {
+        path: ['agent', 'agents', 1, 'agents', 0],
+        node: 'a',
+        message: 'node names must be unique in the tree; "a" is also the name of agent.agents[0]',
+      },
       { path: ['agent', 'agents', 1, 'agents', 1], node: 'empty', message: 'a loop node needs at least one child under "agents"' },
       { path: ['agent', 'agents', 2], node: 'b', message: '"max_iterations" is a field of loop nodes, not of an llm node' },
       { path: ['agent', 'agents', 2], node: 'b', message: '"url" is a field of a2a nodes, not of an llm node' },
@@ -52,14 +64,24 @@ describe('treeProblems', () => {
 
 describe('parseConfig with a bad tree', () => {
   it('is a config error naming the file, the node path and the node', () => {
-    const raw = { agent: { name: 'pipeline', type: 'sequential', agents: [llm('analyzer'), { name: 'inner', type: 'sequential', agents: [llm('executor', { agents: [llm('deeper')] })] }] } };
+    const raw = {
+      agent: {
+        name: 'pipeline',
+        type: 'sequential',
+        agents: [llm('analyzer'), { name: 'inner', type: 'sequential', agents: [llm('executor', { agents: [llm('deeper')] })] }],
+      },
+    };
     expect(() => parseConfig(raw, 'agent.yaml')).toThrow(ConfigError);
-    expect(() => parseConfig(raw, 'agent.yaml')).toThrow('agent.yaml: agent.agents[1].agents[0] (node "executor"): "agents" is a field of sequential, parallel and loop nodes, not of an llm node');
+    expect(() => parseConfig(raw, 'agent.yaml')).toThrow(
+      'agent.yaml: agent.agents[1].agents[0] (node "executor"): "agents" is a field of sequential, parallel and loop nodes, not of an llm node',
+    );
   });
 
   it('names the path of a node of unknown type', () => {
     const raw = { agent: { name: 'pipeline', type: 'sequential', agents: [{ name: 'odd', type: 'fork' }] } };
-    expect(() => parseConfig(raw, 'agent.yaml')).toThrow('agent.yaml: agent.agents[0].type: expected one of "llm", "sequential", "parallel", "loop", "a2a"');
+    expect(() => parseConfig(raw, 'agent.yaml')).toThrow(
+      'agent.yaml: agent.agents[0].type: expected one of "llm", "sequential", "parallel", "loop", "a2a"',
+    );
   });
 
   it('leaves simple mode alone when there is no tree', () => {
@@ -69,9 +91,16 @@ describe('parseConfig with a bad tree', () => {
 
 describe('per-node timeout (llm.timeout also settable per node)', () => {
   it('reads a duration on an llm node and refuses it elsewhere', () => {
-    const config = parseConfig({ agent: { name: 'p', type: 'sequential', agents: [llm('slow', { timeout: '2m' }), llm('quick', { timeout: 5 })] } }, 'tree.yaml');
+    const config = parseConfig(
+      { agent: { name: 'p', type: 'sequential', agents: [llm('slow', { timeout: '2m' }), llm('quick', { timeout: 5 })] } },
+      'tree.yaml',
+    );
     expect(config.agent?.agents?.map((node) => node.timeout)).toEqual([120_000, 5000]);
-    expect(() => parseConfig({ agent: { name: 'p', type: 'sequential', timeout: '1s', agents: [llm('a')] } }, 'tree.yaml')).toThrow(ConfigError);
-    expect(() => parseConfig({ agent: { name: 'p', type: 'sequential', agents: [llm('a', { timeout: 'soon' })] } }, 'tree.yaml')).toThrow(/agents\[0\]\.timeout/);
+    expect(() => parseConfig({ agent: { name: 'p', type: 'sequential', timeout: '1s', agents: [llm('a')] } }, 'tree.yaml')).toThrow(
+      ConfigError,
+    );
+    expect(() => parseConfig({ agent: { name: 'p', type: 'sequential', agents: [llm('a', { timeout: 'soon' })] } }, 'tree.yaml')).toThrow(
+      /agents\[0\]\.timeout/,
+    );
   });
 });

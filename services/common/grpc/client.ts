@@ -1,4 +1,13 @@
-import { connectivityState, credentials, Client, Metadata, status as GrpcStatus, type CallOptions, type ChannelOptions, type ServiceError as GrpcServiceError } from '@grpc/grpc-js';
+import {
+  connectivityState,
+  credentials,
+  Client,
+  Metadata,
+  status as GrpcStatus,
+  type CallOptions,
+  type ChannelOptions,
+  type ServiceError as GrpcServiceError,
+} from '@grpc/grpc-js';
 import { DEFAULT_GRPC_SETTINGS, type GrpcSettings } from '../config/schema.js';
 import { context, SpanStatusCode, trace, type Context } from '@opentelemetry/api';
 import { currentContext } from '../context.js';
@@ -178,7 +187,13 @@ export interface CallTransport {
    * Opens one server stream. Leaving the iteration early (its `return()`) or `signal` aborting
    * cancels the call; the server's handler sees its signal abort.
    */
-  stream(method: ServerStreamingMethodDefinition<unknown, unknown>, request: unknown, metadata: Metadata, deadline: Date, signal: AbortSignal | undefined): AsyncIterable<unknown>;
+  stream(
+    method: ServerStreamingMethodDefinition<unknown, unknown>,
+    request: unknown,
+    metadata: Metadata,
+    deadline: Date,
+    signal: AbortSignal | undefined,
+  ): AsyncIterable<unknown>;
   close(): void;
 }
 
@@ -212,7 +227,8 @@ export function createPromiseClient<S extends Record<string, unknown>>(
   perMethodTimeoutMs: Partial<Record<keyof S, number>> = {},
   options: ClientOptions = {},
 ): PromiseClient<S> {
-  const transport = options.inProcess?.transportTo(definition, address) ?? channelTransport(definition, address, options.channel ?? DEFAULT_GRPC_SETTINGS);
+  const transport =
+    options.inProcess?.transportTo(definition, address) ?? channelTransport(definition, address, options.channel ?? DEFAULT_GRPC_SETTINGS);
   const result: Record<string, unknown> = { close: () => transport.close() };
   const spanAttributes = transport.inProcess ? IN_PROCESS_ATTRIBUTES : {};
   for (const [name, raw] of Object.entries(definition)) {
@@ -224,8 +240,12 @@ export function createPromiseClient<S extends Record<string, unknown>>(
       continue;
     }
     result[name] = (request: unknown, opts: CallOpts = {}) =>
-      withSpan(caller, method.path.slice(1), SpanKind.CLIENT, { 'rpc.system': 'grpc', [SESSION_ATTRIBUTE]: currentContext()?.sessionId ?? '', ...spanAttributes }, () =>
-        transport.unary(method, request, outgoingMetadata(), effectiveDeadline(opts.timeoutMs ?? timeout)),
+      withSpan(
+        caller,
+        method.path.slice(1),
+        SpanKind.CLIENT,
+        { 'rpc.system': 'grpc', [SESSION_ATTRIBUTE]: currentContext()?.sessionId ?? '', ...spanAttributes },
+        () => transport.unary(method, request, outgoingMetadata(), effectiveDeadline(opts.timeoutMs ?? timeout)),
       );
   }
   return result as PromiseClient<S>;
@@ -246,13 +266,21 @@ function channelTransport(definition: Record<string, unknown>, address: string, 
       await peer.settle(deadline);
       return new Promise((resolve, reject) => {
         const options: CallOptions = { deadline };
-        client.makeUnaryRequest(method.path, method.requestSerialize, method.responseDeserialize, request, metadata, options, (error: GrpcServiceError | null, response?: unknown) => {
-          if (error) reject(new RpcError(error.code ?? GrpcStatus.UNKNOWN, error.details || error.message, method.path));
-          else {
-            peer.reached();
-            resolve(response);
-          }
-        });
+        client.makeUnaryRequest(
+          method.path,
+          method.requestSerialize,
+          method.responseDeserialize,
+          request,
+          metadata,
+          options,
+          (error: GrpcServiceError | null, response?: unknown) => {
+            if (error) reject(new RpcError(error.code ?? GrpcStatus.UNKNOWN, error.details || error.message, method.path));
+            else {
+              peer.reached();
+              resolve(response);
+            }
+          },
+        );
       });
     },
     stream: (method, request, metadata, deadline, signal) => channelStream(client, peer, method, request, metadata, deadline, signal),
@@ -270,7 +298,9 @@ async function* channelStream(
   signal: AbortSignal | undefined,
 ): AsyncGenerator<unknown> {
   await peer.settle(deadline);
-  const call = client.makeServerStreamRequest(method.path, method.requestSerialize, method.responseDeserialize, request, metadata, { deadline });
+  const call = client.makeServerStreamRequest(method.path, method.requestSerialize, method.responseDeserialize, request, metadata, {
+    deadline,
+  });
   // grpc-js ends the stream and then emits a failed status as 'error', also the CANCELLED
   // that our own cancel() causes after the loop was left and nobody reads any more. The
   // loop below still receives every failure; this listener keeps the late ones from being
@@ -307,7 +337,10 @@ function serverStreamCall(
 ) {
   return (request: unknown, opts: CallOpts = {}): AsyncIterable<unknown> => {
     const callerContext = context.active();
-    return { [Symbol.asyncIterator]: () => receive(transport, method, request, caller, opts.timeoutMs ?? timeoutMs, callerContext, opts.signal, spanAttributes) };
+    return {
+      [Symbol.asyncIterator]: () =>
+        receive(transport, method, request, caller, opts.timeoutMs ?? timeoutMs, callerContext, opts.signal, spanAttributes),
+    };
   };
 }
 
@@ -325,11 +358,19 @@ async function* receive(
     method.path.slice(1),
     {
       kind: SpanKind.CLIENT,
-      attributes: { [SERVICE_ATTRIBUTE]: caller, 'rpc.system': 'grpc', [SESSION_ATTRIBUTE]: context.with(callerContext, () => currentContext()?.sessionId ?? ''), ...spanAttributes },
+      attributes: {
+        [SERVICE_ATTRIBUTE]: caller,
+        'rpc.system': 'grpc',
+        [SESSION_ATTRIBUTE]: context.with(callerContext, () => currentContext()?.sessionId ?? ''),
+        ...spanAttributes,
+      },
     },
     callerContext,
   );
-  const { metadata, deadline } = context.with(trace.setSpan(callerContext, span), () => ({ metadata: outgoingMetadata(), deadline: effectiveDeadline(timeoutMs) }));
+  const { metadata, deadline } = context.with(trace.setSpan(callerContext, span), () => ({
+    metadata: outgoingMetadata(),
+    deadline: effectiveDeadline(timeoutMs),
+  }));
   try {
     // Leaving this loop early returns the transport's stream too, which cancels the call.
     yield* transport.stream(method, request, metadata, deadline, signal);

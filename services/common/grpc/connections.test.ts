@@ -9,7 +9,12 @@ import { join } from 'node:path';
 import { Client, connectivityState, credentials, getChannelzHandlers, type handleUnaryCall } from '@grpc/grpc-js';
 import { afterAll, afterEach, describe, expect, it } from 'vitest';
 import { until } from '../../../test/support/until.js';
-import { ConversationStatus, ConversationStoreServiceService, MessageRole, type ConversationEvent } from '../../../gen/ts/asg/store/v1/store.js';
+import {
+  ConversationStatus,
+  ConversationStoreServiceService,
+  MessageRole,
+  type ConversationEvent,
+} from '../../../gen/ts/asg/store/v1/store.js';
 import { ToolBrokerServiceService } from '../../../gen/ts/asg/tools/v1/tools.js';
 import { OrchestratorServiceService } from '../../../gen/ts/asg/orchestrator/v1/orchestrator.js';
 import { createEventFeed } from '../../../gateway/app/event-feed.js';
@@ -33,7 +38,12 @@ async function namedBroker(name: string, settings = DEFAULT_GRPC_SETTINGS): Prom
   const server = createServer(settings);
   server.addService(
     ToolBrokerServiceService,
-    implement(ToolBrokerServiceService, name, { listTools: async () => ({ tools: [], servers: [] }), callTool: async () => ({ text: '', isError: false, server: name }) }, log),
+    implement(
+      ToolBrokerServiceService,
+      name,
+      { listTools: async () => ({ tools: [], servers: [] }), callTool: async () => ({ text: '', isError: false, server: name }) },
+      log,
+    ),
   );
   const port = await listen(server, '127.0.0.1:0');
   cleanups.push(() => shutdown(server, Date.now() + 1000));
@@ -48,7 +58,8 @@ describe('the channel service config', () => {
       const retried = (config.methodConfig[0]?.name ?? []).map((name: { method: string }) => name.method);
       expect(retried).toEqual(idempotentReads(definition).map((read) => read.method));
       for (const method of retried) expect(method).toMatch(/^(Get|List|Describe)[A-Z]/);
-      for (const write of ['StartTurn', 'UpdateRun', 'ClaimApproval', 'AppendMessages', 'CallTool', 'ResolveApproval']) expect(retried).not.toContain(write);
+      for (const write of ['StartTurn', 'UpdateRun', 'ClaimApproval', 'AppendMessages', 'CallTool', 'ResolveApproval'])
+        expect(retried).not.toContain(write);
     }
   });
 });
@@ -82,7 +93,9 @@ async function keepalivesSent(channel: ReturnType<Client['getChannel']>): Promis
   // The handlers of the channelz service, called directly: a request in, a callback out.
   const ask = <Request, Response>(handler: handleUnaryCall<Request, Response>, request: Request) =>
     new Promise<Response>((resolve, reject) =>
-      handler({ request } as Parameters<typeof handler>[0], (error, value) => (error || !value ? reject(error ?? new Error('channelz had no answer')) : resolve(value))),
+      handler({ request } as Parameters<typeof handler>[0], (error, value) =>
+        error || !value ? reject(error ?? new Error('channelz had no answer')) : resolve(value),
+      ),
     );
   const { channel: info } = await ask(channelz.GetChannel, { channel_id: String(channel.getChannelzRef().id) });
   let sent = 0;
@@ -104,7 +117,10 @@ describe('keepalive', () => {
     const { port } = await namedBroker('idle', settings);
     // The options createPromiseClient gives every channel, on a bare client whose state can be watched;
     // with channelz on, which counts the pings.
-    const client = new Client(`127.0.0.1:${port}`, credentials.createInsecure(), { ...channelOptions(ToolBrokerServiceService, settings), 'grpc.enable_channelz': 1 });
+    const client = new Client(`127.0.0.1:${port}`, credentials.createInsecure(), {
+      ...channelOptions(ToolBrokerServiceService, settings),
+      'grpc.enable_channelz': 1,
+    });
     cleanups.push(() => client.close());
     await new Promise<void>((resolve, reject) => client.waitForReady(Date.now() + 5000, (error) => (error ? reject(error) : resolve())));
     const channel = client.getChannel();
@@ -131,7 +147,11 @@ describe('max_connection_age under a WatchEvents reader', () => {
   it('a reader whose stream is cut by the connection age resumes after its last event: every event once, in order', async () => {
     // Connections end every ~300 ms, and a stream still open 100 ms after the GOAWAY is cut.
     const config = configSchema.parse({ data_dir: dataDir, grpc: { max_connection_age: '300ms', max_connection_age_grace: '100ms' } });
-    const store: RunningService = await startConversationStore({ config: configSlice(config, 'conversationStore'), listen: '127.0.0.1:0', log });
+    const store: RunningService = await startConversationStore({
+      config: configSlice(config, 'conversationStore'),
+      listen: '127.0.0.1:0',
+      log,
+    });
     cleanups.push(() => store.stop(Date.now() + 1000));
     const client = createPromiseClient(ConversationStoreServiceService, store.address, 'reader', 10_000);
     cleanups.push(() => client.close());
@@ -156,7 +176,8 @@ describe('max_connection_age under a WatchEvents reader', () => {
       }
     })();
     // Live events only reach a watch that is open: wait until the store counts it.
-    while (!(await client.getConversation({ id, includeMessages: false })).conversation?.watched) await new Promise((resolve) => setTimeout(resolve, 10));
+    while (!(await client.getConversation({ id, includeMessages: false })).conversation?.watched)
+      await new Promise((resolve) => setTimeout(resolve, 10));
     // Written over about 1.5 s: several connection ages.
     for (let n = 1; n <= total; n++) {
       await client.appendMessages({

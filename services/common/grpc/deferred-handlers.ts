@@ -16,7 +16,8 @@ export function deferredHandlers<S extends Record<string, unknown>>(definition: 
       ? async function* (request: unknown, ctx: Parameters<AnyHandler>[1]) {
           yield* (now() as (request: unknown, ctx: unknown) => AsyncIterable<unknown>)(request, ctx);
         }
-      : async (request: unknown, ctx: Parameters<AnyHandler>[1]) => (now() as (request: unknown, ctx: unknown) => Promise<unknown>)(request, ctx);
+      : async (request: unknown, ctx: Parameters<AnyHandler>[1]) =>
+          (now() as (request: unknown, ctx: unknown) => Promise<unknown>)(request, ctx);
   }
   return handlers as ServiceHandlers<S>;
 }

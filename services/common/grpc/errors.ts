@@ -41,7 +41,13 @@ export function isCode(error: unknown, code: GrpcStatus): boolean {
 export { GrpcStatus };
 
 /** Statuses of a call that got no answer (in time, or at all), or failed in a way nobody anticipated. */
-const UNANSWERED = new Set<GrpcStatus>([GrpcStatus.DEADLINE_EXCEEDED, GrpcStatus.UNAVAILABLE, GrpcStatus.CANCELLED, GrpcStatus.UNKNOWN, GrpcStatus.INTERNAL]);
+const UNANSWERED = new Set<GrpcStatus>([
+  GrpcStatus.DEADLINE_EXCEEDED,
+  GrpcStatus.UNAVAILABLE,
+  GrpcStatus.CANCELLED,
+  GrpcStatus.UNKNOWN,
+  GrpcStatus.INTERNAL,
+]);
 
 /**
  * Whether a failed call may still have done what it was asked (a write that may be stored):

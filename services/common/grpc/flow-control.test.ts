@@ -27,7 +27,8 @@ const BURST = 300;
 async function outcomes(calls: Promise<unknown>[]): Promise<Record<string, number>> {
   const counts: Record<string, number> = {};
   for (const result of await Promise.allSettled(calls)) {
-    const name = result.status === 'fulfilled' ? 'OK' : result.reason instanceof RpcError ? GrpcStatus[result.reason.code]! : String(result.reason);
+    const name =
+      result.status === 'fulfilled' ? 'OK' : result.reason instanceof RpcError ? GrpcStatus[result.reason.code]! : String(result.reason);
     counts[name] = (counts[name] ?? 0) + 1;
   }
   return counts;
@@ -47,7 +48,12 @@ describe('a burst of list reads over one channel', () => {
     storage = openSqliteStorage({ dataDir });
     for (let i = 0; i < 10; i++) {
       const { id } = await storage.createConversation({ sessionId: 'abcdef12', systemPrompt: '' });
-      await storage.appendMessages({ conversationId: id, messages: [{ role: MessageRole.MESSAGE_ROLE_USER, content: `question ${i} ${'x'.repeat(60_000)}` }], status: 0, returnConversation: false });
+      await storage.appendMessages({
+        conversationId: id,
+        messages: [{ role: MessageRole.MESSAGE_ROLE_USER, content: `question ${i} ${'x'.repeat(60_000)}` }],
+        status: 0,
+        returnConversation: false,
+      });
     }
     feed = new EventFeed(storage);
     const handlers = conversationStoreHandlers(storage, feed);
@@ -64,7 +70,10 @@ describe('a burst of list reads over one channel', () => {
     };
     // A small stream limit, so that the burst is thirty times what one connection may have open.
     server = createServer(undefined, { 'grpc.max_concurrent_streams': 10 });
-    server.addService(ConversationStoreServiceService, implement(ConversationStoreServiceService, 'store', { ...handlers, listConversations }, log));
+    server.addService(
+      ConversationStoreServiceService,
+      implement(ConversationStoreServiceService, 'store', { ...handlers, listConversations }, log),
+    );
     address = `127.0.0.1:${await listen(server, '127.0.0.1:0')}`;
   });
 
@@ -131,7 +140,18 @@ describe('retrying idempotent reads on UNAVAILABLE', () => {
   it('configures retries for Get*/List*/Describe* unary methods only', () => {
     const config = JSON.parse(serviceConfigOf(ConversationStoreServiceService));
     const names = config.methodConfig[0].name.map((name: { method: string }) => name.method).sort();
-    expect(names).toEqual(['GetApproval', 'GetConversation', 'GetPushConfig', 'ListApprovals', 'ListAudit', 'ListConversations', 'ListDueApprovals', 'ListPendingApprovals', 'ListPushConfigs', 'ListUnfinishedApprovals']);
+    expect(names).toEqual([
+      'GetApproval',
+      'GetConversation',
+      'GetPushConfig',
+      'ListApprovals',
+      'ListAudit',
+      'ListConversations',
+      'ListDueApprovals',
+      'ListPendingApprovals',
+      'ListPushConfigs',
+      'ListUnfinishedApprovals',
+    ]);
     expect(config.methodConfig[0].retryPolicy.retryableStatusCodes).toEqual(['UNAVAILABLE']);
     // The orchestrator's reads: listing tools and describing runs; never a turn.
     const orchestrator = JSON.parse(serviceConfigOf(OrchestratorServiceService));
@@ -145,7 +165,9 @@ describe('retrying idempotent reads on UNAVAILABLE', () => {
       Object.assign(failFirst, { listTools: 2, callTool: 1 });
       expect(await client.listTools({})).toEqual({ tools: [], servers: [] });
       expect(attempts.listTools).toBe(3);
-      await expect(client.callTool({ name: 'delete', argumentsJson: '{}', approvalUuid: '', unapprovedReason: '' })).rejects.toMatchObject({ code: GrpcStatus.UNAVAILABLE });
+      await expect(client.callTool({ name: 'delete', argumentsJson: '{}', approvalUuid: '', unapprovedReason: '' })).rejects.toMatchObject({
+        code: GrpcStatus.UNAVAILABLE,
+      });
       expect(attempts.callTool).toBe(1);
 
       // A bounded number of attempts: a read that keeps failing fails after four.

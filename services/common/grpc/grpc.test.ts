@@ -77,7 +77,9 @@ describe('gRPC client and server wrappers', () => {
 
   it('keeps the status code and message of a service error', async () => {
     const client = createPromiseClient(ToolBrokerServiceService, address, 'caller', 5000);
-    const error = await client.callTool({ name: 'missing', argumentsJson: '{}', approvalUuid: '', unapprovedReason: '' }).catch((e: unknown) => e);
+    const error = await client
+      .callTool({ name: 'missing', argumentsJson: '{}', approvalUuid: '', unapprovedReason: '' })
+      .catch((e: unknown) => e);
     expect(error).toBeInstanceOf(RpcError);
     expect(error).toMatchObject({ code: GrpcStatus.NOT_FOUND, message: 'no tool called missing' });
     client.close();

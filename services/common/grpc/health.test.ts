@@ -25,7 +25,12 @@ async function start(): Promise<{ health: ServingHealth; address: string }> {
   const health = new ServingHealth(server, [ToolBrokerServiceService]);
   server.addService(
     ToolBrokerServiceService,
-    implement(ToolBrokerServiceService, 'broker', { listTools: async () => ({ tools: [], servers: [] }), callTool: async () => ({ text: '', isError: false, server: 's' }) }, log),
+    implement(
+      ToolBrokerServiceService,
+      'broker',
+      { listTools: async () => ({ tools: [], servers: [] }), callTool: async () => ({ text: '', isError: false, server: 's' }) },
+      log,
+    ),
   );
   const address = `127.0.0.1:${await listen(server, '127.0.0.1:0')}`;
   client = createPromiseClient(HEALTH_DEFINITION, address, 'probe', 2000);

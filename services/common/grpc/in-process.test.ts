@@ -26,7 +26,15 @@ import { createPromiseClient, type PromiseClient } from './client.js';
 import { GrpcStatus, invalidArgument, notFound, RpcError } from './errors.js';
 import { HEALTH_DEFINITION, ServingHealth } from './health.js';
 import { InProcessChannels, serveInProcess, type InProcessServer } from './in-process.js';
-import { createServer, implement, listen, shutdown, type HandlerContext, type ServiceHandlers, type StreamHandlerContext } from './server.js';
+import {
+  createServer,
+  implement,
+  listen,
+  shutdown,
+  type HandlerContext,
+  type ServiceHandlers,
+  type StreamHandlerContext,
+} from './server.js';
 
 const exporter = new InMemorySpanExporter();
 initTelemetry('in-process-test', [new SimpleSpanProcessor(exporter)]);
@@ -57,7 +65,12 @@ let channels: InProcessChannels;
 let server: InProcessServer;
 let client: PromiseClient<typeof LlmGatewayServiceService>;
 
-const answer = (text: string): GenerateResponse => ({ text, toolCalls: [], finishReason: 'stop', usage: { inputTokens: 1, outputTokens: 2 } });
+const answer = (text: string): GenerateResponse => ({
+  text,
+  toolCalls: [],
+  finishReason: 'stop',
+  usage: { inputTokens: 1, outputTokens: 2 },
+});
 
 function handlers(): ServiceHandlers<typeof LlmGatewayServiceService> {
   return {
@@ -159,7 +172,13 @@ beforeEach(() => {
   seen = { produced: 0, finallyRan: false, handlerFinished: false };
   lines = [];
   channels = new InProcessChannels();
-  server = channels.register({ definition: LlmGatewayServiceService, address: ADDRESS, handlers: handlers(), service: 'llm-test', log: recordingLogger('llm-test', lines) });
+  server = channels.register({
+    definition: LlmGatewayServiceService,
+    address: ADDRESS,
+    handlers: handlers(),
+    service: 'llm-test',
+    log: recordingLogger('llm-test', lines),
+  });
   client = createPromiseClient(LlmGatewayServiceService, ADDRESS, 'caller', 5000, {}, { inProcess: channels });
 });
 
@@ -190,14 +209,16 @@ describe('the in-process transport: requests and responses cross as protobuf', (
 describe('the in-process transport: metadata, context and spans', () => {
   it('carries session id, authorization, deadline and A2A hops as metadata, read by the server as over gRPC', async () => {
     const deadline = Date.now() + 3000;
-    await runWithContext({ sessionId: 'c0ffee42', authorization: 'Bearer in-process', deadline, a2aHops: 2 }, () => client.generate(request('echo')));
+    await runWithContext({ sessionId: 'c0ffee42', authorization: 'Bearer in-process', deadline, a2aHops: 2 }, () =>
+      client.generate(request('echo')),
+    );
     expect(seen.context).toEqual({ sessionId: 'c0ffee42', authorization: 'Bearer in-process', deadline, a2aHops: 2 });
     expect(seen.metadata?.get('x-session-id')).toEqual(['c0ffee42']);
     expect(seen.metadata?.get('traceparent')).toHaveLength(1);
   });
 
-  it('runs the handler in a SERVER span of the caller\'s trace, inside the caller\'s CLIENT span, and from nothing else of the caller\'s context', async () => {
-    const callerTraceId = await context.with(context.active().setValue(CALLER_ONLY, 'the caller\'s own'), () =>
+  it("runs the handler in a SERVER span of the caller's trace, inside the caller's CLIENT span, and from nothing else of the caller's context", async () => {
+    const callerTraceId = await context.with(context.active().setValue(CALLER_ONLY, "the caller's own"), () =>
       trace.getTracer('test').startActiveSpan('outer', async (span) => {
         await runWithContext({ sessionId: 'feedbeef' }, () => client.generate(request('echo')));
         span.end();
@@ -231,13 +252,17 @@ describe('the in-process transport: deadlines', () => {
 
   it('caps the call by the deadline of the request being served', async () => {
     const inherited = Date.now() + 150;
-    const error = await runWithContext({ sessionId: '', deadline: inherited }, () => client.generate(request('slow'))).catch((e: unknown) => e);
+    const error = await runWithContext({ sessionId: '', deadline: inherited }, () => client.generate(request('slow'))).catch(
+      (e: unknown) => e,
+    );
     expect(error).toMatchObject({ code: GrpcStatus.DEADLINE_EXCEEDED });
     expect(seen.context?.deadline).toBe(inherited);
   });
 
   it('does not start a handler for a call whose deadline has already passed', async () => {
-    const error = await runWithContext({ sessionId: '', deadline: Date.now() - 1 }, () => client.generate(request('echo'))).catch((e: unknown) => e);
+    const error = await runWithContext({ sessionId: '', deadline: Date.now() - 1 }, () => client.generate(request('echo'))).catch(
+      (e: unknown) => e,
+    );
     expect(error).toMatchObject({ code: GrpcStatus.DEADLINE_EXCEEDED });
     expect(seen.request).toBeUndefined();
   });
@@ -253,7 +278,10 @@ describe('the in-process transport: errors as over gRPC', () => {
   });
 
   it('keeps the code of a downstream RpcError', async () => {
-    await expect(client.generate(request('downstream'))).rejects.toMatchObject({ code: GrpcStatus.RESOURCE_EXHAUSTED, message: 'the provider said slow down' });
+    await expect(client.generate(request('downstream'))).rejects.toMatchObject({
+      code: GrpcStatus.RESOURCE_EXHAUSTED,
+      message: 'the provider said slow down',
+    });
   });
 
   it('answers INTERNAL naming the method for anything else, and logs it', async () => {
@@ -267,7 +295,13 @@ describe('the in-process transport: errors as over gRPC', () => {
   it('answers UNIMPLEMENTED for a method the registered service does not serve', async () => {
     const partial = new InProcessChannels();
     const generateOnly = { generate: LlmGatewayServiceService.generate };
-    const only = partial.register({ definition: generateOnly, address: ADDRESS, handlers: { generate: async () => answer('only') }, service: 'partial', log: recordingLogger('partial', []) });
+    const only = partial.register({
+      definition: generateOnly,
+      address: ADDRESS,
+      handlers: { generate: async () => answer('only') },
+      service: 'partial',
+      log: recordingLogger('partial', []),
+    });
     const full = createPromiseClient(LlmGatewayServiceService, ADDRESS, 'caller', 5000, {}, { inProcess: partial });
     const { error } = await drain(full.generateStream(request('count')));
     expect(error).toMatchObject({ code: GrpcStatus.UNIMPLEMENTED });
@@ -276,10 +310,15 @@ describe('the in-process transport: errors as over gRPC', () => {
 });
 
 describe('the in-process transport: server streams', () => {
-  it('streams every message in order with the caller\'s context, and ends', async () => {
+  it("streams every message in order with the caller's context, and ends", async () => {
     const { events, error } = await runWithContext({ sessionId: 'abcdef12' }, () => drain(client.generateStream(request('count'))));
     expect(error).toBeUndefined();
-    expect(events).toEqual([{ textDelta: 'delta 0' }, { textDelta: 'delta 1' }, { textDelta: 'delta 2' }, { finish: { finishReason: 'stop', usage: { inputTokens: 1, outputTokens: 3 } } }]);
+    expect(events).toEqual([
+      { textDelta: 'delta 0' },
+      { textDelta: 'delta 1' },
+      { textDelta: 'delta 2' },
+      { finish: { finishReason: 'stop', usage: { inputTokens: 1, outputTokens: 3 } } },
+    ]);
     expect(seen.context?.sessionId).toBe('abcdef12');
     expect(seen.finallyRan).toBe(true);
   });
@@ -297,22 +336,26 @@ describe('the in-process transport: server streams', () => {
   it('ends with the code of an error the handler throws after a message', async () => {
     const { events, error } = await drain(client.generateStream(request('fail-after-one')));
     expect(events).toEqual([{ textDelta: 'partial' }]);
-    expect(error).toMatchObject({ code: GrpcStatus.NOT_FOUND, message: 'the model went away', method: '/asg.llm.v1.LlmGatewayService/GenerateStream' });
+    expect(error).toMatchObject({
+      code: GrpcStatus.NOT_FOUND,
+      message: 'the model went away',
+      method: '/asg.llm.v1.LlmGatewayService/GenerateStream',
+    });
   });
 
-  it('leaving the loop aborts the handler\'s signal and runs its finally blocks', async () => {
+  it("leaving the loop aborts the handler's signal and runs its finally blocks", async () => {
     const received: string[] = [];
     for await (const event of client.generateStream(request('endless'))) {
       received.push(event.textDelta ?? '');
       if (received.length === 3) break;
     }
     expect(received).toEqual(['delta 0', 'delta 1', 'delta 2']);
-    await until('the handler\'s finally', () => seen.finallyRan);
+    await until("the handler's finally", () => seen.finallyRan);
     expect(seen.signal?.aborted).toBe(true);
     expect(String(seen.signal?.reason)).toContain('the client cancelled /asg.llm.v1.LlmGatewayService/GenerateStream');
   });
 
-  it('the caller\'s signal cancels it: CANCELLED to the caller, the handler\'s signal aborted and its finally run', async () => {
+  it("the caller's signal cancels it: CANCELLED to the caller, the handler's signal aborted and its finally run", async () => {
     const cancel = new AbortController();
     const stream = client.generateStream(request('silent'), { signal: cancel.signal })[Symbol.asyncIterator]();
     expect(await stream.next()).toEqual({ done: false, value: { textDelta: 'first' } });
@@ -320,15 +363,15 @@ describe('the in-process transport: server streams', () => {
     const next = stream.next().catch((e: unknown) => e);
     cancel.abort();
     expect(await next).toMatchObject({ code: GrpcStatus.CANCELLED });
-    await until('the handler\'s finally', () => seen.finallyRan);
+    await until("the handler's finally", () => seen.finallyRan);
     expect(seen.signal?.aborted).toBe(true);
   });
 
-  it('the deadline ends it: DEADLINE_EXCEEDED to the caller, the handler\'s signal aborted and its finally run', async () => {
+  it("the deadline ends it: DEADLINE_EXCEEDED to the caller, the handler's signal aborted and its finally run", async () => {
     const { events, error } = await drain(client.generateStream(request('silent'), { timeoutMs: 150 }));
     expect(events).toEqual([{ textDelta: 'first' }]);
     expect(error).toMatchObject({ code: GrpcStatus.DEADLINE_EXCEEDED });
-    await until('the handler\'s finally', () => seen.finallyRan);
+    await until("the handler's finally", () => seen.finallyRan);
     expect(String(seen.signal?.reason)).toContain('the deadline of /asg.llm.v1.LlmGatewayService/GenerateStream passed');
   });
 });
@@ -337,12 +380,15 @@ describe('the in-process transport: a server that stops', () => {
   it('refuses calls after its stop with UNAVAILABLE, as a stopped server does', async () => {
     expect((await client.generate(request('echo', ['before']))).text).toBe('before');
     await server.stop();
-    await expect(client.generate(request('echo'))).rejects.toMatchObject({ code: GrpcStatus.UNAVAILABLE, message: `the server at ${ADDRESS} stopped` });
+    await expect(client.generate(request('echo'))).rejects.toMatchObject({
+      code: GrpcStatus.UNAVAILABLE,
+      message: `the server at ${ADDRESS} stopped`,
+    });
     const { error } = await drain(client.generateStream(request('count')));
     expect(error).toMatchObject({ code: GrpcStatus.UNAVAILABLE });
   });
 
-  it('lets a call in flight finish within the stop\'s deadline, and the stop waits for it', async () => {
+  it("lets a call in flight finish within the stop's deadline, and the stop waits for it", async () => {
     const inFlight = client.generate(request('slow'));
     await until('the slow call to start', () => seen.request);
     let stopped = false;
@@ -354,7 +400,7 @@ describe('the in-process transport: a server that stops', () => {
     await stopping;
   });
 
-  it('cuts a call still in flight at the stop\'s deadline: UNAVAILABLE', async () => {
+  it("cuts a call still in flight at the stop's deadline: UNAVAILABLE", async () => {
     const inFlight = client.generate(request('slow')).catch((e: unknown) => e);
     await until('the slow call to start', () => seen.request);
     await server.stop(Date.now() + 100);
@@ -371,7 +417,11 @@ describe('the in-process transport: health and addresses served elsewhere', () =
   it('serves grpc.health.v1 beside the service: Check and Watch as the library answers them, the watch ended by a stop', async () => {
     const health = new ServingHealth(createServer(), [LlmGatewayServiceService]);
     const address = '127.0.0.1:2';
-    const serving = serveInProcess(channels, { definition: LlmGatewayServiceService, address, handlers: handlers(), service: 'llm-test', log: recordingLogger('llm-test', lines) }, health);
+    const serving = serveInProcess(
+      channels,
+      { definition: LlmGatewayServiceService, address, handlers: handlers(), service: 'llm-test', log: recordingLogger('llm-test', lines) },
+      health,
+    );
     const probe = createPromiseClient(HEALTH_DEFINITION, address, 'probe', 2000, {}, { inProcess: channels });
     expect(await probe.Check({ service: 'asg.llm.v1.LlmGatewayService' })).toEqual({ status: 'NOT_SERVING' });
     await expect(probe.Check({ service: 'asg.other.v1.Other' })).rejects.toMatchObject({ code: GrpcStatus.NOT_FOUND });

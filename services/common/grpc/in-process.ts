@@ -83,7 +83,11 @@ export interface InProcessServing {
  * at the address its gRPC server is bound to — what every service's start does after it
  * listens. Without channels (a service on its own, a test) it serves nothing here.
  */
-export function serveInProcess<S extends Record<string, unknown>>(channels: InProcessChannels | undefined, registration: InProcessRegistration<S>, health: ServingHealth): InProcessServing {
+export function serveInProcess<S extends Record<string, unknown>>(
+  channels: InProcessChannels | undefined,
+  registration: InProcessRegistration<S>,
+  health: ServingHealth,
+): InProcessServing {
   if (!channels) return { stop: async () => undefined };
   const service = channels.register(registration);
   const healthService = channels.register({ ...registration, definition: HEALTH_DEFINITION, handlers: health.handlers });
@@ -142,10 +146,13 @@ export class InProcessServer {
     this.stopped ??= new Promise<void>((resolve) => {
       this.release();
       if (this.calls.size === 0) return resolve();
-      const cut = setTimeout(() => {
-        for (const call of this.calls) call.abort(SERVER_STOPPED);
-        resolve();
-      }, Math.max(0, deadline - Date.now()));
+      const cut = setTimeout(
+        () => {
+          for (const call of this.calls) call.abort(SERVER_STOPPED);
+          resolve();
+        },
+        Math.max(0, deadline - Date.now()),
+      );
       this.idle = () => {
         clearTimeout(cut);
         resolve();
@@ -162,7 +169,11 @@ export class InProcessServer {
       // The handler starts after the caller's synchronous code, as it would behind a socket.
       await null;
       const decoded = decode(method.requestDeserialize, request, 'Error deserializing request');
-      const response = await whileOpen(() => serveUnary(served, handler as UnaryHandler, decoded, incoming(metadata, deadline)), giveUp, call.signal);
+      const response = await whileOpen(
+        () => serveUnary(served, handler as UnaryHandler, decoded, incoming(metadata, deadline)),
+        giveUp,
+        call.signal,
+      );
       return encode(method.responseSerialize, response, 'Error serializing response');
     } finally {
       this.end(call);
@@ -174,7 +185,13 @@ export class InProcessServer {
    * iteration early, `giveUp` (the caller's deadline or signal) or the stop's cut aborts the
    * handler's signal and closes its generator.
    */
-  async *stream(path: string, request: Buffer, metadata: Metadata, deadline: Date, giveUp: AbortSignal): AsyncGenerator<Buffer, void, undefined> {
+  async *stream(
+    path: string,
+    request: Buffer,
+    metadata: Metadata,
+    deadline: Date,
+    giveUp: AbortSignal,
+  ): AsyncGenerator<Buffer, void, undefined> {
     const { method, handler, served } = this.entry(path, true);
     const call = this.begin();
     const handlerSignal = new AbortController();
@@ -227,7 +244,8 @@ export class InProcessServer {
   private entry(path: string, stream: boolean): ServedEntry {
     if (this.stopped) throw SERVER_STOPPED;
     const entry = this.methods.get(path);
-    if (!entry || entry.method.responseStream !== stream) throw { code: GrpcStatus.UNIMPLEMENTED, details: `The server does not implement the method ${path}` } satisfies CallStatus;
+    if (!entry || entry.method.responseStream !== stream)
+      throw { code: GrpcStatus.UNIMPLEMENTED, details: `The server does not implement the method ${path}` } satisfies CallStatus;
     return entry;
   }
 
@@ -304,7 +322,10 @@ class CallLifetime {
   private readonly started = Date.now();
   private readonly deadline: number;
 
-  constructor(deadline: Date, private readonly signal?: AbortSignal) {
+  constructor(
+    deadline: Date,
+    private readonly signal?: AbortSignal,
+  ) {
     this.deadline = deadline.getTime();
     const wait = this.deadline - this.started;
     if (wait <= 0) this.expire();
@@ -318,7 +339,8 @@ class CallLifetime {
   }
 
   readonly cancel = (): void => {
-    if (!this.controller.signal.aborted) this.controller.abort({ code: GrpcStatus.CANCELLED, details: 'Cancelled on client' } satisfies CallStatus);
+    if (!this.controller.signal.aborted)
+      this.controller.abort({ code: GrpcStatus.CANCELLED, details: 'Cancelled on client' } satisfies CallStatus);
   };
 
   /**
@@ -341,7 +363,8 @@ class CallLifetime {
 
   private expire(): void {
     const seconds = ((Date.now() - this.started) / 1000).toFixed(3);
-    if (!this.controller.signal.aborted) this.controller.abort({ code: GrpcStatus.DEADLINE_EXCEEDED, details: `Deadline exceeded after ${seconds}s` } satisfies CallStatus);
+    if (!this.controller.signal.aborted)
+      this.controller.abort({ code: GrpcStatus.DEADLINE_EXCEEDED, details: `Deadline exceeded after ${seconds}s` } satisfies CallStatus);
   }
 }
 
@@ -415,7 +438,11 @@ class InProcessTransport implements CallTransport {
     try {
       return method.requestSerialize(request);
     } catch (error) {
-      throw new RpcError(GrpcStatus.INTERNAL, `Request message serialization failure: ${error instanceof Error ? error.message : String(error)}`, method.path);
+      throw new RpcError(
+        GrpcStatus.INTERNAL,
+        `Request message serialization failure: ${error instanceof Error ? error.message : String(error)}`,
+        method.path,
+      );
     }
   }
 }

@@ -140,10 +140,17 @@ export function serveUnary(served: ServedMethod, handler: AnyUnaryHandler, reque
   return context.with(ROOT_CONTEXT, () =>
     runWithContext(requestContext, () =>
       // The caller's trace context is read on top of the request context, so the span's context carries both.
-      withSpan(service, path.slice(1), SpanKind.SERVER, { 'rpc.system': 'grpc', [SESSION_ATTRIBUTE]: requestContext.sessionId }, () => {
-        inCall = context.active();
-        return handler(request, { request: requestContext, metadata: call.metadata });
-      }, entryTraceContext((key) => first(call.metadata, key))).then(
+      withSpan(
+        service,
+        path.slice(1),
+        SpanKind.SERVER,
+        { 'rpc.system': 'grpc', [SESSION_ATTRIBUTE]: requestContext.sessionId },
+        () => {
+          inCall = context.active();
+          return handler(request, { request: requestContext, metadata: call.metadata });
+        },
+        entryTraceContext((key) => first(call.metadata, key)),
+      ).then(
         (response) => {
           inside(() => logRpc(log, path, 'OK', started));
           return response;
@@ -178,10 +185,15 @@ export async function* serveStream(
   const { service, path, log } = served;
   const requestContext = requestContextFrom(call);
   const started = performance.now();
-  const parent = context.with(ROOT_CONTEXT, () => runWithContext(requestContext, () => entryTraceContext((key) => first(call.metadata, key))));
+  const parent = context.with(ROOT_CONTEXT, () =>
+    runWithContext(requestContext, () => entryTraceContext((key) => first(call.metadata, key))),
+  );
   const span = tracer(service).startSpan(
     path.slice(1),
-    { kind: SpanKind.SERVER, attributes: { [SERVICE_ATTRIBUTE]: service, 'rpc.system': 'grpc', [SESSION_ATTRIBUTE]: requestContext.sessionId } },
+    {
+      kind: SpanKind.SERVER,
+      attributes: { [SERVICE_ATTRIBUTE]: service, 'rpc.system': 'grpc', [SESSION_ATTRIBUTE]: requestContext.sessionId },
+    },
     parent,
   );
   const inCall = trace.setSpan(parent, span);
@@ -232,7 +244,9 @@ export function implement<S extends Record<string, unknown>>(
   const implementation: UntypedServiceImplementation = {};
   for (const { name, method, handler } of handlerEntries(definition, service, handlers)) {
     const served = { service, path: method.path, log };
-    implementation[name] = method.responseStream ? serverStreamCall(served, handler as AnyStreamHandler) : unaryCall(served, handler as AnyUnaryHandler);
+    implementation[name] = method.responseStream
+      ? serverStreamCall(served, handler as AnyStreamHandler)
+      : unaryCall(served, handler as AnyUnaryHandler);
   }
   return implementation;
 }
@@ -242,7 +256,11 @@ export function handlerEntries<S extends Record<string, unknown>>(
   definition: S,
   service: string,
   handlers: ServiceHandlers<S>,
-): { name: string; method: UnaryMethodDefinition<unknown, unknown> | ServerStreamingMethodDefinition<unknown, unknown>; handler: AnyHandler }[] {
+): {
+  name: string;
+  method: UnaryMethodDefinition<unknown, unknown> | ServerStreamingMethodDefinition<unknown, unknown>;
+  handler: AnyHandler;
+}[] {
   return Object.entries(definition).map(([name, raw]) => {
     const method = raw as UnaryMethodDefinition<unknown, unknown> | ServerStreamingMethodDefinition<unknown, unknown>;
     const handler = (handlers as Record<string, AnyHandler>)[name];
@@ -286,7 +304,11 @@ function serverStreamCall(served: ServedMethod, handler: AnyStreamHandler) {
   };
 }
 
-async function writeAll(call: ServerWritableStream<unknown, unknown>, messages: AsyncIterable<unknown>, cancelled: AbortSignal): Promise<void> {
+async function writeAll(
+  call: ServerWritableStream<unknown, unknown>,
+  messages: AsyncIterable<unknown>,
+  cancelled: AbortSignal,
+): Promise<void> {
   // Leaving the loop early (cancelled) returns serveStream, which closes the handler's generator.
   for await (const message of messages) {
     if (cancelled.aborted) return;
@@ -352,7 +374,10 @@ function serverOptions(settings: Omit<GrpcSettings, 'drain_delay'> = DEFAULT_GRP
 }
 
 /** A gRPC server with `serverOptions(settings)`; `overrides` for tests that need a tighter limit. */
-export function createServer(settings: Omit<GrpcSettings, 'drain_delay'> = DEFAULT_GRPC_SETTINGS, overrides: Record<string, number> = {}): Server {
+export function createServer(
+  settings: Omit<GrpcSettings, 'drain_delay'> = DEFAULT_GRPC_SETTINGS,
+  overrides: Record<string, number> = {},
+): Server {
   // Every service makes its server as it starts: the metrics SDK is loaded then, not mid-turn.
   loadMetrics();
   return new Server({ ...serverOptions(settings), ...overrides });

@@ -67,7 +67,12 @@ beforeAll(async () => {
       LlmGatewayServiceService,
       'stream-service',
       {
-        generate: async (request) => ({ text: `unary ${request.model}`, toolCalls: [], finishReason: 'stop', usage: { inputTokens: 0, outputTokens: 0 } }),
+        generate: async (request) => ({
+          text: `unary ${request.model}`,
+          toolCalls: [],
+          finishReason: 'stop',
+          usage: { inputTokens: 0, outputTokens: 0 },
+        }),
         generateStream: scriptedStream,
       },
       createLogger('test'),
@@ -103,12 +108,14 @@ describe('server streaming in the gRPC wrappers', () => {
   it('carries session id, authorization, deadline and trace context from caller to the generator', async () => {
     const deadline = Date.now() + 3000;
     const sent = Date.now();
-    const { events, callerTraceId } = await runWithContext({ sessionId: 'c0ffee42', authorization: 'Bearer stream-token', deadline }, async () =>
-      trace.getTracer('test').startActiveSpan('outer', async (span) => {
-        const result = await drain(client.generateStream(streamRequest('echo')));
-        span.end();
-        return { events: result.events, callerTraceId: span.spanContext().traceId };
-      }),
+    const { events, callerTraceId } = await runWithContext(
+      { sessionId: 'c0ffee42', authorization: 'Bearer stream-token', deadline },
+      async () =>
+        trace.getTracer('test').startActiveSpan('outer', async (span) => {
+          const result = await drain(client.generateStream(streamRequest('echo')));
+          span.end();
+          return { events: result.events, callerTraceId: span.spanContext().traceId };
+        }),
     );
     const answered = Date.now();
     expect(events).toHaveLength(3);
@@ -120,9 +127,14 @@ describe('server streaming in the gRPC wrappers', () => {
     expect(seen.context.deadline).toBeGreaterThanOrEqual(deadline);
     expect(seen.context.deadline).toBeLessThanOrEqual(deadline + (answered - sent) + 1);
     expect(seen.traceId).toBe(callerTraceId);
-    expect(events.slice(1)).toEqual([{ textDelta: 'two' }, { finish: { finishReason: 'stop', usage: { inputTokens: 1, outputTokens: 2 } } }]);
+    expect(events.slice(1)).toEqual([
+      { textDelta: 'two' },
+      { finish: { finishReason: 'stop', usage: { inputTokens: 1, outputTokens: 2 } } },
+    ]);
     // One CLIENT and one SERVER span for the stream, both in the caller's trace, both ended.
-    const streamSpans = exporter.getFinishedSpans().filter((span) => span.spanContext().traceId === callerTraceId && span.name === 'asg.llm.v1.LlmGatewayService/GenerateStream');
+    const streamSpans = exporter
+      .getFinishedSpans()
+      .filter((span) => span.spanContext().traceId === callerTraceId && span.name === 'asg.llm.v1.LlmGatewayService/GenerateStream');
     expect(streamSpans.map((span) => span.kind).sort()).toEqual([1, 2]);
   });
 
@@ -140,7 +152,11 @@ describe('server streaming in the gRPC wrappers', () => {
     const { events, error } = await drain(client.generateStream(streamRequest('fail-after-one')));
     expect(events).toEqual([{ textDelta: 'partial' }]);
     expect(error).toBeInstanceOf(RpcError);
-    expect(error).toMatchObject({ code: GrpcStatus.UNAVAILABLE, message: 'the model went away mid-answer', method: '/asg.llm.v1.LlmGatewayService/GenerateStream' });
+    expect(error).toMatchObject({
+      code: GrpcStatus.UNAVAILABLE,
+      message: 'the model went away mid-answer',
+      method: '/asg.llm.v1.LlmGatewayService/GenerateStream',
+    });
   });
 
   it('keeps the code of an error thrown before any event', async () => {
@@ -151,10 +167,13 @@ describe('server streaming in the gRPC wrappers', () => {
 
   it('answers INTERNAL, naming the method, for an error that is not a service error', async () => {
     const { error } = await drain(client.generateStream(streamRequest('crash')));
-    expect(error).toMatchObject({ code: GrpcStatus.INTERNAL, message: 'internal error in /asg.llm.v1.LlmGatewayService/GenerateStream: a bug in the handler' });
+    expect(error).toMatchObject({
+      code: GrpcStatus.INTERNAL,
+      message: 'internal error in /asg.llm.v1.LlmGatewayService/GenerateStream: a bug in the handler',
+    });
   });
 
-  it('cancels the call when the caller leaves the loop, which aborts the generator\'s signal', async () => {
+  it("cancels the call when the caller leaves the loop, which aborts the generator's signal", async () => {
     const received: string[] = [];
     for await (const event of client.generateStream(streamRequest('endless'))) {
       received.push(event.textDelta ?? '');
@@ -165,7 +184,7 @@ describe('server streaming in the gRPC wrappers', () => {
     expect(String(seenSignals.get('endless')?.reason)).toContain('the client cancelled /asg.llm.v1.LlmGatewayService/GenerateStream');
   });
 
-  it('gives the stream a deadline, which aborts the generator\'s signal and reaches the caller as DEADLINE_EXCEEDED', async () => {
+  it("gives the stream a deadline, which aborts the generator's signal and reaches the caller as DEADLINE_EXCEEDED", async () => {
     const { error } = await drain(client.generateStream(streamRequest('silent'), { timeoutMs: 200 }));
     expect(error).toMatchObject({ code: GrpcStatus.DEADLINE_EXCEEDED });
     await expect.poll(() => seenSignals.get('silent')?.aborted, { timeout: 3000 }).toBe(true);

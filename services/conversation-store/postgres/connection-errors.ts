@@ -18,7 +18,19 @@ export function isConnectionError(error: unknown): boolean {
 }
 
 /** Node's codes of a connection that could not be made or broke. */
-const NETWORK_CODES = new Set(['ECONNREFUSED', 'ECONNRESET', 'ECONNABORTED', 'ETIMEDOUT', 'EPIPE', 'EHOSTUNREACH', 'ENETUNREACH', 'ENETDOWN', 'ENOTFOUND', 'EAI_AGAIN']);
+const NETWORK_CODES = new Set([
+  'ECONNREFUSED',
+  'ECONNRESET',
+  'ECONNABORTED',
+  'ETIMEDOUT',
+  'EPIPE',
+  'EHOSTUNREACH',
+  'ENETUNREACH',
+  'ENETDOWN',
+  'ENOTFOUND',
+  'EAI_AGAIN',
+]);
 
 /** pg's own words for a connection that ended, timed out or broke earlier. */
-const LOST_CONNECTION = /Connection terminated|timeout exceeded when trying to connect|connection timeout|not queryable|Query read timeout/i;
+const LOST_CONNECTION =
+  /Connection terminated|timeout exceeded when trying to connect|connection timeout|not queryable|Query read timeout/i;

@@ -31,7 +31,16 @@ import {
 } from '../../../gen/ts/asg/store/v1/store.js';
 import { redactSecrets } from '../../common/secrets.js';
 import { currentContext } from '../../common/context.js';
-import { aborted, deadlineExceeded, failedPrecondition, internal, invalidArgument, notFound, ServiceError, unavailable } from '../../common/grpc/errors.js';
+import {
+  aborted,
+  deadlineExceeded,
+  failedPrecondition,
+  internal,
+  invalidArgument,
+  notFound,
+  ServiceError,
+  unavailable,
+} from '../../common/grpc/errors.js';
 import {
   alsoRejected,
   appendedMessageRow,
@@ -145,7 +154,7 @@ const DEFAULT_HEARTBEAT_MS = 5_000;
 const TRANSACTION_ATTEMPTS = 3;
 /** What a write whose connection was lost during its COMMIT says: it may have been stored. */
 const OUTCOME_UNKNOWN =
-  "the conversation store lost its database connection while committing; whether the change was stored is unknown: read it back before trying again";
+  'the conversation store lost its database connection while committing; whether the change was stored is unknown: read it back before trying again';
 /** Missed heartbeats after which a replica's running marks are read as a crash's. */
 const HEARTBEATS_TO_DEATH = 3;
 /** Rows of replicas unseen this long are deleted at a start (their marks read as dead without them). */
@@ -177,7 +186,6 @@ interface CountRow {
   count: number;
 }
 
-
 /**
  * Opens the store on a PostgreSQL database: connects, migrates under the advisory lock,
  * registers this replica and starts its LISTEN connection. Several replicas may open one
@@ -200,7 +208,14 @@ export async function openPostgresStorage(options: PostgresStorageOptions): Prom
     } finally {
       client.release();
     }
-    const storage = new PostgresConversationStorage(pool, bootId, where, options, connectionConfig(options.url, limits, LISTEN_APPLICATION_NAME), connectionConfig(options.url, limits, PROBE_APPLICATION_NAME));
+    const storage = new PostgresConversationStorage(
+      pool,
+      bootId,
+      where,
+      options,
+      connectionConfig(options.url, limits, LISTEN_APPLICATION_NAME),
+      connectionConfig(options.url, limits, PROBE_APPLICATION_NAME),
+    );
     try {
       await storage.start();
     } catch (error) {
@@ -278,7 +293,10 @@ export class PostgresConversationStorage implements ConversationStorage {
     this.heartbeat.unref();
     if (this.options.events) await this.startNats(this.options.events);
     else await this.startListener();
-    this.probe = new DatabaseProbe({ connection: this.probeConnection, onChange: (available, reason) => this.availabilityChanged(available, reason) });
+    this.probe = new DatabaseProbe({
+      connection: this.probeConnection,
+      onChange: (available, reason) => this.availabilityChanged(available, reason),
+    });
     this.probe.start();
     this.delivery = new OrderedEventDelivery(
       await this.latestEventId(),
@@ -345,7 +363,14 @@ export class PostgresConversationStorage implements ConversationStorage {
       const createdAt = timestampAfter(newest[0]?.created_at, this.now());
       const id = randomUUID();
       const owner = request.owner ?? null;
-      await this.query(tx.client, 'insertConversation', [id, request.sessionId, createdAt, request.a2aOrigin?.dialect ?? null, request.a2aOrigin?.contextId ?? null, owner]);
+      await this.query(tx.client, 'insertConversation', [
+        id,
+        request.sessionId,
+        createdAt,
+        request.a2aOrigin?.dialect ?? null,
+        request.a2aOrigin?.contextId ?? null,
+        owner,
+      ]);
       this.countChange(tx, owner, 'active', 1);
       const messages = request.systemPrompt === '' ? [] : [{ role: MessageRole.MESSAGE_ROLE_SYSTEM, content: request.systemPrompt }];
       this.recordEvent(tx, id, createdAt, { kind: 'status_changed', status: 'active' });
@@ -379,20 +404,31 @@ export class PostgresConversationStorage implements ConversationStorage {
   }
 
   /** Newest first from the cursor: every conversation, or one owner's (through its index). */
-  private async pageRows(client: pg.PoolClient, owner: string | undefined, cursor: PageCursor | undefined, limit: number): Promise<PgConversationRow[]> {
+  private async pageRows(
+    client: pg.PoolClient,
+    owner: string | undefined,
+    cursor: PageCursor | undefined,
+    limit: number,
+  ): Promise<PgConversationRow[]> {
     const live = [this.bootId, this.liveForMs];
     // A cursor's id came back from the caller: one that is not a UUID starts before every row.
     const after = cursor && [cursor.createdAt, storedId(cursor.id) ?? '00000000-0000-0000-0000-000000000000'];
     if (owner === undefined) {
-      return after ? this.query<PgConversationRow>(client, 'pageAfter', [...live, ...after, limit]) : this.query<PgConversationRow>(client, 'firstPage', [...live, limit]);
+      return after
+        ? this.query<PgConversationRow>(client, 'pageAfter', [...live, ...after, limit])
+        : this.query<PgConversationRow>(client, 'firstPage', [...live, limit]);
     }
-    return after ? this.query<PgConversationRow>(client, 'ownerPageAfter', [...live, owner, ...after, limit]) : this.query<PgConversationRow>(client, 'ownerFirstPage', [...live, owner, limit]);
+    return after
+      ? this.query<PgConversationRow>(client, 'ownerPageAfter', [...live, owner, ...after, limit])
+      : this.query<PgConversationRow>(client, 'ownerFirstPage', [...live, owner, limit]);
   }
 
   async startTurn(request: StartTurnRequest): Promise<TurnStart> {
     return this.write(async (tx) => {
       let conversation = await this.lockConversation(tx.client, request.conversationId);
-      const unfinishedApprovals = (await this.query<ApprovalRow>(tx.client, 'selectUnfinishedApprovals', [conversation.id])).map(approvalFromRow);
+      const unfinishedApprovals = (await this.query<ApprovalRow>(tx.client, 'selectUnfinishedApprovals', [conversation.id])).map(
+        approvalFromRow,
+      );
       const waiting = conversation.status === 'waiting_approval';
       // One active run per conversation: checked and marked under the conversation's row lock,
       // so of concurrent StartTurns on any replicas exactly one starts.
@@ -413,7 +449,9 @@ export class PostgresConversationStorage implements ConversationStorage {
       const conversation = await this.lockConversation(tx.client, request.conversationId);
       requireLease(conversation, request.leaseOwner);
       const status =
-        request.status === ConversationStatus.CONVERSATION_STATUS_UNSPECIFIED ? conversation.status : conversationStatus.name(request.status);
+        request.status === ConversationStatus.CONVERSATION_STATUS_UNSPECIFIED
+          ? conversation.status
+          : conversationStatus.name(request.status);
       if (status !== conversation.status) {
         if (conversation.status === 'waiting_approval') {
           throw failedPrecondition(
@@ -437,7 +475,12 @@ export class PostgresConversationStorage implements ConversationStorage {
       const at = timestampAfter(conversation.updated_at, this.now());
       const uuid = randomUUID();
       const requested = await this.insertApproval(tx.client, conversation.id, { ...request, uuid }, at);
-      await this.applyChange(tx, conversation, { messages: request.messages, status: 'waiting_approval', pendingApprovalUuid: uuid, requested: [requested] }, at);
+      await this.applyChange(
+        tx,
+        conversation,
+        { messages: request.messages, status: 'waiting_approval', pendingApprovalUuid: uuid, requested: [requested] },
+        at,
+      );
       await this.endTurn(tx, conversation.id, 'paused');
       return approvalFromRow(await this.requireApproval(tx.client, uuid));
     });
@@ -478,7 +521,12 @@ export class PostgresConversationStorage implements ConversationStorage {
         );
       }
       const pending = await this.query<ApprovalRow>(tx.client, 'selectPendingApprovals', [conversation.id]);
-      await this.applyChange(tx, conversation, { messages, ...waitingState(conversation.status, pending), run: request.clearRun ? null : undefined, resolved });
+      await this.applyChange(tx, conversation, {
+        messages,
+        ...waitingState(conversation.status, pending),
+        run: request.clearRun ? null : undefined,
+        resolved,
+      });
       // Every decision it made is audited in its transaction: a lost claim decided nothing.
       for (const decided of resolved) await this.insertAudit(tx.client, decisionAuditRow(decided, decided.decided_at!));
       // Its lease, when the caller brings one, is the continued turn's (store.proto, ClaimApprovalRequest.lease).
@@ -488,12 +536,20 @@ export class PostgresConversationStorage implements ConversationStorage {
   }
 
   async startApprovalExecution(uuid: string): Promise<PendingApproval> {
-    return this.write(async (tx) => approvalFromRow(await this.moveApproval(tx.client, uuid, 'approved', 'executing', 'only an approved call can start executing')));
+    return this.write(async (tx) =>
+      approvalFromRow(await this.moveApproval(tx.client, uuid, 'approved', 'executing', 'only an approved call can start executing')),
+    );
   }
 
   async finishApprovalExecution(request: FinishApprovalExecutionRequest): Promise<PendingApproval> {
     return this.write(async (tx) => {
-      const finished = await this.moveApproval(tx.client, request.uuid, 'executing', request.success ? 'done' : 'failed', 'only an executing call can finish');
+      const finished = await this.moveApproval(
+        tx.client,
+        request.uuid,
+        'executing',
+        request.success ? 'done' : 'failed',
+        'only an executing call can finish',
+      );
       await this.applyChange(tx, await this.requireConversation(tx.client, finished.conversation_id), { messages: request.messages });
       return approvalFromRow(finished);
     });
@@ -504,7 +560,11 @@ export class PostgresConversationStorage implements ConversationStorage {
     const cursor = request.pageToken === '' ? undefined : decodePageToken(request.pageToken, 'ListPendingApprovals');
     return this.read(async (client) => {
       const rows = cursor
-        ? await this.query<ApprovalRow>(client, 'pendingApprovalsPageAfter', [cursor.createdAt, storedId(cursor.id) ?? '00000000-0000-0000-0000-000000000000', limit + 1])
+        ? await this.query<ApprovalRow>(client, 'pendingApprovalsPageAfter', [
+            cursor.createdAt,
+            storedId(cursor.id) ?? '00000000-0000-0000-0000-000000000000',
+            limit + 1,
+          ])
         : await this.query<ApprovalRow>(client, 'pendingApprovalsFirstPage', [limit + 1]);
       const page = rows.slice(0, limit);
       const last = page.at(-1);
@@ -521,11 +581,23 @@ export class PostgresConversationStorage implements ConversationStorage {
     const statuses = listedStatuses(request.statuses);
     return this.read(async (client) => {
       if (request.conversationId === '') {
-        return approvalPage(await this.query<ApprovalRow>(client, 'approvalsOfStatusesAfter', [statuses, cursor.createdAt, cursor.id, limit + 1]), limit);
+        return approvalPage(
+          await this.query<ApprovalRow>(client, 'approvalsOfStatusesAfter', [statuses, cursor.createdAt, cursor.id, limit + 1]),
+          limit,
+        );
       }
       const conversationId = storedId(request.conversationId);
       if (conversationId === undefined) return approvalPage([], limit);
-      return approvalPage(await this.query<ApprovalRow>(client, 'approvalsOfConversationAfter', [conversationId, statuses, cursor.createdAt, cursor.id, limit + 1]), limit);
+      return approvalPage(
+        await this.query<ApprovalRow>(client, 'approvalsOfConversationAfter', [
+          conversationId,
+          statuses,
+          cursor.createdAt,
+          cursor.id,
+          limit + 1,
+        ]),
+        limit,
+      );
     });
   }
 
@@ -535,7 +607,14 @@ export class PostgresConversationStorage implements ConversationStorage {
   }
 
   async appendAudit(entry: AuditEntry): Promise<AuditEntry> {
-    const row: NewAuditRow = { at: isoTimestamp(this.now()), kind: entry.kind, actor: entry.actor, via: entry.via, subject: entry.subject, detail_json: entry.detailJson };
+    const row: NewAuditRow = {
+      at: isoTimestamp(this.now()),
+      kind: entry.kind,
+      actor: entry.actor,
+      via: entry.via,
+      subject: entry.subject,
+      detail_json: entry.detailJson,
+    };
     return this.write(async (tx) => auditEntryFromRow(await this.insertAudit(tx.client, row)));
   }
 
@@ -554,10 +633,16 @@ export class PostgresConversationStorage implements ConversationStorage {
   /** One statement (statements.ts, claimWebhookCursor): of replicas claiming at once, one holds the cursor. */
   async claimWebhookCursor(endpoint: string, lease: RunLease): Promise<ClaimWebhookCursorResponse> {
     const claimed = await this.pool
-      .query<{ last_event_id: number }>({ name: 'claimWebhookCursor', text: SQL.claimWebhookCursor, values: [endpoint, lease.owner, lease.node, lease.ttlMs] })
+      .query<{ last_event_id: number }>({
+        name: 'claimWebhookCursor',
+        text: SQL.claimWebhookCursor,
+        values: [endpoint, lease.owner, lease.node, lease.ttlMs],
+      })
       .catch(rethrow);
     if (claimed.rows[0]) return { held: true, lastEventId: claimed.rows[0].last_event_id };
-    const held = await this.pool.query<{ last_event_id: number }>({ name: 'selectWebhookCursor', text: SQL.selectWebhookCursor, values: [endpoint] }).catch(rethrow);
+    const held = await this.pool
+      .query<{ last_event_id: number }>({ name: 'selectWebhookCursor', text: SQL.selectWebhookCursor, values: [endpoint] })
+      .catch(rethrow);
     return { held: false, lastEventId: held.rows[0]?.last_event_id ?? 0 };
   }
 
@@ -567,10 +652,18 @@ export class PostgresConversationStorage implements ConversationStorage {
       const [existing] = await this.query<PushConfigRow>(tx.client, 'selectPushConfig', [conversation.id, config.id]);
       if (!existing) {
         const [count] = await this.query<{ n: number }>(tx.client, 'countPushConfigs', [conversation.id]);
-        if ((count?.n ?? 0) >= MAX_PUSH_CONFIGS) throw failedPrecondition(`task ${conversation.id} has ${MAX_PUSH_CONFIGS} push-notification configs already; delete one first`);
+        if ((count?.n ?? 0) >= MAX_PUSH_CONFIGS)
+          throw failedPrecondition(`task ${conversation.id} has ${MAX_PUSH_CONFIGS} push-notification configs already; delete one first`);
       }
       const createdAt = existing?.created_at ?? new Date().toISOString();
-      const [row] = await this.query<PushConfigRow>(tx.client, 'upsertPushConfig', [conversation.id, config.id, config.url, config.token, config.dialect, createdAt]);
+      const [row] = await this.query<PushConfigRow>(tx.client, 'upsertPushConfig', [
+        conversation.id,
+        config.id,
+        config.url,
+        config.token,
+        config.dialect,
+        createdAt,
+      ]);
       return pushConfigOfRow(row!);
     });
   }
@@ -593,13 +686,19 @@ export class PostgresConversationStorage implements ConversationStorage {
   async deletePushConfig(conversationId: string, id: string): Promise<boolean> {
     const stored = storedId(conversationId);
     if (stored === undefined) return false;
-    const { rowCount } = await this.pool.query({ name: 'deletePushConfig', text: SQL.deletePushConfig, values: [stored, id] }).catch(rethrow);
+    const { rowCount } = await this.pool
+      .query({ name: 'deletePushConfig', text: SQL.deletePushConfig, values: [stored, id] })
+      .catch(rethrow);
     return (rowCount ?? 0) > 0;
   }
 
   async advanceWebhookCursor(request: AdvanceWebhookCursorRequest): Promise<boolean> {
     const { rowCount } = await this.pool
-      .query({ name: 'advanceWebhookCursor', text: SQL.advanceWebhookCursor, values: [request.endpoint, request.owner, request.lastEventId, request.ttlMs] })
+      .query({
+        name: 'advanceWebhookCursor',
+        text: SQL.advanceWebhookCursor,
+        values: [request.endpoint, request.owner, request.lastEventId, request.ttlMs],
+      })
       .catch(rethrow);
     return (rowCount ?? 0) > 0;
   }
@@ -616,7 +715,13 @@ export class PostgresConversationStorage implements ConversationStorage {
       const approval = await this.requireApproval(tx.client, request.uuid);
       await this.lockConversation(tx.client, approval.conversation_id);
       const now = this.now();
-      const interrupted = (await this.query<ApprovalRow>(tx.client, 'interruptApproval', [approval.uuid, isoTimestamp(now), isoTimestamp(now - request.minAgeMs)]))[0];
+      const interrupted = (
+        await this.query<ApprovalRow>(tx.client, 'interruptApproval', [
+          approval.uuid,
+          isoTimestamp(now),
+          isoTimestamp(now - request.minAgeMs),
+        ])
+      )[0];
       if (!interrupted) return { marked: false, approval: approvalFromRow(await this.requireApproval(tx.client, approval.uuid)) };
       await this.applyChange(tx, await this.requireConversation(tx.client, interrupted.conversation_id), { messages: request.messages });
       return { marked: true, approval: approvalFromRow(interrupted) };
@@ -634,15 +739,27 @@ export class PostgresConversationStorage implements ConversationStorage {
         );
       }
       const at = timestampAfter(conversation.updated_at, this.now());
-      if (request.interruptedApproval !== undefined) await this.interruptExecuting(tx.client, conversation.id, request.interruptedApproval, at);
+      if (request.interruptedApproval !== undefined)
+        await this.interruptExecuting(tx.client, conversation.id, request.interruptedApproval, at);
       const requested: ApprovalRow[] = [];
       for (const approval of request.approvals) {
         const uuid = storedId(approval.uuid);
         if (uuid === undefined) throw invalidArgument(`approvals: ${JSON.stringify(approval.uuid)} is not a UUID`);
-        if ((await this.query(tx.client, 'selectApproval', [uuid])).length > 0) throw invalidArgument(`approvals: approval ${uuid} already exists`);
-        requested.push(await this.insertApproval(tx.client, conversation.id, { ...approval, uuid, replacesUuid: replacedUuid(approval.replacesUuid) }, at));
+        if ((await this.query(tx.client, 'selectApproval', [uuid])).length > 0)
+          throw invalidArgument(`approvals: approval ${uuid} already exists`);
+        requested.push(
+          await this.insertApproval(
+            tx.client,
+            conversation.id,
+            { ...approval, uuid, replacesUuid: replacedUuid(approval.replacesUuid) },
+            at,
+          ),
+        );
       }
-      const waiting = waitingState(conversation.status, await this.query<ApprovalRow>(tx.client, 'selectPendingApprovals', [conversation.id]));
+      const waiting = waitingState(
+        conversation.status,
+        await this.query<ApprovalRow>(tx.client, 'selectPendingApprovals', [conversation.id]),
+      );
       await this.applyChange(
         tx,
         conversation,
@@ -675,15 +792,11 @@ export class PostgresConversationStorage implements ConversationStorage {
    */
   async takeOverRuns(lease: RunLease, limit: number, givenUp: readonly string[] = []): Promise<TakenOverRun[]> {
     return this.write(async (tx) => {
-      const rows = await this.query<{ id: string; previous_owner: string; previous_expiry: Date; takeovers: number }>(tx.client, 'takeOverRuns', [
-        lease.owner,
-        lease.node,
-        lease.ttlMs,
-        limit,
-        this.bootId,
-        isoTimestamp(this.now()),
-        storedIds(givenUp),
-      ]);
+      const rows = await this.query<{ id: string; previous_owner: string; previous_expiry: Date; takeovers: number }>(
+        tx.client,
+        'takeOverRuns',
+        [lease.owner, lease.node, lease.ttlMs, limit, this.bootId, isoTimestamp(this.now()), storedIds(givenUp)],
+      );
       // RETURNING keeps no order: the answer lists them oldest expiry first, as they were chosen.
       rows.sort((a, b) => a.previous_expiry.getTime() - b.previous_expiry.getTime() || a.id.localeCompare(b.id));
       return rows.map((row) => ({ conversationId: row.id, previousOwner: row.previous_owner, takeovers: row.takeovers }));
@@ -701,19 +814,28 @@ export class PostgresConversationStorage implements ConversationStorage {
     return this.write(async (tx) => {
       const { rowCount } = await tx.client.query({ name: statement, text: SQL[statement], values: [id, ...values] });
       if ((rowCount ?? 0) > 0) return true;
-      if ((await this.query(tx.client, 'conversationExists', [id])).length === 0) throw notFound(`conversation ${conversationId} not found`);
+      if ((await this.query(tx.client, 'conversationExists', [id])).length === 0)
+        throw notFound(`conversation ${conversationId} not found`);
       return false;
     });
   }
 
   async readEvents(range: EventRange): Promise<ConversationEvent[]> {
     if (range.conversationId === undefined) {
-      return (await this.pool.query<EventRow>({ name: 'selectEventsAfter', text: SQL.selectEventsAfter, values: [range.afterId, range.limit] }).catch(rethrow)).rows.map(eventFromRow);
+      return (
+        await this.pool
+          .query<EventRow>({ name: 'selectEventsAfter', text: SQL.selectEventsAfter, values: [range.afterId, range.limit] })
+          .catch(rethrow)
+      ).rows.map(eventFromRow);
     }
     const conversationId = storedId(range.conversationId);
     if (conversationId === undefined) return [];
     const { rows } = await this.pool
-      .query<EventRow>({ name: 'selectConversationEventsAfter', text: SQL.selectConversationEventsAfter, values: [conversationId, range.afterId, range.limit] })
+      .query<EventRow>({
+        name: 'selectConversationEventsAfter',
+        text: SQL.selectConversationEventsAfter,
+        values: [conversationId, range.afterId, range.limit],
+      })
       .catch(rethrow);
     return rows.map(eventFromRow);
   }
@@ -730,7 +852,10 @@ export class PostgresConversationStorage implements ConversationStorage {
   }
 
   shareLiveEvent(event: ConversationEvent): void {
-    if (this.nats) { this.nats.shareLive(event); return; }
+    if (this.nats) {
+      this.nats.shareLive(event);
+      return;
+    }
     const payloads = liveEventPayloads(this.bootId, event);
     if (payloads.length === 0 || this.closed) return;
     this.liveChain = this.liveChain.then(async () => {
@@ -863,7 +988,14 @@ export class PostgresConversationStorage implements ConversationStorage {
     // A mark replaced without its turn's last write: a turn a crash (or a stale orchestrator) cut off.
     if (row.running_turn_boot && !running) this.recordEvent(tx, id, row.updated_at, { kind: 'turn_ended', outcome: 'interrupted' });
     // The lease is the new turn's: a new owner, no takeovers yet; none clears an earlier one.
-    await this.query(tx.client, 'markTurnRunning', [id, this.bootId, isoTimestamp(this.now()), lease?.owner ?? null, lease?.node ?? null, lease?.ttlMs ?? null]);
+    await this.query(tx.client, 'markTurnRunning', [
+      id,
+      this.bootId,
+      isoTimestamp(this.now()),
+      lease?.owner ?? null,
+      lease?.node ?? null,
+      lease?.ttlMs ?? null,
+    ]);
     if (!running) this.recordEvent(tx, id, row.updated_at, { kind: 'turn_started' });
   }
 
@@ -875,7 +1007,16 @@ export class PostgresConversationStorage implements ConversationStorage {
 
   /** The conditional claim of one pending approval with a decision, under its conversation's lock; undefined when it is no longer pending. */
   private async decide(client: pg.PoolClient, uuid: string, decision: ClaimDecision): Promise<ApprovalRow | undefined> {
-    const values = [uuid, decision.status, isoTimestamp(this.now()), decision.reason, decision.decided_by, decision.via, decision.edited_args, decision.on_time === 1];
+    const values = [
+      uuid,
+      decision.status,
+      isoTimestamp(this.now()),
+      decision.reason,
+      decision.decided_by,
+      decision.via,
+      decision.edited_args,
+      decision.on_time === 1,
+    ];
     return (await this.query<ApprovalRow>(client, 'claimApproval', values))[0];
   }
 
@@ -912,7 +1053,9 @@ export class PostgresConversationStorage implements ConversationStorage {
       const written = await body(tx);
       events = await this.flush(tx);
       if (deadline !== undefined && Date.now() >= deadline) {
-        throw deadlineExceeded(`the conversation store's database took longer than its caller waits; the change was rolled back: nothing was written`);
+        throw deadlineExceeded(
+          `the conversation store's database took longer than its caller waits; the change was rolled back: nothing was written`,
+        );
       }
       return written;
     });
@@ -978,22 +1121,37 @@ export class PostgresConversationStorage implements ConversationStorage {
     if (tx.events.length === 0 && tx.countDeltas.size === 0 && tx.ownerCountDeltas.size === 0) return [];
     let events: ConversationEvent[] = [];
     if (tx.events.length > 0) {
-      const { rows } = await tx.client.query<{ last_id: number }>({ name: 'allocateEventIds', text: SQL.allocateEventIds, values: [tx.events.length] });
+      const { rows } = await tx.client.query<{ last_id: number }>({
+        name: 'allocateEventIds',
+        text: SQL.allocateEventIds,
+        values: [tx.events.length],
+      });
       const first = rows[0]!.last_id - tx.events.length + 1;
       const stored: EventRow[] = tx.events.map((event, index) => ({ ...event, id: first + index }));
       await tx.client.query({
         name: 'insertEvents',
         text: SQL.insertEvents,
-        values: [stored.map((e) => e.id), stored.map((e) => e.conversation_id), stored.map((e) => e.kind), stored.map((e) => e.payload), stored.map((e) => e.created_at)],
+        values: [
+          stored.map((e) => e.id),
+          stored.map((e) => e.conversation_id),
+          stored.map((e) => e.kind),
+          stored.map((e) => e.payload),
+          stored.map((e) => e.created_at),
+        ],
       });
       const last = stored.at(-1)!;
       // With NATS the other replicas hear of it from the stream, which the outbox publisher fills from this table.
-      if (!this.options.events) await tx.client.query('SELECT pg_notify($1, $2)', [STORED_EVENTS_CHANNEL, storedEventsPayload(last.id, last.conversation_id)]);
+      if (!this.options.events)
+        await tx.client.query('SELECT pg_notify($1, $2)', [STORED_EVENTS_CHANNEL, storedEventsPayload(last.id, last.conversation_id)]);
       events = stored.map(eventFromRow);
     }
     const deltas = [...tx.countDeltas].filter(([, delta]) => delta !== 0);
     if (deltas.length > 0) {
-      await tx.client.query({ name: 'changeCounts', text: SQL.changeCounts, values: [deltas.map(([status]) => status), deltas.map(([, delta]) => delta)] });
+      await tx.client.query({
+        name: 'changeCounts',
+        text: SQL.changeCounts,
+        values: [deltas.map(([status]) => status), deltas.map(([, delta]) => delta)],
+      });
     }
     const ownerDeltas = [...tx.ownerCountDeltas.values()].filter(({ delta }) => delta !== 0);
     if (ownerDeltas.length > 0) {
@@ -1019,7 +1177,11 @@ export class PostgresConversationStorage implements ConversationStorage {
     tx.ownerCountDeltas.set(key, { owner, status, delta: (earlier?.delta ?? 0) + delta });
   }
 
-  private async query<Row extends object = Record<string, unknown>>(client: pg.PoolClient, name: keyof typeof SQL, values: unknown[]): Promise<Row[]> {
+  private async query<Row extends object = Record<string, unknown>>(
+    client: pg.PoolClient,
+    name: keyof typeof SQL,
+    values: unknown[],
+  ): Promise<Row[]> {
     return (await client.query<Row>({ name, text: SQL[name], values })).rows;
   }
 
@@ -1033,7 +1195,10 @@ export class PostgresConversationStorage implements ConversationStorage {
 
   private async requireConversation(client: pg.PoolClient, id: string): Promise<PgConversationRow> {
     const stored = storedId(id);
-    const row = stored === undefined ? undefined : (await this.query<PgConversationRow>(client, 'selectConversation', [this.bootId, this.liveForMs, stored]))[0];
+    const row =
+      stored === undefined
+        ? undefined
+        : (await this.query<PgConversationRow>(client, 'selectConversation', [this.bootId, this.liveForMs, stored]))[0];
     if (!row) throw notFound(`conversation ${id} not found`);
     return row;
   }
@@ -1082,7 +1247,13 @@ export class PostgresConversationStorage implements ConversationStorage {
   }
 
   /** A conditional status move under the conversation's lock; FAILED_PRECONDITION naming the status found otherwise. */
-  private async moveApproval(client: pg.PoolClient, uuid: string, from: ApprovalStatusName, to: ApprovalStatusName, rule: string): Promise<ApprovalRow> {
+  private async moveApproval(
+    client: pg.PoolClient,
+    uuid: string,
+    from: ApprovalStatusName,
+    to: ApprovalStatusName,
+    rule: string,
+  ): Promise<ApprovalRow> {
     const approval = await this.requireApproval(client, uuid);
     await this.lockConversation(client, approval.conversation_id);
     const moved = (await this.query<ApprovalRow>(client, 'moveApproval', [approval.uuid, from, to, isoTimestamp(this.now())]))[0];
@@ -1092,7 +1263,12 @@ export class PostgresConversationStorage implements ConversationStorage {
   }
 
   /** As in the SQLite driver (applyChange there): messages at seq = message_count + 1…, the change's events in reading order. */
-  private async applyChange(tx: WriteTx, conversation: PgConversationRow, change: ConversationChange, at = timestampAfter(conversation.updated_at, this.now())): Promise<Message[]> {
+  private async applyChange(
+    tx: WriteTx,
+    conversation: PgConversationRow,
+    change: ConversationChange,
+    at = timestampAfter(conversation.updated_at, this.now()),
+  ): Promise<Message[]> {
     const next = {
       status: change.status ?? conversation.status,
       pending_approval_uuid: change.pendingApprovalUuid !== undefined ? change.pendingApprovalUuid : conversation.pending_approval_uuid,
@@ -1136,7 +1312,10 @@ export class PostgresConversationStorage implements ConversationStorage {
       ]);
     }
     const unchanged =
-      appended.length === 0 && next.status === conversation.status && next.pending_approval_uuid === conversation.pending_approval_uuid && change.run === undefined;
+      appended.length === 0 &&
+      next.status === conversation.status &&
+      next.pending_approval_uuid === conversation.pending_approval_uuid &&
+      change.run === undefined;
     if (!unchanged) {
       await this.query(tx.client, 'updateConversation', [
         conversation.id,
@@ -1158,10 +1337,16 @@ export class PostgresConversationStorage implements ConversationStorage {
   }
 
   /** As in the SQLite driver (readConversationPage there). */
-  private async readConversationPage(client: pg.PoolClient, row: PgConversationRow, request: GetConversationRequest): Promise<Conversation> {
+  private async readConversationPage(
+    client: pg.PoolClient,
+    row: PgConversationRow,
+    request: GetConversationRequest,
+  ): Promise<Conversation> {
     const limit = request.messageLimit ?? 0;
     const after = request.afterMessageId ? await this.messageSeq(client, row, request.afterMessageId, 'after_message_id') : undefined;
-    const before = request.beforeMessageId ? await this.messageSeq(client, row, request.beforeMessageId, 'before_message_id') : row.message_count + 1;
+    const before = request.beforeMessageId
+      ? await this.messageSeq(client, row, request.beforeMessageId, 'before_message_id')
+      : row.message_count + 1;
     const walk =
       after === undefined
         ? await this.query<MessageRow>(client, 'selectMessagesBefore', [row.id, before, limit + 1])
@@ -1180,7 +1365,8 @@ export class PostgresConversationStorage implements ConversationStorage {
     const stored = storedId(messageId);
     if (stored === undefined) throw invalidArgument(`${field}: not a message id; expected the id of a message of conversation ${row.id}`);
     const position = (await this.query<{ conversation_id: string; seq: number }>(client, 'selectMessagePosition', [stored]))[0];
-    if (!position || position.conversation_id !== row.id) throw invalidArgument(`${field}: ${stored} is not a message of conversation ${row.id}`);
+    if (!position || position.conversation_id !== row.id)
+      throw invalidArgument(`${field}: ${stored} is not a message of conversation ${row.id}`);
     return position.seq;
   }
 
@@ -1193,7 +1379,10 @@ export class PostgresConversationStorage implements ConversationStorage {
   /** The counts by status of every conversation, or of one owner's. */
   private async summary(client: pg.PoolClient, owner?: string): Promise<ConversationSummary> {
     const counts: Record<ConversationStatusName, number> = { active: 0, waiting_approval: 0, completed: 0 };
-    const rows = owner === undefined ? await this.query<CountRow>(client, 'selectCounts', []) : await this.query<CountRow>(client, 'selectOwnerCounts', [owner]);
+    const rows =
+      owner === undefined
+        ? await this.query<CountRow>(client, 'selectCounts', [])
+        : await this.query<CountRow>(client, 'selectOwnerCounts', [owner]);
     for (const row of rows) counts[row.status] = row.count;
     return summaryOf(counts);
   }
@@ -1207,8 +1396,10 @@ function fail(error: unknown): Error {
   if (error instanceof ServiceError) return error;
   const code = (error as { code?: unknown }).code;
   const message = (error as Error).message ?? String(error);
-  if (code === '57014') return deadlineExceeded(`a database statement of the conversation store ran past its statement_timeout: ${message}`);
-  if (code === '40P01' || code === '40001') return aborted(`the conversation store's database refused the change under concurrency (${message}); try it again`);
+  if (code === '57014')
+    return deadlineExceeded(`a database statement of the conversation store ran past its statement_timeout: ${message}`);
+  if (code === '40P01' || code === '40001')
+    return aborted(`the conversation store's database refused the change under concurrency (${message}); try it again`);
   if (isConnectionError(error)) return unavailable(`the conversation store's database is not available: ${message}`);
   if (error instanceof Error) return internal(`the conversation store's database failed: ${message}`);
   return internal(String(error));

@@ -111,7 +111,8 @@ export function liveEventPayloads(bootId: string, event: ConversationEvent): str
   }
   const whole = payload(event);
   if (Buffer.byteLength(whole) <= MAX_NOTIFY_PAYLOAD) return [whole];
-  const slim = (call: ConversationEvent['toolCallStarted']) => call && { ...call, arguments: undefined, result: undefined, providerMetadataJson: undefined };
+  const slim = (call: ConversationEvent['toolCallStarted']) =>
+    call && { ...call, arguments: undefined, result: undefined, providerMetadataJson: undefined };
   const trimmed = payload({ ...event, toolCallStarted: slim(event.toolCallStarted), toolCallFinished: slim(event.toolCallFinished) });
   return Buffer.byteLength(trimmed) <= MAX_NOTIFY_PAYLOAD ? [trimmed] : [];
 }

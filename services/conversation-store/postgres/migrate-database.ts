@@ -8,7 +8,10 @@ import { migrate, type MigrateOutcome } from './schema.js';
  * start; the replicas' own role then needs DML rights only. No statement timeout: a migration
  * of a large table may take longer than a request would.
  */
-export async function migrateDatabase(url: string, connectTimeoutMs = DEFAULT_POOL_LIMITS.connectTimeoutMs): Promise<MigrateOutcome & { where: string }> {
+export async function migrateDatabase(
+  url: string,
+  connectTimeoutMs = DEFAULT_POOL_LIMITS.connectTimeoutMs,
+): Promise<MigrateOutcome & { where: string }> {
   const where = redactedDatabaseUrl(url);
   const client = new pg.Client(connectionConfig(url, { ...DEFAULT_POOL_LIMITS, connectTimeoutMs, statementTimeoutMs: 0 }, 'asg-migrate'));
   try {

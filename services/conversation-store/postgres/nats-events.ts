@@ -169,7 +169,11 @@ export class NatsEvents {
     void (async () => {
       // The server lost the consumer or its stream (deleted, a restart without its storage): a new one.
       for await (const status of messages.status()) {
-        if (['consumer_deleted', 'consumer_not_found', 'stream_not_found', 'heartbeats_missed'].includes(status.type) && !this.closed && this.messages === messages) {
+        if (
+          ['consumer_deleted', 'consumer_not_found', 'stream_not_found', 'heartbeats_missed'].includes(status.type) &&
+          !this.closed &&
+          this.messages === messages
+        ) {
           this.options.onError('the consumer of stored events from NATS was lost; starting a new one', new Error(status.type));
           this.restartConsumer(CONSUMER_RESTART_MS);
         }
@@ -235,7 +239,11 @@ export class NatsEvents {
         this.restartConsumer(0);
         this.publisher?.wake();
       }
-      if (status.type === 'disconnect' && !this.closed) this.options.onError('the NATS connection of the events was lost; reconnecting', new Error(`disconnected from ${natsServer(this.options.url).redacted}`));
+      if (status.type === 'disconnect' && !this.closed)
+        this.options.onError(
+          'the NATS connection of the events was lost; reconnecting',
+          new Error(`disconnected from ${natsServer(this.options.url).redacted}`),
+        );
     }
   }
 }

@@ -160,7 +160,10 @@ export class OutboxPublisher {
     }
     let timer: NodeJS.Timeout | undefined;
     const late = new Promise<never>((_, reject) => {
-      timer = setTimeout(() => reject(new Error(`the publisher's lock connection did not answer within ${LOCK_CHECK_MS} ms`)), LOCK_CHECK_MS);
+      timer = setTimeout(
+        () => reject(new Error(`the publisher's lock connection did not answer within ${LOCK_CHECK_MS} ms`)),
+        LOCK_CHECK_MS,
+      );
     });
     try {
       await Promise.race([client.query('SELECT 1'), late]);
@@ -217,8 +220,10 @@ export class OutboxPublisher {
    */
   private async findLastPublished(): Promise<void> {
     await this.options.ensureStream();
-    const last = await this.options.manager.streams.getMessage(this.options.names.stream, { last_by_subj: this.options.names.storedSubject });
-    const fromStream = last === null ? undefined : (last.json<{ id: number }>().id);
+    const last = await this.options.manager.streams.getMessage(this.options.names.stream, {
+      last_by_subj: this.options.names.storedSubject,
+    });
+    const fromStream = last === null ? undefined : last.json<{ id: number }>().id;
     const { rows } = await this.options.pool.query<{ last_id: number }>(SQL.selectPublished, [this.options.names.stream]);
     const saved = rows[0]?.last_id;
     if (fromStream !== undefined && fromStream >= (saved ?? 0)) {

@@ -60,13 +60,7 @@ import {
   type NewApprovalFields,
 } from '../changes.js';
 import { storedId, storedIds } from '../ids.js';
-import {
-  decodeApprovalsPageToken,
-  decodeAuditPageToken,
-  decodePageToken,
-  encodePageToken,
-  type PageCursor,
-} from '../page-token.js';
+import { decodeApprovalsPageToken, decodeAuditPageToken, decodePageToken, encodePageToken, type PageCursor } from '../page-token.js';
 import {
   conversationStatus,
   isoTimestamp,
@@ -125,7 +119,6 @@ export interface SqliteStorageOptions {
 }
 
 export { DEFAULT_STALE_TURN_MS } from '../storage.js';
-
 
 /** Opens (creating and migrating when needed) `<dataDir>/conversations.db`. */
 export function openSqliteStorage(options: SqliteStorageOptions): SqliteConversationStorage {
@@ -234,7 +227,9 @@ export class SqliteConversationStorage implements ConversationStorage {
     if (owner === undefined) {
       return cursor ? this.sql.pageAfter.all({ created_at: cursor.createdAt, id: cursor.id, limit }) : this.sql.firstPage.all(limit);
     }
-    return cursor ? this.sql.ownerPageAfter.all({ owner, created_at: cursor.createdAt, id: cursor.id, limit }) : this.sql.ownerFirstPage.all({ owner, limit });
+    return cursor
+      ? this.sql.ownerPageAfter.all({ owner, created_at: cursor.createdAt, id: cursor.id, limit })
+      : this.sql.ownerFirstPage.all({ owner, limit });
   }
 
   async startTurn(request: StartTurnRequest): Promise<TurnStart> {
@@ -264,7 +259,9 @@ export class SqliteConversationStorage implements ConversationStorage {
       const conversation = this.requireConversation(request.conversationId);
       requireLease(conversation, request.leaseOwner);
       const status =
-        request.status === ConversationStatus.CONVERSATION_STATUS_UNSPECIFIED ? conversation.status : conversationStatus.name(request.status);
+        request.status === ConversationStatus.CONVERSATION_STATUS_UNSPECIFIED
+          ? conversation.status
+          : conversationStatus.name(request.status);
       if (status !== conversation.status) {
         if (conversation.status === 'waiting_approval') {
           throw failedPrecondition(
@@ -288,7 +285,11 @@ export class SqliteConversationStorage implements ConversationStorage {
       const at = timestampAfter(conversation.updated_at, this.now());
       const uuid = randomUUID();
       const requested = this.insertApproval(conversation.id, { ...request, uuid }, at);
-      this.applyChange(conversation, { messages: request.messages, status: 'waiting_approval', pendingApprovalUuid: uuid, requested: [requested] }, at);
+      this.applyChange(
+        conversation,
+        { messages: request.messages, status: 'waiting_approval', pendingApprovalUuid: uuid, requested: [requested] },
+        at,
+      );
       // A turn that stops for an approval is over; the approval's continuation is marked when it is approved.
       this.endTurn(conversation.id, 'paused');
       return approvalFromRow(this.requireApproval(uuid));
@@ -347,7 +348,12 @@ export class SqliteConversationStorage implements ConversationStorage {
 
   async finishApprovalExecution(request: FinishApprovalExecutionRequest): Promise<PendingApproval> {
     return this.write(() => {
-      const finished = this.moveApproval(request.uuid, 'executing', request.success ? 'done' : 'failed', 'only an executing call can finish');
+      const finished = this.moveApproval(
+        request.uuid,
+        'executing',
+        request.success ? 'done' : 'failed',
+        'only an executing call can finish',
+      );
       this.applyChange(this.requireConversation(finished.conversation_id), { messages: request.messages });
       return approvalFromRow(finished);
     });
@@ -379,9 +385,15 @@ export class SqliteConversationStorage implements ConversationStorage {
       let rows: ApprovalRow[];
       if (request.conversationId !== '') {
         const conversationId = storedId(request.conversationId);
-        rows = conversationId === undefined ? [] : this.sql.approvalsOfConversationAfter.all({ ...after, conversation_id: conversationId, statuses: JSON.stringify(statuses) });
+        rows =
+          conversationId === undefined
+            ? []
+            : this.sql.approvalsOfConversationAfter.all({ ...after, conversation_id: conversationId, statuses: JSON.stringify(statuses) });
       } else {
-        rows = oldestFirst(statuses.map((status) => this.sql.approvalsOfStatusAfter.all({ ...after, status })), limit + 1);
+        rows = oldestFirst(
+          statuses.map((status) => this.sql.approvalsOfStatusAfter.all({ ...after, status })),
+          limit + 1,
+        );
       }
       return approvalPage(rows, limit);
     });
@@ -413,7 +425,10 @@ export class SqliteConversationStorage implements ConversationStorage {
       const rows =
         request.kinds.length === 0
           ? this.sql.auditBefore.all({ before, limit: limit + 1 })
-          : newestFirst([...new Set(request.kinds)].map((kind) => this.sql.auditOfKindBefore.all({ kind, before, limit: limit + 1 })), limit + 1);
+          : newestFirst(
+              [...new Set(request.kinds)].map((kind) => this.sql.auditOfKindBefore.all({ kind, before, limit: limit + 1 })),
+              limit + 1,
+            );
       return auditPage(rows, limit);
     });
   }
@@ -579,10 +594,13 @@ export class SqliteConversationStorage implements ConversationStorage {
 
   async readEvents(range: EventRange): Promise<ConversationEvent[]> {
     return this.read(() => {
-      if (range.conversationId === undefined) return this.sql.selectEventsAfter.all({ after_id: range.afterId, limit: range.limit }).map(eventFromRow);
+      if (range.conversationId === undefined)
+        return this.sql.selectEventsAfter.all({ after_id: range.afterId, limit: range.limit }).map(eventFromRow);
       const conversationId = storedId(range.conversationId);
       if (conversationId === undefined) return [];
-      return this.sql.selectConversationEventsAfter.all({ conversation_id: conversationId, after_id: range.afterId, limit: range.limit }).map(eventFromRow);
+      return this.sql.selectConversationEventsAfter
+        .all({ conversation_id: conversationId, after_id: range.afterId, limit: range.limit })
+        .map(eventFromRow);
     });
   }
 
@@ -718,7 +736,8 @@ export class SqliteConversationStorage implements ConversationStorage {
 
   /** Writes one event of the change in progress, in its transaction. */
   private recordEvent(conversationId: string, at: string, change: EventChange): void {
-    if (!this.transactionEvents) throw internal(`a ${change.kind} event of conversation ${conversationId} was recorded outside a write transaction`);
+    if (!this.transactionEvents)
+      throw internal(`a ${change.kind} event of conversation ${conversationId} was recorded outside a write transaction`);
     const row = { conversation_id: conversationId, kind: change.kind, payload: eventPayload(change), created_at: at };
     const { lastInsertRowid } = this.sql.insertEvent.run(row);
     this.transactionEvents.push(eventFromRow({ ...row, id: Number(lastInsertRowid) }));
@@ -780,7 +799,11 @@ export class SqliteConversationStorage implements ConversationStorage {
    * resolved (the decision), messages added (e.g. its result), approvals requested (after
    * the call they gate), and the status the conversation ends in.
    */
-  private applyChange(conversation: ConversationRow, change: ConversationChange, at = timestampAfter(conversation.updated_at, this.now())): Message[] {
+  private applyChange(
+    conversation: ConversationRow,
+    change: ConversationChange,
+    at = timestampAfter(conversation.updated_at, this.now()),
+  ): Message[] {
     const next: ConversationState = {
       id: conversation.id,
       status: change.status ?? conversation.status,
@@ -856,7 +879,8 @@ export class SqliteConversationStorage implements ConversationStorage {
     // Only a well-formed id is named back: the text came from outside.
     if (stored === undefined) throw invalidArgument(`${field}: not a message id; expected the id of a message of conversation ${row.id}`);
     const position = this.sql.selectMessagePosition.get(stored);
-    if (!position || position.conversation_id !== row.id) throw invalidArgument(`${field}: ${stored} is not a message of conversation ${row.id}`);
+    if (!position || position.conversation_id !== row.id)
+      throw invalidArgument(`${field}: ${stored} is not a message of conversation ${row.id}`);
     return position.seq;
   }
 

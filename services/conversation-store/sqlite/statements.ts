@@ -263,7 +263,10 @@ interface RunRow {
 type NewConversationRow = Pick<ConversationRow, 'id' | 'session_id' | 'created_at' | 'a2a_dialect' | 'a2a_context_id' | 'owner'>;
 
 /** An approval as inserted: the store sets status, decided_at and updated_at itself; SQLite binds the flag as 0/1. */
-type NewApprovalRow = Omit<ApprovalRow, 'status' | 'decided_at' | 'updated_at' | 'outcome_unknown' | 'reason' | 'decided_by' | 'via' | 'edited_args'> & {
+type NewApprovalRow = Omit<
+  ApprovalRow,
+  'status' | 'decided_at' | 'updated_at' | 'outcome_unknown' | 'reason' | 'decided_by' | 'via' | 'edited_args'
+> & {
   outcome_unknown: 0 | 1;
   expires_at: string | null;
   on_timeout: ApprovalRow['on_timeout'];
@@ -354,14 +357,23 @@ export interface Statements {
   selectPushConfigs: Statement<[string], PushConfigRow>;
   countPushConfigs: Statement<[string], { n: number }>;
   deletePushConfig: Statement<[string, string]>;
-  selectRunningTurn: Statement<[string], { running_turn_boot: string | null; running_turn_since: string | null; lease_owner: string | null }>;
+  selectRunningTurn: Statement<
+    [string],
+    { running_turn_boot: string | null; running_turn_since: string | null; lease_owner: string | null }
+  >;
   markTurnRunning: Statement<[TurnMark]>;
   clearTurnRunning: Statement<[string]>;
   selectTurnsOfOtherBoots: Statement<[string], { id: string }>;
   renewRunLease: Statement<[{ id: string; owner: string; expires_at: number }]>;
   releaseRunLease: Statement<[{ id: string; owner: string; now: number }]>;
-  selectTakeoverCandidates: Statement<[{ owner: string; node: string; now: number; limit: number; given_up: string }], { id: string; lease_owner: string }>;
-  takeOverRun: Statement<[{ id: string; owner: string; node: string; expires_at: number; boot: string; since: string }], { lease_takeovers: number }>;
+  selectTakeoverCandidates: Statement<
+    [{ owner: string; node: string; now: number; limit: number; given_up: string }],
+    { id: string; lease_owner: string }
+  >;
+  takeOverRun: Statement<
+    [{ id: string; owner: string; node: string; expires_at: number; boot: string; since: string }],
+    { lease_takeovers: number }
+  >;
 }
 
 export function prepareStatements(db: Database): Statements {

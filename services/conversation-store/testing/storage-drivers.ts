@@ -63,7 +63,8 @@ export function sqliteDriver(): StorageDriver {
       return read<{ n: number }>(`SELECT COUNT(*) AS n FROM ${table}`).n;
     },
     async pendingApprovalColumn(id) {
-      return read<{ pending_approval_uuid: string | null }>('SELECT pending_approval_uuid FROM conversations WHERE id = ?', id).pending_approval_uuid;
+      return read<{ pending_approval_uuid: string | null }>('SELECT pending_approval_uuid FROM conversations WHERE id = ?', id)
+        .pending_approval_uuid;
     },
     async execute(sql) {
       const db = new Database(join(dir!, DATABASE_FILE));
@@ -207,7 +208,10 @@ export function postgresOptions(url: string, options: OpenOptions & Partial<Post
   return { url, heartbeatMs: 200, ...options };
 }
 
-export function postgresDriver(): StorageDriver & { url(): string; openPostgres(options?: OpenOptions & Partial<PostgresStorageOptions>): Promise<PostgresConversationStorage> } {
+export function postgresDriver(): StorageDriver & {
+  url(): string;
+  openPostgres(options?: OpenOptions & Partial<PostgresStorageOptions>): Promise<PostgresConversationStorage>;
+} {
   let database: string | undefined;
   const url = () => databaseUrl(database!);
   const read = async <T extends pg.QueryResultRow>(sql: string, values: unknown[] = []): Promise<T[]> => {
@@ -219,7 +223,8 @@ export function postgresDriver(): StorageDriver & { url(): string; openPostgres(
       await client.end();
     }
   };
-  const openPostgres = (options: OpenOptions & Partial<PostgresStorageOptions> = {}) => openPostgresStorage(postgresOptions(url(), options));
+  const openPostgres = (options: OpenOptions & Partial<PostgresStorageOptions> = {}) =>
+    openPostgresStorage(postgresOptions(url(), options));
   return {
     name: 'postgres',
     dataDir: undefined,
@@ -233,7 +238,9 @@ export function postgresDriver(): StorageDriver & { url(): string; openPostgres(
       return Number((await read<{ n: string }>(`SELECT count(*) AS n FROM ${table}`))[0]!.n);
     },
     async pendingApprovalColumn(id) {
-      return (await read<{ pending_approval_uuid: string | null }>('SELECT pending_approval_uuid FROM conversations WHERE id = $1', [id]))[0]!.pending_approval_uuid;
+      return (
+        await read<{ pending_approval_uuid: string | null }>('SELECT pending_approval_uuid FROM conversations WHERE id = $1', [id])
+      )[0]!.pending_approval_uuid;
     },
     async execute(sql) {
       await read(sql);

@@ -13,7 +13,12 @@ import { defineTool, pathArg, rootArg } from './registry.js';
 /** The read-only tools: list_roots, list_folder, read_file, stat_file, hash_file, permissions_file. */
 
 /** Resolves a path that must exist, following links. */
-export async function existing(sandbox: Sandbox, root: string, path: string, tool: Parameters<Sandbox['root']>[1]): Promise<ResolvedPath & { stats: Stats }> {
+export async function existing(
+  sandbox: Sandbox,
+  root: string,
+  path: string,
+  tool: Parameters<Sandbox['root']>[1],
+): Promise<ResolvedPath & { stats: Stats }> {
   const resolved = await sandbox.resolve(sandbox.root(root, tool), path, 'follow');
   if (!resolved.stats) throw new ToolError(`${resolved.shown} not found`);
   return resolved as ResolvedPath & { stats: Stats };
@@ -55,7 +60,7 @@ export const listFolder = defineTool({
   name: 'list_folder',
   title: 'List folder',
   description:
-    'List a folder\'s entries in name order: name, type (file, directory, symlink, other), size in bytes and modification time. ' +
+    "List a folder's entries in name order: name, type (file, directory, symlink, other), size in bytes and modification time. " +
     'A symbolic link also shows target_type: file, directory, external (points outside the root; it cannot be followed), broken or loop.',
   input: z.strictObject({
     root: rootArg,
@@ -117,7 +122,10 @@ async function readLines(abs: string, first: number, count: number | undefined, 
   const finishLine = () => {
     if (wanted(line)) {
       if (keptBytes + currentBytes > maxBytes) {
-        if (returned === 0) throw new ToolError(`line ${line} of ${shown} is longer than max_full_read_size (${maxBytes} bytes); read it with offset_bytes/limit_bytes`);
+        if (returned === 0)
+          throw new ToolError(
+            `line ${line} of ${shown} is longer than max_full_read_size (${maxBytes} bytes); read it with offset_bytes/limit_bytes`,
+          );
         collecting = false;
       } else {
         kept.push(...current);
@@ -141,7 +149,10 @@ async function readLines(abs: string, first: number, count: number | undefined, 
         if (wanted(line)) {
           current.push(Buffer.from(chunk.subarray(start, end)));
           currentBytes += end - start;
-          if (currentBytes > maxBytes && returned === 0) throw new ToolError(`line ${line} of ${shown} is longer than max_full_read_size (${maxBytes} bytes); read it with offset_bytes/limit_bytes`);
+          if (currentBytes > maxBytes && returned === 0)
+            throw new ToolError(
+              `line ${line} of ${shown} is longer than max_full_read_size (${maxBytes} bytes); read it with offset_bytes/limit_bytes`,
+            );
           if (keptBytes + currentBytes > maxBytes) collecting = false;
         }
         if (newline === -1) {
@@ -170,7 +181,7 @@ export const readFile = defineTool({
   name: 'read_file',
   title: 'Read file',
   description:
-    'Read a text file. With no offsets the whole file is returned, up to the server\'s max_full_read_size; larger files are read in parts, ' +
+    "Read a text file. With no offsets the whole file is returned, up to the server's max_full_read_size; larger files are read in parts, " +
     'either by bytes (offset_bytes from 0, limit_bytes) or by lines (offset_lines from 1, limit_lines) — not both. ' +
     'Binary files (a null byte in the first 8 KB) are refused for full and line reads; a byte-range read returns their bytes base64-encoded. ' +
     'truncated is true when more of the file follows what was returned; next_offset_bytes / next_offset_lines say where to continue.',
@@ -187,7 +198,8 @@ export const readFile = defineTool({
   async run(sandbox, args) {
     const byBytes = args.offset_bytes !== undefined || args.limit_bytes !== undefined;
     const byLines = args.offset_lines !== undefined || args.limit_lines !== undefined;
-    if (byBytes && byLines) throw new ToolError('offset_bytes/limit_bytes and offset_lines/limit_lines are mutually exclusive; read by bytes or by lines');
+    if (byBytes && byLines)
+      throw new ToolError('offset_bytes/limit_bytes and offset_lines/limit_lines are mutually exclusive; read by bytes or by lines');
     const file = await existing(sandbox, args.root, args.path, 'read_file');
     if (file.stats.isDirectory()) throw new ToolError(`${file.shown} is a directory; use list_folder to see its entries`);
     if (!file.stats.isFile()) throw new ToolError(`${file.shown} is not a regular file`);
@@ -198,7 +210,8 @@ export const readFile = defineTool({
       const binary = await isBinaryFile(file.abs);
       if (byBytes) {
         const offset = args.offset_bytes ?? 0;
-        if (args.limit_bytes !== undefined && args.limit_bytes > max) throw new ToolError(`limit_bytes is ${args.limit_bytes}; at most max_full_read_size (${max} bytes) can be read at once`);
+        if (args.limit_bytes !== undefined && args.limit_bytes > max)
+          throw new ToolError(`limit_bytes is ${args.limit_bytes}; at most max_full_read_size (${max} bytes) can be read at once`);
         const limit = args.limit_bytes ?? max;
         const buffer = Buffer.alloc(Math.max(0, Math.min(limit, size - offset)));
         const handle = await open(file.abs, constants.O_RDONLY | constants.O_NOFOLLOW);
@@ -223,7 +236,9 @@ export const readFile = defineTool({
         };
       }
       if (binary) {
-        throw new ToolError(`${file.shown} is a binary file (it has a null byte in its first 8 KB); read a byte range with offset_bytes/limit_bytes to get its bytes base64-encoded`);
+        throw new ToolError(
+          `${file.shown} is a binary file (it has a null byte in its first 8 KB); read a byte range with offset_bytes/limit_bytes to get its bytes base64-encoded`,
+        );
       }
       if (byLines) {
         const first = args.offset_lines ?? 1;
@@ -263,7 +278,8 @@ export const readFile = defineTool({
           }
           filled += bytesRead;
         }
-        if (filled > max) throw new ToolError(`${file.shown} grew past max_full_read_size (${max} bytes) while being read; read it in parts`);
+        if (filled > max)
+          throw new ToolError(`${file.shown} grew past max_full_read_size (${max} bytes) while being read; read it in parts`);
         content = buffer.subarray(0, filled);
       } finally {
         await handle.close();
@@ -305,7 +321,7 @@ const HASHES = ['md5', 'sha1', 'sha256'] as const;
 export const hashFile = defineTool({
   name: 'hash_file',
   title: 'Hash file',
-  description: 'Hex digest of a file\'s bytes with md5, sha1 or sha256 (default sha256). The file is streamed, so any size works.',
+  description: "Hex digest of a file's bytes with md5, sha1 or sha256 (default sha256). The file is streamed, so any size works.",
   input: z.strictObject({
     root: rootArg,
     path: pathArg('File to hash'),
@@ -371,7 +387,8 @@ const accountNames = (() => {
 export const permissionsFile = defineTool({
   name: 'permissions_file',
   title: 'File permissions',
-  description: 'Owner, group and permission bits of a file or folder: mode as octal ("0755"), permissions as ls shows them ("-rwxr-xr-x"), owner and group names with their numeric ids.',
+  description:
+    'Owner, group and permission bits of a file or folder: mode as octal ("0755"), permissions as ls shows them ("-rwxr-xr-x"), owner and group names with their numeric ids.',
   input: z.strictObject({ root: rootArg, path: pathArg('File or folder') }),
   readOnly: true,
   idempotent: true,

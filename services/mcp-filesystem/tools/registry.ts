@@ -44,7 +44,12 @@ function failure(message: string): CallToolResult {
 export type UnexpectedErrorSink = (tool: string, error: unknown) => void;
 
 /** Runs an already-validated call under the sandbox's lock and maps every failure to a tool result. */
-export async function runTool(sandbox: Sandbox, tool: FilesystemTool, args: unknown, onUnexpected?: UnexpectedErrorSink): Promise<CallToolResult> {
+export async function runTool(
+  sandbox: Sandbox,
+  tool: FilesystemTool,
+  args: unknown,
+  onUnexpected?: UnexpectedErrorSink,
+): Promise<CallToolResult> {
   try {
     const payload = await sandbox.lock.run(!tool.readOnly, () => tool.run(sandbox, args as never));
     return success(payload);
@@ -62,7 +67,12 @@ function describeIssues(error: z.ZodError): string {
 }
 
 /** Validates raw arguments with the tool's schema, then runs it (what an MCP tools/call does). */
-export async function callTool(sandbox: Sandbox, tool: FilesystemTool, raw: unknown, onUnexpected?: UnexpectedErrorSink): Promise<CallToolResult> {
+export async function callTool(
+  sandbox: Sandbox,
+  tool: FilesystemTool,
+  raw: unknown,
+  onUnexpected?: UnexpectedErrorSink,
+): Promise<CallToolResult> {
   const parsed = tool.input.safeParse(raw ?? {});
   if (!parsed.success) return failure(`invalid arguments for ${tool.name}: ${describeIssues(parsed.error)}`);
   return runTool(sandbox, tool, parsed.data, onUnexpected);
@@ -71,7 +81,11 @@ export async function callTool(sandbox: Sandbox, tool: FilesystemTool, raw: unkn
 // Argument schemas every path-taking tool shares.
 export const rootArg = z.string().min(1).describe('Name of the root to act in (see list_roots)');
 export const pathArg = (what: string) =>
-  z.string().describe(`${what}, relative to the root ("." or "" is the root itself; a leading "/" also means the root; ".." may not climb above it)`);
+  z
+    .string()
+    .describe(
+      `${what}, relative to the root ("." or "" is the root itself; a leading "/" also means the root; ".." may not climb above it)`,
+    );
 export const maxDepthArg = z
   .number()
   .int()

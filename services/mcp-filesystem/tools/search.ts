@@ -23,7 +23,13 @@ export const grep = defineTool({
     root: rootArg,
     pattern: z.string().min(1).describe('Regular expression to look for (RE2 syntax)'),
     path: pathArg('Folder or file to search').default('.'),
-    glob_filter: z.string().min(1).optional().describe('Only search files matching this glob ("*.go" matches names at any depth; a glob with "/" matches the path below the searched folder)'),
+    glob_filter: z
+      .string()
+      .min(1)
+      .optional()
+      .describe(
+        'Only search files matching this glob ("*.go" matches names at any depth; a glob with "/" matches the path below the searched folder)',
+      ),
     case_insensitive: z.boolean().default(false).describe('Ignore case'),
     context_lines: z.number().int().min(0).max(50).default(0).describe('Lines of context before and after each match (default 0)'),
     max_results: z.number().int().min(1).max(10_000).default(100).describe('Most matches to return (default 100)'),
@@ -39,7 +45,13 @@ export const grep = defineTool({
       const base = await existing(sandbox, args.root, args.path, 'grep');
       if (!base.stats.isDirectory() && !base.stats.isFile()) throw new ToolError(`${base.shown} is not a folder or a regular file`);
       const baseIsFile = base.stats.isFile();
-      const outcome = await grepSearch(base.abs, baseIsFile, { regex, include: include?.matches, contextLines: args.context_lines, maxResults: args.max_results, maxDepth: args.max_depth });
+      const outcome = await grepSearch(base.abs, baseIsFile, {
+        regex,
+        include: include?.matches,
+        contextLines: args.context_lines,
+        maxResults: args.max_results,
+        maxDepth: args.max_depth,
+      });
       return grepAnswer(base, baseIsFile, outcome);
     } finally {
       regex.dispose();
@@ -62,7 +74,9 @@ function grepAnswer(base: ResolvedPath, baseIsFile: boolean, outcome: Awaited<Re
     files_searched: outcome.filesSearched,
     binary_files_skipped: outcome.binaryFilesSkipped,
     truncated: outcome.truncated,
-    ...(outcome.state.stoppedBy ? { stopped: outcome.state.stoppedBy === 'time' ? 'the search ran out of time' : 'the search visited too many entries' } : {}),
+    ...(outcome.state.stoppedBy
+      ? { stopped: outcome.state.stoppedBy === 'time' ? 'the search ran out of time' : 'the search visited too many entries' }
+      : {}),
   };
 }
 
@@ -89,12 +103,19 @@ export const glob = defineTool({
   readOnly: true,
   idempotent: true,
   async run(sandbox, args) {
-    if ((args.pattern === undefined) === (args.regex === undefined)) throw new ToolError('glob needs exactly one of pattern (a glob) or regex (a regular expression)');
-    const matcher: PathMatcher = args.pattern !== undefined ? compileGlob(args.pattern) : regexMatcher(compileRegex(args.regex!, {}, 'regex'));
+    if ((args.pattern === undefined) === (args.regex === undefined))
+      throw new ToolError('glob needs exactly one of pattern (a glob) or regex (a regular expression)');
+    const matcher: PathMatcher =
+      args.pattern !== undefined ? compileGlob(args.pattern) : regexMatcher(compileRegex(args.regex!, {}, 'regex'));
     try {
       const base = await existing(sandbox, args.root, args.path, 'glob');
       if (!base.stats.isDirectory()) throw new ToolError(`${base.shown} is not a directory; glob searches folders`);
-      const outcome = await globSearch(base.abs, { matches: matcher.matches, type: args.type_filter, maxDepth: args.max_depth, maxResults: args.max_results });
+      const outcome = await globSearch(base.abs, {
+        matches: matcher.matches,
+        type: args.type_filter,
+        maxDepth: args.max_depth,
+        maxResults: args.max_results,
+      });
       return globAnswer(base, outcome);
     } finally {
       matcher.dispose();
@@ -103,11 +124,18 @@ export const glob = defineTool({
 });
 
 function globAnswer(base: ResolvedPath, outcome: Awaited<ReturnType<typeof globSearch>>) {
-  const found = outcome.matches.map((match) => ({ path: underFolder(base, match.rel), type: match.type, size: match.size, modified_at: match.modified_at }));
+  const found = outcome.matches.map((match) => ({
+    path: underFolder(base, match.rel),
+    type: match.type,
+    size: match.size,
+    modified_at: match.modified_at,
+  }));
   return {
     matches: found,
     total_matches: found.length,
     truncated: outcome.truncated,
-    ...(outcome.state.stoppedBy ? { stopped: outcome.state.stoppedBy === 'time' ? 'the search ran out of time' : 'the search visited too many entries' } : {}),
+    ...(outcome.state.stoppedBy
+      ? { stopped: outcome.state.stoppedBy === 'time' ? 'the search ran out of time' : 'the search visited too many entries' }
+      : {}),
   };
 }

@@ -52,7 +52,10 @@ async function copyInto(sandbox: Sandbox, source: ResolvedPath, dest: ResolvedPa
   const staging = temporarySibling(dest.abs);
   let report: CopyReport;
   try {
-    report = await copyTree(source.abs, staging, { linkPolicy: linkPolicy(sandbox, source.root), show: (abs) => shownRel(sandbox.relativeTo(source.root, abs)) });
+    report = await copyTree(source.abs, staging, {
+      linkPolicy: linkPolicy(sandbox, source.root),
+      show: (abs) => shownRel(sandbox.relativeTo(source.root, abs)),
+    });
     if (dest.stats && overwrite) await rm(dest.abs, { recursive: true });
     await rename(staging, dest.abs);
   } catch (error) {
@@ -79,7 +82,8 @@ export const copy = defineTool({
     if (!source.stats.isFile() && !source.stats.isDirectory()) throw new ToolError(`${source.shown} is not a regular file or folder`);
     const dest = await sandbox.resolve(destRoot, args.dest_path, 'entry');
     checkDestination(dest, args.overwrite);
-    if (source.stats.isDirectory() && (dest.abs === source.abs || inside(source.abs, dest.abs))) throw new ToolError(`cannot copy folder ${source.shown} into itself (${dest.shown})`);
+    if (source.stats.isDirectory() && (dest.abs === source.abs || inside(source.abs, dest.abs)))
+      throw new ToolError(`cannot copy folder ${source.shown} into itself (${dest.shown})`);
     if (dest.abs === source.abs) throw new ToolError(`${source.shown} and ${dest.shown} are the same file`);
     try {
       await mkdir(dirname(dest.abs), { recursive: true });
@@ -118,12 +122,14 @@ export const move = defineTool({
     const sourceRoot = sandbox.root(args.source_root, 'move');
     const destRoot = sandbox.root(args.dest_root, 'move');
     const source = await sandbox.resolve(sourceRoot, args.source_path, 'entry');
-    if (source.rel === '') throw new ToolError(`cannot move root "${sourceRoot.name}"; a root can never be moved (move what is inside it instead)`);
+    if (source.rel === '')
+      throw new ToolError(`cannot move root "${sourceRoot.name}"; a root can never be moved (move what is inside it instead)`);
     if (!source.stats) throw new ToolError(`${source.shown} not found`);
     const dest = await sandbox.resolve(destRoot, args.dest_path, 'entry');
     checkDestination(dest, args.overwrite);
     if (dest.abs === source.abs) throw new ToolError(`${source.shown} and ${dest.shown} are the same path`);
-    if (source.stats.isDirectory() && inside(source.abs, dest.abs)) throw new ToolError(`cannot move folder ${source.shown} into itself (${dest.shown})`);
+    if (source.stats.isDirectory() && inside(source.abs, dest.abs))
+      throw new ToolError(`cannot move folder ${source.shown} into itself (${dest.shown})`);
     // Replacing a folder that holds the source would delete the source before it moves.
     if (inside(dest.abs, source.abs)) throw new ToolError(`cannot replace ${dest.shown} with ${source.shown}, which is inside it`);
     try {
@@ -144,7 +150,10 @@ export const move = defineTool({
       try {
         const staging = temporarySibling(dest.abs);
         try {
-          await copyTree(source.abs, staging, { linkPolicy: async () => undefined, show: (abs) => shownRel(sandbox.relativeTo(source.root, abs)) });
+          await copyTree(source.abs, staging, {
+            linkPolicy: async () => undefined,
+            show: (abs) => shownRel(sandbox.relativeTo(source.root, abs)),
+          });
           await rename(staging, dest.abs);
         } catch (error) {
           await rm(staging, { recursive: true, force: true });

@@ -45,14 +45,16 @@ export const writeFile = defineTool({
   async run(sandbox, { root, path, content, mode }) {
     const target = await sandbox.resolve(sandbox.root(root, 'write_file'), path, 'follow');
     refuseNonFile(target, 'write_file');
-    if (mode === 'create_only' && target.stats) throw new ToolError(`${target.shown} already exists; create_only never replaces a file (use overwrite or append)`);
+    if (mode === 'create_only' && target.stats)
+      throw new ToolError(`${target.shown} already exists; create_only never replaces a file (use overwrite or append)`);
     await ensureParent(target);
     const data = Buffer.from(content, 'utf8');
     try {
       if (mode === 'overwrite') {
         await writeFileAtomic(target.abs, data, target.stats?.mode);
       } else {
-        const flags = constants.O_WRONLY | constants.O_CREAT | constants.O_NOFOLLOW | (mode === 'append' ? constants.O_APPEND : constants.O_EXCL);
+        const flags =
+          constants.O_WRONLY | constants.O_CREAT | constants.O_NOFOLLOW | (mode === 'append' ? constants.O_APPEND : constants.O_EXCL);
         const handle = await open(target.abs, flags, 0o666);
         try {
           await handle.writeFile(data);
@@ -61,7 +63,8 @@ export const writeFile = defineTool({
         }
       }
     } catch (error) {
-      if ((error as NodeJS.ErrnoException).code === 'EEXIST' && mode === 'create_only') throw new ToolError(`${target.shown} already exists; create_only never replaces a file`);
+      if ((error as NodeJS.ErrnoException).code === 'EEXIST' && mode === 'create_only')
+        throw new ToolError(`${target.shown} already exists; create_only never replaces a file`);
       throw fsError(error, target.shown, 'write');
     }
     return { path: shownRel(target.rel), mode, bytes_written: data.length, created: target.stats === undefined };
@@ -108,7 +111,10 @@ export const patchFile = defineTool({
     refuseNonFile(target, 'patch_file');
     let original: string | undefined;
     if (target.stats) {
-      if (target.stats.size > sandbox.maxFullReadSize) throw new ToolError(`${target.shown} is too large to patch: ${target.stats.size} bytes, over max_full_read_size (${sandbox.maxFullReadSize} bytes)`);
+      if (target.stats.size > sandbox.maxFullReadSize)
+        throw new ToolError(
+          `${target.shown} is too large to patch: ${target.stats.size} bytes, over max_full_read_size (${sandbox.maxFullReadSize} bytes)`,
+        );
       let bytes: Buffer;
       try {
         bytes = await readFile(target.abs);
@@ -171,7 +177,10 @@ export const removeFolder = defineTool({
   idempotent: false,
   async run(sandbox, { root, path }) {
     const target = await sandbox.resolve(sandbox.root(root, 'remove_folder'), path, 'entry');
-    if (target.rel === '') throw new ToolError(`cannot remove root directory "${target.root.name}"; a root can never be removed (remove what is inside it instead)`);
+    if (target.rel === '')
+      throw new ToolError(
+        `cannot remove root directory "${target.root.name}"; a root can never be removed (remove what is inside it instead)`,
+      );
     if (!target.stats) throw new ToolError(`${target.shown} not found`);
     if (target.stats.isSymbolicLink()) throw new ToolError(`${target.shown} is a symbolic link; use remove_file to remove the link itself`);
     if (!target.stats.isDirectory()) throw new ToolError(`${target.shown} is a file, not a directory; use remove_file for files`);

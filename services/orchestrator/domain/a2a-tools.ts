@@ -43,13 +43,25 @@ export function a2aTool(agent: Pick<A2aAgentConfig, 'name' | 'description' | 'de
  */
 export function a2aPeers(config: Pick<AgentConfig, 'a2a' | 'agent'>): Map<string, A2aPeer> {
   const peers = new Map<string, A2aPeer>();
-  const add = (name: string, url: string, timeout: number | undefined, destructive: boolean | undefined, description: string | undefined) => {
+  const add = (
+    name: string,
+    url: string,
+    timeout: number | undefined,
+    destructive: boolean | undefined,
+    description: string | undefined,
+  ) => {
     const tool = a2aToolName(name);
-    if (!peers.has(tool)) peers.set(tool, { peer: { name, url, timeoutMs: timeout ?? 60_000 }, destructive: destructive ?? false, description: description ?? '' });
+    if (!peers.has(tool))
+      peers.set(tool, {
+        peer: { name, url, timeoutMs: timeout ?? 60_000 },
+        destructive: destructive ?? false,
+        description: description ?? '',
+      });
   };
   for (const agent of config.a2a) add(agent.name, agent.url, agent.timeout, agent.destructiveHint, agent.description);
   const visit = (node: AgentNode): void => {
-    for (const agent of node.a2a ?? []) add(agent.name, agent.url, agent.timeout as number | undefined, agent.destructiveHint, agent.description);
+    for (const agent of node.a2a ?? [])
+      add(agent.name, agent.url, agent.timeout as number | undefined, agent.destructiveHint, agent.description);
     if (node.type === 'a2a' && node.url) add(node.name, node.url, undefined, node.destructiveHint, node.description);
     node.agents?.forEach(visit);
   };
@@ -59,7 +71,9 @@ export function a2aPeers(config: Pick<AgentConfig, 'a2a' | 'agent'>): Map<string
 
 /** The tools of an llm node's own `a2a` list (or simple mode's top-level list). */
 export function a2aToolsOf(agents: readonly { name: string; description?: string; destructiveHint?: boolean }[] | undefined): Tool[] {
-  return (agents ?? []).map((agent) => a2aTool({ name: agent.name, description: agent.description ?? '', destructiveHint: agent.destructiveHint ?? false }));
+  return (agents ?? []).map((agent) =>
+    a2aTool({ name: agent.name, description: agent.description ?? '', destructiveHint: agent.destructiveHint ?? false }),
+  );
 }
 
 /** How a remote task's end reads as a tool result: its text, or why it ended without one. */
@@ -74,7 +88,10 @@ export function remoteOutcome(agent: string, task: RemoteTask): { text: string; 
     case TaskState.TASK_STATE_FAILED:
       return { text: `${agent} failed${task.text ? `: ${task.text}` : '.'}`, isError: true };
     default:
-      return { text: `${agent} answered in state ${TaskState[task.state] ?? task.state}${task.text ? `: ${task.text}` : ''}`, isError: true };
+      return {
+        text: `${agent} answered in state ${TaskState[task.state] ?? task.state}${task.text ? `: ${task.text}` : ''}`,
+        isError: true,
+      };
   }
 }
 

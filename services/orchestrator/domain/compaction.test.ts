@@ -1,6 +1,14 @@
 import { describe, expect, it } from 'vitest';
 import { MessageRole, type Compaction, type Message, type NewMessage } from '../../../gen/ts/asg/store/v1/store.js';
-import { COMPACTION_TARGET, planCompaction, transcriptOf, turnsOf, visibleHistory, withSummary, type CompactionStrategy } from './compaction.js';
+import {
+  COMPACTION_TARGET,
+  planCompaction,
+  transcriptOf,
+  turnsOf,
+  visibleHistory,
+  withSummary,
+  type CompactionStrategy,
+} from './compaction.js';
 import { contextWindowOf, DEFAULT_CONTEXT_WINDOW } from './context-window.js';
 import { assistantCall, assistantText, toolResult, userMessage } from './messages.js';
 import { estimateTokens, tokenCounterFor } from './tokens.js';
@@ -16,7 +24,12 @@ const padding = 'x'.repeat(400); // about 100 estimated tokens
 /** A turn: the user asks, the model lists, the tool answers, the model replies. */
 function turn(n: number): NewMessage[] {
   const call = { id: `call-${n}`, name: 'resources_list' };
-  return [userMessage(`question ${n} ${padding}`), assistantCall(call, {}), toolResult(call, {}, `result ${n} ${padding}`, false), assistantText(`answer ${n}`)];
+  return [
+    userMessage(`question ${n} ${padding}`),
+    assistantCall(call, {}),
+    toolResult(call, {}, `result ${n} ${padding}`, false),
+    assistantText(`answer ${n}`),
+  ];
 }
 
 function conversationOf(turns: number, extra: NewMessage[] = []): Message[] {
@@ -68,8 +81,21 @@ describe('planCompaction', () => {
 
   it('a later compaction extends the range in force instead of resurfacing what it hid', () => {
     const first = plan(conversationOf(10), 'delete-old', 1000)!;
-    const compaction: Compaction = { strategy: 'delete-old', fromSeq: first.fromSeq, toSeq: first.toSeq, summary: '', tokensBefore: 0, tokensAfter: 0 };
-    const later = conversationOf(10, [{ role: MessageRole.MESSAGE_ROLE_SYSTEM, content: 'History compacted', compaction }, ...turn(11), ...turn(12), ...turn(13), ...turn(14)]);
+    const compaction: Compaction = {
+      strategy: 'delete-old',
+      fromSeq: first.fromSeq,
+      toSeq: first.toSeq,
+      summary: '',
+      tokensBefore: 0,
+      tokensAfter: 0,
+    };
+    const later = conversationOf(10, [
+      { role: MessageRole.MESSAGE_ROLE_SYSTEM, content: 'History compacted', compaction },
+      ...turn(11),
+      ...turn(12),
+      ...turn(13),
+      ...turn(14),
+    ]);
     const second = plan(later, 'delete-old', 1000)!;
     expect(second.fromSeq).toBe(first.fromSeq);
     expect(second.toSeq).toBeGreaterThan(first.toSeq);

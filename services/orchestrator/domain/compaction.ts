@@ -67,7 +67,9 @@ export function planCompaction(input: CompactionInput): CompactionPlan | undefin
   if (input.strategy === 'none') return undefined;
   const { messages: visible, latest } = visibleHistory(input.messages);
   const turns = turnsOf(visible);
-  const turnTokens = turns.map((turn) => toModelHistory(turn).reduce((total, message) => total + chatMessageTokens(message, input.count), 0));
+  const turnTokens = turns.map((turn) =>
+    toModelHistory(turn).reduce((total, message) => total + chatMessageTokens(message, input.count), 0),
+  );
   const total = input.fixedTokens + turnTokens.reduce((sum, tokens) => sum + tokens, 0);
   if (total <= input.budget || turns.length < 2) return undefined;
 
@@ -106,7 +108,9 @@ export function transcriptOf(messages: readonly Message[], previousSummary: stri
     if (message.role === MessageRole.MESSAGE_ROLE_USER) lines.push(`User: ${message.content}`);
     else if (message.role === MessageRole.MESSAGE_ROLE_TOOL && call) {
       const output = call.result ?? message.content;
-      lines.push(`Result of ${call.name}${call.isError ? ' (error)' : ''}: ${output.length > maxResultChars ? `${output.slice(0, maxResultChars)}…` : output}`);
+      lines.push(
+        `Result of ${call.name}${call.isError ? ' (error)' : ''}: ${output.length > maxResultChars ? `${output.slice(0, maxResultChars)}…` : output}`,
+      );
     } else if (call) lines.push(`Assistant called ${call.name} with ${call.argumentsJson || '{}'}`);
     else if (message.content) lines.push(`Assistant: ${message.content}`);
   }

@@ -37,7 +37,11 @@ function fieldsOf(schema: Record<string, unknown> | undefined): string[] {
   if (!properties || typeof properties !== 'object') return [];
   const required = new Set(Array.isArray(schema.required) ? schema.required : []);
   return Object.entries(properties as Record<string, { type?: unknown; description?: unknown }>).map(([name, field]) => {
-    const facts = [typeof field?.type === 'string' ? field.type : undefined, required.has(name) ? 'required' : undefined, typeof field?.description === 'string' ? field.description : undefined].filter(Boolean);
+    const facts = [
+      typeof field?.type === 'string' ? field.type : undefined,
+      required.has(name) ? 'required' : undefined,
+      typeof field?.description === 'string' ? field.description : undefined,
+    ].filter(Boolean);
     return facts.length > 0 ? `${name} (${facts.join(', ')})` : name;
   });
 }
@@ -60,7 +64,12 @@ export function inputQuestions(input: InputRequest): string[] {
 export function requestedSchema(input: InputRequest): Record<string, unknown> {
   const questions = questionsOf(input.requests);
   if (questions.length === 1) return questions[0]!.schema ?? { type: 'object' };
-  return { type: 'object', properties: Object.fromEntries(questions.map((question) => [question.id, question.schema ?? { type: 'object' }])), required: questions.map((question) => question.id), additionalProperties: false };
+  return {
+    type: 'object',
+    properties: Object.fromEntries(questions.map((question) => [question.id, question.schema ?? { type: 'object' }])),
+    required: questions.map((question) => question.id),
+    additionalProperties: false,
+  };
 }
 
 /** Why `content` does not answer the request (INVALID_ARGUMENT), or undefined when it fits. */

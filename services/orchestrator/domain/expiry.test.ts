@@ -4,7 +4,15 @@ import { approvalsSchema } from '../../common/config/schema.js';
 import { ExpiryPolicy, expiryDecision, formatDuration } from './expiry.js';
 
 const policy = (raw: unknown) => new ExpiryPolicy(approvalsSchema.parse(raw));
-const approval = (toolName: string, extra: Partial<NewApproval> = {}): NewApproval => ({ uuid: 'u-1', toolCallId: 'c1', toolName, toolArgsJson: '{}', description: '', agentChain: [], ...extra });
+const approval = (toolName: string, extra: Partial<NewApproval> = {}): NewApproval => ({
+  uuid: 'u-1',
+  toolCallId: 'c1',
+  toolName,
+  toolArgsJson: '{}',
+  description: '',
+  agentChain: [],
+  ...extra,
+});
 
 describe('approval expiry: which rule applies to a tool', () => {
   it('without approvals configured, nothing expires', () => {
@@ -39,14 +47,23 @@ describe('approval expiry: which rule applies to a tool', () => {
   });
 
   it('withExpiry sets expires_in_ms and on_timeout on the approval to store', () => {
-    expect(policy({ timeout: '2s' }).withExpiry(approval('resources_add'))).toEqual({ ...approval('resources_add'), expiresInMs: 2_000, onTimeout: ApprovalTimeoutAction.APPROVAL_TIMEOUT_ACTION_REJECT });
-    expect(policy({ timeout: '2s', on_timeout: 'approve' }).withExpiry(approval('resources_add'))).toMatchObject({ onTimeout: ApprovalTimeoutAction.APPROVAL_TIMEOUT_ACTION_APPROVE });
+    expect(policy({ timeout: '2s' }).withExpiry(approval('resources_add'))).toEqual({
+      ...approval('resources_add'),
+      expiresInMs: 2_000,
+      onTimeout: ApprovalTimeoutAction.APPROVAL_TIMEOUT_ACTION_REJECT,
+    });
+    expect(policy({ timeout: '2s', on_timeout: 'approve' }).withExpiry(approval('resources_add'))).toMatchObject({
+      onTimeout: ApprovalTimeoutAction.APPROVAL_TIMEOUT_ACTION_APPROVE,
+    });
   });
 
   it('an approval asked again for an unknown outcome expires only when its expiry rejects: the clock never re-runs such a call', () => {
     const unknown = approval('resources_add', { outcomeUnknown: true });
     expect(policy({ timeout: '2s', on_timeout: 'approve' }).withExpiry(unknown)).toEqual(unknown);
-    expect(policy({ timeout: '2s' }).withExpiry(unknown)).toMatchObject({ expiresInMs: 2_000, onTimeout: ApprovalTimeoutAction.APPROVAL_TIMEOUT_ACTION_REJECT });
+    expect(policy({ timeout: '2s' }).withExpiry(unknown)).toMatchObject({
+      expiresInMs: 2_000,
+      onTimeout: ApprovalTimeoutAction.APPROVAL_TIMEOUT_ACTION_REJECT,
+    });
   });
 });
 
@@ -68,15 +85,27 @@ describe('what an expiry decides', () => {
   });
 
   it('reject (also when the approval does not say): the reason names the time it waited, as configured when it was asked', () => {
-    expect(expiryDecision(due(ApprovalTimeoutAction.APPROVAL_TIMEOUT_ACTION_REJECT))).toEqual({ approved: false, reason: 'no decision within 30m; the approval expired' });
+    expect(expiryDecision(due(ApprovalTimeoutAction.APPROVAL_TIMEOUT_ACTION_REJECT))).toEqual({
+      approved: false,
+      reason: 'no decision within 30m; the approval expired',
+    });
     expect(expiryDecision(due(undefined, 2_000))).toEqual({ approved: false, reason: 'no decision within 2s; the approval expired' });
   });
 
   it('approve', () => {
-    expect(expiryDecision(due(ApprovalTimeoutAction.APPROVAL_TIMEOUT_ACTION_APPROVE, 90_000))).toEqual({ approved: true, reason: expect.stringMatching(/^no decision within 1m30s; approved/) });
+    expect(expiryDecision(due(ApprovalTimeoutAction.APPROVAL_TIMEOUT_ACTION_APPROVE, 90_000))).toEqual({
+      approved: true,
+      reason: expect.stringMatching(/^no decision within 1m30s; approved/),
+    });
   });
 
   it('durations read as the configuration writes them', () => {
-    expect([formatDuration(1_500), formatDuration(2_000), formatDuration(1_800_000), formatDuration(5_400_000), formatDuration(3_601_000)]).toEqual(['1500ms', '2s', '30m', '1h30m', '1h1s']);
+    expect([
+      formatDuration(1_500),
+      formatDuration(2_000),
+      formatDuration(1_800_000),
+      formatDuration(5_400_000),
+      formatDuration(3_601_000),
+    ]).toEqual(['1500ms', '2s', '30m', '1h30m', '1h1s']);
   });
 });

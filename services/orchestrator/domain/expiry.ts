@@ -46,7 +46,10 @@ export class ExpiryPolicy {
     return {
       ...approval,
       expiresInMs: rule.timeoutMs,
-      onTimeout: rule.onTimeout === 'approve' ? ApprovalTimeoutAction.APPROVAL_TIMEOUT_ACTION_APPROVE : ApprovalTimeoutAction.APPROVAL_TIMEOUT_ACTION_REJECT,
+      onTimeout:
+        rule.onTimeout === 'approve'
+          ? ApprovalTimeoutAction.APPROVAL_TIMEOUT_ACTION_APPROVE
+          : ApprovalTimeoutAction.APPROVAL_TIMEOUT_ACTION_REJECT,
     };
   }
 }
@@ -68,8 +71,10 @@ export function formatDuration(ms: number): string {
  * is the approval's own (expires_at − created_at), whatever the configuration says now.
  */
 export function expiryDecision(approval: PendingApproval): { approved: boolean; reason: string } {
-  const waited = approval.expiresAt && approval.createdAt ? formatDuration(approval.expiresAt.getTime() - approval.createdAt.getTime()) : undefined;
+  const waited =
+    approval.expiresAt && approval.createdAt ? formatDuration(approval.expiresAt.getTime() - approval.createdAt.getTime()) : undefined;
   const within = waited ? `no decision within ${waited}` : 'no decision in time';
-  if (approval.onTimeout === ApprovalTimeoutAction.APPROVAL_TIMEOUT_ACTION_APPROVE) return { approved: true, reason: `${within}; approved by the approval's expiry policy (on_timeout: approve)` };
+  if (approval.onTimeout === ApprovalTimeoutAction.APPROVAL_TIMEOUT_ACTION_APPROVE)
+    return { approved: true, reason: `${within}; approved by the approval's expiry policy (on_timeout: approve)` };
   return { approved: false, reason: `${within}; the approval expired` };
 }

@@ -26,7 +26,12 @@ describe('toModelHistory', () => {
       toolResult(call('b', 'resources_add'), { name: 'x', value: 1 }, 'added', false),
       assistantText('done'),
     ]);
-    expect(history.map((m) => m.role)).toEqual([ChatRole.CHAT_ROLE_USER, ChatRole.CHAT_ROLE_ASSISTANT, ChatRole.CHAT_ROLE_TOOL, ChatRole.CHAT_ROLE_ASSISTANT]);
+    expect(history.map((m) => m.role)).toEqual([
+      ChatRole.CHAT_ROLE_USER,
+      ChatRole.CHAT_ROLE_ASSISTANT,
+      ChatRole.CHAT_ROLE_TOOL,
+      ChatRole.CHAT_ROLE_ASSISTANT,
+    ]);
     expect(history[1]!.text).toBe('on it');
     expect(history[1]!.toolCalls.map((c) => [c.id, c.name, JSON.parse(c.argumentsJson)])).toEqual([
       ['a', 'resources_list', {}],
@@ -39,8 +44,20 @@ describe('toModelHistory', () => {
   });
 
   it('starts a new assistant turn for a step that follows answered calls', () => {
-    const history = toModelHistory([userMessage('go'), assistantCall(call('a'), {}), toolResult(call('a'), {}, 'r1', false), assistantCall(call('b'), {}), toolResult(call('b'), {}, 'r2', false)]);
-    expect(history.map((m) => m.role)).toEqual([ChatRole.CHAT_ROLE_USER, ChatRole.CHAT_ROLE_ASSISTANT, ChatRole.CHAT_ROLE_TOOL, ChatRole.CHAT_ROLE_ASSISTANT, ChatRole.CHAT_ROLE_TOOL]);
+    const history = toModelHistory([
+      userMessage('go'),
+      assistantCall(call('a'), {}),
+      toolResult(call('a'), {}, 'r1', false),
+      assistantCall(call('b'), {}),
+      toolResult(call('b'), {}, 'r2', false),
+    ]);
+    expect(history.map((m) => m.role)).toEqual([
+      ChatRole.CHAT_ROLE_USER,
+      ChatRole.CHAT_ROLE_ASSISTANT,
+      ChatRole.CHAT_ROLE_TOOL,
+      ChatRole.CHAT_ROLE_ASSISTANT,
+      ChatRole.CHAT_ROLE_TOOL,
+    ]);
   });
 
   it('gives a call without a result an error result, so providers never see an orphan', () => {
@@ -62,7 +79,9 @@ describe('systemPromptOf and unansweredCallIds', () => {
   });
 
   it('lists the calls still waiting for a result', () => {
-    expect(unansweredCallIds([assistantCall(call('a'), {}), assistantCall(call('b'), {}), toolResult(call('a'), {}, 'ok', false)])).toEqual(['b']);
+    expect(unansweredCallIds([assistantCall(call('a'), {}), assistantCall(call('b'), {}), toolResult(call('a'), {}, 'ok', false)])).toEqual(
+      ['b'],
+    );
   });
 });
 

@@ -21,7 +21,12 @@ export function toModelHistory(messages: readonly HistoryEntry[]): ChatMessage[]
   const closeOpenCalls = (): void => {
     if (openCalls.size === 0) return;
     const last = history[history.length - 1];
-    const results: ToolResultPart[] = [...openCalls.values()].map((call) => ({ id: call.id, name: call.name, output: MISSING_RESULT, isError: true }));
+    const results: ToolResultPart[] = [...openCalls.values()].map((call) => ({
+      id: call.id,
+      name: call.name,
+      output: MISSING_RESULT,
+      isError: true,
+    }));
     if (last?.role === ChatRole.CHAT_ROLE_TOOL) last.toolResults.push(...results);
     else history.push({ role: ChatRole.CHAT_ROLE_TOOL, text: '', toolCalls: [], toolResults: results });
     openCalls = new Map();
@@ -41,7 +46,12 @@ export function toModelHistory(messages: readonly HistoryEntry[]): ChatMessage[]
           history.push({ role: ChatRole.CHAT_ROLE_ASSISTANT, text: message.content, toolCalls: [], toolResults: [] });
           break;
         }
-        const part: ToolCallPart = { id: call.id, name: call.name, argumentsJson: call.argumentsJson || '{}', providerMetadataJson: call.providerMetadataJson };
+        const part: ToolCallPart = {
+          id: call.id,
+          name: call.name,
+          argumentsJson: call.argumentsJson || '{}',
+          providerMetadataJson: call.providerMetadataJson,
+        };
         // A call joins the preceding assistant turn unless that turn's calls were already answered.
         if (last?.role === ChatRole.CHAT_ROLE_ASSISTANT) {
           last.toolCalls.push(part);
@@ -56,7 +66,12 @@ export function toModelHistory(messages: readonly HistoryEntry[]): ChatMessage[]
         const call = message.toolCall;
         if (!call || !openCalls.has(call.id)) break;
         openCalls.delete(call.id);
-        const result: ToolResultPart = { id: call.id, name: call.name, output: call.result ?? message.content, isError: call.isError ?? false };
+        const result: ToolResultPart = {
+          id: call.id,
+          name: call.name,
+          output: call.result ?? message.content,
+          isError: call.isError ?? false,
+        };
         if (last?.role === ChatRole.CHAT_ROLE_TOOL) last.toolResults.push(result);
         else history.push({ role: ChatRole.CHAT_ROLE_TOOL, text: '', toolCalls: [], toolResults: [result] });
         break;

@@ -35,21 +35,34 @@ export const userMessage = (text: string): NewMessage => ({ role: MessageRole.ME
 
 export const assistantText = (text: string): NewMessage => ({ role: MessageRole.MESSAGE_ROLE_ASSISTANT, content: text });
 
-export const assistantCall = (call: Pick<ToolCallPart, 'id' | 'name' | 'providerMetadataJson'>, args: Record<string, unknown>): NewMessage => ({
+export const assistantCall = (
+  call: Pick<ToolCallPart, 'id' | 'name' | 'providerMetadataJson'>,
+  args: Record<string, unknown>,
+): NewMessage => ({
   role: MessageRole.MESSAGE_ROLE_ASSISTANT,
   content: `Calling ${call.name} with ${JSON.stringify(args)}`,
   // The provider's state of the call is kept so the model gets it back with the history.
   toolCall: { id: call.id, name: call.name, argumentsJson: JSON.stringify(args), providerMetadataJson: call.providerMetadataJson },
 });
 
-export const toolResult = (call: Pick<ToolCallPart, 'id' | 'name'>, args: Record<string, unknown>, result: string, isError: boolean): NewMessage => ({
+export const toolResult = (
+  call: Pick<ToolCallPart, 'id' | 'name'>,
+  args: Record<string, unknown>,
+  result: string,
+  isError: boolean,
+): NewMessage => ({
   role: MessageRole.MESSAGE_ROLE_TOOL,
   content: result,
   toolCall: { id: call.id, name: call.name, argumentsJson: JSON.stringify(args), result, isError },
 });
 
 /** The tool message of a rejected call: not run, marked rejected (never a tool failure), with the human's reason. */
-export const rejectedResult = (call: Pick<ToolCallPart, 'id' | 'name'>, args: Record<string, unknown>, reason: string | undefined, text = rejectionText(reason)): NewMessage => {
+export const rejectedResult = (
+  call: Pick<ToolCallPart, 'id' | 'name'>,
+  args: Record<string, unknown>,
+  reason: string | undefined,
+  text = rejectionText(reason),
+): NewMessage => {
   const message = toolResult(call, args, text, true);
   return { ...message, toolCall: { ...message.toolCall!, rejected: true, ...(reason?.trim() && { reason: reason.trim() }) } };
 };

@@ -30,7 +30,11 @@ export interface PlanOptions {
   exitTool?: string;
 }
 
-export function planToolCalls(calls: readonly ToolCallPart[], tools: ReadonlyMap<string, Tool>, options: PlanOptions = { gateDestructive: true }): PlannedCall[] {
+export function planToolCalls(
+  calls: readonly ToolCallPart[],
+  tools: ReadonlyMap<string, Tool>,
+  options: PlanOptions = { gateDestructive: true },
+): PlannedCall[] {
   let gated = false;
   return calls.map((call): PlannedCall => {
     const tool = tools.get(call.name);

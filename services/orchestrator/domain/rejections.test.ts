@@ -16,8 +16,12 @@ function rejectedRun(reason?: string): HistoryEntry[] {
 
 describe('rejectionText', () => {
   it('gives the reason, then says the call did not run and must not be retried', () => {
-    expect(rejectionText('value too large')).toBe('Rejected by a human: value too large. The call was not executed. Do not retry it unless the user asks you to.');
-    expect(rejectionText('Too large!')).toBe('Rejected by a human: Too large! The call was not executed. Do not retry it unless the user asks you to.');
+    expect(rejectionText('value too large')).toBe(
+      'Rejected by a human: value too large. The call was not executed. Do not retry it unless the user asks you to.',
+    );
+    expect(rejectionText('Too large!')).toBe(
+      'Rejected by a human: Too large! The call was not executed. Do not retry it unless the user asks you to.',
+    );
   });
 
   it('without a reason says only that a human rejected it', () => {
@@ -31,7 +35,14 @@ describe('rejectedResult', () => {
     const message = rejectedResult(add, args, 'value too large');
     expect(message.role).toBe(MessageRole.MESSAGE_ROLE_TOOL);
     expect(message.content).toBe(rejectionText('value too large'));
-    expect(message.toolCall).toEqual({ ...add, argumentsJson: JSON.stringify(args), result: rejectionText('value too large'), isError: true, rejected: true, reason: 'value too large' });
+    expect(message.toolCall).toEqual({
+      ...add,
+      argumentsJson: JSON.stringify(args),
+      result: rejectionText('value too large'),
+      isError: true,
+      rejected: true,
+      reason: 'value too large',
+    });
   });
 
   it('leaves the reason out when none was given', () => {
@@ -66,7 +77,12 @@ describe('rejectedInRun', () => {
 
   it('sees a rejection after approvals and other steps of the same turn', () => {
     const list = { id: 'c0', name: 'resources_list' };
-    const history = [userMessage('go'), assistantCall(list, {}), toolResult(list, {}, '[]', false), ...rejectedRun('value too large').slice(1)];
+    const history = [
+      userMessage('go'),
+      assistantCall(list, {}),
+      toolResult(list, {}, '[]', false),
+      ...rejectedRun('value too large').slice(1),
+    ];
     expect(repeatedRejection(history, 'resources_add', args)?.reason).toBe('value too large');
   });
 

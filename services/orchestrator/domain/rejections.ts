@@ -30,12 +30,19 @@ export function rejectedInRun(history: readonly HistoryEntry[]): Map<string, Rej
   for (const message of history.slice(start)) {
     const call = message.toolCall;
     if (message.role !== MessageRole.MESSAGE_ROLE_TOOL || !call?.rejected) continue;
-    rejected.set(callHash(call.name, jsonObjectOf(call.argumentsJson)), { text: call.result ?? message.content, ...(call.reason && { reason: call.reason }) });
+    rejected.set(callHash(call.name, jsonObjectOf(call.argumentsJson)), {
+      text: call.result ?? message.content,
+      ...(call.reason && { reason: call.reason }),
+    });
   }
   return rejected;
 }
 
 /** The earlier rejection a call repeats in this run, if it is identical to one (same tool, same argument hash). */
-export function repeatedRejection(history: readonly HistoryEntry[], toolName: string, args: Record<string, unknown>): RejectedCall | undefined {
+export function repeatedRejection(
+  history: readonly HistoryEntry[],
+  toolName: string,
+  args: Record<string, unknown>,
+): RejectedCall | undefined {
   return rejectedInRun(history).get(callHash(toolName, args));
 }

@@ -33,7 +33,9 @@ describe('StreamedReply', () => {
   it('is the reply Generate gives: text joined, calls in order with their metadata, finish reason and usage', () => {
     const reply = new StreamedReply();
     expect(reply.add({ textDelta: 'Hel' })).toBe('Hel');
-    expect(reply.add({ toolCall: { id: 'a', name: 'x', argumentsJson: '{"n":1}', providerMetadataJson: '{"google":{}}' } })).toBeUndefined();
+    expect(
+      reply.add({ toolCall: { id: 'a', name: 'x', argumentsJson: '{"n":1}', providerMetadataJson: '{"google":{}}' } }),
+    ).toBeUndefined();
     reply.add({ textDelta: 'lo' });
     reply.add({ toolCall: { id: 'b', name: 'y', argumentsJson: 'not json' } });
     expect(reply.reply()).toBeUndefined();

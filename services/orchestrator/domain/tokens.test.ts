@@ -68,7 +68,13 @@ describe('token counting in bounded time', () => {
   });
 
   it('bounds the work the same way for a one-token message of other shapes (emoji, digits, punctuation, no spaces)', () => {
-    for (const text of ['🚀'.repeat(500_000), '7'.repeat(1_000_000), '!'.repeat(1_000_000), 'ab'.repeat(500_000), `${'x'.repeat(999_999)} `]) {
+    for (const text of [
+      '🚀'.repeat(500_000),
+      '7'.repeat(1_000_000),
+      '!'.repeat(1_000_000),
+      'ab'.repeat(500_000),
+      `${'x'.repeat(999_999)} `,
+    ]) {
       const spy = spyEncoder();
       countInPieces(text, spy.encode);
       expect(spy.longest).toBeLessThanOrEqual(MAX_PIECE_CHARS);

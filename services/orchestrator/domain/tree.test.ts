@@ -37,26 +37,62 @@ describe('treeFingerprint', () => {
     const fingerprint = treeFingerprint(tree, [1, 0]);
     expect(fingerprint).toMatch(/^[0-9a-f]{64}$/);
     expect(treeFingerprint(structuredClone(tree), [1, 0])).toBe(fingerprint);
-    expect(treeFingerprint(edited((copy) => (copy.agents![1]!.agents![1]!.prompt = 'Report.')), [1, 0])).toBe(fingerprint);
-    expect(treeFingerprint(edited((copy) => (copy.agents![0]!.prompt = 'Think harder: {user_message}')), [1, 0])).toBe(fingerprint);
-    const reordered: AgentNode = { ...tree, agents: [tree.agents![0]!, { agents: tree.agents![1]!.agents, type: 'sequential', name: 'inner' }] };
+    expect(
+      treeFingerprint(
+        edited((copy) => (copy.agents![1]!.agents![1]!.prompt = 'Report.')),
+        [1, 0],
+      ),
+    ).toBe(fingerprint);
+    expect(
+      treeFingerprint(
+        edited((copy) => (copy.agents![0]!.prompt = 'Think harder: {user_message}')),
+        [1, 0],
+      ),
+    ).toBe(fingerprint);
+    const reordered: AgentNode = {
+      ...tree,
+      agents: [tree.agents![0]!, { agents: tree.agents![1]!.agents, type: 'sequential', name: 'inner' }],
+    };
     expect(treeFingerprint(reordered, [1, 0])).toBe(fingerprint);
   });
 
   it('changes when the path leads to another node or a node on it changes', () => {
     const fingerprint = treeFingerprint(tree, [1, 0]);
     expect(treeFingerprint(tree, [1, 1])).not.toBe(fingerprint);
-    expect(treeFingerprint(edited((copy) => (copy.agents![1]!.agents![0]!.prompt = 'Delete everything')), [1, 0])).not.toBe(fingerprint);
-    expect(treeFingerprint(edited((copy) => copy.agents![1]!.agents!.reverse()), [1, 0])).not.toBe(fingerprint);
-    expect(treeFingerprint(edited((copy) => (copy.agents![1]!.name = 'renamed')), [1, 0])).not.toBe(fingerprint);
-    expect(treeFingerprint(edited((copy) => copy.agents![1]!.agents!.splice(0, 2)), [1, 0])).toBeUndefined();
+    expect(
+      treeFingerprint(
+        edited((copy) => (copy.agents![1]!.agents![0]!.prompt = 'Delete everything')),
+        [1, 0],
+      ),
+    ).not.toBe(fingerprint);
+    expect(
+      treeFingerprint(
+        edited((copy) => copy.agents![1]!.agents!.reverse()),
+        [1, 0],
+      ),
+    ).not.toBe(fingerprint);
+    expect(
+      treeFingerprint(
+        edited((copy) => (copy.agents![1]!.name = 'renamed')),
+        [1, 0],
+      ),
+    ).not.toBe(fingerprint);
+    expect(
+      treeFingerprint(
+        edited((copy) => copy.agents![1]!.agents!.splice(0, 2)),
+        [1, 0],
+      ),
+    ).toBeUndefined();
   });
 });
 
 describe('resolvePlaceholders', () => {
   it('fills {key} from the session state and {user_message} from the run', () => {
     const state = new Map([['analysis', 'three servers']]);
-    expect(resolvePlaceholders('Execute based on {analysis} for "{user_message}"', state, 'list all')).toEqual({ text: 'Execute based on three servers for "list all"', unknown: [] });
+    expect(resolvePlaceholders('Execute based on {analysis} for "{user_message}"', state, 'list all')).toEqual({
+      text: 'Execute based on three servers for "list all"',
+      unknown: [],
+    });
   });
 
   it('leaves unknown placeholders as written and reports each once', () => {

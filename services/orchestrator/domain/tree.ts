@@ -43,7 +43,9 @@ export function treeFingerprint(root: AgentNode, path: readonly number[]): strin
   const nodes = nodesOnPath(root, path);
   if (!nodes) return undefined;
   const own = nodes.map(({ agents: _children, ...fields }) => fields);
-  return createHash('sha256').update(canonicalJson({ path, nodes: own })).digest('hex');
+  return createHash('sha256')
+    .update(canonicalJson({ path, nodes: own }))
+    .digest('hex');
 }
 
 function canonicalJson(value: unknown): string {
@@ -61,7 +63,11 @@ function canonicalJson(value: unknown): string {
  * `{key}` → the session state's value; `{user_message}` is the message of the run. A
  * placeholder with no value is left as written and reported, so the caller can log it.
  */
-export function resolvePlaceholders(template: string, state: ReadonlyMap<string, string>, userMessage: string): { text: string; unknown: string[] } {
+export function resolvePlaceholders(
+  template: string,
+  state: ReadonlyMap<string, string>,
+  userMessage: string,
+): { text: string; unknown: string[] } {
   const unknown: string[] = [];
   const text = template.replace(/\{([A-Za-z_][\w.-]*)\}/g, (whole, key: string) => {
     if (key === 'user_message') return userMessage;

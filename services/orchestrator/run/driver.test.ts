@@ -10,7 +10,20 @@ import { ApprovalStatus, ApprovalTimeoutAction, MessageRole } from '../../../gen
 import { callHash } from '../../common/call-hash.js';
 import { runWithContext } from '../../common/context.js';
 import { GrpcStatus, RpcError } from '../../common/grpc/errors.js';
-import { CONVERSATION, delta, driverOf, FakeMesh, finish, RUN_ID, simpleEnv, startTurn, toolCall, treeEnv, type ModelCall, type ModelTurn } from '../../../test/support/orchestrator-mesh.js';
+import {
+  CONVERSATION,
+  delta,
+  driverOf,
+  FakeMesh,
+  finish,
+  RUN_ID,
+  simpleEnv,
+  startTurn,
+  toolCall,
+  treeEnv,
+  type ModelCall,
+  type ModelTurn,
+} from '../../../test/support/orchestrator-mesh.js';
 import { assistantCall, toolResult } from '../domain/messages.js';
 import type { Activation } from './driver.js';
 import { freshRun, MAX_WRITE_ATTEMPTS, STOPPED_BY_DEADLINE, storedRun } from './machine.js';
@@ -23,7 +36,16 @@ import { until } from '../../../test/support/until.js';
 const sleep = (ms: number) => new Promise<void>((resolve) => setTimeout(resolve, ms));
 
 function runOf(change: Partial<StoredRun> = {}): StoredRun {
-  return { runId: RUN_ID, mode: 'simple', userMessage: 'delete alpha', session: {}, pending: [], branchOutputs: {}, modelCalls: 0, ...change };
+  return {
+    runId: RUN_ID,
+    mode: 'simple',
+    userMessage: 'delete alpha',
+    session: {},
+    pending: [],
+    branchOutputs: {},
+    modelCalls: 0,
+    ...change,
+  };
 }
 
 /** A model turn that waits for `gate` before it answers `text`. */
@@ -61,7 +83,8 @@ describe('the store', () => {
     const mesh = new FakeMesh({ model: [[toolCall('c1', 'resources_delete', { id: 'alpha' }), finish('tool-calls')]] });
     // Another request of the same run wrote it first.
     mesh.before.updateRun = () => {
-      if (mesh.writes.length === 0 && mesh.conversation.runRevision === 0) mesh.storeRun({ ...encodeRun(runOf({ userMessage: 'list resources', modelCalls: 2 })), revision: 0 });
+      if (mesh.writes.length === 0 && mesh.conversation.runRevision === 0)
+        mesh.storeRun({ ...encodeRun(runOf({ userMessage: 'list resources', modelCalls: 2 })), revision: 0 });
     };
     const { answer } = await startTurn(mesh, simpleEnv());
 
@@ -73,7 +96,9 @@ describe('the store', () => {
     const run = decodeRun(write.run!);
     // The stored run's model calls and this activation's one.
     expect(run.modelCalls).toBe(3);
-    expect(run.pending.map((pause) => [pause.approvalUuid, pause.toolName])).toEqual([[answer.kind === 'paused' ? answer.approvals[0] : '', 'resources_delete']]);
+    expect(run.pending.map((pause) => [pause.approvalUuid, pause.toolName])).toEqual([
+      [answer.kind === 'paused' ? answer.approvals[0] : '', 'resources_delete'],
+    ]);
     expect(mesh.conversation.pendingApprovals.map((approval) => approval.toolName)).toEqual(['resources_delete']);
   });
 
@@ -125,13 +150,44 @@ describe('parallel branches', () => {
 describe('refusals', () => {
   it('reject with FAILED_PRECONDITION when a decision cannot be carried out, before anything runs', async () => {
     const mesh = new FakeMesh();
-    const approval = mesh.addApproval({ uuid: 'a-1', toolCallId: 'c1', toolName: 'resources_delete', toolArgsJson: JSON.stringify({ id: 'alpha' }) });
-    const stored = runOf({ mode: 'tree', pending: [{ approvalUuid: 'a-1', path: [0], outputKey: '', fingerprint: 'f', loopIterations: {}, nodeMessages: 1, toolName: 'resources_delete', argsHash: approval.argsHash }] });
+    const approval = mesh.addApproval({
+      uuid: 'a-1',
+      toolCallId: 'c1',
+      toolName: 'resources_delete',
+      toolArgsJson: JSON.stringify({ id: 'alpha' }),
+    });
+    const stored = runOf({
+      mode: 'tree',
+      pending: [
+        {
+          approvalUuid: 'a-1',
+          path: [0],
+          outputKey: '',
+          fingerprint: 'f',
+          loopIterations: {},
+          nodeMessages: 1,
+          toolName: 'resources_delete',
+          argsHash: approval.argsHash,
+        },
+      ],
+    });
     // The configuration has no agent tree any more.
     const driver = driverOf(mesh, simpleEnv());
-    const activation: Activation = { conversationId: CONVERSATION, watched: false, conversation: mesh.snapshot(), approval, holdsTurn: false };
+    const activation: Activation = {
+      conversationId: CONVERSATION,
+      watched: false,
+      conversation: mesh.snapshot(),
+      approval,
+      holdsTurn: false,
+    };
 
-    await expect(driver.drive(storedRun(stored, 0), { kind: 'approvalDecided', activation: 'activation-2', uuid: 'a-1', approved: true, approval }, activation)).rejects.toMatchObject({
+    await expect(
+      driver.drive(
+        storedRun(stored, 0),
+        { kind: 'approvalDecided', activation: 'activation-2', uuid: 'a-1', approved: true, approval },
+        activation,
+      ),
+    ).rejects.toMatchObject({
       code: GrpcStatus.FAILED_PRECONDITION,
       message: expect.stringContaining('the configuration has no agent tree any more'),
     });
@@ -141,7 +197,10 @@ describe('refusals', () => {
   it('reject with ABORTED when every write of the run loses its race', async () => {
     const mesh = new FakeMesh({ model: [[delta('Done.'), finish()]] });
     mesh.before.updateRun = () => mesh.storeRun({ ...encodeRun(runOf()), revision: 0 });
-    await expect(startTurn(mesh, simpleEnv())).rejects.toMatchObject({ code: GrpcStatus.ABORTED, message: expect.stringContaining(`${MAX_WRITE_ATTEMPTS} writes lost a race`) });
+    await expect(startTurn(mesh, simpleEnv())).rejects.toMatchObject({
+      code: GrpcStatus.ABORTED,
+      message: expect.stringContaining(`${MAX_WRITE_ATTEMPTS} writes lost a race`),
+    });
     expect(mesh.calls.filter((call) => call === 'store.updateRun')).toHaveLength(MAX_WRITE_ATTEMPTS);
   });
 });
@@ -168,13 +227,18 @@ describe("the request's deadline", () => {
 
     // The call in flight at the stop comes back (here: failed at its deadline) and ends the run as it would have.
     expect(answer).toEqual({ kind: 'answered', response: expect.stringMatching(/^The model could not answer \(\w+ error\): /) });
-    expect(mesh.conversation.messages.at(-1)).toMatchObject({ role: MessageRole.MESSAGE_ROLE_ASSISTANT, content: expect.stringMatching(/^The model could not answer/) });
+    expect(mesh.conversation.messages.at(-1)).toMatchObject({
+      role: MessageRole.MESSAGE_ROLE_ASSISTANT,
+      content: expect.stringMatching(/^The model could not answer/),
+    });
     expect(mesh.conversation.run).toBeUndefined();
   });
 
   it('asks for no approval when the model answers a destructive call after the deadline', async () => {
     const deadline = Date.now() + 200;
-    const mesh = new FakeMesh({ model: [untilTheDeadline(deadline, [toolCall('c1', 'resources_delete', { id: 'alpha' }), finish('tool-calls')])] });
+    const mesh = new FakeMesh({
+      model: [untilTheDeadline(deadline, [toolCall('c1', 'resources_delete', { id: 'alpha' }), finish('tool-calls')])],
+    });
     const answer = await runUntil(deadline, mesh, simpleEnv());
 
     expect(answer).toEqual({ kind: 'answered', response: STOPPED_BY_DEADLINE });
@@ -214,11 +278,22 @@ describe('a lost lease', () => {
     const controller = new AbortController();
     lose(() => controller.abort('another replica took the run over'));
     const conversation = mesh.snapshot();
-    const activation: Activation = { conversationId: CONVERSATION, watched: false, conversation, holdsTurn: true, stored: 'yes', signal: controller.signal };
-    return driverOf(mesh, simpleEnv()).drive(freshRun('simple', conversation.runRevision), { kind: 'userMessage', runId: RUN_ID, activation: 'activation-1', text: 'list resources' }, activation);
+    const activation: Activation = {
+      conversationId: CONVERSATION,
+      watched: false,
+      conversation,
+      holdsTurn: true,
+      stored: 'yes',
+      signal: controller.signal,
+    };
+    return driverOf(mesh, simpleEnv()).drive(
+      freshRun('simple', conversation.runRevision),
+      { kind: 'userMessage', runId: RUN_ID, activation: 'activation-1', text: 'list resources' },
+      activation,
+    );
   }
 
-  it('while the turn\'s last write is on its way (a renewal answered after it): the turn has answered, and says so', async () => {
+  it("while the turn's last write is on its way (a renewal answered after it): the turn has answered, and says so", async () => {
     const mesh = new FakeMesh({ model: [[delta('Done.'), finish()]] });
     const answer = await runLosing(mesh, (abort) => (mesh.before.updateRun = abort));
     expect(answer).toEqual({ kind: 'answered', response: 'Done.' });
@@ -249,17 +324,50 @@ describe('an approved call', () => {
 
   /** A simple-mode run paused at resources_delete {id: alpha}, and the human's approval of it. */
   async function approve(mesh: FakeMesh, argsHash = callHash('resources_delete', args), facts: DecisionFacts = {}): Promise<RunAnswer> {
-    const approval = mesh.addApproval({ uuid: 'a-1', toolCallId: 'c1', toolName: 'resources_delete', toolArgsJson: JSON.stringify(args), argsHash });
-    const stored = runOf({ pending: [{ approvalUuid: 'a-1', path: [], outputKey: '', fingerprint: '', loopIterations: {}, nodeMessages: null, toolName: 'resources_delete', argsHash }] });
+    const approval = mesh.addApproval({
+      uuid: 'a-1',
+      toolCallId: 'c1',
+      toolName: 'resources_delete',
+      toolArgsJson: JSON.stringify(args),
+      argsHash,
+    });
+    const stored = runOf({
+      pending: [
+        {
+          approvalUuid: 'a-1',
+          path: [],
+          outputKey: '',
+          fingerprint: '',
+          loopIterations: {},
+          nodeMessages: null,
+          toolName: 'resources_delete',
+          argsHash,
+        },
+      ],
+    });
     mesh.storeRun({ ...encodeRun(stored), revision: 0 });
-    const activation: Activation = { conversationId: CONVERSATION, watched: false, conversation: mesh.snapshot(), approval, holdsTurn: false };
+    const activation: Activation = {
+      conversationId: CONVERSATION,
+      watched: false,
+      conversation: mesh.snapshot(),
+      approval,
+      holdsTurn: false,
+    };
     const driver = driverOf(mesh, simpleEnv());
-    return driver.drive(storedRun(stored, mesh.conversation.runRevision), { kind: 'approvalDecided', activation: 'activation-2', uuid: 'a-1', approved: true, approval, ...facts }, activation);
+    return driver.drive(
+      storedRun(stored, mesh.conversation.runRevision),
+      { kind: 'approvalDecided', activation: 'activation-2', uuid: 'a-1', approved: true, approval, ...facts },
+      activation,
+    );
   }
 
   /** The conversation of a run that paused at the call. */
   function paused(): FakeMesh {
-    const mesh = new FakeMesh({ userMessage: 'delete alpha', callTool: async () => ({ text: 'deleted alpha', isError: false }), model: [[delta('Deleted alpha.'), finish()]] });
+    const mesh = new FakeMesh({
+      userMessage: 'delete alpha',
+      callTool: async () => ({ text: 'deleted alpha', isError: false }),
+      model: [[delta('Deleted alpha.'), finish()]],
+    });
     mesh.append([assistantCall({ id: 'c1', name: 'resources_delete' }, args)]);
     return mesh;
   }
@@ -278,11 +386,17 @@ describe('an approved call', () => {
       'llm.generate',
       'store.updateRun',
     ]);
-    expect(mesh.toolCalls).toEqual([{ name: 'resources_delete', argumentsJson: JSON.stringify(args), approvalUuid: 'a-1', unapprovedReason: '' }]);
-    expect(mesh.finished).toEqual([{ uuid: 'a-1', success: true, messages: [toolResult({ id: 'c1', name: 'resources_delete' }, args, 'deleted alpha', false)] }]);
+    expect(mesh.toolCalls).toEqual([
+      { name: 'resources_delete', argumentsJson: JSON.stringify(args), approvalUuid: 'a-1', unapprovedReason: '' },
+    ]);
+    expect(mesh.finished).toEqual([
+      { uuid: 'a-1', success: true, messages: [toolResult({ id: 'c1', name: 'resources_delete' }, args, 'deleted alpha', false)] },
+    ]);
     expect(mesh.approvals.get('a-1')!.status).toBe(ApprovalStatus.APPROVAL_STATUS_DONE);
     // The model goes on with the result, and the run ends: nothing stays stored.
-    expect(mesh.modelCalls[0]!.request.messages.at(-1)?.toolResults).toEqual([{ id: 'c1', name: 'resources_delete', output: 'deleted alpha', isError: false }]);
+    expect(mesh.modelCalls[0]!.request.messages.at(-1)?.toolResults).toEqual([
+      { id: 'c1', name: 'resources_delete', output: 'deleted alpha', isError: false },
+    ]);
     expect(mesh.conversation.run).toBeUndefined();
   });
 
@@ -297,7 +411,14 @@ describe('an approved call', () => {
       {
         uuid: 'a-1',
         success: false,
-        messages: [toolResult({ id: 'c1', name: 'resources_delete' }, args, 'resources_delete was not executed: the stored call no longer matches the one that was approved.', true)],
+        messages: [
+          toolResult(
+            { id: 'c1', name: 'resources_delete' },
+            args,
+            'resources_delete was not executed: the stored call no longer matches the one that was approved.',
+            true,
+          ),
+        ],
       },
     ]);
     expect(mesh.approvals.get('a-1')!.status).toBe(ApprovalStatus.APPROVAL_STATUS_FAILED);
@@ -309,29 +430,46 @@ describe('an approved call', () => {
     const answer = await approve(mesh, undefined, { decidedBy: 'alice', via: 'web', editedArgs: edited });
 
     expect(answer.kind).toBe('answered');
-    expect(mesh.claims).toMatchObject([{ uuid: 'a-1', approved: true, decidedBy: 'alice', via: 'web', editedArgsJson: JSON.stringify(edited) }]);
+    expect(mesh.claims).toMatchObject([
+      { uuid: 'a-1', approved: true, decidedBy: 'alice', via: 'web', editedArgsJson: JSON.stringify(edited) },
+    ]);
     // The hash is of the stored (model's) arguments, and it still matches: the edited call runs.
-    expect(mesh.toolCalls).toEqual([{ name: 'resources_delete', argumentsJson: JSON.stringify(edited), approvalUuid: 'a-1', unapprovedReason: '' }]);
+    expect(mesh.toolCalls).toEqual([
+      { name: 'resources_delete', argumentsJson: JSON.stringify(edited), approvalUuid: 'a-1', unapprovedReason: '' },
+    ]);
     const note = '(arguments edited by alice before approval: {"id":"beta"}) deleted alpha';
-    expect(mesh.finished).toEqual([{ uuid: 'a-1', success: true, messages: [toolResult({ id: 'c1', name: 'resources_delete' }, edited, note, false)] }]);
-    expect(mesh.modelCalls[0]!.request.messages.at(-1)?.toolResults).toEqual([{ id: 'c1', name: 'resources_delete', output: note, isError: false }]);
+    expect(mesh.finished).toEqual([
+      { uuid: 'a-1', success: true, messages: [toolResult({ id: 'c1', name: 'resources_delete' }, edited, note, false)] },
+    ]);
+    expect(mesh.modelCalls[0]!.request.messages.at(-1)?.toolResults).toEqual([
+      { id: 'c1', name: 'resources_delete', output: note, isError: false },
+    ]);
   });
 
   it('with edited arguments whose stored call no longer matches its hash: nothing runs, and no edit is claimed to have run', async () => {
     const mesh = paused();
     await approve(mesh, callHash('resources_delete', { id: 'gamma' }), { decidedBy: 'alice', editedArgs: { id: 'beta' } });
     expect(mesh.toolCalls).toEqual([]);
-    expect(mesh.finished[0]!.messages[0]!.content).toBe('resources_delete was not executed: the stored call no longer matches the one that was approved.');
+    expect(mesh.finished[0]!.messages[0]!.content).toBe(
+      'resources_delete was not executed: the stored call no longer matches the one that was approved.',
+    );
   });
 });
 
 describe('approvals asked', () => {
   it('are stored with the expiry of the first matching tool pattern', async () => {
     const mesh = new FakeMesh({ model: [[toolCall('c1', 'resources_delete', { id: 'alpha' }), finish('tool-calls')]] });
-    const expiry = new ExpiryPolicy(approvalsSchema.parse({ timeout: '1h', tools: { 'resources_del*': { timeout: '2s' }, '*': { timeout: '5m', on_timeout: 'approve' } } }));
+    const expiry = new ExpiryPolicy(
+      approvalsSchema.parse({
+        timeout: '1h',
+        tools: { 'resources_del*': { timeout: '2s' }, '*': { timeout: '5m', on_timeout: 'approve' } },
+      }),
+    );
     const { answer } = await startTurn(mesh, simpleEnv(), driverOf(mesh, simpleEnv(), expiry));
 
     expect(answer.kind).toBe('paused');
-    expect(mesh.writes[0]!.approvals).toMatchObject([{ toolName: 'resources_delete', expiresInMs: 2_000, onTimeout: ApprovalTimeoutAction.APPROVAL_TIMEOUT_ACTION_REJECT }]);
+    expect(mesh.writes[0]!.approvals).toMatchObject([
+      { toolName: 'resources_delete', expiresInMs: 2_000, onTimeout: ApprovalTimeoutAction.APPROVAL_TIMEOUT_ACTION_REJECT },
+    ]);
   });
 });

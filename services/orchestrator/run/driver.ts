@@ -1,5 +1,13 @@
 import { ChatRole, type ToolDefinition } from '../../../gen/ts/asg/llm/v1/llm.js';
-import { MessageRole, type Compaction, type Conversation, type Message, type NewMessage, type PendingApproval, type TokenUsage } from '../../../gen/ts/asg/store/v1/store.js';
+import {
+  MessageRole,
+  type Compaction,
+  type Conversation,
+  type Message,
+  type NewMessage,
+  type PendingApproval,
+  type TokenUsage,
+} from '../../../gen/ts/asg/store/v1/store.js';
 import { callHash } from '../../common/call-hash.js';
 import { jsonObjectOf } from '../../common/json-value.js';
 import type { OrchestratorConfig } from '../../common/config/slices.js';
@@ -27,7 +35,16 @@ import type { RunLeases } from '../leases.js';
 const ANSWER_RESERVE_TOKENS = 4096;
 
 /** Effects that touch the store run one after another, in the order the machine asked for them. */
-const IN_ORDER = new Set<Effect['kind']>(['loadHistory', 'loadApprovals', 'claim', 'runApproved', 'forwardRejection', 'declineInput', 'append', 'write']);
+const IN_ORDER = new Set<Effect['kind']>([
+  'loadHistory',
+  'loadApprovals',
+  'claim',
+  'runApproved',
+  'forwardRejection',
+  'declineInput',
+  'append',
+  'write',
+]);
 
 /** One activation of a run: a message's turn, or a decision and what follows it. */
 export interface Activation {
@@ -108,9 +125,11 @@ export class RunDriver {
         let answer: RunAnswer | undefined;
         for (const effect of stepped.effects) {
           if (effect.kind === 'done') answer = effect.answer;
-          else if (effect.kind === 'log') this.log[effect.level](effect.message, { conversation: activation.conversationId, ...effect.fields });
+          else if (effect.kind === 'log')
+            this.log[effect.level](effect.message, { conversation: activation.conversationId, ...effect.fields });
           else if (effect.kind === 'refuse') throw effect.code === 'aborted' ? aborted(effect.message) : failedPrecondition(effect.message);
-          else if (IN_ORDER.has(effect.kind)) inOrder = inOrder.then(() => (over ? undefined : this.execute(effect, activation).then(push, fail)));
+          else if (IN_ORDER.has(effect.kind))
+            inOrder = inOrder.then(() => (over ? undefined : this.execute(effect, activation).then(push, fail)));
           else void this.execute(effect, activation).then(push, fail);
         }
         // A lost run is left at once: what is queued for the store is no longer this activation's to write.
@@ -139,7 +158,11 @@ export class RunDriver {
         }
       case 'loadHistory':
         if (effect.node === undefined) return { kind: 'historyLoaded', path: effect.path, ...(await this.fitToBudget(activation)) };
-        return { kind: 'historyLoaded', path: effect.path, history: nodeStepsOf(activation.conversation, effect.node, effect.nodeMessages) };
+        return {
+          kind: 'historyLoaded',
+          path: effect.path,
+          history: nodeStepsOf(activation.conversation, effect.node, effect.nodeMessages),
+        };
       case 'callModel':
         return this.callModel(effect, activation);
       case 'callTool': {
@@ -202,21 +225,46 @@ export class RunDriver {
         return { kind: 'claimed', won: true };
       }
       case 'runApproved':
-        return { kind: 'approvedCallFinished', uuid: effect.uuid, outcome: await this.runApproved(activation.approval!, effect.node, activation, effect.edited, effect.input) };
+        return {
+          kind: 'approvedCallFinished',
+          uuid: effect.uuid,
+          outcome: await this.runApproved(activation.approval!, effect.node, activation, effect.edited, effect.input),
+        };
       case 'declineInput': {
         // The decline is recorded already (the claim); the server hears it once, and its answer is only logged.
         const { approval, request } = effect;
-        const outcome = await this.io.callTool(approval.toolName, jsonObjectOf(approval.toolArgsJson), '', '', { requestState: request.requestState, responses: inputResponses(request, undefined) });
-        this.log.info('declined input sent to the MCP server', { approval: approval.uuid, tool: approval.toolName, server: request.server, answer: outcome.text });
+        const outcome = await this.io.callTool(approval.toolName, jsonObjectOf(approval.toolArgsJson), '', '', {
+          requestState: request.requestState,
+          responses: inputResponses(request, undefined),
+        });
+        this.log.info('declined input sent to the MCP server', {
+          approval: approval.uuid,
+          tool: approval.toolName,
+          server: request.server,
+          answer: outcome.text,
+        });
         return undefined;
       }
       case 'forwardRejection': {
         const outcome = await this.io.continueRemote(effect.approval.toolName, effect.approval.remoteTaskId!, false, effect.reason);
-        if (outcome.isError && !outcome.remote) this.log.warn('rejection not confirmed by the sub-agent', { approval: effect.approval.uuid, agent: effect.approval.remoteAgentName, answer: outcome.text });
+        if (outcome.isError && !outcome.remote)
+          this.log.warn('rejection not confirmed by the sub-agent', {
+            approval: effect.approval.uuid,
+            agent: effect.approval.remoteAgentName,
+            answer: outcome.text,
+          });
         return undefined;
       }
       case 'append':
-        await outsideDeadline(() => this.clients.store.appendMessages({ conversationId: activation.conversationId, messages: effect.messages, status: 0, returnConversation: false, ...this.fence(activation) }));
+        await outsideDeadline(() =>
+          this.clients.store.appendMessages({
+            conversationId: activation.conversationId,
+            messages: effect.messages,
+            status: 0,
+            returnConversation: false,
+            ...this.fence(activation),
+          }),
+        );
         return undefined;
       case 'write':
         return outsideDeadline(() => this.write(effect, activation));
@@ -231,14 +279,29 @@ export class RunDriver {
     try {
       const reply = await this.io.generate(
         { conversationId: activation.conversationId, watched: activation.watched, ...(effect.node !== undefined && { node: effect.node }) },
-        { model: effect.model, systemPrompt: effect.systemPrompt, messages: toModelHistory(effect.history), tools: effect.tools, timeoutMs: effect.timeoutMs },
+        {
+          model: effect.model,
+          systemPrompt: effect.systemPrompt,
+          messages: toModelHistory(effect.history),
+          tools: effect.tools,
+          timeoutMs: effect.timeoutMs,
+        },
         // The gRPC deadline leaves the llm-gateway room to report its own timeout first.
         effect.timeoutMs === undefined ? {} : { timeoutMs: effect.timeoutMs + HEADROOM_MS },
       );
-      return { kind: 'modelAnswered', path: effect.path, reply: { text: redactSecrets(reply.text), toolCalls: reply.toolCalls, ...(reply.usage && { usage: reply.usage }) } };
+      return {
+        kind: 'modelAnswered',
+        path: effect.path,
+        reply: { text: redactSecrets(reply.text), toolCalls: reply.toolCalls, ...(reply.usage && { usage: reply.usage }) },
+      };
     } catch (error) {
       this.log.warn('model call failed', { conversation: activation.conversationId, node: effect.node, error: errorText(error) });
-      return { kind: 'modelFailed', path: effect.path, category: modelErrorCategory(error instanceof RpcError ? error.code : undefined), error: errorText(error) };
+      return {
+        kind: 'modelFailed',
+        path: effect.path,
+        category: modelErrorCategory(error instanceof RpcError ? error.code : undefined),
+        error: errorText(error),
+      };
     }
   }
 
@@ -302,7 +365,10 @@ export class RunDriver {
     let outcome: ToolOutcome;
     let ran = false;
     if (callHash(approval.toolName, stored) !== approval.argsHash) {
-      outcome = { text: `${approval.toolName} was not executed: the stored call no longer matches the one that was approved.`, isError: true };
+      outcome = {
+        text: `${approval.toolName} was not executed: the stored call no longer matches the one that was approved.`,
+        isError: true,
+      };
       this.log.error('approved call does not match its hash', { approval: approval.uuid });
     } else {
       ran = true;
@@ -315,7 +381,10 @@ export class RunDriver {
           remoteTaskId
             ? this.io.continueRemote(approval.toolName, remoteTaskId, true)
             : input
-              ? this.io.callTool(approval.toolName, args, approval.uuid, '', { requestState: input.request.requestState, responses: input.responses })
+              ? this.io.callTool(approval.toolName, args, approval.uuid, '', {
+                  requestState: input.request.requestState,
+                  responses: input.responses,
+                })
               : this.io.callTool(approval.toolName, args, approval.uuid),
         activation.watched,
       );
@@ -323,7 +392,20 @@ export class RunDriver {
     const finished = await this.clients.store.finishApprovalExecution({
       uuid: approval.uuid,
       success: !outcome.isError,
-      messages: outcome.remote || outcome.input ? [] : [{ ...toolResult(gatedCall(approval), args, edit && ran ? editedResultText(edit.by, edit.args, outcome.text) : outcome.text, outcome.isError), ...(node && { node }) }],
+      messages:
+        outcome.remote || outcome.input
+          ? []
+          : [
+              {
+                ...toolResult(
+                  gatedCall(approval),
+                  args,
+                  edit && ran ? editedResultText(edit.by, edit.args, outcome.text) : outcome.text,
+                  outcome.isError,
+                ),
+                ...(node && { node }),
+              },
+            ],
     });
     activation.conversation = required(finished.conversation);
     activation.approval = finished.approval ?? approval;
@@ -360,7 +442,9 @@ export class RunDriver {
         const reply = await this.clients.llm.generate({
           model,
           systemPrompt: SUMMARY_INSTRUCTIONS,
-          messages: [{ role: ChatRole.CHAT_ROLE_USER, text: transcriptOf(plan.newlyHidden, latest?.summary), toolCalls: [], toolResults: [] }],
+          messages: [
+            { role: ChatRole.CHAT_ROLE_USER, text: transcriptOf(plan.newlyHidden, latest?.summary), toolCalls: [], toolResults: [] },
+          ],
           tools: [],
         });
         summary = reply.text.trim() || undefined;
@@ -371,10 +455,35 @@ export class RunDriver {
     }
     // Without a new summary, the earlier one still covers what it covered.
     const keptSummary = summary ?? (plan.strategy === 'partial-summary' ? latest?.summary || undefined : undefined);
-    const compaction: Compaction = { strategy: plan.strategy, fromSeq: plan.fromSeq, toSeq: plan.toSeq, summary: keptSummary ?? '', tokensBefore: plan.tokensBefore, tokensAfter: plan.tokensAfter };
-    const notice: NewMessage = { role: MessageRole.MESSAGE_ROLE_SYSTEM, content: compactionNotice(plan, budget, summary), compaction, usage };
-    await this.clients.store.appendMessages({ conversationId: conversation.id, messages: [notice], status: 0, returnConversation: false, endsTurn: false });
-    this.log.info('history compacted', { conversation: conversation.id, strategy: plan.strategy, from: plan.fromSeq, to: plan.toSeq, before: plan.tokensBefore, after: plan.tokensAfter });
+    const compaction: Compaction = {
+      strategy: plan.strategy,
+      fromSeq: plan.fromSeq,
+      toSeq: plan.toSeq,
+      summary: keptSummary ?? '',
+      tokensBefore: plan.tokensBefore,
+      tokensAfter: plan.tokensAfter,
+    };
+    const notice: NewMessage = {
+      role: MessageRole.MESSAGE_ROLE_SYSTEM,
+      content: compactionNotice(plan, budget, summary),
+      compaction,
+      usage,
+    };
+    await this.clients.store.appendMessages({
+      conversationId: conversation.id,
+      messages: [notice],
+      status: 0,
+      returnConversation: false,
+      endsTurn: false,
+    });
+    this.log.info('history compacted', {
+      conversation: conversation.id,
+      strategy: plan.strategy,
+      from: plan.fromSeq,
+      to: plan.toSeq,
+      before: plan.tokensBefore,
+      after: plan.tokensAfter,
+    });
     const marker: Message = { ...notice, id: '', seq: conversation.messageCount + 1, createdAt: undefined };
     return { history: visibleHistory([...conversation.messages, marker]).messages, systemPrompt: withSummary(basePrompt, keptSummary) };
   }
@@ -386,7 +495,9 @@ export class RunDriver {
   }
 }
 
-export function toolDefinitionsOf(catalogue: ReadonlyMap<string, { name: string; description: string; inputSchema: ToolDefinition['inputSchema'] }>): ToolDefinition[] {
+export function toolDefinitionsOf(
+  catalogue: ReadonlyMap<string, { name: string; description: string; inputSchema: ToolDefinition['inputSchema'] }>,
+): ToolDefinition[] {
   return [...catalogue.values()].map((tool) => ({ name: tool.name, description: tool.description, inputSchema: tool.inputSchema }));
 }
 

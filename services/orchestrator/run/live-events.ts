@@ -46,7 +46,11 @@ export class LiveEvents {
 
   private publish(event: LiveEvent, kind: string): void {
     if (this.inFlight >= MAX_IN_FLIGHT) {
-      this.log.debug('live event dropped: too many still on their way to the store', { conversation: event.conversationId, kind, in_flight: this.inFlight });
+      this.log.debug('live event dropped: too many still on their way to the store', {
+        conversation: event.conversationId,
+        kind,
+        in_flight: this.inFlight,
+      });
       return;
     }
     this.inFlight += 1;
@@ -58,7 +62,11 @@ export class LiveEvents {
     }
     sent
       .catch((error: unknown) =>
-        this.log.debug('live event not published', { conversation: event.conversationId, kind, error: redactSecrets(error instanceof Error ? error.message : String(error)) }),
+        this.log.debug('live event not published', {
+          conversation: event.conversationId,
+          kind,
+          error: redactSecrets(error instanceof Error ? error.message : String(error)),
+        }),
       )
       .finally(() => {
         this.inFlight -= 1;

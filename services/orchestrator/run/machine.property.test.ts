@@ -29,7 +29,13 @@ import type { Effect, MachineEnv, RunAnswer, RunEvent, RunState } from './types.
 
 const nameSchema = { type: 'object', properties: { name: { type: 'string' } }, required: ['name'] };
 const TOOLS: Tool[] = [
-  { name: 'resources_list', description: 'Lists resources', inputSchema: { type: 'object', properties: {} }, destructive: false, server: 'resources' },
+  {
+    name: 'resources_list',
+    description: 'Lists resources',
+    inputSchema: { type: 'object', properties: {} },
+    destructive: false,
+    server: 'resources',
+  },
   { name: 'resources_add', description: 'Adds a resource', inputSchema: nameSchema, destructive: true, server: 'resources' },
   { name: 'resources_remove', description: 'Removes a resource', inputSchema: nameSchema, destructive: true, server: 'resources' },
 ];
@@ -54,7 +60,12 @@ const TREE: AgentNode = {
 };
 
 type Mode = 'simple' | 'tree';
-const envOf = (mode: Mode): MachineEnv => ({ root: mode === 'tree' ? TREE : undefined, simple: { model: 'gemini-sim', a2aTools: [] }, defaultModel: 'gemini-sim', maxModelCalls: 4 });
+const envOf = (mode: Mode): MachineEnv => ({
+  root: mode === 'tree' ? TREE : undefined,
+  simple: { model: 'gemini-sim', a2aTools: [] },
+  defaultModel: 'gemini-sim',
+  maxModelCalls: 4,
+});
 
 /** What the scripted model does on its next call. */
 type Move =
@@ -90,7 +101,9 @@ class SimStore {
   }
 
   pending(): PendingApproval[] {
-    return this.approvals.filter((stored) => stored.approval.status === ApprovalStatus.APPROVAL_STATUS_PENDING).map((stored) => structuredClone(stored.approval));
+    return this.approvals
+      .filter((stored) => stored.approval.status === ApprovalStatus.APPROVAL_STATUS_PENDING)
+      .map((stored) => structuredClone(stored.approval));
   }
 
   latestRun() {
@@ -153,7 +166,9 @@ class Sim {
     for (const stored of this.store.approvals) {
       const status = stored.approval.status;
       if (status === ApprovalStatus.APPROVAL_STATUS_APPROVED || status === ApprovalStatus.APPROVAL_STATUS_EXECUTING) {
-        this.store.decide(stored, ApprovalStatus.APPROVAL_STATUS_INTERRUPTED, [toolMessage(stored.approval, 'interrupted; not run again', true)]);
+        this.store.decide(stored, ApprovalStatus.APPROVAL_STATUS_INTERRUPTED, [
+          toolMessage(stored.approval, 'interrupted; not run again', true),
+        ]);
       }
     }
     this.store.turn += 1;
@@ -161,7 +176,12 @@ class Sim {
     // A started turn begins a new run (store.proto StartTurn).
     this.store.setRun(undefined);
     const id = ++this.activations;
-    this.start(`message-${id}`, freshRun(this.env.root ? 'tree' : 'simple', this.store.revision), { kind: 'userMessage', runId: `run-${id}`, activation: `activation-${id}`, text: `message ${this.store.turn}` });
+    this.start(`message-${id}`, freshRun(this.env.root ? 'tree' : 'simple', this.store.revision), {
+      kind: 'userMessage',
+      runId: `run-${id}`,
+      activation: `activation-${id}`,
+      text: `message ${this.store.turn}`,
+    });
   }
 
   /** POST /approvals/:uuid: reads the approval and the run as stored now (TurnRunner.resolveApproval). */
@@ -171,7 +191,14 @@ class Sim {
     const approval = structuredClone(stored.approval);
     const run = this.store.run ? decodeRun(this.store.run, approval.uuid) : legacySimpleRun(approval);
     const id = ++this.activations;
-    const event: RunEvent = { kind: 'approvalDecided', activation: `activation-${id}`, uuid: approval.uuid, approved, ...(reason !== undefined && { reason }), approval };
+    const event: RunEvent = {
+      kind: 'approvalDecided',
+      activation: `activation-${id}`,
+      uuid: approval.uuid,
+      approved,
+      ...(reason !== undefined && { reason }),
+      approval,
+    };
     this.start(`decision-${id}`, storedRun(run, this.store.revision), event);
   }
 
@@ -199,7 +226,8 @@ class Sim {
     if (event) this.feed(live, event);
     this.seen.mostPending = Math.max(this.seen.mostPending, this.store.pending().length);
     // The driver returns once the answer is decided and its store effects are done; what else was in flight is not waited for.
-    if ((live.answer || live.refused) && !live.tasks.some((left) => IN_ORDER.has(left.effect.kind))) this.live.splice(this.live.indexOf(live), 1);
+    if ((live.answer || live.refused) && !live.tasks.some((left) => IN_ORDER.has(left.effect.kind)))
+      this.live.splice(this.live.indexOf(live), 1);
     return true;
   }
 
@@ -208,7 +236,8 @@ class Sim {
     for (let steps = 0; this.step(0); steps++) {
       if (steps > 5000) throw new Error('the activations did not end');
     }
-    for (const live of this.live) this.violations.push(`${live.name} stalled: nothing in flight and no answer (inFlight ${live.state.inFlight})`);
+    for (const live of this.live)
+      this.violations.push(`${live.name} stalled: nothing in flight and no answer (inFlight ${live.state.inFlight})`);
     this.live = [];
   }
 
@@ -237,22 +266,38 @@ class Sim {
       case 'loadTools':
         return { kind: 'toolsLoaded', tools: TOOLS };
       case 'loadHistory':
-        if (effect.node === undefined) return { kind: 'historyLoaded', path: effect.path, history: structuredClone(store.messages), systemPrompt: '' };
-        return { kind: 'historyLoaded', path: effect.path, history: structuredClone(nodeSteps(store.messages, effect.node, effect.nodeMessages)) };
+        if (effect.node === undefined)
+          return { kind: 'historyLoaded', path: effect.path, history: structuredClone(store.messages), systemPrompt: '' };
+        return {
+          kind: 'historyLoaded',
+          path: effect.path,
+          history: structuredClone(nodeSteps(store.messages, effect.node, effect.nodeMessages)),
+        };
       case 'callModel':
         return this.model(effect);
       case 'callTool':
-        if (DESTRUCTIVE.has(effect.call.name)) this.violations.push(`${live.name}: destructive ${effect.call.name} ran without an approval where every call gates`);
-        return { kind: 'toolFinished', path: effect.path, callId: effect.call.id, outcome: { text: `${effect.call.name} ok`, isError: false } };
+        if (DESTRUCTIVE.has(effect.call.name))
+          this.violations.push(`${live.name}: destructive ${effect.call.name} ran without an approval where every call gates`);
+        return {
+          kind: 'toolFinished',
+          path: effect.path,
+          callId: effect.call.id,
+          outcome: { text: `${effect.call.name} ok`, isError: false },
+        };
       case 'loadApprovals':
         return { kind: 'approvalsLoaded', approvals: store.pending() };
       case 'claim': {
         const stored = store.approval(effect.uuid);
         if (!stored || stored.approval.status !== ApprovalStatus.APPROVAL_STATUS_PENDING) return { kind: 'claimed', won: false };
-        store.decide(stored, effect.approved ? ApprovalStatus.APPROVAL_STATUS_APPROVED : ApprovalStatus.APPROVAL_STATUS_REJECTED, effect.messages);
+        store.decide(
+          stored,
+          effect.approved ? ApprovalStatus.APPROVAL_STATUS_APPROVED : ApprovalStatus.APPROVAL_STATUS_REJECTED,
+          effect.messages,
+        );
         for (const other of effect.alsoReject) {
           const also = store.approval(other.uuid);
-          if (also?.approval.status === ApprovalStatus.APPROVAL_STATUS_PENDING) store.decide(also, ApprovalStatus.APPROVAL_STATUS_REJECTED, other.messages);
+          if (also?.approval.status === ApprovalStatus.APPROVAL_STATUS_PENDING)
+            store.decide(also, ApprovalStatus.APPROVAL_STATUS_REJECTED, other.messages);
         }
         if (effect.clearRun) store.setRun(undefined);
         return { kind: 'claimed', won: true };
@@ -269,13 +314,16 @@ class Sim {
             return undefined;
           }
           stored.approval.status = ApprovalStatus.APPROVAL_STATUS_EXECUTING;
-          if (callHash(stored.approval.toolName, JSON.parse(stored.approval.toolArgsJson)) !== stored.approval.argsHash) this.violations.push(`approval ${effect.uuid}: the stored call changed`);
+          if (callHash(stored.approval.toolName, JSON.parse(stored.approval.toolArgsJson)) !== stored.approval.argsHash)
+            this.violations.push(`approval ${effect.uuid}: the stored call changed`);
           stored.executions += 1;
           task.ran = true;
           return undefined;
         }
         // FinishApprovalExecution: done, with the result for the node that made the call.
-        store.decide(stored, ApprovalStatus.APPROVAL_STATUS_DONE, [{ ...toolMessage(stored.approval, `${stored.approval.toolName} done`, false), ...(effect.node && { node: effect.node }) }]);
+        store.decide(stored, ApprovalStatus.APPROVAL_STATUS_DONE, [
+          { ...toolMessage(stored.approval, `${stored.approval.toolName} done`, false), ...(effect.node && { node: effect.node }) },
+        ]);
         return { kind: 'approvedCallFinished', uuid: effect.uuid, outcome: { text: `${stored.approval.toolName} done`, isError: false } };
       }
       case 'forwardRejection':
@@ -287,16 +335,30 @@ class Sim {
         store.messages.push(...structuredClone(effect.messages));
         return undefined;
       case 'write': {
-        if (effect.expectedRevision !== store.revision) return { kind: 'writeConflict', latest: store.latestRun(), revision: store.revision };
+        if (effect.expectedRevision !== store.revision)
+          return { kind: 'writeConflict', latest: store.latestRun(), revision: store.revision };
         store.messages.push(...structuredClone(effect.messages));
         for (const approval of effect.approvals) {
           if (store.approval(approval.uuid)) this.violations.push(`approval ${approval.uuid} created twice`);
           const argsHash = callHash(approval.toolName, JSON.parse(approval.toolArgsJson));
           // In a simple run, a call identical to one a human rejected in it is not put to a human again.
-          const again = store.approvals.find((old) => old.turn === store.turn && old.approval.status === ApprovalStatus.APPROVAL_STATUS_REJECTED && old.approval.argsHash === argsHash);
-          if (again && this.mode === 'simple') this.violations.push(`approval ${approval.uuid} asks again for the call rejected as ${again.approval.uuid}`);
+          const again = store.approvals.find(
+            (old) =>
+              old.turn === store.turn &&
+              old.approval.status === ApprovalStatus.APPROVAL_STATUS_REJECTED &&
+              old.approval.argsHash === argsHash,
+          );
+          if (again && this.mode === 'simple')
+            this.violations.push(`approval ${approval.uuid} asks again for the call rejected as ${again.approval.uuid}`);
           store.approvals.push({
-            approval: { ...structuredClone(approval), conversationId: 'conversation-1', createdAt: undefined, updatedAt: undefined, status: ApprovalStatus.APPROVAL_STATUS_PENDING, argsHash },
+            approval: {
+              ...structuredClone(approval),
+              conversationId: 'conversation-1',
+              createdAt: undefined,
+              updatedAt: undefined,
+              status: ApprovalStatus.APPROVAL_STATUS_PENDING,
+              argsHash,
+            },
             turn: store.turn,
             asked: 0,
             executions: 0,
@@ -312,9 +374,17 @@ class Sim {
   private model(effect: Extract<Effect, { kind: 'callModel' }>): RunEvent {
     const move = this.moves[this.cursor++] ?? { kind: 'text' };
     if (move.kind === 'fail') return { kind: 'modelFailed', path: effect.path, category: 'internal', error: 'scripted failure' };
-    const answer = (text: string, toolCalls: ToolCallPart[]): RunEvent => ({ kind: 'modelAnswered', path: effect.path, reply: { text, toolCalls } });
+    const answer = (text: string, toolCalls: ToolCallPart[]): RunEvent => ({
+      kind: 'modelAnswered',
+      path: effect.path,
+      reply: { text, toolCalls },
+    });
     const id = () => `call-${++this.calls}`;
-    const resource = (n: number, name = 'resources_add'): ToolCallPart => ({ id: id(), name, argumentsJson: JSON.stringify({ name: `r${n}` }) });
+    const resource = (n: number, name = 'resources_add'): ToolCallPart => ({
+      id: id(),
+      name,
+      argumentsJson: JSON.stringify({ name: `r${n}` }),
+    });
     switch (move.kind) {
       case 'text':
         return answer(`answer ${this.cursor}`, []);
@@ -325,7 +395,9 @@ class Sim {
       case 'two':
         return answer('', [resource(move.n), resource(move.n + 1, 'resources_remove')]);
       case 'repeat': {
-        const rejected = effect.history.findLast((message: HistoryEntry) => message.role === MessageRole.MESSAGE_ROLE_TOOL && message.toolCall?.rejected);
+        const rejected = effect.history.findLast(
+          (message: HistoryEntry) => message.role === MessageRole.MESSAGE_ROLE_TOOL && message.toolCall?.rejected,
+        );
         if (!rejected?.toolCall) return answer('', [resource(0)]);
         return answer('', [{ id: id(), name: rejected.toolCall.name, argumentsJson: rejected.toolCall.argumentsJson ?? '{}' }]);
       }
@@ -344,7 +416,11 @@ function nodeSteps(messages: readonly NewMessage[], node: string, nodeMessages: 
 }
 
 function toolMessage(approval: PendingApproval, result: string, isError: boolean): NewMessage {
-  return { role: MessageRole.MESSAGE_ROLE_TOOL, content: result, toolCall: { id: approval.toolCallId, name: approval.toolName, argumentsJson: approval.toolArgsJson, result, isError } };
+  return {
+    role: MessageRole.MESSAGE_ROLE_TOOL,
+    content: result,
+    toolCall: { id: approval.toolCallId, name: approval.toolName, argumentsJson: approval.toolArgsJson, result, isError },
+  };
 }
 
 // ---- the property -----------------------------------------------------------------------
@@ -373,12 +449,20 @@ const commandArb: fc.Arbitrary<Command> = fc.oneof(
   { weight: 10, arbitrary: fc.nat(30).map((pick): Command => ({ kind: 'step', pick })) },
   {
     weight: 3,
-    arbitrary: fc.record({ pick: fc.nat(8), approved: fc.boolean(), reason: fc.option(fc.constantFrom('no', 'too risky'), { nil: undefined }) }).map(
-      ({ pick, approved, reason }): Command => ({ kind: 'decide', pick, approved, ...(reason !== undefined && { reason }) }),
-    ),
+    arbitrary: fc
+      .record({ pick: fc.nat(8), approved: fc.boolean(), reason: fc.option(fc.constantFrom('no', 'too risky'), { nil: undefined }) })
+      .map(({ pick, approved, reason }): Command => ({ kind: 'decide', pick, approved, ...(reason !== undefined && { reason }) })),
   },
-  { weight: 5, arbitrary: fc.array(fc.boolean(), { minLength: 2, maxLength: 2 }).map((approved): Command => ({ kind: 'decideWaiting', approved })) },
-  { weight: 1, arbitrary: fc.record({ pick: fc.nat(8), first: fc.boolean(), second: fc.boolean() }).map((fields): Command => ({ kind: 'decideTwice', ...fields })) },
+  {
+    weight: 5,
+    arbitrary: fc.array(fc.boolean(), { minLength: 2, maxLength: 2 }).map((approved): Command => ({ kind: 'decideWaiting', approved })),
+  },
+  {
+    weight: 1,
+    arbitrary: fc
+      .record({ pick: fc.nat(8), first: fc.boolean(), second: fc.boolean() })
+      .map((fields): Command => ({ kind: 'decideTwice', ...fields })),
+  },
   { weight: 2, arbitrary: fc.constant<Command>({ kind: 'crash' }) },
   { weight: 1, arbitrary: fc.constant<Command>({ kind: 'message' }) },
 );
@@ -446,11 +530,17 @@ const scriptArb = fc.tuple(fc.array(moveArb, { maxLength: 14 }), fc.array(comman
 
 describe('every approved call runs at most once, every rejected call never', () => {
   it('simple mode: approve, reject, duplicate decisions, crashes and resumes in any order', () => {
-    fc.assert(fc.property(scriptArb, ([moves, commands]) => void play('simple', moves, commands)), { numRuns: 200 });
+    fc.assert(
+      fc.property(scriptArb, ([moves, commands]) => void play('simple', moves, commands)),
+      { numRuns: 200 },
+    );
   });
 
   it('an agent tree whose parallel node pauses two branches at once: concurrent resumes and write conflicts', () => {
-    fc.assert(fc.property(scriptArb, ([moves, commands]) => void play('tree', moves, commands)), { numRuns: 200 });
+    fc.assert(
+      fc.property(scriptArb, ([moves, commands]) => void play('tree', moves, commands)),
+      { numRuns: 200 },
+    );
   });
 
   it('the scenarios are not vacuous: calls run and are rejected, duplicate claims lose, writes conflict, two approvals wait at once', () => {

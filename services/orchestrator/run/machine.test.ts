@@ -6,24 +6,68 @@
  */
 import { describe, expect, it } from 'vitest';
 import type { ToolCallPart } from '../../../gen/ts/asg/llm/v1/llm.js';
-import { ApprovalStatus, MessageRole, type NewApproval, type NewMessage, type PendingApproval } from '../../../gen/ts/asg/store/v1/store.js';
+import {
+  ApprovalStatus,
+  MessageRole,
+  type NewApproval,
+  type NewMessage,
+  type PendingApproval,
+} from '../../../gen/ts/asg/store/v1/store.js';
 import type { Tool } from '../../../gen/ts/asg/tools/v1/tools.js';
 import { callHash } from '../../common/call-hash.js';
 import { treeFingerprint, type AgentNode } from '../domain/tree.js';
-import { approvalOf, EXIT_LOOP_RESULT, freshRun, MAX_WRITE_ATTEMPTS, next, STOPPED_BY_DEADLINE, storedRun, stoppedText, withChanges } from './machine.js';
+import {
+  approvalOf,
+  EXIT_LOOP_RESULT,
+  freshRun,
+  MAX_WRITE_ATTEMPTS,
+  next,
+  STOPPED_BY_DEADLINE,
+  storedRun,
+  stoppedText,
+  withChanges,
+} from './machine.js';
 import type { StoredRun } from './state.js';
 import type { Effect, MachineEnv, Path, RunEvent, RunState, ToolOutcome } from './types.js';
 
 // ---- fixtures -------------------------------------------------------------------------
 
-const listTool: Tool = { name: 'resources_list', description: 'Lists resources', inputSchema: { type: 'object', properties: {} }, destructive: false, server: 'resources' };
+const listTool: Tool = {
+  name: 'resources_list',
+  description: 'Lists resources',
+  inputSchema: { type: 'object', properties: {} },
+  destructive: false,
+  server: 'resources',
+};
 const nameSchema = { type: 'object', properties: { name: { type: 'string' } }, required: ['name'] };
-const addTool: Tool = { name: 'resources_add', description: 'Adds a resource', inputSchema: nameSchema, destructive: true, server: 'resources' };
-const removeTool: Tool = { name: 'resources_remove', description: 'Removes a resource', inputSchema: nameSchema, destructive: true, server: 'resources' };
+const addTool: Tool = {
+  name: 'resources_add',
+  description: 'Adds a resource',
+  inputSchema: nameSchema,
+  destructive: true,
+  server: 'resources',
+};
+const removeTool: Tool = {
+  name: 'resources_remove',
+  description: 'Removes a resource',
+  inputSchema: nameSchema,
+  destructive: true,
+  server: 'resources',
+};
 const TOOLS = [listTool, addTool, removeTool];
 
-const SIMPLE: MachineEnv = { root: undefined, simple: { model: 'gemini-simple', a2aTools: [] }, defaultModel: 'gemini-default', maxModelCalls: 5 };
-const treeEnv = (root: AgentNode, maxModelCalls = 5): MachineEnv => ({ root, simple: { model: 'gemini-simple', a2aTools: [] }, defaultModel: 'gemini-default', maxModelCalls });
+const SIMPLE: MachineEnv = {
+  root: undefined,
+  simple: { model: 'gemini-simple', a2aTools: [] },
+  defaultModel: 'gemini-default',
+  maxModelCalls: 5,
+};
+const treeEnv = (root: AgentNode, maxModelCalls = 5): MachineEnv => ({
+  root,
+  simple: { model: 'gemini-simple', a2aTools: [] },
+  defaultModel: 'gemini-default',
+  maxModelCalls,
+});
 
 /** Analyzer → executor, data through output_key and {placeholders}. */
 const sequentialTree: AgentNode = {
@@ -67,22 +111,43 @@ const a2aTree = (destructiveHint: boolean): AgentNode => ({
   name: 'pipeline',
   type: 'sequential',
   agents: [
-    { name: 'remote', type: 'a2a', url: 'http://remote.test/a2a', prompt: 'Please do: {user_message}', destructiveHint, output_key: 'remote_out' },
+    {
+      name: 'remote',
+      type: 'a2a',
+      url: 'http://remote.test/a2a',
+      prompt: 'Please do: {user_message}',
+      destructiveHint,
+      output_key: 'remote_out',
+    },
     { name: 'after', type: 'llm', prompt: 'Report {remote_out}' },
   ],
 });
 
-const call = (id: string, name: string, args: Record<string, unknown> | string): ToolCallPart => ({ id, name, argumentsJson: typeof args === 'string' ? args : JSON.stringify(args) });
+const call = (id: string, name: string, args: Record<string, unknown> | string): ToolCallPart => ({
+  id,
+  name,
+  argumentsJson: typeof args === 'string' ? args : JSON.stringify(args),
+});
 const userText = (content: string): NewMessage => ({ role: MessageRole.MESSAGE_ROLE_USER, content });
 const REJECTED_SUFFIX = 'The call was not executed. Do not retry it unless the user asks you to.';
 
 const ev = {
   user: (text = 'add x', activation = 'activation-1', runId = 'run-1'): RunEvent => ({ kind: 'userMessage', runId, activation, text }),
   tools: (tools: Tool[] = TOOLS): RunEvent => ({ kind: 'toolsLoaded', tools }),
-  history: (path: Path, history: NewMessage[], systemPrompt?: string): RunEvent => ({ kind: 'historyLoaded', path, history, ...(systemPrompt !== undefined && { systemPrompt }) }),
+  history: (path: Path, history: NewMessage[], systemPrompt?: string): RunEvent => ({
+    kind: 'historyLoaded',
+    path,
+    history,
+    ...(systemPrompt !== undefined && { systemPrompt }),
+  }),
   text: (path: Path, text: string): RunEvent => ({ kind: 'modelAnswered', path, reply: { text, toolCalls: [] } }),
   calls: (path: Path, toolCalls: ToolCallPart[], text = ''): RunEvent => ({ kind: 'modelAnswered', path, reply: { text, toolCalls } }),
-  tool: (path: Path, callId: string, text: string, extra: Partial<ToolOutcome> = {}): RunEvent => ({ kind: 'toolFinished', path, callId, outcome: { text, isError: false, ...extra } }),
+  tool: (path: Path, callId: string, text: string, extra: Partial<ToolOutcome> = {}): RunEvent => ({
+    kind: 'toolFinished',
+    path,
+    callId,
+    outcome: { text, isError: false, ...extra },
+  }),
   written: (revision: number): RunEvent => ({ kind: 'written', revision }),
   conflict: (latest: StoredRun | undefined, revision: number): RunEvent => ({ kind: 'writeConflict', latest, revision }),
   decide: (approval: PendingApproval, approved: boolean, reason?: string, activation = 'activation-2'): RunEvent => ({
@@ -94,12 +159,23 @@ const ev = {
     approval,
   }),
   claimed: (won: boolean): RunEvent => ({ kind: 'claimed', won }),
-  ran: (uuid: string, text: string, extra: Partial<ToolOutcome> = {}): RunEvent => ({ kind: 'approvedCallFinished', uuid, outcome: { text, isError: false, ...extra } }),
+  ran: (uuid: string, text: string, extra: Partial<ToolOutcome> = {}): RunEvent => ({
+    kind: 'approvedCallFinished',
+    uuid,
+    outcome: { text, isError: false, ...extra },
+  }),
 };
 
 /** A stored approval as the store returns it for a NewApproval the machine asked for. */
 function pendingOf(approval: NewApproval, status = ApprovalStatus.APPROVAL_STATUS_PENDING): PendingApproval {
-  return { ...approval, conversationId: 'conversation-1', createdAt: undefined, updatedAt: undefined, status, argsHash: callHash(approval.toolName, JSON.parse(approval.toolArgsJson)) };
+  return {
+    ...approval,
+    conversationId: 'conversation-1',
+    createdAt: undefined,
+    updatedAt: undefined,
+    status,
+    argsHash: callHash(approval.toolName, JSON.parse(approval.toolArgsJson)),
+  };
 }
 
 // ---- the harness ----------------------------------------------------------------------
@@ -138,7 +214,8 @@ const only = <K extends Effect['kind']>(effects: Effect[], kind: K): Extract<Eff
   expect(found, `exactly one ${kind} effect`).toHaveLength(1);
   return found[0]!;
 };
-const logs = (effects: Effect[]) => effects.filter((effect) => effect.kind === 'log').map((effect) => (effect as Extract<Effect, { kind: 'log' }>).message);
+const logs = (effects: Effect[]) =>
+  effects.filter((effect) => effect.kind === 'log').map((effect) => (effect as Extract<Effect, { kind: 'log' }>).message);
 
 /** A transition as a table row: the state it starts from, the event, what it asks for, what it leaves. */
 interface Row {
@@ -168,7 +245,8 @@ function rows(title: string, table: Row[]): void {
 
 const SYSTEM = 'You manage resources.';
 const simpleStarted = () => feed(freshRun('simple', 3), SIMPLE, ev.user('add x')).state;
-const simpleAtModel = (history: NewMessage[] = [userText('add x')]) => feed(freshRun('simple', 3), SIMPLE, ev.user('add x'), ev.tools(), ev.history([], history, SYSTEM)).state;
+const simpleAtModel = (history: NewMessage[] = [userText('add x')]) =>
+  feed(freshRun('simple', 3), SIMPLE, ev.user('add x'), ev.tools(), ev.history([], history, SYSTEM)).state;
 const treeAtModel = (root: AgentNode, text = 'list all') => feed(freshRun('tree', 3), treeEnv(root), ev.user(text), ev.tools()).state;
 
 /** Simple mode paused on resources_add {"name":"x"}, written at revision 4. */
@@ -209,7 +287,14 @@ rows('a user message starts a run', [
     when: ev.user('list all'),
     effects: [{ kind: 'loadTools' }],
     then: (state) => {
-      expect(state).toMatchObject({ runId: 'run-1', activation: 'activation-1', userMessage: 'list all', status: 'running', inFlight: 1, revision: 3 });
+      expect(state).toMatchObject({
+        runId: 'run-1',
+        activation: 'activation-1',
+        userMessage: 'list all',
+        status: 'running',
+        inFlight: 1,
+        revision: 3,
+      });
     },
   },
   {
@@ -248,7 +333,16 @@ rows('a user message starts a run', [
     env: treeEnv(sequentialTree),
     given: () => feed(freshRun('tree', 3), treeEnv(sequentialTree), ev.user('list all')).state,
     when: ev.tools(),
-    effects: [{ kind: 'callModel', path: [0], node: 'analyzer', model: 'gemini-default', systemPrompt: 'Analyze: list all', history: [userText('list all')] }],
+    effects: [
+      {
+        kind: 'callModel',
+        path: [0],
+        node: 'analyzer',
+        model: 'gemini-default',
+        systemPrompt: 'Analyze: list all',
+        history: [userText('list all')],
+      },
+    ],
     then: (state) => {
       expect(state.frames['0']).toMatchObject({ kind: 'llm', node: 'analyzer', awaiting: 'model' });
       expect(state.frames['']).toMatchObject({ kind: 'sequential', index: 0 });
@@ -257,11 +351,23 @@ rows('a user message starts a run', [
   {
     name: 'an agent tree: a placeholder without a value is left as written and logged',
     env: treeEnv({ name: 'solo', type: 'sequential', agents: [{ name: 'x', type: 'llm', prompt: 'Use {missing} for {user_message}' }] }),
-    given: () => feed(freshRun('tree', 3), treeEnv({ name: 'solo', type: 'sequential', agents: [{ name: 'x', type: 'llm', prompt: 'Use {missing} for {user_message}' }] }), ev.user('go')).state,
+    given: () =>
+      feed(
+        freshRun('tree', 3),
+        treeEnv({ name: 'solo', type: 'sequential', agents: [{ name: 'x', type: 'llm', prompt: 'Use {missing} for {user_message}' }] }),
+        ev.user('go'),
+      ).state,
     when: ev.tools(),
     effects: [{ kind: 'callModel', systemPrompt: 'Use {missing} for go' }],
     then: (_state, effects) => {
-      expect(effects).toContainEqual(expect.objectContaining({ kind: 'log', level: 'warn', message: 'placeholders without a value left as written', fields: { node: 'x', placeholders: 'missing' } }));
+      expect(effects).toContainEqual(
+        expect.objectContaining({
+          kind: 'log',
+          level: 'warn',
+          message: 'placeholders without a value left as written',
+          fields: { node: 'x', placeholders: 'missing' },
+        }),
+      );
     },
   },
   {
@@ -272,13 +378,19 @@ rows('a user message starts a run', [
     effects: [
       {
         kind: 'write',
-        messages: [{ role: MessageRole.MESSAGE_ROLE_ASSISTANT, content: 'The tools are unavailable right now: the tool broker is unreachable' }],
+        messages: [
+          { role: MessageRole.MESSAGE_ROLE_ASSISTANT, content: 'The tools are unavailable right now: the tool broker is unreachable' },
+        ],
         approvals: [],
         run: undefined,
         expectedRevision: 3,
       },
     ],
-    then: (state) => expect(state.write).toMatchObject({ purpose: 'finish', response: 'The tools are unavailable right now: the tool broker is unreachable' }),
+    then: (state) =>
+      expect(state.write).toMatchObject({
+        purpose: 'finish',
+        response: 'The tools are unavailable right now: the tool broker is unreachable',
+      }),
   },
   {
     name: 'the finish write stored → done answered with its response',
@@ -295,11 +407,17 @@ rows('the model answers with text', [
     name: 'simple mode: the answer and its usage are the messages of the finish write',
     env: SIMPLE,
     given: () => simpleAtModel(),
-    when: { kind: 'modelAnswered', path: [], reply: { text: 'There are 3 resources.', toolCalls: [], usage: { inputTokens: 10, outputTokens: 5 } } },
+    when: {
+      kind: 'modelAnswered',
+      path: [],
+      reply: { text: 'There are 3 resources.', toolCalls: [], usage: { inputTokens: 10, outputTokens: 5 } },
+    },
     effects: [
       {
         kind: 'write',
-        messages: [{ role: MessageRole.MESSAGE_ROLE_ASSISTANT, content: 'There are 3 resources.', usage: { inputTokens: 10, outputTokens: 5 } }],
+        messages: [
+          { role: MessageRole.MESSAGE_ROLE_ASSISTANT, content: 'There are 3 resources.', usage: { inputTokens: 10, outputTokens: 5 } },
+        ],
         approvals: [],
         run: undefined,
         expectedRevision: 3,
@@ -342,7 +460,12 @@ rows('safe calls run at once, in the model order', [
   {
     name: 'toolFinished → the rejected call is answered in place and the next runnable call starts',
     env: SIMPLE,
-    given: () => feed(simpleAtModel(), SIMPLE, ev.calls([], [call('c1', 'resources_list', {}), call('c2', 'nope', {}), call('c3', 'resources_list', {})])).state,
+    given: () =>
+      feed(
+        simpleAtModel(),
+        SIMPLE,
+        ev.calls([], [call('c1', 'resources_list', {}), call('c2', 'nope', {}), call('c3', 'resources_list', {})]),
+      ).state,
     when: ev.tool([], 'c1', '["alpha"]'),
     effects: [{ kind: 'callTool', call: { id: 'c3' } }],
     then: (state) => {
@@ -352,14 +475,24 @@ rows('safe calls run at once, in the model order', [
         [MessageRole.MESSAGE_ROLE_ASSISTANT, 'c2', undefined],
         [MessageRole.MESSAGE_ROLE_ASSISTANT, 'c3', undefined],
         [MessageRole.MESSAGE_ROLE_TOOL, 'c1', '["alpha"]'],
-        [MessageRole.MESSAGE_ROLE_TOOL, 'c2', 'unknown tool "nope" (available tools: resources_add, resources_list, resources_remove); nothing was executed'],
+        [
+          MessageRole.MESSAGE_ROLE_TOOL,
+          'c2',
+          'unknown tool "nope" (available tools: resources_add, resources_list, resources_remove); nothing was executed',
+        ],
       ]);
     },
   },
   {
     name: "a model answer while the step's calls still run is ignored",
     env: SIMPLE,
-    given: () => feed(simpleAtModel(), SIMPLE, ev.calls([], [call('c1', 'resources_list', {}), call('c2', 'nope', {}), call('c3', 'resources_list', {})]), ev.tool([], 'c1', '["alpha"]')).state,
+    given: () =>
+      feed(
+        simpleAtModel(),
+        SIMPLE,
+        ev.calls([], [call('c1', 'resources_list', {}), call('c2', 'nope', {}), call('c3', 'resources_list', {})]),
+        ev.tool([], 'c1', '["alpha"]'),
+      ).state,
     when: ev.text([], 'unused'),
     effects: [],
   },
@@ -394,13 +527,19 @@ describe('safe calls: the whole step', () => {
       [MessageRole.MESSAGE_ROLE_ASSISTANT, 'Calling nope with {}'],
       [MessageRole.MESSAGE_ROLE_ASSISTANT, 'Calling resources_list with {}'],
       [MessageRole.MESSAGE_ROLE_TOOL, '["alpha"]'],
-      [MessageRole.MESSAGE_ROLE_TOOL, 'unknown tool "nope" (available tools: resources_add, resources_list, resources_remove); nothing was executed'],
+      [
+        MessageRole.MESSAGE_ROLE_TOOL,
+        'unknown tool "nope" (available tools: resources_add, resources_list, resources_remove); nothing was executed',
+      ],
       [MessageRole.MESSAGE_ROLE_TOOL, '["beta"]'],
     ]);
     expect(model.history.at(-1)!.toolCall).toMatchObject({ id: 'c3', isError: true });
     // The step is written with the run's last write (simple mode), not before.
     const done = feed(out.state, SIMPLE, ev.text([], 'alpha and beta'));
-    expect(only(done.effects, 'write').messages.map((message) => message.content)).toEqual([...model.history.slice(1).map((message) => message.content), 'alpha and beta']);
+    expect(only(done.effects, 'write').messages.map((message) => message.content)).toEqual([
+      ...model.history.slice(1).map((message) => message.content),
+      'alpha and beta',
+    ]);
   });
 
   it('a toolFinished for another call id or another path is ignored', () => {
@@ -422,15 +561,38 @@ describe('a destructive call stops the run for approval', () => {
     expect(uuid).toMatch(/^[0-9a-f]{8}-[0-9a-f]{4}-4[0-9a-f]{3}-[89ab][0-9a-f]{3}-[0-9a-f]{12}$/);
     expect(write).toMatchObject({
       expectedRevision: 3,
-      messages: [{ content: 'Adding x.' }, { role: MessageRole.MESSAGE_ROLE_ASSISTANT, toolCall: { id: 'c1', name: 'resources_add', argumentsJson: '{"name":"x"}' } }],
-      approvals: [{ uuid, toolCallId: 'c1', toolName: 'resources_add', toolArgsJson: '{"name":"x"}', description: 'resources_add on resources with arguments {"name":"x"}', agentChain: [] }],
+      messages: [
+        { content: 'Adding x.' },
+        { role: MessageRole.MESSAGE_ROLE_ASSISTANT, toolCall: { id: 'c1', name: 'resources_add', argumentsJson: '{"name":"x"}' } },
+      ],
+      approvals: [
+        {
+          uuid,
+          toolCallId: 'c1',
+          toolName: 'resources_add',
+          toolArgsJson: '{"name":"x"}',
+          description: 'resources_add on resources with arguments {"name":"x"}',
+          agentChain: [],
+        },
+      ],
     });
     expect(write.run).toEqual({
       runId: 'run-1',
       mode: 'simple',
       userMessage: 'add x',
       session: {},
-      pending: [{ approvalUuid: uuid, path: [], outputKey: '', fingerprint: '', loopIterations: {}, nodeMessages: 2, toolName: 'resources_add', argsHash: callHash('resources_add', { name: 'x' }) }],
+      pending: [
+        {
+          approvalUuid: uuid,
+          path: [],
+          outputKey: '',
+          fingerprint: '',
+          loopIterations: {},
+          nodeMessages: 2,
+          toolName: 'resources_add',
+          argsHash: callHash('resources_add', { name: 'x' }),
+        },
+      ],
       branchOutputs: {},
       modelCalls: 1,
     });
@@ -441,7 +603,14 @@ describe('a destructive call stops the run for approval', () => {
   it('the approval uuid derives from the activation: the same inputs give the same uuid, another activation another', () => {
     const again = paused();
     expect(only(again.effects, 'write').approvals[0]!.uuid).toBe(only(paused().effects, 'write').approvals[0]!.uuid);
-    const other = feed(freshRun('simple', 3), SIMPLE, ev.user('add x', 'activation-other'), ev.tools(), ev.history([], [userText('add x')]), ev.calls([], [call('c1', 'resources_add', { name: 'x' })]));
+    const other = feed(
+      freshRun('simple', 3),
+      SIMPLE,
+      ev.user('add x', 'activation-other'),
+      ev.tools(),
+      ev.history([], [userText('add x')]),
+      ev.calls([], [call('c1', 'resources_add', { name: 'x' })]),
+    );
     expect(only(other.effects, 'write').approvals[0]!.uuid).not.toBe(only(again.effects, 'write').approvals[0]!.uuid);
   });
 
@@ -459,20 +628,28 @@ describe('a destructive call stops the run for approval', () => {
       SIMPLE,
       ev.calls([], [call('c0', 'resources_list', {})]),
       ev.tool([], 'c0', '[]'),
-      ev.calls([], [call('c1', 'resources_add', { name: 'x' }), call('c2', 'resources_remove', { name: 'y' }), call('c3', 'resources_list', {})]),
+      ev.calls(
+        [],
+        [call('c1', 'resources_add', { name: 'x' }), call('c2', 'resources_remove', { name: 'y' }), call('c3', 'resources_list', {})],
+      ),
     );
     // The safe call after the gate still runs before the run pauses.
     expect(work(out.effects)).toMatchObject([{ kind: 'callTool', call: { id: 'c3' } }]);
     const finished = step(out.state, ev.tool([], 'c3', '["x"]'), SIMPLE);
     const write = only(finished.effects, 'write');
     expect(write.approvals.map((approval) => approval.toolCallId)).toEqual(['c1']);
-    expect(write.messages.map((message) => [message.toolCall?.id, message.role === MessageRole.MESSAGE_ROLE_TOOL ? message.content : 'call'])).toEqual([
+    expect(
+      write.messages.map((message) => [message.toolCall?.id, message.role === MessageRole.MESSAGE_ROLE_TOOL ? message.content : 'call']),
+    ).toEqual([
       ['c0', 'call'],
       ['c0', '[]'],
       ['c1', 'call'],
       ['c2', 'call'],
       ['c3', 'call'],
-      ['c2', 'resources_remove was not executed: it needs approval and another call of the same step is already waiting for one. Request it again once that approval is resolved.'],
+      [
+        'c2',
+        'resources_remove was not executed: it needs approval and another call of the same step is already waiting for one. Request it again once that approval is resolved.',
+      ],
       ['c3', '["x"]'],
     ]);
     expect(write.run!.pending[0]).toMatchObject({ toolName: 'resources_add', nodeMessages: 7 });
@@ -482,19 +659,42 @@ describe('a destructive call stops the run for approval', () => {
     const rejected: NewMessage = {
       role: MessageRole.MESSAGE_ROLE_TOOL,
       content: `Rejected by a human: not now. ${REJECTED_SUFFIX}`,
-      toolCall: { id: 'c1', name: 'resources_add', argumentsJson: JSON.stringify({ name: 'x' }), result: `Rejected by a human: not now. ${REJECTED_SUFFIX}`, isError: true, rejected: true, reason: 'not now' },
+      toolCall: {
+        id: 'c1',
+        name: 'resources_add',
+        argumentsJson: JSON.stringify({ name: 'x' }),
+        result: `Rejected by a human: not now. ${REJECTED_SUFFIX}`,
+        isError: true,
+        rejected: true,
+        reason: 'not now',
+      },
     };
-    const history = [userText('add x'), { role: MessageRole.MESSAGE_ROLE_ASSISTANT, content: 'Calling resources_add with {"name":"x"}', toolCall: { id: 'c1', name: 'resources_add', argumentsJson: '{"name":"x"}' } }, rejected];
+    const history = [
+      userText('add x'),
+      {
+        role: MessageRole.MESSAGE_ROLE_ASSISTANT,
+        content: 'Calling resources_add with {"name":"x"}',
+        toolCall: { id: 'c1', name: 'resources_add', argumentsJson: '{"name":"x"}' },
+      },
+      rejected,
+    ];
     const out = feed(simpleAtModel(history), SIMPLE, ev.calls([], [call('c9', 'resources_add', { name: 'x' })]));
     expect(work(out.effects).map((effect) => effect.kind)).toEqual(['callModel']);
     expect(logs(out.effects)).toContain('call repeats one rejected in this run; answered without asking again');
-    expect(only(out.effects, 'callModel').history.at(-1)).toMatchObject({ content: rejected.content, toolCall: { id: 'c9', rejected: true, reason: 'not now', isError: true } });
+    expect(only(out.effects, 'callModel').history.at(-1)).toMatchObject({
+      content: rejected.content,
+      toolCall: { id: 'c9', rejected: true, reason: 'not now', isError: true },
+    });
     expect(out.state.gates).toEqual([]);
     // The same call with other arguments is a new question for a human.
     const other = feed(simpleAtModel(history), SIMPLE, ev.calls([], [call('c9', 'resources_add', { name: 'y' })]));
     expect(only(other.effects, 'write').approvals).toHaveLength(1);
     // A later user message opens a new run: the user may ask for the call again.
-    const asked = feed(simpleAtModel([...history, userText('please add x after all')]), SIMPLE, ev.calls([], [call('c9', 'resources_add', { name: 'x' })]));
+    const asked = feed(
+      simpleAtModel([...history, userText('please add x after all')]),
+      SIMPLE,
+      ev.calls([], [call('c9', 'resources_add', { name: 'x' })]),
+    );
     expect(only(asked.effects, 'write').approvals).toHaveLength(1);
   });
 });
@@ -505,7 +705,15 @@ rows('the model fails, or runs out of steps', [
     env: SIMPLE,
     given: () => simpleAtModel(),
     when: { kind: 'modelFailed', path: [], category: 'timeout', error: 'deadline exceeded after 60s' },
-    effects: [{ kind: 'write', messages: [{ role: MessageRole.MESSAGE_ROLE_ASSISTANT, content: 'The model could not answer (timeout error): deadline exceeded after 60s' }], run: undefined }],
+    effects: [
+      {
+        kind: 'write',
+        messages: [
+          { role: MessageRole.MESSAGE_ROLE_ASSISTANT, content: 'The model could not answer (timeout error): deadline exceeded after 60s' },
+        ],
+        run: undefined,
+      },
+    ],
   },
   {
     name: 'modelFailed in a tree ends the node with the failure as its output; the next node goes on',
@@ -514,7 +722,12 @@ rows('the model fails, or runs out of steps', [
     when: { kind: 'modelFailed', path: [0], category: 'rate limit', error: 'quota' },
     effects: [
       { kind: 'append', messages: [{ content: 'The model could not answer (rate limit error): quota', node: 'analyzer' }] },
-      { kind: 'callModel', path: [1], node: 'executor', systemPrompt: 'Execute based on The model could not answer (rate limit error): quota' },
+      {
+        kind: 'callModel',
+        path: [1],
+        node: 'executor',
+        systemPrompt: 'Execute based on The model could not answer (rate limit error): quota',
+      },
     ],
   },
   {
@@ -528,13 +741,27 @@ rows('the model fails, or runs out of steps', [
     name: 'the step budget (chat.max_llm_iterations) spent → "Stopped after N model calls…"',
     env: { ...SIMPLE, maxModelCalls: 2 },
     given: () =>
-      feed(freshRun('simple', 3), { ...SIMPLE, maxModelCalls: 2 }, ev.user('go'), ev.tools(), ev.history([], [userText('go')]), ev.calls([], [call('c1', 'resources_list', {})]), ev.tool([], 'c1', '[]'), ev.calls([], [call('c2', 'resources_list', {})]))
-        .state,
+      feed(
+        freshRun('simple', 3),
+        { ...SIMPLE, maxModelCalls: 2 },
+        ev.user('go'),
+        ev.tools(),
+        ev.history([], [userText('go')]),
+        ev.calls([], [call('c1', 'resources_list', {})]),
+        ev.tool([], 'c1', '[]'),
+        ev.calls([], [call('c2', 'resources_list', {})]),
+      ).state,
     when: ev.tool([], 'c2', '[]'),
     effects: [
       {
         kind: 'write',
-        messages: [{ toolCall: { id: 'c1' } }, { toolCall: { id: 'c1' } }, { toolCall: { id: 'c2' } }, { toolCall: { id: 'c2' } }, { content: 'Stopped after 2 model calls in one turn (chat.max_llm_iterations) without a final answer.' }],
+        messages: [
+          { toolCall: { id: 'c1' } },
+          { toolCall: { id: 'c1' } },
+          { toolCall: { id: 'c2' } },
+          { toolCall: { id: 'c2' } },
+          { content: 'Stopped after 2 model calls in one turn (chat.max_llm_iterations) without a final answer.' },
+        ],
       },
     ],
     then: (state) => expect(state.modelCalls).toBe(2),
@@ -548,7 +775,15 @@ describe('sequential nodes: order, output_key and session state', () => {
     const out = feed(treeAtModel(sequentialTree), env, ev.text([0], 'three servers'));
     expect(work(out.effects)).toMatchObject([
       { kind: 'append', messages: [{ content: 'three servers', node: 'analyzer' }] },
-      { kind: 'callModel', path: [1], node: 'executor', model: 'claude-executor', timeoutMs: 5000, systemPrompt: 'Execute based on three servers', history: [userText('list all')] },
+      {
+        kind: 'callModel',
+        path: [1],
+        node: 'executor',
+        model: 'claude-executor',
+        timeoutMs: 5000,
+        systemPrompt: 'Execute based on three servers',
+        history: [userText('list all')],
+      },
     ]);
     expect(out.state.changes.session).toEqual({ analysis: 'three servers' });
     expect(out.state.frames['']).toMatchObject({ kind: 'sequential', index: 1, output: 'three servers' });
@@ -567,7 +802,12 @@ describe('sequential nodes: order, output_key and session state', () => {
   });
 
   it('a pause in the second node stores the session so far, the node path, its output key and fingerprint', () => {
-    const out = feed(treeAtModel(sequentialTree), env, ev.text([0], 'three servers'), ev.calls([1], [call('c1', 'resources_add', { name: 'x' })]));
+    const out = feed(
+      treeAtModel(sequentialTree),
+      env,
+      ev.text([0], 'three servers'),
+      ev.calls([1], [call('c1', 'resources_add', { name: 'x' })]),
+    );
     const write = only(out.effects, 'write');
     expect(write.messages).toMatchObject([{ node: 'executor', toolCall: { id: 'c1' } }]);
     expect(write.run).toMatchObject({
@@ -580,7 +820,14 @@ describe('sequential nodes: order, output_key and session state', () => {
   });
 
   it('an empty sequential node completes at once', () => {
-    const root: AgentNode = { name: 'outer', type: 'sequential', agents: [{ name: 'empty', type: 'sequential', agents: [] }, { name: 'x', type: 'llm' }] };
+    const root: AgentNode = {
+      name: 'outer',
+      type: 'sequential',
+      agents: [
+        { name: 'empty', type: 'sequential', agents: [] },
+        { name: 'x', type: 'llm' },
+      ],
+    };
     const out = feed(freshRun('tree', 0), treeEnv(root), ev.user('go'), ev.tools());
     expect(work(out.effects)).toMatchObject([{ kind: 'callModel', path: [1], node: 'x' }]);
   });
@@ -593,27 +840,46 @@ describe('loop nodes: iterations, exit_loop and max_iterations', () => {
     const start = treeAtModel(loopTree(), 'ensure 3');
     expect(start.frames['']).toMatchObject({ kind: 'loop', iteration: 1 });
     const out = step(start, ev.text([0], 'added one'), env);
-    expect(work(out.effects)).toMatchObject([{ kind: 'append' }, { kind: 'callModel', path: [0], node: 'worker', systemPrompt: 'Work on ensure 3' }]);
-    expect(only(out.effects, 'callModel').tools.map((tool) => tool.name)).toEqual(['resources_list', 'resources_add', 'resources_remove', 'exit_loop']);
+    expect(work(out.effects)).toMatchObject([
+      { kind: 'append' },
+      { kind: 'callModel', path: [0], node: 'worker', systemPrompt: 'Work on ensure 3' },
+    ]);
+    expect(only(out.effects, 'callModel').tools.map((tool) => tool.name)).toEqual([
+      'resources_list',
+      'resources_add',
+      'resources_remove',
+      'exit_loop',
+    ]);
     expect(out.state.frames['']).toMatchObject({ kind: 'loop', iteration: 2, index: 0, output: 'added one' });
   });
 
   it('exit_loop ends the loop after its step; the loop ends the run with its output', () => {
     const out = feed(treeAtModel(loopTree()), env, ev.text([0], 'first'), ev.calls([0], [call('x1', 'exit_loop', {})], 'enough now'));
     expect(work(out.effects)).toMatchObject([
-      { kind: 'append', messages: [{ content: 'enough now' }, { toolCall: { id: 'x1', name: 'exit_loop' } }, { content: EXIT_LOOP_RESULT, toolCall: { id: 'x1', isError: false } }] },
+      {
+        kind: 'append',
+        messages: [
+          { content: 'enough now' },
+          { toolCall: { id: 'x1', name: 'exit_loop' } },
+          { content: EXIT_LOOP_RESULT, toolCall: { id: 'x1', isError: false } },
+        ],
+      },
       { kind: 'write', run: undefined },
     ]);
     expect(out.state.write).toMatchObject({ purpose: 'finish', response: 'enough now' });
     expect(logs(out.effects)).toContain('loop finished');
-    expect(out.effects).toContainEqual(expect.objectContaining({ kind: 'log', message: 'loop finished', fields: { node: 'repeat', iterations: 2, exited: true } }));
+    expect(out.effects).toContainEqual(
+      expect.objectContaining({ kind: 'log', message: 'loop finished', fields: { node: 'repeat', iterations: 2, exited: true } }),
+    );
   });
 
   it('max_iterations stops the loop; its output is the last non-empty one', () => {
     const out = feed(treeAtModel(loopTree(undefined, 2)), treeEnv(loopTree(undefined, 2)), ev.text([0], 'one'), ev.text([0], 'two'));
     expect(only(out.effects, 'write').run).toBeUndefined();
     expect(out.state.write).toMatchObject({ purpose: 'finish', response: 'two' });
-    expect(out.effects).toContainEqual(expect.objectContaining({ kind: 'log', message: 'loop finished', fields: { node: 'repeat', iterations: 2, exited: false } }));
+    expect(out.effects).toContainEqual(
+      expect.objectContaining({ kind: 'log', message: 'loop finished', fields: { node: 'repeat', iterations: 2, exited: false } }),
+    );
   });
 
   it('exit_loop in a sequence inside the loop skips the rest of the sequence', () => {
@@ -631,7 +897,13 @@ describe('loop nodes: iterations, exit_loop and max_iterations', () => {
         },
       ],
     };
-    const out = feed(freshRun('tree', 0), treeEnv(root), ev.user('go'), ev.tools(), ev.calls([0, 0], [call('x1', 'exit_loop', {})], 'all good'));
+    const out = feed(
+      freshRun('tree', 0),
+      treeEnv(root),
+      ev.user('go'),
+      ev.tools(),
+      ev.calls([0, 0], [call('x1', 'exit_loop', {})], 'all good'),
+    );
     expect(work(out.effects).map((effect) => effect.kind)).toEqual(['append', 'write']);
     expect(out.state.write).toMatchObject({ purpose: 'finish', response: 'all good' });
   });
@@ -664,7 +936,10 @@ describe('parallel nodes in a fresh run', () => {
     const first = feed(treeAtModel(parallelTree()), env, ev.text([0, 1], 'B out'));
     expect(work(first.effects)).toMatchObject([{ kind: 'append', messages: [{ node: 'beta', content: 'B out' }] }]);
     const out = step(first.state, ev.text([0, 0], 'A out'), env);
-    expect(work(out.effects)).toMatchObject([{ kind: 'append', messages: [{ node: 'alpha' }] }, { kind: 'callModel', path: [1], node: 'summary', systemPrompt: 'Summarize A out and B out' }]);
+    expect(work(out.effects)).toMatchObject([
+      { kind: 'append', messages: [{ node: 'alpha' }] },
+      { kind: 'callModel', path: [1], node: 'summary', systemPrompt: 'Summarize A out and B out' },
+    ]);
     expect(out.state.frames['']).toMatchObject({ kind: 'sequential', index: 1, output: 'A out\n\nB out' });
   });
 
@@ -676,7 +951,11 @@ describe('parallel nodes in a fresh run', () => {
     const out = step(first.state, ev.text([0, 1], 'B out'), env);
     expect(work(out.effects).map((effect) => effect.kind)).toEqual(['append', 'write']);
     const write = only(out.effects, 'write');
-    expect(write.run).toMatchObject({ session: { b: 'B out' }, branchOutputs: { '0.1': { output: 'B out', exitLoop: false } }, pending: [{ path: [0, 0], fingerprint: treeFingerprint(parallelTree('required'), [0, 0]) }] });
+    expect(write.run).toMatchObject({
+      session: { b: 'B out' },
+      branchOutputs: { '0.1': { output: 'B out', exitLoop: false } },
+      pending: [{ path: [0, 0], fingerprint: treeFingerprint(parallelTree('required'), [0, 0]) }],
+    });
     expect(write.approvals).toHaveLength(1);
   });
 
@@ -701,12 +980,37 @@ describe('parallel nodes resumed: one branch per decision', () => {
 
   it('a resumed branch finishing while a sibling waits → settle write of its output, then answer `waiting`', () => {
     const { state, env, beta, run } = alphaResumed();
-    const atModel = feed(state, env, ev.tools(), ev.history([0, 0], [{ role: MessageRole.MESSAGE_ROLE_ASSISTANT, content: 'call', toolCall: { id: 'a1', name: 'resources_add', argumentsJson: JSON.stringify({ name: 'a' }) } }, { role: MessageRole.MESSAGE_ROLE_TOOL, content: 'added a', toolCall: { id: 'a1', name: 'resources_add', argumentsJson: JSON.stringify({ name: 'a' }), result: 'added a' } }]));
+    const atModel = feed(
+      state,
+      env,
+      ev.tools(),
+      ev.history(
+        [0, 0],
+        [
+          {
+            role: MessageRole.MESSAGE_ROLE_ASSISTANT,
+            content: 'call',
+            toolCall: { id: 'a1', name: 'resources_add', argumentsJson: JSON.stringify({ name: 'a' }) },
+          },
+          {
+            role: MessageRole.MESSAGE_ROLE_TOOL,
+            content: 'added a',
+            toolCall: { id: 'a1', name: 'resources_add', argumentsJson: JSON.stringify({ name: 'a' }), result: 'added a' },
+          },
+        ],
+      ),
+    );
     expect(only(atModel.effects, 'callModel').history).toHaveLength(3);
     const out = step(atModel.state, ev.text([0, 0], 'A out'), env);
     expect(work(out.effects)).toMatchObject([
       { kind: 'append', messages: [{ node: 'alpha', content: 'A out' }] },
-      { kind: 'write', messages: [], approvals: [], expectedRevision: 5, run: { pending: [run.pending[1]], branchOutputs: { '0.0': { output: 'A out', exitLoop: false } }, session: { a: 'A out' } } },
+      {
+        kind: 'write',
+        messages: [],
+        approvals: [],
+        expectedRevision: 5,
+        run: { pending: [run.pending[1]], branchOutputs: { '0.0': { output: 'A out', exitLoop: false } }, session: { a: 'A out' } },
+      },
     ]);
     expect(only(out.effects, 'write').run!.pending.map((pause) => pause.approvalUuid)).toEqual([beta.uuid]);
     const done = step(out.state, ev.written(6), env);
@@ -716,13 +1020,34 @@ describe('parallel nodes resumed: one branch per decision', () => {
 
   it('the last sibling finishing → the settle write joins the branches and the run goes on after the parallel node', () => {
     const { env, run, beta } = parallelPaused();
-    const settled: StoredRun = { ...run, pending: [run.pending[1]!], branchOutputs: { '0.0': { output: 'A out', exitLoop: false } }, session: { a: 'A out' } };
-    const out = feed(storedRun(settled, 6), env, ev.decide(beta, true), ev.claimed(true), ev.ran(beta.uuid, 'added b'), ev.tools(), ev.history([0, 1], []), ev.text([0, 1], 'B out'));
+    const settled: StoredRun = {
+      ...run,
+      pending: [run.pending[1]!],
+      branchOutputs: { '0.0': { output: 'A out', exitLoop: false } },
+      session: { a: 'A out' },
+    };
+    const out = feed(
+      storedRun(settled, 6),
+      env,
+      ev.decide(beta, true),
+      ev.claimed(true),
+      ev.ran(beta.uuid, 'added b'),
+      ev.tools(),
+      ev.history([0, 1], []),
+      ev.text([0, 1], 'B out'),
+    );
     const write = only(out.effects, 'write');
-    expect(write.run).toMatchObject({ pending: [], branchOutputs: {}, session: { a: 'A out', b: 'B out' }, modelCalls: run.modelCalls + 1 });
+    expect(write.run).toMatchObject({
+      pending: [],
+      branchOutputs: {},
+      session: { a: 'A out', b: 'B out' },
+      modelCalls: run.modelCalls + 1,
+    });
     expect(out.state.write).toMatchObject({ purpose: 'settle', joined: [{ output: 'A out' }, { output: 'B out' }] });
     const joined = step(out.state, ev.written(7), env);
-    expect(work(joined.effects)).toMatchObject([{ kind: 'callModel', path: [1], node: 'summary', systemPrompt: 'Summarize A out and B out' }]);
+    expect(work(joined.effects)).toMatchObject([
+      { kind: 'callModel', path: [1], node: 'summary', systemPrompt: 'Summarize A out and B out' },
+    ]);
     expect(joined.state.frames['']).toMatchObject({ kind: 'sequential', output: 'A out\n\nB out' });
     const finished = step(joined.state, ev.text([1], 'both added'), env);
     expect(only(finished.effects, 'write').run).toBeUndefined();
@@ -744,33 +1069,76 @@ describe('destructive calls inside parallel and loop nodes (the `approvals` mode
   it('approvals: auto (default) inside a parallel node: the call runs unapproved, is marked and appended at once', () => {
     const env = treeEnv(parallelTree());
     const out = feed(treeAtModel(parallelTree()), env, ev.calls([0, 0], [call('a1', 'resources_add', { name: 'a' })]));
-    expect(work(out.effects)).toMatchObject([{ kind: 'callTool', path: [0, 0], node: 'alpha', call: { id: 'a1' }, unapprovedReason: 'approvals: auto inside a parallel or loop node (node "alpha")' }]);
-    expect(out.effects).toContainEqual(expect.objectContaining({ kind: 'log', level: 'warn', message: 'destructive call ran without approval', fields: { node: 'alpha', tool: 'resources_add' } }));
+    expect(work(out.effects)).toMatchObject([
+      {
+        kind: 'callTool',
+        path: [0, 0],
+        node: 'alpha',
+        call: { id: 'a1' },
+        unapprovedReason: 'approvals: auto inside a parallel or loop node (node "alpha")',
+      },
+    ]);
+    expect(out.effects).toContainEqual(
+      expect.objectContaining({
+        kind: 'log',
+        level: 'warn',
+        message: 'destructive call ran without approval',
+        fields: { node: 'alpha', tool: 'resources_add' },
+      }),
+    );
     const ran = step(out.state, ev.tool([0, 0], 'a1', 'added a'), env);
     expect(work(ran.effects)).toMatchObject([
-      { kind: 'append', messages: [{ content: 'Calling resources_add with {"name":"a"} (destructive; ran without approval inside a parallel or loop node)', node: 'alpha' }, { content: 'added a', node: 'alpha' }] },
+      {
+        kind: 'append',
+        messages: [
+          {
+            content: 'Calling resources_add with {"name":"a"} (destructive; ran without approval inside a parallel or loop node)',
+            node: 'alpha',
+          },
+          { content: 'added a', node: 'alpha' },
+        ],
+      },
       { kind: 'callModel', path: [0, 0] },
     ]);
   });
 
   it('approvals: auto inside a loop: the same', () => {
     const out = feed(treeAtModel(loopTree()), treeEnv(loopTree()), ev.calls([0], [call('w1', 'resources_add', { name: 'w' })]));
-    expect(work(out.effects)).toMatchObject([{ kind: 'callTool', unapprovedReason: 'approvals: auto inside a parallel or loop node (node "worker")' }]);
+    expect(work(out.effects)).toMatchObject([
+      { kind: 'callTool', unapprovedReason: 'approvals: auto inside a parallel or loop node (node "worker")' },
+    ]);
   });
 
   it('approvals: required inside a loop gates; the pause records the iteration', () => {
     const env = treeEnv(loopTree('required'));
-    const out = feed(treeAtModel(loopTree('required')), env, ev.text([0], 'round one'), ev.calls([0], [call('w1', 'resources_add', { name: 'w' })]));
+    const out = feed(
+      treeAtModel(loopTree('required')),
+      env,
+      ev.text([0], 'round one'),
+      ev.calls([0], [call('w1', 'resources_add', { name: 'w' })]),
+    );
     const write = only(out.effects, 'write');
     expect(write.run!.pending).toMatchObject([{ path: [0], loopIterations: { '': 2 } }]);
   });
 
   it('a resume inside a loop goes on in the iteration it paused in', () => {
     const env = treeEnv(loopTree('required'));
-    const paused = feed(treeAtModel(loopTree('required')), env, ev.text([0], 'round one'), ev.calls([0], [call('w1', 'resources_add', { name: 'w' })]));
+    const paused = feed(
+      treeAtModel(loopTree('required')),
+      env,
+      ev.text([0], 'round one'),
+      ev.calls([0], [call('w1', 'resources_add', { name: 'w' })]),
+    );
     const write = only(paused.effects, 'write');
     const approval = pendingOf(write.approvals[0]!);
-    const out = feed(storedRun(write.run!, 4), env, ev.decide(approval, true), ev.claimed(true), ev.ran(approval.uuid, 'added w'), ev.tools());
+    const out = feed(
+      storedRun(write.run!, 4),
+      env,
+      ev.decide(approval, true),
+      ev.claimed(true),
+      ev.ran(approval.uuid, 'added w'),
+      ev.tools(),
+    );
     expect(out.state.frames['']).toMatchObject({ kind: 'loop', iteration: 2, index: 0 });
     const answered = feed(out.state, env, ev.history([0], []), ev.text([0], 'round two'));
     expect(answered.state.frames['']).toMatchObject({ kind: 'loop', iteration: 3 });
@@ -786,13 +1154,17 @@ describe('destructive calls inside parallel and loop nodes (the `approvals` mode
       ev.calls([0, 0], [call('a1', 'resources_add', { name: 'a' })]),
       ev.tool([0, 0], 'a1', 'added a'),
       ev.calls([0, 0], [call('p1', 'a2a_peer', { message: 'check a' })]),
-      ev.tool([0, 0], 'p1', 'Approval required', { remote: { agent: 'peer', taskId: 'task-1', approval: undefined, text: 'Approval required (id: r1): add z' } }),
+      ev.tool([0, 0], 'p1', 'Approval required', {
+        remote: { agent: 'peer', taskId: 'task-1', approval: undefined, text: 'Approval required (id: r1): add z' },
+      }),
       ev.text([0, 1], 'B out'),
     );
     const write = only(out.effects, 'write');
     // The appended add step (its call and result) and the delegation's call: the resumed node must see all three.
     expect(write.run!.pending).toMatchObject([{ path: [0, 0], nodeMessages: 3 }]);
-    expect(write.approvals).toMatchObject([{ toolName: 'a2a_peer', remoteTaskId: 'task-1', remoteAgentName: 'peer', agentChain: ['peer'] }]);
+    expect(write.approvals).toMatchObject([
+      { toolName: 'a2a_peer', remoteTaskId: 'task-1', remoteAgentName: 'peer', agentChain: ['peer'] },
+    ]);
   });
 });
 
@@ -801,19 +1173,47 @@ describe('a2a nodes', () => {
     const env = treeEnv(a2aTree(true));
     const out = feed(freshRun('tree', 2), env, ev.user('add z'), ev.tools());
     const write = only(out.effects, 'write');
-    expect(write.approvals).toMatchObject([{ toolName: 'a2a_remote', toolArgsJson: '{"message":"Please do: add z"}', description: 'a2a_remote on a2a with arguments {"message":"Please do: add z"}' }]);
-    expect(write.messages).toMatchObject([{ node: 'remote', toolCall: { name: 'a2a_remote', argumentsJson: '{"message":"Please do: add z"}' } }]);
-    expect(write.run!.pending).toMatchObject([{ path: [0], outputKey: 'remote_out', nodeMessages: 1, toolName: 'a2a_remote', argsHash: callHash('a2a_remote', { message: 'Please do: add z' }) }]);
+    expect(write.approvals).toMatchObject([
+      {
+        toolName: 'a2a_remote',
+        toolArgsJson: '{"message":"Please do: add z"}',
+        description: 'a2a_remote on a2a with arguments {"message":"Please do: add z"}',
+      },
+    ]);
+    expect(write.messages).toMatchObject([
+      { node: 'remote', toolCall: { name: 'a2a_remote', argumentsJson: '{"message":"Please do: add z"}' } },
+    ]);
+    expect(write.run!.pending).toMatchObject([
+      {
+        path: [0],
+        outputKey: 'remote_out',
+        nodeMessages: 1,
+        toolName: 'a2a_remote',
+        argsHash: callHash('a2a_remote', { message: 'Please do: add z' }),
+      },
+    ]);
   });
 
   it('a safe a2a node delegates at once; its answer is appended and becomes its output', () => {
     const env = treeEnv(a2aTree(false));
     const out = feed(freshRun('tree', 2), env, ev.user('list'), ev.tools());
     const delegated = only(out.effects, 'callTool');
-    expect(delegated).toMatchObject({ path: [0], node: 'remote', call: { name: 'a2a_remote' }, args: { message: 'Please do: list' }, unapprovedReason: '' });
+    expect(delegated).toMatchObject({
+      path: [0],
+      node: 'remote',
+      call: { name: 'a2a_remote' },
+      args: { message: 'Please do: list' },
+      unapprovedReason: '',
+    });
     const done = step(out.state, ev.tool([0], delegated.call.id, 'three items'), env);
     expect(work(done.effects)).toMatchObject([
-      { kind: 'append', messages: [{ node: 'remote', toolCall: { name: 'a2a_remote' } }, { node: 'remote', content: 'three items' }] },
+      {
+        kind: 'append',
+        messages: [
+          { node: 'remote', toolCall: { name: 'a2a_remote' } },
+          { node: 'remote', content: 'three items' },
+        ],
+      },
       { kind: 'callModel', path: [1], systemPrompt: 'Report three items' },
     ]);
   });
@@ -822,7 +1222,18 @@ describe('a2a nodes', () => {
     const env = treeEnv(a2aTree(false));
     const out = feed(freshRun('tree', 2), env, ev.user('add z'), ev.tools());
     const delegated = only(out.effects, 'callTool');
-    const remote = { agent: 'remote', taskId: 'task-9', approval: { uuid: 'r-1', toolName: 'resources_add', toolArgsJson: '{"name":"z"}', description: 'resources_add with {"name":"z"}', chain: ['deeper'] }, text: 'Approval required (id: r-1): …' };
+    const remote = {
+      agent: 'remote',
+      taskId: 'task-9',
+      approval: {
+        uuid: 'r-1',
+        toolName: 'resources_add',
+        toolArgsJson: '{"name":"z"}',
+        description: 'resources_add with {"name":"z"}',
+        chain: ['deeper'],
+      },
+      text: 'Approval required (id: r-1): …',
+    };
     const paused = step(out.state, ev.tool([0], delegated.call.id, remote.text, { remote }), env);
     const write = only(paused.effects, 'write');
     expect(write.approvals).toEqual([
@@ -844,7 +1255,14 @@ describe('a2a nodes', () => {
     const paused = feed(freshRun('tree', 2), env, ev.user('add z'), ev.tools());
     const write = only(paused.effects, 'write');
     const approval = pendingOf(write.approvals[0]!);
-    const out = feed(storedRun(write.run!, 3), env, ev.decide(approval, true), ev.claimed(true), ev.ran(approval.uuid, 'z added'), ev.tools());
+    const out = feed(
+      storedRun(write.run!, 3),
+      env,
+      ev.decide(approval, true),
+      ev.claimed(true),
+      ev.ran(approval.uuid, 'z added'),
+      ev.tools(),
+    );
     expect(work(out.effects)).toEqual([{ kind: 'loadHistory', path: [0], node: 'remote', nodeMessages: 1 }]);
     const resumed = step(out.state, ev.history([0], [{ role: MessageRole.MESSAGE_ROLE_TOOL, content: 'z added', node: 'remote' }]), env);
     expect(work(resumed.effects)).toMatchObject([{ kind: 'callModel', path: [1], systemPrompt: 'Report z added' }]);
@@ -853,8 +1271,19 @@ describe('a2a nodes', () => {
 
   it('approvalOf: a plain gate describes its call; a proxy names the peer and where the call waits', () => {
     const gate = { kind: 'gate' as const, call: call('c1', 'resources_add', { name: 'x' }), args: { name: 'x' }, tool: addTool };
-    expect(approvalOf(gate, 'u-1')).toEqual({ uuid: 'u-1', toolCallId: 'c1', toolName: 'resources_add', toolArgsJson: '{"name":"x"}', description: 'resources_add on resources with arguments {"name":"x"}', agentChain: [] });
-    expect(approvalOf({ ...gate, proxy: { agent: 'peer', taskId: 't', approval: undefined, text: 'held' } }, 'u-2')).toMatchObject({ description: 'peer asks for approval: held', remoteTaskId: 't', agentChain: ['peer'] });
+    expect(approvalOf(gate, 'u-1')).toEqual({
+      uuid: 'u-1',
+      toolCallId: 'c1',
+      toolName: 'resources_add',
+      toolArgsJson: '{"name":"x"}',
+      description: 'resources_add on resources with arguments {"name":"x"}',
+      agentChain: [],
+    });
+    expect(approvalOf({ ...gate, proxy: { agent: 'peer', taskId: 't', approval: undefined, text: 'held' } }, 'u-2')).toMatchObject({
+      description: 'peer asks for approval: held',
+      remoteTaskId: 't',
+      agentChain: ['peer'],
+    });
   });
 });
 
@@ -865,7 +1294,9 @@ describe('approve: claim, run the stored call once, go on', () => {
     expect(start).toMatchObject({ mode: 'simple', runId: 'run-1', base: run, revision: 4 });
 
     const decided = step(start, ev.decide(approval, true), SIMPLE);
-    expect(work(decided.effects)).toEqual([{ kind: 'claim', uuid: approval.uuid, approved: true, messages: [], clearRun: false, alsoReject: [], continuesTurn: true }]);
+    expect(work(decided.effects)).toEqual([
+      { kind: 'claim', uuid: approval.uuid, approved: true, messages: [], clearRun: false, alsoReject: [], continuesTurn: true },
+    ]);
     expect(decided.state.decision).toMatchObject({ uuid: approval.uuid, approved: true, claimed: false, pause: run.pending[0] });
     expect(decided.state.activation).toBe('activation-2');
 
@@ -884,14 +1315,23 @@ describe('approve: claim, run the stored call once, go on', () => {
     expect(work(history.effects)).toMatchObject([{ kind: 'callModel', path: [], systemPrompt: SYSTEM }]);
 
     const answered = step(history.state, ev.text([], 'x is added'), SIMPLE);
-    expect(work(answered.effects)).toMatchObject([{ kind: 'write', run: undefined, expectedRevision: 4, messages: [{ content: 'x is added' }] }]);
+    expect(work(answered.effects)).toMatchObject([
+      { kind: 'write', run: undefined, expectedRevision: 4, messages: [{ content: 'x is added' }] },
+    ]);
     const done = step(answered.state, ev.written(5), SIMPLE);
     expect(work(done.effects)).toEqual([{ kind: 'done', answer: { kind: 'answered', response: 'x is added' } }]);
   });
 
   it('an agent tree: runApproved names the node; loadHistory takes the pause’s nodeMessages', () => {
     const env = treeEnv(sequentialTree);
-    const paused = feed(treeAtModel(sequentialTree), env, ev.text([0], 'three'), ev.calls([1], [call('c0', 'resources_list', {})]), ev.tool([1], 'c0', '[]'), ev.calls([1], [call('c1', 'resources_add', { name: 'x' })]));
+    const paused = feed(
+      treeAtModel(sequentialTree),
+      env,
+      ev.text([0], 'three'),
+      ev.calls([1], [call('c0', 'resources_list', {})]),
+      ev.tool([1], 'c0', '[]'),
+      ev.calls([1], [call('c1', 'resources_add', { name: 'x' })]),
+    );
     const write = only(paused.effects, 'write');
     expect(write.run!.pending[0]!.nodeMessages).toBe(3);
     const approval = pendingOf(write.approvals[0]!);
@@ -901,7 +1341,9 @@ describe('approve: claim, run the stored call once, go on', () => {
     expect(work(out.effects)).toEqual([{ kind: 'loadHistory', path: [1], node: 'executor', nodeMessages: 3 }]);
     // The rest of the sequence runs after the resumed node; the session kept from the pause resolves its prompt.
     const resumed = step(out.state, ev.history([1], []), env);
-    expect(work(resumed.effects)).toMatchObject([{ kind: 'callModel', path: [1], systemPrompt: 'Execute based on three', history: [userText('list all')] }]);
+    expect(work(resumed.effects)).toMatchObject([
+      { kind: 'callModel', path: [1], systemPrompt: 'Execute based on three', history: [userText('list all')] },
+    ]);
     expect(resumed.state.frames['']).toMatchObject({ kind: 'sequential', index: 1 });
   });
 
@@ -910,9 +1352,17 @@ describe('approve: claim, run the stored call once, go on', () => {
     const paused = feed(freshRun('tree', 2), env, ev.user('add z'), ev.tools());
     const write = only(paused.effects, 'write');
     const approval = pendingOf(write.approvals[0]!);
-    const out = feed(storedRun(write.run!, 3), env, ev.decide(approval, true), ev.claimed(true), ev.ran(approval.uuid, 'held', { remote: { agent: 'remote', taskId: 'task-2', approval: undefined, text: 'needs approval' } }));
+    const out = feed(
+      storedRun(write.run!, 3),
+      env,
+      ev.decide(approval, true),
+      ev.claimed(true),
+      ev.ran(approval.uuid, 'held', { remote: { agent: 'remote', taskId: 'task-2', approval: undefined, text: 'needs approval' } }),
+    );
     const again = only(out.effects, 'write');
-    expect(again.approvals).toMatchObject([{ toolName: 'a2a_remote', remoteTaskId: 'task-2', description: 'remote asks for approval: needs approval' }]);
+    expect(again.approvals).toMatchObject([
+      { toolName: 'a2a_remote', remoteTaskId: 'task-2', description: 'remote asks for approval: needs approval' },
+    ]);
     expect(again.run!.pending).toHaveLength(1);
     expect(again.run!.pending[0]).toMatchObject({ ...write.run!.pending[0], approvalUuid: again.approvals[0]!.uuid });
     expect(again.approvals[0]!.uuid).not.toBe(approval.uuid);
@@ -927,7 +1377,9 @@ rows('a decision that cannot be carried out', [
     when: () => ev.decide(parallelPaused().alpha, true),
     effects: [{ kind: 'refuse', code: 'failedPrecondition' }],
     then: (state, effects) => {
-      expect(only(effects, 'refuse').message).toMatch(/^approval [0-9a-f-]+ cannot resume its pipeline: the configuration has no agent tree any more\. Nothing was run/);
+      expect(only(effects, 'refuse').message).toMatch(
+        /^approval [0-9a-f-]+ cannot resume its pipeline: the configuration has no agent tree any more\. Nothing was run/,
+      );
       expect(state.status).toBe('ended');
     },
   },
@@ -936,7 +1388,9 @@ rows('a decision that cannot be carried out', [
     env: treeEnv(parallelTree('required')),
     given: () => storedRun(parallelPaused().run, 5),
     when: () => ev.decide({ ...parallelPaused().alpha, uuid: 'not-a-pause' }, true),
-    effects: [{ kind: 'refuse', code: 'failedPrecondition', message: "approval not-a-pause is not one its conversation's pipeline waits for" }],
+    effects: [
+      { kind: 'refuse', code: 'failedPrecondition', message: "approval not-a-pause is not one its conversation's pipeline waits for" },
+    ],
   },
   {
     name: 'a decision on an approval decided already → a claim that cannot win (no turn goes on)',
@@ -957,10 +1411,18 @@ rows('a decision that cannot be carried out', [
 
 describe('a decision refused for a changed tree leaves nothing to do', () => {
   it('the fingerprint mismatch names where it paused, and later events are ignored', () => {
-    const out = feed(treeAtModel(sequentialTree), treeEnv(sequentialTree), ev.text([0], 'three'), ev.calls([1], [call('c1', 'resources_add', { name: 'x' })]));
+    const out = feed(
+      treeAtModel(sequentialTree),
+      treeEnv(sequentialTree),
+      ev.text([0], 'three'),
+      ev.calls([1], [call('c1', 'resources_add', { name: 'x' })]),
+    );
     const write = only(out.effects, 'write');
     const approval = pendingOf(write.approvals[0]!);
-    const changed = treeEnv({ ...sequentialTree, agents: [sequentialTree.agents![0]!, { ...sequentialTree.agents![1]!, prompt: 'Delete everything' }] });
+    const changed = treeEnv({
+      ...sequentialTree,
+      agents: [sequentialTree.agents![0]!, { ...sequentialTree.agents![1]!, prompt: 'Delete everything' }],
+    });
     const refused = step(storedRun(write.run!, 4), ev.decide(approval, true), changed);
     expect(work(refused.effects)).toEqual([
       {
@@ -988,7 +1450,21 @@ describe('reject', () => {
       uuid: approval.uuid,
       approved: false,
       reason: 'too risky',
-      messages: [{ role: MessageRole.MESSAGE_ROLE_TOOL, content: text, toolCall: { id: 'c1', name: 'resources_add', argumentsJson: '{"name":"x"}', result: text, isError: true, rejected: true, reason: 'too risky' } }],
+      messages: [
+        {
+          role: MessageRole.MESSAGE_ROLE_TOOL,
+          content: text,
+          toolCall: {
+            id: 'c1',
+            name: 'resources_add',
+            argumentsJson: '{"name":"x"}',
+            result: text,
+            isError: true,
+            rejected: true,
+            reason: 'too risky',
+          },
+        },
+      ],
       clearRun: false,
       alsoReject: [],
       continuesTurn: true,
@@ -1002,7 +1478,9 @@ describe('reject', () => {
     // The pause is gone with the rejection: the run is cleared.
     expect(only(answered.effects, 'write')).toMatchObject({ run: undefined, messages: [{ content: 'Understood, I did not add x.' }] });
     const done = step(answered.state, ev.written(5), SIMPLE);
-    expect(work(done.effects)).toEqual([{ kind: 'done', answer: { kind: 'answered', response: 'Operation cancelled by user.\n\nUnderstood, I did not add x.' } }]);
+    expect(work(done.effects)).toEqual([
+      { kind: 'done', answer: { kind: 'answered', response: 'Operation cancelled by user.\n\nUnderstood, I did not add x.' } },
+    ]);
   });
 
   it('a rejection without a reason says so plainly', () => {
@@ -1017,7 +1495,16 @@ describe('reject', () => {
     const out = feed(treeAtModel(sequentialTree), env, ev.text([0], 'three'), ev.calls([1], [call('c1', 'resources_add', { name: 'x' })]));
     const approval = pendingOf(only(out.effects, 'write').approvals[0]!);
     const decided = step(storedRun(only(out.effects, 'write').run!, 4), ev.decide(approval, false, 'no'), env);
-    expect(work(decided.effects)).toMatchObject([{ kind: 'claim', approved: false, clearRun: true, continuesTurn: false, alsoReject: [], messages: [{ node: 'executor', toolCall: { rejected: true } }] }]);
+    expect(work(decided.effects)).toMatchObject([
+      {
+        kind: 'claim',
+        approved: false,
+        clearRun: true,
+        continuesTurn: false,
+        alsoReject: [],
+        messages: [{ node: 'executor', toolCall: { rejected: true } }],
+      },
+    ]);
     expect(work(step(decided.state, ev.claimed(true), env).effects)).toEqual([{ kind: 'done', answer: { kind: 'cancelled' } }]);
   });
 
@@ -1028,7 +1515,14 @@ describe('reject', () => {
     const proxiedBeta: PendingApproval = { ...beta, remoteTaskId: 'task-b', remoteAgentName: 'peer' };
     const loaded = step(decided.state, { kind: 'approvalsLoaded', approvals: [alpha, proxiedBeta] }, env);
     const claim = only(loaded.effects, 'claim');
-    expect(claim).toMatchObject({ uuid: alpha.uuid, approved: false, reason: 'stop it', clearRun: true, continuesTurn: false, messages: [{ node: 'alpha', toolCall: { id: 'a1', rejected: true } }] });
+    expect(claim).toMatchObject({
+      uuid: alpha.uuid,
+      approved: false,
+      reason: 'stop it',
+      clearRun: true,
+      continuesTurn: false,
+      messages: [{ node: 'alpha', toolCall: { id: 'a1', rejected: true } }],
+    });
     expect(claim.alsoReject).toEqual([
       {
         uuid: beta.uuid,
@@ -1056,7 +1550,13 @@ describe('reject', () => {
     expect(only(loaded.effects, 'claim')).toMatchObject({ clearRun: true, expectedRunRevision: 5 });
     // Meanwhile beta was approved and its branch paused again for a new approval (gamma).
     const gamma = { ...beta, uuid: '0b5e3c1a-7d2f-4e8a-9c61-2f4b8d7e1a93', toolCallId: 'b2' };
-    const newer = { ...run, pending: [...run.pending.filter((pause) => pause.approvalUuid !== beta.uuid), { ...run.pending.find((pause) => pause.approvalUuid === beta.uuid)!, approvalUuid: gamma.uuid }] };
+    const newer = {
+      ...run,
+      pending: [
+        ...run.pending.filter((pause) => pause.approvalUuid !== beta.uuid),
+        { ...run.pending.find((pause) => pause.approvalUuid === beta.uuid)!, approvalUuid: gamma.uuid },
+      ],
+    };
     const conflicted = step(loaded.state, { kind: 'claimConflict', latest: newer, revision: 7 }, env);
     expect(work(conflicted.effects)).toEqual([{ kind: 'loadApprovals' }]);
     const again = step(conflicted.state, { kind: 'approvalsLoaded', approvals: [alpha, gamma] }, env);
@@ -1067,7 +1567,11 @@ describe('reject', () => {
 
   it(`a cancelling claim refused ${MAX_WRITE_ATTEMPTS} times in a row gives up with ABORTED`, () => {
     const { env, run, alpha, beta } = parallelPaused();
-    let state = step(step(storedRun(run, 5), ev.decide(alpha, false), env).state, { kind: 'approvalsLoaded', approvals: [alpha, beta] }, env).state;
+    let state = step(
+      step(storedRun(run, 5), ev.decide(alpha, false), env).state,
+      { kind: 'approvalsLoaded', approvals: [alpha, beta] },
+      env,
+    ).state;
     let effects: ReturnType<typeof step>['effects'] = [];
     for (let attempt = 1; attempt <= MAX_WRITE_ATTEMPTS; attempt++) {
       ({ state, effects } = step(state, { kind: 'claimConflict', latest: run, revision: 5 + attempt }, env));
@@ -1100,16 +1604,26 @@ describe('write conflicts: the write is redone on the newer state (concurrent re
     expect(write.approvals).toEqual(mine.approvals);
     expect(write.messages).toEqual(mine.messages);
     expect(redone.state.write).toEqual({ purpose: 'pause', attempts: 1 });
-    expect(work(step(redone.state, ev.written(7), env).effects)).toEqual([{ kind: 'done', answer: { kind: 'paused', approvals: [mine.approvals[0]!.uuid] } }]);
+    expect(work(step(redone.state, ev.written(7), env).effects)).toEqual([
+      { kind: 'done', answer: { kind: 'paused', approvals: [mine.approvals[0]!.uuid] } },
+    ]);
   });
 
   it('a settle write that lost to the sibling’s settle → the loser joins', () => {
     const { state, env, run } = alphaResumed();
     const settling = feed(state, env, ev.tools(), ev.history([0, 0], []), ev.text([0, 0], 'A out'));
     expect(only(settling.effects, 'write').run!.branchOutputs).toEqual({ '0.0': { output: 'A out', exitLoop: false } });
-    const latest: StoredRun = { ...run, pending: [run.pending[0]!], branchOutputs: { '0.1': { output: 'B out', exitLoop: false } }, session: { b: 'B out' } };
+    const latest: StoredRun = {
+      ...run,
+      pending: [run.pending[0]!],
+      branchOutputs: { '0.1': { output: 'B out', exitLoop: false } },
+      session: { b: 'B out' },
+    };
     const redone = step(settling.state, ev.conflict(latest, 6), env);
-    expect(only(redone.effects, 'write')).toMatchObject({ expectedRevision: 6, run: { pending: [], branchOutputs: {}, session: { a: 'A out', b: 'B out' } } });
+    expect(only(redone.effects, 'write')).toMatchObject({
+      expectedRevision: 6,
+      run: { pending: [], branchOutputs: {}, session: { a: 'A out', b: 'B out' } },
+    });
     const joined = step(redone.state, ev.written(7), env);
     expect(work(joined.effects)).toMatchObject([{ kind: 'callModel', path: [1], systemPrompt: 'Summarize A out and B out' }]);
   });
@@ -1118,7 +1632,9 @@ describe('write conflicts: the write is redone on the newer state (concurrent re
     const { state, env, run } = alphaResumed();
     const settling = feed(state, env, ev.tools(), ev.history([0, 0], []), ev.text([0, 0], 'A out'));
     const out = step(settling.state, ev.conflict({ ...run, runId: 'run-2' }, 9), env);
-    expect(work(out.effects)).toEqual([{ kind: 'done', answer: { kind: 'superseded', reason: 'a newer message started another run', endTurn: false } }]);
+    expect(work(out.effects)).toEqual([
+      { kind: 'done', answer: { kind: 'superseded', reason: 'a newer message started another run', endTurn: false } },
+    ]);
     expect(out.state.status).toBe('ended');
   });
 
@@ -1126,7 +1642,9 @@ describe('write conflicts: the write is redone on the newer state (concurrent re
     const { state, env } = alphaResumed();
     const settling = feed(state, env, ev.tools(), ev.history([0, 0], []), ev.text([0, 0], 'A out'));
     const out = step(settling.state, ev.conflict(undefined, 9), env);
-    expect(work(out.effects)).toEqual([{ kind: 'done', answer: { kind: 'superseded', reason: 'the run was cancelled or finished while this branch ran', endTurn: true } }]);
+    expect(work(out.effects)).toEqual([
+      { kind: 'done', answer: { kind: 'superseded', reason: 'the run was cancelled or finished while this branch ran', endTurn: true } },
+    ]);
   });
 
   it(`${MAX_WRITE_ATTEMPTS} lost races in a row → refuse aborted`, () => {
@@ -1137,7 +1655,13 @@ describe('write conflicts: the write is redone on the newer state (concurrent re
       expect(only(out.effects, 'write').expectedRevision).toBe(5 + attempt);
     }
     out = step(out.state, ev.conflict(run, 100), env);
-    expect(work(out.effects)).toEqual([{ kind: 'refuse', code: 'aborted', message: `the run of this conversation kept changing under this request (${MAX_WRITE_ATTEMPTS} writes lost a race); try again` }]);
+    expect(work(out.effects)).toEqual([
+      {
+        kind: 'refuse',
+        code: 'aborted',
+        message: `the run of this conversation kept changing under this request (${MAX_WRITE_ATTEMPTS} writes lost a race); try again`,
+      },
+    ]);
     expect(out.state).toMatchObject({ status: 'ended', write: undefined });
   });
 
@@ -1155,8 +1679,18 @@ describe('timerFired and cancel: no new work, in-flight results come back', () =
     expect(stopped.effects).toEqual([]);
     expect(stopped.state).toMatchObject({ stop: STOPPED_BY_DEADLINE, inFlight: 1, status: 'running' });
     const answered = step(stopped.state, ev.calls([], [call('c1', 'resources_list', {})]), SIMPLE);
-    expect(work(answered.effects)).toEqual([{ kind: 'write', messages: [{ role: MessageRole.MESSAGE_ROLE_ASSISTANT, content: STOPPED_BY_DEADLINE }], approvals: [], run: undefined, expectedRevision: 3 }]);
-    expect(work(step(answered.state, ev.written(4), SIMPLE).effects)).toEqual([{ kind: 'done', answer: { kind: 'answered', response: STOPPED_BY_DEADLINE } }]);
+    expect(work(answered.effects)).toEqual([
+      {
+        kind: 'write',
+        messages: [{ role: MessageRole.MESSAGE_ROLE_ASSISTANT, content: STOPPED_BY_DEADLINE }],
+        approvals: [],
+        run: undefined,
+        expectedRevision: 3,
+      },
+    ]);
+    expect(work(step(answered.state, ev.written(4), SIMPLE).effects)).toEqual([
+      { kind: 'done', answer: { kind: 'answered', response: STOPPED_BY_DEADLINE } },
+    ]);
   });
 
   it('a gate reached after the stop is never asked', () => {
@@ -1172,7 +1706,10 @@ describe('timerFired and cancel: no new work, in-flight results come back', () =
     const gated = step(stopped.state, ev.calls([0, 0], [call('a1', 'resources_add', { name: 'a' })]), env);
     expect(work(gated.effects)).toEqual([]);
     const out = step(gated.state, ev.text([0, 1], 'B out'), env);
-    expect(work(out.effects)).toMatchObject([{ kind: 'append' }, { kind: 'write', approvals: [], run: undefined, messages: [{ content: STOPPED_BY_DEADLINE }] }]);
+    expect(work(out.effects)).toMatchObject([
+      { kind: 'append' },
+      { kind: 'write', approvals: [], run: undefined, messages: [{ content: STOPPED_BY_DEADLINE }] },
+    ]);
     expect(out.state).toMatchObject({ gates: [], changes: { pauses: [] } });
   });
 
@@ -1181,7 +1718,9 @@ describe('timerFired and cancel: no new work, in-flight results come back', () =
     const uuid = only(paused.effects, 'write').approvals[0]!.uuid;
     const stopped = step(paused.state, { kind: 'timerFired' }, SIMPLE);
     expect(stopped.effects).toEqual([]);
-    expect(work(step(stopped.state, ev.written(4), SIMPLE).effects)).toEqual([{ kind: 'done', answer: { kind: 'paused', approvals: [uuid] } }]);
+    expect(work(step(stopped.state, ev.written(4), SIMPLE).effects)).toEqual([
+      { kind: 'done', answer: { kind: 'paused', approvals: [uuid] } },
+    ]);
   });
 
   it('parallel branches in flight: each result still comes back (and is appended), then one finish write', () => {
@@ -1191,7 +1730,10 @@ describe('timerFired and cancel: no new work, in-flight results come back', () =
     const first = step(stopped.state, ev.text([0, 0], 'A out'), env);
     expect(work(first.effects)).toMatchObject([{ kind: 'append', messages: [{ node: 'alpha' }] }]);
     const second = step(first.state, ev.text([0, 1], 'B out'), env);
-    expect(work(second.effects)).toMatchObject([{ kind: 'append', messages: [{ node: 'beta' }] }, { kind: 'write', run: undefined, messages: [{ content: STOPPED_BY_DEADLINE }] }]);
+    expect(work(second.effects)).toMatchObject([
+      { kind: 'append', messages: [{ node: 'beta' }] },
+      { kind: 'write', run: undefined, messages: [{ content: STOPPED_BY_DEADLINE }] },
+    ]);
     expect(second.effects.some((effect) => effect.kind === 'callModel')).toBe(false);
   });
 
@@ -1218,7 +1760,15 @@ describe('timerFired and cancel: no new work, in-flight results come back', () =
     const won = step(stopped.state, ev.claimed(true), SIMPLE);
     expect(work(won.effects)).toEqual([{ kind: 'runApproved', uuid: approval.uuid }]);
     const ran = step(won.state, ev.ran(approval.uuid, 'added x'), SIMPLE);
-    expect(work(ran.effects)).toEqual([{ kind: 'write', messages: [{ role: MessageRole.MESSAGE_ROLE_ASSISTANT, content: STOPPED_BY_DEADLINE }], approvals: [], run: undefined, expectedRevision: 4 }]);
+    expect(work(ran.effects)).toEqual([
+      {
+        kind: 'write',
+        messages: [{ role: MessageRole.MESSAGE_ROLE_ASSISTANT, content: STOPPED_BY_DEADLINE }],
+        approvals: [],
+        run: undefined,
+        expectedRevision: 4,
+      },
+    ]);
   });
 
   it('a stop before a tree rejection was claimed: nothing was decided, the activation just answers', () => {
@@ -1235,24 +1785,28 @@ describe('timerFired and cancel: no new work, in-flight results come back', () =
   });
 });
 
-describe('a lost lease: the run is no longer this activation\'s, but a turn that answered has answered', () => {
+describe("a lost lease: the run is no longer this activation's, but a turn that answered has answered", () => {
   const lost: RunEvent = { kind: 'leaseLost', reason: 'another replica took the run over' };
   const lostAnswer = { kind: 'done', answer: { kind: 'lost', reason: 'another replica took the run over' } };
 
-  it('the turn\'s last write on its way when the lease goes (a renewal that reached the store after it): once written, the answer stands', () => {
+  it("the turn's last write on its way when the lease goes (a renewal that reached the store after it): once written, the answer stands", () => {
     const finishing = step(simpleAtModel(), ev.text([], 'all done'), SIMPLE);
     expect(only(finishing.effects, 'write').run).toBeUndefined();
     const losing = step(finishing.state, lost, SIMPLE);
     expect(losing.effects).toEqual([]);
     expect(losing.state).toMatchObject({ status: 'running', lost: 'another replica took the run over' });
-    expect(work(step(losing.state, ev.written(4), SIMPLE).effects)).toEqual([{ kind: 'done', answer: { kind: 'answered', response: 'all done' } }]);
+    expect(work(step(losing.state, ev.written(4), SIMPLE).effects)).toEqual([
+      { kind: 'done', answer: { kind: 'answered', response: 'all done' } },
+    ]);
   });
 
   it('a pause write on its way: once written, the run paused for its approval', () => {
     const pausing = step(simpleAtModel(), ev.calls([], [call('c1', 'resources_add', { name: 'x' })]), SIMPLE);
     const uuid = only(pausing.effects, 'write').approvals[0]!.uuid;
     const losing = step(pausing.state, lost, SIMPLE);
-    expect(work(step(losing.state, ev.written(4), SIMPLE).effects)).toEqual([{ kind: 'done', answer: { kind: 'paused', approvals: [uuid] } }]);
+    expect(work(step(losing.state, ev.written(4), SIMPLE).effects)).toEqual([
+      { kind: 'done', answer: { kind: 'paused', approvals: [uuid] } },
+    ]);
   });
 
   it('nothing on its way: the activation ends at once, lost, and what comes back later starts nothing', () => {
@@ -1270,8 +1824,22 @@ describe('a lost lease: the run is no longer this activation\'s, but a turn that
 
   it('a settle write that joins, stored after the loss: what it stored stands, but the run does not go on after the parallel node', () => {
     const { env, run, beta } = parallelPaused();
-    const settled: StoredRun = { ...run, pending: [run.pending[1]!], branchOutputs: { '0.0': { output: 'A out', exitLoop: false } }, session: { a: 'A out' } };
-    const joining = feed(storedRun(settled, 6), env, ev.decide(beta, true), ev.claimed(true), ev.ran(beta.uuid, 'added b'), ev.tools(), ev.history([0, 1], []), ev.text([0, 1], 'B out'));
+    const settled: StoredRun = {
+      ...run,
+      pending: [run.pending[1]!],
+      branchOutputs: { '0.0': { output: 'A out', exitLoop: false } },
+      session: { a: 'A out' },
+    };
+    const joining = feed(
+      storedRun(settled, 6),
+      env,
+      ev.decide(beta, true),
+      ev.claimed(true),
+      ev.ran(beta.uuid, 'added b'),
+      ev.tools(),
+      ev.history([0, 1], []),
+      ev.text([0, 1], 'B out'),
+    );
     expect(joining.state.write).toMatchObject({ purpose: 'settle', joined: [{ output: 'A out' }, { output: 'B out' }] });
     const losing = step(joining.state, lost, env);
     expect(losing.effects).toEqual([]);
@@ -1300,7 +1868,12 @@ describe('a lost lease: the run is no longer this activation\'s, but a turn that
 describe('events that do not belong are ignored; the machine is pure and deterministic', () => {
   it('events for a path with no node waiting change nothing but the in-flight count', () => {
     const state = simpleAtModel();
-    for (const event of [ev.text([4], 'x'), ev.history([], []), ev.tool([], 'c1', 'x'), { kind: 'approvedCallFinished', uuid: 'u', outcome: { text: 'x', isError: false } } as RunEvent]) {
+    for (const event of [
+      ev.text([4], 'x'),
+      ev.history([], []),
+      ev.tool([], 'c1', 'x'),
+      { kind: 'approvedCallFinished', uuid: 'u', outcome: { text: 'x', isError: false } } as RunEvent,
+    ]) {
       const out = step(state, event, SIMPLE);
       expect(out.effects).toEqual([]);
       expect({ ...out.state, inFlight: 0 }).toEqual({ ...state, inFlight: 0 });
@@ -1317,21 +1890,47 @@ describe('events that do not belong are ignored; the machine is pure and determi
 
   it('the same state and event give the same result (fresh ids included)', () => {
     const { env } = parallelPaused();
-    const a = feed(treeAtModel(parallelTree('required')), env, ev.calls([0, 0], [call('a1', 'resources_add', { name: 'a' })]), ev.calls([0, 1], [call('b1', 'resources_add', { name: 'b' })]));
-    const b = feed(treeAtModel(parallelTree('required')), env, ev.calls([0, 0], [call('a1', 'resources_add', { name: 'a' })]), ev.calls([0, 1], [call('b1', 'resources_add', { name: 'b' })]));
+    const a = feed(
+      treeAtModel(parallelTree('required')),
+      env,
+      ev.calls([0, 0], [call('a1', 'resources_add', { name: 'a' })]),
+      ev.calls([0, 1], [call('b1', 'resources_add', { name: 'b' })]),
+    );
+    const b = feed(
+      treeAtModel(parallelTree('required')),
+      env,
+      ev.calls([0, 0], [call('a1', 'resources_add', { name: 'a' })]),
+      ev.calls([0, 1], [call('b1', 'resources_add', { name: 'b' })]),
+    );
     expect(a).toEqual(b);
   });
 
   it('withChanges lays the activation’s changes over the stored run', () => {
     const { run, alpha } = parallelPaused();
-    const state: RunState = { ...storedRun(run, 5), modelCalls: 2, changes: { resumed: alpha.uuid, pauses: [], outputs: { '0.0': { output: 'A', exitLoop: false } }, session: { a: 'A' } } };
-    expect(withChanges(state)).toEqual({ ...run, pending: [run.pending[1]], branchOutputs: { '0.0': { output: 'A', exitLoop: false } }, session: { a: 'A' }, modelCalls: run.modelCalls + 2 });
+    const state: RunState = {
+      ...storedRun(run, 5),
+      modelCalls: 2,
+      changes: { resumed: alpha.uuid, pauses: [], outputs: { '0.0': { output: 'A', exitLoop: false } }, session: { a: 'A' } },
+    };
+    expect(withChanges(state)).toEqual({
+      ...run,
+      pending: [run.pending[1]],
+      branchOutputs: { '0.0': { output: 'A', exitLoop: false } },
+      session: { a: 'A' },
+      modelCalls: run.modelCalls + 2,
+    });
   });
 });
 
 // ---- a run taken over from a replica that stopped -------------------------------------
 
-const takenOver = (extra: Partial<Extract<RunEvent, { kind: 'takenOver' }>> = {}): RunEvent => ({ kind: 'takenOver', runId: 'run-taken', activation: 'activation-taken', userMessage: 'add x', ...extra });
+const takenOver = (extra: Partial<Extract<RunEvent, { kind: 'takenOver' }>> = {}): RunEvent => ({
+  kind: 'takenOver',
+  runId: 'run-taken',
+  activation: 'activation-taken',
+  userMessage: 'add x',
+  ...extra,
+});
 
 rows('a run taken over goes on from what is stored', [
   {
@@ -1340,7 +1939,15 @@ rows('a run taken over goes on from what is stored', [
     given: () => freshRun('simple', 3),
     when: takenOver(),
     effects: [{ kind: 'loadTools' }],
-    then: (state) => expect(state).toMatchObject({ runId: 'run-taken', activation: 'activation-taken', userMessage: 'add x', inFlight: 1, afterRejection: false, changes: { pauses: [] } }),
+    then: (state) =>
+      expect(state).toMatchObject({
+        runId: 'run-taken',
+        activation: 'activation-taken',
+        userMessage: 'add x',
+        inFlight: 1,
+        afterRejection: false,
+        changes: { pauses: [] },
+      }),
   },
   {
     name: 'simple mode after an approved call whose result is recorded: its pause goes with the next write, the model reads the whole history',
@@ -1364,8 +1971,18 @@ rows('a run taken over goes on from what is stored', [
     when: () => takenOver({ resumed: { uuid: simplePaused().approval.uuid, rejected: true } }),
     effects: [{ kind: 'loadTools' }],
     then: (state) => {
-      const done = feed(state, SIMPLE, ev.tools(), ev.history([], [userText('add x')], SYSTEM), ev.text([], 'Fine, not adding it.'), ev.written(6));
-      expect(only(done.effects, 'done').answer).toEqual({ kind: 'answered', response: 'Operation cancelled by user.\n\nFine, not adding it.' });
+      const done = feed(
+        state,
+        SIMPLE,
+        ev.tools(),
+        ev.history([], [userText('add x')], SYSTEM),
+        ev.text([], 'Fine, not adding it.'),
+        ev.written(6),
+      );
+      expect(only(done.effects, 'done').answer).toEqual({
+        kind: 'answered',
+        response: 'Operation cancelled by user.\n\nFine, not adding it.',
+      });
     },
   },
   {
@@ -1391,7 +2008,9 @@ rows('a run taken over goes on from what is stored', [
     then: (state) => {
       const { env, run, alpha } = parallelPaused();
       const atHistory = step(state, ev.tools(), env);
-      expect(work(atHistory.effects)).toMatchObject([{ kind: 'loadHistory', path: [0, 0], node: 'alpha', nodeMessages: run.pending[0]!.nodeMessages }]);
+      expect(work(atHistory.effects)).toMatchObject([
+        { kind: 'loadHistory', path: [0, 0], node: 'alpha', nodeMessages: run.pending[0]!.nodeMessages },
+      ]);
       expect(atHistory.state.frames['0']).toMatchObject({ kind: 'parallel', resumed: true, branch: 0 });
       expect(atHistory.state.changes.resumed).toBe(alpha.uuid);
     },
@@ -1411,7 +2030,12 @@ rows('a run taken over goes on from what is stored', [
 
 // ---- who decided, arguments edited before approving, expiries ----------------------------
 
-const decideWith = (approval: PendingApproval, approved: boolean, facts: Partial<Extract<RunEvent, { kind: 'approvalDecided' }>>, reason?: string): RunEvent => ({
+const decideWith = (
+  approval: PendingApproval,
+  approved: boolean,
+  facts: Partial<Extract<RunEvent, { kind: 'approvalDecided' }>>,
+  reason?: string,
+): RunEvent => ({
   ...(ev.decide(approval, approved, reason) as Extract<RunEvent, { kind: 'approvalDecided' }>),
   ...facts,
 });
@@ -1435,7 +2059,16 @@ rows('a decision records who made it and how; edits run; expiries reject', [
     env: SIMPLE,
     given: () => storedRun(simplePaused().run, 4),
     when: () => decideWith(simplePaused().approval, false, { decidedBy: 'bob', via: 'cli' }, 'not today'),
-    effects: [{ kind: 'claim', approved: false, reason: 'not today', decidedBy: 'bob', via: 'cli', messages: [{ content: `Rejected by a human: not today. ${REJECTED_SUFFIX}` }] }],
+    effects: [
+      {
+        kind: 'claim',
+        approved: false,
+        reason: 'not today',
+        decidedBy: 'bob',
+        via: 'cli',
+        messages: [{ content: `Rejected by a human: not today. ${REJECTED_SUFFIX}` }],
+      },
+    ],
   },
   {
     name: 'approve with edited arguments → the claim stores them; the won claim runs them, naming who edited',
@@ -1454,7 +2087,8 @@ rows('a decision records who made it and how; edits run; expiries reject', [
   {
     name: 'an edit without a name for who made it → runApproved says anonymous',
     env: SIMPLE,
-    given: () => feed(storedRun(simplePaused().run, 4), SIMPLE, decideWith(simplePaused().approval, true, { editedArgs: { name: 'z' } })).state,
+    given: () =>
+      feed(storedRun(simplePaused().run, 4), SIMPLE, decideWith(simplePaused().approval, true, { editedArgs: { name: 'z' } })).state,
     when: ev.claimed(true),
     effects: [{ kind: 'runApproved', edited: { args: { name: 'z' }, by: 'anonymous' } }],
   },
@@ -1467,10 +2101,11 @@ rows('a decision records who made it and how; edits run; expiries reject', [
     then: (state) => expect(state.status).toBe('ended'),
   },
   {
-    name: "edited arguments of a proxied call (the peer holds its own) → refuse failedPrecondition, nothing claimed",
+    name: 'edited arguments of a proxied call (the peer holds its own) → refuse failedPrecondition, nothing claimed',
     env: SIMPLE,
     given: () => storedRun(simplePaused().run, 4),
-    when: () => decideWith({ ...simplePaused().approval, remoteTaskId: 'task-1', remoteAgentName: 'peer' }, true, { editedArgs: { name: 'y' } }),
+    when: () =>
+      decideWith({ ...simplePaused().approval, remoteTaskId: 'task-1', remoteAgentName: 'peer' }, true, { editedArgs: { name: 'y' } }),
     effects: [{ kind: 'refuse', code: 'failedPrecondition', message: expect.stringContaining('held by the sub-agent peer') }],
   },
   {
@@ -1487,7 +2122,12 @@ rows('a decision records who made it and how; edits run; expiries reject', [
         via: 'timeout',
         reason: EXPIRED_REASON,
         continuesTurn: true,
-        messages: [{ content: `Not approved: ${EXPIRED_REASON}. ${REJECTED_SUFFIX}`, toolCall: { rejected: true, reason: EXPIRED_REASON, isError: true } }],
+        messages: [
+          {
+            content: `Not approved: ${EXPIRED_REASON}. ${REJECTED_SUFFIX}`,
+            toolCall: { rejected: true, reason: EXPIRED_REASON, isError: true },
+          },
+        ],
       },
     ],
     then: (state) => {
@@ -1508,13 +2148,23 @@ rows('a decision records who made it and how; edits run; expiries reject', [
     name: 'a decision on an approval decided already carries who tried (the losing claim is audited by the store as such)',
     env: SIMPLE,
     given: () => storedRun(simplePaused().run, 4),
-    when: () => decideWith({ ...simplePaused().approval, status: ApprovalStatus.APPROVAL_STATUS_EXPIRED }, true, { decidedBy: 'alice', via: 'web', editedArgs: { name: 'y' } }),
+    when: () =>
+      decideWith({ ...simplePaused().approval, status: ApprovalStatus.APPROVAL_STATUS_EXPIRED }, true, {
+        decidedBy: 'alice',
+        via: 'web',
+        editedArgs: { name: 'y' },
+      }),
     effects: [{ kind: 'claim', approved: true, decidedBy: 'alice', via: 'web', editedArgs: { name: 'y' }, continuesTurn: false }],
   },
   {
     name: 'an agent tree: an expiry that rejects cancels the run; the other waiting calls say the approval expired',
     env: treeEnv(parallelTree('required')),
-    given: () => feed(storedRun(parallelPaused().run, 5), treeEnv(parallelTree('required')), decideWith(parallelPaused().alpha, false, { decidedBy: 'timeout', via: 'timeout', expired: true }, EXPIRED_REASON)).state,
+    given: () =>
+      feed(
+        storedRun(parallelPaused().run, 5),
+        treeEnv(parallelTree('required')),
+        decideWith(parallelPaused().alpha, false, { decidedBy: 'timeout', via: 'timeout', expired: true }, EXPIRED_REASON),
+      ).state,
     when: () => ({ kind: 'approvalsLoaded', approvals: [parallelPaused().alpha, parallelPaused().beta] }),
     effects: [{ kind: 'claim', approved: false, expired: true, clearRun: true, continuesTurn: false }],
     then: (_state, effects) => {
@@ -1530,20 +2180,49 @@ rows('a decision records who made it and how; edits run; expiries reject', [
     name: 'a run taken over after a claim with edited arguments whose call never started → it runs the edited arguments',
     env: SIMPLE,
     given: () => storedRun(simplePaused().run, 5),
-    when: () => takenOver({ approved: { ...simplePaused().approval, status: ApprovalStatus.APPROVAL_STATUS_APPROVED, decidedBy: 'alice', via: 'web', editedArgsJson: JSON.stringify({ name: 'y' }) } }),
+    when: () =>
+      takenOver({
+        approved: {
+          ...simplePaused().approval,
+          status: ApprovalStatus.APPROVAL_STATUS_APPROVED,
+          decidedBy: 'alice',
+          via: 'web',
+          editedArgsJson: JSON.stringify({ name: 'y' }),
+        },
+      }),
     effects: [{ kind: 'runApproved', edited: { args: { name: 'y' }, by: 'alice' } }],
   },
 ]);
 
 // ---- a server's question for a human --------------------------------------------------
 
-const roomsTool: Tool = { name: 'book_room', description: 'Books a room', inputSchema: { type: 'object', properties: { room: { type: 'string' } } }, destructive: false, server: 'rooms' };
-const ROOM_REQUESTS = { guest: { method: 'elicitation/create', params: { message: 'Who is the room for?', requestedSchema: { type: 'object', properties: { name: { type: 'string' } }, required: ['name'] } } } };
+const roomsTool: Tool = {
+  name: 'book_room',
+  description: 'Books a room',
+  inputSchema: { type: 'object', properties: { room: { type: 'string' } } },
+  destructive: false,
+  server: 'rooms',
+};
+const ROOM_REQUESTS = {
+  guest: {
+    method: 'elicitation/create',
+    params: {
+      message: 'Who is the room for?',
+      requestedSchema: { type: 'object', properties: { name: { type: 'string' } }, required: ['name'] },
+    },
+  },
+};
 const asking = (state = 'room=A') => ({ server: 'rooms', requestState: state, requests: ROOM_REQUESTS });
 
 /** Simple mode where book_room {"room":"A"} answered input_required: paused, written at revision 4. */
 function inputPaused() {
-  const atModel = feed(freshRun('simple', 3), SIMPLE, ev.user('book A'), ev.tools([...TOOLS, roomsTool]), ev.history([], [userText('book A')], SYSTEM)).state;
+  const atModel = feed(
+    freshRun('simple', 3),
+    SIMPLE,
+    ev.user('book A'),
+    ev.tools([...TOOLS, roomsTool]),
+    ev.history([], [userText('book A')], SYSTEM),
+  ).state;
   const calling = feed(atModel, SIMPLE, ev.calls([], [call('c1', 'book_room', { room: 'A' })]));
   const paused = step(calling.state, ev.tool([], 'c1', 'asks', { input: asking() }), SIMPLE);
   const write = only(paused.effects, 'write');
@@ -1556,7 +2235,12 @@ describe("an MCP server's question stops the turn as a pending approval", () => 
     const { calling, write, state } = inputPaused();
     expect(only(calling.effects, 'callTool')).toMatchObject({ call: { name: 'book_room' }, args: { room: 'A' } });
     expect(write.approvals).toEqual([
-      expect.objectContaining({ toolName: 'book_room', toolArgsJson: '{"room":"A"}', description: 'MCP server rooms asks for input to finish book_room: "Who is the room for?" — answer with: name (string, required). Approve with "input" to answer, or reject to decline.' }),
+      expect.objectContaining({
+        toolName: 'book_room',
+        toolArgsJson: '{"room":"A"}',
+        description:
+          'MCP server rooms asks for input to finish book_room: "Who is the room for?" — answer with: name (string, required). Approve with "input" to answer, or reject to decline.',
+      }),
     ]);
     expect(write.approvals[0]).not.toHaveProperty('remoteTaskId');
     expect(write.messages).toMatchObject([{ toolCall: { name: 'book_room', argumentsJson: '{"room":"A"}' } }]);
@@ -1568,10 +2252,16 @@ describe("an MCP server's question stops the turn as a pending approval", () => 
     const { run, approval } = inputPaused();
     const decided: RunEvent = { ...ev.decide(approval, true), editedArgs: { name: 'Ada' }, decidedBy: 'alice', via: 'rest' } as RunEvent;
     const claiming = step(storedRun(run, 4), decided, SIMPLE);
-    expect(work(claiming.effects)).toMatchObject([{ kind: 'claim', uuid: approval.uuid, approved: true, editedArgs: { name: 'Ada' }, continuesTurn: true }]);
+    expect(work(claiming.effects)).toMatchObject([
+      { kind: 'claim', uuid: approval.uuid, approved: true, editedArgs: { name: 'Ada' }, continuesTurn: true },
+    ]);
     const running = step(claiming.state, ev.claimed(true), SIMPLE);
     const runs = only(running.effects, 'runApproved');
-    expect(runs).toEqual({ kind: 'runApproved', uuid: approval.uuid, input: { request: asking(), responses: { guest: { action: 'accept', content: { name: 'Ada' } } } } });
+    expect(runs).toEqual({
+      kind: 'runApproved',
+      uuid: approval.uuid,
+      input: { request: asking(), responses: { guest: { action: 'accept', content: { name: 'Ada' } } } },
+    });
     const after = step(running.state, ev.ran(approval.uuid, 'room A booked for Ada'), SIMPLE);
     expect(work(after.effects)).toEqual([{ kind: 'loadTools' }]);
     expect(after.state.changes.resumed).toBe(approval.uuid);
@@ -1579,15 +2269,22 @@ describe("an MCP server's question stops the turn as a pending approval", () => 
 
   it('a server that asks again after the answer → the same call waits on a new approval with the new question', () => {
     const { run, approval } = inputPaused();
-    const state = feed(storedRun(run, 4), SIMPLE, { ...ev.decide(approval, true), editedArgs: { name: 'Ada' } } as RunEvent, ev.claimed(true)).state;
+    const state = feed(
+      storedRun(run, 4),
+      SIMPLE,
+      { ...ev.decide(approval, true), editedArgs: { name: 'Ada' } } as RunEvent,
+      ev.claimed(true),
+    ).state;
     const again = step(state, ev.ran(approval.uuid, 'asks', { input: asking('room=A;step=2') }), SIMPLE);
     const write = only(again.effects, 'write');
-    expect(write.approvals).toMatchObject([{ toolName: 'book_room', toolArgsJson: '{"room":"A"}', description: expect.stringContaining('MCP server rooms asks for input') }]);
+    expect(write.approvals).toMatchObject([
+      { toolName: 'book_room', toolArgsJson: '{"room":"A"}', description: expect.stringContaining('MCP server rooms asks for input') },
+    ]);
     expect(write.approvals[0]!.uuid).not.toBe(approval.uuid);
     expect(write.run!.pending).toMatchObject([{ approvalUuid: write.approvals[0]!.uuid, input: asking('room=A;step=2') }]);
   });
 
-  it('rejected → the model reads that a human declined the server\'s question, and after the claim the server is told (declineInput), once', () => {
+  it("rejected → the model reads that a human declined the server's question, and after the claim the server is told (declineInput), once", () => {
     const { run, approval } = inputPaused();
     const claiming = step(storedRun(run, 4), ev.decide(approval, false, 'not now'), SIMPLE);
     const claim = only(claiming.effects, 'claim');
@@ -1603,8 +2300,19 @@ describe("an MCP server's question stops the turn as a pending approval", () => 
 
   it('a claimed answer taken over by another replica runs with the answer the claim recorded', () => {
     const { run, approval } = inputPaused();
-    const claimedApproval: PendingApproval = { ...approval, status: ApprovalStatus.APPROVAL_STATUS_APPROVED, editedArgsJson: JSON.stringify({ name: 'Ada' }) };
-    const out = step(storedRun(run, 4), { kind: 'takenOver', runId: 'run-1', activation: 'activation-9', userMessage: 'book A', approved: claimedApproval }, SIMPLE);
-    expect(only(out.effects, 'runApproved').input).toEqual({ request: asking(), responses: { guest: { action: 'accept', content: { name: 'Ada' } } } });
+    const claimedApproval: PendingApproval = {
+      ...approval,
+      status: ApprovalStatus.APPROVAL_STATUS_APPROVED,
+      editedArgsJson: JSON.stringify({ name: 'Ada' }),
+    };
+    const out = step(
+      storedRun(run, 4),
+      { kind: 'takenOver', runId: 'run-1', activation: 'activation-9', userMessage: 'book A', approved: claimedApproval },
+      SIMPLE,
+    );
+    expect(only(out.effects, 'runApproved').input).toEqual({
+      request: asking(),
+      responses: { guest: { action: 'accept', content: { name: 'Ada' } } },
+    });
   });
 });

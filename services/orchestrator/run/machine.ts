@@ -1,18 +1,57 @@
 import { createHash } from 'node:crypto';
 import type { ToolDefinition } from '../../../gen/ts/asg/llm/v1/llm.js';
-import { ApprovalStatus, type ApprovalRejection, type NewApproval, type NewMessage, type PendingApproval } from '../../../gen/ts/asg/store/v1/store.js';
+import {
+  ApprovalStatus,
+  type ApprovalRejection,
+  type NewApproval,
+  type NewMessage,
+  type PendingApproval,
+} from '../../../gen/ts/asg/store/v1/store.js';
 import type { Tool } from '../../../gen/ts/asg/tools/v1/tools.js';
 import { callHash } from '../../common/call-hash.js';
 import { jsonObjectOf } from '../../common/json-value.js';
 import { describeNodePath } from '../../common/config/tree.js';
 import { a2aTool, a2aToolsOf, A2A_SERVER, proxyDescription } from '../domain/a2a-tools.js';
-import { assistantCall, assistantText, CANCELLED_BY_USER, expiredText, gatedCall, NOT_RETRIED, rejectedResult, toolResult, userMessage } from '../domain/messages.js';
+import {
+  assistantCall,
+  assistantText,
+  CANCELLED_BY_USER,
+  expiredText,
+  gatedCall,
+  NOT_RETRIED,
+  rejectedResult,
+  toolResult,
+  userMessage,
+} from '../domain/messages.js';
 import { inputDescription, inputResponses } from '../domain/elicitation.js';
 import { DEFERRED_REASON, describeCall, planToolCalls } from '../domain/plan.js';
 import { repeatedRejection } from '../domain/rejections.js';
-import { childGates, DEFAULT_MAX_ITERATIONS, EXIT_LOOP_TOOL, joinOutputs, nodeAt, resolvePlaceholders, treeFingerprint, type AgentNode } from '../domain/tree.js';
+import {
+  childGates,
+  DEFAULT_MAX_ITERATIONS,
+  EXIT_LOOP_TOOL,
+  joinOutputs,
+  nodeAt,
+  resolvePlaceholders,
+  treeFingerprint,
+  type AgentNode,
+} from '../domain/tree.js';
 import type { BranchOutput, PendingCall, StoredRun } from './state.js';
-import type { DecisionFacts, Effect, Frame, GatedCall, LlmFrame, MachineEnv, ModelReply, NodeOutcome, Path, RunAnswer, RunEvent, RunState, ToolOutcome } from './types.js';
+import type {
+  DecisionFacts,
+  Effect,
+  Frame,
+  GatedCall,
+  LlmFrame,
+  MachineEnv,
+  ModelReply,
+  NodeOutcome,
+  Path,
+  RunAnswer,
+  RunEvent,
+  RunState,
+  ToolOutcome,
+} from './types.js';
 
 /**
  * The stop-and-go state machine: `next(state, event, env)` → the new state and the effects
@@ -45,7 +84,8 @@ const EXIT_LOOP_DEFINITION: ToolDefinition = {
 const UNAPPROVED_REASON = (node: string | undefined) => `approvals: auto inside a parallel or loop node (node "${node ?? '?'}")`;
 
 /** The answer of a run stopped by a cancel or by its deadline. */
-export const STOPPED_BY_DEADLINE = 'The turn ran past its deadline (chat.turn_timeout) and was stopped: steps it had not recorded yet were dropped, and none of its calls waits for approval.';
+export const STOPPED_BY_DEADLINE =
+  'The turn ran past its deadline (chat.turn_timeout) and was stopped: steps it had not recorded yet were dropped, and none of its calls waits for approval.';
 
 export function stoppedText(reason: string): string {
   return `The run was cancelled (${reason}): steps it had not recorded yet were dropped, and none of its calls waits for approval.`;
@@ -53,7 +93,22 @@ export function stoppedText(reason: string): string {
 
 /** A fresh run for a user message, in a conversation whose run is at `revision`. */
 export function freshRun(mode: 'simple' | 'tree', revision: number): RunState {
-  return { runId: '', mode, userMessage: '', status: 'running', base: undefined, revision, changes: noChanges(), modelCalls: 0, activation: '', ids: 0, frames: {}, gates: [], afterRejection: false, inFlight: 0 };
+  return {
+    runId: '',
+    mode,
+    userMessage: '',
+    status: 'running',
+    base: undefined,
+    revision,
+    changes: noChanges(),
+    modelCalls: 0,
+    activation: '',
+    ids: 0,
+    frames: {},
+    gates: [],
+    afterRejection: false,
+    inFlight: 0,
+  };
 }
 
 /** A stored run, read for a decision on one of its approvals. */
@@ -73,9 +128,31 @@ export function next(state: RunState, event: RunEvent, env: MachineEnv): { state
 }
 
 /** Effects whose outcome comes back as an event. */
-const ASKS = new Set<Effect['kind']>(['loadTools', 'loadHistory', 'callModel', 'callTool', 'loadApprovals', 'claim', 'runApproved', 'write']);
+const ASKS = new Set<Effect['kind']>([
+  'loadTools',
+  'loadHistory',
+  'callModel',
+  'callTool',
+  'loadApprovals',
+  'claim',
+  'runApproved',
+  'write',
+]);
 /** Events that answer one of ASKS. */
-const ANSWERS = new Set<RunEvent['kind']>(['toolsLoaded', 'toolsFailed', 'historyLoaded', 'modelAnswered', 'modelFailed', 'toolFinished', 'approvalsLoaded', 'claimed', 'claimConflict', 'approvedCallFinished', 'written', 'writeConflict']);
+const ANSWERS = new Set<RunEvent['kind']>([
+  'toolsLoaded',
+  'toolsFailed',
+  'historyLoaded',
+  'modelAnswered',
+  'modelFailed',
+  'toolFinished',
+  'approvalsLoaded',
+  'claimed',
+  'claimConflict',
+  'approvedCallFinished',
+  'written',
+  'writeConflict',
+]);
 /** Effects that begin new work, which a stopped run does not start (a won claim's call still runs: it was decided). */
 const STARTS_WORK = new Set<Effect['kind']>(['loadTools', 'loadHistory', 'callModel', 'callTool', 'loadApprovals', 'claim']);
 
@@ -121,7 +198,12 @@ function copyForStep(state: RunState): RunState {
 function copyFrame(frame: Frame): Frame {
   switch (frame.kind) {
     case 'llm':
-      return { ...frame, history: [...frame.history], steps: [...frame.steps], ...(frame.step && { step: { ...frame.step, recorded: [...frame.step.recorded] } }) };
+      return {
+        ...frame,
+        history: [...frame.history],
+        steps: [...frame.steps],
+        ...(frame.step && { step: { ...frame.step, recorded: [...frame.step.recorded] } }),
+      };
     case 'parallel':
       return frame.resumed ? { ...frame } : { ...frame, outcomes: [...frame.outcomes] };
     default:
@@ -223,7 +305,8 @@ function session(m: Step): ReadonlyMap<string, string> {
 
 function placeholders(m: Step, node: AgentNode, template: string): string {
   const { text, unknown } = resolvePlaceholders(template, session(m), m.s.userMessage);
-  if (unknown.length > 0) log(m, 'warn', 'placeholders without a value left as written', { node: node.name, placeholders: unknown.join(',') });
+  if (unknown.length > 0)
+    log(m, 'warn', 'placeholders without a value left as written', { node: node.name, placeholders: unknown.join(',') });
   return text;
 }
 
@@ -233,7 +316,9 @@ function log(m: Step, level: 'info' | 'warn', message: string, fields: Record<st
 
 /** A UUID (version 4 layout) derived from the activation and a counter: unique per activation, the same on replay. */
 function freshId(m: Step): string {
-  const hex = createHash('sha256').update(`${m.s.activation}:${m.s.ids++}`).digest('hex');
+  const hex = createHash('sha256')
+    .update(`${m.s.activation}:${m.s.ids++}`)
+    .digest('hex');
   const variant = ((parseInt(hex[16]!, 16) & 0x3) | 0x8).toString(16);
   return `${hex.slice(0, 8)}-${hex.slice(8, 12)}-4${hex.slice(13, 16)}-${variant}${hex.slice(17, 20)}-${hex.slice(20, 32)}`;
 }
@@ -275,14 +360,27 @@ function enter(m: Step, path: Path): void {
       }
       return;
     case 'loop':
-      if (children.length === 0 || (node.max_iterations ?? DEFAULT_MAX_ITERATIONS) < 1) return complete(m, path, { kind: 'done', output: '', exitLoop: false });
+      if (children.length === 0 || (node.max_iterations ?? DEFAULT_MAX_ITERATIONS) < 1)
+        return complete(m, path, { kind: 'done', output: '', exitLoop: false });
       m.s.frames[key] = { kind: 'loop', iteration: 1, index: 0, output: '' };
       return enter(m, [...path, 0]);
   }
 }
 
 function simpleFrame(m: Step): LlmFrame {
-  return { kind: 'llm', model: m.env.simple.model, systemPrompt: '', gates: true, canExit: false, tools: toolsFor(m, m.env.simple.a2aTools), history: [], steps: [], earlier: 0, calls: 0, awaiting: 'history' };
+  return {
+    kind: 'llm',
+    model: m.env.simple.model,
+    systemPrompt: '',
+    gates: true,
+    canExit: false,
+    tools: toolsFor(m, m.env.simple.a2aTools),
+    history: [],
+    steps: [],
+    earlier: 0,
+    calls: 0,
+    awaiting: 'history',
+  };
 }
 
 function nodeFrame(m: Step, node: AgentNode, path: Path): LlmFrame {
@@ -327,7 +425,8 @@ function resumeAt(m: Step, pause: PendingCall): void {
     const key = keyOf(prefix);
     if (node.type === 'sequential') m.s.frames[key] = { kind: 'sequential', index, output: '' };
     else if (node.type === 'loop') m.s.frames[key] = { kind: 'loop', iteration: pause.loopIterations[key] ?? 1, index, output: '' };
-    else if (node.type === 'parallel') m.s.frames[key] = { kind: 'parallel', resumed: true, branch: index, children: node.agents?.length ?? 0 };
+    else if (node.type === 'parallel')
+      m.s.frames[key] = { kind: 'parallel', resumed: true, branch: index, children: node.agents?.length ?? 0 };
   }
   const node = nodeOf(m, path);
   m.s.frames[keyOf(path)] = node.type === 'a2a' ? { kind: 'a2aResumed' } : nodeFrame(m, node, path);
@@ -358,7 +457,11 @@ function historyLoaded(m: Step, path: Path, history: NewMessage[] | readonly New
 
 function callModel(m: Step, path: Path, frame: LlmFrame): void {
   frame.awaiting = 'model';
-  const tools: ToolDefinition[] = Object.values(frame.tools).map((tool) => ({ name: tool.name, description: tool.description, inputSchema: tool.inputSchema }));
+  const tools: ToolDefinition[] = Object.values(frame.tools).map((tool) => ({
+    name: tool.name,
+    description: tool.description,
+    inputSchema: tool.inputSchema,
+  }));
   if (frame.canExit) tools.push(EXIT_LOOP_DEFINITION);
   m.fx.push({
     kind: 'callModel',
@@ -377,7 +480,10 @@ function llmFrame(m: Step, path: Path, awaiting: LlmFrame['awaiting']): LlmFrame
   return frame?.kind === 'llm' && frame.awaiting === awaiting ? frame : undefined;
 }
 
-const tagged = (frame: LlmFrame) => (message: NewMessage): NewMessage => (frame.node === undefined ? message : { ...message, node: frame.node });
+const tagged =
+  (frame: LlmFrame) =>
+  (message: NewMessage): NewMessage =>
+    frame.node === undefined ? message : { ...message, node: frame.node };
 
 function modelAnswered(m: Step, path: Path, reply: ModelReply): void {
   const frame = llmFrame(m, path, 'model');
@@ -386,13 +492,20 @@ function modelAnswered(m: Step, path: Path, reply: ModelReply): void {
   m.s.modelCalls += 1;
   const usage = reply.usage && { inputTokens: reply.usage.inputTokens, outputTokens: reply.usage.outputTokens };
   if (reply.toolCalls.length === 0) return answerNode(m, path, frame, reply.text || '(the model returned an empty answer)', usage);
-  const plan = planToolCalls(reply.toolCalls, new Map(Object.entries(frame.tools)), { gateDestructive: frame.gates, exitTool: frame.canExit ? EXIT_LOOP_TOOL : undefined });
+  const plan = planToolCalls(reply.toolCalls, new Map(Object.entries(frame.tools)), {
+    gateDestructive: frame.gates,
+    exitTool: frame.canExit ? EXIT_LOOP_TOOL : undefined,
+  });
   const recorded: NewMessage[] = [];
   if (reply.text) recorded.push(assistantText(reply.text));
   for (const planned of plan) {
     const call = assistantCall(planned.call, planned.args);
     // Marked on the call (not its result, which the model reads): it ran without a human's approval.
-    recorded.push(planned.kind === 'run' && planned.unapproved ? { ...call, content: `${call.content} (destructive; ran without approval inside a parallel or loop node)` } : call);
+    recorded.push(
+      planned.kind === 'run' && planned.unapproved
+        ? { ...call, content: `${call.content} (destructive; ran without approval inside a parallel or loop node)` }
+        : call,
+    );
   }
   // The step's tokens go on its first message, so the conversation's sum counts each call once.
   recorded[0] = { ...recorded[0]!, usage };
@@ -411,7 +524,14 @@ function advanceStep(m: Step, path: Path, frame: LlmFrame): void {
         log(m, 'warn', 'destructive call ran without approval', { node: frame.node, tool: planned.call.name });
         step.unapproved = true;
       }
-      m.fx.push({ kind: 'callTool', path, ...(frame.node !== undefined && { node: frame.node }), call: planned.call, args: planned.args, unapprovedReason: planned.unapproved ? UNAPPROVED_REASON(frame.node) : '' });
+      m.fx.push({
+        kind: 'callTool',
+        path,
+        ...(frame.node !== undefined && { node: frame.node }),
+        call: planned.call,
+        args: planned.args,
+        unapprovedReason: planned.unapproved ? UNAPPROVED_REASON(frame.node) : '',
+      });
       return;
     }
     if (planned.kind === 'reject') step.recorded.push(toolResult(planned.call, planned.args, planned.reason, true));
@@ -434,7 +554,15 @@ function toolFinished(m: Step, path: Path, callId: string, outcome: ToolOutcome)
   if (planned?.kind !== 'run' || planned.call.id !== callId) return;
   // A delegation that the peer holds for its own approval, or a server's question for a human, stops the step like a gate.
   const waits = outcome.remote || outcome.input;
-  if (waits && !step.waiting) step.waiting = { kind: 'gate', call: planned.call, args: planned.args, tool: planned.tool, ...(outcome.remote && { proxy: outcome.remote }), ...(outcome.input && { input: outcome.input }) };
+  if (waits && !step.waiting)
+    step.waiting = {
+      kind: 'gate',
+      call: planned.call,
+      args: planned.args,
+      tool: planned.tool,
+      ...(outcome.remote && { proxy: outcome.remote }),
+      ...(outcome.input && { input: outcome.input }),
+    };
   else if (waits) step.recorded.push(toolResult(planned.call, planned.args, DEFERRED_REASON(planned.call.name), true));
   else step.recorded.push(toolResult(planned.call, planned.args, outcome.text, outcome.isError));
   step.index += 1;
@@ -468,7 +596,12 @@ function endStep(m: Step, path: Path, frame: LlmFrame): void {
   }
   if (step.exitLoop) return nodeDone(m, path, frame, step.text, frame.steps, true);
   if (frame.calls >= m.env.maxModelCalls) {
-    return answerNode(m, path, frame, `Stopped after ${m.env.maxModelCalls} model calls in one turn (chat.max_llm_iterations) without a final answer.`);
+    return answerNode(
+      m,
+      path,
+      frame,
+      `Stopped after ${m.env.maxModelCalls} model calls in one turn (chat.max_llm_iterations) without a final answer.`,
+    );
   }
   callModel(m, path, frame);
 }
@@ -490,9 +623,19 @@ function nodeDone(m: Step, path: Path, frame: LlmFrame, output: string, messages
 
 function a2aFinished(m: Step, path: Path, frame: Extract<Frame, { kind: 'a2a' }>, outcome: ToolOutcome): void {
   delete m.s.frames[keyOf(path)];
-  if (outcome.remote) return gateNode(m, path, { kind: 'gate', call: frame.call, args: frame.args, tool: frame.tool, proxy: outcome.remote }, [frame.callMessage], 0);
+  if (outcome.remote)
+    return gateNode(
+      m,
+      path,
+      { kind: 'gate', call: frame.call, args: frame.args, tool: frame.tool, proxy: outcome.remote },
+      [frame.callMessage],
+      0,
+    );
   const node = nodeOf(m, path);
-  m.fx.push({ kind: 'append', messages: [frame.callMessage, { ...toolResult(frame.call, frame.args, outcome.text, outcome.isError), node: node.name }] });
+  m.fx.push({
+    kind: 'append',
+    messages: [frame.callMessage, { ...toolResult(frame.call, frame.args, outcome.text, outcome.isError), node: node.name }],
+  });
   setOutput(m, node, outcome.text);
   complete(m, path, { kind: 'done', output: outcome.text, exitLoop: false });
 }
@@ -602,11 +745,16 @@ function complete(m: Step, path: Path, outcome: NodeOutcome): void {
       if (parent.outcomes.some((branch) => branch?.kind === 'paused')) {
         // The finished branches keep their outputs until the waiting ones are approved.
         parent.outcomes.forEach((branch, at) => {
-          if (branch?.kind === 'done') m.s.changes.outputs[keyOf([...parentPath, at])] = { output: branch.output, exitLoop: branch.exitLoop };
+          if (branch?.kind === 'done')
+            m.s.changes.outputs[keyOf([...parentPath, at])] = { output: branch.output, exitLoop: branch.exitLoop };
         });
         return complete(m, parentPath, { kind: 'paused' });
       }
-      return complete(m, parentPath, joined(parent.outcomes.map((branch) => (branch?.kind === 'done' ? branch : { output: '', exitLoop: false }))));
+      return complete(
+        m,
+        parentPath,
+        joined(parent.outcomes.map((branch) => (branch?.kind === 'done' ? branch : { output: '', exitLoop: false }))),
+      );
     default:
       return;
   }
@@ -639,10 +787,22 @@ function emitWrite(m: Step): void {
   const expectedRevision = m.s.revision;
   switch (write.purpose) {
     case 'finish':
-      m.fx.push({ kind: 'write', messages: write.messages, approvals: [], run: write.keepWaiting ? withChanges(m.s) : undefined, expectedRevision });
+      m.fx.push({
+        kind: 'write',
+        messages: write.messages,
+        approvals: [],
+        run: write.keepWaiting ? withChanges(m.s) : undefined,
+        expectedRevision,
+      });
       return;
     case 'pause':
-      m.fx.push({ kind: 'write', messages: m.s.gates.flatMap((gate) => gate.messages), approvals: m.s.gates.map((gate) => gate.approval), run: withChanges(m.s), expectedRevision });
+      m.fx.push({
+        kind: 'write',
+        messages: m.s.gates.flatMap((gate) => gate.messages),
+        approvals: m.s.gates.map((gate) => gate.approval),
+        run: withChanges(m.s),
+        expectedRevision,
+      });
       return;
     case 'settle': {
       const nextRun = withChanges(m.s);
@@ -652,8 +812,13 @@ function emitWrite(m: Step): void {
         return;
       }
       // No sibling waits any more: the outputs are joined now, and a later round of an enclosing loop starts without them.
-      write.joined = Array.from({ length: write.children }, (_, index) => nextRun.branchOutputs[keyOf([...write.path, index])] ?? { output: '', exitLoop: false });
-      const kept = Object.fromEntries(Object.entries(nextRun.branchOutputs).filter(([key]) => !isBelow(key.split('.').map(Number), write.path)));
+      write.joined = Array.from(
+        { length: write.children },
+        (_, index) => nextRun.branchOutputs[keyOf([...write.path, index])] ?? { output: '', exitLoop: false },
+      );
+      const kept = Object.fromEntries(
+        Object.entries(nextRun.branchOutputs).filter(([key]) => !isBelow(key.split('.').map(Number), write.path)),
+      );
       m.fx.push({ kind: 'write', messages: [], approvals: [], run: { ...nextRun, branchOutputs: kept }, expectedRevision });
       return;
     }
@@ -692,7 +857,12 @@ function lastWrittenRun(m: Step, write: NonNullable<RunState['write']>): StoredR
   if (write.purpose === 'finish' && !write.keepWaiting) return undefined;
   const run = withChanges(m.s);
   if (write.purpose === 'settle' && write.joined) {
-    return { ...run, branchOutputs: Object.fromEntries(Object.entries(run.branchOutputs).filter(([key]) => !isBelow(key.split('.').map(Number), write.path))) };
+    return {
+      ...run,
+      branchOutputs: Object.fromEntries(
+        Object.entries(run.branchOutputs).filter(([key]) => !isBelow(key.split('.').map(Number), write.path)),
+      ),
+    };
   }
   return run;
 }
@@ -712,7 +882,11 @@ function writeConflict(m: Step, latest: StoredRun | undefined, revision: number)
   if (write.attempts >= MAX_WRITE_ATTEMPTS) {
     m.s.write = undefined;
     m.s.status = 'ended';
-    m.fx.push({ kind: 'refuse', code: 'aborted', message: `the run of this conversation kept changing under this request (${MAX_WRITE_ATTEMPTS} writes lost a race); try again` });
+    m.fx.push({
+      kind: 'refuse',
+      code: 'aborted',
+      message: `the run of this conversation kept changing under this request (${MAX_WRITE_ATTEMPTS} writes lost a race); try again`,
+    });
     return;
   }
   m.s.base = latest;
@@ -782,11 +956,32 @@ function approvalDecided(m: Step, event: Extract<RunEvent, { kind: 'approvalDeci
   const approval = event.approval;
   const pause = m.s.base?.pending.find((candidate) => candidate.approvalUuid === event.uuid);
   const facts = decisionFacts(event);
-  m.s.decision = { uuid: event.uuid, approved: event.approved, ...(event.reason !== undefined && { reason: event.reason }), ...facts, approval, ...(pause && { pause }), nodes: {}, others: [], claimed: false, conflicts: 0 };
+  m.s.decision = {
+    uuid: event.uuid,
+    approved: event.approved,
+    ...(event.reason !== undefined && { reason: event.reason }),
+    ...facts,
+    approval,
+    ...(pause && { pause }),
+    nodes: {},
+    others: [],
+    claimed: false,
+    conflicts: 0,
+  };
   if (approval.status !== ApprovalStatus.APPROVAL_STATUS_PENDING) {
     // Decided already: the claim loses and says how; nothing else is checked or prepared.
     m.s.decision.inClaim = true;
-    m.fx.push({ kind: 'claim', uuid: event.uuid, approved: event.approved, ...(event.reason !== undefined && { reason: event.reason }), ...facts, messages: [], clearRun: false, alsoReject: [], continuesTurn: false });
+    m.fx.push({
+      kind: 'claim',
+      uuid: event.uuid,
+      approved: event.approved,
+      ...(event.reason !== undefined && { reason: event.reason }),
+      ...facts,
+      messages: [],
+      clearRun: false,
+      alsoReject: [],
+      continuesTurn: false,
+    });
     return;
   }
   const refusal = decisionProblem(event);
@@ -837,8 +1032,23 @@ function takenOver(m: Step, event: Extract<RunEvent, { kind: 'takenOver' }>): vo
     const approval = event.approved;
     const pause = m.s.base?.pending.find((candidate) => candidate.approvalUuid === approval.uuid);
     // A claim with edited arguments runs them, whichever replica carries it out.
-    const facts = decisionFacts({ approved: true, ...(approval.decidedBy && { decidedBy: approval.decidedBy }), ...(approval.via && { via: approval.via }), ...(approval.editedArgsJson && { editedArgs: jsonObjectOf(approval.editedArgsJson) }) });
-    m.s.decision = { uuid: approval.uuid, approved: true, ...facts, approval, ...(pause && { pause }), nodes: pauseNodes(m), others: [], claimed: false, conflicts: 0 };
+    const facts = decisionFacts({
+      approved: true,
+      ...(approval.decidedBy && { decidedBy: approval.decidedBy }),
+      ...(approval.via && { via: approval.via }),
+      ...(approval.editedArgsJson && { editedArgs: jsonObjectOf(approval.editedArgsJson) }),
+    });
+    m.s.decision = {
+      uuid: approval.uuid,
+      approved: true,
+      ...facts,
+      approval,
+      ...(pause && { pause }),
+      nodes: pauseNodes(m),
+      others: [],
+      claimed: false,
+      conflicts: 0,
+    };
     return claimed(m, true);
   }
   if (event.resumed) {
@@ -893,7 +1103,11 @@ function claimConflict(m: Step, latest: StoredRun | undefined, revision: number)
   decision.conflicts += 1;
   if (decision.conflicts >= MAX_WRITE_ATTEMPTS) {
     m.s.status = 'ended';
-    m.fx.push({ kind: 'refuse', code: 'aborted', message: `the run of this conversation kept changing under this decision (${MAX_WRITE_ATTEMPTS} claims refused); try again` });
+    m.fx.push({
+      kind: 'refuse',
+      code: 'aborted',
+      message: `the run of this conversation kept changing under this decision (${MAX_WRITE_ATTEMPTS} claims refused); try again`,
+    });
     return;
   }
   m.s.base = latest;
@@ -907,7 +1121,8 @@ function claimConflict(m: Step, latest: StoredRun | undefined, revision: number)
 
 /** Why an approved call of an agent tree cannot resume where it paused; undefined when it can. */
 function resumeProblem(root: AgentNode | undefined, pause: PendingCall | undefined, uuid: string): string | undefined {
-  if (!root) return `approval ${uuid} cannot resume its pipeline: the configuration has no agent tree any more. Nothing was run; restore the configuration, or reject the approval to cancel the pipeline.`;
+  if (!root)
+    return `approval ${uuid} cannot resume its pipeline: the configuration has no agent tree any more. Nothing was run; restore the configuration, or reject the approval to cancel the pipeline.`;
   if (!pause) return `approval ${uuid} is not one its conversation's pipeline waits for`;
   const where = describeNodePath(['agent', ...pause.path.flatMap((index) => ['agents', index])]);
   if (!nodeAt(root, pause.path) || pause.fingerprint === '' || treeFingerprint(root, pause.path) !== pause.fingerprint) {
@@ -922,7 +1137,17 @@ function claim(m: Step): void {
   const facts = decisionFacts(decision);
   decision.inClaim = true;
   if (decision.approved) {
-    m.fx.push({ kind: 'claim', uuid: decision.uuid, approved: true, ...(reason !== undefined && { reason }), ...facts, messages: [], clearRun: false, alsoReject: [], continuesTurn: true });
+    m.fx.push({
+      kind: 'claim',
+      uuid: decision.uuid,
+      approved: true,
+      ...(reason !== undefined && { reason }),
+      ...facts,
+      messages: [],
+      clearRun: false,
+      alsoReject: [],
+      continuesTurn: true,
+    });
     return;
   }
   const approval = decision.approval;
@@ -931,11 +1156,16 @@ function claim(m: Step): void {
   // after an expiry, that nobody decided in time.
   const asked = decision.pause?.input;
   const text = facts.expired ? expiredText(reason) : asked ? declinedText(approval.toolName, asked.server, reason) : undefined;
-  const rejected: NewMessage = { ...rejectedResult(gatedCall(approval), jsonObjectOf(approval.toolArgsJson), reason, text), ...(node && { node }) };
+  const rejected: NewMessage = {
+    ...rejectedResult(gatedCall(approval), jsonObjectOf(approval.toolArgsJson), reason, text),
+    ...(node && { node }),
+  };
   // Simple mode goes on after a rejection, so that the model answers the "no" in the same run;
   // a rejection in an agent tree cancels its run (README, "rejecting any of them").
   const continues = m.s.mode === 'simple';
-  const alsoReject = continues ? [] : decision.others.map((other) => cancelledWith(approval, other, decision.nodes[other.uuid], reason, facts.expired === true));
+  const alsoReject = continues
+    ? []
+    : decision.others.map((other) => cancelledWith(approval, other, decision.nodes[other.uuid], reason, facts.expired === true));
   // Cancelling a tree's run names the run it read: an approval created since then must not be left pending without it.
   m.fx.push({
     kind: 'claim',
@@ -958,11 +1188,20 @@ export function declinedText(toolName: string, server: string, reason: string | 
 }
 
 /** A waiting call cancelled with a rejected one, recorded as rejected with a result that names the rejection and its reason. */
-function cancelledWith(rejected: PendingApproval, other: PendingApproval, node: string | undefined, reason: string | undefined, expired: boolean): ApprovalRejection {
+function cancelledWith(
+  rejected: PendingApproval,
+  other: PendingApproval,
+  node: string | undefined,
+  reason: string | undefined,
+  expired: boolean,
+): ApprovalRejection {
   const said = reason?.trim() ? `: ${reason.trim()}` : '';
   const how = expired ? 'expired without a decision' : 'was rejected by a human';
   const text = `Cancelled: the pipeline was cancelled when approval ${rejected.uuid} (${rejected.toolName}) ${how}${said}; ${other.toolName} was not run. ${NOT_RETRIED}`;
-  return { uuid: other.uuid, messages: [{ ...rejectedResult(gatedCall(other), jsonObjectOf(other.toolArgsJson), reason, text), ...(node && { node }) }] };
+  return {
+    uuid: other.uuid,
+    messages: [{ ...rejectedResult(gatedCall(other), jsonObjectOf(other.toolArgsJson), reason, text), ...(node && { node }) }],
+  };
 }
 
 function claimed(m: Step, won: boolean): void {
@@ -971,7 +1210,16 @@ function claimed(m: Step, won: boolean): void {
   decision.inClaim = false;
   if (!won) return end(m, { kind: 'notDecided' });
   decision.claimed = true;
-  const pause = decision.pause ?? { approvalUuid: decision.uuid, path: [], outputKey: '', fingerprint: '', loopIterations: {}, nodeMessages: null, toolName: decision.approval.toolName, argsHash: decision.approval.argsHash };
+  const pause = decision.pause ?? {
+    approvalUuid: decision.uuid,
+    path: [],
+    outputKey: '',
+    fingerprint: '',
+    loopIterations: {},
+    nodeMessages: null,
+    toolName: decision.approval.toolName,
+    argsHash: decision.approval.argsHash,
+  };
   if (decision.approved) {
     m.s.resume = pause;
     const node = decision.nodes[decision.uuid];
@@ -989,7 +1237,8 @@ function claimed(m: Step, won: boolean): void {
   if (pause.input) m.fx.push({ kind: 'declineInput', approval: decision.approval, request: pause.input });
   // A rejection reaches the agent that holds the call: each proxied one is answered "rejected".
   for (const refused of [decision.approval, ...decision.others]) {
-    if (refused.remoteTaskId) m.fx.push({ kind: 'forwardRejection', approval: refused, ...(decision.reason !== undefined && { reason: decision.reason }) });
+    if (refused.remoteTaskId)
+      m.fx.push({ kind: 'forwardRejection', approval: refused, ...(decision.reason !== undefined && { reason: decision.reason }) });
   }
   if (m.s.mode === 'tree') return end(m, { kind: 'cancelled' });
   m.s.afterRejection = true;
@@ -1010,8 +1259,17 @@ function approvedCallFinished(m: Step, outcome: ToolOutcome): void {
   // The peer asks for another approval, or the server for more input, before it finishes: the same call waits again.
   const approval = decision.approval;
   const args = jsonObjectOf(approval.toolArgsJson);
-  const tool = outcome.input ? { ...proxiedTool(approval.toolName), destructive: false, server: outcome.input.server } : proxiedTool(approval.toolName);
-  const gate: GatedCall = { kind: 'gate', call: { ...gatedCall(approval), argumentsJson: JSON.stringify(args) }, args, tool, ...(outcome.remote && { proxy: outcome.remote }), ...(outcome.input && { input: outcome.input }) };
+  const tool = outcome.input
+    ? { ...proxiedTool(approval.toolName), destructive: false, server: outcome.input.server }
+    : proxiedTool(approval.toolName);
+  const gate: GatedCall = {
+    kind: 'gate',
+    call: { ...gatedCall(approval), argumentsJson: JSON.stringify(args) },
+    args,
+    tool,
+    ...(outcome.remote && { proxy: outcome.remote }),
+    ...(outcome.input && { input: outcome.input }),
+  };
   const uuid = freshId(m);
   const { input: _answered, ...rest } = pause;
   m.s.changes.pauses.push({ ...rest, approvalUuid: uuid, ...(outcome.input && { input: outcome.input }) });

@@ -12,8 +12,26 @@ const treeRun: StoredRun = {
   userMessage: 'give me a full overview',
   session: { analysis: 'three servers' },
   pending: [
-    { approvalUuid: 'a-1', path: [0, 0], outputKey: 'a', fingerprint: 'f'.repeat(64), loopIterations: {}, nodeMessages: 2, toolName: 'resources_add', argsHash: 'e'.repeat(64) },
-    { approvalUuid: 'b-1', path: [0, 1], outputKey: 'b', fingerprint: 'd'.repeat(64), loopIterations: { '': 3 }, nodeMessages: 1, toolName: 'resources_remove', argsHash: 'c'.repeat(64) },
+    {
+      approvalUuid: 'a-1',
+      path: [0, 0],
+      outputKey: 'a',
+      fingerprint: 'f'.repeat(64),
+      loopIterations: {},
+      nodeMessages: 2,
+      toolName: 'resources_add',
+      argsHash: 'e'.repeat(64),
+    },
+    {
+      approvalUuid: 'b-1',
+      path: [0, 1],
+      outputKey: 'b',
+      fingerprint: 'd'.repeat(64),
+      loopIterations: { '': 3 },
+      nodeMessages: 1,
+      toolName: 'resources_remove',
+      argsHash: 'c'.repeat(64),
+    },
   ],
   branchOutputs: { '0.2': { output: 'C out', exitLoop: false } },
   modelCalls: 7,
@@ -42,7 +60,9 @@ describe('the current version', () => {
     const read = () => decodeRun({ state: bytes(broken), schemaVersion: 1 });
     expect(read).toThrow(UnreadableRun);
     expect(read).toThrow(/^the stored run does not match schema version 1: pending\.0\.path\.0: /);
-    expect(() => decodeRun({ state: bytes({ ...treeRun, mode: 'other' }), schemaVersion: 1 })).toThrow(/^the stored run does not match schema version 1: mode: /);
+    expect(() => decodeRun({ state: bytes({ ...treeRun, mode: 'other' }), schemaVersion: 1 })).toThrow(
+      /^the stored run does not match schema version 1: mode: /,
+    );
   });
 });
 
@@ -55,7 +75,14 @@ describe('version 0: the pipeline state stored before runs were versioned values
       user_message: 'overview',
       tree_fingerprint: 'f'.repeat(64),
       pauses: [
-        { approval_uuid: 'a-1', node_path: [0, 0], output_key: 'a', tree_fingerprint: 'f'.repeat(64), loop_iterations: { '': 2 }, node_messages: 3 },
+        {
+          approval_uuid: 'a-1',
+          node_path: [0, 0],
+          output_key: 'a',
+          tree_fingerprint: 'f'.repeat(64),
+          loop_iterations: { '': 2 },
+          node_messages: 3,
+        },
         { approval_uuid: 'b-1', node_path: [0, 1], tree_fingerprint: 'd'.repeat(64) },
       ],
       branch_outputs: { '0.2': { output: 'C out', exit_loop: true } },
@@ -67,8 +94,26 @@ describe('version 0: the pipeline state stored before runs were versioned values
       userMessage: 'overview',
       session: { analysis: 'three servers' },
       pending: [
-        { approvalUuid: 'a-1', path: [0, 0], outputKey: 'a', fingerprint: 'f'.repeat(64), loopIterations: { '': 2 }, nodeMessages: 3, toolName: '', argsHash: '' },
-        { approvalUuid: 'b-1', path: [0, 1], outputKey: '', fingerprint: 'd'.repeat(64), loopIterations: {}, nodeMessages: null, toolName: '', argsHash: '' },
+        {
+          approvalUuid: 'a-1',
+          path: [0, 0],
+          outputKey: 'a',
+          fingerprint: 'f'.repeat(64),
+          loopIterations: { '': 2 },
+          nodeMessages: 3,
+          toolName: '',
+          argsHash: '',
+        },
+        {
+          approvalUuid: 'b-1',
+          path: [0, 1],
+          outputKey: '',
+          fingerprint: 'd'.repeat(64),
+          loopIterations: {},
+          nodeMessages: null,
+          toolName: '',
+          argsHash: '',
+        },
       ],
       branchOutputs: { '0.2': { output: 'C out', exitLoop: true } },
       modelCalls: 0,
@@ -76,13 +121,30 @@ describe('version 0: the pipeline state stored before runs were versioned values
   });
 
   it("the single-pause shape (no pauses) names its one pause through the conversation's pending approval", () => {
-    const single = { paused_node_path: [1], paused_node_output_key: 'result', session_state: { analysis: 'x' }, user_message: 'add resource test-seq with value 55', tree_fingerprint: 'a'.repeat(64) };
+    const single = {
+      paused_node_path: [1],
+      paused_node_output_key: 'result',
+      session_state: { analysis: 'x' },
+      user_message: 'add resource test-seq with value 55',
+      tree_fingerprint: 'a'.repeat(64),
+    };
     expect(decodeRun({ state: bytes(single), schemaVersion: 0 }, 'pending-uuid')).toEqual({
       runId: '',
       mode: 'tree',
       userMessage: 'add resource test-seq with value 55',
       session: { analysis: 'x' },
-      pending: [{ approvalUuid: 'pending-uuid', path: [1], outputKey: 'result', fingerprint: 'a'.repeat(64), loopIterations: {}, nodeMessages: null, toolName: '', argsHash: '' }],
+      pending: [
+        {
+          approvalUuid: 'pending-uuid',
+          path: [1],
+          outputKey: 'result',
+          fingerprint: 'a'.repeat(64),
+          loopIterations: {},
+          nodeMessages: null,
+          toolName: '',
+          argsHash: '',
+        },
+      ],
       branchOutputs: {},
       modelCalls: 0,
     });
@@ -94,18 +156,30 @@ describe('version 0: the pipeline state stored before runs were versioned values
   });
 
   it('an empty `pauses` with a paused path is read as the single-pause shape; with no path, as no pause', () => {
-    expect(decodeRun({ state: bytes({ paused_node_path: [2], pauses: [] }), schemaVersion: 0 }, 'p').pending).toMatchObject([{ approvalUuid: 'p', path: [2] }]);
+    expect(decodeRun({ state: bytes({ paused_node_path: [2], pauses: [] }), schemaVersion: 0 }, 'p').pending).toMatchObject([
+      { approvalUuid: 'p', path: [2] },
+    ]);
     expect(decodeRun({ state: bytes({ paused_node_path: [], pauses: [] }), schemaVersion: 0 }, 'p').pending).toEqual([]);
   });
 
   it('every field has its default: `{}` reads as an empty tree run', () => {
-    expect(decodeRun({ state: bytes({}), schemaVersion: 0 })).toEqual({ runId: '', mode: 'tree', userMessage: '', session: {}, pending: [], branchOutputs: {}, modelCalls: 0 });
+    expect(decodeRun({ state: bytes({}), schemaVersion: 0 })).toEqual({
+      runId: '',
+      mode: 'tree',
+      userMessage: '',
+      session: {},
+      pending: [],
+      branchOutputs: {},
+      modelCalls: 0,
+    });
   });
 
   it('a version-0 record that does not match its schema → UnreadableRun naming the field', () => {
     const read = () => decodeRun({ state: bytes({ paused_node_path: 'one' }), schemaVersion: 0 }, 'p');
     expect(read).toThrow(UnreadableRun);
-    expect(read).toThrow(/^the stored run does not match schema version 0 \(the pipeline state stored before runs were versioned values\): paused_node_path: /);
+    expect(read).toThrow(
+      /^the stored run does not match schema version 0 \(the pipeline state stored before runs were versioned values\): paused_node_path: /,
+    );
     expect(() => decodeRun({ state: bytes('null'), schemaVersion: 0 })).toThrow(UnreadableRun);
   });
 });
@@ -114,7 +188,9 @@ describe('what cannot be read is refused with a clear message', () => {
   it('an unknown (newer) version', () => {
     const read = () => decodeRun({ state: encodeRun(treeRun).state, schemaVersion: 2 });
     expect(read).toThrow(UnreadableRun);
-    expect(read).toThrow('the stored run has schema version 2, which this release (version 1) cannot read; it was written by a newer release');
+    expect(read).toThrow(
+      'the stored run has schema version 2, which this release (version 1) cannot read; it was written by a newer release',
+    );
   });
 
   it('corrupt bytes, in any version', () => {
@@ -128,7 +204,7 @@ describe('what cannot be read is refused with a clear message', () => {
 });
 
 describe('pipelineView: REST "pipeline_state"', () => {
-  it("a tree run: the single-pause fields from the first pause, with every pause and the branch outputs", () => {
+  it('a tree run: the single-pause fields from the first pause, with every pause and the branch outputs', () => {
     expect(pipelineView(treeRun)).toEqual({
       pausedNodePath: [0, 0],
       pausedNodeOutputKey: 'a',
@@ -152,7 +228,12 @@ describe('pipelineView: REST "pipeline_state"', () => {
   });
 
   it('a tree run waiting for nothing shows the root; a simple run shows none', () => {
-    expect(pipelineView({ ...treeRun, pending: [], branchOutputs: {} })).toMatchObject({ pausedNodePath: [], pausedNodeOutputKey: '', pauses: [], branchOutputs: {} });
+    expect(pipelineView({ ...treeRun, pending: [], branchOutputs: {} })).toMatchObject({
+      pausedNodePath: [],
+      pausedNodeOutputKey: '',
+      pauses: [],
+      branchOutputs: {},
+    });
     expect(pipelineView(legacySimpleRun({ uuid: 'u', toolName: 't', argsHash: 'h' }))).toBeUndefined();
   });
 });
@@ -164,7 +245,18 @@ describe('legacySimpleRun: a simple-mode pause stored before runs were versioned
       mode: 'simple',
       userMessage: '',
       session: {},
-      pending: [{ approvalUuid: 'u-1', path: [], outputKey: '', fingerprint: '', loopIterations: {}, nodeMessages: null, toolName: 'resources_add', argsHash: 'a'.repeat(64) }],
+      pending: [
+        {
+          approvalUuid: 'u-1',
+          path: [],
+          outputKey: '',
+          fingerprint: '',
+          loopIterations: {},
+          nodeMessages: null,
+          toolName: 'resources_add',
+          argsHash: 'a'.repeat(64),
+        },
+      ],
       branchOutputs: {},
       modelCalls: 0,
     });

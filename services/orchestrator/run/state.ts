@@ -93,7 +93,10 @@ export function decodeRun(record: Pick<Run, 'state' | 'schemaVersion'>, pendingU
   switch (record.schemaVersion) {
     case 0: {
       const parsed = legacySchema.safeParse(json);
-      if (!parsed.success) throw new UnreadableRun(`the stored run does not match schema version 0 (the pipeline state stored before runs were versioned values): ${firstProblem(parsed.error)}`);
+      if (!parsed.success)
+        throw new UnreadableRun(
+          `the stored run does not match schema version 0 (the pipeline state stored before runs were versioned values): ${firstProblem(parsed.error)}`,
+        );
       return fromLegacy(parsed.data, pendingUuid);
     }
     case 1: {
@@ -102,7 +105,9 @@ export function decodeRun(record: Pick<Run, 'state' | 'schemaVersion'>, pendingU
       return parsed.data;
     }
     default:
-      throw new UnreadableRun(`the stored run has schema version ${record.schemaVersion}, which this release (version ${RUN_SCHEMA_VERSION}) cannot read; it was written by a newer release`);
+      throw new UnreadableRun(
+        `the stored run has schema version ${record.schemaVersion}, which this release (version ${RUN_SCHEMA_VERSION}) cannot read; it was written by a newer release`,
+      );
   }
 }
 
@@ -125,7 +130,16 @@ function fromLegacy(legacy: z.infer<typeof legacySchema>, pendingUuid: string): 
   const pauses =
     legacy.pauses && (legacy.pauses.length > 0 || legacy.paused_node_path.length === 0)
       ? legacy.pauses
-      : [{ approval_uuid: pendingUuid, node_path: legacy.paused_node_path, output_key: legacy.paused_node_output_key, tree_fingerprint: legacy.tree_fingerprint ?? '', loop_iterations: {}, node_messages: undefined }];
+      : [
+          {
+            approval_uuid: pendingUuid,
+            node_path: legacy.paused_node_path,
+            output_key: legacy.paused_node_output_key,
+            tree_fingerprint: legacy.tree_fingerprint ?? '',
+            loop_iterations: {},
+            node_messages: undefined,
+          },
+        ];
   return {
     runId: legacy.run_id ?? '',
     mode: 'tree',
@@ -143,7 +157,9 @@ function fromLegacy(legacy: z.infer<typeof legacySchema>, pendingUuid: string): 
         toolName: '',
         argsHash: '',
       })),
-    branchOutputs: Object.fromEntries(Object.entries(legacy.branch_outputs ?? {}).map(([path, branch]) => [path, { output: branch.output, exitLoop: branch.exit_loop }])),
+    branchOutputs: Object.fromEntries(
+      Object.entries(legacy.branch_outputs ?? {}).map(([path, branch]) => [path, { output: branch.output, exitLoop: branch.exit_loop }]),
+    ),
     modelCalls: 0,
   };
 }
@@ -158,7 +174,18 @@ export function legacySimpleRun(approval: { uuid: string; toolName: string; args
     mode: 'simple',
     userMessage: '',
     session: {},
-    pending: [{ approvalUuid: approval.uuid, path: [], outputKey: '', fingerprint: '', loopIterations: {}, nodeMessages: null, toolName: approval.toolName, argsHash: approval.argsHash }],
+    pending: [
+      {
+        approvalUuid: approval.uuid,
+        path: [],
+        outputKey: '',
+        fingerprint: '',
+        loopIterations: {},
+        nodeMessages: null,
+        toolName: approval.toolName,
+        argsHash: approval.argsHash,
+      },
+    ],
     branchOutputs: {},
     modelCalls: 0,
   };
@@ -173,7 +200,12 @@ export function pipelineView(run: StoredRun): PipelineView | undefined {
     pausedNodeOutputKey: first?.outputKey ?? '',
     sessionState: { ...run.session },
     userMessage: run.userMessage,
-    pauses: run.pending.map((pause) => ({ approvalUuid: pause.approvalUuid, pausedNodePath: [...pause.path], pausedNodeOutputKey: pause.outputKey, loopIterations: { ...pause.loopIterations } })),
+    pauses: run.pending.map((pause) => ({
+      approvalUuid: pause.approvalUuid,
+      pausedNodePath: [...pause.path],
+      pausedNodeOutputKey: pause.outputKey,
+      loopIterations: { ...pause.loopIterations },
+    })),
     branchOutputs: Object.fromEntries(Object.entries(run.branchOutputs).map(([path, branch]) => [path, branch.output])),
   };
 }

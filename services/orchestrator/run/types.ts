@@ -218,7 +218,14 @@ export type RunEvent =
   | { kind: 'modelFailed'; path: Path; category: string; error: string }
   | { kind: 'toolFinished'; path: Path; callId: string; outcome: ToolOutcome }
   /** A human (or the approval's expiry) decided an approval of this run (not yet claimed). */
-  | ({ kind: 'approvalDecided'; activation: string; uuid: string; approved: boolean; reason?: string; approval: PendingApproval } & DecisionFacts)
+  | ({
+      kind: 'approvalDecided';
+      activation: string;
+      uuid: string;
+      approved: boolean;
+      reason?: string;
+      approval: PendingApproval;
+    } & DecisionFacts)
   /** The run's waiting approvals as stored, asked for by loadApprovals. */
   | { kind: 'approvalsLoaded'; approvals: PendingApproval[] }
   /** The claim of the decision: won, or another decision was first. */
@@ -246,7 +253,14 @@ export type RunEvent =
    * `resumed`: a decided approval whose continuation was cut off — it goes on after it.
    * Neither: a message's turn, run again from its stored history.
    */
-  | { kind: 'takenOver'; runId: string; activation: string; userMessage: string; approved?: PendingApproval; resumed?: { uuid: string; rejected: boolean } };
+  | {
+      kind: 'takenOver';
+      runId: string;
+      activation: string;
+      userMessage: string;
+      approved?: PendingApproval;
+      resumed?: { uuid: string; rejected: boolean };
+    };
 
 /** How an activation answers. */
 export type RunAnswer =
@@ -267,13 +281,38 @@ export type RunAnswer =
 export type Effect =
   | { kind: 'loadTools' }
   | { kind: 'loadHistory'; path: Path; node?: string; nodeMessages: number | null }
-  | { kind: 'callModel'; path: Path; node?: string; model: string; timeoutMs?: number; systemPrompt: string; history: HistoryEntry[]; tools: ToolDefinition[] }
+  | {
+      kind: 'callModel';
+      path: Path;
+      node?: string;
+      model: string;
+      timeoutMs?: number;
+      systemPrompt: string;
+      history: HistoryEntry[];
+      tools: ToolDefinition[];
+    }
   | { kind: 'callTool'; path: Path; node?: string; call: ToolCallPart; args: Record<string, unknown>; unapprovedReason: string }
   | { kind: 'loadApprovals' }
   /** The atomic claim of a decision; with expectedRunRevision, only while the run is unchanged (a rejection that cancels it). */
-  | ({ kind: 'claim'; uuid: string; approved: boolean; reason?: string; messages: NewMessage[]; clearRun: boolean; alsoReject: ApprovalRejection[]; continuesTurn: boolean; expectedRunRevision?: number } & DecisionFacts)
+  | ({
+      kind: 'claim';
+      uuid: string;
+      approved: boolean;
+      reason?: string;
+      messages: NewMessage[];
+      clearRun: boolean;
+      alsoReject: ApprovalRejection[];
+      continuesTurn: boolean;
+      expectedRunRevision?: number;
+    } & DecisionFacts)
   /** Runs the claimed approval's stored call, at most once; with `edited`, with the arguments a human edited (the model is told who). */
-  | { kind: 'runApproved'; uuid: string; node?: string; edited?: { args: Record<string, unknown>; by: string }; input?: { request: InputRequest; responses: Record<string, unknown> } }
+  | {
+      kind: 'runApproved';
+      uuid: string;
+      node?: string;
+      edited?: { args: Record<string, unknown>; by: string };
+      input?: { request: InputRequest; responses: Record<string, unknown> };
+    }
   /** Tells the MCP server whose question a human declined, after the claim: its call goes on with the decline. */
   | { kind: 'declineInput'; approval: PendingApproval; request: InputRequest }
   /** Tells the peer that holds a proxied call that it was rejected here. */

@@ -31,7 +31,10 @@ interface Line {
 }
 
 function recordingLogger(lines: Line[]): Logger {
-  const write = (level: string) => (msg: string, fields: LogFields = {}) => void lines.push({ level, msg, fields });
+  const write =
+    (level: string) =>
+    (msg: string, fields: LogFields = {}) =>
+      void lines.push({ level, msg, fields });
   const log: Logger = { debug: write('debug'), info: write('info'), warn: write('warn'), error: write('error'), child: () => log };
   return log;
 }
@@ -57,7 +60,11 @@ async function startStore() {
   const dataDir = mkdtempSync(join(tmpdir(), 'asg-deliverer-'));
   cleanups.push(() => rmSync(dataDir, { recursive: true, force: true }));
   const quiet: Logger = { debug() {}, info() {}, warn() {}, error() {}, child: () => quiet };
-  const store = await startConversationStore({ config: configSlice(configSchema.parse({ data_dir: dataDir }), 'conversationStore'), listen: '127.0.0.1:0', log: quiet });
+  const store = await startConversationStore({
+    config: configSlice(configSchema.parse({ data_dir: dataDir }), 'conversationStore'),
+    listen: '127.0.0.1:0',
+    log: quiet,
+  });
   cleanups.push(() => store.stop(Date.now() + 2_000));
   const client = createPromiseClient(ConversationStoreServiceService, store.address, 'test', 5_000);
   cleanups.push(() => client.close());
@@ -71,14 +78,29 @@ function everyEvent(url: string): OutboxTarget {
     origin: new URL(url).origin,
     name: 'test-target',
     label: 'test events',
-    posts: async (event) => [{ id: `e${event.id}`, url, origin: new URL(url).origin, type: 'test', body: `${event.conversationId} ${event.id}`, headers: () => ({}) }],
+    posts: async (event) => [
+      {
+        id: `e${event.id}`,
+        url,
+        origin: new URL(url).origin,
+        type: 'test',
+        body: `${event.conversationId} ${event.id}`,
+        headers: () => ({}),
+      },
+    ],
   };
 }
 
 async function startDeliverer(url: string, options: Partial<typeof DEFAULT_DELIVERY>) {
   const store = await startStore();
   const lines: Line[] = [];
-  const deliverer = new WebhookDeliverer(everyEvent(url), { store }, { owner: 'test-owner', node: 'test' }, { ...DEFAULT_DELIVERY, claimEveryMs: 50, ...options }, recordingLogger(lines));
+  const deliverer = new WebhookDeliverer(
+    everyEvent(url),
+    { store },
+    { owner: 'test-owner', node: 'test' },
+    { ...DEFAULT_DELIVERY, claimEveryMs: 50, ...options },
+    recordingLogger(lines),
+  );
   deliverer.start();
   cleanups.push(() => deliverer.stop());
   // The cursor starts at the newest event when first claimed: events are made after that.
@@ -101,7 +123,11 @@ describe('webhook delivery retries', () => {
     expect([...tries.values()].every((count) => count === 3)).toBe(true);
     const givenUp = lines.filter((line) => line.level === 'error');
     expect(givenUp).toHaveLength(tries.size);
-    expect(givenUp[0]).toEqual({ level: 'error', msg: 'webhook delivery given up', fields: expect.objectContaining({ attempts: 3, error: 'the receiver answered HTTP 500' }) });
+    expect(givenUp[0]).toEqual({
+      level: 'error',
+      msg: 'webhook delivery given up',
+      fields: expect.objectContaining({ attempts: 3, error: 'the receiver answered HTTP 500' }),
+    });
     const retries = lines.filter((line) => line.msg === 'webhook delivery failed; trying again');
     expect(retries.map((line) => line.fields.attempt)).toEqual([...tries.keys()].flatMap(() => [1, 2]));
     // Equal jitter: between half the schedule (20 ms, then 40 ms) and all of it.

@@ -105,7 +105,16 @@ export function webhookTarget(endpoint: WebhookEndpoint): OutboxTarget {
       if (!payload || !endpoint.events.has(payload.type)) return [];
       const id = webhookId(endpoint.name, event.id);
       const body = JSON.stringify(payload);
-      return [{ id, url: endpoint.url, origin: endpoint.origin, type: payload.type, body, headers: () => webhookHeaders(endpoint.key, id, Math.floor(Date.now() / 1000), body) }];
+      return [
+        {
+          id,
+          url: endpoint.url,
+          origin: endpoint.origin,
+          type: payload.type,
+          body,
+          headers: () => webhookHeaders(endpoint.key, id, Math.floor(Date.now() / 1000), body),
+        },
+      ];
     },
   };
 }
@@ -166,7 +175,8 @@ export class WebhookDeliverer {
       try {
         await this.deliverFrom(claimed.lastEventId, held.signal);
       } catch (error) {
-        if (!held.signal.aborted) this.log.warn('webhook delivery interrupted; reading the events again', { ...this.fields, error: errorText(error) });
+        if (!held.signal.aborted)
+          this.log.warn('webhook delivery interrupted; reading the events again', { ...this.fields, error: errorText(error) });
       } finally {
         renewal.stop();
         stop.removeEventListener('abort', onStop);
@@ -180,10 +190,14 @@ export class WebhookDeliverer {
   private async claim(): Promise<{ held: boolean; lastEventId: number } | undefined> {
     try {
       return await withContextPatch({ deadline: Date.now() + Math.max(1_000, this.options.leaseTtlMs / 3) }, () =>
-        this.clients.store.claimWebhookCursor({ endpoint: this.endpoint.name, lease: { owner: this.holder.owner, node: this.holder.node, ttlMs: this.options.leaseTtlMs } }),
+        this.clients.store.claimWebhookCursor({
+          endpoint: this.endpoint.name,
+          lease: { owner: this.holder.owner, node: this.holder.node, ttlMs: this.options.leaseTtlMs },
+        }),
       );
     } catch (error) {
-      if (!this.stopping.signal.aborted) this.log.warn('webhook cursor not claimed; trying again', { ...this.fields, error: errorText(error) });
+      if (!this.stopping.signal.aborted)
+        this.log.warn('webhook cursor not claimed; trying again', { ...this.fields, error: errorText(error) });
       return undefined;
     }
   }
@@ -192,19 +206,22 @@ export class WebhookDeliverer {
   private keep(held: AbortController): { stop(): void } {
     let lastRenewed = Date.now();
     let renewing = false;
-    const timer = setInterval(() => {
-      if (renewing || held.signal.aborted) return;
-      renewing = true;
-      void this.claim()
-        .then((claimed) => {
-          if (claimed?.held) lastRenewed = Date.now();
-          else if (claimed || Date.now() - lastRenewed >= this.options.leaseTtlMs) {
-            this.log.warn('webhook cursor lost; another replica delivers now', this.fields);
-            held.abort();
-          }
-        })
-        .finally(() => (renewing = false));
-    }, Math.max(100, Math.floor(this.options.leaseTtlMs / 3)));
+    const timer = setInterval(
+      () => {
+        if (renewing || held.signal.aborted) return;
+        renewing = true;
+        void this.claim()
+          .then((claimed) => {
+            if (claimed?.held) lastRenewed = Date.now();
+            else if (claimed || Date.now() - lastRenewed >= this.options.leaseTtlMs) {
+              this.log.warn('webhook cursor lost; another replica delivers now', this.fields);
+              held.abort();
+            }
+          })
+          .finally(() => (renewing = false));
+      },
+      Math.max(100, Math.floor(this.options.leaseTtlMs / 3)),
+    );
     timer.unref();
     return { stop: () => clearInterval(timer) };
   }
@@ -217,7 +234,10 @@ export class WebhookDeliverer {
     let advancedAt = 0;
     while (!held.aborted) {
       try {
-        for await (const { event } of this.clients.store.watchEvents({ conversationId: '', afterId: cursor, storedOnly: true }, { timeoutMs: WATCH_STREAM_MS, signal: held })) {
+        for await (const { event } of this.clients.store.watchEvents(
+          { conversationId: '', afterId: cursor, storedOnly: true },
+          { timeoutMs: WATCH_STREAM_MS, signal: held },
+        )) {
           // Live-only events (id 0) are not stored, so no webhook's: only stored events move the cursor.
           if (!event || event.id <= cursor) continue;
           if (held.aborted) return;
@@ -248,7 +268,12 @@ export class WebhookDeliverer {
 
   private async advance(eventId: number): Promise<boolean> {
     const { held } = await withContextPatch({ deadline: Date.now() + Math.max(1_000, this.options.leaseTtlMs / 3) }, () =>
-      this.clients.store.advanceWebhookCursor({ endpoint: this.endpoint.name, owner: this.holder.owner, lastEventId: eventId, ttlMs: this.options.leaseTtlMs }),
+      this.clients.store.advanceWebhookCursor({
+        endpoint: this.endpoint.name,
+        owner: this.holder.owner,
+        lastEventId: eventId,
+        ttlMs: this.options.leaseTtlMs,
+      }),
     );
     return held;
   }
@@ -290,7 +315,8 @@ export class WebhookDeliverer {
         {
           signal: held,
           retry: (error) => error instanceof DeliveryFailed,
-          onRetry: ({ attempt, error, delayMs }) => this.log.warn('webhook delivery failed; trying again', { ...fields, attempt, error: errorText(error), retry_in_ms: delayMs }),
+          onRetry: ({ attempt, error, delayMs }) =>
+            this.log.warn('webhook delivery failed; trying again', { ...fields, attempt, error: errorText(error), retry_in_ms: delayMs }),
         },
       );
       return true;

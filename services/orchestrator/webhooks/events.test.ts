@@ -38,14 +38,28 @@ describe('stored events as webhook events', () => {
   });
 
   it('approval_resolved → approval.decided, with who, how, why and the edited arguments', () => {
-    const decided = { ...approval, status: ApprovalStatus.APPROVAL_STATUS_APPROVED, decidedAt: at, decidedBy: 'alice', via: 'web', reason: 'ok', editedArgsJson: '{"name":"y"}' };
+    const decided = {
+      ...approval,
+      status: ApprovalStatus.APPROVAL_STATUS_APPROVED,
+      decidedAt: at,
+      decidedBy: 'alice',
+      via: 'web',
+      reason: 'ok',
+      editedArgsJson: '{"name":"y"}',
+    };
     expect(webhookPayload(event({ approvalResolved: decided }))).toMatchObject({
       type: 'approval.decided',
       data: { status: 'approved', decided_at: at.toISOString(), decided_by: 'alice', via: 'web', reason: 'ok', edited_args: { name: 'y' } },
     });
-    expect(webhookPayload(event({ approvalResolved: { ...approval, status: ApprovalStatus.APPROVAL_STATUS_EXPIRED, decidedBy: 'timeout', via: 'timeout' } }))?.data).toMatchObject({ status: 'expired', decided_by: 'timeout' });
+    expect(
+      webhookPayload(
+        event({ approvalResolved: { ...approval, status: ApprovalStatus.APPROVAL_STATUS_EXPIRED, decidedBy: 'timeout', via: 'timeout' } }),
+      )?.data,
+    ).toMatchObject({ status: 'expired', decided_by: 'timeout' });
     // The status as REST names it: an approved call that runs is approved, with its execution.
-    expect(webhookPayload(event({ approvalResolved: { ...decided, status: ApprovalStatus.APPROVAL_STATUS_EXECUTING } }))?.data).toMatchObject({ status: 'approved', execution: 'executing' });
+    expect(
+      webhookPayload(event({ approvalResolved: { ...decided, status: ApprovalStatus.APPROVAL_STATUS_EXECUTING } }))?.data,
+    ).toMatchObject({ status: 'approved', execution: 'executing' });
   });
 
   it('turn_ended → run.completed (answered, paused) or run.failed (failed, interrupted)', () => {
@@ -55,7 +69,11 @@ describe('stored events as webhook events', () => {
       ['failed', 'run.failed'],
       ['interrupted', 'run.failed'],
     ] as const) {
-      expect(webhookPayload(event({ turnEnded: { outcome } }))).toEqual({ type, timestamp: at.toISOString(), data: { conversation_id: approval.conversationId, outcome } });
+      expect(webhookPayload(event({ turnEnded: { outcome } }))).toEqual({
+        type,
+        timestamp: at.toISOString(),
+        data: { conversation_id: approval.conversationId, outcome },
+      });
     }
   });
 

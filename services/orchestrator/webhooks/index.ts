@@ -4,7 +4,14 @@ import type { OrchestratorConfig } from '../../common/config/slices.js';
 import type { Logger } from '../../common/log.js';
 import { registerSecret } from '../../common/secrets.js';
 import type { OrchestratorClients } from '../clients.js';
-import { DEFAULT_DELIVERY, WebhookDeliverer, webhookTarget, type DeliveryOptions, type OutboxTarget, type WebhookEndpoint } from './deliverer.js';
+import {
+  DEFAULT_DELIVERY,
+  WebhookDeliverer,
+  webhookTarget,
+  type DeliveryOptions,
+  type OutboxTarget,
+  type WebhookEndpoint,
+} from './deliverer.js';
 import { webhookKey, WebhookSecretError } from './signing.js';
 
 export type { DeliveryOptions } from './deliverer.js';
@@ -24,7 +31,10 @@ export function webhookEndpoints(webhooks: OrchestratorConfig['webhooks'], env: 
   return webhooks.map((webhook, index) => {
     const where = `webhooks[${index}]`;
     const earlier = seen.get(webhook.url);
-    if (earlier !== undefined) throw new ConfigError(`invalid configuration: ${where}.url is the url of webhooks[${earlier}] too; give each url once, with every event it should get`);
+    if (earlier !== undefined)
+      throw new ConfigError(
+        `invalid configuration: ${where}.url is the url of webhooks[${earlier}] too; give each url once, with every event it should get`,
+      );
     seen.set(webhook.url, index);
     let key: Buffer;
     try {
@@ -35,7 +45,14 @@ export function webhookEndpoints(webhooks: OrchestratorConfig['webhooks'], env: 
     }
     // Never in a log line, an answer or stored data.
     registerSecret(env[webhook.secret_env]);
-    return { where, url: webhook.url, origin: new URL(webhook.url).origin, name: endpointName(webhook.url), events: new Set(webhook.events), key };
+    return {
+      where,
+      url: webhook.url,
+      origin: new URL(webhook.url).origin,
+      name: endpointName(webhook.url),
+      events: new Set(webhook.events),
+      key,
+    };
   });
 }
 

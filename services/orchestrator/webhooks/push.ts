@@ -1,6 +1,12 @@
 import { randomUUID } from 'node:crypto';
 import { Role, StreamResponse, TaskState, type Part, type Task } from '@a2a-js/sdk';
-import { ConversationStatus, MessageRole, type Conversation, type ConversationEvent, type PushConfig } from '../../../gen/ts/asg/store/v1/store.js';
+import {
+  ConversationStatus,
+  MessageRole,
+  type Conversation,
+  type ConversationEvent,
+  type PushConfig,
+} from '../../../gen/ts/asg/store/v1/store.js';
 import { pushUrlProblem } from '../../common/push-url.js';
 import type { OrchestratorClients } from '../clients.js';
 import { approvalRequiredText } from '../domain/messages.js';
@@ -35,13 +41,25 @@ interface TaskFacts {
 }
 
 function facts(conversation: Conversation, outcome: string): TaskFacts {
-  const base = { id: conversation.id, contextId: conversation.a2aOrigin?.contextId || conversation.id, timestamp: (conversation.updatedAt ?? new Date()).toISOString() };
+  const base = {
+    id: conversation.id,
+    contextId: conversation.a2aOrigin?.contextId || conversation.id,
+    timestamp: (conversation.updatedAt ?? new Date()).toISOString(),
+  };
   if (conversation.status === ConversationStatus.CONVERSATION_STATUS_WAITING_APPROVAL) {
-    const pending = conversation.pendingApprovals.length > 0 ? conversation.pendingApprovals : conversation.pendingApproval ? [conversation.pendingApproval] : [];
+    const pending =
+      conversation.pendingApprovals.length > 0
+        ? conversation.pendingApprovals
+        : conversation.pendingApproval
+          ? [conversation.pendingApproval]
+          : [];
     return { ...base, state: 'input-required', statusText: pending.map(approvalRequiredText).join('\n') || 'Waiting for an approval.' };
   }
-  if (outcome === 'failed' || outcome === 'interrupted') return { ...base, state: 'failed', statusText: `The turn ${outcome === 'failed' ? 'failed' : 'was interrupted'}.` };
-  const answer = [...conversation.messages].reverse().find((message) => message.role === MessageRole.MESSAGE_ROLE_ASSISTANT && message.content.trim() !== '');
+  if (outcome === 'failed' || outcome === 'interrupted')
+    return { ...base, state: 'failed', statusText: `The turn ${outcome === 'failed' ? 'failed' : 'was interrupted'}.` };
+  const answer = [...conversation.messages]
+    .reverse()
+    .find((message) => message.role === MessageRole.MESSAGE_ROLE_ASSISTANT && message.content.trim() !== '');
   return { ...base, state: 'completed', ...(answer && { artifactText: answer.content }) };
 }
 
@@ -65,10 +83,31 @@ function v1Body(task: TaskFacts): unknown {
       message:
         task.statusText === undefined
           ? undefined
-          : { messageId: randomUUID(), contextId: task.contextId, taskId: task.id, role: Role.ROLE_AGENT, parts: [textPart(task.statusText)], metadata: undefined, extensions: [], referenceTaskIds: [] },
+          : {
+              messageId: randomUUID(),
+              contextId: task.contextId,
+              taskId: task.id,
+              role: Role.ROLE_AGENT,
+              parts: [textPart(task.statusText)],
+              metadata: undefined,
+              extensions: [],
+              referenceTaskIds: [],
+            },
       timestamp: task.timestamp,
     },
-    artifacts: task.artifactText === undefined ? [] : [{ artifactId: 'response', name: 'response', description: '', parts: [textPart(task.artifactText)], metadata: undefined, extensions: [] }],
+    artifacts:
+      task.artifactText === undefined
+        ? []
+        : [
+            {
+              artifactId: 'response',
+              name: 'response',
+              description: '',
+              parts: [textPart(task.artifactText)],
+              metadata: undefined,
+              extensions: [],
+            },
+          ],
     history: [],
     metadata: undefined,
   };
@@ -84,11 +123,20 @@ function v03Body(task: TaskFacts): unknown {
     status: {
       state: task.state,
       ...(task.statusText !== undefined && {
-        message: { kind: 'message', messageId: randomUUID(), role: 'agent', parts: [{ kind: 'text', text: task.statusText }], taskId: task.id, contextId: task.contextId },
+        message: {
+          kind: 'message',
+          messageId: randomUUID(),
+          role: 'agent',
+          parts: [{ kind: 'text', text: task.statusText }],
+          taskId: task.id,
+          contextId: task.contextId,
+        },
       }),
       timestamp: task.timestamp,
     },
-    ...(task.artifactText !== undefined && { artifacts: [{ artifactId: 'response', name: 'response', parts: [{ kind: 'text', text: task.artifactText }] }] }),
+    ...(task.artifactText !== undefined && {
+      artifacts: [{ artifactId: 'response', name: 'response', parts: [{ kind: 'text', text: task.artifactText }] }],
+    }),
   };
 }
 
@@ -117,7 +165,11 @@ export function a2aPushTarget(clients: PushClients, allowPrivateNetworks: boolea
       if (!event.turnEnded) return [];
       const { configs } = await clients.store.listPushConfigs({ conversationId: event.conversationId });
       if (configs.length === 0) return [];
-      const { conversation } = await clients.store.getConversation({ id: event.conversationId, includeMessages: true, messageLimit: ANSWER_WINDOW });
+      const { conversation } = await clients.store.getConversation({
+        id: event.conversationId,
+        includeMessages: true,
+        messageLimit: ANSWER_WINDOW,
+      });
       if (!conversation) return [];
       const task = facts(conversation, event.turnEnded.outcome ?? '');
       return configs.map((config) => post(config, task, event.id, allowPrivateNetworks));

@@ -20,14 +20,19 @@ export class WebhookSecretError extends Error {}
  * or malformed secret fails with a message naming the variable, never its value.
  */
 export function webhookKey(variable: string, value: string | undefined): Buffer {
-  if (value === undefined || value.trim() === '') throw new WebhookSecretError(`the environment variable ${variable} (a webhook's secret_env) is not set`);
+  if (value === undefined || value.trim() === '')
+    throw new WebhookSecretError(`the environment variable ${variable} (a webhook's secret_env) is not set`);
   const text = value.trim();
-  if (!text.startsWith(PREFIX)) throw new WebhookSecretError(`the environment variable ${variable} does not hold a webhook secret of the form whsec_<base64>`);
+  if (!text.startsWith(PREFIX))
+    throw new WebhookSecretError(`the environment variable ${variable} does not hold a webhook secret of the form whsec_<base64>`);
   const encoded = text.slice(PREFIX.length);
-  if (encoded.length % 4 !== 0 || !BASE64.test(encoded)) throw new WebhookSecretError(`the environment variable ${variable} holds a webhook secret whose part after whsec_ is not base64`);
+  if (encoded.length % 4 !== 0 || !BASE64.test(encoded))
+    throw new WebhookSecretError(`the environment variable ${variable} holds a webhook secret whose part after whsec_ is not base64`);
   const key = Buffer.from(encoded, 'base64');
   if (key.length < MIN_KEY_BYTES || key.length > MAX_KEY_BYTES) {
-    throw new WebhookSecretError(`the environment variable ${variable} holds a webhook secret of ${key.length} bytes; ${MIN_KEY_BYTES} to ${MAX_KEY_BYTES} are needed`);
+    throw new WebhookSecretError(
+      `the environment variable ${variable} holds a webhook secret of ${key.length} bytes; ${MIN_KEY_BYTES} to ${MAX_KEY_BYTES} are needed`,
+    );
   }
   return key;
 }

@@ -51,7 +51,8 @@ function trailingToolResults(messages: JsonObject[]): ParsedRequest['toolResults
   const last = messages.at(-1);
   if (last?.role !== 'user') return [];
   const callNames = new Map<string, string>();
-  for (const block of blocksOf(messages.at(-2)).filter((candidate) => candidate.type === 'tool_use')) callNames.set(asString(block.id), asString(block.name));
+  for (const block of blocksOf(messages.at(-2)).filter((candidate) => candidate.type === 'tool_use'))
+    callNames.set(asString(block.id), asString(block.name));
   return blocksOf(last)
     .filter((block) => block.type === 'tool_result')
     .map((block) => ({ name: callNames.get(asString(block.tool_use_id)) ?? '', output: blocksText(block.content) }));
@@ -72,7 +73,8 @@ const messageId = (): string => `msg_${randomBytes(18).toString('base64url')}`;
 function contentBlocks(reply: { text?: string; toolCalls?: ScriptedToolCall[] }): JsonObject[] {
   const content: JsonObject[] = [];
   if (reply.text) content.push({ type: 'text', text: reply.text });
-  for (const call of reply.toolCalls ?? []) content.push({ type: 'tool_use', id: `toolu_${randomBytes(18).toString('base64url')}`, name: call.name, input: inputOf(call.args) });
+  for (const call of reply.toolCalls ?? [])
+    content.push({ type: 'tool_use', id: `toolu_${randomBytes(18).toString('base64url')}`, name: call.name, input: inputOf(call.args) });
   return content;
 }
 
@@ -96,7 +98,8 @@ export const anthropicWire: VendorWire = {
   checkBody(body) {
     const maxTokens = asObject(body).max_tokens;
     if (maxTokens === undefined) return error(400, 'invalid_request_error', 'max_tokens: Field required');
-    if (!Number.isInteger(maxTokens) || (maxTokens as number) < 1) return error(400, 'invalid_request_error', 'max_tokens: Input should be a valid integer greater than 0');
+    if (!Number.isInteger(maxTokens) || (maxTokens as number) < 1)
+      return error(400, 'invalid_request_error', 'max_tokens: Input should be a valid integer greater than 0');
     return undefined;
   },
 
@@ -138,7 +141,16 @@ export const anthropicWire: VendorWire = {
       sseEvent(
         {
           type: 'message_start',
-          message: { id: messageId(), type: 'message', role: 'assistant', model: request.model, content: [], stop_reason: null, stop_sequence: null, usage: { input_tokens: inputTokens, output_tokens: 1 } },
+          message: {
+            id: messageId(),
+            type: 'message',
+            role: 'assistant',
+            model: request.model,
+            content: [],
+            stop_reason: null,
+            stop_sequence: null,
+            usage: { input_tokens: inputTokens, output_tokens: 1 },
+          },
         },
         'message_start',
       ),
@@ -147,13 +159,22 @@ export const anthropicWire: VendorWire = {
     blocks.forEach((block, index) => {
       const isText = block.type === 'text';
       const start = isText ? { type: 'text', text: '' } : { ...block, input: {} };
-      const deltas = isText ? textPieces(asString(block.text)).map((text) => ({ type: 'text_delta', text })) : jsonFragments(JSON.stringify(block.input)).map((partial_json) => ({ type: 'input_json_delta', partial_json }));
+      const deltas = isText
+        ? textPieces(asString(block.text)).map((text) => ({ type: 'text_delta', text }))
+        : jsonFragments(JSON.stringify(block.input)).map((partial_json) => ({ type: 'input_json_delta', partial_json }));
       content.push(sseEvent({ type: 'content_block_start', index, content_block: start }, 'content_block_start'));
       for (const delta of deltas) content.push(sseEvent({ type: 'content_block_delta', index, delta }, 'content_block_delta'));
       content.push(sseEvent({ type: 'content_block_stop', index }, 'content_block_stop'));
     });
     const end = [
-      sseEvent({ type: 'message_delta', delta: { stop_reason: stopReasonOf(reply), stop_sequence: null }, usage: { output_tokens: estimateTokens(JSON.stringify(blocks)) } }, 'message_delta'),
+      sseEvent(
+        {
+          type: 'message_delta',
+          delta: { stop_reason: stopReasonOf(reply), stop_sequence: null },
+          usage: { output_tokens: estimateTokens(JSON.stringify(blocks)) },
+        },
+        'message_delta',
+      ),
       sseEvent({ type: 'message_stop' }, 'message_stop'),
     ];
     return { content, end };

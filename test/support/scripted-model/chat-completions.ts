@@ -58,7 +58,9 @@ function trailingToolResults(messages: JsonObject[]): ParsedRequest['toolResults
   for (const call of asArray(messages[start - 1]?.tool_calls).map(asObject)) {
     callNames.set(asString(call.id), asString(asObject(call.function).name));
   }
-  return messages.slice(start).map((message) => ({ name: callNames.get(asString(message.tool_call_id)) ?? '', output: contentText(message.content) }));
+  return messages
+    .slice(start)
+    .map((message) => ({ name: callNames.get(asString(message.tool_call_id)) ?? '', output: contentText(message.content) }));
 }
 
 export function randomId(alphabet: string, length: number): string {
@@ -80,7 +82,10 @@ function toolCallDeltas(vendor: ChatCompletionsVendor, call: ScriptedToolCall, i
   const id = vendor.toolCallId();
   const args = argumentsOf(call);
   if (!vendor.streamsArgumentFragments) return [{ index, id, type: 'function', function: { name: call.name, arguments: args } }];
-  return [{ index, id, type: 'function', function: { name: call.name, arguments: '' } }, ...jsonFragments(args).map((fragment) => ({ index, function: { arguments: fragment } }))];
+  return [
+    { index, id, type: 'function', function: { name: call.name, arguments: '' } },
+    ...jsonFragments(args).map((fragment) => ({ index, function: { arguments: fragment } })),
+  ];
 }
 
 export function chatCompletionsWire(vendor: ChatCompletionsVendor): VendorWire {
@@ -111,7 +116,11 @@ export function chatCompletionsWire(vendor: ChatCompletionsVendor): VendorWire {
     },
 
     renderReply(reply, request: ModelRequest): WireResponse {
-      const toolCalls = (reply.toolCalls ?? []).map((call) => ({ id: vendor.toolCallId(), type: 'function', function: { name: call.name, arguments: argumentsOf(call) } }));
+      const toolCalls = (reply.toolCalls ?? []).map((call) => ({
+        id: vendor.toolCallId(),
+        type: 'function',
+        function: { name: call.name, arguments: argumentsOf(call) },
+      }));
       const message: JsonObject = { role: 'assistant', content: reply.text || vendor.contentWithoutText, ...vendor.extraFields?.message };
       if (toolCalls.length > 0) message.tool_calls = toolCalls;
       return {
@@ -129,7 +138,13 @@ export function chatCompletionsWire(vendor: ChatCompletionsVendor): VendorWire {
     },
 
     renderStream(reply, request: ModelRequest): WireStream {
-      const head = { id: vendor.completionId(), object: 'chat.completion.chunk', created: Math.floor(Date.now() / 1000), model: request.model, ...vendor.extraFields?.completion };
+      const head = {
+        id: vendor.completionId(),
+        object: 'chat.completion.chunk',
+        created: Math.floor(Date.now() / 1000),
+        model: request.model,
+        ...vendor.extraFields?.completion,
+      };
       const chunk = (delta: JsonObject, finishReason: string | null = null, extra: JsonObject = {}) =>
         sseEvent({ ...head, choices: [{ index: 0, delta, ...vendor.extraFields?.choice, finish_reason: finishReason }], ...extra });
       const calls = reply.toolCalls ?? [];
@@ -144,7 +159,10 @@ export function chatCompletionsWire(vendor: ChatCompletionsVendor): VendorWire {
       const end =
         vendor.streamUsage === 'finish-chunk'
           ? [chunk({}, finishReason, { usage })]
-          : [chunk({}, finishReason), ...(vendor.streamUsage === 'own-chunk' || askedForUsage ? [sseEvent({ ...head, choices: [], usage })] : [])];
+          : [
+              chunk({}, finishReason),
+              ...(vendor.streamUsage === 'own-chunk' || askedForUsage ? [sseEvent({ ...head, choices: [], usage })] : []),
+            ];
       return { content, end: [...end, sseEvent('[DONE]')] };
     },
 

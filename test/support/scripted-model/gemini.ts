@@ -62,7 +62,10 @@ function argsOf(args: ScriptedToolCall['args']): unknown {
 }
 
 function functionCallParts(calls: ScriptedToolCall[] | undefined): Record<string, unknown>[] {
-  return (calls ?? []).map((call) => ({ functionCall: { name: call.name, args: argsOf(call.args) }, ...(call.thoughtSignature ? { thoughtSignature: call.thoughtSignature } : {}) }));
+  return (calls ?? []).map((call) => ({
+    functionCall: { name: call.name, args: argsOf(call.args) },
+    ...(call.thoughtSignature ? { thoughtSignature: call.thoughtSignature } : {}),
+  }));
 }
 
 function usageOf(request: ModelRequest, parts: Record<string, unknown>[]): Record<string, number> {
@@ -89,7 +92,8 @@ export const geminiWire: VendorWire = {
       body: {
         error: {
           code: 403,
-          message: "Method doesn't allow unregistered callers (callers without established identity). Please use API Key or other form of API consumer identity to call this API.",
+          message:
+            "Method doesn't allow unregistered callers (callers without established identity). Please use API Key or other form of API consumer identity to call this API.",
           status: 'PERMISSION_DENIED',
         },
       },
@@ -102,7 +106,9 @@ export const geminiWire: VendorWire = {
     const last = contents.at(-1);
     const lastParts = last ? partsOf(last) : [];
     const responses = last?.role === 'user' ? lastParts.filter((part) => part.functionResponse !== undefined) : [];
-    const lastUser = contents.filter((content) => content.role === 'user' && partsOf(content).some((part) => typeof part.text === 'string')).at(-1);
+    const lastUser = contents
+      .filter((content) => content.role === 'user' && partsOf(content).some((part) => typeof part.text === 'string'))
+      .at(-1);
     return {
       provider: 'gemini',
       model: pathModel ?? '',
@@ -112,7 +118,9 @@ export const geminiWire: VendorWire = {
         const response = asObject(part.functionResponse);
         return { name: asString(response.name), output: functionOutput(response.response) };
       }),
-      tools: asArray(request.tools).flatMap((entry) => asArray(asObject(entry).functionDeclarations).map((declaration) => asString(asObject(declaration).name))),
+      tools: asArray(request.tools).flatMap((entry) =>
+        asArray(asObject(entry).functionDeclarations).map((declaration) => asString(asObject(declaration).name)),
+      ),
     };
   },
 

@@ -14,7 +14,10 @@ const TOOL_CALL_ID = /^[A-Za-z0-9]{9}$/;
 function historyToolCallIds(body: unknown): string[] {
   return asArray(asObject(body).messages)
     .map(asObject)
-    .flatMap((message) => [...asArray(message.tool_calls).map((call) => asString(asObject(call).id)), ...(message.role === 'tool' ? [asString(message.tool_call_id)] : [])]);
+    .flatMap((message) => [
+      ...asArray(message.tool_calls).map((call) => asString(asObject(call).id)),
+      ...(message.role === 'tool' ? [asString(message.tool_call_id)] : []),
+    ]);
 }
 
 const ERROR_TYPES: Record<number, { type: string; message: string }> = {
@@ -40,7 +43,13 @@ export const mistralWire = chatCompletionsWire({
     if (bad === undefined) return undefined;
     return {
       status: 400,
-      body: { object: 'error', message: `Tool call id was ${bad} but must be a-z, A-Z, 0-9, with a length of 9.`, type: 'invalid_function_call', param: null, code: '3280' },
+      body: {
+        object: 'error',
+        message: `Tool call id was ${bad} but must be a-z, A-Z, 0-9, with a length of 9.`,
+        type: 'invalid_function_call',
+        param: null,
+        code: '3280',
+      },
     };
   },
 
@@ -52,7 +61,10 @@ export const mistralWire = chatCompletionsWire({
   streamsArgumentFragments: false,
 
   renderError(status, message) {
-    const known = ERROR_TYPES[status] ?? { type: status >= 500 ? 'internal_server_error' : 'invalid_request_error', message: `HTTP ${status}` };
+    const known = ERROR_TYPES[status] ?? {
+      type: status >= 500 ? 'internal_server_error' : 'invalid_request_error',
+      message: `HTTP ${status}`,
+    };
     return { status, body: { object: 'error', message: message ?? known.message, type: known.type, param: null, code: null } };
   },
 });

@@ -29,7 +29,10 @@ export function App() {
   // The open conversation's approvals, for the decision traces under its calls: read again
   // whenever its messages or its pending approvals change (a decision changes both).
   const waitingFor = (chat.conversation?.pending_approvals ?? []).map((approval) => approval.uuid).join(',');
-  const { approvals } = useApprovals(conversationId ? { conversationId } : undefined, `${chat.conversation?.messages.length ?? 0}|${waitingFor}`);
+  const { approvals } = useApprovals(
+    conversationId ? { conversationId } : undefined,
+    `${chat.conversation?.messages.length ?? 0}|${waitingFor}`,
+  );
   const [sending, setSending] = useState<{ conversationId?: string; text: string }>();
   const [sendError, setSendError] = useState<string>();
   const [view, setView] = useState<PhoneView>('chat');
@@ -119,7 +122,14 @@ export function App() {
       </aside>
       <main className="chat">
         {route.page === 'approvals' ? (
-          <ApprovalsPage status={route.status} pending={pending} now={now} onFilter={openApprovals} onOpen={openConversation} onDecided={decided} />
+          <ApprovalsPage
+            status={route.status}
+            pending={pending}
+            now={now}
+            onFilter={openApprovals}
+            onOpen={openConversation}
+            onDecided={decided}
+          />
         ) : conversationId ? (
           <ChatView
             chat={chat}
@@ -134,7 +144,12 @@ export function App() {
             now={now}
           />
         ) : (
-          <NewChatView sending={sending?.text} sendError={sendError} onSend={(text) => void send(text)} onDismissSendError={() => setSendError(undefined)} />
+          <NewChatView
+            sending={sending?.text}
+            sendError={sendError}
+            onSend={(text) => void send(text)}
+            onDismissSendError={() => setSendError(undefined)}
+          />
         )}
       </main>
       <aside className="pending">

@@ -12,7 +12,17 @@ import { ErrorNote } from './ErrorNote.js';
  * through. One Approve and one Reject (with an optional reason) per call. Approving runs the
  * call and the agent goes on — that can take a while, so the card says so.
  */
-export function ApprovalCard({ approval, onDecided, compact = false, now }: { approval: PendingApprovalJson; onDecided(conversation: ConversationJson): void; compact?: boolean; now: number }) {
+export function ApprovalCard({
+  approval,
+  onDecided,
+  compact = false,
+  now,
+}: {
+  approval: PendingApprovalJson;
+  onDecided(conversation: ConversationJson): void;
+  compact?: boolean;
+  now: number;
+}) {
   const [deciding, setDeciding] = useState<'approve' | 'reject'>();
   const [error, setError] = useState<string>();
   // Told to the model with a rejection, so that it knows why and does not ask again.
@@ -73,7 +83,12 @@ export function ApprovalCard({ approval, onDecided, compact = false, now }: { ap
     </div>
   );
   return (
-    <section className={`approval-card ${compact ? 'compact' : ''}`} data-testid="approval-card" data-uuid={approval.uuid} aria-label={`Approval for ${approval.tool_name}`}>
+    <section
+      className={`approval-card ${compact ? 'compact' : ''}`}
+      data-testid="approval-card"
+      data-uuid={approval.uuid}
+      aria-label={`Approval for ${approval.tool_name}`}
+    >
       <header>
         <span className="approval-label">{approval.outcome_unknown ? 'Outcome unknown' : 'Approval needed'}</span>
         <code className="approval-tool">{approval.tool_name}</code>
@@ -85,7 +100,8 @@ export function ApprovalCard({ approval, onDecided, compact = false, now }: { ap
       </header>
       {approval.outcome_unknown && (
         <p className="approval-outcome-unknown" data-testid="outcome-unknown" role="note">
-          This call was approved and had started when the service running it stopped: it may already have taken effect. Approving runs it again.
+          This call was approved and had started when the service running it stopped: it may already have taken effect. Approving runs it
+          again.
         </p>
       )}
       <p className="approval-description">{descriptionWithoutArguments(approval.description, approval.tool_args)}</p>

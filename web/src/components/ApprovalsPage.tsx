@@ -19,7 +19,13 @@ export interface ApprovalsPageProps {
   onDecided(conversation: ConversationJson): void;
 }
 
-const FILTER_LABELS: Record<ApprovalFilter, string> = { pending: 'Pending', approved: 'Approved', rejected: 'Rejected', expired: 'Expired', all: 'All' };
+const FILTER_LABELS: Record<ApprovalFilter, string> = {
+  pending: 'Pending',
+  approved: 'Approved',
+  rejected: 'Rejected',
+  expired: 'Expired',
+  all: 'All',
+};
 
 /**
  * Every approval across conversations, pending ones by default: decide them here,
@@ -34,7 +40,13 @@ export function ApprovalsPage({ status, pending, now, onFilter, onOpen, onDecide
         <h2>Approvals</h2>
         <nav className="approval-filters" aria-label="Approval status">
           {APPROVAL_FILTERS.map((filter) => (
-            <button key={filter} type="button" className={filter === status ? 'active' : ''} aria-pressed={filter === status} onClick={() => onFilter(filter)}>
+            <button
+              key={filter}
+              type="button"
+              className={filter === status ? 'active' : ''}
+              aria-pressed={filter === status}
+              onClick={() => onFilter(filter)}
+            >
               {FILTER_LABELS[filter]}
             </button>
           ))}
@@ -42,9 +54,18 @@ export function ApprovalsPage({ status, pending, now, onFilter, onOpen, onDecide
       </header>
       <ErrorNote text={error} />
       <div className="messages approvals-list">
-        {loaded && shown.length === 0 && !error && <p className="placeholder">{status === 'pending' ? 'Nothing waits for a decision.' : 'No approvals here yet.'}</p>}
+        {loaded && shown.length === 0 && !error && (
+          <p className="placeholder">{status === 'pending' ? 'Nothing waits for a decision.' : 'No approvals here yet.'}</p>
+        )}
         {shown.map((approval) => (
-          <article key={approval.uuid} className="approvals-item" data-testid="approvals-item" data-uuid={approval.uuid} data-status={approval.status} data-conversation={approval.conversation_id}>
+          <article
+            key={approval.uuid}
+            className="approvals-item"
+            data-testid="approvals-item"
+            data-uuid={approval.uuid}
+            data-status={approval.status}
+            data-conversation={approval.conversation_id}
+          >
             <p className="approvals-item-head">
               <button type="button" className="link-button" onClick={() => onOpen(approval.conversation_id)}>
                 Conversation {approval.conversation_id.slice(0, 8)}

@@ -27,7 +27,12 @@ export interface ChatViewProps {
 }
 
 /** Before the first message: what the agent does, and the message box. */
-export function NewChatView({ sending, sendError, onSend, onDismissSendError }: Pick<ChatViewProps, 'sending' | 'sendError' | 'onSend' | 'onDismissSendError'>) {
+export function NewChatView({
+  sending,
+  sendError,
+  onSend,
+  onDismissSendError,
+}: Pick<ChatViewProps, 'sending' | 'sendError' | 'onSend' | 'onDismissSendError'>) {
   return (
     <div className="chat-body">
       <header className="chat-header">
@@ -51,7 +56,12 @@ export function NewChatView({ sending, sendError, onSend, onDismissSendError }: 
 
 function LiveNote({ live }: { live: LiveStatus }) {
   if (live.state === 'live') return null;
-  const text = live.state === 'failed' ? `Live updates stopped: ${live.reason}` : live.reason ? `Live updates unavailable (${live.reason}); reading the conversation every few seconds` : 'Connecting…';
+  const text =
+    live.state === 'failed'
+      ? `Live updates stopped: ${live.reason}`
+      : live.reason
+        ? `Live updates unavailable (${live.reason}); reading the conversation every few seconds`
+        : 'Connecting…';
   return (
     <p className={`live-note live-${live.state}`} data-testid="live-status">
       {text}
@@ -67,7 +77,18 @@ function composerNote(waiting: boolean, turnRunning: boolean): string | undefine
 }
 
 /** The open conversation: its messages, what is streaming in, the approvals it waits for, and the message box. */
-export function ChatView({ chat, loadError, live, sending, sendError, onSend, onDismissSendError, onDecided, approvals, now }: ChatViewProps) {
+export function ChatView({
+  chat,
+  loadError,
+  live,
+  sending,
+  sendError,
+  onSend,
+  onDismissSendError,
+  onDecided,
+  approvals,
+  now,
+}: ChatViewProps) {
   const { conversation, streaming, toolsInFlight } = chat;
   const end = useRef<HTMLDivElement>(null);
   const messageCount = conversation?.messages.length ?? 0;
@@ -140,7 +161,11 @@ export function ChatView({ chat, loadError, live, sending, sendError, onSend, on
         <div ref={end} />
       </div>
       <ErrorNote text={sendError} onDismiss={onDismissSendError} />
-      <Composer onSend={onSend} busy={sending !== undefined} disabledReason={composerNote(waiting, conversation.turn_running === true || sending !== undefined)} />
+      <Composer
+        onSend={onSend}
+        busy={sending !== undefined}
+        disabledReason={composerNote(waiting, conversation.turn_running === true || sending !== undefined)}
+      />
     </div>
   );
 }

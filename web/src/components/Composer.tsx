@@ -18,7 +18,15 @@ export function Composer({ onSend, disabledReason, busy }: { onSend(text: string
     <form className="composer" onSubmit={submit}>
       {disabledReason && <p className="composer-note">{disabledReason}</p>}
       <div className="composer-row">
-        <textarea aria-label="Message" placeholder={busy ? 'The agent is working…' : 'Ask the agent…'} rows={2} value={text} disabled={disabled} onChange={(event) => setText(event.target.value)} onKeyDown={onKeyDown} />
+        <textarea
+          aria-label="Message"
+          placeholder={busy ? 'The agent is working…' : 'Ask the agent…'}
+          rows={2}
+          value={text}
+          disabled={disabled}
+          onChange={(event) => setText(event.target.value)}
+          onKeyDown={onKeyDown}
+        />
         <button type="submit" disabled={disabled || text.trim() === ''}>
           Send
         </button>

@@ -16,7 +16,16 @@ export interface ConversationListProps {
 }
 
 /** The link to every approval across conversations, then every recent conversation with its status, the ones waiting for a decision first. */
-export function ConversationList({ conversations, selectedId, error, onOpen, onNew, pendingCount, approvalsOpen, onOpenApprovals }: ConversationListProps) {
+export function ConversationList({
+  conversations,
+  selectedId,
+  error,
+  onOpen,
+  onNew,
+  pendingCount,
+  approvalsOpen,
+  onOpenApprovals,
+}: ConversationListProps) {
   return (
     <nav className="conversation-list" aria-label="Conversations">
       {/* biome-ignore lint/a11y/useValidAnchor: a real link to the #/approvals route; the click also shows the chat pane on a phone. */}
@@ -46,7 +55,13 @@ export function ConversationList({ conversations, selectedId, error, onOpen, onN
       <ul>
         {conversationsInOrder(conversations).map((conversation) => (
           <li key={conversation.id}>
-            <button type="button" className={`conversation-item ${conversation.id === selectedId ? 'selected' : ''}`} data-testid="conversation-item" data-status={conversation.status} onClick={() => onOpen(conversation.id)}>
+            <button
+              type="button"
+              className={`conversation-item ${conversation.id === selectedId ? 'selected' : ''}`}
+              data-testid="conversation-item"
+              data-status={conversation.status}
+              onClick={() => onOpen(conversation.id)}
+            >
               <span className="conversation-text">
                 <span className="conversation-title">{conversationTitle(conversation)}</span>
                 <span className="conversation-detail">{conversationDetail(conversation)}</span>

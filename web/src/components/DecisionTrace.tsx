@@ -7,12 +7,19 @@ export function DecisionTrace({ approval, now }: { approval: ApprovalRecordJson;
   const trace = decisionTrace(approval, now);
   if (!trace) return null;
   return (
-    <div className={`decision-trace decision-${trace.outcome}`} data-testid="decision-trace" data-uuid={approval.uuid} data-outcome={trace.outcome}>
+    <div
+      className={`decision-trace decision-${trace.outcome}`}
+      data-testid="decision-trace"
+      data-uuid={approval.uuid}
+      data-outcome={trace.outcome}
+    >
       <span className="decision-text" title={[approval.decided_at, approval.via && `via ${approval.via}`].filter(Boolean).join(' ')}>
         {trace.text}
       </span>
       {trace.reason && <span className="decision-reason">: “{trace.reason}”</span>}
-      {trace.editedArgs && <Collapsible summary="ran with edited arguments" text={prettyJson(trace.editedArgs)} className="decision-edited" />}
+      {trace.editedArgs && (
+        <Collapsible summary="ran with edited arguments" text={prettyJson(trace.editedArgs)} className="decision-edited" />
+      )}
     </div>
   );
 }

@@ -3,7 +3,11 @@ import type { MessageJson } from '../api-types.js';
 import { Collapsible, prettyJson } from './Collapsible.js';
 
 function NodeName({ node }: { node?: string }) {
-  return node ? <span className="node-name" title="agent-tree node">{node}</span> : null;
+  return node ? (
+    <span className="node-name" title="agent-tree node">
+      {node}
+    </span>
+  ) : null;
 }
 
 /**
@@ -11,7 +15,15 @@ function NodeName({ node }: { node?: string }) {
  * A call that waits for approval leaves its arguments to the approval card (shown once, editable
  * there); `trace` is the decision made on the call, shown under it.
  */
-export function MessageItem({ message, awaitingApproval = false, trace }: { message: MessageJson; awaitingApproval?: boolean; trace?: ReactNode }) {
+export function MessageItem({
+  message,
+  awaitingApproval = false,
+  trace,
+}: {
+  message: MessageJson;
+  awaitingApproval?: boolean;
+  trace?: ReactNode;
+}) {
   const call = message.tool_call;
   if (message.role === 'system') {
     return (
@@ -24,7 +36,12 @@ export function MessageItem({ message, awaitingApproval = false, trace }: { mess
     // A rejection is a human's "no", not a broken tool: it is never shown as failed.
     const outcome = call.rejected ? 'rejected' : call.is_error === true ? 'failed' : 'returned';
     return (
-      <div className={`message message-tool ${outcome === 'returned' ? '' : outcome}`} data-testid="message" data-role="tool" data-outcome={outcome}>
+      <div
+        className={`message message-tool ${outcome === 'returned' ? '' : outcome}`}
+        data-testid="message"
+        data-role="tool"
+        data-outcome={outcome}
+      >
         <div className="tool-head">
           <span className="tool-icon" aria-hidden>
             {outcome === 'rejected' ? '✋' : outcome === 'failed' ? '⚠' : '✓'}

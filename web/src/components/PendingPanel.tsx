@@ -4,7 +4,19 @@ import { ApprovalCard } from './ApprovalCard.js';
 import { ErrorNote } from './ErrorNote.js';
 
 /** Every approval waiting anywhere, live: they appear when requested and go when decided, by anyone. */
-export function PendingPanel({ pending, error, now, onOpen, onDecided }: { pending: PendingSet; error?: string; now: number; onOpen(conversationId: string): void; onDecided(conversation: ConversationJson): void }) {
+export function PendingPanel({
+  pending,
+  error,
+  now,
+  onOpen,
+  onDecided,
+}: {
+  pending: PendingSet;
+  error?: string;
+  now: number;
+  onOpen(conversationId: string): void;
+  onDecided(conversation: ConversationJson): void;
+}) {
   const approvals = pendingList(pending);
   return (
     <section className="pending-panel" data-testid="pending-panel" aria-label="Pending approvals">

@@ -31,7 +31,13 @@ export function SignIn() {
     // Keep what worked before, if anything; a refused token is not kept.
     if (before) keepSessionToken(before);
     else forgetSessionToken();
-    setProblem(who.state === 'signed-out' ? `The token was refused${who.reason ? `: ${who.reason}` : ''}` : who.state === 'unknown' ? who.error : 'The token was refused');
+    setProblem(
+      who.state === 'signed-out'
+        ? `The token was refused${who.reason ? `: ${who.reason}` : ''}`
+        : who.state === 'unknown'
+          ? who.error
+          : 'The token was refused',
+    );
   };
 
   const signOut = () => {
@@ -69,7 +75,15 @@ export function SignIn() {
       {showForm && (
         <form className="sign-in" aria-label="Sign in" onSubmit={(event) => void signIn(event)}>
           <span className="identity-name">not signed in</span>
-          <input type="password" aria-label="API token" placeholder="API token" autoComplete="off" value={text} disabled={busy} onChange={(event) => setText(event.target.value)} />
+          <input
+            type="password"
+            aria-label="API token"
+            placeholder="API token"
+            autoComplete="off"
+            value={text}
+            disabled={busy}
+            onChange={(event) => setText(event.target.value)}
+          />
           <button type="submit" disabled={busy || !bareToken(text)}>
             {busy ? 'Signing in…' : 'Sign in'}
           </button>

@@ -18,7 +18,10 @@ export interface ApprovalsQuery {
  * list stays live without a stream of its own. Pages are read up to a bound: a queue of pending
  * approvals, or the decisions of one conversation, fits in a few.
  */
-export function useApprovals(query: ApprovalsQuery | undefined, refreshKey: unknown): { approvals: ApprovalRecordJson[]; error?: string; loaded: boolean } {
+export function useApprovals(
+  query: ApprovalsQuery | undefined,
+  refreshKey: unknown,
+): { approvals: ApprovalRecordJson[]; error?: string; loaded: boolean } {
   const [approvals, setApprovals] = useState<ApprovalRecordJson[]>([]);
   const [error, setError] = useState<string>();
   const [loaded, setLoaded] = useState(false);

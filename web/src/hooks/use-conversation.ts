@@ -59,7 +59,8 @@ export function useConversation(conversationId: string | undefined) {
         },
         onConnectionStateChange: (connection) => {
           if (connection.state === 'pending') setLive({ state: 'live' });
-          else if (connection.state === 'connecting') setLive({ state: 'connecting', ...(connection.error && { reason: errorText(connection.error) }) });
+          else if (connection.state === 'connecting')
+            setLive({ state: 'connecting', ...(connection.error && { reason: errorText(connection.error) }) });
         },
         onError: (error) => setLive({ state: 'failed', reason: errorText(error) }),
       },

@@ -30,7 +30,12 @@ function routeFromHash(hash: string): Route {
   return { page: 'chat' };
 }
 
-export function useRoute(): { route: Route; conversationId?: string; open(conversationId?: string): void; openApprovals(status?: ApprovalFilter): void } {
+export function useRoute(): {
+  route: Route;
+  conversationId?: string;
+  open(conversationId?: string): void;
+  openApprovals(status?: ApprovalFilter): void;
+} {
   const [route, setRoute] = useState(() => routeFromHash(window.location.hash));
   useEffect(() => {
     const onChange = () => setRoute(routeFromHash(window.location.hash));
@@ -43,5 +48,10 @@ export function useRoute(): { route: Route; conversationId?: string; open(conver
   const openApprovals = useCallback((status: ApprovalFilter = 'pending') => {
     window.location.hash = status === 'pending' ? '#/approvals' : `#/approvals/${status}`;
   }, []);
-  return { route, ...(route.page === 'chat' && route.conversationId !== undefined && { conversationId: route.conversationId }), open, openApprovals };
+  return {
+    route,
+    ...(route.page === 'chat' && route.conversationId !== undefined && { conversationId: route.conversationId }),
+    open,
+    openApprovals,
+  };
 }

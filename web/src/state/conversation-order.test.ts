@@ -2,7 +2,12 @@ import { describe, expect, it } from 'vitest';
 import type { ConversationListItemJson } from '../api-types.js';
 import { conversationDetail, conversationsInOrder, conversationTitle } from './conversation-order.js';
 
-const conversation = (id: string, status: ConversationListItemJson['status'], updated_at: string, title = ''): ConversationListItemJson => ({
+const conversation = (
+  id: string,
+  status: ConversationListItemJson['status'],
+  updated_at: string,
+  title = '',
+): ConversationListItemJson => ({
   id,
   session_id: '',
   status,

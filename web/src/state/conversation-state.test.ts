@@ -2,8 +2,21 @@ import { describe, expect, it } from 'vitest';
 import type { ConversationJson, ConversationUpdate, MessageJson, PendingApprovalJson } from '../api-types.js';
 import { applyUpdate, emptyChat, replaceConversation, type ChatState } from './conversation-state.js';
 
-const message = (id: string, overrides: Partial<MessageJson> = {}): MessageJson => ({ id, role: 'user', content: id, created_at: `2025-01-15T10:00:0${id.length}.000Z`, ...overrides });
-const approval = (uuid: string): PendingApprovalJson => ({ uuid, conversation_id: 'c1', tool_name: 'resources_add', tool_args: { name: 'web-1' }, description: 'add', created_at: '2025-01-15T10:00:00.000Z' });
+const message = (id: string, overrides: Partial<MessageJson> = {}): MessageJson => ({
+  id,
+  role: 'user',
+  content: id,
+  created_at: `2025-01-15T10:00:0${id.length}.000Z`,
+  ...overrides,
+});
+const approval = (uuid: string): PendingApprovalJson => ({
+  uuid,
+  conversation_id: 'c1',
+  tool_name: 'resources_add',
+  tool_args: { name: 'web-1' },
+  description: 'add',
+  created_at: '2025-01-15T10:00:00.000Z',
+});
 const conversation = (overrides: Partial<ConversationJson> = {}): ConversationJson => ({
   id: 'c1',
   session_id: '4be2a91c',
@@ -14,7 +27,8 @@ const conversation = (overrides: Partial<ConversationJson> = {}): ConversationJs
   updated_at: '2025-01-15T10:00:01.000Z',
   ...overrides,
 });
-const event = (id: number, update: { kind: ConversationUpdate['kind'] } & Record<string, unknown>, at = ''): ConversationUpdate => ({ id, conversation_id: 'c1', at, ...update }) as unknown as ConversationUpdate;
+const event = (id: number, update: { kind: ConversationUpdate['kind'] } & Record<string, unknown>, at = ''): ConversationUpdate =>
+  ({ id, conversation_id: 'c1', at, ...update }) as unknown as ConversationUpdate;
 
 const start: ChatState = { ...emptyChat, conversation: conversation() };
 
@@ -43,7 +57,11 @@ describe('applyUpdate', () => {
   it('tracks pending approvals and the status', () => {
     let state = applyUpdate(start, event(4, { kind: 'approval_requested', approval: approval('u1') }));
     state = applyUpdate(state, event(5, { kind: 'status_changed', status: 'waiting_approval' }));
-    expect(state.conversation).toMatchObject({ status: 'waiting_approval', pending_approval: { uuid: 'u1' }, pending_approvals: [{ uuid: 'u1' }] });
+    expect(state.conversation).toMatchObject({
+      status: 'waiting_approval',
+      pending_approval: { uuid: 'u1' },
+      pending_approvals: [{ uuid: 'u1' }],
+    });
     state = applyUpdate(state, event(6, { kind: 'approval_resolved', approval: approval('u1'), decision: 'approved' }));
     expect(state.conversation).not.toHaveProperty('pending_approval');
     expect(state.conversation).not.toHaveProperty('pending_approvals');
@@ -66,12 +84,17 @@ describe('applyUpdate', () => {
     let state = applyUpdate(start, event(0, { kind: 'tool_call_started', tool_call: call }));
     expect(state.toolsInFlight).toEqual([call]);
     expect(applyUpdate(state, event(0, { kind: 'tool_call_finished', tool_call: { ...call, result: '[]' } })).toolsInFlight).toEqual([]);
-    state = applyUpdate(state, event(8, { kind: 'message_added', message: message('m4', { role: 'tool', tool_call: { ...call, result: '[]' } }) }));
+    state = applyUpdate(
+      state,
+      event(8, { kind: 'message_added', message: message('m4', { role: 'tool', tool_call: { ...call, result: '[]' } }) }),
+    );
     expect(state.toolsInFlight).toEqual([]);
   });
 
   it('ignores events of another conversation', () => {
-    expect(applyUpdate(start, { ...event(9, { kind: 'status_changed', status: 'completed' }), conversation_id: 'c2' } as ConversationUpdate)).toBe(start);
+    expect(
+      applyUpdate(start, { ...event(9, { kind: 'status_changed', status: 'completed' }), conversation_id: 'c2' } as ConversationUpdate),
+    ).toBe(start);
   });
 });
 
@@ -79,7 +102,11 @@ describe('replaceConversation', () => {
   it('keeps messages that arrived by event before a slower response', () => {
     const withEvent = applyUpdate(start, event(3, { kind: 'message_added', message: message('m22') }, '2025-01-15T10:00:03.000Z'));
     expect(withEvent.conversation!.updated_at).toBe('2025-01-15T10:00:03.000Z');
-    const response = conversation({ status: 'waiting_approval', messages: [message('m1'), message('m2')], updated_at: '2025-01-15T10:00:04.000Z' });
+    const response = conversation({
+      status: 'waiting_approval',
+      messages: [message('m1'), message('m2')],
+      updated_at: '2025-01-15T10:00:04.000Z',
+    });
     const state = replaceConversation(withEvent, response);
     expect(state.conversation!.status).toBe('waiting_approval');
     expect(state.conversation!.messages.map((m) => m.id)).toEqual(['m1', 'm2', 'm22']);
@@ -92,6 +119,10 @@ describe('replaceConversation', () => {
 
   it('takes another conversation whole and ends what was streaming', () => {
     const streaming = applyUpdate(start, event(0, { kind: 'text_delta', text: 'x' }));
-    expect(replaceConversation(streaming, conversation({ id: 'c2' }))).toEqual({ conversation: conversation({ id: 'c2' }), streaming: [], toolsInFlight: [] });
+    expect(replaceConversation(streaming, conversation({ id: 'c2' }))).toEqual({
+      conversation: conversation({ id: 'c2' }),
+      streaming: [],
+      toolsInFlight: [],
+    });
   });
 });

@@ -65,7 +65,13 @@ export function applyUpdate(state: ChatState, update: ConversationUpdate): ChatS
       return { ...state, conversation: withApprovals(conversation, [...pending, update.approval]) };
     }
     case 'approval_resolved':
-      return { ...state, conversation: withApprovals(conversation, pendingOf(conversation).filter((approval) => approval.uuid !== update.approval.uuid)) };
+      return {
+        ...state,
+        conversation: withApprovals(
+          conversation,
+          pendingOf(conversation).filter((approval) => approval.uuid !== update.approval.uuid),
+        ),
+      };
     case 'text_delta': {
       const node = update.node ?? '';
       const existing = state.streaming.find((entry) => entry.node === node);

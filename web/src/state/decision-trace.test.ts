@@ -51,7 +51,9 @@ describe('decisionTrace', () => {
     });
     expect(decisionTrace(record({ status: 'rejected', decided_by: 'anonymous' }), now)?.text).toBe('rejected by anonymous · 2 min ago');
     expect(decisionTrace(record({ decided_at: '2025-01-15T10:10:10.000Z' }), now)?.text).toBe('approved by alice · just now');
-    expect(decisionTrace(record({ status: 'expired', decided_by: 'timeout' }), now)?.text).toBe('expired · 2 min ago, nobody decided in time');
+    expect(decisionTrace(record({ status: 'expired', decided_by: 'timeout' }), now)?.text).toBe(
+      'expired · 2 min ago, nobody decided in time',
+    );
     expect(decisionTrace(record({ status: 'pending', decided_at: undefined, decided_by: undefined }), now)).toBeUndefined();
   });
 });
@@ -60,7 +62,12 @@ describe('placeApprovals', () => {
   const first = call('m1', 'resources_add', { name: 'web-1', value: 5 }, '2025-01-15T10:05:00.000Z');
   const again = call('m3', 'resources_add', { value: 5, name: 'web-1' }, '2025-01-15T10:07:00.000Z');
   const proxy = call('m5', 'a2a_agent-b', { message: 'add web-2' }, '2025-01-15T10:08:00.000Z');
-  const messages: MessageJson[] = [first, { id: 'm2', role: 'tool', content: 'rejected', created_at: '2025-01-15T10:06:00.000Z' }, again, proxy];
+  const messages: MessageJson[] = [
+    first,
+    { id: 'm2', role: 'tool', content: 'rejected', created_at: '2025-01-15T10:06:00.000Z' },
+    again,
+    proxy,
+  ];
 
   it('puts each decided approval under its own call, the same call asked twice in order', () => {
     const placed = placeApprovals(messages, [record({ uuid: 'a', status: 'rejected' }), record({ uuid: 'b' })], []);
@@ -72,8 +79,17 @@ describe('placeApprovals', () => {
   });
 
   it('marks the call a pending approval waits on, and places a proxy approval after the last call before it', () => {
-    const proxied = record({ uuid: 'p', tool_name: 'resources_add', tool_args: { name: 'web-2', value: 1 }, requested_at: '2025-01-15T10:08:01.000Z' });
-    const placed = placeApprovals(messages, [record({ uuid: 'a' }), proxied], [{ tool_name: 'resources_add', tool_args: { name: 'web-1', value: 5 } }]);
+    const proxied = record({
+      uuid: 'p',
+      tool_name: 'resources_add',
+      tool_args: { name: 'web-2', value: 1 },
+      requested_at: '2025-01-15T10:08:01.000Z',
+    });
+    const placed = placeApprovals(
+      messages,
+      [record({ uuid: 'a' }), proxied],
+      [{ tool_name: 'resources_add', tool_args: { name: 'web-1', value: 5 } }],
+    );
     expect(placed.byMessage.get('m1')!.map((approval) => approval.uuid)).toEqual(['a']);
     expect(placed.byMessage.get('m5')!.map((approval) => approval.uuid)).toEqual(['p']);
     expect([...placed.awaiting]).toEqual(['m3']);

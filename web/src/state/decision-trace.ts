@@ -18,7 +18,16 @@ export function timeAgo(iso: string | undefined, now: number, past = false): str
   if (Number.isNaN(then)) return '';
   const seconds = Math.round(((past ? Math.max(now, then) : now) - then) / 1000);
   const span = Math.abs(seconds);
-  const text = span < 5 ? undefined : span < 60 ? `${span} s` : span < 3600 ? `${Math.floor(span / 60)} min` : span < 86_400 ? `${Math.floor(span / 3600)} h` : `${Math.floor(span / 86_400)} d`;
+  const text =
+    span < 5
+      ? undefined
+      : span < 60
+        ? `${span} s`
+        : span < 3600
+          ? `${Math.floor(span / 60)} min`
+          : span < 86_400
+            ? `${Math.floor(span / 3600)} h`
+            : `${Math.floor(span / 86_400)} d`;
   if (text === undefined) return seconds < 0 ? 'in a moment' : 'just now';
   return seconds < 0 ? `in ${text}` : `${text} ago`;
 }
@@ -75,13 +84,17 @@ export function placeApprovals(messages: MessageJson[], decided: ApprovalRecordJ
   const taken = new Set<string>();
   const match = (approval: ApprovalCall) => {
     const args = canonicalJson(approval.tool_args);
-    const same = calls.find((message) => !taken.has(message.id) && message.tool_call!.name === approval.tool_name && canonicalJson(message.tool_call!.arguments) === args);
+    const same = calls.find(
+      (message) =>
+        !taken.has(message.id) && message.tool_call!.name === approval.tool_name && canonicalJson(message.tool_call!.arguments) === args,
+    );
     if (same) taken.add(same.id);
     return same;
   };
   const byMessage = new Map<string, ApprovalRecordJson[]>();
   const unplaced: ApprovalRecordJson[] = [];
-  const place = (message: MessageJson, approval: ApprovalRecordJson) => byMessage.set(message.id, [...(byMessage.get(message.id) ?? []), approval]);
+  const place = (message: MessageJson, approval: ApprovalRecordJson) =>
+    byMessage.set(message.id, [...(byMessage.get(message.id) ?? []), approval]);
   for (const approval of decided) {
     if (approval.status === 'pending') continue;
     const message = match(approval) ?? calls.filter((call) => call.created_at <= approval.requested_at).at(-1);

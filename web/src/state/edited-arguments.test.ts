@@ -10,7 +10,10 @@ describe('readArgumentsEdit', () => {
   });
 
   it('returns the edited object', () => {
-    expect(readArgumentsEdit('{"name": "web-1", "value": 50, "tags": ["a", "b"]}', original)).toEqual({ kind: 'edited', value: { name: 'web-1', value: 50, tags: ['a', 'b'] } });
+    expect(readArgumentsEdit('{"name": "web-1", "value": 50, "tags": ["a", "b"]}', original)).toEqual({
+      kind: 'edited',
+      value: { name: 'web-1', value: 50, tags: ['a', 'b'] },
+    });
     expect(readArgumentsEdit('{}', original)).toEqual({ kind: 'edited', value: {} });
   });
 
@@ -18,7 +21,8 @@ describe('readArgumentsEdit', () => {
     const broken = readArgumentsEdit('{"name": "web-1",', original);
     expect(broken.kind).toBe('invalid');
     expect(broken.kind === 'invalid' && broken.message).toMatch(/^The arguments are not valid JSON: /);
-    for (const text of ['[1]', '42', 'null', '"text"']) expect(readArgumentsEdit(text, original)).toEqual({ kind: 'invalid', message: 'The arguments must be a JSON object ({ … }).' });
+    for (const text of ['[1]', '42', 'null', '"text"'])
+      expect(readArgumentsEdit(text, original)).toEqual({ kind: 'invalid', message: 'The arguments must be a JSON object ({ … }).' });
   });
 });
 
@@ -30,9 +34,17 @@ describe('canonicalJson', () => {
 
 describe('descriptionWithoutArguments', () => {
   it('drops the arguments the card shows anyway, and keeps any other description', () => {
-    expect(descriptionWithoutArguments('resources_add on resources with arguments {"name":"web-1","value":5}', { value: 5, name: 'web-1' })).toBe('resources_add on resources');
-    expect(descriptionWithoutArguments('resources_add on resources with arguments {"name":"other"}', { name: 'web-1' })).toBe('resources_add on resources with arguments {"name":"other"}');
-    expect(descriptionWithoutArguments('agent-b asks for approval: resources_add on resources with arguments {"name":"x"}', { message: 'add x' })).toBe('agent-b asks for approval: resources_add on resources with arguments {"name":"x"}');
+    expect(
+      descriptionWithoutArguments('resources_add on resources with arguments {"name":"web-1","value":5}', { value: 5, name: 'web-1' }),
+    ).toBe('resources_add on resources');
+    expect(descriptionWithoutArguments('resources_add on resources with arguments {"name":"other"}', { name: 'web-1' })).toBe(
+      'resources_add on resources with arguments {"name":"other"}',
+    );
+    expect(
+      descriptionWithoutArguments('agent-b asks for approval: resources_add on resources with arguments {"name":"x"}', {
+        message: 'add x',
+      }),
+    ).toBe('agent-b asks for approval: resources_add on resources with arguments {"name":"x"}');
     expect(descriptionWithoutArguments('delete everything', {})).toBe('delete everything');
   });
 });

@@ -34,7 +34,8 @@ export function readArgumentsEdit(text: string, original: Record<string, unknown
   } catch (error) {
     return { kind: 'invalid', message: `The arguments are not valid JSON: ${error instanceof Error ? error.message : String(error)}` };
   }
-  if (typeof value !== 'object' || value === null || Array.isArray(value)) return { kind: 'invalid', message: 'The arguments must be a JSON object ({ … }).' };
+  if (typeof value !== 'object' || value === null || Array.isArray(value))
+    return { kind: 'invalid', message: 'The arguments must be a JSON object ({ … }).' };
   const edited = value as Record<string, unknown>;
   return canonicalJson(edited) === canonicalJson(original) ? { kind: 'unchanged' } : { kind: 'edited', value: edited };
 }
@@ -50,7 +51,9 @@ export function descriptionWithoutArguments(description: string, args: Record<st
   const at = description.lastIndexOf(ARGUMENTS_SUFFIX);
   if (at < 0) return description;
   try {
-    return canonicalJson(JSON.parse(description.slice(at + ARGUMENTS_SUFFIX.length))) === canonicalJson(args) ? description.slice(0, at) : description;
+    return canonicalJson(JSON.parse(description.slice(at + ARGUMENTS_SUFFIX.length))) === canonicalJson(args)
+      ? description.slice(0, at)
+      : description;
   } catch {
     return description;
   }

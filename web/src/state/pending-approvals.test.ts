@@ -2,7 +2,14 @@ import { describe, expect, it } from 'vitest';
 import type { PendingApprovalJson } from '../api-types.js';
 import { applyPendingUpdate, noPending, pendingList } from './pending-approvals.js';
 
-const approval = (uuid: string, created_at = '2025-01-15T10:00:00.000Z'): PendingApprovalJson => ({ uuid, conversation_id: 'c1', tool_name: 't', tool_args: {}, description: '', created_at });
+const approval = (uuid: string, created_at = '2025-01-15T10:00:00.000Z'): PendingApprovalJson => ({
+  uuid,
+  conversation_id: 'c1',
+  tool_name: 't',
+  tool_args: {},
+  description: '',
+  created_at,
+});
 const base = { id: 1, conversation_id: 'c1', at: '' };
 
 describe('applyPendingUpdate', () => {

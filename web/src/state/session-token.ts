@@ -29,7 +29,10 @@ export function forgetSessionToken(): void {
 
 /** A pasted token may carry its scheme or surrounding blanks; the header wants the bare token. */
 export function bareToken(text: string): string {
-  return text.trim().replace(/^Bearer\s+/i, '').trim();
+  return text
+    .trim()
+    .replace(/^Bearer\s+/i, '')
+    .trim();
 }
 
 export function authorizationHeaders(): Record<string, string> {
