@@ -86,6 +86,7 @@ describe('asg usage', () => {
     const commands = [
       [],
       ['up'],
+      ['init'],
       ['serve'],
       ['migrate'],
       ['mcp-resources'],
@@ -239,6 +240,10 @@ describe('what a command loads', () => {
       expect(help).toContainEqual(expect.stringMatching(/\/dist\/cli\/usage\.js$/));
       expect(help.filter((url) => url.includes('/node_modules/') && !url.includes('/node_modules/commander/'))).toEqual([]);
     }
+    // asg init writes three files with Node's own modules.
+    const init = modulesOf(['init', tempDir()]);
+    expect(init).toContainEqual(expect.stringMatching(/\/dist\/cli\/init\.js$/));
+    expect(init.filter((url) => url.includes('/node_modules/') && !url.includes('/node_modules/commander/'))).toEqual([]);
     const check = modulesOf(['config', 'check', 'config/agent.yaml']);
     expect(check).toContainEqual(expect.stringMatching(/\/dist\/services\/common\/config\/schema\.js$/));
     expect(serviceCode(check)).toEqual([]);

@@ -1,4 +1,4 @@
-import { readFileSync } from 'node:fs';
+import { existsSync, readFileSync } from 'node:fs';
 import { Argument, Command, type CommanderError, InvalidArgumentError, Option } from 'commander';
 import { registerEnvironmentSecrets } from '../services/common/secrets.js';
 import { SERVICE_NAMES } from './service-names.js';
@@ -14,7 +14,11 @@ import { APPROVALS_USAGE } from './usage.js';
  * configuration (commander's own refusals too); `asg approvals` documents its own.
  */
 
-const DEFAULT_CONFIG = 'config/agent.yaml';
+/**
+ * Without --config or ASG_CONFIG: config/agent.yaml, as in a clone; else the agent.yaml that
+ * `asg init` writes, when the folder has one.
+ */
+const DEFAULT_CONFIG = !existsSync('config/agent.yaml') && existsSync('agent.yaml') ? 'agent.yaml' : 'config/agent.yaml';
 /** pino's levels: what LOG_LEVEL takes. */
 const LOG_LEVELS = ['trace', 'debug', 'info', 'warn', 'error', 'fatal', 'silent'];
 
@@ -99,6 +103,16 @@ function program(): Command {
     .action(async (options: { config: string; insecure?: boolean } & ListenOptions) => {
       const { up } = await import('./agent.js');
       await up(options.config, { insecure: options.insecure === true, host: options.host, port: options.port });
+    });
+
+  asg
+    .command('init')
+    .description('a new agent in DIR: agent.yaml, .env.example and a README of its own')
+    .argument('[dir]', 'the folder (made if missing)', '.')
+    .option('--force', 'overwrite those files if they exist')
+    .action(async (dir: string, options: { force?: boolean }) => {
+      const { init } = await import('./init.js');
+      init(dir, { force: options.force === true });
     });
 
   asg
