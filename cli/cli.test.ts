@@ -86,6 +86,7 @@ describe('asg usage', () => {
     const commands = [
       [],
       ['up'],
+      ['dev'],
       ['init'],
       ['serve'],
       ['migrate'],
@@ -235,7 +236,7 @@ describe('what a command loads', () => {
   const serviceCode = (modules: string[]) => modules.filter((url) => SERVICE_CODE.some((pattern) => pattern.test(url)));
 
   it('asg --help loads no package but commander, and config check no service', () => {
-    for (const args of [['--help'], ['serve', '--help'], ['--version']]) {
+    for (const args of [['--help'], ['serve', '--help'], ['dev', '--help'], ['--version']]) {
       const help = modulesOf(args);
       expect(help).toContainEqual(expect.stringMatching(/\/dist\/cli\/usage\.js$/));
       expect(help.filter((url) => url.includes('/node_modules/') && !url.includes('/node_modules/commander/'))).toEqual([]);

@@ -106,6 +106,19 @@ function program(): Command {
     });
 
   asg
+    .command('dev')
+    .description('run the agent as `up` does, and restart it with its data whenever the configuration file changes')
+    .addOption(configOption())
+    .addOption(insecureOption())
+    .addOption(listenOptions('the gateway')[0]!)
+    .addOption(listenOptions('the gateway')[1]!)
+    .addHelpText('after', '\nA configuration that does not pass `asg config check` is reported and the last good one keeps running.')
+    .action(async (options: { config: string; insecure?: boolean } & ListenOptions) => {
+      const { dev } = await import('./dev.js');
+      await dev(options.config, { insecure: options.insecure === true, host: options.host, port: options.port });
+    });
+
+  asg
     .command('init')
     .description('a new agent in DIR: agent.yaml, .env.example and a README of its own')
     .argument('[dir]', 'the folder (made if missing)', '.')

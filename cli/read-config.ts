@@ -68,13 +68,28 @@ async function serviceChecks(config: AgentConfig, options: AgentCheckOptions): P
   return checks;
 }
 
+export interface StartCheck {
+  /** The configuration a start uses; undefined when the file has errors. */
+  config: AgentConfig | undefined;
+  /** Its errors and warnings, as `asg config check` prints them; undefined when there are none. */
+  problems: string | undefined;
+}
+
+/** The whole check of a start, without exiting: what `asg dev` runs on every change of the file. */
+export async function checkStart(file: string, options: AgentCheckOptions = {}): Promise<StartCheck> {
+  const report = await checkAgentConfig(file, options);
+  const problems = report.errors.length > 0 || report.warnings.length > 0 ? formatReport(report) : undefined;
+  if (!report.config) return { config: undefined, problems };
+  const config = withListen(report.config, options);
+  return { config: options.insecure ? { ...config, insecure: true } : config, problems };
+}
+
 /** The configuration a start uses; a configuration with errors is printed and exits 1 before anything starts. */
 export async function readConfig(file: string, options: AgentCheckOptions = {}): Promise<AgentConfig> {
-  const report = await checkAgentConfig(file, options);
-  if (report.errors.length > 0 || report.warnings.length > 0) process.stderr.write(`${formatReport(report)}\n`);
-  if (!report.config) process.exit(1);
-  const config = withListen(report.config, options);
-  return options.insecure ? { ...config, insecure: true } : config;
+  const { config, problems } = await checkStart(file, options);
+  if (problems) process.stderr.write(`${problems}\n`);
+  if (!config) process.exit(1);
+  return config;
 }
 
 /**
