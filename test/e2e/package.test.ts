@@ -6,8 +6,9 @@
  * a native build. Set ASG_TEST_NODE22 to a Node 22 binary to run the installed CLI with it too.
  */
 import { spawnSync } from 'node:child_process';
-import { readFileSync } from 'node:fs';
+import { existsSync, readFileSync } from 'node:fs';
 import { join } from 'node:path';
+import { pathToFileURL } from 'node:url';
 import { beforeAll, describe, expect, it } from 'vitest';
 import { REPO_ROOT, tempDir } from '../support/agent-process.js';
 
@@ -95,5 +96,26 @@ describe('the npm package', () => {
       expect(check.out).toContain(`${join(shipped, config)}: valid`);
       expect(check.code).toBe(0);
     }
+  });
+
+  it('asg init from the installed tarball names the installed package: its tool server and schema, whatever folder starts it', () => {
+    const shipped = join(installed, 'node_modules', pkg.name);
+    const result = spawnSync(process.execPath, [join(installed, 'node_modules', '.bin', 'asg'), 'init', 'my-agent'], {
+      cwd: installed,
+      encoding: 'utf8',
+      timeout: 30_000,
+    });
+    expect(result.status, result.stderr).toBe(0);
+    const file = join(installed, 'my-agent', 'agent.yaml');
+    const yaml = readFileSync(file, 'utf8');
+    expect(yaml).toContain(`$schema=${pathToFileURL(join(shipped, 'config', 'agent.schema.json')).href}\n`);
+    expect(existsSync(join(shipped, 'config', 'agent.schema.json'))).toBe(true);
+    expect(yaml).toContain(`args: [${JSON.stringify(join(shipped, 'bin', 'asg'))}, "mcp-resources"`);
+    const check = spawnSync(process.execPath, [join(shipped, 'bin', 'asg'), 'config', 'check', file], {
+      cwd: tempDir(),
+      encoding: 'utf8',
+      timeout: 30_000,
+    });
+    expect(check.stdout).toContain(`${file}: valid (model gemini-2.5-flash, 1 MCP server(s)`);
   });
 });
