@@ -5,6 +5,7 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { stringify } from 'yaml';
 import { ASG, defaultConfig, spawnProcess, tempDir, testEnvironment, type AsgProcess } from '../test/support/agent-process.js';
 import { get, post } from '../test/support/http.js';
+import { until } from '../test/support/until.js';
 import { logLines, logLineWhere } from '../test/support/log-lines.js';
 import { startScriptedModel, type ScriptedModelServer } from '../test/support/scripted-model.js';
 
@@ -70,6 +71,31 @@ describe('asg dev', () => {
     expect(still.status).toBe(201);
     expect(still.body.result.response).toContain('my prompt: You are version two.');
     expect(logLines(agent.output()).filter((line) => line.msg === 'agent restarted')).toHaveLength(1);
+
+    // A configuration that passes the check but does not start: the last good one is started again.
+    writeFileSync(
+      file,
+      stringify({
+        ...defaultConfig(dir),
+        prompt: 'You are version four.',
+        mcp_servers: [{ name: 'missing', command: process.execPath, args: [join(dir, 'no-such-server.mjs')], required: true }],
+      }),
+    );
+    await agent.waitForLine(
+      logLineWhere((line) => line.msg === 'the changed configuration did not start: starting the last good one again'),
+      60_000,
+    );
+    const restarts = await until(
+      'the last good configuration restarted',
+      () => {
+        const lines = logLines(agent!.output()).filter((line) => line.msg === 'agent restarted');
+        return lines.length === 2 && lines;
+      },
+      60_000,
+    );
+    const third = String(restarts[1]!.url);
+    const back = await post(`${third}/conversations`, { message: 'who are you?' });
+    expect(back.body.result.response).toContain('my prompt: You are version two.');
 
     expect(await agent.stop()).toBe(0);
   });
