@@ -10,8 +10,9 @@ import { APPROVALS_USAGE } from './usage.js';
  * the tool broker starts as its children) load neither the services nor gRPC, OpenTelemetry or
  * the AI SDK: `asg --help` loads commander and nothing else.
  *
- * Exit codes: 0 done (help and --version included), 1 a failure while running, 2 bad usage or
- * configuration (commander's own refusals too); `asg approvals` documents its own.
+ * Exit codes: 0 done (help and --version included), 1 a failure (an agent configuration that does
+ * not pass the check included), 2 bad usage (commander's own refusals) or a bad `asg web`
+ * configuration; `asg approvals` documents its own.
  */
 
 /**
