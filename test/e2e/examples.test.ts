@@ -99,6 +99,10 @@ describe('examples/', () => {
       const configs = readdirSync(join(EXAMPLES, name)).filter((file) => file.endsWith('.yaml'));
       expect(configs.length).toBeGreaterThan(0);
       for (const config of configs) {
+        // The editor's schema: the package's, by a path relative to the file.
+        const schema = /^# yaml-language-server: \$schema=(\S+)\n/.exec(readFileSync(join(EXAMPLES, name, config), 'utf8'))?.[1];
+        expect(schema, `${name}/${config}`).toMatch(/^\.\.\/\.\.\/config\/(agent|filesystem)\.schema\.json$/);
+        expect(existsSync(join(EXAMPLES, name, schema!))).toBe(true);
         const check = spawnSync(process.execPath, [ASG, 'config', 'check', config], {
           cwd: join(EXAMPLES, name),
           encoding: 'utf8',
