@@ -1,18 +1,22 @@
 /** `asg init`: a new agent's folder that `asg up` runs as it is, from that folder, with its tools. */
-import { spawnSync } from 'node:child_process';
+import { execFile, spawnSync } from 'node:child_process';
 import { existsSync, readFileSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
+import { promisify } from 'node:util';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { ASG, spawnProcess, tempDir, testEnvironment, type AsgProcess } from '../test/support/agent-process.js';
 import { post } from '../test/support/http.js';
 import { logLines, logLineWhere } from '../test/support/log-lines.js';
+import { resourceNames } from '../test/support/resources-db.js';
 import { startScriptedModel, type ScriptedModelServer } from '../test/support/scripted-model.js';
 
 function asgIn(cwd: string, ...args: string[]) {
   const result = spawnSync(process.execPath, [ASG, ...args], { cwd, encoding: 'utf8', timeout: 30_000 });
   return { code: result.status, out: result.stdout + result.stderr };
 }
+
+const execFileAsync = promisify(execFile);
 
 let model: ScriptedModelServer;
 let agent: AsgProcess | undefined;
@@ -50,7 +54,7 @@ describe('asg init', () => {
     expect(readFileSync(join(dir, 'README.md'), 'utf8')).toContain('# my-agent');
   });
 
-  it('makes an agent that `asg up` in its folder runs: a first turn answered with its tools, a destructive call stopped for approval', async () => {
+  it('makes an agent that `asg up` in its folder runs: a first turn answered with its tools, a destructive call stopped for approval and approved', async () => {
     const dir = tempDir();
     expect(asgIn(dir, 'init').code).toBe(0);
     expect(asgIn(dir, 'config', 'check')).toMatchObject({ code: 0, out: expect.stringContaining('agent.yaml: valid') });
@@ -73,7 +77,14 @@ describe('asg init', () => {
       waiting_approval: true,
       approval: { tool_name: 'resources_add', tool_args: { name: 'web-1', value: 5 } },
     });
+    // Approved as its README says, from the command line.
+    // Not spawnSync: the scripted model, in this process, answers the turn the approval resumes.
+    const approved = await execFileAsync(process.execPath, [ASG, 'approvals', 'approve', change.body.result.approval.uuid, '--url', url], {
+      cwd: dir,
+      timeout: 30_000,
+    });
+    expect(approved.stdout).toContain('Done. resources_add');
     // The agent's data is in the folder asg init wrote, whatever folder started it.
-    expect(existsSync(join(dir, 'data', 'resources.db'))).toBe(true);
+    expect(resourceNames(join(dir, 'data', 'resources.db'))).toContain('web-1');
   });
 });
