@@ -17,9 +17,10 @@ function approveLabel(deciding: boolean, answering: boolean, edited: boolean): s
  * A call that waits for a human: the tool, its arguments — shown once, formatted, and editable
  * before approving (edited arguments are checked against the tool's schema and the
  * call runs with them) — the agent's description, and for a proxy approval the agents it passes
- * through. An MCP server's question (an approval of kind `input`) shows the question and a form
- * instead, answered with Send answer or declined. One Approve and one Reject (with an optional reason) per call. Approving runs the
- * call and the agent goes on — that can take a while, so the card says so.
+ * through. One Approve and one Reject (with an optional reason) per call. Approving runs the
+ * call and the agent goes on — that can take a while, so the card says so. An MCP server's
+ * question (an approval of kind `input`) shows the question and a form instead of the
+ * arguments: Send answer, or Decline.
  */
 export function ApprovalCard({
   approval,

@@ -95,6 +95,8 @@ function retryOf(messages: MessageJson[], busy: boolean): { failedId: string; te
  */
 function TurnProgress({ steps, writing }: { steps: TurnStep[]; writing: boolean }) {
   const toolRunning = steps.some((step) => step.state === 'running');
+  // The text coming in shows for itself.
+  if (steps.length === 0 && writing) return null;
   return (
     <ol className="turn-progress" data-testid="turn-progress" aria-label="What the agent is doing" aria-live="polite">
       {steps.map((step, index) => (
@@ -136,7 +138,7 @@ export function ChatView({
   const streamedLength = streaming.reduce((sum, entry) => sum + entry.text.length, 0);
   useEffect(() => {
     end.current?.scrollIntoView?.({ block: 'end' });
-  }, [messageCount, streamedLength, sending]);
+  }, [messageCount, streamedLength, sending, steps.length]);
 
   if (!conversation) {
     return (
