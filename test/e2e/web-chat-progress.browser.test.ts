@@ -3,7 +3,8 @@
  * playwright-core) against real meshes with a scripted model: a provider that keeps failing
  * shows as an error with "Try again", which resends and works once the provider is back; the
  * steps of a slow turn (a tool call finished, the model thinking) show while it runs and stay
- * until it ends; an approval has one set of buttons on the screen; an MCP server's question
+ * until it ends; an approval has one set of buttons on the screen, and its rejection a drawn mark;
+ * a pending count of 0 is not an alert; an MCP server's question
  * (an approval of kind `input`) is answered in the page and the answer reaches the server.
  */
 import { join } from 'node:path';
@@ -84,6 +85,11 @@ describe('the web chat shows what is happening', () => {
     providerDown = true;
     const { page, pageErrors } = await browser();
     await startChat(page, 'answer despite the outage');
+    // A favicon of its own, and a pending count of 0 that does not call for attention.
+    expect(await page.locator('link[rel="icon"]').getAttribute('href')).toMatch(/^data:image\/svg\+xml,/);
+    const count = page.getByTestId('pending-panel').locator('.count');
+    await expect.poll(() => count.textContent(), { timeout: 10_000 }).toBe('0');
+    expect(await count.getAttribute('class')).not.toContain('waiting');
     const failed = chat(page).locator('[data-testid="message"][data-error="true"]');
     await expect.poll(() => failed.count(), { timeout: 30_000 }).toBe(1);
     expect(await failed.getAttribute('role')).toBe('alert');
@@ -147,8 +153,13 @@ describe('the web chat shows what is happening', () => {
     );
     expect(textOutsideEditors).not.toContain('"once-1"');
     await saveScreenshot(page, 'chat-one-approval.png');
-    await card.getByRole('button', { name: 'Approve' }).click();
+    await card.getByRole('button', { name: 'Reject', exact: true }).click();
     await expect.poll(() => item.count(), { timeout: 30_000 }).toBe(0);
+    // The rejection's mark is drawn: it needs no emoji font.
+    const rejected = chat(page).locator('[data-role="tool"][data-outcome="rejected"]');
+    await expect.poll(() => rejected.count(), { timeout: 30_000 }).toBe(1);
+    expect(await rejected.locator('.tool-icon svg').count()).toBe(1);
+    expect(await rejected.textContent()).not.toContain('✋');
   });
 
   it("answers an MCP server's question in the page: the answer reaches the server and the model reads the result", async () => {
