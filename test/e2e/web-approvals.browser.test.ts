@@ -231,6 +231,7 @@ describe('signed in with a token', () => {
     const before = (await page.locator('body').textContent()) ?? '';
     for (const apiWording of ['Authorization', 'Bearer', 'authentication required', 'Unknown error'])
       expect(before).not.toContain(apiWording);
+    await saveScreenshot(page, 'signed-out.png');
     const token = identity.getByLabel('API token');
 
     await token.fill('not-a-token');
