@@ -48,6 +48,8 @@ export interface DecisionBody {
   approved: boolean;
   reason?: string;
   arguments?: Record<string, unknown>;
+  /** The answer to an MCP server's question (an approval of kind input). */
+  input?: Record<string, unknown>;
 }
 
 export interface ApprovalsApi {

@@ -82,6 +82,20 @@ describe('approvalText', () => {
   it('shows when a pending approval expires and what then happens', () => {
     expect(approvalText(pending, now)).toContain('Expires:      2025-01-15T10:37:30.000Z (in 27 min), then rejected\n');
   });
+
+  it("shows an MCP server's question and the shape of its answer", () => {
+    const schema = { type: 'object', properties: { name: { type: 'string' } }, required: ['name'] };
+    const question: ApprovalRecordJson = {
+      ...pending,
+      kind: 'input',
+      input_request: { server: 'rooms', questions: ['Who is the room for?'], requested_schema: schema },
+    };
+    const text = approvalText(question, now);
+    expect(text).toContain(
+      'Question of MCP server rooms:\n  Who is the room for?\nAnswer with approve --input JSON, fitting:\n  {\n    "type": "object",',
+    );
+    expect(approvalText(pending, now)).not.toContain('Question of');
+  });
 });
 
 describe('decisionText', () => {

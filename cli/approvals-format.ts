@@ -110,6 +110,14 @@ export function approvalText(approval: ApprovalRecordJson, now: Date): string {
   const width = Math.max(...shown.map(([label]) => label.length)) + 1;
   const lines = shown.map(([label, value]) => `${`${label}:`.padEnd(width)} ${value}`);
   lines.push('Arguments:', indented(approval.tool_args));
+  // An MCP server's question: what it asks, and the shape of the answer (`approve --input`).
+  if (approval.input_request) {
+    lines.push(
+      `Question of MCP server ${approval.input_request.server}:`,
+      ...approval.input_request.questions.map((question) => `  ${question}`),
+    );
+    lines.push('Answer with approve --input JSON, fitting:', indented(approval.input_request.requested_schema));
+  }
   if (approval.edited_args) lines.push('Ran with edited arguments:', indented(approval.edited_args));
   return `${lines.join('\n')}\n`;
 }

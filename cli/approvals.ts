@@ -21,6 +21,9 @@ Options:
   --conversation ID only the approvals of this conversation
   --limit N         approvals per page, 1 to 500 (default 50); --cursor C reads the next page
   --arguments JSON  approve only: a JSON object, checked against the tool's input schema
+  --input JSON      approve only, for an approval that asks for input (an MCP server's
+                    question, see show): the answer, a JSON object checked against the schema
+                    the server asked for; reject declines the question
   --reason TEXT     why, stored with the decision (at most 2,000 characters)
   --json            print the agent's JSON answer instead of text
   -h, --help        this help
@@ -50,6 +53,7 @@ const OPTIONS = {
   limit: { type: 'string' },
   cursor: { type: 'string' },
   arguments: { type: 'string' },
+  input: { type: 'string' },
   reason: { type: 'string' },
   json: { type: 'boolean', default: false },
   help: { type: 'boolean', short: 'h', default: false },
@@ -71,7 +75,7 @@ function agentUrl(values: Values, env: NodeJS.ProcessEnv): string {
 }
 
 function onlyWith(values: Values, allowed: (keyof Values)[], command: string): void {
-  const given = (['status', 'conversation', 'limit', 'cursor', 'arguments', 'reason'] as const).filter(
+  const given = (['status', 'conversation', 'limit', 'cursor', 'arguments', 'input', 'reason'] as const).filter(
     (name) => values[name] !== undefined && !allowed.includes(name),
   );
   if (given.length > 0) throw new UsageError(`${command} does not take --${given[0]}`);
@@ -96,16 +100,17 @@ function limitOf(limit: string | undefined): number | undefined {
   return Number(limit);
 }
 
-function editedArguments(text: string | undefined): Record<string, unknown> | undefined {
+/** The JSON object an option gives (--arguments, --input), if given. */
+function jsonObjectOption(text: string | undefined, option: string): Record<string, unknown> | undefined {
   if (text === undefined) return undefined;
   let parsed: unknown;
   try {
     parsed = JSON.parse(text);
   } catch (error) {
-    throw new UsageError(`--arguments must be JSON: ${error instanceof Error ? error.message : String(error)}`);
+    throw new UsageError(`${option} must be JSON: ${error instanceof Error ? error.message : String(error)}`);
   }
   if (typeof parsed !== 'object' || parsed === null || Array.isArray(parsed))
-    throw new UsageError('--arguments must be a JSON object, e.g. \'{"name": "x"}\'');
+    throw new UsageError(`${option} must be a JSON object, e.g. '{"name": "x"}'`);
   return parsed as Record<string, unknown>;
 }
 
@@ -147,13 +152,15 @@ async function run(api: ApprovalsApi, command: string, positionals: string[], va
     case 'approve':
     case 'reject': {
       const approved = command === 'approve';
-      onlyWith(values, approved ? ['arguments', 'reason'] : ['reason'], command);
+      onlyWith(values, approved ? ['arguments', 'input', 'reason'] : ['reason'], command);
       const uuid = oneUuid(positionals, command);
-      const edited = editedArguments(values.arguments);
+      const edited = jsonObjectOption(values.arguments, '--arguments');
+      const input = jsonObjectOption(values.input, '--input');
       const body: DecisionBody = {
         approved,
         ...(values.reason !== undefined && { reason: values.reason }),
         ...(edited && { arguments: edited }),
+        ...(input && { input }),
       };
       const reply = await api.decide(uuid, body);
       print(reply, () => decisionText(uuid, approved, reply));

@@ -6,8 +6,9 @@
 export const APPROVALS_USAGE = `  approvals list [--status S] [--conversation ID] [--limit N] [--cursor C]
                                           approvals of a running agent (default: pending ones)
   approvals show UUID                     one approval: its call, arguments and decision
-  approvals approve UUID [--arguments JSON] [--reason TEXT]
-                                          approve; --arguments runs the call with these instead
+  approvals approve UUID [--arguments JSON | --input JSON] [--reason TEXT]
+                                          approve; --arguments runs the call with these instead,
+                                          --input answers an MCP server's question
   approvals reject UUID [--reason TEXT]   reject; the reason is told to the model`;
 
 /** Says what went wrong on stderr and exits (2: bad usage or configuration). */

@@ -24,6 +24,24 @@ const pending = [approval('u1'), approval('u2')];
 const message = (text: string, data: Record<string, unknown>[] = []): InboundMessage => ({ text, data });
 
 describe('interpretAnswer', () => {
+  it("takes a data part as the answer to an MCP server's question, {approved: false} or a rejection word as declining it", () => {
+    expect(interpretAnswer(pending, message('', [{ name: 'Ada' }]), true)).toEqual({
+      kind: 'decision',
+      uuid: 'u1',
+      decision: 'approved',
+      input: { name: 'Ada' },
+    });
+    expect(interpretAnswer(pending, message('', [{ approved: false, reason: 'not now' }]), true)).toEqual({
+      kind: 'decision',
+      uuid: 'u1',
+      decision: 'rejected',
+      reason: 'not now',
+    });
+    expect(interpretAnswer(pending, message('no'), true)).toEqual({ kind: 'decision', uuid: 'u1', decision: 'rejected' });
+    // A yes in words says nothing the server asked for.
+    expect(interpretAnswer(pending, message('yes'), true)).toEqual({ kind: 'unclear', text: 'yes', question: true });
+  });
+
   it.each(['yes', 'Y', ' approve ', 'APPROVED', 'ok', 'confirm', 'true'])('"%s" approves the first approval', (text) => {
     expect(interpretAnswer(pending, message(text))).toEqual({ kind: 'decision', uuid: 'u1', decision: 'approved' });
   });

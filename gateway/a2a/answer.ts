@@ -10,9 +10,16 @@ import { isWaiting, pendingApprovals } from './task.js';
  * decides (with `"approval_uuid"` it picks one of several pending approvals, with `"reason"`
  * it gives the human's reason), else the text, when it is one of the approval words
  * (a text answer carries no reason: the word is the whole answer); anything else is no answer
- * at all. Pure.
+ * at all.
+ *
+ * A task whose first pending approval is an MCP server's question (an approval of kind
+ * `input`) asked for data: a data part is the answer (the orchestrator checks it against the
+ * schema the server requested), unless it is `{"approved": false}`, which declines as a
+ * rejection word does; a text that is not a rejection is no answer. Pure.
  */
-export type ApprovalAnswer = { kind: 'decision'; uuid: string; decision: Decision; reason?: string } | { kind: 'unclear'; text: string };
+export type ApprovalAnswer =
+  | { kind: 'decision'; uuid: string; decision: Decision; reason?: string; input?: Record<string, unknown> }
+  | { kind: 'unclear'; text: string; question?: true };
 
 /** The data part's "reason"; -32602 when it is not a string of at most 2,000 characters. */
 function reasonOf(data: Record<string, unknown>): { reason?: string } {
@@ -27,10 +34,26 @@ function decisionOf(value: unknown): Decision | undefined {
   return typeof value === 'string' ? decisionFromWord(value) : undefined;
 }
 
-/** `pending` is the task's pending approvals, oldest first, at least one. */
-export function interpretAnswer(pending: readonly PendingApproval[], message: InboundMessage): ApprovalAnswer {
+/** The answer to a question: the first data part (or its decline), else a rejection word; anything else is no answer. */
+function answerToQuestion(question: PendingApproval, message: InboundMessage): ApprovalAnswer {
+  const data = message.data[0];
+  if (data) {
+    if (data.approved === false) return { kind: 'decision', uuid: question.uuid, decision: 'rejected', ...reasonOf(data) };
+    return { kind: 'decision', uuid: question.uuid, decision: 'approved', input: data };
+  }
+  return decisionFromWord(message.text) === 'rejected'
+    ? { kind: 'decision', uuid: question.uuid, decision: 'rejected' }
+    : { kind: 'unclear', text: message.text, question: true };
+}
+
+/**
+ * `pending` is the task's pending approvals, oldest first, at least one; `asksForInput`, whether
+ * the first of them is an MCP server's question.
+ */
+export function interpretAnswer(pending: readonly PendingApproval[], message: InboundMessage, asksForInput = false): ApprovalAnswer {
   const first = pending[0];
   if (!first) return { kind: 'unclear', text: message.text };
+  if (asksForInput) return answerToQuestion(first, message);
   for (const data of message.data) {
     const decision = decisionOf(data.approved);
     if (!decision) continue;
@@ -53,8 +76,8 @@ export type Continuation = ApprovalAnswer | { kind: 'message'; text: string };
  * A waiting task takes the message as an answer to its approval; any other task takes it as
  * the next message of the conversation, which then needs some text.
  */
-export function planContinuation(conversation: Conversation, message: InboundMessage): Continuation {
-  if (isWaiting(conversation)) return interpretAnswer(pendingApprovals(conversation), message);
+export function planContinuation(conversation: Conversation, message: InboundMessage, asksForInput = false): Continuation {
+  if (isWaiting(conversation)) return interpretAnswer(pendingApprovals(conversation), message, asksForInput);
   if (message.text.trim() === '') {
     throw invalidParams(
       `message.parts: task ${conversation.id} is not waiting for an approval, so the message needs a text part with some text`,

@@ -15,7 +15,10 @@ export interface TaskBackend {
   createConversation(message: string | undefined, origin: A2aOrigin): Promise<{ conversation: Conversation; result?: TurnResult }>;
   getConversation(id: string): Promise<Conversation>;
   sendMessage(conversationId: string, message: string): Promise<Turn>;
-  resolveApproval(uuid: string, decision: Decision, reason?: string): Promise<ApprovalOutcome>;
+  /** `input`: approving an MCP server's question, the answer. */
+  resolveApproval(uuid: string, decision: Decision, reason?: string, input?: Record<string, unknown>): Promise<ApprovalOutcome>;
+  /** Whether a pending approval is an MCP server's question (an approval of kind `input`). */
+  asksForInput(uuid: string): Promise<boolean>;
   listTools(): Promise<Tool[]>;
   /** A page of the caller's conversations (summaries, newest first), as the ownership guard lists them. */
   listConversations(page: PageRequest): Promise<{ conversations: Conversation[]; summary?: ConversationSummary; nextCursor?: string }>;
@@ -31,7 +34,9 @@ export function taskBackend(agent: Agent, feed: Pick<EventFeed, 'watch'>): TaskB
     },
     getConversation: (id) => agent.getConversation(id),
     sendMessage: (conversationId, message) => agent.sendMessage(conversationId, message),
-    resolveApproval: (uuid, decision, reason) => agent.resolveApproval(uuid, decision, { decider: currentDecider('a2a'), reason }),
+    resolveApproval: (uuid, decision, reason, input) =>
+      agent.resolveApproval(uuid, decision, { decider: currentDecider('a2a'), reason, ...(input && { input }) }),
+    asksForInput: async (uuid) => (await agent.getApproval(uuid)).input !== undefined,
     listTools: () => agent.listTools(),
     async listConversations(page) {
       const { conversations, summary, nextCursor } = await agent.listConversations(page);

@@ -152,6 +152,10 @@ class FakeMesh implements TaskBackend {
     return { conversation: this.snapshot(conversation), result };
   }
 
+  async asksForInput(): Promise<boolean> {
+    return false;
+  }
+
   async resolveApproval(uuid: string, decision: Decision): Promise<ApprovalOutcome> {
     this.note(`resolve:${decision}`);
     const conversation = [...this.conversations.values()].find((candidate) =>

@@ -51,6 +51,9 @@ export type TaskEvent =
   | { kind: 'status'; task: TaskSnapshot; final: boolean }
   | { kind: 'artifact'; task: TaskSnapshot };
 
+const QUESTION_HINT =
+  'Send the answer as a data part: a JSON object that fits the schema the server requested (see GET /approvals/<uuid>); reply "reject" (or send {"approved": false}) to decline.';
+
 const UNCLEAR_ANSWER_HINT =
   'Reply "approve" or "reject" (also: yes/no, ok/cancel), or send a data part {"approved": true|false}; {"approval_uuid": "<uuid>"} beside it picks one approval.';
 
@@ -147,8 +150,12 @@ export function canceledTask(conversation: Conversation, contextId: string, text
 }
 
 /** An answer that is neither yes nor no: the task still waits, and the status says what it expects. */
-export function unclearAnswerTask(conversation: Conversation, contextId: string, answer: string): TaskSnapshot {
+export function unclearAnswerTask(conversation: Conversation, contextId: string, answer: string, question = false): TaskSnapshot {
   const waiting = inputRequired(conversation, contextId, undefined);
+  if (question) {
+    const heard = answer.trim() === '' ? 'The message did not answer the question.' : `"${answer.trim()}" does not answer the question.`;
+    return { ...waiting, statusText: `${waiting.statusText}\n${heard} ${QUESTION_HINT}` };
+  }
   const heard =
     answer.trim() === '' ? 'The message did not say whether to approve.' : `"${answer.trim()}" is neither an approval nor a rejection.`;
   return { ...waiting, statusText: `${waiting.statusText}\n${heard} ${UNCLEAR_ANSWER_HINT}` };

@@ -141,7 +141,7 @@ export class TaskService {
       const conversation = await this.load(message.taskId);
       const contextId = checkedContextId(conversation, message.contextId, dialect);
       checkOpen(conversation, contextId, dialect);
-      const plan = planContinuation(conversation, message);
+      const plan = await this.planOf(conversation, message);
       await this.registerPush(conversation.id, message.pushConfig, dialect);
       if (message.returnImmediately && plan.kind !== 'unclear') {
         // Refused now rather than failing unseen after the answer (one turn at a time).
@@ -260,7 +260,7 @@ export class TaskService {
       const conversation = await this.load(message.taskId);
       const contextId = checkedContextId(conversation, message.contextId, dialect);
       checkOpen(conversation, contextId, dialect);
-      const plan = planContinuation(conversation, message);
+      const plan = await this.planOf(conversation, message);
       await this.registerPush(conversation.id, message.pushConfig, dialect);
       async function* continuation(): AsyncGenerator<TaskEvent> {
         const working = taskInProgress(conversation, contextId, 'working');
@@ -449,22 +449,35 @@ export class TaskService {
     }
   }
 
+  /** What a message to an existing task asks for; a waiting task's question (kind `input`) is answered with data. */
+  private async planOf(conversation: Conversation, message: InboundMessage): Promise<Continuation> {
+    const first = pendingApprovals(conversation)[0];
+    const asksForInput = first !== undefined && isWaiting(conversation) && (await this.backend.asksForInput(first.uuid));
+    return planContinuation(conversation, message, asksForInput);
+  }
+
   private async carryOut(conversation: Conversation, plan: Continuation, contextId: string): Promise<Outcome> {
     switch (plan.kind) {
       case 'unclear':
         // Nothing is sent to the orchestrator: the task waits as it did.
-        return { task: unclearAnswerTask(conversation, contextId, plan.text), conversation };
+        return { task: unclearAnswerTask(conversation, contextId, plan.text, plan.question === true), conversation };
       case 'message': {
         const turn = await this.backend.sendMessage(conversation.id, plan.text);
         return { task: taskAfterTurn(turn.conversation, turn.result, contextId), conversation: turn.conversation };
       }
       case 'decision':
-        return this.decide(plan.uuid, plan.decision, contextId, plan.reason);
+        return this.decide(plan.uuid, plan.decision, contextId, plan.reason, plan.input);
     }
   }
 
-  private async decide(uuid: string, decision: Decision, contextId: string, reason?: string): Promise<Outcome> {
-    const outcome = await this.backend.resolveApproval(uuid, decision, reason);
+  private async decide(
+    uuid: string,
+    decision: Decision,
+    contextId: string,
+    reason?: string,
+    input?: Record<string, unknown>,
+  ): Promise<Outcome> {
+    const outcome = await this.backend.resolveApproval(uuid, decision, reason, input);
     if (outcome.decided) {
       // After a rejection the model may go on and stop again for another call: then it waits.
       if (decision === 'rejected' && !outcome.result.waitingApproval)

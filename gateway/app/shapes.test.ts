@@ -20,6 +20,7 @@ import {
   toolJson,
   turnResultJson,
 } from './shapes.js';
+import { modelFailureText, toolsFailureText } from '../../services/common/turn-failure.js';
 
 const created = new Date('2025-01-15T10:02:03.000Z');
 const updated = new Date('2025-01-15T10:05:00.000Z');
@@ -284,6 +285,15 @@ describe('messageJson (M)', () => {
     expect(json.tool_call).toEqual({ name: 'list', arguments: {}, result: '', is_error: false });
     expect(Object.keys(json)).toEqual(['id', 'role', 'content', 'tool_call', 'created_at']);
   });
+
+  it('marks an assistant answer that says the turn could not go on as an error, and nothing else', () => {
+    const assistant = (content: string, role = MessageRole.MESSAGE_ROLE_ASSISTANT) =>
+      messageJson({ id: 'm4', role, content, createdAt: created, seq: 4 });
+    expect(assistant(modelFailureText('provider', 'no API key for gemini')).is_error).toBe(true);
+    expect(assistant(toolsFailureText('the tool broker is unreachable')).is_error).toBe(true);
+    expect(assistant('The model could not answer that, sorry.')).not.toHaveProperty('is_error');
+    expect(assistant(modelFailureText('provider', 'x'), MessageRole.MESSAGE_ROLE_USER)).not.toHaveProperty('is_error');
+  });
 });
 
 describe('pendingApprovalJson (P)', () => {
@@ -467,6 +477,15 @@ describe('turnResultJson (R)', () => {
       response: 'needs approval',
       waiting_approval: true,
       approval: pendingApprovalJson(approval),
+    });
+  });
+
+  it('says is_error when the turn could not go on', () => {
+    const failed = modelFailureText('transient', 'model gemini-2.5-flash is unavailable (HTTP 503)');
+    expect(turnResultJson({ response: failed, waitingApproval: false })).toEqual({
+      response: failed,
+      waiting_approval: false,
+      is_error: true,
     });
   });
 });

@@ -13,6 +13,7 @@ import type { PipelinePauseView, PipelineView, TurnResult } from '../../gen/ts/a
 import type { Tool, ToolServer } from '../../gen/ts/asg/tools/v1/tools.js';
 import { timeoutActionName, type TimeoutActionName } from '../../services/common/approval-resource.js';
 import { jsonObjectOf } from '../../services/common/json-value.js';
+import { isTurnFailureText } from '../../services/common/turn-failure.js';
 export { approvalRecordJson, type ApprovalRecordJson } from '../../services/common/approval-resource.js';
 
 /**
@@ -51,6 +52,8 @@ export interface MessageJson {
   tool_call?: ToolCallJson;
   usage?: UsageJson;
   node?: string;
+  /** An assistant answer that says the turn could not go on (the model or the tools failed): shown as an error, with a retry. */
+  is_error?: true;
   created_at: string;
 }
 
@@ -166,6 +169,8 @@ export interface TurnResultJson {
   response: string;
   waiting_approval: boolean;
   approval?: PendingApprovalJson;
+  /** The turn could not go on (the model or the tools failed); `response` says why. */
+  is_error?: true;
 }
 
 export interface ConversationSummaryJson {
@@ -256,6 +261,10 @@ function usageJson(usage: TokenUsage | undefined): UsageJson {
 }
 
 // Objects are built in the documented key order, so responses read the way the docs show them.
+function isTurnFailure(message: Message): boolean {
+  return message.role === MessageRole.MESSAGE_ROLE_ASSISTANT && !message.toolCall && isTurnFailureText(message.content);
+}
+
 export function messageJson(message: Message): MessageJson {
   return {
     id: message.id,
@@ -264,6 +273,7 @@ export function messageJson(message: Message): MessageJson {
     ...(message.toolCall && { tool_call: toolCallJson(message.toolCall) }),
     ...(message.usage && { usage: usageJson(message.usage) }),
     ...(message.node && { node: message.node }),
+    ...(isTurnFailure(message) && { is_error: true as const }),
     created_at: isoTime(message.createdAt),
   };
 }
@@ -382,6 +392,7 @@ export function turnResultJson(result: TurnResult): TurnResultJson {
     response: result.response,
     waiting_approval: result.waitingApproval,
     ...(result.approval && { approval: pendingApprovalJson(result.approval) }),
+    ...(!result.waitingApproval && isTurnFailureText(result.response) && { is_error: true as const }),
   };
 }
 

@@ -53,6 +53,10 @@ const message = z
     tool_call: toolCall.optional(),
     usage: usage.optional().meta({ description: 'On the first message of each model step.' }),
     node: z.string().optional().meta({ description: 'Orchestrated mode: the agent-tree node that produced it.' }),
+    is_error: z
+      .literal(true)
+      .optional()
+      .meta({ description: 'An assistant answer saying the turn could not go on (the model failed after its retries, or the tools).' }),
     created_at: isoTime,
   })
   .meta({ id: 'Message', description: 'M' });
@@ -202,7 +206,15 @@ const conversationListItem = z
   .meta({ id: 'ConversationSummary', description: 'A conversation in a list: without its messages.' });
 
 const turnResult = z
-  .strictObject({ response: z.string(), waiting_approval: z.boolean(), approval: pendingApproval.optional() })
+  .strictObject({
+    response: z.string(),
+    waiting_approval: z.boolean(),
+    approval: pendingApproval.optional(),
+    is_error: z
+      .literal(true)
+      .optional()
+      .meta({ description: 'The turn could not go on (the model failed after its retries, or the tools): `response` says why.' }),
+  })
   .meta({ id: 'TurnResult', description: 'R: what a turn came to.' });
 
 const tool = z

@@ -46,7 +46,9 @@ export const sendInput = z.strictObject({ conversationId: id, message });
 /**
  * `reason`: as REST's, a string of at most 2,000 characters. `arguments`:
  * approving only, the arguments to run the call with; the orchestrator checks them against the
- * tool's input schema (BAD_REQUEST when they do not fit).
+ * tool's input schema (BAD_REQUEST when they do not fit). `input`: approving an approval of
+ * kind `input` only, the answer to the MCP server's question, checked against the schema the
+ * server requested (BAD_REQUEST when it does not fit); rejecting declines the question.
  */
 export const resolveInput = z
   .strictObject({
@@ -54,10 +56,15 @@ export const resolveInput = z
     approved: z.boolean(),
     reason: z.string().max(MAX_REASON_LENGTH, `must be at most ${MAX_REASON_LENGTH} characters`).optional(),
     arguments: z.record(z.string(), z.unknown()).optional(),
+    input: z.record(z.string(), z.unknown()).optional(),
   })
   .refine((input) => input.arguments === undefined || input.approved, {
     message: 'arguments are only taken with an approval: a rejected call does not run',
     path: ['arguments'],
+  })
+  .refine((input) => input.input === undefined || input.approved, {
+    message: 'input is only taken with an approval: a rejection declines the question',
+    path: ['input'],
   });
 
 /** REST's `GET /approvals` filters: statuses (none: every status), one conversation, a page. */

@@ -273,6 +273,16 @@ describe('queries and mutations', () => {
     const withRejection = await trpcError(client.approvals.resolve.mutate({ uuid: 'u3', approved: false, arguments: { name: 'x' } }));
     expect(withRejection.data?.code).toBe('BAD_REQUEST');
     expect(withRejection.message).toBe('arguments: arguments are only taken with an approval: a rejected call does not run');
+    // The answer to an MCP server's question travels as `input`, with an approval only.
+    await client.approvals.resolve.mutate({ uuid: 'u4', approved: true, input: { name: 'Ada' } });
+    expect(decisions.at(-1)).toEqual({
+      uuid: 'u4',
+      decision: 'approved',
+      decider: { principal: 'anonymous', via: 'web' },
+      input: { name: 'Ada' },
+    });
+    const declinedWithInput = await trpcError(client.approvals.resolve.mutate({ uuid: 'u5', approved: false, input: { name: 'x' } }));
+    expect(declinedWithInput.message).toBe('input: input is only taken with an approval: a rejection declines the question');
     const badStatus = await trpcError(client.approvals.list.query({ status: ['waiting' as 'pending'] }));
     expect(badStatus.data?.code).toBe('BAD_REQUEST');
   });

@@ -103,13 +103,17 @@ export function createAppRouter({ agent, feed }: AppRouterDependencies) {
         const record = await agent.getApproval(input.uuid);
         return approvalRecordJson(record.approval, record.input);
       }),
-      /** 409 (CONFLICT) for an approval decided earlier; its `data.conflict` has REST's decision and approval. */
+      /**
+       * 409 (CONFLICT) for an approval decided earlier; its `data.conflict` has REST's decision and approval.
+       * An approval of kind `input` is approved with `input`, the answer to the MCP server's question.
+       */
       resolve: conversationProcedure.input(resolveInput).mutation(async ({ input }): Promise<ConversationReply> => {
         const reason = givenReason(input.reason);
         const details = {
           decider: currentDecider('web'),
           ...(reason !== undefined && { reason }),
           ...(input.arguments && { arguments: input.arguments }),
+          ...(input.input && { input: input.input }),
         };
         const reply = approvalReply(input.uuid, await agent.resolveApproval(input.uuid, input.approved ? 'approved' : 'rejected', details));
         if (reply.status === 409) throw new ApprovalConflict(reply.body as ApprovalConflictReply);

@@ -287,6 +287,9 @@ describe('a missing API key', () => {
       const created = await post(`${keyless.url}/conversations`, { message: 'list resources' });
       expect(created.status).toBe(201);
       expect(created.body.result.response).toMatch(/^The model could not answer \(provider error\): GEMINI_API_KEY is not set/);
+      // An error, not an answer: the result and the stored message say so.
+      expect(created.body.result.is_error).toBe(true);
+      expect(created.body.conversation.messages.at(-1)).toMatchObject({ role: 'assistant', is_error: true });
       expect(model.requests.length).toBe(before);
     } finally {
       await keyless.stop();

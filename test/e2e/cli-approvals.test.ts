@@ -6,10 +6,10 @@
  * not there. With `auth` configured it signs its calls with --token or ASG_TOKEN: 401 without
  * one, 403 for a chat-only token, and a decision by alice is recorded as her token's (token:alice).
  */
-import { spawn } from 'node:child_process';
 import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { ASG, REPO_ROOT, startAgent, type AgentProcess } from '../support/agent-process.js';
+import { startAgent, type AgentProcess } from '../support/agent-process.js';
+import { runAsg as asg } from '../support/asg-cli.js';
 import { tokenAuth } from '../support/token-auth.js';
 import { get, post } from '../support/http.js';
 import { resourceNames, resourceValues } from '../support/resources-db.js';
@@ -28,36 +28,6 @@ afterAll(async () => {
   await agent?.stop();
   await model?.close();
 });
-
-interface CliRun {
-  code: number | null;
-  stdout: string;
-  stderr: string;
-}
-
-/**
- * Runs bin/asg asynchronously: the scripted model answers from this process, so a blocking
- * spawnSync would stall the very turn the CLI waits for.
- */
-function asg(args: string[], env: Record<string, string> = {}): Promise<CliRun> {
-  return new Promise((resolve, reject) => {
-    const child = spawn(process.execPath, [ASG, ...args], {
-      cwd: REPO_ROOT,
-      env: { ...process.env, ASG_URL: '', ASG_TOKEN: '', ...env },
-      stdio: ['ignore', 'pipe', 'pipe'],
-    });
-    let stdout = '';
-    let stderr = '';
-    child.stdout.setEncoding('utf8').on('data', (chunk: string) => (stdout += chunk));
-    child.stderr.setEncoding('utf8').on('data', (chunk: string) => (stderr += chunk));
-    const timer = setTimeout(() => child.kill('SIGKILL'), 60_000);
-    child.on('error', reject);
-    child.on('close', (code) => {
-      clearTimeout(timer);
-      resolve({ code, stdout, stderr });
-    });
-  });
-}
 
 /** A conversation that waits for the approval of `resources_add name value`; its approval's uuid. */
 async function waitingFor(name: string, value: number): Promise<{ conversationId: string; uuid: string }> {
@@ -173,6 +143,8 @@ describe('asg approvals against a running agent', () => {
       ['show', 'a', 'b'],
       ['approve', 'x', '--arguments', 'not json'],
       ['reject', 'x', '--arguments', '{}'],
+      ['reject', 'x', '--input', '{}'],
+      ['approve', 'x', '--input', '["Ada"]'],
       ['list', '--limit', '0'],
       ['list', '--url', 'ftp://x'],
       ['frobnicate'],
@@ -185,7 +157,7 @@ describe('asg approvals against a running agent', () => {
     const help = await asg(['approvals', '--help']);
     expect(help.code).toBe(0);
     expect(help.stdout).toContain('Exit codes:');
-    expect((await asg(['--help'])).stdout).toContain('approvals approve UUID [--arguments JSON] [--reason TEXT]');
+    expect((await asg(['--help'])).stdout).toContain('approvals approve UUID [--arguments JSON | --input JSON] [--reason TEXT]');
   });
 });
 

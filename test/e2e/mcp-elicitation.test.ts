@@ -4,12 +4,15 @@
  * pending approval that names its question; the human's answer through POST /approvals/:uuid
  * reaches the server once and the model reads the tool's result; a rejection declines the
  * question (the server's decline path runs) and the model is told; a second decision is 409;
- * a restart while the question waits loses nothing.
+ * a restart while the question waits loses nothing. `asg approvals` shows the question and
+ * answers it with --input; A2A answers it with a data part in the next message of the
+ * input-required task (a rejection word, or {"approved": false}, declines).
  * book_room has no annotations, so `approval: never` makes the question the call's only stop.
  */
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { ROOM_QUESTION, startElicitingServer, type ElicitingServer } from '../fixtures/eliciting-mcp-server.js';
 import { startAgent, tempDir, type AgentProcess } from '../support/agent-process.js';
+import { runAsg } from '../support/asg-cli.js';
 import { get, post } from '../support/http.js';
 import { startScriptedModel, type ModelRequest, type ScriptedModelServer } from '../support/scripted-model.js';
 import { until } from '../support/until.js';
@@ -156,4 +159,75 @@ describe("an MCP server's question becomes a pending approval", () => {
       await second?.stop();
     }
   }, 60_000);
+});
+
+describe('the question answered through the CLI and A2A, as through REST', () => {
+  it('asg approvals shows the question and answers it with --input; an answer that does not fit is refused (2)', async () => {
+    const { uuid } = await askFor('E5');
+    const shown = await runAsg(['approvals', 'show', uuid, '--url', agent.url]);
+    expect(shown.code).toBe(0);
+    expect(shown.stdout).toContain('Question of MCP server rooms:\n  Who is the room for?');
+    expect(shown.stdout).toContain('Answer with approve --input JSON, fitting:');
+
+    const misfit = await runAsg(['approvals', 'approve', uuid, '--url', agent.url, '--input', '{"name": 7}']);
+    expect(misfit.code).toBe(2);
+    expect(misfit.stderr).toMatch(/input\/name must be string/);
+    const answered = await runAsg(['approvals', 'approve', uuid, '--url', agent.url, '--input', '{"name": "Eve"}']);
+    expect(answered.code, answered.stderr).toBe(0);
+    expect(rooms.bookings).toContain('E5:Eve');
+    const decided = await get(`${agent.url}/approvals/${uuid}`);
+    expect(decided.body).toMatchObject({ status: 'approved', via: 'cli', edited_args: { name: 'Eve' } });
+  });
+
+  /** An A2A v0.3 `message/send`; `taskId` continues a task. */
+  async function a2aSend(parts: Record<string, unknown>[], taskId?: string) {
+    const response = await post(`${agent.url}/a2a`, {
+      jsonrpc: '2.0',
+      id: 1,
+      method: 'message/send',
+      params: { message: { kind: 'message', messageId: crypto.randomUUID(), role: 'user', parts, ...(taskId && { taskId }) } },
+    });
+    expect(response.status).toBe(200);
+    expect(response.body.error).toBeUndefined();
+    return response.body.result;
+  }
+
+  it('A2A: the input-required task is answered by the next message with the data; words do not answer it', async () => {
+    const task = await a2aSend([{ kind: 'text', text: 'book room F6' }]);
+    expect(task.status.state).toBe('input-required');
+    const unclear = await a2aSend([{ kind: 'text', text: 'yes' }], task.id);
+    expect(unclear.status.state).toBe('input-required');
+    expect(JSON.stringify(unclear.status.message)).toContain('does not answer the question');
+    expect(rooms.bookings.some((booking) => booking.startsWith('F6:'))).toBe(false);
+
+    const refused = await post(`${agent.url}/a2a`, {
+      jsonrpc: '2.0',
+      id: 2,
+      method: 'message/send',
+      params: {
+        message: {
+          kind: 'message',
+          messageId: crypto.randomUUID(),
+          role: 'user',
+          parts: [{ kind: 'data', data: { name: 7 } }],
+          taskId: task.id,
+        },
+      },
+    });
+    expect(refused.body.error).toMatchObject({ code: -32602 });
+    expect(refused.body.error.message).toMatch(/input\/name must be string/);
+
+    const done = await a2aSend([{ kind: 'data', data: { name: 'Fay' } }], task.id);
+    expect(done.status.state).toBe('completed');
+    expect(JSON.stringify(done.artifacts)).toContain('tool said: room F6 booked for Fay');
+    expect(rooms.bookings).toContain('F6:Fay');
+  });
+
+  it('A2A: a rejection word declines the question; the server hears the decline and books nothing', async () => {
+    const task = await a2aSend([{ kind: 'text', text: 'book room G7' }]);
+    expect(task.status.state).toBe('input-required');
+    const declined = await a2aSend([{ kind: 'text', text: 'no' }], task.id);
+    expect(declined.status.state).toBe('canceled');
+    expect(rooms.bookings.some((booking) => booking.startsWith('G7:'))).toBe(false);
+  });
 });

@@ -2,7 +2,7 @@
  * Approvals in the web chat, in a real browser against a real agent with a scripted model: the
  * approval card shows a call's arguments once and lets them be edited before approving (the
  * tool receives the edited ones; text that is not a JSON object cannot be approved), the
- * decision's trace appears under the call ("approved by anonymous · just now", with the reason),
+ * decision's trace appears under the call ("approved by anonymous via web · just now", with the reason),
  * and the approvals page lists the pending approvals of every conversation, live, and the
  * decisions made. Against an agent with `auth`, the chat signs in with a token (kept in the
  * tab's session storage), shows who is signed in, streams live with it, and a decision is
@@ -99,7 +99,7 @@ describe('the approval card', () => {
     // The trace under the call.
     const trace = chat(page).locator(`[data-testid="decision-trace"][data-uuid="${uuid}"]`);
     await expect.poll(() => trace.count(), { timeout: 15_000 }).toBe(1);
-    expect(await trace.locator('.decision-text').textContent()).toMatch(/^approved by anonymous · (just now|\d+ (s|min) ago)$/);
+    expect(await trace.locator('.decision-text').textContent()).toMatch(/^approved by anonymous via web · (just now|\d+ (s|min) ago)$/);
     expect(await trace.locator('.decision-reason').textContent()).toBe(': “the value was off by ten”');
     await trace.locator('.decision-edited summary').click();
     expect(JSON.parse((await trace.locator('.decision-edited pre').textContent())!)).toEqual({ name: 'edit-1', value: 55 });
@@ -140,7 +140,9 @@ describe('the approval card', () => {
     await card.getByTestId('reject-reason').fill('not this one');
     await card.getByRole('button', { name: 'Reject' }).click();
     const trace = chat(page).locator(`[data-testid="decision-trace"][data-uuid="${rejected}"]`);
-    await expect.poll(() => trace.locator('.decision-text').textContent(), { timeout: 30_000 }).toMatch(/^rejected by anonymous · /);
+    await expect
+      .poll(() => trace.locator('.decision-text').textContent(), { timeout: 30_000 })
+      .toMatch(/^rejected by anonymous via web · /);
     expect(await trace.getAttribute('data-outcome')).toBe('rejected');
     expect(await trace.locator('.decision-reason').textContent()).toBe(': “not this one”');
     expect(resourceNames(resourcesDb())).not.toContain('edit-3');
@@ -187,12 +189,12 @@ describe('the approvals page', () => {
     const rejected = itemOf(first.conversationId);
     await expect
       .poll(() => rejected.getByTestId('decision-trace').locator('.decision-text').textContent(), { timeout: 15_000 })
-      .toMatch(/^rejected by anonymous · /);
+      .toMatch(/^rejected by anonymous via web · /);
     expect(await rejected.locator('.decision-reason').textContent()).toBe(': “page says no”');
     await list.getByRole('button', { name: 'Approved' }).click();
     await expect
       .poll(() => itemOf(second.conversationId).getByTestId('decision-trace').locator('.decision-text').textContent(), { timeout: 15_000 })
-      .toMatch(/^approved by anonymous · /);
+      .toMatch(/^approved by anonymous via rest · /);
     expect(await itemOf(second.conversationId).textContent()).toContain('(done)');
 
     // An item opens its conversation.
@@ -224,6 +226,12 @@ describe('signed in with a token', () => {
     await page.goto(secured.url);
     const identity = page.getByTestId('identity');
     await expect.poll(() => identity.getAttribute('data-state'), { timeout: 10_000 }).toBe('signed-out');
+    // Before sign-in: a prompt in words a person understands, nothing of the API's wording.
+    expect(await page.getByTestId('sign-in-prompt').getByRole('heading').textContent()).toBe('Sign in to use this agent');
+    const before = (await page.locator('body').textContent()) ?? '';
+    for (const apiWording of ['Authorization', 'Bearer', 'authentication required', 'Unknown error'])
+      expect(before).not.toContain(apiWording);
+    await saveScreenshot(page, 'signed-out.png');
     const token = identity.getByLabel('API token');
 
     await token.fill('not-a-token');
@@ -247,7 +255,7 @@ describe('signed in with a token', () => {
     const uuid = (await card.getAttribute('data-uuid'))!;
     await card.getByRole('button', { name: /^Approve/ }).click();
     const trace = chat(page).locator(`[data-testid="decision-trace"][data-uuid="${uuid}"] .decision-text`);
-    await expect.poll(() => trace.textContent(), { timeout: 30_000 }).toMatch(/^approved by token:alice · /);
+    await expect.poll(() => trace.textContent(), { timeout: 30_000 }).toMatch(/^approved by token:alice via web · /);
     expect((await get(`${secured.url}/approvals/${uuid}`, { authorization: `Bearer ${TOKENS.alice}` })).body).toMatchObject({
       decided_by: 'token:alice',
       via: 'web',

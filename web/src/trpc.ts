@@ -38,9 +38,16 @@ export const api = createTRPCClient<AppRouter>({
   ],
 });
 
-/** What to show for a failed call: the gateway's own message (REST's wording), or the network's. */
+/**
+ * What to show for a failed call: the gateway's own message (REST's wording), or the
+ * network's; a refusal for want of a token in words for a person, not for an API client.
+ */
 export function errorText(error: unknown): string {
-  if (error instanceof TRPCClientError) return error.message || 'the request failed';
+  if (isUnauthenticated(error)) return 'You are not signed in: sign in with your API token to go on.';
+  if (error instanceof TRPCClientError)
+    return !error.message || error.message === 'Unknown error'
+      ? 'The agent did not answer as expected; try again in a moment.'
+      : error.message;
   if (error instanceof Error) return error.message;
   return String(error);
 }

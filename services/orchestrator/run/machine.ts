@@ -10,6 +10,7 @@ import {
 import type { Tool } from '../../../gen/ts/asg/tools/v1/tools.js';
 import { callHash } from '../../common/call-hash.js';
 import { jsonObjectOf } from '../../common/json-value.js';
+import { modelFailureText, toolsFailureText } from '../../common/turn-failure.js';
 import { describeNodePath } from '../../common/config/tree.js';
 import { a2aTool, a2aToolsOf, A2A_SERVER, proxyDescription } from '../domain/a2a-tools.js';
 import {
@@ -234,7 +235,7 @@ function handle(m: Step, event: RunEvent): void {
       else enter(m, []);
       return;
     case 'toolsFailed': {
-      const text = `The tools are unavailable right now: ${event.error}`;
+      const text = toolsFailureText(event.error);
       return finishRun(m, text, [assistantText(text)]);
     }
     case 'historyLoaded':
@@ -243,7 +244,7 @@ function handle(m: Step, event: RunEvent): void {
       return modelAnswered(m, event.path, event.reply);
     case 'modelFailed': {
       const frame = llmFrame(m, event.path, 'model');
-      if (frame) answerNode(m, event.path, frame, `The model could not answer (${event.category} error): ${event.error}`);
+      if (frame) answerNode(m, event.path, frame, modelFailureText(event.category, event.error));
       return;
     }
     case 'toolFinished':

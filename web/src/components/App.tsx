@@ -6,6 +6,7 @@ import { useApprovals } from '../hooks/use-approvals.js';
 import { useNow } from '../hooks/use-now.js';
 import { usePendingApprovals } from '../hooks/use-pending-approvals.js';
 import { useRoute } from '../hooks/use-route.js';
+import { useWhoami, type WhoamiState } from '../hooks/use-whoami.js';
 import { api, errorText } from '../trpc.js';
 import { ApprovalsPage } from './ApprovalsPage.js';
 import { ChatView, NewChatView } from './ChatView.js';
@@ -20,7 +21,38 @@ const WATCH_WAIT_MS = 3_000;
 /** On a phone one panel shows at a time; wider screens show all three side by side. */
 type PhoneView = 'list' | 'chat' | 'pending';
 
+/**
+ * The chat once the agent knows who the user is (or checks nobody): before that, only a
+ * sign-in prompt in plain words; nothing is read that would be refused.
+ */
 export function App() {
+  const whoami = useWhoami();
+  if (whoami.identity.state === 'signed-out') return <SignedOut whoami={whoami} />;
+  if (whoami.identity.state === 'loading') return <div className="app-loading" aria-busy="true" />;
+  return <Workspace whoami={whoami} />;
+}
+
+function SignedOut({ whoami }: { whoami: WhoamiState }) {
+  return (
+    <div className="app signed-out">
+      <header className="topbar">
+        <h1>
+          <Logo /> <span className="title">Agent Stop and Go</span>
+        </h1>
+        <SignIn whoami={whoami} />
+      </header>
+      <main className="sign-in-prompt" data-testid="sign-in-prompt">
+        <h2>Sign in to use this agent</h2>
+        <p>
+          This agent lets only people it knows see its conversations and decide its approvals. Enter the API token you were given at the top
+          right (whoever runs the agent can give you one).
+        </p>
+      </main>
+    </div>
+  );
+}
+
+function Workspace({ whoami }: { whoami: WhoamiState }) {
   const { route, conversationId, open, openApprovals } = useRoute();
   const { conversations, error: listError, refresh } = useConversations();
   const { chat, loadError, live, replace } = useConversation(conversationId);
@@ -92,7 +124,7 @@ export function App() {
         <h1>
           <Logo /> <span className="title">Agent Stop and Go</span>
         </h1>
-        <SignIn />
+        <SignIn whoami={whoami} />
         <nav className="phone-tabs" aria-label="Views">
           <button type="button" className={view === 'list' ? 'active' : ''} onClick={() => setView('list')}>
             Chats
@@ -101,7 +133,7 @@ export function App() {
             Chat
           </button>
           <button type="button" className={view === 'pending' ? 'active' : ''} onClick={() => setView('pending')}>
-            Pending{pendingCount > 0 && <span className="count">{pendingCount}</span>}
+            Pending{pendingCount > 0 && <span className="count waiting">{pendingCount}</span>}
           </button>
         </nav>
       </header>
@@ -153,7 +185,14 @@ export function App() {
         )}
       </main>
       <aside className="pending">
-        <PendingPanel pending={pending} error={pendingError} now={now} onOpen={openConversation} onDecided={decided} />
+        <PendingPanel
+          pending={pending}
+          error={pendingError}
+          now={now}
+          shownInMain={(id) => route.page === 'approvals' || id === conversationId}
+          onOpen={openConversation}
+          onDecided={decided}
+        />
       </aside>
     </div>
   );

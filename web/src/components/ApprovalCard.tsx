@@ -1,16 +1,26 @@
 import { useMemo, useState } from 'react';
 import type { ConversationJson, PendingApprovalJson } from '../api-types.js';
+import { useInputRequest } from '../hooks/use-input-request.js';
 import { timeAgo } from '../state/decision-trace.js';
 import { descriptionWithoutArguments, formatArguments, readArgumentsEdit } from '../state/edited-arguments.js';
 import { api, errorText } from '../trpc.js';
 import { ErrorNote } from './ErrorNote.js';
+import { InputForm } from './InputForm.js';
+
+function approveLabel(deciding: boolean, answering: boolean, edited: boolean): string {
+  if (answering) return deciding ? 'Sending…' : 'Send answer';
+  if (deciding) return 'Approving…';
+  return edited ? 'Approve edited' : 'Approve';
+}
 
 /**
  * A call that waits for a human: the tool, its arguments — shown once, formatted, and editable
  * before approving (edited arguments are checked against the tool's schema and the
  * call runs with them) — the agent's description, and for a proxy approval the agents it passes
  * through. One Approve and one Reject (with an optional reason) per call. Approving runs the
- * call and the agent goes on — that can take a while, so the card says so.
+ * call and the agent goes on — that can take a while, so the card says so. An MCP server's
+ * question (an approval of kind `input`) shows the question and a form instead of the
+ * arguments: Send answer, or Decline.
  */
 export function ApprovalCard({
   approval,
@@ -30,6 +40,10 @@ export function ApprovalCard({
   const original = useMemo(() => formatArguments(approval.tool_args), [approval.tool_args]);
   const [argumentsText, setArgumentsText] = useState(original);
   const edit = useMemo(() => readArgumentsEdit(argumentsText, approval.tool_args), [argumentsText, approval.tool_args]);
+  // An MCP server's question is answered, not approved: a form instead of the arguments.
+  const inputRequest = useInputRequest(approval.uuid);
+  const [inputAnswer, setInputAnswer] = useState<{ answer: Record<string, unknown> } | { problem: string }>({ problem: '' });
+  const cannotApprove = inputRequest ? 'problem' in inputAnswer : edit.kind === 'invalid';
 
   const decide = async (approved: boolean) => {
     setDeciding(approved ? 'approve' : 'reject');
@@ -41,7 +55,8 @@ export function ApprovalCard({
         approved,
         ...(said && { reason: said }),
         // Sent only when changed: an unchanged call runs as the model asked for it.
-        ...(approved && edit.kind === 'edited' && { arguments: edit.value }),
+        ...(approved && !inputRequest && edit.kind === 'edited' && { arguments: edit.value }),
+        ...(approved && inputRequest && 'answer' in inputAnswer && { input: inputAnswer.answer }),
       });
       onDecided(conversation);
     } catch (failure) {
@@ -90,7 +105,9 @@ export function ApprovalCard({
       aria-label={`Approval for ${approval.tool_name}`}
     >
       <header>
-        <span className="approval-label">{approval.outcome_unknown ? 'Outcome unknown' : 'Approval needed'}</span>
+        <span className="approval-label">
+          {approval.outcome_unknown ? 'Outcome unknown' : inputRequest ? 'Question' : 'Approval needed'}
+        </span>
         <code className="approval-tool">{approval.tool_name}</code>
         {approval.expires_at && (
           <span className="approval-expiry" data-testid="approval-expiry" title={approval.expires_at}>
@@ -104,7 +121,11 @@ export function ApprovalCard({
           again.
         </p>
       )}
-      <p className="approval-description">{descriptionWithoutArguments(approval.description, approval.tool_args)}</p>
+      {inputRequest ? (
+        <InputForm request={inputRequest} disabled={busy} onChange={setInputAnswer} />
+      ) : (
+        <p className="approval-description">{descriptionWithoutArguments(approval.description, approval.tool_args)}</p>
+      )}
       {chain && chain.length > 0 && (
         <p className="approval-chain" data-testid="agent-chain">
           held by{' '}
@@ -117,7 +138,14 @@ export function ApprovalCard({
           ))}
         </p>
       )}
-      {compact ? (
+      {inputRequest ? (
+        'problem' in inputAnswer &&
+        inputAnswer.problem && (
+          <p className="arguments-problem" data-testid="input-problem">
+            {inputAnswer.problem}
+          </p>
+        )
+      ) : compact ? (
         <details className="collapsible approval-arguments">
           <summary>arguments{edit.kind === 'edited' ? ' (edited)' : ''}</summary>
           {editor}
@@ -130,18 +158,18 @@ export function ApprovalCard({
         className="reject-reason-input"
         data-testid="reject-reason"
         aria-label="Reason (optional)"
-        placeholder="Reason (optional), told to the agent"
+        placeholder={inputRequest ? 'Reason for declining (optional)' : 'Reason (optional), told to the agent'}
         maxLength={2000}
         value={reason}
         disabled={busy}
         onChange={(event) => setReason(event.target.value)}
       />
       <div className="approval-actions">
-        <button type="button" className="approve" disabled={busy || edit.kind === 'invalid'} onClick={() => void decide(true)}>
-          {deciding === 'approve' ? 'Approving…' : edit.kind === 'edited' ? 'Approve edited' : 'Approve'}
+        <button type="button" className="approve" disabled={busy || cannotApprove} onClick={() => void decide(true)}>
+          {approveLabel(deciding === 'approve', inputRequest !== undefined, edit.kind === 'edited')}
         </button>
         <button type="button" className="reject" disabled={busy} onClick={() => void decide(false)}>
-          {deciding === 'reject' ? 'Rejecting…' : 'Reject'}
+          {deciding === 'reject' ? (inputRequest ? 'Declining…' : 'Rejecting…') : inputRequest ? 'Decline' : 'Reject'}
         </button>
       </div>
       <ErrorNote text={error} onDismiss={() => setError(undefined)} />

@@ -6,6 +6,7 @@ import { timeAgo } from '../state/decision-trace.js';
 import type { PendingSet } from '../state/pending-approvals.js';
 import { ApprovalCard } from './ApprovalCard.js';
 import { Collapsible, prettyJson } from './Collapsible.js';
+import { Icon } from './Icons.js';
 import { DecisionTrace } from './DecisionTrace.js';
 import { ErrorNote } from './ErrorNote.js';
 
@@ -78,7 +79,7 @@ export function ApprovalsPage({ status, pending, now, onFilter, onOpen, onDecide
               <div className="message message-call">
                 <div className="tool-head">
                   <span className="tool-icon" aria-hidden>
-                    ⚙
+                    <Icon name="gear" />
                   </span>
                   <span>
                     <code>{approval.tool_name}</code> {approval.execution && <span className="muted">({approval.execution})</span>}

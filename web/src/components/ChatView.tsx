@@ -1,12 +1,13 @@
 import { useEffect, useRef } from 'react';
-import type { ApprovalRecordJson, ConversationJson } from '../api-types.js';
+import type { ApprovalRecordJson, ConversationJson, MessageJson } from '../api-types.js';
 import type { LiveStatus } from '../hooks/use-conversation.js';
-import type { ChatState } from '../state/conversation-state.js';
+import type { ChatState, TurnStep } from '../state/conversation-state.js';
 import { placeApprovals } from '../state/decision-trace.js';
 import { ApprovalCard } from './ApprovalCard.js';
 import { DecisionTrace } from './DecisionTrace.js';
 import { Composer } from './Composer.js';
 import { ErrorNote } from './ErrorNote.js';
+import { Icon } from './Icons.js';
 import { MessageItem } from './MessageItem.js';
 import { StatusBadge } from './StatusBadge.js';
 
@@ -71,9 +72,51 @@ function LiveNote({ live }: { live: LiveStatus }) {
 
 /** Why the message box is disabled, if it is: a decision is awaited, or a turn runs (one at a time per conversation). */
 function composerNote(waiting: boolean, turnRunning: boolean): string | undefined {
-  if (waiting) return 'Waiting for your decision above: approve or reject before sending more.';
+  if (waiting) return 'Waiting for your decision above before sending more.';
   if (turnRunning) return 'The agent is working on this conversation; you can send your next message when it has finished.';
   return undefined;
+}
+
+/**
+ * A turn that could not go on can be tried again: when the conversation ends with its error
+ * and nothing runs or waits, the user message before it is sent once more.
+ */
+function retryOf(messages: MessageJson[], busy: boolean): { failedId: string; text: string } | undefined {
+  const last = messages.at(-1);
+  if (busy || !last?.is_error) return undefined;
+  const asked = messages.findLast((message) => message.role === 'user');
+  return asked ? { failedId: last.id, text: asked.content } : undefined;
+}
+
+/**
+ * What the running turn does, as it happens: each tool call (running, then finished or
+ * failed — kept until the turn ends), and the model at work when no tool runs and no text
+ * is coming in yet.
+ */
+function TurnProgress({ steps, writing }: { steps: TurnStep[]; writing: boolean }) {
+  const toolRunning = steps.some((step) => step.state === 'running');
+  // The text coming in shows for itself.
+  if (steps.length === 0 && writing) return null;
+  return (
+    <ol className="turn-progress" data-testid="turn-progress" aria-label="What the agent is doing" aria-live="polite">
+      {steps.map((step, index) => (
+        // biome-ignore lint/suspicious/noArrayIndexKey: steps carry no id; they are only ever appended, never reordered.
+        <li key={`${step.call.name}-${index}`} className={`turn-step step-${step.state}`} data-testid="turn-step" data-state={step.state}>
+          {step.state === 'running' ? (
+            <span className="spinner" aria-hidden />
+          ) : (
+            <Icon name={step.state === 'failed' ? 'warning' : 'check'} />
+          )}{' '}
+          <code>{step.call.name}</code> {step.state === 'running' ? 'running…' : step.state}
+        </li>
+      ))}
+      {!toolRunning && !writing && (
+        <li className="turn-step step-thinking" data-testid="turn-step" data-state="thinking">
+          <span className="spinner" aria-hidden /> the model is thinking…
+        </li>
+      )}
+    </ol>
+  );
 }
 
 /** The open conversation: its messages, what is streaming in, the approvals it waits for, and the message box. */
@@ -89,13 +132,13 @@ export function ChatView({
   approvals,
   now,
 }: ChatViewProps) {
-  const { conversation, streaming, toolsInFlight } = chat;
+  const { conversation, streaming, steps } = chat;
   const end = useRef<HTMLDivElement>(null);
   const messageCount = conversation?.messages.length ?? 0;
   const streamedLength = streaming.reduce((sum, entry) => sum + entry.text.length, 0);
   useEffect(() => {
     end.current?.scrollIntoView?.({ block: 'end' });
-  }, [messageCount, streamedLength, sending]);
+  }, [messageCount, streamedLength, sending, steps.length]);
 
   if (!conversation) {
     return (
@@ -111,6 +154,8 @@ export function ChatView({
   const lastUser = [...conversation.messages].reverse().find((message) => message.role === 'user');
   const showSending = sending !== undefined && lastUser?.content !== sending;
   const placed = placeApprovals(conversation.messages, approvals, pending);
+  const turnRunning = conversation.turn_running === true || sending !== undefined;
+  const retry = retryOf(conversation.messages, turnRunning || waiting);
 
   return (
     <div className="chat-body">
@@ -131,6 +176,7 @@ export function ChatView({
             message={message}
             awaitingApproval={placed.awaiting.has(message.id)}
             trace={placed.byMessage.get(message.id)?.map((approval) => <DecisionTrace key={approval.uuid} approval={approval} now={now} />)}
+            {...(retry?.failedId === message.id && { onRetry: () => onSend(retry.text) })}
           />
         ))}
         {showSending && (
@@ -138,14 +184,7 @@ export function ChatView({
             <div className="bubble">{sending}</div>
           </div>
         )}
-        {toolsInFlight.map((call, index) => (
-          // biome-ignore lint/suspicious/noArrayIndexKey: calls in flight carry no id, and their rows hold no state to lose.
-          <div key={`${call.name}-${index}`} className="message message-call in-flight" data-testid="tool-in-flight">
-            <div className="tool-head">
-              <span className="spinner" aria-hidden /> running <code>{call.name}</code>…
-            </div>
-          </div>
-        ))}
+        {turnRunning && !waiting && <TurnProgress steps={steps} writing={streaming.length > 0} />}
         {streaming.map((entry) => (
           <div key={entry.node} className="message message-assistant streaming" data-testid="streaming">
             {entry.node && <span className="node-name">{entry.node}</span>}
@@ -161,11 +200,7 @@ export function ChatView({
         <div ref={end} />
       </div>
       <ErrorNote text={sendError} onDismiss={onDismissSendError} />
-      <Composer
-        onSend={onSend}
-        busy={sending !== undefined}
-        disabledReason={composerNote(waiting, conversation.turn_running === true || sending !== undefined)}
-      />
+      <Composer onSend={onSend} busy={sending !== undefined} disabledReason={composerNote(waiting, turnRunning)} />
     </div>
   );
 }

@@ -1,6 +1,8 @@
 import type { ReactNode } from 'react';
 import type { MessageJson } from '../api-types.js';
 import { Collapsible, prettyJson } from './Collapsible.js';
+import { Icon } from './Icons.js';
+import { descriptionWithoutArguments } from '../state/edited-arguments.js';
 
 function NodeName({ node }: { node?: string }) {
   return node ? (
@@ -8,6 +10,11 @@ function NodeName({ node }: { node?: string }) {
       {node}
     </span>
   ) : null;
+}
+
+function callNoteWithoutArguments(content: string, name: string, args: Record<string, unknown>): string {
+  const note = descriptionWithoutArguments(content, args);
+  return note === `Calling ${name}` ? '' : note;
 }
 
 /**
@@ -19,12 +26,33 @@ export function MessageItem({
   message,
   awaitingApproval = false,
   trace,
+  onRetry,
 }: {
   message: MessageJson;
   awaitingApproval?: boolean;
   trace?: ReactNode;
+  /** Given for a failed turn that can be tried again: sends its message once more. */
+  onRetry?: () => void;
 }) {
   const call = message.tool_call;
+  if (message.role === 'assistant' && message.is_error) {
+    return (
+      <div className="message message-assistant message-error" data-testid="message" data-role="assistant" data-error="true" role="alert">
+        <NodeName node={message.node} />
+        <div className="bubble">
+          <span className="error-title">
+            <Icon name="warning" /> The agent could not answer
+          </span>
+          <span className="error-detail">{message.content}</span>
+        </div>
+        {onRetry && (
+          <button type="button" className="retry" onClick={onRetry}>
+            Try again
+          </button>
+        )}
+      </div>
+    );
+  }
   if (message.role === 'system') {
     return (
       <div className="message message-system" data-testid="message" data-role="system">
@@ -44,7 +72,7 @@ export function MessageItem({
       >
         <div className="tool-head">
           <span className="tool-icon" aria-hidden>
-            {outcome === 'rejected' ? '✋' : outcome === 'failed' ? '⚠' : '✓'}
+            <Icon name={outcome === 'rejected' ? 'stop' : outcome === 'failed' ? 'warning' : 'check'} />
           </span>
           <span>
             <code>{call.name}</code> {outcome}
@@ -57,18 +85,20 @@ export function MessageItem({
     );
   }
   if (message.role === 'assistant' && call) {
+    // Waiting, the call's arguments are the card's to show: the note keeps only its own words.
+    const note = awaitingApproval ? callNoteWithoutArguments(message.content, call.name, call.arguments) : message.content;
     return (
       <div className="message message-call" data-testid="message" data-role="tool-call">
         <div className="tool-head">
           <span className="tool-icon" aria-hidden>
-            ⚙
+            <Icon name="gear" />
           </span>
           <span>
             calls <code>{call.name}</code>
           </span>
           <NodeName node={message.node} />
         </div>
-        {message.content && <p className="call-note">{message.content}</p>}
+        {note && <p className="call-note">{note}</p>}
         {awaitingApproval ? (
           <p className="call-awaiting" data-testid="call-awaiting">
             waits for your approval below

@@ -1,5 +1,5 @@
 import { useState, type FormEvent } from 'react';
-import { useWhoami } from '../hooks/use-whoami.js';
+import type { WhoamiState } from '../hooks/use-whoami.js';
 import { bareToken, forgetSessionToken, keepSessionToken, sessionToken } from '../state/session-token.js';
 
 /**
@@ -7,8 +7,7 @@ import { bareToken, forgetSessionToken, keepSessionToken, sessionToken } from '.
  * tab's session storage and sent with every call. Signing in or out reloads the page, so that
  * the live streams reconnect with the new identity.
  */
-export function SignIn() {
-  const { identity, check } = useWhoami();
+export function SignIn({ whoami: { identity, check } }: { whoami: WhoamiState }) {
   const [open, setOpen] = useState(false);
   const [text, setText] = useState('');
   const [problem, setProblem] = useState<string>();
@@ -31,13 +30,7 @@ export function SignIn() {
     // Keep what worked before, if anything; a refused token is not kept.
     if (before) keepSessionToken(before);
     else forgetSessionToken();
-    setProblem(
-      who.state === 'signed-out'
-        ? `The token was refused${who.reason ? `: ${who.reason}` : ''}`
-        : who.state === 'unknown'
-          ? who.error
-          : 'The token was refused',
-    );
+    setProblem(who.state === 'unknown' ? who.error : 'The token was refused: check that you copied all of it, or ask for a new one.');
   };
 
   const signOut = () => {

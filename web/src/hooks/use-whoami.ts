@@ -6,14 +6,19 @@ import { api, errorText, isUnauthenticated } from '../trpc.js';
  * `off` when it has no authentication (everyone is anonymous), `signed-out` when a token is
  * needed and the session has none that the gateway takes.
  */
-export type Identity =
+type Identity =
   | { state: 'loading' }
   | { state: 'signed-in'; name: string; roles: string[] }
   | { state: 'off' }
-  | { state: 'signed-out'; reason?: string }
+  | { state: 'signed-out' }
   | { state: 'unknown'; error: string };
 
-export function useWhoami(): { identity: Identity; check(): Promise<Identity> } {
+export interface WhoamiState {
+  identity: Identity;
+  check(): Promise<Identity>;
+}
+
+export function useWhoami(): WhoamiState {
   const [identity, setIdentity] = useState<Identity>({ state: 'loading' });
   const check = useCallback(async (): Promise<Identity> => {
     let next: Identity;
@@ -21,7 +26,7 @@ export function useWhoami(): { identity: Identity; check(): Promise<Identity> } 
       const who = await api.auth.whoami.query();
       next = who.authentication === 'off' ? { state: 'off' } : { state: 'signed-in', name: who.name, roles: who.roles };
     } catch (error) {
-      next = isUnauthenticated(error) ? { state: 'signed-out', reason: errorText(error) } : { state: 'unknown', error: errorText(error) };
+      next = isUnauthenticated(error) ? { state: 'signed-out' } : { state: 'unknown', error: errorText(error) };
     }
     setIdentity(next);
     return next;

@@ -79,16 +79,25 @@ describe('applyUpdate', () => {
     expect(state.streaming).toEqual([{ node: 'writer', text: 'lo' }]);
   });
 
-  it('shows a tool call in flight until it finishes or its result is stored', () => {
+  it('shows each tool step as it runs and keeps it, finished, until its result is stored or the turn ends', () => {
     const call = { name: 'resources_list', arguments: {} };
-    let state = applyUpdate(start, event(0, { kind: 'tool_call_started', tool_call: call }));
-    expect(state.toolsInFlight).toEqual([call]);
-    expect(applyUpdate(state, event(0, { kind: 'tool_call_finished', tool_call: { ...call, result: '[]' } })).toolsInFlight).toEqual([]);
-    state = applyUpdate(
+    let state = applyUpdate(start, event(4, { kind: 'turn_started' }));
+    state = applyUpdate(state, event(0, { kind: 'tool_call_started', tool_call: call }));
+    expect(state.steps).toEqual([{ call, state: 'running' }]);
+    state = applyUpdate(state, event(0, { kind: 'tool_call_finished', tool_call: { ...call, result: '[]' } }));
+    expect(state.steps).toEqual([{ call: { ...call, result: '[]' }, state: 'finished' }]);
+    const failing = { name: 'resources_add', arguments: { name: 'x' } };
+    state = applyUpdate(state, event(0, { kind: 'tool_call_started', tool_call: failing }));
+    state = applyUpdate(state, event(0, { kind: 'tool_call_finished', tool_call: { ...failing, result: 'no', is_error: true } }));
+    expect(state.steps.map((step) => step.state)).toEqual(['finished', 'failed']);
+    // A snapshot read while the turn runs keeps the steps.
+    expect(replaceConversation(state, { ...state.conversation!, turn_running: true }).steps).toHaveLength(2);
+    const stored = applyUpdate(
       state,
       event(8, { kind: 'message_added', message: message('m4', { role: 'tool', tool_call: { ...call, result: '[]' } }) }),
     );
-    expect(state.toolsInFlight).toEqual([]);
+    expect(stored.steps.map((step) => step.call.name)).toEqual(['resources_add']);
+    expect(applyUpdate(state, event(9, { kind: 'turn_ended' })).steps).toEqual([]);
   });
 
   it('ignores events of another conversation', () => {
@@ -122,7 +131,7 @@ describe('replaceConversation', () => {
     expect(replaceConversation(streaming, conversation({ id: 'c2' }))).toEqual({
       conversation: conversation({ id: 'c2' }),
       streaming: [],
-      toolsInFlight: [],
+      steps: [],
     });
   });
 });

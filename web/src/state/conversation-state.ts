@@ -3,16 +3,27 @@ import type { ConversationJson, ConversationUpdate, MessageJson, PendingApproval
 /**
  * One open conversation as the chat shows it: the stored conversation (C), kept current by
  * its events, plus what only exists while a turn runs — text the model is still writing
- * (per agent-tree node) and tool calls under way. Pure: every change is a new state.
+ * (per agent-tree node) and the tool steps of the turn as they happen. Pure: every change is
+ * a new state.
  */
 export interface ChatState {
   conversation?: ConversationJson;
   /** Text being produced, by node ('' in simple mode), in order of appearance. */
   streaming: { node: string; text: string }[];
-  toolsInFlight: ToolCallJson[];
+  /**
+   * The tool calls of the running turn, in order: running until they finish, then kept (as
+   * finished) until the turn ends or their stored result shows them, so that a step never
+   * vanishes while the turn still runs.
+   */
+  steps: TurnStep[];
 }
 
-export const emptyChat: ChatState = { streaming: [], toolsInFlight: [] };
+export interface TurnStep {
+  call: ToolCallJson;
+  state: 'running' | 'finished' | 'failed';
+}
+
+export const emptyChat: ChatState = { streaming: [], steps: [] };
 
 const sameCall = (a: ToolCallJson, b: ToolCallJson) => a.name === b.name && JSON.stringify(a.arguments) === JSON.stringify(b.arguments);
 
@@ -27,14 +38,15 @@ function pendingOf(conversation: ConversationJson): PendingApprovalJson[] {
 
 function addMessage(state: ChatState, conversation: ConversationJson, message: MessageJson): ChatState {
   if (conversation.messages.some((known) => known.id === message.id)) return state;
-  let { streaming, toolsInFlight } = state;
+  let { streaming, steps } = state;
   // The finished text replaces what was streamed for that node.
   if (message.role === 'assistant' && !message.tool_call) streaming = streaming.filter((entry) => entry.node !== (message.node ?? ''));
-  if (message.tool_call) {
-    const index = toolsInFlight.findIndex((call) => sameCall(call, message.tool_call!));
-    if (message.role === 'tool' && index >= 0) toolsInFlight = toolsInFlight.filter((_, i) => i !== index);
+  // A stored result shows the call from now on: its step gives way to it.
+  if (message.role === 'tool' && message.tool_call) {
+    const index = steps.findIndex((step) => sameCall(step.call, message.tool_call!));
+    if (index >= 0) steps = steps.filter((_, i) => i !== index);
   }
-  return { conversation: { ...conversation, messages: [...conversation.messages, message] }, streaming, toolsInFlight };
+  return { conversation: { ...conversation, messages: [...conversation.messages, message] }, streaming, steps };
 }
 
 /** A stored event changed the conversation at `at`: that is when it was last updated. */
@@ -58,7 +70,7 @@ export function applyUpdate(state: ChatState, update: ConversationUpdate): ChatS
     case 'turn_ended': {
       const { turn_running: _ended, ...rest } = conversation;
       // Whatever was still streaming belonged to the turn (one that failed leaves no final message to replace it).
-      return { conversation: rest, streaming: [], toolsInFlight: [] };
+      return { conversation: rest, streaming: [], steps: [] };
     }
     case 'approval_requested': {
       const pending = pendingOf(conversation).filter((approval) => approval.uuid !== update.approval.uuid);
@@ -81,10 +93,15 @@ export function applyUpdate(state: ChatState, update: ConversationUpdate): ChatS
       return { ...state, streaming };
     }
     case 'tool_call_started':
-      return { ...state, toolsInFlight: [...state.toolsInFlight, update.tool_call] };
+      return { ...state, steps: [...state.steps, { call: update.tool_call, state: 'running' }] };
     case 'tool_call_finished': {
-      const index = state.toolsInFlight.findIndex((call) => sameCall(call, update.tool_call));
-      return index < 0 ? state : { ...state, toolsInFlight: state.toolsInFlight.filter((_, i) => i !== index) };
+      const index = state.steps.findIndex((step) => step.state === 'running' && sameCall(step.call, update.tool_call));
+      const finished: TurnStep = { call: update.tool_call, state: update.tool_call.is_error ? 'failed' : 'finished' };
+      // A finish heard without its start (the page connected in between) is still a step of the turn.
+      return {
+        ...state,
+        steps: index < 0 ? [...state.steps, finished] : state.steps.map((step, i) => (i === index ? finished : step)),
+      };
     }
     default:
       return state;
@@ -94,19 +111,20 @@ export function applyUpdate(state: ChatState, update: ConversationUpdate): ChatS
 /**
  * The conversation as a response or snapshot has it. The newer of the two versions wins for
  * status and approvals; messages are the union, so an event that arrived before a slower
- * response is not lost. A whole conversation also ends whatever was streaming.
+ * response is not lost. A whole conversation whose turn is over also ends whatever was
+ * streaming and the steps of the turn.
  */
 export function replaceConversation(state: ChatState, incoming: ConversationJson): ChatState {
   const current = state.conversation;
-  if (!current || current.id !== incoming.id) return { conversation: incoming, streaming: [], toolsInFlight: [] };
+  if (!current || current.id !== incoming.id) return { conversation: incoming, streaming: [], steps: [] };
   const newer = incoming.updated_at >= current.updated_at ? incoming : current;
   const older = newer === incoming ? current : incoming;
   const known = new Set(newer.messages.map((message) => message.id));
   const messages = [...newer.messages, ...older.messages.filter((message) => !known.has(message.id))];
-  const ended = incoming.messages.length >= current.messages.length;
+  const ended = incoming.turn_running !== true && incoming.messages.length >= current.messages.length;
   return {
     conversation: { ...newer, messages },
     streaming: ended ? [] : state.streaming,
-    toolsInFlight: ended ? [] : state.toolsInFlight,
+    steps: ended ? [] : state.steps,
   };
 }

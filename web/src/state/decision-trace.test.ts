@@ -51,6 +51,8 @@ describe('decisionTrace', () => {
     });
     expect(decisionTrace(record({ status: 'rejected', decided_by: 'anonymous' }), now)?.text).toBe('rejected by anonymous · 2 min ago');
     expect(decisionTrace(record({ decided_at: '2025-01-15T10:10:10.000Z' }), now)?.text).toBe('approved by alice · just now');
+    // The face the decision was made through, as recorded: a CLI decision says so.
+    expect(decisionTrace(record({ decided_by: 'anonymous', via: 'cli' }), now)?.text).toBe('approved by anonymous via cli · 2 min ago');
     expect(decisionTrace(record({ status: 'expired', decided_by: 'timeout' }), now)?.text).toBe(
       'expired · 2 min ago, nobody decided in time',
     );

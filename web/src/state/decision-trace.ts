@@ -34,7 +34,7 @@ export function timeAgo(iso: string | undefined, now: number, past = false): str
 
 export interface DecisionTrace {
   outcome: 'approved' | 'rejected' | 'expired';
-  /** "approved by alice · 2 min ago"; an expiry: "expired · 2 min ago, nobody decided in time". */
+  /** "approved by alice via cli · 2 min ago" (the face it was decided through, when recorded); an expiry: "expired · 2 min ago, nobody decided in time". */
   text: string;
   reason?: string;
   /** The arguments the call ran with, when a human edited them. */
@@ -50,7 +50,7 @@ export function decisionTrace(approval: ApprovalRecordJson, now: number): Decisi
   const text =
     approval.status === 'expired'
       ? `expired${when ? ` · ${when}` : ''}, nobody decided in time`
-      : `${approval.status} by ${approval.decided_by ?? 'someone'}${when ? ` · ${when}` : ''}`;
+      : `${approval.status} by ${approval.decided_by ?? 'someone'}${approval.via ? ` via ${approval.via}` : ''}${when ? ` · ${when}` : ''}`;
   return {
     outcome: approval.status,
     text,

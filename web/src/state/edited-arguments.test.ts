@@ -46,5 +46,9 @@ describe('descriptionWithoutArguments', () => {
       }),
     ).toBe('agent-b asks for approval: resources_add on resources with arguments {"name":"x"}');
     expect(descriptionWithoutArguments('delete everything', {})).toBe('delete everything');
+    // A call's note says its arguments the same way.
+    expect(descriptionWithoutArguments('Calling resources_add with {"name":"web-1","value":5}', { value: 5, name: 'web-1' })).toBe(
+      'Calling resources_add',
+    );
   });
 });

@@ -40,21 +40,24 @@ export function readArgumentsEdit(text: string, original: Record<string, unknown
   return canonicalJson(edited) === canonicalJson(original) ? { kind: 'unchanged' } : { kind: 'edited', value: edited };
 }
 
-const ARGUMENTS_SUFFIX = ' with arguments ';
+/** How a text about a call ends with its arguments: "… with arguments {…}" (a description), "… with {…}" (a call's note). */
+const ARGUMENTS_SUFFIXES = [' with arguments ', ' with '];
 
 /**
- * The agent's description of a call without the arguments it ends with ("resources_add on
- * resources with arguments {…}" → "resources_add on resources") when they are the call's own:
- * the card shows them once, in its editor. Any other description is kept whole.
+ * A text about a call without the arguments it ends with ("resources_add on resources with
+ * arguments {…}" → "resources_add on resources", "Calling resources_add with {…}" → "Calling
+ * resources_add") when they are the call's own: the card shows them once, in its editor. Any
+ * other text is kept whole.
  */
 export function descriptionWithoutArguments(description: string, args: Record<string, unknown>): string {
-  const at = description.lastIndexOf(ARGUMENTS_SUFFIX);
-  if (at < 0) return description;
-  try {
-    return canonicalJson(JSON.parse(description.slice(at + ARGUMENTS_SUFFIX.length))) === canonicalJson(args)
-      ? description.slice(0, at)
-      : description;
-  } catch {
-    return description;
+  for (const suffix of ARGUMENTS_SUFFIXES) {
+    const at = description.lastIndexOf(suffix);
+    if (at < 0) continue;
+    try {
+      if (canonicalJson(JSON.parse(description.slice(at + suffix.length))) === canonicalJson(args)) return description.slice(0, at);
+    } catch {
+      // Not JSON after this suffix: try the next, else keep the text whole.
+    }
   }
+  return description;
 }
