@@ -34,6 +34,7 @@ export default defineConfig({
             'services/**/*.test.ts',
             'gateway/**/*.test.ts',
             'cli/**/*.test.ts',
+            'client/**/*.test.ts',
             'deploy/**/*.test.ts',
             'web/src/**/*.test.ts',
             'test/support/**/*.test.ts',

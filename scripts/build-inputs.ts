@@ -18,12 +18,12 @@ import { fileURLToPath } from 'node:url';
 
 const ROOT = resolve(fileURLToPath(new URL('..', import.meta.url)));
 const RECORD = join(ROOT, 'dist', '.build-inputs.sha256');
-const FILES = ['package.json', 'package-lock.json', 'tsconfig.json', 'buf.yaml', 'buf.gen.yaml'];
-const FOLDERS = ['proto', 'services', 'gateway', 'cli', 'web'];
+const FILES = ['package.json', 'package-lock.json', 'tsconfig.json', 'tsconfig.client.json', 'buf.yaml', 'buf.gen.yaml'];
+const FOLDERS = ['proto', 'services', 'gateway', 'cli', 'client', 'web'];
 /** Not read by the build: tests, and the outputs of an earlier one. */
 const SKIPPED = /\.test\.ts$|(^|\/)(node_modules|dist)(\/|$)/;
 /** What the tests and `bin/asg` need from a build. */
-const OUTPUTS = ['dist/cli/main.js', 'web/dist/index.html'];
+const OUTPUTS = ['dist/cli/main.js', 'dist/client/index.js', 'web/dist/index.html'];
 
 function filesUnder(folder: string): string[] {
   return readdirSync(join(ROOT, folder), { recursive: true, withFileTypes: true })

@@ -45,6 +45,13 @@ export interface Agent {
    * ended is not known when it answers (outcome-unknown.ts).
    */
   sendMessage(conversationId: string, message: string): Promise<Turn>;
+  /**
+   * The conversation of `owner` (absent: of no owner) whose latest history digest is `digest`
+   * (openai/history.ts); undefined when there is none. Guarded (ownership.ts): the caller's own only.
+   */
+  findConversationByHistory(digest: string, owner?: string): Promise<string | undefined>;
+  /** Records the digest of the history a chat client has been shown of the conversation, replacing the previous one. */
+  recordHistoryDigest(conversationId: string, digest: string): Promise<void>;
   /** Decides a pending approval as `details` say: who, through which face, why, and (approving) edited arguments. */
   resolveApproval(uuid: string, decision: Decision, details: DecisionDetails): Promise<ApprovalOutcome>;
   /** Approvals as resources: any status, oldest first, a page at a time. */
@@ -226,6 +233,14 @@ export function createAgent(backends: Pick<Backends, 'orchestrator' | 'store'>):
       if (answer.unsettled) throw new OutcomeUnknown(answer.unsettled);
       const conversation = present(answer.conversation, `conversation ${conversationId}`);
       return { conversation, result: answer.result ?? resultFromConversation(conversation), pipeline: answer.pipeline };
+    },
+
+    async findConversationByHistory(digest, owner) {
+      return (await store.findConversationByHistory({ digest, owner })).conversationId;
+    },
+
+    async recordHistoryDigest(conversationId, digest) {
+      await store.recordHistoryDigest({ conversationId, digest });
     },
 
     async resolveApproval(uuid, decision, { decider, reason, arguments: edited, input }) {

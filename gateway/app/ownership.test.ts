@@ -131,6 +131,8 @@ function fakeAgent() {
     | 'viewConversation'
     | 'listConversations'
     | 'sendMessage'
+    | 'findConversationByHistory'
+    | 'recordHistoryDigest'
     | 'listTools'
   > = {
     async createConversation(_message, origin) {
@@ -156,6 +158,13 @@ function fakeAgent() {
     async sendMessage(id) {
       calls.push(`send ${id}`);
       return { conversation: find(id), result: { response: 'ok', waitingApproval: false } };
+    },
+    async findConversationByHistory(digest, owner) {
+      calls.push(`find ${digest} of ${owner ?? 'nobody'}`);
+      return undefined;
+    },
+    async recordHistoryDigest(id, digest) {
+      calls.push(`digest ${digest} on ${id}`);
     },
     async listTools() {
       calls.push('tools');
@@ -204,6 +213,23 @@ describe('guardConversations', () => {
     await as(carol, () => agent.viewConversation(NOBODYS));
     expect(await as(carolWhoChats, () => failure(agent.sendMessage(ALICE, 'hi')))).toMatchObject({ status: 403 });
     expect(calls).toEqual([`get ${ALICE}`, `view ${NOBODYS}`, `record ${ALICE}`]);
+  });
+
+  it("looks a resent history up among the caller's own conversations only, an admin's too, and records one only where it may write", async () => {
+    const { agent, calls } = fakeAgent();
+    await as(alice, () => agent.findConversationByHistory('d', 'token:bob'));
+    await as(root, () => agent.findConversationByHistory('d'));
+    await as(alice, () => agent.findConversationByHistory('d'), false);
+    await as(alice, () => agent.recordHistoryDigest(ALICE, 'd'));
+    expect(await as(bob, () => failure(agent.recordHistoryDigest(ALICE, 'd')))).toMatchObject({ status: 404 });
+    expect(calls).toEqual([
+      'find d of token:alice',
+      `find d of ${root.id}`,
+      'find d of nobody',
+      `record ${ALICE}`,
+      `digest d on ${ALICE}`,
+      `record ${ALICE}`,
+    ]);
   });
 
   it('lets an admin do everything without reading the record first', async () => {

@@ -80,7 +80,14 @@ function currentPrincipal(): Principal {
 
 type GuardedOperations = Pick<
   Agent,
-  'createConversation' | 'getConversation' | 'getConversationRecord' | 'viewConversation' | 'listConversations' | 'sendMessage'
+  | 'createConversation'
+  | 'getConversation'
+  | 'getConversationRecord'
+  | 'viewConversation'
+  | 'listConversations'
+  | 'sendMessage'
+  | 'findConversationByHistory'
+  | 'recordHistoryDigest'
 >;
 
 /**
@@ -125,6 +132,16 @@ export function guardConversations<T extends GuardedOperations>(agent: T): T {
     async sendMessage(conversationId, message) {
       await authorize(conversationId, 'write');
       return agent.sendMessage(conversationId, message);
+    },
+    // Only among the caller's own conversations, whatever its roles: a resent history never
+    // continues someone else's conversation (an admin's included).
+    async findConversationByHistory(digest) {
+      currentPrincipal();
+      return agent.findConversationByHistory(digest, ownerOfNewConversation(currentAuthScope()));
+    },
+    async recordHistoryDigest(conversationId, digest) {
+      await authorize(conversationId, 'write');
+      return agent.recordHistoryDigest(conversationId, digest);
     },
   };
   return { ...agent, ...guarded };

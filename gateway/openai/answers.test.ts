@@ -1,8 +1,8 @@
 import { describe, expect, it } from 'vitest';
-import { ApprovalStatus, type PendingApproval } from '../../gen/ts/asg/store/v1/store.js';
+import { ApprovalStatus, type Conversation, type PendingApproval } from '../../gen/ts/asg/store/v1/store.js';
 import { GrpcStatus, RpcError } from '../../services/common/grpc/errors.js';
 import { ConversationBusy } from '../app/busy.js';
-import { answerText, requireModel } from './completions.js';
+import { answerText, requireModel, runTurn, type TurnsAgent } from './completions.js';
 import { OpenAiError, openAiFailureOf } from './errors.js';
 import { remainderOf } from './stream.js';
 
@@ -23,6 +23,28 @@ describe("the OpenAI face's answers", () => {
     expect(text).toContain(`POST /approvals/${approval.uuid}`);
     expect(text).toContain('X-Conversation-Id: c-1');
     expect(answerText({ response: 'plain' }, 'c-1')).toBe('plain');
+  });
+
+  it("says the approval line once when the orchestrator's answer is that line, and counts the turn's tokens only", async () => {
+    const counted = { inputTokens: 1200, outputTokens: 80 };
+    const agent = {
+      async sendMessage() {
+        counted.inputTokens += 700;
+        counted.outputTokens += 25;
+        return {
+          conversation: {} as Conversation,
+          result: { response: `Approval required (id: ${approval.uuid}): Add x`, waitingApproval: true, approval },
+        };
+      },
+      async getConversationRecord() {
+        return { usage: { ...counted } } as Conversation;
+      },
+    } as unknown as TurnsAgent;
+    const outcome = await runTurn(agent, { conversationId: 'c-1', sessionId: 'a1b2c3d4', tokensBefore: { ...counted } }, 'add x');
+    expect(outcome.usage).toEqual({ prompt_tokens: 700, completion_tokens: 25, total_tokens: 725 });
+    const text = answerText(outcome, 'c-1');
+    expect(text.match(/Approval required/g)).toHaveLength(1);
+    expect(text.startsWith(`Approval required (id: ${approval.uuid}): Add x\nTool: resources_add`)).toBe(true);
   });
 
   it('a stream ends with what its deltas did not carry of the answer', () => {

@@ -13,7 +13,7 @@ function refusal(body: unknown, header?: string): OpenAiError {
 }
 
 describe('parseChatCompletionRequest', () => {
-  it('takes the last user message as the input, text parts joined', () => {
+  it('takes the last user message as the input, text parts joined, and the user and assistant messages before it as the history', () => {
     const parsed = parseChatCompletionRequest({
       model: 'agent',
       messages: [
@@ -30,7 +30,16 @@ describe('parseChatCompletionRequest', () => {
         { role: 'tool', content: 'after', tool_call_id: 't' },
       ],
     });
-    expect(parsed).toEqual({ model: 'agent', input: 'a\nb', stream: false });
+    expect(parsed).toEqual({
+      model: 'agent',
+      input: 'a\nb',
+      stream: false,
+      includeUsage: false,
+      history: [
+        { role: 'user', text: 'first' },
+        { role: 'assistant', text: 'reply' },
+      ],
+    });
   });
 
   it('accepts every standard field and ignores those that do not apply', () => {
@@ -43,7 +52,28 @@ describe('parseChatCompletionRequest', () => {
       n: 1,
       ...ignored,
     });
-    expect(parsed).toEqual({ model: 'agent', input: 'hi', stream: true });
+    expect(parsed).toEqual({ model: 'agent', input: 'hi', stream: true, includeUsage: true, history: [] });
+  });
+
+  it('reads the history leniently: a non-text part shown earlier is left out, an assistant message without content is empty', () => {
+    const parsed = parseChatCompletionRequest({
+      model: 'agent',
+      messages: [
+        {
+          role: 'user',
+          content: [
+            { type: 'image_url', image_url: { url: 'x' } },
+            { type: 'text', text: 'what is this' },
+          ],
+        },
+        { role: 'assistant', content: null, tool_calls: [] },
+        { role: 'user', content: 'go on' },
+      ],
+    });
+    expect(parsed.history).toEqual([
+      { role: 'user', text: 'what is this' },
+      { role: 'assistant', text: '' },
+    ]);
   });
 
   it('picks the conversation from the header first, then "user"', () => {

@@ -1,5 +1,6 @@
 import { z } from 'zod';
 import { OpenAiError } from './errors.js';
+import type { HistoryMessage } from './history.js';
 
 /**
  * What the OpenAI-compatible face accepts, checked at the edge with a clear error for anything else.
@@ -85,8 +86,12 @@ export interface ChatCompletionRequest {
   /** The last user message's text: the new input of the turn. */
   input: string;
   stream: boolean;
-  /** The conversation to continue; absent: a new one. */
+  /** The conversation to continue; absent: the one whose history the request resends (history.ts), or a new one. */
   conversationId?: string;
+  /** The user and assistant messages before the input, as the client shows them. */
+  history: HistoryMessage[];
+  /** Streaming: `stream_options.include_usage`, a last chunk with the usage and no choices. */
+  includeUsage: boolean;
 }
 
 function fieldPath(path: readonly PropertyKey[]): string {
@@ -122,6 +127,16 @@ function textOf(content: z.infer<typeof messageContent>, index: number): string 
     .join('\n');
 }
 
+/** An earlier message's text as the client shows it: its text parts (others, an image shown earlier, are not the agent's concern). */
+function shownTextOf(content: z.infer<typeof messageContent>): string {
+  if (content === null || content === undefined) return '';
+  if (typeof content === 'string') return content;
+  return content
+    .filter((part) => part.type === 'text' && typeof part.text === 'string')
+    .map((part) => part.text)
+    .join('\n');
+}
+
 /**
  * Reads a request body. `headerConversation` is the X-Conversation-Id header: it picks the
  * conversation to continue and wins over `user`.
@@ -134,7 +149,7 @@ export function parseChatCompletionRequest(body: unknown, headerConversation?: s
     const { message, param } = problemOf(parsed.error);
     throw new OpenAiError(400, message, param);
   }
-  const { model, messages, stream, user } = parsed.data;
+  const { model, messages, stream, stream_options: streamOptions, user } = parsed.data;
   const lastUser = messages.findLastIndex((candidate) => candidate.role === 'user');
   if (lastUser < 0)
     throw new OpenAiError(400, 'messages holds no user message: the last user message is what the agent is asked', 'messages');
@@ -149,5 +164,15 @@ export function parseChatCompletionRequest(body: unknown, headerConversation?: s
     fromHeader = header.data;
   }
   const chosen = fromHeader ?? user ?? undefined;
-  return { model, input, stream: stream === true, ...(chosen !== undefined && { conversationId: chosen }) };
+  const history: HistoryMessage[] = [];
+  for (const earlier of messages.slice(0, lastUser))
+    if (earlier.role === 'user' || earlier.role === 'assistant') history.push({ role: earlier.role, text: shownTextOf(earlier.content) });
+  return {
+    model,
+    input,
+    stream: stream === true,
+    history,
+    includeUsage: stream === true && streamOptions?.include_usage === true,
+    ...(chosen !== undefined && { conversationId: chosen }),
+  };
 }

@@ -5,9 +5,20 @@ import { redactSecrets } from '../../services/common/secrets.js';
 import type { EventFeed } from '../app/event-feed.js';
 import { BODY_LIMIT_BYTES, JSON_BODY_TYPES } from '../app/inputs.js';
 import { adoptSessionId, requestScope } from '../http/request-scope.js';
-import { completionJson, modelJson, openTarget, requireModel, runTurn, type AgentModel, type TurnsAgent } from './completions.js';
+import {
+  answerText,
+  completionJson,
+  modelJson,
+  openTarget,
+  recordShownHistory,
+  requireModel,
+  runTurn,
+  type AgentModel,
+  type TurnsAgent,
+  type TurnTarget,
+} from './completions.js';
 import { openAiErrorBody, openAiFailureOf } from './errors.js';
-import { CONVERSATION_HEADER, parseChatCompletionRequest } from './requests.js';
+import { CONVERSATION_HEADER, parseChatCompletionRequest, type ChatCompletionRequest } from './requests.js';
 import { streamTurn } from './stream.js';
 
 /**
@@ -33,6 +44,21 @@ function sendFailure(res: Response, error: unknown, log: Logger, route: string):
   const failure = openAiFailureOf(error);
   if (failure.unexpected) log.error('request failed', { route, error: failure.body.error.message });
   res.status(failure.status).json(failure.body);
+}
+
+/**
+ * Records the history the client was shown before it gets the answer, so that its next
+ * request finds the conversation. A failure loses only that: the answer still goes out, and
+ * the client's next request starts a new conversation unless it names this one.
+ */
+function historyRecorder(agent: TurnsAgent, log: Logger, request: ChatCompletionRequest, target: TurnTarget) {
+  return (answer: string) =>
+    recordShownHistory(agent, request, target, answer).catch((error: unknown) => {
+      log.warn('the history shown could not be recorded; a resent history will not find this conversation', {
+        conversation: target.conversationId,
+        error: error instanceof Error ? error.message : String(error),
+      });
+    });
 }
 
 const mark = (route: string) => (_req: Request, res: Response, next: NextFunction) => {
@@ -66,11 +92,13 @@ export function openAiRouter(parts: OpenAiParts): Router {
       );
       if (!requestScope(res).sessionId) adoptSessionId(res, target.sessionId);
       res.setHeader(CONVERSATION_HEADER, target.conversationId);
+      const recordShown = historyRecorder(agent, log, request, target);
       if (request.stream) {
-        await streamTurn(res, { agent, feed, log }, request, target);
+        await streamTurn(res, { agent, feed, log }, request, target, recordShown);
         return;
       }
       const outcome = await runTurn(agent, target, request.input);
+      await recordShown(answerText(outcome, target.conversationId));
       res.status(200).json(completionJson(request, target, outcome));
     } catch (error) {
       sendFailure(res, error, log, COMPLETIONS_ROUTE);

@@ -23,7 +23,9 @@ import type { ChatCompletionRequest } from './requests.js';
  * `data: [DONE]` (OpenAI's wire format). The text arrives as the model writes it (the
  * conversation's live `text_delta` events); when the turn ends, whatever the deltas did not
  * carry of the answer follows — all of it when none arrived, and the approval text when the
- * turn stopped for one — and the last chunk has `finish_reason: "stop"` and the extra fields.
+ * turn stopped for one — and the last chunk has `finish_reason: "stop"` and the extra fields;
+ * with `stream_options.include_usage` one more chunk follows, with no choices and the usage.
+ * Before the last chunk, `shown` is told the whole text the client was sent.
  * A failure after the stream began is one `data: {"error": …}` message (how OpenAI reports
  * one mid-stream; the openai clients raise it as an APIError), then the stream ends.
  * A client that goes away does not stop the turn: it runs to its end, or to its approval.
@@ -43,6 +45,7 @@ export async function streamTurn(
   parts: { agent: TurnsAgent; feed: EventFeed; log: Logger },
   request: ChatCompletionRequest,
   target: TurnTarget,
+  shown: (answer: string) => Promise<void>,
 ): Promise<void> {
   const id = completionId();
   const created = nowSeconds();
@@ -64,6 +67,8 @@ export async function streamTurn(
 
   // The text of the current model step shown so far: a tool call starts the next step.
   let stepText = '';
+  // Everything the client was sent.
+  let sentText = '';
   const relay = (async () => {
     try {
       for await (const event of abortable<ConversationEvent>(events, turnOver.signal)) {
@@ -71,6 +76,7 @@ export async function streamTurn(
         const text = event.textDelta?.text;
         if (text) {
           stepText += text;
+          sentText += text;
           stream.send({ data: chunk({ content: text }) });
         }
       }
@@ -90,7 +96,9 @@ export async function streamTurn(
     const notice = outcome.approval ? answerText({ response: '', approval: outcome.approval }, target.conversationId) : '';
     const tail = notice ? (rest || stepText ? `${rest}\n\n${notice}` : notice) : rest;
     if (tail) stream.send({ data: chunk({ content: tail }) });
+    await shown(sentText + tail);
     stream.send({ data: chunk({}, outcome) });
+    if (request.includeUsage) stream.send({ data: { ...chunk({}), choices: [], usage: outcome.usage } });
     stream.send({ data: '[DONE]' });
   } catch (error) {
     turnOver.abort();

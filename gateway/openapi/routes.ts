@@ -154,6 +154,9 @@ const chatCompletion = z
         finish_reason: z.string(),
       }),
     ),
+    usage: z
+      .object({ prompt_tokens: z.number().int(), completion_tokens: z.number().int(), total_tokens: z.number().int() })
+      .meta({ description: "The tokens of the turn's model calls, as the providers counted them." }),
     conversation_id: z.string().meta({ description: 'The conversation this turn ran in (also the X-Conversation-Id header).' }),
     approval: openAiApproval.optional(),
   })
@@ -190,7 +193,7 @@ const openAiRoutes: RouteDoc[] = [
     path: COMPLETIONS_ROUTE,
     tag: 'OpenAI',
     summary: 'A turn as a chat completion',
-    description: `The last user message is the turn's input; the conversation is the one named by the ${CONVERSATION_HEADER} header, else by \`user\`, else a new one (its id in the ${CONVERSATION_HEADER} header and \`conversation_id\`). With \`stream: true\` the answer is server-sent \`chat.completion.chunk\` events ending with \`data: [DONE]\`. A turn that stops for approval answers with a text naming the approval uuid and how to decide it (POST /approvals/:uuid), and the approval in \`approval\` (on the last chunk when streaming). Fields accepted and ignored: ${IGNORED_REQUEST_FIELDS.join(', ')}; any other unknown field is a 400.`,
+    description: `The last user message is the turn's input; the conversation is the one named by the ${CONVERSATION_HEADER} header, else by \`user\`, else the caller's own conversation whose history the request resends (the user and assistant messages before the last user message, as the previous answer left them; white space does not count), else a new one (its id in the ${CONVERSATION_HEADER} header and \`conversation_id\`). \`usage\` counts the tokens of the turn's model calls. With \`stream: true\` the answer is server-sent \`chat.completion.chunk\` events ending with \`data: [DONE]\` (with \`stream_options.include_usage\`, a chunk with the usage and no choices before it). A turn that stops for approval answers with a text naming the approval uuid and how to decide it (POST /approvals/:uuid), and the approval in \`approval\` (on the last chunk when streaming). Fields accepted and ignored: ${IGNORED_REQUEST_FIELDS.join(', ')}; any other unknown field is a 400.`,
     headers: z.object({
       [CONVERSATION_HEADER]: z.string().optional().meta({ description: 'The conversation to continue; wins over `user`.' }),
     }),

@@ -96,6 +96,10 @@ const agent: Agent = {
       );
     return { conversation: { ...waiting, id: conversationId }, result: { response: 'ok', waitingApproval: false } };
   },
+  async findConversationByHistory() {
+    return undefined;
+  },
+  async recordHistoryDigest() {},
   async resolveApproval(uuid, decision, details) {
     decisions.push({ uuid, decision, ...details });
     if (uuid === 'decided') {

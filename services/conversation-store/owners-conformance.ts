@@ -187,8 +187,9 @@ export function ownersConformance(driver: StorageDriver): void {
       const nobodys = await created();
       await complete(carols[1]!);
       await storage.close();
-      // Back to the schema whose owners were bare names (SQLite 16, PostgreSQL 7): its data is what it was.
-      await driver.execute(`UPDATE schema_version SET version = ${driver.name === 'sqlite' ? 16 : 7};`);
+      // Back to the schema whose owners were bare names (SQLite 16, PostgreSQL 7): its data is what it was
+      // (the history digests added later go).
+      await driver.execute(`DROP TABLE history_digests; UPDATE schema_version SET version = ${driver.name === 'sqlite' ? 16 : 7};`);
       storage = await driver.open();
       const ownerOf = async (id: string) => (await storage.getConversation({ id, includeMessages: false })).owner;
       expect([await ownerOf(carols[0]!), await ownerOf(carols[1]!), await ownerOf(oddly), await ownerOf(nobodys)]).toEqual([

@@ -1,6 +1,7 @@
 import { afterAll, describe } from 'vitest';
 import { approvalsConformance } from './approvals-conformance.js';
 import { eventsConformance } from './events-conformance.js';
+import { historyDigestsConformance } from './history-digests-conformance.js';
 import { interruptedTurnConformance } from './interrupted-turn-conformance.js';
 import { leaseConformance } from './lease-conformance.js';
 import { oneRunConformance } from './one-run-conformance.js';
@@ -17,5 +18,6 @@ describe('events', () => eventsConformance(postgresDriver()));
 describe('leases', () => leaseConformance(postgresDriver()));
 describe('approvals', () => approvalsConformance(postgresDriver()));
 describe('owners', () => ownersConformance(postgresDriver()));
+describe('history digests', () => historyDigestsConformance(postgresDriver()));
 // Each test's database goes with others: a DROP DATABASE waits for a checkpoint, drops at once share one.
 afterAll(dropFinishedTestDatabases);

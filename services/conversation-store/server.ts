@@ -28,6 +28,7 @@ import {
   MAX_LEASE_NAME_LENGTH,
   MAX_LEASE_TTL_MS,
   MAX_MESSAGE_PAGE_SIZE,
+  MAX_HISTORY_DIGEST_LENGTH,
   MAX_OWNER_LENGTH,
   MAX_PAGE_SIZE,
   MAX_TAKEOVER_LIMIT,
@@ -45,6 +46,7 @@ const required = (what: string) => z.string().refine((value) => value.trim() !==
 const conversationId = required('a conversation id');
 const pushConfigId = required('a push-notification config id').max(200, 'at most 200 characters');
 const approvalUuid = required('an approval uuid');
+const historyDigest = required('a history digest').max(MAX_HISTORY_DIGEST_LENGTH, `at most ${MAX_HISTORY_DIGEST_LENGTH} characters`);
 // Approvals the orchestrator names itself are written as the store keeps them, so that the
 // run state that refers to them matches them character for character.
 const newApprovalUuid = z.string().regex(/^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$/, 'a UUID in lower case');
@@ -374,6 +376,8 @@ const schemas = {
   getPushConfig: z.object({ conversationId, id: pushConfigId }),
   listPushConfigs: z.object({ conversationId }),
   deletePushConfig: z.object({ conversationId, id: pushConfigId }),
+  recordHistoryDigest: z.object({ conversationId, digest: historyDigest }),
+  findConversationByHistory: z.object({ digest: historyDigest, owner: owner.optional() }),
 } satisfies Record<keyof typeof ConversationStoreServiceService, z.ZodType>;
 
 /** camelCase path of the decoded message → the proto field names callers know. */
@@ -502,6 +506,16 @@ export function conversationStoreHandlers(
     deletePushConfig: async (request) => {
       const { conversationId: id, id: configId } = validated('deletePushConfig', request);
       return { deleted: await storage.deletePushConfig(id, configId) };
+    },
+    recordHistoryDigest: async (request) => {
+      const { conversationId: id, digest } = validated('recordHistoryDigest', request);
+      await storage.recordHistoryDigest(id, digest);
+      return {};
+    },
+    findConversationByHistory: async (request) => {
+      const { digest, owner: whose } = validated('findConversationByHistory', request);
+      const found = await storage.findConversationByHistory(digest, whose);
+      return found === undefined ? {} : { conversationId: found };
     },
   };
 }

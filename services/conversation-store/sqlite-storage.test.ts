@@ -1,6 +1,7 @@
 import { describe } from 'vitest';
 import { approvalsConformance } from './approvals-conformance.js';
 import { eventsConformance } from './events-conformance.js';
+import { historyDigestsConformance } from './history-digests-conformance.js';
 import { interruptedTurnConformance } from './interrupted-turn-conformance.js';
 import { leaseConformance } from './lease-conformance.js';
 import { oneRunConformance } from './one-run-conformance.js';
@@ -17,3 +18,4 @@ describe('events', () => eventsConformance(sqliteDriver()));
 describe('leases', () => leaseConformance(sqliteDriver()));
 describe('approvals', () => approvalsConformance(sqliteDriver()));
 describe('owners', () => ownersConformance(sqliteDriver()));
+describe('history digests', () => historyDigestsConformance(sqliteDriver()));

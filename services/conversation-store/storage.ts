@@ -67,6 +67,12 @@ export const MAX_WEBHOOK_ENDPOINT_LENGTH = 200;
 /** The longest owner of a conversation: a principal, bounded as an audit entry's actor. */
 export const MAX_OWNER_LENGTH = MAX_AUDIT_ACTOR_LENGTH;
 
+/** The longest history digest (store.proto RecordHistoryDigest): a hash in hex or base64 fits. */
+export const MAX_HISTORY_DIGEST_LENGTH = 128;
+
+/** A conversation's owner as the history digests keep it: '' for none (an owner is never blank). */
+export const historyOwnerKey = (owner: string | undefined): string => owner ?? '';
+
 /** A page size of 0 asks for this many conversations (store.proto, ListConversationsRequest). */
 export const DEFAULT_PAGE_SIZE = 50;
 export const MAX_PAGE_SIZE = 500;
@@ -277,6 +283,17 @@ export interface ConversationStorage {
   listPushConfigs(conversationId: string): Promise<PushConfig[]>;
   /** False when there was no such config. */
   deletePushConfig(conversationId: string, id: string): Promise<boolean>;
+
+  /**
+   * The conversation's history digest (store.proto RecordHistoryDigest), replacing its
+   * previous one; NOT_FOUND for an unknown conversation.
+   */
+  recordHistoryDigest(conversationId: string, digest: string): Promise<void>;
+  /**
+   * The conversation of `owner` (undefined: of no owner) whose latest digest is `digest`, the
+   * most recently recorded when several are; read through the index of digests.
+   */
+  findConversationByHistory(digest: string, owner: string | undefined): Promise<string | undefined>;
 
   /** The conversation's approvals that are approved or executing, oldest first. */
   listUnfinishedApprovals(conversationId: string): Promise<PendingApproval[]>;

@@ -2,8 +2,10 @@
  * The OpenAI-compatible face, end to end: the real mesh (`bin/asg up`), the
  * real mcp-resources server over stdio, a scripted model speaking Gemini's wire format, and the
  * official `openai` npm client at the gateway's /v1: chat.completions.create streaming and not,
- * a destructive request that stops for an approval decided with POST /approvals/:uuid, errors
- * as the client's APIError classes, and authentication refused in OpenAI's shape.
+ * a destructive request that stops for an approval decided with POST /approvals/:uuid, a chat
+ * client that resends its whole history with no conversation id and goes on in one
+ * conversation (its own, never someone else's), token usage, errors as the client's APIError
+ * classes, and authentication refused in OpenAI's shape.
  */
 import { join } from 'node:path';
 import OpenAI, { APIError, AuthenticationError, BadRequestError, NotFoundError, PermissionDeniedError } from 'openai';
@@ -143,6 +145,137 @@ describe('chat.completions.create', () => {
   });
 });
 
+/** How many conversations the agent holds, by its own count. */
+async function conversationCount(url: string, headers: Record<string, string> = {}): Promise<number> {
+  const { status, body } = await get(`${url}/conversations?limit=1`, headers);
+  expect(status).toBe(200);
+  return body.summary.total;
+}
+
+const conversationOf = (answer: unknown) => (answer as { conversation_id: string }).conversation_id;
+
+/** The text of every model request's body since `from`, to see what history the model was given. */
+const modelSaw = (from: number) => model.requests.slice(from).map((request) => JSON.stringify(request.body));
+
+describe('a chat client that resends the whole history, with no conversation id', () => {
+  it('goes on in the same conversation: one conversation stored, the model sees the earlier turns, usage counted, one approval line', async () => {
+    const before = await conversationCount(agent.url);
+    const opening = 'hello, history test';
+    const first = await client.chat.completions.create({ model: MODEL, messages: [{ role: 'user', content: opening }] });
+    const conversationId = conversationOf(first);
+    const answer = first.choices[0]!.message.content!;
+    expect(first.usage!.total_tokens).toBeGreaterThan(0);
+
+    const asked = model.requests.length;
+    const second = await client.chat.completions.create({
+      model: MODEL,
+      messages: [
+        { role: 'system', content: 'You are a helpful assistant.' },
+        { role: 'user', content: opening },
+        { role: 'assistant', content: answer },
+        { role: 'user', content: 'list all resources' },
+      ],
+    });
+    expect(conversationOf(second)).toBe(conversationId);
+    expect(await conversationCount(agent.url)).toBe(before + 1);
+    // The model was given the earlier turn with the new one.
+    const seen = modelSaw(asked);
+    expect(seen.length).toBeGreaterThan(0);
+    expect(seen.every((body) => body.includes(opening) && body.includes(answer) && body.includes('list all resources'))).toBe(true);
+    // usage: the tokens of this turn's model calls, as the provider counted them.
+    const usage = second.usage!;
+    expect(usage.prompt_tokens).toBeGreaterThan(0);
+    expect(usage.completion_tokens).toBeGreaterThan(0);
+    expect(usage.total_tokens).toBe(usage.prompt_tokens + usage.completion_tokens);
+
+    // The third message asks for a destructive call: the approval is named once, in the same conversation.
+    const third = await client.chat.completions.create({
+      model: MODEL,
+      messages: [
+        { role: 'user', content: opening },
+        { role: 'assistant', content: answer },
+        { role: 'user', content: 'list all resources' },
+        // A client may trim or re-wrap what it shows: white space does not count.
+        { role: 'assistant', content: `  ${second.choices[0]!.message.content!.replaceAll('\n', '\n\n')}  ` },
+        { role: 'user', content: 'add resource oa-history with value 7' },
+      ],
+    });
+    expect(conversationOf(third)).toBe(conversationId);
+    const content = third.choices[0]!.message.content!;
+    expect(content.match(/Approval required/g)).toHaveLength(1);
+    expect(
+      content.match(new RegExp(`Approval required \\(id: ${(third as unknown as { approval: { uuid: string } }).approval.uuid}\\)`, 'g')),
+    ).toHaveLength(1);
+    expect(await conversationCount(agent.url)).toBe(before + 1);
+    expect(count('oa-history')).toBe(0);
+    expect(
+      (await post(`${agent.url}/approvals/${(third as unknown as { approval: { uuid: string } }).approval.uuid}`, { approved: false }))
+        .status,
+    ).toBe(200);
+
+    const { body } = await get(`${agent.url}/conversations/${conversationId}`);
+    expect(body.conversation.messages.filter((m: any) => m.role === 'user').map((m: any) => m.content)).toEqual([
+      opening,
+      'list all resources',
+      'add resource oa-history with value 7',
+    ]);
+  });
+
+  it('a history that is not the latest of a conversation (an edited message) starts a new conversation', async () => {
+    const first = await client.chat.completions.create({ model: MODEL, messages: [{ role: 'user', content: 'hello, edit test' }] });
+    const second = await client.chat.completions.create({
+      model: MODEL,
+      messages: [
+        { role: 'user', content: 'hello, edit test' },
+        { role: 'assistant', content: first.choices[0]!.message.content },
+        { role: 'user', content: 'hello again' },
+      ],
+    });
+    expect(conversationOf(second)).toBe(conversationOf(first));
+    const edited = await client.chat.completions.create({
+      model: MODEL,
+      messages: [
+        { role: 'user', content: 'hello, edited test' },
+        { role: 'assistant', content: first.choices[0]!.message.content },
+        { role: 'user', content: 'hello again' },
+      ],
+    });
+    expect(conversationOf(edited)).not.toBe(conversationOf(first));
+  });
+
+  it('streaming: the answer as streamed is the history that continues; usage comes in a last chunk when asked for', async () => {
+    const stream = await client.chat.completions.create({
+      model: MODEL,
+      messages: [{ role: 'user', content: 'hello, stream history test' }],
+      stream: true,
+      stream_options: { include_usage: true },
+    });
+    const chunks: OpenAI.Chat.Completions.ChatCompletionChunk[] = [];
+    for await (const chunk of stream) chunks.push(chunk);
+    const last = chunks.at(-1)!;
+    expect(last.choices).toEqual([]);
+    expect(last.usage!.total_tokens).toBe(last.usage!.prompt_tokens + last.usage!.completion_tokens);
+    expect(last.usage!.prompt_tokens).toBeGreaterThan(0);
+    const text = chunks.map((chunk) => chunk.choices[0]?.delta.content ?? '').join('');
+    const next = await client.chat.completions.create({
+      model: MODEL,
+      messages: [
+        { role: 'user', content: 'hello, stream history test' },
+        { role: 'assistant', content: text },
+        { role: 'user', content: 'add resource oa-stream-history with value 1' },
+      ],
+      stream: true,
+    });
+    const more: OpenAI.Chat.Completions.ChatCompletionChunk[] = [];
+    for await (const chunk of next) more.push(chunk);
+    expect(conversationOf(more.at(-1))).toBe(conversationOf(last));
+    const said = more.map((chunk) => chunk.choices[0]?.delta.content ?? '').join('');
+    expect(said.match(/Approval required/g)).toHaveLength(1);
+    const uuid = (more.at(-1) as unknown as { approval: { uuid: string } }).approval.uuid;
+    expect((await post(`${agent.url}/approvals/${uuid}`, { approved: false })).status).toBe(200);
+  });
+});
+
 describe('stop → approve over REST → go', () => {
   it('answers a destructive request with the approval UUID; POST /approvals/:uuid runs the call once', async () => {
     const completion = await client.chat.completions.create({
@@ -155,6 +288,7 @@ describe('stop → approve over REST → go', () => {
     expect(uuid).toMatch(UUID);
     expect(content).toContain(`POST /approvals/${uuid}`);
     expect(content).toContain('Tool: resources_add');
+    expect(content.match(/Approval required/g)).toHaveLength(1);
     expect(extra.approval).toMatchObject({
       uuid,
       conversation_id: extra.conversation_id,
@@ -199,6 +333,7 @@ describe('stop → approve over REST → go', () => {
     expect(last.choices[0]!.finish_reason).toBe('stop');
     const text = chunks.map((chunk) => chunk.choices[0]!.delta.content ?? '').join('');
     expect(text).toContain(`Approval required (id: ${last.approval.uuid})`);
+    expect(text.match(/Approval required/g)).toHaveLength(1);
     expect(count('oa-2')).toBe(0);
     expect((await post(`${agent.url}/approvals/${last.approval.uuid}`, { approved: false, reason: 'not now' })).status).toBe(200);
     expect(count('oa-2')).toBe(0);
@@ -262,6 +397,8 @@ describe('with authentication', () => {
   let secured: AgentProcess;
   const tokens = tokenAuth({
     writer: { token: 'openai-e2e-writer-6a1f0c9e', roles: ['chat'] },
+    other: { token: 'openai-e2e-other-9c4e1d7b', roles: ['chat'] },
+    boss: { token: 'openai-e2e-boss-5f3a8b2c', roles: ['admin'] },
     auditor: { token: 'openai-e2e-auditor-2b7d5e3a', roles: ['approve'] },
   });
 
@@ -304,5 +441,22 @@ describe('with authentication', () => {
       messages: [{ role: 'user', content: 'hello' }],
     });
     expect(answer.choices[0]!.message.content).toBe('I can list, add and remove resources.');
+  });
+
+  it("a resent history continues only the caller's own conversation: another chat principal, or an admin, gets a new one", async () => {
+    const writer = clientWith('openai-e2e-writer-6a1f0c9e');
+    const first = await writer.chat.completions.create({ model: MODEL, messages: [{ role: 'user', content: 'hello, owner test' }] });
+    const history = [
+      { role: 'user' as const, content: 'hello, owner test' },
+      { role: 'assistant' as const, content: first.choices[0]!.message.content },
+      { role: 'user' as const, content: 'hello again' },
+    ];
+    const stranger = await clientWith('openai-e2e-other-9c4e1d7b').chat.completions.create({ model: MODEL, messages: history });
+    expect(conversationOf(stranger)).not.toBe(conversationOf(first));
+    const admin = await clientWith('openai-e2e-boss-5f3a8b2c').chat.completions.create({ model: MODEL, messages: history });
+    expect(conversationOf(admin)).not.toBe(conversationOf(first));
+    expect(conversationOf(admin)).not.toBe(conversationOf(stranger));
+    const own = await writer.chat.completions.create({ model: MODEL, messages: history });
+    expect(conversationOf(own)).toBe(conversationOf(first));
   });
 });

@@ -49,6 +49,10 @@ describe('the npm package', () => {
       'bin/asg',
       'dist/cli/main.js',
       'dist/gen/ts/asg/orchestrator/v1/orchestrator.js',
+      'dist/client/index.js',
+      'dist/client/index.d.ts',
+      'dist/client/openapi.d.ts',
+      'docs/client.md',
       'web/dist/index.html',
       'config/agent.yaml',
       'README.md',
@@ -75,6 +79,22 @@ describe('the npm package', () => {
     expect(code.length).toBeGreaterThan(100);
     expect(code.filter(importsTestCode)).toEqual([]);
     expect(files.filter((file) => /-conformance\.js$|\/testing\//.test(file))).toEqual([]);
+  });
+
+  it('exports the typed client as agent-stop-and-go/client, for import by an installed project', () => {
+    const result = spawnSync(
+      process.execPath,
+      [
+        '--input-type=module',
+        '-e',
+        `const { createAgentClient } = await import('${pkg.name}/client');
+         const agent = createAgentClient({ baseUrl: 'http://127.0.0.1:9' });
+         console.log(typeof createAgentClient, typeof agent.GET, typeof agent.POST);`,
+      ],
+      { cwd: installed, encoding: 'utf8', timeout: 30_000 },
+    );
+    expect(result.stderr).toBe('');
+    expect(result.stdout.trim()).toBe('function function function');
   });
 
   const nodes = [process.execPath, ...(process.env.ASG_TEST_NODE22 ? [process.env.ASG_TEST_NODE22] : [])];

@@ -94,6 +94,7 @@ import {
   type MessageRow,
 } from '../rows.js';
 import {
+  historyOwnerKey,
   DEFAULT_PAGE_SIZE,
   INTERRUPTED_TURN_NOTE,
   MAX_PAGE_CONTENT_CHARS,
@@ -690,6 +691,19 @@ export class PostgresConversationStorage implements ConversationStorage {
       .query({ name: 'deletePushConfig', text: SQL.deletePushConfig, values: [stored, id] })
       .catch(rethrow);
     return (rowCount ?? 0) > 0;
+  }
+
+  async recordHistoryDigest(conversationId: string, digest: string): Promise<void> {
+    await this.write(async (tx) => {
+      const conversation = await this.requireConversation(tx.client, conversationId);
+      await this.query(tx.client, 'upsertHistoryDigest', [conversation.id, historyOwnerKey(conversation.owner ?? undefined), digest]);
+    });
+  }
+
+  async findConversationByHistory(digest: string, owner: string | undefined): Promise<string | undefined> {
+    return this.read(
+      async (client) => (await this.query<{ id: string }>(client, 'selectConversationByHistory', [digest, historyOwnerKey(owner)]))[0]?.id,
+    );
   }
 
   async advanceWebhookCursor(request: AdvanceWebhookCursorRequest): Promise<boolean> {

@@ -243,6 +243,16 @@ const MIGRATIONS: readonly string[] = [
   DELETE FROM conversation_counts_by_owner;
   INSERT INTO conversation_counts_by_owner (owner, status, count) SELECT owner, status, count FROM renamed_owner_counts;
   `,
+  // 9: the digest of the history a chat client was last shown of a conversation, as SQLite schema 18.
+  `
+  CREATE TABLE history_digests (
+    conversation_id uuid PRIMARY KEY REFERENCES conversations (id) ON DELETE CASCADE,
+    owner_key       text NOT NULL,
+    digest          text NOT NULL,
+    recorded        bigserial NOT NULL
+  );
+  CREATE INDEX history_digests_by_digest ON history_digests (digest, owner_key, recorded DESC);
+  `,
 ];
 
 export const POSTGRES_SCHEMA_VERSION = MIGRATIONS.length;

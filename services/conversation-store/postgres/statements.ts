@@ -205,6 +205,12 @@ export const SQL = {
   selectPushConfigs: `SELECT conversation_id::text AS conversation_id, id, url, token, dialect, created_at FROM push_configs WHERE conversation_id = $1 ORDER BY created_at, id`,
   countPushConfigs: `SELECT count(*)::int AS n FROM push_configs WHERE conversation_id = $1`,
   deletePushConfig: `DELETE FROM push_configs WHERE conversation_id = $1 AND id = $2`,
+  upsertHistoryDigest: `
+    INSERT INTO history_digests (conversation_id, owner_key, digest) VALUES ($1, $2, $3)
+    ON CONFLICT (conversation_id) DO UPDATE SET digest = excluded.digest, recorded = excluded.recorded`,
+  // One seek of history_digests_by_digest.
+  selectConversationByHistory: `
+    SELECT conversation_id::text AS id FROM history_digests WHERE digest = $1 AND owner_key = $2 ORDER BY recorded DESC LIMIT 1`,
   // The NATS outbox publisher (outbox-publisher.ts): its leader lock, and the last id it published to a stream.
   tryPublisherLock: `SELECT pg_try_advisory_lock(hashtext($1)) AS locked`,
   selectPublished: `SELECT last_id FROM event_publications WHERE stream = $1`,

@@ -70,6 +70,7 @@ import {
   type TurnOutcome,
 } from '../records.js';
 import {
+  historyOwnerKey,
   DEFAULT_PAGE_SIZE,
   DEFAULT_STALE_TURN_MS,
   MAX_PAGE_CONTENT_CHARS,
@@ -487,6 +488,17 @@ export class SqliteConversationStorage implements ConversationStorage {
     const stored = storedId(conversationId);
     if (stored === undefined) return false;
     return this.write(() => this.sql.deletePushConfig.run(stored, id).changes > 0);
+  }
+
+  async recordHistoryDigest(conversationId: string, digest: string): Promise<void> {
+    this.write(() => {
+      const conversation = this.requireConversation(conversationId);
+      this.sql.upsertHistoryDigest.run(conversation.id, historyOwnerKey(conversation.owner ?? undefined), digest);
+    });
+  }
+
+  async findConversationByHistory(digest: string, owner: string | undefined): Promise<string | undefined> {
+    return this.read(() => this.sql.selectConversationByHistory.get(digest, historyOwnerKey(owner))?.id);
   }
 
   async advanceWebhookCursor(request: AdvanceWebhookCursorRequest): Promise<boolean> {

@@ -334,6 +334,20 @@ const MIGRATIONS: readonly string[] = [
   INSERT INTO conversation_counts_by_owner (owner, status, count) SELECT owner, status, count FROM renamed_owner_counts;
   DROP TABLE renamed_owner_counts;
   `,
+  // 18: the digest of the history a chat client was last shown of a conversation (store.proto
+  // RecordHistoryDigest), one per conversation; found by digest and owner through its index, the
+  // latest recorded first: a recording replaces the row, and \`recorded\` only grows. The owner is
+  // the conversation's (which never changes; '' for none: an owner is never blank), kept here so
+  // that a lookup reads one owner's entries only, whoever else has the same history.
+  `
+  CREATE TABLE history_digests (
+    recorded        INTEGER PRIMARY KEY AUTOINCREMENT,
+    conversation_id TEXT NOT NULL UNIQUE REFERENCES conversations (id) ON DELETE CASCADE,
+    owner_key       TEXT NOT NULL,
+    digest          TEXT NOT NULL
+  );
+  CREATE INDEX history_digests_by_digest ON history_digests (digest, owner_key, recorded DESC);
+  `,
 ];
 
 export const SCHEMA_VERSION = MIGRATIONS.length;

@@ -194,6 +194,11 @@ export const SQL = {
   selectPushConfigs: `SELECT * FROM push_configs WHERE conversation_id = ? ORDER BY created_at, id`,
   countPushConfigs: `SELECT count(*) AS n FROM push_configs WHERE conversation_id = ?`,
   deletePushConfig: `DELETE FROM push_configs WHERE conversation_id = ? AND id = ?`,
+  // REPLACE: the conversation's row is deleted and inserted anew, with the next \`recorded\`.
+  upsertHistoryDigest: `INSERT OR REPLACE INTO history_digests (conversation_id, owner_key, digest) VALUES (?, ?, ?)`,
+  // One seek of history_digests_by_digest.
+  selectConversationByHistory: `
+    SELECT conversation_id AS id FROM history_digests WHERE digest = ? AND owner_key = ? ORDER BY recorded DESC LIMIT 1`,
 
   // The running-turn mark (store.proto, StartTurn), apart from updateConversation: it changes
   // nothing a reader of the conversation sees.
@@ -357,6 +362,8 @@ export interface Statements {
   selectPushConfigs: Statement<[string], PushConfigRow>;
   countPushConfigs: Statement<[string], { n: number }>;
   deletePushConfig: Statement<[string, string]>;
+  upsertHistoryDigest: Statement<[string, string, string]>;
+  selectConversationByHistory: Statement<[string, string], { id: string }>;
   selectRunningTurn: Statement<
     [string],
     { running_turn_boot: string | null; running_turn_since: string | null; lease_owner: string | null }
