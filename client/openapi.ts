@@ -921,6 +921,11 @@ export interface components {
             /** @description Orchestrated mode: the agent-tree node that produced it. */
             node?: string;
             /**
+             * @description An assistant answer saying the turn could not go on (the model failed after its retries, or the tools).
+             * @constant
+             */
+            is_error?: true;
+            /**
              * Format: date-time
              * @example 2025-01-15T10:02:03.000Z
              */
@@ -1007,6 +1012,11 @@ export interface components {
             response: string;
             waiting_approval: boolean;
             approval?: components["schemas"]["PendingApproval"];
+            /**
+             * @description The turn could not go on (the model failed after its retries, or the tools): `response` says why.
+             * @constant
+             */
+            is_error?: true;
         };
         /** @description The outcome is not known when the request is answered: what it asked for was, or may have been, stored, and goes on from there. Do not send it again: look where it says. */
         UnknownOutcome: {
@@ -3697,6 +3707,9 @@ export interface operations {
                     approved: boolean;
                     reason?: string;
                     arguments?: {
+                        [key: string]: unknown;
+                    };
+                    input?: {
                         [key: string]: unknown;
                     };
                 };
