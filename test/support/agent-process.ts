@@ -72,8 +72,8 @@ export interface AsgProcess {
 }
 
 /** Starts a process in its own process group, so that stopping npm also stops the node process under it. */
-export function spawnProcess(command: string, args: string[], env: NodeJS.ProcessEnv): AsgProcess {
-  const child = spawn(command, args, { cwd: REPO_ROOT, env, stdio: ['ignore', 'pipe', 'pipe'], detached: true });
+export function spawnProcess(command: string, args: string[], env: NodeJS.ProcessEnv, cwd = REPO_ROOT): AsgProcess {
+  const child = spawn(command, args, { cwd, env, stdio: ['ignore', 'pipe', 'pipe'], detached: true });
   let text = '';
   child.stdout.setEncoding('utf8').on('data', (chunk: string) => (text += chunk));
   child.stderr.setEncoding('utf8').on('data', (chunk: string) => (text += chunk));
