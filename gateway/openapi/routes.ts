@@ -269,8 +269,20 @@ export const ROUTES: RouteDoc[] = [
     tag: 'Reference',
     summary: 'Interactive reference',
     description:
-      "The interactive API reference (Scalar) over /openapi.json. The page loads Scalar's script from cdn.jsdelivr.net in the reader's browser; without it, read /openapi.json.",
+      "The interactive API reference (Scalar) over /openapi.json. The page loads Scalar's script from the gateway itself (/docs/scalar.js), so it works with no network.",
     responses: { 200: { description: 'HTML', type: 'text/html', schema: z.string() } },
+  },
+  {
+    method: 'get',
+    path: '/docs/scalar.js',
+    tag: 'Reference',
+    summary: "The reference page's script",
+    description:
+      "Scalar's standalone browser bundle (@scalar/api-reference), copied into the build and served from it, so that /docs needs no CDN.",
+    responses: {
+      200: { description: 'JavaScript', type: 'text/javascript', schema: z.string() },
+      404: refusal('the build has no bundle (npm run build makes it)'),
+    },
   },
   {
     method: 'get',

@@ -49,6 +49,8 @@ describe('the npm package', () => {
       'dist/cli/main.js',
       'dist/gen/ts/asg/orchestrator/v1/orchestrator.js',
       'web/dist/index.html',
+      // /docs offline: Scalar's bundle, copied into the build.
+      'dist/gateway/openapi/scalar-api-reference.js',
       'config/agent.yaml',
       'README.md',
       'LICENSE',
