@@ -38,6 +38,7 @@ export default defineConfig({
             'web/src/**/*.test.ts',
             'test/support/**/*.test.ts',
             'test/bench/**/*.test.ts',
+            'test/docs/**/*.test.ts',
           ],
           exclude: [...EXCLUDE, ...POSTGRES],
         },

@@ -244,7 +244,7 @@ export const ROUTES: RouteDoc[] = [
     tag: 'Probes',
     summary: 'Prometheus metrics',
     description:
-      "Every metric of this process in Prometheus' text format (text/plain; version=0.0.4): turns and their latency histogram, model calls and tokens by provider and model, tool calls by tool and outcome, approvals pending and decided, errors by kind (README, Metrics). In `asg up` every service's, once. With auth: the admin role, or anyone when metrics.public is true.",
+      "Every metric of this process in Prometheus' text format (text/plain; version=0.0.4): turns and their latency histogram, model calls and tokens by provider and model, tool calls by tool and outcome, approvals pending and decided, errors by kind (docs/operations.md, Metrics). In `asg up` every service's, once. With auth: the admin role, or anyone when metrics.public is true.",
     responses: {
       200: {
         description: 'the metrics',
