@@ -2,11 +2,15 @@
  * The README and the pages under docs/ as a reader meets them: the README stays a guide
  * (at most 4,000 words), nothing points at documents outside the repository (the project's
  * own planning notes, numbered issues), and every relative link leads to a file that exists —
- * and, into a Markdown page, to a heading that exists.
+ * and, into a Markdown page, to a heading that exists. The README's configuration example
+ * passes the check a start runs.
  */
 import { existsSync, readdirSync, readFileSync } from 'node:fs';
 import { dirname, join, normalize, relative } from 'node:path';
 import { describe, expect, it } from 'vitest';
+import { checkConfigText, checkModels } from '../../services/common/config/check.js';
+import { configSchema } from '../../services/common/config/schema.js';
+import { stdioPathProblems } from '../../services/common/config/stdio-paths.js';
 import { REPO_ROOT } from '../support/agent-process.js';
 
 const PAGES = [
@@ -56,6 +60,22 @@ describe('the README and docs/', () => {
   it('the README is a guide of at most 4,000 words', () => {
     const words = read('README.md').split(/\s+/).filter(Boolean).length;
     expect(words).toBeLessThanOrEqual(4_000);
+  });
+
+  it("the README's configuration example passes the check a start runs, from the clone's root", () => {
+    const readme = read('README.md');
+    const section = readme.slice(
+      readme.indexOf('\n## Configuration\n'),
+      readme.indexOf('\n## ', readme.indexOf('\n## Configuration\n') + 1),
+    );
+    const example = /```yaml\n([\s\S]*?)```/.exec(section)?.[1];
+    expect(example, 'a yaml block under "## Configuration"').toBeDefined();
+    const report = checkConfigText(example!, 'README.md', configSchema, {
+      env: { GEMINI_API_KEY: 'set' },
+      checks: [checkModels, (config) => ({ errors: stdioPathProblems(config, REPO_ROOT) })],
+    });
+    expect(report.errors).toEqual([]);
+    expect(report.warnings).toEqual([]);
   });
 
   it.each(PAGES)('%s refers to no document outside the repository', (page) => {
