@@ -8,7 +8,7 @@
  * run as written too: the OpenAI one names the model `GET /v1/models` lists.
  */
 import { spawn } from 'node:child_process';
-import { readFileSync } from 'node:fs';
+import { mkdirSync, readFileSync, writeFileSync } from 'node:fs';
 import { parse } from 'yaml';
 import { dirname, join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
@@ -151,5 +151,23 @@ describe('the README faces', () => {
     const ran = await run(calls[1]!, new URL(agent.url).host);
     expect(ran.code, ran.stderr).toBe(0);
     expect(JSON.parse(ran.stdout)).toMatchObject({ jsonrpc: '2.0', id: 1, result: { kind: 'task', status: { state: 'completed' } } });
+  });
+
+  it('the OpenAI TypeScript example runs as written, with the official client', async () => {
+    const readme = readFileSync(join(REPO_ROOT, 'README.md'), 'utf8');
+    const start = readme.indexOf('\n### OpenAI-compatible\n');
+    const section = readme.slice(start, readme.indexOf('\n### ', start + 1));
+    const example = /```ts\n([\s\S]*?)```/.exec(section)?.[1];
+    expect(example, 'a ts block under "### OpenAI-compatible"').toBeDefined();
+    // Inside the checkout (gitignored), so that `openai` resolves from its node_modules.
+    const folder = join(REPO_ROOT, 'test', 'artifacts', 'readme-examples');
+    mkdirSync(folder, { recursive: true });
+    // The example is TypeScript that is also JavaScript (no types of its own): node runs it as is.
+    const file = join(folder, `openai-${process.pid}.mjs`);
+    writeFileSync(file, example!.replaceAll('localhost:8080', new URL(agent.url).host));
+    const ran = await run(`${JSON.stringify(process.execPath)} ${JSON.stringify(file)}`, new URL(agent.url).host);
+    expect(ran.code, ran.stderr).toBe(0);
+    // The scripted model lists the resources, then answers in words.
+    expect(ran.stdout.trim()).not.toBe('');
   });
 });
