@@ -4,8 +4,8 @@ import { mountEndpoint, restErrorHandler } from '../rest/endpoint.js';
 import { DOCS_PATH, DOCS_SCRIPT_PATH, OPENAPI_PATH } from './paths.js';
 
 /**
- * `GET /openapi.json`, `GET /docs` and the script of that page. Both are built on first use and kept: they describe the
- * routes, which do not change while the process runs. Their modules (zod-openapi, Scalar, the
+ * `GET /openapi.json`, `GET /docs` and the page's script. The document and the page are built on
+ * first use and kept: they describe the routes, which do not change while the process runs. Their modules (zod-openapi, Scalar, the
  * schemas and examples) are imported then too, not at startup, which they would lengthen by
  * a good part for a page few ask for.
  */
