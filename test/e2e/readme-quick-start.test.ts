@@ -153,6 +153,24 @@ describe('the README faces', () => {
     expect(JSON.parse(ran.stdout)).toMatchObject({ jsonrpc: '2.0', id: 1, result: { kind: 'task', status: { state: 'completed' } } });
   });
 
+  it('the REST examples run as written, but for the event stream, which does not end', async () => {
+    const readme = readFileSync(join(REPO_ROOT, 'README.md'), 'utf8');
+    const start = readme.indexOf('\n### REST\n');
+    const block = /```sh\n([\s\S]*?)```/.exec(readme.slice(start, readme.indexOf('\n### ', start + 1)))?.[1];
+    expect(block, 'a sh block under "### REST"').toBeDefined();
+    const commands = block!
+      .split('\n')
+      .map((line) => line.replace(/\s+#.*$/, ''))
+      .filter((line) => line.trim() !== '' && !line.includes('/events'));
+    const marker = '@@@ command done';
+    const ran = await run(commands.map((command) => `${command}\necho; echo '${marker}'`).join('\n'), new URL(agent.url).host);
+    expect(ran.code, ran.stderr).toBe(0);
+    const [, conversation, approvals] = ran.stdout.split(`${marker}\n`).map((output) => output.trim());
+    expect(JSON.parse(conversation!)).toMatchObject({ conversation: { id: expect.any(String), messages: expect.any(Array) } });
+    // The quick start's approval, decided above, is among the decided ones.
+    expect(JSON.parse(approvals!).approvals).toContainEqual(expect.objectContaining({ tool_name: 'resources_add', status: 'approved' }));
+  });
+
   it('the OpenAI TypeScript example runs as written, with the official client', async () => {
     const readme = readFileSync(join(REPO_ROOT, 'README.md'), 'utf8');
     const start = readme.indexOf('\n### OpenAI-compatible\n');
