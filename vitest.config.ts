@@ -39,6 +39,7 @@ export default defineConfig({
             'web/src/**/*.test.ts',
             'test/support/**/*.test.ts',
             'test/bench/**/*.test.ts',
+            'test/docs/**/*.test.ts',
           ],
           exclude: [...EXCLUDE, ...POSTGRES],
         },

@@ -13,7 +13,7 @@ import type { AgentConfig } from '../services/common/config/schema.js';
  * `checkAgentConfig`, so they agree on every file, in the same words. Beyond the file itself
  * (check.ts: YAML, fields, model names, provider keys) it runs what the services would refuse
  * at their start, without starting them: the gateway's bind rule and token variables, the
- * webhooks' secrets.
+ * webhooks' secrets, the stdio MCP servers' relative paths.
  */
 
 export interface AgentCheckOptions {
@@ -62,6 +62,10 @@ async function serviceChecks(config: AgentConfig, options: AgentCheckOptions): P
   if ((service === 'all' || service === 'gateway') && gatewayMayRefuse) {
     const check = gatewayCheck(await import('../gateway/auth/preflight.js'), options.insecure ?? false);
     checks.push((file, env) => check(withListen(file, options), env));
+  }
+  if ((service === 'all' || service === 'tool-broker') && config.mcp_servers.some((server) => server.command)) {
+    const { stdioPathProblems } = await import('../services/common/config/stdio-paths.js');
+    checks.push((file) => ({ errors: stdioPathProblems(file) }));
   }
   if ((service === 'all' || service === 'orchestrator') && config.webhooks.length > 0)
     checks.push(webhookCheck(await import('../services/orchestrator/webhooks/signing.js')));

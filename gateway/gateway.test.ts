@@ -5,7 +5,6 @@ import { configSlice, type GatewayConfig } from '../services/common/config/slice
 import { createLogger, type Logger } from '../services/common/log.js';
 import { reachableUrl } from './http/url.js';
 import { startGateway } from './index.js';
-import { SCALAR_SCRIPT_URL } from './openapi/docs-page.js';
 import { logLines } from '../test/support/log-lines.js';
 import { freePort } from '../test/support/ports.js';
 import { rawRequest } from '../test/support/raw-http.js';
@@ -110,7 +109,8 @@ describe('gateway with its backends down', () => {
     const res = await call(gateway, 'GET', '/docs');
     expect(res.status).toBe(200);
     expect(res.headers.get('content-type')).toMatch(/^text\/html/);
-    expect(res.text).toContain(`<script src="${SCALAR_SCRIPT_URL}"></script>`);
+    expect(res.text).toContain('<script src="/docs/scalar.js"></script>');
+    expect(res.text).not.toMatch(/https?:\/\//);
     expect(res.text).toContain("Scalar.createApiReference('#app'");
     expect(res.text).toContain('"url": "/openapi.json"');
     // Offline, the fallback inside #app says where the document is.
@@ -120,6 +120,11 @@ describe('gateway with its backends down', () => {
     expect(document.headers.get('content-type')).toMatch(/^application\/json/);
     expect(document.json?.openapi).toBe('3.1.0');
     expect(Object.keys(document.json?.paths as object)).toContain('/approvals/{uuid}');
+    // The page's script is Scalar's bundle, from the package, not from a CDN.
+    const script = await call(gateway, 'GET', '/docs/scalar.js');
+    expect(script.status).toBe(200);
+    expect(script.headers.get('content-type')).toMatch(/^text\/javascript/);
+    expect(script.text).toContain('@scalar/api-reference 1.40.9');
   });
 
   it('answers unknown routes and methods with 404 JSON', async () => {

@@ -126,6 +126,7 @@ export async function startGateway(options: GatewayOptions): Promise<RunningServ
       backends.health,
       () => drain.isDraining,
       async () => (await agent.toolListing()).servers,
+      log,
     ),
     // The web chat at `/`, when it was built (npm run build); the API works without it.
     webDist: findWebDist(),

@@ -90,7 +90,9 @@ describe('GET /ready', () => {
     const stopped = orchestrator.stop(Date.now() + 10_000);
     const stopping = await readyUntil((answer) => answer.status === 503);
     expect(stopping.json).toMatchObject({ status: 'not_ready', backends: { orchestrator: 'NOT_SERVING', conversation_store: 'SERVING' } });
-    expect(stopping.json.error).toContain('orchestrator is NOT_SERVING');
+    expect(stopping.json.error).toBe(
+      'not ready: the orchestrator is not serving (starting, stopping, or its database is down); the log says why',
+    );
     await stopped;
     const gone = await readyUntil((answer) => (answer.json.backends as Record<string, string>).orchestrator !== 'NOT_SERVING');
     expect(gone.status).toBe(503);

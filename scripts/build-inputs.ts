@@ -23,7 +23,7 @@ const FOLDERS = ['proto', 'services', 'gateway', 'cli', 'client', 'web'];
 /** Not read by the build: tests, and the outputs of an earlier one. */
 const SKIPPED = /\.test\.ts$|(^|\/)(node_modules|dist)(\/|$)/;
 /** What the tests and `bin/asg` need from a build. */
-const OUTPUTS = ['dist/cli/main.js', 'dist/client/index.js', 'web/dist/index.html'];
+const OUTPUTS = ['dist/cli/main.js', 'dist/client/index.js', 'dist/gateway/openapi/scalar-api-reference.js', 'web/dist/index.html'];
 
 function filesUnder(folder: string): string[] {
   return readdirSync(join(ROOT, folder), { recursive: true, withFileTypes: true })

@@ -24,7 +24,7 @@ import {
 } from './shapes.js';
 
 /**
- * The public response bodies (README, "REST API"), built from the application layer's results: REST answers
+ * The public response bodies (docs/api.md, "REST"), built from the application layer's results: REST answers
  * with them and tRPC returns the same JSON (they are built by the same functions).
  */
 
@@ -35,7 +35,7 @@ export interface ConversationReply {
 
 /**
  * `GET /conversations/:id`: C with one page of its messages, oldest first. The whole history
- * unless it is longer than the page (README "## API"): `has_more_before` says older messages
+ * unless it is longer than the page (docs/api.md, "REST"): `has_more_before` says older messages
  * exist (read them with `?before=<id of the first message>`), `has_more_after` newer ones.
  */
 export interface ConversationPageReply extends ConversationReply {

@@ -56,6 +56,7 @@ const PATH_RULES: PathRule[] = [
   { route: '/health', need: OPEN },
   { route: '/ready', need: OPEN },
   { route: '/docs', need: OPEN },
+  { route: '/docs/scalar.js', need: OPEN },
   { route: '/openapi.json', need: OPEN },
   { route: '/.well-known/agent-card.json', need: OPEN, face: 'a2a' },
   { route: '/.well-known/agent.json', need: OPEN, face: 'a2a' },

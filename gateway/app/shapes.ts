@@ -17,7 +17,7 @@ import { isTurnFailureText } from '../../services/common/turn-failure.js';
 export { approvalRecordJson, type ApprovalRecordJson } from '../../services/common/approval-resource.js';
 
 /**
- * The public JSON shapes (C, M, P, S, R and the tool listing; README, "REST API"), mapped from the
+ * The public JSON shapes (C, M, P, S, R and the tool listing; docs/api.md, "REST"), mapped from the
  * proto types. Tests written outside the project read these field by field, so the names
  * are snake_case exactly as documented, optional fields are left out rather
  * than set to null, and internal fields (tool-call ids, hashes, approval status, message

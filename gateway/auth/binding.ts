@@ -13,7 +13,7 @@ export class InsecureBindingError extends Error {
   constructor(host: string) {
     super(
       `refusing to listen on ${host} without authentication: anyone who can reach it could approve any tool call. ` +
-        'Configure auth (auth.tokens or auth.jwt; see README "Security"), listen on 127.0.0.1, ' +
+        'Configure auth (auth.tokens or auth.jwt; see docs/security.md), listen on 127.0.0.1, ' +
         'or accept the risk with insecure: true in the config or --insecure on the command line',
     );
     this.name = 'InsecureBindingError';

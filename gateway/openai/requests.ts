@@ -10,7 +10,7 @@ import type { HistoryMessage } from './history.js';
  * Strict: a field OpenAI's Chat Completions API does not define is refused, by name. The
  * standard fields clients send are accepted; those that steer a model's sampling or tools
  * (temperature, max_tokens, tools, response_format, …) do not apply to an agent, which runs its
- * own configured model with its own tools, and are ignored (README "OpenAI-compatible API").
+ * own configured model with its own tools, and are ignored (docs/api.md, "OpenAI-compatible API").
  */
 
 /** The header that names the conversation to continue; the answer carries it too. */
@@ -70,7 +70,7 @@ export const chatCompletionRequestSchema = z.strictObject({
   messages: z.array(message, { error: 'is required: an array of messages' }).min(1, 'must hold at least one message'),
   stream: z.boolean().nullish(),
   stream_options: z.looseObject({ include_usage: z.boolean().optional() }).nullish(),
-  /** The conversation to continue (README); the X-Conversation-Id header wins over it. */
+  /** The conversation to continue (docs/api.md); the X-Conversation-Id header wins over it. */
   user: conversationId.nullish(),
   /** One answer per request: an agent's turn has one outcome. */
   n: z.literal(1, { error: 'must be 1: an agent answers each message once' }).nullish(),

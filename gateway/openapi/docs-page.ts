@@ -1,23 +1,33 @@
+import { existsSync } from 'node:fs';
+import { fileURLToPath } from 'node:url';
 import { apiReference } from '@scalar/express-api-reference';
-import { OPENAPI_PATH } from './paths.js';
+import { DOCS_SCRIPT_PATH, OPENAPI_PATH } from './paths.js';
 
 /**
  * `GET /docs`: Scalar's interactive reference over `/openapi.json`.
  *
  * Scalar's page is a script that runs in the reader's browser. Neither
  * @scalar/express-api-reference nor @scalar/core ships that script (only the HTML around
- * it), so it comes from the jsDelivr CDN, pinned to one version so that the page does not
- * change under us. The gateway sets no Content-Security-Policy, so nothing blocks it; a
- * browser that cannot reach the CDN keeps the fallback text below, which points to
- * /openapi.json (served by the gateway itself, offline too). Scalar's telemetry, its web fonts
- * (another CDN) and its AI agent are off.
+ * it), so the build copies the standalone browser bundle of @scalar/api-reference (a
+ * development dependency, pinned) beside this module, and the gateway serves it at
+ * /docs/scalar.js: the page needs no network beyond the gateway itself, and the product no
+ * Scalar package at run time. Scalar's telemetry, its web fonts (a CDN) and its AI agent are
+ * off.
  */
 
-export const SCALAR_SCRIPT_URL = 'https://cdn.jsdelivr.net/npm/@scalar/api-reference@1.76.0';
+/** Where the build puts the bundle: beside this module in dist/ (package.json "build"). */
+const BUILT_SCRIPT = fileURLToPath(new URL('./scalar-api-reference.js', import.meta.url));
+/** Run from the sources (tsx, the tests), the bundle is read where npm installed it. */
+const SOURCE_SCRIPT = fileURLToPath(new URL('../../node_modules/@scalar/api-reference/dist/browser/standalone.js', import.meta.url));
+
+/** The bundle's file, or undefined when neither a build nor an install has it. */
+export function docsScriptFile(): string | undefined {
+  return [BUILT_SCRIPT, SOURCE_SCRIPT].find((file) => existsSync(file));
+}
 
 const FALLBACK =
-  '<p style="font:15px system-ui,sans-serif;margin:2rem">Loading the API reference (its script comes from cdn.jsdelivr.net)… ' +
-  `If it does not appear, this browser cannot reach the CDN: the OpenAPI document is at <a href="${OPENAPI_PATH}">${OPENAPI_PATH}</a>.</p>`;
+  '<p style="font:15px system-ui,sans-serif;margin:2rem">Loading the API reference… ' +
+  `If it does not appear, the OpenAPI document is at <a href="${OPENAPI_PATH}">${OPENAPI_PATH}</a>.</p>`;
 
 /** The page's HTML, rendered once: it depends on nothing but this module. */
 export function docsPage(): string {
@@ -31,7 +41,7 @@ export function docsPage(): string {
   };
   const handler = apiReference({
     url: OPENAPI_PATH,
-    cdn: SCALAR_SCRIPT_URL,
+    cdn: DOCS_SCRIPT_PATH,
     pageTitle: 'Agent Stop and Go — API reference',
     telemetry: false,
     withDefaultFonts: false,

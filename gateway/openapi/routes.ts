@@ -91,7 +91,10 @@ const readiness = z
       .record(z.string(), z.string())
       .optional()
       .meta({ description: 'Not ready: what each backend said (SERVING, NOT_SERVING, UNREACHABLE, NO_ANSWER, NO_HEALTH_SERVICE).' }),
-    error: z.string().optional(),
+    error: z.string().optional().meta({ description: 'Not ready or draining: which dependency is down, in words.' }),
+    warning: z.string().optional().meta({
+      description: 'Ready, but an MCP server is unavailable: which, in words (the agent answers without its tools while it is retried).',
+    }),
     mcp_servers: z.array(shapes.readyServer).optional().meta({
       description:
         'Ready: each configured MCP server and whether its tools are available (an optional server that is down does not make the agent unready); why one is not is in the log and GET /tools.',
@@ -228,13 +231,13 @@ export const ROUTES: RouteDoc[] = [
     tag: 'Probes',
     summary: 'Readiness',
     description:
-      'Whether the gateway can serve requests now: the orchestrator and the conversation store answer their gRPC health check (grpc.health.v1) with SERVING — the store only while its database answers — and the gateway is not stopping. For load balancers and readiness probes; /health is the liveness probe. Open to all and answered for any Host header, so it tells states only: why something is down is in the log.',
+      'Whether the gateway can serve requests now: the orchestrator and the conversation store answer their gRPC health check (grpc.health.v1) with SERVING — the store only while its database answers — and the gateway is not stopping. For load balancers and readiness probes; /health is the liveness probe. Open to all and answered for any Host header, so it tells states and which dependency is down, in words: why (an error, a stack trace, a path) is in the log.',
     responses: {
       200: json('ready', readiness, { status: 'ready' }),
       503: json('a backend is not SERVING, unreachable or silent, or the gateway is draining', readiness, {
         status: 'not_ready',
         backends: { orchestrator: 'SERVING', conversation_store: 'UNREACHABLE' },
-        error: 'conversation_store: UNREACHABLE',
+        error: 'not ready: the conversation store cannot be reached; the log says why',
       }),
     },
   },
@@ -244,7 +247,7 @@ export const ROUTES: RouteDoc[] = [
     tag: 'Probes',
     summary: 'Prometheus metrics',
     description:
-      "Every metric of this process in Prometheus' text format (text/plain; version=0.0.4): turns and their latency histogram, model calls and tokens by provider and model, tool calls by tool and outcome, approvals pending and decided, errors by kind (README, Metrics). In `asg up` every service's, once. With auth: the admin role, or anyone when metrics.public is true.",
+      "Every metric of this process in Prometheus' text format (text/plain; version=0.0.4): turns and their latency histogram, model calls and tokens by provider and model, tool calls by tool and outcome, approvals pending and decided, errors by kind (docs/operations.md, Metrics). In `asg up` every service's, once. With auth: the admin role, or anyone when metrics.public is true.",
     responses: {
       200: {
         description: 'the metrics',
@@ -269,8 +272,20 @@ export const ROUTES: RouteDoc[] = [
     tag: 'Reference',
     summary: 'Interactive reference',
     description:
-      "The interactive API reference (Scalar) over /openapi.json. The page loads Scalar's script from cdn.jsdelivr.net in the reader's browser; without it, read /openapi.json.",
+      "The interactive API reference (Scalar) over /openapi.json. The page loads Scalar's script from the gateway itself (/docs/scalar.js), so it works with no network.",
     responses: { 200: { description: 'HTML', type: 'text/html', schema: z.string() } },
+  },
+  {
+    method: 'get',
+    path: '/docs/scalar.js',
+    tag: 'Reference',
+    summary: "The reference page's script",
+    description:
+      "Scalar's standalone browser bundle (@scalar/api-reference), copied into the build and served from it, so that /docs needs no CDN.",
+    responses: {
+      200: { description: 'JavaScript', type: 'text/javascript', schema: z.string() },
+      404: refusal('the build has no bundle (npm run build makes it)'),
+    },
   },
   {
     method: 'get',

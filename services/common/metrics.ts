@@ -11,7 +11,7 @@ import type { MeterProvider } from '@opentelemetry/sdk-metrics';
  * gateway's route (and a service's small metrics port) hand it each scrape.
  *
  * The names below are what Prometheus shows (the exporter adds `_total` to counters and the
- * unit suffix to the histogram); the README lists each with its labels.
+ * unit suffix to the histogram); docs/operations.md lists each with its labels.
  */
 
 /** Turn latency buckets, in seconds: a model answer takes from a few hundred ms to minutes. */

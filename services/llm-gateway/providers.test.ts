@@ -1,5 +1,5 @@
 /**
- * Contract tests of the six providers (README, "Models"): what the gateway sends over real
+ * Contract tests of the six providers (docs/configuration.md, "Models"): what the gateway sends over real
  * HTTP to a local emulation of each vendor's wire format, and how it reads the answers, all
  * through real gRPC calls to startLlmGateway.
  */

@@ -1,4 +1,4 @@
-import { realpathSync, statSync } from 'node:fs';
+import { mkdirSync, realpathSync, statSync } from 'node:fs';
 import { resolve, sep } from 'node:path';
 import { z } from 'zod';
 import { checkConfigFile, formatReport, type ConfigProblem, type ConfigReport } from '../common/config/check.js';
@@ -12,7 +12,7 @@ import { describeConfigIssue as describeIssue, describeConfigPath as describePat
  * port: 8091
  * max_full_read_size: 1048576
  * roots:
- *   - { name: workspace, path: ./data/workspace, allowed_tools: ["*"] }
+ *   - { name: workspace, path: ./data/workspace, create: true, allowed_tools: ["*"] }
  *   - { name: readonly, path: ./data/docs, allowed_tools: [read_file, list_folder, stat_file, grep, glob] }
  * ```
  */
@@ -54,6 +54,8 @@ const DEFAULT_MAX_FULL_READ_SIZE = 1_048_576;
 const rootSchema = z.strictObject({
   name: z.string().regex(/^[A-Za-z0-9][A-Za-z0-9_.-]{0,63}$/, 'a name of up to 64 letters, digits, "_", "." or "-"'),
   path: z.string().min(1, 'a folder path'),
+  /** Make the folder (and its parents) when the server starts, so that a fresh clone's workspace needs no `mkdir`. */
+  create: z.boolean().default(false),
   allowed_tools: z.array(z.enum([...ROOT_TOOLS, '*'])).default([...READ_ONLY_TOOLS]),
 });
 
@@ -102,10 +104,21 @@ export class FilesystemConfigError extends Error {
 }
 
 /**
+ * What to do with a root marked `create: true` whose folder is missing: a start makes it, a check
+ * (which changes nothing on disk) takes the path as it will be.
+ */
+type MissingRoots = 'make' | 'accept';
+
+/**
  * Checks the parsed YAML and turns each root's folder into its real path. Every problem is one
  * line `file: field: what was expected`, all of them at once.
  */
-export function parseFilesystemConfig(raw: unknown, file: string, cwd = process.cwd()): FilesystemConfig {
+export function parseFilesystemConfig(
+  raw: unknown,
+  file: string,
+  cwd = process.cwd(),
+  missingRoots: MissingRoots = 'make',
+): FilesystemConfig {
   const result = filesystemFileSchema.safeParse(raw ?? {}, { reportInput: true });
   if (!result.success) {
     const lines = result.error.issues.map((issue) => `${file}: ${describePath(issue.path)}: ${describeIssue(issue)}`);
@@ -116,14 +129,20 @@ export function parseFilesystemConfig(raw: unknown, file: string, cwd = process.
   result.data.roots.forEach((root, index) => {
     const field = `${file}: roots[${index}].path`;
     let real: string;
+    // Relative to the working directory, like every path of the agent's own configuration.
+    const path = resolve(cwd, root.path);
     try {
-      // Relative to the working directory, like every path of the agent's own configuration.
-      real = realpathSync(resolve(cwd, root.path));
+      if (root.create && missingRoots === 'make') mkdirSync(path, { recursive: true });
+      real = realpathSync(path);
     } catch (error) {
+      if (root.create && missingRoots === 'accept' && (error as NodeJS.ErrnoException).code === 'ENOENT') {
+        roots.push({ name: root.name, real: path, allowed: allowedTools(root.allowed_tools) });
+        return;
+      }
       const code = (error as NodeJS.ErrnoException).code;
       problems.push(
         code === 'ENOENT'
-          ? `${field}: "${root.path}" does not exist (create the folder first)`
+          ? `${field}: "${root.path}" does not exist (create the folder first, or set create: true)`
           : `${field}: "${root.path}" cannot be resolved (${code ?? 'error'})`,
       );
       return;
@@ -132,8 +151,7 @@ export function parseFilesystemConfig(raw: unknown, file: string, cwd = process.
       problems.push(`${field}: "${root.path}" is not a folder`);
       return;
     }
-    const allowed = new Set<RootToolName>(root.allowed_tools.includes('*') ? ROOT_TOOLS : (root.allowed_tools as RootToolName[]));
-    roots.push({ name: root.name, real, allowed });
+    roots.push({ name: root.name, real, allowed: allowedTools(root.allowed_tools) });
   });
   // A root inside another would let the outer root's tools reach past the inner root's allowlist.
   for (const inner of roots) {
@@ -148,6 +166,10 @@ export function parseFilesystemConfig(raw: unknown, file: string, cwd = process.
   }
   if (problems.length > 0) throw new FilesystemConfigError(`invalid mcp-filesystem configuration\n${[...new Set(problems)].join('\n')}`);
   return { host: result.data.host, port: result.data.port, max_full_read_size: result.data.max_full_read_size, roots };
+}
+
+function allowedTools(names: readonly (RootToolName | '*')[]): ReadonlySet<RootToolName> {
+  return new Set<RootToolName>(names.includes('*') ? ROOT_TOOLS : (names as RootToolName[]));
 }
 
 /**
@@ -169,7 +191,7 @@ export function loadFilesystemConfigReport(file: string, cwd = process.cwd()): C
 function rootsCheck(file: string, cwd = process.cwd()) {
   return (config: FilesystemConfigFile): { errors: ConfigProblem[] } => {
     try {
-      parseFilesystemConfig(config, file, cwd);
+      parseFilesystemConfig(config, file, cwd, 'accept');
       return { errors: [] };
     } catch (error) {
       if (!(error instanceof FilesystemConfigError)) throw error;

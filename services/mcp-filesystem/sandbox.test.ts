@@ -1,7 +1,7 @@
-import { mkdirSync, writeFileSync } from 'node:fs';
+import { existsSync, mkdirSync, statSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { FilesystemConfigError, loadFilesystemConfig, parseFilesystemConfig, ROOT_TOOLS } from './config.js';
+import { FilesystemConfigError, loadFilesystemConfig, loadFilesystemConfigReport, parseFilesystemConfig, ROOT_TOOLS } from './config.js';
 import { ToolError } from './errors.js';
 import { ReadWriteLock } from './lock.js';
 import { cleanSegments, MAX_PATH_LENGTH, type ResolveMode } from './sandbox.js';
@@ -230,13 +230,25 @@ describe('configuration', () => {
     expect(() => loadFilesystemConfig(file)).toThrow(/not valid YAML/);
   });
 
-  it('accepts the example config/filesystem.yaml once its folders exist', () => {
+  it('accepts the shipped config/filesystem.yaml in an empty folder: the check makes nothing, a start makes its roots', () => {
     const cwd = join(fx.base, 'example');
-    mkdirSync(join(cwd, 'data', 'workspace'), { recursive: true });
-    mkdirSync(join(cwd, 'data', 'docs'), { recursive: true });
-    const config = loadFilesystemConfig(new URL('../../config/filesystem.yaml', import.meta.url).pathname, cwd);
+    mkdirSync(cwd);
+    const shipped = new URL('../../config/filesystem.yaml', import.meta.url).pathname;
+    expect(loadFilesystemConfigReport(shipped, cwd).errors).toEqual([]);
+    expect(existsSync(join(cwd, 'data'))).toBe(false);
+    const config = loadFilesystemConfig(shipped, cwd);
     expect(config.roots.map((root) => root.name)).toEqual(['workspace', 'readonly']);
+    expect(config.roots.map((root) => root.real)).toEqual([join(cwd, 'data', 'workspace'), join(cwd, 'data', 'docs')]);
+    expect(statSync(join(cwd, 'data', 'workspace')).isDirectory()).toBe(true);
     expect(config).toMatchObject({ host: '127.0.0.1', port: 8091, max_full_read_size: 1_048_576 });
+  });
+
+  it('still refuses a missing root that is not marked create', () => {
+    const file = join(fx.base, 'no-create.yaml');
+    writeFileSync(file, 'roots:\n  - name: data\n    path: ./absent\n');
+    expect(loadFilesystemConfigReport(file, fx.base).errors.map((error) => error.message)).toEqual([
+      '"./absent" does not exist (create the folder first, or set create: true)',
+    ]);
   });
 });
 

@@ -1,4 +1,6 @@
 import { randomBytes } from 'node:crypto';
+import { mkdirSync } from 'node:fs';
+import { dirname } from 'node:path';
 import Database from 'better-sqlite3';
 import type { SafeRegex } from '../common/safe-regex.js';
 
@@ -33,6 +35,8 @@ export class ResourceStore {
   private readonly db: Database.Database;
 
   constructor(path: string) {
+    // Its folder may not exist yet: the server can start before the agent has made its data_dir.
+    if (path !== ':memory:') mkdirSync(dirname(path), { recursive: true });
     this.db = new Database(path);
     // WAL: readers never wait for a writer, and the HTTP and stdio faces may share one file.
     this.db.pragma('journal_mode = WAL');

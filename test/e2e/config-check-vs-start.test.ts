@@ -5,12 +5,12 @@
  * `line:column: path: message` both must print). Real processes: bin/asg from dist.
  */
 import { spawnSync } from 'node:child_process';
-import { mkdirSync, readdirSync, readFileSync, writeFileSync } from 'node:fs';
+import { existsSync, readdirSync, readFileSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { describe, expect, it } from 'vitest';
 import { ASG, REPO_ROOT, spawnProcess, tempDir, testEnvironment } from '../support/agent-process.js';
 import { freePort } from '../support/ports.js';
-import { SHIPPED_CONFIGS } from '../support/shipped-configs.js';
+import { freshClone, SHIPPED_CONFIGS } from '../support/shipped-configs.js';
 import { until } from '../support/until.js';
 
 const CORPUS = join(REPO_ROOT, 'test', 'fixtures', 'config-corpus');
@@ -106,15 +106,13 @@ describe.each(FILES)('%s: asg config check and asg up agree', (name) => {
   }, 120_000);
 });
 
-describe('the shipped configuration files pass asg config check', () => {
+describe('the shipped configuration files pass asg config check on a fresh clone', () => {
   it.each(SHIPPED_CONFIGS)('$file', ({ file }) => {
-    // Relative paths are relative to the working folder: filesystem.yaml's roots must exist there.
-    const cwd = tempDir('asg-shipped-');
-    mkdirSync(join(cwd, 'data', 'workspace'), { recursive: true });
-    mkdirSync(join(cwd, 'data', 'docs'), { recursive: true });
+    // Relative paths are relative to the working folder: a clone's root, where bin/asg is and data/ is not yet.
+    const clone = freshClone();
     // The deploy configs name the admin token's variable; a deployment sets it.
     const run = spawnSync(process.execPath, [ASG, 'config', 'check', join(REPO_ROOT, file)], {
-      cwd,
+      cwd: clone,
       env: { ...ENV, ASG_ADMIN_TOKEN: 'admin-token-0123456789abcdef' },
       encoding: 'utf8',
       timeout: 30_000,
@@ -122,5 +120,7 @@ describe('the shipped configuration files pass asg config check', () => {
     expect(run.status, run.stderr).toBe(0);
     expect(run.stdout).toContain(': valid (');
     expect(run.stderr).toBe('');
+    // A check changes nothing: filesystem.yaml's roots are made by a start, not by its check.
+    expect(existsSync(join(clone, 'data'))).toBe(false);
   });
 });

@@ -77,10 +77,11 @@ describe('an agent with an MCP server that cannot start', () => {
     ]);
     const ready = await get(`${agent.url}/ready`);
     expect(ready.status).toBe(200);
-    // /ready is open to anyone: states only; why is in the log and GET /tools.
+    // /ready is open to anyone: states and which server is down, in words; why is in the log and GET /tools.
     expect(ready.body).toEqual({
       status: 'ready',
       mcp_servers: tools.body.servers.map(({ error: _error, ...state }: { error?: string }) => state),
+      warning: 'MCP server "broken" unavailable: the agent answers without its tools while it is retried; the log and GET /tools say why',
     });
   });
 });

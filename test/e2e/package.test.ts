@@ -54,6 +54,8 @@ describe('the npm package', () => {
       'dist/client/openapi.d.ts',
       'docs/client.md',
       'web/dist/index.html',
+      // /docs offline: Scalar's bundle, copied into the build.
+      'dist/gateway/openapi/scalar-api-reference.js',
       'config/agent.yaml',
       'README.md',
       'LICENSE',
@@ -99,22 +101,28 @@ describe('the npm package', () => {
 
   const nodes = [process.execPath, ...(process.env.ASG_TEST_NODE22 ? [process.env.ASG_TEST_NODE22] : [])];
   it.each(nodes)('runs asg --version and config check from the installed tarball (%s)', (node) => {
-    const asg = (...args: string[]) => {
-      // Through the link npm made, as a user's shell would; cwd is the empty folder.
+    const asg = (args: string[], cwd = installed) => {
+      // Through the link npm made, as a user's shell would; cwd is the empty folder unless said.
       const result = spawnSync(node, [join(installed, 'node_modules', '.bin', 'asg'), ...args], {
-        cwd: installed,
+        cwd,
         encoding: 'utf8',
         timeout: 30_000,
       });
       return { code: result.status, out: result.stdout + result.stderr };
     };
-    expect(asg('--version')).toEqual({ code: 0, out: `${pkg.version}\n` });
-    expect(asg('serve', '--help').code).toBe(0);
-    const shipped = join(installed, 'node_modules', pkg.name, 'config');
+    expect(asg(['--version'])).toEqual({ code: 0, out: `${pkg.version}\n` });
+    expect(asg(['serve', '--help']).code).toBe(0);
+    const root = join(installed, 'node_modules', pkg.name);
     for (const config of ['agent.yaml', 'sequential.yaml']) {
-      const check = asg('config', 'check', join(shipped, config));
-      expect(check.out).toContain(`${join(shipped, config)}: valid`);
+      const file = join(root, 'config', config);
+      // From the package's folder, where their MCP server's script bin/asg is, they are valid.
+      const check = asg(['config', 'check', file], root);
+      expect(check.out).toContain(`${file}: valid`);
       expect(check.code).toBe(0);
+      // From elsewhere they are refused, saying why, rather than started without their tools.
+      const elsewhere = asg(['config', 'check', file]);
+      expect(elsewhere.out).toContain(`mcp_servers[0].args[0]: "bin/asg" does not exist in ${installed}`);
+      expect(elsewhere.code).toBe(1);
     }
   });
 

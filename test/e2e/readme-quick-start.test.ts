@@ -3,10 +3,13 @@
  * agent run as written — in bash, one after the other, sharing variables — against a started
  * agent with a scripted model, only `localhost:8080` pointed at that agent's port. Each such
  * block is followed by a JSON block that shows the answer to its last command; the real answer
- * must hold everything shown there, where `"…"` stands for any value.
+ * must hold everything shown there, where `"…"` stands for any value. The agent has the shipped
+ * agent's name, so the examples of "The faces" that stand alone (the OpenAI and A2A requests)
+ * run as written too: the OpenAI one names the model `GET /v1/models` lists.
  */
 import { spawn } from 'node:child_process';
-import { readFileSync } from 'node:fs';
+import { mkdirSync, readFileSync, writeFileSync } from 'node:fs';
+import { parse } from 'yaml';
 import { dirname, join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { REPO_ROOT, startAgent, tempDir, type AgentProcess } from '../support/agent-process.js';
@@ -39,6 +42,39 @@ function quickStartSteps(readme: string): Step[] {
   return steps;
 }
 
+/** The section's curl blocks that call the agent and stand alone (no variable of an earlier block), continuation lines joined. */
+function standaloneCalls(readme: string, heading: string): string[] {
+  const start = readme.indexOf(`\n## ${heading}\n`);
+  const section = readme.slice(start, readme.indexOf('\n## ', start + 1));
+  return [...section.matchAll(/```sh\n([\s\S]*?)```/g)]
+    .map((match) => match[1]!.replace(/\\\n\s*/g, '').trim())
+    .filter((block) => block.startsWith('curl') && block.includes('localhost:8080') && !block.includes('$'));
+}
+
+/** Runs commands in one bash, stopping at the first that fails, with `localhost:8080` pointed at `host`. */
+async function run(command: string, host: string): Promise<{ code: number | null; stdout: string; stderr: string }> {
+  // Not spawnSync: the scripted model that answers the turns runs on this process's event loop.
+  return new Promise((resolve, reject) => {
+    const child = spawn('bash', ['-c', `set -euo pipefail\n${command.replaceAll('localhost:8080', host)}`], {
+      cwd: tempDir(),
+      env: { ...process.env, PATH: `${dirname(process.execPath)}:${process.env.PATH}` },
+    });
+    let stdout = '';
+    let stderr = '';
+    child.stdout.setEncoding('utf8').on('data', (chunk: string) => (stdout += chunk));
+    child.stderr.setEncoding('utf8').on('data', (chunk: string) => (stderr += chunk));
+    const timer = setTimeout(() => child.kill('SIGKILL'), 60_000);
+    child.once('error', reject);
+    child.once('close', (code) => {
+      clearTimeout(timer);
+      resolve({ code, stdout, stderr });
+    });
+  });
+}
+
+/** The name of the shipped agent, config/agent.yaml: the model id of its OpenAI face. */
+const SHIPPED_NAME = (parse(readFileSync(join(REPO_ROOT, 'config', 'agent.yaml'), 'utf8')) as { name: string }).name;
+
 /** `actual` holds everything `shown` shows: the same values, `"…"` any value, objects possibly with more fields. */
 function expectShown(actual: unknown, shown: unknown, path = '$'): void {
   if (shown === '…') {
@@ -61,7 +97,7 @@ let agent: AgentProcess;
 
 beforeAll(async () => {
   model = await startScriptedModel();
-  agent = await startAgent({ geminiBaseUrl: model.geminiBaseUrl });
+  agent = await startAgent({ geminiBaseUrl: model.geminiBaseUrl, config: { name: SHIPPED_NAME } });
 }, 120_000);
 
 afterAll(async () => {
@@ -81,27 +117,10 @@ describe('the README quick start', () => {
     // One bash for every step, as one terminal: UUID= of one command is read by the next. A
     // marker after each command tells its output from the next one's (curl ends no line).
     const marker = '@@@ command done';
-    const commands = steps.flatMap((step) => step.commands.map((command) => command.replaceAll('localhost:8080', host)));
-    const script = ['set -euo pipefail', ...commands.map((command) => `${command}\necho; echo '${marker}'`)].join('\n');
-    // Not spawnSync: the scripted model that answers the turns runs on this process's event loop.
-    const run = await new Promise<{ code: number | null; stdout: string; stderr: string }>((resolve, reject) => {
-      const child = spawn('bash', ['-c', script], {
-        cwd: tempDir(),
-        env: { ...process.env, PATH: `${dirname(process.execPath)}:${process.env.PATH}` },
-      });
-      let stdout = '';
-      let stderr = '';
-      child.stdout.setEncoding('utf8').on('data', (chunk: string) => (stdout += chunk));
-      child.stderr.setEncoding('utf8').on('data', (chunk: string) => (stderr += chunk));
-      const timer = setTimeout(() => child.kill('SIGKILL'), 60_000);
-      child.once('error', reject);
-      child.once('close', (code) => {
-        clearTimeout(timer);
-        resolve({ code, stdout, stderr });
-      });
-    });
-    expect(run.code, run.stderr).toBe(0);
-    const outputs = run.stdout.split(`${marker}\n`).map((output) => output.trim());
+    const commands = steps.flatMap((step) => step.commands);
+    const ran = await run(commands.map((command) => `${command}\necho; echo '${marker}'`).join('\n'), host);
+    expect(ran.code, ran.stderr).toBe(0);
+    const outputs = ran.stdout.split(`${marker}\n`).map((output) => output.trim());
     expect(outputs).toHaveLength(commands.length + 1);
     let done = 0;
     steps.forEach((step, index) => {
@@ -110,5 +129,63 @@ describe('the README quick start', () => {
     });
     // The approved call ran, once, with the arguments the model chose.
     expect(resourceValues(join(agent.dir, 'resources.db'))).toMatchObject({ 'web-1': 5 });
+  });
+});
+
+describe('the README faces', () => {
+  const calls = standaloneCalls(readFileSync(join(REPO_ROOT, 'README.md'), 'utf8'), 'The faces');
+
+  it('has an OpenAI and an A2A request that stand alone', () => {
+    expect(calls.map((call) => /\/v1\/chat\/completions|\/a2a/.exec(call)?.[0])).toEqual(['/v1/chat/completions', '/a2a']);
+  });
+
+  it('the OpenAI request names the model GET /v1/models lists, and is answered as a chat completion', async () => {
+    const models = (await (await fetch(`${agent.url}/v1/models`)).json()) as { data: { id: string }[] };
+    expect(models.data.map((entry) => entry.id)).toEqual([SHIPPED_NAME]);
+    const ran = await run(calls[0]!, new URL(agent.url).host);
+    expect(ran.code, ran.stderr).toBe(0);
+    expect(JSON.parse(ran.stdout)).toMatchObject({ object: 'chat.completion', model: SHIPPED_NAME, conversation_id: expect.any(String) });
+  });
+
+  it('the A2A request is answered with a task', async () => {
+    const ran = await run(calls[1]!, new URL(agent.url).host);
+    expect(ran.code, ran.stderr).toBe(0);
+    expect(JSON.parse(ran.stdout)).toMatchObject({ jsonrpc: '2.0', id: 1, result: { kind: 'task', status: { state: 'completed' } } });
+  });
+
+  it('the REST examples run as written, but for the event stream, which does not end', async () => {
+    const readme = readFileSync(join(REPO_ROOT, 'README.md'), 'utf8');
+    const start = readme.indexOf('\n### REST\n');
+    const block = /```sh\n([\s\S]*?)```/.exec(readme.slice(start, readme.indexOf('\n### ', start + 1)))?.[1];
+    expect(block, 'a sh block under "### REST"').toBeDefined();
+    const commands = block!
+      .split('\n')
+      .map((line) => line.replace(/\s+#.*$/, ''))
+      .filter((line) => line.trim() !== '' && !line.includes('/events'));
+    const marker = '@@@ command done';
+    const ran = await run(commands.map((command) => `${command}\necho; echo '${marker}'`).join('\n'), new URL(agent.url).host);
+    expect(ran.code, ran.stderr).toBe(0);
+    const [, conversation, approvals] = ran.stdout.split(`${marker}\n`).map((output) => output.trim());
+    expect(JSON.parse(conversation!)).toMatchObject({ conversation: { id: expect.any(String), messages: expect.any(Array) } });
+    // The quick start's approval, decided above, is among the decided ones.
+    expect(JSON.parse(approvals!).approvals).toContainEqual(expect.objectContaining({ tool_name: 'resources_add', status: 'approved' }));
+  });
+
+  it('the OpenAI TypeScript example runs as written, with the official client', async () => {
+    const readme = readFileSync(join(REPO_ROOT, 'README.md'), 'utf8');
+    const start = readme.indexOf('\n### OpenAI-compatible\n');
+    const section = readme.slice(start, readme.indexOf('\n### ', start + 1));
+    const example = /```ts\n([\s\S]*?)```/.exec(section)?.[1];
+    expect(example, 'a ts block under "### OpenAI-compatible"').toBeDefined();
+    // Inside the checkout (gitignored), so that `openai` resolves from its node_modules.
+    const folder = join(REPO_ROOT, 'test', 'artifacts', 'readme-examples');
+    mkdirSync(folder, { recursive: true });
+    // The example is TypeScript that is also JavaScript (no types of its own): node runs it as is.
+    const file = join(folder, `openai-${process.pid}.mjs`);
+    writeFileSync(file, example!.replaceAll('localhost:8080', new URL(agent.url).host));
+    const ran = await run(`${JSON.stringify(process.execPath)} ${JSON.stringify(file)}`, new URL(agent.url).host);
+    expect(ran.code, ran.stderr).toBe(0);
+    // The scripted model lists the resources, then answers in words.
+    expect(ran.stdout.trim()).not.toBe('');
   });
 });

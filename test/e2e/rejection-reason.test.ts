@@ -185,7 +185,7 @@ describe('a rejection with a reason (agent tree, sequential)', () => {
     const no = await post(`${orchestrated.url}/approvals/${uuid}`, { answer: 'no', reason: 'value too large' });
     expect(no.status).toBe(200);
     expect(no.body.result).toEqual({ response: 'Operation cancelled by user.', waiting_approval: false });
-    // The pipeline is cancelled (README): no node runs after the rejection.
+    // The pipeline is cancelled (docs/configuration.md, "The agent tree"): no node runs after the rejection.
     expect(model.requests.length).toBe(before);
     const conversation = (await get(`${orchestrated.url}/conversations/${id}`)).body.conversation;
     expect(conversation.pipeline_state).toBeUndefined();

@@ -50,8 +50,7 @@ function jsonSchemaOf(schema: z.ZodType, meta: SchemaMeta): JsonSchema {
     $schema: renamed.$schema,
     $id: `https://agent-stop-and-go.dev/config/${meta.file}`,
     title: meta.title,
-    description:
-      'Generated from the zod schema by scripts/write-config-schema.ts; the README ("Configuration") says what each field means.',
+    description: 'Generated from the zod schema by scripts/write-config-schema.ts; docs/configuration.md says what each field means.',
     ...Object.fromEntries(Object.entries(renamed).filter(([key]) => key !== '$schema')),
   };
 }

@@ -1,7 +1,7 @@
 import { nearest } from './suggest.js';
 
 /**
- * Which provider serves a model name (README, "Models"). Pure data
+ * Which provider serves a model name (docs/configuration.md, "Models"). Pure data
  * and rules, no keys and no clients: the llm-gateway routes its calls with it,
  * and the configuration check (check.ts) refuses a name that routes nowhere before anything
  * starts, so both say the same thing about the same name.

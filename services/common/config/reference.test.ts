@@ -1,6 +1,6 @@
 /**
- * The README's configuration reference against the schema: every field of
- * config/agent.schema.json has its row in the README's table, with the schema's default;
+ * The configuration reference (docs/configuration.md) against the schema: every field of
+ * config/agent.schema.json has its row in the reference's table, with the schema's default;
  * no row names a field the schema does not have.
  */
 import { readFileSync } from 'node:fs';
@@ -29,10 +29,12 @@ function fields(schema: Schema, prefix = ''): Field[] {
   return [here];
 }
 
-/** The rows of the README's configuration table: field → default cell. */
-function readmeRows(): Map<string, string> {
-  const readme = readFileSync(join(REPO_ROOT, 'README.md'), 'utf8');
-  const section = readme.slice(readme.indexOf('## Configuration'), readme.indexOf('\nEnvironment:', readme.indexOf('## Configuration')));
+/** The rows of the reference's table of fields: field → default cell. */
+function referenceRows(): Map<string, string> {
+  const reference = readFileSync(join(REPO_ROOT, 'docs', 'configuration.md'), 'utf8');
+  const start = reference.indexOf('\n## The file\n');
+  expect(start, 'docs/configuration.md has its section "## The file"').toBeGreaterThan(-1);
+  const section = reference.slice(start, reference.indexOf('\nEnvironment:', start));
   const rows = new Map<string, string>();
   for (const line of section.split('\n')) {
     const cells = /^\| `([^`]+)` \| ([^|]*(?:\\\|[^|]*)*) \|/.exec(line);
@@ -41,7 +43,7 @@ function readmeRows(): Map<string, string> {
   return rows;
 }
 
-/** Whether a README default cell says the schema's default. */
+/** Whether a reference default cell says the schema's default. */
 function saysDefault(cell: string, field: Field): boolean {
   // No default: `required`, or `—` for a field that may be left out (or is required only inside an optional section).
   if (field.default === undefined) return cell === 'required' || cell === '—';
@@ -59,15 +61,15 @@ function saysDefault(cell: string, field: Field): boolean {
   return code === JSON.stringify(field.default);
 }
 
-describe('README "Configuration" reference', () => {
-  const rows = readmeRows();
+describe('the configuration reference, docs/configuration.md', () => {
+  const rows = referenceRows();
   const schemaFields = fields(agentJsonSchema() as Schema);
 
   it.each(schemaFields.map((field) => [field.path, field] as const))('has a row for %s with its default', (path, field) => {
-    expect(rows.has(path), `README "Configuration" has no row for \`${path}\``).toBe(true);
+    expect(rows.has(path), `docs/configuration.md has no row for \`${path}\``).toBe(true);
     expect(
       saysDefault(rows.get(path)!, field),
-      `README row \`${path}\` says default ${rows.get(path)}, the schema ${JSON.stringify(field.default)}`,
+      `docs/configuration.md row \`${path}\` says default ${rows.get(path)}, the schema ${JSON.stringify(field.default)}`,
     ).toBe(true);
   });
 

@@ -163,7 +163,7 @@ const a2aAgentSchema = z.strictObject({
 const NODE_TYPES = ['llm', 'sequential', 'parallel', 'loop', 'a2a'] as const;
 const APPROVAL_MODES = ['auto', 'required'] as const;
 
-/** One node of the agent tree (README, "The agent tree"). */
+/** One node of the agent tree (docs/configuration.md, "The agent tree"). */
 export interface AgentNodeInput {
   name: string;
   type: (typeof NODE_TYPES)[number];

@@ -1,7 +1,7 @@
 import type { AgentNodeInput } from './schema.js';
 
 /**
- * The rules of the agent tree that a per-node schema cannot express (README, "The agent
+ * The rules of the agent tree that a per-node schema cannot express (docs/configuration.md, "The agent
  * tree"): which fields belong to which node type, children only on
  * container nodes, names unique in the whole tree. Pure: a parsed tree in, problems out,
  * each with the path of the node it is about (`['agent', 'agents', 1]`).
