@@ -6,7 +6,7 @@
  * passes the check a start runs.
  */
 import { existsSync, readdirSync, readFileSync } from 'node:fs';
-import { dirname, join, normalize, relative } from 'node:path';
+import { dirname, join, normalize } from 'node:path';
 import { describe, expect, it } from 'vitest';
 import { checkConfigText, checkModels } from '../../services/common/config/check.js';
 import { configSchema } from '../../services/common/config/schema.js';
@@ -21,12 +21,6 @@ const PAGES = [
     .sort(),
 ];
 const read = (page: string) => readFileSync(join(REPO_ROOT, page), 'utf8');
-
-/**
- * Pages the README links that other work adds (the examples and the typed client's page):
- * while one is missing its link is not judged; once it exists it is checked like any other.
- */
-const ADDED_ELSEWHERE = new Set(['examples/README.md', 'docs/client.md']);
 
 /** References to documents a reader of the repository does not have. */
 const OUTSIDE_REFERENCES: [string, RegExp][] = [
@@ -95,7 +89,7 @@ describe('the README and docs/', () => {
       const [path, anchor] = target!.split('#') as [string, string | undefined];
       const file = path === '' ? page : normalize(join(dirname(page), path));
       if (!existsSync(join(REPO_ROOT, file))) {
-        if (!ADDED_ELSEWHERE.has(relative('.', file))) broken.push(`${target}: no file ${file}`);
+        broken.push(`${target}: no file ${file}`);
         continue;
       }
       if (anchor && file.endsWith('.md') && !anchors(read(file)).has(anchor)) broken.push(`${target}: no heading #${anchor} in ${file}`);
