@@ -35,7 +35,7 @@ export interface paths {
         };
         /**
          * Readiness
-         * @description Whether the gateway can serve requests now: the orchestrator and the conversation store answer their gRPC health check (grpc.health.v1) with SERVING — the store only while its database answers — and the gateway is not stopping. For load balancers and readiness probes; /health is the liveness probe. Open to all and answered for any Host header, so it tells states only: why something is down is in the log.
+         * @description Whether the gateway can serve requests now: the orchestrator and the conversation store answer their gRPC health check (grpc.health.v1) with SERVING — the store only while its database answers — and the gateway is not stopping. For load balancers and readiness probes; /health is the liveness probe. Open to all and answered for any Host header, so it tells states and which dependency is down, in words: why (an error, a stack trace, a path) is in the log.
          *
          *     **Who may call**: anyone, without a token, also when auth is configured.
          */
@@ -57,7 +57,7 @@ export interface paths {
         };
         /**
          * Prometheus metrics
-         * @description Every metric of this process in Prometheus' text format (text/plain; version=0.0.4): turns and their latency histogram, model calls and tokens by provider and model, tool calls by tool and outcome, approvals pending and decided, errors by kind (README, Metrics). In `asg up` every service's, once. With auth: the admin role, or anyone when metrics.public is true.
+         * @description Every metric of this process in Prometheus' text format (text/plain; version=0.0.4): turns and their latency histogram, model calls and tokens by provider and model, tool calls by tool and outcome, approvals pending and decided, errors by kind (docs/operations.md, Metrics). In `asg up` every service's, once. With auth: the admin role, or anyone when metrics.public is true.
          *
          *     **Who may call**: with auth configured: role admin; without auth: anyone.
          */
@@ -101,11 +101,33 @@ export interface paths {
         };
         /**
          * Interactive reference
-         * @description The interactive API reference (Scalar) over /openapi.json. The page loads Scalar's script from cdn.jsdelivr.net in the reader's browser; without it, read /openapi.json.
+         * @description The interactive API reference (Scalar) over /openapi.json. The page loads Scalar's script from the gateway itself (/docs/scalar.js), so it works with no network.
          *
          *     **Who may call**: anyone, without a token, also when auth is configured.
          */
         get: operations["getDocs"];
+        put?: never;
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/docs/scalar.js": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /**
+         * The reference page's script
+         * @description Scalar's standalone browser bundle (@scalar/api-reference), copied into the build and served from it, so that /docs needs no CDN.
+         *
+         *     **Who may call**: anyone, without a token, also when auth is configured.
+         */
+        get: operations["getDocsScalarJs"];
         put?: never;
         post?: never;
         delete?: never;
@@ -820,7 +842,10 @@ export interface components {
             backends?: {
                 [key: string]: string;
             };
+            /** @description Not ready or draining: which dependency is down, in words. */
             error?: string;
+            /** @description Ready, but an MCP server is unavailable: which, in words (the agent answers without its tools while it is retried). */
+            warning?: string;
             /** @description Ready: each configured MCP server and whether its tools are available (an optional server that is down does not make the agent unready); why one is not is in the log and GET /tools. */
             mcp_servers?: components["schemas"]["ReadyServer"][];
         };
@@ -1325,7 +1350,7 @@ export interface operations {
                      *         "orchestrator": "SERVING",
                      *         "conversation_store": "UNREACHABLE"
                      *       },
-                     *       "error": "conversation_store: UNREACHABLE"
+                     *       "error": "not ready: the conversation store cannot be reached; the log says why"
                      *     }
                      */
                     "application/json": components["schemas"]["Readiness"];
@@ -1423,6 +1448,35 @@ export interface operations {
                 };
                 content: {
                     "text/html": string;
+                };
+            };
+        };
+    };
+    getDocsScalarJs: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description JavaScript */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "text/javascript": string;
+                };
+            };
+            /** @description the build has no bundle (npm run build makes it) */
+            404: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
                 };
             };
         };
