@@ -14,6 +14,7 @@ import type { OrchestratorConfig } from '../../common/config/slices.js';
 import { currentContext, withContextPatch } from '../../common/context.js';
 import { aborted, failedPrecondition, GrpcStatus, internal, isCode, outcomeUnknown, RpcError } from '../../common/grpc/errors.js';
 import type { Logger } from '../../common/log.js';
+import { recordRunOutOfPhaseEvent } from '../../common/metrics.js';
 import { redactSecrets } from '../../common/secrets.js';
 import { HEADROOM_MS, type OrchestratorClients } from '../clients.js';
 import { compactionNotice, planCompaction, SUMMARY_INSTRUCTIONS, transcriptOf, visibleHistory, withSummary } from '../domain/compaction.js';
@@ -127,6 +128,7 @@ export class RunDriver {
           if (effect.kind === 'done') answer = effect.answer;
           else if (effect.kind === 'log')
             this.log[effect.level](effect.message, { conversation: activation.conversationId, ...effect.fields });
+          else if (effect.kind === 'outOfPhase') this.outOfPhase(effect, activation);
           else if (effect.kind === 'refuse') throw effect.code === 'aborted' ? aborted(effect.message) : failedPrecondition(effect.message);
           else if (IN_ORDER.has(effect.kind))
             inOrder = inOrder.then(() => (over ? undefined : this.execute(effect, activation).then(push, fail)));
@@ -269,10 +271,22 @@ export class RunDriver {
       case 'write':
         return outsideDeadline(() => this.write(effect, activation));
       case 'log':
+      case 'outOfPhase':
       case 'refuse':
       case 'done':
         return undefined;
     }
+  }
+
+  /** An event the machine refused because it did not fit the run's phase: a defect to see, logged and counted; the run goes on without it. */
+  private outOfPhase(effect: Extract<Effect, { kind: 'outOfPhase' }>, activation: Activation): void {
+    this.log.error('run event out of phase; nothing was done with it', {
+      conversation: activation.conversationId,
+      phase: effect.phase,
+      event: effect.event,
+      detail: effect.detail,
+    });
+    recordRunOutOfPhaseEvent(effect.phase, effect.event);
   }
 
   private async callModel(effect: Extract<Effect, { kind: 'callModel' }>, activation: Activation): Promise<RunEvent> {

@@ -255,6 +255,9 @@ class Sim {
     for (const effect of out.effects) {
       if (effect.kind === 'done') live.answer = effect.answer;
       else if (effect.kind === 'refuse') live.refused = effect.message;
+      // Every event the driver feeds answers what the run asked for: none is out of its phase.
+      else if (effect.kind === 'outOfPhase')
+        this.violations.push(`${live.name}: ${event.kind} out of phase ${effect.phase}: ${effect.detail}`);
       else if (effect.kind !== 'log') live.tasks.push({ effect });
     }
   }
@@ -327,6 +330,7 @@ class Sim {
         return { kind: 'approvedCallFinished', uuid: effect.uuid, outcome: { text: `${stored.approval.toolName} done`, isError: false } };
       }
       case 'forwardRejection':
+      case 'outOfPhase':
       case 'log':
       case 'refuse':
       case 'done':

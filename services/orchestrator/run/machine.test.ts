@@ -291,7 +291,7 @@ rows('a user message starts a run', [
         runId: 'run-1',
         activation: 'activation-1',
         userMessage: 'list all',
-        status: 'running',
+        phase: 'loading_tools',
         inFlight: 1,
         revision: 3,
       });
@@ -398,7 +398,7 @@ rows('a user message starts a run', [
     given: () => feed(simpleStarted(), SIMPLE, { kind: 'toolsFailed', error: 'down' }).state,
     when: ev.written(4),
     effects: [{ kind: 'done', answer: { kind: 'answered', response: 'The tools are unavailable right now: down' } }],
-    then: (state) => expect(state).toMatchObject({ status: 'ended', revision: 4, base: undefined, write: undefined, inFlight: 0 }),
+    then: (state) => expect(state).toMatchObject({ phase: 'finished', revision: 4, base: undefined, write: undefined, inFlight: 0 }),
   },
 ]);
 
@@ -484,7 +484,7 @@ rows('safe calls run at once, in the model order', [
     },
   },
   {
-    name: "a model answer while the step's calls still run is ignored",
+    name: "a model answer while the step's calls still run is refused as out of phase",
     env: SIMPLE,
     given: () =>
       feed(
@@ -494,7 +494,7 @@ rows('safe calls run at once, in the model order', [
         ev.tool([], 'c1', '["alpha"]'),
       ).state,
     when: ev.text([], 'unused'),
-    effects: [],
+    effects: [{ kind: 'outOfPhase', phase: 'walking_tree', event: 'modelAnswered', detail: 'no node at the root waits for the model' }],
   },
   {
     name: 'a call with arguments that are not JSON is answered with the parse error, without running',
@@ -542,10 +542,19 @@ describe('safe calls: the whole step', () => {
     ]);
   });
 
-  it('a toolFinished for another call id or another path is ignored', () => {
+  it('a toolFinished for another call id or another path is refused as out of phase', () => {
     const at = feed(simpleAtModel(), SIMPLE, ev.calls([], [call('c1', 'resources_list', {})])).state;
-    expect(step(at, ev.tool([], 'other', 'x'), SIMPLE).effects).toEqual([]);
-    expect(step(at, ev.tool([3], 'c1', 'x'), SIMPLE).effects).toEqual([]);
+    expect(step(at, ev.tool([], 'other', 'x'), SIMPLE).effects).toEqual([
+      {
+        kind: 'outOfPhase',
+        phase: 'walking_tree',
+        event: 'toolFinished',
+        detail: 'the node at the root waits for another call than other',
+      },
+    ]);
+    expect(step(at, ev.tool([3], 'c1', 'x'), SIMPLE).effects).toEqual([
+      { kind: 'outOfPhase', phase: 'walking_tree', event: 'toolFinished', detail: 'no node at path 3 waits for a tool call' },
+    ]);
     expect(step(at, ev.tool([3], 'c1', 'x'), SIMPLE).state.frames).toEqual(at.frames);
   });
 });
@@ -619,7 +628,7 @@ describe('a destructive call stops the run for approval', () => {
     const write = only(effects, 'write');
     const out = step(state, ev.written(4), SIMPLE);
     expect(work(out.effects)).toEqual([{ kind: 'done', answer: { kind: 'paused', approvals: [write.approvals[0]!.uuid] } }]);
-    expect(out.state).toMatchObject({ status: 'ended', base: write.run, revision: 4, gates: [], modelCalls: 0 });
+    expect(out.state).toMatchObject({ phase: 'finished', base: write.run, revision: 4, gates: [], modelCalls: 0 });
   });
 
   it("a second destructive call of the step is deferred; the step's earlier safe steps are written with the pause", () => {
@@ -731,11 +740,11 @@ rows('the model fails, or runs out of steps', [
     ],
   },
   {
-    name: 'modelFailed for a path with no model call is ignored',
+    name: 'modelFailed for a path with no model call is refused as out of phase',
     env: SIMPLE,
     given: () => simpleAtModel(),
     when: { kind: 'modelFailed', path: [2], category: 'internal', error: 'x' },
-    effects: [],
+    effects: [{ kind: 'outOfPhase', phase: 'walking_tree', event: 'modelFailed', detail: 'no node at path 2 waits for the model' }],
   },
   {
     name: 'the step budget (chat.max_llm_iterations) spent → "Stopped after N model calls…"',
@@ -1380,7 +1389,7 @@ rows('a decision that cannot be carried out', [
       expect(only(effects, 'refuse').message).toMatch(
         /^approval [0-9a-f-]+ cannot resume its pipeline: the configuration has no agent tree any more\. Nothing was run/,
       );
-      expect(state.status).toBe('ended');
+      expect(state.phase).toBe('finished');
     },
   },
   {
@@ -1405,12 +1414,12 @@ rows('a decision that cannot be carried out', [
     given: () => feed(storedRun(simplePaused().run, 4), SIMPLE, ev.decide(simplePaused().approval, true)).state,
     when: ev.claimed(false),
     effects: [{ kind: 'done', answer: { kind: 'notDecided' } }],
-    then: (state) => expect(state.status).toBe('ended'),
+    then: (state) => expect(state.phase).toBe('finished'),
   },
 ]);
 
 describe('a decision refused for a changed tree leaves nothing to do', () => {
-  it('the fingerprint mismatch names where it paused, and later events are ignored', () => {
+  it('the fingerprint mismatch names where it paused, and later events are refused as out of phase', () => {
     const out = feed(
       treeAtModel(sequentialTree),
       treeEnv(sequentialTree),
@@ -1431,8 +1440,11 @@ describe('a decision refused for a changed tree leaves nothing to do', () => {
         message: `approval ${approval.uuid} cannot resume its pipeline: the agent tree changed since it paused at agent.agents[1], so that path no longer leads to the same node. Nothing was run; restore the configuration, or reject the approval to cancel the pipeline.`,
       },
     ]);
-    expect(refused.state.status).toBe('ended');
-    expect(step(refused.state, ev.claimed(true), changed)).toEqual({ state: refused.state, effects: [] });
+    expect(refused.state.phase).toBe('finished');
+    expect(step(refused.state, ev.claimed(true), changed)).toEqual({
+      state: refused.state,
+      effects: [{ kind: 'outOfPhase', phase: 'finished', event: 'claimed', detail: 'the activation has already answered' }],
+    });
     // A rejection needs no tree to lead anywhere: it is carried out.
     const rejected = step(storedRun(write.run!, 4), ev.decide(approval, false, 'no'), changed);
     expect(work(rejected.effects)).toMatchObject([{ kind: 'claim', approved: false, clearRun: true }]);
@@ -1580,9 +1592,11 @@ describe('reject', () => {
     expect(effects).toEqual([{ kind: 'refuse', code: 'aborted', message: expect.stringContaining('kept changing under this decision') }]);
   });
 
-  it('approvalsLoaded without a decision is ignored', () => {
+  it('approvalsLoaded while the tree walks is refused as out of phase', () => {
     const state = treeAtModel(sequentialTree);
-    expect(step(state, { kind: 'approvalsLoaded', approvals: [] }, treeEnv(sequentialTree)).effects).toEqual([]);
+    expect(step(state, { kind: 'approvalsLoaded', approvals: [] }, treeEnv(sequentialTree)).effects).toEqual([
+      { kind: 'outOfPhase', phase: 'walking_tree', event: 'approvalsLoaded', detail: 'the run is walking tree' },
+    ]);
   });
 });
 
@@ -1635,7 +1649,7 @@ describe('write conflicts: the write is redone on the newer state (concurrent re
     expect(work(out.effects)).toEqual([
       { kind: 'done', answer: { kind: 'superseded', reason: 'a newer message started another run', endTurn: false } },
     ]);
-    expect(out.state.status).toBe('ended');
+    expect(out.state.phase).toBe('finished');
   });
 
   it('a conflict with no run stored (cancelled under it) → superseded, and the driver ends the turn', () => {
@@ -1662,13 +1676,15 @@ describe('write conflicts: the write is redone on the newer state (concurrent re
         message: `the run of this conversation kept changing under this request (${MAX_WRITE_ATTEMPTS} writes lost a race); try again`,
       },
     ]);
-    expect(out.state).toMatchObject({ status: 'ended', write: undefined });
+    expect(out.state).toMatchObject({ phase: 'finished', write: undefined });
   });
 
-  it('written or writeConflict with no write pending are ignored', () => {
+  it('written or writeConflict with no write pending are refused as out of phase', () => {
     const state = simpleAtModel();
-    expect(step(state, ev.written(9), SIMPLE).effects).toEqual([]);
-    expect(step(state, ev.conflict(undefined, 9), SIMPLE).effects).toEqual([]);
+    expect(step(state, ev.written(9), SIMPLE).effects).toMatchObject([{ kind: 'outOfPhase', phase: 'walking_tree', event: 'written' }]);
+    expect(step(state, ev.conflict(undefined, 9), SIMPLE).effects).toMatchObject([
+      { kind: 'outOfPhase', phase: 'walking_tree', event: 'writeConflict' },
+    ]);
     expect(step(state, ev.written(9), SIMPLE).state.revision).toBe(3);
   });
 });
@@ -1677,7 +1693,7 @@ describe('timerFired and cancel: no new work, in-flight results come back', () =
   it('the deadline while the model answers → its answer is not acted on; the run ends with the note', () => {
     const stopped = step(simpleAtModel(), { kind: 'timerFired' }, SIMPLE);
     expect(stopped.effects).toEqual([]);
-    expect(stopped.state).toMatchObject({ stop: STOPPED_BY_DEADLINE, inFlight: 1, status: 'running' });
+    expect(stopped.state).toMatchObject({ stop: STOPPED_BY_DEADLINE, inFlight: 1, phase: 'walking_tree' });
     const answered = step(stopped.state, ev.calls([], [call('c1', 'resources_list', {})]), SIMPLE);
     expect(work(answered.effects)).toEqual([
       {
@@ -1794,7 +1810,7 @@ describe("a lost lease: the run is no longer this activation's, but a turn that 
     expect(only(finishing.effects, 'write').run).toBeUndefined();
     const losing = step(finishing.state, lost, SIMPLE);
     expect(losing.effects).toEqual([]);
-    expect(losing.state).toMatchObject({ status: 'running', lost: 'another replica took the run over' });
+    expect(losing.state).toMatchObject({ phase: 'writing', lost: 'another replica took the run over' });
     expect(work(step(losing.state, ev.written(4), SIMPLE).effects)).toEqual([
       { kind: 'done', answer: { kind: 'answered', response: 'all done' } },
     ]);
@@ -1812,7 +1828,9 @@ describe("a lost lease: the run is no longer this activation's, but a turn that 
   it('nothing on its way: the activation ends at once, lost, and what comes back later starts nothing', () => {
     const losing = step(simpleAtModel(), lost, SIMPLE);
     expect(work(losing.effects)).toEqual([lostAnswer]);
-    expect(step(losing.state, ev.text([], 'too late'), SIMPLE).effects).toEqual([]);
+    expect(step(losing.state, ev.text([], 'too late'), SIMPLE).effects).toMatchObject([
+      { kind: 'outOfPhase', phase: 'finished', event: 'modelAnswered' },
+    ]);
   });
 
   it('a write refused after the loss (the fence, or a newer run) is not written again: lost', () => {
@@ -1865,26 +1883,50 @@ describe("a lost lease: the run is no longer this activation's, but a turn that 
   });
 });
 
-describe('events that do not belong are ignored; the machine is pure and deterministic', () => {
-  it('events for a path with no node waiting change nothing but the in-flight count', () => {
+describe('events that do not belong are refused as out of phase, never dropped silently; the machine is pure and deterministic', () => {
+  it('events of another phase, or for a path with no node waiting, are refused with an outOfPhase effect and change nothing but the in-flight count', () => {
     const state = simpleAtModel();
-    for (const event of [
-      ev.text([4], 'x'),
-      ev.history([], []),
-      ev.tool([], 'c1', 'x'),
-      { kind: 'approvedCallFinished', uuid: 'u', outcome: { text: 'x', isError: false } } as RunEvent,
-    ]) {
+    expect(state.phase).toBe('walking_tree');
+    for (const [event, detail] of [
+      [ev.text([4], 'x'), 'no node at path 4 waits for the model'],
+      [ev.history([], []), 'no node at the root waits for its history'],
+      [ev.tool([], 'c1', 'x'), 'no node at the root waits for a tool call'],
+      [{ kind: 'approvedCallFinished', uuid: 'u', outcome: { text: 'x', isError: false } } as RunEvent, 'the run is walking tree'],
+      [ev.tools(), 'the run is walking tree'],
+      [ev.claimed(true), 'the run is walking tree'],
+      [ev.user('again'), 'the run is walking tree'],
+    ] as const) {
       const out = step(state, event, SIMPLE);
-      expect(out.effects).toEqual([]);
+      expect(out.effects).toEqual([{ kind: 'outOfPhase', phase: 'walking_tree', event: event.kind, detail }]);
       expect({ ...out.state, inFlight: 0 }).toEqual({ ...state, inFlight: 0 });
     }
   });
 
-  it('after the run ended, every event is ignored', () => {
+  it('each phase is named after what the run waits for', () => {
+    expect(freshRun('simple', 3).phase).toBe('starting');
+    expect(simpleStarted().phase).toBe('loading_tools');
+    const paused = simplePaused();
+    const pausing = step(simpleAtModel(), ev.calls([], [call('c1', 'resources_add', { name: 'x' })]), SIMPLE);
+    expect(pausing.state.phase).toBe('writing');
+    expect(paused.state.phase).toBe('finished');
+    const deciding = step(storedRun(paused.run, 4), ev.decide(paused.approval, true), SIMPLE);
+    expect(deciding.state.phase).toBe('deciding');
+    const executing = step(deciding.state, ev.claimed(true), SIMPLE);
+    expect(executing.state.phase).toBe('executing_approved');
+    expect(step(executing.state, ev.ran(paused.approval.uuid, 'added x'), SIMPLE).state.phase).toBe('loading_tools');
+  });
+
+  it('after the run ended, a stop is quietly ignored and any other event is refused as out of phase', () => {
     const ended = feed(simpleAtModel(), SIMPLE, ev.text([], 'done'), ev.written(4)).state;
-    expect(ended.status).toBe('ended');
-    for (const event of [ev.text([], 'again'), ev.tools(), { kind: 'timerFired' } as RunEvent, ev.claimed(true), ev.written(5)]) {
+    expect(ended.phase).toBe('finished');
+    for (const event of [{ kind: 'timerFired' } as RunEvent, { kind: 'cancel', reason: 'x' } as RunEvent]) {
       expect(step(ended, event, SIMPLE)).toEqual({ state: ended, effects: [] });
+    }
+    for (const event of [ev.text([], 'again'), ev.tools(), ev.claimed(true), ev.written(5)]) {
+      expect(step(ended, event, SIMPLE)).toEqual({
+        state: ended,
+        effects: [{ kind: 'outOfPhase', phase: 'finished', event: event.kind, detail: 'the activation has already answered' }],
+      });
     }
   });
 
@@ -2098,7 +2140,7 @@ rows('a decision records who made it and how; edits run; expiries reject', [
     given: () => storedRun(simplePaused().run, 4),
     when: () => decideWith(simplePaused().approval, false, { editedArgs: { name: 'y' } }),
     effects: [{ kind: 'refuse', code: 'failedPrecondition', message: expect.stringContaining('can only be edited with an approval') }],
-    then: (state) => expect(state.status).toBe('ended'),
+    then: (state) => expect(state.phase).toBe('finished'),
   },
   {
     name: 'edited arguments of a proxied call (the peer holds its own) → refuse failedPrecondition, nothing claimed',
@@ -2245,7 +2287,7 @@ describe("an MCP server's question stops the turn as a pending approval", () => 
     expect(write.approvals[0]).not.toHaveProperty('remoteTaskId');
     expect(write.messages).toMatchObject([{ toolCall: { name: 'book_room', argumentsJson: '{"room":"A"}' } }]);
     expect(write.run!.pending).toMatchObject([{ toolName: 'book_room', argsHash: callHash('book_room', { room: 'A' }), input: asking() }]);
-    expect(state.status).toBe('ended');
+    expect(state.phase).toBe('finished');
   });
 
   it('approved with an answer → claim, then runApproved once with the request state and the accepted content (not as edited arguments)', () => {

@@ -49,6 +49,7 @@ import type {
   Path,
   RunAnswer,
   RunEvent,
+  RunPhase,
   RunState,
   ToolOutcome,
 } from './types.js';
@@ -94,10 +95,10 @@ export function stoppedText(reason: string): string {
 /** A fresh run for a user message, in a conversation whose run is at `revision`. */
 export function freshRun(mode: 'simple' | 'tree', revision: number): RunState {
   return {
+    phase: 'starting',
     runId: '',
     mode,
     userMessage: '',
-    status: 'running',
     base: undefined,
     revision,
     changes: noChanges(),
@@ -117,27 +118,68 @@ export function storedRun(stored: StoredRun, revision: number): RunState {
 }
 
 export function next(state: RunState, event: RunEvent, env: MachineEnv): { state: RunState; effects: Effect[] } {
+  if (state.phase === 'finished') {
+    // A stop or a lost lease after the end has nothing left to stop; any other event is out of phase.
+    if (ANY_PHASE.has(event.kind)) return { state, effects: [] };
+    return { state, effects: [outOfPhaseEffect(state.phase, event.kind, 'the activation has already answered')] };
+  }
   const m: Step = { s: copyForStep(state), env, fx: [] };
-  if (m.s.status === 'ended') return { state: m.s, effects: [] };
   if (ANSWERS.has(event.kind)) m.s.inFlight = Math.max(0, m.s.inFlight - 1);
-  handle(m, event);
-  if (m.s.stop !== undefined && m.s.status === 'running') applyStop(m, m.s.stop);
-  if (m.s.lost !== undefined && m.s.status === 'running') applyLoss(m, m.s.lost);
-  m.s.inFlight += m.fx.filter((effect) => ASKS.has(effect.kind)).length;
+  if (fitsPhase(m.s.phase, event.kind)) handle(m, event);
+  else m.fx.push(outOfPhaseEffect(m.s.phase, event.kind, `the run is ${m.s.phase.replace('_', ' ')}`));
+  if (m.s.stop !== undefined && isRunning(m.s)) applyStop(m, m.s.stop);
+  if (m.s.lost !== undefined && isRunning(m.s)) applyLoss(m, m.s.lost);
+  const asked = m.fx.filter((effect) => ASKS.has(effect.kind));
+  m.s.inFlight += asked.length;
+  // The phase follows what was asked last: its answer is what the run waits for now.
+  const last = asked.at(-1);
+  if (isRunning(m.s) && last) m.s.phase = PHASE_OF_ASK[last.kind as keyof typeof PHASE_OF_ASK];
   return { state: m.s, effects: m.fx };
 }
 
+const isRunning = (state: RunState) => state.phase !== 'finished';
+
+/** Events that may come in any phase: they stop the run, whatever it waits for. */
+const ANY_PHASE = new Set<RunEvent['kind']>(['timerFired', 'cancel', 'leaseLost']);
+
+/** The events each phase waits for (besides ANY_PHASE). */
+const EVENTS_OF_PHASE: Record<RunPhase, ReadonlySet<RunEvent['kind']>> = {
+  starting: new Set(['userMessage', 'approvalDecided', 'takenOver']),
+  loading_tools: new Set(['toolsLoaded', 'toolsFailed']),
+  walking_tree: new Set(['historyLoaded', 'modelAnswered', 'modelFailed', 'toolFinished']),
+  deciding: new Set(['approvalsLoaded', 'claimed', 'claimConflict']),
+  executing_approved: new Set(['approvedCallFinished']),
+  writing: new Set(['written', 'writeConflict']),
+  finished: new Set(),
+};
+
+/** The phase a run is in once it asked for this effect: the answer it waits for. */
+const PHASE_OF_ASK = {
+  loadTools: 'loading_tools',
+  loadHistory: 'walking_tree',
+  callModel: 'walking_tree',
+  callTool: 'walking_tree',
+  loadApprovals: 'deciding',
+  claim: 'deciding',
+  runApproved: 'executing_approved',
+  write: 'writing',
+} as const satisfies Partial<Record<Effect['kind'], RunPhase>>;
+
+function fitsPhase(phase: RunPhase, event: RunEvent['kind']): boolean {
+  return ANY_PHASE.has(event) || EVENTS_OF_PHASE[phase].has(event);
+}
+
+function outOfPhaseEffect(phase: RunPhase, event: RunEvent['kind'], detail: string): Effect {
+  return { kind: 'outOfPhase', phase, event, detail };
+}
+
+/** An event of the right phase that names something not waiting for it (another path, call, decision or write): refused, and said so. */
+function outOfPhase(m: Step, event: RunEvent['kind'], detail: string): void {
+  m.fx.push(outOfPhaseEffect(m.s.phase, event, detail));
+}
+
 /** Effects whose outcome comes back as an event. */
-const ASKS = new Set<Effect['kind']>([
-  'loadTools',
-  'loadHistory',
-  'callModel',
-  'callTool',
-  'loadApprovals',
-  'claim',
-  'runApproved',
-  'write',
-]);
+const ASKS = new Set<Effect['kind']>(Object.keys(PHASE_OF_ASK) as Effect['kind'][]);
 /** Events that answer one of ASKS. */
 const ANSWERS = new Set<RunEvent['kind']>([
   'toolsLoaded',
@@ -219,6 +261,7 @@ interface Step {
 
 const noChanges = () => ({ pauses: [], outputs: {}, session: {} });
 const keyOf = (path: Path) => path.join('.');
+const describePath = (path: Path) => (path.length === 0 ? 'the root' : `path ${keyOf(path)}`);
 
 function handle(m: Step, event: RunEvent): void {
   switch (event.kind) {
@@ -243,15 +286,15 @@ function handle(m: Step, event: RunEvent): void {
       return modelAnswered(m, event.path, event.reply);
     case 'modelFailed': {
       const frame = llmFrame(m, event.path, 'model');
-      if (frame) answerNode(m, event.path, frame, `The model could not answer (${event.category} error): ${event.error}`);
-      return;
+      if (!frame) return outOfPhase(m, event.kind, `no node at ${describePath(event.path)} waits for the model`);
+      return answerNode(m, event.path, frame, `The model could not answer (${event.category} error): ${event.error}`);
     }
     case 'toolFinished':
       return toolFinished(m, event.path, event.callId, event.outcome);
     case 'approvalDecided':
       return approvalDecided(m, event);
     case 'approvalsLoaded':
-      if (!m.s.decision) return;
+      if (!m.s.decision) return outOfPhase(m, event.kind, 'no decision is being claimed');
       m.s.decision.others = event.approvals.filter((other) => other.uuid !== m.s.decision!.uuid);
       return claim(m);
     case 'claimed':
@@ -443,7 +486,8 @@ function historyLoaded(m: Step, path: Path, history: NewMessage[] | readonly New
     setOutput(m, nodeOf(m, path), output);
     return complete(m, path, { kind: 'done', output, exitLoop: false });
   }
-  if (frame?.kind !== 'llm' || frame.awaiting !== 'history') return;
+  if (frame?.kind !== 'llm' || frame.awaiting !== 'history')
+    return outOfPhase(m, 'historyLoaded', `no node at ${describePath(path)} waits for its history`);
   if (m.s.mode === 'simple') {
     frame.history = [...history];
     frame.systemPrompt = systemPrompt ?? '';
@@ -487,7 +531,7 @@ const tagged =
 
 function modelAnswered(m: Step, path: Path, reply: ModelReply): void {
   const frame = llmFrame(m, path, 'model');
-  if (!frame) return;
+  if (!frame) return outOfPhase(m, 'modelAnswered', `no node at ${describePath(path)} waits for the model`);
   frame.calls += 1;
   m.s.modelCalls += 1;
   const usage = reply.usage && { inputTokens: reply.usage.inputTokens, outputTokens: reply.usage.outputTokens };
@@ -548,10 +592,12 @@ function advanceStep(m: Step, path: Path, frame: LlmFrame): void {
 function toolFinished(m: Step, path: Path, callId: string, outcome: ToolOutcome): void {
   const frame = m.s.frames[keyOf(path)];
   if (frame?.kind === 'a2a' && frame.call.id === callId) return a2aFinished(m, path, frame, outcome);
-  if (frame?.kind !== 'llm' || frame.awaiting !== 'tools' || !frame.step) return;
+  if (frame?.kind !== 'llm' || frame.awaiting !== 'tools' || !frame.step)
+    return outOfPhase(m, 'toolFinished', `no node at ${describePath(path)} waits for a tool call`);
   const step = frame.step;
   const planned = step.plan[step.index];
-  if (planned?.kind !== 'run' || planned.call.id !== callId) return;
+  if (planned?.kind !== 'run' || planned.call.id !== callId)
+    return outOfPhase(m, 'toolFinished', `the node at ${describePath(path)} waits for another call than ${callId}`);
   // A delegation that the peer holds for its own approval, or a server's question for a human, stops the step like a gate.
   const waits = outcome.remote || outcome.input;
   if (waits && !step.waiting)
@@ -827,7 +873,7 @@ function emitWrite(m: Step): void {
 
 function written(m: Step, revision: number): void {
   const write = m.s.write;
-  if (!write) return;
+  if (!write) return outOfPhase(m, 'written', 'no write of the run is on its way');
   const stored = lastWrittenRun(m, write);
   m.s.write = undefined;
   m.s.base = stored;
@@ -869,7 +915,7 @@ function lastWrittenRun(m: Step, write: NonNullable<RunState['write']>): StoredR
 
 function writeConflict(m: Step, latest: StoredRun | undefined, revision: number): void {
   const write = m.s.write;
-  if (!write) return;
+  if (!write) return outOfPhase(m, 'writeConflict', 'no write of the run is on its way');
   const runId = m.s.base?.runId || m.s.runId;
   if (!latest || latest.runId !== runId) {
     m.s.write = undefined;
@@ -881,7 +927,7 @@ function writeConflict(m: Step, latest: StoredRun | undefined, revision: number)
   write.attempts += 1;
   if (write.attempts >= MAX_WRITE_ATTEMPTS) {
     m.s.write = undefined;
-    m.s.status = 'ended';
+    m.s.phase = 'finished';
     m.fx.push({
       kind: 'refuse',
       code: 'aborted',
@@ -895,7 +941,7 @@ function writeConflict(m: Step, latest: StoredRun | undefined, revision: number)
 }
 
 function end(m: Step, answer: RunAnswer): void {
-  m.s.status = 'ended';
+  m.s.phase = 'finished';
   m.s.frames = {};
   m.fx.push({ kind: 'done', answer });
 }
@@ -986,7 +1032,7 @@ function approvalDecided(m: Step, event: Extract<RunEvent, { kind: 'approvalDeci
   }
   const refusal = decisionProblem(event);
   if (refusal) {
-    m.s.status = 'ended';
+    m.s.phase = 'finished';
     m.fx.push({ kind: 'refuse', code: 'failedPrecondition', message: refusal });
     return;
   }
@@ -1080,7 +1126,7 @@ function prepareClaim(m: Step): void {
     if (decision.approved) {
       const refusal = resumeProblem(root, decision.pause, decision.uuid);
       if (refusal) {
-        m.s.status = 'ended';
+        m.s.phase = 'finished';
         m.fx.push({ kind: 'refuse', code: 'failedPrecondition', message: refusal });
         return;
       }
@@ -1098,11 +1144,11 @@ function prepareClaim(m: Step): void {
 /** The run changed between reading it and claiming a rejection that cancels it: decide again on what is stored now. */
 function claimConflict(m: Step, latest: StoredRun | undefined, revision: number): void {
   const decision = m.s.decision;
-  if (!decision || decision.claimed) return;
+  if (!decision || decision.claimed) return outOfPhase(m, 'claimConflict', 'no claim of a decision is on its way');
   decision.inClaim = false;
   decision.conflicts += 1;
   if (decision.conflicts >= MAX_WRITE_ATTEMPTS) {
-    m.s.status = 'ended';
+    m.s.phase = 'finished';
     m.fx.push({
       kind: 'refuse',
       code: 'aborted',
@@ -1206,7 +1252,7 @@ function cancelledWith(
 
 function claimed(m: Step, won: boolean): void {
   const decision = m.s.decision;
-  if (!decision) return;
+  if (!decision) return outOfPhase(m, 'claimed', 'no decision is being claimed');
   decision.inClaim = false;
   if (!won) return end(m, { kind: 'notDecided' });
   decision.claimed = true;
@@ -1250,7 +1296,7 @@ function claimed(m: Step, won: boolean): void {
 function approvedCallFinished(m: Step, outcome: ToolOutcome): void {
   const decision = m.s.decision;
   const pause = m.s.resume;
-  if (!decision || !pause) return;
+  if (!decision || !pause) return outOfPhase(m, 'approvedCallFinished', 'no approved call runs');
   m.s.changes.resumed = decision.uuid;
   if (!outcome.remote && !outcome.input) {
     m.fx.push({ kind: 'loadTools' });

@@ -170,12 +170,32 @@ interface Decision extends DecisionFacts {
   inClaim?: boolean;
 }
 
+/**
+ * Where an activation stands, named after what it waits for. Each phase has the events that
+ * answer it (machine.ts, EVENTS_OF_PHASE); any other event is out of phase and is refused with
+ * an `outOfPhase` effect, never dropped silently.
+ */
+export type RunPhase =
+  /** Nothing asked yet: a user message, a decision or a takeover begins the activation. */
+  | 'starting'
+  /** The tool catalogue is being read. */
+  | 'loading_tools'
+  /** Nodes of the tree load their history, call the model and call tools (several at once in parallel branches). */
+  | 'walking_tree'
+  /** A decision is checked against the stored run and claimed. */
+  | 'deciding'
+  /** The claimed approval's stored call runs. */
+  | 'executing_approved'
+  /** A compare-and-set write of the run is on its way. */
+  | 'writing'
+  /** The activation has answered (or refused); nothing more is asked. */
+  | 'finished';
+
 export interface RunState {
+  phase: RunPhase;
   runId: string;
   mode: 'simple' | 'tree';
   userMessage: string;
-  /** `running` until the activation's answer is decided. */
-  status: 'running' | 'ended';
   /** The stored run as last read or written; undefined before a fresh run's first write. */
   base: StoredRun | undefined;
   /** The revision the next write names (store.proto, UpdateRun). */
@@ -321,7 +341,9 @@ export type Effect =
   | { kind: 'append'; messages: NewMessage[] }
   /** A compare-and-set write of the run (absent: cleared) with its messages and new approvals. */
   | { kind: 'write'; messages: NewMessage[]; approvals: NewApproval[]; run: StoredRun | undefined; expectedRevision: number }
-  | { kind: 'log'; level: 'info' | 'warn'; message: string; fields: Record<string, string | number | boolean | undefined> }
+  | { kind: 'log'; level: 'info' | 'warn' | 'error'; message: string; fields: Record<string, string | number | boolean | undefined> }
+  /** An event that does not fit the run's phase (or names a node, call or decision that does not wait for it): logged and counted, nothing else. */
+  | { kind: 'outOfPhase'; phase: RunPhase; event: RunEvent['kind']; detail: string }
   /** The activation stops with an error: FAILED_PRECONDITION (nothing was done: the decision cannot be carried out) or ABORTED (its writes kept losing races). */
   | { kind: 'refuse'; code: 'failedPrecondition' | 'aborted'; message: string }
   | { kind: 'done'; answer: RunAnswer };
