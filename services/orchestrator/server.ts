@@ -91,7 +91,6 @@ export function parseDecision(request: {
   const { decidedBy, via } = parsed.data;
   const args = decisionObject(request.argumentsJson, 'arguments');
   const input = decisionObject(request.inputJson, 'input');
-  if (args !== undefined && !request.approved) throw invalidArgument('arguments can only be given with an approval ("approved": true)');
   if (input !== undefined && !request.approved)
     throw invalidArgument('input can only be given with an approval ("approved": true); a rejection declines the question');
   if (args !== undefined && input !== undefined)

@@ -26,7 +26,6 @@ import type { Logger } from '../common/log.js';
 import { redactSecrets } from '../common/secrets.js';
 import { newSessionId } from '../common/session-id.js';
 import type { OrchestratorClients } from './clients.js';
-import { firstSchemaProblem } from '../common/json-schema.js';
 import { jsonObjectOf } from '../common/json-value.js';
 import { a2aPeers, a2aTool, a2aToolsOf } from './domain/a2a-tools.js';
 import { ExpiryPolicy, expiryDecision } from './domain/expiry.js';
@@ -93,8 +92,6 @@ export class TurnRunner {
   /** The activations running here, to hand back on a drain. */
   private readonly active = new Set<ActiveEntry>();
   private readonly treeRunsUnapproved: boolean;
-  /** The tools of the configuration's a2a nodes (not in ListTools): an edited delegation is checked against their schema. */
-  private readonly a2aNodeTools: Tool[];
   private readonly expiry: ExpiryPolicy;
 
   constructor(
@@ -109,11 +106,12 @@ export class TurnRunner {
     const lone = agent?.type === 'llm' ? agent : undefined;
     const simpleA2aTools = a2aToolsOf([...config.a2a, ...(lone?.a2a ?? [])]);
     const nodeTools: Tool[] = [];
-    this.a2aNodeTools = [];
+    // The tools of the configuration's a2a nodes (not in ListTools): an edited delegation is checked against their schema.
+    const a2aNodeTools: Tool[] = [];
     const visit = (node: NonNullable<OrchestratorConfig['agent']>): void => {
       nodeTools.push(...a2aToolsOf(node.a2a));
       if (node.type === 'a2a')
-        this.a2aNodeTools.push(
+        a2aNodeTools.push(
           a2aTool({ name: node.name, description: node.description ?? '', destructiveHint: node.destructiveHint ?? false }),
         );
       node.agents?.forEach(visit);
@@ -126,6 +124,7 @@ export class TurnRunner {
       simple: { model: lone?.model ?? config.llm.model, a2aTools: simpleA2aTools },
       defaultModel: config.llm.model,
       maxModelCalls: config.chat.max_llm_iterations,
+      configuredTools: [...this.allA2aTools, ...a2aNodeTools],
     };
     this.expiry = new ExpiryPolicy(config.approvals);
     this.driver = new RunDriver(
@@ -173,8 +172,6 @@ export class TurnRunner {
     reason: string | undefined,
     decision: DecisionInput = { decidedBy: 'anonymous', via: 'rest' },
   ): Promise<ResolveApprovalResponse> {
-    if (decision.arguments !== undefined && !approved)
-      throw invalidArgument('arguments can only be given with an approval ("approved": true)');
     const by = answerDeadline();
     const found = await this.clients.store.getApproval({ uuid }).catch((error: unknown) => {
       // Only read so far: whatever went wrong, nothing was decided.
@@ -218,7 +215,6 @@ export class TurnRunner {
         decision = { ...decision, expired: true };
       }
       if (pending) checkInput(uuid, asked, approved, decision);
-      if (decision.arguments !== undefined && pending) await this.checkEditedArguments(approval, decision.arguments);
       const activation: Activation = {
         conversationId: approval.conversationId,
         watched: false,
@@ -342,28 +338,6 @@ export class TurnRunner {
     } catch {
       return undefined;
     }
-  }
-
-  /**
-   * Arguments a human edited before approving must fit the tool's input schema, as the
-   * model's own had to (domain/plan.ts): INVALID_ARGUMENT naming the first problem. A proxied
-   * call is the peer's own stored call, which arguments given here would never reach.
-   */
-  private async checkEditedArguments(approval: PendingApproval, args: Record<string, unknown>): Promise<void> {
-    if (approval.remoteTaskId) {
-      throw failedPrecondition(
-        `approval ${approval.uuid} is held by the sub-agent ${approval.remoteAgentName ?? approval.toolName}, which runs its own stored call: its arguments cannot be edited here. Nothing was decided; approve it as it is, or reject it.`,
-      );
-    }
-    const tools = catalogueWith(catalogueWith(await this.catalogue.current(), this.allA2aTools), this.a2aNodeTools);
-    const tool = tools.get(approval.toolName);
-    if (!tool)
-      throw failedPrecondition(
-        `the tool ${approval.toolName} is not available now, so edited arguments cannot be checked against its input schema. Nothing was decided.`,
-      );
-    const problem = firstSchemaProblem(tool.inputSchema, args, 'arguments');
-    if (problem)
-      throw invalidArgument(`the edited arguments do not fit the input schema of ${approval.toolName}: ${problem}. Nothing was decided.`);
   }
 
   /**

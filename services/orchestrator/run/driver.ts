@@ -8,11 +8,21 @@ import {
   type PendingApproval,
   type TokenUsage,
 } from '../../../gen/ts/asg/store/v1/store.js';
-import { callHash } from '../../common/call-hash.js';
 import { jsonObjectOf } from '../../common/json-value.js';
 import type { OrchestratorConfig } from '../../common/config/slices.js';
 import { currentContext, withContextPatch } from '../../common/context.js';
-import { aborted, failedPrecondition, GrpcStatus, internal, isCode, outcomeUnknown, RpcError } from '../../common/grpc/errors.js';
+import {
+  aborted,
+  failedPrecondition,
+  GrpcStatus,
+  internal,
+  invalidArgument,
+  isCode,
+  outcomeUnknown,
+  RpcError,
+  type ServiceError,
+  unavailable,
+} from '../../common/grpc/errors.js';
 import type { Logger } from '../../common/log.js';
 import { recordRunOutOfPhaseEvent } from '../../common/metrics.js';
 import { redactSecrets } from '../../common/secrets.js';
@@ -31,6 +41,14 @@ import { next } from './machine.js';
 import { decodeRun, encodeRun, type StoredRun } from './state.js';
 import type { Effect, MachineEnv, RunAnswer, RunEvent, RunState, ToolOutcome } from './types.js';
 import type { RunLeases } from '../leases.js';
+
+/** The gRPC error of each refusal the machine decides. */
+const REFUSALS: Record<Extract<Effect, { kind: 'refuse' }>['code'], (message: string) => ServiceError> = {
+  invalidArgument,
+  failedPrecondition,
+  unavailable,
+  aborted,
+};
 
 /** Room kept for the model's answer when the budget is the context window. */
 const ANSWER_RESERVE_TOKENS = 4096;
@@ -129,7 +147,7 @@ export class RunDriver {
           else if (effect.kind === 'log')
             this.log[effect.level](effect.message, { conversation: activation.conversationId, ...effect.fields });
           else if (effect.kind === 'outOfPhase') this.outOfPhase(effect, activation);
-          else if (effect.kind === 'refuse') throw effect.code === 'aborted' ? aborted(effect.message) : failedPrecondition(effect.message);
+          else if (effect.kind === 'refuse') throw REFUSALS[effect.code](effect.message);
           else if (IN_ORDER.has(effect.kind))
             inOrder = inOrder.then(() => (over ? undefined : this.execute(effect, activation).then(push, fail)));
           else void this.execute(effect, activation).then(push, fail);
@@ -230,7 +248,7 @@ export class RunDriver {
         return {
           kind: 'approvedCallFinished',
           uuid: effect.uuid,
-          outcome: await this.runApproved(activation.approval!, effect.node, activation, effect.edited, effect.input),
+          outcome: await this.runApproved(activation.approval!, effect, activation),
         };
       case 'declineInput': {
         // The decline is recorded already (the claim); the server hears it once, and its answer is only logged.
@@ -359,50 +377,28 @@ export class RunDriver {
    * Runs the stored call of a won approval, at most once: executing is recorded first. A
    * proxy approval's "call" is the answer to the peer that holds the call. When the peer
    * (or a delegation approved here) then waits for another approval, no result is recorded
-   * yet: the call waits again (`remote`). With `edited`, the call runs with the
-   * arguments a human edited before approving; the integrity check is still on the stored
-   * call (the model's arguments, which the hash was taken of), and the result the model reads
-   * says who edited them and what ran.
+   * yet: the call waits again (`remote`). What runs, and whether it runs at all, is the
+   * machine's decision (`notRun`, `edited`, `input`); with `edited`, the result the model
+   * reads says who edited the arguments and what ran.
    */
   private async runApproved(
     approval: PendingApproval,
-    node: string | undefined,
+    effect: Extract<Effect, { kind: 'runApproved' }>,
     activation: Activation,
-    edited?: { args: Record<string, unknown>; by: string },
-    input?: Extract<Effect, { kind: 'runApproved' }>['input'],
   ): Promise<ToolOutcome> {
-    const stored = jsonObjectOf(approval.toolArgsJson);
-    // A proxied call is the peer's own (the machine refuses to edit one): only a local call runs edited arguments.
-    const edit = approval.remoteTaskId ? undefined : edited;
-    const args = edit?.args ?? stored;
+    const { edited, input, node, notRun } = effect;
+    const args = edited?.args ?? jsonObjectOf(approval.toolArgsJson);
     await this.clients.store.startApprovalExecution({ uuid: approval.uuid });
-    let outcome: ToolOutcome;
-    let ran = false;
-    if (callHash(approval.toolName, stored) !== approval.argsHash) {
-      outcome = {
-        text: `${approval.toolName} was not executed: the stored call no longer matches the one that was approved.`,
-        isError: true,
-      };
-      this.log.error('approved call does not match its hash', { approval: approval.uuid });
-    } else {
-      ran = true;
-      const remoteTaskId = approval.remoteTaskId;
-      outcome = await this.io.withCallEvents(
-        approval.conversationId,
-        gatedCall(approval),
-        args,
-        () =>
-          remoteTaskId
-            ? this.io.continueRemote(approval.toolName, remoteTaskId, true)
-            : input
-              ? this.io.callTool(approval.toolName, args, approval.uuid, '', {
-                  requestState: input.request.requestState,
-                  responses: input.responses,
-                })
-              : this.io.callTool(approval.toolName, args, approval.uuid),
-        activation.watched,
-      );
-    }
+    const outcome: ToolOutcome =
+      notRun !== undefined
+        ? { text: notRun, isError: true }
+        : await this.io.withCallEvents(
+            approval.conversationId,
+            gatedCall(approval),
+            args,
+            () => this.callApproved(approval, args, input),
+            activation.watched,
+          );
     const finished = await this.clients.store.finishApprovalExecution({
       uuid: approval.uuid,
       success: !outcome.isError,
@@ -414,7 +410,7 @@ export class RunDriver {
                 ...toolResult(
                   gatedCall(approval),
                   args,
-                  edit && ran ? editedResultText(edit.by, edit.args, outcome.text) : outcome.text,
+                  edited && notRun === undefined ? editedResultText(edited.by, edited.args, outcome.text) : outcome.text,
                   outcome.isError,
                 ),
                 ...(node && { node }),
@@ -424,6 +420,21 @@ export class RunDriver {
     activation.conversation = required(finished.conversation);
     activation.approval = finished.approval ?? approval;
     return outcome;
+  }
+
+  /** The approved call itself: the peer told to go on, the server given the human's answer, or the tool called. */
+  private callApproved(
+    approval: PendingApproval,
+    args: Record<string, unknown>,
+    input: Extract<Effect, { kind: 'runApproved' }>['input'],
+  ): Promise<ToolOutcome> {
+    if (approval.remoteTaskId) return this.io.continueRemote(approval.toolName, approval.remoteTaskId, true);
+    if (input)
+      return this.io.callTool(approval.toolName, args, approval.uuid, '', {
+        requestState: input.request.requestState,
+        responses: input.responses,
+      });
+    return this.io.callTool(approval.toolName, args, approval.uuid);
   }
 
   /**

@@ -2113,10 +2113,23 @@ rows('a decision records who made it and how; edits run; expiries reject', [
     ],
   },
   {
-    name: 'approve with edited arguments → the claim stores them; the won claim runs them, naming who edited',
+    name: 'approve with edited arguments → the tools are read first, to check the edit against the tool’s input schema',
     env: SIMPLE,
     given: () => storedRun(simplePaused().run, 4),
     when: () => decideWith(simplePaused().approval, true, { decidedBy: 'alice', via: 'rest', editedArgs: { name: 'y' } }),
+    effects: [{ kind: 'loadTools' }],
+    then: (state) => expect(state.phase).toBe('loading_tools'),
+  },
+  {
+    name: 'edited arguments that fit the input schema → the claim stores them; the won claim runs them, naming who edited',
+    env: SIMPLE,
+    given: () =>
+      feed(
+        storedRun(simplePaused().run, 4),
+        SIMPLE,
+        decideWith(simplePaused().approval, true, { decidedBy: 'alice', via: 'rest', editedArgs: { name: 'y' } }),
+      ).state,
+    when: ev.tools(),
     effects: [{ kind: 'claim', approved: true, decidedBy: 'alice', via: 'rest', editedArgs: { name: 'y' } }],
     then: (state) => {
       const won = step(state, ev.claimed(true), SIMPLE);
@@ -2130,17 +2143,26 @@ rows('a decision records who made it and how; edits run; expiries reject', [
     name: 'an edit without a name for who made it → runApproved says anonymous',
     env: SIMPLE,
     given: () =>
-      feed(storedRun(simplePaused().run, 4), SIMPLE, decideWith(simplePaused().approval, true, { editedArgs: { name: 'z' } })).state,
+      feed(storedRun(simplePaused().run, 4), SIMPLE, decideWith(simplePaused().approval, true, { editedArgs: { name: 'z' } }), ev.tools())
+        .state,
     when: ev.claimed(true),
     effects: [{ kind: 'runApproved', edited: { args: { name: 'z' }, by: 'anonymous' } }],
   },
   {
-    name: 'edited arguments with a rejection → refuse failedPrecondition, nothing claimed',
+    name: 'edited arguments with a rejection → refuse invalidArgument, nothing read, nothing claimed',
     env: SIMPLE,
     given: () => storedRun(simplePaused().run, 4),
     when: () => decideWith(simplePaused().approval, false, { editedArgs: { name: 'y' } }),
-    effects: [{ kind: 'refuse', code: 'failedPrecondition', message: expect.stringContaining('can only be edited with an approval') }],
+    effects: [{ kind: 'refuse', code: 'invalidArgument', message: 'arguments can only be given with an approval ("approved": true)' }],
     then: (state) => expect(state.phase).toBe('finished'),
+  },
+  {
+    name: 'edited arguments with a rejection of an approval decided already → refused all the same (the rule comes before the claim)',
+    env: SIMPLE,
+    given: () => storedRun(simplePaused().run, 4),
+    when: () =>
+      decideWith({ ...simplePaused().approval, status: ApprovalStatus.APPROVAL_STATUS_APPROVED }, false, { editedArgs: { name: 'y' } }),
+    effects: [{ kind: 'refuse', code: 'invalidArgument', message: 'arguments can only be given with an approval ("approved": true)' }],
   },
   {
     name: 'edited arguments of a proxied call (the peer holds its own) → refuse failedPrecondition, nothing claimed',
@@ -2149,6 +2171,95 @@ rows('a decision records who made it and how; edits run; expiries reject', [
     when: () =>
       decideWith({ ...simplePaused().approval, remoteTaskId: 'task-1', remoteAgentName: 'peer' }, true, { editedArgs: { name: 'y' } }),
     effects: [{ kind: 'refuse', code: 'failedPrecondition', message: expect.stringContaining('held by the sub-agent peer') }],
+  },
+  {
+    name: 'edited arguments that do not fit the input schema → refuse invalidArgument naming the first problem, nothing claimed',
+    env: SIMPLE,
+    given: () =>
+      feed(storedRun(simplePaused().run, 4), SIMPLE, decideWith(simplePaused().approval, true, { editedArgs: { name: 3 } })).state,
+    when: ev.tools(),
+    effects: [
+      {
+        kind: 'refuse',
+        code: 'invalidArgument',
+        message: 'the edited arguments do not fit the input schema of resources_add: arguments/name must be string. Nothing was decided.',
+      },
+    ],
+    then: (state) => expect(state.phase).toBe('finished'),
+  },
+  {
+    name: 'edited arguments of a tool no longer in the catalogue → refuse failedPrecondition, nothing claimed',
+    env: SIMPLE,
+    given: () =>
+      feed(storedRun(simplePaused().run, 4), SIMPLE, decideWith(simplePaused().approval, true, { editedArgs: { name: 'y' } })).state,
+    when: ev.tools([listTool]),
+    effects: [
+      {
+        kind: 'refuse',
+        code: 'failedPrecondition',
+        message:
+          'the tool resources_add is not available now, so edited arguments cannot be checked against its input schema. Nothing was decided.',
+      },
+    ],
+  },
+  {
+    name: 'edited arguments of a tool the configuration brings (an A2A agent, an a2a node) → checked against its schema, then claimed',
+    env: { ...SIMPLE, configuredTools: [addTool] },
+    given: () =>
+      feed(
+        storedRun(simplePaused().run, 4),
+        { ...SIMPLE, configuredTools: [addTool] },
+        decideWith(simplePaused().approval, true, { editedArgs: { name: 'y' } }),
+      ).state,
+    when: ev.tools([listTool]),
+    effects: [{ kind: 'claim', approved: true, editedArgs: { name: 'y' } }],
+  },
+  {
+    name: 'edited arguments while the tools cannot be read → refuse unavailable, nothing claimed',
+    env: SIMPLE,
+    given: () =>
+      feed(storedRun(simplePaused().run, 4), SIMPLE, decideWith(simplePaused().approval, true, { editedArgs: { name: 'y' } })).state,
+    when: { kind: 'toolsFailed', error: 'the broker is down' },
+    effects: [
+      { kind: 'refuse', code: 'unavailable', message: expect.stringContaining('the tools could not be read (the broker is down)') },
+    ],
+  },
+  {
+    name: 'a won claim whose stored call no longer matches its hash → runApproved records it not run, with an error logged',
+    env: SIMPLE,
+    given: () => {
+      const { run, approval } = simplePaused();
+      return feed(storedRun(run, 4), SIMPLE, ev.decide({ ...approval, toolArgsJson: JSON.stringify({ name: 'changed' }) }, true)).state;
+    },
+    when: ev.claimed(true),
+    effects: [
+      {
+        kind: 'runApproved',
+        notRun: 'resources_add was not executed: the stored call no longer matches the one that was approved.',
+      },
+    ],
+    then: (state, effects) => {
+      expect(logs(effects)).toEqual(['approved call does not match its hash']);
+      expect(effects.find((effect) => effect.kind === 'log')).toMatchObject({ level: 'error' });
+      expect(state.phase).toBe('executing_approved');
+    },
+  },
+  {
+    name: 'a taken-over claim of a proxied call with edited arguments → runApproved without them (the peer runs its own stored call)',
+    env: SIMPLE,
+    given: () => storedRun(simplePaused().run, 4),
+    when: () =>
+      takenOver({
+        approved: {
+          ...simplePaused().approval,
+          status: ApprovalStatus.APPROVAL_STATUS_APPROVED,
+          remoteTaskId: 'task-1',
+          remoteAgentName: 'peer',
+          editedArgsJson: JSON.stringify({ name: 'y' }),
+        },
+      }),
+    effects: [{ kind: 'runApproved' }],
+    then: (_state, effects) => expect(only(effects, 'runApproved').edited).toBeUndefined(),
   },
   {
     name: 'an expiry that rejects (simple mode) → an expired claim; the model reads that nobody decided in time; the run goes on',

@@ -10,6 +10,7 @@ import {
 import type { Tool } from '../../../gen/ts/asg/tools/v1/tools.js';
 import { callHash } from '../../common/call-hash.js';
 import { jsonObjectOf } from '../../common/json-value.js';
+import { firstSchemaProblem } from '../../common/json-schema.js';
 import { describeNodePath } from '../../common/config/tree.js';
 import { a2aTool, a2aToolsOf, A2A_SERVER, proxyDescription } from '../domain/a2a-tools.js';
 import {
@@ -272,11 +273,20 @@ function handle(m: Step, event: RunEvent): void {
       m.fx.push({ kind: 'loadTools' });
       return;
     case 'toolsLoaded':
+      if (m.s.decision && !m.s.decision.claimed) return checkEdit(m, event.tools);
       m.s.tools = Object.fromEntries(event.tools.map((tool) => [tool.name, tool]));
       if (m.s.resume) resumeAt(m, m.s.resume);
       else enter(m, []);
       return;
     case 'toolsFailed': {
+      if (m.s.decision && !m.s.decision.claimed) {
+        const toolName = m.s.decision.approval.toolName;
+        return refuse(
+          m,
+          'unavailable',
+          `the tools could not be read (${event.error}), so the edited arguments cannot be checked against the input schema of ${toolName}. Nothing was decided; decide again.`,
+        );
+      }
       const text = `The tools are unavailable right now: ${event.error}`;
       return finishRun(m, text, [assistantText(text)]);
     }
@@ -353,7 +363,12 @@ function placeholders(m: Step, node: AgentNode, template: string): string {
   return text;
 }
 
-function log(m: Step, level: 'info' | 'warn', message: string, fields: Record<string, string | number | boolean | undefined>): void {
+function log(
+  m: Step,
+  level: 'info' | 'warn' | 'error',
+  message: string,
+  fields: Record<string, string | number | boolean | undefined>,
+): void {
   m.fx.push({ kind: 'log', level, message, fields });
 }
 
@@ -927,13 +942,11 @@ function writeConflict(m: Step, latest: StoredRun | undefined, revision: number)
   write.attempts += 1;
   if (write.attempts >= MAX_WRITE_ATTEMPTS) {
     m.s.write = undefined;
-    m.s.phase = 'finished';
-    m.fx.push({
-      kind: 'refuse',
-      code: 'aborted',
-      message: `the run of this conversation kept changing under this request (${MAX_WRITE_ATTEMPTS} writes lost a race); try again`,
-    });
-    return;
+    return refuse(
+      m,
+      'aborted',
+      `the run of this conversation kept changing under this request (${MAX_WRITE_ATTEMPTS} writes lost a race); try again`,
+    );
   }
   m.s.base = latest;
   m.s.revision = revision;
@@ -1014,6 +1027,7 @@ function approvalDecided(m: Step, event: Extract<RunEvent, { kind: 'approvalDeci
     claimed: false,
     conflicts: 0,
   };
+  if (event.editedArgs !== undefined && !event.approved) return refuse(m, 'invalidArgument', EDIT_WITHOUT_APPROVAL);
   if (approval.status !== ApprovalStatus.APPROVAL_STATUS_PENDING) {
     // Decided already: the claim loses and says how; nothing else is checked or prepared.
     m.s.decision.inClaim = true;
@@ -1030,13 +1044,55 @@ function approvalDecided(m: Step, event: Extract<RunEvent, { kind: 'approvalDeci
     });
     return;
   }
-  const refusal = decisionProblem(event);
-  if (refusal) {
-    m.s.phase = 'finished';
-    m.fx.push({ kind: 'refuse', code: 'failedPrecondition', message: refusal });
+  if (event.editedArgs !== undefined && approval.remoteTaskId) {
+    return refuse(
+      m,
+      'failedPrecondition',
+      `approval ${event.uuid} is held by the sub-agent ${approval.remoteAgentName ?? approval.toolName}, which runs its own stored call: its arguments cannot be edited here. Nothing was decided; approve it as it is, or reject it.`,
+    );
+  }
+  // Edited arguments must fit the tool's input schema, as the model's own had to: the tools are read first.
+  // (With a server's question, the "edit" is the human's answer, already checked against what the server asked.)
+  if (event.editedArgs !== undefined && !pause?.input) {
+    m.fx.push({ kind: 'loadTools' });
     return;
   }
   prepareClaim(m);
+}
+
+/** Only an approval runs a call, so only an approval can change its arguments. */
+const EDIT_WITHOUT_APPROVAL = 'arguments can only be given with an approval ("approved": true)';
+
+/**
+ * Edited arguments against the input schema of the approval's tool: the catalogue's, or one the
+ * configuration brings (an A2A agent as a tool, an a2a node's delegation). INVALID_ARGUMENT
+ * naming the first problem, before anything is claimed.
+ */
+function checkEdit(m: Step, catalogue: readonly Tool[]): void {
+  const decision = m.s.decision!;
+  const toolName = decision.approval.toolName;
+  const tool = [...catalogue, ...(m.env.configuredTools ?? [])].findLast((candidate) => candidate.name === toolName);
+  if (!tool) {
+    return refuse(
+      m,
+      'failedPrecondition',
+      `the tool ${toolName} is not available now, so edited arguments cannot be checked against its input schema. Nothing was decided.`,
+    );
+  }
+  const problem = firstSchemaProblem(tool.inputSchema, decision.editedArgs, 'arguments');
+  if (problem)
+    return refuse(
+      m,
+      'invalidArgument',
+      `the edited arguments do not fit the input schema of ${toolName}: ${problem}. Nothing was decided.`,
+    );
+  prepareClaim(m);
+}
+
+/** The activation stops with an error and nothing done (or, for `aborted`, nothing it could keep). */
+function refuse(m: Step, code: Extract<Effect, { kind: 'refuse' }>['code'], message: string): void {
+  m.s.phase = 'finished';
+  m.fx.push({ kind: 'refuse', code, message });
 }
 
 /** Who decided and how, as the claim records it: an edit only with an approval, an expiry only with a rejection. */
@@ -1047,19 +1103,6 @@ function decisionFacts(event: DecisionFacts & { approved: boolean }): DecisionFa
     ...(event.approved && event.editedArgs !== undefined && { editedArgs: event.editedArgs }),
     ...(!event.approved && event.expired === true && { expired: true }),
   };
-}
-
-/**
- * Why a pending approval cannot be decided this way; undefined when it can. A
- * proxied call is the peer's: what runs is the peer's own stored call, so arguments edited
- * here would never reach it.
- */
-function decisionProblem(event: Extract<RunEvent, { kind: 'approvalDecided' }>): string | undefined {
-  if (event.editedArgs !== undefined && !event.approved) return `approval ${event.uuid}: arguments can only be edited with an approval`;
-  if (event.editedArgs !== undefined && event.approval.remoteTaskId) {
-    return `approval ${event.uuid} is held by the sub-agent ${event.approval.remoteAgentName ?? event.approval.toolName}, which runs its own stored call: its arguments cannot be edited here. Nothing was run; approve it as it is, or reject it.`;
-  }
-  return undefined;
 }
 
 /**
@@ -1125,11 +1168,7 @@ function prepareClaim(m: Step): void {
     const root = m.env.root;
     if (decision.approved) {
       const refusal = resumeProblem(root, decision.pause, decision.uuid);
-      if (refusal) {
-        m.s.phase = 'finished';
-        m.fx.push({ kind: 'refuse', code: 'failedPrecondition', message: refusal });
-        return;
-      }
+      if (refusal) return refuse(m, 'failedPrecondition', refusal);
     }
     decision.nodes = pauseNodes(m);
     // A rejection cancels the tree's run, and with it its other waiting calls: they are needed to record that.
@@ -1148,13 +1187,11 @@ function claimConflict(m: Step, latest: StoredRun | undefined, revision: number)
   decision.inClaim = false;
   decision.conflicts += 1;
   if (decision.conflicts >= MAX_WRITE_ATTEMPTS) {
-    m.s.phase = 'finished';
-    m.fx.push({
-      kind: 'refuse',
-      code: 'aborted',
-      message: `the run of this conversation kept changing under this decision (${MAX_WRITE_ATTEMPTS} claims refused); try again`,
-    });
-    return;
+    return refuse(
+      m,
+      'aborted',
+      `the run of this conversation kept changing under this decision (${MAX_WRITE_ATTEMPTS} claims refused); try again`,
+    );
   }
   m.s.base = latest;
   m.s.revision = revision;
@@ -1269,14 +1306,24 @@ function claimed(m: Step, won: boolean): void {
   if (decision.approved) {
     m.s.resume = pause;
     const node = decision.nodes[decision.uuid];
+    const approval = decision.approval;
     // An input request's "edit" is the human's answer to the server, not arguments.
-    if (pause.input) {
-      const input = { request: pause.input, responses: inputResponses(pause.input, decision.editedArgs ?? {}) };
-      m.fx.push({ kind: 'runApproved', uuid: decision.uuid, ...(node !== undefined && { node }), input });
-      return;
-    }
-    const edited = decision.editedArgs && { args: decision.editedArgs, by: decision.decidedBy || 'anonymous' };
-    m.fx.push({ kind: 'runApproved', uuid: decision.uuid, ...(node !== undefined && { node }), ...(edited && { edited }) });
+    const input = pause.input && { request: pause.input, responses: inputResponses(pause.input, decision.editedArgs ?? {}) };
+    // A proxied call is the peer's own stored call: only a local call runs edited arguments.
+    const edited = !input &&
+      !approval.remoteTaskId &&
+      decision.editedArgs && { args: decision.editedArgs, by: decision.decidedBy || 'anonymous' };
+    // The approved call is the stored call: one whose arguments no longer match the hash taken when it was asked is not run.
+    const matches = callHash(approval.toolName, jsonObjectOf(approval.toolArgsJson)) === approval.argsHash;
+    if (!matches) log(m, 'error', 'approved call does not match its hash', { approval: decision.uuid });
+    m.fx.push({
+      kind: 'runApproved',
+      uuid: decision.uuid,
+      ...(node !== undefined && { node }),
+      ...(edited && { edited }),
+      ...(input && { input }),
+      ...(!matches && { notRun: `${approval.toolName} was not executed: the stored call no longer matches the one that was approved.` }),
+    });
     return;
   }
   // A declined question reaches the server that asked it, once, now that the decline stands.

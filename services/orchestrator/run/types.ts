@@ -57,6 +57,12 @@ export interface MachineEnv {
   defaultModel: string;
   /** chat.max_llm_iterations: model calls per activation of one llm node. */
   maxModelCalls: number;
+  /**
+   * Tools the configuration brings beside the catalogue (every A2A agent as a tool, each a2a
+   * node's delegation), which the catalogue does not list: arguments a human edited are checked
+   * against their schema too. Later entries win over the catalogue's of the same name.
+   */
+  configuredTools?: Tool[];
 }
 
 /** How a node ended. */
@@ -325,11 +331,16 @@ export type Effect =
       continuesTurn: boolean;
       expectedRunRevision?: number;
     } & DecisionFacts)
-  /** Runs the claimed approval's stored call, at most once; with `edited`, with the arguments a human edited (the model is told who). */
+  /**
+   * Runs the claimed approval's stored call, at most once; with `edited`, with the arguments a
+   * human edited (the model is told who). With `notRun`, the call is recorded as executing and
+   * finished with this error instead: it does not match the hash it was approved with.
+   */
   | {
       kind: 'runApproved';
       uuid: string;
       node?: string;
+      notRun?: string;
       edited?: { args: Record<string, unknown>; by: string };
       input?: { request: InputRequest; responses: Record<string, unknown> };
     }
@@ -344,6 +355,10 @@ export type Effect =
   | { kind: 'log'; level: 'info' | 'warn' | 'error'; message: string; fields: Record<string, string | number | boolean | undefined> }
   /** An event that does not fit the run's phase (or names a node, call or decision that does not wait for it): logged and counted, nothing else. */
   | { kind: 'outOfPhase'; phase: RunPhase; event: RunEvent['kind']; detail: string }
-  /** The activation stops with an error: FAILED_PRECONDITION (nothing was done: the decision cannot be carried out) or ABORTED (its writes kept losing races). */
-  | { kind: 'refuse'; code: 'failedPrecondition' | 'aborted'; message: string }
+  /**
+   * The activation stops with an error: INVALID_ARGUMENT (the decision's edited arguments do not fit), FAILED_PRECONDITION
+   * (nothing was done: the decision cannot be carried out), UNAVAILABLE (what the decision needs could not be read; nothing
+   * was decided) or ABORTED (its writes kept losing races).
+   */
+  | { kind: 'refuse'; code: 'invalidArgument' | 'failedPrecondition' | 'unavailable' | 'aborted'; message: string }
   | { kind: 'done'; answer: RunAnswer };
