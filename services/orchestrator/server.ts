@@ -1,5 +1,5 @@
 import { z } from 'zod';
-import { OrchestratorServiceService } from '../../gen/ts/asg/orchestrator/v1/orchestrator.js';
+import type { OrchestratorServiceService } from '../../gen/ts/asg/orchestrator/v1/orchestrator.js';
 import type { A2aOrigin } from '../../gen/ts/asg/store/v1/store.js';
 import { notFound, invalidArgument } from '../common/grpc/errors.js';
 import type { UnaryHandlers } from '../common/grpc/server.js';

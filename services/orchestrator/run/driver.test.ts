@@ -28,7 +28,8 @@ import {
 } from '../../../test/support/orchestrator-mesh.js';
 import { assistantCall, toolResult } from '../domain/messages.js';
 import type { Activation } from './driver.js';
-import { freshRun, MAX_WRITE_ATTEMPTS, STOPPED_BY_DEADLINE, storedRun } from './machine.js';
+import { freshRun, STOPPED_BY_DEADLINE, storedRun } from './machine.js';
+import { MAX_WRITE_ATTEMPTS } from './transition.js';
 import { decodeRun, encodeRun, type StoredRun } from './state.js';
 import type { DecisionFacts, MachineEnv, RunAnswer } from './types.js';
 import { approvalsSchema } from '../../common/config/schema.js';

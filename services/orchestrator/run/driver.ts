@@ -1,6 +1,7 @@
 import { ChatRole, type ToolDefinition } from '../../../gen/ts/asg/llm/v1/llm.js';
 import {
   MessageRole,
+  type ClaimApprovalResponse,
   type Compaction,
   type Conversation,
   type Message,
@@ -200,7 +201,7 @@ export class RunDriver {
         return { kind: 'approvalsLoaded', approvals: required(conversation).pendingApprovals };
       }
       case 'claim': {
-        let claim;
+        let claim: ClaimApprovalResponse;
         // From here until the store answers, the decision may be stored: a claim that gets no answer leaves it unknown.
         activation.stored = 'maybe';
         try {

@@ -16,17 +16,11 @@ import {
 import type { Tool } from '../../../gen/ts/asg/tools/v1/tools.js';
 import { callHash } from '../../common/call-hash.js';
 import { treeFingerprint, type AgentNode } from '../domain/tree.js';
-import {
-  approvalOf,
-  EXIT_LOOP_RESULT,
-  freshRun,
-  MAX_WRITE_ATTEMPTS,
-  next,
-  STOPPED_BY_DEADLINE,
-  storedRun,
-  stoppedText,
-  withChanges,
-} from './machine.js';
+import { freshRun, next, STOPPED_BY_DEADLINE, storedRun, stoppedText } from './machine.js';
+import { EXIT_LOOP_RESULT } from './model-steps.js';
+import { MAX_WRITE_ATTEMPTS } from './transition.js';
+import { approvalOf } from './walk.js';
+import { withChanges } from './writes.js';
 import type { StoredRun } from './state.js';
 import type { Effect, MachineEnv, Path, RunEvent, RunState, ToolOutcome } from './types.js';
 
