@@ -125,18 +125,14 @@ export class TurnRunner {
       defaultModel: config.llm.model,
       maxModelCalls: config.chat.max_llm_iterations,
       configuredTools: [...this.allA2aTools, ...a2aNodeTools],
+      history: {
+        systemPrompt: lone?.prompt ?? config.prompt,
+        maxTokens: config.chat.max_tokens,
+        compactionStrategy: config.chat.compaction_strategy,
+      },
     };
     this.expiry = new ExpiryPolicy(config.approvals);
-    this.driver = new RunDriver(
-      config,
-      clients,
-      log,
-      new AgentIo(clients, log, a2aPeers(config)),
-      this.catalogue,
-      this.env,
-      leases,
-      this.expiry,
-    );
+    this.driver = new RunDriver(clients, log, new AgentIo(clients, log, a2aPeers(config)), this.catalogue, this.env, leases, this.expiry);
     this.treeRunsUnapproved = this.env.root !== undefined && runsUnapproved(this.env.root, true);
   }
 

@@ -1,16 +1,6 @@
-import { ChatRole, type ToolDefinition } from '../../../gen/ts/asg/llm/v1/llm.js';
-import {
-  MessageRole,
-  type ClaimApprovalResponse,
-  type Compaction,
-  type Conversation,
-  type Message,
-  type NewMessage,
-  type PendingApproval,
-  type TokenUsage,
-} from '../../../gen/ts/asg/store/v1/store.js';
+import { ChatRole } from '../../../gen/ts/asg/llm/v1/llm.js';
+import { MessageRole, type ClaimApprovalResponse, type Conversation, type PendingApproval } from '../../../gen/ts/asg/store/v1/store.js';
 import { jsonObjectOf } from '../../common/json-value.js';
-import type { OrchestratorConfig } from '../../common/config/slices.js';
 import { currentContext, withContextPatch } from '../../common/context.js';
 import {
   aborted,
@@ -28,15 +18,13 @@ import type { Logger } from '../../common/log.js';
 import { recordRunOutOfPhaseEvent } from '../../common/metrics.js';
 import { redactSecrets } from '../../common/secrets.js';
 import { HEADROOM_MS, type OrchestratorClients } from '../clients.js';
-import { compactionNotice, planCompaction, SUMMARY_INSTRUCTIONS, transcriptOf, visibleHistory, withSummary } from '../domain/compaction.js';
-import { contextWindowOf } from '../domain/context-window.js';
+import { SUMMARY_INSTRUCTIONS } from '../domain/compaction.js';
 import { modelErrorCategory } from '../domain/error-category.js';
-import { systemPromptOf, toModelHistory, type HistoryEntry } from '../domain/history.js';
+import { toModelHistory, type HistoryEntry } from '../domain/history.js';
 import type { ExpiryPolicy } from '../domain/expiry.js';
 import { editedResultText, gatedCall, toolResult } from '../domain/messages.js';
 import { inputResponses } from '../domain/elicitation.js';
-import { tokenCounterFor, toolDefinitionTokens } from '../domain/tokens.js';
-import { catalogueWith, type ToolCatalogue } from '../tool-catalogue.js';
+import type { ToolCatalogue } from '../tool-catalogue.js';
 import { errorText, type AgentIo } from './io.js';
 import { next } from './machine.js';
 import { decodeRun, encodeRun, type StoredRun } from './state.js';
@@ -51,12 +39,10 @@ const REFUSALS: Record<Extract<Effect, { kind: 'refuse' }>['code'], (message: st
   aborted,
 };
 
-/** Room kept for the model's answer when the budget is the context window. */
-const ANSWER_RESERVE_TOKENS = 4096;
-
 /** Effects that touch the store run one after another, in the order the machine asked for them. */
 const IN_ORDER = new Set<Effect['kind']>([
   'loadHistory',
+  'recordCompaction',
   'loadApprovals',
   'claim',
   'runApproved',
@@ -95,7 +81,6 @@ export interface Activation {
  */
 export class RunDriver {
   constructor(
-    private readonly config: OrchestratorConfig,
     private readonly clients: OrchestratorClients,
     private readonly log: Logger,
     private readonly io: AgentIo,
@@ -178,7 +163,7 @@ export class RunDriver {
           return { kind: 'toolsFailed', error: errorText(error) };
         }
       case 'loadHistory':
-        if (effect.node === undefined) return { kind: 'historyLoaded', path: effect.path, ...(await this.fitToBudget(activation)) };
+        if (effect.node === undefined) return { kind: 'conversationLoaded', path: effect.path, messages: activation.conversation.messages };
         return {
           kind: 'historyLoaded',
           path: effect.path,
@@ -186,6 +171,18 @@ export class RunDriver {
         };
       case 'callModel':
         return this.callModel(effect, activation);
+      case 'summarize':
+        return this.summarize(effect);
+      case 'recordCompaction':
+        // A compaction notice is part of no turn's record: it is written unfenced and ends nothing.
+        await this.clients.store.appendMessages({
+          conversationId: activation.conversationId,
+          messages: [effect.notice],
+          status: 0,
+          returnConversation: false,
+          endsTurn: false,
+        });
+        return { kind: 'compactionRecorded' };
       case 'callTool': {
         const outcome = await this.io.withCallEvents(
           activation.conversationId,
@@ -338,6 +335,21 @@ export class RunDriver {
     }
   }
 
+  /** The model's summary of what a compaction hides; its failure is the machine's to judge (it compacts without one). */
+  private async summarize(effect: Extract<Effect, { kind: 'summarize' }>): Promise<RunEvent> {
+    try {
+      const reply = await this.clients.llm.generate({
+        model: effect.model,
+        systemPrompt: SUMMARY_INSTRUCTIONS,
+        messages: [{ role: ChatRole.CHAT_ROLE_USER, text: effect.transcript, toolCalls: [], toolResults: [] }],
+        tools: [],
+      });
+      return { kind: 'summaryAnswered', text: reply.text, ...(reply.usage && { usage: reply.usage }) };
+    } catch (error) {
+      return { kind: 'summaryFailed', error: errorText(error) };
+    }
+  }
+
   /** A compare-and-set write of the run; a lost race comes back with what is stored now. */
   private async write(effect: Extract<Effect, { kind: 'write' }>, activation: Activation): Promise<RunEvent> {
     try {
@@ -437,94 +449,6 @@ export class RunDriver {
       });
     return this.io.callTool(approval.toolName, args, approval.uuid);
   }
-
-  /**
-   * Simple mode's history and system prompt, compacted first when they outgrow the token
-   * budget (`chat.max_tokens`, or the model's context window less room for the answer). A
-   * compaction is recorded in the conversation before the model sees its effect.
-   */
-  private async fitToBudget(activation: Activation): Promise<{ history: HistoryEntry[]; systemPrompt: string }> {
-    const conversation = activation.conversation;
-    const model = this.env.simple.model;
-    const tools = toolDefinitionsOf(catalogueWith(await this.catalogue.current(), this.env.simple.a2aTools));
-    const basePrompt = systemPromptOf(conversation.messages, this.simplePrompt());
-    const count = tokenCounterFor(model);
-    const window = this.config.chat.max_tokens || contextWindowOf(model);
-    const budget = window - Math.min(ANSWER_RESERVE_TOKENS, Math.floor(window / 4));
-    const { messages: visible, latest } = visibleHistory(conversation.messages);
-    const plan = planCompaction({
-      messages: conversation.messages,
-      strategy: this.config.chat.compaction_strategy,
-      budget,
-      fixedTokens: count(withSummary(basePrompt, latest?.summary)) + toolDefinitionTokens(tools, count),
-      count,
-    });
-    if (!plan) return { history: visible, systemPrompt: withSummary(basePrompt, latest?.summary) };
-
-    let summary: string | undefined;
-    let usage: TokenUsage | undefined;
-    if (plan.strategy === 'partial-summary') {
-      try {
-        const reply = await this.clients.llm.generate({
-          model,
-          systemPrompt: SUMMARY_INSTRUCTIONS,
-          messages: [
-            { role: ChatRole.CHAT_ROLE_USER, text: transcriptOf(plan.newlyHidden, latest?.summary), toolCalls: [], toolResults: [] },
-          ],
-          tools: [],
-        });
-        summary = reply.text.trim() || undefined;
-        usage = reply.usage && { inputTokens: reply.usage.inputTokens, outputTokens: reply.usage.outputTokens };
-      } catch (error) {
-        this.log.warn('summary for compaction failed; compacting without one', { conversation: conversation.id, error: errorText(error) });
-      }
-    }
-    // Without a new summary, the earlier one still covers what it covered.
-    const keptSummary = summary ?? (plan.strategy === 'partial-summary' ? latest?.summary || undefined : undefined);
-    const compaction: Compaction = {
-      strategy: plan.strategy,
-      fromSeq: plan.fromSeq,
-      toSeq: plan.toSeq,
-      summary: keptSummary ?? '',
-      tokensBefore: plan.tokensBefore,
-      tokensAfter: plan.tokensAfter,
-    };
-    const notice: NewMessage = {
-      role: MessageRole.MESSAGE_ROLE_SYSTEM,
-      content: compactionNotice(plan, budget, summary),
-      compaction,
-      usage,
-    };
-    await this.clients.store.appendMessages({
-      conversationId: conversation.id,
-      messages: [notice],
-      status: 0,
-      returnConversation: false,
-      endsTurn: false,
-    });
-    this.log.info('history compacted', {
-      conversation: conversation.id,
-      strategy: plan.strategy,
-      from: plan.fromSeq,
-      to: plan.toSeq,
-      before: plan.tokensBefore,
-      after: plan.tokensAfter,
-    });
-    const marker: Message = { ...notice, id: '', seq: conversation.messageCount + 1, createdAt: undefined };
-    return { history: visibleHistory([...conversation.messages, marker]).messages, systemPrompt: withSummary(basePrompt, keptSummary) };
-  }
-
-  /** Simple mode's prompt: the top-level one, or a lone llm node's own. */
-  private simplePrompt(): string {
-    const agent = this.config.agent;
-    return agent?.type === 'llm' ? (agent.prompt ?? this.config.prompt) : this.config.prompt;
-  }
-}
-
-export function toolDefinitionsOf(
-  catalogue: ReadonlyMap<string, { name: string; description: string; inputSchema: ToolDefinition['inputSchema'] }>,
-): ToolDefinition[] {
-  return [...catalogue.values()].map((tool) => ({ name: tool.name, description: tool.description, inputSchema: tool.inputSchema }));
 }
 
 /**

@@ -65,6 +65,7 @@ const envOf = (mode: Mode): MachineEnv => ({
   simple: { model: 'gemini-sim', a2aTools: [] },
   defaultModel: 'gemini-sim',
   maxModelCalls: 4,
+  history: { systemPrompt: '', maxTokens: 0, compactionStrategy: 'delete-old' },
 });
 
 /** What the scripted model does on its next call. */
@@ -270,7 +271,16 @@ class Sim {
         return { kind: 'toolsLoaded', tools: TOOLS };
       case 'loadHistory':
         if (effect.node === undefined)
-          return { kind: 'historyLoaded', path: effect.path, history: structuredClone(store.messages), systemPrompt: '' };
+          return {
+            kind: 'conversationLoaded',
+            path: effect.path,
+            messages: store.messages.map((message, index) => ({
+              ...structuredClone(message),
+              id: `m-${index + 1}`,
+              seq: index + 1,
+              createdAt: undefined,
+            })),
+          };
         return {
           kind: 'historyLoaded',
           path: effect.path,

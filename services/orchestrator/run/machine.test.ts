@@ -8,6 +8,7 @@ import { describe, expect, it } from 'vitest';
 import type { ToolCallPart } from '../../../gen/ts/asg/llm/v1/llm.js';
 import {
   ApprovalStatus,
+  type Message,
   MessageRole,
   type NewApproval,
   type NewMessage,
@@ -50,18 +51,15 @@ const removeTool: Tool = {
 };
 const TOOLS = [listTool, addTool, removeTool];
 
+const SYSTEM = 'You manage resources.';
 const SIMPLE: MachineEnv = {
   root: undefined,
   simple: { model: 'gemini-simple', a2aTools: [] },
   defaultModel: 'gemini-default',
   maxModelCalls: 5,
+  history: { systemPrompt: SYSTEM, maxTokens: 0, compactionStrategy: 'delete-old' },
 };
-const treeEnv = (root: AgentNode, maxModelCalls = 5): MachineEnv => ({
-  root,
-  simple: { model: 'gemini-simple', a2aTools: [] },
-  defaultModel: 'gemini-default',
-  maxModelCalls,
-});
+const treeEnv = (root: AgentNode, maxModelCalls = 5): MachineEnv => ({ ...SIMPLE, root, maxModelCalls });
 
 /** Analyzer → executor, data through output_key and {placeholders}. */
 const sequentialTree: AgentNode = {
@@ -128,11 +126,12 @@ const REJECTED_SUFFIX = 'The call was not executed. Do not retry it unless the u
 const ev = {
   user: (text = 'add x', activation = 'activation-1', runId = 'run-1'): RunEvent => ({ kind: 'userMessage', runId, activation, text }),
   tools: (tools: Tool[] = TOOLS): RunEvent => ({ kind: 'toolsLoaded', tools }),
-  history: (path: Path, history: NewMessage[], systemPrompt?: string): RunEvent => ({
-    kind: 'historyLoaded',
+  history: (path: Path, history: NewMessage[]): RunEvent => ({ kind: 'historyLoaded', path, history }),
+  /** Simple mode's conversation as the store returns it (seq from 1). */
+  conversation: (path: Path, messages: NewMessage[]): RunEvent => ({
+    kind: 'conversationLoaded',
     path,
-    history,
-    ...(systemPrompt !== undefined && { systemPrompt }),
+    messages: storedMessages(messages),
   }),
   text: (path: Path, text: string): RunEvent => ({ kind: 'modelAnswered', path, reply: { text, toolCalls: [] } }),
   calls: (path: Path, toolCalls: ToolCallPart[], text = ''): RunEvent => ({ kind: 'modelAnswered', path, reply: { text, toolCalls } }),
@@ -159,6 +158,11 @@ const ev = {
     outcome: { text, isError: false, ...extra },
   }),
 };
+
+/** Messages as the store returns them, numbered from 1. */
+function storedMessages(messages: readonly NewMessage[]): Message[] {
+  return messages.map((message, index) => ({ ...message, id: `m-${index + 1}`, seq: index + 1, createdAt: undefined }));
+}
 
 /** A stored approval as the store returns it for a NewApproval the machine asked for. */
 function pendingOf(approval: NewApproval, status = ApprovalStatus.APPROVAL_STATUS_PENDING): PendingApproval {
@@ -237,10 +241,9 @@ function rows(title: string, table: Row[]): void {
 
 // ---- starting states ------------------------------------------------------------------
 
-const SYSTEM = 'You manage resources.';
 const simpleStarted = () => feed(freshRun('simple', 3), SIMPLE, ev.user('add x')).state;
 const simpleAtModel = (history: NewMessage[] = [userText('add x')]) =>
-  feed(freshRun('simple', 3), SIMPLE, ev.user('add x'), ev.tools(), ev.history([], history, SYSTEM)).state;
+  feed(freshRun('simple', 3), SIMPLE, ev.user('add x'), ev.tools(), ev.conversation([], history)).state;
 const treeAtModel = (root: AgentNode, text = 'list all') => feed(freshRun('tree', 3), treeEnv(root), ev.user(text), ev.tools()).state;
 
 /** Simple mode paused on resources_add {"name":"x"}, written at revision 4. */
@@ -306,7 +309,7 @@ rows('a user message starts a run', [
     name: 'simple mode: historyLoaded → callModel with the stored history, its system prompt and every tool',
     env: SIMPLE,
     given: () => feed(freshRun('simple', 3), SIMPLE, ev.user('add x'), ev.tools()).state,
-    when: ev.history([], [userText('hello'), { role: MessageRole.MESSAGE_ROLE_ASSISTANT, content: 'hi' }, userText('add x')], SYSTEM),
+    when: ev.conversation([], [userText('hello'), { role: MessageRole.MESSAGE_ROLE_ASSISTANT, content: 'hi' }, userText('add x')]),
     effects: [
       {
         kind: 'callModel',
@@ -611,7 +614,7 @@ describe('a destructive call stops the run for approval', () => {
       SIMPLE,
       ev.user('add x', 'activation-other'),
       ev.tools(),
-      ev.history([], [userText('add x')]),
+      ev.conversation([], [userText('add x')]),
       ev.calls([], [call('c1', 'resources_add', { name: 'x' })]),
     );
     expect(only(other.effects, 'write').approvals[0]!.uuid).not.toBe(only(again.effects, 'write').approvals[0]!.uuid);
@@ -749,7 +752,7 @@ rows('the model fails, or runs out of steps', [
         { ...SIMPLE, maxModelCalls: 2 },
         ev.user('go'),
         ev.tools(),
-        ev.history([], [userText('go')]),
+        ev.conversation([], [userText('go')]),
         ev.calls([], [call('c1', 'resources_list', {})]),
         ev.tool([], 'c1', '[]'),
         ev.calls([], [call('c2', 'resources_list', {})]),
@@ -1314,7 +1317,7 @@ describe('approve: claim, run the stored call once, go on', () => {
     const tools = step(ran.state, ev.tools(), SIMPLE);
     expect(work(tools.effects)).toEqual([{ kind: 'loadHistory', path: [], nodeMessages: null }]);
 
-    const history = step(tools.state, ev.history([], [userText('add x')], SYSTEM), SIMPLE);
+    const history = step(tools.state, ev.conversation([], [userText('add x')]), SIMPLE);
     expect(work(history.effects)).toMatchObject([{ kind: 'callModel', path: [], systemPrompt: SYSTEM }]);
 
     const answered = step(history.state, ev.text([], 'x is added'), SIMPLE);
@@ -1478,7 +1481,7 @@ describe('reject', () => {
     const won = step(decided.state, ev.claimed(true), SIMPLE);
     expect(work(won.effects)).toEqual([{ kind: 'loadTools' }]);
     expect(won.state).toMatchObject({ afterRejection: true, changes: { resumed: approval.uuid } });
-    const atModel = feed(won.state, SIMPLE, ev.tools(), ev.history([], [userText('add x'), ...claim.messages]));
+    const atModel = feed(won.state, SIMPLE, ev.tools(), ev.conversation([], [userText('add x'), ...claim.messages]));
     expect(work(atModel.effects)).toMatchObject([{ kind: 'callModel' }]);
     const answered = step(atModel.state, ev.text([], 'Understood, I did not add x.'), SIMPLE);
     // The pause is gone with the rejection: the run is cleared.
@@ -1996,7 +1999,7 @@ rows('a run taken over goes on from what is stored', [
       expect(state.runId).toBe(simplePaused().run.runId);
       const atHistory = step(state, ev.tools(), SIMPLE);
       expect(work(atHistory.effects)).toMatchObject([{ kind: 'loadHistory', path: [], nodeMessages: null }]);
-      const answered = feed(atHistory.state, SIMPLE, ev.history([], [userText('add x')], SYSTEM), ev.text([], 'added x'));
+      const answered = feed(atHistory.state, SIMPLE, ev.conversation([], [userText('add x')]), ev.text([], 'added x'));
       expect(only(answered.effects, 'write')).toMatchObject({ run: undefined, expectedRevision: 5, messages: [{ content: 'added x' }] });
     },
   },
@@ -2011,7 +2014,7 @@ rows('a run taken over goes on from what is stored', [
         state,
         SIMPLE,
         ev.tools(),
-        ev.history([], [userText('add x')], SYSTEM),
+        ev.conversation([], [userText('add x')]),
         ev.text([], 'Fine, not adding it.'),
         ev.written(6),
       );
@@ -2368,7 +2371,7 @@ function inputPaused() {
     SIMPLE,
     ev.user('book A'),
     ev.tools([...TOOLS, roomsTool]),
-    ev.history([], [userText('book A')], SYSTEM),
+    ev.conversation([], [userText('book A')]),
   ).state;
   const calling = feed(atModel, SIMPLE, ev.calls([], [call('c1', 'book_room', { room: 'A' })]));
   const paused = step(calling.state, ev.tool([], 'c1', 'asks', { input: asking() }), SIMPLE);
@@ -2461,5 +2464,90 @@ describe("an MCP server's question stops the turn as a pending approval", () => 
       request: asking(),
       responses: { guest: { action: 'accept', content: { name: 'Ada' } } },
     });
+  });
+});
+
+describe('simple mode fits the conversation to the token budget: compaction is the machine’s, its summary and its notice effects', () => {
+  const compacting = (strategy: MachineEnv['history']['compactionStrategy']): MachineEnv => ({
+    ...SIMPLE,
+    history: { systemPrompt: SYSTEM, maxTokens: 2000, compactionStrategy: strategy },
+  });
+  /** Three long turns before the user's new message: over the budget of 2000 tokens (less room for the answer). */
+  const longConversation = [userText('a'.repeat(2000)), userText('b'.repeat(2000)), userText('c'.repeat(2000)), userText('add x')];
+  const loaded = (env: MachineEnv) => feed(freshRun('simple', 3), env, ev.user('add x'), ev.tools(), ev.conversation([], longConversation));
+
+  it('a conversation within the budget → callModel at once, nothing recorded', () => {
+    const out = feed(
+      freshRun('simple', 3),
+      compacting('delete-old'),
+      ev.user('add x'),
+      ev.tools(),
+      ev.conversation([], [userText('add x')]),
+    );
+    expect(work(out.effects)).toMatchObject([{ kind: 'callModel', systemPrompt: SYSTEM }]);
+  });
+
+  it('delete-old over the budget → the notice is recorded first (phase compacting); once recorded, the model sees what is left', () => {
+    const env = compacting('delete-old');
+    const out = loaded(env);
+    expect(work(out.effects).map((effect) => effect.kind)).toEqual(['recordCompaction']);
+    expect(out.state.phase).toBe('compacting');
+    const notice = only(out.effects, 'recordCompaction').notice;
+    expect(notice).toMatchObject({
+      role: MessageRole.MESSAGE_ROLE_SYSTEM,
+      compaction: { strategy: 'delete-old', fromSeq: 1, summary: '' },
+    });
+    const recorded = step(out.state, { kind: 'compactionRecorded' }, env);
+    expect(logs(recorded.effects)).toEqual(['history compacted']);
+    const model = only(recorded.effects, 'callModel');
+    expect(model.systemPrompt).toBe(SYSTEM);
+    expect(model.history.map((message) => message.content)).toEqual(
+      longConversation.slice(notice.compaction!.toSeq).map((message) => message.content),
+    );
+    expect(model.history.at(-1)!.content).toBe('add x');
+    expect(recorded.state.phase).toBe('walking_tree');
+  });
+
+  it('partial-summary → the model is asked for a summary of what is hidden; its summary goes into the notice and the prompt', () => {
+    const env = compacting('partial-summary');
+    const out = loaded(env);
+    const summarize = only(out.effects, 'summarize');
+    expect(summarize).toMatchObject({ model: 'gemini-simple' });
+    expect(summarize.transcript).toContain('a'.repeat(100));
+    expect(out.state.phase).toBe('compacting');
+    const summarized = step(
+      out.state,
+      { kind: 'summaryAnswered', text: ' The user sent three long notes. ', usage: { inputTokens: 9, outputTokens: 3 } },
+      env,
+    );
+    const notice = only(summarized.effects, 'recordCompaction').notice;
+    expect(notice).toMatchObject({
+      compaction: { strategy: 'partial-summary', summary: 'The user sent three long notes.' },
+      usage: { inputTokens: 9, outputTokens: 3 },
+    });
+    const model = only(step(summarized.state, { kind: 'compactionRecorded' }, env).effects, 'callModel');
+    expect(model.systemPrompt).toContain(SYSTEM);
+    expect(model.systemPrompt).toContain('The user sent three long notes.');
+  });
+
+  it('a summary that fails → a warning, and the compaction is recorded without one', () => {
+    const env = compacting('partial-summary');
+    const failed = step(loaded(env).state, { kind: 'summaryFailed', error: 'the model is down' }, env);
+    expect(logs(failed.effects)).toEqual(['summary for compaction failed; compacting without one']);
+    expect(only(failed.effects, 'recordCompaction').notice.compaction).toMatchObject({ strategy: 'partial-summary', summary: '' });
+  });
+
+  it('a stop while the summary is asked for → nothing recorded, the run ends with the note once the summary is back', () => {
+    const env = compacting('partial-summary');
+    const stopped = step(loaded(env).state, { kind: 'cancel', reason: 'user pressed stop' }, env);
+    expect(work(stopped.effects)).toEqual([]);
+    const back = step(stopped.state, { kind: 'summaryAnswered', text: 'summary' }, env);
+    expect(work(back.effects)).toMatchObject([{ kind: 'write', messages: [{ content: stoppedText('user pressed stop') }] }]);
+  });
+
+  it('a compaction event while no compaction is under way is refused as out of phase', () => {
+    expect(step(simpleAtModel(), { kind: 'compactionRecorded' }, SIMPLE).effects).toEqual([
+      { kind: 'outOfPhase', phase: 'walking_tree', event: 'compactionRecorded', detail: 'the run is walking tree' },
+    ]);
   });
 });

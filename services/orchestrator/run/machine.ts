@@ -3,6 +3,7 @@ import type { StoredRun } from './state.js';
 import type { Effect, Frame, MachineEnv, RunEvent, RunPhase, RunState } from './types.js';
 import { type Transition, noChanges, describePath, outOfPhaseEffect, outOfPhase, refuse, end } from './transition.js';
 import { enter, resumeAt, historyLoaded } from './walk.js';
+import { compactionRecorded, conversationLoaded, summaryAnswered, summaryFailed } from './compaction.js';
 import { llmFrame, modelAnswered, toolFinished, answerNode } from './model-steps.js';
 import { approvalDecided, checkEdit, takenOver, claimConflict, claim, claimed, approvedCallFinished } from './decisions.js';
 import { withChanges, finishRun, emitWrite, written, writeConflict } from './writes.js';
@@ -94,7 +95,8 @@ const ANY_PHASE = new Set<RunEvent['kind']>(['timerFired', 'cancel', 'leaseLost'
 const EVENTS_OF_PHASE: Record<RunPhase, ReadonlySet<RunEvent['kind']>> = {
   starting: new Set(['userMessage', 'approvalDecided', 'takenOver']),
   loading_tools: new Set(['toolsLoaded', 'toolsFailed']),
-  walking_tree: new Set(['historyLoaded', 'modelAnswered', 'modelFailed', 'toolFinished']),
+  walking_tree: new Set(['historyLoaded', 'conversationLoaded', 'modelAnswered', 'modelFailed', 'toolFinished']),
+  compacting: new Set(['summaryAnswered', 'summaryFailed', 'compactionRecorded']),
   deciding: new Set(['approvalsLoaded', 'claimed', 'claimConflict']),
   executing_approved: new Set(['approvedCallFinished']),
   writing: new Set(['written', 'writeConflict']),
@@ -107,6 +109,8 @@ const PHASE_OF_ASK = {
   loadHistory: 'walking_tree',
   callModel: 'walking_tree',
   callTool: 'walking_tree',
+  summarize: 'compacting',
+  recordCompaction: 'compacting',
   loadApprovals: 'deciding',
   claim: 'deciding',
   runApproved: 'executing_approved',
@@ -125,6 +129,10 @@ const ANSWERS = new Set<RunEvent['kind']>([
   'toolsLoaded',
   'toolsFailed',
   'historyLoaded',
+  'conversationLoaded',
+  'summaryAnswered',
+  'summaryFailed',
+  'compactionRecorded',
   'modelAnswered',
   'modelFailed',
   'toolFinished',
@@ -137,7 +145,16 @@ const ANSWERS = new Set<RunEvent['kind']>([
 ]);
 
 /** Effects that begin new work, which a stopped run does not start (a won claim's call still runs: it was decided). */
-const STARTS_WORK = new Set<Effect['kind']>(['loadTools', 'loadHistory', 'callModel', 'callTool', 'loadApprovals', 'claim']);
+const STARTS_WORK = new Set<Effect['kind']>([
+  'loadTools',
+  'loadHistory',
+  'summarize',
+  'recordCompaction',
+  'callModel',
+  'callTool',
+  'loadApprovals',
+  'claim',
+]);
 
 /**
  * The state `next` may change: every container a transition writes to is copied, while what
@@ -211,7 +228,19 @@ function handle(transition: Transition, event: RunEvent): void {
       return;
     }
     case 'historyLoaded':
-      historyLoaded(transition, event.path, event.history, event.systemPrompt);
+      historyLoaded(transition, event.path, event.history);
+      return;
+    case 'conversationLoaded':
+      conversationLoaded(transition, event.path, event.messages);
+      return;
+    case 'summaryAnswered':
+      summaryAnswered(transition, event.text, event.usage);
+      return;
+    case 'summaryFailed':
+      summaryFailed(transition, event.error);
+      return;
+    case 'compactionRecorded':
+      compactionRecorded(transition);
       return;
     case 'modelAnswered':
       modelAnswered(transition, event.path, event.reply);

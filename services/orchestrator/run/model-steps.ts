@@ -20,13 +20,14 @@ const EXIT_LOOP_DEFINITION: ToolDefinition = {
 
 const UNAPPROVED_REASON = (node: string | undefined) => `approvals: auto inside a parallel or loop node (node "${node ?? '?'}")`;
 
+/** The definitions the model gets of the node's tools (without exit_loop). */
+export function toolDefinitionsOf(frame: LlmFrame): ToolDefinition[] {
+  return Object.values(frame.tools).map((tool) => ({ name: tool.name, description: tool.description, inputSchema: tool.inputSchema }));
+}
+
 export function callModel(transition: Transition, path: Path, frame: LlmFrame): void {
   frame.awaiting = 'model';
-  const tools: ToolDefinition[] = Object.values(frame.tools).map((tool) => ({
-    name: tool.name,
-    description: tool.description,
-    inputSchema: tool.inputSchema,
-  }));
+  const tools = toolDefinitionsOf(frame);
   if (frame.canExit) tools.push(EXIT_LOOP_DEFINITION);
   transition.effects.push({
     kind: 'callModel',

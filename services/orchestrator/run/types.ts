@@ -1,7 +1,15 @@
 import type { RemoteApproval } from '../../../gen/ts/asg/a2a/v1/a2a.js';
 import type { ToolCallPart, ToolDefinition } from '../../../gen/ts/asg/llm/v1/llm.js';
-import type { ApprovalRejection, NewApproval, NewMessage, PendingApproval, TokenUsage } from '../../../gen/ts/asg/store/v1/store.js';
+import type {
+  ApprovalRejection,
+  Message,
+  NewApproval,
+  NewMessage,
+  PendingApproval,
+  TokenUsage,
+} from '../../../gen/ts/asg/store/v1/store.js';
 import type { Tool } from '../../../gen/ts/asg/tools/v1/tools.js';
+import type { CompactionPlan, CompactionStrategy } from '../domain/compaction.js';
 import type { HistoryEntry } from '../domain/history.js';
 import type { InputRequest } from '../domain/elicitation.js';
 import type { PlannedCall } from '../domain/plan.js';
@@ -57,6 +65,15 @@ export interface MachineEnv {
   defaultModel: string;
   /** chat.max_llm_iterations: model calls per activation of one llm node. */
   maxModelCalls: number;
+  /** How simple mode fits the conversation to the model: its prompt when the conversation stored none, the token budget and the compaction strategy. */
+  history: {
+    /** The top-level prompt, or a lone llm node's own. */
+    systemPrompt: string;
+    /** chat.max_tokens; 0: the model's context window. */
+    maxTokens: number;
+    /** chat.compaction_strategy. */
+    compactionStrategy: CompactionStrategy;
+  };
   /**
    * Tools the configuration brings beside the catalogue (every A2A agent as a tool, each a2a
    * node's delegation), which the catalogue does not list: arguments a human edited are checked
@@ -101,8 +118,26 @@ export interface LlmFrame {
   earlier: number;
   /** Model calls in this activation of the node. */
   calls: number;
-  awaiting: 'history' | 'model' | 'tools';
+  awaiting: 'history' | 'compaction' | 'model' | 'tools';
   step?: StepState;
+  /** Simple mode's conversation being compacted before the model sees it. */
+  compaction?: PendingCompaction;
+}
+
+/** A compaction of simple mode's conversation under way: its plan, then its summary (or none), then its notice being recorded. */
+export interface PendingCompaction {
+  plan: CompactionPlan;
+  /** The token budget the conversation outgrew. */
+  budget: number;
+  /** The system prompt before any summary is added to it. */
+  basePrompt: string;
+  /** The summary of the compaction before this one, which a new summary replaces. */
+  previousSummary: string | undefined;
+  /** The conversation as stored. */
+  messages: Message[];
+  /** The notice being recorded, and the summary the model's prompt carries from now on. */
+  notice?: NewMessage;
+  keptSummary?: string;
 }
 
 export type Frame =
@@ -188,6 +223,8 @@ export type RunPhase =
   | 'loading_tools'
   /** Nodes of the tree load their history, call the model and call tools (several at once in parallel branches). */
   | 'walking_tree'
+  /** Simple mode's conversation outgrew the token budget: its summary is asked for, or its compaction recorded. */
+  | 'compacting'
   /** A decision is checked against the stored run and claimed. */
   | 'deciding'
   /** The claimed approval's stored call runs. */
@@ -238,8 +275,15 @@ export type RunEvent =
   | { kind: 'userMessage'; runId: string; activation: string; text: string }
   | { kind: 'toolsLoaded'; tools: Tool[] }
   | { kind: 'toolsFailed'; error: string }
-  /** A node's history as stored (simple mode: the conversation fitted to the token budget, with its system prompt). */
-  | { kind: 'historyLoaded'; path: Path; history: HistoryEntry[]; systemPrompt?: string }
+  /** A tree node's history as stored. */
+  | { kind: 'historyLoaded'; path: Path; history: HistoryEntry[] }
+  /** Simple mode's conversation as stored, with every message (compaction notices included). */
+  | { kind: 'conversationLoaded'; path: Path; messages: Message[] }
+  /** The model summarized what a compaction hides. */
+  | { kind: 'summaryAnswered'; text: string; usage?: TokenUsage }
+  | { kind: 'summaryFailed'; error: string }
+  /** The compaction's notice is stored: the model may see the compacted conversation now. */
+  | { kind: 'compactionRecorded' }
   | { kind: 'modelAnswered'; path: Path; reply: ModelReply }
   | { kind: 'modelFailed'; path: Path; category: string; error: string }
   | { kind: 'toolFinished'; path: Path; callId: string; outcome: ToolOutcome }
@@ -318,6 +362,10 @@ export type Effect =
       tools: ToolDefinition[];
     }
   | { kind: 'callTool'; path: Path; node?: string; call: ToolCallPart; args: Record<string, unknown>; unapprovedReason: string }
+  /** Asks the model for a summary of the transcript of what a compaction hides (SUMMARY_INSTRUCTIONS). */
+  | { kind: 'summarize'; model: string; transcript: string }
+  /** Appends a compaction's notice (part of no turn's record), before the model sees the compacted conversation. */
+  | { kind: 'recordCompaction'; notice: NewMessage }
   | { kind: 'loadApprovals' }
   /** The atomic claim of a decision; with expectedRunRevision, only while the run is unchanged (a rejection that cancels it). */
   | ({

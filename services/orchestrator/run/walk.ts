@@ -162,12 +162,7 @@ export function resumeAt(transition: Transition, pause: PendingCall): void {
   transition.effects.push({ kind: 'loadHistory', path, node: node.name, nodeMessages: pause.nodeMessages });
 }
 
-export function historyLoaded(
-  transition: Transition,
-  path: Path,
-  history: NewMessage[] | readonly NewMessage[],
-  systemPrompt: string | undefined,
-): void {
+export function historyLoaded(transition: Transition, path: Path, history: readonly NewMessage[]): void {
   const key = keyOf(path);
   const frame = transition.state.frames[key];
   if (frame?.kind === 'a2aResumed') {
@@ -178,18 +173,14 @@ export function historyLoaded(
     complete(transition, path, { kind: 'done', output, exitLoop: false });
     return;
   }
-  if (frame?.kind !== 'llm' || frame.awaiting !== 'history') {
+  // Simple mode's root reads the whole conversation instead (conversationLoaded).
+  if (frame?.kind !== 'llm' || frame.awaiting !== 'history' || transition.state.mode === 'simple') {
     outOfPhase(transition, 'historyLoaded', `no node at ${describePath(path)} waits for its history`);
     return;
   }
-  if (transition.state.mode === 'simple') {
-    frame.history = [...history];
-    frame.systemPrompt = systemPrompt ?? '';
-  } else {
-    // A node sees the run's user message and its own steps, not other nodes' calls.
-    frame.history = [userMessage(transition.state.userMessage), ...history];
-    frame.earlier = history.length;
-  }
+  // A node sees the run's user message and its own steps, not other nodes' calls.
+  frame.history = [userMessage(transition.state.userMessage), ...history];
+  frame.earlier = history.length;
   callModel(transition, path, frame);
 }
 
