@@ -30,21 +30,10 @@ import { jsonObjectOf } from '../common/json-value.js';
 import { a2aPeers, a2aTool, a2aToolsOf } from './domain/a2a-tools.js';
 import { ExpiryPolicy, expiryDecision } from './domain/expiry.js';
 import { inputProblem, inputQuestions, requestedSchema, type InputRequest } from './domain/elicitation.js';
-import {
-  approvalRequiredText,
-  assistantText,
-  CANCELLED_BY_USER,
-  gatedCall,
-  stillWaitingText,
-  toolResult,
-  userMessage,
-} from './domain/messages.js';
-import { childGates, type AgentNode } from './domain/tree.js';
+import { approvalRequiredText, CANCELLED_BY_USER, gatedCall, stillWaitingText, toolResult, userMessage } from './domain/messages.js';
 import type { RunLeases } from './leases.js';
 import { errorText } from './run/io.js';
-import { encodeRun } from './run/state.js';
-import { planTakeover } from './takeover-plan.js';
-import type { NewApproval, TakenOverRun } from '../../gen/ts/asg/store/v1/store.js';
+import type { TakenOverRun } from '../../gen/ts/asg/store/v1/store.js';
 import { RunDriver, type Activation } from './run/driver.js';
 import { AgentIo } from './run/io.js';
 import { freshRun, storedRun } from './run/machine.js';
@@ -91,7 +80,6 @@ export class TurnRunner {
   private readonly env: MachineEnv;
   /** The activations running here, to hand back on a drain. */
   private readonly active = new Set<ActiveEntry>();
-  private readonly treeRunsUnapproved: boolean;
   private readonly expiry: ExpiryPolicy;
 
   constructor(
@@ -133,7 +121,6 @@ export class TurnRunner {
     };
     this.expiry = new ExpiryPolicy(config.approvals);
     this.driver = new RunDriver(clients, log, new AgentIo(clients, log, a2aPeers(config)), this.catalogue, this.env, leases, this.expiry);
-    this.treeRunsUnapproved = this.env.root !== undefined && runsUnapproved(this.env.root, true);
   }
 
   /** `origin`: the A2A origin of a task, and the principal the conversation belongs to, as the gateway says. */
@@ -519,6 +506,7 @@ export class TurnRunner {
       }
       case 'notDecided':
       case 'cancelled':
+      case 'interrupted':
         throw internal(`a turn cannot answer "${answer.kind}"`);
     }
     return { conversation, result, ...this.viewOf(conversation) };
@@ -619,35 +607,30 @@ export class TurnRunner {
           });
         const { approvals: unfinished } = await this.clients.store.listUnfinishedApprovals({ conversationId });
         let stored: StoredRun | undefined;
+        let unreadableRun: string | undefined;
         try {
           stored = current.run && decodeRun(current.run, current.pendingApproval?.uuid);
         } catch (error) {
-          return this.endTakenOver(
-            conversationId,
-            `This turn was interrupted: the replica running it stopped, and its stored run cannot be read (${errorText(error)}). Send your message again to retry.`,
-          );
+          unreadableRun = errorText(error);
         }
-        const plan = planTakeover({
-          conversation: current,
-          unfinished,
-          run: stored,
-          mode: this.env.root ? 'tree' : 'simple',
-          treeRunsUnapproved: this.treeRunsUnapproved,
-          takeovers: taken.takeovers,
-          maxTakeovers: this.config.runs.max_takeovers,
-        });
-        if (plan.kind === 'end') return this.endTakenOver(conversationId, plan.note);
-        if (plan.kind === 'outcomeUnknown') return this.askAgain(current, stored, plan.executing);
-        const activation: Activation = {
-          conversationId,
-          watched: current.watched,
-          conversation: current,
-          holdsTurn: true,
-          ...(plan.event.approved && { approval: plan.event.approved }),
-        };
+        const activation: Activation = { conversationId, watched: current.watched, conversation: current, holdsTurn: true };
+        // What goes on (or is asked again, or ends with a note) is the run machine's decision (takeover-plan.ts).
         const state = stored ? storedRun(stored, current.runRevision) : freshRun(this.env.root ? 'tree' : 'simple', current.runRevision);
         const answer = await this.activate(activation, () =>
-          this.driver.drive(state, { kind: 'takenOver', runId: randomUUID(), activation: randomUUID(), ...plan.event }, activation),
+          this.driver.drive(
+            state,
+            {
+              kind: 'takenOver',
+              runId: randomUUID(),
+              activation: randomUUID(),
+              conversation: current,
+              unfinished,
+              takeovers: taken.takeovers,
+              maxTakeovers: this.config.runs.max_takeovers,
+              ...(unreadableRun !== undefined && { unreadableRun }),
+            },
+            activation,
+          ),
         );
         if (answer.kind === 'superseded' && answer.endTurn)
           await endTurn(this.clients, this.log, conversationId, new Error(answer.reason), this.leases.owner);
@@ -658,68 +641,6 @@ export class TurnRunner {
         });
       },
     );
-  }
-
-  /**
-   * Approved calls that started on a replica that died, with no outcome recorded: whether
-   * they had an effect is unknown, so none runs again by itself. Each becomes a new approval
-   * marked outcome_unknown (the old one interrupted, the run's pause moved to the new one),
-   * in one write that leaves the conversation waiting for a human.
-   */
-  private async askAgain(conversation: Conversation, stored: StoredRun | undefined, executing: readonly PendingApproval[]): Promise<void> {
-    let run = stored;
-    let revision = conversation.runRevision;
-    for (const [index, approval] of executing.entries()) {
-      const uuid = randomUUID();
-      run = run && {
-        ...run,
-        pending: run.pending.map((pause) => (pause.approvalUuid === approval.uuid ? { ...pause, approvalUuid: uuid } : pause)),
-      };
-      const again: NewApproval = {
-        uuid,
-        toolCallId: approval.toolCallId,
-        toolName: approval.toolName,
-        toolArgsJson: approval.toolArgsJson,
-        description: outcomeUnknownText(approval),
-        ...(approval.remoteTaskId !== undefined && { remoteTaskId: approval.remoteTaskId }),
-        ...(approval.remoteAgentName !== undefined && { remoteAgentName: approval.remoteAgentName }),
-        agentChain: approval.agentChain,
-        outcomeUnknown: true,
-        replacesUuid: approval.uuid,
-      };
-      const asked = this.expiry.withExpiry(again);
-      const written = await this.clients.store.updateRun({
-        conversationId: conversation.id,
-        messages: [],
-        approvals: [asked],
-        run: run && { ...encodeRun(run), revision: 0 },
-        expectedRevision: revision,
-        returnConversation: false,
-        interruptedApproval: approval.uuid,
-        // The first write ends the turn (the conversation waits); the others follow it unfenced.
-        ...(index === 0 && { leaseOwner: this.leases.owner }),
-      });
-      revision = written.revision;
-      this.log.warn('approved call with unknown outcome asked again', {
-        conversation: conversation.id,
-        approval: approval.uuid,
-        again: uuid,
-        tool: approval.toolName,
-      });
-    }
-  }
-
-  /** Ends a taken-over turn with a note instead of going on (takeover-plan.ts says why). */
-  private async endTakenOver(conversationId: string, note: string): Promise<void> {
-    await this.clients.store.appendMessages({
-      conversationId,
-      messages: [assistantText(note)],
-      status: ConversationStatus.CONVERSATION_STATUS_UNSPECIFIED,
-      returnConversation: false,
-      endsTurn: true,
-      leaseOwner: this.leases.owner,
-    });
-    this.log.warn('taken-over turn ended with a note', { conversation: conversationId, note });
   }
 
   /** How many activations run here now. */
@@ -770,18 +691,6 @@ export class TurnRunner {
       this.log.warn('approved call marked interrupted', { approval: approval.uuid, tool: approval.toolName });
     }
   }
-}
-
-/** The text of an approval asked again because its call's outcome is unknown. */
-export function outcomeUnknownText(approval: PendingApproval): string {
-  return `Outcome unknown: ${approval.toolName} was approved and had started when the replica running it stopped, before its result was recorded. It may or may not have taken effect. Approving runs it again; check its effect first. (The approval was: ${approval.description})`;
-}
-
-/** Whether destructive calls run without approval anywhere below `node` (childGates). */
-function runsUnapproved(node: AgentNode, gates: boolean): boolean {
-  if (!gates && (node.type === 'llm' || node.type === 'a2a')) return true;
-  const below = childGates(gates, node);
-  return (node.agents ?? []).some((child) => runsUnapproved(child, below));
 }
 
 /** A stored run that this release cannot read stops the request before anything runs. */

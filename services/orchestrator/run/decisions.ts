@@ -1,4 +1,10 @@
-import { ApprovalStatus, type ApprovalRejection, type NewMessage, type PendingApproval } from '../../../gen/ts/asg/store/v1/store.js';
+import {
+  ApprovalStatus,
+  type ApprovalRejection,
+  type NewApproval,
+  type NewMessage,
+  type PendingApproval,
+} from '../../../gen/ts/asg/store/v1/store.js';
 import type { Tool } from '../../../gen/ts/asg/tools/v1/tools.js';
 import { callHash } from '../../common/call-hash.js';
 import { jsonObjectOf } from '../../common/json-value.js';
@@ -13,6 +19,7 @@ import type { DecisionFacts, GatedCall, RunEvent, ToolOutcome } from './types.js
 import { MAX_WRITE_ATTEMPTS, type Transition, outOfPhase, log, freshId, refuse, end } from './transition.js';
 import { approvalOf } from './walk.js';
 import { pauseRun } from './writes.js';
+import { outcomeUnknownText, planTakeover, runsUnapproved, type TakeoverDrive } from '../takeover-plan.js';
 
 /** Decisions on approvals: the rules a decision must meet, its claim, and what a won claim carries out; a run taken over from another replica. */
 
@@ -122,7 +129,81 @@ function decisionFacts(event: DecisionFacts & { approved: boolean }): DecisionFa
  */
 export function takenOver(transition: Transition, event: Extract<RunEvent, { kind: 'takenOver' }>): void {
   transition.state.activation = event.activation;
-  transition.state.runId = transition.state.base?.runId || event.runId;
+  const { state, env } = transition;
+  if (event.unreadableRun !== undefined) {
+    endTakenOver(
+      transition,
+      `This turn was interrupted: the replica running it stopped, and its stored run cannot be read (${event.unreadableRun}). Send your message again to retry.`,
+    );
+    return;
+  }
+  const plan = planTakeover({
+    conversation: event.conversation,
+    unfinished: event.unfinished,
+    run: state.base,
+    mode: env.root ? 'tree' : 'simple',
+    treeRunsUnapproved: env.root !== undefined && runsUnapproved(env.root, true),
+    takeovers: event.takeovers,
+    maxTakeovers: event.maxTakeovers,
+  });
+  if (plan.kind === 'end') {
+    endTakenOver(transition, plan.note);
+    return;
+  }
+  if (plan.kind === 'outcomeUnknown') {
+    askAgain(transition, plan.executing);
+    return;
+  }
+  goOnAfterTakeover(transition, event.runId, plan.event);
+}
+
+/** The taken-over turn ends with a note instead of going on. */
+function endTakenOver(transition: Transition, note: string): void {
+  log(transition, 'warn', 'taken-over turn ended with a note', { note });
+  transition.effects.push({ kind: 'endTurnWithNote', note });
+  end(transition, { kind: 'interrupted', note });
+}
+
+/**
+ * Approved calls that started on a replica that died, with no outcome recorded: whether they
+ * had an effect is unknown, so none runs again by itself. Each becomes a new approval marked
+ * outcome_unknown (the old one interrupted, the run's pause moved to the new one), and the
+ * conversation waits for a human.
+ */
+function askAgain(transition: Transition, executing: readonly PendingApproval[]): void {
+  let run = transition.state.base;
+  const writes = executing.map((approval) => {
+    const uuid = freshId(transition);
+    run = run && {
+      ...run,
+      pending: run.pending.map((pause) => (pause.approvalUuid === approval.uuid ? { ...pause, approvalUuid: uuid } : pause)),
+    };
+    log(transition, 'warn', 'approved call with unknown outcome asked again', {
+      approval: approval.uuid,
+      again: uuid,
+      tool: approval.toolName,
+    });
+    const again: NewApproval = {
+      uuid,
+      toolCallId: approval.toolCallId,
+      toolName: approval.toolName,
+      toolArgsJson: approval.toolArgsJson,
+      description: outcomeUnknownText(approval),
+      ...(approval.remoteTaskId !== undefined && { remoteTaskId: approval.remoteTaskId }),
+      ...(approval.remoteAgentName !== undefined && { remoteAgentName: approval.remoteAgentName }),
+      agentChain: approval.agentChain,
+      outcomeUnknown: true,
+      replacesUuid: approval.uuid,
+    };
+    return { interrupted: approval.uuid, approval: again, run };
+  });
+  transition.effects.push({ kind: 'askAgain', writes, expectedRevision: transition.state.revision });
+  end(transition, { kind: 'paused', approvals: writes.map((write) => write.approval.uuid) });
+}
+
+/** The run goes on here from what is stored. */
+function goOnAfterTakeover(transition: Transition, runId: string, event: TakeoverDrive): void {
+  transition.state.runId = transition.state.base?.runId || runId;
   transition.state.userMessage = transition.state.base?.userMessage || event.userMessage;
   if (event.approved) {
     const approval = event.approved;
@@ -340,6 +421,7 @@ export function claimed(transition: Transition, won: boolean): void {
     transition.effects.push({
       kind: 'runApproved',
       uuid: decision.uuid,
+      approval,
       ...(node !== undefined && { node }),
       ...(edited && { edited }),
       ...(input && { input }),

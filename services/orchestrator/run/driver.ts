@@ -1,5 +1,11 @@
 import { ChatRole } from '../../../gen/ts/asg/llm/v1/llm.js';
-import { MessageRole, type ClaimApprovalResponse, type Conversation, type PendingApproval } from '../../../gen/ts/asg/store/v1/store.js';
+import {
+  ConversationStatus,
+  MessageRole,
+  type ClaimApprovalResponse,
+  type Conversation,
+  type PendingApproval,
+} from '../../../gen/ts/asg/store/v1/store.js';
 import { jsonObjectOf } from '../../common/json-value.js';
 import { currentContext, withContextPatch } from '../../common/context.js';
 import {
@@ -22,7 +28,7 @@ import { SUMMARY_INSTRUCTIONS } from '../domain/compaction.js';
 import { modelErrorCategory } from '../domain/error-category.js';
 import { toModelHistory, type HistoryEntry } from '../domain/history.js';
 import type { ExpiryPolicy } from '../domain/expiry.js';
-import { editedResultText, gatedCall, toolResult } from '../domain/messages.js';
+import { assistantText, editedResultText, gatedCall, toolResult } from '../domain/messages.js';
 import { inputResponses } from '../domain/elicitation.js';
 import type { ToolCatalogue } from '../tool-catalogue.js';
 import { errorText, type AgentIo } from './io.js';
@@ -43,6 +49,8 @@ const REFUSALS: Record<Extract<Effect, { kind: 'refuse' }>['code'], (message: st
 const IN_ORDER = new Set<Effect['kind']>([
   'loadHistory',
   'recordCompaction',
+  'endTurnWithNote',
+  'askAgain',
   'loadApprovals',
   'claim',
   'runApproved',
@@ -243,6 +251,8 @@ export class RunDriver {
         return { kind: 'claimed', won: true };
       }
       case 'runApproved':
+        // A taken-over claim has no claim's answer here: the approval is the one the machine carries out.
+        activation.approval ??= effect.approval;
         return {
           kind: 'approvedCallFinished',
           uuid: effect.uuid,
@@ -286,6 +296,21 @@ export class RunDriver {
         return undefined;
       case 'write':
         return outsideDeadline(() => this.write(effect, activation));
+      case 'endTurnWithNote':
+        // Until the store answers, the note may be stored: a failure leaves the run to be taken over again, as a crash would.
+        activation.stored = 'maybe';
+        await this.clients.store.appendMessages({
+          conversationId: activation.conversationId,
+          messages: [assistantText(effect.note)],
+          status: ConversationStatus.CONVERSATION_STATUS_UNSPECIFIED,
+          returnConversation: false,
+          endsTurn: true,
+          leaseOwner: this.leases.owner,
+        });
+        return undefined;
+      case 'askAgain':
+        await this.askAgain(effect, activation);
+        return undefined;
       case 'log':
       case 'outOfPhase':
       case 'refuse':
@@ -347,6 +372,26 @@ export class RunDriver {
       return { kind: 'summaryAnswered', text: reply.text, ...(reply.usage && { usage: reply.usage }) };
     } catch (error) {
       return { kind: 'summaryFailed', error: errorText(error) };
+    }
+  }
+
+  /** The approvals asked again, one write each; the first ends the turn (the conversation waits) and the others follow it unfenced. */
+  private async askAgain(effect: Extract<Effect, { kind: 'askAgain' }>, activation: Activation): Promise<void> {
+    let revision = effect.expectedRevision;
+    // Until the last write is stored, what was asked again is not known: a failure leaves the run to be taken over again, as a crash would.
+    activation.stored = 'maybe';
+    for (const [index, write] of effect.writes.entries()) {
+      const written = await this.clients.store.updateRun({
+        conversationId: activation.conversationId,
+        messages: [],
+        approvals: [this.expiry ? this.expiry.withExpiry(write.approval) : write.approval],
+        run: write.run && { ...encodeRun(write.run), revision: 0 },
+        expectedRevision: revision,
+        returnConversation: false,
+        interruptedApproval: write.interrupted,
+        ...(index === 0 && { leaseOwner: this.leases.owner }),
+      });
+      revision = written.revision;
     }
   }
 

@@ -1307,7 +1307,7 @@ describe('approve: claim, run the stored call once, go on', () => {
     expect(decided.state.activation).toBe('activation-2');
 
     const won = step(decided.state, ev.claimed(true), SIMPLE);
-    expect(work(won.effects)).toEqual([{ kind: 'runApproved', uuid: approval.uuid }]);
+    expect(work(won.effects)).toEqual([{ kind: 'runApproved', uuid: approval.uuid, approval }]);
     expect(won.state.decision!.claimed).toBe(true);
 
     const ran = step(won.state, ev.ran(approval.uuid, 'added x'), SIMPLE);
@@ -1342,7 +1342,7 @@ describe('approve: claim, run the stored call once, go on', () => {
     expect(write.run!.pending[0]!.nodeMessages).toBe(3);
     const approval = pendingOf(write.approvals[0]!);
     const won = feed(storedRun(write.run!, 4), env, ev.decide(approval, true), ev.claimed(true));
-    expect(work(won.effects)).toEqual([{ kind: 'runApproved', uuid: approval.uuid, node: 'executor' }]);
+    expect(work(won.effects)).toEqual([{ kind: 'runApproved', uuid: approval.uuid, approval, node: 'executor' }]);
     const out = feed(won.state, env, ev.ran(approval.uuid, 'added x'), ev.tools());
     expect(work(out.effects)).toEqual([{ kind: 'loadHistory', path: [1], node: 'executor', nodeMessages: 3 }]);
     // The rest of the sequence runs after the resumed node; the session kept from the pause resolves its prompt.
@@ -1771,7 +1771,7 @@ describe('timerFired and cancel: no new work, in-flight results come back', () =
     const stopped = step(claiming.state, { kind: 'timerFired' }, SIMPLE);
     expect(stopped.effects).toEqual([]);
     const won = step(stopped.state, ev.claimed(true), SIMPLE);
-    expect(work(won.effects)).toEqual([{ kind: 'runApproved', uuid: approval.uuid }]);
+    expect(work(won.effects)).toEqual([{ kind: 'runApproved', uuid: approval.uuid, approval }]);
     const ran = step(won.state, ev.ran(approval.uuid, 'added x'), SIMPLE);
     expect(work(ran.effects)).toEqual([
       {
@@ -1963,12 +1963,25 @@ describe('events that do not belong are refused as out of phase, never dropped s
 
 // ---- a run taken over from a replica that stopped -------------------------------------
 
+/** What the store holds of a run taken over; by default a message's turn that recorded nothing but the message. */
 const takenOver = (extra: Partial<Extract<RunEvent, { kind: 'takenOver' }>> = {}): RunEvent => ({
   kind: 'takenOver',
   runId: 'run-taken',
   activation: 'activation-taken',
-  userMessage: 'add x',
+  conversation: { messages: storedMessages([userText('add x')]), pendingApprovals: [] },
+  unfinished: [],
+  takeovers: 1,
+  maxTakeovers: 3,
   ...extra,
+});
+/** The stored result of the approved (or rejected) resources_add, the last thing a cut-off decision recorded. */
+const resultOfAdd = (rejected: boolean): NewMessage => ({
+  role: MessageRole.MESSAGE_ROLE_TOOL,
+  content: rejected ? 'Rejected by a human.' : 'added x',
+  toolCall: { id: 'c1', name: 'resources_add', argumentsJson: '{"name":"x"}', ...(rejected && { rejected: true }) },
+});
+const afterDecision = (rejected: boolean, pendingApprovals: PendingApproval[] = []) => ({
+  conversation: { messages: storedMessages([userText('add x'), resultOfAdd(rejected)]), pendingApprovals },
 });
 
 rows('a run taken over goes on from what is stored', [
@@ -1992,7 +2005,7 @@ rows('a run taken over goes on from what is stored', [
     name: 'simple mode after an approved call whose result is recorded: its pause goes with the next write, the model reads the whole history',
     env: SIMPLE,
     given: () => storedRun(simplePaused().run, 5),
-    when: () => takenOver({ resumed: { uuid: simplePaused().approval.uuid, rejected: false } }),
+    when: () => takenOver(afterDecision(false)),
     effects: [{ kind: 'loadTools' }],
     then: (state) => {
       expect(state.changes.resumed).toBe(simplePaused().approval.uuid);
@@ -2007,7 +2020,7 @@ rows('a run taken over goes on from what is stored', [
     name: 'simple mode after a rejection whose "no" is recorded: the answer still begins with the cancellation',
     env: SIMPLE,
     given: () => storedRun(simplePaused().run, 5),
-    when: () => takenOver({ resumed: { uuid: simplePaused().approval.uuid, rejected: true } }),
+    when: () => takenOver(afterDecision(true)),
     effects: [{ kind: 'loadTools' }],
     then: (state) => {
       const done = feed(
@@ -2028,7 +2041,7 @@ rows('a run taken over goes on from what is stored', [
     name: 'a claimed approval whose call never started: takenOver → runApproved, the claim standing (the call runs at most once: StartApprovalExecution)',
     env: SIMPLE,
     given: () => storedRun(simplePaused().run, 5),
-    when: () => takenOver({ approved: { ...simplePaused().approval, status: ApprovalStatus.APPROVAL_STATUS_APPROVED } }),
+    when: () => takenOver({ unfinished: [{ ...simplePaused().approval, status: ApprovalStatus.APPROVAL_STATUS_APPROVED }] }),
     effects: [{ kind: 'runApproved' }],
     then: (state, effects) => {
       expect(only(effects, 'runApproved').uuid).toBe(simplePaused().approval.uuid);
@@ -2042,7 +2055,7 @@ rows('a run taken over goes on from what is stored', [
     name: 'an agent tree after an approved branch call: the resumed node reloads its steps and the result (nodeMessages), exactly where it paused',
     env: treeEnv(parallelTree('required')),
     given: () => storedRun(parallelPaused().run, 6),
-    when: () => takenOver({ resumed: { uuid: parallelPaused().alpha.uuid, rejected: false } }),
+    when: () => takenOver(afterDecision(false, [parallelPaused().beta])),
     effects: [{ kind: 'loadTools' }],
     then: (state) => {
       const { env, run, alpha } = parallelPaused();
@@ -2058,12 +2071,75 @@ rows('a run taken over goes on from what is stored', [
     name: "an agent tree's message turn that recorded nothing: it starts again at the first node",
     env: treeEnv(sequentialTree),
     given: () => freshRun('tree', 3),
-    when: takenOver({ userMessage: 'list all' }),
+    when: takenOver({ conversation: { messages: storedMessages([userText('list all')]), pendingApprovals: [] } }),
     effects: [{ kind: 'loadTools' }],
     then: (state) => {
       const started = step(state, ev.tools(), treeEnv(sequentialTree));
       expect(work(started.effects)).toMatchObject([{ kind: 'callModel', path: [0], node: 'analyzer', systemPrompt: 'Analyze: list all' }]);
     },
+  },
+  {
+    name: 'an approved call that started and has no recorded outcome → asked again as a new approval (outcome unknown), the pause moved to it; nothing runs',
+    env: SIMPLE,
+    given: () => storedRun(simplePaused().run, 5),
+    when: () => takenOver({ unfinished: [{ ...simplePaused().approval, status: ApprovalStatus.APPROVAL_STATUS_EXECUTING }] }),
+    effects: [
+      { kind: 'askAgain', expectedRevision: 5 },
+      { kind: 'done', answer: { kind: 'paused' } },
+    ],
+    then: (state, effects) => {
+      const { approval, run } = simplePaused();
+      const [write] = only(effects, 'askAgain').writes;
+      expect(write).toMatchObject({
+        interrupted: approval.uuid,
+        approval: { toolName: 'resources_add', toolArgsJson: approval.toolArgsJson, outcomeUnknown: true, replacesUuid: approval.uuid },
+      });
+      expect(write!.approval.description).toMatch(/^Outcome unknown: resources_add was approved and had started/);
+      expect(write!.run!.pending.map((pause) => pause.approvalUuid)).toEqual([write!.approval.uuid]);
+      expect(write!.run!.pending[0]).toEqual({ ...run.pending[0], approvalUuid: write!.approval.uuid });
+      expect(only(effects, 'done').answer).toEqual({ kind: 'paused', approvals: [write!.approval.uuid] });
+      expect(logs(effects)).toEqual(['approved call with unknown outcome asked again']);
+      expect(state.phase).toBe('finished');
+    },
+  },
+  {
+    name: 'taken over more often than runs.max_takeovers → the turn ends with a note, nothing runs',
+    env: SIMPLE,
+    given: () => freshRun('simple', 3),
+    when: takenOver({ takeovers: 4, maxTakeovers: 3 }),
+    effects: [
+      { kind: 'endTurnWithNote', note: expect.stringContaining('it was taken over 3 times') },
+      { kind: 'done', answer: { kind: 'interrupted' } },
+    ],
+  },
+  {
+    name: 'a stored run this release cannot read → the turn ends with a note naming why',
+    env: SIMPLE,
+    given: () => freshRun('simple', 3),
+    when: takenOver({ unreadableRun: 'schema version 9' }),
+    effects: [
+      { kind: 'endTurnWithNote', note: expect.stringContaining('its stored run cannot be read (schema version 9)') },
+      { kind: 'done' },
+    ],
+  },
+  {
+    name: 'a simple-mode run when the configuration now runs an agent tree → the turn ends with a note',
+    env: treeEnv(sequentialTree),
+    given: () => storedRun(simplePaused().run, 5),
+    when: () => takenOver(afterDecision(false)),
+    effects: [{ kind: 'endTurnWithNote', note: expect.stringContaining('the configuration now runs turns differently') }, { kind: 'done' }],
+  },
+  {
+    name: "an agent tree's turn whose nodes recorded steps → the turn ends with a note rather than repeat them",
+    env: treeEnv(sequentialTree),
+    given: () => freshRun('tree', 3),
+    when: takenOver({
+      conversation: {
+        messages: storedMessages([userText('list all'), { role: MessageRole.MESSAGE_ROLE_ASSISTANT, content: 'three', node: 'analyzer' }]),
+        pendingApprovals: [],
+      },
+    }),
+    effects: [{ kind: 'endTurnWithNote', note: expect.stringContaining('running it again would repeat them') }, { kind: 'done' }],
   },
 ]);
 
@@ -2131,7 +2207,9 @@ rows('a decision records who made it and how; edits run; expiries reject', [
     then: (state) => {
       const won = step(state, ev.claimed(true), SIMPLE);
       const { approval } = simplePaused();
-      expect(work(won.effects)).toEqual([{ kind: 'runApproved', uuid: approval.uuid, edited: { args: { name: 'y' }, by: 'alice' } }]);
+      expect(work(won.effects)).toEqual([
+        { kind: 'runApproved', uuid: approval.uuid, approval, edited: { args: { name: 'y' }, by: 'alice' } },
+      ]);
       // The pause (and its hash) stays the model's call: the integrity check is on the stored arguments.
       expect(won.state.resume!.argsHash).toBe(callHash('resources_add', { name: 'x' }));
     },
@@ -2247,13 +2325,15 @@ rows('a decision records who made it and how; edits run; expiries reject', [
     given: () => storedRun(simplePaused().run, 4),
     when: () =>
       takenOver({
-        approved: {
-          ...simplePaused().approval,
-          status: ApprovalStatus.APPROVAL_STATUS_APPROVED,
-          remoteTaskId: 'task-1',
-          remoteAgentName: 'peer',
-          editedArgsJson: JSON.stringify({ name: 'y' }),
-        },
+        unfinished: [
+          {
+            ...simplePaused().approval,
+            status: ApprovalStatus.APPROVAL_STATUS_APPROVED,
+            remoteTaskId: 'task-1',
+            remoteAgentName: 'peer',
+            editedArgsJson: JSON.stringify({ name: 'y' }),
+          },
+        ],
       }),
     effects: [{ kind: 'runApproved' }],
     then: (_state, effects) => expect(only(effects, 'runApproved').edited).toBeUndefined(),
@@ -2332,13 +2412,15 @@ rows('a decision records who made it and how; edits run; expiries reject', [
     given: () => storedRun(simplePaused().run, 5),
     when: () =>
       takenOver({
-        approved: {
-          ...simplePaused().approval,
-          status: ApprovalStatus.APPROVAL_STATUS_APPROVED,
-          decidedBy: 'alice',
-          via: 'web',
-          editedArgsJson: JSON.stringify({ name: 'y' }),
-        },
+        unfinished: [
+          {
+            ...simplePaused().approval,
+            status: ApprovalStatus.APPROVAL_STATUS_APPROVED,
+            decidedBy: 'alice',
+            via: 'web',
+            editedArgsJson: JSON.stringify({ name: 'y' }),
+          },
+        ],
       }),
     effects: [{ kind: 'runApproved', edited: { args: { name: 'y' }, by: 'alice' } }],
   },
@@ -2410,6 +2492,7 @@ describe("an MCP server's question stops the turn as a pending approval", () => 
     expect(runs).toEqual({
       kind: 'runApproved',
       uuid: approval.uuid,
+      approval,
       input: { request: asking(), responses: { guest: { action: 'accept', content: { name: 'Ada' } } } },
     });
     const after = step(running.state, ev.ran(approval.uuid, 'room A booked for Ada'), SIMPLE);
@@ -2455,11 +2538,7 @@ describe("an MCP server's question stops the turn as a pending approval", () => 
       status: ApprovalStatus.APPROVAL_STATUS_APPROVED,
       editedArgsJson: JSON.stringify({ name: 'Ada' }),
     };
-    const out = step(
-      storedRun(run, 4),
-      { kind: 'takenOver', runId: 'run-1', activation: 'activation-9', userMessage: 'book A', approved: claimedApproval },
-      SIMPLE,
-    );
+    const out = step(storedRun(run, 4), takenOver({ runId: 'run-1', activation: 'activation-9', unfinished: [claimedApproval] }), SIMPLE);
     expect(only(out.effects, 'runApproved').input).toEqual({
       request: asking(),
       responses: { guest: { action: 'accept', content: { name: 'Ada' } } },

@@ -2,6 +2,7 @@ import type { RemoteApproval } from '../../../gen/ts/asg/a2a/v1/a2a.js';
 import type { ToolCallPart, ToolDefinition } from '../../../gen/ts/asg/llm/v1/llm.js';
 import type {
   ApprovalRejection,
+  Conversation,
   Message,
   NewApproval,
   NewMessage,
@@ -318,18 +319,25 @@ export type RunEvent =
    */
   | { kind: 'leaseLost'; reason: string }
   /**
-   * The run of a replica that died (or handed it back) goes on here from what is
-   * stored. `approved`: an approval claimed but whose call never started — it runs now.
-   * `resumed`: a decided approval whose continuation was cut off — it goes on after it.
-   * Neither: a message's turn, run again from its stored history.
+   * This replica took over the run of a replica that died (or handed it back): what the store
+   * holds of it. What happens next is the machine's to decide (takeover-plan.ts): a call whose
+   * outcome is unknown is asked again, an approved call that never started runs, a decided
+   * approval's cut-off continuation goes on, a message's turn runs again — or the turn ends
+   * with a note when going on would do something twice.
    */
   | {
       kind: 'takenOver';
       runId: string;
       activation: string;
-      userMessage: string;
-      approved?: PendingApproval;
-      resumed?: { uuid: string; rejected: boolean };
+      /** The conversation's messages and its pending approvals. */
+      conversation: Pick<Conversation, 'messages' | 'pendingApprovals'>;
+      /** Its approvals that were approved but never finished. */
+      unfinished: PendingApproval[];
+      /** The how-manieth takeover of this turn this is, and the most allowed (runs.max_takeovers). */
+      takeovers: number;
+      maxTakeovers: number;
+      /** The stored run could not be read: why (the state then holds no run). */
+      unreadableRun?: string;
     };
 
 /** How an activation answers. */
@@ -346,7 +354,9 @@ export type RunAnswer =
   /** The stored run belongs to another run now, or none: this activation is over. */
   | { kind: 'superseded'; reason: string; endTurn: boolean }
   /** The lease was lost before the turn's last write was stored: what the run does next is another activation's (leaseLost). */
-  | { kind: 'lost'; reason: string };
+  | { kind: 'lost'; reason: string }
+  /** A taken-over turn that could not go on without doing something twice ended with this note. */
+  | { kind: 'interrupted'; note: string };
 
 export type Effect =
   | { kind: 'loadTools' }
@@ -387,11 +397,21 @@ export type Effect =
   | {
       kind: 'runApproved';
       uuid: string;
+      /** The approval as the decision read it (a claim's answer, when there was one, is newer). */
+      approval: PendingApproval;
       node?: string;
       notRun?: string;
       edited?: { args: Record<string, unknown>; by: string };
       input?: { request: InputRequest; responses: Record<string, unknown> };
     }
+  /** Ends a taken-over turn with a note in the conversation, fenced by this replica's lease. */
+  | { kind: 'endTurnWithNote'; note: string }
+  /**
+   * Asks again, one write each in this order, for approved calls whose outcome is unknown: the
+   * new approval (outcome_unknown, replacing the interrupted one) and the run with its pause
+   * moved to it. The first write ends the turn (the conversation waits); the others follow it.
+   */
+  | { kind: 'askAgain'; writes: { interrupted: string; approval: NewApproval; run: StoredRun | undefined }[]; expectedRevision: number }
   /** Tells the MCP server whose question a human declined, after the claim: its call goes on with the decline. */
   | { kind: 'declineInput'; approval: PendingApproval; request: InputRequest }
   /** Tells the peer that holds a proxied call that it was rejected here. */
