@@ -383,13 +383,15 @@ function cancelledWith(
   };
 }
 
-export function claimed(transition: Transition, won: boolean): void {
+export function claimed(transition: Transition, won: boolean, stored?: PendingApproval): void {
   const decision = transition.state.decision;
   if (!decision) {
     outOfPhase(transition, 'claimed', 'no decision is being claimed');
     return;
   }
   decision.inClaim = false;
+  // What runs is checked as the claim stored it, not as it was read before.
+  if (stored) decision.approval = stored;
   if (!won) {
     end(transition, { kind: 'notDecided' });
     return;

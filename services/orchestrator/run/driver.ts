@@ -248,7 +248,7 @@ export class RunDriver {
           via: effect.via,
           ...(effect.editedArgs && { edited: true }),
         });
-        return { kind: 'claimed', won: true };
+        return { kind: 'claimed', won: true, ...(claim.approval && { approval: claim.approval }) };
       }
       case 'runApproved':
         // A taken-over claim has no claim's answer here: the approval is the one the machine carries out.

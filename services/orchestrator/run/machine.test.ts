@@ -2320,6 +2320,17 @@ rows('a decision records who made it and how; edits run; expiries reject', [
     },
   },
   {
+    name: 'the hash is checked on the approval as the claim stored it, not as the decision read it before',
+    env: SIMPLE,
+    given: () => feed(storedRun(simplePaused().run, 4), SIMPLE, ev.decide(simplePaused().approval, true)).state,
+    when: () => ({
+      kind: 'claimed',
+      won: true,
+      approval: { ...simplePaused().approval, status: ApprovalStatus.APPROVAL_STATUS_APPROVED, toolArgsJson: '{"name":"changed"}' },
+    }),
+    effects: [{ kind: 'runApproved', notRun: expect.stringContaining('no longer matches the one that was approved') }],
+  },
+  {
     name: 'a taken-over claim of a proxied call with edited arguments → runApproved without them (the peer runs its own stored call)',
     env: SIMPLE,
     given: () => storedRun(simplePaused().run, 4),

@@ -269,7 +269,7 @@ function handle(transition: Transition, event: RunEvent): void {
       claim(transition);
       return;
     case 'claimed':
-      claimed(transition, event.won);
+      claimed(transition, event.won, event.approval);
       return;
     case 'claimConflict':
       claimConflict(transition, event.latest, event.revision);

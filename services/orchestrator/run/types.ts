@@ -300,7 +300,8 @@ export type RunEvent =
   /** The run's waiting approvals as stored, asked for by loadApprovals. */
   | { kind: 'approvalsLoaded'; approvals: PendingApproval[] }
   /** The claim of the decision: won, or another decision was first. */
-  | { kind: 'claimed'; won: boolean }
+  /** `approval`: the approval as the claim stored it, when the store returned it (what a won claim carries out). */
+  | { kind: 'claimed'; won: boolean; approval?: PendingApproval }
   /** A claim that named the run's revision was refused: the run changed (here is what is stored now); nothing was written. */
   | { kind: 'claimConflict'; latest: StoredRun | undefined; revision: number }
   /** The approved call ran (exactly once, recorded by the driver with its result). */
