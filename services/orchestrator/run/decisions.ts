@@ -109,6 +109,16 @@ export function checkEdit(transition: Transition, catalogue: readonly Tool[]): v
   prepareClaim(transition);
 }
 
+/** The tools could not be read, so an edit cannot be checked: nothing is decided. */
+export function editUncheckable(transition: Transition, error: string): void {
+  const toolName = transition.state.decision!.approval.toolName;
+  refuse(
+    transition,
+    'unavailable',
+    `the tools could not be read (${error}), so the edited arguments cannot be checked against the input schema of ${toolName}. Nothing was decided; decide again.`,
+  );
+}
+
 /** Who decided and how, as the claim records it: an edit only with an approval, an expiry only with a rejection. */
 function decisionFacts(event: DecisionFacts & { approved: boolean }): DecisionFacts {
   return {

@@ -502,7 +502,7 @@ describe('an event out of phase', () => {
         conversation: CONVERSATION,
         phase: 'starting',
         event: 'written',
-        detail: 'the run is starting',
+        detail: 'the run has not started',
       });
     } finally {
       logged.mockRestore();

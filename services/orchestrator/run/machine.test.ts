@@ -1592,7 +1592,12 @@ describe('reject', () => {
   it('approvalsLoaded while the tree walks is refused as out of phase', () => {
     const state = treeAtModel(sequentialTree);
     expect(step(state, { kind: 'approvalsLoaded', approvals: [] }, treeEnv(sequentialTree)).effects).toEqual([
-      { kind: 'outOfPhase', phase: 'walking_tree', event: 'approvalsLoaded', detail: 'the run is walking tree' },
+      {
+        kind: 'outOfPhase',
+        phase: 'walking_tree',
+        event: 'approvalsLoaded',
+        detail: 'the run waits for its nodes (history, model, tools)',
+      },
     ]);
   });
 });
@@ -1888,10 +1893,13 @@ describe('events that do not belong are refused as out of phase, never dropped s
       [ev.text([4], 'x'), 'no node at path 4 waits for the model'],
       [ev.history([], []), 'no node at the root waits for its history'],
       [ev.tool([], 'c1', 'x'), 'no node at the root waits for a tool call'],
-      [{ kind: 'approvedCallFinished', uuid: 'u', outcome: { text: 'x', isError: false } } as RunEvent, 'the run is walking tree'],
-      [ev.tools(), 'the run is walking tree'],
-      [ev.claimed(true), 'the run is walking tree'],
-      [ev.user('again'), 'the run is walking tree'],
+      [
+        { kind: 'approvedCallFinished', uuid: 'u', outcome: { text: 'x', isError: false } } as RunEvent,
+        'the run waits for its nodes (history, model, tools)',
+      ],
+      [ev.tools(), 'the run waits for its nodes (history, model, tools)'],
+      [ev.claimed(true), 'the run waits for its nodes (history, model, tools)'],
+      [ev.user('again'), 'the run waits for its nodes (history, model, tools)'],
     ] as const) {
       const out = step(state, event, SIMPLE);
       expect(out.effects).toEqual([{ kind: 'outOfPhase', phase: 'walking_tree', event: event.kind, detail }]);
@@ -2637,7 +2645,12 @@ describe('simple mode fits the conversation to the token budget: compaction is t
 
   it('a compaction event while no compaction is under way is refused as out of phase', () => {
     expect(step(simpleAtModel(), { kind: 'compactionRecorded' }, SIMPLE).effects).toEqual([
-      { kind: 'outOfPhase', phase: 'walking_tree', event: 'compactionRecorded', detail: 'the run is walking tree' },
+      {
+        kind: 'outOfPhase',
+        phase: 'walking_tree',
+        event: 'compactionRecorded',
+        detail: 'the run waits for its nodes (history, model, tools)',
+      },
     ]);
   });
 });

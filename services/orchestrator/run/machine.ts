@@ -1,11 +1,20 @@
 import { assistantText } from '../domain/messages.js';
 import type { StoredRun } from './state.js';
 import type { Effect, Frame, MachineEnv, RunEvent, RunPhase, RunState } from './types.js';
-import { type Transition, noChanges, describePath, outOfPhaseEffect, outOfPhase, refuse, end } from './transition.js';
+import { type Transition, noChanges, describePath, outOfPhaseEffect, outOfPhase, end } from './transition.js';
 import { enter, resumeAt, historyLoaded } from './walk.js';
 import { compactionRecorded, conversationLoaded, summaryAnswered, summaryFailed } from './compaction.js';
 import { llmFrame, modelAnswered, toolFinished, answerNode } from './model-steps.js';
-import { approvalDecided, checkEdit, takenOver, claimConflict, claim, claimed, approvedCallFinished } from './decisions.js';
+import {
+  approvalDecided,
+  checkEdit,
+  editUncheckable,
+  takenOver,
+  claimConflict,
+  claim,
+  claimed,
+  approvedCallFinished,
+} from './decisions.js';
 import { withChanges, finishRun, emitWrite, written, writeConflict } from './writes.js';
 
 /**
@@ -69,13 +78,12 @@ export function next(state: RunState, event: RunEvent, env: MachineEnv): { state
   if (state.phase === 'finished') {
     // A stop or a lost lease after the end has nothing left to stop; any other event is out of phase.
     if (ANY_PHASE.has(event.kind)) return { state, effects: [] };
-    return { state, effects: [outOfPhaseEffect(state.phase, event.kind, 'the activation has already answered')] };
+    return { state, effects: [outOfPhaseEffect(state.phase, event.kind, WAITING_FOR.finished)] };
   }
   const transition: Transition = { state: copyForTransition(state), env, effects: [] };
   if (ANSWERS.has(event.kind)) transition.state.inFlight = Math.max(0, transition.state.inFlight - 1);
   if (fitsPhase(transition.state.phase, event.kind)) handle(transition, event);
-  else
-    transition.effects.push(outOfPhaseEffect(transition.state.phase, event.kind, `the run is ${transition.state.phase.replace('_', ' ')}`));
+  else transition.effects.push(outOfPhaseEffect(transition.state.phase, event.kind, WAITING_FOR[transition.state.phase]));
   if (transition.state.stop !== undefined && isRunning(transition.state)) applyStop(transition, transition.state.stop);
   if (transition.state.lost !== undefined && isRunning(transition.state)) applyLoss(transition, transition.state.lost);
   const asked = transition.effects.filter((effect) => ASKS.has(effect.kind));
@@ -90,6 +98,18 @@ const isRunning = (state: RunState) => state.phase !== 'finished';
 
 /** Events that may come in any phase: they stop the run, whatever it waits for. */
 const ANY_PHASE = new Set<RunEvent['kind']>(['timerFired', 'cancel', 'leaseLost']);
+
+/** What the run waits for in each phase, as an out-of-phase error says it. */
+const WAITING_FOR: Record<RunPhase, string> = {
+  starting: 'the run has not started',
+  loading_tools: 'the run waits for its tools',
+  walking_tree: 'the run waits for its nodes (history, model, tools)',
+  compacting: 'the run waits for its compaction',
+  deciding: 'the run waits for its decision to be claimed',
+  executing_approved: 'the run waits for the approved call',
+  writing: 'the run waits for its write',
+  finished: 'the activation has already answered',
+};
 
 /** The events each phase waits for (besides ANY_PHASE). */
 const EVENTS_OF_PHASE: Record<RunPhase, ReadonlySet<RunEvent['kind']>> = {
@@ -215,12 +235,7 @@ function handle(transition: Transition, event: RunEvent): void {
       return;
     case 'toolsFailed': {
       if (transition.state.decision && !transition.state.decision.claimed) {
-        const toolName = transition.state.decision.approval.toolName;
-        refuse(
-          transition,
-          'unavailable',
-          `the tools could not be read (${event.error}), so the edited arguments cannot be checked against the input schema of ${toolName}. Nothing was decided; decide again.`,
-        );
+        editUncheckable(transition, event.error);
         return;
       }
       const text = `The tools are unavailable right now: ${event.error}`;
