@@ -24,6 +24,7 @@ interface Instruments {
   modelTokens: Counter;
   toolCalls: Counter;
   approvalsDecided: Counter;
+  runOutOfPhaseEvents: Counter;
   errors: Counter;
   meter: Meter;
 }
@@ -66,6 +67,9 @@ function setUp(): NonNullable<typeof state> {
     toolCalls: meter.createCounter('asg_tool_calls', { description: 'MCP tool calls through the tool broker, by tool and outcome' }),
     approvalsDecided: meter.createCounter('asg_approvals_decided', {
       description: 'Approvals decided, by outcome (approved, rejected, expired)',
+    }),
+    runOutOfPhaseEvents: meter.createCounter('asg_run_out_of_phase_events', {
+      description: 'Events a run was fed that did not fit its phase (a defect: nothing was done with them), by phase and event',
     }),
     errors: meter.createCounter('asg_errors', { description: 'Failures, by kind' }),
   };
@@ -115,6 +119,11 @@ export function recordToolCall(tool: string, outcome: 'ok' | 'tool_error' | 'inp
 
 export function recordApprovalDecided(outcome: 'approved' | 'rejected' | 'expired'): void {
   instruments().approvalsDecided.add(1, { outcome });
+}
+
+/** An event the run machine refused because it did not fit the run's phase: `phase` is where the run was, `event` the event's kind. */
+export function recordRunOutOfPhaseEvent(phase: string, event: string): void {
+  instruments().runOutOfPhaseEvents.add(1, { phase, event });
 }
 
 /**

@@ -26,14 +26,17 @@ describe('ResolveApproval: who decides and how, at the gRPC edge', () => {
     for (const via of ['rest', 'web', 'a2a', 'mcp', 'cli']) expect(parseDecision({ approved: true, via }).via).toBe(via);
   });
 
-  it('refused with INVALID_ARGUMENT: an unknown face (timeout is the expiry’s own), a control character, a long identity, arguments with a rejection', () => {
+  it('refused with INVALID_ARGUMENT: an unknown face (timeout is the expiry’s own), a control character, a long identity', () => {
     expect(refused({ approved: true, via: 'timeout' })).toContain('via: one of rest, web, a2a, mcp, cli');
     expect(refused({ approved: true, via: 'email' })).toContain('via: one of');
     expect(refused({ approved: true, decidedBy: 'ali\u0000ce' })).toContain('no control characters');
     expect(refused({ approved: true, decidedBy: 'x'.repeat(513) })).toContain('at most 512');
     expect(refused({ approved: true, decidedBy: '   ' })).toContain('non-empty');
-    expect(refused({ approved: false, argumentsJson: JSON.stringify({ name: 'y' }) })).toContain(
-      'arguments can only be given with an approval',
-    );
+    // The edge checks the shape only: that arguments need an approval is the run machine's rule.
+    expect(parseDecision({ approved: false, argumentsJson: JSON.stringify({ name: 'y' }) })).toEqual({
+      decidedBy: 'anonymous',
+      via: 'rest',
+      arguments: { name: 'y' },
+    });
   });
 });

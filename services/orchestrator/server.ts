@@ -1,5 +1,5 @@
 import { z } from 'zod';
-import { OrchestratorServiceService } from '../../gen/ts/asg/orchestrator/v1/orchestrator.js';
+import type { OrchestratorServiceService } from '../../gen/ts/asg/orchestrator/v1/orchestrator.js';
 import type { A2aOrigin } from '../../gen/ts/asg/store/v1/store.js';
 import { notFound, invalidArgument } from '../common/grpc/errors.js';
 import type { UnaryHandlers } from '../common/grpc/server.js';
@@ -91,7 +91,6 @@ export function parseDecision(request: {
   const { decidedBy, via } = parsed.data;
   const args = decisionObject(request.argumentsJson, 'arguments');
   const input = decisionObject(request.inputJson, 'input');
-  if (args !== undefined && !request.approved) throw invalidArgument('arguments can only be given with an approval ("approved": true)');
   if (input !== undefined && !request.approved)
     throw invalidArgument('input can only be given with an approval ("approved": true); a rejection declines the question');
   if (args !== undefined && input !== undefined)

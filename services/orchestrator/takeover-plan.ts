@@ -1,6 +1,6 @@
 import { ApprovalStatus, MessageRole, type Conversation, type PendingApproval } from '../../gen/ts/asg/store/v1/store.js';
+import { childGates, type AgentNode } from './domain/tree.js';
 import type { StoredRun } from './run/state.js';
-import type { RunEvent } from './run/types.js';
 
 /**
  * What a replica does with a run it took over, decided from what is stored alone:
@@ -12,12 +12,23 @@ export type TakeoverPlan =
   /** Approved calls that started and have no recorded outcome: each waits again, as "outcome unknown". */
   | { kind: 'outcomeUnknown'; executing: PendingApproval[] }
   /** The run goes on here (machine event takenOver). */
-  | { kind: 'drive'; event: Omit<Extract<RunEvent, { kind: 'takenOver' }>, 'kind' | 'runId' | 'activation'> }
+  | { kind: 'drive'; event: TakeoverDrive }
   /** The run cannot go on without doing something twice: the turn ends with this note. */
   | { kind: 'end'; note: string };
 
+/**
+ * How the run goes on. `approved`: an approval claimed but whose call never started — it runs
+ * now. `resumed`: a decided approval whose continuation was cut off — it goes on after it.
+ * Neither: a message's turn, run again from its stored history.
+ */
+export interface TakeoverDrive {
+  userMessage: string;
+  approved?: PendingApproval;
+  resumed?: { uuid: string; rejected: boolean };
+}
+
 export interface TakeoverInput {
-  conversation: Conversation;
+  conversation: Pick<Conversation, 'messages' | 'pendingApprovals'>;
   /** The conversation's approvals that were approved but never finished (ListUnfinishedApprovals). */
   unfinished: readonly PendingApproval[];
   /** The stored run, decoded; undefined when none is stored. */
@@ -70,4 +81,16 @@ export function planTakeover(input: TakeoverInput): TakeoverPlan {
   if (input.mode === 'tree' && (last?.role !== MessageRole.MESSAGE_ROLE_USER || input.treeRunsUnapproved))
     return { kind: 'end', note: NOT_RESUMABLE };
   return { kind: 'drive', event: { userMessage } };
+}
+
+/** The text of an approval asked again because its call's outcome is unknown. */
+export function outcomeUnknownText(approval: PendingApproval): string {
+  return `Outcome unknown: ${approval.toolName} was approved and had started when the replica running it stopped, before its result was recorded. It may or may not have taken effect. Approving runs it again; check its effect first. (The approval was: ${approval.description})`;
+}
+
+/** Whether destructive calls run without approval anywhere below `node` (childGates). */
+export function runsUnapproved(node: AgentNode, gates: boolean): boolean {
+  if (!gates && (node.type === 'llm' || node.type === 'a2a')) return true;
+  const below = childGates(gates, node);
+  return (node.agents ?? []).some((child) => runsUnapproved(child, below));
 }

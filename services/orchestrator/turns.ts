@@ -26,26 +26,14 @@ import type { Logger } from '../common/log.js';
 import { redactSecrets } from '../common/secrets.js';
 import { newSessionId } from '../common/session-id.js';
 import type { OrchestratorClients } from './clients.js';
-import { firstSchemaProblem } from '../common/json-schema.js';
 import { jsonObjectOf } from '../common/json-value.js';
 import { a2aPeers, a2aTool, a2aToolsOf } from './domain/a2a-tools.js';
 import { ExpiryPolicy, expiryDecision } from './domain/expiry.js';
 import { inputProblem, inputQuestions, requestedSchema, type InputRequest } from './domain/elicitation.js';
-import {
-  approvalRequiredText,
-  assistantText,
-  CANCELLED_BY_USER,
-  gatedCall,
-  stillWaitingText,
-  toolResult,
-  userMessage,
-} from './domain/messages.js';
-import { childGates, type AgentNode } from './domain/tree.js';
+import { approvalRequiredText, CANCELLED_BY_USER, gatedCall, stillWaitingText, toolResult, userMessage } from './domain/messages.js';
 import type { RunLeases } from './leases.js';
 import { errorText } from './run/io.js';
-import { encodeRun } from './run/state.js';
-import { planTakeover } from './takeover-plan.js';
-import type { NewApproval, TakenOverRun } from '../../gen/ts/asg/store/v1/store.js';
+import type { TakenOverRun } from '../../gen/ts/asg/store/v1/store.js';
 import { RunDriver, type Activation } from './run/driver.js';
 import { AgentIo } from './run/io.js';
 import { freshRun, storedRun } from './run/machine.js';
@@ -92,9 +80,6 @@ export class TurnRunner {
   private readonly env: MachineEnv;
   /** The activations running here, to hand back on a drain. */
   private readonly active = new Set<ActiveEntry>();
-  private readonly treeRunsUnapproved: boolean;
-  /** The tools of the configuration's a2a nodes (not in ListTools): an edited delegation is checked against their schema. */
-  private readonly a2aNodeTools: Tool[];
   private readonly expiry: ExpiryPolicy;
 
   constructor(
@@ -109,11 +94,12 @@ export class TurnRunner {
     const lone = agent?.type === 'llm' ? agent : undefined;
     const simpleA2aTools = a2aToolsOf([...config.a2a, ...(lone?.a2a ?? [])]);
     const nodeTools: Tool[] = [];
-    this.a2aNodeTools = [];
+    // The tools of the configuration's a2a nodes (not in ListTools): an edited delegation is checked against their schema.
+    const a2aNodeTools: Tool[] = [];
     const visit = (node: NonNullable<OrchestratorConfig['agent']>): void => {
       nodeTools.push(...a2aToolsOf(node.a2a));
       if (node.type === 'a2a')
-        this.a2aNodeTools.push(
+        a2aNodeTools.push(
           a2aTool({ name: node.name, description: node.description ?? '', destructiveHint: node.destructiveHint ?? false }),
         );
       node.agents?.forEach(visit);
@@ -126,19 +112,15 @@ export class TurnRunner {
       simple: { model: lone?.model ?? config.llm.model, a2aTools: simpleA2aTools },
       defaultModel: config.llm.model,
       maxModelCalls: config.chat.max_llm_iterations,
+      configuredTools: [...this.allA2aTools, ...a2aNodeTools],
+      history: {
+        systemPrompt: lone?.prompt ?? config.prompt,
+        maxTokens: config.chat.max_tokens,
+        compactionStrategy: config.chat.compaction_strategy,
+      },
     };
     this.expiry = new ExpiryPolicy(config.approvals);
-    this.driver = new RunDriver(
-      config,
-      clients,
-      log,
-      new AgentIo(clients, log, a2aPeers(config)),
-      this.catalogue,
-      this.env,
-      leases,
-      this.expiry,
-    );
-    this.treeRunsUnapproved = this.env.root !== undefined && runsUnapproved(this.env.root, true);
+    this.driver = new RunDriver(clients, log, new AgentIo(clients, log, a2aPeers(config)), this.catalogue, this.env, leases, this.expiry);
   }
 
   /** `origin`: the A2A origin of a task, and the principal the conversation belongs to, as the gateway says. */
@@ -173,8 +155,6 @@ export class TurnRunner {
     reason: string | undefined,
     decision: DecisionInput = { decidedBy: 'anonymous', via: 'rest' },
   ): Promise<ResolveApprovalResponse> {
-    if (decision.arguments !== undefined && !approved)
-      throw invalidArgument('arguments can only be given with an approval ("approved": true)');
     const by = answerDeadline();
     const found = await this.clients.store.getApproval({ uuid }).catch((error: unknown) => {
       // Only read so far: whatever went wrong, nothing was decided.
@@ -218,7 +198,6 @@ export class TurnRunner {
         decision = { ...decision, expired: true };
       }
       if (pending) checkInput(uuid, asked, approved, decision);
-      if (decision.arguments !== undefined && pending) await this.checkEditedArguments(approval, decision.arguments);
       const activation: Activation = {
         conversationId: approval.conversationId,
         watched: false,
@@ -342,28 +321,6 @@ export class TurnRunner {
     } catch {
       return undefined;
     }
-  }
-
-  /**
-   * Arguments a human edited before approving must fit the tool's input schema, as the
-   * model's own had to (domain/plan.ts): INVALID_ARGUMENT naming the first problem. A proxied
-   * call is the peer's own stored call, which arguments given here would never reach.
-   */
-  private async checkEditedArguments(approval: PendingApproval, args: Record<string, unknown>): Promise<void> {
-    if (approval.remoteTaskId) {
-      throw failedPrecondition(
-        `approval ${approval.uuid} is held by the sub-agent ${approval.remoteAgentName ?? approval.toolName}, which runs its own stored call: its arguments cannot be edited here. Nothing was decided; approve it as it is, or reject it.`,
-      );
-    }
-    const tools = catalogueWith(catalogueWith(await this.catalogue.current(), this.allA2aTools), this.a2aNodeTools);
-    const tool = tools.get(approval.toolName);
-    if (!tool)
-      throw failedPrecondition(
-        `the tool ${approval.toolName} is not available now, so edited arguments cannot be checked against its input schema. Nothing was decided.`,
-      );
-    const problem = firstSchemaProblem(tool.inputSchema, args, 'arguments');
-    if (problem)
-      throw invalidArgument(`the edited arguments do not fit the input schema of ${approval.toolName}: ${problem}. Nothing was decided.`);
   }
 
   /**
@@ -549,6 +506,7 @@ export class TurnRunner {
       }
       case 'notDecided':
       case 'cancelled':
+      case 'interrupted':
         throw internal(`a turn cannot answer "${answer.kind}"`);
     }
     return { conversation, result, ...this.viewOf(conversation) };
@@ -649,35 +607,30 @@ export class TurnRunner {
           });
         const { approvals: unfinished } = await this.clients.store.listUnfinishedApprovals({ conversationId });
         let stored: StoredRun | undefined;
+        let unreadableRun: string | undefined;
         try {
           stored = current.run && decodeRun(current.run, current.pendingApproval?.uuid);
         } catch (error) {
-          return this.endTakenOver(
-            conversationId,
-            `This turn was interrupted: the replica running it stopped, and its stored run cannot be read (${errorText(error)}). Send your message again to retry.`,
-          );
+          unreadableRun = errorText(error);
         }
-        const plan = planTakeover({
-          conversation: current,
-          unfinished,
-          run: stored,
-          mode: this.env.root ? 'tree' : 'simple',
-          treeRunsUnapproved: this.treeRunsUnapproved,
-          takeovers: taken.takeovers,
-          maxTakeovers: this.config.runs.max_takeovers,
-        });
-        if (plan.kind === 'end') return this.endTakenOver(conversationId, plan.note);
-        if (plan.kind === 'outcomeUnknown') return this.askAgain(current, stored, plan.executing);
-        const activation: Activation = {
-          conversationId,
-          watched: current.watched,
-          conversation: current,
-          holdsTurn: true,
-          ...(plan.event.approved && { approval: plan.event.approved }),
-        };
+        const activation: Activation = { conversationId, watched: current.watched, conversation: current, holdsTurn: true };
+        // What goes on (or is asked again, or ends with a note) is the run machine's decision (takeover-plan.ts).
         const state = stored ? storedRun(stored, current.runRevision) : freshRun(this.env.root ? 'tree' : 'simple', current.runRevision);
         const answer = await this.activate(activation, () =>
-          this.driver.drive(state, { kind: 'takenOver', runId: randomUUID(), activation: randomUUID(), ...plan.event }, activation),
+          this.driver.drive(
+            state,
+            {
+              kind: 'takenOver',
+              runId: randomUUID(),
+              activation: randomUUID(),
+              conversation: current,
+              unfinished,
+              takeovers: taken.takeovers,
+              maxTakeovers: this.config.runs.max_takeovers,
+              ...(unreadableRun !== undefined && { unreadableRun }),
+            },
+            activation,
+          ),
         );
         if (answer.kind === 'superseded' && answer.endTurn)
           await endTurn(this.clients, this.log, conversationId, new Error(answer.reason), this.leases.owner);
@@ -688,68 +641,6 @@ export class TurnRunner {
         });
       },
     );
-  }
-
-  /**
-   * Approved calls that started on a replica that died, with no outcome recorded: whether
-   * they had an effect is unknown, so none runs again by itself. Each becomes a new approval
-   * marked outcome_unknown (the old one interrupted, the run's pause moved to the new one),
-   * in one write that leaves the conversation waiting for a human.
-   */
-  private async askAgain(conversation: Conversation, stored: StoredRun | undefined, executing: readonly PendingApproval[]): Promise<void> {
-    let run = stored;
-    let revision = conversation.runRevision;
-    for (const [index, approval] of executing.entries()) {
-      const uuid = randomUUID();
-      run = run && {
-        ...run,
-        pending: run.pending.map((pause) => (pause.approvalUuid === approval.uuid ? { ...pause, approvalUuid: uuid } : pause)),
-      };
-      const again: NewApproval = {
-        uuid,
-        toolCallId: approval.toolCallId,
-        toolName: approval.toolName,
-        toolArgsJson: approval.toolArgsJson,
-        description: outcomeUnknownText(approval),
-        ...(approval.remoteTaskId !== undefined && { remoteTaskId: approval.remoteTaskId }),
-        ...(approval.remoteAgentName !== undefined && { remoteAgentName: approval.remoteAgentName }),
-        agentChain: approval.agentChain,
-        outcomeUnknown: true,
-        replacesUuid: approval.uuid,
-      };
-      const asked = this.expiry.withExpiry(again);
-      const written = await this.clients.store.updateRun({
-        conversationId: conversation.id,
-        messages: [],
-        approvals: [asked],
-        run: run && { ...encodeRun(run), revision: 0 },
-        expectedRevision: revision,
-        returnConversation: false,
-        interruptedApproval: approval.uuid,
-        // The first write ends the turn (the conversation waits); the others follow it unfenced.
-        ...(index === 0 && { leaseOwner: this.leases.owner }),
-      });
-      revision = written.revision;
-      this.log.warn('approved call with unknown outcome asked again', {
-        conversation: conversation.id,
-        approval: approval.uuid,
-        again: uuid,
-        tool: approval.toolName,
-      });
-    }
-  }
-
-  /** Ends a taken-over turn with a note instead of going on (takeover-plan.ts says why). */
-  private async endTakenOver(conversationId: string, note: string): Promise<void> {
-    await this.clients.store.appendMessages({
-      conversationId,
-      messages: [assistantText(note)],
-      status: ConversationStatus.CONVERSATION_STATUS_UNSPECIFIED,
-      returnConversation: false,
-      endsTurn: true,
-      leaseOwner: this.leases.owner,
-    });
-    this.log.warn('taken-over turn ended with a note', { conversation: conversationId, note });
   }
 
   /** How many activations run here now. */
@@ -800,18 +691,6 @@ export class TurnRunner {
       this.log.warn('approved call marked interrupted', { approval: approval.uuid, tool: approval.toolName });
     }
   }
-}
-
-/** The text of an approval asked again because its call's outcome is unknown. */
-export function outcomeUnknownText(approval: PendingApproval): string {
-  return `Outcome unknown: ${approval.toolName} was approved and had started when the replica running it stopped, before its result was recorded. It may or may not have taken effect. Approving runs it again; check its effect first. (The approval was: ${approval.description})`;
-}
-
-/** Whether destructive calls run without approval anywhere below `node` (childGates). */
-function runsUnapproved(node: AgentNode, gates: boolean): boolean {
-  if (!gates && (node.type === 'llm' || node.type === 'a2a')) return true;
-  const below = childGates(gates, node);
-  return (node.agents ?? []).some((child) => runsUnapproved(child, below));
 }
 
 /** A stored run that this release cannot read stops the request before anything runs. */

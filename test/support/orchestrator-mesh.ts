@@ -320,6 +320,11 @@ export function simpleEnv(): MachineEnv {
     simple: { model: testConfig.llm.model, a2aTools: [] },
     defaultModel: testConfig.llm.model,
     maxModelCalls: testConfig.chat.max_llm_iterations,
+    history: {
+      systemPrompt: testConfig.prompt,
+      maxTokens: testConfig.chat.max_tokens,
+      compactionStrategy: testConfig.chat.compaction_strategy,
+    },
   };
 }
 
@@ -331,7 +336,6 @@ export function treeEnv(root: AgentNode): MachineEnv {
 /** The driver as turns.ts builds it, over the fake mesh. */
 export function driverOf(mesh: FakeMesh, env: MachineEnv, expiry?: ExpiryPolicy): RunDriver {
   return new RunDriver(
-    testConfig,
     mesh.clients,
     testLog,
     new AgentIo(mesh.clients, testLog),

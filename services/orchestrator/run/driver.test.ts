@@ -4,12 +4,13 @@
  * now, refusals as gRPC errors, the request's deadline as the machine's timer, and an approved
  * call run exactly as it was approved.
  */
-import { describe, expect, it } from 'vitest';
+import { describe, expect, it, vi } from 'vitest';
 import type { GenerateStreamResponse } from '../../../gen/ts/asg/llm/v1/llm.js';
 import { ApprovalStatus, ApprovalTimeoutAction, MessageRole } from '../../../gen/ts/asg/store/v1/store.js';
 import { callHash } from '../../common/call-hash.js';
 import { runWithContext } from '../../common/context.js';
 import { GrpcStatus, RpcError } from '../../common/grpc/errors.js';
+import { prometheusText } from '../../common/metrics.js';
 import {
   CONVERSATION,
   delta,
@@ -19,6 +20,7 @@ import {
   RUN_ID,
   simpleEnv,
   startTurn,
+  testLog,
   toolCall,
   treeEnv,
   type ModelCall,
@@ -26,7 +28,8 @@ import {
 } from '../../../test/support/orchestrator-mesh.js';
 import { assistantCall, toolResult } from '../domain/messages.js';
 import type { Activation } from './driver.js';
-import { freshRun, MAX_WRITE_ATTEMPTS, STOPPED_BY_DEADLINE, storedRun } from './machine.js';
+import { freshRun, STOPPED_BY_DEADLINE, storedRun } from './machine.js';
+import { MAX_WRITE_ATTEMPTS } from './transition.js';
 import { decodeRun, encodeRun, type StoredRun } from './state.js';
 import type { DecisionFacts, MachineEnv, RunAnswer } from './types.js';
 import { approvalsSchema } from '../../common/config/schema.js';
@@ -471,5 +474,40 @@ describe('approvals asked', () => {
     expect(mesh.writes[0]!.approvals).toMatchObject([
       { toolName: 'resources_delete', expiresInMs: 2_000, onTimeout: ApprovalTimeoutAction.APPROVAL_TIMEOUT_ACTION_REJECT },
     ]);
+  });
+});
+
+describe('an event out of phase', () => {
+  /** The value of the sample `series` in the Prometheus text of this process (0 when never recorded). */
+  const sampleOf = (text: string, series: string) =>
+    Number(
+      text
+        .split('\n')
+        .find((line) => line.startsWith(`${series} `))
+        ?.split(' ')[1] ?? 0,
+    );
+  const SERIES = 'asg_run_out_of_phase_events_total{phase="starting",event="written"}';
+
+  it('is logged as an error and counted in asg_run_out_of_phase_events_total, by phase and event', async () => {
+    const mesh = new FakeMesh();
+    const before = sampleOf(await prometheusText(), SERIES);
+    const logged = vi.spyOn(testLog, 'error');
+    const activation: Activation = { conversationId: CONVERSATION, watched: false, conversation: mesh.snapshot(), holdsTurn: false };
+    try {
+      // A write's answer for a run that asked for nothing: nothing is done with it, and nothing else is in flight.
+      await expect(driverOf(mesh, simpleEnv()).drive(freshRun('simple', 0), { kind: 'written', revision: 1 }, activation)).rejects.toThrow(
+        /the run stalled/,
+      );
+      expect(logged).toHaveBeenCalledWith('run event out of phase; nothing was done with it', {
+        conversation: CONVERSATION,
+        phase: 'starting',
+        event: 'written',
+        detail: 'the run has not started',
+      });
+    } finally {
+      logged.mockRestore();
+    }
+    expect(sampleOf(await prometheusText(), SERIES)).toBe(before + 1);
+    expect(mesh.calls).toEqual([]);
   });
 });

@@ -1,42 +1,56 @@
-import { ChatRole, type ToolDefinition } from '../../../gen/ts/asg/llm/v1/llm.js';
+import { ChatRole } from '../../../gen/ts/asg/llm/v1/llm.js';
 import {
+  ConversationStatus,
   MessageRole,
-  type Compaction,
+  type ClaimApprovalResponse,
   type Conversation,
-  type Message,
-  type NewMessage,
   type PendingApproval,
-  type TokenUsage,
 } from '../../../gen/ts/asg/store/v1/store.js';
-import { callHash } from '../../common/call-hash.js';
 import { jsonObjectOf } from '../../common/json-value.js';
-import type { OrchestratorConfig } from '../../common/config/slices.js';
 import { currentContext, withContextPatch } from '../../common/context.js';
-import { aborted, failedPrecondition, GrpcStatus, internal, isCode, outcomeUnknown, RpcError } from '../../common/grpc/errors.js';
+import {
+  aborted,
+  failedPrecondition,
+  GrpcStatus,
+  internal,
+  invalidArgument,
+  isCode,
+  outcomeUnknown,
+  RpcError,
+  type ServiceError,
+  unavailable,
+} from '../../common/grpc/errors.js';
 import type { Logger } from '../../common/log.js';
+import { recordRunOutOfPhaseEvent } from '../../common/metrics.js';
 import { redactSecrets } from '../../common/secrets.js';
 import { HEADROOM_MS, type OrchestratorClients } from '../clients.js';
-import { compactionNotice, planCompaction, SUMMARY_INSTRUCTIONS, transcriptOf, visibleHistory, withSummary } from '../domain/compaction.js';
-import { contextWindowOf } from '../domain/context-window.js';
+import { SUMMARY_INSTRUCTIONS } from '../domain/compaction.js';
 import { modelErrorCategory } from '../domain/error-category.js';
-import { systemPromptOf, toModelHistory, type HistoryEntry } from '../domain/history.js';
+import { toModelHistory, type HistoryEntry } from '../domain/history.js';
 import type { ExpiryPolicy } from '../domain/expiry.js';
-import { editedResultText, gatedCall, toolResult } from '../domain/messages.js';
+import { assistantText, editedResultText, gatedCall, toolResult } from '../domain/messages.js';
 import { inputResponses } from '../domain/elicitation.js';
-import { tokenCounterFor, toolDefinitionTokens } from '../domain/tokens.js';
-import { catalogueWith, type ToolCatalogue } from '../tool-catalogue.js';
+import type { ToolCatalogue } from '../tool-catalogue.js';
 import { errorText, type AgentIo } from './io.js';
 import { next } from './machine.js';
 import { decodeRun, encodeRun, type StoredRun } from './state.js';
 import type { Effect, MachineEnv, RunAnswer, RunEvent, RunState, ToolOutcome } from './types.js';
 import type { RunLeases } from '../leases.js';
 
-/** Room kept for the model's answer when the budget is the context window. */
-const ANSWER_RESERVE_TOKENS = 4096;
+/** The gRPC error of each refusal the machine decides. */
+const REFUSALS: Record<Extract<Effect, { kind: 'refuse' }>['code'], (message: string) => ServiceError> = {
+  invalidArgument,
+  failedPrecondition,
+  unavailable,
+  aborted,
+};
 
 /** Effects that touch the store run one after another, in the order the machine asked for them. */
 const IN_ORDER = new Set<Effect['kind']>([
   'loadHistory',
+  'recordCompaction',
+  'endTurnWithNote',
+  'askAgain',
   'loadApprovals',
   'claim',
   'runApproved',
@@ -75,7 +89,6 @@ export interface Activation {
  */
 export class RunDriver {
   constructor(
-    private readonly config: OrchestratorConfig,
     private readonly clients: OrchestratorClients,
     private readonly log: Logger,
     private readonly io: AgentIo,
@@ -127,7 +140,8 @@ export class RunDriver {
           if (effect.kind === 'done') answer = effect.answer;
           else if (effect.kind === 'log')
             this.log[effect.level](effect.message, { conversation: activation.conversationId, ...effect.fields });
-          else if (effect.kind === 'refuse') throw effect.code === 'aborted' ? aborted(effect.message) : failedPrecondition(effect.message);
+          else if (effect.kind === 'outOfPhase') this.outOfPhase(effect, activation);
+          else if (effect.kind === 'refuse') throw REFUSALS[effect.code](effect.message);
           else if (IN_ORDER.has(effect.kind))
             inOrder = inOrder.then(() => (over ? undefined : this.execute(effect, activation).then(push, fail)));
           else void this.execute(effect, activation).then(push, fail);
@@ -157,7 +171,7 @@ export class RunDriver {
           return { kind: 'toolsFailed', error: errorText(error) };
         }
       case 'loadHistory':
-        if (effect.node === undefined) return { kind: 'historyLoaded', path: effect.path, ...(await this.fitToBudget(activation)) };
+        if (effect.node === undefined) return { kind: 'conversationLoaded', path: effect.path, messages: activation.conversation.messages };
         return {
           kind: 'historyLoaded',
           path: effect.path,
@@ -165,6 +179,18 @@ export class RunDriver {
         };
       case 'callModel':
         return this.callModel(effect, activation);
+      case 'summarize':
+        return this.summarize(effect);
+      case 'recordCompaction':
+        // A compaction notice is part of no turn's record: it is written unfenced and ends nothing.
+        await this.clients.store.appendMessages({
+          conversationId: activation.conversationId,
+          messages: [effect.notice],
+          status: 0,
+          returnConversation: false,
+          endsTurn: false,
+        });
+        return { kind: 'compactionRecorded' };
       case 'callTool': {
         const outcome = await this.io.withCallEvents(
           activation.conversationId,
@@ -180,7 +206,7 @@ export class RunDriver {
         return { kind: 'approvalsLoaded', approvals: required(conversation).pendingApprovals };
       }
       case 'claim': {
-        let claim;
+        let claim: ClaimApprovalResponse;
         // From here until the store answers, the decision may be stored: a claim that gets no answer leaves it unknown.
         activation.stored = 'maybe';
         try {
@@ -222,13 +248,15 @@ export class RunDriver {
           via: effect.via,
           ...(effect.editedArgs && { edited: true }),
         });
-        return { kind: 'claimed', won: true };
+        return { kind: 'claimed', won: true, ...(claim.approval && { approval: claim.approval }) };
       }
       case 'runApproved':
+        // A taken-over claim has no claim's answer here: the approval is the one the machine carries out.
+        activation.approval ??= effect.approval;
         return {
           kind: 'approvedCallFinished',
           uuid: effect.uuid,
-          outcome: await this.runApproved(activation.approval!, effect.node, activation, effect.edited, effect.input),
+          outcome: await this.runApproved(activation.approval!, effect, activation),
         };
       case 'declineInput': {
         // The decline is recorded already (the claim); the server hears it once, and its answer is only logged.
@@ -268,11 +296,38 @@ export class RunDriver {
         return undefined;
       case 'write':
         return outsideDeadline(() => this.write(effect, activation));
+      case 'endTurnWithNote':
+        // Until the store answers, the note may be stored: a failure leaves the run to be taken over again, as a crash would.
+        activation.stored = 'maybe';
+        await this.clients.store.appendMessages({
+          conversationId: activation.conversationId,
+          messages: [assistantText(effect.note)],
+          status: ConversationStatus.CONVERSATION_STATUS_UNSPECIFIED,
+          returnConversation: false,
+          endsTurn: true,
+          leaseOwner: this.leases.owner,
+        });
+        return undefined;
+      case 'askAgain':
+        await this.askAgain(effect, activation);
+        return undefined;
       case 'log':
+      case 'outOfPhase':
       case 'refuse':
       case 'done':
         return undefined;
     }
+  }
+
+  /** An event the machine refused because it did not fit the run's phase: a defect to see, logged and counted; the run goes on without it. */
+  private outOfPhase(effect: Extract<Effect, { kind: 'outOfPhase' }>, activation: Activation): void {
+    this.log.error('run event out of phase; nothing was done with it', {
+      conversation: activation.conversationId,
+      phase: effect.phase,
+      event: effect.event,
+      detail: effect.detail,
+    });
+    recordRunOutOfPhaseEvent(effect.phase, effect.event);
   }
 
   private async callModel(effect: Extract<Effect, { kind: 'callModel' }>, activation: Activation): Promise<RunEvent> {
@@ -302,6 +357,41 @@ export class RunDriver {
         category: modelErrorCategory(error instanceof RpcError ? error.code : undefined),
         error: errorText(error),
       };
+    }
+  }
+
+  /** The model's summary of what a compaction hides; its failure is the machine's to judge (it compacts without one). */
+  private async summarize(effect: Extract<Effect, { kind: 'summarize' }>): Promise<RunEvent> {
+    try {
+      const reply = await this.clients.llm.generate({
+        model: effect.model,
+        systemPrompt: SUMMARY_INSTRUCTIONS,
+        messages: [{ role: ChatRole.CHAT_ROLE_USER, text: effect.transcript, toolCalls: [], toolResults: [] }],
+        tools: [],
+      });
+      return { kind: 'summaryAnswered', text: reply.text, ...(reply.usage && { usage: reply.usage }) };
+    } catch (error) {
+      return { kind: 'summaryFailed', error: errorText(error) };
+    }
+  }
+
+  /** The approvals asked again, one write each; the first ends the turn (the conversation waits) and the others follow it unfenced. */
+  private async askAgain(effect: Extract<Effect, { kind: 'askAgain' }>, activation: Activation): Promise<void> {
+    let revision = effect.expectedRevision;
+    // Until the last write is stored, what was asked again is not known: a failure leaves the run to be taken over again, as a crash would.
+    activation.stored = 'maybe';
+    for (const [index, write] of effect.writes.entries()) {
+      const written = await this.clients.store.updateRun({
+        conversationId: activation.conversationId,
+        messages: [],
+        approvals: [this.expiry ? this.expiry.withExpiry(write.approval) : write.approval],
+        run: write.run && { ...encodeRun(write.run), revision: 0 },
+        expectedRevision: revision,
+        returnConversation: false,
+        interruptedApproval: write.interrupted,
+        ...(index === 0 && { leaseOwner: this.leases.owner }),
+      });
+      revision = written.revision;
     }
   }
 
@@ -345,50 +435,28 @@ export class RunDriver {
    * Runs the stored call of a won approval, at most once: executing is recorded first. A
    * proxy approval's "call" is the answer to the peer that holds the call. When the peer
    * (or a delegation approved here) then waits for another approval, no result is recorded
-   * yet: the call waits again (`remote`). With `edited`, the call runs with the
-   * arguments a human edited before approving; the integrity check is still on the stored
-   * call (the model's arguments, which the hash was taken of), and the result the model reads
-   * says who edited them and what ran.
+   * yet: the call waits again (`remote`). What runs, and whether it runs at all, is the
+   * machine's decision (`notRun`, `edited`, `input`); with `edited`, the result the model
+   * reads says who edited the arguments and what ran.
    */
   private async runApproved(
     approval: PendingApproval,
-    node: string | undefined,
+    effect: Extract<Effect, { kind: 'runApproved' }>,
     activation: Activation,
-    edited?: { args: Record<string, unknown>; by: string },
-    input?: Extract<Effect, { kind: 'runApproved' }>['input'],
   ): Promise<ToolOutcome> {
-    const stored = jsonObjectOf(approval.toolArgsJson);
-    // A proxied call is the peer's own (the machine refuses to edit one): only a local call runs edited arguments.
-    const edit = approval.remoteTaskId ? undefined : edited;
-    const args = edit?.args ?? stored;
+    const { edited, input, node, notRun } = effect;
+    const args = edited?.args ?? jsonObjectOf(approval.toolArgsJson);
     await this.clients.store.startApprovalExecution({ uuid: approval.uuid });
-    let outcome: ToolOutcome;
-    let ran = false;
-    if (callHash(approval.toolName, stored) !== approval.argsHash) {
-      outcome = {
-        text: `${approval.toolName} was not executed: the stored call no longer matches the one that was approved.`,
-        isError: true,
-      };
-      this.log.error('approved call does not match its hash', { approval: approval.uuid });
-    } else {
-      ran = true;
-      const remoteTaskId = approval.remoteTaskId;
-      outcome = await this.io.withCallEvents(
-        approval.conversationId,
-        gatedCall(approval),
-        args,
-        () =>
-          remoteTaskId
-            ? this.io.continueRemote(approval.toolName, remoteTaskId, true)
-            : input
-              ? this.io.callTool(approval.toolName, args, approval.uuid, '', {
-                  requestState: input.request.requestState,
-                  responses: input.responses,
-                })
-              : this.io.callTool(approval.toolName, args, approval.uuid),
-        activation.watched,
-      );
-    }
+    const outcome: ToolOutcome =
+      notRun !== undefined
+        ? { text: notRun, isError: true }
+        : await this.io.withCallEvents(
+            approval.conversationId,
+            gatedCall(approval),
+            args,
+            () => this.callApproved(approval, args, input),
+            activation.watched,
+          );
     const finished = await this.clients.store.finishApprovalExecution({
       uuid: approval.uuid,
       success: !outcome.isError,
@@ -400,7 +468,7 @@ export class RunDriver {
                 ...toolResult(
                   gatedCall(approval),
                   args,
-                  edit && ran ? editedResultText(edit.by, edit.args, outcome.text) : outcome.text,
+                  edited && notRun === undefined ? editedResultText(edited.by, edited.args, outcome.text) : outcome.text,
                   outcome.isError,
                 ),
                 ...(node && { node }),
@@ -412,93 +480,20 @@ export class RunDriver {
     return outcome;
   }
 
-  /**
-   * Simple mode's history and system prompt, compacted first when they outgrow the token
-   * budget (`chat.max_tokens`, or the model's context window less room for the answer). A
-   * compaction is recorded in the conversation before the model sees its effect.
-   */
-  private async fitToBudget(activation: Activation): Promise<{ history: HistoryEntry[]; systemPrompt: string }> {
-    const conversation = activation.conversation;
-    const model = this.env.simple.model;
-    const tools = toolDefinitionsOf(catalogueWith(await this.catalogue.current(), this.env.simple.a2aTools));
-    const basePrompt = systemPromptOf(conversation.messages, this.simplePrompt());
-    const count = tokenCounterFor(model);
-    const window = this.config.chat.max_tokens || contextWindowOf(model);
-    const budget = window - Math.min(ANSWER_RESERVE_TOKENS, Math.floor(window / 4));
-    const { messages: visible, latest } = visibleHistory(conversation.messages);
-    const plan = planCompaction({
-      messages: conversation.messages,
-      strategy: this.config.chat.compaction_strategy,
-      budget,
-      fixedTokens: count(withSummary(basePrompt, latest?.summary)) + toolDefinitionTokens(tools, count),
-      count,
-    });
-    if (!plan) return { history: visible, systemPrompt: withSummary(basePrompt, latest?.summary) };
-
-    let summary: string | undefined;
-    let usage: TokenUsage | undefined;
-    if (plan.strategy === 'partial-summary') {
-      try {
-        const reply = await this.clients.llm.generate({
-          model,
-          systemPrompt: SUMMARY_INSTRUCTIONS,
-          messages: [
-            { role: ChatRole.CHAT_ROLE_USER, text: transcriptOf(plan.newlyHidden, latest?.summary), toolCalls: [], toolResults: [] },
-          ],
-          tools: [],
-        });
-        summary = reply.text.trim() || undefined;
-        usage = reply.usage && { inputTokens: reply.usage.inputTokens, outputTokens: reply.usage.outputTokens };
-      } catch (error) {
-        this.log.warn('summary for compaction failed; compacting without one', { conversation: conversation.id, error: errorText(error) });
-      }
-    }
-    // Without a new summary, the earlier one still covers what it covered.
-    const keptSummary = summary ?? (plan.strategy === 'partial-summary' ? latest?.summary || undefined : undefined);
-    const compaction: Compaction = {
-      strategy: plan.strategy,
-      fromSeq: plan.fromSeq,
-      toSeq: plan.toSeq,
-      summary: keptSummary ?? '',
-      tokensBefore: plan.tokensBefore,
-      tokensAfter: plan.tokensAfter,
-    };
-    const notice: NewMessage = {
-      role: MessageRole.MESSAGE_ROLE_SYSTEM,
-      content: compactionNotice(plan, budget, summary),
-      compaction,
-      usage,
-    };
-    await this.clients.store.appendMessages({
-      conversationId: conversation.id,
-      messages: [notice],
-      status: 0,
-      returnConversation: false,
-      endsTurn: false,
-    });
-    this.log.info('history compacted', {
-      conversation: conversation.id,
-      strategy: plan.strategy,
-      from: plan.fromSeq,
-      to: plan.toSeq,
-      before: plan.tokensBefore,
-      after: plan.tokensAfter,
-    });
-    const marker: Message = { ...notice, id: '', seq: conversation.messageCount + 1, createdAt: undefined };
-    return { history: visibleHistory([...conversation.messages, marker]).messages, systemPrompt: withSummary(basePrompt, keptSummary) };
+  /** The approved call itself: the peer told to go on, the server given the human's answer, or the tool called. */
+  private callApproved(
+    approval: PendingApproval,
+    args: Record<string, unknown>,
+    input: Extract<Effect, { kind: 'runApproved' }>['input'],
+  ): Promise<ToolOutcome> {
+    if (approval.remoteTaskId) return this.io.continueRemote(approval.toolName, approval.remoteTaskId, true);
+    if (input)
+      return this.io.callTool(approval.toolName, args, approval.uuid, '', {
+        requestState: input.request.requestState,
+        responses: input.responses,
+      });
+    return this.io.callTool(approval.toolName, args, approval.uuid);
   }
-
-  /** Simple mode's prompt: the top-level one, or a lone llm node's own. */
-  private simplePrompt(): string {
-    const agent = this.config.agent;
-    return agent?.type === 'llm' ? (agent.prompt ?? this.config.prompt) : this.config.prompt;
-  }
-}
-
-export function toolDefinitionsOf(
-  catalogue: ReadonlyMap<string, { name: string; description: string; inputSchema: ToolDefinition['inputSchema'] }>,
-): ToolDefinition[] {
-  return [...catalogue.values()].map((tool) => ({ name: tool.name, description: tool.description, inputSchema: tool.inputSchema }));
 }
 
 /**

@@ -2,7 +2,10 @@
  * Exactly-once approvals as a property of the machine:
  * for any interleaving of approvals, rejections, duplicate decisions
  * (concurrent or later), crashes and resumes, every approved call runs at most once and every
- * rejected call never runs.
+ * rejected call never runs. The machine's own rules hold on the way: a stored call changed
+ * after it was asked never runs (the argument hash), a rejection with edited arguments is never
+ * claimed, an approval with edited arguments runs them, and no event the driver feeds is out of
+ * the run's phase.
  *
  * The machine runs against a simulated store (the store.proto contract: an atomic claim
  * pending → approved|rejected exactly once, executing/finished records, the run with a
@@ -65,6 +68,7 @@ const envOf = (mode: Mode): MachineEnv => ({
   simple: { model: 'gemini-sim', a2aTools: [] },
   defaultModel: 'gemini-sim',
   maxModelCalls: 4,
+  history: { systemPrompt: '', maxTokens: 0, compactionStrategy: 'delete-old' },
 });
 
 /** What the scripted model does on its next call. */
@@ -87,6 +91,8 @@ interface StoredApproval {
   /** runApproved effects the machine asked for it, and executions of its call. */
   asked: number;
   executions: number;
+  /** Its stored call was changed after it was asked (tamper): it must never run. */
+  tampered?: boolean;
 }
 
 class SimStore {
@@ -147,7 +153,7 @@ class Sim {
   live: Live[] = [];
   violations: string[] = [];
   /** What happened, so that a test can tell the scenarios are not vacuous. */
-  readonly seen = { conflicts: 0, lostClaims: 0, mostPending: 0 };
+  readonly seen = { conflicts: 0, lostClaims: 0, mostPending: 0, editedRuns: 0, notRun: 0 };
   private activations = 0;
   private calls = 0;
   private cursor = 0;
@@ -185,7 +191,7 @@ class Sim {
   }
 
   /** POST /approvals/:uuid: reads the approval and the run as stored now (TurnRunner.resolveApproval). */
-  decide(pick: number, approved: boolean, reason: string | undefined): void {
+  decide(pick: number, approved: boolean, reason: string | undefined, edited = false): void {
     if (this.store.approvals.length === 0) return;
     const stored = this.store.approvals[pick % this.store.approvals.length]!;
     const approval = structuredClone(stored.approval);
@@ -197,6 +203,8 @@ class Sim {
       uuid: approval.uuid,
       approved,
       ...(reason !== undefined && { reason }),
+      // Arguments a human edited: with a rejection the machine refuses the decision, with an approval they fit the tools' schema.
+      ...(edited && { editedArgs: { name: 'edited by a human' } }),
       approval,
     };
     this.start(`decision-${id}`, storedRun(run, this.store.revision), event);
@@ -204,6 +212,19 @@ class Sim {
 
   indexOf(uuid: string): number {
     return this.store.approvals.findIndex((stored) => stored.approval.uuid === uuid);
+  }
+
+  /**
+   * The stored call of a waiting approval changes under it (a corrupted row): it no longer
+   * matches the hash it was asked with. (After its claim, what runs is the call the claim
+   * returned, which the driver runs as it is.)
+   */
+  tamper(pick: number): void {
+    const waiting = this.store.approvals.filter((stored) => stored.approval.status === ApprovalStatus.APPROVAL_STATUS_PENDING);
+    if (waiting.length === 0) return;
+    const stored = waiting[pick % waiting.length]!;
+    stored.approval.toolArgsJson = JSON.stringify({ name: 'changed after it was asked' });
+    stored.tampered = true;
   }
 
   /** The process dies: every activation and everything it had in flight is gone. */
@@ -245,6 +266,8 @@ class Sim {
     const live: Live = { name, state, tasks: [] };
     this.live.push(live);
     this.feed(live, event);
+    // Refused at once (a rejection with edited arguments): the driver returns before asking for anything.
+    if ((live.answer || live.refused) && live.tasks.length === 0) this.live.splice(this.live.indexOf(live), 1);
   }
 
   private feed(live: Live, event: RunEvent): void {
@@ -255,6 +278,9 @@ class Sim {
     for (const effect of out.effects) {
       if (effect.kind === 'done') live.answer = effect.answer;
       else if (effect.kind === 'refuse') live.refused = effect.message;
+      // Every event the driver feeds answers what the run asked for: none is out of its phase.
+      else if (effect.kind === 'outOfPhase')
+        this.violations.push(`${live.name}: ${event.kind} out of phase ${effect.phase}: ${effect.detail}`);
       else if (effect.kind !== 'log') live.tasks.push({ effect });
     }
   }
@@ -267,7 +293,16 @@ class Sim {
         return { kind: 'toolsLoaded', tools: TOOLS };
       case 'loadHistory':
         if (effect.node === undefined)
-          return { kind: 'historyLoaded', path: effect.path, history: structuredClone(store.messages), systemPrompt: '' };
+          return {
+            kind: 'conversationLoaded',
+            path: effect.path,
+            messages: store.messages.map((message, index) => ({
+              ...structuredClone(message),
+              id: `m-${index + 1}`,
+              seq: index + 1,
+              createdAt: undefined,
+            })),
+          };
         return {
           kind: 'historyLoaded',
           path: effect.path,
@@ -287,6 +322,8 @@ class Sim {
       case 'loadApprovals':
         return { kind: 'approvalsLoaded', approvals: store.pending() };
       case 'claim': {
+        if (effect.editedArgs !== undefined && !effect.approved)
+          this.violations.push(`${live.name}: a rejection with edited arguments was claimed (approval ${effect.uuid})`);
         const stored = store.approval(effect.uuid);
         if (!stored || stored.approval.status !== ApprovalStatus.APPROVAL_STATUS_PENDING) return { kind: 'claimed', won: false };
         store.decide(
@@ -300,7 +337,7 @@ class Sim {
             store.decide(also, ApprovalStatus.APPROVAL_STATUS_REJECTED, other.messages);
         }
         if (effect.clearRun) store.setRun(undefined);
-        return { kind: 'claimed', won: true };
+        return { kind: 'claimed', won: true, approval: structuredClone(stored.approval) };
       }
       case 'runApproved': {
         const stored = store.approval(effect.uuid)!;
@@ -314,11 +351,23 @@ class Sim {
             return undefined;
           }
           stored.approval.status = ApprovalStatus.APPROVAL_STATUS_EXECUTING;
+          task.ran = true;
+          // A call that does not match its hash is recorded as not run (the machine decided so): nothing executes.
+          if (effect.notRun !== undefined) {
+            this.seen.notRun += 1;
+            return undefined;
+          }
           if (callHash(stored.approval.toolName, JSON.parse(stored.approval.toolArgsJson)) !== stored.approval.argsHash)
             this.violations.push(`approval ${effect.uuid}: the stored call changed`);
+          if (effect.edited) this.seen.editedRuns += 1;
           stored.executions += 1;
-          task.ran = true;
           return undefined;
+        }
+        if (effect.notRun !== undefined) {
+          store.decide(stored, ApprovalStatus.APPROVAL_STATUS_FAILED, [
+            { ...toolMessage(stored.approval, effect.notRun, true), ...(effect.node && { node: effect.node }) },
+          ]);
+          return { kind: 'approvedCallFinished', uuid: effect.uuid, outcome: { text: effect.notRun, isError: true } };
         }
         // FinishApprovalExecution: done, with the result for the node that made the call.
         store.decide(stored, ApprovalStatus.APPROVAL_STATUS_DONE, [
@@ -327,6 +376,7 @@ class Sim {
         return { kind: 'approvedCallFinished', uuid: effect.uuid, outcome: { text: `${stored.approval.toolName} done`, isError: false } };
       }
       case 'forwardRejection':
+      case 'outOfPhase':
       case 'log':
       case 'refuse':
       case 'done':
@@ -345,6 +395,8 @@ class Sim {
           const again = store.approvals.find(
             (old) =>
               old.turn === store.turn &&
+              // A changed row's "no" names the changed call, not the one the model asked for.
+              !old.tampered &&
               old.approval.status === ApprovalStatus.APPROVAL_STATUS_REJECTED &&
               old.approval.argsHash === argsHash,
           );
@@ -427,8 +479,10 @@ function toolMessage(approval: PendingApproval, result: string, isError: boolean
 
 type Command =
   | { kind: 'step'; pick: number }
-  /** A decision on any approval of the conversation: a first one, or a duplicate of an earlier one. */
-  | { kind: 'decide'; pick: number; approved: boolean; reason?: string }
+  /** A decision on any approval of the conversation: a first one, or a duplicate of an earlier one; with arguments a human edited. */
+  | { kind: 'decide'; pick: number; approved: boolean; reason?: string; edited?: boolean }
+  /** An approval's stored call changes after it was asked. */
+  | { kind: 'tamper'; pick: number }
   /** Every waiting approval decided at once (a parallel node's branches resumed concurrently). */
   | { kind: 'decideWaiting'; approved: boolean[] }
   /** The same approval decided twice at once (two humans, or a retried request). */
@@ -450,9 +504,23 @@ const commandArb: fc.Arbitrary<Command> = fc.oneof(
   {
     weight: 3,
     arbitrary: fc
-      .record({ pick: fc.nat(8), approved: fc.boolean(), reason: fc.option(fc.constantFrom('no', 'too risky'), { nil: undefined }) })
-      .map(({ pick, approved, reason }): Command => ({ kind: 'decide', pick, approved, ...(reason !== undefined && { reason }) })),
+      .record({
+        pick: fc.nat(8),
+        approved: fc.boolean(),
+        reason: fc.option(fc.constantFrom('no', 'too risky'), { nil: undefined }),
+        edited: fc.boolean(),
+      })
+      .map(
+        ({ pick, approved, reason, edited }): Command => ({
+          kind: 'decide',
+          pick,
+          approved,
+          ...(reason !== undefined && { reason }),
+          edited,
+        }),
+      ),
   },
+  { weight: 1, arbitrary: fc.nat(8).map((pick): Command => ({ kind: 'tamper', pick })) },
   {
     weight: 5,
     arbitrary: fc.array(fc.boolean(), { minLength: 2, maxLength: 2 }).map((approved): Command => ({ kind: 'decideWaiting', approved })),
@@ -469,11 +537,12 @@ const commandArb: fc.Arbitrary<Command> = fc.oneof(
 
 /** Every approved call ran at most once and every rejected call never, over the store as it is now. */
 function checkCalls(sim: Sim): void {
-  expect(sim.violations).toEqual([]);
+  expect(sim.violations.join('\n')).toBe('');
   for (const stored of sim.store.approvals) {
     const { uuid, status } = stored.approval;
     expect(stored.executions, `approval ${uuid} ran more than once`).toBeLessThanOrEqual(1);
     expect(stored.asked, `approval ${uuid} was asked to run more than once`).toBeLessThanOrEqual(1);
+    if (stored.tampered) expect(stored.executions, `approval ${uuid} ran a stored call that no longer matches its hash`).toBe(0);
     if (status === ApprovalStatus.APPROVAL_STATUS_REJECTED || status === ApprovalStatus.APPROVAL_STATUS_PENDING) {
       expect(stored.executions, `approval ${uuid} (${ApprovalStatus[status]}) ran`).toBe(0);
     }
@@ -492,7 +561,10 @@ function play(mode: Mode, moves: readonly Move[], commands: readonly Command[], 
         sim.step(command.pick);
         break;
       case 'decide':
-        sim.decide(command.pick, command.approved, command.reason);
+        sim.decide(command.pick, command.approved, command.reason, command.edited);
+        break;
+      case 'tamper':
+        sim.tamper(command.pick);
         break;
       case 'decideWaiting':
         sim.store.pending().forEach((waiting, index) => {
@@ -543,8 +615,8 @@ describe('every approved call runs at most once, every rejected call never', () 
     );
   });
 
-  it('the scenarios are not vacuous: calls run and are rejected, duplicate claims lose, writes conflict, two approvals wait at once', () => {
-    const seen = { executed: 0, rejected: 0, lostClaims: 0, conflicts: 0, twoWaiting: 0 };
+  it('the scenarios are not vacuous: calls run (edited too) and are rejected, duplicate claims lose, writes conflict, two approvals wait at once, a changed stored call is not run', () => {
+    const seen = { executed: 0, rejected: 0, lostClaims: 0, conflicts: 0, twoWaiting: 0, editedRuns: 0, notRun: 0 };
     for (const mode of ['simple', 'tree'] as const) {
       for (const [moves, commands] of fc.sample(scriptArb, { numRuns: 60, seed: 13 })) {
         const sim = play(mode, moves, commands, () => {});
@@ -552,6 +624,8 @@ describe('every approved call runs at most once, every rejected call never', () 
         seen.rejected += sim.store.approvals.filter((stored) => stored.approval.status === ApprovalStatus.APPROVAL_STATUS_REJECTED).length;
         seen.lostClaims += sim.seen.lostClaims;
         seen.conflicts += sim.seen.conflicts;
+        seen.editedRuns += sim.seen.editedRuns;
+        seen.notRun += sim.seen.notRun;
         if (sim.seen.mostPending >= 2) seen.twoWaiting += 1;
       }
     }
@@ -560,5 +634,7 @@ describe('every approved call runs at most once, every rejected call never', () 
     expect(seen.lostClaims).toBeGreaterThan(0);
     expect(seen.conflicts).toBeGreaterThan(0);
     expect(seen.twoWaiting).toBeGreaterThan(0);
+    expect(seen.editedRuns).toBeGreaterThan(0);
+    expect(seen.notRun).toBeGreaterThan(0);
   });
 });

@@ -8,6 +8,7 @@ import { describe, expect, it } from 'vitest';
 import type { ToolCallPart } from '../../../gen/ts/asg/llm/v1/llm.js';
 import {
   ApprovalStatus,
+  type Message,
   MessageRole,
   type NewApproval,
   type NewMessage,
@@ -16,17 +17,11 @@ import {
 import type { Tool } from '../../../gen/ts/asg/tools/v1/tools.js';
 import { callHash } from '../../common/call-hash.js';
 import { treeFingerprint, type AgentNode } from '../domain/tree.js';
-import {
-  approvalOf,
-  EXIT_LOOP_RESULT,
-  freshRun,
-  MAX_WRITE_ATTEMPTS,
-  next,
-  STOPPED_BY_DEADLINE,
-  storedRun,
-  stoppedText,
-  withChanges,
-} from './machine.js';
+import { freshRun, next, STOPPED_BY_DEADLINE, storedRun, stoppedText } from './machine.js';
+import { EXIT_LOOP_RESULT } from './model-steps.js';
+import { MAX_WRITE_ATTEMPTS } from './transition.js';
+import { approvalOf } from './walk.js';
+import { withChanges } from './writes.js';
 import type { StoredRun } from './state.js';
 import type { Effect, MachineEnv, Path, RunEvent, RunState, ToolOutcome } from './types.js';
 
@@ -56,18 +51,15 @@ const removeTool: Tool = {
 };
 const TOOLS = [listTool, addTool, removeTool];
 
+const SYSTEM = 'You manage resources.';
 const SIMPLE: MachineEnv = {
   root: undefined,
   simple: { model: 'gemini-simple', a2aTools: [] },
   defaultModel: 'gemini-default',
   maxModelCalls: 5,
+  history: { systemPrompt: SYSTEM, maxTokens: 0, compactionStrategy: 'delete-old' },
 };
-const treeEnv = (root: AgentNode, maxModelCalls = 5): MachineEnv => ({
-  root,
-  simple: { model: 'gemini-simple', a2aTools: [] },
-  defaultModel: 'gemini-default',
-  maxModelCalls,
-});
+const treeEnv = (root: AgentNode, maxModelCalls = 5): MachineEnv => ({ ...SIMPLE, root, maxModelCalls });
 
 /** Analyzer → executor, data through output_key and {placeholders}. */
 const sequentialTree: AgentNode = {
@@ -134,11 +126,12 @@ const REJECTED_SUFFIX = 'The call was not executed. Do not retry it unless the u
 const ev = {
   user: (text = 'add x', activation = 'activation-1', runId = 'run-1'): RunEvent => ({ kind: 'userMessage', runId, activation, text }),
   tools: (tools: Tool[] = TOOLS): RunEvent => ({ kind: 'toolsLoaded', tools }),
-  history: (path: Path, history: NewMessage[], systemPrompt?: string): RunEvent => ({
-    kind: 'historyLoaded',
+  history: (path: Path, history: NewMessage[]): RunEvent => ({ kind: 'historyLoaded', path, history }),
+  /** Simple mode's conversation as the store returns it (seq from 1). */
+  conversation: (path: Path, messages: NewMessage[]): RunEvent => ({
+    kind: 'conversationLoaded',
     path,
-    history,
-    ...(systemPrompt !== undefined && { systemPrompt }),
+    messages: storedMessages(messages),
   }),
   text: (path: Path, text: string): RunEvent => ({ kind: 'modelAnswered', path, reply: { text, toolCalls: [] } }),
   calls: (path: Path, toolCalls: ToolCallPart[], text = ''): RunEvent => ({ kind: 'modelAnswered', path, reply: { text, toolCalls } }),
@@ -165,6 +158,11 @@ const ev = {
     outcome: { text, isError: false, ...extra },
   }),
 };
+
+/** Messages as the store returns them, numbered from 1. */
+function storedMessages(messages: readonly NewMessage[]): Message[] {
+  return messages.map((message, index) => ({ ...message, id: `m-${index + 1}`, seq: index + 1, createdAt: undefined }));
+}
 
 /** A stored approval as the store returns it for a NewApproval the machine asked for. */
 function pendingOf(approval: NewApproval, status = ApprovalStatus.APPROVAL_STATUS_PENDING): PendingApproval {
@@ -243,10 +241,9 @@ function rows(title: string, table: Row[]): void {
 
 // ---- starting states ------------------------------------------------------------------
 
-const SYSTEM = 'You manage resources.';
 const simpleStarted = () => feed(freshRun('simple', 3), SIMPLE, ev.user('add x')).state;
 const simpleAtModel = (history: NewMessage[] = [userText('add x')]) =>
-  feed(freshRun('simple', 3), SIMPLE, ev.user('add x'), ev.tools(), ev.history([], history, SYSTEM)).state;
+  feed(freshRun('simple', 3), SIMPLE, ev.user('add x'), ev.tools(), ev.conversation([], history)).state;
 const treeAtModel = (root: AgentNode, text = 'list all') => feed(freshRun('tree', 3), treeEnv(root), ev.user(text), ev.tools()).state;
 
 /** Simple mode paused on resources_add {"name":"x"}, written at revision 4. */
@@ -291,7 +288,7 @@ rows('a user message starts a run', [
         runId: 'run-1',
         activation: 'activation-1',
         userMessage: 'list all',
-        status: 'running',
+        phase: 'loading_tools',
         inFlight: 1,
         revision: 3,
       });
@@ -312,7 +309,7 @@ rows('a user message starts a run', [
     name: 'simple mode: historyLoaded → callModel with the stored history, its system prompt and every tool',
     env: SIMPLE,
     given: () => feed(freshRun('simple', 3), SIMPLE, ev.user('add x'), ev.tools()).state,
-    when: ev.history([], [userText('hello'), { role: MessageRole.MESSAGE_ROLE_ASSISTANT, content: 'hi' }, userText('add x')], SYSTEM),
+    when: ev.conversation([], [userText('hello'), { role: MessageRole.MESSAGE_ROLE_ASSISTANT, content: 'hi' }, userText('add x')]),
     effects: [
       {
         kind: 'callModel',
@@ -398,7 +395,7 @@ rows('a user message starts a run', [
     given: () => feed(simpleStarted(), SIMPLE, { kind: 'toolsFailed', error: 'down' }).state,
     when: ev.written(4),
     effects: [{ kind: 'done', answer: { kind: 'answered', response: 'The tools are unavailable right now: down' } }],
-    then: (state) => expect(state).toMatchObject({ status: 'ended', revision: 4, base: undefined, write: undefined, inFlight: 0 }),
+    then: (state) => expect(state).toMatchObject({ phase: 'finished', revision: 4, base: undefined, write: undefined, inFlight: 0 }),
   },
 ]);
 
@@ -484,7 +481,7 @@ rows('safe calls run at once, in the model order', [
     },
   },
   {
-    name: "a model answer while the step's calls still run is ignored",
+    name: "a model answer while the step's calls still run is refused as out of phase",
     env: SIMPLE,
     given: () =>
       feed(
@@ -494,7 +491,7 @@ rows('safe calls run at once, in the model order', [
         ev.tool([], 'c1', '["alpha"]'),
       ).state,
     when: ev.text([], 'unused'),
-    effects: [],
+    effects: [{ kind: 'outOfPhase', phase: 'walking_tree', event: 'modelAnswered', detail: 'no node at the root waits for the model' }],
   },
   {
     name: 'a call with arguments that are not JSON is answered with the parse error, without running',
@@ -542,10 +539,19 @@ describe('safe calls: the whole step', () => {
     ]);
   });
 
-  it('a toolFinished for another call id or another path is ignored', () => {
+  it('a toolFinished for another call id or another path is refused as out of phase', () => {
     const at = feed(simpleAtModel(), SIMPLE, ev.calls([], [call('c1', 'resources_list', {})])).state;
-    expect(step(at, ev.tool([], 'other', 'x'), SIMPLE).effects).toEqual([]);
-    expect(step(at, ev.tool([3], 'c1', 'x'), SIMPLE).effects).toEqual([]);
+    expect(step(at, ev.tool([], 'other', 'x'), SIMPLE).effects).toEqual([
+      {
+        kind: 'outOfPhase',
+        phase: 'walking_tree',
+        event: 'toolFinished',
+        detail: 'the node at the root waits for another call than other',
+      },
+    ]);
+    expect(step(at, ev.tool([3], 'c1', 'x'), SIMPLE).effects).toEqual([
+      { kind: 'outOfPhase', phase: 'walking_tree', event: 'toolFinished', detail: 'no node at path 3 waits for a tool call' },
+    ]);
     expect(step(at, ev.tool([3], 'c1', 'x'), SIMPLE).state.frames).toEqual(at.frames);
   });
 });
@@ -608,7 +614,7 @@ describe('a destructive call stops the run for approval', () => {
       SIMPLE,
       ev.user('add x', 'activation-other'),
       ev.tools(),
-      ev.history([], [userText('add x')]),
+      ev.conversation([], [userText('add x')]),
       ev.calls([], [call('c1', 'resources_add', { name: 'x' })]),
     );
     expect(only(other.effects, 'write').approvals[0]!.uuid).not.toBe(only(again.effects, 'write').approvals[0]!.uuid);
@@ -619,7 +625,7 @@ describe('a destructive call stops the run for approval', () => {
     const write = only(effects, 'write');
     const out = step(state, ev.written(4), SIMPLE);
     expect(work(out.effects)).toEqual([{ kind: 'done', answer: { kind: 'paused', approvals: [write.approvals[0]!.uuid] } }]);
-    expect(out.state).toMatchObject({ status: 'ended', base: write.run, revision: 4, gates: [], modelCalls: 0 });
+    expect(out.state).toMatchObject({ phase: 'finished', base: write.run, revision: 4, gates: [], modelCalls: 0 });
   });
 
   it("a second destructive call of the step is deferred; the step's earlier safe steps are written with the pause", () => {
@@ -731,11 +737,11 @@ rows('the model fails, or runs out of steps', [
     ],
   },
   {
-    name: 'modelFailed for a path with no model call is ignored',
+    name: 'modelFailed for a path with no model call is refused as out of phase',
     env: SIMPLE,
     given: () => simpleAtModel(),
     when: { kind: 'modelFailed', path: [2], category: 'internal', error: 'x' },
-    effects: [],
+    effects: [{ kind: 'outOfPhase', phase: 'walking_tree', event: 'modelFailed', detail: 'no node at path 2 waits for the model' }],
   },
   {
     name: 'the step budget (chat.max_llm_iterations) spent → "Stopped after N model calls…"',
@@ -746,7 +752,7 @@ rows('the model fails, or runs out of steps', [
         { ...SIMPLE, maxModelCalls: 2 },
         ev.user('go'),
         ev.tools(),
-        ev.history([], [userText('go')]),
+        ev.conversation([], [userText('go')]),
         ev.calls([], [call('c1', 'resources_list', {})]),
         ev.tool([], 'c1', '[]'),
         ev.calls([], [call('c2', 'resources_list', {})]),
@@ -1301,7 +1307,7 @@ describe('approve: claim, run the stored call once, go on', () => {
     expect(decided.state.activation).toBe('activation-2');
 
     const won = step(decided.state, ev.claimed(true), SIMPLE);
-    expect(work(won.effects)).toEqual([{ kind: 'runApproved', uuid: approval.uuid }]);
+    expect(work(won.effects)).toEqual([{ kind: 'runApproved', uuid: approval.uuid, approval }]);
     expect(won.state.decision!.claimed).toBe(true);
 
     const ran = step(won.state, ev.ran(approval.uuid, 'added x'), SIMPLE);
@@ -1311,7 +1317,7 @@ describe('approve: claim, run the stored call once, go on', () => {
     const tools = step(ran.state, ev.tools(), SIMPLE);
     expect(work(tools.effects)).toEqual([{ kind: 'loadHistory', path: [], nodeMessages: null }]);
 
-    const history = step(tools.state, ev.history([], [userText('add x')], SYSTEM), SIMPLE);
+    const history = step(tools.state, ev.conversation([], [userText('add x')]), SIMPLE);
     expect(work(history.effects)).toMatchObject([{ kind: 'callModel', path: [], systemPrompt: SYSTEM }]);
 
     const answered = step(history.state, ev.text([], 'x is added'), SIMPLE);
@@ -1336,7 +1342,7 @@ describe('approve: claim, run the stored call once, go on', () => {
     expect(write.run!.pending[0]!.nodeMessages).toBe(3);
     const approval = pendingOf(write.approvals[0]!);
     const won = feed(storedRun(write.run!, 4), env, ev.decide(approval, true), ev.claimed(true));
-    expect(work(won.effects)).toEqual([{ kind: 'runApproved', uuid: approval.uuid, node: 'executor' }]);
+    expect(work(won.effects)).toEqual([{ kind: 'runApproved', uuid: approval.uuid, approval, node: 'executor' }]);
     const out = feed(won.state, env, ev.ran(approval.uuid, 'added x'), ev.tools());
     expect(work(out.effects)).toEqual([{ kind: 'loadHistory', path: [1], node: 'executor', nodeMessages: 3 }]);
     // The rest of the sequence runs after the resumed node; the session kept from the pause resolves its prompt.
@@ -1380,7 +1386,7 @@ rows('a decision that cannot be carried out', [
       expect(only(effects, 'refuse').message).toMatch(
         /^approval [0-9a-f-]+ cannot resume its pipeline: the configuration has no agent tree any more\. Nothing was run/,
       );
-      expect(state.status).toBe('ended');
+      expect(state.phase).toBe('finished');
     },
   },
   {
@@ -1405,12 +1411,12 @@ rows('a decision that cannot be carried out', [
     given: () => feed(storedRun(simplePaused().run, 4), SIMPLE, ev.decide(simplePaused().approval, true)).state,
     when: ev.claimed(false),
     effects: [{ kind: 'done', answer: { kind: 'notDecided' } }],
-    then: (state) => expect(state.status).toBe('ended'),
+    then: (state) => expect(state.phase).toBe('finished'),
   },
 ]);
 
 describe('a decision refused for a changed tree leaves nothing to do', () => {
-  it('the fingerprint mismatch names where it paused, and later events are ignored', () => {
+  it('the fingerprint mismatch names where it paused, and later events are refused as out of phase', () => {
     const out = feed(
       treeAtModel(sequentialTree),
       treeEnv(sequentialTree),
@@ -1431,8 +1437,11 @@ describe('a decision refused for a changed tree leaves nothing to do', () => {
         message: `approval ${approval.uuid} cannot resume its pipeline: the agent tree changed since it paused at agent.agents[1], so that path no longer leads to the same node. Nothing was run; restore the configuration, or reject the approval to cancel the pipeline.`,
       },
     ]);
-    expect(refused.state.status).toBe('ended');
-    expect(step(refused.state, ev.claimed(true), changed)).toEqual({ state: refused.state, effects: [] });
+    expect(refused.state.phase).toBe('finished');
+    expect(step(refused.state, ev.claimed(true), changed)).toEqual({
+      state: refused.state,
+      effects: [{ kind: 'outOfPhase', phase: 'finished', event: 'claimed', detail: 'the activation has already answered' }],
+    });
     // A rejection needs no tree to lead anywhere: it is carried out.
     const rejected = step(storedRun(write.run!, 4), ev.decide(approval, false, 'no'), changed);
     expect(work(rejected.effects)).toMatchObject([{ kind: 'claim', approved: false, clearRun: true }]);
@@ -1472,7 +1481,7 @@ describe('reject', () => {
     const won = step(decided.state, ev.claimed(true), SIMPLE);
     expect(work(won.effects)).toEqual([{ kind: 'loadTools' }]);
     expect(won.state).toMatchObject({ afterRejection: true, changes: { resumed: approval.uuid } });
-    const atModel = feed(won.state, SIMPLE, ev.tools(), ev.history([], [userText('add x'), ...claim.messages]));
+    const atModel = feed(won.state, SIMPLE, ev.tools(), ev.conversation([], [userText('add x'), ...claim.messages]));
     expect(work(atModel.effects)).toMatchObject([{ kind: 'callModel' }]);
     const answered = step(atModel.state, ev.text([], 'Understood, I did not add x.'), SIMPLE);
     // The pause is gone with the rejection: the run is cleared.
@@ -1580,9 +1589,16 @@ describe('reject', () => {
     expect(effects).toEqual([{ kind: 'refuse', code: 'aborted', message: expect.stringContaining('kept changing under this decision') }]);
   });
 
-  it('approvalsLoaded without a decision is ignored', () => {
+  it('approvalsLoaded while the tree walks is refused as out of phase', () => {
     const state = treeAtModel(sequentialTree);
-    expect(step(state, { kind: 'approvalsLoaded', approvals: [] }, treeEnv(sequentialTree)).effects).toEqual([]);
+    expect(step(state, { kind: 'approvalsLoaded', approvals: [] }, treeEnv(sequentialTree)).effects).toEqual([
+      {
+        kind: 'outOfPhase',
+        phase: 'walking_tree',
+        event: 'approvalsLoaded',
+        detail: 'the run waits for its nodes (history, model, tools)',
+      },
+    ]);
   });
 });
 
@@ -1635,7 +1651,7 @@ describe('write conflicts: the write is redone on the newer state (concurrent re
     expect(work(out.effects)).toEqual([
       { kind: 'done', answer: { kind: 'superseded', reason: 'a newer message started another run', endTurn: false } },
     ]);
-    expect(out.state.status).toBe('ended');
+    expect(out.state.phase).toBe('finished');
   });
 
   it('a conflict with no run stored (cancelled under it) → superseded, and the driver ends the turn', () => {
@@ -1662,13 +1678,15 @@ describe('write conflicts: the write is redone on the newer state (concurrent re
         message: `the run of this conversation kept changing under this request (${MAX_WRITE_ATTEMPTS} writes lost a race); try again`,
       },
     ]);
-    expect(out.state).toMatchObject({ status: 'ended', write: undefined });
+    expect(out.state).toMatchObject({ phase: 'finished', write: undefined });
   });
 
-  it('written or writeConflict with no write pending are ignored', () => {
+  it('written or writeConflict with no write pending are refused as out of phase', () => {
     const state = simpleAtModel();
-    expect(step(state, ev.written(9), SIMPLE).effects).toEqual([]);
-    expect(step(state, ev.conflict(undefined, 9), SIMPLE).effects).toEqual([]);
+    expect(step(state, ev.written(9), SIMPLE).effects).toMatchObject([{ kind: 'outOfPhase', phase: 'walking_tree', event: 'written' }]);
+    expect(step(state, ev.conflict(undefined, 9), SIMPLE).effects).toMatchObject([
+      { kind: 'outOfPhase', phase: 'walking_tree', event: 'writeConflict' },
+    ]);
     expect(step(state, ev.written(9), SIMPLE).state.revision).toBe(3);
   });
 });
@@ -1677,7 +1695,7 @@ describe('timerFired and cancel: no new work, in-flight results come back', () =
   it('the deadline while the model answers → its answer is not acted on; the run ends with the note', () => {
     const stopped = step(simpleAtModel(), { kind: 'timerFired' }, SIMPLE);
     expect(stopped.effects).toEqual([]);
-    expect(stopped.state).toMatchObject({ stop: STOPPED_BY_DEADLINE, inFlight: 1, status: 'running' });
+    expect(stopped.state).toMatchObject({ stop: STOPPED_BY_DEADLINE, inFlight: 1, phase: 'walking_tree' });
     const answered = step(stopped.state, ev.calls([], [call('c1', 'resources_list', {})]), SIMPLE);
     expect(work(answered.effects)).toEqual([
       {
@@ -1758,7 +1776,7 @@ describe('timerFired and cancel: no new work, in-flight results come back', () =
     const stopped = step(claiming.state, { kind: 'timerFired' }, SIMPLE);
     expect(stopped.effects).toEqual([]);
     const won = step(stopped.state, ev.claimed(true), SIMPLE);
-    expect(work(won.effects)).toEqual([{ kind: 'runApproved', uuid: approval.uuid }]);
+    expect(work(won.effects)).toEqual([{ kind: 'runApproved', uuid: approval.uuid, approval }]);
     const ran = step(won.state, ev.ran(approval.uuid, 'added x'), SIMPLE);
     expect(work(ran.effects)).toEqual([
       {
@@ -1794,7 +1812,7 @@ describe("a lost lease: the run is no longer this activation's, but a turn that 
     expect(only(finishing.effects, 'write').run).toBeUndefined();
     const losing = step(finishing.state, lost, SIMPLE);
     expect(losing.effects).toEqual([]);
-    expect(losing.state).toMatchObject({ status: 'running', lost: 'another replica took the run over' });
+    expect(losing.state).toMatchObject({ phase: 'writing', lost: 'another replica took the run over' });
     expect(work(step(losing.state, ev.written(4), SIMPLE).effects)).toEqual([
       { kind: 'done', answer: { kind: 'answered', response: 'all done' } },
     ]);
@@ -1812,7 +1830,9 @@ describe("a lost lease: the run is no longer this activation's, but a turn that 
   it('nothing on its way: the activation ends at once, lost, and what comes back later starts nothing', () => {
     const losing = step(simpleAtModel(), lost, SIMPLE);
     expect(work(losing.effects)).toEqual([lostAnswer]);
-    expect(step(losing.state, ev.text([], 'too late'), SIMPLE).effects).toEqual([]);
+    expect(step(losing.state, ev.text([], 'too late'), SIMPLE).effects).toMatchObject([
+      { kind: 'outOfPhase', phase: 'finished', event: 'modelAnswered' },
+    ]);
   });
 
   it('a write refused after the loss (the fence, or a newer run) is not written again: lost', () => {
@@ -1865,26 +1885,53 @@ describe("a lost lease: the run is no longer this activation's, but a turn that 
   });
 });
 
-describe('events that do not belong are ignored; the machine is pure and deterministic', () => {
-  it('events for a path with no node waiting change nothing but the in-flight count', () => {
+describe('events that do not belong are refused as out of phase, never dropped silently; the machine is pure and deterministic', () => {
+  it('events of another phase, or for a path with no node waiting, are refused with an outOfPhase effect and change nothing but the in-flight count', () => {
     const state = simpleAtModel();
-    for (const event of [
-      ev.text([4], 'x'),
-      ev.history([], []),
-      ev.tool([], 'c1', 'x'),
-      { kind: 'approvedCallFinished', uuid: 'u', outcome: { text: 'x', isError: false } } as RunEvent,
-    ]) {
+    expect(state.phase).toBe('walking_tree');
+    for (const [event, detail] of [
+      [ev.text([4], 'x'), 'no node at path 4 waits for the model'],
+      [ev.history([], []), 'no node at the root waits for its history'],
+      [ev.tool([], 'c1', 'x'), 'no node at the root waits for a tool call'],
+      [
+        { kind: 'approvedCallFinished', uuid: 'u', outcome: { text: 'x', isError: false } } as RunEvent,
+        'the run waits for its nodes (history, model, tools)',
+      ],
+      [ev.tools(), 'the run waits for its nodes (history, model, tools)'],
+      [ev.claimed(true), 'the run waits for its nodes (history, model, tools)'],
+      [ev.user('again'), 'the run waits for its nodes (history, model, tools)'],
+    ] as const) {
       const out = step(state, event, SIMPLE);
-      expect(out.effects).toEqual([]);
+      expect(out.effects).toEqual([{ kind: 'outOfPhase', phase: 'walking_tree', event: event.kind, detail }]);
       expect({ ...out.state, inFlight: 0 }).toEqual({ ...state, inFlight: 0 });
     }
   });
 
-  it('after the run ended, every event is ignored', () => {
+  it('each phase is named after what the run waits for', () => {
+    expect(freshRun('simple', 3).phase).toBe('starting');
+    expect(simpleStarted().phase).toBe('loading_tools');
+    const paused = simplePaused();
+    const pausing = step(simpleAtModel(), ev.calls([], [call('c1', 'resources_add', { name: 'x' })]), SIMPLE);
+    expect(pausing.state.phase).toBe('writing');
+    expect(paused.state.phase).toBe('finished');
+    const deciding = step(storedRun(paused.run, 4), ev.decide(paused.approval, true), SIMPLE);
+    expect(deciding.state.phase).toBe('deciding');
+    const executing = step(deciding.state, ev.claimed(true), SIMPLE);
+    expect(executing.state.phase).toBe('executing_approved');
+    expect(step(executing.state, ev.ran(paused.approval.uuid, 'added x'), SIMPLE).state.phase).toBe('loading_tools');
+  });
+
+  it('after the run ended, a stop is quietly ignored and any other event is refused as out of phase', () => {
     const ended = feed(simpleAtModel(), SIMPLE, ev.text([], 'done'), ev.written(4)).state;
-    expect(ended.status).toBe('ended');
-    for (const event of [ev.text([], 'again'), ev.tools(), { kind: 'timerFired' } as RunEvent, ev.claimed(true), ev.written(5)]) {
+    expect(ended.phase).toBe('finished');
+    for (const event of [{ kind: 'timerFired' } as RunEvent, { kind: 'cancel', reason: 'x' } as RunEvent]) {
       expect(step(ended, event, SIMPLE)).toEqual({ state: ended, effects: [] });
+    }
+    for (const event of [ev.text([], 'again'), ev.tools(), ev.claimed(true), ev.written(5)]) {
+      expect(step(ended, event, SIMPLE)).toEqual({
+        state: ended,
+        effects: [{ kind: 'outOfPhase', phase: 'finished', event: event.kind, detail: 'the activation has already answered' }],
+      });
     }
   });
 
@@ -1924,12 +1971,25 @@ describe('events that do not belong are ignored; the machine is pure and determi
 
 // ---- a run taken over from a replica that stopped -------------------------------------
 
+/** What the store holds of a run taken over; by default a message's turn that recorded nothing but the message. */
 const takenOver = (extra: Partial<Extract<RunEvent, { kind: 'takenOver' }>> = {}): RunEvent => ({
   kind: 'takenOver',
   runId: 'run-taken',
   activation: 'activation-taken',
-  userMessage: 'add x',
+  conversation: { messages: storedMessages([userText('add x')]), pendingApprovals: [] },
+  unfinished: [],
+  takeovers: 1,
+  maxTakeovers: 3,
   ...extra,
+});
+/** The stored result of the approved (or rejected) resources_add, the last thing a cut-off decision recorded. */
+const resultOfAdd = (rejected: boolean): NewMessage => ({
+  role: MessageRole.MESSAGE_ROLE_TOOL,
+  content: rejected ? 'Rejected by a human.' : 'added x',
+  toolCall: { id: 'c1', name: 'resources_add', argumentsJson: '{"name":"x"}', ...(rejected && { rejected: true }) },
+});
+const afterDecision = (rejected: boolean, pendingApprovals: PendingApproval[] = []) => ({
+  conversation: { messages: storedMessages([userText('add x'), resultOfAdd(rejected)]), pendingApprovals },
 });
 
 rows('a run taken over goes on from what is stored', [
@@ -1953,14 +2013,14 @@ rows('a run taken over goes on from what is stored', [
     name: 'simple mode after an approved call whose result is recorded: its pause goes with the next write, the model reads the whole history',
     env: SIMPLE,
     given: () => storedRun(simplePaused().run, 5),
-    when: () => takenOver({ resumed: { uuid: simplePaused().approval.uuid, rejected: false } }),
+    when: () => takenOver(afterDecision(false)),
     effects: [{ kind: 'loadTools' }],
     then: (state) => {
       expect(state.changes.resumed).toBe(simplePaused().approval.uuid);
       expect(state.runId).toBe(simplePaused().run.runId);
       const atHistory = step(state, ev.tools(), SIMPLE);
       expect(work(atHistory.effects)).toMatchObject([{ kind: 'loadHistory', path: [], nodeMessages: null }]);
-      const answered = feed(atHistory.state, SIMPLE, ev.history([], [userText('add x')], SYSTEM), ev.text([], 'added x'));
+      const answered = feed(atHistory.state, SIMPLE, ev.conversation([], [userText('add x')]), ev.text([], 'added x'));
       expect(only(answered.effects, 'write')).toMatchObject({ run: undefined, expectedRevision: 5, messages: [{ content: 'added x' }] });
     },
   },
@@ -1968,14 +2028,14 @@ rows('a run taken over goes on from what is stored', [
     name: 'simple mode after a rejection whose "no" is recorded: the answer still begins with the cancellation',
     env: SIMPLE,
     given: () => storedRun(simplePaused().run, 5),
-    when: () => takenOver({ resumed: { uuid: simplePaused().approval.uuid, rejected: true } }),
+    when: () => takenOver(afterDecision(true)),
     effects: [{ kind: 'loadTools' }],
     then: (state) => {
       const done = feed(
         state,
         SIMPLE,
         ev.tools(),
-        ev.history([], [userText('add x')], SYSTEM),
+        ev.conversation([], [userText('add x')]),
         ev.text([], 'Fine, not adding it.'),
         ev.written(6),
       );
@@ -1989,7 +2049,7 @@ rows('a run taken over goes on from what is stored', [
     name: 'a claimed approval whose call never started: takenOver → runApproved, the claim standing (the call runs at most once: StartApprovalExecution)',
     env: SIMPLE,
     given: () => storedRun(simplePaused().run, 5),
-    when: () => takenOver({ approved: { ...simplePaused().approval, status: ApprovalStatus.APPROVAL_STATUS_APPROVED } }),
+    when: () => takenOver({ unfinished: [{ ...simplePaused().approval, status: ApprovalStatus.APPROVAL_STATUS_APPROVED }] }),
     effects: [{ kind: 'runApproved' }],
     then: (state, effects) => {
       expect(only(effects, 'runApproved').uuid).toBe(simplePaused().approval.uuid);
@@ -2003,7 +2063,7 @@ rows('a run taken over goes on from what is stored', [
     name: 'an agent tree after an approved branch call: the resumed node reloads its steps and the result (nodeMessages), exactly where it paused',
     env: treeEnv(parallelTree('required')),
     given: () => storedRun(parallelPaused().run, 6),
-    when: () => takenOver({ resumed: { uuid: parallelPaused().alpha.uuid, rejected: false } }),
+    when: () => takenOver(afterDecision(false, [parallelPaused().beta])),
     effects: [{ kind: 'loadTools' }],
     then: (state) => {
       const { env, run, alpha } = parallelPaused();
@@ -2019,12 +2079,75 @@ rows('a run taken over goes on from what is stored', [
     name: "an agent tree's message turn that recorded nothing: it starts again at the first node",
     env: treeEnv(sequentialTree),
     given: () => freshRun('tree', 3),
-    when: takenOver({ userMessage: 'list all' }),
+    when: takenOver({ conversation: { messages: storedMessages([userText('list all')]), pendingApprovals: [] } }),
     effects: [{ kind: 'loadTools' }],
     then: (state) => {
       const started = step(state, ev.tools(), treeEnv(sequentialTree));
       expect(work(started.effects)).toMatchObject([{ kind: 'callModel', path: [0], node: 'analyzer', systemPrompt: 'Analyze: list all' }]);
     },
+  },
+  {
+    name: 'an approved call that started and has no recorded outcome → asked again as a new approval (outcome unknown), the pause moved to it; nothing runs',
+    env: SIMPLE,
+    given: () => storedRun(simplePaused().run, 5),
+    when: () => takenOver({ unfinished: [{ ...simplePaused().approval, status: ApprovalStatus.APPROVAL_STATUS_EXECUTING }] }),
+    effects: [
+      { kind: 'askAgain', expectedRevision: 5 },
+      { kind: 'done', answer: { kind: 'paused' } },
+    ],
+    then: (state, effects) => {
+      const { approval, run } = simplePaused();
+      const [write] = only(effects, 'askAgain').writes;
+      expect(write).toMatchObject({
+        interrupted: approval.uuid,
+        approval: { toolName: 'resources_add', toolArgsJson: approval.toolArgsJson, outcomeUnknown: true, replacesUuid: approval.uuid },
+      });
+      expect(write!.approval.description).toMatch(/^Outcome unknown: resources_add was approved and had started/);
+      expect(write!.run!.pending.map((pause) => pause.approvalUuid)).toEqual([write!.approval.uuid]);
+      expect(write!.run!.pending[0]).toEqual({ ...run.pending[0], approvalUuid: write!.approval.uuid });
+      expect(only(effects, 'done').answer).toEqual({ kind: 'paused', approvals: [write!.approval.uuid] });
+      expect(logs(effects)).toEqual(['approved call with unknown outcome asked again']);
+      expect(state.phase).toBe('finished');
+    },
+  },
+  {
+    name: 'taken over more often than runs.max_takeovers → the turn ends with a note, nothing runs',
+    env: SIMPLE,
+    given: () => freshRun('simple', 3),
+    when: takenOver({ takeovers: 4, maxTakeovers: 3 }),
+    effects: [
+      { kind: 'endTurnWithNote', note: expect.stringContaining('it was taken over 3 times') },
+      { kind: 'done', answer: { kind: 'interrupted' } },
+    ],
+  },
+  {
+    name: 'a stored run this release cannot read → the turn ends with a note naming why',
+    env: SIMPLE,
+    given: () => freshRun('simple', 3),
+    when: takenOver({ unreadableRun: 'schema version 9' }),
+    effects: [
+      { kind: 'endTurnWithNote', note: expect.stringContaining('its stored run cannot be read (schema version 9)') },
+      { kind: 'done' },
+    ],
+  },
+  {
+    name: 'a simple-mode run when the configuration now runs an agent tree → the turn ends with a note',
+    env: treeEnv(sequentialTree),
+    given: () => storedRun(simplePaused().run, 5),
+    when: () => takenOver(afterDecision(false)),
+    effects: [{ kind: 'endTurnWithNote', note: expect.stringContaining('the configuration now runs turns differently') }, { kind: 'done' }],
+  },
+  {
+    name: "an agent tree's turn whose nodes recorded steps → the turn ends with a note rather than repeat them",
+    env: treeEnv(sequentialTree),
+    given: () => freshRun('tree', 3),
+    when: takenOver({
+      conversation: {
+        messages: storedMessages([userText('list all'), { role: MessageRole.MESSAGE_ROLE_ASSISTANT, content: 'three', node: 'analyzer' }]),
+        pendingApprovals: [],
+      },
+    }),
+    effects: [{ kind: 'endTurnWithNote', note: expect.stringContaining('running it again would repeat them') }, { kind: 'done' }],
   },
 ]);
 
@@ -2071,15 +2194,30 @@ rows('a decision records who made it and how; edits run; expiries reject', [
     ],
   },
   {
-    name: 'approve with edited arguments → the claim stores them; the won claim runs them, naming who edited',
+    name: 'approve with edited arguments → the tools are read first, to check the edit against the tool’s input schema',
     env: SIMPLE,
     given: () => storedRun(simplePaused().run, 4),
     when: () => decideWith(simplePaused().approval, true, { decidedBy: 'alice', via: 'rest', editedArgs: { name: 'y' } }),
+    effects: [{ kind: 'loadTools' }],
+    then: (state) => expect(state.phase).toBe('loading_tools'),
+  },
+  {
+    name: 'edited arguments that fit the input schema → the claim stores them; the won claim runs them, naming who edited',
+    env: SIMPLE,
+    given: () =>
+      feed(
+        storedRun(simplePaused().run, 4),
+        SIMPLE,
+        decideWith(simplePaused().approval, true, { decidedBy: 'alice', via: 'rest', editedArgs: { name: 'y' } }),
+      ).state,
+    when: ev.tools(),
     effects: [{ kind: 'claim', approved: true, decidedBy: 'alice', via: 'rest', editedArgs: { name: 'y' } }],
     then: (state) => {
       const won = step(state, ev.claimed(true), SIMPLE);
       const { approval } = simplePaused();
-      expect(work(won.effects)).toEqual([{ kind: 'runApproved', uuid: approval.uuid, edited: { args: { name: 'y' }, by: 'alice' } }]);
+      expect(work(won.effects)).toEqual([
+        { kind: 'runApproved', uuid: approval.uuid, approval, edited: { args: { name: 'y' }, by: 'alice' } },
+      ]);
       // The pause (and its hash) stays the model's call: the integrity check is on the stored arguments.
       expect(won.state.resume!.argsHash).toBe(callHash('resources_add', { name: 'x' }));
     },
@@ -2088,17 +2226,26 @@ rows('a decision records who made it and how; edits run; expiries reject', [
     name: 'an edit without a name for who made it → runApproved says anonymous',
     env: SIMPLE,
     given: () =>
-      feed(storedRun(simplePaused().run, 4), SIMPLE, decideWith(simplePaused().approval, true, { editedArgs: { name: 'z' } })).state,
+      feed(storedRun(simplePaused().run, 4), SIMPLE, decideWith(simplePaused().approval, true, { editedArgs: { name: 'z' } }), ev.tools())
+        .state,
     when: ev.claimed(true),
     effects: [{ kind: 'runApproved', edited: { args: { name: 'z' }, by: 'anonymous' } }],
   },
   {
-    name: 'edited arguments with a rejection → refuse failedPrecondition, nothing claimed',
+    name: 'edited arguments with a rejection → refuse invalidArgument, nothing read, nothing claimed',
     env: SIMPLE,
     given: () => storedRun(simplePaused().run, 4),
     when: () => decideWith(simplePaused().approval, false, { editedArgs: { name: 'y' } }),
-    effects: [{ kind: 'refuse', code: 'failedPrecondition', message: expect.stringContaining('can only be edited with an approval') }],
-    then: (state) => expect(state.status).toBe('ended'),
+    effects: [{ kind: 'refuse', code: 'invalidArgument', message: 'arguments can only be given with an approval ("approved": true)' }],
+    then: (state) => expect(state.phase).toBe('finished'),
+  },
+  {
+    name: 'edited arguments with a rejection of an approval decided already → refused all the same (the rule comes before the claim)',
+    env: SIMPLE,
+    given: () => storedRun(simplePaused().run, 4),
+    when: () =>
+      decideWith({ ...simplePaused().approval, status: ApprovalStatus.APPROVAL_STATUS_APPROVED }, false, { editedArgs: { name: 'y' } }),
+    effects: [{ kind: 'refuse', code: 'invalidArgument', message: 'arguments can only be given with an approval ("approved": true)' }],
   },
   {
     name: 'edited arguments of a proxied call (the peer holds its own) → refuse failedPrecondition, nothing claimed',
@@ -2107,6 +2254,108 @@ rows('a decision records who made it and how; edits run; expiries reject', [
     when: () =>
       decideWith({ ...simplePaused().approval, remoteTaskId: 'task-1', remoteAgentName: 'peer' }, true, { editedArgs: { name: 'y' } }),
     effects: [{ kind: 'refuse', code: 'failedPrecondition', message: expect.stringContaining('held by the sub-agent peer') }],
+  },
+  {
+    name: 'edited arguments that do not fit the input schema → refuse invalidArgument naming the first problem, nothing claimed',
+    env: SIMPLE,
+    given: () =>
+      feed(storedRun(simplePaused().run, 4), SIMPLE, decideWith(simplePaused().approval, true, { editedArgs: { name: 3 } })).state,
+    when: ev.tools(),
+    effects: [
+      {
+        kind: 'refuse',
+        code: 'invalidArgument',
+        message: 'the edited arguments do not fit the input schema of resources_add: arguments/name must be string. Nothing was decided.',
+      },
+    ],
+    then: (state) => expect(state.phase).toBe('finished'),
+  },
+  {
+    name: 'edited arguments of a tool no longer in the catalogue → refuse failedPrecondition, nothing claimed',
+    env: SIMPLE,
+    given: () =>
+      feed(storedRun(simplePaused().run, 4), SIMPLE, decideWith(simplePaused().approval, true, { editedArgs: { name: 'y' } })).state,
+    when: ev.tools([listTool]),
+    effects: [
+      {
+        kind: 'refuse',
+        code: 'failedPrecondition',
+        message:
+          'the tool resources_add is not available now, so edited arguments cannot be checked against its input schema. Nothing was decided.',
+      },
+    ],
+  },
+  {
+    name: 'edited arguments of a tool the configuration brings (an A2A agent, an a2a node) → checked against its schema, then claimed',
+    env: { ...SIMPLE, configuredTools: [addTool] },
+    given: () =>
+      feed(
+        storedRun(simplePaused().run, 4),
+        { ...SIMPLE, configuredTools: [addTool] },
+        decideWith(simplePaused().approval, true, { editedArgs: { name: 'y' } }),
+      ).state,
+    when: ev.tools([listTool]),
+    effects: [{ kind: 'claim', approved: true, editedArgs: { name: 'y' } }],
+  },
+  {
+    name: 'edited arguments while the tools cannot be read → refuse unavailable, nothing claimed',
+    env: SIMPLE,
+    given: () =>
+      feed(storedRun(simplePaused().run, 4), SIMPLE, decideWith(simplePaused().approval, true, { editedArgs: { name: 'y' } })).state,
+    when: { kind: 'toolsFailed', error: 'the broker is down' },
+    effects: [
+      { kind: 'refuse', code: 'unavailable', message: expect.stringContaining('the tools could not be read (the broker is down)') },
+    ],
+  },
+  {
+    name: 'a won claim whose stored call no longer matches its hash → runApproved records it not run, with an error logged',
+    env: SIMPLE,
+    given: () => {
+      const { run, approval } = simplePaused();
+      return feed(storedRun(run, 4), SIMPLE, ev.decide({ ...approval, toolArgsJson: JSON.stringify({ name: 'changed' }) }, true)).state;
+    },
+    when: ev.claimed(true),
+    effects: [
+      {
+        kind: 'runApproved',
+        notRun: 'resources_add was not executed: the stored call no longer matches the one that was approved.',
+      },
+    ],
+    then: (state, effects) => {
+      expect(logs(effects)).toEqual(['approved call does not match its hash']);
+      expect(effects.find((effect) => effect.kind === 'log')).toMatchObject({ level: 'error' });
+      expect(state.phase).toBe('executing_approved');
+    },
+  },
+  {
+    name: 'the hash is checked on the approval as the claim stored it, not as the decision read it before',
+    env: SIMPLE,
+    given: () => feed(storedRun(simplePaused().run, 4), SIMPLE, ev.decide(simplePaused().approval, true)).state,
+    when: () => ({
+      kind: 'claimed',
+      won: true,
+      approval: { ...simplePaused().approval, status: ApprovalStatus.APPROVAL_STATUS_APPROVED, toolArgsJson: '{"name":"changed"}' },
+    }),
+    effects: [{ kind: 'runApproved', notRun: expect.stringContaining('no longer matches the one that was approved') }],
+  },
+  {
+    name: 'a taken-over claim of a proxied call with edited arguments → runApproved without them (the peer runs its own stored call)',
+    env: SIMPLE,
+    given: () => storedRun(simplePaused().run, 4),
+    when: () =>
+      takenOver({
+        unfinished: [
+          {
+            ...simplePaused().approval,
+            status: ApprovalStatus.APPROVAL_STATUS_APPROVED,
+            remoteTaskId: 'task-1',
+            remoteAgentName: 'peer',
+            editedArgsJson: JSON.stringify({ name: 'y' }),
+          },
+        ],
+      }),
+    effects: [{ kind: 'runApproved' }],
+    then: (_state, effects) => expect(only(effects, 'runApproved').edited).toBeUndefined(),
   },
   {
     name: 'an expiry that rejects (simple mode) → an expired claim; the model reads that nobody decided in time; the run goes on',
@@ -2182,13 +2431,15 @@ rows('a decision records who made it and how; edits run; expiries reject', [
     given: () => storedRun(simplePaused().run, 5),
     when: () =>
       takenOver({
-        approved: {
-          ...simplePaused().approval,
-          status: ApprovalStatus.APPROVAL_STATUS_APPROVED,
-          decidedBy: 'alice',
-          via: 'web',
-          editedArgsJson: JSON.stringify({ name: 'y' }),
-        },
+        unfinished: [
+          {
+            ...simplePaused().approval,
+            status: ApprovalStatus.APPROVAL_STATUS_APPROVED,
+            decidedBy: 'alice',
+            via: 'web',
+            editedArgsJson: JSON.stringify({ name: 'y' }),
+          },
+        ],
       }),
     effects: [{ kind: 'runApproved', edited: { args: { name: 'y' }, by: 'alice' } }],
   },
@@ -2221,7 +2472,7 @@ function inputPaused() {
     SIMPLE,
     ev.user('book A'),
     ev.tools([...TOOLS, roomsTool]),
-    ev.history([], [userText('book A')], SYSTEM),
+    ev.conversation([], [userText('book A')]),
   ).state;
   const calling = feed(atModel, SIMPLE, ev.calls([], [call('c1', 'book_room', { room: 'A' })]));
   const paused = step(calling.state, ev.tool([], 'c1', 'asks', { input: asking() }), SIMPLE);
@@ -2245,7 +2496,7 @@ describe("an MCP server's question stops the turn as a pending approval", () => 
     expect(write.approvals[0]).not.toHaveProperty('remoteTaskId');
     expect(write.messages).toMatchObject([{ toolCall: { name: 'book_room', argumentsJson: '{"room":"A"}' } }]);
     expect(write.run!.pending).toMatchObject([{ toolName: 'book_room', argsHash: callHash('book_room', { room: 'A' }), input: asking() }]);
-    expect(state.status).toBe('ended');
+    expect(state.phase).toBe('finished');
   });
 
   it('approved with an answer → claim, then runApproved once with the request state and the accepted content (not as edited arguments)', () => {
@@ -2260,6 +2511,7 @@ describe("an MCP server's question stops the turn as a pending approval", () => 
     expect(runs).toEqual({
       kind: 'runApproved',
       uuid: approval.uuid,
+      approval,
       input: { request: asking(), responses: { guest: { action: 'accept', content: { name: 'Ada' } } } },
     });
     const after = step(running.state, ev.ran(approval.uuid, 'room A booked for Ada'), SIMPLE);
@@ -2305,14 +2557,100 @@ describe("an MCP server's question stops the turn as a pending approval", () => 
       status: ApprovalStatus.APPROVAL_STATUS_APPROVED,
       editedArgsJson: JSON.stringify({ name: 'Ada' }),
     };
-    const out = step(
-      storedRun(run, 4),
-      { kind: 'takenOver', runId: 'run-1', activation: 'activation-9', userMessage: 'book A', approved: claimedApproval },
-      SIMPLE,
-    );
+    const out = step(storedRun(run, 4), takenOver({ runId: 'run-1', activation: 'activation-9', unfinished: [claimedApproval] }), SIMPLE);
     expect(only(out.effects, 'runApproved').input).toEqual({
       request: asking(),
       responses: { guest: { action: 'accept', content: { name: 'Ada' } } },
     });
+  });
+});
+
+describe('simple mode fits the conversation to the token budget: compaction is the machine’s, its summary and its notice effects', () => {
+  const compacting = (strategy: MachineEnv['history']['compactionStrategy']): MachineEnv => ({
+    ...SIMPLE,
+    history: { systemPrompt: SYSTEM, maxTokens: 2000, compactionStrategy: strategy },
+  });
+  /** Three long turns before the user's new message: over the budget of 2000 tokens (less room for the answer). */
+  const longConversation = [userText('a'.repeat(2000)), userText('b'.repeat(2000)), userText('c'.repeat(2000)), userText('add x')];
+  const loaded = (env: MachineEnv) => feed(freshRun('simple', 3), env, ev.user('add x'), ev.tools(), ev.conversation([], longConversation));
+
+  it('a conversation within the budget → callModel at once, nothing recorded', () => {
+    const out = feed(
+      freshRun('simple', 3),
+      compacting('delete-old'),
+      ev.user('add x'),
+      ev.tools(),
+      ev.conversation([], [userText('add x')]),
+    );
+    expect(work(out.effects)).toMatchObject([{ kind: 'callModel', systemPrompt: SYSTEM }]);
+  });
+
+  it('delete-old over the budget → the notice is recorded first (phase compacting); once recorded, the model sees what is left', () => {
+    const env = compacting('delete-old');
+    const out = loaded(env);
+    expect(work(out.effects).map((effect) => effect.kind)).toEqual(['recordCompaction']);
+    expect(out.state.phase).toBe('compacting');
+    const notice = only(out.effects, 'recordCompaction').notice;
+    expect(notice).toMatchObject({
+      role: MessageRole.MESSAGE_ROLE_SYSTEM,
+      compaction: { strategy: 'delete-old', fromSeq: 1, summary: '' },
+    });
+    const recorded = step(out.state, { kind: 'compactionRecorded' }, env);
+    expect(logs(recorded.effects)).toEqual(['history compacted']);
+    const model = only(recorded.effects, 'callModel');
+    expect(model.systemPrompt).toBe(SYSTEM);
+    expect(model.history.map((message) => message.content)).toEqual(
+      longConversation.slice(notice.compaction!.toSeq).map((message) => message.content),
+    );
+    expect(model.history.at(-1)!.content).toBe('add x');
+    expect(recorded.state.phase).toBe('walking_tree');
+  });
+
+  it('partial-summary → the model is asked for a summary of what is hidden; its summary goes into the notice and the prompt', () => {
+    const env = compacting('partial-summary');
+    const out = loaded(env);
+    const summarize = only(out.effects, 'summarize');
+    expect(summarize).toMatchObject({ model: 'gemini-simple' });
+    expect(summarize.transcript).toContain('a'.repeat(100));
+    expect(out.state.phase).toBe('compacting');
+    const summarized = step(
+      out.state,
+      { kind: 'summaryAnswered', text: ' The user sent three long notes. ', usage: { inputTokens: 9, outputTokens: 3 } },
+      env,
+    );
+    const notice = only(summarized.effects, 'recordCompaction').notice;
+    expect(notice).toMatchObject({
+      compaction: { strategy: 'partial-summary', summary: 'The user sent three long notes.' },
+      usage: { inputTokens: 9, outputTokens: 3 },
+    });
+    const model = only(step(summarized.state, { kind: 'compactionRecorded' }, env).effects, 'callModel');
+    expect(model.systemPrompt).toContain(SYSTEM);
+    expect(model.systemPrompt).toContain('The user sent three long notes.');
+  });
+
+  it('a summary that fails → a warning, and the compaction is recorded without one', () => {
+    const env = compacting('partial-summary');
+    const failed = step(loaded(env).state, { kind: 'summaryFailed', error: 'the model is down' }, env);
+    expect(logs(failed.effects)).toEqual(['summary for compaction failed; compacting without one']);
+    expect(only(failed.effects, 'recordCompaction').notice.compaction).toMatchObject({ strategy: 'partial-summary', summary: '' });
+  });
+
+  it('a stop while the summary is asked for → nothing recorded, the run ends with the note once the summary is back', () => {
+    const env = compacting('partial-summary');
+    const stopped = step(loaded(env).state, { kind: 'cancel', reason: 'user pressed stop' }, env);
+    expect(work(stopped.effects)).toEqual([]);
+    const back = step(stopped.state, { kind: 'summaryAnswered', text: 'summary' }, env);
+    expect(work(back.effects)).toMatchObject([{ kind: 'write', messages: [{ content: stoppedText('user pressed stop') }] }]);
+  });
+
+  it('a compaction event while no compaction is under way is refused as out of phase', () => {
+    expect(step(simpleAtModel(), { kind: 'compactionRecorded' }, SIMPLE).effects).toEqual([
+      {
+        kind: 'outOfPhase',
+        phase: 'walking_tree',
+        event: 'compactionRecorded',
+        detail: 'the run waits for its nodes (history, model, tools)',
+      },
+    ]);
   });
 });

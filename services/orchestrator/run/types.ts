@@ -1,7 +1,16 @@
 import type { RemoteApproval } from '../../../gen/ts/asg/a2a/v1/a2a.js';
 import type { ToolCallPart, ToolDefinition } from '../../../gen/ts/asg/llm/v1/llm.js';
-import type { ApprovalRejection, NewApproval, NewMessage, PendingApproval, TokenUsage } from '../../../gen/ts/asg/store/v1/store.js';
+import type {
+  ApprovalRejection,
+  Conversation,
+  Message,
+  NewApproval,
+  NewMessage,
+  PendingApproval,
+  TokenUsage,
+} from '../../../gen/ts/asg/store/v1/store.js';
 import type { Tool } from '../../../gen/ts/asg/tools/v1/tools.js';
+import type { CompactionPlan, CompactionStrategy } from '../domain/compaction.js';
 import type { HistoryEntry } from '../domain/history.js';
 import type { InputRequest } from '../domain/elicitation.js';
 import type { PlannedCall } from '../domain/plan.js';
@@ -57,6 +66,21 @@ export interface MachineEnv {
   defaultModel: string;
   /** chat.max_llm_iterations: model calls per activation of one llm node. */
   maxModelCalls: number;
+  /** How simple mode fits the conversation to the model: its prompt when the conversation stored none, the token budget and the compaction strategy. */
+  history: {
+    /** The top-level prompt, or a lone llm node's own. */
+    systemPrompt: string;
+    /** chat.max_tokens; 0: the model's context window. */
+    maxTokens: number;
+    /** chat.compaction_strategy. */
+    compactionStrategy: CompactionStrategy;
+  };
+  /**
+   * Tools the configuration brings beside the catalogue (every A2A agent as a tool, each a2a
+   * node's delegation), which the catalogue does not list: arguments a human edited are checked
+   * against their schema too. Later entries win over the catalogue's of the same name.
+   */
+  configuredTools?: Tool[];
 }
 
 /** How a node ended. */
@@ -95,8 +119,26 @@ export interface LlmFrame {
   earlier: number;
   /** Model calls in this activation of the node. */
   calls: number;
-  awaiting: 'history' | 'model' | 'tools';
+  awaiting: 'history' | 'compaction' | 'model' | 'tools';
   step?: StepState;
+  /** Simple mode's conversation being compacted before the model sees it. */
+  compaction?: PendingCompaction;
+}
+
+/** A compaction of simple mode's conversation under way: its plan, then its summary (or none), then its notice being recorded. */
+export interface PendingCompaction {
+  plan: CompactionPlan;
+  /** The token budget the conversation outgrew. */
+  budget: number;
+  /** The system prompt before any summary is added to it. */
+  basePrompt: string;
+  /** The summary of the compaction before this one, which a new summary replaces. */
+  previousSummary: string | undefined;
+  /** The conversation as stored. */
+  messages: Message[];
+  /** The notice being recorded, and the summary the model's prompt carries from now on. */
+  notice?: NewMessage;
+  keptSummary?: string;
 }
 
 export type Frame =
@@ -170,12 +212,34 @@ interface Decision extends DecisionFacts {
   inClaim?: boolean;
 }
 
+/**
+ * Where an activation stands, named after what it waits for. Each phase has the events that
+ * answer it (machine.ts, EVENTS_OF_PHASE); any other event is out of phase and is refused with
+ * an `outOfPhase` effect, never dropped silently.
+ */
+export type RunPhase =
+  /** Nothing asked yet: a user message, a decision or a takeover begins the activation. */
+  | 'starting'
+  /** The tool catalogue is being read. */
+  | 'loading_tools'
+  /** Nodes of the tree load their history, call the model and call tools (several at once in parallel branches). */
+  | 'walking_tree'
+  /** Simple mode's conversation outgrew the token budget: its summary is asked for, or its compaction recorded. */
+  | 'compacting'
+  /** A decision is checked against the stored run and claimed. */
+  | 'deciding'
+  /** The claimed approval's stored call runs. */
+  | 'executing_approved'
+  /** A compare-and-set write of the run is on its way. */
+  | 'writing'
+  /** The activation has answered (or refused); nothing more is asked. */
+  | 'finished';
+
 export interface RunState {
+  phase: RunPhase;
   runId: string;
   mode: 'simple' | 'tree';
   userMessage: string;
-  /** `running` until the activation's answer is decided. */
-  status: 'running' | 'ended';
   /** The stored run as last read or written; undefined before a fresh run's first write. */
   base: StoredRun | undefined;
   /** The revision the next write names (store.proto, UpdateRun). */
@@ -212,8 +276,15 @@ export type RunEvent =
   | { kind: 'userMessage'; runId: string; activation: string; text: string }
   | { kind: 'toolsLoaded'; tools: Tool[] }
   | { kind: 'toolsFailed'; error: string }
-  /** A node's history as stored (simple mode: the conversation fitted to the token budget, with its system prompt). */
-  | { kind: 'historyLoaded'; path: Path; history: HistoryEntry[]; systemPrompt?: string }
+  /** A tree node's history as stored. */
+  | { kind: 'historyLoaded'; path: Path; history: HistoryEntry[] }
+  /** Simple mode's conversation as stored, with every message (compaction notices included). */
+  | { kind: 'conversationLoaded'; path: Path; messages: Message[] }
+  /** The model summarized what a compaction hides. */
+  | { kind: 'summaryAnswered'; text: string; usage?: TokenUsage }
+  | { kind: 'summaryFailed'; error: string }
+  /** The compaction's notice is stored: the model may see the compacted conversation now. */
+  | { kind: 'compactionRecorded' }
   | { kind: 'modelAnswered'; path: Path; reply: ModelReply }
   | { kind: 'modelFailed'; path: Path; category: string; error: string }
   | { kind: 'toolFinished'; path: Path; callId: string; outcome: ToolOutcome }
@@ -229,7 +300,8 @@ export type RunEvent =
   /** The run's waiting approvals as stored, asked for by loadApprovals. */
   | { kind: 'approvalsLoaded'; approvals: PendingApproval[] }
   /** The claim of the decision: won, or another decision was first. */
-  | { kind: 'claimed'; won: boolean }
+  /** `approval`: the approval as the claim stored it, when the store returned it (what a won claim carries out). */
+  | { kind: 'claimed'; won: boolean; approval?: PendingApproval }
   /** A claim that named the run's revision was refused: the run changed (here is what is stored now); nothing was written. */
   | { kind: 'claimConflict'; latest: StoredRun | undefined; revision: number }
   /** The approved call ran (exactly once, recorded by the driver with its result). */
@@ -248,18 +320,25 @@ export type RunEvent =
    */
   | { kind: 'leaseLost'; reason: string }
   /**
-   * The run of a replica that died (or handed it back) goes on here from what is
-   * stored. `approved`: an approval claimed but whose call never started — it runs now.
-   * `resumed`: a decided approval whose continuation was cut off — it goes on after it.
-   * Neither: a message's turn, run again from its stored history.
+   * This replica took over the run of a replica that died (or handed it back): what the store
+   * holds of it. What happens next is the machine's to decide (takeover-plan.ts): a call whose
+   * outcome is unknown is asked again, an approved call that never started runs, a decided
+   * approval's cut-off continuation goes on, a message's turn runs again — or the turn ends
+   * with a note when going on would do something twice.
    */
   | {
       kind: 'takenOver';
       runId: string;
       activation: string;
-      userMessage: string;
-      approved?: PendingApproval;
-      resumed?: { uuid: string; rejected: boolean };
+      /** The conversation's messages and its pending approvals. */
+      conversation: Pick<Conversation, 'messages' | 'pendingApprovals'>;
+      /** Its approvals that were approved but never finished. */
+      unfinished: PendingApproval[];
+      /** The how-manieth takeover of this turn this is, and the most allowed (runs.max_takeovers). */
+      takeovers: number;
+      maxTakeovers: number;
+      /** The stored run could not be read: why (the state then holds no run). */
+      unreadableRun?: string;
     };
 
 /** How an activation answers. */
@@ -276,7 +355,9 @@ export type RunAnswer =
   /** The stored run belongs to another run now, or none: this activation is over. */
   | { kind: 'superseded'; reason: string; endTurn: boolean }
   /** The lease was lost before the turn's last write was stored: what the run does next is another activation's (leaseLost). */
-  | { kind: 'lost'; reason: string };
+  | { kind: 'lost'; reason: string }
+  /** A taken-over turn that could not go on without doing something twice ended with this note. */
+  | { kind: 'interrupted'; note: string };
 
 export type Effect =
   | { kind: 'loadTools' }
@@ -292,6 +373,10 @@ export type Effect =
       tools: ToolDefinition[];
     }
   | { kind: 'callTool'; path: Path; node?: string; call: ToolCallPart; args: Record<string, unknown>; unapprovedReason: string }
+  /** Asks the model for a summary of the transcript of what a compaction hides (SUMMARY_INSTRUCTIONS). */
+  | { kind: 'summarize'; model: string; transcript: string }
+  /** Appends a compaction's notice (part of no turn's record), before the model sees the compacted conversation. */
+  | { kind: 'recordCompaction'; notice: NewMessage }
   | { kind: 'loadApprovals' }
   /** The atomic claim of a decision; with expectedRunRevision, only while the run is unchanged (a rejection that cancels it). */
   | ({
@@ -305,14 +390,29 @@ export type Effect =
       continuesTurn: boolean;
       expectedRunRevision?: number;
     } & DecisionFacts)
-  /** Runs the claimed approval's stored call, at most once; with `edited`, with the arguments a human edited (the model is told who). */
+  /**
+   * Runs the claimed approval's stored call, at most once; with `edited`, with the arguments a
+   * human edited (the model is told who). With `notRun`, the call is recorded as executing and
+   * finished with this error instead: it does not match the hash it was approved with.
+   */
   | {
       kind: 'runApproved';
       uuid: string;
+      /** The approval as the decision read it (a claim's answer, when there was one, is newer). */
+      approval: PendingApproval;
       node?: string;
+      notRun?: string;
       edited?: { args: Record<string, unknown>; by: string };
       input?: { request: InputRequest; responses: Record<string, unknown> };
     }
+  /** Ends a taken-over turn with a note in the conversation, fenced by this replica's lease. */
+  | { kind: 'endTurnWithNote'; note: string }
+  /**
+   * Asks again, one write each in this order, for approved calls whose outcome is unknown: the
+   * new approval (outcome_unknown, replacing the interrupted one) and the run with its pause
+   * moved to it. The first write ends the turn (the conversation waits); the others follow it.
+   */
+  | { kind: 'askAgain'; writes: { interrupted: string; approval: NewApproval; run: StoredRun | undefined }[]; expectedRevision: number }
   /** Tells the MCP server whose question a human declined, after the claim: its call goes on with the decline. */
   | { kind: 'declineInput'; approval: PendingApproval; request: InputRequest }
   /** Tells the peer that holds a proxied call that it was rejected here. */
@@ -321,7 +421,13 @@ export type Effect =
   | { kind: 'append'; messages: NewMessage[] }
   /** A compare-and-set write of the run (absent: cleared) with its messages and new approvals. */
   | { kind: 'write'; messages: NewMessage[]; approvals: NewApproval[]; run: StoredRun | undefined; expectedRevision: number }
-  | { kind: 'log'; level: 'info' | 'warn'; message: string; fields: Record<string, string | number | boolean | undefined> }
-  /** The activation stops with an error: FAILED_PRECONDITION (nothing was done: the decision cannot be carried out) or ABORTED (its writes kept losing races). */
-  | { kind: 'refuse'; code: 'failedPrecondition' | 'aborted'; message: string }
+  | { kind: 'log'; level: 'info' | 'warn' | 'error'; message: string; fields: Record<string, string | number | boolean | undefined> }
+  /** An event that does not fit the run's phase (or names a node, call or decision that does not wait for it): logged and counted, nothing else. */
+  | { kind: 'outOfPhase'; phase: RunPhase; event: RunEvent['kind']; detail: string }
+  /**
+   * The activation stops with an error: INVALID_ARGUMENT (the decision's edited arguments do not fit), FAILED_PRECONDITION
+   * (nothing was done: the decision cannot be carried out), UNAVAILABLE (what the decision needs could not be read; nothing
+   * was decided) or ABORTED (its writes kept losing races).
+   */
+  | { kind: 'refuse'; code: 'invalidArgument' | 'failedPrecondition' | 'unavailable' | 'aborted'; message: string }
   | { kind: 'done'; answer: RunAnswer };
