@@ -1,0 +1,888 @@
+import { randomUUID } from 'node:crypto';
+import {
+  type AdvanceWebhookCursorRequest,
+  type AppendMessagesRequest,
+  type AuditEntry,
+  type ClaimApprovalRequest,
+  type ClaimWebhookCursorResponse,
+  type Conversation,
+  type ConversationEvent,
+  ConversationStatus,
+  type ConversationSummary,
+  type CreateApprovalRequest,
+  type CreateConversationRequest,
+  type FinishApprovalExecutionRequest,
+  type GetConversationRequest,
+  type ListApprovalsRequest,
+  type ListAuditRequest,
+  type ListConversationsRequest,
+  type ListPendingApprovalsRequest,
+  type MarkApprovalInterruptedRequest,
+  type Message,
+  MessageRole,
+  type NewMessage,
+  type PendingApproval,
+  type PushConfig,
+  type RunLease,
+  type StartTurnRequest,
+  type TakenOverRun,
+  type UpdateRunRequest,
+} from '../../../gen/ts/asg/store/v1/store.js';
+import { aborted, failedPrecondition, invalidArgument, notFound } from '../../common/grpc/errors.js';
+import {
+  alsoRejected,
+  appendedMessageRow,
+  approvalExpiry,
+  approvalPage,
+  auditPage,
+  byConversation,
+  type ClaimDecision,
+  type ConversationChange,
+  claimDecision,
+  decisionAuditRow,
+  endingOutcome,
+  FIRST_APPROVAL,
+  insertedApprovalRow,
+  interruptedApprovalProblem,
+  listedStatuses,
+  lostClaim,
+  type NewApprovalFields,
+  newApprovalRow,
+  newestFirst,
+  oldestFirst,
+  replacedUuid,
+  requireLease,
+  summaryOf,
+  takePage,
+  waitingState,
+} from '../changes.js';
+import { storedId, storedIds } from '../ids.js';
+import { decodeApprovalsPageToken, decodeAuditPageToken, decodePageToken, encodePageToken } from '../page-token.js';
+import {
+  type ApprovalStatusName,
+  type ConversationStatusName,
+  conversationStatus,
+  isoTimestamp,
+  timestampAfter,
+  type TurnOutcome,
+} from '../records.js';
+import {
+  type ApprovalRow,
+  type AuditRow,
+  approvalFromRow,
+  auditEntryFromRow,
+  type ConversationRow,
+  conversationFromRow,
+  type EventRow,
+  eventFromRow,
+  type MessageRow,
+  messageFromRow,
+  type PushConfigRow,
+  pushConfigOfRow,
+} from '../rows.js';
+import {
+  type ApprovalClaim,
+  type ApprovalPage,
+  type AuditPage,
+  type CommittedEventsListener,
+  type ConversationPage,
+  type ConversationStorage,
+  DEFAULT_PAGE_SIZE,
+  type EventRange,
+  INTERRUPTED_TURN_NOTE,
+  type InterruptionMark,
+  type LiveEventListener,
+  MAX_PAGE_CONTENT_CHARS,
+  MAX_PAGE_SIZE,
+  MAX_PUSH_CONFIGS,
+  type TurnStart,
+} from '../storage.js';
+import type { SqlStatements, SqlWrite } from './port.js';
+
+/** A conversation row as the store's statements read it: with whether another live process holds its mark, and has watchers of it. */
+type StoredConversation = ConversationRow & { running_turn_boot_live: boolean | number | null; watched_elsewhere: boolean | number };
+
+/** A cursor id that is not a UUID starts before every row. */
+const FIRST_UUID = '00000000-0000-0000-0000-000000000000';
+
+export interface SqlStorageSettings {
+  /** This store process: its running marks. */
+  bootId: string;
+  /** Epoch milliseconds; replaced in tests to age approvals and marks without waiting. */
+  now: () => number;
+  /** A running mark older than this is stale (store.proto, StartTurn). */
+  staleTurnAfterMs: number;
+  /** Whether a writer locks the conversation's row first (PostgreSQL); SQLite's writer holds the whole file. */
+  locksRows: boolean;
+}
+
+/**
+ * The store's rules, written once over the port (port.ts): every method of
+ * ConversationStorage, each one transaction of the driver's. The driver (sqlite/, postgres/)
+ * supplies its transactions, its notification of committed events and its lifecycle.
+ *
+ * Locks are taken conversation first: every write of a conversation locks its row (where
+ * rows are locked) and reads it afresh, and an approval's moves are conditional updates
+ * made after that lock, so no two writers wait on each other in a cycle.
+ */
+export abstract class SqlConversationStorage implements ConversationStorage {
+  protected readonly listeners = new Set<CommittedEventsListener>();
+  readonly bootId: string;
+  protected readonly now: () => number;
+  private readonly staleTurnAfterMs: number;
+  private readonly locksRows: boolean;
+
+  constructor(settings: SqlStorageSettings) {
+    this.bootId = settings.bootId;
+    this.now = settings.now;
+    this.staleTurnAfterMs = settings.staleTurnAfterMs;
+    this.locksRows = settings.locksRows;
+  }
+
+  /** Every statement of the body sees one snapshot. */
+  protected abstract read<R>(body: (tx: SqlStatements) => Promise<R>): Promise<R>;
+  /** One write transaction; its events reach the listeners after COMMIT, before it returns. */
+  protected abstract write<R>(body: (tx: SqlWrite) => Promise<R>): Promise<R>;
+  abstract shareLiveEvent(event: ConversationEvent): void;
+  abstract shareWatch(conversationId: string, watched: boolean): void;
+  abstract onLiveEvent(listener: LiveEventListener): () => void;
+  abstract close(): Promise<void>;
+
+  async createConversation(request: CreateConversationRequest): Promise<Conversation> {
+    return this.write(async (tx) => {
+      const [newest] = await tx.all<{ created_at: string }>('newestCreatedAt', {});
+      const createdAt = timestampAfter(newest?.created_at, this.now());
+      const id = randomUUID();
+      const owner = request.owner ?? null;
+      await tx.run('insertConversation', {
+        id,
+        session_id: request.sessionId,
+        created_at: createdAt,
+        a2a_dialect: request.a2aOrigin?.dialect ?? null,
+        a2a_context_id: request.a2aOrigin?.contextId ?? null,
+        owner,
+      });
+      tx.changes.count(owner, 'active', 1);
+      const messages = request.systemPrompt === '' ? [] : [{ role: MessageRole.MESSAGE_ROLE_SYSTEM, content: request.systemPrompt }];
+      // A new conversation's status goes from none to active: the event that makes it known
+      // to watchers of every conversation, also when it has no first message.
+      tx.changes.event(id, createdAt, { kind: 'status_changed', status: 'active' });
+      // The conversation row and its first message share one timestamp: it is one change.
+      await this.applyChange(tx, await this.requireConversation(tx, id), { messages }, createdAt);
+      return this.readConversation(tx, await this.requireConversation(tx, id), true);
+    });
+  }
+
+  async getConversation(request: GetConversationRequest): Promise<Conversation> {
+    return this.read(async (tx) => {
+      const row = await this.requireConversation(tx, request.id);
+      if (!request.includeMessages || !request.messageLimit) return this.readConversation(tx, row, request.includeMessages);
+      return this.readConversationPage(tx, row, request);
+    });
+  }
+
+  async listConversations(request: ListConversationsRequest): Promise<ConversationPage> {
+    const limit = Math.min(request.pageSize || DEFAULT_PAGE_SIZE, MAX_PAGE_SIZE);
+    const cursor = request.pageToken === '' ? undefined : decodePageToken(request.pageToken);
+    return this.read(async (tx) => {
+      // One row more than asked tells whether another page follows; newest first from the
+      // cursor, of every conversation or of one owner's (through its index).
+      const args = {
+        owner: request.owner,
+        limit: limit + 1,
+        created_at: cursor?.createdAt,
+        id: cursor && (storedId(cursor.id) ?? FIRST_UUID),
+      };
+      const query = request.owner === undefined ? (cursor ? 'pageAfter' : 'firstPage') : cursor ? 'ownerPageAfter' : 'ownerFirstPage';
+      const rows = await tx.all<StoredConversation>(query, args);
+      const page = rows.slice(0, limit);
+      // Summaries: the row has the counts and the title; no message is read.
+      const pending = await this.pendingApprovalsOf(tx, page);
+      const last = page.at(-1);
+      return {
+        conversations: page.map((row) => this.conversationOf(row, [], pending.get(row.id) ?? [])),
+        nextPageToken: rows.length > limit && last ? encodePageToken({ createdAt: last.created_at, id: last.id }) : '',
+        summary: await this.summary(tx, request.owner),
+      };
+    });
+  }
+
+  async startTurn(request: StartTurnRequest): Promise<TurnStart> {
+    return this.write(async (tx) => {
+      let conversation = await this.lockConversation(tx, request.conversationId);
+      const unfinishedApprovals = (await this.unfinishedApprovals(tx, conversation.id)).map(approvalFromRow);
+      const waiting = conversation.status === 'waiting_approval';
+      // One active run per conversation: checked and marked in this one transaction, so of
+      // concurrent StartTurns exactly one starts. A waiting conversation keeps its own answer.
+      const busy = !waiting && this.turnRunning(conversation);
+      const started = !waiting && !busy && unfinishedApprovals.length === 0;
+      if (started) {
+        // A new turn is a new run: a run that an earlier turn left behind (a crash cut it off
+        // after its approvals were resolved) must not steer this one.
+        const messages = [...this.interruptedTurnNote(conversation), request.message!];
+        await this.applyChange(tx, conversation, { messages, run: conversation.run_state === null ? undefined : null });
+        await this.markTurnRunning(tx, conversation.id, request.lease);
+        conversation = await this.requireConversation(tx, conversation.id);
+      }
+      return { started, busy, conversation: await this.readConversation(tx, conversation, true), unfinishedApprovals };
+    });
+  }
+
+  async appendMessages(request: AppendMessagesRequest): Promise<Message[]> {
+    return this.write(async (tx) => {
+      const conversation = await this.lockConversation(tx, request.conversationId);
+      requireLease(conversation, request.leaseOwner);
+      const status =
+        request.status === ConversationStatus.CONVERSATION_STATUS_UNSPECIFIED
+          ? conversation.status
+          : conversationStatus.name(request.status);
+      if (status !== conversation.status) {
+        if (conversation.status === 'waiting_approval') {
+          throw failedPrecondition(
+            `conversation ${conversation.id} waits for approval ${conversation.pending_approval_uuid}; resolve it with ClaimApproval before changing the status`,
+          );
+        }
+        if (status === 'waiting_approval') throw invalidArgument('status waiting_approval is set by CreateApproval, not AppendMessages');
+      }
+      const appended = await this.applyChange(tx, conversation, { messages: request.messages, status });
+      if (request.endsTurn) await this.endTurn(tx, conversation.id, endingOutcome(false, request.messages));
+      return appended;
+    });
+  }
+
+  async createApproval(request: CreateApprovalRequest): Promise<PendingApproval> {
+    return this.write(async (tx) => {
+      const conversation = await this.lockConversation(tx, request.conversationId);
+      if (conversation.status === 'waiting_approval') {
+        throw failedPrecondition(`conversation ${conversation.id} already waits for approval ${conversation.pending_approval_uuid}`);
+      }
+      const at = timestampAfter(conversation.updated_at, this.now());
+      const uuid = randomUUID();
+      const requested = await this.insertApproval(tx, conversation.id, { ...request, uuid }, at);
+      await this.applyChange(
+        tx,
+        conversation,
+        { messages: request.messages, status: 'waiting_approval', pendingApprovalUuid: uuid, requested: [requested] },
+        at,
+      );
+      // A turn that stops for an approval is over; the approval's continuation is marked when it is approved.
+      await this.endTurn(tx, conversation.id, 'paused');
+      return approvalFromRow(await this.requireApproval(tx, uuid));
+    });
+  }
+
+  async getApproval(uuid: string): Promise<PendingApproval> {
+    return this.read(async (tx) => approvalFromRow(await this.requireApproval(tx, uuid)));
+  }
+
+  async claimApproval(request: ClaimApprovalRequest): Promise<ApprovalClaim> {
+    const decision = claimDecision(request);
+    return this.write(async (tx) => {
+      const found = await this.requireApproval(tx, request.uuid);
+      // The conversation first (the lock order of every write), then the conditional claim.
+      await this.lockConversation(tx, found.conversation_id);
+      const claimed = await this.decide(tx, found.uuid, decision);
+      if (!claimed) return lostClaim(approvalFromRow(await this.requireApproval(tx, found.uuid)));
+      const messages = [...request.messages];
+      const resolved = [claimed];
+      for (const other of request.approved ? [] : request.alsoReject) {
+        const row = await this.requireApproval(tx, other.uuid);
+        if (row.conversation_id !== claimed.conversation_id) {
+          throw invalidArgument(`also_reject: approval ${row.uuid} belongs to another conversation than approval ${claimed.uuid}`);
+        }
+        const rejected = await this.decide(tx, row.uuid, alsoRejected(decision));
+        if (rejected) {
+          resolved.push(rejected);
+          messages.push(...other.messages);
+        }
+      }
+      const conversation = await this.requireConversation(tx, claimed.conversation_id);
+      if (request.expectedRunRevision !== undefined && conversation.run_revision !== request.expectedRunRevision) {
+        // Thrown inside the transaction: the claim above is rolled back with it.
+        throw aborted(
+          `the run of conversation ${conversation.id} is at revision ${conversation.run_revision}, not ${request.expectedRunRevision}: another request changed it; read it again and decide again`,
+        );
+      }
+      await this.applyChange(tx, conversation, {
+        messages,
+        ...waitingState(conversation.status, await this.pendingApprovals(tx, conversation.id)),
+        run: request.clearRun ? null : undefined,
+        resolved,
+      });
+      // Every decision it made is audited in its transaction: a lost claim decided nothing.
+      for (const decided of resolved) await tx.all('insertAudit', decisionAuditRow(decided, decided.decided_at!));
+      // Approved, the call runs and the turn goes on (so does a rejection in simple mode: the
+      // model is told of the "no"): a crash from here on cuts a turn off too. Its lease, when
+      // the caller brings one, is the continued turn's (store.proto, ClaimApprovalRequest.lease).
+      if (request.approved || request.continuesTurn) await this.markTurnRunning(tx, conversation.id, request.lease);
+      return { claimed: true, approval: approvalFromRow(claimed) };
+    });
+  }
+
+  async startApprovalExecution(uuid: string): Promise<PendingApproval> {
+    return this.write(async (tx) =>
+      approvalFromRow(await this.moveApproval(tx, uuid, 'approved', 'executing', 'only an approved call can start executing')),
+    );
+  }
+
+  async finishApprovalExecution(request: FinishApprovalExecutionRequest): Promise<PendingApproval> {
+    return this.write(async (tx) => {
+      const to = request.success ? 'done' : 'failed';
+      const finished = await this.moveApproval(tx, request.uuid, 'executing', to, 'only an executing call can finish');
+      await this.applyChange(tx, await this.requireConversation(tx, finished.conversation_id), { messages: request.messages });
+      return approvalFromRow(finished);
+    });
+  }
+
+  async listPendingApprovals(request: ListPendingApprovalsRequest): Promise<{ approvals: PendingApproval[]; nextPageToken: string }> {
+    const limit = Math.min(request.pageSize || DEFAULT_PAGE_SIZE, MAX_PAGE_SIZE);
+    const cursor = request.pageToken === '' ? undefined : decodePageToken(request.pageToken, 'ListPendingApprovals');
+    return this.read(async (tx) => {
+      const rows = cursor
+        ? await tx.all<ApprovalRow>('pendingApprovalsPageAfter', {
+            created_at: cursor.createdAt,
+            uuid: storedId(cursor.id) ?? FIRST_UUID,
+            limit: limit + 1,
+          })
+        : await tx.all<ApprovalRow>('pendingApprovalsFirstPage', { limit: limit + 1 });
+      const page = rows.slice(0, limit);
+      const last = page.at(-1);
+      return {
+        approvals: page.map(approvalFromRow),
+        nextPageToken: rows.length > limit && last ? encodePageToken({ createdAt: last.created_at, id: last.uuid }) : '',
+      };
+    });
+  }
+
+  async listApprovals(request: ListApprovalsRequest): Promise<ApprovalPage> {
+    const limit = Math.min(request.pageSize || DEFAULT_PAGE_SIZE, MAX_PAGE_SIZE);
+    const cursor = request.pageToken === '' ? FIRST_APPROVAL : decodeApprovalsPageToken(request.pageToken);
+    const statuses = listedStatuses(request.statuses);
+    const after = { created_at: cursor.createdAt, uuid: cursor.id, limit: limit + 1 };
+    return this.read(async (tx) => {
+      if (request.conversationId === '') {
+        // One walk of the index by status per status asked for, merged.
+        const walks = await Promise.all(statuses.map((status) => tx.all<ApprovalRow>('approvalsOfStatusAfter', { ...after, status })));
+        return approvalPage(oldestFirst(walks, limit + 1), limit);
+      }
+      const conversationId = storedId(request.conversationId);
+      if (conversationId === undefined) return approvalPage([], limit);
+      return approvalPage(
+        await tx.all<ApprovalRow>('approvalsOfConversationAfter', { ...after, conversation_id: conversationId, statuses }),
+        limit,
+      );
+    });
+  }
+
+  async listDueApprovals(limit: number): Promise<PendingApproval[]> {
+    return this.read(async (tx) =>
+      (await tx.all<ApprovalRow>('dueApprovals', { now: isoTimestamp(this.now()), limit })).map(approvalFromRow),
+    );
+  }
+
+  async appendAudit(entry: AuditEntry): Promise<AuditEntry> {
+    const row = {
+      at: isoTimestamp(this.now()),
+      kind: entry.kind,
+      actor: entry.actor,
+      via: entry.via,
+      subject: entry.subject,
+      detail_json: entry.detailJson,
+    };
+    return this.write(async (tx) => auditEntryFromRow((await tx.all<AuditRow>('insertAudit', row))[0]!));
+  }
+
+  async listAudit(request: ListAuditRequest): Promise<AuditPage> {
+    const limit = Math.min(request.pageSize || DEFAULT_PAGE_SIZE, MAX_PAGE_SIZE);
+    const before = request.pageToken === '' ? Number.MAX_SAFE_INTEGER : decodeAuditPageToken(request.pageToken);
+    return this.read(async (tx) => {
+      if (request.kinds.length === 0) return auditPage(await tx.all<AuditRow>('auditBefore', { before, limit: limit + 1 }), limit);
+      const walks = await Promise.all(
+        [...new Set(request.kinds)].map((kind) => tx.all<AuditRow>('auditOfKindBefore', { kind, before, limit: limit + 1 })),
+      );
+      return auditPage(newestFirst(walks, limit + 1), limit);
+    });
+  }
+
+  /** One statement: of processes claiming at once, one holds the cursor. */
+  async claimWebhookCursor(endpoint: string, lease: RunLease): Promise<ClaimWebhookCursorResponse> {
+    return this.write(async (tx) => {
+      const args = { endpoint, owner: lease.owner, node: lease.node, ttl_ms: lease.ttlMs, now_ms: this.now() };
+      const [claimed] = await tx.all<{ last_event_id: number }>('claimWebhookCursor', args);
+      if (claimed) return { held: true, lastEventId: claimed.last_event_id };
+      const [held] = await tx.all<{ last_event_id: number }>('selectWebhookCursor', { endpoint });
+      return { held: false, lastEventId: held?.last_event_id ?? 0 };
+    });
+  }
+
+  async advanceWebhookCursor(request: AdvanceWebhookCursorRequest): Promise<boolean> {
+    const { endpoint, owner, lastEventId, ttlMs } = request;
+    const args = { endpoint, owner, last_event_id: lastEventId, ttl_ms: ttlMs, now_ms: this.now() };
+    return this.write(async (tx) => (await tx.run('advanceWebhookCursor', args)) > 0);
+  }
+
+  async setPushConfig(config: PushConfig): Promise<PushConfig> {
+    return this.write(async (tx) => {
+      const conversation = await this.requireConversation(tx, config.conversationId);
+      const [existing] = await tx.all<PushConfigRow>('selectPushConfig', { conversation_id: conversation.id, id: config.id });
+      if (!existing) {
+        const [count] = await tx.all<{ n: number | string }>('countPushConfigs', { conversation_id: conversation.id });
+        if (Number(count?.n ?? 0) >= MAX_PUSH_CONFIGS)
+          throw failedPrecondition(`task ${conversation.id} has ${MAX_PUSH_CONFIGS} push-notification configs already; delete one first`);
+      }
+      const row: PushConfigRow = {
+        conversation_id: conversation.id,
+        id: config.id,
+        url: config.url,
+        token: config.token,
+        dialect: config.dialect,
+        created_at: existing?.created_at ?? isoTimestamp(this.now()),
+      };
+      await tx.run('upsertPushConfig', { ...row });
+      return pushConfigOfRow(row);
+    });
+  }
+
+  async getPushConfig(conversationId: string, id: string): Promise<PushConfig | undefined> {
+    const stored = storedId(conversationId);
+    if (stored === undefined) return undefined;
+    return this.read(async (tx) => {
+      const [row] = await tx.all<PushConfigRow>('selectPushConfig', { conversation_id: stored, id });
+      return row && pushConfigOfRow(row);
+    });
+  }
+
+  async listPushConfigs(conversationId: string): Promise<PushConfig[]> {
+    const stored = storedId(conversationId);
+    if (stored === undefined) return [];
+    return this.read(async (tx) => (await tx.all<PushConfigRow>('selectPushConfigs', { conversation_id: stored })).map(pushConfigOfRow));
+  }
+
+  async deletePushConfig(conversationId: string, id: string): Promise<boolean> {
+    const stored = storedId(conversationId);
+    if (stored === undefined) return false;
+    return this.write(async (tx) => (await tx.run('deletePushConfig', { conversation_id: stored, id })) > 0);
+  }
+
+  async listUnfinishedApprovals(conversationId: string): Promise<PendingApproval[]> {
+    return this.read(async (tx) => {
+      const conversation = await this.requireConversation(tx, conversationId);
+      return (await this.unfinishedApprovals(tx, conversation.id)).map(approvalFromRow);
+    });
+  }
+
+  async markApprovalInterrupted(request: MarkApprovalInterruptedRequest): Promise<InterruptionMark> {
+    return this.write(async (tx) => {
+      const approval = await this.requireApproval(tx, request.uuid);
+      await this.lockConversation(tx, approval.conversation_id);
+      const now = this.now();
+      const [interrupted] = await tx.all<ApprovalRow>('interruptApproval', {
+        uuid: approval.uuid,
+        now: isoTimestamp(now),
+        unchanged_since: isoTimestamp(now - request.minAgeMs),
+      });
+      if (!interrupted) return { marked: false, approval: approvalFromRow(await this.requireApproval(tx, approval.uuid)) };
+      await this.applyChange(tx, await this.requireConversation(tx, interrupted.conversation_id), { messages: request.messages });
+      return { marked: true, approval: approvalFromRow(interrupted) };
+    });
+  }
+
+  async updateRun(request: UpdateRunRequest): Promise<number> {
+    return this.write(async (tx) => {
+      // Compare-and-set: the write's lock makes the revision read here the latest one until COMMIT.
+      const conversation = await this.lockConversation(tx, request.conversationId);
+      requireLease(conversation, request.leaseOwner);
+      if (conversation.run_revision !== request.expectedRevision) {
+        throw aborted(
+          `the run of conversation ${conversation.id} is at revision ${conversation.run_revision}, not ${request.expectedRevision}: another request changed it; read it again and redo the change`,
+        );
+      }
+      const at = timestampAfter(conversation.updated_at, this.now());
+      if (request.interruptedApproval !== undefined) await this.interruptExecuting(tx, conversation.id, request.interruptedApproval, at);
+      const requested: ApprovalRow[] = [];
+      for (const approval of request.approvals) {
+        const uuid = storedId(approval.uuid);
+        if (uuid === undefined) throw invalidArgument(`approvals: ${JSON.stringify(approval.uuid)} is not a UUID`);
+        if ((await tx.all('selectApproval', { uuid })).length > 0) throw invalidArgument(`approvals: approval ${uuid} already exists`);
+        const fields = { ...approval, uuid, replacesUuid: replacedUuid(approval.replacesUuid) };
+        requested.push(await this.insertApproval(tx, conversation.id, fields, at));
+      }
+      const waiting = waitingState(conversation.status, await this.pendingApprovals(tx, conversation.id));
+      // The revision a caller sends is not taken: the store sets it.
+      const run = request.run === undefined ? null : { state: request.run.state, schemaVersion: request.run.schemaVersion };
+      await this.applyChange(tx, conversation, { messages: request.messages, ...waiting, run, requested }, at);
+      // The run ended (cleared) or paused (waiting): its turn is over.
+      const paused = waiting.status === 'waiting_approval';
+      if (request.run === undefined || paused) await this.endTurn(tx, conversation.id, endingOutcome(paused, request.messages));
+      return conversation.run_revision + 1;
+    });
+  }
+
+  async renewRunLease(conversationId: string, lease: RunLease): Promise<boolean> {
+    return this.changeLease(conversationId, 'renewRunLease', { owner: lease.owner, ttl_ms: lease.ttlMs });
+  }
+
+  async releaseRunLease(conversationId: string, owner: string): Promise<boolean> {
+    return this.changeLease(conversationId, 'releaseRunLease', { owner });
+  }
+
+  /**
+   * A renewal or release: one conditional UPDATE, which waits for a writer of the conversation
+   * (a takeover, a turn's end) and then sees whether the caller still holds the lease. An
+   * unknown conversation is looked up only when nothing changed.
+   */
+  private async changeLease(conversationId: string, query: 'renewRunLease' | 'releaseRunLease', args: object): Promise<boolean> {
+    const id = storedId(conversationId);
+    if (id === undefined) throw notFound(`conversation ${conversationId} not found`);
+    return this.write(async (tx) => {
+      if ((await tx.run(query, { ...args, id, now_ms: this.now() })) > 0) return true;
+      if ((await tx.all('conversationExists', { id })).length === 0) throw notFound(`conversation ${conversationId} not found`);
+      return false;
+    });
+  }
+
+  /**
+   * One transaction: of takers in several processes at once, each run goes to exactly one
+   * (SQLite: one writer at a time; PostgreSQL: the candidates are locked, skipping those
+   * another taker locked). Each taken mark becomes a fresh live mark of this store. No event:
+   * the turn goes on, only its owner changed.
+   */
+  async takeOverRuns(lease: RunLease, limit: number, givenUp: readonly string[] = []): Promise<TakenOverRun[]> {
+    return this.write(async (tx) => {
+      const now = this.now();
+      const { owner, node } = lease;
+      const candidates = await tx.all<{ id: string; lease_owner: string }>('selectTakeoverCandidates', {
+        owner,
+        node,
+        now,
+        limit,
+        given_up: storedIds(givenUp),
+      });
+      const taken: TakenOverRun[] = [];
+      for (const candidate of candidates) {
+        const args = { id: candidate.id, owner, node, now, ttl_ms: lease.ttlMs, boot: this.bootId, since: isoTimestamp(now) };
+        const [row] = await tx.all<{ lease_takeovers: number }>('takeOverRun', args);
+        taken.push({ conversationId: candidate.id, previousOwner: candidate.lease_owner, takeovers: row!.lease_takeovers });
+      }
+      return taken;
+    });
+  }
+
+  async readEvents(range: EventRange): Promise<ConversationEvent[]> {
+    const { afterId, limit } = range;
+    if (range.conversationId === undefined) {
+      return this.read(async (tx) => (await tx.all<EventRow>('selectEventsAfter', { after_id: afterId, limit })).map(eventFromRow));
+    }
+    const conversationId = storedId(range.conversationId);
+    if (conversationId === undefined) return [];
+    return this.read(async (tx) =>
+      (await tx.all<EventRow>('selectConversationEventsAfter', { conversation_id: conversationId, after_id: afterId, limit })).map(
+        eventFromRow,
+      ),
+    );
+  }
+
+  async latestEventId(): Promise<number> {
+    return this.read(async (tx) => Number((await tx.all<{ id: number | null }>('latestEventId', {}))[0]?.id ?? 0));
+  }
+
+  onEventsCommitted(listener: CommittedEventsListener): () => void {
+    // Wrapped, so that one listener subscribed twice is two subscriptions.
+    const subscription: CommittedEventsListener = (events) => listener(events);
+    this.listeners.add(subscription);
+    return () => this.listeners.delete(subscription);
+  }
+
+  /** The change is committed whatever a listener does: a failing listener is its own problem, never the writer's. */
+  protected tellCommitted(events: readonly ConversationEvent[]): void {
+    for (const listener of this.listeners) {
+      try {
+        listener(events);
+      } catch {
+        // Listeners are in-process fan-outs that do not throw; nothing useful to do here.
+      }
+    }
+  }
+
+  /**
+   * One transaction per conversation: processes starting at once sweep the same marks, and
+   * the fresh read under the write's lock lets exactly one of them note each.
+   */
+  async noteInterruptedTurns(): Promise<number> {
+    const marks = await this.read((tx) => tx.all<{ id: string }>('selectTurnsOfDeadBoots', { boot: this.bootId }));
+    let noted = 0;
+    for (const { id } of marks) {
+      const wasNoted = await this.write(async (tx) => {
+        const conversation = await this.lockConversation(tx, id);
+        if (!conversation.running_turn_boot || this.liveMark(conversation) || conversation.lease_owner) return false;
+        // An approved call without its outcome is settled by the next StartTurn first (its
+        // interrupted result must follow its call); that StartTurn adds the note after it.
+        if (conversation.status === 'waiting_approval' || (await this.unfinishedApprovals(tx, id)).length > 0) return false;
+        await this.applyChange(tx, conversation, { messages: this.interruptedTurnNote(conversation) });
+        await this.endTurn(tx, id, 'interrupted');
+        return true;
+      });
+      if (wasNoted) noted += 1;
+    }
+    return noted;
+  }
+
+  /** Whether a running mark belongs to a live store process: this one, or (PostgreSQL) a replica seen lately. */
+  private liveMark(row: StoredConversation): boolean {
+    return row.running_turn_boot === this.bootId || Boolean(row.running_turn_boot_live);
+  }
+
+  /**
+   * Whether the conversation has a turn running now: marked by a live store, or with a lease
+   * (an orchestrator owns it, whichever store marked it), and not stale (store.proto, StartTurn).
+   */
+  private turnRunning(row: StoredConversation): boolean {
+    if (!row.running_turn_boot || !row.running_turn_since) return false;
+    if (!this.liveMark(row) && !row.lease_owner) return false;
+    return Date.parse(row.running_turn_since) > this.now() - this.staleTurnAfterMs;
+  }
+
+  /**
+   * Marks a turn running from now, after the change that begins it. turn_started is recorded
+   * unless a turn was running already (an approved sibling branch's continuation); a mark it
+   * replaces (stale, or a dead store's) is a turn that ended first.
+   */
+  private async markTurnRunning(tx: SqlWrite, id: string, lease: RunLease | undefined): Promise<void> {
+    const row = await this.requireConversation(tx, id);
+    const running = this.turnRunning(row);
+    // A mark replaced without its turn's last write: a turn a crash (or a stale orchestrator) cut off.
+    if (row.running_turn_boot && !running) tx.changes.event(id, row.updated_at, { kind: 'turn_ended', outcome: 'interrupted' });
+    const now = this.now();
+    // The lease is the new turn's: a new owner, no takeovers yet; none clears an earlier one.
+    await tx.run('markTurnRunning', {
+      id,
+      boot: this.bootId,
+      since: isoTimestamp(now),
+      lease_owner: lease?.owner ?? null,
+      lease_node: lease?.node ?? null,
+      lease_ttl_ms: lease?.ttlMs ?? null,
+      now_ms: now,
+    });
+    if (!running) tx.changes.event(id, row.updated_at, { kind: 'turn_started' });
+  }
+
+  /** Clears the running mark, with its turn_ended event (saying how it ended) when there was one. */
+  private async endTurn(tx: SqlWrite, id: string, outcome: TurnOutcome): Promise<void> {
+    if ((await tx.run('clearTurnRunning', { id })) === 0) return;
+    // The event's time is the conversation's last change: a mark alone changes nothing a reader sees.
+    tx.changes.event(id, (await this.requireConversation(tx, id)).updated_at, { kind: 'turn_ended', outcome });
+  }
+
+  /** The conditional claim of one pending approval with a decision; undefined when it is no longer pending. */
+  private async decide(tx: SqlWrite, uuid: string, decision: ClaimDecision): Promise<ApprovalRow | undefined> {
+    const now = isoTimestamp(this.now());
+    return (await tx.all<ApprovalRow>('claimApproval', { uuid, ...decision, now, decided_at: now }))[0];
+  }
+
+  /** The conversation of a row, with whether a turn runs on it now and whether another replica watches it. */
+  private conversationOf(row: StoredConversation, messages: Message[], pending: readonly ApprovalRow[]): Conversation {
+    return { ...conversationFromRow(row, messages, pending), turnRunning: this.turnRunning(row), watched: Boolean(row.watched_elsewhere) };
+  }
+
+  /**
+   * The note for a turn a dead store left running, or none; the caller appends it and moves or
+   * clears the mark. A mark with a lease gets none: its run is the orchestrators' to take over.
+   */
+  private interruptedTurnNote(row: StoredConversation): NewMessage[] {
+    const dead = row.running_turn_boot && !this.liveMark(row) && !row.lease_owner;
+    return dead ? [{ role: MessageRole.MESSAGE_ROLE_ASSISTANT, content: INTERRUPTED_TURN_NOTE }] : [];
+  }
+
+  /** The conversation row, locked for this transaction where rows are locked, read after the lock (the latest version). */
+  private async lockConversation(tx: SqlStatements, id: string): Promise<StoredConversation> {
+    if (this.locksRows) {
+      const stored = storedId(id);
+      if (stored === undefined || (await tx.all('lockConversation', { id: stored })).length === 0)
+        throw notFound(`conversation ${id} not found`);
+    }
+    return this.requireConversation(tx, id);
+  }
+
+  private async requireConversation(tx: SqlStatements, id: string): Promise<StoredConversation> {
+    const stored = storedId(id);
+    const row = stored === undefined ? undefined : (await tx.all<StoredConversation>('selectConversation', { id: stored }))[0];
+    if (!row) throw notFound(`conversation ${id} not found`);
+    return row;
+  }
+
+  private async requireApproval(tx: SqlStatements, uuid: string): Promise<ApprovalRow> {
+    const stored = storedId(uuid);
+    const row = stored === undefined ? undefined : (await tx.all<ApprovalRow>('selectApproval', { uuid: stored }))[0];
+    if (!row) throw notFound(`approval ${uuid} not found`);
+    return row;
+  }
+
+  private pendingApprovals(tx: SqlStatements, conversationId: string): Promise<ApprovalRow[]> {
+    return tx.all<ApprovalRow>('selectPendingApprovals', { conversation_id: conversationId });
+  }
+
+  private unfinishedApprovals(tx: SqlStatements, conversationId: string): Promise<ApprovalRow[]> {
+    return tx.all<ApprovalRow>('selectUnfinishedApprovals', { conversation_id: conversationId });
+  }
+
+  /** Inserts a new approval; its expiry counts from its creation, on the clock that expires it. */
+  private async insertApproval(tx: SqlWrite, conversationId: string, approval: NewApprovalFields, at: string): Promise<ApprovalRow> {
+    const { inMs } = approvalExpiry(approval);
+    const row = newApprovalRow(conversationId, approval, at, inMs === null ? null : isoTimestamp(Date.parse(at) + inMs));
+    const [inserted] = await tx.all<{ expires_at: string | null }>('insertApproval', { ...row, expires_in_ms: inMs });
+    return insertedApprovalRow({ ...row, expires_at: inserted!.expires_at });
+  }
+
+  /**
+   * UpdateRun's interrupted_approval: executing → interrupted, with no message and no event of
+   * its own (as MarkApprovalInterrupted); FAILED_PRECONDITION for anything but an executing
+   * approval of this conversation, which rolls the whole write back.
+   */
+  private async interruptExecuting(tx: SqlWrite, conversationId: string, uuid: string, at: string): Promise<void> {
+    const stored = storedId(uuid);
+    if (
+      stored !== undefined &&
+      (await tx.all('interruptExecutingApproval', { uuid: stored, conversation_id: conversationId, now: at })).length
+    )
+      return;
+    const found = stored === undefined ? undefined : (await tx.all<ApprovalRow>('selectApproval', { uuid: stored }))[0];
+    throw failedPrecondition(interruptedApprovalProblem(conversationId, uuid, found));
+  }
+
+  /** A conditional status move under the conversation's lock; FAILED_PRECONDITION naming the status found otherwise. */
+  private async moveApproval(
+    tx: SqlWrite,
+    uuid: string,
+    from: ApprovalStatusName,
+    to: ApprovalStatusName,
+    rule: string,
+  ): Promise<ApprovalRow> {
+    const approval = await this.requireApproval(tx, uuid);
+    await this.lockConversation(tx, approval.conversation_id);
+    const [moved] = await tx.all<ApprovalRow>('moveApproval', { uuid: approval.uuid, from, to, now: isoTimestamp(this.now()) });
+    if (moved) return moved;
+    const current = await this.requireApproval(tx, uuid);
+    throw failedPrecondition(`approval ${current.uuid} is ${current.status}: ${rule}`);
+  }
+
+  /**
+   * Appends messages at seq = message_count + 1… (never a MAX() over the messages) and writes
+   * the conversation's new state with them. `at` is the change's timestamp, shared by the
+   * messages, updated_at and the change's events; it is always later than the previous
+   * updated_at. The events are recorded in the order a reader expects them: approvals
+   * resolved (the decision), messages added (e.g. its result), approvals requested (after
+   * the call they gate), and the status the conversation ends in.
+   */
+  private async applyChange(
+    tx: SqlWrite,
+    conversation: StoredConversation,
+    change: ConversationChange,
+    at = timestampAfter(conversation.updated_at, this.now()),
+  ): Promise<Message[]> {
+    const id = conversation.id;
+    const next = {
+      id,
+      status: change.status ?? conversation.status,
+      pending_approval_uuid: change.pendingApprovalUuid !== undefined ? change.pendingApprovalUuid : conversation.pending_approval_uuid,
+      message_count: conversation.message_count,
+      updated_at: at,
+      input_tokens: conversation.input_tokens,
+      output_tokens: conversation.output_tokens,
+    };
+    for (const approval of change.resolved ?? []) tx.changes.event(id, at, { kind: 'approval_resolved', approval });
+    const appended: MessageRow[] = [];
+    for (const message of change.messages ?? []) {
+      const row = appendedMessageRow(id, message, next, at);
+      await tx.run('insertMessage', { ...row });
+      tx.changes.event(id, at, { kind: 'message_added', message: row });
+      appended.push(row);
+    }
+    for (const approval of change.requested ?? []) tx.changes.event(id, at, { kind: 'approval_requested', approval });
+    if (next.status !== conversation.status) {
+      tx.changes.event(id, at, { kind: 'status_changed', status: next.status });
+      tx.changes.count(conversation.owner, conversation.status, -1);
+      tx.changes.count(conversation.owner, next.status, 1);
+    }
+    if (change.run !== undefined) {
+      await tx.run('writeRun', {
+        conversation_id: id,
+        state: change.run?.state ?? null,
+        schema_version: change.run?.schemaVersion ?? null,
+        revision: conversation.run_revision + 1,
+        updated_at: at,
+      });
+    }
+    // A change of the run alone still moves updated_at: the conversation changed.
+    const unchanged =
+      appended.length === 0 &&
+      next.status === conversation.status &&
+      next.pending_approval_uuid === conversation.pending_approval_uuid &&
+      change.run === undefined;
+    if (!unchanged) await tx.run('updateConversation', next);
+    return appended.map(messageFromRow);
+  }
+
+  /** Full conversation with its pending approvals (read only while it waits). */
+  private async readConversation(tx: SqlStatements, row: StoredConversation, includeMessages: boolean): Promise<Conversation> {
+    const messages = includeMessages ? (await tx.all<MessageRow>('selectMessages', { conversation_id: row.id })).map(messageFromRow) : [];
+    const pending = row.status === 'waiting_approval' ? await this.pendingApprovals(tx, row.id) : [];
+    return this.conversationOf(row, messages, pending);
+  }
+
+  /**
+   * One page of a conversation's history: at most `messageLimit` messages and
+   * MAX_PAGE_CONTENT_CHARS of text, the newest or those next to a cursor, oldest first. One
+   * more row than the page is read in the page's direction, to tell whether more follow.
+   */
+  private async readConversationPage(tx: SqlStatements, row: StoredConversation, request: GetConversationRequest): Promise<Conversation> {
+    const limit = request.messageLimit ?? 0;
+    const after = request.afterMessageId ? await this.messageSeq(tx, row, request.afterMessageId, 'after_message_id') : undefined;
+    const before = request.beforeMessageId
+      ? await this.messageSeq(tx, row, request.beforeMessageId, 'before_message_id')
+      : row.message_count + 1;
+    const walk = await tx.all<MessageRow>(after === undefined ? 'selectMessagesBefore' : 'selectMessagesAfter', {
+      conversation_id: row.id,
+      seq: after ?? before,
+      limit: limit + 1,
+    });
+    // More in the walk's direction when a row was left over; in the other direction, the
+    // cursor message itself (and whatever lies beyond it) when there was a cursor.
+    const { taken, moreOnWalk } = takePage(walk, limit, MAX_PAGE_CONTENT_CHARS);
+    const messages = (after === undefined ? taken.reverse() : taken).map(messageFromRow);
+    const pending = row.status === 'waiting_approval' ? await this.pendingApprovals(tx, row.id) : [];
+    return {
+      ...this.conversationOf(row, messages, pending),
+      hasMoreBefore: after === undefined ? moreOnWalk : true,
+      hasMoreAfter: after === undefined ? Boolean(request.beforeMessageId) : moreOnWalk,
+    };
+  }
+
+  /** The seq of a cursor message; INVALID_ARGUMENT when the id is not a message of this conversation. */
+  private async messageSeq(tx: SqlStatements, row: StoredConversation, messageId: string, field: string): Promise<number> {
+    const stored = storedId(messageId);
+    // Only a well-formed id is named back: the text came from outside.
+    if (stored === undefined) throw invalidArgument(`${field}: not a message id; expected the id of a message of conversation ${row.id}`);
+    const [position] = await tx.all<{ conversation_id: string; seq: number }>('selectMessagePosition', { id: stored });
+    if (!position || position.conversation_id !== row.id)
+      throw invalidArgument(`${field}: ${stored} is not a message of conversation ${row.id}`);
+    return position.seq;
+  }
+
+  /** Pending approvals of a page's waiting conversations, by conversation id, oldest first, in one query. */
+  private async pendingApprovalsOf(tx: SqlStatements, page: StoredConversation[]): Promise<Map<string, ApprovalRow[]>> {
+    const waiting = page.flatMap((row) => (row.status === 'waiting_approval' ? [row.id] : []));
+    if (waiting.length === 0) return new Map();
+    return byConversation(await tx.all<ApprovalRow>('selectPendingApprovalsOfConversations', { ids: waiting }));
+  }
+
+  /** The counts by status of every conversation, or of one owner's. */
+  private async summary(tx: SqlStatements, owner?: string): Promise<ConversationSummary> {
+    const counts: Record<ConversationStatusName, number> = { active: 0, waiting_approval: 0, completed: 0 };
+    const rows =
+      owner === undefined
+        ? await tx.all<{ status: ConversationStatusName; count: number }>('selectCounts', {})
+        : await tx.all<{ status: ConversationStatusName; count: number }>('selectOwnerCounts', { owner });
+    for (const row of rows) counts[row.status] = Number(row.count);
+    return summaryOf(counts);
+  }
+}
