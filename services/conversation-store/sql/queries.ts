@@ -1,5 +1,5 @@
 import { type RawBuilder, sql } from 'kysely';
-import { compileQueries, type DialectName, fixed, lit, type NamedQuery, param, queryBuilder } from './named-query.js';
+import { compileQueries, type DialectName, fixed, lit, type NamedQuery, type Param, param, queryBuilder } from './named-query.js';
 
 /**
  * Every statement of the store, written once with Kysely and compiled for each database.
@@ -71,6 +71,9 @@ const postgresSql: DialectSql = {
 function buildQueries(d: DialectSql) {
   const db = queryBuilder(d.name);
   const p = param;
+  /** Each column set from the parameter of its name. */
+  const named = <C extends string>(...columns: C[]) =>
+    Object.fromEntries(columns.map((column) => [column, p(column)])) as Record<C, Param<never>>;
 
   /** A conversation row with its run (a conversation whose run was never written: revision 0), in one statement. */
   const conversationWithRun = db
@@ -114,24 +117,12 @@ function buildQueries(d: DialectSql) {
   const afterApproval = sql<boolean>`(created_at, uuid) > (${p('created_at')}, ${p('uuid')})`;
   const pending = approvals.where('status', '=', lit('pending'));
 
-  const leaseMark = {
-    running_turn_boot: p('boot'),
-    running_turn_since: p('since'),
-    lease_owner: p('lease_owner'),
-    lease_node: p('lease_node'),
-  };
-
   return {
     insertConversation: db.insertInto('conversations').values({
-      id: p('id'),
-      session_id: p('session_id'),
+      ...named('id', 'session_id', 'created_at', 'a2a_dialect', 'a2a_context_id', 'owner'),
       status: lit('active'),
       message_count: lit(0),
-      created_at: p('created_at'),
       updated_at: p('created_at'),
-      a2a_dialect: p('a2a_dialect'),
-      a2a_context_id: p('a2a_context_id'),
-      owner: p('owner'),
     }),
     // Read to keep creation times strictly increasing; an index seek, not a scan.
     newestCreatedAt: db.selectFrom('conversations').select('created_at').orderBy('created_at', 'desc').orderBy('id', 'desc').limit(lit(1)),
@@ -146,14 +137,7 @@ function buildQueries(d: DialectSql) {
     // The whole mutable state at once, decided from the row read in the same transaction.
     updateConversation: db
       .updateTable('conversations')
-      .set({
-        status: p('status'),
-        pending_approval_uuid: p('pending_approval_uuid'),
-        message_count: p('message_count'),
-        updated_at: p('updated_at'),
-        input_tokens: p('input_tokens'),
-        output_tokens: p('output_tokens'),
-      })
+      .set(named('status', 'pending_approval_uuid', 'message_count', 'updated_at', 'input_tokens', 'output_tokens'))
       .where('id', '=', p('id')),
     firstPage: newestFirst,
     pageAfter: newestFirst.where(beforeCursor),
@@ -163,13 +147,7 @@ function buildQueries(d: DialectSql) {
     // A change of the run: the new bytes, or NULLs to clear it, at the revision computed from the row read.
     writeRun: db
       .insertInto('runs')
-      .values({
-        conversation_id: p('conversation_id'),
-        state: p('state'),
-        schema_version: p('schema_version'),
-        revision: p('revision'),
-        updated_at: p('updated_at'),
-      })
+      .values(named('conversation_id', 'state', 'schema_version', 'revision', 'updated_at'))
       .onConflict((conflict) =>
         conflict.column('conversation_id').doUpdateSet({
           state: (eb) => eb.ref('excluded.state'),
@@ -181,19 +159,23 @@ function buildQueries(d: DialectSql) {
     selectCounts: db.selectFrom('conversation_counts').select(['status', 'count']),
     selectOwnerCounts: db.selectFrom('conversation_counts_by_owner').select(['status', 'count']).where('owner', '=', p('owner')),
 
-    insertMessage: db.insertInto('messages').values({
-      conversation_id: p('conversation_id'),
-      seq: p('seq'),
-      id: p('id'),
-      role: p('role'),
-      content: p('content'),
-      tool_call: p('tool_call'),
-      created_at: p('created_at'),
-      input_tokens: p('input_tokens'),
-      output_tokens: p('output_tokens'),
-      compaction: p('compaction'),
-      node: p('node'),
-    }),
+    insertMessage: db
+      .insertInto('messages')
+      .values(
+        named(
+          'conversation_id',
+          'seq',
+          'id',
+          'role',
+          'content',
+          'tool_call',
+          'created_at',
+          'input_tokens',
+          'output_tokens',
+          'compaction',
+          'node',
+        ),
+      ),
     selectMessages: db.selectFrom('messages').selectAll().where('conversation_id', '=', p('conversation_id')).orderBy('seq'),
     // A page of history walks the primary key from the cursor's seq and stops at the limit.
     selectMessagesBefore: db
@@ -215,23 +197,11 @@ function buildQueries(d: DialectSql) {
     insertApproval: db
       .insertInto('approvals')
       .values({
-        uuid: p('uuid'),
-        conversation_id: p('conversation_id'),
-        tool_call_id: p('tool_call_id'),
-        tool_name: p('tool_name'),
-        tool_args: p('tool_args'),
-        args_hash: p('args_hash'),
-        description: p('description'),
-        remote_task_id: p('remote_task_id'),
-        remote_agent_name: p('remote_agent_name'),
+        ...named('uuid', 'conversation_id', 'tool_call_id', 'tool_name', 'tool_args', 'args_hash', 'description', 'remote_task_id'),
+        ...named('remote_agent_name', 'created_at', 'agent_chain', 'outcome_unknown', 'replaces_uuid', 'on_timeout'),
         status: lit('pending'),
-        created_at: p('created_at'),
         updated_at: p('created_at'),
-        agent_chain: p('agent_chain'),
-        outcome_unknown: p('outcome_unknown'),
-        replaces_uuid: p('replaces_uuid'),
         expires_at: d.approvalExpiresAt,
-        on_timeout: p('on_timeout'),
       })
       .returning(d.expiresAtText.as('expires_at')),
     selectApproval: approvals.where('uuid', '=', p('uuid')),
@@ -247,15 +217,7 @@ function buildQueries(d: DialectSql) {
     // (on_time) also needs the approval's expires_at not to have passed, on the clock it was set by.
     claimApproval: db
       .updateTable('approvals')
-      .set({
-        status: p('status'),
-        decided_at: p('decided_at'),
-        updated_at: p('decided_at'),
-        reason: p('reason'),
-        decided_by: p('decided_by'),
-        via: p('via'),
-        edited_args: p('edited_args'),
-      })
+      .set({ ...named('status', 'decided_at', 'reason', 'decided_by', 'via', 'edited_args'), updated_at: p('decided_at') })
       .where('uuid', '=', p('uuid'))
       .where('status', '=', lit('pending'))
       .where(sql<boolean>`(${p('on_time')} = 0 OR expires_at IS NULL OR expires_at > ${d.now('now')})`)
@@ -319,7 +281,7 @@ function buildQueries(d: DialectSql) {
     // The audit trail: appended, never changed; newest first, before an id.
     insertAudit: db
       .insertInto('audit')
-      .values({ at: p('at'), kind: p('kind'), actor: p('actor'), via: p('via'), subject: p('subject'), detail_json: p('detail_json') })
+      .values(named('at', 'kind', 'actor', 'via', 'subject', 'detail_json'))
       .returningAll(),
     auditBefore: db.selectFrom('audit').selectAll().where('id', '<', p('before')).orderBy('id', 'desc').limit(p('limit')),
     auditOfKindBefore: db
@@ -380,14 +342,7 @@ function buildQueries(d: DialectSql) {
 
     upsertPushConfig: db
       .insertInto('push_configs')
-      .values({
-        conversation_id: p('conversation_id'),
-        id: p('id'),
-        url: p('url'),
-        token: p('token'),
-        dialect: p('dialect'),
-        created_at: p('created_at'),
-      })
+      .values(named('conversation_id', 'id', 'url', 'token', 'dialect', 'created_at'))
       .onConflict((conflict) =>
         conflict.columns(['conversation_id', 'id']).doUpdateSet({
           url: (eb) => eb.ref('excluded.url'),
@@ -416,7 +371,13 @@ function buildQueries(d: DialectSql) {
     // The lease is part of it: set with it (NULLs for a mark without one) and cleared with it.
     markTurnRunning: db
       .updateTable('conversations')
-      .set({ ...leaseMark, lease_expires_at: d.leaseUntil('lease_ttl_ms'), lease_takeovers: lit(0) })
+      .set({
+        ...named('lease_owner', 'lease_node'),
+        running_turn_boot: p('boot'),
+        running_turn_since: p('since'),
+        lease_expires_at: d.leaseUntil('lease_ttl_ms'),
+        lease_takeovers: lit(0),
+      })
       .where('id', '=', p('id')),
     clearTurnRunning: db
       .updateTable('conversations')

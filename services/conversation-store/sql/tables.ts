@@ -1,33 +1,18 @@
 import type { Generated } from 'kysely';
 import type { ApprovalStatusName, ConversationStatusName } from '../records.js';
-import type { ApprovalRow, AuditRow, EventRow, MessageRow, PushConfigRow } from '../rows.js';
+import type { ApprovalRow, AuditRow, ConversationRow, EventRow, MessageRow, PushConfigRow } from '../rows.js';
 
 /**
  * The tables the store's queries read and write, as both schemas hold them (sqlite/schema.ts,
  * postgres/schema.ts). Lease expiries are the one column whose type differs: SQLite keeps
  * epoch milliseconds, PostgreSQL a timestamptz; only the dialect's own expressions touch them.
  */
-interface ConversationsTable {
-  id: string;
-  session_id: string;
-  status: ConversationStatusName;
-  pending_approval_uuid: string | null;
-  message_count: number;
-  created_at: string;
-  updated_at: string;
+type ConversationsTable = Omit<Required<ConversationRow>, 'input_tokens' | 'output_tokens' | 'lease_takeovers' | `run_${string}`> & {
   input_tokens: Generated<number>;
   output_tokens: Generated<number>;
-  a2a_dialect: string | null;
-  a2a_context_id: string | null;
-  first_user_text: string | null;
-  owner: string | null;
-  running_turn_boot: string | null;
-  running_turn_since: string | null;
-  lease_owner: string | null;
-  lease_node: string | null;
   lease_expires_at: unknown;
   lease_takeovers: Generated<number>;
-}
+};
 
 interface RunsTable {
   conversation_id: string;
