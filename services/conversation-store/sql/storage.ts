@@ -33,23 +33,17 @@ import {
   alsoRejected,
   appendedMessageRow,
   approvalExpiry,
-  approvalPage,
-  auditPage,
   byConversation,
   type ClaimDecision,
   type ConversationChange,
   claimDecision,
   decisionAuditRow,
   endingOutcome,
-  FIRST_APPROVAL,
   insertedApprovalRow,
   interruptedApprovalProblem,
-  listedStatuses,
   lostClaim,
   type NewApprovalFields,
   newApprovalRow,
-  newestFirst,
-  oldestFirst,
   replacedUuid,
   requireLease,
   summaryOf,
@@ -57,7 +51,7 @@ import {
   waitingState,
 } from '../changes.js';
 import { storedId, storedIds } from '../ids.js';
-import { decodeApprovalsPageToken, decodeAuditPageToken, decodePageToken, encodePageToken } from '../page-token.js';
+import { decodePageToken, encodePageToken } from '../page-token.js';
 import {
   type ApprovalStatusName,
   type ConversationStatusName,
@@ -68,17 +62,12 @@ import {
 } from '../records.js';
 import {
   type ApprovalRow,
-  type AuditRow,
   approvalFromRow,
-  auditEntryFromRow,
-  type ConversationRow,
   conversationFromRow,
   type EventRow,
   eventFromRow,
   type MessageRow,
   messageFromRow,
-  type PushConfigRow,
-  pushConfigOfRow,
 } from '../rows.js';
 import {
   type ApprovalClaim,
@@ -94,16 +83,19 @@ import {
   type LiveEventListener,
   MAX_PAGE_CONTENT_CHARS,
   MAX_PAGE_SIZE,
-  MAX_PUSH_CONFIGS,
   type TurnStart,
 } from '../storage.js';
+import * as lists from './lists.js';
+import {
+  FIRST_UUID,
+  pendingApprovals,
+  requireApproval,
+  requireConversation,
+  type StoredConversation,
+  unfinishedApprovals,
+} from './lookups.js';
 import type { SqlStatements, SqlWrite } from './port.js';
-
-/** A conversation row as the store's statements read it: with whether another live process holds its mark, and has watchers of it. */
-type StoredConversation = ConversationRow & { running_turn_boot_live: boolean | number | null; watched_elsewhere: boolean | number };
-
-/** A cursor id that is not a UUID starts before every row. */
-const FIRST_UUID = '00000000-0000-0000-0000-000000000000';
+import * as webhooks from './webhooks.js';
 
 export interface SqlStorageSettings {
   /** This store process: its running marks. */
@@ -168,14 +160,14 @@ export abstract class SqlConversationStorage implements ConversationStorage {
       // to watchers of every conversation, also when it has no first message.
       tx.changes.event(id, createdAt, { kind: 'status_changed', status: 'active' });
       // The conversation row and its first message share one timestamp: it is one change.
-      await this.applyChange(tx, await this.requireConversation(tx, id), { messages }, createdAt);
-      return this.readConversation(tx, await this.requireConversation(tx, id), true);
+      await this.applyChange(tx, await requireConversation(tx, id), { messages }, createdAt);
+      return this.readConversation(tx, await requireConversation(tx, id), true);
     });
   }
 
   async getConversation(request: GetConversationRequest): Promise<Conversation> {
     return this.read(async (tx) => {
-      const row = await this.requireConversation(tx, request.id);
+      const row = await requireConversation(tx, request.id);
       if (!request.includeMessages || !request.messageLimit) return this.readConversation(tx, row, request.includeMessages);
       return this.readConversationPage(tx, row, request);
     });
@@ -210,21 +202,21 @@ export abstract class SqlConversationStorage implements ConversationStorage {
   async startTurn(request: StartTurnRequest): Promise<TurnStart> {
     return this.write(async (tx) => {
       let conversation = await this.lockConversation(tx, request.conversationId);
-      const unfinishedApprovals = (await this.unfinishedApprovals(tx, conversation.id)).map(approvalFromRow);
+      const unfinished = (await unfinishedApprovals(tx, conversation.id)).map(approvalFromRow);
       const waiting = conversation.status === 'waiting_approval';
       // One active run per conversation: checked and marked in this one transaction, so of
       // concurrent StartTurns exactly one starts. A waiting conversation keeps its own answer.
       const busy = !waiting && this.turnRunning(conversation);
-      const started = !waiting && !busy && unfinishedApprovals.length === 0;
+      const started = !waiting && !busy && unfinished.length === 0;
       if (started) {
         // A new turn is a new run: a run that an earlier turn left behind (a crash cut it off
         // after its approvals were resolved) must not steer this one.
         const messages = [...this.interruptedTurnNote(conversation), request.message!];
         await this.applyChange(tx, conversation, { messages, run: conversation.run_state === null ? undefined : null });
         await this.markTurnRunning(tx, conversation.id, request.lease);
-        conversation = await this.requireConversation(tx, conversation.id);
+        conversation = await requireConversation(tx, conversation.id);
       }
-      return { started, busy, conversation: await this.readConversation(tx, conversation, true), unfinishedApprovals };
+      return { started, busy, conversation: await this.readConversation(tx, conversation, true), unfinishedApprovals: unfinished };
     });
   }
 
@@ -267,26 +259,26 @@ export abstract class SqlConversationStorage implements ConversationStorage {
       );
       // A turn that stops for an approval is over; the approval's continuation is marked when it is approved.
       await this.endTurn(tx, conversation.id, 'paused');
-      return approvalFromRow(await this.requireApproval(tx, uuid));
+      return approvalFromRow(await requireApproval(tx, uuid));
     });
   }
 
   async getApproval(uuid: string): Promise<PendingApproval> {
-    return this.read(async (tx) => approvalFromRow(await this.requireApproval(tx, uuid)));
+    return this.read(async (tx) => approvalFromRow(await requireApproval(tx, uuid)));
   }
 
   async claimApproval(request: ClaimApprovalRequest): Promise<ApprovalClaim> {
     const decision = claimDecision(request);
     return this.write(async (tx) => {
-      const found = await this.requireApproval(tx, request.uuid);
+      const found = await requireApproval(tx, request.uuid);
       // The conversation first (the lock order of every write), then the conditional claim.
       await this.lockConversation(tx, found.conversation_id);
       const claimed = await this.decide(tx, found.uuid, decision);
-      if (!claimed) return lostClaim(approvalFromRow(await this.requireApproval(tx, found.uuid)));
+      if (!claimed) return lostClaim(approvalFromRow(await requireApproval(tx, found.uuid)));
       const messages = [...request.messages];
       const resolved = [claimed];
       for (const other of request.approved ? [] : request.alsoReject) {
-        const row = await this.requireApproval(tx, other.uuid);
+        const row = await requireApproval(tx, other.uuid);
         if (row.conversation_id !== claimed.conversation_id) {
           throw invalidArgument(`also_reject: approval ${row.uuid} belongs to another conversation than approval ${claimed.uuid}`);
         }
@@ -296,7 +288,7 @@ export abstract class SqlConversationStorage implements ConversationStorage {
           messages.push(...other.messages);
         }
       }
-      const conversation = await this.requireConversation(tx, claimed.conversation_id);
+      const conversation = await requireConversation(tx, claimed.conversation_id);
       if (request.expectedRunRevision !== undefined && conversation.run_revision !== request.expectedRunRevision) {
         // Thrown inside the transaction: the claim above is rolled back with it.
         throw aborted(
@@ -305,7 +297,7 @@ export abstract class SqlConversationStorage implements ConversationStorage {
       }
       await this.applyChange(tx, conversation, {
         messages,
-        ...waitingState(conversation.status, await this.pendingApprovals(tx, conversation.id)),
+        ...waitingState(conversation.status, await pendingApprovals(tx, conversation.id)),
         run: request.clearRun ? null : undefined,
         resolved,
       });
@@ -329,151 +321,65 @@ export abstract class SqlConversationStorage implements ConversationStorage {
     return this.write(async (tx) => {
       const to = request.success ? 'done' : 'failed';
       const finished = await this.moveApproval(tx, request.uuid, 'executing', to, 'only an executing call can finish');
-      await this.applyChange(tx, await this.requireConversation(tx, finished.conversation_id), { messages: request.messages });
+      await this.applyChange(tx, await requireConversation(tx, finished.conversation_id), { messages: request.messages });
       return approvalFromRow(finished);
     });
   }
 
   async listPendingApprovals(request: ListPendingApprovalsRequest): Promise<{ approvals: PendingApproval[]; nextPageToken: string }> {
-    const limit = Math.min(request.pageSize || DEFAULT_PAGE_SIZE, MAX_PAGE_SIZE);
-    const cursor = request.pageToken === '' ? undefined : decodePageToken(request.pageToken, 'ListPendingApprovals');
-    return this.read(async (tx) => {
-      const rows = cursor
-        ? await tx.all<ApprovalRow>('pendingApprovalsPageAfter', {
-            created_at: cursor.createdAt,
-            uuid: storedId(cursor.id) ?? FIRST_UUID,
-            limit: limit + 1,
-          })
-        : await tx.all<ApprovalRow>('pendingApprovalsFirstPage', { limit: limit + 1 });
-      const page = rows.slice(0, limit);
-      const last = page.at(-1);
-      return {
-        approvals: page.map(approvalFromRow),
-        nextPageToken: rows.length > limit && last ? encodePageToken({ createdAt: last.created_at, id: last.uuid }) : '',
-      };
-    });
+    return this.read((tx) => lists.listPendingApprovals(tx, request));
   }
 
   async listApprovals(request: ListApprovalsRequest): Promise<ApprovalPage> {
-    const limit = Math.min(request.pageSize || DEFAULT_PAGE_SIZE, MAX_PAGE_SIZE);
-    const cursor = request.pageToken === '' ? FIRST_APPROVAL : decodeApprovalsPageToken(request.pageToken);
-    const statuses = listedStatuses(request.statuses);
-    const after = { created_at: cursor.createdAt, uuid: cursor.id, limit: limit + 1 };
-    return this.read(async (tx) => {
-      if (request.conversationId === '') {
-        // One walk of the index by status per status asked for, merged.
-        const walks = await Promise.all(statuses.map((status) => tx.all<ApprovalRow>('approvalsOfStatusAfter', { ...after, status })));
-        return approvalPage(oldestFirst(walks, limit + 1), limit);
-      }
-      const conversationId = storedId(request.conversationId);
-      if (conversationId === undefined) return approvalPage([], limit);
-      return approvalPage(
-        await tx.all<ApprovalRow>('approvalsOfConversationAfter', { ...after, conversation_id: conversationId, statuses }),
-        limit,
-      );
-    });
+    return this.read((tx) => lists.listApprovals(tx, request));
   }
 
   async listDueApprovals(limit: number): Promise<PendingApproval[]> {
-    return this.read(async (tx) =>
-      (await tx.all<ApprovalRow>('dueApprovals', { now: isoTimestamp(this.now()), limit })).map(approvalFromRow),
-    );
+    return this.read((tx) => lists.listDueApprovals(tx, limit, this.now()));
   }
 
   async appendAudit(entry: AuditEntry): Promise<AuditEntry> {
-    const row = {
-      at: isoTimestamp(this.now()),
-      kind: entry.kind,
-      actor: entry.actor,
-      via: entry.via,
-      subject: entry.subject,
-      detail_json: entry.detailJson,
-    };
-    return this.write(async (tx) => auditEntryFromRow((await tx.all<AuditRow>('insertAudit', row))[0]!));
+    return this.write((tx) => lists.appendAudit(tx, entry, this.now()));
   }
 
   async listAudit(request: ListAuditRequest): Promise<AuditPage> {
-    const limit = Math.min(request.pageSize || DEFAULT_PAGE_SIZE, MAX_PAGE_SIZE);
-    const before = request.pageToken === '' ? Number.MAX_SAFE_INTEGER : decodeAuditPageToken(request.pageToken);
-    return this.read(async (tx) => {
-      if (request.kinds.length === 0) return auditPage(await tx.all<AuditRow>('auditBefore', { before, limit: limit + 1 }), limit);
-      const walks = await Promise.all(
-        [...new Set(request.kinds)].map((kind) => tx.all<AuditRow>('auditOfKindBefore', { kind, before, limit: limit + 1 })),
-      );
-      return auditPage(newestFirst(walks, limit + 1), limit);
-    });
+    return this.read((tx) => lists.listAudit(tx, request));
   }
 
-  /** One statement: of processes claiming at once, one holds the cursor. */
   async claimWebhookCursor(endpoint: string, lease: RunLease): Promise<ClaimWebhookCursorResponse> {
-    return this.write(async (tx) => {
-      const args = { endpoint, owner: lease.owner, node: lease.node, ttl_ms: lease.ttlMs, now_ms: this.now() };
-      const [claimed] = await tx.all<{ last_event_id: number }>('claimWebhookCursor', args);
-      if (claimed) return { held: true, lastEventId: claimed.last_event_id };
-      const [held] = await tx.all<{ last_event_id: number }>('selectWebhookCursor', { endpoint });
-      return { held: false, lastEventId: held?.last_event_id ?? 0 };
-    });
+    return this.write((tx) => webhooks.claimWebhookCursor(tx, endpoint, lease, this.now()));
   }
 
   async advanceWebhookCursor(request: AdvanceWebhookCursorRequest): Promise<boolean> {
-    const { endpoint, owner, lastEventId, ttlMs } = request;
-    const args = { endpoint, owner, last_event_id: lastEventId, ttl_ms: ttlMs, now_ms: this.now() };
-    return this.write(async (tx) => (await tx.run('advanceWebhookCursor', args)) > 0);
+    return this.write((tx) => webhooks.advanceWebhookCursor(tx, request, this.now()));
   }
 
   async setPushConfig(config: PushConfig): Promise<PushConfig> {
-    return this.write(async (tx) => {
-      const conversation = await this.requireConversation(tx, config.conversationId);
-      const [existing] = await tx.all<PushConfigRow>('selectPushConfig', { conversation_id: conversation.id, id: config.id });
-      if (!existing) {
-        const [count] = await tx.all<{ n: number | string }>('countPushConfigs', { conversation_id: conversation.id });
-        if (Number(count?.n ?? 0) >= MAX_PUSH_CONFIGS)
-          throw failedPrecondition(`task ${conversation.id} has ${MAX_PUSH_CONFIGS} push-notification configs already; delete one first`);
-      }
-      const row: PushConfigRow = {
-        conversation_id: conversation.id,
-        id: config.id,
-        url: config.url,
-        token: config.token,
-        dialect: config.dialect,
-        created_at: existing?.created_at ?? isoTimestamp(this.now()),
-      };
-      await tx.run('upsertPushConfig', { ...row });
-      return pushConfigOfRow(row);
-    });
+    return this.write((tx) => webhooks.setPushConfig(tx, config, this.now()));
   }
 
   async getPushConfig(conversationId: string, id: string): Promise<PushConfig | undefined> {
-    const stored = storedId(conversationId);
-    if (stored === undefined) return undefined;
-    return this.read(async (tx) => {
-      const [row] = await tx.all<PushConfigRow>('selectPushConfig', { conversation_id: stored, id });
-      return row && pushConfigOfRow(row);
-    });
+    return this.read((tx) => webhooks.getPushConfig(tx, conversationId, id));
   }
 
   async listPushConfigs(conversationId: string): Promise<PushConfig[]> {
-    const stored = storedId(conversationId);
-    if (stored === undefined) return [];
-    return this.read(async (tx) => (await tx.all<PushConfigRow>('selectPushConfigs', { conversation_id: stored })).map(pushConfigOfRow));
+    return this.read((tx) => webhooks.listPushConfigs(tx, conversationId));
   }
 
   async deletePushConfig(conversationId: string, id: string): Promise<boolean> {
-    const stored = storedId(conversationId);
-    if (stored === undefined) return false;
-    return this.write(async (tx) => (await tx.run('deletePushConfig', { conversation_id: stored, id })) > 0);
+    return this.write((tx) => webhooks.deletePushConfig(tx, conversationId, id));
   }
 
   async listUnfinishedApprovals(conversationId: string): Promise<PendingApproval[]> {
     return this.read(async (tx) => {
-      const conversation = await this.requireConversation(tx, conversationId);
-      return (await this.unfinishedApprovals(tx, conversation.id)).map(approvalFromRow);
+      const conversation = await requireConversation(tx, conversationId);
+      return (await unfinishedApprovals(tx, conversation.id)).map(approvalFromRow);
     });
   }
 
   async markApprovalInterrupted(request: MarkApprovalInterruptedRequest): Promise<InterruptionMark> {
     return this.write(async (tx) => {
-      const approval = await this.requireApproval(tx, request.uuid);
+      const approval = await requireApproval(tx, request.uuid);
       await this.lockConversation(tx, approval.conversation_id);
       const now = this.now();
       const [interrupted] = await tx.all<ApprovalRow>('interruptApproval', {
@@ -481,8 +387,8 @@ export abstract class SqlConversationStorage implements ConversationStorage {
         now: isoTimestamp(now),
         unchanged_since: isoTimestamp(now - request.minAgeMs),
       });
-      if (!interrupted) return { marked: false, approval: approvalFromRow(await this.requireApproval(tx, approval.uuid)) };
-      await this.applyChange(tx, await this.requireConversation(tx, interrupted.conversation_id), { messages: request.messages });
+      if (!interrupted) return { marked: false, approval: approvalFromRow(await requireApproval(tx, approval.uuid)) };
+      await this.applyChange(tx, await requireConversation(tx, interrupted.conversation_id), { messages: request.messages });
       return { marked: true, approval: approvalFromRow(interrupted) };
     });
   }
@@ -507,7 +413,7 @@ export abstract class SqlConversationStorage implements ConversationStorage {
         const fields = { ...approval, uuid, replacesUuid: replacedUuid(approval.replacesUuid) };
         requested.push(await this.insertApproval(tx, conversation.id, fields, at));
       }
-      const waiting = waitingState(conversation.status, await this.pendingApprovals(tx, conversation.id));
+      const waiting = waitingState(conversation.status, await pendingApprovals(tx, conversation.id));
       // The revision a caller sends is not taken: the store sets it.
       const run = request.run === undefined ? null : { state: request.run.state, schemaVersion: request.run.schemaVersion };
       await this.applyChange(tx, conversation, { messages: request.messages, ...waiting, run, requested }, at);
@@ -617,7 +523,7 @@ export abstract class SqlConversationStorage implements ConversationStorage {
         if (!conversation.running_turn_boot || this.liveMark(conversation) || conversation.lease_owner) return false;
         // An approved call without its outcome is settled by the next StartTurn first (its
         // interrupted result must follow its call); that StartTurn adds the note after it.
-        if (conversation.status === 'waiting_approval' || (await this.unfinishedApprovals(tx, id)).length > 0) return false;
+        if (conversation.status === 'waiting_approval' || (await unfinishedApprovals(tx, id)).length > 0) return false;
         await this.applyChange(tx, conversation, { messages: this.interruptedTurnNote(conversation) });
         await this.endTurn(tx, id, 'interrupted');
         return true;
@@ -648,7 +554,7 @@ export abstract class SqlConversationStorage implements ConversationStorage {
    * replaces (stale, or a dead store's) is a turn that ended first.
    */
   private async markTurnRunning(tx: SqlWrite, id: string, lease: RunLease | undefined): Promise<void> {
-    const row = await this.requireConversation(tx, id);
+    const row = await requireConversation(tx, id);
     const running = this.turnRunning(row);
     // A mark replaced without its turn's last write: a turn a crash (or a stale orchestrator) cut off.
     if (row.running_turn_boot && !running) tx.changes.event(id, row.updated_at, { kind: 'turn_ended', outcome: 'interrupted' });
@@ -670,7 +576,7 @@ export abstract class SqlConversationStorage implements ConversationStorage {
   private async endTurn(tx: SqlWrite, id: string, outcome: TurnOutcome): Promise<void> {
     if ((await tx.run('clearTurnRunning', { id })) === 0) return;
     // The event's time is the conversation's last change: a mark alone changes nothing a reader sees.
-    tx.changes.event(id, (await this.requireConversation(tx, id)).updated_at, { kind: 'turn_ended', outcome });
+    tx.changes.event(id, (await requireConversation(tx, id)).updated_at, { kind: 'turn_ended', outcome });
   }
 
   /** The conditional claim of one pending approval with a decision; undefined when it is no longer pending. */
@@ -700,29 +606,7 @@ export abstract class SqlConversationStorage implements ConversationStorage {
       if (stored === undefined || (await tx.all('lockConversation', { id: stored })).length === 0)
         throw notFound(`conversation ${id} not found`);
     }
-    return this.requireConversation(tx, id);
-  }
-
-  private async requireConversation(tx: SqlStatements, id: string): Promise<StoredConversation> {
-    const stored = storedId(id);
-    const row = stored === undefined ? undefined : (await tx.all<StoredConversation>('selectConversation', { id: stored }))[0];
-    if (!row) throw notFound(`conversation ${id} not found`);
-    return row;
-  }
-
-  private async requireApproval(tx: SqlStatements, uuid: string): Promise<ApprovalRow> {
-    const stored = storedId(uuid);
-    const row = stored === undefined ? undefined : (await tx.all<ApprovalRow>('selectApproval', { uuid: stored }))[0];
-    if (!row) throw notFound(`approval ${uuid} not found`);
-    return row;
-  }
-
-  private pendingApprovals(tx: SqlStatements, conversationId: string): Promise<ApprovalRow[]> {
-    return tx.all<ApprovalRow>('selectPendingApprovals', { conversation_id: conversationId });
-  }
-
-  private unfinishedApprovals(tx: SqlStatements, conversationId: string): Promise<ApprovalRow[]> {
-    return tx.all<ApprovalRow>('selectUnfinishedApprovals', { conversation_id: conversationId });
+    return requireConversation(tx, id);
   }
 
   /** Inserts a new approval; its expiry counts from its creation, on the clock that expires it. */
@@ -757,11 +641,11 @@ export abstract class SqlConversationStorage implements ConversationStorage {
     to: ApprovalStatusName,
     rule: string,
   ): Promise<ApprovalRow> {
-    const approval = await this.requireApproval(tx, uuid);
+    const approval = await requireApproval(tx, uuid);
     await this.lockConversation(tx, approval.conversation_id);
     const [moved] = await tx.all<ApprovalRow>('moveApproval', { uuid: approval.uuid, from, to, now: isoTimestamp(this.now()) });
     if (moved) return moved;
-    const current = await this.requireApproval(tx, uuid);
+    const current = await requireApproval(tx, uuid);
     throw failedPrecondition(`approval ${current.uuid} is ${current.status}: ${rule}`);
   }
 
@@ -825,7 +709,7 @@ export abstract class SqlConversationStorage implements ConversationStorage {
   /** Full conversation with its pending approvals (read only while it waits). */
   private async readConversation(tx: SqlStatements, row: StoredConversation, includeMessages: boolean): Promise<Conversation> {
     const messages = includeMessages ? (await tx.all<MessageRow>('selectMessages', { conversation_id: row.id })).map(messageFromRow) : [];
-    const pending = row.status === 'waiting_approval' ? await this.pendingApprovals(tx, row.id) : [];
+    const pending = row.status === 'waiting_approval' ? await pendingApprovals(tx, row.id) : [];
     return this.conversationOf(row, messages, pending);
   }
 
@@ -849,7 +733,7 @@ export abstract class SqlConversationStorage implements ConversationStorage {
     // cursor message itself (and whatever lies beyond it) when there was a cursor.
     const { taken, moreOnWalk } = takePage(walk, limit, MAX_PAGE_CONTENT_CHARS);
     const messages = (after === undefined ? taken.reverse() : taken).map(messageFromRow);
-    const pending = row.status === 'waiting_approval' ? await this.pendingApprovals(tx, row.id) : [];
+    const pending = row.status === 'waiting_approval' ? await pendingApprovals(tx, row.id) : [];
     return {
       ...this.conversationOf(row, messages, pending),
       hasMoreBefore: after === undefined ? moreOnWalk : true,
