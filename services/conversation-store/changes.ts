@@ -30,9 +30,8 @@ import type { ApprovalClaim, ApprovalPage, AuditPage } from './storage.js';
 
 /**
  * The store's rules that do not depend on the database: what a change does to a
- * conversation's row, the rows it inserts, and how a history page is cut. Both drivers
- * (sqlite/, postgres/) apply them, each in its own transactions, so that they cannot drift
- * apart; the conformance suites check the drivers against each other.
+ * conversation's row, the rows it inserts, and how a history page is cut, as pure functions
+ * that the store's one implementation (sql/storage.ts) applies in its transactions.
  */
 
 /** What one transaction changes on a conversation row; absent fields stay as they are. */
@@ -205,7 +204,7 @@ export function alsoRejected(decision: ClaimDecision): ClaimDecision {
   return { ...decision, status: 'rejected', edited_args: null, on_time: 0 };
 }
 
-/** An audit entry as the drivers insert it: the store numbers it. */
+/** An audit entry as inserted: the store numbers it. */
 export type NewAuditRow = Omit<AuditRow, 'id'>;
 
 /**

@@ -23,7 +23,7 @@ import {
   type TurnOutcome,
 } from './records.js';
 
-/** Rows exactly as the drivers read them (both return these shapes); JSON columns are still text here. */
+/** Rows exactly as the store's statements read them from either database; JSON columns are still text here. */
 
 export interface ConversationRow {
   id: string;
@@ -117,7 +117,7 @@ export interface ApprovalRow {
   on_timeout?: ApprovalTimeoutActionName | null;
 }
 
-/** One entry of the audit trail, as both drivers read it. */
+/** One entry of the audit trail, as read. */
 export interface AuditRow {
   id: number;
   at: string;

@@ -144,8 +144,8 @@ export type LiveEventListener = (event: ConversationEvent) => void;
 /**
  * Everything the conversation store keeps, behind one interface so that the embedded SQLite
  * driver and a PostgreSQL driver are interchangeable. Requests arrive validated (shape,
- * ranges, non-empty ids); a driver still owns every rule that needs the stored data, and
- * reports it with the ServiceErrors of `services/common/grpc/errors.ts`:
+ * ranges, non-empty ids); the rules that need the stored data are the store's (sql/storage.ts,
+ * written once for both databases), and report themselves with the ServiceErrors of `services/common/grpc/errors.ts`:
  *
  * - unknown ids — including ids that are not UUIDs at all — are NOT_FOUND, never a
  *   database error;

@@ -1,0 +1,56 @@
+import type { ConversationEvent } from '../../../gen/ts/asg/store/v1/store.js';
+import type { ConversationStatusName } from '../records.js';
+import { type EventChange, type EventRow, eventFromRow, eventPayload } from '../rows.js';
+import type { QueryArgs } from './named-query.js';
+import type { QueryName } from './queries.js';
+
+/**
+ * The port: what the one implementation of the store's rules (sql/storage.ts) asks of a
+ * database. A driver runs the store's compiled statements (queries.ts) in its own
+ * transactions; everything else that differs stays in the driver: how a writer excludes the
+ * others (SQLite BEGIN IMMEDIATE, PostgreSQL row locks), how committed events get their ids
+ * and reach the other processes, connection loss, schema and migrations.
+ */
+export interface SqlStatements {
+  /** The rows a statement returns. */
+  all<Row>(query: QueryName, args: QueryArgs): Promise<Row[]>;
+  /** The rows a statement changed. */
+  run(query: QueryName, args: QueryArgs): Promise<number>;
+}
+
+/** A write transaction: its statements, and the events and count changes it records until COMMIT. */
+export interface SqlWrite extends SqlStatements {
+  readonly changes: ChangeLog;
+}
+
+/** A stored event before its id: the driver numbers it when the transaction ends. */
+export type PendingEvent = Omit<EventRow, 'id'>;
+
+/**
+ * What one write transaction records besides its statements: its events, in order, and how
+ * the per-status counts of conversations move (SQLite keeps them by trigger; PostgreSQL
+ * applies them as the transaction ends, under the lock that orders commits).
+ */
+export class ChangeLog {
+  readonly events: PendingEvent[] = [];
+  readonly counts = new Map<ConversationStatusName, number>();
+  /** The owners' count changes, by owner and status. */
+  readonly ownerCounts = new Map<string, { owner: string; status: ConversationStatusName; delta: number }>();
+
+  event(conversationId: string, at: string, change: EventChange): void {
+    this.events.push({ conversation_id: conversationId, kind: change.kind, payload: eventPayload(change), created_at: at });
+  }
+
+  /** A change of the counts of every conversation, and of its owner's when it has one. */
+  count(owner: string | null, status: ConversationStatusName, delta: number): void {
+    this.counts.set(status, (this.counts.get(status) ?? 0) + delta);
+    if (owner === null) return;
+    const key = JSON.stringify([owner, status]);
+    this.ownerCounts.set(key, { owner, status, delta: (this.ownerCounts.get(key)?.delta ?? 0) + delta });
+  }
+
+  /** The events numbered from `firstId` on, as the listeners get them. */
+  numbered(firstId: number): ConversationEvent[] {
+    return this.events.map((event, index) => eventFromRow({ ...event, id: firstId + index }));
+  }
+}

@@ -1,0 +1,491 @@
+import { type RawBuilder, sql } from 'kysely';
+import { compileQueries, type DialectName, fixed, lit, type NamedQuery, type Param, param, queryBuilder } from './named-query.js';
+
+/**
+ * Every statement of the store, written once with Kysely and compiled for each database.
+ * Where the databases truly differ, a fragment of the dialect says it (`DialectSql`): the
+ * clock that expiries use, how a list is passed, what makes a running mark live, and the
+ * lock a writer takes. No SQL is ever built from input: every value is a named parameter.
+ */
+
+/** What differs between the SQLite and PostgreSQL text of the same statement. */
+interface DialectSql {
+  name: DialectName;
+  /** Now, on the clock approvals expire by: SQLite the store's (ISO text), PostgreSQL the database's. */
+  now(name: string): RawBuilder<never>;
+  /** Now, on the clock leases expire by (SQLite: epoch ms; PostgreSQL: timestamptz). */
+  leaseNow(name: string): RawBuilder<never>;
+  /** Now plus the milliseconds of parameter `ttl`, on the lease clock; NULL when it is NULL. */
+  leaseUntil(ttl: string, now?: string): RawBuilder<never>;
+  /** A new approval's expires_at. */
+  approvalExpiresAt: RawBuilder<never>;
+  /** expires_at read as ISO text with milliseconds (rows.ts). */
+  expiresAtText: RawBuilder<never>;
+  /** `column` is one of the list parameter `name`. */
+  inList(column: string, name: string, elementType: 'text' | 'uuid'): RawBuilder<boolean>;
+  /** Whether a conversation's running mark belongs to another live store process (the caller's own is live anyway). */
+  otherBootLive: RawBuilder<never>;
+  /** Whether another live replica has watchers of the conversation. */
+  watchedElsewhere: RawBuilder<never>;
+  /** The column that keeps the insertion order of approvals that share created_at. */
+  approvalOrder: 'rowid' | 'position';
+  /** The newest stored event id. */
+  latestEventId: RawBuilder<never>;
+}
+
+const sqliteSql: DialectSql = {
+  name: 'sqlite',
+  now: (name) => sql<never>`${param(name)}`,
+  leaseNow: (name) => sql<never>`${param(name)}`,
+  leaseUntil: (ttl, now = 'now_ms') => sql<never>`${param(now)} + ${param(ttl)}`,
+  approvalExpiresAt: sql<never>`${param('expires_at')}`,
+  expiresAtText: fixed('expires_at'),
+  inList: (column, name) => sql<boolean>`${sql.ref(column)} IN (SELECT value FROM json_each(${param(name)}))`,
+  // One process per file: a mark of another boot was left by a process that is gone.
+  otherBootLive: fixed('0'),
+  watchedElsewhere: fixed('0'),
+  approvalOrder: 'rowid',
+  latestEventId: fixed('(SELECT coalesce(max(id), 0) FROM events)'),
+};
+
+const postgresSql: DialectSql = {
+  name: 'postgres',
+  now: () => fixed('now()'),
+  leaseNow: () => fixed('now()'),
+  leaseUntil: (ttl) => sql<never>`now() + make_interval(secs => ${param(ttl)}::double precision / 1000)`,
+  approvalExpiresAt: sql<never>`now() + make_interval(secs => ${param('expires_in_ms')}::double precision / 1000)`,
+  expiresAtText: fixed(`to_char(expires_at AT TIME ZONE 'UTC', 'YYYY-MM-DD"T"HH24:MI:SS.MS"Z"')`),
+  inList: (column, name, elementType) => sql<boolean>`${sql.ref(column)} = ANY(${param(name)}::${sql.raw(elementType)}[])`,
+  // A replica seen within its last heartbeats (store_replicas) is alive.
+  otherBootLive: sql<never>`EXISTS (
+    SELECT 1 FROM store_replicas
+    WHERE boot_id = conversations.running_turn_boot AND last_seen > now() - make_interval(secs => ${param('live_for_ms')}::double precision / 1000))`,
+  watchedElsewhere: sql<never>`EXISTS (
+    SELECT 1 FROM store_watches JOIN store_replicas USING (boot_id)
+    WHERE store_watches.conversation_id IN (conversations.id::text, '') AND store_watches.boot_id <> ${param('boot')}
+      AND store_replicas.last_seen > now() - make_interval(secs => ${param('live_for_ms')}::double precision / 1000))`,
+  approvalOrder: 'position',
+  latestEventId: fixed('(SELECT last_id FROM event_ids)'),
+};
+
+function buildQueries(d: DialectSql) {
+  const db = queryBuilder(d.name);
+  const p = param;
+  /** Each column set from the parameter of its name. */
+  const named = <C extends string>(...columns: C[]) =>
+    Object.fromEntries(columns.map((column) => [column, p(column)])) as Record<C, Param<never>>;
+
+  /** A conversation row with its run (a conversation whose run was never written: revision 0), in one statement. */
+  const conversationWithRun = db
+    .selectFrom('conversations')
+    .leftJoin('runs', 'runs.conversation_id', 'conversations.id')
+    .selectAll('conversations')
+    .select([
+      'runs.state as run_state',
+      'runs.schema_version as run_schema_version',
+      fixed('coalesce(runs.revision, 0)').as('run_revision'),
+      d.otherBootLive.as('running_turn_boot_live'),
+      d.watchedElsewhere.as('watched_elsewhere'),
+    ]);
+  const newestFirst = conversationWithRun.orderBy('conversations.created_at', 'desc').orderBy('conversations.id', 'desc').limit(p('limit'));
+  const beforeCursor = sql<boolean>`(conversations.created_at, conversations.id) < (${p('created_at')}, ${p('id')})`;
+
+  const approvalColumns = [
+    'uuid',
+    'conversation_id',
+    'tool_call_id',
+    'tool_name',
+    'tool_args',
+    'args_hash',
+    'description',
+    'remote_task_id',
+    'remote_agent_name',
+    'status',
+    'created_at',
+    'decided_at',
+    'updated_at',
+    'agent_chain',
+    'reason',
+    'outcome_unknown',
+    'replaces_uuid',
+    'decided_by',
+    'via',
+    'edited_args',
+    'on_timeout',
+  ] as const;
+  const approvals = db.selectFrom('approvals').select(approvalColumns).select(d.expiresAtText.as('expires_at'));
+  const afterApproval = sql<boolean>`(created_at, uuid) > (${p('created_at')}, ${p('uuid')})`;
+  const pending = approvals.where('status', '=', lit('pending'));
+
+  return {
+    insertConversation: db.insertInto('conversations').values({
+      ...named('id', 'session_id', 'created_at', 'a2a_dialect', 'a2a_context_id', 'owner'),
+      status: lit('active'),
+      message_count: lit(0),
+      updated_at: p('created_at'),
+    }),
+    // Read to keep creation times strictly increasing; an index seek, not a scan.
+    newestCreatedAt: db.selectFrom('conversations').select('created_at').orderBy('created_at', 'desc').orderBy('id', 'desc').limit(lit(1)),
+    // The lock every write of a conversation takes first where rows are locked (PostgreSQL).
+    lockConversation: db
+      .selectFrom('conversations')
+      .select('id')
+      .where('id', '=', p('id'))
+      .$if(d.name === 'postgres', (query) => query.forUpdate()),
+    selectConversation: conversationWithRun.where('conversations.id', '=', p('id')),
+    conversationExists: db.selectFrom('conversations').select('id').where('id', '=', p('id')),
+    // The whole mutable state at once, decided from the row read in the same transaction.
+    updateConversation: db
+      .updateTable('conversations')
+      .set(named('status', 'pending_approval_uuid', 'message_count', 'updated_at', 'input_tokens', 'output_tokens'))
+      .where('id', '=', p('id')),
+    firstPage: newestFirst,
+    pageAfter: newestFirst.where(beforeCursor),
+    // One owner's conversations: a walk of conversations_by_owner from the cursor.
+    ownerFirstPage: newestFirst.where('conversations.owner', '=', p('owner')),
+    ownerPageAfter: newestFirst.where('conversations.owner', '=', p('owner')).where(beforeCursor),
+    // A change of the run: the new bytes, or NULLs to clear it, at the revision computed from the row read.
+    writeRun: db
+      .insertInto('runs')
+      .values(named('conversation_id', 'state', 'schema_version', 'revision', 'updated_at'))
+      .onConflict((conflict) =>
+        conflict.column('conversation_id').doUpdateSet({
+          state: (eb) => eb.ref('excluded.state'),
+          schema_version: (eb) => eb.ref('excluded.schema_version'),
+          revision: (eb) => eb.ref('excluded.revision'),
+          updated_at: (eb) => eb.ref('excluded.updated_at'),
+        }),
+      ),
+    selectCounts: db.selectFrom('conversation_counts').select(['status', 'count']),
+    selectOwnerCounts: db.selectFrom('conversation_counts_by_owner').select(['status', 'count']).where('owner', '=', p('owner')),
+
+    insertMessage: db
+      .insertInto('messages')
+      .values(
+        named(
+          'conversation_id',
+          'seq',
+          'id',
+          'role',
+          'content',
+          'tool_call',
+          'created_at',
+          'input_tokens',
+          'output_tokens',
+          'compaction',
+          'node',
+        ),
+      ),
+    selectMessages: db.selectFrom('messages').selectAll().where('conversation_id', '=', p('conversation_id')).orderBy('seq'),
+    // A page of history walks the primary key from the cursor's seq and stops at the limit.
+    selectMessagesBefore: db
+      .selectFrom('messages')
+      .selectAll()
+      .where('conversation_id', '=', p('conversation_id'))
+      .where('seq', '<', p('seq'))
+      .orderBy('seq', 'desc')
+      .limit(p('limit')),
+    selectMessagesAfter: db
+      .selectFrom('messages')
+      .selectAll()
+      .where('conversation_id', '=', p('conversation_id'))
+      .where('seq', '>', p('seq'))
+      .orderBy('seq')
+      .limit(p('limit')),
+    selectMessagePosition: db.selectFrom('messages').select(['conversation_id', 'seq']).where('id', '=', p('id')),
+
+    insertApproval: db
+      .insertInto('approvals')
+      .values({
+        ...named('uuid', 'conversation_id', 'tool_call_id', 'tool_name', 'tool_args', 'args_hash', 'description', 'remote_task_id'),
+        ...named('remote_agent_name', 'created_at', 'agent_chain', 'outcome_unknown', 'replaces_uuid', 'on_timeout'),
+        status: lit('pending'),
+        updated_at: p('created_at'),
+        expires_at: d.approvalExpiresAt,
+      })
+      .returning(d.expiresAtText.as('expires_at')),
+    selectApproval: approvals.where('uuid', '=', p('uuid')),
+    // A conversation's pending approvals, oldest first (insertion order among those created together).
+    selectPendingApprovals: pending.where('conversation_id', '=', p('conversation_id')).orderBy('created_at').orderBy(d.approvalOrder),
+    // The same for a whole page of conversations, in one query.
+    selectPendingApprovalsOfConversations: pending
+      .where(d.inList('conversation_id', 'ids', 'uuid'))
+      .orderBy('conversation_id')
+      .orderBy('created_at')
+      .orderBy(d.approvalOrder),
+    // The exactly-once claim: only the update that still sees 'pending' wins. A claim on time
+    // (on_time) also needs the approval's expires_at not to have passed, on the clock it was set by.
+    claimApproval: db
+      .updateTable('approvals')
+      .set({ ...named('status', 'decided_at', 'reason', 'decided_by', 'via', 'edited_args'), updated_at: p('decided_at') })
+      .where('uuid', '=', p('uuid'))
+      .where('status', '=', lit('pending'))
+      .where(sql<boolean>`(${p('on_time')} = 0 OR expires_at IS NULL OR expires_at > ${d.now('now')})`)
+      .returning(approvalColumns)
+      .returning(d.expiresAtText.as('expires_at')),
+    moveApproval: db
+      .updateTable('approvals')
+      .set({ status: p('to'), updated_at: p('now') })
+      .where('uuid', '=', p('uuid'))
+      .where('status', '=', p('from'))
+      .returning(approvalColumns)
+      .returning(d.expiresAtText.as('expires_at')),
+    interruptApproval: db
+      .updateTable('approvals')
+      .set({ status: lit('interrupted'), updated_at: p('now') })
+      .where('uuid', '=', p('uuid'))
+      .where('status', 'in', [lit('approved'), lit('executing')])
+      .where('updated_at', '<=', p('unchanged_since'))
+      .returning(approvalColumns)
+      .returning(d.expiresAtText.as('expires_at')),
+    // UpdateRun's interrupted_approval: only an executing call of this conversation.
+    interruptExecutingApproval: db
+      .updateTable('approvals')
+      .set({ status: lit('interrupted'), updated_at: p('now') })
+      .where('uuid', '=', p('uuid'))
+      .where('conversation_id', '=', p('conversation_id'))
+      .where('status', '=', lit('executing'))
+      .returning(approvalColumns)
+      .returning(d.expiresAtText.as('expires_at')),
+    // Keyset pages over the partial index of pending approvals, oldest first.
+    pendingApprovalsFirstPage: pending.orderBy('created_at').orderBy('uuid').limit(p('limit')),
+    pendingApprovalsPageAfter: pending.where(afterApproval).orderBy('created_at').orderBy('uuid').limit(p('limit')),
+    selectUnfinishedApprovals: approvals
+      .where('conversation_id', '=', p('conversation_id'))
+      .where('status', 'in', [lit('approved'), lit('executing')])
+      .orderBy('created_at')
+      .orderBy('uuid'),
+    // ListApprovals after a (created_at, uuid) cursor: one status at a time over approvals_by_status,
+    // each walk stopping at the page's size (the caller merges them); or one conversation's, through its index.
+    approvalsOfStatusAfter: approvals
+      .where('status', '=', p('status'))
+      .where(afterApproval)
+      .orderBy('created_at')
+      .orderBy('uuid')
+      .limit(p('limit')),
+    approvalsOfConversationAfter: approvals
+      .where('conversation_id', '=', p('conversation_id'))
+      .where(d.inList('status', 'statuses', 'text'))
+      .where(afterApproval)
+      .orderBy('created_at')
+      .orderBy('uuid')
+      .limit(p('limit')),
+    // ListDueApprovals, through the partial index of pending approvals with an expiry.
+    dueApprovals: pending
+      .where('expires_at', 'is not', null)
+      .where('expires_at', '<=', d.now('now'))
+      .orderBy('expires_at')
+      .orderBy('uuid')
+      .limit(p('limit')),
+
+    // The audit trail: appended, never changed; newest first, before an id.
+    insertAudit: db
+      .insertInto('audit')
+      .values(named('at', 'kind', 'actor', 'via', 'subject', 'detail_json'))
+      .returningAll(),
+    auditBefore: db.selectFrom('audit').selectAll().where('id', '<', p('before')).orderBy('id', 'desc').limit(p('limit')),
+    auditOfKindBefore: db
+      .selectFrom('audit')
+      .selectAll()
+      .where('kind', '=', p('kind'))
+      .where('id', '<', p('before'))
+      .orderBy('id', 'desc')
+      .limit(p('limit')),
+
+    // Webhook cursors, one statement a claim: a new endpoint's cursor starts at the newest event;
+    // on the row it conflicts with, the lease is taken when free, expired, the caller's own or an
+    // earlier boot's of its node. No row back: another holds it.
+    claimWebhookCursor: db
+      .insertInto('webhook_cursors')
+      .values({
+        endpoint: p('endpoint'),
+        last_event_id: d.latestEventId,
+        lease_owner: p('owner'),
+        lease_node: p('node'),
+        lease_expires_at: d.leaseUntil('ttl_ms'),
+      })
+      .onConflict((conflict) =>
+        conflict
+          .column('endpoint')
+          .doUpdateSet({
+            lease_owner: (eb) => eb.ref('excluded.lease_owner'),
+            lease_node: (eb) => eb.ref('excluded.lease_node'),
+            lease_expires_at: fixed('excluded.lease_expires_at'),
+          })
+          .where(
+            sql<boolean>`webhook_cursors.lease_owner IS NULL OR webhook_cursors.lease_expires_at <= ${d.leaseNow('now_ms')}
+              OR webhook_cursors.lease_owner = excluded.lease_owner OR webhook_cursors.lease_node = excluded.lease_node`,
+          ),
+      )
+      .returning('last_event_id'),
+    selectWebhookCursor: db.selectFrom('webhook_cursors').select('last_event_id').where('endpoint', '=', p('endpoint')),
+    // Forward only, while the caller holds the lease.
+    advanceWebhookCursor: db
+      .updateTable('webhook_cursors')
+      .set({
+        last_event_id: sql<never>`CASE WHEN last_event_id > ${p('last_event_id')} THEN last_event_id ELSE ${p('last_event_id')} END`,
+        lease_expires_at: d.leaseUntil('ttl_ms'),
+      })
+      .where('endpoint', '=', p('endpoint'))
+      .where('lease_owner', '=', p('owner')),
+
+    // Catch-up reads, a page at a time: over every conversation, or one's through its index.
+    selectEventsAfter: db.selectFrom('events').selectAll().where('id', '>', p('after_id')).orderBy('id').limit(p('limit')),
+    selectConversationEventsAfter: db
+      .selectFrom('events')
+      .selectAll()
+      .where('conversation_id', '=', p('conversation_id'))
+      .where('id', '>', p('after_id'))
+      .orderBy('id')
+      .limit(p('limit')),
+    latestEventId: db.selectNoFrom(d.latestEventId.as('id')),
+
+    upsertPushConfig: db
+      .insertInto('push_configs')
+      .values(named('conversation_id', 'id', 'url', 'token', 'dialect', 'created_at'))
+      .onConflict((conflict) =>
+        conflict.columns(['conversation_id', 'id']).doUpdateSet({
+          url: (eb) => eb.ref('excluded.url'),
+          token: (eb) => eb.ref('excluded.token'),
+          dialect: (eb) => eb.ref('excluded.dialect'),
+        }),
+      ),
+    selectPushConfig: db
+      .selectFrom('push_configs')
+      .selectAll()
+      .where('conversation_id', '=', p('conversation_id'))
+      .where('id', '=', p('id')),
+    selectPushConfigs: db
+      .selectFrom('push_configs')
+      .selectAll()
+      .where('conversation_id', '=', p('conversation_id'))
+      .orderBy('created_at')
+      .orderBy('id'),
+    countPushConfigs: db
+      .selectFrom('push_configs')
+      .select(sql<number>`count(*)`.as('n'))
+      .where('conversation_id', '=', p('conversation_id')),
+    deletePushConfig: db.deleteFrom('push_configs').where('conversation_id', '=', p('conversation_id')).where('id', '=', p('id')),
+
+    // A conversation's one history digest, replaced with a `recorded` that only grows (SQLite:
+    // the replaced row gets the next AUTOINCREMENT key; PostgreSQL: the next value of its serial).
+    upsertHistoryDigest:
+      d.name === 'sqlite'
+        ? db.replaceInto('history_digests').values(named('conversation_id', 'owner_key', 'digest'))
+        : db
+            .insertInto('history_digests')
+            .values(named('conversation_id', 'owner_key', 'digest'))
+            .onConflict((conflict) =>
+              conflict.column('conversation_id').doUpdateSet({
+                digest: (eb) => eb.ref('excluded.digest'),
+                recorded: (eb) => eb.ref('excluded.recorded'),
+              }),
+            ),
+    // One seek of history_digests_by_digest.
+    selectConversationByHistory: db
+      .selectFrom('history_digests')
+      .select('conversation_id as id')
+      .where('digest', '=', p('digest'))
+      .where('owner_key', '=', p('owner_key'))
+      .orderBy('recorded', 'desc')
+      .limit(lit(1)),
+
+    // The running-turn mark, apart from updateConversation: it changes nothing a reader sees.
+    // The lease is part of it: set with it (NULLs for a mark without one) and cleared with it.
+    markTurnRunning: db
+      .updateTable('conversations')
+      .set({
+        ...named('lease_owner', 'lease_node'),
+        running_turn_boot: p('boot'),
+        running_turn_since: p('since'),
+        lease_expires_at: d.leaseUntil('lease_ttl_ms'),
+        lease_takeovers: lit(0),
+      })
+      .where('id', '=', p('id')),
+    clearTurnRunning: db
+      .updateTable('conversations')
+      .set({
+        running_turn_boot: null,
+        running_turn_since: null,
+        lease_owner: null,
+        lease_node: null,
+        lease_expires_at: null,
+        lease_takeovers: lit(0),
+      })
+      .where('id', '=', p('id'))
+      .where('running_turn_boot', 'is not', null),
+    // Through the partial index of marks: marks of boots that are neither this one nor live. Marks
+    // with a lease are not a crash's to note: orchestrators take them over.
+    selectTurnsOfDeadBoots: db
+      .selectFrom('conversations')
+      .select('id')
+      .where('running_turn_boot', 'is not', null)
+      .where('running_turn_boot', '<>', p('boot'))
+      .where('lease_owner', 'is', null)
+      .where(sql<boolean>`NOT ${d.otherBootLive}`),
+
+    // Runs with leases. Renewing and releasing change only a lease its owner holds on a running
+    // turn; a release never makes a lease last longer than it would have.
+    renewRunLease: db
+      .updateTable('conversations')
+      .set({ lease_expires_at: d.leaseUntil('ttl_ms') })
+      .where('id', '=', p('id'))
+      .where('lease_owner', '=', p('owner'))
+      .where('running_turn_boot', 'is not', null),
+    releaseRunLease: db
+      .updateTable('conversations')
+      .set({
+        lease_expires_at: sql<never>`CASE WHEN lease_expires_at < ${d.leaseNow('now_ms')} THEN lease_expires_at ELSE ${d.leaseNow('now_ms')} END`,
+      })
+      .where('id', '=', p('id'))
+      .where('lease_owner', '=', p('owner'))
+      .where('running_turn_boot', 'is not', null),
+    // What TakeOverRuns may take, oldest expiry first, walking the partial index of leased marks:
+    // expired leases, those a previous boot of the taker's node holds, and the taker's own only
+    // where it gave them up. PostgreSQL skips rows another taker locked: each run goes to one.
+    selectTakeoverCandidates: db
+      .selectFrom('conversations')
+      .select(['id', 'lease_owner'])
+      .where('lease_owner', 'is not', null)
+      .where('running_turn_boot', 'is not', null)
+      .where(
+        sql<boolean>`((lease_owner <> ${p('owner')} AND (lease_expires_at <= ${d.leaseNow('now')} OR lease_node = ${p('node')}))
+          OR (lease_owner = ${p('owner')} AND ${d.inList('id', 'given_up', 'uuid')}))`,
+      )
+      .orderBy('lease_expires_at')
+      .orderBy('id')
+      .limit(p('limit'))
+      .$if(d.name === 'postgres', (query) => query.forUpdate().skipLocked()),
+    // The taken mark is fresh and the taker's: the run goes on as a running turn of its store.
+    takeOverRun: db
+      .updateTable('conversations')
+      .set({
+        lease_owner: p('owner'),
+        lease_node: p('node'),
+        lease_expires_at: d.leaseUntil('ttl_ms', 'now'),
+        lease_takeovers: sql<never>`lease_takeovers + 1`,
+        running_turn_boot: p('boot'),
+        running_turn_since: p('since'),
+      })
+      .where('id', '=', p('id'))
+      .returning('lease_takeovers'),
+  };
+}
+
+export type QueryName = keyof ReturnType<typeof buildQueries>;
+export type StoreQueries = Record<QueryName, NamedQuery>;
+
+/** The store's statements compiled for one database; each a constant, built once per process. */
+export const QUERIES: Record<DialectName, StoreQueries> = {
+  sqlite: namingIndexes(compileQueries(buildQueries(sqliteSql))),
+  postgres: compileQueries(buildQueries(postgresSql)),
+};
+
+/**
+ * SQLite plans without statistics: ListDueApprovals would rather walk every pending approval
+ * by status than the partial index that holds only those with an expiry, so it names it.
+ */
+function namingIndexes(queries: StoreQueries): StoreQueries {
+  const due = queries.dueApprovals;
+  return { ...queries, dueApprovals: { ...due, sql: due.sql.replace('from "approvals"', 'from "approvals" INDEXED BY approvals_due') } };
+}

@@ -1,0 +1,495 @@
+import { randomUUID } from 'node:crypto';
+import {
+  type AdvanceWebhookCursorRequest,
+  type AppendMessagesRequest,
+  type AuditEntry,
+  type ClaimApprovalRequest,
+  type ClaimWebhookCursorResponse,
+  type Conversation,
+  type ConversationEvent,
+  ConversationStatus,
+  type CreateApprovalRequest,
+  type CreateConversationRequest,
+  type FinishApprovalExecutionRequest,
+  type GetConversationRequest,
+  type ListApprovalsRequest,
+  type ListAuditRequest,
+  type ListConversationsRequest,
+  type ListPendingApprovalsRequest,
+  type MarkApprovalInterruptedRequest,
+  type Message,
+  MessageRole,
+  type PendingApproval,
+  type PushConfig,
+  type RunLease,
+  type StartTurnRequest,
+  type TakenOverRun,
+  type UpdateRunRequest,
+} from '../../../gen/ts/asg/store/v1/store.js';
+import { aborted, failedPrecondition, invalidArgument, notFound } from '../../common/grpc/errors.js';
+import {
+  alsoRejected,
+  claimDecision,
+  decisionAuditRow,
+  endingOutcome,
+  lostClaim,
+  replacedUuid,
+  requireLease,
+  waitingState,
+} from '../changes.js';
+import { storedId, storedIds } from '../ids.js';
+import { decodePageToken, encodePageToken } from '../page-token.js';
+import { conversationStatus, isoTimestamp, timestampAfter } from '../records.js';
+import { type ApprovalRow, approvalFromRow, type EventRow, eventFromRow } from '../rows.js';
+import {
+  type ApprovalClaim,
+  type ApprovalPage,
+  type AuditPage,
+  type CommittedEventsListener,
+  type ConversationPage,
+  type ConversationStorage,
+  DEFAULT_PAGE_SIZE,
+  type EventRange,
+  historyOwnerKey,
+  type InterruptionMark,
+  type LiveEventListener,
+  MAX_PAGE_SIZE,
+  type TurnStart,
+} from '../storage.js';
+import * as lists from './lists.js';
+import {
+  FIRST_UUID,
+  pendingApprovals,
+  requireApproval,
+  requireConversation,
+  type StoredConversation,
+  unfinishedApprovals,
+} from './lookups.js';
+import { ConversationChanges } from './conversation-changes.js';
+import * as webhooks from './webhooks.js';
+
+/**
+ * The store's rules, written once over the port (port.ts): every method of
+ * ConversationStorage, each one transaction of the driver's. The driver (sqlite/, postgres/)
+ * supplies its transactions, its notification of committed events and its lifecycle.
+ *
+ * Locks are taken conversation first: every write of a conversation locks its row (where
+ * rows are locked) and reads it afresh, and an approval's moves are conditional updates
+ * made after that lock, so no two writers wait on each other in a cycle.
+ */
+export abstract class SqlConversationStorage extends ConversationChanges implements ConversationStorage {
+  abstract shareLiveEvent(event: ConversationEvent): void;
+  abstract shareWatch(conversationId: string, watched: boolean): void;
+  abstract onLiveEvent(listener: LiveEventListener): () => void;
+  abstract close(): Promise<void>;
+
+  async createConversation(request: CreateConversationRequest): Promise<Conversation> {
+    return this.write(async (tx) => {
+      const [newest] = await tx.all<{ created_at: string }>('newestCreatedAt', {});
+      const createdAt = timestampAfter(newest?.created_at, this.now());
+      const id = randomUUID();
+      const owner = request.owner ?? null;
+      await tx.run('insertConversation', {
+        id,
+        session_id: request.sessionId,
+        created_at: createdAt,
+        a2a_dialect: request.a2aOrigin?.dialect ?? null,
+        a2a_context_id: request.a2aOrigin?.contextId ?? null,
+        owner,
+      });
+      tx.changes.count(owner, 'active', 1);
+      const messages = request.systemPrompt === '' ? [] : [{ role: MessageRole.MESSAGE_ROLE_SYSTEM, content: request.systemPrompt }];
+      // A new conversation's status goes from none to active: the event that makes it known
+      // to watchers of every conversation, also when it has no first message.
+      tx.changes.event(id, createdAt, { kind: 'status_changed', status: 'active' });
+      // The conversation row and its first message share one timestamp: it is one change.
+      await this.applyChange(tx, await requireConversation(tx, id), { messages }, createdAt);
+      return this.readConversation(tx, await requireConversation(tx, id), true);
+    });
+  }
+
+  async getConversation(request: GetConversationRequest): Promise<Conversation> {
+    return this.read(async (tx) => {
+      const row = await requireConversation(tx, request.id);
+      if (!request.includeMessages || !request.messageLimit) return this.readConversation(tx, row, request.includeMessages);
+      return this.readConversationPage(tx, row, request);
+    });
+  }
+
+  async listConversations(request: ListConversationsRequest): Promise<ConversationPage> {
+    const limit = Math.min(request.pageSize || DEFAULT_PAGE_SIZE, MAX_PAGE_SIZE);
+    const cursor = request.pageToken === '' ? undefined : decodePageToken(request.pageToken);
+    return this.read(async (tx) => {
+      // One row more than asked tells whether another page follows; newest first from the
+      // cursor, of every conversation or of one owner's (through its index).
+      const args = {
+        owner: request.owner,
+        limit: limit + 1,
+        created_at: cursor?.createdAt,
+        id: cursor && (storedId(cursor.id) ?? FIRST_UUID),
+      };
+      const query = request.owner === undefined ? (cursor ? 'pageAfter' : 'firstPage') : cursor ? 'ownerPageAfter' : 'ownerFirstPage';
+      const rows = await tx.all<StoredConversation>(query, args);
+      const page = rows.slice(0, limit);
+      // Summaries: the row has the counts and the title; no message is read.
+      const pending = await this.pendingApprovalsOf(tx, page);
+      const last = page.at(-1);
+      return {
+        conversations: page.map((row) => this.conversationOf(row, [], pending.get(row.id) ?? [])),
+        nextPageToken: rows.length > limit && last ? encodePageToken({ createdAt: last.created_at, id: last.id }) : '',
+        summary: await this.summary(tx, request.owner),
+      };
+    });
+  }
+
+  async startTurn(request: StartTurnRequest): Promise<TurnStart> {
+    return this.write(async (tx) => {
+      let conversation = await this.lockConversation(tx, request.conversationId);
+      const unfinished = (await unfinishedApprovals(tx, conversation.id)).map(approvalFromRow);
+      const waiting = conversation.status === 'waiting_approval';
+      // One active run per conversation: checked and marked in this one transaction, so of
+      // concurrent StartTurns exactly one starts. A waiting conversation keeps its own answer.
+      const busy = !waiting && this.turnRunning(conversation);
+      const started = !waiting && !busy && unfinished.length === 0;
+      if (started) {
+        // A new turn is a new run: a run that an earlier turn left behind (a crash cut it off
+        // after its approvals were resolved) must not steer this one.
+        const messages = [...this.interruptedTurnNote(conversation), request.message!];
+        await this.applyChange(tx, conversation, { messages, run: conversation.run_state === null ? undefined : null });
+        await this.markTurnRunning(tx, conversation.id, request.lease);
+        conversation = await requireConversation(tx, conversation.id);
+      }
+      return { started, busy, conversation: await this.readConversation(tx, conversation, true), unfinishedApprovals: unfinished };
+    });
+  }
+
+  async appendMessages(request: AppendMessagesRequest): Promise<Message[]> {
+    return this.write(async (tx) => {
+      const conversation = await this.lockConversation(tx, request.conversationId);
+      requireLease(conversation, request.leaseOwner);
+      const status =
+        request.status === ConversationStatus.CONVERSATION_STATUS_UNSPECIFIED
+          ? conversation.status
+          : conversationStatus.name(request.status);
+      if (status !== conversation.status) {
+        if (conversation.status === 'waiting_approval') {
+          throw failedPrecondition(
+            `conversation ${conversation.id} waits for approval ${conversation.pending_approval_uuid}; resolve it with ClaimApproval before changing the status`,
+          );
+        }
+        if (status === 'waiting_approval') throw invalidArgument('status waiting_approval is set by CreateApproval, not AppendMessages');
+      }
+      const appended = await this.applyChange(tx, conversation, { messages: request.messages, status });
+      if (request.endsTurn) await this.endTurn(tx, conversation.id, endingOutcome(false, request.messages));
+      return appended;
+    });
+  }
+
+  async createApproval(request: CreateApprovalRequest): Promise<PendingApproval> {
+    return this.write(async (tx) => {
+      const conversation = await this.lockConversation(tx, request.conversationId);
+      if (conversation.status === 'waiting_approval') {
+        throw failedPrecondition(`conversation ${conversation.id} already waits for approval ${conversation.pending_approval_uuid}`);
+      }
+      const at = timestampAfter(conversation.updated_at, this.now());
+      const uuid = randomUUID();
+      const requested = await this.insertApproval(tx, conversation.id, { ...request, uuid }, at);
+      await this.applyChange(
+        tx,
+        conversation,
+        { messages: request.messages, status: 'waiting_approval', pendingApprovalUuid: uuid, requested: [requested] },
+        at,
+      );
+      // A turn that stops for an approval is over; the approval's continuation is marked when it is approved.
+      await this.endTurn(tx, conversation.id, 'paused');
+      return approvalFromRow(await requireApproval(tx, uuid));
+    });
+  }
+
+  async getApproval(uuid: string): Promise<PendingApproval> {
+    return this.read(async (tx) => approvalFromRow(await requireApproval(tx, uuid)));
+  }
+
+  async claimApproval(request: ClaimApprovalRequest): Promise<ApprovalClaim> {
+    const decision = claimDecision(request);
+    return this.write(async (tx) => {
+      const found = await requireApproval(tx, request.uuid);
+      // The conversation first (the lock order of every write), then the conditional claim.
+      await this.lockConversation(tx, found.conversation_id);
+      const claimed = await this.decide(tx, found.uuid, decision);
+      if (!claimed) return lostClaim(approvalFromRow(await requireApproval(tx, found.uuid)));
+      const messages = [...request.messages];
+      const resolved = [claimed];
+      for (const other of request.approved ? [] : request.alsoReject) {
+        const row = await requireApproval(tx, other.uuid);
+        if (row.conversation_id !== claimed.conversation_id) {
+          throw invalidArgument(`also_reject: approval ${row.uuid} belongs to another conversation than approval ${claimed.uuid}`);
+        }
+        const rejected = await this.decide(tx, row.uuid, alsoRejected(decision));
+        if (rejected) {
+          resolved.push(rejected);
+          messages.push(...other.messages);
+        }
+      }
+      const conversation = await requireConversation(tx, claimed.conversation_id);
+      if (request.expectedRunRevision !== undefined && conversation.run_revision !== request.expectedRunRevision) {
+        // Thrown inside the transaction: the claim above is rolled back with it.
+        throw aborted(
+          `the run of conversation ${conversation.id} is at revision ${conversation.run_revision}, not ${request.expectedRunRevision}: another request changed it; read it again and decide again`,
+        );
+      }
+      await this.applyChange(tx, conversation, {
+        messages,
+        ...waitingState(conversation.status, await pendingApprovals(tx, conversation.id)),
+        run: request.clearRun ? null : undefined,
+        resolved,
+      });
+      // Every decision it made is audited in its transaction: a lost claim decided nothing.
+      for (const decided of resolved) await tx.all('insertAudit', decisionAuditRow(decided, decided.decided_at!));
+      // Approved, the call runs and the turn goes on (so does a rejection in simple mode: the
+      // model is told of the "no"): a crash from here on cuts a turn off too. Its lease, when
+      // the caller brings one, is the continued turn's (store.proto, ClaimApprovalRequest.lease).
+      if (request.approved || request.continuesTurn) await this.markTurnRunning(tx, conversation.id, request.lease);
+      return { claimed: true, approval: approvalFromRow(claimed) };
+    });
+  }
+
+  async startApprovalExecution(uuid: string): Promise<PendingApproval> {
+    return this.write(async (tx) =>
+      approvalFromRow(await this.moveApproval(tx, uuid, 'approved', 'executing', 'only an approved call can start executing')),
+    );
+  }
+
+  async finishApprovalExecution(request: FinishApprovalExecutionRequest): Promise<PendingApproval> {
+    return this.write(async (tx) => {
+      const to = request.success ? 'done' : 'failed';
+      const finished = await this.moveApproval(tx, request.uuid, 'executing', to, 'only an executing call can finish');
+      await this.applyChange(tx, await requireConversation(tx, finished.conversation_id), { messages: request.messages });
+      return approvalFromRow(finished);
+    });
+  }
+
+  async listPendingApprovals(request: ListPendingApprovalsRequest): Promise<{ approvals: PendingApproval[]; nextPageToken: string }> {
+    return this.read((tx) => lists.listPendingApprovals(tx, request));
+  }
+
+  async listApprovals(request: ListApprovalsRequest): Promise<ApprovalPage> {
+    return this.read((tx) => lists.listApprovals(tx, request));
+  }
+
+  async listDueApprovals(limit: number): Promise<PendingApproval[]> {
+    return this.read((tx) => lists.listDueApprovals(tx, limit, this.now()));
+  }
+
+  async appendAudit(entry: AuditEntry): Promise<AuditEntry> {
+    return this.write((tx) => lists.appendAudit(tx, entry, this.now()));
+  }
+
+  async listAudit(request: ListAuditRequest): Promise<AuditPage> {
+    return this.read((tx) => lists.listAudit(tx, request));
+  }
+
+  async claimWebhookCursor(endpoint: string, lease: RunLease): Promise<ClaimWebhookCursorResponse> {
+    return this.write((tx) => webhooks.claimWebhookCursor(tx, endpoint, lease, this.now()));
+  }
+
+  async advanceWebhookCursor(request: AdvanceWebhookCursorRequest): Promise<boolean> {
+    return this.write((tx) => webhooks.advanceWebhookCursor(tx, request, this.now()));
+  }
+
+  async setPushConfig(config: PushConfig): Promise<PushConfig> {
+    return this.write((tx) => webhooks.setPushConfig(tx, config, this.now()));
+  }
+
+  async getPushConfig(conversationId: string, id: string): Promise<PushConfig | undefined> {
+    return this.read((tx) => webhooks.getPushConfig(tx, conversationId, id));
+  }
+
+  async listPushConfigs(conversationId: string): Promise<PushConfig[]> {
+    return this.read((tx) => webhooks.listPushConfigs(tx, conversationId));
+  }
+
+  async deletePushConfig(conversationId: string, id: string): Promise<boolean> {
+    return this.write((tx) => webhooks.deletePushConfig(tx, conversationId, id));
+  }
+
+  async recordHistoryDigest(conversationId: string, digest: string): Promise<void> {
+    await this.write(async (tx) => {
+      const conversation = await requireConversation(tx, conversationId);
+      await tx.run('upsertHistoryDigest', {
+        conversation_id: conversation.id,
+        owner_key: historyOwnerKey(conversation.owner ?? undefined),
+        digest,
+      });
+    });
+  }
+
+  async findConversationByHistory(digest: string, owner: string | undefined): Promise<string | undefined> {
+    return this.read(
+      async (tx) => (await tx.all<{ id: string }>('selectConversationByHistory', { digest, owner_key: historyOwnerKey(owner) }))[0]?.id,
+    );
+  }
+
+  async listUnfinishedApprovals(conversationId: string): Promise<PendingApproval[]> {
+    return this.read(async (tx) => {
+      const conversation = await requireConversation(tx, conversationId);
+      return (await unfinishedApprovals(tx, conversation.id)).map(approvalFromRow);
+    });
+  }
+
+  async markApprovalInterrupted(request: MarkApprovalInterruptedRequest): Promise<InterruptionMark> {
+    return this.write(async (tx) => {
+      const approval = await requireApproval(tx, request.uuid);
+      await this.lockConversation(tx, approval.conversation_id);
+      const now = this.now();
+      const [interrupted] = await tx.all<ApprovalRow>('interruptApproval', {
+        uuid: approval.uuid,
+        now: isoTimestamp(now),
+        unchanged_since: isoTimestamp(now - request.minAgeMs),
+      });
+      if (!interrupted) return { marked: false, approval: approvalFromRow(await requireApproval(tx, approval.uuid)) };
+      await this.applyChange(tx, await requireConversation(tx, interrupted.conversation_id), { messages: request.messages });
+      return { marked: true, approval: approvalFromRow(interrupted) };
+    });
+  }
+
+  async updateRun(request: UpdateRunRequest): Promise<number> {
+    return this.write(async (tx) => {
+      // Compare-and-set: the write's lock makes the revision read here the latest one until COMMIT.
+      const conversation = await this.lockConversation(tx, request.conversationId);
+      requireLease(conversation, request.leaseOwner);
+      if (conversation.run_revision !== request.expectedRevision) {
+        throw aborted(
+          `the run of conversation ${conversation.id} is at revision ${conversation.run_revision}, not ${request.expectedRevision}: another request changed it; read it again and redo the change`,
+        );
+      }
+      const at = timestampAfter(conversation.updated_at, this.now());
+      if (request.interruptedApproval !== undefined) await this.interruptExecuting(tx, conversation.id, request.interruptedApproval, at);
+      const requested: ApprovalRow[] = [];
+      for (const approval of request.approvals) {
+        const uuid = storedId(approval.uuid);
+        if (uuid === undefined) throw invalidArgument(`approvals: ${JSON.stringify(approval.uuid)} is not a UUID`);
+        if ((await tx.all('selectApproval', { uuid })).length > 0) throw invalidArgument(`approvals: approval ${uuid} already exists`);
+        const fields = { ...approval, uuid, replacesUuid: replacedUuid(approval.replacesUuid) };
+        requested.push(await this.insertApproval(tx, conversation.id, fields, at));
+      }
+      const waiting = waitingState(conversation.status, await pendingApprovals(tx, conversation.id));
+      // The revision a caller sends is not taken: the store sets it.
+      const run = request.run === undefined ? null : { state: request.run.state, schemaVersion: request.run.schemaVersion };
+      await this.applyChange(tx, conversation, { messages: request.messages, ...waiting, run, requested }, at);
+      // The run ended (cleared) or paused (waiting): its turn is over.
+      const paused = waiting.status === 'waiting_approval';
+      if (request.run === undefined || paused) await this.endTurn(tx, conversation.id, endingOutcome(paused, request.messages));
+      return conversation.run_revision + 1;
+    });
+  }
+
+  async renewRunLease(conversationId: string, lease: RunLease): Promise<boolean> {
+    return this.changeLease(conversationId, 'renewRunLease', { owner: lease.owner, ttl_ms: lease.ttlMs });
+  }
+
+  async releaseRunLease(conversationId: string, owner: string): Promise<boolean> {
+    return this.changeLease(conversationId, 'releaseRunLease', { owner });
+  }
+
+  /**
+   * A renewal or release: one conditional UPDATE, which waits for a writer of the conversation
+   * (a takeover, a turn's end) and then sees whether the caller still holds the lease. An
+   * unknown conversation is looked up only when nothing changed.
+   */
+  private async changeLease(conversationId: string, query: 'renewRunLease' | 'releaseRunLease', args: object): Promise<boolean> {
+    const id = storedId(conversationId);
+    if (id === undefined) throw notFound(`conversation ${conversationId} not found`);
+    return this.write(async (tx) => {
+      if ((await tx.run(query, { ...args, id, now_ms: this.now() })) > 0) return true;
+      if ((await tx.all('conversationExists', { id })).length === 0) throw notFound(`conversation ${conversationId} not found`);
+      return false;
+    });
+  }
+
+  /**
+   * One transaction: of takers in several processes at once, each run goes to exactly one
+   * (SQLite: one writer at a time; PostgreSQL: the candidates are locked, skipping those
+   * another taker locked). Each taken mark becomes a fresh live mark of this store. No event:
+   * the turn goes on, only its owner changed.
+   */
+  async takeOverRuns(lease: RunLease, limit: number, givenUp: readonly string[] = []): Promise<TakenOverRun[]> {
+    return this.write(async (tx) => {
+      const now = this.now();
+      const { owner, node } = lease;
+      const candidates = await tx.all<{ id: string; lease_owner: string }>('selectTakeoverCandidates', {
+        owner,
+        node,
+        now,
+        limit,
+        given_up: storedIds(givenUp),
+      });
+      const taken: TakenOverRun[] = [];
+      for (const candidate of candidates) {
+        const args = { id: candidate.id, owner, node, now, ttl_ms: lease.ttlMs, boot: this.bootId, since: isoTimestamp(now) };
+        const [row] = await tx.all<{ lease_takeovers: number }>('takeOverRun', args);
+        taken.push({ conversationId: candidate.id, previousOwner: candidate.lease_owner, takeovers: row!.lease_takeovers });
+      }
+      return taken;
+    });
+  }
+
+  async readEvents(range: EventRange): Promise<ConversationEvent[]> {
+    const { afterId, limit } = range;
+    if (range.conversationId === undefined) {
+      return this.read(async (tx) => (await tx.all<EventRow>('selectEventsAfter', { after_id: afterId, limit })).map(eventFromRow));
+    }
+    const conversationId = storedId(range.conversationId);
+    if (conversationId === undefined) return [];
+    return this.read(async (tx) =>
+      (await tx.all<EventRow>('selectConversationEventsAfter', { conversation_id: conversationId, after_id: afterId, limit })).map(
+        eventFromRow,
+      ),
+    );
+  }
+
+  async latestEventId(): Promise<number> {
+    return this.read(async (tx) => Number((await tx.all<{ id: number | null }>('latestEventId', {}))[0]?.id ?? 0));
+  }
+
+  onEventsCommitted(listener: CommittedEventsListener): () => void {
+    // Wrapped, so that one listener subscribed twice is two subscriptions.
+    const subscription: CommittedEventsListener = (events) => listener(events);
+    this.listeners.add(subscription);
+    return () => this.listeners.delete(subscription);
+  }
+
+  /** The change is committed whatever a listener does: a failing listener is its own problem, never the writer's. */
+  protected tellCommitted(events: readonly ConversationEvent[]): void {
+    for (const listener of this.listeners) {
+      try {
+        listener(events);
+      } catch {
+        // Listeners are in-process fan-outs that do not throw; nothing useful to do here.
+      }
+    }
+  }
+
+  /**
+   * One transaction per conversation: processes starting at once sweep the same marks, and
+   * the fresh read under the write's lock lets exactly one of them note each.
+   */
+  async noteInterruptedTurns(): Promise<number> {
+    const marks = await this.read((tx) => tx.all<{ id: string }>('selectTurnsOfDeadBoots', { boot: this.bootId }));
+    let noted = 0;
+    for (const { id } of marks) {
+      const wasNoted = await this.write(async (tx) => {
+        const conversation = await this.lockConversation(tx, id);
+        if (!conversation.running_turn_boot || this.liveMark(conversation) || conversation.lease_owner) return false;
+        // An approved call without its outcome is settled by the next StartTurn first (its
+        // interrupted result must follow its call); that StartTurn adds the note after it.
+        if (conversation.status === 'waiting_approval' || (await unfinishedApprovals(tx, id)).length > 0) return false;
+        await this.applyChange(tx, conversation, { messages: this.interruptedTurnNote(conversation) });
+        await this.endTurn(tx, id, 'interrupted');
+        return true;
+      });
+      if (wasNoted) noted += 1;
+    }
+    return noted;
+  }
+}

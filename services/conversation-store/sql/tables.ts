@@ -1,0 +1,53 @@
+import type { Generated } from 'kysely';
+import type { ApprovalStatusName, ConversationStatusName } from '../records.js';
+import type { ApprovalRow, AuditRow, ConversationRow, EventRow, MessageRow, PushConfigRow } from '../rows.js';
+
+/**
+ * The tables the store's queries read and write, as both schemas hold them (sqlite/schema.ts,
+ * postgres/schema.ts). Lease expiries are the one column whose type differs: SQLite keeps
+ * epoch milliseconds, PostgreSQL a timestamptz; only the dialect's own expressions touch them.
+ */
+type ConversationsTable = Omit<Required<ConversationRow>, 'input_tokens' | 'output_tokens' | 'lease_takeovers' | `run_${string}`> & {
+  input_tokens: Generated<number>;
+  output_tokens: Generated<number>;
+  lease_expires_at: unknown;
+  lease_takeovers: Generated<number>;
+};
+
+interface RunsTable {
+  conversation_id: string;
+  state: Buffer | null;
+  schema_version: number | null;
+  revision: number;
+  updated_at: string;
+}
+
+type ApprovalsTable = Required<Omit<ApprovalRow, 'status' | 'expires_at'>> & {
+  status: ApprovalStatusName;
+  expires_at: unknown;
+  position: Generated<number>;
+  rowid: Generated<number>;
+};
+
+interface WebhookCursorsTable {
+  endpoint: string;
+  last_event_id: number;
+  lease_owner: string | null;
+  lease_node: string | null;
+  lease_expires_at: unknown;
+}
+
+export interface StoreTables {
+  conversations: ConversationsTable;
+  runs: RunsTable;
+  messages: MessageRow;
+  approvals: ApprovalsTable;
+  audit: Omit<AuditRow, 'id'> & { id: Generated<number> };
+  events: Omit<EventRow, 'id'> & { id: Generated<number> };
+  webhook_cursors: WebhookCursorsTable;
+  push_configs: PushConfigRow;
+  conversation_counts: { status: ConversationStatusName; count: number };
+  conversation_counts_by_owner: { owner: string; status: ConversationStatusName; count: number };
+  event_ids: { last_id: number };
+  history_digests: { conversation_id: string; owner_key: string; digest: string; recorded: Generated<number> };
+}
