@@ -1,4 +1,4 @@
-import { mkdirSync, mkdtempSync, readdirSync, readFileSync, rmSync } from 'node:fs';
+import { mkdirSync, mkdtempSync, readdirSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { createServer as createHttpServer } from 'node:http';
 import { createServer } from 'node:net';
 import { tmpdir } from 'node:os';
@@ -557,8 +557,9 @@ describe('tool-broker when servers fail', () => {
     const db = dbPath();
     const fixture = await fixtureServer();
     const { client, log } = await startBroker([stdioResources('local', db), { name: 'fixture', url: fixture.url }]);
-    // Without its directory the database cannot open: the restarted process exits at once.
+    // A file where its directory was: the database cannot open (nor its folder be made), so the restarted process exits at once.
     rmSync(join(db, '..'), { recursive: true, force: true });
+    writeFileSync(join(db, '..'), '');
     for (const pid of childProcesses(db)) process.kill(pid, 'SIGKILL');
     await expect.poll(() => log.some((line) => line.includes('MCP server connection closed'))).toBe(true);
 
