@@ -82,9 +82,15 @@ export function next(state: RunState, event: RunEvent, env: MachineEnv): { state
     return { state, effects: [outOfPhaseEffect(state.phase, event.kind, WAITING_FOR.finished)] };
   }
   const transition: Transition = { state: copyForTransition(state), env, effects: [] };
-  if (ANSWERS.has(event.kind)) transition.state.inFlight = Math.max(0, transition.state.inFlight - 1);
-  if (fitsPhase(transition.state.phase, event.kind)) handle(transition, event);
-  else transition.effects.push(outOfPhaseEffect(transition.state.phase, event.kind, WAITING_FOR[transition.state.phase]));
+  if (fitsPhase(transition.state.phase, event.kind)) {
+    // An answer settles one ask, unless its handler refuses it (an unknown node, call or
+    // decision): a stray or repeated answer must not make the run believe nothing is in flight
+    // while a real ask (a write that may still commit) is out.
+    const answer = ANSWERS.has(event.kind) && transition.state.inFlight > 0;
+    if (answer) transition.state.inFlight -= 1;
+    handle(transition, event);
+    if (answer && transition.effects.some((effect) => effect.kind === 'outOfPhase')) transition.state.inFlight += 1;
+  } else transition.effects.push(outOfPhaseEffect(transition.state.phase, event.kind, WAITING_FOR[transition.state.phase]));
   if (transition.state.stop !== undefined && isRunning(transition.state)) applyStop(transition, transition.state.stop);
   if (transition.state.lost !== undefined && isRunning(transition.state)) applyLoss(transition, transition.state.lost);
   const asked = transition.effects.filter((effect) => ASKS.has(effect.kind));
