@@ -77,6 +77,8 @@ export async function dev(configFile: string, options: StartOptions): Promise<vo
         error: error instanceof Error ? error.message : String(error),
       });
       running = { ...running, mesh: await startMesh(running.config, (service) => createLogger(service)) };
+      // It may fail for a passing reason (a port taken, a database away): saving it again tries again.
+      checkedText = running.text;
     }
     log.info('agent restarted', upFields(configFile, running.mesh));
   };
