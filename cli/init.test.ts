@@ -31,12 +31,12 @@ afterAll(async () => {
 });
 
 describe('asg init', () => {
-  it('writes agent.yaml with its schema line, .env.example and a README, and overwrites them only with --force', () => {
+  it('writes agent.yaml with its schema line, .env.example, a README and a .gitignore of .env and data/, and overwrites them only with --force', () => {
     const parent = tempDir();
     const dir = join(parent, 'My Agent');
     const made = asgIn(parent, 'init', 'My Agent');
     expect(made.code, made.out).toBe(0);
-    expect(made.out).toContain(`Wrote agent.yaml, .env.example, README.md in ${dir}.`);
+    expect(made.out).toContain(`Wrote agent.yaml, .env.example, README.md, .gitignore in ${dir}.`);
     const yaml = readFileSync(join(dir, 'agent.yaml'), 'utf8');
     const schema = /^# yaml-language-server: \$schema=(\S+)\n/.exec(yaml)?.[1];
     expect(schema).toMatch(/^file:\/\/.*\/config\/agent\.schema\.json$/);
@@ -44,11 +44,14 @@ describe('asg init', () => {
     expect(yaml).toContain('name: my-agent\n');
     expect(readFileSync(join(dir, '.env.example'), 'utf8')).toMatch(/^GEMINI_API_KEY=.*\n[\s\S]*^OPENAI_API_KEY=/m);
     expect(readFileSync(join(dir, 'README.md'), 'utf8')).toContain('asg approvals approve UUID');
+    expect(readFileSync(join(dir, '.gitignore'), 'utf8').split('\n')).toEqual(['.env', 'data/', '']);
 
     writeFileSync(join(dir, 'README.md'), 'mine');
     const again = asgIn(dir, 'init');
     expect(again.code).toBe(1);
-    expect(again.out).toContain(`${dir} already has agent.yaml, .env.example, README.md: nothing was written (--force overwrites them)`);
+    expect(again.out).toContain(
+      `${dir} already has agent.yaml, .env.example, README.md, .gitignore: nothing was written (--force overwrites them)`,
+    );
     expect(readFileSync(join(dir, 'README.md'), 'utf8')).toBe('mine');
     expect(asgIn(dir, 'init', '--force').code).toBe(0);
     expect(readFileSync(join(dir, 'README.md'), 'utf8')).toContain('# my-agent');

@@ -4,7 +4,7 @@ import { fileURLToPath, pathToFileURL } from 'node:url';
 import { fail } from './usage.js';
 
 /**
- * `asg init [DIR]`: a new agent's folder — agent.yaml, .env.example and a README of its own.
+ * `asg init [DIR]`: a new agent's folder — agent.yaml, .env.example, a README of its own and a .gitignore.
  *
  * The agent's tool server is this package's built-in resources server, named by absolute paths
  * resolved now: the Node that runs this command and the package's own bin/asg. They hold
@@ -151,6 +151,8 @@ export function init(dirArgument: string | undefined, options: InitOptions = {})
     ['agent.yaml', agentYaml(dir, root)],
     ['.env.example', ENV_EXAMPLE],
     ['README.md', readme(dir, root)],
+    // .env holds the provider's key once filled in; neither it nor the data belongs in a repository.
+    ['.gitignore', '.env\ndata/\n'],
   ];
   const existing = files.map(([name]) => name).filter((name) => existsSync(join(dir, name)));
   if (existing.length > 0 && !options.force)

@@ -121,7 +121,7 @@ function program(): Command {
 
   asg
     .command('init')
-    .description('a new agent in DIR: agent.yaml, .env.example and a README of its own')
+    .description('a new agent in DIR: agent.yaml, .env.example, a README of its own and a .gitignore')
     .argument('[dir]', 'the folder (made if missing)', '.')
     .option('--force', 'overwrite those files if they exist')
     .action(async (dir: string, options: { force?: boolean }) => {
