@@ -324,8 +324,9 @@ export class PostgresConversationStorage extends SqlConversationStorage {
   }
 
   /**
-   * Whether the conversation has a turn running now: marked by a live replica, or with a lease
-   * (an orchestrator owns it, whichever store replica marked it), and not stale.
+   * One write: the body, its events and counts flushed in the same transaction, and nothing
+   * committed past the caller's deadline (a caller that gave up must not find its change made
+   * later); committed events are then handed to the outbox and the in-process watchers.
    */
   protected async write<R>(body: (tx: SqlWrite) => Promise<R>): Promise<R> {
     const deadline = currentContext()?.deadline;
