@@ -161,7 +161,11 @@ describe('HttpDrain', () => {
     await until('new requests refused', async () => (await send(`${url}/slow?ms=1`)).status === 503);
     release();
     expect((await inFlight).status).toBe(200);
-    expect(await drained).toEqual({ finished: 1, streamsEnded: 0, cut: 0 });
+    // The held turn finished, nothing was cut. A poll of the wait above may also have been in
+    // flight when the delay ended (on a busy machine it often is): it finished too, and counts.
+    const outcome = await drained;
+    expect(outcome).toMatchObject({ streamsEnded: 0, cut: 0 });
+    expect(outcome.finished).toBeGreaterThanOrEqual(1);
   });
 });
 
