@@ -122,6 +122,9 @@ export async function dropTestDatabase(name: string): Promise<void> {
  * on its schema; a test of migrating an empty database takes createTestDatabase().
  */
 async function createMigratedTestDatabase(): Promise<string> {
+  // Back-pressure: while a full batch of finished databases waits, the next test waits for it
+  // to go, so the backlog a file's afterAll drains is one batch, however busy the machine.
+  while (finished.length >= DROPS_AT_ONCE && dropping) await dropping;
   const source = await migratedTemplate();
   const name = `asg_test_${randomBytes(6).toString('hex')}`;
   await onTestServer(`CREATE DATABASE ${name} TEMPLATE ${source}`);
@@ -132,9 +135,12 @@ async function createMigratedTestDatabase(): Promise<string> {
  * Databases a test is done with, dropped in the background while the next tests run: each
  * DROP DATABASE waits for a checkpoint (a flush and fsync of the whole server), and drops
  * waiting at once share one, so those that pile up during a batch go together in the next —
- * DROPS_AT_ONCE at most, each a connection of a server that other tests use too.
+ * DROPS_AT_ONCE at most, each a connection of a server that other tests use too (two test
+ * files at a time, a few pools each: far below the server's 100). On a machine whose CPUs are
+ * busy a checkpoint takes seconds, and a file of a hundred short tests makes databases faster
+ * than four at a time can drop them: its afterAll then waited minutes for the backlog.
  */
-const DROPS_AT_ONCE = 4;
+const DROPS_AT_ONCE = 16;
 const finished: string[] = [];
 let dropping: Promise<void> | undefined;
 let dropFailure: unknown;
