@@ -7,7 +7,7 @@ import { configSlice } from '../common/config/slices.js';
 import { runWithContext, type RequestContext } from '../common/context.js';
 import { createPromiseClient, type PromiseClient } from '../common/grpc/client.js';
 import { GrpcStatus, RpcError } from '../common/grpc/errors.js';
-import { createLogger, type LogFields, type Logger } from '../common/log.js';
+import { createLogger, type Logger } from '../common/log.js';
 import {
   APPROVAL_ARGS,
   APPROVAL_TOOL,
@@ -22,6 +22,7 @@ import {
 } from '../../test/support/a2a-peers.js';
 import { logLines } from '../../test/support/log-lines.js';
 import { startA2aBridge } from './index.js';
+import { lineLogger } from '../../test/support/line-logger.js';
 
 const TOKEN = 'Bearer a2a-bridge-test-token-7c4e1f9a';
 const SESSION = 'a1b2c3d4';
@@ -32,28 +33,13 @@ afterEach(async () => {
   while (cleanups.length) await cleanups.pop()!();
 });
 
-function recordingLogger(lines: string[] = [], base: LogFields = {}): Logger & { lines: string[] } {
-  const write =
-    (level: string) =>
-    (msg: string, fields: LogFields = {}) =>
-      void lines.push(`${level} ${msg} ${JSON.stringify({ ...base, ...fields })}`);
-  return {
-    lines,
-    debug: write('debug'),
-    info: write('info'),
-    warn: write('warn'),
-    error: write('error'),
-    child: (fields) => recordingLogger(lines, { ...base, ...fields }),
-  };
-}
-
 interface Bridge {
   client: PromiseClient<typeof A2ABridgeServiceService>;
   log: string[];
 }
 
 async function startBridge(config: Record<string, unknown> = {}, logger?: Logger): Promise<Bridge> {
-  const log = recordingLogger();
+  const log = lineLogger();
   const service = await startA2aBridge({
     config: configSlice(configSchema.parse(config), 'a2aBridge'),
     listen: '127.0.0.1:0',

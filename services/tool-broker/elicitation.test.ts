@@ -3,9 +3,9 @@ import { ToolBrokerServiceService } from '../../gen/ts/asg/tools/v1/tools.js';
 import { configSchema } from '../common/config/schema.js';
 import { configSlice } from '../common/config/slices.js';
 import { createPromiseClient } from '../common/grpc/client.js';
-import type { LogFields, Logger } from '../common/log.js';
 import { ROOM_QUESTION, startElicitingServer, type ElicitingServer } from '../../test/fixtures/eliciting-mcp-server.js';
 import { startToolBroker } from './index.js';
+import { lineLogger } from '../../test/support/line-logger.js';
 
 /**
  * A server that asks for input during a call (MCP 2026-07-28 `input_required` with a
@@ -19,21 +19,6 @@ afterEach(async () => {
   while (cleanups.length) await cleanups.pop()!();
 });
 
-function recordingLogger(lines: string[] = [], base: LogFields = {}): Logger & { lines: string[] } {
-  const write =
-    (level: string) =>
-    (msg: string, fields: LogFields = {}) =>
-      void lines.push(`${level} ${msg} ${JSON.stringify({ ...base, ...fields })}`);
-  return {
-    lines,
-    debug: write('debug'),
-    info: write('info'),
-    warn: write('warn'),
-    error: write('error'),
-    child: (fields) => recordingLogger(lines, { ...base, ...fields }),
-  };
-}
-
 async function setUp(): Promise<{
   rooms: ElicitingServer;
   call: (
@@ -45,7 +30,7 @@ async function setUp(): Promise<{
   const service = await startToolBroker({
     config: configSlice(configSchema.parse({ mcp_servers: [{ name: 'rooms', url: rooms.url }] }), 'toolBroker'),
     listen: '127.0.0.1:0',
-    log: recordingLogger(),
+    log: lineLogger(),
   });
   cleanups.push(() => service.stop());
   const client = createPromiseClient(ToolBrokerServiceService, service.address, 'test', 10_000);

@@ -13,13 +13,13 @@ import { configSlice } from '../common/config/slices.js';
 import { runWithContext } from '../common/context.js';
 import { createPromiseClient, type PromiseClient } from '../common/grpc/client.js';
 import { GrpcStatus, RpcError, ServiceError } from '../common/grpc/errors.js';
-import type { LogFields, Logger } from '../common/log.js';
 import type { RunningService } from '../common/service.js';
 import { serveMcpHttp, startMcpResourcesHttp, type McpHttpEndpoint } from '../mcp-resources/index.js';
 import { ToolComposite } from './composite.js';
 import { startToolBroker } from './index.js';
 import { resourceNames } from '../../test/support/resources-db.js';
 import { until } from '../../test/support/until.js';
+import { lineLogger } from '../../test/support/line-logger.js';
 
 /** Any non-empty approval id lets a destructive call through the broker's own check. */
 const APPROVED = 'approval-under-test';
@@ -46,20 +46,6 @@ function dbPath(): string {
 }
 
 /** Every line the broker logs, at every level, to check that secrets never show up. */
-function recordingLogger(lines: string[] = [], base: LogFields = {}): Logger & { lines: string[] } {
-  const write =
-    (level: string) =>
-    (msg: string, fields: LogFields = {}) =>
-      void lines.push(`${level} ${msg} ${JSON.stringify({ ...base, ...fields })}`);
-  return {
-    lines,
-    debug: write('debug'),
-    info: write('info'),
-    warn: write('warn'),
-    error: write('error'),
-    child: (fields) => recordingLogger(lines, { ...base, ...fields }),
-  };
-}
 
 type ServerEntry = { name: string; url?: string; command?: string; args?: string[]; timeout?: string };
 
@@ -82,7 +68,7 @@ interface Broker {
 }
 
 async function startBroker(servers: ServerEntry[], extra: Record<string, unknown> = {}): Promise<Broker> {
-  const log = recordingLogger();
+  const log = lineLogger();
   const service = await startToolBroker({
     config: configSlice(configSchema.parse({ mcp_servers: servers, ...extra }), 'toolBroker'),
     listen: '127.0.0.1:0',
@@ -370,7 +356,7 @@ describe('tool-broker startup', () => {
     const port = await freePort();
     const composite = ToolComposite.start(
       configSchema.parse({ mcp_servers: [{ name: 'gone', url: `http://127.0.0.1:${port}/mcp`, required: true }] }).mcp_servers,
-      recordingLogger(),
+      lineLogger(),
       { initialMs: 10, maxMs: 40, startupMs: 200 },
     );
     await expect(composite).rejects.toThrow(
@@ -466,7 +452,7 @@ describe('tool-broker bearer forwarding', () => {
     const fixture = await fixtureServer();
     const composite = await ToolComposite.start(
       configSchema.parse({ mcp_servers: [{ name: 'fixture', url: fixture.url }] }).mcp_servers,
-      recordingLogger(),
+      lineLogger(),
     );
     cleanups.push(() => composite.close());
     // Started synchronously one after the other: a token kept anywhere but in each call's own async context would leak into the other.
@@ -628,7 +614,7 @@ describe('tool-broker when servers fail', () => {
   it("cuts a call short at the caller's deadline when it comes before the server timeout", async () => {
     const fixture = await fixtureServer();
     const servers = configSchema.parse({ mcp_servers: [{ name: 'slow', url: fixture.url }] }).mcp_servers;
-    const composite = await ToolComposite.start(servers, recordingLogger());
+    const composite = await ToolComposite.start(servers, lineLogger());
     cleanups.push(() => composite.close());
     const error = await composite.callTool('wait', { ms: 10_000 }, { deadline: Date.now() + 300 }).catch((e: unknown) => e);
     expect(error).toBeInstanceOf(ServiceError);

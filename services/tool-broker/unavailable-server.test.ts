@@ -4,11 +4,11 @@ import { backoffDelay } from '../common/backoff.js';
 import { configSchema } from '../common/config/schema.js';
 import { configSlice } from '../common/config/slices.js';
 import { createPromiseClient } from '../common/grpc/client.js';
-import type { LogFields, Logger } from '../common/log.js';
 import { until } from '../../test/support/until.js';
 import { ToolComposite } from './composite.js';
 import { startToolBroker } from './index.js';
 import { RECONNECT, reconnectBackoff } from './reconnect.js';
+import { lineLogger } from '../../test/support/line-logger.js';
 
 /** An MCP server that cannot start is reported once, retried in the background, and the broker serves without it. */
 
@@ -16,21 +16,6 @@ const cleanups: Array<() => Promise<void> | void> = [];
 afterEach(async () => {
   while (cleanups.length) await cleanups.pop()!();
 });
-
-function recordingLogger(lines: string[] = [], base: LogFields = {}): Logger & { lines: string[] } {
-  const write =
-    (level: string) =>
-    (msg: string, fields: LogFields = {}) =>
-      void lines.push(`${level} ${msg} ${JSON.stringify({ ...base, ...fields })}`);
-  return {
-    lines,
-    debug: write('debug'),
-    info: write('info'),
-    warn: write('warn'),
-    error: write('error'),
-    child: (fields) => recordingLogger(lines, { ...base, ...fields }),
-  };
-}
 
 const FAST = { initialMs: 20, maxMs: 80, startupMs: 300 };
 const servers = (entries: unknown[]) => configSchema.parse({ mcp_servers: entries }).mcp_servers;
@@ -44,7 +29,7 @@ const missing = { name: 'missing', command: 'asg-no-such-mcp-server-7f3a' };
 
 describe('an MCP server that cannot start', () => {
   it('is reported once, with the command, exit code and its stderr, while retries go on in the background', async () => {
-    const log = recordingLogger();
+    const log = lineLogger();
     const composite = await ToolComposite.start(servers([crashing]), log, FAST);
     cleanups.push(() => composite.close());
     // Several background retries, all failing the same way.
@@ -63,7 +48,7 @@ describe('an MCP server that cannot start', () => {
   });
 
   it('names a command that does not exist as such', async () => {
-    const log = recordingLogger();
+    const log = lineLogger();
     const composite = await ToolComposite.start(servers([missing]), log, FAST);
     cleanups.push(() => composite.close());
     expect(composite.servers()[0]!.error).toMatch(
@@ -72,7 +57,7 @@ describe('an MCP server that cannot start', () => {
   });
 
   it('shows as unavailable over gRPC, and the broker serves its other servers', async () => {
-    const log = recordingLogger();
+    const log = lineLogger();
     const service = await startToolBroker({
       config: configSlice(configSchema.parse({ mcp_servers: [missing] }), 'toolBroker'),
       listen: '127.0.0.1:0',
@@ -94,7 +79,7 @@ describe('an MCP server that cannot start', () => {
   });
 
   it('stops startup when it is required, with that report', async () => {
-    const log = recordingLogger();
+    const log = lineLogger();
     await expect(ToolComposite.start(servers([{ ...crashing, required: true }]), log, FAST)).rejects.toThrow(
       /^MCP server crashing could not be started: command .* exited with code 3 before the MCP handshake; last stderr lines:\n {2}loading config\n {2}boom: no such table \(required: true, so the agent does not start without it\)$/,
     );
