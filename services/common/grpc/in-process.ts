@@ -198,7 +198,8 @@ export class InProcessServer {
     const abortHandler = (reason: Error) => {
       if (!handlerSignal.signal.aborted) handlerSignal.abort(reason);
     };
-    const onGiveUp = () => abortHandler(cancellationOf(path, deadline.getTime()));
+    const expired = () => (giveUp.reason as CallStatus | undefined)?.code === GrpcStatus.DEADLINE_EXCEEDED;
+    const onGiveUp = () => abortHandler(cancellationOf(path, deadline.getTime(), expired()));
     const onCut = () => abortHandler(new Error(`${served.service} stopped during ${path}`));
     giveUp.addEventListener('abort', onGiveUp, { once: true });
     call.signal.addEventListener('abort', onCut, { once: true });
@@ -230,7 +231,7 @@ export class InProcessServer {
       if (messages && !settled) {
         // Left early (the caller's loop, its signal, the deadline, the stop): the handler hears
         // it through its signal, and its generator is closed once its current step is over.
-        abortHandler(cancellationOf(path, deadline.getTime()));
+        abortHandler(cancellationOf(path, deadline.getTime(), expired()));
         void messages
           .return()
           .catch(() => undefined)

@@ -111,9 +111,13 @@ function toGrpcError(error: unknown, log: Logger, path: string): CallStatus {
   return { code: GrpcStatus.INTERNAL, details: redactSecrets(`internal error in ${path}: ${message}`) };
 }
 
-/** Why a stream's handler signal aborts: its deadline passed, or its client left. */
-export function cancellationOf(path: string, deadline: number | undefined): Error {
-  const deadlinePassed = deadline !== undefined && Date.now() >= deadline;
+/**
+ * Why a stream's handler signal aborts: its deadline passed, or its client left. `expired` is
+ * what the caller's side knows when it knows it: a timer may fire a millisecond before the clock
+ * reads the deadline, and its word is the one that counts.
+ */
+export function cancellationOf(path: string, deadline: number | undefined, expired = false): Error {
+  const deadlinePassed = expired || (deadline !== undefined && Date.now() >= deadline);
   return new Error(deadlinePassed ? `the deadline of ${path} passed` : `the client cancelled ${path}`);
 }
 
