@@ -217,6 +217,29 @@ export function approvalsConformance(driver: StorageDriver): void {
       expect(await audit()).toEqual([]);
     });
 
+    it("keeps the winning decision's id on its approval and on those it rejected with it; a lost claim's id is not kept", async () => {
+      const id = await newConversation();
+      await update(id, 0, {
+        approvals: [newApproval(uuidOf(1)), newApproval(uuidOf(2))],
+        run: { state: Buffer.from('r'), schemaVersion: 1, revision: 0 },
+      });
+      expect((await storage.getApproval(uuidOf(1))).decisionId).toBeUndefined();
+      const won = await claim(uuidOf(1), {
+        decidedBy: 'alice',
+        via: 'rest',
+        decisionId: 'decision-a',
+        alsoReject: [{ uuid: uuidOf(2), messages: [] }],
+      });
+      expect(won).toMatchObject({ claimed: true, approval: { decisionId: 'decision-a' } });
+      // The same person through the same face, a second decision: only its id tells it from the first.
+      const lost = await claim(uuidOf(1), { decidedBy: 'alice', via: 'rest', decisionId: 'decision-b' });
+      expect(lost).toMatchObject({ claimed: false, approval: { decisionId: 'decision-a' } });
+      expect([(await storage.getApproval(uuidOf(1))).decisionId, (await storage.getApproval(uuidOf(2))).decisionId]).toEqual([
+        'decision-a',
+        'decision-a',
+      ]);
+    });
+
     it('appends nothing for a lost claim, nor for one rolled back by a stale run revision', async () => {
       const approval = await waitingFor();
       await claim(approval.uuid, { approved: true, decidedBy: 'alice' });

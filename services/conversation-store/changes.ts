@@ -144,6 +144,7 @@ export function insertedApprovalRow(row: ReturnType<typeof newApprovalRow>): App
     decided_by: null,
     via: null,
     edited_args: null,
+    decision_id: null,
   };
 }
 
@@ -158,6 +159,7 @@ export interface ClaimDecision {
   via: string | null;
   /** JSON text; only on an approval. */
   edited_args: string | null;
+  decision_id: string | null;
   /**
    * 1: the claim wins only before the approval's expires_at (a human's); 0: whenever it is
    * still pending (the expiry's own, via "timeout", and the approvals a rejection cancels with it).
@@ -185,6 +187,7 @@ export function claimDecision(request: ClaimApprovalRequest): ClaimDecision {
     decided_by: request.decidedBy ?? ANONYMOUS,
     via: request.via ?? null,
     edited_args: request.editedArgsJson ?? null,
+    decision_id: request.decisionId ?? null,
     // The deadline is the deadline: after expires_at only the expiry decides.
     on_time: request.via === EXPIRY_VIA ? 0 : 1,
   };

@@ -188,8 +188,10 @@ export function ownersConformance(driver: StorageDriver): void {
       await complete(carols[1]!);
       await storage.close();
       // Back to the schema whose owners were bare names (SQLite 16, PostgreSQL 7): its data is what it was
-      // (the history digests added later go).
-      await driver.execute(`DROP TABLE history_digests; UPDATE schema_version SET version = ${driver.name === 'sqlite' ? 16 : 7};`);
+      // (the history digests and decision ids added later go).
+      await driver.execute(
+        `ALTER TABLE approvals DROP COLUMN decision_id; DROP TABLE history_digests; UPDATE schema_version SET version = ${driver.name === 'sqlite' ? 16 : 7};`,
+      );
       storage = await driver.open();
       const ownerOf = async (id: string) => (await storage.getConversation({ id, includeMessages: false })).owner;
       expect([await ownerOf(carols[0]!), await ownerOf(carols[1]!), await ownerOf(oddly), await ownerOf(nobodys)]).toEqual([

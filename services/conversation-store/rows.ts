@@ -115,6 +115,8 @@ export interface ApprovalRow {
   edited_args?: string | null;
   expires_at?: string | null;
   on_timeout?: ApprovalTimeoutActionName | null;
+  /** Since SQLite schema 19, PostgreSQL schema 10: the id of the decision whose claim won. */
+  decision_id?: string | null;
 }
 
 /** One entry of the audit trail, as read. */
@@ -181,6 +183,7 @@ export function approvalFromRow(row: ApprovalRow): PendingApproval {
     editedArgsJson: row.edited_args || undefined,
     expiresAt: row.expires_at ? new Date(row.expires_at) : undefined,
     onTimeout: row.on_timeout ? approvalTimeoutAction.value(row.on_timeout) : undefined,
+    decisionId: row.decision_id ?? undefined,
   };
 }
 

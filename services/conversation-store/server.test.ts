@@ -1017,6 +1017,8 @@ describe('approvals as audited resources over gRPC', () => {
       [{ decidedBy: '  ' }, 'decided_by: a name, not blank'],
       [{ decidedBy: 'x'.repeat(513) }, 'decided_by: at most 512 characters'],
       [{ via: 'v'.repeat(33) }, 'via: at most 32 characters'],
+      [{ decisionId: ' ' }, 'decision_id: an id, not blank'],
+      [{ decisionId: 'd'.repeat(129) }, 'decision_id: at most 128 characters'],
     ];
     for (const [change, message] of refused)
       await expect(store.claimApproval(claimRequest(approval.uuid, change))).rejects.toMatchObject(invalid(message));

@@ -142,6 +142,8 @@ const decidedBy = z
   .string()
   .max(MAX_AUDIT_ACTOR_LENGTH, `at most ${MAX_AUDIT_ACTOR_LENGTH} characters`)
   .refine((value) => value.trim() !== '', 'a name, not blank (absent: anonymous)');
+/** A decision's id is a caller's unique token (a UUID), never a document. */
+const MAX_DECISION_ID_LENGTH = 128;
 const via = z.string().max(MAX_AUDIT_VIA_LENGTH, `at most ${MAX_AUDIT_VIA_LENGTH} characters`);
 // A conversation's owner, a principal's name as the gateway authenticated it.
 const owner = z
@@ -291,6 +293,11 @@ const schemas = {
       via: via.optional(),
       editedArgsJson: jsonObjectTextSchema('the value').optional(),
       expired: z.boolean().optional(),
+      decisionId: z
+        .string()
+        .max(MAX_DECISION_ID_LENGTH, `at most ${MAX_DECISION_ID_LENGTH} characters`)
+        .refine((value) => value.trim() !== '', 'an id, not blank (absent: none)')
+        .optional(),
     })
     .refine((request) => !request.approved || request.alsoReject.length === 0, {
       message: 'only a rejection rejects other approvals with it',

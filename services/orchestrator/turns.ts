@@ -213,6 +213,7 @@ export class TurnRunner {
         // The answer to a server's question is recorded (and survives a restart) where edited arguments are.
         ...(decision.input !== undefined && { editedArgs: decision.input }),
         ...(decision.expired && { expired: true }),
+        decisionId: randomUUID(),
       };
       const answer = await this.activate(activation, () =>
         this.driver.drive(
@@ -750,7 +751,7 @@ function unsettledDecision(outcome: Unsettled): ResolveApprovalResponse {
   return { decided: false, approval: undefined, conversation: undefined, unsettled: outcome };
 }
 
-/** Whether an approval stands decided as a request asked: its decision, by the same decider, through the same face. */
+/** Whether an approval stands decided by this request: its decision, claimed by it (its decision id). */
 function decidedAsAsked(approval: PendingApproval, asked: DecisionFacts & { approved: boolean }): boolean {
   const status = asked.approved
     ? [
@@ -761,7 +762,11 @@ function decidedAsAsked(approval: PendingApproval, asked: DecisionFacts & { appr
         ApprovalStatus.APPROVAL_STATUS_INTERRUPTED,
       ]
     : [asked.expired ? ApprovalStatus.APPROVAL_STATUS_EXPIRED : ApprovalStatus.APPROVAL_STATUS_REJECTED];
-  return status.includes(approval.status) && approval.decidedBy === asked.decidedBy && (approval.via ?? undefined) === asked.via;
+  if (!status.includes(approval.status)) return false;
+  // The decision's id says whose claim won; a claim that named none (an earlier release's) is
+  // told by who decided and through which face.
+  if (approval.decisionId !== undefined) return approval.decisionId === asked.decisionId;
+  return approval.decidedBy === asked.decidedBy && (approval.via ?? undefined) === asked.via;
 }
 
 /** ABORTED: one active run per conversation; the gateway answers it as busy (REST 409). */

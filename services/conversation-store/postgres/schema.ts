@@ -253,6 +253,10 @@ const MIGRATIONS: readonly string[] = [
   );
   CREATE INDEX history_digests_by_digest ON history_digests (digest, owner_key, recorded DESC);
   `,
+  // 10: the id of the decision that claimed an approval, as SQLite schema 19.
+  `
+  ALTER TABLE approvals ADD COLUMN decision_id text;
+  `,
 ];
 
 export const POSTGRES_SCHEMA_VERSION = MIGRATIONS.length;

@@ -112,6 +112,7 @@ function buildQueries(d: DialectSql) {
     'via',
     'edited_args',
     'on_timeout',
+    'decision_id',
   ] as const;
   const approvals = db.selectFrom('approvals').select(approvalColumns).select(d.expiresAtText.as('expires_at'));
   const afterApproval = sql<boolean>`(created_at, uuid) > (${p('created_at')}, ${p('uuid')})`;
@@ -217,7 +218,7 @@ function buildQueries(d: DialectSql) {
     // (on_time) also needs the approval's expires_at not to have passed, on the clock it was set by.
     claimApproval: db
       .updateTable('approvals')
-      .set({ ...named('status', 'decided_at', 'reason', 'decided_by', 'via', 'edited_args'), updated_at: p('decided_at') })
+      .set({ ...named('status', 'decided_at', 'reason', 'decided_by', 'via', 'edited_args', 'decision_id'), updated_at: p('decided_at') })
       .where('uuid', '=', p('uuid'))
       .where('status', '=', lit('pending'))
       .where(sql<boolean>`(${p('on_time')} = 0 OR expires_at IS NULL OR expires_at > ${d.now('now')})`)

@@ -348,6 +348,10 @@ const MIGRATIONS: readonly string[] = [
   );
   CREATE INDEX history_digests_by_digest ON history_digests (digest, owner_key, recorded DESC);
   `,
+  // 19: the id of the decision that claimed an approval (store.proto ClaimApprovalRequest.decision_id).
+  `
+  ALTER TABLE approvals ADD COLUMN decision_id TEXT;
+  `,
 ];
 
 export const SCHEMA_VERSION = MIGRATIONS.length;

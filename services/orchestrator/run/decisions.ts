@@ -126,6 +126,7 @@ function decisionFacts(event: DecisionFacts & { approved: boolean }): DecisionFa
     ...(event.via !== undefined && { via: event.via }),
     ...(event.approved && event.editedArgs !== undefined && { editedArgs: event.editedArgs }),
     ...(!event.approved && event.expired === true && { expired: true }),
+    ...(event.decisionId !== undefined && { decisionId: event.decisionId }),
   };
 }
 

@@ -225,6 +225,7 @@ export class RunDriver {
             via: effect.via,
             ...(effect.editedArgs && { editedArgsJson: JSON.stringify(effect.editedArgs) }),
             ...(effect.expired && { expired: true }),
+            ...(effect.decisionId !== undefined && { decisionId: effect.decisionId }),
           });
         } catch (error) {
           if (!outcomeUnknown(error)) activation.stored = undefined;

@@ -191,6 +191,11 @@ export interface DecisionFacts {
   via?: string;
   editedArgs?: Record<string, unknown>;
   expired?: boolean;
+  /**
+   * This decision's own id, stored with its claim when the claim wins: two decisions by the same
+   * person through the same face are told apart by it when a claim's outcome was not heard.
+   */
+  decisionId?: string;
 }
 
 /** A decision on an approval being carried out. */
