@@ -29,7 +29,7 @@ import type { OrchestratorClients } from './clients.js';
 import { jsonObjectOf } from '../common/json-value.js';
 import { a2aPeers, a2aTool, a2aToolsOf } from './domain/a2a-tools.js';
 import { ExpiryPolicy, expiryDecision } from './domain/expiry.js';
-import { inputProblem, inputQuestions, requestedSchema, type InputRequest } from './domain/elicitation.js';
+import { inputQuestions, requestedSchema } from './domain/elicitation.js';
 import { approvalRequiredText, CANCELLED_BY_USER, gatedCall, stillWaitingText, toolResult, userMessage } from './domain/messages.js';
 import type { RunLeases } from './leases.js';
 import { errorText } from './run/io.js';
@@ -188,16 +188,6 @@ export class TurnRunner {
   ): Promise<ResolveApprovalResponse> {
     return withContextPatch({ sessionId: currentContext()?.sessionId || sessionId, conversationId: approval.conversationId }, async () => {
       const stored = run ? readRun(() => decodeRun(run, uuid)) : legacySimpleRun(approval);
-      // Checked before anything is claimed: arguments or an answer that do not fit leave the approval pending.
-      const pending = approval.status === ApprovalStatus.APPROVAL_STATUS_PENDING;
-      const asked = stored.pending.find((pause) => pause.approvalUuid === uuid)?.input;
-      if (asked && pending && approved && decision.via === 'timeout') {
-        // An expiry that approves has no answer to give: a question nobody answered in time is declined.
-        approved = false;
-        reason = 'nobody answered the question in time; the approval expired';
-        decision = { ...decision, expired: true };
-      }
-      if (pending) checkInput(uuid, asked, approved, decision);
       const activation: Activation = {
         conversationId: approval.conversationId,
         watched: false,
@@ -210,8 +200,6 @@ export class TurnRunner {
         decidedBy: decision.decidedBy,
         via: decision.via,
         ...(decision.arguments !== undefined && { editedArgs: decision.arguments }),
-        // The answer to a server's question is recorded (and survives a restart) where edited arguments are.
-        ...(decision.input !== undefined && { editedArgs: decision.input }),
         ...(decision.expired && { expired: true }),
         decisionId: randomUUID(),
       };
@@ -225,6 +213,7 @@ export class TurnRunner {
             approved,
             ...(reason !== undefined && { reason }),
             ...facts,
+            ...(decision.input !== undefined && { input: decision.input }),
             approval,
           },
           activation,
@@ -233,7 +222,7 @@ export class TurnRunner {
       if (answer.kind === 'handedBack' || answer.kind === 'unknown')
         return this.followDecision(approval, { approved, ...facts }, answer, by);
       const decided = activation.approval ?? approval;
-      if (answer.kind !== 'notDecided') recordApprovalDecided(decision.expired ? 'expired' : approved ? 'approved' : 'rejected');
+      if (answer.kind !== 'notDecided') recordApprovalDecided(decisionOutcome(decided.status));
       if (answer.kind === 'notDecided' && decided.status === ApprovalStatus.APPROVAL_STATUS_PENDING && decision.via !== 'timeout') {
         // The store refused the claim as too late (its expires_at passed): the deadline is the deadline, the expiry decides.
         return this.tooLate(decided);
@@ -751,8 +740,12 @@ function unsettledDecision(outcome: Unsettled): ResolveApprovalResponse {
   return { decided: false, approval: undefined, conversation: undefined, unsettled: outcome };
 }
 
-/** Whether an approval stands decided by this request: its decision, claimed by it (its decision id). */
+/** Whether an approval stands decided by this request: its decision, claimed by it. */
 function decidedAsAsked(approval: PendingApproval, asked: DecisionFacts & { approved: boolean }): boolean {
+  // The decision's id says whose claim won (whatever the machine made of the decision, e.g. an
+  // expiry that declines a question); a claim that named none (an earlier release's) is told
+  // by its outcome, who decided and through which face.
+  if (approval.decisionId !== undefined) return approval.decisionId === asked.decisionId;
   const status = asked.approved
     ? [
         ApprovalStatus.APPROVAL_STATUS_APPROVED,
@@ -762,11 +755,13 @@ function decidedAsAsked(approval: PendingApproval, asked: DecisionFacts & { appr
         ApprovalStatus.APPROVAL_STATUS_INTERRUPTED,
       ]
     : [asked.expired ? ApprovalStatus.APPROVAL_STATUS_EXPIRED : ApprovalStatus.APPROVAL_STATUS_REJECTED];
-  if (!status.includes(approval.status)) return false;
-  // The decision's id says whose claim won; a claim that named none (an earlier release's) is
-  // told by who decided and through which face.
-  if (approval.decisionId !== undefined) return approval.decisionId === asked.decisionId;
-  return approval.decidedBy === asked.decidedBy && (approval.via ?? undefined) === asked.via;
+  return status.includes(approval.status) && approval.decidedBy === asked.decidedBy && (approval.via ?? undefined) === asked.via;
+}
+
+/** What a won claim decided, as the decisions counter names it. */
+function decisionOutcome(status: ApprovalStatus): 'approved' | 'rejected' | 'expired' {
+  if (status === ApprovalStatus.APPROVAL_STATUS_EXPIRED) return 'expired';
+  return status === ApprovalStatus.APPROVAL_STATUS_REJECTED ? 'rejected' : 'approved';
 }
 
 /** ABORTED: one active run per conversation; the gateway answers it as busy (REST 409). */
@@ -777,27 +772,6 @@ function busy(conversationId: string) {
 function required(conversation: Conversation | undefined): Conversation {
   if (!conversation) throw internal('the store returned no conversation');
   return conversation;
-}
-
-/**
- * An approval that holds an MCP server's question is answered with `input` that fits
- * the requested schema (approving) or declined (rejecting); any other approval takes no input.
- * INVALID_ARGUMENT, nothing decided, otherwise.
- */
-function checkInput(uuid: string, asked: InputRequest | undefined, approved: boolean, decision: DecisionInput): void {
-  if (!asked) {
-    if (decision.input !== undefined) throw invalidArgument(`approval ${uuid} does not ask for input: decide it without "input"`);
-    return;
-  }
-  if (decision.arguments !== undefined)
-    throw invalidArgument(`approval ${uuid} asks for input from MCP server ${asked.server}: answer with "input", not "arguments"`);
-  if (!approved) return;
-  if (decision.input === undefined)
-    throw invalidArgument(
-      `approval ${uuid} asks for input from MCP server ${asked.server}: approve with "input" (the answer), or reject to decline. Nothing was decided.`,
-    );
-  const problem = inputProblem(asked, decision.input);
-  if (problem) throw invalidArgument(`the input does not fit what MCP server ${asked.server} asked for: ${problem}. Nothing was decided.`);
 }
 
 /** The pauses of a run that wait for an answer to a server's question, as the approval resource shows them. */

@@ -12,7 +12,7 @@ import { firstSchemaProblem } from '../../common/json-schema.js';
 import { describeNodePath } from '../../common/config/tree.js';
 import { A2A_SERVER } from '../domain/a2a-tools.js';
 import { expiredText, gatedCall, NOT_RETRIED, rejectedResult } from '../domain/messages.js';
-import { inputResponses } from '../domain/elicitation.js';
+import { inputProblem, inputResponses, type InputRequest } from '../domain/elicitation.js';
 import { nodeAt, treeFingerprint, type AgentNode } from '../domain/tree.js';
 import type { PendingCall, StoredRun } from './state.js';
 import type { DecisionFacts, GatedCall, RunEvent, ToolOutcome } from './types.js';
@@ -23,10 +23,15 @@ import { outcomeUnknownText, planTakeover, runsUnapproved, type TakeoverDrive } 
 
 /** Decisions on approvals: the rules a decision must meet, its claim, and what a won claim carries out; a run taken over from another replica. */
 
-export function approvalDecided(transition: Transition, event: Extract<RunEvent, { kind: 'approvalDecided' }>): void {
-  transition.state.activation = event.activation;
+type DecidedEvent = Extract<RunEvent, { kind: 'approvalDecided' }>;
+
+export function approvalDecided(transition: Transition, decided: DecidedEvent): void {
+  transition.state.activation = decided.activation;
+  const pause = transition.state.base?.pending.find((candidate) => candidate.approvalUuid === decided.uuid);
+  // Checked before anything is claimed: an answer that does not fit leaves the approval pending.
+  const answered = decided.approval.status === ApprovalStatus.APPROVAL_STATUS_PENDING ? answeredDecision(decided, pause?.input) : decided;
+  const event = typeof answered === 'string' ? decided : answered;
   const approval = event.approval;
-  const pause = transition.state.base?.pending.find((candidate) => candidate.approvalUuid === event.uuid);
   const facts = decisionFacts(event);
   transition.state.decision = {
     uuid: event.uuid,
@@ -40,6 +45,10 @@ export function approvalDecided(transition: Transition, event: Extract<RunEvent,
     claimed: false,
     conflicts: 0,
   };
+  if (typeof answered === 'string') {
+    refuse(transition, 'invalidArgument', answered);
+    return;
+  }
   if (event.editedArgs !== undefined && !event.approved) {
     refuse(transition, 'invalidArgument', EDIT_WITHOUT_APPROVAL);
     return;
@@ -79,6 +88,31 @@ export function approvalDecided(transition: Transition, event: Extract<RunEvent,
 
 /** Only an approval runs a call, so only an approval can change its arguments. */
 const EDIT_WITHOUT_APPROVAL = 'arguments can only be given with an approval ("approved": true)';
+
+/** The face of an approval's expiry: it decides as on_timeout says, with no answer to give. */
+const EXPIRY_VIA = 'timeout';
+
+/**
+ * A decision on a pending approval, by whether its pause holds an MCP server's question: such
+ * an approval is answered with "input" (never "arguments") that fits what the server asked, to
+ * approve, or declined by a rejection; an expiry has no answer to give, so it declines. Any
+ * other approval takes no input. The answer is recorded (and survives a restart) where edited
+ * arguments are. A string is the refusal: INVALID_ARGUMENT, nothing decided.
+ */
+function answeredDecision(event: DecidedEvent, asked: InputRequest | undefined): DecidedEvent | string {
+  const { uuid, input, ...decision } = event;
+  if (!asked) return input === undefined ? event : `approval ${uuid} does not ask for input: decide it without "input"`;
+  const from = `approval ${uuid} asks for input from MCP server ${asked.server}`;
+  if (event.editedArgs !== undefined) return `${from}: answer with "input", not "arguments"`;
+  if (event.approved && event.via === EXPIRY_VIA)
+    return { ...decision, uuid, approved: false, reason: 'nobody answered the question in time; the approval expired', expired: true };
+  if (!event.approved)
+    return input === undefined ? event : 'input can only be given with an approval ("approved": true); a rejection declines';
+  if (input === undefined) return `${from}: approve with "input" (the answer), or reject to decline. Nothing was decided.`;
+  const problem = inputProblem(asked, input);
+  if (problem) return `the input does not fit what MCP server ${asked.server} asked for: ${problem}. Nothing was decided.`;
+  return { ...decision, uuid, editedArgs: input };
+}
 
 /**
  * Edited arguments against the input schema of the approval's tool: the catalogue's, or one the

@@ -2502,7 +2502,7 @@ describe("an MCP server's question stops the turn as a pending approval", () => 
 
   it('approved with an answer → claim, then runApproved once with the request state and the accepted content (not as edited arguments)', () => {
     const { run, approval } = inputPaused();
-    const decided: RunEvent = { ...ev.decide(approval, true), editedArgs: { name: 'Ada' }, decidedBy: 'alice', via: 'rest' } as RunEvent;
+    const decided: RunEvent = { ...ev.decide(approval, true), input: { name: 'Ada' }, decidedBy: 'alice', via: 'rest' } as RunEvent;
     const claiming = step(storedRun(run, 4), decided, SIMPLE);
     expect(work(claiming.effects)).toMatchObject([
       { kind: 'claim', uuid: approval.uuid, approved: true, editedArgs: { name: 'Ada' }, continuesTurn: true },
@@ -2525,7 +2525,7 @@ describe("an MCP server's question stops the turn as a pending approval", () => 
     const state = feed(
       storedRun(run, 4),
       SIMPLE,
-      { ...ev.decide(approval, true), editedArgs: { name: 'Ada' } } as RunEvent,
+      { ...ev.decide(approval, true), input: { name: 'Ada' } } as RunEvent,
       ev.claimed(true),
     ).state;
     const again = step(state, ev.ran(approval.uuid, 'asks', { input: asking('room=A;step=2') }), SIMPLE);
@@ -2549,6 +2549,62 @@ describe("an MCP server's question stops the turn as a pending approval", () => 
     expect(work(won.effects)).toEqual([{ kind: 'declineInput', approval, request: asking() }, { kind: 'loadTools' }]);
     const lost = step(claiming.state, ev.claimed(false), SIMPLE);
     expect(work(lost.effects).map((effect) => effect.kind)).toEqual(['done']);
+  });
+
+  const answering = (approved: boolean, facts: Partial<Extract<RunEvent, { kind: 'approvalDecided' }>>, reason?: string) => {
+    const { run, approval } = inputPaused();
+    return { approval, out: step(storedRun(run, 4), decideWith(approval, approved, facts, reason), SIMPLE) };
+  };
+
+  it.each([
+    ['approved with "arguments"', true, { editedArgs: { name: 'Ada' } }, 'answer with "input", not "arguments"'],
+    ['approved without an answer', true, {}, 'approve with "input" (the answer), or reject to decline. Nothing was decided.'],
+    [
+      'approved with an answer that does not fit',
+      true,
+      { input: { name: 7 } },
+      'the input does not fit what MCP server rooms asked for: input/name must be string. Nothing was decided.',
+    ],
+    [
+      'rejected with an answer',
+      false,
+      { input: { name: 'Ada' } },
+      'input can only be given with an approval ("approved": true); a rejection declines',
+    ],
+  ] as const)('%s → refuse invalidArgument, nothing claimed', (_name, approved, facts, message) => {
+    const { out } = answering(approved, facts);
+    expect(work(out.effects)).toEqual([{ kind: 'refuse', code: 'invalidArgument', message: expect.stringContaining(message) }]);
+    expect(out.state.phase).toBe('finished');
+  });
+
+  it('an expiry that would approve has no answer to give → the question is declined as expired, with the reason the model reads', () => {
+    const { approval, out } = answering(true, { decidedBy: 'timeout', via: 'timeout' });
+    expect(only(out.effects, 'claim')).toMatchObject({
+      uuid: approval.uuid,
+      approved: false,
+      expired: true,
+      reason: 'nobody answered the question in time; the approval expired',
+      decidedBy: 'timeout',
+      via: 'timeout',
+    });
+  });
+
+  it('an answer to an approval that asks no question → refuse invalidArgument, nothing claimed', () => {
+    const out = step(storedRun(simplePaused().run, 4), decideWith(simplePaused().approval, true, { input: { name: 'Ada' } }), SIMPLE);
+    expect(work(out.effects)).toEqual([
+      {
+        kind: 'refuse',
+        code: 'invalidArgument',
+        message: `approval ${simplePaused().approval.uuid} does not ask for input: decide it without "input"`,
+      },
+    ]);
+  });
+
+  it('an answer to an approval decided already is not checked: the claim loses and says how', () => {
+    const { run, approval } = inputPaused();
+    const decided = { ...approval, status: ApprovalStatus.APPROVAL_STATUS_REJECTED };
+    const out = step(storedRun(run, 4), decideWith(decided, true, { editedArgs: { name: 'Ada' } }), SIMPLE);
+    expect(only(out.effects, 'claim')).toMatchObject({ uuid: approval.uuid, approved: true });
   });
 
   it('a claimed answer taken over by another replica runs with the answer the claim recorded', () => {

@@ -301,6 +301,8 @@ export type RunEvent =
       approved: boolean;
       reason?: string;
       approval: PendingApproval;
+      /** The answer to an MCP server's question, when the approval's pause holds one. */
+      input?: Record<string, unknown>;
     } & DecisionFacts)
   /** The run's waiting approvals as stored, asked for by loadApprovals. */
   | { kind: 'approvalsLoaded'; approvals: PendingApproval[] }
