@@ -462,8 +462,11 @@ export function claimed(transition: Transition, won: boolean, stored?: PendingAp
     const edited = !input &&
       !approval.remoteTaskId &&
       decision.editedArgs && { args: decision.editedArgs, by: decision.decidedBy || 'anonymous' };
-    // The approved call is the stored call: one whose arguments no longer match the hash taken when it was asked is not run.
-    const matches = callHash(approval.toolName, jsonObjectOf(approval.toolArgsJson)) === approval.argsHash;
+    // The approved call is the stored call: one whose arguments no longer match the hash taken when
+    // it was asked is not run — the approval's own hash, and the one the run's pause kept of the
+    // call it stopped (absent only in pauses of runs stored before pauses kept it).
+    const hash = callHash(approval.toolName, jsonObjectOf(approval.toolArgsJson));
+    const matches = hash === approval.argsHash && (pause.argsHash === '' || pause.argsHash === hash);
     if (!matches) log(transition, 'error', 'approved call does not match its hash', { approval: decision.uuid });
     transition.effects.push({
       kind: 'runApproved',

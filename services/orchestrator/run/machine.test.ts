@@ -2329,6 +2329,19 @@ rows('a decision records who made it and how; edits run; expiries reject', [
     },
   },
   {
+    name: "a won claim whose approval's call and hash both changed from what the run's pause kept → runApproved records it not run",
+    env: SIMPLE,
+    given: () => {
+      const { run, approval } = simplePaused();
+      const args = { name: 'changed' };
+      const rewritten = { ...approval, toolArgsJson: JSON.stringify(args), argsHash: callHash(approval.toolName, args) };
+      return feed(storedRun(run, 4), SIMPLE, ev.decide(rewritten, true)).state;
+    },
+    when: ev.claimed(true),
+    effects: [{ kind: 'runApproved', notRun: expect.stringContaining('no longer matches the one that was approved') }],
+    then: (_state, effects) => expect(logs(effects)).toEqual(['approved call does not match its hash']),
+  },
+  {
     name: 'the hash is checked on the approval as the claim stored it, not as the decision read it before',
     env: SIMPLE,
     given: () => feed(storedRun(simplePaused().run, 4), SIMPLE, ev.decide(simplePaused().approval, true)).state,
