@@ -75,7 +75,8 @@ async function startBroker(servers: ServerEntry[], extra: Record<string, unknown
     log,
   });
   cleanups.push(() => service.stop());
-  const client = createPromiseClient(ToolBrokerServiceService, service.address, 'test', 5000);
+  // The calls' own budget: a restart spawns a process, which on a loaded machine takes seconds.
+  const client = createPromiseClient(ToolBrokerServiceService, service.address, 'test', 30_000);
   cleanups.push(() => client.close());
   return { service, client, log: log.lines };
 }

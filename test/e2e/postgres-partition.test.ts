@@ -6,7 +6,7 @@
  *  - an unknown outcome said as such (`"outcome": "unknown"`), naming the approval and the
  *    conversation to look at;
  *  - any other error only when nothing was done (the approval is still pending, nothing ran).
- * Once the network is back no conversation stays busy longer than lease_ttl, no approval is
+ * Once the network is back no conversation stays busy (a cut mark's lease runs out), no approval is
  * left executing without an execution or an outcome_unknown approval, and every approved call
  * ran at most once.
  *
@@ -99,14 +99,11 @@ describe('a database partition during decisions', () => {
     const lateAnswers = late.map(decide);
     await sleep(PARTITION_MS);
     proxy.heal();
-    const healedAt = Date.now();
 
-    // Busy no longer than lease_ttl after the network is back, whatever the answers are doing.
-    await until(
-      'no conversation busy',
-      async () => (await busy([...early, ...late])) === 0,
-      Math.max(1, healedAt + LEASE_TTL_MS - Date.now()),
-    );
+    // Nothing stays busy once the network is back: a mark the partition cut goes when its lease
+    // runs out (lease_ttl); a decision that went through after the heal holds a live lease while
+    // its turn runs, which on a loaded machine may take longer. Bounded, never for ever.
+    await until('no conversation busy', async () => (await busy([...early, ...late])) === 0, LEASE_TTL_MS + 30_000);
 
     const answers = await Promise.all([...earlyAnswers, ...lateAnswers]);
     const all = [...early, ...late];
