@@ -54,3 +54,14 @@ export class ChangeLog {
     return this.events.map((event, index) => eventFromRow({ ...event, id: firstId + index }));
   }
 }
+
+/** Calls each in-process listener; one that throws is its own problem, never the caller's (the change is committed). */
+export function tellEach<A extends unknown[]>(listeners: Iterable<(...args: A) => void>, ...args: A): void {
+  for (const listener of listeners) {
+    try {
+      listener(...args);
+    } catch {
+      // In-process fan-outs that do not throw: nothing useful to do.
+    }
+  }
+}
