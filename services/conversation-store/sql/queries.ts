@@ -1,14 +1,9 @@
 import { type RawBuilder, sql } from 'kysely';
 import { compileQueries, type DialectName, fixed, lit, type NamedQuery, type Param, param, queryBuilder } from './named-query.js';
 
-/**
- * Every statement of the store, written once with Kysely and compiled for each database.
- * Where the databases truly differ, a fragment of the dialect says it (`DialectSql`): the
- * clock that expiries use, how a list is passed, what makes a running mark live, and the
- * lock a writer takes. No SQL is ever built from input: every value is a named parameter.
- */
+// Every statement of the store, written once with Kysely and compiled per database; where they differ, a fragment of
+// the dialect says it (`DialectSql`). No SQL is ever built from input: every value is a named parameter.
 
-/** What differs between the SQLite and PostgreSQL text of the same statement. */
 interface DialectSql {
   name: DialectName;
   /** Now, on the clock approvals expire by: SQLite the store's (ISO text), PostgreSQL the database's. */
@@ -21,7 +16,6 @@ interface DialectSql {
   approvalExpiresAt: RawBuilder<never>;
   /** expires_at read as ISO text with milliseconds (rows.ts). */
   expiresAtText: RawBuilder<never>;
-  /** `column` is one of the list parameter `name`. */
   inList(column: string, name: string, elementType: 'text' | 'uuid'): RawBuilder<boolean>;
   /** Whether a conversation's running mark belongs to another live store process (the caller's own is live anyway). */
   otherBootLive: RawBuilder<never>;
@@ -29,7 +23,6 @@ interface DialectSql {
   watchedElsewhere: RawBuilder<never>;
   /** The column that keeps the insertion order of approvals that share created_at. */
   approvalOrder: 'rowid' | 'position';
-  /** The newest stored event id. */
   latestEventId: RawBuilder<never>;
 }
 
@@ -113,9 +106,14 @@ function buildQueries(d: DialectSql) {
     'edited_args',
     'on_timeout',
   ] as const;
-  const approvals = db.selectFrom('approvals').select(approvalColumns).select(d.expiresAtText.as('expires_at'));
+  const approvalRow = [...approvalColumns, d.expiresAtText.as('expires_at')] as const;
+  const approvals = db.selectFrom('approvals').select(approvalRow);
   const afterApproval = sql<boolean>`(created_at, uuid) > (${p('created_at')}, ${p('uuid')})`;
   const pending = approvals.where('status', '=', lit('pending'));
+  const messages = db.selectFrom('messages').selectAll().where('conversation_id', '=', p('conversation_id'));
+  const pushConfigs = db.selectFrom('push_configs').selectAll().where('conversation_id', '=', p('conversation_id'));
+  const eventsAfter = db.selectFrom('events').selectAll().where('id', '>', p('after_id')).orderBy('id').limit(p('limit'));
+  const newestAudit = db.selectFrom('audit').selectAll().where('id', '<', p('before')).orderBy('id', 'desc').limit(p('limit'));
 
   return {
     insertConversation: db.insertInto('conversations').values({
@@ -159,39 +157,14 @@ function buildQueries(d: DialectSql) {
     selectCounts: db.selectFrom('conversation_counts').select(['status', 'count']),
     selectOwnerCounts: db.selectFrom('conversation_counts_by_owner').select(['status', 'count']).where('owner', '=', p('owner')),
 
-    insertMessage: db
-      .insertInto('messages')
-      .values(
-        named(
-          'conversation_id',
-          'seq',
-          'id',
-          'role',
-          'content',
-          'tool_call',
-          'created_at',
-          'input_tokens',
-          'output_tokens',
-          'compaction',
-          'node',
-        ),
-      ),
-    selectMessages: db.selectFrom('messages').selectAll().where('conversation_id', '=', p('conversation_id')).orderBy('seq'),
+    insertMessage: db.insertInto('messages').values({
+      ...named('conversation_id', 'seq', 'id', 'role', 'content', 'tool_call', 'created_at'),
+      ...named('input_tokens', 'output_tokens', 'compaction', 'node'),
+    }),
+    selectMessages: messages.orderBy('seq'),
     // A page of history walks the primary key from the cursor's seq and stops at the limit.
-    selectMessagesBefore: db
-      .selectFrom('messages')
-      .selectAll()
-      .where('conversation_id', '=', p('conversation_id'))
-      .where('seq', '<', p('seq'))
-      .orderBy('seq', 'desc')
-      .limit(p('limit')),
-    selectMessagesAfter: db
-      .selectFrom('messages')
-      .selectAll()
-      .where('conversation_id', '=', p('conversation_id'))
-      .where('seq', '>', p('seq'))
-      .orderBy('seq')
-      .limit(p('limit')),
+    selectMessagesBefore: messages.where('seq', '<', p('seq')).orderBy('seq', 'desc').limit(p('limit')),
+    selectMessagesAfter: messages.where('seq', '>', p('seq')).orderBy('seq').limit(p('limit')),
     selectMessagePosition: db.selectFrom('messages').select(['conversation_id', 'seq']).where('id', '=', p('id')),
 
     insertApproval: db
@@ -221,23 +194,20 @@ function buildQueries(d: DialectSql) {
       .where('uuid', '=', p('uuid'))
       .where('status', '=', lit('pending'))
       .where(sql<boolean>`(${p('on_time')} = 0 OR expires_at IS NULL OR expires_at > ${d.now('now')})`)
-      .returning(approvalColumns)
-      .returning(d.expiresAtText.as('expires_at')),
+      .returning(approvalRow),
     moveApproval: db
       .updateTable('approvals')
       .set({ status: p('to'), updated_at: p('now') })
       .where('uuid', '=', p('uuid'))
       .where('status', '=', p('from'))
-      .returning(approvalColumns)
-      .returning(d.expiresAtText.as('expires_at')),
+      .returning(approvalRow),
     interruptApproval: db
       .updateTable('approvals')
       .set({ status: lit('interrupted'), updated_at: p('now') })
       .where('uuid', '=', p('uuid'))
       .where('status', 'in', [lit('approved'), lit('executing')])
       .where('updated_at', '<=', p('unchanged_since'))
-      .returning(approvalColumns)
-      .returning(d.expiresAtText.as('expires_at')),
+      .returning(approvalRow),
     // UpdateRun's interrupted_approval: only an executing call of this conversation.
     interruptExecutingApproval: db
       .updateTable('approvals')
@@ -245,8 +215,7 @@ function buildQueries(d: DialectSql) {
       .where('uuid', '=', p('uuid'))
       .where('conversation_id', '=', p('conversation_id'))
       .where('status', '=', lit('executing'))
-      .returning(approvalColumns)
-      .returning(d.expiresAtText.as('expires_at')),
+      .returning(approvalRow),
     // Keyset pages over the partial index of pending approvals, oldest first.
     pendingApprovalsFirstPage: pending.orderBy('created_at').orderBy('uuid').limit(p('limit')),
     pendingApprovalsPageAfter: pending.where(afterApproval).orderBy('created_at').orderBy('uuid').limit(p('limit')),
@@ -283,14 +252,8 @@ function buildQueries(d: DialectSql) {
       .insertInto('audit')
       .values(named('at', 'kind', 'actor', 'via', 'subject', 'detail_json'))
       .returningAll(),
-    auditBefore: db.selectFrom('audit').selectAll().where('id', '<', p('before')).orderBy('id', 'desc').limit(p('limit')),
-    auditOfKindBefore: db
-      .selectFrom('audit')
-      .selectAll()
-      .where('kind', '=', p('kind'))
-      .where('id', '<', p('before'))
-      .orderBy('id', 'desc')
-      .limit(p('limit')),
+    auditBefore: newestAudit,
+    auditOfKindBefore: newestAudit.where('kind', '=', p('kind')),
 
     // Webhook cursors, one statement a claim: a new endpoint's cursor starts at the newest event;
     // on the row it conflicts with, the lease is taken when free, expired, the caller's own or an
@@ -330,14 +293,8 @@ function buildQueries(d: DialectSql) {
       .where('lease_owner', '=', p('owner')),
 
     // Catch-up reads, a page at a time: over every conversation, or one's through its index.
-    selectEventsAfter: db.selectFrom('events').selectAll().where('id', '>', p('after_id')).orderBy('id').limit(p('limit')),
-    selectConversationEventsAfter: db
-      .selectFrom('events')
-      .selectAll()
-      .where('conversation_id', '=', p('conversation_id'))
-      .where('id', '>', p('after_id'))
-      .orderBy('id')
-      .limit(p('limit')),
+    selectEventsAfter: eventsAfter,
+    selectConversationEventsAfter: eventsAfter.where('conversation_id', '=', p('conversation_id')),
     latestEventId: db.selectNoFrom(d.latestEventId.as('id')),
 
     upsertPushConfig: db
@@ -350,17 +307,8 @@ function buildQueries(d: DialectSql) {
           dialect: (eb) => eb.ref('excluded.dialect'),
         }),
       ),
-    selectPushConfig: db
-      .selectFrom('push_configs')
-      .selectAll()
-      .where('conversation_id', '=', p('conversation_id'))
-      .where('id', '=', p('id')),
-    selectPushConfigs: db
-      .selectFrom('push_configs')
-      .selectAll()
-      .where('conversation_id', '=', p('conversation_id'))
-      .orderBy('created_at')
-      .orderBy('id'),
+    selectPushConfig: pushConfigs.where('id', '=', p('id')),
+    selectPushConfigs: pushConfigs.orderBy('created_at').orderBy('id'),
     countPushConfigs: db
       .selectFrom('push_configs')
       .select(sql<number>`count(*)`.as('n'))
@@ -481,10 +429,7 @@ export const QUERIES: Record<DialectName, StoreQueries> = {
   postgres: compileQueries(buildQueries(postgresSql)),
 };
 
-/**
- * SQLite plans without statistics: ListDueApprovals would rather walk every pending approval
- * by status than the partial index that holds only those with an expiry, so it names it.
- */
+/** SQLite plans without statistics: ListDueApprovals would walk pending approvals by status, not the partial index. */
 function namingIndexes(queries: StoreQueries): StoreQueries {
   const due = queries.dueApprovals;
   return { ...queries, dueApprovals: { ...due, sql: due.sql.replace('from "approvals"', 'from "approvals" INDEXED BY approvals_due') } };
