@@ -1,30 +1,6 @@
-import type {
-  AdvanceWebhookCursorRequest,
-  AppendMessagesRequest,
-  AuditEntry,
-  ClaimApprovalRequest,
-  ClaimWebhookCursorResponse,
-  Conversation,
-  ConversationEvent,
-  ConversationSummary,
-  CreateApprovalRequest,
-  CreateConversationRequest,
-  FinishApprovalExecutionRequest,
-  GetConversationRequest,
-  ListApprovalsRequest,
-  ListAuditRequest,
-  ListConversationsRequest,
-  MarkApprovalInterruptedRequest,
-  Message,
-  PendingApproval,
-  RunLease,
-  StartTurnRequest,
-  TakenOverRun,
-  UpdateRunRequest,
-  ListPendingApprovalsRequest,
-  PushConfig,
-} from '../../gen/ts/asg/store/v1/store.js';
+import type { AuditEntry, Conversation, ConversationEvent, ConversationSummary, PendingApproval } from '../../gen/ts/asg/store/v1/store.js';
 import { MAX_PRINCIPAL_LENGTH } from '../common/principal-id.js';
+import type { SqlConversationStorage } from './sql/storage.js';
 
 /** At most this many push-notification configs per task: each turn's end POSTs to every one. */
 export const MAX_PUSH_CONFIGS = 10;
@@ -129,111 +105,13 @@ export type LiveEventListener = (event: ConversationEvent) => void;
 export type AvailabilityListener = (available: boolean, reason: string) => void;
 
 /**
- * Everything the store keeps, one interface for SQLite and PostgreSQL (the rules: sql/storage.ts). Requests
- * arrive validated; errors are ServiceErrors. Unknown or malformed ids are NOT_FOUND, never a database error;
- * each method is one transaction, writing the events of its change and handing them to `onEventsCommitted`
- * listeners after the commit; appending costs the same at any length (seq = message_count + 1); an approval
- * leaves `pending` exactly once, by a conditional update.
+ * Everything the store keeps: the one implementation of its rules over both databases (sql/storage.ts) as the drivers
+ * open it. Requests arrive validated; errors are ServiceErrors. Unknown or malformed ids are NOT_FOUND, never a
+ * database error; each method is one transaction, writing the events of its change and handing them to
+ * `onEventsCommitted` listeners after the commit; appending costs the same at any length; an approval leaves `pending`
+ * exactly once, by a conditional update.
  */
-export interface ConversationStorage {
-  /** A new active conversation; a non-empty system prompt becomes message seq 1. */
-  createConversation(request: CreateConversationRequest): Promise<Conversation>;
-  /** With `messageLimit`, one page of messages; INVALID_ARGUMENT for a cursor that is not a message of it. */
-  getConversation(request: GetConversationRequest): Promise<Conversation>;
-  /** Summaries (no messages), of one owner's conversations when `owner` is given (the summary too). */
-  listConversations(request: ListConversationsRequest): Promise<ConversationPage>;
-  /**
-   * Appends the user's message unless the conversation waits, is `busy` (one active run per conversation) or
-   * has unfinished approved calls; of concurrent StartTurns at most one starts. A dead boot's mark is noted
-   * first (INTERRUPTED_TURN_NOTE); a stale mark is ignored. A mark with a `lease` is busy whichever boot wrote
-   * it, and never noted as interrupted: orchestrators take such runs over.
-   */
-  startTurn(request: StartTurnRequest): Promise<TurnStart>;
-  /**
-   * `status` may be UNSPECIFIED (keep), ACTIVE or COMPLETED: FAILED_PRECONDITION when a waiting conversation
-   * would change status. With `leaseOwner`, ABORTED and nothing written unless that owner holds the lease.
-   */
-  appendMessages(request: AppendMessagesRequest): Promise<Message[]>;
-  /** FAILED_PRECONDITION when the conversation already waits for another approval. */
-  createApproval(request: CreateApprovalRequest): Promise<PendingApproval>;
-  getApproval(uuid: string): Promise<PendingApproval>;
-  /**
-   * pending → approved | rejected | expired; a lost or late claim is `claimed: false`, not an error. A winning
-   * claim that continues the turn marks it running with the request's `lease`, and audits each decision in its
-   * transaction. INVALID_ARGUMENT for edited arguments on a rejection, or `expired` with `approved`.
-   */
-  claimApproval(request: ClaimApprovalRequest): Promise<ApprovalClaim>;
-  /** approved → executing, recorded before the call runs; FAILED_PRECONDITION otherwise. */
-  startApprovalExecution(uuid: string): Promise<PendingApproval>;
-  /** executing → done | failed with the result messages; FAILED_PRECONDITION otherwise. */
-  finishApprovalExecution(request: FinishApprovalExecutionRequest): Promise<PendingApproval>;
-  /** Every pending approval, oldest first, a page at a time. */
-  listPendingApprovals(request: ListPendingApprovalsRequest): Promise<{ approvals: PendingApproval[]; nextPageToken: string }>;
-  /** Approvals of the given statuses (none: all), of one conversation or all (''), oldest first. */
-  listApprovals(request: ListApprovalsRequest): Promise<ApprovalPage>;
-  /** Up to `limit` pending approvals whose expires_at passed, oldest expiry first; only a read. */
-  listDueApprovals(limit: number): Promise<PendingApproval[]>;
-  /** Appends to the append-only audit trail, with the store's id and time. */
-  appendAudit(entry: AuditEntry): Promise<AuditEntry>;
-  /** The audit trail newest first, of the given kinds (none: every kind). */
-  listAudit(request: ListAuditRequest): Promise<AuditPage>;
-  /**
-   * Takes the lease on an endpoint's cursor when free, expired, the caller's own, or an earlier boot's of its
-   * node; a new endpoint starts at the newest event (no history is replayed).
-   */
-  claimWebhookCursor(endpoint: string, lease: RunLease): Promise<ClaimWebhookCursorResponse>;
-  /** Moves the cursor forward (never back) and renews the lease while `owner` holds it; false otherwise. */
-  advanceWebhookCursor(request: AdvanceWebhookCursorRequest): Promise<boolean>;
-  /** Adds or replaces (keeping created_at) a task's config; FAILED_PRECONDITION past MAX_PUSH_CONFIGS. */
-  setPushConfig(config: PushConfig): Promise<PushConfig>;
-  getPushConfig(conversationId: string, id: string): Promise<PushConfig | undefined>;
-  /** Oldest first; none for an unknown conversation. */
-  listPushConfigs(conversationId: string): Promise<PushConfig[]>;
-  deletePushConfig(conversationId: string, id: string): Promise<boolean>;
-  /** Replaces the conversation's history digest. */
-  recordHistoryDigest(conversationId: string, digest: string): Promise<void>;
-  /** The conversation of `owner` whose latest digest is `digest`, the most recently recorded. */
-  findConversationByHistory(digest: string, owner: string | undefined): Promise<string | undefined>;
-  /** The conversation's approvals that are approved or executing, oldest first. */
-  listUnfinishedApprovals(conversationId: string): Promise<PendingApproval[]>;
-  /** approved | executing → interrupted, once unchanged for `minAgeMs`; else `marked: false`. */
-  markApprovalInterrupted(request: MarkApprovalInterruptedRequest): Promise<InterruptionMark>;
-  /**
-   * Messages, new approvals and the run (absent: cleared) in one transaction when the run's revision is
-   * `expectedRevision` (ABORTED otherwise); returns the new revision. Fenced by `leaseOwner`;
-   * `interruptedApproval` must be an executing approval of the conversation (FAILED_PRECONDITION otherwise).
-   */
-  updateRun(request: UpdateRunRequest): Promise<number>;
-  /** Extends the lease while `lease.owner` holds it on a running turn; false otherwise. */
-  renewRunLease(conversationId: string, lease: RunLease): Promise<boolean>;
-  /** Expires `owner`'s lease now (never later), so that the next takeOverRuns takes the run. */
-  releaseRunLease(conversationId: string, owner: string): Promise<boolean>;
-  /**
-   * Moves up to `limit` leased running turns to `lease`, oldest expiry first: expired ones, those another boot
-   * of `lease.node` holds, and the caller's own only in `givenUp`. Of concurrent takers exactly one gets each.
-   */
-  takeOverRuns(lease: RunLease, limit: number, givenUp?: readonly string[]): Promise<TakenOverRun[]>;
-  /** Stored events in `range`, oldest first; none for a conversation that does not exist. */
-  readEvents(range: EventRange): Promise<ConversationEvent[]>;
-  /** The id of the newest stored event, 0 when there is none. */
-  latestEventId(): Promise<number>;
-  /**
-   * `listener` gets the events of every committed change, in id order, each once, before the writing method
-   * returns (PostgreSQL: the other replicas' too); it must not throw or block. Returns the unsubscribe.
-   */
-  onEventsCommitted(listener: CommittedEventsListener): () => void;
-  /** Shares a live-only event with the other replicas (SQLite: none); never fails the caller. */
-  shareLiveEvent(event: ConversationEvent): void;
-  /** Calls `listener` with the live-only events the other replicas share; returns the unsubscribe. */
-  onLiveEvent(listener: LiveEventListener): () => void;
-  /** This replica has (or no longer has) watchers of a conversation ('': every one), for the others' `watched`. */
-  shareWatch(conversationId: string, watched: boolean): void;
-  /**
-   * At the start: notes every turn a crash cut off, except those with an unfinished approved call (their next
-   * StartTurn does) or a lease (an orchestrator takes them over). Returns how many.
-   */
-  noteInterruptedTurns(): Promise<number>;
+export type ConversationStorage = Omit<SqlConversationStorage, 'bootId'> & {
   /** Calls `listener` each time the database stops or starts answering; absent on SQLite. */
   onAvailability?(listener: AvailabilityListener): () => void;
-  close(): Promise<void>;
-}
+};

@@ -4,7 +4,6 @@ import {
   type AppendMessagesRequest,
   type AuditEntry,
   type ClaimApprovalRequest,
-  type ClaimWebhookCursorResponse,
   type Conversation,
   type ConversationEvent,
   ConversationStatus,
@@ -43,11 +42,8 @@ import { conversationStatus, isoTimestamp, timestampAfter } from '../records.js'
 import { type ApprovalRow, approvalFromRow, type EventRow, eventFromRow } from '../rows.js';
 import {
   type ApprovalClaim,
-  type ApprovalPage,
-  type AuditPage,
   type CommittedEventsListener,
   type ConversationPage,
-  type ConversationStorage,
   DEFAULT_PAGE_SIZE,
   type EventRange,
   historyOwnerKey,
@@ -57,6 +53,7 @@ import {
   type TurnStart,
 } from '../storage.js';
 import * as lists from './lists.js';
+import { tellEach } from './port.js';
 import {
   FIRST_UUID,
   pendingApprovals,
@@ -69,20 +66,16 @@ import { ConversationChanges } from './conversation-changes.js';
 import * as webhooks from './webhooks.js';
 
 /**
- * The store's rules, written once over the port (port.ts): every method of
- * ConversationStorage, each one transaction of the driver's. The driver (sqlite/, postgres/)
- * supplies its transactions, its notification of committed events and its lifecycle.
- *
- * Locks are taken conversation first: every write of a conversation locks its row (where
- * rows are locked) and reads it afresh, and an approval's moves are conditional updates
- * made after that lock, so no two writers wait on each other in a cycle.
+ * The store's rules, written once over the port (port.ts): each method one transaction of the driver's. Locks are taken
+ * conversation first (its row, where rows are locked, read afresh), then approvals by conditional updates: no cycles.
  */
-export abstract class SqlConversationStorage extends ConversationChanges implements ConversationStorage {
+export abstract class SqlConversationStorage extends ConversationChanges {
   abstract shareLiveEvent(event: ConversationEvent): void;
   abstract shareWatch(conversationId: string, watched: boolean): void;
   abstract onLiveEvent(listener: LiveEventListener): () => void;
   abstract close(): Promise<void>;
 
+  /** A new active conversation; a non-empty system prompt becomes message seq 1. */
   async createConversation(request: CreateConversationRequest): Promise<Conversation> {
     return this.write(async (tx) => {
       const [newest] = await tx.all<{ created_at: string }>('newestCreatedAt', {});
@@ -99,8 +92,7 @@ export abstract class SqlConversationStorage extends ConversationChanges impleme
       });
       tx.changes.count(owner, 'active', 1);
       const messages = request.systemPrompt === '' ? [] : [{ role: MessageRole.MESSAGE_ROLE_SYSTEM, content: request.systemPrompt }];
-      // A new conversation's status goes from none to active: the event that makes it known
-      // to watchers of every conversation, also when it has no first message.
+      // From no status to active: the event that makes it known to watchers of every conversation.
       tx.changes.event(id, createdAt, { kind: 'status_changed', status: 'active' });
       // The conversation row and its first message share one timestamp: it is one change.
       await this.applyChange(tx, await requireConversation(tx, id), { messages }, createdAt);
@@ -120,8 +112,7 @@ export abstract class SqlConversationStorage extends ConversationChanges impleme
     const limit = Math.min(request.pageSize || DEFAULT_PAGE_SIZE, MAX_PAGE_SIZE);
     const cursor = request.pageToken === '' ? undefined : decodePageToken(request.pageToken);
     return this.read(async (tx) => {
-      // One row more than asked tells whether another page follows; newest first from the
-      // cursor, of every conversation or of one owner's (through its index).
+      // One row more than asked tells whether another page follows.
       const args = {
         owner: request.owner,
         limit: limit + 1,
@@ -142,18 +133,20 @@ export abstract class SqlConversationStorage extends ConversationChanges impleme
     });
   }
 
+  /**
+   * Appends the user's message unless the conversation waits, is `busy` or has unfinished approved calls. A dead boot's
+   * mark is noted first; a stale one ignored; one with a lease is busy whichever boot wrote it, and never noted.
+   */
   async startTurn(request: StartTurnRequest): Promise<TurnStart> {
     return this.write(async (tx) => {
       let conversation = await this.lockConversation(tx, request.conversationId);
       const unfinished = (await unfinishedApprovals(tx, conversation.id)).map(approvalFromRow);
       const waiting = conversation.status === 'waiting_approval';
-      // One active run per conversation: checked and marked in this one transaction, so of
-      // concurrent StartTurns exactly one starts. A waiting conversation keeps its own answer.
+      // One active run per conversation, checked and marked in one transaction: of concurrent StartTurns one starts.
       const busy = !waiting && this.turnRunning(conversation);
       const started = !waiting && !busy && unfinished.length === 0;
       if (started) {
-        // A new turn is a new run: a run that an earlier turn left behind (a crash cut it off
-        // after its approvals were resolved) must not steer this one.
+        // A new turn is a new run: one a crashed turn left behind must not steer it.
         const messages = [...this.interruptedTurnNote(conversation), request.message!];
         await this.applyChange(tx, conversation, { messages, run: conversation.run_state === null ? undefined : null });
         await this.markTurnRunning(tx, conversation.id, request.lease);
@@ -163,6 +156,7 @@ export abstract class SqlConversationStorage extends ConversationChanges impleme
     });
   }
 
+  /** `status` may be kept, ACTIVE or COMPLETED; with `leaseOwner`, ABORTED unless that owner holds the lease. */
   async appendMessages(request: AppendMessagesRequest): Promise<Message[]> {
     return this.write(async (tx) => {
       const conversation = await this.lockConversation(tx, request.conversationId);
@@ -210,6 +204,7 @@ export abstract class SqlConversationStorage extends ConversationChanges impleme
     return this.read(async (tx) => approvalFromRow(await requireApproval(tx, uuid)));
   }
 
+  /** pending → approved | rejected | expired, exactly once; a lost or late claim is `claimed: false`, not an error. */
   async claimApproval(request: ClaimApprovalRequest): Promise<ApprovalClaim> {
     const decision = claimDecision(request);
     return this.write(async (tx) => {
@@ -246,9 +241,7 @@ export abstract class SqlConversationStorage extends ConversationChanges impleme
       });
       // Every decision it made is audited in its transaction: a lost claim decided nothing.
       for (const decided of resolved) await tx.all('insertAudit', decisionAuditRow(decided, decided.decided_at!));
-      // Approved, the call runs and the turn goes on (so does a rejection in simple mode: the
-      // model is told of the "no"): a crash from here on cuts a turn off too. Its lease, when
-      // the caller brings one, is the continued turn's (store.proto, ClaimApprovalRequest.lease).
+      // Approved (or a rejection the model is told of), the turn goes on, with the caller's lease if any.
       if (request.approved || request.continuesTurn) await this.markTurnRunning(tx, conversation.id, request.lease);
       return { claimed: true, approval: approvalFromRow(claimed) };
     });
@@ -269,49 +262,20 @@ export abstract class SqlConversationStorage extends ConversationChanges impleme
     });
   }
 
-  async listPendingApprovals(request: ListPendingApprovalsRequest): Promise<{ approvals: PendingApproval[]; nextPageToken: string }> {
-    return this.read((tx) => lists.listPendingApprovals(tx, request));
-  }
-
-  async listApprovals(request: ListApprovalsRequest): Promise<ApprovalPage> {
-    return this.read((tx) => lists.listApprovals(tx, request));
-  }
-
-  async listDueApprovals(limit: number): Promise<PendingApproval[]> {
-    return this.read((tx) => lists.listDueApprovals(tx, limit, this.now()));
-  }
-
-  async appendAudit(entry: AuditEntry): Promise<AuditEntry> {
-    return this.write((tx) => lists.appendAudit(tx, entry, this.now()));
-  }
-
-  async listAudit(request: ListAuditRequest): Promise<AuditPage> {
-    return this.read((tx) => lists.listAudit(tx, request));
-  }
-
-  async claimWebhookCursor(endpoint: string, lease: RunLease): Promise<ClaimWebhookCursorResponse> {
-    return this.write((tx) => webhooks.claimWebhookCursor(tx, endpoint, lease, this.now()));
-  }
-
-  async advanceWebhookCursor(request: AdvanceWebhookCursorRequest): Promise<boolean> {
-    return this.write((tx) => webhooks.advanceWebhookCursor(tx, request, this.now()));
-  }
-
-  async setPushConfig(config: PushConfig): Promise<PushConfig> {
-    return this.write((tx) => webhooks.setPushConfig(tx, config, this.now()));
-  }
-
-  async getPushConfig(conversationId: string, id: string): Promise<PushConfig | undefined> {
-    return this.read((tx) => webhooks.getPushConfig(tx, conversationId, id));
-  }
-
-  async listPushConfigs(conversationId: string): Promise<PushConfig[]> {
-    return this.read((tx) => webhooks.listPushConfigs(tx, conversationId));
-  }
-
-  async deletePushConfig(conversationId: string, id: string): Promise<boolean> {
-    return this.write((tx) => webhooks.deletePushConfig(tx, conversationId, id));
-  }
+  // The lists, the audit trail, the webhooks' cursors and push configs: each one transaction over lists.ts or webhooks.ts.
+  listPendingApprovals = (request: ListPendingApprovalsRequest) => this.read((tx) => lists.listPendingApprovals(tx, request));
+  listApprovals = (request: ListApprovalsRequest) => this.read((tx) => lists.listApprovals(tx, request));
+  listDueApprovals = (limit: number) => this.read((tx) => lists.listDueApprovals(tx, limit, this.now()));
+  appendAudit = (entry: AuditEntry) => this.write((tx) => lists.appendAudit(tx, entry, this.now()));
+  listAudit = (request: ListAuditRequest) => this.read((tx) => lists.listAudit(tx, request));
+  claimWebhookCursor = (endpoint: string, lease: RunLease) =>
+    this.write((tx) => webhooks.claimWebhookCursor(tx, endpoint, lease, this.now()));
+  advanceWebhookCursor = (request: AdvanceWebhookCursorRequest) =>
+    this.write((tx) => webhooks.advanceWebhookCursor(tx, request, this.now()));
+  setPushConfig = (config: PushConfig) => this.write((tx) => webhooks.setPushConfig(tx, config, this.now()));
+  getPushConfig = (conversationId: string, id: string) => this.read((tx) => webhooks.getPushConfig(tx, conversationId, id));
+  listPushConfigs = (conversationId: string) => this.read((tx) => webhooks.listPushConfigs(tx, conversationId));
+  deletePushConfig = (conversationId: string, id: string) => this.write((tx) => webhooks.deletePushConfig(tx, conversationId, id));
 
   async recordHistoryDigest(conversationId: string, digest: string): Promise<void> {
     await this.write(async (tx) => {
@@ -353,6 +317,7 @@ export abstract class SqlConversationStorage extends ConversationChanges impleme
     });
   }
 
+  /** Messages, new approvals and the run (absent: cleared) when its revision is `expectedRevision`; the new revision. */
   async updateRun(request: UpdateRunRequest): Promise<number> {
     return this.write(async (tx) => {
       // Compare-and-set: the write's lock makes the revision read here the latest one until COMMIT.
@@ -388,15 +353,12 @@ export abstract class SqlConversationStorage extends ConversationChanges impleme
     return this.changeLease(conversationId, 'renewRunLease', { owner: lease.owner, ttl_ms: lease.ttlMs });
   }
 
+  /** Expires `owner`'s lease now (never later): the next takeOverRuns takes the run. */
   async releaseRunLease(conversationId: string, owner: string): Promise<boolean> {
     return this.changeLease(conversationId, 'releaseRunLease', { owner });
   }
 
-  /**
-   * A renewal or release: one conditional UPDATE, which waits for a writer of the conversation
-   * (a takeover, a turn's end) and then sees whether the caller still holds the lease. An
-   * unknown conversation is looked up only when nothing changed.
-   */
+  /** One conditional UPDATE, which waits for a writer of the conversation and then sees whether the caller holds the lease. */
   private async changeLease(conversationId: string, query: 'renewRunLease' | 'releaseRunLease', args: object): Promise<boolean> {
     const id = storedId(conversationId);
     if (id === undefined) throw notFound(`conversation ${conversationId} not found`);
@@ -407,12 +369,7 @@ export abstract class SqlConversationStorage extends ConversationChanges impleme
     });
   }
 
-  /**
-   * One transaction: of takers in several processes at once, each run goes to exactly one
-   * (SQLite: one writer at a time; PostgreSQL: the candidates are locked, skipping those
-   * another taker locked). Each taken mark becomes a fresh live mark of this store. No event:
-   * the turn goes on, only its owner changed.
-   */
+  /** One transaction: each run goes to exactly one taker (PostgreSQL skips rows another locked). No event: only the owner changed. */
   async takeOverRuns(lease: RunLease, limit: number, givenUp: readonly string[] = []): Promise<TakenOverRun[]> {
     return this.write(async (tx) => {
       const now = this.now();
@@ -452,6 +409,7 @@ export abstract class SqlConversationStorage extends ConversationChanges impleme
     return this.read(async (tx) => Number((await tx.all<{ id: number | null }>('latestEventId', {}))[0]?.id ?? 0));
   }
 
+  /** The events of every committed change, in id order, each once, before the writer returns; must not throw or block. */
   onEventsCommitted(listener: CommittedEventsListener): () => void {
     // Wrapped, so that one listener subscribed twice is two subscriptions.
     const subscription: CommittedEventsListener = (events) => listener(events);
@@ -459,21 +417,11 @@ export abstract class SqlConversationStorage extends ConversationChanges impleme
     return () => this.listeners.delete(subscription);
   }
 
-  /** The change is committed whatever a listener does: a failing listener is its own problem, never the writer's. */
   protected tellCommitted(events: readonly ConversationEvent[]): void {
-    for (const listener of this.listeners) {
-      try {
-        listener(events);
-      } catch {
-        // Listeners are in-process fan-outs that do not throw; nothing useful to do here.
-      }
-    }
+    tellEach(this.listeners, events);
   }
 
-  /**
-   * One transaction per conversation: processes starting at once sweep the same marks, and
-   * the fresh read under the write's lock lets exactly one of them note each.
-   */
+  /** One transaction per conversation: of processes sweeping at once, the fresh read under the lock lets one note each. */
   async noteInterruptedTurns(): Promise<number> {
     const marks = await this.read((tx) => tx.all<{ id: string }>('selectTurnsOfDeadBoots', { boot: this.bootId }));
     let noted = 0;
@@ -481,8 +429,7 @@ export abstract class SqlConversationStorage extends ConversationChanges impleme
       const wasNoted = await this.write(async (tx) => {
         const conversation = await this.lockConversation(tx, id);
         if (!conversation.running_turn_boot || this.liveMark(conversation) || conversation.lease_owner) return false;
-        // An approved call without its outcome is settled by the next StartTurn first (its
-        // interrupted result must follow its call); that StartTurn adds the note after it.
+        // An unfinished approved call is settled by the next StartTurn first, which adds the note after it.
         if (conversation.status === 'waiting_approval' || (await unfinishedApprovals(tx, id)).length > 0) return false;
         await this.applyChange(tx, conversation, { messages: this.interruptedTurnNote(conversation) });
         await this.endTurn(tx, id, 'interrupted');
