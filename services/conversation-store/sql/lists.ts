@@ -14,11 +14,7 @@ import { type ApprovalPage, type AuditPage, DEFAULT_PAGE_SIZE, MAX_PAGE_SIZE } f
 import { FIRST_UUID } from './lookups.js';
 import type { SqlStatements } from './port.js';
 
-/**
- * The approvals and the audit trail as lists, a page at a time: each page is one walk of an
- * index (or one per status or kind, merged) from the cursor, one row longer than the page to
- * tell whether another follows. And the audit trail's one write.
- */
+// Each page is one walk of an index (or one per status or kind, merged) from the cursor, one row longer than the page.
 
 const pageSize = (asked: number) => Math.min(asked || DEFAULT_PAGE_SIZE, MAX_PAGE_SIZE);
 

@@ -7,8 +7,6 @@ import { MAX_PUSH_CONFIGS } from '../storage.js';
 import { requireConversation } from './lookups.js';
 import type { SqlStatements } from './port.js';
 
-/** The webhooks' cursors and the tasks' push-notification configs: what the store keeps for outbound notifications. */
-
 /** One statement: of processes claiming at once, one holds the cursor. */
 export async function claimWebhookCursor(
   tx: SqlStatements,
