@@ -1,13 +1,6 @@
 import { z } from 'zod';
-import {
-  ApprovalStatus,
-  ApprovalTimeoutAction,
-  ConversationStatus,
-  type ConversationStoreServiceService,
-  MessageRole,
-  type Conversation,
-  type PushConfig,
-} from '../../gen/ts/asg/store/v1/store.js';
+import type * as pb from '../../gen/ts/asg/store/v1/store.js';
+import { ApprovalStatus, ApprovalTimeoutAction, ConversationStatus, MessageRole } from '../../gen/ts/asg/store/v1/store.js';
 import { MAX_REASON_LENGTH } from '../common/decision-reason.js';
 import { invalidArgument, notFound } from '../common/grpc/errors.js';
 import { jsonObjectTextSchema } from '../common/json-value.js';
@@ -101,16 +94,20 @@ const runLease = z.object(
 
 // How long a new approval waits for a human, and what its expiry decides.
 const TIMEOUT_ACTION = 'one of unspecified (reject), reject, approve';
+// What every new approval says, from CreateApproval or UpdateRun.
+const approvalFields = {
+  toolCallId: z.string(),
+  toolName: required('the tool to approve'),
+  toolArgsJson: jsonObjectTextSchema('the value'),
+  description: z.string(),
+  remoteTaskId: z.string().optional(),
+  remoteAgentName: z.string().optional(),
+  agentChain,
+};
 const newApproval = z
   .object({
     uuid: newApprovalUuid,
-    toolCallId: z.string(),
-    toolName: required('the tool to approve'),
-    toolArgsJson: jsonObjectTextSchema('the value'),
-    description: z.string(),
-    remoteTaskId: z.string().optional(),
-    remoteAgentName: z.string().optional(),
-    agentChain,
+    ...approvalFields,
     outcomeUnknown: z.boolean().optional(),
     replacesUuid: newApprovalUuid.optional(),
     expiresInMs: intIn(
@@ -225,17 +222,7 @@ const schemas = {
     endsTurn: z.boolean().optional(),
     leaseOwner: leaseOwner.optional(),
   }),
-  createApproval: z.object({
-    conversationId,
-    toolCallId: z.string(),
-    toolName: required('the tool to approve'),
-    toolArgsJson: jsonObjectTextSchema('the value'),
-    description: z.string(),
-    remoteTaskId: z.string().optional(),
-    remoteAgentName: z.string().optional(),
-    agentChain,
-    messages,
-  }),
+  createApproval: z.object({ conversationId, ...approvalFields, messages }),
   getApproval: z.object({ uuid: approvalUuid }),
   claimApproval: z
     .object({
@@ -333,7 +320,7 @@ const schemas = {
   deletePushConfig: z.object({ conversationId, id: pushConfigId }),
   recordHistoryDigest: z.object({ conversationId, digest: historyDigest }),
   findConversationByHistory: z.object({ digest: historyDigest, owner: owner.optional() }),
-} satisfies Record<keyof typeof ConversationStoreServiceService, z.ZodType>;
+} satisfies Record<keyof typeof pb.ConversationStoreServiceService, z.ZodType>;
 
 /** camelCase path of the decoded message → the proto field names callers know. */
 function fieldPath(path: PropertyKey[]): string {
@@ -355,9 +342,9 @@ function validated<T>(method: keyof typeof schemas, request: T): T {
 export function conversationStoreHandlers(
   storage: ConversationStorage,
   feed: EventFeed,
-): ServiceHandlers<typeof ConversationStoreServiceService> {
+): ServiceHandlers<typeof pb.ConversationStoreServiceService> {
   // Watched by this replica's watchers (the feed) or another replica's (the driver's `watched`).
-  const watched = (conversation: Conversation): Conversation => ({
+  const watched = (conversation: pb.Conversation): pb.Conversation => ({
     ...conversation,
     watched: conversation.watched || feed.isWatched(conversation.id),
   });
@@ -440,7 +427,7 @@ export function conversationStoreHandlers(
     claimWebhookCursor: async (request) => storage.claimWebhookCursor(validated('claimWebhookCursor', request).endpoint, request.lease!),
     advanceWebhookCursor: async (request) => ({ held: await storage.advanceWebhookCursor(validated('advanceWebhookCursor', request)) }),
     setPushConfig: async (request) => ({
-      config: await storage.setPushConfig({ ...(validated('setPushConfig', request).config as PushConfig), createdAt: undefined }),
+      config: await storage.setPushConfig({ ...(validated('setPushConfig', request).config as pb.PushConfig), createdAt: undefined }),
     }),
     getPushConfig: async (request) => {
       const { conversationId: id, id: configId } = validated('getPushConfig', request);
