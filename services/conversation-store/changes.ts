@@ -1,15 +1,6 @@
 import { randomUUID } from 'node:crypto';
-import {
-  ApprovalStatus,
-  ApprovalTimeoutAction,
-  MessageRole,
-  type ClaimApprovalRequest,
-  type ConversationSummary,
-  type CreateApprovalRequest,
-  type NewApproval,
-  type NewMessage,
-  type Run,
-} from '../../gen/ts/asg/store/v1/store.js';
+import type * as pb from '../../gen/ts/asg/store/v1/store.js';
+import { ApprovalStatus, ApprovalTimeoutAction, MessageRole } from '../../gen/ts/asg/store/v1/store.js';
 import { callHash } from '../common/call-hash.js';
 import { jsonObjectOf } from '../common/json-value.js';
 import { aborted, invalidArgument } from '../common/grpc/errors.js';
@@ -32,11 +23,11 @@ import type { ApprovalClaim, ApprovalPage, AuditPage } from './storage.js';
 
 /** What one transaction changes on a conversation row; absent fields stay as they are. */
 export interface ConversationChange {
-  messages?: NewMessage[];
+  messages?: pb.NewMessage[];
   status?: ConversationStatusName;
   pendingApprovalUuid?: string | null;
   /** The conversation's new run, or null to clear it; either raises the run's revision. */
-  run?: Pick<Run, 'state' | 'schemaVersion'> | null;
+  run?: Pick<pb.Run, 'state' | 'schemaVersion'> | null;
   /** Approvals this change moved out of pending (claimed already), for their events. */
   resolved?: ApprovalRow[];
   /** Approvals this change created (inserted already), for their events. */
@@ -60,7 +51,7 @@ export interface RunningCounts {
 }
 
 /** The row of a message appended at `at`, numbered after `counts`, which it advances (usage is a running sum). */
-export function appendedMessageRow(conversationId: string, message: NewMessage, counts: RunningCounts, at: string): MessageRow {
+export function appendedMessageRow(conversationId: string, message: pb.NewMessage, counts: RunningCounts, at: string): MessageRow {
   counts.message_count += 1;
   counts.input_tokens += message.usage?.inputTokens ?? 0;
   counts.output_tokens += message.usage?.outputTokens ?? 0;
@@ -80,10 +71,10 @@ export function appendedMessageRow(conversationId: string, message: NewMessage, 
 }
 
 export type NewApprovalFields = Pick<
-  CreateApprovalRequest,
+  pb.CreateApprovalRequest,
   'toolCallId' | 'toolName' | 'toolArgsJson' | 'description' | 'remoteTaskId' | 'remoteAgentName' | 'agentChain'
 > &
-  Partial<Pick<NewApproval, 'outcomeUnknown' | 'replacesUuid' | 'expiresInMs' | 'onTimeout'>> & { uuid: string };
+  Partial<Pick<pb.NewApproval, 'outcomeUnknown' | 'replacesUuid' | 'expiresInMs' | 'onTimeout'>> & { uuid: string };
 
 /** A new approval's expiry: how long from now and what it decides (reject unless approve is asked); nulls for none. */
 export function approvalExpiry(approval: Pick<NewApprovalFields, 'expiresInMs' | 'onTimeout'>): {
@@ -149,7 +140,7 @@ export interface ClaimDecision {
 const EXPIRY_VIA = 'timeout';
 
 /** A ClaimApproval's decision; INVALID_ARGUMENT for edited arguments on a rejection, or an approving expiry. */
-export function claimDecision(request: ClaimApprovalRequest): ClaimDecision {
+export function claimDecision(request: pb.ClaimApprovalRequest): ClaimDecision {
   if (request.editedArgsJson !== undefined && !request.approved)
     throw invalidArgument('edited_args_json: only an approval runs the call with edited arguments');
   if (request.expired && request.approved)
@@ -199,7 +190,7 @@ export function decisionAuditRow(decided: ApprovalRow, at: string): NewAuditRow 
 }
 
 /** How the write that ends a turn ended it: paused (waiting), answered (an assistant message), else failed. */
-export function endingOutcome(waiting: boolean, messages: readonly NewMessage[]): TurnOutcome {
+export function endingOutcome(waiting: boolean, messages: readonly pb.NewMessage[]): TurnOutcome {
   if (waiting) return 'paused';
   return messages.some((message) => message.role === MessageRole.MESSAGE_ROLE_ASSISTANT) ? 'answered' : 'failed';
 }
@@ -223,7 +214,7 @@ export function byConversation(approvals: readonly ApprovalRow[]): Map<string, A
   return grouped;
 }
 
-export function summaryOf(counts: Readonly<Record<ConversationStatusName, number>>): ConversationSummary {
+export function summaryOf(counts: Readonly<Record<ConversationStatusName, number>>): pb.ConversationSummary {
   return {
     total: counts.active + counts.waiting_approval + counts.completed,
     active: counts.active,
@@ -302,12 +293,12 @@ export function newestFirst(walks: readonly AuditRow[][], limit: number): AuditR
 }
 
 /** A page of approvals from a walk of `limit + 1` rows: the extra row says another page follows. */
-export function approvalPage(rows: readonly ApprovalRow[], limit: number): ApprovalPage {
+export function approvalPage(rows: readonly ApprovalRow[], limit: number, encode = encodeApprovalsPageToken): ApprovalPage {
   const page = rows.slice(0, limit);
   const last = page.at(-1);
   return {
     approvals: page.map(approvalFromRow),
-    nextPageToken: rows.length > limit && last ? encodeApprovalsPageToken({ createdAt: last.created_at, id: last.uuid }) : '',
+    nextPageToken: rows.length > limit && last ? encode({ createdAt: last.created_at, id: last.uuid }) : '',
   };
 }
 

@@ -186,8 +186,7 @@ function buildQueries(d: DialectSql) {
       .orderBy('conversation_id')
       .orderBy('created_at')
       .orderBy(d.approvalOrder),
-    // The exactly-once claim: only the update that still sees 'pending' wins. A claim on time
-    // (on_time) also needs the approval's expires_at not to have passed, on the clock it was set by.
+    // Exactly once: only the update that still sees 'pending' wins; one on_time also needs expires_at not passed.
     claimApproval: db
       .updateTable('approvals')
       .set({ ...named('status', 'decided_at', 'reason', 'decided_by', 'via', 'edited_args'), updated_at: p('decided_at') })
@@ -224,8 +223,7 @@ function buildQueries(d: DialectSql) {
       .where('status', 'in', [lit('approved'), lit('executing')])
       .orderBy('created_at')
       .orderBy('uuid'),
-    // ListApprovals after a (created_at, uuid) cursor: one status at a time over approvals_by_status,
-    // each walk stopping at the page's size (the caller merges them); or one conversation's, through its index.
+    // ListApprovals after a cursor: one walk per status (merged by the caller), or one conversation's, through its index.
     approvalsOfStatusAfter: approvals
       .where('status', '=', p('status'))
       .where(afterApproval)
@@ -255,9 +253,8 @@ function buildQueries(d: DialectSql) {
     auditBefore: newestAudit,
     auditOfKindBefore: newestAudit.where('kind', '=', p('kind')),
 
-    // Webhook cursors, one statement a claim: a new endpoint's cursor starts at the newest event;
-    // on the row it conflicts with, the lease is taken when free, expired, the caller's own or an
-    // earlier boot's of its node. No row back: another holds it.
+    // One statement a claim: a new cursor starts at the newest event; the lease is taken when free, expired, the caller's
+    // own or an earlier boot's of its node. No row back: another holds it.
     claimWebhookCursor: db
       .insertInto('webhook_cursors')
       .values({
@@ -315,8 +312,7 @@ function buildQueries(d: DialectSql) {
       .where('conversation_id', '=', p('conversation_id')),
     deletePushConfig: db.deleteFrom('push_configs').where('conversation_id', '=', p('conversation_id')).where('id', '=', p('id')),
 
-    // A conversation's one history digest, replaced with a `recorded` that only grows (SQLite:
-    // the replaced row gets the next AUTOINCREMENT key; PostgreSQL: the next value of its serial).
+    // Replaced with a `recorded` that only grows (the next AUTOINCREMENT key, or the next value of the serial).
     upsertHistoryDigest:
       d.name === 'sqlite'
         ? db.replaceInto('history_digests').values(named('conversation_id', 'owner_key', 'digest'))
@@ -338,8 +334,7 @@ function buildQueries(d: DialectSql) {
       .orderBy('recorded', 'desc')
       .limit(lit(1)),
 
-    // The running-turn mark, apart from updateConversation: it changes nothing a reader sees.
-    // The lease is part of it: set with it (NULLs for a mark without one) and cleared with it.
+    // The running-turn mark changes nothing a reader sees (apart from updateConversation); its lease goes with it.
     markTurnRunning: db
       .updateTable('conversations')
       .set({
@@ -362,8 +357,7 @@ function buildQueries(d: DialectSql) {
       })
       .where('id', '=', p('id'))
       .where('running_turn_boot', 'is not', null),
-    // Through the partial index of marks: marks of boots that are neither this one nor live. Marks
-    // with a lease are not a crash's to note: orchestrators take them over.
+    // Through the partial index of marks: those of dead boots without a lease (orchestrators take those over).
     selectTurnsOfDeadBoots: db
       .selectFrom('conversations')
       .select('id')
@@ -372,8 +366,7 @@ function buildQueries(d: DialectSql) {
       .where('lease_owner', 'is', null)
       .where(sql<boolean>`NOT ${d.otherBootLive}`),
 
-    // Runs with leases. Renewing and releasing change only a lease its owner holds on a running
-    // turn; a release never makes a lease last longer than it would have.
+    // Only a lease its owner holds on a running turn; a release never makes it last longer.
     renewRunLease: db
       .updateTable('conversations')
       .set({ lease_expires_at: d.leaseUntil('ttl_ms') })
@@ -388,9 +381,8 @@ function buildQueries(d: DialectSql) {
       .where('id', '=', p('id'))
       .where('lease_owner', '=', p('owner'))
       .where('running_turn_boot', 'is not', null),
-    // What TakeOverRuns may take, oldest expiry first, walking the partial index of leased marks:
-    // expired leases, those a previous boot of the taker's node holds, and the taker's own only
-    // where it gave them up. PostgreSQL skips rows another taker locked: each run goes to one.
+    // Oldest expiry first over the leased marks: expired, an earlier boot's of the taker's node, its own given up.
+    // PostgreSQL skips rows another taker locked: each run goes to one.
     selectTakeoverCandidates: db
       .selectFrom('conversations')
       .select(['id', 'lease_owner'])
