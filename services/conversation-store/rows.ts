@@ -1,13 +1,4 @@
-import type {
-  AuditEntry,
-  Compaction,
-  Conversation,
-  ConversationEvent,
-  Message,
-  PendingApproval,
-  PushConfig,
-  Run,
-} from '../../gen/ts/asg/store/v1/store.js';
+import type * as pb from '../../gen/ts/asg/store/v1/store.js';
 import {
   agentChainFromStored,
   approvalStatus,
@@ -117,9 +108,9 @@ function recordOf<T>(row: object, dates: readonly string[]): T {
   return Object.fromEntries(fields) as T;
 }
 
-export const auditEntryFromRow = (row: AuditRow): AuditEntry => recordOf(row, ['at']);
+export const auditEntryFromRow = (row: AuditRow): pb.AuditEntry => recordOf(row, ['at']);
 
-export function messageFromRow(row: MessageRow): Message {
+export function messageFromRow(row: MessageRow): pb.Message {
   return {
     id: row.id,
     role: messageRole.value(row.role),
@@ -128,12 +119,12 @@ export function messageFromRow(row: MessageRow): Message {
     createdAt: new Date(row.created_at),
     seq: row.seq,
     usage: row.input_tokens === null ? undefined : { inputTokens: row.input_tokens, outputTokens: row.output_tokens ?? 0 },
-    compaction: row.compaction === null ? undefined : (JSON.parse(row.compaction) as Compaction),
+    compaction: row.compaction === null ? undefined : (JSON.parse(row.compaction) as pb.Compaction),
     node: row.node ?? undefined,
   };
 }
 
-export function approvalFromRow(row: ApprovalRow): PendingApproval {
+export function approvalFromRow(row: ApprovalRow): pb.PendingApproval {
   return {
     uuid: row.uuid,
     conversationId: row.conversation_id,
@@ -163,13 +154,13 @@ export function approvalFromRow(row: ApprovalRow): PendingApproval {
 }
 
 /** The stored run as the orchestrator wrote it, bytes untouched; absent while none is stored. */
-function runFromRow(row: ConversationRow): Run | undefined {
+function runFromRow(row: ConversationRow): pb.Run | undefined {
   if (row.run_state === null) return undefined;
   return { state: row.run_state, schemaVersion: row.run_schema_version ?? 0, revision: row.run_revision };
 }
 
 /** `pending`: the conversation's pending approvals, oldest first, read only while it waits. */
-export function conversationFromRow(row: ConversationRow, messages: Message[], pending: readonly ApprovalRow[]): Conversation {
+export function conversationFromRow(row: ConversationRow, messages: pb.Message[], pending: readonly ApprovalRow[]): pb.Conversation {
   const pendingApprovals = pending.map(approvalFromRow);
   return {
     id: row.id,
@@ -253,8 +244,8 @@ export function eventPayload(change: EventChange): string {
   }
 }
 
-export function eventFromRow(row: EventRow): ConversationEvent {
-  const event: ConversationEvent = { id: row.id, conversationId: row.conversation_id, at: new Date(row.created_at) };
+export function eventFromRow(row: EventRow): pb.ConversationEvent {
+  const event: pb.ConversationEvent = { id: row.id, conversationId: row.conversation_id, at: new Date(row.created_at) };
   switch (row.kind) {
     case 'message_added':
       return { ...event, messageAdded: messageFromRow(rowOfPayload<MessageRow>(row.payload, row.conversation_id, MESSAGE_JSON_COLUMNS)) };
@@ -285,4 +276,4 @@ export interface PushConfigRow {
   created_at: string;
 }
 
-export const pushConfigOfRow = (row: PushConfigRow): PushConfig => recordOf(row, ['created_at']);
+export const pushConfigOfRow = (row: PushConfigRow): pb.PushConfig => recordOf(row, ['created_at']);

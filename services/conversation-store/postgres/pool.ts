@@ -57,9 +57,6 @@ export function createPool(url: string, limits: PostgresPoolLimits, applicationN
     max: limits.maxConnections,
     idleTimeoutMillis: 30_000,
   });
-  pool.on('connect', (client) => client.on('error', ignoreCheckedOutError));
+  pool.on('connect', (client) => client.on('error', () => undefined));
   return pool;
 }
-
-/** The error of a checked-out connection: its statement fails with it and the pool drops the connection (above). */
-function ignoreCheckedOutError(): void {}

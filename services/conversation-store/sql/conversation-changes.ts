@@ -1,12 +1,5 @@
-import {
-  type Conversation,
-  type ConversationSummary,
-  type GetConversationRequest,
-  type Message,
-  MessageRole,
-  type NewMessage,
-  type RunLease,
-} from '../../../gen/ts/asg/store/v1/store.js';
+import type * as pb from '../../../gen/ts/asg/store/v1/store.js';
+import { MessageRole } from '../../../gen/ts/asg/store/v1/store.js';
 import { failedPrecondition, invalidArgument, notFound } from '../../common/grpc/errors.js';
 import {
   appendedMessageRow,
@@ -71,7 +64,7 @@ export abstract class ConversationChanges {
    * Marks a turn running from now, after the change that begins it; turn_started unless a turn was running already (a
    * sibling branch's continuation). A mark it replaces (stale, or a dead store's) is a turn a crash cut off.
    */
-  protected async markTurnRunning(tx: SqlWrite, id: string, lease: RunLease | undefined): Promise<void> {
+  protected async markTurnRunning(tx: SqlWrite, id: string, lease: pb.RunLease | undefined): Promise<void> {
     const row = await requireConversation(tx, id);
     const running = this.turnRunning(row);
     if (row.running_turn_boot && !running) tx.changes.event(id, row.updated_at, { kind: 'turn_ended', outcome: 'interrupted' });
@@ -103,12 +96,12 @@ export abstract class ConversationChanges {
   }
 
   /** The conversation of a row, with whether a turn runs on it now and whether another replica watches it. */
-  protected conversationOf(row: StoredConversation, messages: Message[], pending: readonly ApprovalRow[]): Conversation {
+  protected conversationOf(row: StoredConversation, messages: pb.Message[], pending: readonly ApprovalRow[]): pb.Conversation {
     return { ...conversationFromRow(row, messages, pending), turnRunning: this.turnRunning(row), watched: Boolean(row.watched_elsewhere) };
   }
 
   /** The note for a turn a dead store left running; none with a lease (orchestrators take that run over). */
-  protected interruptedTurnNote(row: StoredConversation): NewMessage[] {
+  protected interruptedTurnNote(row: StoredConversation): pb.NewMessage[] {
     const dead = row.running_turn_boot && !this.liveMark(row) && !row.lease_owner;
     return dead ? [{ role: MessageRole.MESSAGE_ROLE_ASSISTANT, content: INTERRUPTED_TURN_NOTE }] : [];
   }
@@ -168,7 +161,7 @@ export abstract class ConversationChanges {
     conversation: StoredConversation,
     change: ConversationChange,
     at = timestampAfter(conversation.updated_at, this.now()),
-  ): Promise<Message[]> {
+  ): Promise<pb.Message[]> {
     const id = conversation.id;
     const next = {
       id,
@@ -213,14 +206,18 @@ export abstract class ConversationChanges {
   }
 
   /** Full conversation with its pending approvals (read only while it waits). */
-  protected async readConversation(tx: SqlStatements, row: StoredConversation, includeMessages: boolean): Promise<Conversation> {
+  protected async readConversation(tx: SqlStatements, row: StoredConversation, includeMessages: boolean): Promise<pb.Conversation> {
     const messages = includeMessages ? (await tx.all<MessageRow>('selectMessages', { conversation_id: row.id })).map(messageFromRow) : [];
     const pending = row.status === 'waiting_approval' ? await pendingApprovals(tx, row.id) : [];
     return this.conversationOf(row, messages, pending);
   }
 
   /** One page of history, oldest first: the newest, or those next to a cursor; one more row tells whether more follow. */
-  protected async readConversationPage(tx: SqlStatements, row: StoredConversation, request: GetConversationRequest): Promise<Conversation> {
+  protected async readConversationPage(
+    tx: SqlStatements,
+    row: StoredConversation,
+    request: pb.GetConversationRequest,
+  ): Promise<pb.Conversation> {
     const limit = request.messageLimit ?? 0;
     const after = request.afterMessageId ? await this.messageSeq(tx, row, request.afterMessageId, 'after_message_id') : undefined;
     const before = request.beforeMessageId
@@ -261,7 +258,7 @@ export abstract class ConversationChanges {
   }
 
   /** The counts by status of every conversation, or of one owner's. */
-  protected async summary(tx: SqlStatements, owner?: string): Promise<ConversationSummary> {
+  protected async summary(tx: SqlStatements, owner?: string): Promise<pb.ConversationSummary> {
     const counts: Record<ConversationStatusName, number> = { active: 0, waiting_approval: 0, completed: 0 };
     const query = owner === undefined ? 'selectCounts' : 'selectOwnerCounts';
     const rows = await tx.all<{ status: ConversationStatusName; count: number }>(query, { owner });

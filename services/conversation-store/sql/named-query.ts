@@ -59,21 +59,17 @@ export type StoreDb = Kysely<StoreTables>;
 
 /** A Kysely that only builds and compiles, never connects: the drivers run the compiled text themselves. */
 export function queryBuilder(dialect: DialectName): StoreDb {
+  const sqlite = dialect === 'sqlite';
+  const [Adapter, Introspector, Compiler] = sqlite
+    ? [SqliteAdapter, SqliteIntrospector, SqliteNamedCompiler]
+    : [PostgresAdapter, PostgresIntrospector, PostgresNamedCompiler];
   return new Kysely<StoreTables>({
-    dialect:
-      dialect === 'sqlite'
-        ? {
-            createAdapter: () => new SqliteAdapter(),
-            createDriver: () => new DummyDriver(),
-            createIntrospector: (db) => new SqliteIntrospector(db),
-            createQueryCompiler: () => new SqliteNamedCompiler(),
-          }
-        : {
-            createAdapter: () => new PostgresAdapter(),
-            createDriver: () => new DummyDriver(),
-            createIntrospector: (db) => new PostgresIntrospector(db),
-            createQueryCompiler: () => new PostgresNamedCompiler(),
-          },
+    dialect: {
+      createAdapter: () => new Adapter(),
+      createDriver: () => new DummyDriver(),
+      createIntrospector: (db) => new Introspector(db),
+      createQueryCompiler: () => new Compiler(),
+    },
   });
 }
 

@@ -1,30 +1,6 @@
 import { randomUUID } from 'node:crypto';
-import {
-  type AdvanceWebhookCursorRequest,
-  type AppendMessagesRequest,
-  type AuditEntry,
-  type ClaimApprovalRequest,
-  type Conversation,
-  type ConversationEvent,
-  ConversationStatus,
-  type CreateApprovalRequest,
-  type CreateConversationRequest,
-  type FinishApprovalExecutionRequest,
-  type GetConversationRequest,
-  type ListApprovalsRequest,
-  type ListAuditRequest,
-  type ListConversationsRequest,
-  type ListPendingApprovalsRequest,
-  type MarkApprovalInterruptedRequest,
-  type Message,
-  MessageRole,
-  type PendingApproval,
-  type PushConfig,
-  type RunLease,
-  type StartTurnRequest,
-  type TakenOverRun,
-  type UpdateRunRequest,
-} from '../../../gen/ts/asg/store/v1/store.js';
+import type * as pb from '../../../gen/ts/asg/store/v1/store.js';
+import { ConversationStatus, MessageRole } from '../../../gen/ts/asg/store/v1/store.js';
 import { aborted, failedPrecondition, invalidArgument, notFound } from '../../common/grpc/errors.js';
 import {
   alsoRejected,
@@ -70,13 +46,13 @@ import * as webhooks from './webhooks.js';
  * conversation first (its row, where rows are locked, read afresh), then approvals by conditional updates: no cycles.
  */
 export abstract class SqlConversationStorage extends ConversationChanges {
-  abstract shareLiveEvent(event: ConversationEvent): void;
+  abstract shareLiveEvent(event: pb.ConversationEvent): void;
   abstract shareWatch(conversationId: string, watched: boolean): void;
   abstract onLiveEvent(listener: LiveEventListener): () => void;
   abstract close(): Promise<void>;
 
   /** A new active conversation; a non-empty system prompt becomes message seq 1. */
-  async createConversation(request: CreateConversationRequest): Promise<Conversation> {
+  async createConversation(request: pb.CreateConversationRequest): Promise<pb.Conversation> {
     return this.write(async (tx) => {
       const [newest] = await tx.all<{ created_at: string }>('newestCreatedAt', {});
       const createdAt = timestampAfter(newest?.created_at, this.now());
@@ -100,7 +76,7 @@ export abstract class SqlConversationStorage extends ConversationChanges {
     });
   }
 
-  async getConversation(request: GetConversationRequest): Promise<Conversation> {
+  async getConversation(request: pb.GetConversationRequest): Promise<pb.Conversation> {
     return this.read(async (tx) => {
       const row = await requireConversation(tx, request.id);
       if (!request.includeMessages || !request.messageLimit) return this.readConversation(tx, row, request.includeMessages);
@@ -108,7 +84,7 @@ export abstract class SqlConversationStorage extends ConversationChanges {
     });
   }
 
-  async listConversations(request: ListConversationsRequest): Promise<ConversationPage> {
+  async listConversations(request: pb.ListConversationsRequest): Promise<ConversationPage> {
     const limit = Math.min(request.pageSize || DEFAULT_PAGE_SIZE, MAX_PAGE_SIZE);
     const cursor = request.pageToken === '' ? undefined : decodePageToken(request.pageToken);
     return this.read(async (tx) => {
@@ -137,7 +113,7 @@ export abstract class SqlConversationStorage extends ConversationChanges {
    * Appends the user's message unless the conversation waits, is `busy` or has unfinished approved calls. A dead boot's
    * mark is noted first; a stale one ignored; one with a lease is busy whichever boot wrote it, and never noted.
    */
-  async startTurn(request: StartTurnRequest): Promise<TurnStart> {
+  async startTurn(request: pb.StartTurnRequest): Promise<TurnStart> {
     return this.write(async (tx) => {
       let conversation = await this.lockConversation(tx, request.conversationId);
       const unfinished = (await unfinishedApprovals(tx, conversation.id)).map(approvalFromRow);
@@ -157,7 +133,7 @@ export abstract class SqlConversationStorage extends ConversationChanges {
   }
 
   /** `status` may be kept, ACTIVE or COMPLETED; with `leaseOwner`, ABORTED unless that owner holds the lease. */
-  async appendMessages(request: AppendMessagesRequest): Promise<Message[]> {
+  async appendMessages(request: pb.AppendMessagesRequest): Promise<pb.Message[]> {
     return this.write(async (tx) => {
       const conversation = await this.lockConversation(tx, request.conversationId);
       requireLease(conversation, request.leaseOwner);
@@ -179,7 +155,7 @@ export abstract class SqlConversationStorage extends ConversationChanges {
     });
   }
 
-  async createApproval(request: CreateApprovalRequest): Promise<PendingApproval> {
+  async createApproval(request: pb.CreateApprovalRequest): Promise<pb.PendingApproval> {
     return this.write(async (tx) => {
       const conversation = await this.lockConversation(tx, request.conversationId);
       if (conversation.status === 'waiting_approval') {
@@ -200,12 +176,12 @@ export abstract class SqlConversationStorage extends ConversationChanges {
     });
   }
 
-  async getApproval(uuid: string): Promise<PendingApproval> {
+  async getApproval(uuid: string): Promise<pb.PendingApproval> {
     return this.read(async (tx) => approvalFromRow(await requireApproval(tx, uuid)));
   }
 
   /** pending → approved | rejected | expired, exactly once; a lost or late claim is `claimed: false`, not an error. */
-  async claimApproval(request: ClaimApprovalRequest): Promise<ApprovalClaim> {
+  async claimApproval(request: pb.ClaimApprovalRequest): Promise<ApprovalClaim> {
     const decision = claimDecision(request);
     return this.write(async (tx) => {
       const found = await requireApproval(tx, request.uuid);
@@ -247,13 +223,13 @@ export abstract class SqlConversationStorage extends ConversationChanges {
     });
   }
 
-  async startApprovalExecution(uuid: string): Promise<PendingApproval> {
+  async startApprovalExecution(uuid: string): Promise<pb.PendingApproval> {
     return this.write(async (tx) =>
       approvalFromRow(await this.moveApproval(tx, uuid, 'approved', 'executing', 'only an approved call can start executing')),
     );
   }
 
-  async finishApprovalExecution(request: FinishApprovalExecutionRequest): Promise<PendingApproval> {
+  async finishApprovalExecution(request: pb.FinishApprovalExecutionRequest): Promise<pb.PendingApproval> {
     return this.write(async (tx) => {
       const to = request.success ? 'done' : 'failed';
       const finished = await this.moveApproval(tx, request.uuid, 'executing', to, 'only an executing call can finish');
@@ -263,16 +239,16 @@ export abstract class SqlConversationStorage extends ConversationChanges {
   }
 
   // The lists, the audit trail, the webhooks' cursors and push configs: each one transaction over lists.ts or webhooks.ts.
-  listPendingApprovals = (request: ListPendingApprovalsRequest) => this.read((tx) => lists.listPendingApprovals(tx, request));
-  listApprovals = (request: ListApprovalsRequest) => this.read((tx) => lists.listApprovals(tx, request));
+  listPendingApprovals = (request: pb.ListPendingApprovalsRequest) => this.read((tx) => lists.listPendingApprovals(tx, request));
+  listApprovals = (request: pb.ListApprovalsRequest) => this.read((tx) => lists.listApprovals(tx, request));
   listDueApprovals = (limit: number) => this.read((tx) => lists.listDueApprovals(tx, limit, this.now()));
-  appendAudit = (entry: AuditEntry) => this.write((tx) => lists.appendAudit(tx, entry, this.now()));
-  listAudit = (request: ListAuditRequest) => this.read((tx) => lists.listAudit(tx, request));
-  claimWebhookCursor = (endpoint: string, lease: RunLease) =>
+  appendAudit = (entry: pb.AuditEntry) => this.write((tx) => lists.appendAudit(tx, entry, this.now()));
+  listAudit = (request: pb.ListAuditRequest) => this.read((tx) => lists.listAudit(tx, request));
+  claimWebhookCursor = (endpoint: string, lease: pb.RunLease) =>
     this.write((tx) => webhooks.claimWebhookCursor(tx, endpoint, lease, this.now()));
-  advanceWebhookCursor = (request: AdvanceWebhookCursorRequest) =>
+  advanceWebhookCursor = (request: pb.AdvanceWebhookCursorRequest) =>
     this.write((tx) => webhooks.advanceWebhookCursor(tx, request, this.now()));
-  setPushConfig = (config: PushConfig) => this.write((tx) => webhooks.setPushConfig(tx, config, this.now()));
+  setPushConfig = (config: pb.PushConfig) => this.write((tx) => webhooks.setPushConfig(tx, config, this.now()));
   getPushConfig = (conversationId: string, id: string) => this.read((tx) => webhooks.getPushConfig(tx, conversationId, id));
   listPushConfigs = (conversationId: string) => this.read((tx) => webhooks.listPushConfigs(tx, conversationId));
   deletePushConfig = (conversationId: string, id: string) => this.write((tx) => webhooks.deletePushConfig(tx, conversationId, id));
@@ -294,14 +270,14 @@ export abstract class SqlConversationStorage extends ConversationChanges {
     );
   }
 
-  async listUnfinishedApprovals(conversationId: string): Promise<PendingApproval[]> {
+  async listUnfinishedApprovals(conversationId: string): Promise<pb.PendingApproval[]> {
     return this.read(async (tx) => {
       const conversation = await requireConversation(tx, conversationId);
       return (await unfinishedApprovals(tx, conversation.id)).map(approvalFromRow);
     });
   }
 
-  async markApprovalInterrupted(request: MarkApprovalInterruptedRequest): Promise<InterruptionMark> {
+  async markApprovalInterrupted(request: pb.MarkApprovalInterruptedRequest): Promise<InterruptionMark> {
     return this.write(async (tx) => {
       const approval = await requireApproval(tx, request.uuid);
       await this.lockConversation(tx, approval.conversation_id);
@@ -318,7 +294,7 @@ export abstract class SqlConversationStorage extends ConversationChanges {
   }
 
   /** Messages, new approvals and the run (absent: cleared) when its revision is `expectedRevision`; the new revision. */
-  async updateRun(request: UpdateRunRequest): Promise<number> {
+  async updateRun(request: pb.UpdateRunRequest): Promise<number> {
     return this.write(async (tx) => {
       // Compare-and-set: the write's lock makes the revision read here the latest one until COMMIT.
       const conversation = await this.lockConversation(tx, request.conversationId);
@@ -349,7 +325,7 @@ export abstract class SqlConversationStorage extends ConversationChanges {
     });
   }
 
-  async renewRunLease(conversationId: string, lease: RunLease): Promise<boolean> {
+  async renewRunLease(conversationId: string, lease: pb.RunLease): Promise<boolean> {
     return this.changeLease(conversationId, 'renewRunLease', { owner: lease.owner, ttl_ms: lease.ttlMs });
   }
 
@@ -370,7 +346,7 @@ export abstract class SqlConversationStorage extends ConversationChanges {
   }
 
   /** One transaction: each run goes to exactly one taker (PostgreSQL skips rows another locked). No event: only the owner changed. */
-  async takeOverRuns(lease: RunLease, limit: number, givenUp: readonly string[] = []): Promise<TakenOverRun[]> {
+  async takeOverRuns(lease: pb.RunLease, limit: number, givenUp: readonly string[] = []): Promise<pb.TakenOverRun[]> {
     return this.write(async (tx) => {
       const now = this.now();
       const { owner, node } = lease;
@@ -381,7 +357,7 @@ export abstract class SqlConversationStorage extends ConversationChanges {
         limit,
         given_up: storedIds(givenUp),
       });
-      const taken: TakenOverRun[] = [];
+      const taken: pb.TakenOverRun[] = [];
       for (const candidate of candidates) {
         const args = { id: candidate.id, owner, node, now, ttl_ms: lease.ttlMs, boot: this.bootId, since: isoTimestamp(now) };
         const [row] = await tx.all<{ lease_takeovers: number }>('takeOverRun', args);
@@ -391,18 +367,13 @@ export abstract class SqlConversationStorage extends ConversationChanges {
     });
   }
 
-  async readEvents(range: EventRange): Promise<ConversationEvent[]> {
-    const { afterId, limit } = range;
-    if (range.conversationId === undefined) {
-      return this.read(async (tx) => (await tx.all<EventRow>('selectEventsAfter', { after_id: afterId, limit })).map(eventFromRow));
-    }
-    const conversationId = storedId(range.conversationId);
-    if (conversationId === undefined) return [];
-    return this.read(async (tx) =>
-      (await tx.all<EventRow>('selectConversationEventsAfter', { conversation_id: conversationId, after_id: afterId, limit })).map(
-        eventFromRow,
-      ),
-    );
+  async readEvents(range: EventRange): Promise<pb.ConversationEvent[]> {
+    const every = range.conversationId === undefined;
+    const conversationId = every ? undefined : storedId(range.conversationId!);
+    if (!every && conversationId === undefined) return [];
+    const args = { conversation_id: conversationId, after_id: range.afterId, limit: range.limit };
+    const query = every ? 'selectEventsAfter' : 'selectConversationEventsAfter';
+    return this.read(async (tx) => (await tx.all<EventRow>(query, args)).map(eventFromRow));
   }
 
   async latestEventId(): Promise<number> {
@@ -417,7 +388,7 @@ export abstract class SqlConversationStorage extends ConversationChanges {
     return () => this.listeners.delete(subscription);
   }
 
-  protected tellCommitted(events: readonly ConversationEvent[]): void {
+  protected tellCommitted(events: readonly pb.ConversationEvent[]): void {
     tellEach(this.listeners, events);
   }
 
