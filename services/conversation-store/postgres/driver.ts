@@ -8,7 +8,7 @@ import type { QueryArgs } from '../sql/named-query.js';
 import { ChangeLog, type PendingEvent, type SqlStatements, type SqlWrite, tellEach } from '../sql/port.js';
 import { QUERIES, type QueryName } from '../sql/queries.js';
 import { SqlConversationStorage } from '../sql/storage.js';
-import { type AvailabilityListener, DEFAULT_STALE_TURN_MS, type LiveEventListener } from '../storage.js';
+import { type AvailabilityListener, DEFAULT_STALE_TURN_MS } from '../storage.js';
 import { DatabaseProbe } from './availability.js';
 import { isConnectionError } from './connection-errors.js';
 import { EventListener, liveEventPayloads, OrderedEventDelivery, storedEventsPayload } from './event-relay.js';
@@ -110,7 +110,6 @@ export async function openPostgresStorage(options: PostgresStorageOptions): Prom
 export class PostgresConversationStorage extends SqlConversationStorage {
   private readonly heartbeatMs: number;
   private readonly liveForMs: number;
-  private readonly liveListeners = new Set<LiveEventListener>();
   private delivery: OrderedEventDelivery | undefined;
   private listener: EventListener | undefined;
   private nats: NatsEvents | undefined;
@@ -198,7 +197,7 @@ export class PostgresConversationStorage extends SqlConversationStorage {
     return this.listener;
   }
 
-  shareLiveEvent(event: ConversationEvent): void {
+  override shareLiveEvent(event: ConversationEvent): void {
     const payloads = liveEventPayloads(this.bootId, event);
     if (payloads.length === 0) return;
     this.inOrder('a live event could not be sent to the other store replicas', async () => {
@@ -209,7 +208,7 @@ export class PostgresConversationStorage extends SqlConversationStorage {
     });
   }
 
-  shareWatch(conversationId: string, watched: boolean): void {
+  override shareWatch(conversationId: string, watched: boolean): void {
     this.inOrder('the watchers of this store replica could not be shared', () =>
       this.pool.query(watched ? SQL.watch : SQL.unwatch, [conversationId, this.bootId]),
     );
@@ -222,12 +221,6 @@ export class PostgresConversationStorage extends SqlConversationStorage {
       () => undefined,
       (error: unknown) => this.options.onBackgroundError?.(what, error),
     );
-  }
-
-  onLiveEvent(listener: LiveEventListener): () => void {
-    const subscription: LiveEventListener = (event) => listener(event);
-    this.liveListeners.add(subscription);
-    return () => this.liveListeners.delete(subscription);
   }
 
   close(): Promise<void> {

@@ -50,20 +50,13 @@ export class NatsEvents {
   /** Connects, creates or updates the stream, starts the consumer, the live subscription and the publisher. Rejects when NATS cannot be reached. */
   async start(): Promise<void> {
     const server = natsServer(this.options.url);
-    let connection: NatsConnection;
-    try {
-      connection = await connect({
-        servers: server.server,
-        user: server.user,
-        pass: server.pass,
-        token: server.token,
-        name: `asg-conversation-store-${this.options.bootId}`,
-        maxReconnectAttempts: -1,
-        reconnectTimeWait: 500,
-      });
-    } catch (error) {
-      throw new Error(`cannot connect to the events' NATS server ${server.redacted}: ${(error as Error).message}`);
-    }
+    const { server: servers, user, pass, token } = server;
+    const name = `asg-conversation-store-${this.options.bootId}`;
+    const connection = await connect({ servers, user, pass, token, name, maxReconnectAttempts: -1, reconnectTimeWait: 500 }).catch(
+      (error: Error) => {
+        throw new Error(`cannot connect to the events' NATS server ${server.redacted}: ${error.message}`);
+      },
+    );
     this.connection = connection;
     const manager = await jetstreamManager(connection);
     this.manager = manager;
@@ -82,16 +75,8 @@ export class NatsEvents {
         },
       }),
     );
-    this.publisher = new OutboxPublisher({
-      js: jetstream(connection),
-      manager,
-      names: this.names,
-      pool: this.options.pool,
-      lockConnection: this.options.lockConnection,
-      readEvents: this.options.readEvents,
-      ensureStream: () => this.ensureStream(manager),
-      onError: this.options.onError,
-    });
+    const ensureStream = () => this.ensureStream(manager);
+    this.publisher = new OutboxPublisher({ ...this.options, js: jetstream(connection), manager, names: this.names, ensureStream });
     this.subscriptions.push(connection.subscribe(this.names.committedSubject, { callback: () => this.publisher?.committed() }));
     this.publisher.start();
     void this.watchStatus(connection);

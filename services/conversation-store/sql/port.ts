@@ -44,6 +44,13 @@ export class ChangeLog {
   }
 }
 
+/** Adds `listener` (wrapped: one listener subscribed twice is two subscriptions); returns the unsubscribe. */
+export function subscribe<A extends unknown[]>(listeners: Set<(...args: A) => void>, listener: (...args: A) => void): () => void {
+  const subscription = (...args: A) => listener(...args);
+  listeners.add(subscription);
+  return () => listeners.delete(subscription);
+}
+
 /** Calls each in-process listener; one that throws is its own problem, never the caller's (the change is committed). */
 export function tellEach<A extends unknown[]>(listeners: Iterable<(...args: A) => void>, ...args: A): void {
   for (const listener of listeners) {

@@ -29,7 +29,7 @@ import {
   type TurnStart,
 } from '../storage.js';
 import * as lists from './lists.js';
-import { tellEach } from './port.js';
+import { subscribe, tellEach } from './port.js';
 import {
   FIRST_UUID,
   pendingApprovals,
@@ -46,10 +46,19 @@ import * as webhooks from './webhooks.js';
  * conversation first (its row, where rows are locked, read afresh), then approvals by conditional updates: no cycles.
  */
 export abstract class SqlConversationStorage extends ConversationChanges {
-  abstract shareLiveEvent(event: pb.ConversationEvent): void;
-  abstract shareWatch(conversationId: string, watched: boolean): void;
-  abstract onLiveEvent(listener: LiveEventListener): () => void;
+  protected readonly liveListeners = new Set<LiveEventListener>();
   abstract close(): Promise<void>;
+
+  /** Shares a live-only event with the other replicas; never fails the caller. SQLite: one process per file, none. */
+  shareLiveEvent(_event: pb.ConversationEvent): void {}
+
+  /** This replica has (or no longer has) watchers of a conversation ('': every one), for the others' `watched`. */
+  shareWatch(_conversationId: string, _watched: boolean): void {}
+
+  /** The live-only events the other replicas share; returns the unsubscribe. */
+  onLiveEvent(listener: LiveEventListener): () => void {
+    return subscribe(this.liveListeners, listener);
+  }
 
   /** A new active conversation; a non-empty system prompt becomes message seq 1. */
   async createConversation(request: pb.CreateConversationRequest): Promise<pb.Conversation> {
@@ -382,10 +391,7 @@ export abstract class SqlConversationStorage extends ConversationChanges {
 
   /** The events of every committed change, in id order, each once, before the writer returns; must not throw or block. */
   onEventsCommitted(listener: CommittedEventsListener): () => void {
-    // Wrapped, so that one listener subscribed twice is two subscriptions.
-    const subscription: CommittedEventsListener = (events) => listener(events);
-    this.listeners.add(subscription);
-    return () => this.listeners.delete(subscription);
+    return subscribe(this.listeners, listener);
   }
 
   protected tellCommitted(events: readonly pb.ConversationEvent[]): void {

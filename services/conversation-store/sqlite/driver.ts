@@ -8,7 +8,7 @@ import type { QueryArgs } from '../sql/named-query.js';
 import { ChangeLog, type SqlStatements, type SqlWrite } from '../sql/port.js';
 import { QUERIES, type QueryName } from '../sql/queries.js';
 import { SqlConversationStorage } from '../sql/storage.js';
-import { DEFAULT_STALE_TURN_MS, type LiveEventListener } from '../storage.js';
+import { DEFAULT_STALE_TURN_MS } from '../storage.js';
 import { configureConnection, migrate } from './schema.js';
 
 export const DATABASE_FILE = 'conversations.db';
@@ -127,15 +127,6 @@ export class SqliteConversationStorage extends SqlConversationStorage {
       if (events.length > 0) this.tellCommitted(events);
       return result;
     });
-  }
-
-  /** One process per database file: there is no other replica to tell. */
-  shareLiveEvent(): void {}
-
-  shareWatch(): void {}
-
-  onLiveEvent(_listener: LiveEventListener): () => void {
-    return () => undefined;
   }
 
   async close(): Promise<void> {
