@@ -27,11 +27,7 @@ export interface WatchRequest {
 type Ending = 'fell-behind' | 'closing';
 
 /** The watchers of a set that see live events too: they make their conversations "watched". */
-function liveWatchers(set: Set<Watcher> | undefined): number {
-  let count = 0;
-  if (set) for (const watcher of set) if (!watcher.storedOnly) count += 1;
-  return count;
-}
+const liveWatchers = (set: Set<Watcher> | undefined): number => [...(set ?? [])].filter((watcher) => !watcher.storedOnly).length;
 
 /** One watcher's events not yet handed to it; at `maxBacklog` it is ended and reconnects with the last id it got. */
 class Watcher {
@@ -54,14 +50,14 @@ class Watcher {
       return false;
     }
     this.queue.push(event);
-    this.notify();
+    this.wake?.();
     return true;
   }
 
   end(ending: Ending): void {
     this.ending ??= ending;
     this.queue = [];
-    this.notify();
+    this.wake?.();
   }
 
   /** Stored events up to `id` are replayed by the catch-up: they need no room in the backlog. */
@@ -84,10 +80,6 @@ class Watcher {
     }
     if (this.ending || signal.aborted) return undefined;
     return this.queue.shift();
-  }
-
-  private notify(): void {
-    this.wake?.();
   }
 }
 

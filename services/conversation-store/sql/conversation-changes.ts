@@ -127,11 +127,8 @@ export abstract class ConversationChanges {
   /** UpdateRun's interrupted_approval: executing → interrupted, no message or event; FAILED_PRECONDITION rolls it all back. */
   protected async interruptExecuting(tx: SqlWrite, conversationId: string, uuid: string, at: string): Promise<void> {
     const stored = storedId(uuid);
-    if (
-      stored !== undefined &&
-      (await tx.all('interruptExecutingApproval', { uuid: stored, conversation_id: conversationId, now: at })).length
-    )
-      return;
+    const args = { uuid: stored, conversation_id: conversationId, now: at };
+    if (stored !== undefined && (await tx.all('interruptExecutingApproval', args)).length > 0) return;
     const found = stored === undefined ? undefined : (await tx.all<ApprovalRow>('selectApproval', { uuid: stored }))[0];
     throw failedPrecondition(interruptedApprovalProblem(conversationId, uuid, found));
   }
