@@ -98,7 +98,7 @@ export class OutboxPublisher {
     this.closed = true;
     clearTimeout(this.timer);
     await this.running;
-    await this.dropLead();
+    if (this.lockClient) await this.lostLock(this.lockClient);
   }
 
   /** One pass: take the lead if free (or make sure it is still held), publish what is pending; true when it failed. */
@@ -146,24 +146,17 @@ export class OutboxPublisher {
     try {
       await within(client.query('SELECT 1'), LOCK_CHECK_MS, `the publisher's lock connection did not answer within ${LOCK_CHECK_MS} ms`);
     } catch (error) {
-      this.lostLock(client);
+      void this.lostLock(client);
       throw error;
     }
   }
 
   /** The lock's session ended or may have: this replica no longer leads, before anything else happens. */
-  private lostLock(client: pg.Client): void {
+  private async lostLock(client: pg.Client): Promise<void> {
     if (this.lockClient !== client) return;
     this.leading = false;
     this.lockClient = undefined;
-    void discard(client);
-  }
-
-  private async dropLead(): Promise<void> {
-    const client = this.lockClient;
-    this.lockClient = undefined;
-    this.leading = false;
-    if (client !== undefined) await discard(client);
+    await discard(client);
   }
 
   private async publishPending(): Promise<void> {
