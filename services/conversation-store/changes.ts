@@ -1,15 +1,6 @@
 import { randomUUID } from 'node:crypto';
-import {
-  ApprovalStatus,
-  ApprovalTimeoutAction,
-  MessageRole,
-  type ClaimApprovalRequest,
-  type ConversationSummary,
-  type CreateApprovalRequest,
-  type NewApproval,
-  type NewMessage,
-  type Run,
-} from '../../gen/ts/asg/store/v1/store.js';
+import type * as pb from '../../gen/ts/asg/store/v1/store.js';
+import { ApprovalStatus, ApprovalTimeoutAction, MessageRole } from '../../gen/ts/asg/store/v1/store.js';
 import { callHash } from '../common/call-hash.js';
 import { jsonObjectOf } from '../common/json-value.js';
 import { aborted, invalidArgument } from '../common/grpc/errors.js';
@@ -25,22 +16,18 @@ import {
   type ConversationStatusName,
   type TurnOutcome,
 } from './records.js';
-import { approvalFromRow, auditEntryFromRow, type ApprovalRow, type AuditRow, type MessageRow } from './rows.js';
+import { approvalFromRow, auditEntryFromRow, type ApprovalRow, type AuditRow, type ConversationRow, type MessageRow } from './rows.js';
 import type { ApprovalClaim, ApprovalPage, AuditPage } from './storage.js';
 
-/**
- * The store's rules that do not depend on the database: what a change does to a
- * conversation's row, the rows it inserts, and how a history page is cut, as pure functions
- * that the store's one implementation (sql/storage.ts) applies in its transactions.
- */
+// The store's rules that do not depend on the database, as pure functions sql/storage.ts applies in its transactions.
 
 /** What one transaction changes on a conversation row; absent fields stay as they are. */
 export interface ConversationChange {
-  messages?: NewMessage[];
+  messages?: pb.NewMessage[];
   status?: ConversationStatusName;
   pendingApprovalUuid?: string | null;
   /** The conversation's new run, or null to clear it; either raises the run's revision. */
-  run?: Pick<Run, 'state' | 'schemaVersion'> | null;
+  run?: Pick<pb.Run, 'state' | 'schemaVersion'> | null;
   /** Approvals this change moved out of pending (claimed already), for their events. */
   resolved?: ApprovalRow[];
   /** Approvals this change created (inserted already), for their events. */
@@ -63,12 +50,8 @@ export interface RunningCounts {
   output_tokens: number;
 }
 
-/**
- * The row of a message appended at `at`, numbered after `counts`, which it advances: the
- * conversation's usage is a running sum kept in the same transaction, so reading it never sums
- * messages.
- */
-export function appendedMessageRow(conversationId: string, message: NewMessage, counts: RunningCounts, at: string): MessageRow {
+/** The row of a message appended at `at`, numbered after `counts`, which it advances (usage is a running sum). */
+export function appendedMessageRow(conversationId: string, message: pb.NewMessage, counts: RunningCounts, at: string): MessageRow {
   counts.message_count += 1;
   counts.input_tokens += message.usage?.inputTokens ?? 0;
   counts.output_tokens += message.usage?.outputTokens ?? 0;
@@ -88,16 +71,12 @@ export function appendedMessageRow(conversationId: string, message: NewMessage, 
 }
 
 export type NewApprovalFields = Pick<
-  CreateApprovalRequest,
+  pb.CreateApprovalRequest,
   'toolCallId' | 'toolName' | 'toolArgsJson' | 'description' | 'remoteTaskId' | 'remoteAgentName' | 'agentChain'
 > &
-  Partial<Pick<NewApproval, 'outcomeUnknown' | 'replacesUuid' | 'expiresInMs' | 'onTimeout'>> & { uuid: string };
+  Partial<Pick<pb.NewApproval, 'outcomeUnknown' | 'replacesUuid' | 'expiresInMs' | 'onTimeout'>> & { uuid: string };
 
-/**
- * A new approval's expiry (store.proto NewApproval.expires_in_ms): how long from now
- * (the driver's clock: SQLite the store's, PostgreSQL the database's) and what it decides, reject
- * unless approve is asked for; none (nulls) when it waits for a human forever.
- */
+/** A new approval's expiry: how long from now and what it decides (reject unless approve is asked); nulls for none. */
 export function approvalExpiry(approval: Pick<NewApprovalFields, 'expiresInMs' | 'onTimeout'>): {
   inMs: number | null;
   onTimeout: ApprovalTimeoutActionName | null;
@@ -107,11 +86,7 @@ export function approvalExpiry(approval: Pick<NewApprovalFields, 'expiresInMs' |
   return { inMs, onTimeout: approval.onTimeout === ApprovalTimeoutAction.APPROVAL_TIMEOUT_ACTION_APPROVE ? 'approve' : 'reject' };
 }
 
-/**
- * The stored fields of a new approval: the arguments as proposed and their hash (the approved call is the stored call).
- * `expiresAt` is the driver's (approvalExpiry says when one is due): SQLite computes it before
- * the INSERT, PostgreSQL in it; null for none.
- */
+/** The stored fields of a new approval: the arguments as proposed and their hash (the approved call is the stored call). */
 export function newApprovalRow(conversationId: string, approval: NewApprovalFields, at: string, expiresAt: string | null = null) {
   return {
     uuid: approval.uuid,
@@ -133,7 +108,7 @@ export function newApprovalRow(conversationId: string, approval: NewApprovalFiel
   };
 }
 
-/** A new approval's row as its INSERT leaves it (pending, undecided). */
+/** A new approval's row as its INSERT leaves it. */
 export function insertedApprovalRow(row: ReturnType<typeof newApprovalRow>): ApprovalRow {
   return {
     ...row,
@@ -148,7 +123,7 @@ export function insertedApprovalRow(row: ReturnType<typeof newApprovalRow>): App
   };
 }
 
-/** Who decided when the caller did not say (store.proto, PendingApproval.decided_by): a gateway without auth. */
+/** Who decided when the caller did not say: a gateway without auth. */
 const ANONYMOUS = 'anonymous';
 
 /** What a winning claim writes on the approval it decides, in the claim statement's terms. */
@@ -157,26 +132,17 @@ export interface ClaimDecision {
   reason: string | null;
   decided_by: string;
   via: string | null;
-  /** JSON text; only on an approval. */
   edited_args: string | null;
   decision_id: string | null;
-  /**
-   * 1: the claim wins only before the approval's expires_at (a human's); 0: whenever it is
-   * still pending (the expiry's own, via "timeout", and the approvals a rejection cancels with it).
-   */
+  /** 1: the claim wins only before expires_at (a human's); 0: while still pending (the expiry's own, and also_reject's). */
   on_time: 0 | 1;
 }
 
 /** The face of an approval's expiry (orchestrator expiry loop): the only decision the deadline does not refuse. */
 const EXPIRY_VIA = 'timeout';
 
-/**
- * The decision a ClaimApproval makes (store.proto, ClaimApprovalRequest): approved, expired (an
- * expiry that rejects) or rejected, with who decided, through which face, why, and the edited
- * arguments of an approval. INVALID_ARGUMENT for edited arguments on a rejection, or an
- * approving expiry (an expiry that approves is an approval by "timeout").
- */
-export function claimDecision(request: ClaimApprovalRequest): ClaimDecision {
+/** A ClaimApproval's decision; INVALID_ARGUMENT for edited arguments on a rejection, or an approving expiry. */
+export function claimDecision(request: pb.ClaimApprovalRequest): ClaimDecision {
   if (request.editedArgsJson !== undefined && !request.approved)
     throw invalidArgument('edited_args_json: only an approval runs the call with edited arguments');
   if (request.expired && request.approved)
@@ -193,27 +159,20 @@ export function claimDecision(request: ClaimApprovalRequest): ClaimDecision {
   };
 }
 
-/**
- * A claim that decided nothing: another decision came first, or — the approval still pending —
- * its expires_at had passed and the claim was not the expiry's (too late).
- */
+/** A claim that decided nothing: another came first, or (still pending) it came after expires_at. */
 export function lostClaim(approval: ApprovalClaim['approval']): ApprovalClaim {
   return { claimed: false, approval, ...(approval.status === ApprovalStatus.APPROVAL_STATUS_PENDING && { tooLate: true }) };
 }
 
-/** An approval that also_reject rejects with a claim: the claim's identity and reason, nothing edited. */
+/** An approval also_reject rejects, whatever its own expiry: the rejection that cancels it was on time. */
 export function alsoRejected(decision: ClaimDecision): ClaimDecision {
-  // Cancelled with the run whatever their own expiry: the rejection that cancels them was on time.
   return { ...decision, status: 'rejected', edited_args: null, on_time: 0 };
 }
 
 /** An audit entry as inserted: the store numbers it. */
 export type NewAuditRow = Omit<AuditRow, 'id'>;
 
-/**
- * The audit entry of one decision a claim made (approval.decided, or approval.expired), appended
- * in the claim's transaction: who, through which face, which approval, and what was decided.
- */
+/** The audit entry of one decision a claim made (approval.decided or approval.expired). */
 export function decisionAuditRow(decided: ApprovalRow, at: string): NewAuditRow {
   const detail = {
     conversation_id: decided.conversation_id,
@@ -233,22 +192,13 @@ export function decisionAuditRow(decided: ApprovalRow, at: string): NewAuditRow 
   };
 }
 
-/**
- * How the write that ends a turn ended it (store.proto, TurnEnded.outcome): paused when the
- * conversation waits for approvals after it, answered when it appended an assistant message,
- * failed otherwise (the orchestrator's endTurn after a failure appends nothing). Interrupted
- * turns are the callers' to name.
- */
-export function endingOutcome(waiting: boolean, messages: readonly NewMessage[]): TurnOutcome {
+/** How the write that ends a turn ended it: paused (waiting), answered (an assistant message), else failed. */
+export function endingOutcome(waiting: boolean, messages: readonly pb.NewMessage[]): TurnOutcome {
   if (waiting) return 'paused';
   return messages.some((message) => message.role === MessageRole.MESSAGE_ROLE_ASSISTANT) ? 'answered' : 'failed';
 }
 
-/**
- * The messages of a history page out of a walk of at most `limit + 1` rows in the page's
- * direction: at most `limit` messages and `maxChars` of text, at least one. `moreOnWalk` says a
- * row was left over in the walk's direction.
- */
+/** A history page out of a walk of `limit + 1` rows: at most `limit` messages and `maxChars` of text, at least one. */
 export function takePage(walk: readonly MessageRow[], limit: number, maxChars: number): { taken: MessageRow[]; moreOnWalk: boolean } {
   const taken: MessageRow[] = [];
   let chars = 0;
@@ -267,8 +217,7 @@ export function byConversation(approvals: readonly ApprovalRow[]): Map<string, A
   return grouped;
 }
 
-/** The list summary from the per-status counts. */
-export function summaryOf(counts: Readonly<Record<ConversationStatusName, number>>): ConversationSummary {
+export function summaryOf(counts: Readonly<Record<ConversationStatusName, number>>): pb.ConversationSummary {
   return {
     total: counts.active + counts.waiting_approval + counts.completed,
     active: counts.active,
@@ -277,20 +226,11 @@ export function summaryOf(counts: Readonly<Record<ConversationStatusName, number
   };
 }
 
-/** The lease columns of a conversation row that fencing reads (rows.ts). */
-export interface LeaseMark {
-  id: string;
-  running_turn_boot?: string | null;
-  lease_owner?: string | null;
-}
-
 /**
- * Fencing (store.proto AppendMessagesRequest.lease_owner): a write that names a lease
- * owner is made only while that owner holds the lease of a running turn; ABORTED otherwise, so
- * that a replica that lost its run (taken over, or the turn ended) writes nothing more. Absent:
- * no check. Called before the write's first change, inside its transaction.
+ * Fencing: a write naming a lease owner is made only while that owner holds the lease of a running turn; ABORTED
+ * otherwise, so a replica that lost its run writes nothing more. Called before the write's first change.
  */
-export function requireLease(row: LeaseMark, leaseOwner: string | undefined): void {
+export function requireLease(row: Pick<ConversationRow, 'id' | 'running_turn_boot' | 'lease_owner'>, leaseOwner: string | undefined): void {
   if (leaseOwner === undefined) return;
   if (row.running_turn_boot && row.lease_owner === leaseOwner) return;
   const why = !row.running_turn_boot
@@ -324,27 +264,12 @@ export function replacedUuid(uuid: string | undefined): string | undefined {
 /** ListApprovals' first page starts before every (created_at, uuid): '' sorts before any time. */
 export const FIRST_APPROVAL: PageCursor = { createdAt: '', id: '00000000-0000-0000-0000-000000000000' };
 
-/** Every status an approval can have, as stored. */
-const APPROVAL_STATUSES: readonly ApprovalStatusName[] = [
-  'pending',
-  'approved',
-  'rejected',
-  'executing',
-  'done',
-  'failed',
-  'interrupted',
-  'expired',
-];
-
-/**
- * The statuses a ListApprovals asks for, as stored, each once; none means every status.
- * INVALID_ARGUMENT for unspecified or a number that is no status (the edge checks it too).
- */
+/** The statuses a ListApprovals asks for, as stored, each once; none means every status. */
 export function listedStatuses(statuses: readonly ApprovalStatus[]): ApprovalStatusName[] {
-  if (statuses.length === 0) return [...APPROVAL_STATUSES];
+  if (statuses.length === 0) return [...approvalStatus.names];
   const names = new Set<ApprovalStatusName>();
   for (const status of statuses) {
-    const name = APPROVAL_STATUSES.find((candidate) => approvalStatus.value(candidate) === status);
+    const name = approvalStatus.find(status);
     if (name === undefined)
       throw invalidArgument(
         `statuses: ${String(status)} is not an approval status (pending, approved, rejected, executing, done, failed, interrupted, expired)`,
@@ -354,21 +279,12 @@ export function listedStatuses(statuses: readonly ApprovalStatus[]): ApprovalSta
   return [...names];
 }
 
-/**
- * Walks that are each in (created_at, uuid) order, merged into one: the first `limit` rows of
- * them all. Each walk stopped at `limit` itself, so the merge reads no more than it returns
- * per status.
- */
+const compare = (a: string, b: string) => (a < b ? -1 : a > b ? 1 : 0);
+
+/** Walks each in (created_at, uuid) order and stopped at `limit`, merged: the first `limit` rows of them all. */
 export function oldestFirst(walks: readonly ApprovalRow[][], limit: number): ApprovalRow[] {
-  const key = (row: ApprovalRow) => [row.created_at, row.uuid] as const;
-  return walks
-    .flat()
-    .sort((a, b) => {
-      const [at, au] = key(a);
-      const [bt, bu] = key(b);
-      return at < bt ? -1 : at > bt ? 1 : au < bu ? -1 : au > bu ? 1 : 0;
-    })
-    .slice(0, limit);
+  const order = (a: ApprovalRow, b: ApprovalRow) => compare(a.created_at, b.created_at) || compare(a.uuid, b.uuid);
+  return walks.flat().sort(order).slice(0, limit);
 }
 
 /** Walks of the audit trail that are each newest first, merged: the first `limit` entries. */
@@ -380,12 +296,12 @@ export function newestFirst(walks: readonly AuditRow[][], limit: number): AuditR
 }
 
 /** A page of approvals from a walk of `limit + 1` rows: the extra row says another page follows. */
-export function approvalPage(rows: readonly ApprovalRow[], limit: number): ApprovalPage {
+export function approvalPage(rows: readonly ApprovalRow[], limit: number, encode = encodeApprovalsPageToken): ApprovalPage {
   const page = rows.slice(0, limit);
   const last = page.at(-1);
   return {
     approvals: page.map(approvalFromRow),
-    nextPageToken: rows.length > limit && last ? encodeApprovalsPageToken({ createdAt: last.created_at, id: last.uuid }) : '',
+    nextPageToken: rows.length > limit && last ? encode({ createdAt: last.created_at, id: last.uuid }) : '',
   };
 }
 

@@ -2,7 +2,7 @@ import type { ConversationEvent } from '../../gen/ts/asg/store/v1/store.js';
 import { GrpcStatus, ServiceError } from '../common/grpc/errors.js';
 import type { ConversationStorage } from './storage.js';
 
-/** The watch key of a watcher of every conversation (WatchEventsRequest.conversation_id empty). */
+/** The watch key of a watcher of every conversation. */
 const EVERY_CONVERSATION = '';
 
 export interface EventFeedOptions {
@@ -24,20 +24,12 @@ export interface WatchRequest {
   storedOnly?: boolean;
 }
 
-/** Why a watcher was ended by the feed rather than by its own caller. */
 type Ending = 'fell-behind' | 'closing';
 
 /** The watchers of a set that see live events too: they make their conversations "watched". */
-function liveWatchers(set: Set<Watcher> | undefined): number {
-  let count = 0;
-  if (set) for (const watcher of set) if (!watcher.storedOnly) count += 1;
-  return count;
-}
+const liveWatchers = (set: Set<Watcher> | undefined): number => [...(set ?? [])].filter((watcher) => !watcher.storedOnly).length;
 
-/**
- * One watcher's events not yet handed to it, bounded: when the backlog reaches the limit the
- * watcher is ended, its queue dropped, and it reconnects with the last id it got.
- */
+/** One watcher's events not yet handed to it; at `maxBacklog` it is ended and reconnects with the last id it got. */
 class Watcher {
   private queue: ConversationEvent[] = [];
   private wake: (() => void) | undefined;
@@ -58,14 +50,14 @@ class Watcher {
       return false;
     }
     this.queue.push(event);
-    this.notify();
+    this.wake?.();
     return true;
   }
 
   end(ending: Ending): void {
     this.ending ??= ending;
     this.queue = [];
-    this.notify();
+    this.wake?.();
   }
 
   /** Stored events up to `id` are replayed by the catch-up: they need no room in the backlog. */
@@ -89,18 +81,11 @@ class Watcher {
     if (this.ending || signal.aborted) return undefined;
     return this.queue.shift();
   }
-
-  private notify(): void {
-    this.wake?.();
-  }
 }
 
 /**
- * The live side of WatchEvents and PublishEvent. Stored events come from the storage's
- * commit notifications (`onEventsCommitted`), live-only ones from PublishEvent; both go to
- * the current watchers of their conversation and to those of every conversation. Nothing
- * here is stored: a watcher that reconnects gets the stored events again from the database
- * (its catch-up), and live-only events only while it is connected.
+ * The live side of WatchEvents and PublishEvent: committed and live-only events go to the watchers of their
+ * conversation and of every one. Nothing is kept here: a reconnecting watcher catches up from the database.
  */
 export class EventFeed {
   private readonly watchers = new Map<string, Set<Watcher>>();
@@ -143,12 +128,9 @@ export class EventFeed {
   }
 
   /**
-   * WatchEvents: the stored events after `afterId` (catch-up), then every event as it comes,
-   * until `signal` aborts. The watcher subscribes before it reads the catch-up, so an event
-   * committed meanwhile is both queued and possibly read: queued stored events at or below
-   * the last replayed id are dropped — no gap, no duplicate. Ends with RESOURCE_EXHAUSTED
-   * when the watcher falls `maxBacklog` events behind, and with UNAVAILABLE when the store
-   * stops; both say which after_id to reconnect with.
+   * The stored events after `afterId`, then every event as it comes. It subscribes before the catch-up and drops queued
+   * events the catch-up replayed: no gap, no duplicate. RESOURCE_EXHAUSTED when it falls behind, UNAVAILABLE when the
+   * store stops, both naming the after_id to reconnect with.
    */
   async *watch(request: WatchRequest, signal: AbortSignal): AsyncGenerator<ConversationEvent> {
     if (this.closed) throw stopping(request.afterId);
@@ -156,14 +138,10 @@ export class EventFeed {
     this.subscribe(watcher);
     try {
       const conversationId = request.conversationId === EVERY_CONVERSATION ? undefined : request.conversationId;
-      // Everything after the newest stored event is queued from here on. SQLite: the
-      // subscription and this read happen in one synchronous stretch, before any other request
-      // of this process can commit. PostgreSQL: an event is handed to the feed only after its
-      // commit, so one this read does not see is handed over after the subscription.
+      // Everything after this is queued: SQLite subscribes and reads before any commit of this process; PostgreSQL
+      // hands an event over only after its commit, so one this read does not see comes after the subscription.
       const newest = await this.storage.latestEventId();
-      // The last stored event this watcher has had, or that it starts after: what it reconnects
-      // with. A live-only watch starts after the newest event; so does one whose after_id is
-      // past it (an id from another database), rather than skipping events until it is reached.
+      // What it reconnects with; an after_id past the newest (another database's) starts at the newest.
       let lastId = request.afterId > 0 ? Math.min(request.afterId, newest) : newest;
       if (lastId < newest) {
         for (;;) {
@@ -183,7 +161,6 @@ export class EventFeed {
         if (signal.aborted) return;
         if (watcher.ending) throw endingError(watcher.ending, lastId, this.maxBacklog);
         if (!event) return;
-        // Already replayed by the catch-up.
         if (event.id !== 0 && event.id <= lastId) continue;
         yield event;
         if (event.id !== 0) lastId = event.id;
@@ -208,7 +185,7 @@ export class EventFeed {
       const set = this.watchers.get(key);
       if (!set) continue;
       for (const watcher of set) {
-        // A watcher that fell behind is dropped at once: its backlog is freed now, not when its client reads again.
+        // One that fell behind is dropped at once: its backlog is freed now.
         if (!watcher.push(event)) this.unsubscribeWatcher(watcher);
       }
     }
@@ -218,7 +195,7 @@ export class EventFeed {
     const set = this.watchers.get(watcher.key) ?? new Set<Watcher>();
     set.add(watcher);
     this.watchers.set(watcher.key, set);
-    // The other replicas answer `watched` for this key from now on (PostgreSQL); an outbox's stored-only watch does not count.
+    // The other replicas answer `watched` for this key from now on; a stored-only watch does not count.
     if (!watcher.storedOnly && liveWatchers(set) === 1) this.storage.shareWatch(watcher.key, true);
   }
 

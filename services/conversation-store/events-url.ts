@@ -26,10 +26,7 @@ export interface NatsServer {
   redacted: string;
 }
 
-/**
- * The server and credentials of a `nats://` URL. The credentials are registered as secrets,
- * so that an error text that quotes them is redacted too, and never shown.
- */
+/** The server and credentials of a `nats://` URL; the credentials are registered as secrets. */
 export function natsServer(url: string): NatsServer {
   let parsed: URL;
   try {

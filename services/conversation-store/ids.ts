@@ -1,10 +1,6 @@
 const UUID = /^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$/;
 
-/**
- * The stored form of a conversation id or approval uuid, or undefined when the text cannot
- * be one. Callers treat undefined as "not found": a malformed id names nothing, and it must
- * never reach a database that would reject it with its own error (PostgreSQL's uuid type).
- */
+/** The stored form of an id, or undefined (not found): a malformed id must never reach PostgreSQL's uuid type. */
 export function storedId(value: string): string | undefined {
   const id = value.trim().toLowerCase();
   return UUID.test(id) ? id : undefined;

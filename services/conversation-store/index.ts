@@ -32,10 +32,8 @@ export async function startConversationStore(options: ConversationStoreOptions):
   const { where, events, eventsUrlIgnored } = storageTarget(options.config, env);
   const onBackgroundError = (what: string, error: unknown) =>
     options.log.warn(what, { error: redactSecrets(error instanceof Error ? error.message : String(error)) });
-  // SERVER_OPTIONS: a long conversation read whole by a turn exceeds gRPC's 4 MiB default.
   const server = createServer(options.config.grpc);
-  // Ready while the database answers: from the moment it opened (migrations ran, interrupted
-  // turns noted), for as long as its probe gets an answer (docs/architecture.md, "Health").
+  // Ready while the database answers: from its opening (migrated, interrupted turns noted) while its probe gets answers.
   const health = new ServingHealth(server, [ConversationStoreServiceService]);
   let open: OpenStore | undefined;
   const handlers = deferredHandlers(ConversationStoreServiceService, () => {
@@ -45,7 +43,7 @@ export async function startConversationStore(options: ConversationStoreOptions):
   const opening = new StorageOpening(
     async () => {
       const { storage } = await openConfiguredStorage(options.config, env, onBackgroundError);
-      // Before anyone reads them: a conversation whose turn a crash cut off says so (store.proto, StartTurn).
+      // Before anyone reads them: a conversation whose turn a crash cut off says so.
       try {
         const interrupted = await storage.noteInterruptedTurns();
         if (interrupted > 0) options.log.warn('turns cut off by an earlier stop noted as interrupted', { conversations: interrupted });
@@ -121,9 +119,7 @@ export async function startConversationStore(options: ConversationStoreOptions):
     name: SERVICE,
     address,
     port,
-    // NOT_SERVING first (health.ts). Watches never end on their own: they are ended next
-    // (UNAVAILABLE, with the after_id to watch again with), so that the calls in flight can
-    // finish before the database closes.
+    // NOT_SERVING first; watches never end on their own, so they are ended next: the calls in flight finish before closing.
     stop: (deadline = Date.now() + DEFAULT_STOP_GRACE_MS) =>
       (stopped ??= (async () => {
         await health.beginStop(deadline, options.config.grpc.drain_delay);

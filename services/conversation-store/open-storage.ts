@@ -10,11 +10,9 @@ const DATABASE_URL_ENV = 'ASG_DATABASE_URL';
 
 /** Where the store keeps its data and how its events travel, as it may be logged (no credentials). */
 export interface StorageTarget {
-  /** Where the data is, as it may be logged: a file, or the URL without its password. */
   where: string;
-  /** How events reach the other replicas, as it may be logged (no credentials). */
   events: string;
-  /** An events URL was configured but the store is SQLite, which has no other replicas: it is not used. */
+  /** An events URL was configured but the store is SQLite, which has no other replicas. */
   eventsUrlIgnored: boolean;
 }
 
@@ -41,11 +39,7 @@ export function storageTarget(
   return { where: redactedDatabaseUrl(url), events, eventsUrlIgnored: false };
 }
 
-/**
- * The store's storage driver: PostgreSQL when a URL is configured, else SQLite in data_dir.
- * No turn outlives chat.turn_timeout (the gateway's deadline, which every hop inherits): a
- * running mark older than that and a margin was left by a process that died mid-turn.
- */
+/** PostgreSQL when a URL is configured, else SQLite; a mark older than chat.turn_timeout and a margin is stale. */
 export async function openConfiguredStorage(
   config: Pick<ConversationStoreConfig, 'data_dir' | 'chat' | 'store' | 'events'>,
   env: NodeJS.ProcessEnv,

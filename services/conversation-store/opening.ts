@@ -4,13 +4,10 @@ import type { Logger } from '../common/log.js';
 import { redactSecrets } from '../common/secrets.js';
 import type { ConversationStorage } from './storage.js';
 
-/**
- * How often a store whose database cannot be reached tries again: soon at first, then every
- * 2 s at most, so that it is ready within about 2 s of the database's return.
- */
+/** Soon at first, then every 2 s at most: ready within about 2 s of the database's return. */
 const REOPEN: BackoffPolicy = reconnectSchedule(250, 2_000);
 
-/** Whether opening failed because the database (or NATS) could not be reached: it is tried again. */
+/** The database (or NATS) could not be reached: it is tried again. */
 function isUnreachable(error: unknown): boolean {
   return error instanceof ServiceError && error.code === GrpcStatus.UNAVAILABLE;
 }
@@ -18,12 +15,9 @@ function isUnreachable(error: unknown): boolean {
 const reasonOf = (error: unknown): string => redactSecrets(error instanceof Error ? error.message : String(error));
 
 /**
- * Opening the store's storage while its database may be away. The first attempt is the
- * start's: an error that needs a person (a refused login, a schema newer than this build)
- * stops the start; an unreachable database does not — the store serves UNAVAILABLE and
- * reports NOT_SERVING, and it is tried again in the background with backoff and jitter until
- * it opens (`onOpen`) or the store stops. A retry that fails as the one before logs at debug,
- * one that fails for another reason at warn, so that a long outage is one line in the log.
+ * Opens the storage while its database may be away. At the start an error that needs a person stops it; an unreachable
+ * database is tried again in the background with backoff until it opens or the store stops, meanwhile UNAVAILABLE. A
+ * retry failing as the one before logs at debug: a long outage is one line in the log.
  */
 export class StorageOpening {
   private readonly backoff: Backoff;

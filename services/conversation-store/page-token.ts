@@ -43,10 +43,7 @@ export function decodePageToken(token: string, rpc = 'ListConversations'): PageC
   return foreign(rpc);
 }
 
-/**
- * ListApprovals: where the previous page ended in (created_at, uuid) order. The token
- * names its list, so that a token of another list is refused instead of read as a position.
- */
+/** ListApprovals: (created_at, uuid). The token names its list: another list's token is refused, not read as a position. */
 export function encodeApprovalsPageToken(cursor: PageCursor): string {
   return encoded(['approvals', cursor.createdAt, cursor.id]);
 }

@@ -1,12 +1,8 @@
 import { ApprovalStatus, ApprovalTimeoutAction, ConversationStatus, MessageRole, type ToolCall } from '../../gen/ts/asg/store/v1/store.js';
 import { jsonObjectOf } from '../common/json-value.js';
 
-/**
- * How the store writes its data down, whatever the database: statuses and roles as the
- * lowercase names the REST API also uses (readable in the database, independent of proto
- * numbering), JSON columns in the snake_case shapes of the REST API, and timestamps as ISO
- * strings with millisecond precision, which sort as text in time order.
- */
+// How the store writes its data down in either database: statuses and roles as the REST API's lowercase names (not
+// proto numbers), JSON columns in its snake_case shapes, timestamps as ISO strings with milliseconds (they sort as text).
 
 export type ConversationStatusName = 'active' | 'waiting_approval' | 'completed';
 export type MessageRoleName = 'system' | 'user' | 'assistant' | 'tool';
@@ -18,6 +14,9 @@ function nameTable<E extends number, N extends string>(pairs: ReadonlyArray<read
   const byValue = new Map<E, N>(pairs);
   const byName = new Map<string, E>(pairs.map(([value, name]) => [name, value]));
   return {
+    names: pairs.map(([, name]) => name),
+    /** The stored name of a value; undefined for one that has none. */
+    find: (value: E): N | undefined => byValue.get(value),
     name(value: E): N {
       const name = byValue.get(value);
       if (name === undefined) throw new Error(`${kind} ${value} has no stored name`);
@@ -72,12 +71,8 @@ export const approvalTimeoutAction = nameTable<ApprovalTimeoutAction, ApprovalTi
   'approval timeout action',
 );
 
-/**
- * How a turn ended (store.proto, TurnEnded.outcome): the webhooks' run.completed for
- * answered and paused, run.failed for failed and interrupted.
- */
-const TURN_OUTCOMES = ['answered', 'paused', 'failed', 'interrupted'] as const;
-export type TurnOutcome = (typeof TURN_OUTCOMES)[number];
+/** How a turn ended (store.proto, TurnEnded.outcome). */
+export type TurnOutcome = 'answered' | 'paused' | 'failed' | 'interrupted';
 
 /** The dialects a conversation created over A2A is answered in (store.proto, A2aOrigin.dialect); "seed" is the early type-parts dialect. */
 export const A2A_DIALECTS = ['seed', 'v0.3', 'v1.0'] as const;
@@ -92,10 +87,7 @@ export function agentChainFromStored(stored: string | null): string[] {
   return stored === null ? [] : (JSON.parse(stored) as string[]);
 }
 
-/**
- * A tool call as a message row keeps it: the arguments nested as a JSON object (the shape every
- * release wrote), while the service carries them as text (store.proto, ToolCall.arguments_json).
- */
+/** A tool call as a message row keeps it: the arguments nested as a JSON object (every release wrote so), not text. */
 export interface StoredToolCall {
   id: string;
   name: string;
@@ -138,11 +130,7 @@ export function isoTimestamp(epochMs: number): string {
   return new Date(epochMs).toISOString();
 }
 
-/**
- * The timestamp for a change made at `nowMs` to something last stamped `previous`: never
- * equal to or before it, so that updated_at changes on every change and creation order is
- * total even when the clock stands still (same millisecond) or steps back.
- */
+/** A change's timestamp, always after `previous`: updated_at moves and creation order is total even if the clock stalls. */
 export function timestampAfter(previous: string | undefined, nowMs: number): string {
   if (previous === undefined) return isoTimestamp(nowMs);
   return isoTimestamp(Math.max(nowMs, Date.parse(previous) + 1));
@@ -154,10 +142,8 @@ export const FIRST_USER_TEXT_LENGTH = 200;
 const TITLE_LENGTH = 60;
 
 /**
- * A conversation's title: the first words of its first user message, whitespace collapsed,
- * at most TITLE_LENGTH characters. A longer text is cut at the last word boundary that fits
- * (or inside a word longer than half the title) and ends with "…". Computed when read, so
- * that the stored text stays the message's own and a better rule applies to old rows too.
+ * The first words of the first user message, whitespace collapsed, at most TITLE_LENGTH characters, cut at the last
+ * word boundary (or in a word longer than half the title) with "…". Computed when read: a better rule applies to old rows.
  */
 export function conversationTitle(firstUserText: string | null): string {
   // Code points, not UTF-16 units: a cut never splits a surrogate pair.

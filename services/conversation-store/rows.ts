@@ -1,13 +1,4 @@
-import type {
-  AuditEntry,
-  Compaction,
-  Conversation,
-  ConversationEvent,
-  Message,
-  PendingApproval,
-  PushConfig,
-  Run,
-} from '../../gen/ts/asg/store/v1/store.js';
+import type * as pb from '../../gen/ts/asg/store/v1/store.js';
 import {
   agentChainFromStored,
   approvalStatus,
@@ -23,7 +14,7 @@ import {
   type TurnOutcome,
 } from './records.js';
 
-/** Rows exactly as the store's statements read them from either database; JSON columns are still text here. */
+// Rows exactly as the store's statements read them from either database; JSON columns are still text here.
 
 export interface ConversationRow {
   id: string;
@@ -38,28 +29,16 @@ export interface ConversationRow {
   /** Both set for a conversation created over A2A, both NULL otherwise. */
   a2a_dialect: string | null;
   a2a_context_id: string | null;
-  /** The start of the first user message (schema 8); NULL until there is one. */
   first_user_text: string | null;
-  /** Who the conversation belongs to (SQLite schema 15, PostgreSQL schema 6); NULL: nobody. */
   owner: string | null;
-  /** The running turn's mark (schema 9, store.proto StartTurn): the boot id of the store that set it. */
+  /** The running turn's mark: the boot id of the store that set it, and since when. */
   running_turn_boot?: string | null;
-  /** When the mark was set (schema 10); NULL for marks written before. */
   running_turn_since?: string | null;
-  /**
-   * The running turn's lease (SQLite schema 13, PostgreSQL schema 4), part of the
-   * mark: set with it by a StartTurn or continuing claim that brings one, cleared with it.
-   * The orchestrator replica that owns the turn, its node, and how often the turn was taken
-   * over. When the lease expires is the driver's own (SQLite: epoch ms of its clock;
-   * PostgreSQL: timestamptz compared with the database's clock) and never leaves it.
-   */
+  /** The running turn's lease, part of the mark; its expiry is the driver's own (schema.ts) and never leaves it. */
   lease_owner?: string | null;
   lease_node?: string | null;
   lease_takeovers?: number;
-  /**
-   * The conversation's run (schema 12), joined from `runs`: its bytes and their format's
-   * version, both NULL while no run is stored; the revision is 0 before the first write of one.
-   */
+  /** Joined from `runs`: bytes and version both NULL while no run is stored; revision 0 before the first. */
   run_state: Buffer | null;
   run_schema_version: number | null;
   run_revision: number;
@@ -95,31 +74,22 @@ export interface ApprovalRow {
   updated_at: string;
   /** JSON array of agent names, nearest first; NULL when there are none. */
   agent_chain: string | null;
-  /** The reason given with the decision (schema 10); absent in event payloads written before it. */
+  // The optional columns are absent in event payloads written before them.
   reason?: string | null;
-  /**
-   * The approval asks again for a call whose outcome is unknown (store.proto,
-   * PendingApproval.outcome_unknown); SQLite reads 0/1, PostgreSQL a boolean, event payloads
-   * written before it have none. With it, the interrupted approval it replaces.
-   */
+  /** SQLite reads 0/1, PostgreSQL a boolean. */
   outcome_unknown?: number | boolean | null;
   replaces_uuid?: string | null;
-  /**
-   * Since SQLite schema 14, PostgreSQL schema 5 (absent in event payloads written before):
-   * who decided and through which face; the arguments an approval ran with instead of
-   * tool_args (JSON text); when it expires (ISO text with milliseconds: SQLite keeps it so,
-   * PostgreSQL keeps a timestamptz it reads out as this text) and what its expiry decides.
-   */
   decided_by?: string | null;
   via?: string | null;
+  /** JSON text, the arguments an approval ran with instead of tool_args. */
   edited_args?: string | null;
+  /** ISO text with milliseconds (PostgreSQL reads its timestamptz out as such). */
   expires_at?: string | null;
   on_timeout?: ApprovalTimeoutActionName | null;
   /** Since SQLite schema 19, PostgreSQL schema 10: the id of the decision whose claim won. */
   decision_id?: string | null;
 }
 
-/** One entry of the audit trail, as read. */
 export interface AuditRow {
   id: number;
   at: string;
@@ -131,19 +101,18 @@ export interface AuditRow {
   detail_json: string;
 }
 
-export function auditEntryFromRow(row: AuditRow): AuditEntry {
-  return {
-    id: row.id,
-    at: new Date(row.at),
-    kind: row.kind,
-    actor: row.actor,
-    via: row.via,
-    subject: row.subject,
-    detailJson: row.detail_json,
-  };
+/** A row whose columns map one to one onto a record's fields (snake_case to camelCase), `dates` as Dates. */
+function recordOf<T>(row: object, dates: readonly string[]): T {
+  const fields = Object.entries(row).map(([column, value]) => [
+    column.replace(/_([a-z])/g, (_, letter: string) => letter.toUpperCase()),
+    dates.includes(column) ? new Date(value as string) : value,
+  ]);
+  return Object.fromEntries(fields) as T;
 }
 
-export function messageFromRow(row: MessageRow): Message {
+export const auditEntryFromRow = (row: AuditRow): pb.AuditEntry => recordOf(row, ['at']);
+
+export function messageFromRow(row: MessageRow): pb.Message {
   return {
     id: row.id,
     role: messageRole.value(row.role),
@@ -152,12 +121,12 @@ export function messageFromRow(row: MessageRow): Message {
     createdAt: new Date(row.created_at),
     seq: row.seq,
     usage: row.input_tokens === null ? undefined : { inputTokens: row.input_tokens, outputTokens: row.output_tokens ?? 0 },
-    compaction: row.compaction === null ? undefined : (JSON.parse(row.compaction) as Compaction),
+    compaction: row.compaction === null ? undefined : (JSON.parse(row.compaction) as pb.Compaction),
     node: row.node ?? undefined,
   };
 }
 
-export function approvalFromRow(row: ApprovalRow): PendingApproval {
+export function approvalFromRow(row: ApprovalRow): pb.PendingApproval {
   return {
     uuid: row.uuid,
     conversationId: row.conversation_id,
@@ -188,13 +157,13 @@ export function approvalFromRow(row: ApprovalRow): PendingApproval {
 }
 
 /** The stored run as the orchestrator wrote it, bytes untouched; absent while none is stored. */
-function runFromRow(row: ConversationRow): Run | undefined {
+function runFromRow(row: ConversationRow): pb.Run | undefined {
   if (row.run_state === null) return undefined;
   return { state: row.run_state, schemaVersion: row.run_schema_version ?? 0, revision: row.run_revision };
 }
 
 /** `pending`: the conversation's pending approvals, oldest first, read only while it waits. */
-export function conversationFromRow(row: ConversationRow, messages: Message[], pending: readonly ApprovalRow[]): Conversation {
+export function conversationFromRow(row: ConversationRow, messages: pb.Message[], pending: readonly ApprovalRow[]): pb.Conversation {
   const pendingApprovals = pending.map(approvalFromRow);
   return {
     id: row.id,
@@ -218,11 +187,11 @@ export function conversationFromRow(row: ConversationRow, messages: Message[], p
   };
 }
 
-/** The kinds of stored events (store.proto, ConversationEvent); live-only kinds are never stored. */
+/** Live-only kinds are never stored. */
 type StoredEventKind = 'message_added' | 'approval_requested' | 'approval_resolved' | 'status_changed' | 'turn_started' | 'turn_ended';
 
 export interface EventRow {
-  /** Strictly increasing over all conversations (AUTOINCREMENT: never reused). */
+  /** Strictly increasing over all conversations, never reused. */
   id: number;
   conversation_id: string;
   kind: StoredEventKind;
@@ -260,11 +229,7 @@ function rowOfPayload<Row>(payload: string, conversationId: string, jsonColumns:
   return { ...fields, conversation_id: conversationId } as Row;
 }
 
-/**
- * The stored payload of an event: a snapshot of what it is about at the time of the change
- * (the message row, the approval row as it was then, the new status), so that a replay shows
- * the approval as it was requested even after it was decided.
- */
+/** An event's payload: a snapshot at the change, so a replay shows an approval as requested even after its decision. */
 export function eventPayload(change: EventChange): string {
   switch (change.kind) {
     case 'message_added':
@@ -282,21 +247,16 @@ export function eventPayload(change: EventChange): string {
   }
 }
 
-export function eventFromRow(row: EventRow): ConversationEvent {
-  const event: ConversationEvent = { id: row.id, conversationId: row.conversation_id, at: new Date(row.created_at) };
+export function eventFromRow(row: EventRow): pb.ConversationEvent {
+  const event: pb.ConversationEvent = { id: row.id, conversationId: row.conversation_id, at: new Date(row.created_at) };
   switch (row.kind) {
     case 'message_added':
       return { ...event, messageAdded: messageFromRow(rowOfPayload<MessageRow>(row.payload, row.conversation_id, MESSAGE_JSON_COLUMNS)) };
     case 'approval_requested':
-      return {
-        ...event,
-        approvalRequested: approvalFromRow(rowOfPayload<ApprovalRow>(row.payload, row.conversation_id, APPROVAL_JSON_COLUMNS)),
-      };
-    case 'approval_resolved':
-      return {
-        ...event,
-        approvalResolved: approvalFromRow(rowOfPayload<ApprovalRow>(row.payload, row.conversation_id, APPROVAL_JSON_COLUMNS)),
-      };
+    case 'approval_resolved': {
+      const approval = approvalFromRow(rowOfPayload<ApprovalRow>(row.payload, row.conversation_id, APPROVAL_JSON_COLUMNS));
+      return row.kind === 'approval_requested' ? { ...event, approvalRequested: approval } : { ...event, approvalResolved: approval };
+    }
     case 'status_changed':
       return { ...event, statusChanged: conversationStatus.value((JSON.parse(row.payload) as { status: string }).status) };
     case 'turn_started':
@@ -319,13 +279,4 @@ export interface PushConfigRow {
   created_at: string;
 }
 
-export function pushConfigOfRow(row: PushConfigRow): PushConfig {
-  return {
-    conversationId: row.conversation_id,
-    id: row.id,
-    url: row.url,
-    token: row.token,
-    dialect: row.dialect,
-    createdAt: new Date(row.created_at),
-  };
-}
+export const pushConfigOfRow = (row: PushConfigRow): pb.PushConfig => recordOf(row, ['created_at']);

@@ -1,13 +1,6 @@
 import { z } from 'zod';
-import {
-  ApprovalStatus,
-  ApprovalTimeoutAction,
-  ConversationStatus,
-  type ConversationStoreServiceService,
-  MessageRole,
-  type Conversation,
-  type PushConfig,
-} from '../../gen/ts/asg/store/v1/store.js';
+import type * as pb from '../../gen/ts/asg/store/v1/store.js';
+import { ApprovalStatus, ApprovalTimeoutAction, ConversationStatus, MessageRole } from '../../gen/ts/asg/store/v1/store.js';
 import { MAX_REASON_LENGTH } from '../common/decision-reason.js';
 import { invalidArgument, notFound } from '../common/grpc/errors.js';
 import { jsonObjectTextSchema } from '../common/json-value.js';
@@ -36,23 +29,24 @@ import {
   type ConversationStorage,
 } from './storage.js';
 
-/**
- * The gRPC edge: each request is checked against the rules store.proto states for its
- * fields, then handed to the storage driver as it is. Rules that need stored data (unknown
- * ids, malformed UUIDs, the approval lifecycle) are the driver's.
- */
+// The gRPC edge: each request is checked against store.proto's rules for its fields; rules that need stored data are the driver's.
 
-const required = (what: string) => z.string().refine((value) => value.trim() !== '', `required (${what})`);
+const notBlank = (schema: z.ZodString, message: string) => schema.refine((value) => value.trim() !== '', message);
+const required = (what: string) => notBlank(z.string(), `required (${what})`);
+const maxChars = (max: number) => z.string().max(max, `at most ${max} characters`);
+const intIn = (min: number, max: number, minMessage: string, maxMessage = `at most ${max}`) =>
+  z.number().int().min(min, minMessage).max(max, maxMessage);
 const conversationId = required('a conversation id');
 const pushConfigId = required('a push-notification config id').max(200, 'at most 200 characters');
 const approvalUuid = required('an approval uuid');
 const historyDigest = required('a history digest').max(MAX_HISTORY_DIGEST_LENGTH, `at most ${MAX_HISTORY_DIGEST_LENGTH} characters`);
-// Approvals the orchestrator names itself are written as the store keeps them, so that the
-// run state that refers to them matches them character for character.
+// Lower case, as stored: the run state that names them must match them character for character.
 const newApprovalUuid = z.string().regex(/^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$/, 'a UUID in lower case');
 
-const ROLE = 'one of system, user, assistant, tool';
-const role = z.enum(MessageRole, { error: ROLE }).refine((value) => value !== MessageRole.MESSAGE_ROLE_UNSPECIFIED, ROLE);
+/** A proto enum value other than its UNSPECIFIED (0). */
+const specified = <E extends Record<string, string | number>>(values: E, message: string) =>
+  z.enum(values, { error: message }).refine((value) => value !== 0, message);
+const role = specified(MessageRole, 'one of system, user, assistant, tool');
 
 const toolCall = z.object({
   id: z.string(),
@@ -90,45 +84,38 @@ const a2aOrigin = z.object({
 });
 
 // Runs with leases: who owns a turn, the replica across restarts, for how long.
-const leaseName = (what: string) =>
-  z
-    .string()
-    .max(MAX_LEASE_NAME_LENGTH, `at most ${MAX_LEASE_NAME_LENGTH} characters`)
-    .refine((value) => value.trim() !== '', `required (${what})`);
+const leaseName = (what: string) => notBlank(maxChars(MAX_LEASE_NAME_LENGTH), `required (${what})`);
 const leaseOwner = leaseName('the lease owner, a replica boot id');
+const ttlMs = intIn(1, MAX_LEASE_TTL_MS, `from 1 to ${MAX_LEASE_TTL_MS} milliseconds`, `at most ${MAX_LEASE_TTL_MS} milliseconds`);
 const runLease = z.object(
-  {
-    owner: leaseOwner,
-    node: leaseName('the node of the replica'),
-    ttlMs: z
-      .number()
-      .int()
-      .min(1, `from 1 to ${MAX_LEASE_TTL_MS} milliseconds`)
-      .max(MAX_LEASE_TTL_MS, `at most ${MAX_LEASE_TTL_MS} milliseconds`),
-  },
+  { owner: leaseOwner, node: leaseName('the node of the replica'), ttlMs },
   { error: 'a lease (owner, node, ttl_ms)' },
 );
 
 // How long a new approval waits for a human, and what its expiry decides.
 const TIMEOUT_ACTION = 'one of unspecified (reject), reject, approve';
+// What every new approval says, from CreateApproval or UpdateRun.
+const approvalFields = {
+  toolCallId: z.string(),
+  toolName: required('the tool to approve'),
+  toolArgsJson: jsonObjectTextSchema('the value'),
+  description: z.string(),
+  remoteTaskId: z.string().optional(),
+  remoteAgentName: z.string().optional(),
+  agentChain,
+};
 const newApproval = z
   .object({
     uuid: newApprovalUuid,
-    toolCallId: z.string(),
-    toolName: required('the tool to approve'),
-    toolArgsJson: jsonObjectTextSchema('the value'),
-    description: z.string(),
-    remoteTaskId: z.string().optional(),
-    remoteAgentName: z.string().optional(),
-    agentChain,
+    ...approvalFields,
     outcomeUnknown: z.boolean().optional(),
     replacesUuid: newApprovalUuid.optional(),
-    expiresInMs: z
-      .number()
-      .int()
-      .min(0, 'milliseconds, 0 or more (0: it never expires)')
-      .max(MAX_APPROVAL_EXPIRY_MS, `at most ${MAX_APPROVAL_EXPIRY_MS} milliseconds (a year)`)
-      .optional(),
+    expiresInMs: intIn(
+      0,
+      MAX_APPROVAL_EXPIRY_MS,
+      'milliseconds, 0 or more (0: it never expires)',
+      `at most ${MAX_APPROVAL_EXPIRY_MS} milliseconds (a year)`,
+    ).optional(),
     onTimeout: z.enum(ApprovalTimeoutAction, { error: TIMEOUT_ACTION }).optional(),
   })
   // The approval it replaces is the earlier one of a call whose outcome is unknown (store.proto).
@@ -138,30 +125,18 @@ const newApproval = z
   });
 
 // Who decides and through which face, as an audit entry names them.
-const decidedBy = z
-  .string()
-  .max(MAX_AUDIT_ACTOR_LENGTH, `at most ${MAX_AUDIT_ACTOR_LENGTH} characters`)
-  .refine((value) => value.trim() !== '', 'a name, not blank (absent: anonymous)');
+const decidedBy = notBlank(maxChars(MAX_AUDIT_ACTOR_LENGTH), 'a name, not blank (absent: anonymous)');
+const via = maxChars(MAX_AUDIT_VIA_LENGTH);
 /** A decision's id is a caller's unique token (a UUID), never a document. */
 const MAX_DECISION_ID_LENGTH = 128;
-const via = z.string().max(MAX_AUDIT_VIA_LENGTH, `at most ${MAX_AUDIT_VIA_LENGTH} characters`);
 // A conversation's owner, a principal's name as the gateway authenticated it.
-const owner = z
-  .string()
-  .max(MAX_OWNER_LENGTH, `at most ${MAX_OWNER_LENGTH} characters`)
-  .refine((value) => value.trim() !== '', 'a name, not blank (absent: no owner)')
-  .refine((value) => !/\p{Cc}/u.test(value), 'no control characters');
-
-const STATUS = 'one of pending, approved, rejected, executing, done, failed, interrupted, expired';
-const approvalStatusValue = z
-  .enum(ApprovalStatus, { error: STATUS })
-  .refine((value) => value !== ApprovalStatus.APPROVAL_STATUS_UNSPECIFIED, STATUS);
-const pageSize = z.number().int().min(0, `from 1 to ${MAX_PAGE_SIZE}, or 0 for the default`).max(MAX_PAGE_SIZE, `at most ${MAX_PAGE_SIZE}`);
-
-const auditKind = z
-  .string()
-  .max(MAX_AUDIT_KIND_LENGTH, `at most ${MAX_AUDIT_KIND_LENGTH} characters`)
-  .regex(AUDIT_KIND_PATTERN, 'dotted lower-case words, e.g. approval.decided');
+const owner = notBlank(maxChars(MAX_OWNER_LENGTH), 'a name, not blank (absent: no owner)').refine(
+  (value) => !/\p{Cc}/u.test(value),
+  'no control characters',
+);
+const approvalStatusValue = specified(ApprovalStatus, 'one of pending, approved, rejected, executing, done, failed, interrupted, expired');
+const pageSize = intIn(0, MAX_PAGE_SIZE, `from 1 to ${MAX_PAGE_SIZE}, or 0 for the default`);
+const auditKind = maxChars(MAX_AUDIT_KIND_LENGTH).regex(AUDIT_KIND_PATTERN, 'dotted lower-case words, e.g. approval.decided');
 
 /** A JSON object (not an array, a string or null), as an audit entry's details are. */
 function isJsonObject(text: string): boolean {
@@ -176,9 +151,9 @@ function isJsonObject(text: string): boolean {
 const auditEntry = z.object(
   {
     kind: auditKind,
-    actor: z.string().max(MAX_AUDIT_ACTOR_LENGTH, `at most ${MAX_AUDIT_ACTOR_LENGTH} characters`),
+    actor: maxChars(MAX_AUDIT_ACTOR_LENGTH),
     via,
-    subject: z.string().max(MAX_AUDIT_SUBJECT_LENGTH, `at most ${MAX_AUDIT_SUBJECT_LENGTH} characters`),
+    subject: maxChars(MAX_AUDIT_SUBJECT_LENGTH),
     detailJson: z
       .string()
       .refine((text) => Buffer.byteLength(text, 'utf8') <= MAX_AUDIT_DETAIL_BYTES, `at most ${MAX_AUDIT_DETAIL_BYTES} bytes`)
@@ -187,15 +162,7 @@ const auditEntry = z.object(
   { error: 'an audit entry (kind, actor, via, subject, detail_json)' },
 );
 
-const webhookEndpoint = z
-  .string()
-  .max(MAX_WEBHOOK_ENDPOINT_LENGTH, `at most ${MAX_WEBHOOK_ENDPOINT_LENGTH} characters`)
-  .refine((value) => value.trim() !== '', "required (the endpoint's name)");
-const ttlMs = z
-  .number()
-  .int()
-  .min(1, `from 1 to ${MAX_LEASE_TTL_MS} milliseconds`)
-  .max(MAX_LEASE_TTL_MS, `at most ${MAX_LEASE_TTL_MS} milliseconds`);
+const webhookEndpoint = notBlank(maxChars(MAX_WEBHOOK_ENDPOINT_LENGTH), "required (the endpoint's name)");
 
 // PublishEvent carries live-only events; the stored kinds are the store's own to write, in the
 // transaction of their change (store.proto, ConversationEvent).
@@ -230,12 +197,7 @@ const schemas = {
     .object({
       id: conversationId,
       includeMessages: z.boolean(),
-      messageLimit: z
-        .number()
-        .int()
-        .min(0, `from 1 to ${MAX_MESSAGE_PAGE_SIZE}, or 0 for every message`)
-        .max(MAX_MESSAGE_PAGE_SIZE, `at most ${MAX_MESSAGE_PAGE_SIZE}`)
-        .optional(),
+      messageLimit: intIn(0, MAX_MESSAGE_PAGE_SIZE, `from 1 to ${MAX_MESSAGE_PAGE_SIZE}, or 0 for every message`).optional(),
       beforeMessageId: z.string().optional(),
       afterMessageId: z.string().optional(),
     })
@@ -250,11 +212,7 @@ const schemas = {
         path: ['messageLimit'],
       },
     ),
-  listConversations: z.object({
-    pageSize: z.number().int().min(0, `from 1 to ${MAX_PAGE_SIZE}, or 0 for the default`).max(MAX_PAGE_SIZE, `at most ${MAX_PAGE_SIZE}`),
-    pageToken: z.string(),
-    owner: owner.optional(),
-  }),
+  listConversations: z.object({ pageSize, pageToken: z.string(), owner: owner.optional() }),
   startTurn: z.object({ conversationId, message: newMessage, lease: runLease.optional() }),
   appendMessages: z.object({
     conversationId,
@@ -266,17 +224,7 @@ const schemas = {
     endsTurn: z.boolean().optional(),
     leaseOwner: leaseOwner.optional(),
   }),
-  createApproval: z.object({
-    conversationId,
-    toolCallId: z.string(),
-    toolName: required('the tool to approve'),
-    toolArgsJson: jsonObjectTextSchema('the value'),
-    description: z.string(),
-    remoteTaskId: z.string().optional(),
-    remoteAgentName: z.string().optional(),
-    agentChain,
-    messages,
-  }),
+  createApproval: z.object({ conversationId, ...approvalFields, messages }),
   getApproval: z.object({ uuid: approvalUuid }),
   claimApproval: z
     .object({
@@ -293,11 +241,7 @@ const schemas = {
       via: via.optional(),
       editedArgsJson: jsonObjectTextSchema('the value').optional(),
       expired: z.boolean().optional(),
-      decisionId: z
-        .string()
-        .max(MAX_DECISION_ID_LENGTH, `at most ${MAX_DECISION_ID_LENGTH} characters`)
-        .refine((value) => value.trim() !== '', 'an id, not blank (absent: none)')
-        .optional(),
+      decisionId: notBlank(maxChars(MAX_DECISION_ID_LENGTH), 'an id, not blank (absent: none)').optional(),
     })
     .refine((request) => !request.approved || request.alsoReject.length === 0, {
       message: 'only a rejection rejects other approvals with it',
@@ -340,7 +284,7 @@ const schemas = {
   releaseRunLease: z.object({ conversationId, owner: leaseOwner }),
   takeOverRuns: z.object({
     lease: runLease,
-    limit: z.number().int().min(1, `from 1 to ${MAX_TAKEOVER_LIMIT}`).max(MAX_TAKEOVER_LIMIT, `at most ${MAX_TAKEOVER_LIMIT}`),
+    limit: intIn(1, MAX_TAKEOVER_LIMIT, `from 1 to ${MAX_TAKEOVER_LIMIT}`),
     givenUp: z.array(z.string().max(64, 'a conversation id')).max(MAX_TAKEOVER_LIMIT, `at most ${MAX_TAKEOVER_LIMIT} conversation ids`),
   }),
   listApprovals: z.object({
@@ -350,13 +294,7 @@ const schemas = {
     pageSize,
     pageToken: z.string(),
   }),
-  listDueApprovals: z.object({
-    limit: z
-      .number()
-      .int()
-      .min(1, `from 1 to ${MAX_DUE_APPROVALS_LIMIT}`)
-      .max(MAX_DUE_APPROVALS_LIMIT, `at most ${MAX_DUE_APPROVALS_LIMIT}`),
-  }),
+  listDueApprovals: z.object({ limit: intIn(1, MAX_DUE_APPROVALS_LIMIT, `from 1 to ${MAX_DUE_APPROVALS_LIMIT}`) }),
   appendAudit: z.object({ entry: auditEntry }),
   listAudit: z.object({
     kinds: z.array(auditKind).max(MAX_AUDIT_KINDS, `at most ${MAX_AUDIT_KINDS} kinds`),
@@ -376,7 +314,7 @@ const schemas = {
       id: pushConfigId,
       // The gateway checks the url's scheme and host (SSRF) and the deliverer again before each POST.
       url: z.url({ protocol: /^https?$/ }).max(2048, 'at most 2048 characters'),
-      token: z.string().max(1024, 'at most 1024 characters'),
+      token: maxChars(1024),
       dialect: z.enum(['v0.3', 'v1.0'], 'one of v0.3, v1.0'),
     }),
   }),
@@ -385,7 +323,7 @@ const schemas = {
   deletePushConfig: z.object({ conversationId, id: pushConfigId }),
   recordHistoryDigest: z.object({ conversationId, digest: historyDigest }),
   findConversationByHistory: z.object({ digest: historyDigest, owner: owner.optional() }),
-} satisfies Record<keyof typeof ConversationStoreServiceService, z.ZodType>;
+} satisfies Record<keyof typeof pb.ConversationStoreServiceService, z.ZodType>;
 
 /** camelCase path of the decoded message → the proto field names callers know. */
 function fieldPath(path: PropertyKey[]): string {
@@ -407,15 +345,15 @@ function validated<T>(method: keyof typeof schemas, request: T): T {
 export function conversationStoreHandlers(
   storage: ConversationStorage,
   feed: EventFeed,
-): ServiceHandlers<typeof ConversationStoreServiceService> {
-  // Whether anyone watches it now is the feed's to say, not the driver's.
-  // Watchers of this replica, or of another one sharing the database (the driver's `watched`).
-  const watched = (conversation: Conversation): Conversation => ({
+): ServiceHandlers<typeof pb.ConversationStoreServiceService> {
+  // Watched by this replica's watchers (the feed) or another replica's (the driver's `watched`).
+  const watched = (conversation: pb.Conversation): pb.Conversation => ({
     ...conversation,
     watched: conversation.watched || feed.isWatched(conversation.id),
   });
   // Read right after a change so the caller needs no second round trip for it.
   const conversationOf = async (id: string) => watched(await storage.getConversation({ id, includeMessages: true }));
+  const conversationIf = async (wanted: boolean, id: string) => (wanted ? await conversationOf(id) : undefined);
   return {
     createConversation: async (request) => ({
       conversation: watched(await storage.createConversation(validated('createConversation', request))),
@@ -424,15 +362,14 @@ export function conversationStoreHandlers(
     listConversations: async (request) => storage.listConversations(validated('listConversations', request)),
     startTurn: async (request, { request: caller }) => {
       const start = await storage.startTurn(validated('startTurn', request));
-      // The first call of a turn sent to a conversation: its caller learns the session id from
-      // the answer, and this call's own log line names it too.
+      // The first call of a turn: its caller and its own log line learn the session id from the answer.
       if (!caller.sessionId && start.conversation?.sessionId) caller.sessionId = start.conversation.sessionId;
       return { ...start, conversation: watched(start.conversation) };
     },
-    appendMessages: async (request) => {
-      const messages = await storage.appendMessages(validated('appendMessages', request));
-      return { messages, conversation: request.returnConversation ? await conversationOf(request.conversationId) : undefined };
-    },
+    appendMessages: async (request) => ({
+      messages: await storage.appendMessages(validated('appendMessages', request)),
+      conversation: await conversationIf(request.returnConversation, request.conversationId),
+    }),
     createApproval: async (request) => {
       const approval = await storage.createApproval(validated('createApproval', request));
       return { approval, conversation: await conversationOf(approval.conversationId) };
@@ -458,10 +395,10 @@ export function conversationStoreHandlers(
       approvals: await storage.listUnfinishedApprovals(validated('listUnfinishedApprovals', request).conversationId),
     }),
     markApprovalInterrupted: async (request) => storage.markApprovalInterrupted(validated('markApprovalInterrupted', request)),
-    updateRun: async (request) => {
-      const revision = await storage.updateRun(validated('updateRun', request));
-      return { revision, conversation: request.returnConversation ? await conversationOf(request.conversationId) : undefined };
-    },
+    updateRun: async (request) => ({
+      revision: await storage.updateRun(validated('updateRun', request)),
+      conversation: await conversationIf(request.returnConversation, request.conversationId),
+    }),
     watchEvents: async function* (request, ctx) {
       const { afterId } = validated('watchEvents', request);
       // NOT_FOUND for an unknown conversation; its stored id is the key its events carry.
@@ -471,38 +408,30 @@ export function conversationStoreHandlers(
     },
     publishEvent: async (request) => {
       const event = validated('publishEvent', request).event!;
-      // Not checked against the stored conversations: a live event costs no database read.
-      // A malformed id names no conversation, as everywhere in the store.
+      // Costs no database read: a malformed id names no conversation, as everywhere in the store.
       const id = storedId(event.conversationId);
       if (id === undefined) throw notFound(`conversation ${event.conversationId} not found`);
       feed.publish({ ...event, conversationId: id, at: event.at ?? new Date() });
       return {};
     },
-    renewRunLease: async (request) => {
-      const { conversationId, lease } = validated('renewRunLease', request);
-      return { held: await storage.renewRunLease(conversationId, lease!) };
-    },
-    releaseRunLease: async (request) => {
-      const { conversationId, owner } = validated('releaseRunLease', request);
-      return { released: await storage.releaseRunLease(conversationId, owner) };
-    },
-    takeOverRuns: async (request) => {
-      const { lease, limit, givenUp } = validated('takeOverRuns', request);
-      return { runs: await storage.takeOverRuns(lease!, limit, givenUp) };
-    },
+    renewRunLease: async (request) => ({
+      held: await storage.renewRunLease(validated('renewRunLease', request).conversationId, request.lease!),
+    }),
+    releaseRunLease: async (request) => ({
+      released: await storage.releaseRunLease(validated('releaseRunLease', request).conversationId, request.owner),
+    }),
+    takeOverRuns: async (request) => ({
+      runs: await storage.takeOverRuns(validated('takeOverRuns', request).lease!, request.limit, request.givenUp),
+    }),
     listApprovals: async (request) => storage.listApprovals(validated('listApprovals', request)),
     listDueApprovals: async (request) => ({ approvals: await storage.listDueApprovals(validated('listDueApprovals', request).limit) }),
     appendAudit: async (request) => ({ entry: await storage.appendAudit(validated('appendAudit', request).entry!) }),
     listAudit: async (request) => storage.listAudit(validated('listAudit', request)),
-    claimWebhookCursor: async (request) => {
-      const { endpoint, lease } = validated('claimWebhookCursor', request);
-      return storage.claimWebhookCursor(endpoint, lease!);
-    },
+    claimWebhookCursor: async (request) => storage.claimWebhookCursor(validated('claimWebhookCursor', request).endpoint, request.lease!),
     advanceWebhookCursor: async (request) => ({ held: await storage.advanceWebhookCursor(validated('advanceWebhookCursor', request)) }),
-    setPushConfig: async (request) => {
-      const config = validated('setPushConfig', request).config!;
-      return { config: await storage.setPushConfig({ ...(config as PushConfig), createdAt: undefined }) };
-    },
+    setPushConfig: async (request) => ({
+      config: await storage.setPushConfig({ ...(validated('setPushConfig', request).config as pb.PushConfig), createdAt: undefined }),
+    }),
     getPushConfig: async (request) => {
       const { conversationId: id, id: configId } = validated('getPushConfig', request);
       const config = await storage.getPushConfig(id, configId);
@@ -510,18 +439,15 @@ export function conversationStoreHandlers(
       return { config };
     },
     listPushConfigs: async (request) => ({ configs: await storage.listPushConfigs(validated('listPushConfigs', request).conversationId) }),
-    deletePushConfig: async (request) => {
-      const { conversationId: id, id: configId } = validated('deletePushConfig', request);
-      return { deleted: await storage.deletePushConfig(id, configId) };
-    },
+    deletePushConfig: async (request) => ({
+      deleted: await storage.deletePushConfig(validated('deletePushConfig', request).conversationId, request.id),
+    }),
     recordHistoryDigest: async (request) => {
-      const { conversationId: id, digest } = validated('recordHistoryDigest', request);
-      await storage.recordHistoryDigest(id, digest);
+      await storage.recordHistoryDigest(validated('recordHistoryDigest', request).conversationId, request.digest);
       return {};
     },
     findConversationByHistory: async (request) => {
-      const { digest, owner: whose } = validated('findConversationByHistory', request);
-      const found = await storage.findConversationByHistory(digest, whose);
+      const found = await storage.findConversationByHistory(validated('findConversationByHistory', request).digest, request.owner);
       return found === undefined ? {} : { conversationId: found };
     },
   };

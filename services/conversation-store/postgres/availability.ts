@@ -1,4 +1,5 @@
 import pg from 'pg';
+import { discard, within } from './connection-errors.js';
 
 /** How often a replica asks its database whether it answers. */
 const PROBE_EVERY_MS = 500;
@@ -15,12 +16,9 @@ export interface DatabaseProbeOptions {
 }
 
 /**
- * Whether the store's database answers now: the truth behind the store's readiness. Every
- * `everyMs` it runs `SELECT 1` on a connection of its own (a busy pool does not make the
- * database look away) within `timeoutMs`. A probe that fails on a connection that had worked
- * is tried again at once on a new one, so that a single ended session (a terminated backend,
- * a connection recycled by a proxy) is not taken for the database going away; one that fails
- * on a new connection is. Starts available: it is started right after the store opened.
+ * Whether the database answers now (the store's readiness): `SELECT 1` every `everyMs` within `timeoutMs`, on a
+ * connection of its own (a busy pool does not make it look away). A failure on a connection that had worked is tried
+ * again at once on a new one: one ended session is not the database going away. Starts available.
  */
 export class DatabaseProbe {
   private client: pg.Client | undefined;
@@ -75,18 +73,12 @@ export class DatabaseProbe {
 
   /** One `SELECT 1`, on a new connection when there is none; why it failed, or undefined. */
   private async attempt(): Promise<string | undefined> {
-    let timer: NodeJS.Timeout | undefined;
-    const late = new Promise<never>((_, reject) => {
-      timer = setTimeout(() => reject(new Error(`no answer within ${this.timeoutMs} ms`)), this.timeoutMs);
-    });
     try {
-      await Promise.race([this.selectOne(), late]);
+      await within(this.selectOne(), this.timeoutMs, `no answer within ${this.timeoutMs} ms`);
       return undefined;
     } catch (error) {
       this.drop();
       return (error as Error).message ?? String(error);
-    } finally {
-      clearTimeout(timer);
     }
   }
 
@@ -108,8 +100,6 @@ export class DatabaseProbe {
   private drop(): void {
     const client = this.client;
     this.client = undefined;
-    if (client === undefined) return;
-    client.on('error', () => undefined);
-    void client.end().catch(() => undefined);
+    if (client !== undefined) void discard(client);
   }
 }

@@ -1,8 +1,8 @@
+import type pg from 'pg';
+
 /**
- * Whether an error of `pg` says the database could not be reached or the connection was lost
- * (the database is down, restarting, failing over, or ended this session), as opposed to
- * one it answered (a constraint, a bad statement, a refused login): the first kind passes
- * once the database is back, so a caller waits and tries again; the second needs a person.
+ * Whether a `pg` error says the database could not be reached or the connection was lost (it passes once the database
+ * is back: try again), rather than one it answered (a constraint, a refused login: it needs a person).
  */
 export function isConnectionError(error: unknown): boolean {
   if (typeof error !== 'object' || error === null) return false;
@@ -34,3 +34,23 @@ const NETWORK_CODES = new Set([
 /** pg's own words for a connection that ended, timed out or broke earlier. */
 const LOST_CONNECTION =
   /Connection terminated|timeout exceeded when trying to connect|connection timeout|not queryable|Query read timeout/i;
+
+/** Ends a connection given up on without waiting for it or hearing from it again (one that hangs is never waited for). */
+export function discard(client: pg.Client): Promise<void> {
+  client.removeAllListeners('end');
+  client.on('error', () => undefined);
+  return client.end().catch(() => undefined);
+}
+
+/** `work`, or a rejection saying `message` once `ms` passed. */
+export async function within<T>(work: Promise<T>, ms: number, message: string): Promise<T> {
+  let timer: NodeJS.Timeout | undefined;
+  const late = new Promise<never>((_, reject) => {
+    timer = setTimeout(() => reject(new Error(message)), ms);
+  });
+  try {
+    return await Promise.race([work, late]);
+  } finally {
+    clearTimeout(timer);
+  }
+}

@@ -5,10 +5,10 @@ import { currentContext } from '../../common/context.js';
 import { aborted, deadlineExceeded, internal, ServiceError, unavailable } from '../../common/grpc/errors.js';
 import { redactSecrets } from '../../common/secrets.js';
 import type { QueryArgs } from '../sql/named-query.js';
-import { ChangeLog, type PendingEvent, type SqlStatements, type SqlWrite } from '../sql/port.js';
+import { ChangeLog, type PendingEvent, type SqlStatements, type SqlWrite, tellEach } from '../sql/port.js';
 import { QUERIES, type QueryName } from '../sql/queries.js';
 import { SqlConversationStorage } from '../sql/storage.js';
-import { type AvailabilityListener, DEFAULT_STALE_TURN_MS, type LiveEventListener } from '../storage.js';
+import { type AvailabilityListener, DEFAULT_STALE_TURN_MS } from '../storage.js';
 import { DatabaseProbe } from './availability.js';
 import { isConnectionError } from './connection-errors.js';
 import { EventListener, liveEventPayloads, OrderedEventDelivery, storedEventsPayload } from './event-relay.js';
@@ -25,36 +25,29 @@ export interface PostgresStorageOptions {
   now?: () => number;
   /** A running mark older than this is stale (store.proto, StartTurn); DEFAULT_STALE_TURN_MS when absent. */
   staleTurnAfterMs?: number;
-  /** How often this replica tells the others it is alive (store_replicas); 3 missed beats and it counts as gone. */
+  /** How often this replica tells the others it is alive; HEARTBEATS_TO_DEATH missed beats and it counts as gone. */
   heartbeatMs?: number;
-  /**
-   * NATS JetStream for the events that cross replicas (config `events`); PostgreSQL
-   * LISTEN/NOTIFY when absent. `prefix` names the stream and subjects (nats-subjects.ts).
-   */
+  /** NATS JetStream for the events that cross replicas (config `events`); LISTEN/NOTIFY when absent. */
   events?: { url: string; prefix: string; maxAgeMs: number };
   /** Problems of the background work (heartbeat, LISTEN, live events) that no request sees. */
   onBackgroundError?: (what: string, error: unknown) => void;
 }
 
-/**
- * The application_name of each kind of connection a replica opens, as pg_stat_activity shows
- * them: the pool's, the LISTEN one (LISTEN/NOTIFY events), the outbox publisher's lock (NATS
- * events) and the readiness probe's.
- */
+/** The application_name of each kind of connection a replica opens, as pg_stat_activity shows them. */
 export const POOL_APPLICATION_NAME = 'asg-conversation-store';
 export const LISTEN_APPLICATION_NAME = 'asg-conversation-store-listen';
 export const PUBLISHER_APPLICATION_NAME = 'asg-conversation-store-publisher';
 export const PROBE_APPLICATION_NAME = 'asg-conversation-store-probe';
 
 const DEFAULT_HEARTBEAT_MS = 5_000;
-/** Runs of one transaction at most when its connection is lost before COMMIT (transaction()). */
+/** Runs of one transaction at most when its connection is lost before COMMIT. */
 const TRANSACTION_ATTEMPTS = 3;
 /** What a write whose connection was lost during its COMMIT says: it may have been stored. */
 const OUTCOME_UNKNOWN =
   'the conversation store lost its database connection while committing; whether the change was stored is unknown: read it back before trying again';
 /** Missed heartbeats after which a replica's running marks are read as a crash's. */
 const HEARTBEATS_TO_DEATH = 3;
-/** Rows of replicas unseen this long are deleted at a start (their marks read as dead without them). */
+/** Rows of replicas unseen this long are deleted at a start (their marks read as dead anyway). */
 const FORGET_REPLICAS_AFTER_MS = 24 * 3_600_000;
 
 /** A value as pg sends it: bytes as a Buffer, absent as NULL. */
@@ -65,12 +58,9 @@ function sent(value: unknown): unknown {
 }
 
 /**
- * Opens the store on a PostgreSQL database: connects, migrates under the advisory lock,
- * registers this replica and starts its LISTEN connection. Several replicas may open one
- * database at once. Fails with UNAVAILABLE when the database (or NATS) cannot be reached or
- * the connection was lost meanwhile — the caller tries again later (conversation-store
- * index.ts) — and with the database's own error otherwise (a refused login, a database that
- * does not exist, a schema newer than this build), which needs a person.
+ * Connects, migrates, registers this replica and starts its event delivery; several replicas may open one database at
+ * once. UNAVAILABLE when the database or NATS cannot be reached (the caller tries again later), the database's own
+ * error otherwise (a refused login, a newer schema), which needs a person.
  */
 export async function openPostgresStorage(options: PostgresStorageOptions): Promise<PostgresConversationStorage> {
   const where = redactedDatabaseUrl(options.url);
@@ -112,32 +102,20 @@ export async function openPostgresStorage(options: PostgresStorageOptions): Prom
 }
 
 /**
- * The PostgreSQL driver: the store's rules (sql/storage.ts) for several store replicas
- * sharing one database. How it stays correct under their concurrency:
- *
- * - every write of a conversation first locks its row (`SELECT … FOR UPDATE`) and then reads
- *   it afresh, so read-then-write decisions (message_count, status, run revision CAS, the
- *   running mark) are serialized per conversation; an approval's lifecycle moves are
- *   conditional `UPDATE … RETURNING`, taken after the lock of its conversation, so locks are
- *   always taken conversation first and no two writers wait on each other in a cycle;
- * - events get their ids at the end of the transaction from the `event_ids` counter row
- *   (gap-free and in commit order), with the per-status counts changed under that same lock
- *   and a NOTIFY that PostgreSQL delivers only if the transaction commits;
- * - a running mark counts as a live turn while its boot id is this replica's or a replica
- *   seen within HEARTBEATS_TO_DEATH heartbeats (store_replicas); only marks of dead boots are
- *   turns a crash cut off.
+ * The store's rules for several replicas sharing one database. Every write of a conversation locks its row first
+ * (FOR UPDATE) and reads it afresh; approvals move by conditional updates after that lock, so no two writers wait in a
+ * cycle. Events get their ids last, from the `event_ids` row (gap-free, in commit order), with the counts changed under
+ * that lock and a NOTIFY delivered only on commit. A mark is live while its boot is this replica or one seen lately.
  */
 export class PostgresConversationStorage extends SqlConversationStorage {
   private readonly heartbeatMs: number;
   private readonly liveForMs: number;
-  private readonly liveListeners = new Set<LiveEventListener>();
   private delivery: OrderedEventDelivery | undefined;
   private listener: EventListener | undefined;
   private nats: NatsEvents | undefined;
   private heartbeat: NodeJS.Timeout | undefined;
   private probe: DatabaseProbe | undefined;
   private readonly availabilityListeners = new Set<AvailabilityListener>();
-  /** Live events leave one at a time, so the other replicas get this one's deltas in order. */
   private liveChain: Promise<void> = Promise.resolve();
   private closed: Promise<void> | undefined;
   private beats = 0;
@@ -156,10 +134,7 @@ export class PostgresConversationStorage extends SqlConversationStorage {
     this.liveForMs = this.heartbeatMs * HEARTBEATS_TO_DEATH;
   }
 
-  /**
-   * Registers the replica, starts its heartbeat and its LISTEN connection or NATS consumer
-   * (before reading where the feed starts: nothing falls between).
-   */
+  /** Registers the replica, starts its heartbeat and its LISTEN or NATS consumer before reading where the feed starts. */
   async start(): Promise<void> {
     await this.pool.query(SQL.forgetReplicas, [FORGET_REPLICAS_AFTER_MS]);
     await this.pool.query(SQL.registerReplica, [this.bootId]);
@@ -212,48 +187,40 @@ export class PostgresConversationStorage extends SqlConversationStorage {
     }
   }
 
-  /** The NATS side of the events (undefined on LISTEN/NOTIFY), for tests. */
+  /** For tests. */
   get natsEvents(): NatsEvents | undefined {
     return this.nats;
   }
 
-  /** The LISTEN connection, for tests that drop it on purpose. */
+  /** For tests that drop it on purpose. */
   get eventListener(): EventListener | undefined {
     return this.listener;
   }
 
-  shareLiveEvent(event: ConversationEvent): void {
-    if (this.nats) {
-      this.nats.shareLive(event);
-      return;
-    }
+  override shareLiveEvent(event: ConversationEvent): void {
     const payloads = liveEventPayloads(this.bootId, event);
-    if (payloads.length === 0 || this.closed) return;
-    this.liveChain = this.liveChain.then(async () => {
-      try {
-        for (const payload of payloads) await this.pool.query('SELECT pg_notify($1, $2)', [LIVE_EVENTS_CHANNEL, payload]);
-      } catch (error) {
-        this.options.onBackgroundError?.('a live event could not be sent to the other store replicas', error);
+    if (payloads.length === 0) return;
+    this.inOrder('a live event could not be sent to the other store replicas', async () => {
+      for (const payload of payloads) {
+        if (this.nats) this.nats.publishLive(payload);
+        else await this.pool.query('SELECT pg_notify($1, $2)', [LIVE_EVENTS_CHANNEL, payload]);
       }
     });
   }
 
-  shareWatch(conversationId: string, watched: boolean): void {
+  override shareWatch(conversationId: string, watched: boolean): void {
+    this.inOrder('the watchers of this store replica could not be shared', () =>
+      this.pool.query(watched ? SQL.watch : SQL.unwatch, [conversationId, this.bootId]),
+    );
+  }
+
+  /** Live events and watches leave one at a time: the other replicas get them in the order they happened. */
+  private inOrder(what: string, work: () => Promise<unknown>): void {
     if (this.closed) return;
-    // In the live events' chain: a watch and its end reach the database in the order they happened.
-    this.liveChain = this.liveChain.then(async () => {
-      try {
-        await this.pool.query(watched ? SQL.watch : SQL.unwatch, [conversationId, this.bootId]);
-      } catch (error) {
-        this.options.onBackgroundError?.('the watchers of this store replica could not be shared', error);
-      }
-    });
-  }
-
-  onLiveEvent(listener: LiveEventListener): () => void {
-    const subscription: LiveEventListener = (event) => listener(event);
-    this.liveListeners.add(subscription);
-    return () => this.liveListeners.delete(subscription);
+    this.liveChain = this.liveChain.then(work).then(
+      () => undefined,
+      (error: unknown) => this.options.onBackgroundError?.(what, error),
+    );
   }
 
   close(): Promise<void> {
@@ -261,8 +228,8 @@ export class PostgresConversationStorage extends SqlConversationStorage {
       clearInterval(this.heartbeat);
       await this.probe?.close();
       await this.listener?.close();
-      await this.nats?.close();
       await this.liveChain;
+      await this.nats?.close();
       // Gone now: this replica's marks are a crash's from here on, as after a restart of the SQLite store.
       await this.pool.query(SQL.unregisterReplica, [this.bootId]).catch(() => undefined);
       await this.pool.end();
@@ -276,8 +243,7 @@ export class PostgresConversationStorage extends SqlConversationStorage {
       const { rowCount } = await this.pool.query(SQL.heartbeat, [this.bootId]);
       // Forgotten while this process was paused: it is alive again.
       if (rowCount === 0) await this.pool.query(SQL.registerReplica, [this.bootId]);
-      // A replica that died leaves its turns marked; a live one notes them as the start-up
-      // sweep does, once a replica could have been seen as gone (one query on a partial index).
+      // A dead replica's turns stay marked: a live one notes them once a replica could have been seen as gone.
       this.beats += 1;
       if (this.beats % HEARTBEATS_TO_DEATH === 0 && !this.closed) await this.noteInterruptedTurns();
     } catch (error) {
@@ -291,10 +257,8 @@ export class PostgresConversationStorage extends SqlConversationStorage {
   }
 
   /**
-   * The database stopped or started answering (DatabaseProbe). Back: the connections that
-   * wait out a backoff (LISTEN, the outbox publisher) try now, and this replica beats at once
-   * and sweeps for crashed turns only HEARTBEATS_TO_DEATH beats later, once every live
-   * replica had the time to beat again (all of them looked dead while it was away).
+   * Back: the connections waiting out a backoff try now; this replica beats at once and sweeps for crashed turns only
+   * HEARTBEATS_TO_DEATH beats later, once every live replica could beat again (all looked dead meanwhile).
    */
   private availabilityChanged(available: boolean, reason: string): void {
     if (this.closed) return;
@@ -304,30 +268,14 @@ export class PostgresConversationStorage extends SqlConversationStorage {
       this.beats = 0;
       void this.beat();
     }
-    for (const listener of this.availabilityListeners) {
-      try {
-        listener(available, reason);
-      } catch {
-        // In-process observers that do not throw.
-      }
-    }
+    tellEach(this.availabilityListeners, available, reason);
   }
 
   private tellLive(event: ConversationEvent): void {
-    for (const listener of this.liveListeners) {
-      try {
-        listener(event);
-      } catch {
-        // In-process fan-outs that do not throw.
-      }
-    }
+    tellEach(this.liveListeners, event);
   }
 
-  /**
-   * One write: the body, its events and counts flushed in the same transaction, and nothing
-   * committed past the caller's deadline (a caller that gave up must not find its change made
-   * later); committed events are then handed to the outbox and the in-process watchers.
-   */
+  /** One write, its events and counts flushed in it; nothing committed past the caller's deadline (it gave up). */
   protected async write<R>(body: (tx: SqlWrite) => Promise<R>): Promise<R> {
     const deadline = currentContext()?.deadline;
     let events: ConversationEvent[] = [];
@@ -355,11 +303,7 @@ export class PostgresConversationStorage extends SqlConversationStorage {
     return this.transaction('BEGIN ISOLATION LEVEL REPEATABLE READ READ ONLY', 'read', (client) => body(this.statementsOn(client)));
   }
 
-  /**
-   * The store's statements on one connection, each a named statement (parsed and planned once
-   * per connection). Every parameter is the caller's, but for what the conversation reads
-   * ask of this replica (its boot, how long a replica counts as live).
-   */
+  /** Named statements (planned once per connection); the conversation reads also get this replica's boot and liveness. */
   private statementsOn(client: pg.PoolClient): SqlStatements {
     const values = (query: QueryName, args: QueryArgs) => {
       const { name, sql, parameters } = QUERIES.postgres[query];
@@ -373,13 +317,9 @@ export class PostgresConversationStorage extends SqlConversationStorage {
   }
 
   /**
-   * One transaction on a pooled connection. A connection lost before COMMIT was sent (its
-   * backend terminated, the database restarting) took the transaction with it: nothing of it
-   * happened, and it runs again from the start on another connection, up to
-   * TRANSACTION_ATTEMPTS times, so that one ended session fails no request. A write whose
-   * connection is lost while its COMMIT is on the way may or may not have been stored: it is
-   * never run again, and the caller is told so. A connection that cannot be had at all (the
-   * database is away) fails at once with UNAVAILABLE.
+   * One transaction on a pooled connection. One whose connection is lost before COMMIT did not happen: it runs again on
+   * another, up to TRANSACTION_ATTEMPTS times. A write lost during its COMMIT may have been stored: never run again, the
+   * caller is told. No connection at all (the database is away): UNAVAILABLE at once.
    */
   private async transaction<R>(begin: string, kind: 'read' | 'write', body: (client: pg.PoolClient) => Promise<R>): Promise<R> {
     for (let attempt = 1; ; attempt += 1) {
@@ -418,56 +358,29 @@ export class PostgresConversationStorage extends SqlConversationStorage {
 
   /** The end of a write transaction: ids for its events, its count changes, its NOTIFY. */
   private async flush(client: pg.PoolClient, changes: ChangeLog): Promise<ConversationEvent[]> {
+    const query = (name: keyof typeof SQL, values: unknown[]) => client.query({ name, text: SQL[name], values });
     let events: ConversationEvent[] = [];
-    if (changes.events.length > 0) {
-      const count = changes.events.length;
-      const { rows } = await client.query<{ last_id: number }>({ name: 'allocateEventIds', text: SQL.allocateEventIds, values: [count] });
-      const first = rows[0]!.last_id - count + 1;
+    const count = changes.events.length;
+    if (count > 0) {
+      const first = (await query('allocateEventIds', [count])).rows[0]!.last_id - count + 1;
       const column = <K extends keyof PendingEvent>(key: K) => changes.events.map((event) => event[key]);
-      await client.query({
-        name: 'insertEvents',
-        text: SQL.insertEvents,
-        values: [
-          changes.events.map((_, index) => first + index),
-          column('conversation_id'),
-          column('kind'),
-          column('payload'),
-          column('created_at'),
-        ],
-      });
-      const last = changes.events.at(-1)!;
+      const ids = changes.events.map((_, index) => first + index);
+      await query('insertEvents', [ids, column('conversation_id'), column('kind'), column('payload'), column('created_at')]);
       // With NATS the other replicas hear of it from the stream, which the outbox publisher fills from this table.
-      if (!this.options.events)
-        await client.query('SELECT pg_notify($1, $2)', [
-          STORED_EVENTS_CHANNEL,
-          storedEventsPayload(first + count - 1, last.conversation_id),
-        ]);
+      const notice = storedEventsPayload(first + count - 1, changes.events.at(-1)!.conversation_id);
+      if (!this.options.events) await client.query('SELECT pg_notify($1, $2)', [STORED_EVENTS_CHANNEL, notice]);
       events = changes.numbered(first);
     }
     const deltas = [...changes.counts].filter(([, delta]) => delta !== 0);
-    if (deltas.length > 0) {
-      await client.query({
-        name: 'changeCounts',
-        text: SQL.changeCounts,
-        values: [deltas.map(([status]) => status), deltas.map(([, delta]) => delta)],
-      });
-    }
-    const ownerDeltas = [...changes.ownerCounts.values()].filter(({ delta }) => delta !== 0);
-    if (ownerDeltas.length > 0) {
-      await client.query({
-        name: 'changeOwnerCounts',
-        text: SQL.changeOwnerCounts,
-        values: [ownerDeltas.map((d) => d.owner), ownerDeltas.map((d) => d.status), ownerDeltas.map((d) => d.delta)],
-      });
-    }
+    if (deltas.length > 0) await query('changeCounts', [deltas.map(([status]) => status), deltas.map(([, delta]) => delta)]);
+    const owners = [...changes.ownerCounts.values()].filter(({ delta }) => delta !== 0);
+    if (owners.length > 0)
+      await query('changeOwnerCounts', [owners.map((d) => d.owner), owners.map((d) => d.status), owners.map((d) => d.delta)]);
     return events;
   }
 }
 
-/**
- * A database error as the gRPC status a caller can act on; the store's own errors pass as
- * they are. Codes: https://www.postgresql.org/docs/15/errcodes-appendix.html
- */
+/** A database error as the gRPC status a caller can act on (codes: PostgreSQL's errcodes appendix). */
 function fail(error: unknown): Error {
   if (error instanceof ServiceError) return error;
   const code = (error as { code?: unknown }).code;

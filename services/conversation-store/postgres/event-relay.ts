@@ -2,19 +2,16 @@ import pg from 'pg';
 import { Backoff, reconnectSchedule, type BackoffPolicy } from '../../common/backoff.js';
 import { ConversationEvent } from '../../../gen/ts/asg/store/v1/store.js';
 import type { CommittedEventsListener } from '../storage.js';
+import { discard } from './connection-errors.js';
 import { LIVE_EVENTS_CHANNEL, STORED_EVENTS_CHANNEL } from './statements.js';
 
 /** Stored events read per query when the relay catches up. */
 const CATCH_UP_PAGE_SIZE = 500;
 
 /**
- * Hands the stored events of every replica's commits to this replica's listeners, in id order,
- * each once. Ids are gap-free and in commit order (statements.ts, allocateEventIds), so "every
- * event after the last one handed over" is exactly what is missing, whoever wrote it: a commit
- * of this replica whose first id follows the cursor is handed over as it is (no query: the one
- * replica case); anything else (another replica's commit, told by NOTIFY, or a commit of this
- * one that overtook another) reads the events table from the cursor. One step runs at a time,
- * so listeners never see an id twice or out of order.
+ * Hands every replica's committed events to this replica's listeners, in id order, each once. Ids are gap-free and in
+ * commit order, so what follows the cursor is exactly what is missing: events that follow it directly are handed over
+ * as they are (no query); anything else reads the table from the cursor. One step at a time: no id twice or out of order.
  */
 export class OrderedEventDelivery {
   private chain: Promise<void> = Promise.resolve();
@@ -31,11 +28,7 @@ export class OrderedEventDelivery {
     return this.cursor;
   }
 
-  /**
-   * This replica committed `events` (consecutive ids), or they came from NATS; resolves once
-   * they were handed over. Any gap before them (ids not handed over yet) is read from the
-   * table first: a NATS message of id N+2 after N brings N+1 from the table.
-   */
+  /** This replica committed `events` (consecutive ids), or NATS brought them; a gap before them is read from the table. */
   committed(events: readonly ConversationEvent[]): Promise<void> {
     return this.step(async () => {
       const last = events.at(-1)!.id;
@@ -65,11 +58,7 @@ export class OrderedEventDelivery {
   private handOver(events: readonly ConversationEvent[]): void {
     if (events.length === 0) return;
     this.cursor = events.at(-1)!.id;
-    try {
-      this.deliver(events);
-    } catch {
-      // Listeners are in-process fan-outs that do not throw; the events are handed over either way.
-    }
+    this.deliver(events);
   }
 
   private step(work: () => Promise<void>): Promise<void> {
@@ -84,20 +73,13 @@ export function storedEventsPayload(lastId: number, conversationId: string): str
   return `${lastId}:${conversationId}`;
 }
 
-/**
- * NOTIFY payloads must stay under 8000 bytes. A text delta is cut into parts of this many
- * code points: at most 6 bytes each once JSON-escaped (`\uXXXX`), 6000 bytes with room for
- * the rest of the event. Parts of one delta are sent in order, and a reader of the deltas
- * concatenates them anyway.
- */
+/** NOTIFY payloads stay under 8000 bytes: a text delta goes in parts of 1000 code points (6 bytes each JSON-escaped). */
 const TEXT_DELTA_PART = 1000;
 export const MAX_NOTIFY_PAYLOAD = 7900;
 
 /**
- * The NOTIFY payloads that carry one live-only event to the other replicas, each naming this
- * replica's boot (its own listener skips them: it delivered the event locally already). A tool
- * call event too large for one payload crosses without its arguments and result (the stored
- * messages carry both); one still too large is not sent.
+ * The payloads of a live-only event, naming this replica's boot (its own listener skips them). A tool call too large
+ * crosses without its arguments and result (the stored messages carry both); one still too large is not sent.
  */
 export function liveEventPayloads(bootId: string, event: ConversationEvent): string[] {
   const payload = (e: ConversationEvent) => JSON.stringify({ boot: bootId, event: ConversationEvent.toJSON(e) });
@@ -126,30 +108,24 @@ export function parseLiveEventPayload(payload: string, ownBootId: string): Conve
 export interface EventListenerOptions {
   connection: pg.ClientConfig;
   bootId: string;
-  /** Another replica committed events up to this id. */
   onStoredEvents(lastId: number): void;
-  /** Another replica published a live-only event. */
   onLiveEvent(event: ConversationEvent): void;
   /** LISTEN is (again) in place: whatever was committed meanwhile must be read. */
   onListening(): void;
   onError(error: unknown): void;
 }
 
-/** How a lost LISTEN connection is opened again (common/backoff.ts). */
 const RECONNECT: BackoffPolicy = reconnectSchedule(100, 5_000);
 
 /**
- * The replica's own LISTEN connection (outside the pool: a pooled connection is shared, and a
- * LISTEN lives as long as its session). A lost connection is opened again with a backoff, at
- * once when the database is known to be back (`reconnectNow`), and each time LISTEN is in
- * place `onListening` makes the replica read what it missed.
+ * The replica's own LISTEN connection (outside the pool: a LISTEN lives as long as its session), opened again with a
+ * backoff when lost, at once when the database is back (`reconnectNow`); each time it listens, the replica reads what it missed.
  */
 export class EventListener {
   private client: pg.Client | undefined;
   private closed = false;
   private readonly backoff = new Backoff(RECONNECT);
   private timer: NodeJS.Timeout | undefined;
-  /** A connection attempt is under way (one at a time). */
   private connecting = false;
 
   constructor(private readonly options: EventListenerOptions) {}
@@ -172,7 +148,7 @@ export class EventListener {
     this.client?.emit('error', new Error('connection dropped on purpose'));
   }
 
-  /** The database is back: a connection that is down is opened now rather than at the end of its backoff. */
+  /** The database is back: a connection that is down is opened now. */
   reconnectNow(): void {
     if (this.closed || this.client !== undefined || this.connecting) return;
     clearTimeout(this.timer);
@@ -219,9 +195,7 @@ export class EventListener {
   private lost(client: pg.Client, error: Error | undefined): void {
     if (this.client !== client) return;
     this.client = undefined;
-    client.removeAllListeners('end');
-    client.on('error', () => undefined);
-    void client.end().catch(() => undefined);
+    void discard(client);
     if (this.closed) return;
     if (error) this.options.onError(error);
     this.reconnect(this.backoff.next());

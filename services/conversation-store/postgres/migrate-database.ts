@@ -2,12 +2,7 @@ import pg from 'pg';
 import { connectionConfig, DEFAULT_POOL_LIMITS, redactedDatabaseUrl } from './pool.js';
 import { migrate, type MigrateOutcome } from './schema.js';
 
-/**
- * `asg migrate` (docs/deploy.md): brings one PostgreSQL database's schema to this build's and
- * disconnects. Run with a role that owns the schema, before the store replicas of a new build
- * start; the replicas' own role then needs DML rights only. No statement timeout: a migration
- * of a large table may take longer than a request would.
- */
+/** `asg migrate`, with the schema owner's role before a new build's replicas start; no statement timeout. */
 export async function migrateDatabase(
   url: string,
   connectTimeoutMs = DEFAULT_POOL_LIMITS.connectTimeoutMs,

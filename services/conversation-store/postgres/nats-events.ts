@@ -3,7 +3,7 @@ import { DeliverPolicy, jetstream, jetstreamManager, type ConsumerMessages, type
 import type pg from 'pg';
 import { ConversationEvent } from '../../../gen/ts/asg/store/v1/store.js';
 import { natsServer } from '../events-url.js';
-import { liveEventPayloads, parseLiveEventPayload } from './event-relay.js';
+import { parseLiveEventPayload } from './event-relay.js';
 import { natsEventNames, streamConfig, type NatsEventNames, type StoredEventMessage } from './nats-subjects.js';
 import { OutboxPublisher } from './outbox-publisher.js';
 
@@ -18,9 +18,8 @@ export interface NatsEventsOptions {
   /** A connection to the store's database for the publisher's leader lock (a session of its own). */
   lockConnection: pg.ClientConfig;
   pool: pg.Pool;
-  /** Stored events after `afterId`, in id order. */
   readEvents(afterId: number, limit: number): Promise<ConversationEvent[]>;
-  /** A stored event from the stream (any replica's): hand it over in id order, reading any gap before it from the table. */
+  /** A stored event from the stream: handed over in id order, any gap before it read from the table. */
   onStoredEvent(event: ConversationEvent): void;
   /** Events up to `id` exist that this replica may not have handed over (`Infinity`: all there are). */
   onStoredEventsUpTo(id: number): void;
@@ -29,12 +28,9 @@ export interface NatsEventsOptions {
 }
 
 /**
- * Cross-replica delivery of events through NATS (instead of PostgreSQL LISTEN/NOTIFY): the
- * stored events through a JetStream stream that the outbox publisher (outbox-publisher.ts)
- * fills from the events table, read by an ordered consumer of every replica; the live-only
- * events on a core NATS subject. The connection reconnects forever: while NATS is away the
- * store works as before, its own watchers hear its own commits, and the other replicas catch
- * up from the stream (or the table) once it is back.
+ * Events across replicas through NATS instead of LISTEN/NOTIFY: stored ones through a JetStream stream the outbox
+ * publisher fills from the events table, read by an ordered consumer on every replica; live-only ones on a core subject.
+ * It reconnects forever: meanwhile the store works, and the other replicas catch up from the stream or table after.
  */
 export class NatsEvents {
   readonly names: NatsEventNames;
@@ -46,8 +42,6 @@ export class NatsEvents {
   private messages: ConsumerMessages | undefined;
   private readonly subscriptions: Subscription[] = [];
   private closed = false;
-  /** Live events leave one at a time, so the other replicas get this one's deltas in order. */
-  private liveChain: Promise<void> = Promise.resolve();
 
   constructor(private readonly options: NatsEventsOptions) {
     this.names = natsEventNames(options.prefix);
@@ -56,20 +50,13 @@ export class NatsEvents {
   /** Connects, creates or updates the stream, starts the consumer, the live subscription and the publisher. Rejects when NATS cannot be reached. */
   async start(): Promise<void> {
     const server = natsServer(this.options.url);
-    let connection: NatsConnection;
-    try {
-      connection = await connect({
-        servers: server.server,
-        user: server.user,
-        pass: server.pass,
-        token: server.token,
-        name: `asg-conversation-store-${this.options.bootId}`,
-        maxReconnectAttempts: -1,
-        reconnectTimeWait: 500,
-      });
-    } catch (error) {
-      throw new Error(`cannot connect to the events' NATS server ${server.redacted}: ${(error as Error).message}`);
-    }
+    const { server: servers, user, pass, token } = server;
+    const name = `asg-conversation-store-${this.options.bootId}`;
+    const connection = await connect({ servers, user, pass, token, name, maxReconnectAttempts: -1, reconnectTimeWait: 500 }).catch(
+      (error: Error) => {
+        throw new Error(`cannot connect to the events' NATS server ${server.redacted}: ${error.message}`);
+      },
+    );
     this.connection = connection;
     const manager = await jetstreamManager(connection);
     this.manager = manager;
@@ -88,16 +75,8 @@ export class NatsEvents {
         },
       }),
     );
-    this.publisher = new OutboxPublisher({
-      js: jetstream(connection),
-      manager,
-      names: this.names,
-      pool: this.options.pool,
-      lockConnection: this.options.lockConnection,
-      readEvents: this.options.readEvents,
-      ensureStream: () => this.ensureStream(manager),
-      onError: this.options.onError,
-    });
+    const ensureStream = () => this.ensureStream(manager);
+    this.publisher = new OutboxPublisher({ ...this.options, js: jetstream(connection), manager, names: this.names, ensureStream });
     this.subscriptions.push(connection.subscribe(this.names.committedSubject, { callback: () => this.publisher?.committed() }));
     this.publisher.start();
     void this.watchStatus(connection);
@@ -114,16 +93,9 @@ export class NatsEvents {
     }
   }
 
-  shareLive(event: ConversationEvent): void {
-    const payloads = liveEventPayloads(this.options.bootId, event);
-    if (payloads.length === 0 || this.closed) return;
-    this.liveChain = this.liveChain.then(() => {
-      try {
-        for (const payload of payloads) this.connection?.publish(this.names.liveSubject, payload);
-      } catch (error) {
-        this.options.onError('a live event could not be sent to the other store replicas', error);
-      }
-    });
+  /** One payload of liveEventPayloads, for the other replicas. */
+  publishLive(payload: string): void {
+    if (!this.closed) this.connection?.publish(this.names.liveSubject, payload);
   }
 
   /** The outbox publisher, for tests that check who leads. */
@@ -137,7 +109,6 @@ export class NatsEvents {
     await this.publisher?.close();
     for (const subscription of this.subscriptions) subscription.unsubscribe();
     this.messages?.stop();
-    await this.liveChain;
     await this.connection?.close().catch(() => undefined);
   }
 
@@ -155,12 +126,7 @@ export class NatsEvents {
     await manager.streams.update(this.names.stream, config);
   }
 
-  /**
-   * An ordered consumer from the stream's next message on: whatever was committed before is
-   * read from the table (onStoredEventsUpTo), so it starts after this replica's cursor in
-   * effect. One that ends without being stopped (its stream was deleted and made again, the
-   * server refused it) is replaced.
-   */
+  /** An ordered consumer from the stream's next message on (what came before is read from the table); replaced when it ends. */
   private async startConsumer(): Promise<void> {
     // The stream has the stored subject only: no filter (multiple filters need NATS 2.10).
     const consumer = await jetstream(this.connection!).consumers.get(this.names.stream, { deliver_policy: DeliverPolicy.New });
@@ -198,11 +164,7 @@ export class NatsEvents {
       });
   }
 
-  /**
-   * A new consumer from the stream's next message on, then whatever was committed meanwhile
-   * is read from the table (it has it all), so nothing falls between. Tried again until it
-   * works or the replica stops.
-   */
+  /** A new consumer, then what was committed meanwhile is read from the table: nothing falls between. Retried until it works. */
   private restartConsumer(afterMs: number): void {
     if (this.restarting) return;
     this.restarting = true;
@@ -229,10 +191,7 @@ export class NatsEvents {
     timer.unref();
   }
 
-  /**
-   * After a reconnect: a new consumer (restartConsumer). The consumer of before the cut is not
-   * trusted to resume: its pulls may have died with the connection.
-   */
+  /** After a reconnect, a new consumer: the old one's pulls may have died with the connection. */
   private async watchStatus(connection: NatsConnection): Promise<void> {
     for await (const status of connection.status()) {
       if (status.type === 'reconnect' && !this.closed) {

@@ -4,13 +4,11 @@ import { ConversationEvent } from '../../../gen/ts/asg/store/v1/store.js';
 
 /** Where the events of one deployment go on a NATS server (config `events.prefix`). */
 export interface NatsEventNames {
-  /** The JetStream stream of the stored events: `<PREFIX>_EVENTS`. */
   stream: string;
   /** Every stored event, in id order, one message each (`Nats-Msg-Id`: the event id). */
   storedSubject: string;
-  /** Live-only events (core NATS, not stored). */
   liveSubject: string;
-  /** "Some replica committed events": wakes the publisher (core NATS, not stored). */
+  /** "Some replica committed events": wakes the publisher. */
   committedSubject: string;
 }
 

@@ -2,6 +2,7 @@ import type { JetStreamClient, JetStreamManager } from '@nats-io/jetstream';
 import pg from 'pg';
 import { Backoff, reconnectSchedule } from '../../common/backoff.js';
 import type { ConversationEvent } from '../../../gen/ts/asg/store/v1/store.js';
+import { discard, within } from './connection-errors.js';
 import { storedEventMessage, type NatsEventNames } from './nats-subjects.js';
 import { SQL } from './statements.js';
 
@@ -17,14 +18,13 @@ export interface OutboxPublisherOptions {
   onError(what: string, error: unknown): void;
 }
 
-/** Events read from the table per page. */
 const PAGE_SIZE = 500;
 /** How often the leader looks for events no wake-up told it of (a lost core NATS message). */
 const PUBLISH_POLL_MS = 1_000;
 /** How often a replica that does not lead tries to take the lead (the leader may have died). */
 const LEADER_RETRY_MS = 500;
 const RETRY_MAX_MS = 5_000;
-/** How long the leader's lock connection may take to answer before the lead is given up (confirmLead). */
+/** How long the leader's lock connection may take to answer before the lead is given up. */
 const LOCK_CHECK_MS = 2_000;
 
 /** The advisory lock key text of the publisher of `stream` (hashtext of it): one leader per stream and database. */
@@ -33,27 +33,17 @@ export function publisherLockName(stream: string): string {
 }
 
 /**
- * The outbox publisher: publishes every stored event of the events table (the outbox: a row
- * exists iff its transaction committed) to the JetStream stream, in id order, each once.
- *
- * - One replica leads at a time: it holds a session advisory lock on a connection of its own,
- *   which PostgreSQL releases when the process or its connection dies; the others try again
- *   every LEADER_RETRY_MS and take over.
- * - Where to go on from is the stream's last stored event (its message carries the id), or the
- *   `event_publications` row when the stream has none (its messages aged out): a leader that
- *   died between a commit and its publish leaves the event unpublished, and the next leader
- *   publishes it; one that died between a publish and saving the row leaves the stream ahead,
- *   and the next leader goes on after the stream's last event instead of publishing it again.
- * - Each message has the event id as `Nats-Msg-Id` (JetStream drops a duplicate within its
- *   window: a publish retried after a lost ack) and, once the stream's last id is known, the
- *   previous id as the expected last msgID: a publish that would not directly follow the
- *   previous event (two leaders after a network split) is refused, and the leader reads the
- *   stream's last id again.
+ * Publishes every row of the events table (the outbox: a row exists iff its transaction committed) to the JetStream
+ * stream, in id order, each once. One replica leads, holding a session advisory lock that dies with its connection.
+ * It goes on after the stream's last event, or the `event_publications` row when the stream has none (aged out), so a
+ * leader that died before a publish or before saving the row loses nothing and repeats nothing. The event id is the
+ * `Nats-Msg-Id` (a retried publish is dropped as a duplicate) and the previous id the expected last msgID, so a publish
+ * that does not follow the previous event (two leaders after a split) is refused.
  */
 export class OutboxPublisher {
   private lockClient: pg.Client | undefined;
   private leading = false;
-  /** The id of the last event in the stream; undefined until read (again) from the stream. */
+  /** The id of the last event in the stream; undefined until read (again). */
   private lastPublished: number | undefined;
   /** Whether the stream's last message is the event `lastPublished` (so the next one may expect it). */
   private followsStream = false;
@@ -76,10 +66,7 @@ export class OutboxPublisher {
     return this.leading;
   }
 
-  /**
-   * Some replica committed events: the leader publishes them now. The others ignore it (they
-   * try for the lead on their own timer), so commits cost the database no lock attempts.
-   */
+  /** Some replica committed events: the leader publishes now; the others wait for their timer (no lock attempt per commit). */
   committed(): void {
     if (this.leading) this.wake();
   }
@@ -111,7 +98,7 @@ export class OutboxPublisher {
     this.closed = true;
     clearTimeout(this.timer);
     await this.running;
-    await this.dropLead();
+    if (this.lockClient) await this.lostLock(this.lockClient);
   }
 
   /** One pass: take the lead if free (or make sure it is still held), publish what is pending; true when it failed. */
@@ -147,10 +134,8 @@ export class OutboxPublisher {
   }
 
   /**
-   * The lock lives as long as its session: a lock connection that answers within
-   * LOCK_CHECK_MS still holds it. One that does not (a network cut that no error reported
-   * yet: the server may have ended the session and another replica taken the lock) is given
-   * up, the lead first.
+   * The lock lives as long as its session: a lock connection that does not answer within LOCK_CHECK_MS (the server may
+   * have ended the session and another replica taken the lock) is given up, the lead first.
    */
   private async confirmLead(): Promise<void> {
     const client = this.lockClient;
@@ -158,41 +143,20 @@ export class OutboxPublisher {
       this.leading = false;
       return;
     }
-    let timer: NodeJS.Timeout | undefined;
-    const late = new Promise<never>((_, reject) => {
-      timer = setTimeout(
-        () => reject(new Error(`the publisher's lock connection did not answer within ${LOCK_CHECK_MS} ms`)),
-        LOCK_CHECK_MS,
-      );
-    });
     try {
-      await Promise.race([client.query('SELECT 1'), late]);
+      await within(client.query('SELECT 1'), LOCK_CHECK_MS, `the publisher's lock connection did not answer within ${LOCK_CHECK_MS} ms`);
     } catch (error) {
-      this.lostLock(client);
+      void this.lostLock(client);
       throw error;
-    } finally {
-      clearTimeout(timer);
     }
   }
 
   /** The lock's session ended or may have: this replica no longer leads, before anything else happens. */
-  private lostLock(client: pg.Client): void {
+  private async lostLock(client: pg.Client): Promise<void> {
     if (this.lockClient !== client) return;
     this.leading = false;
     this.lockClient = undefined;
-    client.removeAllListeners('end');
-    client.on('error', () => undefined);
-    void client.end().catch(() => undefined);
-  }
-
-  private async dropLead(): Promise<void> {
-    const client = this.lockClient;
-    this.lockClient = undefined;
-    this.leading = false;
-    if (client === undefined) return;
-    client.removeAllListeners('end');
-    client.on('error', () => undefined);
-    await client.end().catch(() => undefined);
+    await discard(client);
   }
 
   private async publishPending(): Promise<void> {
@@ -213,11 +177,7 @@ export class OutboxPublisher {
     }
   }
 
-  /**
-   * The id to go on after: the stream's last stored event, or the saved row when the stream
-   * has none. Run on taking the lead and after a failure, when the stream may have been
-   * deleted: it is made again first.
-   */
+  /** The id to go on after: the stream's last event, or the saved row; the stream may have been deleted: made again first. */
   private async findLastPublished(): Promise<void> {
     await this.options.ensureStream();
     const last = await this.options.manager.streams.getMessage(this.options.names.stream, {

@@ -4,10 +4,7 @@ export { isPostgresUrl, redactedDatabaseUrl } from './url.js';
 
 /** The pool's limits (config `store.pool`, README); every field has a documented default. */
 export interface PostgresPoolLimits {
-  /**
-   * Connections the pool opens at most; a replica has one or two more of its own: the probe
-   * of its readiness, and the LISTEN connection or (with NATS) the outbox publisher's lock.
-   */
+  /** Connections the pool opens at most; a replica has two more: the probe, and LISTEN or the publisher's lock. */
   maxConnections: number;
   /** A statement running longer is cancelled by the server (`statement_timeout`). */
   statementTimeoutMs: number;
@@ -24,11 +21,7 @@ export const DEFAULT_POOL_LIMITS: PostgresPoolLimits = {
   connectTimeoutMs: 10_000,
 };
 
-/**
- * bigint columns (event ids, token sums, counts) as numbers: pg returns them as strings, since
- * they may pass 2^53; these never come near it. Set per connection, not on pg's global
- * parsers, so that nothing else in the process is affected.
- */
+/** bigint columns as numbers (they never near 2^53), per connection: pg's global parsers stay as they are. */
 const types = {
   getTypeParser: ((oid: number, format?: 'text' | 'binary') =>
     oid === pg.types.builtins.INT8
@@ -55,12 +48,8 @@ export function connectionConfig(url: string, limits: PostgresPoolLimits, applic
 const KEEPALIVE_IDLE_MS = 10_000;
 
 /**
- * The pool. Each of its connections handles its own 'error' all its life: pg emits one when
- * its backend ends (a restart, a failover, pg_terminate_backend) while the connection is
- * checked out between statements, and an unhandled one would end the process. The statement
- * in flight fails with the error anyway, and the pool drops a connection that failed
- * (pg marks it not queryable) when it comes back; an idle one is dropped by the pool, which
- * reports it on its own 'error' event.
+ * Each pooled connection handles its own 'error' all its life: pg emits one when its backend ends while it is checked
+ * out, and an unhandled one would end the process. Its statement fails anyway and the pool drops it when it comes back.
  */
 export function createPool(url: string, limits: PostgresPoolLimits, applicationName: string): pg.Pool {
   const pool = new pg.Pool({
@@ -68,9 +57,6 @@ export function createPool(url: string, limits: PostgresPoolLimits, applicationN
     max: limits.maxConnections,
     idleTimeoutMillis: 30_000,
   });
-  pool.on('connect', (client) => client.on('error', ignoreCheckedOutError));
+  pool.on('connect', (client) => client.on('error', () => undefined));
   return pool;
 }
-
-/** The error of a checked-out connection: its statement fails with it and the pool drops the connection (above). */
-function ignoreCheckedOutError(): void {}

@@ -3,25 +3,12 @@ import { TOKEN_PRINCIPAL_PREFIX } from '../../common/principal-id.js';
 import { FIRST_USER_TEXT_LENGTH } from '../records.js';
 
 /**
- * The PostgreSQL schema, one migration per version, applied at open to databases that are
- * behind. A released migration is never edited: a change is a new entry at the end.
- *
- * It holds what the SQLite schema holds after its migration 12 (sqlite/schema.ts; 4 here is
- * its 13, 5 its 14, 6 its 15, 7 its 16, 8 its 17), written
- * for PostgreSQL, with three differences that concurrency from several store replicas needs:
- *
- * - `event_ids`: one row holding the last event id. A writing transaction raises it as its
- *   last step before COMMIT, and its row lock orders the commits of every transaction that
- *   writes events, so ids are gap-free and in commit order (docs/architecture.md).
- * - no count triggers: the per-status counts are changed by the driver right after it took
- *   the `event_ids` lock (every status change writes an event), so two transactions never
- *   lock two count rows in opposite orders.
- * - `store_replicas`: the boot id of every live store process and when it was last seen, so
- *   that a running-turn mark of a live replica is not taken for a turn a crash cut off.
- *
- * Timestamps stay ISO text with millisecond precision, as in SQLite: they sort in time order,
- * and both drivers share their rows (rows.ts). `approvals.position` keeps the insertion order
- * of approvals created in one transaction (they share created_at; SQLite uses its rowid).
+ * One migration per version; a released one is never edited. It holds SQLite's schema 12 (4 here is its 13, 5 its 14,
+ * 6 its 15, 7 its 16, 8 its 17, 9 its 18) with what several replicas need: `event_ids`, whose row lock, raised last
+ * before COMMIT, makes event ids gap-free and in commit order; no count triggers (the driver changes counts under that
+ * lock, so no two transactions lock count rows in opposite orders); `store_replicas`, the live boots, so a live
+ * replica's mark is not a crash's. Timestamps stay ISO text as in SQLite; `approvals.position` orders approvals created
+ * in one transaction (SQLite's rowid).
  */
 const MIGRATIONS: readonly string[] = [
   `
@@ -88,8 +75,6 @@ const MIGRATIONS: readonly string[] = [
   );
   INSERT INTO conversation_counts (status, count) VALUES ('active', 0), ('waiting_approval', 0), ('completed', 0);
 
-  -- The start of the first user message, kept on the conversation row in the transaction that
-  -- appends it (a list reads its title without reading messages; SQLite schema 8).
   CREATE FUNCTION conversations_first_user_text() RETURNS trigger LANGUAGE plpgsql AS $$
   BEGIN
     UPDATE conversations SET first_user_text = substr(NEW.content, 1, ${FIRST_USER_TEXT_LENGTH})
@@ -129,10 +114,7 @@ const MIGRATIONS: readonly string[] = [
     last_seen  timestamptz NOT NULL DEFAULT now()
   );
   `,
-  // 2: which replicas have watchers of which conversation ('' : of every one), so that a
-  // conversation read on any replica is `watched` when someone follows it on another one (the
-  // orchestrator streams the model's text only then). Rows of replicas that are gone go with
-  // their replica row, and count only while it is live.
+  // 2: which replicas have watchers of which conversation ('': every one), for `watched`; they go with their replica.
   `
   CREATE TABLE store_watches (
     conversation_id text NOT NULL,
@@ -140,19 +122,15 @@ const MIGRATIONS: readonly string[] = [
     PRIMARY KEY (conversation_id, boot_id)
   );
   `,
-  // 3: with NATS (events.url), the last stored event id the outbox publisher published to each
-  // JetStream stream: where it goes on from when the stream holds none (aged out, recreated).
+  // 3: with NATS, the last event id the outbox publisher published to each stream, for when the stream holds none.
   `
   CREATE TABLE event_publications (
     stream  text PRIMARY KEY,
     last_id bigint NOT NULL
   );
   `,
-  // 4: runs with leases, as SQLite schema 13 — except that a lease expires at a
-  // timestamptz compared with the database's now(), the one clock every store replica shares.
-  // The partial index holds only the marks with a lease: TakeOverRuns finds the expired ones,
-  // oldest first, without reading the other conversations, and locks them FOR UPDATE SKIP
-  // LOCKED so that takers on several replicas never get the same run.
+  // 4: runs with leases, as SQLite 13, but expiring at a timestamptz of the database's now(), the clock every replica
+  // shares; TakeOverRuns locks candidates FOR UPDATE SKIP LOCKED so that takers never get the same run.
   `
   ALTER TABLE conversations
     ADD COLUMN lease_owner      text,
@@ -164,13 +142,8 @@ const MIGRATIONS: readonly string[] = [
     ADD COLUMN outcome_unknown boolean NOT NULL DEFAULT false,
     ADD COLUMN replaces_uuid   uuid;
   `,
-  // 5: approvals as audited resources, as SQLite schema 14 — except that an expiry is
-  // a timestamptz set and compared with the database's now() (the clock every replica shares;
-  // read out as the ISO text of the other timestamps), the status CHECK is replaced in place,
-  // and audit ids come from an identity (increasing; entries of concurrent transactions may
-  // commit out of id order). The trigger function refuses any UPDATE, DELETE or TRUNCATE of the
-  // audit trail. A webhook cursor's lease expires at a timestamptz too; its row is locked by the
-  // one statement that claims or advances it, so two replicas never both hold it.
+  // 5: approvals as audited resources, as SQLite 14, but expiries are timestamptz of the database's now(); audit ids from
+  // an identity (concurrent entries may commit out of id order); a trigger refuses UPDATE, DELETE and TRUNCATE of the trail.
   `
   ALTER TABLE approvals DROP CONSTRAINT approvals_status_check;
   ALTER TABLE approvals ADD CONSTRAINT approvals_status_check
@@ -211,9 +184,7 @@ const MIGRATIONS: readonly string[] = [
     lease_expires_at timestamptz
   );
   `,
-  // 6: who a conversation belongs to, as SQLite schema 15 — except that, as for
-  // conversation_counts, no trigger keeps the owners' counts: the driver changes them with the
-  // others, under the event_ids lock (a missing row is inserted by the same statement).
+  // 6: conversation owners, as SQLite 15, with no trigger: the driver changes the owners' counts under the event_ids lock.
   `
   ALTER TABLE conversations ADD COLUMN owner text;
   CREATE INDEX conversations_by_owner ON conversations (owner, created_at DESC, id DESC) WHERE owner IS NOT NULL;
@@ -261,26 +232,18 @@ const MIGRATIONS: readonly string[] = [
 
 export const POSTGRES_SCHEMA_VERSION = MIGRATIONS.length;
 
-/**
- * The advisory lock key of migrations ("asg-mig" in ASCII): every store replica that starts
- * takes it first, so of several replicas opening one empty database at once, one migrates
- * and the others find the schema current.
- */
+/** The migrations' advisory lock ("asg-mig"): of replicas opening one empty database at once, one migrates. */
 const MIGRATION_LOCK_KEY = 0x6173_672d_6d69_67n;
 
-/** PostgreSQL's SQLSTATE for a statement the role has no right to run (insufficient_privilege). */
+/** insufficient_privilege */
 const INSUFFICIENT_PRIVILEGE = '42501';
 
-/** What a migrate did: the schema version it found and the one it left. */
 export interface MigrateOutcome {
   from: number;
   to: number;
 }
 
-/**
- * The schema version of the database, read without any DDL (so that a role with DML rights only
- * may read it): 0 when `schema_version` does not exist yet.
- */
+/** The schema version, read without DDL (a role with DML rights only may read it); 0 without `schema_version`. */
 async function schemaVersion(client: ClientBase): Promise<number> {
   const { rows: exists } = await client.query<{ table: string | null }>("SELECT to_regclass('schema_version')::text AS table");
   if (exists[0]?.table == null) return 0;
@@ -289,14 +252,9 @@ async function schemaVersion(client: ClientBase): Promise<number> {
 }
 
 /**
- * Brings the schema to POSTGRES_SCHEMA_VERSION in one transaction under the advisory lock
- * (released by its COMMIT or ROLLBACK); refuses a database written by a newer build.
- * `where` names the database in errors (the URL without its password).
- *
- * A current schema is left alone without a single DDL statement or lock: the store's runtime
- * role then needs DML rights only, and `asg migrate` (docs/deploy.md), run first with the
- * schema owner's role, is what changes the schema. A schema behind this build is migrated by
- * whoever opens it with the rights to; a role without them is told to run `asg migrate`.
+ * Brings the schema to POSTGRES_SCHEMA_VERSION in one transaction under the advisory lock; refuses a newer one. A
+ * current schema is left alone without DDL or lock, so the runtime role needs DML rights only (`asg migrate` runs first
+ * with the owner's role); a role without the rights is told to run it.
  */
 export async function migrate(client: ClientBase, where: string): Promise<MigrateOutcome> {
   const found = await schemaVersion(client);

@@ -1,8 +1,4 @@
-/**
- * The statements only the PostgreSQL driver runs, as text with positional parameters (the
- * store's own are in sql/queries.ts): how events get their ids and counts their changes at
- * the end of a write, the replicas' registry and watches, and the outbox publisher's.
- */
+/** The statements only the PostgreSQL driver runs (the store's own are in sql/queries.ts). */
 export const SQL = {
   // Per-status deltas of one transaction, applied under the event_ids lock (schema.ts).
   changeCounts: `
@@ -15,9 +11,7 @@ export const SQL = {
     SELECT * FROM unnest($1::text[], $2::text[], $3::bigint[])
     ON CONFLICT (owner, status) DO UPDATE SET count = conversation_counts_by_owner.count + excluded.count`,
 
-  // The events of one transaction get their ids here, as its last statements: the row lock
-  // taken by this UPDATE is held until COMMIT, so the next writer's ids follow these and its
-  // commit follows this one (docs/architecture.md, "Event ids on PostgreSQL").
+  // A transaction's last statements: this UPDATE's row lock, held until COMMIT, orders the next writer's ids and commit after.
   allocateEventIds: `UPDATE event_ids SET last_id = last_id + $1 RETURNING last_id`,
   insertEvents: `
     INSERT INTO events (id, conversation_id, kind, payload, created_at)

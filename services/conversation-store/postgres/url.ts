@@ -1,19 +1,13 @@
 import { registerSecret } from '../../common/secrets.js';
 
-/*
- * What the store needs to know about a database URL before it decides on a driver: kept apart
- * from the driver, so that a store on SQLite never loads pg or NATS.
- */
+// Kept apart from the driver, so that a store on SQLite never loads pg or NATS.
 
 /** Whether a store URL names a PostgreSQL database (else the store is SQLite in data_dir). */
 export function isPostgresUrl(url: string): boolean {
   return /^postgres(ql)?:\/\//i.test(url);
 }
 
-/**
- * The URL as it may be shown: without its password. The password is registered as a secret,
- * so that an error text or log line that quotes the URL is redacted too.
- */
+/** The URL without its password, which is registered as a secret (a text quoting the URL is redacted too). */
 export function redactedDatabaseUrl(url: string): string {
   try {
     const parsed = new URL(url);

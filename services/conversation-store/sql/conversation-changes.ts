@@ -1,12 +1,5 @@
-import {
-  type Conversation,
-  type ConversationSummary,
-  type GetConversationRequest,
-  type Message,
-  MessageRole,
-  type NewMessage,
-  type RunLease,
-} from '../../../gen/ts/asg/store/v1/store.js';
+import type * as pb from '../../../gen/ts/asg/store/v1/store.js';
+import { MessageRole } from '../../../gen/ts/asg/store/v1/store.js';
 import { failedPrecondition, invalidArgument, notFound } from '../../common/grpc/errors.js';
 import {
   appendedMessageRow,
@@ -39,23 +32,15 @@ export interface SqlStorageSettings {
   locksRows: boolean;
 }
 
-/**
- * What the store's rules share (sql/storage.ts has the rules themselves): the port's
- * transactions, the write of a change to a conversation with its events, the running mark of a
- * turn and its lease, and the reads of a conversation as the service answers it.
- */
+/** What the store's rules share: a change to a conversation with its events, a turn's mark and lease, the reads. */
 export abstract class ConversationChanges {
   protected readonly listeners = new Set<CommittedEventsListener>();
   readonly bootId: string;
   protected readonly now: () => number;
-  private readonly staleTurnAfterMs: number;
-  private readonly locksRows: boolean;
 
-  constructor(settings: SqlStorageSettings) {
+  constructor(private readonly settings: SqlStorageSettings) {
     this.bootId = settings.bootId;
     this.now = settings.now;
-    this.staleTurnAfterMs = settings.staleTurnAfterMs;
-    this.locksRows = settings.locksRows;
   }
 
   /** Every statement of the body sees one snapshot. */
@@ -68,25 +53,20 @@ export abstract class ConversationChanges {
     return row.running_turn_boot === this.bootId || Boolean(row.running_turn_boot_live);
   }
 
-  /**
-   * Whether the conversation has a turn running now: marked by a live store, or with a lease
-   * (an orchestrator owns it, whichever store marked it), and not stale (store.proto, StartTurn).
-   */
+  /** A turn runs now: marked by a live store or with a lease (whichever store marked it), and not stale. */
   protected turnRunning(row: StoredConversation): boolean {
     if (!row.running_turn_boot || !row.running_turn_since) return false;
     if (!this.liveMark(row) && !row.lease_owner) return false;
-    return Date.parse(row.running_turn_since) > this.now() - this.staleTurnAfterMs;
+    return Date.parse(row.running_turn_since) > this.now() - this.settings.staleTurnAfterMs;
   }
 
   /**
-   * Marks a turn running from now, after the change that begins it. turn_started is recorded
-   * unless a turn was running already (an approved sibling branch's continuation); a mark it
-   * replaces (stale, or a dead store's) is a turn that ended first.
+   * Marks a turn running from now, after the change that begins it; turn_started unless a turn was running already (a
+   * sibling branch's continuation). A mark it replaces (stale, or a dead store's) is a turn a crash cut off.
    */
-  protected async markTurnRunning(tx: SqlWrite, id: string, lease: RunLease | undefined): Promise<void> {
+  protected async markTurnRunning(tx: SqlWrite, id: string, lease: pb.RunLease | undefined): Promise<void> {
     const row = await requireConversation(tx, id);
     const running = this.turnRunning(row);
-    // A mark replaced without its turn's last write: a turn a crash (or a stale orchestrator) cut off.
     if (row.running_turn_boot && !running) tx.changes.event(id, row.updated_at, { kind: 'turn_ended', outcome: 'interrupted' });
     const now = this.now();
     // The lease is the new turn's: a new owner, no takeovers yet; none clears an earlier one.
@@ -116,22 +96,19 @@ export abstract class ConversationChanges {
   }
 
   /** The conversation of a row, with whether a turn runs on it now and whether another replica watches it. */
-  protected conversationOf(row: StoredConversation, messages: Message[], pending: readonly ApprovalRow[]): Conversation {
+  protected conversationOf(row: StoredConversation, messages: pb.Message[], pending: readonly ApprovalRow[]): pb.Conversation {
     return { ...conversationFromRow(row, messages, pending), turnRunning: this.turnRunning(row), watched: Boolean(row.watched_elsewhere) };
   }
 
-  /**
-   * The note for a turn a dead store left running, or none; the caller appends it and moves or
-   * clears the mark. A mark with a lease gets none: its run is the orchestrators' to take over.
-   */
-  protected interruptedTurnNote(row: StoredConversation): NewMessage[] {
+  /** The note for a turn a dead store left running; none with a lease (orchestrators take that run over). */
+  protected interruptedTurnNote(row: StoredConversation): pb.NewMessage[] {
     const dead = row.running_turn_boot && !this.liveMark(row) && !row.lease_owner;
     return dead ? [{ role: MessageRole.MESSAGE_ROLE_ASSISTANT, content: INTERRUPTED_TURN_NOTE }] : [];
   }
 
   /** The conversation row, locked for this transaction where rows are locked, read after the lock (the latest version). */
   protected async lockConversation(tx: SqlStatements, id: string): Promise<StoredConversation> {
-    if (this.locksRows) {
+    if (this.settings.locksRows) {
       const stored = storedId(id);
       if (stored === undefined || (await tx.all('lockConversation', { id: stored })).length === 0)
         throw notFound(`conversation ${id} not found`);
@@ -147,18 +124,11 @@ export abstract class ConversationChanges {
     return insertedApprovalRow({ ...row, expires_at: inserted!.expires_at });
   }
 
-  /**
-   * UpdateRun's interrupted_approval: executing → interrupted, with no message and no event of
-   * its own (as MarkApprovalInterrupted); FAILED_PRECONDITION for anything but an executing
-   * approval of this conversation, which rolls the whole write back.
-   */
+  /** UpdateRun's interrupted_approval: executing → interrupted, no message or event; FAILED_PRECONDITION rolls it all back. */
   protected async interruptExecuting(tx: SqlWrite, conversationId: string, uuid: string, at: string): Promise<void> {
     const stored = storedId(uuid);
-    if (
-      stored !== undefined &&
-      (await tx.all('interruptExecutingApproval', { uuid: stored, conversation_id: conversationId, now: at })).length
-    )
-      return;
+    const args = { uuid: stored, conversation_id: conversationId, now: at };
+    if (stored !== undefined && (await tx.all('interruptExecutingApproval', args)).length > 0) return;
     const found = stored === undefined ? undefined : (await tx.all<ApprovalRow>('selectApproval', { uuid: stored }))[0];
     throw failedPrecondition(interruptedApprovalProblem(conversationId, uuid, found));
   }
@@ -180,19 +150,15 @@ export abstract class ConversationChanges {
   }
 
   /**
-   * Appends messages at seq = message_count + 1… (never a MAX() over the messages) and writes
-   * the conversation's new state with them. `at` is the change's timestamp, shared by the
-   * messages, updated_at and the change's events; it is always later than the previous
-   * updated_at. The events are recorded in the order a reader expects them: approvals
-   * resolved (the decision), messages added (e.g. its result), approvals requested (after
-   * the call they gate), and the status the conversation ends in.
+   * Appends messages at seq = message_count + 1… (never a MAX()) with the conversation's new state, all at `at`. Events
+   * in the order a reader expects: approvals resolved, messages added (a result), approvals requested, the new status.
    */
   protected async applyChange(
     tx: SqlWrite,
     conversation: StoredConversation,
     change: ConversationChange,
     at = timestampAfter(conversation.updated_at, this.now()),
-  ): Promise<Message[]> {
+  ): Promise<pb.Message[]> {
     const id = conversation.id;
     const next = {
       id,
@@ -237,18 +203,18 @@ export abstract class ConversationChanges {
   }
 
   /** Full conversation with its pending approvals (read only while it waits). */
-  protected async readConversation(tx: SqlStatements, row: StoredConversation, includeMessages: boolean): Promise<Conversation> {
+  protected async readConversation(tx: SqlStatements, row: StoredConversation, includeMessages: boolean): Promise<pb.Conversation> {
     const messages = includeMessages ? (await tx.all<MessageRow>('selectMessages', { conversation_id: row.id })).map(messageFromRow) : [];
     const pending = row.status === 'waiting_approval' ? await pendingApprovals(tx, row.id) : [];
     return this.conversationOf(row, messages, pending);
   }
 
-  /**
-   * One page of a conversation's history: at most `messageLimit` messages and
-   * MAX_PAGE_CONTENT_CHARS of text, the newest or those next to a cursor, oldest first. One
-   * more row than the page is read in the page's direction, to tell whether more follow.
-   */
-  protected async readConversationPage(tx: SqlStatements, row: StoredConversation, request: GetConversationRequest): Promise<Conversation> {
+  /** One page of history, oldest first: the newest, or those next to a cursor; one more row tells whether more follow. */
+  protected async readConversationPage(
+    tx: SqlStatements,
+    row: StoredConversation,
+    request: pb.GetConversationRequest,
+  ): Promise<pb.Conversation> {
     const limit = request.messageLimit ?? 0;
     const after = request.afterMessageId ? await this.messageSeq(tx, row, request.afterMessageId, 'after_message_id') : undefined;
     const before = request.beforeMessageId
@@ -259,8 +225,7 @@ export abstract class ConversationChanges {
       seq: after ?? before,
       limit: limit + 1,
     });
-    // More in the walk's direction when a row was left over; in the other direction, the
-    // cursor message itself (and whatever lies beyond it) when there was a cursor.
+    // Against the walk's direction, a cursor message itself lies beyond the page.
     const { taken, moreOnWalk } = takePage(walk, limit, MAX_PAGE_CONTENT_CHARS);
     const messages = (after === undefined ? taken.reverse() : taken).map(messageFromRow);
     const pending = row.status === 'waiting_approval' ? await pendingApprovals(tx, row.id) : [];
@@ -290,12 +255,10 @@ export abstract class ConversationChanges {
   }
 
   /** The counts by status of every conversation, or of one owner's. */
-  protected async summary(tx: SqlStatements, owner?: string): Promise<ConversationSummary> {
+  protected async summary(tx: SqlStatements, owner?: string): Promise<pb.ConversationSummary> {
     const counts: Record<ConversationStatusName, number> = { active: 0, waiting_approval: 0, completed: 0 };
-    const rows =
-      owner === undefined
-        ? await tx.all<{ status: ConversationStatusName; count: number }>('selectCounts', {})
-        : await tx.all<{ status: ConversationStatusName; count: number }>('selectOwnerCounts', { owner });
+    const query = owner === undefined ? 'selectCounts' : 'selectOwnerCounts';
+    const rows = await tx.all<{ status: ConversationStatusName; count: number }>(query, { owner });
     for (const row of rows) counts[row.status] = Number(row.count);
     return summaryOf(counts);
   }

@@ -1,10 +1,4 @@
-import type {
-  AuditEntry,
-  ListApprovalsRequest,
-  ListAuditRequest,
-  ListPendingApprovalsRequest,
-  PendingApproval,
-} from '../../../gen/ts/asg/store/v1/store.js';
+import type * as pb from '../../../gen/ts/asg/store/v1/store.js';
 import { approvalPage, auditPage, FIRST_APPROVAL, listedStatuses, newestFirst, oldestFirst } from '../changes.js';
 import { storedId } from '../ids.js';
 import { decodeApprovalsPageToken, decodeAuditPageToken, decodePageToken, encodePageToken } from '../page-token.js';
@@ -14,18 +8,14 @@ import { type ApprovalPage, type AuditPage, DEFAULT_PAGE_SIZE, MAX_PAGE_SIZE } f
 import { FIRST_UUID } from './lookups.js';
 import type { SqlStatements } from './port.js';
 
-/**
- * The approvals and the audit trail as lists, a page at a time: each page is one walk of an
- * index (or one per status or kind, merged) from the cursor, one row longer than the page to
- * tell whether another follows. And the audit trail's one write.
- */
+// Each page is one walk of an index (or one per status or kind, merged) from the cursor, one row longer than the page.
 
 const pageSize = (asked: number) => Math.min(asked || DEFAULT_PAGE_SIZE, MAX_PAGE_SIZE);
 
 export async function listPendingApprovals(
   tx: SqlStatements,
-  request: ListPendingApprovalsRequest,
-): Promise<{ approvals: PendingApproval[]; nextPageToken: string }> {
+  request: pb.ListPendingApprovalsRequest,
+): Promise<{ approvals: pb.PendingApproval[]; nextPageToken: string }> {
   const limit = pageSize(request.pageSize);
   const cursor = request.pageToken === '' ? undefined : decodePageToken(request.pageToken, 'ListPendingApprovals');
   const rows = cursor
@@ -35,15 +25,10 @@ export async function listPendingApprovals(
         limit: limit + 1,
       })
     : await tx.all<ApprovalRow>('pendingApprovalsFirstPage', { limit: limit + 1 });
-  const page = rows.slice(0, limit);
-  const last = page.at(-1);
-  return {
-    approvals: page.map(approvalFromRow),
-    nextPageToken: rows.length > limit && last ? encodePageToken({ createdAt: last.created_at, id: last.uuid }) : '',
-  };
+  return approvalPage(rows, limit, encodePageToken);
 }
 
-export async function listApprovals(tx: SqlStatements, request: ListApprovalsRequest): Promise<ApprovalPage> {
+export async function listApprovals(tx: SqlStatements, request: pb.ListApprovalsRequest): Promise<ApprovalPage> {
   const limit = pageSize(request.pageSize);
   const cursor = request.pageToken === '' ? FIRST_APPROVAL : decodeApprovalsPageToken(request.pageToken);
   const statuses = listedStatuses(request.statuses);
@@ -60,18 +45,18 @@ export async function listApprovals(tx: SqlStatements, request: ListApprovalsReq
   );
 }
 
-export async function listDueApprovals(tx: SqlStatements, limit: number, nowMs: number): Promise<PendingApproval[]> {
+export async function listDueApprovals(tx: SqlStatements, limit: number, nowMs: number): Promise<pb.PendingApproval[]> {
   return (await tx.all<ApprovalRow>('dueApprovals', { now: isoTimestamp(nowMs), limit })).map(approvalFromRow);
 }
 
 /** Appends an audit entry with the store's id and time (the request's are ignored). */
-export async function appendAudit(tx: SqlStatements, entry: AuditEntry, nowMs: number): Promise<AuditEntry> {
+export async function appendAudit(tx: SqlStatements, entry: pb.AuditEntry, nowMs: number): Promise<pb.AuditEntry> {
   const { kind, actor, via, subject, detailJson } = entry;
   const [row] = await tx.all<AuditRow>('insertAudit', { at: isoTimestamp(nowMs), kind, actor, via, subject, detail_json: detailJson });
   return auditEntryFromRow(row!);
 }
 
-export async function listAudit(tx: SqlStatements, request: ListAuditRequest): Promise<AuditPage> {
+export async function listAudit(tx: SqlStatements, request: pb.ListAuditRequest): Promise<AuditPage> {
   const limit = pageSize(request.pageSize);
   const before = request.pageToken === '' ? Number.MAX_SAFE_INTEGER : decodeAuditPageToken(request.pageToken);
   if (request.kinds.length === 0) return auditPage(await tx.all<AuditRow>('auditBefore', { before, limit: limit + 1 }), limit);

@@ -3,7 +3,7 @@ import { storedId } from '../ids.js';
 import type { ApprovalRow, ConversationRow } from '../rows.js';
 import type { SqlStatements } from './port.js';
 
-/** A conversation row as the store's statements read it: with whether another live process holds its mark, and has watchers of it. */
+/** A conversation row with whether another live process holds its mark, and has watchers of it. */
 export type StoredConversation = ConversationRow & { running_turn_boot_live: boolean | number | null; watched_elsewhere: boolean | number };
 
 /** A cursor id that is not a UUID starts before every row. */

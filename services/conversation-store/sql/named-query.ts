@@ -14,11 +14,7 @@ import {
 } from 'kysely';
 import type { StoreTables } from './tables.js';
 
-/**
- * A query parameter by name, filled in when the query runs. The store's queries are built
- * with Kysely once, at open, and compiled with these in place of values: a request then costs
- * neither building nor (SQLite, PostgreSQL named statements) compiling SQL.
- */
+/** A query parameter by name: queries are built and compiled once, so a request costs no building or compiling. */
 export class Param<T> implements Expression<T> {
   constructor(readonly name: string) {}
   get expressionType(): T | undefined {
@@ -29,7 +25,6 @@ export class Param<T> implements Expression<T> {
   }
 }
 
-/** The parameter `name`; it takes the type of whatever it stands in for. */
 export const param = (name: string): Param<never> => new Param<never>(name);
 
 export type DialectName = 'sqlite' | 'postgres';
@@ -51,35 +46,30 @@ class PostgresNamedCompiler extends PostgresQueryCompiler {
   }
 }
 
-/** A query as run: its text and, for PostgreSQL ($1, $2…), the name of each positional parameter. */
+/** A query as run: its text and the name of each (PostgreSQL: positional) parameter. */
 export interface NamedQuery {
   readonly name: string;
   readonly sql: string;
   readonly parameters: readonly string[];
 }
 
-/** Arguments of a query, by parameter name. */
 export type QueryArgs = Record<string, unknown>;
 
 export type StoreDb = Kysely<StoreTables>;
 
 /** A Kysely that only builds and compiles, never connects: the drivers run the compiled text themselves. */
 export function queryBuilder(dialect: DialectName): StoreDb {
+  const sqlite = dialect === 'sqlite';
+  const [Adapter, Introspector, Compiler] = sqlite
+    ? [SqliteAdapter, SqliteIntrospector, SqliteNamedCompiler]
+    : [PostgresAdapter, PostgresIntrospector, PostgresNamedCompiler];
   return new Kysely<StoreTables>({
-    dialect:
-      dialect === 'sqlite'
-        ? {
-            createAdapter: () => new SqliteAdapter(),
-            createDriver: () => new DummyDriver(),
-            createIntrospector: (db) => new SqliteIntrospector(db),
-            createQueryCompiler: () => new SqliteNamedCompiler(),
-          }
-        : {
-            createAdapter: () => new PostgresAdapter(),
-            createDriver: () => new DummyDriver(),
-            createIntrospector: (db) => new PostgresIntrospector(db),
-            createQueryCompiler: () => new PostgresNamedCompiler(),
-          },
+    dialect: {
+      createAdapter: () => new Adapter(),
+      createDriver: () => new DummyDriver(),
+      createIntrospector: (db) => new Introspector(db),
+      createQueryCompiler: () => new Compiler(),
+    },
   });
 }
 

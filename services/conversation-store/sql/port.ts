@@ -4,13 +4,7 @@ import { type EventChange, type EventRow, eventFromRow, eventPayload } from '../
 import type { QueryArgs } from './named-query.js';
 import type { QueryName } from './queries.js';
 
-/**
- * The port: what the one implementation of the store's rules (sql/storage.ts) asks of a
- * database. A driver runs the store's compiled statements (queries.ts) in its own
- * transactions; everything else that differs stays in the driver: how a writer excludes the
- * others (SQLite BEGIN IMMEDIATE, PostgreSQL row locks), how committed events get their ids
- * and reach the other processes, connection loss, schema and migrations.
- */
+/** What the store's rules ask of a database: its compiled statements, run in the driver's own transactions. */
 export interface SqlStatements {
   /** The rows a statement returns. */
   all<Row>(query: QueryName, args: QueryArgs): Promise<Row[]>;
@@ -26,15 +20,10 @@ export interface SqlWrite extends SqlStatements {
 /** A stored event before its id: the driver numbers it when the transaction ends. */
 export type PendingEvent = Omit<EventRow, 'id'>;
 
-/**
- * What one write transaction records besides its statements: its events, in order, and how
- * the per-status counts of conversations move (SQLite keeps them by trigger; PostgreSQL
- * applies them as the transaction ends, under the lock that orders commits).
- */
+/** A write's events, in order, and count changes (SQLite keeps counts by trigger; PostgreSQL applies them at the end). */
 export class ChangeLog {
   readonly events: PendingEvent[] = [];
   readonly counts = new Map<ConversationStatusName, number>();
-  /** The owners' count changes, by owner and status. */
   readonly ownerCounts = new Map<string, { owner: string; status: ConversationStatusName; delta: number }>();
 
   event(conversationId: string, at: string, change: EventChange): void {
@@ -52,5 +41,23 @@ export class ChangeLog {
   /** The events numbered from `firstId` on, as the listeners get them. */
   numbered(firstId: number): ConversationEvent[] {
     return this.events.map((event, index) => eventFromRow({ ...event, id: firstId + index }));
+  }
+}
+
+/** Adds `listener` (wrapped: one listener subscribed twice is two subscriptions); returns the unsubscribe. */
+export function subscribe<A extends unknown[]>(listeners: Set<(...args: A) => void>, listener: (...args: A) => void): () => void {
+  const subscription = (...args: A) => listener(...args);
+  listeners.add(subscription);
+  return () => listeners.delete(subscription);
+}
+
+/** Calls each in-process listener; one that throws is its own problem, never the caller's (the change is committed). */
+export function tellEach<A extends unknown[]>(listeners: Iterable<(...args: A) => void>, ...args: A): void {
+  for (const listener of listeners) {
+    try {
+      listener(...args);
+    } catch {
+      // In-process fan-outs that do not throw: nothing useful to do.
+    }
   }
 }

@@ -1,14 +1,9 @@
 import { type RawBuilder, sql } from 'kysely';
 import { compileQueries, type DialectName, fixed, lit, type NamedQuery, type Param, param, queryBuilder } from './named-query.js';
 
-/**
- * Every statement of the store, written once with Kysely and compiled for each database.
- * Where the databases truly differ, a fragment of the dialect says it (`DialectSql`): the
- * clock that expiries use, how a list is passed, what makes a running mark live, and the
- * lock a writer takes. No SQL is ever built from input: every value is a named parameter.
- */
+// Every statement of the store, written once with Kysely and compiled per database; where they differ, a fragment of
+// the dialect says it (`DialectSql`). No SQL is ever built from input: every value is a named parameter.
 
-/** What differs between the SQLite and PostgreSQL text of the same statement. */
 interface DialectSql {
   name: DialectName;
   /** Now, on the clock approvals expire by: SQLite the store's (ISO text), PostgreSQL the database's. */
@@ -21,7 +16,6 @@ interface DialectSql {
   approvalExpiresAt: RawBuilder<never>;
   /** expires_at read as ISO text with milliseconds (rows.ts). */
   expiresAtText: RawBuilder<never>;
-  /** `column` is one of the list parameter `name`. */
   inList(column: string, name: string, elementType: 'text' | 'uuid'): RawBuilder<boolean>;
   /** Whether a conversation's running mark belongs to another live store process (the caller's own is live anyway). */
   otherBootLive: RawBuilder<never>;
@@ -29,7 +23,6 @@ interface DialectSql {
   watchedElsewhere: RawBuilder<never>;
   /** The column that keeps the insertion order of approvals that share created_at. */
   approvalOrder: 'rowid' | 'position';
-  /** The newest stored event id. */
   latestEventId: RawBuilder<never>;
 }
 
@@ -114,9 +107,14 @@ function buildQueries(d: DialectSql) {
     'on_timeout',
     'decision_id',
   ] as const;
-  const approvals = db.selectFrom('approvals').select(approvalColumns).select(d.expiresAtText.as('expires_at'));
+  const approvalRow = [...approvalColumns, d.expiresAtText.as('expires_at')] as const;
+  const approvals = db.selectFrom('approvals').select(approvalRow);
   const afterApproval = sql<boolean>`(created_at, uuid) > (${p('created_at')}, ${p('uuid')})`;
   const pending = approvals.where('status', '=', lit('pending'));
+  const messages = db.selectFrom('messages').selectAll().where('conversation_id', '=', p('conversation_id'));
+  const pushConfigs = db.selectFrom('push_configs').selectAll().where('conversation_id', '=', p('conversation_id'));
+  const eventsAfter = db.selectFrom('events').selectAll().where('id', '>', p('after_id')).orderBy('id').limit(p('limit'));
+  const newestAudit = db.selectFrom('audit').selectAll().where('id', '<', p('before')).orderBy('id', 'desc').limit(p('limit'));
 
   return {
     insertConversation: db.insertInto('conversations').values({
@@ -160,39 +158,14 @@ function buildQueries(d: DialectSql) {
     selectCounts: db.selectFrom('conversation_counts').select(['status', 'count']),
     selectOwnerCounts: db.selectFrom('conversation_counts_by_owner').select(['status', 'count']).where('owner', '=', p('owner')),
 
-    insertMessage: db
-      .insertInto('messages')
-      .values(
-        named(
-          'conversation_id',
-          'seq',
-          'id',
-          'role',
-          'content',
-          'tool_call',
-          'created_at',
-          'input_tokens',
-          'output_tokens',
-          'compaction',
-          'node',
-        ),
-      ),
-    selectMessages: db.selectFrom('messages').selectAll().where('conversation_id', '=', p('conversation_id')).orderBy('seq'),
+    insertMessage: db.insertInto('messages').values({
+      ...named('conversation_id', 'seq', 'id', 'role', 'content', 'tool_call', 'created_at'),
+      ...named('input_tokens', 'output_tokens', 'compaction', 'node'),
+    }),
+    selectMessages: messages.orderBy('seq'),
     // A page of history walks the primary key from the cursor's seq and stops at the limit.
-    selectMessagesBefore: db
-      .selectFrom('messages')
-      .selectAll()
-      .where('conversation_id', '=', p('conversation_id'))
-      .where('seq', '<', p('seq'))
-      .orderBy('seq', 'desc')
-      .limit(p('limit')),
-    selectMessagesAfter: db
-      .selectFrom('messages')
-      .selectAll()
-      .where('conversation_id', '=', p('conversation_id'))
-      .where('seq', '>', p('seq'))
-      .orderBy('seq')
-      .limit(p('limit')),
+    selectMessagesBefore: messages.where('seq', '<', p('seq')).orderBy('seq', 'desc').limit(p('limit')),
+    selectMessagesAfter: messages.where('seq', '>', p('seq')).orderBy('seq').limit(p('limit')),
     selectMessagePosition: db.selectFrom('messages').select(['conversation_id', 'seq']).where('id', '=', p('id')),
 
     insertApproval: db
@@ -214,31 +187,27 @@ function buildQueries(d: DialectSql) {
       .orderBy('conversation_id')
       .orderBy('created_at')
       .orderBy(d.approvalOrder),
-    // The exactly-once claim: only the update that still sees 'pending' wins. A claim on time
-    // (on_time) also needs the approval's expires_at not to have passed, on the clock it was set by.
+    // Exactly once: only the update that still sees 'pending' wins; one on_time also needs expires_at not passed.
     claimApproval: db
       .updateTable('approvals')
       .set({ ...named('status', 'decided_at', 'reason', 'decided_by', 'via', 'edited_args', 'decision_id'), updated_at: p('decided_at') })
       .where('uuid', '=', p('uuid'))
       .where('status', '=', lit('pending'))
       .where(sql<boolean>`(${p('on_time')} = 0 OR expires_at IS NULL OR expires_at > ${d.now('now')})`)
-      .returning(approvalColumns)
-      .returning(d.expiresAtText.as('expires_at')),
+      .returning(approvalRow),
     moveApproval: db
       .updateTable('approvals')
       .set({ status: p('to'), updated_at: p('now') })
       .where('uuid', '=', p('uuid'))
       .where('status', '=', p('from'))
-      .returning(approvalColumns)
-      .returning(d.expiresAtText.as('expires_at')),
+      .returning(approvalRow),
     interruptApproval: db
       .updateTable('approvals')
       .set({ status: lit('interrupted'), updated_at: p('now') })
       .where('uuid', '=', p('uuid'))
       .where('status', 'in', [lit('approved'), lit('executing')])
       .where('updated_at', '<=', p('unchanged_since'))
-      .returning(approvalColumns)
-      .returning(d.expiresAtText.as('expires_at')),
+      .returning(approvalRow),
     // UpdateRun's interrupted_approval: only an executing call of this conversation.
     interruptExecutingApproval: db
       .updateTable('approvals')
@@ -246,8 +215,7 @@ function buildQueries(d: DialectSql) {
       .where('uuid', '=', p('uuid'))
       .where('conversation_id', '=', p('conversation_id'))
       .where('status', '=', lit('executing'))
-      .returning(approvalColumns)
-      .returning(d.expiresAtText.as('expires_at')),
+      .returning(approvalRow),
     // Keyset pages over the partial index of pending approvals, oldest first.
     pendingApprovalsFirstPage: pending.orderBy('created_at').orderBy('uuid').limit(p('limit')),
     pendingApprovalsPageAfter: pending.where(afterApproval).orderBy('created_at').orderBy('uuid').limit(p('limit')),
@@ -256,8 +224,7 @@ function buildQueries(d: DialectSql) {
       .where('status', 'in', [lit('approved'), lit('executing')])
       .orderBy('created_at')
       .orderBy('uuid'),
-    // ListApprovals after a (created_at, uuid) cursor: one status at a time over approvals_by_status,
-    // each walk stopping at the page's size (the caller merges them); or one conversation's, through its index.
+    // ListApprovals after a cursor: one walk per status (merged by the caller), or one conversation's, through its index.
     approvalsOfStatusAfter: approvals
       .where('status', '=', p('status'))
       .where(afterApproval)
@@ -284,18 +251,11 @@ function buildQueries(d: DialectSql) {
       .insertInto('audit')
       .values(named('at', 'kind', 'actor', 'via', 'subject', 'detail_json'))
       .returningAll(),
-    auditBefore: db.selectFrom('audit').selectAll().where('id', '<', p('before')).orderBy('id', 'desc').limit(p('limit')),
-    auditOfKindBefore: db
-      .selectFrom('audit')
-      .selectAll()
-      .where('kind', '=', p('kind'))
-      .where('id', '<', p('before'))
-      .orderBy('id', 'desc')
-      .limit(p('limit')),
+    auditBefore: newestAudit,
+    auditOfKindBefore: newestAudit.where('kind', '=', p('kind')),
 
-    // Webhook cursors, one statement a claim: a new endpoint's cursor starts at the newest event;
-    // on the row it conflicts with, the lease is taken when free, expired, the caller's own or an
-    // earlier boot's of its node. No row back: another holds it.
+    // One statement a claim: a new cursor starts at the newest event; the lease is taken when free, expired, the caller's
+    // own or an earlier boot's of its node. No row back: another holds it.
     claimWebhookCursor: db
       .insertInto('webhook_cursors')
       .values({
@@ -331,14 +291,8 @@ function buildQueries(d: DialectSql) {
       .where('lease_owner', '=', p('owner')),
 
     // Catch-up reads, a page at a time: over every conversation, or one's through its index.
-    selectEventsAfter: db.selectFrom('events').selectAll().where('id', '>', p('after_id')).orderBy('id').limit(p('limit')),
-    selectConversationEventsAfter: db
-      .selectFrom('events')
-      .selectAll()
-      .where('conversation_id', '=', p('conversation_id'))
-      .where('id', '>', p('after_id'))
-      .orderBy('id')
-      .limit(p('limit')),
+    selectEventsAfter: eventsAfter,
+    selectConversationEventsAfter: eventsAfter.where('conversation_id', '=', p('conversation_id')),
     latestEventId: db.selectNoFrom(d.latestEventId.as('id')),
 
     upsertPushConfig: db
@@ -351,25 +305,15 @@ function buildQueries(d: DialectSql) {
           dialect: (eb) => eb.ref('excluded.dialect'),
         }),
       ),
-    selectPushConfig: db
-      .selectFrom('push_configs')
-      .selectAll()
-      .where('conversation_id', '=', p('conversation_id'))
-      .where('id', '=', p('id')),
-    selectPushConfigs: db
-      .selectFrom('push_configs')
-      .selectAll()
-      .where('conversation_id', '=', p('conversation_id'))
-      .orderBy('created_at')
-      .orderBy('id'),
+    selectPushConfig: pushConfigs.where('id', '=', p('id')),
+    selectPushConfigs: pushConfigs.orderBy('created_at').orderBy('id'),
     countPushConfigs: db
       .selectFrom('push_configs')
       .select(sql<number>`count(*)`.as('n'))
       .where('conversation_id', '=', p('conversation_id')),
     deletePushConfig: db.deleteFrom('push_configs').where('conversation_id', '=', p('conversation_id')).where('id', '=', p('id')),
 
-    // A conversation's one history digest, replaced with a `recorded` that only grows (SQLite:
-    // the replaced row gets the next AUTOINCREMENT key; PostgreSQL: the next value of its serial).
+    // Replaced with a `recorded` that only grows (the next AUTOINCREMENT key, or the next value of the serial).
     upsertHistoryDigest:
       d.name === 'sqlite'
         ? db.replaceInto('history_digests').values(named('conversation_id', 'owner_key', 'digest'))
@@ -391,8 +335,7 @@ function buildQueries(d: DialectSql) {
       .orderBy('recorded', 'desc')
       .limit(lit(1)),
 
-    // The running-turn mark, apart from updateConversation: it changes nothing a reader sees.
-    // The lease is part of it: set with it (NULLs for a mark without one) and cleared with it.
+    // The running-turn mark changes nothing a reader sees (apart from updateConversation); its lease goes with it.
     markTurnRunning: db
       .updateTable('conversations')
       .set({
@@ -415,8 +358,7 @@ function buildQueries(d: DialectSql) {
       })
       .where('id', '=', p('id'))
       .where('running_turn_boot', 'is not', null),
-    // Through the partial index of marks: marks of boots that are neither this one nor live. Marks
-    // with a lease are not a crash's to note: orchestrators take them over.
+    // Through the partial index of marks: those of dead boots without a lease (orchestrators take those over).
     selectTurnsOfDeadBoots: db
       .selectFrom('conversations')
       .select('id')
@@ -425,8 +367,7 @@ function buildQueries(d: DialectSql) {
       .where('lease_owner', 'is', null)
       .where(sql<boolean>`NOT ${d.otherBootLive}`),
 
-    // Runs with leases. Renewing and releasing change only a lease its owner holds on a running
-    // turn; a release never makes a lease last longer than it would have.
+    // Only a lease its owner holds on a running turn; a release never makes it last longer.
     renewRunLease: db
       .updateTable('conversations')
       .set({ lease_expires_at: d.leaseUntil('ttl_ms') })
@@ -441,9 +382,8 @@ function buildQueries(d: DialectSql) {
       .where('id', '=', p('id'))
       .where('lease_owner', '=', p('owner'))
       .where('running_turn_boot', 'is not', null),
-    // What TakeOverRuns may take, oldest expiry first, walking the partial index of leased marks:
-    // expired leases, those a previous boot of the taker's node holds, and the taker's own only
-    // where it gave them up. PostgreSQL skips rows another taker locked: each run goes to one.
+    // Oldest expiry first over the leased marks: expired, an earlier boot's of the taker's node, its own given up.
+    // PostgreSQL skips rows another taker locked: each run goes to one.
     selectTakeoverCandidates: db
       .selectFrom('conversations')
       .select(['id', 'lease_owner'])
@@ -482,10 +422,7 @@ export const QUERIES: Record<DialectName, StoreQueries> = {
   postgres: compileQueries(buildQueries(postgresSql)),
 };
 
-/**
- * SQLite plans without statistics: ListDueApprovals would rather walk every pending approval
- * by status than the partial index that holds only those with an expiry, so it names it.
- */
+/** SQLite plans without statistics: ListDueApprovals would walk pending approvals by status, not the partial index. */
 function namingIndexes(queries: StoreQueries): StoreQueries {
   const due = queries.dueApprovals;
   return { ...queries, dueApprovals: { ...due, sql: due.sql.replace('from "approvals"', 'from "approvals" INDEXED BY approvals_due') } };

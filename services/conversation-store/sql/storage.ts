@@ -1,31 +1,6 @@
 import { randomUUID } from 'node:crypto';
-import {
-  type AdvanceWebhookCursorRequest,
-  type AppendMessagesRequest,
-  type AuditEntry,
-  type ClaimApprovalRequest,
-  type ClaimWebhookCursorResponse,
-  type Conversation,
-  type ConversationEvent,
-  ConversationStatus,
-  type CreateApprovalRequest,
-  type CreateConversationRequest,
-  type FinishApprovalExecutionRequest,
-  type GetConversationRequest,
-  type ListApprovalsRequest,
-  type ListAuditRequest,
-  type ListConversationsRequest,
-  type ListPendingApprovalsRequest,
-  type MarkApprovalInterruptedRequest,
-  type Message,
-  MessageRole,
-  type PendingApproval,
-  type PushConfig,
-  type RunLease,
-  type StartTurnRequest,
-  type TakenOverRun,
-  type UpdateRunRequest,
-} from '../../../gen/ts/asg/store/v1/store.js';
+import type * as pb from '../../../gen/ts/asg/store/v1/store.js';
+import { ConversationStatus, MessageRole } from '../../../gen/ts/asg/store/v1/store.js';
 import { aborted, failedPrecondition, invalidArgument, notFound } from '../../common/grpc/errors.js';
 import {
   alsoRejected,
@@ -43,11 +18,8 @@ import { conversationStatus, isoTimestamp, timestampAfter } from '../records.js'
 import { type ApprovalRow, approvalFromRow, type EventRow, eventFromRow } from '../rows.js';
 import {
   type ApprovalClaim,
-  type ApprovalPage,
-  type AuditPage,
   type CommittedEventsListener,
   type ConversationPage,
-  type ConversationStorage,
   DEFAULT_PAGE_SIZE,
   type EventRange,
   historyOwnerKey,
@@ -57,6 +29,7 @@ import {
   type TurnStart,
 } from '../storage.js';
 import * as lists from './lists.js';
+import { subscribe, tellEach } from './port.js';
 import {
   FIRST_UUID,
   pendingApprovals,
@@ -69,21 +42,26 @@ import { ConversationChanges } from './conversation-changes.js';
 import * as webhooks from './webhooks.js';
 
 /**
- * The store's rules, written once over the port (port.ts): every method of
- * ConversationStorage, each one transaction of the driver's. The driver (sqlite/, postgres/)
- * supplies its transactions, its notification of committed events and its lifecycle.
- *
- * Locks are taken conversation first: every write of a conversation locks its row (where
- * rows are locked) and reads it afresh, and an approval's moves are conditional updates
- * made after that lock, so no two writers wait on each other in a cycle.
+ * The store's rules, written once over the port (port.ts): each method one transaction of the driver's. Locks are taken
+ * conversation first (its row, where rows are locked, read afresh), then approvals by conditional updates: no cycles.
  */
-export abstract class SqlConversationStorage extends ConversationChanges implements ConversationStorage {
-  abstract shareLiveEvent(event: ConversationEvent): void;
-  abstract shareWatch(conversationId: string, watched: boolean): void;
-  abstract onLiveEvent(listener: LiveEventListener): () => void;
+export abstract class SqlConversationStorage extends ConversationChanges {
+  protected readonly liveListeners = new Set<LiveEventListener>();
   abstract close(): Promise<void>;
 
-  async createConversation(request: CreateConversationRequest): Promise<Conversation> {
+  /** Shares a live-only event with the other replicas; never fails the caller. SQLite: one process per file, none. */
+  shareLiveEvent(_event: pb.ConversationEvent): void {}
+
+  /** This replica has (or no longer has) watchers of a conversation ('': every one), for the others' `watched`. */
+  shareWatch(_conversationId: string, _watched: boolean): void {}
+
+  /** The live-only events the other replicas share; returns the unsubscribe. */
+  onLiveEvent(listener: LiveEventListener): () => void {
+    return subscribe(this.liveListeners, listener);
+  }
+
+  /** A new active conversation; a non-empty system prompt becomes message seq 1. */
+  async createConversation(request: pb.CreateConversationRequest): Promise<pb.Conversation> {
     return this.write(async (tx) => {
       const [newest] = await tx.all<{ created_at: string }>('newestCreatedAt', {});
       const createdAt = timestampAfter(newest?.created_at, this.now());
@@ -99,8 +77,7 @@ export abstract class SqlConversationStorage extends ConversationChanges impleme
       });
       tx.changes.count(owner, 'active', 1);
       const messages = request.systemPrompt === '' ? [] : [{ role: MessageRole.MESSAGE_ROLE_SYSTEM, content: request.systemPrompt }];
-      // A new conversation's status goes from none to active: the event that makes it known
-      // to watchers of every conversation, also when it has no first message.
+      // From no status to active: the event that makes it known to watchers of every conversation.
       tx.changes.event(id, createdAt, { kind: 'status_changed', status: 'active' });
       // The conversation row and its first message share one timestamp: it is one change.
       await this.applyChange(tx, await requireConversation(tx, id), { messages }, createdAt);
@@ -108,7 +85,7 @@ export abstract class SqlConversationStorage extends ConversationChanges impleme
     });
   }
 
-  async getConversation(request: GetConversationRequest): Promise<Conversation> {
+  async getConversation(request: pb.GetConversationRequest): Promise<pb.Conversation> {
     return this.read(async (tx) => {
       const row = await requireConversation(tx, request.id);
       if (!request.includeMessages || !request.messageLimit) return this.readConversation(tx, row, request.includeMessages);
@@ -116,12 +93,11 @@ export abstract class SqlConversationStorage extends ConversationChanges impleme
     });
   }
 
-  async listConversations(request: ListConversationsRequest): Promise<ConversationPage> {
+  async listConversations(request: pb.ListConversationsRequest): Promise<ConversationPage> {
     const limit = Math.min(request.pageSize || DEFAULT_PAGE_SIZE, MAX_PAGE_SIZE);
     const cursor = request.pageToken === '' ? undefined : decodePageToken(request.pageToken);
     return this.read(async (tx) => {
-      // One row more than asked tells whether another page follows; newest first from the
-      // cursor, of every conversation or of one owner's (through its index).
+      // One row more than asked tells whether another page follows.
       const args = {
         owner: request.owner,
         limit: limit + 1,
@@ -142,18 +118,20 @@ export abstract class SqlConversationStorage extends ConversationChanges impleme
     });
   }
 
-  async startTurn(request: StartTurnRequest): Promise<TurnStart> {
+  /**
+   * Appends the user's message unless the conversation waits, is `busy` or has unfinished approved calls. A dead boot's
+   * mark is noted first; a stale one ignored; one with a lease is busy whichever boot wrote it, and never noted.
+   */
+  async startTurn(request: pb.StartTurnRequest): Promise<TurnStart> {
     return this.write(async (tx) => {
       let conversation = await this.lockConversation(tx, request.conversationId);
       const unfinished = (await unfinishedApprovals(tx, conversation.id)).map(approvalFromRow);
       const waiting = conversation.status === 'waiting_approval';
-      // One active run per conversation: checked and marked in this one transaction, so of
-      // concurrent StartTurns exactly one starts. A waiting conversation keeps its own answer.
+      // One active run per conversation, checked and marked in one transaction: of concurrent StartTurns one starts.
       const busy = !waiting && this.turnRunning(conversation);
       const started = !waiting && !busy && unfinished.length === 0;
       if (started) {
-        // A new turn is a new run: a run that an earlier turn left behind (a crash cut it off
-        // after its approvals were resolved) must not steer this one.
+        // A new turn is a new run: one a crashed turn left behind must not steer it.
         const messages = [...this.interruptedTurnNote(conversation), request.message!];
         await this.applyChange(tx, conversation, { messages, run: conversation.run_state === null ? undefined : null });
         await this.markTurnRunning(tx, conversation.id, request.lease);
@@ -163,7 +141,8 @@ export abstract class SqlConversationStorage extends ConversationChanges impleme
     });
   }
 
-  async appendMessages(request: AppendMessagesRequest): Promise<Message[]> {
+  /** `status` may be kept, ACTIVE or COMPLETED; with `leaseOwner`, ABORTED unless that owner holds the lease. */
+  async appendMessages(request: pb.AppendMessagesRequest): Promise<pb.Message[]> {
     return this.write(async (tx) => {
       const conversation = await this.lockConversation(tx, request.conversationId);
       requireLease(conversation, request.leaseOwner);
@@ -185,7 +164,7 @@ export abstract class SqlConversationStorage extends ConversationChanges impleme
     });
   }
 
-  async createApproval(request: CreateApprovalRequest): Promise<PendingApproval> {
+  async createApproval(request: pb.CreateApprovalRequest): Promise<pb.PendingApproval> {
     return this.write(async (tx) => {
       const conversation = await this.lockConversation(tx, request.conversationId);
       if (conversation.status === 'waiting_approval') {
@@ -206,11 +185,12 @@ export abstract class SqlConversationStorage extends ConversationChanges impleme
     });
   }
 
-  async getApproval(uuid: string): Promise<PendingApproval> {
+  async getApproval(uuid: string): Promise<pb.PendingApproval> {
     return this.read(async (tx) => approvalFromRow(await requireApproval(tx, uuid)));
   }
 
-  async claimApproval(request: ClaimApprovalRequest): Promise<ApprovalClaim> {
+  /** pending → approved | rejected | expired, exactly once; a lost or late claim is `claimed: false`, not an error. */
+  async claimApproval(request: pb.ClaimApprovalRequest): Promise<ApprovalClaim> {
     const decision = claimDecision(request);
     return this.write(async (tx) => {
       const found = await requireApproval(tx, request.uuid);
@@ -246,21 +226,19 @@ export abstract class SqlConversationStorage extends ConversationChanges impleme
       });
       // Every decision it made is audited in its transaction: a lost claim decided nothing.
       for (const decided of resolved) await tx.all('insertAudit', decisionAuditRow(decided, decided.decided_at!));
-      // Approved, the call runs and the turn goes on (so does a rejection in simple mode: the
-      // model is told of the "no"): a crash from here on cuts a turn off too. Its lease, when
-      // the caller brings one, is the continued turn's (store.proto, ClaimApprovalRequest.lease).
+      // Approved (or a rejection the model is told of), the turn goes on, with the caller's lease if any.
       if (request.approved || request.continuesTurn) await this.markTurnRunning(tx, conversation.id, request.lease);
       return { claimed: true, approval: approvalFromRow(claimed) };
     });
   }
 
-  async startApprovalExecution(uuid: string): Promise<PendingApproval> {
+  async startApprovalExecution(uuid: string): Promise<pb.PendingApproval> {
     return this.write(async (tx) =>
       approvalFromRow(await this.moveApproval(tx, uuid, 'approved', 'executing', 'only an approved call can start executing')),
     );
   }
 
-  async finishApprovalExecution(request: FinishApprovalExecutionRequest): Promise<PendingApproval> {
+  async finishApprovalExecution(request: pb.FinishApprovalExecutionRequest): Promise<pb.PendingApproval> {
     return this.write(async (tx) => {
       const to = request.success ? 'done' : 'failed';
       const finished = await this.moveApproval(tx, request.uuid, 'executing', to, 'only an executing call can finish');
@@ -269,49 +247,20 @@ export abstract class SqlConversationStorage extends ConversationChanges impleme
     });
   }
 
-  async listPendingApprovals(request: ListPendingApprovalsRequest): Promise<{ approvals: PendingApproval[]; nextPageToken: string }> {
-    return this.read((tx) => lists.listPendingApprovals(tx, request));
-  }
-
-  async listApprovals(request: ListApprovalsRequest): Promise<ApprovalPage> {
-    return this.read((tx) => lists.listApprovals(tx, request));
-  }
-
-  async listDueApprovals(limit: number): Promise<PendingApproval[]> {
-    return this.read((tx) => lists.listDueApprovals(tx, limit, this.now()));
-  }
-
-  async appendAudit(entry: AuditEntry): Promise<AuditEntry> {
-    return this.write((tx) => lists.appendAudit(tx, entry, this.now()));
-  }
-
-  async listAudit(request: ListAuditRequest): Promise<AuditPage> {
-    return this.read((tx) => lists.listAudit(tx, request));
-  }
-
-  async claimWebhookCursor(endpoint: string, lease: RunLease): Promise<ClaimWebhookCursorResponse> {
-    return this.write((tx) => webhooks.claimWebhookCursor(tx, endpoint, lease, this.now()));
-  }
-
-  async advanceWebhookCursor(request: AdvanceWebhookCursorRequest): Promise<boolean> {
-    return this.write((tx) => webhooks.advanceWebhookCursor(tx, request, this.now()));
-  }
-
-  async setPushConfig(config: PushConfig): Promise<PushConfig> {
-    return this.write((tx) => webhooks.setPushConfig(tx, config, this.now()));
-  }
-
-  async getPushConfig(conversationId: string, id: string): Promise<PushConfig | undefined> {
-    return this.read((tx) => webhooks.getPushConfig(tx, conversationId, id));
-  }
-
-  async listPushConfigs(conversationId: string): Promise<PushConfig[]> {
-    return this.read((tx) => webhooks.listPushConfigs(tx, conversationId));
-  }
-
-  async deletePushConfig(conversationId: string, id: string): Promise<boolean> {
-    return this.write((tx) => webhooks.deletePushConfig(tx, conversationId, id));
-  }
+  // The lists, the audit trail, the webhooks' cursors and push configs: each one transaction over lists.ts or webhooks.ts.
+  listPendingApprovals = (request: pb.ListPendingApprovalsRequest) => this.read((tx) => lists.listPendingApprovals(tx, request));
+  listApprovals = (request: pb.ListApprovalsRequest) => this.read((tx) => lists.listApprovals(tx, request));
+  listDueApprovals = (limit: number) => this.read((tx) => lists.listDueApprovals(tx, limit, this.now()));
+  appendAudit = (entry: pb.AuditEntry) => this.write((tx) => lists.appendAudit(tx, entry, this.now()));
+  listAudit = (request: pb.ListAuditRequest) => this.read((tx) => lists.listAudit(tx, request));
+  claimWebhookCursor = (endpoint: string, lease: pb.RunLease) =>
+    this.write((tx) => webhooks.claimWebhookCursor(tx, endpoint, lease, this.now()));
+  advanceWebhookCursor = (request: pb.AdvanceWebhookCursorRequest) =>
+    this.write((tx) => webhooks.advanceWebhookCursor(tx, request, this.now()));
+  setPushConfig = (config: pb.PushConfig) => this.write((tx) => webhooks.setPushConfig(tx, config, this.now()));
+  getPushConfig = (conversationId: string, id: string) => this.read((tx) => webhooks.getPushConfig(tx, conversationId, id));
+  listPushConfigs = (conversationId: string) => this.read((tx) => webhooks.listPushConfigs(tx, conversationId));
+  deletePushConfig = (conversationId: string, id: string) => this.write((tx) => webhooks.deletePushConfig(tx, conversationId, id));
 
   async recordHistoryDigest(conversationId: string, digest: string): Promise<void> {
     await this.write(async (tx) => {
@@ -330,14 +279,14 @@ export abstract class SqlConversationStorage extends ConversationChanges impleme
     );
   }
 
-  async listUnfinishedApprovals(conversationId: string): Promise<PendingApproval[]> {
+  async listUnfinishedApprovals(conversationId: string): Promise<pb.PendingApproval[]> {
     return this.read(async (tx) => {
       const conversation = await requireConversation(tx, conversationId);
       return (await unfinishedApprovals(tx, conversation.id)).map(approvalFromRow);
     });
   }
 
-  async markApprovalInterrupted(request: MarkApprovalInterruptedRequest): Promise<InterruptionMark> {
+  async markApprovalInterrupted(request: pb.MarkApprovalInterruptedRequest): Promise<InterruptionMark> {
     return this.write(async (tx) => {
       const approval = await requireApproval(tx, request.uuid);
       await this.lockConversation(tx, approval.conversation_id);
@@ -353,7 +302,8 @@ export abstract class SqlConversationStorage extends ConversationChanges impleme
     });
   }
 
-  async updateRun(request: UpdateRunRequest): Promise<number> {
+  /** Messages, new approvals and the run (absent: cleared) when its revision is `expectedRevision`; the new revision. */
+  async updateRun(request: pb.UpdateRunRequest): Promise<number> {
     return this.write(async (tx) => {
       // Compare-and-set: the write's lock makes the revision read here the latest one until COMMIT.
       const conversation = await this.lockConversation(tx, request.conversationId);
@@ -384,19 +334,16 @@ export abstract class SqlConversationStorage extends ConversationChanges impleme
     });
   }
 
-  async renewRunLease(conversationId: string, lease: RunLease): Promise<boolean> {
+  async renewRunLease(conversationId: string, lease: pb.RunLease): Promise<boolean> {
     return this.changeLease(conversationId, 'renewRunLease', { owner: lease.owner, ttl_ms: lease.ttlMs });
   }
 
+  /** Expires `owner`'s lease now (never later): the next takeOverRuns takes the run. */
   async releaseRunLease(conversationId: string, owner: string): Promise<boolean> {
     return this.changeLease(conversationId, 'releaseRunLease', { owner });
   }
 
-  /**
-   * A renewal or release: one conditional UPDATE, which waits for a writer of the conversation
-   * (a takeover, a turn's end) and then sees whether the caller still holds the lease. An
-   * unknown conversation is looked up only when nothing changed.
-   */
+  /** One conditional UPDATE, which waits for a writer of the conversation and then sees whether the caller holds the lease. */
   private async changeLease(conversationId: string, query: 'renewRunLease' | 'releaseRunLease', args: object): Promise<boolean> {
     const id = storedId(conversationId);
     if (id === undefined) throw notFound(`conversation ${conversationId} not found`);
@@ -407,13 +354,8 @@ export abstract class SqlConversationStorage extends ConversationChanges impleme
     });
   }
 
-  /**
-   * One transaction: of takers in several processes at once, each run goes to exactly one
-   * (SQLite: one writer at a time; PostgreSQL: the candidates are locked, skipping those
-   * another taker locked). Each taken mark becomes a fresh live mark of this store. No event:
-   * the turn goes on, only its owner changed.
-   */
-  async takeOverRuns(lease: RunLease, limit: number, givenUp: readonly string[] = []): Promise<TakenOverRun[]> {
+  /** One transaction: each run goes to exactly one taker (PostgreSQL skips rows another locked). No event: only the owner changed. */
+  async takeOverRuns(lease: pb.RunLease, limit: number, givenUp: readonly string[] = []): Promise<pb.TakenOverRun[]> {
     return this.write(async (tx) => {
       const now = this.now();
       const { owner, node } = lease;
@@ -424,7 +366,7 @@ export abstract class SqlConversationStorage extends ConversationChanges impleme
         limit,
         given_up: storedIds(givenUp),
       });
-      const taken: TakenOverRun[] = [];
+      const taken: pb.TakenOverRun[] = [];
       for (const candidate of candidates) {
         const args = { id: candidate.id, owner, node, now, ttl_ms: lease.ttlMs, boot: this.bootId, since: isoTimestamp(now) };
         const [row] = await tx.all<{ lease_takeovers: number }>('takeOverRun', args);
@@ -434,46 +376,29 @@ export abstract class SqlConversationStorage extends ConversationChanges impleme
     });
   }
 
-  async readEvents(range: EventRange): Promise<ConversationEvent[]> {
-    const { afterId, limit } = range;
-    if (range.conversationId === undefined) {
-      return this.read(async (tx) => (await tx.all<EventRow>('selectEventsAfter', { after_id: afterId, limit })).map(eventFromRow));
-    }
-    const conversationId = storedId(range.conversationId);
-    if (conversationId === undefined) return [];
-    return this.read(async (tx) =>
-      (await tx.all<EventRow>('selectConversationEventsAfter', { conversation_id: conversationId, after_id: afterId, limit })).map(
-        eventFromRow,
-      ),
-    );
+  async readEvents(range: EventRange): Promise<pb.ConversationEvent[]> {
+    const every = range.conversationId === undefined;
+    const conversationId = every ? undefined : storedId(range.conversationId!);
+    if (!every && conversationId === undefined) return [];
+    const args = { conversation_id: conversationId, after_id: range.afterId, limit: range.limit };
+    const query = every ? 'selectEventsAfter' : 'selectConversationEventsAfter';
+    return this.read(async (tx) => (await tx.all<EventRow>(query, args)).map(eventFromRow));
   }
 
   async latestEventId(): Promise<number> {
     return this.read(async (tx) => Number((await tx.all<{ id: number | null }>('latestEventId', {}))[0]?.id ?? 0));
   }
 
+  /** The events of every committed change, in id order, each once, before the writer returns; must not throw or block. */
   onEventsCommitted(listener: CommittedEventsListener): () => void {
-    // Wrapped, so that one listener subscribed twice is two subscriptions.
-    const subscription: CommittedEventsListener = (events) => listener(events);
-    this.listeners.add(subscription);
-    return () => this.listeners.delete(subscription);
+    return subscribe(this.listeners, listener);
   }
 
-  /** The change is committed whatever a listener does: a failing listener is its own problem, never the writer's. */
-  protected tellCommitted(events: readonly ConversationEvent[]): void {
-    for (const listener of this.listeners) {
-      try {
-        listener(events);
-      } catch {
-        // Listeners are in-process fan-outs that do not throw; nothing useful to do here.
-      }
-    }
+  protected tellCommitted(events: readonly pb.ConversationEvent[]): void {
+    tellEach(this.listeners, events);
   }
 
-  /**
-   * One transaction per conversation: processes starting at once sweep the same marks, and
-   * the fresh read under the write's lock lets exactly one of them note each.
-   */
+  /** One transaction per conversation: of processes sweeping at once, the fresh read under the lock lets one note each. */
   async noteInterruptedTurns(): Promise<number> {
     const marks = await this.read((tx) => tx.all<{ id: string }>('selectTurnsOfDeadBoots', { boot: this.bootId }));
     let noted = 0;
@@ -481,8 +406,7 @@ export abstract class SqlConversationStorage extends ConversationChanges impleme
       const wasNoted = await this.write(async (tx) => {
         const conversation = await this.lockConversation(tx, id);
         if (!conversation.running_turn_boot || this.liveMark(conversation) || conversation.lease_owner) return false;
-        // An approved call without its outcome is settled by the next StartTurn first (its
-        // interrupted result must follow its call); that StartTurn adds the note after it.
+        // An unfinished approved call is settled by the next StartTurn first, which adds the note after it.
         if (conversation.status === 'waiting_approval' || (await unfinishedApprovals(tx, id)).length > 0) return false;
         await this.applyChange(tx, conversation, { messages: this.interruptedTurnNote(conversation) });
         await this.endTurn(tx, id, 'interrupted');

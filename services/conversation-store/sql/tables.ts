@@ -2,11 +2,7 @@ import type { Generated } from 'kysely';
 import type { ApprovalStatusName, ConversationStatusName } from '../records.js';
 import type { ApprovalRow, AuditRow, ConversationRow, EventRow, MessageRow, PushConfigRow } from '../rows.js';
 
-/**
- * The tables the store's queries read and write, as both schemas hold them (sqlite/schema.ts,
- * postgres/schema.ts). Lease expiries are the one column whose type differs: SQLite keeps
- * epoch milliseconds, PostgreSQL a timestamptz; only the dialect's own expressions touch them.
- */
+/** The tables as both schemas hold them; only expiries differ (SQLite epoch ms or ISO text, PostgreSQL timestamptz). */
 type ConversationsTable = Omit<Required<ConversationRow>, 'input_tokens' | 'output_tokens' | 'lease_takeovers' | `run_${string}`> & {
   input_tokens: Generated<number>;
   output_tokens: Generated<number>;

@@ -1,4 +1,4 @@
-import type { AdvanceWebhookCursorRequest, ClaimWebhookCursorResponse, PushConfig, RunLease } from '../../../gen/ts/asg/store/v1/store.js';
+import type * as pb from '../../../gen/ts/asg/store/v1/store.js';
 import { failedPrecondition } from '../../common/grpc/errors.js';
 import { storedId } from '../ids.js';
 import { isoTimestamp } from '../records.js';
@@ -7,15 +7,13 @@ import { MAX_PUSH_CONFIGS } from '../storage.js';
 import { requireConversation } from './lookups.js';
 import type { SqlStatements } from './port.js';
 
-/** The webhooks' cursors and the tasks' push-notification configs: what the store keeps for outbound notifications. */
-
 /** One statement: of processes claiming at once, one holds the cursor. */
 export async function claimWebhookCursor(
   tx: SqlStatements,
   endpoint: string,
-  lease: RunLease,
+  lease: pb.RunLease,
   nowMs: number,
-): Promise<ClaimWebhookCursorResponse> {
+): Promise<pb.ClaimWebhookCursorResponse> {
   const args = { endpoint, owner: lease.owner, node: lease.node, ttl_ms: lease.ttlMs, now_ms: nowMs };
   const [claimed] = await tx.all<{ last_event_id: number }>('claimWebhookCursor', args);
   if (claimed) return { held: true, lastEventId: claimed.last_event_id };
@@ -23,12 +21,12 @@ export async function claimWebhookCursor(
   return { held: false, lastEventId: held?.last_event_id ?? 0 };
 }
 
-export async function advanceWebhookCursor(tx: SqlStatements, request: AdvanceWebhookCursorRequest, nowMs: number): Promise<boolean> {
+export async function advanceWebhookCursor(tx: SqlStatements, request: pb.AdvanceWebhookCursorRequest, nowMs: number): Promise<boolean> {
   const { endpoint, owner, lastEventId, ttlMs } = request;
   return (await tx.run('advanceWebhookCursor', { endpoint, owner, last_event_id: lastEventId, ttl_ms: ttlMs, now_ms: nowMs })) > 0;
 }
 
-export async function setPushConfig(tx: SqlStatements, config: PushConfig, nowMs: number): Promise<PushConfig> {
+export async function setPushConfig(tx: SqlStatements, config: pb.PushConfig, nowMs: number): Promise<pb.PushConfig> {
   const conversation = await requireConversation(tx, config.conversationId);
   const [existing] = await tx.all<PushConfigRow>('selectPushConfig', { conversation_id: conversation.id, id: config.id });
   if (!existing) {
@@ -49,14 +47,14 @@ export async function setPushConfig(tx: SqlStatements, config: PushConfig, nowMs
   return pushConfigOfRow(row);
 }
 
-export async function getPushConfig(tx: SqlStatements, conversationId: string, id: string): Promise<PushConfig | undefined> {
+export async function getPushConfig(tx: SqlStatements, conversationId: string, id: string): Promise<pb.PushConfig | undefined> {
   const stored = storedId(conversationId);
   if (stored === undefined) return undefined;
   const [row] = await tx.all<PushConfigRow>('selectPushConfig', { conversation_id: stored, id });
   return row && pushConfigOfRow(row);
 }
 
-export async function listPushConfigs(tx: SqlStatements, conversationId: string): Promise<PushConfig[]> {
+export async function listPushConfigs(tx: SqlStatements, conversationId: string): Promise<pb.PushConfig[]> {
   const stored = storedId(conversationId);
   if (stored === undefined) return [];
   return (await tx.all<PushConfigRow>('selectPushConfigs', { conversation_id: stored })).map(pushConfigOfRow);

@@ -8,7 +8,7 @@ import type { QueryArgs } from '../sql/named-query.js';
 import { ChangeLog, type SqlStatements, type SqlWrite } from '../sql/port.js';
 import { QUERIES, type QueryName } from '../sql/queries.js';
 import { SqlConversationStorage } from '../sql/storage.js';
-import { DEFAULT_STALE_TURN_MS, type LiveEventListener } from '../storage.js';
+import { DEFAULT_STALE_TURN_MS } from '../storage.js';
 import { configureConnection, migrate } from './schema.js';
 
 export const DATABASE_FILE = 'conversations.db';
@@ -18,10 +18,7 @@ export interface SqliteStorageOptions {
   dataDir: string;
   /** Epoch milliseconds; replaced in tests to age approvals without waiting. */
   now?: () => number;
-  /**
-   * A running mark older than this is stale: the turn no longer counts as running (store.proto,
-   * StartTurn). chat.turn_timeout plus a margin; DEFAULT_STALE_TURN_MS when absent.
-   */
+  /** A running mark older than this is stale; DEFAULT_STALE_TURN_MS when absent. */
   staleTurnAfterMs?: number;
 }
 
@@ -58,18 +55,10 @@ function bound(args: QueryArgs): QueryArgs {
 }
 
 /**
- * The embedded driver: the store's rules (sql/storage.ts) on one SQLite file. Every statement
- * is prepared once at open. One transaction runs at a time in this process, and BEGIN
- * IMMEDIATE takes the file's write lock before a write reads anything, so a read-then-write
- * (message_count, status, the run's revision) cannot be overtaken, not even by another
- * process sharing the file.
- *
- * Events: each write inserts the events of its change into `events` (AUTOINCREMENT numbers
- * them) and, after COMMIT, hands them to the `onEventsCommitted` listeners before the next
- * transaction starts. That in-process notification is the live feed of WatchEvents: the store
- * runs as one process on SQLite, so every commit passes through here, and no read of this
- * process sees a change whose listeners have not been called yet. The per-status counts are
- * kept by triggers.
+ * The store's rules on one SQLite file, statements prepared once. One transaction at a time in this process, and BEGIN
+ * IMMEDIATE takes the write lock before a write reads, so no read-then-write is overtaken, not even by another process.
+ * A write's events are numbered by AUTOINCREMENT and handed to the listeners after COMMIT, before the next transaction:
+ * the store is one process on SQLite, so that is the whole live feed. Triggers keep the counts.
  */
 export class SqliteConversationStorage extends SqlConversationStorage {
   private readonly prepared: Record<QueryName, Database.Statement>;
@@ -88,8 +77,7 @@ export class SqliteConversationStorage extends SqlConversationStorage {
     now: () => number,
     staleTurnAfterMs: number = DEFAULT_STALE_TURN_MS,
   ) {
-    // The store is one process per file: a mark with another boot id was left by a process
-    // that is gone, and nothing will finish that turn.
+    // One process per file: a mark of another boot was left by a process that is gone.
     super({ bootId: randomUUID(), now, staleTurnAfterMs, locksRows: false });
     this.prepared = Object.fromEntries(Object.entries(QUERIES.sqlite).map(([name, query]) => [name, db.prepare(query.sql)])) as Record<
       QueryName,
@@ -104,11 +92,7 @@ export class SqliteConversationStorage extends SqlConversationStorage {
     this.rollback = db.prepare('ROLLBACK');
   }
 
-  /**
-   * Runs `body` when the transactions queued before it in this process are over, whichever
-   * store object runs them: better-sqlite3 waits for another connection's lock by blocking the
-   * thread, so a transaction of this process must never wait for one this process holds open.
-   */
+  /** After the transactions queued before it in this process: better-sqlite3 waits for a lock by blocking the thread. */
   private exclusive<R>(body: () => Promise<R>): Promise<R> {
     const run = transactions.then(body);
     transactions = run.catch(() => undefined);
@@ -143,15 +127,6 @@ export class SqliteConversationStorage extends SqlConversationStorage {
       if (events.length > 0) this.tellCommitted(events);
       return result;
     });
-  }
-
-  /** One process per database file: there is no other replica to tell. */
-  shareLiveEvent(): void {}
-
-  shareWatch(): void {}
-
-  onLiveEvent(_listener: LiveEventListener): () => void {
-    return () => undefined;
   }
 
   async close(): Promise<void> {

@@ -2,10 +2,7 @@ import type { Database } from 'better-sqlite3';
 import { TOKEN_PRINCIPAL_PREFIX } from '../../common/principal-id.js';
 import { FIRST_USER_TEXT_LENGTH } from '../records.js';
 
-/**
- * The schema, one migration per version. A released migration is never edited: a change
- * is a new entry at the end, applied at open to databases that are behind.
- */
+/** One migration per version. A released migration is never edited: a change is a new entry at the end. */
 const MIGRATIONS: readonly string[] = [
   `
   CREATE TABLE conversations (
@@ -73,8 +70,7 @@ const MIGRATIONS: readonly string[] = [
     UPDATE conversation_counts SET count = count - 1 WHERE status = OLD.status;
   END;
   `,
-  // 2: token usage per model step (on its first message) and its running sum per conversation;
-  // the record of a history compaction (JSON) on the message that announces it.
+  // 2: token usage per model step and its running sum per conversation; a history compaction's record (JSON).
   `
   ALTER TABLE messages ADD COLUMN compaction TEXT;
   ALTER TABLE messages ADD COLUMN input_tokens INTEGER;
@@ -86,22 +82,17 @@ const MIGRATIONS: readonly string[] = [
   `
   ALTER TABLE messages ADD COLUMN node TEXT;
   `,
-  // 4: the pipeline state's revision, raised by every change of it and never reset, so a
-  // write computed from an older state is refused (several branches resume at once); a
-  // conversation may wait for several approvals: pending_approval_uuid is the oldest.
+  // 4: the pipeline state's revision, raised by every change and never reset: a write from an older state is refused.
   `
   ALTER TABLE conversations ADD COLUMN pipeline_revision INTEGER NOT NULL DEFAULT 0;
   `,
-  // 5: how a conversation created over A2A is answered (both set or both NULL), and the
-  // agents a proxy approval is held by, nearest first (a JSON array; NULL reads as none).
+  // 5: how a conversation created over A2A is answered (both set or both NULL); a proxy approval's agents (JSON array).
   `
   ALTER TABLE conversations ADD COLUMN a2a_dialect TEXT;
   ALTER TABLE conversations ADD COLUMN a2a_context_id TEXT;
   ALTER TABLE approvals ADD COLUMN agent_chain TEXT;
   `,
-  // 6: the event log (WatchEvents). One row per stored event, written in the transaction of
-  // the change it describes; the id orders events over all conversations, and the index
-  // serves a catch-up of one conversation without reading the others' events.
+  // 6: the event log (WatchEvents), written in the change's transaction; the id orders events over all conversations.
   `
   CREATE TABLE events (
     id              INTEGER PRIMARY KEY AUTOINCREMENT,
@@ -112,16 +103,11 @@ const MIGRATIONS: readonly string[] = [
   );
   CREATE INDEX events_by_conversation ON events (conversation_id, id);
   `,
-  // 7: every pending approval of every conversation, oldest first, without scanning the
-  // approvals that were decided long ago (ListPendingApprovals; the web chat's pending panel).
+  // 7: every pending approval, oldest first, without scanning the decided ones (ListPendingApprovals).
   `
   CREATE INDEX approvals_pending ON approvals (created_at, uuid) WHERE status = 'pending';
   `,
-  // 8: lists are summaries. The start of the first user message, kept on the
-  // conversation row by a trigger in the transaction that appends it, so that a list reads
-  // its title without reading messages (the words are cut at read time, records.ts
-  // conversationTitle); filled once here for the conversations that have one. And message ids
-  // by id: a history page named by a message id (?before= / ?after=) finds its seq by one seek.
+  // 8: the first user text, kept by a trigger so a list reads titles without messages; message ids by id for history pages.
   `
   ALTER TABLE conversations ADD COLUMN first_user_text TEXT;
   UPDATE conversations SET first_user_text = (
@@ -137,31 +123,20 @@ const MIGRATIONS: readonly string[] = [
   END;
   CREATE UNIQUE INDEX messages_by_id ON messages (id);
   `,
-  // 9: the turn in progress, marked with the boot id of the store process that
-  // started it and cleared by the write that ends it (store.proto, StartTurn). A mark of an
-  // earlier boot is a turn a crash cut off; the partial index finds those at start without
-  // reading the other conversations.
+  // 9: the running turn's mark (the boot id of the store that started it); the partial index finds a crash's marks at start.
   `
   ALTER TABLE conversations ADD COLUMN running_turn_boot TEXT;
   CREATE INDEX conversations_running_turn ON conversations (running_turn_boot) WHERE running_turn_boot IS NOT NULL;
   `,
-  // 10: the reason given with a decision (a rejection's "value too large").
+  // 10: the reason given with a decision.
   `
   ALTER TABLE approvals ADD COLUMN reason TEXT;
   `,
-  // 11: when the running mark was set, so that a mark older than the stale limit
-  // (a turn whose orchestrator died) does not keep the conversation busy for ever. Marks
-  // written before it have none: they count as stale.
+  // 11: when the running mark was set, so a stale mark stops keeping the conversation busy (marks without one are stale).
   `
   ALTER TABLE conversations ADD COLUMN running_turn_since TEXT;
   `,
-  // 12: the run as a value. A conversation's current run is the orchestrator's
-  // bytes, kept opaquely with the orchestrator's number for their format (schema_version) and
-  // the revision every change raises (compare-and-set, never reset); a row whose state is
-  // NULL keeps the revision of a run that was cleared. A row exists once the conversation's
-  // run was first written: none reads as revision 0 without a run. The pipeline states of
-  // earlier releases move here byte for byte as schema version 0 (the orchestrator reads 0
-  // as their JSON; the store never does), and the columns that held them go.
+  // 12: the run as opaque bytes with its schema_version and a revision never reset; pipeline states move here as version 0.
   `
   CREATE TABLE runs (
     conversation_id TEXT PRIMARY KEY REFERENCES conversations (id) ON DELETE CASCADE,
@@ -178,13 +153,7 @@ const MIGRATIONS: readonly string[] = [
   ALTER TABLE conversations DROP COLUMN pipeline_state;
   ALTER TABLE conversations DROP COLUMN pipeline_revision;
   `,
-  // 13: runs with leases. The running mark may carry the lease of the orchestrator
-  // replica that owns the turn: its owner (one boot of a replica), its node (the replica across
-  // restarts), when it expires (epoch milliseconds of the store's clock) and how often the turn
-  // was taken over; all cleared with the mark. The partial index holds only the marks with a
-  // lease, so TakeOverRuns finds the expired ones, oldest first, without reading the other
-  // conversations. An approval may ask again for a call whose outcome is unknown (0/1), naming
-  // the interrupted approval it replaces.
+  // 13: runs with leases (owner, node, expiry in epoch ms, takeovers), cleared with the mark; approvals that ask again.
   `
   ALTER TABLE conversations ADD COLUMN lease_owner TEXT;
   ALTER TABLE conversations ADD COLUMN lease_node TEXT;
@@ -194,19 +163,9 @@ const MIGRATIONS: readonly string[] = [
   ALTER TABLE approvals ADD COLUMN outcome_unknown INTEGER NOT NULL DEFAULT 0 CHECK (outcome_unknown IN (0, 1));
   ALTER TABLE approvals ADD COLUMN replaces_uuid TEXT;
   `,
-  // 14: approvals as audited resources.
-  // - An approval may expire: 'expired' joins the statuses. SQLite cannot change a CHECK
-  //   constraint, so the table is built anew with the rows copied over, rowids included (they
-  //   order the approvals created in one transaction), and its indexes made again.
-  // - A decision keeps who decided and through which face, and an approval the arguments it ran
-  //   with when they were edited (JSON); an approval may expire at expires_at (ISO text of the
-  //   store's clock, as every time here) deciding on_timeout.
-  // - approvals_by_status: ListApprovals, one status at a time, oldest first; approvals_due:
-  //   ListDueApprovals, only the pending approvals that have an expiry, oldest expiry first.
-  // - audit: the append-only trail (decisions, authentication failures, configuration loads);
-  //   the triggers refuse any UPDATE or DELETE of an entry. audit_by_kind lists one kind newest first.
-  // - webhook_cursors: per webhook endpoint, the last event handed to it and the lease of the one
-  //   replica that delivers to it (expiry in epoch milliseconds of the store's clock, as runs').
+  // 14: approvals as audited resources: 'expired' joins the statuses (SQLite cannot change a CHECK: the table is rebuilt,
+  // rowids kept, as they order approvals of one transaction), who decided, edited args, expiry; the append-only audit trail
+  // (triggers refuse UPDATE and DELETE); webhook cursors with the lease of the one replica that delivers.
   `
   CREATE TABLE approvals_14 (
     uuid              TEXT PRIMARY KEY,
@@ -274,12 +233,7 @@ const MIGRATIONS: readonly string[] = [
     lease_expires_at INTEGER
   );
   `,
-  // 15: who a conversation belongs to — the principal that created it with gateway
-  // authentication on; NULL for the others (created without it, or before this migration), which
-  // keep no owner. conversations_by_owner serves one owner's list, newest first, without reading
-  // the others' conversations (only rows with an owner are in it); the owner's status counts
-  // are kept by triggers in every transaction, as conversation_counts are for everyone. An
-  // owner never changes, so the status trigger moves one count within one owner.
+  // 15: a conversation's owner (NULL: none), its index and per-owner status counts kept by triggers; an owner never changes.
   `
   ALTER TABLE conversations ADD COLUMN owner TEXT;
   CREATE INDEX conversations_by_owner ON conversations (owner, created_at DESC, id DESC) WHERE owner IS NOT NULL;
@@ -308,8 +262,7 @@ const MIGRATIONS: readonly string[] = [
     UPDATE conversation_counts_by_owner SET count = count - 1 WHERE owner = OLD.owner AND status = OLD.status;
   END;
   `,
-  // 16: A2A push-notification configs, per task (conversation), read at each turn's
-  // end by the deliverer; they go with their conversation.
+  // 16: A2A push-notification configs per task (conversation); they go with their conversation.
   `
   CREATE TABLE push_configs (
     conversation_id TEXT NOT NULL REFERENCES conversations (id) ON DELETE CASCADE,
@@ -321,12 +274,8 @@ const MIGRATIONS: readonly string[] = [
     PRIMARY KEY (conversation_id, id)
   ) WITHOUT ROWID;
   `,
-  // 17: owners name their source (services/common/principal-id.ts), so that an API token and a
-  // JWT of one name are two principals. Until now an owner was a bare name, and whatever a JWT
-  // of that name created was the token's as well: every bare owner becomes the token principal
-  // of its name (a JWT that should keep them is mapped to it by auth.jwt.token_principals). The
-  // counts move with their owners (through a copy: renamed in place, one could meet another's
-  // old key — a JWT could be named "token:x"); no trigger fires, since no status changes.
+  // 17: owners name their source: a bare owner becomes the token principal of its name. The counts move through a copy:
+  // renamed in place, one could meet another's old key (a JWT could be named "token:x").
   `
   UPDATE conversations SET owner = '${TOKEN_PRINCIPAL_PREFIX}' || owner WHERE owner IS NOT NULL;
   CREATE TEMP TABLE renamed_owner_counts AS SELECT '${TOKEN_PRINCIPAL_PREFIX}' || owner AS owner, status, count FROM conversation_counts_by_owner;
@@ -334,11 +283,8 @@ const MIGRATIONS: readonly string[] = [
   INSERT INTO conversation_counts_by_owner (owner, status, count) SELECT owner, status, count FROM renamed_owner_counts;
   DROP TABLE renamed_owner_counts;
   `,
-  // 18: the digest of the history a chat client was last shown of a conversation (store.proto
-  // RecordHistoryDigest), one per conversation; found by digest and owner through its index, the
-  // latest recorded first: a recording replaces the row, and \`recorded\` only grows. The owner is
-  // the conversation's (which never changes; '' for none: an owner is never blank), kept here so
-  // that a lookup reads one owner's entries only, whoever else has the same history.
+  // 18: the digest of the history a chat client was last shown, one per conversation, found by digest and owner ('' for
+  // none), the latest first: a recording replaces the row and `recorded` only grows.
   `
   CREATE TABLE history_digests (
     recorded        INTEGER PRIMARY KEY AUTOINCREMENT,
@@ -356,11 +302,7 @@ const MIGRATIONS: readonly string[] = [
 
 export const SCHEMA_VERSION = MIGRATIONS.length;
 
-/**
- * Connection settings: WAL lets readers go on while one writer commits; NORMAL sync is
- * durable across process crashes in WAL mode (only an OS crash may lose the last commits);
- * the busy timeout makes a second process wait for the write lock instead of failing.
- */
+/** WAL: readers go on while one writer commits; NORMAL sync survives process crashes; a second process waits for the lock. */
 export function configureConnection(db: Database): void {
   db.pragma('journal_mode = WAL');
   db.pragma('synchronous = NORMAL');
