@@ -67,7 +67,12 @@ export async function startMesh(given: AgentConfig, log: (service: string) => Lo
     const a2a = import('../services/a2a-bridge/index.js').then(({ startA2aBridge }) =>
       startA2aBridge({ config: configSlice(config, 'a2aBridge'), listen: LOOPBACK_ANY_PORT, log: log('a2a-bridge'), inProcess }),
     );
-    const later = Promise.all([import('../services/orchestrator/index.js'), import('../gateway/index.js')]);
+    const later = Promise.all([
+      import('../services/orchestrator/index.js'),
+      import('../gateway/index.js'),
+      // The copies the in-process calls make instead of protobuf bytes (message-copies.ts), in use before the callers start.
+      inProcess ? import('../services/common/grpc/message-copies.js').then(({ loadMessageCopies }) => loadMessageCopies()) : undefined,
+    ]);
     later.catch(() => undefined); // awaited below unless a peer failed first
     const peers = await Promise.allSettled([store, llm, tools, a2a]);
     for (const outcome of peers) if (outcome.status === 'fulfilled') started.push(outcome.value);
@@ -79,7 +84,8 @@ export async function startMesh(given: AgentConfig, log: (service: string) => Lo
       RunningService,
       RunningService,
     ];
-    const [{ startOrchestrator, runNode }, { startGateway }] = await later;
+    const [{ startOrchestrator, runNode }, { startGateway }, copies] = await later;
+    if (inProcess && copies) inProcess.copyWith(copies);
     const orchestrator = await startOrchestrator({
       config: configSlice(config, 'orchestrator'),
       listen: LOOPBACK_ANY_PORT,

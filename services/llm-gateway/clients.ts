@@ -8,8 +8,11 @@ import { failedPrecondition } from '../common/grpc/errors.js';
 import type { ProviderEnvironment, ProviderSettings } from './environment.js';
 import type { ModelRoute, ProviderName } from './routing.js';
 
-/** A provider model object (never the SDK's string shorthand, which would go through its gateway). */
-export type ModelClient = Exclude<LanguageModel, string>;
+/**
+ * A provider model object of the SDK's current model interface (never the SDK's string
+ * shorthand, which would go through its gateway): one-step.ts calls its `doGenerate` itself.
+ */
+export type ModelClient = Extract<LanguageModel, { specificationVersion: 'v3' }>;
 
 interface ClientSettings extends ProviderSettings {
   fetch: typeof fetch;

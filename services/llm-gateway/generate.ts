@@ -1,4 +1,3 @@
-import { generateText, stepCountIs } from 'ai';
 import type { GenerateRequest, GenerateResponse } from '../../gen/ts/asg/llm/v1/llm.js';
 import { AttemptsFailed, retry, type BackoffPolicy, type Clock, type RetryOptions } from '../common/backoff.js';
 import type { AgentConfig } from '../common/config/schema.js';
@@ -7,6 +6,7 @@ import type { Logger } from '../common/log.js';
 import { recordError, recordModelCall } from '../common/metrics.js';
 import { callSettingsFor } from './call-settings.js';
 import type { ModelClients } from './clients.js';
+import { generateOnce } from './one-step.js';
 import { toModelPrompt } from './prompt.js';
 import { afterAttempts, attemptFailureOf, statusOf, timedOut, toServiceError } from './provider-errors.js';
 import { toGenerateResponse } from './reply.js';
@@ -87,12 +87,11 @@ export function modelRetryRun(
 }
 
 /**
- * One model call, retried by the policy of retry.ts. `generateText` rather than the model's `doGenerate`,
- * because it already turns our messages and JSON-schema tools into each provider's prompt and
- * maps errors to typed SDK errors; with tools that have no `execute` and a single step it stops
- * at the model's first answer. It does not get in the way of tool calls it cannot use: a call to
- * an unknown tool or with unparsable arguments stays in `content` as a `tool-call` part marked
- * `invalid` (plus a `tool-error` part), and reply.ts returns it like any other call.
+ * One model call, retried by the policy of retry.ts: one answer of the provider model
+ * (one-step.ts, what `generateText` with one step gives, without its validation of the prompt
+ * we built), and no retry inside it, so that retry.ts owns the policy and no hidden retry
+ * spends the caller's deadline. Tool calls are never run here: a call to an unknown tool or
+ * with unparsable arguments comes back marked invalid, and reply.ts returns it like any other.
  */
 export function createGenerate(dependencies: GenerateDependencies) {
   const { log } = dependencies;
@@ -106,18 +105,7 @@ export function createGenerate(dependencies: GenerateDependencies) {
       const result = await retry(
         () => {
           attempts += 1;
-          return generateText({
-            model,
-            ...prompt,
-            ...settings,
-            // No retries in the SDK: retry.ts owns the policy, and a hidden retry would spend
-            // the caller's deadline without telling it.
-            maxRetries: 0,
-            // One answer, never a second request: without `execute` nothing runs, but invalid
-            // calls get SDK-made error results that would otherwise invite another step.
-            stopWhen: stepCountIs(1),
-            abortSignal: signal,
-          });
+          return generateOnce(model, prompt, settings, signal);
         },
         dependencies.retry,
         modelRetryRun(
@@ -130,7 +118,7 @@ export function createGenerate(dependencies: GenerateDependencies) {
           },
         ),
       );
-      for (const warning of result.warnings ?? []) log.debug('provider warning', { model: route.model, warning: JSON.stringify(warning) });
+      for (const warning of result.warnings) log.debug('provider warning', { model: route.model, warning: JSON.stringify(warning) });
       const response = toGenerateResponse(result);
       recordModelCall(route.provider, route.model, 'ok', response.usage);
       log.debug('model answered', {

@@ -9,6 +9,7 @@ import { Server } from '@grpc/grpc-js';
 import { context, createContextKey, SpanKind, trace } from '@opentelemetry/api';
 import { InMemorySpanExporter, SimpleSpanProcessor } from '@opentelemetry/sdk-trace-base';
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
+import * as llm from '../../../gen/ts/asg/llm/v1/llm.js';
 import {
   ChatRole,
   LlmGatewayServiceService,
@@ -26,6 +27,7 @@ import { createPromiseClient, type PromiseClient } from './client.js';
 import { GrpcStatus, invalidArgument, notFound, RpcError } from './errors.js';
 import { HEALTH_DEFINITION, ServingHealth } from './health.js';
 import { InProcessChannels, serveInProcess, type InProcessServer } from './in-process.js';
+import { messageCopies } from './message-copies.js';
 import {
   createServer,
   implement,
@@ -203,6 +205,56 @@ describe('the in-process transport: requests and responses cross as protobuf', (
     await until('the handler to change what it returned', () => seen.changedAfterwards);
     expect(response).toEqual(answer('as returned'));
     expect(response).not.toHaveProperty('extra');
+  });
+});
+
+describe('the in-process transport with the copies asg up gives (message-copies.ts): no object crosses', () => {
+  beforeEach(() => channels.copyWith(messageCopies([llm])));
+
+  it('gives the handler its own copy: a request changed after the call, down to its tool schemas, does not reach it', async () => {
+    const schema = { type: 'object', properties: { name: { type: 'string' } } };
+    const sent = { ...request('echo', ['one', 'two']), tools: [{ name: 'add', description: 'adds', inputSchema: schema }] };
+    const answered = client.generate(sent);
+    sent.messages[0]!.text = 'changed by the caller';
+    sent.messages.push({ role: ChatRole.CHAT_ROLE_USER, text: 'added by the caller', toolCalls: [], toolResults: [] });
+    schema.properties.name.type = 'number';
+    expect((await answered).text).toBe('one,two');
+    expect(seen.request).not.toBe(sent);
+    expect(seen.request?.tools[0]?.inputSchema).toEqual({ type: 'object', properties: { name: { type: 'string' } } });
+    expect(seen.request?.tools[0]?.inputSchema).not.toBe(schema);
+  });
+
+  it('gives the caller its own copy of the response: what is not in the proto, or changed later, does not cross', async () => {
+    const response = await client.generate(request('kept-reference'));
+    await until('the handler to change what it returned', () => seen.changedAfterwards);
+    expect(response).toEqual(answer('as returned'));
+    expect(response).not.toHaveProperty('extra');
+  });
+
+  it('gives the handler what the bytes give it: nothing the caller added, absent optional fields absent', async () => {
+    const sent = { ...request('echo', ['hi']), surplus: 1 };
+    (sent.messages[0] as unknown as Record<string, unknown>).extra = true;
+    await client.generate(sent);
+    const viaBytes = LlmGatewayServiceService.generate.requestDeserialize(LlmGatewayServiceService.generate.requestSerialize(sent));
+    expect(seen.request).toStrictEqual(viaBytes);
+  });
+
+  it('streams each message as its own copy, as the bytes give them', async () => {
+    const viaCopies = await drain(client.generateStream({ ...request('count'), timeoutMs: undefined }));
+    channels = new InProcessChannels();
+    const bytesServer = channels.register({
+      definition: LlmGatewayServiceService,
+      address: ADDRESS,
+      handlers: handlers(),
+      service: 'llm-test',
+      log: recordingLogger('llm-test', lines),
+    });
+    const bytesClient = createPromiseClient(LlmGatewayServiceService, ADDRESS, 'caller', 5000, {}, { inProcess: channels });
+    const viaBytes = await drain(bytesClient.generateStream({ ...request('count'), timeoutMs: undefined }));
+    bytesClient.close();
+    await bytesServer.stop(Date.now());
+    expect(viaCopies.events).toHaveLength(4);
+    expect(viaCopies).toStrictEqual(viaBytes);
   });
 });
 

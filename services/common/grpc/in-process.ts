@@ -25,8 +25,11 @@ import {
  * server of this process calls that server's handlers directly, behind the same generated
  * client interface (PromiseClient) and with the same contract as over the network:
  *
- * - the request and the response cross as protobuf bytes (the definition's serializers), so no
- *   object is shared between two services and a request changed after the call is not seen;
+ * - the request and the response cross as copies: no object is shared between two services, a
+ *   request changed after the call or a response changed after its return is not seen by the
+ *   other side, and only what the proto carries crosses. `asg up` gives the copies of
+ *   message-copies.ts (a message rebuilt from its type's fields, without encoding); without
+ *   them, and for a message they cannot copy, it is the protobuf bytes (the definition's serializers);
  * - metadata is made by `outgoingMetadata()` and read by the server's own `requestContextFrom`
  *   and `entryTraceContext`: session id, authorization, deadline, A2A hops and trace context;
  *   the handler runs from the root context in a SERVER span, the caller's CLIENT span around it;
@@ -48,14 +51,32 @@ import {
  */
 export class InProcessChannels {
   private readonly servers = new Map<string, InProcessServer>();
+  private copies: MessageCopies | undefined;
+
+  /** With `copies`, the messages of the methods it knows cross as its copies; the others as protobuf bytes. */
+  constructor(copies?: MessageCopies) {
+    this.copies = copies;
+  }
+
+  /**
+   * The copies from now on: `asg up` loads them beside the services, and gives them before the
+   * callers start. A call before that crosses as bytes, which keeps the same promises.
+   */
+  copyWith(copies: MessageCopies): void {
+    this.copies = copies;
+  }
 
   /** Serves `handlers` to this process's clients of `address`, until the returned server's stop. */
   register<S extends Record<string, unknown>>(registration: InProcessRegistration<S>): InProcessServer {
     const key = serverKey(registration.definition, registration.address);
     if (this.servers.has(key)) throw new Error(`${registration.service}: ${key} is already served in this process`);
-    const server: InProcessServer = new InProcessServer(registration, () => {
-      if (this.servers.get(key) === server) this.servers.delete(key);
-    });
+    const server: InProcessServer = new InProcessServer(
+      registration,
+      () => {
+        if (this.servers.get(key) === server) this.servers.delete(key);
+      },
+      this.crossing,
+    );
     this.servers.set(key, server);
     return server;
   }
@@ -68,8 +89,31 @@ export class InProcessChannels {
   transportTo(definition: Record<string, unknown>, address: string): CallTransport | undefined {
     const key = serverKey(definition, address);
     if (!this.servers.has(key)) return undefined;
-    return new InProcessTransport(() => this.servers.get(key), address);
+    return new InProcessTransport(() => this.servers.get(key), address, this.crossing);
   }
+
+  private readonly crossing = (method: AnyMethod): Crossing => {
+    const copy = this.copies?.get(method.path);
+    return {
+      request: copy?.request ?? ((value) => decode(method.requestDeserialize, encodeRequest(method, value), 'Error deserializing request')),
+      response:
+        copy?.response ?? ((value) => method.responseDeserialize(encode(method.responseSerialize, value, 'Error serializing response'))),
+    };
+  };
+}
+
+/** One message made into the other side's own: a copy that shares nothing with `value` and holds only the proto's fields. */
+export type MessageCopy = (value: unknown) => unknown;
+
+/** The copies of the requests and responses of the methods it knows, by method path. */
+export interface MessageCopies {
+  get(path: string): { request: MessageCopy; response: MessageCopy } | undefined;
+}
+
+/** How one method's messages cross, made at each call from the copies in use. */
+interface Crossing {
+  request: MessageCopy;
+  response: MessageCopy;
 }
 
 /** What `serveInProcess` gives back: the stop of a service's in-process serving. */
@@ -109,7 +153,7 @@ function serverKey(definition: Record<string, unknown>, address: string): string
   return `${serviceNameOf(definition)} at ${address}`;
 }
 
-type AnyMethod = UnaryMethodDefinition<unknown, unknown> | ServerStreamingMethodDefinition<unknown, unknown>;
+export type AnyMethod = UnaryMethodDefinition<unknown, unknown> | ServerStreamingMethodDefinition<unknown, unknown>;
 
 interface ServedEntry {
   method: AnyMethod;
@@ -130,6 +174,7 @@ export class InProcessServer {
   constructor(
     registration: InProcessRegistration<Record<string, unknown>>,
     private readonly release: () => void,
+    private readonly crossing: (method: AnyMethod) => Crossing,
   ) {
     const { definition, service, handlers, log } = registration;
     for (const { method, handler } of handlerEntries(definition, service, handlers)) {
@@ -161,37 +206,39 @@ export class InProcessServer {
     return this.stopped;
   }
 
-  /** One unary call: the request's bytes in, the response's bytes out, or a CallStatus. */
-  async unary(path: string, request: Buffer, metadata: Metadata, deadline: Date, giveUp: AbortSignal): Promise<Buffer> {
+  /**
+   * One unary call: the handler's own copy of the request in (the caller made it at the call),
+   * the caller's own copy of the response out (made when the handler answers), or a CallStatus.
+   */
+  async unary(path: string, request: unknown, metadata: Metadata, deadline: Date, giveUp: AbortSignal): Promise<unknown> {
     const { method, handler, served } = this.entry(path, false);
     const call = this.begin();
     try {
       // The handler starts after the caller's synchronous code, as it would behind a socket.
       await null;
-      const decoded = decode(method.requestDeserialize, request, 'Error deserializing request');
       const response = await whileOpen(
-        () => serveUnary(served, handler as UnaryHandler, decoded, incoming(metadata, deadline)),
+        () => serveUnary(served, handler as UnaryHandler, request, incoming(metadata, deadline)),
         giveUp,
         call.signal,
       );
-      return encode(method.responseSerialize, response, 'Error serializing response');
+      return crossed(this.crossing(method).response, response, 'Error serializing response');
     } finally {
       this.end(call);
     }
   }
 
   /**
-   * One server stream: each message's bytes as the caller pulls them. The caller returning the
+   * One server stream: the caller's own copy of each message as it pulls them. The caller returning the
    * iteration early, `giveUp` (the caller's deadline or signal) or the stop's cut aborts the
    * handler's signal and closes its generator.
    */
   async *stream(
     path: string,
-    request: Buffer,
+    request: unknown,
     metadata: Metadata,
     deadline: Date,
     giveUp: AbortSignal,
-  ): AsyncGenerator<Buffer, void, undefined> {
+  ): AsyncGenerator<unknown, void, undefined> {
     const { method, handler, served } = this.entry(path, true);
     const call = this.begin();
     const handlerSignal = new AbortController();
@@ -206,8 +253,8 @@ export class InProcessServer {
     let messages: AsyncGenerator<unknown, void, undefined> | undefined;
     let settled = false;
     try {
-      const decoded = decode(method.requestDeserialize, request, 'Error deserializing request');
-      const opened = serveStream(served, handler as StreamHandler, decoded, incoming(metadata, deadline), handlerSignal.signal);
+      const { response } = this.crossing(method);
+      const opened = serveStream(served, handler as StreamHandler, request, incoming(metadata, deadline), handlerSignal.signal);
       messages = opened;
       for (;;) {
         const next = await whileOpen(
@@ -223,7 +270,7 @@ export class InProcessServer {
           settled = true;
           return;
         }
-        yield encode(method.responseSerialize, next.value, 'Error serializing response');
+        yield crossed(response, next.value, 'Error serializing response');
       }
     } finally {
       giveUp.removeEventListener('abort', onGiveUp);
@@ -276,6 +323,33 @@ function decode(deserialize: (bytes: Buffer) => unknown, bytes: Buffer, what: st
     return deserialize(bytes);
   } catch (error) {
     throw { code: GrpcStatus.INTERNAL, details: `${what}: ${error instanceof Error ? error.message : String(error)}` } satisfies CallStatus;
+  }
+}
+
+/** A message copied across: a failure is the INTERNAL status `what` names, as the bytes' own failures are. */
+function crossed(copy: MessageCopy, value: unknown, what: string): unknown {
+  try {
+    return copy(value);
+  } catch (error) {
+    if (isCallStatus(error)) throw error;
+    throw { code: GrpcStatus.INTERNAL, details: `${what}: ${error instanceof Error ? error.message : String(error)}` } satisfies CallStatus;
+  }
+}
+
+function isCallStatus(error: unknown): error is CallStatus {
+  const status = error as Partial<CallStatus> | undefined;
+  return typeof status?.code === 'number' && typeof status.details === 'string';
+}
+
+/** The request's bytes, or the INTERNAL status of a request that cannot be encoded, in grpc-js's words. */
+function encodeRequest(method: AnyMethod, request: unknown): Buffer {
+  try {
+    return method.requestSerialize(request);
+  } catch (error) {
+    throw {
+      code: GrpcStatus.INTERNAL,
+      details: `Request message serialization failure: ${error instanceof Error ? error.message : String(error)}`,
+    } satisfies CallStatus;
   }
 }
 
@@ -377,17 +451,18 @@ class InProcessTransport implements CallTransport {
   constructor(
     private readonly serverNow: () => InProcessServer | undefined,
     private readonly address: string,
+    private readonly crossing: (method: AnyMethod) => Crossing,
   ) {}
 
   async unary(method: UnaryMethodDefinition<unknown, unknown>, request: unknown, metadata: Metadata, deadline: Date): Promise<unknown> {
     const server = this.server(method.path);
-    // Encoded at once: what the caller does to its request object afterwards does not reach the handler.
-    const bytes = this.encodeRequest(method, request);
+    // Copied at once: what the caller does to its request object afterwards does not reach the handler.
+    const copy = this.copyRequest(method, request);
     const call = new CallLifetime(deadline);
     try {
-      const response = await server.unary(method.path, bytes, metadata, deadline, call.giveUp);
+      const response = await server.unary(method.path, copy, metadata, deadline, call.giveUp);
       call.received();
-      return method.responseDeserialize(response);
+      return response;
     } catch (error) {
       throw asRpcError(error, method.path);
     } finally {
@@ -403,13 +478,13 @@ class InProcessTransport implements CallTransport {
     signal: AbortSignal | undefined,
   ): AsyncGenerator<unknown, void, undefined> {
     const server = this.server(method.path);
-    const bytes = this.encodeRequest(method, request);
+    const copy = this.copyRequest(method, request);
     const call = new CallLifetime(deadline, signal);
     let ended = false;
     try {
-      for await (const message of server.stream(method.path, bytes, metadata, deadline, call.giveUp)) {
+      for await (const message of server.stream(method.path, copy, metadata, deadline, call.giveUp)) {
         call.received();
-        yield method.responseDeserialize(message);
+        yield message;
       }
       call.received();
       ended = true;
@@ -435,15 +510,11 @@ class InProcessTransport implements CallTransport {
     return server;
   }
 
-  private encodeRequest(method: AnyMethod, request: unknown): Buffer {
+  private copyRequest(method: AnyMethod, request: unknown): unknown {
     try {
-      return method.requestSerialize(request);
+      return crossed(this.crossing(method).request, request, 'Request message serialization failure');
     } catch (error) {
-      throw new RpcError(
-        GrpcStatus.INTERNAL,
-        `Request message serialization failure: ${error instanceof Error ? error.message : String(error)}`,
-        method.path,
-      );
+      throw asRpcError(error, method.path);
     }
   }
 }
