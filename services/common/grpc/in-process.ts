@@ -64,6 +64,7 @@ export class InProcessChannels {
    */
   copyWith(copies: MessageCopies): void {
     this.copies = copies;
+    this.crossings.clear();
   }
 
   /** Serves `handlers` to this process's clients of `address`, until the returned server's stop. */
@@ -92,13 +93,20 @@ export class InProcessChannels {
     return new InProcessTransport(() => this.servers.get(key), address, this.crossing);
   }
 
+  /** How each method's messages cross, made once per method (and again after copyWith), not at every call. */
+  private readonly crossings = new Map<string, Crossing>();
+
   private readonly crossing = (method: AnyMethod): Crossing => {
+    const known = this.crossings.get(method.path);
+    if (known) return known;
     const copy = this.copies?.get(method.path);
-    return {
+    const made: Crossing = {
       request: copy?.request ?? ((value) => decode(method.requestDeserialize, encodeRequest(method, value), 'Error deserializing request')),
       response:
         copy?.response ?? ((value) => method.responseDeserialize(encode(method.responseSerialize, value, 'Error serializing response'))),
     };
+    this.crossings.set(method.path, made);
+    return made;
   };
 }
 
@@ -110,7 +118,7 @@ export interface MessageCopies {
   get(path: string): { request: MessageCopy; response: MessageCopy } | undefined;
 }
 
-/** How one method's messages cross, made at each call from the copies in use. */
+/** How one method's messages cross: as the copies in use make them, or as protobuf bytes. */
 interface Crossing {
   request: MessageCopy;
   response: MessageCopy;
