@@ -317,7 +317,10 @@ describe('PostgreSQL store replicas', () => {
   });
 
   it("counts another live replica's running turn as busy, and only a gone replica's mark as a turn a crash cut off", async () => {
-    const [a, b] = await Promise.all([replica(), replica()]);
+    // No beat-driven sweep within the test: the sweeps counted here are the ones it calls (on a loaded
+    // machine, B's own periodic sweep could otherwise note A's turn first).
+    const quiet = { heartbeatMs: 600_000 };
+    const [a, b] = await Promise.all([replica(quiet), replica(quiet)]);
     const { id } = await a.createConversation({ sessionId: 's', systemPrompt: '' });
     expect((await a.startTurn({ conversationId: id, message: user('first') })).started).toBe(true);
     // B sees A's turn running: busy, and its start-up sweep leaves the mark alone.
@@ -326,7 +329,7 @@ describe('PostgreSQL store replicas', () => {
     expect(await b.noteInterruptedTurns()).toBe(0);
     // A stops without ending the turn: its mark is a crash's now.
     await a.close();
-    const c = await replica();
+    const c = await replica(quiet);
     expect(await c.noteInterruptedTurns()).toBe(1);
     const messages = (await b.getConversation({ id, includeMessages: true })).messages.map((message) => message.content);
     expect(messages).toEqual(['first', INTERRUPTED_TURN_NOTE]);
