@@ -2,9 +2,11 @@ import { OrchestratorServiceService } from '../../gen/ts/asg/orchestrator/v1/orc
 import { ServingHealth } from '../common/grpc/health.js';
 import { serveInProcess } from '../common/grpc/in-process.js';
 import { createServer, DEFAULT_STOP_GRACE_MS, implement, listen, shutdown } from '../common/grpc/server.js';
+import { configuredModels } from '../common/config/configured-models.js';
 import type { OrchestratorConfig } from '../common/config/slices.js';
 import type { Peers, RunningService, ServiceOptions } from '../common/service.js';
 import { createClients } from './clients.js';
+import { loadTokenizerOf } from './domain/tokens.js';
 import { RunLeases, runNode } from './leases.js';
 import { TakeoverLoop } from './takeover-loop.js';
 import { ExpiryLoop } from './expiry-loop.js';
@@ -37,6 +39,8 @@ export async function startOrchestrator(
 ): Promise<RunningService> {
   // Checked before anything starts: a webhook without its secret stops the start, naming the variable.
   const endpoints = webhookEndpoints(options.config.webhooks, options.env ?? process.env);
+  // Before the first turn: the token tables of an OpenAI model load synchronously (domain/tokens.ts).
+  for (const { model } of configuredModels(options.config)) loadTokenizerOf(model);
   const clients = createClients(options.config, options.peers, options.inProcess);
   const server = createServer(options.config.grpc);
   const health = new ServingHealth(server, [OrchestratorServiceService]);

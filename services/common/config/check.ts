@@ -1,9 +1,10 @@
 import { readFileSync } from 'node:fs';
 import { isMap, isScalar, isSeq, LineCounter, parseDocument, type Document } from 'yaml';
 import { z } from 'zod';
+import { configuredModels } from './configured-models.js';
 import { describeConfigIssue, describeConfigPath } from './issues.js';
 import { baseUrlError, ModelNameError, resolveModel, ROUTES, type ModelRoute } from './models.js';
-import { configSchema, type AgentConfig, type AgentNodeInput } from './schema.js';
+import { configSchema, type AgentConfig } from './schema.js';
 import { nearest } from './suggest.js';
 
 /**
@@ -164,19 +165,6 @@ export const checkModels: ConfigCheck<AgentConfig> = (config, env) => {
   ];
   return { errors, warnings };
 };
-
-/** `llm.model` and each `model:` of the agent tree, with the path that holds it. */
-function configuredModels(config: Pick<AgentConfig, 'llm' | 'agent'>): { model: string; path: ConfigPath }[] {
-  const models: { model: string; path: ConfigPath }[] = [{ model: config.llm.model, path: ['llm', 'model'] }];
-  const visit = (node: AgentNodeInput, path: (string | number)[]): void => {
-    if (node.model !== undefined) models.push({ model: node.model, path: [...path, 'model'] });
-    node.agents?.forEach((child, index) => {
-      visit(child, [...path, 'agents', index]);
-    });
-  };
-  if (config.agent) visit(config.agent, ['agent']);
-  return models;
-}
 
 /** One problem per zod issue, one per key for unknown keys (each is at its own place), with suggestions. */
 function schemaProblems(issue: z.core.$ZodIssue, schema: z.ZodType): ConfigProblem[] {

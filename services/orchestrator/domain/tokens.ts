@@ -69,7 +69,8 @@ const AS_PLAIN_TEXT = { disallowedSpecial: new Set<string>() };
  * build), so that counting stays a plain function.
  */
 const encodings = new Map<string, typeof countTokens>();
-function encodingCount(name: 'o200k_base' | 'cl100k_base'): typeof countTokens {
+type EncodingName = 'o200k_base' | 'cl100k_base';
+function encodingCount(name: EncodingName): typeof countTokens {
   let count = encodings.get(name);
   if (!count) {
     count = (createRequire(import.meta.url)(`gpt-tokenizer/encoding/${name}`) as { countTokens: typeof countTokens }).countTokens;
@@ -77,8 +78,15 @@ function encodingCount(name: 'o200k_base' | 'cl100k_base'): typeof countTokens {
   }
   return count;
 }
-const o200k: TokenCounter = (text) => countInPieces(text, (piece) => encodingCount('o200k_base')(piece, AS_PLAIN_TEXT));
-const cl100k: TokenCounter = (text) => countInPieces(text, (piece) => encodingCount('cl100k_base')(piece, AS_PLAIN_TEXT));
+const counters = new Map<string, TokenCounter>();
+function encodingCounter(name: EncodingName): TokenCounter {
+  let counter = counters.get(name);
+  if (!counter) {
+    counter = (text) => countInPieces(text, (piece) => encodingCount(name)(piece, AS_PLAIN_TEXT));
+    counters.set(name, counter);
+  }
+  return counter;
+}
 
 /** Roles, separators and call framing each message costs in every provider's format. */
 const MESSAGE_OVERHEAD_TOKENS = 4;
@@ -90,14 +98,30 @@ const MESSAGE_OVERHEAD_TOKENS = 4;
  */
 export const estimateTokens: TokenCounter = (text) => Math.ceil(text.length / 4);
 
-/** OpenAI's own encodings for its models (`openai-…` / `openai:…`), the estimate for the rest. */
-export function tokenCounterFor(model: string): TokenCounter {
+/** The OpenAI encoding of `model` (`openai-…` / `openai:…`), none for the models of other providers. */
+function encodingOf(model: string): EncodingName | undefined {
   const id = model.replace(/^openai[-:]/, '');
-  if (id === model && !model.startsWith('openrouter-openai/')) return estimateTokens;
+  if (id === model && !model.startsWith('openrouter-openai/')) return undefined;
   const name = id.replace(/^openrouter-openai\//, '');
-  if (/^(gpt-4o|gpt-4\.1|gpt-4\.5|gpt-5|o\d)/.test(name)) return o200k;
-  if (/^(gpt-4|gpt-3\.5)/.test(name)) return cl100k;
-  return o200k;
+  if (/^(gpt-4o|gpt-4\.1|gpt-4\.5|gpt-5|o\d)/.test(name)) return 'o200k_base';
+  if (/^(gpt-4|gpt-3\.5)/.test(name)) return 'cl100k_base';
+  return 'o200k_base';
+}
+
+/** OpenAI's own encodings for its models, the estimate for the rest. */
+export function tokenCounterFor(model: string): TokenCounter {
+  const encoding = encodingOf(model);
+  return encoding ? encodingCounter(encoding) : estimateTokens;
+}
+
+/**
+ * Loads the tables `model` counts with, if it has any. A service calls it at start for its
+ * configured models: loaded by a turn instead, the tables would hold the event loop, and every
+ * other request with it, for that quarter of a second (more on a busy machine).
+ */
+export function loadTokenizerOf(model: string): void {
+  const encoding = encodingOf(model);
+  if (encoding) encodingCount(encoding);
 }
 
 export function chatMessageTokens(message: ChatMessage, count: TokenCounter): number {
