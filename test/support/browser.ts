@@ -3,6 +3,7 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { chromium, type BrowserContext, type Page } from 'playwright-core';
 import { REPO_ROOT } from './agent-process.js';
+import { installedInBackground } from './installing.js';
 
 /**
  * The browser to drive: found or installed by the test set-up (test/support/global-setup.ts,
@@ -38,6 +39,7 @@ export interface BrowserSession {
  * (`--user-data-dir`, a new temporary directory, removed on close) and one page.
  */
 export async function openBrowser(options: { viewport?: { width: number; height: number } } = {}): Promise<BrowserSession> {
+  await installedInBackground('CHROMIUM_PATH');
   const profile = mkdtempSync(join(tmpdir(), 'asg-chromium-'));
   const context = await chromium.launchPersistentContext(profile, {
     executablePath: CHROMIUM,

@@ -8,7 +8,7 @@
  * workers are forked after this, with this process's environment).
  */
 import { spawn, spawnSync } from 'node:child_process';
-import { writeFileSync } from 'node:fs';
+import { rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join, relative } from 'node:path';
 import type { TestProject } from 'vitest/node';
@@ -39,6 +39,9 @@ async function selectedTestFiles(project: TestProject): Promise<string[]> {
 async function provide(requirement: Requirement): Promise<string> {
   const found = await requirement.find();
   if (found !== undefined) return found;
+  // Being installed in the background since an earlier call (vitest sets up each project in turn).
+  const background = requirement.installsInBackgroundTo;
+  if (background !== undefined && process.env[`${requirement.env}_INSTALLING`] !== undefined) return background;
   if (requirement.start?.()) {
     const started = await requirement.find();
     if (started !== undefined) {
@@ -52,13 +55,22 @@ async function provide(requirement: Requirement): Promise<string> {
   if (chosen) stop(`${requirement.env}=${chosen} is not a usable ${requirement.name}: ${requirement.explain}`);
   const apt = aptCommand();
   if (requirement.aptPackages === undefined || apt === undefined) stop(`${requirement.name} not found: ${requirement.explain}`);
-  await aptInstall(requirement, apt, requirement.aptPackages);
+  if (background !== undefined) {
+    const done = join(tmpdir(), `asg-test-setup-${requirement.name}-${process.pid}.installed`);
+    rmSync(done, { force: true });
+    process.env[`${requirement.env}_INSTALLING`] = done;
+    // Not awaited: the tests that need it start last and wait for the file; a failed install ends the run (stop).
+    void installNow(requirement, apt, requirement.aptPackages).then(() => writeFileSync(done, background));
+    return background;
+  }
+  return installNow(requirement, apt, requirement.aptPackages);
+}
+
+async function installNow(requirement: Requirement, apt: string[], packages: string[]): Promise<string> {
+  await aptInstall(requirement, apt, packages);
   // A server installed just now (nats-server) may need starting too.
   const installed = (await requirement.find()) ?? (requirement.start?.() ? await requirement.find() : undefined);
-  return (
-    installed ??
-    stop(`${requirement.name} still not found after apt-get installed ${requirement.aptPackages.join(' ')}: ${requirement.explain}`)
-  );
+  return installed ?? stop(`${requirement.name} still not found after apt-get installed ${packages.join(' ')}: ${requirement.explain}`);
 }
 
 /** How to run apt-get here: directly as root, through passwordless sudo, or not at all. */

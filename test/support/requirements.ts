@@ -27,6 +27,13 @@ export interface Requirement {
   start?(): boolean;
   /** Debian/Ubuntu packages that provide it (`apt-get install -y …`), when apt may install it. */
   aptPackages?: string[];
+  /**
+   * Where apt's install puts it, for what only a few test files need and the sequencer starts
+   * last (a browser): the install then runs beside the rest of the suite instead of before it,
+   * `env` holds this path from the start, and `${env}_INSTALLING` names a file that exists once
+   * the install is done (test/support/installing.ts waits for it).
+   */
+  installsInBackgroundTo?: string;
   /** One line: what to install or which variable to set. */
   explain: string;
 }
@@ -67,6 +74,7 @@ export const chromium: Requirement = {
     return onPath(CHROMIUM_NAMES);
   },
   aptPackages: ['chromium'],
+  installsInBackgroundTo: '/usr/bin/chromium',
   explain: 'install Chromium or Chrome (Debian/Ubuntu: apt-get install -y chromium) or set CHROMIUM_PATH to its executable',
 };
 
@@ -232,4 +240,5 @@ export const nats: Requirement = {
 };
 
 /** Everything the suites may need, in the order they are checked. */
-export const REQUIREMENTS: Requirement[] = [chromium, kubectl, postgres, nats];
+// In this order: one installed in the background (chromium) comes last, so that apt never runs twice at once.
+export const REQUIREMENTS: Requirement[] = [kubectl, postgres, nats, chromium];

@@ -3,11 +3,13 @@
  * (measured, committed, the same on every machine). Two workers share the files; a long file
  * started last would run alone at the end while the other worker idles, so the long ones go
  * first and the many short ones fill in behind them. A file not in the list yet (a new one)
- * counts as its project's usual length. `npm run test:timings` writes the list again.
+ * counts as its project's usual length. `npm run test:timings` writes the list again. Files that
+ * need a browser the machine does not have yet go last: the set-up installs it meanwhile.
  */
 import { readFileSync } from 'node:fs';
 import { relative } from 'node:path';
 import { BaseSequencer, type TestSpecification } from 'vitest/node';
+import { chromium } from './requirements.js';
 
 /** What a file missing from the list is taken to last, by project: the end-to-end ones start whole agents. */
 const USUAL_MS: Record<string, number> = { e2e: 5_000, browser: 10_000, postgres: 10_000, grpc: 3_000 };
@@ -28,6 +30,9 @@ export default class SlowestFirst extends BaseSequencer {
     const timings = readTimings();
     const expected = (spec: TestSpecification) =>
       timings[relative(spec.project.config.root, spec.moduleId)] ?? USUAL_MS[spec.project.name] ?? UNIT_MS;
-    return [...files].sort((a, b) => expected(b) - expected(a) || a.moduleId.localeCompare(b.moduleId));
+    // A browser the set-up still has to install is installed beside the rest of the suite: its files go last.
+    const browserLast = chromium.find() === undefined;
+    const last = (spec: TestSpecification) => (browserLast && chromium.neededBy.test(spec.moduleId) ? 1 : 0);
+    return [...files].sort((a, b) => last(a) - last(b) || expected(b) - expected(a) || a.moduleId.localeCompare(b.moduleId));
   }
 }
