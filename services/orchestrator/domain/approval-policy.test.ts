@@ -96,6 +96,11 @@ describe('rules: the first that matches decides', () => {
     expect(verdict.kind === 'require' && verdict.error).toContain('value');
   });
 
+  it('approvesCalls: whether some rule approves (a taken-over turn is then not run again)', () => {
+    expect(policies.approvesCalls).toBe(true);
+    expect(ApprovalPolicies.compile([rule({ name: 'no', decide: 'reject' })]).approvesCalls).toBe(false);
+  });
+
   it('a configuration that did not pass the check is refused whole', () => {
     expect(() => ApprovalPolicies.compile([rule({ name: 'bad', when: 'args.value <' })])).toThrow(PolicyConfigError);
   });

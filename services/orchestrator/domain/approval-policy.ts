@@ -343,6 +343,11 @@ export class ApprovalPolicies {
     return this.rules.length;
   }
 
+  /** Whether some rule approves calls: they then run at once, recorded only with their step (takeover-plan.ts). */
+  get approvesCalls(): boolean {
+    return this.rules.some((rule) => rule.decision.kind === 'approve');
+  }
+
   /** The first matching rule's decision; a condition that cannot be evaluated stops for a human. */
   decide(call: PolicyCall, context: PolicyContext): PolicyVerdict {
     for (const rule of this.rules) {
