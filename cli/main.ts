@@ -199,6 +199,28 @@ function program(): Command {
       await configCheck(file ?? options.config, { insecure: options.insecure === true });
     });
 
+  const policy = asg.command('policy').description('approval policies (approvals.policies of an agent configuration)');
+  policy
+    .command('test')
+    .description('which policy rule decides a call and what it decides, offline; or check a table of cases (--file)')
+    .addOption(configOption())
+    .option('--tool <name>', 'the tool name as the agent sees it (resources_add, a2a_<name>)')
+    .option('--args <json>', "the call's arguments, a JSON object", '{}')
+    .option('--server <name>', 'the MCP server of the tool (CEL `server`; default: empty)')
+    .option('--node <path>', 'the agent-tree node making the call, e.g. pipeline/executor (CEL `node`; default: empty)')
+    .option('--requester <principal>', 'who sent the message, e.g. token:alice (CEL `requester.name`; default: empty)')
+    .option('--roles <list>', "the requester's roles, comma-separated: chat, approve, admin")
+    .option('--owner <principal>', "the conversation's owner (CEL `conversation.owner`; default: empty)")
+    .option('--file <cases.yaml>', 'a table of cases, each with tool, args, expect (approve|reject|require|none) and optionally rule')
+    .addHelpText(
+      'after',
+      '\nExit codes: 0 judged, or every case as expected; 1 a case differs (each is named); 2 bad usage, a configuration that does not pass the check, or a cases file that cannot be read.',
+    )
+    .action(async (options: import('./policy.js').PolicyTestOptions) => {
+      const { policyTest } = await import('./policy.js');
+      process.exitCode = policyTest(options, { out: (text) => process.stdout.write(text), err: (text) => process.stderr.write(text) });
+    });
+
   asg
     .command('web')
     .description('the web chat on its own port, in front of an agent')

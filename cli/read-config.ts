@@ -13,7 +13,7 @@ import type { AgentConfig } from '../services/common/config/schema.js';
  * `checkAgentConfig`, so they agree on every file, in the same words. Beyond the file itself
  * (check.ts: YAML, fields, model names, provider keys) it runs what the services would refuse
  * at their start, without starting them: the gateway's bind rule and token variables, the
- * webhooks' secrets, the stdio MCP servers' relative paths.
+ * webhooks' secrets, the stdio MCP servers' relative paths, the approval policies' conditions.
  */
 
 export interface AgentCheckOptions {
@@ -69,6 +69,11 @@ async function serviceChecks(config: AgentConfig, options: AgentCheckOptions): P
   }
   if ((service === 'all' || service === 'orchestrator') && config.webhooks.length > 0)
     checks.push(webhookCheck(await import('../services/orchestrator/webhooks/signing.js')));
+  // Approval policies are the orchestrator's: each condition compiled and type-checked as it will run.
+  if ((service === 'all' || service === 'orchestrator') && config.approvals.policies.length > 0) {
+    const { policyProblems } = await import('../services/orchestrator/domain/approval-policy.js');
+    checks.push((file) => policyProblems(file));
+  }
   return checks;
 }
 

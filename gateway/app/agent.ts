@@ -6,7 +6,13 @@ import {
   type ConversationSummary,
   type PendingApproval,
 } from '../../gen/ts/asg/store/v1/store.js';
-import type { CreateConversationRequest, InputView, PipelineView, TurnResult } from '../../gen/ts/asg/orchestrator/v1/orchestrator.js';
+import type {
+  CreateConversationRequest,
+  InputView,
+  PipelineView,
+  Requester,
+  TurnResult,
+} from '../../gen/ts/asg/orchestrator/v1/orchestrator.js';
 import type { Tool, ToolServer } from '../../gen/ts/asg/tools/v1/tools.js';
 import { internal } from '../../services/common/grpc/errors.js';
 import { jsonObjectText } from '../../services/common/json-value.js';
@@ -16,6 +22,7 @@ import { OutcomeUnknown, unknownIfLate } from './outcome-unknown.js';
 import type { Decider } from './decider.js';
 import { storeStatusesOf, verdictOfStatus, type ApprovalStatusName, type Decision, type Verdict } from './decision.js';
 import { describeRunOf, describeRunsOf, type RunViews } from './run-views.js';
+import { ANONYMOUS, currentAuthScope } from './principal.js';
 
 /**
  * The agent as every face of the gateway (REST, A2A, tRPC, MCP) sees it: the few things a
@@ -197,9 +204,11 @@ export function createAgent(backends: Pick<Backends, 'orchestrator' | 'store'>):
   return {
     // Answers of turns carry the view of the run as they leave it: no second call.
     async createConversation(message, { a2aOrigin, owner } = {}) {
-      const answer = await orchestrator.createConversation({ message, a2aOrigin, owner }).catch((error: unknown) => {
-        throw message === undefined ? error : unknownIfLate(error, {});
-      });
+      const answer = await orchestrator
+        .createConversation({ message, a2aOrigin, owner, requester: requester() })
+        .catch((error: unknown) => {
+          throw message === undefined ? error : unknownIfLate(error, {});
+        });
       if (answer.unsettled) throw new OutcomeUnknown(answer.unsettled);
       return { conversation: present(answer.conversation, 'the created conversation'), result: answer.result, pipeline: answer.pipeline };
     },
@@ -227,7 +236,7 @@ export function createAgent(backends: Pick<Backends, 'orchestrator' | 'store'>):
     },
 
     async sendMessage(conversationId, message) {
-      const answer = await orchestrator.sendMessage({ conversationId, message }).catch((error: unknown) => {
+      const answer = await orchestrator.sendMessage({ conversationId, message, requester: requester() }).catch((error: unknown) => {
         throw unknownIfLate(busyOr(error, conversationId), { conversationId });
       });
       if (answer.unsettled) throw new OutcomeUnknown(answer.unsettled);
@@ -308,4 +317,13 @@ export function createAgent(backends: Pick<Backends, 'orchestrator' | 'store'>):
       return { tools, servers };
     },
   };
+}
+
+/**
+ * Who sends the message of a turn, for the approval policies that judge its calls: the
+ * request's principal and roles; without `auth`, anonymous with every role (as anonymousPrincipal).
+ */
+function requester(): Requester {
+  const principal = currentAuthScope()?.principal;
+  return principal ? { principal: principal.id, roles: [...principal.roles] } : { principal: ANONYMOUS, roles: ['admin'] };
 }

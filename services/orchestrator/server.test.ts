@@ -1,6 +1,6 @@
 import { describe, expect, it } from 'vitest';
 import { GrpcStatus, ServiceError } from '../common/grpc/errors.js';
-import { parseDecision } from './server.js';
+import { parseDecision, parseRequester } from './server.js';
 
 const refused = (request: Parameters<typeof parseDecision>[0]) => {
   try {
@@ -38,5 +38,31 @@ describe('ResolveApproval: who decides and how, at the gRPC edge', () => {
       via: 'rest',
       arguments: { name: 'y' },
     });
+  });
+});
+
+describe('SendMessage and CreateConversation: who sends the message, at the gRPC edge', () => {
+  const refusedRequester = (requester: Parameters<typeof parseRequester>[0]) => {
+    try {
+      parseRequester(requester);
+    } catch (error) {
+      expect((error as ServiceError).code).toBe(GrpcStatus.INVALID_ARGUMENT);
+      return (error as ServiceError).message;
+    }
+    throw new Error('accepted');
+  };
+
+  it('a principal and its roles pass through as the policies read them; absent is unknown', () => {
+    expect(parseRequester({ principal: 'token:alice', roles: ['chat', 'approve'] })).toEqual({
+      name: 'token:alice',
+      roles: ['chat', 'approve'],
+    });
+    expect(parseRequester(undefined)).toBeUndefined();
+  });
+
+  it('refused with INVALID_ARGUMENT: a role that is none, a blank or overlong principal', () => {
+    expect(refusedRequester({ principal: 'token:alice', roles: ['root'] })).toContain('requester: roles: each one of chat, approve, admin');
+    expect(refusedRequester({ principal: '  ', roles: [] })).toContain('requester:');
+    expect(refusedRequester({ principal: 'x'.repeat(513), roles: [] })).toContain('at most 512');
   });
 });

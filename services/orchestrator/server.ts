@@ -1,5 +1,6 @@
 import { z } from 'zod';
-import type { OrchestratorServiceService } from '../../gen/ts/asg/orchestrator/v1/orchestrator.js';
+import type { OrchestratorServiceService, Requester } from '../../gen/ts/asg/orchestrator/v1/orchestrator.js';
+import { ROLES } from '../common/config/schema.js';
 import type { A2aOrigin } from '../../gen/ts/asg/store/v1/store.js';
 import { notFound, invalidArgument } from '../common/grpc/errors.js';
 import type { UnaryHandlers } from '../common/grpc/server.js';
@@ -45,6 +46,19 @@ function parseOwner(value: string | undefined): string | undefined {
   const parsed = owner.safeParse(value);
   if (!parsed.success) throw invalidArgument(parsed.error.issues[0]?.message ?? 'invalid owner');
   return value;
+}
+
+// Who sends a message, as the gateway authenticated them (services/common/principal-id.ts; roles as configured).
+const requester = z.object({
+  principal: owner,
+  roles: z.array(z.enum(ROLES, { error: `roles: each one of ${ROLES.join(', ')}` })).max(ROLES.length),
+});
+
+export function parseRequester(value: Requester | undefined): { name: string; roles: string[] } | undefined {
+  if (value === undefined) return undefined;
+  const parsed = requester.safeParse(value);
+  if (!parsed.success) throw invalidArgument(`requester: ${parsed.error.issues[0]?.message ?? 'invalid'}`);
+  return { name: parsed.data.principal, roles: parsed.data.roles };
 }
 
 function parseMessage(value: string): string {
@@ -113,12 +127,17 @@ function parseReason(value: string | undefined): string | undefined {
 export function orchestratorHandlers(turns: TurnRunner): UnaryHandlers<typeof OrchestratorServiceService> {
   return {
     createConversation: async (request) =>
-      turns.createConversation(request.message === undefined ? undefined : parseMessage(request.message), {
-        a2aOrigin: parseA2aOrigin(request.a2aOrigin),
-        owner: parseOwner(request.owner),
-      }),
+      turns.createConversation(
+        request.message === undefined ? undefined : parseMessage(request.message),
+        { a2aOrigin: parseA2aOrigin(request.a2aOrigin), owner: parseOwner(request.owner) },
+        parseRequester(request.requester),
+      ),
     sendMessage: async (request) => {
-      const reply = await turns.sendMessage(parseId('conversation', request.conversationId), parseMessage(request.message));
+      const reply = await turns.sendMessage(
+        parseId('conversation', request.conversationId),
+        parseMessage(request.message),
+        parseRequester(request.requester),
+      );
       return { ...reply, result: reply.result };
     },
     resolveApproval: async (request) =>

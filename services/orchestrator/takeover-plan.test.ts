@@ -94,6 +94,7 @@ const input = (over: Partial<TakeoverInput>): TakeoverInput => ({
   run: undefined,
   mode: 'simple',
   treeRunsUnapproved: false,
+  policyApproves: false,
   takeovers: 1,
   maxTakeovers: 3,
   ...over,
@@ -162,6 +163,19 @@ describe('the plan for a run taken over', () => {
     ).toEqual({ kind: 'end', note: NOT_RESUMABLE });
     // A tree that runs destructive calls unapproved somewhere may have one in flight with no record.
     expect(planTakeover(input({ ...tree, treeRunsUnapproved: true }))).toEqual({ kind: 'end', note: NOT_RESUMABLE });
+  });
+
+  it('where a policy may approve calls, a turn or a continuation is not run again: such a call may have run with no record yet', () => {
+    const policies = { policyApproves: true };
+    expect(planTakeover(input({ ...policies }))).toEqual({ kind: 'end', note: NOT_RESUMABLE });
+    const done = conversation([user('add x'), result('resources_add')]);
+    expect(planTakeover(input({ ...policies, conversation: done, run: run('simple', ['a1']) }))).toEqual({
+      kind: 'end',
+      note: NOT_RESUMABLE,
+    });
+    // An approval claimed and never started still runs: that is the one run a human approved.
+    const approved = approval('a1', ApprovalStatus.APPROVAL_STATUS_APPROVED);
+    expect(planTakeover(input({ ...policies, unfinished: [approved], run: run('simple', ['a1']) })).kind).toBe('drive');
   });
 
   it('a waiting sibling approval is not taken for the decided one', () => {

@@ -37,6 +37,11 @@ export interface TakeoverInput {
   mode: 'simple' | 'tree';
   /** The agent tree runs destructive calls without approval somewhere (inside a parallel or loop node with `approvals: auto`): such a call leaves no record until its step ends. */
   treeRunsUnapproved: boolean;
+  /**
+   * An approval policy may approve a call (a rule with `decide: approve`): such a call runs at
+   * once and, like an unapproved one, leaves no record of its own until its step is written.
+   */
+  policyApproves: boolean;
   /** The how-manieth takeover of this turn this is, and the most allowed (runs.max_takeovers). */
   takeovers: number;
   maxTakeovers: number;
@@ -68,7 +73,8 @@ export function planTakeover(input: TakeoverInput): TakeoverPlan {
   if (decided) {
     // The decision's outcome is the last thing recorded (the call's result, or the "no"); after it the continuation had written nothing.
     const outcome = last?.role === MessageRole.MESSAGE_ROLE_TOOL && last.toolCall?.name === decided.toolName ? last : undefined;
-    if (input.mode === 'tree' && (!outcome || input.treeRunsUnapproved)) return { kind: 'end', note: NOT_RESUMABLE };
+    if ((input.mode === 'tree' && (!outcome || input.treeRunsUnapproved)) || input.policyApproves)
+      return { kind: 'end', note: NOT_RESUMABLE };
     return {
       kind: 'drive',
       event: { userMessage, resumed: { uuid: decided.approvalUuid, rejected: outcome?.toolCall?.rejected === true } },
@@ -77,8 +83,9 @@ export function planTakeover(input: TakeoverInput): TakeoverPlan {
   // A message's turn. Simple mode reads the whole stored history, whatever it holds (its
   // destructive calls always stop for approval). An agent tree starts again from the user's
   // message only if none of its nodes recorded anything, and none can have run a destructive
-  // call without approval that is not recorded yet.
-  if (input.mode === 'tree' && (last?.role !== MessageRole.MESSAGE_ROLE_USER || input.treeRunsUnapproved))
+  // call without approval that is not recorded yet. Where a policy may approve calls, neither
+  // may run again: a call it approved may have run without a record yet.
+  if ((input.mode === 'tree' && (last?.role !== MessageRole.MESSAGE_ROLE_USER || input.treeRunsUnapproved)) || input.policyApproves)
     return { kind: 'end', note: NOT_RESUMABLE };
   return { kind: 'drive', event: { userMessage } };
 }

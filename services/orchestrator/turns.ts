@@ -37,6 +37,7 @@ import type { TakenOverRun } from '../../gen/ts/asg/store/v1/store.js';
 import { RunDriver, type Activation } from './run/driver.js';
 import { AgentIo } from './run/io.js';
 import { freshRun, storedRun } from './run/machine.js';
+import { ApprovalPolicies, type Requester } from './domain/approval-policy.js';
 import { decodeRun, legacySimpleRun, pipelineView, UnreadableRun, type StoredRun } from './run/state.js';
 import type { DecisionFacts, MachineEnv, RunAnswer } from './run/types.js';
 import { catalogueWith, ToolCatalogue } from './tool-catalogue.js';
@@ -118,13 +119,14 @@ export class TurnRunner {
         maxTokens: config.chat.max_tokens,
         compactionStrategy: config.chat.compaction_strategy,
       },
+      policies: ApprovalPolicies.compile(config.approvals.policies),
     };
     this.expiry = new ExpiryPolicy(config.approvals);
     this.driver = new RunDriver(clients, log, new AgentIo(clients, log, a2aPeers(config)), this.catalogue, this.env, leases, this.expiry);
   }
 
   /** `origin`: the A2A origin of a task, and the principal the conversation belongs to, as the gateway says. */
-  async createConversation(message: string | undefined, origin: NewConversationOrigin = {}): Promise<TurnReply> {
+  async createConversation(message: string | undefined, origin: NewConversationOrigin = {}, requester?: Requester): Promise<TurnReply> {
     const { a2aOrigin, owner } = origin;
     if (message !== undefined && message.trim() === '') throw invalidArgument('message must be a non-empty string');
     const sessionId = currentContext()?.sessionId || newSessionId();
@@ -136,12 +138,13 @@ export class TurnRunner {
       if (!conversation) throw internal('the store returned no conversation');
       withLearnedIds({ conversationId: conversation.id }, () => this.log.info('conversation created', { conversation: conversation.id }));
       if (message === undefined) return { conversation };
-      return this.startTurn(conversation.id, message);
+      return this.startTurn(conversation.id, message, requester);
     });
   }
 
-  async sendMessage(conversationId: string, message: string): Promise<TurnReply> {
-    return this.startTurn(conversationId, message);
+  /** `requester`: who sends the message, as the gateway authenticated them (the approval policies' `requester`). */
+  async sendMessage(conversationId: string, message: string, requester?: Requester): Promise<TurnReply> {
+    return this.startTurn(conversationId, message, requester);
   }
 
   /**
@@ -346,7 +349,7 @@ export class TurnRunner {
    * that has not answered a little before the caller's deadline is answered as unsettled: it
    * goes on, and is stopped at its deadline with a note in the conversation.
    */
-  private async startTurn(conversationId: string, message: string): Promise<TurnReply> {
+  private async startTurn(conversationId: string, message: string, requester: Requester | undefined): Promise<TurnReply> {
     if (message.trim() === '') throw invalidArgument('message must be a non-empty string');
     const started = performance.now();
     const by = answerDeadline();
@@ -355,7 +358,7 @@ export class TurnRunner {
       try {
         const reply = await answerBy(
           by,
-          this.runTurn(conversationId, message, by),
+          this.runTurn(conversationId, message, by, requester),
           () =>
             unsettledTurn(
               unsettled(
@@ -378,7 +381,12 @@ export class TurnRunner {
     });
   }
 
-  private async runTurn(conversationId: string, message: string, by: number | undefined): Promise<TurnReply> {
+  private async runTurn(
+    conversationId: string,
+    message: string,
+    by: number | undefined,
+    requester: Requester | undefined,
+  ): Promise<TurnReply> {
     let start: StartTurnResponse;
     try {
       start = await this.clients.store.startTurn({ conversationId, message: userMessage(message), lease: this.leases.lease() });
@@ -417,7 +425,11 @@ export class TurnRunner {
       const activation: Activation = { conversationId, watched: started.watched, conversation: started, holdsTurn: true, stored: 'yes' };
       const state = freshRun(this.env.root ? 'tree' : 'simple', started.runRevision);
       const ended = await this.activate(activation, () =>
-        this.driver.drive(state, { kind: 'userMessage', runId: randomUUID(), activation: randomUUID(), text: message }, activation),
+        this.driver.drive(
+          state,
+          { kind: 'userMessage', runId: randomUUID(), activation: randomUUID(), text: message, ...(requester && { requester }) },
+          activation,
+        ),
       );
       if (ended.kind === 'handedBack' || ended.kind === 'unknown') return this.followTurn(conversationId, ended, by);
       return this.reply(ended, activation);

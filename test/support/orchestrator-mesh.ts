@@ -3,7 +3,9 @@ import {
   ApprovalStatus,
   ConversationStatus,
   MessageRole,
+  type AppendAuditRequest,
   type AppendMessagesRequest,
+  type AuditEntry,
   type ClaimApprovalRequest,
   type Conversation,
   type ConversationEvent,
@@ -120,7 +122,10 @@ export class FakeMesh {
   readonly before: {
     updateRun?: (request: UpdateRunRequest) => Promise<void> | void;
     appendMessages?: (request: AppendMessagesRequest) => Promise<void> | void;
+    appendAudit?: (request: AppendAuditRequest) => Promise<void> | void;
   } = {};
+  /** Every audit entry appended (AppendAudit), in order. */
+  readonly audit: AuditEntry[] = [];
   readonly clients: OrchestratorClients;
   private readonly turns: ModelTurn[];
 
@@ -180,6 +185,12 @@ export class FakeMesh {
             for (const approval of request.approvals) this.addApproval(approval);
             this.storeRun(request.run);
             return { revision: this.conversation.runRevision, conversation: request.returnConversation ? this.snapshot() : undefined };
+          }),
+        appendAudit: (request: AppendAuditRequest) =>
+          this.unary('store.appendAudit', async () => {
+            await this.before.appendAudit?.(request);
+            this.audit.push(request.entry!);
+            return { entry: request.entry };
           }),
         publishEvent: (request: PublishEventRequest, opts?: CallOpts) => {
           this.published.push({ event: request.event!, opts });

@@ -127,3 +127,24 @@ describe('knownKeys and nearest', () => {
     expect(nearest('xyz', ['openai', 'ollama'])).toBeUndefined();
   });
 });
+
+describe('a problem inside a string value (an expression): its column is inside the value', () => {
+  // A check that finds a problem 5 characters into approvals.policies[0].when, as the policy check reports CEL errors.
+  const atFifth = () => ({ errors: [{ path: ['approvals', 'policies', 0, 'when'], message: 'here', offset: 5 }] });
+  const located = (when: string) => {
+    const text = `approvals:\n  policies:\n    - name: r\n      tools: [t]\n      when: ${when}\n      decide: approve\n`;
+    const report = checkConfigText(text, 'agent.yaml', configSchema, { env: { GEMINI_API_KEY: 'k' }, checks: [atFifth] });
+    return report.errors.map(({ line, column }) => ({ line, column }));
+  };
+
+  it('a plain, a double-quoted and a single-quoted scalar', () => {
+    expect(located('tool == "x"')).toEqual([{ line: 5, column: 18 }]);
+    expect(located('"tool == 1"')).toEqual([{ line: 5, column: 19 }]);
+    expect(located("'tool == 1'")).toEqual([{ line: 5, column: 19 }]);
+  });
+
+  it('a block scalar: the line and column of the expression inside it', () => {
+    expect(located('|\n        a &&\n        tool')).toEqual([{ line: 7, column: 9 }]);
+    expect(located('|\n        a &&\n          tool')).toEqual([{ line: 7, column: 9 }]);
+  });
+});

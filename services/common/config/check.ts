@@ -28,6 +28,8 @@ export interface ConfigProblem {
   node?: string;
   /** Point at the last key of `path` rather than its value (an unknown field). */
   atKey?: boolean;
+  /** Point this many characters into the string value at `path` (where an expression in it goes wrong). */
+  offset?: number;
   /** Set by the check: where the problem is in the file (1-based) and the lines around it. */
   line?: number;
   column?: number;
@@ -84,8 +86,11 @@ export function checkConfigText<T>(text: string, file: string, schema: z.ZodType
     );
     return { file, errors, warnings: [] };
   }
-  const located = (problem: ConfigProblem, exact = false) =>
-    place(problem, problem.path ? locate(doc, problem.path, problem.atKey, exact) : undefined);
+  const located = (problem: ConfigProblem, exact = false) => {
+    const range = problem.path ? locate(doc, problem.path, problem.atKey, exact) : undefined;
+    const inside = range && problem.path && problem.offset !== undefined ? insideValue(doc, text, problem.path, problem.offset) : undefined;
+    return place(problem, inside ?? range);
+  };
   const result = schema.safeParse(doc.toJS() ?? {}, { reportInput: true });
   if (!result.success)
     return {
@@ -247,6 +252,35 @@ function locate(doc: Document, path: ConfigPath, atKey = false, exact = false): 
     }
   }
   return found;
+}
+
+/**
+ * Where the character `offset` of the string value at `path` is in the file: after the quote of
+ * a quoted scalar, on the lines of a block scalar (`|`, `>`), or into a plain one. Escapes in a
+ * quoted value are not unfolded: a position after one is off by the escape's extra characters.
+ */
+function insideValue(doc: Document, text: string, path: ConfigPath, offset: number): [number, number] | undefined {
+  const value = doc.getIn(path, true);
+  if (!isScalar(value) || typeof value.value !== 'string' || !value.range) return undefined;
+  const start = value.range[0];
+  switch (value.type) {
+    case 'QUOTE_DOUBLE':
+    case 'QUOTE_SINGLE':
+      return [start + 1 + offset, start + 2 + offset];
+    case 'BLOCK_LITERAL':
+    case 'BLOCK_FOLDED': {
+      // The content starts on the line after the header, indented; its lines are the value's lines.
+      let at = text.indexOf('\n', start) + 1;
+      if (at === 0) return undefined;
+      const indent = /^ */.exec(text.slice(at))![0].length;
+      const lines = value.value.slice(0, offset).split('\n');
+      for (const line of lines.slice(0, -1)) at += indent + line.length + 1;
+      const column = at + indent + lines.at(-1)!.length;
+      return [column, column + 1];
+    }
+    default:
+      return [start + offset, start + offset + 1];
+  }
 }
 
 function isBlockOrEmpty(value: unknown): boolean {

@@ -1,5 +1,6 @@
 import { z } from 'zod';
 import { LOG_FORMATS, LOG_LEVELS } from '../log-settings.js';
+import { MAX_REASON_LENGTH } from '../decision-reason.js';
 import { MAX_ISSUER_LENGTH, MAX_PRINCIPAL_NAME_LENGTH } from '../principal-id.js';
 import { duration } from './duration.js';
 import { proxyEntryProblem } from './proxies.js';
@@ -72,6 +73,49 @@ const authSchema = z.strictObject({
     .optional(),
 });
 
+/**
+ * One approval policy rule (services/orchestrator/domain/approval-policy.ts): the tools it is
+ * about, an optional CEL condition over the call, and what it decides — `decide: approve` or
+ * `reject`, or `require` (stop for a human). Its CEL is compiled and type-checked by the
+ * configuration check, which knows the variables; here only the shape.
+ */
+const approvalPolicySchema = z
+  .strictObject({
+    /** Audited as `policy:<name>`. */
+    name: z.string().regex(/^[A-Za-z0-9][A-Za-z0-9_.-]{0,63}$/, 'a name of letters, digits, "_", "." or "-" (at most 64)'),
+    /** Tool name patterns (`*`, `?` wildcards) over the tool's name as the agent sees it, A2A delegations (`a2a_<name>`) included. */
+    tools: z.array(z.string().min(1, 'a tool name pattern')).min(1, 'at least one tool name pattern'),
+    /** A CEL expression over the call; absent: the rule matches every call of its tools. */
+    when: z.string().trim().min(1, 'a CEL expression (or leave "when" out)').optional(),
+    decide: z.enum(['approve', 'reject']).optional(),
+    /** With `decide: reject`: what the model is told. */
+    reason: z.string().trim().min(1, 'a reason (or leave it out)').max(MAX_REASON_LENGTH).optional(),
+    /** Stop for a human. A quorum, a role and not_requester are accepted but not enforced yet (the check warns). */
+    require: z
+      .strictObject({
+        approvals: z.number().int().min(1).max(10).default(1),
+        role: z.enum(ROLES).optional(),
+        not_requester: z.boolean().default(false),
+      })
+      .optional(),
+    /** Accepted but not enforced yet (the check warns). */
+    escalate: z.strictObject({ after: duration, to_role: z.enum(ROLES) }).optional(),
+  })
+  .superRefine((rule, context) => {
+    if ((rule.decide === undefined) === (rule.require === undefined))
+      context.addIssue({ code: 'custom', message: 'exactly one of "decide" (approve or reject) and "require"', path: [] });
+    if (rule.reason !== undefined && rule.decide !== 'reject')
+      context.addIssue({ code: 'custom', message: 'a reason goes with "decide: reject": it is what the model is told', path: ['reason'] });
+    if (rule.escalate !== undefined && rule.require === undefined)
+      context.addIssue({
+        code: 'custom',
+        message: 'escalation goes with "require": only a call that waits for a human can escalate',
+        path: ['escalate'],
+      });
+  });
+
+export type ApprovalPolicyRule = z.infer<typeof approvalPolicySchema>;
+
 /** When a pending approval expires, and what its expiry decides; per tool by the first matching pattern. */
 export const approvalsSchema = z.strictObject({
   /** 0: an approval waits for a human forever. */
@@ -81,6 +125,18 @@ export const approvalsSchema = z.strictObject({
   tools: z
     .record(z.string().min(1), z.strictObject({ timeout: z.union([z.literal(0), duration]), on_timeout: timeoutAction.optional() }))
     .default({}),
+  /** Approval policies: the first rule that matches a call decides it; none matching, the annotations do. */
+  policies: z
+    .array(approvalPolicySchema)
+    .default([])
+    .superRefine((rules, context) => {
+      const seen = new Set<string>();
+      rules.forEach((rule, index) => {
+        if (seen.has(rule.name))
+          context.addIssue({ code: 'custom', message: `a second rule named "${rule.name}": names must be unique`, path: [index, 'name'] });
+        seen.add(rule.name);
+      });
+    }),
 });
 
 /** Signed notifications (Standard Webhooks) of approvals and runs. */

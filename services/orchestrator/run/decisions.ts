@@ -188,6 +188,7 @@ export function takenOver(transition: Transition, event: Extract<RunEvent, { kin
     run: state.base,
     mode: env.root ? 'tree' : 'simple',
     treeRunsUnapproved: env.root !== undefined && runsUnapproved(env.root, true),
+    policyApproves: env.policies?.approvesCalls ?? false,
     takeovers: event.takeovers,
     maxTakeovers: event.maxTakeovers,
   });

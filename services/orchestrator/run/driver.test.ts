@@ -34,6 +34,7 @@ import { decodeRun, encodeRun, type StoredRun } from './state.js';
 import type { DecisionFacts, MachineEnv, RunAnswer } from './types.js';
 import { approvalsSchema } from '../../common/config/schema.js';
 import { ExpiryPolicy } from '../domain/expiry.js';
+import { ApprovalPolicies } from '../domain/approval-policy.js';
 import { until } from '../../../test/support/until.js';
 
 const sleep = (ms: number) => new Promise<void>((resolve) => setTimeout(resolve, ms));
@@ -509,5 +510,80 @@ describe('an event out of phase', () => {
     }
     expect(sampleOf(await prometheusText(), SERIES)).toBe(before + 1);
     expect(mesh.calls).toEqual([]);
+  });
+});
+
+describe('approval policies: their decisions in the audit', () => {
+  const policyEnv = (): MachineEnv => ({
+    ...simpleEnv(),
+    policies: ApprovalPolicies.compile([
+      { name: 'alpha-deletes', tools: ['resources_delete'], when: "args.id == 'alpha'", decide: 'approve' },
+      { name: 'no-beta', tools: ['resources_delete'], when: "args.id == 'beta'", decide: 'reject', reason: 'beta stays' },
+    ]),
+  });
+
+  it("a policy's approval is audited before its call runs, and the broker is told why it runs without an approval", async () => {
+    const mesh = new FakeMesh({
+      model: [
+        [toolCall('c1', 'resources_delete', { id: 'alpha' }), finish()],
+        [delta('Deleted.'), finish()],
+      ],
+    });
+    const { answer } = await startTurn(mesh, policyEnv());
+    expect(answer).toEqual({ kind: 'answered', response: 'Deleted.' });
+    expect(mesh.calls.filter((call) => call === 'store.appendAudit' || call.startsWith('tools.callTool'))).toEqual([
+      'store.appendAudit',
+      'tools.callTool resources_delete',
+    ]);
+    expect(mesh.toolCalls[0]).toMatchObject({
+      name: 'resources_delete',
+      approvalUuid: '',
+      unapprovedReason: 'approved by policy "alpha-deletes"',
+    });
+    expect(mesh.audit).toHaveLength(1);
+    expect(mesh.audit[0]).toMatchObject({ kind: 'approval.decided', actor: 'policy:alpha-deletes', via: 'policy', subject: CONVERSATION });
+    expect(JSON.parse(mesh.audit[0]!.detailJson)).toEqual({
+      conversation_id: CONVERSATION,
+      tool_name: 'resources_delete',
+      tool_call_id: 'c1',
+      args_hash: callHash('resources_delete', { id: 'alpha' }),
+      approved: true,
+      status: 'approved',
+      policy: 'alpha-deletes',
+    });
+  });
+
+  it('a call whose approval cannot be audited does not run; the model reads why', async () => {
+    const mesh = new FakeMesh({
+      model: [
+        [toolCall('c1', 'resources_delete', { id: 'alpha' }), finish()],
+        [delta('Could not.'), finish()],
+      ],
+    });
+    mesh.before.appendAudit = () => {
+      throw new RpcError(GrpcStatus.UNAVAILABLE, 'the store is away', '/asg.store.v1.ConversationStoreService/AppendAudit');
+    };
+    const { answer } = await startTurn(mesh, policyEnv());
+    expect(answer).toEqual({ kind: 'answered', response: 'Could not.' });
+    expect(mesh.toolCalls).toEqual([]);
+    const told = mesh.modelCalls[1]!.request.messages.at(-1)!.toolResults[0]!;
+    expect(told.output).toContain(
+      'resources_delete was not executed: the approval of policy "alpha-deletes" could not be written to the audit',
+    );
+  });
+
+  it("a policy's rejection is audited, and nothing runs", async () => {
+    const mesh = new FakeMesh({
+      model: [
+        [toolCall('c1', 'resources_delete', { id: 'beta' }), finish()],
+        [delta('Kept.'), finish()],
+      ],
+    });
+    const { answer } = await startTurn(mesh, policyEnv());
+    expect(answer).toEqual({ kind: 'answered', response: 'Kept.' });
+    expect(mesh.toolCalls).toEqual([]);
+    expect(mesh.audit).toHaveLength(1);
+    expect(mesh.audit[0]).toMatchObject({ actor: 'policy:no-beta', via: 'policy' });
+    expect(JSON.parse(mesh.audit[0]!.detailJson)).toMatchObject({ approved: false, status: 'rejected', reason: 'beta stays' });
   });
 });

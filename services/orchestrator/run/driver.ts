@@ -34,7 +34,8 @@ import type { ToolCatalogue } from '../tool-catalogue.js';
 import { errorText, type AgentIo } from './io.js';
 import { next } from './machine.js';
 import { decodeRun, encodeRun, type StoredRun } from './state.js';
-import type { Effect, MachineEnv, RunAnswer, RunEvent, RunState, ToolOutcome } from './types.js';
+import type { CallFacts, Effect, MachineEnv, RunAnswer, RunEvent, RunState, ToolOutcome } from './types.js';
+import { callHash } from '../../common/call-hash.js';
 import type { RunLeases } from '../leases.js';
 
 /** The gRPC error of each refusal the machine decides. */
@@ -58,6 +59,7 @@ const IN_ORDER = new Set<Effect['kind']>([
   'declineInput',
   'append',
   'write',
+  'auditPolicy',
 ]);
 
 /** One activation of a run: a message's turn, or a decision and what follows it. */
@@ -166,7 +168,7 @@ export class RunDriver {
     switch (effect.kind) {
       case 'loadTools':
         try {
-          return { kind: 'toolsLoaded', tools: [...(await this.catalogue.current()).values()] };
+          return { kind: 'toolsLoaded', tools: [...(await this.catalogue.current()).values()], facts: callFacts(activation) };
         } catch (error) {
           return { kind: 'toolsFailed', error: errorText(error) };
         }
@@ -192,6 +194,18 @@ export class RunDriver {
         });
         return { kind: 'compactionRecorded' };
       case 'callTool': {
+        // A policy's approval is audited before its call runs: a call whose approval is not on record does not run.
+        const unaudited = effect.policy === undefined ? undefined : await this.auditPolicy(effect.policy, effect, activation, true);
+        if (unaudited !== undefined)
+          return {
+            kind: 'toolFinished',
+            path: effect.path,
+            callId: effect.call.id,
+            outcome: {
+              text: `${effect.call.name} was not executed: the approval of policy "${effect.policy}" could not be written to the audit (${unaudited}). Try again later.`,
+              isError: true,
+            },
+          };
         const outcome = await this.io.withCallEvents(
           activation.conversationId,
           effect.call,
@@ -297,6 +311,16 @@ export class RunDriver {
         return undefined;
       case 'write':
         return outsideDeadline(() => this.write(effect, activation));
+      case 'auditPolicy': {
+        const failed = await this.auditPolicy(effect.rule, effect, activation, false);
+        if (failed !== undefined)
+          this.log.error('a policy rejection could not be written to the audit', {
+            rule: effect.rule,
+            tool: effect.call.name,
+            error: failed,
+          });
+        return undefined;
+      }
       case 'endTurnWithNote':
         // Until the store answers, the note may be stored: a failure leaves the run to be taken over again, as a crash would.
         activation.stored = 'maybe';
@@ -349,6 +373,7 @@ export class RunDriver {
         kind: 'modelAnswered',
         path: effect.path,
         reply: { text: redactSecrets(reply.text), toolCalls: reply.toolCalls, ...(reply.usage && { usage: reply.usage }) },
+        facts: callFacts(activation),
       };
     } catch (error) {
       this.log.warn('model call failed', { conversation: activation.conversationId, node: effect.node, error: errorText(error) });
@@ -373,6 +398,47 @@ export class RunDriver {
       return { kind: 'summaryAnswered', text: reply.text, ...(reply.usage && { usage: reply.usage }) };
     } catch (error) {
       return { kind: 'summaryFailed', error: errorText(error) };
+    }
+  }
+
+  /**
+   * A policy's decision in the audit, as a human's is (store.proto, ClaimApprovalRequest):
+   * kind approval.decided, actor `policy:<rule>`, via "policy", and as subject the conversation
+   * (no approval exists). Undefined when written; else why not.
+   */
+  private async auditPolicy(
+    rule: string,
+    decided: { call: { id: string; name: string }; args: Record<string, unknown>; reason?: string },
+    activation: Activation,
+    approved: boolean,
+  ): Promise<string | undefined> {
+    const detail = {
+      conversation_id: activation.conversationId,
+      tool_name: decided.call.name,
+      tool_call_id: decided.call.id,
+      args_hash: callHash(decided.call.name, decided.args),
+      approved,
+      status: approved ? 'approved' : 'rejected',
+      ...(decided.reason !== undefined && { reason: decided.reason }),
+      policy: rule,
+    };
+    try {
+      await outsideDeadline(() =>
+        this.clients.store.appendAudit({
+          entry: {
+            id: 0,
+            at: undefined,
+            kind: 'approval.decided',
+            actor: `policy:${rule}`,
+            via: 'policy',
+            subject: activation.conversationId,
+            detailJson: JSON.stringify(detail),
+          },
+        }),
+      );
+      return undefined;
+    } catch (error) {
+      return errorText(error);
     }
   }
 
@@ -519,6 +585,11 @@ export function nodeStepsOf(conversation: Conversation, node: string, nodeMessag
  */
 function outsideDeadline<T>(write: () => Promise<T>): Promise<T> {
   return withContextPatch({ deadline: undefined }, write);
+}
+
+/** What the policies of the calls planned after an event know of the world: now, and the conversation with its owner. */
+function callFacts(activation: Activation): CallFacts {
+  return { now: Date.now(), conversation: { id: activation.conversationId, owner: activation.conversation.owner ?? '' } };
 }
 
 function required(conversation: Conversation | undefined): Conversation {

@@ -72,7 +72,13 @@ export function freshRun(mode: 'simple' | 'tree', revision: number): RunState {
 
 /** A stored run, read for a decision on one of its approvals. */
 export function storedRun(stored: StoredRun, revision: number): RunState {
-  return { ...freshRun(stored.mode, revision), runId: stored.runId, userMessage: stored.userMessage, base: stored };
+  return {
+    ...freshRun(stored.mode, revision),
+    runId: stored.runId,
+    userMessage: stored.userMessage,
+    base: stored,
+    ...(stored.requester && { requester: stored.requester }),
+  };
 }
 
 export function next(state: RunState, event: RunEvent, env: MachineEnv): { state: RunState; effects: Effect[] } {
@@ -229,6 +235,7 @@ function handle(transition: Transition, event: RunEvent): void {
       transition.state.runId = event.runId;
       transition.state.activation = event.activation;
       transition.state.userMessage = event.text;
+      if (event.requester) transition.state.requester = event.requester;
       transition.effects.push({ kind: 'loadTools' });
       return;
     case 'toolsLoaded':
@@ -236,6 +243,7 @@ function handle(transition: Transition, event: RunEvent): void {
         checkEdit(transition, event.tools);
         return;
       }
+      if (event.facts) transition.state.facts = event.facts;
       transition.state.tools = Object.fromEntries(event.tools.map((tool) => [tool.name, tool]));
       if (transition.state.resume) resumeAt(transition, transition.state.resume);
       else enter(transition, []);
@@ -265,6 +273,7 @@ function handle(transition: Transition, event: RunEvent): void {
       compactionRecorded(transition);
       return;
     case 'modelAnswered':
+      if (event.facts) transition.state.facts = event.facts;
       modelAnswered(transition, event.path, event.reply);
       return;
     case 'modelFailed': {

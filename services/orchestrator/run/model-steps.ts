@@ -1,12 +1,13 @@
 import type { ToolDefinition } from '../../../gen/ts/asg/llm/v1/llm.js';
 import type { NewMessage } from '../../../gen/ts/asg/store/v1/store.js';
 import { assistantCall, assistantText, rejectedResult, toolResult } from '../domain/messages.js';
-import { DEFERRED_REASON, planToolCalls } from '../domain/plan.js';
+import { DEFERRED_REASON, planToolCalls, policyRejectionText } from '../domain/plan.js';
 import { repeatedRejection } from '../domain/rejections.js';
 import { EXIT_LOOP_TOOL } from '../domain/tree.js';
 import type { Frame, GatedCall, LlmFrame, ModelReply, Path, ToolOutcome } from './types.js';
 import { type Transition, keyOf, describePath, outOfPhase, nodeOf, log } from './transition.js';
 import { setOutput, gateNode, complete } from './walk.js';
+import { policyAt } from './policies.js';
 
 /** An llm node's loop: the model's reply, the tool calls of its step in the model's order, and the node's end; an a2a node's delegation. */
 
@@ -19,6 +20,9 @@ const EXIT_LOOP_DEFINITION: ToolDefinition = {
 };
 
 const UNAPPROVED_REASON = (node: string | undefined) => `approvals: auto inside a parallel or loop node (node "${node ?? '?'}")`;
+
+/** Why the tool broker runs a destructive call that a policy approved without an approval record. */
+export const POLICY_APPROVED_REASON = (rule: string) => `approved by policy "${rule}"`;
 
 /** The definitions the model gets of the node's tools (without exit_loop). */
 export function toolDefinitionsOf(frame: LlmFrame): ToolDefinition[] {
@@ -67,6 +71,7 @@ export function modelAnswered(transition: Transition, path: Path, reply: ModelRe
   const plan = planToolCalls(reply.toolCalls, new Map(Object.entries(frame.tools)), {
     gateDestructive: frame.gates,
     exitTool: frame.canExit ? EXIT_LOOP_TOOL : undefined,
+    policy: policyAt(transition, path),
   });
   const recorded: NewMessage[] = [];
   if (reply.text) recorded.push(assistantText(reply.text));
@@ -102,12 +107,25 @@ function advanceStep(transition: Transition, path: Path, frame: LlmFrame): void 
         ...(frame.node !== undefined && { node: frame.node }),
         call: planned.call,
         args: planned.args,
-        unapprovedReason: planned.unapproved ? UNAPPROVED_REASON(frame.node) : '',
+        ...(planned.policy !== undefined
+          ? { unapprovedReason: POLICY_APPROVED_REASON(planned.policy), policy: planned.policy }
+          : { unapprovedReason: planned.unapproved ? UNAPPROVED_REASON(frame.node) : '' }),
       });
       return;
     }
     if (planned.kind === 'reject') step.recorded.push(toolResult(planned.call, planned.args, planned.reason, true));
-    else if (planned.kind === 'defer') step.recorded.push(toolResult(planned.call, planned.args, DEFERRED_REASON(planned.call.name), true));
+    else if (planned.kind === 'refuse') {
+      // Told as a human's rejection is (marked rejected, with the reason), and audited as the rule's decision.
+      step.recorded.push(rejectedResult(planned.call, planned.args, planned.reason, policyRejectionText(planned.rule, planned.reason)));
+      transition.effects.push({
+        kind: 'auditPolicy',
+        rule: planned.rule,
+        call: planned.call,
+        args: planned.args,
+        ...(planned.reason !== undefined && { reason: planned.reason }),
+      });
+    } else if (planned.kind === 'defer')
+      step.recorded.push(toolResult(planned.call, planned.args, DEFERRED_REASON(planned.call.name), true));
     else if (planned.kind === 'exit') {
       step.exitLoop = true;
       step.recorded.push(toolResult(planned.call, planned.args, EXIT_LOOP_RESULT, false));

@@ -47,6 +47,8 @@ const storedRunSchema = z.object({
   branchOutputs: z.record(z.string(), branchOutputSchema),
   /** Model calls of the run so far (all nodes, all activations). */
   modelCalls: z.number().int().nonnegative(),
+  /** Who sent the run's user message, for the approval policies of its later calls; absent in runs stored before policies. */
+  requester: z.object({ name: z.string(), roles: z.array(z.string()) }).optional(),
 });
 
 export type StoredRun = z.infer<typeof storedRunSchema>;

@@ -13,6 +13,7 @@ import type { Tool } from '../../../gen/ts/asg/tools/v1/tools.js';
 import type { CompactionPlan, CompactionStrategy } from '../domain/compaction.js';
 import type { HistoryEntry } from '../domain/history.js';
 import type { InputRequest } from '../domain/elicitation.js';
+import type { ApprovalPolicies, Requester } from '../domain/approval-policy.js';
 import type { PlannedCall } from '../domain/plan.js';
 import type { AgentNode } from '../domain/tree.js';
 import type { BranchOutput, PendingCall, StoredRun } from './state.js';
@@ -81,6 +82,19 @@ export interface MachineEnv {
    * against their schema too. Later entries win over the catalogue's of the same name.
    */
   configuredTools?: Tool[];
+  /** approvals.policies, compiled: the first matching rule decides a planned call before the annotations do. */
+  policies?: ApprovalPolicies;
+}
+
+/**
+ * What the world tells the machine for its policies (domain/approval-policy.ts), with the
+ * events after which calls are planned: the time (the machine has no clock) and the
+ * conversation with its owner.
+ */
+export interface CallFacts {
+  /** Milliseconds since the epoch. */
+  now: number;
+  conversation: { id: string; owner: string };
 }
 
 /** How a node ended. */
@@ -266,6 +280,10 @@ export interface RunState {
   decision?: Decision;
   /** Simple mode after a rejection: the answer starts with "Operation cancelled by user." */
   afterRejection: boolean;
+  /** Who sent the run's user message (as the gateway authenticated them), for the policies; kept with the stored run. */
+  requester?: Requester;
+  /** The latest facts of the world for the policies (toolsLoaded, modelAnswered). */
+  facts?: CallFacts;
   /** The pause this activation resumes (approval flows). */
   resume?: PendingCall;
   /** Effects asked for whose events have not come back yet. */
@@ -278,8 +296,8 @@ export interface RunState {
 
 export type RunEvent =
   /** A user message begins a run; StartTurn has appended it. */
-  | { kind: 'userMessage'; runId: string; activation: string; text: string }
-  | { kind: 'toolsLoaded'; tools: Tool[] }
+  | { kind: 'userMessage'; runId: string; activation: string; text: string; requester?: Requester }
+  | { kind: 'toolsLoaded'; tools: Tool[]; facts?: CallFacts }
   | { kind: 'toolsFailed'; error: string }
   /** A tree node's history as stored. */
   | { kind: 'historyLoaded'; path: Path; history: HistoryEntry[] }
@@ -290,7 +308,7 @@ export type RunEvent =
   | { kind: 'summaryFailed'; error: string }
   /** The compaction's notice is stored: the model may see the compacted conversation now. */
   | { kind: 'compactionRecorded' }
-  | { kind: 'modelAnswered'; path: Path; reply: ModelReply }
+  | { kind: 'modelAnswered'; path: Path; reply: ModelReply; facts?: CallFacts }
   | { kind: 'modelFailed'; path: Path; category: string; error: string }
   | { kind: 'toolFinished'; path: Path; callId: string; outcome: ToolOutcome }
   /** A human (or the approval's expiry) decided an approval of this run (not yet claimed). */
@@ -379,7 +397,18 @@ export type Effect =
       history: HistoryEntry[];
       tools: ToolDefinition[];
     }
-  | { kind: 'callTool'; path: Path; node?: string; call: ToolCallPart; args: Record<string, unknown>; unapprovedReason: string }
+  | {
+      kind: 'callTool';
+      path: Path;
+      node?: string;
+      call: ToolCallPart;
+      args: Record<string, unknown>;
+      unapprovedReason: string;
+      /** The policy rule that approved the call: its decision is audited before the call runs, and a call it could not audit does not run. */
+      policy?: string;
+    }
+  /** A policy rule rejected a call: the decision goes to the audit (nothing ran, so nothing waits for it). */
+  | { kind: 'auditPolicy'; rule: string; call: ToolCallPart; args: Record<string, unknown>; reason?: string }
   /** Asks the model for a summary of the transcript of what a compaction hides (SUMMARY_INSTRUCTIONS). */
   | { kind: 'summarize'; model: string; transcript: string }
   /** Appends a compaction's notice (part of no turn's record), before the model sees the compacted conversation. */

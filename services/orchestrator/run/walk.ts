@@ -2,14 +2,15 @@ import type { NewApproval, NewMessage } from '../../../gen/ts/asg/store/v1/store
 import type { Tool } from '../../../gen/ts/asg/tools/v1/tools.js';
 import { callHash } from '../../common/call-hash.js';
 import { a2aTool, a2aToolsOf, proxyDescription } from '../domain/a2a-tools.js';
-import { assistantCall, userMessage } from '../domain/messages.js';
+import { assistantCall, rejectedResult, userMessage } from '../domain/messages.js';
 import { inputDescription } from '../domain/elicitation.js';
-import { describeCall } from '../domain/plan.js';
+import { describeCall, policyRejectionText } from '../domain/plan.js';
 import { childGates, DEFAULT_MAX_ITERATIONS, joinOutputs, resolvePlaceholders, treeFingerprint, type AgentNode } from '../domain/tree.js';
 import type { BranchOutput, PendingCall } from './state.js';
 import type { GatedCall, LlmFrame, NodeOutcome, Path } from './types.js';
 import { type Transition, keyOf, describePath, outOfPhase, treeRoot, nodeOf, log, freshId } from './transition.js';
-import { callModel } from './model-steps.js';
+import { callModel, POLICY_APPROVED_REASON } from './model-steps.js';
+import { policyAt } from './policies.js';
 import { pauseRun, finishRun, emitWrite } from './writes.js';
 
 /** Walking the agent tree: entering a node, resuming at a pause, a node paused for approval, and handing a node's outcome to its parent. */
@@ -130,6 +131,36 @@ function enterA2a(transition: Transition, node: AgentNode, path: Path): void {
   const call = { id: `a2a-${freshId(transition)}`, name: tool.name, argumentsJson: JSON.stringify({ message }) };
   const args = { message };
   const callMessage: NewMessage = { ...assistantCall(call, args), node: node.name };
+  // A policy judges the delegation by its tool name, as it judges a model's call.
+  const verdict = policyAt(transition, path)?.(call, tool, args) ?? { kind: 'none' };
+  if (verdict.kind === 'reject') {
+    const text = policyRejectionText(verdict.rule, verdict.reason);
+    transition.effects.push(
+      { kind: 'auditPolicy', rule: verdict.rule, call, args, ...(verdict.reason !== undefined && { reason: verdict.reason }) },
+      { kind: 'append', messages: [callMessage, { ...rejectedResult(call, args, verdict.reason, text), node: node.name }] },
+    );
+    setOutput(transition, node, text);
+    complete(transition, path, { kind: 'done', output: text, exitLoop: false });
+    return;
+  }
+  if (verdict.kind === 'require') {
+    const policy = { rule: verdict.rule, ...(verdict.error !== undefined && { error: verdict.error }) };
+    gateNode(transition, path, { kind: 'gate', call, args, tool, policy }, [callMessage], 0);
+    return;
+  }
+  if (verdict.kind === 'approve') {
+    transition.state.frames[keyOf(path)] = { kind: 'a2a', call, args, callMessage, tool };
+    transition.effects.push({
+      kind: 'callTool',
+      path,
+      node: node.name,
+      call,
+      args,
+      unapprovedReason: POLICY_APPROVED_REASON(verdict.rule),
+      policy: verdict.rule,
+    });
+    return;
+  }
   if (tool.destructive && gatesAt(transition, path)) {
     gateNode(transition, path, { kind: 'gate', call, args, tool }, [callMessage], 0);
     return;
@@ -192,7 +223,7 @@ export function setOutput(transition: Transition, node: AgentNode, output: strin
 export function approvalOf(gate: GatedCall, uuid: string): NewApproval {
   const base = { uuid, toolCallId: gate.call.id, toolName: gate.call.name, toolArgsJson: JSON.stringify(gate.args) };
   if (gate.input) return { ...base, description: inputDescription(gate.call.name, gate.input), agentChain: [] };
-  if (!gate.proxy) return { ...base, description: describeCall(gate.call.name, gate.tool.server, gate.args), agentChain: [] };
+  if (!gate.proxy) return { ...base, description: describeCall(gate.call.name, gate.tool.server, gate.args, gate.policy), agentChain: [] };
   const remote = gate.proxy;
   return {
     ...base,

@@ -11,6 +11,7 @@ import { complete, joined, isBelow } from './walk.js';
 export function withChanges(state: RunState): StoredRun {
   const base = state.base;
   const changes = state.changes;
+  const requester = base?.requester ?? state.requester;
   return {
     runId: base?.runId || state.runId,
     mode: state.mode,
@@ -19,6 +20,7 @@ export function withChanges(state: RunState): StoredRun {
     pending: [...(base?.pending ?? []).filter((pause) => pause.approvalUuid !== changes.resumed), ...changes.pauses],
     branchOutputs: { ...base?.branchOutputs, ...changes.outputs },
     modelCalls: (base?.modelCalls ?? 0) + state.modelCalls,
+    ...(requester && { requester }),
   };
 }
 
