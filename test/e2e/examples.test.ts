@@ -91,12 +91,13 @@ describe('examples/', () => {
     const names = readdirSync(EXAMPLES, { withFileTypes: true })
       .filter((entry) => entry.isDirectory())
       .map((entry) => entry.name);
-    expect(names.sort()).toEqual(['a2a-approval', 'file-write', 'sequential-tree']);
+    expect(names.sort()).toEqual(['a2a-approval', 'approval-policy', 'file-write', 'sequential-tree']);
     const index = readFileSync(join(EXAMPLES, 'README.md'), 'utf8');
     for (const name of names) {
       expect(index).toContain(`(${name}/README.md)`);
       expect(existsSync(join(EXAMPLES, name, 'README.md'))).toBe(true);
-      const configs = readdirSync(join(EXAMPLES, name)).filter((file) => file.endsWith('.yaml'));
+      // Every YAML file is an agent's configuration, but a table of policy cases (run by its example's test).
+      const configs = readdirSync(join(EXAMPLES, name)).filter((file) => file.endsWith('.yaml') && file !== 'cases.yaml');
       expect(configs.length).toBeGreaterThan(0);
       for (const config of configs) {
         // The editor's schema: the package's, by a path relative to the file.
@@ -190,5 +191,40 @@ describe('examples/', () => {
     });
     expect(resourceNames(db)).toContain('web-1');
     expect((await get(`${worker}/conversations/${stop.body.result.approval.remote_task_id}`)).body.conversation.status).toBe('active');
+  });
+  it('approval-policy: its cases pass asg policy test; a small add runs at once, a production removal is refused with the reason, a large add stops', async () => {
+    const folder = copyExample('approval-policy');
+    const cases = spawnSync(process.execPath, ['../../bin/asg', 'policy', 'test', '--config', 'agent.yaml', '--file', 'cases.yaml'], {
+      cwd: folder,
+      encoding: 'utf8',
+      timeout: 30_000,
+      env: testEnvironment(model.geminiBaseUrl),
+    });
+    expect(cases.status, cases.stdout + cases.stderr).toBe(0);
+    expect(cases.stdout).toContain('5 case(s), all as expected');
+
+    const url = await upIn(folder);
+    const db = join(folder, 'data', 'resources.db');
+    const small = await post(`${url}/conversations`, { message: 'add resource cache-1 with value 3' });
+    expect(small.status).toBe(201);
+    expect(small.body.result).toMatchObject({ waiting_approval: false });
+    expect(resourceNames(db)).toContain('cache-1');
+    const audit = await get(`${url}/audit`);
+    expect(JSON.stringify(audit.body.entries)).toContain('policy:tiny-adds');
+
+    const removal = await post(`${url}/conversations`, { message: 'remove resource prod-db' });
+    expect(removal.status).toBe(201);
+    expect(removal.body.result).toMatchObject({
+      waiting_approval: false,
+      response: expect.stringContaining('production resources are never removed by the agent'),
+    });
+
+    const big = await post(`${url}/conversations`, { message: 'add resource pool with value 5000' });
+    expect(big.status).toBe(201);
+    expect(big.body.result).toMatchObject({
+      waiting_approval: true,
+      approval: { tool_name: 'resources_add', tool_args: { name: 'pool', value: 5000 } },
+    });
+    expect(resourceNames(db)).not.toContain('pool');
   });
 });
