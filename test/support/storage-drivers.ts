@@ -5,10 +5,14 @@ import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import Database from 'better-sqlite3';
 import pg from 'pg';
-import { openPostgresStorage, type PostgresConversationStorage, type PostgresStorageOptions } from '../postgres/driver.js';
-import { migrate } from '../postgres/schema.js';
-import { DATABASE_FILE, openSqliteStorage } from '../sqlite/driver.js';
-import type { ConversationStorage } from '../storage.js';
+import {
+  openPostgresStorage,
+  type PostgresConversationStorage,
+  type PostgresStorageOptions,
+} from '../../services/conversation-store/postgres/driver.js';
+import { migrate } from '../../services/conversation-store/postgres/schema.js';
+import { DATABASE_FILE, openSqliteStorage } from '../../services/conversation-store/sqlite/driver.js';
+import type { ConversationStorage } from '../../services/conversation-store/storage.js';
 
 /**
  * The storage drivers as the conformance suite (storage-conformance.ts) sees them: a fresh
@@ -178,7 +182,7 @@ let template: Promise<string> | undefined;
  */
 function migratedTemplate(): Promise<string> {
   template ??= (async () => {
-    const source = readFileSync(fileURLToPath(new URL('../postgres/schema.ts', import.meta.url)));
+    const source = readFileSync(fileURLToPath(new URL('../../services/conversation-store/postgres/schema.ts', import.meta.url)));
     const name = `asg_test_template_${createHash('sha256').update(source).digest('hex').slice(0, 16)}`;
     if ((await onTestServer('SELECT 1 FROM pg_database WHERE datname = $1', [name])).length > 0) return name;
     const building = await createTestDatabase();
