@@ -1,6 +1,15 @@
 import type { ClientBase } from 'pg';
-import { TOKEN_PRINCIPAL_PREFIX } from '../../common/principal-id.js';
 import { FIRST_USER_TEXT_LENGTH } from '../records.js';
+import {
+  auditedApprovals,
+  conversationCountsTable,
+  conversationOwners,
+  eventsTable,
+  ownersAsPrincipals,
+  POSTGRES_TYPES as T,
+  pushConfigsTable,
+  runsTable,
+} from '../sql/ddl.js';
 
 /**
  * One migration per version; a released one is never edited. It holds SQLite's schema 12 (4 here is its 13, 5 its 14,
@@ -69,11 +78,7 @@ const MIGRATIONS: readonly string[] = [
   CREATE INDEX approvals_by_conversation_status ON approvals (conversation_id, status, created_at, position);
   CREATE INDEX approvals_pending ON approvals (created_at, uuid) WHERE status = 'pending';
 
-  CREATE TABLE conversation_counts (
-    status text PRIMARY KEY,
-    count  bigint NOT NULL
-  );
-  INSERT INTO conversation_counts (status, count) VALUES ('active', 0), ('waiting_approval', 0), ('completed', 0);
+  ${conversationCountsTable(T)}
 
   CREATE FUNCTION conversations_first_user_text() RETURNS trigger LANGUAGE plpgsql AS $$
   BEGIN
@@ -84,14 +89,7 @@ const MIGRATIONS: readonly string[] = [
   CREATE TRIGGER conversations_first_user_text AFTER INSERT ON messages
   FOR EACH ROW WHEN (NEW.role = 'user') EXECUTE FUNCTION conversations_first_user_text();
 
-  CREATE TABLE events (
-    id              bigint PRIMARY KEY,
-    conversation_id uuid NOT NULL,
-    kind            text NOT NULL,
-    payload         text NOT NULL,
-    created_at      text NOT NULL
-  );
-  CREATE INDEX events_by_conversation ON events (conversation_id, id);
+  ${eventsTable(T, 'bigint PRIMARY KEY')}
 
   CREATE TABLE event_ids (
     single  boolean PRIMARY KEY DEFAULT true CHECK (single),
@@ -99,14 +97,7 @@ const MIGRATIONS: readonly string[] = [
   );
   INSERT INTO event_ids (single, last_id) VALUES (true, 0);
 
-  CREATE TABLE runs (
-    conversation_id uuid PRIMARY KEY REFERENCES conversations (id) ON DELETE CASCADE,
-    state           bytea,
-    schema_version  integer,
-    revision        integer NOT NULL,
-    updated_at      text NOT NULL,
-    CHECK ((state IS NULL) = (schema_version IS NULL))
-  );
+  ${runsTable(T)}
 
   CREATE TABLE store_replicas (
     boot_id    text PRIMARY KEY,
@@ -154,19 +145,7 @@ const MIGRATIONS: readonly string[] = [
     ADD COLUMN edited_args text,
     ADD COLUMN expires_at  timestamptz,
     ADD COLUMN on_timeout  text CHECK (on_timeout IN ('reject', 'approve'));
-  CREATE INDEX approvals_by_status ON approvals (status, created_at, uuid);
-  CREATE INDEX approvals_due ON approvals (expires_at, uuid) WHERE status = 'pending' AND expires_at IS NOT NULL;
-
-  CREATE TABLE audit (
-    id          bigint GENERATED ALWAYS AS IDENTITY PRIMARY KEY,
-    at          text NOT NULL,
-    kind        text NOT NULL,
-    actor       text NOT NULL,
-    via         text NOT NULL,
-    subject     text NOT NULL,
-    detail_json text NOT NULL
-  );
-  CREATE INDEX audit_by_kind ON audit (kind, id);
+  ${auditedApprovals(T)}
   CREATE FUNCTION audit_append_only() RETURNS trigger LANGUAGE plpgsql AS $$
   BEGIN
     RAISE EXCEPTION 'the audit trail is append-only';
@@ -175,45 +154,13 @@ const MIGRATIONS: readonly string[] = [
   FOR EACH ROW EXECUTE FUNCTION audit_append_only();
   CREATE TRIGGER audit_no_truncate BEFORE TRUNCATE ON audit
   FOR EACH STATEMENT EXECUTE FUNCTION audit_append_only();
-
-  CREATE TABLE webhook_cursors (
-    endpoint         text PRIMARY KEY,
-    last_event_id    bigint NOT NULL,
-    lease_owner      text,
-    lease_node       text,
-    lease_expires_at timestamptz
-  );
   `,
   // 6: conversation owners, as SQLite 15, with no trigger: the driver changes the owners' counts under the event_ids lock.
-  `
-  ALTER TABLE conversations ADD COLUMN owner text;
-  CREATE INDEX conversations_by_owner ON conversations (owner, created_at DESC, id DESC) WHERE owner IS NOT NULL;
-  CREATE TABLE conversation_counts_by_owner (
-    owner  text NOT NULL,
-    status text NOT NULL,
-    count  bigint NOT NULL,
-    PRIMARY KEY (owner, status)
-  );
-  `,
+  conversationOwners(T),
   // 7: A2A push-notification configs, as SQLite schema 16.
-  `
-  CREATE TABLE push_configs (
-    conversation_id uuid NOT NULL REFERENCES conversations (id) ON DELETE CASCADE,
-    id              text NOT NULL,
-    url             text NOT NULL,
-    token           text NOT NULL,
-    dialect         text NOT NULL,
-    created_at      text NOT NULL,
-    PRIMARY KEY (conversation_id, id)
-  );
-  `,
+  pushConfigsTable(T),
   // 8: owners name their source, as SQLite schema 17: a bare owner becomes the token principal of its name.
-  `
-  UPDATE conversations SET owner = '${TOKEN_PRINCIPAL_PREFIX}' || owner WHERE owner IS NOT NULL;
-  CREATE TEMP TABLE renamed_owner_counts ON COMMIT DROP AS SELECT '${TOKEN_PRINCIPAL_PREFIX}' || owner AS owner, status, count FROM conversation_counts_by_owner;
-  DELETE FROM conversation_counts_by_owner;
-  INSERT INTO conversation_counts_by_owner (owner, status, count) SELECT owner, status, count FROM renamed_owner_counts;
-  `,
+  ownersAsPrincipals('TEMP TABLE renamed_owner_counts ON COMMIT DROP'),
   // 9: the digest of the history a chat client was last shown of a conversation, as SQLite schema 18.
   `
   CREATE TABLE history_digests (
