@@ -31,7 +31,7 @@ import {
 import { GrpcStatus } from '../common/grpc/errors.js';
 import { encodeAuditPageToken, encodePageToken } from './page-token.js';
 import { DATABASE_FILE } from './sqlite/driver.js';
-import { SQL } from './sqlite/statements.js';
+import { SQL } from '../../test/support/sqlite-statements.js';
 import type { ConversationStorage } from './storage.js';
 import { DROP_POSTGRES_SCHEMA_5, DROP_SCHEMA_14 } from '../../test/support/sqlite-schema-undo.js';
 import type { StorageDriver } from '../../test/support/storage-drivers.js';

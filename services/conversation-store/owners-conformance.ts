@@ -12,7 +12,7 @@ import Database from 'better-sqlite3';
 import { describe, expect, it } from 'vitest';
 import { ConversationStatus, MessageRole, type ConversationSummary } from '../../gen/ts/asg/store/v1/store.js';
 import { DATABASE_FILE } from './sqlite/driver.js';
-import { SQL } from './sqlite/statements.js';
+import { SQL } from '../../test/support/sqlite-statements.js';
 import { MAX_PUSH_CONFIGS, type ConversationStorage } from './storage.js';
 import { DROP_POSTGRES_SCHEMA_6, DROP_SCHEMA_15 } from '../../test/support/sqlite-schema-undo.js';
 import type { StorageDriver } from '../../test/support/storage-drivers.js';

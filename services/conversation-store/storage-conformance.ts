@@ -20,7 +20,7 @@ import {
 import { GrpcStatus } from '../common/grpc/errors.js';
 import { DATABASE_FILE, openSqliteStorage } from './sqlite/driver.js';
 import { SCHEMA_VERSION } from './sqlite/schema.js';
-import { SQL } from './sqlite/statements.js';
+import { SQL } from '../../test/support/sqlite-statements.js';
 import type { ConversationStorage } from './storage.js';
 import { DROP_SCHEMA_13 } from '../../test/support/sqlite-schema-undo.js';
 import type { StorageDriver } from '../../test/support/storage-drivers.js';
