@@ -33,6 +33,54 @@ export const POSTGRES_TYPES: ColumnTypes = {
   keyedTable: '',
 };
 
+/** Conversations, newest first by their index; `middle` lines follow pending_approval_uuid, `later` ones the rest. */
+export const conversationsTable = (t: ColumnTypes, middle: string, later = '') => `
+  CREATE TABLE conversations (
+    id                    ${t.uuid} PRIMARY KEY,
+    session_id            ${t.text} NOT NULL,
+    status                ${t.text} NOT NULL CHECK (status IN ('active', 'waiting_approval', 'completed')),
+    pending_approval_uuid ${t.uuid},${middle}
+    message_count         ${t.integer} NOT NULL DEFAULT 0,
+    created_at            ${t.text} NOT NULL,
+    updated_at            ${t.text} NOT NULL${later}
+  );
+  CREATE INDEX conversations_newest_first ON conversations (created_at DESC, id DESC);`;
+
+/** Appended only: a message is never updated or deleted on its own. `later` lines follow created_at. */
+export const messagesTable = (t: ColumnTypes, later = '') => `
+  CREATE TABLE messages (
+    conversation_id ${t.uuid} NOT NULL REFERENCES conversations (id) ON DELETE CASCADE,
+    seq             ${t.integer} NOT NULL,
+    id              ${t.uuid} NOT NULL,
+    role            ${t.text} NOT NULL CHECK (role IN ('system', 'user', 'assistant', 'tool')),
+    content         ${t.text} NOT NULL,
+    tool_call       ${t.text},
+    created_at      ${t.text} NOT NULL,${later}
+    PRIMARY KEY (conversation_id, seq)
+  );`;
+
+/** The statuses an approval had before it could expire (SQLite 14 and PostgreSQL 5 add 'expired'). */
+export const APPROVAL_STATUSES = "'pending', 'approved', 'rejected', 'executing', 'done', 'failed', 'interrupted'";
+
+/** The approvals table `name`: `afterKey` lines follow its key, `later` ones (each after a comma) its first columns. */
+export const approvalsTable = (t: ColumnTypes, name: string, statuses: string, afterKey = '', later = '') => `
+  CREATE TABLE ${name} (
+    uuid              ${t.uuid} PRIMARY KEY,${afterKey}
+    conversation_id   ${t.uuid} NOT NULL REFERENCES conversations (id) ON DELETE CASCADE,
+    tool_call_id      ${t.text} NOT NULL,
+    tool_name         ${t.text} NOT NULL,
+    tool_args         ${t.text} NOT NULL,
+    args_hash         ${t.text} NOT NULL,
+    description       ${t.text} NOT NULL,
+    remote_task_id    ${t.text},
+    remote_agent_name ${t.text},
+    status            ${t.text} NOT NULL
+      CHECK (status IN (${statuses})),
+    created_at        ${t.text} NOT NULL,
+    decided_at        ${t.text},
+    updated_at        ${t.text} NOT NULL${later}
+  );`;
+
 /** The summary's counts by status, one row each, changed in every transaction that changes a status. */
 export const conversationCountsTable = (t: ColumnTypes) => `
   CREATE TABLE conversation_counts (

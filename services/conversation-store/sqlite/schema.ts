@@ -1,64 +1,24 @@
 import type { Database } from 'better-sqlite3';
 import { FIRST_USER_TEXT_LENGTH } from '../records.js';
-import {
-  auditedApprovals,
-  conversationCountsTable,
-  conversationOwners,
-  eventsTable,
-  ownersAsPrincipals,
-  pushConfigsTable,
-  runsTable,
-  SQLITE_TYPES as T,
-} from '../sql/ddl.js';
+import * as ddl from '../sql/ddl.js';
+
+const T = ddl.SQLITE_TYPES;
 
 /** One migration per version. A released migration is never edited: a change is a new entry at the end. */
 const MIGRATIONS: readonly string[] = [
-  `
-  CREATE TABLE conversations (
-    id                    TEXT PRIMARY KEY,
-    session_id            TEXT NOT NULL,
-    status                TEXT NOT NULL CHECK (status IN ('active', 'waiting_approval', 'completed')),
-    pending_approval_uuid TEXT,
-    pipeline_state        TEXT,
-    message_count         INTEGER NOT NULL DEFAULT 0,
-    created_at            TEXT NOT NULL,
-    updated_at            TEXT NOT NULL
-  );
-  CREATE INDEX conversations_newest_first ON conversations (created_at DESC, id DESC);
+  `${ddl.conversationsTable(
+    T,
+    `
+    pipeline_state        TEXT,`,
+  )}
+  ${ddl.messagesTable(T)}
 
-  -- Appended only: a message is never updated or deleted on its own.
-  CREATE TABLE messages (
-    conversation_id TEXT NOT NULL REFERENCES conversations (id) ON DELETE CASCADE,
-    seq             INTEGER NOT NULL,
-    id              TEXT NOT NULL,
-    role            TEXT NOT NULL CHECK (role IN ('system', 'user', 'assistant', 'tool')),
-    content         TEXT NOT NULL,
-    tool_call       TEXT,
-    created_at      TEXT NOT NULL,
-    PRIMARY KEY (conversation_id, seq)
-  );
-
-  CREATE TABLE approvals (
-    uuid              TEXT PRIMARY KEY,
-    conversation_id   TEXT NOT NULL REFERENCES conversations (id) ON DELETE CASCADE,
-    tool_call_id      TEXT NOT NULL,
-    tool_name         TEXT NOT NULL,
-    tool_args         TEXT NOT NULL,
-    args_hash         TEXT NOT NULL,
-    description       TEXT NOT NULL,
-    remote_task_id    TEXT,
-    remote_agent_name TEXT,
-    status            TEXT NOT NULL
-      CHECK (status IN ('pending', 'approved', 'rejected', 'executing', 'done', 'failed', 'interrupted')),
-    created_at        TEXT NOT NULL,
-    decided_at        TEXT,
-    updated_at        TEXT NOT NULL
-  );
+  ${ddl.approvalsTable(T, 'approvals', ddl.APPROVAL_STATUSES)}
   CREATE INDEX approvals_by_conversation_status ON approvals (conversation_id, status);
 
   -- The summary of ListConversations reads these three rows instead of counting
   -- conversations (no operation scans them all); the triggers keep them exact in every transaction.
-  ${conversationCountsTable(T)}
+  ${ddl.conversationCountsTable(T)}
 
   CREATE TRIGGER conversations_count_insert AFTER INSERT ON conversations
   BEGIN
@@ -98,7 +58,7 @@ const MIGRATIONS: readonly string[] = [
   ALTER TABLE approvals ADD COLUMN agent_chain TEXT;
   `,
   // 6: the event log (WatchEvents), written in the change's transaction; the id orders events over all conversations.
-  eventsTable(T, T.autoKey),
+  ddl.eventsTable(T, T.autoKey),
   // 7: every pending approval, oldest first, without scanning the decided ones (ListPendingApprovals).
   `
   CREATE INDEX approvals_pending ON approvals (created_at, uuid) WHERE status = 'pending';
@@ -133,7 +93,7 @@ const MIGRATIONS: readonly string[] = [
   ALTER TABLE conversations ADD COLUMN running_turn_since TEXT;
   `,
   // 12: the run as opaque bytes with its schema_version and a revision never reset; pipeline states move here as version 0.
-  `${runsTable(T)}
+  `${ddl.runsTable(T)}
   INSERT INTO runs (conversation_id, state, schema_version, revision, updated_at)
   SELECT id, CAST(pipeline_state AS BLOB), CASE WHEN pipeline_state IS NULL THEN NULL ELSE 0 END, pipeline_revision, updated_at
   FROM conversations
@@ -155,21 +115,12 @@ const MIGRATIONS: readonly string[] = [
   // rowids kept, as they order approvals of one transaction), who decided, edited args, expiry; the append-only audit trail
   // and webhook cursors (auditedApprovals).
   `
-  CREATE TABLE approvals_14 (
-    uuid              TEXT PRIMARY KEY,
-    conversation_id   TEXT NOT NULL REFERENCES conversations (id) ON DELETE CASCADE,
-    tool_call_id      TEXT NOT NULL,
-    tool_name         TEXT NOT NULL,
-    tool_args         TEXT NOT NULL,
-    args_hash         TEXT NOT NULL,
-    description       TEXT NOT NULL,
-    remote_task_id    TEXT,
-    remote_agent_name TEXT,
-    status            TEXT NOT NULL
-      CHECK (status IN ('pending', 'approved', 'rejected', 'executing', 'done', 'failed', 'interrupted', 'expired')),
-    created_at        TEXT NOT NULL,
-    decided_at        TEXT,
-    updated_at        TEXT NOT NULL,
+  ${ddl.approvalsTable(
+    T,
+    'approvals_14',
+    `${ddl.APPROVAL_STATUSES}, 'expired'`,
+    '',
+    `,
     agent_chain       TEXT,
     reason            TEXT,
     outcome_unknown   INTEGER NOT NULL DEFAULT 0 CHECK (outcome_unknown IN (0, 1)),
@@ -178,8 +129,8 @@ const MIGRATIONS: readonly string[] = [
     via               TEXT,
     edited_args       TEXT,
     expires_at        TEXT,
-    on_timeout        TEXT CHECK (on_timeout IN ('reject', 'approve'))
-  );
+    on_timeout        TEXT CHECK (on_timeout IN ('reject', 'approve'))`,
+  )}
   INSERT INTO approvals_14 (rowid, uuid, conversation_id, tool_call_id, tool_name, tool_args, args_hash, description,
                             remote_task_id, remote_agent_name, status, created_at, decided_at, updated_at, agent_chain,
                             reason, outcome_unknown, replaces_uuid)
@@ -191,7 +142,7 @@ const MIGRATIONS: readonly string[] = [
   ALTER TABLE approvals_14 RENAME TO approvals;
   CREATE INDEX approvals_by_conversation_status ON approvals (conversation_id, status);
   CREATE INDEX approvals_pending ON approvals (created_at, uuid) WHERE status = 'pending';
-  ${auditedApprovals(T)}
+  ${ddl.auditedApprovals(T)}
   CREATE TRIGGER audit_no_update BEFORE UPDATE ON audit
   BEGIN
     SELECT RAISE(ABORT, 'the audit trail is append-only');
@@ -202,7 +153,7 @@ const MIGRATIONS: readonly string[] = [
   END;
   `,
   // 15: a conversation's owner (NULL: none), its index and per-owner status counts kept by triggers; an owner never changes.
-  `${conversationOwners(T)}
+  `${ddl.conversationOwners(T)}
   CREATE TRIGGER conversations_owner_count_insert AFTER INSERT ON conversations
   WHEN NEW.owner IS NOT NULL
   BEGIN
@@ -223,9 +174,9 @@ const MIGRATIONS: readonly string[] = [
   END;
   `,
   // 16: A2A push-notification configs (pushConfigsTable).
-  pushConfigsTable(T),
+  ddl.pushConfigsTable(T),
   // 17: owners name their source (ownersAsPrincipals).
-  `${ownersAsPrincipals('TEMP TABLE renamed_owner_counts')}
+  `${ddl.ownersAsPrincipals('TEMP TABLE renamed_owner_counts')}
   DROP TABLE renamed_owner_counts;
   `,
   // 18: the digest of the history a chat client was last shown, one per conversation, found by digest and owner ('' for
