@@ -13,7 +13,7 @@ import pg from 'pg';
 import { ConversationStoreServiceService, ConversationStatus, MessageRole } from '../gen/ts/asg/store/v1/store.js';
 import { createPromiseClient } from '../services/common/grpc/client.js';
 import { POSTGRES_SCHEMA_VERSION } from '../services/conversation-store/postgres/schema.js';
-import { databaseUrl, onTestServer } from '../services/conversation-store/testing/storage-drivers.js';
+import { databaseUrl, onTestServer } from '../test/support/storage-drivers.js';
 import { ASG, spawnProcess, tempDir } from '../test/support/agent-process.js';
 import { logLineWhere } from '../test/support/log-lines.js';
 import { freePort } from '../test/support/ports.js';

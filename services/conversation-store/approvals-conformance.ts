@@ -31,12 +31,12 @@ import {
 import { GrpcStatus } from '../common/grpc/errors.js';
 import { encodeAuditPageToken, encodePageToken } from './page-token.js';
 import { DATABASE_FILE } from './sqlite/driver.js';
-import { SQL } from './sqlite/statements.js';
+import { SQL } from '../../test/support/sqlite-statements.js';
 import type { ConversationStorage } from './storage.js';
-import { DROP_POSTGRES_SCHEMA_5, DROP_SCHEMA_14 } from './testing/sqlite-schema-undo.js';
-import type { StorageDriver } from './testing/storage-drivers.js';
+import { DROP_POSTGRES_SCHEMA_5, DROP_SCHEMA_14 } from '../../test/support/sqlite-schema-undo.js';
+import type { StorageDriver } from '../../test/support/storage-drivers.js';
 import { until } from '../../test/support/until.js';
-import { storesPerTest } from './testing/stores-per-test.js';
+import { storesPerTest } from '../../test/support/stores-per-test.js';
 
 const MINUTE = 60_000;
 const UNKNOWN_UUID = '00000000-0000-4000-8000-000000000000';

@@ -11,8 +11,8 @@ import {
   messageRole,
   storedAgentChain,
   storedToolCall,
+  isoTimestamp,
   type ApprovalStatusName,
-  type ApprovalTimeoutActionName,
   type ConversationStatusName,
   type TurnOutcome,
 } from './records.js';
@@ -76,18 +76,16 @@ export type NewApprovalFields = Pick<
 > &
   Partial<Pick<pb.NewApproval, 'outcomeUnknown' | 'replacesUuid' | 'expiresInMs' | 'onTimeout'>> & { uuid: string };
 
-/** A new approval's expiry: how long from now and what it decides (reject unless approve is asked); nulls for none. */
-export function approvalExpiry(approval: Pick<NewApprovalFields, 'expiresInMs' | 'onTimeout'>): {
-  inMs: number | null;
-  onTimeout: ApprovalTimeoutActionName | null;
-} {
-  const inMs = approval.expiresInMs ?? 0;
-  if (inMs <= 0) return { inMs: null, onTimeout: null };
-  return { inMs, onTimeout: approval.onTimeout === ApprovalTimeoutAction.APPROVAL_TIMEOUT_ACTION_APPROVE ? 'approve' : 'reject' };
-}
+/** How long from its creation a new approval waits (null: it never expires). */
+export const expiresInMs = (approval: Pick<NewApprovalFields, 'expiresInMs'>): number | null =>
+  (approval.expiresInMs ?? 0) > 0 ? approval.expiresInMs! : null;
 
-/** The stored fields of a new approval: the arguments as proposed and their hash (the approved call is the stored call). */
-export function newApprovalRow(conversationId: string, approval: NewApprovalFields, at: string, expiresAt: string | null = null) {
+/**
+ * A new approval's row as its INSERT leaves it, but for an expiry the database may set on its own clock: the arguments
+ * as proposed and their hash (the approved call is the stored call); an expiry decides reject unless approve is asked.
+ */
+export function newApprovalRow(conversationId: string, approval: NewApprovalFields, at: string): ApprovalRow {
+  const inMs = expiresInMs(approval);
   return {
     uuid: approval.uuid,
     conversation_id: conversationId,
@@ -103,18 +101,11 @@ export function newApprovalRow(conversationId: string, approval: NewApprovalFiel
     agent_chain: storedAgentChain(approval.agentChain),
     outcome_unknown: approval.outcomeUnknown === true,
     replaces_uuid: approval.replacesUuid ?? null,
-    expires_at: expiresAt,
-    on_timeout: approvalExpiry(approval).onTimeout,
-  };
-}
-
-/** A new approval's row as its INSERT leaves it. */
-export function insertedApprovalRow(row: ReturnType<typeof newApprovalRow>): ApprovalRow {
-  return {
-    ...row,
+    expires_at: inMs === null ? null : isoTimestamp(Date.parse(at) + inMs),
+    on_timeout: inMs === null ? null : approval.onTimeout === ApprovalTimeoutAction.APPROVAL_TIMEOUT_ACTION_APPROVE ? 'approve' : 'reject',
     status: 'pending',
     decided_at: null,
-    updated_at: row.created_at,
+    updated_at: at,
     reason: null,
     decided_by: null,
     via: null,

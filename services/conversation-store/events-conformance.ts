@@ -18,8 +18,8 @@ import { GrpcStatus, ServiceError } from '../common/grpc/errors.js';
 import { EventFeed, type EventFeedOptions } from './event-feed.js';
 import { DATABASE_FILE } from './sqlite/driver.js';
 import type { ConversationStorage } from './storage.js';
-import { DROP_SCHEMA_13 } from './testing/sqlite-schema-undo.js';
-import type { StorageDriver } from './testing/storage-drivers.js';
+import { DROP_SCHEMA_13 } from '../../test/support/sqlite-schema-undo.js';
+import type { StorageDriver } from '../../test/support/storage-drivers.js';
 
 const SESSION = 'a1b2c3d4';
 const A = '11111111-1111-4111-8111-111111111111';

@@ -7,8 +7,8 @@
  */
 import { describe, expect, it } from 'vitest';
 import type { ConversationStorage } from './storage.js';
-import type { StorageDriver } from './testing/storage-drivers.js';
-import { storesPerTest } from './testing/stores-per-test.js';
+import type { StorageDriver } from '../../test/support/storage-drivers.js';
+import { storesPerTest } from '../../test/support/stores-per-test.js';
 
 let storage: ConversationStorage;
 

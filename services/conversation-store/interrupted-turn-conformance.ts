@@ -6,7 +6,7 @@
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
 import { ApprovalStatus, ConversationStatus, MessageRole, type NewMessage } from '../../gen/ts/asg/store/v1/store.js';
 import type { ConversationStorage } from './storage.js';
-import type { StorageDriver } from './testing/storage-drivers.js';
+import type { StorageDriver } from '../../test/support/storage-drivers.js';
 import { INTERRUPTED_TURN_NOTE } from './storage.js';
 
 let storage: ConversationStorage;

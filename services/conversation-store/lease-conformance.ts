@@ -27,10 +27,10 @@ import {
 import { runWithContext } from '../common/context.js';
 import { GrpcStatus } from '../common/grpc/errors.js';
 import { DATABASE_FILE } from './sqlite/driver.js';
-import { SQL } from './sqlite/statements.js';
+import { SQL } from '../../test/support/sqlite-statements.js';
 import { INTERRUPTED_TURN_NOTE, type ConversationStorage } from './storage.js';
-import { DROP_POSTGRES_SCHEMA_5, DROP_SCHEMA_13 } from './testing/sqlite-schema-undo.js';
-import type { StorageDriver } from './testing/storage-drivers.js';
+import { DROP_POSTGRES_SCHEMA_5, DROP_SCHEMA_13 } from '../../test/support/sqlite-schema-undo.js';
+import type { StorageDriver } from '../../test/support/storage-drivers.js';
 import { until } from '../../test/support/until.js';
 
 const STALE_MS = 60_000;

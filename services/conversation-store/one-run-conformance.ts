@@ -7,7 +7,7 @@
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
 import { ConversationStatus, MessageRole, type ConversationEvent, type NewMessage } from '../../gen/ts/asg/store/v1/store.js';
 import type { ConversationStorage } from './storage.js';
-import type { StorageDriver } from './testing/storage-drivers.js';
+import type { StorageDriver } from '../../test/support/storage-drivers.js';
 
 const STALE_MS = 60_000;
 

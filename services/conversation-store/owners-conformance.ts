@@ -12,11 +12,11 @@ import Database from 'better-sqlite3';
 import { describe, expect, it } from 'vitest';
 import { ConversationStatus, MessageRole, type ConversationSummary } from '../../gen/ts/asg/store/v1/store.js';
 import { DATABASE_FILE } from './sqlite/driver.js';
-import { SQL } from './sqlite/statements.js';
+import { SQL } from '../../test/support/sqlite-statements.js';
 import { MAX_PUSH_CONFIGS, type ConversationStorage } from './storage.js';
-import { DROP_POSTGRES_SCHEMA_6, DROP_SCHEMA_15 } from './testing/sqlite-schema-undo.js';
-import type { StorageDriver } from './testing/storage-drivers.js';
-import { storesPerTest } from './testing/stores-per-test.js';
+import { DROP_POSTGRES_SCHEMA_6, DROP_SCHEMA_15 } from '../../test/support/sqlite-schema-undo.js';
+import type { StorageDriver } from '../../test/support/storage-drivers.js';
+import { storesPerTest } from '../../test/support/stores-per-test.js';
 
 const SESSION = 'a1b2c3d4';
 

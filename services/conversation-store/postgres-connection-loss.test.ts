@@ -26,7 +26,7 @@ import {
   type PostgresStorageOptions,
 } from './postgres/driver.js';
 import { natsEventNames } from './postgres/nats-subjects.js';
-import { createTestDatabase, databaseUrl, dropTestDatabase, onTestServer, postgresOptions } from './testing/storage-drivers.js';
+import { createTestDatabase, databaseUrl, dropTestDatabase, onTestServer, postgresOptions } from '../../test/support/storage-drivers.js';
 
 const natsUrl = process.env.ASG_TEST_EVENTS_URL || 'nats://127.0.0.1:4222';
 

@@ -11,7 +11,7 @@ import { MessageRole, ConversationStatus } from '../../gen/ts/asg/store/v1/store
 import { openPostgresStorage } from './postgres/driver.js';
 import { migrateDatabase } from './postgres/migrate-database.js';
 import { POSTGRES_SCHEMA_VERSION } from './postgres/schema.js';
-import { createTestDatabase, databaseUrl, dropTestDatabase, onTestServer, postgresOptions } from './testing/storage-drivers.js';
+import { createTestDatabase, databaseUrl, dropTestDatabase, onTestServer, postgresOptions } from '../../test/support/storage-drivers.js';
 
 let database: string;
 let owner: string;

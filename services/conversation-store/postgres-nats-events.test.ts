@@ -21,7 +21,7 @@ import { openPostgresStorage, type PostgresConversationStorage, type PostgresSto
 import { natsEventNames } from './postgres/nats-subjects.js';
 import { publisherLockName } from './postgres/outbox-publisher.js';
 import { LIVE_EVENTS_CHANNEL, STORED_EVENTS_CHANNEL } from './postgres/statements.js';
-import { createTestDatabase, databaseUrl, dropTestDatabase, postgresOptions } from './testing/storage-drivers.js';
+import { createTestDatabase, databaseUrl, dropTestDatabase, postgresOptions } from '../../test/support/storage-drivers.js';
 
 const natsUrl = process.env.ASG_TEST_EVENTS_URL || 'nats://127.0.0.1:4222';
 const natsHostPort = new URL(natsUrl).host;

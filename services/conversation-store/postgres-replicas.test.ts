@@ -14,7 +14,7 @@ import { openPostgresStorage, type PostgresConversationStorage } from './postgre
 import { liveEventPayloads, MAX_NOTIFY_PAYLOAD } from './postgres/event-relay.js';
 import { POSTGRES_SCHEMA_VERSION } from './postgres/schema.js';
 import { INTERRUPTED_TURN_NOTE } from './storage.js';
-import { createTestDatabase, databaseUrl, dropTestDatabase, postgresOptions } from './testing/storage-drivers.js';
+import { createTestDatabase, databaseUrl, dropTestDatabase, postgresOptions } from '../../test/support/storage-drivers.js';
 
 let database: string;
 let url: string;

@@ -7,7 +7,7 @@ import { leaseConformance } from './lease-conformance.js';
 import { oneRunConformance } from './one-run-conformance.js';
 import { ownersConformance } from './owners-conformance.js';
 import { storageConformance } from './storage-conformance.js';
-import { dropFinishedTestDatabases, postgresDriver } from './testing/storage-drivers.js';
+import { dropFinishedTestDatabases, postgresDriver } from '../../test/support/storage-drivers.js';
 
 // The storage tests on the PostgreSQL driver, each on a database of its own: one behaviour, both
 // drivers. Each suite in a describe of its own, so that its per-test set-up runs for its tests only.

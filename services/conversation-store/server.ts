@@ -4,7 +4,7 @@ import { ApprovalStatus, ApprovalTimeoutAction, ConversationStatus, MessageRole 
 import { MAX_REASON_LENGTH } from '../common/decision-reason.js';
 import { invalidArgument, notFound } from '../common/grpc/errors.js';
 import { jsonObjectTextSchema } from '../common/json-value.js';
-import type { ServiceHandlers } from '../common/grpc/server.js';
+import type { ServiceHandlers, StreamHandlerContext } from '../common/grpc/server.js';
 import type { EventFeed } from './event-feed.js';
 import { storedId } from './ids.js';
 import { A2A_DIALECTS } from './records.js';
@@ -342,6 +342,8 @@ function validated<T>(method: keyof typeof schemas, request: T): T {
   throw invalidArgument(`invalid ${rpc} request: ${problems.join('; ')}`);
 }
 
+type Handler = (request: unknown, ctx: StreamHandlerContext) => unknown;
+
 export function conversationStoreHandlers(
   storage: ConversationStorage,
   feed: EventFeed,
@@ -354,101 +356,93 @@ export function conversationStoreHandlers(
   // Read right after a change so the caller needs no second round trip for it.
   const conversationOf = async (id: string) => watched(await storage.getConversation({ id, includeMessages: true }));
   const conversationIf = async (wanted: boolean, id: string) => (wanted ? await conversationOf(id) : undefined);
-  return {
-    createConversation: async (request) => ({
-      conversation: watched(await storage.createConversation(validated('createConversation', request))),
-    }),
-    getConversation: async (request) => ({ conversation: watched(await storage.getConversation(validated('getConversation', request))) }),
-    listConversations: async (request) => storage.listConversations(validated('listConversations', request)),
+  const handlers: ServiceHandlers<typeof pb.ConversationStoreServiceService> = {
+    createConversation: async (request) => ({ conversation: watched(await storage.createConversation(request)) }),
+    getConversation: async (request) => ({ conversation: watched(await storage.getConversation(request)) }),
+    listConversations: async (request) => storage.listConversations(request),
     startTurn: async (request, { request: caller }) => {
-      const start = await storage.startTurn(validated('startTurn', request));
+      const start = await storage.startTurn(request);
       // The first call of a turn: its caller and its own log line learn the session id from the answer.
       if (!caller.sessionId && start.conversation?.sessionId) caller.sessionId = start.conversation.sessionId;
       return { ...start, conversation: watched(start.conversation) };
     },
     appendMessages: async (request) => ({
-      messages: await storage.appendMessages(validated('appendMessages', request)),
+      messages: await storage.appendMessages(request),
       conversation: await conversationIf(request.returnConversation, request.conversationId),
     }),
     createApproval: async (request) => {
-      const approval = await storage.createApproval(validated('createApproval', request));
+      const approval = await storage.createApproval(request);
       return { approval, conversation: await conversationOf(approval.conversationId) };
     },
     getApproval: async (request) => {
-      const approval = await storage.getApproval(validated('getApproval', request).uuid);
+      const approval = await storage.getApproval(request.uuid);
       const { sessionId, run } = await storage.getConversation({ id: approval.conversationId, includeMessages: false });
       return { approval, sessionId, run };
     },
     claimApproval: async (request) => {
-      const claim = await storage.claimApproval(validated('claimApproval', request));
+      const claim = await storage.claimApproval(request);
       return { ...claim, tooLate: claim.tooLate ?? false, conversation: await conversationOf(claim.approval.conversationId) };
     },
-    startApprovalExecution: async (request) => ({
-      approval: await storage.startApprovalExecution(validated('startApprovalExecution', request).uuid),
-    }),
+    startApprovalExecution: async (request) => ({ approval: await storage.startApprovalExecution(request.uuid) }),
     finishApprovalExecution: async (request) => {
-      const approval = await storage.finishApprovalExecution(validated('finishApprovalExecution', request));
+      const approval = await storage.finishApprovalExecution(request);
       return { approval, conversation: await conversationOf(approval.conversationId) };
     },
-    listPendingApprovals: async (request) => storage.listPendingApprovals(validated('listPendingApprovals', request)),
-    listUnfinishedApprovals: async (request) => ({
-      approvals: await storage.listUnfinishedApprovals(validated('listUnfinishedApprovals', request).conversationId),
-    }),
-    markApprovalInterrupted: async (request) => storage.markApprovalInterrupted(validated('markApprovalInterrupted', request)),
+    listPendingApprovals: async (request) => storage.listPendingApprovals(request),
+    listUnfinishedApprovals: async (request) => ({ approvals: await storage.listUnfinishedApprovals(request.conversationId) }),
+    markApprovalInterrupted: async (request) => storage.markApprovalInterrupted(request),
     updateRun: async (request) => ({
-      revision: await storage.updateRun(validated('updateRun', request)),
+      revision: await storage.updateRun(request),
       conversation: await conversationIf(request.returnConversation, request.conversationId),
     }),
     watchEvents: async function* (request, ctx) {
-      const { afterId } = validated('watchEvents', request);
+      const { afterId } = request;
       // NOT_FOUND for an unknown conversation; its stored id is the key its events carry.
       const conversationId =
         request.conversationId === '' ? '' : (await storage.getConversation({ id: request.conversationId, includeMessages: false })).id;
       for await (const event of feed.watch({ conversationId, afterId, storedOnly: request.storedOnly }, ctx.signal)) yield { event };
     },
     publishEvent: async (request) => {
-      const event = validated('publishEvent', request).event!;
+      const event = request.event!;
       // Costs no database read: a malformed id names no conversation, as everywhere in the store.
       const id = storedId(event.conversationId);
       if (id === undefined) throw notFound(`conversation ${event.conversationId} not found`);
       feed.publish({ ...event, conversationId: id, at: event.at ?? new Date() });
       return {};
     },
-    renewRunLease: async (request) => ({
-      held: await storage.renewRunLease(validated('renewRunLease', request).conversationId, request.lease!),
-    }),
-    releaseRunLease: async (request) => ({
-      released: await storage.releaseRunLease(validated('releaseRunLease', request).conversationId, request.owner),
-    }),
-    takeOverRuns: async (request) => ({
-      runs: await storage.takeOverRuns(validated('takeOverRuns', request).lease!, request.limit, request.givenUp),
-    }),
-    listApprovals: async (request) => storage.listApprovals(validated('listApprovals', request)),
-    listDueApprovals: async (request) => ({ approvals: await storage.listDueApprovals(validated('listDueApprovals', request).limit) }),
-    appendAudit: async (request) => ({ entry: await storage.appendAudit(validated('appendAudit', request).entry!) }),
-    listAudit: async (request) => storage.listAudit(validated('listAudit', request)),
-    claimWebhookCursor: async (request) => storage.claimWebhookCursor(validated('claimWebhookCursor', request).endpoint, request.lease!),
-    advanceWebhookCursor: async (request) => ({ held: await storage.advanceWebhookCursor(validated('advanceWebhookCursor', request)) }),
+    renewRunLease: async (request) => ({ held: await storage.renewRunLease(request.conversationId, request.lease!) }),
+    releaseRunLease: async (request) => ({ released: await storage.releaseRunLease(request.conversationId, request.owner) }),
+    takeOverRuns: async (request) => ({ runs: await storage.takeOverRuns(request.lease!, request.limit, request.givenUp) }),
+    listApprovals: async (request) => storage.listApprovals(request),
+    listDueApprovals: async (request) => ({ approvals: await storage.listDueApprovals(request.limit) }),
+    appendAudit: async (request) => ({ entry: await storage.appendAudit(request.entry!) }),
+    listAudit: async (request) => storage.listAudit(request),
+    claimWebhookCursor: async (request) => storage.claimWebhookCursor(request.endpoint, request.lease!),
+    advanceWebhookCursor: async (request) => ({ held: await storage.advanceWebhookCursor(request) }),
     setPushConfig: async (request) => ({
-      config: await storage.setPushConfig({ ...(validated('setPushConfig', request).config as pb.PushConfig), createdAt: undefined }),
+      config: await storage.setPushConfig({ ...(request.config as pb.PushConfig), createdAt: undefined }),
     }),
     getPushConfig: async (request) => {
-      const { conversationId: id, id: configId } = validated('getPushConfig', request);
+      const { conversationId: id, id: configId } = request;
       const config = await storage.getPushConfig(id, configId);
       if (!config) throw notFound(`push-notification config ${configId} of task ${id} not found`);
       return { config };
     },
-    listPushConfigs: async (request) => ({ configs: await storage.listPushConfigs(validated('listPushConfigs', request).conversationId) }),
-    deletePushConfig: async (request) => ({
-      deleted: await storage.deletePushConfig(validated('deletePushConfig', request).conversationId, request.id),
-    }),
+    listPushConfigs: async (request) => ({ configs: await storage.listPushConfigs(request.conversationId) }),
+    deletePushConfig: async (request) => ({ deleted: await storage.deletePushConfig(request.conversationId, request.id) }),
     recordHistoryDigest: async (request) => {
-      await storage.recordHistoryDigest(validated('recordHistoryDigest', request).conversationId, request.digest);
+      await storage.recordHistoryDigest(request.conversationId, request.digest);
       return {};
     },
     findConversationByHistory: async (request) => {
-      const found = await storage.findConversationByHistory(validated('findConversationByHistory', request).digest, request.owner);
+      const found = await storage.findConversationByHistory(request.digest, request.owner);
       return found === undefined ? {} : { conversationId: found };
     },
   };
+  // Every request is checked against its schema before its handler runs.
+  const checked = Object.entries(handlers as Record<string, Handler>).map(([method, handler]) => [
+    method,
+    (request: unknown, ctx: StreamHandlerContext) => handler(validated(method as keyof typeof schemas, request), ctx),
+  ]);
+  return Object.fromEntries(checked) as typeof handlers;
 }

@@ -7,7 +7,7 @@ import { leaseConformance } from './lease-conformance.js';
 import { oneRunConformance } from './one-run-conformance.js';
 import { ownersConformance } from './owners-conformance.js';
 import { storageConformance } from './storage-conformance.js';
-import { sqliteDriver } from './testing/storage-drivers.js';
+import { sqliteDriver } from '../../test/support/storage-drivers.js';
 
 // The storage tests on the embedded SQLite driver: one behaviour, both drivers. Each suite in a
 // describe of its own, so that its per-test set-up (a database and a store) runs for its tests only.

@@ -20,10 +20,10 @@ import {
 import { GrpcStatus } from '../common/grpc/errors.js';
 import { DATABASE_FILE, openSqliteStorage } from './sqlite/driver.js';
 import { SCHEMA_VERSION } from './sqlite/schema.js';
-import { SQL } from './sqlite/statements.js';
+import { SQL } from '../../test/support/sqlite-statements.js';
 import type { ConversationStorage } from './storage.js';
-import { DROP_SCHEMA_13 } from './testing/sqlite-schema-undo.js';
-import type { StorageDriver } from './testing/storage-drivers.js';
+import { DROP_SCHEMA_13 } from '../../test/support/sqlite-schema-undo.js';
+import type { StorageDriver } from '../../test/support/storage-drivers.js';
 
 const SESSION = 'a1b2c3d4';
 /** Back to schema 4: what migration 5 added (A2A origins, agent chains). */

@@ -1,6 +1,6 @@
 import { randomBytes } from 'node:crypto';
 import pg from 'pg';
-import { databaseUrl, onTestServer, testServerUrl } from '../../services/conversation-store/testing/storage-drivers.js';
+import { databaseUrl, onTestServer, testServerUrl } from '../support/storage-drivers.js';
 import { undoOnInterrupt } from './interrupt.js';
 
 /**

@@ -10,7 +10,7 @@
 import { writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { createTestDatabase, databaseUrl, dropTestDatabase } from '../../services/conversation-store/testing/storage-drivers.js';
+import { createTestDatabase, databaseUrl, dropTestDatabase } from '../support/storage-drivers.js';
 import { isRunning, REPO_ROOT, resourcesServer, startAgent, tempDir, type AgentProcess } from '../support/agent-process.js';
 import { startCuttableProxy, type CuttableProxy } from '../support/cuttable-proxy.js';
 import { get, post } from '../support/http.js';

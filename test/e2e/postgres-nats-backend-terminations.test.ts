@@ -12,7 +12,7 @@ import { connect } from '@nats-io/transport-node';
 import { jetstreamManager } from '@nats-io/jetstream';
 import { natsEventNames } from '../../services/conversation-store/postgres/nats-subjects.js';
 import pg from 'pg';
-import { databaseUrl } from '../../services/conversation-store/testing/storage-drivers.js';
+import { databaseUrl } from '../support/storage-drivers.js';
 import { survivesBackendTerminations } from '../support/backend-terminations.js';
 import { until } from '../support/until.js';
 

@@ -11,7 +11,7 @@ import { connect } from '@nats-io/transport-node';
 import { jetstreamManager } from '@nats-io/jetstream';
 import pg from 'pg';
 import { natsEventNames } from '../../services/conversation-store/postgres/nats-subjects.js';
-import { createTestDatabase, databaseUrl, dropTestDatabase } from '../../services/conversation-store/testing/storage-drivers.js';
+import { createTestDatabase, databaseUrl, dropTestDatabase } from '../support/storage-drivers.js';
 import { join } from 'node:path';
 import type { ConversationUpdate } from '../../gateway/app/conversation-updates.js';
 import { resourcesServer, startAgent, tempDir, type AgentProcess } from '../support/agent-process.js';

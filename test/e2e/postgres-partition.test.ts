@@ -16,7 +16,7 @@
  */
 import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { createTestDatabase, databaseUrl, dropTestDatabase } from '../../services/conversation-store/testing/storage-drivers.js';
+import { createTestDatabase, databaseUrl, dropTestDatabase } from '../support/storage-drivers.js';
 import { startAgent, type AgentProcess } from '../support/agent-process.js';
 import { startCuttableProxy, type CuttableProxy } from '../support/cuttable-proxy.js';
 import { get, post, type JsonResponse } from '../support/http.js';

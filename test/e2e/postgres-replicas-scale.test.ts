@@ -7,7 +7,7 @@
  */
 import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { createTestDatabase, databaseUrl, dropTestDatabase } from '../../services/conversation-store/testing/storage-drivers.js';
+import { createTestDatabase, databaseUrl, dropTestDatabase } from '../support/storage-drivers.js';
 import { resourcesServer, startAgent, tempDir, type AgentProcess } from '../support/agent-process.js';
 import { post } from '../support/http.js';
 import { resourceNames } from '../support/resources-db.js';

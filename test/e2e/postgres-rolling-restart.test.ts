@@ -11,7 +11,7 @@
 import { existsSync, readFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { createTestDatabase, databaseUrl, dropTestDatabase } from '../../services/conversation-store/testing/storage-drivers.js';
+import { createTestDatabase, databaseUrl, dropTestDatabase } from '../support/storage-drivers.js';
 import { MISBEHAVING } from '../fixtures/mcp-peers.js';
 import { startAgent, tempDir, type AgentProcess } from '../support/agent-process.js';
 import { get, post } from '../support/http.js';

@@ -1,11 +1,6 @@
 import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import {
-  createTestDatabase,
-  databaseUrl,
-  dropTestDatabase,
-  onTestServer,
-} from '../../services/conversation-store/testing/storage-drivers.js';
+import { createTestDatabase, databaseUrl, dropTestDatabase, onTestServer } from './storage-drivers.js';
 import { resourcesServer, startAgent, tempDir, type AgentProcess } from './agent-process.js';
 import { get, post, type JsonResponse } from './http.js';
 import { resourceNames } from './resources-db.js';

@@ -1,6 +1,8 @@
 import type { ClientBase } from 'pg';
-import { TOKEN_PRINCIPAL_PREFIX } from '../../common/principal-id.js';
 import { FIRST_USER_TEXT_LENGTH } from '../records.js';
+import * as ddl from '../sql/ddl.js';
+
+const T = ddl.POSTGRES_TYPES;
 
 /**
  * One migration per version; a released one is never edited. It holds SQLite's schema 12 (4 here is its 13, 5 its 14,
@@ -11,69 +13,44 @@ import { FIRST_USER_TEXT_LENGTH } from '../records.js';
  * in one transaction (SQLite's rowid).
  */
 const MIGRATIONS: readonly string[] = [
-  `
-  CREATE TABLE conversations (
-    id                    uuid PRIMARY KEY,
-    session_id            text NOT NULL,
-    status                text NOT NULL CHECK (status IN ('active', 'waiting_approval', 'completed')),
-    pending_approval_uuid uuid,
-    message_count         integer NOT NULL DEFAULT 0,
-    created_at            text NOT NULL,
-    updated_at            text NOT NULL,
+  `${ddl.conversationsTable(
+    T,
+    '',
+    `,
     input_tokens          bigint NOT NULL DEFAULT 0,
     output_tokens         bigint NOT NULL DEFAULT 0,
     a2a_dialect           text,
     a2a_context_id        text,
     first_user_text       text,
     running_turn_boot     text,
-    running_turn_since    text
-  );
-  CREATE INDEX conversations_newest_first ON conversations (created_at DESC, id DESC);
+    running_turn_since    text`,
+  )}
   CREATE INDEX conversations_running_turn ON conversations (running_turn_boot) WHERE running_turn_boot IS NOT NULL;
 
-  CREATE TABLE messages (
-    conversation_id uuid NOT NULL REFERENCES conversations (id) ON DELETE CASCADE,
-    seq             integer NOT NULL,
-    id              uuid NOT NULL,
-    role            text NOT NULL CHECK (role IN ('system', 'user', 'assistant', 'tool')),
-    content         text NOT NULL,
-    tool_call       text,
-    created_at      text NOT NULL,
+  ${ddl.messagesTable(
+    T,
+    `
     input_tokens    bigint,
     output_tokens   bigint,
     compaction      text,
-    node            text,
-    PRIMARY KEY (conversation_id, seq)
-  );
+    node            text,`,
+  )}
   CREATE UNIQUE INDEX messages_by_id ON messages (id);
 
-  CREATE TABLE approvals (
-    uuid              uuid PRIMARY KEY,
-    position          bigint GENERATED ALWAYS AS IDENTITY,
-    conversation_id   uuid NOT NULL REFERENCES conversations (id) ON DELETE CASCADE,
-    tool_call_id      text NOT NULL,
-    tool_name         text NOT NULL,
-    tool_args         text NOT NULL,
-    args_hash         text NOT NULL,
-    description       text NOT NULL,
-    remote_task_id    text,
-    remote_agent_name text,
-    status            text NOT NULL
-      CHECK (status IN ('pending', 'approved', 'rejected', 'executing', 'done', 'failed', 'interrupted')),
-    created_at        text NOT NULL,
-    decided_at        text,
-    updated_at        text NOT NULL,
+  ${ddl.approvalsTable(
+    T,
+    'approvals',
+    ddl.APPROVAL_STATUSES,
+    `
+    position          bigint GENERATED ALWAYS AS IDENTITY,`,
+    `,
     agent_chain       text,
-    reason            text
-  );
+    reason            text`,
+  )}
   CREATE INDEX approvals_by_conversation_status ON approvals (conversation_id, status, created_at, position);
   CREATE INDEX approvals_pending ON approvals (created_at, uuid) WHERE status = 'pending';
 
-  CREATE TABLE conversation_counts (
-    status text PRIMARY KEY,
-    count  bigint NOT NULL
-  );
-  INSERT INTO conversation_counts (status, count) VALUES ('active', 0), ('waiting_approval', 0), ('completed', 0);
+  ${ddl.conversationCountsTable(T)}
 
   CREATE FUNCTION conversations_first_user_text() RETURNS trigger LANGUAGE plpgsql AS $$
   BEGIN
@@ -84,14 +61,7 @@ const MIGRATIONS: readonly string[] = [
   CREATE TRIGGER conversations_first_user_text AFTER INSERT ON messages
   FOR EACH ROW WHEN (NEW.role = 'user') EXECUTE FUNCTION conversations_first_user_text();
 
-  CREATE TABLE events (
-    id              bigint PRIMARY KEY,
-    conversation_id uuid NOT NULL,
-    kind            text NOT NULL,
-    payload         text NOT NULL,
-    created_at      text NOT NULL
-  );
-  CREATE INDEX events_by_conversation ON events (conversation_id, id);
+  ${ddl.eventsTable(T, 'bigint PRIMARY KEY')}
 
   CREATE TABLE event_ids (
     single  boolean PRIMARY KEY DEFAULT true CHECK (single),
@@ -99,14 +69,7 @@ const MIGRATIONS: readonly string[] = [
   );
   INSERT INTO event_ids (single, last_id) VALUES (true, 0);
 
-  CREATE TABLE runs (
-    conversation_id uuid PRIMARY KEY REFERENCES conversations (id) ON DELETE CASCADE,
-    state           bytea,
-    schema_version  integer,
-    revision        integer NOT NULL,
-    updated_at      text NOT NULL,
-    CHECK ((state IS NULL) = (schema_version IS NULL))
-  );
+  ${ddl.runsTable(T)}
 
   CREATE TABLE store_replicas (
     boot_id    text PRIMARY KEY,
@@ -147,26 +110,14 @@ const MIGRATIONS: readonly string[] = [
   `
   ALTER TABLE approvals DROP CONSTRAINT approvals_status_check;
   ALTER TABLE approvals ADD CONSTRAINT approvals_status_check
-    CHECK (status IN ('pending', 'approved', 'rejected', 'executing', 'done', 'failed', 'interrupted', 'expired'));
+    CHECK (status IN (${ddl.APPROVAL_STATUSES}, 'expired'));
   ALTER TABLE approvals
     ADD COLUMN decided_by  text,
     ADD COLUMN via         text,
     ADD COLUMN edited_args text,
     ADD COLUMN expires_at  timestamptz,
     ADD COLUMN on_timeout  text CHECK (on_timeout IN ('reject', 'approve'));
-  CREATE INDEX approvals_by_status ON approvals (status, created_at, uuid);
-  CREATE INDEX approvals_due ON approvals (expires_at, uuid) WHERE status = 'pending' AND expires_at IS NOT NULL;
-
-  CREATE TABLE audit (
-    id          bigint GENERATED ALWAYS AS IDENTITY PRIMARY KEY,
-    at          text NOT NULL,
-    kind        text NOT NULL,
-    actor       text NOT NULL,
-    via         text NOT NULL,
-    subject     text NOT NULL,
-    detail_json text NOT NULL
-  );
-  CREATE INDEX audit_by_kind ON audit (kind, id);
+  ${ddl.auditedApprovals(T)}
   CREATE FUNCTION audit_append_only() RETURNS trigger LANGUAGE plpgsql AS $$
   BEGIN
     RAISE EXCEPTION 'the audit trail is append-only';
@@ -175,45 +126,13 @@ const MIGRATIONS: readonly string[] = [
   FOR EACH ROW EXECUTE FUNCTION audit_append_only();
   CREATE TRIGGER audit_no_truncate BEFORE TRUNCATE ON audit
   FOR EACH STATEMENT EXECUTE FUNCTION audit_append_only();
-
-  CREATE TABLE webhook_cursors (
-    endpoint         text PRIMARY KEY,
-    last_event_id    bigint NOT NULL,
-    lease_owner      text,
-    lease_node       text,
-    lease_expires_at timestamptz
-  );
   `,
   // 6: conversation owners, as SQLite 15, with no trigger: the driver changes the owners' counts under the event_ids lock.
-  `
-  ALTER TABLE conversations ADD COLUMN owner text;
-  CREATE INDEX conversations_by_owner ON conversations (owner, created_at DESC, id DESC) WHERE owner IS NOT NULL;
-  CREATE TABLE conversation_counts_by_owner (
-    owner  text NOT NULL,
-    status text NOT NULL,
-    count  bigint NOT NULL,
-    PRIMARY KEY (owner, status)
-  );
-  `,
+  ddl.conversationOwners(T),
   // 7: A2A push-notification configs, as SQLite schema 16.
-  `
-  CREATE TABLE push_configs (
-    conversation_id uuid NOT NULL REFERENCES conversations (id) ON DELETE CASCADE,
-    id              text NOT NULL,
-    url             text NOT NULL,
-    token           text NOT NULL,
-    dialect         text NOT NULL,
-    created_at      text NOT NULL,
-    PRIMARY KEY (conversation_id, id)
-  );
-  `,
+  ddl.pushConfigsTable(T),
   // 8: owners name their source, as SQLite schema 17: a bare owner becomes the token principal of its name.
-  `
-  UPDATE conversations SET owner = '${TOKEN_PRINCIPAL_PREFIX}' || owner WHERE owner IS NOT NULL;
-  CREATE TEMP TABLE renamed_owner_counts ON COMMIT DROP AS SELECT '${TOKEN_PRINCIPAL_PREFIX}' || owner AS owner, status, count FROM conversation_counts_by_owner;
-  DELETE FROM conversation_counts_by_owner;
-  INSERT INTO conversation_counts_by_owner (owner, status, count) SELECT owner, status, count FROM renamed_owner_counts;
-  `,
+  ddl.ownersAsPrincipals('TEMP TABLE renamed_owner_counts ON COMMIT DROP'),
   // 9: the digest of the history a chat client was last shown of a conversation, as SQLite schema 18.
   `
   CREATE TABLE history_digests (

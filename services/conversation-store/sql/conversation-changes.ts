@@ -3,11 +3,10 @@ import { MessageRole } from '../../../gen/ts/asg/store/v1/store.js';
 import { failedPrecondition, invalidArgument, notFound } from '../../common/grpc/errors.js';
 import {
   appendedMessageRow,
-  approvalExpiry,
   byConversation,
   type ClaimDecision,
   type ConversationChange,
-  insertedApprovalRow,
+  expiresInMs,
   interruptedApprovalProblem,
   type NewApprovalFields,
   newApprovalRow,
@@ -118,10 +117,9 @@ export abstract class ConversationChanges {
 
   /** Inserts a new approval; its expiry counts from its creation, on the clock that expires it. */
   protected async insertApproval(tx: SqlWrite, conversationId: string, approval: NewApprovalFields, at: string): Promise<ApprovalRow> {
-    const { inMs } = approvalExpiry(approval);
-    const row = newApprovalRow(conversationId, approval, at, inMs === null ? null : isoTimestamp(Date.parse(at) + inMs));
-    const [inserted] = await tx.all<{ expires_at: string | null }>('insertApproval', { ...row, expires_in_ms: inMs });
-    return insertedApprovalRow({ ...row, expires_at: inserted!.expires_at });
+    const row = newApprovalRow(conversationId, approval, at);
+    const [inserted] = await tx.all<{ expires_at: string | null }>('insertApproval', { ...row, expires_in_ms: expiresInMs(approval) });
+    return { ...row, expires_at: inserted!.expires_at };
   }
 
   /** UpdateRun's interrupted_approval: executing → interrupted, no message or event; FAILED_PRECONDITION rolls it all back. */

@@ -4,20 +4,37 @@ import { ConversationStatus, MessageRole } from '../../../gen/ts/asg/store/v1/st
 import { aborted, failedPrecondition, invalidArgument, notFound } from '../../common/grpc/errors.js';
 import {
   alsoRejected,
+  approvalPage,
+  auditPage,
   claimDecision,
   decisionAuditRow,
   endingOutcome,
+  FIRST_APPROVAL,
+  listedStatuses,
   lostClaim,
+  newestFirst,
+  oldestFirst,
   replacedUuid,
   requireLease,
   waitingState,
 } from '../changes.js';
 import { storedId, storedIds } from '../ids.js';
-import { decodePageToken, encodePageToken } from '../page-token.js';
+import { decodeApprovalsPageToken, decodeAuditPageToken, decodePageToken, encodePageToken } from '../page-token.js';
 import { conversationStatus, isoTimestamp, timestampAfter } from '../records.js';
-import { type ApprovalRow, approvalFromRow, type EventRow, eventFromRow } from '../rows.js';
+import {
+  type ApprovalRow,
+  type AuditRow,
+  approvalFromRow,
+  auditEntryFromRow,
+  type EventRow,
+  eventFromRow,
+  type PushConfigRow,
+  pushConfigOfRow,
+} from '../rows.js';
 import {
   type ApprovalClaim,
+  type ApprovalPage,
+  type AuditPage,
   type CommittedEventsListener,
   type ConversationPage,
   DEFAULT_PAGE_SIZE,
@@ -26,9 +43,9 @@ import {
   type InterruptionMark,
   type LiveEventListener,
   MAX_PAGE_SIZE,
+  MAX_PUSH_CONFIGS,
   type TurnStart,
 } from '../storage.js';
-import * as lists from './lists.js';
 import { subscribe, tellEach } from './port.js';
 import {
   FIRST_UUID,
@@ -39,7 +56,8 @@ import {
   unfinishedApprovals,
 } from './lookups.js';
 import { ConversationChanges } from './conversation-changes.js';
-import * as webhooks from './webhooks.js';
+
+const pageSize = (asked: number) => Math.min(asked || DEFAULT_PAGE_SIZE, MAX_PAGE_SIZE);
 
 /**
  * The store's rules, written once over the port (port.ts): each method one transaction of the driver's. Locks are taken
@@ -94,7 +112,7 @@ export abstract class SqlConversationStorage extends ConversationChanges {
   }
 
   async listConversations(request: pb.ListConversationsRequest): Promise<ConversationPage> {
-    const limit = Math.min(request.pageSize || DEFAULT_PAGE_SIZE, MAX_PAGE_SIZE);
+    const limit = pageSize(request.pageSize);
     const cursor = request.pageToken === '' ? undefined : decodePageToken(request.pageToken);
     return this.read(async (tx) => {
       // One row more than asked tells whether another page follows.
@@ -247,20 +265,121 @@ export abstract class SqlConversationStorage extends ConversationChanges {
     });
   }
 
-  // The lists, the audit trail, the webhooks' cursors and push configs: each one transaction over lists.ts or webhooks.ts.
-  listPendingApprovals = (request: pb.ListPendingApprovalsRequest) => this.read((tx) => lists.listPendingApprovals(tx, request));
-  listApprovals = (request: pb.ListApprovalsRequest) => this.read((tx) => lists.listApprovals(tx, request));
-  listDueApprovals = (limit: number) => this.read((tx) => lists.listDueApprovals(tx, limit, this.now()));
-  appendAudit = (entry: pb.AuditEntry) => this.write((tx) => lists.appendAudit(tx, entry, this.now()));
-  listAudit = (request: pb.ListAuditRequest) => this.read((tx) => lists.listAudit(tx, request));
-  claimWebhookCursor = (endpoint: string, lease: pb.RunLease) =>
-    this.write((tx) => webhooks.claimWebhookCursor(tx, endpoint, lease, this.now()));
-  advanceWebhookCursor = (request: pb.AdvanceWebhookCursorRequest) =>
-    this.write((tx) => webhooks.advanceWebhookCursor(tx, request, this.now()));
-  setPushConfig = (config: pb.PushConfig) => this.write((tx) => webhooks.setPushConfig(tx, config, this.now()));
-  getPushConfig = (conversationId: string, id: string) => this.read((tx) => webhooks.getPushConfig(tx, conversationId, id));
-  listPushConfigs = (conversationId: string) => this.read((tx) => webhooks.listPushConfigs(tx, conversationId));
-  deletePushConfig = (conversationId: string, id: string) => this.write((tx) => webhooks.deletePushConfig(tx, conversationId, id));
+  // The lists: each page is one walk of an index (or one per status or kind, merged) from the cursor, one row longer
+  // than the page.
+
+  async listPendingApprovals(request: pb.ListPendingApprovalsRequest): Promise<ApprovalPage> {
+    const limit = pageSize(request.pageSize);
+    const cursor = request.pageToken === '' ? undefined : decodePageToken(request.pageToken, 'ListPendingApprovals');
+    const args = { created_at: cursor?.createdAt, uuid: cursor && (storedId(cursor.id) ?? FIRST_UUID), limit: limit + 1 };
+    const rows = await this.read((tx) => tx.all<ApprovalRow>(cursor ? 'pendingApprovalsPageAfter' : 'pendingApprovalsFirstPage', args));
+    return approvalPage(rows, limit, encodePageToken);
+  }
+
+  async listApprovals(request: pb.ListApprovalsRequest): Promise<ApprovalPage> {
+    const limit = pageSize(request.pageSize);
+    const cursor = request.pageToken === '' ? FIRST_APPROVAL : decodeApprovalsPageToken(request.pageToken);
+    const statuses = listedStatuses(request.statuses);
+    const after = { created_at: cursor.createdAt, uuid: cursor.id, limit: limit + 1 };
+    if (request.conversationId === '') {
+      const walks = await this.read((tx) =>
+        Promise.all(statuses.map((status) => tx.all<ApprovalRow>('approvalsOfStatusAfter', { ...after, status }))),
+      );
+      return approvalPage(oldestFirst(walks, limit + 1), limit);
+    }
+    const conversationId = storedId(request.conversationId);
+    if (conversationId === undefined) return approvalPage([], limit);
+    const args = { ...after, conversation_id: conversationId, statuses };
+    return approvalPage(await this.read((tx) => tx.all<ApprovalRow>('approvalsOfConversationAfter', args)), limit);
+  }
+
+  async listDueApprovals(limit: number): Promise<pb.PendingApproval[]> {
+    return this.read(async (tx) =>
+      (await tx.all<ApprovalRow>('dueApprovals', { now: isoTimestamp(this.now()), limit })).map(approvalFromRow),
+    );
+  }
+
+  /** Appends an audit entry with the store's id and time (the request's are ignored). */
+  async appendAudit(entry: pb.AuditEntry): Promise<pb.AuditEntry> {
+    const { kind, actor, via, subject, detailJson } = entry;
+    return this.write(async (tx) => {
+      const args = { at: isoTimestamp(this.now()), kind, actor, via, subject, detail_json: detailJson };
+      return auditEntryFromRow((await tx.all<AuditRow>('insertAudit', args))[0]!);
+    });
+  }
+
+  async listAudit(request: pb.ListAuditRequest): Promise<AuditPage> {
+    const limit = pageSize(request.pageSize);
+    const before = request.pageToken === '' ? Number.MAX_SAFE_INTEGER : decodeAuditPageToken(request.pageToken);
+    if (request.kinds.length === 0)
+      return auditPage(await this.read((tx) => tx.all<AuditRow>('auditBefore', { before, limit: limit + 1 })), limit);
+    const walks = await this.read((tx) =>
+      Promise.all([...new Set(request.kinds)].map((kind) => tx.all<AuditRow>('auditOfKindBefore', { kind, before, limit: limit + 1 }))),
+    );
+    return auditPage(newestFirst(walks, limit + 1), limit);
+  }
+
+  /** One statement: of processes claiming at once, one holds the cursor. */
+  async claimWebhookCursor(endpoint: string, lease: pb.RunLease): Promise<pb.ClaimWebhookCursorResponse> {
+    return this.write(async (tx) => {
+      const args = { endpoint, owner: lease.owner, node: lease.node, ttl_ms: lease.ttlMs, now_ms: this.now() };
+      const [claimed] = await tx.all<{ last_event_id: number }>('claimWebhookCursor', args);
+      if (claimed) return { held: true, lastEventId: claimed.last_event_id };
+      const [held] = await tx.all<{ last_event_id: number }>('selectWebhookCursor', { endpoint });
+      return { held: false, lastEventId: held?.last_event_id ?? 0 };
+    });
+  }
+
+  async advanceWebhookCursor(request: pb.AdvanceWebhookCursorRequest): Promise<boolean> {
+    const { endpoint, owner, lastEventId, ttlMs } = request;
+    return this.write(async (tx) => {
+      const args = { endpoint, owner, last_event_id: lastEventId, ttl_ms: ttlMs, now_ms: this.now() };
+      return (await tx.run('advanceWebhookCursor', args)) > 0;
+    });
+  }
+
+  async setPushConfig(config: pb.PushConfig): Promise<pb.PushConfig> {
+    return this.write(async (tx) => {
+      const conversation = await requireConversation(tx, config.conversationId);
+      const [existing] = await tx.all<PushConfigRow>('selectPushConfig', { conversation_id: conversation.id, id: config.id });
+      if (!existing) {
+        const [count] = await tx.all<{ n: number | string }>('countPushConfigs', { conversation_id: conversation.id });
+        if (Number(count?.n ?? 0) >= MAX_PUSH_CONFIGS)
+          throw failedPrecondition(`task ${conversation.id} has ${MAX_PUSH_CONFIGS} push-notification configs already; delete one first`);
+      }
+      // A replaced config keeps its creation.
+      const createdAt = existing?.created_at ?? isoTimestamp(this.now());
+      const row = {
+        conversation_id: conversation.id,
+        id: config.id,
+        url: config.url,
+        token: config.token,
+        dialect: config.dialect,
+        created_at: createdAt,
+      };
+      await tx.run('upsertPushConfig', row);
+      return pushConfigOfRow(row);
+    });
+  }
+
+  async getPushConfig(conversationId: string, id: string): Promise<pb.PushConfig | undefined> {
+    const stored = storedId(conversationId);
+    if (stored === undefined) return undefined;
+    const [row] = await this.read((tx) => tx.all<PushConfigRow>('selectPushConfig', { conversation_id: stored, id }));
+    return row && pushConfigOfRow(row);
+  }
+
+  async listPushConfigs(conversationId: string): Promise<pb.PushConfig[]> {
+    const stored = storedId(conversationId);
+    if (stored === undefined) return [];
+    return (await this.read((tx) => tx.all<PushConfigRow>('selectPushConfigs', { conversation_id: stored }))).map(pushConfigOfRow);
+  }
+
+  async deletePushConfig(conversationId: string, id: string): Promise<boolean> {
+    const stored = storedId(conversationId);
+    if (stored === undefined) return false;
+    return (await this.write((tx) => tx.run('deletePushConfig', { conversation_id: stored, id }))) > 0;
+  }
 
   async recordHistoryDigest(conversationId: string, digest: string): Promise<void> {
     await this.write(async (tx) => {

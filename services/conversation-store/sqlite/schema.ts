@@ -1,59 +1,24 @@
 import type { Database } from 'better-sqlite3';
-import { TOKEN_PRINCIPAL_PREFIX } from '../../common/principal-id.js';
 import { FIRST_USER_TEXT_LENGTH } from '../records.js';
+import * as ddl from '../sql/ddl.js';
+
+const T = ddl.SQLITE_TYPES;
 
 /** One migration per version. A released migration is never edited: a change is a new entry at the end. */
 const MIGRATIONS: readonly string[] = [
-  `
-  CREATE TABLE conversations (
-    id                    TEXT PRIMARY KEY,
-    session_id            TEXT NOT NULL,
-    status                TEXT NOT NULL CHECK (status IN ('active', 'waiting_approval', 'completed')),
-    pending_approval_uuid TEXT,
-    pipeline_state        TEXT,
-    message_count         INTEGER NOT NULL DEFAULT 0,
-    created_at            TEXT NOT NULL,
-    updated_at            TEXT NOT NULL
-  );
-  CREATE INDEX conversations_newest_first ON conversations (created_at DESC, id DESC);
+  `${ddl.conversationsTable(
+    T,
+    `
+    pipeline_state        TEXT,`,
+  )}
+  ${ddl.messagesTable(T)}
 
-  -- Appended only: a message is never updated or deleted on its own.
-  CREATE TABLE messages (
-    conversation_id TEXT NOT NULL REFERENCES conversations (id) ON DELETE CASCADE,
-    seq             INTEGER NOT NULL,
-    id              TEXT NOT NULL,
-    role            TEXT NOT NULL CHECK (role IN ('system', 'user', 'assistant', 'tool')),
-    content         TEXT NOT NULL,
-    tool_call       TEXT,
-    created_at      TEXT NOT NULL,
-    PRIMARY KEY (conversation_id, seq)
-  );
-
-  CREATE TABLE approvals (
-    uuid              TEXT PRIMARY KEY,
-    conversation_id   TEXT NOT NULL REFERENCES conversations (id) ON DELETE CASCADE,
-    tool_call_id      TEXT NOT NULL,
-    tool_name         TEXT NOT NULL,
-    tool_args         TEXT NOT NULL,
-    args_hash         TEXT NOT NULL,
-    description       TEXT NOT NULL,
-    remote_task_id    TEXT,
-    remote_agent_name TEXT,
-    status            TEXT NOT NULL
-      CHECK (status IN ('pending', 'approved', 'rejected', 'executing', 'done', 'failed', 'interrupted')),
-    created_at        TEXT NOT NULL,
-    decided_at        TEXT,
-    updated_at        TEXT NOT NULL
-  );
+  ${ddl.approvalsTable(T, 'approvals', ddl.APPROVAL_STATUSES)}
   CREATE INDEX approvals_by_conversation_status ON approvals (conversation_id, status);
 
   -- The summary of ListConversations reads these three rows instead of counting
   -- conversations (no operation scans them all); the triggers keep them exact in every transaction.
-  CREATE TABLE conversation_counts (
-    status TEXT PRIMARY KEY,
-    count  INTEGER NOT NULL
-  );
-  INSERT INTO conversation_counts (status, count) VALUES ('active', 0), ('waiting_approval', 0), ('completed', 0);
+  ${ddl.conversationCountsTable(T)}
 
   CREATE TRIGGER conversations_count_insert AFTER INSERT ON conversations
   BEGIN
@@ -93,16 +58,7 @@ const MIGRATIONS: readonly string[] = [
   ALTER TABLE approvals ADD COLUMN agent_chain TEXT;
   `,
   // 6: the event log (WatchEvents), written in the change's transaction; the id orders events over all conversations.
-  `
-  CREATE TABLE events (
-    id              INTEGER PRIMARY KEY AUTOINCREMENT,
-    conversation_id TEXT NOT NULL,
-    kind            TEXT NOT NULL,
-    payload         TEXT NOT NULL,
-    created_at      TEXT NOT NULL
-  );
-  CREATE INDEX events_by_conversation ON events (conversation_id, id);
-  `,
+  ddl.eventsTable(T, T.autoKey),
   // 7: every pending approval, oldest first, without scanning the decided ones (ListPendingApprovals).
   `
   CREATE INDEX approvals_pending ON approvals (created_at, uuid) WHERE status = 'pending';
@@ -137,15 +93,7 @@ const MIGRATIONS: readonly string[] = [
   ALTER TABLE conversations ADD COLUMN running_turn_since TEXT;
   `,
   // 12: the run as opaque bytes with its schema_version and a revision never reset; pipeline states move here as version 0.
-  `
-  CREATE TABLE runs (
-    conversation_id TEXT PRIMARY KEY REFERENCES conversations (id) ON DELETE CASCADE,
-    state           BLOB,
-    schema_version  INTEGER,
-    revision        INTEGER NOT NULL,
-    updated_at      TEXT NOT NULL,
-    CHECK ((state IS NULL) = (schema_version IS NULL))
-  );
+  `${ddl.runsTable(T)}
   INSERT INTO runs (conversation_id, state, schema_version, revision, updated_at)
   SELECT id, CAST(pipeline_state AS BLOB), CASE WHEN pipeline_state IS NULL THEN NULL ELSE 0 END, pipeline_revision, updated_at
   FROM conversations
@@ -165,23 +113,14 @@ const MIGRATIONS: readonly string[] = [
   `,
   // 14: approvals as audited resources: 'expired' joins the statuses (SQLite cannot change a CHECK: the table is rebuilt,
   // rowids kept, as they order approvals of one transaction), who decided, edited args, expiry; the append-only audit trail
-  // (triggers refuse UPDATE and DELETE); webhook cursors with the lease of the one replica that delivers.
+  // and webhook cursors (auditedApprovals).
   `
-  CREATE TABLE approvals_14 (
-    uuid              TEXT PRIMARY KEY,
-    conversation_id   TEXT NOT NULL REFERENCES conversations (id) ON DELETE CASCADE,
-    tool_call_id      TEXT NOT NULL,
-    tool_name         TEXT NOT NULL,
-    tool_args         TEXT NOT NULL,
-    args_hash         TEXT NOT NULL,
-    description       TEXT NOT NULL,
-    remote_task_id    TEXT,
-    remote_agent_name TEXT,
-    status            TEXT NOT NULL
-      CHECK (status IN ('pending', 'approved', 'rejected', 'executing', 'done', 'failed', 'interrupted', 'expired')),
-    created_at        TEXT NOT NULL,
-    decided_at        TEXT,
-    updated_at        TEXT NOT NULL,
+  ${ddl.approvalsTable(
+    T,
+    'approvals_14',
+    `${ddl.APPROVAL_STATUSES}, 'expired'`,
+    '',
+    `,
     agent_chain       TEXT,
     reason            TEXT,
     outcome_unknown   INTEGER NOT NULL DEFAULT 0 CHECK (outcome_unknown IN (0, 1)),
@@ -190,8 +129,8 @@ const MIGRATIONS: readonly string[] = [
     via               TEXT,
     edited_args       TEXT,
     expires_at        TEXT,
-    on_timeout        TEXT CHECK (on_timeout IN ('reject', 'approve'))
-  );
+    on_timeout        TEXT CHECK (on_timeout IN ('reject', 'approve'))`,
+  )}
   INSERT INTO approvals_14 (rowid, uuid, conversation_id, tool_call_id, tool_name, tool_args, args_hash, description,
                             remote_task_id, remote_agent_name, status, created_at, decided_at, updated_at, agent_chain,
                             reason, outcome_unknown, replaces_uuid)
@@ -203,19 +142,7 @@ const MIGRATIONS: readonly string[] = [
   ALTER TABLE approvals_14 RENAME TO approvals;
   CREATE INDEX approvals_by_conversation_status ON approvals (conversation_id, status);
   CREATE INDEX approvals_pending ON approvals (created_at, uuid) WHERE status = 'pending';
-  CREATE INDEX approvals_by_status ON approvals (status, created_at, uuid);
-  CREATE INDEX approvals_due ON approvals (expires_at, uuid) WHERE status = 'pending' AND expires_at IS NOT NULL;
-
-  CREATE TABLE audit (
-    id          INTEGER PRIMARY KEY AUTOINCREMENT,
-    at          TEXT NOT NULL,
-    kind        TEXT NOT NULL,
-    actor       TEXT NOT NULL,
-    via         TEXT NOT NULL,
-    subject     TEXT NOT NULL,
-    detail_json TEXT NOT NULL
-  );
-  CREATE INDEX audit_by_kind ON audit (kind, id);
+  ${ddl.auditedApprovals(T)}
   CREATE TRIGGER audit_no_update BEFORE UPDATE ON audit
   BEGIN
     SELECT RAISE(ABORT, 'the audit trail is append-only');
@@ -224,25 +151,9 @@ const MIGRATIONS: readonly string[] = [
   BEGIN
     SELECT RAISE(ABORT, 'the audit trail is append-only');
   END;
-
-  CREATE TABLE webhook_cursors (
-    endpoint         TEXT PRIMARY KEY,
-    last_event_id    INTEGER NOT NULL,
-    lease_owner      TEXT,
-    lease_node       TEXT,
-    lease_expires_at INTEGER
-  );
   `,
   // 15: a conversation's owner (NULL: none), its index and per-owner status counts kept by triggers; an owner never changes.
-  `
-  ALTER TABLE conversations ADD COLUMN owner TEXT;
-  CREATE INDEX conversations_by_owner ON conversations (owner, created_at DESC, id DESC) WHERE owner IS NOT NULL;
-  CREATE TABLE conversation_counts_by_owner (
-    owner  TEXT NOT NULL,
-    status TEXT NOT NULL,
-    count  INTEGER NOT NULL,
-    PRIMARY KEY (owner, status)
-  ) WITHOUT ROWID;
+  `${ddl.conversationOwners(T)}
   CREATE TRIGGER conversations_owner_count_insert AFTER INSERT ON conversations
   WHEN NEW.owner IS NOT NULL
   BEGIN
@@ -262,25 +173,10 @@ const MIGRATIONS: readonly string[] = [
     UPDATE conversation_counts_by_owner SET count = count - 1 WHERE owner = OLD.owner AND status = OLD.status;
   END;
   `,
-  // 16: A2A push-notification configs per task (conversation); they go with their conversation.
-  `
-  CREATE TABLE push_configs (
-    conversation_id TEXT NOT NULL REFERENCES conversations (id) ON DELETE CASCADE,
-    id              TEXT NOT NULL,
-    url             TEXT NOT NULL,
-    token           TEXT NOT NULL,
-    dialect         TEXT NOT NULL,
-    created_at      TEXT NOT NULL,
-    PRIMARY KEY (conversation_id, id)
-  ) WITHOUT ROWID;
-  `,
-  // 17: owners name their source: a bare owner becomes the token principal of its name. The counts move through a copy:
-  // renamed in place, one could meet another's old key (a JWT could be named "token:x").
-  `
-  UPDATE conversations SET owner = '${TOKEN_PRINCIPAL_PREFIX}' || owner WHERE owner IS NOT NULL;
-  CREATE TEMP TABLE renamed_owner_counts AS SELECT '${TOKEN_PRINCIPAL_PREFIX}' || owner AS owner, status, count FROM conversation_counts_by_owner;
-  DELETE FROM conversation_counts_by_owner;
-  INSERT INTO conversation_counts_by_owner (owner, status, count) SELECT owner, status, count FROM renamed_owner_counts;
+  // 16: A2A push-notification configs (pushConfigsTable).
+  ddl.pushConfigsTable(T),
+  // 17: owners name their source (ownersAsPrincipals).
+  `${ddl.ownersAsPrincipals('TEMP TABLE renamed_owner_counts')}
   DROP TABLE renamed_owner_counts;
   `,
   // 18: the digest of the history a chat client was last shown, one per conversation, found by digest and owner ('' for

@@ -1,5 +1,5 @@
 import { afterEach, beforeEach } from 'vitest';
-import type { ConversationStorage } from '../storage.js';
+import type { ConversationStorage } from '../../services/conversation-store/storage.js';
 import type { StorageDriver } from './storage-drivers.js';
 
 /**

@@ -5,10 +5,14 @@ import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import Database from 'better-sqlite3';
 import pg from 'pg';
-import { openPostgresStorage, type PostgresConversationStorage, type PostgresStorageOptions } from '../postgres/driver.js';
-import { migrate } from '../postgres/schema.js';
-import { DATABASE_FILE, openSqliteStorage } from '../sqlite/driver.js';
-import type { ConversationStorage } from '../storage.js';
+import {
+  openPostgresStorage,
+  type PostgresConversationStorage,
+  type PostgresStorageOptions,
+} from '../../services/conversation-store/postgres/driver.js';
+import { migrate } from '../../services/conversation-store/postgres/schema.js';
+import { DATABASE_FILE, openSqliteStorage } from '../../services/conversation-store/sqlite/driver.js';
+import type { ConversationStorage } from '../../services/conversation-store/storage.js';
 
 /**
  * The storage drivers as the conformance suite (storage-conformance.ts) sees them: a fresh
@@ -170,7 +174,7 @@ let template: Promise<string> | undefined;
 
 /**
  * The name of a template database migrated to this build's schema, made once for every test
- * process and test run that shares the schema: its name carries a hash of the schema's source,
+ * process and test run that shares the schema: its name carries a hash of the schema's sources,
  * so a branch with another migration gets a template of its own. Made under another name and
  * renamed when complete, so a process never copies a half-migrated template; of two processes
  * making it at once, the second rename fails and that copy goes. Nobody may connect to it: a
@@ -178,8 +182,10 @@ let template: Promise<string> | undefined;
  */
 function migratedTemplate(): Promise<string> {
   template ??= (async () => {
-    const source = readFileSync(fileURLToPath(new URL('../postgres/schema.ts', import.meta.url)));
-    const name = `asg_test_template_${createHash('sha256').update(source).digest('hex').slice(0, 16)}`;
+    const hash = createHash('sha256');
+    for (const file of ['postgres/schema.ts', 'sql/ddl.ts'])
+      hash.update(readFileSync(fileURLToPath(new URL(`../../services/conversation-store/${file}`, import.meta.url))));
+    const name = `asg_test_template_${hash.digest('hex').slice(0, 16)}`;
     if ((await onTestServer('SELECT 1 FROM pg_database WHERE datname = $1', [name])).length > 0) return name;
     const building = await createTestDatabase();
     try {

@@ -1,6 +1,6 @@
 /**
  * What the newest SQLite migrations added, undone, for the tests that take a database back to
- * an earlier schema version and open it again (sqlite/schema.ts). Newest first: a test going
+ * an earlier schema version and open it again (services/conversation-store/sqlite/schema.ts). Newest first: a test going
  * further back runs this before its own undo of older migrations.
  */
 

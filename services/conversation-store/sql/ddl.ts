@@ -1,0 +1,173 @@
+import { TOKEN_PRINCIPAL_PREFIX } from '../../common/principal-id.js';
+
+// The DDL that both schema histories (sqlite/schema.ts, postgres/schema.ts) run, written once: where the databases
+// differ only in a type's name, `ColumnTypes` says it, so each released migration still runs the statements it ran.
+
+/** SQLite's words for the types the two databases name differently. */
+export const SQLITE_TYPES = {
+  text: 'TEXT',
+  integer: 'INTEGER',
+  /** A count or an id that may pass 2^31 (SQLite's INTEGER has 64 bits). */
+  bigint: 'INTEGER',
+  /** A UUID (SQLite keeps it as text). */
+  uuid: 'TEXT',
+  bytes: 'BLOB',
+  /** An id the database numbers. */
+  autoKey: 'INTEGER PRIMARY KEY AUTOINCREMENT',
+  /** A lease's expiry: SQLite epoch ms, PostgreSQL a timestamptz of the database's clock, which every replica shares. */
+  leaseExpiry: 'INTEGER',
+  /** What follows a table whose primary key is its only lookup: SQLite stores it without a rowid. */
+  keyedTable: ' WITHOUT ROWID',
+};
+
+export type ColumnTypes = typeof SQLITE_TYPES;
+
+export const POSTGRES_TYPES: ColumnTypes = {
+  text: 'text',
+  integer: 'integer',
+  bigint: 'bigint',
+  uuid: 'uuid',
+  bytes: 'bytea',
+  autoKey: 'bigint GENERATED ALWAYS AS IDENTITY PRIMARY KEY',
+  leaseExpiry: 'timestamptz',
+  keyedTable: '',
+};
+
+/** Conversations, newest first by their index; `middle` lines follow pending_approval_uuid, `later` ones the rest. */
+export const conversationsTable = (t: ColumnTypes, middle: string, later = '') => `
+  CREATE TABLE conversations (
+    id                    ${t.uuid} PRIMARY KEY,
+    session_id            ${t.text} NOT NULL,
+    status                ${t.text} NOT NULL CHECK (status IN ('active', 'waiting_approval', 'completed')),
+    pending_approval_uuid ${t.uuid},${middle}
+    message_count         ${t.integer} NOT NULL DEFAULT 0,
+    created_at            ${t.text} NOT NULL,
+    updated_at            ${t.text} NOT NULL${later}
+  );
+  CREATE INDEX conversations_newest_first ON conversations (created_at DESC, id DESC);`;
+
+/** Appended only: a message is never updated or deleted on its own. `later` lines follow created_at. */
+export const messagesTable = (t: ColumnTypes, later = '') => `
+  CREATE TABLE messages (
+    conversation_id ${t.uuid} NOT NULL REFERENCES conversations (id) ON DELETE CASCADE,
+    seq             ${t.integer} NOT NULL,
+    id              ${t.uuid} NOT NULL,
+    role            ${t.text} NOT NULL CHECK (role IN ('system', 'user', 'assistant', 'tool')),
+    content         ${t.text} NOT NULL,
+    tool_call       ${t.text},
+    created_at      ${t.text} NOT NULL,${later}
+    PRIMARY KEY (conversation_id, seq)
+  );`;
+
+/** The statuses an approval had before it could expire (SQLite 14 and PostgreSQL 5 add 'expired'). */
+export const APPROVAL_STATUSES = "'pending', 'approved', 'rejected', 'executing', 'done', 'failed', 'interrupted'";
+
+/** The approvals table `name`: `afterKey` lines follow its key, `later` ones (each after a comma) its first columns. */
+export const approvalsTable = (t: ColumnTypes, name: string, statuses: string, afterKey = '', later = '') => `
+  CREATE TABLE ${name} (
+    uuid              ${t.uuid} PRIMARY KEY,${afterKey}
+    conversation_id   ${t.uuid} NOT NULL REFERENCES conversations (id) ON DELETE CASCADE,
+    tool_call_id      ${t.text} NOT NULL,
+    tool_name         ${t.text} NOT NULL,
+    tool_args         ${t.text} NOT NULL,
+    args_hash         ${t.text} NOT NULL,
+    description       ${t.text} NOT NULL,
+    remote_task_id    ${t.text},
+    remote_agent_name ${t.text},
+    status            ${t.text} NOT NULL
+      CHECK (status IN (${statuses})),
+    created_at        ${t.text} NOT NULL,
+    decided_at        ${t.text},
+    updated_at        ${t.text} NOT NULL${later}
+  );`;
+
+/** The summary's counts by status, one row each, changed in every transaction that changes a status. */
+export const conversationCountsTable = (t: ColumnTypes) => `
+  CREATE TABLE conversation_counts (
+    status ${t.text} PRIMARY KEY,
+    count  ${t.bigint} NOT NULL
+  );
+  INSERT INTO conversation_counts (status, count) VALUES ('active', 0), ('waiting_approval', 0), ('completed', 0);`;
+
+/** The event log, written in the change's transaction; `id` orders events over all conversations. */
+export const eventsTable = (t: ColumnTypes, id: string) => `
+  CREATE TABLE events (
+    id              ${id},
+    conversation_id ${t.uuid} NOT NULL,
+    kind            ${t.text} NOT NULL,
+    payload         ${t.text} NOT NULL,
+    created_at      ${t.text} NOT NULL
+  );
+  CREATE INDEX events_by_conversation ON events (conversation_id, id);`;
+
+/** The run as opaque bytes with its schema_version, and a revision that is never reset. */
+export const runsTable = (t: ColumnTypes) => `
+  CREATE TABLE runs (
+    conversation_id ${t.uuid} PRIMARY KEY REFERENCES conversations (id) ON DELETE CASCADE,
+    state           ${t.bytes},
+    schema_version  ${t.integer},
+    revision        ${t.integer} NOT NULL,
+    updated_at      ${t.text} NOT NULL,
+    CHECK ((state IS NULL) = (schema_version IS NULL))
+  );`;
+
+/**
+ * Approvals as audited resources (SQLite 14, PostgreSQL 5): their indexes by status and by expiry; the audit trail
+ * (each database refuses its UPDATE and DELETE by triggers of its own); webhook cursors with the lease of the one
+ * replica that delivers.
+ */
+export const auditedApprovals = (t: ColumnTypes) => `
+  CREATE INDEX approvals_by_status ON approvals (status, created_at, uuid);
+  CREATE INDEX approvals_due ON approvals (expires_at, uuid) WHERE status = 'pending' AND expires_at IS NOT NULL;
+
+  CREATE TABLE audit (
+    id          ${t.autoKey},
+    at          ${t.text} NOT NULL,
+    kind        ${t.text} NOT NULL,
+    actor       ${t.text} NOT NULL,
+    via         ${t.text} NOT NULL,
+    subject     ${t.text} NOT NULL,
+    detail_json ${t.text} NOT NULL
+  );
+  CREATE INDEX audit_by_kind ON audit (kind, id);
+
+  CREATE TABLE webhook_cursors (
+    endpoint         ${t.text} PRIMARY KEY,
+    last_event_id    ${t.bigint} NOT NULL,
+    lease_owner      ${t.text},
+    lease_node       ${t.text},
+    lease_expires_at ${t.leaseExpiry}
+  );`;
+
+/** A conversation's owner (NULL: none; it never changes), its index, and the counts by status of each owner. */
+export const conversationOwners = (t: ColumnTypes) => `
+  ALTER TABLE conversations ADD COLUMN owner ${t.text};
+  CREATE INDEX conversations_by_owner ON conversations (owner, created_at DESC, id DESC) WHERE owner IS NOT NULL;
+  CREATE TABLE conversation_counts_by_owner (
+    owner  ${t.text} NOT NULL,
+    status ${t.text} NOT NULL,
+    count  ${t.bigint} NOT NULL,
+    PRIMARY KEY (owner, status)
+  )${t.keyedTable};`;
+
+/** A2A push-notification configs per task (conversation); they go with their conversation. */
+export const pushConfigsTable = (t: ColumnTypes) => `
+  CREATE TABLE push_configs (
+    conversation_id ${t.uuid} NOT NULL REFERENCES conversations (id) ON DELETE CASCADE,
+    id              ${t.text} NOT NULL,
+    url             ${t.text} NOT NULL,
+    token           ${t.text} NOT NULL,
+    dialect         ${t.text} NOT NULL,
+    created_at      ${t.text} NOT NULL,
+    PRIMARY KEY (conversation_id, id)
+  )${t.keyedTable};`;
+
+/**
+ * Owners name their source: a bare owner becomes the token principal of its name. The counts move through a copy
+ * (`temporary`: its CREATE words): renamed in place, one could meet another's old key (a JWT could be named "token:x").
+ */
+export const ownersAsPrincipals = (temporary: string) => `
+  UPDATE conversations SET owner = '${TOKEN_PRINCIPAL_PREFIX}' || owner WHERE owner IS NOT NULL;
+  CREATE ${temporary} AS SELECT '${TOKEN_PRINCIPAL_PREFIX}' || owner AS owner, status, count FROM conversation_counts_by_owner;
+  DELETE FROM conversation_counts_by_owner;
+  INSERT INTO conversation_counts_by_owner (owner, status, count) SELECT owner, status, count FROM renamed_owner_counts;`;
