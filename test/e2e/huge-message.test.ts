@@ -21,7 +21,6 @@ const LIVENESS_BOUND_MS = 2000;
 const echoLength: ModelScript = (request) => ({ text: `received ${request.lastUserText.length} characters` });
 
 function expectAlive(polls: LivenessPoll[]): void {
-  console.log('LIVE', JSON.stringify(polls.map((p) => p.ms - p.controlMs)));
   expect(polls.length).toBeGreaterThanOrEqual(2);
   expect(
     latePolls(polls, LIVENESS_BOUND_MS),
