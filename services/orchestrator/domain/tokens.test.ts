@@ -10,7 +10,6 @@ import {
   piecesOf,
   SLICE_CHARS,
   tokenCounterFor,
-  turnOfEventLoop,
 } from './tokens.js';
 
 const PROSE = [
@@ -145,27 +144,5 @@ describe('CountCache', () => {
     expect([cache.get('aaaa'), cache.get('bbbb'), cache.get('cccc')]).toEqual([1, undefined, 3]);
     cache.set('d'.repeat(11), 4); // longer than the whole cache: not kept, nothing dropped
     expect([cache.get('d'.repeat(11)), cache.get('aaaa'), cache.get('cccc')]).toEqual([undefined, 1, 3]);
-  });
-});
-
-describe('turnOfEventLoop', () => {
-  it('resolves in a later turn of the event loop (past its poll for I/O), even when called from an I/O callback', async () => {
-    const { stat } = await import('node:fs');
-    const order: string[] = [];
-    await new Promise<void>((done) => {
-      stat('.', () => {
-        // In the poll phase: an immediate made now runs in this turn's check phase, and one made
-        // from there only in the next turn, after its poll.
-        setImmediate(() => {
-          order.push('this turn');
-          setImmediate(() => order.push('next turn'));
-        });
-        void turnOfEventLoop().then(() => {
-          order.push('resumed');
-          done();
-        });
-      });
-    });
-    expect(order).toEqual(['this turn', 'next turn', 'resumed']);
   });
 });

@@ -1,6 +1,7 @@
 import { createRequire } from 'node:module';
 import type { countTokens } from 'gpt-tokenizer/encoding/o200k_base';
 import type { ChatMessage, ToolDefinition } from '../../../gen/ts/asg/llm/v1/llm.js';
+import { turnOfEventLoop } from '../../common/event-loop.js';
 
 export type TokenCounter = (text: string) => number;
 
@@ -78,16 +79,6 @@ function* countSteps(text: string, encode: TokenCounter): Generator<void, number
   }
   if (counted === text.length) return tokens;
   return tokens + Math.ceil((text.length - counted) * Math.max(tokens / counted, 1 / 4));
-}
-
-/**
- * Resolves once the event loop has polled for I/O: what waits meanwhile (a request, a health
- * check) is served before the caller goes on. One setImmediate is not enough: called from an I/O
- * callback it runs in the same turn of the loop, before the next poll; the second one, made
- * from the check phase, runs only after it.
- */
-export async function turnOfEventLoop(): Promise<void> {
-  for (let i = 0; i < 2; i++) await new Promise((resolve) => setImmediate(resolve));
 }
 
 /**
