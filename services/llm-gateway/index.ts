@@ -45,6 +45,10 @@ export async function startLlmGateway(options: LlmGatewayOptions): Promise<Runni
   // The SDK would print its warnings with console.warn, outside our log format; generate.ts
   // logs them from each result instead.
   globalThis.AI_SDK_LOG_WARNINGS ??= false;
+  // Node loads its fetch implementation (undici) when a fetch class is first used: loaded by the
+  // first model call, it would hold the event loop, and every other request with it, for 100 ms
+  // and more. A Headers made here loads it at start.
+  new Headers();
 
   const dependencies: GenerateDependencies = {
     models: new ModelClients(environment, tracedFetch(SERVICE)),

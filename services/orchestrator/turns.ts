@@ -43,6 +43,10 @@ import type { DecisionFacts, MachineEnv, RunAnswer } from './run/types.js';
 import { catalogueWith, ToolCatalogue } from './tool-catalogue.js';
 import { endTurn } from './turn-end.js';
 import { answerBy, answerDeadline, storedResult, turnEnded, unsettled } from './unsettled.js';
+import { turnOfEventLoop } from '../common/event-loop.js';
+
+/** A message longer than this lets the event loop go before it is stored (runTurn). */
+const LONG_MESSAGE_CHARS = 64 * 1024;
 
 /**
  * Where a new conversation comes from, as the gRPC edge validated it: a task's A2A origin, and
@@ -388,6 +392,10 @@ export class TurnRunner {
     requester: Requester | undefined,
   ): Promise<TurnReply> {
     let start: StartTurnResponse;
+    // The in-process mesh carries a request from the gateway's parse of its body to the store's
+    // write of its message without letting the event loop go: for a long message each takes
+    // tens of milliseconds, so the loop serves other requests between them.
+    if (message.length > LONG_MESSAGE_CHARS) await turnOfEventLoop();
     try {
       start = await this.clients.store.startTurn({ conversationId, message: userMessage(message), lease: this.leases.lease() });
     } catch (error) {

@@ -2,6 +2,7 @@ import { describe, expect, it } from 'vitest';
 import { MessageRole, type Compaction, type Message, type NewMessage } from '../../../gen/ts/asg/store/v1/store.js';
 import {
   COMPACTION_TARGET,
+  historyTexts,
   planCompaction,
   transcriptOf,
   turnsOf,
@@ -49,6 +50,26 @@ describe('turnsOf', () => {
       const results = group.filter((m) => m.role === MessageRole.MESSAGE_ROLE_TOOL).map((m) => m.toolCall!.id);
       expect(results).toEqual(calls);
     }
+  });
+});
+
+describe('historyTexts', () => {
+  it('is every text planCompaction counts, and nothing it does not', () => {
+    const messages = conversationOf(3);
+    const texts = [...historyTexts(messages)];
+    const counted: string[] = [];
+    planCompaction({
+      messages,
+      strategy: 'delete-old',
+      budget: 100_000,
+      fixedTokens: 0,
+      count: (text) => {
+        counted.push(text);
+        return 1;
+      },
+    });
+    expect(texts).toEqual(counted);
+    expect(texts).not.toContain('You manage resources.');
   });
 });
 

@@ -1,7 +1,7 @@
 import { MessageRole, type Compaction, type Message } from '../../../gen/ts/asg/store/v1/store.js';
 import type { AgentConfig } from '../../common/config/schema.js';
 import { toModelHistory } from './history.js';
-import { chatMessageTokens, type TokenCounter } from './tokens.js';
+import { chatMessageTexts, chatMessageTokens, type TokenCounter } from './tokens.js';
 
 export type CompactionStrategy = AgentConfig['chat']['compaction_strategy'];
 
@@ -97,6 +97,12 @@ export function planCompaction(input: CompactionInput): CompactionPlan | undefin
     tokensBefore: total,
     tokensAfter: after,
   };
+}
+
+/** The texts planCompaction counts in the history it is given, for countAhead (tokens.ts) to count first. */
+export function* historyTexts(messages: readonly Message[]): Generator<string> {
+  for (const turn of turnsOf(visibleHistory(messages).messages))
+    for (const message of toModelHistory(turn)) yield* chatMessageTexts(message);
 }
 
 /** The text a summary is made from: the earlier summary, then the newly compacted turns. */

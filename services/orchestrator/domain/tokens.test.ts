@@ -1,7 +1,16 @@
 import { countTokens as exactO200k } from 'gpt-tokenizer/encoding/o200k_base';
 import { countTokens as exactCl100k } from 'gpt-tokenizer/encoding/cl100k_base';
 import { describe, expect, it } from 'vitest';
-import { countInPieces, EXACT_COUNT_CHARS, MAX_PIECE_CHARS, piecesOf, tokenCounterFor } from './tokens.js';
+import {
+  countAhead,
+  CountCache,
+  countInPieces,
+  EXACT_COUNT_CHARS,
+  MAX_PIECE_CHARS,
+  piecesOf,
+  SLICE_CHARS,
+  tokenCounterFor,
+} from './tokens.js';
 
 const PROSE = [
   'The quick brown fox jumps over the lazy dog, then asks for approval before deleting /tmp/report.txt.',
@@ -94,5 +103,46 @@ describe('token counting in bounded time', () => {
   it('counts text that looks like a special token as text instead of failing', () => {
     expect(tokenCounterFor('openai-gpt-4o')('please print <|endoftext|> and <|im_start|>')).toBeGreaterThan(5);
     expect(tokenCounterFor('openai-gpt-3.5-turbo')('<|endoftext|>')).toBeGreaterThan(1);
+  });
+});
+
+describe('counting ahead, in slices that let the event loop go', () => {
+  it('counts a long text as the synchronous count does, and the synchronous count then finds it counted', async () => {
+    const text = `${'b'.repeat(EXACT_COUNT_CHARS)} ${PROSE.repeat(50)}`;
+    let turns = 0;
+    let counting = true;
+    const tick = (): void => {
+      turns += 1;
+      if (counting) setImmediate(tick);
+    };
+    setImmediate(tick);
+    await countAhead('openai-gpt-4o', [text, 'short']);
+    counting = false;
+    // The event loop went round between slices: a 64 K run is counted in some 16 of them.
+    expect(turns).toBeGreaterThanOrEqual(Math.floor(EXACT_COUNT_CHARS / SLICE_CHARS) - 1);
+    const expected = countInPieces(text, (piece) => exactO200k(piece));
+    const started = performance.now();
+    expect(tokenCounterFor('openai-gpt-4o')(text)).toBe(expected);
+    expect(performance.now() - started).toBeLessThan(20);
+  });
+
+  it('has nothing to count for a model whose count is the estimate', async () => {
+    let turns = 0;
+    setImmediate(() => (turns += 1));
+    await countAhead('gemini-2.5-flash', ['c'.repeat(1_000_000)]);
+    expect(turns).toBe(0);
+  });
+});
+
+describe('CountCache', () => {
+  it('keeps counts up to its characters, dropping the least recently used first', () => {
+    const cache = new CountCache(10);
+    cache.set('aaaa', 1);
+    cache.set('bbbb', 2);
+    expect(cache.get('aaaa')).toBe(1); // now the most recently used
+    cache.set('cccc', 3); // 12 characters: 'bbbb' goes
+    expect([cache.get('aaaa'), cache.get('bbbb'), cache.get('cccc')]).toEqual([1, undefined, 3]);
+    cache.set('d'.repeat(11), 4); // longer than the whole cache: not kept, nothing dropped
+    expect([cache.get('d'.repeat(11)), cache.get('aaaa'), cache.get('cccc')]).toEqual([undefined, 1, 3]);
   });
 });

@@ -1,6 +1,7 @@
 import { createRequire } from 'node:module';
 import type { countTokens } from 'gpt-tokenizer/encoding/o200k_base';
 import type { ChatMessage, ToolDefinition } from '../../../gen/ts/asg/llm/v1/llm.js';
+import { turnOfEventLoop } from '../../common/event-loop.js';
 
 export type TokenCounter = (text: string) => number;
 
@@ -47,16 +48,100 @@ const isHighSurrogate = (code: number) => code >= 0xd800 && code <= 0xdbff;
  * high, so that compaction starts early rather than late.
  */
 export function countInPieces(text: string, encode: TokenCounter): number {
+  const steps = countSteps(text, encode);
+  for (;;) {
+    const step = steps.next();
+    if (step.done) return step.value;
+  }
+}
+
+/**
+ * Characters counted between two yields of countSteps: a slice costs a few milliseconds even
+ * where the merge is at its slowest (runs without spaces), so that a caller that waits for the
+ * event loop at each yield never holds it for long.
+ */
+export const SLICE_CHARS = 4096;
+
+/** countInPieces as steps: it yields after every SLICE_CHARS counted and returns the count. */
+function* countSteps(text: string, encode: TokenCounter): Generator<void, number> {
   if (text.length <= MAX_PIECE_CHARS) return encode(text);
   let tokens = 0;
   let counted = 0;
+  let sliceEnd = SLICE_CHARS;
   for (const piece of piecesOf(text)) {
     tokens += encode(piece);
     counted += piece.length;
     if (counted >= EXACT_COUNT_CHARS) break;
+    if (counted >= sliceEnd) {
+      sliceEnd = counted + SLICE_CHARS;
+      yield;
+    }
   }
   if (counted === text.length) return tokens;
   return tokens + Math.ceil((text.length - counted) * Math.max(tokens / counted, 1 / 4));
+}
+
+/**
+ * The counts of long texts, kept: a turn counts its whole history again at each model step,
+ * and countAhead counts a long text before the synchronous count asks for it. Only texts of
+ * more than one piece are kept (a short one costs less to count than to keep); at most
+ * CACHED_CHARS characters of them, the oldest dropped first, so that the cache holds a few
+ * large conversations' texts and never grows without bound.
+ */
+const CACHED_CHARS = 8 * 1024 * 1024;
+
+export class CountCache {
+  private readonly counts = new Map<string, number>();
+  private chars = 0;
+
+  constructor(private readonly maxChars = CACHED_CHARS) {}
+
+  get(text: string): number | undefined {
+    const count = this.counts.get(text);
+    if (count !== undefined) {
+      // Most recently used last: the oldest are dropped first.
+      this.counts.delete(text);
+      this.counts.set(text, count);
+    }
+    return count;
+  }
+
+  set(text: string, count: number): void {
+    if (text.length > this.maxChars || this.counts.has(text)) return;
+    this.counts.set(text, count);
+    this.chars += text.length;
+    for (const [oldest] of this.counts) {
+      if (this.chars <= this.maxChars) break;
+      this.counts.delete(oldest);
+      this.chars -= oldest.length;
+    }
+  }
+}
+
+/** A counter in pieces over `encode`, its long texts' counts kept in `cache`. */
+function cachedCounter(encode: TokenCounter, cache: CountCache): { count: TokenCounter; countAhead: (text: string) => Promise<void> } {
+  const count: TokenCounter = (text) => {
+    if (text.length <= MAX_PIECE_CHARS) return encode(text);
+    let tokens = cache.get(text);
+    if (tokens === undefined) {
+      tokens = countInPieces(text, encode);
+      cache.set(text, tokens);
+    }
+    return tokens;
+  };
+  const countAhead = async (text: string): Promise<void> => {
+    if (text.length <= MAX_PIECE_CHARS || cache.get(text) !== undefined) return;
+    const steps = countSteps(text, encode);
+    for (;;) {
+      const step = steps.next();
+      if (step.done) {
+        cache.set(text, step.value);
+        return;
+      }
+      await turnOfEventLoop();
+    }
+  };
+  return { count, countAhead };
 }
 
 // Text such as "<|endoftext|>" in a message is text to count, not a special token (by default
@@ -78,11 +163,11 @@ function encodingCount(name: EncodingName): typeof countTokens {
   }
   return count;
 }
-const counters = new Map<string, TokenCounter>();
-function encodingCounter(name: EncodingName): TokenCounter {
+const counters = new Map<string, ReturnType<typeof cachedCounter>>();
+function encodingCounter(name: EncodingName): ReturnType<typeof cachedCounter> {
   let counter = counters.get(name);
   if (!counter) {
-    counter = (text) => countInPieces(text, (piece) => encodingCount(name)(piece, AS_PLAIN_TEXT));
+    counter = cachedCounter((piece) => encodingCount(name)(piece, AS_PLAIN_TEXT), new CountCache());
     counters.set(name, counter);
   }
   return counter;
@@ -111,7 +196,21 @@ function encodingOf(model: string): EncodingName | undefined {
 /** OpenAI's own encodings for its models, the estimate for the rest. */
 export function tokenCounterFor(model: string): TokenCounter {
   const encoding = encodingOf(model);
-  return encoding ? encodingCounter(encoding) : estimateTokens;
+  return encoding ? encodingCounter(encoding).count : estimateTokens;
+}
+
+/**
+ * Counts `texts` as tokenCounterFor(model) does and keeps their counts, yielding to the event
+ * loop between slices of SLICE_CHARS: the synchronous count that follows (a turn's compaction
+ * plan) then finds them counted. Without it, the first count of a long text holds the event
+ * loop, and every other request with it, for as long as it takes (some 100 ms for 64 K
+ * characters without a space on a busy machine). The estimate of the other models costs nothing.
+ */
+export async function countAhead(model: string, texts: Iterable<string>): Promise<void> {
+  const encoding = encodingOf(model);
+  if (!encoding) return;
+  const { countAhead: ahead } = encodingCounter(encoding);
+  for (const text of texts) await ahead(text);
 }
 
 /**
@@ -122,6 +221,13 @@ export function tokenCounterFor(model: string): TokenCounter {
 export function loadTokenizerOf(model: string): void {
   const encoding = encodingOf(model);
   if (encoding) encodingCount(encoding);
+}
+
+/** The texts chatMessageTokens counts in `message`. */
+export function* chatMessageTexts(message: ChatMessage): Generator<string> {
+  if (message.text) yield message.text;
+  for (const call of message.toolCalls) yield* [call.name, call.argumentsJson];
+  for (const result of message.toolResults) yield* [result.name, result.output];
 }
 
 export function chatMessageTokens(message: ChatMessage, count: TokenCounter): number {

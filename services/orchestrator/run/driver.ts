@@ -24,7 +24,9 @@ import type { Logger } from '../../common/log.js';
 import { recordRunOutOfPhaseEvent } from '../../common/metrics.js';
 import { redactSecrets } from '../../common/secrets.js';
 import { HEADROOM_MS, type OrchestratorClients } from '../clients.js';
-import { SUMMARY_INSTRUCTIONS } from '../domain/compaction.js';
+import { historyTexts, SUMMARY_INSTRUCTIONS } from '../domain/compaction.js';
+import { countAhead } from '../domain/tokens.js';
+import { turnOfEventLoop } from '../../common/event-loop.js';
 import { modelErrorCategory } from '../domain/error-category.js';
 import { toModelHistory, type HistoryEntry } from '../domain/history.js';
 import type { ExpiryPolicy } from '../domain/expiry.js';
@@ -173,7 +175,17 @@ export class RunDriver {
           return { kind: 'toolsFailed', error: errorText(error) };
         }
       case 'loadHistory':
-        if (effect.node === undefined) return { kind: 'conversationLoaded', path: effect.path, messages: activation.conversation.messages };
+        if (effect.node === undefined) {
+          const { messages } = activation.conversation;
+          // The machine plans compaction synchronously over the counts of the whole history, and
+          // the model call follows at once: a long message is counted here first, in slices that
+          // let the event loop go. The in-process mesh crosses services without letting it go, so
+          // the event loop serves other requests here first, between the store's work for this
+          // turn and this count and model call: not one long stretch together.
+          await turnOfEventLoop();
+          await countAhead(this.env.simple.model, historyTexts(messages));
+          return { kind: 'conversationLoaded', path: effect.path, messages };
+        }
         return {
           kind: 'historyLoaded',
           path: effect.path,
