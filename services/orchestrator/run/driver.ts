@@ -4,6 +4,7 @@ import {
   MessageRole,
   type ClaimApprovalResponse,
   type Conversation,
+  type Message,
   type PendingApproval,
 } from '../../../gen/ts/asg/store/v1/store.js';
 import { jsonObjectOf } from '../../common/json-value.js';
@@ -25,7 +26,7 @@ import { recordRunOutOfPhaseEvent } from '../../common/metrics.js';
 import { redactSecrets } from '../../common/secrets.js';
 import { HEADROOM_MS, type OrchestratorClients } from '../clients.js';
 import { historyTexts, SUMMARY_INSTRUCTIONS } from '../domain/compaction.js';
-import { countAhead } from '../domain/tokens.js';
+import { countAhead, SLICE_CHARS } from '../domain/tokens.js';
 import { turnOfEventLoop } from '../../common/event-loop.js';
 import { modelErrorCategory } from '../domain/error-category.js';
 import { toModelHistory, type HistoryEntry } from '../domain/history.js';
@@ -182,8 +183,10 @@ export class RunDriver {
           // let the event loop go. The in-process mesh crosses services without letting it go, so
           // the event loop serves other requests here first, between the store's work for this
           // turn and this count and model call: not one long stretch together.
-          await turnOfEventLoop();
-          await countAhead(this.env.simple.model, historyTexts(messages));
+          if (holdsLongText(messages)) {
+            await turnOfEventLoop();
+            await countAhead(this.env.simple.model, historyTexts(messages));
+          }
           return { kind: 'conversationLoaded', path: effect.path, messages };
         }
         return {
@@ -607,4 +610,12 @@ function callFacts(activation: Activation): CallFacts {
 function required(conversation: Conversation | undefined): Conversation {
   if (!conversation) throw internal('the store returned no conversation');
   return conversation;
+}
+
+/** Whether a message of the history holds a text longer than one slice of counting: only then is it counted ahead. */
+function holdsLongText(messages: readonly Message[]): boolean {
+  return messages.some(
+    ({ content, toolCall }) =>
+      content.length > SLICE_CHARS || (toolCall?.argumentsJson?.length ?? 0) > SLICE_CHARS || (toolCall?.result?.length ?? 0) > SLICE_CHARS,
+  );
 }
