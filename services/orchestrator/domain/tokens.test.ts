@@ -1,7 +1,7 @@
 import { countTokens as exactO200k } from 'gpt-tokenizer/encoding/o200k_base';
 import { countTokens as exactCl100k } from 'gpt-tokenizer/encoding/cl100k_base';
 import { describe, expect, it } from 'vitest';
-import { countInPieces, EXACT_COUNT_CHARS, MAX_PIECE_CHARS, piecesOf, tokenCounterFor } from './tokens.js';
+import { countInPieces, EXACT_COUNT_CHARS, MAX_PIECE_CHARS, piecesOf, tokenCounterFor, toolDefinitionTokens } from './tokens.js';
 
 const PROSE = [
   'The quick brown fox jumps over the lazy dog, then asks for approval before deleting /tmp/report.txt.',
@@ -94,5 +94,40 @@ describe('token counting in bounded time', () => {
   it('counts text that looks like a special token as text instead of failing', () => {
     expect(tokenCounterFor('openai-gpt-4o')('please print <|endoftext|> and <|im_start|>')).toBeGreaterThan(5);
     expect(tokenCounterFor('openai-gpt-3.5-turbo')('<|endoftext|>')).toBeGreaterThan(1);
+  });
+});
+
+describe('tool definitions', () => {
+  const tools = [
+    { name: 'resources_list', description: 'List resources', inputSchema: { type: 'object', properties: {} } },
+    { name: 'resources_add', description: 'Add a resource', inputSchema: { type: 'object', properties: { name: { type: 'string' } } } },
+  ];
+
+  it('counts each definition once per counter, and gives the same total every turn', () => {
+    const counted: string[] = [];
+    const count = (text: string) => {
+      counted.push(text);
+      return text.length;
+    };
+    const first = toolDefinitionTokens(tools, count);
+    const again = toolDefinitionTokens(structuredClone(tools), count);
+    expect(again).toBe(first);
+    expect(first).toBe(tools.reduce((sum, tool) => sum + 4 + JSON.stringify(tool).length, 0));
+    expect(counted).toEqual(tools.map((tool) => JSON.stringify(tool)));
+    // Another counter (another model's encoding) counts for itself.
+    const other = (text: string) => Math.ceil(text.length / 2);
+    expect(toolDefinitionTokens(tools, other)).toBe(tools.reduce((sum, tool) => sum + 4 + Math.ceil(JSON.stringify(tool).length / 2), 0));
+  });
+
+  it('counts a changed definition anew', () => {
+    const counted: string[] = [];
+    const count = (text: string) => {
+      counted.push(text);
+      return text.length;
+    };
+    toolDefinitionTokens(tools, count);
+    const changed = [{ ...tools[0]!, description: 'List every resource' }];
+    expect(toolDefinitionTokens(changed, count)).toBe(4 + JSON.stringify(changed[0]).length);
+    expect(counted.at(-1)).toBe(JSON.stringify(changed[0]));
   });
 });
