@@ -216,16 +216,18 @@ export class InProcessServer {
 
   /**
    * One unary call: the handler's own copy of the request in (the caller made it at the call),
-   * and `call` settled with the caller's own copy of the response (made when the handler
-   * answers) or a CallStatus — unless its deadline or this server's stop settled it first. The
-   * call counts as in flight until it is settled, whoever settles it.
+   * the caller's own copy of the response out (made when the handler answers), or a CallStatus
+   * — the deadline's or this server's stop's when they come first. The call counts as in flight
+   * until it is settled, whoever settles it.
    */
-  unary(path: string, request: unknown, metadata: Metadata, deadline: Date, call: UnaryCall): void {
+  unary(path: string, request: unknown, metadata: Metadata, deadline: Date): Promise<unknown> {
     const { method, handler, served } = this.entry(path, false);
+    const call = new UnaryCall(deadline.getTime());
+    // A deadline already past: DEADLINE_EXCEEDED, and no handler runs.
+    if (call.settled) return call.outcome;
     this.calls.add(call);
     call.onSettled = () => this.end(call);
-    // The handler starts after the caller's synchronous code, as it would behind a socket, and
-    // not at all when the call is over by then (a deadline already past).
+    // The handler starts after the caller's synchronous code, as it would behind a socket.
     queueMicrotask(() => {
       if (call.settled) return;
       let answered: Promise<unknown>;
@@ -247,6 +249,7 @@ export class InProcessServer {
         (status: unknown) => call.fail(status),
       );
     });
+    return call.outcome;
   }
 
   /**
@@ -459,12 +462,6 @@ class UnaryCall implements CallInFlight {
     this.fail(status);
   }
 
-  /** A call that never reached a handler (refused at once): its timer goes, nobody waits for its outcome. */
-  drop(): void {
-    this.settled = true;
-    clearTimeout(this.timer);
-  }
-
   private readonly expire = (): void => {
     const seconds = ((Date.now() - this.started) / 1000).toFixed(3);
     this.fail({ code: GrpcStatus.DEADLINE_EXCEEDED, details: `Deadline exceeded after ${seconds}s` } satisfies CallStatus);
@@ -544,15 +541,8 @@ class InProcessTransport implements CallTransport {
     const server = this.server(method.path);
     // Copied at once: what the caller does to its request object afterwards does not reach the handler.
     const copy = this.copyRequest(method, request);
-    const call = new UnaryCall(deadline.getTime());
     try {
-      server.unary(method.path, copy, metadata, deadline, call);
-    } catch (error) {
-      call.drop();
-      throw asRpcError(error, method.path);
-    }
-    try {
-      return await call.outcome;
+      return await server.unary(method.path, copy, metadata, deadline);
     } catch (error) {
       throw asRpcError(error, method.path);
     }
