@@ -12,7 +12,7 @@ import { backOff } from 'exponential-backoff';
  *   made; `deadline`: the next wait would reach `deadline`), with the last error as `cause`;
  * - the signal's reason, when `signal` aborts (a wait in progress is cut at once).
  *
- * exponential-backoff runs the attempts (its count, its retry hook, its rethrow); the wait
+ * exponential-backoff runs the attempts after the first (its count, its retry hook, its rethrow); the wait
  * between them is this module's, because the library's is a bare `setTimeout` that no signal
  * can cut and no server's Retry-After can replace. (The library still takes one zero-delay
  * timer before each retry: tests on fake timers advance past it.)
@@ -110,36 +110,45 @@ export async function retry<T>(attempt: (number: number) => Promise<T>, policy: 
   const { signal, clock = systemClock } = options;
   let number = 0;
   let ended: AttemptsFailed | undefined;
+  const next = () => {
+    signal?.throwIfAborted();
+    number += 1;
+    return attempt(number);
+  };
+  /** Whether to try again after `error`, having slept the wait; false with `ended` set when the run stops. */
+  const again = async (error: unknown): Promise<boolean> => {
+    // An attempt cut by the signal is no failure to judge: the run ends with the signal's reason.
+    signal?.throwIfAborted();
+    if (options.retry && !options.retry(error, number)) ended = new AttemptsFailed(error, number, 'permanent');
+    else if (number >= policy.attempts) ended = new AttemptsFailed(error, number, 'exhausted');
+    if (ended) return false;
+    const asked = options.waitOf?.(error);
+    const delayMs = asked === undefined ? backoffDelay(policy, number, options.random) : Math.min(Math.max(asked, 0), policy.maxMs);
+    if (options.deadline !== undefined && delayMs >= options.deadline - clock.now()) {
+      ended = new AttemptsFailed(error, number, 'deadline', delayMs);
+      return false;
+    }
+    options.onRetry?.({ attempt: number, error, delayMs });
+    await clock.sleep(delayMs, signal);
+    return true;
+  };
+  // The first attempt is made here: most runs end with it (every model call goes through this),
+  // and the library's generator machinery around one attempt costs more than the bookkeeping.
   try {
-    return await backOff(
-      () => {
-        signal?.throwIfAborted();
-        number += 1;
-        return attempt(number);
-      },
-      {
-        numOfAttempts: policy.attempts,
-        // The library's own wait is none: the wait is slept in `retry` below, on `clock` and cut by `signal`.
-        startingDelay: 0,
-        jitter: 'none',
-        retry: async (error: unknown) => {
-          // An attempt cut by the signal is no failure to judge: the run ends with the signal's reason.
-          signal?.throwIfAborted();
-          if (options.retry && !options.retry(error, number)) ended = new AttemptsFailed(error, number, 'permanent');
-          else if (number >= policy.attempts) ended = new AttemptsFailed(error, number, 'exhausted');
-          if (ended) return false;
-          const asked = options.waitOf?.(error);
-          const delayMs = asked === undefined ? backoffDelay(policy, number, options.random) : Math.min(Math.max(asked, 0), policy.maxMs);
-          if (options.deadline !== undefined && delayMs >= options.deadline - clock.now()) {
-            ended = new AttemptsFailed(error, number, 'deadline', delayMs);
-            return false;
-          }
-          options.onRetry?.({ attempt: number, error, delayMs });
-          await clock.sleep(delayMs, signal);
-          return true;
-        },
-      },
-    );
+    return await next();
+  } catch (error) {
+    if (!(await again(error))) throw ended ?? error;
+  }
+  try {
+    return await backOff(next, {
+      numOfAttempts: policy.attempts - 1,
+      // The library's own wait is none (a zero-delay timer before each of these attempts, the
+      // first included): the wait is slept in `again`, on `clock` and cut by `signal`.
+      startingDelay: 0,
+      delayFirstAttempt: true,
+      jitter: 'none',
+      retry: again,
+    });
   } catch (error) {
     throw ended ?? error;
   }

@@ -39,18 +39,20 @@ export async function answerBy<T>(
   onLateFailure: (error: unknown) => void,
 ): Promise<T> {
   if (by === undefined) return work;
-  const timer = new AbortController();
-  const tooLate = sleep(Math.max(0, by - Date.now()), undefined, { signal: timer.signal, ref: false }).then(
-    () => ({ late: true as const }),
-    () => ({ late: false as const }),
-  );
+  // A bare timer, cleared once the work answers: every turn passes here, and a cancellable
+  // sleep would cost an AbortController and the DOMException of its abort each time.
+  let timer: NodeJS.Timeout | undefined;
+  const tooLate = new Promise<{ late: true }>((resolve) => {
+    timer = setTimeout(() => resolve({ late: true }), Math.max(0, by - Date.now()));
+    timer.unref();
+  });
   try {
     const first = await Promise.race([work.then((reply) => ({ reply })), tooLate]);
     if ('reply' in first) return first.reply;
     work.catch(onLateFailure);
     return late();
   } finally {
-    timer.abort();
+    clearTimeout(timer);
   }
 }
 

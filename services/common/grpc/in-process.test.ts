@@ -459,6 +459,20 @@ describe('the in-process transport: a server that stops', () => {
     expect(await inFlight).toMatchObject({ code: GrpcStatus.UNAVAILABLE });
   });
 
+  it('does not wait for a call its caller gave up on, nor for one whose deadline had passed before it started', async () => {
+    const gaveUp = await client.generate(request('slow'), { timeoutMs: 50 }).catch((e: unknown) => e);
+    expect(gaveUp).toMatchObject({ code: GrpcStatus.DEADLINE_EXCEEDED });
+    const expired = await runWithContext({ sessionId: '', deadline: Date.now() - 1 }, () => client.generate(request('echo'))).catch(
+      (e: unknown) => e,
+    );
+    expect(expired).toMatchObject({ code: GrpcStatus.DEADLINE_EXCEEDED });
+    // Nothing is in flight any more: the stop ends at once, long before its deadline.
+    let stopped = false;
+    const stopping = server.stop(Date.now() + 60_000).then(() => (stopped = true));
+    await until('the stop to end', () => stopped);
+    await stopping;
+  });
+
   it('a closed client refuses calls as grpc-js does', async () => {
     client.close();
     await expect(client.generate(request('echo'))).rejects.toThrow('Channel has been shut down');

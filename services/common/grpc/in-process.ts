@@ -175,7 +175,7 @@ const SERVER_STOPPED: CallStatus = { code: GrpcStatus.UNAVAILABLE, details: 'the
 export class InProcessServer {
   private readonly methods = new Map<string, ServedEntry>();
   /** The calls in flight, each with what cuts it when the stop's deadline comes. */
-  private readonly calls = new Set<AbortController>();
+  private readonly calls = new Set<CallInFlight>();
   private stopped: Promise<void> | undefined;
   private idle: (() => void) | undefined;
 
@@ -201,7 +201,7 @@ export class InProcessServer {
       if (this.calls.size === 0) return resolve();
       const cut = setTimeout(
         () => {
-          for (const call of this.calls) call.abort(SERVER_STOPPED);
+          for (const call of this.calls) call.cut(SERVER_STOPPED);
           resolve();
         },
         Math.max(0, deadline - Date.now()),
@@ -216,23 +216,40 @@ export class InProcessServer {
 
   /**
    * One unary call: the handler's own copy of the request in (the caller made it at the call),
-   * the caller's own copy of the response out (made when the handler answers), or a CallStatus.
+   * the caller's own copy of the response out (made when the handler answers), or a CallStatus
+   * — the deadline's or this server's stop's when they come first. The call counts as in flight
+   * until it is settled, whoever settles it.
    */
-  async unary(path: string, request: unknown, metadata: Metadata, deadline: Date, giveUp: AbortSignal): Promise<unknown> {
+  unary(path: string, request: unknown, metadata: Metadata, deadline: Date): Promise<unknown> {
     const { method, handler, served } = this.entry(path, false);
-    const call = this.begin();
-    try {
-      // The handler starts after the caller's synchronous code, as it would behind a socket.
-      await null;
-      const response = await whileOpen(
-        () => serveUnary(served, handler as UnaryHandler, request, incoming(metadata, deadline)),
-        giveUp,
-        call.signal,
+    const call = new UnaryCall(deadline.getTime());
+    // A deadline already past: DEADLINE_EXCEEDED, and no handler runs.
+    if (call.settled) return call.outcome;
+    this.calls.add(call);
+    call.onSettled = () => this.end(call);
+    // The handler starts after the caller's synchronous code, as it would behind a socket.
+    queueMicrotask(() => {
+      if (call.settled) return;
+      let answered: Promise<unknown>;
+      try {
+        answered = serveUnary(served, handler as UnaryHandler, request, incoming(metadata, deadline));
+      } catch (status) {
+        call.fail(status);
+        return;
+      }
+      answered.then(
+        (response) => {
+          if (call.settled) return;
+          try {
+            call.answer(crossed(this.crossing(method).response, response, 'Error serializing response'));
+          } catch (status) {
+            call.fail(status);
+          }
+        },
+        (status: unknown) => call.fail(status),
       );
-      return crossed(this.crossing(method).response, response, 'Error serializing response');
-    } finally {
-      this.end(call);
-    }
+    });
+    return call.outcome;
   }
 
   /**
@@ -248,7 +265,9 @@ export class InProcessServer {
     giveUp: AbortSignal,
   ): AsyncGenerator<unknown, void, undefined> {
     const { method, handler, served } = this.entry(path, true);
-    const call = this.begin();
+    const call = new AbortController();
+    const inFlight: CallInFlight = { cut: (status) => call.abort(status) };
+    this.calls.add(inFlight);
     const handlerSignal = new AbortController();
     const abortHandler = (reason: Error) => {
       if (!handlerSignal.signal.aborted) handlerSignal.abort(reason);
@@ -290,9 +309,9 @@ export class InProcessServer {
         void messages
           .return()
           .catch(() => undefined)
-          .finally(() => this.end(call));
+          .finally(() => this.end(inFlight));
       } else {
-        this.end(call);
+        this.end(inFlight);
       }
     }
   }
@@ -305,13 +324,7 @@ export class InProcessServer {
     return entry;
   }
 
-  private begin(): AbortController {
-    const call = new AbortController();
-    this.calls.add(call);
-    return call;
-  }
-
-  private end(call: AbortController): void {
+  private end(call: CallInFlight): void {
     this.calls.delete(call);
     if (this.calls.size === 0) this.idle?.();
   }
@@ -320,10 +333,18 @@ export class InProcessServer {
 type UnaryHandler = (request: unknown, ctx: HandlerContext) => Promise<unknown>;
 type StreamHandler = ServerStreamHandler<unknown, unknown>;
 
-/** The call as the server's request context reads it: a copy of the metadata (nothing shared with the caller) and the deadline. */
+/** A call the server's stop cuts when its deadline comes: the caller then gets `status`. */
+interface CallInFlight {
+  cut(status: CallStatus): void;
+}
+
+/**
+ * The call as the server's request context reads it: the metadata and the deadline. The
+ * metadata is the handler's own without a copy: the client makes it for each call
+ * (client.ts, outgoingMetadata) and hands it over, keeping no reference, as a socket would.
+ */
 function incoming(metadata: Metadata, deadline: Date) {
-  const copy = metadata.clone();
-  return { metadata: copy, getDeadline: () => deadline };
+  return { metadata, getDeadline: () => deadline };
 }
 
 function decode(deserialize: (bytes: Buffer) => unknown, bytes: Buffer, what: string): unknown {
@@ -396,7 +417,67 @@ function whileOpen<T>(work: () => Promise<T>, ...signals: AbortSignal[]): Promis
 }
 
 /**
- * The caller's side of one call: it gives up at its deadline (DEADLINE_EXCEEDED, measured from
+ * The caller's side of one unary call: its outcome, settled once by whichever comes first —
+ * the handler's answer, its deadline (DEADLINE_EXCEEDED, measured from the start of the call
+ * as grpc-js says it) or the server's stop (UNAVAILABLE). One timer and no AbortController: a
+ * unary handler is given no signal, so nothing but the caller needs to hear that the call is over.
+ */
+class UnaryCall implements CallInFlight {
+  readonly outcome: Promise<unknown>;
+  settled = false;
+  /** Told once when the call is settled (the server counts it as in flight until then). */
+  onSettled: (() => void) | undefined;
+  private resolve!: (value: unknown) => void;
+  private reject!: (status: unknown) => void;
+  private readonly timer: NodeJS.Timeout | undefined;
+  private readonly started = Date.now();
+
+  constructor(private readonly deadline: number) {
+    this.outcome = new Promise((resolve, reject) => {
+      this.resolve = resolve;
+      this.reject = reject;
+    });
+    const wait = deadline - this.started;
+    if (wait <= 0) this.expire();
+    else this.timer = setTimeout(this.expire, wait);
+  }
+
+  /**
+   * The handler's answer. One that comes at or after the deadline is DEADLINE_EXCEEDED: without a
+   * network in between, a handler that stops at the deadline (the orchestrator's turn timer) may
+   * answer within the same tick as the deadline's own timer; over gRPC that answer arrives after
+   * the deadline and the caller sees DEADLINE_EXCEEDED (and so does the server, which cancels the
+   * call at its deadline). The deadline has the last word here too.
+   */
+  answer(value: unknown): void {
+    if (Date.now() >= this.deadline) this.expire();
+    else this.settle(() => this.resolve(value));
+  }
+
+  fail(status: unknown): void {
+    this.settle(() => this.reject(status));
+  }
+
+  cut(status: CallStatus): void {
+    this.fail(status);
+  }
+
+  private readonly expire = (): void => {
+    const seconds = ((Date.now() - this.started) / 1000).toFixed(3);
+    this.fail({ code: GrpcStatus.DEADLINE_EXCEEDED, details: `Deadline exceeded after ${seconds}s` } satisfies CallStatus);
+  };
+
+  private settle(how: () => void): void {
+    if (this.settled) return;
+    this.settled = true;
+    clearTimeout(this.timer);
+    how();
+    this.onSettled?.();
+  }
+}
+
+/**
+ * The caller's side of one server stream: it gives up at its deadline (DEADLINE_EXCEEDED, measured from
  * the start of the call as grpc-js says it) or when it cancels (CANCELLED).
  */
 class CallLifetime {
@@ -426,13 +507,7 @@ class CallLifetime {
       this.controller.abort({ code: GrpcStatus.CANCELLED, details: 'Cancelled on client' } satisfies CallStatus);
   };
 
-  /**
-   * Throws DEADLINE_EXCEEDED when an answer comes at or after the deadline. Without a network
-   * in between, a handler that stops at the deadline (the orchestrator's turn timer) may answer
-   * within the same tick as the deadline's own timer; over gRPC that answer arrives after the
-   * deadline and the caller sees DEADLINE_EXCEEDED (and so does the server, which cancels the
-   * call at its deadline). The deadline has the last word here too.
-   */
+  /** Throws DEADLINE_EXCEEDED when a message comes at or after the deadline: the deadline has the last word, as for a unary answer (UnaryCall.answer). */
   received(): void {
     if (Date.now() < this.deadline) return;
     this.expire();
@@ -466,15 +541,10 @@ class InProcessTransport implements CallTransport {
     const server = this.server(method.path);
     // Copied at once: what the caller does to its request object afterwards does not reach the handler.
     const copy = this.copyRequest(method, request);
-    const call = new CallLifetime(deadline);
     try {
-      const response = await server.unary(method.path, copy, metadata, deadline, call.giveUp);
-      call.received();
-      return response;
+      return await server.unary(method.path, copy, metadata, deadline);
     } catch (error) {
       throw asRpcError(error, method.path);
-    } finally {
-      call.end();
     }
   }
 

@@ -10,6 +10,7 @@ import {
   piecesOf,
   SLICE_CHARS,
   tokenCounterFor,
+  toolDefinitionTokens,
 } from './tokens.js';
 
 const PROSE = [
@@ -144,5 +145,40 @@ describe('CountCache', () => {
     expect([cache.get('aaaa'), cache.get('bbbb'), cache.get('cccc')]).toEqual([1, undefined, 3]);
     cache.set('d'.repeat(11), 4); // longer than the whole cache: not kept, nothing dropped
     expect([cache.get('d'.repeat(11)), cache.get('aaaa'), cache.get('cccc')]).toEqual([undefined, 1, 3]);
+  });
+});
+
+describe('tool definitions', () => {
+  const tools = [
+    { name: 'resources_list', description: 'List resources', inputSchema: { type: 'object', properties: {} } },
+    { name: 'resources_add', description: 'Add a resource', inputSchema: { type: 'object', properties: { name: { type: 'string' } } } },
+  ];
+
+  it('counts each definition once per counter, and gives the same total every turn', () => {
+    const counted: string[] = [];
+    const count = (text: string) => {
+      counted.push(text);
+      return text.length;
+    };
+    const first = toolDefinitionTokens(tools, count);
+    const again = toolDefinitionTokens(structuredClone(tools), count);
+    expect(again).toBe(first);
+    expect(first).toBe(tools.reduce((sum, tool) => sum + 4 + JSON.stringify(tool).length, 0));
+    expect(counted).toEqual(tools.map((tool) => JSON.stringify(tool)));
+    // Another counter (another model's encoding) counts for itself.
+    const other = (text: string) => Math.ceil(text.length / 2);
+    expect(toolDefinitionTokens(tools, other)).toBe(tools.reduce((sum, tool) => sum + 4 + Math.ceil(JSON.stringify(tool).length / 2), 0));
+  });
+
+  it('counts a changed definition anew', () => {
+    const counted: string[] = [];
+    const count = (text: string) => {
+      counted.push(text);
+      return text.length;
+    };
+    toolDefinitionTokens(tools, count);
+    const changed = [{ ...tools[0]!, description: 'List every resource' }];
+    expect(toolDefinitionTokens(changed, count)).toBe(4 + JSON.stringify(changed[0]).length);
+    expect(counted.at(-1)).toBe(JSON.stringify(changed[0]));
   });
 });

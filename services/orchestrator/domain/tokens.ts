@@ -237,6 +237,30 @@ export function chatMessageTokens(message: ChatMessage, count: TokenCounter): nu
   return tokens;
 }
 
+/**
+ * The counts of tool definitions already seen, per counter. The same few definitions (an
+ * agent's tools, with their schemas) are counted at every turn, and counting is a pure function
+ * of the text: remembered, a turn pays for the JSON alone, not for the BPE encoder, and every
+ * replica would count the same. Bounded: past DEFINITION_COUNTS_KEPT texts a counter starts over.
+ */
+const definitionCounts = new WeakMap<TokenCounter, Map<string, number>>();
+const DEFINITION_COUNTS_KEPT = 1024;
+
+function rememberedCount(text: string, count: TokenCounter): number {
+  let known = definitionCounts.get(count);
+  if (!known) {
+    known = new Map();
+    definitionCounts.set(count, known);
+  }
+  let tokens = known.get(text);
+  if (tokens === undefined) {
+    if (known.size >= DEFINITION_COUNTS_KEPT) known.clear();
+    tokens = count(text);
+    known.set(text, tokens);
+  }
+  return tokens;
+}
+
 export function toolDefinitionTokens(tools: readonly ToolDefinition[], count: TokenCounter): number {
-  return tools.reduce((total, tool) => total + MESSAGE_OVERHEAD_TOKENS + count(JSON.stringify(tool)), 0);
+  return tools.reduce((total, tool) => total + MESSAGE_OVERHEAD_TOKENS + rememberedCount(JSON.stringify(tool), count), 0);
 }
