@@ -398,11 +398,10 @@ function loadAverage(): string {
 }
 
 async function main(): Promise<void> {
-  // `--only goals`: the rows of the goals table and nothing else (a shorter run); `issue16`, its
-  // earlier name, is the same.
+  // `--only goals`: the rows of the goals table and nothing else (a shorter run).
   const { values } = parseArgs({ options: { only: { type: 'string' } } });
   const all = values.only === undefined;
-  if (!all && values.only !== 'goals' && values.only !== 'issue16') throw new Error(`--only takes "goals", not "${values.only}"`);
+  if (!all && values.only !== 'goals') throw new Error(`--only takes "goals", not "${values.only}"`);
   const out: Record<string, unknown> = { date: new Date().toISOString(), node: process.version };
   const mesh = await meshBenchmarks();
   const append = await appendBenchmarks();

@@ -2,8 +2,8 @@
  * The README and the pages under docs/ as a reader meets them: the README stays a guide
  * (at most 4,000 words), nothing points at documents outside the repository (the project's
  * own planning notes, numbered issues), and every relative link leads to a file that exists —
- * and, into a Markdown page, to a heading that exists. The README's configuration example
- * passes the check a start runs.
+ * and, into a Markdown page, to a heading that exists. The README's configuration example,
+ * alone and with its approval policies, passes the check a start runs.
  */
 import { existsSync, readdirSync, readFileSync } from 'node:fs';
 import { dirname, join, normalize } from 'node:path';
@@ -11,6 +11,7 @@ import { describe, expect, it } from 'vitest';
 import { checkConfigText, checkModels } from '../../services/common/config/check.js';
 import { configSchema } from '../../services/common/config/schema.js';
 import { stdioPathProblems } from '../../services/common/config/stdio-paths.js';
+import { policyProblems } from '../../services/orchestrator/domain/approval-policy.js';
 import { REPO_ROOT } from '../support/agent-process.js';
 
 const PAGES = [
@@ -26,7 +27,8 @@ const read = (page: string) => readFileSync(join(REPO_ROOT, page), 'utf8');
 const OUTSIDE_REFERENCES: [string, RegExp][] = [
   // "seed", "the seed's": the original specification. `seed` in backticks is a value (an OpenAI request field, a stored dialect name).
   ['seed', /(?<!`)\bseed(?:'s)?\b(?!`)/i],
-  ['issue N', /\bissues? #?\d+/i],
+  // "issue" or "issues" and a number, with a space, a # or nothing between.
+  ['issue N', /\bissues? ?#?\d+/i],
   ['DESIGN', /\bDESIGN\b/],
   ['a requirement id', /\b(?:N?FR|TS)-\d+/],
 ];
@@ -67,6 +69,23 @@ describe('the README and docs/', () => {
     const report = checkConfigText(example!, 'README.md', configSchema, {
       env: { GEMINI_API_KEY: 'set' },
       checks: [checkModels, (config) => ({ errors: stdioPathProblems(config, REPO_ROOT) })],
+    });
+    expect(report.errors).toEqual([]);
+    expect(report.warnings).toEqual([]);
+  });
+
+  it("the README's approval policies, added to its configuration example, pass the same check", () => {
+    const readme = read('README.md');
+    const start = readme.indexOf('\n## Configuration\n');
+    const blocks = [...readme.slice(start, readme.indexOf('\n## ', start + 1)).matchAll(/```yaml\n([\s\S]*?)```/g)].map(
+      (match) => match[1]!,
+    );
+    expect(blocks, 'the configuration example, then the policies').toHaveLength(2);
+    expect(blocks[1]).toMatch(/^approvals:\n {2}policies:\n/);
+    // Each condition compiled and type-checked, as a start does.
+    const report = checkConfigText(`${blocks[0]}${blocks[1]}`, 'README.md', configSchema, {
+      env: { GEMINI_API_KEY: 'set' },
+      checks: [checkModels, (config) => ({ errors: stdioPathProblems(config, REPO_ROOT) }), (config) => policyProblems(config)],
     });
     expect(report.errors).toEqual([]);
     expect(report.warnings).toEqual([]);

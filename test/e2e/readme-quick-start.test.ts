@@ -5,7 +5,8 @@
  * block is followed by a JSON block that shows the answer to its last command; the real answer
  * must hold everything shown there, where `"…"` stands for any value. The agent has the shipped
  * agent's name, so the examples of "The faces" that stand alone (the OpenAI and A2A requests)
- * run as written too: the OpenAI one names the model `GET /v1/models` lists.
+ * run as written too: the OpenAI one names the model `GET /v1/models` lists. The CLI's block
+ * runs from the clone's root, each `<uuid>` an approval waiting there.
  */
 import { spawn } from 'node:child_process';
 import { mkdirSync, readFileSync, writeFileSync } from 'node:fs';
@@ -13,6 +14,7 @@ import { parse } from 'yaml';
 import { dirname, join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { REPO_ROOT, startAgent, tempDir, type AgentProcess } from '../support/agent-process.js';
+import { post } from '../support/http.js';
 import { resourceValues } from '../support/resources-db.js';
 import { startScriptedModel, type ScriptedModelServer } from '../support/scripted-model.js';
 
@@ -52,12 +54,16 @@ function standaloneCalls(readme: string, heading: string): string[] {
 }
 
 /** Runs commands in one bash, stopping at the first that fails, with `localhost:8080` pointed at `host`. */
-async function run(command: string, host: string): Promise<{ code: number | null; stdout: string; stderr: string }> {
+async function run(
+  command: string,
+  host: string,
+  options: { cwd?: string; env?: Record<string, string> } = {},
+): Promise<{ code: number | null; stdout: string; stderr: string }> {
   // Not spawnSync: the scripted model that answers the turns runs on this process's event loop.
   return new Promise((resolve, reject) => {
     const child = spawn('bash', ['-c', `set -euo pipefail\n${command.replaceAll('localhost:8080', host)}`], {
-      cwd: tempDir(),
-      env: { ...process.env, PATH: `${dirname(process.execPath)}:${process.env.PATH}` },
+      cwd: options.cwd ?? tempDir(),
+      env: { ...process.env, PATH: `${dirname(process.execPath)}:${process.env.PATH}`, ...options.env },
     });
     let stdout = '';
     let stderr = '';
@@ -187,5 +193,38 @@ describe('the README faces', () => {
     expect(ran.code, ran.stderr).toBe(0);
     // The scripted model lists the resources, then answers in words.
     expect(ran.stdout.trim()).not.toBe('');
+  });
+
+  it('the CLI example runs as written from the clone, each <uuid> a pending approval: one listed, one approved, one rejected', async () => {
+    const readme = readFileSync(join(REPO_ROOT, 'README.md'), 'utf8');
+    const start = readme.indexOf('\n### CLI\n');
+    const block = /```sh\n([\s\S]*?)```/.exec(readme.slice(start, readme.indexOf('\n## ', start + 1)))?.[1];
+    expect(block, 'a sh block under "### CLI"').toBeDefined();
+    const waiting = async (name: string) => {
+      const created = await post(`${agent.url}/conversations`, { message: `add resource ${name} with value 2` });
+      expect(created.body.result?.waiting_approval).toBe(true);
+      return created.body.result.approval.uuid as string;
+    };
+    const [approve, reject] = [await waiting('cli-yes'), await waiting('cli-no')];
+    const placeholders = [approve, reject];
+    const commands = block!
+      .split('\n')
+      .filter((line) => line.trim() !== '')
+      .map((line) => (line.includes('<uuid>') ? line.replace('<uuid>', placeholders.shift()!) : line));
+    expect(commands).toHaveLength(3);
+    // The README's default address is the quick start's agent: here it is given as ASG_URL, as the text says.
+    const marker = '@@@ command done';
+    const ran = await run(commands.map((command) => `${command}\necho '${marker}'`).join('\n'), new URL(agent.url).host, {
+      cwd: REPO_ROOT,
+      env: { ASG_URL: agent.url, ASG_TOKEN: '' },
+    });
+    expect(ran.code, ran.stderr).toBe(0);
+    const [listed] = ran.stdout.split(`${marker}\n`);
+    for (const uuid of [approve, reject]) expect(listed).toContain(uuid);
+    const decided = async (uuid: string) => (await (await fetch(`${agent.url}/approvals/${uuid}`)).json()) as Record<string, unknown>;
+    expect(await decided(approve)).toMatchObject({ status: 'approved', reason: 'looks right', via: 'cli' });
+    expect(await decided(reject)).toMatchObject({ status: 'rejected', reason: 'wrong resource', via: 'cli' });
+    expect(resourceValues(join(agent.dir, 'resources.db'))).toMatchObject({ 'cli-yes': 2 });
+    expect(resourceValues(join(agent.dir, 'resources.db'))).not.toHaveProperty('cli-no');
   });
 });

@@ -12,6 +12,7 @@ import { join } from 'node:path';
 import type { Page } from 'playwright-core';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { startAgent, type AgentProcess } from '../support/agent-process.js';
+import { runAsg } from '../support/asg-cli.js';
 import { tokenAuth } from '../support/token-auth.js';
 import { openBrowser, saveScreenshot, type BrowserSession } from '../support/browser.js';
 import { get, post } from '../support/http.js';
@@ -162,6 +163,7 @@ describe('the approvals page', () => {
     // Two conversations start waiting while the page is open: both appear without a reload.
     const first = await waitingFor('page-1', 1);
     const second = await waitingFor('page-2', 2);
+    const third = await waitingFor('page-3', 3);
     const itemOf = (conversationId: string) => list.locator(`[data-testid="approvals-item"][data-conversation="${conversationId}"]`);
     await expect.poll(() => itemOf(first.conversationId).count(), { timeout: 15_000 }).toBe(1);
     await expect.poll(() => itemOf(second.conversationId).count(), { timeout: 15_000 }).toBe(1);
@@ -180,6 +182,10 @@ describe('the approvals page', () => {
     // Decided elsewhere (REST): it leaves too, live.
     expect((await post(`${agent.url}/approvals/${second.uuid}`, { approved: true })).status).toBe(200);
     await expect.poll(() => itemOf(second.conversationId).count(), { timeout: 15_000 }).toBe(0);
+    // Decided from the CLI: it leaves too, and its trace names the CLI.
+    const cli = await runAsg(['approvals', 'approve', third.uuid, '--url', agent.url]);
+    expect(cli.code, cli.stderr).toBe(0);
+    await expect.poll(() => itemOf(third.conversationId).count(), { timeout: 15_000 }).toBe(0);
     expect(resourceNames(resourcesDb())).toContain('page-2');
     expect(resourceNames(resourcesDb())).not.toContain('page-1');
 
@@ -196,6 +202,9 @@ describe('the approvals page', () => {
       .poll(() => itemOf(second.conversationId).getByTestId('decision-trace').locator('.decision-text').textContent(), { timeout: 15_000 })
       .toMatch(/^approved by anonymous via rest · /);
     expect(await itemOf(second.conversationId).textContent()).toContain('(done)');
+    await expect
+      .poll(() => itemOf(third.conversationId).getByTestId('decision-trace').locator('.decision-text').textContent(), { timeout: 15_000 })
+      .toMatch(/^approved by anonymous via cli · /);
 
     // An item opens its conversation.
     await itemOf(second.conversationId)

@@ -90,6 +90,12 @@ describe('the web chat shows what is happening', () => {
     const count = page.getByTestId('pending-panel').locator('.count');
     await expect.poll(() => count.textContent(), { timeout: 10_000 }).toBe('0');
     expect(await count.getAttribute('class')).not.toContain('waiting');
+    // Drawn in another colour than a count that waits (the alert's --wait).
+    const [own, alert] = await page.evaluate<[string, string]>(
+      `(() => { const count = document.querySelector('[data-testid="pending-panel"] .count'); const probe = document.createElement('span'); probe.style.background = 'var(--wait)'; count.parentElement.append(probe); const colours = [getComputedStyle(count).backgroundColor, getComputedStyle(probe).backgroundColor]; probe.remove(); return colours; })()`,
+    );
+    expect(alert).not.toMatch(/^rgba\(0, 0, 0, 0\)$/);
+    expect(own).not.toBe(alert);
     const failed = chat(page).locator('[data-testid="message"][data-error="true"]');
     await expect.poll(() => failed.count(), { timeout: 30_000 }).toBe(1);
     expect(await failed.getAttribute('role')).toBe('alert');
