@@ -16,6 +16,7 @@ function approval(uuid: string): PendingApproval {
     argsHash: '',
     toolCallId: '',
     updatedAt: new Date(0),
+    votes: [],
     agentChain: [],
   };
 }

@@ -66,6 +66,7 @@ class FakeMesh implements TaskBackend {
       argsHash: '',
       toolCallId: 'call-1',
       updatedAt: new Date(),
+      votes: [],
       agentChain: remote ? ['agent-b', 'agent-c'] : [],
     };
   }

@@ -23,6 +23,7 @@ function approval(uuid: string, chain: string[] = []): PendingApproval {
     argsHash: '',
     toolCallId: '',
     updatedAt: at,
+    votes: [],
     agentChain: chain,
   };
 }

@@ -38,6 +38,7 @@ describe('resultFromConversation', () => {
       argsHash: '',
       toolCallId: '',
       updatedAt: new Date(0),
+      votes: [],
       agentChain: [],
     };
     const waiting = {

@@ -16,6 +16,7 @@ const approval: PendingApproval = {
   toolCallId: 't',
   decidedAt: new Date('2025-01-15T10:02:11.000Z'),
   updatedAt: new Date('2025-01-15T10:02:11.000Z'),
+  votes: [],
   agentChain: [],
 };
 

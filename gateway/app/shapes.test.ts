@@ -36,6 +36,7 @@ const approval: PendingApproval = {
   argsHash: 'abc123',
   toolCallId: 'call-1',
   updatedAt: updated,
+  votes: [],
   agentChain: [],
 };
 

@@ -16,6 +16,7 @@ const approval: PendingApproval = {
   argsHash: '',
   toolCallId: 'call-1',
   updatedAt: new Date(),
+  votes: [],
   agentChain: [],
 };
 

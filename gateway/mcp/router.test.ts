@@ -73,6 +73,7 @@ class FakeMesh implements TurnAgent {
       argsHash: '',
       toolCallId: `call-${name}`,
       updatedAt: new Date(),
+      votes: [],
       agentChain: [],
     };
     conversation.status = ConversationStatus.CONVERSATION_STATUS_WAITING_APPROVAL;

@@ -32,6 +32,7 @@ const exampleApproval: PendingApproval = {
   conversationId: CONVERSATION_ID,
   toolName: 'delete_resource',
   toolArgsJson: '{"id":"res-42"}',
+  votes: [],
   description: 'delete_resource on resources with arguments {"id":"res-42"}',
   createdAt: at(3),
   status: ApprovalStatus.APPROVAL_STATUS_PENDING,

@@ -74,7 +74,7 @@ export type NewApprovalFields = Pick<
   pb.CreateApprovalRequest,
   'toolCallId' | 'toolName' | 'toolArgsJson' | 'description' | 'remoteTaskId' | 'remoteAgentName' | 'agentChain'
 > &
-  Partial<Pick<pb.NewApproval, 'outcomeUnknown' | 'replacesUuid' | 'expiresInMs' | 'onTimeout'>> & { uuid: string };
+  Partial<Pick<pb.NewApproval, 'outcomeUnknown' | 'replacesUuid' | 'expiresInMs' | 'onTimeout' | 'quorum'>> & { uuid: string };
 
 /** How long from its creation a new approval waits (null: it never expires). */
 export const expiresInMs = (approval: Pick<NewApprovalFields, 'expiresInMs'>): number | null =>
@@ -111,6 +111,11 @@ export function newApprovalRow(conversationId: string, approval: NewApprovalFiel
     via: null,
     edited_args: null,
     decision_id: null,
+    quorum_required: approval.quorum?.required ?? null,
+    quorum_role: approval.quorum?.role || null,
+    quorum_not_requester: approval.quorum ? Number(approval.quorum.notRequester) : null,
+    requested_by: approval.quorum?.requester ?? null,
+    votes_json: null,
   };
 }
 
@@ -130,7 +135,7 @@ export interface ClaimDecision {
 }
 
 /** The face of an approval's expiry (orchestrator expiry loop): the only decision the deadline does not refuse. */
-const EXPIRY_VIA = 'timeout';
+export const EXPIRY_VIA = 'timeout';
 
 /** A ClaimApproval's decision; INVALID_ARGUMENT for edited arguments on a rejection, or an approving expiry. */
 export function claimDecision(request: pb.ClaimApprovalRequest): ClaimDecision {
@@ -179,6 +184,32 @@ export function decisionAuditRow(decided: ApprovalRow, at: string): NewAuditRow 
     actor: decided.decided_by ?? ANONYMOUS,
     via: decided.via ?? '',
     subject: decided.uuid,
+    detail_json: JSON.stringify(detail),
+  };
+}
+
+/**
+ * The audit entry of one vote of a quorum (approval.voted: its count after it, and whether it edited the arguments), or
+ * of a vote refused to the requester (approval.vote_refused).
+ */
+export function voteAuditRow(
+  approval: ApprovalRow,
+  vote: ClaimDecision,
+  at: string,
+  outcome: { refused: true } | { votes: number; required: number; edited: boolean },
+): NewAuditRow {
+  const detail = {
+    conversation_id: approval.conversation_id,
+    tool_name: approval.tool_name,
+    ...('refused' in outcome ? { refused: 'not_requester' } : outcome),
+    ...(vote.reason ? { reason: vote.reason } : {}),
+  };
+  return {
+    at,
+    kind: 'refused' in outcome ? 'approval.vote_refused' : 'approval.voted',
+    actor: vote.decided_by,
+    via: vote.via ?? '',
+    subject: approval.uuid,
     detail_json: JSON.stringify(detail),
   };
 }

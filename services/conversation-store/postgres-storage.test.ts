@@ -6,6 +6,7 @@ import { interruptedTurnConformance } from './interrupted-turn-conformance.js';
 import { leaseConformance } from './lease-conformance.js';
 import { oneRunConformance } from './one-run-conformance.js';
 import { ownersConformance } from './owners-conformance.js';
+import { quorumConformance } from './quorum-conformance.js';
 import { storageConformance } from './storage-conformance.js';
 import { dropFinishedTestDatabases, postgresDriver } from '../../test/support/storage-drivers.js';
 
@@ -19,5 +20,6 @@ describe('leases', () => leaseConformance(postgresDriver()));
 describe('approvals', () => approvalsConformance(postgresDriver()));
 describe('owners', () => ownersConformance(postgresDriver()));
 describe('history digests', () => historyDigestsConformance(postgresDriver()));
+describe('quorums', () => quorumConformance(postgresDriver()));
 // Each test's database goes with others: a DROP DATABASE waits for a checkpoint, drops at once share one.
 afterAll(dropFinishedTestDatabases);

@@ -88,6 +88,49 @@ export interface ApprovalRow {
   on_timeout?: ApprovalTimeoutActionName | null;
   /** Since SQLite schema 19, PostgreSQL schema 10: the id of the decision whose claim won. */
   decision_id?: string | null;
+  /** Since SQLite schema 20, PostgreSQL schema 11: the quorum it needs (NULL: one decision) and who asked for the call. */
+  quorum_required?: number | null;
+  quorum_role?: string | null;
+  quorum_not_requester?: number | null;
+  requested_by?: string | null;
+  /** Read only (never a column): the votes, a JSON array of VoteRow, or NULL without any. */
+  votes_json?: string | null;
+}
+
+/** One vote of a quorum, as stored in approval_votes. */
+export interface VoteRow {
+  approval_uuid: string;
+  voter: string;
+  via: string | null;
+  reason: string | null;
+  at: string;
+  args_hash: string;
+}
+
+/** The votes of a row, oldest first (a vote's time, then its voter: one order on every driver). */
+function votesOfRow(row: ApprovalRow): pb.ApprovalVote[] {
+  if (!row.votes_json) return [];
+  const votes = (JSON.parse(row.votes_json) as Omit<VoteRow, 'approval_uuid'>[]).sort(
+    (a, b) => a.at.localeCompare(b.at) || a.voter.localeCompare(b.voter),
+  );
+  return votes.map((vote) => ({
+    by: vote.voter,
+    via: vote.via ?? undefined,
+    reason: vote.reason ?? undefined,
+    at: new Date(vote.at),
+    argsHash: vote.args_hash,
+  }));
+}
+
+/** The quorum of a row; absent for an approval that one decision decides. */
+function quorumOfRow(row: ApprovalRow): pb.ApprovalQuorum | undefined {
+  if (!row.quorum_required) return undefined;
+  return {
+    required: row.quorum_required,
+    role: row.quorum_role ?? '',
+    notRequester: Boolean(row.quorum_not_requester),
+    requester: row.requested_by ?? undefined,
+  };
 }
 
 export interface AuditRow {
@@ -153,6 +196,8 @@ export function approvalFromRow(row: ApprovalRow): pb.PendingApproval {
     expiresAt: row.expires_at ? new Date(row.expires_at) : undefined,
     onTimeout: row.on_timeout ? approvalTimeoutAction.value(row.on_timeout) : undefined,
     decisionId: row.decision_id ?? undefined,
+    quorum: quorumOfRow(row),
+    votes: votesOfRow(row),
   };
 }
 

@@ -92,6 +92,10 @@ const runLease = z.object(
   { error: 'a lease (owner, node, ttl_ms)' },
 );
 
+// Who decides or votes: a principal's name.
+const decidedBy = notBlank(maxChars(MAX_AUDIT_ACTOR_LENGTH), 'a name, not blank (absent: anonymous)');
+/** More voters than any team reviews a call with is a mistake in the policy, not a quorum. */
+const MAX_QUORUM = 100;
 // How long a new approval waits for a human, and what its expiry decides.
 const TIMEOUT_ACTION = 'one of unspecified (reject), reject, approve';
 // What every new approval says, from CreateApproval or UpdateRun.
@@ -117,6 +121,15 @@ const newApproval = z
       `at most ${MAX_APPROVAL_EXPIRY_MS} milliseconds (a year)`,
     ).optional(),
     onTimeout: z.enum(ApprovalTimeoutAction, { error: TIMEOUT_ACTION }).optional(),
+    // A quorum is of 2 people or more (one is an ordinary approval), each named as decided_by is.
+    quorum: z
+      .object({
+        required: intIn(2, MAX_QUORUM, 'at least 2 votes (one is no quorum)', `at most ${MAX_QUORUM} votes`),
+        role: z.string().max(MAX_AUDIT_VIA_LENGTH, `at most ${MAX_AUDIT_VIA_LENGTH} characters`),
+        notRequester: z.boolean(),
+        requester: decidedBy.optional(),
+      })
+      .optional(),
   })
   // The approval it replaces is the earlier one of a call whose outcome is unknown (store.proto).
   .refine((approval) => approval.replacesUuid === undefined || approval.outcomeUnknown === true, {
@@ -125,7 +138,6 @@ const newApproval = z
   });
 
 // Who decides and through which face, as an audit entry names them.
-const decidedBy = notBlank(maxChars(MAX_AUDIT_ACTOR_LENGTH), 'a name, not blank (absent: anonymous)');
 const via = maxChars(MAX_AUDIT_VIA_LENGTH);
 /** A decision's id is a caller's unique token (a UUID), never a document. */
 const MAX_DECISION_ID_LENGTH = 128;
@@ -381,7 +393,12 @@ export function conversationStoreHandlers(
     },
     claimApproval: async (request) => {
       const claim = await storage.claimApproval(request);
-      return { ...claim, tooLate: claim.tooLate ?? false, conversation: await conversationOf(claim.approval.conversationId) };
+      return {
+        ...claim,
+        tooLate: claim.tooLate ?? false,
+        voteRecorded: claim.voteRecorded ?? false,
+        conversation: await conversationOf(claim.approval.conversationId),
+      };
     },
     startApprovalExecution: async (request) => ({ approval: await storage.startApprovalExecution(request.uuid) }),
     finishApprovalExecution: async (request) => {

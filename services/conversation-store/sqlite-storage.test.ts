@@ -6,6 +6,7 @@ import { interruptedTurnConformance } from './interrupted-turn-conformance.js';
 import { leaseConformance } from './lease-conformance.js';
 import { oneRunConformance } from './one-run-conformance.js';
 import { ownersConformance } from './owners-conformance.js';
+import { quorumConformance } from './quorum-conformance.js';
 import { storageConformance } from './storage-conformance.js';
 import { sqliteDriver } from '../../test/support/storage-drivers.js';
 
@@ -19,3 +20,4 @@ describe('leases', () => leaseConformance(sqliteDriver()));
 describe('approvals', () => approvalsConformance(sqliteDriver()));
 describe('owners', () => ownersConformance(sqliteDriver()));
 describe('history digests', () => historyDigestsConformance(sqliteDriver()));
+describe('quorums', () => quorumConformance(sqliteDriver()));

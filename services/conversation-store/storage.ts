@@ -62,6 +62,8 @@ export interface ApprovalClaim {
   approval: PendingApproval;
   /** Lost because expires_at had passed and the claim was not its expiry's: still pending. */
   tooLate?: boolean;
+  /** A vote of a quorum was recorded and the quorum is not complete: nothing claimed, still pending. */
+  voteRecorded?: boolean;
 }
 
 export interface TurnStart {

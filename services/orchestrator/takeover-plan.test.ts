@@ -47,6 +47,7 @@ function approval(uuid: string, status: ApprovalStatus): PendingApproval {
     argsHash: 'h',
     toolCallId: 'call-1',
     updatedAt: undefined,
+    votes: [],
     agentChain: [],
   };
 }

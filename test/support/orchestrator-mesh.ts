@@ -243,6 +243,7 @@ export class FakeMesh {
       updatedAt: new Date(0),
       status: ApprovalStatus.APPROVAL_STATUS_PENDING,
       argsHash: callHash(approval.toolName, jsonObjectOf(approval.toolArgsJson)),
+      votes: [],
       agentChain: [],
       ...approval,
     };

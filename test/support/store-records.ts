@@ -27,6 +27,7 @@ export function approvalRecord(overrides: Partial<PendingApproval> = {}): Pendin
     argsHash: 'hash',
     toolCallId: 'call-1',
     updatedAt: AT,
+    votes: [],
     agentChain: [],
     ...overrides,
   };

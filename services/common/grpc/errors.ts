@@ -19,6 +19,8 @@ export const invalidArgument = (message: string) => new ServiceError(GrpcStatus.
 export const failedPrecondition = (message: string) => new ServiceError(GrpcStatus.FAILED_PRECONDITION, message);
 export const unavailable = (message: string) => new ServiceError(GrpcStatus.UNAVAILABLE, message);
 export const deadlineExceeded = (message: string) => new ServiceError(GrpcStatus.DEADLINE_EXCEEDED, message);
+export const alreadyExists = (message: string) => new ServiceError(GrpcStatus.ALREADY_EXISTS, message);
+export const permissionDenied = (message: string) => new ServiceError(GrpcStatus.PERMISSION_DENIED, message);
 export const aborted = (message: string) => new ServiceError(GrpcStatus.ABORTED, message);
 export const internal = (message: string) => new ServiceError(GrpcStatus.INTERNAL, message);
 

@@ -147,6 +147,8 @@ const MIGRATIONS: readonly string[] = [
   `
   ALTER TABLE approvals ADD COLUMN decision_id text;
   `,
+  // 11: quorums of approvers, as SQLite schema 20.
+  ddl.approvalQuorums(T),
 ];
 
 export const POSTGRES_SCHEMA_VERSION = MIGRATIONS.length;

@@ -171,3 +171,22 @@ export const ownersAsPrincipals = (temporary: string) => `
   CREATE ${temporary} AS SELECT '${TOKEN_PRINCIPAL_PREFIX}' || owner AS owner, status, count FROM conversation_counts_by_owner;
   DELETE FROM conversation_counts_by_owner;
   INSERT INTO conversation_counts_by_owner (owner, status, count) SELECT owner, status, count FROM renamed_owner_counts;`;
+
+/**
+ * Quorums (SQLite 20, PostgreSQL 11): what an approval needs (NULL required: one decision) and who asked for the call;
+ * the votes for the arguments in force, one per voter (an edit deletes the others), found by their approval's key.
+ */
+export const approvalQuorums = (t: ColumnTypes) => `
+  ALTER TABLE approvals ADD COLUMN quorum_required ${t.integer};
+  ALTER TABLE approvals ADD COLUMN quorum_role ${t.text};
+  ALTER TABLE approvals ADD COLUMN quorum_not_requester ${t.integer};
+  ALTER TABLE approvals ADD COLUMN requested_by ${t.text};
+  CREATE TABLE approval_votes (
+    approval_uuid ${t.uuid} NOT NULL REFERENCES approvals (uuid) ON DELETE CASCADE,
+    voter         ${t.text} NOT NULL,
+    via           ${t.text},
+    reason        ${t.text},
+    at            ${t.text} NOT NULL,
+    args_hash     ${t.text} NOT NULL,
+    PRIMARY KEY (approval_uuid, voter)
+  )${t.keyedTable};`;

@@ -24,6 +24,8 @@ interface DialectSql {
   /** The column that keeps the insertion order of approvals that share created_at. */
   approvalOrder: 'rowid' | 'position';
   latestEventId: RawBuilder<never>;
+  /** An approval's votes as a JSON array of text (NULL or '[]' without any), through approval_votes' key. */
+  votesJson: RawBuilder<never>;
 }
 
 const sqliteSql: DialectSql = {
@@ -39,6 +41,8 @@ const sqliteSql: DialectSql = {
   watchedElsewhere: fixed('0'),
   approvalOrder: 'rowid',
   latestEventId: fixed('(SELECT coalesce(max(id), 0) FROM events)'),
+  votesJson: fixed(`(SELECT json_group_array(json_object('voter', voter, 'via', via, 'reason', reason, 'at', at, 'args_hash', args_hash))
+    FROM approval_votes WHERE approval_votes.approval_uuid = approvals.uuid)`),
 };
 
 const postgresSql: DialectSql = {
@@ -59,6 +63,9 @@ const postgresSql: DialectSql = {
       AND store_replicas.last_seen > now() - make_interval(secs => ${param('live_for_ms')}::double precision / 1000))`,
   approvalOrder: 'position',
   latestEventId: fixed('(SELECT last_id FROM event_ids)'),
+  votesJson:
+    fixed(`(SELECT json_agg(json_build_object('voter', voter, 'via', via, 'reason', reason, 'at', at, 'args_hash', args_hash))::text
+    FROM approval_votes WHERE approval_votes.approval_uuid = approvals.uuid)`),
 };
 
 function buildQueries(d: DialectSql) {
@@ -106,8 +113,12 @@ function buildQueries(d: DialectSql) {
     'edited_args',
     'on_timeout',
     'decision_id',
+    'quorum_required',
+    'quorum_role',
+    'quorum_not_requester',
+    'requested_by',
   ] as const;
-  const approvalRow = [...approvalColumns, d.expiresAtText.as('expires_at')] as const;
+  const approvalRow = [...approvalColumns, d.expiresAtText.as('expires_at'), d.votesJson.as('votes_json')] as const;
   const approvals = db.selectFrom('approvals').select(approvalRow);
   const afterApproval = sql<boolean>`(created_at, uuid) > (${p('created_at')}, ${p('uuid')})`;
   const pending = approvals.where('status', '=', lit('pending'));
@@ -173,6 +184,7 @@ function buildQueries(d: DialectSql) {
       .values({
         ...named('uuid', 'conversation_id', 'tool_call_id', 'tool_name', 'tool_args', 'args_hash', 'description', 'remote_task_id'),
         ...named('remote_agent_name', 'created_at', 'agent_chain', 'outcome_unknown', 'replaces_uuid', 'on_timeout'),
+        ...named('quorum_required', 'quorum_role', 'quorum_not_requester', 'requested_by'),
         status: lit('pending'),
         updated_at: p('created_at'),
         expires_at: d.approvalExpiresAt,
@@ -195,6 +207,27 @@ function buildQueries(d: DialectSql) {
       .where('status', '=', lit('pending'))
       .where(sql<boolean>`(${p('on_time')} = 0 OR expires_at IS NULL OR expires_at > ${d.now('now')})`)
       .returning(approvalRow),
+    // A vote counts only while the approval is pending and on time (as a human's claim).
+    approvalOpenForVote: db
+      .selectFrom('approvals')
+      .select('uuid')
+      .where('uuid', '=', p('uuid'))
+      .where('status', '=', lit('pending'))
+      .where(sql<boolean>`(expires_at IS NULL OR expires_at > ${d.now('now')})`),
+    selectVote: db.selectFrom('approval_votes').selectAll().where('approval_uuid', '=', p('approval_uuid')).where('voter', '=', p('voter')),
+    insertVote: db.insertInto('approval_votes').values(named('approval_uuid', 'voter', 'via', 'reason', 'at', 'args_hash')),
+    // An edit restarts the count: the votes for the arguments it replaces go.
+    deleteVotes: db.deleteFrom('approval_votes').where('approval_uuid', '=', p('approval_uuid')),
+    countVotes: db
+      .selectFrom('approval_votes')
+      .select(fixed('count(*)').as('n'))
+      .where('approval_uuid', '=', p('approval_uuid'))
+      .where('args_hash', '=', p('args_hash')),
+    editPendingArgs: db
+      .updateTable('approvals')
+      .set({ edited_args: p('edited_args'), updated_at: p('now') })
+      .where('uuid', '=', p('uuid'))
+      .where('status', '=', lit('pending')),
     moveApproval: db
       .updateTable('approvals')
       .set({ status: p('to'), updated_at: p('now') })

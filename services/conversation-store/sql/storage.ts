@@ -1,13 +1,18 @@
 import { randomUUID } from 'node:crypto';
 import type * as pb from '../../../gen/ts/asg/store/v1/store.js';
 import { ConversationStatus, MessageRole } from '../../../gen/ts/asg/store/v1/store.js';
-import { aborted, failedPrecondition, invalidArgument, notFound } from '../../common/grpc/errors.js';
+import { callHash } from '../../common/call-hash.js';
+import { aborted, alreadyExists, failedPrecondition, invalidArgument, notFound, permissionDenied } from '../../common/grpc/errors.js';
+import { jsonObjectOf } from '../../common/json-value.js';
 import {
   alsoRejected,
   approvalPage,
   auditPage,
+  type ClaimDecision,
   claimDecision,
   decisionAuditRow,
+  EXPIRY_VIA,
+  voteAuditRow,
   endingOutcome,
   FIRST_APPROVAL,
   listedStatuses,
@@ -46,7 +51,7 @@ import {
   MAX_PUSH_CONFIGS,
   type TurnStart,
 } from '../storage.js';
-import { subscribe, tellEach } from './port.js';
+import { type SqlWrite, subscribe, tellEach } from './port.js';
 import {
   FIRST_UUID,
   pendingApprovals,
@@ -209,11 +214,17 @@ export abstract class SqlConversationStorage extends ConversationChanges {
 
   /** pending → approved | rejected | expired, exactly once; a lost or late claim is `claimed: false`, not an error. */
   async claimApproval(request: pb.ClaimApprovalRequest): Promise<ApprovalClaim> {
-    const decision = claimDecision(request);
-    return this.write(async (tx) => {
+    let decision = claimDecision(request);
+    const outcome = await this.write(async (tx): Promise<ApprovalClaim | 'refused'> => {
       const found = await requireApproval(tx, request.uuid);
       // The conversation first (the lock order of every write), then the conditional claim.
       await this.lockConversation(tx, found.conversation_id);
+      // An approval that needs a quorum is approved by votes; the expiry's own approval is the policy's, not a person's.
+      if (request.approved && (found.quorum_required ?? 0) > 1 && request.via !== EXPIRY_VIA) {
+        const voted = await this.vote(tx, await requireApproval(tx, found.uuid), decision);
+        if (voted.answer !== undefined) return voted.answer;
+        decision = voted.decision;
+      }
       const claimed = await this.decide(tx, found.uuid, decision);
       if (!claimed) return lostClaim(approvalFromRow(await requireApproval(tx, found.uuid)));
       const messages = [...request.messages];
@@ -248,6 +259,59 @@ export abstract class SqlConversationStorage extends ConversationChanges {
       if (request.approved || request.continuesTurn) await this.markTurnRunning(tx, conversation.id, request.lease);
       return { claimed: true, approval: approvalFromRow(claimed) };
     });
+    // The refusal is audited in a transaction that wrote nothing else, and then told.
+    if (outcome === 'refused')
+      throw permissionDenied(`approval ${request.uuid}: the principal who asked for the call may not vote for it (not_requester)`);
+    return outcome;
+  }
+
+  /**
+   * One approving vote of a quorum, under the conversation's lock: refused (audited) for the requester with
+   * not_requester; ALREADY_EXISTS for a second vote of one voter on the arguments in force; an edit replaces the
+   * arguments and restarts the count. An `answer` unless this vote completes the quorum: then the decision that claims,
+   * with the arguments in force.
+   */
+  private async vote(
+    tx: SqlWrite,
+    approval: ApprovalRow,
+    decision: ClaimDecision,
+  ): Promise<{ answer: ApprovalClaim | 'refused'; decision?: undefined } | { answer?: undefined; decision: ClaimDecision }> {
+    const now = isoTimestamp(this.now());
+    // Decided, or past its deadline: nothing to vote on; the answer is a lost claim's.
+    if ((await tx.all('approvalOpenForVote', { uuid: approval.uuid, now })).length === 0)
+      return { answer: lostClaim(approvalFromRow(approval)) };
+    const voter = decision.decided_by;
+    if (approval.quorum_not_requester && approval.requested_by && voter === approval.requested_by) {
+      await tx.all('insertAudit', voteAuditRow(approval, decision, now, { refused: true }));
+      return { answer: 'refused' };
+    }
+    const inForce = approval.edited_args ?? approval.tool_args;
+    const hashInForce = callHash(approval.tool_name, jsonObjectOf(inForce));
+    const asked = decision.edited_args;
+    const hash = asked === null ? hashInForce : callHash(approval.tool_name, jsonObjectOf(asked));
+    const edits = hash !== hashInForce;
+    if (edits) {
+      // New arguments: the votes for the others no longer count toward them.
+      await tx.run('editPendingArgs', { uuid: approval.uuid, edited_args: asked, now });
+      await tx.run('deleteVotes', { approval_uuid: approval.uuid });
+    } else if ((await tx.all('selectVote', { approval_uuid: approval.uuid, voter })).length > 0) {
+      throw alreadyExists(`approval ${approval.uuid}: ${voter} already voted for these arguments; another voter completes the quorum`);
+    }
+    await tx.run('insertVote', {
+      approval_uuid: approval.uuid,
+      voter,
+      via: decision.via,
+      reason: decision.reason,
+      at: now,
+      args_hash: hash,
+    });
+    const [count] = await tx.all<{ n: number | string }>('countVotes', { approval_uuid: approval.uuid, args_hash: hash });
+    const votes = Number(count?.n ?? 0);
+    const required = approval.quorum_required!;
+    await tx.all('insertAudit', voteAuditRow(approval, decision, now, { votes, required, edited: edits }));
+    // The vote that completes the quorum claims as any approval does, with the arguments in force.
+    if (votes >= required) return { decision: { ...decision, edited_args: edits ? asked : (approval.edited_args ?? null) } };
+    return { answer: { claimed: false, voteRecorded: true, approval: approvalFromRow(await requireApproval(tx, approval.uuid)) } };
   }
 
   async startApprovalExecution(uuid: string): Promise<pb.PendingApproval> {

@@ -1,6 +1,6 @@
 import type { Generated } from 'kysely';
 import type { ApprovalStatusName, ConversationStatusName } from '../records.js';
-import type { ApprovalRow, AuditRow, ConversationRow, EventRow, MessageRow, PushConfigRow } from '../rows.js';
+import type { ApprovalRow, AuditRow, ConversationRow, EventRow, MessageRow, PushConfigRow, VoteRow } from '../rows.js';
 
 /** The tables as both schemas hold them; only expiries differ (SQLite epoch ms or ISO text, PostgreSQL timestamptz). */
 type ConversationsTable = Omit<Required<ConversationRow>, 'input_tokens' | 'output_tokens' | 'lease_takeovers' | `run_${string}`> & {
@@ -18,7 +18,7 @@ interface RunsTable {
   updated_at: string;
 }
 
-type ApprovalsTable = Required<Omit<ApprovalRow, 'status' | 'expires_at'>> & {
+type ApprovalsTable = Required<Omit<ApprovalRow, 'status' | 'expires_at' | 'votes_json'>> & {
   status: ApprovalStatusName;
   expires_at: unknown;
   position: Generated<number>;
@@ -38,6 +38,7 @@ export interface StoreTables {
   runs: RunsTable;
   messages: MessageRow;
   approvals: ApprovalsTable;
+  approval_votes: VoteRow;
   audit: Omit<AuditRow, 'id'> & { id: Generated<number> };
   events: Omit<EventRow, 'id'> & { id: Generated<number> };
   webhook_cursors: WebhookCursorsTable;

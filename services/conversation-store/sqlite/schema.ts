@@ -194,6 +194,8 @@ const MIGRATIONS: readonly string[] = [
   `
   ALTER TABLE approvals ADD COLUMN decision_id TEXT;
   `,
+  // 20: quorums of approvers: what an approval needs and its votes (approvalQuorums).
+  ddl.approvalQuorums(T),
 ];
 
 export const SCHEMA_VERSION = MIGRATIONS.length;

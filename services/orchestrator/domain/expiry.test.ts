@@ -77,6 +77,7 @@ describe('what an expiry decides', () => {
     status: ApprovalStatus.APPROVAL_STATUS_PENDING,
     argsHash: '',
     toolCallId: 'c1',
+    votes: [],
     agentChain: [],
     createdAt: new Date(1_000_000),
     updatedAt: undefined,

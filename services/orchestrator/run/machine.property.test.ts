@@ -410,6 +410,7 @@ class Sim {
               updatedAt: undefined,
               status: ApprovalStatus.APPROVAL_STATUS_PENDING,
               argsHash,
+              votes: [],
             },
             turn: store.turn,
             asked: 0,

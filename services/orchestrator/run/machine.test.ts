@@ -173,6 +173,7 @@ function pendingOf(approval: NewApproval, status = ApprovalStatus.APPROVAL_STATU
     updatedAt: undefined,
     status,
     argsHash: callHash(approval.toolName, JSON.parse(approval.toolArgsJson)),
+    votes: [],
   };
 }
 

@@ -12,6 +12,7 @@ const approval: PendingApproval = {
   status: ApprovalStatus.APPROVAL_STATUS_PENDING,
   argsHash: 'h',
   toolCallId: 'c1',
+  votes: [],
   agentChain: [],
   createdAt: new Date('2026-05-01T09:59:00.000Z'),
   updatedAt: undefined,
