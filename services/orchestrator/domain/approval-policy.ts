@@ -186,86 +186,71 @@ function measure(expr: Expr): { nodes: number; depth: number; maxId: bigint } {
   let nodes = 0;
   let deepest = 0;
   let maxId = 0n;
-  const visit = (node: Expr | undefined, depth: number): void => {
-    if (!node) return;
+  const visit = (node: Expr, depth: number): void => {
     nodes += 1;
     if (node.id > maxId) maxId = node.id;
-    const kind = node.exprKind;
-    switch (kind.case) {
-      case 'selectExpr':
-        visit(kind.value.operand, depth);
-        return;
-      case 'callExpr':
-        visit(kind.value.target, depth);
-        for (const arg of kind.value.args) visit(arg, depth);
-        return;
-      case 'listExpr':
-        for (const element of kind.value.elements) visit(element, depth);
-        return;
-      case 'structExpr':
-        for (const entry of kind.value.entries) {
-          if (entry.keyKind.case === 'mapKey') visit(entry.keyKind.value, depth);
-          visit(entry.value, depth);
-        }
-        return;
-      case 'comprehensionExpr': {
-        const inner = depth + 1;
-        deepest = Math.max(deepest, inner);
-        const { iterRange, accuInit, loopCondition, loopStep, result } = kind.value;
-        visit(iterRange, depth);
-        visit(accuInit, depth);
-        visit(loopCondition, inner);
-        visit(loopStep, inner);
-        visit(result, depth);
-        return;
-      }
-      default:
-        return;
-    }
+    if (node.exprKind.case === 'comprehensionExpr') deepest = Math.max(deepest, depth + 1);
+    eachChild(node, (child, inLoop) => visit(child, inLoop ? depth + 1 : depth));
   };
   visit(expr, 0);
   return { nodes, depth: deepest, maxId };
 }
 
-/** Wraps every comprehension's loop condition in the step counter, so that each iteration counts against the bound. */
-function countSteps(expr: Expr | undefined, ids: { next: bigint }): void {
-  if (!expr) return;
+/**
+ * Calls `visit` with each direct child of `expr`; `inLoop` is true for a comprehension's loop
+ * condition and step, which run once per iteration.
+ */
+function eachChild(expr: Expr, visit: (child: Expr, inLoop: boolean) => void): void {
+  const each = (child: Expr | undefined, inLoop = false) => {
+    if (child) visit(child, inLoop);
+  };
   const kind = expr.exprKind;
   switch (kind.case) {
     case 'selectExpr':
-      countSteps(kind.value.operand, ids);
+      each(kind.value.operand);
       return;
     case 'callExpr':
-      countSteps(kind.value.target, ids);
-      for (const arg of kind.value.args) countSteps(arg, ids);
+      each(kind.value.target);
+      for (const arg of kind.value.args) each(arg);
       return;
     case 'listExpr':
-      for (const element of kind.value.elements) countSteps(element, ids);
+      for (const element of kind.value.elements) each(element);
       return;
     case 'structExpr':
       for (const entry of kind.value.entries) {
-        if (entry.keyKind.case === 'mapKey') countSteps(entry.keyKind.value, ids);
-        countSteps(entry.value, ids);
+        if (entry.keyKind.case === 'mapKey') each(entry.keyKind.value);
+        each(entry.value);
       }
       return;
     case 'comprehensionExpr': {
-      const comprehension = kind.value;
-      for (const part of [comprehension.iterRange, comprehension.accuInit, comprehension.loopStep, comprehension.result])
-        countSteps(part, ids);
-      const condition = comprehension.loopCondition;
-      countSteps(condition, ids);
-      if (!condition) return;
-      // A call node built like the parser's own: the step function over the original condition.
-      const wrapper = parse(`${STEP_FUNCTION}(true)`).expr;
-      if (wrapper.exprKind.case !== 'callExpr') return;
-      wrapper.id = ids.next++;
-      wrapper.exprKind.value.args = [condition];
-      comprehension.loopCondition = wrapper;
+      const { iterRange, accuInit, loopCondition, loopStep, result } = kind.value;
+      each(iterRange);
+      each(accuInit);
+      each(loopCondition, true);
+      each(loopStep, true);
+      each(result);
       return;
     }
     default:
       return;
   }
+}
+
+/** Wraps every comprehension's loop condition in the step counter, so that each iteration counts against the bound. */
+function countSteps(expr: Expr | undefined, ids: { next: bigint }): void {
+  if (!expr) return;
+  eachChild(expr, (child) => countSteps(child, ids));
+  const kind = expr.exprKind;
+  if (kind.case !== 'comprehensionExpr') return;
+  const comprehension = kind.value;
+  const condition = comprehension.loopCondition;
+  if (!condition) return;
+  // A call node built like the parser's own: the step function over the original condition.
+  const wrapper = parse(`${STEP_FUNCTION}(true)`).expr;
+  if (wrapper.exprKind.case !== 'callExpr') return;
+  wrapper.id = ids.next++;
+  wrapper.exprKind.value.args = [condition];
+  comprehension.loopCondition = wrapper;
 }
 
 /** A JSON value as CEL sees it: whole numbers as int, other numbers as double, objects as maps. */
