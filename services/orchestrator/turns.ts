@@ -37,7 +37,7 @@ import type { TakenOverRun } from '../../gen/ts/asg/store/v1/store.js';
 import { RunDriver, type Activation } from './run/driver.js';
 import { AgentIo } from './run/io.js';
 import { freshRun, storedRun } from './run/machine.js';
-import { ApprovalPolicies, type Requester } from './domain/approval-policy.js';
+import type { ApprovalPolicies, Requester } from './domain/approval-policy.js';
 import { decodeRun, legacySimpleRun, pipelineView, UnreadableRun, type StoredRun } from './run/state.js';
 import type { DecisionFacts, MachineEnv, RunAnswer } from './run/types.js';
 import { catalogueWith, ToolCatalogue } from './tool-catalogue.js';
@@ -92,6 +92,8 @@ export class TurnRunner {
     private readonly clients: OrchestratorClients,
     private readonly log: Logger,
     private readonly leases: RunLeases,
+    /** approvals.policies, compiled (none configured: undefined). */
+    policies?: ApprovalPolicies,
   ) {
     this.interruptedAfterMs = Math.max(30_000, ...config.mcp_servers.map((server) => server.timeout)) + 10_000;
     this.catalogue = new ToolCatalogue(clients);
@@ -123,7 +125,7 @@ export class TurnRunner {
         maxTokens: config.chat.max_tokens,
         compactionStrategy: config.chat.compaction_strategy,
       },
-      policies: ApprovalPolicies.compile(config.approvals.policies),
+      ...(policies !== undefined && { policies }),
     };
     this.expiry = new ExpiryPolicy(config.approvals);
     this.driver = new RunDriver(clients, log, new AgentIo(clients, log, a2aPeers(config)), this.catalogue, this.env, leases, this.expiry);
