@@ -28,8 +28,10 @@ export async function up(configFile: string, options: StartOptions): Promise<voi
   // Loaded once the configuration is known to be good: a refused start need not wait for the services' code.
   const { startMesh } = await import('./mesh.js');
   const mesh = await startMesh(config, (service) => createLogger(service));
-  log.info('agent up', { config: configFile, url: mesh.url, services: mesh.services.map((s) => `${s.name}@${s.address}`).join(',') });
+  // The handlers come before the line that says it is up: whoever waits for that line may
+  // signal at once, and a signal with no handler yet would kill the process uncleanly.
   stopOnSignal(mesh.stop, log, config.shutdown_grace);
+  log.info('agent up', { config: configFile, url: mesh.url, services: mesh.services.map((s) => `${s.name}@${s.address}`).join(',') });
   collectGarbageOnSignal(log);
 }
 
@@ -45,7 +47,7 @@ export async function serve(
   initTelemetry(`asg-${service}`);
   const { startOneService } = await import('./serve.js');
   const running: RunningService = await startOneService(service, config, { host: options.host, port: options.port });
-  log.info('service up', { service: running.name, address: running.address });
   stopOnSignal(running.stop, log, config.shutdown_grace);
+  log.info('service up', { service: running.name, address: running.address });
   collectGarbageOnSignal(log);
 }
