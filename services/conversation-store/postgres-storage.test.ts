@@ -3,6 +3,7 @@ import { approvalsConformance } from './approvals-conformance.js';
 import { eventsConformance } from './events-conformance.js';
 import { historyDigestsConformance } from './history-digests-conformance.js';
 import { interruptedTurnConformance } from './interrupted-turn-conformance.js';
+import { lifecycleConformance } from './lifecycle-conformance.js';
 import { leaseConformance } from './lease-conformance.js';
 import { oneRunConformance } from './one-run-conformance.js';
 import { ownersConformance } from './owners-conformance.js';
@@ -21,5 +22,6 @@ describe('approvals', () => approvalsConformance(postgresDriver()));
 describe('owners', () => ownersConformance(postgresDriver()));
 describe('history digests', () => historyDigestsConformance(postgresDriver()));
 describe('quorums', () => quorumConformance(postgresDriver()));
+describe('data lifecycle', () => lifecycleConformance(postgresDriver()));
 // Each test's database goes with others: a DROP DATABASE waits for a checkpoint, drops at once share one.
 afterAll(dropFinishedTestDatabases);
