@@ -585,10 +585,10 @@ export abstract class SqlConversationStorage extends ConversationChanges {
   /**
    * Deletes a conversation in one transaction (store.proto DeleteConversation): refused while an approved call has no
    * outcome; its pending approvals rejected and audited first; its events, then its row (the rest cascades); the
-   * `conversation.deleted` entry and event last. Returns the rejected approvals.
+   * `conversation.deleted` entry and event last; then the space goes back. Returns the rejected approvals.
    */
   async deleteConversation(request: pb.DeleteConversationRequest): Promise<string[]> {
-    return this.write(async (tx) => {
+    const rejected = await this.write(async (tx) => {
       const conversation = await this.lockConversation(tx, request.id);
       const [unfinished] = await unfinishedApprovals(tx, conversation.id);
       if (unfinished) {
@@ -612,6 +612,8 @@ export abstract class SqlConversationStorage extends ConversationChanges {
       tx.changes.event(conversation.id, at, { kind: 'conversation_deleted' });
       return rejected.map((approval) => approval.uuid);
     });
+    await this.reclaimSpace();
+    return rejected;
   }
 
   /** Conversations unchanged for `idleForMs`, least recently changed first. */

@@ -211,12 +211,12 @@ export const SCHEMA_VERSION = MIGRATIONS.length;
 
 /** WAL: readers go on while one writer commits; NORMAL sync survives process crashes; a second process waits for the lock. */
 export function configureConnection(db: Database): void {
+  // Before WAL, which writes the header of a new file: only then does a new file take it without a VACUUM.
+  db.pragma('auto_vacuum = INCREMENTAL');
   db.pragma('journal_mode = WAL');
   db.pragma('synchronous = NORMAL');
   db.pragma('busy_timeout = 5000');
   db.pragma('foreign_keys = ON');
-  // Takes effect on a new file only (before its first table); switchToIncrementalVacuum switches an older one.
-  db.pragma('auto_vacuum = INCREMENTAL');
 }
 
 /** SQLite's auto_vacuum value for INCREMENTAL. */
