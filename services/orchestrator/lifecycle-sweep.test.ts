@@ -8,16 +8,12 @@ import { statSync } from 'node:fs';
 import { join } from 'node:path';
 import Database from 'better-sqlite3';
 import { afterAll, afterEach, describe, expect, it } from 'vitest';
-import { ConversationStatus, ConversationStoreServiceService, MessageRole } from '../../gen/ts/asg/store/v1/store.js';
-import { createPromiseClient, type PromiseClient } from '../common/grpc/client.js';
 import { GrpcStatus } from '../common/grpc/errors.js';
-import { createServer, implement, listen, shutdown } from '../common/grpc/server.js';
-import { createLogger } from '../common/log.js';
-import { EventFeed } from '../conversation-store/event-feed.js';
-import { conversationStoreHandlers } from '../conversation-store/server.js';
 import { DATABASE_FILE } from '../conversation-store/sqlite/driver.js';
 import type { ConversationStorage } from '../conversation-store/storage.js';
 import { recordingLogger } from '../../test/support/recording-logger.js';
+import { type ServedStore, serveStore } from '../../test/support/served-store.js';
+import { conversationWithTurns } from '../../test/support/store-turns.js';
 import { sized } from '../../test/support/size.js';
 import { dropFinishedTestDatabases, postgresDriver, sqliteDriver, type StorageDriver } from '../../test/support/storage-drivers.js';
 import { LifecycleSweep, RETENTION_ACTOR, type SweepSettings } from './lifecycle-sweep.js';
@@ -26,39 +22,12 @@ const DAY_MS = 24 * 3_600_000;
 const KEEP_MS = 7 * DAY_MS;
 const RETENTION_MS = 30 * DAY_MS;
 
-type StoreClient = PromiseClient<typeof ConversationStoreServiceService>;
-
-/** One replica: a store of the test's clock, served over gRPC, and a client of it. */
-interface Replica {
-  storage: ConversationStorage;
-  client: StoreClient;
-  stop(): Promise<void>;
-}
-
 let clock = Date.parse('2026-11-01T00:00:00.000Z');
-const replicas: Replica[] = [];
+const replicas: ServedStore[] = [];
 
-async function replicaOn(driver: StorageDriver): Promise<Replica> {
-  const storage = await driver.open({ now: () => clock });
-  const feed = new EventFeed(storage);
-  const log = createLogger('conversation-store');
-  const server = createServer();
-  server.addService(
-    ConversationStoreServiceService,
-    implement(ConversationStoreServiceService, 'store', conversationStoreHandlers(storage, feed), log),
-  );
-  const address = `127.0.0.1:${await listen(server, '127.0.0.1:0')}`;
-  const client = createPromiseClient(ConversationStoreServiceService, address, 'lifecycle-sweep-test', 30_000);
-  const replica = {
-    storage,
-    client,
-    async stop() {
-      client.close();
-      await shutdown(server, 1_000);
-      feed.close();
-      await storage.close();
-    },
-  };
+/** One replica: a store of the test's clock, served over gRPC. */
+async function replicaOn(driver: StorageDriver): Promise<ServedStore> {
+  const replica = await serveStore(await driver.open({ now: () => clock }), 'lifecycle-sweep-test');
   replicas.push(replica);
   return replica;
 }
@@ -72,29 +41,8 @@ const settings = (holder: string, change: Partial<SweepSettings> = {}): SweepSet
   ...change,
 });
 
-const sweepOf = (replica: Replica, holder: string, lines: string[] = [], change: Partial<SweepSettings> = {}) =>
+const sweepOf = (replica: ServedStore, holder: string, lines: string[] = [], change: Partial<SweepSettings> = {}) =>
   new LifecycleSweep({ store: replica.client }, settings(holder, change), recordingLogger('orchestrator', lines));
-
-/** One turn of a conversation: the user's message and the answer, as the orchestrator stores them. */
-async function turn(storage: ConversationStorage, conversationId: string, index: number): Promise<void> {
-  await storage.startTurn({
-    conversationId,
-    message: { role: MessageRole.MESSAGE_ROLE_USER, content: `question ${index}: what is in the list?` },
-  });
-  await storage.appendMessages({
-    conversationId,
-    messages: [{ role: MessageRole.MESSAGE_ROLE_ASSISTANT, content: `Answer ${index}: the list holds three resources, a, b and c.` }],
-    status: ConversationStatus.CONVERSATION_STATUS_UNSPECIFIED,
-    endsTurn: true,
-    returnConversation: false,
-  });
-}
-
-async function conversationWithTurns(storage: ConversationStorage, turns: number): Promise<string> {
-  const { id } = await storage.createConversation({ sessionId: 'a1b2c3d4', systemPrompt: 'You are a helpful assistant.' });
-  for (let index = 0; index < turns; index += 1) await turn(storage, id, index);
-  return id;
-}
 
 const deletions = async (storage: ConversationStorage) =>
   (await storage.listAudit({ kinds: ['conversation.deleted'], pageSize: 500, pageToken: '' })).entries;

@@ -5,7 +5,7 @@ import type { OrchestratorClients } from './clients.js';
 import { Poller } from './poller.js';
 
 /** The name of the sweep's lease in the store: one replica sweeps at a time. */
-export const SWEEP_LEASE = 'lifecycle-sweep';
+const SWEEP_LEASE = 'lifecycle-sweep';
 /** Conversations asked for (and deleted one transaction each) per batch. */
 const CONVERSATION_BATCH = 100;
 /** Events or audit entries removed per batch: one short transaction each. */

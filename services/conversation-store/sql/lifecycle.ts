@@ -5,7 +5,7 @@ import type { StoredConversation } from './lookups.js';
 import type { SqlStatements, SqlWrite } from './port.js';
 
 /** The reason a pending approval of a deleted conversation is rejected with (the audit and the run see it). */
-export const DELETION_REASON = 'conversation deleted';
+const DELETION_REASON = 'conversation deleted';
 
 /** How a deletion rejects the conversation's pending approvals: whatever their expiry, while still pending. */
 export function deletionRejection(actor: string, via: string): ClaimDecision {
@@ -41,7 +41,7 @@ export function deletionAuditRow(
  * The last id of the longest prefix (in id order) of `head` whose rows are all older than `before`; 0 for none. Only a
  * prefix goes: a resume after any id within the window then finds every row after it, with no gap.
  */
-export function prefixOlderThan(head: readonly { id: number | string; created_at: string }[], before: string): number {
+function prefixOlderThan(head: readonly { id: number | string; created_at: string }[], before: string): number {
   let through = 0;
   for (const row of head) {
     if (row.created_at >= before) break;
