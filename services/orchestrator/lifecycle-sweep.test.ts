@@ -49,6 +49,23 @@ describe('pruning the event log', () => {
 });
 
 describe('growth on SQLite', () => {
+  it('switches a file made before incremental auto-vacuum at its first open', async () => {
+    await driver.createDatabase();
+    await (await replicas.replica()).stop();
+    await driver.execute('PRAGMA auto_vacuum = NONE; VACUUM;');
+    const mode = () => {
+      const db = new Database(join(driver.dataDir!, DATABASE_FILE), { readonly: true });
+      try {
+        return db.pragma('auto_vacuum', { simple: true });
+      } finally {
+        db.close();
+      }
+    };
+    expect(mode()).toBe(0);
+    await replicas.replica();
+    expect(mode()).toBe(2);
+  });
+
   /** The database's bytes on disk, its WAL checkpointed into the file first. */
   function databaseBytes(): number {
     const file = join(driver.dataDir!, DATABASE_FILE);

@@ -230,7 +230,11 @@ const INCREMENTAL_VACUUM = 2;
 export function switchToIncrementalVacuum(db: Database): void {
   if (db.pragma('auto_vacuum', { simple: true }) === INCREMENTAL_VACUUM) return;
   db.pragma('auto_vacuum = INCREMENTAL');
-  db.exec('VACUUM');
+  try {
+    db.exec('VACUUM');
+  } catch {
+    // Another process reads the file now (SQLITE_BUSY): the file works as it is, and the next open switches it.
+  }
 }
 
 /** Brings the schema to SCHEMA_VERSION; refuses a database written by a newer build. */
