@@ -2790,7 +2790,7 @@ export interface operations {
                 limit?: string;
                 /** @description The next_cursor of the previous page; omit it for the first. */
                 cursor?: string;
-                /** @description Entry kinds (approval.decided, approval.expired, auth.failed, config.loaded); several separated by commas. */
+                /** @description Entry kinds (approval.decided, approval.expired, auth.failed, config.loaded, conversation.deleted); several separated by commas. */
                 kind?: string;
             };
             header?: never;
