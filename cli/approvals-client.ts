@@ -41,6 +41,19 @@ export interface ApiTarget {
   token?: string;
 }
 
+export const DEFAULT_AGENT_URL = 'http://127.0.0.1:8080';
+
+/** The agent's URL: the option's, else $ASG_URL, else DEFAULT_AGENT_URL; undefined when it is no http(s) URL. */
+export function agentUrlOf(given: string | undefined, env: NodeJS.ProcessEnv): { url: string; valid: boolean } {
+  const url = given ?? (env.ASG_URL || DEFAULT_AGENT_URL);
+  try {
+    const { protocol } = new URL(url);
+    return { url, valid: protocol === 'http:' || protocol === 'https:' };
+  } catch {
+    return { url, valid: false };
+  }
+}
+
 /** Reads are single store queries; a decision runs a turn and may take as long as the agent's turn deadline. */
 const READ_TIMEOUT_MS = 30_000;
 
@@ -58,13 +71,16 @@ export interface ApprovalsApi {
   decide(uuid: string, body: DecisionBody): Promise<ConversationReply>;
 }
 
-export function approvalsApi(target: ApiTarget): ApprovalsApi {
+/** One REST call of the CLI: its JSON answer (undefined for 204), or an ApiFailure. */
+export type RestCall = <T>(method: 'GET' | 'POST' | 'DELETE', path: string, body?: unknown) => Promise<T>;
+
+/** The REST calls of the CLI to one agent: labelled `cli` (the agent records decisions and deletions as made through it). */
+export function restCaller(target: ApiTarget): RestCall {
   const base = target.url.replace(/\/+$/, '');
-  // The via label makes the agent record decisions as made through the CLI.
   const headers: Record<string, string> = { 'user-agent': `asg-cli/${agentVersion()}`, [VIA_HEADER]: 'cli', accept: 'application/json' };
   if (target.token) headers.authorization = `Bearer ${target.token}`;
 
-  async function call<T>(method: 'GET' | 'POST', path: string, body?: unknown): Promise<T> {
+  return async function call<T>(method: 'GET' | 'POST' | 'DELETE', path: string, body?: unknown): Promise<T> {
     const init: RequestInit = { method, headers: { ...headers } };
     if (body !== undefined) {
       init.body = JSON.stringify(body);
@@ -78,12 +94,16 @@ export function approvalsApi(target: ApiTarget): ApprovalsApi {
     } catch (error) {
       throw new ApiFailure(unreachableMessage(base, error), EXIT.unreachable);
     }
+    if (response.status === 204) return undefined as T;
     const text = await response.text().catch(() => '');
     const parsed = parseJson(text);
     if (response.ok && parsed !== undefined) return parsed as T;
     throw failureOf(response.status, parsed, text, `${method} ${path}`);
-  }
+  };
+}
 
+export function approvalsApi(target: ApiTarget): ApprovalsApi {
+  const call = restCaller(target);
   return {
     list({ status, conversationId, limit, cursor }) {
       const query = new URLSearchParams();
@@ -124,7 +144,7 @@ function failureOf(status: number, parsed: unknown, text: string, what: string):
       return new ApiFailure(`not signed in: ${message}; pass a token with --token or ASG_TOKEN`, EXIT.denied);
     case 403:
       return new ApiFailure(
-        `not allowed: ${message}; the token's roles do not allow this (deciding needs "approve" or "admin")`,
+        `not allowed: ${message}; the token's roles do not allow this (deciding needs "approve" or "admin"; deleting a conversation, its owner or "admin")`,
         EXIT.denied,
       );
     case 404:

@@ -1,11 +1,9 @@
 import { parseArgs } from 'node:util';
-import { ApiFailure, approvalsApi, EXIT, type ApprovalsApi, type DecisionBody } from './approvals-client.js';
+import { agentUrlOf, ApiFailure, approvalsApi, DEFAULT_AGENT_URL, EXIT, type ApprovalsApi, type DecisionBody } from './approvals-client.js';
 import { approvalListText, approvalText, decisionText } from './approvals-format.js';
 import { APPROVALS_USAGE } from './usage.js';
 
 /** `asg approvals …`: list, show, approve and reject approvals of a running agent over its REST API. */
-
-const DEFAULT_AGENT_URL = 'http://127.0.0.1:8080';
 
 const HELP = `Usage: asg approvals <list|show|approve|reject> [options]
 
@@ -62,15 +60,8 @@ const OPTIONS = {
 type Values = ReturnType<typeof parseArgs<{ args: string[]; options: typeof OPTIONS; allowPositionals: true }>>['values'];
 
 function agentUrl(values: Values, env: NodeJS.ProcessEnv): string {
-  const url = values.url ?? (env.ASG_URL || DEFAULT_AGENT_URL);
-  let parsed: URL;
-  try {
-    parsed = new URL(url);
-  } catch {
-    throw new UsageError(`--url must be an http:// or https:// URL, got ${JSON.stringify(url)}`);
-  }
-  if (parsed.protocol !== 'http:' && parsed.protocol !== 'https:')
-    throw new UsageError(`--url must be an http:// or https:// URL, got ${JSON.stringify(url)}`);
+  const { url, valid } = agentUrlOf(values.url, env);
+  if (!valid) throw new UsageError(`--url must be an http:// or https:// URL, got ${JSON.stringify(url)}`);
   return url;
 }
 

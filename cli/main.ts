@@ -253,6 +253,24 @@ function program(): Command {
       });
     });
 
+  // `asg conversations` parses its own arguments, as `asg approvals` does (cli/conversations.ts).
+  asg
+    .command('conversations')
+    .description('delete a conversation of a running agent (asg conversations --help: --url, --token, exit codes)')
+    .usage('delete ID [options]')
+    .argument('[arguments...]')
+    .helpOption(false)
+    .addHelpText('after', '\nRun asg conversations --help for its options and exit codes.')
+    .allowUnknownOption()
+    .allowExcessArguments()
+    .action(async (args: string[]) => {
+      const { conversationsCommand } = await import('./conversations.js');
+      process.exitCode = await conversationsCommand(args, process.env, {
+        out: (text) => process.stdout.write(text),
+        err: (text) => process.stderr.write(text),
+      });
+    });
+
   asg.addHelpText('after', `\nApprovals:\n${APPROVALS_USAGE}\n\nRun asg <command> --help for the options of a command.`);
   return asg;
 }

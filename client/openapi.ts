@@ -272,7 +272,13 @@ export interface paths {
         get: operations["getConversationsId"];
         put?: never;
         post?: never;
-        delete?: never;
+        /**
+         * Delete a conversation
+         * @description Deletes the conversation with its messages, events, run, approvals and push-notification configs, in one transaction. A pending approval of it is rejected first with the reason "conversation deleted" (audited); the audit trail keeps its entries and gets a conversation.deleted entry. Afterwards every face answers the id as unknown, and a live event stream of it ends with a conversation_deleted event. Its owner or an admin may delete it.
+         *
+         *     **Who may call**: with auth configured: role chat (or admin); without auth: anyone.
+         */
+        delete: operations["deleteConversationsId"];
         options?: never;
         head?: never;
         patch?: never;
@@ -670,6 +676,28 @@ export interface paths {
          *     **Who may call**: with auth configured: role chat (or admin); without auth: anyone.
          */
         post: operations["postTrpcConversationsSend"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/trpc/conversations.delete": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /**
+         * conversations.delete (mutation)
+         * @description A tRPC mutation: the input is the JSON body. Answers {"result": {"data": …}}. Several procedures may be batched: /trpc/a,b?batch=1 with inputs keyed by position. The web chat speaks this face; its answers are REST's shapes.
+         *
+         *     **Who may call**: with auth configured: role chat (or admin); without auth: anyone.
+         */
+        post: operations["postTrpcConversationsDelete"];
         delete?: never;
         options?: never;
         head?: never;
@@ -2048,6 +2076,73 @@ export interface operations {
             };
         };
     };
+    deleteConversationsId: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                /** @description The conversation id (a UUID). */
+                id: string;
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description deleted; no body */
+            204: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content?: never;
+            };
+            /** @description auth is configured and the request has no valid bearer token (missing, unknown, malformed, forged or expired); WWW-Authenticate: Bearer says which */
+            401: {
+                headers: {
+                    "WWW-Authenticate": string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description the token is valid but its roles do not allow this route (WWW-Authenticate: Bearer error="insufficient_scope") */
+            403: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description no conversation has this id (or, with auth, none the caller may read) */
+            404: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description an approved call of the conversation has no outcome yet; delete it once the call has finished */
+            409: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description a backend service is unreachable */
+            503: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+        };
+    };
     postConversationsIdMessages: {
         parameters: {
             query?: never;
@@ -2695,7 +2790,7 @@ export interface operations {
                 limit?: string;
                 /** @description The next_cursor of the previous page; omit it for the first. */
                 cursor?: string;
-                /** @description Entry kinds (approval.decided, approval.expired, auth.failed, config.loaded); several separated by commas. */
+                /** @description Entry kinds (approval.decided, approval.expired, auth.failed, config.loaded, conversation.deleted); several separated by commas. */
                 kind?: string;
             };
             header?: never;
@@ -3576,6 +3671,76 @@ export interface operations {
                     "application/json": {
                         result: {
                             data: components["schemas"]["ConversationReply"];
+                        };
+                    };
+                };
+            };
+            /** @description BAD_REQUEST: the input does not fit (a field it does not take is named) */
+            400: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["TrpcError"];
+                };
+            };
+            /** @description auth is configured and the request has no valid bearer token (missing, unknown, malformed, forged or expired); WWW-Authenticate: Bearer says which */
+            401: {
+                headers: {
+                    "WWW-Authenticate": string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description the token is valid but its roles do not allow this route (WWW-Authenticate: Bearer error="insufficient_scope") */
+            403: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description NOT_FOUND */
+            404: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["TrpcError"];
+                };
+            };
+        };
+    };
+    postTrpcConversationsDelete: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                "application/json": {
+                    id: string;
+                };
+            };
+        };
+        responses: {
+            /** @description the result */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        result: {
+                            data: {
+                                /** @constant */
+                                deleted: true;
+                            };
                         };
                     };
                 };

@@ -59,6 +59,11 @@ export interface Agent {
   findConversationByHistory(digest: string, owner?: string): Promise<string | undefined>;
   /** Records the digest of the history a chat client has been shown of the conversation, replacing the previous one. */
   recordHistoryDigest(conversationId: string, digest: string): Promise<void>;
+  /**
+   * Deletes the conversation and everything stored of it but its audit entries (store.proto DeleteConversation):
+   * its pending approvals are rejected first ("conversation deleted"). 409 while an approved call of it has no outcome.
+   */
+  deleteConversation(id: string, decider: Decider): Promise<void>;
   /** Decides a pending approval as `details` say: who, through which face, why, and (approving) edited arguments. */
   resolveApproval(uuid: string, decision: Decision, details: DecisionDetails): Promise<ApprovalOutcome>;
   /** Approvals as resources: any status, oldest first, a page at a time. */
@@ -250,6 +255,10 @@ export function createAgent(backends: Pick<Backends, 'orchestrator' | 'store'>):
 
     async recordHistoryDigest(conversationId, digest) {
       await store.recordHistoryDigest({ conversationId, digest });
+    },
+
+    async deleteConversation(id, decider) {
+      await store.deleteConversation({ id, actor: decider.principal, via: decider.via });
     },
 
     async resolveApproval(uuid, decision, { decider, reason, arguments: edited, input }) {

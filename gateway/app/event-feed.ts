@@ -75,6 +75,8 @@ export function createEventFeed(store: Pick<ConversationStoreClient, 'watchEvent
                 if (event.id > 0) resumeAfter = event.id;
                 passedOn = true;
                 yield event;
+                // Nothing follows a deletion: the watch of that one conversation ends with it.
+                if (conversationId !== '' && event.conversationDeleted) return;
               }
             } catch (error) {
               // Cancelled by the watch's own signal: the watcher went away, nobody hears a failure.

@@ -35,6 +35,8 @@ export type StoredEventJson = EventBase &
     /** A turn began / ended: between the two, a message sent to the conversation is refused (409). */
     | { kind: 'turn_started' }
     | { kind: 'turn_ended' }
+    /** The conversation was deleted: the last event of its stream, which then ends. */
+    | { kind: 'conversation_deleted' }
   );
 
 /** Events only a watcher connected at that moment sees: the turn as it happens. */
@@ -67,6 +69,7 @@ export function conversationEventJson(event: ConversationEvent): ConversationEve
   if (event.statusChanged !== undefined) return { ...base, kind: 'status_changed', status: conversationStatusName(event.statusChanged) };
   if (event.turnStarted) return { ...base, kind: 'turn_started' };
   if (event.turnEnded) return { ...base, kind: 'turn_ended' };
+  if (event.conversationDeleted) return { ...base, kind: 'conversation_deleted' };
   if (event.toolCallStarted) return { ...base, kind: 'tool_call_started', tool_call: toolCallJson(event.toolCallStarted) };
   if (event.toolCallFinished) return { ...base, kind: 'tool_call_finished', tool_call: toolCallJson(event.toolCallFinished) };
   if (event.textDelta)

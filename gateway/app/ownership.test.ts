@@ -133,6 +133,7 @@ function fakeAgent() {
     | 'sendMessage'
     | 'findConversationByHistory'
     | 'recordHistoryDigest'
+    | 'deleteConversation'
     | 'listTools'
   > = {
     async createConversation(_message, origin) {
@@ -165,6 +166,9 @@ function fakeAgent() {
     },
     async recordHistoryDigest(id, digest) {
       calls.push(`digest ${digest} on ${id}`);
+    },
+    async deleteConversation(id) {
+      calls.push(`delete ${id}`);
     },
     async listTools() {
       calls.push('tools');
@@ -230,6 +234,16 @@ describe('guardConversations', () => {
       `digest d on ${ALICE}`,
       `record ${ALICE}`,
     ]);
+  });
+
+  it('lets the owner and an admin delete a conversation; bob gets 404 and an approver 403, and nothing is deleted', async () => {
+    const { agent, calls } = fakeAgent();
+    const decider = { principal: 'token:alice', via: 'rest' as const };
+    await as(alice, () => agent.deleteConversation(ALICE, decider));
+    expect(await as(bob, () => failure(agent.deleteConversation(ALICE, decider)))).toMatchObject({ status: 404 });
+    expect(await as(carolWhoChats, () => failure(agent.deleteConversation(ALICE, decider)))).toMatchObject({ status: 403 });
+    await as(root, () => agent.deleteConversation(ALICE, decider));
+    expect(calls).toEqual([`record ${ALICE}`, `delete ${ALICE}`, `record ${ALICE}`, `record ${ALICE}`, `delete ${ALICE}`]);
   });
 
   it('lets an admin do everything without reading the record first', async () => {

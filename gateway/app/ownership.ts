@@ -88,6 +88,7 @@ type GuardedOperations = Pick<
   | 'sendMessage'
   | 'findConversationByHistory'
   | 'recordHistoryDigest'
+  | 'deleteConversation'
 >;
 
 /**
@@ -142,6 +143,11 @@ export function guardConversations<T extends GuardedOperations>(agent: T): T {
     async recordHistoryDigest(conversationId, digest) {
       await authorize(conversationId, 'write');
       return agent.recordHistoryDigest(conversationId, digest);
+    },
+    // Its owner, or an admin: someone who may only read it (an approver) is refused with 403, a stranger gets 404.
+    async deleteConversation(id, decider) {
+      await authorize(id, 'write');
+      return agent.deleteConversation(id, decider);
     },
   };
   return { ...agent, ...guarded };

@@ -389,6 +389,21 @@ export const ROUTES: RouteDoc[] = [
     },
   },
   {
+    method: 'delete',
+    path: '/conversations/:id',
+    tag: 'Conversations',
+    summary: 'Delete a conversation',
+    description:
+      'Deletes the conversation with its messages, events, run, approvals and push-notification configs, in one transaction. A pending approval of it is rejected first with the reason "conversation deleted" (audited); the audit trail keeps its entries and gets a conversation.deleted entry. Afterwards every face answers the id as unknown, and a live event stream of it ends with a conversation_deleted event. Its owner or an admin may delete it.',
+    pathParams: CONVERSATION_PARAM,
+    responses: {
+      204: { description: 'deleted; no body' },
+      404: refusal('no conversation has this id (or, with auth, none the caller may read)'),
+      409: refusal('an approved call of the conversation has no outcome yet; delete it once the call has finished'),
+      503: UNREACHABLE,
+    },
+  },
+  {
     method: 'post',
     path: '/conversations/:id/messages',
     tag: 'Conversations',

@@ -20,6 +20,7 @@ const OUTPUTS: Record<string, z.ZodType> = {
   'conversations.list': shapes.conversationListReply,
   'conversations.get': shapes.conversationPageReply,
   'conversations.send': shapes.conversationReply,
+  'conversations.delete': z.object({ deleted: z.literal(true) }),
   'approvals.list': shapes.approvalListReply,
   'approvals.get': shapes.approvalRecord,
   'approvals.resolve': shapes.conversationReply,
@@ -30,6 +31,7 @@ const OUTPUTS: Record<string, z.ZodType> = {
 const EXAMPLES: Record<string, Record<string, unknown>> = {
   'conversations.create': { 'with a message': { message: 'Delete resource res-42' } },
   'conversations.send': { message: { conversationId: CONVERSATION_ID, message: 'list resources' } },
+  'conversations.delete': { delete: { id: CONVERSATION_ID } },
   'approvals.resolve': {
     approve: { uuid: APPROVAL_UUID, approved: true },
     'reject with a reason': { uuid: APPROVAL_UUID, approved: false, reason: 'not this one' },

@@ -14,7 +14,7 @@ import { errorReply } from './error-reply.js';
  * mapping of failures — so each handler is only the route's own logic.
  */
 export interface Endpoint {
-  method: 'get' | 'post';
+  method: 'get' | 'post' | 'delete';
   path: string;
   /**
    * `conversation`: about an existing conversation; without a caller's id the orchestrator
@@ -60,7 +60,8 @@ export function mountEndpoint(router: Router, endpoint: Endpoint, log: Logger): 
         return;
       }
       if (reply.sessionId && !scope.sessionId) adoptSessionId(res, reply.sessionId);
-      res.status(reply.status).json(reply.body);
+      if (reply.status === 204) res.status(204).end();
+      else res.status(reply.status).json(reply.body);
     } catch (error) {
       sendErrorReply(res, error, log);
     }

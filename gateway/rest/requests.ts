@@ -131,7 +131,8 @@ const isAuditKind = (word: string): word is string => /^[a-z][a-z_]*(\.[a-z][a-z
 
 export const auditQuery = listQuery.extend({
   kind: listParameter('kind', 'an entry kind such as approval.decided', isAuditKind).optional().meta({
-    description: 'Entry kinds (approval.decided, approval.expired, auth.failed, config.loaded); several separated by commas.',
+    description:
+      'Entry kinds (approval.decided, approval.expired, auth.failed, config.loaded, conversation.deleted); several separated by commas.',
     example: 'approval.decided',
   }),
 });

@@ -83,6 +83,15 @@ function restEndpoints(agent: Agent, readiness: Readiness): Endpoint[] {
       },
     },
     {
+      method: 'delete',
+      path: '/conversations/:id',
+      session: 'conversation',
+      handle: async (req) => {
+        await agent.deleteConversation(String(req.params.id), currentDecider(restFace(req.get(VIA_HEADER))));
+        return { status: 204, body: undefined };
+      },
+    },
+    {
       method: 'post',
       path: '/conversations/:id/messages',
       session: 'conversation',

@@ -42,6 +42,7 @@ export const conversationInput = z
   .refine((input) => input.before === undefined || input.after === undefined, 'before and after cannot be used together');
 
 export const sendInput = z.strictObject({ conversationId: id, message });
+export const deleteInput = z.strictObject({ id });
 
 /**
  * `reason`: as REST's, a string of at most 2,000 characters. `arguments`:

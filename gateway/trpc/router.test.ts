@@ -100,6 +100,7 @@ const agent: Agent = {
     return undefined;
   },
   async recordHistoryDigest() {},
+  async deleteConversation() {},
   async resolveApproval(uuid, decision, details) {
     decisions.push({ uuid, decision, ...details });
     if (uuid === 'decided') {

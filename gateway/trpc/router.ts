@@ -24,6 +24,7 @@ import {
   approvalListInput,
   conversationEventsInput,
   conversationInput,
+  deleteInput,
   newConversationInput,
   pageInput,
   pendingApprovalsInput,
@@ -83,6 +84,11 @@ export function createAppRouter({ agent, feed }: AppRouterDependencies) {
       send: conversationProcedure.input(sendInput).mutation(async ({ input }): Promise<ConversationReply> => {
         const turn = await agent.sendMessage(input.conversationId, input.message);
         return conversationReply(turn, turn.result);
+      }),
+      /** REST's `DELETE /conversations/:id`: the conversation and everything of it but its audit entries go. */
+      delete: conversationProcedure.input(deleteInput).mutation(async ({ input }): Promise<{ deleted: true }> => {
+        await agent.deleteConversation(input.id, currentDecider('web'));
+        return { deleted: true };
       }),
     }),
 

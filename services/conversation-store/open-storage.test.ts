@@ -56,7 +56,7 @@ describe('choosing the store database', () => {
 
 describe('choosing how events cross replicas', () => {
   it('is LISTEN/NOTIFY by default, events.url when set, and ASG_EVENTS_URL over both', () => {
-    expect(config().events).toEqual({ url: '', prefix: 'asg', max_age: 24 * 3_600_000 });
+    expect(config().events).toEqual({ url: '', prefix: 'asg', max_age: 24 * 3_600_000, keep: 7 * 24 * 3_600_000 });
     expect(eventsUrl(config(), {})).toBe('');
     expect(eventsUrl(config({}, { url: 'nats://nats.internal:4222' }), {})).toBe('nats://nats.internal:4222');
     expect(eventsUrl(config({}, { url: 'nats://nats.internal:4222' }), { ASG_EVENTS_URL: 'nats://other:4222' })).toBe('nats://other:4222');

@@ -4,12 +4,13 @@ import { eventsConformance } from './events-conformance.js';
 import { historyDigestsConformance } from './history-digests-conformance.js';
 import { interruptedTurnConformance } from './interrupted-turn-conformance.js';
 import { leaseConformance } from './lease-conformance.js';
+import { lifecycleConformance } from './lifecycle-conformance.js';
 import { oneRunConformance } from './one-run-conformance.js';
 import { ownersConformance } from './owners-conformance.js';
 import { quorumConformance } from './quorum-conformance.js';
 import { dropFinishedTestDatabases, postgresDriver } from '../../test/support/storage-drivers.js';
 
-// The rules of runs, events, leases and approvals on the PostgreSQL driver, each test on a
+// The rules of runs, events, leases, approvals and the data lifecycle on the PostgreSQL driver, each test on a
 // database of its own. Apart from postgres-storage.test.ts (the storage suite) so that the two
 // halves run side by side: together they were the suite's longest file.
 describe('one run', () => oneRunConformance(postgresDriver()));
@@ -20,5 +21,6 @@ describe('approvals', () => approvalsConformance(postgresDriver()));
 describe('owners', () => ownersConformance(postgresDriver()));
 describe('history digests', () => historyDigestsConformance(postgresDriver()));
 describe('quorums', () => quorumConformance(postgresDriver()));
+describe('data lifecycle', () => lifecycleConformance(postgresDriver()));
 // Each test's database goes with others: a DROP DATABASE waits for a checkpoint, drops at once share one.
 afterAll(dropFinishedTestDatabases);

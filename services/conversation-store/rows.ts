@@ -233,7 +233,14 @@ export function conversationFromRow(row: ConversationRow, messages: pb.Message[]
 }
 
 /** Live-only kinds are never stored. */
-type StoredEventKind = 'message_added' | 'approval_requested' | 'approval_resolved' | 'status_changed' | 'turn_started' | 'turn_ended';
+type StoredEventKind =
+  | 'message_added'
+  | 'approval_requested'
+  | 'approval_resolved'
+  | 'status_changed'
+  | 'turn_started'
+  | 'turn_ended'
+  | 'conversation_deleted';
 
 export interface EventRow {
   /** Strictly increasing over all conversations, never reused. */
@@ -250,7 +257,7 @@ export type EventChange =
   | { kind: 'message_added'; message: MessageRow }
   | { kind: 'approval_requested' | 'approval_resolved'; approval: ApprovalRow }
   | { kind: 'status_changed'; status: ConversationStatusName }
-  | { kind: 'turn_started' }
+  | { kind: 'turn_started' | 'conversation_deleted' }
   | { kind: 'turn_ended'; outcome: TurnOutcome };
 
 // Columns that hold JSON text in their own table; in a payload they are nested as JSON values.
@@ -286,6 +293,7 @@ export function eventPayload(change: EventChange): string {
     case 'status_changed':
       return JSON.stringify({ status: change.status });
     case 'turn_started':
+    case 'conversation_deleted':
       return '{}';
     case 'turn_ended':
       return JSON.stringify({ outcome: change.outcome });
@@ -309,6 +317,8 @@ export function eventFromRow(row: EventRow): pb.ConversationEvent {
     case 'turn_ended':
       // Events of earlier releases say nothing of how the turn ended: '{}'.
       return { ...event, turnEnded: { outcome: (JSON.parse(row.payload) as { outcome?: string }).outcome } };
+    case 'conversation_deleted':
+      return { ...event, conversationDeleted: {} };
     default:
       throw new Error(`stored event kind "${String(row.kind)}" is not one this build knows`);
   }

@@ -19,6 +19,7 @@ import {
   MAX_AUDIT_VIA_LENGTH,
   MAX_DUE_APPROVALS_LIMIT,
   MAX_LEASE_NAME_LENGTH,
+  MAX_PRUNE_BATCH,
   MAX_LEASE_TTL_MS,
   MAX_MESSAGE_PAGE_SIZE,
   MAX_HISTORY_DIGEST_LENGTH,
@@ -179,7 +180,15 @@ const webhookEndpoint = notBlank(maxChars(MAX_WEBHOOK_ENDPOINT_LENGTH), "require
 // PublishEvent carries live-only events; the stored kinds are the store's own to write, in the
 // transaction of their change (store.proto, ConversationEvent).
 const LIVE_KINDS = ['toolCallStarted', 'toolCallFinished', 'textDelta'] as const;
-const STORED_KINDS = ['messageAdded', 'approvalRequested', 'approvalResolved', 'statusChanged', 'turnStarted', 'turnEnded'] as const;
+const STORED_KINDS = [
+  'messageAdded',
+  'approvalRequested',
+  'approvalResolved',
+  'statusChanged',
+  'turnStarted',
+  'turnEnded',
+  'conversationDeleted',
+] as const;
 const ONE_LIVE_KIND = 'exactly one of tool_call_started, tool_call_finished, text_delta (stored kinds are written by the store itself)';
 const liveEvent = z
   .object(
@@ -197,6 +206,10 @@ const liveEvent = z
     const record = event as Record<string, unknown>;
     return LIVE_KINDS.filter((kind) => record[kind] !== undefined).length === 1 && STORED_KINDS.every((kind) => record[kind] === undefined);
   }, ONE_LIVE_KIND);
+
+/** How old data must be before retention or pruning removes it: 1 ms or more. */
+const ageMs = z.number().int().min(1, 'milliseconds, 1 or more');
+const pruneLimit = intIn(1, MAX_PRUNE_BATCH, `from 1 to ${MAX_PRUNE_BATCH}`);
 
 const schemas = {
   createConversation: z.object({
@@ -335,6 +348,11 @@ const schemas = {
   deletePushConfig: z.object({ conversationId, id: pushConfigId }),
   recordHistoryDigest: z.object({ conversationId, digest: historyDigest }),
   findConversationByHistory: z.object({ digest: historyDigest, owner: owner.optional() }),
+  deleteConversation: z.object({ id: conversationId, actor: notBlank(maxChars(MAX_AUDIT_ACTOR_LENGTH), 'required (who deletes it)'), via }),
+  listIdleConversations: z.object({ idleForMs: ageMs, limit: intIn(1, MAX_PAGE_SIZE, `from 1 to ${MAX_PAGE_SIZE}`) }),
+  pruneEvents: z.object({ olderThanMs: ageMs, limit: pruneLimit }),
+  claimBackgroundLease: z.object({ name: leaseName('the name of the work'), lease: runLease }),
+  pruneAudit: z.object({ olderThanMs: ageMs, limit: pruneLimit }),
 } satisfies Record<keyof typeof pb.ConversationStoreServiceService, z.ZodType>;
 
 /** camelCase path of the decoded message → the proto field names callers know. */
@@ -417,7 +435,11 @@ export function conversationStoreHandlers(
       // NOT_FOUND for an unknown conversation; its stored id is the key its events carry.
       const conversationId =
         request.conversationId === '' ? '' : (await storage.getConversation({ id: request.conversationId, includeMessages: false })).id;
-      for await (const event of feed.watch({ conversationId, afterId, storedOnly: request.storedOnly }, ctx.signal)) yield { event };
+      for await (const event of feed.watch({ conversationId, afterId, storedOnly: request.storedOnly }, ctx.signal)) {
+        yield { event };
+        // Nothing follows a deletion: the watch of that one conversation ends with it.
+        if (conversationId !== '' && event.conversationDeleted) return;
+      }
     },
     publishEvent: async (request) => {
       const event = request.event!;
@@ -451,6 +473,13 @@ export function conversationStoreHandlers(
       await storage.recordHistoryDigest(request.conversationId, request.digest);
       return {};
     },
+    deleteConversation: async (request) => ({ rejectedApprovals: await storage.deleteConversation(request) }),
+    listIdleConversations: async (request) => ({
+      conversationIds: await storage.listIdleConversations(request.idleForMs, request.limit),
+    }),
+    pruneEvents: async (request) => storage.pruneEvents(request.olderThanMs, request.limit),
+    claimBackgroundLease: async (request) => ({ held: await storage.claimBackgroundLease(request.name, request.lease!) }),
+    pruneAudit: async (request) => ({ removed: await storage.pruneAudit(request.olderThanMs, request.limit) }),
     findConversationByHistory: async (request) => {
       const found = await storage.findConversationByHistory(request.digest, request.owner);
       return found === undefined ? {} : { conversationId: found };

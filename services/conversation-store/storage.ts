@@ -36,6 +36,9 @@ export const MAX_HISTORY_DIGEST_LENGTH = 128;
 /** A conversation's owner as the history digests keep it: '' for none (an owner is never blank). */
 export const historyOwnerKey = (owner: string | undefined): string => owner ?? '';
 
+/** The most events or audit entries one prune removes: one short transaction. */
+export const MAX_PRUNE_BATCH = 10_000;
+
 /** A page size of 0 asks for DEFAULT_PAGE_SIZE conversations. */
 export const DEFAULT_PAGE_SIZE = 50;
 export const MAX_PAGE_SIZE = 500;

@@ -10,6 +10,7 @@ import { loadTokenizerOf } from './domain/tokens.js';
 import { RunLeases, runNode } from './leases.js';
 import { TakeoverLoop } from './takeover-loop.js';
 import { ExpiryLoop } from './expiry-loop.js';
+import { LifecycleSweep, sweepSettings } from './lifecycle-sweep.js';
 import { startWebhooks, webhookEndpoints, type DeliveryOptions } from './webhooks/index.js';
 import { a2aPushTarget } from './webhooks/push.js';
 
@@ -63,6 +64,9 @@ export async function startOrchestrator(
   // Approvals whose expires_at passed are decided as their on_timeout says, at the takeover loop's pace.
   const expiries = new ExpiryLoop(clients, options.config.runs.takeover_interval, (approval) => turns.expire(approval), options.log);
   expiries.start();
+  // Retention and pruning: one replica at a time, by the store's lease.
+  const sweep = new LifecycleSweep(clients, sweepSettings(options.config, { owner: leases.owner, node: leases.node }), options.log);
+  sweep.start();
   const pushes = a2aPushTarget(clients, options.config.a2a_push.allow_private_networks);
   const webhooks = startWebhooks(
     endpoints,
@@ -89,6 +93,7 @@ export async function startOrchestrator(
       (stopping ??= (async () => {
         takeovers.stop();
         expiries.stop();
+        sweep.stop();
         // A delivery cut here is sent again by the next holder of its cursor (the same webhook-id).
         const webhooksStopped = webhooks.stop();
         await health.beginStop(deadline, options.config.grpc.drain_delay);

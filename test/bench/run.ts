@@ -4,7 +4,8 @@
  * appending a message to a short and to a very long conversation; then turn latency and
  * throughput on the store's SQLite and PostgreSQL drivers (store-drivers.ts) and the
  * throughput of 1, 2 and 3 replicas on one PostgreSQL database (replicas.ts), both skipped
- * on PostgreSQL, with one line saying why, when no server is reachable; last, cold start and
+ * on PostgreSQL, with one line saying why, when no server is reachable; how the store grows (growth.ts: bytes per
+ * read and approval turn on each driver, a SQLite file after 10,000 turns with and without pruning); last, cold start and
  * memory at rest (cold-start.ts); and the performance goals table, row for row (goal-measures.ts: the overhead
  * beside the Agents SDK, throughput with 1 and 4 clients, GET under 20 clients, 1,000 concurrent
  * conversations). `--only goals` runs just the sections that table needs. Prints tables and
@@ -36,6 +37,7 @@ import { summarize, timed, type Summary } from './stats.js';
 import { postgresUnavailable } from './bench-database.js';
 import { replicaBenchmarks, printReplicaTable } from './replicas.js';
 import { printDriverTable, storeDriverBenchmarks } from './store-drivers.js';
+import { growthBenchmarks, printGrowthTable } from './growth.js';
 import { coldStartBenchmarks, printColdStartTable } from './cold-start.js';
 import { printRows } from './table.js';
 import { LOAD } from './workloads.js';
@@ -447,6 +449,9 @@ async function main(): Promise<void> {
       `\nconversation store drivers (latency: 1 client; throughput: ${LOAD.clients} clients for ${LOAD.durationMs / 1000} s; ${cores} cores, load average ${loadAverage()}):`,
     );
     printDriverTable(drivers);
+    const growth = await growthBenchmarks({ postgres: postgresSkipped === undefined });
+    console.log('\nstore growth (bytes stored per turn; a SQLite file after a long history):');
+    printGrowthTable(growth);
     const replicas = postgresSkipped ? [] : await replicaBenchmarks();
     if (replicas.length > 0) {
       console.log(
@@ -466,6 +471,7 @@ async function main(): Promise<void> {
       load: LOAD,
       postgres_skipped: postgresSkipped ?? null,
       store_drivers: drivers,
+      growth,
       replicas,
     });
   }

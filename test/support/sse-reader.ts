@@ -35,6 +35,8 @@ export interface SseSession {
   events: SseEvent[];
   /** The body text when the answer was not an event stream (an error). */
   text?: string;
+  /** The server ended the stream. */
+  ended: boolean;
   close(): void;
 }
 
@@ -42,7 +44,7 @@ export interface SseSession {
 export async function openSse(url: string, headers: Record<string, string> = {}): Promise<SseSession> {
   const abort = new AbortController();
   const response = await fetch(url, { headers: { accept: 'text/event-stream', ...headers }, signal: abort.signal });
-  const session: SseSession = { status: response.status, headers: response.headers, events: [], close: () => abort.abort() };
+  const session: SseSession = { status: response.status, headers: response.headers, events: [], ended: false, close: () => abort.abort() };
   if (!response.headers.get('content-type')?.startsWith('text/event-stream')) {
     session.text = await response.text();
     return session;
@@ -53,7 +55,10 @@ export async function openSse(url: string, headers: Record<string, string> = {})
     try {
       for (;;) {
         const { value, done } = await reader.read();
-        if (done) return;
+        if (done) {
+          session.ended = true;
+          return;
+        }
         buffer += value;
         const end = buffer.lastIndexOf('\n\n');
         if (end < 0) continue;

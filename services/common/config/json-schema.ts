@@ -69,7 +69,9 @@ export function agentJsonSchema(): JsonSchema {
 /** A duration field: a number of seconds or a string with a unit (duration.ts). */
 export function isDuration(schema: JsonSchema): boolean {
   const options = schema.anyOf ?? [];
-  return options.some((option) => typeof option.pattern === 'string' && option.pattern.includes('(ms|s|m|h)')) || options.some(isDuration);
+  return (
+    options.some((option) => typeof option.pattern === 'string' && option.pattern.includes('(ms|s|m|h|d)')) || options.some(isDuration)
+  );
 }
 
 /** 300000 → "5m", 60000 → "60s", 1500 → "1500ms": a unit that says it exactly, minutes from 2 on. */

@@ -372,6 +372,12 @@ export const configSchema = z
           .default('asg'),
         /** How long the stream keeps an event: a replica that was cut off longer reads the events table instead. */
         max_age: duration.default(24 * 3_600_000),
+        /**
+         * How long the events table (the outbox of NATS, webhooks and A2A push, and what a
+         * `Last-Event-ID` resumes from) keeps an event: older ones are pruned once every consumer
+         * has passed them; a consumer still behind them then is logged and skipped past.
+         */
+        keep: duration.refine((value) => value >= 60_000, 'at least 1m').default(7 * 86_400_000),
       })
       .prefault({}),
     /**
@@ -458,6 +464,19 @@ export const configSchema = z
     approvals: approvalsSchema.prefault({}),
     /** Webhooks. */
     webhooks: z.array(webhookSchema).default([]),
+    /**
+     * How long data is kept: a background sweep (one replica at a time, never on a turn's
+     * path) deletes a conversation unchanged for longer than `conversations` as DELETE
+     * /conversations/:id does, and audit entries older than `audit`. `keep`: kept for ever.
+     */
+    retention: z
+      .strictObject({
+        conversations: z.union([z.literal('keep'), duration]).default('keep'),
+        audit: z.union([z.literal('keep'), duration]).default('keep'),
+        /** How often the sweep runs (retention and the pruning of events.keep). */
+        sweep_interval: duration.refine((value) => value >= 1_000 && value <= 3_600_000, 'between 1s and 1h').default(60_000),
+      })
+      .prefault({}),
     /** On SIGTERM/SIGINT, how long in-flight requests may take to finish before the process stops anyway. */
     shutdown_grace: duration.default(10_000),
     /**

@@ -149,6 +149,18 @@ const MIGRATIONS: readonly string[] = [
   `,
   // 11: quorums of approvers, as SQLite schema 20.
   ddl.approvalQuorums(T),
+  // 12: the data lifecycle, as SQLite schema 21.
+  `${ddl.dataLifecycle(T)}
+  CREATE OR REPLACE FUNCTION audit_append_only() RETURNS trigger LANGUAGE plpgsql AS $$
+  BEGIN
+    IF TG_OP = 'DELETE' THEN
+      IF OLD.at < coalesce((SELECT before FROM audit_horizon), '') THEN
+        RETURN OLD;
+      END IF;
+    END IF;
+    RAISE EXCEPTION 'the audit trail is append-only';
+  END $$;
+  `,
 ];
 
 export const POSTGRES_SCHEMA_VERSION = MIGRATIONS.length;

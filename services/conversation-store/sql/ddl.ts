@@ -190,3 +190,23 @@ export const approvalQuorums = (t: ColumnTypes) => `
     args_hash     ${t.text} NOT NULL,
     PRIMARY KEY (approval_uuid, voter)
   )${t.keyedTable};`;
+
+/**
+ * The data lifecycle: conversations by their last change (retention walks the least recently changed first), the
+ * outbox cursors by position (a prune finds those behind it), the leases of background work done by one replica at a time, and the audit horizon: the audit trail refuses every change
+ * but the deletion of entries older than `before`, which only audit retention sets, inside its own transaction.
+ */
+export const dataLifecycle = (t: ColumnTypes) => `
+  CREATE INDEX conversations_idle ON conversations (updated_at, id);
+  CREATE INDEX webhook_cursors_by_position ON webhook_cursors (last_event_id);
+  CREATE TABLE background_leases (
+    name       ${t.text} PRIMARY KEY,
+    owner      ${t.text} NOT NULL,
+    node       ${t.text} NOT NULL,
+    expires_at ${t.leaseExpiry} NOT NULL
+  );
+  CREATE TABLE audit_horizon (
+    single ${t.integer} PRIMARY KEY CHECK (single = 1),
+    before ${t.text}
+  );
+  INSERT INTO audit_horizon (single, before) VALUES (1, NULL);`;

@@ -125,6 +125,10 @@ function buildQueries(d: DialectSql) {
   const messages = db.selectFrom('messages').selectAll().where('conversation_id', '=', p('conversation_id'));
   const pushConfigs = db.selectFrom('push_configs').selectAll().where('conversation_id', '=', p('conversation_id'));
   const eventsAfter = db.selectFrom('events').selectAll().where('id', '>', p('after_id')).orderBy('id').limit(p('limit'));
+  const skipCursors = db
+    .updateTable('webhook_cursors')
+    .set({ last_event_id: p('through_id') })
+    .where('last_event_id', '<', p('through_id'));
   const newestAudit = db.selectFrom('audit').selectAll().where('id', '<', p('before')).orderBy('id', 'desc').limit(p('limit'));
 
   return {
@@ -367,6 +371,64 @@ function buildQueries(d: DialectSql) {
       .where('owner_key', '=', p('owner_key'))
       .orderBy('recorded', 'desc')
       .limit(lit(1)),
+
+    // Data lifecycle. A deleted conversation's row goes last: its messages, approvals (and votes), run, push configs and
+    // history digest go with it (ON DELETE CASCADE); its events have no key to it and go by their index.
+    deleteConversationEvents: db.deleteFrom('events').where('conversation_id', '=', p('conversation_id')),
+    deleteConversation: db.deleteFrom('conversations').where('id', '=', p('id')),
+    // Retention: the least recently changed first, through conversations_idle.
+    idleConversations: db
+      .selectFrom('conversations')
+      .select('id')
+      .where('updated_at', '<', p('before'))
+      .orderBy('updated_at')
+      .orderBy('id')
+      .limit(p('limit')),
+    // The head of the log, oldest id first (a seek of the key from the first id, never a scan): a prune removes a prefix of it.
+    oldestEvents: db.selectFrom('events').select(['id', 'created_at']).where('id', '>', lit(0)).orderBy('id').limit(p('limit')),
+    deleteEventsThrough: db.deleteFrom('events').where('id', '<=', p('through_id')),
+    // The consumers of the outbox that have not passed an event: webhook and push cursors, and (PostgreSQL with NATS) the
+    // publication to each stream.
+    consumersBehind: db
+      .selectFrom('webhook_cursors')
+      .select(['endpoint as name', 'last_event_id'])
+      .where('last_event_id', '<', p('through_id'))
+      .$if(d.name === 'postgres', (query) =>
+        query.unionAll(
+          db
+            .selectFrom('event_publications')
+            .select([sql<string>`'nats:' || stream`.as('name'), 'last_id as last_event_id'])
+            .where('last_id', '<', p('through_id')),
+        ),
+      ),
+    skipCursorsTo: skipCursors,
+    // SQLite has no NATS publications: there, the cursors' statement again, which finds none behind any more.
+    skipPublicationsTo:
+      d.name === 'postgres'
+        ? db
+            .updateTable('event_publications')
+            .set({ last_id: p('through_id') })
+            .where('last_id', '<', p('through_id'))
+        : skipCursors,
+    // A piece of background work's lease: taken when free, expired or the caller's own (one statement).
+    claimBackgroundLease: db
+      .insertInto('background_leases')
+      .values({ name: p('name'), owner: p('owner'), node: p('node'), expires_at: d.leaseUntil('ttl_ms') })
+      .onConflict((conflict) =>
+        conflict
+          .column('name')
+          .doUpdateSet({
+            owner: (eb) => eb.ref('excluded.owner'),
+            node: (eb) => eb.ref('excluded.node'),
+            expires_at: fixed('excluded.expires_at'),
+          })
+          .where(sql<boolean>`background_leases.expires_at <= ${d.leaseNow('now_ms')} OR background_leases.owner = excluded.owner`),
+      )
+      .returning('owner'),
+    // Audit retention: the only deletion of audit entries, of those older than the horizon set in the same transaction.
+    oldestAudit: db.selectFrom('audit').select(['id', 'at as created_at']).where('id', '>', lit(0)).orderBy('id').limit(p('limit')),
+    setAuditHorizon: db.updateTable('audit_horizon').set({ before: p('before') }),
+    deleteAuditThrough: db.deleteFrom('audit').where('id', '<=', p('through_id')),
 
     // The running-turn mark changes nothing a reader sees (apart from updateConversation); its lease goes with it.
     markTurnRunning: db

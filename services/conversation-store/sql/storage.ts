@@ -61,6 +61,7 @@ import {
   unfinishedApprovals,
 } from './lookups.js';
 import { ConversationChanges } from './conversation-changes.js';
+import { deletionAuditRow, deletionRejection, pruneAuditHead, pruneEventHead } from './lifecycle.js';
 
 const pageSize = (asked: number) => Math.min(asked || DEFAULT_PAGE_SIZE, MAX_PAGE_SIZE);
 
@@ -580,6 +581,71 @@ export abstract class SqlConversationStorage extends ConversationChanges {
   protected tellCommitted(events: readonly pb.ConversationEvent[]): void {
     tellEach(this.listeners, events);
   }
+
+  /**
+   * Deletes a conversation in one transaction (store.proto DeleteConversation): refused while an approved call has no
+   * outcome; its pending approvals rejected and audited first; its events, then its row (the rest cascades); the
+   * `conversation.deleted` entry and event last; then the space goes back. Returns the rejected approvals.
+   */
+  async deleteConversation(request: pb.DeleteConversationRequest): Promise<string[]> {
+    const rejected = await this.write(async (tx) => {
+      const conversation = await this.lockConversation(tx, request.id);
+      const [unfinished] = await unfinishedApprovals(tx, conversation.id);
+      if (unfinished) {
+        throw failedPrecondition(
+          `conversation ${conversation.id} runs approved call ${unfinished.uuid} (${unfinished.tool_name}), which has no outcome yet; delete it once the call has finished`,
+        );
+      }
+      const rejected: ApprovalRow[] = [];
+      for (const approval of await pendingApprovals(tx, conversation.id)) {
+        const decided = await this.decide(tx, approval.uuid, deletionRejection(request.actor, request.via));
+        if (!decided) continue;
+        rejected.push(decided);
+        await tx.all('insertAudit', decisionAuditRow(decided, decided.decided_at!));
+      }
+      await tx.run('deleteConversationEvents', { conversation_id: conversation.id });
+      await tx.run('deleteConversation', { id: conversation.id });
+      tx.changes.count(conversation.owner, conversation.status, -1);
+      const at = isoTimestamp(this.now());
+      await tx.all('insertAudit', deletionAuditRow(conversation, request.actor, request.via, rejected, at));
+      // Written after the deletion of its events: the one event left of it, which ends the live streams of it.
+      tx.changes.event(conversation.id, at, { kind: 'conversation_deleted' });
+      return rejected.map((approval) => approval.uuid);
+    });
+    await this.reclaimSpace();
+    return rejected;
+  }
+
+  /** Conversations unchanged for `idleForMs`, least recently changed first. */
+  async listIdleConversations(idleForMs: number, limit: number): Promise<string[]> {
+    const before = isoTimestamp(this.now() - idleForMs);
+    return this.read(async (tx) => (await tx.all<{ id: string }>('idleConversations', { before, limit })).map((row) => row.id));
+  }
+
+  /** One batch of the event log's head older than `olderThanMs` (store.proto PruneEvents); then the space goes back. */
+  async pruneEvents(olderThanMs: number, limit: number): Promise<pb.PruneEventsResponse> {
+    const before = isoTimestamp(this.now() - olderThanMs);
+    const pruned = await this.write((tx) => pruneEventHead(tx, before, limit));
+    if (pruned.removed > 0) await this.reclaimSpace();
+    return pruned;
+  }
+
+  /** One batch of the audit trail's head older than `olderThanMs` (retention.audit). */
+  async pruneAudit(olderThanMs: number, limit: number): Promise<number> {
+    const before = isoTimestamp(this.now() - olderThanMs);
+    const removed = await this.write((tx) => pruneAuditHead(tx, before, limit));
+    if (removed > 0) await this.reclaimSpace();
+    return removed;
+  }
+
+  /** One statement: of replicas claiming at once, one holds the lease until it expires or its owner claims again. */
+  async claimBackgroundLease(name: string, lease: pb.RunLease): Promise<boolean> {
+    const args = { name, owner: lease.owner, node: lease.node, ttl_ms: lease.ttlMs, now_ms: this.now() };
+    return this.write(async (tx) => (await tx.all('claimBackgroundLease', args)).length > 0);
+  }
+
+  /** Gives the pages that deletions freed back to the file system where the database does not do it itself. */
+  protected async reclaimSpace(): Promise<void> {}
 
   /** One transaction per conversation: of processes sweeping at once, the fresh read under the lock lets one note each. */
   async noteInterruptedTurns(): Promise<number> {

@@ -46,5 +46,10 @@ export interface StoreTables {
   conversation_counts: { status: ConversationStatusName; count: number };
   conversation_counts_by_owner: { owner: string; status: ConversationStatusName; count: number };
   event_ids: { last_id: number };
+  /** PostgreSQL only (NATS): the last event id published to each stream. */
+  event_publications: { stream: string; last_id: number };
+  background_leases: { name: string; owner: string; node: string; expires_at: unknown };
+  /** One row: audit entries older than `before` may be deleted (NULL: none). */
+  audit_horizon: { single: number; before: string | null };
   history_digests: { conversation_id: string; owner_key: string; digest: string; recorded: Generated<number> };
 }

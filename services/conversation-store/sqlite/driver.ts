@@ -9,7 +9,7 @@ import { ChangeLog, type SqlStatements, type SqlWrite } from '../sql/port.js';
 import { QUERIES, type QueryName } from '../sql/queries.js';
 import { SqlConversationStorage } from '../sql/storage.js';
 import { DEFAULT_STALE_TURN_MS } from '../storage.js';
-import { configureConnection, migrate } from './schema.js';
+import { configureConnection, migrate, switchToIncrementalVacuum } from './schema.js';
 
 export const DATABASE_FILE = 'conversations.db';
 
@@ -30,6 +30,7 @@ export function openSqliteStorage(options: SqliteStorageOptions): SqliteConversa
   try {
     configureConnection(db);
     migrate(db, file);
+    switchToIncrementalVacuum(db);
     return new SqliteConversationStorage(db, options.now ?? Date.now, options.staleTurnAfterMs ?? DEFAULT_STALE_TURN_MS);
   } catch (error) {
     db.close();
@@ -127,6 +128,11 @@ export class SqliteConversationStorage extends SqlConversationStorage {
       if (events.length > 0) this.tellCommitted(events);
       return result;
     });
+  }
+
+  /** Incremental auto-vacuum: the free pages go back to the file system, between transactions. */
+  protected override reclaimSpace(): Promise<void> {
+    return this.exclusive(async () => void this.db.pragma('incremental_vacuum'));
   }
 
   async close(): Promise<void> {

@@ -196,16 +196,45 @@ const MIGRATIONS: readonly string[] = [
   `,
   // 20: quorums of approvers: what an approval needs and its votes (approvalQuorums).
   ddl.approvalQuorums(T),
+  // 21: the data lifecycle (dataLifecycle): the audit trail allows deleting entries older than the horizon only.
+  `${ddl.dataLifecycle(T)}
+  DROP TRIGGER audit_no_delete;
+  CREATE TRIGGER audit_no_delete BEFORE DELETE ON audit
+  WHEN OLD.at >= coalesce((SELECT before FROM audit_horizon), '')
+  BEGIN
+    SELECT RAISE(ABORT, 'the audit trail is append-only');
+  END;
+  `,
 ];
 
 export const SCHEMA_VERSION = MIGRATIONS.length;
 
 /** WAL: readers go on while one writer commits; NORMAL sync survives process crashes; a second process waits for the lock. */
 export function configureConnection(db: Database): void {
+  // Before WAL, which writes the header of a new file: only then does a new file take it without a VACUUM.
+  db.pragma('auto_vacuum = INCREMENTAL');
   db.pragma('journal_mode = WAL');
   db.pragma('synchronous = NORMAL');
   db.pragma('busy_timeout = 5000');
   db.pragma('foreign_keys = ON');
+}
+
+/** SQLite's auto_vacuum value for INCREMENTAL. */
+const INCREMENTAL_VACUUM = 2;
+
+/**
+ * Pages freed by deletions go back to the file system only with incremental auto-vacuum, which an existing file takes
+ * on by one VACUUM: run once, at the first open by a build that prunes (it rewrites the file, so it takes a while on a
+ * large one and needs as much free disk again), never after.
+ */
+export function switchToIncrementalVacuum(db: Database): void {
+  if (db.pragma('auto_vacuum', { simple: true }) === INCREMENTAL_VACUUM) return;
+  db.pragma('auto_vacuum = INCREMENTAL');
+  try {
+    db.exec('VACUUM');
+  } catch {
+    // Another process reads the file now (SQLITE_BUSY): the file works as it is, and the next open switches it.
+  }
 }
 
 /** Brings the schema to SCHEMA_VERSION; refuses a database written by a newer build. */

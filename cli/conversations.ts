@@ -1,0 +1,71 @@
+import { parseArgs } from 'node:util';
+import { agentUrlOf, ApiFailure, DEFAULT_AGENT_URL, EXIT, restCaller } from './approvals-client.js';
+
+/** `asg conversations …`: the conversations of a running agent over its REST API (deleting one). */
+
+const HELP = `Usage: asg conversations delete ID [options]
+
+Commands:
+  delete ID         delete the conversation: its messages, events, run, approvals and push
+                    configs; a pending approval of it is rejected first ("conversation deleted");
+                    the audit trail keeps its entries. Its owner or an admin may.
+
+Options:
+  --url URL         the agent (default: $ASG_URL, else ${DEFAULT_AGENT_URL})
+  --token TOKEN     sent as Authorization: Bearer (default: $ASG_TOKEN); prefer the variable:
+                    a command line is visible to other users of the machine
+  -h, --help        this help
+
+Exit codes:
+  0  deleted
+  1  the agent failed, or answered something unexpected
+  2  bad usage
+  3  the agent could not be reached
+  4  not signed in (401) or not allowed (403)
+  5  no such conversation (404)
+  6  an approved call of the conversation has no outcome yet (409): try again once it has
+`;
+
+class UsageError extends Error {}
+
+interface Output {
+  out(text: string): void;
+  err(text: string): void;
+}
+
+const OPTIONS = {
+  url: { type: 'string' },
+  token: { type: 'string' },
+  help: { type: 'boolean', short: 'h', default: false },
+} as const;
+
+/** Runs `asg conversations <args>` and returns the exit code; output goes through `io`. */
+export async function conversationsCommand(args: string[], env: NodeJS.ProcessEnv, io: Output): Promise<number> {
+  try {
+    const { values, positionals } = parseArgs({ args, options: OPTIONS, allowPositionals: true, strict: true });
+    const [command, id, ...extra] = positionals;
+    if (values.help || command === undefined || command === 'help') {
+      io.out(HELP);
+      return command === undefined && !values.help ? EXIT.usage : EXIT.ok;
+    }
+    if (command !== 'delete') throw new UsageError(`unknown conversations command ${JSON.stringify(command)}`);
+    if (!id) throw new UsageError('delete needs the id of a conversation');
+    if (extra.length > 0) throw new UsageError(`delete takes one id; unexpected ${JSON.stringify(extra[0])}`);
+    const { url, valid } = agentUrlOf(values.url, env);
+    if (!valid) throw new UsageError(`--url must be an http:// or https:// URL, got ${JSON.stringify(url)}`);
+    const token = values.token ?? (env.ASG_TOKEN || undefined);
+    await restCaller({ url, ...(token && { token }) })('DELETE', `/conversations/${encodeURIComponent(id)}`);
+    io.out(`conversation ${id} deleted\n`);
+    return EXIT.ok;
+  } catch (error) {
+    if (error instanceof ApiFailure) {
+      io.err(`asg conversations: ${error.message}\n`);
+      return error.exitCode;
+    }
+    if (error instanceof UsageError || (error as { code?: unknown }).code?.toString().startsWith('ERR_PARSE_ARGS')) {
+      io.err(`asg conversations: ${(error as Error).message}\nRun asg conversations --help for the options.\n`);
+      return EXIT.usage;
+    }
+    throw error;
+  }
+}

@@ -1,0 +1,109 @@
+/**
+ * The lifecycle sweep over a real SQLite store served over gRPC, with a clock of the test's: the event log is pruned
+ * past events.keep, a consumer behind it logged and skipped past; and the file stops growing: after turns, a sweep and
+ * as many turns again, it is hardly larger than before the sweep (without pruning it would be about twice as large).
+ * Two replicas on PostgreSQL: postgres-lifecycle-sweep.test.ts.
+ */
+import { statSync } from 'node:fs';
+import { join } from 'node:path';
+import Database from 'better-sqlite3';
+import { afterEach, describe, expect, it } from 'vitest';
+import { DATABASE_FILE } from '../conversation-store/sqlite/driver.js';
+import { sized } from '../../test/support/size.js';
+import { sqliteDriver } from '../../test/support/storage-drivers.js';
+import { conversationWithTurns } from '../../test/support/store-turns.js';
+import { DAY_MS, KEEP_MS, RETENTION_MS, sweepReplicas } from '../../test/support/sweep-replicas.js';
+
+const driver = sqliteDriver();
+const replicas = sweepReplicas(driver);
+
+afterEach(async () => {
+  await replicas.stop();
+  await driver.dropDatabase();
+});
+
+describe('pruning the event log', () => {
+  it('keeps what a webhook has not passed within events.keep, then skips it past with a log line', async () => {
+    await driver.createDatabase();
+    const replica = await replicas.replica();
+    await conversationWithTurns(replica.storage, 1);
+    const lease = { owner: 'orchestrator-a', node: 'node-a', ttlMs: 60_000 };
+    const { lastEventId: hookAt } = await replica.client.claimWebhookCursor({ endpoint: 'hook', lease });
+    await conversationWithTurns(replica.storage, 1);
+    const events = async () => (await replica.storage.readEvents({ afterId: 0, limit: 1_000 })).map((event) => event.id);
+    const all = await events();
+
+    const lines: string[] = [];
+    replicas.advance(KEEP_MS / 2);
+    expect(await replicas.sweep(replica, 'a', lines).sweep()).toEqual({ conversations: 0, events: 0, auditEntries: 0 });
+    expect(await events()).toEqual(all);
+
+    replicas.advance(KEEP_MS);
+    expect(await replicas.sweep(replica, 'a', lines).sweep()).toMatchObject({ events: all.length });
+    expect(await events()).toEqual([]);
+    const skipped = lines.filter((line) => line.includes('an event consumer stayed behind longer than events.keep'));
+    expect(skipped).toHaveLength(1);
+    expect(skipped[0]).toContain(`"consumer":"hook","last_event_id":${hookAt},"skipped_to":${all.at(-1)}`);
+    expect((await replica.client.claimWebhookCursor({ endpoint: 'hook', lease })).lastEventId).toBe(all.at(-1));
+  });
+});
+
+describe('growth on SQLite', () => {
+  it('switches a file made before incremental auto-vacuum at its first open', async () => {
+    await driver.createDatabase();
+    await (await replicas.replica()).stop();
+    await driver.execute('PRAGMA auto_vacuum = NONE; VACUUM;');
+    const mode = () => {
+      const db = new Database(join(driver.dataDir!, DATABASE_FILE), { readonly: true });
+      try {
+        return db.pragma('auto_vacuum', { simple: true });
+      } finally {
+        db.close();
+      }
+    };
+    expect(mode()).toBe(0);
+    await replicas.replica();
+    expect(mode()).toBe(2);
+  });
+
+  /** The database's bytes on disk, its WAL checkpointed into the file first. */
+  function databaseBytes(): number {
+    const file = join(driver.dataDir!, DATABASE_FILE);
+    const db = new Database(file);
+    try {
+      db.pragma('wal_checkpoint(TRUNCATE)');
+    } finally {
+      db.close();
+    }
+    return statSync(file).size;
+  }
+
+  it('does not grow past its size before the sweep plus the kept window, turn for turn', async () => {
+    const turns = sized(400, 10_000);
+    const turnsPerConversation = 10;
+    await driver.createDatabase();
+    const replica = await replicas.replica();
+    const round = async () => {
+      for (let done = 0; done < turns; done += turnsPerConversation) await conversationWithTurns(replica.storage, turnsPerConversation);
+    };
+    await round();
+    const beforeSweep = databaseBytes();
+
+    // All of it is older than the retention and events.keep now: the sweeps remove it, a batch at a time.
+    replicas.advance(RETENTION_MS + DAY_MS);
+    const sweep = replicas.sweep(replica, 'a');
+    for (;;) {
+      const outcome = await sweep.sweep();
+      if (!outcome || outcome.conversations + outcome.events === 0) break;
+    }
+    // What is left of the log: the deletions' own events, within events.keep.
+    const left = await replica.storage.readEvents({ afterId: 0, limit: turns });
+    expect(left.every((event) => event.conversationDeleted)).toBe(true);
+    const afterSweep = databaseBytes();
+    expect(afterSweep).toBeLessThan(beforeSweep / 2);
+
+    // As many turns again: the kept window. Without pruning the file would hold both rounds (about twice its size).
+    await round();
+    expect(databaseBytes()).toBeLessThan(beforeSweep * 1.25);
+  });
+});
