@@ -7,6 +7,7 @@ import { leaseConformance } from './lease-conformance.js';
 import { oneRunConformance } from './one-run-conformance.js';
 import { ownersConformance } from './owners-conformance.js';
 import { quorumConformance } from './quorum-conformance.js';
+import { runJournalConformance } from './run-journal-conformance.js';
 import { storageConformance } from './storage-conformance.js';
 import { dropFinishedTestDatabases, postgresDriver } from '../../test/support/storage-drivers.js';
 
@@ -21,5 +22,6 @@ describe('approvals', () => approvalsConformance(postgresDriver()));
 describe('owners', () => ownersConformance(postgresDriver()));
 describe('history digests', () => historyDigestsConformance(postgresDriver()));
 describe('quorums', () => quorumConformance(postgresDriver()));
+describe('run journal', () => runJournalConformance(postgresDriver()));
 // Each test's database goes with others: a DROP DATABASE waits for a checkpoint, drops at once share one.
 afterAll(dropFinishedTestDatabases);

@@ -7,6 +7,7 @@ import { leaseConformance } from './lease-conformance.js';
 import { oneRunConformance } from './one-run-conformance.js';
 import { ownersConformance } from './owners-conformance.js';
 import { quorumConformance } from './quorum-conformance.js';
+import { runJournalConformance } from './run-journal-conformance.js';
 import { storageConformance } from './storage-conformance.js';
 import { sqliteDriver } from '../../test/support/storage-drivers.js';
 
@@ -21,3 +22,4 @@ describe('approvals', () => approvalsConformance(sqliteDriver()));
 describe('owners', () => ownersConformance(sqliteDriver()));
 describe('history digests', () => historyDigestsConformance(sqliteDriver()));
 describe('quorums', () => quorumConformance(sqliteDriver()));
+describe('run journal', () => runJournalConformance(sqliteDriver()));

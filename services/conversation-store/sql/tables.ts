@@ -33,6 +33,27 @@ interface WebhookCursorsTable {
   lease_expires_at: unknown;
 }
 
+/** A run as its journal keeps it (ddl.ts runJournal). */
+export interface RunJournalRow {
+  run_id: string;
+  conversation_id: string;
+  journal_version: number;
+  status: string;
+  started_at: string;
+  ended_at: string | null;
+  step_count: number;
+}
+
+export interface RunStepRow {
+  run_id: string;
+  idx: number;
+  kind: string;
+  node: string;
+  started_at: string;
+  duration_ms: number | string;
+  body: string;
+}
+
 export interface StoreTables {
   conversations: ConversationsTable;
   runs: RunsTable;
@@ -46,5 +67,7 @@ export interface StoreTables {
   conversation_counts: { status: ConversationStatusName; count: number };
   conversation_counts_by_owner: { owner: string; status: ConversationStatusName; count: number };
   event_ids: { last_id: number };
+  run_journals: RunJournalRow;
+  run_steps: RunStepRow;
   history_digests: { conversation_id: string; owner_key: string; digest: string; recorded: Generated<number> };
 }
