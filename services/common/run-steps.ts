@@ -61,7 +61,8 @@ const STEP_BODIES = {
     tool: z.string(),
     arguments: jsonObject,
     args_hash: z.string(),
-    description: z.string(),
+    /** The approval asks a human for an MCP server's question, or a peer agent holds the call for its own approval. */
+    asks: z.enum(['approval', 'input', 'remote_approval']),
   }),
   decision: z.strictObject({
     approval_uuid: z.string(),
