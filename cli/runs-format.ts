@@ -25,7 +25,7 @@ export function runListText(reply: RunListReply, now: Date, nextCommand: (cursor
 const DETAIL_WIDTH = 60;
 
 /** The one line a step's own fields come to. */
-export function stepDetail(step: RunStepJson): string {
+function stepDetail(step: RunStepJson): string {
   const field = (name: string) => step[name];
   switch (step.kind) {
     case 'model_call':

@@ -8,11 +8,9 @@ import type { RunJournal, RunPage } from './agent.js';
  * duration, as the store keeps them (secrets were redacted before they were stored).
  */
 
-export type RunStatusName = string;
-
 export interface RunSummaryJson {
   run_id: string;
-  status: RunStatusName;
+  status: string;
   started_at: string;
   /** null while the run has not ended. */
   ended_at: string | null;
@@ -31,7 +29,7 @@ export type RunStepJson = {
 export interface RunJson {
   run_id: string;
   conversation_id: string;
-  status: RunStatusName;
+  status: string;
   started_at: string;
   ended_at: string | null;
   /** The format of its steps' fields. */
@@ -46,7 +44,7 @@ export interface RunListReply {
 
 const iso = (date: Date | undefined) => (date ?? new Date(0)).toISOString();
 
-export function runSummaryJson(run: RunRecord): RunSummaryJson {
+function runSummaryJson(run: RunRecord): RunSummaryJson {
   return {
     run_id: run.runId,
     status: run.status,
@@ -56,7 +54,7 @@ export function runSummaryJson(run: RunRecord): RunSummaryJson {
   };
 }
 
-export function runStepJson(step: RunStep): RunStepJson {
+function runStepJson(step: RunStep): RunStepJson {
   return {
     ...stepFields(step.bodyJson),
     index: step.index,

@@ -91,7 +91,7 @@ const STEP_BODIES = {
 
 export type StepKind = keyof typeof STEP_BODIES;
 export const STEP_KINDS = Object.keys(STEP_BODIES) as StepKind[];
-export type StepBody<K extends StepKind> = z.infer<(typeof STEP_BODIES)[K]>;
+type StepBody<K extends StepKind> = z.infer<(typeof STEP_BODIES)[K]>;
 
 /** A step as the orchestrator records it, before the store numbers it. */
 export type JournalStep = {
@@ -115,7 +115,7 @@ export function parseStepBody(kind: string, bodyJson: string): { body: Record<st
 }
 
 /** How many characters of a result a step keeps. */
-export const SUMMARY_CHARS = 200;
+const SUMMARY_CHARS = 200;
 
 /** The first SUMMARY_CHARS characters of a result, secrets redacted (before the cut, so no cut leaves a secret's head). */
 export function summaryOf(text: string): string {
