@@ -150,7 +150,7 @@ const owner = notBlank(maxChars(MAX_OWNER_LENGTH), 'a name, not blank (absent: n
 const approvalStatusValue = specified(ApprovalStatus, 'one of pending, approved, rejected, executing, done, failed, interrupted, expired');
 /** What a write adds to its run's journal: a run id, a status, steps whose bodies fit the journal's format. */
 const MAX_STEP_NODE_LENGTH = 1024;
-const MAX_JOURNAL_STEPS = 1000;
+const MAX_JOURNAL_STEPS = 10_000;
 const epochMs = z.number().int().min(0, 'milliseconds since the epoch');
 const runStep = z
   .object({

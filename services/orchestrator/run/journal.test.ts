@@ -42,6 +42,11 @@ const TREE: MachineEnv = {
   } satisfies AgentNode,
 };
 
+const RUN_1 = '7d3f0c2a-1b4e-4f6a-9c8d-2e5b7a1f3c90';
+const RUN_2 = '7d3f0c2a-1b4e-4f6a-9c8d-2e5b7a1f3c91';
+const RUN_3 = '7d3f0c2a-1b4e-4f6a-9c8d-2e5b7a1f3c92';
+const RUN_4 = '7d3f0c2a-1b4e-4f6a-9c8d-2e5b7a1f3c93';
+
 const call = (id: string, name: string, args: Record<string, unknown>): ToolCallPart => ({ id, name, argumentsJson: JSON.stringify(args) });
 const usage = (inputTokens: number, outputTokens: number) => ({ inputTokens, outputTokens });
 const conversation = (text: string): Message[] => [
@@ -69,7 +74,7 @@ const bodies = (journal: RunJournalEntry) => journal.steps.map((step) => ({ ...s
 describe('the run journal (machine)', () => {
   it('simple mode: a read turn records two model calls and the tool call between them, all with the one write that ends the turn', () => {
     const { effects } = drive(freshRun('simple', 0), SIMPLE, [
-      [1000, { kind: 'userMessage', runId: 'run-1', activation: 'a-1', text: 'list' }],
+      [1000, { kind: 'userMessage', runId: RUN_1, activation: 'a-1', text: 'list' }],
       [1001, { kind: 'toolsLoaded', tools: [listTool] }],
       [1002, { kind: 'conversationLoaded', path: [], messages: conversation('list') }],
       [1300, { kind: 'modelAnswered', path: [], reply: { text: '', toolCalls: [call('c1', 'resources_list', {})], usage: usage(120, 9) } }],
@@ -79,7 +84,7 @@ describe('the run journal (machine)', () => {
     const written = journals(effects);
     expect(written.map((entry) => entry.carrier)).toEqual(['write']);
     const journal = written[0]!.journal;
-    expect(journal).toMatchObject({ runId: 'run-1', startedAtMs: 1000, status: 'completed' });
+    expect(journal).toMatchObject({ runId: RUN_1, startedAtMs: 1000, status: 'completed' });
     expect(bodies(journal)).toEqual([
       {
         index: 0,
@@ -121,7 +126,7 @@ describe('the run journal (machine)', () => {
 
   it('a tree: each node started and finished in order, its steps written with its messages before the next node runs', () => {
     const { effects } = drive(freshRun('tree', 0), TREE, [
-      [0, { kind: 'userMessage', runId: 'run-2', activation: 'a-2', text: 'go' }],
+      [0, { kind: 'userMessage', runId: RUN_2, activation: 'a-2', text: 'go' }],
       [1, { kind: 'toolsLoaded', tools: [listTool] }],
       [10, { kind: 'modelAnswered', path: [0], reply: { text: 'analysis', toolCalls: [], usage: usage(10, 2) } }],
       [20, { kind: 'modelAnswered', path: [1], reply: { text: 'report', toolCalls: [], usage: usage(20, 3) } }],
@@ -150,7 +155,7 @@ describe('the run journal (machine)', () => {
   it('redacts secrets in the arguments of a call and of its approval; a redone write carries its steps again', () => {
     const secretArgs = { name: 'x', api_key: 'k-123456789', note: 'use Bearer abc.def.ghi' };
     const paused = drive(freshRun('simple', 3), SIMPLE, [
-      [0, { kind: 'userMessage', runId: 'run-3', activation: 'a-3', text: 'add' }],
+      [0, { kind: 'userMessage', runId: RUN_3, activation: 'a-3', text: 'add' }],
       [1, { kind: 'toolsLoaded', tools: [addTool] }],
       [2, { kind: 'conversationLoaded', path: [], messages: conversation('add') }],
       [3, { kind: 'modelAnswered', path: [], reply: { text: '', toolCalls: [call('c1', 'resources_add', secretArgs)] } }],
@@ -170,7 +175,7 @@ describe('the run journal (machine)', () => {
 
   it('records a decision with its claim: who, how, why and the arguments they edited, secrets redacted', () => {
     const paused = drive(freshRun('simple', 3), SIMPLE, [
-      [0, { kind: 'userMessage', runId: 'run-4', activation: 'a-4', text: 'add' }],
+      [0, { kind: 'userMessage', runId: RUN_4, activation: 'a-4', text: 'add' }],
       [1, { kind: 'toolsLoaded', tools: [addTool] }],
       [2, { kind: 'conversationLoaded', path: [], messages: conversation('add') }],
       [3, { kind: 'modelAnswered', path: [], reply: { text: '', toolCalls: [call('c1', 'resources_add', { name: 'x' })] } }],
@@ -202,7 +207,7 @@ describe('the run journal (machine)', () => {
       50,
     );
     const [claim] = journals(decided.effects);
-    expect(claim).toMatchObject({ carrier: 'claim', journal: { runId: 'run-4', status: 'running' } });
+    expect(claim).toMatchObject({ carrier: 'claim', journal: { runId: RUN_4, status: 'running' } });
     expect(bodies(claim!.journal)).toEqual([
       expect.objectContaining({
         kind: 'decision',
@@ -211,5 +216,16 @@ describe('the run journal (machine)', () => {
         body: { approval_uuid: approval.uuid, approved: false, decided_by: 'token:carol', via: 'rest', reason: 'not now' },
       }),
     ]);
+  });
+
+  it('keeps no journal for a run stored before run ids were UUIDs: its writes go on without one', () => {
+    const { effects } = drive(freshRun('simple', 0), SIMPLE, [
+      [0, { kind: 'userMessage', runId: 'legacy-run', activation: 'a-6', text: 'hi' }],
+      [1, { kind: 'toolsLoaded', tools: [] }],
+      [2, { kind: 'conversationLoaded', path: [], messages: conversation('hi') }],
+      [3, { kind: 'modelAnswered', path: [], reply: { text: 'hello', toolCalls: [] } }],
+    ]);
+    expect(effects.some((effect) => effect.kind === 'write')).toBe(true);
+    expect(journals(effects)).toEqual([]);
   });
 });

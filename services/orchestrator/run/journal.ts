@@ -19,6 +19,8 @@ import type { Transition } from './transition.js';
  * write that is redone carries them again.
  */
 
+const RUN_ID = /^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$/;
+
 /** Effects that write to the store in the run's name, and so carry its journal. */
 const JOURNALED = new Set<Effect['kind']>(['append', 'write', 'claim', 'endTurnWithNote']);
 
@@ -109,7 +111,8 @@ export function callStep(
  */
 export function attachJournal(transition: Transition): void {
   const state = transition.state;
-  if (!state.runId) return;
+  // Runs stored by releases before run ids were UUIDs keep no journal: their writes go on as they did.
+  if (!RUN_ID.test(state.runId)) return;
   transition.effects = transition.effects.map((effect) => {
     if (!JOURNALED.has(effect.kind)) return effect;
     const pending = state.journal ?? [];
