@@ -188,9 +188,9 @@ export function ownersConformance(driver: StorageDriver): void {
       await complete(carols[1]!);
       await storage.close();
       // Back to the schema whose owners were bare names (SQLite 16, PostgreSQL 7): its data is what it was
-      // (the history digests, decision ids and quorums added later go).
+      // (the history digests, decision ids, quorums and run journals added later go).
       await driver.execute(
-        `DROP TABLE approval_votes; ALTER TABLE approvals DROP COLUMN quorum_required; ALTER TABLE approvals DROP COLUMN quorum_role; ALTER TABLE approvals DROP COLUMN quorum_not_requester; ALTER TABLE approvals DROP COLUMN requested_by; ALTER TABLE approvals DROP COLUMN decision_id; DROP TABLE history_digests; UPDATE schema_version SET version = ${driver.name === 'sqlite' ? 16 : 7};`,
+        `DROP TABLE run_steps; DROP TABLE run_journals; DROP TABLE approval_votes; ALTER TABLE approvals DROP COLUMN quorum_required; ALTER TABLE approvals DROP COLUMN quorum_role; ALTER TABLE approvals DROP COLUMN quorum_not_requester; ALTER TABLE approvals DROP COLUMN requested_by; ALTER TABLE approvals DROP COLUMN decision_id; DROP TABLE history_digests; UPDATE schema_version SET version = ${driver.name === 'sqlite' ? 16 : 7};`,
       );
       storage = await driver.open();
       const ownerOf = async (id: string) => (await storage.getConversation({ id, includeMessages: false })).owner;

@@ -5,10 +5,12 @@
  */
 
 /**
- * Back to schema 15: what migrations 20, 19, 18 and 16 added (quorums and votes; decision ids; history digests; A2A
- * push-notification configs; 17 changed data only).
+ * Back to schema 15: what migrations 21, 20, 19, 18 and 16 added (the run journal; quorums and votes; decision ids;
+ * history digests; A2A push-notification configs; 17 changed data only).
  */
 const DROP_SCHEMA_16 = `
+  DROP TABLE run_steps;
+  DROP TABLE run_journals;
   DROP TABLE approval_votes;
   ALTER TABLE approvals DROP COLUMN quorum_required;
   ALTER TABLE approvals DROP COLUMN quorum_role;
@@ -57,8 +59,10 @@ export const DROP_SCHEMA_13 = `${DROP_SCHEMA_14}
   ALTER TABLE approvals DROP COLUMN outcome_unknown;
   ALTER TABLE approvals DROP COLUMN replaces_uuid;`;
 
-/** The PostgreSQL schema back to 5: what its migrations 11 (quorums and votes), 10, 9, 7 and 6 added (10: decision ids; 9: history digests; 7: push configs; 6: conversation owners, as SQLite's 15). */
+/** The PostgreSQL schema back to 5: what its migrations 12 (the run journal), 11 (quorums and votes), 10, 9, 7 and 6 added (10: decision ids; 9: history digests; 7: push configs; 6: conversation owners, as SQLite's 15). */
 export const DROP_POSTGRES_SCHEMA_6 = `
+  DROP TABLE run_steps;
+  DROP TABLE run_journals;
   DROP TABLE approval_votes;
   ALTER TABLE approvals DROP COLUMN quorum_required;
   ALTER TABLE approvals DROP COLUMN quorum_role;
