@@ -2,6 +2,7 @@ import { VIA_HEADER } from '../gateway/app/decider.js';
 import type { ApprovalListReply, ConversationReply } from '../gateway/app/replies.js';
 import type { ApprovalRecordJson } from '../gateway/app/shapes.js';
 import { agentVersion } from '../gateway/app/version.js';
+import type { RunJson, RunListReply } from '../gateway/app/run-shapes.js';
 
 /**
  * The agent's REST API as `asg approvals` uses it: a few calls over fetch, each failure turned
@@ -20,7 +21,7 @@ export const EXIT = {
   unreachable: 3,
   /** Not signed in (401) or not allowed (403). */
   denied: 4,
-  /** No such approval (404). */
+  /** No such approval, run or conversation (404). */
   notFound: 5,
   /** The approval was decided already, or expired (409). */
   conflict: 6,
@@ -116,6 +117,26 @@ export function approvalsApi(target: ApiTarget): ApprovalsApi {
     },
     show: (uuid) => call('GET', `/approvals/${encodeURIComponent(uuid)}`),
     decide: (uuid, body) => call('POST', `/approvals/${encodeURIComponent(uuid)}`, body),
+  };
+}
+
+/** The agent's runs and their steps, as `asg runs` reads them. */
+export interface RunsApi {
+  list(conversationId: string, page: { limit?: number; cursor?: string }): Promise<RunListReply>;
+  show(runId: string): Promise<RunJson>;
+}
+
+export function runsApi(target: ApiTarget): RunsApi {
+  const call = restCaller(target);
+  return {
+    list(conversationId, { limit, cursor }) {
+      const query = new URLSearchParams();
+      if (limit !== undefined) query.set('limit', String(limit));
+      if (cursor) query.set('cursor', cursor);
+      const search = query.toString();
+      return call('GET', `/conversations/${encodeURIComponent(conversationId)}/runs${search ? `?${search}` : ''}`);
+    },
+    show: (runId) => call('GET', `/runs/${encodeURIComponent(runId)}`),
   };
 }
 

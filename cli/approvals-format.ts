@@ -47,7 +47,7 @@ function decidedText(approval: ApprovalRecordJson, now: Date): string {
 }
 
 /** Columns padded to their widest cell; the last column is not padded. */
-function table(rows: string[][]): string {
+export function table(rows: string[][]): string {
   const widths = rows[0]!.map((_, column) => Math.max(...rows.map((row) => row[column]!.length)));
   return rows
     .map((row) =>

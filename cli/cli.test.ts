@@ -96,12 +96,15 @@ describe('asg usage', () => {
       ['config', 'check'],
       ['web'],
       ['approvals'],
+      ['runs'],
     ];
     for (const command of commands) {
       const { code, out } = asg(...command, '--help');
       expect(code, command.join(' ')).toBe(0);
       expect(out, command.join(' ')).toMatch(
-        command[0] === 'approvals' ? /^Usage: asg approvals / : new RegExp(`^Usage: asg ${command.join(' ')}`.trimEnd()),
+        command[0] === 'approvals' || command[0] === 'runs'
+          ? new RegExp(`^Usage: asg ${command[0]} `)
+          : new RegExp(`^Usage: asg ${command.join(' ')}`.trimEnd()),
       );
     }
     expect(asg('serve', '--help').out).toMatch(/--port <port>.*\(env: PORT\)/s);

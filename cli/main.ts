@@ -2,7 +2,7 @@ import { existsSync, readFileSync } from 'node:fs';
 import { Argument, Command, type CommanderError, InvalidArgumentError, Option } from 'commander';
 import { registerEnvironmentSecrets } from '../services/common/secrets.js';
 import { SERVICE_NAMES } from './service-names.js';
-import { APPROVALS_USAGE } from './usage.js';
+import { APPROVALS_USAGE, RUNS_USAGE } from './usage.js';
 
 /**
  * `asg <command>` on commander. Each command's code is imported when that command
@@ -271,7 +271,28 @@ function program(): Command {
       });
     });
 
-  asg.addHelpText('after', `\nApprovals:\n${APPROVALS_USAGE}\n\nRun asg <command> --help for the options of a command.`);
+  // `asg runs` too (cli/runs.ts).
+  asg
+    .command('runs')
+    .description("a conversation's runs and a run's steps, read from a running agent (asg runs --help: --url, --token, --json)")
+    .usage('<list|show> [options]')
+    .argument('[arguments...]')
+    .helpOption(false)
+    .addHelpText('after', '\nRun asg runs --help for its commands, options and exit codes.')
+    .allowUnknownOption()
+    .allowExcessArguments()
+    .action(async (args: string[]) => {
+      const { runsCommand } = await import('./runs.js');
+      process.exitCode = await runsCommand(args, process.env, {
+        out: (text) => process.stdout.write(text),
+        err: (text) => process.stderr.write(text),
+      });
+    });
+
+  asg.addHelpText(
+    'after',
+    `\nApprovals:\n${APPROVALS_USAGE}\n\nRuns:\n${RUNS_USAGE}\n\nRun asg <command> --help for the options of a command.`,
+  );
   return asg;
 }
 

@@ -11,6 +11,11 @@ export const APPROVALS_USAGE = `  approvals list [--status S] [--conversation ID
                                           --input answers an MCP server's question
   approvals reject UUID [--reason TEXT]   reject; the reason is told to the model`;
 
+export const RUNS_USAGE = `  runs list CONVERSATION [--limit N] [--cursor C]
+                                          a conversation's runs, newest first
+  runs show RUN                           a run step by step: nodes, model and tool calls,
+                                          approvals and who decided them`;
+
 /** Says what went wrong on stderr and exits (2: bad usage or configuration). */
 export function fail(message: string, code = 1): never {
   process.stderr.write(`${message}\n`);

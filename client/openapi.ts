@@ -284,6 +284,50 @@ export interface paths {
         patch?: never;
         trace?: never;
     };
+    "/conversations/{id}/runs": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /**
+         * A conversation's runs
+         * @description The runs of a conversation as their journal keeps them, newest first, a page at a time (?limit= and ?cursor= / next_cursor): each with its status, start, end (null while it runs) and how many steps it recorded. GET /runs/{run_id} reads one with its steps.
+         *
+         *     **Who may call**: with auth configured: role chat or approve (or admin); without auth: anyone.
+         */
+        get: operations["getConversationsIdRuns"];
+        put?: never;
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/runs/{run_id}": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /**
+         * Read a run, step by step
+         * @description A run with every step of its journal in order: each node started and finished (agent trees), each model call (model, provider, duration, tokens, finish reason), each tool call (tool, server, arguments with secrets redacted, their hash, outcome and the result's first characters), each approval asked and decision made (who, through which face, why, edited arguments), each A2A delegation and history compaction.
+         *
+         *     **Who may call**: with auth configured: role chat or approve (or admin); without auth: anyone.
+         */
+        get: operations["getRunsRunId"];
+        put?: never;
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
     "/conversations/{id}/messages": {
         parameters: {
             query?: never;
@@ -836,6 +880,50 @@ export interface paths {
         patch?: never;
         trace?: never;
     };
+    "/trpc/runs.list": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /**
+         * runs.list (query)
+         * @description A tRPC query: the input goes URL-encoded as JSON in ?input=. Answers {"result": {"data": …}}. Several procedures may be batched: /trpc/a,b?batch=1 with inputs keyed by position. The web chat speaks this face; its answers are REST's shapes.
+         *
+         *     **Who may call**: with auth configured: role chat or approve (or admin); without auth: anyone.
+         */
+        get: operations["getTrpcRunsList"];
+        put?: never;
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/trpc/runs.get": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /**
+         * runs.get (query)
+         * @description A tRPC query: the input goes URL-encoded as JSON in ?input=. Answers {"result": {"data": …}}. Several procedures may be batched: /trpc/a,b?batch=1 with inputs keyed by position. The web chat speaks this face; its answers are REST's shapes.
+         *
+         *     **Who may call**: with auth configured: role chat or approve (or admin); without auth: anyone.
+         */
+        get: operations["getTrpcRunsGet"];
+        put?: never;
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
 }
 export type webhooks = Record<string, never>;
 export interface components {
@@ -1122,6 +1210,57 @@ export interface components {
             conversation: components["schemas"]["Conversation"];
             has_more_before: boolean;
             has_more_after: boolean;
+        };
+        RunList: {
+            runs: components["schemas"]["RunSummary"][];
+            /** @description Present when there is a next page: pass it back as ?cursor=. */
+            next_cursor?: string;
+        };
+        /** @description A run of a conversation (one message, or one decision, through the agent until it answers). */
+        RunSummary: {
+            run_id: string;
+            /** @description running, waiting_approval, completed, cancelled or interrupted. */
+            status: string;
+            /**
+             * Format: date-time
+             * @example 2025-01-15T10:02:03.000Z
+             */
+            started_at: string;
+            /** @description null while the run has not ended. */
+            ended_at: string | null;
+            /** @description How many steps it recorded. */
+            steps: number;
+        };
+        /** @description A run with every step of its journal, in order. */
+        Run: {
+            run_id: string;
+            conversation_id: string;
+            status: string;
+            /**
+             * Format: date-time
+             * @example 2025-01-15T10:02:03.000Z
+             */
+            started_at: string;
+            ended_at: string | null;
+            /** @description The format of its steps' fields. */
+            journal_version: number;
+            steps: components["schemas"]["RunStep"][];
+        };
+        /** @description One step of a run, with the fields of its kind: model_call {model, provider, input_tokens, output_tokens, finish_reason, tool_calls?, error?}; tool_call {tool, server, arguments (secrets redacted), args_hash, outcome, summary, approval_uuid?}; approval {approval_uuid, tool, arguments, args_hash, asks}; decision {approval_uuid, approved, decided_by, via, reason?, edited_arguments?, expired?}; a2a_call {agent, message, outcome, summary}; compaction {strategy, tokens_before, tokens_after, summarized}; node_started {type}; node_finished {outcome, output_key?, exit_loop?}. */
+        RunStep: {
+            index: number;
+            /** @description node_started, node_finished, model_call, tool_call, approval, decision, a2a_call or compaction; its own fields follow. */
+            kind: string;
+            /** @description The node's path in the agent tree ("pipeline/analyzer"); simple mode: the agent's name. */
+            node: string;
+            /**
+             * Format: date-time
+             * @example 2025-01-15T10:02:03.000Z
+             */
+            started_at: string;
+            duration_ms: number;
+        } & {
+            [key: string]: unknown;
         };
         ApprovalList: {
             approvals: components["schemas"]["ApprovalRecord"][];
@@ -2125,6 +2264,232 @@ export interface operations {
             };
             /** @description an approved call of the conversation has no outcome yet; delete it once the call has finished */
             409: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description a backend service is unreachable */
+            503: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+        };
+    };
+    getConversationsIdRuns: {
+        parameters: {
+            query?: {
+                /** @description How many per page, 1 to 500 (default 50). */
+                limit?: string;
+                /** @description The next_cursor of the previous page; omit it for the first. */
+                cursor?: string;
+            };
+            header?: never;
+            path: {
+                /** @description The conversation id (a UUID). */
+                id: string;
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description one page of runs */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "runs": [
+                     *         {
+                     *           "run_id": "0b7e3f52-9c1d-4a68-b2f0-6d4e8a1c3f95",
+                     *           "status": "completed",
+                     *           "started_at": "2025-01-15T10:02:05.000Z",
+                     *           "ended_at": "2025-01-15T10:02:09.000Z",
+                     *           "steps": 6
+                     *         }
+                     *       ]
+                     *     }
+                     */
+                    "application/json": components["schemas"]["RunList"];
+                };
+            };
+            /** @description limit is not an integer from 1 to 500, or the cursor is not one this API gave out */
+            400: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description auth is configured and the request has no valid bearer token (missing, unknown, malformed, forged or expired); WWW-Authenticate: Bearer says which */
+            401: {
+                headers: {
+                    "WWW-Authenticate": string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description the token is valid but its roles do not allow this route (WWW-Authenticate: Bearer error="insufficient_scope") */
+            403: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description no conversation has this id (or, with auth, none the caller may read) */
+            404: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description a backend service is unreachable */
+            503: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+        };
+    };
+    getRunsRunId: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                /** @description The run id (a UUID), as GET /conversations/{id}/runs lists it. */
+                run_id: string;
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description the run and its steps */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "run_id": "0b7e3f52-9c1d-4a68-b2f0-6d4e8a1c3f95",
+                     *       "conversation_id": "6f1c9a52-3d47-4b8e-9a21-0c5e7d4f8b13",
+                     *       "status": "completed",
+                     *       "started_at": "2025-01-15T10:02:05.000Z",
+                     *       "ended_at": "2025-01-15T10:02:09.000Z",
+                     *       "journal_version": 1,
+                     *       "steps": [
+                     *         {
+                     *           "type": "sequential",
+                     *           "index": 0,
+                     *           "kind": "node_started",
+                     *           "node": "pipeline",
+                     *           "started_at": "2025-01-15T10:02:05.000Z",
+                     *           "duration_ms": 0
+                     *         },
+                     *         {
+                     *           "type": "llm",
+                     *           "index": 1,
+                     *           "kind": "node_started",
+                     *           "node": "pipeline/analyzer",
+                     *           "started_at": "2025-01-15T10:02:05.000Z",
+                     *           "duration_ms": 0
+                     *         },
+                     *         {
+                     *           "model": "gemini-2.5-flash",
+                     *           "provider": "gemini",
+                     *           "input_tokens": 412,
+                     *           "output_tokens": 31,
+                     *           "finish_reason": "tool-calls",
+                     *           "tool_calls": [
+                     *             "resources_list"
+                     *           ],
+                     *           "index": 2,
+                     *           "kind": "model_call",
+                     *           "node": "pipeline/analyzer",
+                     *           "started_at": "2025-01-15T10:02:05.000Z",
+                     *           "duration_ms": 812
+                     *         },
+                     *         {
+                     *           "tool": "resources_list",
+                     *           "server": "resources",
+                     *           "arguments": {
+                     *             "token": "[redacted]"
+                     *           },
+                     *           "args_hash": "9f2c…",
+                     *           "outcome": "ok",
+                     *           "summary": "[{\"id\":\"res-42\"}]",
+                     *           "index": 3,
+                     *           "kind": "tool_call",
+                     *           "node": "pipeline/analyzer",
+                     *           "started_at": "2025-01-15T10:02:06.000Z",
+                     *           "duration_ms": 40
+                     *         },
+                     *         {
+                     *           "model": "gemini-2.5-flash",
+                     *           "provider": "gemini",
+                     *           "input_tokens": 470,
+                     *           "output_tokens": 18,
+                     *           "finish_reason": "stop",
+                     *           "index": 4,
+                     *           "kind": "model_call",
+                     *           "node": "pipeline/analyzer",
+                     *           "started_at": "2025-01-15T10:02:06.000Z",
+                     *           "duration_ms": 640
+                     *         },
+                     *         {
+                     *           "outcome": "done",
+                     *           "output_key": "analysis",
+                     *           "index": 5,
+                     *           "kind": "node_finished",
+                     *           "node": "pipeline/analyzer",
+                     *           "started_at": "2025-01-15T10:02:05.000Z",
+                     *           "duration_ms": 1500
+                     *         }
+                     *       ]
+                     *     }
+                     */
+                    "application/json": components["schemas"]["Run"];
+                };
+            };
+            /** @description auth is configured and the request has no valid bearer token (missing, unknown, malformed, forged or expired); WWW-Authenticate: Bearer says which */
+            401: {
+                headers: {
+                    "WWW-Authenticate": string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description the token is valid but its roles do not allow this route (WWW-Authenticate: Bearer error="insufficient_scope") */
+            403: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description no run has this id (or, with auth, it is of a conversation the caller may not read) */
+            404: {
                 headers: {
                     [name: string]: unknown;
                 };
@@ -4125,6 +4490,134 @@ export interface operations {
                     "application/json": {
                         result: {
                             data: components["schemas"]["ToolList"];
+                        };
+                    };
+                };
+            };
+            /** @description BAD_REQUEST: the input does not fit (a field it does not take is named) */
+            400: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["TrpcError"];
+                };
+            };
+            /** @description auth is configured and the request has no valid bearer token (missing, unknown, malformed, forged or expired); WWW-Authenticate: Bearer says which */
+            401: {
+                headers: {
+                    "WWW-Authenticate": string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description the token is valid but its roles do not allow this route (WWW-Authenticate: Bearer error="insufficient_scope") */
+            403: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description NOT_FOUND */
+            404: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["TrpcError"];
+                };
+            };
+        };
+    };
+    getTrpcRunsList: {
+        parameters: {
+            query?: {
+                /** @description The input, as JSON. */
+                input?: string;
+            };
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description the result */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        result: {
+                            data: unknown;
+                        };
+                    };
+                };
+            };
+            /** @description BAD_REQUEST: the input does not fit (a field it does not take is named) */
+            400: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["TrpcError"];
+                };
+            };
+            /** @description auth is configured and the request has no valid bearer token (missing, unknown, malformed, forged or expired); WWW-Authenticate: Bearer says which */
+            401: {
+                headers: {
+                    "WWW-Authenticate": string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description the token is valid but its roles do not allow this route (WWW-Authenticate: Bearer error="insufficient_scope") */
+            403: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description NOT_FOUND */
+            404: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["TrpcError"];
+                };
+            };
+        };
+    };
+    getTrpcRunsGet: {
+        parameters: {
+            query?: {
+                /** @description The input, as JSON. */
+                input?: string;
+            };
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description the result */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        result: {
+                            data: unknown;
                         };
                     };
                 };

@@ -5,6 +5,8 @@ import {
   type Conversation,
   type ConversationSummary,
   type PendingApproval,
+  type RunRecord,
+  type RunStep,
 } from '../../gen/ts/asg/store/v1/store.js';
 import type {
   CreateConversationRequest,
@@ -72,6 +74,10 @@ export interface Agent {
   getApproval(uuid: string): Promise<ApprovalRecord>;
   /** The audit trail, newest first, a page at a time. */
   listAudit(query: AuditQuery): Promise<AuditPage>;
+  /** A conversation's runs as their journal keeps them, newest first, a page at a time; NOT_FOUND for an unknown conversation. */
+  listRuns(conversationId: string, page: PageRequest): Promise<RunPage>;
+  /** One run with every step of its journal; NOT_FOUND when unknown. */
+  getRun(runId: string): Promise<RunJournal>;
   listTools(): Promise<Tool[]>;
   /** The tools and the MCP servers behind them, each with its availability: GET /tools, GET /ready. */
   toolListing(): Promise<{ tools: Tool[]; servers: ToolServer[] }>;
@@ -122,6 +128,18 @@ export interface AuditPage {
  * A conversation as the faces show it: the store's record, and the orchestrator's view of its
  * run (REST "pipeline_state") when it has one that is an agent tree's.
  */
+export interface RunPage {
+  /** Newest first. */
+  runs: RunRecord[];
+  nextCursor?: string;
+}
+
+/** A run and its steps in order. */
+export interface RunJournal {
+  run: RunRecord;
+  steps: RunStep[];
+}
+
 export interface ConversationView {
   conversation: Conversation;
   pipeline?: PipelineView;
@@ -315,6 +333,16 @@ export function createAgent(backends: Pick<Backends, 'orchestrator' | 'store'>):
     async listAudit({ limit, cursor, kinds = [] }) {
       const answer = await store.listAudit({ kinds, pageSize: limit, pageToken: cursor ?? '' });
       return { entries: answer.entries, ...(answer.nextPageToken && { nextCursor: answer.nextPageToken }) };
+    },
+
+    async listRuns(conversationId, { limit, cursor }) {
+      const answer = await store.listRuns({ conversationId, pageSize: limit, pageToken: cursor ?? '' });
+      return { runs: answer.runs, ...(answer.nextPageToken && { nextCursor: answer.nextPageToken }) };
+    },
+
+    async getRun(runId) {
+      const answer = await store.getRun({ runId });
+      return { run: present(answer.run, `run ${runId}`), steps: answer.steps };
     },
 
     async listTools() {

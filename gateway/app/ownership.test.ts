@@ -135,6 +135,8 @@ function fakeAgent() {
     | 'recordHistoryDigest'
     | 'deleteConversation'
     | 'listTools'
+    | 'listRuns'
+    | 'getRun'
   > = {
     async createConversation(_message, origin) {
       created.push(origin);
@@ -173,6 +175,19 @@ function fakeAgent() {
     async listTools() {
       calls.push('tools');
       return [];
+    },
+    async listRuns(id) {
+      calls.push(`runs ${id}`);
+      find(id);
+      return { runs: [] };
+    },
+    async getRun(runId) {
+      calls.push(`run ${runId}`);
+      const conversationId = runId === 'run-of-alice' ? ALICE : NOBODYS;
+      return {
+        run: { runId, conversationId, status: 'completed', startedAt: undefined, stepCount: 0, journalVersion: 1 },
+        steps: [],
+      };
     },
   };
   return { agent: guardConversations(agent), calls, created, listed };
@@ -244,6 +259,28 @@ describe('guardConversations', () => {
     expect(await as(carolWhoChats, () => failure(agent.deleteConversation(ALICE, decider)))).toMatchObject({ status: 403 });
     await as(root, () => agent.deleteConversation(ALICE, decider));
     expect(calls).toEqual([`record ${ALICE}`, `delete ${ALICE}`, `record ${ALICE}`, `record ${ALICE}`, `delete ${ALICE}`]);
+  });
+
+  it("reads runs as their conversation is: alice her own; bob 404 for alice's, as for an unknown run; an approver everyone's", async () => {
+    const { agent, calls } = fakeAgent();
+    await as(alice, () => agent.listRuns(ALICE, { limit: 10 }));
+    expect((await as(alice, () => agent.getRun('run-of-alice'))).run.conversationId).toBe(ALICE);
+    expect(await as(bob, () => failure(agent.listRuns(ALICE, { limit: 10 })))).toMatchObject({ status: 404 });
+    expect(await as(bob, () => failure(agent.getRun('run-of-alice')))).toMatchObject({
+      status: 404,
+      message: 'run run-of-alice not found',
+    });
+    await as(carol, () => agent.getRun('run-of-alice'));
+    expect(calls).toEqual([
+      `record ${ALICE}`,
+      `runs ${ALICE}`,
+      'run run-of-alice',
+      `record ${ALICE}`,
+      `record ${ALICE}`,
+      'run run-of-alice',
+      `record ${ALICE}`,
+      'run run-of-alice',
+    ]);
   });
 
   it('lets an admin do everything without reading the record first', async () => {

@@ -89,6 +89,8 @@ type GuardedOperations = Pick<
   | 'findConversationByHistory'
   | 'recordHistoryDigest'
   | 'deleteConversation'
+  | 'listRuns'
+  | 'getRun'
 >;
 
 /**
@@ -148,6 +150,20 @@ export function guardConversations<T extends GuardedOperations>(agent: T): T {
     async deleteConversation(id, decider) {
       await authorize(id, 'write');
       return agent.deleteConversation(id, decider);
+    },
+    // A run is read as its conversation is: a stranger's run answers as an unknown one.
+    async listRuns(conversationId, page) {
+      await authorize(conversationId, 'read');
+      return agent.listRuns(conversationId, page);
+    },
+    async getRun(runId) {
+      const principal = currentPrincipal();
+      const journal = await agent.getRun(runId);
+      if (!accessesEveryConversation(principal, 'read')) {
+        const record = await agent.getConversationRecord(journal.run.conversationId);
+        if (!mayAccess(principal, record.owner, 'read')) throw notFound(`run ${runId} not found`);
+      }
+      return journal;
     },
   };
   return { ...agent, ...guarded };

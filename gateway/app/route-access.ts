@@ -67,6 +67,9 @@ const PATH_RULES: PathRule[] = [
   { route: '/conversations/:id', need: role('chat'), read: READ_CONVERSATIONS },
   { route: '/conversations/:id/messages', need: role('chat') },
   { route: '/conversations/:id/events', need: READ_CONVERSATIONS, stream: true },
+  // A run's journal is read as its conversation is.
+  { route: '/conversations/:id/runs', need: READ_CONVERSATIONS },
+  { route: '/runs/:run_id', need: READ_CONVERSATIONS },
   { route: '/approvals', need: role('approve') },
   { route: '/approvals/:uuid', need: role('approve') },
   // Whatever comes below them later, the same.
@@ -89,6 +92,8 @@ const TRPC_PROCEDURES: Record<string, Need> = {
   'conversations.list': READ_CONVERSATIONS,
   'conversations.get': READ_CONVERSATIONS,
   'conversation.events': READ_CONVERSATIONS,
+  'runs.list': READ_CONVERSATIONS,
+  'runs.get': READ_CONVERSATIONS,
 };
 
 /** The tRPC routers and what their procedures need; a procedure of any other router needs admin. */
@@ -97,6 +102,7 @@ const TRPC_ROUTERS: Record<string, Need> = {
   conversation: role('chat'),
   tools: role('chat'),
   approvals: role('approve'),
+  runs: READ_CONVERSATIONS,
   audit: role('admin'),
   auth: SIGNED_IN,
 };

@@ -5,6 +5,8 @@ import {
   MessageRole,
   type Conversation,
   type PendingApproval,
+  type RunRecord,
+  type RunStep,
 } from '../../gen/ts/asg/store/v1/store.js';
 import {
   approvalListReply,
@@ -16,6 +18,7 @@ import {
   toolListReply,
 } from '../app/replies.js';
 import { approvalRecordJson } from '../app/shapes.js';
+import { runJson, runListReply } from '../app/run-shapes.js';
 
 /**
  * The OpenAPI document's response examples, made by the same mapping code as real responses
@@ -26,6 +29,25 @@ export const CONVERSATION_ID = '6f1c9a52-3d47-4b8e-9a21-0c5e7d4f8b13';
 export const APPROVAL_UUID = 'b2e4d8f1-7a36-4c95-8e10-5d9f3a6c2e47';
 const SESSION_ID = '4be2a91c';
 const at = (seconds: number) => new Date(Date.UTC(2025, 0, 15, 10, 2, seconds));
+
+const RUN_ID = '0b7e3f52-9c1d-4a68-b2f0-6d4e8a1c3f95';
+const exampleRun: RunRecord = {
+  runId: RUN_ID,
+  conversationId: CONVERSATION_ID,
+  status: 'completed',
+  startedAt: at(5),
+  endedAt: at(9),
+  stepCount: 6,
+  journalVersion: 1,
+};
+const exampleStep = (index: number, kind: string, node: string, second: number, durationMs: number, body: object): RunStep => ({
+  index,
+  kind,
+  node,
+  startedAtMs: at(second).getTime(),
+  durationMs,
+  bodyJson: JSON.stringify(body),
+});
 
 const exampleApproval: PendingApproval = {
   uuid: APPROVAL_UUID,
@@ -173,5 +195,37 @@ export const examples = {
       },
     ],
     nextCursor: 'eyJiZWZvcmUiOjQxfQ',
+  }),
+  runs: runListReply({ runs: [exampleRun] }),
+  run: runJson({
+    run: exampleRun,
+    steps: [
+      exampleStep(0, 'node_started', 'pipeline', 5, 0, { type: 'sequential' }),
+      exampleStep(1, 'node_started', 'pipeline/analyzer', 5, 0, { type: 'llm' }),
+      exampleStep(2, 'model_call', 'pipeline/analyzer', 5, 812, {
+        model: 'gemini-2.5-flash',
+        provider: 'gemini',
+        input_tokens: 412,
+        output_tokens: 31,
+        finish_reason: 'tool-calls',
+        tool_calls: ['resources_list'],
+      }),
+      exampleStep(3, 'tool_call', 'pipeline/analyzer', 6, 40, {
+        tool: 'resources_list',
+        server: 'resources',
+        arguments: { token: '[redacted]' },
+        args_hash: '9f2c…',
+        outcome: 'ok',
+        summary: '[{"id":"res-42"}]',
+      }),
+      exampleStep(4, 'model_call', 'pipeline/analyzer', 6, 640, {
+        model: 'gemini-2.5-flash',
+        provider: 'gemini',
+        input_tokens: 470,
+        output_tokens: 18,
+        finish_reason: 'stop',
+      }),
+      exampleStep(5, 'node_finished', 'pipeline/analyzer', 5, 1500, { outcome: 'done', output_key: 'analysis' }),
+    ],
   }),
 };

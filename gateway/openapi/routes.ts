@@ -404,6 +404,36 @@ export const ROUTES: RouteDoc[] = [
     },
   },
   {
+    method: 'get',
+    path: '/conversations/:id/runs',
+    tag: 'Conversations',
+    summary: "A conversation's runs",
+    description:
+      'The runs of a conversation as their journal keeps them, newest first, a page at a time (?limit= and ?cursor= / next_cursor): each with its status, start, end (null while it runs) and how many steps it recorded. GET /runs/{run_id} reads one with its steps.',
+    pathParams: CONVERSATION_PARAM,
+    query: listQuery,
+    responses: {
+      200: json('one page of runs', shapes.runListReply, examples.runs),
+      400: refusal(`limit is not an integer from 1 to ${MAX_PAGE_SIZE}, or the cursor is not one this API gave out`),
+      404: refusal('no conversation has this id (or, with auth, none the caller may read)'),
+      503: UNREACHABLE,
+    },
+  },
+  {
+    method: 'get',
+    path: '/runs/:run_id',
+    tag: 'Conversations',
+    summary: 'Read a run, step by step',
+    description:
+      "A run with every step of its journal in order: each node started and finished (agent trees), each model call (model, provider, duration, tokens, finish reason), each tool call (tool, server, arguments with secrets redacted, their hash, outcome and the result's first characters), each approval asked and decision made (who, through which face, why, edited arguments), each A2A delegation and history compaction.",
+    pathParams: { run_id: 'The run id (a UUID), as GET /conversations/{id}/runs lists it.' },
+    responses: {
+      200: json('the run and its steps', shapes.runReply, examples.run),
+      404: refusal('no run has this id (or, with auth, it is of a conversation the caller may not read)'),
+      503: UNREACHABLE,
+    },
+  },
+  {
     method: 'post',
     path: '/conversations/:id/messages',
     tag: 'Conversations',

@@ -8,6 +8,7 @@ import type {
   ConversationReply,
 } from '../app/replies.js';
 import type { Whoami } from '../app/decider.js';
+import type { RunJson, RunListReply, RunSummaryJson } from '../app/run-shapes.js';
 import type {
   ApprovalRecordJson,
   AuditEntryJson,
@@ -275,6 +276,46 @@ export const approvalListReply = z
 
 export const auditListReply = z.strictObject({ entries: z.array(auditEntry), next_cursor: nextCursor }).meta({ id: 'AuditList' });
 
+const runSummary = z
+  .strictObject({
+    run_id: z.string(),
+    status: z.string().meta({ description: 'running, waiting_approval, completed, cancelled or interrupted.' }),
+    started_at: isoTime,
+    ended_at: isoTime.nullable().meta({ description: 'null while the run has not ended.' }),
+    steps: z.number().int().meta({ description: 'How many steps it recorded.' }),
+  })
+  .meta({ id: 'RunSummary', description: 'A run of a conversation (one message, or one decision, through the agent until it answers).' });
+
+const runStep = z
+  .looseObject({
+    index: z.number().int(),
+    kind: z.string().meta({
+      description: 'node_started, node_finished, model_call, tool_call, approval, decision, a2a_call or compaction; its own fields follow.',
+    }),
+    node: z.string().meta({ description: 'The node\'s path in the agent tree ("pipeline/analyzer"); simple mode: the agent\'s name.' }),
+    started_at: isoTime,
+    duration_ms: z.number().int(),
+  })
+  .meta({
+    id: 'RunStep',
+    description:
+      'One step of a run, with the fields of its kind: model_call {model, provider, input_tokens, output_tokens, finish_reason, tool_calls?, error?}; tool_call {tool, server, arguments (secrets redacted), args_hash, outcome, summary, approval_uuid?}; approval {approval_uuid, tool, arguments, args_hash, asks}; decision {approval_uuid, approved, decided_by, via, reason?, edited_arguments?, expired?}; a2a_call {agent, message, outcome, summary}; compaction {strategy, tokens_before, tokens_after, summarized}; node_started {type}; node_finished {outcome, output_key?, exit_loop?}.',
+  });
+
+export const runListReply = z.strictObject({ runs: z.array(runSummary), next_cursor: nextCursor }).meta({ id: 'RunList' });
+
+export const runReply = z
+  .strictObject({
+    run_id: z.string(),
+    conversation_id: z.string(),
+    status: z.string(),
+    started_at: isoTime,
+    ended_at: isoTime.nullable(),
+    journal_version: z.number().int().meta({ description: "The format of its steps' fields." }),
+    steps: z.array(runStep),
+  })
+  .meta({ id: 'Run', description: 'A run with every step of its journal, in order.' });
+
 export const toolListReply = z.strictObject({ tools: z.array(tool), servers: z.array(toolServer).optional() }).meta({ id: 'ToolList' });
 
 export const approvalConflictReply = z
@@ -330,3 +371,6 @@ agree<Same<z.infer<typeof approvalListReply>, ApprovalListReply>>();
 agree<Same<z.infer<typeof auditListReply>, AuditListReply>>();
 agree<Same<z.infer<typeof approvalConflictReply>, ApprovalConflictReply>>();
 agree<Same<z.infer<typeof whoami>, Whoami>>();
+agree<Same<z.infer<typeof runSummary>, RunSummaryJson>>();
+agree<Same<z.infer<typeof runListReply>, RunListReply>>();
+agree<Same<z.infer<typeof runReply>, RunJson>>();

@@ -14,6 +14,7 @@ import {
   toolListReply,
 } from '../app/replies.js';
 import { approvalRecordJson } from '../app/shapes.js';
+import { runJson, runListReply } from '../app/run-shapes.js';
 import {
   parseApprovalDecision,
   parseApprovalQuery,
@@ -90,6 +91,21 @@ function restEndpoints(agent: Agent, readiness: Readiness): Endpoint[] {
         await agent.deleteConversation(String(req.params.id), currentDecider(restFace(req.get(VIA_HEADER))));
         return { status: 204, body: undefined };
       },
+    },
+    {
+      method: 'get',
+      path: '/conversations/:id/runs',
+      session: 'new',
+      handle: async (req) => ({
+        status: 200,
+        body: runListReply(await agent.listRuns(String(req.params.id), parsePageRequest(req.query))),
+      }),
+    },
+    {
+      method: 'get',
+      path: '/runs/:run_id',
+      session: 'new',
+      handle: async (req) => ({ status: 200, body: runJson(await agent.getRun(String(req.params.run_id))) }),
     },
     {
       method: 'post',

@@ -80,6 +80,15 @@ export const approvalListInput = z
 
 export const approvalInput = z.strictObject({ uuid: id });
 
+/** REST's `GET /conversations/:id/runs`: a conversation's runs, a page at a time. */
+export const runListInput = z.strictObject({
+  conversationId: id,
+  limit: z.number().int().min(1).max(MAX_PAGE_SIZE).default(DEFAULT_PAGE_SIZE),
+  cursor: id.optional(),
+});
+
+export const runInput = z.strictObject({ runId: id });
+
 export const conversationEventsInput = z.strictObject({ conversationId: id, lastEventId });
 
 export const pendingApprovalsInput = z.strictObject({ lastEventId }).optional();

@@ -128,6 +128,15 @@ const agent: Agent = {
   async listAudit() {
     return { entries: [] };
   },
+  async listRuns() {
+    return { runs: [] };
+  },
+  async getRun(runId) {
+    return {
+      run: { runId, conversationId: 'c', status: 'completed', startedAt: new Date(0), stepCount: 0, journalVersion: 1 },
+      steps: [],
+    };
+  },
   async listTools() {
     return [{ name: 'resources_add', description: 'Adds', inputSchema: { type: 'object' }, destructive: true, server: 'resources' }];
   },

@@ -29,8 +29,11 @@ import {
   pageInput,
   pendingApprovalsInput,
   resolveInput,
+  runInput,
+  runListInput,
   sendInput,
 } from './inputs.js';
+import { runJson, runListReply, type RunJson, type RunListReply } from '../app/run-shapes.js';
 
 /**
  * The tRPC face of the gateway: REST's operations with REST's JSON shapes (they are built by
@@ -155,6 +158,18 @@ export function createAppRouter({ agent, feed }: AppRouterDependencies) {
 
     tools: router({
       list: newWorkProcedure.query(async () => toolListReply(await agent.listTools())),
+    }),
+
+    runs: router({
+      /** REST's `GET /conversations/:id/runs`: newest first, a page at a time; NOT_FOUND for a conversation the caller may not read. */
+      list: conversationProcedure
+        .input(runListInput)
+        .query(
+          async ({ input: { conversationId, limit, cursor } }): Promise<RunListReply> =>
+            runListReply(await agent.listRuns(conversationId, { limit, ...(cursor !== undefined && { cursor }) })),
+        ),
+      /** REST's `GET /runs/:run_id`: the run with every step; NOT_FOUND for an unknown run or one the caller may not read. */
+      get: conversationProcedure.input(runInput).query(async ({ input }): Promise<RunJson> => runJson(await agent.getRun(input.runId))),
     }),
   });
 }

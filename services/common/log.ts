@@ -3,7 +3,7 @@ import { isSpanContextValid, trace } from '@opentelemetry/api';
 import type { DestinationStream, Logger as PinoLogger } from 'pino';
 import { currentContext } from './context.js';
 import { LOG_FORMATS, LOG_LEVELS, type LogFormat, type LogLevel } from './log-settings.js';
-import { redactSecrets } from './secrets.js';
+import { redactSecrets, SECRET_FIELD_NAMES } from './secrets.js';
 
 /**
  * Logs on pino: one JSON object per line on stdout by default —
@@ -30,18 +30,7 @@ export interface LogSettings {
 }
 
 /** Field names whose values are credentials whatever they look like: censored by pino's redact. */
-const SECRET_FIELDS = [
-  'authorization',
-  'api_key',
-  'apiKey',
-  'token',
-  'access_token',
-  'refresh_token',
-  'password',
-  'secret',
-  'cookie',
-  'client_secret',
-];
+const SECRET_FIELDS = SECRET_FIELD_NAMES;
 
 const RANK: Record<LogLevel, number> = { debug: 20, info: 30, warn: 40, error: 50 };
 

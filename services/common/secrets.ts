@@ -15,6 +15,20 @@ const KEY_SHAPES = [
   /\beyJ[A-Za-z0-9_-]{8,}\.eyJ[A-Za-z0-9_-]{8,}\.[A-Za-z0-9_-]*/g,
 ];
 
+/** Field names whose values are credentials whatever they look like: a log censors them, a run's journal redacts them. */
+export const SECRET_FIELD_NAMES: readonly string[] = [
+  'authorization',
+  'api_key',
+  'apiKey',
+  'token',
+  'access_token',
+  'refresh_token',
+  'password',
+  'secret',
+  'cookie',
+  'client_secret',
+];
+
 /** Registers a value that must never be shown; values shorter than 6 characters are ignored. */
 export function registerSecret(value: string | undefined): void {
   if (value && value.length >= 6) knownSecrets.add(value);

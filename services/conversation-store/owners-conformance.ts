@@ -14,7 +14,14 @@ import { ConversationStatus, MessageRole, type ConversationSummary } from '../..
 import { DATABASE_FILE } from './sqlite/driver.js';
 import { SQL } from '../../test/support/sqlite-statements.js';
 import { MAX_PUSH_CONFIGS, type ConversationStorage } from './storage.js';
-import { DROP_POSTGRES_SCHEMA_6, DROP_POSTGRES_SCHEMA_12, DROP_SCHEMA_15, DROP_SCHEMA_21 } from '../../test/support/sqlite-schema-undo.js';
+import {
+  DROP_POSTGRES_SCHEMA_6,
+  DROP_POSTGRES_SCHEMA_12,
+  DROP_POSTGRES_SCHEMA_13,
+  DROP_SCHEMA_15,
+  DROP_SCHEMA_21,
+  DROP_SCHEMA_22,
+} from '../../test/support/sqlite-schema-undo.js';
 import type { StorageDriver } from '../../test/support/storage-drivers.js';
 import { storesPerTest } from '../../test/support/stores-per-test.js';
 
@@ -188,9 +195,9 @@ export function ownersConformance(driver: StorageDriver): void {
       await complete(carols[1]!);
       await storage.close();
       // Back to the schema whose owners were bare names (SQLite 16, PostgreSQL 7): its data is what it was
-      // (the history digests, decision ids and quorums added later go).
+      // (the history digests, decision ids, quorums and run journals added later go).
       await driver.execute(
-        `${driver.name === 'sqlite' ? DROP_SCHEMA_21 : DROP_POSTGRES_SCHEMA_12} DROP TABLE approval_votes; ALTER TABLE approvals DROP COLUMN quorum_required; ALTER TABLE approvals DROP COLUMN quorum_role; ALTER TABLE approvals DROP COLUMN quorum_not_requester; ALTER TABLE approvals DROP COLUMN requested_by; ALTER TABLE approvals DROP COLUMN decision_id; DROP TABLE history_digests; UPDATE schema_version SET version = ${driver.name === 'sqlite' ? 16 : 7};`,
+        `${driver.name === 'sqlite' ? DROP_SCHEMA_22 + DROP_SCHEMA_21 : DROP_POSTGRES_SCHEMA_13 + DROP_POSTGRES_SCHEMA_12} DROP TABLE approval_votes; ALTER TABLE approvals DROP COLUMN quorum_required; ALTER TABLE approvals DROP COLUMN quorum_role; ALTER TABLE approvals DROP COLUMN quorum_not_requester; ALTER TABLE approvals DROP COLUMN requested_by; ALTER TABLE approvals DROP COLUMN decision_id; DROP TABLE history_digests; UPDATE schema_version SET version = ${driver.name === 'sqlite' ? 16 : 7};`,
       );
       storage = await driver.open();
       const ownerOf = async (id: string) => (await storage.getConversation({ id, includeMessages: false })).owner;

@@ -58,6 +58,21 @@ export function decodeApprovalsPageToken(token: string): PageCursor {
   return foreign('ListApprovals');
 }
 
+/** ListRuns: (started_at, run_id) of the last run of the previous page (newest first). */
+export function encodeRunsPageToken(cursor: PageCursor): string {
+  return encoded(['runs', cursor.createdAt, cursor.id]);
+}
+
+export function decodeRunsPageToken(token: string): PageCursor {
+  const value = decoded(token);
+  if (Array.isArray(value) && value.length === 3 && value[0] === 'runs') {
+    const [, startedAt, id] = value as unknown[];
+    const runId = typeof id === 'string' ? storedId(id) : undefined;
+    if (typeof startedAt === 'string' && ISO_MILLIS.test(startedAt) && runId !== undefined) return { createdAt: startedAt, id: runId };
+  }
+  return foreign('ListRuns');
+}
+
 /** ListAudit: the id of the last entry of the previous page (newest first). */
 export function encodeAuditPageToken(id: number): string {
   return encoded(['audit', id]);

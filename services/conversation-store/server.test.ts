@@ -102,6 +102,40 @@ describe('conversation store over gRPC', () => {
     expect(page.nextPageToken).toBe('');
   });
 
+  it("refuses a journal whose steps do not fit the journal's format, and the write it came with", async () => {
+    const { id } = await conversation();
+    const runId = '5e1d2c3b-4a59-4687-9a1b-2c3d4e5f6a7b';
+    const write = (kind: string, body: unknown) =>
+      store.appendMessages({
+        conversationId: id,
+        messages: [{ role: MessageRole.MESSAGE_ROLE_ASSISTANT, content: 'step' }],
+        status: ConversationStatus.CONVERSATION_STATUS_UNSPECIFIED,
+        returnConversation: false,
+        journal: {
+          runId,
+          startedAtMs: 1,
+          status: 'running',
+          steps: [{ index: 0, kind, node: 'agent', startedAtMs: 1, durationMs: 2, bodyJson: JSON.stringify(body) }],
+        },
+      });
+    await expect(
+      write('model_call', { model: 'm', provider: 'gemini', input_tokens: -1, output_tokens: 0, finish_reason: 'stop' }),
+    ).rejects.toMatchObject({
+      code: GrpcStatus.INVALID_ARGUMENT,
+      message: expect.stringContaining('journal.steps[0].body_json: the body of a model_call step does not fit journal format 1'),
+    });
+    await expect(write('thinking', {})).rejects.toMatchObject({
+      code: GrpcStatus.INVALID_ARGUMENT,
+      message: expect.stringContaining('journal.steps[0].kind: one of node_started'),
+    });
+    expect((await store.getConversation({ id, includeMessages: true })).conversation!.messages).toHaveLength(1);
+    await expect(store.getRun({ runId })).rejects.toMatchObject({ code: GrpcStatus.NOT_FOUND });
+
+    await write('node_started', { type: 'llm' });
+    expect((await store.getRun({ runId })).steps).toMatchObject([{ index: 0, kind: 'node_started', node: 'agent', durationMs: 2 }]);
+    expect((await store.listRuns({ conversationId: id, pageSize: 0, pageToken: '' })).runs).toMatchObject([{ runId, status: 'running' }]);
+  });
+
   it('answers INVALID_ARGUMENT with the field and what was expected', async () => {
     await expect(store.createConversation({ sessionId: 'ABCDEF12', systemPrompt: '' })).rejects.toMatchObject({
       code: GrpcStatus.INVALID_ARGUMENT,

@@ -4,6 +4,7 @@ import { ApprovalStatus, ApprovalTimeoutAction, ConversationStatus, MessageRole 
 import { MAX_REASON_LENGTH } from '../common/decision-reason.js';
 import { invalidArgument, notFound } from '../common/grpc/errors.js';
 import { jsonObjectTextSchema } from '../common/json-value.js';
+import { parseStepBody, RUN_STATUSES, STEP_KINDS } from '../common/run-steps.js';
 import type { ServiceHandlers, StreamHandlerContext } from '../common/grpc/server.js';
 import type { EventFeed } from './event-feed.js';
 import { storedId } from './ids.js';
@@ -148,6 +149,29 @@ const owner = notBlank(maxChars(MAX_OWNER_LENGTH), 'a name, not blank (absent: n
   'no control characters',
 );
 const approvalStatusValue = specified(ApprovalStatus, 'one of pending, approved, rejected, executing, done, failed, interrupted, expired');
+/** What a write adds to its run's journal: a run id, a status, steps whose bodies fit the journal's format. */
+const MAX_STEP_NODE_LENGTH = 1024;
+const MAX_JOURNAL_STEPS = 10_000;
+const epochMs = z.number().int().min(0, 'milliseconds since the epoch');
+const runStep = z
+  .object({
+    kind: z.enum(STEP_KINDS, `one of ${STEP_KINDS.join(', ')}`),
+    node: maxChars(MAX_STEP_NODE_LENGTH),
+    startedAtMs: epochMs,
+    durationMs: z.number().int().min(0, 'milliseconds, 0 or more'),
+    bodyJson: z.string(),
+  })
+  .superRefine((step, context) => {
+    const parsed = parseStepBody(step.kind, step.bodyJson);
+    if ('error' in parsed) context.addIssue({ code: 'custom', message: parsed.error, path: ['bodyJson'] });
+  });
+const runJournal = z.object({
+  runId: newApprovalUuid,
+  startedAtMs: epochMs,
+  status: z.enum(RUN_STATUSES, `one of ${RUN_STATUSES.join(', ')}`),
+  steps: z.array(runStep).max(MAX_JOURNAL_STEPS, `at most ${MAX_JOURNAL_STEPS} steps a write`),
+});
+
 const pageSize = intIn(0, MAX_PAGE_SIZE, `from 1 to ${MAX_PAGE_SIZE}, or 0 for the default`);
 const auditKind = maxChars(MAX_AUDIT_KIND_LENGTH).regex(AUDIT_KIND_PATTERN, 'dotted lower-case words, e.g. approval.decided');
 
@@ -248,6 +272,7 @@ const schemas = {
     returnConversation: z.boolean(),
     endsTurn: z.boolean().optional(),
     leaseOwner: leaseOwner.optional(),
+    journal: runJournal.optional(),
   }),
   createApproval: z.object({ conversationId, ...approvalFields, messages }),
   getApproval: z.object({ uuid: approvalUuid }),
@@ -267,6 +292,7 @@ const schemas = {
       editedArgsJson: jsonObjectTextSchema('the value').optional(),
       expired: z.boolean().optional(),
       decisionId: notBlank(maxChars(MAX_DECISION_ID_LENGTH), 'an id, not blank (absent: none)').optional(),
+      journal: runJournal.optional(),
     })
     .refine((request) => !request.approved || request.alsoReject.length === 0, {
       message: 'only a rejection rejects other approvals with it',
@@ -298,6 +324,7 @@ const schemas = {
     returnConversation: z.boolean(),
     interruptedApproval: approvalUuid.optional(),
     leaseOwner: leaseOwner.optional(),
+    journal: runJournal.optional(),
   }),
   watchEvents: z.object({
     // Empty: every conversation.
@@ -353,6 +380,8 @@ const schemas = {
   pruneEvents: z.object({ olderThanMs: ageMs, limit: pruneLimit }),
   claimBackgroundLease: z.object({ name: leaseName('the name of the work'), lease: runLease }),
   pruneAudit: z.object({ olderThanMs: ageMs, limit: pruneLimit }),
+  listRuns: z.object({ conversationId, pageSize, pageToken: z.string() }),
+  getRun: z.object({ runId: required('a run id') }),
 } satisfies Record<keyof typeof pb.ConversationStoreServiceService, z.ZodType>;
 
 /** camelCase path of the decoded message → the proto field names callers know. */
@@ -484,6 +513,8 @@ export function conversationStoreHandlers(
       const found = await storage.findConversationByHistory(request.digest, request.owner);
       return found === undefined ? {} : { conversationId: found };
     },
+    listRuns: async (request) => storage.listRuns(request),
+    getRun: async (request) => storage.getRun(request.runId),
   };
   // Every request is checked against its schema before its handler runs.
   const checked = Object.entries(handlers as Record<string, Handler>).map(([method, handler]) => [

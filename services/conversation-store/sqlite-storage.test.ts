@@ -8,6 +8,7 @@ import { leaseConformance } from './lease-conformance.js';
 import { oneRunConformance } from './one-run-conformance.js';
 import { ownersConformance } from './owners-conformance.js';
 import { quorumConformance } from './quorum-conformance.js';
+import { runJournalConformance } from './run-journal-conformance.js';
 import { storageConformance } from './storage-conformance.js';
 import { sqliteDriver } from '../../test/support/storage-drivers.js';
 
@@ -23,3 +24,4 @@ describe('owners', () => ownersConformance(sqliteDriver()));
 describe('history digests', () => historyDigestsConformance(sqliteDriver()));
 describe('quorums', () => quorumConformance(sqliteDriver()));
 describe('data lifecycle', () => lifecycleConformance(sqliteDriver()));
+describe('run journal', () => runJournalConformance(sqliteDriver()));

@@ -116,7 +116,7 @@ export class TurnRunner {
     this.env = {
       // Simple mode: no agent, or a lone llm node (with its own prompt and model).
       root: agent && !lone ? agent : undefined,
-      simple: { model: lone?.model ?? config.llm.model, a2aTools: simpleA2aTools },
+      simple: { model: lone?.model ?? config.llm.model, a2aTools: simpleA2aTools, node: lone?.name ?? config.name },
       defaultModel: config.llm.model,
       maxModelCalls: config.chat.max_llm_iterations,
       configuredTools: [...this.allA2aTools, ...a2aNodeTools],

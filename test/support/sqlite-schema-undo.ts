@@ -4,6 +4,11 @@
  * further back runs this before its own undo of older migrations.
  */
 
+/** Back to schema 21: what migration 22 added (the run journal). */
+export const DROP_SCHEMA_22 = `
+  DROP TABLE run_steps;
+  DROP TABLE run_journals;`;
+
 /** Back to schema 20: what migration 21 added (the data lifecycle), with the audit trail's first refusal of deletions. */
 export const DROP_SCHEMA_21 = `
   DROP INDEX conversations_idle;
@@ -17,10 +22,10 @@ export const DROP_SCHEMA_21 = `
   DROP TABLE audit_horizon;`;
 
 /**
- * Back to schema 15: what migrations 21, 20, 19, 18 and 16 added (the data lifecycle; quorums and votes; decision ids;
- * history digests; A2A push-notification configs; 17 changed data only).
+ * Back to schema 15: what migrations 22, 21, 20, 19, 18 and 16 added (the run journal; the data lifecycle; quorums and
+ * votes; decision ids; history digests; A2A push-notification configs; 17 changed data only).
  */
-const DROP_SCHEMA_16 = `${DROP_SCHEMA_21}
+const DROP_SCHEMA_16 = `${DROP_SCHEMA_22}${DROP_SCHEMA_21}
   DROP TABLE approval_votes;
   ALTER TABLE approvals DROP COLUMN quorum_required;
   ALTER TABLE approvals DROP COLUMN quorum_role;
@@ -69,8 +74,12 @@ export const DROP_SCHEMA_13 = `${DROP_SCHEMA_14}
   ALTER TABLE approvals DROP COLUMN outcome_unknown;
   ALTER TABLE approvals DROP COLUMN replaces_uuid;`;
 
-/** The PostgreSQL schema back to 5: what its migrations 12 (the data lifecycle), 11 (quorums and votes), 10, 9, 7 and 6 added (10: decision ids; 9: history digests; 7: push configs; 6: conversation owners, as SQLite's 15). */
-/** The PostgreSQL schema back to 11: what its migration 12 added (as SQLite's 21). */
+/** The PostgreSQL schema back to 12: what its migration 13 added (the run journal, as SQLite's 22). */
+export const DROP_POSTGRES_SCHEMA_13 = `
+  DROP TABLE run_steps;
+  DROP TABLE run_journals;`;
+
+/** The PostgreSQL schema back to 11: what its migration 12 added (the data lifecycle, as SQLite's 21). */
 export const DROP_POSTGRES_SCHEMA_12 = `
   DROP INDEX conversations_idle;
   DROP INDEX webhook_cursors_by_position;
@@ -81,7 +90,8 @@ export const DROP_POSTGRES_SCHEMA_12 = `
   END $$;
   DROP TABLE audit_horizon;`;
 
-export const DROP_POSTGRES_SCHEMA_6 = `${DROP_POSTGRES_SCHEMA_12}
+/** The PostgreSQL schema back to 5: what its migrations 13 (the run journal), 12 (the data lifecycle), 11 (quorums and votes), 10, 9, 7 and 6 added (10: decision ids; 9: history digests; 7: push configs; 6: conversation owners, as SQLite's 15). */
+export const DROP_POSTGRES_SCHEMA_6 = `${DROP_POSTGRES_SCHEMA_13}${DROP_POSTGRES_SCHEMA_12}
   DROP TABLE approval_votes;
   ALTER TABLE approvals DROP COLUMN quorum_required;
   ALTER TABLE approvals DROP COLUMN quorum_role;

@@ -20,7 +20,9 @@ export const CONFIG_SLICES = {
   // `runs`: the lease on the turns it runs, and the takeover of runs whose replica died.
   // `approvals`: when the approvals it creates expire; `webhooks`: where it delivers their events.
   // `retention`, `events`: what its lifecycle sweep removes (events.keep).
+  // `name`: the agent's name, simple mode's node in a run's journal.
   orchestrator: [
+    'name',
     'prompt',
     'llm',
     'chat',

@@ -144,12 +144,14 @@ describe('retrying idempotent reads on UNAVAILABLE', () => {
       'GetApproval',
       'GetConversation',
       'GetPushConfig',
+      'GetRun',
       'ListApprovals',
       'ListAudit',
       'ListConversations',
       'ListDueApprovals',
       'ListPendingApprovals',
       'ListPushConfigs',
+      'ListRuns',
       'ListUnfinishedApprovals',
     ]);
     expect(config.methodConfig[0].retryPolicy.retryableStatusCodes).toEqual(['UNAVAILABLE']);

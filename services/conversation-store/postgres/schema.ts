@@ -161,6 +161,8 @@ const MIGRATIONS: readonly string[] = [
     RAISE EXCEPTION 'the audit trail is append-only';
   END $$;
   `,
+  // 13: the run journal, as SQLite schema 22.
+  ddl.runJournal(T),
 ];
 
 export const POSTGRES_SCHEMA_VERSION = MIGRATIONS.length;

@@ -210,3 +210,31 @@ export const dataLifecycle = (t: ColumnTypes) => `
     before ${t.text}
   );
   INSERT INTO audit_horizon (single, before) VALUES (1, NULL);`;
+
+/**
+ * The run journal (SQLite 22, PostgreSQL 13): one row per run, found by its conversation newest first, with its status,
+ * its step count (the next step's index) and the format of its steps; its steps keyed by run and index. Both go with
+ * their conversation.
+ */
+export const runJournal = (t: ColumnTypes) => `
+  CREATE TABLE run_journals (
+    run_id          ${t.uuid} PRIMARY KEY,
+    conversation_id ${t.uuid} NOT NULL REFERENCES conversations (id) ON DELETE CASCADE,
+    journal_version ${t.integer} NOT NULL,
+    status          ${t.text} NOT NULL
+      CHECK (status IN ('running', 'waiting_approval', 'completed', 'cancelled', 'interrupted')),
+    started_at      ${t.text} NOT NULL,
+    ended_at        ${t.text},
+    step_count      ${t.integer} NOT NULL
+  );
+  CREATE INDEX run_journals_by_conversation ON run_journals (conversation_id, started_at DESC, run_id DESC);
+  CREATE TABLE run_steps (
+    run_id      ${t.uuid} NOT NULL REFERENCES run_journals (run_id) ON DELETE CASCADE,
+    idx         ${t.integer} NOT NULL,
+    kind        ${t.text} NOT NULL,
+    node        ${t.text} NOT NULL,
+    started_at  ${t.text} NOT NULL,
+    duration_ms ${t.bigint} NOT NULL,
+    body        ${t.text} NOT NULL,
+    PRIMARY KEY (run_id, idx)
+  )${t.keyedTable};`;

@@ -26,6 +26,8 @@ interface DialectSql {
   latestEventId: RawBuilder<never>;
   /** An approval's votes as a JSON array of text (NULL or '[]' without any), through approval_votes' key. */
   votesJson: RawBuilder<never>;
+  /** One statement that inserts a write's steps, from parameter `steps` (a JSON array), numbered from `first_index`. */
+  insertRunSteps: RawBuilder<never>;
 }
 
 const sqliteSql: DialectSql = {
@@ -43,6 +45,10 @@ const sqliteSql: DialectSql = {
   latestEventId: fixed('(SELECT coalesce(max(id), 0) FROM events)'),
   votesJson: fixed(`(SELECT json_group_array(json_object('voter', voter, 'via', via, 'reason', reason, 'at', at, 'args_hash', args_hash))
     FROM approval_votes WHERE approval_votes.approval_uuid = approvals.uuid)`),
+  insertRunSteps: sql<never>`INSERT INTO run_steps (run_id, idx, kind, node, started_at, duration_ms, body)
+    SELECT ${param('run_id')}, ${param('first_index')} + key, json_extract(value, '$.kind'), json_extract(value, '$.node'),
+      json_extract(value, '$.started_at'), json_extract(value, '$.duration_ms'), json_extract(value, '$.body')
+    FROM json_each(${param('steps')})`,
 };
 
 const postgresSql: DialectSql = {
@@ -66,6 +72,10 @@ const postgresSql: DialectSql = {
   votesJson:
     fixed(`(SELECT json_agg(json_build_object('voter', voter, 'via', via, 'reason', reason, 'at', at, 'args_hash', args_hash))::text
     FROM approval_votes WHERE approval_votes.approval_uuid = approvals.uuid)`),
+  insertRunSteps: sql<never>`INSERT INTO run_steps (run_id, idx, kind, node, started_at, duration_ms, body)
+    SELECT ${param('run_id')}::uuid, ${param('first_index')}::integer + (step.ord::integer - 1), step.value->>'kind', step.value->>'node',
+      step.value->>'started_at', (step.value->>'duration_ms')::bigint, step.value->>'body'
+    FROM jsonb_array_elements(${param('steps')}::jsonb) WITH ORDINALITY AS step (value, ord)`,
 };
 
 function buildQueries(d: DialectSql) {
@@ -129,6 +139,13 @@ function buildQueries(d: DialectSql) {
     .updateTable('webhook_cursors')
     .set({ last_event_id: p('through_id') })
     .where('last_event_id', '<', p('through_id'));
+  const newestRuns = db
+    .selectFrom('run_journals')
+    .selectAll()
+    .where('conversation_id', '=', p('conversation_id'))
+    .orderBy('started_at', 'desc')
+    .orderBy('run_id', 'desc')
+    .limit(p('limit'));
   const newestAudit = db.selectFrom('audit').selectAll().where('id', '<', p('before')).orderBy('id', 'desc').limit(p('limit'));
 
   return {
@@ -461,6 +478,25 @@ function buildQueries(d: DialectSql) {
       .where('running_turn_boot', '<>', p('boot'))
       .where('lease_owner', 'is', null)
       .where(sql<boolean>`NOT ${d.otherBootLive}`),
+
+    // The run journal: a write's run row is made or moved on (its step count is the next step's index), then its steps
+    // go in with one statement.
+    upsertRunJournal: db
+      .insertInto('run_journals')
+      .values(named('run_id', 'conversation_id', 'journal_version', 'status', 'started_at', 'ended_at', 'step_count'))
+      .onConflict((conflict) =>
+        conflict.column('run_id').doUpdateSet({
+          status: (eb) => eb.ref('excluded.status'),
+          ended_at: (eb) => eb.ref('excluded.ended_at'),
+          step_count: sql<never>`run_journals.step_count + excluded.step_count`,
+        }),
+      )
+      .returning(['conversation_id', 'step_count']),
+    insertRunSteps: { compile: () => d.insertRunSteps.compile(db) },
+    runsOfConversationFirstPage: newestRuns,
+    runsOfConversationPageAfter: newestRuns.where(sql<boolean>`(started_at, run_id) < (${p('started_at')}, ${p('run_id')})`),
+    selectRunJournal: db.selectFrom('run_journals').selectAll().where('run_id', '=', p('run_id')),
+    selectRunSteps: db.selectFrom('run_steps').selectAll().where('run_id', '=', p('run_id')).orderBy('idx'),
 
     // Only a lease its owner holds on a running turn; a release never makes it last longer.
     renewRunLease: db

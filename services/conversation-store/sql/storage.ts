@@ -24,7 +24,14 @@ import {
   waitingState,
 } from '../changes.js';
 import { storedId, storedIds } from '../ids.js';
-import { decodeApprovalsPageToken, decodeAuditPageToken, decodePageToken, encodePageToken } from '../page-token.js';
+import {
+  decodeApprovalsPageToken,
+  decodeAuditPageToken,
+  decodePageToken,
+  decodeRunsPageToken,
+  encodePageToken,
+  encodeRunsPageToken,
+} from '../page-token.js';
 import { conversationStatus, isoTimestamp, timestampAfter } from '../records.js';
 import {
   type ApprovalRow,
@@ -62,6 +69,8 @@ import {
 } from './lookups.js';
 import { ConversationChanges } from './conversation-changes.js';
 import { deletionAuditRow, deletionRejection, pruneAuditHead, pruneEventHead } from './lifecycle.js';
+import { recordJournal, runRecordOf, runStepOf } from './run-journal.js';
+import type { RunJournalRow, RunStepRow } from './tables.js';
 
 const pageSize = (asked: number) => Math.min(asked || DEFAULT_PAGE_SIZE, MAX_PAGE_SIZE);
 
@@ -183,6 +192,7 @@ export abstract class SqlConversationStorage extends ConversationChanges {
         if (status === 'waiting_approval') throw invalidArgument('status waiting_approval is set by CreateApproval, not AppendMessages');
       }
       const appended = await this.applyChange(tx, conversation, { messages: request.messages, status });
+      await recordJournal(tx, conversation.id, request.journal, this.now());
       if (request.endsTurn) await this.endTurn(tx, conversation.id, endingOutcome(false, request.messages));
       return appended;
     });
@@ -254,6 +264,7 @@ export abstract class SqlConversationStorage extends ConversationChanges {
         run: request.clearRun ? null : undefined,
         resolved,
       });
+      await recordJournal(tx, conversation.id, request.journal, this.now());
       // Every decision it made is audited in its transaction: a lost claim decided nothing.
       for (const decided of resolved) await tx.all('insertAudit', decisionAuditRow(decided, decided.decided_at!));
       // Approved (or a rejection the model is told of), the turn goes on, with the caller's lease if any.
@@ -511,10 +522,40 @@ export abstract class SqlConversationStorage extends ConversationChanges {
       // The revision a caller sends is not taken: the store sets it.
       const run = request.run === undefined ? null : { state: request.run.state, schemaVersion: request.run.schemaVersion };
       await this.applyChange(tx, conversation, { messages: request.messages, ...waiting, run, requested }, at);
+      await recordJournal(tx, conversation.id, request.journal, this.now());
       // The run ended (cleared) or paused (waiting): its turn is over.
       const paused = waiting.status === 'waiting_approval';
       if (request.run === undefined || paused) await this.endTurn(tx, conversation.id, endingOutcome(paused, request.messages));
       return conversation.run_revision + 1;
+    });
+  }
+
+  /** A conversation's runs as their journal keeps them, newest first; NOT_FOUND for an unknown conversation. */
+  async listRuns(request: pb.ListRunsRequest): Promise<pb.ListRunsResponse> {
+    const limit = pageSize(request.pageSize);
+    const cursor = request.pageToken === '' ? undefined : decodeRunsPageToken(request.pageToken);
+    return this.read(async (tx) => {
+      const conversation = await requireConversation(tx, request.conversationId);
+      const args = { conversation_id: conversation.id, limit: limit + 1, started_at: cursor?.createdAt, run_id: cursor?.id };
+      const rows = await tx.all<RunJournalRow>(cursor ? 'runsOfConversationPageAfter' : 'runsOfConversationFirstPage', args);
+      const page = rows.slice(0, limit);
+      const last = page.at(-1);
+      return {
+        runs: page.map(runRecordOf),
+        nextPageToken: rows.length > limit && last ? encodeRunsPageToken({ createdAt: last.started_at, id: last.run_id }) : '',
+      };
+    });
+  }
+
+  /** One run with its steps in order; NOT_FOUND for an unknown run. */
+  async getRun(runId: string): Promise<pb.GetRunResponse> {
+    const id = storedId(runId);
+    if (id === undefined) throw notFound(`run ${runId} not found`);
+    return this.read(async (tx) => {
+      const [run] = await tx.all<RunJournalRow>('selectRunJournal', { run_id: id });
+      if (!run) throw notFound(`run ${runId} not found`);
+      const steps = await tx.all<RunStepRow>('selectRunSteps', { run_id: id });
+      return { run: runRecordOf(run), steps: steps.map(runStepOf) };
     });
   }
 

@@ -33,6 +33,27 @@ interface WebhookCursorsTable {
   lease_expires_at: unknown;
 }
 
+/** A run as its journal keeps it (ddl.ts runJournal). */
+export interface RunJournalRow {
+  run_id: string;
+  conversation_id: string;
+  journal_version: number;
+  status: string;
+  started_at: string;
+  ended_at: string | null;
+  step_count: number;
+}
+
+export interface RunStepRow {
+  run_id: string;
+  idx: number;
+  kind: string;
+  node: string;
+  started_at: string;
+  duration_ms: number | string;
+  body: string;
+}
+
 export interface StoreTables {
   conversations: ConversationsTable;
   runs: RunsTable;
@@ -51,5 +72,7 @@ export interface StoreTables {
   background_leases: { name: string; owner: string; node: string; expires_at: unknown };
   /** One row: audit entries older than `before` may be deleted (NULL: none). */
   audit_horizon: { single: number; before: string | null };
+  run_journals: RunJournalRow;
+  run_steps: RunStepRow;
   history_digests: { conversation_id: string; owner_key: string; digest: string; recorded: Generated<number> };
 }

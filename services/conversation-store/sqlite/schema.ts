@@ -205,6 +205,8 @@ const MIGRATIONS: readonly string[] = [
     SELECT RAISE(ABORT, 'the audit trail is append-only');
   END;
   `,
+  // 22: the run journal: runs and their steps (runJournal).
+  ddl.runJournal(T),
 ];
 
 export const SCHEMA_VERSION = MIGRATIONS.length;

@@ -5,6 +5,7 @@ import { systemPromptOf } from '../domain/history.js';
 import { tokenCounterFor, toolDefinitionTokens } from '../domain/tokens.js';
 import { callModel, llmFrame, toolDefinitionsOf } from './model-steps.js';
 import { describePath, log, outOfPhase, type Transition } from './transition.js';
+import { nodePath, record, timing } from './journal.js';
 import type { LlmFrame, Path, PendingCompaction } from './types.js';
 
 /**
@@ -42,7 +43,7 @@ export function conversationLoaded(transition: Transition, path: Path, messages:
     return;
   }
   frame.awaiting = 'compaction';
-  frame.compaction = { plan, budget, basePrompt, previousSummary: latest?.summary, messages };
+  frame.compaction = { plan, budget, basePrompt, previousSummary: latest?.summary, messages, startedAt: transition.at };
   if (plan.strategy === 'partial-summary') {
     transition.effects.push({ kind: 'summarize', model: frame.model, transcript: transcriptOf(plan.newlyHidden, latest?.summary) });
     return;
@@ -80,6 +81,17 @@ export function compactionRecorded(transition: Transition): void {
     to: plan.toSeq,
     before: plan.tokensBefore,
     after: plan.tokensAfter,
+  });
+  record(transition, {
+    kind: 'compaction',
+    node: nodePath(transition, []),
+    ...timing(transition, compaction.startedAt),
+    body: {
+      strategy: plan.strategy,
+      tokens_before: plan.tokensBefore,
+      tokens_after: plan.tokensAfter,
+      summarized: compaction.keptSummary !== undefined && compaction.keptSummary !== compaction.previousSummary,
+    },
   });
   const marker: Message = { ...notice, id: '', seq: (messages.at(-1)?.seq ?? 0) + 1, createdAt: undefined };
   frame.compaction = undefined;

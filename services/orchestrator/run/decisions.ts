@@ -19,6 +19,9 @@ import type { DecisionFacts, GatedCall, RunEvent, ToolOutcome } from './types.js
 import { MAX_WRITE_ATTEMPTS, type Transition, outOfPhase, log, freshId, refuse, end } from './transition.js';
 import { approvalOf } from './walk.js';
 import { pauseRun } from './writes.js';
+import { callStep, nodePath, record, timing } from './journal.js';
+import { redactArguments } from '../../common/run-steps.js';
+import { redactSecrets } from '../../common/secrets.js';
 import { outcomeUnknownText, planTakeover, runsUnapproved, type TakeoverDrive } from '../takeover-plan.js';
 
 /** Decisions on approvals: the rules a decision must meet, its claim, and what a won claim carries out; a run taken over from another replica. */
@@ -361,6 +364,7 @@ export function claim(transition: Transition): void {
   const reason = decision.reason;
   const facts = decisionFacts(decision);
   decision.inClaim = true;
+  decisionStep(transition, decision);
   if (decision.approved) {
     transition.effects.push({
       kind: 'claim',
@@ -469,6 +473,7 @@ export function claimed(transition: Transition, won: boolean, stored?: PendingAp
     const hash = callHash(approval.toolName, jsonObjectOf(approval.toolArgsJson));
     const matches = hash === approval.argsHash && (pause.argsHash === '' || pause.argsHash === hash);
     if (!matches) log(transition, 'error', 'approved call does not match its hash', { approval: decision.uuid });
+    decision.askedAt = transition.at;
     transition.effects.push({
       kind: 'runApproved',
       uuid: decision.uuid,
@@ -509,12 +514,22 @@ export function approvedCallFinished(transition: Transition, outcome: ToolOutcom
     return;
   }
   transition.state.changes.resumed = decision.uuid;
+  const approval = decision.approval;
+  callStep(
+    transition,
+    pause.path,
+    { name: approval.toolName },
+    { server: approval.remoteTaskId ? A2A_SERVER : (transition.state.tools?.[approval.toolName]?.server ?? '') },
+    decision.editedArgs ?? jsonObjectOf(approval.toolArgsJson),
+    outcome,
+    decision.askedAt,
+    decision.uuid,
+  );
   if (!outcome.remote && !outcome.input) {
     transition.effects.push({ kind: 'loadTools' });
     return;
   }
   // The peer asks for another approval, or the server for more input, before it finishes: the same call waits again.
-  const approval = decision.approval;
   const args = jsonObjectOf(approval.toolArgsJson);
   const tool = outcome.input
     ? { ...proxiedTool(approval.toolName), destructive: false, server: outcome.input.server }
@@ -532,6 +547,25 @@ export function approvedCallFinished(transition: Transition, outcome: ToolOutcom
   transition.state.changes.pauses.push({ ...rest, approvalUuid: uuid, ...(outcome.input && { input: outcome.input }) });
   transition.state.gates.push({ approval: approvalOf(gate, uuid), messages: [] });
   pauseRun(transition);
+}
+
+/** The decision in the journal, recorded with its claim: a claim that loses takes it with it. */
+function decisionStep(transition: Transition, decision: NonNullable<Transition['state']['decision']>): void {
+  const path = decision.pause?.path ?? [];
+  record(transition, {
+    kind: 'decision',
+    node: nodePath(transition, path),
+    ...timing(transition),
+    body: {
+      approval_uuid: decision.uuid,
+      approved: decision.approved,
+      decided_by: decision.decidedBy || 'anonymous',
+      via: decision.via ?? '',
+      ...(decision.reason !== undefined && { reason: redactSecrets(decision.reason) }),
+      ...(decision.editedArgs !== undefined && { edited_arguments: redactArguments(decision.editedArgs) }),
+      ...(decision.expired && { expired: true }),
+    },
+  });
 }
 
 /** The catalogue entry an approval's tool stands for when only its name is known (a proxied delegation). */

@@ -106,6 +106,27 @@ describe('the store', () => {
     expect(mesh.conversation.pendingApprovals.map((approval) => approval.toolName)).toEqual(['resources_delete']);
   });
 
+  it("a simple-mode read turn touches the store once, to end it, and that write carries the turn's journal", async () => {
+    const mesh = new FakeMesh({
+      model: [
+        [toolCall('c1', 'resources_list'), finish('tool-calls', 11, 2)],
+        [delta('Two resources.'), finish('stop', 13, 3)],
+      ],
+    });
+    const { answer } = await startTurn(mesh, simpleEnv());
+
+    expect(answer).toEqual({ kind: 'answered', response: 'Two resources.' });
+    // The same store calls as a turn without a journal: no call and no transaction of its own.
+    expect(mesh.calls.filter((call) => call.startsWith('store.'))).toEqual(['store.updateRun']);
+    const journal = mesh.writes[0]!.journal!;
+    expect(journal).toMatchObject({ runId: RUN_ID, status: 'completed' });
+    expect(journal.steps.map((step) => [step.kind, JSON.parse(step.bodyJson)])).toEqual([
+      ['model_call', expect.objectContaining({ input_tokens: 11, output_tokens: 2, finish_reason: 'tool-calls' })],
+      ['tool_call', expect.objectContaining({ tool: 'resources_list', outcome: 'ok' })],
+      ['model_call', expect.objectContaining({ input_tokens: 13, output_tokens: 3, finish_reason: 'stop' })],
+    ]);
+  });
+
   it('ends as superseded when the run stored now is another one', async () => {
     const mesh = new FakeMesh({ model: [[delta('Done.'), finish()]] });
     mesh.before.updateRun = () => {

@@ -138,7 +138,7 @@ export class RunDriver {
           wake = undefined;
         }
         if (failed()) throw failed()!.error;
-        const stepped = next(state, events.shift()!, this.env);
+        const stepped = next(state, events.shift()!, this.env, Date.now());
         state = stepped.state;
         let answer: RunAnswer | undefined;
         for (const effect of stepped.effects) {
@@ -255,6 +255,7 @@ export class RunDriver {
             ...(effect.editedArgs && { editedArgsJson: JSON.stringify(effect.editedArgs) }),
             ...(effect.expired && { expired: true }),
             ...(effect.decisionId !== undefined && { decisionId: effect.decisionId }),
+            ...(effect.journal && { journal: effect.journal }),
           });
         } catch (error) {
           if (!outcomeUnknown(error)) activation.stored = undefined;
@@ -321,6 +322,7 @@ export class RunDriver {
             status: 0,
             returnConversation: false,
             ...this.fence(activation),
+            ...(effect.journal && { journal: effect.journal }),
           }),
         );
         return undefined;
@@ -346,6 +348,7 @@ export class RunDriver {
           returnConversation: false,
           endsTurn: true,
           leaseOwner: this.leases.owner,
+          ...(effect.journal && { journal: effect.journal }),
         });
         return undefined;
       case 'askAgain':
@@ -387,7 +390,12 @@ export class RunDriver {
       return {
         kind: 'modelAnswered',
         path: effect.path,
-        reply: { text: redactSecrets(reply.text), toolCalls: reply.toolCalls, ...(reply.usage && { usage: reply.usage }) },
+        reply: {
+          text: redactSecrets(reply.text),
+          toolCalls: reply.toolCalls,
+          ...(reply.usage && { usage: reply.usage }),
+          finishReason: reply.finishReason,
+        },
         facts: callFacts(activation),
       };
     } catch (error) {
@@ -489,6 +497,7 @@ export class RunDriver {
         expectedRevision: effect.expectedRevision,
         returnConversation: true,
         ...this.fence(activation),
+        ...(effect.journal && { journal: effect.journal }),
       });
       activation.conversation = required(conversation);
       return { kind: 'written', revision };

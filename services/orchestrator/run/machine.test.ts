@@ -207,7 +207,13 @@ function feed(start: RunState, env: MachineEnv, ...events: RunEvent[]): { state:
   return out;
 }
 
-const work = (effects: Effect[]) => effects.filter((effect) => effect.kind !== 'log');
+/** The effects that do work, without the journal their writes carry (asserted in journal.test.ts). */
+const work = (effects: Effect[]) => effects.filter((effect) => effect.kind !== 'log').map(withoutJournal);
+const withoutJournal = (effect: Effect): Effect => {
+  if (!('journal' in effect)) return effect;
+  const { journal: _journal, ...rest } = effect;
+  return rest as Effect;
+};
 const only = <K extends Effect['kind']>(effects: Effect[], kind: K): Extract<Effect, { kind: K }> => {
   const found = effects.filter((effect): effect is Extract<Effect, { kind: K }> => effect.kind === kind);
   expect(found, `exactly one ${kind} effect`).toHaveLength(1);
@@ -603,7 +609,7 @@ describe('a destructive call stops the run for approval', () => {
       branchOutputs: {},
       modelCalls: 1,
     });
-    expect(state.write).toEqual({ purpose: 'pause', attempts: 0 });
+    expect(state.write).toMatchObject({ purpose: 'pause', attempts: 0 });
     expect(state.gates).toHaveLength(1);
   });
 
@@ -1453,7 +1459,7 @@ describe('reject', () => {
   it('simple mode: the claim records the "no"; the model hears it; the answer starts with "Operation cancelled by user."', () => {
     const { run, approval } = simplePaused();
     const decided = step(storedRun(run, 4), ev.decide(approval, false, 'too risky'), SIMPLE);
-    const claim = only(decided.effects, 'claim');
+    const claim = withoutJournal(only(decided.effects, 'claim')) as Extract<Effect, { kind: 'claim' }>;
     const text = `Rejected by a human: too risky. ${REJECTED_SUFFIX}`;
     expect(claim).toEqual({
       kind: 'claim',
@@ -1620,7 +1626,7 @@ describe('write conflicts: the write is redone on the newer state (concurrent re
     expect(write.run!.modelCalls).toBe(4);
     expect(write.approvals).toEqual(mine.approvals);
     expect(write.messages).toEqual(mine.messages);
-    expect(redone.state.write).toEqual({ purpose: 'pause', attempts: 1 });
+    expect(redone.state.write).toMatchObject({ purpose: 'pause', attempts: 1 });
     expect(work(step(redone.state, ev.written(7), env).effects)).toEqual([
       { kind: 'done', answer: { kind: 'paused', approvals: [mine.approvals[0]!.uuid] } },
     ]);

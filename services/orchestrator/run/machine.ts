@@ -17,6 +17,7 @@ import {
   approvedCallFinished,
 } from './decisions.js';
 import { withChanges, finishRun, emitWrite, written, writeConflict } from './writes.js';
+import { attachJournal, modelCallStep } from './journal.js';
 
 /**
  * The stop-and-go state machine: `next(state, event, env)` → the new state and the effects
@@ -81,13 +82,14 @@ export function storedRun(stored: StoredRun, revision: number): RunState {
   };
 }
 
-export function next(state: RunState, event: RunEvent, env: MachineEnv): { state: RunState; effects: Effect[] } {
+/** `at`: when the event came (ms since the epoch), for the times of the run's journal. */
+export function next(state: RunState, event: RunEvent, env: MachineEnv, at = 0): { state: RunState; effects: Effect[] } {
   if (state.phase === 'finished') {
     // A stop or a lost lease after the end has nothing left to stop; any other event is out of phase.
     if (ANY_PHASE.has(event.kind)) return { state, effects: [] };
     return { state, effects: [outOfPhaseEffect(state.phase, event.kind, WAITING_FOR.finished)] };
   }
-  const transition: Transition = { state: copyForTransition(state), env, effects: [] };
+  const transition: Transition = { state: copyForTransition(state), env, effects: [], at };
   if (fitsPhase(transition.state.phase, event.kind)) {
     // An answer settles one ask, unless its handler refuses it (an unknown node, call or
     // decision): a stray or repeated answer must not make the run believe nothing is in flight
@@ -99,6 +101,7 @@ export function next(state: RunState, event: RunEvent, env: MachineEnv): { state
   } else transition.effects.push(outOfPhaseEffect(transition.state.phase, event.kind, WAITING_FOR[transition.state.phase]));
   if (transition.state.stop !== undefined && isRunning(transition.state)) applyStop(transition, transition.state.stop);
   if (transition.state.lost !== undefined && isRunning(transition.state)) applyLoss(transition, transition.state.lost);
+  attachJournal(transition);
   const asked = transition.effects.filter((effect) => ASKS.has(effect.kind));
   transition.state.inFlight += asked.length;
   // The phase follows what was asked last: its answer is what the run waits for now.
@@ -209,6 +212,7 @@ function copyForTransition(state: RunState): RunState {
     frames,
     gates: [...state.gates],
     ...(state.write && { write: { ...state.write } }),
+    ...(state.nodeStarts && { nodeStarts: { ...state.nodeStarts } }),
     ...(state.decision && { decision: { ...state.decision, nodes: { ...state.decision.nodes }, others: [...state.decision.others] } }),
   };
 }
@@ -233,6 +237,7 @@ function handle(transition: Transition, event: RunEvent): void {
   switch (event.kind) {
     case 'userMessage':
       transition.state.runId = event.runId;
+      transition.state.startedAt = transition.at;
       transition.state.activation = event.activation;
       transition.state.userMessage = event.text;
       if (event.requester) transition.state.requester = event.requester;
@@ -282,6 +287,7 @@ function handle(transition: Transition, event: RunEvent): void {
         outOfPhase(transition, event.kind, `no node at ${describePath(event.path)} waits for the model`);
         return;
       }
+      modelCallStep(transition, event.path, frame.model, frame.askedAt, { error: event.category });
       answerNode(transition, event.path, frame, modelFailureText(event.category, event.error));
       return;
     }

@@ -8,6 +8,7 @@ import type { Frame, GatedCall, LlmFrame, ModelReply, Path, ToolOutcome } from '
 import { type Transition, keyOf, describePath, outOfPhase, nodeOf, log } from './transition.js';
 import { setOutput, gateNode, complete } from './walk.js';
 import { policyAt } from './policies.js';
+import { callStep, modelCallStep } from './journal.js';
 
 /** An llm node's loop: the model's reply, the tool calls of its step in the model's order, and the node's end; an a2a node's delegation. */
 
@@ -31,6 +32,7 @@ export function toolDefinitionsOf(frame: LlmFrame): ToolDefinition[] {
 
 export function callModel(transition: Transition, path: Path, frame: LlmFrame): void {
   frame.awaiting = 'model';
+  frame.askedAt = transition.at;
   const tools = toolDefinitionsOf(frame);
   if (frame.canExit) tools.push(EXIT_LOOP_DEFINITION);
   transition.effects.push({
@@ -63,6 +65,7 @@ export function modelAnswered(transition: Transition, path: Path, reply: ModelRe
   }
   frame.calls += 1;
   transition.state.modelCalls += 1;
+  modelCallStep(transition, path, frame.model, frame.askedAt, reply);
   const usage = reply.usage && { inputTokens: reply.usage.inputTokens, outputTokens: reply.usage.outputTokens };
   if (reply.toolCalls.length === 0) {
     answerNode(transition, path, frame, reply.text || '(the model returned an empty answer)', usage);
@@ -101,6 +104,7 @@ function advanceStep(transition: Transition, path: Path, frame: LlmFrame): void 
         log(transition, 'warn', 'destructive call ran without approval', { node: frame.node, tool: planned.call.name });
         step.unapproved = true;
       }
+      step.askedAt = transition.at;
       transition.effects.push({
         kind: 'callTool',
         path,
@@ -151,6 +155,7 @@ export function toolFinished(transition: Transition, path: Path, callId: string,
     outOfPhase(transition, 'toolFinished', `the node at ${describePath(path)} waits for another call than ${callId}`);
     return;
   }
+  callStep(transition, path, planned.call, planned.tool, planned.args, outcome, step.askedAt);
   // A delegation that the peer holds for its own approval, or a server's question for a human, stops the step like a gate.
   const waits = outcome.remote || outcome.input;
   if (waits && !step.waiting)
@@ -233,6 +238,7 @@ function nodeDone(transition: Transition, path: Path, output: string, messages: 
 
 function a2aFinished(transition: Transition, path: Path, frame: Extract<Frame, { kind: 'a2a' }>, outcome: ToolOutcome): void {
   delete transition.state.frames[keyOf(path)];
+  callStep(transition, path, frame.call, frame.tool, frame.args, outcome, frame.askedAt);
   if (outcome.remote) {
     gateNode(
       transition,

@@ -12,6 +12,8 @@ export interface Transition {
   state: RunState;
   env: MachineEnv;
   effects: Effect[];
+  /** When the event came, ms since the epoch, as the driver says (the machine has no clock). */
+  at: number;
 }
 
 export const noChanges = () => ({ pauses: [], outputs: {}, session: {} });

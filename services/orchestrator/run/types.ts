@@ -3,6 +3,7 @@ import type { ToolCallPart, ToolDefinition } from '../../../gen/ts/asg/llm/v1/ll
 import type {
   ApprovalRejection,
   Conversation,
+  RunJournalEntry,
   Message,
   NewApproval,
   NewMessage,
@@ -16,6 +17,7 @@ import type { InputRequest } from '../domain/elicitation.js';
 import type { ApprovalPolicies, Requester } from '../domain/approval-policy.js';
 import type { PlannedCall } from '../domain/plan.js';
 import type { AgentNode } from '../domain/tree.js';
+import type { JournalStep } from '../../common/run-steps.js';
 import type { BranchOutput, PendingCall, StoredRun } from './state.js';
 
 /**
@@ -55,6 +57,8 @@ export interface ModelReply {
   text: string;
   toolCalls: ToolCallPart[];
   usage?: TokenUsage;
+  /** The provider's finish reason, normalised by the llm-gateway (stop, tool-calls, length, …). */
+  finishReason?: string;
 }
 
 /** The static configuration the machine walks: pure data, the same for every event of a run. */
@@ -62,7 +66,7 @@ export interface MachineEnv {
   /** The configured agent tree; undefined when the agent is a single llm node (simple mode). */
   root: AgentNode | undefined;
   /** Simple mode's model and its A2A agents as tools. */
-  simple: { model: string; a2aTools: Tool[] };
+  simple: { model: string; a2aTools: Tool[] /** The agent's name: simple mode's node in the run's journal. */; node?: string };
   /** llm.model, for tree nodes without their own. */
   defaultModel: string;
   /** chat.max_llm_iterations: model calls per activation of one llm node. */
@@ -113,6 +117,8 @@ interface StepState {
   text: string;
   /** A destructive call ran without approval in this step: the steps are written at once. */
   unapproved: boolean;
+  /** When the call being run was asked for (the journal's timing). */
+  askedAt?: number;
 }
 
 export interface LlmFrame {
@@ -133,6 +139,8 @@ export interface LlmFrame {
   earlier: number;
   /** Model calls in this activation of the node. */
   calls: number;
+  /** When the model call on its way was asked for (the journal's timing). */
+  askedAt?: number;
   awaiting: 'history' | 'compaction' | 'model' | 'tools';
   step?: StepState;
   /** Simple mode's conversation being compacted before the model sees it. */
@@ -150,6 +158,8 @@ export interface PendingCompaction {
   previousSummary: string | undefined;
   /** The conversation as stored. */
   messages: Message[];
+  /** When the compaction began (the journal's timing). */
+  startedAt?: number;
   /** The notice being recorded, and the summary the model's prompt carries from now on. */
   notice?: NewMessage;
   keptSummary?: string;
@@ -163,7 +173,7 @@ export type Frame =
   /** Only the branch of a resumed pause runs; the others finished or wait for their own approvals. */
   | { kind: 'parallel'; resumed: true; branch: number; children: number }
   /** An a2a node waiting for its delegation's answer. */
-  | { kind: 'a2a'; call: ToolCallPart; args: Record<string, unknown>; callMessage: NewMessage; tool: Tool }
+  | { kind: 'a2a'; call: ToolCallPart; args: Record<string, unknown>; callMessage: NewMessage; tool: Tool; askedAt?: number }
   /** A resumed a2a node waiting for its history (the approved delegation's result is its output). */
   | { kind: 'a2aResumed' }
   | LlmFrame;
@@ -186,13 +196,14 @@ interface Gate {
   messages: NewMessage[];
 }
 
-/** A write of the run in flight; redone on the newer state when another request wrote first. */
-type PendingWrite =
+/** A write of the run in flight; redone on the newer state when another request wrote first, with the journal's steps it carries. */
+type PendingWrite = { steps?: JournalStep[] } & (
   | { purpose: 'pause'; attempts: number }
   /** The run ends; with keepWaiting (a stop while other approvals of it wait) its waiting pauses stay stored. */
   | { purpose: 'finish'; attempts: number; messages: NewMessage[]; response: string; keepWaiting?: boolean }
   /** A resumed branch of the parallel node at `path` finished. */
-  | { purpose: 'settle'; attempts: number; path: number[]; children: number; joined?: BranchOutput[] };
+  | { purpose: 'settle'; attempts: number; path: number[]; children: number; joined?: BranchOutput[] }
+);
 
 /**
  * Who decided an approval and how: the identity (a token's name, a JWT's subject,
@@ -229,6 +240,8 @@ interface Decision extends DecisionFacts {
   conflicts: number;
   /** Its claim was asked and has not come back: until it does, the decision may or may not be stored. */
   inClaim?: boolean;
+  /** When the approved call was asked to run (the journal's timing). */
+  askedAt?: number;
 }
 
 /**
@@ -292,6 +305,12 @@ export interface RunState {
   stop?: string;
   /** The activation lost its lease (leaseLost) while the write it waits for was on its way: why. */
   lost?: string;
+  /** The journal's steps recorded and not yet handed to a write (journal.ts). */
+  journal?: JournalStep[];
+  /** When this activation's run began (its user message), ms since the epoch; unknown to a decision's activation. */
+  startedAt?: number;
+  /** When each running node of the tree began, by path key (the journal's node_finished durations). */
+  nodeStarts?: Record<string, number>;
 }
 
 export type RunEvent =
@@ -425,6 +444,7 @@ export type Effect =
       alsoReject: ApprovalRejection[];
       continuesTurn: boolean;
       expectedRunRevision?: number;
+      journal?: RunJournalEntry;
     } & DecisionFacts)
   /**
    * Runs the claimed approval's stored call, at most once; with `edited`, with the arguments a
@@ -442,7 +462,7 @@ export type Effect =
       input?: { request: InputRequest; responses: Record<string, unknown> };
     }
   /** Ends a taken-over turn with a note in the conversation, fenced by this replica's lease. */
-  | { kind: 'endTurnWithNote'; note: string }
+  | { kind: 'endTurnWithNote'; note: string; journal?: RunJournalEntry }
   /**
    * Asks again, one write each in this order, for approved calls whose outcome is unknown: the
    * new approval (outcome_unknown, replacing the interrupted one) and the run with its pause
@@ -454,9 +474,16 @@ export type Effect =
   /** Tells the peer that holds a proxied call that it was rejected here. */
   | { kind: 'forwardRejection'; approval: PendingApproval; reason?: string }
   /** Messages written at once, in order, before anything the run writes later. */
-  | { kind: 'append'; messages: NewMessage[] }
+  | { kind: 'append'; messages: NewMessage[]; journal?: RunJournalEntry }
   /** A compare-and-set write of the run (absent: cleared) with its messages and new approvals. */
-  | { kind: 'write'; messages: NewMessage[]; approvals: NewApproval[]; run: StoredRun | undefined; expectedRevision: number }
+  | {
+      kind: 'write';
+      messages: NewMessage[];
+      approvals: NewApproval[];
+      run: StoredRun | undefined;
+      expectedRevision: number;
+      journal?: RunJournalEntry;
+    }
   | { kind: 'log'; level: 'info' | 'warn' | 'error'; message: string; fields: Record<string, string | number | boolean | undefined> }
   /** An event that does not fit the run's phase (or names a node, call or decision that does not wait for it): logged and counted, nothing else. */
   | { kind: 'outOfPhase'; phase: RunPhase; event: RunEvent['kind']; detail: string }

@@ -12,6 +12,8 @@ import { type Transition, keyOf, describePath, outOfPhase, treeRoot, nodeOf, log
 import { callModel, POLICY_APPROVED_REASON } from './model-steps.js';
 import { policyAt } from './policies.js';
 import { pauseRun, finishRun, emitWrite } from './writes.js';
+import { nodePath, record, timing } from './journal.js';
+import { redactArguments } from '../../common/run-steps.js';
 
 /** Walking the agent tree: entering a node, resuming at a pause, a node paused for approval, and handing a node's outcome to its parent. */
 
@@ -49,6 +51,7 @@ export function enter(transition: Transition, path: Path): void {
   }
   const node = nodeOf(transition, path);
   const children = node.agents ?? [];
+  nodeStarted(transition, path, node.type);
   switch (node.type) {
     case 'llm': {
       const frame = nodeFrame(transition, node, path);
@@ -149,7 +152,7 @@ function enterA2a(transition: Transition, node: AgentNode, path: Path): void {
     return;
   }
   if (verdict.kind === 'approve') {
-    transition.state.frames[keyOf(path)] = { kind: 'a2a', call, args, callMessage, tool };
+    transition.state.frames[keyOf(path)] = { kind: 'a2a', call, args, callMessage, tool, askedAt: transition.at };
     transition.effects.push({
       kind: 'callTool',
       path,
@@ -166,7 +169,7 @@ function enterA2a(transition: Transition, node: AgentNode, path: Path): void {
     return;
   }
   if (tool.destructive) log(transition, 'warn', 'destructive call ran without approval', { node: node.name, tool: tool.name });
-  transition.state.frames[keyOf(path)] = { kind: 'a2a', call, args, callMessage, tool };
+  transition.state.frames[keyOf(path)] = { kind: 'a2a', call, args, callMessage, tool, askedAt: transition.at };
   transition.effects.push({ kind: 'callTool', path, node: node.name, call, args, unapprovedReason: '' });
 }
 
@@ -189,6 +192,7 @@ export function resumeAt(transition: Transition, pause: PendingCall): void {
       transition.state.frames[key] = { kind: 'parallel', resumed: true, branch: index, children: node.agents?.length ?? 0 };
   }
   const node = nodeOf(transition, path);
+  nodeStarted(transition, path, node.type);
   transition.state.frames[keyOf(path)] = node.type === 'a2a' ? { kind: 'a2aResumed' } : nodeFrame(transition, node, path);
   transition.effects.push({ kind: 'loadHistory', path, node: node.name, nodeMessages: pause.nodeMessages });
 }
@@ -251,7 +255,20 @@ export function gateNode(transition: Transition, path: Path, gate: GatedCall, me
     argsHash: callHash(gate.call.name, gate.args),
     ...(gate.input && { input: gate.input }),
   });
-  transition.state.gates.push({ approval: approvalOf(gate, uuid), messages });
+  const approval = approvalOf(gate, uuid);
+  transition.state.gates.push({ approval, messages });
+  record(transition, {
+    kind: 'approval',
+    node: nodePath(transition, path),
+    ...timing(transition),
+    body: {
+      approval_uuid: uuid,
+      tool: gate.call.name,
+      arguments: redactArguments(gate.args),
+      args_hash: callHash(gate.call.name, gate.args),
+      asks: gate.input ? 'input' : gate.proxy ? 'remote_approval' : 'approval',
+    },
+  });
   if (node) log(transition, 'info', 'pipeline paused', { node: node.name, path: keyOf(path), approval: uuid });
   delete transition.state.frames[keyOf(path)];
   complete(transition, path, { kind: 'paused' });
@@ -259,6 +276,7 @@ export function gateNode(transition: Transition, path: Path, gate: GatedCall, me
 
 /** Hands a node's outcome to its parent. */
 export function complete(transition: Transition, path: Path, outcome: NodeOutcome): void {
+  if (transition.state.mode === 'tree') nodeFinished(transition, path, outcome);
   if (path.length === 0) {
     if (outcome.kind === 'paused') {
       pauseRun(transition);
@@ -351,6 +369,30 @@ export function complete(transition: Transition, path: Path, outcome: NodeOutcom
     default:
       return;
   }
+}
+
+/** A tree node begins (simple mode's one node is no node of the journal's). */
+function nodeStarted(transition: Transition, path: Path, type: string): void {
+  transition.state.nodeStarts = { ...transition.state.nodeStarts, [keyOf(path)]: transition.at };
+  record(transition, { kind: 'node_started', node: nodePath(transition, path), ...timing(transition), body: { type } });
+}
+
+/** A tree node ends, done (with the key its output is stored under) or paused. */
+function nodeFinished(transition: Transition, path: Path, outcome: NodeOutcome): void {
+  const key = keyOf(path);
+  const outputKey = nodeOf(transition, path).output_key;
+  const started = transition.state.nodeStarts?.[key];
+  if (transition.state.nodeStarts && started !== undefined) delete transition.state.nodeStarts[key];
+  record(transition, {
+    kind: 'node_finished',
+    node: nodePath(transition, path),
+    ...timing(transition, started),
+    body: {
+      outcome: outcome.kind,
+      ...(outcome.kind === 'done' && outputKey && { output_key: outputKey }),
+      ...(outcome.kind === 'done' && outcome.exitLoop && { exit_loop: true }),
+    },
+  });
 }
 
 export function joined(outputs: readonly BranchOutput[]): NodeOutcome {

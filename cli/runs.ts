@@ -1,0 +1,120 @@
+import { parseArgs } from 'node:util';
+import { ApiFailure, EXIT, runsApi, type RunsApi } from './approvals-client.js';
+import { runListText, runText } from './runs-format.js';
+import { RUNS_USAGE } from './usage.js';
+
+/** `asg runs …`: a conversation's runs and a run's steps, read from a running agent over its REST API. */
+
+const DEFAULT_AGENT_URL = 'http://127.0.0.1:8080';
+
+const HELP = `Usage: asg runs <list|show> [options]
+
+Commands:
+${RUNS_USAGE}
+
+Options:
+  --url URL       the agent (default: $ASG_URL, else ${DEFAULT_AGENT_URL})
+  --token TOKEN   sent as Authorization: Bearer (default: $ASG_TOKEN); prefer the variable:
+                  a command line is visible to other users of the machine
+  --limit N       runs per page, 1 to 500 (default 50); --cursor C reads the next page
+  --json          print the agent's JSON answer instead of text
+  -h, --help      this help
+
+Exit codes:
+  0  done
+  1  the agent failed, or answered something unexpected
+  2  bad usage, or input the agent refused (400)
+  3  the agent could not be reached
+  4  not signed in (401) or not allowed (403)
+  5  no such conversation or run (404; also one of another owner's)
+`;
+
+class UsageError extends Error {}
+
+interface Output {
+  out(text: string): void;
+  err(text: string): void;
+}
+
+const OPTIONS = {
+  url: { type: 'string' },
+  token: { type: 'string' },
+  limit: { type: 'string' },
+  cursor: { type: 'string' },
+  json: { type: 'boolean', default: false },
+  help: { type: 'boolean', short: 'h', default: false },
+} as const;
+
+type Values = ReturnType<typeof parseArgs<{ args: string[]; options: typeof OPTIONS; allowPositionals: true }>>['values'];
+
+function agentUrl(values: Values, env: NodeJS.ProcessEnv): string {
+  const url = values.url ?? (env.ASG_URL || DEFAULT_AGENT_URL);
+  const parsed = URL.canParse(url) ? new URL(url) : undefined;
+  if (parsed?.protocol !== 'http:' && parsed?.protocol !== 'https:')
+    throw new UsageError(`--url must be an http:// or https:// URL, got ${JSON.stringify(url)}`);
+  return url;
+}
+
+function oneId(positionals: string[], command: string, what: string): string {
+  const [id, ...extra] = positionals;
+  if (!id) throw new UsageError(`${command} needs the id of ${what}`);
+  if (extra.length > 0) throw new UsageError(`${command} takes one id; unexpected ${JSON.stringify(extra[0])}`);
+  return id;
+}
+
+function limitOf(limit: string | undefined): number | undefined {
+  if (limit === undefined) return undefined;
+  if (!/^\d+$/.test(limit) || Number(limit) < 1 || Number(limit) > 500)
+    throw new UsageError(`--limit must be an integer from 1 to 500, got ${JSON.stringify(limit)}`);
+  return Number(limit);
+}
+
+async function run(api: RunsApi, command: string, positionals: string[], values: Values, io: Output): Promise<void> {
+  const print = (json: unknown, text: () => string) => io.out(values.json ? `${JSON.stringify(json, null, 2)}\n` : text());
+  const now = new Date();
+  switch (command) {
+    case 'list': {
+      const conversationId = oneId(positionals, 'list', 'a conversation');
+      const reply = await api.list(conversationId, { limit: limitOf(values.limit), ...(values.cursor && { cursor: values.cursor }) });
+      // The same page size with the next cursor; never --url or --token (a token is not printed).
+      const next = (cursor: string) =>
+        ['asg runs list', conversationId, ...(values.limit !== undefined ? ['--limit', values.limit] : []), '--cursor', cursor].join(' ');
+      print(reply, () => runListText(reply, now, next));
+      return;
+    }
+    case 'show': {
+      if (values.limit !== undefined || values.cursor !== undefined) throw new UsageError('show does not take --limit or --cursor');
+      const journal = await api.show(oneId(positionals, 'show', 'a run (see asg runs list CONVERSATION)'));
+      print(journal, () => runText(journal, now));
+      return;
+    }
+    default:
+      throw new UsageError(`unknown runs command ${JSON.stringify(command)}`);
+  }
+}
+
+/** Runs `asg runs <args>` and returns the exit code; output goes through `io`. */
+export async function runsCommand(args: string[], env: NodeJS.ProcessEnv, io: Output): Promise<number> {
+  try {
+    const { values, positionals } = parseArgs({ args, options: OPTIONS, allowPositionals: true, strict: true });
+    const [command, ...rest] = positionals;
+    if (values.help || command === undefined || command === 'help') {
+      io.out(HELP);
+      return command === undefined && !values.help ? EXIT.usage : EXIT.ok;
+    }
+    const token = values.token ?? (env.ASG_TOKEN || undefined);
+    await run(runsApi({ url: agentUrl(values, env), ...(token && { token }) }), command, rest, values, io);
+    return EXIT.ok;
+  } catch (error) {
+    if (error instanceof ApiFailure) {
+      io.err(`asg runs: ${error.message}\n`);
+      return error.exitCode;
+    }
+    // parseArgs's own refusals (an unknown option, a missing value) are usage errors too.
+    if (error instanceof UsageError || (error as { code?: unknown }).code?.toString().startsWith('ERR_PARSE_ARGS')) {
+      io.err(`asg runs: ${(error as Error).message}\nRun asg runs --help for the options.\n`);
+      return EXIT.usage;
+    }
+    throw error;
+  }
+}
