@@ -168,11 +168,13 @@ export interface ConversationPage {
 
 /**
  * Either this request made the decision, or an earlier one had, or the approval had expired
- * (and nothing was executed).
+ * (and nothing was executed), or it was a vote that did not complete the approval's quorum.
  */
 export type ApprovalOutcome =
   | ({ decided: true } & Turn)
-  | { decided: false; approval: PendingApproval; decision: Verdict; decidedAt: Date | undefined };
+  | { decided: false; voteRecorded?: undefined; approval: PendingApproval; decision: Verdict; decidedAt: Date | undefined }
+  /** A vote of the approval's quorum was recorded; the quorum needs `required` votes and has `votes`: nothing ran. */
+  | { decided: false; voteRecorded: true; approval: PendingApproval; votes: number; required: number };
 
 function present<T>(value: T | undefined, what: string): T {
   if (value === undefined) throw internal(`${what} was missing from the answer`);
@@ -260,6 +262,7 @@ export function createAgent(backends: Pick<Backends, 'orchestrator' | 'store'>):
           reason,
           decidedBy: decider.principal,
           via: decider.via,
+          deciderRoles: decider.roles ?? [],
           // Bounded here, for every face at once: nothing over the limits of a stored JSON value leaves the edge (400).
           ...(edited !== undefined && { argumentsJson: jsonObjectText(edited, '"arguments"') }),
           ...(input !== undefined && { inputJson: jsonObjectText(input, '"input"') }),
@@ -269,6 +272,7 @@ export function createAgent(backends: Pick<Backends, 'orchestrator' | 'store'>):
         });
       if (answer.unsettled) throw new OutcomeUnknown(answer.unsettled);
       const approval = present(answer.approval, `approval ${uuid}`);
+      if (answer.voteRecorded) return { decided: false, voteRecorded: true, approval, ...answer.voteRecorded };
       if (!answer.decided) {
         const earlier = verdictOfStatus(approval.status);
         // decided=false promises an earlier decision; a pending approval here is a bug upstream.

@@ -1,3 +1,4 @@
+import { ROLES } from '../../services/common/config/schema.js';
 import { ANONYMOUS, currentAuthScope } from './principal.js';
 
 /**
@@ -12,6 +13,8 @@ export interface Decider {
   /** The principal (`token:<name>`, `jwt:<issuer>#<name>`; principal.ts), or ANONYMOUS without authentication. */
   principal: string;
   via: DecisionFace;
+  /** The principal's roles: an approval with a quorum is decided only by the people of its role. */
+  roles?: string[];
 }
 
 /**
@@ -22,7 +25,10 @@ export interface Decider {
  * the decider.
  */
 export function currentDecider(via: DecisionFace): Decider {
-  return { principal: currentAuthScope()?.principal.id ?? ANONYMOUS, via };
+  const scope = currentAuthScope();
+  // Without authentication nobody can be told apart, and everyone holds every role.
+  const roles = scope?.authentication ? [...scope.principal.roles] : [...ROLES];
+  return { principal: scope?.principal.id ?? ANONYMOUS, via, roles };
 }
 
 /** Who the caller is, as `auth.whoami` tells the web chat; `authentication: "off"` when `auth` is not configured. */

@@ -116,6 +116,44 @@ export interface ApprovalRecordJson {
   agent_chain?: string[];
   outcome_unknown?: true;
   replaces?: string;
+  /**
+   * An approval that needs a quorum (an approval policy's `require`): how many distinct people
+   * must approve, the role they hold, whether the requester may not (`not_requester`), who the
+   * requester is, and the votes so far for the arguments in force, oldest first. All absent for
+   * an approval that one decision by anyone who may decide approvals settles.
+   */
+  required?: number;
+  role?: string;
+  not_requester?: true;
+  requested_by?: string;
+  votes?: VoteJson[];
+}
+
+/** One approving vote of a quorum. */
+export interface VoteJson {
+  voter: string;
+  /** rest, web, a2a, mcp, cli. */
+  via?: string;
+  reason?: string;
+  at: string;
+}
+
+/** The quorum part of an approval resource; empty without a quorum. */
+function quorumJson(approval: PendingApproval): Pick<ApprovalRecordJson, 'required' | 'role' | 'not_requester' | 'requested_by' | 'votes'> {
+  const quorum = approval.quorum;
+  if (!quorum) return {};
+  return {
+    required: quorum.required,
+    role: quorum.role || 'approve',
+    ...(quorum.notRequester && { not_requester: true as const }),
+    ...(quorum.requester && { requested_by: quorum.requester }),
+    votes: approval.votes.map((vote) => ({
+      voter: vote.by,
+      ...(vote.via && { via: vote.via }),
+      ...(vote.reason && { reason: vote.reason }),
+      at: isoTime(vote.at),
+    })),
+  };
 }
 
 // The store always sets timestamps; an empty string keeps the field's type a string if a
@@ -153,6 +191,7 @@ export function approvalRecordJson(approval: PendingApproval, input?: InputView)
     ...(approval.agentChain?.length && { agent_chain: [...approval.agentChain] }),
     ...(approval.outcomeUnknown && { outcome_unknown: true as const }),
     ...(approval.outcomeUnknown && approval.replacesUuid && { replaces: approval.replacesUuid }),
+    ...quorumJson(approval),
     ...(input && {
       kind: 'input' as const,
       input_request: { server: input.server, questions: [...input.questions], requested_schema: input.requestedSchema ?? {} },

@@ -121,10 +121,10 @@ const newApproval = z
       `at most ${MAX_APPROVAL_EXPIRY_MS} milliseconds (a year)`,
     ).optional(),
     onTimeout: z.enum(ApprovalTimeoutAction, { error: TIMEOUT_ACTION }).optional(),
-    // A quorum is of 2 people or more (one is an ordinary approval), each named as decided_by is.
+    // A quorum is of 1 person or more, each named as decided_by is (a quorum of one still keeps its role and not_requester).
     quorum: z
       .object({
-        required: intIn(2, MAX_QUORUM, 'at least 2 votes (one is no quorum)', `at most ${MAX_QUORUM} votes`),
+        required: intIn(1, MAX_QUORUM, 'at least 1 vote', `at most ${MAX_QUORUM} votes`),
         role: z.string().max(MAX_AUDIT_VIA_LENGTH, `at most ${MAX_AUDIT_VIA_LENGTH} characters`),
         notRequester: z.boolean(),
         requester: decidedBy.optional(),

@@ -90,7 +90,7 @@ const approvalPolicySchema = z
     decide: z.enum(['approve', 'reject']).optional(),
     /** With `decide: reject`: what the model is told. */
     reason: z.string().trim().min(1, 'a reason (or leave it out)').max(MAX_REASON_LENGTH).optional(),
-    /** Stop for a human. A quorum, a role and not_requester are accepted but not enforced yet (the check warns). */
+    /** Stop for a human: `approvals` distinct people holding `role` (default approve), with not_requester none of them the requester. */
     require: z
       .strictObject({
         approvals: z.number().int().min(1).max(10).default(1),

@@ -220,7 +220,7 @@ export abstract class SqlConversationStorage extends ConversationChanges {
       // The conversation first (the lock order of every write), then the conditional claim.
       await this.lockConversation(tx, found.conversation_id);
       // An approval that needs a quorum is approved by votes; the expiry's own approval is the policy's, not a person's.
-      if (request.approved && (found.quorum_required ?? 0) > 1 && request.via !== EXPIRY_VIA) {
+      if (request.approved && (found.quorum_required ?? 0) >= 1 && request.via !== EXPIRY_VIA) {
         const voted = await this.vote(tx, await requireApproval(tx, found.uuid), decision);
         if (voted.answer !== undefined) return voted.answer;
         decision = voted.decision;

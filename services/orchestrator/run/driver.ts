@@ -15,6 +15,7 @@ import {
   GrpcStatus,
   internal,
   invalidArgument,
+  permissionDenied,
   isCode,
   outcomeUnknown,
   RpcError,
@@ -47,6 +48,7 @@ const REFUSALS: Record<Extract<Effect, { kind: 'refuse' }>['code'], (message: st
   failedPrecondition,
   unavailable,
   aborted,
+  permissionDenied,
 };
 
 /** Effects that touch the store run one after another, in the order the machine asked for them. */
@@ -266,6 +268,8 @@ export class RunDriver {
         activation.conversation = required(claim.conversation);
         activation.watched = activation.conversation.watched;
         activation.approval = claim.approval ?? activation.approval;
+        if (claim.voteRecorded)
+          return { kind: 'claimed', won: false, voteRecorded: true, ...(claim.approval && { approval: claim.approval }) };
         if (!claim.claimed) {
           this.log.info('approval already decided', { approval: effect.uuid });
           return { kind: 'claimed', won: false };
