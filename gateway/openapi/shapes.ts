@@ -130,6 +130,27 @@ export const approvalRecord = z
       })
       .optional()
       .meta({ description: 'With kind "input": who asks, what, and the schema of the answer.' }),
+    required: z.number().int().min(1).optional().meta({
+      description:
+        "An approval that needs a quorum (an approval policy's `require`): how many distinct people must approve. Absent (one decision settles it) for every other approval.",
+    }),
+    role: z
+      .string()
+      .optional()
+      .meta({ description: 'With a quorum: the role a voter must hold by name (admin does not stand in for it).' }),
+    not_requester: z.literal(true).optional().meta({ description: 'With a quorum: the requester may not vote for their own request.' }),
+    requested_by: z.string().optional().meta({ description: 'With a quorum: the principal whose message led to the call.' }),
+    votes: z
+      .array(
+        z.strictObject({
+          voter: z.string().meta({ description: 'The principal who voted, as decided_by names one.' }),
+          via: z.string().optional().meta({ description: 'rest, web, a2a, mcp, cli.' }),
+          reason: z.string().optional(),
+          at: isoTime,
+        }),
+      )
+      .optional()
+      .meta({ description: 'With a quorum: the approving votes for the arguments in force, oldest first (an edit restarts them).' }),
   })
   .meta({ id: 'ApprovalRecord', description: 'A: an approval as a resource, with its whole record.' });
 
@@ -276,6 +297,14 @@ export const approvalListReply = z
 export const auditListReply = z.strictObject({ entries: z.array(auditEntry), next_cursor: nextCursor }).meta({ id: 'AuditList' });
 
 export const toolListReply = z.strictObject({ tools: z.array(tool), servers: z.array(toolServer).optional() }).meta({ id: 'ToolList' });
+
+export const voteRecordedReply = z
+  .strictObject({
+    status: z.literal('pending'),
+    votes: z.number().int().meta({ description: 'The approving votes for the arguments in force, this one included.' }),
+    required: z.number().int().meta({ description: 'How many the quorum needs.' }),
+  })
+  .meta({ id: 'VoteRecorded', description: "A vote that did not complete the approval's quorum: recorded, and nothing ran." });
 
 export const approvalConflictReply = z
   .strictObject({ error: z.string(), decision: z.enum(['approved', 'rejected', 'expired']), approval: pendingApproval })
