@@ -151,6 +151,11 @@ export const approvalRecord = z
       )
       .optional()
       .meta({ description: 'With a quorum: the approving votes for the arguments in force, oldest first (an edit restarts them).' }),
+    escalates_at: isoTime
+      .optional()
+      .meta({ description: "An approval policy's `escalate`, while pending and not escalated yet: when it escalates." }),
+    escalated_at: isoTime.optional().meta({ description: 'When it escalated; from then on the votes of escalated_to count too.' }),
+    escalated_to: z.string().optional().meta({ description: 'With escalated_at: the role whose votes count too.' }),
   })
   .meta({ id: 'ApprovalRecord', description: 'A: an approval as a resource, with its whole record.' });
 

@@ -127,6 +127,11 @@ export interface ApprovalRecordJson {
   not_requester?: true;
   requested_by?: string;
   votes?: VoteJson[];
+  /** An approval policy's `escalate`: when a still pending approval escalates, and to which role. */
+  escalates_at?: string;
+  /** Once it escalated: when, and the role whose votes count from then on too. */
+  escalated_at?: string;
+  escalated_to?: string;
 }
 
 /** One approving vote of a quorum. */
@@ -192,6 +197,8 @@ export function approvalRecordJson(approval: PendingApproval, input?: InputView)
     ...(approval.outcomeUnknown && { outcome_unknown: true as const }),
     ...(approval.outcomeUnknown && approval.replacesUuid && { replaces: approval.replacesUuid }),
     ...quorumJson(approval),
+    ...(approval.escalatesAt && !approval.escalatedAt && { escalates_at: isoTime(approval.escalatesAt) }),
+    ...(approval.escalatedAt && { escalated_at: isoTime(approval.escalatedAt), escalated_to: approval.escalationRole ?? '' }),
     ...(input && {
       kind: 'input' as const,
       input_request: { server: input.server, questions: [...input.questions], requested_schema: input.requestedSchema ?? {} },

@@ -130,6 +130,13 @@ const newApproval = z
         requester: decidedBy.optional(),
       })
       .optional(),
+    // After how long a pending approval escalates, and to whom: within an approval's lifetime bounds.
+    escalation: z
+      .object({
+        afterMs: intIn(1, MAX_APPROVAL_EXPIRY_MS, 'milliseconds, 1 or more', `at most ${MAX_APPROVAL_EXPIRY_MS} milliseconds (a year)`),
+        toRole: notBlank(maxChars(MAX_AUDIT_VIA_LENGTH), 'a role, not blank'),
+      })
+      .optional(),
   })
   // The approval it replaces is the earlier one of a call whose outcome is unknown (store.proto).
   .refine((approval) => approval.replacesUuid === undefined || approval.outcomeUnknown === true, {
@@ -307,6 +314,7 @@ const schemas = {
     pageToken: z.string(),
   }),
   listDueApprovals: z.object({ limit: intIn(1, MAX_DUE_APPROVALS_LIMIT, `from 1 to ${MAX_DUE_APPROVALS_LIMIT}`) }),
+  escalateDueApprovals: z.object({ limit: intIn(1, MAX_DUE_APPROVALS_LIMIT, `from 1 to ${MAX_DUE_APPROVALS_LIMIT}`) }),
   appendAudit: z.object({ entry: auditEntry }),
   listAudit: z.object({
     kinds: z.array(auditKind).max(MAX_AUDIT_KINDS, `at most ${MAX_AUDIT_KINDS} kinds`),
@@ -432,6 +440,7 @@ export function conversationStoreHandlers(
     takeOverRuns: async (request) => ({ runs: await storage.takeOverRuns(request.lease!, request.limit, request.givenUp) }),
     listApprovals: async (request) => storage.listApprovals(request),
     listDueApprovals: async (request) => ({ approvals: await storage.listDueApprovals(request.limit) }),
+    escalateDueApprovals: async (request) => ({ approvals: await storage.escalateDueApprovals(request.limit) }),
     appendAudit: async (request) => ({ entry: await storage.appendAudit(request.entry!) }),
     listAudit: async (request) => storage.listAudit(request),
     claimWebhookCursor: async (request) => storage.claimWebhookCursor(request.endpoint, request.lease!),

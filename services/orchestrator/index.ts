@@ -9,6 +9,7 @@ import { createClients } from './clients.js';
 import { loadTokenizerOf } from './domain/tokens.js';
 import { RunLeases, runNode } from './leases.js';
 import { TakeoverLoop } from './takeover-loop.js';
+import { EscalationLoop } from './escalation-loop.js';
 import { ExpiryLoop } from './expiry-loop.js';
 import { startWebhooks, webhookEndpoints, type DeliveryOptions } from './webhooks/index.js';
 import { a2aPushTarget } from './webhooks/push.js';
@@ -63,6 +64,9 @@ export async function startOrchestrator(
   // Approvals whose expires_at passed are decided as their on_timeout says, at the takeover loop's pace.
   const expiries = new ExpiryLoop(clients, options.config.runs.takeover_interval, (approval) => turns.expire(approval), options.log);
   expiries.start();
+  // Approvals whose escalates_at passed escalate (once, whichever replica asks), at the same pace.
+  const escalations = new EscalationLoop(clients, options.config.runs.takeover_interval, options.log);
+  escalations.start();
   const pushes = a2aPushTarget(clients, options.config.a2a_push.allow_private_networks);
   const webhooks = startWebhooks(
     endpoints,
@@ -89,6 +93,7 @@ export async function startOrchestrator(
       (stopping ??= (async () => {
         takeovers.stop();
         expiries.stop();
+        escalations.stop();
         // A delivery cut here is sent again by the next holder of its cursor (the same webhook-id).
         const webhooksStopped = webhooks.stop();
         await health.beginStop(deadline, options.config.grpc.drain_delay);

@@ -4,11 +4,18 @@
  * further back runs this before its own undo of older migrations.
  */
 
+/** What the escalation migration added (SQLite 21, PostgreSQL 12): the same statements on both. */
+const DROP_ESCALATIONS = `
+  DROP INDEX approvals_escalation_due;
+  ALTER TABLE approvals DROP COLUMN escalates_at;
+  ALTER TABLE approvals DROP COLUMN escalation_role;
+  ALTER TABLE approvals DROP COLUMN escalated_at;`;
+
 /**
- * Back to schema 15: what migrations 20, 19, 18 and 16 added (quorums and votes; decision ids; history digests; A2A
- * push-notification configs; 17 changed data only).
+ * Back to schema 15: what migrations 21, 20, 19, 18 and 16 added (escalations; quorums and votes; decision ids; history
+ * digests; A2A push-notification configs; 17 changed data only).
  */
-const DROP_SCHEMA_16 = `
+const DROP_SCHEMA_16 = `${DROP_ESCALATIONS}
   DROP TABLE approval_votes;
   ALTER TABLE approvals DROP COLUMN quorum_required;
   ALTER TABLE approvals DROP COLUMN quorum_role;
@@ -57,8 +64,8 @@ export const DROP_SCHEMA_13 = `${DROP_SCHEMA_14}
   ALTER TABLE approvals DROP COLUMN outcome_unknown;
   ALTER TABLE approvals DROP COLUMN replaces_uuid;`;
 
-/** The PostgreSQL schema back to 5: what its migrations 11 (quorums and votes), 10, 9, 7 and 6 added (10: decision ids; 9: history digests; 7: push configs; 6: conversation owners, as SQLite's 15). */
-export const DROP_POSTGRES_SCHEMA_6 = `
+/** The PostgreSQL schema back to 5: what its migrations 12 (escalations), 11 (quorums and votes), 10, 9, 7 and 6 added (10: decision ids; 9: history digests; 7: push configs; 6: conversation owners, as SQLite's 15). */
+export const DROP_POSTGRES_SCHEMA_6 = `${DROP_ESCALATIONS}
   DROP TABLE approval_votes;
   ALTER TABLE approvals DROP COLUMN quorum_required;
   ALTER TABLE approvals DROP COLUMN quorum_role;

@@ -17,7 +17,7 @@ const APPROVAL_RULES = ['always', 'never', 'auto'] as const;
 
 /** What a role allows — `chat` talks and reads, `approve` decides approvals, `admin` everything. */
 export const ROLES = ['chat', 'approve', 'admin'] as const;
-export const WEBHOOK_EVENTS = ['approval.requested', 'approval.decided', 'run.completed', 'run.failed'] as const;
+export const WEBHOOK_EVENTS = ['approval.requested', 'approval.decided', 'approval.escalated', 'run.completed', 'run.failed'] as const;
 const envName = z.string().regex(/^[A-Za-z_][A-Za-z0-9_]{0,127}$/, 'an environment variable name');
 const timeoutAction = z.enum(['reject', 'approve']);
 
@@ -98,7 +98,7 @@ const approvalPolicySchema = z
         not_requester: z.boolean().default(false),
       })
       .optional(),
-    /** Accepted but not enforced yet (the check warns). */
+    /** After `after` without a decision, the approval's quorum counts the votes of `to_role` too (stored, polled, done once). */
     escalate: z.strictObject({ after: duration, to_role: z.enum(ROLES) }).optional(),
   })
   .superRefine((rule, context) => {

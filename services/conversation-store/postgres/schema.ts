@@ -149,6 +149,8 @@ const MIGRATIONS: readonly string[] = [
   `,
   // 11: quorums of approvers, as SQLite schema 20.
   ddl.approvalQuorums(T),
+  // 12: escalation of pending approvals, as SQLite schema 21.
+  ddl.approvalEscalations(T),
 ];
 
 export const POSTGRES_SCHEMA_VERSION = MIGRATIONS.length;

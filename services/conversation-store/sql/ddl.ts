@@ -190,3 +190,14 @@ export const approvalQuorums = (t: ColumnTypes) => `
     args_hash     ${t.text} NOT NULL,
     PRIMARY KEY (approval_uuid, voter)
   )${t.keyedTable};`;
+
+/**
+ * Escalation (SQLite 21, PostgreSQL 12): when a pending approval escalates and to which role (ISO text on the store's
+ * clock), and when it did; the pending, not yet escalated ones found by due time through a partial index.
+ */
+export const approvalEscalations = (t: ColumnTypes) => `
+  ALTER TABLE approvals ADD COLUMN escalates_at ${t.text};
+  ALTER TABLE approvals ADD COLUMN escalation_role ${t.text};
+  ALTER TABLE approvals ADD COLUMN escalated_at ${t.text};
+  CREATE INDEX approvals_escalation_due ON approvals (escalates_at, uuid)
+    WHERE status = 'pending' AND escalates_at IS NOT NULL AND escalated_at IS NULL;`;

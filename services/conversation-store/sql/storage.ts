@@ -12,6 +12,7 @@ import {
   claimDecision,
   decisionAuditRow,
   EXPIRY_VIA,
+  escalationAuditRow,
   voteAuditRow,
   endingOutcome,
   FIRST_APPROVAL,
@@ -361,6 +362,29 @@ export abstract class SqlConversationStorage extends ConversationChanges {
     return this.read(async (tx) =>
       (await tx.all<ApprovalRow>('dueApprovals', { now: isoTimestamp(this.now()), limit })).map(approvalFromRow),
     );
+  }
+
+  /**
+   * Escalates the pending approvals whose escalates_at has passed, each once across replicas: under its conversation's
+   * lock, the conditional mark (escalated_at), its event and its audit entry commit together; one that another replica
+   * escalated (or somebody decided) meanwhile is left alone. The approvals this call escalated, as stored.
+   */
+  async escalateDueApprovals(limit: number): Promise<pb.PendingApproval[]> {
+    const due = await this.read((tx) => tx.all<ApprovalRow>('dueEscalations', { now: isoTimestamp(this.now()), limit }));
+    const escalated: pb.PendingApproval[] = [];
+    for (const approval of due) {
+      const row = await this.write(async (tx) => {
+        await this.lockConversation(tx, approval.conversation_id);
+        const now = isoTimestamp(this.now());
+        const [marked] = await tx.all<ApprovalRow>('markEscalated', { uuid: approval.uuid, now });
+        if (!marked) return undefined;
+        tx.changes.event(marked.conversation_id, now, { kind: 'approval_escalated', approval: marked });
+        await tx.all('insertAudit', escalationAuditRow(marked, now));
+        return marked;
+      });
+      if (row) escalated.push(approvalFromRow(row));
+    }
+    return escalated;
   }
 
   /** Appends an audit entry with the store's id and time (the request's are ignored). */

@@ -196,6 +196,8 @@ const MIGRATIONS: readonly string[] = [
   `,
   // 20: quorums of approvers: what an approval needs and its votes (approvalQuorums).
   ddl.approvalQuorums(T),
+  // 21: escalation of pending approvals (approvalEscalations).
+  ddl.approvalEscalations(T),
 ];
 
 export const SCHEMA_VERSION = MIGRATIONS.length;

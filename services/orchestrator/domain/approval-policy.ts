@@ -372,8 +372,7 @@ function decisionOf(rule: ApprovalPolicyRule): Exclude<PolicyVerdict, { kind: 'n
 
 /**
  * What `asg config check` (and every start) says of the policies: each condition compiled and
- * type-checked, a quorum without `auth` (nobody could be told apart), and what this version
- * accepts but does not enforce yet (escalation).
+ * type-checked, and a quorum without `auth` (nobody could be told apart). Warnings: none yet.
  */
 export function policyProblems(config: Pick<AgentConfig, 'approvals' | 'auth'>): { errors: PolicyProblem[]; warnings: PolicyProblem[] } {
   const errors: PolicyProblem[] = [];
@@ -389,11 +388,6 @@ export function policyProblems(config: Pick<AgentConfig, 'approvals' | 'auth'>):
       errors.push({
         path: [...at, 'require', 'approvals'],
         message: `${require.approvals} approvals need \`auth\`: without it every approver is "anonymous", and nobody can be told apart`,
-      });
-    if (rule.escalate)
-      warnings.push({
-        path: [...at, 'escalate'],
-        message: 'escalation is not enforced in this version: the approval waits as approvals.timeout says, and nobody else is asked',
       });
   }
   return { errors, warnings };

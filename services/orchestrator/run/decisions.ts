@@ -104,7 +104,7 @@ export function voterProblem(
   const quorum = approval.quorum;
   if (!quorum || event.via === EXPIRY_VIA) return undefined;
   const roles = event.deciderRoles ?? [];
-  const allowed = [quorum.role || 'approve'];
+  const allowed = [quorum.role || 'approve', ...(approval.escalatedAt && approval.escalationRole ? [approval.escalationRole] : [])];
   if (allowed.some((role) => roles.includes(role))) return undefined;
   const who = event.decidedBy ?? 'anonymous';
   const has = roles.length > 0 ? roles.join(', ') : 'none';

@@ -322,4 +322,32 @@ describe('quorums in the run machine', () => {
     const after = feed(voted.state, quorumEnv, { kind: 'claimed', won: true, approval: completed });
     expect(of(after.effects, 'runApproved')).toMatchObject([{ edited: { args: edited, by: 'token:bob' } }]);
   });
+
+  it('an escalating rule stores its escalation; once escalated, the votes of its role count too', () => {
+    const machineEnv = env([
+      rule({
+        name: 'escalating',
+        tools: ['resources_add'],
+        require: { approvals: 2, not_requester: false },
+        escalate: { after: 1_800_000, to_role: 'admin' },
+      }),
+    ]);
+    const { effects } = simpleStep([call('c1', 'resources_add', { name: 'x', value: 5 })], ALICE, machineEnv);
+    const [write] = of(effects, 'write');
+    const approval = write!.approvals[0]!;
+    expect(approval.escalation).toEqual({ afterMs: 1_800_000, toRole: 'admin' });
+    const before = feed(
+      storedRun(write!.run!, 4),
+      machineEnv,
+      decide(pendingOf(approval, { escalationRole: 'admin' }), 'token:carol', ['admin']),
+    );
+    expect(of(before.effects, 'refuse')).toMatchObject([{ code: 'permissionDenied' }]);
+    const after = feed(
+      storedRun(write!.run!, 4),
+      machineEnv,
+      decide(pendingOf(approval, { escalationRole: 'admin', escalatedAt: new Date(FACTS.now) }), 'token:carol', ['admin']),
+    );
+    expect(of(after.effects, 'refuse')).toEqual([]);
+    expect(of(after.effects, 'claim')).toMatchObject([{ decidedBy: 'token:carol' }]);
+  });
 });

@@ -244,7 +244,7 @@ export function approvalOf(gate: GatedCall, uuid: string, requester?: string): N
   };
 }
 
-function quorumOf(policy: PolicyGate | undefined, requester: string | undefined): Pick<NewApproval, 'quorum'> {
+function quorumOf(policy: PolicyGate | undefined, requester: string | undefined): Pick<NewApproval, 'quorum' | 'escalation'> {
   const require = policy?.require;
   if (!require) return {};
   // One decision by anyone who may decide approvals is what every approval needs: no quorum to store.
@@ -256,6 +256,7 @@ function quorumOf(policy: PolicyGate | undefined, requester: string | undefined)
       notRequester: require.notRequester,
       ...(requester && { requester }),
     },
+    ...(require.escalate && { escalation: { afterMs: require.escalate.afterMs, toRole: require.escalate.toRole } }),
   };
 }
 
