@@ -1,4 +1,4 @@
-import type { ApprovalListReply, ConversationReply } from '../gateway/app/replies.js';
+import type { ApprovalListReply, ConversationReply, VoteRecordedReply } from '../gateway/app/replies.js';
 import type { ApprovalRecordJson } from '../gateway/app/shapes.js';
 
 /**
@@ -34,8 +34,36 @@ export function compactJson(value: unknown, width: number): string {
   return text.length <= width ? text : `${text.slice(0, Math.max(0, width - 1))}…`;
 }
 
-/** The status as people read it: "approved (done)", "expired", … */
+/** A principal as people call it: "token:alice" → "alice", "jwt:https://idp#bob" → "bob". */
+export function personOf(principal: string): string {
+  const name = principal.replace(/^(token|jwt):/, '');
+  return name.includes('#') ? name.slice(name.lastIndexOf('#') + 1) : name;
+}
+
+/**
+ * Where an approval's quorum stands, for people: "1 of 2 approvals — alice approved 3 min ago;
+ * you cannot approve your own request". `viewer` is the principal reading it, when known.
+ * Empty for an approval without a quorum.
+ */
+export function quorumText(approval: ApprovalRecordJson, now: Date, viewer?: string): string {
+  if (approval.required === undefined) return '';
+  const votes = approval.votes ?? [];
+  const parts = [`${votes.length} of ${approval.required} approval${approval.required === 1 ? '' : 's'}`];
+  const who = votes.map((vote) => `${viewer === vote.voter ? 'you' : personOf(vote.voter)} approved ${relativeTime(vote.at, now)}`);
+  let text = who.length > 0 ? `${parts[0]} — ${who.join(', ')}` : parts[0]!;
+  const notes: string[] = [];
+  if (approval.status === 'pending' && viewer !== undefined && approval.not_requester && approval.requested_by === viewer)
+    notes.push('you cannot approve your own request');
+  if (approval.escalated_to) notes.push(`escalated to ${approval.escalated_to} ${relativeTime(approval.escalated_at, now)}`);
+  else if (approval.status === 'pending' && approval.escalates_at) notes.push(`escalates ${relativeTime(approval.escalates_at, now)}`);
+  if (notes.length > 0) text += `; ${notes.join('; ')}`;
+  return text;
+}
+
+/** The status as people read it: "approved (done)", "expired", "pending (1 of 2)", … */
 function statusText(approval: ApprovalRecordJson): string {
+  if (approval.status === 'pending' && approval.required !== undefined)
+    return `pending (${approval.votes?.length ?? 0} of ${approval.required})`;
   return approval.execution ? `${approval.status} (${approval.execution})` : approval.status;
 }
 
@@ -86,7 +114,7 @@ function indented(json: unknown): string {
     .join('\n');
 }
 
-export function approvalText(approval: ApprovalRecordJson, now: Date): string {
+export function approvalText(approval: ApprovalRecordJson, now: Date, viewer?: string): string {
   const at = (iso: string | undefined) => (iso ? `${iso} (${relativeTime(iso, now)})` : '');
   const fields: [string, string | undefined][] = [
     ['Approval', approval.uuid],
@@ -94,6 +122,11 @@ export function approvalText(approval: ApprovalRecordJson, now: Date): string {
     ['Tool', approval.tool_name],
     ['Conversation', approval.conversation_id],
     ['Description', approval.description],
+    ['Votes', quorumText(approval, now, viewer)],
+    [
+      'Voters',
+      approval.required !== undefined ? `role ${approval.role ?? 'approve'}${approval.not_requester ? ', not the requester' : ''}` : '',
+    ],
     ['Requested', at(approval.requested_at)],
     ['Expires', approval.expires_at && `${at(approval.expires_at)}, then ${approval.on_timeout === 'approve' ? 'approved' : 'rejected'}`],
     ['Decided', approval.decided_at && at(approval.decided_at)],
@@ -122,8 +155,10 @@ export function approvalText(approval: ApprovalRecordJson, now: Date): string {
   return `${lines.join('\n')}\n`;
 }
 
-/** After a decision: what was decided, and what the agent did next. */
-export function decisionText(uuid: string, approved: boolean, reply: ConversationReply): string {
+/** After a decision: what was decided, and what the agent did next; or where the quorum stands after a vote. */
+export function decisionText(uuid: string, approved: boolean, reply: ConversationReply | VoteRecordedReply): string {
+  if ('votes' in reply)
+    return `Voted for ${uuid}: ${reply.votes} of ${reply.required} approvals. The call runs once the quorum is complete; nothing ran yet.\n`;
   const lines = [`${approved ? 'Approved' : 'Rejected'} ${uuid}.`];
   const result = reply.result;
   if (result?.response) lines.push(`The agent answered: ${result.response}`);

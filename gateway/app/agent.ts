@@ -19,7 +19,7 @@ import { jsonObjectText } from '../../services/common/json-value.js';
 import type { Backends } from './backends.js';
 import { busyOr } from './busy.js';
 import { OutcomeUnknown, unknownIfLate } from './outcome-unknown.js';
-import type { Decider } from './decider.js';
+import { currentDecider, needsVoteOf, type Decider } from './decider.js';
 import { storeStatusesOf, verdictOfStatus, type ApprovalStatusName, type Decision, type Verdict } from './decision.js';
 import { describeRunOf, describeRunsOf, type RunViews } from './run-views.js';
 import { ANONYMOUS, currentAuthScope } from './principal.js';
@@ -87,6 +87,8 @@ export interface ApprovalQuery extends PageRequest {
   /** Empty or absent: every status. */
   statuses?: ApprovalStatusName[];
   conversationId?: string;
+  /** Only the pending approvals the caller (the request's decider) may still vote for or decide. */
+  needsMyVote?: boolean;
 }
 
 export interface ApprovalPage {
@@ -283,14 +285,17 @@ export function createAgent(backends: Pick<Backends, 'orchestrator' | 'store'>):
       return { decided: true, conversation, result: answer.result ?? resultFromConversation(conversation), pipeline: answer.pipeline };
     },
 
-    async listApprovals({ limit, cursor, statuses = [], conversationId }) {
+    async listApprovals({ limit, cursor, statuses = [], conversationId, needsMyVote }) {
       const answer = await store.listApprovals({
-        statuses: statuses.flatMap(storeStatusesOf),
+        // Only a pending approval takes a vote.
+        statuses: (needsMyVote ? ['pending' as const] : statuses).flatMap(storeStatusesOf),
         conversationId: conversationId ?? '',
         pageSize: limit,
         pageToken: cursor ?? '',
       });
-      return { approvals: answer.approvals, ...(answer.nextPageToken && { nextCursor: answer.nextPageToken }) };
+      const voter = currentDecider('rest');
+      const approvals = needsMyVote ? answer.approvals.filter((approval) => needsVoteOf(approval, voter)) : answer.approvals;
+      return { approvals, ...(answer.nextPageToken && { nextCursor: answer.nextPageToken }) };
     },
 
     async getApproval(uuid) {

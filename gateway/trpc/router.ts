@@ -89,13 +89,14 @@ export function createAppRouter({ agent, feed }: AppRouterDependencies) {
 
     approvals: router({
       /** REST's `GET /approvals`: every status unless filtered, oldest first, a page at a time. */
-      list: newWorkProcedure.input(approvalListInput).query(async ({ input: { status, conversationId, limit, cursor } }) =>
+      list: newWorkProcedure.input(approvalListInput).query(async ({ input: { status, conversationId, needsMyVote, limit, cursor } }) =>
         approvalListReply(
           await agent.listApprovals({
             limit,
             ...(cursor !== undefined && { cursor }),
             ...(status && { statuses: status }),
             ...(conversationId !== undefined && { conversationId }),
+            ...(needsMyVote && { needsMyVote: true }),
           }),
         ),
       ),

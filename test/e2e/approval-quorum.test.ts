@@ -101,6 +101,14 @@ describe('a quorum of two, not the requester', () => {
       votes: [{ voter: 'token:alice' }],
     });
 
+    // Who may still vote: bob; not alice (voted), not rita (her own request), not carol (not of the role).
+    const needing = async (who: keyof typeof TOKENS) =>
+      (await get(`${agent.url}/approvals?needs_my_vote=true`, as(who))).body.approvals.map((each: { uuid: string }) => each.uuid);
+    expect(await needing('bob')).toContain(uuid);
+    expect(await needing('alice')).not.toContain(uuid);
+    expect(await needing('rita')).not.toContain(uuid);
+    expect(await needing('carol')).not.toContain(uuid);
+
     const again = await vote(uuid, 'alice');
     expect(again.status).toBe(409);
     expect(again.body.error).toContain('already voted');
