@@ -135,7 +135,7 @@ export interface ApprovalRecordJson {
 }
 
 /** One approving vote of a quorum. */
-export interface VoteJson {
+interface VoteJson {
   voter: string;
   /** rest, web, a2a, mcp, cli. */
   via?: string;

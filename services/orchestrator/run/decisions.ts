@@ -97,10 +97,7 @@ export function approvalDecided(transition: Transition, decided: DecidedEvent): 
  * that an escalation to admin means something), and, once the approval has escalated, of its
  * escalation's role too. The expiry decides as its policy says, without a role.
  */
-export function voterProblem(
-  approval: PendingApproval,
-  event: Pick<DecidedEvent, 'deciderRoles' | 'decidedBy' | 'via'>,
-): string | undefined {
+function voterProblem(approval: PendingApproval, event: Pick<DecidedEvent, 'deciderRoles' | 'decidedBy' | 'via'>): string | undefined {
   const quorum = approval.quorum;
   if (!quorum || event.via === EXPIRY_VIA) return undefined;
   const roles = event.deciderRoles ?? [];
