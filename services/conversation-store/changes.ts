@@ -193,6 +193,33 @@ export function decisionAuditRow(decided: ApprovalRow, at: string): NewAuditRow 
   };
 }
 
+/**
+ * A policy's decision on a call as the approval its event shows (it has no approval record): a fresh uuid, the call,
+ * decided by "policy:<rule>" via "policy" at `at`.
+ */
+export function policyDecisionRow(decision: pb.PolicyDecision, at: string): ApprovalRow {
+  const rule = `policy:${decision.rule}`;
+  return {
+    ...newApprovalRow(
+      decision.conversationId,
+      {
+        uuid: randomUUID(),
+        toolCallId: decision.toolCallId,
+        toolName: decision.toolName,
+        toolArgsJson: decision.toolArgsJson,
+        description: `${decision.toolName} ${decision.approved ? 'approved' : 'rejected'} by ${rule}`,
+        agentChain: [],
+      },
+      at,
+    ),
+    status: decision.approved ? 'approved' : 'rejected',
+    decided_at: at,
+    decided_by: rule,
+    via: 'policy',
+    reason: decision.reason ?? null,
+  };
+}
+
 /** The audit entry of an approval's escalation: by the store's clock ("escalation"), to its role. */
 export function escalationAuditRow(approval: ApprovalRow, at: string): NewAuditRow {
   return {

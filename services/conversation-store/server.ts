@@ -315,7 +315,21 @@ const schemas = {
   }),
   listDueApprovals: z.object({ limit: intIn(1, MAX_DUE_APPROVALS_LIMIT, `from 1 to ${MAX_DUE_APPROVALS_LIMIT}`) }),
   escalateDueApprovals: z.object({ limit: intIn(1, MAX_DUE_APPROVALS_LIMIT, `from 1 to ${MAX_DUE_APPROVALS_LIMIT}`) }),
-  appendAudit: z.object({ entry: auditEntry }),
+  appendAudit: z.object({
+    entry: auditEntry,
+    // A policy's decision on a call, told as its conversation's approval_resolved event too.
+    policyDecision: z
+      .object({
+        conversationId,
+        toolCallId: z.string().max(MAX_AUDIT_SUBJECT_LENGTH),
+        toolName: required('the tool decided'),
+        toolArgsJson: jsonObjectTextSchema('the value'),
+        approved: z.boolean(),
+        reason: z.string().max(MAX_AUDIT_DETAIL_BYTES).optional(),
+        rule: notBlank(maxChars(MAX_AUDIT_ACTOR_LENGTH), "the rule's name"),
+      })
+      .optional(),
+  }),
   listAudit: z.object({
     kinds: z.array(auditKind).max(MAX_AUDIT_KINDS, `at most ${MAX_AUDIT_KINDS} kinds`),
     pageSize,
@@ -441,7 +455,7 @@ export function conversationStoreHandlers(
     listApprovals: async (request) => storage.listApprovals(request),
     listDueApprovals: async (request) => ({ approvals: await storage.listDueApprovals(request.limit) }),
     escalateDueApprovals: async (request) => ({ approvals: await storage.escalateDueApprovals(request.limit) }),
-    appendAudit: async (request) => ({ entry: await storage.appendAudit(request.entry!) }),
+    appendAudit: async (request) => ({ entry: await storage.appendAudit(request.entry!, request.policyDecision) }),
     listAudit: async (request) => storage.listAudit(request),
     claimWebhookCursor: async (request) => storage.claimWebhookCursor(request.endpoint, request.lease!),
     advanceWebhookCursor: async (request) => ({ held: await storage.advanceWebhookCursor(request) }),

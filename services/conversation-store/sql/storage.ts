@@ -13,6 +13,7 @@ import {
   decisionAuditRow,
   EXPIRY_VIA,
   escalationAuditRow,
+  policyDecisionRow,
   voteAuditRow,
   endingOutcome,
   FIRST_APPROVAL,
@@ -387,11 +388,20 @@ export abstract class SqlConversationStorage extends ConversationChanges {
     return escalated;
   }
 
-  /** Appends an audit entry with the store's id and time (the request's are ignored). */
-  async appendAudit(entry: pb.AuditEntry): Promise<pb.AuditEntry> {
+  /**
+   * Appends an audit entry with the store's id and time (the request's are ignored); with a policy's decision on a
+   * call, its conversation's approval_resolved event too (the webhooks' approval.decided), in the same transaction.
+   */
+  async appendAudit(entry: pb.AuditEntry, policyDecision?: pb.PolicyDecision): Promise<pb.AuditEntry> {
     const { kind, actor, via, subject, detailJson } = entry;
     return this.write(async (tx) => {
-      const args = { at: isoTimestamp(this.now()), kind, actor, via, subject, detail_json: detailJson };
+      const at = isoTimestamp(this.now());
+      if (policyDecision) {
+        await requireConversation(tx, policyDecision.conversationId);
+        await this.lockConversation(tx, policyDecision.conversationId);
+        tx.changes.event(policyDecision.conversationId, at, { kind: 'approval_resolved', approval: policyDecisionRow(policyDecision, at) });
+      }
+      const args = { at, kind, actor, via, subject, detail_json: detailJson };
       return auditEntryFromRow((await tx.all<AuditRow>('insertAudit', args))[0]!);
     });
   }

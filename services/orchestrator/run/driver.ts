@@ -453,6 +453,16 @@ export class RunDriver {
             subject: activation.conversationId,
             detailJson: JSON.stringify(detail),
           },
+          // Told as a decision too (the webhook approval.decided), as a human's is.
+          policyDecision: {
+            conversationId: activation.conversationId,
+            toolCallId: decided.call.id,
+            toolName: decided.call.name,
+            toolArgsJson: JSON.stringify(decided.args),
+            approved,
+            ...(decided.reason !== undefined && { reason: decided.reason }),
+            rule,
+          },
         }),
       );
       return undefined;
