@@ -1,7 +1,8 @@
 /** What `asg approvals` prints for people: tables, one approval, a decision. */
 import { describe, expect, it } from 'vitest';
 import type { ApprovalRecordJson } from '../gateway/app/shapes.js';
-import { approvalListText, approvalText, compactJson, decisionText, personOf, quorumText, relativeTime } from './approvals-format.js';
+import { personOf } from '../services/common/quorum-text.js';
+import { approvalListText, approvalText, compactJson, decisionText, quorumText, relativeTime } from './approvals-format.js';
 
 const now = new Date('2025-01-15T10:10:00.000Z');
 

@@ -1,5 +1,6 @@
 import type { ApprovalListReply, ConversationReply, VoteRecordedReply } from '../gateway/app/replies.js';
 import type { ApprovalRecordJson } from '../gateway/app/shapes.js';
+import { quorumText as sharedQuorumText } from '../services/common/quorum-text.js';
 
 /**
  * What `asg approvals` prints for people (with `--json` it prints the agent's JSON instead):
@@ -34,30 +35,9 @@ export function compactJson(value: unknown, width: number): string {
   return text.length <= width ? text : `${text.slice(0, Math.max(0, width - 1))}…`;
 }
 
-/** A principal as people call it: "token:alice" → "alice", "jwt:https://idp#bob" → "bob". */
-export function personOf(principal: string): string {
-  const name = principal.replace(/^(token|jwt):/, '');
-  return name.includes('#') ? name.slice(name.lastIndexOf('#') + 1) : name;
-}
-
-/**
- * Where an approval's quorum stands, for people: "1 of 2 approvals — alice approved 3 min ago;
- * you cannot approve your own request". `viewer` is the principal reading it, when known.
- * Empty for an approval without a quorum.
- */
+/** Where an approval's quorum stands (services/common/quorum-text.ts), with times as this command words them. */
 export function quorumText(approval: ApprovalRecordJson, now: Date, viewer?: string): string {
-  if (approval.required === undefined) return '';
-  const votes = approval.votes ?? [];
-  const parts = [`${votes.length} of ${approval.required} approval${approval.required === 1 ? '' : 's'}`];
-  const who = votes.map((vote) => `${viewer === vote.voter ? 'you' : personOf(vote.voter)} approved ${relativeTime(vote.at, now)}`);
-  let text = who.length > 0 ? `${parts[0]} — ${who.join(', ')}` : parts[0]!;
-  const notes: string[] = [];
-  if (approval.status === 'pending' && viewer !== undefined && approval.not_requester && approval.requested_by === viewer)
-    notes.push('you cannot approve your own request');
-  if (approval.escalated_to) notes.push(`escalated to ${approval.escalated_to} ${relativeTime(approval.escalated_at, now)}`);
-  else if (approval.status === 'pending' && approval.escalates_at) notes.push(`escalates ${relativeTime(approval.escalates_at, now)}`);
-  if (notes.length > 0) text += `; ${notes.join('; ')}`;
-  return text;
+  return sharedQuorumText(approval, (iso) => relativeTime(iso, now), viewer);
 }
 
 /** The status as people read it: "approved (done)", "expired", "pending (1 of 2)", … */

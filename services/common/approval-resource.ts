@@ -143,8 +143,23 @@ interface VoteJson {
   at: string;
 }
 
-/** The quorum part of an approval resource; empty without a quorum. */
-function quorumJson(approval: PendingApproval): Pick<ApprovalRecordJson, 'required' | 'role' | 'not_requester' | 'requested_by' | 'votes'> {
+/** What an approval (A, and P) shows of its quorum and escalation; all absent for an approval one decision settles. */
+export type QuorumJson = Pick<
+  ApprovalRecordJson,
+  'required' | 'role' | 'not_requester' | 'requested_by' | 'votes' | 'escalates_at' | 'escalated_at' | 'escalated_to'
+>;
+
+/** The quorum part of an approval resource, with its escalation; empty without a quorum. */
+export function quorumJson(approval: PendingApproval): QuorumJson {
+  return { ...votingJson(approval), ...escalationJson(approval) };
+}
+
+function escalationJson(approval: PendingApproval): QuorumJson {
+  if (approval.escalatedAt) return { escalated_at: isoTime(approval.escalatedAt), escalated_to: approval.escalationRole ?? '' };
+  return approval.escalatesAt ? { escalates_at: isoTime(approval.escalatesAt) } : {};
+}
+
+function votingJson(approval: PendingApproval): QuorumJson {
   const quorum = approval.quorum;
   if (!quorum) return {};
   return {
@@ -197,8 +212,6 @@ export function approvalRecordJson(approval: PendingApproval, input?: InputView)
     ...(approval.outcomeUnknown && { outcome_unknown: true as const }),
     ...(approval.outcomeUnknown && approval.replacesUuid && { replaces: approval.replacesUuid }),
     ...quorumJson(approval),
-    ...(approval.escalatesAt && !approval.escalatedAt && { escalates_at: isoTime(approval.escalatesAt) }),
-    ...(approval.escalatedAt && { escalated_at: isoTime(approval.escalatedAt), escalated_to: approval.escalationRole ?? '' }),
     ...(input && {
       kind: 'input' as const,
       input_request: { server: input.server, questions: [...input.questions], requested_schema: input.requestedSchema ?? {} },
