@@ -118,7 +118,7 @@ export function parseDecision(request: {
   return {
     decidedBy: decidedBy ?? 'anonymous',
     via: via ?? 'rest',
-    roles,
+    ...(roles.length > 0 && { roles }),
     ...(args !== undefined && { arguments: args }),
     ...(input !== undefined && { input }),
   };
