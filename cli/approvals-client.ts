@@ -1,5 +1,5 @@
 import { VIA_HEADER } from '../gateway/app/decider.js';
-import type { ApprovalListReply, ConversationReply } from '../gateway/app/replies.js';
+import type { ApprovalListReply, ConversationReply, VoteRecordedReply } from '../gateway/app/replies.js';
 import type { ApprovalRecordJson } from '../gateway/app/shapes.js';
 import { agentVersion } from '../gateway/app/version.js';
 import type { RunJson, RunListReply } from '../gateway/app/run-shapes.js';
@@ -67,9 +67,18 @@ export interface DecisionBody {
 }
 
 export interface ApprovalsApi {
-  list(query: { status?: string; conversationId?: string; limit?: number; cursor?: string }): Promise<ApprovalListReply>;
+  list(query: {
+    status?: string;
+    conversationId?: string;
+    needsMyVote?: boolean;
+    limit?: number;
+    cursor?: string;
+  }): Promise<ApprovalListReply>;
   show(uuid: string): Promise<ApprovalRecordJson>;
-  decide(uuid: string, body: DecisionBody): Promise<ConversationReply>;
+  /** A decision, or (202) a vote that did not complete the approval's quorum. */
+  decide(uuid: string, body: DecisionBody): Promise<ConversationReply | VoteRecordedReply>;
+  /** Who the token is (GET /auth/whoami): the principal, as decided_by and votes name it. */
+  whoami(): Promise<{ principal: string }>;
 }
 
 /** One REST call of the CLI: its JSON answer (undefined for 204), or an ApiFailure. */
@@ -106,10 +115,11 @@ export function restCaller(target: ApiTarget): RestCall {
 export function approvalsApi(target: ApiTarget): ApprovalsApi {
   const call = restCaller(target);
   return {
-    list({ status, conversationId, limit, cursor }) {
+    list({ status, conversationId, needsMyVote, limit, cursor }) {
       const query = new URLSearchParams();
       if (status) query.set('status', status);
       if (conversationId) query.set('conversation_id', conversationId);
+      if (needsMyVote) query.set('needs_my_vote', 'true');
       if (limit !== undefined) query.set('limit', String(limit));
       if (cursor) query.set('cursor', cursor);
       const search = query.toString();
@@ -117,6 +127,7 @@ export function approvalsApi(target: ApiTarget): ApprovalsApi {
     },
     show: (uuid) => call('GET', `/approvals/${encodeURIComponent(uuid)}`),
     decide: (uuid, body) => call('POST', `/approvals/${encodeURIComponent(uuid)}`, body),
+    whoami: () => call('GET', '/auth/whoami'),
   };
 }
 

@@ -1,7 +1,8 @@
 /** What `asg approvals` prints for people: tables, one approval, a decision. */
 import { describe, expect, it } from 'vitest';
 import type { ApprovalRecordJson } from '../gateway/app/shapes.js';
-import { approvalListText, approvalText, compactJson, decisionText, relativeTime } from './approvals-format.js';
+import { personOf } from '../services/common/quorum-text.js';
+import { approvalListText, approvalText, compactJson, decisionText, quorumText, relativeTime } from './approvals-format.js';
 
 const now = new Date('2025-01-15T10:10:00.000Z');
 
@@ -108,5 +109,49 @@ describe('decisionText', () => {
       `Approved u1.\nThe agent answered: Done.\nIt now waits for another approval: ${pending.uuid} (resources_add); see asg approvals show ${pending.uuid}\n`,
     );
     expect(decisionText('u2', false, { conversation: {} as never })).toBe('Rejected u2.\n');
+  });
+});
+
+describe('quorums', () => {
+  const voting: ApprovalRecordJson = {
+    ...pending,
+    required: 2,
+    role: 'approve',
+    not_requester: true,
+    requested_by: 'token:rita',
+    votes: [{ voter: 'token:alice', via: 'rest', at: '2025-01-15T10:07:00.000Z' }],
+  };
+
+  it('says where the quorum stands, who voted when, and that the requester cannot approve their own request', () => {
+    expect(quorumText(voting, now)).toBe('1 of 2 approvals — alice approved 3 min ago');
+    expect(quorumText(voting, now, 'token:rita')).toBe('1 of 2 approvals — alice approved 3 min ago; you cannot approve your own request');
+    expect(quorumText(voting, now, 'token:alice')).toBe('1 of 2 approvals — you approved 3 min ago');
+    expect(quorumText({ ...voting, votes: [] }, now, 'token:bob')).toBe('0 of 2 approvals');
+    expect(quorumText(pending, now)).toBe('');
+  });
+
+  it('says when it escalates, and once it did, to whom', () => {
+    expect(quorumText({ ...voting, escalates_at: '2025-01-15T10:40:00.000Z' }, now)).toBe(
+      '1 of 2 approvals — alice approved 3 min ago; escalates in 30 min',
+    );
+    expect(quorumText({ ...voting, escalated_at: '2025-01-15T10:08:00.000Z', escalated_to: 'admin' }, now)).toBe(
+      '1 of 2 approvals — alice approved 3 min ago; escalated to admin 2 min ago',
+    );
+  });
+
+  it('shows the count in the list and the votes in show; a vote that did not complete the quorum says so', () => {
+    expect(approvalListText({ approvals: [voting] }, now, () => '')).toContain('pending (1 of 2)');
+    const shown = approvalText(voting, now, 'token:rita');
+    expect(shown).toContain('Votes:        1 of 2 approvals — alice approved 3 min ago; you cannot approve your own request');
+    expect(shown).toContain('Voters:       role approve, not the requester');
+    expect(decisionText(voting.uuid, true, { status: 'pending', votes: 1, required: 2 })).toBe(
+      `Voted for ${voting.uuid}: 1 of 2 approvals. The call runs once the quorum is complete; nothing ran yet.\n`,
+    );
+  });
+
+  it('names people by their name within their source', () => {
+    expect(personOf('token:alice')).toBe('alice');
+    expect(personOf('jwt:https://idp.example#bob')).toBe('bob');
+    expect(personOf('anonymous')).toBe('anonymous');
   });
 });

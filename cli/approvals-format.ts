@@ -1,5 +1,6 @@
-import type { ApprovalListReply, ConversationReply } from '../gateway/app/replies.js';
+import type { ApprovalListReply, ConversationReply, VoteRecordedReply } from '../gateway/app/replies.js';
 import type { ApprovalRecordJson } from '../gateway/app/shapes.js';
+import { quorumText as sharedQuorumText } from '../services/common/quorum-text.js';
 
 /**
  * What `asg approvals` prints for people (with `--json` it prints the agent's JSON instead):
@@ -34,8 +35,15 @@ export function compactJson(value: unknown, width: number): string {
   return text.length <= width ? text : `${text.slice(0, Math.max(0, width - 1))}…`;
 }
 
-/** The status as people read it: "approved (done)", "expired", … */
+/** Where an approval's quorum stands (services/common/quorum-text.ts), with times as this command words them. */
+export function quorumText(approval: ApprovalRecordJson, now: Date, viewer?: string): string {
+  return sharedQuorumText(approval, (iso) => relativeTime(iso, now), viewer);
+}
+
+/** The status as people read it: "approved (done)", "expired", "pending (1 of 2)", … */
 function statusText(approval: ApprovalRecordJson): string {
+  if (approval.status === 'pending' && approval.required !== undefined)
+    return `pending (${approval.votes?.length ?? 0} of ${approval.required})`;
   return approval.execution ? `${approval.status} (${approval.execution})` : approval.status;
 }
 
@@ -86,7 +94,7 @@ function indented(json: unknown): string {
     .join('\n');
 }
 
-export function approvalText(approval: ApprovalRecordJson, now: Date): string {
+export function approvalText(approval: ApprovalRecordJson, now: Date, viewer?: string): string {
   const at = (iso: string | undefined) => (iso ? `${iso} (${relativeTime(iso, now)})` : '');
   const fields: [string, string | undefined][] = [
     ['Approval', approval.uuid],
@@ -94,6 +102,11 @@ export function approvalText(approval: ApprovalRecordJson, now: Date): string {
     ['Tool', approval.tool_name],
     ['Conversation', approval.conversation_id],
     ['Description', approval.description],
+    ['Votes', quorumText(approval, now, viewer)],
+    [
+      'Voters',
+      approval.required !== undefined ? `role ${approval.role ?? 'approve'}${approval.not_requester ? ', not the requester' : ''}` : '',
+    ],
     ['Requested', at(approval.requested_at)],
     ['Expires', approval.expires_at && `${at(approval.expires_at)}, then ${approval.on_timeout === 'approve' ? 'approved' : 'rejected'}`],
     ['Decided', approval.decided_at && at(approval.decided_at)],
@@ -122,8 +135,10 @@ export function approvalText(approval: ApprovalRecordJson, now: Date): string {
   return `${lines.join('\n')}\n`;
 }
 
-/** After a decision: what was decided, and what the agent did next. */
-export function decisionText(uuid: string, approved: boolean, reply: ConversationReply): string {
+/** After a decision: what was decided, and what the agent did next; or where the quorum stands after a vote. */
+export function decisionText(uuid: string, approved: boolean, reply: ConversationReply | VoteRecordedReply): string {
+  if ('votes' in reply)
+    return `Voted for ${uuid}: ${reply.votes} of ${reply.required} approvals. The call runs once the quorum is complete; nothing ran yet.\n`;
   const lines = [`${approved ? 'Approved' : 'Rejected'} ${uuid}.`];
   const result = reply.result;
   if (result?.response) lines.push(`The agent answered: ${result.response}`);

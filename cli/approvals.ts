@@ -17,6 +17,7 @@ Options:
   --status S        pending, approved, rejected, expired or all; several separated by commas
                     (default: pending)
   --conversation ID only the approvals of this conversation
+  --needs-my-vote   list only the pending approvals you may still vote for or decide
   --limit N         approvals per page, 1 to 500 (default 50); --cursor C reads the next page
   --arguments JSON  approve only: a JSON object, checked against the tool's input schema
   --input JSON      approve only, for an approval that asks for input (an MCP server's
@@ -48,6 +49,7 @@ const OPTIONS = {
   token: { type: 'string' },
   status: { type: 'string' },
   conversation: { type: 'string' },
+  'needs-my-vote': { type: 'boolean', default: false },
   limit: { type: 'string' },
   cursor: { type: 'string' },
   arguments: { type: 'string' },
@@ -70,6 +72,7 @@ function onlyWith(values: Values, allowed: (keyof Values)[], command: string): v
     (name) => values[name] !== undefined && !allowed.includes(name),
   );
   if (given.length > 0) throw new UsageError(`${command} does not take --${given[0]}`);
+  if (values['needs-my-vote'] && !allowed.includes('needs-my-vote')) throw new UsageError(`${command} does not take --needs-my-vote`);
 }
 
 function oneUuid(positionals: string[], command: string): string {
@@ -115,11 +118,12 @@ async function run(api: ApprovalsApi, command: string, positionals: string[], va
   const now = new Date();
   switch (command) {
     case 'list': {
-      onlyWith(values, ['status', 'conversation', 'limit', 'cursor'], 'list');
+      onlyWith(values, ['status', 'conversation', 'needs-my-vote', 'limit', 'cursor'], 'list');
       if (positionals.length > 0) throw new UsageError(`list takes no UUID; unexpected ${JSON.stringify(positionals[0])}`);
       const reply = await api.list({
         status: statusFilter(values.status),
         conversationId: values.conversation,
+        needsMyVote: values['needs-my-vote'],
         limit: limitOf(values.limit),
         cursor: values.cursor,
       });
@@ -128,6 +132,7 @@ async function run(api: ApprovalsApi, command: string, positionals: string[], va
         const words = ['list'];
         if (values.status !== undefined) words.push('--status', values.status);
         if (values.conversation !== undefined) words.push('--conversation', values.conversation);
+        if (values['needs-my-vote']) words.push('--needs-my-vote');
         if (values.limit !== undefined) words.push('--limit', values.limit);
         return `asg approvals ${[...words, '--cursor', cursor].map(shellWord).join(' ')}`;
       };
@@ -137,7 +142,15 @@ async function run(api: ApprovalsApi, command: string, positionals: string[], va
     case 'show': {
       onlyWith(values, [], 'show');
       const approval = await api.show(oneUuid(positionals, 'show'));
-      print(approval, () => approvalText(approval, now));
+      // Who reads it, for "you cannot approve your own request"; an agent that cannot say is shown without.
+      const viewer =
+        approval.required !== undefined
+          ? await api.whoami().then(
+              (who) => who.principal,
+              () => undefined,
+            )
+          : undefined;
+      print(approval, () => approvalText(approval, now, viewer));
       return;
     }
     case 'approve':

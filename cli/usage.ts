@@ -3,8 +3,9 @@
  * commander) loads this module and no package but commander, so that it answers at once.
  */
 
-export const APPROVALS_USAGE = `  approvals list [--status S] [--conversation ID] [--limit N] [--cursor C]
-                                          approvals of a running agent (default: pending ones)
+export const APPROVALS_USAGE = `  approvals list [--status S] [--conversation ID] [--needs-my-vote] [--limit N] [--cursor C]
+                                          approvals of a running agent (default: pending ones);
+                                          --needs-my-vote: only those you may still vote for
   approvals show UUID                     one approval: its call, arguments and decision
   approvals approve UUID [--arguments JSON | --input JSON] [--reason TEXT]
                                           approve; --arguments runs the call with these instead,

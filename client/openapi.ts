@@ -1122,6 +1122,44 @@ export interface components {
             expires_at?: string;
             /** @enum {string} */
             on_timeout?: "reject" | "approve";
+            /** @description An approval that needs a quorum (an approval policy's `require`): how many distinct people must approve. Absent (one decision settles it) for every other approval. */
+            required?: number;
+            /** @description With a quorum: the role a voter must hold by name (admin does not stand in for it). */
+            role?: string;
+            /**
+             * @description With a quorum: the requester may not vote for their own request.
+             * @constant
+             */
+            not_requester?: true;
+            /** @description With a quorum: the principal whose message led to the call. */
+            requested_by?: string;
+            /** @description With a quorum: the approving votes for the arguments in force, oldest first (an edit restarts them). */
+            votes?: {
+                /** @description The principal who voted, as decided_by names one. */
+                voter: string;
+                /** @description rest, web, a2a, mcp, cli. */
+                via?: string;
+                reason?: string;
+                /**
+                 * Format: date-time
+                 * @example 2025-01-15T10:02:03.000Z
+                 */
+                at: string;
+            }[];
+            /**
+             * Format: date-time
+             * @description An approval policy's `escalate`, while pending and not escalated yet: when it escalates.
+             * @example 2025-01-15T10:02:03.000Z
+             */
+            escalates_at?: string;
+            /**
+             * Format: date-time
+             * @description When it escalated; from then on the votes of escalated_to count too.
+             * @example 2025-01-15T10:02:03.000Z
+             */
+            escalated_at?: string;
+            /** @description With escalated_at: the role whose votes count too. */
+            escalated_to?: string;
             /**
              * Format: date-time
              * @example 2025-01-15T10:02:03.000Z
@@ -1330,6 +1368,53 @@ export interface components {
                     [key: string]: unknown;
                 };
             };
+            /** @description An approval that needs a quorum (an approval policy's `require`): how many distinct people must approve. Absent (one decision settles it) for every other approval. */
+            required?: number;
+            /** @description With a quorum: the role a voter must hold by name (admin does not stand in for it). */
+            role?: string;
+            /**
+             * @description With a quorum: the requester may not vote for their own request.
+             * @constant
+             */
+            not_requester?: true;
+            /** @description With a quorum: the principal whose message led to the call. */
+            requested_by?: string;
+            /** @description With a quorum: the approving votes for the arguments in force, oldest first (an edit restarts them). */
+            votes?: {
+                /** @description The principal who voted, as decided_by names one. */
+                voter: string;
+                /** @description rest, web, a2a, mcp, cli. */
+                via?: string;
+                reason?: string;
+                /**
+                 * Format: date-time
+                 * @example 2025-01-15T10:02:03.000Z
+                 */
+                at: string;
+            }[];
+            /**
+             * Format: date-time
+             * @description An approval policy's `escalate`, while pending and not escalated yet: when it escalates.
+             * @example 2025-01-15T10:02:03.000Z
+             */
+            escalates_at?: string;
+            /**
+             * Format: date-time
+             * @description When it escalated; from then on the votes of escalated_to count too.
+             * @example 2025-01-15T10:02:03.000Z
+             */
+            escalated_at?: string;
+            /** @description With escalated_at: the role whose votes count too. */
+            escalated_to?: string;
+        };
+        /** @description A vote that did not complete the approval's quorum: recorded, and nothing ran. */
+        VoteRecorded: {
+            /** @constant */
+            status: "pending";
+            /** @description The approving votes for the arguments in force, this one included. */
+            votes: number;
+            /** @description How many the quorum needs. */
+            required: number;
         };
         /** @description The approval was decided (or expired) earlier: nothing ran again. */
         ApprovalConflict: {
@@ -2785,6 +2870,8 @@ export interface operations {
                 status?: string;
                 /** @description Only the approvals of this conversation. */
                 conversation_id?: string;
+                /** @description true: only the pending approvals the caller may still vote for or decide (their role, not their own request under not_requester, no vote of theirs yet); a page may then hold fewer than limit. */
+                needs_my_vote?: "true" | "false";
             };
             header?: never;
             path?: never;
@@ -2981,7 +3068,7 @@ export interface operations {
             };
         };
         responses: {
-            /** @description decided; the reply has the turn that followed */
+            /** @description decided (for an approval with a quorum: the vote that completed it, or any rejection); the reply has the turn that followed */
             200: {
                 headers: {
                     [name: string]: unknown;
@@ -3055,6 +3142,22 @@ export interface operations {
                     "application/json": components["schemas"]["ConversationReply"];
                 };
             };
+            /** @description an approving vote of an approval with a quorum (an approval policy's require) that does not complete it: recorded, nothing ran */
+            202: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "status": "pending",
+                     *       "votes": 1,
+                     *       "required": 2
+                     *     }
+                     */
+                    "application/json": components["schemas"]["VoteRecorded"];
+                };
+            };
             /** @description a body that says neither yes nor no (or both); a "reason" that is not a string of at most 2,000 characters; "arguments" that are not an object, come with a rejection, or do not fit the tool's input schema; "input" that is not an object, comes with a rejection, is given to an approval that asks for none, is missing when approving one that does, or does not fit the schema the server requested; or a field the body does not take (named) */
             400: {
                 headers: {
@@ -3074,7 +3177,7 @@ export interface operations {
                     "application/json": components["schemas"]["Error"];
                 };
             };
-            /** @description the token is valid but its roles do not allow this route (WWW-Authenticate: Bearer error="insufficient_scope") */
+            /** @description the caller may not decide approvals (the approve role), or, for an approval with a quorum, does not hold the quorum's role (or, once escalated, the escalation's), or asked for the call and the quorum says not_requester (audited as approval.vote_refused) */
             403: {
                 headers: {
                     [name: string]: unknown;
@@ -3092,7 +3195,7 @@ export interface operations {
                     "application/json": components["schemas"]["Error"];
                 };
             };
-            /** @description already decided, or expired; the body names the first decision and who made it */
+            /** @description already decided, or expired; the body names the first decision and who made it. For an approval with a quorum, also a second vote of one voter for the same arguments (`{"error"}` only) */
             409: {
                 headers: {
                     [name: string]: unknown;
@@ -3116,7 +3219,7 @@ export interface operations {
                      *       }
                      *     }
                      */
-                    "application/json": components["schemas"]["ApprovalConflict"];
+                    "application/json": components["schemas"]["ApprovalConflict"] | components["schemas"]["Error"];
                 };
             };
             /** @description the body is larger than 1 MB */

@@ -6,7 +6,7 @@ import { ConversationBusy } from '../app/busy.js';
 import { currentContext, withContextPatch } from '../../services/common/context.js';
 import { GrpcStatus, isCode } from '../../services/common/grpc/errors.js';
 import { newSessionId } from '../../services/common/session-id.js';
-import type { Decision } from '../app/decision.js';
+import { voteRecordedText, type Decision } from '../app/decision.js';
 import { planContinuation, type Continuation } from './answer.js';
 import type { TaskBackend } from './backend.js';
 import { originDialect, storedOrigin, type Dialect } from './dialect.js';
@@ -405,6 +405,8 @@ export class TaskService {
     for (const approval of pending) {
       const decided = await this.backend.resolveApproval(approval.uuid, 'rejected');
       if (!decided.decided) {
+        // A rejection is never a vote: it decides at once.
+        if (decided.voteRecorded) continue;
         if (decided.decision === 'approved') {
           throw new JsonRpcError(
             JsonRpcCode.TASK_NOT_CANCELABLE,
@@ -487,9 +489,13 @@ export class TaskService {
         };
       return { task: taskAfterTurn(outcome.conversation, outcome.result, contextId), conversation: outcome.conversation };
     }
-    // Someone decided first (an approval is decided exactly once): say so, run nothing.
+    // Someone decided first (an approval is decided exactly once), or the quorum needs more votes: say so, run nothing.
     const conversation = await this.load(outcome.approval.conversationId);
     const task = taskOfConversation(conversation, contextId);
+    if (outcome.voteRecorded) {
+      const note = voteRecordedText(uuid, outcome.votes, outcome.required);
+      return { task: { ...task, statusText: task.statusText ? `${task.statusText}\n${note}` : note }, conversation };
+    }
     const when = outcome.decidedAt ? ` at ${outcome.decidedAt.toISOString()}` : '';
     const note = `Approval ${uuid} had already been ${outcome.decision}${when}; nothing was run this time.`;
     return { task: { ...task, statusText: task.statusText ? `${task.statusText}\n${note}` : note }, conversation };

@@ -184,14 +184,22 @@ describe('createAgent: approvals as resources and decisions with identity', () =
   it('sends who decides, through which face, the reason and the edited arguments to the orchestrator', async () => {
     const { agent, asked } = backends();
     await agent.resolveApproval('u1', 'approved', {
-      decider: { principal: 'token:alice', via: 'web' },
+      decider: { principal: 'token:alice', via: 'web', roles: ['approve'] },
       reason: 'fixed',
       arguments: { name: 'web-9' },
     });
     await agent.resolveApproval('u2', 'rejected', { decider: { principal: 'anonymous', via: 'cli' } });
     expect(asked.resolveApproval).toEqual([
-      { uuid: 'u1', approved: true, reason: 'fixed', decidedBy: 'token:alice', via: 'web', argumentsJson: '{"name":"web-9"}' },
-      { uuid: 'u2', approved: false, reason: undefined, decidedBy: 'anonymous', via: 'cli' },
+      {
+        uuid: 'u1',
+        approved: true,
+        reason: 'fixed',
+        decidedBy: 'token:alice',
+        via: 'web',
+        deciderRoles: ['approve'],
+        argumentsJson: '{"name":"web-9"}',
+      },
+      { uuid: 'u2', approved: false, reason: undefined, decidedBy: 'anonymous', via: 'cli', deciderRoles: [] },
     ]);
   });
 

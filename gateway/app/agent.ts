@@ -21,7 +21,7 @@ import { jsonObjectText } from '../../services/common/json-value.js';
 import type { Backends } from './backends.js';
 import { busyOr } from './busy.js';
 import { OutcomeUnknown, unknownIfLate } from './outcome-unknown.js';
-import type { Decider } from './decider.js';
+import { currentDecider, needsVoteOf, type Decider } from './decider.js';
 import { storeStatusesOf, verdictOfStatus, type ApprovalStatusName, type Decision, type Verdict } from './decision.js';
 import { describeRunOf, describeRunsOf, type RunViews } from './run-views.js';
 import { ANONYMOUS, currentAuthScope } from './principal.js';
@@ -98,6 +98,8 @@ export interface ApprovalQuery extends PageRequest {
   /** Empty or absent: every status. */
   statuses?: ApprovalStatusName[];
   conversationId?: string;
+  /** Only the pending approvals the caller (the request's decider) may still vote for or decide. */
+  needsMyVote?: boolean;
 }
 
 export interface ApprovalPage {
@@ -191,11 +193,13 @@ export interface ConversationPage {
 
 /**
  * Either this request made the decision, or an earlier one had, or the approval had expired
- * (and nothing was executed).
+ * (and nothing was executed), or it was a vote that did not complete the approval's quorum.
  */
 export type ApprovalOutcome =
   | ({ decided: true } & Turn)
-  | { decided: false; approval: PendingApproval; decision: Verdict; decidedAt: Date | undefined };
+  | { decided: false; voteRecorded?: undefined; approval: PendingApproval; decision: Verdict; decidedAt: Date | undefined }
+  /** A vote of the approval's quorum was recorded; the quorum needs `required` votes and has `votes`: nothing ran. */
+  | { decided: false; voteRecorded: true; approval: PendingApproval; votes: number; required: number };
 
 function present<T>(value: T | undefined, what: string): T {
   if (value === undefined) throw internal(`${what} was missing from the answer`);
@@ -287,6 +291,7 @@ export function createAgent(backends: Pick<Backends, 'orchestrator' | 'store'>):
           reason,
           decidedBy: decider.principal,
           via: decider.via,
+          deciderRoles: decider.roles ?? [],
           // Bounded here, for every face at once: nothing over the limits of a stored JSON value leaves the edge (400).
           ...(edited !== undefined && { argumentsJson: jsonObjectText(edited, '"arguments"') }),
           ...(input !== undefined && { inputJson: jsonObjectText(input, '"input"') }),
@@ -296,6 +301,7 @@ export function createAgent(backends: Pick<Backends, 'orchestrator' | 'store'>):
         });
       if (answer.unsettled) throw new OutcomeUnknown(answer.unsettled);
       const approval = present(answer.approval, `approval ${uuid}`);
+      if (answer.voteRecorded) return { decided: false, voteRecorded: true, approval, ...answer.voteRecorded };
       if (!answer.decided) {
         const earlier = verdictOfStatus(approval.status);
         // decided=false promises an earlier decision; a pending approval here is a bug upstream.
@@ -306,14 +312,17 @@ export function createAgent(backends: Pick<Backends, 'orchestrator' | 'store'>):
       return { decided: true, conversation, result: answer.result ?? resultFromConversation(conversation), pipeline: answer.pipeline };
     },
 
-    async listApprovals({ limit, cursor, statuses = [], conversationId }) {
+    async listApprovals({ limit, cursor, statuses = [], conversationId, needsMyVote }) {
       const answer = await store.listApprovals({
-        statuses: statuses.flatMap(storeStatusesOf),
+        // Only a pending approval takes a vote.
+        statuses: (needsMyVote ? ['pending' as const] : statuses).flatMap(storeStatusesOf),
         conversationId: conversationId ?? '',
         pageSize: limit,
         pageToken: cursor ?? '',
       });
-      return { approvals: answer.approvals, ...(answer.nextPageToken && { nextCursor: answer.nextPageToken }) };
+      const voter = currentDecider('rest');
+      const approvals = needsMyVote ? answer.approvals.filter((approval) => needsVoteOf(approval, voter)) : answer.approvals;
+      return { approvals, ...(answer.nextPageToken && { nextCursor: answer.nextPageToken }) };
     },
 
     async getApproval(uuid) {

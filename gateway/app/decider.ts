@@ -1,3 +1,5 @@
+import { ApprovalStatus, type PendingApproval } from '../../gen/ts/asg/store/v1/store.js';
+import { ROLES } from '../../services/common/config/schema.js';
 import { ANONYMOUS, currentAuthScope } from './principal.js';
 
 /**
@@ -12,6 +14,8 @@ export interface Decider {
   /** The principal (`token:<name>`, `jwt:<issuer>#<name>`; principal.ts), or ANONYMOUS without authentication. */
   principal: string;
   via: DecisionFace;
+  /** The principal's roles: an approval with a quorum is decided only by the people of its role. */
+  roles?: string[];
 }
 
 /**
@@ -22,7 +26,10 @@ export interface Decider {
  * the decider.
  */
 export function currentDecider(via: DecisionFace): Decider {
-  return { principal: currentAuthScope()?.principal.id ?? ANONYMOUS, via };
+  const scope = currentAuthScope();
+  // Without authentication nobody can be told apart, and everyone holds every role.
+  const roles = scope?.authentication ? [...scope.principal.roles] : [...ROLES];
+  return { principal: scope?.principal.id ?? ANONYMOUS, via, roles };
 }
 
 /** Who the caller is, as `auth.whoami` tells the web chat; `authentication: "off"` when `auth` is not configured. */
@@ -56,4 +63,21 @@ export const VIA_HEADER = 'X-ASG-Via';
 /** REST is the CLI's face too: its decisions say `cli` when the request is labelled so. */
 export function restFace(viaHeader: string | undefined): DecisionFace {
   return viaHeader?.trim().toLowerCase() === 'cli' ? 'cli' : 'rest';
+}
+
+/**
+ * Whether `voter` may still vote for (or decide) a pending approval — what "needs my vote"
+ * lists: an ordinary approval, to anyone who may decide approvals; one with a quorum, to a
+ * holder of its role (or, once escalated, of its escalation role) who is not the requester
+ * under not_requester and has not voted for the arguments in force.
+ */
+export function needsVoteOf(approval: PendingApproval, voter: Decider): boolean {
+  if (approval.status !== ApprovalStatus.APPROVAL_STATUS_PENDING) return false;
+  const roles = voter.roles ?? [];
+  const quorum = approval.quorum;
+  if (!quorum) return roles.includes('approve') || roles.includes('admin');
+  const escalated = approval.escalatedAt !== undefined && approval.escalationRole !== undefined && roles.includes(approval.escalationRole);
+  if (!roles.includes(quorum.role || 'approve') && !escalated) return false;
+  if (quorum.notRequester && quorum.requester === voter.principal) return false;
+  return !approval.votes.some((vote) => vote.by === voter.principal);
 }

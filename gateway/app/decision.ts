@@ -10,6 +10,11 @@ import type { ApprovalStatusName, Decision } from '../../services/common/approva
 const APPROVE_WORDS = new Set(['yes', 'y', 'true', 'approve', 'approved', 'ok', 'confirm']);
 const REJECT_WORDS = new Set(['no', 'n', 'false', 'reject', 'rejected', 'deny', 'cancel']);
 
+/** What a voter is told of a vote that did not complete its approval's quorum (A2A and MCP faces; REST answers 202 with the counts). */
+export function voteRecordedText(uuid: string, votes: number, required: number): string {
+  return `Your vote on approval ${uuid} is recorded: ${votes} of ${required} approvals. The call runs once the quorum is complete; nothing was run yet.`;
+}
+
 /** The decision a word stands for (case and surrounding blanks ignored); undefined for anything else. */
 export function decisionFromWord(word: string): Decision | undefined {
   const normalised = word.trim().toLowerCase();

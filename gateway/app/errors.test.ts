@@ -16,7 +16,9 @@ describe('httpStatusForGrpc', () => {
     [GrpcStatus.UNAVAILABLE, 503],
     [GrpcStatus.INTERNAL, 500],
     [GrpcStatus.UNKNOWN, 500],
-    [GrpcStatus.PERMISSION_DENIED, 500],
+    // A vote a quorum does not count (the requester's, or one without the quorum's role), and a second vote of one voter.
+    [GrpcStatus.PERMISSION_DENIED, 403],
+    [GrpcStatus.ALREADY_EXISTS, 409],
   ])('gRPC %i → HTTP %i', (code, status) => {
     expect(httpStatusForGrpc(code)).toBe(status);
   });

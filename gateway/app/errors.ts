@@ -36,7 +36,12 @@ export function httpStatusForGrpc(code: GrpcStatus): number {
       return 400;
     case GrpcStatus.FAILED_PRECONDITION:
     case GrpcStatus.ABORTED:
+    // A second vote of one voter on an approval's quorum.
+    case GrpcStatus.ALREADY_EXISTS:
       return 409;
+    // A vote a quorum does not count: the voter lacks its role, or asked for the call (not_requester).
+    case GrpcStatus.PERMISSION_DENIED:
+      return 403;
     case GrpcStatus.DEADLINE_EXCEEDED:
       return 504;
     case GrpcStatus.UNAVAILABLE:
@@ -72,6 +77,8 @@ function rpcErrorMessage(error: RpcError): string {
     case GrpcStatus.INVALID_ARGUMENT:
     case GrpcStatus.FAILED_PRECONDITION:
     case GrpcStatus.ABORTED:
+    case GrpcStatus.ALREADY_EXISTS:
+    case GrpcStatus.PERMISSION_DENIED:
       return error.message;
     case GrpcStatus.UNAVAILABLE:
       return `service unavailable: ${call} on ${service} failed: ${detail}`;

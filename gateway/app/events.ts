@@ -31,6 +31,8 @@ export type StoredEventJson = EventBase &
     | { kind: 'approval_requested'; approval: PendingApprovalJson }
     /** `decision` is what the approval left pending as; absent if the store sent it still pending. */
     | { kind: 'approval_resolved'; approval: PendingApprovalJson; decision?: Verdict }
+    /** A pending approval escalated (an approval policy's escalate): the approval as it stands now. */
+    | { kind: 'approval_escalated'; approval: PendingApprovalJson }
     | { kind: 'status_changed'; status: ConversationStatusName }
     /** A turn began / ended: between the two, a message sent to the conversation is refused (409). */
     | { kind: 'turn_started' }
@@ -66,6 +68,7 @@ export function conversationEventJson(event: ConversationEvent): ConversationEve
     const decision = verdictOfStatus(event.approvalResolved.status);
     return { ...base, kind: 'approval_resolved', approval: pendingApprovalJson(event.approvalResolved), ...(decision && { decision }) };
   }
+  if (event.approvalEscalated) return { ...base, kind: 'approval_escalated', approval: pendingApprovalJson(event.approvalEscalated) };
   if (event.statusChanged !== undefined) return { ...base, kind: 'status_changed', status: conversationStatusName(event.statusChanged) };
   if (event.turnStarted) return { ...base, kind: 'turn_started' };
   if (event.turnEnded) return { ...base, kind: 'turn_ended' };

@@ -3,13 +3,13 @@ import type { EventFeed } from './event-feed.js';
 import { conversationEventJson, type StoredEventJson } from './events.js';
 import { pendingApprovalJson, type PendingApprovalJson } from './shapes.js';
 
-type ApprovalEventJson = Extract<StoredEventJson, { kind: 'approval_requested' | 'approval_resolved' }>;
+type ApprovalEventJson = Extract<StoredEventJson, { kind: 'approval_requested' | 'approval_resolved' | 'approval_escalated' }>;
 
 /**
  * Every waiting approval of every conversation, live: without a last event id, a `snapshot`
  * of the approvals pending now, then each approval as it is requested and as it leaves
  * pending; with one, only the approval events after it. A watcher keeps a set by uuid:
- * `approval_requested` adds, `approval_resolved` removes.
+ * `approval_requested` adds, `approval_escalated` replaces (still pending), `approval_resolved` removes.
  */
 export type PendingApprovalUpdate = { kind: 'snapshot'; approvals: PendingApprovalJson[] } | ApprovalEventJson;
 
@@ -42,7 +42,7 @@ export async function watchPendingApprovals(
       if (snapshot) yield { kind: 'snapshot', approvals: snapshot };
       for await (const event of abortable(events, watching.signal)) {
         const json = conversationEventJson(event);
-        if (json?.kind === 'approval_requested' || json?.kind === 'approval_resolved') yield json;
+        if (json?.kind === 'approval_requested' || json?.kind === 'approval_resolved' || json?.kind === 'approval_escalated') yield json;
       }
     } finally {
       watching.end();

@@ -64,6 +64,13 @@ export interface AuditListReply {
   next_cursor?: string;
 }
 
+/** 202: a vote that did not complete the approval's quorum; nothing ran. */
+export interface VoteRecordedReply {
+  status: 'pending';
+  votes: number;
+  required: number;
+}
+
 export interface ApprovalConflictReply {
   error: string;
   decision: Verdict;
@@ -112,11 +119,18 @@ export function toolListReply(tools: Tool[], servers?: ToolServer[]): { tools: T
   return { tools: tools.map(toolJson), ...(servers && { servers: servers.map(toolServerJson) }) };
 }
 
-/** 200 with the turn that followed the decision, or 409 naming the earlier decision (an approval is decided once). */
-export function approvalReply(uuid: string, outcome: ApprovalOutcome): RestReply<ConversationReply | ApprovalConflictReply> {
+/**
+ * 200 with the turn that followed the decision, 202 for a vote that did not complete the
+ * approval's quorum, or 409 naming the earlier decision (an approval is decided once).
+ */
+export function approvalReply(
+  uuid: string,
+  outcome: ApprovalOutcome,
+): RestReply<ConversationReply | ApprovalConflictReply | VoteRecordedReply> {
   if (outcome.decided) {
     return { status: 200, body: conversationReply(outcome, outcome.result), sessionId: outcome.conversation.sessionId };
   }
+  if (outcome.voteRecorded) return { status: 202, body: { status: 'pending', votes: outcome.votes, required: outcome.required } };
   const when = outcome.decidedAt ? ` at ${outcome.decidedAt.toISOString()}` : '';
   const by = outcome.approval.decidedBy ? ` by ${outcome.approval.decidedBy}` : '';
   return {

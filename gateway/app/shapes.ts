@@ -11,7 +11,7 @@ import {
 } from '../../gen/ts/asg/store/v1/store.js';
 import type { PipelinePauseView, PipelineView, TurnResult } from '../../gen/ts/asg/orchestrator/v1/orchestrator.js';
 import type { Tool, ToolServer } from '../../gen/ts/asg/tools/v1/tools.js';
-import { timeoutActionName, type TimeoutActionName } from '../../services/common/approval-resource.js';
+import { quorumJson, timeoutActionName, type QuorumJson, type TimeoutActionName } from '../../services/common/approval-resource.js';
 import { jsonObjectOf } from '../../services/common/json-value.js';
 import { isTurnFailureText } from '../../services/common/turn-failure.js';
 export { approvalRecordJson, type ApprovalRecordJson } from '../../services/common/approval-resource.js';
@@ -57,8 +57,8 @@ export interface MessageJson {
   created_at: string;
 }
 
-/** P */
-export interface PendingApprovalJson {
+/** P, with its quorum and escalation when it has them (QuorumJson). */
+export interface PendingApprovalJson extends QuorumJson {
   uuid: string;
   conversation_id: string;
   tool_name: string;
@@ -297,6 +297,7 @@ export function pendingApprovalJson(approval: PendingApproval): PendingApprovalJ
     ...(approval.via && { via: approval.via }),
     ...(approval.expiresAt && { expires_at: isoTime(approval.expiresAt) }),
     ...(approval.expiresAt && timeoutActionName(approval.onTimeout) && { on_timeout: timeoutActionName(approval.onTimeout) }),
+    ...quorumJson(approval),
     created_at: isoTime(approval.createdAt),
   };
 }

@@ -4,7 +4,7 @@ import { currentContext, withContextPatch } from '../../services/common/context.
 import { newSessionId } from '../../services/common/session-id.js';
 import type { Agent } from '../app/agent.js';
 import { currentDecider } from '../app/decider.js';
-import { decisionFromWord, type Decision } from '../app/decision.js';
+import { decisionFromWord, voteRecordedText, type Decision } from '../app/decision.js';
 import type { AskArguments } from './tool-definition.js';
 
 /**
@@ -100,6 +100,7 @@ export class McpTurns {
     const outcome = await this.agent.resolveApproval(uuid, decision, { decider: currentDecider('mcp') });
     if (outcome.decided) return stepAfterTurn(outcome.conversation, outcome.result);
     const conversation = await this.agent.getConversation(outcome.approval.conversationId);
+    if (outcome.voteRecorded) return stepOfConversation(conversation, voteRecordedText(uuid, outcome.votes, outcome.required));
     const when = outcome.decidedAt ? ` at ${outcome.decidedAt.toISOString()}` : '';
     return stepOfConversation(conversation, `Approval ${uuid} had already been ${outcome.decision}${when}; nothing was run this time.`);
   }

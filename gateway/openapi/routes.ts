@@ -533,14 +533,26 @@ export const ROUTES: RouteDoc[] = [
       },
     },
     responses: {
-      200: json('decided; the reply has the turn that followed', shapes.conversationReply, examples.decided),
+      200: json(
+        'decided (for an approval with a quorum: the vote that completed it, or any rejection); the reply has the turn that followed',
+        shapes.conversationReply,
+        examples.decided,
+      ),
+      202: json(
+        "an approving vote of an approval with a quorum (an approval policy's require) that does not complete it: recorded, nothing ran",
+        shapes.voteRecordedReply,
+        { status: 'pending', votes: 1, required: 2 },
+      ),
       400: refusal(
         'a body that says neither yes nor no (or both); a "reason" that is not a string of at most 2,000 characters; "arguments" that are not an object, come with a rejection, or do not fit the tool\'s input schema; "input" that is not an object, comes with a rejection, is given to an approval that asks for none, is missing when approving one that does, or does not fit the schema the server requested; or a field the body does not take (named)',
       ),
+      403: refusal(
+        "the caller may not decide approvals (the approve role), or, for an approval with a quorum, does not hold the quorum's role (or, once escalated, the escalation's), or asked for the call and the quorum says not_requester (audited as approval.vote_refused)",
+      ),
       404: refusal('no approval has this uuid'),
       409: json(
-        'already decided, or expired; the body names the first decision and who made it',
-        shapes.approvalConflictReply,
+        'already decided, or expired; the body names the first decision and who made it. For an approval with a quorum, also a second vote of one voter for the same arguments (`{"error"}` only)',
+        z.union([shapes.approvalConflictReply, shapes.errorReply]),
         examples.conflict,
       ),
       413: TOO_LARGE,

@@ -64,6 +64,33 @@ const message = z
 
 const timeoutAction = z.enum(['reject', 'approve']);
 
+/** An approval's quorum and escalation (an approval policy's require and escalate), on A and P alike. */
+const quorumFields = {
+  required: z.number().int().min(1).optional().meta({
+    description:
+      "An approval that needs a quorum (an approval policy's `require`): how many distinct people must approve. Absent (one decision settles it) for every other approval.",
+  }),
+  role: z.string().optional().meta({ description: 'With a quorum: the role a voter must hold by name (admin does not stand in for it).' }),
+  not_requester: z.literal(true).optional().meta({ description: 'With a quorum: the requester may not vote for their own request.' }),
+  requested_by: z.string().optional().meta({ description: 'With a quorum: the principal whose message led to the call.' }),
+  votes: z
+    .array(
+      z.strictObject({
+        voter: z.string().meta({ description: 'The principal who voted, as decided_by names one.' }),
+        via: z.string().optional().meta({ description: 'rest, web, a2a, mcp, cli.' }),
+        reason: z.string().optional(),
+        at: isoTime,
+      }),
+    )
+    .optional()
+    .meta({ description: 'With a quorum: the approving votes for the arguments in force, oldest first (an edit restarts them).' }),
+  escalates_at: isoTime
+    .optional()
+    .meta({ description: "An approval policy's `escalate`, while pending and not escalated yet: when it escalates." }),
+  escalated_at: isoTime.optional().meta({ description: 'When it escalated; from then on the votes of escalated_to count too.' }),
+  escalated_to: z.string().optional().meta({ description: 'With escalated_at: the role whose votes count too.' }),
+};
+
 const pendingApproval = z
   .strictObject({
     uuid: z.string(),
@@ -84,6 +111,7 @@ const pendingApproval = z
     via: z.string().optional(),
     expires_at: isoTime.optional(),
     on_timeout: timeoutAction.optional(),
+    ...quorumFields,
     created_at: isoTime,
   })
   .meta({ id: 'PendingApproval', description: 'P: a destructive call waiting for a human.' });
@@ -131,6 +159,7 @@ export const approvalRecord = z
       })
       .optional()
       .meta({ description: 'With kind "input": who asks, what, and the schema of the answer.' }),
+    ...quorumFields,
   })
   .meta({ id: 'ApprovalRecord', description: 'A: an approval as a resource, with its whole record.' });
 
@@ -317,6 +346,14 @@ export const runReply = z
   .meta({ id: 'Run', description: 'A run with every step of its journal, in order.' });
 
 export const toolListReply = z.strictObject({ tools: z.array(tool), servers: z.array(toolServer).optional() }).meta({ id: 'ToolList' });
+
+export const voteRecordedReply = z
+  .strictObject({
+    status: z.literal('pending'),
+    votes: z.number().int().meta({ description: 'The approving votes for the arguments in force, this one included.' }),
+    required: z.number().int().meta({ description: 'How many the quorum needs.' }),
+  })
+  .meta({ id: 'VoteRecorded', description: "A vote that did not complete the approval's quorum: recorded, and nothing ran." });
 
 export const approvalConflictReply = z
   .strictObject({ error: z.string(), decision: z.enum(['approved', 'rejected', 'expired']), approval: pendingApproval })

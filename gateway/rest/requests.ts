@@ -107,22 +107,28 @@ export const approvalsQuery = listQuery.extend({
     .max(200, '"conversation_id" must be the id of a conversation')
     .optional()
     .meta({ description: 'Only the approvals of this conversation.' }),
+  needs_my_vote: z.enum(['true', 'false'], { error: '"needs_my_vote" must be true or false' }).optional().meta({
+    description:
+      'true: only the pending approvals the caller may still vote for or decide (their role, not their own request under not_requester, no vote of theirs yet); a page may then hold fewer than limit.',
+    example: 'true',
+  }),
 });
 
 /**
- * `GET /approvals?status=&conversation_id=&limit=&cursor=`: a status (or several) of
+ * `GET /approvals?status=&conversation_id=&needs_my_vote=&limit=&cursor=`: a status (or several) of
  * pending, approved, rejected, expired — approved covers every approval said yes to, whatever
  * came of its call (app/decision.ts) — one conversation, and a page; other parameters are ignored.
  */
 export function parseApprovalQuery(query: unknown): ApprovalQuery {
   const parsed = approvalsQuery.safeParse(query ?? {});
   if (!parsed.success) throw invalidArgument(firstIssue(parsed.error));
-  const { limit = DEFAULT_PAGE_SIZE, cursor, status, conversation_id: conversationId } = parsed.data;
+  const { limit = DEFAULT_PAGE_SIZE, cursor, status, conversation_id: conversationId, needs_my_vote: needsMyVote } = parsed.data;
   return {
     limit,
     ...(cursor !== undefined && { cursor }),
     ...(status && { statuses: status }),
     ...(conversationId !== undefined && { conversationId }),
+    ...(needsMyVote === 'true' && { needsMyVote: true }),
   };
 }
 

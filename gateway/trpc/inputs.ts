@@ -73,6 +73,8 @@ export const approvalListInput = z
   .strictObject({
     status: z.array(z.enum(APPROVAL_STATUS_NAMES as [ApprovalStatusName, ...ApprovalStatusName[]])).optional(),
     conversationId: id.max(200).optional(),
+    /** Only the pending approvals the caller may still vote for or decide (REST's `needs_my_vote`). */
+    needsMyVote: z.boolean().optional(),
     limit: z.number().int().min(1).max(MAX_PAGE_SIZE).default(DEFAULT_PAGE_SIZE),
     cursor: id.optional(),
   })

@@ -281,8 +281,18 @@ describe('queries and mutations', () => {
     await client.approvals.resolve.mutate({ uuid: 'u1', approved: true, arguments: { name: 'web-9', value: 1 } });
     await client.approvals.resolve.mutate({ uuid: 'u2', approved: false, reason: '  too big ' });
     expect(decisions.slice(-2)).toEqual([
-      { uuid: 'u1', decision: 'approved', decider: { principal: 'anonymous', via: 'web' }, arguments: { name: 'web-9', value: 1 } },
-      { uuid: 'u2', decision: 'rejected', decider: { principal: 'anonymous', via: 'web' }, reason: 'too big' },
+      {
+        uuid: 'u1',
+        decision: 'approved',
+        decider: { principal: 'anonymous', via: 'web', roles: ['chat', 'approve', 'admin'] },
+        arguments: { name: 'web-9', value: 1 },
+      },
+      {
+        uuid: 'u2',
+        decision: 'rejected',
+        decider: { principal: 'anonymous', via: 'web', roles: ['chat', 'approve', 'admin'] },
+        reason: 'too big',
+      },
     ]);
     const withRejection = await trpcError(client.approvals.resolve.mutate({ uuid: 'u3', approved: false, arguments: { name: 'x' } }));
     expect(withRejection.data?.code).toBe('BAD_REQUEST');
@@ -292,7 +302,7 @@ describe('queries and mutations', () => {
     expect(decisions.at(-1)).toEqual({
       uuid: 'u4',
       decision: 'approved',
-      decider: { principal: 'anonymous', via: 'web' },
+      decider: { principal: 'anonymous', via: 'web', roles: ['chat', 'approve', 'admin'] },
       input: { name: 'Ada' },
     });
     const declinedWithInput = await trpcError(client.approvals.resolve.mutate({ uuid: 'u5', approved: false, input: { name: 'x' } }));

@@ -16,6 +16,7 @@ import {
   toolListReply,
   type ApprovalConflictReply,
   type ConversationReply,
+  type VoteRecordedReply,
 } from '../app/replies.js';
 import { ApprovalConflict, trpcErrorOf } from './errors.js';
 import { conversationProcedure, newWorkProcedure, router, subscriptionProcedure } from './init.js';
@@ -97,13 +98,14 @@ export function createAppRouter({ agent, feed }: AppRouterDependencies) {
 
     approvals: router({
       /** REST's `GET /approvals`: every status unless filtered, oldest first, a page at a time. */
-      list: newWorkProcedure.input(approvalListInput).query(async ({ input: { status, conversationId, limit, cursor } }) =>
+      list: newWorkProcedure.input(approvalListInput).query(async ({ input: { status, conversationId, needsMyVote, limit, cursor } }) =>
         approvalListReply(
           await agent.listApprovals({
             limit,
             ...(cursor !== undefined && { cursor }),
             ...(status && { statuses: status }),
             ...(conversationId !== undefined && { conversationId }),
+            ...(needsMyVote && { needsMyVote: true }),
           }),
         ),
       ),
@@ -116,7 +118,7 @@ export function createAppRouter({ agent, feed }: AppRouterDependencies) {
        * 409 (CONFLICT) for an approval decided earlier; its `data.conflict` has REST's decision and approval.
        * An approval of kind `input` is approved with `input`, the answer to the MCP server's question.
        */
-      resolve: conversationProcedure.input(resolveInput).mutation(async ({ input }): Promise<ConversationReply> => {
+      resolve: conversationProcedure.input(resolveInput).mutation(async ({ input }): Promise<ConversationReply | VoteRecordedReply> => {
         const reason = givenReason(input.reason);
         const details = {
           decider: currentDecider('web'),
@@ -126,6 +128,8 @@ export function createAppRouter({ agent, feed }: AppRouterDependencies) {
         };
         const reply = approvalReply(input.uuid, await agent.resolveApproval(input.uuid, input.approved ? 'approved' : 'rejected', details));
         if (reply.status === 409) throw new ApprovalConflict(reply.body as ApprovalConflictReply);
+        // A vote that did not complete the approval's quorum: REST's 202 body.
+        if (reply.status === 202) return reply.body as VoteRecordedReply;
         return reply.body as ConversationReply;
       }),
       pending: subscriptionProcedure.input(pendingApprovalsInput).subscription(async function* ({ input, signal }) {

@@ -116,6 +116,64 @@ export interface ApprovalRecordJson {
   agent_chain?: string[];
   outcome_unknown?: true;
   replaces?: string;
+  /**
+   * An approval that needs a quorum (an approval policy's `require`): how many distinct people
+   * must approve, the role they hold, whether the requester may not (`not_requester`), who the
+   * requester is, and the votes so far for the arguments in force, oldest first. All absent for
+   * an approval that one decision by anyone who may decide approvals settles.
+   */
+  required?: number;
+  role?: string;
+  not_requester?: true;
+  requested_by?: string;
+  votes?: VoteJson[];
+  /** An approval policy's `escalate`: when a still pending approval escalates, and to which role. */
+  escalates_at?: string;
+  /** Once it escalated: when, and the role whose votes count from then on too. */
+  escalated_at?: string;
+  escalated_to?: string;
+}
+
+/** One approving vote of a quorum. */
+interface VoteJson {
+  voter: string;
+  /** rest, web, a2a, mcp, cli. */
+  via?: string;
+  reason?: string;
+  at: string;
+}
+
+/** What an approval (A, and P) shows of its quorum and escalation; all absent for an approval one decision settles. */
+export type QuorumJson = Pick<
+  ApprovalRecordJson,
+  'required' | 'role' | 'not_requester' | 'requested_by' | 'votes' | 'escalates_at' | 'escalated_at' | 'escalated_to'
+>;
+
+/** The quorum part of an approval resource, with its escalation; empty without a quorum. */
+export function quorumJson(approval: PendingApproval): QuorumJson {
+  return { ...votingJson(approval), ...escalationJson(approval) };
+}
+
+function escalationJson(approval: PendingApproval): QuorumJson {
+  if (approval.escalatedAt) return { escalated_at: isoTime(approval.escalatedAt), escalated_to: approval.escalationRole ?? '' };
+  return approval.escalatesAt ? { escalates_at: isoTime(approval.escalatesAt) } : {};
+}
+
+function votingJson(approval: PendingApproval): QuorumJson {
+  const quorum = approval.quorum;
+  if (!quorum) return {};
+  return {
+    required: quorum.required,
+    role: quorum.role || 'approve',
+    ...(quorum.notRequester && { not_requester: true as const }),
+    ...(quorum.requester && { requested_by: quorum.requester }),
+    votes: approval.votes.map((vote) => ({
+      voter: vote.by,
+      ...(vote.via && { via: vote.via }),
+      ...(vote.reason && { reason: vote.reason }),
+      at: isoTime(vote.at),
+    })),
+  };
 }
 
 // The store always sets timestamps; an empty string keeps the field's type a string if a
@@ -153,6 +211,7 @@ export function approvalRecordJson(approval: PendingApproval, input?: InputView)
     ...(approval.agentChain?.length && { agent_chain: [...approval.agentChain] }),
     ...(approval.outcomeUnknown && { outcome_unknown: true as const }),
     ...(approval.outcomeUnknown && approval.replacesUuid && { replaces: approval.replacesUuid }),
+    ...quorumJson(approval),
     ...(input && {
       kind: 'input' as const,
       input_request: { server: input.server, questions: [...input.questions], requested_schema: input.requestedSchema ?? {} },

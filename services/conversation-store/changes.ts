@@ -74,7 +74,9 @@ export type NewApprovalFields = Pick<
   pb.CreateApprovalRequest,
   'toolCallId' | 'toolName' | 'toolArgsJson' | 'description' | 'remoteTaskId' | 'remoteAgentName' | 'agentChain'
 > &
-  Partial<Pick<pb.NewApproval, 'outcomeUnknown' | 'replacesUuid' | 'expiresInMs' | 'onTimeout' | 'quorum'>> & { uuid: string };
+  Partial<Pick<pb.NewApproval, 'outcomeUnknown' | 'replacesUuid' | 'expiresInMs' | 'onTimeout' | 'quorum' | 'escalation'>> & {
+    uuid: string;
+  };
 
 /** How long from its creation a new approval waits (null: it never expires). */
 export const expiresInMs = (approval: Pick<NewApprovalFields, 'expiresInMs'>): number | null =>
@@ -116,6 +118,9 @@ export function newApprovalRow(conversationId: string, approval: NewApprovalFiel
     quorum_not_requester: approval.quorum ? Number(approval.quorum.notRequester) : null,
     requested_by: approval.quorum?.requester ?? null,
     votes_json: null,
+    escalates_at: approval.escalation ? new Date(Date.parse(at) + Number(approval.escalation.afterMs)).toISOString() : null,
+    escalation_role: approval.escalation?.toRole ?? null,
+    escalated_at: null,
   };
 }
 
@@ -185,6 +190,50 @@ export function decisionAuditRow(decided: ApprovalRow, at: string): NewAuditRow 
     via: decided.via ?? '',
     subject: decided.uuid,
     detail_json: JSON.stringify(detail),
+  };
+}
+
+/**
+ * A policy's decision on a call as the approval its event shows (it has no approval record): a fresh uuid, the call,
+ * decided by "policy:<rule>" via "policy" at `at`.
+ */
+export function policyDecisionRow(decision: pb.PolicyDecision, at: string): ApprovalRow {
+  const rule = `policy:${decision.rule}`;
+  return {
+    ...newApprovalRow(
+      decision.conversationId,
+      {
+        uuid: randomUUID(),
+        toolCallId: decision.toolCallId,
+        toolName: decision.toolName,
+        toolArgsJson: decision.toolArgsJson,
+        description: `${decision.toolName} ${decision.approved ? 'approved' : 'rejected'} by ${rule}`,
+        agentChain: [],
+      },
+      at,
+    ),
+    status: decision.approved ? 'approved' : 'rejected',
+    decided_at: at,
+    decided_by: rule,
+    via: 'policy',
+    reason: decision.reason ?? null,
+  };
+}
+
+/** The audit entry of an approval's escalation: by the store's clock ("escalation"), to its role. */
+export function escalationAuditRow(approval: ApprovalRow, at: string): NewAuditRow {
+  return {
+    at,
+    kind: 'approval.escalated',
+    actor: 'escalation',
+    via: 'escalation',
+    subject: approval.uuid,
+    detail_json: JSON.stringify({
+      conversation_id: approval.conversation_id,
+      tool_name: approval.tool_name,
+      to_role: approval.escalation_role,
+      escalates_at: approval.escalates_at,
+    }),
   };
 }
 

@@ -197,7 +197,7 @@ export function ownersConformance(driver: StorageDriver): void {
       // Back to the schema whose owners were bare names (SQLite 16, PostgreSQL 7): its data is what it was
       // (the history digests, decision ids, quorums and run journals added later go).
       await driver.execute(
-        `${driver.name === 'sqlite' ? DROP_SCHEMA_22 + DROP_SCHEMA_21 : DROP_POSTGRES_SCHEMA_13 + DROP_POSTGRES_SCHEMA_12} DROP TABLE approval_votes; ALTER TABLE approvals DROP COLUMN quorum_required; ALTER TABLE approvals DROP COLUMN quorum_role; ALTER TABLE approvals DROP COLUMN quorum_not_requester; ALTER TABLE approvals DROP COLUMN requested_by; ALTER TABLE approvals DROP COLUMN decision_id; DROP TABLE history_digests; UPDATE schema_version SET version = ${driver.name === 'sqlite' ? 16 : 7};`,
+        `DROP INDEX approvals_escalation_due; ALTER TABLE approvals DROP COLUMN escalates_at; ALTER TABLE approvals DROP COLUMN escalation_role; ALTER TABLE approvals DROP COLUMN escalated_at; ${driver.name === 'sqlite' ? DROP_SCHEMA_22 + DROP_SCHEMA_21 : DROP_POSTGRES_SCHEMA_13 + DROP_POSTGRES_SCHEMA_12} DROP TABLE approval_votes; ALTER TABLE approvals DROP COLUMN quorum_required; ALTER TABLE approvals DROP COLUMN quorum_role; ALTER TABLE approvals DROP COLUMN quorum_not_requester; ALTER TABLE approvals DROP COLUMN requested_by; ALTER TABLE approvals DROP COLUMN decision_id; DROP TABLE history_digests; UPDATE schema_version SET version = ${driver.name === 'sqlite' ? 16 : 7};`,
       );
       storage = await driver.open();
       const ownerOf = async (id: string) => (await storage.getConversation({ id, includeMessages: false })).owner;

@@ -5,10 +5,17 @@
  * postgres-storage.test.ts), each test on a database of its own.
  */
 import { expect, it } from 'vitest';
-import { ApprovalStatus, type ApprovalQuorum, type ClaimApprovalRequest, type PendingApproval } from '../../gen/ts/asg/store/v1/store.js';
+import {
+  ApprovalStatus,
+  type ApprovalEscalation,
+  type ApprovalQuorum,
+  type ClaimApprovalRequest,
+  type PendingApproval,
+} from '../../gen/ts/asg/store/v1/store.js';
 import { GrpcStatus } from '../common/grpc/errors.js';
 import type { StorageDriver } from '../../test/support/storage-drivers.js';
 import { storesPerTest } from '../../test/support/stores-per-test.js';
+import { until } from '../../test/support/until.js';
 import type { ConversationStorage } from './storage.js';
 
 let storage: ConversationStorage;
@@ -20,8 +27,8 @@ export function quorumConformance(driver: StorageDriver): void {
     storage = opened;
   });
 
-  /** A conversation whose run waits for one approval of delete_file that needs `quorum`. */
-  async function waitingFor(quorum: ApprovalQuorum = QUORUM_OF_TWO): Promise<PendingApproval> {
+  /** A conversation whose run waits for one approval of delete_file that needs `quorum` (and escalates as `escalation` says). */
+  async function waitingFor(quorum: ApprovalQuorum = QUORUM_OF_TWO, escalation?: ApprovalEscalation): Promise<PendingApproval> {
     const { id } = await storage.createConversation({ sessionId: 'a1b2c3d4', systemPrompt: '' });
     const uuid = '00000000-0000-4000-8000-000000000001';
     await storage.updateRun({
@@ -36,6 +43,7 @@ export function quorumConformance(driver: StorageDriver): void {
           description: 'Delete /tmp/x',
           agentChain: [],
           quorum,
+          ...(escalation && { escalation }),
         },
       ],
       run: { state: Buffer.from('run'), schemaVersion: 1, revision: 0 },
@@ -148,5 +156,32 @@ export function quorumConformance(driver: StorageDriver): void {
     const stored = await storage.getApproval(approval.uuid);
     expect(stored.status).toBe(ApprovalStatus.APPROVAL_STATUS_APPROVED);
     expect(stored.votes).toHaveLength(2);
+  });
+
+  it('escalates a pending approval once its time has come, once across two stores: marked, audited and told as an event', async () => {
+    const other = await another();
+    const approval = await waitingFor(QUORUM_OF_TWO, { afterMs: 1, toRole: 'admin' });
+    expect(approval).toMatchObject({ escalationRole: 'admin', escalatedAt: undefined });
+    expect(approval.escalatesAt!.getTime() - approval.createdAt!.getTime()).toBe(1);
+    // Its time passes on the store's clock; both stores ask at once.
+    await until('its escalation is due', async () => Date.now() > approval.escalatesAt!.getTime());
+    const [here, there] = await Promise.all([storage.escalateDueApprovals(10), other.escalateDueApprovals(10)]);
+    expect([...here, ...there].map((each) => each.uuid)).toEqual([approval.uuid]);
+    expect([...here, ...there][0]!.escalatedAt).toBeInstanceOf(Date);
+    expect(await storage.escalateDueApprovals(10)).toEqual([]);
+    expect((await storage.getApproval(approval.uuid)).escalatedAt).toBeInstanceOf(Date);
+    const entries = await audit(['approval.escalated']);
+    expect(entries).toMatchObject([{ subject: approval.uuid, actor: 'escalation', via: 'escalation' }]);
+    expect(JSON.parse(entries[0]!.detailJson)).toMatchObject({ to_role: 'admin', tool_name: 'delete_file' });
+    const events = await storage.readEvents({ conversationId: approval.conversationId, afterId: 0, limit: 100 });
+    expect(events.filter((event) => event.approvalEscalated).map((event) => event.approvalEscalated!.uuid)).toEqual([approval.uuid]);
+  });
+
+  it('leaves alone an approval decided before its escalation, and one without any', async () => {
+    const decided = await waitingFor({ ...QUORUM_OF_TWO, required: 1 }, { afterMs: 1, toRole: 'admin' });
+    await vote(decided.uuid, 'token:alice');
+    await until('its escalation would be due', async () => Date.now() > decided.escalatesAt!.getTime());
+    expect(await storage.escalateDueApprovals(10)).toEqual([]);
+    expect(await audit(['approval.escalated'])).toEqual([]);
   });
 }

@@ -95,6 +95,10 @@ export interface ApprovalRow {
   requested_by?: string | null;
   /** Read only (never a column): the votes, a JSON array of VoteRow, or NULL without any. */
   votes_json?: string | null;
+  /** Since SQLite schema 21, PostgreSQL schema 12: when it escalates (ISO), to which role, and when it did. */
+  escalates_at?: string | null;
+  escalation_role?: string | null;
+  escalated_at?: string | null;
 }
 
 /** One vote of a quorum, as stored in approval_votes. */
@@ -198,6 +202,9 @@ export function approvalFromRow(row: ApprovalRow): pb.PendingApproval {
     decisionId: row.decision_id ?? undefined,
     quorum: quorumOfRow(row),
     votes: votesOfRow(row),
+    escalatesAt: row.escalates_at ? new Date(row.escalates_at) : undefined,
+    escalationRole: row.escalation_role ?? undefined,
+    escalatedAt: row.escalated_at ? new Date(row.escalated_at) : undefined,
   };
 }
 
@@ -237,6 +244,7 @@ type StoredEventKind =
   | 'message_added'
   | 'approval_requested'
   | 'approval_resolved'
+  | 'approval_escalated'
   | 'status_changed'
   | 'turn_started'
   | 'turn_ended'
@@ -255,7 +263,7 @@ export interface EventRow {
 /** What a stored event says, as the driver hands it over inside the change's transaction. */
 export type EventChange =
   | { kind: 'message_added'; message: MessageRow }
-  | { kind: 'approval_requested' | 'approval_resolved'; approval: ApprovalRow }
+  | { kind: 'approval_requested' | 'approval_resolved' | 'approval_escalated'; approval: ApprovalRow }
   | { kind: 'status_changed'; status: ConversationStatusName }
   | { kind: 'turn_started' | 'conversation_deleted' }
   | { kind: 'turn_ended'; outcome: TurnOutcome };
@@ -288,6 +296,7 @@ export function eventPayload(change: EventChange): string {
       return payloadOfRow(change.message, MESSAGE_JSON_COLUMNS);
     case 'approval_requested':
     case 'approval_resolved':
+    case 'approval_escalated':
       // One payload whatever the driver read the flag as (SQLite 0/1, PostgreSQL a boolean).
       return payloadOfRow({ ...change.approval, outcome_unknown: Boolean(change.approval.outcome_unknown) }, APPROVAL_JSON_COLUMNS);
     case 'status_changed':
@@ -306,9 +315,11 @@ export function eventFromRow(row: EventRow): pb.ConversationEvent {
     case 'message_added':
       return { ...event, messageAdded: messageFromRow(rowOfPayload<MessageRow>(row.payload, row.conversation_id, MESSAGE_JSON_COLUMNS)) };
     case 'approval_requested':
-    case 'approval_resolved': {
+    case 'approval_resolved':
+    case 'approval_escalated': {
       const approval = approvalFromRow(rowOfPayload<ApprovalRow>(row.payload, row.conversation_id, APPROVAL_JSON_COLUMNS));
-      return row.kind === 'approval_requested' ? { ...event, approvalRequested: approval } : { ...event, approvalResolved: approval };
+      if (row.kind === 'approval_requested') return { ...event, approvalRequested: approval };
+      return row.kind === 'approval_resolved' ? { ...event, approvalResolved: approval } : { ...event, approvalEscalated: approval };
     }
     case 'status_changed':
       return { ...event, statusChanged: conversationStatus.value((JSON.parse(row.payload) as { status: string }).status) };

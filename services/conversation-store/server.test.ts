@@ -1058,12 +1058,12 @@ describe('approvals as audited resources over gRPC', () => {
       await expect(store.claimApproval(claimRequest(approval.uuid, change))).rejects.toMatchObject(invalid(message));
     expect((await store.getApproval({ uuid: approval.uuid })).approval?.status).toBe(ApprovalStatus.APPROVAL_STATUS_PENDING);
     // An expiry that is longer than a year, or negative, is refused with the approval.
-    // So is a quorum of fewer than two, or one whose requester is blank.
+    // So is a quorum of no votes, or one whose requester is blank.
     const quorum = { required: 2, role: 'approve', notRequester: true };
     for (const [change, message] of [
       [{ expiresInMs: -1 }, 'expires_in_ms: milliseconds, 0 or more'],
       [{ expiresInMs: 400 * 24 * 3_600_000 }, 'expires_in_ms: at most'],
-      [{ quorum: { ...quorum, required: 1 } }, 'quorum.required: at least 2 votes'],
+      [{ quorum: { ...quorum, required: 0 } }, 'quorum.required: at least 1 vote'],
       [{ quorum: { ...quorum, required: 101 } }, 'quorum.required: at most 100 votes'],
       [{ quorum: { ...quorum, requester: ' ' } }, 'quorum.requester: a name, not blank'],
     ] as const) {

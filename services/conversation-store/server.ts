@@ -123,13 +123,20 @@ const newApproval = z
       `at most ${MAX_APPROVAL_EXPIRY_MS} milliseconds (a year)`,
     ).optional(),
     onTimeout: z.enum(ApprovalTimeoutAction, { error: TIMEOUT_ACTION }).optional(),
-    // A quorum is of 2 people or more (one is an ordinary approval), each named as decided_by is.
+    // A quorum is of 1 person or more, each named as decided_by is (a quorum of one still keeps its role and not_requester).
     quorum: z
       .object({
-        required: intIn(2, MAX_QUORUM, 'at least 2 votes (one is no quorum)', `at most ${MAX_QUORUM} votes`),
+        required: intIn(1, MAX_QUORUM, 'at least 1 vote', `at most ${MAX_QUORUM} votes`),
         role: z.string().max(MAX_AUDIT_VIA_LENGTH, `at most ${MAX_AUDIT_VIA_LENGTH} characters`),
         notRequester: z.boolean(),
         requester: decidedBy.optional(),
+      })
+      .optional(),
+    // After how long a pending approval escalates, and to whom: within an approval's lifetime bounds.
+    escalation: z
+      .object({
+        afterMs: intIn(1, MAX_APPROVAL_EXPIRY_MS, 'milliseconds, 1 or more', `at most ${MAX_APPROVAL_EXPIRY_MS} milliseconds (a year)`),
+        toRole: notBlank(maxChars(MAX_AUDIT_VIA_LENGTH), 'a role, not blank'),
       })
       .optional(),
   })
@@ -347,7 +354,22 @@ const schemas = {
     pageToken: z.string(),
   }),
   listDueApprovals: z.object({ limit: intIn(1, MAX_DUE_APPROVALS_LIMIT, `from 1 to ${MAX_DUE_APPROVALS_LIMIT}`) }),
-  appendAudit: z.object({ entry: auditEntry }),
+  escalateDueApprovals: z.object({ limit: intIn(1, MAX_DUE_APPROVALS_LIMIT, `from 1 to ${MAX_DUE_APPROVALS_LIMIT}`) }),
+  appendAudit: z.object({
+    entry: auditEntry,
+    // A policy's decision on a call, told as its conversation's approval_resolved event too.
+    policyDecision: z
+      .object({
+        conversationId,
+        toolCallId: z.string().max(MAX_AUDIT_SUBJECT_LENGTH),
+        toolName: required('the tool decided'),
+        toolArgsJson: jsonObjectTextSchema('the value'),
+        approved: z.boolean(),
+        reason: z.string().max(MAX_AUDIT_DETAIL_BYTES).optional(),
+        rule: notBlank(maxChars(MAX_AUDIT_ACTOR_LENGTH), "the rule's name"),
+      })
+      .optional(),
+  }),
   listAudit: z.object({
     kinds: z.array(auditKind).max(MAX_AUDIT_KINDS, `at most ${MAX_AUDIT_KINDS} kinds`),
     pageSize,
@@ -483,7 +505,8 @@ export function conversationStoreHandlers(
     takeOverRuns: async (request) => ({ runs: await storage.takeOverRuns(request.lease!, request.limit, request.givenUp) }),
     listApprovals: async (request) => storage.listApprovals(request),
     listDueApprovals: async (request) => ({ approvals: await storage.listDueApprovals(request.limit) }),
-    appendAudit: async (request) => ({ entry: await storage.appendAudit(request.entry!) }),
+    escalateDueApprovals: async (request) => ({ approvals: await storage.escalateDueApprovals(request.limit) }),
+    appendAudit: async (request) => ({ entry: await storage.appendAudit(request.entry!, request.policyDecision) }),
     listAudit: async (request) => storage.listAudit(request),
     claimWebhookCursor: async (request) => storage.claimWebhookCursor(request.endpoint, request.lease!),
     advanceWebhookCursor: async (request) => ({ held: await storage.advanceWebhookCursor(request) }),

@@ -9,6 +9,7 @@ import { createClients } from './clients.js';
 import { loadTokenizerOf } from './domain/tokens.js';
 import { RunLeases, runNode } from './leases.js';
 import { TakeoverLoop } from './takeover-loop.js';
+import { EscalationLoop } from './escalation-loop.js';
 import { ExpiryLoop } from './expiry-loop.js';
 import { LifecycleSweep, sweepSettings } from './lifecycle-sweep.js';
 import { startWebhooks, webhookEndpoints, type DeliveryOptions } from './webhooks/index.js';
@@ -67,6 +68,9 @@ export async function startOrchestrator(
   // Retention and pruning: one replica at a time, by the store's lease.
   const sweep = new LifecycleSweep(clients, sweepSettings(options.config, { owner: leases.owner, node: leases.node }), options.log);
   sweep.start();
+  // Approvals whose escalates_at passed escalate (once, whichever replica asks), at the same pace.
+  const escalations = new EscalationLoop(clients, options.config.runs.takeover_interval, options.log);
+  escalations.start();
   const pushes = a2aPushTarget(clients, options.config.a2a_push.allow_private_networks);
   const webhooks = startWebhooks(
     endpoints,
@@ -94,6 +98,7 @@ export async function startOrchestrator(
         takeovers.stop();
         expiries.stop();
         sweep.stop();
+        escalations.stop();
         // A delivery cut here is sent again by the next holder of its cursor (the same webhook-id).
         const webhooksStopped = webhooks.stop();
         await health.beginStop(deadline, options.config.grpc.drain_delay);

@@ -24,11 +24,15 @@ describe('ResolveApproval: who decides and how, at the gRPC edge', () => {
       parseDecision({ approved: true, decidedBy: ' alice@example.com ', via: 'web', argumentsJson: JSON.stringify({ name: 'y' }) }),
     ).toEqual({ decidedBy: 'alice@example.com', via: 'web', arguments: { name: 'y' } });
     for (const via of ['rest', 'web', 'a2a', 'mcp', 'cli']) expect(parseDecision({ approved: true, via }).via).toBe(via);
+    // The decider's roles, for an approval with a quorum; none given: none held.
+    expect(parseDecision({ approved: true, deciderRoles: ['approve', 'admin'] }).roles).toEqual(['approve', 'admin']);
+    expect(parseDecision({ approved: true, deciderRoles: [] }).roles).toBeUndefined();
   });
 
   it('refused with INVALID_ARGUMENT: an unknown face (timeout is the expiry’s own), a control character, a long identity', () => {
     expect(refused({ approved: true, via: 'timeout' })).toContain('via: one of rest, web, a2a, mcp, cli');
     expect(refused({ approved: true, via: 'email' })).toContain('via: one of');
+    expect(refused({ approved: true, deciderRoles: ['root'] })).toContain('decider_roles: each one of chat, approve, admin');
     expect(refused({ approved: true, decidedBy: 'ali\u0000ce' })).toContain('no control characters');
     expect(refused({ approved: true, decidedBy: 'x'.repeat(513) })).toContain('at most 512');
     expect(refused({ approved: true, decidedBy: '   ' })).toContain('non-empty');

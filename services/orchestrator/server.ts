@@ -81,6 +81,7 @@ const decision = z.object({
     .regex(/^[^\p{Cc}]*$/u, 'decided_by: no control characters')
     .optional(),
   via: z.enum(DECISION_FACES, { error: `via: one of ${DECISION_FACES.join(', ')}` }).optional(),
+  roles: z.array(z.enum(ROLES, { error: `decider_roles: each one of ${ROLES.join(', ')}` })).max(ROLES.length),
 });
 
 /** A `*_json` field of a decision: absent, or a JSON object within the limits of a stored JSON value. */
@@ -98,11 +99,16 @@ export function parseDecision(request: {
   via?: string | undefined;
   argumentsJson?: string | undefined;
   inputJson?: string | undefined;
+  deciderRoles?: string[];
 }): DecisionInput {
   // An empty string is proto3's "not given", as an absent field.
-  const parsed = decision.safeParse({ decidedBy: request.decidedBy || undefined, via: request.via || undefined });
+  const parsed = decision.safeParse({
+    decidedBy: request.decidedBy || undefined,
+    via: request.via || undefined,
+    roles: request.deciderRoles ?? [],
+  });
   if (!parsed.success) throw invalidArgument(parsed.error.issues[0]?.message ?? 'invalid decision');
-  const { decidedBy, via } = parsed.data;
+  const { decidedBy, via, roles } = parsed.data;
   const args = decisionObject(request.argumentsJson, 'arguments');
   const input = decisionObject(request.inputJson, 'input');
   if (input !== undefined && !request.approved)
@@ -112,6 +118,7 @@ export function parseDecision(request: {
   return {
     decidedBy: decidedBy ?? 'anonymous',
     via: via ?? 'rest',
+    ...(roles.length > 0 && { roles }),
     ...(args !== undefined && { arguments: args }),
     ...(input !== undefined && { input }),
   };

@@ -66,6 +66,8 @@ export interface DecisionInput {
   input?: Record<string, unknown>;
   /** An expiry that rejects: the approval becomes expired, not rejected. */
   expired?: boolean;
+  /** The decider's roles (chat, approve, admin): an approval with a quorum is decided only by its role. */
+  roles?: string[];
 }
 
 /**
@@ -223,6 +225,7 @@ export class TurnRunner {
             ...(reason !== undefined && { reason }),
             ...facts,
             ...(decision.input !== undefined && { input: decision.input }),
+            ...(decision.roles && { deciderRoles: decision.roles }),
             approval,
           },
           activation,
@@ -231,6 +234,12 @@ export class TurnRunner {
       if (answer.kind === 'handedBack' || answer.kind === 'unknown')
         return this.followDecision(approval, { approved, ...facts }, answer, by);
       const decided = activation.approval ?? approval;
+      if (answer.kind === 'voteRecorded') {
+        const votes = decided.votes.length;
+        const required = decided.quorum?.required ?? 1;
+        this.log.info('approval vote recorded', { approval: uuid, decided_by: decision.decidedBy, votes, required });
+        return { decided: false, voteRecorded: { votes, required }, approval: decided, conversation: activation.conversation };
+      }
       if (answer.kind !== 'notDecided') recordApprovalDecided(decisionOutcome(decided.status));
       if (answer.kind === 'notDecided' && decided.status === ApprovalStatus.APPROVAL_STATUS_PENDING && decision.via !== 'timeout') {
         // The store refused the claim as too late (its expires_at passed): the deadline is the deadline, the expiry decides.
@@ -517,6 +526,7 @@ export class TurnRunner {
         break;
       }
       case 'notDecided':
+      case 'voteRecorded':
       case 'cancelled':
       case 'interrupted':
         throw internal(`a turn cannot answer "${answer.kind}"`);

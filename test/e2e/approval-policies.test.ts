@@ -17,6 +17,8 @@ import { get, post } from '../support/http.js';
 import { resourceNames } from '../support/resources-db.js';
 import { startScriptedModel, type ScriptedModelServer } from '../support/scripted-model.js';
 import { tokenAuth } from '../support/token-auth.js';
+import { until } from '../support/until.js';
+import { startWebhookReceiver, type WebhookReceiver } from '../support/webhook-receiver.js';
 
 const REASON = 'production resources are never removed by the agent';
 
@@ -36,16 +38,38 @@ const POLICIES = [
 
 let model: ScriptedModelServer;
 let agent: AgentProcess;
+let receiver: WebhookReceiver;
+const SECRET = `whsec_${Buffer.from('a policy webhook secret, 32 byte').toString('base64')}`;
 
 beforeAll(async () => {
   model = await startScriptedModel();
-  agent = await startAgent({ geminiBaseUrl: model.geminiBaseUrl, config: { approvals: { policies: POLICIES } } });
+  receiver = await startWebhookReceiver(SECRET);
+  agent = await startAgent({
+    geminiBaseUrl: model.geminiBaseUrl,
+    env: { ASG_WEBHOOK_SECRET: SECRET },
+    config: {
+      approvals: { policies: POLICIES },
+      webhooks: [{ url: receiver.url, secret_env: 'ASG_WEBHOOK_SECRET', events: ['approval.decided'] }],
+    },
+  });
 });
 
 afterAll(async () => {
   await agent?.stop();
+  await receiver?.close();
   await model?.close();
 });
+
+/** The approval.decided webhook of the policy rule's decision in a conversation. */
+const policyHook = (rule: string, conversationId: string) =>
+  until(`the approval.decided webhook of policy:${rule}`, () =>
+    receiver.deliveries.find(
+      (delivery) =>
+        delivery.payload?.type === 'approval.decided' &&
+        delivery.payload.data.decided_by === `policy:${rule}` &&
+        delivery.payload.data.conversation_id === conversationId,
+    ),
+  );
 
 const db = () => join(agent.dir, 'resources.db');
 
@@ -64,6 +88,14 @@ describe('approval policies in a running agent', () => {
       subject: created.body.conversation.id,
       detail: { tool_name: 'resources_add', approved: true, status: 'approved', policy: 'tiny-adds' },
     });
+    // Told to webhooks as a human's decision is.
+    const hook = await policyHook('tiny-adds', created.body.conversation.id);
+    expect(hook.payload!.data).toMatchObject({
+      status: 'approved',
+      via: 'policy',
+      tool_name: 'resources_add',
+      tool_args: { name: 'tiny-1', value: 5 },
+    });
   });
 
   it('a removal the rule rejects does not run, and the model is told the rule and its reason', async () => {
@@ -80,6 +112,8 @@ describe('approval policies in a running agent', () => {
     expect(audit.body.entries.find((each: any) => each.actor === 'policy:prod-deletes')).toMatchObject({
       detail: { tool_name: 'resources_remove', approved: false, status: 'rejected', reason: REASON },
     });
+    const hook = await policyHook('prod-deletes', created.body.conversation.id);
+    expect(hook.payload!.data).toMatchObject({ status: 'rejected', via: 'policy', reason: REASON, tool_name: 'resources_remove' });
   });
 
   it('a call no rule matches stops as without policies; one a rule requires stops too', async () => {

@@ -295,3 +295,57 @@ describe('signed in with a token', () => {
     expect(resourceNames(join(secured.dir, 'resources.db'))).not.toContain('chatty-1');
   });
 });
+
+describe('an approval that needs a quorum', () => {
+  const TOKENS = { alice: 'alice-token-5a6b7c8d', bob: 'bob-token-9e8d7c6b5a' };
+  let quorate: AgentProcess;
+
+  beforeAll(async () => {
+    const auth = tokenAuth({ alice: { token: TOKENS.alice, roles: ['chat', 'approve'] }, bob: { token: TOKENS.bob, roles: ['approve'] } });
+    quorate = await startAgent({
+      geminiBaseUrl: model.geminiBaseUrl,
+      env: auth.env,
+      config: {
+        ...auth.config,
+        approvals: { policies: [{ name: 'four-eyes', tools: ['resources_add'], require: { approvals: 2, not_requester: true } }] },
+      },
+    });
+  }, 120_000);
+
+  afterAll(async () => {
+    await quorate?.stop();
+  });
+
+  it('the card says where the quorum stands and that the requester cannot approve; "Needs my vote" leaves it out for her', async () => {
+    const { page, pageErrors } = await browser();
+    await page.goto(quorate.url);
+    const identity = page.getByTestId('identity');
+    await expect.poll(() => identity.getAttribute('data-state'), { timeout: 10_000 }).toBe('signed-out');
+    await identity.getByLabel('API token').fill(TOKENS.alice);
+    await identity.getByRole('button', { name: 'Sign in' }).click();
+    await expect.poll(() => page.getByTestId('identity-name').textContent(), { timeout: 15_000 }).toBe('alice');
+    await page.getByLabel('Message').fill('add resource quorum-web with value 5000');
+    await page.getByRole('button', { name: 'Send' }).click();
+    const card = chat(page).getByTestId('approval-card');
+    await expect.poll(() => card.count(), { timeout: 30_000 }).toBe(1);
+    const standing = card.getByTestId('approval-quorum');
+    await expect.poll(() => standing.textContent(), { timeout: 10_000 }).toBe('0 of 2 approvals; you cannot approve your own request');
+    // Her own vote is refused, and the card says why.
+    await card.getByRole('button', { name: /^Approve/ }).click();
+    await expect.poll(() => card.getByRole('alert').textContent(), { timeout: 10_000 }).toMatch(/not_requester/);
+
+    // Bob votes over REST; the card, read again, counts his vote.
+    const uuid = (await card.getAttribute('data-uuid'))!;
+    const vote = await post(`${quorate.url}/approvals/${uuid}`, { approved: true }, { authorization: `Bearer ${TOKENS.bob}` });
+    expect(vote.status).toBe(202);
+    await page.reload();
+    await expect
+      .poll(() => chat(page).getByTestId('approval-quorum').textContent(), { timeout: 15_000 })
+      .toMatch(/^1 of 2 approvals — bob approved (just now|\d+ s ago); you cannot approve your own request$/);
+
+    await page.goto(`${quorate.url}/#/approvals/mine`);
+    await expect.poll(() => page.locator('.placeholder').textContent(), { timeout: 15_000 }).toBe('Nothing waits for your vote.');
+    expect(resourceNames(join(quorate.dir, 'resources.db'))).not.toContain('quorum-web');
+    expect(pageErrors).toEqual([]);
+  });
+});

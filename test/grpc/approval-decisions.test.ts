@@ -152,6 +152,7 @@ describe('edit on approve', () => {
         approved: true,
         decidedBy: 'alice',
         via: 'web',
+        deciderRoles: [],
         argumentsJson: JSON.stringify({ tag: 'no ms' }),
       }),
     ).rejects.toMatchObject({
@@ -161,9 +162,11 @@ describe('edit on approve', () => {
       ),
     });
     await expect(
-      orchestratorClient.resolveApproval({ uuid, approved: false, argumentsJson: JSON.stringify({ ms: 1 }) }),
+      orchestratorClient.resolveApproval({ uuid, approved: false, deciderRoles: [], argumentsJson: JSON.stringify({ ms: 1 }) }),
     ).rejects.toMatchObject({ code: GrpcStatus.INVALID_ARGUMENT });
-    await expect(orchestratorClient.resolveApproval({ uuid, approved: true, via: 'carrier-pigeon' })).rejects.toMatchObject({
+    await expect(
+      orchestratorClient.resolveApproval({ uuid, approved: true, via: 'carrier-pigeon', deciderRoles: [] }),
+    ).rejects.toMatchObject({
       code: GrpcStatus.INVALID_ARGUMENT,
     });
     expect((await approvalOf(uuid)).status).toBe(ApprovalStatus.APPROVAL_STATUS_PENDING);
@@ -175,6 +178,7 @@ describe('edit on approve', () => {
       approved: true,
       decidedBy: 'alice',
       via: 'web',
+      deciderRoles: [],
       argumentsJson: JSON.stringify(edited),
     });
     expect(answer.decided).toBe(true);

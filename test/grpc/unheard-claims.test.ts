@@ -100,7 +100,7 @@ async function waitingApproval(tag: string): Promise<string> {
   return result!.approval!.uuid;
 }
 
-const alice = { approved: true, decidedBy: 'alice', via: 'rest' } as const;
+const alice = { approved: true as const, decidedBy: 'alice', via: 'rest', deciderRoles: [] };
 
 it("a second decision whose claim went unheard is not taken for the first one's, though the same person made both through the same face", async () => {
   const uuid = await waitingApproval('twice');

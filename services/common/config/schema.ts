@@ -17,7 +17,7 @@ const APPROVAL_RULES = ['always', 'never', 'auto'] as const;
 
 /** What a role allows — `chat` talks and reads, `approve` decides approvals, `admin` everything. */
 export const ROLES = ['chat', 'approve', 'admin'] as const;
-export const WEBHOOK_EVENTS = ['approval.requested', 'approval.decided', 'run.completed', 'run.failed'] as const;
+export const WEBHOOK_EVENTS = ['approval.requested', 'approval.decided', 'approval.escalated', 'run.completed', 'run.failed'] as const;
 const envName = z.string().regex(/^[A-Za-z_][A-Za-z0-9_]{0,127}$/, 'an environment variable name');
 const timeoutAction = z.enum(['reject', 'approve']);
 
@@ -90,7 +90,7 @@ const approvalPolicySchema = z
     decide: z.enum(['approve', 'reject']).optional(),
     /** With `decide: reject`: what the model is told. */
     reason: z.string().trim().min(1, 'a reason (or leave it out)').max(MAX_REASON_LENGTH).optional(),
-    /** Stop for a human. A quorum, a role and not_requester are accepted but not enforced yet (the check warns). */
+    /** Stop for a human: `approvals` distinct people holding `role` (default approve), with not_requester none of them the requester. */
     require: z
       .strictObject({
         approvals: z.number().int().min(1).max(10).default(1),
@@ -98,7 +98,7 @@ const approvalPolicySchema = z
         not_requester: z.boolean().default(false),
       })
       .optional(),
-    /** Accepted but not enforced yet (the check warns). */
+    /** After `after` without a decision, the approval's quorum counts the votes of `to_role` too (stored, polled, done once). */
     escalate: z.strictObject({ after: duration, to_role: z.enum(ROLES) }).optional(),
   })
   .superRefine((rule, context) => {

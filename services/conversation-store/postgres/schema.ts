@@ -163,6 +163,8 @@ const MIGRATIONS: readonly string[] = [
   `,
   // 13: the run journal, as SQLite schema 22.
   ddl.runJournal(T),
+  // 14: escalation of pending approvals, as SQLite schema 23.
+  ddl.approvalEscalations(T),
 ];
 
 export const POSTGRES_SCHEMA_VERSION = MIGRATIONS.length;

@@ -238,3 +238,14 @@ export const runJournal = (t: ColumnTypes) => `
     body        ${t.text} NOT NULL,
     PRIMARY KEY (run_id, idx)
   )${t.keyedTable};`;
+
+/**
+ * Escalation (SQLite 23, PostgreSQL 14): when a pending approval escalates and to which role (ISO text on the store's
+ * clock), and when it did; the pending, not yet escalated ones found by due time through a partial index.
+ */
+export const approvalEscalations = (t: ColumnTypes) => `
+  ALTER TABLE approvals ADD COLUMN escalates_at ${t.text};
+  ALTER TABLE approvals ADD COLUMN escalation_role ${t.text};
+  ALTER TABLE approvals ADD COLUMN escalated_at ${t.text};
+  CREATE INDEX approvals_escalation_due ON approvals (escalates_at, uuid)
+    WHERE status = 'pending' AND escalates_at IS NOT NULL AND escalated_at IS NULL;`;

@@ -127,6 +127,9 @@ function buildQueries(d: DialectSql) {
     'quorum_role',
     'quorum_not_requester',
     'requested_by',
+    'escalates_at',
+    'escalation_role',
+    'escalated_at',
   ] as const;
   const approvalRow = [...approvalColumns, d.expiresAtText.as('expires_at'), d.votesJson.as('votes_json')] as const;
   const approvals = db.selectFrom('approvals').select(approvalRow);
@@ -205,7 +208,7 @@ function buildQueries(d: DialectSql) {
       .values({
         ...named('uuid', 'conversation_id', 'tool_call_id', 'tool_name', 'tool_args', 'args_hash', 'description', 'remote_task_id'),
         ...named('remote_agent_name', 'created_at', 'agent_chain', 'outcome_unknown', 'replaces_uuid', 'on_timeout'),
-        ...named('quorum_required', 'quorum_role', 'quorum_not_requester', 'requested_by'),
+        ...named('quorum_required', 'quorum_role', 'quorum_not_requester', 'requested_by', 'escalates_at', 'escalation_role'),
         status: lit('pending'),
         updated_at: p('created_at'),
         expires_at: d.approvalExpiresAt,
@@ -299,6 +302,23 @@ function buildQueries(d: DialectSql) {
       .orderBy('expires_at')
       .orderBy('uuid')
       .limit(p('limit')),
+
+    // Pending approvals due to escalate, through the partial index of those not escalated yet.
+    dueEscalations: pending
+      .where('escalates_at', 'is not', null)
+      .where('escalated_at', 'is', null)
+      .where('escalates_at', '<=', p('now'))
+      .orderBy('escalates_at')
+      .orderBy('uuid')
+      .limit(p('limit')),
+    // An escalation happens once: only a pending approval not escalated yet is marked.
+    markEscalated: db
+      .updateTable('approvals')
+      .set({ escalated_at: p('now') })
+      .where('uuid', '=', p('uuid'))
+      .where('status', '=', lit('pending'))
+      .where('escalated_at', 'is', null)
+      .returning(approvalRow),
 
     // The audit trail: appended, never changed; newest first, before an id.
     insertAudit: db

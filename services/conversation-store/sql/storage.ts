@@ -12,6 +12,8 @@ import {
   claimDecision,
   decisionAuditRow,
   EXPIRY_VIA,
+  escalationAuditRow,
+  policyDecisionRow,
   voteAuditRow,
   endingOutcome,
   FIRST_APPROVAL,
@@ -231,7 +233,7 @@ export abstract class SqlConversationStorage extends ConversationChanges {
       // The conversation first (the lock order of every write), then the conditional claim.
       await this.lockConversation(tx, found.conversation_id);
       // An approval that needs a quorum is approved by votes; the expiry's own approval is the policy's, not a person's.
-      if (request.approved && (found.quorum_required ?? 0) > 1 && request.via !== EXPIRY_VIA) {
+      if (request.approved && (found.quorum_required ?? 0) >= 1 && request.via !== EXPIRY_VIA) {
         const voted = await this.vote(tx, await requireApproval(tx, found.uuid), decision);
         if (voted.answer !== undefined) return voted.answer;
         decision = voted.decision;
@@ -375,11 +377,43 @@ export abstract class SqlConversationStorage extends ConversationChanges {
     );
   }
 
-  /** Appends an audit entry with the store's id and time (the request's are ignored). */
-  async appendAudit(entry: pb.AuditEntry): Promise<pb.AuditEntry> {
+  /**
+   * Escalates the pending approvals whose escalates_at has passed, each once across replicas: under its conversation's
+   * lock, the conditional mark (escalated_at), its event and its audit entry commit together; one that another replica
+   * escalated (or somebody decided) meanwhile is left alone. The approvals this call escalated, as stored.
+   */
+  async escalateDueApprovals(limit: number): Promise<pb.PendingApproval[]> {
+    const due = await this.read((tx) => tx.all<ApprovalRow>('dueEscalations', { now: isoTimestamp(this.now()), limit }));
+    const escalated: pb.PendingApproval[] = [];
+    for (const approval of due) {
+      const row = await this.write(async (tx) => {
+        await this.lockConversation(tx, approval.conversation_id);
+        const now = isoTimestamp(this.now());
+        const [marked] = await tx.all<ApprovalRow>('markEscalated', { uuid: approval.uuid, now });
+        if (!marked) return undefined;
+        tx.changes.event(marked.conversation_id, now, { kind: 'approval_escalated', approval: marked });
+        await tx.all('insertAudit', escalationAuditRow(marked, now));
+        return marked;
+      });
+      if (row) escalated.push(approvalFromRow(row));
+    }
+    return escalated;
+  }
+
+  /**
+   * Appends an audit entry with the store's id and time (the request's are ignored); with a policy's decision on a
+   * call, its conversation's approval_resolved event too (the webhooks' approval.decided), in the same transaction.
+   */
+  async appendAudit(entry: pb.AuditEntry, policyDecision?: pb.PolicyDecision): Promise<pb.AuditEntry> {
     const { kind, actor, via, subject, detailJson } = entry;
     return this.write(async (tx) => {
-      const args = { at: isoTimestamp(this.now()), kind, actor, via, subject, detail_json: detailJson };
+      const at = isoTimestamp(this.now());
+      if (policyDecision) {
+        await requireConversation(tx, policyDecision.conversationId);
+        await this.lockConversation(tx, policyDecision.conversationId);
+        tx.changes.event(policyDecision.conversationId, at, { kind: 'approval_resolved', approval: policyDecisionRow(policyDecision, at) });
+      }
+      const args = { at, kind, actor, via, subject, detail_json: detailJson };
       return auditEntryFromRow((await tx.all<AuditRow>('insertAudit', args))[0]!);
     });
   }

@@ -207,6 +207,8 @@ const MIGRATIONS: readonly string[] = [
   `,
   // 22: the run journal: runs and their steps (runJournal).
   ddl.runJournal(T),
+  // 23: escalation of pending approvals (approvalEscalations).
+  ddl.approvalEscalations(T),
 ];
 
 export const SCHEMA_VERSION = MIGRATIONS.length;

@@ -203,7 +203,7 @@ describe('what the configuration check says of the policies', () => {
     ]);
   });
 
-  it('a quorum without auth is an error; quorum, role, not_requester and escalation are warned of as not enforced', () => {
+  it('a quorum without auth is an error; with auth, quorum, role, not_requester and escalation are enforced: no warning', () => {
     const quorum = rule({
       name: 'big',
       decide: undefined,
@@ -216,7 +216,6 @@ describe('what the configuration check says of the policies', () => {
     ]);
     const withAuth = policyProblems(config([quorum], { tokens: [] }));
     expect(withAuth.errors).toEqual([]);
-    expect(withAuth.warnings.map((warning) => warning.path.at(-1))).toEqual(['require', 'escalate']);
-    expect(withAuth.warnings[1]!.message).toContain('escalation is not enforced in this version');
+    expect(withAuth.warnings).toEqual([]);
   });
 });

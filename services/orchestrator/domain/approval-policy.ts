@@ -65,11 +65,16 @@ export interface PolicyContext {
   now: number;
 }
 
-/** What `require` asks for. Only a single approval is enforced in this version (policyProblems warns of the rest). */
-interface RequiredApprovals {
+/**
+ * What `require` asks for: `approvals` distinct people, each holding `role` (by name; absent:
+ * "approve"), none of them the requester with `notRequester`; with `escalate`, after that long
+ * the people of its role may vote too.
+ */
+export interface RequiredApprovals {
   approvals: number;
   role?: string;
   notRequester: boolean;
+  escalate?: { afterMs: number; toRole: string };
 }
 
 export type PolicyVerdict =
@@ -360,14 +365,14 @@ function decisionOf(rule: ApprovalPolicyRule): Exclude<PolicyVerdict, { kind: 'n
       approvals: require.approvals,
       ...(require.role !== undefined && { role: require.role }),
       notRequester: require.not_requester,
+      ...(rule.escalate && { escalate: { afterMs: rule.escalate.after, toRole: rule.escalate.to_role } }),
     },
   };
 }
 
 /**
  * What `asg config check` (and every start) says of the policies: each condition compiled and
- * type-checked, a quorum without `auth` (nobody could be told apart), and what this version
- * accepts but does not enforce yet (a quorum, a role, not_requester, escalation).
+ * type-checked, and a quorum without `auth` (nobody could be told apart). Warnings: none yet.
  */
 export function policyProblems(config: Pick<AgentConfig, 'approvals' | 'auth'>): { errors: PolicyProblem[]; warnings: PolicyProblem[] } {
   const errors: PolicyProblem[] = [];
@@ -383,17 +388,6 @@ export function policyProblems(config: Pick<AgentConfig, 'approvals' | 'auth'>):
       errors.push({
         path: [...at, 'require', 'approvals'],
         message: `${require.approvals} approvals need \`auth\`: without it every approver is "anonymous", and nobody can be told apart`,
-      });
-    if (require && (require.approvals > 1 || require.role !== undefined || require.not_requester))
-      warnings.push({
-        path: [...at, 'require'],
-        message:
-          'approvals, role and not_requester are not enforced in this version: the call stops for a human, and one decision by anyone who may decide approvals settles it',
-      });
-    if (rule.escalate)
-      warnings.push({
-        path: [...at, 'escalate'],
-        message: 'escalation is not enforced in this version: the approval waits as approvals.timeout says, and nobody else is asked',
       });
   }
   return { errors, warnings };

@@ -1,6 +1,6 @@
 import type { ToolCallPart } from '../../../gen/ts/asg/llm/v1/llm.js';
 import type { Tool } from '../../../gen/ts/asg/tools/v1/tools.js';
-import type { PolicyVerdict } from './approval-policy.js';
+import type { PolicyVerdict, RequiredApprovals } from './approval-policy.js';
 import { checkArguments, parseArguments } from './arguments.js';
 import { NOT_RETRIED } from './messages.js';
 
@@ -34,10 +34,19 @@ export type PlannedCall =
   | { kind: 'refuse'; call: ToolCallPart; args: Record<string, unknown>; tool: Tool; rule: string; reason?: string }
   | { kind: 'defer'; call: ToolCallPart; args: Record<string, unknown>; tool: Tool };
 
-/** Why a policy stops a call for a human: the rule, and the error of its condition when it could not be evaluated. */
+/**
+ * Why a policy stops a call for a human: the rule, and the error of its condition when it could
+ * not be evaluated; else who may decide it (`require`).
+ */
 export interface PolicyGate {
   rule: string;
   error?: string;
+  require?: RequiredApprovals;
+}
+
+/** The policy's part of a `require` verdict: the error of its condition, or who may decide. */
+export function policyGate(verdict: Extract<PolicyVerdict, { kind: 'require' }>): PolicyGate {
+  return { rule: verdict.rule, ...(verdict.error !== undefined ? { error: verdict.error } : { require: verdict.require }) };
 }
 
 export interface PlanOptions {
@@ -74,13 +83,7 @@ export function planToolCalls(
     if (verdict.kind === 'require') {
       if (gated) return { kind: 'defer', call, args, tool };
       gated = true;
-      return {
-        kind: 'gate',
-        call,
-        args,
-        tool,
-        policy: { rule: verdict.rule, ...(verdict.error !== undefined && { error: verdict.error }) },
-      };
+      return { kind: 'gate', call, args, tool, policy: policyGate(verdict) };
     }
     if (!tool.destructive) return { kind: 'run', call, args, tool };
     if (!options.gateDestructive) return { kind: 'run', call, args, tool, unapproved: true };

@@ -56,6 +56,11 @@ export function approvalDecided(transition: Transition, decided: DecidedEvent): 
     refuse(transition, 'invalidArgument', EDIT_WITHOUT_APPROVAL);
     return;
   }
+  const refusal = approval.status === ApprovalStatus.APPROVAL_STATUS_PENDING ? voterProblem(approval, event) : undefined;
+  if (refusal) {
+    refuse(transition, 'permissionDenied', refusal);
+    return;
+  }
   if (approval.status !== ApprovalStatus.APPROVAL_STATUS_PENDING) {
     // Decided already: the claim loses and says how; nothing else is checked or prepared.
     transition.state.decision.inClaim = true;
@@ -87,6 +92,23 @@ export function approvalDecided(transition: Transition, decided: DecidedEvent): 
     return;
   }
   prepareClaim(transition);
+}
+
+/**
+ * Why the decider may not decide an approval with a quorum, or undefined: a quorum counts the
+ * votes of principals holding its role by name (admin does not stand in for another role, so
+ * that an escalation to admin means something), and, once the approval has escalated, of its
+ * escalation's role too. The expiry decides as its policy says, without a role.
+ */
+function voterProblem(approval: PendingApproval, event: Pick<DecidedEvent, 'deciderRoles' | 'decidedBy' | 'via'>): string | undefined {
+  const quorum = approval.quorum;
+  if (!quorum || event.via === EXPIRY_VIA) return undefined;
+  const roles = event.deciderRoles ?? [];
+  const allowed = [quorum.role || 'approve', ...(approval.escalatedAt && approval.escalationRole ? [approval.escalationRole] : [])];
+  if (allowed.some((role) => roles.includes(role))) return undefined;
+  const who = event.decidedBy ?? 'anonymous';
+  const has = roles.length > 0 ? roles.join(', ') : 'none';
+  return `approval ${approval.uuid} is decided by principals with the role ${allowed.join(' or ')}; ${who} has ${has}. Nothing was recorded.`;
 }
 
 /** Only an approval runs a call, so only an approval can change its arguments. */
@@ -243,6 +265,8 @@ function askAgain(transition: Transition, executing: readonly PendingApproval[])
       agentChain: approval.agentChain,
       outcomeUnknown: true,
       replacesUuid: approval.uuid,
+      // Asked again, the call needs the same people as before; their votes start over.
+      ...(approval.quorum && { quorum: approval.quorum }),
     };
     return { interrupted: approval.uuid, approval: again, run };
   });
@@ -410,6 +434,18 @@ export function claim(transition: Transition): void {
   });
 }
 
+/**
+ * The edited arguments an approved call runs with, and who edited them: this decision's, or
+ * those in force when a quorum's completing vote came without any — the first vote for them
+ * made the edit (an edit restarts the count).
+ */
+function editsInForce(decision: NonNullable<Transition['state']['decision']>): { args: Record<string, unknown>; by: string } | undefined {
+  if (decision.editedArgs) return { args: decision.editedArgs, by: decision.decidedBy || 'anonymous' };
+  const stored = decision.approval.editedArgsJson;
+  if (!stored || !decision.approval.quorum) return undefined;
+  return { args: jsonObjectOf(stored), by: decision.approval.votes[0]?.by ?? 'anonymous' };
+}
+
 /** What the model reads when a human declined to answer a server's question. */
 function declinedText(toolName: string, server: string, reason: string | undefined): string {
   const said = reason?.trim() ? `: ${reason.trim()}` : '';
@@ -433,7 +469,7 @@ function cancelledWith(
   };
 }
 
-export function claimed(transition: Transition, won: boolean, stored?: PendingApproval): void {
+export function claimed(transition: Transition, won: boolean, stored?: PendingApproval, voteRecorded = false): void {
   const decision = transition.state.decision;
   if (!decision) {
     outOfPhase(transition, 'claimed', 'no decision is being claimed');
@@ -443,9 +479,10 @@ export function claimed(transition: Transition, won: boolean, stored?: PendingAp
   // What runs is checked as the claim stored it, not as it was read before.
   if (stored) decision.approval = stored;
   if (!won) {
-    end(transition, { kind: 'notDecided' });
+    end(transition, { kind: voteRecorded ? 'voteRecorded' : 'notDecided' });
     return;
   }
+
   decision.claimed = true;
   const pause = decision.pause ?? {
     approvalUuid: decision.uuid,
@@ -464,9 +501,8 @@ export function claimed(transition: Transition, won: boolean, stored?: PendingAp
     // An input request's "edit" is the human's answer to the server, not arguments.
     const input = pause.input && { request: pause.input, responses: inputResponses(pause.input, decision.editedArgs ?? {}) };
     // A proxied call is the peer's own stored call: only a local call runs edited arguments.
-    const edited = !input &&
-      !approval.remoteTaskId &&
-      decision.editedArgs && { args: decision.editedArgs, by: decision.decidedBy || 'anonymous' };
+    const inForce = editsInForce(decision);
+    const edited = !input && !approval.remoteTaskId && inForce;
     // The approved call is the stored call: one whose arguments no longer match the hash taken when
     // it was asked is not run — the approval's own hash, and the one the run's pause kept of the
     // call it stopped (absent only in pauses of runs stored before pauses kept it).

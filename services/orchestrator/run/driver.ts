@@ -15,6 +15,7 @@ import {
   GrpcStatus,
   internal,
   invalidArgument,
+  permissionDenied,
   isCode,
   outcomeUnknown,
   RpcError,
@@ -47,6 +48,7 @@ const REFUSALS: Record<Extract<Effect, { kind: 'refuse' }>['code'], (message: st
   failedPrecondition,
   unavailable,
   aborted,
+  permissionDenied,
 };
 
 /** Effects that touch the store run one after another, in the order the machine asked for them. */
@@ -267,6 +269,8 @@ export class RunDriver {
         activation.conversation = required(claim.conversation);
         activation.watched = activation.conversation.watched;
         activation.approval = claim.approval ?? activation.approval;
+        if (claim.voteRecorded)
+          return { kind: 'claimed', won: false, voteRecorded: true, ...(claim.approval && { approval: claim.approval }) };
         if (!claim.claimed) {
           this.log.info('approval already decided', { approval: effect.uuid });
           return { kind: 'claimed', won: false };
@@ -456,6 +460,16 @@ export class RunDriver {
             via: 'policy',
             subject: activation.conversationId,
             detailJson: JSON.stringify(detail),
+          },
+          // Told as a decision too (the webhook approval.decided), as a human's is.
+          policyDecision: {
+            conversationId: activation.conversationId,
+            toolCallId: decided.call.id,
+            toolName: decided.call.name,
+            toolArgsJson: JSON.stringify(decided.args),
+            approved,
+            ...(decided.reason !== undefined && { reason: decided.reason }),
+            rule,
           },
         }),
       );

@@ -306,7 +306,7 @@ function handle(transition: Transition, event: RunEvent): void {
       claim(transition);
       return;
     case 'claimed':
-      claimed(transition, event.won, event.approval);
+      claimed(transition, event.won, event.approval, event.voteRecorded === true);
       return;
     case 'claimConflict':
       claimConflict(transition, event.latest, event.revision);

@@ -8,12 +8,20 @@
  */
 import { describe, expect, it } from 'vitest';
 import type { ToolCallPart } from '../../../gen/ts/asg/llm/v1/llm.js';
-import { MessageRole, type Message, type NewMessage } from '../../../gen/ts/asg/store/v1/store.js';
+import {
+  ApprovalStatus,
+  MessageRole,
+  type Message,
+  type NewApproval,
+  type NewMessage,
+  type PendingApproval,
+} from '../../../gen/ts/asg/store/v1/store.js';
 import type { Tool } from '../../../gen/ts/asg/tools/v1/tools.js';
 import type { ApprovalPolicyRule } from '../../common/config/schema.js';
 import { ApprovalPolicies } from '../domain/approval-policy.js';
 import type { AgentNode } from '../domain/tree.js';
-import { freshRun, next } from './machine.js';
+import { callHash } from '../../common/call-hash.js';
+import { freshRun, next, storedRun } from './machine.js';
 import type { CallFacts, Effect, MachineEnv, Path, RunEvent, RunState } from './types.js';
 
 const schema = { type: 'object', properties: { name: { type: 'string' }, value: { type: 'number' } } };
@@ -221,5 +229,125 @@ describe('approval policies in the run machine', () => {
     const [append] = of(effects, 'append');
     expect(append!.messages.at(-1)).toMatchObject({ node: 'remote', toolCall: { rejected: true, reason: 'not today' } });
     expect(append!.messages.at(-1)!.content).toContain('Rejected by policy "no-remote": not today.');
+  });
+});
+
+describe('quorums in the run machine', () => {
+  const QUORUM_RULES = [
+    rule({ name: 'four-eyes', tools: ['resources_add'], require: { approvals: 2, not_requester: true } }),
+    rule({ name: 'admins-remove', tools: ['resources_remove'], require: { approvals: 1, role: 'admin', not_requester: false } }),
+  ];
+  const quorumEnv = env(QUORUM_RULES);
+
+  /** The approval stored for the paused call, as the store returns it, and the run it paused. */
+  function paused(name: string, args: Record<string, unknown>) {
+    const { state, effects } = simpleStep([call('c1', name, args)], ALICE, quorumEnv);
+    const [write] = of(effects, 'write');
+    const approval = write!.approvals[0]!;
+    const written = feed(state, quorumEnv, { kind: 'written', revision: 4 });
+    return { approval, run: write!.run!, state: written.state };
+  }
+
+  const pendingOf = (approval: NewApproval, extra: Partial<PendingApproval> = {}): PendingApproval => ({
+    ...approval,
+    conversationId: 'conversation-1',
+    createdAt: undefined,
+    updatedAt: undefined,
+    status: ApprovalStatus.APPROVAL_STATUS_PENDING,
+    argsHash: callHash(approval.toolName, JSON.parse(approval.toolArgsJson)),
+    votes: [],
+    ...extra,
+  });
+
+  const decide = (approval: PendingApproval, decidedBy: string, roles: string[]): RunEvent => ({
+    kind: 'approvalDecided',
+    activation: 'activation-2',
+    uuid: approval.uuid,
+    approved: true,
+    approval,
+    decidedBy,
+    via: 'rest',
+    deciderRoles: roles,
+  });
+
+  it("a rule's require becomes the approval's quorum, with the run's requester; a plain require stores none", () => {
+    const { approval } = paused('resources_add', { name: 'x', value: 5 });
+    expect(approval.quorum).toEqual({ required: 2, role: 'approve', notRequester: true, requester: 'token:alice' });
+    const plain = simpleStep([call('c1', 'resources_add', { name: 'x', value: 5000 })]);
+    expect(of(plain.effects, 'write')[0]!.approvals[0]!.quorum).toBeUndefined();
+    // A role alone is a quorum of one: stored, so that the role is checked.
+    expect(paused('resources_remove', { name: 'x' }).approval.quorum).toEqual({
+      required: 1,
+      role: 'admin',
+      notRequester: false,
+      requester: 'token:alice',
+    });
+  });
+
+  it("a vote from a principal without the quorum's role is refused before anything is claimed", () => {
+    const { approval, run } = paused('resources_add', { name: 'x', value: 5 });
+    const { effects } = feed(storedRun(run, 4), quorumEnv, decide(pendingOf(approval), 'token:carol', ['chat', 'admin']));
+    expect(of(effects, 'claim')).toHaveLength(0);
+    expect(of(effects, 'refuse')).toEqual([
+      {
+        kind: 'refuse',
+        code: 'permissionDenied',
+        message: expect.stringContaining('decided by principals with the role approve; token:carol has chat, admin'),
+      },
+    ]);
+  });
+
+  it('a vote that does not complete the quorum ends the activation as voteRecorded; nothing runs', () => {
+    const { approval, run } = paused('resources_add', { name: 'x', value: 5 });
+    const pending = pendingOf(approval);
+    const voted = feed(storedRun(run, 4), quorumEnv, decide(pending, 'token:bob', ['approve']));
+    expect(of(voted.effects, 'claim')).toMatchObject([{ approved: true, decidedBy: 'token:bob' }]);
+    const after = feed(voted.state, quorumEnv, { kind: 'claimed', won: false, voteRecorded: true, approval: pending });
+    expect(of(after.effects, 'runApproved')).toHaveLength(0);
+    expect(of(after.effects, 'done')).toEqual([{ kind: 'done', answer: { kind: 'voteRecorded' } }]);
+  });
+
+  it('the completing vote runs the arguments an earlier voter edited, told as their edit', () => {
+    const { approval, run } = paused('resources_add', { name: 'x', value: 5 });
+    const edited = { name: 'x', value: 7 };
+    const completed = pendingOf(approval, {
+      status: ApprovalStatus.APPROVAL_STATUS_APPROVED,
+      editedArgsJson: JSON.stringify(edited),
+      votes: [
+        { by: 'token:bob', at: undefined, argsHash: 'h' },
+        { by: 'token:dave', at: undefined, argsHash: 'h' },
+      ],
+    });
+    const voted = feed(storedRun(run, 4), quorumEnv, decide(pendingOf(approval), 'token:dave', ['approve']));
+    const after = feed(voted.state, quorumEnv, { kind: 'claimed', won: true, approval: completed });
+    expect(of(after.effects, 'runApproved')).toMatchObject([{ edited: { args: edited, by: 'token:bob' } }]);
+  });
+
+  it('an escalating rule stores its escalation; once escalated, the votes of its role count too', () => {
+    const machineEnv = env([
+      rule({
+        name: 'escalating',
+        tools: ['resources_add'],
+        require: { approvals: 2, not_requester: false },
+        escalate: { after: 1_800_000, to_role: 'admin' },
+      }),
+    ]);
+    const { effects } = simpleStep([call('c1', 'resources_add', { name: 'x', value: 5 })], ALICE, machineEnv);
+    const [write] = of(effects, 'write');
+    const approval = write!.approvals[0]!;
+    expect(approval.escalation).toEqual({ afterMs: 1_800_000, toRole: 'admin' });
+    const before = feed(
+      storedRun(write!.run!, 4),
+      machineEnv,
+      decide(pendingOf(approval, { escalationRole: 'admin' }), 'token:carol', ['admin']),
+    );
+    expect(of(before.effects, 'refuse')).toMatchObject([{ code: 'permissionDenied' }]);
+    const after = feed(
+      storedRun(write!.run!, 4),
+      machineEnv,
+      decide(pendingOf(approval, { escalationRole: 'admin', escalatedAt: new Date(FACTS.now) }), 'token:carol', ['admin']),
+    );
+    expect(of(after.effects, 'refuse')).toEqual([]);
+    expect(of(after.effects, 'claim')).toMatchObject([{ decidedBy: 'token:carol' }]);
   });
 });

@@ -340,12 +340,15 @@ export type RunEvent =
       approval: PendingApproval;
       /** The answer to an MCP server's question, when the approval's pause holds one. */
       input?: Record<string, unknown>;
+      /** The decider's roles, as the gateway authenticated them: an approval with a quorum is decided only by its role. */
+      deciderRoles?: string[];
     } & DecisionFacts)
   /** The run's waiting approvals as stored, asked for by loadApprovals. */
   | { kind: 'approvalsLoaded'; approvals: PendingApproval[] }
   /** The claim of the decision: won, or another decision was first. */
   /** `approval`: the approval as the claim stored it, when the store returned it (what a won claim carries out). */
-  | { kind: 'claimed'; won: boolean; approval?: PendingApproval }
+  /** `voteRecorded`: nothing was claimed, but the decision was recorded as a vote of the approval's quorum, which is not complete yet. */
+  | { kind: 'claimed'; won: boolean; approval?: PendingApproval; voteRecorded?: boolean }
   /** A claim that named the run's revision was refused: the run changed (here is what is stored now); nothing was written. */
   | { kind: 'claimConflict'; latest: StoredRun | undefined; revision: number }
   /** The approved call ran (exactly once, recorded by the driver with its result). */
@@ -394,6 +397,8 @@ export type RunAnswer =
   | { kind: 'waiting' }
   /** The approval was decided by someone else first; nothing ran. */
   | { kind: 'notDecided' }
+  /** The decision was a vote of the approval's quorum, recorded; the quorum is not complete, so nothing ran. */
+  | { kind: 'voteRecorded' }
   /** A rejection cancelled the agent tree's run. */
   | { kind: 'cancelled' }
   /** The stored run belongs to another run now, or none: this activation is over. */
@@ -492,5 +497,5 @@ export type Effect =
    * (nothing was done: the decision cannot be carried out), UNAVAILABLE (what the decision needs could not be read; nothing
    * was decided) or ABORTED (its writes kept losing races).
    */
-  | { kind: 'refuse'; code: 'invalidArgument' | 'failedPrecondition' | 'unavailable' | 'aborted'; message: string }
+  | { kind: 'refuse'; code: 'invalidArgument' | 'failedPrecondition' | 'unavailable' | 'aborted' | 'permissionDenied'; message: string }
   | { kind: 'done'; answer: RunAnswer };

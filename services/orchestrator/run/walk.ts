@@ -4,7 +4,7 @@ import { callHash } from '../../common/call-hash.js';
 import { a2aTool, a2aToolsOf, proxyDescription } from '../domain/a2a-tools.js';
 import { assistantCall, rejectedResult, userMessage } from '../domain/messages.js';
 import { inputDescription } from '../domain/elicitation.js';
-import { describeCall, policyRejectionText } from '../domain/plan.js';
+import { describeCall, policyGate, policyRejectionText, type PolicyGate } from '../domain/plan.js';
 import { childGates, DEFAULT_MAX_ITERATIONS, joinOutputs, resolvePlaceholders, treeFingerprint, type AgentNode } from '../domain/tree.js';
 import type { BranchOutput, PendingCall } from './state.js';
 import type { GatedCall, LlmFrame, NodeOutcome, Path } from './types.js';
@@ -147,8 +147,7 @@ function enterA2a(transition: Transition, node: AgentNode, path: Path): void {
     return;
   }
   if (verdict.kind === 'require') {
-    const policy = { rule: verdict.rule, ...(verdict.error !== undefined && { error: verdict.error }) };
-    gateNode(transition, path, { kind: 'gate', call, args, tool, policy }, [callMessage], 0);
+    gateNode(transition, path, { kind: 'gate', call, args, tool, policy: policyGate(verdict) }, [callMessage], 0);
     return;
   }
   if (verdict.kind === 'approve') {
@@ -223,11 +222,22 @@ export function setOutput(transition: Transition, node: AgentNode, output: strin
   if (node.output_key) transition.state.changes.session[node.output_key] = output;
 }
 
-/** The approval to store for a gated call: its stored arguments, and for a proxy where the call waits. */
-export function approvalOf(gate: GatedCall, uuid: string): NewApproval {
+/**
+ * The approval to store for a gated call: its stored arguments, and for a proxy where the call
+ * waits. A policy that asks for more than one decision by anyone who may decide approvals — a
+ * quorum, a role, not the requester — stores it as the approval's quorum, with the requester
+ * (the principal whose message started the run) that not_requester refuses.
+ */
+export function approvalOf(gate: GatedCall, uuid: string, requester?: string): NewApproval {
   const base = { uuid, toolCallId: gate.call.id, toolName: gate.call.name, toolArgsJson: JSON.stringify(gate.args) };
   if (gate.input) return { ...base, description: inputDescription(gate.call.name, gate.input), agentChain: [] };
-  if (!gate.proxy) return { ...base, description: describeCall(gate.call.name, gate.tool.server, gate.args, gate.policy), agentChain: [] };
+  if (!gate.proxy)
+    return {
+      ...base,
+      description: describeCall(gate.call.name, gate.tool.server, gate.args, gate.policy),
+      agentChain: [],
+      ...quorumOf(gate.policy, requester),
+    };
   const remote = gate.proxy;
   return {
     ...base,
@@ -237,6 +247,25 @@ export function approvalOf(gate: GatedCall, uuid: string): NewApproval {
     agentChain: [remote.agent, ...(remote.approval?.chain ?? [])],
   };
 }
+
+function quorumOf(policy: PolicyGate | undefined, requester: string | undefined): Pick<NewApproval, 'quorum' | 'escalation'> {
+  const require = policy?.require;
+  if (!require) return {};
+  // One decision by anyone who may decide approvals is what every approval needs: no quorum to store.
+  if (require.approvals <= 1 && require.role === undefined && !require.notRequester && !require.escalate) return {};
+  return {
+    quorum: {
+      required: require.approvals,
+      role: require.role ?? DEFAULT_QUORUM_ROLE,
+      notRequester: require.notRequester,
+      ...(requester && { requester }),
+    },
+    ...(require.escalate && { escalation: { afterMs: require.escalate.afterMs, toRole: require.escalate.toRole } }),
+  };
+}
+
+/** The role a quorum's voters hold when the rule names none. */
+const DEFAULT_QUORUM_ROLE = 'approve';
 
 /** Records a pause at the node at `path` for `gate`, with the node's steps of this run that led to it. */
 export function gateNode(transition: Transition, path: Path, gate: GatedCall, messages: NewMessage[], earlierSteps: number): void {
@@ -255,7 +284,7 @@ export function gateNode(transition: Transition, path: Path, gate: GatedCall, me
     argsHash: callHash(gate.call.name, gate.args),
     ...(gate.input && { input: gate.input }),
   });
-  const approval = approvalOf(gate, uuid);
+  const approval = approvalOf(gate, uuid, transition.state.requester?.name);
   transition.state.gates.push({ approval, messages });
   record(transition, {
     kind: 'approval',

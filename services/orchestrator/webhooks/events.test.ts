@@ -21,6 +21,20 @@ const approval: PendingApproval = {
 const event = (extra: Partial<ConversationEvent>): ConversationEvent => ({ id: 7, conversationId: approval.conversationId, at, ...extra });
 
 describe('stored events as webhook events', () => {
+  it('approval_escalated → approval.escalated, with when and to whom', () => {
+    const escalated = {
+      ...approval,
+      quorum: { required: 2, role: 'approve', notRequester: true, requester: 'token:rita' },
+      escalatesAt: new Date('2026-05-01T09:59:30.000Z'),
+      escalationRole: 'admin',
+      escalatedAt: at,
+    };
+    expect(webhookPayload(event({ approvalEscalated: escalated }))).toMatchObject({
+      type: 'approval.escalated',
+      data: { status: 'pending', required: 2, escalated_at: '2026-05-01T10:00:00.000Z', escalated_to: 'admin', votes: [] },
+    });
+  });
+
   it('approval_requested → approval.requested, with the approval as REST shows it', () => {
     expect(webhookPayload(event({ approvalRequested: approval }))).toEqual({
       type: 'approval.requested',

@@ -6,6 +6,7 @@ import type { WEBHOOK_EVENTS } from '../../common/config/schema.js';
  * Which stored events a webhook hears of, and what it is sent. Pure.
  *   approval_requested                      → approval.requested
  *   approval_resolved                       → approval.decided
+ *   approval_escalated                      → approval.escalated
  *   turn_ended, outcome answered | paused   → run.completed
  *   turn_ended, outcome failed | interrupted → run.failed
  * Everything else (messages, status changes, live events, turn ends of releases that did
@@ -31,6 +32,7 @@ export function webhookPayload(event: ConversationEvent): WebhookPayload | undef
   const timestamp = (event.at ?? new Date()).toISOString();
   if (event.approvalRequested) return { type: 'approval.requested', timestamp, data: approvalRecordJson(event.approvalRequested) };
   if (event.approvalResolved) return { type: 'approval.decided', timestamp, data: approvalRecordJson(event.approvalResolved) };
+  if (event.approvalEscalated) return { type: 'approval.escalated', timestamp, data: approvalRecordJson(event.approvalEscalated) };
   const outcome = event.turnEnded?.outcome;
   if (outcome === undefined) return undefined;
   const data = { conversation_id: event.conversationId, outcome };

@@ -1,6 +1,8 @@
 import { useMemo, useState } from 'react';
 import type { ConversationJson, PendingApprovalJson } from '../api-types.js';
+import { quorumText } from '../../../services/common/quorum-text.js';
 import { useInputRequest } from '../hooks/use-input-request.js';
+import { useViewer } from '../hooks/use-viewer.js';
 import { timeAgo } from '../state/decision-trace.js';
 import { descriptionWithoutArguments, formatArguments, readArgumentsEdit } from '../state/edited-arguments.js';
 import { api, errorText } from '../trpc.js';
@@ -44,13 +46,17 @@ export function ApprovalCard({
   const inputRequest = useInputRequest(approval.uuid);
   const [inputAnswer, setInputAnswer] = useState<{ answer: Record<string, unknown> } | { problem: string }>({ problem: '' });
   const cannotApprove = inputRequest ? 'problem' in inputAnswer : edit.kind === 'invalid';
+  // A call that needs several people: where its quorum stands, and a vote that did not complete it.
+  const viewer = useViewer(approval.required !== undefined);
+  const standing = quorumText(approval, (iso) => timeAgo(iso, now), viewer);
+  const [voted, setVoted] = useState<string>();
 
   const decide = async (approved: boolean) => {
     setDeciding(approved ? 'approve' : 'reject');
     setError(undefined);
     try {
       const said = reason.trim();
-      const { conversation } = await api.approvals.resolve.mutate({
+      const reply = await api.approvals.resolve.mutate({
         uuid: approval.uuid,
         approved,
         ...(said && { reason: said }),
@@ -58,7 +64,9 @@ export function ApprovalCard({
         ...(approved && !inputRequest && edit.kind === 'edited' && { arguments: edit.value }),
         ...(approved && inputRequest && 'answer' in inputAnswer && { input: inputAnswer.answer }),
       });
-      onDecided(conversation);
+      if ('votes' in reply)
+        setVoted(`Your vote is recorded: ${reply.votes} of ${reply.required} approvals. The call runs once the quorum is complete.`);
+      else onDecided(reply.conversation);
     } catch (failure) {
       setError(errorText(failure));
     } finally {
@@ -115,6 +123,16 @@ export function ApprovalCard({
           </span>
         )}
       </header>
+      {standing && (
+        <p className="approval-quorum" data-testid="approval-quorum">
+          {standing}
+        </p>
+      )}
+      {voted && (
+        <p className="approval-voted" data-testid="approval-voted" role="status">
+          {voted}
+        </p>
+      )}
       {approval.outcome_unknown && (
         <p className="approval-outcome-unknown" data-testid="outcome-unknown" role="note">
           This call was approved and had started when the service running it stopped: it may already have taken effect. Approving runs it

@@ -22,6 +22,7 @@ export interface ApprovalsPageProps {
 
 const FILTER_LABELS: Record<ApprovalFilter, string> = {
   pending: 'Pending',
+  mine: 'Needs my vote',
   approved: 'Approved',
   rejected: 'Rejected',
   expired: 'Expired',
@@ -33,8 +34,9 @@ const FILTER_LABELS: Record<ApprovalFilter, string> = {
  * or look back at who decided what. Live: the list is read again on every approval event.
  */
 export function ApprovalsPage({ status, pending, now, onFilter, onOpen, onDecided }: ApprovalsPageProps) {
-  const { approvals, error, loaded } = useApprovals(status === 'all' ? {} : { status: [status] }, pending);
-  const shown = inPageOrder(approvals, status === 'pending');
+  const query = status === 'all' ? {} : status === 'mine' ? { needsMyVote: true } : { status: [status] };
+  const { approvals, error, loaded } = useApprovals(query, pending);
+  const shown = inPageOrder(approvals, status === 'pending' || status === 'mine');
   return (
     <div className="chat-body approvals-page" data-testid="approvals-page">
       <header className="chat-header">
@@ -56,7 +58,13 @@ export function ApprovalsPage({ status, pending, now, onFilter, onOpen, onDecide
       <ErrorNote text={error} />
       <div className="messages approvals-list">
         {loaded && shown.length === 0 && !error && (
-          <p className="placeholder">{status === 'pending' ? 'Nothing waits for a decision.' : 'No approvals here yet.'}</p>
+          <p className="placeholder">
+            {status === 'pending'
+              ? 'Nothing waits for a decision.'
+              : status === 'mine'
+                ? 'Nothing waits for your vote.'
+                : 'No approvals here yet.'}
+          </p>
         )}
         {shown.map((approval) => (
           <article

@@ -10,6 +10,8 @@ export interface ApprovalsQuery {
   /** Undefined: every status. */
   status?: ApprovalStatusName[];
   conversationId?: string;
+  /** Only the pending approvals the reader may still vote for or decide. */
+  needsMyVote?: boolean;
 }
 
 /**
@@ -28,6 +30,7 @@ export function useApprovals(
   const generation = useRef(0);
   const status = query?.status?.join(',');
   const conversationId = query?.conversationId;
+  const needsMyVote = query?.needsMyVote === true;
   const enabled = query !== undefined;
 
   const read = useCallback(async () => {
@@ -40,6 +43,7 @@ export function useApprovals(
           limit: PAGE_SIZE,
           ...(status && { status: status.split(',') as ApprovalStatusName[] }),
           ...(conversationId && { conversationId }),
+          ...(needsMyVote && { needsMyVote }),
           ...(cursor && { cursor }),
         });
         all.push(...reply.approvals);
@@ -55,12 +59,12 @@ export function useApprovals(
     } finally {
       if (mine === generation.current) setLoaded(true);
     }
-  }, [status, conversationId]);
+  }, [status, conversationId, needsMyVote]);
 
   useEffect(() => {
     setApprovals([]);
     setLoaded(false);
-  }, [status, conversationId]);
+  }, [status, conversationId, needsMyVote]);
 
   useEffect(() => {
     if (enabled) void read();

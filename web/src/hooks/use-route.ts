@@ -9,9 +9,10 @@ import type { ApprovalStatusName } from '../api-types.js';
 export type Route = { page: 'chat'; conversationId?: string } | { page: 'approvals'; status: ApprovalFilter };
 
 /** The approvals page's filter: one status, or every status. */
-export type ApprovalFilter = ApprovalStatusName | 'all';
+/** A status, every approval, or `mine`: the pending ones the reader may still vote for (`needs_my_vote`). */
+export type ApprovalFilter = ApprovalStatusName | 'all' | 'mine';
 
-export const APPROVAL_FILTERS: readonly ApprovalFilter[] = ['pending', 'approved', 'rejected', 'expired', 'all'];
+export const APPROVAL_FILTERS: readonly ApprovalFilter[] = ['pending', 'mine', 'approved', 'rejected', 'expired', 'all'];
 
 function routeFromHash(hash: string): Route {
   const conversation = /^#\/c\/([^/?#]+)$/.exec(hash);

@@ -15,6 +15,15 @@ export function pendingApprovalOf(record: ApprovalRecordJson): PendingApprovalJs
     ...(record.replaces && { replaces: record.replaces }),
     ...(record.expires_at && { expires_at: record.expires_at }),
     ...(record.on_timeout && { on_timeout: record.on_timeout }),
+    ...(record.required !== undefined && {
+      required: record.required,
+      ...(record.role && { role: record.role }),
+      ...(record.not_requester && { not_requester: record.not_requester }),
+      ...(record.requested_by && { requested_by: record.requested_by }),
+      votes: record.votes ?? [],
+    }),
+    ...(record.escalates_at && { escalates_at: record.escalates_at }),
+    ...(record.escalated_at && { escalated_at: record.escalated_at, escalated_to: record.escalated_to ?? '' }),
     created_at: record.requested_at,
   };
 }

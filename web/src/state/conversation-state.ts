@@ -76,6 +76,15 @@ export function applyUpdate(state: ChatState, update: ConversationUpdate): ChatS
       const pending = pendingOf(conversation).filter((approval) => approval.uuid !== update.approval.uuid);
       return { ...state, conversation: withApprovals(conversation, [...pending, update.approval]) };
     }
+    case 'approval_escalated':
+      // Still pending: the card shows it as it stands now.
+      return {
+        ...state,
+        conversation: withApprovals(
+          conversation,
+          pendingOf(conversation).map((approval) => (approval.uuid === update.approval.uuid ? update.approval : approval)),
+        ),
+      };
     case 'approval_resolved':
       return {
         ...state,

@@ -21,6 +21,13 @@ describe('applyPendingUpdate', () => {
     expect([...set.keys()]).toEqual(['b']);
   });
 
+  it('shows an escalated approval as it stands now, and ignores the escalation of one it never saw', () => {
+    const set = applyPendingUpdate(noPending, { kind: 'snapshot', approvals: [approval('a')] });
+    const escalated = { ...approval('a'), required: 2, votes: [], escalated_at: '2025-01-15T10:30:00.000Z', escalated_to: 'admin' };
+    expect(applyPendingUpdate(set, { ...base, kind: 'approval_escalated', approval: escalated }).get('a')).toEqual(escalated);
+    expect(applyPendingUpdate(set, { ...base, kind: 'approval_escalated', approval: approval('z') })).toBe(set);
+  });
+
   it('is unchanged by a resolution it never saw, and by a request it has', () => {
     const set = applyPendingUpdate(noPending, { kind: 'snapshot', approvals: [approval('a')] });
     expect(applyPendingUpdate(set, { ...base, kind: 'approval_resolved', approval: approval('z') })).toBe(set);

@@ -14,6 +14,13 @@ export function applyPendingUpdate(set: PendingSet, update: PendingApprovalUpdat
       next.set(update.approval.uuid, update.approval);
       return next;
     }
+    case 'approval_escalated': {
+      // Still pending, now escalated: the card shows it as it stands.
+      if (!set.has(update.approval.uuid)) return set;
+      const next = new Map(set);
+      next.set(update.approval.uuid, update.approval);
+      return next;
+    }
     case 'approval_resolved': {
       if (!set.has(update.approval.uuid)) return set;
       const next = new Map(set);
