@@ -5,7 +5,7 @@
  */
 
 /** Back to schema 22: what migration 23 added (escalation; PostgreSQL 14): the same statements on both. */
-export const DROP_ESCALATIONS = `
+const DROP_ESCALATIONS = `
   DROP INDEX approvals_escalation_due;
   ALTER TABLE approvals DROP COLUMN escalates_at;
   ALTER TABLE approvals DROP COLUMN escalation_role;
