@@ -871,23 +871,28 @@ function buildCorpus(rng: Rng, t: Targets): FuzzCase[] {
     // REST: methods, queries, headers.
     [
       6,
-      () => ({
-        face: 'rest',
-        kind: 'wrong-method',
-        method: rng.pick(WRONG_METHODS),
-        path: rng.pick([
-          '/conversations',
-          `/conversations/${id()}`,
-          `/conversations/${id()}/messages`,
-          `/conversations/${id()}/events`,
-          `/approvals/${uuid()}`,
-          '/tools',
-          '/health',
-          '/docs',
-        ]),
-        headers: JSON_HEADERS,
-        body: rng.chance(0.5) ? '{}' : undefined,
-      }),
+      () => {
+        const method = rng.pick(WRONG_METHODS);
+        return {
+          face: 'rest',
+          kind: 'wrong-method',
+          method,
+          path: rng.pick([
+            '/conversations',
+            // DELETE of a conversation is a route: it is tried on ids nobody has, never on the
+            // conversations the other requests use.
+            `/conversations/${method === 'DELETE' ? uuid() : id()}`,
+            `/conversations/${id()}/messages`,
+            `/conversations/${id()}/events`,
+            `/approvals/${uuid()}`,
+            '/tools',
+            '/health',
+            '/docs',
+          ]),
+          headers: JSON_HEADERS,
+          body: rng.chance(0.5) ? '{}' : undefined,
+        };
+      },
     ],
     [
       4,
@@ -1519,6 +1524,8 @@ function oddMethodCases(rng: Rng, t: Targets): FuzzCase[] {
       expect: { statuses: (s) => s === 405, why: 'TRACE is a 405 on every route' },
     });
     for (const method of ['PROPFIND', 'PURGE', 'MKCOL', 'SEARCH', 'LINK', 'PUT', 'PATCH', 'DELETE']) {
+      // DELETE of a conversation is a route, not an odd method: it would delete one the other requests use.
+      if (method === 'DELETE' && path === `/conversations/${id}`) continue;
       const withBody = rng.chance(0.5);
       cases.push({ face, kind: 'odd-method', method, path, headers: withBody ? JSON_HEADERS : {}, body: withBody ? '{"a":1}' : undefined });
     }
