@@ -74,6 +74,16 @@ const policyHook = (rule: string, conversationId: string) =>
 const db = () => join(agent.dir, 'resources.db');
 
 describe('approval policies in a running agent', () => {
+  /** The decision steps of the conversation's one run, from its journal. */
+  async function decisionSteps(conversationId: string): Promise<Array<Record<string, unknown>>> {
+    const runs = await get(`${agent.url}/conversations/${conversationId}/runs`);
+    expect(runs.status).toBe(200);
+    expect(runs.body.runs).toHaveLength(1);
+    const run = await get(`${agent.url}/runs/${runs.body.runs[0].run_id}`);
+    expect(run.status).toBe(200);
+    return run.body.steps.filter((step: { kind: string }) => step.kind === 'decision');
+  }
+
   it('a call the rule approves runs without a stop and is audited as decided by policy:tiny-adds', async () => {
     const created = await post(`${agent.url}/conversations`, { message: 'add tiny-1 with value 5' });
     expect(created.status).toBe(201);
@@ -96,6 +106,10 @@ describe('approval policies in a running agent', () => {
       tool_name: 'resources_add',
       tool_args: { name: 'tiny-1', value: 5 },
     });
+    // And kept in the run's journal as a decision nobody was asked for.
+    expect(await decisionSteps(created.body.conversation.id)).toEqual([
+      expect.objectContaining({ approval_uuid: '', approved: true, decided_by: 'policy:tiny-adds', via: 'policy' }),
+    ]);
   });
 
   it('a removal the rule rejects does not run, and the model is told the rule and its reason', async () => {
@@ -114,6 +128,9 @@ describe('approval policies in a running agent', () => {
     });
     const hook = await policyHook('prod-deletes', created.body.conversation.id);
     expect(hook.payload!.data).toMatchObject({ status: 'rejected', via: 'policy', reason: REASON, tool_name: 'resources_remove' });
+    expect(await decisionSteps(created.body.conversation.id)).toEqual([
+      expect.objectContaining({ approved: false, decided_by: 'policy:prod-deletes', via: 'policy', reason: REASON }),
+    ]);
   });
 
   it('a call no rule matches stops as without policies; one a rule requires stops too', async () => {

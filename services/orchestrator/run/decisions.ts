@@ -556,7 +556,7 @@ export function approvedCallFinished(transition: Transition, outcome: ToolOutcom
     pause.path,
     { name: approval.toolName },
     { server: approval.remoteTaskId ? A2A_SERVER : (transition.state.tools?.[approval.toolName]?.server ?? '') },
-    decision.editedArgs ?? jsonObjectOf(approval.toolArgsJson),
+    editsInForce(decision)?.args ?? jsonObjectOf(approval.toolArgsJson),
     outcome,
     decision.askedAt,
     decision.uuid,

@@ -3,6 +3,7 @@ import type { ToolCallPart } from '../../../gen/ts/asg/llm/v1/llm.js';
 import type { Tool } from '../../../gen/ts/asg/tools/v1/tools.js';
 import { callHash } from '../../common/call-hash.js';
 import { type JournalStep, providerOf, type RunStatus, redactArguments, summaryOf } from '../../common/run-steps.js';
+import { redactSecrets } from '../../common/secrets.js';
 import { A2A_SERVER } from '../domain/a2a-tools.js';
 import { nodeAt } from '../domain/tree.js';
 import type { Effect, ModelReply, Path, ToolOutcome } from './types.js';
@@ -39,6 +40,25 @@ export function nodePath(transition: Transition, path: Path): string {
   const names = [root.name];
   for (let depth = 1; depth <= path.length; depth++) names.push(nodeAt(root, path.slice(0, depth))?.name ?? String(path[depth - 1]));
   return names.join('/');
+}
+
+/**
+ * A policy rule's decision on a call, which asks nobody: a `decision` step with no approval
+ * (approval_uuid empty), decided by `policy:<rule>` via `policy`, as the audit names it.
+ */
+export function policyDecisionStep(transition: Transition, path: Path, rule: string, approved: boolean, reason?: string): void {
+  record(transition, {
+    kind: 'decision',
+    node: nodePath(transition, path),
+    ...timing(transition),
+    body: {
+      approval_uuid: '',
+      approved,
+      decided_by: `policy:${rule}`,
+      via: 'policy',
+      ...(reason !== undefined && { reason: redactSecrets(reason) }),
+    },
+  });
 }
 
 export function modelCallStep(

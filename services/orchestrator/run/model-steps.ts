@@ -8,7 +8,7 @@ import type { Frame, GatedCall, LlmFrame, ModelReply, Path, ToolOutcome } from '
 import { type Transition, keyOf, describePath, outOfPhase, nodeOf, log } from './transition.js';
 import { setOutput, gateNode, complete } from './walk.js';
 import { policyAt } from './policies.js';
-import { callStep, modelCallStep } from './journal.js';
+import { callStep, modelCallStep, policyDecisionStep } from './journal.js';
 
 /** An llm node's loop: the model's reply, the tool calls of its step in the model's order, and the node's end; an a2a node's delegation. */
 
@@ -105,6 +105,7 @@ function advanceStep(transition: Transition, path: Path, frame: LlmFrame): void 
         step.unapproved = true;
       }
       step.askedAt = transition.at;
+      if (planned.policy !== undefined) policyDecisionStep(transition, path, planned.policy, true);
       transition.effects.push({
         kind: 'callTool',
         path,
@@ -121,6 +122,7 @@ function advanceStep(transition: Transition, path: Path, frame: LlmFrame): void 
     else if (planned.kind === 'refuse') {
       // Told as a human's rejection is (marked rejected, with the reason), and audited as the rule's decision.
       step.recorded.push(rejectedResult(planned.call, planned.args, planned.reason, policyRejectionText(planned.rule, planned.reason)));
+      policyDecisionStep(transition, path, planned.rule, false, planned.reason);
       transition.effects.push({
         kind: 'auditPolicy',
         rule: planned.rule,

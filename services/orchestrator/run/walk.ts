@@ -12,7 +12,7 @@ import { type Transition, keyOf, describePath, outOfPhase, treeRoot, nodeOf, log
 import { callModel, POLICY_APPROVED_REASON } from './model-steps.js';
 import { policyAt } from './policies.js';
 import { pauseRun, finishRun, emitWrite } from './writes.js';
-import { nodePath, record, timing } from './journal.js';
+import { nodePath, policyDecisionStep, record, timing } from './journal.js';
 import { redactArguments } from '../../common/run-steps.js';
 
 /** Walking the agent tree: entering a node, resuming at a pause, a node paused for approval, and handing a node's outcome to its parent. */
@@ -138,6 +138,7 @@ function enterA2a(transition: Transition, node: AgentNode, path: Path): void {
   const verdict = policyAt(transition, path)?.(call, tool, args) ?? { kind: 'none' };
   if (verdict.kind === 'reject') {
     const text = policyRejectionText(verdict.rule, verdict.reason);
+    policyDecisionStep(transition, path, verdict.rule, false, verdict.reason);
     transition.effects.push(
       { kind: 'auditPolicy', rule: verdict.rule, call, args, ...(verdict.reason !== undefined && { reason: verdict.reason }) },
       { kind: 'append', messages: [callMessage, { ...rejectedResult(call, args, verdict.reason, text), node: node.name }] },
@@ -152,6 +153,7 @@ function enterA2a(transition: Transition, node: AgentNode, path: Path): void {
   }
   if (verdict.kind === 'approve') {
     transition.state.frames[keyOf(path)] = { kind: 'a2a', call, args, callMessage, tool, askedAt: transition.at };
+    policyDecisionStep(transition, path, verdict.rule, true);
     transition.effects.push({
       kind: 'callTool',
       path,
