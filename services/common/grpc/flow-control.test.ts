@@ -149,6 +149,7 @@ describe('retrying idempotent reads on UNAVAILABLE', () => {
       'ListAudit',
       'ListConversations',
       'ListDueApprovals',
+      'ListIdleConversations',
       'ListPendingApprovals',
       'ListPushConfigs',
       'ListRuns',
