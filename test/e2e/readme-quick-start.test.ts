@@ -195,7 +195,7 @@ describe('the README faces', () => {
     expect(ran.stdout.trim()).not.toBe('');
   });
 
-  it('the CLI example runs as written from the clone, each <uuid> a pending approval: one listed, one approved, one rejected', async () => {
+  it('the CLI example runs as written from the clone: each <uuid> a pending approval (one listed, one approved, one rejected), a <conversation> read and deleted', async () => {
     const readme = readFileSync(join(REPO_ROOT, 'README.md'), 'utf8');
     const start = readme.indexOf('\n### CLI\n');
     const block = /```sh\n([\s\S]*?)```/.exec(readme.slice(start, readme.indexOf('\n## ', start + 1)))?.[1];
@@ -207,11 +207,17 @@ describe('the README faces', () => {
     };
     const [approve, reject] = [await waiting('cli-yes'), await waiting('cli-no')];
     const placeholders = [approve, reject];
+    // A conversation of its own, answered in one run: its runs listed, then deleted.
+    const other = await post(`${agent.url}/conversations`, { message: 'list resources' });
+    expect(other.status).toBe(201);
+    const conversation = other.body.conversation.id as string;
     const commands = block!
       .split('\n')
       .filter((line) => line.trim() !== '')
-      .map((line) => (line.includes('<uuid>') ? line.replace('<uuid>', placeholders.shift()!) : line));
-    expect(commands).toHaveLength(3);
+      .map((line) =>
+        line.includes('<uuid>') ? line.replace('<uuid>', placeholders.shift()!) : line.replaceAll('<conversation>', conversation),
+      );
+    expect(commands).toHaveLength(5);
     // The README's default address is the quick start's agent: here it is given as ASG_URL, as the text says.
     const marker = '@@@ command done';
     const ran = await run(commands.map((command) => `${command}\necho '${marker}'`).join('\n'), new URL(agent.url).host, {
@@ -226,5 +232,7 @@ describe('the README faces', () => {
     expect(await decided(reject)).toMatchObject({ status: 'rejected', reason: 'wrong resource', via: 'cli' });
     expect(resourceValues(join(agent.dir, 'resources.db'))).toMatchObject({ 'cli-yes': 2 });
     expect(resourceValues(join(agent.dir, 'resources.db'))).not.toHaveProperty('cli-no');
+    expect(ran.stdout.split(`${marker}\n`)[3]).toMatch(/completed/);
+    expect((await fetch(`${agent.url}/conversations/${conversation}`)).status).toBe(404);
   });
 });
