@@ -27,13 +27,39 @@ export const EXIT = {
   conflict: 6,
 } as const;
 
-export class ApiFailure extends Error {
+class ApiFailure extends Error {
   constructor(
     message: string,
     readonly exitCode: number,
   ) {
     super(message);
   }
+}
+
+/** A command line this CLI refuses before asking the agent anything (exit 2). */
+export class UsageError extends Error {}
+
+/** Where a command's output goes: stdout and stderr, or a test's buffers. */
+export interface Output {
+  out(text: string): void;
+  err(text: string): void;
+}
+
+/**
+ * The exit code of `asg <command>` for what it threw, told on stderr: the agent's refusal with
+ * its own code, a usage error (parseArgs's own refusals, an unknown option or a missing value,
+ * included) with a pointer to the help. Anything else is a bug, and is thrown on.
+ */
+export function failureExit(command: string, error: unknown, io: Output): number {
+  if (error instanceof ApiFailure) {
+    io.err(`asg ${command}: ${error.message}\n`);
+    return error.exitCode;
+  }
+  if (error instanceof UsageError || (error as { code?: unknown }).code?.toString().startsWith('ERR_PARSE_ARGS')) {
+    io.err(`asg ${command}: ${(error as Error).message}\nRun asg ${command} --help for the options.\n`);
+    return EXIT.usage;
+  }
+  throw error;
 }
 
 export interface ApiTarget {

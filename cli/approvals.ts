@@ -1,5 +1,15 @@
 import { parseArgs } from 'node:util';
-import { agentUrlOf, ApiFailure, approvalsApi, DEFAULT_AGENT_URL, EXIT, type ApprovalsApi, type DecisionBody } from './approvals-client.js';
+import {
+  agentUrlOf,
+  approvalsApi,
+  DEFAULT_AGENT_URL,
+  EXIT,
+  type ApprovalsApi,
+  type DecisionBody,
+  failureExit,
+  type Output,
+  UsageError,
+} from './approvals-client.js';
 import { approvalListText, approvalText, decisionText } from './approvals-format.js';
 import { APPROVALS_USAGE } from './usage.js';
 
@@ -36,13 +46,6 @@ Exit codes:
   5  no such approval (404)
   6  the approval was decided already, or expired (409)
 `;
-
-class UsageError extends Error {}
-
-interface Output {
-  out(text: string): void;
-  err(text: string): void;
-}
 
 const OPTIONS = {
   url: { type: 'string' },
@@ -188,15 +191,6 @@ export async function approvalsCommand(args: string[], env: NodeJS.ProcessEnv, i
     await run(approvalsApi({ url: agentUrl(values, env), ...(token && { token }) }), command, rest, values, io);
     return EXIT.ok;
   } catch (error) {
-    if (error instanceof ApiFailure) {
-      io.err(`asg approvals: ${error.message}\n`);
-      return error.exitCode;
-    }
-    // parseArgs's own refusals (an unknown option, a missing value) are usage errors too.
-    if (error instanceof UsageError || (error as { code?: unknown }).code?.toString().startsWith('ERR_PARSE_ARGS')) {
-      io.err(`asg approvals: ${(error as Error).message}\nRun asg approvals --help for the options.\n`);
-      return EXIT.usage;
-    }
-    throw error;
+    return failureExit('approvals', error, io);
   }
 }

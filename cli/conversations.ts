@@ -1,5 +1,5 @@
 import { parseArgs } from 'node:util';
-import { agentUrlOf, ApiFailure, DEFAULT_AGENT_URL, EXIT, restCaller } from './approvals-client.js';
+import { agentUrlOf, DEFAULT_AGENT_URL, EXIT, restCaller, failureExit, type Output, UsageError } from './approvals-client.js';
 
 /** `asg conversations …`: the conversations of a running agent over its REST API (deleting one). */
 
@@ -26,13 +26,6 @@ Exit codes:
   6  an approved call of the conversation has no outcome yet (409): try again once it has
 `;
 
-class UsageError extends Error {}
-
-interface Output {
-  out(text: string): void;
-  err(text: string): void;
-}
-
 const OPTIONS = {
   url: { type: 'string' },
   token: { type: 'string' },
@@ -58,14 +51,6 @@ export async function conversationsCommand(args: string[], env: NodeJS.ProcessEn
     io.out(`conversation ${id} deleted\n`);
     return EXIT.ok;
   } catch (error) {
-    if (error instanceof ApiFailure) {
-      io.err(`asg conversations: ${error.message}\n`);
-      return error.exitCode;
-    }
-    if (error instanceof UsageError || (error as { code?: unknown }).code?.toString().startsWith('ERR_PARSE_ARGS')) {
-      io.err(`asg conversations: ${(error as Error).message}\nRun asg conversations --help for the options.\n`);
-      return EXIT.usage;
-    }
-    throw error;
+    return failureExit('conversations', error, io);
   }
 }

@@ -1,5 +1,5 @@
 import { parseArgs } from 'node:util';
-import { ApiFailure, EXIT, runsApi, type RunsApi } from './approvals-client.js';
+import { EXIT, runsApi, type RunsApi, failureExit, type Output, UsageError } from './approvals-client.js';
 import { runListText, runText } from './runs-format.js';
 import { RUNS_USAGE } from './usage.js';
 
@@ -28,13 +28,6 @@ Exit codes:
   4  not signed in (401) or not allowed (403)
   5  no such conversation or run (404; also one of another owner's)
 `;
-
-class UsageError extends Error {}
-
-interface Output {
-  out(text: string): void;
-  err(text: string): void;
-}
 
 const OPTIONS = {
   url: { type: 'string' },
@@ -106,15 +99,6 @@ export async function runsCommand(args: string[], env: NodeJS.ProcessEnv, io: Ou
     await run(runsApi({ url: agentUrl(values, env), ...(token && { token }) }), command, rest, values, io);
     return EXIT.ok;
   } catch (error) {
-    if (error instanceof ApiFailure) {
-      io.err(`asg runs: ${error.message}\n`);
-      return error.exitCode;
-    }
-    // parseArgs's own refusals (an unknown option, a missing value) are usage errors too.
-    if (error instanceof UsageError || (error as { code?: unknown }).code?.toString().startsWith('ERR_PARSE_ARGS')) {
-      io.err(`asg runs: ${(error as Error).message}\nRun asg runs --help for the options.\n`);
-      return EXIT.usage;
-    }
-    throw error;
+    return failureExit('runs', error, io);
   }
 }
