@@ -19,6 +19,7 @@ import { get, post, request } from '../support/http.js';
 import { resourceNames } from '../support/resources-db.js';
 import { startScriptedModel, type ScriptedModelServer } from '../support/scripted-model.js';
 import { sized } from '../support/size.js';
+import { prng } from '../support/seeded-random.js';
 import { tokenAuth } from '../support/token-auth.js';
 
 const SEED = Number(process.env.ASG_FUZZ_SEED ?? 27_020_027);
@@ -61,24 +62,6 @@ const POLICIES = [
     escalate: { after: '1s', to_role: 'admin' },
   },
 ];
-
-/** mulberry32: small, seeded, the same sequence on every machine. */
-function prng(seed: number) {
-  let state = seed >>> 0;
-  const next = () => {
-    state = (state + 0x6d2b79f5) >>> 0;
-    let t = state;
-    t = Math.imul(t ^ (t >>> 15), t | 1);
-    t ^= t + Math.imul(t ^ (t >>> 7), t | 61);
-    return ((t ^ (t >>> 14)) >>> 0) / 4_294_967_296;
-  };
-  return {
-    next,
-    int: (low: number, high: number) => low + Math.floor(next() * (high - low + 1)),
-    pick: <T>(items: readonly T[]): T => items[Math.floor(next() * items.length)]!,
-    chance: (p: number) => next() < p,
-  };
-}
 
 const ALLOWED = new Set([200, 201, 202, 400, 401, 403, 404, 409]);
 

@@ -40,6 +40,7 @@ import { resourceNames } from '../support/resources-db.js';
 import { asLogLine } from '../support/log-lines.js';
 import { resourceAgentScript, startScriptedModel, type ScriptedModelServer } from '../support/scripted-model.js';
 import { sized } from '../support/size.js';
+import { prng, type Rng } from '../support/seeded-random.js';
 
 const SEED = Number(process.env.ASG_FUZZ_SEED ?? 20_120_012);
 const SKIP = new Set((process.env.ASG_FUZZ_SKIP ?? '').split(',').filter(Boolean));
@@ -97,34 +98,6 @@ interface FuzzResult {
   headers: IncomingHttpHeaders;
   error?: string;
 }
-
-// ---------------------------------------------------------------------------------------------
-// A seeded source of choices (mulberry32): the corpus is the same on every machine for a seed.
-
-function prng(seed: number) {
-  let state = seed >>> 0;
-  const next = () => {
-    state = (state + 0x6d2b79f5) >>> 0;
-    let t = state;
-    t = Math.imul(t ^ (t >>> 15), t | 1);
-    t ^= t + Math.imul(t ^ (t >>> 7), t | 61);
-    return ((t ^ (t >>> 14)) >>> 0) / 4294967296;
-  };
-  return {
-    next,
-    int: (lo: number, hi: number) => lo + Math.floor(next() * (hi - lo + 1)),
-    pick: <T>(items: readonly T[]): T => items[Math.floor(next() * items.length)]!,
-    chance: (p: number) => next() < p,
-    shuffle<T>(items: T[]): T[] {
-      for (let i = items.length - 1; i > 0; i--) {
-        const j = Math.floor(next() * (i + 1));
-        [items[i], items[j]] = [items[j]!, items[i]!];
-      }
-      return items;
-    },
-  };
-}
-type Rng = ReturnType<typeof prng>;
 
 // ---------------------------------------------------------------------------------------------
 // The ingredients.
