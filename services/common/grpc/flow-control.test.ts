@@ -184,7 +184,11 @@ describe('retrying idempotent reads on UNAVAILABLE', () => {
   });
 
   it('carries a burst of reads across GOAWAYs: a server that closes its connections every 100 ms', async () => {
-    const aging = new Server({ ...SERVER_OPTIONS, 'grpc.max_connection_age_ms': 100, 'grpc.max_connection_age_grace_ms': 50 });
+    // A GOAWAY every 100 ms, and a grace longer than any call takes even on a loaded machine, as
+    // in production (30 s): a call in flight finishes on its old connection, and a call that
+    // meets the GOAWAY is tried again on a new one. A grace shorter than a call cuts that call
+    // (RST_STREAM), which no client can carry.
+    const aging = new Server({ ...SERVER_OPTIONS, 'grpc.max_connection_age_ms': 100, 'grpc.max_connection_age_grace_ms': 10_000 });
     aging.addService(
       ToolBrokerServiceService,
       implement(
