@@ -4,7 +4,9 @@
  * started last would run alone at the end while the other worker idles, so the long ones go
  * first and the many short ones fill in behind them. A file not in the list yet (a new one)
  * counts as its project's usual length. `npm run test:timings` writes the list again. Files that
- * need a browser the machine does not have yet go last: the set-up installs it meanwhile.
+ * need a browser the machine does not have yet wait until the set-up has had time to install it
+ * (INSTALL_WINDOW_MS of the others' work, spread over the workers), then start, slowest first:
+ * put last, the browser files would run alone at the end while the rest of the suite is done.
  */
 import { readFileSync } from 'node:fs';
 import { relative } from 'node:path';
@@ -25,14 +27,21 @@ export function readTimings(): Record<string, number> {
   }
 }
 
+/** How long apt-get takes to install chromium on a fresh machine (about a minute), with room to spare. */
+const INSTALL_WINDOW_MS = 120_000;
+
 export default class SlowestFirst extends BaseSequencer {
   override async sort(files: TestSpecification[]): Promise<TestSpecification[]> {
     const timings = readTimings();
     const expected = (spec: TestSpecification) =>
       timings[relative(spec.project.config.root, spec.moduleId)] ?? USUAL_MS[spec.project.name] ?? UNIT_MS;
-    // A browser the set-up still has to install is installed beside the rest of the suite: its files go last.
-    const browserLast = chromium.find() === undefined;
-    const last = (spec: TestSpecification) => (browserLast && chromium.neededBy.test(spec.moduleId) ? 1 : 0);
-    return [...files].sort((a, b) => last(a) - last(b) || expected(b) - expected(a) || a.moduleId.localeCompare(b.moduleId));
+    const sorted = [...files].sort((a, b) => expected(b) - expected(a) || a.moduleId.localeCompare(b.moduleId));
+    if (chromium.find() !== undefined) return sorted;
+    const needsBrowser = (spec: TestSpecification) => chromium.neededBy.test(spec.moduleId);
+    const rest = sorted.filter((spec) => !needsBrowser(spec));
+    const workers = Math.max(1, files[0]?.project.config.maxWorkers ?? 1);
+    let before = 0;
+    for (let work = 0; before < rest.length && work < INSTALL_WINDOW_MS * workers; before++) work += expected(rest[before]!);
+    return [...rest.slice(0, before), ...sorted.filter(needsBrowser), ...rest.slice(before)];
   }
 }
