@@ -4,7 +4,7 @@
  * operations — its script comes from the package, served by the gateway, not from a CDN.
  */
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { openBrowser, type BrowserSession } from '../support/browser.js';
+import { closeBrowser, openBrowser, type BrowserSession } from '../support/browser.js';
 import { startAgent, type AgentProcess } from '../support/agent-process.js';
 
 let agent: AgentProcess;
@@ -17,7 +17,7 @@ beforeAll(async () => {
 }, 120_000);
 
 afterAll(async () => {
-  await session?.close();
+  await closeBrowser();
   await agent?.stop();
 });
 

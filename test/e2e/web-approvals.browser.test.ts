@@ -10,11 +10,11 @@
  */
 import { join } from 'node:path';
 import type { Page } from 'playwright-core';
-import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest';
 import { startAgent, type AgentProcess } from '../support/agent-process.js';
 import { runAsg } from '../support/asg-cli.js';
 import { tokenAuth } from '../support/token-auth.js';
-import { openBrowser, saveScreenshot, type BrowserSession } from '../support/browser.js';
+import { closeBrowser, openBrowser, saveScreenshot, type BrowserSession } from '../support/browser.js';
 import { get, post } from '../support/http.js';
 import { resourceNames, resourceValues } from '../support/resources-db.js';
 import { startScriptedModel, type ScriptedModelServer } from '../support/scripted-model.js';
@@ -35,9 +35,13 @@ beforeAll(async () => {
 }, 120_000);
 
 afterAll(async () => {
-  await Promise.all(browsers.map((session) => session.close()));
+  await closeBrowser();
   await agent?.stop();
   await model?.close();
+});
+// A test's pages close with it: pages left open would go on taking live updates beside the next tests.
+afterEach(async () => {
+  await Promise.all(browsers.splice(0).map((session) => session.close()));
 });
 
 const resourcesDb = () => join(agent.dir, 'resources.db');

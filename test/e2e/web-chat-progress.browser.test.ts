@@ -9,10 +9,10 @@
  */
 import { join } from 'node:path';
 import type { Page } from 'playwright-core';
-import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest';
 import { startElicitingServer, type ElicitingServer } from '../fixtures/eliciting-mcp-server.js';
 import { resourcesServer, startAgent, tempDir, type AgentProcess } from '../support/agent-process.js';
-import { openBrowser, saveScreenshot, type BrowserSession } from '../support/browser.js';
+import { closeBrowser, openBrowser, saveScreenshot, type BrowserSession } from '../support/browser.js';
 import { gates } from '../support/gates.js';
 import { get } from '../support/http.js';
 import {
@@ -67,9 +67,13 @@ beforeAll(async () => {
 }, 120_000);
 
 afterAll(async () => {
-  await Promise.all(browsers.map((session) => session.close()));
+  await closeBrowser();
   await agent?.stop();
   await Promise.all([model?.close(), rooms?.close()]);
+});
+// A test's pages close with it: pages left open would go on taking live updates beside the next tests.
+afterEach(async () => {
+  await Promise.all(browsers.splice(0).map((session) => session.close()));
 });
 
 async function startChat(page: Page, text: string): Promise<void> {

@@ -1,7 +1,6 @@
-import { mkdirSync, mkdtempSync, rmSync } from 'node:fs';
-import { tmpdir } from 'node:os';
+import { mkdirSync } from 'node:fs';
 import { join } from 'node:path';
-import { chromium, type BrowserContext, type Page } from 'playwright-core';
+import { chromium, type Browser, type BrowserContext, type Page } from 'playwright-core';
 import { REPO_ROOT } from './agent-process.js';
 import { installedInBackground } from './installing.js';
 
@@ -34,31 +33,30 @@ export interface BrowserSession {
   close(): Promise<void>;
 }
 
+/** The chromium process a test file's sessions share, started with the first. */
+let shared: Promise<Browser> | undefined;
+
 /**
- * A browser of its own — one person at one screen: a chromium process with a fresh profile
- * (`--user-data-dir`, a new temporary directory, removed on close) and one page.
+ * A browser of its own — one person at one screen: a browser context with its own cookies,
+ * storage and cache (as a fresh profile), and one page. A file's sessions share one chromium
+ * process (a process each costs seconds of a loaded machine and holds nothing a context does
+ * not); the file closes it with closeBrowser() when it is done.
  */
 export async function openBrowser(options: { viewport?: { width: number; height: number } } = {}): Promise<BrowserSession> {
   await installedInBackground('CHROMIUM_PATH');
-  const profile = mkdtempSync(join(tmpdir(), 'asg-chromium-'));
-  const context = await chromium.launchPersistentContext(profile, {
-    executablePath: CHROMIUM,
-    headless: true,
-    args: CHROMIUM_FLAGS,
-    viewport: options.viewport ?? { width: 1280, height: 800 },
-  });
-  const page = context.pages()[0] ?? (await context.newPage());
+  shared ??= chromium.launch({ executablePath: CHROMIUM, headless: true, args: CHROMIUM_FLAGS });
+  const context = await (await shared).newContext({ viewport: options.viewport ?? { width: 1280, height: 800 } });
+  const page = await context.newPage();
   const pageErrors: string[] = [];
   page.on('pageerror', (error) => pageErrors.push(error.message));
-  return {
-    context,
-    page,
-    pageErrors,
-    async close() {
-      await context.close();
-      rmSync(profile, { recursive: true, force: true });
-    },
-  };
+  return { context, page, pageErrors, close: () => context.close() };
+}
+
+/** Closes the chromium process the file's sessions shared (and with it any session still open). */
+export async function closeBrowser(): Promise<void> {
+  const browser = shared;
+  shared = undefined;
+  await (await browser?.catch(() => undefined))?.close();
 }
 
 /** Saves a screenshot of the page (or of one element) under test/artifacts/; returns its path. */
