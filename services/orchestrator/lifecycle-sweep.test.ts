@@ -10,12 +10,14 @@ import Database from 'better-sqlite3';
 import { randomUUID } from 'node:crypto';
 import { afterEach, describe, expect, it } from 'vitest';
 import { MessageRole } from '../../gen/ts/asg/store/v1/store.js';
+import { parseConfig } from '../common/config/load.js';
 import { GrpcStatus } from '../common/grpc/errors.js';
 import { DATABASE_FILE } from '../conversation-store/sqlite/driver.js';
 import { sized } from '../../test/support/size.js';
 import { sqliteDriver } from '../../test/support/storage-drivers.js';
 import { conversationWithTurns } from '../../test/support/store-turns.js';
 import { DAY_MS, KEEP_MS, RETENTION_MS, sweepReplicas } from '../../test/support/sweep-replicas.js';
+import { sweepSettings } from './lifecycle-sweep.js';
 
 const driver = sqliteDriver();
 const replicas = sweepReplicas(driver);
@@ -52,6 +54,13 @@ describe('pruning the event log', () => {
 });
 
 describe('pruning run journals', () => {
+  it('keeps journals 30 days after their run ended by default, for ever with runs.keep: keep', () => {
+    const holder = { owner: 'o', node: 'n' };
+    expect(sweepSettings(parseConfig({}, 'agent.yaml'), holder).runsKeepMs).toBe(30 * DAY_MS);
+    expect(sweepSettings(parseConfig({ runs: { keep: '90d' } }, 'agent.yaml'), holder).runsKeepMs).toBe(90 * DAY_MS);
+    expect(sweepSettings(parseConfig({ runs: { keep: 'keep' } }, 'agent.yaml'), holder).runsKeepMs).toBeUndefined();
+  });
+
   it('removes the journals of runs that ended before runs.keep, and keeps a waiting run however old', async () => {
     await driver.createDatabase();
     const replica = await replicas.replica();
