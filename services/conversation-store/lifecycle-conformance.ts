@@ -1,10 +1,12 @@
 /**
  * The data lifecycle (store.proto DeleteConversation, ListIdleConversations, PruneEvents, ClaimBackgroundLease,
- * PruneAudit): a deletion is one transaction that leaves only the audit and one event; the event log loses a prefix
- * older than the window, whatever consumer stayed behind (named and moved past it); the audit trail gives up only
- * entries older than its retention. Run on each driver (sqlite-storage.test.ts, postgres-storage.test.ts), each test on
+ * PruneAudit, PruneRunJournals): a deletion is one transaction that leaves only the audit and one event; the event log
+ * loses a prefix older than the window, whatever consumer stayed behind (named and moved past it); the audit trail gives
+ * up only entries older than its retention; a run's journal goes once the run ended longer ago than its retention, never
+ * while it runs or waits. Run on each driver (sqlite-storage.test.ts, postgres-storage.test.ts), each test on
  * a database of its own, with a clock of its own.
  */
+import { randomUUID } from 'node:crypto';
 import { afterEach, beforeEach, expect, it } from 'vitest';
 import {
   ApprovalStatus,
@@ -12,6 +14,7 @@ import {
   MessageRole,
   type PendingApproval,
   type RunLease,
+  type RunStep,
 } from '../../gen/ts/asg/store/v1/store.js';
 import { GrpcStatus } from '../common/grpc/errors.js';
 import type { StorageDriver } from '../../test/support/storage-drivers.js';
@@ -20,6 +23,7 @@ import type { ConversationStorage } from './storage.js';
 
 const DAY_MS = 24 * 3_600_000;
 const KEEP_MS = 7 * DAY_MS;
+const RUN_KEEP_MS = 9 * DAY_MS;
 
 export function lifecycleConformance(driver: StorageDriver): void {
   let clock = Date.parse('2026-11-01T00:00:00.000Z');
@@ -241,5 +245,71 @@ export function lifecycleConformance(driver: StorageDriver): void {
     await storage.close();
     opened.splice(opened.indexOf(storage), 1);
     await expect(driver.execute('DELETE FROM audit')).rejects.toThrow(/append-only/);
+  });
+  /** A run of a conversation of its own, written with `steps` model calls and left `status` (its end: the store's clock). */
+  async function journaledRun(status: string, steps: number): Promise<{ runId: string; conversationId: string }> {
+    const conversationId = await conversationWithTurn();
+    const runId = randomUUID();
+    const step: RunStep = {
+      index: 0,
+      kind: 'model_call',
+      node: 'assistant',
+      startedAtMs: clock,
+      durationMs: 10,
+      bodyJson: JSON.stringify({ model: 'gemini-2.5-flash', provider: 'gemini', input_tokens: 3, output_tokens: 2, finish_reason: 'stop' }),
+    };
+    await storage.updateRun({
+      conversationId,
+      messages: [{ role: MessageRole.MESSAGE_ROLE_ASSISTANT, content: 'done' }],
+      approvals: [],
+      expectedRevision: 0,
+      returnConversation: false,
+      journal: { runId, startedAtMs: clock, status, steps: Array.from({ length: steps }, () => step) },
+    });
+    return { runId, conversationId };
+  }
+
+  it('prunes the journals of runs that ended before their retention, earliest first, in batches, with their steps; never a run that runs or waits', async () => {
+    const running = await journaledRun('running', 1);
+    const waiting = await journaledRun('waiting_approval', 1);
+    const ended = await journaledRun('completed', 3);
+    clock += DAY_MS;
+    const cancelled = await journaledRun('cancelled', 2);
+    clock += 5 * DAY_MS;
+    const young = await journaledRun('interrupted', 1);
+    await storage.appendAudit({
+      id: 0,
+      at: undefined,
+      kind: 'config.loaded',
+      actor: 'orchestrator',
+      via: '',
+      subject: 'a',
+      detailJson: '{}',
+    });
+    const auditBefore = await audit([]);
+    clock += 5 * DAY_MS;
+
+    // Nine days kept: the two that ended eleven and ten days ago go, one batch each, the earliest first.
+    expect(await storage.pruneRunJournals(RUN_KEEP_MS, 1)).toEqual({ removed: 1, stepsRemoved: 3 });
+    expect(await codeOf(storage.getRun(ended.runId))).toBe(GrpcStatus.NOT_FOUND);
+    expect((await storage.getRun(cancelled.runId)).run).toMatchObject({ status: 'cancelled' });
+    expect(await storage.pruneRunJournals(RUN_KEEP_MS, 1)).toEqual({ removed: 1, stepsRemoved: 2 });
+    expect(await storage.pruneRunJournals(RUN_KEEP_MS, 100)).toEqual({ removed: 0, stepsRemoved: 0 });
+    expect(await codeOf(storage.getRun(cancelled.runId))).toBe(GrpcStatus.NOT_FOUND);
+
+    // However old, a run still running or waiting stays; so does the run that ended within the window.
+    for (const kept of [running, waiting, young]) expect((await storage.getRun(kept.runId)).steps).toHaveLength(1);
+    expect(await driver.countRows('run_journals')).toBe(3);
+    expect(await driver.countRows('run_steps')).toBe(3);
+    // The conversations of pruned runs and the audit trail are as they were.
+    expect((await storage.getConversation({ id: ended.conversationId, includeMessages: true })).messages).toHaveLength(3);
+    expect(await audit([])).toEqual(auditBefore);
+    const { runs } = await storage.listRuns({ conversationId: cancelled.conversationId, pageSize: 10, pageToken: '' });
+    expect(runs).toEqual([]);
+
+    // Five days later the young one's end is past the window too; the running and the waiting one are still kept.
+    clock += 5 * DAY_MS;
+    expect(await storage.pruneRunJournals(RUN_KEEP_MS, 100)).toEqual({ removed: 1, stepsRemoved: 1 });
+    expect(await driver.countRows('run_journals')).toBe(2);
   });
 }

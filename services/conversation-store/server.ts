@@ -404,6 +404,7 @@ const schemas = {
   pruneAudit: z.object({ olderThanMs: ageMs, limit: pruneLimit }),
   listRuns: z.object({ conversationId, pageSize, pageToken: z.string() }),
   getRun: z.object({ runId: required('a run id') }),
+  pruneRunJournals: z.object({ olderThanMs: ageMs, limit: pruneLimit }),
 } satisfies Record<keyof typeof pb.ConversationStoreServiceService, z.ZodType>;
 
 /** camelCase path of the decoded message → the proto field names callers know. */
@@ -538,6 +539,7 @@ export function conversationStoreHandlers(
     },
     listRuns: async (request) => storage.listRuns(request),
     getRun: async (request) => storage.getRun(request.runId),
+    pruneRunJournals: async (request) => storage.pruneRunJournals(request.olderThanMs, request.limit),
   };
   // Every request is checked against its schema before its handler runs.
   const checked = Object.entries(handlers as Record<string, Handler>).map(([method, handler]) => [

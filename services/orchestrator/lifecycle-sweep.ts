@@ -10,6 +10,8 @@ const SWEEP_LEASE = 'lifecycle-sweep';
 const CONVERSATION_BATCH = 100;
 /** Events or audit entries removed per batch: one short transaction each. */
 const PRUNE_BATCH = 5_000;
+/** Run journals removed per batch, each with its steps (tens to hundreds a run): one short transaction too. */
+const JOURNAL_BATCH = 200;
 /** Batches of each kind per sweep: what is left goes at the next sweep, so one sweep never runs for long. */
 const MAX_BATCHES = 20;
 /** Who deletes, in the audit, when retention does. */
@@ -23,6 +25,8 @@ export interface SweepSettings {
   auditKeepMs: number | undefined;
   /** Events older than this are removed from the log (every consumer has passed them, or is skipped past them). */
   eventsKeepMs: number;
+  /** The journals of runs that ended longer ago than this are removed; undefined: kept for ever. */
+  runsKeepMs: number | undefined;
   /** The replica that sweeps, as its lease names it. */
   holder: { owner: string; node: string };
 }
@@ -32,14 +36,16 @@ export interface SweepOutcome {
   conversations: number;
   events: number;
   auditEntries: number;
+  /** Run journals removed (each with its steps). */
+  runJournals: number;
 }
 
 /**
  * The data lifecycle's background work, on every orchestrator replica and done by one at a time: every interval, the
  * replica that holds (or takes) the store's `lifecycle-sweep` lease deletes the conversations idle past
  * `retention.conversations` (each as DELETE /conversations/:id does: a deletion is one transaction, so two replicas
- * deleting one conversation delete it once), prunes the event log's head past `events.keep` and the audit past
- * `retention.audit`, in batches of short transactions. Never on a turn's path: turns never wait for it.
+ * deleting one conversation delete it once), prunes the event log's head past `events.keep`, the audit past
+ * `retention.audit` and the journals of runs that ended before `runs.keep`, in batches of short transactions. Never on a turn's path: turns never wait for it.
  */
 export class LifecycleSweep {
   private readonly poller: Poller;
@@ -70,8 +76,10 @@ export class LifecycleSweep {
       conversations: await this.deleteIdleConversations(),
       events: await this.pruneEvents(),
       auditEntries: await this.pruneAudit(),
+      runJournals: await this.pruneRunJournals(),
     };
-    if (outcome.conversations + outcome.events + outcome.auditEntries > 0) this.log.info('old data removed', { ...outcome });
+    if (outcome.conversations + outcome.events + outcome.auditEntries + outcome.runJournals > 0)
+      this.log.info('old data removed', { ...outcome });
     return outcome;
   }
 
@@ -137,6 +145,19 @@ export class LifecycleSweep {
     return removed;
   }
 
+  /** The journals of runs that ended before runs.keep; a run that runs or waits is never one of them (the store's rule). */
+  private async pruneRunJournals(): Promise<number> {
+    const olderThanMs = this.settings.runsKeepMs;
+    if (olderThanMs === undefined) return 0;
+    let removed = 0;
+    for (let batch = 0; batch < MAX_BATCHES && !this.poller.stopped; batch += 1) {
+      const pruned = await this.call(() => this.clients.store.pruneRunJournals({ olderThanMs, limit: JOURNAL_BATCH }));
+      removed += pruned.removed;
+      if (pruned.removed < JOURNAL_BATCH) break;
+    }
+    return removed;
+  }
+
   /** Each store call with a deadline of its own: an interval, at least 10 s. */
   private call<T>(work: () => Promise<T>): Promise<T> {
     return withContextPatch({ deadline: Date.now() + Math.max(10_000, this.settings.intervalMs) }, work);
@@ -145,7 +166,11 @@ export class LifecycleSweep {
 
 /** The sweep's settings from the configuration: `keep` is kept for ever. */
 export function sweepSettings(
-  config: { retention: { conversations: number | 'keep'; audit: number | 'keep'; sweep_interval: number }; events: { keep: number } },
+  config: {
+    retention: { conversations: number | 'keep'; audit: number | 'keep'; sweep_interval: number };
+    events: { keep: number };
+    runs: { keep: number | 'keep' };
+  },
   holder: SweepSettings['holder'],
 ): SweepSettings {
   const kept = (value: number | 'keep') => (value === 'keep' ? undefined : value);
@@ -154,6 +179,7 @@ export function sweepSettings(
     conversationsIdleMs: kept(config.retention.conversations),
     auditKeepMs: kept(config.retention.audit),
     eventsKeepMs: config.events.keep,
+    runsKeepMs: kept(config.runs.keep),
     holder,
   };
 }

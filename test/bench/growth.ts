@@ -121,6 +121,7 @@ async function history(pruned: boolean): Promise<number> {
         conversationsIdleMs: undefined,
         auditKeepMs: undefined,
         eventsKeepMs: DEFAULT_EVENTS_KEEP_MS,
+        runsKeepMs: undefined,
         holder: { owner: 'growth-bench', node: 'bench' },
       },
       createLogger('growth-bench'),

@@ -4,8 +4,12 @@
  * further back runs this before its own undo of older migrations.
  */
 
-/** Back to schema 22: what migration 23 added (escalation; PostgreSQL 14): the same statements on both. */
-const DROP_ESCALATIONS = `
+/** Back to schema 23: what migration 24 added (the ended runs' index; PostgreSQL 15): the same statement on both. */
+const DROP_JOURNAL_RETENTION = `
+  DROP INDEX run_journals_ended;`;
+
+/** Back to schema 22: what migrations 24 and 23 added (the ended runs' index, escalation; PostgreSQL 15 and 14): the same statements on both. */
+const DROP_ESCALATIONS = `${DROP_JOURNAL_RETENTION}
   DROP INDEX approvals_escalation_due;
   ALTER TABLE approvals DROP COLUMN escalates_at;
   ALTER TABLE approvals DROP COLUMN escalation_role;
@@ -29,7 +33,7 @@ export const DROP_SCHEMA_21 = `
   DROP TABLE audit_horizon;`;
 
 /**
- * Back to schema 15: what migrations 23, 22, 21, 20, 19, 18 and 16 added (escalation; the run journal; the data lifecycle;
+ * Back to schema 15: what migrations 24, 23, 22, 21, 20, 19, 18 and 16 added (the ended runs' index; escalation; the run journal; the data lifecycle;
  * quorums and votes; decision ids; history digests; A2A push-notification configs; 17 changed data only).
  */
 const DROP_SCHEMA_16 = `${DROP_ESCALATIONS}${DROP_SCHEMA_22}${DROP_SCHEMA_21}
@@ -97,7 +101,7 @@ export const DROP_POSTGRES_SCHEMA_12 = `
   END $$;
   DROP TABLE audit_horizon;`;
 
-/** The PostgreSQL schema back to 5: what its migrations 14 (escalation), 13 (the run journal), 12 (the data lifecycle), 11 (quorums and votes), 10, 9, 7 and 6 added (10: decision ids; 9: history digests; 7: push configs; 6: conversation owners, as SQLite's 15). */
+/** The PostgreSQL schema back to 5: what its migrations 15 (the ended runs' index), 14 (escalation), 13 (the run journal), 12 (the data lifecycle), 11 (quorums and votes), 10, 9, 7 and 6 added (10: decision ids; 9: history digests; 7: push configs; 6: conversation owners, as SQLite's 15). */
 export const DROP_POSTGRES_SCHEMA_6 = `${DROP_ESCALATIONS}${DROP_POSTGRES_SCHEMA_13}${DROP_POSTGRES_SCHEMA_12}
   DROP TABLE approval_votes;
   ALTER TABLE approvals DROP COLUMN quorum_required;

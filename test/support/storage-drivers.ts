@@ -31,7 +31,7 @@ export interface StorageDriver {
   /** A store on the current database: a new boot of the store. */
   open(options?: OpenOptions): Promise<ConversationStorage>;
   /** Rows in a table of the current database. */
-  countRows(table: 'messages' | 'events' | 'approvals' | 'conversations'): Promise<number>;
+  countRows(table: 'messages' | 'events' | 'approvals' | 'conversations' | 'run_journals' | 'run_steps'): Promise<number>;
   /** The raw pending_approval_uuid column of a conversation. */
   pendingApprovalColumn(conversationId: string): Promise<string | null>;
   /** Runs SQL text written by a test (no input in it) on the current database, with no store open on it. */

@@ -38,6 +38,7 @@ export function sweepReplicas(driver: StorageDriver) {
         conversationsIdleMs: RETENTION_MS,
         auditKeepMs: undefined,
         eventsKeepMs: KEEP_MS,
+        runsKeepMs: undefined,
         holder: { owner: `orchestrator-${holder}`, node: `node-${holder}` },
         ...change,
       };

@@ -16,6 +16,7 @@ export type {
   ConversationStatusName,
 } from '../../gateway/app/shapes.js';
 export type { ApprovalStatusName } from '../../gateway/app/decision.js';
+export type { RunJson, RunStepJson, RunSummaryJson } from '../../gateway/app/run-shapes.js';
 export type { ConversationUpdate } from '../../gateway/app/conversation-updates.js';
 export type { PendingApprovalUpdate } from '../../gateway/app/pending-approval-updates.js';
 

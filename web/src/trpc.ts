@@ -56,3 +56,8 @@ export function errorText(error: unknown): string {
 export function isUnauthenticated(error: unknown): boolean {
   return error instanceof TRPCClientError && (error.data as { httpStatus?: unknown } | undefined)?.httpStatus === 401;
 }
+
+/** A call answered "not found" (404): for a run, one that does not exist or is not the caller's to read. */
+export function isNotFound(error: unknown): boolean {
+  return error instanceof TRPCClientError && (error.data as { httpStatus?: unknown } | undefined)?.httpStatus === 404;
+}

@@ -20,6 +20,8 @@ export const ROLES = ['chat', 'approve', 'admin'] as const;
 export const WEBHOOK_EVENTS = ['approval.requested', 'approval.decided', 'approval.escalated', 'run.completed', 'run.failed'] as const;
 const envName = z.string().regex(/^[A-Za-z_][A-Za-z0-9_]{0,127}$/, 'an environment variable name');
 const timeoutAction = z.enum(['reject', 'approve']);
+/** How long data is kept: `keep` (for ever) or a duration. */
+const keptFor = z.union([z.literal('keep'), duration], { error: 'expected "keep" or a duration such as "30d"' });
 
 const tokenName = z.string().regex(/^[A-Za-z0-9_.@-]{1,64}$/, 'a name of letters, digits, "_", ".", "@" or "-" (at most 64)');
 
@@ -444,6 +446,11 @@ export const configSchema = z
         takeover_interval: duration.refine((value) => value >= 100 && value <= 60_000, 'between 100ms and 1m').default(1_000),
         /** A turn taken over more often than this (it keeps killing its replicas) is ended with a note instead. */
         max_takeovers: z.number().int().min(1).max(100).default(3),
+        /**
+         * How long a run's journal (its steps) is kept after the run ended: the lifecycle sweep
+         * removes older ones. A run still running or waiting for approval is kept. `keep`: for ever.
+         */
+        keep: keptFor.prefault('30d'),
       })
       .prefault({}),
     /**
@@ -471,8 +478,8 @@ export const configSchema = z
      */
     retention: z
       .strictObject({
-        conversations: z.union([z.literal('keep'), duration]).default('keep'),
-        audit: z.union([z.literal('keep'), duration]).default('keep'),
+        conversations: keptFor.default('keep'),
+        audit: keptFor.default('keep'),
         /** How often the sweep runs (retention and the pruning of events.keep). */
         sweep_interval: duration.refine((value) => value >= 1_000 && value <= 3_600_000, 'between 1s and 1h').default(60_000),
       })

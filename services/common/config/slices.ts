@@ -17,7 +17,7 @@ export const CONFIG_SLICES = {
   toolBroker: ['mcp_servers', 'rate_limits', 'grpc'],
   a2aBridge: ['a2a_max_depth', 'grpc'],
   // `llm`: the default model and the model-call deadline; `mcp_servers`: the tool deadlines.
-  // `runs`: the lease on the turns it runs, and the takeover of runs whose replica died.
+  // `runs`: the lease on the turns it runs, the takeover of runs whose replica died, and how long journals are kept.
   // `approvals`: when the approvals it creates expire; `webhooks`: where it delivers their events.
   // `retention`, `events`: what its lifecycle sweep removes (events.keep).
   // `name`: the agent's name, simple mode's node in a run's journal.

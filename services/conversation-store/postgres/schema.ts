@@ -165,6 +165,8 @@ const MIGRATIONS: readonly string[] = [
   ddl.runJournal(T),
   // 14: escalation of pending approvals, as SQLite schema 23.
   ddl.approvalEscalations(T),
+  // 15: the ended runs by their end, as SQLite schema 24.
+  ddl.runJournalRetention(),
 ];
 
 export const POSTGRES_SCHEMA_VERSION = MIGRATIONS.length;

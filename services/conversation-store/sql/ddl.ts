@@ -249,3 +249,10 @@ export const approvalEscalations = (t: ColumnTypes) => `
   ALTER TABLE approvals ADD COLUMN escalated_at ${t.text};
   CREATE INDEX approvals_escalation_due ON approvals (escalates_at, uuid)
     WHERE status = 'pending' AND escalates_at IS NOT NULL AND escalated_at IS NULL;`;
+
+/**
+ * Journal retention (SQLite 24, PostgreSQL 15): the runs that ended, by when they ended, so that a prune of those ended
+ * before runs.keep seeks its batch instead of reading every run; a run not ended is never in it.
+ */
+export const runJournalRetention = () => `
+  CREATE INDEX run_journals_ended ON run_journals (ended_at, run_id) WHERE ended_at IS NOT NULL;`;

@@ -517,6 +517,24 @@ function buildQueries(d: DialectSql) {
     runsOfConversationPageAfter: newestRuns.where(sql<boolean>`(started_at, run_id) < (${p('started_at')}, ${p('run_id')})`),
     selectRunJournal: db.selectFrom('run_journals').selectAll().where('run_id', '=', p('run_id')),
     selectRunSteps: db.selectFrom('run_steps').selectAll().where('run_id', '=', p('run_id')).orderBy('idx'),
+    // Journal retention: the runs that ended before `before`, the earliest first through run_journals_ended, at most
+    // `limit`; their steps go with them (ON DELETE CASCADE). A run not ended has no ended_at: never one of them.
+    deleteEndedRuns: db
+      .deleteFrom('run_journals')
+      .where(
+        'run_id',
+        'in',
+        db
+          .selectFrom('run_journals')
+          .select('run_id')
+          .where('ended_at', 'is not', null)
+          .where('ended_at', '<', p('before'))
+          .where('status', 'in', [lit('completed'), lit('cancelled'), lit('interrupted')])
+          .orderBy('ended_at')
+          .orderBy('run_id')
+          .limit(p('limit')),
+      )
+      .returning('step_count'),
 
     // Only a lease its owner holds on a running turn; a release never makes it last longer.
     renewRunLease: db

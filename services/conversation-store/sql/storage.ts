@@ -713,6 +713,14 @@ export abstract class SqlConversationStorage extends ConversationChanges {
     return removed;
   }
 
+  /** One batch of the journals of runs that ended longer than `olderThanMs` ago (runs.keep), with their steps. */
+  async pruneRunJournals(olderThanMs: number, limit: number): Promise<pb.PruneRunJournalsResponse> {
+    const before = isoTimestamp(this.now() - olderThanMs);
+    const runs = await this.write((tx) => tx.all<{ step_count: number | string }>('deleteEndedRuns', { before, limit }));
+    if (runs.length > 0) await this.reclaimSpace();
+    return { removed: runs.length, stepsRemoved: runs.reduce((sum, run) => sum + Number(run.step_count), 0) };
+  }
+
   /** One statement: of replicas claiming at once, one holds the lease until it expires or its owner claims again. */
   async claimBackgroundLease(name: string, lease: pb.RunLease): Promise<boolean> {
     const args = { name, owner: lease.owner, node: lease.node, ttl_ms: lease.ttlMs, now_ms: this.now() };

@@ -209,6 +209,8 @@ const MIGRATIONS: readonly string[] = [
   ddl.runJournal(T),
   // 23: escalation of pending approvals (approvalEscalations).
   ddl.approvalEscalations(T),
+  // 24: the ended runs by their end, for journal retention (runJournalRetention).
+  ddl.runJournalRetention(),
 ];
 
 export const SCHEMA_VERSION = MIGRATIONS.length;

@@ -12,6 +12,8 @@ import { ApprovalsPage } from './ApprovalsPage.js';
 import { ChatView, NewChatView } from './ChatView.js';
 import { ConversationList } from './ConversationList.js';
 import { PendingPanel } from './PendingPanel.js';
+import { RunInspector } from './RunInspector.js';
+import { RunsPage } from './RunsPage.js';
 import { SignIn } from './SignIn.js';
 import { whenWatched } from '../state/watch-ready.js';
 
@@ -140,7 +142,7 @@ function Workspace({ whoami }: { whoami: WhoamiState }) {
       <aside className="sidebar">
         <ConversationList
           conversations={conversations}
-          selectedId={conversationId}
+          selectedId={conversationId ?? (route.page === 'runs' ? route.conversationId : undefined)}
           error={listError}
           onOpen={openConversation}
           onNew={() => openConversation(undefined)}
@@ -162,6 +164,10 @@ function Workspace({ whoami }: { whoami: WhoamiState }) {
             onOpen={openConversation}
             onDecided={decided}
           />
+        ) : route.page === 'run' ? (
+          <RunInspector runId={route.runId} now={now} />
+        ) : route.page === 'runs' ? (
+          <RunsPage conversationId={route.conversationId} now={now} />
         ) : conversationId ? (
           <ChatView
             chat={chat}

@@ -1,6 +1,7 @@
 import { useEffect, useRef } from 'react';
 import type { ApprovalRecordJson, ConversationJson, MessageJson } from '../api-types.js';
 import type { LiveStatus } from '../hooks/use-conversation.js';
+import { runsHash } from '../hooks/use-route.js';
 import type { ChatState, TurnStep } from '../state/conversation-state.js';
 import { placeApprovals } from '../state/decision-trace.js';
 import { ApprovalCard } from './ApprovalCard.js';
@@ -162,6 +163,9 @@ export function ChatView({
       <header className="chat-header">
         <h2>Conversation</h2>
         <StatusBadge status={conversation.status} />
+        <a className="header-link" href={runsHash(conversation.id)} data-testid="runs-link">
+          Runs
+        </a>
         <code className="conversation-id">{conversation.id.slice(0, 8)}</code>
       </header>
       <LiveNote live={live} />
