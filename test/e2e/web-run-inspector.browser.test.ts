@@ -9,9 +9,9 @@
  * chat user, is told the run is not found, as he is for a run nobody has.
  */
 import type { Page } from 'playwright-core';
-import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest';
 import { startAgent, type AgentProcess } from '../support/agent-process.js';
-import { openBrowser, saveScreenshot, type BrowserSession } from '../support/browser.js';
+import { closeBrowser, openBrowser, saveScreenshot, type BrowserSession } from '../support/browser.js';
 import { get } from '../support/http.js';
 import { resourceAgentScript, startScriptedModel, type ModelRequest, type ScriptedModelServer } from '../support/scripted-model.js';
 import { tokenAuth } from '../support/token-auth.js';
@@ -54,9 +54,14 @@ beforeAll(async () => {
 }, 120_000);
 
 afterAll(async () => {
-  await Promise.all(browsers.map((session) => session.close()));
+  await closeBrowser();
   await agent?.stop();
   await model?.close();
+});
+
+// A test's pages close with it: pages left open would go on taking live updates beside the next tests.
+afterEach(async () => {
+  await Promise.all(browsers.splice(0).map((session) => session.close()));
 });
 
 /** A browser of its own, signed in with `token` as `name`. */
