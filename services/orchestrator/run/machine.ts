@@ -274,6 +274,8 @@ function handle(transition: Transition, event: RunEvent): void {
       transition.state.tools = Object.fromEntries(event.tools.map((tool) => [tool.name, tool]));
       if (transition.state.resume) resumeAt(transition, transition.state.resume);
       else enter(transition, []);
+      // A checkpoint's positions are for the walk's first descent only: a container entered later starts afresh.
+      delete transition.state.restore;
       return;
     case 'toolsFailed': {
       if (transition.state.decision && !transition.state.decision.claimed) {

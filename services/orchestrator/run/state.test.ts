@@ -230,6 +230,12 @@ describe('what cannot be read is refused with a clear message', () => {
 });
 
 describe('pipelineView: REST "pipeline_state"', () => {
+  it('a tree run on its way, stored only as its checkpoint, shows none (nothing is paused)', () => {
+    const running: StoredRun = { ...treeRun, pending: [], branchOutputs: {}, checkpoint: { tree: 't', walk: {} } };
+    expect(pipelineView(running)).toBeUndefined();
+    expect(pipelineView({ ...treeRun, checkpoint: { tree: 't', walk: {} } })?.pauses).toHaveLength(2);
+  });
+
   it('a tree run: the single-pause fields from the first pause, with every pause and the branch outputs', () => {
     expect(pipelineView(treeRun)).toEqual({
       pausedNodePath: [0, 0],

@@ -227,9 +227,14 @@ export function legacySimpleRun(approval: { uuid: string; toolName: string; args
   };
 }
 
-/** What REST shows of a run as "pipeline_state" (the first pause's fields, with every pause); none for simple mode. */
+/**
+ * What REST shows of a run as "pipeline_state" (the first pause's fields, with every pause);
+ * none for simple mode, nor for a tree run on its way that waits for nothing (only its
+ * checkpoint is stored: the pipeline state describes a paused pipeline).
+ */
 export function pipelineView(run: StoredRun): PipelineView | undefined {
   if (run.mode !== 'tree') return undefined;
+  if (run.pending.length === 0 && run.checkpoint) return undefined;
   const first = run.pending[0];
   return {
     pausedNodePath: first?.path ?? [],
