@@ -88,8 +88,9 @@ export function flushCheckpoint(transition: Transition): void {
   // A stopped run goes on to no next node: its finished nodes' messages go with its finish write.
   if (checkpoint.due && !checkpoint.sending && !state.write && state.stop === undefined) {
     const root = transition.env.root;
-    const run = root && { ...withChanges(state, root), pending: withChanges(state, root).pending.filter((pause) => !isNew(state, pause)) };
-    if (!root || !run || run.pending.length > 0) {
+    const laid = root && withChanges(state, root);
+    const run = laid && { ...laid, pending: laid.pending.filter((pause) => !isNew(state, pause)) };
+    if (!run || run.pending.length > 0) {
       // Other approvals of the run wait (a resumed branch of a parallel node): those approvals
       // resume the run, and its write ends the turn, so the node's messages are appended as
       // they were before checkpoints.
