@@ -2301,6 +2301,56 @@ describe('a tree taken over after a checkpoint goes on at its first unfinished n
     expect(work(gone.effects)).toMatchObject([{ kind: 'done', answer: { kind: 'superseded', endTurn: true } }]);
   });
 
+  it('while another approval of the run waits, a resumed branch appends its node finishes (the run goes on with that approval)', () => {
+    const root: AgentNode = {
+      name: 'pipeline',
+      type: 'sequential',
+      agents: [
+        {
+          name: 'fanout',
+          type: 'parallel',
+          approvals: 'required',
+          agents: [
+            {
+              name: 'chain',
+              type: 'sequential',
+              agents: [
+                { name: 'a1', type: 'llm', output_key: 'x' },
+                { name: 'a2', type: 'llm' },
+              ],
+            },
+            { name: 'b', type: 'llm' },
+          ],
+        },
+      ],
+    };
+    const env = treeEnv(root);
+    const paused = feed(
+      freshRun('tree', 0),
+      env,
+      ev.user('go'),
+      ev.tools(),
+      ev.calls([0, 0, 0], [call('c1', 'resources_add', { name: 'a' })]),
+      ev.calls([0, 1], [call('c2', 'resources_add', { name: 'b' })]),
+    );
+    const write = only(paused.effects, 'write');
+    const first = pendingOf(write.approvals[0]!);
+    const resumed = feed(
+      storedRun(write.run!, 1),
+      env,
+      ev.decide(first, true),
+      ev.claimed(true),
+      ev.ran(first.uuid, 'added a'),
+      ev.tools(),
+      ev.history([0, 0, 0], []),
+      ev.text([0, 0, 0], 'A1 out'),
+    );
+    // No checkpoint (its write would end the turn while b waits) and nothing held: the next node starts at once.
+    expect(only(resumed.effects, 'append').messages).toMatchObject([{ node: 'a1', content: 'A1 out' }]);
+    expect(only(resumed.effects, 'callModel')).toMatchObject({ path: [0, 0, 1], node: 'a2' });
+    expect(resumed.effects.some((effect) => effect.kind === 'checkpoint')).toBe(false);
+  });
+
   it('simple mode writes no checkpoint: a read turn still touches the store once', () => {
     const out = feed(
       simpleAtModel(),
