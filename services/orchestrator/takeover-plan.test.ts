@@ -13,7 +13,7 @@ import {
   type PendingApproval,
 } from '../../gen/ts/asg/store/v1/store.js';
 import type { StoredRun } from './run/state.js';
-import { MODE_CHANGED, NOT_RESUMABLE, planTakeover, TOO_MANY_TAKEOVERS, type TakeoverInput } from './takeover-plan.js';
+import { MODE_CHANGED, NOT_RESUMABLE, planTakeover, TOO_MANY_TAKEOVERS, TREE_CHANGED, type TakeoverInput } from './takeover-plan.js';
 
 let seq = 0;
 const message = (role: MessageRole, content: string, toolCall?: Message['toolCall']): Message => ({
@@ -164,6 +164,46 @@ describe('the plan for a run taken over', () => {
     ).toEqual({ kind: 'end', note: NOT_RESUMABLE });
     // A tree that runs destructive calls unapproved somewhere may have one in flight with no record.
     expect(planTakeover(input({ ...tree, treeRunsUnapproved: true }))).toEqual({ kind: 'end', note: NOT_RESUMABLE });
+  });
+
+  it('an agent tree part-way through goes on from its checkpoint: at its first unfinished node', () => {
+    const tree = { mode: 'tree' as const, treeFingerprint: 'tree-1' };
+    const checkpointed: StoredRun = {
+      ...run('tree', []),
+      session: { analysis: 'three servers' },
+      checkpoint: { tree: 'tree-1', walk: { '': { kind: 'sequential', index: 1, output: 'three servers' } } },
+    };
+    const recorded = conversation([user('add x'), assistant('three servers')]);
+    expect(planTakeover(input({ ...tree, conversation: recorded, run: checkpointed }))).toEqual({
+      kind: 'drive',
+      event: { userMessage: 'add x', fromCheckpoint: true },
+    });
+    // The same run stored by a release before checkpoints (no checkpoint): it cannot tell what finished.
+    const { checkpoint: _older, ...older } = checkpointed;
+    expect(planTakeover(input({ ...tree, conversation: recorded, run: older }))).toEqual({ kind: 'end', note: NOT_RESUMABLE });
+    // Positions in another tree than the one configured now are never walked.
+    expect(planTakeover(input({ ...tree, treeFingerprint: 'tree-2', conversation: recorded, run: checkpointed }))).toEqual({
+      kind: 'end',
+      note: TREE_CHANGED,
+    });
+    // Destructive calls without approval (or by a policy) leave no record until their step ends: not resumed either.
+    expect(planTakeover(input({ ...tree, treeRunsUnapproved: true, conversation: recorded, run: checkpointed }))).toEqual({
+      kind: 'end',
+      note: NOT_RESUMABLE,
+    });
+    expect(planTakeover(input({ ...tree, policyApproves: true, conversation: recorded, run: checkpointed }))).toEqual({
+      kind: 'end',
+      note: NOT_RESUMABLE,
+    });
+    // An outcome-unknown call and max_takeovers come first, as for any run.
+    const executing = approval('a1', ApprovalStatus.APPROVAL_STATUS_EXECUTING);
+    expect(planTakeover(input({ ...tree, unfinished: [executing], conversation: recorded, run: checkpointed })).kind).toBe(
+      'outcomeUnknown',
+    );
+    expect(planTakeover(input({ ...tree, takeovers: 4, conversation: recorded, run: checkpointed }))).toEqual({
+      kind: 'end',
+      note: TOO_MANY_TAKEOVERS(3),
+    });
   });
 
   it('where a policy may approve calls, a turn or a continuation is not run again: such a call may have run with no record yet', () => {

@@ -25,6 +25,8 @@ export interface TakeoverDrive {
   userMessage: string;
   approved?: PendingApproval;
   resumed?: { uuid: string; rejected: boolean };
+  /** An agent tree goes on from its run's checkpoint: at its first unfinished node. */
+  fromCheckpoint?: boolean;
 }
 
 export interface TakeoverInput {
@@ -45,12 +47,16 @@ export interface TakeoverInput {
   /** The how-manieth takeover of this turn this is, and the most allowed (runs.max_takeovers). */
   takeovers: number;
   maxTakeovers: number;
+  /** The configured tree's fingerprint (domain/tree.ts wholeTreeFingerprint): a checkpoint is walked only in the tree it was written in. */
+  treeFingerprint?: string;
 }
 
 export const TOO_MANY_TAKEOVERS = (count: number) =>
   `This turn was stopped: it was taken over ${count} times after the replica running it stopped, so it may be what stops them (runs.max_takeovers). What it recorded is kept; send your message again to retry.`;
 export const NOT_RESUMABLE =
   'This turn was interrupted: the replica running it stopped after some of its steps were recorded, and running it again would repeat them. What it recorded is kept; send your message again to retry.';
+export const TREE_CHANGED =
+  'This turn was interrupted: the replica running it stopped, and the agent tree has changed since, so it cannot go on where it stood. What it recorded is kept; send your message again to retry.';
 export const MODE_CHANGED =
   'This turn was interrupted: the replica running it stopped, and the configuration now runs turns differently, so it cannot go on. Send your message again to retry.';
 
@@ -81,12 +87,19 @@ export function planTakeover(input: TakeoverInput): TakeoverPlan {
     };
   }
   // A message's turn. Simple mode reads the whole stored history, whatever it holds (its
-  // destructive calls always stop for approval). An agent tree starts again from the user's
-  // message only if none of its nodes recorded anything, and none can have run a destructive
-  // call without approval that is not recorded yet. Where a policy may approve calls, neither
-  // may run again: a call it approved may have run without a record yet.
-  if ((input.mode === 'tree' && (last?.role !== MessageRole.MESSAGE_ROLE_USER || input.treeRunsUnapproved)) || input.policyApproves)
-    return { kind: 'end', note: NOT_RESUMABLE };
+  // destructive calls always stop for approval). An agent tree goes on from its checkpoint
+  // (each node's finish wrote its messages with it, so nothing it recorded is done again) or,
+  // stored before checkpoints, starts again only if none of its nodes recorded anything. Where
+  // a destructive call may run without approval (inside a parallel or loop node, or approved
+  // by a policy), neither may run again: such a call may have run with no record yet.
+  if (input.treeRunsUnapproved && input.mode === 'tree') return { kind: 'end', note: NOT_RESUMABLE };
+  if (input.policyApproves) return { kind: 'end', note: NOT_RESUMABLE };
+  const checkpoint = input.mode === 'tree' ? run?.checkpoint : undefined;
+  if (checkpoint) {
+    if (checkpoint.tree !== input.treeFingerprint) return { kind: 'end', note: TREE_CHANGED };
+    return { kind: 'drive', event: { userMessage, fromCheckpoint: true } };
+  }
+  if (input.mode === 'tree' && last?.role !== MessageRole.MESSAGE_ROLE_USER) return { kind: 'end', note: NOT_RESUMABLE };
   return { kind: 'drive', event: { userMessage } };
 }
 

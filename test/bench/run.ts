@@ -179,9 +179,14 @@ async function appendBenchmarks(): Promise<{ short: Summary; long: Summary; rati
 /**
  * Orchestration overhead: turns of a 10-node sequential pipeline and of a
  * 10-branch parallel node whose llm nodes answer text at once, next to a simple-mode text
- * turn. Per node = (pipeline turn − simple turn) / 10.
+ * turn. Per node = (pipeline turn − simple turn) / 10: what a tree node costs beyond its model
+ * call, its finish's checkpoint (one store round trip) included. `turns` per shape, the first
+ * 20 (or a sixth, when fewer) left out as warm-up.
  */
-async function orchestrationOverhead(): Promise<[string, Summary][]> {
+async function orchestrationOverhead(
+  turns = 120,
+  shapes: readonly ('simple' | 'sequential' | 'parallel')[] = ['simple', 'sequential', 'parallel'],
+): Promise<[string, Summary][]> {
   const model = await startScriptedModel(resourceAgentScript);
   const nodes = Array.from({ length: 10 }, (_, i) => ({
     name: `step-${i}`,
@@ -194,17 +199,19 @@ async function orchestrationOverhead(): Promise<[string, Summary][]> {
     sequential: { name: 'pipeline', type: 'sequential', agents: nodes },
     parallel: { name: 'fan-out', type: 'parallel', agents: nodes },
   };
+  const warmUp = Math.min(20, Math.floor(turns / 6));
   const results: [string, Summary][] = [];
   try {
-    for (const [label, tree] of Object.entries(trees)) {
+    for (const label of shapes) {
+      const tree = trees[label];
       const agent = await startAgent({ geminiBaseUrl: model.geminiBaseUrl, ...(tree ? { config: { agent: tree } } : {}) });
       try {
         const samples: number[] = [];
         let conversation = '';
-        for (let i = 0; i < 120; i++) {
+        for (let i = 0; i < turns; i++) {
           if (i % 10 === 0) conversation = (await post(`${agent.url}/conversations`, {})).body.conversation.id;
           const ms = await timed(() => post(`${agent.url}/conversations/${conversation}/messages`, { message: 'hello' }));
-          if (i >= 20) samples.push(ms);
+          if (i >= warmUp) samples.push(ms);
         }
         results.push([
           label === 'simple' ? 'text turn, simple mode (1 model call)' : `text turn, 10-node ${label} (10 model calls)`,
@@ -399,11 +406,29 @@ function loadAverage(): string {
   return loadavg()[0]!.toFixed(2);
 }
 
+/**
+ * `--only tree-checkpoints`: a text turn of a 10-node sequential tree beside a simple-mode one,
+ * `--turns` each (default 30): the per-node overhead, whose store part is each node's
+ * checkpoint. Short on purpose: the machine is often shared.
+ */
+async function treeCheckpointOverhead(turns: number): Promise<void> {
+  const rows = await orchestrationOverhead(turns, ['simple', 'sequential']);
+  console.log(`
+10-node sequential tree against a simple turn (${turns} turns each, ${cpus().length} cores, load average ${loadAverage()}):`);
+  printTable(rows);
+  const perNode = Math.round(((rows[1]![1].p50 - rows[0]![1].p50) / 10) * 1000) / 1000;
+  console.log(`per node (p50, its checkpoint included): ${perNode} ms over a simple turn`);
+}
+
 async function main(): Promise<void> {
   // `--only goals`: the rows of the goals table and nothing else (a shorter run).
-  const { values } = parseArgs({ options: { only: { type: 'string' } } });
+  const { values } = parseArgs({ options: { only: { type: 'string' }, turns: { type: 'string' } } });
+  if (values.only === 'tree-checkpoints') {
+    await treeCheckpointOverhead(Number(values.turns ?? 30));
+    return;
+  }
   const all = values.only === undefined;
-  if (!all && values.only !== 'goals') throw new Error(`--only takes "goals", not "${values.only}"`);
+  if (!all && values.only !== 'goals') throw new Error(`--only takes "goals" or "tree-checkpoints", not "${values.only}"`);
   const out: Record<string, unknown> = { date: new Date().toISOString(), node: process.version };
   const mesh = await meshBenchmarks();
   const append = await appendBenchmarks();

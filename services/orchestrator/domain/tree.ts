@@ -48,6 +48,11 @@ export function treeFingerprint(root: AgentNode, path: readonly number[]): strin
     .digest('hex');
 }
 
+/** sha256 of the canonical JSON of the whole tree: a run's checkpoint names the tree its positions are in. */
+export function wholeTreeFingerprint(root: AgentNode): string {
+  return createHash('sha256').update(canonicalJson(root)).digest('hex');
+}
+
 function canonicalJson(value: unknown): string {
   if (Array.isArray(value)) return `[${value.map(canonicalJson).join(',')}]`;
   if (value !== null && typeof value === 'object') {

@@ -13,12 +13,13 @@ import { describeNodePath } from '../../common/config/tree.js';
 import { A2A_SERVER } from '../domain/a2a-tools.js';
 import { expiredText, gatedCall, NOT_RETRIED, rejectedResult } from '../domain/messages.js';
 import { inputProblem, inputResponses, type InputRequest } from '../domain/elicitation.js';
-import { nodeAt, treeFingerprint, type AgentNode } from '../domain/tree.js';
+import { nodeAt, treeFingerprint, wholeTreeFingerprint, type AgentNode } from '../domain/tree.js';
 import type { PendingCall, StoredRun } from './state.js';
 import type { DecisionFacts, GatedCall, RunEvent, ToolOutcome } from './types.js';
 import { MAX_WRITE_ATTEMPTS, type Transition, outOfPhase, log, freshId, refuse, end } from './transition.js';
 import { approvalOf } from './walk.js';
 import { pauseRun } from './writes.js';
+import { restoreFrom } from './checkpoints.js';
 import { callStep, nodePath, record, timing } from './journal.js';
 import { redactArguments } from '../../common/run-steps.js';
 import { redactSecrets } from '../../common/secrets.js';
@@ -216,6 +217,7 @@ export function takenOver(transition: Transition, event: Extract<RunEvent, { kin
     policyApproves: env.policies?.approvesCalls ?? false,
     takeovers: event.takeovers,
     maxTakeovers: event.maxTakeovers,
+    ...(env.root && { treeFingerprint: wholeTreeFingerprint(env.root) }),
   });
   if (plan.kind === 'end') {
     endTakenOver(transition, plan.note);
@@ -307,6 +309,11 @@ function goOnAfterTakeover(transition: Transition, runId: string, event: Takeove
     transition.state.changes.resumed = event.resumed.uuid;
     if (pause) transition.state.resume = pause;
     transition.state.afterRejection = event.resumed.rejected && transition.state.mode === 'simple';
+  }
+  const checkpoint = transition.state.base?.checkpoint;
+  if (event.fromCheckpoint && checkpoint) {
+    log(transition, 'info', 'taken-over run goes on from its checkpoint', { containers: Object.keys(checkpoint.walk).length });
+    restoreFrom(transition.state, checkpoint);
   }
   transition.effects.push({ kind: 'loadTools' });
 }

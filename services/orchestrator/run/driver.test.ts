@@ -62,23 +62,42 @@ function answerAfter(gate: Promise<void>, text: string): () => AsyncIterable<Gen
 }
 
 describe('the store', () => {
-  it("stores a node's messages before the run's last write, even when the append is slow", async () => {
-    const mesh = new FakeMesh({ model: [[delta('Written.'), finish()]] });
+  it("stores a node's finish (its checkpoint) before the next node's model call, even when the store is slow", async () => {
+    const mesh = new FakeMesh({
+      model: [
+        [delta('First.'), finish()],
+        [delta('Written.'), finish()],
+      ],
+    });
     const order: string[] = [];
-    mesh.before.appendMessages = async () => {
-      order.push('append begins');
-      await sleep(30);
-      order.push('append ends');
+    mesh.before.updateRun = async (request) => {
+      order.push(`write begins (${request.run ? 'checkpoint' : 'finish'})`);
+      if (request.run) await sleep(30);
+      order.push('write ends');
     };
-    mesh.before.updateRun = () => {
-      order.push('write begins');
-    };
-    const { answer } = await startTurn(mesh, treeEnv({ name: 'writer', type: 'llm' }));
+    const { answer } = await startTurn(
+      mesh,
+      treeEnv({
+        name: 'pipeline',
+        type: 'sequential',
+        agents: [
+          { name: 'first', type: 'llm', output_key: 'one' },
+          { name: 'writer', type: 'llm', prompt: 'after {one}' },
+        ],
+      }),
+    );
 
     expect(answer).toEqual({ kind: 'answered', response: 'Written.' });
-    expect(order).toEqual(['append begins', 'append ends', 'write begins']);
+    const calls = mesh.calls.filter((call) => call === 'store.updateRun' || call.startsWith('llm.'));
+    expect(calls).toEqual(['llm.generate', 'store.updateRun', 'llm.generate', 'store.updateRun']);
+    expect(order).toEqual(['write begins (checkpoint)', 'write ends', 'write begins (finish)', 'write ends']);
+    expect(mesh.appends).toHaveLength(0);
+    const checkpoint = decodeRun(mesh.writes[0]!.run!);
+    expect(checkpoint.session).toEqual({ one: 'First.' });
+    expect(checkpoint.checkpoint?.walk).toEqual({ '': { kind: 'sequential', index: 1, output: 'First.' } });
     expect(mesh.conversation.messages.map((message) => [message.content, message.node])).toEqual([
       ['list resources', undefined],
+      ['First.', 'first'],
       ['Written.', 'writer'],
     ]);
   });

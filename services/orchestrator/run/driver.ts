@@ -63,6 +63,7 @@ const IN_ORDER = new Set<Effect['kind']>([
   'forwardRejection',
   'declineInput',
   'append',
+  'checkpoint',
   'write',
   'auditPolicy',
 ]);
@@ -332,6 +333,8 @@ export class RunDriver {
         return undefined;
       case 'write':
         return outsideDeadline(() => this.write(effect, activation));
+      case 'checkpoint':
+        return outsideDeadline(() => this.checkpoint(effect, activation));
       case 'auditPolicy': {
         const failed = await this.auditPolicy(effect.rule, effect, activation, false);
         if (failed !== undefined)
@@ -518,6 +521,32 @@ export class RunDriver {
     } catch (error) {
       if (!isCode(error, GrpcStatus.ABORTED)) throw error;
       return { kind: 'writeConflict', ...(await this.storedRun(activation)) };
+    }
+  }
+
+  /**
+   * A node's finish: its messages and the run with its checkpoint, compare-and-set, fenced. A
+   * refusal at the revision it named is the fence (another replica holds the run now): the
+   * lease is lost; at another revision, a lost race.
+   */
+  private async checkpoint(effect: Extract<Effect, { kind: 'checkpoint' }>, activation: Activation): Promise<RunEvent> {
+    try {
+      const { revision } = await this.clients.store.updateRun({
+        conversationId: activation.conversationId,
+        messages: effect.messages,
+        approvals: [],
+        run: { ...encodeRun(effect.run), revision: 0 },
+        expectedRevision: effect.expectedRevision,
+        returnConversation: false,
+        ...this.fence(activation),
+        ...(effect.journal && { journal: effect.journal }),
+      });
+      return { kind: 'checkpointed', revision };
+    } catch (error) {
+      if (!isCode(error, GrpcStatus.ABORTED)) throw error;
+      const stored = await this.storedRun(activation);
+      if (stored.revision === effect.expectedRevision) return { kind: 'leaseLost', reason: errorText(error) };
+      return { kind: 'checkpointConflict', ...stored };
     }
   }
 

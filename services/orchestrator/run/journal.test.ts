@@ -129,12 +129,13 @@ describe('the run journal (machine)', () => {
       [0, { kind: 'userMessage', runId: RUN_2, activation: 'a-2', text: 'go' }],
       [1, { kind: 'toolsLoaded', tools: [listTool] }],
       [10, { kind: 'modelAnswered', path: [0], reply: { text: 'analysis', toolCalls: [], usage: usage(10, 2) } }],
+      [11, { kind: 'checkpointed', revision: 1 }],
       [20, { kind: 'modelAnswered', path: [1], reply: { text: 'report', toolCalls: [], usage: usage(20, 3) } }],
     ]);
+    // The first node's finish is its checkpoint; the last one's goes with the run's finish write.
     const written = journals(effects);
     expect(written.map((entry) => [entry.carrier, entry.journal.status])).toEqual([
-      ['append', 'running'],
-      ['append', 'running'],
+      ['checkpoint', 'running'],
       ['write', 'completed'],
     ]);
     const steps = written.flatMap((entry) => entry.journal.steps.map((step) => `${step.kind} ${step.node}`));

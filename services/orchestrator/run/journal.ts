@@ -23,7 +23,7 @@ import type { Transition } from './transition.js';
 const RUN_ID = /^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$/;
 
 /** Effects that write to the store in the run's name, and so carry its journal. */
-const JOURNALED = new Set<Effect['kind']>(['append', 'write', 'claim', 'endTurnWithNote']);
+const JOURNALED = new Set<Effect['kind']>(['append', 'checkpoint', 'write', 'claim', 'endTurnWithNote']);
 
 /** A step of the run, now. */
 export function record(transition: Transition, step: JournalStep): void {
@@ -142,6 +142,13 @@ export function attachJournal(transition: Transition): void {
       const steps = write ? [...(write.steps ?? []), ...pending] : pending;
       if (write) write.steps = steps;
       return { ...effect, journal: entry(transition, writeStatus(transition), steps) };
+    }
+    if (effect.kind === 'checkpoint') {
+      // Redone after a lost race, a checkpoint carries its steps again.
+      const sending = state.checkpoint?.sending;
+      const steps = sending ? [...(sending.steps ?? []), ...pending] : pending;
+      if (sending) sending.steps = steps;
+      return { ...effect, journal: entry(transition, 'running', steps) };
     }
     if (pending.length === 0) return effect;
     const status: RunStatus =

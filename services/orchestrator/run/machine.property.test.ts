@@ -14,12 +14,22 @@
  * asked, model and tool calls in any order) and fast-check picks which step of which live
  * activation runs next, so concurrent resumes of parallel branches and their write conflicts
  * happen. A crash drops every live activation with its effects in flight; what the store holds
- * is all that is left, and later decisions and messages go on from it.
+ * is all that is left, and later decisions and messages go on from it — or another replica
+ * takes the turn over (the takenOver event, as orchestrator/turns.ts feeds it): a tree run goes
+ * on from its last checkpoint, and no node whose finish was stored has its model called again
+ * in that turn.
  */
 import fc from 'fast-check';
 import { describe, expect, it } from 'vitest';
 import type { ToolCallPart } from '../../../gen/ts/asg/llm/v1/llm.js';
-import { ApprovalStatus, MessageRole, type NewMessage, type PendingApproval, type Run } from '../../../gen/ts/asg/store/v1/store.js';
+import {
+  ApprovalStatus,
+  type Message,
+  MessageRole,
+  type NewMessage,
+  type PendingApproval,
+  type Run,
+} from '../../../gen/ts/asg/store/v1/store.js';
 import type { Tool } from '../../../gen/ts/asg/tools/v1/tools.js';
 import { callHash } from '../../common/call-hash.js';
 import type { HistoryEntry } from '../domain/history.js';
@@ -101,6 +111,18 @@ class SimStore {
   run: Pick<Run, 'state' | 'schemaVersion'> | undefined;
   revision = 0;
   turn = 0;
+  /** A turn holds the conversation (StartTurn, or a claim that continues it) until a write ends it. */
+  running = false;
+  takeovers = 0;
+  /** Nodes of the current turn whose finish (their answer) is stored. */
+  finished = new Set<string>();
+
+  /** Appends messages; a node's answer (an assistant text with no call) stored means the node finished. */
+  record(messages: readonly NewMessage[]): void {
+    this.messages.push(...structuredClone(messages));
+    for (const message of messages)
+      if (message.node && message.role === MessageRole.MESSAGE_ROLE_ASSISTANT && !message.toolCall) this.finished.add(message.node);
+  }
 
   approval(uuid: string): StoredApproval | undefined {
     return this.approvals.find((stored) => stored.approval.uuid === uuid);
@@ -131,7 +153,18 @@ class SimStore {
 // ---- the tiny driver --------------------------------------------------------------------
 
 /** Effects that touch the store run one after another, in the order the machine asked (driver.ts IN_ORDER). */
-const IN_ORDER = new Set<Effect['kind']>(['loadHistory', 'loadApprovals', 'claim', 'runApproved', 'forwardRejection', 'append', 'write']);
+const IN_ORDER = new Set<Effect['kind']>([
+  'loadHistory',
+  'loadApprovals',
+  'claim',
+  'runApproved',
+  'forwardRejection',
+  'append',
+  'checkpoint',
+  'write',
+  'endTurnWithNote',
+  'askAgain',
+]);
 
 interface Task {
   effect: Effect;
@@ -153,7 +186,7 @@ class Sim {
   live: Live[] = [];
   violations: string[] = [];
   /** What happened, so that a test can tell the scenarios are not vacuous. */
-  readonly seen = { conflicts: 0, lostClaims: 0, mostPending: 0, editedRuns: 0, notRun: 0 };
+  readonly seen = { conflicts: 0, lostClaims: 0, mostPending: 0, editedRuns: 0, notRun: 0, takeovers: 0, fromCheckpoint: 0 };
   private activations = 0;
   private calls = 0;
   private cursor = 0;
@@ -167,7 +200,7 @@ class Sim {
 
   /** POST a message: like TurnRunner.startTurn, nothing starts while an approval waits or a turn runs. */
   message(): void {
-    if (this.live.length > 0 || this.store.pending().length > 0) return;
+    if (this.live.length > 0 || this.store.pending().length > 0 || this.store.running) return;
     // Approved calls whose outcome was never recorded were cut off by a crash: interrupted, never re-run.
     for (const stored of this.store.approvals) {
       const status = stored.approval.status;
@@ -178,6 +211,9 @@ class Sim {
       }
     }
     this.store.turn += 1;
+    this.store.finished.clear();
+    this.store.running = true;
+    this.store.takeovers = 0;
     this.store.messages.push({ role: MessageRole.MESSAGE_ROLE_USER, content: `message ${this.store.turn}` });
     // A started turn begins a new run (store.proto StartTurn).
     this.store.setRun(undefined);
@@ -230,6 +266,28 @@ class Sim {
   /** The process dies: every activation and everything it had in flight is gone. */
   crash(): void {
     this.live = [];
+  }
+
+  /** Another replica takes over the turn a crash left running (TakeOverRuns, then TurnRunner.takeOver). */
+  takeOver(): void {
+    if (this.live.length > 0 || !this.store.running) return;
+    this.seen.takeovers += 1;
+    this.store.takeovers += 1;
+    const stored = this.store.latestRun();
+    const id = ++this.activations;
+    const state = stored ? storedRun(stored, this.store.revision) : freshRun(this.env.root ? 'tree' : 'simple', this.store.revision);
+    if (stored?.checkpoint && this.store.messages.at(-1)?.role !== MessageRole.MESSAGE_ROLE_USER) this.seen.fromCheckpoint += 1;
+    this.start(`takeover-${id}`, state, {
+      kind: 'takenOver',
+      runId: `run-${id}`,
+      activation: `activation-${id}`,
+      conversation: { messages: storedMessagesOf(this.store.messages), pendingApprovals: this.store.pending() },
+      unfinished: this.store.approvals
+        .filter((one) => [ApprovalStatus.APPROVAL_STATUS_APPROVED, ApprovalStatus.APPROVAL_STATUS_EXECUTING].includes(one.approval.status))
+        .map((one) => structuredClone(one.approval)),
+      takeovers: this.store.takeovers,
+      maxTakeovers: 3,
+    });
   }
 
   /** Runs the `pick`-th step that may run now; false when none may. */
@@ -292,23 +350,16 @@ class Sim {
       case 'loadTools':
         return { kind: 'toolsLoaded', tools: TOOLS };
       case 'loadHistory':
-        if (effect.node === undefined)
-          return {
-            kind: 'conversationLoaded',
-            path: effect.path,
-            messages: store.messages.map((message, index) => ({
-              ...structuredClone(message),
-              id: `m-${index + 1}`,
-              seq: index + 1,
-              createdAt: undefined,
-            })),
-          };
+        if (effect.node === undefined) return { kind: 'conversationLoaded', path: effect.path, messages: storedMessagesOf(store.messages) };
         return {
           kind: 'historyLoaded',
           path: effect.path,
           history: structuredClone(nodeSteps(store.messages, effect.node, effect.nodeMessages)),
         };
       case 'callModel':
+        // A node whose finish is stored is never run again in its turn (a takeover goes on from its checkpoint).
+        if (effect.node !== undefined && store.finished.has(effect.node))
+          this.violations.push(`${live.name}: the model of ${effect.node} was called again after its finish was stored`);
         return this.model(effect);
       case 'callTool':
         if (DESTRUCTIVE.has(effect.call.name))
@@ -331,12 +382,14 @@ class Sim {
           effect.approved ? ApprovalStatus.APPROVAL_STATUS_APPROVED : ApprovalStatus.APPROVAL_STATUS_REJECTED,
           effect.messages,
         );
+        if (effect.continuesTurn) store.running = true;
         for (const other of effect.alsoReject) {
           const also = store.approval(other.uuid);
           if (also?.approval.status === ApprovalStatus.APPROVAL_STATUS_PENDING)
             store.decide(also, ApprovalStatus.APPROVAL_STATUS_REJECTED, other.messages);
         }
         if (effect.clearRun) store.setRun(undefined);
+        if (effect.clearRun) store.running = false;
         return { kind: 'claimed', won: true, approval: structuredClone(stored.approval) };
       }
       case 'runApproved': {
@@ -382,12 +435,45 @@ class Sim {
       case 'done':
         return undefined;
       case 'append':
-        store.messages.push(...structuredClone(effect.messages));
+        store.record(effect.messages);
+        return undefined;
+      case 'checkpoint':
+        if (effect.expectedRevision !== store.revision)
+          return { kind: 'checkpointConflict', latest: store.latestRun(), revision: store.revision };
+        if (effect.run.pending.length > 0) this.violations.push(`${live.name}: a checkpoint stored a run that waits for approvals`);
+        store.record(effect.messages);
+        store.setRun(encodeRun(effect.run));
+        return { kind: 'checkpointed', revision: store.revision };
+      case 'endTurnWithNote':
+        store.record([{ role: MessageRole.MESSAGE_ROLE_ASSISTANT, content: effect.note }]);
+        store.running = false;
+        return undefined;
+      case 'askAgain':
+        effect.writes.forEach((write) => {
+          const old = store.approval(write.interrupted);
+          if (old) old.approval.status = ApprovalStatus.APPROVAL_STATUS_INTERRUPTED;
+          store.approvals.push({
+            approval: {
+              ...structuredClone(write.approval),
+              conversationId: 'conversation-1',
+              createdAt: undefined,
+              updatedAt: undefined,
+              status: ApprovalStatus.APPROVAL_STATUS_PENDING,
+              argsHash: callHash(write.approval.toolName, JSON.parse(write.approval.toolArgsJson)),
+              votes: [],
+            },
+            turn: store.turn,
+            asked: 0,
+            executions: 0,
+          });
+          store.setRun(write.run && encodeRun(write.run));
+        });
+        store.running = false;
         return undefined;
       case 'write': {
         if (effect.expectedRevision !== store.revision)
           return { kind: 'writeConflict', latest: store.latestRun(), revision: store.revision };
-        store.messages.push(...structuredClone(effect.messages));
+        store.record(effect.messages);
         for (const approval of effect.approvals) {
           if (store.approval(approval.uuid)) this.violations.push(`approval ${approval.uuid} created twice`);
           const argsHash = callHash(approval.toolName, JSON.parse(approval.toolArgsJson));
@@ -418,6 +504,8 @@ class Sim {
           });
         }
         store.setRun(effect.run && encodeRun(effect.run));
+        // The run ended (cleared) or paused (waiting): its turn is over (store UpdateRun).
+        if (effect.run === undefined || store.pending().length > 0) store.running = false;
         return { kind: 'written', revision: store.revision };
       }
     }
@@ -468,6 +556,11 @@ function nodeSteps(messages: readonly NewMessage[], node: string, nodeMessages: 
   return own.slice(Math.max(0, own.length - nodeMessages - 1));
 }
 
+/** Messages as the store returns them, numbered from 1. */
+function storedMessagesOf(messages: readonly NewMessage[]): Message[] {
+  return messages.map((message, index) => ({ ...structuredClone(message), id: `m-${index + 1}`, seq: index + 1, createdAt: undefined }));
+}
+
 function toolMessage(approval: PendingApproval, result: string, isError: boolean): NewMessage {
   return {
     role: MessageRole.MESSAGE_ROLE_TOOL,
@@ -489,6 +582,8 @@ type Command =
   /** The same approval decided twice at once (two humans, or a retried request). */
   | { kind: 'decideTwice'; pick: number; first: boolean; second: boolean }
   | { kind: 'crash' }
+  /** Another replica takes over the turn the crash left running. */
+  | { kind: 'takeover' }
   | { kind: 'message' };
 
 const moveArb: fc.Arbitrary<Move> = fc.oneof(
@@ -533,6 +628,7 @@ const commandArb: fc.Arbitrary<Command> = fc.oneof(
       .map((fields): Command => ({ kind: 'decideTwice', ...fields })),
   },
   { weight: 2, arbitrary: fc.constant<Command>({ kind: 'crash' }) },
+  { weight: 2, arbitrary: fc.constant<Command>({ kind: 'takeover' }) },
   { weight: 1, arbitrary: fc.constant<Command>({ kind: 'message' }) },
 );
 
@@ -579,17 +675,22 @@ function play(mode: Mode, moves: readonly Move[], commands: readonly Command[], 
       case 'crash':
         sim.crash();
         break;
+      case 'takeover':
+        sim.takeOver();
+        break;
       case 'message':
         sim.message();
         break;
     }
     check(sim);
   }
-  // Resume: whatever is still live runs to its end; then the approvals still waiting are decided in turn.
+  // Resume: whatever is still live runs to its end, a turn left running is taken over; then the approvals still waiting are decided in turn.
   sim.drain();
-  for (let round = 0; round < 6 && sim.store.pending().length > 0; round++) {
-    const waiting = sim.store.pending()[0]!;
-    sim.decide(sim.indexOf(waiting.uuid), round % 2 === 0, undefined);
+  for (let round = 0; round < 8 && (sim.store.pending().length > 0 || sim.store.running); round++) {
+    sim.takeOver();
+    sim.drain();
+    const waiting = sim.store.pending()[0];
+    if (waiting) sim.decide(sim.indexOf(waiting.uuid), round % 2 === 0, undefined);
     sim.drain();
   }
   // A later message: approved calls a crash cut off are recorded as interrupted, never run again.
@@ -616,8 +717,8 @@ describe('every approved call runs at most once, every rejected call never', () 
     );
   });
 
-  it('the scenarios are not vacuous: calls run (edited too) and are rejected, duplicate claims lose, writes conflict, two approvals wait at once, a changed stored call is not run', () => {
-    const seen = { executed: 0, rejected: 0, lostClaims: 0, conflicts: 0, twoWaiting: 0, editedRuns: 0, notRun: 0 };
+  it('the scenarios are not vacuous: calls run (edited too) and are rejected, duplicate claims lose, writes conflict, two approvals wait at once, a changed stored call is not run, a tree is taken over after a checkpoint', () => {
+    const seen = { executed: 0, rejected: 0, lostClaims: 0, conflicts: 0, twoWaiting: 0, editedRuns: 0, notRun: 0, fromCheckpoint: 0 };
     for (const mode of ['simple', 'tree'] as const) {
       for (const [moves, commands] of fc.sample(scriptArb, { numRuns: 60, seed: 13 })) {
         const sim = play(mode, moves, commands, () => {});
@@ -627,6 +728,7 @@ describe('every approved call runs at most once, every rejected call never', () 
         seen.conflicts += sim.seen.conflicts;
         seen.editedRuns += sim.seen.editedRuns;
         seen.notRun += sim.seen.notRun;
+        seen.fromCheckpoint += sim.seen.fromCheckpoint;
         if (sim.seen.mostPending >= 2) seen.twoWaiting += 1;
       }
     }
@@ -637,5 +739,7 @@ describe('every approved call runs at most once, every rejected call never', () 
     expect(seen.twoWaiting).toBeGreaterThan(0);
     expect(seen.editedRuns).toBeGreaterThan(0);
     expect(seen.notRun).toBeGreaterThan(0);
+    // Turns taken over part-way through, after a node's finish was stored.
+    expect(seen.fromCheckpoint).toBeGreaterThan(0);
   });
 });

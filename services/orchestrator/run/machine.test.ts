@@ -142,6 +142,7 @@ const ev = {
     outcome: { text, isError: false, ...extra },
   }),
   written: (revision: number): RunEvent => ({ kind: 'written', revision }),
+  checkpointed: (revision: number): RunEvent => ({ kind: 'checkpointed', revision }),
   conflict: (latest: StoredRun | undefined, revision: number): RunEvent => ({ kind: 'writeConflict', latest, revision }),
   decide: (approval: PendingApproval, approved: boolean, reason?: string, activation = 'activation-2'): RunEvent => ({
     kind: 'approvalDecided',
@@ -200,11 +201,25 @@ function step(state: RunState, event: RunEvent, env: MachineEnv): { state: RunSt
   return out;
 }
 
-/** The state after feeding `events` to `start`, and the effects of the last one. */
+/**
+ * The state after feeding `events` to `start`, and the effects of the last one. A node's
+ * checkpoint asked by an event before the last is stored at once (the next revision), as the
+ * store would; the last event's effects are left to the test.
+ */
 function feed(start: RunState, env: MachineEnv, ...events: RunEvent[]): { state: RunState; effects: Effect[] } {
   let out = { state: start, effects: [] as Effect[] };
-  for (const event of events) out = step(out.state, event, env);
+  events.forEach((event, index) => {
+    out = step(out.state, event, env);
+    if (index < events.length - 1 && out.effects.some((effect) => effect.kind === 'checkpoint'))
+      out = step(out.state, ev.checkpointed(out.state.revision + 1), env);
+  });
   return out;
+}
+
+/** The checkpoint the last event asked for, stored (at the next revision): the held work starts. */
+function stored(out: { state: RunState; effects: Effect[] }, env: MachineEnv): { state: RunState; effects: Effect[] } {
+  if (!out.effects.some((effect) => effect.kind === 'checkpoint')) return out;
+  return step(out.state, ev.checkpointed(out.state.revision + 1), env);
 }
 
 /** The effects that do work, without the journal their writes carry (asserted in journal.test.ts). */
@@ -437,13 +452,19 @@ rows('the model answers with text', [
     effects: [{ kind: 'write', messages: [{ content: '(the model returned an empty answer)' }] }],
   },
   {
-    name: "an agent tree: the last node's answer is appended (tagged with its node), then the run's finish write",
+    name: "an agent tree: the last node's answer (tagged with its node) goes with the run's finish write",
     env: treeEnv(sequentialTree),
-    given: () => feed(treeAtModel(sequentialTree), treeEnv(sequentialTree), ev.text([0], 'three servers')).state,
+    given: () =>
+      stored(feed(treeAtModel(sequentialTree), treeEnv(sequentialTree), ev.text([0], 'three servers')), treeEnv(sequentialTree)).state,
     when: ev.text([1], 'done: listed'),
     effects: [
-      { kind: 'append', messages: [{ role: MessageRole.MESSAGE_ROLE_ASSISTANT, content: 'done: listed', node: 'executor' }] },
-      { kind: 'write', messages: [], approvals: [], run: undefined, expectedRevision: 3 },
+      {
+        kind: 'write',
+        messages: [{ role: MessageRole.MESSAGE_ROLE_ASSISTANT, content: 'done: listed', node: 'executor' }],
+        approvals: [],
+        run: undefined,
+        expectedRevision: 4,
+      },
     ],
     then: (state) => expect(state.write).toMatchObject({ purpose: 'finish', response: 'done: listed' }),
   },
@@ -733,15 +754,16 @@ rows('the model fails, or runs out of steps', [
     env: treeEnv(sequentialTree),
     given: () => treeAtModel(sequentialTree),
     when: { kind: 'modelFailed', path: [0], category: 'rate limit', error: 'quota' },
-    effects: [
-      { kind: 'append', messages: [{ content: 'The model could not answer (rate limit error): quota', node: 'analyzer' }] },
-      {
-        kind: 'callModel',
-        path: [1],
-        node: 'executor',
-        systemPrompt: 'Execute based on The model could not answer (rate limit error): quota',
-      },
-    ],
+    effects: [{ kind: 'checkpoint', messages: [{ content: 'The model could not answer (rate limit error): quota', node: 'analyzer' }] }],
+    then: (state) =>
+      expect(state.checkpoint?.held).toMatchObject([
+        {
+          kind: 'callModel',
+          path: [1],
+          node: 'executor',
+          systemPrompt: 'Execute based on The model could not answer (rate limit error): quota',
+        },
+      ]),
   },
   {
     name: 'modelFailed for a path with no model call is refused as out of phase',
@@ -784,10 +806,30 @@ rows('the model fails, or runs out of steps', [
 describe('sequential nodes: order, output_key and session state', () => {
   const env = treeEnv(sequentialTree);
 
-  it('a node done → its messages appended, its output in the session, the next node called with it', () => {
-    const out = feed(treeAtModel(sequentialTree), env, ev.text([0], 'three servers'));
+  it('a node done → a checkpoint with its messages, its output and where the walk stands; the next node called with it once stored', () => {
+    const done = feed(treeAtModel(sequentialTree), env, ev.text([0], 'three servers'));
+    expect(work(done.effects)).toMatchObject([
+      {
+        kind: 'checkpoint',
+        messages: [{ content: 'three servers', node: 'analyzer' }],
+        expectedRevision: 3,
+        run: {
+          runId: 'run-1',
+          session: { analysis: 'three servers' },
+          pending: [],
+          modelCalls: 1,
+          checkpoint: { walk: { '': { kind: 'sequential', index: 1, output: 'three servers' } } },
+        },
+      },
+    ]);
+    // Nothing of the next node starts before the checkpoint is stored.
+    expect(done.effects.some((effect) => effect.kind === 'callModel')).toBe(false);
+    expect(done.state.phase).toBe('walking_tree');
+    const out = step(done.state, ev.checkpointed(4), env);
+    expect(out.state.revision).toBe(4);
+    expect(out.state.base?.checkpoint?.walk['']).toEqual({ kind: 'sequential', index: 1, output: 'three servers' });
+    expect(out.state.modelCalls).toBe(0);
     expect(work(out.effects)).toMatchObject([
-      { kind: 'append', messages: [{ content: 'three servers', node: 'analyzer' }] },
       {
         kind: 'callModel',
         path: [1],
@@ -803,11 +845,11 @@ describe('sequential nodes: order, output_key and session state', () => {
     expect(out.state.frames['0']).toBeUndefined();
   });
 
-  it("a node's safe steps stay unwritten until it ends, then go in one append with its answer", () => {
+  it("a node's safe steps stay unwritten until it ends, then go in one checkpoint with its answer", () => {
     const out = feed(treeAtModel(sequentialTree), env, ev.calls([0], [call('c1', 'resources_list', {})]), ev.tool([0], 'c1', '[]'));
     expect(work(out.effects)).toMatchObject([{ kind: 'callModel', path: [0] }]);
     const done = step(out.state, ev.text([0], 'none'), env);
-    expect(only(done.effects, 'append').messages.map((message) => [message.node, message.toolCall?.id ?? message.content])).toEqual([
+    expect(only(done.effects, 'checkpoint').messages.map((message) => [message.node, message.toolCall?.id ?? message.content])).toEqual([
       ['analyzer', 'c1'],
       ['analyzer', 'c1'],
       ['analyzer', 'none'],
@@ -854,10 +896,11 @@ describe('loop nodes: iterations, exit_loop and max_iterations', () => {
     expect(start.frames['']).toMatchObject({ kind: 'loop', iteration: 1 });
     const out = step(start, ev.text([0], 'added one'), env);
     expect(work(out.effects)).toMatchObject([
-      { kind: 'append' },
-      { kind: 'callModel', path: [0], node: 'worker', systemPrompt: 'Work on ensure 3' },
+      { kind: 'checkpoint', run: { checkpoint: { walk: { '': { kind: 'loop', iteration: 2, index: 0 } } } } },
     ]);
-    expect(only(out.effects, 'callModel').tools.map((tool) => tool.name)).toEqual([
+    const next = stored(out, env);
+    expect(work(next.effects)).toMatchObject([{ kind: 'callModel', path: [0], node: 'worker', systemPrompt: 'Work on ensure 3' }]);
+    expect(only(next.effects, 'callModel').tools.map((tool) => tool.name)).toEqual([
       'resources_list',
       'resources_add',
       'resources_remove',
@@ -870,14 +913,14 @@ describe('loop nodes: iterations, exit_loop and max_iterations', () => {
     const out = feed(treeAtModel(loopTree()), env, ev.text([0], 'first'), ev.calls([0], [call('x1', 'exit_loop', {})], 'enough now'));
     expect(work(out.effects)).toMatchObject([
       {
-        kind: 'append',
+        kind: 'write',
+        run: undefined,
         messages: [
           { content: 'enough now' },
           { toolCall: { id: 'x1', name: 'exit_loop' } },
           { content: EXIT_LOOP_RESULT, toolCall: { id: 'x1', isError: false } },
         ],
       },
-      { kind: 'write', run: undefined },
     ]);
     expect(out.state.write).toMatchObject({ purpose: 'finish', response: 'enough now' });
     expect(logs(out.effects)).toContain('loop finished');
@@ -917,7 +960,7 @@ describe('loop nodes: iterations, exit_loop and max_iterations', () => {
       ev.tools(),
       ev.calls([0, 0], [call('x1', 'exit_loop', {})], 'all good'),
     );
-    expect(work(out.effects).map((effect) => effect.kind)).toEqual(['append', 'write']);
+    expect(work(out.effects).map((effect) => effect.kind)).toEqual(['write']);
     expect(out.state.write).toMatchObject({ purpose: 'finish', response: 'all good' });
   });
 
@@ -947,12 +990,20 @@ describe('parallel nodes in a fresh run', () => {
   it('both branches done → outputs joined in declaration order, the session has both, the next node sees them', () => {
     const env = treeEnv(parallelTree());
     const first = feed(treeAtModel(parallelTree()), env, ev.text([0, 1], 'B out'));
-    expect(work(first.effects)).toMatchObject([{ kind: 'append', messages: [{ node: 'beta', content: 'B out' }] }]);
-    const out = step(first.state, ev.text([0, 0], 'A out'), env);
-    expect(work(out.effects)).toMatchObject([
-      { kind: 'append', messages: [{ node: 'alpha' }] },
-      { kind: 'callModel', path: [1], node: 'summary', systemPrompt: 'Summarize A out and B out' },
+    expect(work(first.effects)).toMatchObject([
+      {
+        kind: 'checkpoint',
+        messages: [{ node: 'beta', content: 'B out' }],
+        run: { checkpoint: { walk: { '0': { kind: 'parallel', done: { '1': { output: 'B out', exitLoop: false } } } } } },
+      },
     ]);
+    // The other branch's answer may come while the checkpoint is on its way: its finish goes next.
+    const second = step(first.state, ev.text([0, 0], 'A out'), env);
+    expect(work(second.effects)).toEqual([]);
+    const next = step(second.state, ev.checkpointed(4), env);
+    expect(work(next.effects)).toMatchObject([{ kind: 'checkpoint', messages: [{ node: 'alpha' }], expectedRevision: 4 }]);
+    const out = step(next.state, ev.checkpointed(5), env);
+    expect(work(out.effects)).toMatchObject([{ kind: 'callModel', path: [1], node: 'summary', systemPrompt: 'Summarize A out and B out' }]);
     expect(out.state.frames['']).toMatchObject({ kind: 'sequential', index: 1, output: 'A out\n\nB out' });
   });
 
@@ -962,8 +1013,9 @@ describe('parallel nodes in a fresh run', () => {
     expect(work(first.effects)).toEqual([]);
     expect(first.state.changes.pauses).toMatchObject([{ path: [0, 0], outputKey: 'a' }]);
     const out = step(first.state, ev.text([0, 1], 'B out'), env);
-    expect(work(out.effects).map((effect) => effect.kind)).toEqual(['append', 'write']);
+    expect(work(out.effects).map((effect) => effect.kind)).toEqual(['write']);
     const write = only(out.effects, 'write');
+    expect(write.messages[0]).toMatchObject({ node: 'beta', content: 'B out' });
     expect(write.run).toMatchObject({
       session: { b: 'B out' },
       branchOutputs: { '0.1': { output: 'B out', exitLoop: false } },
@@ -1016,10 +1068,9 @@ describe('parallel nodes resumed: one branch per decision', () => {
     expect(only(atModel.effects, 'callModel').history).toHaveLength(3);
     const out = step(atModel.state, ev.text([0, 0], 'A out'), env);
     expect(work(out.effects)).toMatchObject([
-      { kind: 'append', messages: [{ node: 'alpha', content: 'A out' }] },
       {
         kind: 'write',
-        messages: [],
+        messages: [{ node: 'alpha', content: 'A out' }],
         approvals: [],
         expectedRevision: 5,
         run: { pending: [run.pending[1]], branchOutputs: { '0.0': { output: 'A out', exitLoop: false } }, session: { a: 'A out' } },
@@ -1155,7 +1206,11 @@ describe('destructive calls inside parallel and loop nodes (the `approvals` mode
     expect(out.state.frames['']).toMatchObject({ kind: 'loop', iteration: 2, index: 0 });
     const answered = feed(out.state, env, ev.history([0], []), ev.text([0], 'round two'));
     expect(answered.state.frames['']).toMatchObject({ kind: 'loop', iteration: 3 });
-    expect(work(answered.effects)).toMatchObject([{ kind: 'append' }, { kind: 'callModel', path: [0] }]);
+    // The resumed pause is gone with the node's finish: the checkpoint stores the run waiting for nothing.
+    expect(work(answered.effects)).toMatchObject([
+      { kind: 'checkpoint', run: { pending: [], checkpoint: { walk: { '': { kind: 'loop', iteration: 3, index: 0 } } } } },
+    ]);
+    expect(work(stored(answered, env).effects)).toMatchObject([{ kind: 'callModel', path: [0] }]);
   });
 
   it('an unapproved step written early is counted in a later pause of the node (nodeMessages)', () => {
@@ -1207,7 +1262,7 @@ describe('a2a nodes', () => {
     ]);
   });
 
-  it('a safe a2a node delegates at once; its answer is appended and becomes its output', () => {
+  it('a safe a2a node delegates at once; its answer is its checkpoint and becomes its output', () => {
     const env = treeEnv(a2aTree(false));
     const out = feed(freshRun('tree', 2), env, ev.user('list'), ev.tools());
     const delegated = only(out.effects, 'callTool');
@@ -1221,14 +1276,14 @@ describe('a2a nodes', () => {
     const done = step(out.state, ev.tool([0], delegated.call.id, 'three items'), env);
     expect(work(done.effects)).toMatchObject([
       {
-        kind: 'append',
+        kind: 'checkpoint',
         messages: [
           { node: 'remote', toolCall: { name: 'a2a_remote' } },
           { node: 'remote', content: 'three items' },
         ],
       },
-      { kind: 'callModel', path: [1], systemPrompt: 'Report three items' },
     ]);
+    expect(work(stored(done, env).effects)).toMatchObject([{ kind: 'callModel', path: [1], systemPrompt: 'Report three items' }]);
   });
 
   it('the peer answering input-required → a proxy approval that names the peer and its chain', () => {
@@ -1278,7 +1333,11 @@ describe('a2a nodes', () => {
     );
     expect(work(out.effects)).toEqual([{ kind: 'loadHistory', path: [0], node: 'remote', nodeMessages: 1 }]);
     const resumed = step(out.state, ev.history([0], [{ role: MessageRole.MESSAGE_ROLE_TOOL, content: 'z added', node: 'remote' }]), env);
-    expect(work(resumed.effects)).toMatchObject([{ kind: 'callModel', path: [1], systemPrompt: 'Report z added' }]);
+    // Its result is recorded already: the checkpoint stores its output and that the run waits no more.
+    expect(work(resumed.effects)).toMatchObject([
+      { kind: 'checkpoint', messages: [], run: { pending: [], session: { remote_out: 'z added' } } },
+    ]);
+    expect(work(stored(resumed, env).effects)).toMatchObject([{ kind: 'callModel', path: [1], systemPrompt: 'Report z added' }]);
     expect(resumed.state.changes.session).toEqual({ remote_out: 'z added' });
   });
 
@@ -1732,8 +1791,7 @@ describe('timerFired and cancel: no new work, in-flight results come back', () =
     expect(work(gated.effects)).toEqual([]);
     const out = step(gated.state, ev.text([0, 1], 'B out'), env);
     expect(work(out.effects)).toMatchObject([
-      { kind: 'append' },
-      { kind: 'write', approvals: [], run: undefined, messages: [{ content: STOPPED_BY_DEADLINE }] },
+      { kind: 'write', approvals: [], run: undefined, messages: [{ node: 'beta', content: 'B out' }, { content: STOPPED_BY_DEADLINE }] },
     ]);
     expect(out.state).toMatchObject({ gates: [], changes: { pauses: [] } });
   });
@@ -1748,16 +1806,15 @@ describe('timerFired and cancel: no new work, in-flight results come back', () =
     ]);
   });
 
-  it('parallel branches in flight: each result still comes back (and is appended), then one finish write', () => {
+  it('parallel branches in flight: each result still comes back, and all go with one finish write', () => {
     const env = treeEnv(parallelTree());
     const stopped = step(treeAtModel(parallelTree()), { kind: 'timerFired' }, env);
     expect(stopped.effects).toEqual([]);
     const first = step(stopped.state, ev.text([0, 0], 'A out'), env);
-    expect(work(first.effects)).toMatchObject([{ kind: 'append', messages: [{ node: 'alpha' }] }]);
+    expect(work(first.effects)).toEqual([]);
     const second = step(first.state, ev.text([0, 1], 'B out'), env);
     expect(work(second.effects)).toMatchObject([
-      { kind: 'append', messages: [{ node: 'beta' }] },
-      { kind: 'write', run: undefined, messages: [{ content: STOPPED_BY_DEADLINE }] },
+      { kind: 'write', run: undefined, messages: [{ node: 'alpha' }, { node: 'beta' }, { content: STOPPED_BY_DEADLINE }] },
     ]);
     expect(second.effects.some((effect) => effect.kind === 'callModel')).toBe(false);
   });
@@ -2158,6 +2215,155 @@ rows('a run taken over goes on from what is stored', [
     effects: [{ kind: 'endTurnWithNote', note: expect.stringContaining('running it again would repeat them') }, { kind: 'done' }],
   },
 ]);
+
+describe('a tree taken over after a checkpoint goes on at its first unfinished node', () => {
+  /** The run a checkpoint stored, as a takeover finds it (the conversation holds the messages it carried). */
+  function checkpointOf(effects: Effect[]): { run: StoredRun; messages: NewMessage[] } {
+    const checkpoint = only(effects, 'checkpoint');
+    return { run: checkpoint.run, messages: checkpoint.messages };
+  }
+  const resume = (env: MachineEnv, run: StoredRun, messages: NewMessage[], user = 'list all') =>
+    feed(
+      storedRun(run, 9),
+      env,
+      takenOver({ conversation: { messages: storedMessages([userText(user), ...messages]), pendingApprovals: [] } }),
+      ev.tools(),
+    );
+
+  it('sequential: the finished node is not called again; the next one runs with its output', () => {
+    const env = treeEnv(sequentialTree);
+    const done = feed(treeAtModel(sequentialTree), env, ev.text([0], 'three servers'));
+    const { run, messages } = checkpointOf(done.effects);
+    const out = resume(env, run, messages);
+    expect(work(out.effects)).toEqual([
+      expect.objectContaining({ kind: 'callModel', path: [1], systemPrompt: 'Execute based on three servers' }),
+    ]);
+    expect(out.state.frames['']).toMatchObject({ kind: 'sequential', index: 1, output: 'three servers' });
+    // The run goes on under its own id, and ends with the write that clears it.
+    expect(out.state.runId).toBe('run-1');
+    const end = step(out.state, ev.text([1], 'done'), env);
+    expect(work(end.effects)).toMatchObject([
+      { kind: 'write', run: undefined, messages: [{ content: 'done', node: 'executor' }], expectedRevision: 9 },
+    ]);
+  });
+
+  it('a node cut mid-way runs again from its start (its unwritten steps are gone)', () => {
+    const env = treeEnv(sequentialTree);
+    const done = feed(treeAtModel(sequentialTree), env, ev.text([0], 'three servers'));
+    const { run, messages } = checkpointOf(done.effects);
+    const cut = feed(stored(done, env).state, env, ev.calls([1], [call('c1', 'resources_list', {})]), ev.tool([1], 'c1', '[]'));
+    expect(work(cut.effects)).toMatchObject([{ kind: 'callModel', path: [1] }]);
+    // The process dies here: the stored run is still the checkpoint's.
+    const out = resume(env, run, messages);
+    expect(only(out.effects, 'callModel').history).toEqual([userText('list all')]);
+  });
+
+  it('parallel: a finished branch keeps its output, only the cut branch runs again; the join has both', () => {
+    const env = treeEnv(parallelTree('required'));
+    const first = feed(treeAtModel(parallelTree('required')), env, ev.text([0, 1], 'B out'));
+    const { run, messages } = checkpointOf(first.effects);
+    expect(run.checkpoint?.walk['0']).toEqual({ kind: 'parallel', done: { '1': { output: 'B out', exitLoop: false } } });
+    const out = resume(env, run, messages);
+    expect(work(out.effects)).toEqual([expect.objectContaining({ kind: 'callModel', path: [0, 0], node: 'alpha' })]);
+    expect(out.state.frames['0']).toEqual({
+      kind: 'parallel',
+      resumed: false,
+      outcomes: [null, { kind: 'done', output: 'B out', exitLoop: false }],
+    });
+    const joined = stored(step(out.state, ev.text([0, 0], 'A out'), env), env);
+    expect(work(joined.effects)).toMatchObject([{ kind: 'callModel', path: [1], systemPrompt: 'Summarize A out and B out' }]);
+  });
+
+  it('loop: it goes on in the iteration it stood in, with its output so far', () => {
+    // approvals: required — below an auto loop a destructive call could run with no record yet, and no takeover resumes it.
+    const env = treeEnv(loopTree('required'));
+    const done = feed(treeAtModel(loopTree('required'), 'ensure 3'), env, ev.text([0], 'added one'));
+    const { run, messages } = checkpointOf(done.effects);
+    const out = resume(env, run, messages, 'ensure 3');
+    expect(out.state.frames['']).toEqual({ kind: 'loop', iteration: 2, index: 0, output: 'added one' });
+    expect(work(out.effects)).toMatchObject([{ kind: 'callModel', path: [0], node: 'worker' }]);
+  });
+
+  it('a checkpoint that loses a race is computed again on the run stored now, with the same messages', () => {
+    const env = treeEnv(sequentialTree);
+    const done = feed(treeAtModel(sequentialTree), env, ev.text([0], 'three servers'));
+    const first = only(done.effects, 'checkpoint');
+    const latest: StoredRun = { ...first.run, modelCalls: 7, session: {} };
+    const again = step(done.state, { kind: 'checkpointConflict', latest, revision: 8 }, env);
+    const redone = only(again.effects, 'checkpoint');
+    expect(redone).toMatchObject({
+      expectedRevision: 8,
+      messages: first.messages,
+      run: { modelCalls: 8, session: { analysis: 'three servers' } },
+    });
+    expect(again.effects.some((effect) => effect.kind === 'callModel')).toBe(false);
+    const gone = step(done.state, { kind: 'checkpointConflict', latest: undefined, revision: 8 }, env);
+    expect(work(gone.effects)).toMatchObject([{ kind: 'done', answer: { kind: 'superseded', endTurn: true } }]);
+  });
+
+  it('while another approval of the run waits, a resumed branch appends its node finishes (the run goes on with that approval)', () => {
+    const root: AgentNode = {
+      name: 'pipeline',
+      type: 'sequential',
+      agents: [
+        {
+          name: 'fanout',
+          type: 'parallel',
+          approvals: 'required',
+          agents: [
+            {
+              name: 'chain',
+              type: 'sequential',
+              agents: [
+                { name: 'a1', type: 'llm', output_key: 'x' },
+                { name: 'a2', type: 'llm' },
+              ],
+            },
+            { name: 'b', type: 'llm' },
+          ],
+        },
+      ],
+    };
+    const env = treeEnv(root);
+    const paused = feed(
+      freshRun('tree', 0),
+      env,
+      ev.user('go'),
+      ev.tools(),
+      ev.calls([0, 0, 0], [call('c1', 'resources_add', { name: 'a' })]),
+      ev.calls([0, 1], [call('c2', 'resources_add', { name: 'b' })]),
+    );
+    const write = only(paused.effects, 'write');
+    const first = pendingOf(write.approvals[0]!);
+    const resumed = feed(
+      storedRun(write.run!, 1),
+      env,
+      ev.decide(first, true),
+      ev.claimed(true),
+      ev.ran(first.uuid, 'added a'),
+      ev.tools(),
+      ev.history([0, 0, 0], []),
+      ev.text([0, 0, 0], 'A1 out'),
+    );
+    // No checkpoint (its write would end the turn while b waits) and nothing held: the next node starts at once.
+    expect(only(resumed.effects, 'append').messages).toMatchObject([{ node: 'a1', content: 'A1 out' }]);
+    expect(only(resumed.effects, 'callModel')).toMatchObject({ path: [0, 0, 1], node: 'a2' });
+    expect(resumed.effects.some((effect) => effect.kind === 'checkpoint')).toBe(false);
+  });
+
+  it('simple mode writes no checkpoint: a read turn still touches the store once', () => {
+    const out = feed(
+      simpleAtModel(),
+      SIMPLE,
+      ev.calls([], [call('c1', 'resources_list', {})]),
+      ev.tool([], 'c1', '[]'),
+      ev.text([], 'none'),
+    );
+    expect(out.effects.map((effect) => effect.kind).filter((kind) => kind !== 'log')).toEqual(['write']);
+    expect(out.state.checkpoint).toBeUndefined();
+    expect(only(out.effects, 'write').run).toBeUndefined();
+  });
+});
 
 // ---- who decided, arguments edited before approving, expiries ----------------------------
 

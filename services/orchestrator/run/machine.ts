@@ -18,6 +18,7 @@ import {
 } from './decisions.js';
 import { withChanges, finishRun, emitWrite, written, writeConflict } from './writes.js';
 import { attachJournal, modelCallStep } from './journal.js';
+import { checkpointConflict, checkpointed, flushCheckpoint, requeue } from './checkpoints.js';
 
 /**
  * The stop-and-go state machine: `next(state, event, env)` → the new state and the effects
@@ -99,13 +100,15 @@ export function next(state: RunState, event: RunEvent, env: MachineEnv, at = 0):
     handle(transition, event);
     if (answer && transition.effects.some((effect) => effect.kind === 'outOfPhase')) transition.state.inFlight += 1;
   } else transition.effects.push(outOfPhaseEffect(transition.state.phase, event.kind, WAITING_FOR[transition.state.phase]));
+  flushCheckpoint(transition);
   if (transition.state.stop !== undefined && isRunning(transition.state)) applyStop(transition, transition.state.stop);
   if (transition.state.lost !== undefined && isRunning(transition.state)) applyLoss(transition, transition.state.lost);
   attachJournal(transition);
   const asked = transition.effects.filter((effect) => ASKS.has(effect.kind));
   transition.state.inFlight += asked.length;
   // The phase follows what was asked last: its answer is what the run waits for now.
-  const last = asked.at(-1);
+  // A checkpoint is asked on the way of the walk: it leaves the phase as it is.
+  const last = asked.filter((effect) => effect.kind in PHASE_OF_ASK).at(-1);
   if (isRunning(transition.state) && last) transition.state.phase = PHASE_OF_ASK[last.kind as keyof typeof PHASE_OF_ASK];
   return { state: transition.state, effects: transition.effects };
 }
@@ -131,7 +134,15 @@ const WAITING_FOR: Record<RunPhase, string> = {
 const EVENTS_OF_PHASE: Record<RunPhase, ReadonlySet<RunEvent['kind']>> = {
   starting: new Set(['userMessage', 'approvalDecided', 'takenOver']),
   loading_tools: new Set(['toolsLoaded', 'toolsFailed']),
-  walking_tree: new Set(['historyLoaded', 'conversationLoaded', 'modelAnswered', 'modelFailed', 'toolFinished']),
+  walking_tree: new Set([
+    'historyLoaded',
+    'conversationLoaded',
+    'modelAnswered',
+    'modelFailed',
+    'toolFinished',
+    'checkpointed',
+    'checkpointConflict',
+  ]),
   compacting: new Set(['summaryAnswered', 'summaryFailed', 'compactionRecorded']),
   deciding: new Set(['approvalsLoaded', 'claimed', 'claimConflict']),
   executing_approved: new Set(['approvedCallFinished']),
@@ -158,7 +169,7 @@ function fitsPhase(phase: RunPhase, event: RunEvent['kind']): boolean {
 }
 
 /** Effects whose outcome comes back as an event. */
-const ASKS = new Set<Effect['kind']>(Object.keys(PHASE_OF_ASK) as Effect['kind'][]);
+const ASKS = new Set<Effect['kind']>([...(Object.keys(PHASE_OF_ASK) as Effect['kind'][]), 'checkpoint']);
 
 /** Events that answer one of ASKS. */
 const ANSWERS = new Set<RunEvent['kind']>([
@@ -178,6 +189,8 @@ const ANSWERS = new Set<RunEvent['kind']>([
   'approvedCallFinished',
   'written',
   'writeConflict',
+  'checkpointed',
+  'checkpointConflict',
 ]);
 
 /** Effects that begin new work, which a stopped run does not start (a won claim's call still runs: it was decided). */
@@ -213,6 +226,15 @@ function copyForTransition(state: RunState): RunState {
     gates: [...state.gates],
     ...(state.write && { write: { ...state.write } }),
     ...(state.nodeStarts && { nodeStarts: { ...state.nodeStarts } }),
+    ...(state.checkpoint && {
+      checkpoint: {
+        ...state.checkpoint,
+        queued: [...state.checkpoint.queued],
+        held: [...state.checkpoint.held],
+        ...(state.checkpoint.sending && { sending: { ...state.checkpoint.sending } }),
+      },
+    }),
+    ...(state.restore && { restore: { ...state.restore } }),
     ...(state.decision && { decision: { ...state.decision, nodes: { ...state.decision.nodes }, others: [...state.decision.others] } }),
   };
 }
@@ -252,6 +274,8 @@ function handle(transition: Transition, event: RunEvent): void {
       transition.state.tools = Object.fromEntries(event.tools.map((tool) => [tool.name, tool]));
       if (transition.state.resume) resumeAt(transition, transition.state.resume);
       else enter(transition, []);
+      // A checkpoint's positions are for the walk's first descent only: a container entered later starts afresh.
+      delete transition.state.restore;
       return;
     case 'toolsFailed': {
       if (transition.state.decision && !transition.state.decision.claimed) {
@@ -320,6 +344,12 @@ function handle(transition: Transition, event: RunEvent): void {
     case 'writeConflict':
       writeConflict(transition, event.latest, event.revision);
       return;
+    case 'checkpointed':
+      checkpointed(transition, event.revision);
+      return;
+    case 'checkpointConflict':
+      checkpointConflict(transition, event.latest, event.revision);
+      return;
     case 'timerFired':
       transition.state.stop ??= STOPPED_BY_DEADLINE;
       return;
@@ -346,6 +376,8 @@ function applyStop(transition: Transition, text: string): void {
   if (transition.state.write?.purpose === 'pause' && transition.effects.some((effect) => effect.kind === 'write')) {
     // A pause reached after the stop (not one in flight before it): its calls are never asked.
     transition.effects = transition.effects.filter((effect) => effect.kind !== 'write');
+    // Finished nodes' messages it carried go with the finish write instead.
+    requeue(transition.state, transition.state.write.nodeMessages ?? []);
     transition.state.write = undefined;
   }
   const waitingFor = transition.state.inFlight + transition.effects.filter((effect) => ASKS.has(effect.kind)).length;

@@ -9,6 +9,7 @@ import { type Transition, keyOf, describePath, outOfPhase, nodeOf, log } from '.
 import { setOutput, gateNode, complete } from './walk.js';
 import { policyAt } from './policies.js';
 import { callStep, modelCallStep, policyDecisionStep } from './journal.js';
+import { nodeFinishedCheckpoint } from './checkpoints.js';
 
 /** An llm node's loop: the model's reply, the tool calls of its step in the model's order, and the node's end; an a2a node's delegation. */
 
@@ -233,7 +234,7 @@ function nodeDone(transition: Transition, path: Path, output: string, messages: 
     complete(transition, path, { kind: 'done', output, exitLoop });
     return;
   }
-  if (messages.length > 0) transition.effects.push({ kind: 'append', messages });
+  nodeFinishedCheckpoint(transition, messages);
   setOutput(transition, nodeOf(transition, path), output);
   complete(transition, path, { kind: 'done', output, exitLoop });
 }
@@ -252,10 +253,10 @@ function a2aFinished(transition: Transition, path: Path, frame: Extract<Frame, {
     return;
   }
   const node = nodeOf(transition, path);
-  transition.effects.push({
-    kind: 'append',
-    messages: [frame.callMessage, { ...toolResult(frame.call, frame.args, outcome.text, outcome.isError), node: node.name }],
-  });
+  nodeFinishedCheckpoint(transition, [
+    frame.callMessage,
+    { ...toolResult(frame.call, frame.args, outcome.text, outcome.isError), node: node.name },
+  ]);
   setOutput(transition, node, outcome.text);
   complete(transition, path, { kind: 'done', output: outcome.text, exitLoop: false });
 }

@@ -226,9 +226,10 @@ describe('approval policies in the run machine', () => {
     const { effects } = feed(freshRun('tree', 0), machineEnv, ev.user(), ev.tools());
     expect(of(effects, 'callTool')).toHaveLength(0);
     expect(of(effects, 'auditPolicy')).toMatchObject([{ rule: 'no-remote', reason: 'not today' }]);
-    const [append] = of(effects, 'append');
-    expect(append!.messages.at(-1)).toMatchObject({ node: 'remote', toolCall: { rejected: true, reason: 'not today' } });
-    expect(append!.messages.at(-1)!.content).toContain('Rejected by policy "no-remote": not today.');
+    // The node's finish goes with the run's finish write (it is the tree's last node).
+    const [write] = of(effects, 'write');
+    expect(write!.messages.at(-1)).toMatchObject({ node: 'remote', toolCall: { rejected: true, reason: 'not today' } });
+    expect(write!.messages.at(-1)!.content).toContain('Rejected by policy "no-remote": not today.');
   });
 });
 

@@ -43,9 +43,29 @@ describe('the current version', () => {
   it('encodes as JSON with RUN_SCHEMA_VERSION and decodes to the same run', () => {
     const record = encodeRun(treeRun);
     expect(record.schemaVersion).toBe(RUN_SCHEMA_VERSION);
-    expect(RUN_SCHEMA_VERSION).toBe(1);
+    expect(RUN_SCHEMA_VERSION).toBe(2);
     expect(JSON.parse(Buffer.from(record.state).toString('utf8'))).toEqual(treeRun);
     expect(decodeRun(record)).toEqual(treeRun);
+  });
+
+  it('round-trips a tree run with its checkpoint (every kind of walk entry)', () => {
+    const checkpointed: StoredRun = {
+      ...treeRun,
+      pending: [],
+      checkpoint: {
+        tree: 'f'.repeat(64),
+        walk: {
+          '': { kind: 'sequential', index: 1, output: 'three servers' },
+          '1': { kind: 'loop', iteration: 2, index: 0, output: 'round one' },
+          '1.0': { kind: 'parallel', done: { '1': { output: 'B out', exitLoop: false } } },
+        },
+      },
+    };
+    expect(decodeRun(encodeRun(checkpointed))).toEqual(checkpointed);
+    const broken = { ...checkpointed, checkpoint: { tree: 't', walk: { '': { kind: 'loop', iteration: 0, index: 0, output: '' } } } };
+    expect(() => decodeRun({ state: bytes(broken), schemaVersion: 2 })).toThrow(
+      /^the stored run does not match schema version 2: checkpoint\.walk\.\.iteration: /,
+    );
   });
 
   it('round-trips a simple run and a run with a pause of a migrated state (nodeMessages null)', () => {
@@ -53,6 +73,12 @@ describe('the current version', () => {
     expect(decodeRun(encodeRun(simple))).toEqual(simple);
     const migrated: StoredRun = { ...treeRun, pending: [{ ...treeRun.pending[0]!, nodeMessages: null, toolName: '', argsHash: '' }] };
     expect(decodeRun(encodeRun(migrated))).toEqual(migrated);
+  });
+
+  it('a version-1 record (stored before checkpoints) reads as the same run with no checkpoint', () => {
+    const { checkpoint: _none, ...older } = { ...treeRun, checkpoint: { tree: 't', walk: {} } };
+    expect(decodeRun({ state: bytes({ ...older, checkpoint: { tree: 't', walk: {} } }), schemaVersion: 1 })).toEqual(older);
+    expect(decodeRun({ state: bytes(older), schemaVersion: 1 }).checkpoint).toBeUndefined();
   });
 
   it('a version-1 record that does not match the schema → UnreadableRun naming the field', () => {
@@ -186,10 +212,10 @@ describe('version 0: the pipeline state stored before runs were versioned values
 
 describe('what cannot be read is refused with a clear message', () => {
   it('an unknown (newer) version', () => {
-    const read = () => decodeRun({ state: encodeRun(treeRun).state, schemaVersion: 2 });
+    const read = () => decodeRun({ state: encodeRun(treeRun).state, schemaVersion: 3 });
     expect(read).toThrow(UnreadableRun);
     expect(read).toThrow(
-      'the stored run has schema version 2, which this release (version 1) cannot read; it was written by a newer release',
+      'the stored run has schema version 3, which this release (version 2) cannot read; it was written by a newer release',
     );
   });
 
@@ -204,6 +230,12 @@ describe('what cannot be read is refused with a clear message', () => {
 });
 
 describe('pipelineView: REST "pipeline_state"', () => {
+  it('a tree run on its way, stored only as its checkpoint, shows none (nothing is paused)', () => {
+    const running: StoredRun = { ...treeRun, pending: [], branchOutputs: {}, checkpoint: { tree: 't', walk: {} } };
+    expect(pipelineView(running)).toBeUndefined();
+    expect(pipelineView({ ...treeRun, checkpoint: { tree: 't', walk: {} } })?.pauses).toHaveLength(2);
+  });
+
   it('a tree run: the single-pause fields from the first pause, with every pause and the branch outputs', () => {
     expect(pipelineView(treeRun)).toEqual({
       pausedNodePath: [0, 0],

@@ -11,9 +11,12 @@ import type { Run } from '../../../gen/ts/asg/store/v1/store.js';
  *  - 0: the JSON stored as a conversation's pipeline state before runs were versioned values
  *    (snake_case, agent trees only); the store's migration moved it here unread.
  *  - 1: this module's JSON (StoredRun), for both modes: simple mode is a tree of one node.
+ *  - 2: a tree run also keeps its checkpoint (where its walk stands, written when a node
+ *    finishes). A version-1 run has none: it reads as a run stored before checkpoints, which a
+ *    takeover cannot resume part-way through.
  * A simple-mode pause stored before then kept no state at all: legacySimpleRun.
  */
-export const RUN_SCHEMA_VERSION = 1;
+export const RUN_SCHEMA_VERSION = 2;
 
 const pendingCallSchema = z.object({
   approvalUuid: z.string(),
@@ -35,6 +38,24 @@ const pendingCallSchema = z.object({
 
 const branchOutputSchema = z.object({ output: z.string(), exitLoop: z.boolean() });
 
+/** Where a container node of the tree stands in the walk: the child running, and what finished before it. */
+const walkEntrySchema = z.discriminatedUnion('kind', [
+  /** `index`: the child running; `output`: the last finished child's. */
+  z.object({ kind: z.literal('sequential'), index: z.number().int().nonnegative(), output: z.string() }),
+  /** `iteration` (1-based) and the child running in it; `output`: the last non-empty output so far. */
+  z.object({ kind: z.literal('loop'), iteration: z.number().int().positive(), index: z.number().int().nonnegative(), output: z.string() }),
+  /** The finished branches' outputs, by the branch's index. */
+  z.object({ kind: z.literal('parallel'), done: z.record(z.string(), branchOutputSchema) }),
+]);
+
+/**
+ * A tree run's checkpoint, written with every node's finish: the finished work a takeover does
+ * not do again. `walk` holds each container node on its way (by path, "" the root); a leaf node
+ * on its way is not in it (it runs again from its start). `tree`: the whole tree's fingerprint
+ * (domain/tree.ts), so that a changed configuration is never walked from another's positions.
+ */
+const checkpointSchema = z.object({ tree: z.string(), walk: z.record(z.string(), walkEntrySchema) });
+
 const storedRunSchema = z.object({
   runId: z.string(),
   mode: z.enum(['simple', 'tree']),
@@ -49,11 +70,18 @@ const storedRunSchema = z.object({
   modelCalls: z.number().int().nonnegative(),
   /** Who sent the run's user message, for the approval policies of its later calls; absent in runs stored before policies. */
   requester: z.object({ name: z.string(), roles: z.array(z.string()) }).optional(),
+  /** Agent trees: where the walk stood at the last write (version 2 on; absent in runs stored before checkpoints). */
+  checkpoint: checkpointSchema.optional(),
 });
+
+/** Version 1: the same run without its checkpoint. */
+const storedRunSchemaV1 = storedRunSchema.omit({ checkpoint: true });
 
 export type StoredRun = z.infer<typeof storedRunSchema>;
 export type PendingCall = z.infer<typeof pendingCallSchema>;
 export type BranchOutput = z.infer<typeof branchOutputSchema>;
+export type WalkEntry = z.infer<typeof walkEntrySchema>;
+export type Checkpoint = z.infer<typeof checkpointSchema>;
 
 /** The pipeline state as stored before runs were versioned values (version 0). */
 const legacySchema = z.object({
@@ -102,8 +130,14 @@ export function decodeRun(record: Pick<Run, 'state' | 'schemaVersion'>, pendingU
       return fromLegacy(parsed.data, pendingUuid);
     }
     case 1: {
-      const parsed = storedRunSchema.safeParse(json);
+      // Written before checkpoints: the same run, with no checkpoint (a key of that name is not one).
+      const parsed = storedRunSchemaV1.safeParse(json);
       if (!parsed.success) throw new UnreadableRun(`the stored run does not match schema version 1: ${firstProblem(parsed.error)}`);
+      return parsed.data;
+    }
+    case 2: {
+      const parsed = storedRunSchema.safeParse(json);
+      if (!parsed.success) throw new UnreadableRun(`the stored run does not match schema version 2: ${firstProblem(parsed.error)}`);
       return parsed.data;
     }
     default:
@@ -193,9 +227,14 @@ export function legacySimpleRun(approval: { uuid: string; toolName: string; args
   };
 }
 
-/** What REST shows of a run as "pipeline_state" (the first pause's fields, with every pause); none for simple mode. */
+/**
+ * What REST shows of a run as "pipeline_state" (the first pause's fields, with every pause);
+ * none for simple mode, nor for a tree run on its way that waits for nothing (only its
+ * checkpoint is stored: the pipeline state describes a paused pipeline).
+ */
 export function pipelineView(run: StoredRun): PipelineView | undefined {
   if (run.mode !== 'tree') return undefined;
+  if (run.pending.length === 0 && run.checkpoint) return undefined;
   const first = run.pending[0];
   return {
     pausedNodePath: first?.path ?? [],

@@ -18,7 +18,7 @@ import type { ApprovalPolicies, Requester } from '../domain/approval-policy.js';
 import type { PlannedCall } from '../domain/plan.js';
 import type { AgentNode } from '../domain/tree.js';
 import type { JournalStep } from '../../common/run-steps.js';
-import type { BranchOutput, PendingCall, StoredRun } from './state.js';
+import type { BranchOutput, PendingCall, StoredRun, WalkEntry } from './state.js';
 
 /**
  * The run machine's vocabulary (machine.ts): its state, the events fed to it and the
@@ -196,8 +196,27 @@ interface Gate {
   messages: NewMessage[];
 }
 
+/**
+ * A node's finish as a checkpoint (walk.ts): its messages and output, with where the walk
+ * stands, in one compare-and-set write of the run; the next node starts once it is stored.
+ */
+export interface CheckpointState {
+  /** Messages of nodes that finished since the last checkpoint, not yet on their way. */
+  queued: NewMessage[];
+  /** A finish is queued (a node may finish with no message). */
+  due: boolean;
+  /** The checkpoint on its way: what it writes, so that it is redone the same after a lost race, and the model calls it counts. */
+  sending?: { messages: NewMessage[]; run: StoredRun; modelCalls: number; attempts: number; steps?: JournalStep[] };
+  /** Work asked for while a checkpoint is on its way: it starts once the checkpoint is stored. */
+  held: Effect[];
+}
+
 /** A write of the run in flight; redone on the newer state when another request wrote first, with the journal's steps it carries. */
-type PendingWrite = { steps?: JournalStep[] } & (
+type PendingWrite = {
+  steps?: JournalStep[];
+  /** Messages of finished nodes that no checkpoint carried: this write stores them first. */
+  nodeMessages?: NewMessage[];
+} & (
   | { purpose: 'pause'; attempts: number }
   /** The run ends; with keepWaiting (a stop while other approvals of it wait) its waiting pauses stay stored. */
   | { purpose: 'finish'; attempts: number; messages: NewMessage[]; response: string; keepWaiting?: boolean }
@@ -311,6 +330,10 @@ export interface RunState {
   startedAt?: number;
   /** When each running node of the tree began, by path key (the journal's node_finished durations). */
   nodeStarts?: Record<string, number>;
+  /** Node finishes being written as checkpoints (tree runs). */
+  checkpoint?: CheckpointState;
+  /** A taken-over tree run goes on from its checkpoint: the positions of its containers, each used once when the walk enters it. */
+  restore?: Record<string, WalkEntry>;
 }
 
 export type RunEvent =
@@ -357,6 +380,10 @@ export type RunEvent =
   | { kind: 'written'; revision: number }
   /** Another request wrote the run first: here is what is stored now (undefined: no run). */
   | { kind: 'writeConflict'; latest: StoredRun | undefined; revision: number }
+  /** A node's checkpoint was stored at this revision. */
+  | { kind: 'checkpointed'; revision: number }
+  /** A checkpoint lost a race to another write of the run: here is what is stored now (undefined: no run); nothing was written. */
+  | { kind: 'checkpointConflict'; latest: StoredRun | undefined; revision: number }
   /** The turn's deadline passed. */
   | { kind: 'timerFired' }
   | { kind: 'cancel'; reason: string }
@@ -478,6 +505,11 @@ export type Effect =
   | { kind: 'declineInput'; approval: PendingApproval; request: InputRequest }
   /** Tells the peer that holds a proxied call that it was rejected here. */
   | { kind: 'forwardRejection'; approval: PendingApproval; reason?: string }
+  /**
+   * A node's finish: its messages and the run with its checkpoint, one compare-and-set write
+   * that does not end the turn (fenced by the lease); answered checkpointed or checkpointConflict.
+   */
+  | { kind: 'checkpoint'; messages: NewMessage[]; run: StoredRun; expectedRevision: number; journal?: RunJournalEntry }
   /** Messages written at once, in order, before anything the run writes later. */
   | { kind: 'append'; messages: NewMessage[]; journal?: RunJournalEntry }
   /** A compare-and-set write of the run (absent: cleared) with its messages and new approvals. */

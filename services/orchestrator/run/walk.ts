@@ -13,6 +13,7 @@ import { callModel, POLICY_APPROVED_REASON } from './model-steps.js';
 import { policyAt } from './policies.js';
 import { pauseRun, finishRun, emitWrite } from './writes.js';
 import { nodePath, policyDecisionStep, record, timing } from './journal.js';
+import { nodeFinishedCheckpoint, restored } from './checkpoints.js';
 import { redactArguments } from '../../common/run-steps.js';
 
 /** Walking the agent tree: entering a node, resuming at a pause, a node paused for approval, and handing a node's outcome to its parent. */
@@ -51,7 +52,9 @@ export function enter(transition: Transition, path: Path): void {
   }
   const node = nodeOf(transition, path);
   const children = node.agents ?? [];
-  nodeStarted(transition, path, node.type);
+  // A taken-over run goes on from its checkpoint: a container on its way there started before.
+  const from = node.type === 'llm' || node.type === 'a2a' ? undefined : restored(transition, path);
+  if (!from) nodeStarted(transition, path, node.type);
   switch (node.type) {
     case 'llm': {
       const frame = nodeFrame(transition, node, path);
@@ -68,6 +71,11 @@ export function enter(transition: Transition, path: Path): void {
         complete(transition, path, { kind: 'done', output: '', exitLoop: false });
         return;
       }
+      if (from?.kind === 'sequential' && from.index < children.length) {
+        transition.state.frames[key] = { kind: 'sequential', index: from.index, output: from.output };
+        enter(transition, [...path, from.index]);
+        return;
+      }
       transition.state.frames[key] = { kind: 'sequential', index: 0, output: '' };
       enter(transition, [...path, 0]);
       return;
@@ -76,10 +84,20 @@ export function enter(transition: Transition, path: Path): void {
         complete(transition, path, { kind: 'done', output: '', exitLoop: false });
         return;
       }
-      transition.state.frames[key] = { kind: 'parallel', resumed: false, outcomes: children.map(() => null) };
+      transition.state.frames[key] = {
+        kind: 'parallel',
+        resumed: false,
+        outcomes: children.map((_, index) => (from?.kind === 'parallel' ? restoredBranch(transition, path, index, from.done) : null)),
+      };
       // A child may finish or pause at once (a gated a2a node); the frame is there to take it.
       for (let index = 0; index < children.length; index++) {
-        if (transition.state.frames[key]) enter(transition, [...path, index]);
+        const frame = transition.state.frames[key];
+        if (frame?.kind === 'parallel' && !frame.resumed && frame.outcomes[index] === null) enter(transition, [...path, index]);
+      }
+      // Restored with every branch finished or waiting: it ends now.
+      {
+        const frame = transition.state.frames[key];
+        if (frame?.kind === 'parallel' && !frame.resumed) parallelSettled(transition, path, frame.outcomes);
       }
       return;
     case 'loop':
@@ -87,10 +105,39 @@ export function enter(transition: Transition, path: Path): void {
         complete(transition, path, { kind: 'done', output: '', exitLoop: false });
         return;
       }
+      if (from?.kind === 'loop' && from.index < children.length) {
+        transition.state.frames[key] = { kind: 'loop', iteration: from.iteration, index: from.index, output: from.output };
+        enter(transition, [...path, from.index]);
+        return;
+      }
       transition.state.frames[key] = { kind: 'loop', iteration: 1, index: 0, output: '' };
       enter(transition, [...path, 0]);
       return;
   }
+}
+
+/**
+ * A branch of a restored parallel node: finished (its checkpoint, or the run's branch outputs
+ * of a node whose branches waited for approvals), waiting for an approval of the run, or null:
+ * it runs (again, from its start).
+ */
+function restoredBranch(
+  transition: Transition,
+  path: Path,
+  index: number,
+  done: Readonly<Record<string, BranchOutput>>,
+): NodeOutcome | null {
+  const branch = [...path, index];
+  const finished = done[String(index)] ?? transition.state.base?.branchOutputs[keyOf(branch)];
+  if (finished) return { kind: 'done', output: finished.output, exitLoop: finished.exitLoop };
+  const waits = (transition.state.base?.pending ?? []).some(
+    (pause) => pause.path.length >= branch.length && isBelowOrAt(pause.path, branch),
+  );
+  return waits ? { kind: 'paused' } : null;
+}
+
+function isBelowOrAt(path: readonly number[], ancestor: readonly number[]): boolean {
+  return ancestor.every((index, depth) => path[depth] === index);
 }
 
 function simpleFrame(transition: Transition): LlmFrame {
@@ -139,10 +186,14 @@ function enterA2a(transition: Transition, node: AgentNode, path: Path): void {
   if (verdict.kind === 'reject') {
     const text = policyRejectionText(verdict.rule, verdict.reason);
     policyDecisionStep(transition, path, verdict.rule, false, verdict.reason);
-    transition.effects.push(
-      { kind: 'auditPolicy', rule: verdict.rule, call, args, ...(verdict.reason !== undefined && { reason: verdict.reason }) },
-      { kind: 'append', messages: [callMessage, { ...rejectedResult(call, args, verdict.reason, text), node: node.name }] },
-    );
+    transition.effects.push({
+      kind: 'auditPolicy',
+      rule: verdict.rule,
+      call,
+      args,
+      ...(verdict.reason !== undefined && { reason: verdict.reason }),
+    });
+    nodeFinishedCheckpoint(transition, [callMessage, { ...rejectedResult(call, args, verdict.reason, text), node: node.name }]);
     setOutput(transition, node, text);
     complete(transition, path, { kind: 'done', output: text, exitLoop: false });
     return;
@@ -205,6 +256,7 @@ export function historyLoaded(transition: Transition, path: Path, history: reado
     // The approved delegation ran before the resume; its result is the node's last message.
     delete transition.state.frames[key];
     const output = history.at(-1)?.content ?? '';
+    nodeFinishedCheckpoint(transition, []);
     setOutput(transition, nodeOf(transition, path), output);
     complete(transition, path, { kind: 'done', output, exitLoop: false });
     return;
@@ -380,26 +432,27 @@ export function complete(transition: Transition, path: Path, outcome: NodeOutcom
         return;
       }
       parent.outcomes[index] = outcome;
-      if (parent.outcomes.some((branch) => branch === null)) return;
-      delete transition.state.frames[parentKey];
-      if (parent.outcomes.some((branch) => branch?.kind === 'paused')) {
-        // The finished branches keep their outputs until the waiting ones are approved.
-        parent.outcomes.forEach((branch, at) => {
-          if (branch?.kind === 'done')
-            transition.state.changes.outputs[keyOf([...parentPath, at])] = { output: branch.output, exitLoop: branch.exitLoop };
-        });
-        complete(transition, parentPath, { kind: 'paused' });
-        return;
-      }
-      complete(
-        transition,
-        parentPath,
-        joined(parent.outcomes.map((branch) => (branch?.kind === 'done' ? branch : { output: '', exitLoop: false }))),
-      );
+      parallelSettled(transition, parentPath, parent.outcomes);
       return;
     default:
       return;
   }
+}
+
+/** A parallel node whose branches all finished or wait ends: joined, or paused with the finished branches' outputs kept. */
+function parallelSettled(transition: Transition, path: Path, outcomes: readonly (NodeOutcome | null)[]): void {
+  if (outcomes.some((branch) => branch === null)) return;
+  delete transition.state.frames[keyOf(path)];
+  if (outcomes.some((branch) => branch?.kind === 'paused')) {
+    // The finished branches keep their outputs until the waiting ones are approved.
+    outcomes.forEach((branch, at) => {
+      if (branch?.kind === 'done')
+        transition.state.changes.outputs[keyOf([...path, at])] = { output: branch.output, exitLoop: branch.exitLoop };
+    });
+    complete(transition, path, { kind: 'paused' });
+    return;
+  }
+  complete(transition, path, joined(outcomes.map((branch) => (branch?.kind === 'done' ? branch : { output: '', exitLoop: false }))));
 }
 
 /** A tree node begins (simple mode's one node is no node of the journal's). */

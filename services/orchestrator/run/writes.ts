@@ -1,17 +1,23 @@
 import type { NewMessage } from '../../../gen/ts/asg/store/v1/store.js';
 import { CANCELLED_BY_USER } from '../domain/messages.js';
+import type { AgentNode } from '../domain/tree.js';
 import type { StoredRun } from './state.js';
 import type { RunState } from './types.js';
+import { checkpointOf, checkpointOnItsWay, takeQueued } from './checkpoints.js';
 import { MAX_WRITE_ATTEMPTS, type Transition, noChanges, keyOf, outOfPhase, log, refuse, end } from './transition.js';
 import { complete, joined, isBelow } from './walk.js';
 
 /** Writes of the run: the compare-and-set write of a pause, a finish or a settled branch, and what its answer (written, or a lost race) leads to. */
 
-/** The stored run this state would write now: the base with this activation's changes laid over it. */
-export function withChanges(state: RunState): StoredRun {
+/**
+ * The stored run this state would write now: the base with this activation's changes laid
+ * over it; with the tree's `root`, with where the walk stands (its checkpoint).
+ */
+export function withChanges(state: RunState, root?: AgentNode): StoredRun {
   const base = state.base;
   const changes = state.changes;
   const requester = base?.requester ?? state.requester;
+  const checkpoint = state.mode === 'tree' && root ? checkpointOf(state, root) : base?.checkpoint;
   return {
     runId: base?.runId || state.runId,
     mode: state.mode,
@@ -21,6 +27,7 @@ export function withChanges(state: RunState): StoredRun {
     branchOutputs: { ...base?.branchOutputs, ...changes.outputs },
     modelCalls: (base?.modelCalls ?? 0) + state.modelCalls,
     ...(requester && { requester }),
+    ...(checkpoint && { checkpoint }),
   };
 }
 
@@ -35,34 +42,42 @@ export function finishRun(transition: Transition, response: string, messages: Ne
   emitWrite(transition);
 }
 
-/** The write of the pending purpose, computed from the latest stored run and this activation's changes. */
+/**
+ * The write of the pending purpose, computed from the latest stored run and this activation's
+ * changes, with the messages of finished nodes no checkpoint carried yet (before its own). It
+ * waits while a checkpoint is on its way: it is sent once that is stored, at its revision.
+ */
 export function emitWrite(transition: Transition): void {
   const write = transition.state.write!;
+  if (checkpointOnItsWay(transition.state)) return;
+  write.nodeMessages = [...(write.nodeMessages ?? []), ...takeQueued(transition.state)];
+  const nodeMessages = write.nodeMessages;
   const expectedRevision = transition.state.revision;
+  const root = transition.env.root;
   switch (write.purpose) {
     case 'finish':
       transition.effects.push({
         kind: 'write',
-        messages: write.messages,
+        messages: [...nodeMessages, ...write.messages],
         approvals: [],
-        run: write.keepWaiting ? withChanges(transition.state) : undefined,
+        run: write.keepWaiting ? withChanges(transition.state, root) : undefined,
         expectedRevision,
       });
       return;
     case 'pause':
       transition.effects.push({
         kind: 'write',
-        messages: transition.state.gates.flatMap((gate) => gate.messages),
+        messages: [...nodeMessages, ...transition.state.gates.flatMap((gate) => gate.messages)],
         approvals: transition.state.gates.map((gate) => gate.approval),
-        run: withChanges(transition.state),
+        run: withChanges(transition.state, root),
         expectedRevision,
       });
       return;
     case 'settle': {
-      const nextRun = withChanges(transition.state);
+      const nextRun = withChanges(transition.state, root);
       if (nextRun.pending.some((pause) => isBelow(pause.path, write.path))) {
         write.joined = undefined;
-        transition.effects.push({ kind: 'write', messages: [], approvals: [], run: nextRun, expectedRevision });
+        transition.effects.push({ kind: 'write', messages: nodeMessages, approvals: [], run: nextRun, expectedRevision });
         return;
       }
       // No sibling waits any more: the outputs are joined now, and a later round of an enclosing loop starts without them.
@@ -70,10 +85,7 @@ export function emitWrite(transition: Transition): void {
         { length: write.children },
         (_, index) => nextRun.branchOutputs[keyOf([...write.path, index])] ?? { output: '', exitLoop: false },
       );
-      const kept = Object.fromEntries(
-        Object.entries(nextRun.branchOutputs).filter(([key]) => !isBelow(key.split('.').map(Number), write.path)),
-      );
-      transition.effects.push({ kind: 'write', messages: [], approvals: [], run: { ...nextRun, branchOutputs: kept }, expectedRevision });
+      transition.effects.push({ kind: 'write', messages: nodeMessages, approvals: [], run: joinedRun(nextRun, write), expectedRevision });
       return;
     }
   }
@@ -116,18 +128,33 @@ export function written(transition: Transition, revision: number): void {
   }
 }
 
+/**
+ * The run a settle that joins writes: the joined branches' outputs leave the run's branch
+ * outputs (a later round of an enclosing loop starts without them) and stay in its checkpoint,
+ * as the parallel node's finished branches, until the walk goes past it.
+ */
+function joinedRun(run: StoredRun, write: Extract<NonNullable<RunState['write']>, { purpose: 'settle' }>): StoredRun {
+  const branchOutputs = Object.fromEntries(
+    Object.entries(run.branchOutputs).filter(([key]) => !isBelow(key.split('.').map(Number), write.path)),
+  );
+  const checkpoint = run.checkpoint && {
+    ...run.checkpoint,
+    walk: {
+      ...run.checkpoint.walk,
+      [keyOf(write.path)]: {
+        kind: 'parallel' as const,
+        done: Object.fromEntries((write.joined ?? []).map((branch, index) => [String(index), branch])),
+      },
+    },
+  };
+  return { ...run, branchOutputs, ...(checkpoint && { checkpoint }) };
+}
+
 /** The run that the write of `write` stored (what the effect carried), as the new base. */
 function lastWrittenRun(transition: Transition, write: NonNullable<RunState['write']>): StoredRun | undefined {
   if (write.purpose === 'finish' && !write.keepWaiting) return undefined;
-  const run = withChanges(transition.state);
-  if (write.purpose === 'settle' && write.joined) {
-    return {
-      ...run,
-      branchOutputs: Object.fromEntries(
-        Object.entries(run.branchOutputs).filter(([key]) => !isBelow(key.split('.').map(Number), write.path)),
-      ),
-    };
-  }
+  const run = withChanges(transition.state, transition.env.root);
+  if (write.purpose === 'settle' && write.joined) return joinedRun(run, write);
   return run;
 }
 
