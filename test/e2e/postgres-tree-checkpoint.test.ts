@@ -25,7 +25,8 @@ import { sized } from '../support/size.js';
 import { until } from '../support/until.js';
 
 const LEASE_TTL_MS = 1_500;
-const ROUNDS = sized(4, 10);
+/** Rounds alternate the replica and, two by two, the kill point: at full size ten at each kill point. */
+const ROUNDS = sized(4, 20);
 
 let model: ScriptedModelServer;
 let database: string;
