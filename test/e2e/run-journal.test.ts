@@ -243,6 +243,8 @@ describe('approvals and decisions in the journal', () => {
     });
     expect(steps.find((step) => step.kind === 'tool_call')).toMatchObject({
       tool: 'resources_add',
+      // The server that ran it, as the broker said, though no tool list was loaded to decide it.
+      server: 'resources',
       arguments: { name: '[redacted]', value: 5 },
       outcome: 'ok',
       approval_uuid: uuid,

@@ -168,8 +168,7 @@ describe('the run inspector', () => {
       inspector.locator(`[data-testid="run-step"][data-kind="${kind}"] [data-testid="run-step-text"]`).textContent();
     expect(await text('approval')).toBe('asked to approve resources_add');
     expect(await text('decision')).toBe('approved by token:alice via web: “looks right”');
-    // The server shows when the journal names it (a call run after its approval is recorded without it).
-    expect(await text('tool_call')).toBe('resources_add → ok (approved call)');
+    expect(await text('tool_call')).toBe('resources_add on resources → ok (approved call)');
     const call = inspector.locator('[data-testid="run-step"][data-kind="tool_call"]');
     await call.locator('.run-step-arguments summary').click();
     expect(JSON.parse((await call.locator('.run-step-arguments pre').textContent())!)).toEqual({ name: 'inspected', value: 5 });

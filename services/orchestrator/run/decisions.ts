@@ -562,7 +562,7 @@ export function approvedCallFinished(transition: Transition, outcome: ToolOutcom
     transition,
     pause.path,
     { name: approval.toolName },
-    { server: approval.remoteTaskId ? A2A_SERVER : (transition.state.tools?.[approval.toolName]?.server ?? '') },
+    { server: approval.remoteTaskId ? A2A_SERVER : (outcome.server ?? transition.state.tools?.[approval.toolName]?.server ?? '') },
     editsInForce(decision)?.args ?? jsonObjectOf(approval.toolArgsJson),
     outcome,
     decision.askedAt,

@@ -115,7 +115,7 @@ export class AgentIo {
         this.log.info('MCP server asks for input', { tool: name, server: result.server });
         return { text: inputDescription(name, input), isError: false, input };
       }
-      return { text: result.text, isError: result.isError };
+      return { text: result.text, isError: result.isError, ...(result.server && { server: result.server }) };
     } catch (error) {
       this.log.warn('tool call failed', { tool: name, error: errorText(error) });
       return { text: `${name} failed: ${errorText(error)}`, isError: true };

@@ -47,6 +47,8 @@ export interface ToolOutcome {
   remote?: RemoteWait;
   /** An MCP server asked for input before it could finish: the call waits for a human's answer. */
   input?: InputRequest;
+  /** The MCP server that ran the call, as the broker says (the journal names it). */
+  server?: string;
 }
 
 /** A call that stops for approval: a destructive one, or a delegation the peer holds for its own approval (`proxy`). */
