@@ -165,6 +165,8 @@ const MIGRATIONS: readonly string[] = [
   ddl.runJournal(T),
   // 14: escalation of pending approvals, as SQLite schema 23.
   ddl.approvalEscalations(T),
+  // 15: each step's place in its conversation, as SQLite schema 24.
+  ddl.runMessageSeqs(T),
 ];
 
 export const POSTGRES_SCHEMA_VERSION = MIGRATIONS.length;

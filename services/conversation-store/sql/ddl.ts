@@ -249,3 +249,11 @@ export const approvalEscalations = (t: ColumnTypes) => `
   ALTER TABLE approvals ADD COLUMN escalated_at ${t.text};
   CREATE INDEX approvals_escalation_due ON approvals (escalates_at, uuid)
     WHERE status = 'pending' AND escalates_at IS NOT NULL AND escalated_at IS NULL;`;
+
+/**
+ * Forks (SQLite 24, PostgreSQL 15): where each step of journal format 2 stands in its conversation (the seq of the
+ * last message before it) and the seq of the user message that started each run; NULL in runs of format 1.
+ */
+export const runMessageSeqs = (t: ColumnTypes) => `
+  ALTER TABLE run_steps ADD COLUMN message_seq ${t.integer};
+  ALTER TABLE run_journals ADD COLUMN message_seq ${t.integer};`;

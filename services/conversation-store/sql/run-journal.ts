@@ -17,10 +17,13 @@ export async function recordJournal(
   conversationId: string,
   entry: pb.RunJournalEntry | undefined,
   nowMs: number,
+  messagesBefore: number,
 ): Promise<void> {
   if (!entry) return;
   const runId = storedId(entry.runId);
   if (runId === undefined) throw invalidArgument(`journal.run_id: ${JSON.stringify(entry.runId)} is not a UUID`);
+  // The run's user message: the latest when its first step is written (a run's later writes keep it).
+  const [user] = await tx.all<{ seq: number | string }>('latestUserMessageSeq', { conversation_id: conversationId });
   const [row] = await tx.all<{ conversation_id: string; step_count: number | string }>('upsertRunJournal', {
     run_id: runId,
     conversation_id: conversationId,
@@ -29,6 +32,7 @@ export async function recordJournal(
     started_at: isoTimestamp(entry.startedAtMs || nowMs),
     ended_at: ENDED_STATUSES.has(entry.status) ? isoTimestamp(nowMs) : null,
     step_count: entry.steps.length,
+    message_seq: user === undefined ? null : Number(user.seq),
   });
   // Thrown inside the transaction: the write it came with is rolled back with it.
   if (row!.conversation_id !== conversationId) throw invalidArgument(`journal.run_id: run ${runId} belongs to another conversation`);
@@ -39,6 +43,8 @@ export async function recordJournal(
     started_at: isoTimestamp(step.startedAtMs),
     duration_ms: step.durationMs,
     body: step.bodyJson,
+    // A step the orchestrator could not place stands before the messages of the write that carries it.
+    message_seq: step.messageSeq ?? messagesBefore,
   }));
   await tx.run('insertRunSteps', {
     run_id: runId,
@@ -56,6 +62,7 @@ export function runRecordOf(row: RunJournalRow): pb.RunRecord {
     ...(row.ended_at !== null && { endedAt: new Date(row.ended_at) }),
     stepCount: Number(row.step_count),
     journalVersion: Number(row.journal_version),
+    ...(row.message_seq !== null && { messageSeq: Number(row.message_seq) }),
   };
 }
 
@@ -67,5 +74,6 @@ export function runStepOf(row: RunStepRow): pb.RunStep {
     startedAtMs: Date.parse(row.started_at),
     durationMs: Number(row.duration_ms),
     bodyJson: row.body,
+    ...(row.message_seq !== null && { messageSeq: Number(row.message_seq) }),
   };
 }

@@ -209,6 +209,8 @@ const MIGRATIONS: readonly string[] = [
   ddl.runJournal(T),
   // 23: escalation of pending approvals (approvalEscalations).
   ddl.approvalEscalations(T),
+  // 24: each step's place in its conversation, and each run's user message (runMessageSeqs).
+  ddl.runMessageSeqs(T),
 ];
 
 export const SCHEMA_VERSION = MIGRATIONS.length;
