@@ -202,14 +202,6 @@ function buildQueries(d: DialectSql) {
     // A page of history walks the primary key from the cursor's seq and stops at the limit.
     selectMessagesBefore: messages.where('seq', '<', p('seq')).orderBy('seq', 'desc').limit(p('limit')),
     selectMessagesAfter: messages.where('seq', '>', p('seq')).orderBy('seq').limit(p('limit')),
-    // The seq of the conversation's latest user message: a run's, when its first step is written.
-    latestUserMessageSeq: db
-      .selectFrom('messages')
-      .select('seq')
-      .where('conversation_id', '=', p('conversation_id'))
-      .where('role', '=', lit('user'))
-      .orderBy('seq', 'desc')
-      .limit(lit(1)),
     selectMessagePosition: db.selectFrom('messages').select(['conversation_id', 'seq']).where('id', '=', p('id')),
 
     insertApproval: db
@@ -512,7 +504,12 @@ function buildQueries(d: DialectSql) {
     // go in with one statement.
     upsertRunJournal: db
       .insertInto('run_journals')
-      .values(named('run_id', 'conversation_id', 'journal_version', 'status', 'started_at', 'ended_at', 'step_count', 'message_seq'))
+      .values({
+        ...named('run_id', 'conversation_id', 'journal_version', 'status', 'started_at', 'ended_at', 'step_count'),
+        // The run's user message: the conversation's latest when its first step is written (a later write keeps it).
+        message_seq: sql<never>`(SELECT seq FROM messages WHERE conversation_id = ${p('conversation_id')} AND role = 'user'
+          ORDER BY seq DESC LIMIT 1)`,
+      })
       .onConflict((conflict) =>
         conflict.column('run_id').doUpdateSet({
           status: (eb) => eb.ref('excluded.status'),

@@ -22,8 +22,6 @@ export async function recordJournal(
   if (!entry) return;
   const runId = storedId(entry.runId);
   if (runId === undefined) throw invalidArgument(`journal.run_id: ${JSON.stringify(entry.runId)} is not a UUID`);
-  // The run's user message: the latest when its first step is written (a run's later writes keep it).
-  const [user] = await tx.all<{ seq: number | string }>('latestUserMessageSeq', { conversation_id: conversationId });
   const [row] = await tx.all<{ conversation_id: string; step_count: number | string }>('upsertRunJournal', {
     run_id: runId,
     conversation_id: conversationId,
@@ -32,7 +30,6 @@ export async function recordJournal(
     started_at: isoTimestamp(entry.startedAtMs || nowMs),
     ended_at: ENDED_STATUSES.has(entry.status) ? isoTimestamp(nowMs) : null,
     step_count: entry.steps.length,
-    message_seq: user === undefined ? null : Number(user.seq),
   });
   // Thrown inside the transaction: the write it came with is rolled back with it.
   if (row!.conversation_id !== conversationId) throw invalidArgument(`journal.run_id: run ${runId} belongs to another conversation`);
