@@ -23,7 +23,7 @@ export const EXIT = {
   denied: 4,
   /** No such approval, run or conversation (404). */
   notFound: 5,
-  /** The approval was decided already, or expired (409). */
+  /** The approval was decided already, or expired; a fork of a step outside its run, or of a run that cannot be forked (409). */
   conflict: 6,
 } as const;
 
@@ -161,7 +161,11 @@ export function approvalsApi(target: ApiTarget): ApprovalsApi {
 export interface RunsApi {
   list(conversationId: string, page: { limit?: number; cursor?: string }): Promise<RunListReply>;
   show(runId: string): Promise<RunJson>;
+  fork(runId: string, body: { step: number; message?: string }): Promise<ForkReply>;
 }
+
+/** POST /runs/:run_id/fork's answer: the new conversation, how it went on, and whether nothing ran. */
+export type ForkReply = ConversationReply & { copied_only: boolean };
 
 export function runsApi(target: ApiTarget): RunsApi {
   const call = restCaller(target);
@@ -174,6 +178,7 @@ export function runsApi(target: ApiTarget): RunsApi {
       return call('GET', `/conversations/${encodeURIComponent(conversationId)}/runs${search ? `?${search}` : ''}`);
     },
     show: (runId) => call('GET', `/runs/${encodeURIComponent(runId)}`),
+    fork: (runId, body) => call('POST', `/runs/${encodeURIComponent(runId)}/fork`, body),
   };
 }
 

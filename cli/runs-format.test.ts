@@ -11,14 +11,24 @@ const run: RunJson = {
   started_at: '2026-03-01T10:00:00.000Z',
   ended_at: '2026-03-01T10:00:02.000Z',
   journal_version: 1,
+  message_seq: 1,
   steps: [
-    { index: 0, kind: 'node_started', node: 'pipeline/analyzer', started_at: '2026-03-01T10:00:00.000Z', duration_ms: 0, type: 'llm' },
+    {
+      index: 0,
+      kind: 'node_started',
+      node: 'pipeline/analyzer',
+      started_at: '2026-03-01T10:00:00.000Z',
+      duration_ms: 0,
+      message_seq: 1,
+      type: 'llm',
+    },
     {
       index: 1,
       kind: 'model_call',
       node: 'pipeline/analyzer',
       started_at: '2026-03-01T10:00:00.010Z',
       duration_ms: 800,
+      message_seq: 1,
       model: 'gemini-2.5-flash',
       provider: 'gemini',
       input_tokens: 412,
@@ -31,6 +41,7 @@ const run: RunJson = {
       node: 'pipeline/analyzer',
       started_at: '2026-03-01T10:00:00.810Z',
       duration_ms: 40,
+      message_seq: 1,
       tool: 'resources_add',
       arguments: { name: 'x', api_key: '[redacted]' },
       outcome: 'ok',
@@ -41,6 +52,7 @@ const run: RunJson = {
       node: 'pipeline/analyzer',
       started_at: '2026-03-01T10:00:01.000Z',
       duration_ms: 0,
+      message_seq: 1,
       approved: true,
       decided_by: 'token:carol',
       via: 'cli',
@@ -52,7 +64,7 @@ describe('asg runs text', () => {
   it('lists runs newest first with their status, times and step counts, and the command for the next page', () => {
     const text = runListText(
       {
-        runs: [{ run_id: 'r-1', status: 'completed', started_at: run.started_at, ended_at: run.ended_at, steps: 4 }],
+        runs: [{ run_id: 'r-1', status: 'completed', started_at: run.started_at, ended_at: run.ended_at, steps: 4, message_seq: 1 }],
         next_cursor: 'abc',
       },
       NOW,

@@ -1,5 +1,6 @@
 import type { RunJson, RunListReply, RunStepJson } from '../gateway/app/run-shapes.js';
 import { compactJson, relativeTime, table } from './approvals-format.js';
+import type { ForkReply } from './approvals-client.js';
 
 /**
  * What `asg runs` prints for people (with `--json` it prints the agent's JSON instead): pure
@@ -69,4 +70,15 @@ export function runText(run: RunJson, now: Date): string {
     ]),
   ];
   return `${head}\n${table(rows)}\n`;
+}
+
+/** What a fork did: the new conversation, and how it went on (its answer, the approval it waits for, or nothing ran). */
+export function forkText(runId: string, step: number, reply: ForkReply): string {
+  const id = reply.conversation.id;
+  const head = `Forked run ${runId} at step ${step}: conversation ${id}\n`;
+  if (reply.copied_only) return `${head}The copy ends with a complete answer; nothing ran. Send a message to go on.\n`;
+  const result = reply.result;
+  if (result?.waiting_approval && result.approval)
+    return `${head}Waits for approval ${result.approval.uuid} (${result.approval.tool_name}): asg approvals show ${result.approval.uuid}\n`;
+  return `${head}${result?.response ?? ''}\n`;
 }

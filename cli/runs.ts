@@ -1,13 +1,13 @@
 import { parseArgs } from 'node:util';
 import { EXIT, runsApi, type RunsApi, failureExit, type Output, UsageError } from './approvals-client.js';
-import { runListText, runText } from './runs-format.js';
+import { forkText, runListText, runText } from './runs-format.js';
 import { RUNS_USAGE } from './usage.js';
 
 /** `asg runs …`: a conversation's runs and a run's steps, read from a running agent over its REST API. */
 
 const DEFAULT_AGENT_URL = 'http://127.0.0.1:8080';
 
-const HELP = `Usage: asg runs <list|show> [options]
+const HELP = `Usage: asg runs <list|show|fork> [options]
 
 Commands:
 ${RUNS_USAGE}
@@ -17,6 +17,9 @@ Options:
   --token TOKEN   sent as Authorization: Bearer (default: $ASG_TOKEN); prefer the variable:
                   a command line is visible to other users of the machine
   --limit N       runs per page, 1 to 500 (default 50); --cursor C reads the next page
+  --step N        fork: the step to go on from, as asg runs show numbers them (the run's step
+                  count forks after its last step)
+  --message TEXT  fork: sent as the new conversation's next message
   --json          print the agent's JSON answer instead of text
   -h, --help      this help
 
@@ -27,6 +30,7 @@ Exit codes:
   3  the agent could not be reached
   4  not signed in (401) or not allowed (403)
   5  no such conversation or run (404; also one of another owner's)
+  6  fork: the step is outside the run, or the run cannot be forked (409)
 `;
 
 const OPTIONS = {
@@ -34,6 +38,8 @@ const OPTIONS = {
   token: { type: 'string' },
   limit: { type: 'string' },
   cursor: { type: 'string' },
+  step: { type: 'string' },
+  message: { type: 'string' },
   json: { type: 'boolean', default: false },
   help: { type: 'boolean', short: 'h', default: false },
 } as const;
@@ -67,6 +73,7 @@ async function run(api: RunsApi, command: string, positionals: string[], values:
   const now = new Date();
   switch (command) {
     case 'list': {
+      if (values.step !== undefined || values.message !== undefined) throw new UsageError('--step and --message are for fork');
       const conversationId = oneId(positionals, 'list', 'a conversation');
       const reply = await api.list(conversationId, { limit: limitOf(values.limit), ...(values.cursor && { cursor: values.cursor }) });
       // The same page size with the next cursor; never --url or --token (a token is not printed).
@@ -77,8 +84,19 @@ async function run(api: RunsApi, command: string, positionals: string[], values:
     }
     case 'show': {
       if (values.limit !== undefined || values.cursor !== undefined) throw new UsageError('show does not take --limit or --cursor');
+      if (values.step !== undefined || values.message !== undefined) throw new UsageError('--step and --message are for fork');
       const journal = await api.show(oneId(positionals, 'show', 'a run (see asg runs list CONVERSATION)'));
       print(journal, () => runText(journal, now));
+      return;
+    }
+    case 'fork': {
+      if (values.limit !== undefined || values.cursor !== undefined) throw new UsageError('fork does not take --limit or --cursor');
+      const runId = oneId(positionals, 'fork', 'a run (see asg runs list CONVERSATION)');
+      if (values.step === undefined) throw new UsageError('fork needs --step N: the step to go on from (see asg runs show RUN)');
+      if (!/^\d+$/.test(values.step)) throw new UsageError(`--step must be an integer, 0 or more, got ${JSON.stringify(values.step)}`);
+      if (values.message !== undefined && values.message.trim() === '') throw new UsageError('--message must not be empty');
+      const reply = await api.fork(runId, { step: Number(values.step), ...(values.message !== undefined && { message: values.message }) });
+      print(reply, () => forkText(runId, Number(values.step), reply));
       return;
     }
     default:

@@ -15,7 +15,9 @@ export const APPROVALS_USAGE = `  approvals list [--status S] [--conversation ID
 export const RUNS_USAGE = `  runs list CONVERSATION [--limit N] [--cursor C]
                                           a conversation's runs, newest first
   runs show RUN                           a run step by step: nodes, model and tool calls,
-                                          approvals and who decided them`;
+                                          approvals and who decided them
+  runs fork RUN --step N [--message TEXT] a new conversation with the run's history before step N,
+                                          going on from there; a destructive call asks anew`;
 
 /** Says what went wrong on stderr and exits (2: bad usage or configuration). */
 export function fail(message: string, code = 1): never {

@@ -328,6 +328,28 @@ export interface paths {
         patch?: never;
         trace?: never;
     };
+    "/runs/{run_id}/fork": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /**
+         * Fork a run at a step
+         * @description A new conversation, owned by the caller, with the run's conversation's messages before the step (the steps' message_seq), which goes on from there: calls the model asked for whose results come after the step run again — read-only ones at once, destructive ones only after a new approval of their own (nothing of the original's approvals or decisions is copied) — then the model answers; with "message", the message is sent as the next user message instead. A history that ends with a complete answer is only copied (copied_only). Results recorded before the step are reused, not recomputed. The original conversation is unchanged. Runs of an agent tree cannot be forked yet.
+         *
+         *     **Who may call**: with auth configured: role chat (or admin); without auth: anyone.
+         */
+        post: operations["postRunsRunIdFork"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
     "/conversations/{id}/messages": {
         parameters: {
             query?: never;
@@ -924,6 +946,28 @@ export interface paths {
         patch?: never;
         trace?: never;
     };
+    "/trpc/runs.fork": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /**
+         * runs.fork (mutation)
+         * @description A tRPC mutation: the input is the JSON body. Answers {"result": {"data": …}}. Several procedures may be batched: /trpc/a,b?batch=1 with inputs keyed by position. The web chat speaks this face; its answers are REST's shapes.
+         *
+         *     **Who may call**: with auth configured: role chat (or admin); without auth: anyone.
+         */
+        post: operations["postTrpcRunsFork"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
 }
 export type webhooks = Record<string, never>;
 export interface components {
@@ -1071,6 +1115,8 @@ export interface components {
              * @example 2025-01-15T10:02:03.000Z
              */
             created_at: string;
+            /** @description Its place in the conversation, 1-based (a run's message_seq names its user message by it). */
+            seq: number;
         };
         ToolCall: {
             name: string;
@@ -1268,6 +1314,8 @@ export interface components {
             ended_at: string | null;
             /** @description How many steps it recorded. */
             steps: number;
+            /** @description The seq of the user message that started it (maps a message of the conversation to its run); null for runs of journal format 1. */
+            message_seq: number | null;
         };
         /** @description A run with every step of its journal, in order. */
         Run: {
@@ -1282,6 +1330,8 @@ export interface components {
             ended_at: string | null;
             /** @description The format of its steps' fields. */
             journal_version: number;
+            /** @description The seq of the user message that started it; null for runs of journal format 1. */
+            message_seq: number | null;
             steps: components["schemas"]["RunStep"][];
         };
         /** @description One step of a run, with the fields of its kind: model_call {model, provider, input_tokens, output_tokens, finish_reason, tool_calls?, error?}; tool_call {tool, server, arguments (secrets redacted), args_hash, outcome, summary, approval_uuid?}; approval {approval_uuid, tool, arguments, args_hash, asks}; decision {approval_uuid, approved, decided_by, via, reason?, edited_arguments?, expired?}; a2a_call {agent, message, outcome, summary}; compaction {strategy, tokens_before, tokens_after, summarized}; node_started {type}; node_finished {outcome, output_key?, exit_loop?}. */
@@ -1297,8 +1347,17 @@ export interface components {
              */
             started_at: string;
             duration_ms: number;
+            /** @description The seq of the conversation's last message before the step: a fork at this step (POST /runs/{run_id}/fork) copies those; null in journal format 1. */
+            message_seq: number | null;
         } & {
             [key: string]: unknown;
+        };
+        /** @description The new conversation (C) and how it went on. */
+        ForkReply: {
+            conversation: components["schemas"]["Conversation"];
+            result?: components["schemas"]["TurnResult"];
+            /** @description True when nothing ran: the copied history ends with a complete answer and no message was given. */
+            copied_only: boolean;
         };
         ApprovalList: {
             approvals: components["schemas"]["ApprovalRecord"][];
@@ -2033,13 +2092,15 @@ export interface operations {
                      *             "id": "m1",
                      *             "role": "system",
                      *             "content": "You manage resources.",
-                     *             "created_at": "2025-01-15T10:02:00.000Z"
+                     *             "created_at": "2025-01-15T10:02:00.000Z",
+                     *             "seq": 1
                      *           },
                      *           {
                      *             "id": "m2",
                      *             "role": "user",
                      *             "content": "Delete resource res-42",
-                     *             "created_at": "2025-01-15T10:02:01.000Z"
+                     *             "created_at": "2025-01-15T10:02:01.000Z",
+                     *             "seq": 2
                      *           },
                      *           {
                      *             "id": "m3",
@@ -2051,7 +2112,8 @@ export interface operations {
                      *                 "id": "res-42"
                      *               }
                      *             },
-                     *             "created_at": "2025-01-15T10:02:03.000Z"
+                     *             "created_at": "2025-01-15T10:02:03.000Z",
+                     *             "seq": 3
                      *           }
                      *         ],
                      *         "pending_approval": {
@@ -2195,13 +2257,15 @@ export interface operations {
                      *             "id": "m1",
                      *             "role": "system",
                      *             "content": "You manage resources.",
-                     *             "created_at": "2025-01-15T10:02:00.000Z"
+                     *             "created_at": "2025-01-15T10:02:00.000Z",
+                     *             "seq": 1
                      *           },
                      *           {
                      *             "id": "m2",
                      *             "role": "user",
                      *             "content": "Delete resource res-42",
-                     *             "created_at": "2025-01-15T10:02:01.000Z"
+                     *             "created_at": "2025-01-15T10:02:01.000Z",
+                     *             "seq": 2
                      *           },
                      *           {
                      *             "id": "m3",
@@ -2213,7 +2277,8 @@ export interface operations {
                      *                 "id": "res-42"
                      *               }
                      *             },
-                     *             "created_at": "2025-01-15T10:02:03.000Z"
+                     *             "created_at": "2025-01-15T10:02:03.000Z",
+                     *             "seq": 3
                      *           }
                      *         ],
                      *         "pending_approval": {
@@ -2398,7 +2463,8 @@ export interface operations {
                      *           "status": "completed",
                      *           "started_at": "2025-01-15T10:02:05.000Z",
                      *           "ended_at": "2025-01-15T10:02:09.000Z",
-                     *           "steps": 6
+                     *           "steps": 6,
+                     *           "message_seq": 2
                      *         }
                      *       ]
                      *     }
@@ -2479,7 +2545,8 @@ export interface operations {
                      *       "status": "completed",
                      *       "started_at": "2025-01-15T10:02:05.000Z",
                      *       "ended_at": "2025-01-15T10:02:09.000Z",
-                     *       "journal_version": 1,
+                     *       "journal_version": 2,
+                     *       "message_seq": 2,
                      *       "steps": [
                      *         {
                      *           "type": "sequential",
@@ -2487,7 +2554,8 @@ export interface operations {
                      *           "kind": "node_started",
                      *           "node": "pipeline",
                      *           "started_at": "2025-01-15T10:02:05.000Z",
-                     *           "duration_ms": 0
+                     *           "duration_ms": 0,
+                     *           "message_seq": 2
                      *         },
                      *         {
                      *           "type": "llm",
@@ -2495,7 +2563,8 @@ export interface operations {
                      *           "kind": "node_started",
                      *           "node": "pipeline/analyzer",
                      *           "started_at": "2025-01-15T10:02:05.000Z",
-                     *           "duration_ms": 0
+                     *           "duration_ms": 0,
+                     *           "message_seq": 2
                      *         },
                      *         {
                      *           "model": "gemini-2.5-flash",
@@ -2510,7 +2579,8 @@ export interface operations {
                      *           "kind": "model_call",
                      *           "node": "pipeline/analyzer",
                      *           "started_at": "2025-01-15T10:02:05.000Z",
-                     *           "duration_ms": 812
+                     *           "duration_ms": 812,
+                     *           "message_seq": 2
                      *         },
                      *         {
                      *           "tool": "resources_list",
@@ -2525,7 +2595,8 @@ export interface operations {
                      *           "kind": "tool_call",
                      *           "node": "pipeline/analyzer",
                      *           "started_at": "2025-01-15T10:02:06.000Z",
-                     *           "duration_ms": 40
+                     *           "duration_ms": 40,
+                     *           "message_seq": 2
                      *         },
                      *         {
                      *           "model": "gemini-2.5-flash",
@@ -2537,7 +2608,8 @@ export interface operations {
                      *           "kind": "model_call",
                      *           "node": "pipeline/analyzer",
                      *           "started_at": "2025-01-15T10:02:06.000Z",
-                     *           "duration_ms": 640
+                     *           "duration_ms": 640,
+                     *           "message_seq": 2
                      *         },
                      *         {
                      *           "outcome": "done",
@@ -2546,7 +2618,8 @@ export interface operations {
                      *           "kind": "node_finished",
                      *           "node": "pipeline/analyzer",
                      *           "started_at": "2025-01-15T10:02:05.000Z",
-                     *           "duration_ms": 1500
+                     *           "duration_ms": 1500,
+                     *           "message_seq": 2
                      *         }
                      *       ]
                      *     }
@@ -2593,6 +2666,195 @@ export interface operations {
             };
         };
     };
+    postRunsRunIdFork: {
+        parameters: {
+            query?: never;
+            header?: {
+                /** @description Choose the session id (8 hex characters); anything else is ignored. */
+                "X-Session-ID"?: string;
+            };
+            path: {
+                /** @description The run id (a UUID), as GET /conversations/{id}/runs lists it. */
+                run_id: string;
+            };
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                "application/json": {
+                    /** @description The step the fork goes on from, as GET /runs/:run_id numbers them; the run's step count forks after its last step. */
+                    step: number;
+                    /** @description Sent as the fork's next user message once the copied history is in place. Absent or null: none. */
+                    message?: string | null;
+                };
+            };
+        };
+        responses: {
+            /** @description forked; "result" says how the fork went on */
+            201: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "conversation": {
+                     *         "id": "6f1c9a52-3d47-4b8e-9a21-0c5e7d4f8b13",
+                     *         "session_id": "4be2a91c",
+                     *         "status": "waiting_approval",
+                     *         "messages": [
+                     *           {
+                     *             "id": "m1",
+                     *             "role": "system",
+                     *             "content": "You manage resources.",
+                     *             "created_at": "2025-01-15T10:02:00.000Z",
+                     *             "seq": 1
+                     *           },
+                     *           {
+                     *             "id": "m2",
+                     *             "role": "user",
+                     *             "content": "Delete resource res-42",
+                     *             "created_at": "2025-01-15T10:02:01.000Z",
+                     *             "seq": 2
+                     *           },
+                     *           {
+                     *             "id": "m3",
+                     *             "role": "assistant",
+                     *             "content": "",
+                     *             "tool_call": {
+                     *               "name": "delete_resource",
+                     *               "arguments": {
+                     *                 "id": "res-42"
+                     *               }
+                     *             },
+                     *             "created_at": "2025-01-15T10:02:03.000Z",
+                     *             "seq": 3
+                     *           }
+                     *         ],
+                     *         "pending_approval": {
+                     *           "uuid": "b2e4d8f1-7a36-4c95-8e10-5d9f3a6c2e47",
+                     *           "conversation_id": "6f1c9a52-3d47-4b8e-9a21-0c5e7d4f8b13",
+                     *           "tool_name": "delete_resource",
+                     *           "tool_args": {
+                     *             "id": "res-42"
+                     *           },
+                     *           "description": "delete_resource on resources with arguments {\"id\":\"res-42\"}",
+                     *           "created_at": "2025-01-15T10:02:03.000Z"
+                     *         },
+                     *         "pending_approvals": [
+                     *           {
+                     *             "uuid": "b2e4d8f1-7a36-4c95-8e10-5d9f3a6c2e47",
+                     *             "conversation_id": "6f1c9a52-3d47-4b8e-9a21-0c5e7d4f8b13",
+                     *             "tool_name": "delete_resource",
+                     *             "tool_args": {
+                     *               "id": "res-42"
+                     *             },
+                     *             "description": "delete_resource on resources with arguments {\"id\":\"res-42\"}",
+                     *             "created_at": "2025-01-15T10:02:03.000Z"
+                     *           }
+                     *         ],
+                     *         "usage": {
+                     *           "input_tokens": 0,
+                     *           "output_tokens": 0
+                     *         },
+                     *         "created_at": "2025-01-15T10:02:00.000Z",
+                     *         "updated_at": "2025-01-15T10:02:03.000Z"
+                     *       },
+                     *       "result": {
+                     *         "response": "The action delete_resource needs your approval.",
+                     *         "waiting_approval": true,
+                     *         "approval": {
+                     *           "uuid": "b2e4d8f1-7a36-4c95-8e10-5d9f3a6c2e47",
+                     *           "conversation_id": "6f1c9a52-3d47-4b8e-9a21-0c5e7d4f8b13",
+                     *           "tool_name": "delete_resource",
+                     *           "tool_args": {
+                     *             "id": "res-42"
+                     *           },
+                     *           "description": "delete_resource on resources with arguments {\"id\":\"res-42\"}",
+                     *           "created_at": "2025-01-15T10:02:03.000Z"
+                     *         }
+                     *       },
+                     *       "copied_only": false
+                     *     }
+                     */
+                    "application/json": components["schemas"]["ForkReply"];
+                };
+            };
+            /** @description malformed JSON, a missing or negative "step", an empty "message", or a field the body does not take (named) */
+            400: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description auth is configured and the request has no valid bearer token (missing, unknown, malformed, forged or expired); WWW-Authenticate: Bearer says which */
+            401: {
+                headers: {
+                    "WWW-Authenticate": string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description the token is valid but its roles do not allow this route (WWW-Authenticate: Bearer error="insufficient_scope") */
+            403: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description no run has this id (or, with auth, it is of a conversation the caller may not read) */
+            404: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description the step is outside the run, the run is of an agent tree, or it was recorded in journal format 1 (its steps do not record their place in the conversation) */
+            409: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description the body is larger than 1 MB */
+            413: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description a backend service is unreachable and nothing was done; or, with "outcome": "unknown" and Retry-After, the replica is stopping and handed the turn to another replica, whose answer will be in the conversation named */
+            503: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description the fork's turn had not finished by chat.turn_timeout; the conversation named shows it */
+            504: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["UnknownOutcome"];
+                };
+            };
+        };
+    };
     postConversationsIdMessages: {
         parameters: {
             query?: never;
@@ -2632,13 +2894,15 @@ export interface operations {
                      *             "id": "m1",
                      *             "role": "system",
                      *             "content": "You manage resources.",
-                     *             "created_at": "2025-01-15T10:02:00.000Z"
+                     *             "created_at": "2025-01-15T10:02:00.000Z",
+                     *             "seq": 1
                      *           },
                      *           {
                      *             "id": "m2",
                      *             "role": "user",
                      *             "content": "Delete resource res-42",
-                     *             "created_at": "2025-01-15T10:02:01.000Z"
+                     *             "created_at": "2025-01-15T10:02:01.000Z",
+                     *             "seq": 2
                      *           },
                      *           {
                      *             "id": "m3",
@@ -2650,7 +2914,8 @@ export interface operations {
                      *                 "id": "res-42"
                      *               }
                      *             },
-                     *             "created_at": "2025-01-15T10:02:03.000Z"
+                     *             "created_at": "2025-01-15T10:02:03.000Z",
+                     *             "seq": 3
                      *           }
                      *         ],
                      *         "pending_approval": {
@@ -3085,13 +3350,15 @@ export interface operations {
                      *             "id": "m1",
                      *             "role": "system",
                      *             "content": "You manage resources.",
-                     *             "created_at": "2025-01-15T10:02:00.000Z"
+                     *             "created_at": "2025-01-15T10:02:00.000Z",
+                     *             "seq": 1
                      *           },
                      *           {
                      *             "id": "m2",
                      *             "role": "user",
                      *             "content": "Delete resource res-42",
-                     *             "created_at": "2025-01-15T10:02:01.000Z"
+                     *             "created_at": "2025-01-15T10:02:01.000Z",
+                     *             "seq": 2
                      *           },
                      *           {
                      *             "id": "m3",
@@ -3103,7 +3370,8 @@ export interface operations {
                      *                 "id": "res-42"
                      *               }
                      *             },
-                     *             "created_at": "2025-01-15T10:02:03.000Z"
+                     *             "created_at": "2025-01-15T10:02:03.000Z",
+                     *             "seq": 3
                      *           },
                      *           {
                      *             "id": "m4",
@@ -3117,13 +3385,15 @@ export interface operations {
                      *               "result": "Resource res-42 deleted",
                      *               "is_error": false
                      *             },
-                     *             "created_at": "2025-01-15T10:02:40.000Z"
+                     *             "created_at": "2025-01-15T10:02:40.000Z",
+                     *             "seq": 4
                      *           },
                      *           {
                      *             "id": "m5",
                      *             "role": "assistant",
                      *             "content": "Resource res-42 has been deleted.",
-                     *             "created_at": "2025-01-15T10:02:41.000Z"
+                     *             "created_at": "2025-01-15T10:02:41.000Z",
+                     *             "seq": 5
                      *           }
                      *         ],
                      *         "usage": {
@@ -4711,6 +4981,75 @@ export interface operations {
             cookie?: never;
         };
         requestBody?: never;
+        responses: {
+            /** @description the result */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        result: {
+                            data: unknown;
+                        };
+                    };
+                };
+            };
+            /** @description BAD_REQUEST: the input does not fit (a field it does not take is named) */
+            400: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["TrpcError"];
+                };
+            };
+            /** @description auth is configured and the request has no valid bearer token (missing, unknown, malformed, forged or expired); WWW-Authenticate: Bearer says which */
+            401: {
+                headers: {
+                    "WWW-Authenticate": string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description the token is valid but its roles do not allow this route (WWW-Authenticate: Bearer error="insufficient_scope") */
+            403: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description NOT_FOUND */
+            404: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["TrpcError"];
+                };
+            };
+        };
+    };
+    postTrpcRunsFork: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                "application/json": {
+                    runId: string;
+                    step: number;
+                    message?: string;
+                };
+            };
+        };
         responses: {
             /** @description the result */
             200: {

@@ -78,6 +78,12 @@ export interface Agent {
   listRuns(conversationId: string, page: PageRequest): Promise<RunPage>;
   /** One run with every step of its journal; NOT_FOUND when unknown. */
   getRun(runId: string): Promise<RunJournal>;
+  /**
+   * Forks a run at a step (orchestrator ForkRun): a new conversation of `owner` with the history before the step, which
+   * goes on from there (or with `message`); `copiedOnly` when nothing ran. FAILED_PRECONDITION (409) for a step outside
+   * the run or a run that cannot be forked.
+   */
+  forkRun(runId: string, step: number, message?: string, owner?: string): Promise<Turn & { copiedOnly: boolean }>;
   listTools(): Promise<Tool[]>;
   /** The tools and the MCP servers behind them, each with its availability: GET /tools, GET /ready. */
   toolListing(): Promise<{ tools: Tool[]; servers: ToolServer[] }>;
@@ -352,6 +358,20 @@ export function createAgent(backends: Pick<Backends, 'orchestrator' | 'store'>):
     async getRun(runId) {
       const answer = await store.getRun({ runId });
       return { run: present(answer.run, `run ${runId}`), steps: answer.steps };
+    },
+
+    async forkRun(runId, step, message, owner) {
+      const answer = await orchestrator.forkRun({ runId, step, message, owner, requester: requester() }).catch((error: unknown) => {
+        throw unknownIfLate(error, {});
+      });
+      if (answer.unsettled) throw new OutcomeUnknown(answer.unsettled);
+      const conversation = present(answer.conversation, 'the forked conversation');
+      return {
+        conversation,
+        result: answer.result ?? resultFromConversation(conversation),
+        pipeline: answer.pipeline,
+        copiedOnly: answer.copiedOnly,
+      };
     },
 
     async listTools() {

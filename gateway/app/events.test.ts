@@ -17,7 +17,7 @@ describe('conversationEventJson', () => {
       id: 7,
       ...base,
       kind: 'message_added',
-      message: { id: 'm1', role: 'assistant', content: 'Done.', node: 'executor', created_at: '2025-01-15T10:02:00.000Z' },
+      message: { id: 'm1', role: 'assistant', content: 'Done.', node: 'executor', created_at: '2025-01-15T10:02:00.000Z', seq: 1 },
     });
     expect(conversationEventJson(event(8, { approvalRequested: approvalRecord({ agentChain: ['agent-b', 'agent-c'] }) }))).toMatchObject({
       id: 8,

@@ -137,6 +137,7 @@ function fakeAgent() {
     | 'listTools'
     | 'listRuns'
     | 'getRun'
+    | 'forkRun'
   > = {
     async createConversation(_message, origin) {
       created.push(origin);
@@ -188,6 +189,10 @@ function fakeAgent() {
         run: { runId, conversationId, status: 'completed', startedAt: undefined, stepCount: 0, journalVersion: 1 },
         steps: [],
       };
+    },
+    async forkRun(runId: string, step: number, message?: string, owner?: string) {
+      calls.push(`fork ${runId} at ${step}${message === undefined ? '' : ` with ${message}`} for ${owner ?? 'nobody'}`);
+      return { conversation: { ...find(NOBODYS), owner }, result: { response: '', waitingApproval: false }, copiedOnly: true };
     },
   };
   return { agent: guardConversations(agent), calls, created, listed };
@@ -281,6 +286,16 @@ describe('guardConversations', () => {
       `record ${ALICE}`,
       'run run-of-alice',
     ]);
+  });
+
+  it("forks a run the caller may read into a conversation of the caller's own; bob gets 404 for alice's and nothing is forked", async () => {
+    const { agent, calls } = fakeAgent();
+    expect((await as(alice, () => agent.forkRun('run-of-alice', 2, 'again'))).conversation.owner).toBe('token:alice');
+    expect(await as(bob, () => failure(agent.forkRun('run-of-alice', 0)))).toMatchObject({
+      status: 404,
+      message: 'run run-of-alice not found',
+    });
+    expect(calls.filter((call) => call.startsWith('fork'))).toEqual(['fork run-of-alice at 2 with again for token:alice']);
   });
 
   it('lets an admin do everything without reading the record first', async () => {

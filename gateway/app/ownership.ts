@@ -91,6 +91,7 @@ type GuardedOperations = Pick<
   | 'deleteConversation'
   | 'listRuns'
   | 'getRun'
+  | 'forkRun'
 >;
 
 /**
@@ -164,6 +165,11 @@ export function guardConversations<T extends GuardedOperations>(agent: T): T {
         if (!mayAccess(principal, record.owner, 'read')) throw notFound(`run ${runId} not found`);
       }
       return journal;
+    },
+    // A run the caller may read (as getRun): its fork is a new conversation of the caller's own.
+    async forkRun(runId, step, message) {
+      await guarded.getRun(runId);
+      return agent.forkRun(runId, step, message, ownerOfNewConversation(currentAuthScope()));
     },
   };
   return { ...agent, ...guarded };

@@ -70,6 +70,8 @@ const PATH_RULES: PathRule[] = [
   // A run's journal is read as its conversation is.
   { route: '/conversations/:id/runs', need: READ_CONVERSATIONS },
   { route: '/runs/:run_id', need: READ_CONVERSATIONS },
+  // A fork is a new conversation of the caller's: chatting, of a run the caller may read.
+  { route: '/runs/:run_id/fork', need: role('chat') },
   { route: '/approvals', need: role('approve') },
   { route: '/approvals/:uuid', need: role('approve') },
   // Whatever comes below them later, the same.
@@ -94,6 +96,8 @@ const TRPC_PROCEDURES: Record<string, Need> = {
   'conversation.events': READ_CONVERSATIONS,
   'runs.list': READ_CONVERSATIONS,
   'runs.get': READ_CONVERSATIONS,
+  // A fork is a new conversation of the caller's, as REST's POST /runs/:run_id/fork.
+  'runs.fork': role('chat'),
 };
 
 /** The tRPC routers and what their procedures need; a procedure of any other router needs admin. */

@@ -16,6 +16,8 @@ export interface RunSummaryJson {
   ended_at: string | null;
   /** How many steps it recorded. */
   steps: number;
+  /** The seq of the user message that started it; null for runs of journal format 1. */
+  message_seq: number | null;
 }
 
 export type RunStepJson = {
@@ -24,6 +26,8 @@ export type RunStepJson = {
   node: string;
   started_at: string;
   duration_ms: number;
+  /** The seq of the conversation's last message before the step (a fork at it copies those); null in journal format 1. */
+  message_seq: number | null;
 } & { [field: string]: unknown };
 
 export interface RunJson {
@@ -34,6 +38,8 @@ export interface RunJson {
   ended_at: string | null;
   /** The format of its steps' fields. */
   journal_version: number;
+  /** The seq of the user message that started it; null for runs of journal format 1. */
+  message_seq: number | null;
   steps: RunStepJson[];
 }
 
@@ -51,6 +57,7 @@ function runSummaryJson(run: RunRecord): RunSummaryJson {
     started_at: iso(run.startedAt),
     ended_at: run.endedAt ? run.endedAt.toISOString() : null,
     steps: run.stepCount,
+    message_seq: run.messageSeq ?? null,
   };
 }
 
@@ -62,6 +69,7 @@ function runStepJson(step: RunStep): RunStepJson {
     node: step.node,
     started_at: new Date(step.startedAtMs).toISOString(),
     duration_ms: step.durationMs,
+    message_seq: step.messageSeq ?? null,
   };
 }
 
@@ -83,6 +91,7 @@ export function runJson({ run, steps }: RunJournal): RunJson {
     started_at: iso(run.startedAt),
     ended_at: run.endedAt ? run.endedAt.toISOString() : null,
     journal_version: run.journalVersion,
+    message_seq: run.messageSeq ?? null,
     steps: steps.map(runStepJson),
   };
 }

@@ -84,13 +84,14 @@ describe('conversationJson (C)', () => {
       session_id: '4be2a91c',
       status: 'waiting_approval',
       messages: [
-        { id: 'm1', role: 'user', content: 'delete res-42', created_at: '2025-01-15T10:02:03.000Z' },
+        { id: 'm1', role: 'user', content: 'delete res-42', created_at: '2025-01-15T10:02:03.000Z', seq: 1 },
         {
           id: 'm2',
           role: 'assistant',
           content: '',
           tool_call: { name: 'delete_resource', arguments: { id: 'res-42' } },
           created_at: '2025-01-15T10:02:03.000Z',
+          seq: 2,
         },
       ],
       pending_approval: {
@@ -134,7 +135,7 @@ describe('conversationJson (C)', () => {
     });
     expect(json.messages[0]!.node).toBe('executor');
     expect(json.messages[1]).not.toHaveProperty('node');
-    expect(Object.keys(json.messages[0]!)).toEqual(['id', 'role', 'content', 'node', 'created_at']);
+    expect(Object.keys(json.messages[0]!)).toEqual(['id', 'role', 'content', 'node', 'created_at', 'seq']);
     expect(JSON.stringify(json)).not.toContain('f00d');
   });
 
@@ -172,18 +173,10 @@ describe('conversationJson (C)', () => {
     expect(conversationJson(conversation, pipeline).pipeline_state).toEqual(pipelineStateJson(pipeline));
   });
 
-  it('never shows internal fields (message seq and count, approval status and hash, tool-call ids)', () => {
+  // A message's seq is shown (a run's message_seq names its user message by it); the count is not.
+  it('never shows internal fields (message count, approval status and hash, tool-call ids)', () => {
     const text = JSON.stringify(conversationJson(conversation));
-    for (const internal of [
-      'seq',
-      'message_count',
-      'messageCount',
-      'args_hash',
-      'abc123',
-      'call-1',
-      'tool_call_id',
-      '"status":"pending"',
-    ]) {
+    for (const internal of ['message_count', 'messageCount', 'args_hash', 'abc123', 'call-1', 'tool_call_id', '"status":"pending"']) {
       expect(text).not.toContain(internal);
     }
   });
@@ -284,7 +277,7 @@ describe('messageJson (M)', () => {
       seq: 3,
     });
     expect(json.tool_call).toEqual({ name: 'list', arguments: {}, result: '', is_error: false });
-    expect(Object.keys(json)).toEqual(['id', 'role', 'content', 'tool_call', 'created_at']);
+    expect(Object.keys(json)).toEqual(['id', 'role', 'content', 'tool_call', 'created_at', 'seq']);
   });
 
   it('marks an assistant answer that says the turn could not go on as an error, and nothing else', () => {

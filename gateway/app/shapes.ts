@@ -55,6 +55,8 @@ export interface MessageJson {
   /** An assistant answer that says the turn could not go on (the model or the tools failed): shown as an error, with a retry. */
   is_error?: true;
   created_at: string;
+  /** Its place in the conversation, 1-based: a run's message_seq names its user message by it. */
+  seq: number;
 }
 
 /** P, with its quorum and escalation when it has them (QuorumJson). */
@@ -275,6 +277,7 @@ export function messageJson(message: Message): MessageJson {
     ...(message.node && { node: message.node }),
     ...(isTurnFailure(message) && { is_error: true as const }),
     created_at: isoTime(message.createdAt),
+    seq: Number(message.seq),
   };
 }
 

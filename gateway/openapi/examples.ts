@@ -38,7 +38,8 @@ const exampleRun: RunRecord = {
   startedAt: at(5),
   endedAt: at(9),
   stepCount: 6,
-  journalVersion: 1,
+  journalVersion: 2,
+  messageSeq: 2,
 };
 const exampleStep = (index: number, kind: string, node: string, second: number, durationMs: number, body: object): RunStep => ({
   index,
@@ -47,6 +48,8 @@ const exampleStep = (index: number, kind: string, node: string, second: number, 
   startedAtMs: at(second).getTime(),
   durationMs,
   bodyJson: JSON.stringify(body),
+  // A tree's steps stand before the messages of their node, written when the node ends.
+  messageSeq: 2,
 });
 
 const exampleApproval: PendingApproval = {
@@ -161,6 +164,7 @@ export const examples = {
   }),
   conversationPage: conversationPageReply({ conversation: waitingConversation }),
   turn: conversationReply({ conversation: waitingConversation }, waitingResult),
+  forked: { ...conversationReply({ conversation: waitingConversation }, waitingResult), copied_only: false },
   decided: conversationReply(
     { conversation: completedConversation },
     { response: 'Resource res-42 has been deleted.', waitingApproval: false },

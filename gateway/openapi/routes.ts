@@ -18,6 +18,7 @@ import {
   listQuery,
   newConversationBody,
   newMessageBody,
+  forkBody,
 } from '../rest/requests.js';
 import { CONVERSATION_ID, examples } from './examples.js';
 import * as shapes from './shapes.js';
@@ -431,6 +432,32 @@ export const ROUTES: RouteDoc[] = [
       200: json('the run and its steps', shapes.runReply, examples.run),
       404: refusal('no run has this id (or, with auth, it is of a conversation the caller may not read)'),
       503: UNREACHABLE,
+    },
+  },
+  {
+    method: 'post',
+    path: '/runs/:run_id/fork',
+    tag: 'Conversations',
+    summary: 'Fork a run at a step',
+    description:
+      "A new conversation, owned by the caller, with the run's conversation's messages before the step (the steps' message_seq), which goes on from there: calls the model asked for whose results come after the step run again — read-only ones at once, destructive ones only after a new approval of their own (nothing of the original's approvals or decisions is copied) — then the model answers; with \"message\", the message is sent as the next user message instead. A history that ends with a complete answer is only copied (copied_only). Results recorded before the step are reused, not recomputed. The original conversation is unchanged. Runs of an agent tree cannot be forked yet.",
+    pathParams: { run_id: 'The run id (a UUID), as GET /conversations/{id}/runs lists it.' },
+    headers: sessionHeader,
+    body: {
+      schema: forkBody,
+      required: true,
+      examples: { 'from a step': { step: 1 }, 'with a message': { step: 3, message: 'Use res-43 instead' } },
+    },
+    responses: {
+      201: json('forked; "result" says how the fork went on', shapes.forkReply, examples.forked),
+      400: refusal('malformed JSON, a missing or negative "step", an empty "message", or a field the body does not take (named)'),
+      404: refusal('no run has this id (or, with auth, it is of a conversation the caller may not read)'),
+      409: refusal(
+        'the step is outside the run, the run is of an agent tree, or it was recorded in journal format 1 (its steps do not record their place in the conversation)',
+      ),
+      413: TOO_LARGE,
+      503: TURN_UNAVAILABLE,
+      504: unknownOutcome("the fork's turn had not finished by chat.turn_timeout; the conversation named shows it"),
     },
   },
   {

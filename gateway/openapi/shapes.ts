@@ -59,6 +59,10 @@ const message = z
       .optional()
       .meta({ description: 'An assistant answer saying the turn could not go on (the model failed after its retries, or the tools).' }),
     created_at: isoTime,
+    seq: z
+      .number()
+      .int()
+      .meta({ description: "Its place in the conversation, 1-based (a run's message_seq names its user message by it)." }),
   })
   .meta({ id: 'Message', description: 'M' });
 
@@ -280,6 +284,16 @@ export const readyServer = toolServer.omit({ error: true }).meta({
 
 export const conversationReply = z.strictObject({ conversation, result: turnResult.optional() }).meta({ id: 'ConversationReply' });
 
+export const forkReply = z
+  .strictObject({
+    conversation,
+    result: turnResult.optional(),
+    copied_only: z.boolean().meta({
+      description: 'True when nothing ran: the copied history ends with a complete answer and no message was given.',
+    }),
+  })
+  .meta({ id: 'ForkReply', description: 'The new conversation (C) and how it went on.' });
+
 export const conversationPageReply = z
   .strictObject({ conversation, has_more_before: z.boolean(), has_more_after: z.boolean() })
   .meta({ id: 'ConversationPage', description: 'C with one page of its messages, oldest first.' });
@@ -305,6 +319,8 @@ export const approvalListReply = z
 
 export const auditListReply = z.strictObject({ entries: z.array(auditEntry), next_cursor: nextCursor }).meta({ id: 'AuditList' });
 
+const messageSeq = z.number().int().nullable();
+
 const runSummary = z
   .strictObject({
     run_id: z.string(),
@@ -312,6 +328,10 @@ const runSummary = z
     started_at: isoTime,
     ended_at: isoTime.nullable().meta({ description: 'null while the run has not ended.' }),
     steps: z.number().int().meta({ description: 'How many steps it recorded.' }),
+    message_seq: messageSeq.meta({
+      description:
+        'The seq of the user message that started it (maps a message of the conversation to its run); null for runs of journal format 1.',
+    }),
   })
   .meta({ id: 'RunSummary', description: 'A run of a conversation (one message, or one decision, through the agent until it answers).' });
 
@@ -324,6 +344,10 @@ const runStep = z
     node: z.string().meta({ description: 'The node\'s path in the agent tree ("pipeline/analyzer"); simple mode: the agent\'s name.' }),
     started_at: isoTime,
     duration_ms: z.number().int(),
+    message_seq: messageSeq.meta({
+      description:
+        "The seq of the conversation's last message before the step: a fork at this step (POST /runs/{run_id}/fork) copies those; null in journal format 1.",
+    }),
   })
   .meta({
     id: 'RunStep',
@@ -341,6 +365,7 @@ export const runReply = z
     started_at: isoTime,
     ended_at: isoTime.nullable(),
     journal_version: z.number().int().meta({ description: "The format of its steps' fields." }),
+    message_seq: messageSeq.meta({ description: 'The seq of the user message that started it; null for runs of journal format 1.' }),
     steps: z.array(runStep),
   })
   .meta({ id: 'Run', description: 'A run with every step of its journal, in order.' });

@@ -42,6 +42,30 @@ export const newConversationBody = z.strictObject(
   jsonObject,
 );
 
+export const forkBody = z.strictObject(
+  {
+    step: z
+      .number({ error: '"step" is required: the index of a step of the run, 0 or more (as GET /runs/:run_id numbers them)' })
+      .int('"step" must be an integer')
+      .nonnegative('"step" must be 0 or more')
+      .meta({
+        description: "The step the fork goes on from, as GET /runs/:run_id numbers them; the run's step count forks after its last step.",
+      }),
+    message: messageText
+      .nullish()
+      .meta({ description: "Sent as the fork's next user message once the copied history is in place. Absent or null: none." }),
+  },
+  jsonObject,
+);
+
+/** `POST /runs/:run_id/fork`: a step, and optionally a message. */
+export function parseFork(body: unknown): { step: number; message?: string } {
+  const parsed = forkBody.safeParse(body ?? {});
+  if (!parsed.success)
+    throw invalidArgument(`${firstIssue(parsed.error)}; expected {"step": <integer>} with an optional "message": "<non-empty text>"`);
+  return { step: parsed.data.step, ...(parsed.data.message != null && { message: parsed.data.message }) };
+}
+
 /** `POST /conversations/:id/messages`: a non-empty message is required. */
 export function parseNewMessage(body: unknown): string {
   const parsed = newMessageBody.safeParse(body ?? {});

@@ -18,6 +18,7 @@ import { runJson, runListReply } from '../app/run-shapes.js';
 import {
   parseApprovalDecision,
   parseApprovalQuery,
+  parseFork,
   parseAuditQuery,
   parseHistoryPage,
   parseNewConversation,
@@ -106,6 +107,21 @@ function restEndpoints(agent: Agent, readiness: Readiness): Endpoint[] {
       path: '/runs/:run_id',
       session: 'new',
       handle: async (req) => ({ status: 200, body: runJson(await agent.getRun(String(req.params.run_id))) }),
+    },
+    {
+      method: 'post',
+      path: '/runs/:run_id/fork',
+      session: 'new',
+      jsonBody: true,
+      handle: async (req) => {
+        const { step, message } = parseFork(req.body);
+        const forked = await agent.forkRun(String(req.params.run_id), step, message);
+        return {
+          status: 201,
+          body: { ...conversationReply(forked, forked.result), copied_only: forked.copiedOnly },
+          sessionId: forked.conversation.sessionId,
+        };
+      },
     },
     {
       method: 'post',

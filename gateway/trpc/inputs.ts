@@ -91,6 +91,13 @@ export const runListInput = z.strictObject({
 
 export const runInput = z.strictObject({ runId: id });
 
+/** REST's fork body, beside the run id. */
+export const forkInput = z.strictObject({
+  runId: id,
+  step: z.number().int('step: an integer').nonnegative('step: 0 or more'),
+  message: message.optional(),
+});
+
 export const conversationEventsInput = z.strictObject({ conversationId: id, lastEventId });
 
 export const pendingApprovalsInput = z.strictObject({ lastEventId }).optional();

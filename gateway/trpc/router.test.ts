@@ -137,6 +137,10 @@ const agent: Agent = {
       steps: [],
     };
   },
+  async forkRun(runId, step, message) {
+    decisions.push({ fork: runId, step, message });
+    return { conversation: waiting, result: { response: 'Approval required', waitingApproval: true }, copiedOnly: false };
+  },
   async listTools() {
     return [{ name: 'resources_add', description: 'Adds', inputSchema: { type: 'object' }, destructive: true, server: 'resources' }];
   },

@@ -31,6 +31,7 @@ import {
   pendingApprovalsInput,
   resolveInput,
   runInput,
+  forkInput,
   runListInput,
   sendInput,
 } from './inputs.js';
@@ -174,6 +175,11 @@ export function createAppRouter({ agent, feed }: AppRouterDependencies) {
         ),
       /** REST's `GET /runs/:run_id`: the run with every step; NOT_FOUND for an unknown run or one the caller may not read. */
       get: conversationProcedure.input(runInput).query(async ({ input }): Promise<RunJson> => runJson(await agent.getRun(input.runId))),
+      /** REST's `POST /runs/:run_id/fork`: a new conversation of the caller's from the run's history before the step. */
+      fork: newWorkProcedure.input(forkInput).mutation(async ({ input }): Promise<ConversationReply & { copied_only: boolean }> => {
+        const forked = await agent.forkRun(input.runId, input.step, input.message);
+        return { ...conversationReply(forked, forked.result), copied_only: forked.copiedOnly };
+      }),
     }),
   });
 }

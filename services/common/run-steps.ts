@@ -8,8 +8,12 @@ import { redactSecrets, SECRET_FIELD_NAMES } from './secrets.js';
  * writes steps in this format, the store refuses a step that does not fit it, and the gateway
  * shows the fields as they are stored. A change of the fields is a new JOURNAL_FORMAT: each run
  * keeps the format its steps were written in, so a reader knows what it reads.
+ *
+ * Formats: 1, the kinds and bodies below; 2, the same with each step's place in its
+ * conversation (RunStep.message_seq: the seq of the last message before it) and each run's user
+ * message, which a fork needs to copy the conversation up to a step.
  */
-export const JOURNAL_FORMAT = 1;
+export const JOURNAL_FORMAT = 2;
 
 /** The statuses a journaled run goes through; the last three end it. */
 export const RUN_STATUSES = ['running', 'waiting_approval', 'completed', 'cancelled', 'interrupted'] as const;
@@ -93,9 +97,13 @@ export type StepKind = keyof typeof STEP_BODIES;
 export const STEP_KINDS = Object.keys(STEP_BODIES) as StepKind[];
 type StepBody<K extends StepKind> = z.infer<(typeof STEP_BODIES)[K]>;
 
-/** A step as the orchestrator records it, before the store numbers it. */
+/**
+ * A step as the orchestrator records it, before the store numbers it. `messageSeq` (format 2):
+ * how many of the conversation's messages came before the step, where the orchestrator knows
+ * it; the store places a step without one before the messages of the write that carries it.
+ */
 export type JournalStep = {
-  [K in StepKind]: { kind: K; node: string; startedAtMs: number; durationMs: number; body: StepBody<K> };
+  [K in StepKind]: { kind: K; node: string; startedAtMs: number; durationMs: number; body: StepBody<K>; messageSeq?: number };
 }[StepKind];
 
 /** The body of a stored step, checked against its kind; undefined with why when it does not fit the format. */

@@ -81,7 +81,7 @@ export function runJournalConformance(driver: StorageDriver): void {
       await finish(id, journal(runId, 'completed', [modelCall(START + 1, 120), toolCall(START + 50), modelCall(START + 60, 180)]));
 
       const { run, steps } = await storage.getRun(runId);
-      expect(run).toMatchObject({ runId, conversationId: id, status: 'completed', stepCount: 3, journalVersion: 1 });
+      expect(run).toMatchObject({ runId, conversationId: id, status: 'completed', stepCount: 3, journalVersion: 2 });
       expect(run!.startedAt).toEqual(new Date(START));
       expect(run!.endedAt).toBeInstanceOf(Date);
       expect(steps.map((step) => [step.index, step.kind])).toEqual([
@@ -207,6 +207,69 @@ export function runJournalConformance(driver: StorageDriver): void {
       });
       await expect(storage.getRun(unknown)).rejects.toMatchObject({ code: GrpcStatus.NOT_FOUND });
       await expect(storage.getRun('not-a-run')).rejects.toMatchObject({ code: GrpcStatus.NOT_FOUND });
+    });
+  });
+
+  describe('where steps stand in their conversation, and forks', () => {
+    it("records each step's message_seq (sent, or the count before the write's messages) and the run's user message", async () => {
+      const id = await startedConversation();
+      const runId = randomUUID();
+      await finish(id, journal(runId, 'completed', [{ ...modelCall(START, 1), messageSeq: 1 }, toolCall(START + 10)]));
+      const { run, steps } = await storage.getRun(runId);
+      expect(run).toMatchObject({ journalVersion: 2, messageSeq: 1 });
+      // The second step carried none: it stands before the write's own message ("done", seq 2).
+      expect(steps.map((step) => step.messageSeq)).toEqual([1, 1]);
+      expect((await storage.listRuns({ conversationId: id, pageSize: 0, pageToken: '' })).runs[0]?.messageSeq).toBe(1);
+    });
+
+    it('copies the first messages into a new conversation of its own owner in one call, the source unchanged', async () => {
+      const id = await startedConversation();
+      await storage.appendMessages({
+        conversationId: id,
+        messages: [assistant('one'), user('two'), assistant('three')],
+        status: ConversationStatus.CONVERSATION_STATUS_UNSPECIFIED,
+        returnConversation: false,
+      });
+      const fork = await storage.forkConversation({ sourceConversationId: id, upToSeq: 3, owner: 'token:bob', sessionId: 'a1b2c3d5' });
+      expect(fork.id).not.toBe(id);
+      expect(fork.owner).toBe('token:bob');
+      expect(fork.messages.map((message) => [message.seq, message.content])).toEqual([
+        [1, 'hello'],
+        [2, 'one'],
+        [3, 'two'],
+      ]);
+      expect(fork.pendingApprovals).toEqual([]);
+      const source = await storage.getConversation({ id, includeMessages: true });
+      expect(source.messages.map((message) => message.content)).toEqual(['hello', 'one', 'two', 'three']);
+      // Its own messages: appending to the fork leaves the source as it was.
+      await storage.appendMessages({
+        conversationId: fork.id,
+        messages: [assistant('other')],
+        status: ConversationStatus.CONVERSATION_STATUS_UNSPECIFIED,
+        returnConversation: false,
+      });
+      expect((await storage.getConversation({ id, includeMessages: true })).messageCount).toBe(4);
+      expect((await storage.getConversation({ id: fork.id, includeMessages: true })).messageCount).toBe(4);
+      await expect(storage.listRuns({ conversationId: fork.id, pageSize: 0, pageToken: '' })).resolves.toMatchObject({ runs: [] });
+    });
+
+    it('marks the fork running with a lease, and refuses a seq past the last message or an unknown source', async () => {
+      const id = await startedConversation();
+      const fork = await storage.forkConversation({
+        sourceConversationId: id,
+        upToSeq: 1,
+        sessionId: 'a1b2c3d6',
+        lease: { owner: 'replica-a', node: 'node-a', ttlMs: 60_000 },
+      });
+      // Its turn is running: a message of another request finds it busy.
+      const start = await storage.startTurn({ conversationId: fork.id, message: user('again') });
+      expect(start).toMatchObject({ started: false, busy: true });
+      await expect(storage.forkConversation({ sourceConversationId: id, upToSeq: 2, sessionId: 'a1b2c3d6' })).rejects.toMatchObject({
+        code: GrpcStatus.INVALID_ARGUMENT,
+      });
+      await expect(
+        storage.forkConversation({ sourceConversationId: '00000000-0000-4000-8000-000000000000', upToSeq: 0, sessionId: 'a1b2c3d6' }),
+      ).rejects.toMatchObject({ code: GrpcStatus.NOT_FOUND });
     });
   });
 }

@@ -122,7 +122,7 @@ describe('conversation store over gRPC', () => {
       write('model_call', { model: 'm', provider: 'gemini', input_tokens: -1, output_tokens: 0, finish_reason: 'stop' }),
     ).rejects.toMatchObject({
       code: GrpcStatus.INVALID_ARGUMENT,
-      message: expect.stringContaining('journal.steps[0].body_json: the body of a model_call step does not fit journal format 1'),
+      message: expect.stringContaining('journal.steps[0].body_json: the body of a model_call step does not fit journal format 2'),
     });
     await expect(write('thinking', {})).rejects.toMatchObject({
       code: GrpcStatus.INVALID_ARGUMENT,

@@ -167,6 +167,7 @@ const runStep = z
     startedAtMs: epochMs,
     durationMs: z.number().int().min(0, 'milliseconds, 0 or more'),
     bodyJson: z.string(),
+    messageSeq: z.number().int().min(0, 'a message seq, 0 or more').optional(),
   })
   .superRefine((step, context) => {
     const parsed = parseStepBody(step.kind, step.bodyJson);
@@ -405,6 +406,13 @@ const schemas = {
   listRuns: z.object({ conversationId, pageSize, pageToken: z.string() }),
   getRun: z.object({ runId: required('a run id') }),
   pruneRunJournals: z.object({ olderThanMs: ageMs, limit: pruneLimit }),
+  forkConversation: z.object({
+    sourceConversationId: conversationId,
+    upToSeq: z.number().int().nonnegative('0 or more'),
+    owner: owner.optional(),
+    sessionId: z.string().regex(/^[0-9a-f]{8}$/, '8 lowercase hex characters'),
+    lease: runLease.optional(),
+  }),
 } satisfies Record<keyof typeof pb.ConversationStoreServiceService, z.ZodType>;
 
 /** camelCase path of the decoded message → the proto field names callers know. */
@@ -540,6 +548,7 @@ export function conversationStoreHandlers(
     listRuns: async (request) => storage.listRuns(request),
     getRun: async (request) => storage.getRun(request.runId),
     pruneRunJournals: async (request) => storage.pruneRunJournals(request.olderThanMs, request.limit),
+    forkConversation: async (request) => ({ conversation: watched(await storage.forkConversation(request)) }),
   };
   // Every request is checked against its schema before its handler runs.
   const checked = Object.entries(handlers as Record<string, Handler>).map(([method, handler]) => [

@@ -151,5 +151,17 @@ export function orchestratorHandlers(turns: TurnRunner): UnaryHandlers<typeof Or
       turns.resolveApproval(parseId('approval', request.uuid), request.approved, parseReason(request.reason), parseDecision(request)),
     listTools: async () => turns.listTools(),
     describeRuns: async (request) => ({ views: turns.describeRuns(request.runs) }),
+    forkRun: async (request) => {
+      if (!uuid.safeParse(request.runId).success) throw notFound(`run ${JSON.stringify(request.runId.slice(0, 64))} not found`);
+      if (!Number.isInteger(request.step) || request.step < 0) throw invalidArgument('step: a step index, 0 or more');
+      const reply = await turns.forkRun(
+        request.runId,
+        request.step,
+        request.message === undefined ? undefined : parseMessage(request.message),
+        parseOwner(request.owner),
+        parseRequester(request.requester),
+      );
+      return { ...reply, result: reply.result };
+    },
   };
 }

@@ -12,6 +12,7 @@ import type {
 import {
   ApprovalStatus,
   ConversationStatus,
+  MessageRole,
   type Conversation,
   type PendingApproval,
   type Run,
@@ -44,6 +45,7 @@ import { catalogueWith, ToolCatalogue } from './tool-catalogue.js';
 import { endTurn } from './turn-end.js';
 import { answerBy, answerDeadline, storedResult, turnEnded, unsettled } from './unsettled.js';
 import { turnOfEventLoop } from '../common/event-loop.js';
+import { goesOn, planFork, TREE_FORK_REFUSED } from './fork-plan.js';
 
 /** A message longer than this lets the event loop go before it is stored (runTurn). */
 const LONG_MESSAGE_CHARS = 64 * 1024;
@@ -440,18 +442,109 @@ export class TurnRunner {
             `conversation ${conversationId} changed while its interrupted calls were recorded; send the message again`,
           );
       }
-      const started = required(start.conversation);
-      const activation: Activation = { conversationId, watched: started.watched, conversation: started, holdsTurn: true, stored: 'yes' };
-      const state = freshRun(this.env.root ? 'tree' : 'simple', started.runRevision);
-      const ended = await this.activate(activation, () =>
-        this.driver.drive(
-          state,
-          { kind: 'userMessage', runId: randomUUID(), activation: randomUUID(), text: message, ...(requester && { requester }) },
-          activation,
-        ),
-      );
-      if (ended.kind === 'handedBack' || ended.kind === 'unknown') return this.followTurn(conversationId, ended, by);
-      return this.reply(ended, activation);
+      return this.runStarted(required(start.conversation), message, by, requester);
+    });
+  }
+
+  /** A started turn (its running mark stored with its message, or with a fork's copy) runs until it answers or pauses. */
+  private async runStarted(
+    started: Conversation,
+    message: string,
+    by: number | undefined,
+    requester: Requester | undefined,
+    fromHistory = false,
+  ): Promise<TurnReply> {
+    const conversationId = started.id;
+    const activation: Activation = { conversationId, watched: started.watched, conversation: started, holdsTurn: true, stored: 'yes' };
+    const state = freshRun(this.env.root ? 'tree' : 'simple', started.runRevision);
+    const ended = await this.activate(activation, () =>
+      this.driver.drive(
+        state,
+        {
+          kind: 'userMessage',
+          runId: randomUUID(),
+          activation: randomUUID(),
+          text: message,
+          ...(requester && { requester }),
+          ...(fromHistory && { fromHistory }),
+        },
+        activation,
+      ),
+    );
+    if (ended.kind === 'handedBack' || ended.kind === 'unknown') return this.followTurn(conversationId, ended, by);
+    return this.reply(ended, activation);
+  }
+
+  /**
+   * Forks a run at one of its steps (fork-plan.ts): a new conversation owned by `owner` with the
+   * messages before the step, in one store call. With a message, the message is its next turn;
+   * else, when the copy ends in the middle of a turn, that turn goes on from the copied history
+   * (its running mark stored with the copy); after a complete answer the copy is all.
+   */
+  async forkRun(
+    runId: string,
+    step: number,
+    message: string | undefined,
+    owner: string | undefined,
+    requester: Requester | undefined,
+  ): Promise<TurnReply & { copiedOnly: boolean }> {
+    if (message !== undefined && message.trim() === '') throw invalidArgument('message must be a non-empty string');
+    const { run, steps } = await this.clients.store.getRun({ runId });
+    if (!run) throw internal('the store returned no run');
+    if (this.env.root) throw failedPrecondition(TREE_FORK_REFUSED(runId));
+    const { conversation: source } = await this.clients.store.getConversation({ id: run.conversationId, includeMessages: true });
+    if (!source) throw internal('the store returned no conversation');
+    const later = (await this.clients.store.listRuns({ conversationId: source.id, pageSize: 500, pageToken: '' })).runs
+      .map((other) => other.messageSeq)
+      .filter((seq): seq is number => seq !== undefined && run.messageSeq !== undefined && seq > run.messageSeq);
+    const plan = planFork({
+      run,
+      steps,
+      step,
+      nextRunSeq: later.length > 0 ? Math.min(...later) : undefined,
+      messageCount: source.messageCount,
+    });
+    if (plan.kind === 'refuse') throw failedPrecondition(plan.message);
+    const copied = source.messages.filter((stored) => stored.seq <= plan.upToSeq);
+    const resumes = message === undefined && goesOn(copied);
+    const sessionId = currentContext()?.sessionId || newSessionId();
+    return withLearnedIds({ sessionId }, async () => {
+      const { conversation } = await this.clients.store.forkConversation({
+        sourceConversationId: source.id,
+        upToSeq: plan.upToSeq,
+        sessionId,
+        ...(owner !== undefined && { owner }),
+        ...(resumes && { lease: this.leases.lease() }),
+      });
+      const fork = required(conversation);
+      this.log.info('run forked', { run: runId, step, conversation: fork.id, source: source.id, messages: copied.length });
+      if (message !== undefined) return { ...(await this.startTurn(fork.id, message, requester)), copiedOnly: false };
+      if (!resumes)
+        return {
+          conversation: fork,
+          result: {
+            response: `The fork holds conversation ${source.id} up to step ${step} of run ${runId}, which ends with a complete answer: nothing ran. Send a message to go on.`,
+            waitingApproval: false,
+          },
+          copiedOnly: true,
+        };
+      const lastUser = copied.findLast((stored) => stored.role === MessageRole.MESSAGE_ROLE_USER)?.content ?? '';
+      const by = answerDeadline();
+      return withLearnedIds({ conversationId: fork.id }, async () => ({
+        ...(await answerBy(
+          by,
+          this.runStarted(fork, lastUser, by, requester, true),
+          () =>
+            unsettledTurn(
+              unsettled(
+                `the fork's turn had not finished when its caller's deadline came; it is stopped at its deadline (chat.turn_timeout) with a note, and what it did is recorded in conversation ${fork.id}`,
+                fork.id,
+              ),
+            ),
+          (error) => this.log.warn('fork failed after its caller was answered', { conversation: fork.id, error: errorText(error) }),
+        )),
+        copiedOnly: false,
+      }));
     });
   }
 

@@ -101,7 +101,7 @@ describe('the run journal of a tree run', () => {
   it('lists each node started and finished in order, and the llm node that called a tool: two model calls with tokens and the call between', async () => {
     const read = await get(`${agent.url}/runs/${runId}`, alice);
     expect(read.status).toBe(200);
-    expect(read.body).toMatchObject({ run_id: runId, conversation_id: conversationId, status: 'completed', journal_version: 1 });
+    expect(read.body).toMatchObject({ run_id: runId, conversation_id: conversationId, status: 'completed', journal_version: 2 });
     const steps = read.body.steps as Step[];
     expect(steps.map((step) => step.index)).toEqual(steps.map((_, index) => index));
     expect(steps.map((step) => `${step.kind} ${step.node}`)).toEqual([

@@ -102,6 +102,13 @@ describe('the web chat served by the agent at /', () => {
     expect(await chat(page).locator('[data-role="tool"] .tool-head').textContent()).toContain('resources_add returned');
     await expect.poll(() => chat(page).locator('.message-assistant .bubble').last().textContent()).toMatch(/^Done\. resources_add: /);
     await expect.poll(() => chat(page).locator('.chat-header .status').textContent()).toBe('active');
+    // The user's message links to its run's page: the runs list's message_seq names the message.
+    const conversationId = decodeURIComponent(new URL(page.url()).hash.replace('#/c/', ''));
+    const runs = await get(`${agent.url}/conversations/${conversationId}/runs`);
+    expect(runs.body.runs).toHaveLength(1);
+    await expect
+      .poll(() => chat(page).locator('[data-role="user"] [data-testid="run-link"]').getAttribute('href'))
+      .toBe(`#/runs/${runs.body.runs[0].run_id}`);
     expect(resourceNames(resourcesDb())).toContain('web-1');
     // Tool arguments and output are there, folded.
     const output = chat(page).locator('[data-role="tool"] details');

@@ -167,6 +167,8 @@ const MIGRATIONS: readonly string[] = [
   ddl.approvalEscalations(T),
   // 15: the ended runs by their end, as SQLite schema 24.
   ddl.runJournalRetention(),
+  // 16: each step's place in its conversation, as SQLite schema 25.
+  ddl.runMessageSeqs(T),
 ];
 
 export const POSTGRES_SCHEMA_VERSION = MIGRATIONS.length;

@@ -256,3 +256,11 @@ export const approvalEscalations = (t: ColumnTypes) => `
  */
 export const runJournalRetention = () => `
   CREATE INDEX run_journals_ended ON run_journals (ended_at, run_id) WHERE ended_at IS NOT NULL;`;
+
+/**
+ * Forks (SQLite 25, PostgreSQL 16): where each step of journal format 2 stands in its conversation (the seq of the
+ * last message before it) and the seq of the user message that started each run; NULL in runs of format 1.
+ */
+export const runMessageSeqs = (t: ColumnTypes) => `
+  ALTER TABLE run_steps ADD COLUMN message_seq ${t.integer};
+  ALTER TABLE run_journals ADD COLUMN message_seq ${t.integer};`;

@@ -45,9 +45,10 @@ const sqliteSql: DialectSql = {
   latestEventId: fixed('(SELECT coalesce(max(id), 0) FROM events)'),
   votesJson: fixed(`(SELECT json_group_array(json_object('voter', voter, 'via', via, 'reason', reason, 'at', at, 'args_hash', args_hash))
     FROM approval_votes WHERE approval_votes.approval_uuid = approvals.uuid)`),
-  insertRunSteps: sql<never>`INSERT INTO run_steps (run_id, idx, kind, node, started_at, duration_ms, body)
+  insertRunSteps: sql<never>`INSERT INTO run_steps (run_id, idx, kind, node, started_at, duration_ms, body, message_seq)
     SELECT ${param('run_id')}, ${param('first_index')} + key, json_extract(value, '$.kind'), json_extract(value, '$.node'),
-      json_extract(value, '$.started_at'), json_extract(value, '$.duration_ms'), json_extract(value, '$.body')
+      json_extract(value, '$.started_at'), json_extract(value, '$.duration_ms'), json_extract(value, '$.body'),
+      json_extract(value, '$.message_seq')
     FROM json_each(${param('steps')})`,
 };
 
@@ -72,9 +73,9 @@ const postgresSql: DialectSql = {
   votesJson:
     fixed(`(SELECT json_agg(json_build_object('voter', voter, 'via', via, 'reason', reason, 'at', at, 'args_hash', args_hash))::text
     FROM approval_votes WHERE approval_votes.approval_uuid = approvals.uuid)`),
-  insertRunSteps: sql<never>`INSERT INTO run_steps (run_id, idx, kind, node, started_at, duration_ms, body)
+  insertRunSteps: sql<never>`INSERT INTO run_steps (run_id, idx, kind, node, started_at, duration_ms, body, message_seq)
     SELECT ${param('run_id')}::uuid, ${param('first_index')}::integer + (step.ord::integer - 1), step.value->>'kind', step.value->>'node',
-      step.value->>'started_at', (step.value->>'duration_ms')::bigint, step.value->>'body'
+      step.value->>'started_at', (step.value->>'duration_ms')::bigint, step.value->>'body', (step.value->>'message_seq')::integer
     FROM jsonb_array_elements(${param('steps')}::jsonb) WITH ORDINALITY AS step (value, ord)`,
 };
 
@@ -503,7 +504,12 @@ function buildQueries(d: DialectSql) {
     // go in with one statement.
     upsertRunJournal: db
       .insertInto('run_journals')
-      .values(named('run_id', 'conversation_id', 'journal_version', 'status', 'started_at', 'ended_at', 'step_count'))
+      .values({
+        ...named('run_id', 'conversation_id', 'journal_version', 'status', 'started_at', 'ended_at', 'step_count'),
+        // The run's user message: the conversation's latest when its first step is written (a later write keeps it).
+        message_seq: sql<never>`(SELECT seq FROM messages WHERE conversation_id = ${p('conversation_id')} AND role = 'user'
+          ORDER BY seq DESC LIMIT 1)`,
+      })
       .onConflict((conflict) =>
         conflict.column('run_id').doUpdateSet({
           status: (eb) => eb.ref('excluded.status'),

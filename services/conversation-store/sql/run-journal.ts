@@ -17,6 +17,7 @@ export async function recordJournal(
   conversationId: string,
   entry: pb.RunJournalEntry | undefined,
   nowMs: number,
+  messagesBefore: number,
 ): Promise<void> {
   if (!entry) return;
   const runId = storedId(entry.runId);
@@ -39,6 +40,8 @@ export async function recordJournal(
     started_at: isoTimestamp(step.startedAtMs),
     duration_ms: step.durationMs,
     body: step.bodyJson,
+    // A step the orchestrator could not place stands before the messages of the write that carries it.
+    message_seq: step.messageSeq ?? messagesBefore,
   }));
   await tx.run('insertRunSteps', {
     run_id: runId,
@@ -56,6 +59,7 @@ export function runRecordOf(row: RunJournalRow): pb.RunRecord {
     ...(row.ended_at !== null && { endedAt: new Date(row.ended_at) }),
     stepCount: Number(row.step_count),
     journalVersion: Number(row.journal_version),
+    ...(row.message_seq !== null && { messageSeq: Number(row.message_seq) }),
   };
 }
 
@@ -67,5 +71,6 @@ export function runStepOf(row: RunStepRow): pb.RunStep {
     startedAtMs: Date.parse(row.started_at),
     durationMs: Number(row.duration_ms),
     bodyJson: row.body,
+    ...(row.message_seq !== null && { messageSeq: Number(row.message_seq) }),
   };
 }

@@ -41,6 +41,8 @@ import {
   approvalFromRow,
   auditEntryFromRow,
   type EventRow,
+  type MessageRow,
+  messageFromRow,
   eventFromRow,
   type PushConfigRow,
   pushConfigOfRow,
@@ -120,6 +122,43 @@ export abstract class SqlConversationStorage extends ConversationChanges {
     });
   }
 
+  /**
+   * A fork: a new conversation owned by `owner` with a copy of the source's messages 1..upToSeq (same seqs, new ids and
+   * times), in one transaction; nothing else of the source goes with it (no approval, decision, run or journal). With a
+   * lease, its turn is marked running in the same transaction, as StartTurn marks one.
+   */
+  async forkConversation(request: pb.ForkConversationRequest): Promise<pb.Conversation> {
+    return this.write(async (tx) => {
+      const source = await requireConversation(tx, request.sourceConversationId);
+      const upTo = Number(request.upToSeq);
+      if (upTo > source.message_count)
+        throw invalidArgument(`up_to_seq: conversation ${source.id} has ${source.message_count} messages, not ${upTo}`);
+      const copied = (await tx.all<MessageRow>('selectMessages', { conversation_id: source.id }))
+        .filter((row) => row.seq <= upTo)
+        .map(messageFromRow)
+        .map(
+          ({ role, content, toolCall, usage, compaction, node }): pb.NewMessage => ({ role, content, toolCall, usage, compaction, node }),
+        );
+      const [newest] = await tx.all<{ created_at: string }>('newestCreatedAt', {});
+      const createdAt = timestampAfter(newest?.created_at, this.now());
+      const id = randomUUID();
+      const owner = request.owner ?? null;
+      await tx.run('insertConversation', {
+        id,
+        session_id: request.sessionId,
+        created_at: createdAt,
+        a2a_dialect: null,
+        a2a_context_id: null,
+        owner,
+      });
+      tx.changes.count(owner, 'active', 1);
+      tx.changes.event(id, createdAt, { kind: 'status_changed', status: 'active' });
+      await this.applyChange(tx, await requireConversation(tx, id), { messages: copied }, createdAt);
+      if (request.lease) await this.markTurnRunning(tx, id, request.lease);
+      return this.readConversation(tx, await requireConversation(tx, id), true);
+    });
+  }
+
   async getConversation(request: pb.GetConversationRequest): Promise<pb.Conversation> {
     return this.read(async (tx) => {
       const row = await requireConversation(tx, request.id);
@@ -194,7 +233,7 @@ export abstract class SqlConversationStorage extends ConversationChanges {
         if (status === 'waiting_approval') throw invalidArgument('status waiting_approval is set by CreateApproval, not AppendMessages');
       }
       const appended = await this.applyChange(tx, conversation, { messages: request.messages, status });
-      await recordJournal(tx, conversation.id, request.journal, this.now());
+      await recordJournal(tx, conversation.id, request.journal, this.now(), Number(conversation.message_count));
       if (request.endsTurn) await this.endTurn(tx, conversation.id, endingOutcome(false, request.messages));
       return appended;
     });
@@ -266,7 +305,7 @@ export abstract class SqlConversationStorage extends ConversationChanges {
         run: request.clearRun ? null : undefined,
         resolved,
       });
-      await recordJournal(tx, conversation.id, request.journal, this.now());
+      await recordJournal(tx, conversation.id, request.journal, this.now(), Number(conversation.message_count));
       // Every decision it made is audited in its transaction: a lost claim decided nothing.
       for (const decided of resolved) await tx.all('insertAudit', decisionAuditRow(decided, decided.decided_at!));
       // Approved (or a rejection the model is told of), the turn goes on, with the caller's lease if any.
@@ -556,7 +595,7 @@ export abstract class SqlConversationStorage extends ConversationChanges {
       // The revision a caller sends is not taken: the store sets it.
       const run = request.run === undefined ? null : { state: request.run.state, schemaVersion: request.run.schemaVersion };
       await this.applyChange(tx, conversation, { messages: request.messages, ...waiting, run, requested }, at);
-      await recordJournal(tx, conversation.id, request.journal, this.now());
+      await recordJournal(tx, conversation.id, request.journal, this.now(), Number(conversation.message_count));
       // The run ended (cleared) or paused (waiting): its turn is over.
       const paused = waiting.status === 'waiting_approval';
       if (request.run === undefined || paused) await this.endTurn(tx, conversation.id, endingOutcome(paused, request.messages));

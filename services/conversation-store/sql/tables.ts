@@ -42,6 +42,8 @@ export interface RunJournalRow {
   started_at: string;
   ended_at: string | null;
   step_count: number;
+  /** The run's user message; NULL in runs of journal format 1. */
+  message_seq: number | string | null;
 }
 
 export interface RunStepRow {
@@ -52,6 +54,8 @@ export interface RunStepRow {
   started_at: string;
   duration_ms: number | string;
   body: string;
+  /** The seq of the last message before the step; NULL in steps of journal format 1. */
+  message_seq: number | string | null;
 }
 
 export interface StoreTables {

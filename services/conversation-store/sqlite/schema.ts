@@ -211,6 +211,8 @@ const MIGRATIONS: readonly string[] = [
   ddl.approvalEscalations(T),
   // 24: the ended runs by their end, for journal retention (runJournalRetention).
   ddl.runJournalRetention(),
+  // 25: each step's place in its conversation, and each run's user message (runMessageSeqs).
+  ddl.runMessageSeqs(T),
 ];
 
 export const SCHEMA_VERSION = MIGRATIONS.length;

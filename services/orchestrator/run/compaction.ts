@@ -1,9 +1,10 @@
 import { type Compaction, type Message, MessageRole, type NewMessage, type TokenUsage } from '../../../gen/ts/asg/store/v1/store.js';
 import { compactionNotice, planCompaction, transcriptOf, visibleHistory, withSummary } from '../domain/compaction.js';
 import { contextWindowOf } from '../domain/context-window.js';
-import { systemPromptOf } from '../domain/history.js';
+import { systemPromptOf, unansweredCallIds } from '../domain/history.js';
+import type { ToolCallPart } from '../../../gen/ts/asg/llm/v1/llm.js';
 import { tokenCounterFor, toolDefinitionTokens } from '../domain/tokens.js';
-import { callModel, llmFrame, toolDefinitionsOf } from './model-steps.js';
+import { callModel, llmFrame, runOpenCalls, toolDefinitionsOf } from './model-steps.js';
 import { describePath, log, outOfPhase, type Transition } from './transition.js';
 import { nodePath, record, timing } from './journal.js';
 import type { LlmFrame, Path, PendingCompaction } from './types.js';
@@ -25,6 +26,8 @@ export function conversationLoaded(transition: Transition, path: Path, messages:
     outOfPhase(transition, 'conversationLoaded', `no node at ${describePath(path)} waits for its history`);
     return;
   }
+  frame.baseSeq = messages.at(-1)?.seq ?? 0;
+  placeApprovedCall(transition, messages);
   const { history } = transition.env;
   const basePrompt = systemPromptOf(messages, history.systemPrompt);
   const count = tokenCounterFor(frame.model);
@@ -94,6 +97,7 @@ export function compactionRecorded(transition: Transition): void {
     },
   });
   const marker: Message = { ...notice, id: '', seq: (messages.at(-1)?.seq ?? 0) + 1, createdAt: undefined };
+  frame.baseSeq = marker.seq;
   frame.compaction = undefined;
   startWith(
     transition,
@@ -144,5 +148,45 @@ function recordCompaction(
 function startWith(transition: Transition, path: Path, frame: LlmFrame, history: LlmFrame['history'], systemPrompt: string): void {
   frame.history = [...history];
   frame.systemPrompt = systemPrompt;
+  if (transition.state.openCalls) {
+    transition.state.openCalls = false;
+    const open = openCallsOf(history);
+    if (open.length > 0) {
+      runOpenCalls(transition, path, frame, open);
+      return;
+    }
+  }
   callModel(transition, path, frame);
+}
+
+/** The calls of the conversation's last model step (after its last user message) that have no result yet, in the model's order. */
+function openCallsOf(history: LlmFrame['history']): ToolCallPart[] {
+  const lastUser = history.findLastIndex((message) => message.role === MessageRole.MESSAGE_ROLE_USER);
+  const tail = history.slice(lastUser + 1);
+  const open = new Set(unansweredCallIds(tail));
+  return tail.flatMap((message) =>
+    message.role === MessageRole.MESSAGE_ROLE_ASSISTANT && message.toolCall && open.has(message.toolCall.id)
+      ? [
+          {
+            id: message.toolCall.id,
+            name: message.toolCall.name,
+            argumentsJson: message.toolCall.argumentsJson || '{}',
+            providerMetadataJson: message.toolCall.providerMetadataJson,
+          },
+        ]
+      : [],
+  );
+}
+
+/**
+ * A decision's activation: the approved call's step was recorded before the conversation was
+ * read; it stands before the call's result, which the conversation now holds.
+ */
+function placeApprovedCall(transition: Transition, messages: readonly Message[]): void {
+  const callId = transition.state.decision?.approval.toolCallId;
+  const journal = transition.state.journal;
+  if (callId === undefined || !journal?.some((step) => step.messageSeq === undefined)) return;
+  const result = messages.find((message) => message.role === MessageRole.MESSAGE_ROLE_TOOL && message.toolCall?.id === callId);
+  if (!result) return;
+  transition.state.journal = journal.map((step) => (step.messageSeq === undefined ? { ...step, messageSeq: result.seq - 1 } : step));
 }

@@ -93,6 +93,8 @@ describe('the run journal (machine)', () => {
         startedAtMs: 1002,
         durationMs: 298,
         bodyJson: expect.any(String),
+        // Its place in the conversation: after the user's message (seq 1).
+        messageSeq: 1,
         body: {
           model: 'openai-gpt-4o',
           provider: 'openai',
@@ -106,6 +108,8 @@ describe('the run journal (machine)', () => {
         kind: 'tool_call',
         startedAtMs: 1300,
         durationMs: 40,
+        // After the model's call of it (seq 2), before its result.
+        messageSeq: 2,
         body: {
           tool: 'resources_list',
           server: 'resources',
@@ -119,8 +123,45 @@ describe('the run journal (machine)', () => {
         kind: 'model_call',
         startedAtMs: 1340,
         durationMs: 160,
+        messageSeq: 3,
         body: expect.objectContaining({ input_tokens: 150, output_tokens: 4, finish_reason: 'stop' }),
       }),
+    ]);
+  });
+
+  it("a fork's run goes on from its copied history: the read-only call without a result runs, the destructive one stops for a new approval, no model call first", () => {
+    const stored = (seq: number, role: MessageRole, toolCall?: ToolCallPart): Message => ({
+      id: `m-${seq}`,
+      seq,
+      role,
+      content: '',
+      createdAt: undefined,
+      ...(toolCall && { toolCall: { id: toolCall.id, name: toolCall.name, argumentsJson: toolCall.argumentsJson } }),
+    });
+    const list = call('c1', 'resources_list', {});
+    const add = call('c2', 'resources_add', { name: 'alpha', value: 1 });
+    const copied = [
+      stored(1, MessageRole.MESSAGE_ROLE_USER),
+      stored(2, MessageRole.MESSAGE_ROLE_ASSISTANT, list),
+      stored(3, MessageRole.MESSAGE_ROLE_ASSISTANT, add),
+    ];
+    const { effects } = drive(freshRun('simple', 0), SIMPLE, [
+      [0, { kind: 'userMessage', runId: RUN_4, activation: 'a-4', text: '', fromHistory: true }],
+      [1, { kind: 'toolsLoaded', tools: [listTool, addTool] }],
+      [2, { kind: 'conversationLoaded', path: [], messages: copied }],
+      [5, { kind: 'toolFinished', path: [], callId: 'c1', outcome: { text: '[]', isError: false } }],
+    ]);
+    expect(effects.some((effect) => effect.kind === 'callModel')).toBe(false);
+    expect(effects.filter((effect) => effect.kind === 'callTool').map((effect) => effect.kind === 'callTool' && effect.call.name)).toEqual([
+      'resources_list',
+    ]);
+    const pause = effects.find((effect) => effect.kind === 'write');
+    expect(pause?.kind === 'write' && pause.approvals.map((approval) => approval.toolName)).toEqual(['resources_add']);
+    // The calls are in the copy already: the pause writes the read-only call's result only.
+    expect(pause?.kind === 'write' && pause.messages.map((message) => message.toolCall?.name)).toEqual(['resources_list']);
+    expect(bodies(pause?.kind === 'write' ? pause.journal! : { runId: '', startedAtMs: 0, status: '', steps: [] })).toEqual([
+      expect.objectContaining({ kind: 'tool_call', messageSeq: 3 }),
+      expect.objectContaining({ kind: 'approval', messageSeq: 4 }),
     ]);
   });
 

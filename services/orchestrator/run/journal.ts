@@ -25,9 +25,21 @@ const RUN_ID = /^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$/;
 /** Effects that write to the store in the run's name, and so carry its journal. */
 const JOURNALED = new Set<Effect['kind']>(['append', 'checkpoint', 'write', 'claim', 'endTurnWithNote']);
 
-/** A step of the run, now. */
-export function record(transition: Transition, step: JournalStep): void {
-  transition.state.journal = [...(transition.state.journal ?? []), step];
+/**
+ * A step of the run, now, with its place in the conversation (`messageSeq`: the messages before
+ * it, stored or on their way) where the machine knows it: simple mode, once the conversation is
+ * loaded. Elsewhere the store places it before the messages of the write that carries it.
+ */
+export function record(transition: Transition, step: JournalStep, messageSeq = placeInConversation(transition)): void {
+  transition.state.journal = [...(transition.state.journal ?? []), messageSeq === undefined ? step : { ...step, messageSeq }];
+}
+
+/** Simple mode: the conversation's last stored seq when it was loaded, and the run's messages made since, in their order. */
+export function placeInConversation(transition: Transition, pending?: number): number | undefined {
+  if (transition.state.mode !== 'simple') return undefined;
+  const frame = transition.state.frames[''];
+  if (frame?.kind !== 'llm' || frame.baseSeq === undefined) return undefined;
+  return frame.baseSeq + (pending ?? frame.steps.length + (frame.step?.recorded.length ?? 0));
 }
 
 /**
@@ -177,6 +189,7 @@ function entry(transition: Transition, status: RunStatus, steps: readonly Journa
       startedAtMs: Math.max(0, Math.round(step.startedAtMs)),
       durationMs: Math.max(0, Math.round(step.durationMs)),
       bodyJson: JSON.stringify(step.body),
+      ...(step.messageSeq !== undefined && { messageSeq: step.messageSeq }),
     })),
   };
 }

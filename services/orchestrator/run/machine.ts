@@ -263,6 +263,7 @@ function handle(transition: Transition, event: RunEvent): void {
       transition.state.activation = event.activation;
       transition.state.userMessage = event.text;
       if (event.requester) transition.state.requester = event.requester;
+      if (event.fromHistory) transition.state.openCalls = true;
       transition.effects.push({ kind: 'loadTools' });
       return;
     case 'toolsLoaded':

@@ -1,4 +1,4 @@
-import type { ToolDefinition } from '../../../gen/ts/asg/llm/v1/llm.js';
+import type { ToolCallPart, ToolDefinition } from '../../../gen/ts/asg/llm/v1/llm.js';
 import type { NewMessage } from '../../../gen/ts/asg/store/v1/store.js';
 import { assistantCall, assistantText, rejectedResult, toolResult } from '../domain/messages.js';
 import { DEFERRED_REASON, planToolCalls, policyRejectionText } from '../domain/plan.js';
@@ -92,6 +92,23 @@ export function modelAnswered(transition: Transition, path: Path, reply: ModelRe
   recorded[0] = { ...recorded[0]!, usage };
   frame.awaiting = 'tools';
   frame.step = { plan, index: 0, recorded, exitLoop: false, text: reply.text, unapproved: false };
+  advanceStep(transition, path, frame);
+}
+
+/**
+ * A fork's run goes on from a history that ends with calls the model asked for and whose results
+ * are not in it: they are planned and worked through as if the model had just asked for them
+ * (read-only calls run, destructive ones stop for a new approval of their own), without a model
+ * call; their messages are already in the conversation.
+ */
+export function runOpenCalls(transition: Transition, path: Path, frame: LlmFrame, calls: ToolCallPart[]): void {
+  const plan = planToolCalls(calls, new Map(Object.entries(frame.tools)), {
+    gateDestructive: frame.gates,
+    exitTool: frame.canExit ? EXIT_LOOP_TOOL : undefined,
+    policy: policyAt(transition, path),
+  });
+  frame.awaiting = 'tools';
+  frame.step = { plan, index: 0, recorded: [], exitLoop: false, text: '', unapproved: false };
   advanceStep(transition, path, frame);
 }
 

@@ -147,6 +147,8 @@ export interface LlmFrame {
   step?: StepState;
   /** Simple mode's conversation being compacted before the model sees it. */
   compaction?: PendingCompaction;
+  /** Simple mode: the seq of the conversation's last message as loaded (the journal's places of steps count on from it). */
+  baseSeq?: number;
 }
 
 /** A compaction of simple mode's conversation under way: its plan, then its summary (or none), then its notice being recorded. */
@@ -314,6 +316,8 @@ export interface RunState {
   decision?: Decision;
   /** Simple mode after a rejection: the answer starts with "Operation cancelled by user." */
   afterRejection: boolean;
+  /** A fork's run (userMessage fromHistory): the calls without a result at the end of the loaded conversation are worked through before the model is called. */
+  openCalls?: boolean;
   /** Who sent the run's user message (as the gateway authenticated them), for the policies; kept with the stored run. */
   requester?: Requester;
   /** The latest facts of the world for the policies (toolsLoaded, modelAnswered). */
@@ -340,7 +344,20 @@ export interface RunState {
 
 export type RunEvent =
   /** A user message begins a run; StartTurn has appended it. */
-  | { kind: 'userMessage'; runId: string; activation: string; text: string; requester?: Requester }
+  | {
+      kind: 'userMessage';
+      runId: string;
+      activation: string;
+      text: string;
+      requester?: Requester;
+      /**
+       * A fork: no message was appended; the run goes on from the copied history, as a run
+       * resumed from its stored history — calls the model asked for whose results are not in
+       * it are worked through first (read-only ones run, destructive ones stop for a new
+       * approval), then the model is called.
+       */
+      fromHistory?: boolean;
+    }
   | { kind: 'toolsLoaded'; tools: Tool[]; facts?: CallFacts }
   | { kind: 'toolsFailed'; error: string }
   /** A tree node's history as stored. */

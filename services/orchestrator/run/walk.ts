@@ -12,7 +12,7 @@ import { type Transition, keyOf, describePath, outOfPhase, treeRoot, nodeOf, log
 import { callModel, POLICY_APPROVED_REASON } from './model-steps.js';
 import { policyAt } from './policies.js';
 import { pauseRun, finishRun, emitWrite } from './writes.js';
-import { nodePath, policyDecisionStep, record, timing } from './journal.js';
+import { nodePath, placeInConversation, policyDecisionStep, record, timing } from './journal.js';
 import { nodeFinishedCheckpoint, restored } from './checkpoints.js';
 import { redactArguments } from '../../common/run-steps.js';
 
@@ -340,18 +340,23 @@ export function gateNode(transition: Transition, path: Path, gate: GatedCall, me
   });
   const approval = approvalOf(gate, uuid, transition.state.requester?.name);
   transition.state.gates.push({ approval, messages });
-  record(transition, {
-    kind: 'approval',
-    node: nodePath(transition, path),
-    ...timing(transition),
-    body: {
-      approval_uuid: uuid,
-      tool: gate.call.name,
-      arguments: redactArguments(gate.args),
-      args_hash: callHash(gate.call.name, gate.args),
-      asks: gate.input ? 'input' : gate.proxy ? 'remote_approval' : 'approval',
+  record(
+    transition,
+    {
+      kind: 'approval',
+      node: nodePath(transition, path),
+      ...timing(transition),
+      body: {
+        approval_uuid: uuid,
+        tool: gate.call.name,
+        arguments: redactArguments(gate.args),
+        args_hash: callHash(gate.call.name, gate.args),
+        asks: gate.input ? 'input' : gate.proxy ? 'remote_approval' : 'approval',
+      },
     },
-  });
+    // After the step's messages that the pause writes (the model's calls, results of calls before the gated one).
+    placeInConversation(transition, messages.length),
+  );
   if (node) log(transition, 'info', 'pipeline paused', { node: node.name, path: keyOf(path), approval: uuid });
   delete transition.state.frames[keyOf(path)];
   complete(transition, path, { kind: 'paused' });

@@ -3,6 +3,7 @@ import type { ConversationJson } from '../api-types.js';
 import { useConversation } from '../hooks/use-conversation.js';
 import { useConversations } from '../hooks/use-conversations.js';
 import { useApprovals } from '../hooks/use-approvals.js';
+import { useRunLinks } from '../hooks/use-run-links.js';
 import { useNow } from '../hooks/use-now.js';
 import { usePendingApprovals } from '../hooks/use-pending-approvals.js';
 import { useRoute } from '../hooks/use-route.js';
@@ -67,6 +68,7 @@ function Workspace({ whoami }: { whoami: WhoamiState }) {
     conversationId ? { conversationId } : undefined,
     `${chat.conversation?.messages.length ?? 0}|${waitingFor}`,
   );
+  const runLinks = useRunLinks(conversationId, chat.conversation?.messages);
   const [sending, setSending] = useState<{ conversationId?: string; text: string }>();
   const [sendError, setSendError] = useState<string>();
   const [view, setView] = useState<PhoneView>('chat');
@@ -179,6 +181,7 @@ function Workspace({ whoami }: { whoami: WhoamiState }) {
             onDismissSendError={() => setSendError(undefined)}
             onDecided={decided}
             approvals={approvals}
+            runLinks={runLinks}
             now={now}
           />
         ) : (

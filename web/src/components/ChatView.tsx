@@ -26,6 +26,8 @@ export interface ChatViewProps {
   approvals: ApprovalRecordJson[];
   /** For "2 min ago". */
   now: number;
+  /** The run each user message started, by message id (state/run-links.ts): a link to the run's page. */
+  runLinks?: ReadonlyMap<string, string>;
 }
 
 /** Before the first message: what the agent does, and the message box. */
@@ -132,6 +134,7 @@ export function ChatView({
   onDecided,
   approvals,
   now,
+  runLinks,
 }: ChatViewProps) {
   const { conversation, streaming, steps } = chat;
   const end = useRef<HTMLDivElement>(null);
@@ -179,6 +182,7 @@ export function ChatView({
             key={message.id}
             message={message}
             awaitingApproval={placed.awaiting.has(message.id)}
+            runId={runLinks?.get(message.id)}
             trace={placed.byMessage.get(message.id)?.map((approval) => <DecisionTrace key={approval.uuid} approval={approval} now={now} />)}
             {...(retry?.failedId === message.id && { onRetry: () => onSend(retry.text) })}
           />

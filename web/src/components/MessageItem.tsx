@@ -3,6 +3,7 @@ import type { MessageJson } from '../api-types.js';
 import { Collapsible, prettyJson } from './Collapsible.js';
 import { Icon } from './Icons.js';
 import { descriptionWithoutArguments } from '../state/edited-arguments.js';
+import { runHref } from '../state/run-links.js';
 
 function NodeName({ node }: { node?: string }) {
   return node ? (
@@ -27,8 +28,11 @@ export function MessageItem({
   awaitingApproval = false,
   trace,
   onRetry,
+  runId,
 }: {
   message: MessageJson;
+  /** A user message: the run it started, linked to the run's page. */
+  runId?: string | undefined;
   awaitingApproval?: boolean;
   trace?: ReactNode;
   /** Given for a failed turn that can be tried again: sends its message once more. */
@@ -114,6 +118,11 @@ export function MessageItem({
     <div className={`message message-${message.role}`} data-testid="message" data-role={message.role}>
       <NodeName node={message.node} />
       <div className="bubble">{message.content}</div>
+      {runId && message.role === 'user' && (
+        <a className="run-link" href={runHref(runId)} data-testid="run-link" title="what this message's run did, step by step">
+          run
+        </a>
+      )}
     </div>
   );
 }

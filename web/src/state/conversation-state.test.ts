@@ -7,6 +7,7 @@ const message = (id: string, overrides: Partial<MessageJson> = {}): MessageJson 
   role: 'user',
   content: id,
   created_at: `2025-01-15T10:00:0${id.length}.000Z`,
+  seq: id.length,
   ...overrides,
 });
 const approval = (uuid: string): PendingApprovalJson => ({

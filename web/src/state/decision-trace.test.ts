@@ -20,7 +20,7 @@ function record(overrides: Partial<ApprovalRecordJson>): ApprovalRecordJson {
 }
 
 function call(id: string, name: string, args: Record<string, unknown>, at: string): MessageJson {
-  return { id, role: 'assistant', content: '', tool_call: { name, arguments: args }, created_at: at };
+  return { id, role: 'assistant', content: '', tool_call: { name, arguments: args }, created_at: at, seq: Number(id.slice(1)) };
 }
 
 describe('timeAgo', () => {
@@ -66,7 +66,7 @@ describe('placeApprovals', () => {
   const proxy = call('m5', 'a2a_agent-b', { message: 'add web-2' }, '2025-01-15T10:08:00.000Z');
   const messages: MessageJson[] = [
     first,
-    { id: 'm2', role: 'tool', content: 'rejected', created_at: '2025-01-15T10:06:00.000Z' },
+    { id: 'm2', role: 'tool', content: 'rejected', created_at: '2025-01-15T10:06:00.000Z', seq: 2 },
     again,
     proxy,
   ];

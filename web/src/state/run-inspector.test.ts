@@ -7,7 +7,7 @@ const at = (ms: number) => new Date(T0 + ms).toISOString();
 
 let index = 0;
 function step(kind: string, node: string, startMs: number, durationMs: number, fields: Record<string, unknown> = {}): RunStepJson {
-  return { index: index++, kind, node, started_at: at(startMs), duration_ms: durationMs, ...fields };
+  return { index: index++, kind, node, started_at: at(startMs), duration_ms: durationMs, message_seq: null, ...fields };
 }
 
 function run(steps: RunStepJson[], status = 'completed', endMs: number | null = 1_000): RunJson {
@@ -18,6 +18,7 @@ function run(steps: RunStepJson[], status = 'completed', endMs: number | null = 
     started_at: at(0),
     ended_at: endMs === null ? null : at(endMs),
     journal_version: 1,
+    message_seq: null,
     steps,
   };
 }
