@@ -123,7 +123,11 @@ describe('AgentIo: tool calls', () => {
     const io = new AgentIo(mesh.clients, testLog);
     const call = { id: 'c1', name: 'resources_list' };
     const run = () => io.callTool('resources_list', { all: true });
-    expect(await io.withCallEvents(CONVERSATION, call, { all: true }, run)).toEqual({ text: '["alpha"]', isError: false });
+    expect(await io.withCallEvents(CONVERSATION, call, { all: true }, run)).toEqual({
+      text: '["alpha"]',
+      isError: false,
+      server: 'resources',
+    });
     expect(mesh.published.map(({ event }) => describeEvent(event))).toEqual([
       'tool_call_started c1 resources_list {"all":true}',
       'tool_call_finished c1 ["alpha"] false',
@@ -145,7 +149,7 @@ describe('AgentIo: tool calls', () => {
       },
     });
     const io = new AgentIo(mesh.clients, testLog);
-    expect(await io.callTool('resources_list', {}, 'approval-1', 'auto')).toEqual({ text: 'ok', isError: false });
+    expect(await io.callTool('resources_list', {}, 'approval-1', 'auto')).toEqual({ text: 'ok', isError: false, server: 'resources' });
     expect(await io.callTool('resources_delete', { id: 'alpha' })).toEqual({
       text: 'resources_delete failed: resources_delete needs an approval',
       isError: true,
@@ -193,7 +197,7 @@ describe('AgentIo: tool calls', () => {
         requestState: 'room=A',
         responses: { guest: { action: 'accept', content: { name: 'Ada' } } },
       }),
-    ).toEqual({ text: 'booked', isError: false });
+    ).toEqual({ text: 'booked', isError: false, server: 'rooms' });
     expect(mesh.toolCalls.at(-1)).toMatchObject({
       approvalUuid: 'approval-1',
       requestState: 'room=A',
