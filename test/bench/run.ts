@@ -185,7 +185,7 @@ async function appendBenchmarks(): Promise<{ short: Summary; long: Summary; rati
  */
 async function orchestrationOverhead(
   turns = 120,
-  shapes: readonly ('simple' | 'sequential' | 'parallel')[] = ['simple', 'sequential', 'parallel'],
+  shapes: readonly ('read' | 'simple' | 'sequential' | 'parallel')[] = ['simple', 'sequential', 'parallel'],
 ): Promise<[string, Summary][]> {
   const model = await startScriptedModel(resourceAgentScript);
   const nodes = Array.from({ length: 10 }, (_, i) => ({
@@ -195,6 +195,7 @@ async function orchestrationOverhead(
     prompt: `You are step ${i}.`,
   }));
   const trees = {
+    read: undefined,
     simple: undefined,
     sequential: { name: 'pipeline', type: 'sequential', agents: nodes },
     parallel: { name: 'fan-out', type: 'parallel', agents: nodes },
@@ -210,11 +211,16 @@ async function orchestrationOverhead(
         let conversation = '';
         for (let i = 0; i < turns; i++) {
           if (i % 10 === 0) conversation = (await post(`${agent.url}/conversations`, {})).body.conversation.id;
-          const ms = await timed(() => post(`${agent.url}/conversations/${conversation}/messages`, { message: 'hello' }));
+          const message = label === 'read' ? 'list resources' : 'hello';
+          const ms = await timed(() => post(`${agent.url}/conversations/${conversation}/messages`, { message }));
           if (i >= warmUp) samples.push(ms);
         }
         results.push([
-          label === 'simple' ? 'text turn, simple mode (1 model call)' : `text turn, 10-node ${label} (10 model calls)`,
+          label === 'read'
+            ? 'read turn, simple mode (2 model calls, 1 tool call)'
+            : label === 'simple'
+              ? 'text turn, simple mode (1 model call)'
+              : `text turn, 10-node ${label} (10 model calls)`,
           summarize(samples),
         ]);
       } finally {
@@ -407,16 +413,17 @@ function loadAverage(): string {
 }
 
 /**
- * `--only tree-checkpoints`: a text turn of a 10-node sequential tree beside a simple-mode one,
- * `--turns` each (default 30): the per-node overhead, whose store part is each node's
- * checkpoint. Short on purpose: the machine is often shared.
+ * `--only tree-checkpoints`: a text turn of a 10-node sequential tree beside simple-mode read
+ * and text turns, `--turns` each (default 30): the per-node overhead, whose store part is each
+ * node's checkpoint, and what a simple turn costs beside it. Short on purpose: the machine is
+ * often shared.
  */
 async function treeCheckpointOverhead(turns: number): Promise<void> {
-  const rows = await orchestrationOverhead(turns, ['simple', 'sequential']);
+  const rows = await orchestrationOverhead(turns, ['read', 'simple', 'sequential']);
   console.log(`
-10-node sequential tree against a simple turn (${turns} turns each, ${cpus().length} cores, load average ${loadAverage()}):`);
+10-node sequential tree against simple turns (${turns} turns each, ${cpus().length} cores, load average ${loadAverage()}):`);
   printTable(rows);
-  const perNode = Math.round(((rows[1]![1].p50 - rows[0]![1].p50) / 10) * 1000) / 1000;
+  const perNode = Math.round(((rows[2]![1].p50 - rows[1]![1].p50) / 10) * 1000) / 1000;
   console.log(`per node (p50, its checkpoint included): ${perNode} ms over a simple turn`);
 }
 
