@@ -102,7 +102,7 @@ export interface ApprovalRow {
 }
 
 /** One vote of a quorum, as stored in approval_votes. */
-export interface VoteRow {
+interface VoteRow {
   approval_uuid: string;
   voter: string;
   via: string | null;

@@ -71,8 +71,7 @@ import {
 } from './lookups.js';
 import { ConversationChanges } from './conversation-changes.js';
 import { deletionAuditRow, deletionRejection, pruneAuditHead, pruneEventHead } from './lifecycle.js';
-import { recordJournal, runRecordOf, runStepOf } from './run-journal.js';
-import type { RunJournalRow, RunStepRow } from './tables.js';
+import { type RunJournalRow, type RunStepRow, recordJournal, runRecordOf, runStepOf } from './run-journal.js';
 
 const pageSize = (asked: number) => Math.min(asked || DEFAULT_PAGE_SIZE, MAX_PAGE_SIZE);
 
