@@ -366,19 +366,24 @@ export function newestFirst(walks: readonly AuditRow[][], limit: number): AuditR
     .slice(0, limit);
 }
 
-/** A page of approvals from a walk of `limit + 1` rows: the extra row says another page follows. */
-export function approvalPage(rows: readonly ApprovalRow[], limit: number, encode = encodeApprovalsPageToken): ApprovalPage {
+/** A page out of a walk of `limit + 1` rows (the extra row says another page follows), with the token after its last row. */
+export function pageOf<Row>(
+  rows: readonly Row[],
+  limit: number,
+  tokenAfter: (last: Row) => string,
+): { page: Row[]; nextPageToken: string } {
   const page = rows.slice(0, limit);
-  const last = page.at(-1);
-  return {
-    approvals: page.map(approvalFromRow),
-    nextPageToken: rows.length > limit && last ? encode({ createdAt: last.created_at, id: last.uuid }) : '',
-  };
+  return { page, nextPageToken: rows.length > limit && page.length > 0 ? tokenAfter(page.at(-1)!) : '' };
 }
 
-/** A page of the audit trail from a walk of `limit + 1` entries, newest first. */
+/** A page of approvals, oldest first. */
+export function approvalPage(rows: readonly ApprovalRow[], limit: number, encode = encodeApprovalsPageToken): ApprovalPage {
+  const { page, nextPageToken } = pageOf(rows, limit, (last) => encode({ createdAt: last.created_at, id: last.uuid }));
+  return { approvals: page.map(approvalFromRow), nextPageToken };
+}
+
+/** A page of the audit trail, newest first. */
 export function auditPage(rows: readonly AuditRow[], limit: number): AuditPage {
-  const page = rows.slice(0, limit);
-  const last = page.at(-1);
-  return { entries: page.map(auditEntryFromRow), nextPageToken: rows.length > limit && last ? encodeAuditPageToken(last.id) : '' };
+  const { page, nextPageToken } = pageOf(rows, limit, (last) => encodeAuditPageToken(last.id));
+  return { entries: page.map(auditEntryFromRow), nextPageToken };
 }

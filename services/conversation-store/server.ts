@@ -9,6 +9,7 @@ import type { ServiceHandlers, StreamHandlerContext } from '../common/grpc/serve
 import type { EventFeed } from './event-feed.js';
 import { storedId } from './ids.js';
 import { A2A_DIALECTS } from './records.js';
+import { missing } from './sql/lookups.js';
 import {
   AUDIT_KIND_PATTERN,
   MAX_APPROVAL_EXPIRY_MS,
@@ -241,6 +242,7 @@ const liveEvent = z
 /** How old data must be before retention or pruning removes it: 1 ms or more. */
 const ageMs = z.number().int().min(1, 'milliseconds, 1 or more');
 const pruneLimit = intIn(1, MAX_PRUNE_BATCH, `from 1 to ${MAX_PRUNE_BATCH}`);
+const dueApprovals = z.object({ limit: intIn(1, MAX_DUE_APPROVALS_LIMIT, `from 1 to ${MAX_DUE_APPROVALS_LIMIT}`) });
 
 const schemas = {
   createConversation: z.object({
@@ -353,8 +355,8 @@ const schemas = {
     pageSize,
     pageToken: z.string(),
   }),
-  listDueApprovals: z.object({ limit: intIn(1, MAX_DUE_APPROVALS_LIMIT, `from 1 to ${MAX_DUE_APPROVALS_LIMIT}`) }),
-  escalateDueApprovals: z.object({ limit: intIn(1, MAX_DUE_APPROVALS_LIMIT, `from 1 to ${MAX_DUE_APPROVALS_LIMIT}`) }),
+  listDueApprovals: dueApprovals,
+  escalateDueApprovals: dueApprovals,
   appendAudit: z.object({
     entry: auditEntry,
     // A policy's decision on a call, told as its conversation's approval_resolved event too.
@@ -496,7 +498,7 @@ export function conversationStoreHandlers(
       const event = request.event!;
       // Costs no database read: a malformed id names no conversation, as everywhere in the store.
       const id = storedId(event.conversationId);
-      if (id === undefined) throw notFound(`conversation ${event.conversationId} not found`);
+      if (id === undefined) throw missing('conversation', event.conversationId);
       feed.publish({ ...event, conversationId: id, at: event.at ?? new Date() });
       return {};
     },

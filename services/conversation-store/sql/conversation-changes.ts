@@ -1,6 +1,6 @@
 import type * as pb from '../../../gen/ts/asg/store/v1/store.js';
 import { MessageRole } from '../../../gen/ts/asg/store/v1/store.js';
-import { failedPrecondition, invalidArgument, notFound } from '../../common/grpc/errors.js';
+import { failedPrecondition, invalidArgument } from '../../common/grpc/errors.js';
 import {
   appendedMessageRow,
   byConversation,
@@ -17,7 +17,7 @@ import { storedId } from '../ids.js';
 import { type ApprovalStatusName, type ConversationStatusName, isoTimestamp, timestampAfter, type TurnOutcome } from '../records.js';
 import { type ApprovalRow, conversationFromRow, type MessageRow, messageFromRow } from '../rows.js';
 import { type CommittedEventsListener, INTERRUPTED_TURN_NOTE, MAX_PAGE_CONTENT_CHARS } from '../storage.js';
-import { pendingApprovals, requireApproval, requireConversation, type StoredConversation } from './lookups.js';
+import { missing, pendingApprovals, requireApproval, requireConversation, type StoredConversation } from './lookups.js';
 import type { SqlStatements, SqlWrite } from './port.js';
 
 export interface SqlStorageSettings {
@@ -109,8 +109,7 @@ export abstract class ConversationChanges {
   protected async lockConversation(tx: SqlStatements, id: string): Promise<StoredConversation> {
     if (this.settings.locksRows) {
       const stored = storedId(id);
-      if (stored === undefined || (await tx.all('lockConversation', { id: stored })).length === 0)
-        throw notFound(`conversation ${id} not found`);
+      if (stored === undefined || (await tx.all('lockConversation', { id: stored })).length === 0) throw missing('conversation', id);
     }
     return requireConversation(tx, id);
   }

@@ -9,18 +9,21 @@ export type StoredConversation = ConversationRow & { running_turn_boot_live: boo
 /** A cursor id that is not a UUID starts before every row. */
 export const FIRST_UUID = '00000000-0000-0000-0000-000000000000';
 
+/** NOT_FOUND for an id that names nothing stored (or no UUID at all). */
+export const missing = (what: 'conversation' | 'approval' | 'run', id: string) => notFound(`${what} ${id} not found`);
+
 /** The conversation row; NOT_FOUND for an unknown id, or one that is no UUID at all. */
 export async function requireConversation(tx: SqlStatements, id: string): Promise<StoredConversation> {
   const stored = storedId(id);
   const row = stored === undefined ? undefined : (await tx.all<StoredConversation>('selectConversation', { id: stored }))[0];
-  if (!row) throw notFound(`conversation ${id} not found`);
+  if (!row) throw missing('conversation', id);
   return row;
 }
 
 export async function requireApproval(tx: SqlStatements, uuid: string): Promise<ApprovalRow> {
   const stored = storedId(uuid);
   const row = stored === undefined ? undefined : (await tx.all<ApprovalRow>('selectApproval', { uuid: stored }))[0];
-  if (!row) throw notFound(`approval ${uuid} not found`);
+  if (!row) throw missing('approval', uuid);
   return row;
 }
 

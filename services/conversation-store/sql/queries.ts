@@ -142,7 +142,6 @@ function buildQueries(d: DialectSql) {
     // The lock every write of a conversation takes first where rows are locked (PostgreSQL).
     lockConversation: `SELECT id FROM conversations WHERE id = @id${postgres ? ' FOR UPDATE' : ''}`,
     selectConversation: `${conversationWithRun} WHERE conversations.id = @id`,
-    conversationExists: 'SELECT id FROM conversations WHERE id = @id',
     // The whole mutable state at once, decided from the row read in the same transaction.
     updateConversation: `UPDATE conversations SET ${setNamed('status, pending_approval_uuid, message_count, updated_at, input_tokens, output_tokens')}
       WHERE id = @id`,

@@ -2,7 +2,7 @@ import { randomUUID } from 'node:crypto';
 import type * as pb from '../../../gen/ts/asg/store/v1/store.js';
 import { ConversationStatus, MessageRole } from '../../../gen/ts/asg/store/v1/store.js';
 import { callHash } from '../../common/call-hash.js';
-import { aborted, alreadyExists, failedPrecondition, invalidArgument, notFound, permissionDenied } from '../../common/grpc/errors.js';
+import { aborted, alreadyExists, failedPrecondition, invalidArgument, permissionDenied } from '../../common/grpc/errors.js';
 import { jsonObjectOf } from '../../common/json-value.js';
 import {
   alsoRejected,
@@ -21,6 +21,7 @@ import {
   lostClaim,
   newestFirst,
   oldestFirst,
+  pageOf,
   replacedUuid,
   requireLease,
   waitingState,
@@ -63,6 +64,7 @@ import {
 import { type SqlWrite, subscribe, tellEach } from './port.js';
 import {
   FIRST_UUID,
+  missing,
   pendingApprovals,
   requireApproval,
   requireConversation,
@@ -74,6 +76,12 @@ import { deletionAuditRow, deletionRejection, pruneAuditHead, pruneEventHead } f
 import { type RunJournalRow, type RunStepRow, recordJournal, runRecordOf, runStepOf } from './run-journal.js';
 
 const pageSize = (asked: number) => Math.min(asked || DEFAULT_PAGE_SIZE, MAX_PAGE_SIZE);
+
+/** ABORTED: the run is not at the revision the caller read (another request changed it); `then` says what to do after reading it. */
+const staleRun = (conversation: StoredConversation, expected: number, then: string) =>
+  aborted(
+    `the run of conversation ${conversation.id} is at revision ${conversation.run_revision}, not ${expected}: another request changed it; read it again and ${then}`,
+  );
 
 /**
  * The store's rules, written once over the port (port.ts): each method one transaction of the driver's. Locks are taken
@@ -140,13 +148,12 @@ export abstract class SqlConversationStorage extends ConversationChanges {
       };
       const query = request.owner === undefined ? (cursor ? 'pageAfter' : 'firstPage') : cursor ? 'ownerPageAfter' : 'ownerFirstPage';
       const rows = await tx.all<StoredConversation>(query, args);
-      const page = rows.slice(0, limit);
+      const { page, nextPageToken } = pageOf(rows, limit, (last) => encodePageToken({ createdAt: last.created_at, id: last.id }));
       // Summaries: the row has the counts and the title; no message is read.
       const pending = await this.pendingApprovalsOf(tx, page);
-      const last = page.at(-1);
       return {
         conversations: page.map((row) => this.conversationOf(row, [], pending.get(row.id) ?? [])),
-        nextPageToken: rows.length > limit && last ? encodePageToken({ createdAt: last.created_at, id: last.id }) : '',
+        nextPageToken,
         summary: await this.summary(tx, request.owner),
       };
     });
@@ -255,9 +262,7 @@ export abstract class SqlConversationStorage extends ConversationChanges {
       const conversation = await requireConversation(tx, claimed.conversation_id);
       if (request.expectedRunRevision !== undefined && conversation.run_revision !== request.expectedRunRevision) {
         // Thrown inside the transaction: the claim above is rolled back with it.
-        throw aborted(
-          `the run of conversation ${conversation.id} is at revision ${conversation.run_revision}, not ${request.expectedRunRevision}: another request changed it; read it again and decide again`,
-        );
+        throw staleRun(conversation, request.expectedRunRevision, 'decide again');
       }
       await this.applyChange(tx, conversation, {
         messages,
@@ -537,9 +542,7 @@ export abstract class SqlConversationStorage extends ConversationChanges {
       const conversation = await this.lockConversation(tx, request.conversationId);
       requireLease(conversation, request.leaseOwner);
       if (conversation.run_revision !== request.expectedRevision) {
-        throw aborted(
-          `the run of conversation ${conversation.id} is at revision ${conversation.run_revision}, not ${request.expectedRevision}: another request changed it; read it again and redo the change`,
-        );
+        throw staleRun(conversation, request.expectedRevision, 'redo the change');
       }
       const at = timestampAfter(conversation.updated_at, this.now());
       if (request.interruptedApproval !== undefined) await this.interruptExecuting(tx, conversation.id, request.interruptedApproval, at);
@@ -571,22 +574,18 @@ export abstract class SqlConversationStorage extends ConversationChanges {
       const conversation = await requireConversation(tx, request.conversationId);
       const args = { conversation_id: conversation.id, limit: limit + 1, started_at: cursor?.createdAt, run_id: cursor?.id };
       const rows = await tx.all<RunJournalRow>(cursor ? 'runsOfConversationPageAfter' : 'runsOfConversationFirstPage', args);
-      const page = rows.slice(0, limit);
-      const last = page.at(-1);
-      return {
-        runs: page.map(runRecordOf),
-        nextPageToken: rows.length > limit && last ? encodeRunsPageToken({ createdAt: last.started_at, id: last.run_id }) : '',
-      };
+      const { page, nextPageToken } = pageOf(rows, limit, (last) => encodeRunsPageToken({ createdAt: last.started_at, id: last.run_id }));
+      return { runs: page.map(runRecordOf), nextPageToken };
     });
   }
 
   /** One run with its steps in order; NOT_FOUND for an unknown run. */
   async getRun(runId: string): Promise<pb.GetRunResponse> {
     const id = storedId(runId);
-    if (id === undefined) throw notFound(`run ${runId} not found`);
+    if (id === undefined) throw missing('run', runId);
     return this.read(async (tx) => {
       const [run] = await tx.all<RunJournalRow>('selectRunJournal', { run_id: id });
-      if (!run) throw notFound(`run ${runId} not found`);
+      if (!run) throw missing('run', runId);
       const steps = await tx.all<RunStepRow>('selectRunSteps', { run_id: id });
       return { run: runRecordOf(run), steps: steps.map(runStepOf) };
     });
@@ -603,11 +602,10 @@ export abstract class SqlConversationStorage extends ConversationChanges {
 
   /** One conditional UPDATE, which waits for a writer of the conversation and then sees whether the caller holds the lease. */
   private async changeLease(conversationId: string, query: 'renewRunLease' | 'releaseRunLease', args: object): Promise<boolean> {
-    const id = storedId(conversationId);
-    if (id === undefined) throw notFound(`conversation ${conversationId} not found`);
     return this.write(async (tx) => {
-      if ((await tx.run(query, { ...args, id, now_ms: this.now() })) > 0) return true;
-      if ((await tx.all('conversationExists', { id })).length === 0) throw notFound(`conversation ${conversationId} not found`);
+      const id = storedId(conversationId);
+      if (id !== undefined && (await tx.run(query, { ...args, id, now_ms: this.now() })) > 0) return true;
+      await requireConversation(tx, conversationId);
       return false;
     });
   }
