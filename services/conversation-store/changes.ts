@@ -173,24 +173,18 @@ export function alsoRejected(decision: ClaimDecision): ClaimDecision {
 /** An audit entry as inserted: the store numbers it. */
 export type NewAuditRow = Omit<AuditRow, 'id'>;
 
+/** An audit entry about an approval: its conversation and tool lead its details. */
+function approvalAuditRow(approval: ApprovalRow, at: string, kind: string, actor: string, via: string, detail: object): NewAuditRow {
+  const details = { conversation_id: approval.conversation_id, tool_name: approval.tool_name, ...detail };
+  return { at, kind, actor, via, subject: approval.uuid, detail_json: JSON.stringify(details) };
+}
+
 /** The audit entry of one decision a claim made (approval.decided or approval.expired). */
 export function decisionAuditRow(decided: ApprovalRow, at: string): NewAuditRow {
-  const detail = {
-    conversation_id: decided.conversation_id,
-    tool_name: decided.tool_name,
-    approved: decided.status === 'approved',
-    status: decided.status,
-    ...(decided.reason ? { reason: decided.reason } : {}),
-    edited: Boolean(decided.edited_args),
-  };
-  return {
-    at,
-    kind: decided.status === 'expired' ? 'approval.expired' : 'approval.decided',
-    actor: decided.decided_by ?? ANONYMOUS,
-    via: decided.via ?? '',
-    subject: decided.uuid,
-    detail_json: JSON.stringify(detail),
-  };
+  const { status, reason } = decided;
+  const detail = { approved: status === 'approved', status, ...(reason ? { reason } : {}), edited: Boolean(decided.edited_args) };
+  const kind = status === 'expired' ? 'approval.expired' : 'approval.decided';
+  return approvalAuditRow(decided, at, kind, decided.decided_by ?? ANONYMOUS, decided.via ?? '', detail);
 }
 
 /**
@@ -222,19 +216,8 @@ export function policyDecisionRow(decision: pb.PolicyDecision, at: string): Appr
 
 /** The audit entry of an approval's escalation: by the store's clock ("escalation"), to its role. */
 export function escalationAuditRow(approval: ApprovalRow, at: string): NewAuditRow {
-  return {
-    at,
-    kind: 'approval.escalated',
-    actor: 'escalation',
-    via: 'escalation',
-    subject: approval.uuid,
-    detail_json: JSON.stringify({
-      conversation_id: approval.conversation_id,
-      tool_name: approval.tool_name,
-      to_role: approval.escalation_role,
-      escalates_at: approval.escalates_at,
-    }),
-  };
+  const detail = { to_role: approval.escalation_role, escalates_at: approval.escalates_at };
+  return approvalAuditRow(approval, at, 'approval.escalated', 'escalation', 'escalation', detail);
 }
 
 /**
@@ -247,20 +230,9 @@ export function voteAuditRow(
   at: string,
   outcome: { refused: true } | { votes: number; required: number; edited: boolean },
 ): NewAuditRow {
-  const detail = {
-    conversation_id: approval.conversation_id,
-    tool_name: approval.tool_name,
-    ...('refused' in outcome ? { refused: 'not_requester' } : outcome),
-    ...(vote.reason ? { reason: vote.reason } : {}),
-  };
-  return {
-    at,
-    kind: 'refused' in outcome ? 'approval.vote_refused' : 'approval.voted',
-    actor: vote.decided_by,
-    via: vote.via ?? '',
-    subject: approval.uuid,
-    detail_json: JSON.stringify(detail),
-  };
+  const refused = 'refused' in outcome;
+  const detail = { ...(refused ? { refused: 'not_requester' } : outcome), ...(vote.reason ? { reason: vote.reason } : {}) };
+  return approvalAuditRow(approval, at, refused ? 'approval.vote_refused' : 'approval.voted', vote.decided_by, vote.via ?? '', detail);
 }
 
 /** How the write that ends a turn ended it: paused (waiting), answered (an assistant message), else failed. */
