@@ -9,7 +9,7 @@ import type { ServiceHandlers, StreamHandlerContext } from '../common/grpc/serve
 import type { EventFeed } from './event-feed.js';
 import { storedId } from './ids.js';
 import { A2A_DIALECTS } from './records.js';
-import { missing } from './sql/lookups.js';
+import { missing } from './sql/conversation-changes.js';
 import {
   AUDIT_KIND_PATTERN,
   MAX_APPROVAL_EXPIRY_MS,

@@ -63,6 +63,7 @@ import {
 } from '../storage.js';
 import { type SqlWrite, subscribe, tellEach } from './port.js';
 import {
+  ConversationChanges,
   FIRST_UUID,
   missing,
   pendingApprovals,
@@ -70,8 +71,7 @@ import {
   requireConversation,
   type StoredConversation,
   unfinishedApprovals,
-} from './lookups.js';
-import { ConversationChanges } from './conversation-changes.js';
+} from './conversation-changes.js';
 import { deletionAuditRow, deletionRejection, pruneAuditHead, pruneEventHead } from './lifecycle.js';
 import { type RunJournalRow, type RunStepRow, recordJournal, runRecordOf, runStepOf } from './run-journal.js';
 
