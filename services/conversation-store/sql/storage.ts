@@ -413,7 +413,6 @@ export abstract class SqlConversationStorage extends ConversationChanges {
     return this.write(async (tx) => {
       const at = isoTimestamp(this.now());
       if (policyDecision) {
-        await requireConversation(tx, policyDecision.conversationId);
         await this.lockConversation(tx, policyDecision.conversationId);
         tx.changes.event(policyDecision.conversationId, at, { kind: 'approval_resolved', approval: policyDecisionRow(policyDecision, at) });
       }
