@@ -4,7 +4,7 @@ import { ApprovalStatus, ApprovalTimeoutAction, MessageRole } from '../../gen/ts
 import { callHash } from '../common/call-hash.js';
 import { jsonObjectOf } from '../common/json-value.js';
 import { aborted, invalidArgument } from '../common/grpc/errors.js';
-import { storedId } from './ids.js';
+import { FIRST_UUID, storedId } from './ids.js';
 import { encodeApprovalsPageToken, encodeAuditPageToken, type PageCursor } from './page-token.js';
 import {
   approvalStatus,
@@ -305,7 +305,7 @@ export function replacedUuid(uuid: string | undefined): string | undefined {
 }
 
 /** ListApprovals' first page starts before every (created_at, uuid): '' sorts before any time. */
-export const FIRST_APPROVAL: PageCursor = { createdAt: '', id: '00000000-0000-0000-0000-000000000000' };
+export const FIRST_APPROVAL: PageCursor = { createdAt: '', id: FIRST_UUID };
 
 /** The statuses a ListApprovals asks for, as stored, each once; none means every status. */
 export function listedStatuses(statuses: readonly ApprovalStatus[]): ApprovalStatusName[] {
@@ -314,9 +314,7 @@ export function listedStatuses(statuses: readonly ApprovalStatus[]): ApprovalSta
   for (const status of statuses) {
     const name = approvalStatus.find(status);
     if (name === undefined)
-      throw invalidArgument(
-        `statuses: ${String(status)} is not an approval status (pending, approved, rejected, executing, done, failed, interrupted, expired)`,
-      );
+      throw invalidArgument(`statuses: ${String(status)} is not an approval status (${approvalStatus.names.join(', ')})`);
     names.add(name);
   }
   return [...names];
@@ -324,19 +322,15 @@ export function listedStatuses(statuses: readonly ApprovalStatus[]): ApprovalSta
 
 const compare = (a: string, b: string) => (a < b ? -1 : a > b ? 1 : 0);
 
-/** Walks each in (created_at, uuid) order and stopped at `limit`, merged: the first `limit` rows of them all. */
-export function oldestFirst(walks: readonly ApprovalRow[][], limit: number): ApprovalRow[] {
-  const order = (a: ApprovalRow, b: ApprovalRow) => compare(a.created_at, b.created_at) || compare(a.uuid, b.uuid);
-  return walks.flat().sort(order).slice(0, limit);
-}
+/** Walks each in `order` and stopped at `limit`, merged: the first `limit` rows of them all. */
+const merged = <Row>(walks: readonly Row[][], limit: number, order: (a: Row, b: Row) => number) => walks.flat().sort(order).slice(0, limit);
 
-/** Walks of the audit trail that are each newest first, merged: the first `limit` entries. */
-export function newestFirst(walks: readonly AuditRow[][], limit: number): AuditRow[] {
-  return walks
-    .flat()
-    .sort((a, b) => b.id - a.id)
-    .slice(0, limit);
-}
+/** Walks of approvals, each oldest first: (created_at, uuid). */
+export const oldestFirst = (walks: readonly ApprovalRow[][], limit: number) =>
+  merged(walks, limit, (a, b) => compare(a.created_at, b.created_at) || compare(a.uuid, b.uuid));
+
+/** Walks of the audit trail, each newest first. */
+export const newestFirst = (walks: readonly AuditRow[][], limit: number) => merged(walks, limit, (a, b) => b.id - a.id);
 
 /** A page out of a walk of `limit + 1` rows (the extra row says another page follows), with the token after its last row. */
 export function pageOf<Row>(

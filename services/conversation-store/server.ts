@@ -8,7 +8,7 @@ import { parseStepBody, RUN_STATUSES, STEP_KINDS } from '../common/run-steps.js'
 import type { ServiceHandlers, StreamHandlerContext } from '../common/grpc/server.js';
 import type { EventFeed } from './event-feed.js';
 import { storedId } from './ids.js';
-import { A2A_DIALECTS } from './records.js';
+import { A2A_DIALECTS, approvalStatus, messageRole } from './records.js';
 import { missing } from './sql/conversation-changes.js';
 import {
   AUDIT_KIND_PATTERN,
@@ -49,7 +49,7 @@ const newApprovalUuid = z.string().regex(/^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[
 /** A proto enum value other than its UNSPECIFIED (0). */
 const specified = <E extends Record<string, string | number>>(values: E, message: string) =>
   z.enum(values, { error: message }).refine((value) => value !== 0, message);
-const role = specified(MessageRole, 'one of system, user, assistant, tool');
+const role = specified(MessageRole, `one of ${messageRole.names.join(', ')}`);
 
 const toolCall = z.object({
   id: z.string(),
@@ -156,7 +156,7 @@ const owner = notBlank(maxChars(MAX_OWNER_LENGTH), 'a name, not blank (absent: n
   (value) => !/\p{Cc}/u.test(value),
   'no control characters',
 );
-const approvalStatusValue = specified(ApprovalStatus, 'one of pending, approved, rejected, executing, done, failed, interrupted, expired');
+const approvalStatusValue = specified(ApprovalStatus, `one of ${approvalStatus.names.join(', ')}`);
 /** What a write adds to its run's journal: a run id, a status, steps whose bodies fit the journal's format. */
 const MAX_STEP_NODE_LENGTH = 1024;
 const MAX_JOURNAL_STEPS = 10_000;

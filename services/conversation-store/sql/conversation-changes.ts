@@ -22,9 +22,6 @@ import type { SqlStatements, SqlWrite } from './port.js';
 /** A conversation row with whether another live process holds its mark, and has watchers of it. */
 export type StoredConversation = ConversationRow & { running_turn_boot_live: boolean | number | null; watched_elsewhere: boolean | number };
 
-/** A cursor id that is not a UUID starts before every row. */
-export const FIRST_UUID = '00000000-0000-0000-0000-000000000000';
-
 /** NOT_FOUND for an id that names nothing stored (or no UUID at all). */
 export const missing = (what: 'conversation' | 'approval' | 'run', id: string) => notFound(`${what} ${id} not found`);
 

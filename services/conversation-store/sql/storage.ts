@@ -26,7 +26,7 @@ import {
   requireLease,
   waitingState,
 } from '../changes.js';
-import { storedId, storedIds } from '../ids.js';
+import { FIRST_UUID, storedId, storedIds } from '../ids.js';
 import {
   decodeApprovalsPageToken,
   decodeAuditPageToken,
@@ -64,7 +64,6 @@ import {
 import { type SqlWrite, subscribe, tellEach } from './port.js';
 import {
   ConversationChanges,
-  FIRST_UUID,
   missing,
   pendingApprovals,
   requireApproval,
