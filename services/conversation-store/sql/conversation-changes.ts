@@ -6,6 +6,7 @@ import {
   byConversation,
   type ClaimDecision,
   type ConversationChange,
+  decisionAuditRow,
   expiresInMs,
   interruptedApprovalProblem,
   type NewApprovalFields,
@@ -118,10 +119,15 @@ export abstract class ConversationChanges {
     tx.changes.event(id, (await requireConversation(tx, id)).updated_at, { kind: 'turn_ended', outcome });
   }
 
-  /** The conditional claim of one pending approval with a decision; undefined when it is no longer pending. */
+  /**
+   * The conditional claim of one pending approval with a decision, audited in its transaction; undefined when it is no
+   * longer pending (a lost claim decided nothing).
+   */
   protected async decide(tx: SqlWrite, uuid: string, decision: ClaimDecision): Promise<ApprovalRow | undefined> {
     const now = isoTimestamp(this.now());
-    return (await tx.all<ApprovalRow>('claimApproval', { uuid, ...decision, now, decided_at: now }))[0];
+    const [decided] = await tx.all<ApprovalRow>('claimApproval', { uuid, ...decision, now, decided_at: now });
+    if (decided) await tx.all('insertAudit', decisionAuditRow(decided, now));
+    return decided;
   }
 
   /** The conversation of a row, with whether a turn runs on it now and whether another replica watches it. */

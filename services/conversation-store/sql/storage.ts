@@ -10,7 +10,6 @@ import {
   auditPage,
   type ClaimDecision,
   claimDecision,
-  decisionAuditRow,
   EXPIRY_VIA,
   escalationAuditRow,
   policyDecisionRow,
@@ -270,8 +269,6 @@ export abstract class SqlConversationStorage extends ConversationChanges {
         resolved,
       });
       await recordJournal(tx, conversation.id, request.journal, this.now());
-      // Every decision it made is audited in its transaction: a lost claim decided nothing.
-      for (const decided of resolved) await tx.all('insertAudit', decisionAuditRow(decided, decided.decided_at!));
       // Approved (or a rejection the model is told of), the turn goes on, with the caller's lease if any.
       if (request.approved || request.continuesTurn) await this.markTurnRunning(tx, conversation.id, request.lease);
       return { claimed: true, approval: approvalFromRow(claimed) };
@@ -669,9 +666,7 @@ export abstract class SqlConversationStorage extends ConversationChanges {
       const rejected: ApprovalRow[] = [];
       for (const approval of await pendingApprovals(tx, conversation.id)) {
         const decided = await this.decide(tx, approval.uuid, deletionRejection(request.actor, request.via));
-        if (!decided) continue;
-        rejected.push(decided);
-        await tx.all('insertAudit', decisionAuditRow(decided, decided.decided_at!));
+        if (decided) rejected.push(decided);
       }
       await tx.run('deleteConversationEvents', { conversation_id: conversation.id });
       await tx.run('deleteConversation', { id: conversation.id });
