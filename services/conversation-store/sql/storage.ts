@@ -458,14 +458,8 @@ export abstract class SqlConversationStorage extends ConversationChanges {
       }
       // A replaced config keeps its creation.
       const createdAt = existing?.created_at ?? isoTimestamp(this.now());
-      const row = {
-        conversation_id: conversation.id,
-        id: config.id,
-        url: config.url,
-        token: config.token,
-        dialect: config.dialect,
-        created_at: createdAt,
-      };
+      const { id, url, token, dialect } = config;
+      const row = { conversation_id: conversation.id, id, url, token, dialect, created_at: createdAt };
       await tx.run('upsertPushConfig', row);
       return pushConfigOfRow(row);
     });
