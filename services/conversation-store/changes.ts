@@ -4,7 +4,7 @@ import { ApprovalStatus, ApprovalTimeoutAction, MessageRole } from '../../gen/ts
 import { callHash } from '../common/call-hash.js';
 import { jsonObjectOf } from '../common/json-value.js';
 import { aborted, invalidArgument } from '../common/grpc/errors.js';
-import { storedId } from './ids.js';
+import { FIRST_UUID, storedId } from './ids.js';
 import { encodeApprovalsPageToken, encodeAuditPageToken, type PageCursor } from './page-token.js';
 import {
   approvalStatus,
@@ -173,24 +173,18 @@ export function alsoRejected(decision: ClaimDecision): ClaimDecision {
 /** An audit entry as inserted: the store numbers it. */
 export type NewAuditRow = Omit<AuditRow, 'id'>;
 
+/** An audit entry about an approval: its conversation and tool lead its details. */
+function approvalAuditRow(approval: ApprovalRow, at: string, kind: string, actor: string, via: string, detail: object): NewAuditRow {
+  const details = { conversation_id: approval.conversation_id, tool_name: approval.tool_name, ...detail };
+  return { at, kind, actor, via, subject: approval.uuid, detail_json: JSON.stringify(details) };
+}
+
 /** The audit entry of one decision a claim made (approval.decided or approval.expired). */
 export function decisionAuditRow(decided: ApprovalRow, at: string): NewAuditRow {
-  const detail = {
-    conversation_id: decided.conversation_id,
-    tool_name: decided.tool_name,
-    approved: decided.status === 'approved',
-    status: decided.status,
-    ...(decided.reason ? { reason: decided.reason } : {}),
-    edited: Boolean(decided.edited_args),
-  };
-  return {
-    at,
-    kind: decided.status === 'expired' ? 'approval.expired' : 'approval.decided',
-    actor: decided.decided_by ?? ANONYMOUS,
-    via: decided.via ?? '',
-    subject: decided.uuid,
-    detail_json: JSON.stringify(detail),
-  };
+  const { status, reason } = decided;
+  const detail = { approved: status === 'approved', status, ...(reason ? { reason } : {}), edited: Boolean(decided.edited_args) };
+  const kind = status === 'expired' ? 'approval.expired' : 'approval.decided';
+  return approvalAuditRow(decided, at, kind, decided.decided_by ?? ANONYMOUS, decided.via ?? '', detail);
 }
 
 /**
@@ -222,19 +216,8 @@ export function policyDecisionRow(decision: pb.PolicyDecision, at: string): Appr
 
 /** The audit entry of an approval's escalation: by the store's clock ("escalation"), to its role. */
 export function escalationAuditRow(approval: ApprovalRow, at: string): NewAuditRow {
-  return {
-    at,
-    kind: 'approval.escalated',
-    actor: 'escalation',
-    via: 'escalation',
-    subject: approval.uuid,
-    detail_json: JSON.stringify({
-      conversation_id: approval.conversation_id,
-      tool_name: approval.tool_name,
-      to_role: approval.escalation_role,
-      escalates_at: approval.escalates_at,
-    }),
-  };
+  const detail = { to_role: approval.escalation_role, escalates_at: approval.escalates_at };
+  return approvalAuditRow(approval, at, 'approval.escalated', 'escalation', 'escalation', detail);
 }
 
 /**
@@ -247,20 +230,9 @@ export function voteAuditRow(
   at: string,
   outcome: { refused: true } | { votes: number; required: number; edited: boolean },
 ): NewAuditRow {
-  const detail = {
-    conversation_id: approval.conversation_id,
-    tool_name: approval.tool_name,
-    ...('refused' in outcome ? { refused: 'not_requester' } : outcome),
-    ...(vote.reason ? { reason: vote.reason } : {}),
-  };
-  return {
-    at,
-    kind: 'refused' in outcome ? 'approval.vote_refused' : 'approval.voted',
-    actor: vote.decided_by,
-    via: vote.via ?? '',
-    subject: approval.uuid,
-    detail_json: JSON.stringify(detail),
-  };
+  const refused = 'refused' in outcome;
+  const detail = { ...(refused ? { refused: 'not_requester' } : outcome), ...(vote.reason ? { reason: vote.reason } : {}) };
+  return approvalAuditRow(approval, at, refused ? 'approval.vote_refused' : 'approval.voted', vote.decided_by, vote.via ?? '', detail);
 }
 
 /** How the write that ends a turn ended it: paused (waiting), answered (an assistant message), else failed. */
@@ -333,7 +305,7 @@ export function replacedUuid(uuid: string | undefined): string | undefined {
 }
 
 /** ListApprovals' first page starts before every (created_at, uuid): '' sorts before any time. */
-export const FIRST_APPROVAL: PageCursor = { createdAt: '', id: '00000000-0000-0000-0000-000000000000' };
+export const FIRST_APPROVAL: PageCursor = { createdAt: '', id: FIRST_UUID };
 
 /** The statuses a ListApprovals asks for, as stored, each once; none means every status. */
 export function listedStatuses(statuses: readonly ApprovalStatus[]): ApprovalStatusName[] {
@@ -342,9 +314,7 @@ export function listedStatuses(statuses: readonly ApprovalStatus[]): ApprovalSta
   for (const status of statuses) {
     const name = approvalStatus.find(status);
     if (name === undefined)
-      throw invalidArgument(
-        `statuses: ${String(status)} is not an approval status (pending, approved, rejected, executing, done, failed, interrupted, expired)`,
-      );
+      throw invalidArgument(`statuses: ${String(status)} is not an approval status (${approvalStatus.names.join(', ')})`);
     names.add(name);
   }
   return [...names];
@@ -352,33 +322,34 @@ export function listedStatuses(statuses: readonly ApprovalStatus[]): ApprovalSta
 
 const compare = (a: string, b: string) => (a < b ? -1 : a > b ? 1 : 0);
 
-/** Walks each in (created_at, uuid) order and stopped at `limit`, merged: the first `limit` rows of them all. */
-export function oldestFirst(walks: readonly ApprovalRow[][], limit: number): ApprovalRow[] {
-  const order = (a: ApprovalRow, b: ApprovalRow) => compare(a.created_at, b.created_at) || compare(a.uuid, b.uuid);
-  return walks.flat().sort(order).slice(0, limit);
+/** Walks each in `order` and stopped at `limit`, merged: the first `limit` rows of them all. */
+const merged = <Row>(walks: readonly Row[][], limit: number, order: (a: Row, b: Row) => number) => walks.flat().sort(order).slice(0, limit);
+
+/** Walks of approvals, each oldest first: (created_at, uuid). */
+export const oldestFirst = (walks: readonly ApprovalRow[][], limit: number) =>
+  merged(walks, limit, (a, b) => compare(a.created_at, b.created_at) || compare(a.uuid, b.uuid));
+
+/** Walks of the audit trail, each newest first. */
+export const newestFirst = (walks: readonly AuditRow[][], limit: number) => merged(walks, limit, (a, b) => b.id - a.id);
+
+/** A page out of a walk of `limit + 1` rows (the extra row says another page follows), with the token after its last row. */
+export function pageOf<Row>(
+  rows: readonly Row[],
+  limit: number,
+  tokenAfter: (last: Row) => string,
+): { page: Row[]; nextPageToken: string } {
+  const page = rows.slice(0, limit);
+  return { page, nextPageToken: rows.length > limit && page.length > 0 ? tokenAfter(page.at(-1)!) : '' };
 }
 
-/** Walks of the audit trail that are each newest first, merged: the first `limit` entries. */
-export function newestFirst(walks: readonly AuditRow[][], limit: number): AuditRow[] {
-  return walks
-    .flat()
-    .sort((a, b) => b.id - a.id)
-    .slice(0, limit);
-}
-
-/** A page of approvals from a walk of `limit + 1` rows: the extra row says another page follows. */
+/** A page of approvals, oldest first. */
 export function approvalPage(rows: readonly ApprovalRow[], limit: number, encode = encodeApprovalsPageToken): ApprovalPage {
-  const page = rows.slice(0, limit);
-  const last = page.at(-1);
-  return {
-    approvals: page.map(approvalFromRow),
-    nextPageToken: rows.length > limit && last ? encode({ createdAt: last.created_at, id: last.uuid }) : '',
-  };
+  const { page, nextPageToken } = pageOf(rows, limit, (last) => encode({ createdAt: last.created_at, id: last.uuid }));
+  return { approvals: page.map(approvalFromRow), nextPageToken };
 }
 
-/** A page of the audit trail from a walk of `limit + 1` entries, newest first. */
+/** A page of the audit trail, newest first. */
 export function auditPage(rows: readonly AuditRow[], limit: number): AuditPage {
-  const page = rows.slice(0, limit);
-  const last = page.at(-1);
-  return { entries: page.map(auditEntryFromRow), nextPageToken: rows.length > limit && last ? encodeAuditPageToken(last.id) : '' };
+  const { page, nextPageToken } = pageOf(rows, limit, (last) => encodeAuditPageToken(last.id));
+  return { entries: page.map(auditEntryFromRow), nextPageToken };
 }

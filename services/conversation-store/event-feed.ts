@@ -1,5 +1,5 @@
 import type { ConversationEvent } from '../../gen/ts/asg/store/v1/store.js';
-import { GrpcStatus, ServiceError } from '../common/grpc/errors.js';
+import { GrpcStatus, ServiceError, unavailable } from '../common/grpc/errors.js';
 import type { ConversationStorage } from './storage.js';
 
 /** The watch key of a watcher of every conversation. */
@@ -208,10 +208,7 @@ export class EventFeed {
 }
 
 function stopping(afterId: number): ServiceError {
-  return new ServiceError(
-    GrpcStatus.UNAVAILABLE,
-    `the conversation store is stopping; watch again with after_id ${afterId} once it is back`,
-  );
+  return unavailable(`the conversation store is stopping; watch again with after_id ${afterId} once it is back`);
 }
 
 function endingError(ending: Ending, lastId: number, maxBacklog: number): ServiceError {

@@ -10,7 +10,7 @@ import { redactSecrets } from '../common/secrets.js';
 import type { RunningService, ServiceOptions } from '../common/service.js';
 import { EventFeed, type EventFeedOptions } from './event-feed.js';
 import { openConfiguredStorage, storageTarget } from './open-storage.js';
-import { StorageOpening } from './opening.js';
+import { reasonOf, StorageOpening } from './opening.js';
 import { conversationStoreHandlers } from './server.js';
 import type { ConversationStorage } from './storage.js';
 
@@ -30,8 +30,7 @@ export interface ConversationStoreOptions extends ServiceOptions<ConversationSto
 export async function startConversationStore(options: ConversationStoreOptions): Promise<RunningService> {
   const env = options.env ?? process.env;
   const { where, events, eventsUrlIgnored } = storageTarget(options.config, env);
-  const onBackgroundError = (what: string, error: unknown) =>
-    options.log.warn(what, { error: redactSecrets(error instanceof Error ? error.message : String(error)) });
+  const onBackgroundError = (what: string, error: unknown) => options.log.warn(what, { error: reasonOf(error) });
   const server = createServer(options.config.grpc);
   // Ready while the database answers: from its opening (migrated, interrupted turns noted) while its probe gets answers.
   const health = new ServingHealth(server, [ConversationStoreServiceService]);
@@ -79,12 +78,12 @@ export async function startConversationStore(options: ConversationStoreOptions):
       );
       open = {
         storage,
-        feed,
         handlers: conversationStoreHandlers(storage, feed),
         release: () => {
           stopFollowing?.();
           stopObservingApprovals();
           stopObservingWatchers();
+          feed.close();
         },
       };
       health.markServing();
@@ -101,7 +100,6 @@ export async function startConversationStore(options: ConversationStoreOptions):
     server.forceShutdown();
     await opening.stop(Date.now() + DEFAULT_STOP_GRACE_MS);
     open?.release();
-    open?.feed.close();
     await open?.storage.close();
     throw error;
   }
@@ -125,7 +123,6 @@ export async function startConversationStore(options: ConversationStoreOptions):
         await health.beginStop(deadline, options.config.grpc.drain_delay);
         await opening.stop(deadline);
         open?.release();
-        open?.feed.close();
         await Promise.all([shutdown(server, deadline), local.stop(deadline)]);
         await open?.storage.close();
       })()),
@@ -135,9 +132,8 @@ export async function startConversationStore(options: ConversationStoreOptions):
 /** The store once its storage opened: what its handlers serve from, and what its stop releases. */
 interface OpenStore {
   storage: ConversationStorage;
-  feed: EventFeed;
   handlers: ServiceHandlers<typeof ConversationStoreServiceService>;
-  /** Stops following the database's availability and the pending-approvals gauge. */
+  /** Stops following the database's availability and the gauges, and ends the watches (UNAVAILABLE: reconnect). */
   release(): void;
 }
 

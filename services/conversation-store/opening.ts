@@ -12,7 +12,8 @@ function isUnreachable(error: unknown): boolean {
   return error instanceof ServiceError && error.code === GrpcStatus.UNAVAILABLE;
 }
 
-const reasonOf = (error: unknown): string => redactSecrets(error instanceof Error ? error.message : String(error));
+/** An error as the log may show it: its message, secrets redacted. */
+export const reasonOf = (error: unknown): string => redactSecrets(error instanceof Error ? error.message : String(error));
 
 /**
  * Opens the storage while its database may be away. At the start an error that needs a person stops it; an unreachable

@@ -29,49 +29,33 @@ function foreign(rpc: string): never {
   );
 }
 
-export function encodePageToken(cursor: PageCursor): string {
-  return encoded([cursor.createdAt, cursor.id]);
+/**
+ * The tokens of a list walked by (time, id): `kind` names the list in its tokens (a ListConversations token, the first
+ * kind, names none), so that another list's token is refused, not read as a position; `idOf` is the id as stored.
+ */
+function cursorTokens(kind: string | undefined, rpc: string, idOf: (id: string) => string | undefined) {
+  const tag = kind === undefined ? [] : [kind];
+  return {
+    encode: (cursor: PageCursor): string => encoded([...tag, cursor.createdAt, cursor.id]),
+    /** The cursor inside a token of `encode`; INVALID_ARGUMENT for anything else. */
+    decode(token: string, listRpc = rpc): PageCursor {
+      const value = decoded(token);
+      if (Array.isArray(value) && value.length === tag.length + 2 && (kind === undefined || value[0] === kind)) {
+        const [createdAt, id] = value.slice(tag.length) as unknown[];
+        const stored = typeof id === 'string' ? idOf(id) : undefined;
+        if (typeof createdAt === 'string' && ISO_MILLIS.test(createdAt) && stored !== undefined) return { createdAt, id: stored };
+      }
+      return foreign(listRpc);
+    },
+  };
 }
 
-/** The cursor inside a token from `encodePageToken`; INVALID_ARGUMENT for anything else. */
-export function decodePageToken(token: string, rpc = 'ListConversations'): PageCursor {
-  const value = decoded(token);
-  if (Array.isArray(value) && value.length === 2) {
-    const [createdAt, id] = value as unknown[];
-    if (typeof createdAt === 'string' && ISO_MILLIS.test(createdAt) && typeof id === 'string' && id.length > 0) return { createdAt, id };
-  }
-  return foreign(rpc);
-}
-
-/** ListApprovals: (created_at, uuid). The token names its list: another list's token is refused, not read as a position. */
-export function encodeApprovalsPageToken(cursor: PageCursor): string {
-  return encoded(['approvals', cursor.createdAt, cursor.id]);
-}
-
-export function decodeApprovalsPageToken(token: string): PageCursor {
-  const value = decoded(token);
-  if (Array.isArray(value) && value.length === 3 && value[0] === 'approvals') {
-    const [, createdAt, id] = value as unknown[];
-    const uuid = typeof id === 'string' ? storedId(id) : undefined;
-    if (typeof createdAt === 'string' && ISO_MILLIS.test(createdAt) && uuid !== undefined) return { createdAt, id: uuid };
-  }
-  return foreign('ListApprovals');
-}
-
+/** ListConversations (and ListPendingApprovals): (created_at, id). */
+export const { encode: encodePageToken, decode: decodePageToken } = cursorTokens(undefined, 'ListConversations', (id) => id || undefined);
+/** ListApprovals: (created_at, uuid). */
+export const { encode: encodeApprovalsPageToken, decode: decodeApprovalsPageToken } = cursorTokens('approvals', 'ListApprovals', storedId);
 /** ListRuns: (started_at, run_id) of the last run of the previous page (newest first). */
-export function encodeRunsPageToken(cursor: PageCursor): string {
-  return encoded(['runs', cursor.createdAt, cursor.id]);
-}
-
-export function decodeRunsPageToken(token: string): PageCursor {
-  const value = decoded(token);
-  if (Array.isArray(value) && value.length === 3 && value[0] === 'runs') {
-    const [, startedAt, id] = value as unknown[];
-    const runId = typeof id === 'string' ? storedId(id) : undefined;
-    if (typeof startedAt === 'string' && ISO_MILLIS.test(startedAt) && runId !== undefined) return { createdAt: startedAt, id: runId };
-  }
-  return foreign('ListRuns');
-}
+export const { encode: encodeRunsPageToken, decode: decodeRunsPageToken } = cursorTokens('runs', 'ListRuns', storedId);
 
 /** ListAudit: the id of the last entry of the previous page (newest first). */
 export function encodeAuditPageToken(id: number): string {

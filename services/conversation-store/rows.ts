@@ -102,7 +102,7 @@ export interface ApprovalRow {
 }
 
 /** One vote of a quorum, as stored in approval_votes. */
-export interface VoteRow {
+interface VoteRow {
   approval_uuid: string;
   voter: string;
   via: string | null;
@@ -148,11 +148,11 @@ export interface AuditRow {
   detail_json: string;
 }
 
-/** A row whose columns map one to one onto a record's fields (snake_case to camelCase), `dates` as Dates. */
+/** A row whose columns map one to one onto a record's fields (snake_case to camelCase), `dates` as Dates, NULL absent. */
 function recordOf<T>(row: object, dates: readonly string[]): T {
   const fields = Object.entries(row).map(([column, value]) => [
     column.replace(/_([a-z])/g, (_, letter: string) => letter.toUpperCase()),
-    dates.includes(column) ? new Date(value as string) : value,
+    value === null ? undefined : dates.includes(column) ? new Date(value as string) : value,
   ]);
   return Object.fromEntries(fields) as T;
 }
@@ -173,38 +173,24 @@ export function messageFromRow(row: MessageRow): pb.Message {
   };
 }
 
+const APPROVAL_DATES = ['created_at', 'decided_at', 'updated_at', 'expires_at', 'escalates_at', 'escalated_at'];
+
 export function approvalFromRow(row: ApprovalRow): pb.PendingApproval {
+  // The columns that are no field of the same name: decoded below, or read into the quorum and the votes.
+  const { tool_args, status, agent_chain, outcome_unknown, edited_args, on_timeout, votes_json, ...fields } = row;
+  const { quorum_required, quorum_role, quorum_not_requester, requested_by, ...named } = fields;
   return {
-    uuid: row.uuid,
-    conversationId: row.conversation_id,
-    toolName: row.tool_name,
+    ...recordOf<pb.PendingApproval>(named, APPROVAL_DATES),
     // The stored text, never decoded here: whatever was stored reads back (store.proto says why text).
-    toolArgsJson: row.tool_args,
-    description: row.description,
-    remoteTaskId: row.remote_task_id ?? undefined,
-    remoteAgentName: row.remote_agent_name ?? undefined,
-    createdAt: new Date(row.created_at),
-    status: approvalStatus.value(row.status),
-    argsHash: row.args_hash,
-    toolCallId: row.tool_call_id,
-    decidedAt: row.decided_at === null ? undefined : new Date(row.decided_at),
-    updatedAt: new Date(row.updated_at),
-    agentChain: agentChainFromStored(row.agent_chain),
-    reason: row.reason ?? undefined,
+    toolArgsJson: tool_args,
+    status: approvalStatus.value(status),
+    agentChain: agentChainFromStored(agent_chain),
     // Absent rather than false on the approvals that ask for the first time: most of them.
-    outcomeUnknown: row.outcome_unknown ? true : undefined,
-    replacesUuid: row.replaces_uuid ?? undefined,
-    decidedBy: row.decided_by ?? undefined,
-    via: row.via ?? undefined,
-    editedArgsJson: row.edited_args || undefined,
-    expiresAt: row.expires_at ? new Date(row.expires_at) : undefined,
-    onTimeout: row.on_timeout ? approvalTimeoutAction.value(row.on_timeout) : undefined,
-    decisionId: row.decision_id ?? undefined,
+    outcomeUnknown: outcome_unknown ? true : undefined,
+    editedArgsJson: edited_args || undefined,
+    onTimeout: on_timeout ? approvalTimeoutAction.value(on_timeout) : undefined,
     quorum: quorumOfRow(row),
     votes: votesOfRow(row),
-    escalatesAt: row.escalates_at ? new Date(row.escalates_at) : undefined,
-    escalationRole: row.escalation_role ?? undefined,
-    escalatedAt: row.escalated_at ? new Date(row.escalated_at) : undefined,
   };
 }
 

@@ -8,7 +8,8 @@ import { parseStepBody, RUN_STATUSES, STEP_KINDS } from '../common/run-steps.js'
 import type { ServiceHandlers, StreamHandlerContext } from '../common/grpc/server.js';
 import type { EventFeed } from './event-feed.js';
 import { storedId } from './ids.js';
-import { A2A_DIALECTS } from './records.js';
+import { A2A_DIALECTS, approvalStatus, messageRole } from './records.js';
+import { missing } from './sql/conversation-changes.js';
 import {
   AUDIT_KIND_PATTERN,
   MAX_APPROVAL_EXPIRY_MS,
@@ -48,7 +49,7 @@ const newApprovalUuid = z.string().regex(/^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[
 /** A proto enum value other than its UNSPECIFIED (0). */
 const specified = <E extends Record<string, string | number>>(values: E, message: string) =>
   z.enum(values, { error: message }).refine((value) => value !== 0, message);
-const role = specified(MessageRole, 'one of system, user, assistant, tool');
+const role = specified(MessageRole, `one of ${messageRole.names.join(', ')}`);
 
 const toolCall = z.object({
   id: z.string(),
@@ -155,7 +156,7 @@ const owner = notBlank(maxChars(MAX_OWNER_LENGTH), 'a name, not blank (absent: n
   (value) => !/\p{Cc}/u.test(value),
   'no control characters',
 );
-const approvalStatusValue = specified(ApprovalStatus, 'one of pending, approved, rejected, executing, done, failed, interrupted, expired');
+const approvalStatusValue = specified(ApprovalStatus, `one of ${approvalStatus.names.join(', ')}`);
 /** What a write adds to its run's journal: a run id, a status, steps whose bodies fit the journal's format. */
 const MAX_STEP_NODE_LENGTH = 1024;
 const MAX_JOURNAL_STEPS = 10_000;
@@ -242,6 +243,7 @@ const liveEvent = z
 /** How old data must be before retention or pruning removes it: 1 ms or more. */
 const ageMs = z.number().int().min(1, 'milliseconds, 1 or more');
 const pruneLimit = intIn(1, MAX_PRUNE_BATCH, `from 1 to ${MAX_PRUNE_BATCH}`);
+const dueApprovals = z.object({ limit: intIn(1, MAX_DUE_APPROVALS_LIMIT, `from 1 to ${MAX_DUE_APPROVALS_LIMIT}`) });
 
 const schemas = {
   createConversation: z.object({
@@ -354,8 +356,8 @@ const schemas = {
     pageSize,
     pageToken: z.string(),
   }),
-  listDueApprovals: z.object({ limit: intIn(1, MAX_DUE_APPROVALS_LIMIT, `from 1 to ${MAX_DUE_APPROVALS_LIMIT}`) }),
-  escalateDueApprovals: z.object({ limit: intIn(1, MAX_DUE_APPROVALS_LIMIT, `from 1 to ${MAX_DUE_APPROVALS_LIMIT}`) }),
+  listDueApprovals: dueApprovals,
+  escalateDueApprovals: dueApprovals,
   appendAudit: z.object({
     entry: auditEntry,
     // A policy's decision on a call, told as its conversation's approval_resolved event too.
@@ -505,7 +507,7 @@ export function conversationStoreHandlers(
       const event = request.event!;
       // Costs no database read: a malformed id names no conversation, as everywhere in the store.
       const id = storedId(event.conversationId);
-      if (id === undefined) throw notFound(`conversation ${event.conversationId} not found`);
+      if (id === undefined) throw missing('conversation', event.conversationId);
       feed.publish({ ...event, conversationId: id, at: event.at ?? new Date() });
       return {};
     },

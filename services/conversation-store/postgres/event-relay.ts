@@ -23,11 +23,6 @@ export class OrderedEventDelivery {
     private readonly onError: (error: unknown) => void,
   ) {}
 
-  /** The id of the last event handed over. */
-  get lastDelivered(): number {
-    return this.cursor;
-  }
-
   /** This replica committed `events` (consecutive ids), or NATS brought them; a gap before them is read from the table. */
   committed(events: readonly ConversationEvent[]): Promise<void> {
     return this.step(async () => {

@@ -6,6 +6,7 @@ import {
   byConversation,
   type ClaimDecision,
   type ConversationChange,
+  decisionAuditRow,
   expiresInMs,
   interruptedApprovalProblem,
   type NewApprovalFields,
@@ -15,10 +16,40 @@ import {
 } from '../changes.js';
 import { storedId } from '../ids.js';
 import { type ApprovalStatusName, type ConversationStatusName, isoTimestamp, timestampAfter, type TurnOutcome } from '../records.js';
-import { type ApprovalRow, conversationFromRow, type MessageRow, messageFromRow } from '../rows.js';
+import { type ApprovalRow, type ConversationRow, conversationFromRow, type MessageRow, messageFromRow } from '../rows.js';
 import { type CommittedEventsListener, INTERRUPTED_TURN_NOTE, MAX_PAGE_CONTENT_CHARS } from '../storage.js';
-import { pendingApprovals, requireApproval, requireConversation, type StoredConversation } from './lookups.js';
 import type { SqlStatements, SqlWrite } from './port.js';
+
+/** A conversation row with whether another live process holds its mark, and has watchers of it. */
+export type StoredConversation = ConversationRow & { running_turn_boot_live: boolean | number | null; watched_elsewhere: boolean | number };
+
+/** NOT_FOUND for an id that names nothing stored (or no UUID at all). */
+export const missing = (what: 'conversation' | 'approval' | 'run', id: string) => notFound(`${what} ${id} not found`);
+
+/** The conversation row; NOT_FOUND for an unknown id, or one that is no UUID at all. */
+export async function requireConversation(tx: SqlStatements, id: string): Promise<StoredConversation> {
+  const stored = storedId(id);
+  const row = stored === undefined ? undefined : (await tx.all<StoredConversation>('selectConversation', { id: stored }))[0];
+  if (!row) throw missing('conversation', id);
+  return row;
+}
+
+export async function requireApproval(tx: SqlStatements, uuid: string): Promise<ApprovalRow> {
+  const stored = storedId(uuid);
+  const row = stored === undefined ? undefined : (await tx.all<ApprovalRow>('selectApproval', { uuid: stored }))[0];
+  if (!row) throw missing('approval', uuid);
+  return row;
+}
+
+/** A conversation's pending approvals, oldest first. */
+export function pendingApprovals(tx: SqlStatements, conversationId: string): Promise<ApprovalRow[]> {
+  return tx.all<ApprovalRow>('selectPendingApprovals', { conversation_id: conversationId });
+}
+
+/** A conversation's approvals that are approved or executing, oldest first. */
+export function unfinishedApprovals(tx: SqlStatements, conversationId: string): Promise<ApprovalRow[]> {
+  return tx.all<ApprovalRow>('selectUnfinishedApprovals', { conversation_id: conversationId });
+}
 
 export interface SqlStorageSettings {
   /** This store process: its running marks. */
@@ -88,10 +119,15 @@ export abstract class ConversationChanges {
     tx.changes.event(id, (await requireConversation(tx, id)).updated_at, { kind: 'turn_ended', outcome });
   }
 
-  /** The conditional claim of one pending approval with a decision; undefined when it is no longer pending. */
+  /**
+   * The conditional claim of one pending approval with a decision, audited in its transaction; undefined when it is no
+   * longer pending (a lost claim decided nothing).
+   */
   protected async decide(tx: SqlWrite, uuid: string, decision: ClaimDecision): Promise<ApprovalRow | undefined> {
     const now = isoTimestamp(this.now());
-    return (await tx.all<ApprovalRow>('claimApproval', { uuid, ...decision, now, decided_at: now }))[0];
+    const [decided] = await tx.all<ApprovalRow>('claimApproval', { uuid, ...decision, now, decided_at: now });
+    if (decided) await tx.all('insertAudit', decisionAuditRow(decided, now));
+    return decided;
   }
 
   /** The conversation of a row, with whether a turn runs on it now and whether another replica watches it. */
@@ -109,8 +145,7 @@ export abstract class ConversationChanges {
   protected async lockConversation(tx: SqlStatements, id: string): Promise<StoredConversation> {
     if (this.settings.locksRows) {
       const stored = storedId(id);
-      if (stored === undefined || (await tx.all('lockConversation', { id: stored })).length === 0)
-        throw notFound(`conversation ${id} not found`);
+      if (stored === undefined || (await tx.all('lockConversation', { id: stored })).length === 0) throw missing('conversation', id);
     }
     return requireConversation(tx, id);
   }

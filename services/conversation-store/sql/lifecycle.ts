@@ -1,7 +1,7 @@
 import type * as pb from '../../../gen/ts/asg/store/v1/store.js';
 import type { ClaimDecision, NewAuditRow } from '../changes.js';
 import type { ApprovalRow } from '../rows.js';
-import type { StoredConversation } from './lookups.js';
+import type { StoredConversation } from './conversation-changes.js';
 import type { SqlStatements, SqlWrite } from './port.js';
 
 /** The reason a pending approval of a deleted conversation is rejected with (the audit and the run see it). */

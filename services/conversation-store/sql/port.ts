@@ -1,8 +1,7 @@
 import type { ConversationEvent } from '../../../gen/ts/asg/store/v1/store.js';
 import type { ConversationStatusName } from '../records.js';
 import { type EventChange, type EventRow, eventFromRow, eventPayload } from '../rows.js';
-import type { QueryArgs } from './named-query.js';
-import type { QueryName } from './queries.js';
+import type { QueryArgs, QueryName } from './queries.js';
 
 /** What the store's rules ask of a database: its compiled statements, run in the driver's own transactions. */
 export interface SqlStatements {

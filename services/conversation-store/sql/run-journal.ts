@@ -4,7 +4,31 @@ import { ENDED_STATUSES, JOURNAL_FORMAT } from '../../common/run-steps.js';
 import { storedId } from '../ids.js';
 import { isoTimestamp } from '../records.js';
 import type { SqlStatements } from './port.js';
-import type { RunJournalRow, RunStepRow } from './tables.js';
+
+/** A run as its journal keeps it (ddl.ts runJournal). */
+export interface RunJournalRow {
+  run_id: string;
+  conversation_id: string;
+  journal_version: number;
+  status: string;
+  started_at: string;
+  ended_at: string | null;
+  step_count: number;
+  /** The seq of the run's user message (journal format 2; NULL before). */
+  message_seq: number | string | null;
+}
+
+export interface RunStepRow {
+  run_id: string;
+  idx: number;
+  kind: string;
+  node: string;
+  started_at: string;
+  duration_ms: number | string;
+  body: string;
+  /** The seq of the last message before the step (journal format 2; NULL before). */
+  message_seq: number | string | null;
+}
 
 /**
  * The run journal's rules (store.proto RunJournalEntry): a write's steps go in with the write, in its transaction — the

@@ -2,7 +2,7 @@ import { randomUUID } from 'node:crypto';
 import type * as pb from '../../../gen/ts/asg/store/v1/store.js';
 import { ConversationStatus, MessageRole } from '../../../gen/ts/asg/store/v1/store.js';
 import { callHash } from '../../common/call-hash.js';
-import { aborted, alreadyExists, failedPrecondition, invalidArgument, notFound, permissionDenied } from '../../common/grpc/errors.js';
+import { aborted, alreadyExists, failedPrecondition, invalidArgument, permissionDenied } from '../../common/grpc/errors.js';
 import { jsonObjectOf } from '../../common/json-value.js';
 import {
   alsoRejected,
@@ -10,7 +10,6 @@ import {
   auditPage,
   type ClaimDecision,
   claimDecision,
-  decisionAuditRow,
   EXPIRY_VIA,
   escalationAuditRow,
   policyDecisionRow,
@@ -21,11 +20,12 @@ import {
   lostClaim,
   newestFirst,
   oldestFirst,
+  pageOf,
   replacedUuid,
   requireLease,
   waitingState,
 } from '../changes.js';
-import { storedId, storedIds } from '../ids.js';
+import { FIRST_UUID, storedId, storedIds } from '../ids.js';
 import {
   decodeApprovalsPageToken,
   decodeAuditPageToken,
@@ -64,19 +64,24 @@ import {
 } from '../storage.js';
 import { type SqlWrite, subscribe, tellEach } from './port.js';
 import {
-  FIRST_UUID,
+  ConversationChanges,
+  missing,
   pendingApprovals,
   requireApproval,
   requireConversation,
   type StoredConversation,
   unfinishedApprovals,
-} from './lookups.js';
-import { ConversationChanges } from './conversation-changes.js';
+} from './conversation-changes.js';
 import { deletionAuditRow, deletionRejection, pruneAuditHead, pruneEventHead } from './lifecycle.js';
-import { recordJournal, runRecordOf, runStepOf } from './run-journal.js';
-import type { RunJournalRow, RunStepRow } from './tables.js';
+import { type RunJournalRow, type RunStepRow, recordJournal, runRecordOf, runStepOf } from './run-journal.js';
 
 const pageSize = (asked: number) => Math.min(asked || DEFAULT_PAGE_SIZE, MAX_PAGE_SIZE);
+
+/** ABORTED: the run is not at the revision the caller read (another request changed it); `then` says what to do after reading it. */
+const staleRun = (conversation: StoredConversation, expected: number, then: string) =>
+  aborted(
+    `the run of conversation ${conversation.id} is at revision ${conversation.run_revision}, not ${expected}: another request changed it; read it again and ${then}`,
+  );
 
 /**
  * The store's rules, written once over the port (port.ts): each method one transaction of the driver's. Locks are taken
@@ -180,13 +185,12 @@ export abstract class SqlConversationStorage extends ConversationChanges {
       };
       const query = request.owner === undefined ? (cursor ? 'pageAfter' : 'firstPage') : cursor ? 'ownerPageAfter' : 'ownerFirstPage';
       const rows = await tx.all<StoredConversation>(query, args);
-      const page = rows.slice(0, limit);
+      const { page, nextPageToken } = pageOf(rows, limit, (last) => encodePageToken({ createdAt: last.created_at, id: last.id }));
       // Summaries: the row has the counts and the title; no message is read.
       const pending = await this.pendingApprovalsOf(tx, page);
-      const last = page.at(-1);
       return {
         conversations: page.map((row) => this.conversationOf(row, [], pending.get(row.id) ?? [])),
-        nextPageToken: rows.length > limit && last ? encodePageToken({ createdAt: last.created_at, id: last.id }) : '',
+        nextPageToken,
         summary: await this.summary(tx, request.owner),
       };
     });
@@ -295,9 +299,7 @@ export abstract class SqlConversationStorage extends ConversationChanges {
       const conversation = await requireConversation(tx, claimed.conversation_id);
       if (request.expectedRunRevision !== undefined && conversation.run_revision !== request.expectedRunRevision) {
         // Thrown inside the transaction: the claim above is rolled back with it.
-        throw aborted(
-          `the run of conversation ${conversation.id} is at revision ${conversation.run_revision}, not ${request.expectedRunRevision}: another request changed it; read it again and decide again`,
-        );
+        throw staleRun(conversation, request.expectedRunRevision, 'decide again');
       }
       await this.applyChange(tx, conversation, {
         messages,
@@ -306,8 +308,6 @@ export abstract class SqlConversationStorage extends ConversationChanges {
         resolved,
       });
       await recordJournal(tx, conversation.id, request.journal, this.now(), Number(conversation.message_count));
-      // Every decision it made is audited in its transaction: a lost claim decided nothing.
-      for (const decided of resolved) await tx.all('insertAudit', decisionAuditRow(decided, decided.decided_at!));
       // Approved (or a rejection the model is told of), the turn goes on, with the caller's lease if any.
       if (request.approved || request.continuesTurn) await this.markTurnRunning(tx, conversation.id, request.lease);
       return { claimed: true, approval: approvalFromRow(claimed) };
@@ -448,7 +448,6 @@ export abstract class SqlConversationStorage extends ConversationChanges {
     return this.write(async (tx) => {
       const at = isoTimestamp(this.now());
       if (policyDecision) {
-        await requireConversation(tx, policyDecision.conversationId);
         await this.lockConversation(tx, policyDecision.conversationId);
         tx.changes.event(policyDecision.conversationId, at, { kind: 'approval_resolved', approval: policyDecisionRow(policyDecision, at) });
       }
@@ -498,14 +497,8 @@ export abstract class SqlConversationStorage extends ConversationChanges {
       }
       // A replaced config keeps its creation.
       const createdAt = existing?.created_at ?? isoTimestamp(this.now());
-      const row = {
-        conversation_id: conversation.id,
-        id: config.id,
-        url: config.url,
-        token: config.token,
-        dialect: config.dialect,
-        created_at: createdAt,
-      };
+      const { id, url, token, dialect } = config;
+      const row = { conversation_id: conversation.id, id, url, token, dialect, created_at: createdAt };
       await tx.run('upsertPushConfig', row);
       return pushConfigOfRow(row);
     });
@@ -577,9 +570,7 @@ export abstract class SqlConversationStorage extends ConversationChanges {
       const conversation = await this.lockConversation(tx, request.conversationId);
       requireLease(conversation, request.leaseOwner);
       if (conversation.run_revision !== request.expectedRevision) {
-        throw aborted(
-          `the run of conversation ${conversation.id} is at revision ${conversation.run_revision}, not ${request.expectedRevision}: another request changed it; read it again and redo the change`,
-        );
+        throw staleRun(conversation, request.expectedRevision, 'redo the change');
       }
       const at = timestampAfter(conversation.updated_at, this.now());
       if (request.interruptedApproval !== undefined) await this.interruptExecuting(tx, conversation.id, request.interruptedApproval, at);
@@ -611,22 +602,18 @@ export abstract class SqlConversationStorage extends ConversationChanges {
       const conversation = await requireConversation(tx, request.conversationId);
       const args = { conversation_id: conversation.id, limit: limit + 1, started_at: cursor?.createdAt, run_id: cursor?.id };
       const rows = await tx.all<RunJournalRow>(cursor ? 'runsOfConversationPageAfter' : 'runsOfConversationFirstPage', args);
-      const page = rows.slice(0, limit);
-      const last = page.at(-1);
-      return {
-        runs: page.map(runRecordOf),
-        nextPageToken: rows.length > limit && last ? encodeRunsPageToken({ createdAt: last.started_at, id: last.run_id }) : '',
-      };
+      const { page, nextPageToken } = pageOf(rows, limit, (last) => encodeRunsPageToken({ createdAt: last.started_at, id: last.run_id }));
+      return { runs: page.map(runRecordOf), nextPageToken };
     });
   }
 
   /** One run with its steps in order; NOT_FOUND for an unknown run. */
   async getRun(runId: string): Promise<pb.GetRunResponse> {
     const id = storedId(runId);
-    if (id === undefined) throw notFound(`run ${runId} not found`);
+    if (id === undefined) throw missing('run', runId);
     return this.read(async (tx) => {
       const [run] = await tx.all<RunJournalRow>('selectRunJournal', { run_id: id });
-      if (!run) throw notFound(`run ${runId} not found`);
+      if (!run) throw missing('run', runId);
       const steps = await tx.all<RunStepRow>('selectRunSteps', { run_id: id });
       return { run: runRecordOf(run), steps: steps.map(runStepOf) };
     });
@@ -643,11 +630,10 @@ export abstract class SqlConversationStorage extends ConversationChanges {
 
   /** One conditional UPDATE, which waits for a writer of the conversation and then sees whether the caller holds the lease. */
   private async changeLease(conversationId: string, query: 'renewRunLease' | 'releaseRunLease', args: object): Promise<boolean> {
-    const id = storedId(conversationId);
-    if (id === undefined) throw notFound(`conversation ${conversationId} not found`);
     return this.write(async (tx) => {
-      if ((await tx.run(query, { ...args, id, now_ms: this.now() })) > 0) return true;
-      if ((await tx.all('conversationExists', { id })).length === 0) throw notFound(`conversation ${conversationId} not found`);
+      const id = storedId(conversationId);
+      if (id !== undefined && (await tx.run(query, { ...args, id, now_ms: this.now() })) > 0) return true;
+      await requireConversation(tx, conversationId);
       return false;
     });
   }
@@ -713,9 +699,7 @@ export abstract class SqlConversationStorage extends ConversationChanges {
       const rejected: ApprovalRow[] = [];
       for (const approval of await pendingApprovals(tx, conversation.id)) {
         const decided = await this.decide(tx, approval.uuid, deletionRejection(request.actor, request.via));
-        if (!decided) continue;
-        rejected.push(decided);
-        await tx.all('insertAudit', decisionAuditRow(decided, decided.decided_at!));
+        if (decided) rejected.push(decided);
       }
       await tx.run('deleteConversationEvents', { conversation_id: conversation.id });
       await tx.run('deleteConversation', { id: conversation.id });
