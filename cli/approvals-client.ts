@@ -11,7 +11,7 @@ import type { RunJson, RunListReply } from '../gateway/app/run-shapes.js';
  */
 
 /** Exit codes of `asg approvals` (documented in its help text). */
-export const EXIT = {
+const EXIT = {
   ok: 0,
   /** The agent failed (5xx) or answered something this CLI does not understand. */
   failed: 1,
@@ -50,7 +50,7 @@ export interface Output {
  * its own code, a usage error (parseArgs's own refusals, an unknown option or a missing value,
  * included) with a pointer to the help. Anything else is a bug, and is thrown on.
  */
-export function failureExit(command: string, error: unknown, io: Output): number {
+function failureExit(command: string, error: unknown, io: Output): number {
   if (error instanceof ApiFailure) {
     io.err(`asg ${command}: ${error.message}\n`);
     return error.exitCode;
@@ -71,13 +71,46 @@ export interface ApiTarget {
 export const DEFAULT_AGENT_URL = 'http://127.0.0.1:8080';
 
 /** The agent's URL: the option's, else $ASG_URL, else DEFAULT_AGENT_URL; undefined when it is no http(s) URL. */
-export function agentUrlOf(given: string | undefined, env: NodeJS.ProcessEnv): { url: string; valid: boolean } {
+function agentUrlOf(given: string | undefined, env: NodeJS.ProcessEnv): { url: string; valid: boolean } {
   const url = given ?? (env.ASG_URL || DEFAULT_AGENT_URL);
   try {
     const { protocol } = new URL(url);
     return { url, valid: protocol === 'http:' || protocol === 'https:' };
   } catch {
     return { url, valid: false };
+  }
+}
+
+/**
+ * The frame every `asg <group>` command shares: its arguments parsed, the help (exit 2 when no
+ * command is given), the agent to call — `target()`: --url or $ASG_URL (an http(s) URL, else a
+ * usage error) with --token or $ASG_TOKEN — and a failure's exit code (failureExit).
+ */
+export async function commandGroup<V extends { help?: boolean | undefined; url?: string | undefined; token?: string | undefined }>(
+  group: string,
+  help: string,
+  parse: () => { values: V; positionals: string[] },
+  env: NodeJS.ProcessEnv,
+  io: Output,
+  perform: (command: string, rest: string[], values: V, target: () => ApiTarget) => Promise<void>,
+): Promise<number> {
+  try {
+    const { values, positionals } = parse();
+    const [command, ...rest] = positionals;
+    if (values.help || command === undefined || command === 'help') {
+      io.out(help);
+      return command === undefined && !values.help ? EXIT.usage : EXIT.ok;
+    }
+    const target = (): ApiTarget => {
+      const { url, valid } = agentUrlOf(values.url, env);
+      if (!valid) throw new UsageError(`--url must be an http:// or https:// URL, got ${JSON.stringify(url)}`);
+      const token = values.token ?? (env.ASG_TOKEN || undefined);
+      return { url, ...(token && { token }) };
+    };
+    await perform(command, rest, values, target);
+    return EXIT.ok;
+  } catch (error) {
+    return failureExit(group, error, io);
   }
 }
 

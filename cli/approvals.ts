@@ -1,12 +1,10 @@
 import { parseArgs } from 'node:util';
 import {
-  agentUrlOf,
   approvalsApi,
+  commandGroup,
   DEFAULT_AGENT_URL,
-  EXIT,
   type ApprovalsApi,
   type DecisionBody,
-  failureExit,
   type Output,
   UsageError,
 } from './approvals-client.js';
@@ -63,12 +61,6 @@ const OPTIONS = {
 } as const;
 
 type Values = ReturnType<typeof parseArgs<{ args: string[]; options: typeof OPTIONS; allowPositionals: true }>>['values'];
-
-function agentUrl(values: Values, env: NodeJS.ProcessEnv): string {
-  const { url, valid } = agentUrlOf(values.url, env);
-  if (!valid) throw new UsageError(`--url must be an http:// or https:// URL, got ${JSON.stringify(url)}`);
-  return url;
-}
 
 function onlyWith(values: Values, allowed: (keyof Values)[], command: string): void {
   const given = (['status', 'conversation', 'limit', 'cursor', 'arguments', 'input', 'reason'] as const).filter(
@@ -179,18 +171,9 @@ async function run(api: ApprovalsApi, command: string, positionals: string[], va
 }
 
 /** Runs `asg approvals <args>` and returns the exit code; output goes through `io`. */
-export async function approvalsCommand(args: string[], env: NodeJS.ProcessEnv, io: Output): Promise<number> {
-  try {
-    const { values, positionals } = parseArgs({ args, options: OPTIONS, allowPositionals: true, strict: true });
-    const [command, ...rest] = positionals;
-    if (values.help || command === undefined || command === 'help') {
-      io.out(HELP);
-      return command === undefined && !values.help ? EXIT.usage : EXIT.ok;
-    }
-    const token = values.token ?? (env.ASG_TOKEN || undefined);
-    await run(approvalsApi({ url: agentUrl(values, env), ...(token && { token }) }), command, rest, values, io);
-    return EXIT.ok;
-  } catch (error) {
-    return failureExit('approvals', error, io);
-  }
+export function approvalsCommand(args: string[], env: NodeJS.ProcessEnv, io: Output): Promise<number> {
+  const parse = () => parseArgs({ args, options: OPTIONS, allowPositionals: true, strict: true });
+  return commandGroup('approvals', HELP, parse, env, io, (command, rest, values, target) =>
+    run(approvalsApi(target()), command, rest, values, io),
+  );
 }

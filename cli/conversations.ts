@@ -1,5 +1,5 @@
 import { parseArgs } from 'node:util';
-import { agentUrlOf, DEFAULT_AGENT_URL, EXIT, restCaller, failureExit, type Output, UsageError } from './approvals-client.js';
+import { commandGroup, DEFAULT_AGENT_URL, restCaller, type Output, UsageError } from './approvals-client.js';
 
 /** `asg conversations …`: the conversations of a running agent over its REST API (deleting one). */
 
@@ -33,24 +33,13 @@ const OPTIONS = {
 } as const;
 
 /** Runs `asg conversations <args>` and returns the exit code; output goes through `io`. */
-export async function conversationsCommand(args: string[], env: NodeJS.ProcessEnv, io: Output): Promise<number> {
-  try {
-    const { values, positionals } = parseArgs({ args, options: OPTIONS, allowPositionals: true, strict: true });
-    const [command, id, ...extra] = positionals;
-    if (values.help || command === undefined || command === 'help') {
-      io.out(HELP);
-      return command === undefined && !values.help ? EXIT.usage : EXIT.ok;
-    }
+export function conversationsCommand(args: string[], env: NodeJS.ProcessEnv, io: Output): Promise<number> {
+  const parse = () => parseArgs({ args, options: OPTIONS, allowPositionals: true, strict: true });
+  return commandGroup('conversations', HELP, parse, env, io, async (command, [id, ...extra], _values, target) => {
     if (command !== 'delete') throw new UsageError(`unknown conversations command ${JSON.stringify(command)}`);
     if (!id) throw new UsageError('delete needs the id of a conversation');
     if (extra.length > 0) throw new UsageError(`delete takes one id; unexpected ${JSON.stringify(extra[0])}`);
-    const { url, valid } = agentUrlOf(values.url, env);
-    if (!valid) throw new UsageError(`--url must be an http:// or https:// URL, got ${JSON.stringify(url)}`);
-    const token = values.token ?? (env.ASG_TOKEN || undefined);
-    await restCaller({ url, ...(token && { token }) })('DELETE', `/conversations/${encodeURIComponent(id)}`);
+    await restCaller(target())('DELETE', `/conversations/${encodeURIComponent(id)}`);
     io.out(`conversation ${id} deleted\n`);
-    return EXIT.ok;
-  } catch (error) {
-    return failureExit('conversations', error, io);
-  }
+  });
 }

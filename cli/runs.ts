@@ -1,11 +1,9 @@
 import { parseArgs } from 'node:util';
-import { EXIT, runsApi, type RunsApi, failureExit, type Output, UsageError } from './approvals-client.js';
+import { commandGroup, DEFAULT_AGENT_URL, runsApi, type RunsApi, type Output, UsageError } from './approvals-client.js';
 import { forkText, runListText, runText } from './runs-format.js';
 import { RUNS_USAGE } from './usage.js';
 
 /** `asg runs …`: a conversation's runs and a run's steps, read from a running agent over its REST API. */
-
-const DEFAULT_AGENT_URL = 'http://127.0.0.1:8080';
 
 const HELP = `Usage: asg runs <list|show|fork> [options]
 
@@ -45,14 +43,6 @@ const OPTIONS = {
 } as const;
 
 type Values = ReturnType<typeof parseArgs<{ args: string[]; options: typeof OPTIONS; allowPositionals: true }>>['values'];
-
-function agentUrl(values: Values, env: NodeJS.ProcessEnv): string {
-  const url = values.url ?? (env.ASG_URL || DEFAULT_AGENT_URL);
-  const parsed = URL.canParse(url) ? new URL(url) : undefined;
-  if (parsed?.protocol !== 'http:' && parsed?.protocol !== 'https:')
-    throw new UsageError(`--url must be an http:// or https:// URL, got ${JSON.stringify(url)}`);
-  return url;
-}
 
 function oneId(positionals: string[], command: string, what: string): string {
   const [id, ...extra] = positionals;
@@ -105,18 +95,7 @@ async function run(api: RunsApi, command: string, positionals: string[], values:
 }
 
 /** Runs `asg runs <args>` and returns the exit code; output goes through `io`. */
-export async function runsCommand(args: string[], env: NodeJS.ProcessEnv, io: Output): Promise<number> {
-  try {
-    const { values, positionals } = parseArgs({ args, options: OPTIONS, allowPositionals: true, strict: true });
-    const [command, ...rest] = positionals;
-    if (values.help || command === undefined || command === 'help') {
-      io.out(HELP);
-      return command === undefined && !values.help ? EXIT.usage : EXIT.ok;
-    }
-    const token = values.token ?? (env.ASG_TOKEN || undefined);
-    await run(runsApi({ url: agentUrl(values, env), ...(token && { token }) }), command, rest, values, io);
-    return EXIT.ok;
-  } catch (error) {
-    return failureExit('runs', error, io);
-  }
+export function runsCommand(args: string[], env: NodeJS.ProcessEnv, io: Output): Promise<number> {
+  const parse = () => parseArgs({ args, options: OPTIONS, allowPositionals: true, strict: true });
+  return commandGroup('runs', HELP, parse, env, io, (command, rest, values, target) => run(runsApi(target()), command, rest, values, io));
 }
