@@ -10,7 +10,8 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { startAgent, type AgentProcess } from '../support/agent-process.js';
 import { runAsg } from '../support/asg-cli.js';
 import { get, post } from '../support/http.js';
-import { resourceAgentScript, startScriptedModel, type ModelRequest, type ScriptedModelServer } from '../support/scripted-model.js';
+import { startScriptedModel, type ScriptedModelServer } from '../support/scripted-model.js';
+import { pipelineScript, pipelineTree } from '../support/pipeline-tree.js';
 import { trpcClient } from '../support/trpc-client.js';
 
 const TOKENS = {
@@ -33,36 +34,12 @@ const carol = bearer(TOKENS.CAROL_TOKEN);
 /** A provider key's shape: redacted wherever it appears, even never registered. */
 const SECRET = 'sk-live-4f7a9c2e1b8d6f3a5c0e';
 
-/** The node a request is for: every prompt below starts with "You are the <node>." */
-const nodeOf = (request: ModelRequest) => /You are the ([\w-]+)\./.exec(request.system)?.[1];
-
-function pipelineScript(request: ModelRequest) {
-  switch (nodeOf(request)) {
-    case 'analyzer':
-      return { text: `ANALYSIS(${request.lastUserText})` };
-    case 'reporter':
-      return { text: 'REPORT' };
-    default:
-      return resourceAgentScript(request);
-  }
-}
-
-const tree = {
-  name: 'pipeline',
-  type: 'sequential',
-  agents: [
-    { name: 'analyzer', type: 'llm', output_key: 'analysis', prompt: 'You are the analyzer. Analyze: {user_message}' },
-    { name: 'executor', type: 'llm', output_key: 'result', prompt: 'You are the executor. Execute based on: {analysis}' },
-    { name: 'reporter', type: 'llm', prompt: 'You are the reporter. Report on: {result}' },
-  ],
-};
-
 let model: ScriptedModelServer;
 let agent: AgentProcess;
 
 beforeAll(async () => {
   model = await startScriptedModel(pipelineScript);
-  agent = await startAgent({ geminiBaseUrl: model.geminiBaseUrl, env: TOKENS, config: { auth: AUTH, agent: tree } });
+  agent = await startAgent({ geminiBaseUrl: model.geminiBaseUrl, env: TOKENS, config: { auth: AUTH, agent: pipelineTree } });
 });
 
 afterAll(async () => {

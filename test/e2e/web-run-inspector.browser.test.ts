@@ -13,35 +13,12 @@ import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest';
 import { startAgent, type AgentProcess } from '../support/agent-process.js';
 import { closeBrowser, openBrowser, saveScreenshot, type BrowserSession } from '../support/browser.js';
 import { get } from '../support/http.js';
-import { resourceAgentScript, startScriptedModel, type ModelRequest, type ScriptedModelServer } from '../support/scripted-model.js';
+import { startScriptedModel, type ScriptedModelServer } from '../support/scripted-model.js';
+import { pipelineScript, pipelineTree } from '../support/pipeline-tree.js';
 import { tokenAuth } from '../support/token-auth.js';
 
 const TOKENS = { alice: 'inspector-alice-token-4c2e9a7b1d', bob: 'inspector-bob-token-8f1a3c5e7b' };
 const alice = { authorization: `Bearer ${TOKENS.alice}` };
-
-/** The node a request is for: every prompt below starts with "You are the <node>." */
-const nodeOf = (request: ModelRequest) => /You are the ([\w-]+)\./.exec(request.system)?.[1];
-
-function pipelineScript(request: ModelRequest) {
-  switch (nodeOf(request)) {
-    case 'analyzer':
-      return { text: `ANALYSIS(${request.lastUserText})` };
-    case 'reporter':
-      return { text: 'REPORT' };
-    default:
-      return resourceAgentScript(request);
-  }
-}
-
-const tree = {
-  name: 'pipeline',
-  type: 'sequential',
-  agents: [
-    { name: 'analyzer', type: 'llm', output_key: 'analysis', prompt: 'You are the analyzer. Analyze: {user_message}' },
-    { name: 'executor', type: 'llm', output_key: 'result', prompt: 'You are the executor. Execute based on: {analysis}' },
-    { name: 'reporter', type: 'llm', prompt: 'You are the reporter. Report on: {result}' },
-  ],
-};
 
 let model: ScriptedModelServer;
 let agent: AgentProcess;
@@ -50,7 +27,7 @@ const browsers: BrowserSession[] = [];
 beforeAll(async () => {
   model = await startScriptedModel(pipelineScript);
   const auth = tokenAuth({ alice: { token: TOKENS.alice, roles: ['chat', 'approve'] }, bob: { token: TOKENS.bob, roles: ['chat'] } });
-  agent = await startAgent({ geminiBaseUrl: model.geminiBaseUrl, env: auth.env, config: { ...auth.config, agent: tree } });
+  agent = await startAgent({ geminiBaseUrl: model.geminiBaseUrl, env: auth.env, config: { ...auth.config, agent: pipelineTree } });
 }, 120_000);
 
 afterAll(async () => {
