@@ -74,12 +74,13 @@ describe('deploy/local-cluster.sh', () => {
     const records = join(dir, 'records');
     spawnSync('mkdir', ['-p', bin, records]);
     // The stand-in: records its arguments and environment, then waits for SIGTERM and records that.
+    // Its trap is set before it says it started: a SIGTERM right after the record must find it.
     writeFileSync(
       join(bin, 'npm'),
       `#!/usr/bin/env bash
 record="${records}/$$"
-echo "$* | $ASG_DATABASE_URL | $ASG_EVENTS_URL" > "$record.started"
 trap 'echo stopped > "$record.stopped"; exit 0' TERM
+echo "$* | $ASG_DATABASE_URL | $ASG_EVENTS_URL" > "$record.started"
 while true; do sleep 0.1; done
 `,
     );
