@@ -5,7 +5,14 @@
  * (sqlite-storage.test.ts, postgres-storage.test.ts).
  */
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
-import { ConversationStatus, MessageRole, type ConversationEvent, type NewMessage } from '../../gen/ts/asg/store/v1/store.js';
+import {
+  ApprovalStatus,
+  ConversationStatus,
+  MessageRole,
+  type ConversationEvent,
+  type NewMessage,
+} from '../../gen/ts/asg/store/v1/store.js';
+import { GrpcStatus } from '../common/grpc/errors.js';
 import type { ConversationStorage } from './storage.js';
 import type { StorageDriver } from '../../test/support/storage-drivers.js';
 
@@ -128,6 +135,73 @@ export function oneRunConformance(driver: StorageDriver): void {
       await endTurn(id, [assistant('deleted it')]);
       expect(await storage.startTurn({ conversationId: id, message: user('thanks') })).toMatchObject({ started: true });
       expect(turnEvents()).toEqual(['turn_started', 'turn_ended', 'turn_started', 'turn_ended', 'turn_started']);
+    });
+
+    it("starts a new conversation's first turn in its creation, as StartTurn starts one: messages, mark, lease, events", async () => {
+      const lease = { owner: 'boot-a', node: 'node-a', ttlMs: 30_000 };
+      const created = await storage.createConversation({
+        sessionId: 'a1b2c3d4',
+        systemPrompt: 'be brief',
+        firstMessage: user('first'),
+        lease,
+      });
+      expect(created.messages.map((message) => [message.role, message.content])).toEqual([
+        [MessageRole.MESSAGE_ROLE_SYSTEM, 'be brief'],
+        [MessageRole.MESSAGE_ROLE_USER, 'first'],
+      ]);
+      expect(created.turnRunning).toBe(true);
+      expect(await storage.startTurn({ conversationId: created.id, message: user('second') })).toMatchObject({
+        started: false,
+        busy: true,
+      });
+      // The turn is held under the caller's lease, as a StartTurn with it would hold it.
+      expect(await storage.renewRunLease(created.id, lease)).toBe(true);
+      expect(await storage.renewRunLease(created.id, { ...lease, owner: 'boot-b' })).toBe(false);
+      await endTurn(created.id, [assistant('answer')]);
+      expect(await contents(created.id)).toEqual(['be brief', 'first', 'answer']);
+
+      // The same events as a creation followed by a StartTurn.
+      const kinds = (batch: ConversationEvent[]) =>
+        batch.map((event) =>
+          Object.keys(event).find((key) => !['id', 'conversationId', 'at'].includes(key) && event[key as keyof ConversationEvent]),
+        );
+      const inOne = kinds(events);
+      events.length = 0;
+      const twoSteps = await storage.createConversation({ sessionId: 'a1b2c3d4', systemPrompt: 'be brief' });
+      await storage.startTurn({ conversationId: twoSteps.id, message: user('first'), lease });
+      await endTurn(twoSteps.id, [assistant('answer')]);
+      expect(inOne).toEqual(kinds(events));
+      expect(inOne).toContain('turnStarted');
+    });
+
+    it('marks the approved call executing in the claim that wins with starts_execution; a lost claim marks nothing', async () => {
+      const id = await newConversation();
+      await storage.startTurn({ conversationId: id, message: user('delete it') });
+      const approval = await pendingApproval(id);
+      const won = await storage.claimApproval({
+        uuid: approval.uuid,
+        approved: true,
+        messages: [],
+        clearRun: false,
+        alsoReject: [],
+        startsExecution: true,
+      });
+      expect(won).toMatchObject({ claimed: true, approval: { status: ApprovalStatus.APPROVAL_STATUS_EXECUTING } });
+      // The decision told is the approval; executing is the call's state, not a second decision.
+      const resolved = events.flatMap((event) => (event.approvalResolved ? [event.approvalResolved.status] : []));
+      expect(resolved).toEqual([ApprovalStatus.APPROVAL_STATUS_APPROVED]);
+      await expect(storage.startApprovalExecution(approval.uuid)).rejects.toMatchObject({ code: GrpcStatus.FAILED_PRECONDITION });
+      const lost = await storage.claimApproval({
+        uuid: approval.uuid,
+        approved: true,
+        messages: [],
+        clearRun: false,
+        alsoReject: [],
+        startsExecution: true,
+      });
+      expect(lost).toMatchObject({ claimed: false, approval: { status: ApprovalStatus.APPROVAL_STATUS_EXECUTING } });
+      const finished = await storage.finishApprovalExecution({ uuid: approval.uuid, success: true, messages: [] });
+      expect(finished.status).toBe(ApprovalStatus.APPROVAL_STATUS_DONE);
     });
 
     it('a rejection starts no turn', async () => {

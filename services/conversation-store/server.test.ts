@@ -141,6 +141,12 @@ describe('conversation store over gRPC', () => {
       code: GrpcStatus.INVALID_ARGUMENT,
       message: 'invalid CreateConversation request: session_id: 8 lowercase hex characters',
     });
+    await expect(
+      store.createConversation({ sessionId: 'abcdef12', systemPrompt: '', lease: { owner: 'boot-a', node: 'node-a', ttlMs: 1000 } }),
+    ).rejects.toMatchObject({
+      code: GrpcStatus.INVALID_ARGUMENT,
+      message: 'invalid CreateConversation request: lease: a lease is for a first turn: only with first_message',
+    });
     await expect(store.getConversation({ id: '', includeMessages: false })).rejects.toMatchObject({
       code: GrpcStatus.INVALID_ARGUMENT,
       message: expect.stringContaining('id: required'),
@@ -1053,6 +1059,7 @@ describe('approvals as audited resources over gRPC', () => {
       [{ via: 'v'.repeat(33) }, 'via: at most 32 characters'],
       [{ decisionId: ' ' }, 'decision_id: an id, not blank'],
       [{ decisionId: 'd'.repeat(129) }, 'decision_id: at most 128 characters'],
+      [{ startsExecution: true }, 'starts_execution: only an approval starts its call'],
     ];
     for (const [change, message] of refused)
       await expect(store.claimApproval(claimRequest(approval.uuid, change))).rejects.toMatchObject(invalid(message));

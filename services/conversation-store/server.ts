@@ -246,12 +246,19 @@ const pruneLimit = intIn(1, MAX_PRUNE_BATCH, `from 1 to ${MAX_PRUNE_BATCH}`);
 const dueApprovals = z.object({ limit: intIn(1, MAX_DUE_APPROVALS_LIMIT, `from 1 to ${MAX_DUE_APPROVALS_LIMIT}`) });
 
 const schemas = {
-  createConversation: z.object({
-    sessionId: z.string().regex(/^[0-9a-f]{8}$/, '8 lowercase hex characters'),
-    systemPrompt: z.string(),
-    a2aOrigin: a2aOrigin.optional(),
-    owner: owner.optional(),
-  }),
+  createConversation: z
+    .object({
+      sessionId: z.string().regex(/^[0-9a-f]{8}$/, '8 lowercase hex characters'),
+      systemPrompt: z.string(),
+      a2aOrigin: a2aOrigin.optional(),
+      owner: owner.optional(),
+      firstMessage: newMessage.optional(),
+      lease: runLease.optional(),
+    })
+    .refine((request) => request.lease === undefined || request.firstMessage !== undefined, {
+      message: 'a lease is for a first turn: only with first_message',
+      path: ['lease'],
+    }),
   getConversation: z
     .object({
       id: conversationId,
@@ -303,6 +310,11 @@ const schemas = {
       expired: z.boolean().optional(),
       decisionId: notBlank(maxChars(MAX_DECISION_ID_LENGTH), 'an id, not blank (absent: none)').optional(),
       journal: runJournal.optional(),
+      startsExecution: z.boolean().optional(),
+    })
+    .refine((request) => request.approved || !request.startsExecution, {
+      message: 'only an approval starts its call',
+      path: ['startsExecution'],
     })
     .refine((request) => !request.approved || request.alsoReject.length === 0, {
       message: 'only a rejection rejects other approvals with it',

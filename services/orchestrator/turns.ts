@@ -14,6 +14,7 @@ import {
   ConversationStatus,
   MessageRole,
   type Conversation,
+  type CreateConversationRequest as NewStoredConversation,
   type PendingApproval,
   type Run,
   type StartTurnResponse,
@@ -144,11 +145,20 @@ export class TurnRunner {
       // The top-level prompt is simple mode's; each node of a tree has its own.
       const lone = this.config.agent?.type === 'llm' ? this.config.agent : undefined;
       const systemPrompt = this.env.root ? '' : (lone?.prompt ?? this.config.prompt);
-      const { conversation } = await this.clients.store.createConversation({ sessionId, systemPrompt, a2aOrigin, owner });
-      if (!conversation) throw internal('the store returned no conversation');
-      withLearnedIds({ conversationId: conversation.id }, () => this.log.info('conversation created', { conversation: conversation.id }));
-      if (message === undefined) return { conversation };
-      return this.startTurn(conversation.id, message, requester);
+      const create = async (firstTurn: Partial<Pick<NewStoredConversation, 'firstMessage' | 'lease'>> = {}) => {
+        const { conversation } = await this.clients.store.createConversation({ sessionId, systemPrompt, a2aOrigin, owner, ...firstTurn });
+        if (!conversation) throw internal('the store returned no conversation');
+        withLearnedIds({ conversationId: conversation.id }, () => this.log.info('conversation created', { conversation: conversation.id }));
+        return conversation;
+      };
+      if (message === undefined) return { conversation: await create() };
+      // The conversation and its first turn are one write: a new conversation is never waiting or busy.
+      return this.startTurn(undefined, message, requester, async () => ({
+        started: true,
+        busy: false,
+        unfinishedApprovals: [],
+        conversation: await create({ firstMessage: userMessage(message), lease: this.leases.lease() }),
+      }));
     });
   }
 
@@ -366,21 +376,35 @@ export class TurnRunner {
    * that has not answered a little before the caller's deadline is answered as unsettled: it
    * goes on, and is stopped at its deadline with a note in the conversation.
    */
-  private async startTurn(conversationId: string, message: string, requester: Requester | undefined): Promise<TurnReply> {
+  private async startTurn(
+    conversationId: string | undefined,
+    message: string,
+    requester: Requester | undefined,
+    created?: () => Promise<StartTurnResponse>,
+  ): Promise<TurnReply> {
     if (message.trim() === '') throw invalidArgument('message must be a non-empty string');
     const started = performance.now();
     const by = answerDeadline();
+    // The conversation a created one gets is known once the store has answered.
+    let turnOf = conversationId ?? '';
+    const begin =
+      created ??
+      (() => this.clients.store.startTurn({ conversationId: turnOf, message: userMessage(message), lease: this.leases.lease() }));
     // Every line of the turn, here and in each service it calls, names its conversation.
     return withLearnedIds({ conversationId }, async () => {
       try {
         const reply = await answerBy(
           by,
-          this.runTurn(conversationId, message, by, requester),
+          this.runTurn(turnOf, message, by, requester, async () => {
+            const start = await begin();
+            turnOf = required(start.conversation).id;
+            return start;
+          }),
           () =>
             unsettledTurn(
               unsettled(
-                `the turn had not finished when its caller's deadline came; it is stopped at its deadline (chat.turn_timeout) with a note, and what it did is recorded in conversation ${conversationId}`,
-                conversationId,
+                `the turn had not finished when its caller's deadline came; it is stopped at its deadline (chat.turn_timeout) with a note, and what it did is recorded in conversation ${turnOf}`,
+                turnOf,
               ),
             ),
           (error) => this.log.warn('turn failed after its caller was answered', { conversation: conversationId, error: errorText(error) }),
@@ -398,11 +422,13 @@ export class TurnRunner {
     });
   }
 
+  /** `begin`: the store's start of the turn (StartTurn, or a new conversation's creation with its first turn). */
   private async runTurn(
     conversationId: string,
     message: string,
     by: number | undefined,
     requester: Requester | undefined,
+    begin: () => Promise<StartTurnResponse>,
   ): Promise<TurnReply> {
     let start: StartTurnResponse;
     // The in-process mesh carries a request from the gateway's parse of its body to the store's
@@ -410,9 +436,10 @@ export class TurnRunner {
     // tens of milliseconds, so the loop serves other requests between them.
     if (message.length > LONG_MESSAGE_CHARS) await turnOfEventLoop();
     try {
-      start = await this.clients.store.startTurn({ conversationId, message: userMessage(message), lease: this.leases.lease() });
+      start = await begin();
     } catch (error) {
-      if (!outcomeUnknown(error)) throw error;
+      // A creation the store may or may not have made names no conversation to look at: its caller is told it failed.
+      if (!outcomeUnknown(error) || conversationId === '') throw error;
       // The message may have been appended and its turn marked with this replica's lease.
       void this.leases.giveUp(conversationId);
       return unsettledTurn(

@@ -123,6 +123,11 @@ export abstract class SqlConversationStorage extends ConversationChanges {
       tx.changes.event(id, createdAt, { kind: 'status_changed', status: 'active' });
       // The conversation row and its first message share one timestamp: it is one change.
       await this.applyChange(tx, await requireConversation(tx, id), { messages }, createdAt);
+      // Its first turn, as StartTurn starts one on an idle conversation (no note, no run, nothing unfinished to settle).
+      if (request.firstMessage) {
+        await this.applyChange(tx, await requireConversation(tx, id), { messages: [request.firstMessage] });
+        await this.markTurnRunning(tx, id, request.lease);
+      }
       return this.readConversation(tx, await requireConversation(tx, id), true);
     });
   }
@@ -310,7 +315,10 @@ export abstract class SqlConversationStorage extends ConversationChanges {
       await recordJournal(tx, conversation.id, request.journal, this.now(), Number(conversation.message_count));
       // Approved (or a rejection the model is told of), the turn goes on, with the caller's lease if any.
       if (request.approved || request.continuesTurn) await this.markTurnRunning(tx, conversation.id, request.lease);
-      return { claimed: true, approval: approvalFromRow(claimed) };
+      const started =
+        request.startsExecution &&
+        (await this.moveApproval(tx, claimed.uuid, 'approved', 'executing', 'only an approved call can start executing'));
+      return { claimed: true, approval: approvalFromRow(started || claimed) };
     });
     // The refusal is audited in a transaction that wrote nothing else, and then told.
     if (outcome === 'refused')
