@@ -1,10 +1,10 @@
-import { randomBytes } from 'node:crypto';
+import { randomHex } from './random-hex.js';
 
 const SESSION_ID = /^[0-9a-f]{8}$/;
 
 /** A new session id: 4 random bytes as 8 lowercase hex characters, the session id format every face accepts. */
 export function newSessionId(): string {
-  return randomBytes(4).toString('hex');
+  return randomHex(4);
 }
 
 /**

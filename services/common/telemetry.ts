@@ -1,5 +1,4 @@
 import './context.js';
-import { randomBytes } from 'node:crypto';
 import { createRequire } from 'node:module';
 import {
   context,
@@ -14,6 +13,7 @@ import {
   type Tracer,
 } from '@opentelemetry/api';
 import { W3CTraceContextPropagator } from '@opentelemetry/core';
+import { randomHex } from './random-hex.js';
 import type { BasicTracerProvider, SpanProcessor } from '@opentelemetry/sdk-trace-base';
 
 /**
@@ -88,8 +88,8 @@ export function entryTraceContext(get: (key: string) => string | undefined): Con
   const caller = trace.getSpanContext(extracted);
   if (provider || (caller && isSpanContextValid(caller))) return extracted;
   return trace.setSpanContext(extracted, {
-    traceId: randomBytes(16).toString('hex'),
-    spanId: randomBytes(8).toString('hex'),
+    traceId: randomHex(16),
+    spanId: randomHex(8),
     traceFlags: TraceFlags.NONE,
     isRemote: true,
   });
