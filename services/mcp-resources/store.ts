@@ -33,6 +33,12 @@ export function newResourceId(now = Date.now()): string {
  */
 export class ResourceStore {
   private readonly db: Database.Database;
+  private readonly statements: {
+    insert: Database.Statement;
+    all: Database.Statement;
+    byId: Database.Statement;
+    remove: Database.Statement;
+  };
 
   constructor(path: string) {
     // Its folder may not exist yet: the server can start before the agent has made its data_dir.
@@ -40,6 +46,9 @@ export class ResourceStore {
     this.db = new Database(path);
     // WAL: readers never wait for a writer, and the HTTP and stdio faces may share one file.
     this.db.pragma('journal_mode = WAL');
+    // As the conversation store's: a commit survives the process's crash (kill -9) without an fsync of its own,
+    // which would be most of the time of every call that writes.
+    this.db.pragma('synchronous = NORMAL');
     this.db.pragma('busy_timeout = 5000');
     this.db.exec(`CREATE TABLE IF NOT EXISTS resources (
       id TEXT PRIMARY KEY,
@@ -48,6 +57,14 @@ export class ResourceStore {
       created_at TEXT NOT NULL,
       updated_at TEXT NOT NULL
     )`);
+    // Prepared once: compiling a statement costs more than running one of these.
+    const columns = 'id, name, value, created_at, updated_at';
+    this.statements = {
+      insert: this.db.prepare(`INSERT INTO resources (${columns}) VALUES (@id, @name, @value, @created_at, @updated_at)`),
+      all: this.db.prepare(`SELECT ${columns} FROM resources ORDER BY id`),
+      byId: this.db.prepare(`SELECT ${columns} FROM resources WHERE id = ?`),
+      remove: this.db.prepare('DELETE FROM resources WHERE id = ?'),
+    };
   }
 
   add(name: string, value: number): Resource {
@@ -59,20 +76,18 @@ export class ResourceStore {
       created_at: now.toISOString(),
       updated_at: now.toISOString(),
     };
-    this.db
-      .prepare('INSERT INTO resources (id, name, value, created_at, updated_at) VALUES (@id, @name, @value, @created_at, @updated_at)')
-      .run(resource);
+    this.statements.insert.run(resource);
     return resource;
   }
 
   /** Every resource, oldest first, or only those whose name `pattern` matches. */
   list(pattern?: SafeRegex): Resource[] {
-    const all = this.db.prepare('SELECT id, name, value, created_at, updated_at FROM resources ORDER BY id').all() as Resource[];
+    const all = this.statements.all.all() as Resource[];
     return pattern ? all.filter((resource) => pattern.test(resource.name)) : all;
   }
 
   get(id: string): Resource | undefined {
-    return this.db.prepare('SELECT id, name, value, created_at, updated_at FROM resources WHERE id = ?').get(id) as Resource | undefined;
+    return this.statements.byId.get(id) as Resource | undefined;
   }
 
   /**
@@ -85,8 +100,7 @@ export class ResourceStore {
       const candidates = filter.id !== undefined ? [this.get(filter.id)].filter((r): r is Resource => r !== undefined) : this.list();
       const { pattern } = filter;
       const doomed = pattern ? candidates.filter((resource) => pattern.test(resource.name)) : candidates;
-      const remove = this.db.prepare('DELETE FROM resources WHERE id = ?');
-      for (const resource of doomed) remove.run(resource.id);
+      for (const resource of doomed) this.statements.remove.run(resource.id);
       return { removed: doomed.length, ids: doomed.map((resource) => resource.id) };
     })();
   }
