@@ -235,7 +235,7 @@ export class WebhookDeliverer {
     while (!held.aborted) {
       try {
         for await (const { event } of this.clients.store.watchEvents(
-          { conversationId: '', afterId: cursor, storedOnly: true },
+          { conversationId: '', afterId: cursor, storedOnly: true, kinds: [] },
           { timeoutMs: WATCH_STREAM_MS, signal: held },
         )) {
           // Live-only events (id 0) are not stored, so no webhook's: only stored events move the cursor.
