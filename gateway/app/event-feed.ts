@@ -68,7 +68,7 @@ export function createEventFeed(store: Pick<ConversationStoreClient, 'watchEvent
             let passedOn = false;
             try {
               for await (const { event } of store.watchEvents(
-                { conversationId, afterId: resumeAfter, storedOnly: false },
+                { conversationId, afterId: resumeAfter, storedOnly: false, kinds: [] },
                 { timeoutMs: WATCH_STREAM_MS, signal },
               )) {
                 if (!event) continue;

@@ -5,6 +5,26 @@ import type { ConversationStorage } from './storage.js';
 /** The watch key of a watcher of every conversation. */
 const EVERY_CONVERSATION = '';
 
+/** The kinds of ConversationEvent by their field names in store.proto's `kind`, each with the property it sets here. */
+export const EVENT_KINDS = {
+  message_added: 'messageAdded',
+  approval_requested: 'approvalRequested',
+  approval_resolved: 'approvalResolved',
+  approval_escalated: 'approvalEscalated',
+  status_changed: 'statusChanged',
+  turn_started: 'turnStarted',
+  turn_ended: 'turnEnded',
+  conversation_deleted: 'conversationDeleted',
+  tool_call_started: 'toolCallStarted',
+  tool_call_finished: 'toolCallFinished',
+  text_delta: 'textDelta',
+} as const satisfies Record<string, keyof ConversationEvent>;
+
+export type EventKind = keyof typeof EVENT_KINDS;
+
+/** The most kinds one watch names (WatchEventsRequest.kinds). */
+export const MAX_WATCH_KINDS = 16;
+
 export interface EventFeedOptions {
   /** Events a watcher may fall behind by before it is ended with RESOURCE_EXHAUSTED. */
   maxBacklog?: number;
@@ -22,6 +42,19 @@ export interface WatchRequest {
   afterId: number;
   /** Stored events only (an outbox): no live-only events, and the watch makes nothing "watched". */
   storedOnly?: boolean;
+  /** Only events of these kinds; absent or empty: every kind. */
+  kinds?: readonly EventKind[];
+}
+
+/**
+ * The kinds a watch is sent; undefined for every kind. A watch of one conversation also gets its
+ * conversation_deleted whatever it asked for: the watch ends with it (server.ts), and its caller learns why.
+ */
+function kindsSent(request: WatchRequest): EventKind[] | undefined {
+  if (!request.kinds?.length) return undefined;
+  const kinds = new Set(request.kinds);
+  if (request.conversationId !== EVERY_CONVERSATION) kinds.add('conversation_deleted');
+  return [...kinds];
 }
 
 type Ending = 'fell-behind' | 'closing';
@@ -29,22 +62,32 @@ type Ending = 'fell-behind' | 'closing';
 /** The watchers of a set that see live events too: they make their conversations "watched". */
 const liveWatchers = (set: Set<Watcher> | undefined): number => [...(set ?? [])].filter((watcher) => !watcher.storedOnly).length;
 
-/** One watcher's events not yet handed to it; at `maxBacklog` it is ended and reconnects with the last id it got. */
+/**
+ * One watcher's events not yet handed to it; at `maxBacklog` it is ended and reconnects with the last id it got. Events
+ * it does not want (live-only ones of a stored-only watch, kinds it did not ask for) are left out here, before they are
+ * queued: they take no room in its backlog and are never copied or sent.
+ */
 class Watcher {
   private queue: ConversationEvent[] = [];
   private wake: (() => void) | undefined;
+  /** The properties of the kinds it wants; undefined: every kind. */
+  private readonly properties: (keyof ConversationEvent)[] | undefined;
   ending: Ending | undefined;
 
   constructor(
     readonly key: string,
     private readonly maxBacklog: number,
     readonly storedOnly = false,
-  ) {}
+    kinds?: readonly EventKind[],
+  ) {
+    this.properties = kinds?.map((kind) => EVENT_KINDS[kind]);
+  }
 
   /** False when this event put the watcher over its backlog: it is ended and must be dropped. */
   push(event: ConversationEvent): boolean {
     if (this.ending) return false;
     if (this.storedOnly && event.id === 0) return true;
+    if (this.properties && !this.properties.some((property) => event[property] !== undefined)) return true;
     if (this.queue.length >= this.maxBacklog) {
       this.end('fell-behind');
       return false;
@@ -134,18 +177,20 @@ export class EventFeed {
    */
   async *watch(request: WatchRequest, signal: AbortSignal): AsyncGenerator<ConversationEvent> {
     if (this.closed) throw stopping(request.afterId);
-    const watcher = new Watcher(request.conversationId, this.maxBacklog, request.storedOnly === true);
+    const kinds = kindsSent(request);
+    const watcher = new Watcher(request.conversationId, this.maxBacklog, request.storedOnly === true, kinds);
     this.subscribe(watcher);
     try {
       const conversationId = request.conversationId === EVERY_CONVERSATION ? undefined : request.conversationId;
       // Everything after this is queued: SQLite subscribes and reads before any commit of this process; PostgreSQL
       // hands an event over only after its commit, so one this read does not see comes after the subscription.
       const newest = await this.storage.latestEventId();
-      // What it reconnects with; an after_id past the newest (another database's) starts at the newest.
+      // What it reconnects with: the last stored event it was sent (the catch-up reads only the kinds it wants, so it
+      // passes the others again, unsent); an after_id past the newest (another database's) starts at the newest.
       let lastId = request.afterId > 0 ? Math.min(request.afterId, newest) : newest;
       if (lastId < newest) {
         for (;;) {
-          const page = await this.storage.readEvents({ conversationId, afterId: lastId, limit: this.catchUpPageSize });
+          const page = await this.storage.readEvents({ conversationId, afterId: lastId, limit: this.catchUpPageSize, kinds });
           for (const event of page) {
             if (signal.aborted) return;
             if (watcher.ending) throw endingError(watcher.ending, lastId, this.maxBacklog);

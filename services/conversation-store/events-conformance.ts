@@ -15,7 +15,7 @@ import {
   type NewMessage,
 } from '../../gen/ts/asg/store/v1/store.js';
 import { GrpcStatus, ServiceError } from '../common/grpc/errors.js';
-import { EventFeed, type EventFeedOptions } from './event-feed.js';
+import { EventFeed, type EventFeedOptions, type EventKind } from './event-feed.js';
 import { DATABASE_FILE } from './sqlite/driver.js';
 import type { ConversationStorage } from './storage.js';
 import { DROP_SCHEMA_13 } from '../../test/support/sqlite-schema-undo.js';
@@ -62,10 +62,27 @@ function describeEvent(event: ConversationEvent): string {
   if (event.toolCallFinished) return `tool_call_finished ${event.toolCallFinished.name}`;
   if (event.turnStarted) return 'turn_started';
   if (event.turnEnded) return 'turn_ended';
+  if (event.conversationDeleted) return 'conversation_deleted';
   return 'unknown';
 }
 
 const allEvents = (conversationId?: string) => storage.readEvents({ conversationId, afterId: 0, limit: 100_000 });
+
+/** A turn of a conversation: its user message, its answer, and the write that ends it. */
+async function turn(conversationId: string, text: string): Promise<void> {
+  await storage.startTurn({ conversationId, message: user(text) });
+  await storage.appendMessages({
+    conversationId,
+    messages: [assistant(`re: ${text}`)],
+    status: ConversationStatus.CONVERSATION_STATUS_UNSPECIFIED,
+    returnConversation: false,
+    endsTurn: true,
+  });
+}
+
+/** What each turn_ended says of push-notification configs, in order. */
+const pushConfigFlags = (events: readonly ConversationEvent[]) =>
+  events.flatMap((event) => (event.turnEnded ? [event.turnEnded.hasPushConfigs] : []));
 
 /** Records what each commit hands to the listeners. */
 function committed(): ConversationEvent[][] {
@@ -292,6 +309,46 @@ export function eventsConformance(driver: StorageDriver): void {
       expect(await storage.readEvents({ conversationId: 'nope', afterId: 0, limit: 10 })).toEqual([]);
     });
 
+    it('says in each turn_ended whether the conversation had a push-notification config when the turn ended', async () => {
+      const batches = committed();
+      const { id } = await newConversation();
+      const other = await newConversation();
+      await turn(id, 'no config yet');
+      await storage.setPushConfig({
+        conversationId: id,
+        id: 'cfg',
+        url: 'https://hooks.example.com/a',
+        token: '',
+        dialect: 'v1.0',
+        createdAt: undefined,
+      });
+      await turn(id, 'one config');
+      // Another conversation's config is not this one's.
+      await turn(other.id, 'none of its own');
+      expect(await storage.deletePushConfig(id, 'cfg')).toBe(true);
+      await turn(id, 'none any more');
+      expect(pushConfigFlags(batches.flat())).toEqual([false, true, false, false]);
+      // A replay says what the listeners were told.
+      expect(pushConfigFlags(await allEvents())).toEqual([false, true, false, false]);
+    });
+
+    sqliteIt('reads a turn_ended of an earlier release, which says nothing of push configs, as not knowing', async () => {
+      const { id } = await newConversation();
+      await turn(id, 'then');
+      await turn(id, 'and before that');
+      await storage.close();
+      const db = new Database(join(dir, DATABASE_FILE));
+      const ended = db.prepare("SELECT id FROM events WHERE kind = 'turn_ended' ORDER BY id").all() as { id: number }[];
+      db.prepare('UPDATE events SET payload = ? WHERE id = ?').run('{"outcome":"answered"}', ended[0]!.id);
+      db.prepare('UPDATE events SET payload = ? WHERE id = ?').run('{}', ended[1]!.id);
+      db.close();
+      storage = await driver.open();
+      expect((await allEvents(id)).flatMap((event) => (event.turnEnded ? [event.turnEnded] : []))).toEqual([
+        { outcome: 'answered', hasPushConfigs: undefined },
+        { outcome: undefined, hasPushConfigs: undefined },
+      ]);
+    });
+
     sqliteIt('migrates a version-5 database: its event log starts empty, and the next change is logged', async () => {
       const { id } = await newConversation();
       await storage.close();
@@ -314,9 +371,9 @@ export function eventsConformance(driver: StorageDriver): void {
   });
 
   /** A watch of the feed read by hand, subscribed at once: `next()` reads one result, `take(n)` n events. */
-  function watch(conversationId: string, afterId: number) {
+  function watch(conversationId: string, afterId: number, kinds?: EventKind[]) {
     const controller = new AbortController();
-    const events = feed!.watch({ conversationId, afterId }, controller.signal);
+    const events = feed!.watch({ conversationId, afterId, kinds }, controller.signal);
     // The generator subscribes on its first read, so that read starts now. A test that never
     // reads it must not turn the watch's end into an unhandled rejection.
     let first: Promise<IteratorResult<ConversationEvent>> | undefined = events.next();
@@ -395,6 +452,62 @@ export function eventsConformance(driver: StorageDriver): void {
       // Nothing more is queued: no duplicate comes later.
       expect(await settledSoon(watcher.next())).toBe('pending');
       watcher.controller.abort();
+    });
+
+    it('sends a watch that names kinds those alone, in id order, in its replay (a page at a time) and live', async () => {
+      startFeed({ catchUpPageSize: 2 });
+      const { id } = await newConversation();
+      const other = await newConversation();
+      const from = await storage.latestEventId();
+      await turn(id, 'one');
+      await turn(other.id, 'two');
+      await turn(id, 'three');
+      const kinds: EventKind[] = ['message_added', 'turn_ended'];
+      const own = watch(id, from, kinds);
+      const every = watch('', from, kinds);
+      const ended = watch('', from, ['turn_ended']);
+      // Replayed: three turns, stored before the watches; live: two more.
+      const replayed = await own.take(6);
+      await turn(id, 'four');
+      await turn(other.id, 'five');
+      const wanted = (event: ConversationEvent) => event.id > from && (event.messageAdded !== undefined || event.turnEnded !== undefined);
+      const stored = await allEvents();
+      expect([...replayed, ...(await own.take(3))]).toEqual(stored.filter((event) => wanted(event) && event.conversationId === id));
+      expect(await every.take(15)).toEqual(stored.filter(wanted));
+      expect((await ended.take(5)).map((event) => [event.conversationId, describeEvent(event)])).toEqual(
+        [id, other.id, id, id, other.id].map((conversation) => [conversation, 'turn_ended']),
+      );
+      expect(replayed.map(describeEvent)).toEqual([
+        'message_added one',
+        'message_added re: one',
+        'turn_ended',
+        'message_added three',
+        'message_added re: three',
+        'turn_ended',
+      ]);
+      // Nothing else was queued for them: the status changes and turn starts never come.
+      for (const watcher of [own, every, ended]) {
+        expect(await settledSoon(watcher.next())).toBe('pending');
+        watcher.controller.abort();
+      }
+    });
+
+    it('sends a watch of one conversation that names kinds its conversation_deleted too (it ends with it); a watch of all only what it named', async () => {
+      startFeed();
+      const { id } = await newConversation();
+      const later = await newConversation();
+      const from = await storage.latestEventId();
+      const own = watch(id, from, ['turn_ended']);
+      const every = watch('', from, ['turn_ended']);
+      await turn(id, 'last words');
+      await storage.deleteConversation({ id, actor: 'tester', via: 'test' });
+      await turn(later.id, 'still here');
+      expect((await own.take(2)).map(describeEvent)).toEqual(['turn_ended', 'conversation_deleted']);
+      expect((await every.take(2)).map((event) => [event.conversationId, describeEvent(event)])).toEqual([
+        [id, 'turn_ended'],
+        [later.id, 'turn_ended'],
+      ]);
+      for (const watcher of [own, every]) watcher.controller.abort();
     });
 
     it('watches every conversation with an empty id, in id order', async () => {

@@ -252,7 +252,7 @@ export type EventChange =
   | { kind: 'approval_requested' | 'approval_resolved' | 'approval_escalated'; approval: ApprovalRow }
   | { kind: 'status_changed'; status: ConversationStatusName }
   | { kind: 'turn_started' | 'conversation_deleted' }
-  | { kind: 'turn_ended'; outcome: TurnOutcome };
+  | { kind: 'turn_ended'; outcome: TurnOutcome; hasPushConfigs: boolean };
 
 // Columns that hold JSON text in their own table; in a payload they are nested as JSON values.
 const MESSAGE_JSON_COLUMNS = ['tool_call', 'compaction'] as const;
@@ -291,7 +291,7 @@ export function eventPayload(change: EventChange): string {
     case 'conversation_deleted':
       return '{}';
     case 'turn_ended':
-      return JSON.stringify({ outcome: change.outcome });
+      return JSON.stringify({ outcome: change.outcome, has_push_configs: change.hasPushConfigs });
   }
 }
 
@@ -311,9 +311,11 @@ export function eventFromRow(row: EventRow): pb.ConversationEvent {
       return { ...event, statusChanged: conversationStatus.value((JSON.parse(row.payload) as { status: string }).status) };
     case 'turn_started':
       return { ...event, turnStarted: {} };
-    case 'turn_ended':
-      // Events of earlier releases say nothing of how the turn ended: '{}'.
-      return { ...event, turnEnded: { outcome: (JSON.parse(row.payload) as { outcome?: string }).outcome } };
+    case 'turn_ended': {
+      // Events of earlier releases say nothing of how the turn ended ('{}'), or of push configs ('{"outcome":…}').
+      const ended = JSON.parse(row.payload) as { outcome?: string; has_push_configs?: boolean };
+      return { ...event, turnEnded: { outcome: ended.outcome, hasPushConfigs: ended.has_push_configs } };
+    }
     case 'conversation_deleted':
       return { ...event, conversationDeleted: {} };
     default:

@@ -9,7 +9,7 @@ import {
   type ClaimApprovalRequest,
   MessageRole,
   type Conversation,
-  type ConversationEvent,
+  ConversationEvent,
   type NewApproval,
   type PendingApproval,
   type PublishEventRequest,
@@ -23,6 +23,7 @@ import { configSchema } from '../common/config/schema.js';
 import { configSlice } from '../common/config/slices.js';
 import { createLogger } from '../common/log.js';
 import type { RunningService } from '../common/service.js';
+import { EVENT_KINDS } from './event-feed.js';
 import { startConversationStore } from './index.js';
 
 type StoreClient = PromiseClient<typeof ConversationStoreServiceService>;
@@ -305,7 +306,7 @@ describe('JSON values over gRPC', () => {
   it('carries arguments of any depth as text: stored, and read back unchanged by every reader', async () => {
     const { id } = await conversation();
     // A new database: event 1 is the conversation's status; its replay starts after it.
-    const events = store.watchEvents({ conversationId: id, afterId: 1, storedOnly: true })[Symbol.asyncIterator]();
+    const events = store.watchEvents({ conversationId: id, afterId: 1, storedOnly: true, kinds: [] })[Symbol.asyncIterator]();
     const { approval } = await store.createApproval({
       conversationId: id,
       toolCallId: 'call-1',
@@ -788,8 +789,8 @@ describe('WatchEvents and PublishEvent over gRPC', () => {
       : event?.textDelta
         ? `text_delta ${event.textDelta.text}`
         : JSON.stringify(event);
-  const watch = (conversationId: string, afterId: number) =>
-    store.watchEvents({ conversationId, afterId, storedOnly: false })[Symbol.asyncIterator]();
+  const watch = (conversationId: string, afterId: number, kinds: string[] = []) =>
+    store.watchEvents({ conversationId, afterId, storedOnly: false, kinds })[Symbol.asyncIterator]();
   const appendText = (conversationId: string, content: string) =>
     store.appendMessages({
       conversationId,
@@ -843,7 +844,7 @@ describe('WatchEvents and PublishEvent over gRPC', () => {
   it('a stored-only watch (an outbox) gets stored events, no live ones, and marks nothing watched', async () => {
     const { id } = await conversation('');
     const read = async () => (await store.getConversation({ id, includeMessages: false })).conversation?.watched;
-    const outbox = store.watchEvents({ conversationId: '', afterId: 1, storedOnly: true })[Symbol.asyncIterator]();
+    const outbox = store.watchEvents({ conversationId: '', afterId: 1, storedOnly: true, kinds: [] })[Symbol.asyncIterator]();
     // Subscribed once it has handed over its first event; then a live event, then a stored one.
     await appendText(id, 'first');
     const seen = [(await outbox.next()).value?.event];
@@ -853,6 +854,49 @@ describe('WatchEvents and PublishEvent over gRPC', () => {
     expect(seen.every((event) => event !== undefined && event.id > 0)).toBe(true);
     expect(await read()).toBe(false);
     await outbox.return?.();
+  });
+
+  it('names every kind of ConversationEvent among the kinds a watch may ask for', () => {
+    const { id: _id, conversationId: _conversationId, at: _at, ...kinds } = ConversationEvent.fromPartial({});
+    expect(Object.values(EVENT_KINDS).sort()).toEqual(Object.keys(kinds).sort());
+  });
+
+  it('a watch of one conversation that names kinds is sent those alone, and its conversation_deleted, with which it ends', async () => {
+    const { id } = await conversation('');
+    const events = watch(id, 1, ['status_changed']);
+    const first = events.next();
+    await appendText(id, 'not a status change');
+    await store.updateRun({
+      conversationId: id,
+      messages: [],
+      approvals: [
+        {
+          uuid: '11111111-1111-4111-8111-111111111111',
+          toolCallId: 'call-1',
+          toolName: 'drop_table',
+          toolArgsJson: '{}',
+          description: 'Drop',
+          agentChain: [],
+        },
+      ],
+      expectedRevision: 0,
+      returnConversation: false,
+    });
+    // Watching once it was sent its first event: the deletion comes after.
+    const seen = [`${ConversationStatus[(await first).value?.event?.statusChanged ?? 0]}`];
+    await store.claimApproval({
+      uuid: '11111111-1111-4111-8111-111111111111',
+      approved: false,
+      messages: [],
+      clearRun: true,
+      alsoReject: [],
+    });
+    await store.deleteConversation({ id, actor: 'tester', via: 'test' });
+    for (let next = await events.next(); !next.done; next = await events.next()) {
+      const event = next.value.event!;
+      seen.push(event.conversationDeleted ? 'conversation_deleted' : `${ConversationStatus[event.statusChanged ?? 0]}`);
+    }
+    expect(seen).toEqual(['CONVERSATION_STATUS_WAITING_APPROVAL', 'CONVERSATION_STATUS_ACTIVE', 'conversation_deleted']);
   });
 
   it('watches every conversation with an empty id', async () => {
@@ -878,6 +922,21 @@ describe('WatchEvents and PublishEvent over gRPC', () => {
     await expect(watch(id, -1).next()).rejects.toMatchObject({
       code: GrpcStatus.INVALID_ARGUMENT,
       message: expect.stringContaining('after_id'),
+    });
+    // Kinds are ConversationEvent's field names, as store.proto spells them.
+    await expect(watch(id, 0, ['turn_ended', 'turnEnded']).next()).rejects.toMatchObject({
+      code: GrpcStatus.INVALID_ARGUMENT,
+      message: expect.stringContaining('kinds[1]: a kind of event: one of message_added'),
+    });
+    await expect(
+      watch(
+        id,
+        0,
+        Array.from({ length: 17 }, () => 'turn_ended'),
+      ).next(),
+    ).rejects.toMatchObject({
+      code: GrpcStatus.INVALID_ARGUMENT,
+      message: expect.stringContaining('kinds: at most 16 kinds'),
     });
     const refused: [PublishEventRequest, string][] = [
       [{ event: undefined }, 'event: an event'],
@@ -951,7 +1010,7 @@ describe('WatchEvents and PublishEvent over gRPC', () => {
     try {
       const { conversation: created } = await client.createConversation({ sessionId: '0badcafe', systemPrompt: '' });
       const id = created!.id;
-      const events = client.watchEvents({ conversationId: id, afterId: 0, storedOnly: false })[Symbol.asyncIterator]();
+      const events = client.watchEvents({ conversationId: id, afterId: 0, storedOnly: false, kinds: [] })[Symbol.asyncIterator]();
       const first = events.next();
       const big = 'x'.repeat(32 * 1024);
       const append = (content: string) =>
@@ -984,7 +1043,7 @@ describe('WatchEvents and PublishEvent over gRPC', () => {
       const lastId = received.at(-1)!.id;
       expect((failure as Error).message).toContain(`after_id ${lastId}`);
       // Watching again from there misses nothing.
-      const again = client.watchEvents({ conversationId: id, afterId: lastId, storedOnly: false })[Symbol.asyncIterator]();
+      const again = client.watchEvents({ conversationId: id, afterId: lastId, storedOnly: false, kinds: [] })[Symbol.asyncIterator]();
       const rest: string[] = [];
       while (rest.length < 200 - received.length) rest.push((await again.next()).value!.event!.messageAdded!.content.split(' ')[0]!);
       expect([...received.map((event) => event.messageAdded!.content.split(' ')[0]), ...rest]).toEqual(

@@ -6,7 +6,7 @@ import { invalidArgument, notFound } from '../common/grpc/errors.js';
 import { jsonObjectTextSchema } from '../common/json-value.js';
 import { parseStepBody, RUN_STATUSES, STEP_KINDS } from '../common/run-steps.js';
 import type { ServiceHandlers, StreamHandlerContext } from '../common/grpc/server.js';
-import type { EventFeed } from './event-feed.js';
+import { EVENT_KINDS, type EventFeed, type EventKind, MAX_WATCH_KINDS } from './event-feed.js';
 import { storedId } from './ids.js';
 import { A2A_DIALECTS, approvalStatus, messageRole } from './records.js';
 import { missing } from './sql/conversation-changes.js';
@@ -208,6 +208,9 @@ const auditEntry = z.object(
   { error: 'an audit entry (kind, actor, via, subject, detail_json)' },
 );
 
+const eventKinds = Object.keys(EVENT_KINDS) as EventKind[];
+const eventKind = z.enum(eventKinds, { error: `a kind of event: one of ${eventKinds.join(', ')}` });
+
 const webhookEndpoint = notBlank(maxChars(MAX_WEBHOOK_ENDPOINT_LENGTH), "required (the endpoint's name)");
 
 // PublishEvent carries live-only events; the stored kinds are the store's own to write, in the
@@ -352,6 +355,8 @@ const schemas = {
     // Empty: every conversation.
     conversationId: z.string(),
     afterId: z.number().int().min(0, 'an event id, or 0 for live events only'),
+    // Empty: every kind.
+    kinds: z.array(eventKind).max(MAX_WATCH_KINDS, `at most ${MAX_WATCH_KINDS} kinds`),
   }),
   publishEvent: z.object({ event: liveEvent }),
   renewRunLease: z.object({ conversationId, lease: runLease }),
@@ -505,13 +510,16 @@ export function conversationStoreHandlers(
       conversation: await conversationIf(request.returnConversation, request.conversationId),
     }),
     watchEvents: async function* (request, ctx) {
-      const { afterId } = request;
+      const { afterId, storedOnly } = request;
+      // Checked against EVENT_KINDS by its schema.
+      const kinds = request.kinds as EventKind[];
       // NOT_FOUND for an unknown conversation; its stored id is the key its events carry.
       const conversationId =
         request.conversationId === '' ? '' : (await storage.getConversation({ id: request.conversationId, includeMessages: false })).id;
-      for await (const event of feed.watch({ conversationId, afterId, storedOnly: request.storedOnly }, ctx.signal)) {
+      for await (const event of feed.watch({ conversationId, afterId, storedOnly, kinds }, ctx.signal)) {
         yield { event };
-        // Nothing follows a deletion: the watch of that one conversation ends with it.
+        // Nothing follows a deletion: the watch of that one conversation ends with it (whatever kinds it asked for, the
+        // feed sends it its conversation_deleted).
         if (conversationId !== '' && event.conversationDeleted) return;
       }
     },

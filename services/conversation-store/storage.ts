@@ -87,6 +87,8 @@ export interface EventRange {
   conversationId?: string;
   afterId: number;
   limit: number;
+  /** Only events of these kinds (store.proto's field names: "turn_ended"…); absent or empty: every kind. */
+  kinds?: readonly string[];
 }
 
 export interface ApprovalPage {

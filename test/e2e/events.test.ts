@@ -77,7 +77,7 @@ const isFinalAnswer = (event: ConversationEvent) =>
  * reader itself stops at `last`.)
  */
 async function watchConversation(id: string, last: (event: ConversationEvent) => boolean) {
-  const events = store.watchEvents({ conversationId: id, afterId: 1, storedOnly: false })[Symbol.asyncIterator]();
+  const events = store.watchEvents({ conversationId: id, afterId: 1, storedOnly: false, kinds: [] })[Symbol.asyncIterator]();
   const received: ConversationEvent[] = [];
   for (;;) {
     const { value } = await events.next();
@@ -168,7 +168,9 @@ describe('watching a conversation while it runs', () => {
     // Stored events have increasing ids; watching again from before them replays exactly those.
     const stored = received.filter((event) => event.id !== 0);
     expect(stored.every((event, index) => index === 0 || event.id > stored[index - 1]!.id)).toBe(true);
-    const replay = store.watchEvents({ conversationId: id, afterId: stored[0]!.id - 1, storedOnly: false })[Symbol.asyncIterator]();
+    const replay = store
+      .watchEvents({ conversationId: id, afterId: stored[0]!.id - 1, storedOnly: false, kinds: [] })
+      [Symbol.asyncIterator]();
     const replayed: ConversationEvent[] = [];
     while (replayed.length < stored.length) replayed.push((await replay.next()).value!.event!);
     await replay.return?.();

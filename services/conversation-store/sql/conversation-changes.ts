@@ -97,7 +97,7 @@ export abstract class ConversationChanges {
   protected async markTurnRunning(tx: SqlWrite, id: string, lease: pb.RunLease | undefined): Promise<void> {
     const row = await requireConversation(tx, id);
     const running = this.turnRunning(row);
-    if (row.running_turn_boot && !running) tx.changes.event(id, row.updated_at, { kind: 'turn_ended', outcome: 'interrupted' });
+    if (row.running_turn_boot && !running) await this.turnEnded(tx, id, row.updated_at, 'interrupted');
     const now = this.now();
     // The lease is the new turn's: a new owner, no takeovers yet; none clears an earlier one.
     await tx.run('markTurnRunning', {
@@ -116,7 +116,16 @@ export abstract class ConversationChanges {
   protected async endTurn(tx: SqlWrite, id: string, outcome: TurnOutcome): Promise<void> {
     if ((await tx.run('clearTurnRunning', { id })) === 0) return;
     // The event's time is the conversation's last change: a mark alone changes nothing a reader sees.
-    tx.changes.event(id, (await requireConversation(tx, id)).updated_at, { kind: 'turn_ended', outcome });
+    await this.turnEnded(tx, id, (await requireConversation(tx, id)).updated_at, outcome);
+  }
+
+  /**
+   * A turn_ended event, with whether the conversation has push-notification configs now (in this transaction, under the
+   * conversation's lock, as SetPushConfig): the A2A push outbox reads them only for a turn whose event says so.
+   */
+  private async turnEnded(tx: SqlWrite, id: string, at: string, outcome: TurnOutcome): Promise<void> {
+    const [found] = await tx.all<{ has: boolean | number }>('hasPushConfigs', { conversation_id: id });
+    tx.changes.event(id, at, { kind: 'turn_ended', outcome, hasPushConfigs: Boolean(found?.has) });
   }
 
   /**

@@ -243,9 +243,13 @@ function buildQueries(d: DialectSql) {
         lease_expires_at = ${d.leaseUntil('ttl_ms')}
       WHERE endpoint = @endpoint AND lease_owner = @owner`,
 
-    // Catch-up reads, a page at a time: over every conversation, or one's through its index.
+    // Catch-up reads, a page at a time: over every conversation, or one's through its index; of every kind, or of some
+    // (a watch that asked for a few kinds: the others are neither read out nor decoded).
     selectEventsAfter: `${eventsAfter} ORDER BY id LIMIT @limit`,
     selectConversationEventsAfter: `${eventsAfter} AND conversation_id = @conversation_id ORDER BY id LIMIT @limit`,
+    selectEventsOfKindsAfter: `${eventsAfter} AND ${d.inList('kind', 'kinds', 'text')} ORDER BY id LIMIT @limit`,
+    selectConversationEventsOfKindsAfter: `${eventsAfter} AND conversation_id = @conversation_id AND ${d.inList('kind', 'kinds', 'text')}
+      ORDER BY id LIMIT @limit`,
     latestEventId: `SELECT ${d.latestEventId} AS id`,
 
     upsertPushConfig: `${insert('push_configs', 'conversation_id, id, url, token, dialect, created_at')}
@@ -253,6 +257,8 @@ function buildQueries(d: DialectSql) {
     selectPushConfig: `${pushConfigs} AND id = @id`,
     selectPushConfigs: `${pushConfigs} ORDER BY created_at, id`,
     countPushConfigs: 'SELECT count(*) AS n FROM push_configs WHERE conversation_id = @conversation_id',
+    // One seek of the primary key (conversation_id, id): SQLite answers 0 or 1, PostgreSQL a boolean.
+    hasPushConfigs: 'SELECT EXISTS (SELECT 1 FROM push_configs WHERE conversation_id = @conversation_id) AS has',
     deletePushConfig: 'DELETE FROM push_configs WHERE conversation_id = @conversation_id AND id = @id',
 
     // Replaced with a `recorded` that only grows (the next AUTOINCREMENT key, or the next value of the serial).

@@ -73,6 +73,7 @@ import {
   unfinishedApprovals,
 } from './conversation-changes.js';
 import { deletionAuditRow, deletionRejection, pruneAuditHead, pruneEventHead } from './lifecycle.js';
+import type { QueryName } from './queries.js';
 import { type RunJournalRow, type RunStepRow, recordJournal, runRecordOf, runStepOf } from './run-journal.js';
 
 const pageSize = (asked: number) => Math.min(asked || DEFAULT_PAGE_SIZE, MAX_PAGE_SIZE);
@@ -496,7 +497,8 @@ export abstract class SqlConversationStorage extends ConversationChanges {
 
   async setPushConfig(config: pb.PushConfig): Promise<pb.PushConfig> {
     return this.write(async (tx) => {
-      const conversation = await requireConversation(tx, config.conversationId);
+      // Under the conversation's lock, like the write that ends a turn: that write sees this config or ends before it.
+      const conversation = await this.lockConversation(tx, config.conversationId);
       const [existing] = await tx.all<PushConfigRow>('selectPushConfig', { conversation_id: conversation.id, id: config.id });
       if (!existing) {
         const [count] = await tx.all<{ n: number | string }>('countPushConfigs', { conversation_id: conversation.id });
@@ -672,8 +674,10 @@ export abstract class SqlConversationStorage extends ConversationChanges {
     const every = range.conversationId === undefined;
     const conversationId = every ? undefined : storedId(range.conversationId!);
     if (!every && conversationId === undefined) return [];
-    const args = { conversation_id: conversationId, after_id: range.afterId, limit: range.limit };
-    const query = every ? 'selectEventsAfter' : 'selectConversationEventsAfter';
+    const kinds = range.kinds?.length ? range.kinds : undefined;
+    const args = { conversation_id: conversationId, after_id: range.afterId, limit: range.limit, kinds };
+    let query: QueryName = every ? 'selectEventsAfter' : 'selectConversationEventsAfter';
+    if (kinds) query = every ? 'selectEventsOfKindsAfter' : 'selectConversationEventsOfKindsAfter';
     return this.read(async (tx) => (await tx.all<EventRow>(query, args)).map(eventFromRow));
   }
 

@@ -4,7 +4,12 @@ import type { AddressInfo } from 'node:net';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterEach, describe, expect, it } from 'vitest';
-import { ConversationStoreServiceService } from '../../../gen/ts/asg/store/v1/store.js';
+import {
+  type ConversationEvent,
+  ConversationStatus,
+  ConversationStoreServiceService,
+  MessageRole,
+} from '../../../gen/ts/asg/store/v1/store.js';
 import { until } from '../../../test/support/until.js';
 import { configSchema } from '../../common/config/schema.js';
 import { configSlice } from '../../common/config/slices.js';
@@ -12,6 +17,7 @@ import { createPromiseClient } from '../../common/grpc/client.js';
 import type { LogFields, Logger } from '../../common/log.js';
 import { startConversationStore } from '../../conversation-store/index.js';
 import { DEFAULT_DELIVERY, WebhookDeliverer, type OutboxTarget } from './deliverer.js';
+import { a2aPushTarget } from './push.js';
 
 /**
  * The deliverer's retries, over a real conversation store (SQLite) and a real HTTP receiver:
@@ -147,5 +153,105 @@ describe('webhook delivery retries', () => {
     await deliverer.stop();
     expect(receiver.bodies).toHaveLength(1);
     expect(lines.filter((line) => line.level === 'error')).toEqual([]);
+  });
+});
+
+describe('A2A push outbox', () => {
+  type Store = Awaited<ReturnType<typeof startStore>>;
+
+  /** A turn of a conversation: its user message, then the answer that ends it. */
+  async function turn(store: Store, conversationId: string, text: string): Promise<void> {
+    await store.startTurn({ conversationId, message: { role: MessageRole.MESSAGE_ROLE_USER, content: text } });
+    await store.appendMessages({
+      conversationId,
+      messages: [{ role: MessageRole.MESSAGE_ROLE_ASSISTANT, content: `re: ${text}` }],
+      status: ConversationStatus.CONVERSATION_STATUS_UNSPECIFIED,
+      returnConversation: false,
+      endsTurn: true,
+    });
+  }
+
+  const create = async (store: Store) => (await store.createConversation({ sessionId: 'a1b2c3d4', systemPrompt: '' })).conversation!.id;
+
+  /** The push outbox over `store`, holding its cursor; `store` may be one that notes what the outbox asks of it. */
+  async function startPushOutbox(store: Store) {
+    const lines: Line[] = [];
+    const deliverer = new WebhookDeliverer(
+      a2aPushTarget({ store }, true),
+      { store },
+      { owner: 'test-owner', node: 'test' },
+      { ...DEFAULT_DELIVERY, claimEveryMs: 50 },
+      recordingLogger(lines),
+    );
+    deliverer.start();
+    cleanups.push(() => deliverer.stop());
+    await until('the cursor held', () => lines.some((line) => line.msg === 'delivering A2A push notifications'));
+    return deliverer;
+  }
+
+  it('is sent the turn ends alone, and reads the push configs only of a task that had one when its turn ended', async () => {
+    const receiver = await startReceiver(() => 200);
+    const store = await startStore();
+    // The real store client, noting what the outbox was sent and whose push configs it read.
+    const sent: ConversationEvent[] = [];
+    const listed: string[] = [];
+    const observed: Store = {
+      ...store,
+      watchEvents: (request, opts) => ({
+        async *[Symbol.asyncIterator]() {
+          for await (const response of store.watchEvents(request, opts)) {
+            if (response.event) sent.push(response.event);
+            yield response;
+          }
+        },
+      }),
+      listPushConfigs: (request, opts) => {
+        listed.push(request.conversationId);
+        return store.listPushConfigs(request, opts);
+      },
+    };
+    // A new cursor starts at the newest event: made before it, so that it starts at a stored one.
+    const quiet = await create(store);
+    await startPushOutbox(observed);
+
+    const pushed = await create(store);
+    await store.setPushConfig({
+      config: { conversationId: pushed, id: 'cfg', url: receiver.url, token: 'tok', dialect: 'v1.0', createdAt: undefined },
+    });
+    await turn(store, quiet, 'no config');
+    await turn(store, quiet, 'still none');
+    await turn(store, pushed, 'with a config');
+    // Delivered in order: once the last turn's notification is taken, the two before it were handled.
+    await until('the notification delivered', () => receiver.bodies.length === 1);
+    expect(JSON.parse(receiver.bodies[0]!)).toMatchObject({ task: { id: pushed, status: { state: 'TASK_STATE_COMPLETED' } } });
+    expect(sent.map((event) => [event.conversationId, event.turnEnded?.hasPushConfigs])).toEqual([
+      [quiet, false],
+      [quiet, false],
+      [pushed, true],
+    ]);
+    expect(listed).toEqual([pushed]);
+  });
+
+  it('moves a new cursor of an empty outbox to the first stored event, of any kind: a turn that ends while no replica delivers is not missed', async () => {
+    const receiver = await startReceiver(() => 200);
+    const store = await startStore();
+    // Started on an empty database: its cursor is 0, which would ask the store for live events only.
+    const first = await startPushOutbox(store);
+    const pushed = await create(store);
+    await until('the cursor moved to the first stored event', async () => {
+      const { lastEventId } = await store.claimWebhookCursor({
+        endpoint: 'a2a-push',
+        lease: { owner: 'test-owner', node: 'test', ttlMs: 30_000 },
+      });
+      return lastEventId > 0;
+    });
+    await first.stop();
+    await store.setPushConfig({
+      config: { conversationId: pushed, id: 'cfg', url: receiver.url, token: '', dialect: 'v1.0', createdAt: undefined },
+    });
+    await turn(store, pushed, 'while nobody delivers');
+    await startPushOutbox(store);
+    await until('the notification delivered', () => receiver.bodies.length === 1);
+    expect(JSON.parse(receiver.bodies[0]!)).toMatchObject({ task: { id: pushed } });
   });
 });

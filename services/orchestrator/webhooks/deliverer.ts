@@ -5,7 +5,7 @@ import { GrpcStatus, isCode } from '../../common/grpc/errors.js';
 import type { Logger } from '../../common/log.js';
 import type { OrchestratorClients } from '../clients.js';
 import { errorText } from '../run/io.js';
-import { webhookId, webhookPayload, type WebhookEventType } from './events.js';
+import { storedKindsOf, webhookId, webhookPayload, type WebhookEventType } from './events.js';
 import { webhookHeaders } from './signing.js';
 
 /** How deliveries are paced; internal (not in the configuration file), tests shorten it. */
@@ -90,6 +90,11 @@ export interface OutboxTarget {
   name: string;
   /** What it delivers, for the logs: "webhook events", "A2A push notifications". */
   label: string;
+  /**
+   * The stored event kinds that can call for a post (store.proto's names: "turn_ended"…), which the store then sends
+   * alone; absent: every kind. Every event `posts` answers with a post for must be of one of them.
+   */
+  kinds?: readonly string[];
   posts(event: ConversationEvent): Promise<OutboundPost[]>;
 }
 
@@ -100,6 +105,7 @@ export function webhookTarget(endpoint: WebhookEndpoint): OutboxTarget {
     origin: endpoint.origin,
     name: endpoint.name,
     label: 'webhook events',
+    kinds: storedKindsOf(endpoint.events),
     async posts(event) {
       const payload = webhookPayload(event);
       if (!payload || !endpoint.events.has(payload.type)) return [];
@@ -122,12 +128,13 @@ export function webhookTarget(endpoint: WebhookEndpoint): OutboxTarget {
 /**
  * Delivers one endpoint's events: the store's events table is the outbox, and the
  * endpoint's cursor (the id of the last event it got, or was given up on for) is held by one
- * replica at a time with a lease, like a run. The holder reads the events after the cursor,
- * in id order, POSTs each one the webhook subscribed to — signed, with its own deadline,
- * retried with exponential backoff — and advances the cursor past every event, subscribed or
- * not. Nothing here is on a turn's path: a receiver that is slow or down delays only its own
- * deliveries. At least once: a replica that dies between a POST and its advance leaves the
- * event to be sent again by the next holder, with the same webhook-id.
+ * replica at a time with a lease, like a run. The holder reads the events after the cursor in
+ * id order (of the kinds the target names, when it names some: the store sends no other), POSTs
+ * each one the webhook subscribed to — signed, with its own deadline, retried with exponential
+ * backoff — and advances the cursor past every event it read, subscribed or not. Nothing here
+ * is on a turn's path: a receiver that is slow or down delays only its own deliveries. At least
+ * once: a replica that dies between a POST and its advance leaves the event to be sent again by
+ * the next holder, with the same webhook-id.
  */
 export class WebhookDeliverer {
   private readonly stopping = new AbortController();
@@ -233,9 +240,14 @@ export class WebhookDeliverer {
     let failures = 0;
     let advancedAt = 0;
     while (!held.aborted) {
+      // A stream of the kinds the target can post for: the cursor moves only to events it was sent, and the events left
+      // out between them called for nothing. But after_id 0 asks for live events only (a new cursor of an empty outbox
+      // starts there): until the cursor names a stored event, events of every kind move it, else a restart before the
+      // first event of those kinds would miss the ones stored in between.
+      const kinds = cursor === 0 ? [] : [...(this.endpoint.kinds ?? [])];
       try {
         for await (const { event } of this.clients.store.watchEvents(
-          { conversationId: '', afterId: cursor, storedOnly: true },
+          { conversationId: '', afterId: cursor, storedOnly: true, kinds },
           { timeoutMs: WATCH_STREAM_MS, signal: held },
         )) {
           // Live-only events (id 0) are not stored, so no webhook's: only stored events move the cursor.
@@ -253,6 +265,8 @@ export class WebhookDeliverer {
             return;
           }
           advancedAt = Date.now();
+          // The cursor names a stored event now: the stream opens again after it, with the target's kinds.
+          if (kinds.length === 0 && this.endpoint.kinds?.length) break;
         }
       } catch (error) {
         if (held.aborted) return;

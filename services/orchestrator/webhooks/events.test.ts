@@ -1,6 +1,7 @@
 import { describe, expect, it } from 'vitest';
 import { ApprovalStatus, type ConversationEvent, type PendingApproval } from '../../../gen/ts/asg/store/v1/store.js';
-import { webhookId, webhookPayload } from './events.js';
+import { WEBHOOK_EVENTS } from '../../common/config/schema.js';
+import { storedKindsOf, webhookId, webhookPayload } from './events.js';
 
 const at = new Date('2026-05-01T10:00:00.000Z');
 const approval: PendingApproval = {
@@ -97,6 +98,26 @@ describe('stored events as webhook events', () => {
     expect(webhookPayload(event({ turnEnded: {} }))).toBeUndefined();
     expect(webhookPayload(event({ turnEnded: { outcome: 'something-new' } }))).toBeUndefined();
     expect(webhookPayload(event({ statusChanged: 2 }))).toBeUndefined();
+  });
+
+  it('a webhook watches only the stored kinds its events come from: every event it would be sent is of one of them', () => {
+    const samples: [kind: string, event: ConversationEvent][] = [
+      ['message_added', event({ messageAdded: { id: 'm', role: 2, content: 'hi', seq: 2, createdAt: at } })],
+      ['approval_requested', event({ approvalRequested: approval })],
+      ['approval_resolved', event({ approvalResolved: { ...approval, status: ApprovalStatus.APPROVAL_STATUS_REJECTED } })],
+      ['approval_escalated', event({ approvalEscalated: { ...approval, escalatedAt: at } })],
+      ['status_changed', event({ statusChanged: 2 })],
+      ['turn_started', event({ turnStarted: {} })],
+      ['turn_ended', event({ turnEnded: { outcome: 'answered' } })],
+      ['turn_ended', event({ turnEnded: { outcome: 'failed' } })],
+      ['conversation_deleted', event({ conversationDeleted: {} })],
+    ];
+    for (const type of WEBHOOK_EVENTS) {
+      const from = samples.filter(([, sample]) => webhookPayload(sample)?.type === type).map(([kind]) => kind);
+      expect(from.length).toBeGreaterThan(0);
+      for (const kind of from) expect(storedKindsOf([type])).toContain(kind);
+    }
+    expect(storedKindsOf(['run.completed', 'run.failed', 'approval.decided'])).toEqual(['turn_ended', 'approval_resolved']);
   });
 
   it('the webhook-id is stable per event and endpoint', () => {

@@ -41,6 +41,23 @@ export function webhookPayload(event: ConversationEvent): WebhookPayload | undef
   return undefined;
 }
 
+/**
+ * The stored event kind (store.proto's field name in ConversationEvent's `kind`) each webhook event comes from, as
+ * `webhookPayload` maps them: a webhook's stream needs only the kinds of the events it subscribed to.
+ */
+const STORED_KIND: Record<WebhookEventType, string> = {
+  'approval.requested': 'approval_requested',
+  'approval.decided': 'approval_resolved',
+  'approval.escalated': 'approval_escalated',
+  'run.completed': 'turn_ended',
+  'run.failed': 'turn_ended',
+};
+
+/** The stored event kinds the webhook events come from (WatchEventsRequest.kinds), each once. */
+export function storedKindsOf(events: Iterable<WebhookEventType>): string[] {
+  return [...new Set([...events].map((type) => STORED_KIND[type]))];
+}
+
 /** The webhook-id of an event for an endpoint: the same at every attempt, so a receiver can drop a repeat. */
 export function webhookId(endpoint: string, eventId: number): string {
   return `msg_${endpoint.slice(0, 16)}_${eventId}`;

@@ -19,7 +19,9 @@ import type { OutboundPost, OutboxTarget } from './deliverer.js';
  * its task gets the task as it now is — `completed` with its artifact, `input-required` with
  * the approval it waits for, or `failed` — POSTed as the task's A2A dialect writes it (v0.3:
  * the Task object; v1.0: a StreamResponse `{"task": …}`), with the config's token in
- * `X-A2A-Notification-Token`. Most turns belong to tasks with no config: one indexed read each.
+ * `X-A2A-Notification-Token`. Its stream carries `turn_ended` events alone; most turns belong
+ * to tasks with no config, which the event says (`has_push_configs`, read when the turn ended),
+ * and nothing more is read for them.
  */
 
 const PUSH_CURSOR = 'a2a-push';
@@ -161,8 +163,11 @@ export function a2aPushTarget(clients: PushClients, allowPrivateNetworks: boolea
     origin: 'the tasks’ push-notification urls',
     name: PUSH_CURSOR,
     label: 'A2A push notifications',
+    kinds: ['turn_ended'],
     async posts(event: ConversationEvent) {
       if (!event.turnEnded) return [];
+      // false: the task had no config when its turn ended; absent (an event of an earlier release): not known.
+      if (event.turnEnded.hasPushConfigs === false) return [];
       const { configs } = await clients.store.listPushConfigs({ conversationId: event.conversationId });
       if (configs.length === 0) return [];
       const { conversation } = await clients.store.getConversation({
