@@ -11,7 +11,7 @@ import {
   type Conversation,
   ConversationEvent,
   type NewApproval,
-  type PendingApproval,
+  PendingApproval,
   type PublishEventRequest,
   type Run,
   type RunLease,
@@ -947,6 +947,19 @@ describe('WatchEvents and PublishEvent over gRPC', () => {
             conversationId: id,
             at: undefined,
             messageAdded: { id: 'm', role: 2, content: 'forged', seq: 9, createdAt: undefined },
+          },
+        },
+        'stored kinds are written by the store itself',
+      ],
+      [
+        // Every stored kind is the store's own, the escalation too, even beside a live one.
+        {
+          event: {
+            id: 0,
+            conversationId: id,
+            at: undefined,
+            textDelta: { text: 'a' },
+            approvalEscalated: PendingApproval.fromPartial({ uuid: 'forged', toolName: 'delete_file' }),
           },
         },
         'stored kinds are written by the store itself',

@@ -215,19 +215,12 @@ const webhookEndpoint = notBlank(maxChars(MAX_WEBHOOK_ENDPOINT_LENGTH), "require
 
 // PublishEvent carries live-only events; the stored kinds are the store's own to write, in the
 // transaction of their change (store.proto, ConversationEvent).
-const LIVE_KINDS = ['toolCallStarted', 'toolCallFinished', 'textDelta'] as const;
-const STORED_KINDS = [
-  'messageAdded',
-  'approvalRequested',
-  'approvalResolved',
-  'statusChanged',
-  'turnStarted',
-  'turnEnded',
-  'conversationDeleted',
-] as const;
+const LIVE_KINDS: readonly string[] = ['toolCallStarted', 'toolCallFinished', 'textDelta'];
+const STORED_KINDS = Object.values(EVENT_KINDS).filter((kind) => !LIVE_KINDS.includes(kind));
 const ONE_LIVE_KIND = 'exactly one of tool_call_started, tool_call_finished, text_delta (stored kinds are written by the store itself)';
+// Loose: the refinement must see every field the request carries, the stored kinds among them.
 const liveEvent = z
-  .object(
+  .looseObject(
     {
       conversationId,
       toolCallStarted: toolCall.optional(),
