@@ -60,8 +60,8 @@ describe('EventFeed.watch', () => {
     expect((await collect(feed.watch({ conversationId: 'c1', afterId: 4, signal: open() }), 1)).map((e) => e.id)).toEqual([5]);
     await collect(feed.watch({ afterId: 0, signal: open() }), 1);
     expect(calls).toEqual([
-      [{ conversationId: 'c1', afterId: 4, storedOnly: false }, WATCH_STREAM_MS],
-      [{ conversationId: '', afterId: 0, storedOnly: false }, WATCH_STREAM_MS],
+      [{ conversationId: 'c1', afterId: 4, storedOnly: false, kinds: [] }, WATCH_STREAM_MS],
+      [{ conversationId: '', afterId: 0, storedOnly: false, kinds: [] }, WATCH_STREAM_MS],
     ]);
   });
 
