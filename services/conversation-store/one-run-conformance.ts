@@ -174,31 +174,6 @@ export function oneRunConformance(driver: StorageDriver): void {
       expect(inOne).toContain('turnStarted');
     });
 
-    it('marks the approved call executing in the claim that wins with starts_execution; a lost claim marks nothing', async () => {
-      const id = await newConversation();
-      await storage.startTurn({ conversationId: id, message: user('delete it') });
-      const approval = await pendingApproval(id);
-      const approveAndStart = () =>
-        storage.claimApproval({
-          uuid: approval.uuid,
-          approved: true,
-          messages: [],
-          clearRun: false,
-          alsoReject: [],
-          startsExecution: true,
-        });
-      const won = await approveAndStart();
-      expect(won).toMatchObject({ claimed: true, approval: { status: ApprovalStatus.APPROVAL_STATUS_EXECUTING } });
-      // The decision told is the approval; executing is the call's state, not a second decision.
-      const resolved = events.flatMap((event) => (event.approvalResolved ? [event.approvalResolved.status] : []));
-      expect(resolved).toEqual([ApprovalStatus.APPROVAL_STATUS_APPROVED]);
-      await expect(storage.startApprovalExecution(approval.uuid)).rejects.toMatchObject({ code: GrpcStatus.FAILED_PRECONDITION });
-      const lost = await approveAndStart();
-      expect(lost).toMatchObject({ claimed: false, approval: { status: ApprovalStatus.APPROVAL_STATUS_EXECUTING } });
-      const finished = await storage.finishApprovalExecution({ uuid: approval.uuid, success: true, messages: [] });
-      expect(finished.status).toBe(ApprovalStatus.APPROVAL_STATUS_DONE);
-    });
-
     it('a rejection starts no turn', async () => {
       const id = await newConversation();
       await storage.startTurn({ conversationId: id, message: user('delete it') });

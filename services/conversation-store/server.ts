@@ -306,11 +306,6 @@ const schemas = {
       expired: z.boolean().optional(),
       decisionId: notBlank(maxChars(MAX_DECISION_ID_LENGTH), 'an id, not blank (absent: none)').optional(),
       journal: runJournal.optional(),
-      startsExecution: z.boolean().optional(),
-    })
-    .refine((request) => request.approved || !request.startsExecution, {
-      message: 'only an approval starts its call',
-      path: ['startsExecution'],
     })
     .refine((request) => !request.approved || request.alsoReject.length === 0, {
       message: 'only a rejection rejects other approvals with it',

@@ -438,8 +438,13 @@ export class TurnRunner {
     try {
       start = await begin();
     } catch (error) {
-      // A creation the store may or may not have made names no conversation to look at: its caller is told it failed.
-      if (!outcomeUnknown(error) || conversationId === '') throw error;
+      if (!outcomeUnknown(error)) throw error;
+      // A creation the store may have made names no conversation to look at; if it was made, its first turn is taken
+      // over from what is stored, as a started turn's is.
+      if (conversationId === '')
+        throw unavailable(
+          `whether the conversation was created is not known: the conversation store did not answer (${errorText(error)}); if it was, its first turn is run from what is stored. Look for it in your conversations before you send the message again`,
+        );
       // The message may have been appended and its turn marked with this replica's lease.
       void this.leases.giveUp(conversationId);
       return unsettledTurn(

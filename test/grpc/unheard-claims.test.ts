@@ -18,6 +18,7 @@ import { ApprovalStatus, ConversationStoreServiceService } from '../../gen/ts/as
 import { configSchema } from '../../services/common/config/schema.js';
 import { configSlice } from '../../services/common/config/slices.js';
 import { createPromiseClient, type PromiseClient } from '../../services/common/grpc/client.js';
+import { GrpcStatus } from '../../services/common/grpc/errors.js';
 import { HEALTH_DEFINITION } from '../../services/common/grpc/health.js';
 import type { RunningService } from '../../services/common/service.js';
 import { startA2aBridge } from '../../services/a2a-bridge/index.js';
@@ -28,6 +29,7 @@ import { startToolBroker } from '../../services/tool-broker/index.js';
 import { MISBEHAVING } from '../fixtures/mcp-peers.js';
 import { TEST_GEMINI_KEY } from '../support/agent-process.js';
 import { startGrpcFaultProxy, type GrpcFaultProxy } from '../support/grpc-fault-proxy.js';
+import { until } from '../support/until.js';
 import { recordingLogger } from '../support/recording-logger.js';
 import { startScriptedModel, type ModelScript, type ScriptedModelServer } from '../support/scripted-model.js';
 
@@ -125,4 +127,20 @@ it('a decision whose claim took but whose answer was lost is known for its own b
   expect(stored).toMatchObject({ status: ApprovalStatus.APPROVAL_STATUS_DONE, decidedBy: 'alice', via: 'rest' });
   expect(stored.decisionId).toMatch(/^[0-9a-f-]{36}$/);
   expect(callsMade().filter((call) => call.includes('"unheard"'))).toHaveLength(1);
+}, 60_000);
+
+it('a new conversation whose creation took but whose answer was lost: its caller is told so, and its first turn is run from what is stored', async () => {
+  const tag = 'created-unheard';
+  relay.failNext('createConversation', 'unheard');
+  await expect(relayed.createConversation({ message: JSON.stringify({ call: 'slow_write', args: { ms: 1, tag } }) })).rejects.toMatchObject(
+    { code: GrpcStatus.UNAVAILABLE, message: expect.stringContaining('whether the conversation was created is not known') },
+  );
+  expect(relay.failed.at(-1)).toBe('createConversation unheard');
+  // The lease of the turn that was never answered runs out, and a replica takes the turn over: its destructive call stops.
+  const waiting = await until('the created conversation to wait for its approval', async () => {
+    const { conversations } = await storeClient.listConversations({ pageSize: 50, pageToken: '' });
+    return conversations.find((conversation) => (conversation.title ?? '').includes(tag) && conversation.pendingApprovals.length === 1);
+  });
+  expect(waiting.pendingApprovals[0]).toMatchObject({ toolName: 'slow_write' });
+  expect(callsMade().filter((call) => call.includes(tag))).toEqual([]);
 }, 60_000);

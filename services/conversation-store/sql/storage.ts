@@ -316,10 +316,7 @@ export abstract class SqlConversationStorage extends ConversationChanges {
       await recordJournal(tx, conversation.id, request.journal, this.now(), Number(conversation.message_count));
       // Approved (or a rejection the model is told of), the turn goes on, with the caller's lease if any.
       if (request.approved || request.continuesTurn) await this.markTurnRunning(tx, conversation.id, request.lease);
-      const started =
-        request.startsExecution &&
-        (await this.moveApproval(tx, claimed.uuid, 'approved', 'executing', 'only an approved call can start executing'));
-      return { claimed: true, approval: approvalFromRow(started || claimed) };
+      return { claimed: true, approval: approvalFromRow(claimed) };
     });
     // The refusal is audited in a transaction that wrote nothing else, and then told.
     if (outcome === 'refused')

@@ -75,7 +75,6 @@ export function approvalDecided(transition: Transition, decided: DecidedEvent): 
       clearRun: false,
       alsoReject: [],
       continuesTurn: false,
-      startsExecution: false,
     });
     return;
   }
@@ -408,8 +407,6 @@ export function claim(transition: Transition): void {
       clearRun: false,
       alsoReject: [],
       continuesTurn: true,
-      // A won approval always runs its call next (claimed): one write decides and marks it executing.
-      startsExecution: true,
     });
     return;
   }
@@ -440,7 +437,6 @@ export function claim(transition: Transition): void {
     clearRun: !continues,
     alsoReject,
     continuesTurn: continues,
-    startsExecution: false,
     ...(!continues && { expectedRunRevision: transition.state.revision }),
   });
 }
@@ -525,7 +521,6 @@ export function claimed(transition: Transition, won: boolean, stored?: PendingAp
       kind: 'runApproved',
       uuid: decision.uuid,
       approval,
-      executionStarted: approval.status === ApprovalStatus.APPROVAL_STATUS_EXECUTING,
       ...(node !== undefined && { node }),
       ...(edited && { edited }),
       ...(input && { input }),

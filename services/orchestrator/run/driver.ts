@@ -250,7 +250,6 @@ export class RunDriver {
             clearRun: effect.clearRun,
             alsoReject: effect.alsoReject,
             continuesTurn: effect.continuesTurn,
-            ...(effect.startsExecution && { startsExecution: true }),
             expectedRunRevision: effect.expectedRunRevision,
             ...(effect.continuesTurn && { lease: this.leases.lease() }),
             // Who decided and how, recorded with the decision (and audited) in the claim's transaction.
@@ -579,9 +578,9 @@ export class RunDriver {
     effect: Extract<Effect, { kind: 'runApproved' }>,
     activation: Activation,
   ): Promise<ToolOutcome> {
-    const { edited, input, node, notRun, executionStarted } = effect;
+    const { edited, input, node, notRun } = effect;
     const args = edited?.args ?? jsonObjectOf(approval.toolArgsJson);
-    if (!executionStarted) await this.clients.store.startApprovalExecution({ uuid: approval.uuid });
+    await this.clients.store.startApprovalExecution({ uuid: approval.uuid });
     const outcome: ToolOutcome =
       notRun !== undefined
         ? { text: notRun, isError: true }

@@ -1367,22 +1367,13 @@ describe('approve: claim, run the stored call once, go on', () => {
 
     const decided = step(start, ev.decide(approval, true), SIMPLE);
     expect(work(decided.effects)).toEqual([
-      {
-        kind: 'claim',
-        uuid: approval.uuid,
-        approved: true,
-        messages: [],
-        clearRun: false,
-        alsoReject: [],
-        continuesTurn: true,
-        startsExecution: true,
-      },
+      { kind: 'claim', uuid: approval.uuid, approved: true, messages: [], clearRun: false, alsoReject: [], continuesTurn: true },
     ]);
     expect(decided.state.decision).toMatchObject({ uuid: approval.uuid, approved: true, claimed: false, pause: run.pending[0] });
     expect(decided.state.activation).toBe('activation-2');
 
     const won = step(decided.state, ev.claimed(true), SIMPLE);
-    expect(work(won.effects)).toEqual([{ kind: 'runApproved', uuid: approval.uuid, approval, executionStarted: false }]);
+    expect(work(won.effects)).toEqual([{ kind: 'runApproved', uuid: approval.uuid, approval }]);
     expect(won.state.decision!.claimed).toBe(true);
 
     const ran = step(won.state, ev.ran(approval.uuid, 'added x'), SIMPLE);
@@ -1403,18 +1394,6 @@ describe('approve: claim, run the stored call once, go on', () => {
     expect(work(done.effects)).toEqual([{ kind: 'done', answer: { kind: 'answered', response: 'x is added' } }]);
   });
 
-  it('a won claim that marked the call executing: runApproved asks for no write of its own; one that did not, does', () => {
-    const { run, approval } = simplePaused();
-    const decided = step(storedRun(run, 4), ev.decide(approval, true), SIMPLE);
-    const executing = { ...approval, status: ApprovalStatus.APPROVAL_STATUS_EXECUTING };
-    const marked = step(decided.state, { kind: 'claimed', won: true, approval: executing }, SIMPLE);
-    expect(only(marked.effects, 'runApproved')).toMatchObject({ approval: executing, executionStarted: true });
-    // A claim stored as approved only (made before claims started calls): the call is marked executing first.
-    const approvedOnly = { ...approval, status: ApprovalStatus.APPROVAL_STATUS_APPROVED };
-    const unmarked = step(decided.state, { kind: 'claimed', won: true, approval: approvedOnly }, SIMPLE);
-    expect(only(unmarked.effects, 'runApproved')).toMatchObject({ executionStarted: false });
-  });
-
   it('an agent tree: runApproved names the node; loadHistory takes the pause’s nodeMessages', () => {
     const env = treeEnv(sequentialTree);
     const paused = feed(
@@ -1429,7 +1408,7 @@ describe('approve: claim, run the stored call once, go on', () => {
     expect(write.run!.pending[0]!.nodeMessages).toBe(3);
     const approval = pendingOf(write.approvals[0]!);
     const won = feed(storedRun(write.run!, 4), env, ev.decide(approval, true), ev.claimed(true));
-    expect(work(won.effects)).toEqual([{ kind: 'runApproved', uuid: approval.uuid, approval, executionStarted: false, node: 'executor' }]);
+    expect(work(won.effects)).toEqual([{ kind: 'runApproved', uuid: approval.uuid, approval, node: 'executor' }]);
     const out = feed(won.state, env, ev.ran(approval.uuid, 'added x'), ev.tools());
     expect(work(out.effects)).toEqual([{ kind: 'loadHistory', path: [1], node: 'executor', nodeMessages: 3 }]);
     // The rest of the sequence runs after the resumed node; the session kept from the pause resolves its prompt.
@@ -1564,7 +1543,6 @@ describe('reject', () => {
       clearRun: false,
       alsoReject: [],
       continuesTurn: true,
-      startsExecution: false,
     });
     const won = step(decided.state, ev.claimed(true), SIMPLE);
     expect(work(won.effects)).toEqual([{ kind: 'loadTools' }]);
@@ -1862,7 +1840,7 @@ describe('timerFired and cancel: no new work, in-flight results come back', () =
     const stopped = step(claiming.state, { kind: 'timerFired' }, SIMPLE);
     expect(stopped.effects).toEqual([]);
     const won = step(stopped.state, ev.claimed(true), SIMPLE);
-    expect(work(won.effects)).toEqual([{ kind: 'runApproved', uuid: approval.uuid, approval, executionStarted: false }]);
+    expect(work(won.effects)).toEqual([{ kind: 'runApproved', uuid: approval.uuid, approval }]);
     const ran = step(won.state, ev.ran(approval.uuid, 'added x'), SIMPLE);
     expect(work(ran.effects)).toEqual([
       {
@@ -2452,7 +2430,7 @@ rows('a decision records who made it and how; edits run; expiries reject', [
       const won = step(state, ev.claimed(true), SIMPLE);
       const { approval } = simplePaused();
       expect(work(won.effects)).toEqual([
-        { kind: 'runApproved', uuid: approval.uuid, approval, executionStarted: false, edited: { args: { name: 'y' }, by: 'alice' } },
+        { kind: 'runApproved', uuid: approval.uuid, approval, edited: { args: { name: 'y' }, by: 'alice' } },
       ]);
       // The pause (and its hash) stays the model's call: the integrity check is on the stored arguments.
       expect(won.state.resume!.argsHash).toBe(callHash('resources_add', { name: 'x' }));
@@ -2761,7 +2739,6 @@ describe("an MCP server's question stops the turn as a pending approval", () => 
       kind: 'runApproved',
       uuid: approval.uuid,
       approval,
-      executionStarted: false,
       input: { request: asking(), responses: { guest: { action: 'accept', content: { name: 'Ada' } } } },
     });
     const after = step(running.state, ev.ran(approval.uuid, 'room A booked for Ada'), SIMPLE);

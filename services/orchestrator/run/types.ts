@@ -494,8 +494,6 @@ export type Effect =
       clearRun: boolean;
       alsoReject: ApprovalRejection[];
       continuesTurn: boolean;
-      /** An approval that wins also marks its call executing in the claim's write: the call runs next (runApproved). */
-      startsExecution: boolean;
       expectedRunRevision?: number;
       journal?: RunJournalEntry;
     } & DecisionFacts)
@@ -509,8 +507,6 @@ export type Effect =
       uuid: string;
       /** The approval as the decision read it (a claim's answer, when there was one, is newer). */
       approval: PendingApproval;
-      /** The claim marked the call executing already (else a write of its own marks it first). */
-      executionStarted: boolean;
       node?: string;
       notRun?: string;
       edited?: { args: Record<string, unknown>; by: string };
