@@ -5,14 +5,7 @@
  * (sqlite-storage.test.ts, postgres-storage.test.ts).
  */
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
-import {
-  ApprovalStatus,
-  ConversationStatus,
-  MessageRole,
-  type ConversationEvent,
-  type NewMessage,
-} from '../../gen/ts/asg/store/v1/store.js';
-import { GrpcStatus } from '../common/grpc/errors.js';
+import { ConversationStatus, MessageRole, type ConversationEvent, type NewMessage } from '../../gen/ts/asg/store/v1/store.js';
 import type { ConversationStorage } from './storage.js';
 import type { StorageDriver } from '../../test/support/storage-drivers.js';
 
