@@ -407,7 +407,7 @@ export class TurnRunner {
                 turnOf,
               ),
             ),
-          (error) => this.log.warn('turn failed after its caller was answered', { conversation: conversationId, error: errorText(error) }),
+          (error) => this.log.warn('turn failed after its caller was answered', { conversation: turnOf, error: errorText(error) }),
         );
         recordTurn(
           reply.unsettled ? 'unknown' : reply.result?.waitingApproval ? 'waiting_approval' : 'answered',
