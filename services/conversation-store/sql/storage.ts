@@ -103,27 +103,37 @@ export abstract class SqlConversationStorage extends ConversationChanges {
     return subscribe(this.liveListeners, listener);
   }
 
+  /** Inserts a new active conversation with its first `messages`, all one change at one timestamp; its id. */
+  private async insertActiveConversation(
+    tx: SqlWrite,
+    fields: Pick<pb.CreateConversationRequest, 'sessionId' | 'owner' | 'a2aOrigin'>,
+    messages: pb.NewMessage[],
+  ): Promise<string> {
+    const [newest] = await tx.all<{ created_at: string }>('newestCreatedAt', {});
+    const createdAt = timestampAfter(newest?.created_at, this.now());
+    const id = randomUUID();
+    const owner = fields.owner ?? null;
+    await tx.run('insertConversation', {
+      id,
+      session_id: fields.sessionId,
+      created_at: createdAt,
+      a2a_dialect: fields.a2aOrigin?.dialect ?? null,
+      a2a_context_id: fields.a2aOrigin?.contextId ?? null,
+      owner,
+    });
+    tx.changes.count(owner, 'active', 1);
+    // From no status to active: the event that makes it known to watchers of every conversation.
+    tx.changes.event(id, createdAt, { kind: 'status_changed', status: 'active' });
+    // The conversation row and its first messages share one timestamp: it is one change.
+    await this.applyChange(tx, await requireConversation(tx, id), { messages }, createdAt);
+    return id;
+  }
+
   /** A new active conversation; a non-empty system prompt becomes message seq 1. */
   async createConversation(request: pb.CreateConversationRequest): Promise<pb.Conversation> {
     return this.write(async (tx) => {
-      const [newest] = await tx.all<{ created_at: string }>('newestCreatedAt', {});
-      const createdAt = timestampAfter(newest?.created_at, this.now());
-      const id = randomUUID();
-      const owner = request.owner ?? null;
-      await tx.run('insertConversation', {
-        id,
-        session_id: request.sessionId,
-        created_at: createdAt,
-        a2a_dialect: request.a2aOrigin?.dialect ?? null,
-        a2a_context_id: request.a2aOrigin?.contextId ?? null,
-        owner,
-      });
-      tx.changes.count(owner, 'active', 1);
       const messages = request.systemPrompt === '' ? [] : [{ role: MessageRole.MESSAGE_ROLE_SYSTEM, content: request.systemPrompt }];
-      // From no status to active: the event that makes it known to watchers of every conversation.
-      tx.changes.event(id, createdAt, { kind: 'status_changed', status: 'active' });
-      // The conversation row and its first message share one timestamp: it is one change.
-      await this.applyChange(tx, await requireConversation(tx, id), { messages }, createdAt);
+      const id = await this.insertActiveConversation(tx, request, messages);
       // Its first turn, as StartTurn starts one on an idle conversation (no note, no run, nothing unfinished to settle).
       if (request.firstMessage) {
         await this.applyChange(tx, await requireConversation(tx, id), { messages: [request.firstMessage] });
@@ -150,21 +160,7 @@ export abstract class SqlConversationStorage extends ConversationChanges {
         .map(
           ({ role, content, toolCall, usage, compaction, node }): pb.NewMessage => ({ role, content, toolCall, usage, compaction, node }),
         );
-      const [newest] = await tx.all<{ created_at: string }>('newestCreatedAt', {});
-      const createdAt = timestampAfter(newest?.created_at, this.now());
-      const id = randomUUID();
-      const owner = request.owner ?? null;
-      await tx.run('insertConversation', {
-        id,
-        session_id: request.sessionId,
-        created_at: createdAt,
-        a2a_dialect: null,
-        a2a_context_id: null,
-        owner,
-      });
-      tx.changes.count(owner, 'active', 1);
-      tx.changes.event(id, createdAt, { kind: 'status_changed', status: 'active' });
-      await this.applyChange(tx, await requireConversation(tx, id), { messages: copied }, createdAt);
+      const id = await this.insertActiveConversation(tx, request, copied);
       if (request.lease) await this.markTurnRunning(tx, id, request.lease);
       return this.readConversation(tx, await requireConversation(tx, id), true);
     });
