@@ -116,10 +116,20 @@ export class LifecycleSweep {
     }
   }
 
-  private async pruneEvents(): Promise<number> {
+  /** Batches of `limit` until one removes fewer (the rest is younger), at most MAX_BATCHES a sweep; how many went. */
+  private async inBatches(limit: number, prune: (limit: number) => Promise<{ removed: number }>): Promise<number> {
     let removed = 0;
     for (let batch = 0; batch < MAX_BATCHES && !this.poller.stopped; batch += 1) {
-      const pruned = await this.call(() => this.clients.store.pruneEvents({ olderThanMs: this.settings.eventsKeepMs, limit: PRUNE_BATCH }));
+      const pruned = await this.call(() => prune(limit));
+      removed += pruned.removed;
+      if (pruned.removed < limit) break;
+    }
+    return removed;
+  }
+
+  private pruneEvents(): Promise<number> {
+    return this.inBatches(PRUNE_BATCH, async (limit) => {
+      const pruned = await this.clients.store.pruneEvents({ olderThanMs: this.settings.eventsKeepMs, limit });
       for (const consumer of pruned.skipped) {
         this.log.warn('an event consumer stayed behind longer than events.keep: skipped past the events pruned', {
           consumer: consumer.name,
@@ -127,35 +137,21 @@ export class LifecycleSweep {
           skipped_to: pruned.throughId,
         });
       }
-      removed += pruned.removed;
-      if (pruned.removed < PRUNE_BATCH) break;
-    }
-    return removed;
+      return pruned;
+    });
   }
 
   private async pruneAudit(): Promise<number> {
     const olderThanMs = this.settings.auditKeepMs;
     if (olderThanMs === undefined) return 0;
-    let removed = 0;
-    for (let batch = 0; batch < MAX_BATCHES && !this.poller.stopped; batch += 1) {
-      const pruned = await this.call(() => this.clients.store.pruneAudit({ olderThanMs, limit: PRUNE_BATCH }));
-      removed += pruned.removed;
-      if (pruned.removed < PRUNE_BATCH) break;
-    }
-    return removed;
+    return this.inBatches(PRUNE_BATCH, (limit) => this.clients.store.pruneAudit({ olderThanMs, limit }));
   }
 
   /** The journals of runs that ended before runs.keep; a run that runs or waits is never one of them (the store's rule). */
   private async pruneRunJournals(): Promise<number> {
     const olderThanMs = this.settings.runsKeepMs;
     if (olderThanMs === undefined) return 0;
-    let removed = 0;
-    for (let batch = 0; batch < MAX_BATCHES && !this.poller.stopped; batch += 1) {
-      const pruned = await this.call(() => this.clients.store.pruneRunJournals({ olderThanMs, limit: JOURNAL_BATCH }));
-      removed += pruned.removed;
-      if (pruned.removed < JOURNAL_BATCH) break;
-    }
-    return removed;
+    return this.inBatches(JOURNAL_BATCH, (limit) => this.clients.store.pruneRunJournals({ olderThanMs, limit }));
   }
 
   /** Each store call with a deadline of its own: an interval, at least 10 s. */
